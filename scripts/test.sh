@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# scripts/test.sh — build tilec and run every test suite (README's test command).
+#
+# Usage: scripts/test.sh [BUILD_DIR]   (default: build)
+# Installs missing packages and configures through scripts/setup.sh, builds with ninja, runs
+# `meson test`, and closes with one line "N passed, N failed, N skipped".
+set -uo pipefail
+build_dir=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+scripts/setup.sh "$build_dir" || exit 1
+ninja -C "$build_dir" || exit 1
+
+log="$build_dir/meson-logs/testlog.txt"
+meson test -C "$build_dir" --print-errorlogs --num-processes 2
+status=$?
+# meson's own summary is "Ok: N / Fail: N / Skipped: N"; restate it in the plain form.
+summary=$(grep -E '^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' "$log" 2>/dev/null || true)
+ok=$(awk -F: '/^Ok:/{gsub(/ /,"",$2);print $2}' <<<"$summary"); ok=${ok:-0}
+fail=$(awk -F: '/^(Fail|Timeout|Unexpected Pass):/{gsub(/ /,"",$2);s+=$2}END{print s+0}' <<<"$summary")
+skip=$(awk -F: '/^Skipped:/{gsub(/ /,"",$2);print $2}' <<<"$summary"); skip=${skip:-0}
+echo "tests: $ok passed, $fail failed, $skip skipped"
+exit $status

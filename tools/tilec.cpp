@@ -1,0 +1,33 @@
+// tools/tilec.cpp — the tilec command line: one CLI11 app, one subcommand per job.
+//
+// Exit status contract (DESIGN.md §4): 0 success; 1 the input is wrong; 2 an internal error,
+// which is a bug in tilec. Any exception that escapes a subcommand is such a bug, so it is
+// reported here with "internal error" and exit 2, never as a crash.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tilec — a tile kernel compiler: .tile programs to CUDA C++ for sm_90a and sm_100a.\n"
+               "Run 'tilec SUBCOMMAND --help' for the options of each subcommand."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tilec 0.1.0");
+
+  tilec::tools::CommandRunner run;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int status = app.exit(e);
+    return status == 0 ? 0 : 1;
+  }
+  try {
+    return run ? run() : 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tilec: internal error: {}\n", e.what());
+    return 2;
+  }
+}
