@@ -1,0 +1,69 @@
+// ir/diagnostic.cpp — rendering of diagnostics with their source line and caret.
+#include "ir/diagnostic.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+
+namespace tilec {
+
+DiagnosticEngine::DiagnosticEngine(std::string file_name, std::string_view source)
+    : file_name_(std::move(file_name)), source_(source) {
+  line_starts_.push_back(0);
+  for (size_t i = 0; i < source_.size(); ++i)
+    if (source_[i] == '\n') line_starts_.push_back(i + 1);
+}
+
+void DiagnosticEngine::error(Location location, std::string message) {
+  add(Severity::error, location, std::move(message));
+}
+void DiagnosticEngine::warning(Location location, std::string message) {
+  add(Severity::warning, location, std::move(message));
+}
+void DiagnosticEngine::note(Location location, std::string message) {
+  add(Severity::note, location, std::move(message));
+}
+
+void DiagnosticEngine::add(Severity severity, Location location, std::string message) {
+  if (severity == Severity::error) ++error_count_;
+  diagnostics_.push_back({severity, location, std::move(message)});
+  if (echo_) fmt::print(stderr, "{}", render(diagnostics_.back()));
+}
+
+std::string_view DiagnosticEngine::source_line(uint32_t line) const {
+  if (line == 0 || line > line_starts_.size()) return {};
+  size_t begin = line_starts_[line - 1];
+  size_t end = line < line_starts_.size() ? line_starts_[line] - 1 : source_.size();
+  std::string_view text(source_.data() + begin, end - begin);
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  return text;
+}
+
+std::string DiagnosticEngine::render(const Diagnostic& diagnostic) const {
+  const char* label = diagnostic.severity == Severity::error     ? "error"
+                      : diagnostic.severity == Severity::warning ? "warning"
+                                                                 : "note";
+  std::string out;
+  if (diagnostic.location.known())
+    out = fmt::format("{}:{}:{}: {}: {}\n", file_name_, diagnostic.location.line,
+                      diagnostic.location.column, label, diagnostic.message);
+  else
+    out = fmt::format("{}: {}: {}\n", file_name_, label, diagnostic.message);
+  std::string_view line = source_line(diagnostic.location.line);
+  if (!line.empty()) {
+    out += fmt::format("  {}\n  ", line);
+    // Keep tabs so the caret lines up under the same column in a terminal.
+    for (uint32_t i = 1; i < diagnostic.location.column && i <= line.size(); ++i)
+      out += line[i - 1] == '\t' ? '\t' : ' ';
+    out += "^\n";
+  }
+  return out;
+}
+
+std::string DiagnosticEngine::render_all() const {
+  std::string out;
+  for (const auto& diagnostic : diagnostics_) out += render(diagnostic);
+  return out;
+}
+
+}  // namespace tilec

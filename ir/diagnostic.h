@@ -1,0 +1,66 @@
+// ir/diagnostic.h — source locations and the diagnostic engine shared by every reader.
+//
+// A diagnostic is printed as `file:line:col: error: message`, then the source line and a caret
+// under the column (DESIGN.md §4). The engine keeps the source text so any stage that knows a
+// Location (the DSL parser, the IR text parser, the verifier, a pass) can report against it.
+// It knows no source language: the frontend and the IR parser both use it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilec {
+
+// A position in the input: 1-based line and column; line 0 means "unknown".
+struct Location {
+  uint32_t line = 0;
+  uint32_t column = 0;
+  bool known() const { return line != 0; }
+  friend bool operator==(const Location&, const Location&) = default;
+};
+
+enum class Severity { error, warning, note };
+
+struct Diagnostic {
+  Severity severity = Severity::error;
+  Location location;
+  std::string message;
+};
+
+class DiagnosticEngine {
+ public:
+  DiagnosticEngine() = default;
+  DiagnosticEngine(std::string file_name, std::string_view source);
+
+  void error(Location location, std::string message);
+  void warning(Location location, std::string message);
+  void note(Location location, std::string message);
+
+  bool has_errors() const { return error_count_ > 0; }
+  int error_count() const { return error_count_; }
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  const std::string& file_name() const { return file_name_; }
+
+  // Renders one diagnostic with its source line and caret.
+  std::string render(const Diagnostic& diagnostic) const;
+  // Renders every diagnostic collected so far, in order.
+  std::string render_all() const;
+
+  // When set, diagnostics are also written to stderr as they arrive.
+  void set_echo(bool echo) { echo_ = echo; }
+
+ private:
+  void add(Severity severity, Location location, std::string message);
+  std::string_view source_line(uint32_t line) const;
+
+  std::string file_name_ = "<input>";
+  std::string source_;
+  std::vector<size_t> line_starts_;
+  std::vector<Diagnostic> diagnostics_;
+  int error_count_ = 0;
+  bool echo_ = false;
+};
+
+}  // namespace tilec

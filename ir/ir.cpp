@@ -1,0 +1,120 @@
+// ir/ir.cpp — IR object plumbing: ownership, attributes, walking, use rewriting.
+#include "ir/ir.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tilec {
+
+Operation::Operation(OpKind kind, Location location) : kind_(kind), location_(location) {}
+Operation::~Operation() = default;
+
+void Operation::set_operands(std::vector<Value*> values) {
+  operands_.assign(values.begin(), values.end());
+}
+
+Value* Operation::add_result(Type type) {
+  results_.push_back(std::make_unique<Value>(std::move(type), this, nullptr,
+                                             static_cast<unsigned>(results_.size())));
+  return results_.back().get();
+}
+
+const Attribute* Operation::attr(const std::string& name) const {
+  auto it = attributes_.find(name);
+  return it == attributes_.end() ? nullptr : &it->second;
+}
+
+int64_t Operation::int_attr(const std::string& name, int64_t fallback) const {
+  const Attribute* a = attr(name);
+  return a && a->is_int() ? a->as_int() : fallback;
+}
+
+std::string Operation::string_attr(const std::string& name, const std::string& fallback) const {
+  const Attribute* a = attr(name);
+  return a && a->is_string() ? a->as_string() : fallback;
+}
+
+Region& Operation::add_region() {
+  regions_.push_back(std::make_unique<Region>(this));
+  return *regions_.back();
+}
+
+Operation* Operation::parent_op() const { return parent_ ? parent_->parent_op() : nullptr; }
+
+Value* Region::add_argument(Type type, std::string name_hint) {
+  arguments_.push_back(std::make_unique<Value>(std::move(type), nullptr, this,
+                                               static_cast<unsigned>(arguments_.size())));
+  arguments_.back()->set_name_hint(std::move(name_hint));
+  return arguments_.back().get();
+}
+
+Operation* Region::terminator() const {
+  if (operations_.empty()) return nullptr;
+  Operation* last = operations_.back().get();
+  return last->info().has(kTerminator) ? last : nullptr;
+}
+
+Operation* Region::append(std::unique_ptr<Operation> op) {
+  op->set_parent_region(this);
+  operations_.push_back(std::move(op));
+  return operations_.back().get();
+}
+
+Operation* Region::insert(size_t position, std::unique_ptr<Operation> op) {
+  op->set_parent_region(this);
+  auto it = operations_.insert(operations_.begin() + static_cast<std::ptrdiff_t>(position),
+                               std::move(op));
+  return it->get();
+}
+
+std::unique_ptr<Operation> Region::take(size_t position) {
+  std::unique_ptr<Operation> op = std::move(operations_.at(position));
+  operations_.erase(operations_.begin() + static_cast<std::ptrdiff_t>(position));
+  op->set_parent_region(nullptr);
+  return op;
+}
+
+size_t Region::position_of(const Operation* op) const {
+  for (size_t i = 0; i < operations_.size(); ++i)
+    if (operations_[i].get() == op) return i;
+  throw std::logic_error("Region::position_of: the op is not in this region");
+}
+
+Operation* Module::find_kernel(std::string_view name) const {
+  for (const auto& kernel : kernels_)
+    if (kernel_name(*kernel) == name) return kernel.get();
+  return nullptr;
+}
+
+std::string kernel_name(const Operation& kernel) { return kernel.string_attr("sym_name"); }
+
+void walk(Region& region, const std::function<void(Operation&)>& visit) {
+  for (auto& op : region.operations()) {
+    visit(*op);
+    for (size_t r = 0; r < op->num_regions(); ++r) walk(op->region(r), visit);
+  }
+}
+
+void walk(Module& module, const std::function<void(Operation&)>& visit) {
+  for (auto& kernel : module.kernels()) {
+    visit(*kernel);
+    for (size_t r = 0; r < kernel->num_regions(); ++r) walk(kernel->region(r), visit);
+  }
+}
+
+void replace_all_uses(Region& region, Value* from, Value* to) {
+  walk(region, [&](Operation& op) {
+    for (size_t i = 0; i < op.num_operands(); ++i)
+      if (op.operand(i) == from) op.set_operand(i, to);
+  });
+}
+
+bool has_uses(Region& region, const Value* value) {
+  bool used = false;
+  walk(region, [&](Operation& op) {
+    for (Value* operand : op.operands()) used |= operand == value;
+  });
+  return used;
+}
+
+}  // namespace tilec

@@ -1,0 +1,175 @@
+// ir/ir.h — values, operations, regions and the module.
+//
+// Ownership: a Module owns its kernels (operations of kind `kernel`); an Operation owns its
+// results, attributes and regions; a Region (a single block: structured control flow only)
+// owns its arguments and operations. A Value is an op result or a region argument and is
+// referred to by raw pointer; pointers stay valid while the owner lives.
+// Use lists are not kept: passes that rewrite uses call replace_all_uses on the region.
+#pragma once
+
+#include <boost/container/flat_map.hpp>
+#include <boost/container/small_vector.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/attributes.h"
+#include "ir/diagnostic.h"
+#include "ir/op_table.h"
+#include "ir/types.h"
+
+namespace tilec {
+
+class Operation;
+class Region;
+
+class Value {
+ public:
+  Value(Type type, Operation* defining_op, Region* owner_region, unsigned index)
+      : type_(std::move(type)), defining_op_(defining_op), owner_region_(owner_region),
+        index_(index) {}
+
+  const Type& type() const { return type_; }
+  void set_type(Type type) { type_ = std::move(type); }
+  // The op whose result this is, or null for a region argument.
+  Operation* defining_op() const { return defining_op_; }
+  // The region whose argument this is, or null for an op result.
+  Region* owner_region() const { return owner_region_; }
+  unsigned index() const { return index_; }
+  bool is_argument() const { return owner_region_ != nullptr; }
+
+  // A readable name from the source (a DSL variable); the printer makes names unique.
+  const std::string& name_hint() const { return name_hint_; }
+  void set_name_hint(std::string name) { name_hint_ = std::move(name); }
+
+ private:
+  Type type_;
+  Operation* defining_op_;
+  Region* owner_region_;
+  unsigned index_;
+  std::string name_hint_;
+};
+
+using AttributeMap = boost::container::flat_map<std::string, Attribute>;
+
+class Operation {
+ public:
+  Operation(OpKind kind, Location location);
+  ~Operation();
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
+
+  OpKind kind() const { return kind_; }
+  const OpInfo& info() const { return op_info(kind_); }
+  std::string_view name() const { return info().name; }
+  Location location() const { return location_; }
+  void set_location(Location location) { location_ = location; }
+
+  // Operands.
+  size_t num_operands() const { return operands_.size(); }
+  Value* operand(size_t i) const { return operands_[i]; }
+  const boost::container::small_vector<Value*, 4>& operands() const { return operands_; }
+  void add_operand(Value* value) { operands_.push_back(value); }
+  void set_operand(size_t i, Value* value) { operands_[i] = value; }
+  void set_operands(std::vector<Value*> values);
+
+  // Results.
+  size_t num_results() const { return results_.size(); }
+  Value* result(size_t i = 0) const { return results_[i].get(); }
+  Value* add_result(Type type);
+
+  // Attributes, sorted by name.
+  const AttributeMap& attributes() const { return attributes_; }
+  bool has_attr(const std::string& name) const { return attributes_.count(name) != 0; }
+  const Attribute* attr(const std::string& name) const;
+  int64_t int_attr(const std::string& name, int64_t fallback = 0) const;
+  std::string string_attr(const std::string& name, const std::string& fallback = "") const;
+  void set_attr(std::string name, Attribute value) { attributes_[std::move(name)] = std::move(value); }
+  void remove_attr(const std::string& name) { attributes_.erase(name); }
+
+  // Regions (each a single block).
+  size_t num_regions() const { return regions_.size(); }
+  Region& region(size_t i = 0) const { return *regions_[i]; }
+  Region& add_region();
+
+  // The region this op sits in, and the op that owns that region (null at the top).
+  Region* parent_region() const { return parent_; }
+  Operation* parent_op() const;
+  void set_parent_region(Region* parent) { parent_ = parent; }
+
+ private:
+  OpKind kind_;
+  Location location_;
+  boost::container::small_vector<Value*, 4> operands_;
+  boost::container::small_vector<std::unique_ptr<Value>, 1> results_;
+  AttributeMap attributes_;
+  std::vector<std::unique_ptr<Region>> regions_;
+  Region* parent_ = nullptr;
+};
+
+class Region {
+ public:
+  explicit Region(Operation* parent_op) : parent_op_(parent_op) {}
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+
+  Operation* parent_op() const { return parent_op_; }
+
+  size_t num_arguments() const { return arguments_.size(); }
+  Value* argument(size_t i) const { return arguments_[i].get(); }
+  Value* add_argument(Type type, std::string name_hint = {});
+
+  using OpList = std::vector<std::unique_ptr<Operation>>;
+  OpList& operations() { return operations_; }
+  const OpList& operations() const { return operations_; }
+  bool empty() const { return operations_.empty(); }
+  Operation* terminator() const;
+
+  // Appends or inserts an op, taking ownership; returns it.
+  Operation* append(std::unique_ptr<Operation> op);
+  Operation* insert(size_t position, std::unique_ptr<Operation> op);
+  // Removes the op at `position` and returns it (ownership back to the caller).
+  std::unique_ptr<Operation> take(size_t position);
+  size_t position_of(const Operation* op) const;
+
+ private:
+  Operation* parent_op_;
+  std::vector<std::unique_ptr<Value>> arguments_;
+  OpList operations_;
+};
+
+class Module {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Module attributes: `source` (file name), `target`, `passes` (those already run), ...
+  AttributeMap& attributes() { return attributes_; }
+  const AttributeMap& attributes() const { return attributes_; }
+
+  std::vector<std::unique_ptr<Operation>>& kernels() { return kernels_; }
+  const std::vector<std::unique_ptr<Operation>>& kernels() const { return kernels_; }
+  Operation* find_kernel(std::string_view name) const;
+
+ private:
+  AttributeMap attributes_;
+  std::vector<std::unique_ptr<Operation>> kernels_;
+};
+
+// The kernel's symbol name (its `sym_name` attribute).
+std::string kernel_name(const Operation& kernel);
+
+// Visits every op nested under `region` in program order (pre-order: an op before its regions).
+void walk(Region& region, const std::function<void(Operation&)>& visit);
+void walk(Module& module, const std::function<void(Operation&)>& visit);
+
+// Rewrites every use of `from` under `region` (nested regions included) to `to`.
+void replace_all_uses(Region& region, Value* from, Value* to);
+
+// Counts the uses of each value under `region`.
+bool has_uses(Region& region, const Value* value);
+
+}  // namespace tilec

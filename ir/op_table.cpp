@@ -1,0 +1,39 @@
+// ir/op_table.cpp — the rows of the op table, expanded from TILEC_OPS.
+#include "ir/op_table.h"
+
+#include <array>
+
+namespace tilec {
+
+namespace {
+
+constexpr OpInfo kOps[] = {
+#define TILEC_OP_ROW(kind, name, min_ops, max_ops, results, regions, traits, pipe, description) \
+  {OpKind::kind, name, min_ops, max_ops, results, regions, traits, Pipe::pipe, description},
+    TILEC_OPS(TILEC_OP_ROW)
+#undef TILEC_OP_ROW
+};
+
+constexpr std::array<std::string_view, 6> kPipeNames = {"none", "TMA", "MMA", "SIMT", "LSU", "SFU"};
+
+}  // namespace
+
+const OpInfo& op_info(OpKind kind) { return kOps[static_cast<size_t>(kind)]; }
+
+std::optional<OpKind> parse_op_kind(std::string_view name) {
+  for (const OpInfo& info : kOps)
+    if (info.name == name) return info.kind;
+  return std::nullopt;
+}
+
+std::span<const OpInfo> all_ops() { return kOps; }
+
+std::string_view to_string(Pipe pipe) { return kPipeNames[static_cast<size_t>(pipe)]; }
+
+std::optional<Pipe> parse_pipe(std::string_view text) {
+  for (size_t i = 0; i < kPipeNames.size(); ++i)
+    if (kPipeNames[i] == text) return static_cast<Pipe>(i);
+  return std::nullopt;
+}
+
+}  // namespace tilec

@@ -1,0 +1,99 @@
+// ir/op_table.h — the one table of operations (STYLE.md rule 8).
+//
+// Every op kind has one row: its text name, operand and result arity, region count, traits,
+// the hardware pipe it issues on, and a one-line description. Printer, parser, verifier,
+// passes and backends all read this table; adding an op starts here (docs/adding_an_op.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace tilec {
+
+// X-macro: kind, text name, min operands, max operands (-1 = any), results (-1 = any),
+// regions, traits, pipe, description.
+#define TILEC_OPS(X)                                                                             \
+  X(kernel, "kernel", 0, 0, 0, 1, kIsolated, none, "a kernel: params are its region's arguments") \
+  X(return_, "return", 0, 0, 0, 0, kTerminator, none, "ends a kernel body")                       \
+  X(yield, "yield", 0, -1, 0, 0, kTerminator, none, "ends a for/if region, passing its values")   \
+  X(for_, "for", 3, -1, -1, 1, 0, none,                                                          \
+    "loop lb..ub by step; operands after the bounds seed the carried values")                     \
+  X(if_, "if", 1, 1, -1, 2, 0, none, "runs the then or else region; results are yielded")         \
+  X(grid_ids, "grid_ids", 1, -1, -1, 0, kPure, SIMT,                                             \
+    "this CTA's tile coordinates within a grid of the given extents")                             \
+  X(constant, "constant", 0, 0, 1, 0, kPure, SIMT, "a scalar constant (attribute value)")        \
+  X(dim, "dim", 1, 1, 1, 0, kPure, SIMT, "extent of a tensor along `axis`")                      \
+  X(add, "add", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a + b (broadcasting)")      \
+  X(sub, "sub", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a - b (broadcasting)")      \
+  X(mul, "mul", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a * b (broadcasting)")      \
+  X(div, "div", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a / b (broadcasting)")      \
+  X(rem, "rem", 2, 2, 1, 0, kPure | kElementwise, SIMT, "integer remainder a % b")               \
+  X(cdiv, "cdiv", 2, 2, 1, 0, kPure | kElementwise, SIMT, "integer ceiling division")            \
+  X(max, "max", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise maximum")                   \
+  X(min, "min", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise minimum")                   \
+  X(cmp, "cmp", 2, 2, 1, 0, kPure | kElementwise, SIMT, "comparison `predicate` giving i1")      \
+  X(select, "select", 3, 3, 1, 0, kPure | kElementwise, SIMT, "c ? a : b elementwise")           \
+  X(neg, "neg", 1, 1, 1, 0, kPure | kElementwise, SIMT, "elementwise negation")                  \
+  X(exp, "exp", 1, 1, 1, 0, kPure | kElementwise, SFU, "elementwise e^x")                        \
+  X(sqrt, "sqrt", 1, 1, 1, 0, kPure | kElementwise, SFU, "elementwise square root")              \
+  X(rsqrt, "rsqrt", 1, 1, 1, 0, kPure | kElementwise, SFU, "elementwise 1/sqrt(x)")              \
+  X(relu, "relu", 1, 1, 1, 0, kPure | kElementwise, SIMT, "elementwise max(x, 0)")               \
+  X(cast, "cast", 1, 1, 1, 0, kPure | kElementwise, SIMT,                                        \
+    "element type conversion (round to nearest even)")                                           \
+  X(zeros, "zeros", 0, 0, 1, 0, kPure, SIMT, "a tile of zeros")                                  \
+  X(full, "full", 1, 1, 1, 0, kPure, SIMT, "a tile filled with a scalar")                        \
+  X(reduce_sum, "reduce_sum", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \
+    "sum along `axis`, keeping it with extent 1")                                                \
+  X(reduce_max, "reduce_max", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \
+    "maximum along `axis`, keeping it with extent 1")                                            \
+  X(load, "load", 1, -1, 1, 0, kReadsMemory, LSU,                                                \
+    "load the tile at tile coordinates of a tensor into registers (zero outside)")               \
+  X(tma_load, "tma_load", 1, -1, 1, 0, kReadsMemory | kAsync, TMA,                               \
+    "bulk tensor copy of a tile into shared memory (zero outside)")                              \
+  X(store, "store", 2, -1, 0, 0, kWritesMemory, LSU,                                             \
+    "store a tile at tile coordinates of a tensor (elements outside are dropped)")               \
+  X(mma, "mma", 3, 3, 1, 0, kPure, MMA, "acc + a·b on the tensor cores")
+
+enum class OpKind : uint16_t {
+#define TILEC_OP_ENUM(kind, ...) kind,
+  TILEC_OPS(TILEC_OP_ENUM)
+#undef TILEC_OP_ENUM
+};
+
+// Hardware pipes an op issues on (DESIGN.md §4.2); `none` for structure.
+enum class Pipe : uint8_t { none, TMA, MMA, SIMT, LSU, SFU };
+std::string_view to_string(Pipe pipe);
+std::optional<Pipe> parse_pipe(std::string_view text);
+
+enum OpTrait : uint32_t {
+  kPure = 1u << 0,          // no side effects; may be removed when unused, moved freely
+  kAsync = 1u << 1,         // completes asynchronously (TMA, async copies)
+  kTerminator = 1u << 2,    // ends a region
+  kElementwise = 1u << 3,   // applies per element with broadcasting
+  kReduction = 1u << 4,     // reduces along an axis
+  kReadsMemory = 1u << 5,   // reads global memory
+  kWritesMemory = 1u << 6,  // writes global memory
+  kIsolated = 1u << 7,      // its region sees no value from outside
+};
+
+struct OpInfo {
+  OpKind kind;
+  std::string_view name;
+  int8_t min_operands;
+  int8_t max_operands;  // -1: any number
+  int8_t results;       // -1: any number
+  uint8_t regions;
+  uint32_t traits;
+  Pipe pipe;
+  std::string_view description;
+
+  bool has(OpTrait trait) const { return (traits & trait) != 0; }
+};
+
+const OpInfo& op_info(OpKind kind);
+std::optional<OpKind> parse_op_kind(std::string_view name);
+std::span<const OpInfo> all_ops();
+
+}  // namespace tilec

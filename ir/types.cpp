@@ -1,0 +1,174 @@
+// ir/types.cpp — type constructors and their text form.
+#include "ir/types.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+
+namespace tilec {
+
+namespace {
+constexpr std::array<std::string_view, 9> kScalarNames = {"i1",  "i32",  "i64",    "index", "f16",
+                                                          "bf16", "f32", "f8e4m3", "f8e5m2"};
+constexpr std::array<std::string_view, 3> kSpaceNames = {"reg", "smem", "tmem"};
+}  // namespace
+
+std::string_view to_string(ScalarKind kind) { return kScalarNames[static_cast<size_t>(kind)]; }
+
+std::optional<ScalarKind> parse_scalar_kind(std::string_view text) {
+  for (size_t i = 0; i < kScalarNames.size(); ++i)
+    if (kScalarNames[i] == text) return static_cast<ScalarKind>(i);
+  return std::nullopt;
+}
+
+bool is_float(ScalarKind kind) {
+  return kind == ScalarKind::f16 || kind == ScalarKind::bf16 || kind == ScalarKind::f32 ||
+         kind == ScalarKind::f8e4m3 || kind == ScalarKind::f8e5m2;
+}
+bool is_integer(ScalarKind kind) { return !is_float(kind); }
+
+int byte_size(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::i1: return 1;
+    case ScalarKind::i32: return 4;
+    case ScalarKind::i64: return 8;
+    case ScalarKind::index: return 8;
+    case ScalarKind::f16: return 2;
+    case ScalarKind::bf16: return 2;
+    case ScalarKind::f32: return 4;
+    case ScalarKind::f8e4m3: return 1;
+    case ScalarKind::f8e5m2: return 1;
+  }
+  return 0;
+}
+
+std::string_view to_string(MemorySpace space) { return kSpaceNames[static_cast<size_t>(space)]; }
+
+std::optional<MemorySpace> parse_memory_space(std::string_view text) {
+  for (size_t i = 0; i < kSpaceNames.size(); ++i)
+    if (kSpaceNames[i] == text) return static_cast<MemorySpace>(i);
+  return std::nullopt;
+}
+
+Type Type::scalar(ScalarKind element) {
+  Type t;
+  t.kind_ = Kind::scalar;
+  t.element_ = element;
+  return t;
+}
+Type Type::tensor(std::vector<Dim> dims, ScalarKind element) {
+  Type t;
+  t.kind_ = Kind::tensor;
+  t.element_ = element;
+  t.dims_ = std::move(dims);
+  return t;
+}
+Type Type::tile(std::vector<int64_t> shape, ScalarKind element, MemorySpace space) {
+  Type t;
+  t.kind_ = Kind::tile;
+  t.element_ = element;
+  t.shape_ = std::move(shape);
+  t.space_ = space;
+  return t;
+}
+Type Type::token() {
+  Type t;
+  t.kind_ = Kind::token;
+  return t;
+}
+Type Type::mutex() {
+  Type t;
+  t.kind_ = Kind::mutex;
+  return t;
+}
+Type Type::mbarrier() {
+  Type t;
+  t.kind_ = Kind::mbarrier;
+  return t;
+}
+Type Type::pipe(const Type& payload, int64_t depth) {
+  Type t = payload;
+  t.kind_ = Kind::pipe;
+  t.depth_ = depth;
+  return t;
+}
+
+int64_t Type::element_count() const {
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  return n;
+}
+
+Type Type::with_element(ScalarKind element) const {
+  Type t = *this;
+  t.element_ = element;
+  return t;
+}
+Type Type::with_space(MemorySpace space) const {
+  Type t = *this;
+  t.space_ = space;
+  return t;
+}
+Type Type::with_shape(std::vector<int64_t> shape) const {
+  Type t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+Type Type::payload() const {
+  Type t = *this;
+  t.kind_ = Kind::tile;
+  t.depth_ = 0;
+  return t;
+}
+
+std::string Type::to_string() const {
+  switch (kind_) {
+    case Kind::none: return "none";
+    case Kind::scalar: return std::string(tilec::to_string(element_));
+    case Kind::tensor: {
+      std::string s = "tensor<";
+      for (const Dim& d : dims_) {
+        if (d.is_static()) s += std::to_string(d.extent);
+        else if (!d.symbol.empty()) s += d.symbol;
+        else s += "?";
+        s += ", ";
+      }
+      return s + std::string(tilec::to_string(element_)) + ">";
+    }
+    case Kind::tile:
+    case Kind::pipe: {
+      std::string s = "tile<";
+      for (int64_t d : shape_) s += std::to_string(d) + "x";
+      s += std::string(tilec::to_string(element_)) + ", " +
+           std::string(tilec::to_string(space_)) + ">";
+      if (kind_ == Kind::pipe) return fmt::format("pipe<{}, {}>", s, depth_);
+      return s;
+    }
+    case Kind::token: return "token";
+    case Kind::mutex: return "mutex";
+    case Kind::mbarrier: return "mbarrier";
+  }
+  return "none";
+}
+
+}  // namespace tilec
+
+namespace tilec {
+Type broadcast_type(const Type& a, const Type& b) {
+  bool a_ok = a.is_scalar() || a.is_tile();
+  bool b_ok = b.is_scalar() || b.is_tile();
+  if (!a_ok || !b_ok || a.element() != b.element()) return {};
+  if (a.is_scalar() && b.is_scalar()) return a;
+  if (a.is_scalar()) return b.with_space(MemorySpace::reg);
+  if (b.is_scalar()) return a.with_space(MemorySpace::reg);
+  if (a.rank() != b.rank()) return {};
+  std::vector<int64_t> shape(a.rank());
+  for (size_t i = 0; i < a.rank(); ++i) {
+    int64_t x = a.shape()[i], y = b.shape()[i];
+    if (x != y && x != 1 && y != 1) return {};
+    shape[i] = std::max(x, y);
+  }
+  return Type::tile(std::move(shape), a.element(), MemorySpace::reg);
+}
+}  // namespace tilec

@@ -1,0 +1,99 @@
+// ir/types.h — the IR's types.
+//
+//   scalars   i1 i32 i64 index f16 bf16 f32 f8e4m3 f8e5m2
+//   tensor    tensor<M, K, bf16>        global memory; each dim a symbol, a number or `?`
+//   tile      tile<128x64xbf16, smem>   a tile with a static shape in smem, tmem or registers
+//   token     the result of an async op
+//   mutex, mbarrier, pipe<tile<...>, DEPTH>   after materialization
+// Types are small values compared structurally; `to_string` gives the text form that
+// ir/parser.cpp reads back.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilec {
+
+enum class ScalarKind : uint8_t { i1, i32, i64, index, f16, bf16, f32, f8e4m3, f8e5m2 };
+
+std::string_view to_string(ScalarKind kind);
+std::optional<ScalarKind> parse_scalar_kind(std::string_view text);
+bool is_float(ScalarKind kind);
+bool is_integer(ScalarKind kind);  // integers and index
+// Bytes one element occupies in memory (f8 → 1, bf16 → 2, i1 → 1, index → 8).
+int byte_size(ScalarKind kind);
+
+enum class MemorySpace : uint8_t { reg, smem, tmem };
+std::string_view to_string(MemorySpace space);
+std::optional<MemorySpace> parse_memory_space(std::string_view text);
+
+// One dimension of a tensor: a static extent, a named symbol (bound at launch) or unknown.
+struct Dim {
+  int64_t extent = -1;  // >= 0 when static
+  std::string symbol;   // non-empty when named
+  static Dim fixed(int64_t n) { return {n, {}}; }
+  static Dim named(std::string name) { return {-1, std::move(name)}; }
+  static Dim unknown() { return {}; }
+  bool is_static() const { return extent >= 0; }
+  friend bool operator==(const Dim&, const Dim&) = default;
+};
+
+class Type {
+ public:
+  enum class Kind : uint8_t { none, scalar, tensor, tile, token, mutex, mbarrier, pipe };
+
+  Type() = default;
+  static Type scalar(ScalarKind element);
+  static Type tensor(std::vector<Dim> dims, ScalarKind element);
+  static Type tile(std::vector<int64_t> shape, ScalarKind element,
+                   MemorySpace space = MemorySpace::reg);
+  static Type token();
+  static Type mutex();
+  static Type mbarrier();
+  static Type pipe(const Type& payload, int64_t depth);
+
+  Kind kind() const { return kind_; }
+  bool is_none() const { return kind_ == Kind::none; }
+  bool is_scalar() const { return kind_ == Kind::scalar; }
+  bool is_tensor() const { return kind_ == Kind::tensor; }
+  bool is_tile() const { return kind_ == Kind::tile; }
+  bool is_index() const { return is_scalar() && element_ == ScalarKind::index; }
+
+  // Element type of scalars, tensors, tiles (and the payload element of a pipe).
+  ScalarKind element() const { return element_; }
+  const std::vector<int64_t>& shape() const { return shape_; }  // tile shape, pipe payload shape
+  const std::vector<Dim>& dims() const { return dims_; }        // tensor dims
+  MemorySpace space() const { return space_; }
+  int64_t depth() const { return depth_; }  // pipe depth
+  size_t rank() const { return is_tensor() ? dims_.size() : shape_.size(); }
+  int64_t element_count() const;  // tiles: product of the shape
+
+  Type with_element(ScalarKind element) const;
+  Type with_space(MemorySpace space) const;
+  Type with_shape(std::vector<int64_t> shape) const;
+  // The tile type a pipe carries.
+  Type payload() const;
+
+  std::string to_string() const;
+  friend bool operator==(const Type&, const Type&) = default;
+
+ private:
+  Kind kind_ = Kind::none;
+  ScalarKind element_ = ScalarKind::f32;
+  MemorySpace space_ = MemorySpace::reg;
+  int64_t depth_ = 0;
+  std::vector<int64_t> shape_;
+  std::vector<Dim> dims_;
+};
+
+}  // namespace tilec
+
+namespace tilec {
+// The result type of an elementwise op over `a` and `b` (broadcasting): a scalar broadcasts to
+// any tile; two tiles need the same rank and each dim equal or 1. The element types must match.
+// Returns none (is_none()) when they do not combine; the result tile lives in registers.
+Type broadcast_type(const Type& a, const Type& b);
+}  // namespace tilec

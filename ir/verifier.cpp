@@ -1,0 +1,326 @@
+// ir/verifier.cpp — the IR verifier. It checks, and reports with the op's location:
+//
+//  1. Structure: every top-level op is a `kernel` with a string `sym_name`, names are unique;
+//     every op has the operand, result and region counts of its op-table row.
+//  2. Terminators: a kernel body ends in `return`, a `for`/`if` region in `yield`; a terminator
+//     appears nowhere else.
+//  3. SSA dominance: an operand is a region argument or an earlier result of the same region or
+//     of an enclosing region (inside the same kernel); nothing is used before it is defined.
+//  4. Types per op: index bounds for `for`, carried values match inits, region arguments,
+//     yields and results; `if` takes an i1 and both regions yield the results' types;
+//     elementwise operands broadcast to the result type; reductions keep the axis with extent 1;
+//     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
+//     type; `mma` shapes are [M,K]·[K,N] + [M,N]; `grid_ids` takes and gives index values;
+//     `dim` reads an axis of a tensor; `constant` holds a value of its result's kind.
+//  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
+//     ops come before it (the launcher evaluates them on the host).
+//  6. Attributes: `axis` is an integer in range; `pipeline` an integer ≥ 1; `predicate` one of
+//     lt le gt ge eq ne; the schedule constraints `tileas.schedule.constraint.gid`,
+//     `leader_gid` (integers ≥ 0), `max_depth` (integer ≥ 1) and `force_serial_execution` (unit);
+//     `stage` and `order` (published schedule) integers ≥ 0.
+#include "ir/verifier.h"
+
+#include <fmt/core.h>
+
+#include <set>
+#include <unordered_set>
+
+#include "ir/ir.h"
+
+namespace tilec {
+
+namespace {
+
+class Verifier {
+ public:
+  explicit Verifier(DiagnosticEngine& diagnostics) : diagnostics_(diagnostics) {}
+
+  void verify(const Module& module) {
+    std::set<std::string> names;
+    for (const auto& kernel : module.kernels()) {
+      if (kernel->kind() != OpKind::kernel) {
+        error(*kernel, "only kernels may appear at the top level of a module");
+        continue;
+      }
+      const Attribute* name = kernel->attr("sym_name");
+      if (!name || !name->is_string() || name->as_string().empty()) {
+        error(*kernel, "a kernel needs a string 'sym_name'");
+        continue;
+      }
+      if (!names.insert(name->as_string()).second)
+        error(*kernel, fmt::format("kernel @{} is defined twice", name->as_string()));
+      verify_kernel(*kernel);
+    }
+  }
+
+ private:
+  void error(const Operation& op, const std::string& message) {
+    diagnostics_.error(op.location(), fmt::format("'{}': {}", op.name(), message));
+  }
+
+  void verify_kernel(const Operation& kernel) {
+    defined_.clear();
+    if (kernel.num_regions() != 1 || kernel.num_operands() || kernel.num_results()) {
+      error(kernel, "a kernel has one region, no operands and no results");
+      return;
+    }
+    verify_attributes(kernel);
+    const Region& body = kernel.region();
+    bool seen_grid = false, seen_non_scalar = false;
+    for (const auto& op : body.operations()) {
+      if (op->kind() == OpKind::grid_ids) {
+        if (seen_grid) error(*op, "a kernel has at most one grid_ids");
+        if (seen_non_scalar) error(*op, "only pure scalar ops may come before grid_ids");
+        seen_grid = true;
+      } else if (!seen_grid) {
+        bool scalar_only = op->info().has(kPure) && op->num_regions() == 0;
+        for (size_t i = 0; i < op->num_results(); ++i)
+          scalar_only &= op->result(i)->type().is_scalar();
+        seen_non_scalar |= !scalar_only && !op->info().has(kTerminator);
+      }
+    }
+    verify_region(body, OpKind::return_);
+  }
+
+  void verify_region(const Region& region, OpKind expected_terminator) {
+    for (size_t i = 0; i < region.num_arguments(); ++i) defined_.insert(region.argument(i));
+    const auto& ops = region.operations();
+    if (ops.empty() || ops.back()->kind() != expected_terminator) {
+      const Operation* owner = region.parent_op();
+      if (owner)
+        error(*owner, fmt::format("its region must end with '{}'", op_info(expected_terminator).name));
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operation& op = *ops[i];
+      if (op.info().has(kTerminator) && i + 1 != ops.size())
+        error(op, "a terminator must be the last op of its region");
+      if (op.kind() == OpKind::grid_ids && region.parent_op() &&
+          region.parent_op()->kind() != OpKind::kernel)
+        error(op, "grid_ids must sit directly in a kernel body");
+      verify_op(op);
+    }
+    // Values defined in this region go out of scope when it ends.
+    for (size_t i = 0; i < region.num_arguments(); ++i) defined_.erase(region.argument(i));
+    for (const auto& op : ops)
+      for (size_t r = 0; r < op->num_results(); ++r) defined_.erase(op->result(r));
+  }
+
+  void verify_op(const Operation& op) {
+    const OpInfo& info = op.info();
+    if (op.kind() == OpKind::kernel) {
+      error(op, "kernels cannot be nested");
+      return;
+    }
+    for (Value* operand : op.operands())
+      if (!defined_.count(operand)) error(op, "uses a value that does not dominate it");
+    bool arity_ok = true;
+    if (op.num_operands() < static_cast<size_t>(info.min_operands) ||
+        (info.max_operands >= 0 && op.num_operands() > static_cast<size_t>(info.max_operands))) {
+      error(op, fmt::format("has {} operands, expected {}{}", op.num_operands(), info.min_operands,
+                            info.max_operands == info.min_operands ? ""
+                            : info.max_operands < 0                ? " or more"
+                                                   : fmt::format(" to {}", info.max_operands)));
+      arity_ok = false;
+    }
+    if (info.results >= 0 && op.num_results() != static_cast<size_t>(info.results)) {
+      error(op, fmt::format("has {} results, expected {}", op.num_results(), info.results));
+      arity_ok = false;
+    }
+    if (op.num_regions() != info.regions) {
+      error(op, fmt::format("has {} regions, expected {}", op.num_regions(), info.regions));
+      return;
+    }
+    verify_attributes(op);
+    if (arity_ok) verify_types(op);
+    for (size_t r = 0; r < op.num_regions(); ++r) verify_region(op.region(r), OpKind::yield);
+    for (size_t i = 0; i < op.num_results(); ++i) defined_.insert(op.result(i));
+  }
+
+  void verify_attributes(const Operation& op) {
+    for (const auto& [name, value] : op.attributes()) {
+      auto need_int = [&](int64_t minimum) {
+        if (!value.is_int()) error(op, fmt::format("attribute '{}' must be an integer, not {}", name, value.kind_name()));
+        else if (value.as_int() < minimum) error(op, fmt::format("attribute '{}' must be >= {}, got {}", name, minimum, value.as_int()));
+      };
+      if (name == "tileas.schedule.constraint.gid" || name == "tileas.schedule.constraint.leader_gid" ||
+          name == "stage" || name == "order")
+        need_int(0);
+      else if (name == "tileas.schedule.constraint.max_depth" || name == "pipeline")
+        need_int(1);
+      else if (name == "tileas.schedule.constraint.force_serial_execution" && !value.is_unit())
+        error(op, fmt::format("attribute '{}' takes no value", name));
+      else if (name == "axis")
+        need_int(0);
+      else if (name == "predicate") {
+        static const std::set<std::string> predicates = {"lt", "le", "gt", "ge", "eq", "ne"};
+        if (!value.is_string() || !predicates.count(value.as_string()))
+          error(op, "attribute 'predicate' must be one of \"lt\" \"le\" \"gt\" \"ge\" \"eq\" \"ne\"");
+      }
+    }
+  }
+
+  static bool is_index(const Value* v) { return v->type().is_index(); }
+
+  void verify_types(const Operation& op) {
+    auto type = [&](size_t i) -> const Type& { return op.operand(i)->type(); };
+    auto result = [&](size_t i = 0) -> const Type& { return op.result(i)->type(); };
+    switch (op.kind()) {
+      case OpKind::for_: {
+        for (size_t i = 0; i < 3; ++i)
+          if (!is_index(op.operand(i))) error(op, "bounds and step must be index values");
+        size_t carried = op.num_operands() - 3;
+        const Region& body = op.region();
+        if (op.num_results() != carried)
+          error(op, fmt::format("carries {} values but has {} results", carried, op.num_results()));
+        if (body.num_arguments() != carried + 1 || !body.argument(0)->type().is_index()) {
+          error(op, "its region takes the index then one argument per carried value");
+          break;
+        }
+        for (size_t i = 0; i < carried && i < op.num_results(); ++i)
+          if (!(type(3 + i) == result(i)) || !(body.argument(1 + i)->type() == result(i)))
+            error(op, fmt::format("carried value {} has mismatched types", i));
+        check_yield(op, body, op);
+        break;
+      }
+      case OpKind::if_: {
+        if (!(type(0) == Type::scalar(ScalarKind::i1))) error(op, "the condition must be i1");
+        for (size_t r = 0; r < 2; ++r) {
+          if (op.region(r).num_arguments()) error(op, "its regions take no arguments");
+          check_yield(op, op.region(r), op);
+        }
+        break;
+      }
+      case OpKind::grid_ids:
+        for (size_t i = 0; i < op.num_operands(); ++i)
+          if (!is_index(op.operand(i))) error(op, "grid extents must be index values");
+        if (op.num_results() != op.num_operands())
+          error(op, "gives one coordinate per grid extent");
+        for (size_t i = 0; i < op.num_results(); ++i)
+          if (!result(i).is_index()) error(op, "coordinates are index values");
+        break;
+      case OpKind::constant: {
+        const Attribute* value = op.attr("value");
+        if (!result().is_scalar()) error(op, "a constant is a scalar");
+        else if (!value || !(value->is_int() || value->is_float() || value->is_bool()))
+          error(op, "needs a numeric 'value'");
+        else if (is_float(result().element()) != value->is_float())
+          error(op, fmt::format("'value' ({}) does not match the result type {}", value->kind_name(), result().to_string()));
+        break;
+      }
+      case OpKind::dim:
+        if (!type(0).is_tensor()) error(op, "reads a tensor");
+        else if (!op.attr("axis") || op.int_attr("axis") >= static_cast<int64_t>(type(0).rank()))
+          error(op, "needs an 'axis' within the tensor's rank");
+        if (!result().is_index()) error(op, "gives an index");
+        break;
+      case OpKind::cmp: {
+        Type operands = broadcast_type(type(0), type(1));
+        if (operands.is_none()) error(op, fmt::format("operands {} and {} do not broadcast", type(0).to_string(), type(1).to_string()));
+        else if (!(result() == operands.with_element(ScalarKind::i1)))
+          error(op, fmt::format("result must be {}", operands.with_element(ScalarKind::i1).to_string()));
+        if (!op.attr("predicate")) error(op, "needs a 'predicate'");
+        break;
+      }
+      case OpKind::select: {
+        Type values = broadcast_type(type(1), type(2));
+        if (type(0).element() != ScalarKind::i1) error(op, "the selector must be i1");
+        if (values.is_none() || !(result() == values)) error(op, "operands and result do not match");
+        break;
+      }
+      case OpKind::cast:
+        if (!(type(0).with_element(result().element()).with_space(result().space()) == result()))
+          error(op, "changes only the element type");
+        break;
+      case OpKind::zeros:
+      case OpKind::full:
+        if (!result().is_tile()) error(op, "gives a tile");
+        if (op.kind() == OpKind::full && !(type(0) == Type::scalar(result().element())))
+          error(op, "the fill value must be a scalar of the tile's element type");
+        break;
+      case OpKind::reduce_sum:
+      case OpKind::reduce_max: {
+        const Type& input = type(0);
+        int64_t axis = op.int_attr("axis", -1);
+        if (!input.is_tile()) {
+          error(op, "reduces a tile");
+          break;
+        }
+        if (axis < 0 || axis >= static_cast<int64_t>(input.rank())) {
+          error(op, "needs an 'axis' within the tile's rank");
+          break;
+        }
+        std::vector<int64_t> shape = input.shape();
+        shape[static_cast<size_t>(axis)] = 1;
+        Type expected = Type::tile(shape, input.element(), MemorySpace::reg);
+        if (!(result() == expected)) error(op, fmt::format("result must be {}", expected.to_string()));
+        break;
+      }
+      case OpKind::load:
+      case OpKind::tma_load:
+      case OpKind::store: {
+        const Type& tensor = type(0);
+        size_t coordinates = op.num_operands() - 1 - (op.kind() == OpKind::store ? 1 : 0);
+        if (!tensor.is_tensor()) {
+          error(op, "the first operand must be a tensor");
+          break;
+        }
+        if (coordinates != tensor.rank())
+          error(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", coordinates, tensor.rank()));
+        for (size_t i = 1; i <= coordinates && i < op.num_operands(); ++i)
+          if (!is_index(op.operand(i))) error(op, "tile coordinates must be index values");
+        const Type& tile = op.kind() == OpKind::store ? op.operands().back()->type() : result();
+        if (!tile.is_tile() || tile.rank() != tensor.rank() || tile.element() != tensor.element())
+          error(op, fmt::format("tile {} does not match tensor {}", tile.to_string(), tensor.to_string()));
+        else if (op.kind() == OpKind::tma_load && tile.space() != MemorySpace::smem)
+          error(op, "a tma_load fills shared memory");
+        break;
+      }
+      case OpKind::mma: {
+        const Type &a = type(0), &b = type(1), &acc = type(2);
+        if (!a.is_tile() || !b.is_tile() || !acc.is_tile() || a.rank() != 2 || b.rank() != 2 ||
+            acc.rank() != 2 || a.shape()[1] != b.shape()[0] || acc.shape()[0] != a.shape()[0] ||
+            acc.shape()[1] != b.shape()[1] || a.element() != b.element())
+          error(op, fmt::format("shapes {} · {} + {} do not form a matrix product", a.to_string(),
+                                b.to_string(), acc.to_string()));
+        else if (!(result() == acc)) error(op, "the result has the accumulator's type");
+        break;
+      }
+      default:
+        if (op.info().has(kElementwise)) {
+          Type expected = op.num_operands() == 1 ? type(0) : broadcast_type(type(0), type(1));
+          if (expected.is_tile()) expected = expected.with_space(MemorySpace::reg);
+          if (expected.is_none())
+            error(op, fmt::format("operands {} and {} do not broadcast", type(0).to_string(), type(1).to_string()));
+          else if (!(result() == expected))
+            error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
+        }
+        break;
+    }
+  }
+
+  void check_yield(const Operation& op, const Region& region, const Operation& owner) {
+    const Operation* yield = region.terminator();
+    if (!yield || yield->kind() != OpKind::yield) return;  // reported by verify_region
+    if (yield->num_operands() != owner.num_results()) {
+      error(op, fmt::format("yields {} values for {} results", yield->num_operands(), owner.num_results()));
+      return;
+    }
+    for (size_t i = 0; i < owner.num_results(); ++i)
+      if (!(yield->operand(i)->type() == owner.result(i)->type()))
+        error(op, fmt::format("yields {} for a result of type {}", yield->operand(i)->type().to_string(),
+                              owner.result(i)->type().to_string()));
+  }
+
+  DiagnosticEngine& diagnostics_;
+  std::unordered_set<const Value*> defined_;
+};
+
+}  // namespace
+
+bool verify_module(const Module& module, DiagnosticEngine& diagnostics) {
+  int before = diagnostics.error_count();
+  Verifier(diagnostics).verify(module);
+  return diagnostics.error_count() == before;
+}
+
+}  // namespace tilec
