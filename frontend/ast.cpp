@@ -1,0 +1,128 @@
+// frontend/ast.cpp — the indented text form of the syntax tree (`--emit ast`).
+#include "frontend/ast.h"
+
+#include <fmt/core.h>
+
+namespace tilec::frontend {
+
+namespace {
+
+class AstPrinter {
+ public:
+  std::string print(const Program& program) {
+    for (const auto& c : program.constants) {
+      line(0, fmt::format("const {} @{}:{}", c.name, c.location.line, c.location.column));
+      expr(1, *c.value);
+    }
+    for (const auto& k : program.kernels) kernel(k);
+    return std::move(out_);
+  }
+
+ private:
+  void line(int depth, const std::string& text) {
+    out_ += std::string(2 * static_cast<size_t>(depth), ' ') + text + "\n";
+  }
+  static std::string at(Location l) { return fmt::format("@{}:{}", l.line, l.column); }
+
+  void kernel(const Kernel& k) {
+    line(0, fmt::format("kernel {} {}", k.name, at(k.location)));
+    for (const auto& p : k.params) {
+      std::string dims;
+      for (const auto& [d, _] : p.dims) dims += d + ", ";
+      line(1, p.is_tensor ? fmt::format("param {}: tensor<{}{}>", p.name, dims, p.element)
+                          : fmt::format("param {}: {}", p.name, p.element));
+    }
+    std::string coords;
+    for (const auto& [c, _] : k.grid.coordinates) coords += (coords.empty() ? "" : ", ") + c;
+    line(1, fmt::format("grid {} as ({}) {}", k.grid.kind, coords, at(k.grid.location)));
+    for (const auto& e : k.grid.extents) expr(2, *e);
+    for (const auto& [key, e] : k.grid.options) {
+      line(2, key + " =");
+      expr(3, *e);
+    }
+    block(1, k.body);
+  }
+
+  void block(int depth, const Block& b) {
+    for (const auto& s : b) stmt(depth, *s);
+  }
+
+  void annotations(int depth, const Stmt& s) {
+    for (const auto& a : s.annotations) {
+      line(depth, fmt::format("@{} {}", a.name, at(a.location)));
+      for (const auto& e : a.args) expr(depth + 1, *e);
+      for (const auto& [key, e] : a.keywords) {
+        line(depth + 1, key + " =");
+        expr(depth + 2, *e);
+      }
+    }
+  }
+
+  void stmt(int depth, const Stmt& s) {
+    annotations(depth, s);
+    switch (s.kind) {
+      case StmtKind::assign:
+        line(depth, fmt::format("assign {} {}", s.name, at(s.location)));
+        expr(depth + 1, *s.value);
+        break;
+      case StmtKind::store:
+        line(depth, fmt::format("store {} {}", s.name, at(s.location)));
+        for (const auto& i : s.indices) expr(depth + 1, *i);
+        expr(depth + 1, *s.value);
+        break;
+      case StmtKind::for_loop: {
+        std::string carried;
+        for (const auto& [c, _] : s.carried) carried += (carried.empty() ? "" : ", ") + c;
+        line(depth, fmt::format("for {} carry ({}) {}", s.name, carried, at(s.location)));
+        expr(depth + 1, *s.lower);
+        expr(depth + 1, *s.upper);
+        if (s.pipeline) {
+          line(depth + 1, "pipeline");
+          expr(depth + 2, *s.pipeline);
+        }
+        block(depth + 1, s.body);
+        break;
+      }
+      case StmtKind::if_else:
+        line(depth, fmt::format("if {}", at(s.location)));
+        expr(depth + 1, *s.value);
+        line(depth, "then");
+        block(depth + 1, s.body);
+        if (!s.else_body.empty()) {
+          line(depth, "else");
+          block(depth + 1, s.else_body);
+        }
+        break;
+    }
+  }
+
+  void expr(int depth, const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::integer: line(depth, fmt::format("int {}", e.integer)); return;
+      case ExprKind::floating: line(depth, fmt::format("float {}", e.floating)); return;
+      case ExprKind::name: line(depth, fmt::format("name {}", e.name)); return;
+      case ExprKind::unary: line(depth, fmt::format("unary {}", e.op)); break;
+      case ExprKind::binary: line(depth, fmt::format("binary {}", e.op)); break;
+      case ExprKind::call: line(depth, fmt::format("call {}", e.name)); break;
+      case ExprKind::tile_new: line(depth, fmt::format("{} <{}>", e.name, e.element)); break;
+      case ExprKind::load: line(depth, fmt::format("load {}", e.name)); break;
+    }
+    for (const auto& a : e.args) expr(depth + 1, *a);
+    for (const auto& [key, a] : e.keywords) {
+      line(depth + 1, key + " =");
+      expr(depth + 2, *a);
+    }
+    if (!e.shape.empty()) {
+      line(depth + 1, "shape");
+      for (const auto& s : e.shape) expr(depth + 2, *s);
+    }
+  }
+
+  std::string out_;
+};
+
+}  // namespace
+
+std::string print_ast(const Program& program) { return AstPrinter().print(program); }
+
+}  // namespace tilec::frontend

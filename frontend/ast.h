@@ -1,0 +1,108 @@
+// frontend/ast.h — the syntax tree of a .tile program, as the parser builds it.
+//
+// The tree is untyped: names, numbers and shapes are resolved and checked by lowering
+// (frontend/lower.cpp). `print_ast` gives the indented form `tilec compile --emit ast` shows.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/diagnostic.h"
+
+namespace tilec::frontend {
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+enum class ExprKind {
+  integer,     // 42
+  floating,    // 1.5
+  name,        // x
+  unary,       // -x            (op = "-")
+  binary,      // a + b         (op = "+", "-", "*", "/", "%", "<", "<=", ...)
+  call,        // f(args, key = value)     (name = callee)
+  tile_new,    // zeros<shape, elem>() / full<shape, elem>(value)   (name = "zeros"|"full")
+  load,        // load T[i, j] : <shape>   (name = tensor)
+};
+
+struct Expr {
+  ExprKind kind;
+  Location location;
+  std::string name;  // identifier, callee, tensor, or tile constructor
+  std::string op;    // operator text for unary/binary
+  int64_t integer = 0;
+  double floating = 0;
+  std::vector<ExprPtr> args;                              // operands, call args, load indices
+  std::vector<std::pair<std::string, ExprPtr>> keywords;  // call keyword arguments
+  std::vector<ExprPtr> shape;                             // load / tile_new shape
+  std::string element;                                    // tile_new element type
+};
+
+// `@name(args, key = value)` before a statement.
+struct Annotation {
+  std::string name;
+  Location location;
+  std::vector<ExprPtr> args;
+  std::vector<std::pair<std::string, ExprPtr>> keywords;
+};
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+using Block = std::vector<StmtPtr>;
+
+enum class StmtKind { assign, store, for_loop, if_else };
+
+struct Stmt {
+  StmtKind kind;
+  Location location;
+  std::vector<Annotation> annotations;
+  std::string name;                  // assign target, store tensor, loop variable
+  std::vector<ExprPtr> indices;      // store coordinates
+  ExprPtr value;                     // assign/store value, if condition
+  ExprPtr lower, upper;              // for bounds
+  ExprPtr pipeline;                  // for: pipeline(stages), may be null
+  std::vector<std::pair<std::string, Location>> carried;  // for: carry(names)
+  Block body, else_body;
+};
+
+struct Param {
+  std::string name;
+  Location location;
+  bool is_tensor = false;
+  std::vector<std::pair<std::string, Location>> dims;  // tensor dims: a symbol or a number
+  std::string element;
+  Location element_location;
+};
+
+struct Grid {
+  std::string kind;  // "tiles" | "persistent"
+  Location location;
+  std::vector<ExprPtr> extents;
+  std::vector<std::pair<std::string, ExprPtr>> options;  // swizzle = 8, cluster = 1, order = 0
+  std::vector<std::pair<std::string, Location>> coordinates;
+};
+
+struct Kernel {
+  std::string name;
+  Location location;
+  std::vector<Param> params;
+  Grid grid;
+  Block body;
+};
+
+struct ConstDecl {
+  std::string name;
+  Location location;
+  ExprPtr value;
+};
+
+struct Program {
+  std::vector<ConstDecl> constants;
+  std::vector<Kernel> kernels;
+};
+
+std::string print_ast(const Program& program);
+
+}  // namespace tilec::frontend

@@ -1,0 +1,164 @@
+// frontend/lexer.cpp — the .tile lexer (see lexer.h).
+#include "frontend/lexer.h"
+
+#include <fmt/core.h>
+
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace tilec::frontend {
+
+namespace {
+
+constexpr std::pair<std::string_view, TokenKind> kKeywords[] = {
+    {"const", TokenKind::kw_const}, {"kernel", TokenKind::kw_kernel},
+    {"grid", TokenKind::kw_grid},   {"as", TokenKind::kw_as},
+    {"for", TokenKind::kw_for},     {"in", TokenKind::kw_in},
+    {"if", TokenKind::kw_if},       {"else", TokenKind::kw_else},
+    {"store", TokenKind::kw_store}, {"load", TokenKind::kw_load},
+    {"carry", TokenKind::kw_carry}, {"pipeline", TokenKind::kw_pipeline},
+};
+
+bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+}  // namespace
+
+std::string_view to_string(TokenKind kind) {
+  static constexpr std::array<std::string_view, 40> names = {
+      "end of input", "identifier", "integer", "number", "'const'", "'kernel'", "'grid'", "'as'",
+      "'for'", "'in'", "'if'", "'else'", "'store'", "'load'", "'carry'", "'pipeline'", "'('", "')'",
+      "'{'", "'}'", "'['", "']'", "'<'", "'>'", "'<='", "'>='", "'=='", "'!='", "','", "':'", "';'",
+      "'='", "'+'", "'-'", "'*'", "'/'", "'%'", "'..'", "'@'", "?"};
+  return names[static_cast<size_t>(kind)];
+}
+
+std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
+  std::vector<Token> tokens;
+  size_t pos = 0;
+  uint32_t line = 1, column = 1;
+  auto advance = [&](size_t n = 1) {
+    for (size_t i = 0; i < n && pos < source.size(); ++i, ++pos) {
+      if (source[pos] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+  };
+  auto at = [&](size_t offset) { return pos + offset < source.size() ? source[pos + offset] : '\0'; };
+
+  while (pos < source.size()) {
+    char c = source[pos];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      advance();
+      continue;
+    }
+    if (c == '/' && at(1) == '/') {
+      while (pos < source.size() && source[pos] != '\n') advance();
+      continue;
+    }
+    if (c == '/' && at(1) == '*') {
+      Location start{line, column};
+      advance(2);
+      while (pos < source.size() && !(source[pos] == '*' && at(1) == '/')) advance();
+      if (pos >= source.size()) diagnostics.error(start, "unterminated block comment");
+      advance(2);
+      continue;
+    }
+    Token token;
+    token.location = {line, column};
+    size_t start = pos;
+    if (is_identifier_start(c)) {
+      while (pos < source.size() && is_identifier_char(source[pos])) advance();
+      token.text = source.substr(start, pos - start);
+      token.kind = TokenKind::identifier;
+      for (auto [word, kind] : kKeywords)
+        if (word == token.text) token.kind = kind;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+               (c == '.' && std::isdigit(static_cast<unsigned char>(at(1))))) {
+      bool is_float = false;
+      while (std::isdigit(static_cast<unsigned char>(at(0)))) advance();
+      // A '.' followed by another '.' is the range operator, not a decimal point.
+      if (at(0) == '.' && at(1) != '.') {
+        is_float = true;
+        advance();
+        while (std::isdigit(static_cast<unsigned char>(at(0)))) advance();
+      }
+      if (at(0) == 'e' || at(0) == 'E') {
+        size_t save = pos;
+        uint32_t save_line = line, save_column = column;
+        advance();
+        if (at(0) == '+' || at(0) == '-') advance();
+        if (std::isdigit(static_cast<unsigned char>(at(0)))) {
+          is_float = true;
+          while (std::isdigit(static_cast<unsigned char>(at(0)))) advance();
+        } else {
+          pos = save;
+          line = save_line;
+          column = save_column;
+        }
+      }
+      if (is_identifier_char(at(0))) {
+        while (is_identifier_char(at(0))) advance();
+        diagnostics.error(token.location, fmt::format("malformed number '{}'", source.substr(start, pos - start)));
+        continue;
+      }
+      token.text = source.substr(start, pos - start);
+      token.kind = is_float ? TokenKind::floating : TokenKind::integer;
+    } else {
+      auto two = [&](char a, char b) { return c == a && at(1) == b; };
+      TokenKind kind = TokenKind::end;
+      size_t length = 1;
+      if (two('.', '.')) kind = TokenKind::dot_dot, length = 2;
+      else if (two('<', '=')) kind = TokenKind::less_equal, length = 2;
+      else if (two('>', '=')) kind = TokenKind::greater_equal, length = 2;
+      else if (two('=', '=')) kind = TokenKind::equal_equal, length = 2;
+      else if (two('!', '=')) kind = TokenKind::not_equal, length = 2;
+      else {
+        switch (c) {
+          case '(': kind = TokenKind::l_paren; break;
+          case ')': kind = TokenKind::r_paren; break;
+          case '{': kind = TokenKind::l_brace; break;
+          case '}': kind = TokenKind::r_brace; break;
+          case '[': kind = TokenKind::l_bracket; break;
+          case ']': kind = TokenKind::r_bracket; break;
+          case '<': kind = TokenKind::less; break;
+          case '>': kind = TokenKind::greater; break;
+          case ',': kind = TokenKind::comma; break;
+          case ':': kind = TokenKind::colon; break;
+          case ';': kind = TokenKind::semicolon; break;
+          case '=': kind = TokenKind::equal; break;
+          case '+': kind = TokenKind::plus; break;
+          case '-': kind = TokenKind::minus; break;
+          case '*': kind = TokenKind::star; break;
+          case '/': kind = TokenKind::slash; break;
+          case '%': kind = TokenKind::percent; break;
+          case '@': kind = TokenKind::at; break;
+          default: break;
+        }
+      }
+      if (kind == TokenKind::end) {
+        unsigned char byte = static_cast<unsigned char>(c);
+        if (byte >= 0x80)
+          diagnostics.error(token.location, fmt::format("unexpected byte 0x{:02x} (non-ASCII characters may appear only in comments)", byte));
+        else if (std::isprint(byte))
+          diagnostics.error(token.location, fmt::format("unexpected character '{}'", c));
+        else
+          diagnostics.error(token.location, fmt::format("unexpected control character 0x{:02x}", byte));
+        advance();
+        continue;
+      }
+      advance(length);
+      token.kind = kind;
+      token.text = source.substr(start, length);
+    }
+    tokens.push_back(token);
+  }
+  tokens.push_back({TokenKind::end, {}, {line, column}});
+  return tokens;
+}
+
+}  // namespace tilec::frontend

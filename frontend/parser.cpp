@@ -1,0 +1,460 @@
+// frontend/parser.cpp — the .tile parser. Each function carries its grammar rule.
+#include "frontend/parser.h"
+
+#include <fmt/core.h>
+
+#include <charconv>
+#include <cstdlib>
+
+namespace tilec::frontend {
+
+namespace {
+
+struct SyntaxError {};
+
+// Nesting deeper than this is refused with a clear error instead of exhausting the stack.
+constexpr int kMaxNesting = 200;
+
+class Parser {
+ public:
+  Parser(const std::vector<Token>& tokens, DiagnosticEngine& diagnostics)
+      : tokens_(tokens), diagnostics_(diagnostics) {}
+
+  // program := { const_decl | kernel }
+  Program program() {
+    Program program;
+    while (!at(TokenKind::end)) {
+      try {
+        if (at(TokenKind::kw_const)) program.constants.push_back(const_decl());
+        else if (at(TokenKind::kw_kernel)) program.kernels.push_back(kernel());
+        else fail("expected 'const' or 'kernel' at the top level");
+      } catch (const SyntaxError&) {
+        recover_top_level();
+      }
+    }
+    return program;
+  }
+
+ private:
+  // ---- token cursor -----------------------------------------------------------------------
+  const Token& peek(size_t ahead = 0) const {
+    size_t i = std::min(pos_ + ahead, tokens_.size() - 1);
+    return tokens_[i];
+  }
+  bool at(TokenKind kind) const { return peek().kind == kind; }
+  const Token& next() {
+    const Token& token = peek();
+    if (pos_ + 1 < tokens_.size()) ++pos_;
+    return token;
+  }
+  bool accept(TokenKind kind) {
+    if (!at(kind)) return false;
+    next();
+    return true;
+  }
+  [[noreturn]] void fail(const std::string& message) { fail_at(peek().location, message); }
+  [[noreturn]] void fail_at(Location location, const std::string& message) {
+    diagnostics_.error(location, message);
+    throw SyntaxError{};
+  }
+  std::string describe(const Token& token) const {
+    if (token.kind == TokenKind::end) return "end of input";
+    return fmt::format("'{}'", token.text);
+  }
+  const Token& expect(TokenKind kind, const char* context) {
+    if (!at(kind))
+      fail(fmt::format("expected {} {}, found {}", to_string(kind), context, describe(peek())));
+    return next();
+  }
+  std::string identifier(const char* context) {
+    return std::string(expect(TokenKind::identifier, context).text);
+  }
+  void recover_top_level() {
+    while (!at(TokenKind::end) && !at(TokenKind::kw_const) && !at(TokenKind::kw_kernel)) next();
+  }
+  // Skips to just after the next ';' at this nesting level, or to a '}' (not consumed).
+  void recover_statement() {
+    int depth = 0;
+    while (!at(TokenKind::end)) {
+      if (at(TokenKind::l_brace)) ++depth;
+      if (at(TokenKind::r_brace)) {
+        if (depth == 0) return;
+        --depth;
+      }
+      if (at(TokenKind::semicolon) && depth == 0) {
+        next();
+        return;
+      }
+      next();
+    }
+  }
+  struct NestingGuard {
+    Parser& parser;
+    explicit NestingGuard(Parser& p) : parser(p) {
+      if (++parser.depth_ > kMaxNesting) {
+        --parser.depth_;
+        parser.fail(fmt::format("nesting deeper than {} levels", kMaxNesting));
+      }
+    }
+    ~NestingGuard() { --parser.depth_; }
+  };
+
+  // const_decl := 'const' IDENT '=' expr ';'
+  ConstDecl const_decl() {
+    ConstDecl decl;
+    decl.location = expect(TokenKind::kw_const, "").location;
+    decl.name = identifier("after 'const'");
+    expect(TokenKind::equal, "after the constant's name");
+    decl.value = expr();
+    expect(TokenKind::semicolon, "after a constant");
+    return decl;
+  }
+
+  // kernel := 'kernel' IDENT '(' [ param { ',' param } ] ')' grid block
+  Kernel kernel() {
+    Kernel k;
+    k.location = expect(TokenKind::kw_kernel, "").location;
+    k.name = identifier("after 'kernel'");
+    expect(TokenKind::l_paren, "to open the parameter list");
+    if (!at(TokenKind::r_paren)) {
+      do k.params.push_back(param());
+      while (accept(TokenKind::comma));
+    }
+    expect(TokenKind::r_paren, "to close the parameter list");
+    k.grid = grid();
+    k.body = block();
+    return k;
+  }
+
+  // param := IDENT ':' ( 'tensor' '<' dim { ',' dim } ',' ELEMTYPE '>' | ELEMTYPE )
+  // dim   := IDENT | INTEGER
+  Param param() {
+    Param p;
+    p.location = peek().location;
+    p.name = identifier("as a parameter name");
+    expect(TokenKind::colon, "after a parameter name");
+    const Token& type = expect(TokenKind::identifier, "as a parameter type");
+    if (type.text != "tensor") {
+      p.element = std::string(type.text);
+      p.element_location = type.location;
+      return p;
+    }
+    p.is_tensor = true;
+    expect(TokenKind::less, "after 'tensor'");
+    while (true) {
+      const Token& t = peek();
+      if (t.kind != TokenKind::identifier && t.kind != TokenKind::integer)
+        fail(fmt::format("expected a dimension or an element type, found {}", describe(t)));
+      next();
+      if (at(TokenKind::greater)) {  // the last item is the element type
+        if (t.kind != TokenKind::identifier) fail_at(t.location, "a tensor type ends with its element type");
+        p.element = std::string(t.text);
+        p.element_location = t.location;
+        next();
+        break;
+      }
+      p.dims.push_back({std::string(t.text), t.location});
+      expect(TokenKind::comma, "between tensor dimensions");
+    }
+    if (p.dims.empty()) fail_at(p.location, "a tensor needs at least one dimension");
+    return p;
+  }
+
+  // grid := 'grid' ( 'tiles' | 'persistent' ) '(' expr { ',' expr } { ',' IDENT '=' expr } ')'
+  //         'as' '(' IDENT { ',' IDENT } ')'
+  Grid grid() {
+    Grid g;
+    expect(TokenKind::kw_grid, "after the parameters");
+    g.location = peek().location;
+    g.kind = identifier("after 'grid' ('tiles' or 'persistent')");
+    if (g.kind != "tiles" && g.kind != "persistent")
+      fail_at(g.location, fmt::format("unknown grid kind '{}': expected 'tiles' or 'persistent'", g.kind));
+    expect(TokenKind::l_paren, "after the grid kind");
+    do {
+      if (at(TokenKind::identifier) && peek(1).kind == TokenKind::equal) {
+        std::string key = identifier("");
+        next();
+        g.options.push_back({key, expr()});
+      } else {
+        if (!g.options.empty()) fail("grid extents come before the options");
+        g.extents.push_back(expr());
+      }
+    } while (accept(TokenKind::comma));
+    expect(TokenKind::r_paren, "to close the grid");
+    expect(TokenKind::kw_as, "after the grid (as (names...))");
+    expect(TokenKind::l_paren, "after 'as'");
+    do {
+      Location l = peek().location;
+      g.coordinates.push_back({identifier("as a tile coordinate name"), l});
+    } while (accept(TokenKind::comma));
+    expect(TokenKind::r_paren, "to close the coordinate names");
+    return g;
+  }
+
+  // block := '{' { statement } '}'
+  Block block() {
+    NestingGuard guard(*this);
+    expect(TokenKind::l_brace, "to open a block");
+    Block b;
+    while (!at(TokenKind::r_brace) && !at(TokenKind::end)) {
+      try {
+        b.push_back(statement());
+      } catch (const SyntaxError&) {
+        recover_statement();
+      }
+    }
+    expect(TokenKind::r_brace, "to close a block");
+    return b;
+  }
+
+  // statement  := { annotation } ( assign | store | for | if )
+  // annotation := '@' IDENT [ '(' [ arg { ',' arg } ] ')' ]
+  // arg        := expr | IDENT '=' expr
+  StmtPtr statement() {
+    std::vector<Annotation> annotations;
+    while (at(TokenKind::at)) {
+      Annotation a;
+      a.location = next().location;
+      a.name = identifier("after '@'");
+      if (accept(TokenKind::l_paren)) {
+        if (!at(TokenKind::r_paren)) call_arguments(a.args, a.keywords);
+        expect(TokenKind::r_paren, "to close the annotation");
+      }
+      annotations.push_back(std::move(a));
+    }
+    StmtPtr s;
+    if (at(TokenKind::kw_store)) s = store();
+    else if (at(TokenKind::kw_for)) s = for_loop();
+    else if (at(TokenKind::kw_if)) s = if_else();
+    else if (at(TokenKind::identifier)) s = assign();
+    else fail(fmt::format("expected a statement, found {}", describe(peek())));
+    s->annotations = std::move(annotations);
+    return s;
+  }
+
+  // assign := IDENT '=' expr ';'
+  StmtPtr assign() {
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::assign;
+    s->location = peek().location;
+    s->name = identifier("");
+    expect(TokenKind::equal, "after a name (assignment)");
+    s->value = expr();
+    expect(TokenKind::semicolon, "after a statement");
+    return s;
+  }
+
+  // store := 'store' IDENT '[' expr { ',' expr } ']' '=' expr ';'
+  StmtPtr store() {
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::store;
+    s->location = expect(TokenKind::kw_store, "").location;
+    s->name = identifier("after 'store'");
+    expect(TokenKind::l_bracket, "before the tile coordinates");
+    do s->indices.push_back(expr());
+    while (accept(TokenKind::comma));
+    expect(TokenKind::r_bracket, "after the tile coordinates");
+    expect(TokenKind::equal, "before the stored value");
+    s->value = expr();
+    expect(TokenKind::semicolon, "after a statement");
+    return s;
+  }
+
+  // for := 'for' IDENT 'in' expr '..' expr [ 'pipeline' '(' expr ')' ]
+  //        [ 'carry' '(' IDENT { ',' IDENT } ')' ] block
+  StmtPtr for_loop() {
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::for_loop;
+    s->location = expect(TokenKind::kw_for, "").location;
+    s->name = identifier("as the loop variable");
+    expect(TokenKind::kw_in, "after the loop variable");
+    s->lower = expr();
+    expect(TokenKind::dot_dot, "between the loop bounds");
+    s->upper = expr();
+    if (accept(TokenKind::kw_pipeline)) {
+      expect(TokenKind::l_paren, "after 'pipeline'");
+      s->pipeline = expr();
+      expect(TokenKind::r_paren, "after the stage count");
+    }
+    if (accept(TokenKind::kw_carry)) {
+      expect(TokenKind::l_paren, "after 'carry'");
+      do {
+        Location l = peek().location;
+        s->carried.push_back({identifier("as a carried variable"), l});
+      } while (accept(TokenKind::comma));
+      expect(TokenKind::r_paren, "after the carried variables");
+    }
+    s->body = block();
+    return s;
+  }
+
+  // if := 'if' expr block [ 'else' ( if | block ) ]
+  StmtPtr if_else() {
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::if_else;
+    s->location = expect(TokenKind::kw_if, "").location;
+    s->value = expr();
+    s->body = block();
+    if (accept(TokenKind::kw_else)) {
+      if (at(TokenKind::kw_if)) s->else_body.push_back(if_else());
+      else s->else_body = block();
+    }
+    return s;
+  }
+
+  // expr       := comparison
+  // comparison := additive [ ( '<' | '<=' | '>' | '>=' | '==' | '!=' ) additive ]
+  ExprPtr expr() {
+    NestingGuard guard(*this);
+    ExprPtr left = additive();
+    switch (peek().kind) {
+      case TokenKind::less: case TokenKind::less_equal: case TokenKind::greater:
+      case TokenKind::greater_equal: case TokenKind::equal_equal: case TokenKind::not_equal: {
+        const Token& op = next();
+        return binary(std::string(op.text), op.location, std::move(left), additive());
+      }
+      default: return left;
+    }
+  }
+  ExprPtr binary(std::string op, Location location, ExprPtr left, ExprPtr right) {
+    auto e = std::make_unique<Expr>();
+    e->kind = ExprKind::binary;
+    e->location = location;
+    e->op = std::move(op);
+    e->args.push_back(std::move(left));
+    e->args.push_back(std::move(right));
+    return e;
+  }
+  // additive := term { ( '+' | '-' ) term }
+  ExprPtr additive() {
+    ExprPtr left = term();
+    while (at(TokenKind::plus) || at(TokenKind::minus)) {
+      const Token& op = next();
+      left = binary(std::string(op.text), op.location, std::move(left), term());
+    }
+    return left;
+  }
+  // term := unary { ( '*' | '/' | '%' ) unary }
+  ExprPtr term() {
+    ExprPtr left = unary();
+    while (at(TokenKind::star) || at(TokenKind::slash) || at(TokenKind::percent)) {
+      const Token& op = next();
+      left = binary(std::string(op.text), op.location, std::move(left), unary());
+    }
+    return left;
+  }
+  // unary := '-' unary | primary
+  ExprPtr unary() {
+    if (at(TokenKind::minus)) {
+      NestingGuard guard(*this);
+      auto e = std::make_unique<Expr>();
+      e->kind = ExprKind::unary;
+      e->location = next().location;
+      e->op = "-";
+      e->args.push_back(unary());
+      return e;
+    }
+    return primary();
+  }
+  // primary := INTEGER | FLOAT | '(' expr ')' | load | tile_new
+  //          | IDENT [ '(' [ arg { ',' arg } ] ')' ]
+  // load     := 'load' IDENT '[' expr { ',' expr } ']' ':' '<' expr { ',' expr } '>'
+  // tile_new := ( 'zeros' | 'full' ) '<' expr { ',' expr } ',' ELEMTYPE '>' '(' [ expr ] ')'
+  ExprPtr primary() {
+    auto e = std::make_unique<Expr>();
+    const Token& token = peek();
+    e->location = token.location;
+    switch (token.kind) {
+      case TokenKind::integer: {
+        next();
+        e->kind = ExprKind::integer;
+        auto [ptr, ec] = std::from_chars(token.text.data(), token.text.data() + token.text.size(), e->integer);
+        if (ec != std::errc()) fail_at(token.location, fmt::format("integer {} is too large (limit 2^63 - 1)", token.text));
+        return e;
+      }
+      case TokenKind::floating: {
+        next();
+        e->kind = ExprKind::floating;
+        e->floating = std::strtod(std::string(token.text).c_str(), nullptr);
+        return e;
+      }
+      case TokenKind::l_paren: {
+        next();
+        ExprPtr inner = expr();
+        expect(TokenKind::r_paren, "to close a parenthesis");
+        return inner;
+      }
+      case TokenKind::kw_load: {
+        next();
+        e->kind = ExprKind::load;
+        e->name = identifier("after 'load' (a tensor parameter)");
+        expect(TokenKind::l_bracket, "before the tile coordinates");
+        do e->args.push_back(expr());
+        while (accept(TokenKind::comma));
+        expect(TokenKind::r_bracket, "after the tile coordinates");
+        expect(TokenKind::colon, "before the tile shape (load T[i, j] : <rows, cols>)");
+        expect(TokenKind::less, "to open the tile shape");
+        do e->shape.push_back(additive());
+        while (accept(TokenKind::comma));
+        expect(TokenKind::greater, "to close the tile shape");
+        return e;
+      }
+      case TokenKind::identifier: {
+        next();
+        e->name = std::string(token.text);
+        if ((e->name == "zeros" || e->name == "full") && at(TokenKind::less)) {
+          e->kind = ExprKind::tile_new;
+          next();
+          while (true) {
+            if (at(TokenKind::identifier) && peek(1).kind == TokenKind::greater) {
+              e->element = identifier("");
+              next();
+              break;
+            }
+            e->shape.push_back(additive());
+            expect(TokenKind::comma, "in a tile shape (zeros<rows, cols, f32>)");
+          }
+          expect(TokenKind::l_paren, fmt::format("after {}<...>", e->name).c_str());
+          if (!at(TokenKind::r_paren)) e->args.push_back(expr());
+          expect(TokenKind::r_paren, "to close the call");
+          return e;
+        }
+        if (!accept(TokenKind::l_paren)) {
+          e->kind = ExprKind::name;
+          return e;
+        }
+        e->kind = ExprKind::call;
+        if (!at(TokenKind::r_paren)) call_arguments(e->args, e->keywords);
+        expect(TokenKind::r_paren, "to close the call");
+        return e;
+      }
+      default:
+        fail(fmt::format("expected an expression, found {}", describe(token)));
+    }
+  }
+  void call_arguments(std::vector<ExprPtr>& args, std::vector<std::pair<std::string, ExprPtr>>& keywords) {
+    do {
+      if (at(TokenKind::identifier) && peek(1).kind == TokenKind::equal) {
+        std::string key = identifier("");
+        next();
+        keywords.push_back({key, expr()});
+      } else {
+        if (!keywords.empty()) fail("positional arguments come before keyword arguments");
+        args.push_back(expr());
+      }
+    } while (accept(TokenKind::comma));
+  }
+
+  const std::vector<Token>& tokens_;
+  DiagnosticEngine& diagnostics_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+Program parse_program(const std::vector<Token>& tokens, DiagnosticEngine& diagnostics) {
+  return Parser(tokens, diagnostics).program();
+}
+
+}  // namespace tilec::frontend

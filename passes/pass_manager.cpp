@@ -1,0 +1,75 @@
+// passes/pass_manager.cpp — runs passes, checks requirements, verifies, times and prints.
+#include "passes/pass_manager.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "ir/diagnostic.h"
+#include "ir/ir.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+
+namespace tilec {
+
+std::vector<std::string> passes_run(const Module& module) {
+  std::vector<std::string> names;
+  auto it = module.attributes().find("passes");
+  if (it == module.attributes().end() || !it->second.is_array()) return names;
+  for (const Attribute& a : it->second.as_array())
+    if (a.is_string()) names.push_back(a.as_string());
+  return names;
+}
+
+namespace {
+void record_passes(Module& module, const std::vector<std::string>& names) {
+  Attribute::Array array;
+  for (const auto& name : names) array.push_back(Attribute(name));
+  module.attributes()["passes"] = Attribute(std::move(array));
+}
+}  // namespace
+
+bool PassManager::has_pass(std::string_view name) const {
+  return std::any_of(passes_.begin(), passes_.end(), [&](const Pass& p) { return p.name == name; });
+}
+
+PipelineStatus PassManager::run(Module& module, PassContext& ctx, const PipelineOptions& options) {
+  timings_.clear();
+  std::vector<std::string> done = passes_run(module);
+  auto ran = [&](const std::string& name) { return std::find(done.begin(), done.end(), name) != done.end(); };
+  if (options.stop_after == "parse" || (!options.stop_after.empty() && ran(options.stop_after)))
+    return PipelineStatus::ok;
+  for (const Pass& pass : passes_) {
+    if (ran(pass.name)) continue;
+    for (const auto& required : pass.requires_passes)
+      if (!ran(required)) {
+        ctx.diagnostics.error({}, fmt::format("pass '{}' needs '{}' to have run first, and the input "
+                                              "records only [{}]", pass.name, required, fmt::join(done, ", ")));
+        return PipelineStatus::input_error;
+      }
+    auto start = std::chrono::steady_clock::now();
+    bool ok = pass.run(module, ctx);
+    auto end = std::chrono::steady_clock::now();
+    timings_.push_back({pass.name, std::chrono::duration<double, std::milli>(end - start).count()});
+    if (!ok || ctx.diagnostics.has_errors()) return PipelineStatus::input_error;
+    for (const auto& invalid : pass.invalidates) std::erase(done, invalid);
+    done.push_back(pass.name);
+    record_passes(module, done);
+    if (options.verify_each) {
+      DiagnosticEngine verifier_diagnostics(ctx.diagnostics.file_name(), "");
+      if (!verify_module(module, verifier_diagnostics)) {
+        ctx.diagnostics.error({}, fmt::format("internal error: the IR after pass '{}' does not verify:\n{}",
+                                              pass.name, verifier_diagnostics.render_all()));
+        return PipelineStatus::internal_error;
+      }
+    }
+    bool print = options.print_after_all ||
+                 std::find(options.print_after.begin(), options.print_after.end(), pass.name) != options.print_after.end();
+    if (print && options.print) options.print(pass.name, print_module(module));
+    if (pass.name == options.stop_after) break;
+  }
+  return PipelineStatus::ok;
+}
+
+}  // namespace tilec

@@ -1,0 +1,71 @@
+// passes/pass_manager.h — declares passes as data and runs a pipeline of them.
+//
+// A pass has a name, the passes that must have run before it (requirements), the passes whose
+// results it invalidates, and a run function. The module records the passes already run in its
+// `passes` attribute, so IR text read back (`.tir`) resumes the pipeline after the last one and
+// the manager can check requirements against what really ran. After each pass the verifier runs
+// when `verify_each` is set (tests and debug builds); a pass that breaks the IR is an internal
+// error naming the pass.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilec {
+
+class DiagnosticEngine;
+class Module;
+
+struct PassContext {
+  DiagnosticEngine& diagnostics;
+  std::string target = "sm_90a";
+  std::string generator = "auto";  // generate-schedule: auto | serial | cost-based
+  int max_events = 8;              // reorder-events
+};
+
+struct Pass {
+  std::string name;
+  std::vector<std::string> requires_passes;  // must appear in the module's `passes` first
+  std::vector<std::string> invalidates;      // removed from `passes` when this one runs
+  // Returns false after reporting an input error through ctx.diagnostics.
+  std::function<bool(Module&, PassContext&)> run;
+};
+
+struct PassTiming {
+  std::string name;
+  double milliseconds = 0;
+};
+
+struct PipelineOptions {
+  std::string stop_after;                 // empty: run every pass
+  bool verify_each = true;
+  bool print_after_all = false;
+  std::vector<std::string> print_after;   // pass names
+  // Where --print-ir-after output goes (stderr in the CLI).
+  std::function<void(const std::string& pass, const std::string& ir)> print;
+};
+
+enum class PipelineStatus { ok, input_error, internal_error };
+
+class PassManager {
+ public:
+  void add(Pass pass) { passes_.push_back(std::move(pass)); }
+  const std::vector<Pass>& passes() const { return passes_; }
+  bool has_pass(std::string_view name) const;
+
+  // Runs the passes not yet recorded in the module, in order, up to options.stop_after.
+  PipelineStatus run(Module& module, PassContext& ctx, const PipelineOptions& options);
+  const std::vector<PassTiming>& timings() const { return timings_; }
+
+ private:
+  std::vector<Pass> passes_;
+  std::vector<PassTiming> timings_;
+};
+
+// The passes recorded in the module's `passes` attribute.
+std::vector<std::string> passes_run(const Module& module);
+
+}  // namespace tilec

@@ -1,0 +1,27 @@
+// passes/pipeline.cpp — the pipeline, one line per pass (DESIGN.md §1).
+//
+// Order matters where a later pass reads what an earlier one published:
+//   fold-constants first, so schedules and emitted code see folded bounds and no dead ops.
+// Passes of later stages (parse-constraints, build-resources, generate-schedule,
+// reorder-events, materialize-schedule, insert-sync, warp-specialize, persistent-tiles) join
+// here as they land; each names the passes it requires.
+#include "passes/pipeline.h"
+
+#include "passes/fold_constants.h"
+
+namespace tilec {
+
+PassManager build_pipeline() {
+  PassManager pm;
+  pm.add({"fold-constants", {}, {}, fold_constants});
+  return pm;
+}
+
+std::vector<std::string> pipeline_stage_names() {
+  std::vector<std::string> names{"parse"};
+  PassManager pipeline = build_pipeline();
+  for (const Pass& pass : pipeline.passes()) names.push_back(pass.name);
+  return names;
+}
+
+}  // namespace tilec
