@@ -867,6 +867,7 @@ class Lowering {
         if (op.kind() != OpKind::load || !mma_uses.count(op.result()) || other_uses.count(op.result())) continue;
         auto replacement = std::make_unique<Operation>(OpKind::tma_load, op.location());
         for (Value* operand : op.operands()) replacement->add_operand(operand);
+        for (const auto& [name, value] : op.attributes()) replacement->set_attr(name, value);
         Value* result = replacement->add_result(op.result()->type().with_space(MemorySpace::smem));
         result->set_name_hint(op.result()->name_hint());
         Value* old = op.result();

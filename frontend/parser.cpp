@@ -66,6 +66,18 @@ class Parser {
       fail(fmt::format("expected {} {}, found {}", to_string(kind), context, describe(peek())));
     return next();
   }
+  // A missing ';' at the end of a line is reported just after the previous token, and parsing
+  // goes on as if it were there, so the next line's errors are not swallowed by recovery.
+  void expect_semicolon(const char* context) {
+    if (accept(TokenKind::semicolon)) return;
+    const Token& previous = tokens_[pos_ > 0 ? pos_ - 1 : 0];
+    if (pos_ > 0 && peek().location.line > previous.location.line) {
+      Location after{previous.location.line, previous.location.column + static_cast<uint32_t>(previous.text.size())};
+      diagnostics_.error(after, fmt::format("expected ';' {}", context));
+      return;
+    }
+    fail(fmt::format("expected ';' {}, found {}", context, describe(peek())));
+  }
   std::string identifier(const char* context) {
     return std::string(expect(TokenKind::identifier, context).text);
   }
@@ -106,7 +118,7 @@ class Parser {
     decl.name = identifier("after 'const'");
     expect(TokenKind::equal, "after the constant's name");
     decl.value = expr();
-    expect(TokenKind::semicolon, "after a constant");
+    expect_semicolon("after a constant");
     return decl;
   }
 
@@ -240,7 +252,7 @@ class Parser {
     s->name = identifier("");
     expect(TokenKind::equal, "after a name (assignment)");
     s->value = expr();
-    expect(TokenKind::semicolon, "after a statement");
+    expect_semicolon("after a statement");
     return s;
   }
 
@@ -256,7 +268,7 @@ class Parser {
     expect(TokenKind::r_bracket, "after the tile coordinates");
     expect(TokenKind::equal, "before the stored value");
     s->value = expr();
-    expect(TokenKind::semicolon, "after a statement");
+    expect_semicolon("after a statement");
     return s;
   }
 

@@ -1,0 +1,180 @@
+// tests/unit/frontend_test.cpp — parsing and lowering: structure, types and each diagnostic.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace tilec::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kSoftmax = R"(
+const BR = 4;
+const D = 64;
+kernel softmax(X: tensor<R, D, f32>, Y: tensor<R, D, f32>) grid tiles(cdiv(R, BR)) as (r) {
+  x = load X[r, 0] : <BR, D>;
+  e = exp(x - max(x, axis = 1));
+  store Y[r, 0] = e / sum(e, axis = 1);
+}
+)";
+
+TEST(Lowering, SoftmaxHasTheExpectedOpsAndTypes) {
+  Compiled c = compile_tile(kSoftmax);
+  ASSERT_TRUE(c.module) << c.errors();
+  DiagnosticEngine verify_diagnostics;
+  EXPECT_TRUE(verify_module(*c.module, verify_diagnostics)) << verify_diagnostics.render_all();
+  Operation* kernel = c.module->find_kernel("softmax");
+  ASSERT_TRUE(kernel);
+  // X has a static D (a const) and a symbolic R.
+  const Type& x = kernel->region().argument(0)->type();
+  ASSERT_TRUE(x.is_tensor());
+  EXPECT_EQ(x.dims()[0].symbol, "R");
+  EXPECT_EQ(x.dims()[1].extent, 64);
+  std::vector<std::string> names;
+  walk(*c.module, [&](Operation& op) { names.push_back(std::string(op.name())); });
+  std::vector<std::string> expected = {"kernel", "dim", "constant", "cdiv", "grid_ids", "constant",
+                                       "load", "reduce_max", "sub", "exp", "constant", "reduce_sum",
+                                       "div", "store", "return"};  // store's coordinates, then its value
+  EXPECT_EQ(names, expected);
+}
+
+TEST(Lowering, DefinesOverrideConstants) {
+  Compiled c = compile_tile(kSoftmax, {{"D", "128"}});
+  ASSERT_TRUE(c.module) << c.errors();
+  EXPECT_EQ(c.module->kernels()[0]->region().argument(0)->type().dims()[1].extent, 128);
+}
+
+TEST(Lowering, GemmLoadsFeedingMmaBecomeTmaLoadsIntoSharedMemory) {
+  Compiled c = compile_tile(R"(
+const BM = 64; const BN = 64; const BK = 32;
+kernel gemm(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>)
+    grid persistent(cdiv(M, BM), cdiv(N, BN), swizzle = 4, order = column) as (m, n) {
+  acc = zeros<BM, BN, f32>();
+  @serial
+  for k in 0 .. cdiv(K, BK) pipeline(3) carry (acc) {
+    a = load A[m, k] : <BM, BK>;
+    @group(1, leader = 0) @max_depth(2)
+    b = load B[k, n] : <BK, BN>;
+    acc = mma(a, b, acc);
+  }
+  store C[m, n] = acc;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  int tma = 0;
+  Operation* loop = nullptr;
+  Operation* grid = nullptr;
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() == OpKind::tma_load) {
+      ++tma;
+      EXPECT_EQ(op.result()->type().space(), MemorySpace::smem);
+      if (op.result()->name_hint() == "b") {
+        EXPECT_EQ(op.int_attr("tileas.schedule.constraint.gid", -1), 1);
+        EXPECT_EQ(op.int_attr("tileas.schedule.constraint.leader_gid", -1), 0);
+        EXPECT_EQ(op.int_attr("tileas.schedule.constraint.max_depth", -1), 2);
+      }
+    }
+    if (op.kind() == OpKind::for_) loop = &op;
+    if (op.kind() == OpKind::grid_ids) grid = &op;
+  });
+  EXPECT_EQ(tma, 2);
+  ASSERT_TRUE(loop && grid);
+  EXPECT_EQ(loop->int_attr("pipeline"), 3);
+  EXPECT_TRUE(loop->has_attr("tileas.schedule.constraint.force_serial_execution"));
+  EXPECT_EQ(grid->string_attr("schedule"), "persistent");
+  EXPECT_EQ(grid->int_attr("swizzle"), 4);
+  EXPECT_EQ(grid->string_attr("order"), "column");
+}
+
+TEST(Lowering, IfYieldsOuterNamesAssignedInABranch) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
+  x = load X[i] : <8>;
+  if i < 3 { x = x * 2.0; }
+  store X[i] = x;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  Operation* branch = nullptr;
+  walk(*c.module, [&](Operation& op) { if (op.kind() == OpKind::if_) branch = &op; });
+  ASSERT_TRUE(branch);
+  ASSERT_EQ(branch->num_results(), 1u);
+  EXPECT_EQ(branch->result()->type().to_string(), "tile<8xf32, reg>");
+  DiagnosticEngine d;
+  EXPECT_TRUE(verify_module(*c.module, d)) << d.render_all();
+}
+
+struct ErrorCase {
+  const char* name;
+  const char* source;
+  const char* message;
+  uint32_t line;
+};
+
+class LoweringErrors : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(LoweringErrors, ReportsTheMessageAtTheLine) {
+  const ErrorCase& e = GetParam();
+  Compiled c = compile_tile(e.source);
+  EXPECT_FALSE(c.module);
+  ASSERT_TRUE(c.diagnostics->has_errors());
+  bool found = false;
+  for (const auto& d : c.diagnostics->diagnostics())
+    found |= d.message.find(e.message) != std::string::npos && d.location.line == e.line;
+  EXPECT_TRUE(found) << "expected '" << e.message << "' on line " << e.line << ", got:\n" << c.errors();
+}
+
+constexpr const char* kHead = "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(cdiv(N, 8)) as (i) {\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Diagnostics, LoweringErrors,
+    ::testing::Values(
+        ErrorCase{"unknown_name", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = foo;\n}", "unknown name 'foo'", 2},
+        ErrorCase{"element_mismatch", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = load Y[i] : <8>;\n  z = x + y;\n}", "element types differ: f32 and bf16", 4},
+        ErrorCase{"shape_mismatch", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  y = load X[i, 0] : <4, 8>;\n  z = x * y;\n}", "tile shapes do not broadcast", 4},
+        ErrorCase{"store_element", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store Y[i] = x;\n}", "storing a f32 tile into the bf16 tensor 'Y'", 3},
+        ErrorCase{"const_div_zero", "const A = 4 / 0;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "division by zero", 1},
+        ErrorCase{"const_overflow", "const A = 9223372036854775807 + 1;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "integer overflow", 1},
+        ErrorCase{"tile_dim_not_const", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <N>;\n}", "a tile dimension must be an integer known at compile time", 2},
+        ErrorCase{"tile_dim_zero", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <0>;\n}", "a tile dimension must be at least 1", 2},
+        ErrorCase{"not_carried", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  s = zeros<8, f32>();\n  for j in 0 .. 4 {\n    s = s + 1.0;\n  }\n}", "list it in the loop's carry", 4},
+        ErrorCase{"carry_undefined", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  for j in 0 .. 4 carry (s) {\n  }\n}", "carried variable 's' is not defined", 2},
+        ErrorCase{"unknown_function", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = tanh(1.0);\n}", "unknown function 'tanh'", 2},
+        ErrorCase{"reduce_needs_axis", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = sum(x);\n}", "sum() needs an axis", 3},
+        ErrorCase{"mma_shapes", "kernel k(A: tensor<M, K, bf16>) grid tiles(1) as (i) {\n  a = load A[0, 0] : <64, 32>;\n  acc = zeros<64, 64, f32>();\n  acc = mma(a, a, acc);\n}", "mma shapes do not match", 4},
+        ErrorCase{"assign_constant", "const B = 4;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  B = 5;\n}", "'B' is a constant and cannot be assigned", 3},
+        ErrorCase{"unknown_element", "kernel k(X: tensor<N, f64>) grid tiles(1) as (i) {\n}", "unknown element type 'f64'", 1},
+        ErrorCase{"bad_annotation", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  @fast\n  store X[i] = x;\n}", "unknown annotation '@fast'", 3},
+        ErrorCase{"grid_arity", "kernel k(X: tensor<N, f32>) grid tiles(4, 4) as (i) {\n}", "the grid has 2 extents but names 1 coordinates", 1},
+        ErrorCase{"coordinate_count", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "1 tile coordinates given for a rank-2 tensor", 2},
+        ErrorCase{"if_type_change", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  if i < 1 { x = cast(x, bf16); }\n}", "has type tile<8xbf16, reg> after the then-branch", 3},
+        ErrorCase{"syntax_missing_semicolon", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>\n  store X[i] = x;\n}", "expected ';' after a statement", 2},
+        ErrorCase{"syntax_bad_grid", "kernel k(X: tensor<N, f32>) grid blocks(1) as (i) {\n}", "unknown grid kind 'blocks'", 1}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Parser, ReportsSeveralSyntaxErrorsInOneRun) {
+  Compiled c = compile_tile(
+      "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = = 1;\n  y = 2 +;\n  store X[i] = x;\n}\n");
+  EXPECT_FALSE(c.module);
+  EXPECT_EQ(c.diagnostics->error_count(), 2) << c.errors();
+  EXPECT_EQ(c.diagnostics->diagnostics()[0].location.line, 2u);
+  EXPECT_EQ(c.diagnostics->diagnostics()[1].location.line, 3u);
+}
+
+TEST(Parser, DeepNestingIsRefusedWithAnError) {
+  std::string expr(1000, '(');
+  expr += "1" + std::string(1000, ')');
+  Compiled c = compile_tile("const A = " + expr + ";\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}\n");
+  EXPECT_FALSE(c.module);
+  EXPECT_THAT(c.errors(), HasSubstr("nesting deeper than"));
+}
+
+TEST(Parser, EmptyProgramHasNoKernel) {
+  Compiled c = compile_tile("const A = 1;\n");
+  EXPECT_FALSE(c.module);
+  EXPECT_THAT(c.errors(), HasSubstr("the program defines no kernel"));
+}
+
+}  // namespace
+}  // namespace tilec::testing

@@ -1,0 +1,126 @@
+// tests/unit/ir_test.cpp — the .tir text form: exact round trips, attribute and type spellings,
+// and parse errors with their locations.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace tilec::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string round_trip(const std::string& text) {
+  Compiled c = parse_tir(text);
+  EXPECT_TRUE(c.module) << c.errors();
+  return c.module ? print_module(*c.module) : "";
+}
+
+constexpr const char* kLoop = R"(// tilec IR
+module {passes = ["parse"], source = "x.tile"}
+
+kernel @k(%A: tensor<M, 64, ?, bf16>, %s: f32) {note = "a \"quoted\"\nline"} loc(1:1) {
+  %M = dim %A {axis = 0} : index loc(2:3)
+  %0 = constant {value = 0} : index
+  %1 = constant {value = 1} : index
+  %i, %j = grid_ids %M, %1 {schedule = "tiles"} : index, index
+  %2 = constant {value = -1.5e-07} : f32
+  %t = zeros : tile<4x8xf32, reg>
+  %acc = for %0, %M, %1, %t {pipeline = 2, tileas.schedule.constraint.force_serial_execution} : tile<4x8xf32, reg> {
+    ^(%k: index, %c: tile<4x8xf32, reg>):
+    %3 = add %c, %2 {stage = 0, order = 1, weights = [1, 2.5, "x", [true, false]]} : tile<4x8xf32, reg>
+    yield %3
+  }
+  %4 = cmp %i, %j {predicate = "lt"} : i1
+  %5 = if %4 : tile<4x8xf32, reg> {
+    yield %acc
+  } {
+    yield %t
+  }
+  return
+}
+)";
+
+TEST(IrText, PrintParsePrintIsIdentical) {
+  std::string once = round_trip(kLoop);
+  EXPECT_EQ(round_trip(once), once);
+}
+
+TEST(IrText, AttributesKeepTheirValues) {
+  Compiled c = parse_tir(kLoop);
+  ASSERT_TRUE(c.module) << c.errors();
+  Operation* kernel = c.module->kernels()[0].get();
+  EXPECT_EQ(kernel->string_attr("note"), "a \"quoted\"\nline");
+  const Type& a = kernel->region().argument(0)->type();
+  EXPECT_EQ(a.to_string(), "tensor<M, 64, ?, bf16>");
+  double constant = 0;
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() == OpKind::constant && op.result()->type() == Type::scalar(ScalarKind::f32))
+      constant = op.attr("value")->as_float();
+  });
+  EXPECT_EQ(constant, -1.5e-07);
+}
+
+TEST(IrText, FloatsAlwaysReadBackAsFloats) {
+  EXPECT_EQ(Attribute(2.0).to_string(), "2.0");
+  EXPECT_EQ(Attribute(1e300).to_string(), "1e+300");
+  EXPECT_EQ(Attribute(int64_t{2}).to_string(), "2");
+  EXPECT_EQ(Attribute(0.1).to_string(), "0.1");
+}
+
+TEST(IrText, TypesPrintAsTheyParse) {
+  for (const char* spelled : {"tile<128x64xbf16, smem>", "tile<1xf8e4m3, tmem>", "pipe<tile<64x64xf16, smem>, 4>",
+                              "tensor<?, f32>", "index", "i1", "token", "mutex", "mbarrier"}) {
+    std::string text = std::string("module\nkernel @k(%a: ") + spelled + ") {\n  return\n}\n";
+    Compiled c = parse_tir(text);
+    ASSERT_TRUE(c.module) << spelled << "\n" << c.errors();
+    EXPECT_EQ(c.module->kernels()[0]->region().argument(0)->type().to_string(), spelled);
+  }
+}
+
+TEST(IrText, ParseErrorsPointAtTheProblem) {
+  struct Case { const char* text; const char* message; uint32_t line; uint32_t column; };
+  const Case cases[] = {
+      {"module\nkernel @k() {\n  %0 = frobnicate : index\n  return\n}\n", "unknown operation 'frobnicate'", 3, 8},
+      {"module\nkernel @k() {\n  %0 = add %x, %x : index\n  return\n}\n", "use of undefined value %x", 3, 12},
+      {"module\nkernel @k(%a: tile<4xf99, reg>) {\n  return\n}\n", "unknown element type 'f99'", 2, 22},
+      {"module\nkernel @k() {\n  %0 = constant {value = 1} : index\n  %0 = constant {value = 2} : index\n  return\n}\n", "value %0 is defined twice", 4, 3},
+      {"module\nkernel @k() {\n  %0, %1 = constant {value = 1} : index\n  return\n}\n", "names 2 results but gives 1 types", 3, 3},
+      {"module\nkernel @k() {\n  return\n", "missing '}'", 4, 1},
+  };
+  for (const Case& c : cases) {
+    Compiled parsed = parse_tir(c.text);
+    EXPECT_FALSE(parsed.module) << c.text;
+    ASSERT_EQ(parsed.diagnostics->error_count(), 1) << c.text;
+    const Diagnostic& d = parsed.diagnostics->diagnostics()[0];
+    EXPECT_THAT(d.message, HasSubstr(c.message));
+    EXPECT_EQ(d.location.line, c.line) << c.message;
+    EXPECT_EQ(d.location.column, c.column) << c.message;
+  }
+}
+
+TEST(IrText, NameHintsAreMadeUnique) {
+  Compiled c = parse_tir("module\nkernel @k() {\n  %x = constant {value = 1} : index\n  return\n}\n");
+  ASSERT_TRUE(c.module);
+  Operation* kernel = c.module->kernels()[0].get();
+  Builder b(&kernel->region());
+  b.set_insertion_point(&kernel->region(), 1);
+  b.constant_index(2)->set_name_hint("x");
+  b.constant_index(3)->set_name_hint("x_1");
+  std::string printed = print_module(*c.module);
+  EXPECT_THAT(printed, HasSubstr("%x = constant {value = 1}"));
+  EXPECT_THAT(printed, HasSubstr("%x_1 = constant {value = 2}"));
+  EXPECT_THAT(printed, HasSubstr("%x_1_1 = constant {value = 3}"));
+  EXPECT_EQ(round_trip(printed), printed);
+}
+
+TEST(OpTable, EveryRowIsConsistent) {
+  for (const OpInfo& info : all_ops()) {
+    EXPECT_EQ(parse_op_kind(info.name), info.kind) << info.name;
+    EXPECT_FALSE(info.description.empty()) << info.name;
+    EXPECT_TRUE(info.max_operands < 0 || info.max_operands >= info.min_operands) << info.name;
+  }
+}
+
+}  // namespace
+}  // namespace tilec::testing

@@ -1,0 +1,83 @@
+// tests/unit/lexer_test.cpp — tokens, locations and lexical errors.
+#include <gtest/gtest.h>
+
+#include "frontend/lexer.h"
+
+namespace tilec::frontend {
+namespace {
+
+std::vector<Token> lex_ok(std::string_view source) {
+  DiagnosticEngine diagnostics("t.tile", source);
+  auto tokens = lex(source, diagnostics);
+  EXPECT_FALSE(diagnostics.has_errors()) << diagnostics.render_all();
+  return tokens;
+}
+
+TEST(Lexer, KeywordsIdentifiersNumbersAndLocations) {
+  auto tokens = lex_ok("const BM = 128;\nfor k in 0 .. 4 { x = 1.5e3; }");
+  std::vector<TokenKind> kinds;
+  for (const auto& t : tokens) kinds.push_back(t.kind);
+  std::vector<TokenKind> expected = {
+      TokenKind::kw_const, TokenKind::identifier, TokenKind::equal, TokenKind::integer,
+      TokenKind::semicolon, TokenKind::kw_for, TokenKind::identifier, TokenKind::kw_in,
+      TokenKind::integer, TokenKind::dot_dot, TokenKind::integer, TokenKind::l_brace,
+      TokenKind::identifier, TokenKind::equal, TokenKind::floating, TokenKind::semicolon,
+      TokenKind::r_brace, TokenKind::end};
+  EXPECT_EQ(kinds, expected);
+  EXPECT_EQ(tokens[6].text, "k");
+  EXPECT_EQ(tokens[6].location.line, 2u);
+  EXPECT_EQ(tokens[6].location.column, 5u);
+  EXPECT_EQ(tokens[14].text, "1.5e3");
+}
+
+TEST(Lexer, RangeAfterIntegerIsNotADecimalPoint) {
+  auto tokens = lex_ok("0..10");
+  ASSERT_EQ(tokens.size(), 4u);
+  EXPECT_EQ(tokens[0].kind, TokenKind::integer);
+  EXPECT_EQ(tokens[1].kind, TokenKind::dot_dot);
+  EXPECT_EQ(tokens[2].text, "10");
+}
+
+TEST(Lexer, CommentsAreSkipped) {
+  auto tokens = lex_ok("a // line comment ü\n/* block\n comment */ b");
+  ASSERT_EQ(tokens.size(), 3u);
+  EXPECT_EQ(tokens[1].text, "b");
+  EXPECT_EQ(tokens[1].location.line, 3u);
+}
+
+TEST(Lexer, TwoCharacterOperators) {
+  auto tokens = lex_ok("<= >= == != < > @");
+  std::vector<TokenKind> expected = {TokenKind::less_equal, TokenKind::greater_equal, TokenKind::equal_equal,
+                                     TokenKind::not_equal, TokenKind::less, TokenKind::greater, TokenKind::at,
+                                     TokenKind::end};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(tokens[i].kind, expected[i]) << i;
+}
+
+TEST(Lexer, BadCharactersAreReportedWithTheirColumnAndLexingGoesOn) {
+  std::string source = "a $ b\nc \xc3\xa9 d";
+  DiagnosticEngine diagnostics("t.tile", source);
+  auto tokens = lex(source, diagnostics);
+  ASSERT_EQ(diagnostics.error_count(), 3);  // '$', and both bytes of é
+  EXPECT_EQ(diagnostics.diagnostics()[0].location.column, 3u);
+  EXPECT_NE(diagnostics.diagnostics()[0].message.find("'$'"), std::string::npos);
+  EXPECT_NE(diagnostics.diagnostics()[1].message.find("0xc3"), std::string::npos);
+  EXPECT_EQ(tokens.size(), 5u);  // a b c d end
+}
+
+TEST(Lexer, MalformedNumberAndUnterminatedComment) {
+  std::string source = "x = 12abc; /* never closed";
+  DiagnosticEngine diagnostics("t.tile", source);
+  lex(source, diagnostics);
+  ASSERT_EQ(diagnostics.error_count(), 2);
+  EXPECT_NE(diagnostics.diagnostics()[0].message.find("malformed number '12abc'"), std::string::npos);
+  EXPECT_NE(diagnostics.diagnostics()[1].message.find("unterminated block comment"), std::string::npos);
+}
+
+TEST(Diagnostics, RenderShowsFileLineColumnSourceAndCaret) {
+  DiagnosticEngine diagnostics("k.tile", "line one\n  bad here\n");
+  diagnostics.error({2, 3}, "something is wrong");
+  EXPECT_EQ(diagnostics.render_all(), "k.tile:2:3: error: something is wrong\n    bad here\n    ^\n");
+}
+
+}  // namespace
+}  // namespace tilec::frontend

@@ -1,0 +1,116 @@
+// tests/unit/verifier_test.cpp — the verifier accepts valid IR and rejects each invariant it
+// lists (ir/verifier.cpp), with a message naming what broke.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace tilec::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A valid kernel; each case replaces one line (marked by its text) to break one invariant.
+constexpr const char* kValid = R"(module
+kernel @k(%A: tensor<M, K, bf16>, %C: tensor<M, N, f32>) {
+  %M = dim %A {axis = 0} : index
+  %N = dim %C {axis = 1} : index
+  %m, %n = grid_ids %M, %N {schedule = "tiles"} : index, index
+  %c0 = constant {value = 0} : index
+  %c1 = constant {value = 1} : index
+  %acc0 = zeros : tile<64x64xf32, reg>
+  %acc = for %c0, %M, %c1, %acc0 {pipeline = 2} : tile<64x64xf32, reg> {
+    ^(%k: index, %x: tile<64x64xf32, reg>):
+    %a = tma_load %A, %m, %k {tileas.schedule.constraint.gid = 1} : tile<64x32xbf16, smem>
+    %b = tma_load %A, %k, %n : tile<32x64xbf16, smem>
+    %y = mma %a, %b, %x : tile<64x64xf32, reg>
+    yield %y
+  }
+  %r = reduce_max %acc {axis = 1} : tile<64x1xf32, reg>
+  %s = sub %acc, %r : tile<64x64xf32, reg>
+  %p = cmp %m, %n {predicate = "lt"} : i1
+  %out = if %p : tile<64x64xf32, reg> {
+    yield %s
+  } {
+    yield %acc
+  }
+  store %C, %m, %n, %out
+  return
+}
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string verify(const std::string& text) {
+  Compiled c = parse_tir(text);
+  if (!c.module) return "parse error: " + c.errors();
+  DiagnosticEngine d;
+  verify_module(*c.module, d);
+  return d.render_all();
+}
+
+TEST(Verifier, AcceptsValidIr) { EXPECT_EQ(verify(kValid), ""); }
+
+struct Broken {
+  const char* invariant;
+  const char* from;
+  const char* to;
+  const char* message;
+};
+
+class VerifierRejects : public ::testing::TestWithParam<Broken> {};
+
+TEST_P(VerifierRejects, EachInvariant) {
+  const Broken& b = GetParam();
+  std::string errors = verify(replace(kValid, b.from, b.to));
+  EXPECT_THAT(errors, HasSubstr(b.message)) << b.invariant;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Invariants, VerifierRejects,
+    ::testing::Values(
+        // 1. structure and arity
+        Broken{"operand_count", "%s = sub %acc, %r", "%s = sub %acc", "'sub': has 1 operands, expected 2"},
+        Broken{"result_count", "store %C, %m, %n, %out", "%z = store %C, %m, %n, %out : index", "'store': has 1 results, expected 0"},
+        Broken{"duplicate_kernel", "  return\n}\n", "  return\n}\nkernel @k() {\n  return\n}\n", "kernel @k is defined twice"},
+        // 2. terminators
+        Broken{"missing_return", "  store %C, %m, %n, %out\n  return\n", "  store %C, %m, %n, %out\n", "its region must end with 'return'"},
+        Broken{"terminator_inside", "    yield %y\n  }", "    yield %y\n    yield %y\n  }", "a terminator must be the last op"},
+        // 3. dominance
+        Broken{"value_escapes_region", "%r = reduce_max %acc", "%r = reduce_max %y", "does not dominate"},
+        // 4. types
+        Broken{"for_bounds", "%acc = for %c0, %M, %c1, %acc0", "%acc = for %c0, %A, %c1, %acc0", "bounds and step must be index values"},
+        Broken{"if_condition", "%out = if %p", "%out = if %m", "the condition must be i1"},
+        Broken{"yield_type", "    yield %acc\n", "    yield %r\n", "yields tile<64x1xf32, reg> for a result of type"},
+        Broken{"broadcast", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%s = sub %acc, %m : tile<64x64xf32, reg>", "do not broadcast"},
+        Broken{"reduce_shape", "%r = reduce_max %acc {axis = 1} : tile<64x1xf32, reg>", "%r = reduce_max %acc {axis = 1} : tile<1x64xf32, reg>", "result must be tile<64x1xf32, reg>"},
+        Broken{"load_coordinates", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k :", "takes 1 tile coordinates for a rank-2 tensor"},
+        Broken{"tma_space", "tile<32x64xbf16, smem>", "tile<32x64xbf16, reg>", "a tma_load fills shared memory"},
+        Broken{"mma_shapes", "%y = mma %a, %b, %x", "%y = mma %a, %a, %x", "do not form a matrix product"},
+        Broken{"grid_types", "%m, %n = grid_ids %M, %N", "%m, %n = grid_ids %M, %A", "grid extents must be index values"},
+        Broken{"dim_axis", "%N = dim %C {axis = 1}", "%N = dim %C {axis = 2}", "needs an 'axis' within the tensor's rank"},
+        Broken{"constant_kind", "%c1 = constant {value = 1} : index", "%c1 = constant {value = 1.0} : index", "'value' (float) does not match"},
+        // 5. placement
+        Broken{"grid_twice", "%c0 = constant {value = 0} : index", "%c0 = constant {value = 0} : index\n  %g = grid_ids %M {schedule = \"tiles\"} : index", "at most one grid_ids"},
+        Broken{"tile_before_grid", "  %m, %n = grid_ids", "  %early = zeros : tile<4xf32, reg>\n  %m, %n = grid_ids", "only pure scalar ops may come before grid_ids"},
+        // 6. attributes
+        Broken{"gid_negative", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.gid = -1", "must be >= 0"},
+        Broken{"max_depth_zero", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.max_depth = 0", "'tileas.schedule.constraint.max_depth' must be >= 1"},
+        Broken{"force_serial_value", "{pipeline = 2}", "{pipeline = 2, tileas.schedule.constraint.force_serial_execution = 1}", "takes no value"},
+        Broken{"pipeline_zero", "{pipeline = 2}", "{pipeline = 0}", "'pipeline' must be >= 1"},
+        Broken{"leader_type", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.leader_gid = \"zero\"", "must be an integer, not string"},
+        Broken{"predicate", "{predicate = \"lt\"}", "{predicate = \"less\"}", "'predicate' must be one of"}),
+    [](const auto& info) { return std::string(info.param.invariant); });
+
+TEST(Verifier, GridIdsMustSitInTheKernelBody) {
+  std::string text = replace(kValid, "    yield %y\n", "    %g = grid_ids %M {schedule = \"tiles\"} : index\n    yield %y\n");
+  EXPECT_THAT(verify(text), HasSubstr("grid_ids must sit directly in a kernel body"));
+}
+
+}  // namespace
+}  // namespace tilec::testing
