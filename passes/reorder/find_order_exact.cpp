@@ -7,8 +7,11 @@
 // 1. Depth first from the empty set; at each state the ready statements that keep every pair
 //    within the limit are tried best first (compute, frees an event, min max, min sum, index),
 //    so the first leaf is usually greedy's answer or close to it.
-// 2. A state whose every child failed is recorded; reaching it again fails at once.
-// 3. The search stops at the first complete order, when the whole space is exhausted (no
+// 2. A ready statement with no cross-pipe consumer allocates nothing and can only free events,
+//    so moving it to the front of any completion keeps that completion within the limit: when
+//    one is ready it is the only child tried. Only statements that allocate events branch.
+// 3. A state whose every child failed is recorded; reaching it again fails at once.
+// 4. The search stops at the first complete order, when the whole space is exhausted (no
 //    order exists), or after the state budget (no verdict).
 // Cost: at most min(budget, 2^n) expansions of O(n · pipes) each.
 #include <algorithm>
@@ -25,7 +28,7 @@ namespace {
 class ExactSearch {
  public:
   ExactSearch(const Segment& segment, const DependenceGraph& graph, int limit, std::int64_t budget)
-      : segment_(segment), events_(segment, graph), limit_(limit), budget_(budget),
+      : segment_(segment), graph_(graph), events_(segment, graph), limit_(limit), budget_(budget),
         count_(static_cast<int>(segment.statements.size())) {}
 
   SearchOutcome run() {
@@ -49,6 +52,11 @@ class ExactSearch {
     std::vector<std::array<int, 5>> candidates;
     for (int statement = 0; statement < count_; ++statement) {
       if (!events_.is_ready(statement)) continue;
+      if (graph_.consumer_pipes[statement] == 0) {
+        // Allocates nothing: running it first never hurts (phase 2), so it is the only child.
+        candidates.assign(1, {0, 0, 0, 0, statement});
+        break;
+      }
       EventPrediction prediction = events_.predict(statement, limit_);
       if (!prediction.fits) continue;
       bool control = segment_.statements[statement].kind != StatementKind::compute;
@@ -70,6 +78,7 @@ class ExactSearch {
   }
 
   const Segment& segment_;
+  const DependenceGraph& graph_;
   EventState events_;
   int limit_;
   std::int64_t budget_;

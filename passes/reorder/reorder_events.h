@@ -12,7 +12,7 @@ namespace tilec::reorder {
 
 struct ReorderOptions {
   int max_events = 8;                        // live cross-pipe events allowed per pipe pair
-  std::int64_t exact_state_budget = 200000;  // exact search: states expanded at most
+  std::int64_t exact_state_budget = 30000;  // exact search: states expanded at most
   int beam_width = 16;
   std::int64_t beam_work_budget = 200000000;  // beam: width · n² at most
 };
