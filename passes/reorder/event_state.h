@@ -26,6 +26,8 @@ class EventState {
   EventState(const Segment& segment, const DependenceGraph& graph);
 
   bool is_ready(int statement) const { return indegree_[statement] == 0; }
+  // Predecessors that have not run yet (-1 once the statement itself ran).
+  int unmet(int statement) const { return indegree_[statement]; }
   // Call before a round of predict() after the state changed.
   void sort_busy_pairs();
   EventPrediction predict(int statement, int limit) const;

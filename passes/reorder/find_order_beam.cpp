@@ -2,17 +2,23 @@
 //
 // 1. A beam holds up to `width` partial orders, each with its own event state and ready list;
 //    it starts with the empty order.
-// 2. Each step scores every ready statement of every partial order that keeps all pairs within
-//    the limit: (compute first, predicted max, predicted sum, frees nothing, rank of the parent,
-//    index). Each parent offers at most kChildrenPerParent children.
+// 2. Each step scores, for every partial order, the kCandidateWindow lowest-index ready
+//    statements that keep all pairs within the limit: (compute first, predicted max,
+//    predicted sum, waiting events, frees nothing, rank of the parent, index). "Waiting
+//    events" looks one step ahead: the destination pipes on which no consumer would be ready
+//    right after the statement, i.e. events that must stay live for a while (the trap that
+//    makes greedy dead-end: taking loads whose consumers still wait for something else).
+//    Each parent offers at most kChildrenPerParent children.
 // 3. Children are sorted by score; children that reach a set of run statements already taken
 //    (Zobrist hash of the set) are dropped; the first `width` become the next beam.
 // 4. A partial order with no fitting child dies. Success: a partial order reaches n
 //    statements. Failure: the beam empties (which proves nothing).
 // Deterministic: the hash keys come from a fixed-seed generator, ties fall back to indices.
-// Cost: O(n · width · (n + ready · pipes)); the width is cut so width · n² ≤ work budget.
+// Cost: O(n · width · (n + window · (pipes + degree))); the width is cut so that
+// width · n² ≤ work budget (the copy of a partial order is O(n)).
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <random>
 #include <unordered_set>
 
@@ -24,6 +30,7 @@ namespace tilec::reorder {
 namespace {
 
 constexpr int kChildrenPerParent = 6;
+constexpr int kCandidateWindow = 64;
 
 struct PartialOrder {
   EventState events;
@@ -33,11 +40,22 @@ struct PartialOrder {
 };
 
 struct Child {
-  std::array<std::int64_t, 6> key;
+  std::array<std::int64_t, 7> key;
   int parent;
   int statement;
   std::uint64_t hash;
 };
+
+// Destination pipes of `statement`'s events with no consumer that would be ready right after it.
+int waiting_events(const Segment& segment, const DependenceGraph& graph, const EventState& events, int statement) {
+  std::uint16_t waiting = graph.consumer_pipes[statement];
+  for (int consumer : graph.successors[statement]) {
+    if (events.unmet(consumer) == 1) {
+      waiting &= static_cast<std::uint16_t>(~(1u << static_cast<int>(segment.statements[consumer].pipe)));
+    }
+  }
+  return std::popcount(waiting);
+}
 
 }  // namespace
 
@@ -66,13 +84,16 @@ SearchOutcome find_order_beam(const Segment& segment, const DependenceGraph& gra
       PartialOrder& partial = beam[rank];
       partial.events.sort_busy_pairs();
       local.clear();
-      for (int statement : partial.ready) {
+      const int window = std::min<int>(kCandidateWindow, static_cast<int>(partial.ready.size()));
+      for (int slot = 0; slot < window; ++slot) {
+        const int statement = partial.ready[slot];
         EventPrediction prediction = partial.events.predict(statement, limit);
         ++outcome.states;
         if (!prediction.fits) continue;
         bool control = segment.statements[statement].kind != StatementKind::compute;
-        local.push_back(Child{{control ? 1 : 0, prediction.max, prediction.sum, prediction.freed > 0 ? 0 : 1, rank,
-                               statement},
+        local.push_back(Child{{control ? 1 : 0, prediction.max, prediction.sum,
+                               waiting_events(segment, graph, partial.events, statement),
+                               prediction.freed > 0 ? 0 : 1, rank, statement},
                               rank, statement, partial.hash ^ zobrist[statement]});
       }
       auto keep = std::min<std::size_t>(local.size(), kChildrenPerParent);

@@ -7,7 +7,8 @@
 // 1. Derive the dependences (compute_dependences). If program order already fits, keep it.
 // 2. Greedy Kahn, strict, with the three strategies in turn (schedule_greedy): first order
 //    that completes wins.
-// 3. All three dead-ended: search. Exact over scheduled sets for n ≤ 64 within a state budget
+// 3. All three dead-ended: search, unless a simple lower bound on the peak (a consumer that
+//    alone frees the events of more than max_events producers) already exceeds the limit. Exact over scheduled sets for n ≤ 64 within a state budget
 //    (a verdict of "no order exists" ends the search); otherwise, or without a verdict, a
 //    bounded beam search.
 // 4. Still nothing: relaxed greedy runs (no limit) with each strategy; the order with the
@@ -21,6 +22,7 @@
 
 #include <fmt/core.h>
 
+#include <array>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -34,6 +36,28 @@ namespace tilec::reorder {
 namespace {
 
 constexpr Strategy kStrategies[] = {Strategy::min_max_then_sum, Strategy::min_sum_then_max, Strategy::min_max};
+
+// A peak every order reaches: when a statement c is the only consumer on its pipe of k
+// producers on one other pipe, their k events are all live once the last of them ran (only c
+// frees them). O(n + E).
+int compute_peak_lower_bound(const Segment& segment, const DependenceGraph& graph) {
+  auto pipe_of = [&](int statement) { return static_cast<int>(segment.statements[statement].pipe); };
+  const int count = static_cast<int>(segment.statements.size());
+  std::vector<std::array<int, kPipeCount>> consumers_on_pipe(count);
+  for (int producer = 0; producer < count; ++producer) {
+    consumers_on_pipe[producer].fill(0);
+    for (int successor : graph.successors[producer]) ++consumers_on_pipe[producer][pipe_of(successor)];
+  }
+  int bound = 0;
+  for (int consumer = 0; consumer < count; ++consumer) {
+    std::array<int, kPipeCount> sole{};
+    for (int producer : graph.predecessors[consumer]) {
+      if (pipe_of(producer) == pipe_of(consumer) || consumers_on_pipe[producer][pipe_of(consumer)] != 1) continue;
+      bound = std::max(bound, ++sole[pipe_of(producer)]);
+    }
+  }
+  return bound;
+}
 
 ReorderResult finish(const Segment& segment, const DependenceGraph& graph, std::vector<int> order,
                      std::string strategy, const ReorderOptions& options, bool proven_infeasible = false) {
@@ -74,8 +98,8 @@ ReorderResult reorder_events(const Segment& segment, const ReorderOptions& optio
     if (run.complete) return finish(segment, graph, std::move(run.order), std::string(strategy_name(strategy)), options);
   }
 
-  bool proven_infeasible = false;
-  if (count <= 64) {
+  bool proven_infeasible = compute_peak_lower_bound(segment, graph) > limit;
+  if (count <= 64 && !proven_infeasible) {
     SearchOutcome exact = find_order_exact(segment, graph, limit, options.exact_state_budget);
     if (exact.found) return finish(segment, graph, std::move(exact.order), "exact-search", options);
     proven_infeasible = exact.exhausted;
