@@ -69,7 +69,20 @@ TEST(ReorderCli, EveryScenarioMatchesTheLibrary) {
     auto json = nlohmann::json::parse(outcome.out);
     EXPECT_TRUE(json["feasible"].get<bool>()) << file;
   }
-  EXPECT_GE(scenarios, 9);
+  EXPECT_GE(scenarios, 10);
+}
+
+TEST(ReorderCli, DesignExampleGivesTheDocumentedShape) {
+  Outcome outcome = run_tilec("'" + std::string(TILEC_REORDER_SCENARIOS) + "/design_example.json'");
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_EQ(outcome.out,
+            "{\n"
+            "  \"order\": [\n    \"s0\",\n    \"s1\",\n    \"if0\",\n    \"ev\"\n  ],\n"
+            "  \"feasible\": true,\n"
+            "  \"strategy\": \"original\",\n"
+            "  \"max_peak\": 1,\n"
+            "  \"peak\": {\n    \"MTE2->V\": 1,\n    \"V->S\": 1\n  }\n"
+            "}\n");
 }
 
 TEST(ReorderCli, MaxEventsOverridesTheFileAndStdinWorks) {
