@@ -182,7 +182,7 @@ inline bool exists_order_within(const Segment& segment, const std::set<Edge>& ed
 
 // A random segment: statements over a few pipes, reading and writing a small pool of names
 // (so RAW, WAR and WAW all occur), some control statements and rare barriers.
-inline Segment random_segment(std::mt19937& random, int count, bool gpu_pipes) {
+inline Segment random_segment(std::mt19937& random, int count, bool gpu_pipes, int barrier_percent = 3) {
   const std::vector<Pipe> ascend = {Pipe::MTE2, Pipe::V, Pipe::MTE3, Pipe::S, Pipe::M};
   const std::vector<Pipe> gpu = {Pipe::TMA, Pipe::MMA, Pipe::SIMT, Pipe::LSU};
   const auto& pipes = gpu_pipes ? gpu : ascend;
@@ -195,7 +195,7 @@ inline Segment random_segment(std::mt19937& random, int count, bool gpu_pipes) {
     statement.pipe = pipes[pick(static_cast<int>(pipes.size()))];
     int roll = pick(100);
     if (roll < 8) statement.kind = StatementKind::control;
-    else if (roll < 11) statement.kind = StatementKind::barrier;
+    else if (roll < 8 + barrier_percent) statement.kind = StatementKind::barrier;
     int reads = pick(3);
     for (int r = 0; r < reads; ++r) statement.reads.push_back("m" + std::to_string(pick(pool)));
     if (pick(10) < 8) statement.writes.push_back("m" + std::to_string(pick(pool)));
