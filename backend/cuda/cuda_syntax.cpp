@@ -28,11 +28,20 @@ std::string_view element_type(ScalarKind kind) {
 std::string float_literal(float value) {
   if (std::isnan(value)) return "NAN";
   if (std::isinf(value)) return value > 0 ? "INFINITY" : "-INFINITY";
-  // The shortest %g form that reads back as the same float.
-  char text[64];
-  for (int precision = 1; precision <= 9; ++precision) {
+  // The shortest form that reads back as the same float: plain decimals for moderate
+  // magnitudes (`100.0f`, `0.001f`), else %g with an exponent (`1e+20f`).
+  char text[64] = "";
+  double magnitude = std::fabs(static_cast<double>(value));
+  bool found = false;
+  if (magnitude == 0.0 || (magnitude >= 1e-4 && magnitude < 1e9)) {
+    for (int decimals = 0; decimals <= 12 && !found; ++decimals) {
+      std::snprintf(text, sizeof text, "%.*f", decimals, static_cast<double>(value));
+      found = std::strtof(text, nullptr) == value;
+    }
+  }
+  for (int precision = 1; precision <= 9 && !found; ++precision) {
     std::snprintf(text, sizeof text, "%.*g", precision, static_cast<double>(value));
-    if (std::strtof(text, nullptr) == value) break;
+    found = std::strtof(text, nullptr) == value;
   }
   std::string out = text;
   if (out.find_first_of(".en") == std::string::npos) out += ".0";
@@ -100,8 +109,8 @@ constexpr std::string_view kReserved[] = {
     "to_f32", "from_f32", "add_f32", "sub_f32", "mul_f32", "div_f32", "sqrt_f32", "rsqrt_f32",
     "exp_f32", "max_f32", "min_f32", "relu_f32", "cdiv_i64", "max_i64", "min_i64",
     "int_to_float", "float_to_int", "kBlockThreads", "shared_memory", "scratch", "slot",
-    "slots", "elem", "pos", "acc", "tile", "tiles", "stream", "status", "shared_bytes",
-    "in_bounds", "index0", "index1", "index2", "index3", "index4", "index5", "index6",
+    "slots", "elem", "pos", "acc", "stream", "status", "shared_bytes",
+    "tile_number", "tile_count", "in_bounds", "index0", "index1", "index2", "index3", "index4", "index5", "index6",
     "index7", "next", "argc", "argv", "pass", "bytes", "seconds", "milliseconds", "start",
     "stop", "repeat", "failures"};
 

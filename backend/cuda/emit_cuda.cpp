@@ -87,7 +87,7 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
   }
   cuda::BodyEmitter body(plan, cuda::BodyMode::cta, out);
   for (const auto& op : kernel.region().operations()) {
-    if (op.get() == plan.grid) out += "  const int64_t tile = blockIdx.x;\n";
+    if (op.get() == plan.grid) out += "  const int64_t tile_number = blockIdx.x;\n";
     body.emit_op(*op, 1);
   }
   out += "}\n\n";
@@ -97,8 +97,8 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
   out += fmt::format("extern \"C\" cudaError_t launch_{}({}{}cudaStream_t stream) {{\n", plan.name,
                      cuda::parameter_list(plan), plan.params.empty() && plan.dim_params.empty() ? "" : ", ");
   cuda::emit_tile_count(plan, /*with_scalar_ops=*/true, 1, out);
-  out += "  if (tiles == 0) return cudaSuccess;  // an empty grid: nothing to do\n";
-  out += "  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;\n";
+  out += "  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do\n";
+  out += "  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;\n";
   out += fmt::format("  const size_t shared_bytes = {};\n", plan.shared_bytes);
   if (plan.shared_bytes > 48 * 1024) {
     out += fmt::format("  // Above 48 KiB of dynamic shared memory a kernel must opt in.\n"
@@ -107,7 +107,7 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
                        "  if (status != cudaSuccess) return status;\n",
                        plan.name);
   }
-  out += fmt::format("  {}_kernel<<<static_cast<unsigned>(tiles), kBlockThreads, shared_bytes, stream>>>({});\n",
+  out += fmt::format("  {}_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>({});\n",
                      plan.name, cuda::argument_list(plan));
   out += "  return cudaGetLastError();\n}\n\n";
 }

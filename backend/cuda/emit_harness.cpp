@@ -145,7 +145,7 @@ void emit_reference_kernel(const KernelPlan& plan, std::string& out) {
   for (; first < ops.size() && ops[first].get() != plan.grid && plan.grid; ++first)
     body.emit_op(*ops[first], 1);
   emit_tile_count(plan, /*with_scalar_ops=*/false, 1, out);
-  out += "  for (int64_t tile = slot; tile < tiles; tile += slots) {\n";
+  out += "  for (int64_t tile_number = slot; tile_number < tile_count; tile_number += slots) {\n";
   for (size_t i = first; i < ops.size(); ++i) body.emit_op(*ops[i], 2);
   out += "  }\n}\n\n";
 }
@@ -217,7 +217,7 @@ void emit_check(const KernelPlan& plan, std::string& out) {
   out += fmt::format("  HARNESS_CHECK(launch_{}({}{}nullptr));\n", plan.name, arguments, separator);
   out += "  HARNESS_CHECK(cudaDeviceSynchronize());\n";
   emit_tile_count(plan, /*with_scalar_ops=*/true, 1, out);
-  out += fmt::format("  const int64_t slots = std::min<int64_t>(tiles, {});\n", kReferenceSlots);
+  out += fmt::format("  const int64_t slots = std::min<int64_t>(tile_count, {});\n", kReferenceSlots);
   out += "  unsigned char* scratch = nullptr;\n";
   out += fmt::format("  HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * {}, 1)));\n",
                      plan.shared_bytes);

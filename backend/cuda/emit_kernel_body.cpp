@@ -149,7 +149,9 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
       std::string f32 = input == ScalarKind::f32 ? x : fmt::format("to_f32({})", x);
       return result == ScalarKind::f32 ? f32 : fmt::format("from_f32<{}>({})", result_type, f32);
     }
-    if (is_float(input)) return fmt::format("float_to_int<{}>(to_f32({}))", result_type, x);
+    if (is_float(input))
+      return fmt::format("float_to_int<{}>({})", result_type,
+                         input == ScalarKind::f32 ? x : fmt::format("to_f32({})", x));
     if (is_float(result)) return fmt::format("int_to_float<{}>({})", result_type, x);
     if (result == ScalarKind::i1) return fmt::format("({} != 0)", x);
     return fmt::format("static_cast<{}>({})", result_type, x);
@@ -358,7 +360,7 @@ void BodyEmitter::emit_grid_ids(const Operation& op, int indent) {
   for (size_t d = 0; d < rank; ++d) {
     std::vector<std::string> inner;
     for (size_t j = d + 1; j < rank; ++j) inner.push_back(plan_.expression(op.operand(j)));
-    std::string text = "tile";
+    std::string text = "tile_number";
     if (inner.size() == 1) text += " / " + inner[0];
     if (inner.size() > 1) text += " / (" + join(inner, " * ") + ")";
     if (d > 0) text += " % " + plan_.expression(op.operand(d));
@@ -477,7 +479,7 @@ void emit_buffer_declarations(const KernelPlan& plan, int indent, std::string& o
 void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, std::string& out) {
   std::string pad(2 * static_cast<size_t>(indent), ' ');
   if (!plan.grid) {
-    out += pad + "const int64_t tiles = 1;  // no grid_ids: a single CTA\n";
+    out += pad + "const int64_t tile_count = 1;  // no grid_ids: a single CTA\n";
     return;
   }
   // Only the pre-grid ops the extents depend on, in program order.
@@ -494,7 +496,7 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, s
   std::vector<std::string> factors;
   for (const Value* extent : plan.grid->operands())
     factors.push_back(fmt::format("max_i64({}, 0)", plan.expression(extent)));
-  out += pad + fmt::format("const int64_t tiles = {};\n", join(factors, " * "));
+  out += pad + fmt::format("const int64_t tile_count = {};\n", join(factors, " * "));
 }
 
 namespace {
@@ -502,7 +504,7 @@ namespace {
 // A scalar as a reader would write it, from the ops that compute it (depth-limited).
 std::string describe_value(const KernelPlan& plan, const Value* value, int depth) {
   const Operation* op = value->defining_op();
-  if (!op || depth > 6 || !value->name_hint().empty()) return plan.expression(value);
+  if (!op || depth > 6) return plan.expression(value);
   switch (op->kind()) {
     case OpKind::constant: return op->attr("value")->to_string();
     case OpKind::dim: return plan.expression(value);

@@ -20,7 +20,7 @@ class BodyEmitter {
   BodyEmitter(const KernelPlan& plan, BodyMode mode, std::string& out);
 
   // Appends the statements of `op` (and of its regions) at `indent` levels of two spaces.
-  // `grid_ids` reads the linear tile number from a variable `tile` the caller declared.
+  // `grid_ids` reads the linear tile number from a variable `tile_number` the caller declared.
   void emit_op(const Operation& op, int indent);
 
  private:
@@ -59,7 +59,7 @@ std::string argument_list(const KernelPlan& plan);
 // `float* const x = reinterpret_cast<float*>(shared_memory + 0);` for every tile buffer.
 void emit_buffer_declarations(const KernelPlan& plan, int indent, std::string& out);
 // With `with_scalar_ops`, the pre-grid scalar ops the grid extents need (host or device code);
-// then `const int64_t tiles = ...;`, the number of tiles (zero when an extent is not positive).
+// then `const int64_t tile_count = ...;`, the number of tiles (zero when an extent is not positive).
 void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, std::string& out);
 // The grid extents as a reader would write them: `cdiv(N, 1024) x 4`.
 std::string describe_grid(const KernelPlan& plan);

@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     casts: grid tiles_1, 256 threads per CTA, 6400 bytes of shared memory
+//     casts: grid cdiv(N, 256), 256 threads per CTA, 6400 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -96,7 +96,7 @@ constexpr int kBlockThreads = 256;
 
 // ---------------------------------------------------------------------------------------------
 // kernel @casts
-// grid: tiles_1 tiles, one CTA of 256 threads each
+// grid: cdiv(N, 256) tiles, one CTA of 256 threads each
 // shared memory: 6400 bytes in 9 tile buffers
 //   xb           tile<256xbf16, reg>          offset      0, 512 bytes
 //   x            tile<256xf32, reg>           offset    512, 1024 bytes
@@ -120,10 +120,10 @@ __global__ void __launch_bounds__(kBlockThreads) casts_kernel(const __nv_bfloat1
   float* const z = reinterpret_cast<float*>(shared_memory + 4352);
   int32_t* const n = reinterpret_cast<int32_t*>(shared_memory + 5376);
   const int64_t block = 256;
-  const int64_t tiles_1 = cdiv_i64(N, block);
-  const int64_t tile = blockIdx.x;
-  // i = grid_ids tiles_1 {schedule = "tiles"} : index
-  const int64_t i = tile;
+  const int64_t tiles = cdiv_i64(N, block);
+  const int64_t tile_number = blockIdx.x;
+  // i = grid_ids tiles {schedule = "tiles"} : index
+  const int64_t i = tile_number;
   // xb = load X, i : tile<256xbf16, reg>
   for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
     const int64_t index0 = i * 256 + elem;
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(kBlockThreads) casts_kernel(const __nv_bfloat1
     if (in_bounds) Q[index0] = q[elem];
   }
   __syncthreads();
-  const float big = 1e+02f;
+  const float big = 100.0f;
   // z = mul x, big : tile<256xf32, reg>
   for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
     z[elem] = mul_f32(x[elem], big);
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kBlockThreads) casts_kernel(const __nv_bfloat1
   __syncthreads();
   // n = cast z : tile<256xi32, reg>
   for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    n[elem] = float_to_int<int32_t>(to_f32(z[elem]));
+    n[elem] = float_to_int<int32_t>(z[elem]);
   }
   __syncthreads();
   // store I, i, n
@@ -213,12 +213,12 @@ __global__ void __launch_bounds__(kBlockThreads) casts_kernel(const __nv_bfloat1
 // Launches casts_kernel on `stream`: one CTA per tile; returns the launch status.
 extern "C" cudaError_t launch_casts(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, int64_t N, cudaStream_t stream) {
   const int64_t block = 256;
-  const int64_t tiles_1 = cdiv_i64(N, block);
-  const int64_t tiles = max_i64(tiles_1, 0);
-  if (tiles == 0) return cudaSuccess;  // an empty grid: nothing to do
-  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
+  const int64_t tiles = cdiv_i64(N, block);
+  const int64_t tile_count = max_i64(tiles, 0);
+  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
+  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   const size_t shared_bytes = 6400;
-  casts_kernel<<<static_cast<unsigned>(tiles), kBlockThreads, shared_bytes, stream>>>(X, F, B, H, Q, I, N);
+  casts_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, F, B, H, Q, I, N);
   return cudaGetLastError();
 }
 

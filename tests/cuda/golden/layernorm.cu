@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     layernorm: grid tiles_1, 256 threads per CTA, 118976 bytes of shared memory
+//     layernorm: grid cdiv(R, 8), 256 threads per CTA, 118976 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -96,7 +96,7 @@ constexpr int kBlockThreads = 256;
 
 // ---------------------------------------------------------------------------------------------
 // kernel @layernorm
-// grid: tiles_1 tiles, one CTA of 256 threads each
+// grid: cdiv(R, 8) tiles, one CTA of 256 threads each
 // shared memory: 118976 bytes in 16 tile buffers
 //   xb           tile<8x512xbf16, reg>        offset      0, 8192 bytes
 //   x            tile<8x512xf32, reg>         offset   8192, 16384 bytes
@@ -134,10 +134,10 @@ __global__ void __launch_bounds__(kBlockThreads) layernorm_kernel(const __nv_bfl
   float* const shifted = reinterpret_cast<float*>(shared_memory + 94400);
   __nv_bfloat16* const y = reinterpret_cast<__nv_bfloat16*>(shared_memory + 110784);
   const int64_t rows = 8;
-  const int64_t tiles_1 = cdiv_i64(R, rows);
-  const int64_t tile = blockIdx.x;
-  // r = grid_ids tiles_1 {schedule = "tiles"} : index
-  const int64_t r = tile;
+  const int64_t tiles = cdiv_i64(R, rows);
+  const int64_t tile_number = blockIdx.x;
+  // r = grid_ids tiles {schedule = "tiles"} : index
+  const int64_t r = tile_number;
   // xb = load X, r, 0 : tile<8x512xbf16, reg>
   for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
     const int64_t index0 = r * 8 + elem / 512;
@@ -246,15 +246,15 @@ __global__ void __launch_bounds__(kBlockThreads) layernorm_kernel(const __nv_bfl
 // Launches layernorm_kernel on `stream`: one CTA per tile; returns the launch status.
 extern "C" cudaError_t launch_layernorm(const __nv_bfloat16* X, const float* gamma, const float* beta, __nv_bfloat16* Y, int64_t R, cudaStream_t stream) {
   const int64_t rows = 8;
-  const int64_t tiles_1 = cdiv_i64(R, rows);
-  const int64_t tiles = max_i64(tiles_1, 0);
-  if (tiles == 0) return cudaSuccess;  // an empty grid: nothing to do
-  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
+  const int64_t tiles = cdiv_i64(R, rows);
+  const int64_t tile_count = max_i64(tiles, 0);
+  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
+  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   const size_t shared_bytes = 118976;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(layernorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
-  layernorm_kernel<<<static_cast<unsigned>(tiles), kBlockThreads, shared_bytes, stream>>>(X, gamma, beta, Y, R);
+  layernorm_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, gamma, beta, Y, R);
   return cudaGetLastError();
 }
 

@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     row_mean: grid tiles_1, 256 threads per CTA, 33024 bytes of shared memory
+//     row_mean: grid cdiv(M, 16), 256 threads per CTA, 33024 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -96,7 +96,7 @@ constexpr int kBlockThreads = 256;
 
 // ---------------------------------------------------------------------------------------------
 // kernel @row_mean
-// grid: tiles_1 tiles, one CTA of 256 threads each
+// grid: cdiv(M, 16) tiles, one CTA of 256 threads each
 // shared memory: 33024 bytes in 8 tile buffers
 //   init         tile<16x128xf32, reg>        offset      0, 8192 bytes
 //   partial      tile<16x128xf32, reg>        offset   8192, 8192 bytes
@@ -119,10 +119,10 @@ __global__ void __launch_bounds__(kBlockThreads) row_mean_kernel(const float* A,
   float* const empty = reinterpret_cast<float*>(shared_memory + 32960);
   const int64_t rows = 16;
   const int64_t cols = 128;
-  const int64_t tiles_1 = cdiv_i64(M, rows);
-  const int64_t tile = blockIdx.x;
-  // m = grid_ids tiles_1 {schedule = "tiles"} : index
-  const int64_t m = tile;
+  const int64_t tiles = cdiv_i64(M, rows);
+  const int64_t tile_number = blockIdx.x;
+  // m = grid_ids tiles {schedule = "tiles"} : index
+  const int64_t m = tile_number;
   const int64_t blocks = cdiv_i64(K, cols);
   // init = zeros : tile<16x128xf32, reg>
   for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
@@ -200,12 +200,12 @@ __global__ void __launch_bounds__(kBlockThreads) row_mean_kernel(const float* A,
 // Launches row_mean_kernel on `stream`: one CTA per tile; returns the launch status.
 extern "C" cudaError_t launch_row_mean(const float* A, float* S, int64_t M, int64_t K, cudaStream_t stream) {
   const int64_t rows = 16;
-  const int64_t tiles_1 = cdiv_i64(M, rows);
-  const int64_t tiles = max_i64(tiles_1, 0);
-  if (tiles == 0) return cudaSuccess;  // an empty grid: nothing to do
-  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
+  const int64_t tiles = cdiv_i64(M, rows);
+  const int64_t tile_count = max_i64(tiles, 0);
+  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
+  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   const size_t shared_bytes = 33024;
-  row_mean_kernel<<<static_cast<unsigned>(tiles), kBlockThreads, shared_bytes, stream>>>(A, S, M, K);
+  row_mean_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(A, S, M, K);
   return cudaGetLastError();
 }
 

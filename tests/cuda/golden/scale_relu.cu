@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     scale_relu: grid tiles_1, 256 threads per CTA, 6144 bytes of shared memory
+//     scale_relu: grid cdiv(N, 512), 256 threads per CTA, 6144 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -96,7 +96,7 @@ constexpr int kBlockThreads = 256;
 
 // ---------------------------------------------------------------------------------------------
 // kernel @scale_relu
-// grid: tiles_1 tiles, one CTA of 256 threads each
+// grid: cdiv(N, 512) tiles, one CTA of 256 threads each
 // shared memory: 6144 bytes in 3 tile buffers
 //   x            tile<512xf32, reg>           offset      0, 2048 bytes
 //   scaled       tile<512xf32, reg>           offset   2048, 2048 bytes
@@ -108,10 +108,10 @@ __global__ void __launch_bounds__(kBlockThreads) scale_relu_kernel(const float* 
   float* const scaled = reinterpret_cast<float*>(shared_memory + 2048);
   float* const y = reinterpret_cast<float*>(shared_memory + 4096);
   const int64_t block = 512;
-  const int64_t tiles_1 = cdiv_i64(N, block);
-  const int64_t tile = blockIdx.x;
-  // i = grid_ids tiles_1 {schedule = "tiles"} : index
-  const int64_t i = tile;
+  const int64_t tiles = cdiv_i64(N, block);
+  const int64_t tile_number = blockIdx.x;
+  // i = grid_ids tiles {schedule = "tiles"} : index
+  const int64_t i = tile_number;
   // x = load X, i : tile<512xf32, reg>
   for (int elem = threadIdx.x; elem < 512; elem += kBlockThreads) {
     const int64_t index0 = i * 512 + elem;
@@ -141,12 +141,12 @@ __global__ void __launch_bounds__(kBlockThreads) scale_relu_kernel(const float* 
 // Launches scale_relu_kernel on `stream`: one CTA per tile; returns the launch status.
 extern "C" cudaError_t launch_scale_relu(const float* X, float* Y, float alpha, int64_t N, cudaStream_t stream) {
   const int64_t block = 512;
-  const int64_t tiles_1 = cdiv_i64(N, block);
-  const int64_t tiles = max_i64(tiles_1, 0);
-  if (tiles == 0) return cudaSuccess;  // an empty grid: nothing to do
-  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
+  const int64_t tiles = cdiv_i64(N, block);
+  const int64_t tile_count = max_i64(tiles, 0);
+  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
+  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   const size_t shared_bytes = 6144;
-  scale_relu_kernel<<<static_cast<unsigned>(tiles), kBlockThreads, shared_bytes, stream>>>(X, Y, alpha, N);
+  scale_relu_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, Y, alpha, N);
   return cudaGetLastError();
 }
 

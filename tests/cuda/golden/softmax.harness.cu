@@ -114,9 +114,9 @@ __global__ void __launch_bounds__(kBlockThreads) softmax_kernel(const float* X, 
   float* const s = reinterpret_cast<float*>(shared_memory + 98432);
   float* const y = reinterpret_cast<float*>(shared_memory + 98560);
   const int64_t v0 = cdiv_i64(R, 32);
-  const int64_t tile = blockIdx.x;
+  const int64_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index
-  const int64_t r = tile;
+  const int64_t r = tile_number;
   const int64_t zero = 0;
   // x = load X, r, zero : tile<32x256xf32, reg>
   for (int elem = threadIdx.x; elem < 8192; elem += kBlockThreads) {
@@ -168,14 +168,14 @@ __global__ void __launch_bounds__(kBlockThreads) softmax_kernel(const float* X, 
 // Launches softmax_kernel on `stream`: one CTA per tile; returns the launch status.
 extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaStream_t stream) {
   const int64_t v0 = cdiv_i64(R, 32);
-  const int64_t tiles = max_i64(v0, 0);
-  if (tiles == 0) return cudaSuccess;  // an empty grid: nothing to do
-  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
+  const int64_t tile_count = max_i64(v0, 0);
+  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
+  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   const size_t shared_bytes = 131328;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
-  softmax_kernel<<<static_cast<unsigned>(tiles), kBlockThreads, shared_bytes, stream>>>(X, Y, R);
+  softmax_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, Y, R);
   return cudaGetLastError();
 }
 
@@ -267,10 +267,10 @@ __global__ void softmax_reference(const float* X, float* Y, int64_t R, unsigned 
   float* const s = reinterpret_cast<float*>(shared_memory + 98432);
   float* const y = reinterpret_cast<float*>(shared_memory + 98560);
   const int64_t v0 = cdiv_i64(R, 32);
-  const int64_t tiles = max_i64(v0, 0);
-  for (int64_t tile = slot; tile < tiles; tile += slots) {
+  const int64_t tile_count = max_i64(v0, 0);
+  for (int64_t tile_number = slot; tile_number < tile_count; tile_number += slots) {
     // r = grid_ids v0 {schedule = "tiles"} : index
-    const int64_t r = tile;
+    const int64_t r = tile_number;
     const int64_t zero = 0;
     // x = load X, r, zero : tile<32x256xf32, reg>
     for (int elem = 0; elem < 8192; ++elem) {
@@ -337,8 +337,8 @@ static int check_softmax(int argc, char** argv) {
   HARNESS_CHECK(launch_softmax(X, Y, R, nullptr));
   HARNESS_CHECK(cudaDeviceSynchronize());
   const int64_t v0 = cdiv_i64(R, 32);
-  const int64_t tiles = max_i64(v0, 0);
-  const int64_t slots = std::min<int64_t>(tiles, 1024);
+  const int64_t tile_count = max_i64(v0, 0);
+  const int64_t slots = std::min<int64_t>(tile_count, 1024);
   unsigned char* scratch = nullptr;
   HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * 131328, 1)));
   if (slots > 0) {

@@ -108,9 +108,9 @@ __global__ void __launch_bounds__(kBlockThreads) vector_add_kernel(const float* 
   float* const y = reinterpret_cast<float*>(shared_memory + 4096);
   float* const z = reinterpret_cast<float*>(shared_memory + 8192);
   const int64_t v0 = cdiv_i64(N, 1024);
-  const int64_t tile = blockIdx.x;
+  const int64_t tile_number = blockIdx.x;
   // i = grid_ids v0 {schedule = "tiles"} : index  (line 2)
-  const int64_t i = tile;
+  const int64_t i = tile_number;
   // x = load X, i : tile<1024xf32, reg>  (line 3)
   for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
     const int64_t index0 = i * 1024 + elem;
@@ -142,11 +142,11 @@ __global__ void __launch_bounds__(kBlockThreads) vector_add_kernel(const float* 
 // Launches vector_add_kernel on `stream`: one CTA per tile; returns the launch status.
 extern "C" cudaError_t launch_vector_add(const float* X, const float* Y, float* Z, int64_t N, cudaStream_t stream) {
   const int64_t v0 = cdiv_i64(N, 1024);
-  const int64_t tiles = max_i64(v0, 0);
-  if (tiles == 0) return cudaSuccess;  // an empty grid: nothing to do
-  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
+  const int64_t tile_count = max_i64(v0, 0);
+  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
+  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   const size_t shared_bytes = 12288;
-  vector_add_kernel<<<static_cast<unsigned>(tiles), kBlockThreads, shared_bytes, stream>>>(X, Y, Z, N);
+  vector_add_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, Y, Z, N);
   return cudaGetLastError();
 }
 
