@@ -1,0 +1,98 @@
+// backend/cuda/cuda_prelude.cpp — the helpers at the top of every generated .cu.
+//
+// They spell docs/ir.md's arithmetic once, so the kernels below them read like the IR:
+// f16/bf16/f8 compute in f32 and round back to nearest even; f32 add/sub/mul/div use the
+// `__f*_rn` intrinsics, which nvcc never contracts into an FMA, so a GPU result equals the CPU
+// interpreter's bit for bit (exp excepted: CUDA's expf is within 2 ulp of the C library's);
+// integer arithmetic is 64-bit. Every helper is __host__ __device__ so the host launcher can
+// evaluate the scalar ops that size the grid with the same code.
+#include "backend/cuda/cuda_prelude.h"
+
+namespace tilec::cuda {
+
+std::string_view cuda_prelude() {
+  return R"(#include <cstdint>
+#include <cstddef>
+#include <climits>
+#include <cmath>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+// ---------------------------------------------------------------------------------------------
+// Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
+// type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
+// use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL
+// or __CUDA_ARCH_FEAT_SM100_ALL.
+// ---------------------------------------------------------------------------------------------
+__host__ __device__ inline float to_f32(float x) { return x; }
+__host__ __device__ inline float to_f32(__half x) { return __half2float(x); }
+__host__ __device__ inline float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+__host__ __device__ inline float to_f32(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
+__host__ __device__ inline float to_f32(__nv_fp8_e5m2 x) { return static_cast<float>(x); }
+
+// f32 → element type, round to nearest even (f8: saturating to the largest finite value).
+template <typename T> __host__ __device__ T from_f32(float x);
+template <> __host__ __device__ inline float from_f32<float>(float x) { return x; }
+template <> __host__ __device__ inline __half from_f32<__half>(float x) { return __float2half_rn(x); }
+template <> __host__ __device__ inline __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <> __host__ __device__ inline __nv_fp8_e4m3 from_f32<__nv_fp8_e4m3>(float x) { return __nv_fp8_e4m3(x); }
+template <> __host__ __device__ inline __nv_fp8_e5m2 from_f32<__nv_fp8_e5m2>(float x) { return __nv_fp8_e5m2(x); }
+
+// f32 arithmetic, rounded once per op: the __f*_rn intrinsics are never fused into an FMA.
+__host__ __device__ inline float add_f32(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+__host__ __device__ inline float sub_f32(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+__host__ __device__ inline float mul_f32(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+__host__ __device__ inline float div_f32(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+__host__ __device__ inline float sqrt_f32(float x) {
+#ifdef __CUDA_ARCH__
+  return __fsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+__host__ __device__ inline float rsqrt_f32(float x) { return div_f32(1.0f, sqrt_f32(x)); }
+__host__ __device__ inline float exp_f32(float x) { return expf(x); }
+__host__ __device__ inline float max_f32(float a, float b) { return fmaxf(a, b); }
+__host__ __device__ inline float min_f32(float a, float b) { return fminf(a, b); }
+__host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f; }
+
+// 64-bit integer helpers; cdiv is the ceiling of a / b for a >= 0, b > 0.
+__host__ __device__ inline int64_t cdiv_i64(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+__host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+__host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Casts: integer → float rounds once to nearest even; float → integer truncates toward zero.
+template <typename T> __host__ __device__ inline T int_to_float(int64_t x) { return from_f32<T>(static_cast<float>(x)); }
+template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>(int64_t x) { return __double2bfloat16(static_cast<double>(x)); }
+template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
+template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
+)";
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,143 @@
+// backend/cuda/cuda_syntax.cpp — element types, literals and identifiers in CUDA C++.
+#include "backend/cuda/cuda_syntax.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace tilec::cuda {
+
+std::string_view element_type(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::i1: return "bool";
+    case ScalarKind::i32: return "int32_t";
+    case ScalarKind::i64: return "int64_t";
+    case ScalarKind::index: return "int64_t";
+    case ScalarKind::f16: return "__half";
+    case ScalarKind::bf16: return "__nv_bfloat16";
+    case ScalarKind::f32: return "float";
+    case ScalarKind::f8e4m3: return "__nv_fp8_e4m3";
+    case ScalarKind::f8e5m2: return "__nv_fp8_e5m2";
+  }
+  return "void";
+}
+
+std::string float_literal(float value) {
+  if (std::isnan(value)) return "NAN";
+  if (std::isinf(value)) return value > 0 ? "INFINITY" : "-INFINITY";
+  // The shortest form that reads back as the same float: plain decimals for moderate
+  // magnitudes (`100.0f`, `0.001f`), else %g with an exponent (`1e+20f`).
+  char text[64] = "";
+  double magnitude = std::fabs(static_cast<double>(value));
+  bool found = false;
+  if (magnitude == 0.0 || (magnitude >= 1e-4 && magnitude < 1e9)) {
+    for (int decimals = 0; decimals <= 12 && !found; ++decimals) {
+      std::snprintf(text, sizeof text, "%.*f", decimals, static_cast<double>(value));
+      found = std::strtof(text, nullptr) == value;
+    }
+  }
+  for (int precision = 1; precision <= 9 && !found; ++precision) {
+    std::snprintf(text, sizeof text, "%.*g", precision, static_cast<double>(value));
+    found = std::strtof(text, nullptr) == value;
+  }
+  std::string out = text;
+  if (out.find_first_of(".en") == std::string::npos) out += ".0";
+  return out + "f";
+}
+
+std::string integer_literal(int64_t value) {
+  if (value == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
+  if (value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max())
+    return std::to_string(value);
+  return std::to_string(value) + "LL";
+}
+
+std::string literal(const Attribute& value, ScalarKind kind) {
+  double number = value.is_float() ? value.as_float()
+                  : value.is_bool() ? (value.as_bool() ? 1.0 : 0.0)
+                  : value.is_int()  ? static_cast<double>(value.as_int())
+                                    : 0.0;
+  int64_t integer = value.is_int()    ? value.as_int()
+                    : value.is_bool() ? (value.as_bool() ? 1 : 0)
+                                      : static_cast<int64_t>(number);
+  switch (kind) {
+    case ScalarKind::i1: return integer != 0 ? "true" : "false";
+    case ScalarKind::i32: return integer_literal(static_cast<int32_t>(integer));
+    case ScalarKind::i64:
+    case ScalarKind::index: return integer_literal(integer);
+    case ScalarKind::f32: return float_literal(static_cast<float>(number));
+    default:
+      // f16, bf16, f8: written as the f32 value, rounded to the element type at run time.
+      return fmt::format("from_f32<{}>({})", element_type(kind),
+                         float_literal(static_cast<float>(number)));
+  }
+}
+
+std::string zero_literal(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::i1: return "false";
+    case ScalarKind::i32:
+    case ScalarKind::i64:
+    case ScalarKind::index: return "0";
+    case ScalarKind::f32: return "0.0f";
+    default: return fmt::format("from_f32<{}>(0.0f)", element_type(kind));
+  }
+}
+
+namespace {
+
+// C++ keywords, CUDA built-ins and library names, and every name the emitter spells itself.
+constexpr std::string_view kReserved[] = {
+    // C++
+    "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
+    "class", "const", "constexpr", "continue", "decltype", "default", "delete", "do", "double",
+    "else", "enum", "explicit", "extern", "false", "float", "for", "friend", "goto", "if",
+    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
+    "operator", "or", "private", "protected", "public", "register", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try",
+    "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while",
+    "xor", "main", "std", "size_t", "int32_t", "int64_t", "uint32_t", "uint64_t", "uint8_t",
+    "NAN", "INFINITY", "INT_MAX", "assert", "printf", "exit", "abs", "max", "min",
+    // CUDA
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "cudaStream_t",
+    "cudaError_t", "__half", "__nv_bfloat16", "__nv_fp8_e4m3", "__nv_fp8_e5m2", "expf",
+    "sqrtf", "fmaxf", "fminf", "exp", "sqrt", "rsqrt", "rsqrtf",
+    // the generated prelude, kernels, launchers and harness
+    "to_f32", "from_f32", "add_f32", "sub_f32", "mul_f32", "div_f32", "sqrt_f32", "rsqrt_f32",
+    "exp_f32", "max_f32", "min_f32", "relu_f32", "cdiv_i64", "max_i64", "min_i64",
+    "int_to_float", "float_to_int", "kBlockThreads", "shared_memory", "scratch", "slot",
+    "slots", "elem", "pos", "acc", "stream", "status", "shared_bytes",
+    "tile_number", "tile_count", "in_bounds", "index0", "index1", "index2", "index3", "index4", "index5", "index6",
+    "index7", "next", "argc", "argv", "pass", "bytes", "seconds", "milliseconds", "start",
+    "stop", "repeat", "failures"};
+
+bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+}  // namespace
+
+NameTable::NameTable() {
+  for (std::string_view name : kReserved) taken_.insert(std::string(name));
+}
+
+std::string NameTable::unique(std::string_view hint) {
+  std::string base;
+  for (char c : hint) {
+    char d = is_identifier_char(c) ? c : '_';
+    if (d == '_' && !base.empty() && base.back() == '_') continue;  // no "__": reserved in C++
+    base += d;
+  }
+  if (base.empty() || base.front() == '_' || (base.front() >= '0' && base.front() <= '9'))
+    base = "v" + base;
+  if (base.size() > 1 && base.back() == '_') base.pop_back();
+  std::string name = base;
+  for (int suffix = 1; taken_.count(name); ++suffix) name = fmt::format("{}_{}", base, suffix);
+  taken_.insert(name);
+  return name;
+}
+
+}  // namespace tilec::cuda

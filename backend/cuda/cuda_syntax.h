@@ -1,0 +1,44 @@
+// backend/cuda/cuda_syntax.h — how IR things are spelled in CUDA C++.
+//
+// Element types (`__nv_bfloat16`), literals that round-trip exactly (`0.1f`, `1LL << 40`
+// spelled out), identifiers made from value name hints (sanitized, kept clear of C++ keywords,
+// CUDA built-ins and the names the emitter itself uses, and made unique per scope).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "ir/attributes.h"
+#include "ir/types.h"
+
+namespace tilec::cuda {
+
+// The C++ type holding one element: float, __half, __nv_bfloat16, __nv_fp8_e4m3, int64_t, ...
+std::string_view element_type(ScalarKind kind);
+
+// A C++ expression of type element_type(kind) equal to the constant `value` (rounded to the
+// element type with round-to-nearest-even).
+std::string literal(const Attribute& value, ScalarKind kind);
+// The C++ spelling of 0 in `kind`.
+std::string zero_literal(ScalarKind kind);
+// An exactly round-tripping float literal (`1.5f`, `INFINITY`, `-0.0f`).
+std::string float_literal(float value);
+// A decimal integer literal that is an int64_t expression (`42`, `4294967296LL`).
+std::string integer_literal(int64_t value);
+
+// Hands out C++ identifiers: each name once, none reserved.
+class NameTable {
+ public:
+  NameTable();
+  // A fresh identifier close to `hint` (sanitized; `hint_1`, `hint_2` when taken).
+  std::string unique(std::string_view hint);
+  // Marks `name` as taken (a name the emitter spells by hand).
+  void reserve(const std::string& name) { taken_.insert(name); }
+
+ private:
+  std::set<std::string, std::less<>> taken_;
+};
+
+}  // namespace tilec::cuda

@@ -1,0 +1,32 @@
+// backend/cuda/emit_cuda.h — the first CUDA backend: IR module → one self-contained .cu file.
+//
+// It handles kernels that need no tensor cores: loads and stores, elementwise arithmetic,
+// reductions, constants, dims, grid_ids, for/if with carried values and casts (f16, bf16, f8
+// through the toolkit's cuda_fp16.h / cuda_bf16.h / cuda_fp8.h). One CTA runs one tile; every
+// tile value lives in a shared-memory buffer; scalars stay in registers. docs/backend_cuda.md
+// describes what is emitted, the memory model and the limits.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec {
+
+class DiagnosticEngine;
+class Module;
+
+struct CudaEmitOptions {
+  std::string target = "sm_90a";    // or "sm_100a"
+  std::string source_name;          // for the header comment (default: the module's `source`)
+  std::vector<std::string> passes;  // the pipeline that ran (default: the module's `passes`)
+  bool harness = false;             // --emit-harness: add main() checking against a reference
+};
+
+// The .cu text, or std::nullopt after reporting (at the op's location) an op or type this
+// backend does not support yet, an unknown target, or a kernel whose shared memory exceeds
+// the target's budget.
+std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions& options,
+                                     DiagnosticEngine& diagnostics);
+
+}  // namespace tilec

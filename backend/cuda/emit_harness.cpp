@@ -1,0 +1,285 @@
+// backend/cuda/emit_harness.cpp — the `--emit-harness` part of a generated .cu.
+//
+// For each kernel it writes:
+//   1. `NAME_reference`, a naive kernel: one thread runs a whole tile, op after op, with the
+//      tile buffers in a global scratch slot instead of shared memory (emit_kernel_body.cpp in
+//      `reference` mode, so the arithmetic is the same expression and the bits must agree);
+//   2. `check_NAME`, which fills every tensor with deterministic pseudo-random values (a
+//      splitmix64 stream seeded by the parameter's position), runs the launcher and the
+//      reference on copies of the written tensors, compares them within a tolerance per element
+//      type, prints the largest absolute and relative errors and PASS/FAIL, then times the
+//      launcher with CUDA events;
+// and a main() running every check. `./a.out NAME=VALUE ...` sets a dimension symbol or a
+// scalar parameter (defaults: 1000 for dimensions, 0.5 for float scalars, 3 for integers).
+#include "backend/cuda/emit_harness.h"
+
+#include <fmt/core.h>
+
+#include <unordered_map>
+
+#include "backend/cuda/cuda_syntax.h"
+#include "backend/cuda/emit_kernel_body.h"
+
+namespace tilec::cuda {
+
+namespace {
+
+constexpr int64_t kDefaultDimension = 1000;
+constexpr int64_t kReferenceSlots = 1024;  // tiles the reference runs at once (scratch slots)
+
+struct Tolerance {
+  double absolute, relative;
+};
+
+Tolerance tolerance(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::f32: return {1e-5, 1e-5};
+    case ScalarKind::f16: return {1e-3, 1e-3};
+    case ScalarKind::bf16: return {1e-2, 1e-2};
+    case ScalarKind::f8e4m3: return {0.125, 0.125};
+    case ScalarKind::f8e5m2: return {0.25, 0.25};
+    default: return {0.0, 0.0};
+  }
+}
+
+constexpr const char* kHarnessHelpers = R"(// ---------------------------------------------------------------------------------------------
+// Harness (--emit-harness): checks each kernel against its naive reference and times it.
+//   nvcc -std=c++17 -gencode arch=compute_XX,code=sm_XX -o check THIS_FILE.cu && ./check [NAME=VALUE]...
+// ---------------------------------------------------------------------------------------------
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#define HARNESS_CHECK(call)                                                                  \
+  do {                                                                                       \
+    const cudaError_t harness_status = (call);                                               \
+    if (harness_status != cudaSuccess) {                                                     \
+      std::printf("CUDA error: %s at %s:%d\n", cudaGetErrorString(harness_status), __FILE__, \
+                  __LINE__);                                                                 \
+      return 1;                                                                              \
+    }                                                                                        \
+  } while (0)
+
+// `NAME=VALUE` from the command line, or `fallback`.
+static double harness_argument(int argc, char** argv, const char* name, double fallback) {
+  const size_t length = std::strlen(name);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=')
+      return std::atof(argv[i] + length + 1);
+  return fallback;
+}
+
+// Deterministic pseudo-random values (splitmix64): floats in [-1, 1), integers in [-8, 8).
+template <typename T>
+static void harness_fill(std::vector<T>& data, uint64_t seed) {
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (T& x : data) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+    if constexpr (std::is_same_v<T, bool>) x = u < 0.5;
+    else if constexpr (std::is_integral_v<T>) x = static_cast<T>(static_cast<int64_t>(u * 16) - 8);
+    else x = from_f32<T>(static_cast<float>(2.0 * u - 1.0));
+  }
+}
+
+template <typename T>
+static double harness_double(T x) {
+  if constexpr (std::is_integral_v<T>) return static_cast<double>(x);
+  else return static_cast<double>(to_f32(x));
+}
+
+// Prints the largest errors of `got` against `want`; true when every element is within
+// absolute + relative * |want| (NaN matches only NaN).
+template <typename T>
+static bool harness_compare(const char* name, const std::vector<T>& got, const std::vector<T>& want,
+                            double absolute, double relative) {
+  double max_absolute = 0, max_relative = 0;
+  size_t outside = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = harness_double(got[i]), w = harness_double(want[i]);
+    if (std::isnan(g) || std::isnan(w)) {
+      if (!(std::isnan(g) && std::isnan(w))) ++outside;
+      continue;
+    }
+    const double error = g == w ? 0.0 : std::fabs(g - w);
+    max_absolute = std::max(max_absolute, error);
+    if (w != 0) max_relative = std::max(max_relative, error / std::fabs(w));
+    if (!(error <= absolute + relative * std::fabs(w))) ++outside;
+  }
+  std::printf("  %s: max abs error %.3g, max rel error %.3g, %zu of %zu elements outside tolerance: %s\n",
+              name, max_absolute, max_relative, outside, got.size(), outside == 0 ? "PASS" : "FAIL");
+  return outside == 0;
+}
+
+)";
+
+std::string element_count(const KernelPlan& plan, const Value* tensor) {
+  std::string text;
+  for (const std::string& extent : plan.tensor_dims.at(tensor))
+    text += (text.empty() ? "" : " * ") + fmt::format("static_cast<size_t>({})", extent);
+  return text.empty() ? "1" : text;
+}
+
+void emit_reference_kernel(const KernelPlan& plan, std::string& out) {
+  out += fmt::format(
+      "// The naive reference for {0}_kernel: one thread runs each tile, its tile buffers in a\n"
+      "// {1}-byte slot of `scratch` instead of shared memory.\n"
+      "__global__ void {0}_reference({2}{3}unsigned char* scratch, int64_t slots) {{\n",
+      plan.name, plan.shared_bytes, parameter_list(plan),
+      plan.params.empty() && plan.dim_params.empty() ? "" : ", ");
+  out += "  const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
+  out += "  if (slot >= slots) return;\n";
+  if (plan.shared_bytes > 0) {
+    out += fmt::format("  unsigned char* const shared_memory = scratch + slot * {};\n", plan.shared_bytes);
+    emit_buffer_declarations(plan, 1, out);
+  }
+  BodyEmitter body(plan, BodyMode::reference, out);
+  const auto& ops = plan.kernel->region().operations();
+  size_t first = 0;
+  for (; first < ops.size() && ops[first].get() != plan.grid && plan.grid; ++first)
+    body.emit_op(*ops[first], 1);
+  emit_tile_count(plan, /*with_scalar_ops=*/false, 1, out);
+  out += "  for (int64_t tile_number = slot; tile_number < tile_count; tile_number += slots) {\n";
+  for (size_t i = first; i < ops.size(); ++i) body.emit_op(*ops[i], 2);
+  out += "  }\n}\n\n";
+}
+
+void emit_check(const KernelPlan& plan, std::string& out) {
+  NameTable names = plan.names;
+  out += fmt::format("static int check_{}(int argc, char** argv) {{\n", plan.name);
+  std::string report_format, report_values;
+  for (const std::string& dim : plan.dim_params) {
+    out += fmt::format("  const int64_t {0} = static_cast<int64_t>(harness_argument(argc, argv, \"{0}\", {1}));\n",
+                       dim, kDefaultDimension);
+    report_format += fmt::format(" {}=%lld", dim);
+    report_values += fmt::format(", static_cast<long long>({})", dim);
+  }
+  for (const ParamPlan& param : plan.params) {
+    const Type& type = param.value->type();
+    if (type.is_tensor()) continue;
+    ScalarKind kind = type.element();
+    std::string_view element = element_type(kind);
+    std::string value = fmt::format("harness_argument(argc, argv, \"{}\", {})", param.name,
+                                    is_float(kind) ? "0.5" : "3");
+    if (is_float(kind)) value = fmt::format("from_f32<{}>(static_cast<float>({}))", element, value);
+    else if (kind == ScalarKind::i1) value = fmt::format("({} != 0)", value);
+    else value = fmt::format("static_cast<{}>({})", element, value);
+    out += fmt::format("  const {} {} = {};\n", element, param.name, value);
+    report_format += fmt::format(" {}=%g", param.name);
+    report_values += fmt::format(", harness_double({})", param.name);
+  }
+  out += fmt::format("  std::printf(\"{}:{}\\n\"{});\n", plan.name, report_format, report_values);
+
+  // Tensors: host data, device copies; written tensors get a second copy for the reference.
+  std::vector<std::string> cleanup;
+  std::string bytes_moved;
+  std::vector<std::string> reference_arguments;
+  std::unordered_map<const Value*, std::string> counts;
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const ParamPlan& param = plan.params[i];
+    const Type& type = param.value->type();
+    if (!type.is_tensor()) {
+      reference_arguments.push_back(param.name);
+      continue;
+    }
+    std::string_view element = element_type(type.element());
+    std::string host = names.unique(param.name + "_host");
+    std::string count = names.unique(param.name + "_count");
+    counts[param.value] = count;
+    out += fmt::format("  // {}: {}\n", param.name, type.to_string());
+    out += fmt::format("  const size_t {} = {};\n", count, element_count(plan, param.value));
+    out += fmt::format("  std::vector<{}> {}({});\n", element, host, count);
+    out += fmt::format("  harness_fill({}, {});\n", host, i + 1);
+    std::vector<std::string> copies = {param.name};
+    if (param.written) copies.push_back(names.unique(param.name + "_reference"));
+    for (const std::string& copy : copies) {
+      out += fmt::format("  {}* {} = nullptr;\n", element, copy);
+      out += fmt::format("  HARNESS_CHECK(cudaMalloc(&{}, std::max<size_t>({}, 1) * sizeof({})));\n", copy,
+                         count, element);
+      out += fmt::format("  HARNESS_CHECK(cudaMemcpy({}, {}.data(), {} * sizeof({}), cudaMemcpyHostToDevice));\n",
+                         copy, host, count, element);
+      cleanup.push_back(copy);
+    }
+    reference_arguments.push_back(copies.back());
+    bytes_moved += (bytes_moved.empty() ? "" : " + ") + fmt::format("{} * sizeof({})", count, element);
+  }
+  for (const std::string& dim : plan.dim_params) reference_arguments.push_back(dim);
+  std::string arguments = argument_list(plan);
+  std::string separator = arguments.empty() ? "" : ", ";
+
+  out += "  // The kernel under test, then the reference on its own copies of the written tensors.\n";
+  out += fmt::format("  HARNESS_CHECK(launch_{}({}{}nullptr));\n", plan.name, arguments, separator);
+  out += "  HARNESS_CHECK(cudaDeviceSynchronize());\n";
+  emit_tile_count(plan, /*with_scalar_ops=*/true, 1, out);
+  out += fmt::format("  const int64_t slots = std::min<int64_t>(tile_count, {});\n", kReferenceSlots);
+  out += "  unsigned char* scratch = nullptr;\n";
+  out += fmt::format("  HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * {}, 1)));\n",
+                     plan.shared_bytes);
+  cleanup.push_back("scratch");
+  out += "  if (slots > 0) {\n";
+  std::string reference_list;
+  for (const std::string& argument : reference_arguments) reference_list += argument + ", ";
+  out += fmt::format("    {}_reference<<<static_cast<unsigned>((slots + 127) / 128), 128>>>({}scratch, slots);\n",
+                     plan.name, reference_list);
+  out += "    HARNESS_CHECK(cudaGetLastError());\n";
+  out += "    HARNESS_CHECK(cudaDeviceSynchronize());\n";
+  out += "  }\n";
+
+  out += "  bool pass = true;\n";
+  for (const ParamPlan& param : plan.params) {
+    if (!param.written) continue;
+    const Type& type = param.value->type();
+    std::string_view element = element_type(type.element());
+    const std::string& count = counts.at(param.value);
+    std::string got = names.unique(param.name + "_got"), want = names.unique(param.name + "_want");
+    Tolerance within = tolerance(type.element());
+    out += fmt::format("  std::vector<{0}> {1}({2}), {3}({2});\n", element, got, count, want);
+    out += fmt::format("  HARNESS_CHECK(cudaMemcpy({}.data(), {}, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
+                       got, param.name, count, element);
+    out += fmt::format("  HARNESS_CHECK(cudaMemcpy({}.data(), {}_reference, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
+                       want, param.name, count, element);
+    out += fmt::format("  pass = harness_compare(\"{}\", {}, {}, {}, {}) && pass;\n", param.name, got, want,
+                       within.absolute, within.relative);
+  }
+
+  out += "  // Timing: 3 warm-up launches, then the mean of 20.\n";
+  out += "  cudaEvent_t start, stop;\n";
+  out += "  HARNESS_CHECK(cudaEventCreate(&start));\n  HARNESS_CHECK(cudaEventCreate(&stop));\n";
+  out += fmt::format("  for (int repeat = 0; repeat < 3; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));\n", plan.name,
+                     arguments, separator);
+  out += "  HARNESS_CHECK(cudaEventRecord(start));\n";
+  out += fmt::format("  for (int repeat = 0; repeat < 20; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));\n", plan.name,
+                     arguments, separator);
+  out += "  HARNESS_CHECK(cudaEventRecord(stop));\n  HARNESS_CHECK(cudaEventSynchronize(stop));\n";
+  out += "  float milliseconds = 0;\n  HARNESS_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));\n";
+  out += "  const double seconds = milliseconds / 1000.0 / 20;\n";
+  out += fmt::format("  const double bytes = static_cast<double>({});\n", bytes_moved.empty() ? "0" : bytes_moved);
+  out += "  std::printf(\"  time: %.3f us per launch, %.1f GB/s (each tensor read or written once)\\n\",\n"
+         "              seconds * 1e6, seconds > 0 ? bytes / seconds / 1e9 : 0.0);\n";
+  out += "  HARNESS_CHECK(cudaEventDestroy(start));\n  HARNESS_CHECK(cudaEventDestroy(stop));\n";
+  for (const std::string& pointer : cleanup) out += fmt::format("  HARNESS_CHECK(cudaFree({}));\n", pointer);
+  out += fmt::format("  std::printf(\"{}: %s\\n\", pass ? \"PASS\" : \"FAIL\");\n", plan.name);
+  out += "  return pass ? 0 : 1;\n}\n\n";
+}
+
+}  // namespace
+
+void emit_harness(const std::vector<KernelPlan>& plans, std::string& out) {
+  out += kHarnessHelpers;
+  for (const KernelPlan& plan : plans) {
+    emit_reference_kernel(plan, out);
+    emit_check(plan, out);
+  }
+  out += "int main(int argc, char** argv) {\n  int failures = 0;\n";
+  for (const KernelPlan& plan : plans) out += fmt::format("  failures += check_{}(argc, argv);\n", plan.name);
+  out += "  std::printf(\"%s\\n\", failures == 0 ? \"PASS\" : \"FAIL\");\n";
+  out += "  return failures == 0 ? 0 : 1;\n}\n";
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,541 @@
+// backend/cuda/emit_kernel_body.cpp — op by op, the statements of a kernel body.
+//
+// Every tile op becomes one loop over the result's elements in row-major order; the loop
+// variable `elem` is the element's linear index. An operand of another shape is read through
+// NumPy-style broadcasting: its index keeps the coordinates of `elem` along the dims where the
+// operand is not 1. In `cta` mode the loop is strided by the CTA's threads and followed by
+// __syncthreads(), so an op starts only when every element of its operands is written; in
+// `reference` mode one thread runs the loop. Either way the arithmetic is the same expression
+// (compute() below), so both kernels compute the same bits.
+// Invariants relied on: the module verified (shapes broadcast, yields match results), every
+// scalar is uniform across the CTA (it derives from parameters, grid coordinates and loop
+// indices only), so a __syncthreads() inside for/if is reached by every thread.
+#include "backend/cuda/emit_kernel_body.h"
+
+#include <fmt/core.h>
+
+#include <set>
+
+#include "backend/cuda/cuda_syntax.h"
+
+namespace tilec::cuda {
+
+namespace {
+
+// Π shape[first..last).
+int64_t product(const std::vector<int64_t>& shape, size_t first, size_t last) {
+  int64_t n = 1;
+  for (size_t i = first; i < last; ++i) n *= shape[i];
+  return n;
+}
+
+// Row-major strides of `shape`.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) strides[d] = product(shape, d + 1, shape.size());
+  return strides;
+}
+
+// The coordinate along dim `d` of the element with linear index `linear` in `shape`.
+std::string coordinate(const std::vector<int64_t>& shape, size_t d, const std::string& linear) {
+  if (shape[d] == 1) return "0";
+  std::string text = linear;
+  int64_t stride = product(shape, d + 1, shape.size());
+  if (stride != 1) text += fmt::format(" / {}", stride);
+  if (product(shape, 0, d) != 1) text += fmt::format(" % {}", shape[d]);
+  return text;
+}
+
+// Linear index, in a tile of shape `operand`, of the element that broadcasts to element `elem`
+// of a tile of shape `result` (same rank; each operand dim equal to the result's or 1).
+std::string broadcast_index(const std::vector<int64_t>& operand, const std::vector<int64_t>& result) {
+  if (operand == result) return "elem";
+  std::vector<int64_t> strides = strides_of(operand);
+  std::string text;
+  for (size_t d = 0; d < operand.size(); ++d) {
+    if (operand[d] == 1) continue;
+    std::string term = coordinate(result, d, "elem");
+    if (strides[d] != 1) term += fmt::format(" * {}", strides[d]);
+    text += (text.empty() ? "" : " + ") + term;
+  }
+  return text.empty() ? "0" : text;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* separator) {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) text += (i ? separator : "") + parts[i];
+  return text;
+}
+
+const char* comparison(const std::string& predicate) {
+  if (predicate == "lt") return "<";
+  if (predicate == "le") return "<=";
+  if (predicate == "gt") return ">";
+  if (predicate == "ge") return ">=";
+  if (predicate == "eq") return "==";
+  return "!=";
+}
+
+// `index0 * D1 + index1`: the row-major offset of the element in its tensor.
+std::string tensor_offset(const std::vector<std::string>& extents) {
+  std::string text = "index0";
+  for (size_t d = 1; d < extents.size(); ++d) {
+    if (d > 1) text = "(" + text + ")";
+    text = fmt::format("{} * {} + index{}", text, extents[d], d);
+  }
+  return text;
+}
+
+}  // namespace
+
+BodyEmitter::BodyEmitter(const KernelPlan& plan, BodyMode mode, std::string& out)
+    : plan_(plan), mode_(mode), out_(out), names_(plan.names) {}
+
+void BodyEmitter::line(int indent, const std::string& text) {
+  out_.append(2 * static_cast<size_t>(indent), ' ');
+  out_ += text;
+  out_ += '\n';
+}
+
+// `// y = add x, b : tile<64x1024xf32, reg>  (line 7)`, in the emitted names.
+void BodyEmitter::comment(int indent, const Operation& op) {
+  std::vector<std::string> results, operands, attributes, types;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    results.push_back(plan_.expression(op.result(i)));
+    types.push_back(op.result(i)->type().to_string());
+  }
+  for (const Value* operand : op.operands()) operands.push_back(plan_.expression(operand));
+  for (const auto& [name, value] : op.attributes())
+    attributes.push_back(value.is_unit() ? name : name + " = " + value.to_string());
+  std::string text = "// ";
+  if (!results.empty()) text += join(results, ", ") + " = ";
+  text += std::string(op.name());
+  if (!operands.empty()) text += " " + join(operands, ", ");
+  if (!attributes.empty()) text += " {" + join(attributes, ", ") + "}";
+  if (!types.empty()) text += " : " + join(types, ", ");
+  if (op.location().known()) text += fmt::format("  (line {})", op.location().line);
+  line(indent, text);
+}
+
+void BodyEmitter::open_tile_loop(int indent, int64_t count) {
+  if (mode_ == BodyMode::cta)
+    line(indent, fmt::format("for (int elem = threadIdx.x; elem < {}; elem += kBlockThreads) {{", count));
+  else
+    line(indent, fmt::format("for (int elem = 0; elem < {}; ++elem) {{", count));
+}
+
+void BodyEmitter::close_tile_loop(int indent) {
+  line(indent, "}");
+  if (mode_ == BodyMode::cta) line(indent, "__syncthreads();");
+}
+
+std::string BodyEmitter::element_of(const Value* operand, const std::vector<int64_t>& shape) const {
+  const std::string& name = plan_.expression(operand);
+  if (!operand->type().is_tile()) return name;
+  return fmt::format("{}[{}]", name, broadcast_index(operand->type().shape(), shape));
+}
+
+// The expression of one result element from its operands' elements (docs/ir.md, Arithmetic).
+std::string BodyEmitter::compute(const Operation& op, const std::vector<std::string>& args) const {
+  ScalarKind result = op.result()->type().element();
+  ScalarKind input = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
+  std::string result_type(element_type(result));
+
+  if (op.kind() == OpKind::select) return fmt::format("({} ? {} : {})", args[0], args[1], args[2]);
+  if (op.kind() == OpKind::cast) {
+    const std::string& x = args[0];
+    if (input == result) return x;
+    if (is_float(input) && is_float(result)) {
+      std::string f32 = input == ScalarKind::f32 ? x : fmt::format("to_f32({})", x);
+      return result == ScalarKind::f32 ? f32 : fmt::format("from_f32<{}>({})", result_type, f32);
+    }
+    if (is_float(input))
+      return fmt::format("float_to_int<{}>({})", result_type,
+                         input == ScalarKind::f32 ? x : fmt::format("to_f32({})", x));
+    if (is_float(result)) return fmt::format("int_to_float<{}>({})", result_type, x);
+    if (result == ScalarKind::i1) return fmt::format("({} != 0)", x);
+    return fmt::format("static_cast<{}>({})", result_type, x);
+  }
+
+  if (is_float(input)) {
+    bool narrow = input != ScalarKind::f32;
+    std::vector<std::string> f32;
+    for (const std::string& arg : args) f32.push_back(narrow ? fmt::format("to_f32({})", arg) : arg);
+    if (op.kind() == OpKind::cmp)
+      return fmt::format("({} {} {})", f32[0], comparison(op.string_attr("predicate")), f32[1]);
+    std::string value;
+    switch (op.kind()) {
+      case OpKind::add: value = fmt::format("add_f32({}, {})", f32[0], f32[1]); break;
+      case OpKind::sub: value = fmt::format("sub_f32({}, {})", f32[0], f32[1]); break;
+      case OpKind::mul: value = fmt::format("mul_f32({}, {})", f32[0], f32[1]); break;
+      case OpKind::div: value = fmt::format("div_f32({}, {})", f32[0], f32[1]); break;
+      case OpKind::max: value = fmt::format("max_f32({}, {})", f32[0], f32[1]); break;
+      case OpKind::min: value = fmt::format("min_f32({}, {})", f32[0], f32[1]); break;
+      case OpKind::neg: value = fmt::format("-{}", f32[0]); break;
+      case OpKind::exp: value = fmt::format("exp_f32({})", f32[0]); break;
+      case OpKind::sqrt: value = fmt::format("sqrt_f32({})", f32[0]); break;
+      case OpKind::rsqrt: value = fmt::format("rsqrt_f32({})", f32[0]); break;
+      case OpKind::relu: value = fmt::format("relu_f32({})", f32[0]); break;
+      default: value = "/* unsupported */ 0.0f"; break;  // rejected by compute_kernel_plan
+    }
+    return narrow ? fmt::format("from_f32<{}>({})", result_type, value) : value;
+  }
+
+  // Integers: 64-bit arithmetic, narrowed back to i32 where that is the element type.
+  if (op.kind() == OpKind::cmp)
+    return fmt::format("({} {} {})", args[0], comparison(op.string_attr("predicate")), args[1]);
+  bool narrow = input == ScalarKind::i32 || input == ScalarKind::i1;
+  std::vector<std::string> wide;
+  for (const std::string& arg : args) wide.push_back(narrow ? fmt::format("int64_t({})", arg) : arg);
+  std::string value;
+  switch (op.kind()) {
+    case OpKind::add: value = fmt::format("{} + {}", wide[0], wide[1]); break;
+    case OpKind::sub: value = fmt::format("{} - {}", wide[0], wide[1]); break;
+    case OpKind::mul: value = fmt::format("{} * {}", wide[0], wide[1]); break;
+    case OpKind::div: value = fmt::format("{} / {}", wide[0], wide[1]); break;
+    case OpKind::rem: value = fmt::format("{} % {}", wide[0], wide[1]); break;
+    case OpKind::cdiv: value = fmt::format("cdiv_i64({}, {})", wide[0], wide[1]); break;
+    case OpKind::max: value = fmt::format("max_i64({}, {})", wide[0], wide[1]); break;
+    case OpKind::min: value = fmt::format("min_i64({}, {})", wide[0], wide[1]); break;
+    case OpKind::neg: value = fmt::format("-{}", wide[0]); break;
+    case OpKind::relu: value = fmt::format("max_i64({}, 0)", wide[0]); break;
+    default: value = "/* unsupported */ 0"; break;  // rejected by compute_kernel_plan
+  }
+  return narrow ? fmt::format("static_cast<{}>({})", result_type, value) : value;
+}
+
+void BodyEmitter::emit_op(const Operation& op, int indent) {
+  switch (op.kind()) {
+    case OpKind::constant:
+      if (!op.result()->name_hint().empty()) {
+        ScalarKind kind = op.result()->type().element();
+        line(indent, fmt::format("const {} {} = {};", element_type(kind),
+                                 plan_.expression(op.result()), literal(*op.attr("value"), kind)));
+      }
+      return;
+    case OpKind::dim:
+    case OpKind::return_:
+    case OpKind::yield:  // emitted by the op that owns the region
+      return;
+    case OpKind::grid_ids: emit_grid_ids(op, indent); return;
+    case OpKind::for_: emit_for(op, indent); return;
+    case OpKind::if_: emit_if(op, indent); return;
+    case OpKind::load: emit_load(op, indent); return;
+    case OpKind::store: emit_store(op, indent); return;
+    case OpKind::reduce_sum:
+    case OpKind::reduce_max: emit_reduction(op, indent); return;
+    case OpKind::zeros:
+    case OpKind::full: emit_fill(op, indent); return;
+    default: break;
+  }
+  if (op.result()->type().is_tile()) emit_elementwise_tile(op, indent);
+  else emit_scalar(op, indent);
+}
+
+void BodyEmitter::emit_scalar(const Operation& op, int indent) {
+  std::vector<std::string> args;
+  for (const Value* operand : op.operands()) args.push_back(plan_.expression(operand));
+  line(indent, fmt::format("const {} {} = {};", element_type(op.result()->type().element()),
+                           plan_.expression(op.result()), compute(op, args)));
+}
+
+void BodyEmitter::emit_elementwise_tile(const Operation& op, int indent) {
+  const Type& type = op.result()->type();
+  std::vector<std::string> args;
+  for (const Value* operand : op.operands()) args.push_back(element_of(operand, type.shape()));
+  comment(indent, op);
+  open_tile_loop(indent, type.element_count());
+  line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), compute(op, args)));
+  close_tile_loop(indent);
+}
+
+void BodyEmitter::emit_fill(const Operation& op, int indent) {
+  const Type& type = op.result()->type();
+  std::string value = op.kind() == OpKind::zeros ? zero_literal(type.element())
+                                                 : plan_.expression(op.operand(0));
+  comment(indent, op);
+  open_tile_loop(indent, type.element_count());
+  line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), value));
+  close_tile_loop(indent);
+}
+
+// One output element per loop iteration; the reduced axis is walked in increasing order and
+// floating-point sums accumulate in f32 (docs/ir.md), so every thread count gives the same bits.
+void BodyEmitter::emit_reduction(const Operation& op, int indent) {
+  const Type& input = op.operand(0)->type();
+  const Type& output = op.result()->type();
+  size_t axis = static_cast<size_t>(op.int_attr("axis"));
+  std::vector<int64_t> input_strides = strides_of(input.shape());
+  std::vector<std::string> base;
+  for (size_t d = 0; d < input.rank(); ++d) {
+    if (d == axis || output.shape()[d] == 1) continue;
+    std::string term = coordinate(output.shape(), d, "elem");
+    if (input_strides[d] != 1) term += fmt::format(" * {}", input_strides[d]);
+    base.push_back(term);
+  }
+  auto input_element = [&](const std::string& position) {
+    std::vector<std::string> terms = base;
+    if (position != "0")
+      terms.push_back(input_strides[axis] == 1 ? position
+                                               : fmt::format("{} * {}", position, input_strides[axis]));
+    return fmt::format("{}[{}]", plan_.expression(op.operand(0)),
+                       terms.empty() ? "0" : join(terms, " + "));
+  };
+  ScalarKind kind = input.element();
+  bool floating = is_float(kind);
+  auto widen = [&](const std::string& element) {
+    return floating && kind != ScalarKind::f32 ? fmt::format("to_f32({})", element) : element;
+  };
+  const char* accumulator = floating ? "float" : "int64_t";
+  int64_t extent = input.shape()[axis];
+  bool sum = op.kind() == OpKind::reduce_sum;
+
+  comment(indent, op);
+  open_tile_loop(indent, output.element_count());
+  if (sum) {
+    line(indent + 1, fmt::format("{} acc = {};", accumulator, floating ? "0.0f" : "0"));
+    std::string add = floating ? fmt::format("acc = add_f32(acc, {});", widen(input_element("pos")))
+                               : fmt::format("acc += {};", input_element("pos"));
+    line(indent + 1, fmt::format("for (int pos = 0; pos < {}; ++pos) {}", extent, add));
+  } else {
+    line(indent + 1, fmt::format("{} acc = {};", accumulator, widen(input_element("0"))));
+    line(indent + 1, fmt::format("for (int pos = 1; pos < {}; ++pos) acc = {}(acc, {});", extent,
+                                 floating ? "max_f32" : "max_i64", widen(input_element("pos"))));
+  }
+  std::string result = kind == ScalarKind::f32 || kind == ScalarKind::i64 || kind == ScalarKind::index
+                           ? "acc"
+                       : floating ? fmt::format("from_f32<{}>(acc)", element_type(kind))
+                                  : fmt::format("static_cast<{}>(acc)", element_type(kind));
+  line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), result));
+  close_tile_loop(indent);
+}
+
+// Declares index0.. (the element's position in the tensor) and `in_bounds` for a load/store.
+void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile, int indent) {
+  const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
+  std::vector<std::string> checks;
+  for (size_t d = 0; d < tile.rank(); ++d) {
+    // index_d = tile coordinate * tile extent + the element's coordinate within the tile.
+    const std::string& tile_coordinate = plan_.expression(op.operand(1 + d));
+    std::vector<std::string> terms;
+    if (tile_coordinate != "0")
+      terms.push_back(tile.shape()[d] == 1 ? tile_coordinate
+                                           : fmt::format("{} * {}", tile_coordinate, tile.shape()[d]));
+    std::string within = coordinate(tile.shape(), d, "elem");
+    if (within != "0") terms.push_back(within);
+    line(indent, fmt::format("const int64_t index{} = {};", d, terms.empty() ? "0" : join(terms, " + ")));
+    checks.push_back(fmt::format("0 <= index{0} && index{0} < {1}", d, extents[d]));
+  }
+  line(indent, fmt::format("const bool in_bounds = {};", join(checks, " && ")));
+}
+
+void BodyEmitter::emit_load(const Operation& op, int indent) {
+  const Type& tile = op.result()->type();
+  comment(indent, op);
+  open_tile_loop(indent, tile.element_count());
+  emit_tensor_index(op, tile, indent + 1);
+  line(indent + 1, fmt::format("{}[elem] = in_bounds ? {}[{}] : {};", plan_.expression(op.result()),
+                               plan_.expression(op.operand(0)),
+                               tensor_offset(plan_.tensor_dims.at(op.operand(0))),
+                               zero_literal(tile.element())));
+  close_tile_loop(indent);
+}
+
+void BodyEmitter::emit_store(const Operation& op, int indent) {
+  const Value* value = op.operands().back();
+  const Type& tile = value->type();
+  comment(indent, op);
+  open_tile_loop(indent, tile.element_count());
+  emit_tensor_index(op, tile, indent + 1);
+  line(indent + 1, fmt::format("if (in_bounds) {}[{}] = {}[elem];", plan_.expression(op.operand(0)),
+                               tensor_offset(plan_.tensor_dims.at(op.operand(0))),
+                               plan_.expression(value)));
+  close_tile_loop(indent);
+}
+
+// Row-major: the last coordinate varies fastest along the linear tile number.
+void BodyEmitter::emit_grid_ids(const Operation& op, int indent) {
+  comment(indent, op);
+  size_t rank = op.num_operands();
+  for (size_t d = 0; d < rank; ++d) {
+    std::vector<std::string> inner;
+    for (size_t j = d + 1; j < rank; ++j) inner.push_back(plan_.expression(op.operand(j)));
+    std::string text = "tile_number";
+    if (inner.size() == 1) text += " / " + inner[0];
+    if (inner.size() > 1) text += " / (" + join(inner, " * ") + ")";
+    if (d > 0) text += " % " + plan_.expression(op.operand(d));
+    line(indent, fmt::format("const int64_t {} = {};", plan_.expression(op.result(d)), text));
+  }
+}
+
+void BodyEmitter::emit_copy(const std::string& destination, const Value* source, int indent) {
+  open_tile_loop(indent, source->type().element_count());
+  line(indent + 1, fmt::format("{}[elem] = {}[elem];", destination, plan_.expression(source)));
+  close_tile_loop(indent);
+}
+
+void BodyEmitter::emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent) {
+  const Operation* yield = region.terminator();
+  std::vector<std::pair<const Value*, const Value*>> scalars;  // (target, source)
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const Value* source = yield->operand(i);
+    if (plan_.expression(source) == plan_.expression(targets[i])) continue;
+    if (source->type().is_tile()) emit_copy(plan_.expression(targets[i]), source, indent);
+    else scalars.emplace_back(targets[i], source);
+  }
+  if (scalars.size() == 1) {
+    line(indent, fmt::format("{} = {};", plan_.expression(scalars[0].first),
+                             plan_.expression(scalars[0].second)));
+    return;
+  }
+  // Several scalars: read them all before writing any (a yield may swap two carried values).
+  std::vector<std::string> temporaries;
+  for (const auto& [target, source] : scalars) {
+    temporaries.push_back(names_.unique("next_" + plan_.expression(target)));
+    line(indent, fmt::format("const {} {} = {};", element_type(source->type().element()),
+                             temporaries.back(), plan_.expression(source)));
+  }
+  for (size_t i = 0; i < scalars.size(); ++i)
+    line(indent, fmt::format("{} = {};", plan_.expression(scalars[i].first), temporaries[i]));
+}
+
+void BodyEmitter::emit_for(const Operation& op, int indent) {
+  const Region& body = op.region();
+  comment(indent, op);
+  std::vector<const Value*> carried;
+  for (size_t i = 1; i < body.num_arguments(); ++i) {
+    const Value* value = body.argument(i);
+    const Value* init = op.operand(2 + i);
+    carried.push_back(value);
+    if (value->type().is_tile()) {
+      emit_copy(plan_.expression(value), init, indent);
+    } else {
+      line(indent, fmt::format("{} {} = {};", element_type(value->type().element()),
+                               plan_.expression(value), plan_.expression(init)));
+    }
+  }
+  const std::string& iv = plan_.expression(body.argument(0));
+  line(indent, fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv,
+                           plan_.expression(op.operand(0)), plan_.expression(op.operand(1)),
+                           plan_.expression(op.operand(2))));
+  for (const auto& nested : body.operations()) emit_op(*nested, indent + 1);
+  emit_yield(body, carried, indent + 1);
+  line(indent, "}");
+}
+
+void BodyEmitter::emit_if(const Operation& op, int indent) {
+  comment(indent, op);
+  std::vector<const Value*> results;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    const Value* result = op.result(i);
+    results.push_back(result);
+    if (!result->type().is_tile())
+      line(indent, fmt::format("{} {}{{}};", element_type(result->type().element()),
+                               plan_.expression(result)));
+  }
+  line(indent, fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
+  for (size_t r = 0; r < 2; ++r) {
+    if (r == 1) line(indent, "} else {");
+    for (const auto& nested : op.region(r).operations()) emit_op(*nested, indent + 1);
+    emit_yield(op.region(r), results, indent + 1);
+  }
+  line(indent, "}");
+}
+
+}  // namespace tilec::cuda
+
+namespace tilec::cuda {
+
+std::string parameter_list(const KernelPlan& plan) {
+  std::vector<std::string> parts;
+  for (const ParamPlan& param : plan.params) {
+    const Type& type = param.value->type();
+    std::string_view element = element_type(type.element());
+    if (type.is_tensor())
+      parts.push_back(fmt::format("{}{}* {}", param.written ? "" : "const ", element, param.name));
+    else
+      parts.push_back(fmt::format("{} {}", element, param.name));
+  }
+  for (const std::string& dim : plan.dim_params) parts.push_back("int64_t " + dim);
+  return join(parts, ", ");
+}
+
+std::string argument_list(const KernelPlan& plan) {
+  std::vector<std::string> parts;
+  for (const ParamPlan& param : plan.params) parts.push_back(param.name);
+  for (const std::string& dim : plan.dim_params) parts.push_back(dim);
+  return join(parts, ", ");
+}
+
+void emit_buffer_declarations(const KernelPlan& plan, int indent, std::string& out) {
+  for (const BufferPlan& buffer : plan.buffers) {
+    std::string_view element = element_type(buffer.value->type().element());
+    out.append(2 * static_cast<size_t>(indent), ' ');
+    out += fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + {2});\n", element,
+                       buffer.name, buffer.offset);
+  }
+}
+
+void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, std::string& out) {
+  std::string pad(2 * static_cast<size_t>(indent), ' ');
+  if (!plan.grid) {
+    out += pad + "const int64_t tile_count = 1;  // no grid_ids: a single CTA\n";
+    return;
+  }
+  // Only the pre-grid ops the extents depend on, in program order.
+  std::set<const Value*> needed(plan.grid->operands().begin(), plan.grid->operands().end());
+  std::vector<const Operation*> slice;
+  for (auto it = plan.pre_grid.rbegin(); it != plan.pre_grid.rend(); ++it) {
+    if (!needed.count((*it)->result())) continue;
+    slice.insert(slice.begin(), *it);
+    needed.insert((*it)->operands().begin(), (*it)->operands().end());
+  }
+  BodyEmitter emitter(plan, BodyMode::reference, out);
+  if (with_scalar_ops)
+    for (const Operation* op : slice) emitter.emit_op(*op, indent);
+  std::vector<std::string> factors;
+  for (const Value* extent : plan.grid->operands())
+    factors.push_back(fmt::format("max_i64({}, 0)", plan.expression(extent)));
+  out += pad + fmt::format("const int64_t tile_count = {};\n", join(factors, " * "));
+}
+
+namespace {
+
+// A scalar as a reader would write it, from the ops that compute it (depth-limited).
+std::string describe_value(const KernelPlan& plan, const Value* value, int depth) {
+  const Operation* op = value->defining_op();
+  if (!op || depth > 6) return plan.expression(value);
+  switch (op->kind()) {
+    case OpKind::constant: return op->attr("value")->to_string();
+    case OpKind::dim: return plan.expression(value);
+    case OpKind::cdiv:
+    case OpKind::max:
+    case OpKind::min:
+      return fmt::format("{}({}, {})", op->name(), describe_value(plan, op->operand(0), depth + 1),
+                         describe_value(plan, op->operand(1), depth + 1));
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div: {
+      const char* symbol = op->kind() == OpKind::add   ? "+"
+                           : op->kind() == OpKind::sub ? "-"
+                           : op->kind() == OpKind::mul ? "*"
+                                                       : "/";
+      std::string text = fmt::format("{} {} {}", describe_value(plan, op->operand(0), depth + 1),
+                                     symbol, describe_value(plan, op->operand(1), depth + 1));
+      return depth == 0 ? text : "(" + text + ")";
+    }
+    default: return plan.expression(value);
+  }
+}
+
+}  // namespace
+
+std::string describe_grid(const KernelPlan& plan) {
+  if (!plan.grid) return "1";
+  std::vector<std::string> extents;
+  for (const Value* extent : plan.grid->operands()) extents.push_back(describe_value(plan, extent, 0));
+  return join(extents, " x ");
+}
+
+}  // namespace tilec::cuda

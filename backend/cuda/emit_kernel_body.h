@@ -1,0 +1,67 @@
+// backend/cuda/emit_kernel_body.h — the C++ statements of a kernel's ops.
+//
+// Two ways to run a tile op, sharing everything else:
+//   cta        the kernel: each tile op is a loop over the tile's elements strided by the
+//              CTA's threads, then __syncthreads(), so the next op sees the whole tile;
+//   reference  the harness's naive kernel: one thread runs each tile op as a plain loop.
+// Scalars are per-thread registers (every thread computes the same value).
+#pragma once
+
+#include <string>
+
+#include "backend/cuda/kernel_plan.h"
+
+namespace tilec::cuda {
+
+enum class BodyMode { cta, reference };
+
+class BodyEmitter {
+ public:
+  BodyEmitter(const KernelPlan& plan, BodyMode mode, std::string& out);
+
+  // Appends the statements of `op` (and of its regions) at `indent` levels of two spaces.
+  // `grid_ids` reads the linear tile number from a variable `tile_number` the caller declared.
+  void emit_op(const Operation& op, int indent);
+
+ private:
+  void line(int indent, const std::string& text);
+  void comment(int indent, const Operation& op);
+  void open_tile_loop(int indent, int64_t count);
+  void close_tile_loop(int indent);
+
+  std::string element_of(const Value* operand, const std::vector<int64_t>& shape) const;
+  std::string compute(const Operation& op, const std::vector<std::string>& operands) const;
+
+  void emit_scalar(const Operation& op, int indent);
+  void emit_elementwise_tile(const Operation& op, int indent);
+  void emit_fill(const Operation& op, int indent);
+  void emit_reduction(const Operation& op, int indent);
+  void emit_load(const Operation& op, int indent);
+  void emit_store(const Operation& op, int indent);
+  void emit_grid_ids(const Operation& op, int indent);
+  void emit_for(const Operation& op, int indent);
+  void emit_if(const Operation& op, int indent);
+  void emit_copy(const std::string& destination, const Value* source, int indent);
+  // The yield of a region: its values go to `targets` (variables or buffers).
+  void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent);
+  void emit_tensor_index(const Operation& op, const Type& tile, int indent);
+
+  const KernelPlan& plan_;
+  BodyMode mode_;
+  std::string& out_;
+  NameTable names_;
+};
+
+// `const float* X, float* Y, int64_t N`: the kernel's parameters, then its dimension symbols.
+std::string parameter_list(const KernelPlan& plan);
+// `X, Y, N`: the same, as arguments.
+std::string argument_list(const KernelPlan& plan);
+// `float* const x = reinterpret_cast<float*>(shared_memory + 0);` for every tile buffer.
+void emit_buffer_declarations(const KernelPlan& plan, int indent, std::string& out);
+// With `with_scalar_ops`, the pre-grid scalar ops the grid extents need (host or device code);
+// then `const int64_t tile_count = ...;`, the number of tiles (zero when an extent is not positive).
+void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, std::string& out);
+// The grid extents as a reader would write them: `cdiv(N, 1024) x 4`.
+std::string describe_grid(const KernelPlan& plan);
+
+}  // namespace tilec::cuda

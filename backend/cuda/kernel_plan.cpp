@@ -1,0 +1,240 @@
+// backend/cuda/kernel_plan.cpp — names, parameters, grid and shared-memory layout of a kernel.
+//
+// Phases, each one walk in program order (so the plan, and the emitted text, is deterministic):
+//   1. Parameters: dimension symbols first (they keep their exact names: `int64_t N`), then
+//      tensors and scalars, then one `T_dimK` per unknown (`?`) dimension.
+//   2. Support check: every op kind and every value type the backend knows; the first
+//      unsupported thing of each op is reported at its location.
+//   3. Values: each scalar gets an expression (a `dim` is its extent, an unnamed constant its
+//      literal, anything else a variable); each tile value a buffer; a `for`'s results reuse
+//      its carried values' variables and buffers.
+// Cost: linear in the number of ops.
+#include "backend/cuda/kernel_plan.h"
+
+#include <fmt/core.h>
+
+#include "backend/cuda/cuda_syntax.h"
+
+namespace tilec::cuda {
+
+namespace {
+
+class Planner {
+ public:
+  Planner(const Operation& kernel, DiagnosticEngine& diagnostics)
+      : kernel_(kernel), diagnostics_(diagnostics) {}
+
+  std::optional<KernelPlan> run() {
+    plan_.kernel = &kernel_;
+    plan_.name = NameTable().unique(kernel_name(kernel_));
+    const Region& body = kernel_.region();
+    plan_parameters(body);
+    check_supported(body);
+    if (failed_) return std::nullopt;
+    for (const auto& op : body.operations()) {
+      if (op->kind() == OpKind::grid_ids) plan_.grid = op.get();
+    }
+    if (plan_.grid) {
+      for (const auto& op : body.operations()) {
+        if (op.get() == plan_.grid) break;
+        plan_.pre_grid.push_back(op.get());
+      }
+    }
+    plan_values(body);
+    plan_.names = names_;
+    return std::move(plan_);
+  }
+
+ private:
+  void unsupported(const Operation& op, const std::string& what) {
+    diagnostics_.error(op.location(),
+                       fmt::format("the CUDA backend does not support {} yet", what));
+    failed_ = true;
+  }
+
+  // Phase 1.
+  void plan_parameters(const Region& body) {
+    std::unordered_map<std::string, std::string> symbols;
+    for (size_t i = 0; i < body.num_arguments(); ++i) {
+      const Type& type = body.argument(i)->type();
+      if (!type.is_tensor()) continue;
+      for (const Dim& dim : type.dims()) {
+        if (dim.is_static() || dim.symbol.empty() || symbols.count(dim.symbol)) continue;
+        symbols[dim.symbol] = names_.unique(dim.symbol);
+        plan_.dim_params.push_back(symbols[dim.symbol]);
+      }
+    }
+    for (size_t i = 0; i < body.num_arguments(); ++i) {
+      const Value* argument = body.argument(i);
+      const Type& type = argument->type();
+      if (!type.is_tensor() && !type.is_scalar()) {
+        unsupported(kernel_, fmt::format("a kernel parameter of type {}", type.to_string()));
+        continue;
+      }
+      ParamPlan param;
+      param.value = argument;
+      param.name = names_.unique(argument->name_hint().empty() ? fmt::format("arg{}", i)
+                                                               : argument->name_hint());
+      plan_.params.push_back(param);
+      plan_.expressions[argument] = param.name;
+    }
+    for (const ParamPlan& param : plan_.params) {
+      const Type& type = param.value->type();
+      if (!type.is_tensor()) continue;
+      std::vector<std::string> extents;
+      for (size_t axis = 0; axis < type.dims().size(); ++axis) {
+        const Dim& dim = type.dims()[axis];
+        if (dim.is_static()) {
+          extents.push_back(integer_literal(dim.extent));
+        } else if (!dim.symbol.empty()) {
+          extents.push_back(symbols.at(dim.symbol));
+        } else {
+          extents.push_back(names_.unique(fmt::format("{}_dim{}", param.name, axis)));
+          plan_.dim_params.push_back(extents.back());
+        }
+      }
+      plan_.tensor_dims[param.value] = std::move(extents);
+    }
+    walk_const(body, [&](const Operation& op) {
+      if (op.kind() != OpKind::store) return;
+      for (ParamPlan& param : plan_.params)
+        if (param.value == op.operand(0)) param.written = true;
+    });
+  }
+
+  // Phase 2.
+  void check_supported(const Region& body) {
+    walk_const(body, [&](const Operation& op) {
+      switch (op.kind()) {
+        case OpKind::mma:
+          unsupported(op, "'mma' (tensor-core kernels belong to a later backend)");
+          return;
+        case OpKind::tma_load:
+          unsupported(op, "'tma_load' (TMA kernels belong to a later backend)");
+          return;
+        default: break;
+      }
+      auto check_type = [&](const Type& type) {
+        if (type.is_scalar() || type.is_tile()) return true;
+        if (type.is_tensor() && (op.kind() == OpKind::load || op.kind() == OpKind::store ||
+                                 op.kind() == OpKind::dim))
+          return true;
+        unsupported(op, fmt::format("values of type {} in '{}'", type.to_string(), op.name()));
+        return false;
+      };
+      for (Value* operand : op.operands())
+        if (!check_type(operand->type())) return;
+      for (size_t i = 0; i < op.num_results(); ++i)
+        if (!check_type(op.result(i)->type())) return;
+      for (size_t r = 0; r < op.num_regions(); ++r)
+        for (size_t i = 0; i < op.region(r).num_arguments(); ++i)
+          if (!check_type(op.region(r).argument(i)->type())) return;
+      if (op.info().has(kElementwise) && op.num_operands() > 0) {
+        ScalarKind element = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
+        bool floating = is_float(element);
+        switch (op.kind()) {
+          case OpKind::exp:
+          case OpKind::sqrt:
+          case OpKind::rsqrt:
+            if (!floating) unsupported(op, fmt::format("'{}' of {}", op.name(), to_string(element)));
+            break;
+          case OpKind::rem:
+          case OpKind::cdiv:
+            if (floating) unsupported(op, fmt::format("'{}' of {}", op.name(), to_string(element)));
+            break;
+          case OpKind::cast:
+          case OpKind::cmp:
+          case OpKind::select:
+            break;
+          default:
+            if (element == ScalarKind::i1)
+              unsupported(op, fmt::format("arithmetic ('{}') on i1", op.name()));
+            break;
+        }
+      }
+      if (op.kind() == OpKind::for_) check_carried_tiles(op);
+    });
+  }
+
+  // A yield that passes carried tile j on as carried tile i != j would need a staging buffer.
+  void check_carried_tiles(const Operation& loop) {
+    const Region& body = loop.region();
+    const Operation* yield = body.terminator();
+    if (!yield) return;
+    for (size_t i = 0; i < yield->num_operands(); ++i) {
+      const Value* next = yield->operand(i);
+      if (!next->type().is_tile() || next->owner_region() != &body) continue;
+      if (next->index() != i + 1)
+        unsupported(loop, "a loop that permutes its carried tiles");
+    }
+  }
+
+  // Phase 3.
+  void plan_values(const Region& body) {
+    walk_const(body, [&](const Operation& op) {
+      if (op.kind() == OpKind::for_) {
+        const Region& loop_body = op.region();
+        plan_.expressions[loop_body.argument(0)] = fresh_name(loop_body.argument(0), "iv");
+        for (size_t i = 1; i < loop_body.num_arguments(); ++i) {
+          const Value* carried = loop_body.argument(i);
+          define(carried);
+          plan_.expressions[op.result(i - 1)] = plan_.expressions[carried];
+        }
+        return;
+      }
+      for (size_t i = 0; i < op.num_results(); ++i) {
+        const Value* result = op.result(i);
+        if (op.kind() == OpKind::dim) {
+          plan_.expressions[result] =
+              plan_.tensor_dims.at(op.operand(0))[static_cast<size_t>(op.int_attr("axis"))];
+        } else if (op.kind() == OpKind::constant && result->name_hint().empty()) {
+          plan_.expressions[result] = literal(*op.attr("value"), result->type().element());
+        } else {
+          define(result);
+        }
+      }
+    });
+  }
+
+  std::string fresh_name(const Value* value, const char* fallback) {
+    if (!value->name_hint().empty()) return names_.unique(value->name_hint());
+    return names_.unique(fmt::format("{}{}", fallback, unnamed_++));
+  }
+
+  // Names a scalar variable, or names and places a tile buffer.
+  void define(const Value* value) {
+    const Type& type = value->type();
+    plan_.expressions[value] = fresh_name(value, type.is_tile() ? "t" : "v");
+    if (!type.is_tile()) return;
+    BufferPlan buffer;
+    buffer.value = value;
+    buffer.name = plan_.expressions[value];
+    buffer.offset = plan_.shared_bytes;
+    buffer.bytes = type.element_count() * byte_size(type.element());
+    plan_.shared_bytes += (buffer.bytes + 15) / 16 * 16;
+    plan_.buffers.push_back(buffer);
+  }
+
+  static void walk_const(const Region& region, const std::function<void(const Operation&)>& visit) {
+    for (const auto& op : region.operations()) {
+      visit(*op);
+      for (size_t r = 0; r < op->num_regions(); ++r) walk_const(op->region(r), visit);
+    }
+  }
+
+  const Operation& kernel_;
+  DiagnosticEngine& diagnostics_;
+  KernelPlan plan_;
+  NameTable names_;
+  int unnamed_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel,
+                                              DiagnosticEngine& diagnostics) {
+  return Planner(kernel, diagnostics).run();
+}
+
+}  // namespace tilec::cuda

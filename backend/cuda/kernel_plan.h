@@ -1,0 +1,65 @@
+// backend/cuda/kernel_plan.h — what the CUDA emitter decides about one kernel before writing it.
+//
+// compute_kernel_plan walks a kernel once and fixes: the C++ name of every value (from its name
+// hint where it has one), the launch parameters (tensors as device pointers, scalars by value,
+// then one int64_t per dimension symbol), the scalar ops the host evaluates to size the grid,
+// and the shared-memory layout (one buffer per tile value, 16-byte aligned, in program order;
+// a `for`'s results share the buffers of its carried values). It reports, at the op's location,
+// every op or type the backend does not support yet.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/cuda/cuda_syntax.h"
+#include "ir/ir.h"
+
+namespace tilec::cuda {
+
+struct ParamPlan {
+  const Value* value = nullptr;
+  std::string name;      // C++ parameter name
+  bool written = false;  // a tensor some `store` writes (so not a pointer to const)
+};
+
+struct BufferPlan {
+  const Value* value = nullptr;  // the tile value (or `for` carried argument) it holds
+  std::string name;
+  int64_t offset = 0;  // bytes from the start of the CTA's shared memory
+  int64_t bytes = 0;
+};
+
+struct KernelPlan {
+  const Operation* kernel = nullptr;
+  std::string name;              // the kernel's name as a C++ identifier
+  std::vector<ParamPlan> params;  // in the kernel's parameter order
+  std::vector<std::string> dim_params;  // int64_t launch arguments: symbols, then `?` dims
+  const Operation* grid = nullptr;      // the grid_ids op; null: a single CTA
+  std::vector<const Operation*> pre_grid;  // the pure scalar ops before grid_ids
+  std::vector<BufferPlan> buffers;
+  int64_t shared_bytes = 0;
+  int block_threads = 256;
+
+  // C++ expression of each scalar value (a variable, a literal or a dimension) and the name
+  // of each tile value's buffer.
+  std::unordered_map<const Value*, std::string> expressions;
+  // C++ expression of each tensor parameter's extent along each axis.
+  std::unordered_map<const Value*, std::vector<std::string>> tensor_dims;
+
+  // Every identifier handed out so far; the emitter draws its temporaries from a copy.
+  NameTable names;
+
+  const std::string& expression(const Value* value) const { return expressions.at(value); }
+};
+
+// Shared memory one CTA may use on sm_90a and sm_100a: 227 KiB.
+inline constexpr int64_t kSharedMemoryBudget = 227 * 1024;
+
+// The plan, or std::nullopt after reporting what the backend does not support.
+std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel,
+                                              DiagnosticEngine& diagnostics);
+
+}  // namespace tilec::cuda

@@ -1,0 +1,218 @@
+// tests/cuda/emit_properties_test.cpp — properties of the emitted CUDA and the errors the
+// backend reports: shared-memory layout, synchronization, names, literals, determinism,
+// unsupported ops at their source location, the shared-memory budget, bad targets.
+#include <algorithm>
+#include <regex>
+
+#include "backend/cuda/cuda_syntax.h"
+#include "backend/cuda/kernel_plan.h"
+#include "tests/cuda/cuda_test_support.h"
+
+namespace tilec::cuda_test {
+namespace {
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The text of the function whose signature contains `signature`, up to its closing "\n}\n".
+std::string function_text(const std::string& cuda, const std::string& signature) {
+  size_t start = cuda.find(signature);
+  if (start == std::string::npos) return {};
+  size_t end = cuda.find("\n}\n", start);
+  return cuda.substr(start, end - start);
+}
+
+std::unique_ptr<Module> parse_input(const std::string& name, DiagnosticEngine& diagnostics) {
+  return parse_module(read_file(kTestDir / "inputs" / (name + ".tir")), diagnostics);
+}
+
+TEST(CudaPlan, BuffersAreAlignedDisjointAndSumToTheReportedSize) {
+  for (const char* name : kInputs) {
+    DiagnosticEngine diagnostics;
+    auto module = parse_input(name, diagnostics);
+    ASSERT_TRUE(module) << name;
+    auto plan = cuda::compute_kernel_plan(*module->kernels()[0], diagnostics);
+    ASSERT_TRUE(plan) << name << diagnostics.render_all();
+    int64_t end = 0;
+    for (const cuda::BufferPlan& buffer : plan->buffers) {
+      EXPECT_EQ(buffer.offset % 16, 0) << name << " " << buffer.name;
+      EXPECT_GE(buffer.offset, end) << name << " " << buffer.name << " overlaps its predecessor";
+      EXPECT_EQ(buffer.bytes, buffer.value->type().element_count() * byte_size(buffer.value->type().element()));
+      end = buffer.offset + buffer.bytes;
+    }
+    EXPECT_GE(plan->shared_bytes, end) << name;
+    EXPECT_LT(plan->shared_bytes, end + 16) << name;
+    EXPECT_LE(plan->shared_bytes, cuda::kSharedMemoryBudget) << name;
+  }
+}
+
+TEST(CudaPlan, LoopResultsShareTheCarriedBuffers) {
+  DiagnosticEngine diagnostics;
+  auto module = parse_input("row_mean_loop", diagnostics);
+  ASSERT_TRUE(module);
+  auto plan = cuda::compute_kernel_plan(*module->kernels()[0], diagnostics);
+  ASSERT_TRUE(plan);
+  const Operation* loop = nullptr;
+  for (const auto& op : module->kernels()[0]->region().operations())
+    if (op->kind() == OpKind::for_) loop = op.get();
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(plan->expression(loop->result(0)), plan->expression(loop->region().argument(1)));
+  EXPECT_EQ(plan->expression(loop->result(1)), plan->expression(loop->region().argument(2)));
+  // Symbols become launch parameters named after themselves.
+  EXPECT_EQ(plan->dim_params, (std::vector<std::string>{"M", "K"}));
+}
+
+// In the CTA kernel every tile op is a block-strided loop followed by __syncthreads(); the
+// reference kernel has neither.
+TEST(CudaEmit, EveryTileLoopIsFollowedByABarrier) {
+  for (const char* name : kInputs) {
+    Emitted emitted = emit_input(name, "sm_90a", /*harness=*/true);
+    ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+    std::string kernel = function_text(*emitted.cuda, "_kernel(");
+    std::string reference = function_text(*emitted.cuda, "_reference(");
+    ASSERT_FALSE(kernel.empty()) << name;
+    ASSERT_FALSE(reference.empty()) << name;
+    size_t loops = count(kernel, "for (int elem = threadIdx.x;");
+    EXPECT_GT(loops, 0u) << name;
+    EXPECT_EQ(count(kernel, "__syncthreads();"), loops) << name;
+    std::regex loop_then_barrier(R"(elem \+= kBlockThreads\) \{\n(?:[^\n]*\n)*?\s*\}\n\s*__syncthreads\(\);)");
+    EXPECT_EQ(static_cast<size_t>(std::distance(
+                  std::sregex_iterator(kernel.begin(), kernel.end(), loop_then_barrier),
+                  std::sregex_iterator())),
+              loops)
+        << name;
+    EXPECT_EQ(count(reference, "__syncthreads"), 0u) << name;
+    EXPECT_EQ(count(reference, "for (int elem = 0;"), loops) << name;
+  }
+}
+
+TEST(CudaEmit, NamesComeFromHintsAndParametersFromSymbols) {
+  Emitted emitted = emit_input("softmax", "sm_90a");
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  const std::string& cuda = *emitted.cuda;
+  EXPECT_NE(cuda.find("float* const shifted = reinterpret_cast<float*>"), std::string::npos);
+  EXPECT_NE(cuda.find("extern \"C\" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, "
+                      "cudaStream_t stream)"),
+            std::string::npos);
+  // 6 tiles of 32 rows: 4 of 32x256 f32 and 2 of 32x1 f32 → above 48 KiB, so the launcher opts in.
+  EXPECT_NE(cuda.find("const size_t shared_bytes = 131328;"), std::string::npos);
+  EXPECT_NE(cuda.find("cudaFuncAttributeMaxDynamicSharedMemorySize"), std::string::npos);
+  EXPECT_NE(cuda.find("//     softmax: grid cdiv(R, 32), 256 threads per CTA, 131328 bytes"),
+            std::string::npos);
+  // Sums walk the row in increasing order, accumulating in f32.
+  EXPECT_NE(cuda.find("for (int pos = 0; pos < 256; ++pos) acc = add_f32(acc, e[elem * 256 + pos]);"),
+            std::string::npos);
+}
+
+TEST(CudaEmit, SameInputSameBytesAndTargetOnlyChangesTheHeader) {
+  Emitted first = emit_input("layernorm", "sm_90a", true);
+  Emitted second = emit_input("layernorm", "sm_90a", true);
+  ASSERT_TRUE(first.cuda && second.cuda);
+  EXPECT_EQ(*first.cuda, *second.cuda);
+  Emitted blackwell = emit_input("layernorm", "sm_100a", true);
+  ASSERT_TRUE(blackwell.cuda);
+  auto body = [](const std::string& text) { return text.substr(text.find("#include <cstdint>")); };
+  EXPECT_EQ(body(*first.cuda), body(*blackwell.cuda));
+  EXPECT_NE(first.cuda->find("arch=compute_90a,code=sm_90a"), std::string::npos);
+  EXPECT_NE(blackwell.cuda->find("arch=compute_100a,code=sm_100a"), std::string::npos);
+}
+
+TEST(CudaSyntax, NamesAreValidUniqueAndClearOfReservedWords) {
+  cuda::NameTable names;
+  EXPECT_EQ(names.unique("x"), "x");
+  EXPECT_EQ(names.unique("x"), "x_1");
+  EXPECT_EQ(names.unique("float"), "float_1");
+  EXPECT_EQ(names.unique("elem"), "elem_1");
+  EXPECT_EQ(names.unique("a.b"), "a_b");
+  EXPECT_EQ(names.unique("9lives"), "v9lives");
+  EXPECT_EQ(names.unique("__x"), "v_x");
+  EXPECT_EQ(names.unique(""), "v");
+}
+
+TEST(CudaSyntax, LiteralsRoundTrip) {
+  EXPECT_EQ(cuda::float_literal(0.1f), "0.1f");
+  EXPECT_EQ(cuda::float_literal(1.0f), "1.0f");
+  EXPECT_EQ(cuda::float_literal(1e20f), "1e+20f");
+  EXPECT_EQ(cuda::float_literal(-0.0f), "-0.0f");
+  EXPECT_EQ(cuda::float_literal(3.14159274f), "3.1415927f");
+  EXPECT_EQ(cuda::float_literal(1.0f / 0.0f), "INFINITY");
+  EXPECT_EQ(cuda::integer_literal(42), "42");
+  EXPECT_EQ(cuda::integer_literal(int64_t{1} << 40), "1099511627776LL");
+  EXPECT_EQ(cuda::literal(Attribute(1.5), ScalarKind::bf16), "from_f32<__nv_bfloat16>(1.5f)");
+  EXPECT_EQ(cuda::literal(Attribute(int64_t{1}), ScalarKind::i1), "true");
+}
+
+// ---- errors ----
+
+constexpr const char* kMmaKernel = R"(module
+
+kernel @gemm(%A: tensor<M, K, bf16>, %B: tensor<K, N, bf16>, %C: tensor<M, N, f32>) loc(3:1) {
+  %0 = constant {value = 0} : index loc(4:3)
+  %a = load %A, %0, %0 : tile<64x16xbf16, reg> loc(5:3)
+  %b = load %B, %0, %0 : tile<16x64xbf16, reg> loc(6:3)
+  %c = zeros : tile<64x64xf32, reg> loc(7:3)
+  %d = mma %a, %b, %c : tile<64x64xf32, reg> loc(8:3)
+  store %C, %0, %0, %d loc(9:3)
+  return
+}
+)";
+
+TEST(CudaErrors, MmaIsReportedAtItsLocation) {
+  CudaEmitOptions options;
+  DiagnosticEngine diagnostics("gemm.tir", kMmaKernel);
+  auto module = parse_module(kMmaKernel, diagnostics);
+  ASSERT_TRUE(module) << diagnostics.render_all();
+  EXPECT_FALSE(emit_cuda(*module, options, diagnostics));
+  ASSERT_EQ(diagnostics.error_count(), 1) << diagnostics.render_all();
+  const Diagnostic& error = diagnostics.diagnostics()[0];
+  EXPECT_EQ(error.location, (Location{8, 3}));
+  EXPECT_NE(error.message.find("does not support 'mma'"), std::string::npos) << error.message;
+  EXPECT_EQ(diagnostics.render(error).rfind("gemm.tir:8:3: error:", 0), 0u) << diagnostics.render(error);
+}
+
+TEST(CudaErrors, SharedMemoryAboveTheBudgetNamesKernelFigureAndBudget) {
+  const char* text = R"(module
+
+kernel @huge(%X: tensor<N, N, f32>) loc(3:1) {
+  %0 = constant {value = 0} : index
+  %x = load %X, %0, %0 : tile<256x256xf32, reg>
+  store %X, %0, %0, %x
+  return
+}
+)";
+  Emitted emitted = emit_text(text, "huge.tir", CudaEmitOptions{});
+  EXPECT_FALSE(emitted.cuda);
+  EXPECT_NE(emitted.diagnostics.find("huge.tir:3:1: error: kernel @huge needs 262144 bytes of shared "
+                                     "memory for its 1 tile buffers; the sm_90a budget is 232448 bytes"),
+            std::string::npos)
+      << emitted.diagnostics;
+}
+
+TEST(CudaErrors, UnknownTargetIsAnInputError) {
+  CudaEmitOptions options;
+  options.target = "sm_80";
+  Emitted emitted = emit_input("vector_add", "sm_80");
+  EXPECT_FALSE(emitted.cuda);
+  EXPECT_NE(emitted.diagnostics.find("unknown CUDA target 'sm_80'"), std::string::npos) << emitted.diagnostics;
+}
+
+TEST(CudaErrors, InvalidIrIsReportedNotEmitted) {
+  const char* text = R"(module
+
+kernel @bad(%X: tensor<N, f32>) {
+  %0 = constant {value = 0} : index
+  %x = load %X, %0 : tile<64xf32, reg>
+  %y = add %x, %0 : tile<64xf32, reg>
+  return
+}
+)";
+  Emitted emitted = emit_text(text, "bad.tir", CudaEmitOptions{});
+  EXPECT_FALSE(emitted.cuda);
+  EXPECT_NE(emitted.diagnostics.find("error"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilec::cuda_test

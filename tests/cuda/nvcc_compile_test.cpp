@@ -1,0 +1,96 @@
+// tests/cuda/nvcc_compile_test.cpp — every input's CUDA compiles with nvcc for sm_90a and for
+// sm_100a with no register spills (ptxas -v), and one harness builds and links.
+//
+// nvcc is slow (seconds per file), so all compiles run in one test, two at a time. The sm_90a
+// files compile with `-c` (host and device code, the documented command); the sm_100a files
+// with `-cubin` (device code only, half the time): their host code is byte-identical to the
+// sm_90a files' (emit_properties_test checks that only the header comment differs). Skipped
+// with a printed reason when nvcc is neither at /usr/local/cuda/bin/nvcc nor on PATH.
+#include <atomic>
+#include <cstdio>
+#include <regex>
+#include <thread>
+#include <unistd.h>
+
+#include "tests/cuda/cuda_test_support.h"
+
+namespace tilec::cuda_test {
+namespace {
+
+std::string find_nvcc() {
+  if (std::filesystem::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  const char* path = std::getenv("PATH");
+  std::stringstream directories(path ? path : "");
+  for (std::string directory; std::getline(directories, directory, ':');)
+    if (!directory.empty() && std::filesystem::exists(std::filesystem::path(directory) / "nvcc"))
+      return (std::filesystem::path(directory) / "nvcc").string();
+  return {};
+}
+
+struct Job {
+  std::string name;     // for messages
+  std::string command;  // without the output redirection
+  int status = -1;
+  std::string output;
+};
+
+void run(Job& job, const std::filesystem::path& log) {
+  job.status = std::system((job.command + " > '" + log.string() + "' 2>&1").c_str());
+  job.output = read_file(log);
+}
+
+TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
+  std::string nvcc = find_nvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
+
+  std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("tilec_cuda_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(directory);
+  std::vector<Job> jobs;
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    std::string capability = std::string(target).substr(3);
+    for (const char* name : kInputs) {
+      Emitted emitted = emit_input(name, target);
+      ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+      std::filesystem::path file = directory / (std::string(name) + "." + target + ".cu");
+      std::ofstream(file) << *emitted.cuda;
+      bool hopper = std::string(target) == "sm_90a";
+      jobs.push_back({file.filename().string(),
+                      nvcc + " -std=c++17 -gencode arch=compute_" + capability + ",code=sm_" +
+                          capability + " -Xptxas -v " + (hopper ? "-c" : "-cubin") + " '" +
+                          file.string() + "' -o '" + file.string() + (hopper ? ".o'" : ".cubin'")});
+    }
+  }
+  Emitted harness = emit_input("softmax", "sm_90a", /*harness=*/true);
+  ASSERT_TRUE(harness.cuda) << harness.diagnostics;
+  std::filesystem::path harness_file = directory / "softmax.harness.cu";
+  std::ofstream(harness_file) << *harness.cuda;
+  jobs.push_back({"softmax.harness.cu (linked)",
+                  nvcc + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -o '" +
+                      (directory / "softmax_check").string() + "' '" + harness_file.string() + "'"});
+
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) run(jobs[i], directory / (std::to_string(i) + ".log"));
+  };
+  std::thread first(worker), second(worker);
+  first.join();
+  second.join();
+
+  std::regex spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  for (const Job& job : jobs) {
+    EXPECT_EQ(job.status, 0) << job.name << " failed to compile:\n" << job.command << "\n" << job.output;
+    size_t reports = 0;
+    for (auto it = std::sregex_iterator(job.output.begin(), job.output.end(), spills);
+         it != std::sregex_iterator(); ++it, ++reports)
+      EXPECT_TRUE((*it)[1] == "0" && (*it)[2] == "0") << job.name << " spills: " << it->str();
+    if (job.command.find("-Xptxas -v") != std::string::npos) {
+      EXPECT_GT(reports, 0u) << job.name << ": no ptxas report\n" << job.output;
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(directory / "softmax_check"));
+  if (!HasFailure()) std::filesystem::remove_all(directory);
+}
+
+}  // namespace
+}  // namespace tilec::cuda_test
