@@ -1,0 +1,54 @@
+// tests/cli_runner.h — runs the tilec binary and captures its output, for end-to-end tests.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tilec::testing {
+
+struct CommandResult {
+  int status = -1;  // exit status
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// Runs `command` through the shell; stdout and stderr are captured through temporary files.
+inline CommandResult run_command(const std::string& command) {
+  static int counter = 0;
+  auto dir = std::filesystem::temp_directory_path();
+  std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  auto out_path = dir / ("tilec_test_out_" + tag);
+  auto err_path = dir / ("tilec_test_err_" + tag);
+  std::string full = command + " >" + out_path.string() + " 2>" + err_path.string() + " </dev/null";
+  int raw = std::system(full.c_str());
+  CommandResult result;
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  result.out = read_file(out_path);
+  result.err = read_file(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return result;
+}
+
+inline std::string tilec_binary() { return TILEC_BINARY; }
+inline std::filesystem::path source_dir() { return TILEC_SOURCE_DIR; }
+
+}  // namespace tilec::testing

@@ -1,0 +1,138 @@
+// tests/samples/samples_test.cpp — every sample in samples/ is a regression test.
+//
+// For each samples/NAME.tile:
+//   - `--emit ir --stop-after parse`, then the same on its own output, gives identical bytes;
+//   - compiling twice gives identical bytes (determinism);
+//   - the IR after the whole pipeline equals samples/expected/NAME.tir;
+//   - for each target, the CUDA equals samples/expected/NAME.TARGET.cu, or, for a sample the
+//     backend cannot compile yet (gemm before the tensor-core backend), the diagnostics equal
+//     samples/expected/NAME.TARGET.err;
+//   - every emitted .cu compiles with nvcc for its target (skipped, saying why, without nvcc).
+// Bless: TILEC_BLESS=1 rewrites the expected files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <future>
+#include <regex>
+
+#include "../cli_runner.h"
+
+namespace tilec::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> sample_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(source_dir() / "samples"))
+    if (entry.path().extension() == ".tile") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool blessing() {
+  const char* bless = std::getenv("TILEC_BLESS");
+  return bless && std::string(bless) == "1";
+}
+
+std::string tilec(const std::string& arguments) {
+  return "cd " + source_dir().string() + " && " + tilec_binary() + " " + arguments;
+}
+
+void expect_matches_file(const std::string& actual, const fs::path& expected) {
+  if (blessing()) {
+    fs::create_directories(expected.parent_path());
+    write_file(expected, actual);
+  }
+  ASSERT_TRUE(fs::exists(expected)) << "missing " << expected << " (run with TILEC_BLESS=1)";
+  EXPECT_EQ(actual, read_file(expected)) << "differs from " << expected;
+}
+
+class Sample : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Sample, ParsedIrRoundTripsExactly) {
+  std::string name = GetParam();
+  auto tir = fs::temp_directory_path() / ("tilec_sample_" + name + "_" + std::to_string(::getpid()) + ".tir");
+  CommandResult first = run_command(tilec("compile samples/" + name + ".tile --emit ir --stop-after parse -o " + tir.string()));
+  ASSERT_EQ(first.status, 0) << first.err;
+  CommandResult second = run_command(tilec("compile " + tir.string() + " --emit ir --stop-after parse"));
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(second.out, read_file(tir));
+  fs::remove(tir);
+}
+
+TEST_P(Sample, PipelineIrIsDeterministicAndMatchesExpected) {
+  std::string name = GetParam();
+  CommandResult a = run_command(tilec("compile samples/" + name + ".tile --emit ir"));
+  CommandResult b = run_command(tilec("compile samples/" + name + ".tile --emit ir"));
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  expect_matches_file(a.out, source_dir() / "samples" / "expected" / (name + ".tir"));
+}
+
+const char* const kTargets[] = {"sm_90a", "sm_100a"};
+
+TEST_P(Sample, CudaMatchesExpectedForEachTarget) {
+  std::string name = GetParam();
+  for (const char* target : kTargets) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec("compile samples/" + name + ".tile --target " + target));
+    fs::path expected = source_dir() / "samples" / "expected" / (name + "." + target);
+    if (blessing()) {
+      fs::remove(fs::path(expected).concat(".cu"));
+      fs::remove(fs::path(expected).concat(".err"));
+    }
+    if (r.status == 0) {
+      expect_matches_file(r.out, fs::path(expected).concat(".cu"));
+    } else {
+      EXPECT_EQ(r.status, 1) << r.err;
+      expect_matches_file(r.err, fs::path(expected).concat(".err"));
+    }
+  }
+}
+
+std::string find_nvcc() {
+  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  CommandResult which = run_command("command -v nvcc");
+  return which.status == 0 ? which.out.substr(0, which.out.find('\n')) : "";
+}
+
+TEST(SampleCuda, EveryEmittedFileCompilesWithNvccForItsTarget) {
+  std::string nvcc = find_nvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
+  std::vector<std::pair<std::string, std::string>> jobs;  // (file, target)
+  for (const auto& name : sample_names())
+    for (const char* target : kTargets) {
+      fs::path cu = source_dir() / "samples" / "expected" / (name + "." + target + ".cu");
+      if (fs::exists(cu)) jobs.push_back({cu.string(), target});
+    }
+  ASSERT_FALSE(jobs.empty());
+  // Two at a time: the machines this runs on have two cores.
+  for (size_t i = 0; i < jobs.size(); i += 2) {
+    std::vector<std::future<CommandResult>> running;
+    for (size_t j = i; j < std::min(i + 2, jobs.size()); ++j) {
+      const auto& [file, target] = jobs[j];
+      std::string arch = target == std::string("sm_90a") ? "90a" : "100a";
+      std::string out = (fs::temp_directory_path() / ("tilec_nvcc_" + std::to_string(::getpid()) + "_" + std::to_string(j) + ".o")).string();
+      running.push_back(std::async(std::launch::async, [=] {
+        CommandResult r = run_command(nvcc + " -std=c++17 -gencode arch=compute_" + arch + ",code=sm_" + arch +
+                                      " -Xptxas -v -c " + file + " -o " + out);
+        fs::remove(out);
+        return r;
+      }));
+    }
+    for (size_t j = 0; j < running.size(); ++j) {
+      CommandResult r = running[j].get();
+      EXPECT_EQ(r.status, 0) << jobs[i + j].first << "\n" << r.err;
+      std::regex spills(R"(([1-9][0-9]*) bytes spill (stores|loads))");
+      EXPECT_FALSE(std::regex_search(r.err, spills)) << "ptxas reports spills in " << jobs[i + j].first << "\n" << r.err;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, Sample, ::testing::ValuesIn(sample_names()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tilec::testing

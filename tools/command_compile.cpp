@@ -1,0 +1,157 @@
+// tools/command_compile.cpp — `tilec compile`: .tile or .tir in, tokens, AST, IR or CUDA out.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "backend/cuda/emit_cuda.h"
+#include "frontend/ast.h"
+#include "frontend/lexer.h"
+#include "frontend/parser.h"
+#include "ir/printer.h"
+#include "passes/pipeline.h"
+#include "tools/commands.h"
+#include "tools/load_input.h"
+
+namespace tilec::tools {
+
+namespace {
+
+struct CompileOptions {
+  std::string input;
+  std::string output;
+  std::string target = "sm_90a";
+  std::vector<std::string> defines;
+  std::string emit = "cu";
+  std::string stop_after;
+  bool print_ir_after_all = false;
+  std::vector<std::string> print_ir_after;
+  bool time_passes = false;
+  bool emit_harness = false;
+};
+
+bool parse_defines(const std::vector<std::string>& items, std::map<std::string, std::string>& out) {
+  for (const auto& item : items) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      fmt::print(stderr, "tilec: error: -D {}: expected NAME=VALUE\n", item);
+      return false;
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return true;
+}
+
+// --emit tokens | ast: the front end's own views of a .tile file.
+int emit_front_end(const CompileOptions& options) {
+  if (is_ir_file(options.input)) {
+    fmt::print(stderr, "tilec: error: --emit {} needs a .tile source, not IR text\n", options.emit);
+    return 1;
+  }
+  auto source = read_source_file(options.input);
+  if (!source) return 1;
+  DiagnosticEngine diagnostics(options.input, *source);
+  auto tokens = frontend::lex(*source, diagnostics);
+  std::string out;
+  if (options.emit == "tokens") {
+    for (const auto& token : tokens)
+      out += fmt::format("{}:{} {} {}\n", token.location.line, token.location.column,
+                         frontend::to_string(token.kind), token.text);
+  } else {
+    auto program = frontend::parse_program(tokens, diagnostics);
+    out = frontend::print_ast(program);
+  }
+  if (diagnostics.has_errors()) {
+    fmt::print(stderr, "{}", diagnostics.render_all());
+    return 1;
+  }
+  return write_output(options.output, out) ? 0 : 1;
+}
+
+int run_compile(const CompileOptions& options) {
+  if (options.emit == "tokens" || options.emit == "ast") return emit_front_end(options);
+  std::map<std::string, std::string> defines;
+  if (!parse_defines(options.defines, defines)) return 1;
+  LoadedInput input = load_input(options.input, defines);
+  if (!input.module) return input.internal_error ? 2 : 1;
+  Module& module = *input.module;
+  module.attributes()["target"] = Attribute(options.target);
+
+  PassManager pipeline = build_pipeline();
+  PassContext ctx{*input.diagnostics, options.target};
+  PipelineOptions pipeline_options;
+  pipeline_options.stop_after = options.stop_after;
+  pipeline_options.print_after_all = options.print_ir_after_all;
+  pipeline_options.print_after = options.print_ir_after;
+  pipeline_options.print = [](const std::string& pass, const std::string& ir) {
+    fmt::print(stderr, "// ----- IR after {} -----\n{}", pass, ir);
+  };
+  PipelineStatus status = pipeline.run(module, ctx, pipeline_options);
+  if (options.time_passes) {
+    double total = 0;
+    for (const auto& t : pipeline.timings()) total += t.milliseconds;
+    fmt::print(stderr, "===-- pass timings ({:.3f} ms) --===\n", total);
+    for (const auto& t : pipeline.timings())
+      fmt::print(stderr, "  {:>9.3f} ms  {:>5.1f}%  {}\n", t.milliseconds,
+                 total > 0 ? 100.0 * t.milliseconds / total : 0.0, t.name);
+  }
+  if (status != PipelineStatus::ok) {
+    fmt::print(stderr, "{}", input.diagnostics->render_all());
+    return status == PipelineStatus::internal_error ? 2 : 1;
+  }
+  // Warnings from passes are shown even on success.
+  if (!input.diagnostics->diagnostics().empty()) fmt::print(stderr, "{}", input.diagnostics->render_all());
+
+  if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
+  if (!options.stop_after.empty()) {
+    fmt::print(stderr, "tilec: error: --stop-after {} stops before code generation; use --emit ir\n", options.stop_after);
+    return 1;
+  }
+  CudaEmitOptions emit_options;
+  emit_options.target = options.target;
+  emit_options.source_name = options.input;
+  emit_options.passes = passes_run(module);
+  emit_options.harness = options.emit_harness;
+  auto cuda = emit_cuda(module, emit_options, *input.diagnostics);
+  if (!cuda) {
+    fmt::print(stderr, "{}", input.diagnostics->render_all());
+    return 1;
+  }
+  return write_output(options.output, *cuda) ? 0 : 1;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, CommandRunner& run) {
+  auto options = std::make_shared<CompileOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "compile",
+      "Compile a .tile program (or IR text, .tir) to one CUDA C++ file for sm_90a or sm_100a.\n"
+      "Stages can be stopped and printed: --emit ir --stop-after PASS shows the IR after PASS.");
+  cmd->add_option("input", options->input, "the .tile source or .tir IR text ('-' reads stdin as .tile)")
+      ->required();
+  cmd->add_option("-o,--output", options->output, "output file (default: standard output)");
+  cmd->add_option("--target", options->target, "GPU target")
+      ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
+  cmd->add_option("-D", options->defines, "override a constant: -D NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--emit", options->emit, "what to write: tokens, ast, ir or cu")
+      ->check(CLI::IsMember({"tokens", "ast", "ir", "cu"}));
+  std::vector<std::string> stages = pipeline_stage_names();
+  cmd->add_option("--stop-after", options->stop_after,
+                  fmt::format("stop after this stage: {}", fmt::join(stages, ", ")))
+      ->check(CLI::IsMember(stages));
+  cmd->add_flag("--print-ir-after-all", options->print_ir_after_all, "print the IR to stderr after every pass");
+  cmd->add_option("--print-ir-after", options->print_ir_after, "print the IR to stderr after this pass (repeatable)")
+      ->check(CLI::IsMember(stages))
+      ->allow_extra_args(false);
+  cmd->add_flag("--time-passes", options->time_passes, "print the time each pass took to stderr");
+  cmd->add_flag("--emit-harness", options->emit_harness,
+                "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
+  cmd->callback([options, &run] { run = [options] { return run_compile(*options); }; });
+}
+
+}  // namespace tilec::tools

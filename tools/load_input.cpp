@@ -1,0 +1,111 @@
+// tools/load_input.cpp — input reading and output writing for the subcommands.
+#include "tools/load_input.h"
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "frontend/lexer.h"
+#include "frontend/lower.h"
+#include "frontend/parser.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+
+namespace tilec::tools {
+
+namespace {
+constexpr uintmax_t kMaxInputBytes = 16u << 20;  // 16 MiB: far beyond any real kernel
+}
+
+bool is_ir_file(const std::string& path) {
+  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".tir") == 0;
+}
+
+std::optional<std::string> read_source_file(const std::string& path) {
+  std::error_code ec;
+  if (path == "-") {
+    std::stringstream buffer;
+    buffer << std::cin.rdbuf();
+    return buffer.str();
+  }
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    fmt::print(stderr, "tilec: error: cannot open '{}': no such file\n", path);
+    return std::nullopt;
+  }
+  if (std::filesystem::is_directory(status)) {
+    fmt::print(stderr, "tilec: error: '{}' is a directory, not a source file\n", path);
+    return std::nullopt;
+  }
+  auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxInputBytes) {
+    fmt::print(stderr, "tilec: error: '{}' is {} bytes; the limit is {} bytes\n", path, size, kMaxInputBytes);
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    fmt::print(stderr, "tilec: error: cannot read '{}': {}\n", path, std::strerror(errno));
+    return std::nullopt;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+LoadedInput load_input(const std::string& path, const std::map<std::string, std::string>& defines) {
+  LoadedInput input;
+  auto source = read_source_file(path);
+  if (!source) return input;
+  input.source = std::move(*source);
+  input.diagnostics = std::make_unique<DiagnosticEngine>(path, input.source);
+  DiagnosticEngine& diagnostics = *input.diagnostics;
+  if (input.source.find_first_not_of(" \t\r\n") == std::string::npos) {
+    diagnostics.error({}, "the file is empty");
+  } else if (is_ir_file(path)) {
+    if (!defines.empty()) diagnostics.error({}, "-D applies to .tile sources, not to IR text");
+    else if ((input.module = parse_module(input.source, diagnostics)) && !verify_module(*input.module, diagnostics))
+      input.module.reset();
+  } else {
+    auto tokens = frontend::lex(input.source, diagnostics);
+    auto program = frontend::parse_program(tokens, diagnostics);
+    if (!diagnostics.has_errors())
+      input.module = frontend::lower_program(program, {path, defines}, diagnostics);
+    if (input.module && !verify_module(*input.module, diagnostics)) {
+      diagnostics.error({}, "internal error: lowering produced IR that does not verify");
+      input.internal_error = true;
+      input.module.reset();
+    }
+  }
+  if (diagnostics.has_errors()) {
+    fmt::print(stderr, "{}", diagnostics.render_all());
+    input.module.reset();
+  }
+  return input;
+}
+
+bool write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    fmt::print("{}", text);
+    std::fflush(stdout);
+    return true;
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    fmt::print(stderr, "tilec: error: cannot write '{}': it is a directory\n", path);
+    return false;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !(out << text) || !out.flush()) {
+    fmt::print(stderr, "tilec: error: cannot write '{}': {}\n", path, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tilec::tools

@@ -1,0 +1,36 @@
+// tools/load_input.h — reads a .tile or .tir file into a verified IR module.
+//
+// Shared by `tilec compile` and `tilec run`. A .tile file is lexed, parsed and lowered
+// (stage "parse"); a .tir file is parsed as IR text and resumes the pipeline after the passes
+// it records. Unreadable paths, directories, empty files and IR that fails the verifier are
+// input errors with a clear message.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ir/diagnostic.h"
+#include "ir/ir.h"
+
+namespace tilec::tools {
+
+// Reads the whole file; on failure prints "tilec: error: ..." and returns nullopt.
+std::optional<std::string> read_source_file(const std::string& path);
+
+struct LoadedInput {
+  std::string source;
+  std::unique_ptr<DiagnosticEngine> diagnostics;  // keeps the source for later diagnostics
+  std::unique_ptr<Module> module;                 // null after an error (already printed)
+  bool internal_error = false;                    // a tilec bug, not the input's fault (exit 2)
+};
+
+LoadedInput load_input(const std::string& path, const std::map<std::string, std::string>& defines);
+
+bool is_ir_file(const std::string& path);
+
+// Writes `text` to `path`, or to stdout when path is empty or "-"; false after printing why not.
+bool write_output(const std::string& path, const std::string& text);
+
+}  // namespace tilec::tools
