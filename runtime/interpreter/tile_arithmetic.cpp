@@ -6,7 +6,7 @@
 // and rounds the result to the element type with round-to-nearest-even. max/min ignore a NaN
 // operand (IEEE maxNum, like CUDA's fmaxf) and order -0 below +0, so results never depend on
 // operand order. Integers: 64-bit two's complement arithmetic that wraps, then wraps to the
-// element width; division by zero is an error, INT64_MIN / -1 wraps to INT64_MIN.
+// element width; division by zero has a defined result (below), INT64_MIN / -1 wraps.
 #include "runtime/interpreter/tile_arithmetic.h"
 
 #include <fmt/core.h>
@@ -146,27 +146,25 @@ float float_binary(OpKind kind, float a, float b) {
   }
 }
 
-// One integer binary op; returns false on division by zero.
-bool integer_binary(OpKind kind, int64_t a, int64_t b, int64_t& out) {
+// One integer binary op. Division by zero is defined rather than an error, because lanes of a
+// tile outside the tensor load zeros and their results are dropped: x / 0 and cdiv(x, 0) give
+// -1 (all ones) and x % 0 gives x, as on RISC-V.
+int64_t integer_binary(OpKind kind, int64_t a, int64_t b) {
   uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   switch (kind) {
-    case OpKind::add: out = wrapping(ua + ub); return true;
-    case OpKind::sub: out = wrapping(ua - ub); return true;
-    case OpKind::mul: out = wrapping(ua * ub); return true;
-    case OpKind::max: out = std::max(a, b); return true;
-    case OpKind::min: out = std::min(a, b); return true;
+    case OpKind::add: return wrapping(ua + ub);
+    case OpKind::sub: return wrapping(ua - ub);
+    case OpKind::mul: return wrapping(ua * ub);
+    case OpKind::max: return std::max(a, b);
+    case OpKind::min: return std::min(a, b);
     default: break;
   }
-  if (b == 0) return false;
-  if (b == -1) {  // avoids the INT64_MIN / -1 trap: quotient wraps, remainder is 0
-    out = kind == OpKind::rem ? 0 : wrapping(0 - ua);
-    return true;
-  }
+  if (b == 0) return kind == OpKind::rem ? a : -1;
+  if (b == -1) return kind == OpKind::rem ? 0 : wrapping(0 - ua);  // INT64_MIN / -1 wraps
   int64_t quotient = a / b, remainder = a % b;
-  if (kind == OpKind::div) out = quotient;
-  else if (kind == OpKind::rem) out = remainder;
-  else out = quotient + ((remainder != 0 && ((a > 0) == (b > 0))) ? 1 : 0);  // cdiv: ceiling
-  return true;
+  if (kind == OpKind::div) return quotient;
+  if (kind == OpKind::rem) return remainder;
+  return quotient + ((remainder != 0 && ((a > 0) == (b > 0))) ? 1 : 0);  // cdiv: ceiling
 }
 
 }  // namespace
@@ -199,9 +197,7 @@ std::string evaluate_binary(OpKind kind, const std::string& predicate, const Til
         out.ints[static_cast<size_t>(i)] = compare(predicate, x, y);
         continue;
       }
-      int64_t result = 0;
-      if (!integer_binary(kind, x, y, result)) return "integer division by zero";
-      out.ints[static_cast<size_t>(i)] = wrap_integer(a.element, result);
+      out.ints[static_cast<size_t>(i)] = wrap_integer(a.element, integer_binary(kind, x, y));
     }
   }
   return {};
