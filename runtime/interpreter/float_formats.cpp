@@ -115,6 +115,7 @@ uint32_t encode_f32_bits(const FloatFormat& format, uint32_t bits) {
 
 float decode_float(ScalarKind kind, uint32_t bits) {
   if (kind == ScalarKind::f32) return std::bit_cast<float>(bits);
+  if (kind == ScalarKind::bf16) return std::bit_cast<float>(bits << 16);  // the top half of an f32
   const FloatFormat& format = format_of(kind);
   bool negative = (bits & sign_bit(format)) != 0;
   uint32_t field = (bits >> format.mantissa_bits) & ((1u << format.exponent_bits) - 1);

@@ -406,7 +406,7 @@ bool TileExecution::execute_store(const Operation& op) {
   if (race_other >= 0)
     return fail(op, fmt::format("race: tiles {} and {} both store element [{}] of {}", race_other, tile_,
                                 fmt::join(tensor->coordinates_of(race_index), ", "),
-                                launch_.buffer_names[tensor]));
+                                launch_.buffer_names.at(tensor)));
   return true;
 }
 

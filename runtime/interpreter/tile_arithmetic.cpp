@@ -303,25 +303,37 @@ std::string evaluate_mma(const TileValue& a, const TileValue& b, const TileValue
   if (a.element != b.element || a.holds_floats() != acc.holds_floats())
     return "operand element types do not combine";
   const int64_t rows = a.shape[0], depth = a.shape[1], columns = b.shape[1];
-  out = TileValue::zeros(acc.element, acc.shape);
-  for (int64_t m = 0; m < rows; ++m) {
-    for (int64_t n = 0; n < columns; ++n) {
-      size_t target = static_cast<size_t>(m * columns + n);
-      if (acc.holds_floats()) {
-        float total = acc.floats[target];
-        for (int64_t k = 0; k < depth; ++k) {
-          float product = a.floats[static_cast<size_t>(m * depth + k)] * b.floats[static_cast<size_t>(k * columns + n)];
-          total = total + product;
+  out = acc;
+  // Loop order m, k, n keeps each out[m, n] summing in increasing k while the inner loop
+  // streams rows of b (and vectorizes: separate multiply and add, no fusion).
+  if (acc.holds_floats()) {
+    std::vector<float> row(static_cast<size_t>(columns));
+    for (int64_t m = 0; m < rows; ++m) {
+      float* sum = row.data();
+      const float* initial = acc.floats.data() + m * columns;
+      for (int64_t n = 0; n < columns; ++n) sum[n] = initial[n];
+      for (int64_t k = 0; k < depth; ++k) {
+        const float left = a.floats[static_cast<size_t>(m * depth + k)];
+        const float* right = b.floats.data() + k * columns;
+        for (int64_t n = 0; n < columns; ++n) {
+          float product = left * right[n];
+          sum[n] = sum[n] + product;
         }
-        out.floats[target] = round_to_format(acc.element, total);
-      } else {
-        uint64_t total = static_cast<uint64_t>(acc.ints[target]);
-        for (int64_t k = 0; k < depth; ++k)
-          total += static_cast<uint64_t>(a.ints[static_cast<size_t>(m * depth + k)]) *
-                   static_cast<uint64_t>(b.ints[static_cast<size_t>(k * columns + n)]);
-        out.ints[target] = wrap_integer(acc.element, wrapping(total));
       }
+      float* target = out.floats.data() + m * columns;
+      for (int64_t n = 0; n < columns; ++n) target[n] = round_to_format(acc.element, sum[n]);
     }
+  } else {
+    for (int64_t m = 0; m < rows; ++m)
+      for (int64_t k = 0; k < depth; ++k) {
+        uint64_t left = static_cast<uint64_t>(a.ints[static_cast<size_t>(m * depth + k)]);
+        for (int64_t n = 0; n < columns; ++n) {
+          size_t target = static_cast<size_t>(m * columns + n);
+          out.ints[target] = wrapping(static_cast<uint64_t>(out.ints[target]) +
+                                      left * static_cast<uint64_t>(b.ints[static_cast<size_t>(k * columns + n)]));
+        }
+      }
+    for (int64_t& value : out.ints) value = wrap_integer(acc.element, value);
   }
   return {};
 }
