@@ -8,6 +8,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace tilec::runtime {
 
 int CtaBarriers::add(std::string name, int64_t expected_arrivals) {
@@ -58,6 +60,11 @@ CtaRunResult CtaScheduler::run(int64_t max_resumes) {
       ++result.resumes;
       resumed_any = true;
       slot.last = slot.agent->resume(barriers_);
+      if (slot.last.status == AgentStatus::failed) {
+        result.ok = false;
+        result.message = fmt::format("agent '{}': {}", slot.agent->name(), slot.last.error);
+        return result;
+      }
       if (slot.last.status == AgentStatus::blocked &&
           (slot.last.barrier < 0 || static_cast<size_t>(slot.last.barrier) >= barriers_.size())) {
         result.ok = false;
@@ -79,6 +86,81 @@ CtaRunResult CtaScheduler::run(int64_t max_resumes) {
     result.deadlock = std::move(report);
     return result;
   }
+}
+
+int StageBufferMonitor::add(std::string name, int stages, int readers) {
+  buffers_.push_back({std::move(name), readers < 1 ? 1 : readers,
+                      std::vector<Stage>(static_cast<size_t>(stages < 1 ? 1 : stages))});
+  return static_cast<int>(buffers_.size() - 1);
+}
+
+std::string StageBufferMonitor::where(int buffer, int stage) const {
+  return fmt::format("stage {} of buffer '{}'", stage, buffers_[static_cast<size_t>(buffer)].name);
+}
+
+StageBufferMonitor::Stage* StageBufferMonitor::find(int buffer, int stage, std::string& error) {
+  if (buffer < 0 || static_cast<size_t>(buffer) >= buffers_.size()) {
+    error = fmt::format("unknown stage buffer {}", buffer);
+    return nullptr;
+  }
+  auto& stages = buffers_[static_cast<size_t>(buffer)].stages;
+  if (stage < 0 || static_cast<size_t>(stage) >= stages.size()) {
+    error = fmt::format("buffer '{}' has no stage {}", buffers_[static_cast<size_t>(buffer)].name, stage);
+    return nullptr;
+  }
+  return &stages[static_cast<size_t>(stage)];
+}
+
+std::string StageBufferMonitor::begin_fill(int buffer, int stage, const std::string& agent) {
+  std::string error;
+  Stage* s = find(buffer, stage, error);
+  if (!s) return error;
+  if (s->state == StageState::filling)
+    return fmt::format("race: {} fills {} while {} is filling it", agent, where(buffer, stage), s->writer);
+  if (s->state == StageState::full) {
+    int readers = buffers_[static_cast<size_t>(buffer)].readers;
+    return fmt::format("race: {} overwrites {} while it is in use (fill {} released by {} of {} readers)",
+                       agent, where(buffer, stage), s->fills, s->released, readers);
+  }
+  s->state = StageState::filling;
+  s->writer = agent;
+  return {};
+}
+
+std::string StageBufferMonitor::end_fill(int buffer, int stage, const std::string& agent) {
+  std::string error;
+  Stage* s = find(buffer, stage, error);
+  if (!s) return error;
+  if (s->state != StageState::filling || s->writer != agent)
+    return fmt::format("{} completes a fill of {} it did not begin", agent, where(buffer, stage));
+  s->state = StageState::full;
+  s->readers.clear();
+  s->released = 0;
+  ++s->fills;
+  return {};
+}
+
+std::string StageBufferMonitor::read(int buffer, int stage, const std::string& agent) {
+  std::string error;
+  Stage* s = find(buffer, stage, error);
+  if (!s) return error;
+  if (s->state != StageState::full)
+    return fmt::format("race: {} reads {} before it is filled ({})", agent, where(buffer, stage),
+                       s->state == StageState::filling ? "its fill is in progress" : "it is empty");
+  s->readers.push_back(agent);
+  return {};
+}
+
+std::string StageBufferMonitor::release(int buffer, int stage, const std::string& agent) {
+  std::string error;
+  Stage* s = find(buffer, stage, error);
+  if (!s) return error;
+  auto reader = std::find(s->readers.begin(), s->readers.end(), agent);
+  if (s->state != StageState::full || reader == s->readers.end())
+    return fmt::format("{} releases {} without having read it", agent, where(buffer, stage));
+  s->readers.erase(reader);
+  if (++s->released == buffers_[static_cast<size_t>(buffer)].readers) s->state = StageState::empty;
+  return {};
 }
 
 }  // namespace tilec::runtime

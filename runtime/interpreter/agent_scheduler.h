@@ -13,7 +13,8 @@
 // Scheduling. CtaScheduler::run resumes runnable agents round-robin in the order they were
 // added (deterministic). When no agent is runnable and some have not finished, it reports a
 // deadlock naming every blocked agent with the barrier, the phase it waits for, and how many
-// arrivals that phase still misses.
+// arrivals that phase still misses. An agent that fails (e.g. a stage-buffer race reported by
+// StageBufferMonitor) stops the run with its message.
 #pragma once
 
 #include <cstdint>
@@ -49,16 +50,18 @@ class CtaBarriers {
   std::vector<BarrierState> barriers_;
 };
 
-enum class AgentStatus { runnable, blocked, finished };
+enum class AgentStatus { runnable, blocked, finished, failed };
 
 struct AgentStep {
   AgentStatus status = AgentStatus::finished;
   int barrier = -1;  // when blocked: the barrier and the phase it waits for
   int64_t phase = 0;
+  std::string error;  // when failed (a race, an op that cannot run): what happened
 
-  static AgentStep yielded() { return {AgentStatus::runnable, -1, 0}; }
-  static AgentStep blocked_on(int barrier, int64_t phase) { return {AgentStatus::blocked, barrier, phase}; }
-  static AgentStep finished() { return {AgentStatus::finished, -1, 0}; }
+  static AgentStep yielded() { return {AgentStatus::runnable, -1, 0, {}}; }
+  static AgentStep blocked_on(int barrier, int64_t phase) { return {AgentStatus::blocked, barrier, phase, {}}; }
+  static AgentStep finished() { return {AgentStatus::finished, -1, 0, {}}; }
+  static AgentStep failed(std::string error) { return {AgentStatus::failed, -1, 0, std::move(error)}; }
 };
 
 class Agent {
@@ -87,8 +90,41 @@ struct DeadlockReport {
 struct CtaRunResult {
   bool ok = true;
   std::optional<DeadlockReport> deadlock;
-  std::string message;  // deadlock description, or the resume limit that was hit
+  // The deadlock description, "agent 'x': <its error>" for a failed agent, or the resume limit.
+  std::string message;
   int64_t resumes = 0;
+};
+
+// Watches the multi-stage shared-memory buffers of a pipelined CTA. Each stage cycles
+// empty → filling → full → (read by `readers` agents, each releasing it) → empty. Each call
+// returns an empty string when the access is legal and otherwise describes the race: a read of
+// a stage that is not full (read before it is filled), a fill of a stage that is not empty
+// (overwritten while in use), a release by an agent that did not read it.
+class StageBufferMonitor {
+ public:
+  int add(std::string name, int stages, int readers = 1);
+  std::string begin_fill(int buffer, int stage, const std::string& agent);
+  std::string end_fill(int buffer, int stage, const std::string& agent);
+  std::string read(int buffer, int stage, const std::string& agent);
+  std::string release(int buffer, int stage, const std::string& agent);
+
+ private:
+  enum class StageState { empty, filling, full };
+  struct Stage {
+    StageState state = StageState::empty;
+    std::string writer;                // the agent filling it
+    std::vector<std::string> readers;  // agents that read the current fill and have not released
+    int released = 0;
+    int64_t fills = 0;                 // completed fills, for messages
+  };
+  struct Buffer {
+    std::string name;
+    int readers;
+    std::vector<Stage> stages;
+  };
+  Stage* find(int buffer, int stage, std::string& error);
+  std::string where(int buffer, int stage) const;
+  std::vector<Buffer> buffers_;
 };
 
 class CtaScheduler {

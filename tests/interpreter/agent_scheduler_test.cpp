@@ -12,18 +12,21 @@
 namespace tilec::runtime {
 namespace {
 
-// A tiny agent program: arrive on a barrier, wait for a phase of one, or record a step.
+// A tiny agent program: arrive on a barrier, wait for a phase of one, record a step, or touch
+// a stage of the shared buffer (fill it, read it, release it) under the StageBufferMonitor.
 struct Instruction {
-  enum Kind { arrive, wait, record } kind;
-  int barrier = -1;
+  enum Kind { arrive, wait, record, fill, read, release } kind;
+  int barrier = -1;  // for fill/read/release: the stage
   int64_t phase = 0;
   std::string label;
 };
 
 class ScriptAgent final : public Agent {
  public:
-  ScriptAgent(std::string name, std::vector<Instruction> program, std::vector<std::string>& trace)
-      : name_(std::move(name)), program_(std::move(program)), trace_(trace) {}
+  ScriptAgent(std::string name, std::vector<Instruction> program, std::vector<std::string>& trace,
+              StageBufferMonitor* monitor = nullptr, int buffer = -1)
+      : name_(std::move(name)), program_(std::move(program)), trace_(trace), monitor_(monitor),
+        buffer_(buffer) {}
   std::string name() const override { return name_; }
   AgentStep resume(CtaBarriers& barriers) override {
     while (next_ < program_.size()) {
@@ -33,6 +36,17 @@ class ScriptAgent final : public Agent {
           return AgentStep::blocked_on(instruction.barrier, instruction.phase);
       } else if (instruction.kind == Instruction::arrive) {
         barriers.arrive(instruction.barrier);
+      } else if (instruction.kind != Instruction::record) {
+        std::string race;
+        if (monitor_ && instruction.kind == Instruction::fill) {
+          race = monitor_->begin_fill(buffer_, instruction.barrier, name_);
+          if (race.empty()) race = monitor_->end_fill(buffer_, instruction.barrier, name_);
+        } else if (monitor_ && instruction.kind == Instruction::read) {
+          race = monitor_->read(buffer_, instruction.barrier, name_);
+        } else if (monitor_) {
+          race = monitor_->release(buffer_, instruction.barrier, name_);
+        }
+        if (!race.empty()) return AgentStep::failed(race);
       } else {
         trace_.push_back(instruction.label);
         ++next_;
@@ -47,6 +61,8 @@ class ScriptAgent final : public Agent {
   std::string name_;
   std::vector<Instruction> program_;
   std::vector<std::string>& trace_;
+  StageBufferMonitor* monitor_;
+  int buffer_;
   size_t next_ = 0;
 };
 
@@ -57,7 +73,8 @@ struct Pipeline {
 };
 
 // Producer fills stage i % 2 after the consumer has emptied it; consumer reads after it is full.
-Pipeline make_pipeline(int iterations, int skipped_empty_arrive = -1) {
+// The skip arguments drop one consumer arrive on `empty`, or every producer wait on `empty`.
+Pipeline make_pipeline(int iterations, int skipped_empty_arrive = -1, bool skip_empty_waits = false) {
   Pipeline p;
   for (int s = 0; s < 2; ++s) {
     p.full[s] = p.barriers.add("full[" + std::to_string(s) + "]", 1);
@@ -66,11 +83,14 @@ Pipeline make_pipeline(int iterations, int skipped_empty_arrive = -1) {
   for (int i = 0; i < iterations; ++i) {
     int stage = i % 2;
     int64_t round = i / 2;
-    if (round > 0) p.producer.push_back({Instruction::wait, p.empty[stage], round - 1, ""});
+    if (round > 0 && !skip_empty_waits) p.producer.push_back({Instruction::wait, p.empty[stage], round - 1, ""});
+    p.producer.push_back({Instruction::fill, stage, 0, ""});
     p.producer.push_back({Instruction::record, -1, 0, "produce " + std::to_string(i)});
     p.producer.push_back({Instruction::arrive, p.full[stage], 0, ""});
     p.consumer.push_back({Instruction::wait, p.full[stage], round, ""});
+    p.consumer.push_back({Instruction::read, stage, 0, ""});
     p.consumer.push_back({Instruction::record, -1, 0, "consume " + std::to_string(i)});
+    p.consumer.push_back({Instruction::release, stage, 0, ""});
     if (i != skipped_empty_arrive) p.consumer.push_back({Instruction::arrive, p.empty[stage], 0, ""});
   }
   return p;
@@ -85,7 +105,10 @@ size_t position(const std::vector<std::string>& trace, const std::string& label)
 TEST(AgentScheduler, ProducerAndConsumerRunInALegalOrder) {
   Pipeline p = make_pipeline(6);
   std::vector<std::string> trace;
-  ScriptAgent producer("producer", p.producer, trace), consumer("consumer", p.consumer, trace);
+  StageBufferMonitor monitor;
+  int buffer = monitor.add("a_smem", 2);
+  ScriptAgent producer("producer", p.producer, trace, &monitor, buffer),
+      consumer("consumer", p.consumer, trace, &monitor, buffer);
   CtaScheduler scheduler(p.barriers);
   scheduler.add_agent(producer);
   scheduler.add_agent(consumer);
@@ -136,6 +159,41 @@ TEST(AgentScheduler, MissingArriveIsReportedAsADeadlock) {
             "progress, 1 arrival missing); agent 'consumer' waits for phase 1 of barrier "
             "'full[1]' (phase 1 in progress, 1 arrival missing)");
   EXPECT_EQ(position(trace, "produce 3"), trace.size());  // never happened
+}
+
+TEST(AgentScheduler, OverwritingAStageInUseIsAReportedRace) {
+  // Without its waits on `empty`, the producer refills stage 0 while the consumer still reads it.
+  Pipeline p = make_pipeline(6, -1, /*skip_empty_waits=*/true);
+  std::vector<std::string> trace;
+  StageBufferMonitor monitor;
+  int buffer = monitor.add("a_smem", 2);
+  ScriptAgent producer("producer", p.producer, trace, &monitor, buffer),
+      consumer("consumer", p.consumer, trace, &monitor, buffer);
+  CtaScheduler scheduler(p.barriers);
+  scheduler.add_agent(producer);
+  scheduler.add_agent(consumer);
+  CtaRunResult result = scheduler.run();
+  ASSERT_FALSE(result.ok);
+  EXPECT_FALSE(result.deadlock.has_value());
+  EXPECT_EQ(result.message,
+            "agent 'producer': race: producer overwrites stage 0 of buffer 'a_smem' while it is in "
+            "use (fill 1 released by 0 of 1 readers)");
+}
+
+TEST(AgentScheduler, StageMonitorCatchesReadsBeforeFills) {
+  StageBufferMonitor monitor;
+  int buffer = monitor.add("b_smem", 2, /*readers=*/2);
+  EXPECT_EQ(monitor.read(buffer, 1, "mma"), "race: mma reads stage 1 of buffer 'b_smem' before it is filled (it is empty)");
+  EXPECT_EQ(monitor.begin_fill(buffer, 1, "tma"), "");
+  EXPECT_NE(monitor.read(buffer, 1, "mma").find("its fill is in progress"), std::string::npos);
+  EXPECT_EQ(monitor.end_fill(buffer, 1, "tma"), "");
+  EXPECT_EQ(monitor.read(buffer, 1, "mma 0"), "");
+  EXPECT_EQ(monitor.read(buffer, 1, "mma 1"), "");
+  EXPECT_EQ(monitor.release(buffer, 1, "mma 0"), "");
+  EXPECT_NE(monitor.begin_fill(buffer, 1, "tma"), "");  // one reader still holds it
+  EXPECT_EQ(monitor.release(buffer, 1, "mma 1"), "");
+  EXPECT_EQ(monitor.begin_fill(buffer, 1, "tma"), "");  // both released: empty again
+  EXPECT_NE(monitor.release(buffer, 1, "mma 0"), "");
 }
 
 TEST(AgentScheduler, NamedBarrierWithSeveralArrivals) {
