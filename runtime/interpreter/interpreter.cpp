@@ -18,6 +18,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <memory>
@@ -50,6 +51,7 @@ struct LaunchState {
   std::unordered_map<const HostBuffer*, std::string> buffer_names;
   std::mutex error_mutex;
   std::atomic<int64_t> lowest_failed_tile{INT64_MAX};
+  int64_t max_loop_iterations = 0;
   LaunchResult error;  // valid when lowest_failed_tile != INT64_MAX or a host error occurred
 };
 
@@ -170,8 +172,10 @@ bool TileExecution::execute(const Operation& op) {
     return fail(op, "has the wrong number of operands or results");
   for (size_t r = 0; r < op.num_results(); ++r) {
     const Type& type = op.result(r)->type();
-    if (type.is_tile() && type.element_count() > kLargestTile)
-      return fail(op, fmt::format("its result {} is too large to interpret", type.to_string()));
+    if (!type.is_tile()) continue;
+    bool negative = std::any_of(type.shape().begin(), type.shape().end(), [](int64_t d) { return d < 0; });
+    if (negative || type.element_count() > kLargestTile)
+      return fail(op, fmt::format("its result {} is too large or malformed to interpret", type.to_string()));
   }
   TileValue out;
   std::string problem;
@@ -294,7 +298,11 @@ bool TileExecution::execute_for(const Operation& op) {
     carried.push_back(*v);
   }
   std::vector<RuntimeValue> yielded;
-  for (int64_t iv = lower; iv < upper;) {
+  int64_t iterations = 0;
+  for (int64_t iv = lower; iv < upper; ++iterations) {
+    if (iterations == launch_.max_loop_iterations)
+      return fail(op, fmt::format("ran more than {} iterations (raise LaunchOptions::max_loop_iterations)",
+                                  launch_.max_loop_iterations));
     bind(body.argument(0), RuntimeValue{TileValue::scalar_int(ScalarKind::index, iv), nullptr});
     for (size_t i = 0; i < carried_count; ++i) bind(body.argument(1 + i), std::move(carried[i]));
     if (!run_ops(body, 0, &yielded)) return false;
@@ -495,6 +503,7 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
   try {
     const Region& body = kernel.region();
     LaunchState launch;
+    launch.max_loop_iterations = options.max_loop_iterations;
     SymbolBindings symbols = given_symbols;
     TileExecution host(nullptr, launch, -1);
     if (LaunchResult bound = bind_arguments(body, arguments, symbols, host, launch); !bound.ok)

@@ -43,6 +43,8 @@ struct LaunchOptions {
   TileRunner* runner = nullptr;  // null: tiles run serially in index order
   // Report a race when two tiles store to the same element (costs 8 bytes per stored element).
   bool detect_store_races = true;
+  // A `for` running more iterations than this ends the launch with an error instead of hanging.
+  int64_t max_loop_iterations = int64_t{1} << 24;
 };
 
 struct LaunchResult {

@@ -443,7 +443,7 @@ kernel @none(%Y: tensor<N, f32>) {
   EXPECT_EQ(result.tile_count, 0);
 }
 
-TEST(InterpreterOps, LoopsNeedAPositiveStepAndRunZeroTimesWhenEmpty) {
+TEST(InterpreterOps, LoopsNeedAPositiveStepRunZeroTimesWhenEmptyAndAreBounded) {
   auto module = parse_verified(R"(module
 kernel @loop(%Y: tensor<1, i32>, %lb: index, %step: index) {
   %one = constant {value = 1} : index
@@ -471,6 +471,11 @@ kernel @loop(%Y: tensor<1, i32>, %lb: index, %step: index) {
   LaunchResult result = run_kernel(kernel, std::vector<KernelArgument>{&Y, int64_t{0}, int64_t{0}});
   ASSERT_FALSE(result.ok);
   EXPECT_EQ(result.describe(), "8:3: 'for': the step must be positive, got 0 (tile 0)");
+  LaunchOptions options;
+  options.max_loop_iterations = 2;
+  result = run_kernel(kernel, std::vector<KernelArgument>{&Y, int64_t{0}, int64_t{1}}, {}, options);
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.message.find("ran more than 2 iterations"), std::string::npos) << result.message;
 }
 
 }  // namespace
