@@ -26,7 +26,6 @@
 #include <unordered_map>
 
 #include "ir/ir.h"
-#include "runtime/interpreter/float_formats.h"
 #include "runtime/interpreter/tile_arithmetic.h"
 #include "runtime/interpreter/tile_runner.h"
 

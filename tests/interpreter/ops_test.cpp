@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 
+#include "ir/builder.h"
 #include "ir/parser.h"
 #include "runtime/interpreter/float_formats.h"
 #include "runtime/interpreter/interpreter.h"
@@ -476,6 +477,25 @@ kernel @loop(%Y: tensor<1, i32>, %lb: index, %step: index) {
   result = run_kernel(kernel, std::vector<KernelArgument>{&Y, int64_t{0}, int64_t{1}}, {}, options);
   ASSERT_FALSE(result.ok);
   EXPECT_NE(result.message.find("ran more than 2 iterations"), std::string::npos) << result.message;
+}
+
+}  // namespace
+}  // namespace tilec::runtime
+
+namespace tilec::runtime {
+namespace {
+
+TEST(InterpreterOps, AnOpItCannotRunIsAnErrorWithItsLocation) {
+  // Built directly (the parser and verifier would refuse it): a kernel nested in a kernel.
+  Operation outer(OpKind::kernel, {});
+  outer.set_attr("sym_name", "outer");
+  Builder builder(&outer.add_region());
+  builder.set_location({3, 4});
+  builder.create(OpKind::kernel, {}, {});
+  builder.create(OpKind::return_, {}, {});
+  LaunchResult result = run_kernel(outer, {});
+  ASSERT_FALSE(result.ok);
+  EXPECT_EQ(result.describe(), "3:4: 'kernel': the interpreter cannot run this op (tile 0)");
 }
 
 }  // namespace
