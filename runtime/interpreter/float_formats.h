@@ -1,0 +1,47 @@
+// runtime/interpreter/float_formats.h — exact bit patterns of the small float formats and the
+// conversions between them and f32, all rounding to nearest, ties to even.
+//
+//   format   sign.exponent.mantissa  bias  infinity  largest finite   NaN
+//   f32      1.8.23                  127   yes       3.4e38           exponent all ones
+//   bf16     1.8.7                   127   yes       3.39e38          exponent all ones
+//   f16      1.5.10                  15    yes       65504            exponent all ones
+//   f8e5m2   1.5.2                   15    no (sat)  57344            exponent all ones, mantissa ≠ 0
+//   f8e4m3   1.4.3 (OCP "FN")        7     none      448              S.1111.111 only
+//
+// Overflow: f16 and bf16 follow IEEE (a value that rounds past the largest finite becomes ±inf).
+// Both f8 formats saturate, as the GPU's `cvt.rn.satfinite` does: a finite value that rounds
+// past the largest finite, and ±inf itself, become ± the largest finite. NaN stays NaN in every
+// format (sign kept, quiet bit set, the payload's top bits kept where the target has room).
+// Subnormals are produced and read in every format (no flush to zero).
+// Every value of every format here is exactly representable in f32, so decoding is exact.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/types.h"
+
+namespace tilec::runtime {
+
+// Bit pattern ↔ f32 for the stored float element types (f16, bf16, f8e4m3, f8e5m2; f32 itself
+// is its own bit pattern). The pattern sits in the low bits of the result.
+float decode_float(ScalarKind format, uint32_t bits);
+uint32_t encode_float(ScalarKind format, float value);
+
+// Rounds an f32 to the nearest value of `format` (f32: unchanged), as an f32.
+float round_to_format(ScalarKind format, float value);
+
+// Rounds a 64-bit integer to the nearest value of a float `format` in one step (no double
+// rounding through f32), as an f32.
+float integer_to_format(ScalarKind format, int64_t value);
+
+// Float → integer conversion: truncates toward zero, saturates at the type's range, NaN → 0.
+// i1 gives 0 or 1 (nonzero → 1).
+int64_t float_to_integer(ScalarKind integer_type, float value);
+
+// Wraps a 64-bit result to an integer element type (i1: lowest bit, i32: two's complement).
+int64_t wrap_integer(ScalarKind integer_type, int64_t value);
+
+// The largest finite value of a float format.
+float largest_finite(ScalarKind format);
+
+}  // namespace tilec::runtime

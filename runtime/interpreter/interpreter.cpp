@@ -1,0 +1,605 @@
+// runtime/interpreter/interpreter.cpp — executes a kernel: argument binding, the host prologue,
+// the grid, and one TileExecution per tile.
+//
+// Phases of a launch:
+//   1. Bind: each kernel parameter gets its argument; tensor extents are checked against the
+//      type (static extents equal, a symbol equal to its binding or bound here on first use).
+//   2. Prologue: the scalar ops before `grid_ids` run once, on the "host" execution.
+//   3. Grid: the extents give the tile count; the TileRunner calls the body once per tile
+//      index; the tile's coordinates are the index in row-major order (last extent fastest).
+//   4. Each tile runs the ops after `grid_ids` in a TileExecution whose own values sit in a
+//      private map layered over the prologue's (read-only while tiles run, so tiles share
+//      nothing but the output buffers and the race-check owner table).
+// Structured control flow runs recursively: `for` rebinds its region arguments each
+// iteration, `if` runs one of its regions; both take their results from the region's `yield`.
+// Cost: an op costs one pass over its result (mma: M·N·K), plus a hash lookup per operand.
+#include "runtime/interpreter/interpreter.h"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "ir/ir.h"
+#include "runtime/interpreter/tile_arithmetic.h"
+#include "runtime/interpreter/tile_runner.h"
+
+namespace tilec::runtime {
+
+namespace {
+
+// Refuse tiles so large that allocating them would be the failure (2^28 elements = 1 GiB f32).
+constexpr int64_t kLargestTile = int64_t{1} << 28;
+
+struct RuntimeValue {
+  TileValue tile;              // scalars and tiles
+  HostBuffer* tensor = nullptr;  // tensor parameters
+};
+
+using ValueMap = std::unordered_map<const Value*, RuntimeValue>;
+using OwnerTable = std::vector<std::atomic<int64_t>>;
+
+// State shared by all tiles of one launch.
+struct LaunchState {
+  std::unordered_map<const HostBuffer*, std::unique_ptr<OwnerTable>> owners;  // race check
+  std::unordered_map<const HostBuffer*, std::string> buffer_names;
+  std::mutex error_mutex;
+  std::atomic<int64_t> lowest_failed_tile{INT64_MAX};
+  int64_t max_loop_iterations = 0;
+  LaunchResult error;  // valid when lowest_failed_tile != INT64_MAX or a host error occurred
+};
+
+struct OpError {
+  Location location;
+  std::string message;
+};
+
+class TileExecution {
+ public:
+  TileExecution(const ValueMap* base, LaunchState& launch, int64_t tile)
+      : base_(base), launch_(launch), tile_(tile) {}
+
+  // Runs region ops from `first` to the terminator; a `yield` fills `yielded`. False on error.
+  bool run_ops(const Region& region, size_t first, std::vector<RuntimeValue>* yielded);
+  bool run_op(const Operation& op) { return execute(op); }
+  void bind(const Value* value, RuntimeValue v) { values_[value] = std::move(v); }
+  bool fail(const Operation& op, std::string message) {
+    error_ = {op.location(), fmt::format("'{}': {}", op.name(), message)};
+    return false;
+  }
+  const OpError& error() const { return error_; }
+  const ValueMap& values() const { return values_; }
+  const RuntimeValue* lookup(const Value* value) const;
+
+ private:
+  bool execute(const Operation& op);
+  bool execute_for(const Operation& op);
+  bool execute_if(const Operation& op);
+  bool execute_load(const Operation& op);
+  bool execute_store(const Operation& op);
+  bool execute_constant(const Operation& op);
+  // Operand fetchers: report through fail() and return null / false on a wrong kind.
+  const TileValue* tile_operand(const Operation& op, size_t i);
+  bool integer_operand(const Operation& op, size_t i, int64_t& out);
+  HostBuffer* tensor_operand(const Operation& op, size_t i);
+  // Binds the op's single result, checking it against the declared type.
+  bool set_result(const Operation& op, TileValue value, size_t index = 0);
+
+  const ValueMap* base_;
+  LaunchState& launch_;
+  int64_t tile_;
+  ValueMap values_;
+  OpError error_;
+};
+
+const RuntimeValue* TileExecution::lookup(const Value* value) const {
+  auto it = values_.find(value);
+  if (it != values_.end()) return &it->second;
+  if (base_) {
+    auto at = base_->find(value);
+    if (at != base_->end()) return &at->second;
+  }
+  return nullptr;
+}
+
+const TileValue* TileExecution::tile_operand(const Operation& op, size_t i) {
+  if (i >= op.num_operands()) return fail(op, fmt::format("is missing operand {}", i)), nullptr;
+  const RuntimeValue* v = lookup(op.operand(i));
+  if (!v) return fail(op, fmt::format("operand {} has no value (used before its definition)", i)), nullptr;
+  if (v->tensor) return fail(op, fmt::format("operand {} is a tensor, not a tile or scalar", i)), nullptr;
+  return &v->tile;
+}
+
+bool TileExecution::integer_operand(const Operation& op, size_t i, int64_t& out) {
+  const TileValue* v = tile_operand(op, i);
+  if (!v) return false;
+  if (!v->shape.empty() || v->holds_floats())
+    return fail(op, fmt::format("operand {} must be an integer or index scalar", i));
+  out = v->ints[0];
+  return true;
+}
+
+HostBuffer* TileExecution::tensor_operand(const Operation& op, size_t i) {
+  if (i >= op.num_operands()) return fail(op, fmt::format("is missing operand {}", i)), nullptr;
+  const RuntimeValue* v = lookup(op.operand(i));
+  if (!v || !v->tensor) return fail(op, fmt::format("operand {} must be a tensor parameter", i)), nullptr;
+  return v->tensor;
+}
+
+bool TileExecution::set_result(const Operation& op, TileValue value, size_t index) {
+  if (index >= op.num_results()) return fail(op, "has too few results");
+  const Type& type = op.result(index)->type();
+  std::vector<int64_t> shape = type.is_tile() ? type.shape() : std::vector<int64_t>{};
+  if ((!type.is_tile() && !type.is_scalar()) || value.shape != shape || value.element != type.element())
+    return fail(op, fmt::format("computes a {} value of shape [{}] but its result type is {}",
+                                to_string(value.element), fmt::join(value.shape, "x"), type.to_string()));
+  values_[op.result(index)] = RuntimeValue{std::move(value), nullptr};
+  return true;
+}
+
+bool TileExecution::run_ops(const Region& region, size_t first, std::vector<RuntimeValue>* yielded) {
+  const auto& ops = region.operations();
+  for (size_t i = first; i < ops.size(); ++i) {
+    const Operation& op = *ops[i];
+    if (op.kind() == OpKind::return_) return true;
+    if (op.kind() == OpKind::yield) {
+      if (!yielded) return fail(op, "appears outside a for or if region");
+      yielded->clear();
+      for (size_t k = 0; k < op.num_operands(); ++k) {
+        const RuntimeValue* v = lookup(op.operand(k));
+        if (!v) return fail(op, fmt::format("operand {} has no value", k));
+        yielded->push_back(*v);
+      }
+      return true;
+    }
+    if (!execute(op)) return false;
+  }
+  return true;
+}
+
+bool TileExecution::execute(const Operation& op) {
+  const OpKind kind = op.kind();
+  const OpInfo& info = op.info();
+  if (op.num_operands() < static_cast<size_t>(info.min_operands) ||
+      (info.max_operands >= 0 && op.num_operands() > static_cast<size_t>(info.max_operands)) ||
+      (info.results >= 0 && op.num_results() != static_cast<size_t>(info.results)))
+    return fail(op, "has the wrong number of operands or results");
+  for (size_t r = 0; r < op.num_results(); ++r) {
+    const Type& type = op.result(r)->type();
+    if (!type.is_tile()) continue;
+    bool negative = std::any_of(type.shape().begin(), type.shape().end(), [](int64_t d) { return d < 0; });
+    if (negative || type.element_count() > kLargestTile)
+      return fail(op, fmt::format("its result {} is too large or malformed to interpret", type.to_string()));
+  }
+  TileValue out;
+  std::string problem;
+  switch (kind) {
+    case OpKind::constant: return execute_constant(op);
+    case OpKind::dim: {
+      HostBuffer* tensor = tensor_operand(op, 0);
+      if (!tensor) return false;
+      const Attribute* axis = op.attr("axis");
+      if (!axis || !axis->is_int() || axis->as_int() < 0 || axis->as_int() >= static_cast<int64_t>(tensor->rank()))
+        return fail(op, "needs an integer 'axis' within the tensor's rank");
+      return set_result(op, TileValue::scalar_int(ScalarKind::index, tensor->dims()[static_cast<size_t>(axis->as_int())]));
+    }
+    case OpKind::add: case OpKind::sub: case OpKind::mul: case OpKind::div: case OpKind::rem:
+    case OpKind::cdiv: case OpKind::max: case OpKind::min: case OpKind::cmp: {
+      const TileValue* a = tile_operand(op, 0);
+      const TileValue* b = a ? tile_operand(op, 1) : nullptr;
+      if (!b) return false;
+      std::string predicate;
+      if (kind == OpKind::cmp) {
+        const Attribute* attribute = op.attr("predicate");
+        if (!attribute || !attribute->is_string()) return fail(op, "needs a string 'predicate'");
+        predicate = attribute->as_string();
+      }
+      problem = evaluate_binary(kind, predicate, *a, *b, out);
+      break;
+    }
+    case OpKind::neg: case OpKind::exp: case OpKind::sqrt: case OpKind::rsqrt: case OpKind::relu: {
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      problem = evaluate_unary(kind, *a, out);
+      break;
+    }
+    case OpKind::cast: {
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      problem = evaluate_cast(*a, op.result()->type().element(), out);
+      break;
+    }
+    case OpKind::select: {
+      const TileValue* c = tile_operand(op, 0);
+      const TileValue* a = c ? tile_operand(op, 1) : nullptr;
+      const TileValue* b = a ? tile_operand(op, 2) : nullptr;
+      if (!b) return false;
+      problem = evaluate_select(*c, *a, *b, out);
+      break;
+    }
+    case OpKind::zeros:
+    case OpKind::full: {
+      const Type& type = op.result()->type();
+      if (!type.is_tile()) return fail(op, "its result must be a tile");
+      out = TileValue::zeros(type.element(), type.shape());
+      if (kind == OpKind::full) {
+        const TileValue* fill = tile_operand(op, 0);
+        if (!fill) return false;
+        if (!fill->shape.empty() || fill->element != type.element())
+          return fail(op, "the fill value must be a scalar of the tile's element type");
+        if (out.holds_floats()) out.floats.assign(out.floats.size(), fill->floats[0]);
+        else out.ints.assign(out.ints.size(), fill->ints[0]);
+      }
+      break;
+    }
+    case OpKind::reduce_sum:
+    case OpKind::reduce_max: {
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      const Attribute* axis = op.attr("axis");
+      if (!axis || !axis->is_int()) return fail(op, "needs an integer 'axis'");
+      problem = evaluate_reduce(kind, axis->as_int(), *a, out);
+      break;
+    }
+    case OpKind::mma: {
+      const TileValue* a = tile_operand(op, 0);
+      const TileValue* b = a ? tile_operand(op, 1) : nullptr;
+      const TileValue* acc = b ? tile_operand(op, 2) : nullptr;
+      if (!acc) return false;
+      problem = evaluate_mma(*a, *b, *acc, out);
+      break;
+    }
+    case OpKind::load:
+    case OpKind::tma_load: return execute_load(op);
+    case OpKind::store: return execute_store(op);
+    case OpKind::for_: return execute_for(op);
+    case OpKind::if_: return execute_if(op);
+    case OpKind::grid_ids: return fail(op, "must sit directly in the kernel body, once");
+    default: return fail(op, "the interpreter cannot run this op");
+  }
+  if (!problem.empty()) return fail(op, problem);
+  return set_result(op, std::move(out));
+}
+
+bool TileExecution::execute_constant(const Operation& op) {
+  const Type& type = op.result()->type();
+  const Attribute* value = op.attr("value");
+  if (!type.is_scalar()) return fail(op, "a constant is a scalar");
+  if (!value) return fail(op, "needs a 'value'");
+  if (value->is_int()) return set_result(op, TileValue::scalar_int(type.element(), value->as_int()));
+  if (value->is_bool()) return set_result(op, TileValue::scalar_int(type.element(), value->as_bool()));
+  if (value->is_float()) {
+    if (!is_float(type.element())) return fail(op, "a float 'value' needs a float result type");
+    return set_result(op, TileValue::scalar_float(type.element(), static_cast<float>(value->as_float())));
+  }
+  return fail(op, fmt::format("'value' must be a number, not {}", value->kind_name()));
+}
+
+bool TileExecution::execute_for(const Operation& op) {
+  int64_t lower = 0, upper = 0, step = 0;
+  if (!integer_operand(op, 0, lower) || !integer_operand(op, 1, upper) || !integer_operand(op, 2, step))
+    return false;
+  if (step <= 0) return fail(op, fmt::format("the step must be positive, got {}", step));
+  if (op.num_regions() != 1) return fail(op, "needs one region");
+  const Region& body = op.region();
+  size_t carried_count = op.num_operands() - 3;
+  if (body.num_arguments() != carried_count + 1 || op.num_results() != carried_count)
+    return fail(op, "its region arguments and results do not match the carried values");
+  std::vector<RuntimeValue> carried;
+  for (size_t i = 0; i < carried_count; ++i) {
+    const RuntimeValue* v = lookup(op.operand(3 + i));
+    if (!v) return fail(op, fmt::format("carried value {} has no value", i));
+    carried.push_back(*v);
+  }
+  std::vector<RuntimeValue> yielded;
+  int64_t iterations = 0;
+  for (int64_t iv = lower; iv < upper; ++iterations) {
+    if (iterations == launch_.max_loop_iterations)
+      return fail(op, fmt::format("ran more than {} iterations (raise LaunchOptions::max_loop_iterations)",
+                                  launch_.max_loop_iterations));
+    bind(body.argument(0), RuntimeValue{TileValue::scalar_int(ScalarKind::index, iv), nullptr});
+    for (size_t i = 0; i < carried_count; ++i) bind(body.argument(1 + i), std::move(carried[i]));
+    if (!run_ops(body, 0, &yielded)) return false;
+    if (yielded.size() != carried_count)
+      return fail(op, fmt::format("its body yields {} values for {} carried", yielded.size(), carried_count));
+    carried.swap(yielded);
+    if (iv > INT64_MAX - step) break;
+    iv += step;
+  }
+  for (size_t i = 0; i < carried_count; ++i) values_[op.result(i)] = std::move(carried[i]);
+  return true;
+}
+
+bool TileExecution::execute_if(const Operation& op) {
+  const TileValue* condition = tile_operand(op, 0);
+  if (!condition) return false;
+  if (condition->element != ScalarKind::i1 || !condition->shape.empty())
+    return fail(op, "the condition must be an i1 scalar");
+  if (op.num_regions() != 2) return fail(op, "needs a then and an else region");
+  std::vector<RuntimeValue> yielded;
+  if (!run_ops(op.region(condition->ints[0] != 0 ? 0 : 1), 0, &yielded)) return false;
+  if (yielded.size() != op.num_results())
+    return fail(op, fmt::format("its region yields {} values for {} results", yielded.size(), op.num_results()));
+  for (size_t i = 0; i < yielded.size(); ++i) values_[op.result(i)] = std::move(yielded[i]);
+  return true;
+}
+
+// Walks every position of a tile over a tensor: `visit(tile_index, tensor_index)` for each
+// element inside the tensor (tensor coordinates c·B + a).
+template <typename Visit>
+void for_each_in_bounds(const HostBuffer& tensor, const std::vector<int64_t>& coordinates,
+                        const std::vector<int64_t>& shape, Visit visit) {
+  const size_t rank = shape.size();
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  if (count == 0) return;
+  std::vector<int64_t> position(rank, 0), stride(rank, 1);
+  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * tensor.dims()[d];
+  for (int64_t t = 0; t < count; ++t) {
+    int64_t linear = 0;
+    bool inside = true;
+    for (size_t d = 0; d < rank && inside; ++d) {
+      int64_t at = coordinates[d] * shape[d] + position[d];
+      inside = at >= 0 && at < tensor.dims()[d];
+      linear += at * stride[d];
+    }
+    if (inside) visit(t, linear);
+    for (size_t d = rank; d-- > 0;) {
+      if (++position[d] < shape[d]) break;
+      position[d] = 0;
+    }
+  }
+}
+
+bool TileExecution::execute_load(const Operation& op) {
+  HostBuffer* tensor = tensor_operand(op, 0);
+  if (!tensor) return false;
+  const Type& type = op.result()->type();
+  if (!type.is_tile() || type.rank() != tensor->rank() || type.element() != tensor->element())
+    return fail(op, fmt::format("cannot load a {} from a {}", type.to_string(), tensor->describe()));
+  if (op.num_operands() != 1 + tensor->rank())
+    return fail(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", op.num_operands() - 1, tensor->rank()));
+  std::vector<int64_t> coordinates(tensor->rank());
+  for (size_t d = 0; d < tensor->rank(); ++d)
+    if (!integer_operand(op, 1 + d, coordinates[d])) return false;
+  TileValue out = TileValue::zeros(type.element(), type.shape());
+  if (out.holds_floats())
+    for_each_in_bounds(*tensor, coordinates, type.shape(), [&](int64_t t, int64_t i) {
+      out.floats[static_cast<size_t>(t)] = tensor->load_float(i);
+    });
+  else
+    for_each_in_bounds(*tensor, coordinates, type.shape(), [&](int64_t t, int64_t i) {
+      out.ints[static_cast<size_t>(t)] = tensor->load_int(i);
+    });
+  return set_result(op, std::move(out));
+}
+
+bool TileExecution::execute_store(const Operation& op) {
+  HostBuffer* tensor = tensor_operand(op, 0);
+  if (!tensor) return false;
+  const TileValue* tile = tile_operand(op, op.num_operands() - 1);
+  if (!tile) return false;
+  if (tile->shape.size() != tensor->rank() || tile->element != tensor->element())
+    return fail(op, fmt::format("cannot store a {} tile of rank {} into a {}", to_string(tile->element),
+                                tile->shape.size(), tensor->describe()));
+  if (op.num_operands() != 2 + tensor->rank())
+    return fail(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", op.num_operands() - 2, tensor->rank()));
+  std::vector<int64_t> coordinates(tensor->rank());
+  for (size_t d = 0; d < tensor->rank(); ++d)
+    if (!integer_operand(op, 1 + d, coordinates[d])) return false;
+  OwnerTable* owners = nullptr;
+  if (tile_ >= 0) {
+    auto it = launch_.owners.find(tensor);
+    if (it != launch_.owners.end()) owners = it->second.get();
+  }
+  int64_t race_other = -1, race_index = -1;
+  for_each_in_bounds(*tensor, coordinates, tile->shape, [&](int64_t t, int64_t i) {
+    if (owners) {
+      int64_t expected = -1;
+      auto& owner = (*owners)[static_cast<size_t>(i)];
+      if (!owner.compare_exchange_strong(expected, tile_) && expected != tile_ && race_other < 0) {
+        race_other = expected;
+        race_index = i;
+      }
+    }
+    if (tile->holds_floats()) tensor->store_float(i, tile->floats[static_cast<size_t>(t)]);
+    else tensor->store_int(i, tile->ints[static_cast<size_t>(t)]);
+  });
+  if (race_other >= 0)
+    return fail(op, fmt::format("race: tiles {} and {} both store element [{}] of {}", race_other, tile_,
+                                fmt::join(tensor->coordinates_of(race_index), ", "),
+                                launch_.buffer_names.at(tensor)));
+  return true;
+}
+
+LaunchResult argument_error(std::string message) {
+  LaunchResult result;
+  result.ok = false;
+  result.message = std::move(message);
+  return result;
+}
+
+// Phase 1: binds parameters; returns an error result or ok.
+LaunchResult bind_arguments(const Region& body, std::span<const KernelArgument> arguments,
+                            SymbolBindings& symbols, TileExecution& host, LaunchState& launch) {
+  if (arguments.size() != body.num_arguments())
+    return argument_error(fmt::format("the kernel takes {} arguments, {} were given",
+                                      body.num_arguments(), arguments.size()));
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const Value* parameter = body.argument(i);
+    const Type& type = parameter->type();
+    std::string name = parameter->name_hint().empty() ? fmt::format("argument {}", i)
+                                                      : "%" + parameter->name_hint();
+    RuntimeValue value;
+    if (type.is_tensor()) {
+      const auto* buffer = std::get_if<HostBuffer*>(&arguments[i]);
+      if (!buffer || !*buffer) return argument_error(fmt::format("{} must be a tensor buffer", name));
+      HostBuffer& tensor = **buffer;
+      if (tensor.element() != type.element() || tensor.rank() != type.rank())
+        return argument_error(fmt::format("{} is a {} but the kernel expects {}", name, tensor.describe(), type.to_string()));
+      for (size_t d = 0; d < type.rank(); ++d) {
+        const Dim& dim = type.dims()[d];
+        int64_t extent = tensor.dims()[d];
+        if (dim.is_static() && dim.extent != extent)
+          return argument_error(fmt::format("{} has extent {} in dimension {}, the type says {}", name, extent, d, dim.extent));
+        if (dim.symbol.empty()) continue;
+        auto [it, inserted] = symbols.emplace(dim.symbol, extent);
+        if (!inserted && it->second != extent)
+          return argument_error(fmt::format("{} has extent {} in dimension {}, but {} = {}", name, extent, d, dim.symbol, it->second));
+      }
+      value.tensor = &tensor;
+      launch.buffer_names.emplace(&tensor, name);
+    } else if (type.is_scalar()) {
+      if (const auto* integer = std::get_if<int64_t>(&arguments[i])) {
+        value.tile = TileValue::scalar_int(type.element(), *integer);
+      } else if (const auto* real = std::get_if<double>(&arguments[i]); real && is_float(type.element())) {
+        value.tile = TileValue::scalar_float(type.element(), static_cast<float>(*real));
+      } else {
+        return argument_error(fmt::format("{} must be a {} scalar", name, type.to_string()));
+      }
+    } else {
+      return argument_error(fmt::format("{} has type {}, which the interpreter cannot bind", name, type.to_string()));
+    }
+    host.bind(parameter, std::move(value));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string LaunchResult::describe() const {
+  std::string where = location.known() ? fmt::format("{}:{}: ", location.line, location.column) : "";
+  std::string which = tile >= 0 ? fmt::format(" (tile {})", tile) : "";
+  return where + message + which;
+}
+
+bool resolve_tensor_dims(const Type& tensor, const SymbolBindings& symbols,
+                         std::vector<int64_t>& dims, std::string& message) {
+  dims.clear();
+  for (const Dim& dim : tensor.dims()) {
+    if (dim.is_static()) {
+      dims.push_back(dim.extent);
+    } else if (auto it = symbols.find(dim.symbol); !dim.symbol.empty() && it != symbols.end()) {
+      dims.push_back(it->second);
+    } else {
+      message = dim.symbol.empty() ? "an extent is unknown ('?')"
+                                   : fmt::format("the extent {} is not bound", dim.symbol);
+      return false;
+    }
+  }
+  return true;
+}
+
+LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument> arguments,
+                        const SymbolBindings& given_symbols, const LaunchOptions& options) {
+  if (kernel.kind() != OpKind::kernel || kernel.num_regions() != 1)
+    return argument_error("run_kernel needs a kernel op");
+  try {
+    const Region& body = kernel.region();
+    LaunchState launch;
+    launch.max_loop_iterations = options.max_loop_iterations;
+    SymbolBindings symbols = given_symbols;
+    TileExecution host(nullptr, launch, -1);
+    if (LaunchResult bound = bind_arguments(body, arguments, symbols, host, launch); !bound.ok)
+      return bound;
+
+    // Phase 2: the prologue, up to grid_ids (or the whole body as one tile when there is none).
+    const auto& ops = body.operations();
+    size_t grid_position = ops.size();
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (ops[i]->kind() == OpKind::grid_ids) grid_position = i;
+    auto host_failure = [&](int64_t tile) {
+      LaunchResult result;
+      result.ok = false;
+      result.location = host.error().location;
+      result.message = host.error().message;
+      result.tile = tile;
+      return result;
+    };
+    if (grid_position == ops.size()) {
+      TileExecution single(&host.values(), launch, 0);
+      if (!single.run_ops(body, 0, nullptr)) {
+        LaunchResult result{false, single.error().location, single.error().message, 0, 1};
+        return result;
+      }
+      LaunchResult result;
+      result.tile_count = 1;
+      return result;
+    }
+    for (size_t i = 0; i < grid_position; ++i)
+      if (!host.run_op(*ops[i])) return host_failure(-1);
+
+    // Phase 3: the grid.
+    const Operation& grid = *ops[grid_position];
+    std::vector<int64_t> extents(grid.num_operands());
+    int64_t tile_count = 1;
+    for (size_t d = 0; d < extents.size(); ++d) {
+      const RuntimeValue* extent = host.lookup(grid.operand(d));
+      if (!extent || extent->tensor || !extent->tile.shape.empty() || extent->tile.holds_floats()) {
+        host.fail(grid, "grid extents must be index scalars");
+        return host_failure(-1);
+      }
+      extents[d] = extent->tile.ints[0];
+      if (extents[d] < 0 || (extents[d] > 0 && tile_count > (int64_t{1} << 40) / extents[d])) {
+        host.fail(grid, fmt::format("grid extent {} is negative or the grid is too large", extents[d]));
+        return host_failure(-1);
+      }
+      tile_count *= extents[d];
+    }
+    if (grid.num_results() != extents.size()) {
+      host.fail(grid, "gives one coordinate per grid extent");
+      return host_failure(-1);
+    }
+    if (options.detect_store_races) {
+      walk(const_cast<Region&>(body), [&](Operation& op) {
+        if (op.kind() != OpKind::store || op.num_operands() == 0) return;
+        const RuntimeValue* target = host.lookup(op.operand(0));
+        if (!target || !target->tensor || launch.owners.count(target->tensor)) return;
+        auto table = std::make_unique<OwnerTable>(static_cast<size_t>(target->tensor->element_count()));
+        for (auto& owner : *table) owner.store(-1, std::memory_order_relaxed);
+        launch.owners.emplace(target->tensor, std::move(table));
+      });
+    }
+
+    // Phase 4: one execution per tile; the lowest failing tile's error is the launch's.
+    auto run_tile = [&](int64_t tile) {
+      if (tile > launch.lowest_failed_tile.load(std::memory_order_relaxed)) return;
+      TileExecution execution(&host.values(), launch, tile);
+      int64_t rest = tile;
+      for (size_t d = extents.size(); d-- > 0;) {
+        execution.bind(grid.result(d), RuntimeValue{TileValue::scalar_int(ScalarKind::index, rest % extents[d]), nullptr});
+        rest /= extents[d];
+      }
+      bool ok;
+      std::string crash;
+      try {
+        ok = execution.run_ops(body, grid_position + 1, nullptr);
+      } catch (const std::exception& e) {
+        ok = false;
+        crash = fmt::format("internal error in the interpreter: {}", e.what());
+      }
+      if (ok) return;
+      std::lock_guard<std::mutex> lock(launch.error_mutex);
+      if (tile >= launch.lowest_failed_tile.load()) return;
+      launch.lowest_failed_tile.store(tile);
+      launch.error = LaunchResult{false, execution.error().location,
+                                  crash.empty() ? execution.error().message : crash, tile, tile_count};
+    };
+    SerialTileRunner serial;
+    TileRunner& runner = options.runner ? *options.runner : serial;
+    runner.run_tiles(tile_count, run_tile);
+    if (launch.lowest_failed_tile.load() != INT64_MAX) return launch.error;
+    LaunchResult result;
+    result.tile_count = tile_count;
+    return result;
+  } catch (const std::exception& e) {
+    return argument_error(fmt::format("internal error in the interpreter: {}", e.what()));
+  }
+}
+
+}  // namespace tilec::runtime

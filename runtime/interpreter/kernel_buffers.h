@@ -1,0 +1,46 @@
+// runtime/interpreter/kernel_buffers.h — buffers for every parameter of a kernel, made from its
+// IR alone: what `tilec run [--dims M=256,...] [--seed S] [--check]` needs.
+//
+// Tensor parameters are sized from their types under the symbol bindings. A tensor the kernel
+// loads (or both loads and stores) is an input and is filled by fill_random from a seed derived
+// from the run's seed and the parameter's position; a tensor it only stores to is an output and
+// starts as zeros. Integer and index scalars take the binding of their own name (`%K` ← K);
+// float scalars take their binding when there is one, else a random value in [-1, 1).
+// The buffers are plain values: copy a KernelBuffers to run the same inputs twice (before and
+// after the pipeline) and compare the outputs with compare_outputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/interpreter/compare_buffers.h"
+#include "runtime/interpreter/interpreter.h"
+
+namespace tilec::runtime {
+
+struct KernelBuffers {
+  std::vector<std::string> names;        // "%A", or "argument 3" without a name
+  std::vector<HostBuffer> tensors;       // per parameter; unused (empty) for scalars
+  std::vector<KernelArgument> scalars;   // per parameter; unused for tensors
+  std::vector<bool> is_tensor;
+  std::vector<size_t> outputs;           // positions of the tensors the kernel stores to
+
+  // The arguments for run_kernel, pointing into this object's tensors.
+  std::vector<KernelArgument> arguments();
+};
+
+// False (with `message`) when an extent or a scalar has no binding.
+bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols, uint64_t seed,
+                         KernelBuffers& buffers, std::string& message);
+
+struct OutputComparison {
+  std::string name;
+  BufferComparison comparison;
+};
+
+// Compares the outputs of two runs that started from the same KernelBuffers.
+std::vector<OutputComparison> compare_outputs(const KernelBuffers& expected,
+                                              const KernelBuffers& actual);
+
+}  // namespace tilec::runtime

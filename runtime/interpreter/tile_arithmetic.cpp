@@ -1,0 +1,341 @@
+// runtime/interpreter/tile_arithmetic.cpp — elementwise ops, casts, reductions and mma on
+// TileValues, exactly as docs/ir.md defines them.
+//
+// Floats: operands are exact values of their element type held in f32; every op computes in
+// f32 (the C++ float operations, compiled with -ffp-contract=off so a·b + c is never fused)
+// and rounds the result to the element type with round-to-nearest-even. max/min ignore a NaN
+// operand (IEEE maxNum, like CUDA's fmaxf) and order -0 below +0, so results never depend on
+// operand order. Integers: 64-bit two's complement arithmetic that wraps, then wraps to the
+// element width; division by zero has a defined result (below), INT64_MIN / -1 wraps.
+#include "runtime/interpreter/tile_arithmetic.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <limits>
+
+#include "runtime/interpreter/float_formats.h"
+
+namespace tilec::runtime {
+
+int64_t TileValue::count() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+TileValue TileValue::zeros(ScalarKind element, std::vector<int64_t> shape) {
+  TileValue value;
+  value.element = element;
+  value.shape = std::move(shape);
+  if (value.holds_floats()) value.floats.assign(static_cast<size_t>(value.count()), 0.0f);
+  else value.ints.assign(static_cast<size_t>(value.count()), 0);
+  return value;
+}
+
+TileValue TileValue::scalar_int(ScalarKind element, int64_t v) {
+  TileValue value = zeros(element, {});
+  if (value.holds_floats()) value.floats[0] = integer_to_format(element, v);
+  else value.ints[0] = wrap_integer(element, v);
+  return value;
+}
+
+TileValue TileValue::scalar_float(ScalarKind element, float v) {
+  TileValue value = zeros(element, {});
+  if (value.holds_floats()) value.floats[0] = round_to_format(element, v);
+  else value.ints[0] = float_to_integer(element, v);
+  return value;
+}
+
+double TileValue::as_double(int64_t i) const {
+  return holds_floats() ? floats[static_cast<size_t>(i)] : static_cast<double>(ints[static_cast<size_t>(i)]);
+}
+
+bool broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                      std::vector<int64_t>& out) {
+  if (a.empty()) return out = b, true;
+  if (b.empty()) return out = a, true;
+  if (a.size() != b.size()) return false;
+  out.resize(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) return false;
+    out[i] = std::max(a[i], b[i]);
+  }
+  return true;
+}
+
+namespace {
+
+// Maps a linear index of the broadcast result to the linear index of one operand.
+class SourceIndex {
+ public:
+  SourceIndex(const std::vector<int64_t>& out_shape, const std::vector<int64_t>& in_shape) {
+    if (in_shape == out_shape) return;
+    if (in_shape.empty()) {
+      scalar_ = true;
+      return;
+    }
+    // Odometer over the result, tracking the operand offset with zero strides on extent-1 dims.
+    size_t rank = out_shape.size();
+    std::vector<int64_t> stride(rank, 0), position(rank, 0);
+    int64_t step = 1;
+    for (size_t i = rank; i-- > 0;) {
+      stride[i] = in_shape[i] == 1 ? 0 : step;
+      step *= in_shape[i];
+    }
+    int64_t count = 1;
+    for (int64_t d : out_shape) count *= d;
+    map_.resize(static_cast<size_t>(count));
+    int64_t offset = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      map_[static_cast<size_t>(i)] = offset;
+      for (size_t d = rank; d-- > 0;) {
+        offset += stride[d];
+        if (++position[d] < out_shape[d]) break;
+        offset -= stride[d] * position[d];
+        position[d] = 0;
+      }
+    }
+    mapped_ = true;
+  }
+  size_t operator()(int64_t i) const {
+    if (scalar_) return 0;
+    return static_cast<size_t>(mapped_ ? map_[static_cast<size_t>(i)] : i);
+  }
+
+ private:
+  bool scalar_ = false, mapped_ = false;
+  std::vector<int64_t> map_;
+};
+
+float float_max(float a, float b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+float float_min(float a, float b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+template <typename T>
+bool compare(const std::string& predicate, T a, T b) {
+  if (predicate == "lt") return a < b;
+  if (predicate == "le") return a <= b;
+  if (predicate == "gt") return a > b;
+  if (predicate == "ge") return a >= b;
+  if (predicate == "eq") return a == b;
+  return a != b;  // "ne"; the predicate was validated by the caller
+}
+
+int64_t wrapping(uint64_t value) { return static_cast<int64_t>(value); }
+
+// One float binary op in f32; nullopt-like failure is reported through `error`.
+float float_binary(OpKind kind, float a, float b) {
+  switch (kind) {
+    case OpKind::add: return a + b;
+    case OpKind::sub: return a - b;
+    case OpKind::mul: return a * b;
+    case OpKind::div: return a / b;
+    case OpKind::max: return float_max(a, b);
+    default: return float_min(a, b);
+  }
+}
+
+// One integer binary op. Division by zero is defined rather than an error, because lanes of a
+// tile outside the tensor load zeros and their results are dropped: x / 0 and cdiv(x, 0) give
+// -1 (all ones) and x % 0 gives x, as on RISC-V.
+int64_t integer_binary(OpKind kind, int64_t a, int64_t b) {
+  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (kind) {
+    case OpKind::add: return wrapping(ua + ub);
+    case OpKind::sub: return wrapping(ua - ub);
+    case OpKind::mul: return wrapping(ua * ub);
+    case OpKind::max: return std::max(a, b);
+    case OpKind::min: return std::min(a, b);
+    default: break;
+  }
+  if (b == 0) return kind == OpKind::rem ? a : -1;
+  if (b == -1) return kind == OpKind::rem ? 0 : wrapping(0 - ua);  // INT64_MIN / -1 wraps
+  int64_t quotient = a / b, remainder = a % b;
+  if (kind == OpKind::div) return quotient;
+  if (kind == OpKind::rem) return remainder;
+  return quotient + ((remainder != 0 && ((a > 0) == (b > 0))) ? 1 : 0);  // cdiv: ceiling
+}
+
+}  // namespace
+
+std::string evaluate_binary(OpKind kind, const std::string& predicate, const TileValue& a,
+                            const TileValue& b, TileValue& out) {
+  if (a.element != b.element)
+    return fmt::format("operands have different element types ({} and {})", to_string(a.element),
+                       to_string(b.element));
+  std::vector<int64_t> shape;
+  if (!broadcast_shapes(a.shape, b.shape, shape)) return "operand shapes do not broadcast";
+  bool is_compare = kind == OpKind::cmp;
+  if (is_compare && predicate != "lt" && predicate != "le" && predicate != "gt" &&
+      predicate != "ge" && predicate != "eq" && predicate != "ne")
+    return fmt::format("unknown predicate '{}'", predicate);
+  bool floats = a.holds_floats();
+  if (floats && (kind == OpKind::rem || kind == OpKind::cdiv))
+    return fmt::format("'{}' is defined on integers, not {}", op_info(kind).name, to_string(a.element));
+  out = TileValue::zeros(is_compare ? ScalarKind::i1 : a.element, shape);
+  SourceIndex from_a(shape, a.shape), from_b(shape, b.shape);
+  const int64_t count = out.count();
+  for (int64_t i = 0; i < count; ++i) {
+    if (floats) {
+      float x = a.floats[from_a(i)], y = b.floats[from_b(i)];
+      if (is_compare) out.ints[static_cast<size_t>(i)] = compare(predicate, x, y);
+      else out.floats[static_cast<size_t>(i)] = round_to_format(a.element, float_binary(kind, x, y));
+    } else {
+      int64_t x = a.ints[from_a(i)], y = b.ints[from_b(i)];
+      if (is_compare) {
+        out.ints[static_cast<size_t>(i)] = compare(predicate, x, y);
+        continue;
+      }
+      out.ints[static_cast<size_t>(i)] = wrap_integer(a.element, integer_binary(kind, x, y));
+    }
+  }
+  return {};
+}
+
+std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out) {
+  bool floats = a.holds_floats();
+  if (!floats && (kind == OpKind::exp || kind == OpKind::sqrt || kind == OpKind::rsqrt))
+    return fmt::format("'{}' is defined on floats, not {}", op_info(kind).name, to_string(a.element));
+  out = TileValue::zeros(a.element, a.shape);
+  const int64_t count = a.count();
+  for (int64_t i = 0; i < count; ++i) {
+    size_t at = static_cast<size_t>(i);
+    if (!floats) {
+      int64_t x = a.ints[at];
+      int64_t result = kind == OpKind::neg ? wrapping(0 - static_cast<uint64_t>(x)) : std::max<int64_t>(x, 0);
+      out.ints[at] = wrap_integer(a.element, result);
+      continue;
+    }
+    float x = a.floats[at], result;
+    switch (kind) {
+      case OpKind::neg: result = -x; break;
+      case OpKind::exp: result = std::exp(x); break;
+      case OpKind::sqrt: result = std::sqrt(x); break;
+      case OpKind::rsqrt: result = 1.0f / std::sqrt(x); break;
+      default: result = float_max(x, 0.0f); break;  // relu
+    }
+    out.floats[at] = round_to_format(a.element, result);
+  }
+  return {};
+}
+
+std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out) {
+  out = TileValue::zeros(target, a.shape);
+  const int64_t count = a.count();
+  for (int64_t i = 0; i < count; ++i) {
+    size_t at = static_cast<size_t>(i);
+    if (a.holds_floats() && out.holds_floats()) out.floats[at] = round_to_format(target, a.floats[at]);
+    else if (a.holds_floats()) out.ints[at] = float_to_integer(target, a.floats[at]);
+    else if (out.holds_floats()) out.floats[at] = integer_to_format(target, a.ints[at]);
+    else out.ints[at] = wrap_integer(target, a.ints[at]);
+  }
+  return {};
+}
+
+std::string evaluate_select(const TileValue& condition, const TileValue& a, const TileValue& b,
+                            TileValue& out) {
+  if (condition.holds_floats()) return "the selector must be i1";
+  if (a.element != b.element) return "the selected values have different element types";
+  std::vector<int64_t> values_shape, shape;
+  if (!broadcast_shapes(a.shape, b.shape, values_shape) ||
+      !broadcast_shapes(condition.shape, values_shape, shape))
+    return "operand shapes do not broadcast";
+  out = TileValue::zeros(a.element, shape);
+  SourceIndex from_condition(shape, condition.shape), from_a(shape, a.shape), from_b(shape, b.shape);
+  for (int64_t i = 0; i < out.count(); ++i) {
+    bool pick_a = condition.ints[from_condition(i)] != 0;
+    size_t at = static_cast<size_t>(i);
+    if (out.holds_floats()) out.floats[at] = pick_a ? a.floats[from_a(i)] : b.floats[from_b(i)];
+    else out.ints[at] = pick_a ? a.ints[from_a(i)] : b.ints[from_b(i)];
+  }
+  return {};
+}
+
+std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out) {
+  if (axis < 0 || axis >= static_cast<int64_t>(a.shape.size()))
+    return fmt::format("axis {} is outside the rank-{} tile", axis, a.shape.size());
+  std::vector<int64_t> shape = a.shape;
+  int64_t extent = shape[static_cast<size_t>(axis)];
+  shape[static_cast<size_t>(axis)] = 1;
+  out = TileValue::zeros(a.element, shape);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= a.shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
+  bool is_sum = kind == OpKind::reduce_sum;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      size_t target = static_cast<size_t>(o * inner + in);
+      auto source = [&](int64_t k) { return static_cast<size_t>((o * extent + k) * inner + in); };
+      if (extent == 0) continue;  // an empty reduction gives zero
+      if (a.holds_floats()) {
+        float total = a.floats[source(0)];
+        for (int64_t k = 1; k < extent; ++k)
+          total = is_sum ? total + a.floats[source(k)] : float_max(total, a.floats[source(k)]);
+        out.floats[target] = round_to_format(a.element, total);
+      } else {
+        int64_t total = a.ints[source(0)];
+        for (int64_t k = 1; k < extent; ++k)
+          total = is_sum ? wrapping(static_cast<uint64_t>(total) + static_cast<uint64_t>(a.ints[source(k)]))
+                         : std::max(total, a.ints[source(k)]);
+        out.ints[target] = wrap_integer(a.element, total);
+      }
+    }
+  }
+  return {};
+}
+
+std::string evaluate_mma(const TileValue& a, const TileValue& b, const TileValue& acc,
+                         TileValue& out) {
+  if (a.shape.size() != 2 || b.shape.size() != 2 || acc.shape.size() != 2 ||
+      a.shape[1] != b.shape[0] || acc.shape[0] != a.shape[0] || acc.shape[1] != b.shape[1])
+    return "shapes do not form a matrix product";
+  if (a.element != b.element || a.holds_floats() != acc.holds_floats())
+    return "operand element types do not combine";
+  const int64_t rows = a.shape[0], depth = a.shape[1], columns = b.shape[1];
+  out = acc;
+  // Loop order m, k, n keeps each out[m, n] summing in increasing k while the inner loop
+  // streams rows of b (and vectorizes: separate multiply and add, no fusion).
+  if (acc.holds_floats()) {
+    std::vector<float> row(static_cast<size_t>(columns));
+    for (int64_t m = 0; m < rows; ++m) {
+      float* sum = row.data();
+      const float* initial = acc.floats.data() + m * columns;
+      for (int64_t n = 0; n < columns; ++n) sum[n] = initial[n];
+      for (int64_t k = 0; k < depth; ++k) {
+        const float left = a.floats[static_cast<size_t>(m * depth + k)];
+        const float* right = b.floats.data() + k * columns;
+        for (int64_t n = 0; n < columns; ++n) {
+          float product = left * right[n];
+          sum[n] = sum[n] + product;
+        }
+      }
+      float* target = out.floats.data() + m * columns;
+      for (int64_t n = 0; n < columns; ++n) target[n] = round_to_format(acc.element, sum[n]);
+    }
+  } else {
+    for (int64_t m = 0; m < rows; ++m)
+      for (int64_t k = 0; k < depth; ++k) {
+        uint64_t left = static_cast<uint64_t>(a.ints[static_cast<size_t>(m * depth + k)]);
+        for (int64_t n = 0; n < columns; ++n) {
+          size_t target = static_cast<size_t>(m * columns + n);
+          out.ints[target] = wrapping(static_cast<uint64_t>(out.ints[target]) +
+                                      left * static_cast<uint64_t>(b.ints[static_cast<size_t>(k * columns + n)]));
+        }
+      }
+    for (int64_t& value : out.ints) value = wrap_integer(acc.element, value);
+  }
+  return {};
+}
+
+}  // namespace tilec::runtime

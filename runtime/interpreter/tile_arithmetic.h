@@ -1,0 +1,68 @@
+// runtime/interpreter/tile_arithmetic.h — the values the interpreter computes with, and the
+// arithmetic of docs/ir.md on them.
+//
+// A TileValue is a dense row-major array with an element type; a scalar is a tile of rank 0.
+// Float elements are held as f32 whose value is always exactly one of the element type's
+// values (every op rounds its results to nearest even); integer, index and i1 elements are
+// held as int64, wrapped to the element width after every op. Each function here computes one
+// op's result into `out` and returns an empty string, or returns an error message (division by
+// zero, operands that do not broadcast, an op applied to a type it does not accept).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/op_table.h"
+#include "ir/types.h"
+
+namespace tilec::runtime {
+
+struct TileValue {
+  ScalarKind element = ScalarKind::f32;
+  std::vector<int64_t> shape;  // empty for a scalar
+  std::vector<float> floats;   // used when the element type is a float
+  std::vector<int64_t> ints;   // used otherwise
+
+  bool holds_floats() const { return is_float(element); }
+  int64_t count() const;
+
+  // A zero-filled tile (or scalar, with an empty shape).
+  static TileValue zeros(ScalarKind element, std::vector<int64_t> shape);
+  static TileValue scalar_int(ScalarKind element, int64_t value);
+  static TileValue scalar_float(ScalarKind element, float value);
+
+  // Element i as a double (for tests and messages).
+  double as_double(int64_t i) const;
+};
+
+// add sub mul div rem cdiv max min, and cmp with `predicate`. The result has the broadcast
+// shape and the operands' element type (i1 for cmp).
+std::string evaluate_binary(OpKind kind, const std::string& predicate, const TileValue& a,
+                            const TileValue& b, TileValue& out);
+
+// neg exp sqrt rsqrt relu.
+std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out);
+
+// cast to `target` (float ↔ float and int → float round to nearest even; float → int
+// truncates toward zero, saturating; int → int wraps).
+std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out);
+
+// select c ? a : b, all three broadcast together.
+std::string evaluate_select(const TileValue& condition, const TileValue& a, const TileValue& b,
+                            TileValue& out);
+
+// reduce_sum / reduce_max along `axis` (kept with extent 1).
+std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
+
+// acc + a·b with products and sums in f32 (int64 for integers), k increasing, rounded once to
+// the accumulator's type at the end.
+std::string evaluate_mma(const TileValue& a, const TileValue& b, const TileValue& acc,
+                         TileValue& out);
+
+// The NumPy-style broadcast of two shapes restricted to equal rank (a rank-0 shape broadcasts
+// to anything); false when they do not combine.
+bool broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                      std::vector<int64_t>& out);
+
+}  // namespace tilec::runtime
