@@ -212,6 +212,40 @@ TEST(CudaSyntax, LiteralsRoundTrip) {
   EXPECT_EQ(cuda::literal(Attribute(int64_t{1}), ScalarKind::i1), "true");
 }
 
+TEST(CudaEmit, AKernelWithoutGridIdsRunsAsOneCta) {
+  const char* text = R"(module
+
+kernel @single(%X: tensor<8, f32>, %Y: tensor<8, f32>) {
+  %0 = constant {value = 0} : index
+  %x = load %X, %0 : tile<8xf32, reg>
+  %y = exp %x : tile<8xf32, reg>
+  store %Y, %0, %y
+  return
+}
+)";
+  Emitted emitted = emit_text(text, "single.tir", CudaEmitOptions{});
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  EXPECT_NE(emitted.cuda->find("const int64_t tile_count = 1;  // no grid_ids: a single CTA"),
+            std::string::npos);
+  EXPECT_EQ(emitted.cuda->find("tile_number"), std::string::npos);
+  EXPECT_NE(emitted.cuda->find("extern \"C\" cudaError_t launch_single(const float* X, float* Y, "
+                               "cudaStream_t stream)"),
+            std::string::npos);
+}
+
+TEST(CudaEmit, TwoDimensionalGridIsSplitRowMajorAndUnknownDimsBecomeParameters) {
+  Emitted emitted = emit_input("bias_clamp_2d", "sm_90a");
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  const std::string& cuda = *emitted.cuda;
+  EXPECT_NE(cuda.find("const int64_t m = tile_number / col_tiles;"), std::string::npos);
+  EXPECT_NE(cuda.find("const int64_t n = tile_number % col_tiles;"), std::string::npos);
+  EXPECT_NE(cuda.find("int64_t M, int64_t X_dim1, int64_t bias_dim1, int64_t Y_dim1, cudaStream_t stream)"),
+            std::string::npos);
+  EXPECT_NE(cuda.find("grid cdiv(M, 32) x cdiv(X_dim1, 64)"), std::string::npos);
+  // The [1, 64] bias broadcasts along the rows.
+  EXPECT_NE(cuda.find("to_f32(b[elem % 64])"), std::string::npos);
+}
+
 // ---- errors ----
 
 constexpr const char* kMmaKernel = R"(module
