@@ -75,8 +75,7 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
   if (kernel.location().known()) out += fmt::format("  (line {})", kernel.location().line);
   out += fmt::format("\n// grid: {} tiles, one CTA of {} threads each\n", cuda::describe_grid(plan),
                      plan.block_threads);
-  out += fmt::format("// shared memory: {} bytes for {} tile buffers (buffers not live at the same time\n"
-                     "// share bytes):\n",
+  out += fmt::format("// shared memory: {} bytes, {} tile buffers (two never live at once may share bytes)\n",
                      plan.shared_bytes, plan.buffers.size());
   size_t name_width = 0, type_width = 0;
   for (const cuda::BufferPlan& buffer : plan.buffers) {

@@ -97,8 +97,7 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @bias_clamp
 // grid: cdiv(M, 32) x cdiv(X_dim1, 64) tiles, one CTA of 256 threads each
-// shared memory: 16384 bytes for 8 tile buffers (buffers not live at the same time
-// share bytes):
+// shared memory: 16384 bytes, 8 tile buffers (two never live at once may share bytes)
 //   x        tile<32x64xf16, reg>  offset      0, 4096 bytes
 //   b        tile<1x64xf16, reg>   offset   4096, 128 bytes
 //   sum      tile<32x64xf16, reg>  offset   4224, 4096 bytes

@@ -97,8 +97,7 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @casts
 // grid: cdiv(N, 256) tiles, one CTA of 256 threads each
-// shared memory: 3072 bytes for 9 tile buffers (buffers not live at the same time
-// share bytes):
+// shared memory: 3072 bytes, 9 tile buffers (two never live at once may share bytes)
 //   xb  tile<256xbf16, reg>    offset      0, 512 bytes
 //   x   tile<256xf32, reg>     offset    512, 1024 bytes
 //   y   tile<256xf32, reg>     offset   1536, 1024 bytes

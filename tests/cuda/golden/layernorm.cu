@@ -97,8 +97,7 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @layernorm
 // grid: cdiv(R, 8) tiles, one CTA of 256 threads each
-// shared memory: 40960 bytes for 16 tile buffers (buffers not live at the same time
-// share bytes):
+// shared memory: 40960 bytes, 16 tile buffers (two never live at once may share bytes)
 //   xb                tile<8x512xbf16, reg>  offset      0, 8192 bytes
 //   x                 tile<8x512xf32, reg>   offset   8192, 16384 bytes
 //   sum               tile<8x1xf32, reg>     offset      0, 32 bytes

@@ -97,8 +97,7 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @row_mean
 // grid: cdiv(M, 16) tiles, one CTA of 256 threads each
-// shared memory: 24576 bytes for 8 tile buffers (buffers not live at the same time
-// share bytes):
+// shared memory: 24576 bytes, 8 tile buffers (two never live at once may share bytes)
 //   init      tile<16x128xf32, reg>  offset      0, 8192 bytes
 //   partial   tile<16x128xf32, reg>  offset   8192, 8192 bytes
 //   a         tile<16x128xf32, reg>  offset      0, 8192 bytes

@@ -97,8 +97,7 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @scale_relu
 // grid: cdiv(N, 512) tiles, one CTA of 256 threads each
-// shared memory: 4096 bytes for 3 tile buffers (buffers not live at the same time
-// share bytes):
+// shared memory: 4096 bytes, 3 tile buffers (two never live at once may share bytes)
 //   x       tile<512xf32, reg>  offset      0, 2048 bytes
 //   scaled  tile<512xf32, reg>  offset   2048, 2048 bytes
 //   y       tile<512xf32, reg>  offset      0, 2048 bytes

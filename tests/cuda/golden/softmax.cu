@@ -97,8 +97,7 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @softmax
 // grid: cdiv(R, 32) tiles, one CTA of 256 threads each
-// shared memory: 65664 bytes for 6 tile buffers (buffers not live at the same time
-// share bytes):
+// shared memory: 65664 bytes, 6 tile buffers (two never live at once may share bytes)
 //   x        tile<32x256xf32, reg>  offset      0, 32768 bytes
 //   m        tile<32x1xf32, reg>    offset  32768, 128 bytes
 //   shifted  tile<32x256xf32, reg>  offset  32896, 32768 bytes

@@ -97,8 +97,7 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @vector_add  (line 1)
 // grid: cdiv(N, 1024) tiles, one CTA of 256 threads each
-// shared memory: 12288 bytes for 3 tile buffers (buffers not live at the same time
-// share bytes):
+// shared memory: 12288 bytes, 3 tile buffers (two never live at once may share bytes)
 //   x  tile<1024xf32, reg>  offset      0, 4096 bytes
 //   y  tile<1024xf32, reg>  offset   4096, 4096 bytes
 //   z  tile<1024xf32, reg>  offset   8192, 4096 bytes
