@@ -246,6 +246,24 @@ TEST(CudaEmit, TwoDimensionalGridIsSplitRowMajorAndUnknownDimsBecomeParameters) 
   EXPECT_NE(cuda.find("to_f32(b[elem % 64])"), std::string::npos);
 }
 
+TEST(CudaEmit, EveryKernelOfAModuleGetsAKernelALauncherAndAHarnessCheck) {
+  std::string text = read_file(kTestDir / "inputs" / "vector_add.tir");
+  std::string scale = read_file(kTestDir / "inputs" / "scale_relu.tir");
+  text += scale.substr(scale.find("kernel @"));
+  CudaEmitOptions options;
+  options.harness = true;
+  Emitted emitted = emit_text(text, "two.tir", options);
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  const std::string& cuda = *emitted.cuda;
+  for (const char* name : {"vector_add", "scale_relu"}) {
+    EXPECT_EQ(count(cuda, std::string("__global__ void __launch_bounds__(kBlockThreads) ") + name + "_kernel("), 1u);
+    EXPECT_EQ(count(cuda, std::string("extern \"C\" cudaError_t launch_") + name + "("), 1u);
+    EXPECT_EQ(count(cuda, std::string("failures += check_") + name + "(argc, argv);"), 1u);
+  }
+  EXPECT_EQ(count(cuda, "constexpr int kBlockThreads"), 1u);
+  EXPECT_EQ(count(cuda, "int main("), 1u);
+}
+
 // ---- errors ----
 
 constexpr const char* kMmaKernel = R"(module
