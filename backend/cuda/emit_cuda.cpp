@@ -12,6 +12,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "backend/cuda/cuda_prelude.h"
 #include "backend/cuda/emit_harness.h"
 #include "backend/cuda/emit_kernel_body.h"
@@ -73,11 +75,16 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
   if (kernel.location().known()) out += fmt::format("  (line {})", kernel.location().line);
   out += fmt::format("\n// grid: {} tiles, one CTA of {} threads each\n", cuda::describe_grid(plan),
                      plan.block_threads);
-  out += fmt::format("// shared memory: {} bytes in {} tile buffers\n", plan.shared_bytes,
-                     plan.buffers.size());
+  out += fmt::format("// shared memory: {} bytes, {} tile buffers (two never live at once may share bytes)\n",
+                     plan.shared_bytes, plan.buffers.size());
+  size_t name_width = 0, type_width = 0;
+  for (const cuda::BufferPlan& buffer : plan.buffers) {
+    name_width = std::max(name_width, buffer.name.size());
+    type_width = std::max(type_width, buffer.value->type().to_string().size());
+  }
   for (const cuda::BufferPlan& buffer : plan.buffers)
-    out += fmt::format("//   {:<12} {:<28} offset {:>6}, {} bytes\n", buffer.name,
-                       buffer.value->type().to_string(), buffer.offset, buffer.bytes);
+    out += fmt::format("//   {:<{}}  {:<{}}  offset {:>6}, {} bytes\n", buffer.name, name_width,
+                       buffer.value->type().to_string(), type_width, buffer.offset, buffer.bytes);
   out += "// ---------------------------------------------------------------------------------------------\n";
   out += fmt::format("__global__ void __launch_bounds__(kBlockThreads) {}_kernel({}) {{\n", plan.name,
                      cuda::parameter_list(plan));

@@ -8,10 +8,21 @@
 //   3. Values: each scalar gets an expression (a `dim` is its extent, an unnamed constant its
 //      literal, anything else a variable); each tile value a buffer; a `for`'s results reuse
 //      its carried values' variables and buffers.
-// Cost: linear in the number of ops.
+//   4. Liveness: number the ops in pre-order; a buffer lives from its defining op to its last
+//      use, a use inside a loop the value is defined outside of counting as a use at the
+//      loop's last op (the next iteration reads it again); a carried buffer lives through its
+//      whole loop.
+//   5. Placement: first fit in definition order, 16-byte aligned, at the lowest offset no
+//      buffer with an overlapping (inclusive) live range occupies. Inclusive ranges keep an
+//      op's operands and result apart; the barrier after every tile op makes reuse safe: a
+//      buffer is written only after every read of its previous tenant has finished.
+// Cost: O(ops · depth) for liveness, O(buffers²) for placement.
 #include "backend/cuda/kernel_plan.h"
 
 #include <fmt/core.h>
+
+#include <algorithm>
+#include <functional>
 
 #include "backend/cuda/cuda_syntax.h"
 
@@ -41,6 +52,8 @@ class Planner {
       }
     }
     plan_values(body);
+    compute_live_ranges(body);
+    place_buffers();
     plan_.names = names_;
     return std::move(plan_);
   }
@@ -179,6 +192,7 @@ class Planner {
           const Value* carried = loop_body.argument(i);
           define(carried);
           plan_.expressions[op.result(i - 1)] = plan_.expressions[carried];
+          if (carried->type().is_tile()) buffer_of_[op.result(i - 1)] = buffer_of_.at(carried);
         }
         return;
       }
@@ -209,10 +223,70 @@ class Planner {
     BufferPlan buffer;
     buffer.value = value;
     buffer.name = plan_.expressions[value];
-    buffer.offset = plan_.shared_bytes;
     buffer.bytes = type.element_count() * byte_size(type.element());
-    plan_.shared_bytes += (buffer.bytes + 15) / 16 * 16;
+    buffer_of_[value] = plan_.buffers.size();
     plan_.buffers.push_back(buffer);
+  }
+
+  // Phase 4.
+  void compute_live_ranges(const Region& body) {
+    std::unordered_map<const Operation*, int64_t> position, last_nested;
+    int64_t next = 0;
+    std::function<void(const Region&)> number = [&](const Region& region) {
+      for (const auto& op : region.operations()) {
+        position[op.get()] = next++;
+        for (size_t r = 0; r < op->num_regions(); ++r) number(op->region(r));
+        last_nested[op.get()] = next - 1;
+      }
+    };
+    number(body);
+    for (BufferPlan& buffer : plan_.buffers) {
+      const Value* value = buffer.value;
+      const Operation* owner = value->is_argument() ? value->owner_region()->parent_op()
+                                                    : value->defining_op();
+      buffer.first_use = position.at(owner);
+      buffer.last_use = value->is_argument() ? last_nested.at(owner) : buffer.first_use;
+    }
+    walk_const(body, [&](const Operation& op) {
+      for (const Value* operand : op.operands()) {
+        auto it = buffer_of_.find(operand);
+        if (it == buffer_of_.end()) continue;
+        BufferPlan& buffer = plan_.buffers[it->second];
+        int64_t use = position.at(&op);
+        for (const Operation* loop = op.parent_op(); loop && loop->kind() != OpKind::kernel;
+             loop = loop->parent_op()) {
+          bool defined_inside = buffer.first_use > position.at(loop) &&
+                                buffer.first_use <= last_nested.at(loop);
+          if (loop->kind() == OpKind::for_ && !defined_inside) use = std::max(use, last_nested.at(loop));
+        }
+        buffer.last_use = std::max(buffer.last_use, use);
+      }
+    });
+  }
+
+  // Phase 5.
+  void place_buffers() {
+    std::vector<BufferPlan>& buffers = plan_.buffers;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      BufferPlan& buffer = buffers[i];
+      std::vector<const BufferPlan*> live;
+      for (size_t j = 0; j < i; ++j)
+        if (buffers[j].first_use <= buffer.last_use && buffer.first_use <= buffers[j].last_use)
+          live.push_back(&buffers[j]);
+      std::vector<int64_t> candidates = {0};
+      for (const BufferPlan* other : live) candidates.push_back((other->offset + other->bytes + 15) / 16 * 16);
+      std::sort(candidates.begin(), candidates.end());
+      for (int64_t offset : candidates) {
+        bool fits = true;
+        for (const BufferPlan* other : live)
+          fits &= offset + buffer.bytes <= other->offset || other->offset + other->bytes <= offset;
+        if (fits) {
+          buffer.offset = offset;
+          break;
+        }
+      }
+      plan_.shared_bytes = std::max(plan_.shared_bytes, (buffer.offset + buffer.bytes + 15) / 16 * 16);
+    }
   }
 
   static void walk_const(const Region& region, const std::function<void(const Operation&)>& visit) {
@@ -226,6 +300,7 @@ class Planner {
   DiagnosticEngine& diagnostics_;
   KernelPlan plan_;
   NameTable names_;
+  std::unordered_map<const Value*, size_t> buffer_of_;  // tile value → index in plan_.buffers
   int unnamed_ = 0;
   bool failed_ = false;
 };

@@ -3,8 +3,8 @@
 // compute_kernel_plan walks a kernel once and fixes: the C++ name of every value (from its name
 // hint where it has one), the launch parameters (tensors as device pointers, scalars by value,
 // then one int64_t per dimension symbol), the scalar ops the host evaluates to size the grid,
-// and the shared-memory layout (one buffer per tile value, 16-byte aligned, in program order;
-// a `for`'s results share the buffers of its carried values). It reports, at the op's location,
+// and the shared-memory layout (one buffer per tile value, 16-byte aligned; a `for`'s results
+// share the buffers of its carried values; buffers whose live ranges do not overlap share bytes). It reports, at the op's location,
 // every op or type the backend does not support yet.
 #pragma once
 
@@ -30,6 +30,9 @@ struct BufferPlan {
   std::string name;
   int64_t offset = 0;  // bytes from the start of the CTA's shared memory
   int64_t bytes = 0;
+  // Live range in ops numbered in pre-order (inclusive): buffers whose ranges overlap never
+  // share bytes; others may.
+  int64_t first_use = 0, last_use = 0;
 };
 
 struct KernelPlan {

@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     casts: grid cdiv(N, 256), 256 threads per CTA, 6400 bytes of shared memory
+//     casts: grid cdiv(N, 256), 256 threads per CTA, 3072 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -97,16 +97,16 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @casts
 // grid: cdiv(N, 256) tiles, one CTA of 256 threads each
-// shared memory: 6400 bytes in 9 tile buffers
-//   xb           tile<256xbf16, reg>          offset      0, 512 bytes
-//   x            tile<256xf32, reg>           offset    512, 1024 bytes
-//   y            tile<256xf32, reg>           offset   1536, 1024 bytes
-//   yb           tile<256xbf16, reg>          offset   2560, 512 bytes
-//   h            tile<256xf16, reg>           offset   3072, 512 bytes
-//   hh           tile<256xf16, reg>           offset   3584, 512 bytes
-//   q            tile<256xf8e4m3, reg>        offset   4096, 256 bytes
-//   z            tile<256xf32, reg>           offset   4352, 1024 bytes
-//   n            tile<256xi32, reg>           offset   5376, 1024 bytes
+// shared memory: 3072 bytes, 9 tile buffers (two never live at once may share bytes)
+//   xb  tile<256xbf16, reg>    offset      0, 512 bytes
+//   x   tile<256xf32, reg>     offset    512, 1024 bytes
+//   y   tile<256xf32, reg>     offset   1536, 1024 bytes
+//   yb  tile<256xbf16, reg>    offset   2560, 512 bytes
+//   h   tile<256xf16, reg>     offset   2560, 512 bytes
+//   hh  tile<256xf16, reg>     offset      0, 512 bytes
+//   q   tile<256xf8e4m3, reg>  offset      0, 256 bytes
+//   z   tile<256xf32, reg>     offset   1536, 1024 bytes
+//   n   tile<256xi32, reg>     offset      0, 1024 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) casts_kernel(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, int64_t N) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
@@ -114,11 +114,11 @@ __global__ void __launch_bounds__(kBlockThreads) casts_kernel(const __nv_bfloat1
   float* const x = reinterpret_cast<float*>(shared_memory + 512);
   float* const y = reinterpret_cast<float*>(shared_memory + 1536);
   __nv_bfloat16* const yb = reinterpret_cast<__nv_bfloat16*>(shared_memory + 2560);
-  __half* const h = reinterpret_cast<__half*>(shared_memory + 3072);
-  __half* const hh = reinterpret_cast<__half*>(shared_memory + 3584);
-  __nv_fp8_e4m3* const q = reinterpret_cast<__nv_fp8_e4m3*>(shared_memory + 4096);
-  float* const z = reinterpret_cast<float*>(shared_memory + 4352);
-  int32_t* const n = reinterpret_cast<int32_t*>(shared_memory + 5376);
+  __half* const h = reinterpret_cast<__half*>(shared_memory + 2560);
+  __half* const hh = reinterpret_cast<__half*>(shared_memory + 0);
+  __nv_fp8_e4m3* const q = reinterpret_cast<__nv_fp8_e4m3*>(shared_memory + 0);
+  float* const z = reinterpret_cast<float*>(shared_memory + 1536);
+  int32_t* const n = reinterpret_cast<int32_t*>(shared_memory + 0);
   const int64_t block = 256;
   const int64_t tiles = cdiv_i64(N, block);
   const int64_t tile_number = blockIdx.x;
@@ -217,7 +217,7 @@ extern "C" cudaError_t launch_casts(const __nv_bfloat16* X, float* F, __nv_bfloa
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 6400;
+  const size_t shared_bytes = 3072;
   casts_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, F, B, H, Q, I, N);
   return cudaGetLastError();
 }

@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     layernorm: grid cdiv(R, 8), 256 threads per CTA, 118976 bytes of shared memory
+//     layernorm: grid cdiv(R, 8), 256 threads per CTA, 40960 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -97,42 +97,42 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @layernorm
 // grid: cdiv(R, 8) tiles, one CTA of 256 threads each
-// shared memory: 118976 bytes in 16 tile buffers
-//   xb           tile<8x512xbf16, reg>        offset      0, 8192 bytes
-//   x            tile<8x512xf32, reg>         offset   8192, 16384 bytes
-//   sum          tile<8x1xf32, reg>           offset  24576, 32 bytes
-//   mean         tile<8x1xf32, reg>           offset  24608, 32 bytes
-//   centered     tile<8x512xf32, reg>         offset  24640, 16384 bytes
-//   squares      tile<8x512xf32, reg>         offset  41024, 16384 bytes
-//   sum_squares  tile<8x1xf32, reg>           offset  57408, 32 bytes
-//   variance     tile<8x1xf32, reg>           offset  57440, 32 bytes
-//   shifted_variance tile<8x1xf32, reg>           offset  57472, 32 bytes
-//   rstd         tile<8x1xf32, reg>           offset  57504, 32 bytes
-//   normalized   tile<8x512xf32, reg>         offset  57536, 16384 bytes
-//   g            tile<1x512xf32, reg>         offset  73920, 2048 bytes
-//   b            tile<1x512xf32, reg>         offset  75968, 2048 bytes
-//   scaled       tile<8x512xf32, reg>         offset  78016, 16384 bytes
-//   shifted      tile<8x512xf32, reg>         offset  94400, 16384 bytes
-//   y            tile<8x512xbf16, reg>        offset 110784, 8192 bytes
+// shared memory: 40960 bytes, 16 tile buffers (two never live at once may share bytes)
+//   xb                tile<8x512xbf16, reg>  offset      0, 8192 bytes
+//   x                 tile<8x512xf32, reg>   offset   8192, 16384 bytes
+//   sum               tile<8x1xf32, reg>     offset      0, 32 bytes
+//   mean              tile<8x1xf32, reg>     offset     32, 32 bytes
+//   centered          tile<8x512xf32, reg>   offset  24576, 16384 bytes
+//   squares           tile<8x512xf32, reg>   offset      0, 16384 bytes
+//   sum_squares       tile<8x1xf32, reg>     offset  16384, 32 bytes
+//   variance          tile<8x1xf32, reg>     offset      0, 32 bytes
+//   shifted_variance  tile<8x1xf32, reg>     offset     32, 32 bytes
+//   rstd              tile<8x1xf32, reg>     offset      0, 32 bytes
+//   normalized        tile<8x512xf32, reg>   offset     32, 16384 bytes
+//   g                 tile<1x512xf32, reg>   offset  16416, 2048 bytes
+//   b                 tile<1x512xf32, reg>   offset  18464, 2048 bytes
+//   scaled            tile<8x512xf32, reg>   offset  20512, 16384 bytes
+//   shifted           tile<8x512xf32, reg>   offset      0, 16384 bytes
+//   y                 tile<8x512xbf16, reg>  offset  16384, 8192 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) layernorm_kernel(const __nv_bfloat16* X, const float* gamma, const float* beta, __nv_bfloat16* Y, int64_t R) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
   __nv_bfloat16* const xb = reinterpret_cast<__nv_bfloat16*>(shared_memory + 0);
   float* const x = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const sum = reinterpret_cast<float*>(shared_memory + 24576);
-  float* const mean = reinterpret_cast<float*>(shared_memory + 24608);
-  float* const centered = reinterpret_cast<float*>(shared_memory + 24640);
-  float* const squares = reinterpret_cast<float*>(shared_memory + 41024);
-  float* const sum_squares = reinterpret_cast<float*>(shared_memory + 57408);
-  float* const variance = reinterpret_cast<float*>(shared_memory + 57440);
-  float* const shifted_variance = reinterpret_cast<float*>(shared_memory + 57472);
-  float* const rstd = reinterpret_cast<float*>(shared_memory + 57504);
-  float* const normalized = reinterpret_cast<float*>(shared_memory + 57536);
-  float* const g = reinterpret_cast<float*>(shared_memory + 73920);
-  float* const b = reinterpret_cast<float*>(shared_memory + 75968);
-  float* const scaled = reinterpret_cast<float*>(shared_memory + 78016);
-  float* const shifted = reinterpret_cast<float*>(shared_memory + 94400);
-  __nv_bfloat16* const y = reinterpret_cast<__nv_bfloat16*>(shared_memory + 110784);
+  float* const sum = reinterpret_cast<float*>(shared_memory + 0);
+  float* const mean = reinterpret_cast<float*>(shared_memory + 32);
+  float* const centered = reinterpret_cast<float*>(shared_memory + 24576);
+  float* const squares = reinterpret_cast<float*>(shared_memory + 0);
+  float* const sum_squares = reinterpret_cast<float*>(shared_memory + 16384);
+  float* const variance = reinterpret_cast<float*>(shared_memory + 0);
+  float* const shifted_variance = reinterpret_cast<float*>(shared_memory + 32);
+  float* const rstd = reinterpret_cast<float*>(shared_memory + 0);
+  float* const normalized = reinterpret_cast<float*>(shared_memory + 32);
+  float* const g = reinterpret_cast<float*>(shared_memory + 16416);
+  float* const b = reinterpret_cast<float*>(shared_memory + 18464);
+  float* const scaled = reinterpret_cast<float*>(shared_memory + 20512);
+  float* const shifted = reinterpret_cast<float*>(shared_memory + 0);
+  __nv_bfloat16* const y = reinterpret_cast<__nv_bfloat16*>(shared_memory + 16384);
   const int64_t rows = 8;
   const int64_t tiles = cdiv_i64(R, rows);
   const int64_t tile_number = blockIdx.x;
@@ -250,10 +250,7 @@ extern "C" cudaError_t launch_layernorm(const __nv_bfloat16* X, const float* gam
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 118976;
-  // Above 48 KiB of dynamic shared memory a kernel must opt in.
-  const cudaError_t status = cudaFuncSetAttribute(layernorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
-  if (status != cudaSuccess) return status;
+  const size_t shared_bytes = 40960;
   layernorm_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, gamma, beta, Y, R);
   return cudaGetLastError();
 }

@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     row_mean: grid cdiv(M, 16), 256 threads per CTA, 33024 bytes of shared memory
+//     row_mean: grid cdiv(M, 16), 256 threads per CTA, 24576 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -97,26 +97,26 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @row_mean
 // grid: cdiv(M, 16) tiles, one CTA of 256 threads each
-// shared memory: 33024 bytes in 8 tile buffers
-//   init         tile<16x128xf32, reg>        offset      0, 8192 bytes
-//   partial      tile<16x128xf32, reg>        offset   8192, 8192 bytes
-//   a            tile<16x128xf32, reg>        offset  16384, 8192 bytes
-//   next_1       tile<16x128xf32, reg>        offset  24576, 8192 bytes
-//   total        tile<16x1xf32, reg>          offset  32768, 64 bytes
-//   mean         tile<16x1xf32, reg>          offset  32832, 64 bytes
-//   quotient     tile<16x1xf32, reg>          offset  32896, 64 bytes
-//   empty        tile<16x1xf32, reg>          offset  32960, 64 bytes
+// shared memory: 24576 bytes, 8 tile buffers (two never live at once may share bytes)
+//   init      tile<16x128xf32, reg>  offset      0, 8192 bytes
+//   partial   tile<16x128xf32, reg>  offset   8192, 8192 bytes
+//   a         tile<16x128xf32, reg>  offset      0, 8192 bytes
+//   next_1    tile<16x128xf32, reg>  offset  16384, 8192 bytes
+//   total     tile<16x1xf32, reg>    offset      0, 64 bytes
+//   mean      tile<16x1xf32, reg>    offset     64, 64 bytes
+//   quotient  tile<16x1xf32, reg>    offset    128, 64 bytes
+//   empty     tile<16x1xf32, reg>    offset      0, 64 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) row_mean_kernel(const float* A, float* S, int64_t M, int64_t K) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
   float* const init = reinterpret_cast<float*>(shared_memory + 0);
   float* const partial = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const a = reinterpret_cast<float*>(shared_memory + 16384);
-  float* const next_1 = reinterpret_cast<float*>(shared_memory + 24576);
-  float* const total = reinterpret_cast<float*>(shared_memory + 32768);
-  float* const mean = reinterpret_cast<float*>(shared_memory + 32832);
-  float* const quotient = reinterpret_cast<float*>(shared_memory + 32896);
-  float* const empty = reinterpret_cast<float*>(shared_memory + 32960);
+  float* const a = reinterpret_cast<float*>(shared_memory + 0);
+  float* const next_1 = reinterpret_cast<float*>(shared_memory + 16384);
+  float* const total = reinterpret_cast<float*>(shared_memory + 0);
+  float* const mean = reinterpret_cast<float*>(shared_memory + 64);
+  float* const quotient = reinterpret_cast<float*>(shared_memory + 128);
+  float* const empty = reinterpret_cast<float*>(shared_memory + 0);
   const int64_t rows = 16;
   const int64_t cols = 128;
   const int64_t tiles = cdiv_i64(M, rows);
@@ -204,7 +204,7 @@ extern "C" cudaError_t launch_row_mean(const float* A, float* S, int64_t M, int6
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 33024;
+  const size_t shared_bytes = 24576;
   row_mean_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(A, S, M, K);
   return cudaGetLastError();
 }

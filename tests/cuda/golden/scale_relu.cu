@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     scale_relu: grid cdiv(N, 512), 256 threads per CTA, 6144 bytes of shared memory
+//     scale_relu: grid cdiv(N, 512), 256 threads per CTA, 4096 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -97,16 +97,16 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @scale_relu
 // grid: cdiv(N, 512) tiles, one CTA of 256 threads each
-// shared memory: 6144 bytes in 3 tile buffers
-//   x            tile<512xf32, reg>           offset      0, 2048 bytes
-//   scaled       tile<512xf32, reg>           offset   2048, 2048 bytes
-//   y            tile<512xf32, reg>           offset   4096, 2048 bytes
+// shared memory: 4096 bytes, 3 tile buffers (two never live at once may share bytes)
+//   x       tile<512xf32, reg>  offset      0, 2048 bytes
+//   scaled  tile<512xf32, reg>  offset   2048, 2048 bytes
+//   y       tile<512xf32, reg>  offset      0, 2048 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) scale_relu_kernel(const float* X, float* Y, float alpha, int64_t N) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
   float* const x = reinterpret_cast<float*>(shared_memory + 0);
   float* const scaled = reinterpret_cast<float*>(shared_memory + 2048);
-  float* const y = reinterpret_cast<float*>(shared_memory + 4096);
+  float* const y = reinterpret_cast<float*>(shared_memory + 0);
   const int64_t block = 512;
   const int64_t tiles = cdiv_i64(N, block);
   const int64_t tile_number = blockIdx.x;
@@ -145,7 +145,7 @@ extern "C" cudaError_t launch_scale_relu(const float* X, float* Y, float alpha, 
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 6144;
+  const size_t shared_bytes = 4096;
   scale_relu_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, Y, alpha, N);
   return cudaGetLastError();
 }

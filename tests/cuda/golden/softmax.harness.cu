@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     softmax: grid cdiv(R, 32), 256 threads per CTA, 131328 bytes of shared memory
+//     softmax: grid cdiv(R, 32), 256 threads per CTA, 65664 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -97,22 +97,22 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @softmax
 // grid: cdiv(R, 32) tiles, one CTA of 256 threads each
-// shared memory: 131328 bytes in 6 tile buffers
-//   x            tile<32x256xf32, reg>        offset      0, 32768 bytes
-//   m            tile<32x1xf32, reg>          offset  32768, 128 bytes
-//   shifted      tile<32x256xf32, reg>        offset  32896, 32768 bytes
-//   e            tile<32x256xf32, reg>        offset  65664, 32768 bytes
-//   s            tile<32x1xf32, reg>          offset  98432, 128 bytes
-//   y            tile<32x256xf32, reg>        offset  98560, 32768 bytes
+// shared memory: 65664 bytes, 6 tile buffers (two never live at once may share bytes)
+//   x        tile<32x256xf32, reg>  offset      0, 32768 bytes
+//   m        tile<32x1xf32, reg>    offset  32768, 128 bytes
+//   shifted  tile<32x256xf32, reg>  offset  32896, 32768 bytes
+//   e        tile<32x256xf32, reg>  offset      0, 32768 bytes
+//   s        tile<32x1xf32, reg>    offset  32768, 128 bytes
+//   y        tile<32x256xf32, reg>  offset  32896, 32768 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) softmax_kernel(const float* X, float* Y, int64_t R) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
   float* const x = reinterpret_cast<float*>(shared_memory + 0);
   float* const m = reinterpret_cast<float*>(shared_memory + 32768);
   float* const shifted = reinterpret_cast<float*>(shared_memory + 32896);
-  float* const e = reinterpret_cast<float*>(shared_memory + 65664);
-  float* const s = reinterpret_cast<float*>(shared_memory + 98432);
-  float* const y = reinterpret_cast<float*>(shared_memory + 98560);
+  float* const e = reinterpret_cast<float*>(shared_memory + 0);
+  float* const s = reinterpret_cast<float*>(shared_memory + 32768);
+  float* const y = reinterpret_cast<float*>(shared_memory + 32896);
   const int64_t v0 = cdiv_i64(R, 32);
   const int64_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index
@@ -171,7 +171,7 @@ extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaS
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 131328;
+  const size_t shared_bytes = 65664;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
@@ -255,17 +255,17 @@ static bool harness_compare(const char* name, const std::vector<T>& got, const s
 }
 
 // The naive reference for softmax_kernel: one thread runs each tile, its tile buffers in a
-// 131328-byte slot of `scratch` instead of shared memory.
+// 65664-byte slot of `scratch` instead of shared memory.
 __global__ void softmax_reference(const float* X, float* Y, int64_t R, unsigned char* scratch, int64_t slots) {
   const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (slot >= slots) return;
-  unsigned char* const shared_memory = scratch + slot * 131328;
+  unsigned char* const shared_memory = scratch + slot * 65664;
   float* const x = reinterpret_cast<float*>(shared_memory + 0);
   float* const m = reinterpret_cast<float*>(shared_memory + 32768);
   float* const shifted = reinterpret_cast<float*>(shared_memory + 32896);
-  float* const e = reinterpret_cast<float*>(shared_memory + 65664);
-  float* const s = reinterpret_cast<float*>(shared_memory + 98432);
-  float* const y = reinterpret_cast<float*>(shared_memory + 98560);
+  float* const e = reinterpret_cast<float*>(shared_memory + 0);
+  float* const s = reinterpret_cast<float*>(shared_memory + 32768);
+  float* const y = reinterpret_cast<float*>(shared_memory + 32896);
   const int64_t v0 = cdiv_i64(R, 32);
   const int64_t tile_count = max_i64(v0, 0);
   for (int64_t tile_number = slot; tile_number < tile_count; tile_number += slots) {
@@ -340,7 +340,7 @@ static int check_softmax(int argc, char** argv) {
   const int64_t tile_count = max_i64(v0, 0);
   const int64_t slots = std::min<int64_t>(tile_count, 1024);
   unsigned char* scratch = nullptr;
-  HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * 131328, 1)));
+  HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * 65664, 1)));
   if (slots > 0) {
     softmax_reference<<<static_cast<unsigned>((slots + 127) / 128), 128>>>(X, Y_reference, R, scratch, slots);
     HARNESS_CHECK(cudaGetLastError());
