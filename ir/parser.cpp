@@ -297,6 +297,7 @@ class IrParser {
   AttributeMap parse_attribute_dict() {
     AttributeMap map;
     expect('{', "to open an attribute dictionary");
+    if (consume('}')) return map;
     do {
       Location at = here();
       std::string name = word();

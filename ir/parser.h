@@ -7,7 +7,7 @@
 //   op         := (VALUE (',' VALUE)* '=')? OPNAME (VALUE (',' VALUE)*)? attr-dict?
 //                 (':' type (',' type)*)? loc? region*
 //   region     := '{' NEWLINE ('^' '(' arg (',' arg)* ')' ':')? op* '}'
-//   attr-dict  := '{' NAME ('=' attr)? (',' NAME ('=' attr)?)* '}'
+//   attr-dict  := '{' (NAME ('=' attr)? (',' NAME ('=' attr)?)*)? '}'
 //   attr       := INT | FLOAT | STRING | 'true' | 'false' | '[' (attr (',' attr)*)? ']'
 //   loc        := 'loc' '(' INT ':' INT ')'
 //   type       := scalar | 'tensor<' dim (',' dim)* ',' scalar '>'

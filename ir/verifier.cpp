@@ -11,7 +11,8 @@
 //     elementwise operands broadcast to the result type; reductions keep the axis with extent 1;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
 //     type; `mma` shapes are [M,K]·[K,N] + [M,N]; `grid_ids` takes and gives index values;
-//     `dim` reads an axis of a tensor; `constant` holds a value of its result's kind.
+//     `dim` reads an axis of a tensor; `constant` holds a value of its result's kind; `rem`
+//     and `cdiv` take integers.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
 //     ops come before it (the launcher evaluates them on the host).
 //  6. Attributes: `axis` is an integer in range; `pipeline` an integer ≥ 1; `predicate` one of
@@ -285,6 +286,13 @@ class Verifier {
         else if (!(result() == acc)) error(op, "the result has the accumulator's type");
         break;
       }
+      case OpKind::rem:
+      case OpKind::cdiv:
+        if (is_float(type(0).element())) {
+          error(op, "takes integer operands");
+          break;
+        }
+        [[fallthrough]];
       default:
         if (op.info().has(kElementwise)) {
           Type expected = op.num_operands() == 1 ? type(0) : broadcast_type(type(0), type(1));

@@ -99,6 +99,12 @@ TEST(IrText, ParseErrorsPointAtTheProblem) {
   }
 }
 
+TEST(IrText, EmptyAttributeDictionariesParse) {
+  Compiled c = parse_tir("module {}\nkernel @k() {} {\n  return\n}\n");
+  ASSERT_TRUE(c.module) << c.errors();
+  EXPECT_EQ(print_module(*c.module), "// tilec IR\nmodule\n\nkernel @k() {\n  return\n}\n");
+}
+
 TEST(IrText, NameHintsAreMadeUnique) {
   Compiled c = parse_tir("module\nkernel @k() {\n  %x = constant {value = 1} : index\n  return\n}\n");
   ASSERT_TRUE(c.module);

@@ -94,6 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"mma_shapes", "%y = mma %a, %b, %x", "%y = mma %a, %a, %x", "do not form a matrix product"},
         Broken{"grid_types", "%m, %n = grid_ids %M, %N", "%m, %n = grid_ids %M, %A", "grid extents must be index values"},
         Broken{"dim_axis", "%N = dim %C {axis = 1}", "%N = dim %C {axis = 2}", "needs an 'axis' within the tensor's rank"},
+        Broken{"rem_on_floats", "%s = sub %acc, %r", "%s = rem %acc, %r", "'rem': takes integer operands"},
         Broken{"constant_kind", "%c1 = constant {value = 1} : index", "%c1 = constant {value = 1.0} : index", "'value' (float) does not match"},
         // 5. placement
         Broken{"grid_twice", "%c0 = constant {value = 0} : index", "%c0 = constant {value = 0} : index\n  %g = grid_ids %M {schedule = \"tiles\"} : index", "at most one grid_ids"},
