@@ -106,8 +106,9 @@ bool Executor::has_work(std::uint64_t seen_epoch) const {
 }
 
 void Executor::announce_work(std::uint32_t count) {
+  // Dekker pairing with Worker::park, all seq_cst (no fences, so ThreadSanitizer follows it):
+  // bump the epoch, then look for parked workers; a parker sets its bit, then reads the epoch.
   work_epoch_.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence in Worker::park
   if (parked_mask_.load(std::memory_order_seq_cst) == 0) return;  // all awake: they see the epoch
   request_wake(count);
 }

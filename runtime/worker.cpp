@@ -163,9 +163,9 @@ void Worker::park(std::uint64_t seen_epoch) {
   const std::uint64_t bit = std::uint64_t{1} << index_;
   park_word.store(0, std::memory_order_relaxed);
   executor_.parked_mask_.fetch_or(bit, std::memory_order_seq_cst);
-  // Dekker pairing with Executor::announce_work: publish "parked", then look for work; the
-  // announcer publishes work, then looks for parked workers. One of the two sees the other.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Dekker pairing with Executor::announce_work (seq_cst RMW, then seq_cst loads on both sides):
+  // we publish "parked", then look for work; the announcer publishes work (the epoch), then
+  // looks for parked workers. In the single order of seq_cst operations one sees the other.
   if (executor_.has_work(seen_epoch) || executor_.exit_requested_.load(std::memory_order_seq_cst)) {
     if (executor_.parked_mask_.fetch_and(~bit, std::memory_order_seq_cst) & bit) return;
     // A waker claimed us already and is about to store park_word: take its wake below.
