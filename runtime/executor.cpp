@@ -106,6 +106,7 @@ bool Executor::has_work(std::uint64_t seen_epoch) const {
 }
 
 void Executor::announce_work(std::uint32_t count) {
+  count = std::min(count, worker_count());
   // Dekker pairing with Worker::park, all seq_cst (no fences, so ThreadSanitizer follows it):
   // bump the epoch, then look for parked workers; a parker sets its bit, then reads the epoch.
   work_epoch_.fetch_add(1, std::memory_order_seq_cst);
@@ -163,7 +164,10 @@ TeardownReport Executor::shutdown(std::chrono::milliseconds timeout) {
   for (ComputeSlot& slot : slots_) {
     slot.visitors.fetch_add(1, std::memory_order_seq_cst);
     Process* process = slot.process.load(std::memory_order_seq_cst);
-    if (process != nullptr && process != retiring_marker()) process->cancel();
+    if (process != nullptr && process != retiring_marker() &&
+        process->state_.load(std::memory_order_acquire) == ProcessState::runnable) {
+      process->cancel();
+    }
     slot.visitors.fetch_sub(1, std::memory_order_release);
   }
   announce_work(worker_count());

@@ -34,7 +34,13 @@ void Process::signal_on_completion(TimelineSemaphore& semaphore, std::uint64_t v
 }
 
 void Process::set_wake_budget(std::uint32_t budget) {
-  wake_budget_.store(budget == 0 ? 1 : budget, std::memory_order_relaxed);
+  if (budget == 0) budget = 1;
+  const std::uint32_t previous = wake_budget_.exchange(budget, std::memory_order_relaxed);
+  // Raised while running (e.g. a drain entering a wider region): wake workers for the extra
+  // share. Where the process is queued (immediate list or compute slot) is fixed at activation.
+  if (budget > previous && executor_ != nullptr && state() == ProcessState::runnable) {
+    executor_->announce_work(budget - previous);
+  }
 }
 
 void Process::cancel() {

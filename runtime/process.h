@@ -63,7 +63,9 @@ class alignas(64) Process {
   // Set-up: when this completes, signal `semaphore` to `value` (or fail it with our error).
   void signal_on_completion(TimelineSemaphore& semaphore, std::uint64_t value);
 
-  // Wake budget: a hint for how many workers to wake, and where the process is queued.
+  // Wake budget: a hint for how many workers to wake, and where the process is queued (read at
+  // each activation: 1 → immediate list, one drainer at a time; more → a compute slot, many
+  // drainers). Raising it while the process runs wakes workers for the extra share.
   std::uint32_t wake_budget() const { return wake_budget_.load(std::memory_order_relaxed); }
   void set_wake_budget(std::uint32_t budget);
 
