@@ -70,11 +70,13 @@ void Executor::promote_overflow() {
   if (overflow_.pending() == 0 || !overflow_.try_acquire_consumer()) return;
   std::uint32_t placed = 0;
   while (Process* process = overflow_.pop()) {
+    // Read before placing: once in a slot the process may run, complete and be destroyed.
+    const std::uint32_t budget = process->accounted_budget_;
     if (!try_place_in_slot(*process)) {
       overflow_.push(process->link_);  // all slots busy: the next retirement promotes it
       break;
     }
-    placed += process->accounted_budget_;
+    placed += budget;
   }
   overflow_.release_consumer();
   if (placed > 0) announce_work(std::min<std::uint32_t>(placed, worker_count()));
