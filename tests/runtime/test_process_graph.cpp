@@ -128,9 +128,9 @@ void run_random_dag(unsigned worker_count, unsigned node_count, unsigned seed) {
 
 TEST(RuntimeGraph, RandomDagsRunEachProcessOnceAfterItsDependencies) {
   for (unsigned workers : test_support::worker_counts) {
-    for (unsigned seed = 1; seed <= 2; ++seed) {
+    for (unsigned seed = 1; seed <= 3; ++seed) {
       SCOPED_TRACE(::testing::Message() << workers << " workers, seed " << seed);
-      run_random_dag(workers, 2000, seed * 7919 + workers);
+      run_random_dag(workers, 4000, seed * 7919 + workers);
     }
   }
 }
