@@ -100,5 +100,33 @@ TEST(RuntimeTiles, ParkedWorkersAreWokenToShareALaunch) {
   EXPECT_GE(seen.size(), 2u);
 }
 
+TEST(RuntimeTiles, WakeTreeBringsEveryParkedWorkerIn) {
+  // All 8 workers parked; one launch with budget 64. The activator wakes one worker directly,
+  // and each woken worker wakes the next (fan-out 1), so all 8 must end up holding a tile. A
+  // tile holds its worker until all 8 are in (or 10 s pass, which fails the test, not hangs it).
+  constexpr unsigned workers = 8;
+  Executor executor(ExecutorOptions{.worker_count = workers});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::mutex mutex;
+  std::set<unsigned> seen;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const Status status = parallel_tiles(executor, 64, [&](std::uint64_t, TileContext& context) {
+    {
+      std::lock_guard lock(mutex);
+      seen.insert(context.worker_index);
+    }
+    for (;;) {
+      {
+        std::lock_guard lock(mutex);
+        if (seen.size() == workers) return;
+      }
+      if (std::chrono::steady_clock::now() > give_up) return;
+      std::this_thread::yield();
+    }
+  });
+  EXPECT_TRUE(status.ok());
+  EXPECT_EQ(seen.size(), workers);
+}
+
 }  // namespace
 }  // namespace tilec::runtime
