@@ -43,7 +43,12 @@ void Worker::run() {
     // Read the epoch before scanning: work published after this load changes it, so an idle
     // worker that saw nothing cannot miss that work (it compares before parking).
     const std::uint64_t seen_epoch = executor_.work_epoch_.load(std::memory_order_seq_cst);
-    if (drain_compute()) continue;
+    if (drain_compute()) {
+      // Drain boundary: one load tells whether immediate work waits; take one item if so, so
+      // a long compute launch cannot starve queue management or coroutine processes.
+      drain_immediate();
+      continue;
+    }
     if (drain_immediate()) continue;
     if (executor_.overflow_.pending() > 0) {
       executor_.promote_overflow();

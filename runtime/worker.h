@@ -1,7 +1,8 @@
 // runtime/worker.h — one executor thread: drain, spin, park (seeds/002 worker model).
 //
 // Loop: scan the compute slots (starting where this worker last found work, so workers spread
-// out); when none had work, pop one process from the immediate list; when nothing is found,
+// out); after a compute drain, or when no compute process had work, pop one process from the
+// immediate list if it holds any (one atomic load when empty); when nothing is found,
 // spin for an adaptive time (long while the aggregate wake budget exceeds the busy workers,
 // short otherwise) watching the executor's work epoch, then park on a futex-style word
 // (std::atomic::wait). A worker woken from parking first wakes its share of the pending wake

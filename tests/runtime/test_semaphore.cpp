@@ -140,6 +140,32 @@ TEST(RuntimeSemaphore, DrainSuspendsOnASemaphoreAndResumesWhenSignalled) {
   }
 }
 
+TEST(RuntimeSemaphore, ImmediateWorkRunsWhileALongLaunchKeepsTheOnlyWorkerBusy) {
+  // One worker, an endless tile launch, then a host-signalled immediate process: the worker
+  // must take the immediate process at a drain boundary instead of draining tiles forever.
+  Executor executor(ExecutorOptions{.worker_count = 1});
+  std::atomic<bool> launch_running{false};
+  TileProcess endless("endless", std::uint64_t{1} << 50, [&](std::uint64_t, TileContext&) {
+    launch_running.store(true);
+  });
+  executor.submit(endless);
+  while (!launch_running.load()) std::this_thread::yield();
+  TimelineSemaphore gate(0);
+  std::atomic<bool> ran{false};
+  auto callback = make_once("callback", [&] { ran.store(true); });
+  callback->wait_on(gate, 1);
+  executor.submit(*callback);
+  gate.signal(1);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!callback->done() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  EXPECT_TRUE(ran.load());
+  EXPECT_FALSE(endless.done());
+  endless.cancel();
+  endless.wait();
+  callback->wait();
+  EXPECT_EQ(endless.status().code, StatusCode::cancelled);
+}
+
 TEST(RuntimeSemaphore, SignalNeverLowersTheValue) {
   TimelineSemaphore timeline(5);
   timeline.signal(3);
