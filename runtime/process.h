@@ -14,8 +14,8 @@
 //     the status, so they complete (or fail) without running their own drain either.
 // States: suspended → runnable → completing → completed. Only `completed` releases wait(); the
 // executor touches the process no more after storing it, so the owner may then destroy it.
-// Set-up calls (add_dependent, wait_on, signal_on_completion, set_wake_budget) happen before
-// submission; wait_on may also be called from inside drain() of a budget-1 process.
+// Set-up calls (add_dependent, signal_on_completion) happen before submission; wait_on also
+// from inside drain() of a budget-1 process; set_wake_budget at any time.
 #pragma once
 
 #include <atomic>
