@@ -1,0 +1,117 @@
+// runtime/executor.h — the process executor: workers, an immediate list, compute slots.
+//
+// Usage: construct with a worker count, submit processes, wait on them (Process::wait), tear
+// down with shutdown(timeout) or the destructor. There is no coordinator thread: whoever makes a
+// process runnable (submit, a completing dependency, a semaphore signal) activates it inline —
+// budget 1 onto the immediate list (lock-free MPSC FIFO), larger budgets into one of 16 compute
+// slots claimed by CAS (an overflow list holds the rest) — and wakes parked workers: one directly,
+// the rest through a wake tree in which each woken worker wakes `wake_fanout` more.
+// Activation allocates nothing. See docs/runtime.md for the states and memory orders.
+//
+// Teardown cancels everything: workers complete each process they meet as cancelled (its
+// dependents inherit that), in-flight drain calls finish, and shutdown waits at most `timeout`
+// for the submitted processes to complete before stopping the workers. Processes still
+// suspended then (e.g. on a semaphore nobody signals) are reported, never run; they must not be
+// woken after the executor is destroyed.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/immediate_list.h"
+
+namespace tilec::runtime {
+
+class Process;
+class Worker;
+
+struct ExecutorOptions {
+  unsigned worker_count = 0;  // 0: one per hardware thread; at most 64
+  // Spin after the last drain before parking, when little work is announced (aggregate budget
+  // at most the number of busy workers) and when much is (more budget than busy workers).
+  std::chrono::nanoseconds warm_spin{10'000};
+  std::chrono::nanoseconds busy_spin{50'000};
+  unsigned wake_fanout = 1;  // workers each woken worker wakes before draining
+};
+
+struct TeardownReport {
+  bool drained = true;          // every submitted process completed before the deadline
+  std::uint64_t unfinished = 0;  // submitted processes that had not completed
+  std::chrono::nanoseconds elapsed{0};
+};
+
+class Executor {
+ public:
+  static constexpr unsigned compute_slot_count = 16;
+  static constexpr unsigned max_workers = 64;
+
+  explicit Executor(ExecutorOptions options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  unsigned worker_count() const { return static_cast<unsigned>(workers_.size()); }
+
+  // Releases the submission hold of `process` (and makes this its executor). It runs once its
+  // dependencies and semaphore waits are satisfied. The process must outlive its completion.
+  void submit(Process& process);
+
+  // Cancels all work, waits up to `timeout` for submitted processes to complete, stops the
+  // workers. Idempotent; the destructor calls it with a one-second timeout.
+  TeardownReport shutdown(std::chrono::milliseconds timeout);
+
+ private:
+  friend class Process;
+  friend class Worker;
+
+  struct alignas(64) ComputeSlot {
+    std::atomic<Process*> process{nullptr};  // occupant, or retiring_marker() while retiring
+    std::atomic<std::uint32_t> visitors{0};  // workers between loading `process` and leaving
+  };
+  static Process* retiring_marker() { return reinterpret_cast<Process*>(std::uintptr_t{1}); }
+
+  // The suspend count of `process` reached zero: queue it and wake workers.
+  void activate(Process& process);
+  // The one thread that moved `process` to `completing` calls this: signal semaphores, release
+  // dependents, store `completed`. `process` must be off every list and slot already.
+  void finish(Process& process);
+  // Moves overflow processes into free compute slots (at most one caller at a time).
+  void promote_overflow();
+  bool try_place_in_slot(Process& process);
+  // Any runnable work visible to a worker about to park?
+  bool has_work(std::uint64_t seen_epoch) const;
+  // New work was published (activation, promotion, budget increase): bump the epoch that idle
+  // workers compare against before parking, then wake up to `count` workers.
+  void announce_work(std::uint32_t count);
+  // Wake up to `count` parked workers: one now, the rest through the wake tree.
+  void request_wake(std::uint32_t count);
+  bool wake_one_parked();
+  void wake_all();
+
+  ExecutorOptions options_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  // Immediate work (budget 1) and compute work that found no free slot.
+  ImmediateList immediate_;
+  ImmediateList overflow_;
+  alignas(64) std::array<ComputeSlot, compute_slot_count> slots_;
+
+  // Wake bookkeeping, written by activators and workers.
+  alignas(64) std::atomic<std::uint64_t> parked_mask_{0};
+  std::atomic<std::uint32_t> spinning_{0};
+  std::atomic<std::uint32_t> pending_wakes_{0};
+  std::atomic<std::int64_t> aggregate_budget_{0};
+  std::atomic<std::uint64_t> work_epoch_{0};  // bumped whenever new work becomes visible
+  alignas(64) std::atomic<std::int64_t> unfinished_{0};  // submitted, not yet completed
+  std::atomic<bool> stopping_{false};                      // cancel everything met from now on
+  std::atomic<bool> exit_requested_{false};  // workers leave their loop
+  std::atomic<bool> shut_down_{false};
+  TeardownReport teardown_report_;
+  std::atomic<std::uint32_t> slot_hint_{0};
+};
+
+}  // namespace tilec::runtime
