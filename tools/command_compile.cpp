@@ -13,6 +13,7 @@
 #include "frontend/parser.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
+#include "tools/pipeline_driver.h"
 #include "tools/commands.h"
 #include "tools/load_input.h"
 
@@ -78,32 +79,9 @@ int run_compile(const CompileOptions& options) {
   LoadedInput input = load_input(options.input, defines);
   if (!input.module) return input.internal_error ? 2 : 1;
   Module& module = *input.module;
-  module.attributes()["target"] = Attribute(options.target);
-
-  PassManager pipeline = build_pipeline();
-  PassContext ctx{*input.diagnostics, options.target};
-  PipelineOptions pipeline_options;
-  pipeline_options.stop_after = options.stop_after;
-  pipeline_options.print_after_all = options.print_ir_after_all;
-  pipeline_options.print_after = options.print_ir_after;
-  pipeline_options.print = [](const std::string& pass, const std::string& ir) {
-    fmt::print(stderr, "// ----- IR after {} -----\n{}", pass, ir);
-  };
-  PipelineStatus status = pipeline.run(module, ctx, pipeline_options);
-  if (options.time_passes) {
-    double total = 0;
-    for (const auto& t : pipeline.timings()) total += t.milliseconds;
-    fmt::print(stderr, "===-- pass timings ({:.3f} ms) --===\n", total);
-    for (const auto& t : pipeline.timings())
-      fmt::print(stderr, "  {:>9.3f} ms  {:>5.1f}%  {}\n", t.milliseconds,
-                 total > 0 ? 100.0 * t.milliseconds / total : 0.0, t.name);
-  }
-  if (status != PipelineStatus::ok) {
-    fmt::print(stderr, "{}", input.diagnostics->render_all());
-    return status == PipelineStatus::internal_error ? 2 : 1;
-  }
-  // Warnings from passes are shown even on success.
-  if (!input.diagnostics->diagnostics().empty()) fmt::print(stderr, "{}", input.diagnostics->render_all());
+  DriverOptions driver{options.target, options.stop_after, 8, options.print_ir_after_all,
+                       options.print_ir_after, options.time_passes};
+  if (int status = run_pipeline(module, *input.diagnostics, driver); status != 0) return status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
   if (!options.stop_after.empty()) {
@@ -115,9 +93,12 @@ int run_compile(const CompileOptions& options) {
   emit_options.source_name = options.input;
   emit_options.passes = passes_run(module);
   emit_options.harness = options.emit_harness;
-  auto cuda = emit_cuda(module, emit_options, *input.diagnostics);
+  DiagnosticEngine& diagnostics = *input.diagnostics;
+  size_t reported = diagnostics.diagnostics().size();
+  auto cuda = emit_cuda(module, emit_options, diagnostics);
   if (!cuda) {
-    fmt::print(stderr, "{}", input.diagnostics->render_all());
+    for (size_t i = reported; i < diagnostics.diagnostics().size(); ++i)
+      fmt::print(stderr, "{}", diagnostics.render(diagnostics.diagnostics()[i]));
     return 1;
   }
   return write_output(options.output, *cuda) ? 0 : 1;

@@ -17,6 +17,7 @@ namespace tilec::tools {
 using CommandRunner = std::function<int()>;
 
 void add_compile_command(CLI::App& app, CommandRunner& run);
+void add_run_command(CLI::App& app, CommandRunner& run);
 void add_reorder_command(CLI::App& app, CommandRunner& run);
 
 }  // namespace tilec::tools

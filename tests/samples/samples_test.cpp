@@ -71,6 +71,30 @@ TEST_P(Sample, PipelineIrIsDeterministicAndMatchesExpected) {
   expect_matches_file(a.out, source_dir() / "samples" / "expected" / (name + ".tir"));
 }
 
+TEST_P(Sample, RunCheckGivesTheSameResultsBeforeAndAfterThePipeline) {
+  std::string name = GetParam();
+  // Default extents (256), then odd ones that leave partial tiles at every edge.
+  for (const char* dims : {"", " --dims M=77,N=131,K=45,R=37"}) {
+    SCOPED_TRACE(dims);
+    for (const char* workers : {" --workers 1", " --workers 3"}) {
+      CommandResult r = run_command(tilec("run samples/" + name + ".tile --check --seed 7" + std::string(workers) + dims));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_NE(r.out.find("check "), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("mismatch"), std::string::npos) << r.out;
+    }
+  }
+}
+
+TEST_P(Sample, RunOutputDoesNotDependOnTheWorkerCount) {
+  std::string name = GetParam();
+  auto checksums = [&](const char* workers) {
+    CommandResult r = run_command(tilec("run samples/" + name + ".tile --dims M=77,N=131,K=45,R=37 --workers " + workers));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out.substr(r.out.find('\n'));  // drop the line naming the worker count
+  };
+  EXPECT_EQ(checksums("1"), checksums("4"));
+}
+
 const char* const kTargets[] = {"sm_90a", "sm_100a"};
 
 TEST_P(Sample, CudaMatchesExpectedForEachTarget) {

@@ -130,3 +130,21 @@ TEST(OpTable, EveryRowIsConsistent) {
 
 }  // namespace
 }  // namespace tilec::testing
+
+namespace tilec::testing {
+namespace {
+TEST(IrClone, ACloneIsIndependentAndPrintsTheSame) {
+  Compiled c = parse_tir(kLoop);
+  ASSERT_TRUE(c.module) << c.errors();
+  std::unique_ptr<Module> copy = clone_module(*c.module);
+  std::string original = print_module(*c.module);
+  EXPECT_EQ(print_module(*copy), original);
+  // Mutating the copy leaves the original alone, and the copy refers only to its own values.
+  walk(*copy, [](Operation& op) { op.set_attr("touched", UnitAttr{}); });
+  EXPECT_EQ(print_module(*c.module), original);
+  DiagnosticEngine d;
+  c.module.reset();
+  EXPECT_TRUE(verify_module(*copy, d)) << d.render_all();
+}
+}  // namespace
+}  // namespace tilec::testing

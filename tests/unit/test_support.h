@@ -9,6 +9,7 @@
 #include "frontend/lower.h"
 #include "frontend/parser.h"
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 #include "ir/parser.h"

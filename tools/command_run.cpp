@@ -1,0 +1,215 @@
+// tools/command_run.cpp — `tilec run`: execute a kernel on the CPU, optionally checking that the
+// pipeline did not change its results.
+//
+//   1. Load the input (.tile or .tir) and keep a copy of the IR as parsed.
+//   2. Run the pipeline on the other copy up to --stop-after (default: all of it).
+//   3. For each kernel (or --kernel NAME): bind the symbolic dims (--dims; 256 for any not
+//      given), make inputs from --seed, run the pipelined kernel on the interpreter with
+//      --workers executor workers, and print each output's checksum.
+//   4. With --check, also run the parsed kernel on the same inputs and compare every output
+//      with the element type's tolerance; exit 1 with the first mismatching index.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <memory>
+
+#include "ir/clone.h"
+#include "passes/pipeline.h"
+#include "runtime/executor.h"
+#include "runtime/interpreter/executor_tile_runner.h"
+#include "runtime/interpreter/kernel_buffers.h"
+#include "tools/commands.h"
+#include "tools/load_input.h"
+#include "tools/pipeline_driver.h"
+
+namespace tilec::tools {
+
+namespace {
+
+constexpr int64_t kDefaultExtent = 256;
+
+struct RunOptions {
+  std::string input;
+  std::string kernel;
+  std::string dims;
+  std::vector<std::string> defines;
+  std::string target = "sm_90a";
+  unsigned workers = 0;
+  uint64_t seed = 1;
+  bool check = false;
+  std::string stop_after;
+};
+
+bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    size_t eq = item.find('=');
+    int64_t value = 0;
+    bool ok = eq != std::string::npos && eq > 0;
+    if (ok) {
+      const char* first = item.data() + eq + 1;
+      const char* last = item.data() + item.size();
+      auto [ptr, ec] = std::from_chars(first, last, value);
+      ok = ec == std::errc() && ptr == last && first != last && value > 0;
+    }
+    if (!ok) {
+      fmt::print(stderr, "tilec: error: --dims {}: expected NAME=POSITIVE_INTEGER, e.g. --dims M=256,N=128\n", item);
+      return false;
+    }
+    out[item.substr(0, eq)] = value;
+    start = end + 1;
+  }
+  return true;
+}
+
+// Every symbolic dim of the kernel's tensors, in parameter order.
+std::vector<std::string> kernel_symbols(const Operation& kernel) {
+  std::vector<std::string> symbols;
+  const Region& body = kernel.region();
+  for (size_t i = 0; i < body.num_arguments(); ++i)
+    for (const Dim& d : body.argument(i)->type().dims())
+      if (!d.symbol.empty() && std::find(symbols.begin(), symbols.end(), d.symbol) == symbols.end())
+        symbols.push_back(d.symbol);
+  return symbols;
+}
+
+double checksum(const runtime::HostBuffer& buffer) {
+  double sum = 0;
+  for (int64_t i = 0; i < buffer.element_count(); ++i) sum += buffer.load_as_double(i);
+  return sum;
+}
+
+int run_one(const Operation& parsed, const Operation& lowered, const RunOptions& options,
+            runtime::SymbolBindings symbols, runtime::Executor& executor) {
+  std::string name = kernel_name(lowered);
+  runtime::SymbolBindings given = std::move(symbols);
+  symbols.clear();
+  for (const auto& symbol : kernel_symbols(lowered)) {
+    auto it = given.find(symbol);
+    symbols[symbol] = it != given.end() ? it->second : kDefaultExtent;
+  }
+  std::string dims;
+  for (const auto& [symbol, value] : symbols) dims += fmt::format("{}{}={}", dims.empty() ? "" : ",", symbol, value);
+  runtime::KernelBuffers inputs;
+  std::string message;
+  if (!runtime::make_kernel_buffers(lowered, symbols, options.seed, inputs, message)) {
+    fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
+    return 1;
+  }
+  runtime::ExecutorTileRunner runner(executor);
+  runtime::LaunchOptions launch;
+  launch.runner = &runner;
+
+  runtime::KernelBuffers actual = inputs;
+  auto arguments = actual.arguments();
+  runtime::LaunchResult result = runtime::run_kernel(lowered, arguments, symbols, launch);
+  if (!result.ok) {
+    fmt::print(stderr, "{}: error: kernel {}: {}\n", options.input, name, result.describe());
+    return 1;
+  }
+  fmt::print("kernel {} [{}]: {} tiles on {} workers\n", name, dims, result.tile_count, executor.worker_count());
+  for (size_t position : actual.outputs)
+    fmt::print("  output {} {}: checksum {:.9g}\n", actual.names[position],
+               actual.tensors[position].describe(), checksum(actual.tensors[position]));
+  if (!options.check) return 0;
+
+  runtime::KernelBuffers expected = inputs;
+  auto reference_arguments = expected.arguments();
+  runtime::LaunchResult reference = runtime::run_kernel(parsed, reference_arguments, symbols, launch);
+  if (!reference.ok) {
+    fmt::print(stderr, "{}: error: kernel {} as parsed: {}\n", options.input, name, reference.describe());
+    return 1;
+  }
+  int status = 0;
+  for (const auto& [output, comparison] : runtime::compare_outputs(expected, actual)) {
+    fmt::print("  check {}: {}\n", output, comparison.summary());
+    if (!comparison.ok()) status = 1;
+  }
+  if (status != 0)
+    fmt::print(stderr, "{}: error: kernel {} gives different results after the pipeline\n", options.input, name);
+  return status;
+}
+
+int run_run(const RunOptions& options) {
+  std::map<std::string, std::string> defines;
+  for (const auto& item : options.defines) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      fmt::print(stderr, "tilec: error: -D {}: expected NAME=VALUE\n", item);
+      return 1;
+    }
+    defines[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  runtime::SymbolBindings symbols;
+  if (!parse_dims(options.dims, symbols)) return 1;
+  LoadedInput input = load_input(options.input, defines);
+  if (!input.module) return input.internal_error ? 2 : 1;
+  std::unique_ptr<Module> parsed = clone_module(*input.module);
+  DriverOptions driver;
+  driver.target = options.target;
+  driver.stop_after = options.stop_after;
+  if (int status = run_pipeline(*input.module, *input.diagnostics, driver); status != 0) return status;
+
+  std::vector<size_t> selected;
+  for (size_t i = 0; i < input.module->kernels().size(); ++i)
+    if (options.kernel.empty() || kernel_name(*input.module->kernels()[i]) == options.kernel) selected.push_back(i);
+  if (selected.empty()) {
+    fmt::print(stderr, "tilec: error: {} has no kernel named '{}'\n", options.input, options.kernel);
+    return 1;
+  }
+  for (const auto& [symbol, value] : symbols) {
+    bool used = false;
+    for (size_t i : selected) {
+      auto names = kernel_symbols(*input.module->kernels()[i]);
+      used |= std::find(names.begin(), names.end(), symbol) != names.end();
+    }
+    if (!used) fmt::print(stderr, "tilec: warning: --dims {}: no kernel run has a dimension named {}\n", symbol, symbol);
+  }
+  runtime::ExecutorOptions executor_options;
+  executor_options.worker_count = options.workers;
+  runtime::Executor executor(executor_options);
+  int status = 0;
+  for (size_t i : selected) {
+    const Operation& lowered = *input.module->kernels()[i];
+    const Operation* original = parsed->find_kernel(kernel_name(lowered));
+    if (!original) {
+      fmt::print(stderr, "tilec: internal error: kernel {} disappeared in the pipeline\n", kernel_name(lowered));
+      return 2;
+    }
+    status = std::max(status, run_one(*original, lowered, options, symbols, executor));
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandRunner& run) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run a kernel on the CPU interpreter with random inputs; --check also runs the IR as parsed\n"
+      "and compares every output (tolerance per element type), exiting 1 at the first mismatch.");
+  cmd->add_option("input", options->input, "the .tile source or .tir IR text")->required();
+  cmd->add_option("--kernel", options->kernel, "run only this kernel (default: every kernel)");
+  cmd->add_option("--dims", options->dims,
+                  fmt::format("symbolic tensor extents, e.g. M=256,N=128,K=64 (default {} each)", kDefaultExtent));
+  cmd->add_option("-D", options->defines, "override a constant: -D NAME=VALUE (repeatable)")->allow_extra_args(false);
+  cmd->add_option("--target", options->target, "GPU target the pipeline compiles for")
+      ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
+  cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
+      ->check(CLI::Range(0u, 64u));
+  cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
+  cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");
+  std::vector<std::string> stages = pipeline_stage_names();
+  cmd->add_option("--stop-after", options->stop_after, "run the IR as it is after this stage")
+      ->check(CLI::IsMember(stages));
+  cmd->callback([options, &run] { run = [options] { return run_run(*options); }; });
+}
+
+}  // namespace tilec::tools

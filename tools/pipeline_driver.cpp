@@ -1,0 +1,41 @@
+// tools/pipeline_driver.cpp — the pipeline run shared by compile and run.
+#include "tools/pipeline_driver.h"
+
+#include <fmt/core.h>
+
+#include "passes/pipeline.h"
+
+namespace tilec::tools {
+
+int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options) {
+  module.attributes()["target"] = Attribute(options.target);
+  PassManager pipeline = build_pipeline();
+  PassContext ctx{diagnostics, options.target};
+  ctx.max_events = options.max_events;
+  PipelineOptions pipeline_options;
+  pipeline_options.stop_after = options.stop_after;
+  pipeline_options.print_after_all = options.print_ir_after_all;
+  pipeline_options.print_after = options.print_ir_after;
+  pipeline_options.print = [](const std::string& pass, const std::string& ir) {
+    fmt::print(stderr, "// ----- IR after {} -----\n{}", pass, ir);
+  };
+  PipelineStatus status = pipeline.run(module, ctx, pipeline_options);
+  if (options.time_passes) {
+    double total = 0;
+    for (const auto& t : pipeline.timings()) total += t.milliseconds;
+    fmt::print(stderr, "===-- pass timings ({:.3f} ms) --===\n", total);
+    for (const auto& t : pipeline.timings())
+      fmt::print(stderr, "  {:>9.3f} ms  {:>5.1f}%  {}\n", t.milliseconds,
+                 total > 0 ? 100.0 * t.milliseconds / total : 0.0, t.name);
+  }
+  // Diagnostics are shown on success too: passes may have warned.
+  if (!diagnostics.diagnostics().empty()) fmt::print(stderr, "{}", diagnostics.render_all());
+  switch (status) {
+    case PipelineStatus::ok: return 0;
+    case PipelineStatus::input_error: return 1;
+    case PipelineStatus::internal_error: return 2;
+  }
+  return 2;
+}
+
+}  // namespace tilec::tools

@@ -1,0 +1,27 @@
+// tools/pipeline_driver.h — runs the pass pipeline for a subcommand and reports the outcome.
+//
+// Shared by `tilec compile` and `tilec run`: builds the pipeline, runs it up to --stop-after,
+// prints --print-ir-after(-all) output and --time-passes timings to stderr, prints diagnostics
+// (warnings too) and maps the outcome to an exit status: 0 ok, 1 input error, 2 internal error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/diagnostic.h"
+#include "ir/ir.h"
+
+namespace tilec::tools {
+
+struct DriverOptions {
+  std::string target = "sm_90a";
+  std::string stop_after;
+  int max_events = 8;
+  bool print_ir_after_all = false;
+  std::vector<std::string> print_ir_after;
+  bool time_passes = false;
+};
+
+int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options);
+
+}  // namespace tilec::tools
