@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse, fold-constants
 //   kernels:
-//     layernorm: grid cdiv(R, 4), 256 threads per CTA, 26720 bytes of shared memory
+//     layernorm: grid cdiv(R, 4), 256 threads per CTA, 14368 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -97,21 +97,21 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @layernorm  (line 6)
 // grid: cdiv(R, 4) tiles, one CTA of 256 threads each
-// shared memory: 26720 bytes in 14 tile buffers
-//   x            tile<4x256xf32, reg>         offset      0, 4096 bytes
-//   w            tile<1x256xf32, reg>         offset   4096, 1024 bytes
-//   b            tile<1x256xf32, reg>         offset   5120, 1024 bytes
-//   t1           tile<4x1xf32, reg>           offset   6144, 16 bytes
-//   mean         tile<4x1xf32, reg>           offset   6160, 16 bytes
-//   centered     tile<4x256xf32, reg>         offset   6176, 4096 bytes
-//   t2           tile<4x256xf32, reg>         offset  10272, 4096 bytes
-//   t3           tile<4x1xf32, reg>           offset  14368, 16 bytes
-//   variance     tile<4x1xf32, reg>           offset  14384, 16 bytes
-//   t4           tile<4x1xf32, reg>           offset  14400, 16 bytes
-//   t5           tile<4x1xf32, reg>           offset  14416, 16 bytes
-//   t6           tile<4x256xf32, reg>         offset  14432, 4096 bytes
-//   t7           tile<4x256xf32, reg>         offset  18528, 4096 bytes
-//   t8           tile<4x256xf32, reg>         offset  22624, 4096 bytes
+// shared memory: 14368 bytes, 14 tile buffers (two never live at once may share bytes)
+//   x         tile<4x256xf32, reg>  offset      0, 4096 bytes
+//   w         tile<1x256xf32, reg>  offset   4096, 1024 bytes
+//   b         tile<1x256xf32, reg>  offset   5120, 1024 bytes
+//   t1        tile<4x1xf32, reg>    offset   6144, 16 bytes
+//   mean      tile<4x1xf32, reg>    offset   6160, 16 bytes
+//   centered  tile<4x256xf32, reg>  offset   6176, 4096 bytes
+//   t2        tile<4x256xf32, reg>  offset      0, 4096 bytes
+//   t3        tile<4x1xf32, reg>    offset   6144, 16 bytes
+//   variance  tile<4x1xf32, reg>    offset      0, 16 bytes
+//   t4        tile<4x1xf32, reg>    offset     16, 16 bytes
+//   t5        tile<4x1xf32, reg>    offset      0, 16 bytes
+//   t6        tile<4x256xf32, reg>  offset  10272, 4096 bytes
+//   t7        tile<4x256xf32, reg>  offset      0, 4096 bytes
+//   t8        tile<4x256xf32, reg>  offset   6144, 4096 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) layernorm_kernel(const float* X, const float* W, const float* B, float* Y, int64_t R) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
@@ -121,14 +121,14 @@ __global__ void __launch_bounds__(kBlockThreads) layernorm_kernel(const float* X
   float* const t1 = reinterpret_cast<float*>(shared_memory + 6144);
   float* const mean = reinterpret_cast<float*>(shared_memory + 6160);
   float* const centered = reinterpret_cast<float*>(shared_memory + 6176);
-  float* const t2 = reinterpret_cast<float*>(shared_memory + 10272);
-  float* const t3 = reinterpret_cast<float*>(shared_memory + 14368);
-  float* const variance = reinterpret_cast<float*>(shared_memory + 14384);
-  float* const t4 = reinterpret_cast<float*>(shared_memory + 14400);
-  float* const t5 = reinterpret_cast<float*>(shared_memory + 14416);
-  float* const t6 = reinterpret_cast<float*>(shared_memory + 14432);
-  float* const t7 = reinterpret_cast<float*>(shared_memory + 18528);
-  float* const t8 = reinterpret_cast<float*>(shared_memory + 22624);
+  float* const t2 = reinterpret_cast<float*>(shared_memory + 0);
+  float* const t3 = reinterpret_cast<float*>(shared_memory + 6144);
+  float* const variance = reinterpret_cast<float*>(shared_memory + 0);
+  float* const t4 = reinterpret_cast<float*>(shared_memory + 16);
+  float* const t5 = reinterpret_cast<float*>(shared_memory + 0);
+  float* const t6 = reinterpret_cast<float*>(shared_memory + 10272);
+  float* const t7 = reinterpret_cast<float*>(shared_memory + 0);
+  float* const t8 = reinterpret_cast<float*>(shared_memory + 6144);
   const int64_t v0 = cdiv_i64(R, 4);
   const int64_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index  (line 7)
@@ -232,7 +232,7 @@ extern "C" cudaError_t launch_layernorm(const float* X, const float* W, const fl
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 26720;
+  const size_t shared_bytes = 14368;
   layernorm_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, W, B, Y, R);
   return cudaGetLastError();
 }

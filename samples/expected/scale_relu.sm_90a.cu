@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse, fold-constants
 //   kernels:
-//     scale_relu: grid cdiv(M, 32) x cdiv(N, 128), 256 threads per CTA, 65536 bytes of shared memory
+//     scale_relu: grid cdiv(M, 32) x cdiv(N, 128), 256 threads per CTA, 32768 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -97,18 +97,18 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @scale_relu  (line 5)
 // grid: cdiv(M, 32) x cdiv(N, 128) tiles, one CTA of 256 threads each
-// shared memory: 65536 bytes in 4 tile buffers
-//   x            tile<32x128xf32, reg>        offset      0, 16384 bytes
-//   t2           tile<32x128xf32, reg>        offset  16384, 16384 bytes
-//   t3           tile<32x128xf32, reg>        offset  32768, 16384 bytes
-//   t4           tile<32x128xf32, reg>        offset  49152, 16384 bytes
+// shared memory: 32768 bytes, 4 tile buffers (two never live at once may share bytes)
+//   x   tile<32x128xf32, reg>  offset      0, 16384 bytes
+//   t2  tile<32x128xf32, reg>  offset  16384, 16384 bytes
+//   t3  tile<32x128xf32, reg>  offset      0, 16384 bytes
+//   t4  tile<32x128xf32, reg>  offset  16384, 16384 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) scale_relu_kernel(const float* X, float* Y, float scale, float shift, int64_t M, int64_t N) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
   float* const x = reinterpret_cast<float*>(shared_memory + 0);
   float* const t2 = reinterpret_cast<float*>(shared_memory + 16384);
-  float* const t3 = reinterpret_cast<float*>(shared_memory + 32768);
-  float* const t4 = reinterpret_cast<float*>(shared_memory + 49152);
+  float* const t3 = reinterpret_cast<float*>(shared_memory + 0);
+  float* const t4 = reinterpret_cast<float*>(shared_memory + 16384);
   const int64_t v0 = cdiv_i64(M, 32);
   const int64_t v1 = cdiv_i64(N, 128);
   const int64_t tile_number = blockIdx.x;
@@ -155,10 +155,7 @@ extern "C" cudaError_t launch_scale_relu(const float* X, float* Y, float scale, 
   const int64_t tile_count = max_i64(v0, 0) * max_i64(v1, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 65536;
-  // Above 48 KiB of dynamic shared memory a kernel must opt in.
-  const cudaError_t status = cudaFuncSetAttribute(scale_relu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
-  if (status != cudaSuccess) return status;
+  const size_t shared_bytes = 32768;
   scale_relu_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, Y, scale, shift, M, N);
   return cudaGetLastError();
 }

@@ -3,7 +3,7 @@
 //   target:   sm_100a  (nvcc -std=c++17 -gencode arch=compute_100a,code=sm_100a -c)
 //   pipeline: parse, fold-constants
 //   kernels:
-//     softmax: grid cdiv(R, 4), 256 threads per CTA, 32800 bytes of shared memory
+//     softmax: grid cdiv(R, 4), 256 threads per CTA, 16400 bytes of shared memory
 //
 // Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
@@ -97,22 +97,22 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @softmax  (line 6)
 // grid: cdiv(R, 4) tiles, one CTA of 256 threads each
-// shared memory: 32800 bytes in 6 tile buffers
-//   x            tile<4x512xf32, reg>         offset      0, 8192 bytes
-//   row_max      tile<4x1xf32, reg>           offset   8192, 16 bytes
-//   t1           tile<4x512xf32, reg>         offset   8208, 8192 bytes
-//   e            tile<4x512xf32, reg>         offset  16400, 8192 bytes
-//   t2           tile<4x1xf32, reg>           offset  24592, 16 bytes
-//   t3           tile<4x512xf32, reg>         offset  24608, 8192 bytes
+// shared memory: 16400 bytes, 6 tile buffers (two never live at once may share bytes)
+//   x        tile<4x512xf32, reg>  offset      0, 8192 bytes
+//   row_max  tile<4x1xf32, reg>    offset   8192, 16 bytes
+//   t1       tile<4x512xf32, reg>  offset   8208, 8192 bytes
+//   e        tile<4x512xf32, reg>  offset      0, 8192 bytes
+//   t2       tile<4x1xf32, reg>    offset   8192, 16 bytes
+//   t3       tile<4x512xf32, reg>  offset   8208, 8192 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) softmax_kernel(const float* X, float* Y, int64_t R) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
   float* const x = reinterpret_cast<float*>(shared_memory + 0);
   float* const row_max = reinterpret_cast<float*>(shared_memory + 8192);
   float* const t1 = reinterpret_cast<float*>(shared_memory + 8208);
-  float* const e = reinterpret_cast<float*>(shared_memory + 16400);
-  float* const t2 = reinterpret_cast<float*>(shared_memory + 24592);
-  float* const t3 = reinterpret_cast<float*>(shared_memory + 24608);
+  float* const e = reinterpret_cast<float*>(shared_memory + 0);
+  float* const t2 = reinterpret_cast<float*>(shared_memory + 8192);
+  float* const t3 = reinterpret_cast<float*>(shared_memory + 8208);
   const int64_t v0 = cdiv_i64(R, 4);
   const int64_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index  (line 6)
@@ -170,7 +170,7 @@ extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaS
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 32800;
+  const size_t shared_bytes = 16400;
   softmax_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, Y, R);
   return cudaGetLastError();
 }

@@ -97,10 +97,10 @@ constexpr int kBlockThreads = 256;
 // ---------------------------------------------------------------------------------------------
 // kernel @vector_add  (line 4)
 // grid: cdiv(N, 1024) tiles, one CTA of 256 threads each
-// shared memory: 12288 bytes in 3 tile buffers
-//   x            tile<1024xf32, reg>          offset      0, 4096 bytes
-//   y            tile<1024xf32, reg>          offset   4096, 4096 bytes
-//   t1           tile<1024xf32, reg>          offset   8192, 4096 bytes
+// shared memory: 12288 bytes, 3 tile buffers (two never live at once may share bytes)
+//   x   tile<1024xf32, reg>  offset      0, 4096 bytes
+//   y   tile<1024xf32, reg>  offset   4096, 4096 bytes
+//   t1  tile<1024xf32, reg>  offset   8192, 4096 bytes
 // ---------------------------------------------------------------------------------------------
 __global__ void __launch_bounds__(kBlockThreads) vector_add_kernel(const float* X, const float* Y, float* Z, int64_t N) {
   extern __shared__ __align__(16) unsigned char shared_memory[];
