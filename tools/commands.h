@@ -16,4 +16,6 @@ namespace tilec::tools {
 
 using CommandRunner = std::function<int()>;
 
+void add_sched_command(CLI::App& app, CommandRunner& run);
+
 }  // namespace tilec::tools

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tilec 0.1.0");
 
   tilec::tools::CommandRunner run;
+  tilec::tools::add_sched_command(app, run);
 
   try {
     app.parse(argc, argv);
