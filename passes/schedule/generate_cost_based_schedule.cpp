@@ -28,6 +28,7 @@
 #include "passes/schedule/cost_evaluators.h"
 #include "passes/schedule/iterative_modulo_schedule.h"
 #include "passes/schedule/place_with_arms.h"
+#include "passes/schedule/windowed_modulo_schedule.h"
 
 namespace tilec::schedule {
 namespace {
@@ -57,8 +58,26 @@ LadderOutcome run_strategy_ladder(const LoopGraph& graph, const LoopGraphIndex& 
 
   if (with_arms)
     if (ModuloAttempt a = arms(ArmSet::all); a.scheduled) return {a, "initial-placement"};
+  auto refine = [&](ModuloPriority priority, int budget) {
+    if (!with_arms) return rau(priority, budget);
+    if (!closure) closure = std::make_unique<DistanceClosure>(graph, ii);
+    std::vector<long> ranks = heights;
+    if (priority == ModuloPriority::critical_path) {
+      std::vector<long> depths = compute_depths(graph, index, ii);
+      for (size_t op = 0; op < ranks.size(); ++op) ranks[op] += depths[op];
+    }
+    ModuloAttempt attempt = windowed_modulo_schedule(graph, index, *closure, ranks, ii, budget);
+    placements += attempt.placements;
+    return attempt;
+  };
+
+  if (with_arms)
+    if (ModuloAttempt a = arms(ArmSet::all); a.scheduled) return {a, "initial-placement"};
   if (ModuloAttempt a = rau(ModuloPriority::height, options.refinement_budget); a.scheduled)
     return {a, "rau-refinement"};
+  if (with_arms)
+    if (ModuloAttempt a = refine(ModuloPriority::height, options.deepest_budget); a.scheduled)
+      return {a, "deepest-retry"};
   if (ModuloAttempt a = rau(ModuloPriority::critical_path, options.deepest_budget); a.scheduled)
     return {a, "deepest-retry"};
   if (!with_arms) return {};

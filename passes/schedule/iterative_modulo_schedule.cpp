@@ -34,6 +34,8 @@ long edge_weight(const LoopEdge& edge, int ii) {
   return edge.latency - static_cast<long>(ii) * edge.distance;
 }
 
+}  // namespace
+
 std::vector<long> compute_depths(const LoopGraph& graph, const LoopGraphIndex& index, int ii) {
   std::vector<long> depth(graph.op_count(), 0);
   for (int pass = 0; pass <= graph.op_count(); ++pass) {
@@ -51,6 +53,8 @@ std::vector<long> compute_depths(const LoopGraph& graph, const LoopGraphIndex& i
   }
   return depth;
 }
+
+namespace {
 
 int floor_div(long value, int divisor) {
   long quotient = value / divisor;

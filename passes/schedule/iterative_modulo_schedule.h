@@ -28,4 +28,7 @@ ModuloAttempt iterative_modulo_schedule(const LoopGraph& graph, const LoopGraphI
 // Longest path from each op to the end of the body under weight latency − ii·distance (≥ 0).
 std::vector<long> compute_heights(const LoopGraph& graph, const LoopGraphIndex& index, int ii);
 
+// Longest path from the start of the body to each op under the same weight (≥ 0).
+std::vector<long> compute_depths(const LoopGraph& graph, const LoopGraphIndex& index, int ii);
+
 }  // namespace tilec::schedule

@@ -72,7 +72,8 @@ class Placer {
   // First legal cycle of the op's window, after gates G2–G4; `refusal` says why none passed.
   std::optional<int> earliest_legal(int op, Refusal* refusal = nullptr) const;
   bool passes_gates(int op, long cycle, Refusal* refusal) const;
-  CostVector seat_cost(int op, int cycle) const;
+  // `low` is the start of the op's window (for the structural distance).
+  CostVector seat_cost(int op, int cycle, long low) const;
   void seat(int op, int cycle);
   void unseat(int op);
   std::vector<int> ready_ops() const;
@@ -135,12 +136,12 @@ std::optional<int> Placer::earliest_legal(int op, Refusal* refusal) const {
   return std::nullopt;
 }
 
-CostVector Placer::seat_cost(int op, int cycle) const {
+CostVector Placer::seat_cost(int op, int cycle, long low) const {
   CostVector cost;
   cost.resource_gate = table_.fits(op, cycle) ? 0 : 1;
   cost.slot_pressure = evaluate_slot_pressure(table_, op, cycle);
   cost.bank_pressure = evaluate_bank_pressure(table_, cycle_, op, cycle);
-  cost.structural_distance = static_cast<int>(cycle - window(op).low);
+  cost.structural_distance = static_cast<int>(cycle - low);
   return cost;
 }
 
@@ -188,7 +189,7 @@ std::optional<Proposal> Placer::try_permute(const std::vector<int>& live) {
     for (int op : order) {
       std::optional<int> cycle = earliest_legal(op);
       if (!cycle) break;
-      CostVector cost = seat_cost(op, *cycle);
+      CostVector cost = seat_cost(op, *cycle, window(op).low);
       if (seats.empty()) first_cost = cost;
       total += cost;
       seat(op, *cycle);
@@ -230,10 +231,10 @@ std::optional<Proposal> Placer::try_fuse(const std::vector<int>& live) {
       for (long cycle = std::max(wa.low, wb.low); cycle <= std::min(wa.high, wb.high); ++cycle) {
         if (!passes_gates(a, cycle, nullptr)) continue;
         int t = static_cast<int>(cycle);
-        CostVector cost_a = seat_cost(a, t);
+        CostVector cost_a = seat_cost(a, t, wa.low);
         seat(a, t);
         bool both = passes_gates(b, cycle, nullptr);
-        CostVector cost_b = both ? seat_cost(b, t) : CostVector{};
+        CostVector cost_b = both ? seat_cost(b, t, wb.low) : CostVector{};
         unseat(a);
         if (!both) continue;
         CostVector cost{std::max(cost_a.resource_gate, cost_b.resource_gate),
@@ -252,7 +253,7 @@ std::optional<Proposal> Placer::try_retry(const std::vector<int>& dead_ready) {
     std::optional<int> cycle = earliest_legal(op);
     if (!cycle) continue;
     snapshot_.dead[op] = 0;
-    return Proposal{seat_cost(op, *cycle), {{op, *cycle}}};
+    return Proposal{seat_cost(op, *cycle, window(op).low), {{op, *cycle}}};
   }
   return std::nullopt;
 }
@@ -269,7 +270,7 @@ std::optional<Proposal> Placer::try_cost_based(const std::vector<int>& live, int
         continue;
       }
       any = true;
-      CostVector cost = seat_cost(op, static_cast<int>(cycle));
+      CostVector cost = seat_cost(op, static_cast<int>(cycle), span.low);
       if (!best || cost < best->cost) best = Proposal{cost, {{op, static_cast<int>(cycle)}}};
     }
     if (!any) {
