@@ -4,7 +4,7 @@
 //   1. II search from MII = max(ResMII, RecMII): one ladder per ii, ii + 1 on failure for the
 //      first `linear_ii_steps` values, then galloping steps (+32, +64, ...) — a heuristic
 //      placer is not monotone in ii, so no bisection on ii. The serial schedule's ii bounds
-//      the search: reaching it, the serial schedule is returned with a warning.
+//      the search: failing up to it, the serial schedule is returned with a warning.
 //   2. Strategy ladder at one ii, each rung returning at its first success:
 //        initial-placement    the seed's arms (permute, fuse, retry, cost-based) and gates
 //        rau-refinement       iterative modulo scheduling, height priority, small budget
@@ -100,7 +100,7 @@ void generate_cost_based_schedule(const LoopGraph& graph, const LoopGraphIndex& 
   snapshot.dead.assign(graph.ops.size(), 0);
   long placements = 0;
   int step = 1;
-  for (int ii = bound.mii(), tried = 0; ii < serial.ii; ii += step, ++tried) {
+  for (int ii = bound.mii(), tried = 0; ii <= serial.ii; ii += step, ++tried) {
     LadderOutcome outcome = run_strategy_ladder(graph, index, ii, options, snapshot, placements);
     if (outcome.attempt.scheduled) {
       result.ii = ii;
@@ -119,7 +119,7 @@ void generate_cost_based_schedule(const LoopGraph& graph, const LoopGraphIndex& 
   result.placements = placements + serial.placements;
   result.ops = serial.ops;
   result.warnings.push_back(fmt::format(
-      "cost-based generator found no schedule below ii {} (the serial schedule's); "
+      "cost-based generator found no schedule up to ii {} (the serial schedule's); "
       "using the serial schedule", serial.ii));
 }
 

@@ -19,6 +19,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 
 namespace tilec::schedule {
 namespace {
@@ -31,12 +32,14 @@ struct LinearTable {
   explicit LinearTable(const LoopGraph& graph) : graph(graph), held(graph.resources.size()) {}
 
   bool fits(int op, int cycle) const {
+    std::map<std::pair<int, int>, int> wanted;  // (resource, cycle) → units, own uses summed
     for (const ResourceUse& use : graph.ops[op].uses)
-      for (int k = 0; k < use.duration; ++k) {
-        int at = cycle + use.at + k;
-        int units = at < static_cast<int>(held[use.resource].size()) ? held[use.resource][at] : 0;
-        if (units + use.occupancy > graph.resources[use.resource].capacity) return false;
-      }
+      for (int k = 0; k < use.duration; ++k) wanted[{use.resource, cycle + use.at + k}] += use.occupancy;
+    for (auto [cell, units] : wanted) {
+      const auto& row = held[cell.first];
+      int already = cell.second < static_cast<int>(row.size()) ? row[cell.second] : 0;
+      if (already + units > graph.resources[cell.first].capacity) return false;
+    }
     return true;
   }
   void reserve(int op, int cycle) {

@@ -87,6 +87,7 @@ std::string describe_zero_distance_cycle(const LoopGraph& graph, const std::vect
   }
   std::vector<int> cycle(walk.begin() + seen_at[op], walk.end());
   std::reverse(cycle.begin(), cycle.end());  // predecessor walk, so reverse to edge direction
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
   std::string text;
   for (int member : cycle) text += graph.ops[member].name + " -> ";
   text += graph.ops[cycle.front()].name;
@@ -111,7 +112,7 @@ std::vector<std::string> check_loop_graph(const LoopGraph& graph) {
       errors.push_back(fmt::format("op '{}' is declared twice", op.name));
     if (op.latency < 0)
       errors.push_back(fmt::format("op '{}' has negative latency {}", op.name, op.latency));
-    std::map<int, long> held;  // resource → units held over all cycles, for the self-fit check
+    std::map<long, long> held;  // (resource << 32 | cycle) → units the op itself holds
     for (const ResourceUse& use : op.uses) {
       if (use.resource < 0 || use.resource >= static_cast<int>(graph.resources.size())) {
         errors.push_back(fmt::format("op '{}' uses unknown resource #{}", op.name, use.resource));
@@ -122,10 +123,17 @@ std::vector<std::string> check_loop_graph(const LoopGraph& graph) {
         errors.push_back(fmt::format(
             "op '{}' uses '{}' with at {}, for {}, occupancy {}; need at ≥ 0, for ≥ 1, "
             "occupancy ≥ 1", op.name, resource.name, use.at, use.duration, use.occupancy));
-      else if (use.occupancy > resource.capacity)
+      else
+        for (int k = 0; k < use.duration; ++k) held[(static_cast<long>(use.resource) << 32) | (use.at + k)] += use.occupancy;
+    }
+    for (auto [cell, units] : held) {
+      const Resource& resource = graph.resources[cell >> 32];
+      if (units > resource.capacity) {
         errors.push_back(fmt::format(
             "op '{}' needs {} units of '{}' in one cycle but its capacity is {}; it can never fit",
-            op.name, use.occupancy, resource.name, resource.capacity));
+            op.name, units, resource.name, resource.capacity));
+        break;
+      }
     }
     if (op.constraints.max_depth < -1)
       errors.push_back(fmt::format("op '{}' has max_depth {}; it must be ≥ 0", op.name,
