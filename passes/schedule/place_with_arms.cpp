@@ -34,7 +34,7 @@ namespace tilec::schedule {
 namespace {
 
 constexpr int unseated = std::numeric_limits<int>::min();
-constexpr int permute_width = 4;
+constexpr int permute_width = 3;
 constexpr int fuse_width = 8;
 
 int floor_div(long value, int divisor) {

@@ -230,21 +230,24 @@ LabInput parse_schedule_lab(std::string_view json_text) {
 }
 
 std::string format_schedule_lab(const LoopGraph& graph, const ScheduleResult& result) {
-  nlohmann::ordered_json out;
-  out["ii"] = result.ii;
-  out["mii"] = result.mii;
-  out["res_mii"] = result.res_mii;
-  out["rec_mii"] = result.rec_mii;
-  out["generator"] = generator_name(result.generator);
-  out["strategy"] = result.strategy;
-  out["stages"] = result.stages;
-  nlohmann::ordered_json ops = nlohmann::ordered_json::object();
+  // Written by hand so each op sits on one line; names and warnings go through the JSON
+  // library for escaping.
+  std::string out = "{\n";
+  out += fmt::format("  \"ii\": {},\n  \"mii\": {},\n  \"res_mii\": {},\n  \"rec_mii\": {},\n",
+                     result.ii, result.mii, result.res_mii, result.rec_mii);
+  out += fmt::format("  \"generator\": \"{}\",\n  \"strategy\": {},\n  \"stages\": {},\n",
+                     generator_name(result.generator), json(result.strategy).dump(), result.stages);
+  out += "  \"ops\": {";
   for (int op = 0; op < graph.op_count(); ++op)
-    ops[graph.ops[op].name] = {{"cycle", result.ops[op].cycle}, {"stage", result.ops[op].stage},
-                               {"order", result.ops[op].order}};
-  out["ops"] = std::move(ops);
-  out["warnings"] = result.warnings;
-  return out.dump(2) + "\n";
+    out += fmt::format("{}\n    {}: {{\"cycle\": {}, \"stage\": {}, \"order\": {}}}", op ? "," : "",
+                       json(graph.ops[op].name).dump(), result.ops[op].cycle, result.ops[op].stage,
+                       result.ops[op].order);
+  out += graph.op_count() ? "\n  },\n" : "},\n";
+  out += "  \"warnings\": [";
+  for (size_t i = 0; i < result.warnings.size(); ++i)
+    out += (i ? ",\n    " : "\n    ") + json(result.warnings[i]).dump();
+  out += result.warnings.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
 }
 
 }  // namespace tilec::schedule
