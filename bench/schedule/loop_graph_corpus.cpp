@@ -7,8 +7,10 @@
 #include "bench/schedule/loop_graph_corpus.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "backend/machine_model.h"
+#include "passes/schedule/add_op_of_kind.h"
 #include "passes/schedule/compute_mii.h"
 
 namespace tilec::bench {
@@ -70,20 +72,7 @@ void add_users(LoopGraph& graph, int resource, int users, SplitMix64& random) {
 
 void add_kind(LoopGraph& graph, const target::MachineModel& model, const std::string& name,
               const char* kind) {
-  const target::OpFootprint* footprint = model.find_footprint(kind);
-  LoopOp op;
-  op.name = name;
-  op.kind = kind;
-  op.latency = footprint->latency;
-  op.async = footprint->async;
-  for (const target::SlotUse& use : footprint->uses) {
-    int resource = -1;
-    for (int r = 0; r < static_cast<int>(graph.resources.size()); ++r)
-      if (graph.resources[r].name == use.slot) resource = r;
-    if (resource < 0) resource = graph.add_resource(std::string(use.slot), model.find_slot(use.slot)->capacity);
-    op.uses.push_back({resource, use.at, use.duration, use.occupancy});
-  }
-  graph.add_op(op);
+  schedule::add_op_of_kind(graph, model, name, kind);
 }
 
 void depend(LoopGraph& graph, int from, int to, int distance = 0) {
@@ -123,6 +112,9 @@ LoopGraph make_random_loop(Regime regime, int ops, SplitMix64& random) {
           graph.ops[op].uses[0].duration += more;
           extra -= more;
         }
+      schedule::MinimumII bound = schedule::compute_mii(graph);
+      if (bound.res_mii > bound.rec_mii + 1 || bound.rec_mii > bound.res_mii + 1)
+        throw std::logic_error("balanced regime: ResMII and RecMII differ by more than 1");
       break;
     }
   }
