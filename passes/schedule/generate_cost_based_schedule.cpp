@@ -7,8 +7,9 @@
 //      the search: failing up to it, the serial schedule is returned with a warning.
 //   2. Strategy ladder at one ii, each rung returning at its first success:
 //        initial-placement    the seed's arms (permute, fuse, retry, cost-based) and gates
-//        rau-refinement       iterative modulo scheduling, height priority, small budget
-//        deepest-retry        iterative modulo scheduling, critical-path priority, 2× budget
+//        rau-refinement       iterative modulo scheduling, height priority, budget 3 per op
+//        deepest-retry        the same inside exact closure windows (windowed_modulo_schedule),
+//                             then with critical-path priority; budget 6 per op
 //        cost-based-placement the cost-based arm alone, on the snapshot the others left
 //        clear state, then initial-placement and cost-based-placement again from scratch
 //      The seed runs Rau first; here the arms run first so their lexicographic ranking picks
@@ -56,17 +57,9 @@ LadderOutcome run_strategy_ladder(const LoopGraph& graph, const LoopGraphIndex& 
     return attempt;
   };
 
-  if (with_arms)
-    if (ModuloAttempt a = arms(ArmSet::all); a.scheduled) return {a, "initial-placement"};
-  auto refine = [&](ModuloPriority priority, int budget) {
-    if (!with_arms) return rau(priority, budget);
+  auto windowed = [&](int budget) {
     if (!closure) closure = std::make_unique<DistanceClosure>(graph, ii);
-    std::vector<long> ranks = heights;
-    if (priority == ModuloPriority::critical_path) {
-      std::vector<long> depths = compute_depths(graph, index, ii);
-      for (size_t op = 0; op < ranks.size(); ++op) ranks[op] += depths[op];
-    }
-    ModuloAttempt attempt = windowed_modulo_schedule(graph, index, *closure, ranks, ii, budget);
+    ModuloAttempt attempt = windowed_modulo_schedule(graph, index, *closure, heights, ii, budget);
     placements += attempt.placements;
     return attempt;
   };
@@ -76,7 +69,7 @@ LadderOutcome run_strategy_ladder(const LoopGraph& graph, const LoopGraphIndex& 
   if (ModuloAttempt a = rau(ModuloPriority::height, options.refinement_budget); a.scheduled)
     return {a, "rau-refinement"};
   if (with_arms)
-    if (ModuloAttempt a = refine(ModuloPriority::height, options.deepest_budget); a.scheduled)
+    if (ModuloAttempt a = windowed(options.deepest_budget); a.scheduled)
       return {a, "deepest-retry"};
   if (ModuloAttempt a = rau(ModuloPriority::critical_path, options.deepest_budget); a.scheduled)
     return {a, "deepest-retry"};

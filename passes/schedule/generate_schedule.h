@@ -15,8 +15,8 @@ struct ScheduleOptions {
   int serial_threshold = 8;     // auto: loops with fewer ops take the serial generator
   int closure_limit = 400;      // largest loop for which the O(V³) distance closure (and so
                                 // the placement arms) is built; larger loops use Rau only
-  int refinement_budget = 6;    // placements per op for the Rau refinement rung
-  int deepest_budget = 12;      // placements per op for the deepest-retry rung
+  int refinement_budget = 3;    // placements per op for the Rau refinement rung
+  int deepest_budget = 6;       // placements per op for the deepest-retry rung
   int linear_ii_steps = 32;     // ii values tried one by one above MII before galloping
 };
 
