@@ -33,6 +33,11 @@ void LoopGraph::add_edge(int from, int to, int latency, int distance) {
 
 namespace {
 
+// Limits that keep reservation tables and ii searches within memory: far memory, the
+// longest latency the machine models know, is a few thousand cycles.
+constexpr int max_latency = 1 << 20;
+constexpr int max_reservation = 1 << 16;
+
 bool valid_op(const LoopGraph& graph, int op) { return op >= 0 && op < graph.op_count(); }
 
 std::string op_name(const LoopGraph& graph, int op) {
@@ -112,6 +117,9 @@ std::vector<std::string> check_loop_graph(const LoopGraph& graph) {
       errors.push_back(fmt::format("op '{}' is declared twice", op.name));
     if (op.latency < 0)
       errors.push_back(fmt::format("op '{}' has negative latency {}", op.name, op.latency));
+    if (op.latency > max_latency)
+      errors.push_back(fmt::format("op '{}' has latency {}, above the limit of {} cycles", op.name,
+                                   op.latency, max_latency));
     std::map<long, long> held;  // (resource << 32 | cycle) → units the op itself holds
     for (const ResourceUse& use : op.uses) {
       if (use.resource < 0 || use.resource >= static_cast<int>(graph.resources.size())) {
@@ -119,7 +127,10 @@ std::vector<std::string> check_loop_graph(const LoopGraph& graph) {
         continue;
       }
       const Resource& resource = graph.resources[use.resource];
-      if (use.at < 0 || use.duration < 1 || use.occupancy < 1)
+      if (use.at > max_reservation || use.duration > max_reservation)
+        errors.push_back(fmt::format("op '{}' holds '{}' beyond the limit of {} cycles", op.name,
+                                     resource.name, max_reservation));
+      else if (use.at < 0 || use.duration < 1 || use.occupancy < 1)
         errors.push_back(fmt::format(
             "op '{}' uses '{}' with at {}, for {}, occupancy {}; need at ≥ 0, for ≥ 1, "
             "occupancy ≥ 1", op.name, resource.name, use.at, use.duration, use.occupancy));
@@ -147,6 +158,9 @@ std::vector<std::string> check_loop_graph(const LoopGraph& graph) {
                                    op_name(graph, edge.to)));
       continue;
     }
+    if (edge.latency > max_latency || edge.distance > max_latency)
+      errors.push_back(fmt::format("edge {} -> {} has latency or distance above {}",
+                                   op_name(graph, edge.from), op_name(graph, edge.to), max_latency));
     if (edge.latency < 0)
       errors.push_back(fmt::format("edge {} -> {} has negative latency {}",
                                    op_name(graph, edge.from), op_name(graph, edge.to), edge.latency));

@@ -9,7 +9,7 @@
 //      G1 (pending set): a group member whose leader is unseated is held over, unless only
 //      held ops are ready (then the hold is lifted so the walk cannot stall).
 //   2. Arms, each proposing seats with a CostVector: PERMUTE seats every order of the first
-//      four live ready ops greedily and proposes the first seat of the cheapest order; FUSE
+//      three live ready ops greedily and proposes the first seat of the cheapest order; FUSE
 //      seats two independent ops with the same resources in one cycle; RETRY revives an op
 //      marked dead if it now has a legal seat. The cheapest proposal wins (ties: arm order).
 //      Only when all three reject does COST-BASED score every legal (op, cycle) pair of the
@@ -20,7 +20,7 @@
 //      seated members are unseated so the group is reordered — bounded by V reorders).
 // Invariants: seats stay inside windows, so all edges among seated ops hold and every
 // unseated op keeps a non-empty dependence window (the closure has no positive cycle at
-// ii ≥ RecMII); cells stay within capacity. Cost per seat: O(V) windows, permute 24·4 seats,
+// ii ≥ RecMII); cells stay within capacity. Cost per seat: O(V) windows, permute 6·3 seats,
 // cost-based O(|ready|·(V + ii·cells·log cap)).
 #include "passes/schedule/place_with_arms.h"
 

@@ -5,8 +5,8 @@
 // validate_schedule checks the contract every generator keeps: for every edge
 // cycle(to) − cycle(from) ≥ latency − ii·distance; no resource above capacity in any cycle
 // modulo ii; stage, order and the stage count consistent with the cycles; every group in one
-// stage and every op within its max_depth (the serial generator may instead report a broken
-// constraint as a warning, which the validator then accepts).
+// stage and every op within its max_depth (optional: the serial generator may instead report a
+// broken constraint as a warning, so its callers validate with check_constraints = false).
 #pragma once
 
 #include <string>

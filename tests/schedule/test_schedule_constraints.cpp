@@ -128,6 +128,11 @@ TEST(InputErrors, AreReportedNotAsserted) {
   EXPECT_TRUE(mentions(lab_errors(R"({"resources": {"u": 1},
       "ops": [{"name": "a", "uses": [{"resource": "u", "occupancy": 2}]}]})"), "can never fit"));
   EXPECT_TRUE(mentions(lab_errors(R"({"ops": [{"name": "a"}, {"name": "a"}]})"), "declared twice"));
+  EXPECT_TRUE(mentions(lab_errors(R"({"ops": [{"name": "a", "latency": 5000000}]})"), "above the limit"));
+  EXPECT_TRUE(mentions(lab_errors(R"({"resources": {"u": 1},
+      "ops": [{"name": "a", "uses": [{"resource": "u", "for": 100000000}]}]})"), "beyond the limit"));
+  EXPECT_TRUE(mentions(lab_errors(R"({"ops": [{"name": "a", "latency": 1.5}]})"), "must be an integer"));
+  EXPECT_TRUE(mentions(lab_errors(R"([1, 2])"), "must be a JSON object"));
 }
 
 TEST(InputErrors, ZeroDistanceCycleNamesItsOps) {
