@@ -65,7 +65,9 @@ TEST(ScheduleProperties, RandomGraphsGiveValidSchedulesAtOrAboveMii) {
     ScheduleResult probe = generate_schedule(graph, {});
     ASSERT_EQ(probe.res_mii, independent_res_mii(graph)) << "trial " << trial;
     ASSERT_FALSE(positive_cycle(graph, probe.rec_mii)) << "trial " << trial;
-    if (probe.rec_mii > 1) ASSERT_TRUE(positive_cycle(graph, probe.rec_mii - 1)) << "trial " << trial;
+    if (probe.rec_mii > 1) {
+      ASSERT_TRUE(positive_cycle(graph, probe.rec_mii - 1)) << "trial " << trial;
+    }
   }
   // Multi-cycle, multi-unit reservations make MII itself infeasible on many of these graphs,
   // so this is a floor against regressions (81 % when written), not the quality goal; the
