@@ -42,7 +42,10 @@ struct LadderOutcome {
 LadderOutcome run_strategy_ladder(const LoopGraph& graph, const LoopGraphIndex& index, int ii,
                                   const ScheduleOptions& options, PlacementSnapshot& snapshot,
                                   long& placements) {
-  bool with_arms = graph.op_count() <= options.closure_limit;
+  // The arms probe up to ii cycles per ready op; very long intervals on big loops leave it to
+  // Rau alone.
+  bool with_arms = graph.op_count() <= options.closure_limit &&
+                   static_cast<long>(ii) * graph.op_count() <= (1L << 22);
   std::unique_ptr<DistanceClosure> closure;
   std::vector<long> heights = compute_heights(graph, index, ii);
   auto arms = [&](ArmSet set) {

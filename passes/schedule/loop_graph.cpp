@@ -33,10 +33,11 @@ void LoopGraph::add_edge(int from, int to, int latency, int distance) {
 
 namespace {
 
-// Limits that keep reservation tables and ii searches within memory: far memory, the
-// longest latency the machine models know, is a few thousand cycles.
+// Limits that keep reservation tables (ii rows) and ii searches within memory and time: far
+// memory, the longest latency the machine models know, is a few thousand cycles.
 constexpr int max_latency = 1 << 20;
 constexpr int max_reservation = 1 << 16;
+constexpr long max_loop_span = 1L << 22;
 
 bool valid_op(const LoopGraph& graph, int op) { return op >= 0 && op < graph.op_count(); }
 
@@ -168,6 +169,15 @@ std::vector<std::string> check_loop_graph(const LoopGraph& graph) {
       errors.push_back(fmt::format("edge {} -> {} has negative distance {}",
                                    op_name(graph, edge.from), op_name(graph, edge.to), edge.distance));
   }
+  long span = 0;  // bounds the serial schedule's length, hence every ii searched
+  for (const LoopEdge& edge : graph.edges) span += std::max(edge.latency, 0);
+  for (const LoopOp& op : graph.ops) {
+    span += std::max(op.latency, 0);
+    for (const ResourceUse& use : op.uses) span += std::max(use.at, 0) + std::max(use.duration, 0);
+  }
+  if (span > max_loop_span)
+    errors.push_back(fmt::format("the loop's latencies and reservations add up to {} cycles, above "
+                                 "the limit of {}; it is too long to schedule", span, max_loop_span));
   if (graph.max_stages < 0)
     errors.push_back(fmt::format("max_stages is {}; it must be ≥ 1 (or 0 for no limit)",
                                  graph.max_stages));

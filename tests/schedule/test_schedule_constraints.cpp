@@ -133,6 +133,11 @@ TEST(InputErrors, AreReportedNotAsserted) {
       "ops": [{"name": "a", "uses": [{"resource": "u", "for": 100000000}]}]})"), "beyond the limit"));
   EXPECT_TRUE(mentions(lab_errors(R"({"ops": [{"name": "a", "latency": 1.5}]})"), "must be an integer"));
   EXPECT_TRUE(mentions(lab_errors(R"([1, 2])"), "must be a JSON object"));
+  std::string long_chain = R"({"ops": [)";
+  for (int i = 0; i < 10; ++i) long_chain += (i ? "," : "") + std::string(R"({"name": "o)") +
+                                          std::to_string(i) + R"(", "latency": 1000000})";
+  long_chain += "]}";
+  EXPECT_TRUE(mentions(lab_errors(long_chain.c_str()), "too long to schedule"));
 }
 
 TEST(InputErrors, ZeroDistanceCycleNamesItsOps) {
