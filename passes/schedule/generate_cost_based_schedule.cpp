@@ -14,10 +14,10 @@
 //        clear state, then initial-placement and cost-based-placement again from scratch
 //      The seed runs Rau first; here the arms run first so their lexicographic ranking picks
 //      the seats whenever it can, and eviction repairs the loops where greedy seating stalls.
-//      Loops above closure_limit ops skip the arm rungs (the closure is O(V³)).
+//      Loops above closure_limit ops skip the closure-based rungs (the closure is O(V³)).
 //   3. The snapshot of dead ops is kept from one ii to the next (the retry arm revives them)
-//      and is emptied only by the ladder's clear step; when it is already empty the last two
-//      rungs would repeat the first and fourth exactly, so they are skipped.
+//      and is emptied only by the ladder's clear step; when it is already empty there is
+//      nothing to clear, so the last two rungs are skipped.
 // Cost: per ii, O(V³) closure (small loops) + the rungs' costs; see the rung files.
 #include "passes/schedule/generate_cost_based_schedule.h"
 

@@ -1,5 +1,6 @@
 // passes/schedule/windowed_modulo_schedule.cpp — Rau-style iterative modulo scheduling with
-// exact windows: the "Rau refinement" rung for loops small enough for the distance closure.
+// exact windows: the first half of the "deepest retry" rung, for loops small enough for the
+// distance closure.
 //
 // Plain iterative modulo scheduling looks only at an op's direct, already-seated
 // predecessors, so on a tight recurrence a forced seat evicts successors, which then shift the
