@@ -19,5 +19,6 @@ using CommandRunner = std::function<int()>;
 void add_compile_command(CLI::App& app, CommandRunner& run);
 void add_run_command(CLI::App& app, CommandRunner& run);
 void add_reorder_command(CLI::App& app, CommandRunner& run);
+void add_sched_command(CLI::App& app, CommandRunner& run);
 
 }  // namespace tilec::tools

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   tilec::tools::add_compile_command(app, run);
   tilec::tools::add_run_command(app, run);
   tilec::tools::add_reorder_command(app, run);
+  tilec::tools::add_sched_command(app, run);
 
   try {
     app.parse(argc, argv);

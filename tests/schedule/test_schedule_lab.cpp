@@ -1,0 +1,138 @@
+// tests/schedule/test_schedule_lab.cpp — the `tilec sched` JSON lab end to end on hand-made
+// loops whose optimal ii is known: parse, schedule, print, read the printed JSON back and
+// check it independently. Also the machine models' tables.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/machine_model.h"
+#include "passes/schedule/generate_schedule.h"
+#include "passes/schedule/schedule_lab.h"
+#include "tests/schedule/schedule_test_support.h"
+
+namespace tilec::schedule {
+namespace {
+
+struct RoundTrip {
+  LoopGraph graph;
+  ScheduleResult result;   // rebuilt from the printed JSON
+  nlohmann::json output;
+  std::string text;
+};
+
+RoundTrip round_trip(const std::string& input, Generator generator = Generator::cost_based) {
+  RoundTrip trip;
+  LabInput lab = parse_schedule_lab(input);
+  EXPECT_TRUE(lab.errors.empty()) << (lab.errors.empty() ? "" : lab.errors.front());
+  trip.graph = lab.graph;
+  ScheduleOptions options;
+  options.generator = generator;
+  ScheduleResult produced = generate_schedule(lab.graph, options);
+  trip.text = format_schedule_lab(lab.graph, produced);
+  EXPECT_EQ(trip.text, format_schedule_lab(lab.graph, generate_schedule(lab.graph, options)));
+  trip.output = nlohmann::json::parse(trip.text);
+  trip.result.ii = trip.output["ii"];
+  trip.result.mii = trip.output["mii"];
+  trip.result.res_mii = trip.output["res_mii"];
+  trip.result.rec_mii = trip.output["rec_mii"];
+  trip.result.stages = trip.output["stages"];
+  for (const LoopOp& op : lab.graph.ops) {
+    const nlohmann::json& placed = trip.output["ops"][op.name];
+    trip.result.ops.push_back({placed["cycle"], placed["stage"], placed["order"]});
+  }
+  EXPECT_EQ(testing::check_independently(trip.graph, trip.result), "");
+  return trip;
+}
+
+TEST(ScheduleLab, ResourceBoundLoop) {
+  RoundTrip trip = round_trip(R"({"resources": {"u": 1},
+    "ops": [{"name": "a", "latency": 1, "uses": [{"resource": "u", "at": 0, "for": 2}]},
+            {"name": "b", "latency": 1, "uses": [{"resource": "u", "at": 0, "for": 2}]},
+            {"name": "c", "latency": 1, "uses": [{"resource": "u", "at": 0, "for": 2}]}],
+    "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "c"}]})");
+  EXPECT_EQ(trip.output["res_mii"], 6);
+  EXPECT_EQ(trip.output["rec_mii"], 1);
+  EXPECT_EQ(trip.output["ii"], 6);
+  EXPECT_EQ(trip.output["generator"], "cost-based");
+}
+
+TEST(ScheduleLab, RecurrenceBoundLoop) {
+  RoundTrip trip = round_trip(R"({"ops": [{"name": "a", "latency": 3}, {"name": "b", "latency": 2},
+                                         {"name": "c", "latency": 1}],
+    "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "c"},
+              {"from": "c", "to": "a", "distance": 1}]})");
+  EXPECT_EQ(trip.output["rec_mii"], 6);
+  EXPECT_EQ(trip.output["ii"], 6);
+}
+
+TEST(ScheduleLab, TwoIterationRecurrenceHalvesTheBound) {
+  RoundTrip trip = round_trip(R"({"ops": [{"name": "a", "latency": 5}, {"name": "b", "latency": 4}],
+    "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "a", "distance": 2}]})");
+  EXPECT_EQ(trip.output["rec_mii"], 5);  // ceil(9 / 2)
+  EXPECT_EQ(trip.output["ii"], 5);
+}
+
+TEST(ScheduleLab, LatencyDefaultsToTheSourceOp) {
+  LabInput lab = parse_schedule_lab(R"({"ops": [{"name": "a", "latency": 7}, {"name": "b"}],
+    "edges": [{"from": "a", "to": "b"}]})");
+  ASSERT_TRUE(lab.errors.empty());
+  EXPECT_EQ(lab.graph.edges[0].latency, 7);
+  EXPECT_EQ(lab.graph.edges[0].distance, 0);
+}
+
+TEST(ScheduleLab, GemmMainLoopOnSm100a) {
+  // Two TMA loads (8 cycles of the TMA each: ResMII 16), the MMA's accumulator recurrence
+  // (latency 16, distance 1: RecMII 16), and the release of a triple-buffered stage. (With
+  // double buffering ii = 16 is infeasible: load → mma → release → load spans 33 > 2·16.)
+  RoundTrip trip = round_trip(R"({"target": "sm_100a",
+    "ops": [{"name": "load_a", "kind": "tma_load"}, {"name": "load_b", "kind": "tma_load"},
+            {"name": "mma", "kind": "mma"}, {"name": "release", "kind": "barrier_arrive"}],
+    "edges": [{"from": "load_a", "to": "mma"}, {"from": "load_b", "to": "mma"},
+              {"from": "mma", "to": "mma", "distance": 1},
+              {"from": "mma", "to": "release"},
+              {"from": "release", "to": "load_a", "distance": 3},
+              {"from": "release", "to": "load_b", "distance": 3}]})");
+  EXPECT_EQ(trip.output["res_mii"], 16);
+  EXPECT_EQ(trip.output["rec_mii"], 16);
+  EXPECT_EQ(trip.output["ii"], 16);
+  EXPECT_GE(trip.output["stages"], 2);
+}
+
+TEST(ScheduleLab, AutoChoosesSerialForSmallLoops) {
+  RoundTrip trip = round_trip(R"({"ops": [{"name": "a", "latency": 3}, {"name": "b", "latency": 2}],
+    "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "a", "distance": 1}]})",
+                              Generator::automatic);
+  EXPECT_EQ(trip.output["generator"], "serial");
+  EXPECT_EQ(trip.output["stages"], 1);
+}
+
+TEST(ScheduleLab, OutputKeysAreInTheDesignOrder) {
+  RoundTrip trip = round_trip(R"({"ops": [{"name": "z"}, {"name": "a"}]})");
+  EXPECT_LT(trip.text.find("\"ii\""), trip.text.find("\"mii\""));
+  EXPECT_LT(trip.text.find("\"z\""), trip.text.find("\"a\""));  // ops in input order
+}
+
+TEST(MachineModels, EveryFootprintNamesSlotsOfItsOwnModel) {
+  for (const target::MachineModel* model : {&target::sm90a_machine_model(), &target::sm100a_machine_model()}) {
+    ASSERT_EQ(target::find_machine_model(model->target), model);
+    for (const target::OpFootprint& footprint : model->footprints) {
+      EXPECT_GE(footprint.latency, 0) << footprint.kind;
+      for (const target::SlotUse& use : footprint.uses) {
+        const target::Slot* slot = model->find_slot(use.slot);
+        ASSERT_NE(slot, nullptr) << model->target << " " << footprint.kind << " " << use.slot;
+        EXPECT_LE(use.occupancy, slot->capacity);
+        EXPECT_GE(use.duration, 1);
+      }
+    }
+    for (const char* kind : {"tma_load", "tma_store", "mma", "smem_read", "smem_write", "alu", "exp", "reduce"})
+      EXPECT_NE(model->find_footprint(kind), nullptr) << model->target << " lacks " << kind;
+  }
+  EXPECT_EQ(target::find_machine_model("sm_80"), nullptr);
+  // Occupancy and latency differ: the MMA holds the core 8 cycles, its result comes after 16.
+  const target::OpFootprint* mma = target::sm100a_machine_model().find_footprint("mma");
+  EXPECT_EQ(mma->latency, 16);
+  EXPECT_EQ(mma->uses[0].duration, 8);
+}
+
+}  // namespace
+}  // namespace tilec::schedule
