@@ -34,18 +34,6 @@ struct CompileOptions {
   bool emit_harness = false;
 };
 
-bool parse_defines(const std::vector<std::string>& items, std::map<std::string, std::string>& out) {
-  for (const auto& item : items) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      fmt::print(stderr, "tilec: error: -D {}: expected NAME=VALUE\n", item);
-      return false;
-    }
-    out[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  return true;
-}
-
 // --emit tokens | ast: the front end's own views of a .tile file.
 int emit_front_end(const CompileOptions& options) {
   if (is_ir_file(options.input)) {

@@ -6,15 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
-#include <iostream>
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "passes/reorder/reorder_lab.h"
 #include "tools/commands.h"
+#include "tools/load_input.h"
 
 namespace tilec::tools {
 
@@ -26,20 +24,10 @@ struct ReorderArguments {
 };
 
 int run_reorder(const ReorderArguments& arguments) {
-  std::string text;
   std::string display_name = arguments.input == "-" ? "<stdin>" : arguments.input;
-  if (arguments.input == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream file(arguments.input, std::ios::binary);
-    if (!file) {
-      fmt::print(stderr, "{}: error: cannot open the file\n", display_name);
-      return 1;
-    }
-    std::ostringstream buffer;
-    buffer << file.rdbuf();
-    text = buffer.str();
-  }
+  auto source = read_source_file(arguments.input);
+  if (!source) return 1;
+  const std::string& text = *source;
   reorder::LabParse parse = reorder::parse_reorder_lab(text);
   if (!parse.input) {
     std::string where = parse.position.empty() ? display_name : display_name + ":" + parse.position;

@@ -138,14 +138,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
 
 int run_run(const RunOptions& options) {
   std::map<std::string, std::string> defines;
-  for (const auto& item : options.defines) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      fmt::print(stderr, "tilec: error: -D {}: expected NAME=VALUE\n", item);
-      return 1;
-    }
-    defines[item.substr(0, eq)] = item.substr(eq + 1);
-  }
+  if (!parse_defines(options.defines, defines)) return 1;
   runtime::SymbolBindings symbols;
   if (!parse_dims(options.dims, symbols)) return 1;
   LoadedInput input = load_input(options.input, defines);

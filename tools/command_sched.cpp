@@ -6,16 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
-#include <iostream>
 #include <iterator>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "passes/schedule/generate_schedule.h"
 #include "passes/schedule/schedule_lab.h"
 #include "tools/commands.h"
+#include "tools/load_input.h"
 
 namespace tilec::tools {
 namespace {
@@ -26,20 +24,10 @@ struct SchedOptions {
 };
 
 int run_sched(const SchedOptions& options) {
-  std::string text;
   std::string label = options.input == "-" ? "<stdin>" : options.input;
-  if (options.input == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream file(options.input, std::ios::binary);
-    if (!file) {
-      fmt::print(stderr, "{}: error: cannot open the file\n", label);
-      return 1;
-    }
-    std::ostringstream buffer;
-    buffer << file.rdbuf();
-    text = buffer.str();
-  }
+  auto source = read_source_file(options.input);
+  if (!source) return 1;
+  const std::string& text = *source;
   schedule::LabInput input = schedule::parse_schedule_lab(text);
   if (!input.errors.empty()) {
     for (const std::string& error : input.errors) fmt::print(stderr, "{}: error: {}\n", label, error);

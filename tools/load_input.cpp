@@ -89,6 +89,18 @@ LoadedInput load_input(const std::string& path, const std::map<std::string, std:
   return input;
 }
 
+bool parse_defines(const std::vector<std::string>& items, std::map<std::string, std::string>& out) {
+  for (const auto& item : items) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      fmt::print(stderr, "tilec: error: -D {}: expected NAME=VALUE\n", item);
+      return false;
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return true;
+}
+
 bool write_output(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
     fmt::print("{}", text);

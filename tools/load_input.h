@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
@@ -29,6 +30,9 @@ struct LoadedInput {
 LoadedInput load_input(const std::string& path, const std::map<std::string, std::string>& defines);
 
 bool is_ir_file(const std::string& path);
+
+// Parses -D NAME=VALUE items into `out`; false after printing what is malformed.
+bool parse_defines(const std::vector<std::string>& items, std::map<std::string, std::string>& out);
 
 // Writes `text` to `path`, or to stdout when path is empty or "-"; false after printing why not.
 bool write_output(const std::string& path, const std::string& text);
