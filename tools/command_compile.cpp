@@ -30,6 +30,7 @@ struct CompileOptions {
   bool print_ir_after_all = false;
   std::vector<std::string> print_ir_after;
   bool time_passes = false;
+  int max_events = 8;  // reorder-events
   bool emit_harness = false;
 };
 
@@ -82,6 +83,7 @@ int run_compile(const CompileOptions& options) {
 
   PassManager pipeline = build_pipeline();
   PassContext ctx{*input.diagnostics, options.target};
+  ctx.max_events = options.max_events;
   PipelineOptions pipeline_options;
   pipeline_options.stop_after = options.stop_after;
   pipeline_options.print_after_all = options.print_ir_after_all;
@@ -149,6 +151,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       ->check(CLI::IsMember(stages))
       ->allow_extra_args(false);
   cmd->add_flag("--time-passes", options->time_passes, "print the time each pass took to stderr");
+  cmd->add_option("--max-events", options->max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
   cmd->callback([options, &run] { run = [options] { return run_compile(*options); }; });
