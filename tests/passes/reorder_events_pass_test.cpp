@@ -146,5 +146,26 @@ TEST(ReorderEventsPass, ProgramOrderThatFitsIsKept) {
   EXPECT_TRUE(input.diagnostics->diagnostics().empty());
 }
 
+TEST(ReorderEventsPass, RelaxedGoldenInputWarnsAtTheNinthLoad) {
+  LoadedModule input = load_module(source_dir() / "tests" / "golden" / "reorder-events" / "relaxed.tir");
+  ASSERT_TRUE(input.module);
+  ASSERT_EQ(run_pipeline_until(input, "reorder-events"), "");
+  const auto& diagnostics = input.diagnostics->diagnostics();
+  ASSERT_EQ(diagnostics.size(), 1u) << input.diagnostics->render_all();
+  EXPECT_EQ(diagnostics[0].severity, Severity::warning);
+  EXPECT_EQ(diagnostics[0].location, (Location{24, 3}));  // %x8, the ninth load
+  EXPECT_NE(diagnostics[0].message.find("cannot keep LSU->SIMT within 8 live events (--max-events): peak 9"),
+            std::string::npos)
+      << diagnostics[0].message;
+}
+
+TEST(ReorderEventsPass, DocumentedWorkedExampleIsTheGoldenOutput) {
+  std::string expected = read_text(source_dir() / "tests" / "golden" / "reorder-events" / "compute_above_for.expected");
+  std::string kernel = expected.substr(expected.find("kernel @"));
+  std::string doc = read_text(source_dir() / "docs" / "passes" / "reorder_events.md");
+  EXPECT_NE(doc.find(kernel), std::string::npos)
+      << "docs/passes/reorder_events.md's worked example differs from compute_above_for.expected";
+}
+
 }  // namespace
 }  // namespace tilec::testing
