@@ -1,6 +1,6 @@
 // tests/passes/reorder_events_properties_test.cpp — property tests of the reorder-events pass on
 // random kernels built with the IR builder: straight-line (loads, elementwise ops, stores) and
-// with `for` loops that use outer tiles, load, store and carry a tile.
+// with `for` loops (that use outer tiles, load, store and carry a tile) and `if`s.
 // For each kernel, each of its regions and a small random event limit:
 //   - the pass succeeds and the module verifies;
 //   - every dependence of the original order holds, checked here from the IR alone: a use (also
@@ -35,7 +35,7 @@ constexpr int kColumnTiles = 4;
 constexpr int kTileWidth = 8;
 
 // Builds a random kernel: after grid_ids, loads, elementwise ops and stores, and (with
-// `loops`) `for` loops whose bodies use outer tiles and carry one tile. Same seed, same kernel.
+// `loops`) `for` loops whose bodies use outer tiles and carry one tile, and `if`s. Same seed, same kernel.
 class RandomKernelBuilder {
  public:
   RandomKernelBuilder(uint32_t seed, bool loops) : random_(seed), loops_(loops) {}
@@ -82,7 +82,7 @@ class RandomKernelBuilder {
     const OpKind binary[] = {OpKind::add, OpKind::sub, OpKind::mul, OpKind::max, OpKind::min};
     for (int step = 0; step < count; ++step) {
       at(builder);
-      int choice = tiles.empty() ? 0 : pick(loops_ && !nested ? 11 : 10);
+      int choice = tiles.empty() ? 0 : pick(loops_ && !nested ? 12 : 10);
       if (choice < 4) {  // load (the stored-to Y tensors too: read after write)
         tiles.push_back(builder.create(OpKind::load, {any(tensors_), row_, any(columns_)}, {tile})->result());
       } else if (choice < 6) {
@@ -94,6 +94,19 @@ class RandomKernelBuilder {
       } else if (choice == 9) {  // store, mostly to the outputs, sometimes over an input
         Value* target = tensors_[pick(5) == 0 ? pick(2) : 2 + pick(2)];
         builder.create(OpKind::store, {target, row_, any(columns_), any(tiles)}, {});
+      } else if (choice == 11) {  // if row < c, each branch computing a tile from outer tiles
+        Value* condition = builder.create(OpKind::cmp, {row_, any(columns_)}, {Type::scalar(ScalarKind::i1)},
+                                          {{"predicate", "lt"}})->result();
+        at(builder);
+        Operation* branch = builder.create(OpKind::if_, {condition}, {tile});
+        for (size_t index = 0; index < 2; ++index) {
+          Builder inner(&branch->region(index));
+          std::vector<Value*> visible = tiles;
+          emit_ops(inner, 1 + pick(4), visible, /*nested=*/true);
+          at(inner);
+          inner.create(OpKind::yield, {visible.back()}, {});
+        }
+        tiles.push_back(branch->result());
       } else {  // for k in 0 .. c (0 to 3 trips) carrying one tile; the body sees outer tiles
         Operation* loop = builder.create(OpKind::for_, {columns_[0], any(columns_), columns_[1], any(tiles)}, {tile});
         Region& body = loop->region(0);
@@ -163,13 +176,13 @@ reorder::Segment make_segment(const std::vector<Operation*>& ops, std::map<const
     if (op->info().has(kTerminator)) continue;
     reorder::Statement statement;
     statement.name = std::string(op->name()) + std::to_string(segment.statements.size());
-    statement.pipe = op->kind() == OpKind::for_ ? reorder::Pipe::SIMT : *reorder::parse_pipe(to_string(op->info().pipe));
+    statement.pipe = op->info().regions > 0 ? reorder::Pipe::SIMT : *reorder::parse_pipe(to_string(op->info().pipe));
     Effects effects = effects_of(*op);
     for (const Value* used : effects.uses) statement.reads.push_back(id(used, 'v'));
     for (const Value* tensor : effects.loads) statement.reads.push_back(id(tensor, 'm'));
     for (size_t result = 0; result < op->num_results(); ++result) statement.writes.push_back(id(op->result(result), 'v'));
     for (const Value* tensor : effects.stores) statement.writes.push_back(id(tensor, 'm'));
-    if (op->kind() == OpKind::for_) statement.kind = reorder::StatementKind::control;
+    if (op->info().regions > 0) statement.kind = reorder::StatementKind::control;
     if (op->kind() == OpKind::grid_ids) statement.kind = reorder::StatementKind::barrier;
     segment.statements.push_back(std::move(statement));
   }
@@ -192,7 +205,7 @@ std::string find_broken_dependence(const std::vector<Operation*>& original, cons
                     intersects(effects[earlier].stores, effects[later].loads) ||
                     intersects(effects[earlier].loads, effects[later].stores);
       bool barrier = producer->kind() == OpKind::grid_ids || consumer->kind() == OpKind::grid_ids;
-      bool control = producer->kind() == OpKind::for_ && consumer->kind() == OpKind::for_;
+      bool control = producer->num_regions() > 0 && consumer->num_regions() > 0;
       if ((uses || memory || barrier || control || consumer->info().has(kTerminator)) &&
           position[producer] > position[consumer])
         return fmt::format("{} (line {}) now runs after {} (line {})", producer->name(), producer->location().line,
@@ -221,7 +234,7 @@ std::vector<std::pair<const Region*, std::vector<Operation*>>> region_orders(con
 
 // Counts of what the random kernels exercised.
 struct Coverage {
-  int reordered = 0, warned = 0, fitted_after_reorder = 0, loops = 0;
+  int reordered = 0, warned = 0, fitted_after_reorder = 0, loops = 0, branches = 0;
 };
 
 void check_random_kernels(bool loops, Coverage& coverage) {
@@ -250,7 +263,8 @@ void check_random_kernels(bool loops, Coverage& coverage) {
       std::vector<Operation*> now;
       for (const auto& op : region->operations()) now.push_back(op.get());
       EXPECT_EQ(find_broken_dependence(ops, now), "");
-      if (region != &after->kernels()[0]->region(0)) ++coverage.loops;
+      if (const Operation* owner = region->parent_op(); owner && owner->kind() == OpKind::for_) ++coverage.loops;
+      if (const Operation* owner = region->parent_op(); owner && owner->kind() == OpKind::if_) ++coverage.branches;
 
       // Recount the peaks with the engine's independent checker, on a segment built here.
       std::map<const Value*, int> numbers;
@@ -296,10 +310,11 @@ TEST(ReorderEventsProperties, RandomStraightLineKernels) {
   EXPECT_GT(coverage.fitted_after_reorder, 3);
 }
 
-TEST(ReorderEventsProperties, RandomKernelsWithLoopsKeepTheirSummaries) {
+TEST(ReorderEventsProperties, RandomKernelsWithLoopsAndIfsKeepTheirSummaries) {
   Coverage coverage;
   check_random_kernels(/*loops=*/true, coverage);
   EXPECT_GT(coverage.loops, 30);
+  EXPECT_GT(coverage.branches, 30);
   EXPECT_GT(coverage.reordered, 10);
   EXPECT_GT(coverage.fitted_after_reorder, 3);
 }
