@@ -1,30 +1,24 @@
 // passes/reorder_events_pass.cpp — the reorder-events pass (DESIGN.md §1, seeds/003).
 //
-// What: each region's ops (its terminator excepted) form one segment for the event-limited
-// reorder engine (passes/reorder/reorder_events.h); the ops are then put in the order the
-// engine returns, so that no pipe pair needs more than ctx.max_events live cross-pipe events.
-// Phases, per kernel, regions visited depth first (nested regions before the one holding them):
-//   1. Build the segment: one statement per op. Its pipe comes from the op table (ops without
-//      one run on SIMT); it reads its operands and writes its results (SSA values as memory
-//      identities); load/tma_load also read their tensor, store also writes its tensor.
-//      `for`/`if` are control statements summarized conservatively: they read their operands,
-//      every value defined outside that their regions use and every tensor loaded inside; they
-//      write their results and every tensor stored inside. `grid_ids`, and any op that is not
-//      pure, not a memory access and not for/if (unknown side effects), is a barrier.
-//   2. Skip the segment of a `for` carrying `ii` (modulo-scheduled: its body's order is the
-//      schedule). Otherwise run the engine; it keeps program order when that already fits.
-//   3. Check the engine's order independently (check_order on a fresh dependence graph): a
-//      bad order is an internal error. Move the ops into the new order.
-//   4. A relaxed order (no order within the limit found) warns once per pipe pair above the
-//      limit, at the op where the peak is reached, naming the pair, its peak and the limit.
-//   5. When the order changed and the ops carry a published `order`, rewrite it to the new rank
-//      (0, 1, ...) within each `stage`, and drop their `cycle` (it would contradict the order).
-// Invariants assumed: the module verifies; distinct tensor parameters do not alias.
-// Invariants kept: SSA dominance (every use stays after its definition: RAW dependences, and
-// the summaries cover values used inside nested regions), the order of every pair of memory
-// accesses to one tensor where one is a store, nothing crosses `grid_ids`, results unchanged.
-// Deterministic. Cost: O(ops + uses) to build each segment plus the engine's cost
-// (docs/passes/reorder_events.md).
+// What: each region's ops (terminator excepted) form one segment for the event-limited reorder
+// engine (passes/reorder/); the ops are put in the engine's order, so that no pipe pair needs
+// more than ctx.max_events live cross-pipe events. Per kernel, nested regions first:
+//   1. Build the segment, one statement per op: pipe from the op table (none → SIMT); reads its
+//      operands, writes its results; load/tma_load also read their tensor, store writes it.
+//      `for`/`if` are control statements: they read their operands, every outside value their
+//      regions use and every tensor loaded inside; they write their results and every tensor
+//      stored inside. `grid_ids` and ops with unknown side effects are barriers.
+//   2. Skip the body of a `for` carrying `ii` (modulo-scheduled: its order is the schedule).
+//      Otherwise run the engine; it keeps program order when that already fits.
+//   3. Check the order independently (check_order on a fresh graph): a bad one is an internal
+//      error. Move the ops into the new order.
+//   4. A relaxed order warns once per pipe pair above the limit, at the op where the peak is
+//      reached, naming the pair, its peak and the limit.
+//   5. When the order changed, ops carrying a published `order` get their new rank within their
+//      `stage`, and lose their `cycle` (it would contradict the new order).
+// Assumes: the module verifies; distinct tensor parameters do not alias. Keeps: SSA dominance,
+// the order of accesses to one tensor when one is a store, nothing crosses `grid_ids`, results.
+// Deterministic. Cost: O(ops + uses) per segment plus the engine's (docs/passes/reorder_events.md).
 #include "passes/reorder_events_pass.h"
 
 #include <fmt/core.h>

@@ -3,9 +3,7 @@
 
 #include <fmt/core.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "frontend/lexer.h"
 #include "frontend/lower.h"
@@ -18,15 +16,6 @@
 namespace tilec::testing {
 
 namespace fs = std::filesystem;
-
-fs::path source_dir() { return fs::path(TILEC_SOURCE_DIR); }
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 namespace {
 LoadedModule load_text(const std::string& name, std::string text, bool is_ir) {
@@ -47,7 +36,7 @@ LoadedModule load_text(const std::string& name, std::string text, bool is_ir) {
 }  // namespace
 
 LoadedModule load_module(const fs::path& path) {
-  return load_text(path.string(), read_text(path), path.extension() == ".tir");
+  return load_text(path.string(), read_file(path), path.extension() == ".tir");
 }
 
 LoadedModule parse_ir_text(const std::string& text) { return load_text("<test>.tir", text, true); }

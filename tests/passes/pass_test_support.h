@@ -1,5 +1,6 @@
 // tests/passes/pass_test_support.h — loading inputs, running the pipeline up to a pass, and
-// running kernels in the interpreter, for the pass tests.
+// running kernels in the interpreter, for the pass tests (source_dir, read_file and the tilec
+// binary come from tests/cli_runner.h).
 #pragma once
 
 #include <filesystem>
@@ -7,14 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "../cli_runner.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 #include "runtime/interpreter/kernel_buffers.h"
 
 namespace tilec::testing {
-
-std::filesystem::path source_dir();
-std::string read_text(const std::filesystem::path& path);
 
 // An input with its diagnostics (which keep the source text for rendering).
 struct LoadedModule {

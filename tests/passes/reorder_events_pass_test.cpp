@@ -160,9 +160,9 @@ TEST(ReorderEventsPass, RelaxedGoldenInputWarnsAtTheNinthLoad) {
 }
 
 TEST(ReorderEventsPass, DocumentedWorkedExampleIsTheGoldenOutput) {
-  std::string expected = read_text(source_dir() / "tests" / "golden" / "reorder-events" / "compute_above_for.expected");
+  std::string expected = read_file(source_dir() / "tests" / "golden" / "reorder-events" / "compute_above_for.expected");
   std::string kernel = expected.substr(expected.find("kernel @"));
-  std::string doc = read_text(source_dir() / "docs" / "passes" / "reorder_events.md");
+  std::string doc = read_file(source_dir() / "docs" / "passes" / "reorder_events.md");
   EXPECT_NE(doc.find(kernel), std::string::npos)
       << "docs/passes/reorder_events.md's worked example differs from compute_above_for.expected";
 }
