@@ -8,12 +8,16 @@
 #include "passes/pipeline.h"
 
 #include "passes/fold_constants.h"
+#include "passes/reorder_events_pass.h"
 
 namespace tilec {
 
 PassManager build_pipeline() {
   PassManager pm;
   pm.add({"fold-constants", {}, {}, fold_constants});
+  // reorder-events reorders the final op order, so it follows every pass that publishes one
+  // (generate-schedule will sit just before it) and precedes insert-sync, which allocates the ids.
+  pm.add({"reorder-events", {"fold-constants"}, {}, reorder_events});
   return pm;
 }
 

@@ -31,6 +31,7 @@ struct CompileOptions {
   bool print_ir_after_all = false;
   std::vector<std::string> print_ir_after;
   bool time_passes = false;
+  int max_events = 8;  // reorder-events
   bool emit_harness = false;
 };
 
@@ -67,7 +68,7 @@ int run_compile(const CompileOptions& options) {
   LoadedInput input = load_input(options.input, defines);
   if (!input.module) return input.internal_error ? 2 : 1;
   Module& module = *input.module;
-  DriverOptions driver{options.target, options.stop_after, 8, options.print_ir_after_all,
+  DriverOptions driver{options.target, options.stop_after, options.max_events, options.print_ir_after_all,
                        options.print_ir_after, options.time_passes};
   if (int status = run_pipeline(module, *input.diagnostics, driver); status != 0) return status;
 
@@ -118,6 +119,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       ->check(CLI::IsMember(stages))
       ->allow_extra_args(false);
   cmd->add_flag("--time-passes", options->time_passes, "print the time each pass took to stderr");
+  cmd->add_option("--max-events", options->max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
   cmd->callback([options, &run] { run = [options] { return run_compile(*options); }; });
