@@ -18,7 +18,8 @@
 //  6. Attributes: `axis` is an integer in range; `pipeline` an integer ≥ 1; `predicate` one of
 //     lt le gt ge eq ne; the schedule constraints `tileas.schedule.constraint.gid`,
 //     `leader_gid` (integers ≥ 0), `max_depth` (integer ≥ 1) and `force_serial_execution` (unit);
-//     `stage` and `order` (published schedule) integers ≥ 0.
+//     the published schedule: `stage`, `order`, `cycle` integers ≥ 0, `ii` and `stages`
+//     integers ≥ 1, `generator` "serial" or "cost-based".
 #include "ir/verifier.h"
 
 #include <fmt/core.h>
@@ -146,8 +147,13 @@ class Verifier {
       if (name == "tileas.schedule.constraint.gid" || name == "tileas.schedule.constraint.leader_gid" ||
           name == "stage" || name == "order")
         need_int(0);
-      else if (name == "tileas.schedule.constraint.max_depth" || name == "pipeline")
+      else if (name == "tileas.schedule.constraint.max_depth" || name == "pipeline" || name == "ii" ||
+               name == "stages")
         need_int(1);
+      else if (name == "cycle")
+        need_int(0);
+      else if (name == "generator" && (!value.is_string() || (value.as_string() != "serial" && value.as_string() != "cost-based")))
+        error(op, "attribute 'generator' must be \"serial\" or \"cost-based\"");
       else if (name == "tileas.schedule.constraint.force_serial_execution" && !value.is_unit())
         error(op, fmt::format("attribute '{}' takes no value", name));
       else if (name == "axis")

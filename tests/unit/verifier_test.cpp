@@ -105,6 +105,9 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"force_serial_value", "{pipeline = 2}", "{pipeline = 2, tileas.schedule.constraint.force_serial_execution = 1}", "takes no value"},
         Broken{"pipeline_zero", "{pipeline = 2}", "{pipeline = 0}", "'pipeline' must be >= 1"},
         Broken{"leader_type", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.leader_gid = \"zero\"", "must be an integer, not string"},
+        Broken{"ii_zero", "{pipeline = 2}", "{pipeline = 2, ii = 0}", "'ii' must be >= 1"},
+        Broken{"cycle_negative", "{pipeline = 2}", "{pipeline = 2, cycle = -3}", "'cycle' must be >= 0"},
+        Broken{"generator_name", "{pipeline = 2}", "{pipeline = 2, generator = \"greedy\"}", "'generator' must be"},
         Broken{"predicate", "{predicate = \"lt\"}", "{predicate = \"less\"}", "'predicate' must be one of"}),
     [](const auto& info) { return std::string(info.param.invariant); });
 
