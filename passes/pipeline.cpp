@@ -2,18 +2,26 @@
 //
 // Order matters where a later pass reads what an earlier one published:
 //   fold-constants first, so schedules and emitted code see folded bounds and no dead ops.
+//   parse-constraints → build-resources → generate-schedule: the scheduler reads the resolved
+//   groups and the per-op footprints the two before it publish as attributes.
 // Passes of later stages (parse-constraints, build-resources, generate-schedule,
 // reorder-events, materialize-schedule, insert-sync, warp-specialize, persistent-tiles) join
 // here as they land; each names the passes it requires.
 #include "passes/pipeline.h"
 
+#include "passes/build_resources.h"
 #include "passes/fold_constants.h"
+#include "passes/generate_schedule_pass.h"
+#include "passes/parse_constraints.h"
 
 namespace tilec {
 
 PassManager build_pipeline() {
   PassManager pm;
   pm.add({"fold-constants", {}, {}, fold_constants});
+  pm.add({"parse-constraints", {"fold-constants"}, {}, parse_constraints});
+  pm.add({"build-resources", {"fold-constants"}, {}, build_resources});
+  pm.add({"generate-schedule", {"parse-constraints", "build-resources"}, {}, generate_schedule_pass});
   return pm;
 }
 

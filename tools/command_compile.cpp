@@ -32,6 +32,7 @@ struct CompileOptions {
   std::vector<std::string> print_ir_after;
   bool time_passes = false;
   bool emit_harness = false;
+  std::string generator = "auto";
 };
 
 bool parse_defines(const std::vector<std::string>& items, std::map<std::string, std::string>& out) {
@@ -80,7 +81,7 @@ int run_compile(const CompileOptions& options) {
   if (!input.module) return input.internal_error ? 2 : 1;
   Module& module = *input.module;
   DriverOptions driver{options.target, options.stop_after, 8, options.print_ir_after_all,
-                       options.print_ir_after, options.time_passes};
+                       options.print_ir_after, options.time_passes, options.generator};
   if (int status = run_pipeline(module, *input.diagnostics, driver); status != 0) return status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
@@ -130,6 +131,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       ->check(CLI::IsMember(stages))
       ->allow_extra_args(false);
   cmd->add_flag("--time-passes", options->time_passes, "print the time each pass took to stderr");
+  cmd->add_option("--generator", options->generator, "schedule generator: auto, serial or cost-based")
+      ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
   cmd->callback([options, &run] { run = [options] { return run_compile(*options); }; });

@@ -41,6 +41,7 @@ struct RunOptions {
   uint64_t seed = 1;
   bool check = false;
   std::string stop_after;
+  std::string generator = "auto";
 };
 
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
@@ -154,6 +155,7 @@ int run_run(const RunOptions& options) {
   DriverOptions driver;
   driver.target = options.target;
   driver.stop_after = options.stop_after;
+  driver.generator = options.generator;
   if (int status = run_pipeline(*input.module, *input.diagnostics, driver); status != 0) return status;
 
   std::vector<size_t> selected;
@@ -205,6 +207,8 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));
   cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
+  cmd->add_option("--generator", options->generator, "schedule generator: auto, serial or cost-based")
+      ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->stop_after, "run the IR as it is after this stage")
