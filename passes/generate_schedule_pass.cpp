@@ -15,7 +15,8 @@
 //      tensor with at least one store: i → j (distance 0) and j → i (distance 1), latency of
 //      the source; a store also depends on itself across iterations.
 //   3. Constraints: gid / leader gid (resolved by parse-constraints), max_depth, and
-//      force_serial_execution on the loop or on a body op → serial.
+//      force_serial_execution on the loop or on a body op → serial (a forced cost-based
+//      generator overrides it with a warning).
 //   4. Generate with ctx.generator (auto | serial | cost-based). `pipeline = S` on the loop is
 //      the user's stage budget: fewer stages are kept with a note; more → regenerate with
 //      max_stages = S (the engine raises ii until the schedule fits), and when even that does
@@ -181,6 +182,9 @@ void schedule_loop(Operation& loop, Scheduler& s) {
   if (!sched::check_loop_graph(graph).empty())
     throw std::logic_error(fmt::format("generate-schedule: the loop at {} gave a malformed graph: {}",
                                        where(loop.location()), sched::check_loop_graph(graph).front()));
+  if (graph.force_serial && s.generator == sched::Generator::cost_based)
+    s.ctx.diagnostics.warning(loop.location(), "force_serial_execution on this loop is overridden by "
+                                               "--generator cost-based");
   sched::ScheduleResult result = sched::generate_schedule(graph, options);
   const sched::LoopGraph* scheduled_graph = &graph;
   sched::LoopGraph bounded = graph;

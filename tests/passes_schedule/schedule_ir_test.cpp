@@ -10,6 +10,7 @@
 //    the stage by (cycle, position); straight-line regions: stage 0, order = position.
 // 2. Groups share a stage and max_depth holds in loops the cost-based generator scheduled.
 // 3. The interpreter gives identical outputs for the kernel as parsed and after the passes.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <fmt/core.h>
 
@@ -208,6 +209,34 @@ TEST(ScheduleIr, PublishedSchedulesHoldAgainstAnIndependentDependenceGraph) {
       }
   EXPECT_GT(inputs, 20);
   EXPECT_GT(loops, 20);
+}
+
+// The checker is not vacuous: a published schedule with the second MMA moved 12 cycles too
+// early (inside the first MMA's 16-cycle latency, and onto its tp_smem_rd cycles) is rejected.
+TEST(ScheduleIr, CheckerRejectsAScheduleThatBreaksALatency) {
+  fs::path expected = fs::path(TILEC_SOURCE_DIR) / "tests/golden/generate-schedule/gemm_cost_based_sm90a.expected";
+  std::string text = read_text(expected);
+  const std::string original = "%acc_4 = mma %d, %e, %acc_3 {cycle = 72,";
+  ASSERT_NE(text.find(original), std::string::npos) << "re-bless changed the example; update this test";
+  text.replace(text.find(original), original.size(), "%acc_4 = mma %d, %e, %acc_3 {cycle = 60,");
+  DiagnosticEngine diagnostics(expected.string(), text);
+  std::unique_ptr<Module> broken = parse_module(text, diagnostics);
+  ASSERT_TRUE(broken) << diagnostics.render_all();
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter intercept(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    Checker checker{target::sm90a_machine_model()};
+    for (const auto& kernel : broken->kernels()) checker.check_region(kernel->region(), false);
+  }
+  bool latency_caught = false, resource_caught = false;
+  for (int i = 0; i < failures.size(); ++i) {
+    std::string message = failures.GetTestPartResult(i).message();
+    latency_caught |= message.find("mma → mma") != std::string::npos;
+    resource_caught |= message.find("tp_smem_rd at cycle") != std::string::npos;
+  }
+  EXPECT_TRUE(latency_caught);
+  EXPECT_TRUE(resource_caught);
 }
 
 TEST(ScheduleIr, GeneratorOptionIsPublishedOnEveryLoop) {
