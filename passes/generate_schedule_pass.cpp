@@ -4,8 +4,7 @@
 // result in the IR for reorder-events and materialize-schedule (docs/passes/generate_schedule.md):
 //   body ops: stage, order (rank within the stage by cycle, then position), cycle;
 //   the loop: ii, stages, generator ("serial" | "cost-based").
-// Ops of straight-line regions (the kernel body, `if` branches) get stage 0 and order = their
-// position: a serial schedule with no ii. Terminators (yield, return) get nothing.
+// Straight-line regions (kernel body, `if` branches): stage 0, order = position; no ii.
 // Phases, per loop, innermost first (a nested loop or `if` is one node of its parent's graph):
 //   1. Nodes: each body op with the footprint build-resources published (latency, resources;
 //      slot capacities from the target's machine model). A nested loop/if has none.
@@ -14,16 +13,16 @@
 //      matching region argument (distance 1), and memory edges between ops that touch the same
 //      tensor with at least one store: i → j (distance 0) and j → i (distance 1), latency of
 //      the source; a store also depends on itself across iterations.
-//   3. Constraints: gid / leader gid (resolved by parse-constraints), max_depth, and
-//      force_serial_execution on the loop or on a body op → serial (a forced cost-based
-//      generator overrides it with a warning).
+//   3. Constraints: gid / resolved `group`, max_depth; force_serial_execution on the loop or
+//      a body op → serial (a forced cost-based generator overrides it, with a warning).
 //   4. Generate with ctx.generator (auto | serial | cost-based). `pipeline = S` on the loop is
 //      the user's stage budget: fewer stages are kept with a note; more → regenerate with
 //      max_stages = S (the engine raises ii until the schedule fits), and when even that does
 //      not fit, keep the first schedule and warn at the loop.
-//   5. Validate with the engine's validator (a failure is an internal error, exit 2); engine
-//      warnings (constraints the serial generator cannot honour) become warnings at the op.
-// Invariants: never moves ops or changes what a kernel computes. Cost: the engine's, per loop.
+//   5. Validate with the engine's validator (failure: internal error, exit 2); engine warnings
+//      (constraints the serial generator cannot honour) become warnings at the op they name.
+// Invariants: never moves ops or changes what a kernel computes; terminators get no schedule.
+// Cost: the engine's, per loop, plus O(body²) for the memory edges.
 #include "passes/generate_schedule_pass.h"
 
 #include <fmt/core.h>
