@@ -2,12 +2,17 @@
 //
 // Order matters where a later pass reads what an earlier one published:
 //   fold-constants first, so schedules and emitted code see folded bounds and no dead ops.
-// Passes of later stages (parse-constraints, build-resources, generate-schedule,
-// reorder-events, materialize-schedule, insert-sync, warp-specialize, persistent-tiles) join
-// here as they land; each names the passes it requires.
+//   parse-constraints → build-resources → generate-schedule: the scheduler reads the resolved
+//   groups and the per-op footprints the two before it publish as attributes.
+//   reorder-events after generate-schedule: it rewrites the published order.
+// The passes of later stages (materialize-schedule, insert-sync, warp-specialize,
+// persistent-tiles) join here as they land; each names the passes it requires.
 #include "passes/pipeline.h"
 
+#include "passes/build_resources.h"
 #include "passes/fold_constants.h"
+#include "passes/generate_schedule_pass.h"
+#include "passes/parse_constraints.h"
 #include "passes/reorder_events_pass.h"
 
 namespace tilec {
@@ -15,9 +20,12 @@ namespace tilec {
 PassManager build_pipeline() {
   PassManager pm;
   pm.add({"fold-constants", {}, {}, fold_constants});
-  // reorder-events reorders the final op order, so it follows every pass that publishes one
-  // (generate-schedule will sit just before it) and precedes insert-sync, which allocates the ids.
-  pm.add({"reorder-events", {"fold-constants"}, {}, reorder_events});
+  pm.add({"parse-constraints", {"fold-constants"}, {}, parse_constraints});
+  pm.add({"build-resources", {"fold-constants"}, {}, build_resources});
+  pm.add({"generate-schedule", {"parse-constraints", "build-resources"}, {}, generate_schedule_pass});
+  // reorder-events rewrites the op order published by generate-schedule (keeping modulo-scheduled
+  // loop bodies as they are), so it follows it; insert-sync will allocate event ids after it.
+  pm.add({"reorder-events", {"generate-schedule"}, {}, reorder_events});
   return pm;
 }
 

@@ -33,6 +33,7 @@ struct CompileOptions {
   bool time_passes = false;
   int max_events = 8;  // reorder-events
   bool emit_harness = false;
+  std::string generator = "auto";
 };
 
 // --emit tokens | ast: the front end's own views of a .tile file.
@@ -69,7 +70,7 @@ int run_compile(const CompileOptions& options) {
   if (!input.module) return input.internal_error ? 2 : 1;
   Module& module = *input.module;
   DriverOptions driver{options.target, options.stop_after, options.max_events, options.print_ir_after_all,
-                       options.print_ir_after, options.time_passes};
+                       options.print_ir_after, options.time_passes, options.generator};
   if (int status = run_pipeline(module, *input.diagnostics, driver); status != 0) return status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
@@ -121,6 +122,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
   cmd->add_flag("--time-passes", options->time_passes, "print the time each pass took to stderr");
   cmd->add_option("--max-events", options->max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--generator", options->generator, "schedule generator: auto, serial or cost-based")
+      ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
   cmd->callback([options, &run] { run = [options] { return run_compile(*options); }; });

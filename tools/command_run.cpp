@@ -42,6 +42,7 @@ struct RunOptions {
   bool check = false;
   std::string stop_after;
   int max_events = 8;
+  std::string generator = "auto";
 };
 
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
@@ -149,6 +150,7 @@ int run_run(const RunOptions& options) {
   driver.target = options.target;
   driver.stop_after = options.stop_after;
   driver.max_events = options.max_events;
+  driver.generator = options.generator;
   if (int status = run_pipeline(*input.module, *input.diagnostics, driver); status != 0) return status;
 
   std::vector<size_t> selected;
@@ -202,6 +204,8 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
   cmd->add_option("--max-events", options->max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--generator", options->generator, "schedule generator: auto, serial or cost-based")
+      ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->stop_after, "run the IR as it is after this stage")

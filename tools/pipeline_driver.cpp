@@ -12,6 +12,7 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
   PassManager pipeline = build_pipeline();
   PassContext ctx{diagnostics, options.target};
   ctx.max_events = options.max_events;
+  ctx.generator = options.generator;
   PipelineOptions pipeline_options;
   pipeline_options.stop_after = options.stop_after;
   pipeline_options.print_after_all = options.print_ir_after_all;

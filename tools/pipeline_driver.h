@@ -20,6 +20,7 @@ struct DriverOptions {
   bool print_ir_after_all = false;
   std::vector<std::string> print_ir_after;
   bool time_passes = false;
+  std::string generator = "auto";  // generate-schedule: auto | serial | cost-based
 };
 
 int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options);

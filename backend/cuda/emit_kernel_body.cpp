@@ -97,6 +97,14 @@ void BodyEmitter::line(int indent, const std::string& text) {
   out_ += '\n';
 }
 
+// Attributes the scheduling passes publish (docs/passes/): they describe when an op issues, not
+// what it computes, so the per-op comments leave them out.
+static bool is_schedule_annotation(const std::string& name) {
+  static const std::set<std::string> names = {"latency", "resources", "resource_kind", "order", "cycle",
+                                              "stage", "group", "group_pending", "ii", "stages", "generator"};
+  return names.count(name) || name.rfind("tileas.", 0) == 0;
+}
+
 // `// y = add x, b : tile<64x1024xf32, reg>  (line 7)`, in the emitted names.
 void BodyEmitter::comment(int indent, const Operation& op) {
   std::vector<std::string> results, operands, attributes, types;
@@ -106,7 +114,7 @@ void BodyEmitter::comment(int indent, const Operation& op) {
   }
   for (const Value* operand : op.operands()) operands.push_back(plan_.expression(operand));
   for (const auto& [name, value] : op.attributes())
-    attributes.push_back(value.is_unit() ? name : name + " = " + value.to_string());
+    if (!is_schedule_annotation(name)) attributes.push_back(value.is_unit() ? name : name + " = " + value.to_string());
   std::string text = "// ";
   if (!results.empty()) text += join(results, ", ") + " = ";
   text += std::string(op.name());

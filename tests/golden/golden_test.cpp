@@ -4,7 +4,8 @@
 // --stop-after STAGE`; the output must equal NAME.expected byte for byte. The first comment
 // line of each input says what should happen. tests/golden/errors/NAME.tile must fail: every
 // diagnostic must sit on a line carrying `// error: TEXT` (TEXT a substring of the message),
-// and every such comment must be matched by a diagnostic on its line.
+// and every such comment must be matched by a diagnostic on its line. A line
+// `// tilec-args: ARGS` in an input adds ARGS to its command (e.g. --target sm_100a).
 //
 // Bless: `TILEC_BLESS=1 meson test -C build golden` rewrites the .expected files; review the
 // diff before committing.
@@ -31,6 +32,16 @@ std::vector<fs::path> inputs_in(const fs::path& dir) {
   return files;
 }
 
+// The extra command-line arguments an input asks for with `// tilec-args: ARGS`.
+std::string extra_args(const fs::path& input) {
+  std::istringstream lines(read_file(input));
+  std::string line, args;
+  const std::string marker = "// tilec-args:";
+  while (std::getline(lines, line))
+    if (auto at = line.find(marker); at != std::string::npos) args += " " + line.substr(at + marker.size());
+  return args;
+}
+
 bool blessing() {
   const char* bless = std::getenv("TILEC_BLESS");
   return bless && std::string(bless) == "1";
@@ -47,7 +58,8 @@ TEST(Golden, IrAfterEachStageMatchesTheExpectedFile) {
       // Paths relative to the source dir keep the recorded `source` attribute stable.
       std::string relative = fs::relative(input, source_dir()).string();
       CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
-                                    " compile " + relative + " --emit ir --stop-after " + stage);
+                                    " compile " + relative + " --emit ir --stop-after " + stage +
+                                    extra_args(input));
       ASSERT_EQ(r.status, 0) << r.err;
       fs::path expected = input;
       expected.replace_extension(".expected");
@@ -75,7 +87,7 @@ TEST(Golden, ExpectedErrorsSitOnTheirLines) {
       if (std::regex_search(line, m, expectation)) expected[number].push_back(m[1]);
     }
     ASSERT_FALSE(expected.empty()) << "an errors/ input needs // error: comments";
-    CommandResult r = run_command(tilec_binary() + " compile " + input.string() + " --emit ir");
+    CommandResult r = run_command(tilec_binary() + " compile " + input.string() + " --emit ir" + extra_args(input));
     EXPECT_EQ(r.status, 1) << r.err;
     std::map<int, std::vector<std::string>> reported;
     std::istringstream err(r.err);

@@ -1,0 +1,271 @@
+// passes/generate_schedule_pass.cpp — the generate-schedule pass (IR side of the engine).
+//
+// What: schedules every `for` loop body with the modulo-scheduling engine and publishes the
+// result in the IR for reorder-events and materialize-schedule (docs/passes/generate_schedule.md):
+//   body ops: stage, order (rank within the stage by cycle, then position), cycle;
+//   the loop: ii, stages, generator ("serial" | "cost-based").
+// Straight-line regions (kernel body, `if` branches): stage 0, order = position; no ii.
+// Phases, per loop, innermost first (a nested loop or `if` is one node of its parent's graph):
+//   1. Nodes: each body op with the footprint build-resources published (latency, resources;
+//      slot capacities from the target's machine model). A nested loop/if has none.
+//   2. Edges: SSA def-use inside the body (latency of the producer; uses inside a nested
+//      region count), loop-carried edges from a yield operand's producer to the users of the
+//      matching region argument (distance 1), and memory edges between ops that touch the same
+//      tensor with at least one store: i → j (distance 0) and j → i (distance 1), latency of
+//      the source; a store also depends on itself across iterations.
+//   3. Constraints: gid / resolved `group`, max_depth; force_serial_execution on the loop or
+//      a body op → serial (a forced cost-based generator overrides it, with a warning).
+//   4. Generate with ctx.generator (auto | serial | cost-based). `pipeline = S` on the loop is
+//      the user's stage budget: fewer stages are kept with a note; more → regenerate with
+//      max_stages = S (the engine raises ii until the schedule fits), and when even that does
+//      not fit, keep the first schedule and warn at the loop.
+//   5. Validate with the engine's validator (failure: internal error, exit 2); engine warnings
+//      (constraints the serial generator cannot honour) become warnings at the op they name.
+// Invariants: never moves ops or changes what a kernel computes; terminators get no schedule.
+// Cost: the engine's, per loop, plus O(body²) for the memory edges.
+#include "passes/generate_schedule_pass.h"
+
+#include <fmt/core.h>
+
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "backend/machine_model.h"
+#include "ir/ir.h"
+#include "passes/pass_manager.h"
+#include "passes/schedule/generate_schedule.h"
+
+namespace tilec {
+
+namespace {
+
+namespace sched = schedule;
+
+struct Scheduler {
+  PassContext& ctx;
+  const target::MachineModel& model;
+  sched::Generator generator;
+};
+
+// Tensors an op (and everything nested in it) reads and writes.
+struct MemoryAccess {
+  std::set<const Value*> reads, writes;
+};
+
+void collect_access(const Operation& op, MemoryAccess& access) {
+  if (op.kind() == OpKind::load || op.kind() == OpKind::tma_load) access.reads.insert(op.operand(0));
+  if (op.kind() == OpKind::store) access.writes.insert(op.operand(0));
+  for (size_t r = 0; r < op.num_regions(); ++r)
+    for (const auto& inner : op.region(r).operations()) collect_access(*inner, access);
+}
+
+// Every value `op` uses, its nested regions included.
+void collect_uses(const Operation& op, std::set<const Value*>& uses) {
+  for (const Value* v : op.operands()) uses.insert(v);
+  for (size_t r = 0; r < op.num_regions(); ++r)
+    for (const auto& inner : op.region(r).operations()) collect_uses(*inner, uses);
+}
+
+bool intersects(const std::set<const Value*>& a, const std::set<const Value*>& b) {
+  for (const Value* v : a)
+    if (b.count(v)) return true;
+  return false;
+}
+
+std::string where(Location location) { return fmt::format("{}:{}", location.line, location.column); }
+
+int attr_or(const Operation& op, const std::string& name, int fallback) {
+  const Attribute* a = op.attr(name);
+  return a && a->is_int() ? static_cast<int>(a->as_int()) : fallback;
+}
+
+// Phase 1: one graph node per body op from its published footprint.
+sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph& graph, const Scheduler& s) {
+  sched::LoopOp node;
+  node.name = std::move(name);
+  node.latency = attr_or(op, "latency", 0);
+  if (const Attribute* kind = op.attr("resource_kind"); kind && kind->is_string()) {
+    node.kind = kind->as_string();
+    const target::OpFootprint* footprint = s.model.find_footprint(node.kind);
+    node.async = footprint && footprint->async;
+  }
+  if (const Attribute* resources = op.attr("resources"); resources && resources->is_array()) {
+    for (const Attribute& use : resources->as_array()) {
+      const auto& fields = use.as_array();
+      const std::string& slot_name = fields.at(0).as_string();
+      const target::Slot* slot = s.model.find_slot(slot_name);
+      if (!slot)
+        throw std::logic_error(fmt::format("generate-schedule: slot '{}' of '{}' at {} is not in the {} model",
+                                           slot_name, op.name(), where(op.location()), s.model.target));
+      int resource = -1;
+      for (size_t r = 0; r < graph.resources.size(); ++r)
+        if (graph.resources[r].name == slot_name) resource = static_cast<int>(r);
+      if (resource < 0) resource = graph.add_resource(slot_name, slot->capacity);
+      node.uses.push_back({resource, static_cast<int>(fields.at(1).as_int()), static_cast<int>(fields.at(2).as_int()),
+                           static_cast<int>(fields.at(3).as_int())});
+    }
+  }
+  const Attribute* gid = op.attr("tileas.schedule.constraint.gid");
+  if (gid && gid->is_int()) {
+    node.constraints.group = static_cast<int>(gid->as_int());
+    int root = attr_or(op, "group", node.constraints.group);
+    if (root != node.constraints.group) node.constraints.leader_group = root;
+  }
+  node.constraints.max_depth = attr_or(op, "tileas.schedule.constraint.max_depth", -1);
+  return node;
+}
+
+const std::string kForceSerial = "tileas.schedule.constraint.force_serial_execution";
+
+void schedule_loop(Operation& loop, Scheduler& s) {
+  Region& body = loop.region();
+  std::vector<Operation*> ops;
+  for (auto& op : body.operations())
+    if (!op->info().has(kTerminator)) ops.push_back(op.get());
+
+  // Phase 1: nodes, each named "<op>@line:col" (made unique) so warnings find their op.
+  sched::LoopGraph graph;
+  std::map<std::string, Operation*> by_name;
+  std::map<const Value*, int> producer;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::string name = fmt::format("{}@{}", ops[i]->name(), where(ops[i]->location()));
+    if (by_name.count(name)) name += fmt::format("#{}", i);
+    by_name[name] = ops[i];
+    graph.add_op(make_node(*ops[i], name, graph, s));
+    for (size_t r = 0; r < ops[i]->num_results(); ++r) producer[ops[i]->result(r)] = static_cast<int>(i);
+  }
+
+  // Phase 2: edges.
+  std::vector<MemoryAccess> access(ops.size());
+  for (size_t j = 0; j < ops.size(); ++j) {
+    collect_access(*ops[j], access[j]);
+    std::set<const Value*> uses;
+    collect_uses(*ops[j], uses);
+    for (const Value* v : uses) {
+      if (auto it = producer.find(v); it != producer.end() && it->second != static_cast<int>(j))
+        graph.add_edge(it->second, static_cast<int>(j), graph.ops[it->second].latency, 0);
+      // Loop-carried: region argument k+1 receives yield operand k of the previous iteration.
+      if (v->owner_region() == &body && v->index() > 0) {
+        Operation* yield = body.terminator();
+        if (!yield || v->index() - 1 >= yield->num_operands()) continue;
+        if (auto it = producer.find(yield->operand(v->index() - 1)); it != producer.end())
+          graph.add_edge(it->second, static_cast<int>(j), graph.ops[it->second].latency, 1);
+      }
+    }
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!access[i].writes.empty()) graph.add_edge(static_cast<int>(i), static_cast<int>(i), graph.ops[i].latency, 1);
+    for (size_t j = i + 1; j < ops.size(); ++j) {
+      bool conflict = intersects(access[i].writes, access[j].reads) || intersects(access[i].writes, access[j].writes) ||
+                      intersects(access[i].reads, access[j].writes);
+      if (!conflict) continue;
+      graph.add_edge(static_cast<int>(i), static_cast<int>(j), graph.ops[i].latency, 0);
+      graph.add_edge(static_cast<int>(j), static_cast<int>(i), graph.ops[j].latency, 1);
+    }
+  }
+
+  // Phase 3: loop constraints.
+  graph.force_serial = loop.has_attr(kForceSerial);
+  for (Operation* op : ops) graph.force_serial |= op->has_attr(kForceSerial);
+
+  // Phase 4: generate, honouring pipeline(S) when the schedule is deeper.
+  sched::ScheduleOptions options;
+  options.generator = s.generator;
+  if (graph.ops.empty()) {
+    loop.set_attr("ii", Attribute(1));
+    loop.set_attr("stages", Attribute(1));
+    loop.set_attr("generator", Attribute("serial"));
+    return;
+  }
+  if (!sched::check_loop_graph(graph).empty())
+    throw std::logic_error(fmt::format("generate-schedule: the loop at {} gave a malformed graph: {}",
+                                       where(loop.location()), sched::check_loop_graph(graph).front()));
+  if (graph.force_serial && s.generator == sched::Generator::cost_based)
+    s.ctx.diagnostics.warning(loop.location(), "force_serial_execution on this loop is overridden by "
+                                               "--generator cost-based");
+  sched::ScheduleResult result = sched::generate_schedule(graph, options);
+  const sched::LoopGraph* scheduled_graph = &graph;
+  sched::LoopGraph bounded = graph;
+  int requested = attr_or(loop, "pipeline", 0);
+  if (result.ok() && requested > 0 && result.stages > requested) {
+    bounded.max_stages = requested;
+    sched::ScheduleResult retry = sched::generate_schedule(bounded, options);
+    if (retry.ok() && retry.stages <= requested && retry.warnings.empty()) {
+      result = std::move(retry);
+      scheduled_graph = &bounded;
+    } else {
+      s.ctx.diagnostics.warning(loop.location(),
+                                fmt::format("pipeline({}) asks for at most {} stages, but the schedule needs {}; "
+                                            "keeping {} stages", requested, requested, result.stages, result.stages));
+    }
+  } else if (result.ok() && requested > 0 && result.stages < requested) {
+    s.ctx.diagnostics.note(loop.location(), fmt::format("pipeline({}): the schedule needs only {} stage{} (ii {}); keeping it",
+                                                        requested, result.stages, result.stages == 1 ? "" : "s", result.ii));
+  }
+  if (!result.ok())
+    throw std::logic_error(fmt::format("generate-schedule: the engine rejected the loop at {}: {}",
+                                       where(loop.location()), result.errors.front()));
+
+  // Phase 5: validate, report, publish.
+  bool constraints_kept = result.generator == sched::Generator::cost_based && result.warnings.empty();
+  auto problems = sched::validate_schedule(*scheduled_graph, result, constraints_kept);
+  if (!problems.empty())
+    throw std::logic_error(fmt::format("generate-schedule: invalid schedule for the loop at {}: {}",
+                                       where(loop.location()), problems.front()));
+  for (const std::string& warning : result.warnings) {
+    Location location = loop.location();
+    size_t open = warning.find('\'');
+    size_t close = open == std::string::npos ? open : warning.find('\'', open + 1);
+    if (close != std::string::npos)
+      if (auto it = by_name.find(warning.substr(open + 1, close - open - 1)); it != by_name.end())
+        location = it->second->location();
+    s.ctx.diagnostics.warning(location, warning);
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ops[i]->set_attr("stage", Attribute(result.ops[i].stage));
+    ops[i]->set_attr("order", Attribute(result.ops[i].order));
+    ops[i]->set_attr("cycle", Attribute(result.ops[i].cycle));
+  }
+  loop.set_attr("ii", Attribute(result.ii));
+  loop.set_attr("stages", Attribute(result.stages));
+  loop.set_attr("generator", Attribute(sched::generator_name(result.generator)));
+}
+
+// Innermost loops first: a region's nested loops are scheduled before the region itself.
+void schedule_region(Region& region, bool loop_body, Scheduler& s) {
+  int position = 0;
+  for (auto& op : region.operations()) {
+    for (size_t r = 0; r < op->num_regions(); ++r) schedule_region(op->region(r), op->kind() == OpKind::for_, s);
+    if (op->kind() == OpKind::for_) schedule_loop(*op, s);
+    if (!loop_body && !op->info().has(kTerminator)) {
+      op->set_attr("stage", Attribute(0));
+      op->set_attr("order", Attribute(position));
+      op->remove_attr("cycle");
+    }
+    ++position;
+  }
+}
+
+}  // namespace
+
+bool generate_schedule_pass(Module& module, PassContext& ctx) {
+  const target::MachineModel* model = target::find_machine_model(ctx.target);
+  if (!model) {
+    ctx.diagnostics.error({}, fmt::format("unknown target '{}': expected sm_90a or sm_100a", ctx.target));
+    return false;
+  }
+  sched::Generator generator;
+  if (ctx.generator == "auto") generator = sched::Generator::automatic;
+  else if (ctx.generator == "serial") generator = sched::Generator::serial;
+  else if (ctx.generator == "cost-based") generator = sched::Generator::cost_based;
+  else {
+    ctx.diagnostics.error({}, fmt::format("unknown generator '{}': expected auto, serial or cost-based", ctx.generator));
+    return false;
+  }
+  Scheduler s{ctx, *model, generator};
+  for (auto& kernel : module.kernels()) schedule_region(kernel->region(), false, s);
+  return true;
+}
+
+}  // namespace tilec
