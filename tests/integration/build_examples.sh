@@ -18,8 +18,8 @@ source_dir=$2
 nvcc_path=${NVCC:-}
 [ -n "$nvcc_path" ] || nvcc_path=$(command -v nvcc || true)
 [ -n "$nvcc_path" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc_path=/usr/local/cuda/bin/nvcc; } || true
-if [ -z "$nvcc_path" ]; then
-  echo "SKIP: nvcc not found (not on PATH, no NVCC, no /usr/local/cuda/bin/nvcc)"
+if [ -z "$nvcc_path" ] || [ ! -x "$nvcc_path" ]; then
+  echo "SKIP: no usable nvcc (NVCC='${NVCC:-}'; set NVCC, put nvcc on PATH or install /usr/local/cuda)"
   exit 77
 fi
 # meson's cuda language and CMake's CUDA detection both look for nvcc on PATH.
