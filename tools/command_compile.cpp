@@ -15,6 +15,7 @@
 #include "passes/pipeline.h"
 #include "tools/pipeline_driver.h"
 #include "tools/commands.h"
+#include "tools/dependency_file.h"
 #include "tools/load_input.h"
 
 namespace tilec::tools {
@@ -94,6 +95,25 @@ int run_compile(const CompileOptions& options) {
   return write_output(options.output, *cuda) ? 0 : 1;
 }
 
+// --depfile FILE / -M: after a successful compile, record what the output was made from.
+struct DependencyFileOptions {
+  std::string path;             // --depfile FILE
+  bool next_to_output = false;  // -M: write OUTPUT.d
+};
+
+int run_compile_with_dependency_file(const CompileOptions& options, const DependencyFileOptions& depfile) {
+  bool wanted = !depfile.path.empty() || depfile.next_to_output;
+  if (wanted && (options.output.empty() || options.output == "-")) {
+    fmt::print(stderr, "tilec: error: {} needs -o FILE: a dependency file names the output it describes\n",
+               depfile.next_to_output ? "-M" : "--depfile");
+    return 1;
+  }
+  int status = run_compile(options);
+  if (status != 0 || !wanted) return status;
+  std::string path = depfile.next_to_output ? dependency_file_next_to(options.output) : depfile.path;
+  return write_dependency_file(path, options.output, {options.input}) ? 0 : 1;
+}
+
 }  // namespace
 
 void add_compile_command(CLI::App& app, CommandRunner& run) {
@@ -105,6 +125,11 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("input", options->input, "the .tile source or .tir IR text ('-' reads stdin as .tile)")
       ->required();
   cmd->add_option("-o,--output", options->output, "output file (default: standard output)");
+  auto depfile = std::make_shared<DependencyFileOptions>();
+  CLI::Option* depfile_option = cmd->add_option(
+      "--depfile", depfile->path, "also write a make-style dependency file 'OUT: IN' to this path (needs -o)");
+  cmd->add_flag("-M", depfile->next_to_output, "like --depfile OUT.d: the dependency file next to -o's file")
+      ->excludes(depfile_option);
   cmd->add_option("--target", options->target, "GPU target")
       ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
   cmd->add_option("-D", options->defines, "override a constant: -D NAME=VALUE (repeatable)")
@@ -126,7 +151,9 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
-  cmd->callback([options, &run] { run = [options] { return run_compile(*options); }; });
+  cmd->callback([options, depfile, &run] {
+    run = [options, depfile] { return run_compile_with_dependency_file(*options, *depfile); };
+  });
 }
 
 }  // namespace tilec::tools
