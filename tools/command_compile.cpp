@@ -13,6 +13,7 @@
 #include "frontend/parser.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
+#include "report/html_report.h"
 #include "tools/pipeline_driver.h"
 #include "tools/commands.h"
 #include "tools/load_input.h"
@@ -33,6 +34,7 @@ struct CompileOptions {
   bool time_passes = false;
   int max_events = 8;  // reorder-events
   bool emit_harness = false;
+  std::string report;   // --report OUT.html
 };
 
 // --emit tokens | ast: the front end's own views of a .tile file.
@@ -70,7 +72,29 @@ int run_compile(const CompileOptions& options) {
   Module& module = *input.module;
   DriverOptions driver{options.target, options.stop_after, options.max_events, options.print_ir_after_all,
                        options.print_ir_after, options.time_passes};
-  if (int status = run_pipeline(module, *input.diagnostics, driver); status != 0) return status;
+  report::ReportInput report;
+  std::vector<PassTiming> timings;
+  if (!options.report.empty()) {
+    report.source_name = options.input;
+    report.source_text = input.source;
+    report.initial_ir = print_module(module);
+    report.passes_before = passes_run(module);
+    report.max_events = options.max_events;
+    driver.after_pass = [&report](const std::string& pass, const std::string& ir) {
+      report.passes.push_back({pass, ir, 0.0});
+    };
+    driver.timings = &timings;
+  }
+  int pipeline_status = run_pipeline(module, *input.diagnostics, driver);
+  if (!options.report.empty()) {
+    for (size_t index = 0; index < report.passes.size() && index < timings.size(); ++index)
+      report.passes[index].milliseconds = timings[index].milliseconds;
+    report.outcome = pipeline_status == 0 ? "ok" : pipeline_status == 1 ? "input error" : "internal error";
+    report.diagnostics = input.diagnostics->render_all();
+    report.final_module = &module;
+    if (!write_output(options.report, report::render_html_report(report))) return 1;
+  }
+  if (pipeline_status != 0) return pipeline_status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
   if (!options.stop_after.empty()) {
@@ -121,6 +145,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
   cmd->add_flag("--time-passes", options->time_passes, "print the time each pass took to stderr");
   cmd->add_option("--max-events", options->max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--report", options->report,
+                  "write one self-contained HTML page: source, pass timeline, IR after each pass, schedules, events");
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
   cmd->callback([options, &run] { run = [options] { return run_compile(*options); }; });
