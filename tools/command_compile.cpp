@@ -13,10 +13,10 @@
 #include "frontend/parser.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
-#include "report/html_report.h"
 #include "tools/pipeline_driver.h"
 #include "tools/commands.h"
 #include "tools/load_input.h"
+#include "tools/report_recorder.h"
 
 namespace tilec::tools {
 
@@ -72,28 +72,9 @@ int run_compile(const CompileOptions& options) {
   Module& module = *input.module;
   DriverOptions driver{options.target, options.stop_after, options.max_events, options.print_ir_after_all,
                        options.print_ir_after, options.time_passes};
-  report::ReportInput report;
-  std::vector<PassTiming> timings;
-  if (!options.report.empty()) {
-    report.source_name = options.input;
-    report.source_text = input.source;
-    report.initial_ir = print_module(module);
-    report.passes_before = passes_run(module);
-    report.max_events = options.max_events;
-    driver.after_pass = [&report](const std::string& pass, const std::string& ir) {
-      report.passes.push_back({pass, ir, 0.0});
-    };
-    driver.timings = &timings;
-  }
+  ReportRecorder recorder(options.report, options.input, input.source, module, options.max_events, driver);
   int pipeline_status = run_pipeline(module, *input.diagnostics, driver);
-  if (!options.report.empty()) {
-    for (size_t index = 0; index < report.passes.size() && index < timings.size(); ++index)
-      report.passes[index].milliseconds = timings[index].milliseconds;
-    report.outcome = pipeline_status == 0 ? "ok" : pipeline_status == 1 ? "input error" : "internal error";
-    report.diagnostics = input.diagnostics->render_all();
-    report.final_module = &module;
-    if (!write_output(options.report, report::render_html_report(report))) return 1;
-  }
+  if (!recorder.finish(pipeline_status, *input.diagnostics, module)) return 1;
   if (pipeline_status != 0) return pipeline_status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;

@@ -146,10 +146,10 @@ TEST(LineDiff, MarksInsertedAndChangedLinesOnly) {
   std::vector<std::string> before{"a", "b", "c", "d"};
   std::vector<std::string> after{"a", "x", "b", "d", "e"};
   std::vector<bool> expected{false, true, false, false, true};
-  EXPECT_EQ(changed_lines(before, after), expected);
-  EXPECT_EQ(changed_lines(after, after), std::vector<bool>(after.size(), false));
-  EXPECT_EQ(changed_lines({}, {"x"}), std::vector<bool>{true});
-  EXPECT_EQ(split_lines("one\ntwo\n"), (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(report::changed_lines(before, after), expected);
+  EXPECT_EQ(report::changed_lines(after, after), std::vector<bool>(after.size(), false));
+  EXPECT_EQ(report::changed_lines({}, {"x"}), std::vector<bool>{true});
+  EXPECT_EQ(report::split_lines("one\ntwo\n"), (std::vector<std::string>{"one", "two"}));
 }
 
 TEST(ScheduleSvg, FoldsUsesModuloIi) {
