@@ -190,8 +190,8 @@ std::string render_event_chart(const EventSegment& segment, int max_events) {
     svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 4, y_of(value) + 4, value);
   svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d00\" stroke-width=\"2\" stroke-dasharray=\"6,3\"/>\n",
                      left, y_of(max_events), left + step * steps, y_of(max_events));
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#d00\">--max-events {}</text>\n", left + step * steps + 6,
-                     y_of(max_events) + 4, max_events);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#d00\">--max-events {}</text>\n", left + 4, y_of(max_events) - 4,
+                     max_events);
   for (int s = 0; s < steps; ++s)
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"#eee\" stroke=\"#ccc\"><title>{}: {}</title></rect>\n",
                        left + step * s, y_of(0) + 4, step, s, escape_html(segment.statements[s]));

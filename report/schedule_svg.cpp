@@ -66,6 +66,9 @@ void collect(const Region& region, const std::string& kernel, std::vector<Schedu
         if (inner.info().has(kTerminator)) continue;
         ScheduledOp scheduled;
         scheduled.label = op_label(inner, index);
+        scheduled.short_label = inner.num_results() > 0 && !inner.result(0)->name_hint().empty()
+                                    ? "%" + inner.result(0)->name_hint() + " " + std::string(inner.name())
+                                    : std::string(inner.name());
         scheduled.stage = int_or(inner.attr("stage"), 0);
         scheduled.order = int_or(inner.attr("order"), static_cast<int64_t>(index));
         scheduled.cycle = int_or(inner.attr("cycle"), -1);
@@ -87,7 +90,7 @@ int64_t start_cycle(const ScheduledOp& op, int64_t ii) {
   return op.cycle >= 0 ? op.cycle : op.stage * ii + op.order;
 }
 
-constexpr int kLabelWidth = 230;
+constexpr int kLabelWidth = 200;
 
 }  // namespace
 
@@ -115,7 +118,7 @@ std::string render_reservation_table(const ScheduledLoop& loop) {
         if (cell.empty() || cell.back() != index) cell.push_back(index);
       }
   }
-  const int cell_width = 150, row_height = 22, header = 24;
+  const int cell_width = loop.ii > 8 ? 90 : 100, row_height = 22, header = 24;
   size_t tallest = 1;
   for (const auto& [slot, columns] : cells)
     for (const auto& [column, ops] : columns) tallest = std::max(tallest, ops.size());
@@ -128,7 +131,7 @@ std::string render_reservation_table(const ScheduledLoop& loop) {
       width, height, width, height);
   svg += "<title>modulo reservation table</title>\n";
   for (int64_t column = 0; column < loop.ii; ++column)
-    svg += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"middle\">cycle {} mod {}</text>\n",
+    svg += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"middle\">{} mod {}</text>\n",
                        kLabelWidth + cell_width * column + cell_width / 2, column, loop.ii);
   int row = 0;
   for (const auto& [slot, columns] : cells) {
@@ -145,7 +148,7 @@ std::string render_reservation_table(const ScheduledLoop& loop) {
         int top = y + 2 + row_height * static_cast<int>(k);
         svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"3\" fill=\"{}\"/>\n", x + 2, top,
                            cell_width - 4, row_height - 2, stage_colour(op.stage));
-        std::string text = op.label.substr(0, 21);
+        std::string text = op.short_label.substr(0, 16);
         svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#fff\"><title>{} (stage {})</title>{}</text>\n", x + 5,
                            top + 14, escape_html(op.label), op.stage, escape_html(text));
       }
@@ -161,7 +164,7 @@ std::string render_gantt(const ScheduledLoop& loop) {
   for (const ScheduledOp& op : loop.ops) end = std::max(end, start_cycle(op, loop.ii) + op.latency);
   const int row_height = 20, header = 24;
   const int scale = static_cast<int>(std::clamp<int64_t>(800 / std::max<int64_t>(end, 1), 4, 40));
-  const int width = kLabelWidth + scale * static_cast<int>(end) + 10;
+  const int width = kLabelWidth + scale * static_cast<int>(end) + 40;
   const int height = header + row_height * static_cast<int>(loop.ops.size()) + 4;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gantt\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "

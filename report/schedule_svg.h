@@ -23,7 +23,8 @@ struct ScheduledUse {
 };
 
 struct ScheduledOp {
-  std::string label;     // "%a = tma_load" style, or the op name
+  std::string label;        // "%a = tma_load (line 12)", or the op name and its position
+  std::string short_label;  // "%a tma_load", for the reservation table's cells
   int64_t stage = 0;
   int64_t order = 0;
   int64_t cycle = -1;    // -1: not published
