@@ -17,6 +17,7 @@
 #include "tools/commands.h"
 #include "tools/dependency_file.h"
 #include "tools/load_input.h"
+#include "tools/report_recorder.h"
 
 namespace tilec::tools {
 
@@ -35,6 +36,7 @@ struct CompileOptions {
   int max_events = 8;  // reorder-events
   bool emit_harness = false;
   std::string generator = "auto";
+  std::string report;   // --report OUT.html
 };
 
 // --emit tokens | ast: the front end's own views of a .tile file.
@@ -72,7 +74,10 @@ int run_compile(const CompileOptions& options) {
   Module& module = *input.module;
   DriverOptions driver{options.target, options.stop_after, options.max_events, options.print_ir_after_all,
                        options.print_ir_after, options.time_passes, options.generator};
-  if (int status = run_pipeline(module, *input.diagnostics, driver); status != 0) return status;
+  ReportRecorder recorder(options.report, options.input, input.source, module, options.max_events, driver);
+  int pipeline_status = run_pipeline(module, *input.diagnostics, driver);
+  if (!recorder.finish(pipeline_status, *input.diagnostics, module)) return 1;
+  if (pipeline_status != 0) return pipeline_status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
   if (!options.stop_after.empty()) {
@@ -149,6 +154,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--generator", options->generator, "schedule generator: auto, serial or cost-based")
       ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
+  cmd->add_option("--report", options->report,
+                  "write one self-contained HTML page: source, pass timeline, IR after each pass, schedules, events");
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
   cmd->callback([options, depfile, &run] {

@@ -24,6 +24,7 @@
 #include "tools/commands.h"
 #include "tools/load_input.h"
 #include "tools/pipeline_driver.h"
+#include "tools/report_recorder.h"
 
 namespace tilec::tools {
 
@@ -43,6 +44,7 @@ struct RunOptions {
   std::string stop_after;
   int max_events = 8;
   std::string generator = "auto";
+  std::string report;  // --report OUT.html
 };
 
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
@@ -151,7 +153,10 @@ int run_run(const RunOptions& options) {
   driver.stop_after = options.stop_after;
   driver.max_events = options.max_events;
   driver.generator = options.generator;
-  if (int status = run_pipeline(*input.module, *input.diagnostics, driver); status != 0) return status;
+  ReportRecorder recorder(options.report, options.input, input.source, *input.module, options.max_events, driver);
+  int pipeline_status = run_pipeline(*input.module, *input.diagnostics, driver);
+  if (!recorder.finish(pipeline_status, *input.diagnostics, *input.module)) return 1;
+  if (pipeline_status != 0) return pipeline_status;
 
   std::vector<size_t> selected;
   for (size_t i = 0; i < input.module->kernels().size(); ++i)
@@ -210,6 +215,7 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->stop_after, "run the IR as it is after this stage")
       ->check(CLI::IsMember(stages));
+  cmd->add_option("--report", options->report, "also write the pipeline's HTML report (as tilec compile --report)");
   cmd->callback([options, &run] { run = [options] { return run_run(*options); }; });
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "passes/pipeline.h"
 
 namespace tilec::tools {
@@ -15,12 +17,16 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
   ctx.generator = options.generator;
   PipelineOptions pipeline_options;
   pipeline_options.stop_after = options.stop_after;
-  pipeline_options.print_after_all = options.print_ir_after_all;
   pipeline_options.print_after = options.print_ir_after;
-  pipeline_options.print = [](const std::string& pass, const std::string& ir) {
-    fmt::print(stderr, "// ----- IR after {} -----\n{}", pass, ir);
+  pipeline_options.print_after_all = options.print_ir_after_all || options.after_pass != nullptr;
+  pipeline_options.print = [&options](const std::string& pass, const std::string& ir) {
+    if (options.print_ir_after_all ||
+        std::find(options.print_ir_after.begin(), options.print_ir_after.end(), pass) != options.print_ir_after.end())
+      fmt::print(stderr, "// ----- IR after {} -----\n{}", pass, ir);
+    if (options.after_pass) options.after_pass(pass, ir);
   };
   PipelineStatus status = pipeline.run(module, ctx, pipeline_options);
+  if (options.timings) *options.timings = pipeline.timings();
   if (options.time_passes) {
     double total = 0;
     for (const auto& t : pipeline.timings()) total += t.milliseconds;

@@ -5,11 +5,13 @@
 // (warnings too) and maps the outcome to an exit status: 0 ok, 1 input error, 2 internal error.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
+#include "passes/pass_manager.h"
 
 namespace tilec::tools {
 
@@ -21,6 +23,10 @@ struct DriverOptions {
   std::vector<std::string> print_ir_after;
   bool time_passes = false;
   std::string generator = "auto";  // generate-schedule: auto | serial | cost-based
+  // The --report recorder: called after each pass with the printed IR (empty: not called),
+  // and given every pass's time when the pipeline returns.
+  std::function<void(const std::string& pass, const std::string& ir)> after_pass;
+  std::vector<PassTiming>* timings = nullptr;
 };
 
 int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options);
