@@ -7,20 +7,22 @@
 //   3. statements are lowered in order through a stack of scopes (kernel, for, if frames):
 //      a `for` carries exactly the names in its carry list, an `if` yields every outer name
 //      assigned in either branch;
-//   4. loads whose every use is an `mma` operand become `tma_load`s into shared memory.
-// Compile-time constants stay folded (`Const`) until an op needs them as values, and then take
-// the element type of the other operand. Cost: linear in the size of the program.
+//   4. loads whose every use is an `mma` operand become `tma_load`s into shared memory
+//      (frontend/promote_mma_operands.cpp).
+// Compile-time constants stay folded (`Const`, frontend/constant_value.h) until an op needs
+// them as values, and then take the element type of the other operand. Cost: linear in the size of the program.
 #include "frontend/lower.h"
 
 #include <fmt/core.h>
 
 #include <charconv>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "frontend/constant_value.h"
+#include "frontend/promote_mma_operands.h"
 #include "ir/builder.h"
 #include "ir/ir.h"
 
@@ -28,12 +30,7 @@ namespace tilec::frontend {
 
 namespace {
 
-struct Const {
-  bool is_float = false;
-  int64_t integer = 0;
-  double floating = 0;
-  double as_double() const { return is_float ? floating : static_cast<double>(integer); }
-};
+using Const = ConstantValue;
 
 // The result of lowering an expression: a folded constant or an IR value; neither after an
 // error (already reported).
@@ -102,15 +99,9 @@ class Lowering {
         error({}, fmt::format("-D {}: the program declares no constant named '{}'", name, name));
   }
   std::optional<Const> parse_define(const std::string& name, const std::string& text) {
-    Const c;
-    const char* end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, c.integer);
-    if (ec == std::errc() && ptr == end) return c;
-    c.is_float = true;
-    auto [fptr, fec] = std::from_chars(text.data(), end, c.floating);
-    if (fec == std::errc() && fptr == end && std::isfinite(c.floating)) return c;
-    error({}, fmt::format("-D {}={}: the value is not a number", name, text));
-    return std::nullopt;
+    auto value = parse_constant_value(text);
+    if (!value) error({}, fmt::format("-D {}={}: the value is not a number", name, text));
+    return value;
   }
 
   // ---- scopes -----------------------------------------------------------------------------
@@ -261,38 +252,10 @@ class Lowering {
   }
 
   std::optional<Const> fold(const std::string& op, Const a, Const b, Location location) {
-    if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") {
-      error(location, "comparisons of constants are not supported; compare values in the kernel");
-      return std::nullopt;
-    }
-    if (a.is_float || b.is_float) {
-      double x = a.as_double(), y = b.as_double(), r = 0;
-      if (op == "+") r = x + y;
-      else if (op == "-") r = x - y;
-      else if (op == "*") r = x * y;
-      else if (op == "/") r = x / y;
-      else {
-        error(location, fmt::format("'{}' needs integer constants", op));
-        return std::nullopt;
-      }
-      return Const{true, 0, r};
-    }
-    int64_t x = a.integer, y = b.integer, r = 0;
-    if ((op == "/" || op == "%") && y == 0) {
-      error(location, "division by zero in a constant expression");
-      return std::nullopt;
-    }
-    bool overflow = false;
-    if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
-    else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
-    else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
-    else if (op == "/") overflow = (x == std::numeric_limits<int64_t>::min() && y == -1), r = overflow ? 0 : x / y;
-    else if (op == "%") overflow = (x == std::numeric_limits<int64_t>::min() && y == -1), r = overflow ? 0 : x % y;
-    if (overflow) {
-      error(location, fmt::format("integer overflow in the constant expression {} {} {}", x, op, y));
-      return std::nullopt;
-    }
-    return Const{false, r, 0};
+    std::string message;
+    auto folded = fold_constants(op, a, b, message);
+    if (!folded) error(location, message);
+    return folded;
   }
 
   // Gives both operands values of one element type; the result type of the elementwise op.
@@ -851,32 +814,6 @@ class Lowering {
     promote_mma_operands(body);
     builder_ = nullptr;
     return kernel;
-  }
-
-  void promote_mma_operands(Region& body) {
-    std::unordered_map<const Value*, int> mma_uses, other_uses;
-    walk(body, [&](Operation& op) {
-      for (size_t i = 0; i < op.num_operands(); ++i)
-        (op.kind() == OpKind::mma && i < 2 ? mma_uses : other_uses)[op.operand(i)]++;
-    });
-    std::function<void(Region&)> visit = [&](Region& region) {
-      auto& ops = region.operations();
-      for (size_t i = 0; i < ops.size(); ++i) {
-        Operation& op = *ops[i];
-        for (size_t r = 0; r < op.num_regions(); ++r) visit(op.region(r));
-        if (op.kind() != OpKind::load || !mma_uses.count(op.result()) || other_uses.count(op.result())) continue;
-        auto replacement = std::make_unique<Operation>(OpKind::tma_load, op.location());
-        for (Value* operand : op.operands()) replacement->add_operand(operand);
-        for (const auto& [name, value] : op.attributes()) replacement->set_attr(name, value);
-        Value* result = replacement->add_result(op.result()->type().with_space(MemorySpace::smem));
-        result->set_name_hint(op.result()->name_hint());
-        Value* old = op.result();
-        std::unique_ptr<Operation> taken = region.take(i);
-        region.insert(i, std::move(replacement));
-        replace_all_uses(body, old, result);
-      }
-    };
-    visit(body);
   }
 
   const LowerOptions& options_;

@@ -1,0 +1,59 @@
+// frontend/constant_value.cpp — folding of compile-time constants (see the header).
+#include "frontend/constant_value.h"
+
+#include <fmt/core.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace tilec::frontend {
+
+std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue a, ConstantValue b,
+                                            std::string& error) {
+  if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") {
+    error = "comparisons of constants are not supported; compare values in the kernel";
+    return std::nullopt;
+  }
+  if (a.is_float || b.is_float) {
+    double x = a.as_double(), y = b.as_double(), r = 0;
+    if (op == "+") r = x + y;
+    else if (op == "-") r = x - y;
+    else if (op == "*") r = x * y;
+    else if (op == "/") r = x / y;
+    else {
+      error = fmt::format("'{}' needs integer constants", op);
+      return std::nullopt;
+    }
+    return ConstantValue{true, 0, r};
+  }
+  int64_t x = a.integer, y = b.integer, r = 0;
+  if ((op == "/" || op == "%") && y == 0) {
+    error = "division by zero in a constant expression";
+    return std::nullopt;
+  }
+  bool overflow = false;
+  if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
+  else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
+  else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
+  else if (op == "/") overflow = (x == std::numeric_limits<int64_t>::min() && y == -1), r = overflow ? 0 : x / y;
+  else if (op == "%") overflow = (x == std::numeric_limits<int64_t>::min() && y == -1), r = overflow ? 0 : x % y;
+  if (overflow) {
+    error = fmt::format("integer overflow in the constant expression {} {} {}", x, op, y);
+    return std::nullopt;
+  }
+  return ConstantValue{false, r, 0};
+}
+
+std::optional<ConstantValue> parse_constant_value(const std::string& text) {
+  ConstantValue c;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, c.integer);
+  if (ec == std::errc() && ptr == end) return c;
+  c.is_float = true;
+  auto [fptr, fec] = std::from_chars(text.data(), end, c.floating);
+  if (fec == std::errc() && fptr == end && std::isfinite(c.floating)) return c;
+  return std::nullopt;
+}
+
+}  // namespace tilec::frontend

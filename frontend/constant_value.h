@@ -1,0 +1,29 @@
+// frontend/constant_value.h — compile-time numbers of the .tile language.
+//
+// `const` declarations, numbers, and arithmetic on them are folded at compile time with these
+// rules: integers are 64-bit and overflow or division by zero is an error; an operation with a
+// float operand is computed in double; comparisons are not constants.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tilec::frontend {
+
+struct ConstantValue {
+  bool is_float = false;
+  int64_t integer = 0;
+  double floating = 0;
+  double as_double() const { return is_float ? floating : static_cast<double>(integer); }
+};
+
+// Folds `a op b` (op one of + - * / % and comparisons); on failure returns nullopt and sets
+// `error` to a message for the user.
+std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue a, ConstantValue b,
+                                            std::string& error);
+
+// Reads the VALUE of -D NAME=VALUE: an integer, else a finite float; nullopt when neither.
+std::optional<ConstantValue> parse_constant_value(const std::string& text);
+
+}  // namespace tilec::frontend

@@ -1,0 +1,15 @@
+// frontend/promote_mma_operands.h — the last step of lowering a kernel.
+//
+// A `load` whose every use is an `a` or `b` operand of `mma` becomes a `tma_load` into shared
+// memory (same operands and attributes), because the tensor cores read their operands there.
+#pragma once
+
+namespace tilec {
+class Region;
+}
+
+namespace tilec::frontend {
+
+void promote_mma_operands(Region& kernel_body);
+
+}  // namespace tilec::frontend
