@@ -362,7 +362,7 @@ class Parser {
       auto e = std::make_unique<Expr>();
       e->kind = ExprKind::unary;
       e->location = next().location;
-      e->op = "-";
+      e->op = std::string(1, '-');  // not = "-": GCC 12 warns falsely (-Wrestrict, PR 105329)
       e->args.push_back(unary());
       return e;
     }
