@@ -128,21 +128,21 @@ TEST(CliLimits, HostileSizesAreInputErrorsWithALocation) {
                           std::string(300, ')') + ";\n}\n";
   std::vector<Case> cases = {
       {"long_name.tile", kernel_with("8", "2", std::string(300, 'v')), ":3:5: error: identifier of 300 characters; at most 256"},
-      {"stages.tile", kernel_with("8", "17"), ":2:26: error: the pipeline stage count is 17; at most 16 stages"},
+      {"stages.tile", kernel_with("8", "17"), ":2:28: error: the pipeline stage count is 17; at most 16 stages"},
       {"deep.tile", deep_tile, ":2:"},
   };
   // Products of dimensions past 2^30 elements (the byte size would overflow 32 bits) and past
   // 2^63 (the element count would overflow 64 bits), in the DSL and in IR text.
   std::string wide = "kernel k(X: tensor<N, N, f32>, Y: tensor<N, N, f32>) grid tiles(1) as (i) {\n"
                      "  x = load X[i, i] : <65536, 65536>;\n  store Y[i, i] = x;\n}\n";
-  cases.push_back({"wide.tile", wide, ":2:33: error: tile of more than 2^30 elements (dimension 65536)"});
+  cases.push_back({"wide.tile", wide, ":2:30: error: tile of more than 2^30 elements (dimension 65536)"});
   std::string huge = wide;
   huge.replace(huge.find("65536, 65536"), 12, "4294967296, 4294967296");
-  cases.push_back({"huge.tile", huge, ":2:22: error: tile of more than 2^30 elements (dimension 4294967296)"});
+  cases.push_back({"huge.tile", huge, ":2:23: error: tile of more than 2^30 elements (dimension 4294967296)"});
   cases.push_back({"huge.tir", "module\nkernel @k() {\n  %0 = zeros : tile<4294967296x4294967296xf32, reg>\n  return\n}\n",
-                   ":3:19: error: tile of more than 2^30 elements (dimension 4294967296)"});
+                   ":3:21: error: tile of more than 2^30 elements (dimension 4294967296)"});
   cases.push_back({"zero.tir", "module\nkernel @k() {\n  %0 = zeros : tile<0x8xf32, reg>\n  return\n}\n",
-                   ":3:19: error: a tile dimension must be at least 1"});
+                   ":3:21: error: a tile dimension must be at least 1"});
   std::string deep_tir = "module {a = " + std::string(1000, '[') + std::string(1000, ']') + "}\n";
   cases.push_back({"deep.tir", deep_tir, ":1:"});
   for (const Case& c : cases) {
@@ -161,9 +161,10 @@ TEST(CliLimits, HostileSizesAreInputErrorsWithALocation) {
 }
 
 TEST(CliLimits, SharedMemoryBudgetIsNamedWithTheFigure) {
-  CommandResult r = run_command(tilec("compile samples/gemm.tile -D BK=128 -D STAGES=8 -o /dev/null"));
+  // 64 rows of 1024 f32 elements: 256 KiB for one tile buffer alone.
+  CommandResult r = run_command(tilec("compile samples/softmax.tile -D BR=64 -D D=1024 -o /dev/null"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.err, HasSubstr("samples/gemm.tile:"));
+  EXPECT_THAT(r.err, HasSubstr("samples/softmax.tile:6:1: error: kernel @softmax needs "));
   EXPECT_THAT(r.err, ::testing::MatchesRegex("(.|\n)*needs [0-9]+ bytes of shared memory(.|\n)*budget is 232448 bytes(.|\n)*"));
 }
 
