@@ -20,6 +20,9 @@ constexpr std::pair<std::string_view, TokenKind> kKeywords[] = {
     {"carry", TokenKind::kw_carry}, {"pipeline", TokenKind::kw_pipeline},
 };
 
+// Longer identifiers are refused: no real name needs more, and diagnostics stay readable.
+constexpr size_t kMaxIdentifierLength = 256;
+
 bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -75,6 +78,9 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
       while (pos < source.size() && is_identifier_char(source[pos])) advance();
       token.text = source.substr(start, pos - start);
       token.kind = TokenKind::identifier;
+      if (token.text.size() > kMaxIdentifierLength)
+        diagnostics.error(token.location, fmt::format("identifier of {} characters; at most {} are allowed",
+                                                      token.text.size(), kMaxIdentifierLength));
       for (auto [word, kind] : kKeywords)
         if (word == token.text) token.kind = kind;
     } else if (std::isdigit(static_cast<unsigned char>(c)) ||

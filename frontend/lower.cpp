@@ -30,6 +30,9 @@ namespace tilec::frontend {
 
 namespace {
 
+// pipeline(S): more stages than this is refused (no target keeps more buffers in flight).
+constexpr int64_t kMaxPipelineStages = 16;
+
 using Const = ConstantValue;
 
 // The result of lowering an expression: a folded constant or an IR value; neither after an
@@ -595,6 +598,11 @@ class Lowering {
     Value* upper = index_value(*s.upper, "a loop bound");
     std::optional<int64_t> stages;
     if (s.pipeline) stages = const_int(*s.pipeline, "the pipeline stage count", 1);
+    if (stages && *stages > kMaxPipelineStages) {
+      error(s.pipeline->location, fmt::format("the pipeline stage count is {}; at most {} stages are supported",
+                                              *stages, kMaxPipelineStages));
+      stages.reset();
+    }
     std::vector<Value*> inits;
     bool ok = lower && upper && (!s.pipeline || stages);
     for (const auto& [name, location] : s.carried) {

@@ -20,6 +20,12 @@ namespace {
 
 struct ParseError {};
 
+// Limits that keep hostile text from exhausting the stack or overflowing shape arithmetic; the
+// same figures as the DSL's (frontend/parser.cpp, frontend/lower.cpp).
+constexpr int kMaxNesting = 200;                     // regions and array attributes
+constexpr int64_t kMaxTileDimension = int64_t{1} << 24;
+constexpr int64_t kMaxTileElements = int64_t{1} << 30;
+
 class IrParser {
  public:
   IrParser(std::string_view text, DiagnosticEngine& diagnostics)
@@ -157,8 +163,15 @@ class IrParser {
   }
   Type tile_body() {  // after 'tile<': (INT 'x')+ scalar ',' space '>'
     std::vector<int64_t> shape;
+    int64_t elements = 1;
     while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      shape.push_back(integer());
+      Location dimension_at = here();
+      int64_t extent = integer();
+      if (extent < 1) fail_at(dimension_at, "a tile dimension must be at least 1");
+      if (extent > kMaxTileDimension || elements > kMaxTileElements / extent)
+        fail_at(dimension_at, fmt::format("tile of more than 2^30 elements (dimension {})", extent));
+      elements *= extent;
+      shape.push_back(extent);
       if (pos_ >= text_.size() || text_[pos_] != 'x') fail("expected 'x' in a tile shape");
       advance();
     }
@@ -225,6 +238,7 @@ class IrParser {
     skip_space();
     Location at = here();
     if (consume('[')) {
+      NestingGuard guard(*this, at);
       Attribute::Array items;
       if (!consume(']')) {
         do items.push_back(attribute());
@@ -402,6 +416,7 @@ class IrParser {
     // Regions see the values defined before the op, and their own arguments; the op's results
     // are defined after its regions.
     while (peek_is('{')) {
+      NestingGuard guard(*this, here());
       advance();
       Region& nested = op->add_region();
       if (consume('^')) {
@@ -418,8 +433,19 @@ class IrParser {
     return op;
   }
 
+  // Counts the regions and arrays open around the parse; deeper than kMaxNesting is an error.
+  struct NestingGuard {
+    IrParser& parser;
+    NestingGuard(IrParser& p, Location at) : parser(p) {
+      if (++parser.nesting_ > kMaxNesting)
+        parser.fail_at(at, fmt::format("nesting deeper than {} levels", kMaxNesting));
+    }
+    ~NestingGuard() { --parser.nesting_; }
+  };
+
   std::string_view text_;
   DiagnosticEngine& diagnostics_;
+  int nesting_ = 0;
   size_t pos_ = 0;
   uint32_t line_ = 1, column_ = 1;
   std::unordered_map<std::string, Value*> values_;

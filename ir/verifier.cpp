@@ -139,7 +139,11 @@ class Verifier {
   }
 
   void verify_attributes(const Operation& op) {
-    for (const auto& [name, value] : op.attributes()) {
+    for (const auto& attribute : op.attributes()) {
+      // Named references, not a structured binding: clang 14 (the fuzz build) cannot capture
+      // structured bindings in a lambda.
+      const auto& name = attribute.first;
+      const auto& value = attribute.second;
       auto need_int = [&](int64_t minimum) {
         if (!value.is_int()) error(op, fmt::format("attribute '{}' must be an integer, not {}", name, value.kind_name()));
         else if (value.as_int() < minimum) error(op, fmt::format("attribute '{}' must be >= {}, got {}", name, minimum, value.as_int()));

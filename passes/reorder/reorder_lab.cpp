@@ -95,6 +95,13 @@ LabParse parse_reorder_lab(std::string_view text) {
     parse.position = line_and_column(text, error.byte > 0 ? error.byte - 1 : 0);
     parse.error = "malformed JSON: " + message;
     return parse;
+  } catch (const json::exception& error) {
+    // Not a syntax error but a value the reader cannot hold, e.g. a number out of range
+    // (out_of_range.406 for 1e400): still the input's fault.
+    std::string message = error.what();
+    if (auto bracket = message.find("] "); bracket != std::string::npos) message = message.substr(bracket + 2);
+    parse.error = "malformed JSON: " + message;
+    return parse;
   }
   if (!document.is_object()) {
     parse.error = "the input must be a JSON object with \"stmts\"";

@@ -111,5 +111,107 @@ TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
   fs::remove(racy);
 }
 
+
+// A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
+std::string kernel_with(const std::string& shape, const std::string& stages, const std::string& name = "x") {
+  return "kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n"
+         "  for j in 0 .. 2 pipeline(" + stages + ") {\n"
+         "    " + name + " = load X[i] : <" + shape + ">;\n"
+         "    store Y[i] = " + name + ";\n  }\n}\n";
+}
+
+TEST(CliLimits, HostileSizesAreInputErrorsWithALocation) {
+  struct Case {
+    std::string name, text, message;
+  };
+  std::string deep_tile = "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = " + std::string(300, '(') + "1" +
+                          std::string(300, ')') + ";\n}\n";
+  std::vector<Case> cases = {
+      {"long_name.tile", kernel_with("8", "2", std::string(300, 'v')), ":3:5: error: identifier of 300 characters; at most 256"},
+      {"stages.tile", kernel_with("8", "17"), ":2:28: error: the pipeline stage count is 17; at most 16 stages"},
+      {"deep.tile", deep_tile, ":2:"},
+  };
+  // Products of dimensions past 2^30 elements (the byte size would overflow 32 bits) and past
+  // 2^63 (the element count would overflow 64 bits), in the DSL and in IR text.
+  std::string wide = "kernel k(X: tensor<N, N, f32>, Y: tensor<N, N, f32>) grid tiles(1) as (i) {\n"
+                     "  x = load X[i, i] : <65536, 65536>;\n  store Y[i, i] = x;\n}\n";
+  cases.push_back({"wide.tile", wide, ":2:30: error: tile of more than 2^30 elements (dimension 65536)"});
+  std::string huge = wide;
+  huge.replace(huge.find("65536, 65536"), 12, "4294967296, 4294967296");
+  cases.push_back({"huge.tile", huge, ":2:23: error: tile of more than 2^30 elements (dimension 4294967296)"});
+  cases.push_back({"huge.tir", "module\nkernel @k() {\n  %0 = zeros : tile<4294967296x4294967296xf32, reg>\n  return\n}\n",
+                   ":3:21: error: tile of more than 2^30 elements (dimension 4294967296)"});
+  cases.push_back({"zero.tir", "module\nkernel @k() {\n  %0 = zeros : tile<0x8xf32, reg>\n  return\n}\n",
+                   ":3:21: error: a tile dimension must be at least 1"});
+  std::string deep_tir = "module {a = " + std::string(1000, '[') + std::string(1000, ']') + "}\n";
+  cases.push_back({"deep.tir", deep_tir, ":1:"});
+  for (const Case& c : cases) {
+    fs::path path = temp_file(c.name, c.text);
+    CommandResult r = run_command(tilec("compile " + path.string() + " -o /dev/null"));
+    EXPECT_EQ(r.status, 1) << c.name << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(path.string() + c.message)) << c.name;
+    fs::remove(path);
+  }
+  fs::path deep = temp_file("deep_nesting.tile", deep_tile);
+  EXPECT_THAT(run_command(tilec("compile " + deep.string())).err, HasSubstr("nesting deeper than 200 levels"));
+  fs::remove(deep);
+  fs::path deep_ir = temp_file("deep_nesting.tir", deep_tir);
+  EXPECT_THAT(run_command(tilec("compile " + deep_ir.string())).err, HasSubstr("nesting deeper than 200 levels"));
+  fs::remove(deep_ir);
+}
+
+TEST(CliLimits, SharedMemoryBudgetIsNamedWithTheFigure) {
+  // 64 rows of 1024 f32 elements: 256 KiB for one tile buffer alone.
+  CommandResult r = run_command(tilec("compile samples/softmax.tile -D BR=64 -D D=1024 -o /dev/null"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("samples/softmax.tile:6:1: error: kernel @softmax needs "));
+  EXPECT_THAT(r.err, ::testing::MatchesRegex("(.|\n)*needs [0-9]+ bytes of shared memory(.|\n)*budget is 232448 bytes(.|\n)*"));
+}
+
+TEST(CliLimits, UnknownTargetNamesTheChoices) {
+  CommandResult r = run_command(tilec("compile samples/vector_add.tile --target sm_80"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("sm_80"));
+  EXPECT_THAT(r.err, HasSubstr("sm_90a"));
+}
+
+TEST(CliLimits, BytesOutsideAsciiAreRefusedOutsideCommentsOnly) {
+  std::string body = kernel_with("8", "2");
+  fs::path code = temp_file("latin1.tile", "// caf\xe9\n" + body.insert(body.find("store"), "\xff"));
+  CommandResult r = run_command(tilec("compile " + code.string() + " -o /dev/null"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr(code.string() + ":5:5: error: unexpected byte 0xff"));
+  fs::remove(code);
+  // Invalid UTF-8 (a lone continuation byte, a truncated sequence) inside both comment forms.
+  fs::path comments = temp_file("comments.tile", "// \x80\xc3\n/* \xfe\xff \xe2\x82 */\n" + kernel_with("8", "2"));
+  CommandResult ok = run_command(tilec("compile " + comments.string() + " -o /dev/null"));
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  fs::remove(comments);
+}
+
+TEST(CliLimits, EveryReaderRefusesEmptyFilesAndDirectories) {
+  fs::path empty_ir = temp_file("empty.tir", "");
+  CommandResult ir = run_command(tilec("compile " + empty_ir.string()));
+  EXPECT_EQ(ir.status, 1);
+  EXPECT_THAT(ir.err, HasSubstr("the file is empty"));
+  fs::remove(empty_ir);
+  fs::path empty_json = temp_file("empty.json", "");
+  for (const char* lab : {"sched", "reorder"}) {
+    CommandResult json = run_command(tilec(std::string(lab) + " " + empty_json.string()));
+    EXPECT_EQ(json.status, 1) << lab;
+    EXPECT_THAT(json.err, HasSubstr(empty_json.string())) << lab;
+    CommandResult directory = run_command(tilec(std::string(lab) + " samples"));
+    EXPECT_EQ(directory.status, 1) << lab;
+    EXPECT_THAT(directory.err, HasSubstr("is a directory")) << lab;
+  }
+  fs::remove(empty_json);
+  CommandResult run_directory = run_command(tilec("run samples"));
+  EXPECT_EQ(run_directory.status, 1);
+  EXPECT_THAT(run_directory.err, HasSubstr("is a directory"));
+  CommandResult into_directory = run_command(tilec("compile samples/vector_add.tile -o samples"));
+  EXPECT_EQ(into_directory.status, 1);
+  EXPECT_THAT(into_directory.err, HasSubstr("cannot write 'samples': it is a directory"));
+}
+
 }  // namespace
 }  // namespace tilec::testing

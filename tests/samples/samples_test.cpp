@@ -155,6 +155,35 @@ TEST(SampleCuda, EveryEmittedFileCompilesWithNvccForItsTarget) {
   }
 }
 
+// The .tile samples above are compiled twice; here every .tir input the suites keep goes through
+// the whole pipeline twice, to IR and to CUDA for each target, and every lab input through
+// `tilec sched` / `tilec reorder` twice: the same input must give the same bytes (status,
+// stdout and stderr).
+TEST(Determinism, TirAndLabInputsGiveTheSameBytesTwice) {
+  std::vector<std::string> commands;
+  for (const char* folder : {"samples/expected", "tests/cuda/inputs"})
+    for (const auto& entry : fs::directory_iterator(source_dir() / folder)) {
+      if (entry.path().extension() != ".tir") continue;
+      std::string input = std::string(folder) + "/" + entry.path().filename().string();
+      commands.push_back("compile " + input + " --emit ir");
+      for (const char* target : kTargets) commands.push_back("compile " + input + " --target " + target);
+    }
+  for (const auto& [folder, lab] : {std::pair{"tests/schedule/data", "sched"}, {"tests/reorder/scenarios", "reorder"}})
+    for (const auto& entry : fs::directory_iterator(source_dir() / folder))
+      if (entry.path().extension() == ".json")
+        commands.push_back(std::string(lab) + " " + folder + "/" + entry.path().filename().string());
+  std::sort(commands.begin(), commands.end());
+  ASSERT_GT(commands.size(), 20u);
+  for (const std::string& command : commands) {
+    CommandResult first = run_command(tilec(command));
+    CommandResult second = run_command(tilec(command));
+    EXPECT_TRUE(first.status == 0 || first.status == 1) << command << "\n" << first.err;
+    EXPECT_EQ(first.status, second.status) << command;
+    EXPECT_EQ(first.out, second.out) << command;
+    EXPECT_EQ(first.err, second.err) << command;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Samples, Sample, ::testing::ValuesIn(sample_names()),
                          [](const auto& info) { return info.param; });
 

@@ -1,0 +1,17 @@
+// tests/fuzz/fuzz_ir_text.cpp — libFuzzer target: check_ir_text (tests/fuzz/fuzz_entry.h) on every input;
+// an internal error aborts, so libFuzzer records the input as a crash.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "tests/fuzz/fuzz_entry.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  if (auto problem = tilec::fuzz::check_ir_text(input)) {
+    std::fprintf(stderr, "tilec internal error: %s\n", problem->c_str());
+    std::abort();
+  }
+  return 0;
+}
