@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -49,6 +50,12 @@ inline CommandResult run_command(const std::string& command) {
 }
 
 inline std::string tilec_binary() { return TILEC_BINARY; }
+
+// TILEC_BLESS=1: golden tests rewrite their expected files instead of comparing (tests/README.md).
+inline bool blessing() {
+  const char* bless = std::getenv("TILEC_BLESS");
+  return bless && std::string(bless) == "1";
+}
 inline std::filesystem::path source_dir() { return TILEC_SOURCE_DIR; }
 
 }  // namespace tilec::testing

@@ -26,16 +26,10 @@ namespace {
 struct CompileOptions {
   std::string input;
   std::string output;
-  std::string target = "sm_90a";
   std::vector<std::string> defines;
   std::string emit = "cu";
-  std::string stop_after;
-  bool print_ir_after_all = false;
-  std::vector<std::string> print_ir_after;
-  bool time_passes = false;
-  int max_events = 8;  // reorder-events
+  DriverOptions driver;  // target, stop-after, printing, timing, max-events, generator
   bool emit_harness = false;
-  std::string generator = "auto";
   std::string report;   // --report OUT.html
 };
 
@@ -72,20 +66,19 @@ int run_compile(const CompileOptions& options) {
   LoadedInput input = load_input(options.input, defines);
   if (!input.module) return input.internal_error ? 2 : 1;
   Module& module = *input.module;
-  DriverOptions driver{options.target, options.stop_after, options.max_events, options.print_ir_after_all,
-                       options.print_ir_after, options.time_passes, options.generator};
-  ReportRecorder recorder(options.report, options.input, input.source, module, options.max_events, driver);
+  DriverOptions driver = options.driver;
+  ReportRecorder recorder(options.report, options.input, input.source, module, driver.max_events, driver);
   int pipeline_status = run_pipeline(module, *input.diagnostics, driver);
   if (!recorder.finish(pipeline_status, *input.diagnostics, module)) return 1;
   if (pipeline_status != 0) return pipeline_status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
-  if (!options.stop_after.empty()) {
-    fmt::print(stderr, "tilec: error: --stop-after {} stops before code generation; use --emit ir\n", options.stop_after);
+  if (!driver.stop_after.empty()) {
+    fmt::print(stderr, "tilec: error: --stop-after {} stops before code generation; use --emit ir\n", driver.stop_after);
     return 1;
   }
   CudaEmitOptions emit_options;
-  emit_options.target = options.target;
+  emit_options.target = driver.target;
   emit_options.source_name = options.input;
   emit_options.passes = passes_run(module);
   emit_options.harness = options.emit_harness;
@@ -135,25 +128,18 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       "--depfile", depfile->path, "also write a make-style dependency file 'OUT: IN' to this path (needs -o)");
   cmd->add_flag("-M", depfile->next_to_output, "like --depfile OUT.d: the dependency file next to -o's file")
       ->excludes(depfile_option);
-  cmd->add_option("--target", options->target, "GPU target")
-      ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
-  cmd->add_option("-D", options->defines, "override a constant: -D NAME=VALUE (repeatable)")
-      ->allow_extra_args(false);
+  add_pipeline_options(*cmd, options->driver, options->defines);
   cmd->add_option("--emit", options->emit, "what to write: tokens, ast, ir or cu")
       ->check(CLI::IsMember({"tokens", "ast", "ir", "cu"}));
   std::vector<std::string> stages = pipeline_stage_names();
-  cmd->add_option("--stop-after", options->stop_after,
+  cmd->add_option("--stop-after", options->driver.stop_after,
                   fmt::format("stop after this stage: {}", fmt::join(stages, ", ")))
       ->check(CLI::IsMember(stages));
-  cmd->add_flag("--print-ir-after-all", options->print_ir_after_all, "print the IR to stderr after every pass");
-  cmd->add_option("--print-ir-after", options->print_ir_after, "print the IR to stderr after this pass (repeatable)")
+  cmd->add_flag("--print-ir-after-all", options->driver.print_ir_after_all, "print the IR to stderr after every pass");
+  cmd->add_option("--print-ir-after", options->driver.print_ir_after, "print the IR to stderr after this pass (repeatable)")
       ->check(CLI::IsMember(stages))
       ->allow_extra_args(false);
-  cmd->add_flag("--time-passes", options->time_passes, "print the time each pass took to stderr");
-  cmd->add_option("--max-events", options->max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--generator", options->generator, "schedule generator: auto, serial or cost-based")
-      ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
+  cmd->add_flag("--time-passes", options->driver.time_passes, "print the time each pass took to stderr");
   cmd->add_option("--report", options->report,
                   "write one self-contained HTML page: source, pass timeline, IR after each pass, schedules, events");
   cmd->add_flag("--emit-harness", options->emit_harness,

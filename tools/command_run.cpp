@@ -37,13 +37,10 @@ struct RunOptions {
   std::string kernel;
   std::string dims;
   std::vector<std::string> defines;
-  std::string target = "sm_90a";
+  DriverOptions driver;  // target, stop-after, max-events, generator
   unsigned workers = 0;
   uint64_t seed = 1;
   bool check = false;
-  std::string stop_after;
-  int max_events = 8;
-  std::string generator = "auto";
   std::string report;  // --report OUT.html
 };
 
@@ -148,12 +145,8 @@ int run_run(const RunOptions& options) {
   LoadedInput input = load_input(options.input, defines);
   if (!input.module) return input.internal_error ? 2 : 1;
   std::unique_ptr<Module> parsed = clone_module(*input.module);
-  DriverOptions driver;
-  driver.target = options.target;
-  driver.stop_after = options.stop_after;
-  driver.max_events = options.max_events;
-  driver.generator = options.generator;
-  ReportRecorder recorder(options.report, options.input, input.source, *input.module, options.max_events, driver);
+  DriverOptions driver = options.driver;
+  ReportRecorder recorder(options.report, options.input, input.source, *input.module, driver.max_events, driver);
   int pipeline_status = run_pipeline(*input.module, *input.diagnostics, driver);
   if (!recorder.finish(pipeline_status, *input.diagnostics, *input.module)) return 1;
   if (pipeline_status != 0) return pipeline_status;
@@ -201,19 +194,13 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--kernel", options->kernel, "run only this kernel (default: every kernel)");
   cmd->add_option("--dims", options->dims,
                   fmt::format("symbolic tensor extents, e.g. M=256,N=128,K=64 (default {} each)", kDefaultExtent));
-  cmd->add_option("-D", options->defines, "override a constant: -D NAME=VALUE (repeatable)")->allow_extra_args(false);
-  cmd->add_option("--target", options->target, "GPU target the pipeline compiles for")
-      ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
+  add_pipeline_options(*cmd, options->driver, options->defines);
   cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));
   cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
-  cmd->add_option("--max-events", options->max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--generator", options->generator, "schedule generator: auto, serial or cost-based")
-      ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");
   std::vector<std::string> stages = pipeline_stage_names();
-  cmd->add_option("--stop-after", options->stop_after, "run the IR as it is after this stage")
+  cmd->add_option("--stop-after", options->driver.stop_after, "run the IR as it is after this stage")
       ->check(CLI::IsMember(stages));
   cmd->add_option("--report", options->report, "also write the pipeline's HTML report (as tilec compile --report)");
   cmd->callback([options, &run] { run = [options] { return run_run(*options); }; });

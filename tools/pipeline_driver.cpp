@@ -1,6 +1,7 @@
 // tools/pipeline_driver.cpp — the pipeline run shared by compile and run.
 #include "tools/pipeline_driver.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -43,6 +44,16 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
     case PipelineStatus::internal_error: return 2;
   }
   return 2;
+}
+
+void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std::string>& defines) {
+  cmd.add_option("--target", driver.target, "GPU target the pipeline compiles for")
+      ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
+  cmd.add_option("-D", defines, "override a constant: -D NAME=VALUE (repeatable)")->allow_extra_args(false);
+  cmd.add_option("--max-events", driver.max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--generator", driver.generator, "schedule generator: auto, serial or cost-based")
+      ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
 }
 
 }  // namespace tilec::tools

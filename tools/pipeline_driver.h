@@ -13,6 +13,10 @@
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
 
+namespace CLI {
+class App;
+}
+
 namespace tilec::tools {
 
 struct DriverOptions {
@@ -30,5 +34,9 @@ struct DriverOptions {
 };
 
 int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options);
+
+// Adds the options every subcommand that runs the pipeline shares: --target, -D NAME=VALUE
+// (collected into `defines`), --max-events and --generator.
+void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std::string>& defines);
 
 }  // namespace tilec::tools

@@ -42,11 +42,6 @@ std::string extra_args(const fs::path& input) {
   return args;
 }
 
-bool blessing() {
-  const char* bless = std::getenv("TILEC_BLESS");
-  return bless && std::string(bless) == "1";
-}
-
 TEST(Golden, IrAfterEachStageMatchesTheExpectedFile) {
   fs::path root = source_dir() / "tests" / "golden";
   int checked = 0;

@@ -31,11 +31,6 @@ std::vector<std::string> sample_names() {
   return names;
 }
 
-bool blessing() {
-  const char* bless = std::getenv("TILEC_BLESS");
-  return bless && std::string(bless) == "1";
-}
-
 std::string tilec(const std::string& arguments) {
   return "cd " + source_dir().string() + " && " + tilec_binary() + " " + arguments;
 }
