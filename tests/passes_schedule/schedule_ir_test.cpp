@@ -29,8 +29,7 @@
 #include "ir/ir.h"
 #include "ir/parser.h"
 #include "passes/pipeline.h"
-#include "runtime/interpreter/interpreter.h"
-#include "runtime/interpreter/kernel_buffers.h"
+#include "tests/passes/pass_test_support.h"
 
 namespace tilec {
 namespace {
@@ -264,28 +263,7 @@ TEST(ScheduleIr, InterpreterOutputsAreUnchangedByThePasses) {
     for (const auto& kernel : c.scheduled->kernels()) {
       const Operation* original = c.parsed->find_kernel(kernel_name(*kernel));
       ASSERT_NE(original, nullptr);
-      runtime::SymbolBindings symbols;
-      const Region& params = kernel->region();
-      for (size_t i = 0; i < params.num_arguments(); ++i)
-        for (const Dim& d : params.argument(i)->type().dims())
-          if (!d.symbol.empty()) symbols[d.symbol] = 96;
-      runtime::KernelBuffers before, after;
-      std::string message;
-      ASSERT_TRUE(runtime::make_kernel_buffers(*original, symbols, 7, before, message)) << message;
-      ASSERT_TRUE(runtime::make_kernel_buffers(*kernel, symbols, 7, after, message)) << message;
-      auto before_args = before.arguments();
-      auto after_args = after.arguments();
-      auto r1 = runtime::run_kernel(*original, before_args, symbols);
-      auto r2 = runtime::run_kernel(*kernel, after_args, symbols);
-      ASSERT_TRUE(r1.ok) << r1.describe();
-      ASSERT_TRUE(r2.ok) << r2.describe();
-      auto comparisons = runtime::compare_outputs(before, after);
-      EXPECT_FALSE(comparisons.empty());
-      for (const auto& cmp : comparisons) {
-        EXPECT_TRUE(cmp.comparison.shapes_match) << cmp.name;
-        EXPECT_EQ(cmp.comparison.mismatches, 0) << cmp.name;
-        EXPECT_EQ(cmp.comparison.max_absolute_error, 0.0) << cmp.name;
-      }
+      EXPECT_EQ(testing::compare_runs(*original, *kernel, 7), "");
       ++kernels;
     }
   }
