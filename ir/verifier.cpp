@@ -20,6 +20,7 @@
 //     `leader_gid` (integers ≥ 0), `max_depth` (integer ≥ 1) and `force_serial_execution` (unit);
 //     the published schedule: `stage`, `order`, `cycle` integers ≥ 0, `ii` and `stages`
 //     integers ≥ 1, `generator` "serial" or "cost-based".
+//  7. Pipe, mutex, synchronization and agent ops: ir/verify_pipe_ops.cpp, ir/verify_sync_ops.cpp.
 #include "ir/verifier.h"
 
 #include <fmt/core.h>
@@ -28,6 +29,7 @@
 #include <unordered_set>
 
 #include "ir/ir.h"
+#include "ir/verify_sync.h"
 
 namespace tilec {
 
@@ -101,6 +103,7 @@ class Verifier {
         error(op, "grid_ids must sit directly in a kernel body");
       verify_op(op);
     }
+    verify_pipe_region(region, [this](const Operation& at, const std::string& message) { error(at, message); });
     // Values defined in this region go out of scope when it ends.
     for (size_t i = 0; i < region.num_arguments(); ++i) defined_.erase(region.argument(i));
     for (const auto& op : ops)
@@ -133,7 +136,12 @@ class Verifier {
       return;
     }
     verify_attributes(op);
-    if (arity_ok) verify_types(op);
+    if (arity_ok) {
+      verify_types(op);
+      OpErrorSink sink = [this](const Operation& at, const std::string& message) { error(at, message); };
+      verify_pipe_op(op, sink);
+      verify_sync_op(op, sink);
+    }
     for (size_t r = 0; r < op.num_regions(); ++r) verify_region(op.region(r), OpKind::yield);
     for (size_t i = 0; i < op.num_results(); ++i) defined_.insert(op.result(i));
   }
