@@ -48,12 +48,13 @@ bool is_sync_op(OpKind kind) {
   }
 }
 
-int64_t TileExecution::sync_object(const Operation& op, size_t i, Type::Kind kind) {
+int64_t TileExecution::sync_object(const Operation& op, size_t i, ObjectKind kind) {
+  static constexpr const char* kNames[] = {"", "pipe", "mutex", "mbarrier", "stage buffer"};
   if (i >= op.num_operands()) return fail(op, fmt::format("is missing operand {}", i)), -1;
   const RuntimeValue* v = lookup(op.operand(i));
   if (!v) return fail(op, fmt::format("operand {} has no value (used before its definition)", i)), -1;
-  if (v->object < 0 || op.operand(i)->type().kind() != kind)
-    return fail(op, fmt::format("operand {} is not a {} object", i, op.operand(i)->type().to_string())), -1;
+  if (v->object < 0 || v->kind != kind)
+    return fail(op, fmt::format("operand {} must be a {}", i, kNames[static_cast<int>(kind)])), -1;
   return v->object;
 }
 
@@ -90,16 +91,16 @@ bool TileExecution::execute_pipe(const Operation& op) {
       if (type.kind() != Type::Kind::pipe || type.depth() < 1)
         return fail(op, "its result must be a pipe of depth >= 1");
       cta.pipes.push_back({value_name(op.result()), type.depth(), 0, {}, 0});
-      values_[op.result()] = RuntimeValue{{}, nullptr, static_cast<int64_t>(cta.pipes.size() - 1)};
+      values_[op.result()] = RuntimeValue{{}, nullptr, static_cast<int64_t>(cta.pipes.size() - 1), ObjectKind::pipe};
       return true;
     }
     case OpKind::mutex_create:
       cta.mutexes.push_back({value_name(op.result()), false});
-      values_[op.result()] = RuntimeValue{{}, nullptr, static_cast<int64_t>(cta.mutexes.size() - 1)};
+      values_[op.result()] = RuntimeValue{{}, nullptr, static_cast<int64_t>(cta.mutexes.size() - 1), ObjectKind::mutex};
       return true;
     case OpKind::mutex_lock:
     case OpKind::mutex_unlock: {
-      int64_t index = sync_object(op, 0, Type::Kind::mutex);
+      int64_t index = sync_object(op, 0, ObjectKind::mutex);
       if (index < 0) return false;
       MutexState& mutex = cta.mutexes[static_cast<size_t>(index)];
       if (op.kind() == OpKind::mutex_unlock) {
@@ -116,7 +117,7 @@ bool TileExecution::execute_pipe(const Operation& op) {
     default:
       break;
   }
-  int64_t index = sync_object(op, 0, Type::Kind::pipe);
+  int64_t index = sync_object(op, 0, ObjectKind::pipe);
   if (index < 0) return false;
   PipeState& pipe = cta.pipes[static_cast<size_t>(index)];
   switch (op.kind()) {
@@ -163,10 +164,10 @@ bool TileExecution::execute_mbarrier(const Operation& op) {
     MbarrierState barrier{value_name(op.result()), arrivals, {}};
     barrier.slots.assign(static_cast<size_t>(count), MbarrierSlot{0, arrivals, 0});
     cta.mbarriers.push_back(std::move(barrier));
-    values_[op.result()] = RuntimeValue{{}, nullptr, static_cast<int64_t>(cta.mbarriers.size() - 1)};
+    values_[op.result()] = RuntimeValue{{}, nullptr, static_cast<int64_t>(cta.mbarriers.size() - 1), ObjectKind::mbarrier};
     return true;
   }
-  int64_t index = sync_object(op, 0, Type::Kind::mbarrier);
+  int64_t index = sync_object(op, 0, ObjectKind::mbarrier);
   int64_t slot = 0;
   if (index < 0 || !integer_operand(op, 1, slot)) return false;
   MbarrierState& barrier = cta.mbarriers[static_cast<size_t>(index)];
@@ -206,8 +207,10 @@ bool TileExecution::execute_mbarrier(const Operation& op) {
                        parity, b.name, slot, s.phase, plural(s.missing, "arrival"), plural(s.bytes, "byte"));
   };
   if (!wait_until(op, ready, blocked)) return false;
+  // Other agents may have created barriers meanwhile: index again, do not reuse `barrier`.
+  int64_t phase = cta.mbarriers[static_cast<size_t>(index)].slots[static_cast<size_t>(slot)].phase;
   int64_t& observed = cta.agents[agent_].observed.try_emplace({index, slot}, -1).first->second;
-  observed = std::max(observed, barrier.slots[static_cast<size_t>(slot)].phase - 1);
+  observed = std::max(observed, phase - 1);
   return true;
 }
 
@@ -223,8 +226,8 @@ bool TileExecution::execute_stage(const Operation& op) {
   }
   if (op.kind() == OpKind::stage_buffer) {
     const Type& type = op.result()->type();
-    int64_t full = sync_object(op, 0, Type::Kind::mbarrier);
-    int64_t empty = full < 0 ? -1 : sync_object(op, 1, Type::Kind::mbarrier);
+    int64_t full = sync_object(op, 0, ObjectKind::mbarrier);
+    int64_t empty = full < 0 ? -1 : sync_object(op, 1, ObjectKind::mbarrier);
     if (empty < 0) return false;
     if (type.kind() != Type::Kind::pipe || type.depth() < 1) return fail(op, "its result must be a pipe type");
     for (int64_t barrier : {full, empty})
@@ -234,14 +237,12 @@ bool TileExecution::execute_stage(const Operation& op) {
     StageBufferState buffer{value_name(op.result()), full, empty, {}};
     buffer.slots.resize(static_cast<size_t>(type.depth()));
     cta.stage_buffers.push_back(std::move(buffer));
-    values_[op.result()] = RuntimeValue{{}, nullptr, static_cast<int64_t>(cta.stage_buffers.size() - 1)};
+    values_[op.result()] = RuntimeValue{{}, nullptr, static_cast<int64_t>(cta.stage_buffers.size() - 1), ObjectKind::stage_buffer};
     return true;
   }
-  int64_t index = sync_object(op, 0, Type::Kind::pipe);
+  int64_t index = sync_object(op, 0, ObjectKind::stage_buffer);
   int64_t slot = 0;
   if (index < 0 || !integer_operand(op, 1, slot)) return false;
-  if (index >= static_cast<int64_t>(cta.stage_buffers.size()))
-    return fail(op, "operand 0 must be a stage buffer");
   StageBufferState& buffer = cta.stage_buffers[static_cast<size_t>(index)];
   if (slot < 0 || slot >= static_cast<int64_t>(buffer.slots.size()))
     return fail(op, fmt::format("slot {} is outside {}[0..{}]", slot, buffer.name, buffer.slots.size() - 1));

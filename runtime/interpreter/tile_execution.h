@@ -26,10 +26,14 @@
 
 namespace tilec::runtime::detail {
 
+// The CtaState table a sync object's index points into.
+enum class ObjectKind : uint8_t { none, pipe, mutex, mbarrier, stage_buffer };
+
 struct RuntimeValue {
   TileValue tile;                // scalars and tiles
   HostBuffer* tensor = nullptr;  // tensor parameters
-  int64_t object = -1;           // sync objects: index into the CtaState table of the value's type
+  int64_t object = -1;           // sync objects: index into the CtaState table of `kind`
+  ObjectKind kind = ObjectKind::none;
 };
 
 using ValueMap = std::unordered_map<const Value*, RuntimeValue>;
@@ -96,7 +100,7 @@ class TileExecution {
   bool execute_mbarrier(const Operation& op);
   bool execute_stage(const Operation& op);
   bool execute_event_or_named_barrier(const Operation& op);
-  int64_t sync_object(const Operation& op, size_t i, Type::Kind kind);
+  int64_t sync_object(const Operation& op, size_t i, ObjectKind kind);
   // Waits until `ready()` holds: at once when it does, else by parking this agent (the other
   // agents run). False (with the deadlock report as the error) when no agent can make
   // progress. `blocked` describes what the agent waits for, at the time of the report.

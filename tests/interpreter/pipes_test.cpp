@@ -118,6 +118,9 @@ TEST(InterpreterPipes, ProtocolMisuseIsALocatedErrorNamingThePipe) {
     pipe_consumer_release %p loc(40:5)
     yield %a)", "'pipe_consumer_release': releases a slot of pipe %p with nothing waited for"},
       {R"(
+    %v = stage_read %p, %zero : tile<4xf32, reg> loc(40:5)
+    yield %a)", "'stage_read': operand 0 must be a stage buffer"},
+      {R"(
     mutex_unlock %m loc(40:5)
     yield %a)", "'mutex_unlock': unlocks mutex %m, which is not locked"},
       {R"(
