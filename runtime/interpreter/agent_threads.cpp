@@ -88,6 +88,23 @@ bool AgentThreads::run(OpError& error) {
     ok = false;
     error = {{}, fmt::format("internal error in the interpreter: cannot start an agent thread: {}", e.what())};
   }
+  try {
+    schedule(ok, error);
+  } catch (const std::exception& e) {  // never leave a thread unjoined
+    ok = false;
+    error = {{}, fmt::format("internal error in the interpreter: {}", e.what())};
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    abort_ = !ok;
+  }
+  for (size_t i = 0; i < started; ++i)
+    if (!slots_[i].finished) hand_over(i);
+  for (size_t i = 0; i < started; ++i) slots_[i].thread.join();
+  return ok;
+}
+
+void AgentThreads::schedule(bool& ok, OpError& error) {
   while (ok) {
     bool progressed = false, unfinished = false;
     for (size_t i = 0; i < slots_.size() && ok; ++i) {
@@ -122,14 +139,6 @@ bool AgentThreads::run(OpError& error) {
     }
     error.message = std::move(report);
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    abort_ = !ok;
-  }
-  for (size_t i = 0; i < started; ++i)
-    if (!slots_[i].finished) hand_over(i);
-  for (size_t i = 0; i < started; ++i) slots_[i].thread.join();
-  return ok;
 }
 
 bool TileExecution::execute_warp_specialize(const Operation& op) {

@@ -44,6 +44,9 @@ class AgentThreads {
     std::function<std::string()> blocked;
   };
   void agent_main(size_t index);
+  // The round-robin loop: returns when every agent finished (ok stays true), one failed, or
+  // none can run (a deadlock); sets `error` for the last two.
+  void schedule(bool& ok, OpError& error);
   // Gives the baton to slot `index` and waits until it parks or finishes.
   void hand_over(size_t index);
   size_t slot_of(const TileExecution& execution) const;
