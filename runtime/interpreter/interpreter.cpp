@@ -10,6 +10,8 @@
 //   4. Each tile runs the ops after `grid_ids` in a TileExecution whose own values sit in a
 //      private map layered over the prologue's (read-only while tiles run, so tiles share
 //      nothing but the output buffers and the race-check owner table).
+// The pipe, barrier and stage-buffer ops run in sync_ops.cpp and warp_specialize in
+// agent_threads.cpp, on the same TileExecution (tile_execution.h).
 // Structured control flow runs recursively: `for` rebinds its region arguments each
 // iteration, `if` runs one of its regions; both take their results from the region's `yield`.
 // Cost: an op costs one pass over its result (mma: M·N·K), plus a hash lookup per operand.
