@@ -261,8 +261,9 @@ bool TileExecution::execute_stage(const Operation& op) {
     if (observed(buffer.full) < stage.full_phase)
       return fail_report(op.location(),
                          fmt::format("race: {}[{}] read by agent '{}' before its fill {} was committed (the agent "
-                                     "has not observed phase {} of {}[{}] complete)", buffer.name, slot,
-                                     agent.name, stage.fills, stage.full_phase, full_name, slot));
+                                     "has not observed phase {} of {}[{}] complete; agent '{}' filled it)",
+                                     buffer.name, slot, agent.name, stage.fills, stage.full_phase, full_name, slot,
+                                     cta.agents[static_cast<size_t>(stage.filler)].name));
     auto released = agent.released.find({index, slot});
     if (released != agent.released.end() && released->second == stage.fills)
       return fail_report(op.location(),

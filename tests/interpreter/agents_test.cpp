@@ -219,7 +219,7 @@ TEST(InterpreterAgents, PlantedBugsGiveDeadlockAndRaceReports) {
        9},
       {"the consumer's full wait removed", "        mbarrier_wait %full, %j, %jph loc(43:9)\n", "",
        {"race: %a_buf[0] read by agent 'consumer' before its fill 1 was committed (the agent has not observed "
-        "phase 0 of %full[0] complete)"},
+        "phase 0 of %full[0] complete; agent 'producer' filled it)"},
        44, 9},
       {"the producer's initial phase 0", "%pi, %pph = for %zero, %kt, %one, %zero, %one",
        "%pi, %pph = for %zero, %kt, %one, %zero, %zero",
@@ -229,7 +229,7 @@ TEST(InterpreterAgents, PlantedBugsGiveDeadlockAndRaceReports) {
        30, 9},
       {"expect_tx short by one tile (the first TMA completes the phase)", "{expect_tx = 64}", "{expect_tx = 32}",
        {"race: %b_buf[0] read by agent 'consumer' before its fill 1 was committed (the agent has not observed "
-        "phase 1 of %full[0] complete)"},
+        "phase 1 of %full[0] complete; agent 'producer' filled it)"},
        45, 9},
       {"an event waited for but never set", "        %s = mma %x, %y, %a : tile<4x4xf32, reg>\n",
        "        event_wait {event = 2, from = \"TMA\", to = \"MMA\"} loc(46:9)\n"
