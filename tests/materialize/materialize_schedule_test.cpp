@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
     Rules, VerifyPipeRegionRejects,
     ::testing::Values(
         Broken{"depth", "pipe<tile<64x32xbf16, smem>, 2>", "pipe<tile<64x32xbf16, smem>, 0>", "pipe depth must be >= 1"},
-        Broken{"commit_type", "pipe_producer_commit %pipe_a, %a", "pipe_producer_commit %pipe_a, %b", "commits tile<32x64xbf16, smem> into a pipe of"},
+        Broken{"commit_type", "pipe_producer_commit %pipe_a, %a", "pipe_producer_commit %pipe_a, %x", "commits tile<64x64xf32, reg> into a pipe of"},
         Broken{"acquire_without_commit", "    pipe_producer_commit %pipe_a, %a\n", "", "pipe_producer_acquire has no pipe_producer_commit of its pipe in the same region"},
         Broken{"acquire_twice", "    pipe_producer_commit %pipe_a, %a\n", "    pipe_producer_acquire %pipe_a\n    pipe_producer_commit %pipe_a, %a\n", "no pipe_producer_commit before the next acquire"},
         Broken{"commit_without_acquire", "    pipe_producer_acquire %pipe_a\n", "", "pipe_producer_commit without a pipe_producer_acquire"},
@@ -114,6 +114,7 @@ TEST(MaterializeSchedule, PropertiesHoldOnEveryInput) {
     ASSERT_TRUE(loaded.module) << loaded.diagnostics->render_all();
     ASSERT_EQ(run_pipeline_until(loaded, "materialize-schedule"), "");
     walk(*loaded.module, [&](Operation& op) {
+      if (!op.parent_region()) return;  // a kernel
       Region& region = *op.parent_region();
       size_t at = region.position_of(&op);
       if (op.kind() == OpKind::tma_load) {
@@ -147,9 +148,11 @@ TEST(MaterializeSchedule, PropertiesHoldOnEveryInput) {
       if (op.kind() == OpKind::pipe_consumer_wait) {
         // Depth rule: a reader in a later stage of the same region fits in the pipe.
         for (const auto& other : region.operations())
-          for (Value* operand : other->operands())
-            if (operand == op.result() && other->has_attr("stage"))
+          for (Value* operand : other->operands()) {
+            if (operand == op.result() && other->has_attr("stage")) {
               EXPECT_LE(other->int_attr("stage", 0) - op.int_attr("stage", 0) + 1, op.operand(0)->type().depth());
+            }
+          }
       }
     });
   }
