@@ -226,7 +226,8 @@ class KernelMaterializer {
   }
 
   // The kernel-body op before which a state (pipe or mutex) used by `ops` is created: the
-  // earliest kernel-body op holding one of them, never before grid_ids.
+  // earliest kernel-body op holding one of them. That is after grid_ids, since the verifier
+  // allows only scalar ops before it and `ops` hold tiles.
   Operation* creation_point(const std::vector<Operation*>& ops) {
     Operation* earliest = nullptr;
     for (Operation* op : ops) {
