@@ -12,6 +12,7 @@
 #include "passes/build_resources.h"
 #include "passes/fold_constants.h"
 #include "passes/generate_schedule_pass.h"
+#include "passes/insert_sync.h"
 #include "passes/parse_constraints.h"
 #include "passes/reorder_events_pass.h"
 
@@ -26,6 +27,10 @@ PassManager build_pipeline() {
   // reorder-events rewrites the op order published by generate-schedule (keeping modulo-scheduled
   // loop bodies as they are), so it follows it; insert-sync will allocate event ids after it.
   pm.add({"reorder-events", {"generate-schedule"}, {}, reorder_events});
+  // insert-sync lowers materialize-schedule's pipes and mutexes and numbers the events of the
+  // final order, so it comes after both (it requires reorder-events until materialize-schedule
+  // is in the pipeline).
+  pm.add({"insert-sync", {pm.has_pass("materialize-schedule") ? "materialize-schedule" : "reorder-events"}, {}, insert_sync});
   return pm;
 }
 
