@@ -74,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"mbarrier_count_missing", "%full = mbarrier_create {arrivals = 1, count = 2}", "%full = mbarrier_create {arrivals = 1}", "needs an integer 'count'"},
         Broken{"expect_tx_negative", "{expect_tx = 4096}", "{expect_tx = -1}", "'expect_tx' must be >= 0, got -1"},
         Broken{"stage_advance_count", "{count = 2} : index, index", "{count = 0} : index, index", "'count' must be >= 1, got 0"},
-        Broken{"stage_advance_operand", "stage_advance %c0, %c1", "stage_advance %c0, %a", "operand 1 must be an index"},
+        Broken{"stage_advance_operand", "stage_advance %c0, %c1", "stage_advance %c0, %full", "operand 1 must be an index"},
         Broken{"stage_advance_result", "{count = 2} : index, index", "{count = 2} : index, i32", "result 1 must be an index"},
         Broken{"event_id", "event_set {event = 0,", "event_set {event = -2,", "'event' must be >= 0, got -2"},
         Broken{"event_pipe", "event_wait {event = 0, from = \"TMA\"", "event_wait {event = 0, from = \"DMA\"", "'from' = \"DMA\" is not a pipe"},
