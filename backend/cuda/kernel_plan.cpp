@@ -125,6 +125,12 @@ class Planner {
         case OpKind::tma_load:
           unsupported(op, "'tma_load' (TMA kernels belong to a later backend)");
           return;
+        case OpKind::event_set: case OpKind::event_wait: case OpKind::named_barrier_sync:
+        case OpKind::named_barrier_arrive: case OpKind::mbarrier_create: case OpKind::mbarrier_arrive:
+        case OpKind::mbarrier_wait: case OpKind::stage_buffer: case OpKind::stage_write: case OpKind::stage_read:
+        case OpKind::tma_load_async: case OpKind::stage_advance: case OpKind::warp_specialize: case OpKind::agent:
+          unsupported(op, fmt::format("'{}' (synchronization ops of insert-sync belong to the tensor-core backend)", op.name()));
+          return;
         default: break;
       }
       auto check_type = [&](const Type& type) {
