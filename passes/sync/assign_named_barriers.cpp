@@ -97,6 +97,10 @@ bool assign_named_barriers(Operation& kernel, DiagnosticEngine& diagnostics) {
 
   for (Operation* use : uses) {
     const MutexLifetime& mutex = mutexes[index_of.at(use->operand(0))];
+    if (mutex.id == 0) {
+      diagnostics.error(use->location(), "insert-sync: mutex_unlock of a mutex that is never locked");
+      return false;
+    }
     Region* region = use->parent_region();
     size_t position = region->position_of(use);
     Builder builder(region);
