@@ -124,6 +124,8 @@ void consumers_of(Value* value, Operation& consumer, std::vector<Operation*>& co
     });
 }
 
+constexpr int kPipeSlots = 6;  // Pipe::none .. Pipe::SFU
+
 struct OpSpan {
   int first = 0;  // pre-order number of the op
   int last = 0;   // of the last op in its subtree
@@ -183,15 +185,19 @@ class EventInserter {
         }
     if (needed.empty()) return;
 
-    // Phase 3: transitive pruning on the happens-before graph.
-    std::vector<std::vector<int>> pipe_edges(count);
+    // Phase 3: transitive pruning on the happens-before graph. Its nodes are (statement, pipe)
+    // for each pipe a statement's work runs on: a for/if is on every pipe used inside it, but
+    // nothing orders its pipes among themselves, so a path must leave p on the event's `from`
+    // pipe and reach c on its `to` pipe. Sync ops are on no pipe.
+    auto node = [](int statement, Pipe pipe) { return statement * kPipeSlots + static_cast<int>(pipe); };
+    std::vector<std::vector<int>> edges(static_cast<size_t>(count) * kPipeSlots);
     std::map<Pipe, int> last_on_pipe;
     for (int index = 0; index < count; ++index) {
       std::set<Pipe> touched;
       for (Operation* inner : ops_of(*ops[index]))
-        if (!is_control(*inner) && inner->kind() != OpKind::yield) touched.insert(pipe_of(*inner));
+        if (!is_control(*inner) && inner->kind() != OpKind::yield && !is_sync_op(inner->kind())) touched.insert(pipe_of(*inner));
       for (Pipe pipe : touched) {
-        if (auto it = last_on_pipe.find(pipe); it != last_on_pipe.end()) pipe_edges[it->second].push_back(index);
+        if (auto it = last_on_pipe.find(pipe); it != last_on_pipe.end()) edges[node(it->second, pipe)].push_back(node(index, pipe));
         last_on_pipe[pipe] = index;
       }
     }
@@ -208,20 +214,24 @@ class EventInserter {
     });
     for (size_t index = 0; index < candidates.size(); ++index) {
       Candidate& candidate = candidates[index];
-      std::vector<char> reached(count, 0);
-      std::vector<int> stack{candidate.producer};
-      reached[candidate.producer] = 1;
-      while (!stack.empty() && !reached[candidate.consumer]) {
+      const int start = node(candidate.producer, candidate.from);
+      const int goal = node(candidate.consumer, candidate.to);
+      std::vector<char> reached(edges.size(), 0);
+      std::vector<int> stack{start};
+      reached[start] = 1;
+      while (!stack.empty() && !reached[goal]) {
         int at = stack.back();
         stack.pop_back();
         auto visit = [&](int next) {
           if (!reached[next]) reached[next] = 1, stack.push_back(next);
         };
-        for (int next : pipe_edges[at]) visit(next);
-        for (size_t other = 0; other < candidates.size(); ++other)
-          if (other != index && candidates[other].kept && candidates[other].producer == at) visit(candidates[other].consumer);
+        for (int next : edges[at]) visit(next);
+        for (size_t other = 0; other < candidates.size(); ++other) {
+          const Candidate& event = candidates[other];
+          if (other != index && event.kept && node(event.producer, event.from) == at) visit(node(event.consumer, event.to));
+        }
       }
-      if (reached[candidate.consumer]) candidate.kept = false;
+      if (reached[goal]) candidate.kept = false;
     }
     for (const Candidate& candidate : candidates) {
       if (!candidate.kept) continue;

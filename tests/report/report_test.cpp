@@ -107,6 +107,11 @@ TEST(Report, SyncTableListsPipesAndEventsAfterInsertSync) {
             std::string::npos);
   EXPECT_NE(compiled.page.find("depth 4, payload tile&lt;64x256xbf16, smem&gt;, 32768 B per stage"), std::string::npos);
   EXPECT_NE(compiled.page.find("<td>event</td><td>MMA-&gt;LSU#0</td><td>set after &#39;for&#39;"), std::string::npos);
+  // Mutexes: the rows name their named barriers.
+  Compiled mutexes = compile_with_report(source_dir() / "tests" / "golden" / "insert-sync" / "mutexes.tir");
+  ASSERT_EQ(mutexes.result.status, 0) << mutexes.result.err;
+  EXPECT_NE(mutexes.page.find("<td>mutex</td><td></td><td>named barrier 2 (128 threads)</td><td>line 19</td>"), std::string::npos);
+  EXPECT_EQ(count(mutexes.page, "named barrier 1 (128 threads)"), 2u);
 }
 
 TEST(Report, MaxEventsLimitIsDrawnAsGiven) {
