@@ -212,6 +212,9 @@ class EventInserter {
     std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       return std::tie(a.producer, a.consumer) < std::tie(b.producer, b.consumer);
     });
+    std::vector<std::vector<int>> events_from(edges.size());  // node → candidates leaving it
+    for (size_t index = 0; index < candidates.size(); ++index)
+      events_from[node(candidates[index].producer, candidates[index].from)].push_back(static_cast<int>(index));
     for (size_t index = 0; index < candidates.size(); ++index) {
       Candidate& candidate = candidates[index];
       const int start = node(candidate.producer, candidate.from);
@@ -226,9 +229,9 @@ class EventInserter {
           if (!reached[next]) reached[next] = 1, stack.push_back(next);
         };
         for (int next : edges[at]) visit(next);
-        for (size_t other = 0; other < candidates.size(); ++other) {
+        for (int other : events_from[at]) {
           const Candidate& event = candidates[other];
-          if (other != index && event.kept && node(event.producer, event.from) == at) visit(node(event.consumer, event.to));
+          if (static_cast<size_t>(other) != index && event.kept) visit(node(event.consumer, event.to));
         }
       }
       if (reached[goal]) candidate.kept = false;
