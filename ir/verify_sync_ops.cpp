@@ -12,6 +12,8 @@
 //     there and has a string `name`.
 #include <fmt/core.h>
 
+#include <cstdint>
+
 #include "ir/ir.h"
 #include "ir/verify_sync.h"
 
@@ -23,16 +25,66 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
     if (operand_type(i).kind() != kind)
       error(op, fmt::format("operand {} must be {}, not {}", i, what, operand_type(i).to_string()));
   };
+  // An integer attribute in [low, high]; `required` says whether it may be absent.
+  auto need_int = [&](const char* name, int64_t low, int64_t high, bool required) {
+    const Attribute* value = op.attr(name);
+    if (!value) {
+      if (required) error(op, fmt::format("needs an integer '{}'", name));
+      return;
+    }
+    if (!value->is_int()) error(op, fmt::format("'{}' must be an integer, not {}", name, value->kind_name()));
+    else if (value->as_int() < low || value->as_int() > high)
+      error(op, high == INT64_MAX ? fmt::format("'{}' must be >= {}, got {}", name, low, value->as_int())
+                                  : fmt::format("'{}' must be in {}..{}, got {}", name, low, high, value->as_int()));
+  };
+  auto need_pipe_name = [&](const char* name) {
+    const Attribute* value = op.attr(name);
+    if (!value || !value->is_string()) error(op, fmt::format("needs a string '{}' naming a pipe", name));
+    else if (!parse_pipe(value->as_string()) || value->as_string() == "none")
+      error(op, fmt::format("'{}' = \"{}\" is not a pipe (TMA, MMA, SIMT, LSU, SFU)", name, value->as_string()));
+  };
   switch (op.kind()) {
     case OpKind::mbarrier_create:
       if (op.result(0)->type().kind() != Type::Kind::mbarrier) error(op, "must give an mbarrier");
+      need_int("count", 1, INT64_MAX, true);
+      need_int("arrivals", 1, INT64_MAX, true);
       break;
     case OpKind::mbarrier_arrive:
     case OpKind::mbarrier_wait:
       need_kind(0, Type::Kind::mbarrier, "an mbarrier");
       for (size_t i = 1; i < op.num_operands(); ++i)
         if (!operand_type(i).is_index()) error(op, fmt::format("operand {} must be an index", i));
+      if (op.kind() == OpKind::mbarrier_arrive) need_int("expect_tx", 0, INT64_MAX, false);
       break;
+    case OpKind::stage_advance:
+      need_int("count", 1, INT64_MAX, true);
+      for (size_t i = 0; i < op.num_operands(); ++i)
+        if (!operand_type(i).is_index()) error(op, fmt::format("operand {} must be an index", i));
+      for (size_t i = 0; i < op.num_results(); ++i)
+        if (!op.result(i)->type().is_index()) error(op, fmt::format("result {} must be an index", i));
+      break;
+    case OpKind::event_set:
+    case OpKind::event_wait:
+      need_int("event", 0, INT64_MAX, true);
+      need_pipe_name("from");
+      need_pipe_name("to");
+      break;
+    case OpKind::named_barrier_sync:
+    case OpKind::named_barrier_arrive: {
+      need_int("id", 1, 15, true);
+      need_int("threads", 32, INT64_MAX, true);
+      const Attribute* threads = op.attr("threads");
+      if (threads && threads->is_int() && threads->as_int() % 32 != 0)
+        error(op, fmt::format("'threads' must be a multiple of 32, got {}", threads->as_int()));
+      break;
+    }
+    case OpKind::agent: {
+      const Attribute* name = op.attr("name");
+      if (!name || !name->is_string()) error(op, "an agent needs a string 'name'");
+      Operation* parent = op.parent_op();
+      if (!parent || parent->kind() != OpKind::warp_specialize) error(op, "an agent may only appear in a warp_specialize region");
+      break;
+    }
     case OpKind::stage_buffer:
       need_kind(0, Type::Kind::mbarrier, "an mbarrier");
       need_kind(1, Type::Kind::mbarrier, "an mbarrier");

@@ -30,10 +30,6 @@ void record_passes(Module& module, const std::vector<std::string>& names) {
 }
 }  // namespace
 
-bool PassManager::has_pass(std::string_view name) const {
-  return std::any_of(passes_.begin(), passes_.end(), [&](const Pass& p) { return p.name == name; });
-}
-
 PipelineStatus PassManager::run(Module& module, PassContext& ctx, const PipelineOptions& options) {
   timings_.clear();
   std::vector<std::string> done = passes_run(module);

@@ -54,7 +54,6 @@ class PassManager {
  public:
   void add(Pass pass) { passes_.push_back(std::move(pass)); }
   const std::vector<Pass>& passes() const { return passes_; }
-  bool has_pass(std::string_view name) const;
 
   // Runs the passes not yet recorded in the module, in order, up to options.stop_after.
   PipelineStatus run(Module& module, PassContext& ctx, const PipelineOptions& options);

@@ -5,13 +5,15 @@
 //   parse-constraints → build-resources → generate-schedule: the scheduler reads the resolved
 //   groups and the per-op footprints the two before it publish as attributes.
 //   reorder-events after generate-schedule: it rewrites the published order.
-// The passes of later stages (materialize-schedule, insert-sync, warp-specialize,
-// persistent-tiles) join here as they land; each names the passes it requires.
+//   materialize-schedule reads the final (stage, order); insert-sync lowers its pipes and mutexes.
+// The passes of later stages (warp-specialize, persistent-tiles) join here as they land; each
+// names the passes it requires.
 #include "passes/pipeline.h"
 
 #include "passes/build_resources.h"
 #include "passes/fold_constants.h"
 #include "passes/generate_schedule_pass.h"
+#include "passes/insert_sync.h"
 #include "passes/materialize_schedule.h"
 #include "passes/parse_constraints.h"
 #include "passes/reorder_events_pass.h"
@@ -25,10 +27,13 @@ PassManager build_pipeline() {
   pm.add({"build-resources", {"fold-constants"}, {}, build_resources});
   pm.add({"generate-schedule", {"parse-constraints", "build-resources"}, {}, generate_schedule_pass});
   // reorder-events rewrites the op order published by generate-schedule (keeping modulo-scheduled
-  // loop bodies as they are), so it follows it; insert-sync will allocate event ids after it.
+  // loop bodies as they are), so it follows it; insert-sync allocates event ids after it.
   pm.add({"reorder-events", {"generate-schedule"}, {}, reorder_events});
   // materialize-schedule reads the final (stage, order), so it follows every pass that moves ops.
   pm.add({"materialize-schedule", {"reorder-events"}, {}, materialize_schedule});
+  // insert-sync lowers materialize-schedule's pipes and mutexes and numbers the events of the
+  // final order, so it comes after both.
+  pm.add({"insert-sync", {"materialize-schedule"}, {}, insert_sync});
   return pm;
 }
 

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <functional>
 #include <set>
@@ -133,41 +134,69 @@ std::string event_section(const Module* module, int max_events) {
   return out;
 }
 
+// The sync table (insert-sync's output): one row per pipe (its stage buffer), per mutex (its
+// named barrier) and per event (pair, id, the statements after which it is set and before which
+// it is waited). Before insert-sync, the materialized pipes and mutexes are listed as such.
 std::string sync_section(const Module* module) {
-  // Generic scan: values typed pipe/mutex/mbarrier, and attributes naming barriers or events.
-  std::map<std::string, std::vector<std::string>> found;  // category → rows
+  std::vector<std::array<std::string, 4>> rows;  // kind, name, what, where
+  auto at = [](const Operation& op) {
+    return op.location().known() ? fmt::format("line {}", op.location().line) : std::string("-");
+  };
   if (module) {
+    std::map<std::string, const Operation*> open_events;  // "from->to#id" → the op after its set
     std::function<void(const Region&)> visit_region = [&](const Region& region) {
+      const Operation* previous = nullptr;
       for (const auto& op : region.operations()) {
-        std::string where = op->location().known() ? fmt::format("line {}", op->location().line) : std::string("-");
-        for (size_t result = 0; result < op->num_results(); ++result) {
-          std::string type = op->result(result)->type().to_string();
-          for (const char* category : {"pipe", "mutex", "mbarrier"})
-            if (type.rfind(category, 0) == 0) found[category].push_back(fmt::format("{}: {} ({})", op->name(), type, where));
+        switch (op->kind()) {
+          case OpKind::stage_buffer:
+          case OpKind::pipe_create: {
+            const Type& type = op->result()->type();
+            const Type payload = type.payload();
+            int64_t bytes = payload.element_count() * byte_size(payload.element());
+            rows.push_back({"pipe", op->result()->name_hint(),
+                            fmt::format("depth {}, payload {}, {} B per stage{}", type.depth(), payload.to_string(), bytes,
+                                        op->kind() == OpKind::stage_buffer ? ", full + empty mbarriers" : " (not lowered yet)"),
+                            at(*op)});
+            break;
+          }
+          case OpKind::mutex_create: rows.push_back({"mutex", op->result()->name_hint(), "not lowered yet", at(*op)}); break;
+          case OpKind::named_barrier_sync:
+            rows.push_back({"mutex", "", fmt::format("named barrier {} ({} threads)", op->int_attr("id"), op->int_attr("threads")),
+                            at(*op)});
+            break;
+          case OpKind::event_set:
+            if (previous)
+              open_events[fmt::format("{}->{}#{}", op->string_attr("from"), op->string_attr("to"), op->int_attr("event"))] = previous;
+            break;
+          case OpKind::event_wait: {
+            std::string key = fmt::format("{}->{}#{}", op->string_attr("from"), op->string_attr("to"), op->int_attr("event"));
+            const Operation* next = nullptr;
+            for (size_t index = region.position_of(op.get()) + 1; index < region.operations().size() && !next; ++index)
+              if (region.operations()[index]->kind() != OpKind::event_wait) next = region.operations()[index].get();
+            auto it = open_events.find(key);
+            rows.push_back({"event", key,
+                            fmt::format("set after '{}' ({}), waited before '{}'",
+                                        it == open_events.end() ? "?" : std::string(it->second->name()),
+                                        it == open_events.end() ? "-" : at(*it->second), next ? std::string(next->name()) : "?"),
+                            next ? at(*next) : at(*op)});
+            if (it != open_events.end()) open_events.erase(it);
+            break;
+          }
+          default: break;
         }
-        for (const auto& [name, value] : op->attributes()) {
-          bool event = name.find("event") != std::string::npos;
-          bool barrier = name.find("barrier") != std::string::npos;
-          if (event || barrier)
-            found[event ? "event ids" : "barriers"].push_back(
-                fmt::format("{}: {} = {} ({})", op->name(), name, value.to_string(), where));
-        }
+        if (op->kind() != OpKind::event_set && op->kind() != OpKind::event_wait) previous = op.get();
         for (size_t index = 0; index < op->num_regions(); ++index) visit_region(op->region(index));
       }
     };
     for (const auto& kernel : module->kernels())
       for (size_t index = 0; index < kernel->num_regions(); ++index) visit_region(kernel->region(index));
   }
-  std::string out = "<h2 id=\"sync\">Pipes, mutexes, barriers and event ids</h2>\n<table class=\"sync\"><tr><th>kind</th><th>found</th></tr>\n";
-  for (const char* category : {"pipe", "mutex", "mbarrier", "barriers", "event ids"}) {
-    auto it = found.find(category);
-    std::string cell = "none yet";
-    if (it != found.end()) {
-      cell.clear();
-      for (const auto& row : it->second) cell += escape_html(row) + "<br/>";
-    }
-    out += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", category, cell);
-  }
+  std::string out = "<h2 id=\"sync\">Pipes, mutexes, barriers and event ids</h2>\n";
+  if (rows.empty()) return out + "<p>None: no pipe, mutex or cross-pipe event (none yet before insert-sync).</p>\n";
+  out += "<table class=\"sync\"><tr><th>kind</th><th>name</th><th>what</th><th>where</th></tr>\n";
+  for (const auto& row : rows)
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", row[0], escape_html(row[1]),
+                       escape_html(row[2]), row[3]);
   return out + "</table>\n";
 }
 

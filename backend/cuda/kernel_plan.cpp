@@ -20,6 +20,7 @@
 #include "backend/cuda/kernel_plan.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
@@ -116,14 +117,23 @@ class Planner {
   }
 
   // Phase 2.
+  // Tensor-core, TMA and synchronization ops are reported once per kernel, at the kernel,
+  // naming each kind with its first location (a gemm uses dozens of them).
   void check_supported(const Region& body) {
+    std::vector<const Operation*> tensor_core_ops;
     walk_const(body, [&](const Operation& op) {
       switch (op.kind()) {
-        case OpKind::mma:
-          unsupported(op, "'mma' (tensor-core kernels belong to a later backend)");
-          return;
-        case OpKind::tma_load:
-          unsupported(op, "'tma_load' (TMA kernels belong to a later backend)");
+        case OpKind::mma: case OpKind::tma_load: case OpKind::tma_load_async:
+        case OpKind::event_set: case OpKind::event_wait: case OpKind::named_barrier_sync:
+        case OpKind::named_barrier_arrive: case OpKind::mbarrier_create: case OpKind::mbarrier_arrive:
+        case OpKind::mbarrier_wait: case OpKind::stage_buffer: case OpKind::stage_write: case OpKind::stage_read:
+        case OpKind::stage_advance: case OpKind::warp_specialize: case OpKind::agent:
+        case OpKind::pipe_create: case OpKind::pipe_producer_acquire: case OpKind::pipe_producer_commit:
+        case OpKind::pipe_consumer_wait: case OpKind::pipe_consumer_release: case OpKind::mutex_create:
+        case OpKind::mutex_lock: case OpKind::mutex_unlock:
+          if (std::none_of(tensor_core_ops.begin(), tensor_core_ops.end(),
+                           [&](const Operation* seen) { return seen->kind() == op.kind(); }))
+            tensor_core_ops.push_back(&op);
           return;
         default: break;
       }
@@ -167,6 +177,15 @@ class Planner {
       }
       if (op.kind() == OpKind::for_) check_carried_tiles(op);
     });
+    if (tensor_core_ops.empty()) return;
+    std::vector<std::string> kinds;
+    for (const Operation* op : tensor_core_ops)
+      kinds.push_back(fmt::format("'{}' ({}:{})", op->name(), op->location().line, op->location().column));
+    diagnostics_.error(kernel_.location(),
+                       fmt::format("kernel @{} needs the tensor-core CUDA backend (TMA, mbarriers, MMA), "
+                                   "which is not written yet; it uses {}",
+                                   kernel_name(kernel_), fmt::join(kinds, ", ")));
+    failed_ = true;
   }
 
   // A yield that passes carried tile j on as carried tile i != j would need a staging buffer.

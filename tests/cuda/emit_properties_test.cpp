@@ -279,7 +279,7 @@ kernel @gemm(%A: tensor<M, K, bf16>, %B: tensor<K, N, bf16>, %C: tensor<M, N, f3
 }
 )";
 
-TEST(CudaErrors, MmaIsReportedAtItsLocation) {
+TEST(CudaErrors, TensorCoreOpsAreReportedOnceAtTheKernelWithTheirLocations) {
   CudaEmitOptions options;
   DiagnosticEngine diagnostics("gemm.tir", kMmaKernel);
   auto module = parse_module(kMmaKernel, diagnostics);
@@ -287,9 +287,11 @@ TEST(CudaErrors, MmaIsReportedAtItsLocation) {
   EXPECT_FALSE(emit_cuda(*module, options, diagnostics));
   ASSERT_EQ(diagnostics.error_count(), 1) << diagnostics.render_all();
   const Diagnostic& error = diagnostics.diagnostics()[0];
-  EXPECT_EQ(error.location, (Location{8, 3}));
-  EXPECT_NE(error.message.find("does not support 'mma'"), std::string::npos) << error.message;
-  EXPECT_EQ(diagnostics.render(error).rfind("gemm.tir:8:3: error:", 0), 0u) << diagnostics.render(error);
+  const Operation& kernel = *module->kernels().front();
+  EXPECT_EQ(error.location, kernel.location());
+  EXPECT_NE(error.message.find("needs the tensor-core CUDA backend"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("'mma' (8:3)"), std::string::npos) << error.message;
+  EXPECT_EQ(diagnostics.render(error).rfind("gemm.tir:3:1: error:", 0), 0u) << diagnostics.render(error);
 }
 
 TEST(CudaErrors, SharedMemoryAboveTheBudgetNamesKernelFigureAndBudget) {
