@@ -128,6 +128,7 @@ bool TileExecution::execute(const Operation& op) {
     if (negative || type.element_count() > kLargestTile)
       return fail(op, fmt::format("its result {} is too large or malformed to interpret", type.to_string()));
   }
+  if (!info.has(kTerminator) && !check_view_reads(op)) return false;
   TileValue out;
   std::string problem;
   switch (kind) {

@@ -203,8 +203,13 @@ bool TileExecution::execute_mbarrier(const Operation& op) {
   auto blocked = [&cta, index, slot, parity] {
     const MbarrierState& b = cta.mbarriers[static_cast<size_t>(index)];
     const MbarrierSlot& s = b.slots[static_cast<size_t>(slot)];
-    return fmt::format("waits for phase {} (parity {}) of {}[{}]: phase {} in progress, {} and {} missing", s.phase,
-                       parity, b.name, slot, s.phase, plural(s.missing, "arrival"), plural(s.bytes, "byte"));
+    // Transaction bytes may complete before an arrive expects them, so the count can be negative.
+    std::string missing = s.bytes >= 0
+        ? fmt::format("{} and {} missing", plural(s.missing, "arrival"), plural(s.bytes, "byte"))
+        : fmt::format("{} missing and {} completed before an arrive expected them", plural(s.missing, "arrival"),
+                      plural(-s.bytes, "byte"));
+    return fmt::format("waits for phase {} (parity {}) of {}[{}]: phase {} in progress, {}", s.phase, parity, b.name,
+                       slot, s.phase, missing);
   };
   if (!wait_until(op, ready, blocked)) return false;
   // Other agents may have created barriers meanwhile: index again, do not reuse `barrier`.
@@ -269,7 +274,9 @@ bool TileExecution::execute_stage(const Operation& op) {
       return fail_report(op.location(),
                          fmt::format("race: {}[{}] read by agent '{}' after it released fill {} (arrived on {}[{}])",
                                      buffer.name, slot, agent.name, stage.fills, empty_name, slot));
-    return set_result(op, *stage.value);
+    if (!set_result(op, *stage.value)) return false;
+    values_[op.result()].view = SlotView{index, slot, stage.fills};
+    return true;
   }
   // A fill: stage_write or tma_load_async.
   if (stage.fills > 0) {
@@ -346,6 +353,32 @@ bool TileExecution::execute_event_or_named_barrier(const Operation& op) {
                       return fmt::format("waits at named barrier {}: {} of {} threads arrived", id,
                                          cta.named_barriers[id].arrived, threads);
                     });
+}
+
+bool TileExecution::check_view_reads(const Operation& op) {
+  for (size_t i = 0; i < op.num_operands(); ++i) {
+    const RuntimeValue* value = lookup(op.operand(i));
+    if (!value || value->view.buffer < 0) continue;
+    const SlotView& view = value->view;
+    CtaState& cta = *cta_;
+    const StageBufferState& buffer = cta.stage_buffers[static_cast<size_t>(view.buffer)];
+    const StageSlot& stage = buffer.slots[static_cast<size_t>(view.slot)];
+    const AgentState& agent = cta.agents[agent_];
+    const std::string& empty_name = cta.mbarriers[static_cast<size_t>(buffer.empty)].name;
+    std::string value_name = op.operand(i)->name_hint().empty() ? "a stage_read result" : "%" + op.operand(i)->name_hint();
+    if (stage.fills != view.fill)
+      return fail_report(op.location(),
+                         fmt::format("race: '{}' by agent '{}' reads {} ({}[{}] fill {}), which fill {} has "
+                                     "overwritten", op.name(), agent.name, value_name, buffer.name, view.slot,
+                                     view.fill, stage.fills));
+    auto released = agent.released.find({view.buffer, view.slot});
+    if (released != agent.released.end() && released->second == view.fill)
+      return fail_report(op.location(),
+                         fmt::format("race: '{}' by agent '{}' reads {} ({}[{}] fill {}) after the agent released "
+                                     "it (arrived on {}[{}])", op.name(), agent.name, value_name, buffer.name,
+                                     view.slot, view.fill, empty_name, view.slot));
+  }
+  return true;
 }
 
 }  // namespace tilec::runtime::detail

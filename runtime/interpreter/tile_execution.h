@@ -29,11 +29,20 @@ namespace tilec::runtime::detail {
 // The CtaState table a sync object's index points into.
 enum class ObjectKind : uint8_t { none, pipe, mutex, mbarrier, stage_buffer };
 
+// A `stage_read` result is a view of its slot, as a WGMMA operand in shared memory is: every op
+// that later reads it reads the slot, so it is checked like the stage_read itself.
+struct SlotView {
+  int64_t buffer = -1;  // index into CtaState::stage_buffers; -1: not a view
+  int64_t slot = 0;
+  int64_t fill = 0;     // the fill the view was read from
+};
+
 struct RuntimeValue {
   TileValue tile;                // scalars and tiles
   HostBuffer* tensor = nullptr;  // tensor parameters
   int64_t object = -1;           // sync objects: index into the CtaState table of `kind`
   ObjectKind kind = ObjectKind::none;
+  SlotView view;                 // stage_read results
 };
 
 using ValueMap = std::unordered_map<const Value*, RuntimeValue>;
@@ -101,6 +110,9 @@ class TileExecution {
   bool execute_stage(const Operation& op);
   bool execute_event_or_named_barrier(const Operation& op);
   int64_t sync_object(const Operation& op, size_t i, ObjectKind kind);
+  // A read of a slot view (an operand that a stage_read gave) by `op`: a race when this agent
+  // has released that fill or a later fill has overwritten it. False with the race report.
+  bool check_view_reads(const Operation& op);
   // Waits until `ready()` holds: at once when it does, else by parking this agent (the other
   // agents run). False (with the deadlock report as the error) when no agent can make
   // progress. `blocked` describes what the agent waits for, at the time of the report.

@@ -302,7 +302,7 @@ TEST(InterpreterAgents, SynchronizedLoopRunsInOneAgent) {
   GemmRun stuck = run_gemm(edit(kOneAgentGemm, "    mbarrier_arrive %full, %i {expect_tx = 64}\n", ""), 2);
   ASSERT_FALSE(stuck.result.ok);
   EXPECT_EQ(stuck.result.message, "deadlock: agent 'main' at 28:5 waits for phase 0 (parity 0) of %full[0]: "
-                                  "phase 0 in progress, 1 arrival and -64 bytes missing");
+                                  "phase 0 in progress, 1 arrival missing and 64 bytes completed before an arrive expected them");
   EXPECT_EQ(stuck.result.location.line, 28u);
 }
 

@@ -5,7 +5,10 @@
 // missing arrive or an early release makes the run fail with a deadlock or race report.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "../cli_runner.h"
 
@@ -66,6 +69,74 @@ TEST(Protocol, PhaseCarriesAcrossPersistentTiles) {
       expect_check_passes("tests/protocol/gemm_persistent.tile",
                           std::string("--dims M=128,N=192,K=") + k + " --workers " + workers);
   expect_check_passes("tests/protocol/gemm_persistent.tile", "-D STAGES=1 --dims M=128,N=192,K=96");
+}
+
+// gemm through the whole pipeline, as IR text lines.
+std::vector<std::string> synchronized_gemm_lines() {
+  CommandResult r = run_command(tilec("compile samples/gemm.tile --emit ir"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+size_t find_line(const std::vector<std::string>& lines, const std::string& needle) {
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find(needle) != std::string::npos) return i;
+  ADD_FAILURE() << "no line contains " << needle;
+  return lines.size();
+}
+
+CommandResult run_edited(const std::vector<std::string>& lines, const std::string& name) {
+  auto path = std::filesystem::temp_directory_path() / ("tilec_protocol_" + name + ".tir");
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  write_file(path, text);
+  CommandResult r = run_command(tilec("run " + path.string() + " --dims M=128,N=256,K=320 --workers 1"));
+  std::filesystem::remove(path);
+  return r;
+}
+
+TEST(Protocol, ThePipelineSynchronizesGemmWithMbarriers) {
+  std::vector<std::string> lines = synchronized_gemm_lines();
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  for (const char* op : {"mbarrier_create", "mbarrier_wait", "tma_load_async", "stage_read", "stage_advance",
+                         "expect_tx = 16384", "named_barrier_sync"})
+    EXPECT_NE(text.find(op), std::string::npos) << op << " missing from\n" << text;
+  CommandResult r = run_edited(lines, "unchanged");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+// A planted bug: the producer's arrive on a full barrier removed. The consumer's wait can never
+// pass, which the interpreter reports as a deadlock naming the barrier.
+TEST(Protocol, ARemovedArriveIsReportedAsADeadlock) {
+  std::vector<std::string> lines = synchronized_gemm_lines();
+  size_t arrive = find_line(lines, "mbarrier_arrive %pipe_a_full");
+  ASSERT_LT(arrive, lines.size());
+  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(arrive));
+  CommandResult r = run_edited(lines, "no_arrive");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("deadlock"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("%pipe_a_full[0]"), std::string::npos) << r.err;
+}
+
+// A planted bug: the consumer's release of A's slot moved before the mma that reads it. The mma
+// reads the slot after the release, which is a race even when nothing overwrote it yet.
+TEST(Protocol, AReleaseBeforeTheLastReadIsReportedAsARace) {
+  std::vector<std::string> lines = synchronized_gemm_lines();
+  size_t release = find_line(lines, "mbarrier_arrive %pipe_a_empty");
+  size_t mma = find_line(lines, " = mma ");
+  ASSERT_LT(release, lines.size());
+  ASSERT_LT(mma, release);
+  std::string moved = lines[release];
+  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(release));
+  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(mma), moved);
+  CommandResult r = run_edited(lines, "early_release");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("race: 'mma'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("after the agent released it"), std::string::npos) << r.err;
 }
 
 }  // namespace
