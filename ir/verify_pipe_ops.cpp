@@ -4,7 +4,18 @@
 //  2. The first operand of every other pipe op is a pipe, of every mutex op a mutex.
 //  3. `pipe_producer_commit` commits a value of the pipe's payload type;
 //     `pipe_consumer_wait` gives the payload type.
+// Region rules (verify_pipe_region; each region's own ops, in program order):
+//  4. A `pipe_producer_acquire` is followed in the same region by one `pipe_producer_commit` of
+//     the same pipe before the next acquire of it and before the region ends; a commit needs
+//     such an acquire.
+//  5. A `pipe_consumer_wait` has a `pipe_consumer_release` of the same pipe later in the same
+//     region; a release needs such a wait.
+//  6. `mutex_lock` and `mutex_unlock` of one mutex alternate in one region, starting with a
+//     lock and ending with an unlock.
 #include <fmt/core.h>
+
+#include <map>
+#include <vector>
 
 #include "ir/ir.h"
 #include "ir/verify_sync.h"
@@ -47,6 +58,51 @@ void verify_pipe_op(const Operation& op, const OpErrorSink& error) {
   }
 }
 
-void verify_pipe_region(const Region&, const OpErrorSink&) {}
+void verify_pipe_region(const Region& region, const OpErrorSink& error) {
+  // Per pipe or mutex: the open acquire, the open waits, the open lock. Keyed by the number of
+  // the state's first appearance, so that leftover errors come out in program order.
+  std::map<const Value*, int> first_seen;
+  struct Key {
+    int number;
+    const Value* state;
+    bool operator<(const Key& other) const { return number < other.number; }
+  };
+  std::map<Key, const Operation*> open_acquire, open_lock;
+  std::map<Key, std::vector<const Operation*>> open_waits;
+  for (const auto& owned : region.operations()) {
+    const Operation& op = *owned;
+    if (op.num_operands() == 0) continue;
+    const Key state{first_seen.emplace(op.operand(0), static_cast<int>(first_seen.size())).first->second, op.operand(0)};
+    switch (op.kind()) {
+      case OpKind::pipe_producer_acquire:
+        if (open_acquire.count(state)) error(*open_acquire[state], "pipe_producer_acquire has no pipe_producer_commit before the next acquire of its pipe");
+        open_acquire[state] = &op;
+        break;
+      case OpKind::pipe_producer_commit:
+        if (!open_acquire.count(state)) error(op, "pipe_producer_commit without a pipe_producer_acquire of its pipe before it in the same region");
+        open_acquire.erase(state);
+        break;
+      case OpKind::pipe_consumer_wait: open_waits[state].push_back(&op); break;
+      case OpKind::pipe_consumer_release:
+        if (open_waits[state].empty()) error(op, "pipe_consumer_release without a pipe_consumer_wait of its pipe before it in the same region");
+        else open_waits[state].erase(open_waits[state].begin());
+        break;
+      case OpKind::mutex_lock:
+        if (open_lock.count(state)) error(op, "mutex_lock of a mutex already locked in this region");
+        open_lock[state] = &op;
+        break;
+      case OpKind::mutex_unlock:
+        if (!open_lock.count(state)) error(op, "mutex_unlock without a mutex_lock of its mutex before it in the same region");
+        open_lock.erase(state);
+        break;
+      default: break;
+    }
+  }
+  for (const auto& [state, acquire] : open_acquire)
+    error(*acquire, "pipe_producer_acquire has no pipe_producer_commit of its pipe in the same region");
+  for (const auto& [state, waits] : open_waits)
+    for (const Operation* wait : waits) error(*wait, "pipe_consumer_wait has no pipe_consumer_release of its pipe in the same region");
+  for (const auto& [state, lock] : open_lock) error(*lock, "mutex_lock has no mutex_unlock of its mutex in the same region");
+}
 
 }  // namespace tilec

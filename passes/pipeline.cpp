@@ -12,6 +12,7 @@
 #include "passes/build_resources.h"
 #include "passes/fold_constants.h"
 #include "passes/generate_schedule_pass.h"
+#include "passes/materialize_schedule.h"
 #include "passes/parse_constraints.h"
 #include "passes/reorder_events_pass.h"
 
@@ -26,6 +27,8 @@ PassManager build_pipeline() {
   // reorder-events rewrites the op order published by generate-schedule (keeping modulo-scheduled
   // loop bodies as they are), so it follows it; insert-sync will allocate event ids after it.
   pm.add({"reorder-events", {"generate-schedule"}, {}, reorder_events});
+  // materialize-schedule reads the final (stage, order), so it follows every pass that moves ops.
+  pm.add({"materialize-schedule", {"reorder-events"}, {}, materialize_schedule});
   return pm;
 }
 

@@ -80,6 +80,17 @@ std::vector<std::string> kernel_symbols(const Operation& kernel) {
   return symbols;
 }
 
+// "file:line:col" of a failed launch's op (the file alone when it has no location).
+std::string where(const std::string& input, const runtime::LaunchResult& result) {
+  if (!result.location.known()) return input;
+  return fmt::format("{}:{}:{}", input, result.location.line, result.location.column);
+}
+
+// The failure without its location (where() gives that), with the tile when there is one.
+std::string what(const runtime::LaunchResult& result) {
+  return result.tile >= 0 ? fmt::format("{} (tile {})", result.message, result.tile) : result.message;
+}
+
 double checksum(const runtime::HostBuffer& buffer) {
   double sum = 0;
   for (int64_t i = 0; i < buffer.element_count(); ++i) sum += buffer.load_as_double(i);
@@ -111,7 +122,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   auto arguments = actual.arguments();
   runtime::LaunchResult result = runtime::run_kernel(lowered, arguments, symbols, launch);
   if (!result.ok) {
-    fmt::print(stderr, "{}: error: kernel {}: {}\n", options.input, name, result.describe());
+    fmt::print(stderr, "{}: error: kernel {}: {}\n", where(options.input, result), name, what(result));
     return 1;
   }
   fmt::print("kernel {} [{}]: {} tiles on {} workers\n", name, dims, result.tile_count, executor.worker_count());
@@ -124,7 +135,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   auto reference_arguments = expected.arguments();
   runtime::LaunchResult reference = runtime::run_kernel(parsed, reference_arguments, symbols, launch);
   if (!reference.ok) {
-    fmt::print(stderr, "{}: error: kernel {} as parsed: {}\n", options.input, name, reference.describe());
+    fmt::print(stderr, "{}: error: kernel {} as parsed: {}\n", where(options.input, reference), name, what(reference));
     return 1;
   }
   int status = 0;

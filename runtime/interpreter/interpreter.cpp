@@ -10,6 +10,8 @@
 //   4. Each tile runs the ops after `grid_ids` in a TileExecution whose own values sit in a
 //      private map layered over the prologue's (read-only while tiles run, so tiles share
 //      nothing but the output buffers and the race-check owner table).
+// The pipe, barrier and stage-buffer ops run in sync_ops.cpp and warp_specialize in
+// agent_threads.cpp, on the same TileExecution (tile_execution.h).
 // Structured control flow runs recursively: `for` rebinds its region arguments each
 // iteration, `if` runs one of its regions; both take their results from the region's `yield`.
 // Cost: an op costs one pass over its result (mma: M·N·K), plus a hash lookup per operand.
@@ -27,79 +29,29 @@
 
 #include "ir/ir.h"
 #include "runtime/interpreter/tile_arithmetic.h"
+#include "runtime/interpreter/cta_state.h"
+#include "runtime/interpreter/tile_execution.h"
 #include "runtime/interpreter/tile_runner.h"
 
 namespace tilec::runtime {
 
-namespace {
+namespace detail {
 
 // Refuse tiles so large that allocating them would be the failure (2^28 elements = 1 GiB f32).
 constexpr int64_t kLargestTile = int64_t{1} << 28;
 
-struct RuntimeValue {
-  TileValue tile;              // scalars and tiles
-  HostBuffer* tensor = nullptr;  // tensor parameters
-};
+TileExecution::TileExecution(const ValueMap* base, LaunchState& launch, int64_t tile)
+    : base_(base), launch_(launch), tile_(tile), owned_cta_(std::make_unique<CtaState>()), cta_(owned_cta_.get()) {}
 
-using ValueMap = std::unordered_map<const Value*, RuntimeValue>;
-using OwnerTable = std::vector<std::atomic<int64_t>>;
+TileExecution::TileExecution(const TileExecution& parent, int agent)
+    : parent_(&parent), launch_(parent.launch_), tile_(parent.tile_), cta_(parent.cta_), agent_(agent) {}
 
-// State shared by all tiles of one launch.
-struct LaunchState {
-  std::unordered_map<const HostBuffer*, std::unique_ptr<OwnerTable>> owners;  // race check
-  std::unordered_map<const HostBuffer*, std::string> buffer_names;
-  std::mutex error_mutex;
-  std::atomic<int64_t> lowest_failed_tile{INT64_MAX};
-  int64_t max_loop_iterations = 0;
-  LaunchResult error;  // valid when lowest_failed_tile != INT64_MAX or a host error occurred
-};
-
-struct OpError {
-  Location location;
-  std::string message;
-};
-
-class TileExecution {
- public:
-  TileExecution(const ValueMap* base, LaunchState& launch, int64_t tile)
-      : base_(base), launch_(launch), tile_(tile) {}
-
-  // Runs region ops from `first` to the terminator; a `yield` fills `yielded`. False on error.
-  bool run_ops(const Region& region, size_t first, std::vector<RuntimeValue>* yielded);
-  bool run_op(const Operation& op) { return execute(op); }
-  void bind(const Value* value, RuntimeValue v) { values_[value] = std::move(v); }
-  bool fail(const Operation& op, std::string message) {
-    error_ = {op.location(), fmt::format("'{}': {}", op.name(), message)};
-    return false;
-  }
-  const OpError& error() const { return error_; }
-  const ValueMap& values() const { return values_; }
-  const RuntimeValue* lookup(const Value* value) const;
-
- private:
-  bool execute(const Operation& op);
-  bool execute_for(const Operation& op);
-  bool execute_if(const Operation& op);
-  bool execute_load(const Operation& op);
-  bool execute_store(const Operation& op);
-  bool execute_constant(const Operation& op);
-  // Operand fetchers: report through fail() and return null / false on a wrong kind.
-  const TileValue* tile_operand(const Operation& op, size_t i);
-  bool integer_operand(const Operation& op, size_t i, int64_t& out);
-  HostBuffer* tensor_operand(const Operation& op, size_t i);
-  // Binds the op's single result, checking it against the declared type.
-  bool set_result(const Operation& op, TileValue value, size_t index = 0);
-
-  const ValueMap* base_;
-  LaunchState& launch_;
-  int64_t tile_;
-  ValueMap values_;
-  OpError error_;
-};
+TileExecution::~TileExecution() = default;
 
 const RuntimeValue* TileExecution::lookup(const Value* value) const {
   auto it = values_.find(value);
   if (it != values_.end()) return &it->second;
+  if (parent_) return parent_->lookup(value);
   if (base_) {
     auto at = base_->find(value);
     if (at != base_->end()) return &at->second;
@@ -260,7 +212,11 @@ bool TileExecution::execute(const Operation& op) {
     case OpKind::for_: return execute_for(op);
     case OpKind::if_: return execute_if(op);
     case OpKind::grid_ids: return fail(op, "must sit directly in the kernel body, once");
-    default: return fail(op, "the interpreter cannot run this op");
+    case OpKind::warp_specialize: return execute_warp_specialize(op);
+    case OpKind::agent: return fail(op, "must sit directly in a warp_specialize region");
+    default:
+      if (is_sync_op(kind)) return execute_sync(op);
+      return fail(op, "the interpreter cannot run this op");
   }
   if (!problem.empty()) return fail(op, problem);
   return set_result(op, std::move(out));
@@ -357,17 +313,22 @@ void for_each_in_bounds(const HostBuffer& tensor, const std::vector<int64_t>& co
 }
 
 bool TileExecution::execute_load(const Operation& op) {
-  HostBuffer* tensor = tensor_operand(op, 0);
+  TileValue out;
+  if (!read_tile(op, 0, op.result()->type(), out)) return false;
+  return set_result(op, std::move(out));
+}
+
+bool TileExecution::read_tile(const Operation& op, size_t first, const Type& type, TileValue& out) {
+  HostBuffer* tensor = tensor_operand(op, first);
   if (!tensor) return false;
-  const Type& type = op.result()->type();
   if (!type.is_tile() || type.rank() != tensor->rank() || type.element() != tensor->element())
     return fail(op, fmt::format("cannot load a {} from a {}", type.to_string(), tensor->describe()));
-  if (op.num_operands() != 1 + tensor->rank())
-    return fail(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", op.num_operands() - 1, tensor->rank()));
+  if (op.num_operands() != first + 1 + tensor->rank())
+    return fail(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", op.num_operands() - first - 1, tensor->rank()));
   std::vector<int64_t> coordinates(tensor->rank());
   for (size_t d = 0; d < tensor->rank(); ++d)
-    if (!integer_operand(op, 1 + d, coordinates[d])) return false;
-  TileValue out = TileValue::zeros(type.element(), type.shape());
+    if (!integer_operand(op, first + 1 + d, coordinates[d])) return false;
+  out = TileValue::zeros(type.element(), type.shape());
   if (out.holds_floats())
     for_each_in_bounds(*tensor, coordinates, type.shape(), [&](int64_t t, int64_t i) {
       out.floats[static_cast<size_t>(t)] = tensor->load_float(i);
@@ -376,7 +337,7 @@ bool TileExecution::execute_load(const Operation& op) {
     for_each_in_bounds(*tensor, coordinates, type.shape(), [&](int64_t t, int64_t i) {
       out.ints[static_cast<size_t>(t)] = tensor->load_int(i);
     });
-  return set_result(op, std::move(out));
+  return true;
 }
 
 bool TileExecution::execute_store(const Operation& op) {
@@ -470,7 +431,9 @@ LaunchResult bind_arguments(const Region& body, std::span<const KernelArgument> 
   return {};
 }
 
-}  // namespace
+}  // namespace detail
+
+using namespace detail;
 
 std::string LaunchResult::describe() const {
   std::string where = location.known() ? fmt::format("{}:{}: ", location.line, location.column) : "";

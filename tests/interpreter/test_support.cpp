@@ -18,6 +18,14 @@ std::unique_ptr<Module> parse_verified(const std::string& text) {
   return module;
 }
 
+std::unique_ptr<Module> parse_unverified(const std::string& text) {
+  DiagnosticEngine diagnostics("test.tir", text);
+  auto module = parse_module(text, diagnostics);
+  EXPECT_FALSE(diagnostics.has_errors()) << diagnostics.render_all();
+  if (diagnostics.has_errors()) return nullptr;
+  return module;
+}
+
 runtime::HostBuffer make_buffer(ScalarKind element, std::vector<int64_t> dims,
                                 const std::vector<double>& values) {
   runtime::HostBuffer buffer(element, std::move(dims));

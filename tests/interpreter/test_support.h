@@ -14,6 +14,9 @@ namespace tilec::testing {
 
 // Parses and verifies `text`; fails the current test (and returns null) on any diagnostic.
 std::unique_ptr<Module> parse_verified(const std::string& text);
+// Parses `text` without verifying it, for tests that feed the interpreter IR the verifier would
+// refuse (the interpreter must still report it, never crash); fails the test on a parse error.
+std::unique_ptr<Module> parse_unverified(const std::string& text);
 
 runtime::HostBuffer make_buffer(ScalarKind element, std::vector<int64_t> dims,
                                 const std::vector<double>& values);

@@ -1,0 +1,130 @@
+// runtime/interpreter/tile_execution.h — the interpreter's internal execution of one tile (one
+// CTA) or of one agent inside it; shared by interpreter.cpp (arithmetic, memory, control flow),
+// sync_ops.cpp (pipes, mutexes, mbarriers, stage buffers, events, named barriers) and
+// agent_threads.cpp (warp_specialize: agents as coroutines). Not part of the public API.
+//
+// Values: each execution has its own map, layered over a parent execution (an agent over its
+// tile) or over the prologue's map (a tile over the host). Sync objects (a pipe, an mbarrier, ...)
+// are values whose RuntimeValue holds an index into the tile's CtaState (cta_state.h).
+#pragma once
+
+#include <fmt/core.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/ir.h"
+#include "runtime/interpreter/host_buffer.h"
+#include "runtime/interpreter/interpreter.h"
+#include "runtime/interpreter/tile_arithmetic.h"
+
+namespace tilec::runtime::detail {
+
+// The CtaState table a sync object's index points into.
+enum class ObjectKind : uint8_t { none, pipe, mutex, mbarrier, stage_buffer };
+
+struct RuntimeValue {
+  TileValue tile;                // scalars and tiles
+  HostBuffer* tensor = nullptr;  // tensor parameters
+  int64_t object = -1;           // sync objects: index into the CtaState table of `kind`
+  ObjectKind kind = ObjectKind::none;
+};
+
+using ValueMap = std::unordered_map<const Value*, RuntimeValue>;
+using OwnerTable = std::vector<std::atomic<int64_t>>;
+
+// State shared by all tiles of one launch.
+struct LaunchState {
+  std::unordered_map<const HostBuffer*, std::unique_ptr<OwnerTable>> owners;  // race check
+  std::unordered_map<const HostBuffer*, std::string> buffer_names;
+  std::mutex error_mutex;
+  std::atomic<int64_t> lowest_failed_tile{INT64_MAX};
+  int64_t max_loop_iterations = 0;
+  LaunchResult error;  // valid when lowest_failed_tile != INT64_MAX or a host error occurred
+};
+
+struct OpError {
+  Location location;
+  std::string message;
+};
+
+class CtaState;
+class AgentThreads;
+
+// True for the ops sync_ops.cpp runs.
+bool is_sync_op(OpKind kind);
+
+class TileExecution {
+ public:
+  // A tile (or the host when `tile` < 0) over the prologue's values.
+  TileExecution(const ValueMap* base, LaunchState& launch, int64_t tile);
+  // Agent `agent` of a warp_specialize, over its tile's execution (read-only while agents run).
+  TileExecution(const TileExecution& parent, int agent);
+  ~TileExecution();
+
+  // Runs region ops from `first` to the terminator; a `yield` fills `yielded`. False on error.
+  bool run_ops(const Region& region, size_t first, std::vector<RuntimeValue>* yielded);
+  bool run_op(const Operation& op) { return execute(op); }
+  void bind(const Value* value, RuntimeValue v) { values_[value] = std::move(v); }
+  bool fail(const Operation& op, std::string message) {
+    error_ = {op.location(), fmt::format("'{}': {}", op.name(), message)};
+    return false;
+  }
+  // An error whose message is already complete (deadlock and race reports).
+  bool fail_report(Location location, std::string message) {
+    error_ = {location, std::move(message)};
+    return false;
+  }
+  const OpError& error() const { return error_; }
+  const ValueMap& values() const { return values_; }
+  const RuntimeValue* lookup(const Value* value) const;
+  CtaState& cta() const { return *cta_; }
+  int agent() const { return agent_; }
+
+ private:
+  bool execute(const Operation& op);
+  bool execute_for(const Operation& op);
+  bool execute_if(const Operation& op);
+  bool execute_load(const Operation& op);
+  bool execute_store(const Operation& op);
+  bool execute_constant(const Operation& op);
+  // sync_ops.cpp
+  bool execute_sync(const Operation& op);
+  bool execute_pipe(const Operation& op);
+  bool execute_mbarrier(const Operation& op);
+  bool execute_stage(const Operation& op);
+  bool execute_event_or_named_barrier(const Operation& op);
+  int64_t sync_object(const Operation& op, size_t i, ObjectKind kind);
+  // Waits until `ready()` holds: at once when it does, else by parking this agent (the other
+  // agents run). False (with the deadlock report as the error) when no agent can make
+  // progress. `blocked` describes what the agent waits for, at the time of the report.
+  bool wait_until(const Operation& op, std::function<bool()> ready, std::function<std::string()> blocked);
+  // agent_threads.cpp
+  bool execute_warp_specialize(const Operation& op);
+  // The tile at tile coordinates given by operands first+1.. of the tensor operand `first`.
+  bool read_tile(const Operation& op, size_t first, const Type& type, TileValue& out);
+  // Operand fetchers: report through fail() and return null / false on a wrong kind.
+  const TileValue* tile_operand(const Operation& op, size_t i);
+  bool integer_operand(const Operation& op, size_t i, int64_t& out);
+  HostBuffer* tensor_operand(const Operation& op, size_t i);
+  // Binds the op's single result, checking it against the declared type.
+  bool set_result(const Operation& op, TileValue value, size_t index = 0);
+
+  const ValueMap* base_ = nullptr;
+  const TileExecution* parent_ = nullptr;
+  LaunchState& launch_;
+  int64_t tile_;
+  std::unique_ptr<CtaState> owned_cta_;  // the tile's; agents share their tile's
+  CtaState* cta_ = nullptr;
+  int agent_ = 0;  // index into CtaState::agents; 0 is "main"
+  ValueMap values_;
+  OpError error_;
+};
+
+}  // namespace tilec::runtime::detail
