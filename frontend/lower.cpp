@@ -25,13 +25,11 @@
 #include "frontend/promote_mma_operands.h"
 #include "ir/builder.h"
 #include "ir/ir.h"
+#include "ir/verifier.h"  // kMaxPipelineStages
 
 namespace tilec::frontend {
 
 namespace {
-
-// pipeline(S): more stages than this is refused (no target keeps more buffers in flight).
-constexpr int64_t kMaxPipelineStages = 16;
 
 using Const = ConstantValue;
 

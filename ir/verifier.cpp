@@ -15,7 +15,7 @@
 //     and `cdiv` take integers.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
 //     ops come before it (the launcher evaluates them on the host).
-//  6. Attributes: `axis` is an integer in range; `pipeline` an integer ≥ 1; `predicate` one of
+//  6. Attributes: `axis` is an integer in range; `pipeline` an integer in 1..16; `predicate` one of
 //     lt le gt ge eq ne; the schedule constraints `tileas.schedule.constraint.gid`,
 //     `leader_gid` (integers ≥ 0), `max_depth` (integer ≥ 1) and `force_serial_execution` (unit);
 //     the published schedule: `stage`, `order`, `cycle` integers ≥ 0, `ii` and `stages`
@@ -159,8 +159,12 @@ class Verifier {
       if (name == "tileas.schedule.constraint.gid" || name == "tileas.schedule.constraint.leader_gid" ||
           name == "stage" || name == "order")
         need_int(0);
-      else if (name == "tileas.schedule.constraint.max_depth" || name == "pipeline" || name == "ii" ||
-               name == "stages")
+      else if (name == "pipeline") {
+        need_int(1);
+        if (value.is_int() && value.as_int() > kMaxPipelineStages)
+          error(op, fmt::format("the pipeline stage count is {}; at most {} stages are supported", value.as_int(),
+                                kMaxPipelineStages));
+      } else if (name == "tileas.schedule.constraint.max_depth" || name == "ii" || name == "stages")
         need_int(1);
       else if (name == "cycle")
         need_int(0);

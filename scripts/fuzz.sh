@@ -5,10 +5,14 @@
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   SECONDS_PER_TARGET  default 30 (or $TILEC_FUZZ_SECONDS); passed as -max_total_time
 #   TARGET              tile_source, ir_text, schedule_lab, reorder_lab (default: all four)
-# Build directory: build-fuzz (or $TILEC_FUZZ_BUILD). Installs clang and its runtime through
-# scripts/setup.sh (TILEC_SETUP_EXTRA), configures with CC=clang CXX=clang++,
-# -Db_sanitize=address,undefined, coverage instrumentation everywhere
+# Build directory: build-sanitize (or $TILEC_FUZZ_BUILD), the sanitizer build the whole test
+# suite also runs in (scripts/test-sanitizers.sh): scripts/setup-sanitize.sh installs clang and
+# configures it with ASan + UBSan, coverage instrumentation everywhere
 # (-fsanitize=fuzzer-no-link) and -fsanitize=fuzzer on the fuzz executables only (-Dfuzzing=true).
+# Each input may take at most 2 GiB (-rss_limit_mb) and 5 s (-timeout, wall clock), except
+# tile_source's: it runs the whole pass pipeline for two targets, up to about 1.5 s of CPU per
+# input under ASan, so its bound is 30 s, far enough above that for a loaded machine not to
+# report a slow input as a hang.
 # Seeds are the files listed in tests/fuzz/corpus_folders.h plus tests/fuzz/regressions/NAME;
 # what a run finds goes to BUILD/corpus/NAME, a crashing input to BUILD/artifacts/NAME/.
 # A crash is fixed in the code and its input added to tests/fuzz/regressions/NAME, which the
@@ -18,16 +22,11 @@ seconds=${1:-${TILEC_FUZZ_SECONDS:-30}}
 shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(tile_source ir_text schedule_lab reorder_lab)
-build_dir=${TILEC_FUZZ_BUILD:-build-fuzz}
+build_dir=${TILEC_FUZZ_BUILD:-build-sanitize}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-# setup.sh installs the packages and makes a plain configuration; the options come after.
-CC=clang CXX=clang++ TILEC_SETUP_EXTRA="clang libclang-rt-14-dev llvm ${TILEC_SETUP_EXTRA:-}" \
-  scripts/setup.sh "$build_dir" >/dev/null
-meson configure "$build_dir" -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dbenchmarks=disabled -Dcpp_args="-fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined" \
-  -Dcpp_link_args="-fno-sanitize-recover=undefined" >/dev/null
+scripts/setup-sanitize.sh "$build_dir" >/dev/null
 ninja -C "$build_dir" -j2 "${targets[@]/#/tests/fuzz/fuzz_}"
 
 # Seed folders per target, read from the one list the replay test uses too.
@@ -35,6 +34,7 @@ seed_folders() {
   sed -n "s/.*{\"$1\", \"\([^\"]*\)\", {\(.*\)}},.*/\1 \2/p" tests/fuzz/corpus_folders.h | tr -d '",'
 }
 
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-16/bin/llvm-symbolizer}
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1 ${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1 ${UBSAN_OPTIONS:-}"
 failed=()
@@ -47,15 +47,17 @@ for target in "${targets[@]}"; do
   # shellcheck disable=SC2086
   find $folders -type f -name "*$extension" -exec cp {} "$seeds/" \; 2>/dev/null || true
   cp tests/fuzz/regressions/"$target"/* "$seeds/" 2>/dev/null || true
-  echo "fuzz: $target for ${seconds}s ($(ls "$seeds" | wc -l) seeds)"
-  if ! "$build_dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
+  timeout=5
+  [ "$target" != tile_source ] || timeout=30
+  echo "fuzz: $target for ${seconds}s ($(ls "$seeds" | wc -l) seeds, ${timeout}s per input)"
+  if ! "$build_dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
       -max_len=8192 -print_final_stats=1 -artifact_prefix="$build_dir/artifacts/$target/" \
       "$build_dir/corpus/$target" "$seeds" >"$build_dir/fuzz_$target.log" 2>&1; then
     tail -40 "$build_dir/fuzz_$target.log"
     echo "fuzz: $target FAILED; the input is in $build_dir/artifacts/$target/ (log: $build_dir/fuzz_$target.log)"
     failed+=("$target")
   else
-    grep -E '^stat::number_of_executed_runs|^Done' "$build_dir/fuzz_$target.log" | tr '\n' ' '
+    grep -E '^Done [0-9]+ runs' "$build_dir/fuzz_$target.log" | tr '\n' ' '
     echo
   fi
 done

@@ -143,6 +143,17 @@ TEST(CliLimits, HostileSizesAreInputErrorsWithALocation) {
                    ":3:21: error: tile of more than 2^30 elements (dimension 4294967296)"});
   cases.push_back({"zero.tir", "module\nkernel @k() {\n  %0 = zeros : tile<0x8xf32, reg>\n  return\n}\n",
                    ":3:21: error: a tile dimension must be at least 1"});
+  // pipeline(S) in IR text has the DSL's bound; the verifier names the loop's location.
+  std::string loop_tir = "module\nkernel @k() {\n  %0 = constant {value = 0} : index\n"
+                         "  %1 = constant {value = 4} : index\n  %2 = constant {value = 1} : index\n"
+                         "  for %0, %1, %2 {pipeline = STAGES} loc(6:3) {\n    ^(%i: index):\n    yield\n  }\n"
+                         "  return\n}\n";
+  std::string stages_tir = loop_tir;
+  stages_tir.replace(stages_tir.find("STAGES"), 6, "17");
+  cases.push_back({"stages.tir", stages_tir, ":6:3: error: 'for': the pipeline stage count is 17; at most 16 stages"});
+  std::string huge_stages_tir = loop_tir;
+  huge_stages_tir.replace(huge_stages_tir.find("STAGES"), 6, "4294967296");
+  cases.push_back({"huge_stages.tir", huge_stages_tir, ":6:3: error: 'for': the pipeline stage count is 4294967296; at most 16"});
   std::string deep_tir = "module {a = " + std::string(1000, '[') + std::string(1000, ']') + "}\n";
   cases.push_back({"deep.tir", deep_tir, ":1:"});
   for (const Case& c : cases) {
@@ -152,6 +163,13 @@ TEST(CliLimits, HostileSizesAreInputErrorsWithALocation) {
     EXPECT_THAT(r.err, HasSubstr(path.string() + c.message)) << c.name;
     fs::remove(path);
   }
+  std::string sixteen_tir = loop_tir;
+  sixteen_tir.replace(sixteen_tir.find("STAGES"), 6, "16");
+  fs::path sixteen = temp_file("sixteen.tir", sixteen_tir);
+  CommandResult at_limit = run_command(tilec("compile " + sixteen.string() + " --emit ir --stop-after parse"));
+  EXPECT_EQ(at_limit.status, 0) << at_limit.err;
+  EXPECT_THAT(at_limit.out, HasSubstr("pipeline = 16"));
+  fs::remove(sixteen);
   fs::path deep = temp_file("deep_nesting.tile", deep_tile);
   EXPECT_THAT(run_command(tilec("compile " + deep.string())).err, HasSubstr("nesting deeper than 200 levels"));
   fs::remove(deep);

@@ -13,7 +13,9 @@
 
 namespace tilec::fuzz {
 
-// .tile source: lexer, parser, lowering; lowered IR must pass the verifier.
+// .tile source: lexer, parser, lowering; lowered IR must pass the verifier. A program of up to
+// 64 ops then goes through the whole pass pipeline (verified after every pass) and the CUDA
+// emitter, for sm_90a and for sm_100a, as `tilec compile` runs them.
 std::optional<std::string> check_tile_source(std::string_view input);
 
 // .tir text: IR parser and verifier; a verified module must print, parse back and print the

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# scripts/test-sanitizers.sh — the sanitizer stage of CI: one clang build under AddressSanitizer
+# + UndefinedBehaviorSanitizer runs the whole test suite, then each libFuzzer target for a
+# bounded time.
+#
+# Usage: scripts/test-sanitizers.sh [BUILD_DIR]   (default: build-sanitize)
+# Environment: TILEC_FUZZ_SECONDS per fuzz target (default 30; 0 skips fuzzing).
+# 1. scripts/setup-sanitize.sh installs clang and configures BUILD_DIR (ASan + UBSan, -O1, no
+#    debug info, coverage instrumentation, fuzz targets); ninja builds everything in it once.
+# 2. `meson test` runs every suite there; the end-to-end suites spawn the sanitized tilec, so a
+#    memory error, a leak or undefined behaviour on any path they reach fails the test. Left
+#    out, because they run no tilec code under the sanitizers that other tests do not:
+#      cuda-nvcc, SampleCuda.*           nvcc compiling the checked-in expected .cu files
+#      integration-build-examples        meson/CMake projects built with nvcc (slow, nvcc-bound)
+#      Report.ScreenshotInHeadlessChromium  a browser rendering a page the other Report tests check
+# 3. scripts/fuzz.sh runs the four fuzz targets from the same build directory.
+# It closes with "sanitizers: N passed, N failed, N skipped" and exits 1 when anything failed.
+set -uo pipefail
+build_dir=${1:-build-sanitize}
+fuzz_seconds=${TILEC_FUZZ_SECONDS:-30}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+scripts/setup-sanitize.sh "$build_dir" || exit 1
+ninja -C "$build_dir" -j2 || exit 1
+
+# Leaks count as failures: LeakSanitizer runs at every sanitized process's exit. UBSan is fatal
+# (the build also passes -fno-sanitize-recover=undefined).
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-16/bin/llvm-symbolizer}
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1 ${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1 ${UBSAN_OPTIONS:-}"
+skipped_tests='^(cuda-nvcc|integration-build-examples)$'
+mapfile -t tests < <(meson test -C "$build_dir" --list 2>/dev/null | sed -n 's/^.* \/ //p' | grep -vE "$skipped_tests")
+((${#tests[@]})) || { echo "sanitizers: meson listed no tests in $build_dir" >&2; exit 1; }
+status=0
+GTEST_FILTER='-SampleCuda.*:Report.ScreenshotInHeadlessChromium' \
+  meson test -C "$build_dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${tests[@]}" || status=1
+log="$build_dir/meson-logs/testlog.txt"
+count() { awk -F: "/^$1:/{gsub(/ /,\"\",\$2);s+=\$2}END{print s+0}" "$log" 2>/dev/null || echo 0; }
+ok=$(count Ok)
+fail=$(count '(Fail|Timeout|Unexpected Pass)')
+skip=$(count Skipped)
+# Every meson test that did not run, and every gtest case the filter left out, counts as skipped.
+skip=$((skip + $(meson test -C "$build_dir" --list 2>/dev/null | grep -cE " / ${skipped_tests#^}")))
+
+if [ "$fuzz_seconds" -gt 0 ]; then
+  if TILEC_FUZZ_BUILD="$build_dir" scripts/fuzz.sh "$fuzz_seconds"; then ok=$((ok + 1)); else fail=$((fail + 1)); status=1; fi
+fi
+echo "sanitizers: $ok passed, $fail failed, $skip skipped"
+exit $status
