@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "../verify_text.h"
 #include "../passes/pass_test_support.h"
 #include "ir/clone.h"
 #include "ir/parser.h"
@@ -51,22 +52,7 @@ kernel @k(%A: tensor<M, K, bf16>, %C: tensor<M, N, f32>) {
 }
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
-std::string verify(const std::string& text) {
-  LoadedModule loaded = parse_ir_text(text);
-  if (!loaded.module) return "parse error: " + loaded.diagnostics->render_all();
-  DiagnosticEngine diagnostics;
-  verify_module(*loaded.module, diagnostics);
-  return diagnostics.render_all();
-}
-
-TEST(VerifyPipeRegion, AcceptsValidIr) { EXPECT_EQ(verify(kValid), ""); }
+TEST(VerifyPipeRegion, AcceptsValidIr) { EXPECT_EQ(verify_text(kValid), ""); }
 
 struct Broken {
   const char* rule;
@@ -79,7 +65,7 @@ class VerifyPipeRegionRejects : public ::testing::TestWithParam<Broken> {};
 
 TEST_P(VerifyPipeRegionRejects, EachRule) {
   const Broken& b = GetParam();
-  EXPECT_THAT(verify(replace(kValid, b.from, b.to)), HasSubstr(b.message)) << b.rule;
+  EXPECT_THAT(verify_text(replace_once(kValid, b.from, b.to)), HasSubstr(b.message)) << b.rule;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "../verify_text.h"
 #include "test_support.h"
 
 namespace tilec::testing {
@@ -39,22 +40,7 @@ kernel @k(%A: tensor<M, K, bf16>, %C: tensor<M, N, f32>) {
 }
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
-std::string verify(const std::string& text) {
-  Compiled c = parse_tir(text);
-  if (!c.module) return "parse error: " + c.errors();
-  DiagnosticEngine d;
-  verify_module(*c.module, d);
-  return d.render_all();
-}
-
-TEST(Verifier, AcceptsValidIr) { EXPECT_EQ(verify(kValid), ""); }
+TEST(Verifier, AcceptsValidIr) { EXPECT_EQ(verify_text(kValid), ""); }
 
 struct Broken {
   const char* invariant;
@@ -67,7 +53,7 @@ class VerifierRejects : public ::testing::TestWithParam<Broken> {};
 
 TEST_P(VerifierRejects, EachInvariant) {
   const Broken& b = GetParam();
-  std::string errors = verify(replace(kValid, b.from, b.to));
+  std::string errors = verify_text(replace_once(kValid, b.from, b.to));
   EXPECT_THAT(errors, HasSubstr(b.message)) << b.invariant;
 }
 
@@ -112,8 +98,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.invariant); });
 
 TEST(Verifier, GridIdsMustSitInTheKernelBody) {
-  std::string text = replace(kValid, "    yield %y\n", "    %g = grid_ids %M {schedule = \"tiles\"} : index\n    yield %y\n");
-  EXPECT_THAT(verify(text), HasSubstr("grid_ids must sit directly in a kernel body"));
+  std::string text = replace_once(kValid, "    yield %y\n", "    %g = grid_ids %M {schedule = \"tiles\"} : index\n    yield %y\n");
+  EXPECT_THAT(verify_text(text), HasSubstr("grid_ids must sit directly in a kernel body"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "../verify_text.h"
 #include "test_support.h"
 
 namespace tilec::testing {
@@ -35,22 +36,7 @@ kernel @k(%A: tensor<M, K, bf16>) {
 }
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
-std::string verify(const std::string& text) {
-  Compiled c = parse_tir(text);
-  if (!c.module) return "parse error: " + c.errors();
-  DiagnosticEngine d;
-  verify_module(*c.module, d);
-  return d.render_all();
-}
-
-TEST(VerifySyncOps, AcceptsLoweredIr) { EXPECT_EQ(verify(kValid), ""); }
+TEST(VerifySyncOps, AcceptsLoweredIr) { EXPECT_EQ(verify_text(kValid), ""); }
 
 struct Broken {
   const char* rule;
@@ -63,7 +49,7 @@ class VerifySyncOpsRejects : public ::testing::TestWithParam<Broken> {};
 
 TEST_P(VerifySyncOpsRejects, EachRule) {
   const Broken& b = GetParam();
-  EXPECT_THAT(verify(replace(kValid, b.from, b.to)), HasSubstr(b.message)) << b.rule;
+  EXPECT_THAT(verify_text(replace_once(kValid, b.from, b.to)), HasSubstr(b.message)) << b.rule;
 }
 
 INSTANTIATE_TEST_SUITE_P(
