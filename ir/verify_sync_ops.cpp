@@ -10,14 +10,55 @@
 //     `named_barrier_*` an `id` in 1..15 and `threads` a positive multiple of 32.
 //  6. A `warp_specialize` region holds only `agent` ops (and its yield); an `agent` sits only
 //     there and has a string `name`.
+//  7. A value defined inside one agent (an op result or a region argument at any depth) is not
+//     used inside another agent of the same warp_specialize: agents share only what is defined
+//     before the warp_specialize.
 #include <fmt/core.h>
 
 #include <cstdint>
+#include <functional>
+#include <unordered_map>
 
 #include "ir/ir.h"
 #include "ir/verify_sync.h"
 
 namespace tilec {
+namespace {
+
+// Visits every op nested under `region` (pre-order).
+void visit_nested(const Region& region, const std::function<void(const Operation&)>& visit) {
+  for (const auto& op : region.operations()) {
+    visit(*op);
+    for (size_t r = 0; r < op->num_regions(); ++r) visit_nested(op->region(r), visit);
+  }
+}
+
+// Rule 7: reports each use in one agent of a value defined in another.
+void verify_agents_disjoint(const Operation& specialized, const OpErrorSink& error) {
+  std::unordered_map<const Value*, const Operation*> defined_in;  // value -> its agent
+  for (const auto& agent : specialized.region().operations()) {
+    if (agent->kind() != OpKind::agent) continue;
+    const Operation* owner = agent.get();
+    visit_nested(agent->region(), [&](const Operation& op) {
+      for (size_t i = 0; i < op.num_results(); ++i) defined_in[op.result(i)] = owner;
+      for (size_t r = 0; r < op.num_regions(); ++r)
+        for (size_t a = 0; a < op.region(r).num_arguments(); ++a) defined_in[op.region(r).argument(a)] = owner;
+    });
+  }
+  for (const auto& agent : specialized.region().operations()) {
+    if (agent->kind() != OpKind::agent) continue;
+    visit_nested(agent->region(), [&](const Operation& op) {
+      for (size_t i = 0; i < op.num_operands(); ++i) {
+        auto it = defined_in.find(op.operand(i));
+        if (it != defined_in.end() && it->second != agent.get())
+          error(op, fmt::format("operand {} is defined in agent '{}' but used in agent '{}'", i,
+                                it->second->string_attr("name"), agent->string_attr("name")));
+      }
+    });
+  }
+}
+
+}  // namespace
 
 void verify_sync_op(const Operation& op, const OpErrorSink& error) {
   auto operand_type = [&](size_t i) -> const Type& { return op.operand(i)->type(); };
@@ -100,6 +141,7 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
       for (const auto& inner : op.region().operations())
         if (inner->kind() != OpKind::agent && inner->kind() != OpKind::yield)
           error(*inner, "only agent ops may appear in a warp_specialize region");
+      verify_agents_disjoint(op, error);
       break;
     default: break;
   }

@@ -17,6 +17,7 @@
 #include "passes/materialize_schedule.h"
 #include "passes/parse_constraints.h"
 #include "passes/reorder_events_pass.h"
+#include "passes/warp_specialize.h"
 
 namespace tilec {
 
@@ -34,6 +35,8 @@ PassManager build_pipeline() {
   // insert-sync lowers materialize-schedule's pipes and mutexes and numbers the events of the
   // final order, so it comes after both.
   pm.add({"insert-sync", {"materialize-schedule"}, {}, insert_sync});
+  // warp-specialize splits the synchronized body by the barriers insert-sync created.
+  pm.add({"warp-specialize", {"insert-sync"}, {}, warp_specialize});
   return pm;
 }
 

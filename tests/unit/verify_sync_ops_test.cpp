@@ -70,6 +70,10 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"named_barrier_threads", "threads = 128}\n  named_barrier_arrive", "threads = 100}\n  named_barrier_arrive", "'threads' must be a multiple of 32, got 100"},
         Broken{"named_barrier_threads_zero", "threads = 128}\n  named_barrier_arrive", "threads = 0}\n  named_barrier_arrive", "'threads' must be >= 32, got 0"},
         Broken{"agent_outside", "  return\n", "  agent {name = \"producer\"} {\n  }\n  return\n", "an agent may only appear in a warp_specialize region"},
+        Broken{"agent_crossing", "  return\n",
+               "  warp_specialize {\n    agent {name = \"producer\"} {\n      %x = constant {value = 2} : index\n      yield\n    }\n"
+               "    agent {name = \"compute\"} {\n      mbarrier_arrive %empty, %x\n      yield\n    }\n    yield\n  }\n  return\n",
+               "operand 1 is defined in agent 'producer' but used in agent 'compute'"},
         Broken{"agent_name", "  return\n", "  warp_specialize {\n    agent {name = 3} {\n    }\n  }\n  return\n", "an agent needs a string 'name'"}),
     [](const auto& info) { return std::string(info.param.rule); });
 
