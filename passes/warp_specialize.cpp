@@ -6,7 +6,8 @@
 //   1. Split point: after the last top-level grid_ids, mbarrier_create or stage_buffer. The ops
 //      from there to the `return` (the split body) move into one `warp_specialize`; values
 //      defined before it stay shared by both agents.
-//   2. Roles: an op without regions that is not pure and not a plain global read is an anchor. Producer anchors: the ops of
+//   2. Roles: an op without regions that is not pure and not a plain global read (an op with a
+//      result that only reads global memory) is an anchor. Producer anchors: the ops of
 //      agent_of's producer (the TMA pipe), stage_write, mbarrier_arrive on a stage buffer's full
 //      barrier and mbarrier_wait on its empty barrier. Every other anchor is compute.
 //   3. Each agent gets a clone of the split body without the other agent's anchors; a liveness
@@ -47,11 +48,12 @@ constexpr int64_t kComputeRegisters = 232;
 using ValueSet = std::unordered_set<const Value*>;
 using Graveyard = std::vector<std::unique_ptr<Operation>>;
 
-// A plain read of global memory (`load`) has no effect but its result: like a pure op it is
-// cloned into each agent that needs it and removed where unused.
+// A plain read of global memory (`load`, a `tma_load` left outside any pipe) has no effect but
+// its result: like a pure op it is cloned into each agent that needs it and removed where unused.
+// (tma_load_async has no result: it fills a stage buffer and is a producer anchor.)
 bool is_plain_read(const Operation& op) {
   const OpInfo& info = op.info();
-  return info.has(kReadsMemory) && !info.has(kWritesMemory) && !info.has(kAsync) && op.num_results() > 0;
+  return info.has(kReadsMemory) && !info.has(kWritesMemory) && op.num_results() > 0;
 }
 
 bool is_anchor(const Operation& op) {
