@@ -20,7 +20,8 @@
 // Requires insert-sync. Keeps: what the kernel computes, SSA dominance, the order of the ops
 // each agent keeps. Kernels without stage_write or tma_load_async are unchanged.
 // Deterministic. Cost: O(n) per agent for cloning, liveness and the sweep (n = ops and values
-// of the split body), plus O(n) per rebuilt loop or if for rewriting uses.
+// of the split body), plus O(n) per rebuilt loop or if for rewriting uses. A kernel that already
+// holds a warp_specialize (IR written by hand) is left as it is.
 #include "passes/warp_specialize.h"
 
 #include <fmt/core.h>
@@ -247,12 +248,14 @@ class KernelSplitter {
       if (kind == OpKind::grid_ids || kind == OpKind::mbarrier_create || kind == OpKind::stage_buffer) split = i + 1;
     }
     size_t end = ops.empty() ? 0 : ops.size() - 1;  // the return stays last
-    bool producer_work = false;
+    // Work to give a producer, in a kernel not already specialized (IR written by hand).
+    bool producer_work = false, specialized_already = false;
     for (size_t i = split; i < end; ++i)
       walk_op(*ops[i], [&](Operation& op) {
         producer_work = producer_work || op.kind() == OpKind::tma_load_async || op.kind() == OpKind::stage_write;
+        specialized_already = specialized_already || op.kind() == OpKind::warp_specialize;
       });
-    if (!producer_work) return true;
+    if (!producer_work || specialized_already) return true;
 
     BarrierRoles barriers;
     bool creation_inside = false;

@@ -80,7 +80,9 @@ void collect(const Region& region, const std::string& kernel, std::vector<Schedu
         }
         loop.ops.push_back(std::move(scheduled));
       }
-      loops.push_back(std::move(loop));
+      // warp-specialize clones a scheduled loop into each agent: draw its schedule once.
+      bool drawn = std::any_of(loops.begin(), loops.end(), [&](const ScheduledLoop& other) { return other.title == loop.title; });
+      if (!drawn) loops.push_back(std::move(loop));
     }
     for (size_t index = 0; index < op->num_regions(); ++index) collect(op->region(index), kernel, loops);
   }
