@@ -16,6 +16,7 @@
 #include "passes/insert_sync.h"
 #include "passes/materialize_schedule.h"
 #include "passes/parse_constraints.h"
+#include "passes/persistent_tiles.h"
 #include "passes/reorder_events_pass.h"
 
 namespace tilec {
@@ -23,6 +24,10 @@ namespace tilec {
 PassManager build_pipeline() {
   PassManager pm;
   pm.add({"fold-constants", {}, {}, fold_constants});
+  // persistent-tiles right after fold-constants (before DESIGN.md's place for it): its tile loop
+  // is then an ordinary enclosing loop for the scheduler and insert-sync, which carries the
+  // pipes' state across tiles with no special case (docs/passes/persistent_tiles.md).
+  pm.add({"persistent-tiles", {"fold-constants"}, {}, persistent_tiles});
   pm.add({"parse-constraints", {"fold-constants"}, {}, parse_constraints});
   pm.add({"build-resources", {"fold-constants"}, {}, build_resources});
   pm.add({"generate-schedule", {"parse-constraints", "build-resources"}, {}, generate_schedule_pass});
