@@ -132,8 +132,7 @@ TEST(PersistentTilesPass, RewritesTheGridIntoATileLoop) {
     EXPECT_EQ(grids, 1);
     EXPECT_EQ(sm_counts, 1);
     EXPECT_EQ(tile_loops, 1);
-    if (std::string(name) != "gemm_sm_90a")  // the gemm takes long on the interpreter; the CLI test runs it
-      EXPECT_EQ(compare_runs(*before.module->kernels().front(), kernel, 7), "");
+    EXPECT_EQ(compare_runs(*before.module->kernels().front(), kernel, 7), "");
   }
 }
 
