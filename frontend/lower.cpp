@@ -792,11 +792,12 @@ class Lowering {
         if (value->kind != ExprKind::name || (value->name != "row" && value->name != "column"))
           error(value->location, "order is 'row' or 'column'");
         else attributes.push_back({key, Attribute(value->name)});
-      } else if (key == "swizzle" || key == "cluster") {
-        if (auto n = const_int(*value, key == "swizzle" ? "the swizzle panel width" : "the cluster size", 1))
+      } else if (key == "swizzle" || key == "cluster" || key == "workers") {
+        const char* what = key == "swizzle" ? "the swizzle panel width" : key == "cluster" ? "the cluster size" : "the worker count";
+        if (auto n = const_int(*value, what, 1))
           attributes.push_back({key, Attribute(*n)});
       } else {
-        error(value->location, fmt::format("unknown grid option '{}' (swizzle, cluster, order)", key));
+        error(value->location, fmt::format("unknown grid option '{}' (swizzle, cluster, order, workers)", key));
       }
     }
     if (extents.size() == grid.extents.size() && extents.size() == grid.coordinates.size() && !extents.empty()) {

@@ -23,6 +23,8 @@ namespace tilec {
   X(if_, "if", 1, 1, -1, 2, 0, none, "runs the then or else region; results are yielded")         \
   X(grid_ids, "grid_ids", 1, -1, -1, 0, kPure, SIMT,                                             \
     "this CTA's tile coordinates within a grid of the given extents")                             \
+  X(sm_count, "sm_count", 0, 0, 1, 0, kPure, SIMT,                                             \
+    "the launching device's SM count, or the `workers` attribute when given (persistent-tiles)")  \
   X(constant, "constant", 0, 0, 1, 0, kPure, SIMT, "a scalar constant (attribute value)")        \
   X(dim, "dim", 1, 1, 1, 0, kPure, SIMT, "extent of a tensor along `axis`")                      \
   X(add, "add", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a + b (broadcasting)")      \

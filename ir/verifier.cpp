@@ -157,7 +157,7 @@ class Verifier {
         else if (value.as_int() < minimum) error(op, fmt::format("attribute '{}' must be >= {}, got {}", name, minimum, value.as_int()));
       };
       if (name == "tileas.schedule.constraint.gid" || name == "tileas.schedule.constraint.leader_gid" ||
-          name == "stage" || name == "order")
+          name == "stage" || (name == "order" && op.kind() != OpKind::grid_ids))
         need_int(0);
       else if (name == "pipeline") {
         need_int(1);
@@ -221,6 +221,12 @@ class Verifier {
         for (size_t i = 0; i < op.num_results(); ++i)
           if (!result(i).is_index()) error(op, "coordinates are index values");
         break;
+      case OpKind::sm_count: {
+        if (!result().is_index()) error(op, "the SM count is an index value");
+        const Attribute* workers = op.attr("workers");
+        if (workers && (!workers->is_int() || workers->as_int() < 1)) error(op, "'workers' is a positive integer");
+        break;
+      }
       case OpKind::constant: {
         const Attribute* value = op.attr("value");
         if (!result().is_scalar()) error(op, "a constant is a scalar");

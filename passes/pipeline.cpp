@@ -6,8 +6,8 @@
 //   groups and the per-op footprints the two before it publish as attributes.
 //   reorder-events after generate-schedule: it rewrites the published order.
 //   materialize-schedule reads the final (stage, order); insert-sync lowers its pipes and mutexes.
-// The passes of later stages (warp-specialize, persistent-tiles) join here as they land; each
-// names the passes it requires.
+//   persistent-tiles first after fold-constants; warp-specialize splits insert-sync's output.
+// Each pass names the passes it requires.
 #include "passes/pipeline.h"
 
 #include "passes/build_resources.h"
@@ -16,6 +16,7 @@
 #include "passes/insert_sync.h"
 #include "passes/materialize_schedule.h"
 #include "passes/parse_constraints.h"
+#include "passes/persistent_tiles.h"
 #include "passes/reorder_events_pass.h"
 #include "passes/warp_specialize.h"
 
@@ -24,6 +25,10 @@ namespace tilec {
 PassManager build_pipeline() {
   PassManager pm;
   pm.add({"fold-constants", {}, {}, fold_constants});
+  // persistent-tiles right after fold-constants (before DESIGN.md's place for it): its tile loop
+  // is then an ordinary enclosing loop for the scheduler and insert-sync, which carries the
+  // pipes' state across tiles with no special case (docs/passes/persistent_tiles.md).
+  pm.add({"persistent-tiles", {"fold-constants"}, {}, persistent_tiles});
   pm.add({"parse-constraints", {"fold-constants"}, {}, parse_constraints});
   pm.add({"build-resources", {"fold-constants"}, {}, build_resources});
   pm.add({"generate-schedule", {"parse-constraints", "build-resources"}, {}, generate_schedule_pass});

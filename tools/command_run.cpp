@@ -40,6 +40,7 @@ struct RunOptions {
   DriverOptions driver;  // target, stop-after, max-events, generator
   unsigned workers = 0;
   uint64_t seed = 1;
+  int64_t sms = 4;  // what `sm_count` gives (persistent kernels' worker count)
   bool check = false;
   std::string report;  // --report OUT.html
 };
@@ -117,6 +118,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   runtime::ExecutorTileRunner runner(executor);
   runtime::LaunchOptions launch;
   launch.runner = &runner;
+  launch.sm_count = options.sms;
 
   runtime::KernelBuffers actual = inputs;
   auto arguments = actual.arguments();
@@ -209,6 +211,8 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));
   cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
+  cmd->add_option("--sms", options->sms, "the SM count persistent kernels see (default 4)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->driver.stop_after, "run the IR as it is after this stage")

@@ -27,6 +27,31 @@ namespace {
 
 using cuda::KernelPlan;
 
+// `sm_count` without a fixed `workers` (persistent-tiles): the host queries the device and
+// hands the value to device code through a __device__ variable, so both see the same count.
+constexpr std::string_view kSmCountHelpers = R"(
+// The number of SMs (persistent kernels' workers): the host asks the current device; device
+// code reads the value the launcher copied before the launch.
+__device__ int64_t tilec_sm_count_on_device = 0;
+__host__ __device__ inline int64_t tilec_sm_count() {
+#ifdef __CUDA_ARCH__
+  return tilec_sm_count_on_device;
+#else
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count < 1)
+    return 1;
+  return count;
+#endif
+}
+)";
+
+bool queries_sm_count(const KernelPlan& plan) {
+  return std::any_of(plan.pre_grid.begin(), plan.pre_grid.end(), [](const Operation* op) {
+    return op->kind() == OpKind::sm_count && !op->has_attr("workers");
+  });
+}
+
 constexpr int kBlockThreads = 256;
 
 std::string compute_capability(const std::string& target) {
@@ -114,6 +139,12 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
                        "  if (status != cudaSuccess) return status;\n",
                        plan.name);
   }
+  if (queries_sm_count(plan)) {
+    out += "  // Device code reads the SM count the host sized the grid with.\n"
+           "  const int64_t launch_sm_count = tilec_sm_count();\n"
+           "  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));\n"
+           "  if (copied != cudaSuccess) return copied;\n";
+  }
   out += fmt::format("  {}_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>({});\n",
                      plan.name, cuda::argument_list(plan));
   out += "  return cudaGetLastError();\n}\n\n";
@@ -154,6 +185,7 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
 
   std::string out = header_comment(module, options, plans);
   out += cuda::cuda_prelude();
+  if (std::any_of(plans.begin(), plans.end(), queries_sm_count)) out += kSmCountHelpers;
   out += fmt::format("\n// Threads per CTA of every kernel in this file.\nconstexpr int kBlockThreads = {};\n\n",
                      kBlockThreads);
   for (const KernelPlan& plan : plans) emit_kernel(plan, out);

@@ -226,6 +226,10 @@ void BodyEmitter::emit_op(const Operation& op, int indent) {
     case OpKind::yield:  // emitted by the op that owns the region
       return;
     case OpKind::grid_ids: emit_grid_ids(op, indent); return;
+    case OpKind::sm_count:  // the device's SM count (emit_cuda.cpp's sm_count helpers) or `workers`
+      line(indent, fmt::format("const int64_t {} = {};", plan_.expression(op.result()),
+                               op.has_attr("workers") ? std::to_string(op.int_attr("workers")) : "tilec_sm_count()"));
+      return;
     case OpKind::for_: emit_for(op, indent); return;
     case OpKind::if_: emit_if(op, indent); return;
     case OpKind::load: emit_load(op, indent); return;

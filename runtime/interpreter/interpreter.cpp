@@ -213,6 +213,8 @@ bool TileExecution::execute(const Operation& op) {
     case OpKind::for_: return execute_for(op);
     case OpKind::if_: return execute_if(op);
     case OpKind::grid_ids: return fail(op, "must sit directly in the kernel body, once");
+    case OpKind::sm_count:
+      return set_result(op, TileValue::scalar_int(ScalarKind::index, op.int_attr("workers", launch_.sm_count)));
     case OpKind::warp_specialize: return execute_warp_specialize(op);
     case OpKind::agent: return fail(op, "must sit directly in a warp_specialize region");
     default:
@@ -467,6 +469,7 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
     const Region& body = kernel.region();
     LaunchState launch;
     launch.max_loop_iterations = options.max_loop_iterations;
+    launch.sm_count = options.sm_count;
     SymbolBindings symbols = given_symbols;
     TileExecution host(nullptr, launch, -1);
     if (LaunchResult bound = bind_arguments(body, arguments, symbols, host, launch); !bound.ok)

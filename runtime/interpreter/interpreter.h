@@ -45,6 +45,8 @@ struct LaunchOptions {
   bool detect_store_races = true;
   // A `for` running more iterations than this ends the launch with an error instead of hanging.
   int64_t max_loop_iterations = int64_t{1} << 24;
+  // What `sm_count` gives when it has no `workers` attribute (`tilec run --sms N`).
+  int64_t sm_count = 4;
 };
 
 struct LaunchResult {

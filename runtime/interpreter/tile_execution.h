@@ -55,6 +55,7 @@ struct LaunchState {
   std::mutex error_mutex;
   std::atomic<int64_t> lowest_failed_tile{INT64_MAX};
   int64_t max_loop_iterations = 0;
+  int64_t sm_count = 4;  // LaunchOptions::sm_count
   LaunchResult error;  // valid when lowest_failed_tile != INT64_MAX or a host error occurred
 };
 

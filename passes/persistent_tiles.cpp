@@ -1,0 +1,206 @@
+// passes/persistent_tiles.cpp — the persistent-tiles pass (docs/passes/persistent_tiles.md).
+//
+// What: a kernel whose `grid_ids %e0, %e1` has `schedule = "persistent"` becomes
+//     %workers = sm_count                         (the `workers` attribute when the grid gives one)
+//     %w = grid_ids %workers {schedule = "tiles"}
+//     for %i in 0 .. cdiv(e0 * e1, workers) {     (%i: the per-worker iteration clock)
+//       %t = i * workers + w
+//       if %t < e0 * e1 { (m, n) = decode(t); <the original body> }
+//     }
+// so each worker CTA runs the body for tiles w, w + workers, ... in the order of
+// persistent/tile_order.h (column-major unless `order = "row"`, swizzle panels of `swizzle`
+// tiles along the slow axis). Tiles past the total are skipped by the `if`: the body is never
+// run for them.
+// Phases per kernel: 1. find and check the persistent grid (two extents, cluster = 1);
+// 2. build the worker grid, the tile loop and the guard before the old grid; 3. move the body
+// into the guard and replace the old coordinates by the decoded ones; 4. erase the old grid.
+// Invariants kept: the same set of tiles runs the same body exactly once; SSA dominance (the
+// decode is emitted in the guard, before the moved body). Runs right after fold-constants, so
+// the tile loop is an ordinary loop for the scheduling and sync passes (docs/passes/README.md).
+// Cost: O(ops of the kernel) for the move and the use replacement.
+#include "passes/persistent_tiles.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "ir/builder.h"
+#include "ir/diagnostic.h"
+#include "ir/ir.h"
+#include "passes/pass_manager.h"
+#include "passes/persistent_tiles/tile_order.h"
+
+namespace tilec {
+
+namespace {
+
+Type index_type() { return Type::scalar(ScalarKind::index); }
+
+std::optional<int64_t> constant_of(const Value* value) {
+  const Operation* def = value->defining_op();
+  if (!def || def->kind() != OpKind::constant) return std::nullopt;
+  const Attribute* attribute = def->attr("value");
+  if (!attribute || !attribute->is_int()) return std::nullopt;
+  return attribute->as_int();
+}
+
+// Index arithmetic that emits ops through a builder, folding operations on two constants.
+struct IrArithmetic {
+  Builder& builder;
+
+  Value* binary(OpKind kind, Value* x, Value* y) {
+    auto a = constant_of(x), b = constant_of(y);
+    if (a && b) {
+      std::optional<int64_t> folded;
+      switch (kind) {
+        case OpKind::add: folded = *a + *b; break;
+        case OpKind::sub: folded = *a - *b; break;
+        case OpKind::mul: folded = *a * *b; break;
+        case OpKind::div: if (*b > 0) folded = *a / *b; break;
+        case OpKind::rem: if (*b > 0) folded = *a % *b; break;
+        case OpKind::cdiv: if (*b > 0 && *a >= 0) folded = (*a + *b - 1) / *b; break;
+        case OpKind::min: folded = std::min(*a, *b); break;
+        default: break;
+      }
+      if (folded) return builder.constant_index(*folded);
+    }
+    return builder.create(kind, {x, y}, {index_type()})->result();
+  }
+  Value* add(Value* x, Value* y) { return binary(OpKind::add, x, y); }
+  Value* sub(Value* x, Value* y) { return binary(OpKind::sub, x, y); }
+  Value* mul(Value* x, Value* y) { return binary(OpKind::mul, x, y); }
+  Value* div(Value* x, Value* y) { return binary(OpKind::div, x, y); }
+  Value* rem(Value* x, Value* y) { return binary(OpKind::rem, x, y); }
+  Value* min(Value* x, Value* y) { return binary(OpKind::min, x, y); }
+  Value* cdiv(Value* x, Value* y) { return binary(OpKind::cdiv, x, y); }
+  Value* constant(int64_t value) { return builder.constant_index(value); }
+};
+
+Value* named(Value* value, const char* name) {
+  if (value->defining_op() && value->defining_op()->kind() != OpKind::constant) value->set_name_hint(name);
+  return value;
+}
+
+class PersistentTiles {
+ public:
+  explicit PersistentTiles(DiagnosticEngine& diagnostics) : diagnostics_(diagnostics) {}
+
+  // False after reporting an input error.
+  bool run(Operation& kernel) {
+    Region& body = kernel.region();
+    auto& ops = body.operations();
+    size_t grid_position = ops.size();
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (ops[i]->kind() == OpKind::grid_ids && ops[i]->string_attr("schedule") == "persistent") grid_position = i;
+    if (grid_position == ops.size()) return true;
+    Operation& grid = *ops[grid_position];
+
+    // 1. check
+    if (grid.num_operands() != 2 || grid.num_results() != 2) {
+      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: a persistent grid has two extents (M tiles, "
+                                                      "N tiles); this one has {}", grid.num_operands()));
+      return false;
+    }
+    int64_t cluster = grid.int_attr("cluster", 1);
+    if (cluster != 1) {
+      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: cluster = {} is not supported yet (only "
+                                                      "cluster = 1: clusters need the CTA's rank in its cluster)",
+                                                      cluster));
+      return false;
+    }
+    persistent::TileOrder order;
+    order.swizzle = grid.int_attr("swizzle", 1);
+    order.column_major = grid.string_attr("order", "column") != "row";
+    if (order.swizzle < 1) {
+      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: swizzle = {} must be at least 1", order.swizzle));
+      return false;
+    }
+
+    // 2. worker grid, tile loop, guard
+    Builder builder(&body);
+    builder.set_insertion_point(&body, grid_position);
+    builder.set_location(grid.location());
+    IrArithmetic arithmetic{builder};
+    Value* rows = grid.operand(0);
+    Value* columns = grid.operand(1);
+    std::vector<std::pair<std::string, Attribute>> count_attributes;
+    if (grid.has_attr("workers")) count_attributes.push_back({"workers", *grid.attr("workers")});
+    Value* workers = named(builder.create(OpKind::sm_count, {}, {index_type()}, count_attributes)->result(), "workers");
+    Value* total = named(arithmetic.mul(rows, columns), "tiles");
+    Value* rounds = named(arithmetic.cdiv(total, workers), "rounds");
+    Operation* worker_grid = builder.create(OpKind::grid_ids, {workers}, {index_type()}, {{"schedule", Attribute("tiles")}});
+    Value* worker = named(worker_grid->result(), "worker");
+    Value* zero = arithmetic.constant(0);
+    Value* one = arithmetic.constant(1);
+    Operation* loop = builder.create(OpKind::for_, {zero, rounds, one}, {});
+    Region& loop_body = loop->region();
+    Value* round = loop_body.add_argument(index_type(), "round");
+
+    Builder inner(&loop_body);
+    inner.set_location(grid.location());
+    IrArithmetic loop_arithmetic{inner};
+    Value* tile = named(loop_arithmetic.add(loop_arithmetic.mul(round, workers), worker), "tile");
+    Value* in_range = inner.create(OpKind::cmp, {tile, total}, {Type::scalar(ScalarKind::i1)},
+                                   {{"predicate", Attribute("lt")}})->result();
+    Operation* guard = inner.create(OpKind::if_, {in_range}, {});
+    inner.create(OpKind::yield, {}, {});
+    Region& then_region = guard->region(0);
+    Builder else_builder(&guard->region(1));
+    else_builder.set_location(grid.location());
+    else_builder.create(OpKind::yield, {}, {});
+
+    Builder decode_builder(&then_region);
+    decode_builder.set_location(grid.location());
+    IrArithmetic decode_arithmetic{decode_builder};
+    auto [m, n] = persistent::decode_tile(decode_arithmetic, tile, rows, columns, order);
+    Value* old_m = grid.result(0);
+    Value* old_n = grid.result(1);
+    if (!old_m->name_hint().empty()) named(m, old_m->name_hint().c_str());
+    if (!old_n->name_hint().empty()) named(n, old_n->name_hint().c_str());
+
+    // 3. move the body (everything after the old grid but the terminator) into the guard
+    size_t old_grid = body.position_of(&grid);
+    while (old_grid + 1 < ops.size() && !ops[old_grid + 1]->info().has(kTerminator))
+      then_region.append(body.take(old_grid + 1));
+    decode_builder.set_insertion_point_to_end(&then_region);
+    decode_builder.create(OpKind::yield, {}, {});
+    replace_all_uses(body, old_m, m);
+    replace_all_uses(body, old_n, n);
+
+    // 4. the old grid goes
+    body.take(old_grid);
+    return true;
+  }
+
+ private:
+  DiagnosticEngine& diagnostics_;
+};
+
+// True when a pass that must follow persistent-tiles has already run: IR text (`.tir`) written
+// by an older pipeline, which ran the scheduling passes on the persistent grid. Rewriting the
+// grid then would put the pipes' creation inside the tile loop; the grid is kept instead (it
+// means the same tiles, each once; the interpreter and the backend run it as a plain grid).
+bool scheduled_already(const Module& module) {
+  auto it = module.attributes().find("passes");
+  if (it == module.attributes().end() || !it->second.is_array()) return false;
+  for (const Attribute& pass : it->second.as_array())
+    if (pass.is_string() && pass.as_string() != "parse" && pass.as_string() != "fold-constants" &&
+        pass.as_string() != "persistent-tiles")
+      return true;
+  return false;
+}
+
+}  // namespace
+
+bool persistent_tiles(Module& module, PassContext& ctx) {
+  if (scheduled_already(module)) return true;
+  bool ok = true;
+  for (auto& kernel : module.kernels()) {
+    PersistentTiles pass(ctx.diagnostics);
+    ok &= pass.run(*kernel);
+  }
+  return ok;
+}
+
+}  // namespace tilec
