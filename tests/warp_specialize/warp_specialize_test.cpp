@@ -125,8 +125,8 @@ TEST(WarpSpecialize, AReleaseBeforeTheMmaIsARace) {
   for (const char* workers : {"1", "3"}) {
     CommandResult r = run_edited(lines, "early_release", workers);
     EXPECT_EQ(r.status, 1) << r.out << r.err;
-    EXPECT_NE(r.err.find("race"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("mma"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("race: 'mma'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("after the agent released it"), std::string::npos) << r.err;
   }
 }
 
