@@ -26,6 +26,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,10 +42,14 @@
 namespace tilec {
 namespace {
 
-constexpr int64_t kProducerThreads = 128;
+constexpr int64_t kProducerThreads = 128;  // one warpgroup (setmaxnreg is per warpgroup)
 constexpr int64_t kProducerRegisters = 40;
-constexpr int64_t kComputeThreads = 128;
+constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kComputeRegisters = 232;
+// A warpgroup's MMA covers 64 accumulator rows (WGMMA m64); a 128-row accumulator in registers
+// needs two compute warpgroups (128 f32 registers each for a 64x256 half, within 232).
+constexpr int64_t kRowsPerWarpgroup = 64;
+constexpr int64_t kMaxComputeWarpgroups = 2;
 
 using ValueSet = std::unordered_set<const Value*>;
 using Graveyard = std::vector<std::unique_ptr<Operation>>;
@@ -271,6 +276,7 @@ class KernelSplitter {
       return internal_error(ops[split]->location(), "an mbarrier_create or stage_buffer lies inside the split body");
     if (!check_empty_arrivals(barriers)) return false;
 
+    compute_threads_ = kWarpgroupThreads * compute_warpgroups(body, split, end);
     Location location = ops[split]->location();
     auto specialized = std::make_unique<Operation>(OpKind::warp_specialize, location);
     Region& agents = specialized->add_region();
@@ -314,7 +320,7 @@ class KernelSplitter {
     bool producer = role == AgentRole::producer;
     auto agent = std::make_unique<Operation>(OpKind::agent, location);
     agent->set_attr("name", std::string(to_string(role)));
-    agent->set_attr("threads", producer ? kProducerThreads : kComputeThreads);
+    agent->set_attr("threads", producer ? kProducerThreads : compute_threads_);
     agent->set_attr("registers", producer ? kProducerRegisters : kComputeRegisters);
     Region& slice = agent->add_region();
     ValueMapping mapping;
@@ -329,7 +335,7 @@ class KernelSplitter {
     std::string crossing;
     walk(slice, [&](Operation& op) {
       if (op.kind() == OpKind::named_barrier_sync || op.kind() == OpKind::named_barrier_arrive)
-        op.set_attr("threads", kComputeThreads);
+        op.set_attr("threads", compute_threads_);
       for (Value* operand : op.operands())
         if (crossing.empty() && removed.count(operand))
           crossing = fmt::format("'{}' at {}:{} on the {} agent uses a value defined on the other agent",
@@ -342,9 +348,22 @@ class KernelSplitter {
     return agent;
   }
 
+  // Warpgroups of the compute agent: enough for the tallest mma accumulator, 64 rows each, at
+  // most two; one when the body has no mma.
+  static int64_t compute_warpgroups(Region& body, size_t split, size_t end) {
+    int64_t rows = kRowsPerWarpgroup;
+    for (size_t i = split; i < end; ++i)
+      walk_op(*body.operations()[i], [&](Operation& op) {
+        if (op.kind() == OpKind::mma && op.result()->type().is_tile() && op.result()->type().rank() == 2)
+          rows = std::max(rows, op.result()->type().shape()[0]);
+      });
+    return std::min(kMaxComputeWarpgroups, (rows + kRowsPerWarpgroup - 1) / kRowsPerWarpgroup);
+  }
+
   Operation& kernel_;
   DiagnosticEngine& diagnostics_;
   Graveyard graveyard_;
+  int64_t compute_threads_ = kWarpgroupThreads;
 };
 
 }  // namespace

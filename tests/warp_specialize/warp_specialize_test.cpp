@@ -33,8 +33,8 @@ std::string joined(const std::vector<std::string>& lines) {
   return text;
 }
 
-std::vector<std::string> specialized_gemm() {
-  CommandResult r = run_command(tilec("compile samples/gemm.tile --emit ir"));
+std::vector<std::string> specialized_gemm(const std::string& defines = "") {
+  CommandResult r = run_command(tilec("compile samples/gemm.tile --emit ir" + defines));
   EXPECT_EQ(r.status, 0) << r.err;
   return lines_of(r.out);
 }
@@ -63,11 +63,19 @@ std::string agent_text(const std::vector<std::string>& lines, const std::string&
                                          lines.begin() + static_cast<std::ptrdiff_t>(end)));
 }
 
+TEST(WarpSpecialize, ComputeWarpgroupsFollowTheAccumulatorRows) {
+  std::string text = joined(specialized_gemm(" -D BM=64"));
+  EXPECT_NE(text.find("agent {name = \"compute\", registers = 232, threads = 128}"), std::string::npos) << text;
+  EXPECT_EQ(text.find("threads = 256"), std::string::npos) << text;
+}
+
 TEST(WarpSpecialize, GemmSplitsIntoAProducerAndAComputeAgent) {
   std::vector<std::string> lines = specialized_gemm();
   std::string text = joined(lines);
   EXPECT_NE(text.find("agent {name = \"producer\", registers = 40, threads = 128}"), std::string::npos) << text;
-  EXPECT_NE(text.find("agent {name = \"compute\", registers = 232, threads = 128}"), std::string::npos) << text;
+  // Two compute warpgroups: a warpgroup's MMA covers 64 of the accumulator's 128 rows.
+  EXPECT_NE(text.find("agent {name = \"compute\", registers = 232, threads = 256}"), std::string::npos) << text;
+  EXPECT_NE(text.find("named_barrier_sync {id = 1, order = 8, stage = 0, threads = 256}"), std::string::npos) << text;
   std::string producer = agent_text(lines, "producer");
   std::string compute = agent_text(lines, "compute");
   for (const char* op : {"tma_load_async", "mbarrier_wait %pipe_a_empty", "mbarrier_arrive %pipe_a_full", "stage_advance"})
