@@ -23,6 +23,12 @@ class BodyEmitter {
   // `grid_ids` reads the linear tile number from a variable `tile_number` the caller declared.
   void emit_op(const Operation& op, int indent);
 
+  // The C++ expression of one result element of the elementwise `op` from its operands'
+  // elements (docs/ir.md, Arithmetic): what every tile op of this emitter computes per element.
+  std::string element_expression(const Operation& op, const std::vector<std::string>& operands) const {
+    return compute(op, operands);
+  }
+
  private:
   void line(int indent, const std::string& text);
   void comment(int indent, const Operation& op);

@@ -41,7 +41,9 @@ class Planner {
     plan_.name = NameTable().unique(kernel_name(kernel_));
     const Region& body = kernel_.region();
     plan_parameters(body);
-    check_supported(body);
+    for (const auto& op : body.operations())
+      plan_.tensor_core = plan_.tensor_core || op->kind() == OpKind::warp_specialize;
+    if (!plan_.tensor_core) check_supported(body);
     if (failed_) return std::nullopt;
     for (const auto& op : body.operations()) {
       if (op->kind() == OpKind::grid_ids) plan_.grid = op.get();
@@ -211,7 +213,7 @@ class Planner {
           const Value* carried = loop_body.argument(i);
           define(carried);
           plan_.expressions[op.result(i - 1)] = plan_.expressions[carried];
-          if (carried->type().is_tile()) buffer_of_[op.result(i - 1)] = buffer_of_.at(carried);
+          if (carried->type().is_tile() && !plan_.tensor_core) buffer_of_[op.result(i - 1)] = buffer_of_.at(carried);
         }
         return;
       }
@@ -238,7 +240,7 @@ class Planner {
   void define(const Value* value) {
     const Type& type = value->type();
     plan_.expressions[value] = fresh_name(value, type.is_tile() ? "t" : "v");
-    if (!type.is_tile()) return;
+    if (!type.is_tile() || plan_.tensor_core) return;
     BufferPlan buffer;
     buffer.value = value;
     buffer.name = plan_.expressions[value];

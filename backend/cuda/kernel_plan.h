@@ -45,6 +45,10 @@ struct KernelPlan {
   std::vector<BufferPlan> buffers;
   int64_t shared_bytes = 0;
   int block_threads = 256;
+  // The kernel holds a warp_specialize (its IR went through insert-sync and warp-specialize):
+  // emit_tensor_core.cpp writes it. Its tile, pipe and barrier values get names but no buffers;
+  // that emitter checks the ops and lays out shared memory itself.
+  bool tensor_core = false;
 
   // C++ expression of each scalar value (a variable, a literal or a dimension) and the name
   // of each tile value's buffer.

@@ -1,0 +1,207 @@
+// backend/cuda/tensor_core_prelude.cpp — PTX wrappers for tensor-core kernels (see the header).
+//
+// Spellings follow ../shared/reference/ptx (compiled with nvcc 13 for sm_90a and sm_100a):
+// mbarrier.try_wait.parity loops, arrive.expect_tx, the shared::cluster spelling of the 2-D TMA
+// load, elect.sync, setmaxnreg, wgmma.fence / commit_group / wait_group and tcgen05's alloc, mma,
+// commit, ld and dealloc. Shared-memory matrix descriptors (both targets): start address, leading
+// byte offset and stride byte offset in 16-byte units at bits 0, 16 and 32; sm_90a puts the
+// 128-byte swizzle mode (1) at bits 62-63, sm_100a a fixed 1 at bit 46 and its 128-byte swizzle
+// mode (2) at bits 61-63.
+#include "backend/cuda/tensor_core_prelude.h"
+
+#include <fmt/core.h>
+
+namespace tilec::cuda {
+
+namespace {
+
+constexpr std::string_view kCommon = R"(
+// ---------------------------------------------------------------------------------------------
+// Tensor-core helpers: mbarriers, TMA, named barriers, register rebalancing and shared-memory
+// matrix descriptors. Device code only runs in the arch-guarded kernel bodies below.
+// ---------------------------------------------------------------------------------------------
+#include <cuda.h>  // CUtensorMap and its enums (a header only: nothing links against libcuda)
+
+__device__ __forceinline__ uint32_t tilec_shared_address(const void* pointer) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
+}
+__device__ __forceinline__ void tilec_mbarrier_init(uint32_t barrier, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(barrier), "r"(count));
+}
+// Makes the initialized barriers visible to the other threads and to the async proxy (TMA).
+__device__ __forceinline__ void tilec_fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// Spins until the phase with parity `parity` of the barrier has completed.
+__device__ __forceinline__ void tilec_mbarrier_wait(uint32_t barrier, uint32_t parity) {
+  asm volatile("{\n .reg .pred done;\n wait_again:\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               " @!done bra wait_again;\n}" :: "r"(barrier), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void tilec_mbarrier_arrive(uint32_t barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(barrier) : "memory");
+}
+// Arrives and tells the barrier to expect `bytes` more from the TMA loads completing on it.
+__device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(barrier), "r"(bytes) : "memory");
+}
+// One box of a 2-D tensor map into shared memory; completes `bytes` on `barrier`. Coordinates
+// are elements, innermost first; out-of-bounds elements are filled with zeros.
+__device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner,
+                                                  int32_t outer, uint32_t barrier) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4}], [%2];"
+               :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(outer) : "memory");
+}
+// True in one lane of the (converged) warp.
+__device__ __forceinline__ bool tilec_elect_one() {
+  uint32_t elected = 0;
+  asm volatile("{\n .reg .pred P;\n elect.sync _|P, 0xffffffff;\n selp.u32 %0, 1, 0, P;\n}" : "=r"(elected));
+  return elected != 0;
+}
+__device__ __forceinline__ void tilec_named_barrier_sync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void tilec_named_barrier_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory");
+}
+template <uint32_t Registers> __device__ __forceinline__ void tilec_lower_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(Registers));
+}
+template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(Registers));
+}
+
+// Host: a 2-D tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with
+// boxes of `box_rows` x `box_columns` elements, 128-byte swizzled in shared memory. The driver's
+// cuTensorMapEncodeTiled is looked up through the runtime, so the program needs no -lcuda.
+typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                     const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                     CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+inline cudaError_t tilec_tensor_map_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, int64_t rows,
+                                       int64_t columns, int64_t row_bytes, uint32_t box_rows, uint32_t box_columns) {
+  static TilecEncodeTiled encode = nullptr;
+  if (!encode) {
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const cudaError_t status = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
+                                                                cudaEnableDefault, &found);
+    if (status != cudaSuccess) return status;
+    if (found != cudaDriverEntryPointSuccess || !entry) return cudaErrorNotSupported;
+    encode = reinterpret_cast<TilecEncodeTiled>(entry);
+  }
+  // TMA needs a 16-byte aligned base and row pitch (e.g. bf16 rows of a multiple of 8 elements).
+  if (rows < 1 || columns < 1 || row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(base) % 16 != 0)
+    return cudaErrorInvalidValue;
+  const cuuint64_t extents[2] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
+  const cuuint32_t box[2] = {box_columns, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult result = encode(map, type, 2, const_cast<void*>(base), extents, strides, box, element_strides,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+)";
+
+constexpr std::string_view kHopper = R"(
+// sm_90a: WGMMA. A shared-memory matrix descriptor with the 128-byte swizzle.
+__device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, uint32_t leading_bytes,
+                                                            uint32_t stride_bytes) {
+  return static_cast<uint64_t>((address & 0x3FFFF) >> 4) | static_cast<uint64_t>(leading_bytes >> 4) << 16 |
+         static_cast<uint64_t>(stride_bytes >> 4) << 32 | 1ull << 62;
+}
+__device__ __forceinline__ void tilec_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void tilec_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(Pending) : "memory");
+}
+)";
+
+constexpr std::string_view kBlackwell = R"(
+// sm_100a: tcgen05 and TMEM. A shared-memory matrix descriptor with the 128-byte swizzle.
+__device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, uint32_t leading_bytes,
+                                                            uint32_t stride_bytes) {
+  return static_cast<uint64_t>((address & 0x3FFFF) >> 4) | static_cast<uint64_t>(leading_bytes >> 4) << 16 |
+         static_cast<uint64_t>(stride_bytes >> 4) << 32 | 1ull << 46 | 2ull << 61;
+}
+// Allocates `Columns` TMEM columns (a power of two, 32..512); the base address goes to `slot`.
+template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uint32_t slot) {
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" :: "r"(slot), "n"(Columns) : "memory");
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+}
+template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_dealloc(uint32_t base) {
+  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(base), "n"(Columns) : "memory");
+}
+__device__ __forceinline__ void tilec_tcgen05_before_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
+__device__ __forceinline__ void tilec_tcgen05_after_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
+// D[tmem] (+)= A[smem] * B[smem]; `accumulate` false overwrites D.
+__device__ __forceinline__ void tilec_tcgen05_mma(uint32_t tmem, uint64_t a, uint64_t b, uint32_t instruction,
+                                                  bool accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+               "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}"
+               :: "r"(tmem), "l"(a), "l"(b), "r"(instruction), "r"(static_cast<uint32_t>(accumulate)) : "memory");
+}
+// Arrives on `barrier` once every tcgen05.mma this thread issued before has completed.
+__device__ __forceinline__ void tilec_tcgen05_commit(uint32_t barrier) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(barrier) : "memory");
+}
+// 32 consecutive f32 columns of this thread's TMEM lane (the warp's 32 lanes start at `address`).
+__device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&values)[32]) {
+  asm volatile("tcgen05.ld.sync.aligned.32x32b.x32.b32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+               "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, [%32];"
+               : "=r"(values[0]), "=r"(values[1]), "=r"(values[2]), "=r"(values[3]), "=r"(values[4]),
+                 "=r"(values[5]), "=r"(values[6]), "=r"(values[7]), "=r"(values[8]), "=r"(values[9]),
+                 "=r"(values[10]), "=r"(values[11]), "=r"(values[12]), "=r"(values[13]), "=r"(values[14]),
+                 "=r"(values[15]), "=r"(values[16]), "=r"(values[17]), "=r"(values[18]), "=r"(values[19]),
+                 "=r"(values[20]), "=r"(values[21]), "=r"(values[22]), "=r"(values[23]), "=r"(values[24]),
+                 "=r"(values[25]), "=r"(values[26]), "=r"(values[27]), "=r"(values[28]), "=r"(values[29]),
+                 "=r"(values[30]), "=r"(values[31])
+               : "r"(address));
+  asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+}
+)";
+
+// `wgmma.mma_async ... m64nNk16.f32.T.T` with A K-major and B MN-major (trans-b = 1), D += A·B.
+std::string wgmma_wrapper(int64_t n, const std::string& element) {
+  int64_t registers = n / 2;
+  std::string list, outputs;
+  for (int64_t i = 0; i < registers; ++i) {
+    list += fmt::format("{}%{}", i ? "," : "", i);
+    outputs += fmt::format("{}\"+f\"(d[{}])", i ? ", " : "", i);
+    if (i % 8 == 7 && i + 1 < registers) outputs += "\n        ";
+  }
+  return fmt::format(
+      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, K-major) * B (16 x {0}, N-major).\n"
+      "__device__ __forceinline__ void {2}(float (&d)[{1}], uint64_t a, uint64_t b) {{\n"
+      "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{3}.{3} {{{4}}}, %{1}, %{6}, p, 1, 1, 0, 1;\\n}}\\n\"\n"
+      "      : {7}\n"
+      "      : \"l\"(a), \"l\"(b), \"n\"(1));\n"
+      "}}\n",
+      n, registers, wgmma_function(n, element), element, list, registers + 2, registers + 1, outputs);
+}
+
+}  // namespace
+
+std::string wgmma_function(int64_t n, const std::string& element) {
+  return fmt::format("tilec_wgmma_m64n{}k16_{}", n, element);
+}
+
+std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
+  std::string out(kCommon);
+  if (needs.target == "sm_100a") {
+    out += kBlackwell;
+    return out;
+  }
+  out += kHopper;
+  for (const std::string& shape : needs.wgmma_shapes) {
+    size_t x = shape.find('x'), colon = shape.find(':');
+    int64_t n = std::stoll(shape.substr(x + 1, colon - x - 1));
+    out += wgmma_wrapper(n, shape.substr(colon + 1));
+  }
+  return out;
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,146 @@
+// tests/cuda/tensor_core_test.cpp — the tensor-core backend's emitted CUDA, checked as text.
+//
+// Through the tilec binary on samples/gemm.tile (with -D to vary the tiles): the mbarrier arrival
+// counts match who arrives (one per compute warpgroup on sm_90a, one tcgen05.commit on sm_100a);
+// each full barrier expects exactly the bytes of the TMA boxes completing on it; the MMA steps
+// walk K through the descriptors; the register split fits the SM; the launcher keeps the plain
+// backend's signature; configurations the emitter does not support fail at the op's location.
+// (samples_test compiles every emitted sample with nvcc for both targets and checks for spills.)
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "../cli_runner.h"
+
+namespace tilec::testing {
+namespace {
+
+CommandResult compile_gemm(const std::string& target, const std::string& defines = "") {
+  return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " compile samples/gemm.tile --target " +
+                     target + defines);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The arrival count each barrier is initialized with: `tilec_mbarrier_init(NAME + 8 * slot, N)`.
+std::map<std::string, int> barrier_counts(const std::string& cuda) {
+  std::map<std::string, int> counts;
+  std::regex init(R"(tilec_mbarrier_init\((\w+) \+ 8 \* slot, (\d+)\))");
+  for (auto it = std::sregex_iterator(cuda.begin(), cuda.end(), init); it != std::sregex_iterator(); ++it)
+    counts[(*it)[1]] = std::stoi((*it)[2]);
+  return counts;
+}
+
+TEST(TensorCore, BarrierCountsMatchWhoArrives) {
+  CommandResult hopper = compile_gemm("sm_90a");
+  ASSERT_EQ(hopper.status, 0) << hopper.err;
+  std::map<std::string, int> counts = barrier_counts(hopper.out);
+  // Full barriers: the producer's one arrive.expect_tx; empty: one arrival per compute warpgroup.
+  EXPECT_EQ(counts, (std::map<std::string, int>{{"pipe_a_full", 1}, {"pipe_a_empty", 2}, {"pipe_b_full", 1}, {"pipe_b_empty", 2}}));
+  EXPECT_EQ(count(hopper.out, "if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty"), 1u);
+
+  CommandResult narrow = compile_gemm("sm_90a", " -D BM=64");
+  ASSERT_EQ(narrow.status, 0) << narrow.err;
+  EXPECT_EQ(barrier_counts(narrow.out)["pipe_a_empty"], 1) << "one compute warpgroup";
+  EXPECT_NE(narrow.out.find("__launch_bounds__(256, 1)"), std::string::npos);
+
+  CommandResult blackwell = compile_gemm("sm_100a");
+  ASSERT_EQ(blackwell.status, 0) << blackwell.err;
+  counts = barrier_counts(blackwell.out);
+  EXPECT_EQ(counts["pipe_a_empty"], 1) << "tcgen05.commit arrives once";
+  EXPECT_EQ(count(blackwell.out, "if (compute_thread == 0) tilec_tcgen05_commit(pipe_b_empty"), 1u);
+  EXPECT_NE(blackwell.out.find("tilec_mbarrier_init(accumulator_barrier, 1);"), std::string::npos);
+}
+
+// Every full barrier expects the bytes of the boxes its slot's TMA loads bring: 64-column panels
+// of BM (A) or BK (B) rows of 128 bytes.
+TEST(TensorCore, ExpectedTransactionBytesEqualTheBoxesLoaded) {
+  for (const char* defines : {"", " -D BN=128 -D BK=128 -D STAGES=3"}) {
+    SCOPED_TRACE(defines);
+    CommandResult r = compile_gemm("sm_90a", defines);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::regex expect(R"(tilec_mbarrier_arrive_expect_tx\((pipe_\w+_full) \+ [^,]+, (\d+)\))");
+    std::regex box(R"(tilec_tma_load_2d\(pipe_(\w)_buffer [^;]*&(\w+)_map)");
+    std::map<std::string, long> expected_bytes;
+    for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), expect); it != std::sregex_iterator(); ++it)
+      expected_bytes[(*it)[1]] = std::stol((*it)[2]);
+    std::map<std::string, long> boxes;
+    for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), box); it != std::sregex_iterator(); ++it)
+      ++boxes["pipe_" + (*it)[1].str() + "_full"];
+    long bm = 128, bn = std::string(defines).empty() ? 256 : 128, bk = std::string(defines).empty() ? 64 : 128;
+    ASSERT_EQ(expected_bytes.size(), 2u) << r.out;
+    EXPECT_EQ(boxes["pipe_a_full"], bk / 64);
+    EXPECT_EQ(boxes["pipe_b_full"], bn / 64);
+    EXPECT_EQ(expected_bytes["pipe_a_full"], boxes["pipe_a_full"] * bm * 128);
+    EXPECT_EQ(expected_bytes["pipe_b_full"], boxes["pipe_b_full"] * bk * 128);
+    EXPECT_EQ(expected_bytes["pipe_a_full"], bm * bk * 2);
+    EXPECT_EQ(expected_bytes["pipe_b_full"], bk * bn * 2);
+  }
+}
+
+// One MMA per 16 of K: A's start moves 32 bytes inside a 128-byte row (then to the next panel),
+// B's moves 16 rows of 128 bytes; B's leading offset is one panel (BK rows).
+TEST(TensorCore, MmaStepsWalkKThroughTheDescriptors) {
+  CommandResult r = compile_gemm("sm_90a", " -D BK=128 -D STAGES=2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::regex step(R"(tilec_wgmma_m64n256k16_bf16\(acc_1, tilec_matrix_descriptor\(a \+ (\d+) \+ [^,]+, 16, 1024\), )"
+                  R"(tilec_matrix_descriptor\(b \+ (\d+), (\d+), 1024\)\);)");
+  std::vector<std::array<long, 3>> steps;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), step); it != std::sregex_iterator(); ++it)
+    steps.push_back({std::stol((*it)[1]), std::stol((*it)[2]), std::stol((*it)[3])});
+  ASSERT_EQ(steps.size(), 8u) << r.out;
+  for (long k = 0; k < 8; ++k) {
+    long element = k * 16;
+    EXPECT_EQ(steps[k][0], element / 64 * (128 * 128) + element % 64 * 2) << "A, step " << k;
+    EXPECT_EQ(steps[k][1], k * 16 * 128) << "B, step " << k;
+    EXPECT_EQ(steps[k][2], 128 * 128) << "B's leading offset: one panel of BK rows";
+  }
+  EXPECT_EQ(count(r.out, "tilec_wgmma_wait<0>();"), 1u);
+}
+
+TEST(TensorCore, RegistersFitTheSmAndTheLauncherKeepsThePlainSignature) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = compile_gemm(target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::smatch lower, raise;
+    ASSERT_TRUE(std::regex_search(r.out, lower, std::regex(R"(tilec_lower_registers<(\d+)>)")));
+    ASSERT_TRUE(std::regex_search(r.out, raise, std::regex(R"(tilec_raise_registers<(\d+)>)")));
+    EXPECT_LE(128 * std::stoi(lower[1]) + 256 * std::stoi(raise[1]), 65536);
+    EXPECT_NE(r.out.find("__launch_bounds__(384, 1)"), std::string::npos);
+    EXPECT_NE(r.out.find("extern \"C\" cudaError_t launch_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, "
+                         "int64_t M, int64_t K, int64_t N, cudaStream_t stream)"),
+              std::string::npos);
+    EXPECT_NE(r.out.find(std::string("#if defined(__CUDA_ARCH_FEAT_SM") + (target == std::string("sm_90a") ? "90" : "100") + "_ALL)"),
+              std::string::npos);
+    std::smatch shared;
+    ASSERT_TRUE(std::regex_search(r.out, shared, std::regex(R"(const size_t shared_bytes = (\d+);)")));
+    EXPECT_LE(std::stol(shared[1]), 227 * 1024);
+  }
+}
+
+TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
+  struct Case {
+    const char* target;
+    const char* defines;
+    const char* message;
+  };
+  for (const Case& c : {Case{"sm_90a", " -D BK=32", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_90a) does not "
+                                                      "support an mma with K = 32 per step"},
+                        Case{"sm_100a", " -D BM=64", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_100a) does "
+                                                       "not support an mma of 64 rows"},
+                        Case{"sm_90a", " -D STAGES=6", "samples/gemm.tile:8:1: error: kernel @gemm needs 296128 bytes of shared memory for "
+                                                         "its stage buffers and barriers; the sm_90a budget is 232448 bytes"}}) {
+    SCOPED_TRACE(std::string(c.target) + c.defines);
+    CommandResult r = compile_gemm(c.target, c.defines);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace tilec::testing
