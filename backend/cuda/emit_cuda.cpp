@@ -100,7 +100,9 @@ std::string header_comment(const Module& module, const CudaEmitOptions& options,
     out += "//\n"
            "// Tensor-core kernels: a producer warpgroup fills stage buffers by TMA, compute warpgroups wait on\n"
            "// their full mbarriers, run the MMAs and release the slots; the epilogue writes from the\n"
-           "// accumulators. See docs/backend_cuda.md, \"Tensor-core kernels\".\n";
+           "// accumulators. See docs/backend_tensor_core.md.\n";
+  bool plain = std::any_of(plans.begin(), plans.end(), [](const KernelPlan& plan) { return !plan.tensor_core; });
+  if (!plain) return out + "\n";
   out += "//\n"
          "// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's\n"
          "// shared memory; every tile op is a loop over its elements strided by the CTA's threads,\n"

@@ -6,7 +6,7 @@
 // registers lowered with setmaxnreg) and a compute agent of one or two warpgroups issuing WGMMA
 // (sm_90a, f32 accumulators in registers) or one thread issuing tcgen05.mma into TMEM (sm_100a),
 // and an epilogue that evaluates the stored value element by element from the accumulator.
-// docs/backend_cuda.md ("Tensor-core kernels") says what is emitted and what is not supported.
+// docs/backend_tensor_core.md says what is emitted and what is not supported.
 #pragma once
 
 #include <string>

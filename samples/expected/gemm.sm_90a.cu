@@ -7,11 +7,7 @@
 //
 // Tensor-core kernels: a producer warpgroup fills stage buffers by TMA, compute warpgroups wait on
 // their full mbarriers, run the MMAs and release the slots; the epilogue writes from the
-// accumulators. See docs/backend_cuda.md, "Tensor-core kernels".
-//
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// accumulators. See docs/backend_tensor_core.md.
 
 #include <cstdint>
 #include <cstddef>
