@@ -356,6 +356,12 @@ class TensorCoreKernel {
         return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit, rows a multiple of 8 up to 256, "
                                                    "columns a multiple of 64)", tile.to_string()));
       buffer.slot_bytes = tile.element_count() * 2;
+      for (const Value* barrier : {buffer.full, buffer.empty}) {
+        auto it = barrier_of_.find(barrier);
+        if (it == barrier_of_.end() || barriers_[it->second].slots < buffer.depth)
+          return unsupported(*buffer.op, fmt::format("a stage buffer {} slots deep whose full or empty mbarrier has fewer "
+                                                     "slots", buffer.depth));
+      }
     }
     int64_t columns = 0;
     for (Accumulator& accumulator : accumulators_) {
