@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <unistd.h>
 
 #include "../cli_runner.h"
 
@@ -164,6 +165,37 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+}
+
+// Hostile hand-written IR: gemm's final IR with any one line removed, for both targets, either
+// compiles or is rejected with a located error (exit 1); never an internal error or a crash.
+TEST(TensorCore, EveryOneLineDeletionOfGemmIsCompiledOrRejected) {
+  std::string text = read_file(source_dir() / "samples" / "expected" / "gemm.tir");
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    lines.push_back(text.substr(start, end - start));
+    start = end == std::string::npos ? text.size() : end + 1;
+  }
+  auto path = std::filesystem::temp_directory_path() / ("tilec_tc_deletion_" + std::to_string(::getpid()) + ".tir");
+  size_t rejected = 0;
+  for (size_t removed = 0; removed < lines.size(); ++removed) {
+    std::string mutated;
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (i != removed) mutated += lines[i] + "\n";
+    write_file(path, mutated);
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      CommandResult r = run_command(tilec_binary() + " compile " + path.string() + " --target " + target + " -o /dev/null");
+      EXPECT_TRUE(r.status == 0 || r.status == 1) << "line " << removed + 1 << " removed, " << target << ": exit " << r.status
+                                                  << "\n" << r.err;
+      if (r.status == 1) {
+        ++rejected;
+        EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
+      }
+    }
+  }
+  std::filesystem::remove(path);
+  EXPECT_GT(rejected, lines.size()) << "most deletions break the IR and must be reported";
 }
 
 }  // namespace
