@@ -365,7 +365,7 @@ static int check_matmul(int argc, char** argv) {
   unsigned long long reference_flops = 0;
   HARNESS_CHECK(cudaMemcpyToSymbol(matmul_reference_flops, &reference_flops, sizeof(reference_flops)));
   if (slots > 0) {
-    matmul_reference<<<static_cast<unsigned>((slots + 127) / 128), 128>>>(A, B, C_reference, M, K, N, !check_reference, scratch, slots);
+    matmul_reference<<<static_cast<unsigned>((slots + 31) / 32), 32>>>(A, B, C_reference, M, K, N, !check_reference, scratch, slots);
     HARNESS_CHECK(cudaGetLastError());
     HARNESS_CHECK(cudaDeviceSynchronize());
   }
