@@ -3,7 +3,8 @@
 //  1. `mbarrier_create` gives an `mbarrier` and has integer `count` >= 1 and `arrivals` >= 1.
 //  2. `mbarrier_arrive`/`mbarrier_wait` take an mbarrier and index operands; `expect_tx` is an
 //     integer >= 0.
-//  3. `stage_buffer` takes two mbarriers and gives a `pipe<tile<...>, D>`; `stage_read` gives
+//  3. `stage_buffer` takes two mbarriers (of D slots or more, when created by mbarrier_create)
+//     and gives a `pipe<tile<...>, D>`; `stage_read` gives
 //     and `stage_write` takes its payload type; `tma_load_async` writes a stage buffer.
 //  4. `stage_advance` takes and gives two index values and has `count` >= 1.
 //  5. `event_set`/`event_wait` have an integer `event` >= 0 and pipe names `from`, `to`;
@@ -129,7 +130,17 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
     case OpKind::stage_buffer:
       need_kind(0, Type::Kind::mbarrier, "an mbarrier");
       need_kind(1, Type::Kind::mbarrier, "an mbarrier");
-      if (op.result(0)->type().kind() != Type::Kind::pipe) error(op, "must give a pipe type");
+      if (op.result(0)->type().kind() != Type::Kind::pipe) {
+        error(op, "must give a pipe type");
+        break;
+      }
+      for (size_t i = 0; i < 2; ++i) {  // one full and one empty barrier per slot
+        const Operation* create = op.operand(i)->defining_op();
+        if (create && create->kind() == OpKind::mbarrier_create && create->int_attr("count", 1) < op.result(0)->type().depth())
+          error(op, fmt::format("a stage buffer {} slots deep needs {} barrier of {} slots or more; it has {}",
+                                op.result(0)->type().depth(), i == 0 ? "a full" : "an empty", op.result(0)->type().depth(),
+                                create->int_attr("count", 1)));
+      }
       break;
     case OpKind::stage_read:
     case OpKind::stage_write:

@@ -154,6 +154,7 @@ class TensorCoreKernel {
 
     bool ok = check_agent(*producer_, true) && check_agent(*compute_, false);
     ok = ok && check_stage_buffers() && place_shared_memory();
+    if (ok && !blackwell()) plan_deferred_releases();
     return ok && !diagnostics_.has_errors();
   }
 
@@ -355,6 +356,12 @@ class TensorCoreKernel {
         return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit, rows a multiple of 8 up to 256, "
                                                    "columns a multiple of 64)", tile.to_string()));
       buffer.slot_bytes = tile.element_count() * 2;
+      for (const Value* barrier : {buffer.full, buffer.empty}) {
+        auto it = barrier_of_.find(barrier);
+        if (it == barrier_of_.end() || barriers_[it->second].slots < buffer.depth)
+          return unsupported(*buffer.op, fmt::format("a stage buffer {} slots deep whose full or empty mbarrier has fewer "
+                                                     "slots", buffer.depth));
+      }
     }
     int64_t columns = 0;
     for (Accumulator& accumulator : accumulators_) {
@@ -380,6 +387,40 @@ class TensorCoreKernel {
                                                                        : "filled by the producer's TMA";
     }
     return true;
+  }
+
+  // sm_90a: keep one WGMMA group in flight. An mma in a loop body whose stages are released
+  // by the arrives after it in the same body (every stage at least 2 deep) waits with
+  // wait_group 1 instead of 0 and releases the slots of the previous iteration instead of its
+  // own; after the loop, wait_group 0 and release the last ones. With depth >= 2 the producer
+  // never needs the one slot still held, so no wait can deadlock; a stage is still released
+  // only after the WGMMAs reading it are done.
+  void plan_deferred_releases() {
+    for (const Operation* mma : mma_ops_) {
+      const Operation* loop = mma->parent_op();
+      if (!loop || loop->kind() != OpKind::for_) continue;
+      std::vector<const Operation*> arrives;
+      bool after = false, shallow = false;
+      for (const auto& op : loop->region().operations()) {
+        if (op.get() == mma) after = true;
+        if (!after || op->kind() != OpKind::mbarrier_arrive) continue;
+        for (size_t operand = 0; operand < 2; ++operand) {
+          const Operation* read = mma->operand(operand)->defining_op();
+          const StageBuffer& buffer = stages_[stage_of_.at(read->operand(0))];
+          if (op->operand(0) == buffer.empty && op->operand(1) == read->operand(1)) {
+            arrives.push_back(op.get());
+            shallow = shallow || buffer.depth < 2;
+          }
+        }
+      }
+      if (arrives.size() != 2 || shallow) continue;
+      deferred_mma_.insert(mma);
+      for (const Operation* arrive : arrives) {
+        std::string name = names_.unique(plan_.expression(arrive->operand(0)) + "_held");
+        deferred_arrive_[arrive] = name;
+        loop_releases_[loop].push_back({arrive, name});
+      }
+    }
   }
 
   bool place_shared_memory() {
@@ -613,7 +654,12 @@ class TensorCoreKernel {
           line(indent, fmt::format("tilec_mbarrier_arrive({});", address));
         else if (blackwell())
           line(indent, fmt::format("if (compute_thread == 0) tilec_tcgen05_commit({});  // when the MMAs reading it are done", address));
-        else
+        else if (auto held = deferred_arrive_.find(&op); held != deferred_arrive_.end()) {
+          line(indent, fmt::format("// Release the slot the previous iteration read (its WGMMAs are done: wait_group 1); hold this one."));
+          line(indent, fmt::format("if ({0} >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive({1} + 8 * static_cast<uint32_t>({0}));",
+                                   held->second, plan_.expression(op.operand(0))));
+          line(indent, fmt::format("{} = {};", held->second, plan_.expression(op.operand(1))));
+        } else
           line(indent, fmt::format("if (compute_thread % 128 == 0) tilec_mbarrier_arrive({});  // one arrival per warpgroup", address));
         return;
       }
@@ -736,7 +782,10 @@ class TensorCoreKernel {
                                a_address(a, a_slot, step, fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes)),
                                b_slot, step * kMmaK * kPanelRowBytes, b.panel_bytes()));
     line(indent, "tilec_wgmma_commit();");
-    line(indent, "tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done");
+    if (deferred_mma_.count(&op))
+      line(indent, "tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done");
+    else
+      line(indent, "tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done");
   }
 
   // The element (row, column) of the tile `value` (both relative to the tile) as a C++ expression.
@@ -846,12 +895,29 @@ class TensorCoreKernel {
         line(indent, fmt::format("{} {} = {};", element_type(value->type().element()), plan_.expression(value),
                                  plan_.expression(op.operand(2 + i))));
     }
+    auto releases = loop_releases_.find(&op);
+    if (releases != loop_releases_.end())
+      for (const auto& [arrive, held] : releases->second)
+        line(indent, fmt::format("int64_t {} = -1;  // the slot of {} this warpgroup still reads", held,
+                                 stages_name_of_empty(arrive->operand(0))));
     const std::string& iv = plan_.expression(body.argument(0));
     line(indent, fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv, plan_.expression(op.operand(0)),
                              plan_.expression(op.operand(1)), plan_.expression(op.operand(2))));
     emit_region(body, indent + 1);
     emit_yield(body, carried, indent + 1);
     line(indent, "}");
+    if (releases != loop_releases_.end()) {
+      line(indent, "tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read");
+      for (const auto& [arrive, held] : releases->second)
+        line(indent, fmt::format("if ({0} >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive({1} + 8 * static_cast<uint32_t>({0}));",
+                                 held, plan_.expression(arrive->operand(0))));
+    }
+  }
+
+  std::string stages_name_of_empty(const Value* empty) const {
+    for (const StageBuffer& buffer : stages_)
+      if (buffer.empty == empty) return buffer.name;
+    return plan_.expression(empty);
   }
 
   void emit_if(const Operation& op, int indent) {
@@ -932,6 +998,11 @@ class TensorCoreKernel {
   std::vector<const Operation*> mma_ops_;
   int64_t shared_bytes_ = 0, tmem_columns_ = 0, accumulator_barrier_offset_ = 0, tmem_slot_offset_ = 0;
   int64_t private_barrier_ = 0;
+  // sm_90a's deferred releases (plan_deferred_releases): the mmas waiting with wait_group 1, the
+  // arrives releasing the previous iteration's slot (with the variable holding it), per loop.
+  std::unordered_set<const Operation*> deferred_mma_;
+  std::unordered_map<const Operation*, std::string> deferred_arrive_;
+  std::unordered_map<const Operation*, std::vector<std::pair<const Operation*, std::string>>> loop_releases_;
 };
 
 }  // namespace

@@ -401,6 +401,8 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel(const __grid_constant__ CU
         int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
         int64_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
+        int64_t pipe_b_empty_held = -1;  // the slot of pipe_b_buffer this warpgroup still reads
+        int64_t pipe_a_empty_held = -1;  // the slot of pipe_a_buffer this warpgroup still reads
         for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
           tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
@@ -414,12 +416,16 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel(const __grid_constant__ CU
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 4096, 8192, 1024));
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 6144, 8192, 1024));
           tilec_wgmma_commit();
-          tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
+          tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
           // named_barrier_arrive {id = 1}: a mutex only this agent takes orders nothing
-          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2));  // one arrival per warpgroup
+          // Release the slot the previous iteration read (its WGMMAs are done: wait_group 1); hold this one.
+          if (pipe_b_empty_held >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));
+          pipe_b_empty_held = pipe_b_consumer_index_2;
           const int64_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
           const int64_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
-          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2));  // one arrival per warpgroup
+          // Release the slot the previous iteration read (its WGMMAs are done: wait_group 1); hold this one.
+          if (pipe_a_empty_held >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));
+          pipe_a_empty_held = pipe_a_consumer_index_2;
           const int64_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
           const int64_t pipe_a_consumer_phase_3 = pipe_a_consumer_index_2 + 1 == 4 ? 1 - pipe_a_consumer_phase_2 : pipe_a_consumer_phase_2;
           const int64_t next_pipe_a_consumer_index_2 = pipe_a_consumer_index_3;
@@ -431,6 +437,9 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel(const __grid_constant__ CU
           pipe_b_consumer_index_2 = next_pipe_b_consumer_index_2;
           pipe_b_consumer_phase_2 = next_pipe_b_consumer_phase_2;
         }
+        tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
+        if (pipe_b_empty_held >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));
+        if (pipe_a_empty_held >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // store C, m_1, n_1, acc_2  (line 16)

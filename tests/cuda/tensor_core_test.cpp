@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <unistd.h>
 
 #include "../cli_runner.h"
 
@@ -41,7 +42,7 @@ TEST(TensorCore, BarrierCountsMatchWhoArrives) {
   std::map<std::string, int> counts = barrier_counts(hopper.out);
   // Full barriers: the producer's one arrive.expect_tx; empty: one arrival per compute warpgroup.
   EXPECT_EQ(counts, (std::map<std::string, int>{{"pipe_a_full", 1}, {"pipe_a_empty", 2}, {"pipe_b_full", 1}, {"pipe_b_empty", 2}}));
-  EXPECT_EQ(count(hopper.out, "if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty"), 1u);
+  EXPECT_EQ(count(hopper.out, "compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty"), 2u);
 
   CommandResult narrow = compile_gemm("sm_90a", " -D BM=64");
   ASSERT_EQ(narrow.status, 0) << narrow.err;
@@ -99,7 +100,31 @@ TEST(TensorCore, MmaStepsWalkKThroughTheDescriptors) {
     EXPECT_EQ(steps[k][1], k * 16 * 128) << "B, step " << k;
     EXPECT_EQ(steps[k][2], 128 * 128) << "B's leading offset: one panel of BK rows";
   }
-  EXPECT_EQ(count(r.out, "tilec_wgmma_wait<0>();"), 1u);
+}
+
+// sm_90a keeps one WGMMA group in flight: wait_group 1 in the loop, each arrive releases the
+// slot the previous iteration read, and after the loop wait_group 0 releases the last ones.
+// One stage deep, holding a slot would starve the producer: wait_group 0, released at once.
+TEST(TensorCore, StagesAreReleasedOneStepLateOnlyWhenTwoOrMoreDeep) {
+  CommandResult deep = compile_gemm("sm_90a");
+  ASSERT_EQ(deep.status, 0) << deep.err;
+  EXPECT_EQ(count(deep.out, "tilec_wgmma_wait<1>();"), 1u);
+  EXPECT_EQ(count(deep.out, "tilec_wgmma_wait<0>();"), 1u);
+  for (const char* pipe : {"pipe_a", "pipe_b"}) {
+    std::string held = std::string(pipe) + "_empty_held";
+    std::string release = "if (" + held + " >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive(" + pipe + "_empty + 8";
+    EXPECT_EQ(count(deep.out, release), 2u) << pipe << ": in the loop and after it";
+    size_t in_loop = deep.out.find(release), wait_all = deep.out.find("tilec_wgmma_wait<0>();");
+    size_t after_loop = deep.out.find(release, in_loop + 1);
+    EXPECT_LT(in_loop, wait_all);
+    EXPECT_LT(wait_all, after_loop) << "the last slots are released after wait_group 0";
+    EXPECT_NE(deep.out.find(held + " = " + pipe + "_consumer_index"), std::string::npos);
+  }
+  CommandResult shallow = compile_gemm("sm_90a", " -D STAGES=1");
+  ASSERT_EQ(shallow.status, 0) << shallow.err;
+  EXPECT_EQ(count(shallow.out, "tilec_wgmma_wait<1>();"), 0u);
+  EXPECT_EQ(count(shallow.out, "_held"), 0u);
+  EXPECT_EQ(count(shallow.out, "if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty"), 1u);
 }
 
 TEST(TensorCore, RegistersFitTheSmAndTheLauncherKeepsThePlainSignature) {
@@ -140,6 +165,37 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+}
+
+// Hostile hand-written IR: gemm's final IR with any one line removed, for both targets, either
+// compiles or is rejected with a located error (exit 1); never an internal error or a crash.
+TEST(TensorCore, EveryOneLineDeletionOfGemmIsCompiledOrRejected) {
+  std::string text = read_file(source_dir() / "samples" / "expected" / "gemm.tir");
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    lines.push_back(text.substr(start, end - start));
+    start = end == std::string::npos ? text.size() : end + 1;
+  }
+  auto path = std::filesystem::temp_directory_path() / ("tilec_tc_deletion_" + std::to_string(::getpid()) + ".tir");
+  size_t rejected = 0;
+  for (size_t removed = 0; removed < lines.size(); ++removed) {
+    std::string mutated;
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (i != removed) mutated += lines[i] + "\n";
+    write_file(path, mutated);
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      CommandResult r = run_command(tilec_binary() + " compile " + path.string() + " --target " + target + " -o /dev/null");
+      EXPECT_TRUE(r.status == 0 || r.status == 1) << "line " << removed + 1 << " removed, " << target << ": exit " << r.status
+                                                  << "\n" << r.err;
+      if (r.status == 1) {
+        ++rejected;
+        EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
+      }
+    }
+  }
+  std::filesystem::remove(path);
+  EXPECT_GT(rejected, lines.size()) << "most deletions break the IR and must be reported";
 }
 
 }  // namespace

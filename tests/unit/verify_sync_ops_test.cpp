@@ -58,6 +58,8 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"mbarrier_count", "%full = mbarrier_create {arrivals = 1, count = 2}", "%full = mbarrier_create {arrivals = 1, count = 0}", "'count' must be >= 1, got 0"},
         Broken{"mbarrier_arrivals", "%full = mbarrier_create {arrivals = 1, count = 2}", "%full = mbarrier_create {arrivals = 0, count = 2}", "'arrivals' must be >= 1, got 0"},
         Broken{"mbarrier_count_missing", "%full = mbarrier_create {arrivals = 1, count = 2}", "%full = mbarrier_create {arrivals = 1}", "needs an integer 'count'"},
+        Broken{"stage_buffer_barrier_slots", "%empty = mbarrier_create {arrivals = 1, count = 2}", "%empty = mbarrier_create {arrivals = 1, count = 1}",
+               "a stage buffer 2 slots deep needs an empty barrier of 2 slots or more; it has 1"},
         Broken{"expect_tx_negative", "{expect_tx = 4096}", "{expect_tx = -1}", "'expect_tx' must be >= 0, got -1"},
         Broken{"stage_advance_count", "{count = 2} : index, index", "{count = 0} : index, index", "'count' must be >= 1, got 0"},
         Broken{"stage_advance_operand", "stage_advance %c0, %c1", "stage_advance %c0, %full", "operand 1 must be an index"},
