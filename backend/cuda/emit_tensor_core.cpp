@@ -647,10 +647,19 @@ class TensorCoreKernel {
       case OpKind::yield: return;
       case OpKind::for_: emit_for(op, indent); return;
       case OpKind::if_: emit_if(op, indent); return;
-      case OpKind::mbarrier_wait:
-        line(indent, fmt::format("tilec_mbarrier_wait({}, static_cast<uint32_t>({}));",
-                                 slot_address(op.operand(0), op.operand(1)), plan_.expression(op.operand(2))));
+      case OpKind::mbarrier_wait: {
+        std::string wait = fmt::format("tilec_mbarrier_wait({}, static_cast<uint32_t>({}));",
+                                       slot_address(op.operand(0), op.operand(1)), plan_.expression(op.operand(2)));
+        bool full = std::any_of(stages_.begin(), stages_.end(), [&](const StageBuffer& b) { return b.full == op.operand(0); });
+        // sm_100a: only the thread issuing tcgen05.mma reads the stages. The others must not wait
+        // on full barriers: nothing keeps them within a lap of the producer, and a thread a whole
+        // lap behind would wait on the parity of a phase that already completed twice.
+        if (blackwell() && full && !producer)
+          line(indent, "if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
+        else
+          line(indent, wait);
         return;
+      }
       case OpKind::mbarrier_arrive: {
         std::string address = slot_address(op.operand(0), op.operand(1));
         if (op.has_attr("expect_tx"))

@@ -420,9 +420,9 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
         int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
         int64_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
         for (int64_t k_1 = 0; k_1 < v24; k_1 += 1) {
-          tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));
+          if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
-          tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));
+          if (compute_thread == 0) tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t b = pipe_b_buffer + static_cast<uint32_t>(pipe_b_consumer_index_2) * 32768;  // slot of pipe_b_buffer
           // named_barrier_sync {id = 1}: a mutex only this agent takes orders nothing
           // acc_3 = mma a, b, acc_2  (line 20)

@@ -55,6 +55,9 @@ TEST(TensorCore, BarrierCountsMatchWhoArrives) {
   EXPECT_EQ(counts["pipe_a_empty"], 1) << "tcgen05.commit arrives once";
   EXPECT_EQ(count(blackwell.out, "if (compute_thread == 0) tilec_tcgen05_commit(pipe_b_empty"), 1u);
   EXPECT_NE(blackwell.out.find("tilec_mbarrier_init(accumulator_barrier, 1);"), std::string::npos);
+  // Only the MMA issuer waits on full barriers: a thread a lap behind would misread the parity.
+  EXPECT_EQ(count(blackwell.out, "if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full"), 1u);
+  EXPECT_EQ(count(blackwell.out, "tilec_mbarrier_wait(pipe_a_full"), 1u);
 }
 
 // Every full barrier expects the bytes of the boxes its slot's TMA loads bring: 64-column panels
