@@ -91,7 +91,8 @@ TEST_P(TensorCoreSampleTripCount, RunCheckPasses) {
 // gemm_f16, gemm_bias_relu, batched_gemm: BK = 64, pipeline(4), so K = 64 is one iteration,
 // K = 128 two (fewer than the stages), K = 600 ten with a partial last block. batched_gemm
 // folds its batches into rows of MB = 256: R = 700 is three batches, the last cut short.
-// attention: BKV = 64, pipeline(2) over the compile-time key count T; S queries, ragged.
+// attention: BKV = 64, pipeline(2) over the compile-time key count T; S queries (ragged), HD / 64
+// heads.
 INSTANTIATE_TEST_SUITE_P(
     Protocol, TensorCoreSampleTripCount,
     ::testing::Values(SampleTrip{"gemm_f16_one_iteration", "gemm_f16", "--dims M=128,N=256,K=64"},
@@ -104,10 +105,10 @@ INSTANTIATE_TEST_SUITE_P(
                       SampleTrip{"batched_gemm_one_iteration", "batched_gemm", "--dims R=512,RB=128,N=256,K=64"},
                       SampleTrip{"batched_gemm_fewer_than_stages", "batched_gemm", "--dims R=700,RB=384,N=300,K=128"},
                       SampleTrip{"batched_gemm_ragged", "batched_gemm", "--dims R=700,RB=1920,N=300,K=600"},
-                      SampleTrip{"attention_one_iteration", "attention", "-D T=64 --dims S=128"},
-                      SampleTrip{"attention_as_many_as_stages", "attention", "-D T=128 --dims S=200"},
-                      SampleTrip{"attention_odd_iterations", "attention", "-D T=192 --dims S=77"},
-                      SampleTrip{"attention_many_iterations", "attention", "-D T=576 --dims S=300"}),
+                      SampleTrip{"attention_one_iteration", "attention", "-D T=64 --dims S=128,HD=64"},
+                      SampleTrip{"attention_as_many_as_stages", "attention", "-D T=128 --dims S=200,HD=128"},
+                      SampleTrip{"attention_odd_iterations", "attention", "-D T=192 --dims S=77,HD=64"},
+                      SampleTrip{"attention_many_iterations", "attention", "-D T=576 --dims S=300,HD=128"}),
     [](const ::testing::TestParamInfo<SampleTrip>& info) { return std::string(info.param.what); });
 
 // gemm through the whole pipeline, as IR text lines.
