@@ -229,11 +229,11 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uin
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @batched_gemm (line 16): tensor cores, sm_90a (WGMMA, accumulators in registers)
+// kernel @batched_gemm (line 13): tensor cores, sm_90a (WGMMA, accumulators in registers)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 17: ii 1, 1 stage(s)
-//   schedule: loop at line 20: ii 17, 1 stage(s), pipeline(4)
+//   schedule: loop at line 14: ii 1, 1 stage(s)
+//   schedule: loop at line 17: ii 17, 1 stage(s), pipeline(4)
 // shared memory: 197760 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 32768 bytes at 65536: B of mma from B (MN-major, 4 panel(s) of 64 columns, 128B swizzle)
@@ -243,7 +243,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uin
 //   mbarrier pipe_b_empty: 4 slot(s) at 196704, 2 arrival(s) per phase, released by the compute agent
 //   accumulator acc_1: 128x256 f32 in registers, 128 per thread
 // -----------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t RB, int64_t N) {
+__global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t Q, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
   const int64_t tiles = v0 * v1;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 17)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 14)
   const int64_t worker = tile_number;
   const uint32_t pipe_a_full = shared_base + 196608;  // 4 mbarrier(s)
   const uint32_t pipe_a_empty = shared_base + 196640;  // 4 mbarrier(s)
@@ -272,12 +272,12 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
     tilec_fence_barrier_init();
   }
   __syncthreads();
-  // warp_specialize  (line 17)
+  // warp_specialize  (line 14)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 17)
+      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 14)
       int64_t pipe_a_producer_index = 0;
       int64_t pipe_a_producer_phase = 1;
       int64_t pipe_b_producer_index = 0;
@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 17)
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 14)
         int64_t pipe_a_producer_index_1{};
         int64_t pipe_a_producer_phase_1{};
         int64_t pipe_b_producer_index_1{};
@@ -301,9 +301,9 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
           const int64_t m = v6 / v9;
           const int64_t v10 = v6 % v9;
           const int64_t n = v7 + v10;
-          const int64_t z = m / 2;
+          const int64_t batch = m / 4;
           const int64_t v11 = cdiv_i64(K, 64);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 20)
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 17)
           int64_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int64_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int64_t pipe_b_producer_index_2 = pipe_b_producer_index;
@@ -311,16 +311,16 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
           for (int64_t k = 0; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
-            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 21)
+            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 18)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
             const int64_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
             const int64_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
             const int64_t v12 = cdiv_i64(K, 64);
-            const int64_t v13 = z * v12;
+            const int64_t v13 = batch * v12;
             const int64_t v14 = v13 + k;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 32768);
-            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, v14, n  (line 22)
+            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, v14, n  (line 19)
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768, &B_map, static_cast<int32_t>(n * 256), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
@@ -369,7 +369,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
-    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 17)
+    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 14)
     int64_t pipe_a_consumer_index = 0;
     int64_t pipe_a_consumer_phase = 0;
     int64_t pipe_b_consumer_index = 0;
@@ -378,7 +378,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
       const int64_t v15 = round_1 * workers;
       const int64_t tile_1 = v15 + worker;
       const bool v16 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v16  (line 17)
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v16  (line 14)
       int64_t pipe_a_consumer_index_1{};
       int64_t pipe_a_consumer_phase_1{};
       int64_t pipe_b_consumer_index_1{};
@@ -393,14 +393,14 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
         const int64_t m_1 = v19 / v22;
         const int64_t v23 = v19 % v22;
         const int64_t n_1 = v20 + v23;
-        // acc_1 = zeros  (line 19)
+        // acc_1 = zeros  (line 16)
         float acc_1[128];
         #pragma unroll
         for (int i = 0; i < 128; ++i) acc_1[i] = 0.0f;
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
         const int64_t v24 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v24, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 20)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v24, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 17)
         int64_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
@@ -413,7 +413,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
           tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));
           const uint32_t b = pipe_b_buffer + static_cast<uint32_t>(pipe_b_consumer_index_2) * 32768;  // slot of pipe_b_buffer
           // named_barrier_sync {id = 1}: a mutex only this agent takes orders nothing
-          // acc_3 = mma a, b, acc_2  (line 23)
+          // acc_3 = mma a, b, acc_2  (line 20)
           tilec_wgmma_fence();
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 0, 8192, 1024));
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 2048, 8192, 1024));
@@ -446,7 +446,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
         if (pipe_a_empty_held >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
-        // store C, m_1, n_1, acc_2  (line 25)
+        // store C, m_1, n_1, acc_2  (line 22)
         {
           // WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row
           // 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).
@@ -493,7 +493,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
 }
 
 // Launches batched_gemm_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
-extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t RB, int64_t N, cudaStream_t stream) {
+extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t Q, int64_t N, cudaStream_t stream) {
   const int64_t workers = tilec_sm_count();
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
@@ -502,7 +502,7 @@ extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bf
   if (const cudaError_t status = tilec_tensor_map_2d(&A_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, A, R, K, K * 2, 128, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
   CUtensorMap B_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B, RB, N, N * 2, 64, 64); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map_2d(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B, Q, N, N * 2, 64, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
   const size_t shared_bytes = 197760;
   if (const cudaError_t status = cudaFuncSetAttribute(batched_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)); status != cudaSuccess)
@@ -511,7 +511,7 @@ extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bf
   const int64_t launch_sm_count = tilec_sm_count();
   if (const cudaError_t status = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t)); status != cudaSuccess)
     return status;
-  batched_gemm_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(A_map, B_map, A, B, C, R, K, RB, N);
+  batched_gemm_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(A_map, B_map, A, B, C, R, K, Q, N);
   return cudaGetLastError();
 }
 

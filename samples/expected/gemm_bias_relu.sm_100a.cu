@@ -237,11 +237,11 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @gemm_bias_relu (line 10): tensor cores, sm_100a (tcgen05.mma into TMEM)
+// kernel @gemm_bias_relu (line 9): tensor cores, sm_100a (tcgen05.mma into TMEM)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 12: ii 1, 1 stage(s)
-//   schedule: loop at line 14: ii 17, 1 stage(s), pipeline(4)
+//   schedule: loop at line 10: ii 1, 1 stage(s)
+//   schedule: loop at line 12: ii 17, 1 stage(s), pipeline(4)
 // shared memory: 197776 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 32768 bytes at 65536: B of mma from B (MN-major, 4 panel(s) of 64 columns, 128B swizzle)
@@ -251,7 +251,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   mbarrier pipe_b_empty: 4 slot(s) at 196704, 1 arrival(s) per phase, released by the compute agent
 //   accumulator acc_1: 128x256 f32 in TMEM columns 0..255
 // -----------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __nv_bfloat16* A, const __nv_bfloat16* B, const float* Bias, float* C, int64_t M, int64_t K, int64_t N) {
+__global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __nv_bfloat16* A, const __nv_bfloat16* B, const float* Bias, __nv_bfloat16* C, int64_t M, int64_t K, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL)
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
   const int64_t tiles = v0 * v1;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 12)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 10)
   const int64_t worker = tile_number;
   const uint32_t pipe_a_full = shared_base + 196608;  // 4 mbarrier(s)
   const uint32_t pipe_a_empty = shared_base + 196640;  // 4 mbarrier(s)
@@ -287,12 +287,12 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
   __syncthreads();
   tilec_tcgen05_after_sync();
   const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));
-  // warp_specialize  (line 12)
+  // warp_specialize  (line 10)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 12)
+      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 10)
       int64_t pipe_a_producer_index = 0;
       int64_t pipe_a_producer_phase = 1;
       int64_t pipe_b_producer_index = 0;
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 12)
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 10)
         int64_t pipe_a_producer_index_1{};
         int64_t pipe_a_producer_phase_1{};
         int64_t pipe_b_producer_index_1{};
@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
           const int64_t v10 = v6 % v9;
           const int64_t n = v7 + v10;
           const int64_t v11 = cdiv_i64(K, 64);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 14)
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 12)
           int64_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int64_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int64_t pipe_b_producer_index_2 = pipe_b_producer_index;
@@ -325,13 +325,13 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
           for (int64_t k = 0; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
-            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 15)
+            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 13)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
             const int64_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
             const int64_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 32768);
-            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, k, n  (line 16)
+            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, k, n  (line 14)
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768, &B_map, static_cast<int32_t>(n * 256), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
@@ -381,7 +381,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
     uint32_t accumulator_parity = 0;
-    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 12)
+    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 10)
     int64_t pipe_a_consumer_index = 0;
     int64_t pipe_a_consumer_phase = 0;
     int64_t pipe_b_consumer_index = 0;
@@ -390,7 +390,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 12)
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 10)
       int64_t pipe_a_consumer_index_1{};
       int64_t pipe_a_consumer_phase_1{};
       int64_t pipe_b_consumer_index_1{};
@@ -405,12 +405,12 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
         const int64_t m_1 = v16 / v19;
         const int64_t v20 = v16 % v19;
         const int64_t n_1 = v17 + v20;
-        // acc_1 = zeros  (line 13)
+        // acc_1 = zeros  (line 11)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
         const int64_t v21 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v21, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 14)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v21, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 12)
         int64_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
@@ -421,7 +421,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
           tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));
           const uint32_t b = pipe_b_buffer + static_cast<uint32_t>(pipe_b_consumer_index_2) * 32768;  // slot of pipe_b_buffer
           // named_barrier_sync {id = 1}: a mutex only this agent takes orders nothing
-          // acc_3 = mma a, b, acc_2  (line 17)
+          // acc_3 = mma a, b, acc_2  (line 15)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(a + 0, 16, 1024), tilec_matrix_descriptor(b + 0, 8192, 1024), 0x08410490u, acc_1_started);
@@ -448,7 +448,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store C, m_1, n_1, t23  (line 20)
+        // store C, m_1, n_1, t24  (line 18)
         {
           // The MMAs into the accumulator are complete when the accumulator barrier's phase is.
           if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);
@@ -465,7 +465,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
             for (int i = 0; i < 32; ++i) {
               const int column = first_column + chunk * 32 + i;
               const int64_t index0 = m_1 * 128 + row, index1 = n_1 * 256 + column;
-              if (index0 < M && index1 < N) C[index0 * N + index1] = relu_f32(add_f32((acc_1_started ? __uint_as_float(values[i]) : 0.0f), ((0 * 1 + 0) < 1 && (n_1 * 256 + column) < N ? Bias[(0 * 1 + 0) * N + (n_1 * 256 + column)] : 0.0f)));
+              if (index0 < M && index1 < N) C[index0 * N + index1] = from_f32<__nv_bfloat16>(relu_f32(add_f32((acc_1_started ? __uint_as_float(values[i]) : 0.0f), ((0 * 1 + 0) < 1 && (n_1 * 256 + column) < N ? Bias[(0 * 1 + 0) * N + (n_1 * 256 + column)] : 0.0f))));
             }
           }
           // TMEM is read: the next tile's MMA may overwrite it.
@@ -511,7 +511,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_relu_kernel(const __grid_con
 }
 
 // Launches gemm_bias_relu_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
-extern "C" cudaError_t launch_gemm_bias_relu(const __nv_bfloat16* A, const __nv_bfloat16* B, const float* Bias, float* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+extern "C" cudaError_t launch_gemm_bias_relu(const __nv_bfloat16* A, const __nv_bfloat16* B, const float* Bias, __nv_bfloat16* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
   const int64_t workers = tilec_sm_count();
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
