@@ -90,7 +90,8 @@ TEST_P(TensorCoreSampleTripCount, RunCheckPasses) {
 
 // gemm_f16, gemm_bias_relu, batched_gemm: BK = 64, pipeline(4), so K = 64 is one iteration,
 // K = 128 two (fewer than the stages), K = 600 ten with a partial last block. batched_gemm
-// folds its batches into rows of MB = 256: R = 700 is three batches, the last cut short.
+// folds its batches into rows, 512 per batch (R = 700: two batches, the second cut short), and
+// B's rows, cdiv(K, 64)·64 per batch (Q).
 // attention: BKV = 64, pipeline(2) over the compile-time key count T; S queries (ragged), HD / 64
 // heads.
 INSTANTIATE_TEST_SUITE_P(
@@ -102,9 +103,9 @@ INSTANTIATE_TEST_SUITE_P(
                       SampleTrip{"gemm_bias_relu_one_iteration", "gemm_bias_relu", "--dims M=128,N=256,K=64"},
                       SampleTrip{"gemm_bias_relu_fewer_than_stages", "gemm_bias_relu", "--dims M=200,N=300,K=128"},
                       SampleTrip{"gemm_bias_relu_ragged", "gemm_bias_relu", "--dims M=200,N=300,K=600"},
-                      SampleTrip{"batched_gemm_one_iteration", "batched_gemm", "--dims R=512,RB=128,N=256,K=64"},
-                      SampleTrip{"batched_gemm_fewer_than_stages", "batched_gemm", "--dims R=700,RB=384,N=300,K=128"},
-                      SampleTrip{"batched_gemm_ragged", "batched_gemm", "--dims R=700,RB=1920,N=300,K=600"},
+                      SampleTrip{"batched_gemm_one_iteration", "batched_gemm", "--dims R=1024,Q=128,N=256,K=64"},
+                      SampleTrip{"batched_gemm_fewer_than_stages", "batched_gemm", "--dims R=700,Q=256,N=300,K=128"},
+                      SampleTrip{"batched_gemm_ragged", "batched_gemm", "--dims R=700,Q=1280,N=300,K=600"},
                       SampleTrip{"attention_one_iteration", "attention", "-D T=64 --dims S=128,HD=64"},
                       SampleTrip{"attention_as_many_as_stages", "attention", "-D T=128 --dims S=200,HD=128"},
                       SampleTrip{"attention_odd_iterations", "attention", "-D T=192 --dims S=77,HD=64"},
