@@ -9,7 +9,8 @@
 //   2. Roles: an op without regions that is not pure and not a plain global read (an op with a
 //      result that only reads global memory) is an anchor. Producer anchors: the ops of
 //      agent_of's producer (the TMA pipe), stage_write, mbarrier_arrive on a stage buffer's full
-//      barrier and mbarrier_wait on its empty barrier. Every other anchor is compute.
+//      barrier and mbarrier_wait on its empty barrier, except for stage buffers whose slots are
+//      registers (a value crossing the stages of a compute loop). Every other anchor is compute.
 //   3. Each agent gets a clone of the split body without the other agent's anchors; a liveness
 //      walk from its own anchors back through pure ops, loop-carried slots and if results keeps
 //      what it needs (its backward slice); dead pure ops, dead carried values and loops or ifs
@@ -18,7 +19,7 @@
 //      barrier expects one arrival (one consumer agent). Named barriers keep their ids and get
 //      the compute agent's thread count (only compute ops use them).
 // Requires insert-sync. Keeps: what the kernel computes, SSA dominance, the order of the ops
-// each agent keeps. Kernels without stage_write or tma_load_async are unchanged.
+// each agent keeps. Kernels without tma_load_async or a stage_write into shared memory are unchanged.
 // Deterministic. Cost: O(n) per agent for cloning, liveness and the sweep (n = ops and values
 // of the split body), plus O(n) per rebuilt loop or if for rewriting uses. A kernel that already
 // holds a warp_specialize (IR written by hand) is left as it is.
@@ -72,8 +73,16 @@ struct BarrierRoles {
   ValueSet empty;
 };
 
+// A stage buffer whose slots live in registers carries a value between the stages of a
+// software-pipelined loop on the compute side: its writes and barriers stay with compute.
+bool in_registers(const Value* buffer) {
+  const Type& type = buffer->type();
+  return type.kind() == Type::Kind::pipe && type.payload().space() == MemorySpace::reg;
+}
+
 AgentRole role_of(const Operation& op, const BarrierRoles& barriers) {
-  if (agent_of(op) == AgentRole::producer || op.kind() == OpKind::stage_write) return AgentRole::producer;
+  if (agent_of(op) == AgentRole::producer) return AgentRole::producer;
+  if (op.kind() == OpKind::stage_write && !in_registers(op.operand(0))) return AgentRole::producer;
   if (op.kind() == OpKind::mbarrier_arrive && barriers.full.count(op.operand(0))) return AgentRole::producer;
   if (op.kind() == OpKind::mbarrier_wait && barriers.empty.count(op.operand(0))) return AgentRole::producer;
   return AgentRole::compute;
@@ -257,7 +266,8 @@ class KernelSplitter {
     bool producer_work = false, specialized_already = false;
     for (size_t i = split; i < end; ++i)
       walk_op(*ops[i], [&](Operation& op) {
-        producer_work = producer_work || op.kind() == OpKind::tma_load_async || op.kind() == OpKind::stage_write;
+        producer_work = producer_work || op.kind() == OpKind::tma_load_async ||
+                        (op.kind() == OpKind::stage_write && !in_registers(op.operand(0)));
         specialized_already = specialized_already || op.kind() == OpKind::warp_specialize;
       });
     if (!producer_work || specialized_already) return true;
@@ -266,7 +276,7 @@ class KernelSplitter {
     bool creation_inside = false;
     for (size_t i = 0; i < ops.size(); ++i)
       walk_op(*ops[i], [&](Operation& op) {
-        if (op.kind() == OpKind::stage_buffer) {
+        if (op.kind() == OpKind::stage_buffer && !in_registers(op.result(0))) {
           barriers.full.insert(op.operand(0));
           barriers.empty.insert(op.operand(1));
         }

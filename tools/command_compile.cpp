@@ -11,6 +11,7 @@
 #include "frontend/ast.h"
 #include "frontend/lexer.h"
 #include "frontend/parser.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
 #include "tools/pipeline_driver.h"
@@ -67,6 +68,15 @@ int run_compile(const CompileOptions& options) {
   if (!input.module) return input.internal_error ? 2 : 1;
   Module& module = *input.module;
   DriverOptions driver = options.driver;
+  // --emit-harness: tensor-core kernels' references come from the module before scheduling.
+  std::unique_ptr<Module> before_scheduling;
+  if (options.emit_harness) {
+    driver.keep_after = "fold-constants";
+    driver.kept = &before_scheduling;
+    // A .tir that stops right after fold-constants is its own module before scheduling.
+    std::vector<std::string> ran = passes_run(module);
+    if (!ran.empty() && ran.back() == "fold-constants") before_scheduling = clone_module(module);
+  }
   ReportRecorder recorder(options.report, options.input, input.source, module, driver.max_events, driver);
   int pipeline_status = run_pipeline(module, *input.diagnostics, driver);
   if (!recorder.finish(pipeline_status, *input.diagnostics, module)) return 1;
@@ -82,6 +92,7 @@ int run_compile(const CompileOptions& options) {
   emit_options.source_name = options.input;
   emit_options.passes = passes_run(module);
   emit_options.harness = options.emit_harness;
+  emit_options.reference = before_scheduling.get();
   DiagnosticEngine& diagnostics = *input.diagnostics;
   size_t reported = diagnostics.diagnostics().size();
   auto cuda = emit_cuda(module, emit_options, diagnostics);

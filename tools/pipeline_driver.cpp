@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "ir/clone.h"
 #include "passes/pipeline.h"
 
 namespace tilec::tools {
@@ -20,7 +21,9 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
   pipeline_options.stop_after = options.stop_after;
   pipeline_options.print_after = options.print_ir_after;
   pipeline_options.print_after_all = options.print_ir_after_all || options.after_pass != nullptr;
-  pipeline_options.print = [&options](const std::string& pass, const std::string& ir) {
+  if (options.kept) pipeline_options.print_after.push_back(options.keep_after);
+  pipeline_options.print = [&options, &module](const std::string& pass, const std::string& ir) {
+    if (options.kept && pass == options.keep_after) *options.kept = clone_module(module);
     if (options.print_ir_after_all ||
         std::find(options.print_ir_after.begin(), options.print_ir_after.end(), pass) != options.print_ir_after.end())
       fmt::print(stderr, "// ----- IR after {} -----\n{}", pass, ir);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct DriverOptions {
   // and given every pass's time when the pipeline returns.
   std::function<void(const std::string& pass, const std::string& ir)> after_pass;
   std::vector<PassTiming>* timings = nullptr;
+  // --emit-harness: a deep copy of the module right after the pass `keep_after` goes to `*kept`.
+  std::string keep_after;
+  std::unique_ptr<Module>* kept = nullptr;
 };
 
 int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options);

@@ -224,7 +224,7 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   else
     out += "\n";
   out += kernels;
-  if (options.harness) cuda::emit_harness(plans, out);
+  if (options.harness && !cuda::emit_harness(plans, options.reference, diagnostics, out)) return std::nullopt;
   return out;
 }
 

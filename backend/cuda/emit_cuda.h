@@ -21,6 +21,9 @@ struct CudaEmitOptions {
   std::string source_name;          // for the header comment (default: the module's `source`)
   std::vector<std::string> passes;  // the pipeline that ran (default: the module's `passes`)
   bool harness = false;             // --emit-harness: add main() checking against a reference
+  // With `harness`: the module right after fold-constants, before the scheduling passes; the
+  // references of tensor-core kernels are made from its kernels (matched by name).
+  const Module* reference = nullptr;
 };
 
 // The .cu text, or std::nullopt after reporting (at the op's location) an op or type this

@@ -3,7 +3,11 @@
 // For each kernel it writes:
 //   1. `NAME_reference`, a naive kernel: one thread runs a whole tile, op after op, with the
 //      tile buffers in a global scratch slot instead of shared memory (emit_kernel_body.cpp in
-//      `reference` mode, so the arithmetic is the same expression and the bits must agree);
+//      `reference` mode, so the arithmetic is the same expression and the bits must agree).
+//      A tensor-core kernel's final IR (warp_specialize, mbarriers, stage buffers) has no such
+//      reading: its reference is made from the same kernel in the module as it was before the
+//      scheduling passes (`reference`, kept by tilec compile right after fold-constants), while
+//      the check still calls the final module's launcher — the parameters are the same;
 //   2. `check_NAME`, which fills every tensor with deterministic pseudo-random values (a
 //      splitmix64 stream seeded by the parameter's position), runs the launcher and the
 //      reference on copies of the written tensors, compares them within a tolerance per element
@@ -11,14 +15,23 @@
 //      launcher with CUDA events;
 // and a main() running every check. `./a.out NAME=VALUE ...` sets a dimension symbol or a
 // scalar parameter (defaults: 1000 for dimensions, 0.5 for float scalars, 3 for integers).
+//
+// Kernels with `mma` (tensor-core or not) also get: a __device__ counter NAME_reference_flops
+// the reference adds 2·M·N·K to per mma of a whole tile, so check_NAME prints TFLOP/s next to
+// the time; a `check=0` argument that runs the reference in count-only mode (no arithmetic,
+// no comparison: time only); and a tolerance of 1e-2·(|want| + 1) on the written tensors,
+// since the tensor cores sum the K products in another order than the reference.
 #include "backend/cuda/emit_harness.h"
 
 #include <fmt/core.h>
 
+#include <deque>
+#include <functional>
 #include <unordered_map>
 
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/emit_kernel_body.h"
+#include "ir/diagnostic.h"
 
 namespace tilec::cuda {
 
@@ -40,6 +53,29 @@ Tolerance tolerance(ScalarKind kind) {
     case ScalarKind::f8e5m2: return {0.25, 0.25};
     default: return {0.0, 0.0};
   }
+}
+
+// Outputs of a kernel with `mma`: the launcher may sum the K products in any order (the tensor
+// cores do), so the error grows like sqrt(K)·2^-24·|sum|; with inputs in [-1, 1) that stays far
+// below 1e-2·(|want| + 1) for K up to 65536, while a lost or doubled K block moves an element by
+// about sqrt(64)/3 ≈ 2.7.
+constexpr Tolerance kMmaTolerance = {1e-2, 1e-2};
+
+// One kernel of the harness: the plan whose launcher it times (the final module's) and the plan
+// its reference runs (the same one, or the kernel before scheduling for a tensor-core kernel).
+struct HarnessKernel {
+  const KernelPlan* launched = nullptr;
+  const KernelPlan* reference = nullptr;
+  bool counts_work = false;  // the reference has `mma`: it counts flops and honors check=0
+};
+
+bool contains_mma(const Region& region) {
+  for (const auto& op : region.operations()) {
+    if (op->kind() == OpKind::mma) return true;
+    for (size_t r = 0; r < op->num_regions(); ++r)
+      if (contains_mma(op->region(r))) return true;
+  }
+  return false;
 }
 
 constexpr const char* kHarnessHelpers = R"(// ---------------------------------------------------------------------------------------------
@@ -126,13 +162,21 @@ std::string element_count(const KernelPlan& plan, const Value* tensor) {
   return text.empty() ? "1" : text;
 }
 
-void emit_reference_kernel(const KernelPlan& plan, std::string& out) {
+void emit_reference_kernel(const HarnessKernel& kernel, std::string& out) {
+  const KernelPlan& plan = *kernel.reference;
+  std::string counting;  // the count-only switch, before the scratch parameters
+  if (kernel.counts_work) {
+    out += fmt::format("// Work the reference did: 2·M·N·K per mma of a whole tile (padding included).\n"
+                       "__device__ unsigned long long {}_reference_flops = 0;\n\n",
+                       plan.name);
+    counting = "bool count_only, ";
+  }
   out += fmt::format(
       "// The naive reference for {0}_kernel: one thread runs each tile, its tile buffers in a\n"
       "// {1}-byte slot of `scratch` instead of shared memory.\n"
-      "__global__ void {0}_reference({2}{3}unsigned char* scratch, int64_t slots) {{\n",
+      "__global__ void {0}_reference({2}{3}{4}unsigned char* scratch, int64_t slots) {{\n",
       plan.name, plan.shared_bytes, parameter_list(plan),
-      plan.params.empty() && plan.dim_params.empty() ? "" : ", ");
+      plan.params.empty() && plan.dim_params.empty() ? "" : ", ", counting);
   out += "  const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
   out += "  if (slot >= slots) return;\n";
   if (plan.shared_bytes > 0) {
@@ -150,7 +194,9 @@ void emit_reference_kernel(const KernelPlan& plan, std::string& out) {
   out += "  }\n}\n\n";
 }
 
-void emit_check(const KernelPlan& plan, std::string& out) {
+void emit_check(const HarnessKernel& kernel, std::string& out) {
+  const KernelPlan& plan = *kernel.reference;
+  const KernelPlan& launched = *kernel.launched;
   NameTable names = plan.names;
   out += fmt::format("static int check_{}(int argc, char** argv) {{\n", plan.name);
   std::string report_format, report_values;
@@ -173,6 +219,12 @@ void emit_check(const KernelPlan& plan, std::string& out) {
     out += fmt::format("  const {} {} = {};\n", element, param.name, value);
     report_format += fmt::format(" {}=%g", param.name);
     report_values += fmt::format(", harness_double({})", param.name);
+  }
+  std::string check = kernel.counts_work ? names.unique("check_reference") : "";
+  if (kernel.counts_work) {
+    out += fmt::format("  // check=0: time only (the reference then only counts its work).\n"
+                       "  const bool {} = harness_argument(argc, argv, \"check\", 1) != 0;\n",
+                       check);
   }
   out += fmt::format("  std::printf(\"{}:{}\\n\"{});\n", plan.name, report_format, report_values);
 
@@ -210,11 +262,12 @@ void emit_check(const KernelPlan& plan, std::string& out) {
     bytes_moved += (bytes_moved.empty() ? "" : " + ") + fmt::format("{} * sizeof({})", count, element);
   }
   for (const std::string& dim : plan.dim_params) reference_arguments.push_back(dim);
-  std::string arguments = argument_list(plan);
+  if (kernel.counts_work) reference_arguments.push_back("!" + check);
+  std::string arguments = argument_list(launched);
   std::string separator = arguments.empty() ? "" : ", ";
 
   out += "  // The kernel under test, then the reference on its own copies of the written tensors.\n";
-  out += fmt::format("  HARNESS_CHECK(launch_{}({}{}nullptr));\n", plan.name, arguments, separator);
+  out += fmt::format("  HARNESS_CHECK(launch_{}({}{}nullptr));\n", launched.name, arguments, separator);
   out += "  HARNESS_CHECK(cudaDeviceSynchronize());\n";
   emit_tile_count(plan, /*with_scalar_ops=*/true, 1, out);
   out += fmt::format("  const int64_t slots = std::min<int64_t>(tile_count, {});\n", kReferenceSlots);
@@ -222,16 +275,31 @@ void emit_check(const KernelPlan& plan, std::string& out) {
   out += fmt::format("  HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * {}, 1)));\n",
                      plan.shared_bytes);
   cleanup.push_back("scratch");
+  std::string flops = kernel.counts_work ? names.unique("reference_flops") : "";
+  if (kernel.counts_work) {
+    out += fmt::format("  unsigned long long {} = 0;\n", flops);
+    out += fmt::format("  HARNESS_CHECK(cudaMemcpyToSymbol({}_reference_flops, &{}, sizeof({})));\n", plan.name,
+                       flops, flops);
+  }
   out += "  if (slots > 0) {\n";
   std::string reference_list;
   for (const std::string& argument : reference_arguments) reference_list += argument + ", ";
-  out += fmt::format("    {}_reference<<<static_cast<unsigned>((slots + 127) / 128), 128>>>({}scratch, slots);\n",
-                     plan.name, reference_list);
+  // An mma reference thread runs M·N·K multiply-adds per tile: 32 threads per block spread the
+  // few tiles over more SMs.
+  int reference_block = kernel.counts_work ? 32 : 128;
+  out += fmt::format("    {0}_reference<<<static_cast<unsigned>((slots + {1}) / {2}), {2}>>>({3}scratch, slots);\n",
+                     plan.name, reference_block - 1, reference_block, reference_list);
   out += "    HARNESS_CHECK(cudaGetLastError());\n";
   out += "    HARNESS_CHECK(cudaDeviceSynchronize());\n";
   out += "  }\n";
+  if (kernel.counts_work)
+    out += fmt::format("  HARNESS_CHECK(cudaMemcpyFromSymbol(&{}, {}_reference_flops, sizeof({})));\n", flops,
+                       plan.name, flops);
 
   out += "  bool pass = true;\n";
+  // Kernels that count work compare only with check=1 (one more level of indentation).
+  std::string pad = kernel.counts_work ? "    " : "  ";
+  if (kernel.counts_work) out += fmt::format("  if ({}) {{\n", check);
   for (const ParamPlan& param : plan.params) {
     if (!param.written) continue;
     const Type& type = param.value->type();
@@ -239,22 +307,28 @@ void emit_check(const KernelPlan& plan, std::string& out) {
     const std::string& count = counts.at(param.value);
     std::string got = names.unique(param.name + "_got"), want = names.unique(param.name + "_want");
     Tolerance within = tolerance(type.element());
-    out += fmt::format("  std::vector<{0}> {1}({2}), {3}({2});\n", element, got, count, want);
-    out += fmt::format("  HARNESS_CHECK(cudaMemcpy({}.data(), {}, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
-                       got, param.name, count, element);
-    out += fmt::format("  HARNESS_CHECK(cudaMemcpy({}.data(), {}_reference, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
-                       want, param.name, count, element);
-    out += fmt::format("  pass = harness_compare(\"{}\", {}, {}, {}, {}) && pass;\n", param.name, got, want,
-                       within.absolute, within.relative);
+    if (kernel.counts_work)
+      within = {std::max(within.absolute, kMmaTolerance.absolute), std::max(within.relative, kMmaTolerance.relative)};
+    out += pad + fmt::format("std::vector<{0}> {1}({2}), {3}({2});\n", element, got, count, want);
+    out += pad + fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
+                             got, param.name, count, element);
+    out += pad + fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}_reference, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
+                             want, param.name, count, element);
+    out += pad + fmt::format("pass = harness_compare(\"{}\", {}, {}, {}, {}) && pass;\n", param.name, got, want,
+                             within.absolute, within.relative);
   }
+  if (kernel.counts_work)
+    out += "  } else {\n"
+           "    std::printf(\"  no comparison (check=0): the reference only counted the work\\n\");\n"
+           "  }\n";
 
   out += "  // Timing: 3 warm-up launches, then the mean of 20.\n";
   out += "  cudaEvent_t start, stop;\n";
   out += "  HARNESS_CHECK(cudaEventCreate(&start));\n  HARNESS_CHECK(cudaEventCreate(&stop));\n";
-  out += fmt::format("  for (int repeat = 0; repeat < 3; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));\n", plan.name,
+  out += fmt::format("  for (int repeat = 0; repeat < 3; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));\n", launched.name,
                      arguments, separator);
   out += "  HARNESS_CHECK(cudaEventRecord(start));\n";
-  out += fmt::format("  for (int repeat = 0; repeat < 20; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));\n", plan.name,
+  out += fmt::format("  for (int repeat = 0; repeat < 20; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));\n", launched.name,
                      arguments, separator);
   out += "  HARNESS_CHECK(cudaEventRecord(stop));\n  HARNESS_CHECK(cudaEventSynchronize(stop));\n";
   out += "  float milliseconds = 0;\n  HARNESS_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));\n";
@@ -262,6 +336,11 @@ void emit_check(const KernelPlan& plan, std::string& out) {
   out += fmt::format("  const double bytes = static_cast<double>({});\n", bytes_moved.empty() ? "0" : bytes_moved);
   out += "  std::printf(\"  time: %.3f us per launch, %.1f GB/s (each tensor read or written once)\\n\",\n"
          "              seconds * 1e6, seconds > 0 ? bytes / seconds / 1e9 : 0.0);\n";
+  if (kernel.counts_work)
+    out += fmt::format("  std::printf(\"  %.2f TFLOP/s (%.4g flop per launch: 2*M*N*K of every mma on a whole tile, \"\n"
+                       "              \"edge tiles' padding included)\\n\",\n"
+                       "              seconds > 0 ? static_cast<double>({0}) / seconds / 1e12 : 0.0, static_cast<double>({0}));\n",
+                       flops);
   out += "  HARNESS_CHECK(cudaEventDestroy(start));\n  HARNESS_CHECK(cudaEventDestroy(stop));\n";
   for (const std::string& pointer : cleanup) out += fmt::format("  HARNESS_CHECK(cudaFree({}));\n", pointer);
   out += fmt::format("  std::printf(\"{}: %s\\n\", pass ? \"PASS\" : \"FAIL\");\n", plan.name);
@@ -270,16 +349,66 @@ void emit_check(const KernelPlan& plan, std::string& out) {
 
 }  // namespace
 
-void emit_harness(const std::vector<KernelPlan>& plans, std::string& out) {
-  out += kHarnessHelpers;
+bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference, DiagnosticEngine& diagnostics,
+                  std::string& out) {
+  // Pair each kernel with the plan its reference runs.
+  std::deque<KernelPlan> reference_plans;
+  std::vector<HarnessKernel> kernels;
+  bool failed = false;
   for (const KernelPlan& plan : plans) {
-    emit_reference_kernel(plan, out);
-    emit_check(plan, out);
+    HarnessKernel kernel{&plan, &plan, false};
+    if (plan.tensor_core) {
+      const Operation* before = nullptr;
+      if (reference)
+        for (const auto& candidate : reference->kernels())
+          if (kernel_name(*candidate) == kernel_name(*plan.kernel)) before = candidate.get();
+      if (!before) {
+        diagnostics.error(plan.kernel->location(),
+                          fmt::format("--emit-harness: kernel @{} runs on the tensor cores, so its reference needs the "
+                                      "kernel as it was before the scheduling passes (tilec compile keeps it from a "
+                                      ".tile input or a .tir that stops at fold-constants)",
+                                      kernel_name(*plan.kernel)));
+        failed = true;
+        continue;
+      }
+      std::optional<KernelPlan> planned = compute_kernel_plan(*before, diagnostics);
+      if (!planned) {
+        failed = true;
+        continue;
+      }
+      if (planned->tensor_core) {
+        diagnostics.error(before->location(),
+                          fmt::format("--emit-harness: the reference module's kernel @{} is already warp-specialized",
+                                      kernel_name(*before)));
+        failed = true;
+        continue;
+      }
+      if (parameter_list(*planned) != parameter_list(plan)) {
+        diagnostics.error(plan.kernel->location(),
+                          fmt::format("internal error: --emit-harness: kernel @{} takes ({}) but its reference "
+                                      "before scheduling takes ({})",
+                                      kernel_name(*plan.kernel), parameter_list(plan), parameter_list(*planned)));
+        failed = true;
+        continue;
+      }
+      reference_plans.push_back(std::move(*planned));
+      kernel.reference = &reference_plans.back();
+    }
+    kernel.counts_work = contains_mma(kernel.reference->kernel->region());
+    kernels.push_back(kernel);
+  }
+  if (failed) return false;
+
+  out += kHarnessHelpers;
+  for (const HarnessKernel& kernel : kernels) {
+    emit_reference_kernel(kernel, out);
+    emit_check(kernel, out);
   }
   out += "int main(int argc, char** argv) {\n  int failures = 0;\n";
   for (const KernelPlan& plan : plans) out += fmt::format("  failures += check_{}(argc, argv);\n", plan.name);
   out += "  std::printf(\"%s\\n\", failures == 0 ? \"PASS\" : \"FAIL\");\n";
   out += "  return failures == 0 ? 0 : 1;\n}\n";
+  return true;
 }
 
 }  // namespace tilec::cuda

@@ -9,6 +9,10 @@
 namespace tilec::cuda {
 
 // Appends, for every kernel, a naive reference kernel and a check function, then main().
-void emit_harness(const std::vector<KernelPlan>& plans, std::string& out);
+// A tensor-core kernel's reference is made from the kernel of the same name in `reference`
+// (the module before the scheduling passes); without one, or when that kernel's parameters
+// differ, it reports the error at the kernel and returns false.
+bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference, DiagnosticEngine& diagnostics,
+                  std::string& out);
 
 }  // namespace tilec::cuda

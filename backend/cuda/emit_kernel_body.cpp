@@ -232,10 +232,12 @@ void BodyEmitter::emit_op(const Operation& op, int indent) {
       return;
     case OpKind::for_: emit_for(op, indent); return;
     case OpKind::if_: emit_if(op, indent); return;
-    case OpKind::load: emit_load(op, indent); return;
+    case OpKind::load:
+    case OpKind::tma_load: emit_load(op, indent); return;  // the same read (docs/ir.md); every tile is in smem here
     case OpKind::store: emit_store(op, indent); return;
     case OpKind::reduce_sum:
     case OpKind::reduce_max: emit_reduction(op, indent); return;
+    case OpKind::mma: emit_mma(op, indent); return;
     case OpKind::zeros:
     case OpKind::full: emit_fill(op, indent); return;
     default: break;
@@ -320,6 +322,55 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
                                   : fmt::format("static_cast<{}>(acc)", element_type(kind));
   line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), result));
   close_tile_loop(indent);
+}
+
+// One output element (i, j) per loop iteration: acc[i, j] + Σk a[i, k]·b[k, j], products and
+// sums in f32 (narrow floats widened with to_f32; separate multiply and add, no fusion), k in
+// increasing order, rounded once to the accumulator's type (docs/ir.md) — the interpreter's
+// order, so both give the same bits. Integers multiply and add in 64 bits, wrapping.
+void BodyEmitter::emit_mma(const Operation& op, int indent) {
+  const Value* a = op.operand(0);
+  const Value* b = op.operand(1);
+  const Value* acc = op.operand(2);
+  const std::vector<int64_t>& shape = op.result()->type().shape();
+  const int64_t rows = shape[0], columns = shape[1], depth = a->type().shape()[1];
+  ScalarKind input = a->type().element(), output = acc->type().element();
+  bool floating = is_float(output);
+  auto widen = [&](const std::string& element) {
+    return input != ScalarKind::f32 ? fmt::format("to_f32({})", element) : element;
+  };
+  std::string row = fmt::format("elem / {}", columns), column = fmt::format("elem % {}", columns);
+  // Fresh names: a kernel value may be called `k` or `sum`.
+  std::string step = names_.unique("step"), sum = names_.unique("sum");
+  std::string left = fmt::format("{}[({}) * {} + {}]", plan_.expression(a), row, depth, step);
+  std::string right = fmt::format("{}[{} * {} + {}]", plan_.expression(b), step, columns, column);
+  std::string initial = fmt::format("{}[elem]", plan_.expression(acc));
+
+  comment(indent, op);
+  int body = indent;
+  if (mode_ == BodyMode::reference) {
+    line(indent, "if (!count_only) {");
+    ++body;
+  }
+  open_tile_loop(body, rows * columns);
+  if (floating) {
+    line(body + 1, fmt::format("float {} = {};", sum, output == ScalarKind::f32 ? initial : fmt::format("to_f32({})", initial)));
+    line(body + 1, fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {2} = add_f32({2}, mul_f32({3}, {4}));", step, depth,
+                               sum, widen(left), widen(right)));
+    line(body + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()),
+                               output == ScalarKind::f32 ? sum : fmt::format("from_f32<{}>({})", element_type(output), sum)));
+  } else {
+    line(body + 1, fmt::format("uint64_t {} = static_cast<uint64_t>({});", sum, initial));
+    line(body + 1, fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {2} += static_cast<uint64_t>({3}) * static_cast<uint64_t>({4});",
+                               step, depth, sum, left, right));
+    line(body + 1, fmt::format("{}[elem] = static_cast<{}>({});", plan_.expression(op.result()), element_type(output), sum));
+  }
+  close_tile_loop(body);
+  if (mode_ == BodyMode::reference) {
+    line(indent, "}");
+    line(indent, fmt::format("atomicAdd(&{}_reference_flops, {}ull);  // 2·M·N·K of the whole tile",
+                             plan_.name, 2 * rows * columns * depth));
+  }
 }
 
 // Declares index0.. (the element's position in the tensor) and `in_bounds` for a load/store.

@@ -4,6 +4,9 @@
 //   cta        the kernel: each tile op is a loop over the tile's elements strided by the
 //              CTA's threads, then __syncthreads(), so the next op sees the whole tile;
 //   reference  the harness's naive kernel: one thread runs each tile op as a plain loop.
+//              An `mma` there also adds its work (2·M·N·K) to the __device__ counter
+//              NAME_reference_flops and skips its arithmetic when the kernel's `count_only`
+//              parameter is set (emit_harness.cpp declares both).
 // Scalars are per-thread registers (every thread computes the same value).
 #pragma once
 
@@ -42,6 +45,7 @@ class BodyEmitter {
   void emit_elementwise_tile(const Operation& op, int indent);
   void emit_fill(const Operation& op, int indent);
   void emit_reduction(const Operation& op, int indent);
+  void emit_mma(const Operation& op, int indent);
   void emit_load(const Operation& op, int indent);
   void emit_store(const Operation& op, int indent);
   void emit_grid_ids(const Operation& op, int indent);

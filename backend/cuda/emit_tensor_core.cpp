@@ -114,6 +114,11 @@ class TensorCoreKernel {
   // ----------------------------------------------------------------------------- analysis
   bool analyze() {
     const Region& body = kernel_.region();
+    for (const auto& op : body.operations())
+      if (op->kind() == OpKind::stage_buffer && op->result(0)->type().payload().space() == MemorySpace::reg)
+        return unsupported(*op, "a stage buffer in registers (a value crossing the stages of a software-pipelined "
+                                "loop, as in attention's online softmax): elementwise ops, reductions and mma on "
+                                "register fragments are not written yet");
     for (const auto& op : body.operations()) {
       switch (op->kind()) {
         case OpKind::warp_specialize:

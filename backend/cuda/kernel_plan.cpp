@@ -125,7 +125,7 @@ class Planner {
     std::vector<const Operation*> tensor_core_ops;
     walk_const(body, [&](const Operation& op) {
       switch (op.kind()) {
-        case OpKind::mma: case OpKind::tma_load: case OpKind::tma_load_async:
+        case OpKind::tma_load_async:
         case OpKind::event_set: case OpKind::event_wait: case OpKind::named_barrier_sync:
         case OpKind::named_barrier_arrive: case OpKind::mbarrier_create: case OpKind::mbarrier_arrive:
         case OpKind::mbarrier_wait: case OpKind::stage_buffer: case OpKind::stage_write: case OpKind::stage_read:
@@ -141,7 +141,7 @@ class Planner {
       }
       auto check_type = [&](const Type& type) {
         if (type.is_scalar() || type.is_tile()) return true;
-        if (type.is_tensor() && (op.kind() == OpKind::load || op.kind() == OpKind::store ||
+        if (type.is_tensor() && (op.kind() == OpKind::load || op.kind() == OpKind::tma_load || op.kind() == OpKind::store ||
                                  op.kind() == OpKind::dim))
           return true;
         unsupported(op, fmt::format("values of type {} in '{}'", type.to_string(), op.name()));

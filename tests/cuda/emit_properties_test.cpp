@@ -264,25 +264,59 @@ TEST(CudaEmit, EveryKernelOfAModuleGetsAKernelALauncherAndAHarnessCheck) {
   EXPECT_EQ(count(cuda, "int main("), 1u);
 }
 
+// mma (tests/cuda/inputs/matmul.tir): element (i, j) = acc(i, j) + Σk a(i, k)·b(k, j), products and
+// sums in f32 in increasing k, in the CTA kernel (strided, then a barrier) and in the reference
+// (one thread; skipped when it only counts; 2·32·64·16 flop per whole tile).
+TEST(CudaEmit, MmaSumsInF32InIncreasingKInBothModesAndTheReferenceCountsIt) {
+  Emitted emitted = emit_input("matmul", "sm_90a", /*harness=*/true);
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  std::string kernel = function_text(*emitted.cuda, "matmul_kernel(");
+  std::string reference = function_text(*emitted.cuda, "matmul_reference(");
+  const std::string sum_line =
+      "for (int step = 0; step < 16; ++step) sum = add_f32(sum, mul_f32(to_f32(a[(elem / 64) * 16 + step]), "
+      "to_f32(b[step * 64 + elem % 64])));\n";
+  EXPECT_NE(kernel.find("    for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {\n"
+                        "      float sum = acc_2[elem];\n      " + sum_line +
+                        "      acc_3[elem] = sum;\n    }\n    __syncthreads();\n"),
+            std::string::npos)
+      << kernel;
+  EXPECT_EQ(count(kernel, "count_only") + count(kernel, "reference_flops"), 0u);
+  EXPECT_NE(reference.find("      if (!count_only) {\n        for (int elem = 0; elem < 2048; ++elem) {\n"
+                           "          float sum = acc_2[elem];\n          " + sum_line +
+                           "          acc_3[elem] = sum;\n        }\n      }\n"
+                           "      atomicAdd(&matmul_reference_flops, 65536ull);"),
+            std::string::npos)
+      << reference;
+  // tma_load reads like load (zero outside the tensor).
+  EXPECT_NE(kernel.find("a[elem] = in_bounds ? A[index0 * K + index1] : from_f32<__half>(0.0f);"), std::string::npos)
+      << kernel;
+  // A kernel without mma keeps the old harness: no counter, no check=0.
+  Emitted softmax = emit_input("softmax", "sm_90a", /*harness=*/true);
+  ASSERT_TRUE(softmax.cuda);
+  EXPECT_EQ(count(*softmax.cuda, "count_only") + count(*softmax.cuda, "TFLOP/s") + count(*softmax.cuda, "\"check\""), 0u);
+}
+
 // ---- errors ----
 
-constexpr const char* kMmaKernel = R"(module
+// Cross-pipe events only mean something once warp-specialize has split the kernel into agents:
+// the plain backend reports them (mma and tma_load it runs as CTA loops: tests/cuda/harness_test.cpp).
+constexpr const char* kEventKernel = R"(module
 
-kernel @gemm(%A: tensor<M, K, bf16>, %B: tensor<K, N, bf16>, %C: tensor<M, N, f32>) loc(3:1) {
+kernel @gemm(%A: tensor<M, K, bf16>, %C: tensor<M, K, bf16>) loc(3:1) {
   %0 = constant {value = 0} : index loc(4:3)
   %a = load %A, %0, %0 : tile<64x16xbf16, reg> loc(5:3)
-  %b = load %B, %0, %0 : tile<16x64xbf16, reg> loc(6:3)
-  %c = zeros : tile<64x64xf32, reg> loc(7:3)
-  %d = mma %a, %b, %c : tile<64x64xf32, reg> loc(8:3)
-  store %C, %0, %0, %d loc(9:3)
+  event_set {event = 0, from = "MMA", to = "LSU"} loc(6:3)
+  event_wait {event = 0, from = "MMA", to = "LSU"} loc(7:3)
+  event_set {event = 1, from = "MMA", to = "LSU"} loc(8:3)
+  store %C, %0, %0, %a loc(9:3)
   return
 }
 )";
 
 TEST(CudaErrors, TensorCoreOpsAreReportedOnceAtTheKernelWithTheirLocations) {
   CudaEmitOptions options;
-  DiagnosticEngine diagnostics("gemm.tir", kMmaKernel);
-  auto module = parse_module(kMmaKernel, diagnostics);
+  DiagnosticEngine diagnostics("gemm.tir", kEventKernel);
+  auto module = parse_module(kEventKernel, diagnostics);
   ASSERT_TRUE(module) << diagnostics.render_all();
   EXPECT_FALSE(emit_cuda(*module, options, diagnostics));
   ASSERT_EQ(diagnostics.error_count(), 1) << diagnostics.render_all();
@@ -290,7 +324,9 @@ TEST(CudaErrors, TensorCoreOpsAreReportedOnceAtTheKernelWithTheirLocations) {
   const Operation& kernel = *module->kernels().front();
   EXPECT_EQ(error.location, kernel.location());
   EXPECT_NE(error.message.find("needs the tensor-core CUDA backend"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find("'mma' (8:3)"), std::string::npos) << error.message;
+  // Each kind once, at its first use.
+  EXPECT_NE(error.message.find("'event_set' (6:3), 'event_wait' (7:3)"), std::string::npos) << error.message;
+  EXPECT_EQ(error.message.find("(8:3)"), std::string::npos) << error.message;
   EXPECT_EQ(diagnostics.render(error).rfind("gemm.tir:3:1: error:", 0), 0u) << diagnostics.render(error);
 }
 

@@ -1,5 +1,6 @@
 // tests/cuda/nvcc_compile_test.cpp — every input's CUDA compiles with nvcc for sm_90a and for
-// sm_100a with no register spills (ptxas -v), and one harness builds and links.
+// sm_100a with no register spills (ptxas -v), and the harnesses build and link (softmax; matmul's
+// mma harness for both targets).
 //
 // nvcc is slow (seconds per file), so all compiles run in one test, two at a time. The sm_90a
 // files compile with `-c` (host and device code, the documented command); the sm_100a files
@@ -68,6 +69,17 @@ TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
   jobs.push_back({"softmax.harness.cu (linked)",
                   nvcc + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -o '" +
                       (directory / "softmax_check").string() + "' '" + harness_file.string() + "'"});
+  // The mma harness (flop counter, count-only reference) for both targets.
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    std::string capability = std::string(target).substr(3);
+    Emitted matmul = emit_input("matmul", target, /*harness=*/true);
+    ASSERT_TRUE(matmul.cuda) << matmul.diagnostics;
+    std::filesystem::path file = directory / (std::string("matmul.harness.") + target + ".cu");
+    std::ofstream(file) << *matmul.cuda;
+    jobs.push_back({file.filename().string() + " (linked)",
+                    nvcc + " -std=c++17 -gencode arch=compute_" + capability + ",code=sm_" + capability + " -o '" +
+                        (directory / (std::string("matmul_check.") + target)).string() + "' '" + file.string() + "'"});
+  }
 
   std::atomic<size_t> next{0};
   auto worker = [&] {
@@ -89,6 +101,8 @@ TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
     }
   }
   EXPECT_TRUE(std::filesystem::exists(directory / "softmax_check"));
+  EXPECT_TRUE(std::filesystem::exists(directory / "matmul_check.sm_90a"));
+  EXPECT_TRUE(std::filesystem::exists(directory / "matmul_check.sm_100a"));
   if (!HasFailure()) std::filesystem::remove_all(directory);
 }
 

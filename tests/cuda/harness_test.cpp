@@ -1,0 +1,143 @@
+// tests/cuda/harness_test.cpp — `--emit-harness` for kernels with mma, checked as text and with nvcc.
+//
+// Through the tilec binary: a tensor-core gemm's reference is the kernel before scheduling (no
+// mbarriers, no warp roles) while its check calls the final launcher with the same arguments; a
+// .tir stopped after fold-constants gives the same harness; a .tir past scheduling has no
+// reference and fails at the kernel; nvcc builds (links) the gemm's harness for sm_90a and
+// sm_100a (skipped with a printed reason when nvcc is absent). The plain backend's mma, in both
+// modes: emit_properties_test.cpp (CudaEmit.MmaSumsInF32...) and the golden matmul.harness.cu.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <regex>
+#include <thread>
+#include <vector>
+
+#include "../cli_runner.h"
+
+namespace tilec::testing {
+namespace {
+
+CommandResult tilec(const std::string& arguments) {
+  return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " " + arguments);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The text of the first function whose head contains `head`, up to the closing brace at column 0.
+std::string function_text(const std::string& cuda, const std::string& head) {
+  size_t start = cuda.find(head);
+  if (start == std::string::npos) return "";
+  size_t end = cuda.find("\n}\n", start);
+  return cuda.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+std::string nvcc_path() {
+  if (std::filesystem::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  return run_command("command -v nvcc").status == 0 ? "nvcc" : "";
+}
+
+TEST(Harness, TensorCoreGemmChecksTheFinalLauncherAgainstTheKernelBeforeScheduling) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    CommandResult r = tilec(std::string("compile samples/gemm.tile --emit-harness --target ") + target);
+    ASSERT_EQ(r.status, 0) << target << "\n" << r.err;
+    // The launcher under test is the warp-specialized one, with the plain signature.
+    const std::string parameters = "const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N";
+    EXPECT_EQ(count(r.out, "extern \"C\" cudaError_t launch_gemm(" + parameters + ", cudaStream_t stream)"), 1u) << target;
+    // The reference takes the same parameters, then its count-only switch and scratch.
+    std::string reference = function_text(r.out, "__global__ void gemm_reference(");
+    ASSERT_FALSE(reference.empty()) << target;
+    EXPECT_EQ(reference.rfind("__global__ void gemm_reference(" + parameters + ", bool count_only, unsigned char* scratch", 0), 0u)
+        << reference.substr(0, 300);
+    // ... and runs the kernel as written: tile loops, no pipeline, barrier or tensor-core code.
+    for (const char* scheduled : {"mbarrier", "stage", "warp", "wgmma", "tcgen05", "__syncthreads", "tilec_tma"})
+      EXPECT_EQ(reference.find(scheduled), std::string::npos) << target << ": reference contains " << scheduled;
+    EXPECT_EQ(count(reference, "for (int elem = 0; elem < 32768; ++elem)"), 5u) << "zeros, carry in, mma, carry out, store:\n" << reference;
+    EXPECT_NE(reference.find("for (int step = 0; step < 64; ++step) sum = add_f32(sum, mul_f32(to_f32(a[(elem / 256) * 64 + step]), "
+                             "to_f32(b[step * 256 + elem % 256])));"),
+              std::string::npos)
+        << reference;
+    // 2 * 128 * 256 * 64 flop per whole-tile mma.
+    EXPECT_NE(reference.find("atomicAdd(&gemm_reference_flops, 4194304ull);"), std::string::npos) << reference;
+    std::string check = function_text(r.out, "static int check_gemm(");
+    EXPECT_EQ(count(check, "launch_gemm(A, B, C, M, K, N, nullptr)"), 3u) << "once checked, warm-up, timed loop";
+    EXPECT_NE(check.find("gemm_reference<<<static_cast<unsigned>((slots + 31) / 32), 32>>>(A, B, C_reference, M, K, N, "
+                         "!check_reference, scratch, slots);"),
+              std::string::npos)
+        << check;
+    EXPECT_NE(check.find("harness_argument(argc, argv, \"check\", 1) != 0"), std::string::npos);
+    EXPECT_NE(check.find("pass = harness_compare(\"C\", C_got, C_want, 0.01, 0.01) && pass;"), std::string::npos) << check;
+    EXPECT_NE(check.find("TFLOP/s"), std::string::npos);
+    EXPECT_NE(check.find("whole tile"), std::string::npos) << "the output says what is counted";
+    // 64-bit sizes: M=8192 N=8192 K=8192 must not overflow.
+    EXPECT_NE(check.find("const size_t A_count = static_cast<size_t>(M) * static_cast<size_t>(K);"), std::string::npos);
+    EXPECT_EQ(check.find("int M"), std::string::npos);
+  }
+}
+
+TEST(Harness, TirStoppedAfterFoldConstantsGivesTheSameHarness) {
+  std::filesystem::path tir = std::filesystem::temp_directory_path() / ("tilec_harness_" + std::to_string(getpid()) + ".tir");
+  CommandResult stopped = tilec("compile samples/gemm.tile --stop-after fold-constants --emit ir -o " + tir.string());
+  ASSERT_EQ(stopped.status, 0) << stopped.err;
+  CommandResult from_tile = tilec("compile samples/gemm.tile --emit-harness");
+  CommandResult from_tir = tilec("compile " + tir.string() + " --emit-harness");
+  std::filesystem::remove(tir);
+  ASSERT_EQ(from_tile.status, 0) << from_tile.err;
+  ASSERT_EQ(from_tir.status, 0) << from_tir.err;
+  // Only the header's `source:` line may differ.
+  auto without_source = [](const std::string& text) { return std::regex_replace(text, std::regex("//   source: [^\n]*\n"), ""); };
+  EXPECT_TRUE(without_source(from_tile.out) == without_source(from_tir.out));
+}
+
+TEST(Harness, ScheduledTirHasNoReferenceAndFailsAtTheKernel) {
+  CommandResult r = tilec("compile samples/expected/gemm.tir --emit-harness");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("samples/expected/gemm.tir:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("error: --emit-harness: kernel @gemm runs on the tensor cores"), std::string::npos) << r.err;
+  // Without the harness the same file emits.
+  EXPECT_EQ(tilec("compile samples/expected/gemm.tir").status, 0);
+}
+
+// nvcc builds (links) the tensor-core gemm's harness for both targets (the plain backend's
+// harnesses: cuda_nvcc_test).
+TEST(Harness, GemmHarnessLinksWithNvccForBothTargets) {
+  std::string nvcc = nvcc_path();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
+  std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("tilec_harness_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(directory);
+  struct Job {
+    std::string name, command;
+    CommandResult result;
+  };
+  std::vector<Job> jobs;
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    std::string capability = std::string(target).substr(3);
+    std::string name = std::string("gemm_check.") + target;
+    std::filesystem::path file = directory / (name + ".cu");
+    CommandResult emitted = tilec(std::string("compile samples/gemm.tile --emit-harness --target ") + target + " -o " + file.string());
+    ASSERT_EQ(emitted.status, 0) << target << "\n" << emitted.err;
+    jobs.push_back({name, nvcc + " -std=c++17 -gencode arch=compute_" + capability + ",code=sm_" + capability + " -o '" +
+                              (directory / name).string() + "' '" + file.string() + "'", {}});
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) jobs[i].result = run_command(jobs[i].command);
+  };
+  std::thread first(worker), second(worker);
+  first.join();
+  second.join();
+  for (const Job& job : jobs) {
+    EXPECT_EQ(job.result.status, 0) << job.name << ":\n" << job.command << "\n" << job.result.out << job.result.err;
+    EXPECT_TRUE(std::filesystem::exists(directory / job.name)) << job.name;
+  }
+  if (!HasFailure()) std::filesystem::remove_all(directory);
+}
+
+}  // namespace
+}  // namespace tilec::testing
