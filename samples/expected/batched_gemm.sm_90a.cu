@@ -229,11 +229,11 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uin
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @batched_gemm (line 13): tensor cores, sm_90a (WGMMA, accumulators in registers)
+// kernel @batched_gemm (line 14): tensor cores, sm_90a (WGMMA, accumulators in registers)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 14: ii 1, 1 stage(s)
-//   schedule: loop at line 17: ii 17, 1 stage(s), pipeline(4)
+//   schedule: loop at line 15: ii 1, 1 stage(s)
+//   schedule: loop at line 18: ii 17, 1 stage(s), pipeline(4)
 // shared memory: 197760 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 32768 bytes at 65536: B of mma from B (MN-major, 4 panel(s) of 64 columns, 128B swizzle)
@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
   const int64_t tiles = v0 * v1;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 14)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
   const int64_t worker = tile_number;
   const uint32_t pipe_a_full = shared_base + 196608;  // 4 mbarrier(s)
   const uint32_t pipe_a_empty = shared_base + 196640;  // 4 mbarrier(s)
@@ -272,12 +272,12 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
     tilec_fence_barrier_init();
   }
   __syncthreads();
-  // warp_specialize  (line 14)
+  // warp_specialize  (line 15)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 14)
+      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 15)
       int64_t pipe_a_producer_index = 0;
       int64_t pipe_a_producer_phase = 1;
       int64_t pipe_b_producer_index = 0;
@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 14)
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 15)
         int64_t pipe_a_producer_index_1{};
         int64_t pipe_a_producer_phase_1{};
         int64_t pipe_b_producer_index_1{};
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
           const int64_t n = v7 + v10;
           const int64_t batch = m / 4;
           const int64_t v11 = cdiv_i64(K, 64);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 17)
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 18)
           int64_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int64_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int64_t pipe_b_producer_index_2 = pipe_b_producer_index;
@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
           for (int64_t k = 0; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
-            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 18)
+            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 19)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
             const int64_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
             const int64_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
@@ -320,7 +320,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
             const int64_t v14 = v13 + k;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 32768);
-            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, v14, n  (line 19)
+            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, v14, n  (line 20)
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768, &B_map, static_cast<int32_t>(n * 256), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
@@ -369,7 +369,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
-    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 14)
+    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 15)
     int64_t pipe_a_consumer_index = 0;
     int64_t pipe_a_consumer_phase = 0;
     int64_t pipe_b_consumer_index = 0;
@@ -378,7 +378,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
       const int64_t v15 = round_1 * workers;
       const int64_t tile_1 = v15 + worker;
       const bool v16 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v16  (line 14)
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v16  (line 15)
       int64_t pipe_a_consumer_index_1{};
       int64_t pipe_a_consumer_phase_1{};
       int64_t pipe_b_consumer_index_1{};
@@ -393,14 +393,14 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
         const int64_t m_1 = v19 / v22;
         const int64_t v23 = v19 % v22;
         const int64_t n_1 = v20 + v23;
-        // acc_1 = zeros  (line 16)
+        // acc_1 = zeros  (line 17)
         float acc_1[128];
         #pragma unroll
         for (int i = 0; i < 128; ++i) acc_1[i] = 0.0f;
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
         const int64_t v24 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v24, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 17)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v24, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 18)
         int64_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
@@ -413,7 +413,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
           tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));
           const uint32_t b = pipe_b_buffer + static_cast<uint32_t>(pipe_b_consumer_index_2) * 32768;  // slot of pipe_b_buffer
           // named_barrier_sync {id = 1}: a mutex only this agent takes orders nothing
-          // acc_3 = mma a, b, acc_2  (line 20)
+          // acc_3 = mma a, b, acc_2  (line 21)
           tilec_wgmma_fence();
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 0, 8192, 1024));
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 2048, 8192, 1024));
@@ -446,7 +446,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
         if (pipe_a_empty_held >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
-        // store C, m_1, n_1, acc_2  (line 22)
+        // store C, m_1, n_1, acc_2  (line 23)
         {
           // WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row
           // 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).

@@ -71,6 +71,47 @@ TEST(Protocol, PhaseCarriesAcrossPersistentTiles) {
   expect_check_passes("tests/protocol/gemm_persistent.tile", "-D STAGES=1 --dims M=128,N=192,K=96");
 }
 
+// The tensor-core samples beside gemm (issue 6), each through the whole pipeline at several
+// trip counts of its pipelined loop: one iteration, fewer than its stages, odd, ragged (the last
+// block partial), with ragged output tiles and on more workers than one.
+struct SampleTrip {
+  const char* what;
+  const char* sample;
+  const char* options;
+};
+
+class TensorCoreSampleTripCount : public ::testing::TestWithParam<SampleTrip> {};
+
+TEST_P(TensorCoreSampleTripCount, RunCheckPasses) {
+  const SampleTrip& trip = GetParam();
+  for (const char* workers : {" --workers 1", " --workers 3"})
+    expect_check_passes(std::string("samples/") + trip.sample + ".tile", trip.options + std::string(workers));
+}
+
+// gemm_f16, gemm_bias_relu, batched_gemm: BK = 64, pipeline(4), so K = 64 is one iteration,
+// K = 128 two (fewer than the stages), K = 600 ten with a partial last block. batched_gemm
+// folds its batches into rows, 512 per batch (R = 700: two batches, the second cut short), and
+// B's rows, cdiv(K, 64)·64 per batch (Q).
+// attention: BKV = 64, pipeline(2) over the compile-time key count T; S queries (ragged), HD / 64
+// heads.
+INSTANTIATE_TEST_SUITE_P(
+    Protocol, TensorCoreSampleTripCount,
+    ::testing::Values(SampleTrip{"gemm_f16_one_iteration", "gemm_f16", "--dims M=128,N=256,K=64"},
+                      SampleTrip{"gemm_f16_fewer_than_stages", "gemm_f16", "--dims M=200,N=300,K=128"},
+                      SampleTrip{"gemm_f16_ragged", "gemm_f16", "--dims M=200,N=300,K=600"},
+                      SampleTrip{"gemm_f16_two_stages", "gemm_f16", "-D STAGES=2 --dims M=77,N=131,K=192"},
+                      SampleTrip{"gemm_bias_relu_one_iteration", "gemm_bias_relu", "--dims M=128,N=256,K=64"},
+                      SampleTrip{"gemm_bias_relu_fewer_than_stages", "gemm_bias_relu", "--dims M=200,N=300,K=128"},
+                      SampleTrip{"gemm_bias_relu_ragged", "gemm_bias_relu", "--dims M=200,N=300,K=600"},
+                      SampleTrip{"batched_gemm_one_iteration", "batched_gemm", "--dims R=1024,Q=128,N=256,K=64"},
+                      SampleTrip{"batched_gemm_fewer_than_stages", "batched_gemm", "--dims R=700,Q=256,N=300,K=128"},
+                      SampleTrip{"batched_gemm_ragged", "batched_gemm", "--dims R=700,Q=1280,N=300,K=600"},
+                      SampleTrip{"attention_one_iteration", "attention", "-D T=64 --dims S=128,HD=64"},
+                      SampleTrip{"attention_as_many_as_stages", "attention", "-D T=128 --dims S=200,HD=128"},
+                      SampleTrip{"attention_odd_iterations", "attention", "-D T=192 --dims S=77,HD=64"},
+                      SampleTrip{"attention_many_iterations", "attention", "-D T=576 --dims S=300,HD=128"}),
+    [](const ::testing::TestParamInfo<SampleTrip>& info) { return std::string(info.param.what); });
+
 // gemm through the whole pipeline, as IR text lines.
 std::vector<std::string> synchronized_gemm_lines() {
   CommandResult r = run_command(tilec("compile samples/gemm.tile --emit ir"));

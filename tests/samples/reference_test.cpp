@@ -1,0 +1,149 @@
+// tests/samples/reference_test.cpp — the tensor-core samples compute what their header comments
+// say. Each runs as its final IR (samples/expected/NAME.tir: persistent tiles, stage buffers,
+// mbarriers, producer and compute agents) in the interpreter on random inputs whose extents leave
+// partial tiles, against a plain loop written here from the header's formula:
+//   gemm_f16        C = A·B (f16 in, f32 accumulate)
+//   gemm_bias_relu  C = bf16(relu(A·B + bias row))
+//   batched_gemm    C_z = A_z·B_z, batches folded into rows (M = 512 rows of A and C per batch,
+//                   cdiv(K, 64)·64 rows of B per batch: K need not be a multiple of 64)
+//   attention       O = softmax(Q·K^T·SCALE)·V per head of 64 columns (T = 256 keys, SCALE 1/8)
+// The gemms' products are exact in f32 and the interpreter adds them in increasing k, so the
+// loops give the same bits; attention rounds P to bf16 before the second mma, so it is compared
+// with a tolerance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "../cli_runner.h"
+#include "runtime/interpreter/compare_buffers.h"
+#include "runtime/interpreter/interpreter.h"
+#include "runtime/interpreter/random_fill.h"
+#include "runtime/interpreter/tile_runner.h"
+#include "tests/interpreter/test_support.h"
+
+namespace tilec::testing {
+namespace {
+
+using runtime::HostBuffer;
+using runtime::KernelArgument;
+
+std::unique_ptr<Module> final_ir(const std::string& name) {
+  return parse_verified(read_file(source_dir() / "samples" / "expected" / (name + ".tir")));
+}
+
+// Runs the module's only kernel on three workers; fails the test when the launch fails.
+void run(const Module& module, std::vector<KernelArgument> arguments) {
+  runtime::ThreadTileRunner workers(3);
+  runtime::LaunchOptions options;
+  options.runner = &workers;
+  runtime::LaunchResult result = run_kernel(*module.kernels().front(), arguments, {}, options);
+  ASSERT_TRUE(result.ok) << result.describe();
+}
+
+// sum over k < K of A[row, k] · B[b_row0 + k, column], in f32 in increasing k.
+float dot(const HostBuffer& A, int64_t row, const HostBuffer& B, int64_t b_row0, int64_t column, int64_t K) {
+  int64_t a_columns = A.dims()[1], b_columns = B.dims()[1];
+  float sum = 0;
+  for (int64_t k = 0; k < K; ++k)
+    sum += A.load_float(row * a_columns + k) * B.load_float((b_row0 + k) * b_columns + column);
+  return sum;
+}
+
+void expect_equal(const HostBuffer& expected, const HostBuffer& actual, runtime::Tolerance tolerance) {
+  runtime::BufferComparison comparison = runtime::compare_buffers(expected, actual, tolerance);
+  EXPECT_TRUE(comparison.ok()) << comparison.summary();
+}
+
+TEST(SampleReference, GemmF16IsAPlainProduct) {
+  auto module = final_ir("gemm_f16");
+  ASSERT_TRUE(module);
+  const int64_t M = 150, N = 300, K = 100;
+  HostBuffer A(ScalarKind::f16, {M, K}), B(ScalarKind::f16, {K, N}), C(ScalarKind::f32, {M, N});
+  runtime::fill_random(A, 1);
+  runtime::fill_random(B, 2);
+  run(*module, {&A, &B, &C});
+  HostBuffer expected(ScalarKind::f32, {M, N});
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) expected.store_float(m * N + n, dot(A, m, B, 0, n, K));
+  expect_equal(expected, C, {0, 0});
+}
+
+TEST(SampleReference, GemmBiasReluAddsTheBiasToEveryRowThenClamps) {
+  auto module = final_ir("gemm_bias_relu");
+  ASSERT_TRUE(module);
+  const int64_t M = 150, N = 300, K = 100;
+  HostBuffer A(ScalarKind::bf16, {M, K}), B(ScalarKind::bf16, {K, N}), bias(ScalarKind::f32, {1, N}),
+      C(ScalarKind::bf16, {M, N});
+  runtime::fill_random(A, 3);
+  runtime::fill_random(B, 4);
+  runtime::fill_random(bias, 5, {-4, 4});
+  run(*module, {&A, &B, &bias, &C});
+  HostBuffer expected(ScalarKind::bf16, {M, N});   // store_float rounds to bf16
+  int64_t clamped = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      float value = dot(A, m, B, 0, n, K) + bias.load_float(n);
+      clamped += value < 0;
+      expected.store_float(m * N + n, value > 0 ? value : 0.0f);
+    }
+  // The bias range makes both sides of relu common, so a missing relu or bias shows.
+  EXPECT_GT(clamped, M * N / 10);
+  EXPECT_LT(clamped, M * N * 9 / 10);
+  expect_equal(expected, C, {0, 0});
+}
+
+TEST(SampleReference, BatchedGemmMultipliesEachBatchByItsOwnB) {
+  auto module = final_ir("batched_gemm");
+  ASSERT_TRUE(module);
+  const int64_t rows_per_batch = 512, padded_K = 128;   // M; cdiv(K, BK)·BK
+  const int64_t R = 2 * rows_per_batch + 100, N = 300, K = 100, batches = 3;  // the last cut short
+  HostBuffer A(ScalarKind::bf16, {R, K}), B(ScalarKind::bf16, {batches * padded_K, N}), C(ScalarKind::f32, {R, N});
+  runtime::fill_random(A, 6);
+  runtime::fill_random(B, 7);   // the padding rows too: they must not matter
+  run(*module, {&A, &B, &C});
+  HostBuffer expected(ScalarKind::f32, {R, N});
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t n = 0; n < N; ++n)
+      expected.store_float(r * N + n, dot(A, r, B, (r / rows_per_batch) * padded_K, n, K));
+  expect_equal(expected, C, {0, 0});
+}
+
+TEST(SampleReference, AttentionIsSoftmaxOfScaledScoresTimesValues) {
+  auto module = final_ir("attention");
+  ASSERT_TRUE(module);
+  const int64_t S = 200, heads = 2, D = 64, T = 256, HD = heads * D;
+  const double scale = 0.125;
+  HostBuffer Q(ScalarKind::bf16, {S, HD}), Kt(ScalarKind::bf16, {HD, T}), V(ScalarKind::bf16, {T, HD}),
+      O(ScalarKind::f32, {S, HD});
+  // Scaled scores of several units: the softmax is far from uniform, so a wrong max, sum or
+  // rescaling shows.
+  runtime::fill_random(Q, 8, {-4, 4});
+  runtime::fill_random(Kt, 9, {-2, 2});
+  runtime::fill_random(V, 10);
+  run(*module, {&Q, &Kt, &V, &O});
+  HostBuffer expected(ScalarKind::f32, {S, HD});
+  std::vector<double> p(T);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t s = 0; s < S; ++s) {
+      double largest = -INFINITY, total = 0;
+      for (int64_t t = 0; t < T; ++t) {
+        double score = 0;
+        for (int64_t d = 0; d < D; ++d) score += double(Q.load_float(s * HD + h * D + d)) * Kt.load_float((h * D + d) * T + t);
+        p[t] = score * scale;
+        largest = std::max(largest, p[t]);
+      }
+      for (int64_t t = 0; t < T; ++t) total += p[t] = std::exp(p[t] - largest);
+      for (int64_t d = 0; d < D; ++d) {
+        double value = 0;
+        for (int64_t t = 0; t < T; ++t) value += p[t] * V.load_float(t * HD + h * D + d);
+        expected.store_float(s * HD + h * D + d, static_cast<float>(value / total));
+      }
+    }
+  // P in bf16 (8 significant bits) bounds the error by about 2^-8 of max |V|.
+  expect_equal(expected, O, {0, 0.01});
+}
+
+}  // namespace
+}  // namespace tilec::testing
