@@ -48,7 +48,13 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
     bool ok = pass.run(module, ctx);
     auto end = std::chrono::steady_clock::now();
     timings_.push_back({pass.name, std::chrono::duration<double, std::milli>(end - start).count()});
-    if (!ok || ctx.diagnostics.has_errors()) return PipelineStatus::input_error;
+    if (!ok || ctx.diagnostics.has_errors()) {
+      // A pass reports a broken invariant of its own as "internal error: ..." (exit 2).
+      for (const Diagnostic& diagnostic : ctx.diagnostics.diagnostics())
+        if (diagnostic.severity == Severity::error && diagnostic.message.rfind("internal error:", 0) == 0)
+          return PipelineStatus::internal_error;
+      return PipelineStatus::input_error;
+    }
     for (const auto& invalid : pass.invalidates) std::erase(done, invalid);
     done.push_back(pass.name);
     record_passes(module, done);

@@ -31,6 +31,20 @@ TEST(Cli, HelpExplainsEverySubcommand) {
     EXPECT_THAT(compile.out, HasSubstr(option));
 }
 
+// A pass that finds its own input invariant broken says "internal error: ..." and tilec exits 2:
+// warp-specialize needs insert-sync's one arrival per empty barrier.
+TEST(Cli, APassInternalErrorExitsTwo) {
+  std::string ir = read_file(source_dir() / "tests" / "golden" / "warp-specialize" / "gemm.tir");
+  const std::string from = "%a_pipe_empty = mbarrier_create {arrivals = 1";
+  ASSERT_NE(ir.find(from), std::string::npos);
+  ir.replace(ir.find(from), from.size(), "%a_pipe_empty = mbarrier_create {arrivals = 2");
+  fs::path path = temp_file("internal.tir", ir);
+  CommandResult r = run_command(tilec("compile " + path.string() + " --emit ir -o /dev/null"));
+  fs::remove(path);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("error: internal error: warp-specialize: kernel @gemm: an empty barrier expects 2 arrivals"));
+}
+
 TEST(Cli, UsageErrorsExitOne) {
   EXPECT_EQ(run_command(tilec("")).status, 1);
   EXPECT_EQ(run_command(tilec("frobnicate")).status, 1);
