@@ -60,19 +60,31 @@ std::string literal(const Attribute& value, ScalarKind kind) {
                   : value.is_bool() ? (value.as_bool() ? 1.0 : 0.0)
                   : value.is_int()  ? static_cast<double>(value.as_int())
                                     : 0.0;
+  // A float attribute for an integer element (the verifier keeps these in range): truncated, and
+  // clamped so that converting it is never undefined (NaN gives 0).
+  auto truncated = [](double x) -> int64_t {
+    if (!(x == x)) return 0;
+    if (x >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+    if (x <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(x);
+  };
   int64_t integer = value.is_int()    ? value.as_int()
                     : value.is_bool() ? (value.as_bool() ? 1 : 0)
-                                      : static_cast<int64_t>(number);
+                                      : truncated(number);
+  // f32 rounding of the double; beyond the f32 range the conversion is undefined, so say infinity.
+  float single = number > std::numeric_limits<float>::max()     ? std::numeric_limits<float>::infinity()
+                 : number < -std::numeric_limits<float>::max()  ? -std::numeric_limits<float>::infinity()
+                                                                : static_cast<float>(number);
   switch (kind) {
     case ScalarKind::i1: return integer != 0 ? "true" : "false";
     case ScalarKind::i32: return integer_literal(static_cast<int32_t>(integer));
     case ScalarKind::i64:
     case ScalarKind::index: return integer_literal(integer);
-    case ScalarKind::f32: return float_literal(static_cast<float>(number));
+    case ScalarKind::f32: return float_literal(single);
     default:
       // f16, bf16, f8: written as the f32 value, rounded to the element type at run time.
       return fmt::format("from_f32<{}>({})", element_type(kind),
-                         float_literal(static_cast<float>(number)));
+                         float_literal(single));
   }
 }
 

@@ -210,6 +210,12 @@ TEST(CudaSyntax, LiteralsRoundTrip) {
   EXPECT_EQ(cuda::integer_literal(int64_t{1} << 40), "1099511627776LL");
   EXPECT_EQ(cuda::literal(Attribute(1.5), ScalarKind::bf16), "from_f32<__nv_bfloat16>(1.5f)");
   EXPECT_EQ(cuda::literal(Attribute(int64_t{1}), ScalarKind::i1), "true");
+  // Float constants far from the integer range (attention's -1e30 running max) convert without
+  // undefined behaviour; beyond the f32 range they are infinities (found by UBSan).
+  EXPECT_EQ(cuda::literal(Attribute(-1.0e30), ScalarKind::f32), "-1e+30f");
+  EXPECT_EQ(cuda::literal(Attribute(1.0e300), ScalarKind::f32), "INFINITY");
+  EXPECT_EQ(cuda::literal(Attribute(-1.0e300), ScalarKind::f32), "-INFINITY");
+  EXPECT_EQ(cuda::literal(Attribute(1.0e30), ScalarKind::i64), "9223372036854775807LL");
 }
 
 TEST(CudaEmit, AKernelWithoutGridIdsRunsAsOneCta) {
