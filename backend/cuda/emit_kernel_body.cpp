@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <set>
 
 #include "backend/cuda/cuda_syntax.h"
@@ -560,6 +561,39 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, s
   for (const Value* extent : plan.grid->operands())
     factors.push_back(fmt::format("max_i64({}, 0)", plan.expression(extent)));
   out += pad + fmt::format("const int64_t tile_count = {};\n", join(factors, " * "));
+}
+
+bool queries_sm_count(const KernelPlan& plan) {
+  return std::any_of(plan.pre_grid.begin(), plan.pre_grid.end(), [](const Operation* op) {
+    return op->kind() == OpKind::sm_count && !op->has_attr("workers");
+  });
+}
+
+void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& out) {
+  out += fmt::format("// Launches {}_kernel on `stream`: {}\n", plan.name, spec.summary);
+  out += fmt::format("extern \"C\" cudaError_t launch_{}({}{}cudaStream_t stream) {{\n", plan.name,
+                     parameter_list(plan), plan.params.empty() && plan.dim_params.empty() ? "" : ", ");
+  emit_tile_count(plan, /*with_scalar_ops=*/true, 1, out);
+  out += "  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do\n";
+  out += "  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;\n";
+  out += spec.setup;
+  out += fmt::format("  const size_t shared_bytes = {};\n", spec.shared_bytes);
+  if (spec.shared_bytes > 48 * 1024) {
+    out += fmt::format("  // Above 48 KiB of dynamic shared memory a kernel must opt in.\n"
+                       "  const cudaError_t status = cudaFuncSetAttribute({}_kernel, "
+                       "cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));\n"
+                       "  if (status != cudaSuccess) return status;\n",
+                       plan.name);
+  }
+  if (queries_sm_count(plan)) {
+    out += "  // Device code reads the SM count the host sized the grid with.\n"
+           "  const int64_t launch_sm_count = tilec_sm_count();\n"
+           "  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));\n"
+           "  if (copied != cudaSuccess) return copied;\n";
+  }
+  out += fmt::format("  {}_kernel<<<static_cast<unsigned>(tile_count), {}, shared_bytes, stream>>>({});\n",
+                     plan.name, spec.threads, spec.arguments);
+  out += "  return cudaGetLastError();\n}\n\n";
 }
 
 namespace {

@@ -71,6 +71,22 @@ void emit_buffer_declarations(const KernelPlan& plan, int indent, std::string& o
 // With `with_scalar_ops`, the pre-grid scalar ops the grid extents need (host or device code);
 // then `const int64_t tile_count = ...;`, the number of tiles (zero when an extent is not positive).
 void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, std::string& out);
+// True when the kernel's grid uses the device's SM count (`sm_count` without `workers`): the
+// launcher copies it to device code (emit_cuda.cpp's tilec_sm_count helpers).
+bool queries_sm_count(const KernelPlan& plan);
+
+// How a kernel is launched; what differs between the plain and the tensor-core emitters.
+struct LaunchSpec {
+  std::string summary;       // the comment's words after "Launches NAME_kernel on `stream`: "
+  std::string setup;         // host statements before the launch (tensor maps), indented
+  std::string threads;       // threads per CTA, as C++ (`kBlockThreads`, `384`)
+  std::string arguments;     // the kernel's arguments
+  int64_t shared_bytes = 0;  // dynamic shared memory (opted in above 48 KiB)
+};
+// The `extern "C" cudaError_t launch_NAME(<parameter_list(plan)>, cudaStream_t)` function: the
+// tile count, an empty or oversized grid, `spec.setup`, the shared-memory opt-in, the SM count
+// for device code, the launch.
+void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& out);
 // The grid extents as a reader would write them: `cdiv(N, 1024) x 4`.
 std::string describe_grid(const KernelPlan& plan);
 

@@ -511,11 +511,18 @@ class TensorCoreKernel {
     line(0, "// " + rule);
   }
 
+  // One tensor map per tensor the stage buffers load from, in stage-buffer order.
+  std::vector<const StageBuffer*> tensor_maps() const {
+    std::vector<const StageBuffer*> maps;
+    for (const StageBuffer& buffer : stages_)
+      if (std::none_of(maps.begin(), maps.end(), [&](const StageBuffer* seen) { return seen->map == buffer.map; }))
+        maps.push_back(&buffer);
+    return maps;
+  }
+
   std::string kernel_parameters() const {
     std::vector<std::string> parts;
-    std::unordered_set<std::string> seen;
-    for (const StageBuffer& buffer : stages_)
-      if (seen.insert(buffer.map).second) parts.push_back("const __grid_constant__ CUtensorMap " + buffer.map);
+    for (const StageBuffer* buffer : tensor_maps()) parts.push_back("const __grid_constant__ CUtensorMap " + buffer->map);
     std::string rest = parameter_list(plan_);
     if (!rest.empty()) parts.push_back(rest);
     return join(parts, ", ");
@@ -523,9 +530,7 @@ class TensorCoreKernel {
 
   std::string kernel_arguments() const {
     std::vector<std::string> parts;
-    std::unordered_set<std::string> seen;
-    for (const StageBuffer& buffer : stages_)
-      if (seen.insert(buffer.map).second) parts.push_back(buffer.map);
+    for (const StageBuffer* buffer : tensor_maps()) parts.push_back(buffer->map);
     std::string rest = argument_list(plan_);
     if (!rest.empty()) parts.push_back(rest);
     return join(parts, ", ");
@@ -951,40 +956,21 @@ class TensorCoreKernel {
   }
 
   void emit_launcher() {
-    line(0, fmt::format("// Launches {}_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.", plan_.name));
-    line(0, fmt::format("extern \"C\" cudaError_t launch_{}({}{}cudaStream_t stream) {{", plan_.name, parameter_list(plan_),
-                        plan_.params.empty() && plan_.dim_params.empty() ? "" : ", "));
-    emit_tile_count(plan_, /*with_scalar_ops=*/true, 1, out_);
-    line(1, "if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do");
-    line(1, "if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;");
-    std::unordered_set<std::string> seen;
-    for (const StageBuffer& buffer : stages_) {
-      if (!seen.insert(buffer.map).second) continue;
-      const std::vector<std::string>& extents = plan_.tensor_dims.at(buffer.tensor);
-      line(1, fmt::format("CUtensorMap {};", buffer.map));
-      line(1, fmt::format("if (const cudaError_t status = tilec_tensor_map_2d(&{}, {}, {}, {}, {}, {} * 2, {}, {}); status != cudaSuccess)",
-                          buffer.map, tensor_map_type(buffer.tile.element()), plan_.expression(buffer.tensor), extents[0],
-                          extents[1], extents[1], buffer.tile.shape()[0], kPanelColumns));
-      line(2, "return status;  // e.g. a row pitch that is not a multiple of 16 bytes");
+    LaunchSpec launch;
+    launch.summary = "encodes the tensor maps, then one persistent CTA per worker.";
+    for (const StageBuffer* buffer : tensor_maps()) {
+      const std::vector<std::string>& extents = plan_.tensor_dims.at(buffer->tensor);
+      launch.setup += fmt::format("  CUtensorMap {};\n", buffer->map);
+      launch.setup += fmt::format(
+          "  if (const cudaError_t status = tilec_tensor_map_2d(&{}, {}, {}, {}, {}, {} * 2, {}, {}); status != cudaSuccess)\n"
+          "    return status;  // e.g. a row pitch that is not a multiple of 16 bytes\n",
+          buffer->map, tensor_map_type(buffer->tile.element()), plan_.expression(buffer->tensor), extents[0], extents[1],
+          extents[1], buffer->tile.shape()[0], kPanelColumns);
     }
-    line(1, fmt::format("const size_t shared_bytes = {};", shared_bytes_));
-    line(1, fmt::format("if (const cudaError_t status = cudaFuncSetAttribute({}_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
-                        "static_cast<int>(shared_bytes)); status != cudaSuccess)", plan_.name));
-    line(2, "return status;");
-    bool queries = std::any_of(plan_.pre_grid.begin(), plan_.pre_grid.end(), [](const Operation* op) {
-      return op->kind() == OpKind::sm_count && !op->has_attr("workers");
-    });
-    if (queries) {
-      line(1, "// Device code reads the SM count the host sized the grid with.");
-      line(1, "const int64_t launch_sm_count = tilec_sm_count();");
-      line(1, "if (const cudaError_t status = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t)); status != cudaSuccess)");
-      line(2, "return status;");
-    }
-    line(1, fmt::format("{}_kernel<<<static_cast<unsigned>(tile_count), {}, shared_bytes, stream>>>({});", plan_.name,
-                        total_threads(), kernel_arguments()));
-    line(1, "return cudaGetLastError();");
-    line(0, "}");
-    line(0, "");
+    launch.threads = std::to_string(total_threads());
+    launch.arguments = kernel_arguments();
+    launch.shared_bytes = shared_bytes_;
+    cuda::emit_launcher(plan_, launch, out_);
   }
 
   const KernelPlan& plan_;

@@ -501,12 +501,13 @@ extern "C" cudaError_t launch_gemm_f16(const __half* A, const __half* B, float* 
   if (const cudaError_t status = tilec_tensor_map_2d(&B_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, B, K, N, N * 2, 64, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
   const size_t shared_bytes = 197760;
-  if (const cudaError_t status = cudaFuncSetAttribute(gemm_f16_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)); status != cudaSuccess)
-    return status;
+  // Above 48 KiB of dynamic shared memory a kernel must opt in.
+  const cudaError_t status = cudaFuncSetAttribute(gemm_f16_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
+  if (status != cudaSuccess) return status;
   // Device code reads the SM count the host sized the grid with.
   const int64_t launch_sm_count = tilec_sm_count();
-  if (const cudaError_t status = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t)); status != cudaSuccess)
-    return status;
+  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
+  if (copied != cudaSuccess) return copied;
   gemm_f16_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(A_map, B_map, A, B, C, M, K, N);
   return cudaGetLastError();
 }
