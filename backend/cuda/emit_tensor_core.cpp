@@ -28,6 +28,7 @@
 
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/emit_kernel_body.h"
+#include "backend/cuda/tensor_core_fragments.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 
@@ -88,6 +89,29 @@ struct Accumulator {
   ScalarKind input = ScalarKind::bf16;
 };
 
+// A tile the compute threads hold in registers (tensor_core_fragments.h says which elements).
+struct Fragment {
+  std::string name;  // the array
+  ScalarKind element = ScalarKind::f32;
+  int64_t rows = 0, columns = 0;  // columns == 1: a row vector
+  bool accumulator = false;       // an mma writes it
+};
+
+// A value crossing the stages of a pipelined loop inside the compute agent (pipe<tile, reg>):
+// written and read by the same threads in program order, so the read is the written value.
+struct RegisterPipe {
+  const Operation* op = nullptr;
+  const Operation* write = nullptr;
+};
+
+struct MmaPlan {
+  ScalarKind input = ScalarKind::bf16;
+  bool registers = false;  // D is a register tile (else a TMEM accumulator, sm_100a)
+  bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
+  int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
+  int64_t staging_bytes = 0, staging_offset = 0;  // sm_100a: A from registers through shared memory
+};
+
 class TensorCoreKernel {
  public:
   TensorCoreKernel(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
@@ -114,11 +138,6 @@ class TensorCoreKernel {
   // ----------------------------------------------------------------------------- analysis
   bool analyze() {
     const Region& body = kernel_.region();
-    for (const auto& op : body.operations())
-      if (op->kind() == OpKind::stage_buffer && op->result(0)->type().payload().space() == MemorySpace::reg)
-        return unsupported(*op, "a stage buffer in registers (a value crossing the stages of a software-pipelined "
-                                "loop, as in attention's online softmax): elementwise ops, reductions and mma on "
-                                "register fragments are not written yet");
     for (const auto& op : body.operations()) {
       switch (op->kind()) {
         case OpKind::warp_specialize:
@@ -134,6 +153,10 @@ class TensorCoreKernel {
             return unsupported(*op, fmt::format("'{}' before the warp_specialize", op->name()));
       }
     }
+    // A register pipe's barriers order one agent's own program: they need no mbarrier.
+    std::erase_if(barriers_, [&](const Barrier& barrier) { return register_barriers_.count(barrier.op->result()); });
+    barrier_of_.clear();
+    for (size_t i = 0; i < barriers_.size(); ++i) barrier_of_[barriers_[i].op->result()] = i;
     if (!specialize_) return unsupported(kernel_, "a kernel without warp_specialize");
     for (const auto& op : specialize_->region().operations()) {
       if (op->kind() != OpKind::agent) continue;
@@ -149,6 +172,7 @@ class TensorCoreKernel {
     compute_threads_ = compute_->int_attr("threads");
     if (compute_threads_ != kWarpgroup && compute_threads_ != 2 * kWarpgroup)
       return unsupported(*compute_, "a compute agent that is not one or two warpgroups (128 or 256 threads)");
+    layout_ = FragmentLayout(blackwell(), compute_threads_ / kWarpgroup);
     for (const Operation* agent : agents_) {
       int64_t registers = agent->int_attr("registers");
       if (registers < 24 || registers > 256 || registers % 8 != 0)
@@ -158,6 +182,14 @@ class TensorCoreKernel {
       return unsupported(*compute_, "agents whose registers exceed the 65,536 of an SM");
 
     bool ok = check_agent(*producer_, true) && check_agent(*compute_, false);
+    if (ok) {
+      walk_const(compute_->region(), [&](const Operation& op) {
+        for (const Value* operand : op.operands()) users_[operand].push_back(&op);
+      });
+      find_lazy_values();
+      if (blackwell()) find_tmem_accumulators();
+      ok = hold_region(compute_->region());
+    }
     ok = ok && check_stage_buffers() && place_shared_memory();
     if (ok && !blackwell()) plan_deferred_releases();
     return ok && !diagnostics_.has_errors();
@@ -169,11 +201,16 @@ class TensorCoreKernel {
     barrier.name = plan_.expression(op.result());
     barrier.slots = op.int_attr("count", 1);
     barrier.arrivals = op.int_attr("arrivals", 1);
-    barrier_of_[op.result()] = barriers_.size();
     barriers_.push_back(barrier);
   }
 
   void add_stage_buffer(const Operation& op) {
+    if (op.result()->type().payload().space() == MemorySpace::reg) {
+      register_pipes_[op.result()].op = &op;
+      register_barriers_.insert(op.operand(0));
+      register_barriers_.insert(op.operand(1));
+      return;
+    }
     StageBuffer buffer;
     buffer.op = &op;
     buffer.name = plan_.expression(op.result());
@@ -185,8 +222,7 @@ class TensorCoreKernel {
     stages_.push_back(buffer);
   }
 
-  // Every op of an agent is one this emitter writes; records accumulators, TMA sources and the
-  // operand roles of mma.
+  // Every op of an agent is one this emitter writes; records TMA sources and register pipes.
   bool check_agent(const Operation& agent, bool producer) {
     bool ok = true;
     walk_const(agent.region(), [&](const Operation& op) {
@@ -200,9 +236,8 @@ class TensorCoreKernel {
     switch (op.kind()) {
       case OpKind::constant: case OpKind::yield: case OpKind::mbarrier_wait: case OpKind::mbarrier_arrive:
       case OpKind::stage_advance: case OpKind::named_barrier_sync: case OpKind::named_barrier_arrive:
-      case OpKind::event_set: case OpKind::event_wait:
+      case OpKind::event_set: case OpKind::event_wait: case OpKind::for_:
         return true;
-      case OpKind::for_: return check_loop(op);
       case OpKind::if_:
         for (size_t i = 0; i < op.num_results(); ++i)
           if (!op.result(i)->type().is_scalar()) return unsupported(op, "an 'if' with a tile result");
@@ -210,18 +245,31 @@ class TensorCoreKernel {
       case OpKind::tma_load_async: return check_tma(op);
       case OpKind::stage_read:
         if (producer) return unsupported(op, "a stage_read on the producer agent");
+        if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+          const Operation* write = pipe->second.write;
+          if (!write || write->parent_region() != op.parent_region())
+            return unsupported(op, "a read of a register pipe that does not follow its write in the same block");
+        }
         return true;
-      case OpKind::zeros:
-        if (producer) return unsupported(op, "tile arithmetic on the producer agent");
-        return add_accumulator(op);
-      case OpKind::mma:
-        if (producer) return unsupported(op, "mma on the producer agent");
-        return check_mma(op);
-      case OpKind::store:
-        if (producer) return unsupported(op, "a store on the producer agent");
-        return check_store(op);
+      case OpKind::stage_write: {
+        auto pipe = register_pipes_.find(op.operand(0));
+        if (producer || pipe == register_pipes_.end())
+          return unsupported(op, "a stage_write other than the compute agent's into a register pipe");
+        if (pipe->second.write) return unsupported(op, "a register pipe written at two places");
+        pipe->second.write = &op;
+        return true;
+      }
+      case OpKind::reduce_max: case OpKind::reduce_sum: {
+        const Type& input = op.operand(0)->type();
+        if (producer || op.int_attr("axis", -1) != 1 || input.rank() != 2 || input.element() != ScalarKind::f32)
+          return unsupported(op, fmt::format("this '{}' (compute agents reduce 2-D f32 tiles along axis 1)", op.name()));
+        return true;
+      }
+      case OpKind::zeros: case OpKind::full: case OpKind::mma: case OpKind::store:
+        if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
+        return true;
       case OpKind::load:
-        if (producer || op.result()->type().rank() != 2) return unsupported(op, "this 'load' (only 2-D tiles read by a compute agent's epilogue)");
+        if (producer || op.result()->type().rank() != 2) return unsupported(op, "this 'load' (only 2-D tiles read by a compute agent)");
         return true;
       default: break;
     }
@@ -230,38 +278,8 @@ class TensorCoreKernel {
       return true;  // scalar arithmetic
     if (!producer && op.info().has(kElementwise) && op.num_results() == 1 && op.result()->type().is_tile() &&
         op.result()->type().rank() == 2)
-      return true;  // epilogue arithmetic, evaluated per element at the store
+      return true;  // tile arithmetic: per element at a store, or into a register tile
     return unsupported(op, fmt::format("'{}' inside an agent", op.name()));
-  }
-
-  bool add_accumulator(const Operation& op) {
-    const Type& type = op.result()->type();
-    if (type.element() != ScalarKind::f32 || type.rank() != 2)
-      return unsupported(op, fmt::format("a {} tile of zeros (accumulators are 2-D f32 tiles)", type.to_string()));
-    Accumulator accumulator;
-    accumulator.name = plan_.expression(op.result());
-    accumulator.zeros = &op;
-    accumulator.rows = type.shape()[0];
-    accumulator.columns = type.shape()[1];
-    accumulator_of_[op.result()] = accumulators_.size();
-    accumulators_.push_back(accumulator);
-    return true;
-  }
-
-  // Carried accumulators stay in place: the body argument, the loop result and the yielded value
-  // are the same accumulator.
-  bool check_loop(const Operation& loop) {
-    const Region& body = loop.region();
-    for (size_t i = 1; i < body.num_arguments(); ++i) {
-      const Value* argument = body.argument(i);
-      if (argument->type().is_scalar()) continue;
-      auto init = accumulator_of_.find(loop.operand(2 + i));
-      if (init == accumulator_of_.end()) return unsupported(loop, "a loop carrying a tile that is not an mma accumulator");
-      accumulator_of_[argument] = init->second;
-      accumulator_of_[loop.result(i - 1)] = init->second;
-      pending_yields_.push_back({&loop, i});
-    }
-    return true;
   }
 
   bool check_tma(const Operation& op) {
@@ -277,29 +295,223 @@ class TensorCoreKernel {
     return true;
   }
 
-  bool check_mma(const Operation& op) {
-    auto stage_operand = [&](size_t i) -> StageBuffer* {
-      const Operation* read = op.operand(i)->defining_op();
-      if (!read || read->kind() != OpKind::stage_read) return nullptr;
-      auto it = stage_of_.find(read->operand(0));
-      return it == stage_of_.end() ? nullptr : &stages_[it->second];
+  // ----------------------------------------------------------------------------- holdings
+  // How the compute agent holds each tile value: lazily (computed per element where a store
+  // writes it), in shared memory (stage reads), in TMEM (sm_100a accumulators that only mmas
+  // and stores touch) or as a register fragment (everything else).
+  static bool lazy_capable(const Operation& op) {
+    return op.num_results() == 1 && op.result()->type().is_tile() && op.num_regions() == 0 &&
+           (op.kind() == OpKind::load || op.kind() == OpKind::full || op.kind() == OpKind::zeros ||
+            op.info().has(kElementwise));
+  }
+
+  // A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy").
+  void find_lazy_values() {
+    std::vector<const Value*> candidates;
+    walk_const(compute_->region(), [&](const Operation& op) {
+      if (lazy_capable(op)) candidates.push_back(op.result());
+    });
+    lazy_.insert(candidates.begin(), candidates.end());
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Value* value : candidates) {
+        if (!lazy_.count(value)) continue;
+        for (const Operation* user : users_[value])
+          if (user->kind() != OpKind::store && !(lazy_capable(*user) && lazy_.count(user->result()))) {
+            lazy_.erase(value);
+            changed = true;
+            break;
+          }
+      }
+    }
+  }
+
+  // sm_100a: the values joined by mma (accumulator → result) and loops (init → argument →
+  // result, yield → argument) form groups; a group starting from one f32 `zeros` whose values
+  // only mmas reading shared memory, loops and lazy stores touch stays in TMEM.
+  void find_tmem_accumulators() {
+    std::unordered_map<const Value*, const Value*> parent;
+    std::function<const Value*(const Value*)> root = [&](const Value* value) -> const Value* {
+      auto it = parent.find(value);
+      if (it == parent.end() || it->second == value) return value;
+      return it->second = root(it->second);
     };
-    StageBuffer* a = stage_operand(0);
-    StageBuffer* b = stage_operand(1);
-    if (!a || !b) return unsupported(op, "an mma whose operands are not stage buffers filled by TMA");
-    auto acc = accumulator_of_.find(op.operand(2));
-    if (acc == accumulator_of_.end()) return unsupported(op, "an mma whose accumulator does not start from zeros");
+    auto unite = [&](const Value* x, const Value* y) { parent[root(x)] = root(y); };
+    std::vector<const Value*> values;  // in program order
+    walk_const(compute_->region(), [&](const Operation& op) {
+      if (op.kind() == OpKind::zeros) values.push_back(op.result());
+      if (op.kind() == OpKind::mma) {
+        unite(op.operand(2), op.result());
+        values.push_back(op.result());
+      }
+      if (op.kind() != OpKind::for_) return;
+      const Region& body = op.region();
+      for (size_t i = 1; i < body.num_arguments(); ++i) {
+        if (!body.argument(i)->type().is_tile()) continue;
+        unite(op.operand(2 + i), body.argument(i));
+        unite(op.result(i - 1), body.argument(i));
+        unite(body.terminator()->operand(i - 1), body.argument(i));
+        values.push_back(body.argument(i));
+        values.push_back(op.result(i - 1));
+      }
+    });
+    std::map<const Value*, std::vector<const Value*>> groups;
+    std::vector<const Value*> order;
+    for (const Value* value : values) {
+      auto& members = groups[root(value)];
+      if (members.empty()) order.push_back(root(value));
+      if (std::find(members.begin(), members.end(), value) == members.end()) members.push_back(value);
+    }
+    for (const Value* key : order) {
+      const std::vector<const Value*>& members = groups[key];
+      const Value* zeros = nullptr;
+      bool ok = true, written = false;
+      for (const Value* value : members) {
+        const Operation* def = value->defining_op();
+        if (def && def->kind() == OpKind::zeros) {
+          ok = ok && !zeros && value->type().element() == ScalarKind::f32;
+          zeros = value;
+        } else if (def && def->kind() == OpKind::mma) {
+          ok = ok && is_stage_read(def->operand(0));
+          written = true;
+        } else if (!def && !value->is_argument()) {
+          ok = false;
+        }
+        for (const Operation* user : users_[value]) {
+          bool chained = (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
+                         (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
+          ok = ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && lazy_.count(user->result())));
+        }
+        if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
+      }
+      if (!ok || !zeros || !written) continue;
+      Accumulator accumulator;
+      accumulator.name = plan_.expression(zeros);
+      accumulator.zeros = zeros->defining_op();
+      accumulator.rows = zeros->type().shape()[0];
+      accumulator.columns = zeros->type().shape()[1];
+      for (const Value* value : members) accumulator_of_[value] = accumulators_.size();
+      accumulators_.push_back(accumulator);
+    }
+  }
+
+  bool is_stage_read(const Value* value) const {
+    const Operation* read = value->defining_op();
+    return read && read->kind() == OpKind::stage_read && stage_of_.count(read->operand(0));
+  }
+
+  StageBuffer* stage_operand(const Operation& op, size_t i) {
+    if (!is_stage_read(op.operand(i))) return nullptr;
+    return &stages_[stage_of_.at(op.operand(i)->defining_op()->operand(0))];
+  }
+
+  const Fragment* fragment(const Value* value) const {
+    auto it = fragment_of_.find(value);
+    return it == fragment_of_.end() ? nullptr : &fragments_[it->second];
+  }
+
+  bool new_fragment(const Operation& op, const Value* value) {
+    const Type& type = value->type();
+    if (type.rank() != 2) return unsupported(op, fmt::format("a register tile {} (2-D only)", type.to_string()));
+    std::string why = layout_.unsupported(type.shape()[0], type.shape()[1]);
+    if (!why.empty()) return unsupported(op, fmt::format("a register tile {}: {}", type.to_string(), why));
+    Fragment fragment;
+    fragment.name = plan_.expression(value);
+    fragment.element = type.element();
+    fragment.rows = type.shape()[0];
+    fragment.columns = type.shape()[1];
+    fragment_of_[value] = fragments_.size();
+    fragments_.push_back(fragment);
+    return true;
+  }
+
+  bool hold_region(const Region& region) {
+    for (const auto& op : region.operations())
+      if (!hold_op(*op)) return false;
+    return true;
+  }
+
+  bool hold_op(const Operation& op) {
+    switch (op.kind()) {
+      case OpKind::for_: return hold_loop(op);
+      case OpKind::if_: return hold_region(op.region(0)) && hold_region(op.region(1));
+      case OpKind::mma: return hold_mma(op);
+      case OpKind::store: return hold_store(op);
+      case OpKind::stage_read:
+        if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+          const Value* written = pipe->second.write->operand(2);
+          if (!fragment(written)) return unsupported(op, "a register pipe whose value is not a register tile");
+          fragment_of_[op.result()] = fragment_of_.at(written);
+        }
+        return true;
+      case OpKind::reduce_max: case OpKind::reduce_sum:
+        if (!fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");
+        return new_fragment(op, op.result());
+      default: break;
+    }
+    if (op.num_results() == 1 && op.result()->type().is_tile() && !lazy_.count(op.result()) &&
+        !accumulator_of_.count(op.result()))
+      return new_fragment(op, op.result());
+    return true;
+  }
+
+  // Carried TMEM accumulators stay in place; a carried register tile lives in its initial
+  // value's registers when nothing else reads that value, else in a copy; the yield copies a
+  // new value into them.
+  bool hold_loop(const Operation& loop) {
+    const Region& body = loop.region();
+    std::vector<size_t> carried;
+    for (size_t i = 1; i < body.num_arguments(); ++i) {
+      const Value* argument = body.argument(i);
+      if (argument->type().is_scalar()) continue;
+      const Value* init = loop.operand(2 + i);
+      if (accumulator_of_.count(argument)) {
+        pending_yields_.push_back({&loop, i});
+        continue;
+      }
+      if (!fragment(init)) return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
+      if (users_[init].size() == 1) {
+        fragment_of_[argument] = fragment_of_.at(init);
+      } else {
+        if (!new_fragment(loop, argument)) return false;
+        loop_copies_[&loop].push_back(i);
+      }
+      fragment_of_[loop.result(i - 1)] = fragment_of_.at(argument);
+      carried.push_back(i);
+    }
+    if (!hold_region(body)) return false;
+    for (size_t i : carried) {
+      const Value* yielded = body.terminator()->operand(i - 1);
+      if (!fragment(yielded)) return unsupported(loop, "a loop yielding a tile that is not a register tile");
+      size_t source = fragment_of_.at(yielded);
+      for (size_t j : carried)
+        if (j != i && source == fragment_of_.at(body.argument(j)))
+          return unsupported(loop, "a loop whose yield exchanges its carried tiles");
+    }
+    return true;
+  }
+
+  bool hold_mma(const Operation& op) {
+    const Value* acc = op.operand(2);
+    StageBuffer* a = stage_operand(op, 0);
+    StageBuffer* b = stage_operand(op, 1);
+    const Fragment* a_registers = a ? nullptr : fragment(op.operand(0));
+    if (!b || (!a && !a_registers))
+      return unsupported(op, "an mma whose B is not a stage buffer filled by TMA or whose A is neither such a stage "
+                             "buffer nor a register tile");
     for (auto [buffer, role] : {std::pair{a, StageBuffer::Role::a}, std::pair{b, StageBuffer::Role::b}}) {
+      if (!buffer) continue;
       if (buffer->role != StageBuffer::Role::none && buffer->role != role)
         return unsupported(op, "a stage buffer read as both A and B of mma");
       buffer->role = role;
     }
-    Accumulator& accumulator = accumulators_[acc->second];
-    ScalarKind input = a->tile.element();
+    ScalarKind input = a ? a->tile.element() : a_registers->element;
     if (input != b->tile.element() || (input != ScalarKind::bf16 && input != ScalarKind::f16))
       return unsupported(op, fmt::format("mma of {} x {} (bf16 or f16 inputs)", to_string(input), to_string(b->tile.element())));
-    accumulator.input = input;
-    int64_t m = accumulator.rows, n = accumulator.columns, k = a->tile.shape()[1];
+    const Type& acc_type = acc->type();
+    if (acc_type.rank() != 2 || acc_type.element() != ScalarKind::f32)
+      return unsupported(op, fmt::format("an mma into {} (f32 accumulators)", acc_type.to_string()));
+    int64_t m = acc_type.shape()[0], n = acc_type.shape()[1], k = a ? a->tile.shape()[1] : a_registers->columns;
     if (blackwell()) {
       if (m != 128) return unsupported(op, fmt::format("an mma of {} rows (tcgen05.mma M = 128 here)", m));
     } else if (m != 64 * (compute_threads_ / kWarpgroup)) {
@@ -309,28 +521,58 @@ class TensorCoreKernel {
       return unsupported(op, fmt::format("an mma {} columns wide (a multiple of 64, at most 256)", n));
     if (k % kPanelColumns != 0)
       return unsupported(op, fmt::format("an mma with K = {} per step (a multiple of 64: one 128-byte swizzle row)", k));
-    accumulator_of_[op.result()] = acc->second;
-    if (!blackwell()) needs_.wgmma_shapes.insert(fmt::format("64x{}:{}", n, input == ScalarKind::bf16 ? "bf16" : "f16"));
+    MmaPlan plan;
+    plan.input = input;
+    if (auto chain = accumulator_of_.find(acc); chain != accumulator_of_.end()) {
+      accumulators_[chain->second].input = input;  // sm_100a: D stays in TMEM
+    } else {
+      if (!fragment(acc)) return unsupported(op, "an mma whose accumulator is neither a zeros tile nor a register tile");
+      if (users_[acc].size() == 1) {
+        fragment_of_[op.result()] = fragment_of_.at(acc);
+      } else {
+        if (!new_fragment(op, op.result())) return false;
+        plan.copy = true;
+      }
+      fragments_[fragment_of_.at(op.result())].accumulator = true;
+      plan.registers = true;
+      if (blackwell()) {
+        plan.tmem_column = tmem_used_;
+        tmem_used_ += n;
+        if (a_registers) plan.staging_bytes = m * k * 2;
+      }
+    }
+    if (!blackwell())
+      needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}", n, input == ScalarKind::bf16 ? "bf16" : "f16",
+                                             a_registers ? ":registers" : ""));
+    mma_plans_[&op] = plan;
     mma_ops_.push_back(&op);
     return true;
   }
 
-  bool check_store(const Operation& op) {
+  // A stored value is computed element by element from register tiles, at most one TMEM
+  // accumulator, loads and scalars.
+  bool hold_store(const Operation& op) {
     const Value* value = op.operands().back();
     if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() != 2)
       return unsupported(op, "a store that is not a 2-D tile");
+    int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
+    std::string why = layout_.unsupported(rows, columns);
+    if (!why.empty() || columns == 1) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
     const Accumulator* accumulator = nullptr;
     bool ok = true;
     std::function<void(const Value*)> visit = [&](const Value* leaf) {
       if (!leaf->type().is_tile()) return;
-      auto it = accumulator_of_.find(leaf);
-      if (it != accumulator_of_.end()) {
+      if (auto it = accumulator_of_.find(leaf); it != accumulator_of_.end()) {
         if (accumulator && accumulator != &accumulators_[it->second]) ok = false;
         accumulator = &accumulators_[it->second];
         return;
       }
+      if (const Fragment* held = fragment(leaf)) {
+        ok = ok && held->rows == rows && (held->columns == columns || held->columns == 1);
+        return;
+      }
       const Operation* def = leaf->defining_op();
-      if (!def || def->kind() == OpKind::stage_read) {
+      if (!def || !lazy_.count(leaf)) {
         ok = false;
         return;
       }
@@ -338,9 +580,12 @@ class TensorCoreKernel {
       for (const Value* operand : def->operands()) visit(operand);
     };
     visit(value);
-    if (!ok || !accumulator) return unsupported(op, "a stored value that is not computed element by element from one mma accumulator");
-    if (value->type().shape() != std::vector<int64_t>{accumulator->rows, accumulator->columns})
+    if (!ok) return unsupported(op, "a stored value that is not computed element by element from one mma accumulator, "
+                                    "register tiles of its rows and loads");
+    if (accumulator && value->type().shape() != std::vector<int64_t>{accumulator->rows, accumulator->columns})
       return unsupported(op, "a stored tile of another shape than its accumulator");
+    if (accumulator && (columns / (compute_threads_ / kWarpgroup)) % 32 != 0)
+      return unsupported(op, "a TMEM accumulator whose columns per warpgroup are not a multiple of 32 (tcgen05.ld x32)");
     store_accumulator_[&op] = accumulator;
     return true;
   }
@@ -373,6 +618,9 @@ class TensorCoreKernel {
       accumulator.tmem_column = columns;
       columns += accumulator.columns;
     }
+    for (auto& [op, plan] : mma_plans_)  // sm_100a: an mma into registers goes through TMEM columns of its own
+      if (plan.registers) plan.tmem_column += columns;
+    columns += tmem_used_;
     if (blackwell()) {
       tmem_columns_ = 32;
       while (tmem_columns_ < columns) tmem_columns_ *= 2;
@@ -404,6 +652,12 @@ class TensorCoreKernel {
     for (const Operation* mma : mma_ops_) {
       const Operation* loop = mma->parent_op();
       if (!loop || loop->kind() != OpKind::for_) continue;
+      if (!is_stage_read(mma->operand(0))) continue;  // A in registers
+      // Only a loop-carried accumulator nothing else reads may stay in flight across iterations.
+      const std::vector<const Operation*>& readers = users_[mma->result()];
+      if (mma->operand(2)->owner_region() != &loop->region() || readers.size() != 1 ||
+          readers[0] != loop->region().terminator())
+        continue;
       std::vector<const Operation*> arrives;
       bool after = false, shallow = false;
       for (const auto& op : loop->region().operations()) {
@@ -433,6 +687,20 @@ class TensorCoreKernel {
     for (StageBuffer& buffer : stages_) {
       buffer.offset = offset;
       offset += (buffer.depth * buffer.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+    }
+    for (const Operation* mma : mma_ops_) {  // sm_100a: A operands from registers, swizzled like a TMA panel
+      MmaPlan& plan = mma_plans_.at(mma);
+      if (plan.staging_bytes == 0) continue;
+      plan.staging_offset = offset;
+      offset += (plan.staging_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+    }
+    bool reduces = false;
+    walk_const(compute_->region(), [&](const Operation& op) {
+      reduces = reduces || op.kind() == OpKind::reduce_max || op.kind() == OpKind::reduce_sum;
+    });
+    if (blackwell() && reduces && compute_threads_ > kWarpgroup) {  // row reductions across warpgroups
+      exchange_offset_ = offset;
+      offset += 4 * compute_threads_;
     }
     for (Barrier& barrier : barriers_) {
       barrier.offset = offset;
@@ -503,11 +771,24 @@ class TensorCoreKernel {
     for (const Barrier& barrier : barriers_)
       line(0, fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name, barrier.slots,
                           barrier.offset, barrier.arrivals, barrier.purpose));
+    for (const Operation* mma : mma_ops_)
+      if (mma_plans_.at(mma).staging_bytes > 0)
+        line(0, fmt::format("//   A of the mma at line {} (from registers): {} bytes at {}, 128B swizzle", mma->location().line,
+                            mma_plans_.at(mma).staging_bytes, mma_plans_.at(mma).staging_offset));
+    if (exchange_offset_ >= 0)
+      line(0, fmt::format("//   row-reduction exchange between the compute warpgroups: {} bytes at {}", 4 * compute_threads_,
+                          exchange_offset_));
+    walk_const(kernel_.region(), [&](const Operation& op) {
+      if (op.kind() == OpKind::stage_buffer && register_pipes_.count(op.result()))
+        line(0, fmt::format("//   pipe {}: {} in registers (written and read by the compute agent in program order)",
+                            plan_.expression(op.result()), op.result()->type().to_string()));
+    });
     for (const Accumulator& accumulator : accumulators_)
-      line(0, fmt::format("//   accumulator {}: {}x{} f32 {}", accumulator.name, accumulator.rows, accumulator.columns,
-                          blackwell() ? fmt::format("in TMEM columns {}..{}", accumulator.tmem_column,
-                                                    accumulator.tmem_column + accumulator.columns - 1)
-                                      : fmt::format("in registers, {} per thread", accumulator.columns / 2)));
+      line(0, fmt::format("//   accumulator {}: {}x{} f32 in TMEM columns {}..{}", accumulator.name, accumulator.rows,
+                          accumulator.columns, accumulator.tmem_column, accumulator.tmem_column + accumulator.columns - 1));
+    for (const Fragment& held : fragments_)
+      line(0, fmt::format("//   {} {}: {}x{} {} in registers, {} per thread", held.accumulator ? "accumulator" : "register tile",
+                          held.name, held.rows, held.columns, to_string(held.element), layout_.count(held.columns)));
     line(0, "// " + rule);
   }
 
@@ -610,6 +891,10 @@ class TensorCoreKernel {
   void emit_top_level(const Operation& op) {
     switch (op.kind()) {
       case OpKind::mbarrier_create: {
+        if (register_barriers_.count(op.result())) {
+          line(1, fmt::format("// {}: a register pipe's barrier, not needed (one agent, program order)", plan_.expression(op.result())));
+          return;
+        }
         const Barrier& barrier = barriers_[barrier_of_.at(op.result())];
         line(1, fmt::format("const uint32_t {} = shared_base + {};  // {} mbarrier(s)", barrier.name, barrier.offset, barrier.slots));
         if (blackwell() && &barrier == &barriers_.back()) {
@@ -619,6 +904,11 @@ class TensorCoreKernel {
         return;
       }
       case OpKind::stage_buffer: {
+        if (register_pipes_.count(op.result())) {
+          line(1, fmt::format("// {}: {} in registers: the compute threads read what they wrote", plan_.expression(op.result()),
+                              op.result()->type().to_string()));
+          return;
+        }
         const StageBuffer& buffer = stages_[stage_of_.at(op.result())];
         line(1, fmt::format("const uint32_t {} = shared_base + {};  // {} slots of {}", buffer.name, buffer.offset,
                             buffer.depth, buffer.tile.to_string()));
@@ -648,6 +938,12 @@ class TensorCoreKernel {
 
   void emit_op(const Operation& op, int indent) {
     bool producer = in_agent(op, producer_);
+    if ((op.kind() == OpKind::mbarrier_wait || op.kind() == OpKind::mbarrier_arrive) &&
+        register_barriers_.count(op.operand(0))) {
+      line(indent, fmt::format("// {} {}: a register pipe's barrier; program order is its synchronization", op.name(),
+                               plan_.expression(op.operand(0))));
+      return;
+    }
     switch (op.kind()) {
       case OpKind::yield: return;
       case OpKind::for_: emit_for(op, indent); return;
@@ -691,7 +987,16 @@ class TensorCoreKernel {
         line(indent, fmt::format("const int64_t {} = {} + 1 == {} ? 1 - {} : {};", plan_.expression(op.result(1)), index, count, phase, phase));
         return;
       }
+      case OpKind::stage_write:
+        line(indent, fmt::format("// stage_write {}: {} stays in registers", plan_.expression(op.operand(0)),
+                                 plan_.expression(op.operand(2))));
+        return;
       case OpKind::stage_read: {
+        if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+          line(indent, fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
+                                   plan_.expression(op.operand(0)), fragment(op.result())->name));
+          return;
+        }
         const StageBuffer& buffer = stages_[stage_of_.at(op.operand(0))];
         line(indent, fmt::format("const uint32_t {} = {} + static_cast<uint32_t>({}) * {};  // slot of {}",
                                  plan_.expression(op.result()), buffer.name, plan_.expression(op.operand(1)),
@@ -707,13 +1012,23 @@ class TensorCoreKernel {
                                  blackwell() ? "within one agent: program order and the accumulator barrier"
                                              : "within one agent: program order, wgmma.fence and wait_group"));
         return;
-      case OpKind::zeros: emit_zeros(op, indent); return;
+      case OpKind::zeros:
+        if (auto chain = accumulator_of_.find(op.result()); chain != accumulator_of_.end()) {
+          comment(indent, op);
+          line(indent, fmt::format("bool {}_started = false;  // the first mma overwrites TMEM instead of adding",
+                                   accumulators_[chain->second].name));
+          return;
+        }
+        break;
+      case OpKind::reduce_max: case OpKind::reduce_sum: emit_reduction(op, indent); return;
       case OpKind::mma: emit_mma(op, indent); return;
       case OpKind::store: emit_store(op, indent); return;
-      case OpKind::load: return;  // read per element by the epilogue that stores it
       default: break;
     }
-    if (op.num_results() == 1 && op.result()->type().is_tile()) return;  // epilogue arithmetic
+    if (op.num_results() == 1 && op.result()->type().is_tile()) {
+      if (fragment(op.result())) emit_fragment_op(op, indent);
+      return;  // else computed per element where a store writes it
+    }
     body_.emit_op(op, indent);
   }
 
@@ -750,56 +1065,220 @@ class TensorCoreKernel {
     }
   }
 
-  void emit_zeros(const Operation& op, int indent) {
-    const Accumulator& accumulator = accumulators_[accumulator_of_.at(op.result())];
-    comment(indent, op);
-    if (blackwell()) {
-      line(indent, fmt::format("bool {}_started = false;  // the first mma overwrites TMEM instead of adding", accumulator.name));
+  // A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
+  // `row` and `column` declared when the value reads them.
+  void emit_fragment_loop(int indent, int64_t columns, const std::string& assignment, bool position) {
+    int64_t count = layout_.count(columns);
+    line(indent, "#pragma unroll");
+    if (!position) {
+      line(indent, fmt::format("for (int i = 0; i < {}; ++i) {}", count, assignment));
       return;
     }
-    line(indent, fmt::format("float {}[{}];", accumulator.name, accumulator.columns / 2));
-    line(indent, fmt::format("#pragma unroll\n{}for (int i = 0; i < {}; ++i) {}[i] = 0.0f;",
-                             std::string(2 * static_cast<size_t>(indent), ' '), accumulator.columns / 2, accumulator.name));
+    line(indent, fmt::format("for (int i = 0; i < {}; ++i) {{", count));
+    line(indent + 1, FragmentLayout::position_variables());
+    line(indent + 1, fmt::format("const int row = {}, column = {};", layout_.row("i", columns == 1), layout_.column("i", columns)));
+    line(indent + 1, "(void)row, (void)column;");
+    line(indent + 1, assignment);
+    line(indent, "}");
   }
 
-  // The A operand of K step `step` for warpgroup rows starting at `row`.
-  std::string a_address(const StageBuffer& a, const std::string& slot, int64_t step, const std::string& row_offset) const {
+  void declare_fragment(int indent, const Fragment& fragment) {
+    line(indent, fmt::format("{} {}[{}];", element_type(fragment.element), fragment.name, layout_.count(fragment.columns)));
+  }
+
+  void copy_fragment(int indent, const Fragment& to, const Fragment& from) {
+    emit_fragment_loop(indent, to.columns, fmt::format("{}[i] = {}[i];", to.name, from.name), false);
+  }
+
+  // A tile op whose result the compute threads keep in registers.
+  void emit_fragment_op(const Operation& op, int indent) {
+    const Fragment& result = *fragment(op.result());
+    comment(indent, op);
+    declare_fragment(indent, result);
+    position_used_ = false;
+    ElementContext context;
+    context.row_vector = result.columns == 1;
+    std::string value;
+    if (op.kind() == OpKind::zeros) value = zero_literal(result.element);
+    else if (op.kind() == OpKind::full) value = plan_.expression(op.operand(0));
+    else if (op.kind() == OpKind::load) value = load_element(op, "row", "column");
+    else {
+      std::vector<std::string> operands;
+      for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
+      value = body_.element_expression(op, operands);
+    }
+    emit_fragment_loop(indent, result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
+  }
+
+  // reduce_max / reduce_sum along the columns: each thread over its registers, then across the
+  // threads holding the other columns of its rows.
+  void emit_reduction(const Operation& op, int indent) {
+    const Fragment& result = *fragment(op.result());
+    const Fragment& input = *fragment(op.operand(0));
+    bool maximum = op.kind() == OpKind::reduce_max;
+    std::string combine = maximum ? "max_f32({0}, {1})" : "add_f32({0}, {1})";
+    comment(indent, op);
+    declare_fragment(indent, result);
+    line(indent, "{");
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", layout_.count(1), result.name,
+                                 maximum ? "-INFINITY" : "0.0f"));
+    std::string slot = fmt::format("{}[{}]", result.name, layout_.row_slot("i"));
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,
+                                 fmt::format(fmt::runtime(combine), slot, input.name + "[i]")));
+    std::string exchange, barrier;
+    if (exchange_offset_ >= 0) {
+      line(indent + 1, FragmentLayout::position_variables());
+      line(indent + 1, fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));
+      exchange = "exchange";
+      barrier = fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_);
+    }
+    std::string rows = layout_.combine_rows(result.name, combine, exchange, barrier);
+    for (size_t start = 0, end; (end = rows.find('\n', start)) != std::string::npos; start = end + 1)
+      line(indent + 1, rows.substr(start, end - start));
+    line(indent, "}");
+  }
+
+  // The A operand of K step `step` in a 128-byte-swizzled K-major tile at `base` whose 64-column
+  // panels are `panel_bytes` apart, for rows starting `row_offset` bytes in.
+  static std::string a_address(const std::string& base, int64_t panel_bytes, int64_t step, const std::string& row_offset) {
     int64_t element = step * kMmaK;
-    int64_t offset = element / kPanelColumns * a.panel_bytes() + element % kPanelColumns * 2;
-    return fmt::format("{} + {}{}", slot, offset, row_offset);
+    int64_t offset = element / kPanelColumns * panel_bytes + element % kPanelColumns * 2;
+    return fmt::format("{} + {}{}", base, offset, row_offset);
+  }
+
+  std::string b_descriptor(const StageBuffer& b, const std::string& slot, int64_t step) const {
+    return fmt::format("tilec_matrix_descriptor({} + {}, {}, 1024)", slot, step * kMmaK * kPanelRowBytes, b.panel_bytes());
+  }
+
+  static uint32_t tcgen05_instruction(ScalarKind input, int64_t rows, int64_t columns) {
+    return (1u << 4) | (input == ScalarKind::bf16 ? (1u << 7) | (1u << 10) : 0u) | (1u << 16) |
+           (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
   }
 
   void emit_mma(const Operation& op, int indent) {
+    const MmaPlan& plan = mma_plans_.at(&op);
+    comment(indent, op);
+    if (!blackwell()) emit_wgmma(op, plan, indent);
+    else if (plan.registers) emit_tcgen05_into_registers(op, plan, indent);
+    else emit_tcgen05_into_tmem(op, plan, indent);
+  }
+
+  // sm_100a, an accumulator kept in TMEM: the first mma overwrites it, the others add.
+  void emit_tcgen05_into_tmem(const Operation& op, const MmaPlan& plan, int indent) {
     const Accumulator& accumulator = accumulators_[accumulator_of_.at(op.result())];
     const StageBuffer& a = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
     const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
-    const std::string& a_slot = plan_.expression(op.operand(0));
-    const std::string& b_slot = plan_.expression(op.operand(1));
-    int64_t steps = a.tile.shape()[1] / kMmaK;
-    comment(indent, op);
-    if (blackwell()) {
-      uint32_t instruction = (1u << 4) | (accumulator.input == ScalarKind::bf16 ? (1u << 7) | (1u << 10) : 0u) |
-                             (1u << 16) | (static_cast<uint32_t>(accumulator.columns >> 3) << 17) |
-                             (static_cast<uint32_t>(accumulator.rows >> 4) << 24);
-      line(indent, "if (compute_thread == 0) {");
-      line(indent + 1, "tilec_tcgen05_after_sync();");
-      for (int64_t step = 0; step < steps; ++step)
-        line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), "
-                                     "tilec_matrix_descriptor({} + {}, {}, 1024), 0x{:08x}u, {});",
-                                     accumulator.tmem_column, a_address(a, a_slot, step, ""), b_slot,
-                                     step * kMmaK * kPanelRowBytes, b.panel_bytes(), instruction,
-                                     step == 0 ? accumulator.name + "_started" : "true"));
+    line(indent, "if (compute_thread == 0) {");
+    line(indent + 1, "tilec_tcgen05_after_sync();");
+    for (int64_t step = 0; step < a.tile.shape()[1] / kMmaK; ++step)
+      line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), {}, 0x{:08x}u, {});",
+                                   accumulator.tmem_column, a_address(plan_.expression(op.operand(0)), a.panel_bytes(), step, ""),
+                                   b_descriptor(b, plan_.expression(op.operand(1)), step),
+                                   tcgen05_instruction(plan.input, accumulator.rows, accumulator.columns),
+                                   step == 0 ? accumulator.name + "_started" : "true"));
+    line(indent, "}");
+    line(indent, fmt::format("{}_started = true;", accumulator.name));
+  }
+
+  // sm_100a, D in registers: A·B into TMEM columns of this mma's own (A from registers is
+  // first written to shared memory as TMA would have), then D = C + A·B read back.
+  void emit_tcgen05_into_registers(const Operation& op, const MmaPlan& plan, int indent) {
+    const Fragment& result = *fragment(op.result());
+    const Fragment& acc = *fragment(op.operand(2));
+    const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+    int64_t per_warpgroup = result.columns * kWarpgroup / compute_threads_;
+    std::string a_base = plan_.expression(op.operand(0));
+    int64_t a_panel = 0, k = 0;
+    if (const Fragment* a = fragment(op.operand(0))) {
+      int64_t a_columns = a->columns * kWarpgroup / compute_threads_;
+      a_panel = a->rows * kPanelRowBytes;
+      k = a->columns;
+      a_base = fmt::format("(shared_base + {})", plan.staging_offset);
+      line(indent, "{  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)");
+      line(indent + 1, FragmentLayout::position_variables());
+      line(indent + 1, fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
+      line(indent + 1, "#pragma unroll");
+      line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
+      line(indent + 2, fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
+      line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / 64 * {} + row * 128 + ((column % 64 / 8) ^ (row % 8)) * 16 + "
+                                   "column % 8 * 2) = {}[i];", element_type(a->element), a_panel, a->name));
+      line(indent + 1, "}");
       line(indent, "}");
-      line(indent, fmt::format("{}_started = true;", accumulator.name));
-      return;
+      line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
+      line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+    } else {
+      const StageBuffer& a_stage = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+      a_panel = a_stage.panel_bytes();
+      k = a_stage.tile.shape()[1];
     }
-    std::string function = wgmma_function(accumulator.columns, accumulator.input == ScalarKind::bf16 ? "bf16" : "f16");
+    line(indent, "if (compute_thread == 0) {");
+    line(indent + 1, "tilec_tcgen05_after_sync();");
+    for (int64_t step = 0; step < k / kMmaK; ++step)
+      line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), {}, 0x{:08x}u, {});",
+                                   plan.tmem_column, a_address(a_base, a_panel, step, ""),
+                                   b_descriptor(b, plan_.expression(op.operand(1)), step),
+                                   tcgen05_instruction(plan.input, result.rows, result.columns), step == 0 ? "false" : "true"));
+    line(indent + 1, "tilec_tcgen05_commit(accumulator_barrier);");
+    line(indent, "}");
+    line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+    line(indent, "accumulator_parity ^= 1;");
+    line(indent, "tilec_tcgen05_after_sync();");
+    if (plan.copy) declare_fragment(indent, result);
+    line(indent, "{");
+    line(indent + 1, FragmentLayout::position_variables());
+    line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / 32));
+    line(indent + 2, "uint32_t values[32];");
+    line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {} + "
+                                 "static_cast<uint32_t>(compute_warpgroup * {} + chunk * 32), values);",
+                                 plan.tmem_column, per_warpgroup));
+    line(indent + 2, "#pragma unroll");
+    line(indent + 2, fmt::format("for (int i = 0; i < 32; ++i) {0}[chunk * 32 + i] = add_f32({1}[chunk * 32 + i], __uint_as_float(values[i]));",
+                                 result.name, acc.name));
+    line(indent + 1, "}");
+    line(indent, "}");
+    line(indent, "// TMEM is read: a later mma may overwrite it.");
+    line(indent, "tilec_tcgen05_before_sync();");
+    line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+    line(indent, "tilec_tcgen05_after_sync();");
+  }
+
+  // sm_90a: WGMMA into the register tile, A from shared memory or from registers.
+  void emit_wgmma(const Operation& op, const MmaPlan& plan, int indent) {
+    const Fragment& result = *fragment(op.result());
+    const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+    const std::string& b_slot = plan_.expression(op.operand(1));
+    const Fragment* a_registers = fragment(op.operand(0));
+    const char* input = plan.input == ScalarKind::bf16 ? "bf16" : "f16";
+    if (plan.copy) {
+      declare_fragment(indent, result);
+      copy_fragment(indent, result, *fragment(op.operand(2)));
+    }
+    std::string function = wgmma_function(result.columns, input, a_registers != nullptr);
+    std::string packed;
+    if (a_registers) {
+      // Columns 16s..16s+15 of A are registers 8s..8s+7 of its fragment, two per 32-bit register;
+      // packed before the fence so that no instruction touches WGMMA registers between the MMAs.
+      packed = names_.unique(a_registers->name + "_pairs");
+      line(indent, fmt::format("uint32_t {}[{}];", packed, a_registers->columns / 4));
+      line(indent, "#pragma unroll");
+      line(indent, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = tilec_pack_pair({}[2 * i], {}[2 * i + 1]);",
+                               a_registers->columns / 4, packed, a_registers->name, a_registers->name));
+    }
     line(indent, "tilec_wgmma_fence();");
-    for (int64_t step = 0; step < steps; ++step)
-      line(indent, fmt::format("{}({}, tilec_matrix_descriptor({}, 16, 1024), tilec_matrix_descriptor({} + {}, {}, 1024));",
-                               function, accumulator.name,
-                               a_address(a, a_slot, step, fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes)),
-                               b_slot, step * kMmaK * kPanelRowBytes, b.panel_bytes()));
+    if (a_registers) {
+      for (int64_t step = 0; step < a_registers->columns / kMmaK; ++step)
+        line(indent, fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed, 4 * step,
+                                 4 * step + 1, 4 * step + 2, 4 * step + 3, b_descriptor(b, b_slot, step)));
+    } else {
+      const StageBuffer& a = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+      for (int64_t step = 0; step < a.tile.shape()[1] / kMmaK; ++step)
+        line(indent, fmt::format("{}({}, tilec_matrix_descriptor({}, 16, 1024), {});", function, result.name,
+                                 a_address(plan_.expression(op.operand(0)), a.panel_bytes(), step,
+                                           fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes)),
+                                 b_descriptor(b, b_slot, step)));
+    }
     line(indent, "tilec_wgmma_commit();");
     if (deferred_mma_.count(&op))
       line(indent, "tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done");
@@ -807,82 +1286,109 @@ class TensorCoreKernel {
       line(indent, "tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done");
   }
 
-  // The element (row, column) of the tile `value` (both relative to the tile) as a C++ expression.
-  std::string element(const Value* value, const std::string& row, const std::string& column,
-                      const std::string& accumulator_element) {
-    if (!value->type().is_tile()) return plan_.expression(value);
-    const std::vector<int64_t>& shape = value->type().shape();
+  struct ElementContext {
+    std::string index = "i";   // the register of the fragment being computed
+    bool row_vector = false;   // that fragment is a row vector
+    std::string accumulator;   // a TMEM accumulator's element (stores on sm_100a)
+  };
+
+  // A load's element at tile position (row, column): zero outside the tensor.
+  std::string load_element(const Operation& op, const std::string& row, const std::string& column) {
+    position_used_ = true;
+    const std::vector<int64_t>& shape = op.result()->type().shape();
     std::string r = shape[0] == 1 ? "0" : row, c = shape[1] == 1 ? "0" : column;
-    if (accumulator_of_.count(value)) return accumulator_element;
-    const Operation& op = *value->defining_op();
-    if (op.kind() == OpKind::load) {
-      const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
-      std::string index0 = fmt::format("({} * {} + {})", plan_.expression(op.operand(1)), shape[0], r);
-      std::string index1 = fmt::format("({} * {} + {})", plan_.expression(op.operand(2)), shape[1], c);
-      return fmt::format("({0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, extents[0], extents[1],
-                         plan_.expression(op.operand(0)), zero_literal(value->type().element()));
+    const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
+    std::string index0 = fmt::format("({} * {} + {})", plan_.expression(op.operand(1)), shape[0], r);
+    std::string index1 = fmt::format("({} * {} + {})", plan_.expression(op.operand(2)), shape[1], c);
+    return fmt::format("({0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, extents[0], extents[1],
+                       plan_.expression(op.operand(0)), zero_literal(op.result()->type().element()));
+  }
+
+  // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
+  // element, lazily computed values at (`row`, `column`), scalars.
+  std::string element(const Value* value, const ElementContext& context) {
+    if (!value->type().is_tile()) return plan_.expression(value);
+    if (accumulator_of_.count(value)) return context.accumulator;
+    if (const Fragment* held = fragment(value)) {
+      if (held->columns == 1 && !context.row_vector) return fmt::format("{}[{}]", held->name, layout_.row_slot(context.index));
+      return fmt::format("{}[{}]", held->name, context.index);
     }
+    const Operation& op = *value->defining_op();
+    if (op.kind() == OpKind::load) return load_element(op, "row", "column");
     if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
     if (op.kind() == OpKind::zeros) return zero_literal(value->type().element());
     std::vector<std::string> operands;
-    for (const Value* operand : op.operands()) operands.push_back(element(operand, r, c, accumulator_element));
+    for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
     return body_.element_expression(op, operands);
   }
 
   void emit_store(const Operation& op, int indent) {
-    const Accumulator& accumulator = *store_accumulator_.at(&op);
+    const Accumulator* accumulator = store_accumulator_.at(&op);
     const Value* value = op.operands().back();
     const Value* tensor = op.operand(0);
     const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
-    std::string row_base = fmt::format("{} * {}", plan_.expression(op.operand(1)), accumulator.rows);
-    std::string column_base = fmt::format("{} * {}", plan_.expression(op.operand(2)), accumulator.columns);
+    int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
+    std::string row_base = fmt::format("{} * {}", plan_.expression(op.operand(1)), rows);
+    std::string column_base = fmt::format("{} * {}", plan_.expression(op.operand(2)), columns);
     comment(indent, op);
     line(indent, "{");
     if (blackwell()) {
-      line(indent + 1, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
-      line(indent + 1, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
-      line(indent + 1, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
-      line(indent + 1, "accumulator_parity ^= 1;");
-      line(indent + 1, "tilec_tcgen05_after_sync();");
-      int64_t half = accumulator.columns * kWarpgroup / compute_threads_;
+      int64_t half = columns * kWarpgroup / compute_threads_;
+      ElementContext context;
+      if (accumulator) {
+        line(indent + 1, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
+        line(indent + 1, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
+        line(indent + 1, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+        line(indent + 1, "accumulator_parity ^= 1;");
+        line(indent + 1, "tilec_tcgen05_after_sync();");
+        context.index = "chunk * 32 + i";
+        context.accumulator = fmt::format("({}_started ? __uint_as_float(values[i]) : 0.0f)", accumulator->name);
+      }
       line(indent + 1, "// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
       line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
       line(indent + 1, fmt::format("const int first_column = compute_warpgroup * {};", half));
-      line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
-      line(indent + 2, "uint32_t values[32];");
-      line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + ((static_cast<uint32_t>(row) & ~31u) << 16) + {} + "
-                                   "static_cast<uint32_t>(first_column + chunk * 32), values);", accumulator.tmem_column));
-      line(indent + 2, "#pragma unroll");
-      line(indent + 2, "for (int i = 0; i < 32; ++i) {");
-      line(indent + 3, "const int column = first_column + chunk * 32 + i;");
-      emit_store_element(op, value, extents, row_base, column_base, fmt::format("({}_started ? __uint_as_float(values[i]) : 0.0f)", accumulator.name), indent + 3);
-      line(indent + 2, "}");
-      line(indent + 1, "}");
-      line(indent + 1, "// TMEM is read: the next tile's MMA may overwrite it.");
-      line(indent + 1, "tilec_tcgen05_before_sync();");
-      line(indent + 1, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
-      line(indent + 1, "tilec_tcgen05_after_sync();");
+      if (accumulator) {
+        line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
+        line(indent + 2, "uint32_t values[32];");
+        line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + ((static_cast<uint32_t>(row) & ~31u) << 16) + {} + "
+                                     "static_cast<uint32_t>(first_column + chunk * 32), values);", accumulator->tmem_column));
+        line(indent + 2, "#pragma unroll");
+        line(indent + 2, "for (int i = 0; i < 32; ++i) {");
+        line(indent + 3, "const int column = first_column + chunk * 32 + i;");
+        emit_store_element(op, value, extents, row_base, column_base, context, indent + 3);
+        line(indent + 2, "}");
+        line(indent + 1, "}");
+        line(indent + 1, "// TMEM is read: the next tile's MMA may overwrite it.");
+        line(indent + 1, "tilec_tcgen05_before_sync();");
+        line(indent + 1, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+        line(indent + 1, "tilec_tcgen05_after_sync();");
+      } else {
+        line(indent + 1, "#pragma unroll");
+        line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", half));
+        line(indent + 2, "const int column = first_column + i;");
+        emit_store_element(op, value, extents, row_base, column_base, context, indent + 2);
+        line(indent + 1, "}");
+      }
     } else {
       line(indent + 1, "// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
       line(indent + 1, "// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
       line(indent + 1, "const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
       line(indent + 1, "#pragma unroll");
-      line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", accumulator.columns / 2));
+      line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
       line(indent + 2, "const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
       line(indent + 2, "const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
-      emit_store_element(op, value, extents, row_base, column_base, fmt::format("{}[i]", accumulator.name), indent + 2);
+      emit_store_element(op, value, extents, row_base, column_base, ElementContext{}, indent + 2);
       line(indent + 1, "}");
     }
     line(indent, "}");
   }
 
   void emit_store_element(const Operation& op, const Value* value, const std::vector<std::string>& extents,
-                          const std::string& row_base, const std::string& column_base,
-                          const std::string& accumulator_element, int indent) {
+                          const std::string& row_base, const std::string& column_base, const ElementContext& context,
+                          int indent) {
     line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
     line(indent, fmt::format("if (index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};", extents[0], extents[1],
-                             plan_.expression(op.operand(0)), extents[1],
-                             element(value, "row", "column", accumulator_element)));
+                             plan_.expression(op.operand(0)), extents[1], element(value, context)));
   }
 
   void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent) {
@@ -890,6 +1396,9 @@ class TensorCoreKernel {
     std::vector<std::pair<const Value*, const Value*>> scalars;
     for (size_t i = 0; i < targets.size(); ++i) {
       const Value* source = yield->operand(i);
+      const Fragment* to = fragment(targets[i]);
+      const Fragment* from = fragment(source);
+      if (to && from && to != from) copy_fragment(indent, *to, *from);  // hold_loop: no two targets exchange
       if (!source->type().is_scalar() || plan_.expression(source) == plan_.expression(targets[i])) continue;
       scalars.emplace_back(targets[i], source);
     }
@@ -914,6 +1423,11 @@ class TensorCoreKernel {
         line(indent, fmt::format("{} {} = {};", element_type(value->type().element()), plan_.expression(value),
                                  plan_.expression(op.operand(2 + i))));
     }
+    if (auto copies = loop_copies_.find(&op); copies != loop_copies_.end())
+      for (size_t i : copies->second) {
+        declare_fragment(indent, *fragment(body.argument(i)));
+        copy_fragment(indent, *fragment(body.argument(i)), *fragment(op.operand(2 + i)));
+      }
     auto releases = loop_releases_.find(&op);
     if (releases != loop_releases_.end())
       for (const auto& [arrive, held] : releases->second)
@@ -981,6 +1495,18 @@ class TensorCoreKernel {
   NameTable names_;
   std::string out_;
   BodyEmitter body_;
+
+  FragmentLayout layout_{false, 1};
+  std::unordered_map<const Value*, RegisterPipe> register_pipes_;
+  std::unordered_set<const Value*> register_barriers_;
+  std::unordered_map<const Value*, std::vector<const Operation*>> users_;  // in the compute agent
+  std::unordered_set<const Value*> lazy_;
+  std::vector<Fragment> fragments_;
+  std::unordered_map<const Value*, size_t> fragment_of_;
+  std::unordered_map<const Operation*, MmaPlan> mma_plans_;
+  std::unordered_map<const Operation*, std::vector<size_t>> loop_copies_;  // carried tiles copied at entry
+  int64_t tmem_used_ = 0, exchange_offset_ = -1;
+  bool position_used_ = false;  // the element expression being built reads `row` / `column`
 
   const Operation* specialize_ = nullptr;
   const Operation* producer_ = nullptr;
