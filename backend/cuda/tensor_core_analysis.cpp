@@ -447,8 +447,8 @@ bool Analysis::hold_store(const Operation& op) {
   if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() != 2)
     return unsupported(op, "a store that is not a 2-D tile");
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-  std::string why = layout_.unsupported(rows, columns);
-  if (!why.empty() || columns == 1) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
+  std::string why = columns == 1 ? "a row vector" : layout_.unsupported(rows, columns);
+  if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
   const Accumulator* accumulator = nullptr;
   bool ok = true;
   std::function<void(const Value*)> visit = [&](const Value* leaf) {

@@ -170,9 +170,9 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
   }
 }
 
-CommandResult compile_attention(const std::string& target) {
+CommandResult compile_attention(const std::string& target, const std::string& defines = "") {
   return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " compile samples/attention.tile --target " +
-                     target);
+                     target + defines);
 }
 
 // The text between the first occurrences of `from` and of `to` after it ("" when either is missing).
@@ -225,6 +225,15 @@ TEST(TensorCore, AttentionStagesPThroughSharedMemoryOnSm100a) {
   EXPECT_EQ(count(r.out, "tilec_tcgen05_commit(accumulator_barrier)"), 2u);
   EXPECT_EQ(count(r.out, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity)"), 2u);
   EXPECT_EQ(count(r.out, "exchange[compute_warpgroup * 128 + warp * 32 + lane] = "), 2u);
+
+  // 64 query rows: sm_90a holds them in one warpgroup; sm_100a has one row per TMEM lane (128).
+  EXPECT_EQ(compile_attention("sm_90a", " -D BQ=64").status, 0);
+  CommandResult narrow = compile_attention("sm_100a", " -D BQ=64");
+  EXPECT_EQ(narrow.status, 1);
+  EXPECT_NE(narrow.err.find("samples/attention.tile:23:13: error: the tensor-core CUDA backend (sm_100a) does not support a "
+                            "register tile tile<64x1xf32, reg>: 64 rows (one per TMEM lane: 128)"),
+            std::string::npos)
+      << narrow.err;
 }
 
 // Hostile hand-written IR: a sample's final IR with any one line removed, for both targets,
