@@ -316,6 +316,13 @@ bool Analysis::new_fragment(const Operation& op, const Value* value) {
   return true;
 }
 
+// True when `value` may be overwritten in place (by an mma into it, or a loop carrying it): it has
+// one reader, and it is not a register pipe's read (the pipe's other reads share its registers).
+bool Analysis::owns_registers(const Value* value) {
+  const Operation* def = value->defining_op();
+  return users_[value].size() == 1 && !(def && def->kind() == OpKind::stage_read);
+}
+
 bool Analysis::hold_region(const Region& region) {
   for (const auto& op : region.operations())
     if (!hold_op(*op)) return false;
@@ -361,7 +368,7 @@ bool Analysis::hold_loop(const Operation& loop) {
       continue;
     }
     if (!fragment(init)) return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
-    if (users_[init].size() == 1) {
+    if (owns_registers(init)) {
       fragment_of_[argument] = fragment_of_.at(init);
     } else {
       if (!new_fragment(loop, argument)) return false;
@@ -418,7 +425,7 @@ bool Analysis::hold_mma(const Operation& op) {
     accumulators_[chain->second].input = input;  // sm_100a: D stays in TMEM
   } else {
     if (!fragment(acc)) return unsupported(op, "an mma whose accumulator is neither a zeros tile nor a register tile");
-    if (users_[acc].size() == 1) {
+    if (owns_registers(acc)) {
       fragment_of_[op.result()] = fragment_of_.at(acc);
     } else {
       if (!new_fragment(op, op.result())) return false;

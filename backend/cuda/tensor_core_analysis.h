@@ -132,6 +132,7 @@ class Analysis {
   void find_tmem_accumulators();
   StageBuffer* stage_operand(const Operation& op, size_t i);
   bool new_fragment(const Operation& op, const Value* value);
+  bool owns_registers(const Value* value);
   bool hold_region(const Region& region);
   bool hold_op(const Operation& op);
   bool hold_loop(const Operation& loop);
