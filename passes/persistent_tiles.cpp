@@ -161,7 +161,7 @@ class PersistentTiles {
     } else {
       // Whole clusters only: max(C, count div C * C), so the launch grid is a multiple of C.
       named(count, "sms");
-      cluster_size = named(arithmetic.constant(cluster), "cluster_size");
+      cluster_size = arithmetic.constant(cluster);
       workers = named(arithmetic.max(arithmetic.mul(arithmetic.div(count, cluster_size), cluster_size), cluster_size),
                       "workers");
       cluster_rows = named(arithmetic.cdiv(rows, cluster_size), "cluster_rows");
