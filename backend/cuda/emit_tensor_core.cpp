@@ -1,15 +1,10 @@
 // backend/cuda/emit_tensor_core.cpp — a warp-specialized kernel on the tensor cores (see header).
 //
-// Phases:
-//   1. Analyze (Analysis below): find the warp_specialize and its producer (the agent with the
-//      TMA loads) and compute agents; give each stage buffer its role (mma's A: K-major; mma's
-//      B: MN-major), its tensor map and its 1024-aligned place in shared memory; give each
-//      mbarrier its arrival count (sm_90a: one arrival per compute warpgroup where the compute
-//      agent arrives; sm_100a: tcgen05.commit arrives once); follow each f32 accumulator from its
-//      `zeros` through loops and mmas to the stores; check every op against what is supported.
-//   2. Emit: the summary comment; the kernel (top-level scalar ops, barrier init, the role switch
-//      by warpgroup, each agent's ops in program order, the epilogue per element); the launcher
-//      (tensor maps, opt-in shared memory, the launch).
+// The kernel is analyzed first (tensor_core_analysis.h: roles, places in shared memory, arrival
+// counts, how each tile value is held, mma plans; everything unsupported reported at its op),
+// then written: the summary comment; the kernel (top-level scalar ops, barrier init, the role
+// switch by warpgroup, each agent's ops in program order, register tiles, the epilogue per
+// element); the launcher (tensor maps, opt-in shared memory, the launch).
 // Layout facts (128-byte swizzle): a stage tile R x C of 16-bit elements is C/64 panels of
 // R rows x 128 bytes, panel p at p·R·128 bytes; TMA fills one panel per box. A's descriptor:
 // K-major, stride 1024 bytes between 8-row groups, a 16-element K step is +32 bytes inside the
@@ -28,6 +23,8 @@
 
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/emit_kernel_body.h"
+#include "backend/cuda/tensor_core_analysis.h"
+#include "backend/cuda/tensor_core_fragments.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 
@@ -35,20 +32,7 @@ namespace tilec::cuda {
 
 namespace {
 
-constexpr int64_t kWarpgroup = 128;
-constexpr int64_t kPanelColumns = 64;  // 16-bit elements in one 128-byte swizzle row
-constexpr int64_t kPanelRowBytes = 128;
-constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
-constexpr int64_t kMmaK = 16;                // K of one WGMMA / tcgen05.mma (16-bit inputs)
-constexpr int64_t kRegisterFile = 65536;
-constexpr int64_t kTmemColumns = 512;
-
-void walk_const(const Region& region, const std::function<void(const Operation&)>& visit) {
-  for (const auto& op : region.operations()) {
-    visit(*op);
-    for (size_t r = 0; r < op->num_regions(); ++r) walk_const(op->region(r), visit);
-  }
-}
+using namespace tensor_core;  // NOLINT: the analysis' layout constants and records
 
 std::string join(const std::vector<std::string>& parts, const char* separator) {
   std::string text;
@@ -60,39 +44,10 @@ const char* tensor_map_type(ScalarKind kind) {
   return kind == ScalarKind::bf16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
 }
 
-struct StageBuffer {
-  const Operation* op = nullptr;
-  std::string name;  // uint32_t shared address of slot 0
-  Type tile;
-  int64_t depth = 0, slot_bytes = 0, offset = 0;
-  const Value* full = nullptr;
-  const Value* empty = nullptr;
-  const Value* tensor = nullptr;  // filled by tma_load_async from this tensor
-  std::string map;                // its CUtensorMap parameter
-  enum class Role { none, a, b } role = Role::none;
-  int64_t panels() const { return tile.shape()[1] / kPanelColumns; }
-  int64_t panel_bytes() const { return tile.shape()[0] * kPanelRowBytes; }
-};
-
-struct Barrier {
-  const Operation* op = nullptr;
-  std::string name;  // uint32_t shared address of slot 0
-  int64_t slots = 0, arrivals = 0, offset = 0;
-  std::string purpose;
-};
-
-struct Accumulator {
-  std::string name;  // sm_90a: the float array; sm_100a: the `started` flag's prefix
-  const Operation* zeros = nullptr;
-  int64_t rows = 0, columns = 0, tmem_column = 0;
-  ScalarKind input = ScalarKind::bf16;
-};
-
-class TensorCoreKernel {
+class TensorCoreKernel : public tensor_core::Analysis {
  public:
   TensorCoreKernel(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
-      : plan_(plan), kernel_(*plan.kernel), target_(needs.target), needs_(needs), diagnostics_(diagnostics),
-        names_(plan.names), body_(plan, BodyMode::cta, out_) {}
+      : Analysis(plan, needs, diagnostics), body_(plan, BodyMode::cta, out_) {}
 
   bool run(std::string& out) {
     if (!analyze()) return false;
@@ -104,358 +59,6 @@ class TensorCoreKernel {
   }
 
  private:
-  bool blackwell() const { return target_ == "sm_100a"; }
-
-  bool unsupported(const Operation& op, const std::string& what) {
-    diagnostics_.error(op.location(), fmt::format("the tensor-core CUDA backend ({}) does not support {}", target_, what));
-    return false;
-  }
-
-  // ----------------------------------------------------------------------------- analysis
-  bool analyze() {
-    const Region& body = kernel_.region();
-    for (const auto& op : body.operations())
-      if (op->kind() == OpKind::stage_buffer && op->result(0)->type().payload().space() == MemorySpace::reg)
-        return unsupported(*op, "a stage buffer in registers (a value crossing the stages of a software-pipelined "
-                                "loop, as in attention's online softmax): elementwise ops, reductions and mma on "
-                                "register fragments are not written yet");
-    for (const auto& op : body.operations()) {
-      switch (op->kind()) {
-        case OpKind::warp_specialize:
-          if (specialize_) return unsupported(*op, "a second warp_specialize in one kernel");
-          specialize_ = op.get();
-          break;
-        case OpKind::mbarrier_create: add_barrier(*op); break;
-        case OpKind::stage_buffer: add_stage_buffer(*op); break;
-        case OpKind::return_: break;
-        default:
-          if (specialize_) return unsupported(*op, fmt::format("'{}' after the warp_specialize", op->name()));
-          if (op->num_regions() > 0 || (op->num_results() > 0 && !op->result(0)->type().is_scalar()))
-            return unsupported(*op, fmt::format("'{}' before the warp_specialize", op->name()));
-      }
-    }
-    if (!specialize_) return unsupported(kernel_, "a kernel without warp_specialize");
-    for (const auto& op : specialize_->region().operations()) {
-      if (op->kind() != OpKind::agent) continue;
-      bool loads = false;
-      walk_const(op->region(), [&](const Operation& inner) { loads = loads || inner.kind() == OpKind::tma_load_async; });
-      (loads ? producer_ : compute_) = op.get();
-      agents_.push_back(op.get());
-    }
-    if (agents_.size() != 2 || !producer_ || !compute_)
-      return unsupported(*specialize_, "agents other than one TMA producer and one compute agent");
-    if (producer_->int_attr("threads") != kWarpgroup)
-      return unsupported(*producer_, "a producer agent that is not one warpgroup of 128 threads");
-    compute_threads_ = compute_->int_attr("threads");
-    if (compute_threads_ != kWarpgroup && compute_threads_ != 2 * kWarpgroup)
-      return unsupported(*compute_, "a compute agent that is not one or two warpgroups (128 or 256 threads)");
-    for (const Operation* agent : agents_) {
-      int64_t registers = agent->int_attr("registers");
-      if (registers < 24 || registers > 256 || registers % 8 != 0)
-        return unsupported(*agent, fmt::format("registers = {} (setmaxnreg takes a multiple of 8 in 24..256)", registers));
-    }
-    if (producer_->int_attr("registers") * kWarpgroup + compute_->int_attr("registers") * compute_threads_ > kRegisterFile)
-      return unsupported(*compute_, "agents whose registers exceed the 65,536 of an SM");
-
-    bool ok = check_agent(*producer_, true) && check_agent(*compute_, false);
-    ok = ok && check_stage_buffers() && place_shared_memory();
-    if (ok && !blackwell()) plan_deferred_releases();
-    return ok && !diagnostics_.has_errors();
-  }
-
-  void add_barrier(const Operation& op) {
-    Barrier barrier;
-    barrier.op = &op;
-    barrier.name = plan_.expression(op.result());
-    barrier.slots = op.int_attr("count", 1);
-    barrier.arrivals = op.int_attr("arrivals", 1);
-    barrier_of_[op.result()] = barriers_.size();
-    barriers_.push_back(barrier);
-  }
-
-  void add_stage_buffer(const Operation& op) {
-    StageBuffer buffer;
-    buffer.op = &op;
-    buffer.name = plan_.expression(op.result());
-    buffer.tile = op.result()->type().payload();
-    buffer.depth = op.result()->type().depth();
-    buffer.full = op.operand(0);
-    buffer.empty = op.operand(1);
-    stage_of_[op.result()] = stages_.size();
-    stages_.push_back(buffer);
-  }
-
-  // Every op of an agent is one this emitter writes; records accumulators, TMA sources and the
-  // operand roles of mma.
-  bool check_agent(const Operation& agent, bool producer) {
-    bool ok = true;
-    walk_const(agent.region(), [&](const Operation& op) {
-      if (!ok) return;
-      ok = check_op(op, producer);
-    });
-    return ok;
-  }
-
-  bool check_op(const Operation& op, bool producer) {
-    switch (op.kind()) {
-      case OpKind::constant: case OpKind::yield: case OpKind::mbarrier_wait: case OpKind::mbarrier_arrive:
-      case OpKind::stage_advance: case OpKind::named_barrier_sync: case OpKind::named_barrier_arrive:
-      case OpKind::event_set: case OpKind::event_wait:
-        return true;
-      case OpKind::for_: return check_loop(op);
-      case OpKind::if_:
-        for (size_t i = 0; i < op.num_results(); ++i)
-          if (!op.result(i)->type().is_scalar()) return unsupported(op, "an 'if' with a tile result");
-        return true;
-      case OpKind::tma_load_async: return check_tma(op);
-      case OpKind::stage_read:
-        if (producer) return unsupported(op, "a stage_read on the producer agent");
-        return true;
-      case OpKind::zeros:
-        if (producer) return unsupported(op, "tile arithmetic on the producer agent");
-        return add_accumulator(op);
-      case OpKind::mma:
-        if (producer) return unsupported(op, "mma on the producer agent");
-        return check_mma(op);
-      case OpKind::store:
-        if (producer) return unsupported(op, "a store on the producer agent");
-        return check_store(op);
-      case OpKind::load:
-        if (producer || op.result()->type().rank() != 2) return unsupported(op, "this 'load' (only 2-D tiles read by a compute agent's epilogue)");
-        return true;
-      default: break;
-    }
-    if (op.num_results() == 1 && op.result()->type().is_scalar() && op.num_regions() == 0 &&
-        op.kind() != OpKind::grid_ids && op.kind() != OpKind::sm_count)
-      return true;  // scalar arithmetic
-    if (!producer && op.info().has(kElementwise) && op.num_results() == 1 && op.result()->type().is_tile() &&
-        op.result()->type().rank() == 2)
-      return true;  // epilogue arithmetic, evaluated per element at the store
-    return unsupported(op, fmt::format("'{}' inside an agent", op.name()));
-  }
-
-  bool add_accumulator(const Operation& op) {
-    const Type& type = op.result()->type();
-    if (type.element() != ScalarKind::f32 || type.rank() != 2)
-      return unsupported(op, fmt::format("a {} tile of zeros (accumulators are 2-D f32 tiles)", type.to_string()));
-    Accumulator accumulator;
-    accumulator.name = plan_.expression(op.result());
-    accumulator.zeros = &op;
-    accumulator.rows = type.shape()[0];
-    accumulator.columns = type.shape()[1];
-    accumulator_of_[op.result()] = accumulators_.size();
-    accumulators_.push_back(accumulator);
-    return true;
-  }
-
-  // Carried accumulators stay in place: the body argument, the loop result and the yielded value
-  // are the same accumulator.
-  bool check_loop(const Operation& loop) {
-    const Region& body = loop.region();
-    for (size_t i = 1; i < body.num_arguments(); ++i) {
-      const Value* argument = body.argument(i);
-      if (argument->type().is_scalar()) continue;
-      auto init = accumulator_of_.find(loop.operand(2 + i));
-      if (init == accumulator_of_.end()) return unsupported(loop, "a loop carrying a tile that is not an mma accumulator");
-      accumulator_of_[argument] = init->second;
-      accumulator_of_[loop.result(i - 1)] = init->second;
-      pending_yields_.push_back({&loop, i});
-    }
-    return true;
-  }
-
-  bool check_tma(const Operation& op) {
-    const Value* buffer_value = op.operand(0);
-    auto it = stage_of_.find(buffer_value);
-    if (it == stage_of_.end()) return unsupported(op, "a tma_load_async into something other than a stage buffer");
-    StageBuffer& buffer = stages_[it->second];
-    const Value* tensor = op.operand(2);
-    if (tensor->type().rank() != 2) return unsupported(op, fmt::format("TMA from a rank-{} tensor (2-D only)", tensor->type().rank()));
-    if (buffer.tensor && buffer.tensor != tensor) return unsupported(op, "one stage buffer filled from two tensors");
-    buffer.tensor = tensor;
-    buffer.map = plan_.expression(tensor) + "_map";
-    return true;
-  }
-
-  bool check_mma(const Operation& op) {
-    auto stage_operand = [&](size_t i) -> StageBuffer* {
-      const Operation* read = op.operand(i)->defining_op();
-      if (!read || read->kind() != OpKind::stage_read) return nullptr;
-      auto it = stage_of_.find(read->operand(0));
-      return it == stage_of_.end() ? nullptr : &stages_[it->second];
-    };
-    StageBuffer* a = stage_operand(0);
-    StageBuffer* b = stage_operand(1);
-    if (!a || !b) return unsupported(op, "an mma whose operands are not stage buffers filled by TMA");
-    auto acc = accumulator_of_.find(op.operand(2));
-    if (acc == accumulator_of_.end()) return unsupported(op, "an mma whose accumulator does not start from zeros");
-    for (auto [buffer, role] : {std::pair{a, StageBuffer::Role::a}, std::pair{b, StageBuffer::Role::b}}) {
-      if (buffer->role != StageBuffer::Role::none && buffer->role != role)
-        return unsupported(op, "a stage buffer read as both A and B of mma");
-      buffer->role = role;
-    }
-    Accumulator& accumulator = accumulators_[acc->second];
-    ScalarKind input = a->tile.element();
-    if (input != b->tile.element() || (input != ScalarKind::bf16 && input != ScalarKind::f16))
-      return unsupported(op, fmt::format("mma of {} x {} (bf16 or f16 inputs)", to_string(input), to_string(b->tile.element())));
-    accumulator.input = input;
-    int64_t m = accumulator.rows, n = accumulator.columns, k = a->tile.shape()[1];
-    if (blackwell()) {
-      if (m != 128) return unsupported(op, fmt::format("an mma of {} rows (tcgen05.mma M = 128 here)", m));
-    } else if (m != 64 * (compute_threads_ / kWarpgroup)) {
-      return unsupported(op, fmt::format("an mma of {} rows on {} compute warpgroups (64 rows each)", m, compute_threads_ / kWarpgroup));
-    }
-    if (n % kPanelColumns != 0 || n > 256)
-      return unsupported(op, fmt::format("an mma {} columns wide (a multiple of 64, at most 256)", n));
-    if (k % kPanelColumns != 0)
-      return unsupported(op, fmt::format("an mma with K = {} per step (a multiple of 64: one 128-byte swizzle row)", k));
-    accumulator_of_[op.result()] = acc->second;
-    if (!blackwell()) needs_.wgmma_shapes.insert(fmt::format("64x{}:{}", n, input == ScalarKind::bf16 ? "bf16" : "f16"));
-    mma_ops_.push_back(&op);
-    return true;
-  }
-
-  bool check_store(const Operation& op) {
-    const Value* value = op.operands().back();
-    if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() != 2)
-      return unsupported(op, "a store that is not a 2-D tile");
-    const Accumulator* accumulator = nullptr;
-    bool ok = true;
-    std::function<void(const Value*)> visit = [&](const Value* leaf) {
-      if (!leaf->type().is_tile()) return;
-      auto it = accumulator_of_.find(leaf);
-      if (it != accumulator_of_.end()) {
-        if (accumulator && accumulator != &accumulators_[it->second]) ok = false;
-        accumulator = &accumulators_[it->second];
-        return;
-      }
-      const Operation* def = leaf->defining_op();
-      if (!def || def->kind() == OpKind::stage_read) {
-        ok = false;
-        return;
-      }
-      if (def->kind() == OpKind::load) return;
-      for (const Value* operand : def->operands()) visit(operand);
-    };
-    visit(value);
-    if (!ok || !accumulator) return unsupported(op, "a stored value that is not computed element by element from one mma accumulator");
-    if (value->type().shape() != std::vector<int64_t>{accumulator->rows, accumulator->columns})
-      return unsupported(op, "a stored tile of another shape than its accumulator");
-    store_accumulator_[&op] = accumulator;
-    return true;
-  }
-
-  bool check_stage_buffers() {
-    for (const auto& [loop, index] : pending_yields_) {
-      const Value* yielded = loop->region().terminator()->operand(index - 1);
-      auto it = accumulator_of_.find(yielded);
-      if (it == accumulator_of_.end() || it->second != accumulator_of_.at(loop->region().argument(index)))
-        return unsupported(*loop, "a loop that yields another tile than the accumulator it carries");
-    }
-    for (StageBuffer& buffer : stages_) {
-      const Type& tile = buffer.tile;
-      if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
-      if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
-      if (tile.rank() != 2 || byte_size(tile.element()) != 2 || tile.shape()[1] % kPanelColumns != 0 ||
-          tile.shape()[0] % 8 != 0 || tile.shape()[0] > 256)
-        return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit, rows a multiple of 8 up to 256, "
-                                                   "columns a multiple of 64)", tile.to_string()));
-      buffer.slot_bytes = tile.element_count() * 2;
-      for (const Value* barrier : {buffer.full, buffer.empty}) {
-        auto it = barrier_of_.find(barrier);
-        if (it == barrier_of_.end() || barriers_[it->second].slots < buffer.depth)
-          return unsupported(*buffer.op, fmt::format("a stage buffer {} slots deep whose full or empty mbarrier has fewer "
-                                                     "slots", buffer.depth));
-      }
-    }
-    int64_t columns = 0;
-    for (Accumulator& accumulator : accumulators_) {
-      accumulator.tmem_column = columns;
-      columns += accumulator.columns;
-    }
-    if (blackwell()) {
-      tmem_columns_ = 32;
-      while (tmem_columns_ < columns) tmem_columns_ *= 2;
-      if (tmem_columns_ > kTmemColumns)
-        return unsupported(kernel_, fmt::format("accumulators of {} TMEM columns (the budget is {})", columns, kTmemColumns));
-    }
-    // Arrivals per phase: a compute agent arrives once per warpgroup (sm_90a) or once through
-    // tcgen05.commit (sm_100a); the producer's single thread once.
-    std::unordered_set<const Value*> compute_arrives;
-    walk_const(compute_->region(), [&](const Operation& op) {
-      if (op.kind() == OpKind::mbarrier_arrive) compute_arrives.insert(op.operand(0));
-    });
-    for (Barrier& barrier : barriers_) {
-      if (compute_arrives.count(barrier.op->result()) && !blackwell())
-        barrier.arrivals *= compute_threads_ / kWarpgroup;
-      barrier.purpose = compute_arrives.count(barrier.op->result()) ? "released by the compute agent"
-                                                                       : "filled by the producer's TMA";
-    }
-    return true;
-  }
-
-  // sm_90a: keep one WGMMA group in flight. An mma in a loop body whose stages are released
-  // by the arrives after it in the same body (every stage at least 2 deep) waits with
-  // wait_group 1 instead of 0 and releases the slots of the previous iteration instead of its
-  // own; after the loop, wait_group 0 and release the last ones. With depth >= 2 the producer
-  // never needs the one slot still held, so no wait can deadlock; a stage is still released
-  // only after the WGMMAs reading it are done.
-  void plan_deferred_releases() {
-    for (const Operation* mma : mma_ops_) {
-      const Operation* loop = mma->parent_op();
-      if (!loop || loop->kind() != OpKind::for_) continue;
-      std::vector<const Operation*> arrives;
-      bool after = false, shallow = false;
-      for (const auto& op : loop->region().operations()) {
-        if (op.get() == mma) after = true;
-        if (!after || op->kind() != OpKind::mbarrier_arrive) continue;
-        for (size_t operand = 0; operand < 2; ++operand) {
-          const Operation* read = mma->operand(operand)->defining_op();
-          const StageBuffer& buffer = stages_[stage_of_.at(read->operand(0))];
-          if (op->operand(0) == buffer.empty && op->operand(1) == read->operand(1)) {
-            arrives.push_back(op.get());
-            shallow = shallow || buffer.depth < 2;
-          }
-        }
-      }
-      if (arrives.size() != 2 || shallow) continue;
-      deferred_mma_.insert(mma);
-      for (const Operation* arrive : arrives) {
-        std::string name = names_.unique(plan_.expression(arrive->operand(0)) + "_held");
-        deferred_arrive_[arrive] = name;
-        loop_releases_[loop].push_back({arrive, name});
-      }
-    }
-  }
-
-  bool place_shared_memory() {
-    int64_t offset = 0;
-    for (StageBuffer& buffer : stages_) {
-      buffer.offset = offset;
-      offset += (buffer.depth * buffer.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
-    }
-    for (Barrier& barrier : barriers_) {
-      barrier.offset = offset;
-      offset += 8 * barrier.slots;
-    }
-    if (blackwell()) {  // the accumulator barrier and the TMEM base address
-      accumulator_barrier_offset_ = offset;
-      offset += 8;
-      tmem_slot_offset_ = offset;
-      offset += 8;
-    }
-    // Dynamic shared memory is 16-byte aligned; the kernel rounds its base up to 1024 bytes.
-    shared_bytes_ = offset + kSwizzleAtomBytes;
-    if (shared_bytes_ > kSharedMemoryBudget) {
-      diagnostics_.error(kernel_.location(),
-                         fmt::format("kernel @{} needs {} bytes of shared memory for its stage buffers and barriers; the "
-                                     "{} budget is {} bytes (227 KiB): use fewer stages or smaller tiles",
-                                     kernel_name(kernel_), shared_bytes_, target_, kSharedMemoryBudget));
-      return false;
-    }
-    return true;
-  }
-
   // ----------------------------------------------------------------------------- emission
   void line(int indent, const std::string& text) {
     out_.append(2 * static_cast<size_t>(indent), ' ');
@@ -503,11 +106,24 @@ class TensorCoreKernel {
     for (const Barrier& barrier : barriers_)
       line(0, fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name, barrier.slots,
                           barrier.offset, barrier.arrivals, barrier.purpose));
+    for (const Operation* mma : mma_ops_)
+      if (mma_plans_.at(mma).staging_bytes > 0)
+        line(0, fmt::format("//   A of the mma at line {} (from registers): {} bytes at {}, 128B swizzle", mma->location().line,
+                            mma_plans_.at(mma).staging_bytes, mma_plans_.at(mma).staging_offset));
+    if (exchange_offset_ >= 0)
+      line(0, fmt::format("//   row-reduction exchange between the compute warpgroups: {} bytes at {}", 4 * compute_threads_,
+                          exchange_offset_));
+    walk_const(kernel_.region(), [&](const Operation& op) {
+      if (op.kind() == OpKind::stage_buffer && register_pipes_.count(op.result()))
+        line(0, fmt::format("//   pipe {}: {} in registers (written and read by the compute agent in program order)",
+                            plan_.expression(op.result()), op.result()->type().to_string()));
+    });
     for (const Accumulator& accumulator : accumulators_)
-      line(0, fmt::format("//   accumulator {}: {}x{} f32 {}", accumulator.name, accumulator.rows, accumulator.columns,
-                          blackwell() ? fmt::format("in TMEM columns {}..{}", accumulator.tmem_column,
-                                                    accumulator.tmem_column + accumulator.columns - 1)
-                                      : fmt::format("in registers, {} per thread", accumulator.columns / 2)));
+      line(0, fmt::format("//   accumulator {}: {}x{} f32 in TMEM columns {}..{}", accumulator.name, accumulator.rows,
+                          accumulator.columns, accumulator.tmem_column, accumulator.tmem_column + accumulator.columns - 1));
+    for (const Fragment& held : fragments_)
+      line(0, fmt::format("//   {} {}: {}x{} {} in registers, {} per thread", held.accumulator ? "accumulator" : "register tile",
+                          held.name, held.rows, held.columns, to_string(held.element), layout_.count(held.columns)));
     line(0, "// " + rule);
   }
 
@@ -610,6 +226,10 @@ class TensorCoreKernel {
   void emit_top_level(const Operation& op) {
     switch (op.kind()) {
       case OpKind::mbarrier_create: {
+        if (register_barriers_.count(op.result())) {
+          line(1, fmt::format("// {}: a register pipe's barrier, not needed (one agent, program order)", plan_.expression(op.result())));
+          return;
+        }
         const Barrier& barrier = barriers_[barrier_of_.at(op.result())];
         line(1, fmt::format("const uint32_t {} = shared_base + {};  // {} mbarrier(s)", barrier.name, barrier.offset, barrier.slots));
         if (blackwell() && &barrier == &barriers_.back()) {
@@ -619,6 +239,11 @@ class TensorCoreKernel {
         return;
       }
       case OpKind::stage_buffer: {
+        if (register_pipes_.count(op.result())) {
+          line(1, fmt::format("// {}: {} in registers: the compute threads read what they wrote", plan_.expression(op.result()),
+                              op.result()->type().to_string()));
+          return;
+        }
         const StageBuffer& buffer = stages_[stage_of_.at(op.result())];
         line(1, fmt::format("const uint32_t {} = shared_base + {};  // {} slots of {}", buffer.name, buffer.offset,
                             buffer.depth, buffer.tile.to_string()));
@@ -648,6 +273,12 @@ class TensorCoreKernel {
 
   void emit_op(const Operation& op, int indent) {
     bool producer = in_agent(op, producer_);
+    if ((op.kind() == OpKind::mbarrier_wait || op.kind() == OpKind::mbarrier_arrive) &&
+        register_barriers_.count(op.operand(0))) {
+      line(indent, fmt::format("// {} {}: a register pipe's barrier; program order is its synchronization", op.name(),
+                               plan_.expression(op.operand(0))));
+      return;
+    }
     switch (op.kind()) {
       case OpKind::yield: return;
       case OpKind::for_: emit_for(op, indent); return;
@@ -691,7 +322,16 @@ class TensorCoreKernel {
         line(indent, fmt::format("const int64_t {} = {} + 1 == {} ? 1 - {} : {};", plan_.expression(op.result(1)), index, count, phase, phase));
         return;
       }
+      case OpKind::stage_write:
+        line(indent, fmt::format("// stage_write {}: {} stays in registers", plan_.expression(op.operand(0)),
+                                 plan_.expression(op.operand(2))));
+        return;
       case OpKind::stage_read: {
+        if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+          line(indent, fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
+                                   plan_.expression(op.operand(0)), fragment(op.result())->name));
+          return;
+        }
         const StageBuffer& buffer = stages_[stage_of_.at(op.operand(0))];
         line(indent, fmt::format("const uint32_t {} = {} + static_cast<uint32_t>({}) * {};  // slot of {}",
                                  plan_.expression(op.result()), buffer.name, plan_.expression(op.operand(1)),
@@ -707,13 +347,23 @@ class TensorCoreKernel {
                                  blackwell() ? "within one agent: program order and the accumulator barrier"
                                              : "within one agent: program order, wgmma.fence and wait_group"));
         return;
-      case OpKind::zeros: emit_zeros(op, indent); return;
+      case OpKind::zeros:
+        if (auto chain = accumulator_of_.find(op.result()); chain != accumulator_of_.end()) {
+          comment(indent, op);
+          line(indent, fmt::format("bool {}_started = false;  // the first mma overwrites TMEM instead of adding",
+                                   accumulators_[chain->second].name));
+          return;
+        }
+        break;
+      case OpKind::reduce_max: case OpKind::reduce_sum: emit_reduction(op, indent); return;
       case OpKind::mma: emit_mma(op, indent); return;
       case OpKind::store: emit_store(op, indent); return;
-      case OpKind::load: return;  // read per element by the epilogue that stores it
       default: break;
     }
-    if (op.num_results() == 1 && op.result()->type().is_tile()) return;  // epilogue arithmetic
+    if (op.num_results() == 1 && op.result()->type().is_tile()) {
+      if (fragment(op.result())) emit_fragment_op(op, indent);
+      return;  // else computed per element where a store writes it
+    }
     body_.emit_op(op, indent);
   }
 
@@ -750,56 +400,220 @@ class TensorCoreKernel {
     }
   }
 
-  void emit_zeros(const Operation& op, int indent) {
-    const Accumulator& accumulator = accumulators_[accumulator_of_.at(op.result())];
-    comment(indent, op);
-    if (blackwell()) {
-      line(indent, fmt::format("bool {}_started = false;  // the first mma overwrites TMEM instead of adding", accumulator.name));
+  // A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
+  // `row` and `column` declared when the value reads them.
+  void emit_fragment_loop(int indent, int64_t columns, const std::string& assignment, bool position) {
+    int64_t count = layout_.count(columns);
+    line(indent, "#pragma unroll");
+    if (!position) {
+      line(indent, fmt::format("for (int i = 0; i < {}; ++i) {}", count, assignment));
       return;
     }
-    line(indent, fmt::format("float {}[{}];", accumulator.name, accumulator.columns / 2));
-    line(indent, fmt::format("#pragma unroll\n{}for (int i = 0; i < {}; ++i) {}[i] = 0.0f;",
-                             std::string(2 * static_cast<size_t>(indent), ' '), accumulator.columns / 2, accumulator.name));
+    line(indent, fmt::format("for (int i = 0; i < {}; ++i) {{", count));
+    line(indent + 1, FragmentLayout::position_variables());
+    line(indent + 1, fmt::format("const int row = {}, column = {};", layout_.row("i", columns == 1), layout_.column("i", columns)));
+    line(indent + 1, "(void)row, (void)column;");
+    line(indent + 1, assignment);
+    line(indent, "}");
   }
 
-  // The A operand of K step `step` for warpgroup rows starting at `row`.
-  std::string a_address(const StageBuffer& a, const std::string& slot, int64_t step, const std::string& row_offset) const {
+  void declare_fragment(int indent, const Fragment& fragment) {
+    line(indent, fmt::format("{} {}[{}];", element_type(fragment.element), fragment.name, layout_.count(fragment.columns)));
+  }
+
+  void copy_fragment(int indent, const Fragment& to, const Fragment& from) {
+    emit_fragment_loop(indent, to.columns, fmt::format("{}[i] = {}[i];", to.name, from.name), false);
+  }
+
+  // A tile op whose result the compute threads keep in registers.
+  void emit_fragment_op(const Operation& op, int indent) {
+    const Fragment& result = *fragment(op.result());
+    comment(indent, op);
+    declare_fragment(indent, result);
+    position_used_ = false;
+    ElementContext context;
+    context.row_vector = result.columns == 1;
+    std::string value;
+    if (op.kind() == OpKind::zeros) value = zero_literal(result.element);
+    else if (op.kind() == OpKind::full) value = plan_.expression(op.operand(0));
+    else if (op.kind() == OpKind::load) value = load_element(op, "row", "column");
+    else {
+      std::vector<std::string> operands;
+      for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
+      value = body_.element_expression(op, operands);
+    }
+    emit_fragment_loop(indent, result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
+  }
+
+  // reduce_max / reduce_sum along the columns: each thread over its registers, then across the
+  // threads holding the other columns of its rows.
+  void emit_reduction(const Operation& op, int indent) {
+    const Fragment& result = *fragment(op.result());
+    const Fragment& input = *fragment(op.operand(0));
+    bool maximum = op.kind() == OpKind::reduce_max;
+    std::string combine = maximum ? "max_f32({0}, {1})" : "add_f32({0}, {1})";
+    comment(indent, op);
+    declare_fragment(indent, result);
+    line(indent, "{");
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", layout_.count(1), result.name,
+                                 maximum ? "-INFINITY" : "0.0f"));
+    std::string slot = fmt::format("{}[{}]", result.name, layout_.row_slot("i"));
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,
+                                 fmt::format(fmt::runtime(combine), slot, input.name + "[i]")));
+    std::string exchange, barrier;
+    if (exchange_offset_ >= 0) {
+      line(indent + 1, FragmentLayout::position_variables());
+      line(indent + 1, fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));
+      exchange = "exchange";
+      barrier = fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_);
+    }
+    std::string rows = layout_.combine_rows(result.name, combine, exchange, barrier);
+    for (size_t start = 0, end; (end = rows.find('\n', start)) != std::string::npos; start = end + 1)
+      line(indent + 1, rows.substr(start, end - start));
+    line(indent, "}");
+  }
+
+  // The A operand of K step `step` in a 128-byte-swizzled K-major tile at `base` whose 64-column
+  // panels are `panel_bytes` apart, for rows starting `row_offset` bytes in.
+  static std::string a_address(const std::string& base, int64_t panel_bytes, int64_t step, const std::string& row_offset) {
     int64_t element = step * kMmaK;
-    int64_t offset = element / kPanelColumns * a.panel_bytes() + element % kPanelColumns * 2;
-    return fmt::format("{} + {}{}", slot, offset, row_offset);
+    int64_t offset = element / kPanelColumns * panel_bytes + element % kPanelColumns * 2;
+    return fmt::format("{} + {}{}", base, offset, row_offset);
+  }
+
+  std::string b_descriptor(const StageBuffer& b, const std::string& slot, int64_t step) const {
+    return fmt::format("tilec_matrix_descriptor({} + {}, {}, 1024)", slot, step * kMmaK * kPanelRowBytes, b.panel_bytes());
+  }
+
+  static uint32_t tcgen05_instruction(ScalarKind input, int64_t rows, int64_t columns) {
+    return (1u << 4) | (input == ScalarKind::bf16 ? (1u << 7) | (1u << 10) : 0u) | (1u << 16) |
+           (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
   }
 
   void emit_mma(const Operation& op, int indent) {
+    const MmaPlan& plan = mma_plans_.at(&op);
+    comment(indent, op);
+    if (!blackwell()) emit_wgmma(op, plan, indent);
+    else if (plan.registers) emit_tcgen05_into_registers(op, plan, indent);
+    else emit_tcgen05_into_tmem(op, plan, indent);
+  }
+
+  // sm_100a, an accumulator kept in TMEM: the first mma overwrites it, the others add.
+  void emit_tcgen05_into_tmem(const Operation& op, const MmaPlan& plan, int indent) {
     const Accumulator& accumulator = accumulators_[accumulator_of_.at(op.result())];
     const StageBuffer& a = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
     const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
-    const std::string& a_slot = plan_.expression(op.operand(0));
-    const std::string& b_slot = plan_.expression(op.operand(1));
-    int64_t steps = a.tile.shape()[1] / kMmaK;
-    comment(indent, op);
-    if (blackwell()) {
-      uint32_t instruction = (1u << 4) | (accumulator.input == ScalarKind::bf16 ? (1u << 7) | (1u << 10) : 0u) |
-                             (1u << 16) | (static_cast<uint32_t>(accumulator.columns >> 3) << 17) |
-                             (static_cast<uint32_t>(accumulator.rows >> 4) << 24);
-      line(indent, "if (compute_thread == 0) {");
-      line(indent + 1, "tilec_tcgen05_after_sync();");
-      for (int64_t step = 0; step < steps; ++step)
-        line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), "
-                                     "tilec_matrix_descriptor({} + {}, {}, 1024), 0x{:08x}u, {});",
-                                     accumulator.tmem_column, a_address(a, a_slot, step, ""), b_slot,
-                                     step * kMmaK * kPanelRowBytes, b.panel_bytes(), instruction,
-                                     step == 0 ? accumulator.name + "_started" : "true"));
+    line(indent, "if (compute_thread == 0) {");
+    line(indent + 1, "tilec_tcgen05_after_sync();");
+    for (int64_t step = 0; step < a.tile.shape()[1] / kMmaK; ++step)
+      line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), {}, 0x{:08x}u, {});",
+                                   accumulator.tmem_column, a_address(plan_.expression(op.operand(0)), a.panel_bytes(), step, ""),
+                                   b_descriptor(b, plan_.expression(op.operand(1)), step),
+                                   tcgen05_instruction(plan.input, accumulator.rows, accumulator.columns),
+                                   step == 0 ? accumulator.name + "_started" : "true"));
+    line(indent, "}");
+    line(indent, fmt::format("{}_started = true;", accumulator.name));
+  }
+
+  // sm_100a, D in registers: A·B into TMEM columns of this mma's own (A from registers is
+  // first written to shared memory as TMA would have), then D = C + A·B read back.
+  void emit_tcgen05_into_registers(const Operation& op, const MmaPlan& plan, int indent) {
+    const Fragment& result = *fragment(op.result());
+    const Fragment& acc = *fragment(op.operand(2));
+    const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+    int64_t per_warpgroup = result.columns * kWarpgroup / compute_threads_;
+    std::string a_base = plan_.expression(op.operand(0));
+    int64_t a_panel = 0, k = 0;
+    if (const Fragment* a = fragment(op.operand(0))) {
+      int64_t a_columns = a->columns * kWarpgroup / compute_threads_;
+      a_panel = a->rows * kPanelRowBytes;
+      k = a->columns;
+      a_base = fmt::format("(shared_base + {})", plan.staging_offset);
+      line(indent, "{  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)");
+      line(indent + 1, FragmentLayout::position_variables());
+      line(indent + 1, fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
+      line(indent + 1, "#pragma unroll");
+      line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
+      line(indent + 2, fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
+      line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / 64 * {} + row * 128 + ((column % 64 / 8) ^ (row % 8)) * 16 + "
+                                   "column % 8 * 2) = {}[i];", element_type(a->element), a_panel, a->name));
+      line(indent + 1, "}");
       line(indent, "}");
-      line(indent, fmt::format("{}_started = true;", accumulator.name));
-      return;
+      line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
+      line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+    } else {
+      const StageBuffer& a_stage = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+      a_panel = a_stage.panel_bytes();
+      k = a_stage.tile.shape()[1];
     }
-    std::string function = wgmma_function(accumulator.columns, accumulator.input == ScalarKind::bf16 ? "bf16" : "f16");
+    line(indent, "if (compute_thread == 0) {");
+    line(indent + 1, "tilec_tcgen05_after_sync();");
+    for (int64_t step = 0; step < k / kMmaK; ++step)
+      line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), {}, 0x{:08x}u, {});",
+                                   plan.tmem_column, a_address(a_base, a_panel, step, ""),
+                                   b_descriptor(b, plan_.expression(op.operand(1)), step),
+                                   tcgen05_instruction(plan.input, result.rows, result.columns), step == 0 ? "false" : "true"));
+    line(indent + 1, "tilec_tcgen05_commit(accumulator_barrier);");
+    line(indent, "}");
+    line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+    line(indent, "accumulator_parity ^= 1;");
+    line(indent, "tilec_tcgen05_after_sync();");
+    if (plan.copy) declare_fragment(indent, result);
+    line(indent, "{");
+    line(indent + 1, FragmentLayout::position_variables());
+    line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / 32));
+    line(indent + 2, "uint32_t values[32];");
+    line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {} + "
+                                 "static_cast<uint32_t>(compute_warpgroup * {} + chunk * 32), values);",
+                                 plan.tmem_column, per_warpgroup));
+    line(indent + 2, "#pragma unroll");
+    line(indent + 2, fmt::format("for (int i = 0; i < 32; ++i) {0}[chunk * 32 + i] = add_f32({1}[chunk * 32 + i], __uint_as_float(values[i]));",
+                                 result.name, acc.name));
+    line(indent + 1, "}");
+    line(indent, "}");
+    line(indent, "// TMEM is read: a later mma may overwrite it.");
+    line(indent, "tilec_tcgen05_before_sync();");
+    line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+    line(indent, "tilec_tcgen05_after_sync();");
+  }
+
+  // sm_90a: WGMMA into the register tile, A from shared memory or from registers.
+  void emit_wgmma(const Operation& op, const MmaPlan& plan, int indent) {
+    const Fragment& result = *fragment(op.result());
+    const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+    const std::string& b_slot = plan_.expression(op.operand(1));
+    const Fragment* a_registers = fragment(op.operand(0));
+    const char* input = plan.input == ScalarKind::bf16 ? "bf16" : "f16";
+    if (plan.copy) {
+      declare_fragment(indent, result);
+      copy_fragment(indent, result, *fragment(op.operand(2)));
+    }
+    std::string function = wgmma_function(result.columns, input, a_registers != nullptr);
+    std::string packed;
+    if (a_registers) {
+      // Columns 16s..16s+15 of A are registers 8s..8s+7 of its fragment, two per 32-bit register;
+      // packed before the fence so that no instruction touches WGMMA registers between the MMAs.
+      packed = names_.unique(a_registers->name + "_pairs");
+      line(indent, fmt::format("uint32_t {}[{}];", packed, a_registers->columns / 4));
+      line(indent, "#pragma unroll");
+      line(indent, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = tilec_pack_pair({}[2 * i], {}[2 * i + 1]);",
+                               a_registers->columns / 4, packed, a_registers->name, a_registers->name));
+    }
     line(indent, "tilec_wgmma_fence();");
-    for (int64_t step = 0; step < steps; ++step)
-      line(indent, fmt::format("{}({}, tilec_matrix_descriptor({}, 16, 1024), tilec_matrix_descriptor({} + {}, {}, 1024));",
-                               function, accumulator.name,
-                               a_address(a, a_slot, step, fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes)),
-                               b_slot, step * kMmaK * kPanelRowBytes, b.panel_bytes()));
+    if (a_registers) {
+      for (int64_t step = 0; step < a_registers->columns / kMmaK; ++step)
+        line(indent, fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed, 4 * step,
+                                 4 * step + 1, 4 * step + 2, 4 * step + 3, b_descriptor(b, b_slot, step)));
+    } else {
+      const StageBuffer& a = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+      for (int64_t step = 0; step < a.tile.shape()[1] / kMmaK; ++step)
+        line(indent, fmt::format("{}({}, tilec_matrix_descriptor({}, 16, 1024), {});", function, result.name,
+                                 a_address(plan_.expression(op.operand(0)), a.panel_bytes(), step,
+                                           fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes)),
+                                 b_descriptor(b, b_slot, step)));
+    }
     line(indent, "tilec_wgmma_commit();");
     if (deferred_mma_.count(&op))
       line(indent, "tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done");
@@ -807,82 +621,109 @@ class TensorCoreKernel {
       line(indent, "tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done");
   }
 
-  // The element (row, column) of the tile `value` (both relative to the tile) as a C++ expression.
-  std::string element(const Value* value, const std::string& row, const std::string& column,
-                      const std::string& accumulator_element) {
-    if (!value->type().is_tile()) return plan_.expression(value);
-    const std::vector<int64_t>& shape = value->type().shape();
+  struct ElementContext {
+    std::string index = "i";   // the register of the fragment being computed
+    bool row_vector = false;   // that fragment is a row vector
+    std::string accumulator;   // a TMEM accumulator's element (stores on sm_100a)
+  };
+
+  // A load's element at tile position (row, column): zero outside the tensor.
+  std::string load_element(const Operation& op, const std::string& row, const std::string& column) {
+    position_used_ = true;
+    const std::vector<int64_t>& shape = op.result()->type().shape();
     std::string r = shape[0] == 1 ? "0" : row, c = shape[1] == 1 ? "0" : column;
-    if (accumulator_of_.count(value)) return accumulator_element;
-    const Operation& op = *value->defining_op();
-    if (op.kind() == OpKind::load) {
-      const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
-      std::string index0 = fmt::format("({} * {} + {})", plan_.expression(op.operand(1)), shape[0], r);
-      std::string index1 = fmt::format("({} * {} + {})", plan_.expression(op.operand(2)), shape[1], c);
-      return fmt::format("({0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, extents[0], extents[1],
-                         plan_.expression(op.operand(0)), zero_literal(value->type().element()));
+    const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
+    std::string index0 = fmt::format("({} * {} + {})", plan_.expression(op.operand(1)), shape[0], r);
+    std::string index1 = fmt::format("({} * {} + {})", plan_.expression(op.operand(2)), shape[1], c);
+    return fmt::format("({0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, extents[0], extents[1],
+                       plan_.expression(op.operand(0)), zero_literal(op.result()->type().element()));
+  }
+
+  // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
+  // element, lazily computed values at (`row`, `column`), scalars.
+  std::string element(const Value* value, const ElementContext& context) {
+    if (!value->type().is_tile()) return plan_.expression(value);
+    if (accumulator_of_.count(value)) return context.accumulator;
+    if (const Fragment* held = fragment(value)) {
+      if (held->columns == 1 && !context.row_vector) return fmt::format("{}[{}]", held->name, layout_.row_slot(context.index));
+      return fmt::format("{}[{}]", held->name, context.index);
     }
+    const Operation& op = *value->defining_op();
+    if (op.kind() == OpKind::load) return load_element(op, "row", "column");
     if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
     if (op.kind() == OpKind::zeros) return zero_literal(value->type().element());
     std::vector<std::string> operands;
-    for (const Value* operand : op.operands()) operands.push_back(element(operand, r, c, accumulator_element));
+    for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
     return body_.element_expression(op, operands);
   }
 
   void emit_store(const Operation& op, int indent) {
-    const Accumulator& accumulator = *store_accumulator_.at(&op);
+    const Accumulator* accumulator = store_accumulator_.at(&op);
     const Value* value = op.operands().back();
     const Value* tensor = op.operand(0);
     const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
-    std::string row_base = fmt::format("{} * {}", plan_.expression(op.operand(1)), accumulator.rows);
-    std::string column_base = fmt::format("{} * {}", plan_.expression(op.operand(2)), accumulator.columns);
+    int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
+    std::string row_base = fmt::format("{} * {}", plan_.expression(op.operand(1)), rows);
+    std::string column_base = fmt::format("{} * {}", plan_.expression(op.operand(2)), columns);
     comment(indent, op);
     line(indent, "{");
     if (blackwell()) {
-      line(indent + 1, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
-      line(indent + 1, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
-      line(indent + 1, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
-      line(indent + 1, "accumulator_parity ^= 1;");
-      line(indent + 1, "tilec_tcgen05_after_sync();");
-      int64_t half = accumulator.columns * kWarpgroup / compute_threads_;
+      int64_t half = columns * kWarpgroup / compute_threads_;
+      ElementContext context;
+      if (accumulator) {
+        line(indent + 1, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
+        line(indent + 1, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
+        line(indent + 1, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+        line(indent + 1, "accumulator_parity ^= 1;");
+        line(indent + 1, "tilec_tcgen05_after_sync();");
+        context.index = "chunk * 32 + i";
+        context.accumulator = fmt::format("({}_started ? __uint_as_float(values[i]) : 0.0f)", accumulator->name);
+      }
       line(indent + 1, "// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
       line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
       line(indent + 1, fmt::format("const int first_column = compute_warpgroup * {};", half));
-      line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
-      line(indent + 2, "uint32_t values[32];");
-      line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + ((static_cast<uint32_t>(row) & ~31u) << 16) + {} + "
-                                   "static_cast<uint32_t>(first_column + chunk * 32), values);", accumulator.tmem_column));
-      line(indent + 2, "#pragma unroll");
-      line(indent + 2, "for (int i = 0; i < 32; ++i) {");
-      line(indent + 3, "const int column = first_column + chunk * 32 + i;");
-      emit_store_element(op, value, extents, row_base, column_base, fmt::format("({}_started ? __uint_as_float(values[i]) : 0.0f)", accumulator.name), indent + 3);
-      line(indent + 2, "}");
-      line(indent + 1, "}");
-      line(indent + 1, "// TMEM is read: the next tile's MMA may overwrite it.");
-      line(indent + 1, "tilec_tcgen05_before_sync();");
-      line(indent + 1, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
-      line(indent + 1, "tilec_tcgen05_after_sync();");
+      if (accumulator) {
+        line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
+        line(indent + 2, "uint32_t values[32];");
+        line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + ((static_cast<uint32_t>(row) & ~31u) << 16) + {} + "
+                                     "static_cast<uint32_t>(first_column + chunk * 32), values);", accumulator->tmem_column));
+        line(indent + 2, "#pragma unroll");
+        line(indent + 2, "for (int i = 0; i < 32; ++i) {");
+        line(indent + 3, "const int column = first_column + chunk * 32 + i;");
+        emit_store_element(op, value, extents, row_base, column_base, context, indent + 3);
+        line(indent + 2, "}");
+        line(indent + 1, "}");
+        line(indent + 1, "// TMEM is read: the next tile's MMA may overwrite it.");
+        line(indent + 1, "tilec_tcgen05_before_sync();");
+        line(indent + 1, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+        line(indent + 1, "tilec_tcgen05_after_sync();");
+      } else {
+        line(indent + 1, "#pragma unroll");
+        line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", half));
+        line(indent + 2, "const int column = first_column + i;");
+        emit_store_element(op, value, extents, row_base, column_base, context, indent + 2);
+        line(indent + 1, "}");
+      }
     } else {
       line(indent + 1, "// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
       line(indent + 1, "// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
       line(indent + 1, "const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
       line(indent + 1, "#pragma unroll");
-      line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", accumulator.columns / 2));
+      line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
       line(indent + 2, "const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
       line(indent + 2, "const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
-      emit_store_element(op, value, extents, row_base, column_base, fmt::format("{}[i]", accumulator.name), indent + 2);
+      emit_store_element(op, value, extents, row_base, column_base, ElementContext{}, indent + 2);
       line(indent + 1, "}");
     }
     line(indent, "}");
   }
 
   void emit_store_element(const Operation& op, const Value* value, const std::vector<std::string>& extents,
-                          const std::string& row_base, const std::string& column_base,
-                          const std::string& accumulator_element, int indent) {
+                          const std::string& row_base, const std::string& column_base, const ElementContext& context,
+                          int indent) {
     line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
     line(indent, fmt::format("if (index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};", extents[0], extents[1],
-                             plan_.expression(op.operand(0)), extents[1],
-                             element(value, "row", "column", accumulator_element)));
+                             plan_.expression(op.operand(0)), extents[1], element(value, context)));
   }
 
   void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent) {
@@ -890,6 +731,9 @@ class TensorCoreKernel {
     std::vector<std::pair<const Value*, const Value*>> scalars;
     for (size_t i = 0; i < targets.size(); ++i) {
       const Value* source = yield->operand(i);
+      const Fragment* to = fragment(targets[i]);
+      const Fragment* from = fragment(source);
+      if (to && from && to != from) copy_fragment(indent, *to, *from);  // hold_loop: no two targets exchange
       if (!source->type().is_scalar() || plan_.expression(source) == plan_.expression(targets[i])) continue;
       scalars.emplace_back(targets[i], source);
     }
@@ -914,6 +758,11 @@ class TensorCoreKernel {
         line(indent, fmt::format("{} {} = {};", element_type(value->type().element()), plan_.expression(value),
                                  plan_.expression(op.operand(2 + i))));
     }
+    if (auto copies = loop_copies_.find(&op); copies != loop_copies_.end())
+      for (size_t i : copies->second) {
+        declare_fragment(indent, *fragment(body.argument(i)));
+        copy_fragment(indent, *fragment(body.argument(i)), *fragment(op.operand(2 + i)));
+      }
     auto releases = loop_releases_.find(&op);
     if (releases != loop_releases_.end())
       for (const auto& [arrive, held] : releases->second)
@@ -973,36 +822,10 @@ class TensorCoreKernel {
     cuda::emit_launcher(plan_, launch, out_);
   }
 
-  const KernelPlan& plan_;
-  const Operation& kernel_;
-  std::string target_;
-  TensorCoreNeeds& needs_;
-  DiagnosticEngine& diagnostics_;
-  NameTable names_;
   std::string out_;
   BodyEmitter body_;
-
-  const Operation* specialize_ = nullptr;
-  const Operation* producer_ = nullptr;
-  const Operation* compute_ = nullptr;
-  std::vector<const Operation*> agents_;
-  int64_t compute_threads_ = kWarpgroup;
-  std::vector<StageBuffer> stages_;
-  std::unordered_map<const Value*, size_t> stage_of_;
-  std::vector<Barrier> barriers_;
-  std::unordered_map<const Value*, size_t> barrier_of_;
-  std::vector<Accumulator> accumulators_;
-  std::unordered_map<const Value*, size_t> accumulator_of_;
-  std::vector<std::pair<const Operation*, size_t>> pending_yields_;
-  std::unordered_map<const Operation*, const Accumulator*> store_accumulator_;
-  std::vector<const Operation*> mma_ops_;
-  int64_t shared_bytes_ = 0, tmem_columns_ = 0, accumulator_barrier_offset_ = 0, tmem_slot_offset_ = 0;
+  bool position_used_ = false;  // the element expression being built reads `row` / `column`
   int64_t private_barrier_ = 0;
-  // sm_90a's deferred releases (plan_deferred_releases): the mmas waiting with wait_group 1, the
-  // arrives releasing the previous iteration's slot (with the variable holding it), per loop.
-  std::unordered_set<const Operation*> deferred_mma_;
-  std::unordered_map<const Operation*, std::string> deferred_arrive_;
-  std::unordered_map<const Operation*, std::vector<std::pair<const Operation*, std::string>>> loop_releases_;
 };
 
 }  // namespace

@@ -117,6 +117,13 @@ __device__ __forceinline__ void tilec_wgmma_commit() { asm volatile("wgmma.commi
 template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(Pending) : "memory");
 }
+// Two 16-bit elements in one register, the first in the low half (a WGMMA A fragment register).
+__device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bfloat16 high) {
+  return static_cast<uint32_t>(__bfloat16_as_ushort(low)) | static_cast<uint32_t>(__bfloat16_as_ushort(high)) << 16;
+}
+__device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
+  return static_cast<uint32_t>(__half_as_ushort(low)) | static_cast<uint32_t>(__half_as_ushort(high)) << 16;
+}
 )";
 
 constexpr std::string_view kBlackwell = R"(
@@ -134,6 +141,8 @@ template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uin
 template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_dealloc(uint32_t base) {
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(base), "n"(Columns) : "memory");
 }
+// Makes this thread's ordinary shared-memory writes visible to the async proxy (tcgen05.mma).
+__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_before_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_after_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
 // D[tmem] (+)= A[smem] * B[smem]; `accumulate` false overwrites D.
@@ -163,15 +172,20 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 )";
 
-// `wgmma.mma_async ... m64nNk16.f32.T.T` with A K-major and B MN-major (trans-b = 1), D += A·B.
-std::string wgmma_wrapper(int64_t n, const std::string& element) {
-  int64_t registers = n / 2;
-  std::string list, outputs;
+// `%0,%1,...` and `"+f"(d[0]), ...`: the accumulator registers of an m64nN WGMMA in an asm statement.
+void accumulator_operands(int64_t registers, std::string& list, std::string& outputs) {
   for (int64_t i = 0; i < registers; ++i) {
     list += fmt::format("{}%{}", i ? "," : "", i);
     outputs += fmt::format("{}\"+f\"(d[{}])", i ? ", " : "", i);
     if (i % 8 == 7 && i + 1 < registers) outputs += "\n        ";
   }
+}
+
+// `wgmma.mma_async ... m64nNk16.f32.T.T` with A K-major and B MN-major (trans-b = 1), D += A·B.
+std::string wgmma_wrapper(int64_t n, const std::string& element) {
+  int64_t registers = n / 2;
+  std::string list, outputs;
+  accumulator_operands(registers, list, outputs);
   return fmt::format(
       "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, K-major) * B (16 x {0}, N-major).\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint64_t a, uint64_t b) {{\n"
@@ -183,10 +197,29 @@ std::string wgmma_wrapper(int64_t n, const std::string& element) {
       n, registers, wgmma_function(n, element), element, list, registers + 2, registers + 1, outputs);
 }
 
+// The same with A from registers: four registers of two 16-bit elements per thread, in the
+// layout of a WGMMA accumulator's columns 16k..16k+15 (so an mma's result, cast, is an A operand).
+std::string wgmma_register_a_wrapper(int64_t n, const std::string& element) {
+  int64_t registers = n / 2;
+  std::string list, outputs;
+  accumulator_operands(registers, list, outputs);
+  return fmt::format(
+      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, registers) * B (16 x {0}, N-major).\n"
+      "__device__ __forceinline__ void {2}(float (&d)[{1}], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,\n"
+      "    uint64_t b) {{\n"
+      "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{3}.{3} {{{4}}}, {{%{1}, %{6}, %{7}, %{8}}}, %{9}, p, 1, 1, 1;\\n}}\\n\"\n"
+      "      : {10}\n"
+      "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"n\"(1));\n"
+      "}}\n",
+      n, registers, wgmma_function(n, element, true), element, list, registers + 5, registers + 1, registers + 2,
+      registers + 3, registers + 4, outputs);
+}
+
 }  // namespace
 
-std::string wgmma_function(int64_t n, const std::string& element) {
-  return fmt::format("tilec_wgmma_m64n{}k16_{}", n, element);
+std::string wgmma_function(int64_t n, const std::string& element, bool register_a) {
+  return fmt::format("tilec_wgmma_m64n{}k16_{}{}", n, element, register_a ? "_register_a" : "");
 }
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
@@ -199,7 +232,10 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   for (const std::string& shape : needs.wgmma_shapes) {
     size_t x = shape.find('x'), colon = shape.find(':');
     int64_t n = std::stoll(shape.substr(x + 1, colon - x - 1));
-    out += wgmma_wrapper(n, shape.substr(colon + 1));
+    std::string element = shape.substr(colon + 1);
+    bool register_a = element.ends_with(":registers");
+    if (register_a) element.resize(element.size() - std::string_view(":registers").size());
+    out += register_a ? wgmma_register_a_wrapper(n, element) : wgmma_wrapper(n, element);
   }
   return out;
 }

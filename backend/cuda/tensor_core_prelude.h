@@ -15,12 +15,14 @@ namespace tilec::cuda {
 // What the kernels of one file use; the prelude spells exactly that.
 struct TensorCoreNeeds {
   std::string target;                 // sm_90a or sm_100a
-  std::set<std::string> wgmma_shapes;  // "64x256:bf16": WGMMA m64nNk16 with f32 accumulators
+  // "64x256:bf16": WGMMA m64nNk16 with f32 accumulators; "64x64:bf16:registers": A from registers
+  std::set<std::string> wgmma_shapes;
 };
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs);
 
-// The name of the WGMMA wrapper for accumulator width `n` and input element `element` (bf16|f16).
-std::string wgmma_function(int64_t n, const std::string& element);
+// The name of the WGMMA wrapper for accumulator width `n` and input element `element` (bf16|f16),
+// with A in shared memory or (`register_a`) in registers.
+std::string wgmma_function(int64_t n, const std::string& element, bool register_a = false);
 
 }  // namespace tilec::cuda

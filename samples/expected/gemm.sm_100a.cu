@@ -208,6 +208,8 @@ template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uin
 template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_dealloc(uint32_t base) {
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(base), "n"(Columns) : "memory");
 }
+// Makes this thread's ordinary shared-memory writes visible to the async proxy (tcgen05.mma).
+__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_before_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_after_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
 // D[tmem] (+)= A[smem] * B[smem]; `accumulate` false overwrites D.

@@ -205,6 +205,13 @@ __device__ __forceinline__ void tilec_wgmma_commit() { asm volatile("wgmma.commi
 template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(Pending) : "memory");
 }
+// Two 16-bit elements in one register, the first in the low half (a WGMMA A fragment register).
+__device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bfloat16 high) {
+  return static_cast<uint32_t>(__bfloat16_as_ushort(low)) | static_cast<uint32_t>(__bfloat16_as_ushort(high)) << 16;
+}
+__device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
+  return static_cast<uint32_t>(__half_as_ushort(low)) | static_cast<uint32_t>(__half_as_ushort(high)) << 16;
+}
 // D (64 x 256, f32, 128 registers per thread) += A (64 x 16, K-major) * B (16 x 256, N-major).
 __device__ __forceinline__ void tilec_wgmma_m64n256k16_f16(float (&d)[128], uint64_t a, uint64_t b) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"

@@ -103,9 +103,9 @@ TEST(Harness, ScheduledTirHasNoReferenceAndFailsAtTheKernel) {
   EXPECT_EQ(tilec("compile samples/expected/gemm.tir").status, 0);
 }
 
-// nvcc builds (links) the tensor-core gemm's harness for both targets (the plain backend's
-// harnesses: cuda_nvcc_test).
-TEST(Harness, GemmHarnessLinksWithNvccForBothTargets) {
+// nvcc builds (links) the tensor-core gemm's and attention's harnesses for both targets (the plain
+// backend's harnesses: cuda_nvcc_test).
+TEST(Harness, TensorCoreHarnessesLinkWithNvccForBothTargets) {
   std::string nvcc = nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
   std::filesystem::path directory =
@@ -116,14 +116,16 @@ TEST(Harness, GemmHarnessLinksWithNvccForBothTargets) {
     CommandResult result;
   };
   std::vector<Job> jobs;
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    std::string capability = std::string(target).substr(3);
-    std::string name = std::string("gemm_check.") + target;
-    std::filesystem::path file = directory / (name + ".cu");
-    CommandResult emitted = tilec(std::string("compile samples/gemm.tile --emit-harness --target ") + target + " -o " + file.string());
-    ASSERT_EQ(emitted.status, 0) << target << "\n" << emitted.err;
-    jobs.push_back({name, nvcc + " -std=c++17 -gencode arch=compute_" + capability + ",code=sm_" + capability + " -o '" +
-                              (directory / name).string() + "' '" + file.string() + "'", {}});
+  for (std::string sample : {"gemm", "attention"}) {
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      std::string capability = std::string(target).substr(3);
+      std::string name = sample + "_check." + target;
+      std::filesystem::path file = directory / (name + ".cu");
+      CommandResult emitted = tilec("compile samples/" + sample + ".tile --emit-harness --target " + target + " -o " + file.string());
+      ASSERT_EQ(emitted.status, 0) << name << "\n" << emitted.err;
+      jobs.push_back({name, nvcc + " -std=c++17 -gencode arch=compute_" + capability + ",code=sm_" + capability + " -o '" +
+                                (directory / name).string() + "' '" + file.string() + "'", {}});
+    }
   }
   std::atomic<size_t> next{0};
   auto worker = [&] {

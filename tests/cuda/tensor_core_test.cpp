@@ -170,10 +170,76 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
   }
 }
 
-// Hostile hand-written IR: gemm's final IR with any one line removed, for both targets, either
-// compiles or is rejected with a located error (exit 1); never an internal error or a crash.
-TEST(TensorCore, EveryOneLineDeletionOfGemmIsCompiledOrRejected) {
-  std::string text = read_file(source_dir() / "samples" / "expected" / "gemm.tir");
+CommandResult compile_attention(const std::string& target, const std::string& defines = "") {
+  return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " compile samples/attention.tile --target " +
+                     target + defines);
+}
+
+// The text between the first occurrences of `from` and of `to` after it ("" when either is missing).
+std::string between(const std::string& text, const std::string& from, const std::string& to) {
+  size_t start = text.find(from);
+  if (start == std::string::npos) return "";
+  size_t end = text.find(to, start);
+  return end == std::string::npos ? "" : text.substr(start, end - start);
+}
+
+// attention (sm_90a): its register pipes (s and the row max cross the loop's stages inside the
+// compute agent) need no mbarrier; P·V is a WGMMA with A from registers, the pairs packed before
+// the fence, K walking them four registers per 16 columns; each row reduction combines the four
+// lanes of a quad.
+TEST(TensorCore, AttentionKeepsItsTilesInRegistersOnSm90a) {
+  CommandResult r = compile_attention("sm_90a");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(barrier_counts(r.out), (std::map<std::string, int>{{"pipe_kt_full", 1}, {"pipe_kt_empty", 2}, {"pipe_v_full", 1},
+                                                               {"pipe_v_empty", 2}, {"pipe_q_full", 1}, {"pipe_q_empty", 2}}));
+  EXPECT_EQ(count(r.out, "tilec_mbarrier_wait(pipe_s_"), 0u);
+  EXPECT_EQ(count(r.out, "tilec_mbarrier_arrive(pipe_s_"), 0u);
+  std::regex step(R"(tilec_wgmma_m64n64k16_bf16_register_a\((\w+), (\w+)\[(\d+)\], \w+\[(\d+)\], \w+\[(\d+)\], \w+\[(\d+)\], )"
+                  R"(tilec_matrix_descriptor\(v \+ (\d+), 8192, 1024\)\);)");
+  long steps = 0;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), step); it != std::sregex_iterator(); ++it, ++steps) {
+    for (int pair = 0; pair < 4; ++pair) EXPECT_EQ(std::stol((*it)[3 + pair]), 4 * steps + pair);
+    EXPECT_EQ(std::stol((*it)[7]), steps * 16 * 128) << "16 rows of V per step";
+  }
+  EXPECT_EQ(steps, 4) << "K = 64: four steps of 16";
+  std::string before_mma = between(r.out, "o_2 = mma", "_register_a(");
+  ASSERT_NE(before_mma, "");
+  EXPECT_LT(before_mma.find("tilec_pack_pair("), before_mma.find("tilec_wgmma_fence();"));
+  EXPECT_EQ(count(r.out, "__shfl_xor_sync(0xffffffffu, "), 8u) << "two reductions, two rows per thread, masks 1 and 2";
+}
+
+// attention (sm_100a): P goes to shared memory (then the async-proxy fence and a barrier of the
+// compute threads before the one issuing thread reads it); S and P·V have TMEM columns of their
+// own; every commit to the accumulator barrier is waited for; row reductions exchange partial
+// results between the two warpgroups.
+TEST(TensorCore, AttentionStagesPThroughSharedMemoryOnSm100a) {
+  CommandResult r = compile_attention("sm_100a");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string staging = between(r.out, "o_2 = mma", "tilec_tcgen05_commit(accumulator_barrier)");
+  ASSERT_NE(staging, "");
+  size_t fence = staging.find("tilec_fence_proxy_async();"), sync = staging.find("tilec_named_barrier_sync(");
+  size_t issue = staging.find("tilec_tcgen05_mma(tmem_base + 64");
+  EXPECT_TRUE(fence < sync && sync < issue) << staging;
+  EXPECT_NE(r.out.find("tilec_tcgen05_mma(tmem_base + 0, "), std::string::npos);
+  EXPECT_NE(r.out.find("tilec_tmem_alloc<128>"), std::string::npos);
+  EXPECT_EQ(count(r.out, "tilec_tcgen05_commit(accumulator_barrier)"), 2u);
+  EXPECT_EQ(count(r.out, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity)"), 2u);
+  EXPECT_EQ(count(r.out, "exchange[compute_warpgroup * 128 + warp * 32 + lane] = "), 2u);
+
+  // 64 query rows: sm_90a holds them in one warpgroup; sm_100a has one row per TMEM lane (128).
+  EXPECT_EQ(compile_attention("sm_90a", " -D BQ=64").status, 0);
+  CommandResult narrow = compile_attention("sm_100a", " -D BQ=64");
+  EXPECT_EQ(narrow.status, 1);
+  EXPECT_NE(narrow.err.find("samples/attention.tile:23:13: error: the tensor-core CUDA backend (sm_100a) does not support a "
+                            "register tile tile<64x1xf32, reg>: 64 rows (one per TMEM lane: 128)"),
+            std::string::npos)
+      << narrow.err;
+}
+
+// Hostile hand-written IR: a sample's final IR with any one line removed, for both targets,
+// either compiles or is rejected with a located error (exit 1); never an internal error or a crash.
+void expect_every_deletion_compiled_or_rejected(const std::string& sample) {
+  std::string text = read_file(source_dir() / "samples" / "expected" / (sample + ".tir"));
   std::vector<std::string> lines;
   for (size_t start = 0; start < text.size();) {
     size_t end = text.find('\n', start);
@@ -199,6 +265,12 @@ TEST(TensorCore, EveryOneLineDeletionOfGemmIsCompiledOrRejected) {
   }
   std::filesystem::remove(path);
   EXPECT_GT(rejected, lines.size()) << "most deletions break the IR and must be reported";
+}
+
+TEST(TensorCore, EveryOneLineDeletionOfGemmIsCompiledOrRejected) { expect_every_deletion_compiled_or_rejected("gemm"); }
+
+TEST(TensorCore, EveryOneLineDeletionOfAttentionIsCompiledOrRejected) {
+  expect_every_deletion_compiled_or_rejected("attention");
 }
 
 }  // namespace

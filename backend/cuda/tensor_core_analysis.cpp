@@ -1,0 +1,618 @@
+// backend/cuda/tensor_core_analysis.cpp — the tensor-core emitter's analysis (see the header).
+// Deterministic: every walk follows program order.
+#include "backend/cuda/tensor_core_analysis.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+
+#include "ir/diagnostic.h"
+#include "ir/ir.h"
+
+namespace tilec::cuda::tensor_core {
+
+void walk_const(const Region& region, const std::function<void(const Operation&)>& visit) {
+  for (const auto& op : region.operations()) {
+    visit(*op);
+    for (size_t r = 0; r < op->num_regions(); ++r) walk_const(op->region(r), visit);
+  }
+}
+
+Analysis::Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
+    : plan_(plan), kernel_(*plan.kernel), target_(needs.target), needs_(needs), diagnostics_(diagnostics),
+      names_(plan.names) {}
+
+bool Analysis::unsupported(const Operation& op, const std::string& what) {
+  diagnostics_.error(op.location(), fmt::format("the tensor-core CUDA backend ({}) does not support {}", target_, what));
+  return false;
+}
+
+bool Analysis::analyze() {
+  const Region& body = kernel_.region();
+  for (const auto& op : body.operations()) {
+    switch (op->kind()) {
+      case OpKind::warp_specialize:
+        if (specialize_) return unsupported(*op, "a second warp_specialize in one kernel");
+        specialize_ = op.get();
+        break;
+      case OpKind::mbarrier_create: add_barrier(*op); break;
+      case OpKind::stage_buffer: add_stage_buffer(*op); break;
+      case OpKind::return_: break;
+      default:
+        if (specialize_) return unsupported(*op, fmt::format("'{}' after the warp_specialize", op->name()));
+        if (op->num_regions() > 0 || (op->num_results() > 0 && !op->result(0)->type().is_scalar()))
+          return unsupported(*op, fmt::format("'{}' before the warp_specialize", op->name()));
+    }
+  }
+  // A register pipe's barriers order one agent's own program: they need no mbarrier.
+  std::erase_if(barriers_, [&](const Barrier& barrier) { return register_barriers_.count(barrier.op->result()); });
+  barrier_of_.clear();
+  for (size_t i = 0; i < barriers_.size(); ++i) barrier_of_[barriers_[i].op->result()] = i;
+  if (!specialize_) return unsupported(kernel_, "a kernel without warp_specialize");
+  for (const auto& op : specialize_->region().operations()) {
+    if (op->kind() != OpKind::agent) continue;
+    bool loads = false;
+    walk_const(op->region(), [&](const Operation& inner) { loads = loads || inner.kind() == OpKind::tma_load_async; });
+    (loads ? producer_ : compute_) = op.get();
+    agents_.push_back(op.get());
+  }
+  if (agents_.size() != 2 || !producer_ || !compute_)
+    return unsupported(*specialize_, "agents other than one TMA producer and one compute agent");
+  if (producer_->int_attr("threads") != kWarpgroup)
+    return unsupported(*producer_, "a producer agent that is not one warpgroup of 128 threads");
+  compute_threads_ = compute_->int_attr("threads");
+  if (compute_threads_ != kWarpgroup && compute_threads_ != 2 * kWarpgroup)
+    return unsupported(*compute_, "a compute agent that is not one or two warpgroups (128 or 256 threads)");
+  layout_ = FragmentLayout(blackwell(), compute_threads_ / kWarpgroup);
+  for (const Operation* agent : agents_) {
+    int64_t registers = agent->int_attr("registers");
+    if (registers < 24 || registers > 256 || registers % 8 != 0)
+      return unsupported(*agent, fmt::format("registers = {} (setmaxnreg takes a multiple of 8 in 24..256)", registers));
+  }
+  if (producer_->int_attr("registers") * kWarpgroup + compute_->int_attr("registers") * compute_threads_ > kRegisterFile)
+    return unsupported(*compute_, "agents whose registers exceed the 65,536 of an SM");
+
+  bool ok = check_agent(*producer_, true) && check_agent(*compute_, false);
+  if (ok) {
+    walk_const(compute_->region(), [&](const Operation& op) {
+      for (const Value* operand : op.operands()) users_[operand].push_back(&op);
+    });
+    find_lazy_values();
+    if (blackwell()) find_tmem_accumulators();
+    ok = hold_region(compute_->region());
+  }
+  ok = ok && check_stage_buffers() && place_shared_memory();
+  if (ok && !blackwell()) plan_deferred_releases();
+  return ok && !diagnostics_.has_errors();
+}
+
+void Analysis::add_barrier(const Operation& op) {
+  Barrier barrier;
+  barrier.op = &op;
+  barrier.name = plan_.expression(op.result());
+  barrier.slots = op.int_attr("count", 1);
+  barrier.arrivals = op.int_attr("arrivals", 1);
+  barriers_.push_back(barrier);
+}
+
+void Analysis::add_stage_buffer(const Operation& op) {
+  if (op.result()->type().payload().space() == MemorySpace::reg) {
+    register_pipes_[op.result()].op = &op;
+    register_barriers_.insert(op.operand(0));
+    register_barriers_.insert(op.operand(1));
+    return;
+  }
+  StageBuffer buffer;
+  buffer.op = &op;
+  buffer.name = plan_.expression(op.result());
+  buffer.tile = op.result()->type().payload();
+  buffer.depth = op.result()->type().depth();
+  buffer.full = op.operand(0);
+  buffer.empty = op.operand(1);
+  stage_of_[op.result()] = stages_.size();
+  stages_.push_back(buffer);
+}
+
+// Every op of an agent is one this emitter writes; records TMA sources and register pipes.
+bool Analysis::check_agent(const Operation& agent, bool producer) {
+  bool ok = true;
+  walk_const(agent.region(), [&](const Operation& op) {
+    if (!ok) return;
+    ok = check_op(op, producer);
+  });
+  return ok;
+}
+
+bool Analysis::check_op(const Operation& op, bool producer) {
+  switch (op.kind()) {
+    case OpKind::constant: case OpKind::yield: case OpKind::mbarrier_wait: case OpKind::mbarrier_arrive:
+    case OpKind::stage_advance: case OpKind::named_barrier_sync: case OpKind::named_barrier_arrive:
+    case OpKind::event_set: case OpKind::event_wait: case OpKind::for_:
+      return true;
+    case OpKind::if_:
+      for (size_t i = 0; i < op.num_results(); ++i)
+        if (!op.result(i)->type().is_scalar()) return unsupported(op, "an 'if' with a tile result");
+      return true;
+    case OpKind::tma_load_async: return check_tma(op);
+    case OpKind::stage_read:
+      if (producer) return unsupported(op, "a stage_read on the producer agent");
+      if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+        const Operation* write = pipe->second.write;
+        if (!write || write->parent_region() != op.parent_region())
+          return unsupported(op, "a read of a register pipe that does not follow its write in the same block");
+      }
+      return true;
+    case OpKind::stage_write: {
+      auto pipe = register_pipes_.find(op.operand(0));
+      if (producer || pipe == register_pipes_.end())
+        return unsupported(op, "a stage_write other than the compute agent's into a register pipe");
+      if (pipe->second.write) return unsupported(op, "a register pipe written at two places");
+      pipe->second.write = &op;
+      return true;
+    }
+    case OpKind::reduce_max: case OpKind::reduce_sum: {
+      const Type& input = op.operand(0)->type();
+      if (producer || op.int_attr("axis", -1) != 1 || input.rank() != 2 || input.element() != ScalarKind::f32)
+        return unsupported(op, fmt::format("this '{}' (compute agents reduce 2-D f32 tiles along axis 1)", op.name()));
+      return true;
+    }
+    case OpKind::zeros: case OpKind::full: case OpKind::mma: case OpKind::store:
+      if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
+      return true;
+    case OpKind::load:
+      if (producer || op.result()->type().rank() != 2) return unsupported(op, "this 'load' (only 2-D tiles read by a compute agent)");
+      return true;
+    default: break;
+  }
+  if (op.num_results() == 1 && op.result()->type().is_scalar() && op.num_regions() == 0 &&
+      op.kind() != OpKind::grid_ids && op.kind() != OpKind::sm_count)
+    return true;  // scalar arithmetic
+  if (!producer && op.info().has(kElementwise) && op.num_results() == 1 && op.result()->type().is_tile() &&
+      op.result()->type().rank() == 2)
+    return true;  // tile arithmetic: per element at a store, or into a register tile
+  return unsupported(op, fmt::format("'{}' inside an agent", op.name()));
+}
+
+bool Analysis::check_tma(const Operation& op) {
+  const Value* buffer_value = op.operand(0);
+  auto it = stage_of_.find(buffer_value);
+  if (it == stage_of_.end()) return unsupported(op, "a tma_load_async into something other than a stage buffer");
+  StageBuffer& buffer = stages_[it->second];
+  const Value* tensor = op.operand(2);
+  if (tensor->type().rank() != 2) return unsupported(op, fmt::format("TMA from a rank-{} tensor (2-D only)", tensor->type().rank()));
+  if (buffer.tensor && buffer.tensor != tensor) return unsupported(op, "one stage buffer filled from two tensors");
+  buffer.tensor = tensor;
+  buffer.map = plan_.expression(tensor) + "_map";
+  return true;
+}
+
+// How the compute agent holds each tile value: lazily (computed per element where a store
+// writes it), in shared memory (stage reads), in TMEM (sm_100a accumulators that only mmas
+// and stores touch) or as a register fragment (everything else).
+bool Analysis::lazy_capable(const Operation& op) {
+  return op.num_results() == 1 && op.result()->type().is_tile() && op.num_regions() == 0 &&
+         (op.kind() == OpKind::load || op.kind() == OpKind::full || op.kind() == OpKind::zeros ||
+          op.info().has(kElementwise));
+}
+
+// A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy").
+void Analysis::find_lazy_values() {
+  std::vector<const Value*> candidates;
+  walk_const(compute_->region(), [&](const Operation& op) {
+    if (lazy_capable(op)) candidates.push_back(op.result());
+  });
+  lazy_.insert(candidates.begin(), candidates.end());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Value* value : candidates) {
+      if (!lazy_.count(value)) continue;
+      for (const Operation* user : users_[value])
+        if (user->kind() != OpKind::store && !(lazy_capable(*user) && lazy_.count(user->result()))) {
+          lazy_.erase(value);
+          changed = true;
+          break;
+        }
+    }
+  }
+}
+
+// sm_100a: the values joined by mma (accumulator → result) and loops (init → argument →
+// result, yield → argument) form groups; a group starting from one f32 `zeros` whose values
+// only mmas reading shared memory, loops and lazy stores touch stays in TMEM.
+void Analysis::find_tmem_accumulators() {
+  std::unordered_map<const Value*, const Value*> parent;
+  std::function<const Value*(const Value*)> root = [&](const Value* value) -> const Value* {
+    auto it = parent.find(value);
+    if (it == parent.end() || it->second == value) return value;
+    return it->second = root(it->second);
+  };
+  auto unite = [&](const Value* x, const Value* y) { parent[root(x)] = root(y); };
+  std::vector<const Value*> values;  // in program order
+  walk_const(compute_->region(), [&](const Operation& op) {
+    if (op.kind() == OpKind::zeros) values.push_back(op.result());
+    if (op.kind() == OpKind::mma) {
+      unite(op.operand(2), op.result());
+      values.push_back(op.result());
+    }
+    if (op.kind() != OpKind::for_) return;
+    const Region& body = op.region();
+    for (size_t i = 1; i < body.num_arguments(); ++i) {
+      if (!body.argument(i)->type().is_tile()) continue;
+      unite(op.operand(2 + i), body.argument(i));
+      unite(op.result(i - 1), body.argument(i));
+      unite(body.terminator()->operand(i - 1), body.argument(i));
+      values.push_back(body.argument(i));
+      values.push_back(op.result(i - 1));
+    }
+  });
+  std::map<const Value*, std::vector<const Value*>> groups;
+  std::vector<const Value*> order;
+  for (const Value* value : values) {
+    auto& members = groups[root(value)];
+    if (members.empty()) order.push_back(root(value));
+    if (std::find(members.begin(), members.end(), value) == members.end()) members.push_back(value);
+  }
+  for (const Value* key : order) {
+    const std::vector<const Value*>& members = groups[key];
+    const Value* zeros = nullptr;
+    bool ok = true, written = false;
+    for (const Value* value : members) {
+      const Operation* def = value->defining_op();
+      if (def && def->kind() == OpKind::zeros) {
+        ok = ok && !zeros && value->type().element() == ScalarKind::f32;
+        zeros = value;
+      } else if (def && def->kind() == OpKind::mma) {
+        ok = ok && is_stage_read(def->operand(0));
+        written = true;
+      } else if (!def && !value->is_argument()) {
+        ok = false;
+      }
+      for (const Operation* user : users_[value]) {
+        bool chained = (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
+                       (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
+        ok = ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && lazy_.count(user->result())));
+      }
+      if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
+    }
+    if (!ok || !zeros || !written) continue;
+    Accumulator accumulator;
+    accumulator.name = plan_.expression(zeros);
+    accumulator.zeros = zeros->defining_op();
+    accumulator.rows = zeros->type().shape()[0];
+    accumulator.columns = zeros->type().shape()[1];
+    for (const Value* value : members) accumulator_of_[value] = accumulators_.size();
+    accumulators_.push_back(accumulator);
+  }
+}
+
+bool Analysis::is_stage_read(const Value* value) const {
+  const Operation* read = value->defining_op();
+  return read && read->kind() == OpKind::stage_read && stage_of_.count(read->operand(0));
+}
+
+StageBuffer* Analysis::stage_operand(const Operation& op, size_t i) {
+  if (!is_stage_read(op.operand(i))) return nullptr;
+  return &stages_[stage_of_.at(op.operand(i)->defining_op()->operand(0))];
+}
+
+const Fragment* Analysis::fragment(const Value* value) const {
+  auto it = fragment_of_.find(value);
+  return it == fragment_of_.end() ? nullptr : &fragments_[it->second];
+}
+
+bool Analysis::new_fragment(const Operation& op, const Value* value) {
+  const Type& type = value->type();
+  if (type.rank() != 2) return unsupported(op, fmt::format("a register tile {} (2-D only)", type.to_string()));
+  std::string why = layout_.unsupported(type.shape()[0], type.shape()[1]);
+  if (!why.empty()) return unsupported(op, fmt::format("a register tile {}: {}", type.to_string(), why));
+  Fragment fragment;
+  fragment.name = plan_.expression(value);
+  fragment.element = type.element();
+  fragment.rows = type.shape()[0];
+  fragment.columns = type.shape()[1];
+  fragment_of_[value] = fragments_.size();
+  fragments_.push_back(fragment);
+  return true;
+}
+
+bool Analysis::hold_region(const Region& region) {
+  for (const auto& op : region.operations())
+    if (!hold_op(*op)) return false;
+  return true;
+}
+
+bool Analysis::hold_op(const Operation& op) {
+  switch (op.kind()) {
+    case OpKind::for_: return hold_loop(op);
+    case OpKind::if_: return hold_region(op.region(0)) && hold_region(op.region(1));
+    case OpKind::mma: return hold_mma(op);
+    case OpKind::store: return hold_store(op);
+    case OpKind::stage_read:
+      if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+        const Value* written = pipe->second.write->operand(2);
+        if (!fragment(written)) return unsupported(op, "a register pipe whose value is not a register tile");
+        fragment_of_[op.result()] = fragment_of_.at(written);
+      }
+      return true;
+    case OpKind::reduce_max: case OpKind::reduce_sum:
+      if (!fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");
+      return new_fragment(op, op.result());
+    default: break;
+  }
+  if (op.num_results() == 1 && op.result()->type().is_tile() && !lazy_.count(op.result()) &&
+      !accumulator_of_.count(op.result()))
+    return new_fragment(op, op.result());
+  return true;
+}
+
+// Carried TMEM accumulators stay in place; a carried register tile lives in its initial
+// value's registers when nothing else reads that value, else in a copy; the yield copies a
+// new value into them.
+bool Analysis::hold_loop(const Operation& loop) {
+  const Region& body = loop.region();
+  std::vector<size_t> carried;
+  for (size_t i = 1; i < body.num_arguments(); ++i) {
+    const Value* argument = body.argument(i);
+    if (argument->type().is_scalar()) continue;
+    const Value* init = loop.operand(2 + i);
+    if (accumulator_of_.count(argument)) {
+      pending_yields_.push_back({&loop, i});
+      continue;
+    }
+    if (!fragment(init)) return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
+    if (users_[init].size() == 1) {
+      fragment_of_[argument] = fragment_of_.at(init);
+    } else {
+      if (!new_fragment(loop, argument)) return false;
+      loop_copies_[&loop].push_back(i);
+    }
+    fragment_of_[loop.result(i - 1)] = fragment_of_.at(argument);
+    carried.push_back(i);
+  }
+  if (!hold_region(body)) return false;
+  for (size_t i : carried) {
+    const Value* yielded = body.terminator()->operand(i - 1);
+    if (!fragment(yielded)) return unsupported(loop, "a loop yielding a tile that is not a register tile");
+    size_t source = fragment_of_.at(yielded);
+    for (size_t j : carried)
+      if (j != i && source == fragment_of_.at(body.argument(j)))
+        return unsupported(loop, "a loop whose yield exchanges its carried tiles");
+  }
+  return true;
+}
+
+bool Analysis::hold_mma(const Operation& op) {
+  const Value* acc = op.operand(2);
+  StageBuffer* a = stage_operand(op, 0);
+  StageBuffer* b = stage_operand(op, 1);
+  const Fragment* a_registers = a ? nullptr : fragment(op.operand(0));
+  if (!b || (!a && !a_registers))
+    return unsupported(op, "an mma whose B is not a stage buffer filled by TMA or whose A is neither such a stage "
+                           "buffer nor a register tile");
+  for (auto [buffer, role] : {std::pair{a, StageBuffer::Role::a}, std::pair{b, StageBuffer::Role::b}}) {
+    if (!buffer) continue;
+    if (buffer->role != StageBuffer::Role::none && buffer->role != role)
+      return unsupported(op, "a stage buffer read as both A and B of mma");
+    buffer->role = role;
+  }
+  ScalarKind input = a ? a->tile.element() : a_registers->element;
+  if (input != b->tile.element() || (input != ScalarKind::bf16 && input != ScalarKind::f16))
+    return unsupported(op, fmt::format("mma of {} x {} (bf16 or f16 inputs)", to_string(input), to_string(b->tile.element())));
+  const Type& acc_type = acc->type();
+  if (acc_type.rank() != 2 || acc_type.element() != ScalarKind::f32)
+    return unsupported(op, fmt::format("an mma into {} (f32 accumulators)", acc_type.to_string()));
+  int64_t m = acc_type.shape()[0], n = acc_type.shape()[1], k = a ? a->tile.shape()[1] : a_registers->columns;
+  if (blackwell()) {
+    if (m != 128) return unsupported(op, fmt::format("an mma of {} rows (tcgen05.mma M = 128 here)", m));
+  } else if (m != 64 * (compute_threads_ / kWarpgroup)) {
+    return unsupported(op, fmt::format("an mma of {} rows on {} compute warpgroups (64 rows each)", m, compute_threads_ / kWarpgroup));
+  }
+  if (n % kPanelColumns != 0 || n > 256)
+    return unsupported(op, fmt::format("an mma {} columns wide (a multiple of 64, at most 256)", n));
+  if (k % kPanelColumns != 0)
+    return unsupported(op, fmt::format("an mma with K = {} per step (a multiple of 64: one 128-byte swizzle row)", k));
+  MmaPlan plan;
+  plan.input = input;
+  if (auto chain = accumulator_of_.find(acc); chain != accumulator_of_.end()) {
+    accumulators_[chain->second].input = input;  // sm_100a: D stays in TMEM
+  } else {
+    if (!fragment(acc)) return unsupported(op, "an mma whose accumulator is neither a zeros tile nor a register tile");
+    if (users_[acc].size() == 1) {
+      fragment_of_[op.result()] = fragment_of_.at(acc);
+    } else {
+      if (!new_fragment(op, op.result())) return false;
+      plan.copy = true;
+    }
+    fragments_[fragment_of_.at(op.result())].accumulator = true;
+    plan.registers = true;
+    if (blackwell()) {
+      plan.tmem_column = tmem_used_;
+      tmem_used_ += n;
+      if (a_registers) plan.staging_bytes = m * k * 2;
+    }
+  }
+  if (!blackwell())
+    needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}", n, input == ScalarKind::bf16 ? "bf16" : "f16",
+                                           a_registers ? ":registers" : ""));
+  mma_plans_[&op] = plan;
+  mma_ops_.push_back(&op);
+  return true;
+}
+
+// A stored value is computed element by element from register tiles, at most one TMEM
+// accumulator, loads and scalars.
+bool Analysis::hold_store(const Operation& op) {
+  const Value* value = op.operands().back();
+  if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() != 2)
+    return unsupported(op, "a store that is not a 2-D tile");
+  int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
+  std::string why = columns == 1 ? "a row vector" : layout_.unsupported(rows, columns);
+  if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
+  const Accumulator* accumulator = nullptr;
+  bool ok = true;
+  std::function<void(const Value*)> visit = [&](const Value* leaf) {
+    if (!leaf->type().is_tile()) return;
+    if (auto it = accumulator_of_.find(leaf); it != accumulator_of_.end()) {
+      if (accumulator && accumulator != &accumulators_[it->second]) ok = false;
+      accumulator = &accumulators_[it->second];
+      return;
+    }
+    if (const Fragment* held = fragment(leaf)) {
+      ok = ok && held->rows == rows && (held->columns == columns || held->columns == 1);
+      return;
+    }
+    const Operation* def = leaf->defining_op();
+    if (!def || !lazy_.count(leaf)) {
+      ok = false;
+      return;
+    }
+    if (def->kind() == OpKind::load) return;
+    for (const Value* operand : def->operands()) visit(operand);
+  };
+  visit(value);
+  if (!ok) return unsupported(op, "a stored value that is not computed element by element from one mma accumulator, "
+                                  "register tiles of its rows and loads");
+  if (accumulator && value->type().shape() != std::vector<int64_t>{accumulator->rows, accumulator->columns})
+    return unsupported(op, "a stored tile of another shape than its accumulator");
+  if (accumulator && (columns / (compute_threads_ / kWarpgroup)) % 32 != 0)
+    return unsupported(op, "a TMEM accumulator whose columns per warpgroup are not a multiple of 32 (tcgen05.ld x32)");
+  store_accumulator_[&op] = accumulator;
+  return true;
+}
+
+bool Analysis::check_stage_buffers() {
+  for (const auto& [loop, index] : pending_yields_) {
+    const Value* yielded = loop->region().terminator()->operand(index - 1);
+    auto it = accumulator_of_.find(yielded);
+    if (it == accumulator_of_.end() || it->second != accumulator_of_.at(loop->region().argument(index)))
+      return unsupported(*loop, "a loop that yields another tile than the accumulator it carries");
+  }
+  for (StageBuffer& buffer : stages_) {
+    const Type& tile = buffer.tile;
+    if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
+    if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
+    if (tile.rank() != 2 || byte_size(tile.element()) != 2 || tile.shape()[1] % kPanelColumns != 0 ||
+        tile.shape()[0] % 8 != 0 || tile.shape()[0] > 256)
+      return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit, rows a multiple of 8 up to 256, "
+                                                 "columns a multiple of 64)", tile.to_string()));
+    buffer.slot_bytes = tile.element_count() * 2;
+    for (const Value* barrier : {buffer.full, buffer.empty}) {
+      auto it = barrier_of_.find(barrier);
+      if (it == barrier_of_.end() || barriers_[it->second].slots < buffer.depth)
+        return unsupported(*buffer.op, fmt::format("a stage buffer {} slots deep whose full or empty mbarrier has fewer "
+                                                   "slots", buffer.depth));
+    }
+  }
+  int64_t columns = 0;
+  for (Accumulator& accumulator : accumulators_) {
+    accumulator.tmem_column = columns;
+    columns += accumulator.columns;
+  }
+  for (auto& [op, plan] : mma_plans_)  // sm_100a: an mma into registers goes through TMEM columns of its own
+    if (plan.registers) plan.tmem_column += columns;
+  columns += tmem_used_;
+  if (blackwell()) {
+    tmem_columns_ = 32;
+    while (tmem_columns_ < columns) tmem_columns_ *= 2;
+    if (tmem_columns_ > kTmemColumns)
+      return unsupported(kernel_, fmt::format("accumulators of {} TMEM columns (the budget is {})", columns, kTmemColumns));
+  }
+  // Arrivals per phase: a compute agent arrives once per warpgroup (sm_90a) or once through
+  // tcgen05.commit (sm_100a); the producer's single thread once.
+  std::unordered_set<const Value*> compute_arrives;
+  walk_const(compute_->region(), [&](const Operation& op) {
+    if (op.kind() == OpKind::mbarrier_arrive) compute_arrives.insert(op.operand(0));
+  });
+  for (Barrier& barrier : barriers_) {
+    if (compute_arrives.count(barrier.op->result()) && !blackwell())
+      barrier.arrivals *= compute_threads_ / kWarpgroup;
+    barrier.purpose = compute_arrives.count(barrier.op->result()) ? "released by the compute agent"
+                                                                     : "filled by the producer's TMA";
+  }
+  return true;
+}
+
+// sm_90a: keep one WGMMA group in flight. An mma in a loop body whose stages are released
+// by the arrives after it in the same body (every stage at least 2 deep) waits with
+// wait_group 1 instead of 0 and releases the slots of the previous iteration instead of its
+// own; after the loop, wait_group 0 and release the last ones. With depth >= 2 the producer
+// never needs the one slot still held, so no wait can deadlock; a stage is still released
+// only after the WGMMAs reading it are done.
+void Analysis::plan_deferred_releases() {
+  for (const Operation* mma : mma_ops_) {
+    const Operation* loop = mma->parent_op();
+    if (!loop || loop->kind() != OpKind::for_) continue;
+    if (!is_stage_read(mma->operand(0))) continue;  // A in registers
+    // Only a loop-carried accumulator nothing else reads may stay in flight across iterations.
+    const std::vector<const Operation*>& readers = users_[mma->result()];
+    if (mma->operand(2)->owner_region() != &loop->region() || readers.size() != 1 ||
+        readers[0] != loop->region().terminator())
+      continue;
+    std::vector<const Operation*> arrives;
+    bool after = false, shallow = false;
+    for (const auto& op : loop->region().operations()) {
+      if (op.get() == mma) after = true;
+      if (!after || op->kind() != OpKind::mbarrier_arrive) continue;
+      for (size_t operand = 0; operand < 2; ++operand) {
+        const Operation* read = mma->operand(operand)->defining_op();
+        const StageBuffer& buffer = stages_[stage_of_.at(read->operand(0))];
+        if (op->operand(0) == buffer.empty && op->operand(1) == read->operand(1)) {
+          arrives.push_back(op.get());
+          shallow = shallow || buffer.depth < 2;
+        }
+      }
+    }
+    if (arrives.size() != 2 || shallow) continue;
+    deferred_mma_.insert(mma);
+    for (const Operation* arrive : arrives) {
+      std::string name = names_.unique(plan_.expression(arrive->operand(0)) + "_held");
+      deferred_arrive_[arrive] = name;
+      loop_releases_[loop].push_back({arrive, name});
+    }
+  }
+}
+
+bool Analysis::place_shared_memory() {
+  int64_t offset = 0;
+  for (StageBuffer& buffer : stages_) {
+    buffer.offset = offset;
+    offset += (buffer.depth * buffer.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+  }
+  for (const Operation* mma : mma_ops_) {  // sm_100a: A operands from registers, swizzled like a TMA panel
+    MmaPlan& plan = mma_plans_.at(mma);
+    if (plan.staging_bytes == 0) continue;
+    plan.staging_offset = offset;
+    offset += (plan.staging_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+  }
+  bool reduces = false;
+  walk_const(compute_->region(), [&](const Operation& op) {
+    reduces = reduces || op.kind() == OpKind::reduce_max || op.kind() == OpKind::reduce_sum;
+  });
+  if (blackwell() && reduces && compute_threads_ > kWarpgroup) {  // row reductions across warpgroups
+    exchange_offset_ = offset;
+    offset += 4 * compute_threads_;
+  }
+  for (Barrier& barrier : barriers_) {
+    barrier.offset = offset;
+    offset += 8 * barrier.slots;
+  }
+  if (blackwell()) {  // the accumulator barrier and the TMEM base address
+    accumulator_barrier_offset_ = offset;
+    offset += 8;
+    tmem_slot_offset_ = offset;
+    offset += 8;
+  }
+  // Dynamic shared memory is 16-byte aligned; the kernel rounds its base up to 1024 bytes.
+  shared_bytes_ = offset + kSwizzleAtomBytes;
+  if (shared_bytes_ > kSharedMemoryBudget) {
+    diagnostics_.error(kernel_.location(),
+                       fmt::format("kernel @{} needs {} bytes of shared memory for its stage buffers and barriers; the "
+                                   "{} budget is {} bytes (227 KiB): use fewer stages or smaller tiles",
+                                   kernel_name(kernel_), shared_bytes_, target_, kSharedMemoryBudget));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tilec::cuda::tensor_core

@@ -1,0 +1,172 @@
+// backend/cuda/tensor_core_analysis.h — what a warp-specialized kernel needs on the tensor cores,
+// found before a line of it is written (emit_tensor_core.cpp writes it).
+//
+// Analysis::analyze finds the warp_specialize and its producer (the agent with the TMA loads)
+// and compute agents; gives each stage buffer its role (mma's A: K-major; B: MN-major), its
+// tensor map and its 1024-aligned place in shared memory; gives each mbarrier its arrival count
+// (sm_90a: one arrival per compute warpgroup where the compute agent arrives; sm_100a:
+// tcgen05.commit arrives once); decides how the compute agent holds each tile value (lazily at
+// its store, in shared memory, in TMEM, or as a register fragment: tensor_core_fragments.h);
+// plans each mma (A from shared memory or registers, D in TMEM or registers) and sm_90a's
+// deferred stage releases; and reports, at the op, everything the emitter does not support.
+// Internal to the CUDA backend: only the tensor-core emitter includes it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "backend/cuda/kernel_plan.h"
+#include "backend/cuda/tensor_core_fragments.h"
+#include "backend/cuda/tensor_core_prelude.h"
+
+namespace tilec {
+class DiagnosticEngine;
+}
+
+namespace tilec::cuda::tensor_core {
+
+inline constexpr int64_t kWarpgroup = 128;
+inline constexpr int64_t kPanelColumns = 64;  // 16-bit elements in one 128-byte swizzle row
+inline constexpr int64_t kPanelRowBytes = 128;
+inline constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
+inline constexpr int64_t kMmaK = 16;                // K of one WGMMA / tcgen05.mma (16-bit inputs)
+inline constexpr int64_t kRegisterFile = 65536;
+inline constexpr int64_t kTmemColumns = 512;
+
+// Visits every op of `region` and of the regions nested in it, in program order.
+void walk_const(const Region& region, const std::function<void(const Operation&)>& visit);
+
+struct StageBuffer {
+  const Operation* op = nullptr;
+  std::string name;  // uint32_t shared address of slot 0
+  Type tile;
+  int64_t depth = 0, slot_bytes = 0, offset = 0;
+  const Value* full = nullptr;
+  const Value* empty = nullptr;
+  const Value* tensor = nullptr;  // filled by tma_load_async from this tensor
+  std::string map;                // its CUtensorMap parameter
+  enum class Role { none, a, b } role = Role::none;
+  int64_t panels() const { return tile.shape()[1] / kPanelColumns; }
+  int64_t panel_bytes() const { return tile.shape()[0] * kPanelRowBytes; }
+};
+
+struct Barrier {
+  const Operation* op = nullptr;
+  std::string name;  // uint32_t shared address of slot 0
+  int64_t slots = 0, arrivals = 0, offset = 0;
+  std::string purpose;
+};
+
+struct Accumulator {
+  std::string name;  // sm_90a: the float array; sm_100a: the `started` flag's prefix
+  const Operation* zeros = nullptr;
+  int64_t rows = 0, columns = 0, tmem_column = 0;
+  ScalarKind input = ScalarKind::bf16;
+};
+
+// A tile the compute threads hold in registers (tensor_core_fragments.h says which elements).
+struct Fragment {
+  std::string name;  // the array
+  ScalarKind element = ScalarKind::f32;
+  int64_t rows = 0, columns = 0;  // columns == 1: a row vector
+  bool accumulator = false;       // an mma writes it
+};
+
+// A value crossing the stages of a pipelined loop inside the compute agent (pipe<tile, reg>):
+// written and read by the same threads in program order, so the read is the written value.
+struct RegisterPipe {
+  const Operation* op = nullptr;
+  const Operation* write = nullptr;
+};
+
+struct MmaPlan {
+  ScalarKind input = ScalarKind::bf16;
+  bool registers = false;  // D is a register tile (else a TMEM accumulator, sm_100a)
+  bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
+  int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
+  int64_t staging_bytes = 0, staging_offset = 0;  // sm_100a: A from registers through shared memory
+};
+
+// The analysis and everything it found; the emitter derives from it and reads its members.
+class Analysis {
+ public:
+  Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics);
+
+ protected:
+  bool blackwell() const { return target_ == "sm_100a"; }
+  // Reports `what` at `op` as unsupported by this backend; returns false.
+  bool unsupported(const Operation& op, const std::string& what);
+  // False after reporting why the kernel cannot be emitted.
+  bool analyze();
+  // The register fragment holding `value`, or null.
+  const Fragment* fragment(const Value* value) const;
+  bool is_stage_read(const Value* value) const;
+
+ private:
+  // The steps of analyze(), in the order it takes them.
+  void add_barrier(const Operation& op);
+  void add_stage_buffer(const Operation& op);
+  bool check_agent(const Operation& agent, bool producer);
+  bool check_op(const Operation& op, bool producer);
+  bool check_tma(const Operation& op);
+  static bool lazy_capable(const Operation& op);
+  void find_lazy_values();
+  void find_tmem_accumulators();
+  StageBuffer* stage_operand(const Operation& op, size_t i);
+  bool new_fragment(const Operation& op, const Value* value);
+  bool hold_region(const Region& region);
+  bool hold_op(const Operation& op);
+  bool hold_loop(const Operation& loop);
+  bool hold_mma(const Operation& op);
+  bool hold_store(const Operation& op);
+  bool check_stage_buffers();
+  void plan_deferred_releases();
+  bool place_shared_memory();
+
+ protected:
+  const KernelPlan& plan_;
+  const Operation& kernel_;
+  std::string target_;
+  TensorCoreNeeds& needs_;
+  DiagnosticEngine& diagnostics_;
+  NameTable names_;
+
+  FragmentLayout layout_{false, 1};
+  std::unordered_map<const Value*, RegisterPipe> register_pipes_;
+  std::unordered_set<const Value*> register_barriers_;
+  std::unordered_map<const Value*, std::vector<const Operation*>> users_;  // in the compute agent
+  std::unordered_set<const Value*> lazy_;
+  std::vector<Fragment> fragments_;
+  std::unordered_map<const Value*, size_t> fragment_of_;
+  std::unordered_map<const Operation*, MmaPlan> mma_plans_;
+  std::unordered_map<const Operation*, std::vector<size_t>> loop_copies_;  // carried tiles copied at entry
+  int64_t tmem_used_ = 0, exchange_offset_ = -1;
+
+  const Operation* specialize_ = nullptr;
+  const Operation* producer_ = nullptr;
+  const Operation* compute_ = nullptr;
+  std::vector<const Operation*> agents_;
+  int64_t compute_threads_ = kWarpgroup;
+  std::vector<StageBuffer> stages_;
+  std::unordered_map<const Value*, size_t> stage_of_;
+  std::vector<Barrier> barriers_;
+  std::unordered_map<const Value*, size_t> barrier_of_;
+  std::vector<Accumulator> accumulators_;
+  std::unordered_map<const Value*, size_t> accumulator_of_;
+  std::vector<std::pair<const Operation*, size_t>> pending_yields_;
+  std::unordered_map<const Operation*, const Accumulator*> store_accumulator_;
+  std::vector<const Operation*> mma_ops_;
+  int64_t shared_bytes_ = 0, tmem_columns_ = 0, accumulator_barrier_offset_ = 0, tmem_slot_offset_ = 0;
+  // sm_90a's deferred releases (plan_deferred_releases): the mmas waiting with wait_group 1, the
+  // arrives releasing the previous iteration's slot (with the variable holding it), per loop.
+  std::unordered_set<const Operation*> deferred_mma_;
+  std::unordered_map<const Operation*, std::string> deferred_arrive_;
+  std::unordered_map<const Operation*, std::vector<std::pair<const Operation*, std::string>>> loop_releases_;
+};
+
+}  // namespace tilec::cuda::tensor_core

@@ -1,0 +1,64 @@
+// backend/cuda/tensor_core_fragments.cpp — register tile layouts of the compute warpgroups (see the
+// header).
+#include "backend/cuda/tensor_core_fragments.h"
+
+#include <fmt/core.h>
+
+namespace tilec::cuda {
+
+std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
+  if (blackwell_) {
+    if (rows != 128) return fmt::format("{} rows (one per TMEM lane: 128)", rows);
+    if (columns != 1 && columns % warpgroups_ != 0)
+      return fmt::format("{} columns (a multiple of the {} compute warpgroups)", columns, warpgroups_);
+    return "";
+  }
+  if (rows != 64 * warpgroups_) return fmt::format("{} rows (64 per compute warpgroup: {})", rows, 64 * warpgroups_);
+  if (columns != 1 && columns % 8 != 0) return fmt::format("{} columns (a multiple of 8)", columns);
+  return "";
+}
+
+int64_t FragmentLayout::count(int64_t columns) const {
+  if (columns == 1) return blackwell_ ? 1 : 2;
+  return blackwell_ ? columns / warpgroups_ : columns / 2;
+}
+
+std::string FragmentLayout::row(const std::string& i, bool row_vector) const {
+  if (blackwell_) return "(warp * 32 + lane)";
+  return fmt::format("(compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * {})",
+                     row_vector ? i : fmt::format("(({} / 2) % 2)", i));
+}
+
+std::string FragmentLayout::column(const std::string& i, int64_t columns) const {
+  if (columns == 1) return "0";
+  if (blackwell_) return fmt::format("(compute_warpgroup * {} + {})", columns / warpgroups_, i);
+  return fmt::format("(8 * ({0} / 4) + 2 * (lane % 4) + {0} % 2)", i);
+}
+
+std::string FragmentLayout::row_slot(const std::string& i) const {
+  return blackwell_ ? "0" : fmt::format("(({} / 2) % 2)", i);
+}
+
+std::string FragmentLayout::combine_rows(const std::string& r, const std::string& combine,
+                                         const std::string& exchange, const std::string& barrier) const {
+  auto apply = [&](const std::string& a, const std::string& b) { return fmt::format(fmt::runtime(combine), a, b); };
+  std::string out;
+  if (!blackwell_) {
+    // The four lanes of a quad hold the columns of the same two rows.
+    for (int slot = 0; slot < 2; ++slot)
+      for (int mask : {1, 2}) {
+        std::string element = fmt::format("{}[{}]", r, slot);
+        out += fmt::format("{} = {};\n", element,
+                           apply(element, fmt::format("__shfl_xor_sync(0xffffffffu, {}, {})", element, mask)));
+      }
+    return out;
+  }
+  if (warpgroups_ == 1) return out;  // a thread holds its row's every column
+  out += fmt::format("{}[compute_warpgroup * 128 + warp * 32 + lane] = {}[0];\n", exchange, r);
+  out += barrier + "\n";
+  out += fmt::format("{}[0] = {};\n", r, apply(exchange + "[warp * 32 + lane]", exchange + "[128 + warp * 32 + lane]"));
+  out += barrier + "  // the exchange is read before it is written again\n";
+  return out;
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,48 @@
+// backend/cuda/tensor_core_fragments.h — how the compute warpgroups of a tensor-core kernel hold a
+// register tile (a "fragment"): which element of the tile each thread's register i is.
+//
+// sm_90a follows WGMMA's accumulator layout, so an mma's result is a fragment as it stands and a
+// 16-bit fragment is a register A operand as it stands: warpgroup g owns rows 64g..64g+63, warp w
+// of it rows 16w.., lane l rows l/4 and l/4 + 8 of those, register i of a tile R x C (C/2 per
+// thread) holds row 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2); a
+// row vector (R x 1) keeps the thread's two rows. sm_100a follows tcgen05.ld's 32x32b shape: the
+// thread of warp w (mod 4) and lane l holds row 32·(w mod 4) + l, and warpgroup g the columns
+// g·C/W .. (g+1)·C/W - 1 of a tile (W warpgroups); a row vector keeps the thread's one row.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tilec::cuda {
+
+class FragmentLayout {
+ public:
+  FragmentLayout(bool blackwell, int64_t warpgroups) : blackwell_(blackwell), warpgroups_(warpgroups) {}
+
+  // Why a rows x columns tile cannot be a fragment ("" when it can); columns == 1: a row vector.
+  std::string unsupported(int64_t rows, int64_t columns) const;
+  // Registers per thread.
+  int64_t count(int64_t columns) const;
+  // C++ expressions, over `i` (the register) and the compute thread's `lane`, `warp` (in its
+  // warpgroup) and `compute_warpgroup`, of the tile row and column register `i` holds.
+  std::string row(const std::string& i, bool row_vector) const;
+  std::string column(const std::string& i, int64_t columns) const;
+  // The register of a row vector holding the row of a tile's register `i`.
+  std::string row_slot(const std::string& i) const;
+  // The declarations `row` and `column` need, as one line.
+  static std::string position_variables() {
+    return "const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;";
+  }
+  // Combines the per-thread partial results `r` (an array of count(1)) of a row reduction over
+  // the threads holding the other columns of the same rows; `combine` spells "f(a, b)" with
+  // {0} and {1}. sm_100a with two warpgroups exchanges through `exchange` (a float pointer to
+  // 2 x 128 floats of shared memory) between two syncs of the named barrier `barrier`.
+  std::string combine_rows(const std::string& r, const std::string& combine, const std::string& exchange,
+                           const std::string& barrier) const;
+
+ private:
+  bool blackwell_;
+  int64_t warpgroups_;
+};
+
+}  // namespace tilec::cuda
