@@ -41,7 +41,11 @@ std::string join(const std::vector<std::string>& parts, const char* separator) {
 }
 
 const char* tensor_map_type(ScalarKind kind) {
-  return kind == ScalarKind::bf16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+  switch (kind) {
+    case ScalarKind::bf16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+    case ScalarKind::f16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+    default: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";  // the analysis maps 16-bit and f32 tensors only
+  }
 }
 
 class TensorCoreKernel : public tensor_core::Analysis {
@@ -110,6 +114,14 @@ class TensorCoreKernel : public tensor_core::Analysis {
       if (mma_plans_.at(mma).staging_bytes > 0)
         line(0, fmt::format("//   A of the mma at line {} (from registers): {} bytes at {}, 128B swizzle", mma->location().line,
                             mma_plans_.at(mma).staging_bytes, mma_plans_.at(mma).staging_offset));
+    if (store_staging_offset_ >= 0)
+      for (const Operation* store : store_ops_) {
+        const StorePlan& plan = store_plans_.at(store);
+        if (plan.tma)
+          line(0, fmt::format("//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
+                              "of {}x{} (128B swizzle)", store->location().line, kStoreStagingBytes, store_staging_offset_,
+                              plan.box_rows, plan.chunk_columns));
+      }
     if (exchange_offset_ >= 0)
       line(0, fmt::format("//   row-reduction exchange between the compute warpgroups: {} bytes at {}", 4 * compute_threads_,
                           exchange_offset_));
@@ -127,18 +139,33 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(0, "// " + rule);
   }
 
-  // One tensor map per tensor the stage buffers load from, in stage-buffer order.
-  std::vector<const StageBuffer*> tensor_maps() const {
-    std::vector<const StageBuffer*> maps;
+  struct TensorMap {
+    std::string name;
+    const Value* tensor = nullptr;
+    ScalarKind element = ScalarKind::bf16;
+    int64_t box_rows = 0, box_columns = 0;
+  };
+
+  // One tensor map per tensor the stage buffers load from, in stage-buffer order, then one per
+  // tensor TMA stores write, in program order.
+  std::vector<TensorMap> tensor_maps() const {
+    std::vector<TensorMap> maps;
+    auto add = [&](const TensorMap& map) {
+      if (std::none_of(maps.begin(), maps.end(), [&](const TensorMap& seen) { return seen.name == map.name; }))
+        maps.push_back(map);
+    };
     for (const StageBuffer& buffer : stages_)
-      if (std::none_of(maps.begin(), maps.end(), [&](const StageBuffer* seen) { return seen->map == buffer.map; }))
-        maps.push_back(&buffer);
+      add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.tile.shape()[0], kPanelColumns});
+    for (const Operation* store : store_ops_) {
+      const StorePlan& plan = store_plans_.at(store);
+      if (plan.tma) add({plan.map, plan.tensor, plan.tensor->type().element(), plan.box_rows, plan.chunk_columns});
+    }
     return maps;
   }
 
   std::string kernel_parameters() const {
     std::vector<std::string> parts;
-    for (const StageBuffer* buffer : tensor_maps()) parts.push_back("const __grid_constant__ CUtensorMap " + buffer->map);
+    for (const TensorMap& map : tensor_maps()) parts.push_back("const __grid_constant__ CUtensorMap " + map.name);
     std::string rest = parameter_list(plan_);
     if (!rest.empty()) parts.push_back(rest);
     return join(parts, ", ");
@@ -146,7 +173,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
 
   std::string kernel_arguments() const {
     std::vector<std::string> parts;
-    for (const StageBuffer* buffer : tensor_maps()) parts.push_back(buffer->map);
+    for (const TensorMap& map : tensor_maps()) parts.push_back(map.name);
     std::string rest = argument_list(plan_);
     if (!rest.empty()) parts.push_back(rest);
     return join(parts, ", ");
@@ -196,6 +223,8 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(2, "(void)compute_warpgroup;");
     if (blackwell()) line(2, "uint32_t accumulator_parity = 0;");
     emit_region(compute_->region(), 2);
+    if (store_staging_offset_ >= 0)
+      line(2, "if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written");
     if (blackwell()) {
       line(2, "// Every compute thread is done with TMEM: the first compute warp frees it.");
       line(2, "tilec_tcgen05_before_sync();");
@@ -463,6 +492,14 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,
                                  fmt::format(fmt::runtime(combine), slot, input.name + "[i]")));
     std::string exchange, barrier;
+    if (store_staging_offset_ >= 0)
+      for (const Operation* store : store_ops_) {
+        const StorePlan& plan = store_plans_.at(store);
+        if (plan.tma)
+          line(0, fmt::format("//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
+                              "of {}x{} (128B swizzle)", store->location().line, kStoreStagingBytes, store_staging_offset_,
+                              plan.box_rows, plan.chunk_columns));
+      }
     if (exchange_offset_ >= 0) {
       line(indent + 1, FragmentLayout::position_variables());
       line(indent + 1, fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));
@@ -573,10 +610,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
                                  result.name, acc.name));
     line(indent + 1, "}");
     line(indent, "}");
-    line(indent, "// TMEM is read: a later mma may overwrite it.");
-    line(indent, "tilec_tcgen05_before_sync();");
-    line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
-    line(indent, "tilec_tcgen05_after_sync();");
+    emit_tmem_release(indent);
   }
 
   // sm_90a: WGMMA into the register tile, A from shared memory or from registers.
@@ -658,7 +692,12 @@ class TensorCoreKernel : public tensor_core::Analysis {
   }
 
   void emit_store(const Operation& op, int indent) {
-    const Accumulator* accumulator = store_accumulator_.at(&op);
+    const StorePlan& plan = store_plans_.at(&op);
+    if (plan.tma && private_barrier_id() + compute_threads_ / kWarpgroup <= kLastNamedBarrier) {
+      emit_tma_store(op, plan, indent);
+      return;
+    }
+    const Accumulator* accumulator = plan.accumulator;
     const Value* value = op.operands().back();
     const Value* tensor = op.operand(0);
     const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
@@ -671,11 +710,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       int64_t half = columns * kWarpgroup / compute_threads_;
       ElementContext context;
       if (accumulator) {
-        line(indent + 1, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
-        line(indent + 1, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
-        line(indent + 1, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
-        line(indent + 1, "accumulator_parity ^= 1;");
-        line(indent + 1, "tilec_tcgen05_after_sync();");
+        emit_accumulator_wait(indent + 1);
         context.index = "chunk * 32 + i";
         context.accumulator = fmt::format("({}_started ? __uint_as_float(values[i]) : 0.0f)", accumulator->name);
       }
@@ -683,6 +718,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
       line(indent + 1, fmt::format("const int first_column = compute_warpgroup * {};", half));
       if (accumulator) {
+        line(indent + 1, "#pragma unroll");
         line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
         line(indent + 2, "uint32_t values[32];");
         line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + ((static_cast<uint32_t>(row) & ~31u) << 16) + {} + "
@@ -693,10 +729,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
         emit_store_element(op, value, extents, row_base, column_base, context, indent + 3);
         line(indent + 2, "}");
         line(indent + 1, "}");
-        line(indent + 1, "// TMEM is read: the next tile's MMA may overwrite it.");
-        line(indent + 1, "tilec_tcgen05_before_sync();");
-        line(indent + 1, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
-        line(indent + 1, "tilec_tcgen05_after_sync();");
+        emit_tmem_release(indent + 1);
       } else {
         line(indent + 1, "#pragma unroll");
         line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", half));
@@ -716,6 +749,105 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, "}");
     }
     line(indent, "}");
+  }
+
+  // sm_100a: the MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
+  void emit_accumulator_wait(int indent) {
+    line(indent, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
+    line(indent, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
+    line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+    line(indent, "accumulator_parity ^= 1;");
+    line(indent, "tilec_tcgen05_after_sync();");
+  }
+
+  void emit_tmem_release(int indent) {
+    line(indent, "// TMEM is read: a later MMA may overwrite it.");
+    line(indent, "tilec_tcgen05_before_sync();");
+    line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+    line(indent, "tilec_tcgen05_after_sync();");
+  }
+
+  // Through shared memory and TMA: each compute warpgroup writes its part of the tile box by box
+  // (rows of 128 bytes, the 128-byte swizzle: 16-byte chunk c of box row r at chunk c ^ (r % 8))
+  // into its staging, and one of its threads stores the box. A staging box is written again only
+  // once the store reading it is done (bulk wait_group.read); TMA leaves out what lies outside
+  // the tensor.
+  void emit_tma_store(const Operation& op, const StorePlan& plan, int indent) {
+    const Value* value = op.operands().back();
+    ScalarKind kind = value->type().element();
+    int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
+    int64_t per_warpgroup = blackwell() ? columns * kWarpgroup / compute_threads_ : columns;
+    int64_t width = plan.chunk_columns, box_bytes = plan.box_rows * kPanelRowBytes;
+    std::string row_base = fmt::format("{} * {}", plan_.expression(op.operand(1)), rows);
+    std::string column_base = fmt::format("{} * {}", plan_.expression(op.operand(2)), columns);
+    std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_id() + 1);
+    comment(indent, op);
+    line(indent, "{");
+    if (plan.accumulator) emit_accumulator_wait(indent + 1);
+    line(indent + 1, FragmentLayout::position_variables());
+    line(indent + 1, "const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores");
+    line(indent + 1, fmt::format("const uint32_t staging = shared_base + {} + static_cast<uint32_t>(compute_warpgroup) * {};",
+                                 store_staging_offset_, kStoreStagingBytes));
+    line(indent + 1, "unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);");
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
+    line(indent + 2, fmt::format("const uint32_t box = static_cast<uint32_t>(chunk % {}) * {};", plan.buffers, box_bytes));
+    line(indent + 2, fmt::format("if (storer) {{  // the box is free once at most {} newer store(s) still read staging", plan.buffers - 1));
+    line(indent + 3, fmt::format("if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<{}>();", plan.buffers - 1));
+    line(indent + 2, "}");
+    line(indent + 2, sync);
+    std::string store_row, store_column;
+    if (!blackwell()) {
+      // Registers chunk·W/2 .. of WGMMA's layout hold columns chunk·W .. of the warpgroup's 64 rows.
+      line(indent + 2, "#pragma unroll");
+      line(indent + 2, fmt::format("for (int j = 0; j < {}; ++j) {{", width / 2));
+      line(indent + 3, fmt::format("const int i = chunk * {} + j;", width / 2));
+      line(indent + 3, "const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
+      line(indent + 3, "const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
+      line(indent + 3, "(void)row;");
+      emit_staging_element(value, kind, fmt::format("column - chunk * {}", width), ElementContext{}, indent + 3);
+      line(indent + 2, "}");
+      store_row = row_base + " + compute_warpgroup * 64";
+      store_column = fmt::format("{} + chunk * {}", column_base, width);
+    } else {
+      // One row per thread (its TMEM lane); the warpgroup's columns 32 at a time.
+      line(indent + 2, "const int row = warp * 32 + lane, box_row = row;");
+      line(indent + 2, fmt::format("const int first_column = compute_warpgroup * {} + chunk * {};", per_warpgroup, width));
+      line(indent + 2, "#pragma unroll");
+      line(indent + 2, fmt::format("for (int piece = 0; piece < {}; ++piece) {{", width / 32));
+      ElementContext context;
+      context.index = "index";
+      if (plan.accumulator) {
+        line(indent + 3, "uint32_t values[32];");
+        line(indent + 3, fmt::format("tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {} + "
+                                     "static_cast<uint32_t>(first_column + piece * 32), values);", plan.accumulator->tmem_column));
+        context.accumulator = fmt::format("({}_started ? __uint_as_float(values[i]) : 0.0f)", plan.accumulator->name);
+      }
+      line(indent + 3, "#pragma unroll");
+      line(indent + 3, "for (int i = 0; i < 32; ++i) {");
+      line(indent + 4, fmt::format("const int column = first_column + piece * 32 + i, index = chunk * {} + piece * 32 + i;", width));
+      line(indent + 4, "(void)column, (void)index;");
+      emit_staging_element(value, kind, "piece * 32 + i", context, indent + 4);
+      line(indent + 3, "}");
+      line(indent + 2, "}");
+      store_row = row_base;
+      store_column = fmt::format("{} + compute_warpgroup * {} + chunk * {}", column_base, per_warpgroup, width);
+    }
+    line(indent + 2, "tilec_fence_proxy_async();  // the box is read by TMA");
+    line(indent + 2, sync);
+    line(indent + 2, fmt::format("if (storer) {{ tilec_tma_store_2d(&{}, staging + box, static_cast<int32_t>({}), "
+                                 "static_cast<int32_t>({})); tilec_bulk_commit(); }}", plan.map, store_column, store_row));
+    line(indent + 1, "}");
+    if (plan.accumulator) emit_tmem_release(indent + 1);
+    line(indent, "}");
+  }
+
+  // The stored value's element at (row, column) into the staging box at (box_row, box_column).
+  void emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
+                            const ElementContext& context, int indent) {
+    line(indent, fmt::format("const int byte = ({}) * {};", box_column, byte_size(kind)));
+    line(indent, fmt::format("*reinterpret_cast<{}*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + "
+                             "byte % 16) = {};", element_type(kind), element(value, context)));
   }
 
   void emit_store_element(const Operation& op, const Value* value, const std::vector<std::string>& extents,
@@ -807,14 +939,14 @@ class TensorCoreKernel : public tensor_core::Analysis {
   void emit_launcher() {
     LaunchSpec launch;
     launch.summary = "encodes the tensor maps, then one persistent CTA per worker.";
-    for (const StageBuffer* buffer : tensor_maps()) {
-      const std::vector<std::string>& extents = plan_.tensor_dims.at(buffer->tensor);
-      launch.setup += fmt::format("  CUtensorMap {};\n", buffer->map);
+    for (const TensorMap& map : tensor_maps()) {
+      const std::vector<std::string>& extents = plan_.tensor_dims.at(map.tensor);
+      launch.setup += fmt::format("  CUtensorMap {};\n", map.name);
       launch.setup += fmt::format(
-          "  if (const cudaError_t status = tilec_tensor_map_2d(&{}, {}, {}, {}, {}, {} * 2, {}, {}); status != cudaSuccess)\n"
+          "  if (const cudaError_t status = tilec_tensor_map_2d(&{}, {}, {}, {}, {}, {} * {}, {}, {}); status != cudaSuccess)\n"
           "    return status;  // e.g. a row pitch that is not a multiple of 16 bytes\n",
-          buffer->map, tensor_map_type(buffer->tile.element()), plan_.expression(buffer->tensor), extents[0], extents[1],
-          extents[1], buffer->tile.shape()[0], kPanelColumns);
+          map.name, tensor_map_type(map.element), plan_.expression(map.tensor), extents[0], extents[1], extents[1],
+          byte_size(map.element), map.box_rows, map.box_columns);
     }
     launch.threads = std::to_string(total_threads());
     launch.arguments = kernel_arguments();

@@ -477,7 +477,23 @@ bool Analysis::hold_store(const Operation& op) {
     return unsupported(op, "a stored tile of another shape than its accumulator");
   if (accumulator && (columns / (compute_threads_ / kWarpgroup)) % 32 != 0)
     return unsupported(op, "a TMEM accumulator whose columns per warpgroup are not a multiple of 32 (tcgen05.ld x32)");
-  store_accumulator_[&op] = accumulator;
+  StorePlan plan;
+  plan.accumulator = accumulator;
+  plan.tensor = op.operand(0);
+  // Through shared memory and TMA when rows of 128 bytes split the columns each warpgroup holds
+  // (place_shared_memory falls back to direct stores when the staging does not fit).
+  ScalarKind element = value->type().element();
+  int64_t per_warpgroup = blackwell() ? columns * kWarpgroup / compute_threads_ : columns;
+  if ((element == ScalarKind::f32 || element == ScalarKind::bf16 || element == ScalarKind::f16) &&
+      element == plan.tensor->type().element()) {
+    plan.chunk_columns = kPanelRowBytes / byte_size(element);
+    plan.box_rows = blackwell() ? 128 : 64;
+    plan.buffers = kStoreStagingBytes / (plan.box_rows * kPanelRowBytes);
+    plan.tma = per_warpgroup % plan.chunk_columns == 0;
+    plan.map = plan_.expression(plan.tensor) + "_store_map";
+  }
+  store_plans_[&op] = plan;
+  store_ops_.push_back(&op);
   return true;
 }
 
@@ -592,6 +608,18 @@ bool Analysis::place_shared_memory() {
   if (blackwell() && reduces && compute_threads_ > kWarpgroup) {  // row reductions across warpgroups
     exchange_offset_ = offset;
     offset += 4 * compute_threads_;
+  }
+  // TMA stores share kStoreStagingBytes per compute warpgroup when it fits beside everything
+  // else; otherwise every store is direct.
+  int64_t fixed = kSwizzleAtomBytes + (blackwell() ? 16 : 0);
+  for (const Barrier& barrier : barriers_) fixed += 8 * barrier.slots;
+  int64_t staging = kStoreStagingBytes * (compute_threads_ / kWarpgroup);
+  bool tma_stores = std::any_of(store_ops_.begin(), store_ops_.end(), [&](const Operation* op) { return store_plans_.at(op).tma; });
+  if (tma_stores && offset + staging + fixed <= kSharedMemoryBudget) {
+    store_staging_offset_ = offset;
+    offset += staging;
+  } else {
+    for (auto& [op, plan] : store_plans_) plan.tma = false;
   }
   for (Barrier& barrier : barriers_) {
     barrier.offset = offset;

@@ -37,6 +37,8 @@ inline constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
 inline constexpr int64_t kMmaK = 16;                // K of one WGMMA / tcgen05.mma (16-bit inputs)
 inline constexpr int64_t kRegisterFile = 65536;
 inline constexpr int64_t kTmemColumns = 512;
+inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
+inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
 
 // Visits every op of `region` and of the regions nested in it, in program order.
 void walk_const(const Region& region, const std::function<void(const Operation&)>& visit);
@@ -90,6 +92,17 @@ struct MmaPlan {
   bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
   int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
   int64_t staging_bytes = 0, staging_offset = 0;  // sm_100a: A from registers through shared memory
+};
+
+// How a store is written: each thread at its elements (direct), or through shared memory and TMA:
+// each compute warpgroup writes boxes of `box_rows` x `chunk_columns` (128 bytes a row, 128-byte
+// swizzle) into its staging and one of its threads stores them.
+struct StorePlan {
+  const Accumulator* accumulator = nullptr;  // the TMEM accumulator it reads (sm_100a), if any
+  bool tma = false;
+  int64_t chunk_columns = 0, box_rows = 0, buffers = 0;  // buffers: boxes of staging per warpgroup
+  const Value* tensor = nullptr;
+  std::string map;  // the tensor map parameter (TMA)
 };
 
 // The analysis and everything it found; the emitter derives from it and reads its members.
@@ -159,7 +172,9 @@ class Analysis {
   std::vector<Accumulator> accumulators_;
   std::unordered_map<const Value*, size_t> accumulator_of_;
   std::vector<std::pair<const Operation*, size_t>> pending_yields_;
-  std::unordered_map<const Operation*, const Accumulator*> store_accumulator_;
+  std::unordered_map<const Operation*, StorePlan> store_plans_;
+  std::vector<const Operation*> store_ops_;
+  int64_t store_staging_offset_ = -1;  // TMA stores: kStoreStagingBytes per compute warpgroup
   std::vector<const Operation*> mma_ops_;
   int64_t shared_bytes_ = 0, tmem_columns_ = 0, accumulator_barrier_offset_ = 0, tmem_slot_offset_ = 0;
   // sm_90a's deferred releases (plan_deferred_releases): the mmas waiting with wait_group 1, the

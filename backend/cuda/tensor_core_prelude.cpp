@@ -54,6 +54,21 @@ __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CU
                " [%0], [%1, {%3, %4}], [%2];"
                :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(outer) : "memory");
 }
+// The reverse: a box from shared memory to the tensor at (inner, outer), in this thread's bulk
+// group; the parts of the box outside the tensor are not written.
+__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+}
+__device__ __forceinline__ void tilec_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most `Pending` of this thread's bulk groups still read shared memory.
+template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(Pending) : "memory");
+}
+// Waits until this thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void tilec_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+// Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA, tcgen05.mma).
+__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // True in one lane of the (converged) warp.
 __device__ __forceinline__ bool tilec_elect_one() {
   uint32_t elected = 0;
@@ -141,8 +156,6 @@ template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uin
 template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_dealloc(uint32_t base) {
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(base), "n"(Columns) : "memory");
 }
-// Makes this thread's ordinary shared-memory writes visible to the async proxy (tcgen05.mma).
-__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_before_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_after_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
 // D[tmem] (+)= A[smem] * B[smem]; `accumulate` false overwrites D.

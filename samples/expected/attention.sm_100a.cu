@@ -144,6 +144,21 @@ __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CU
                " [%0], [%1, {%3, %4}], [%2];"
                :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(outer) : "memory");
 }
+// The reverse: a box from shared memory to the tensor at (inner, outer), in this thread's bulk
+// group; the parts of the box outside the tensor are not written.
+__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+}
+__device__ __forceinline__ void tilec_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most `Pending` of this thread's bulk groups still read shared memory.
+template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(Pending) : "memory");
+}
+// Waits until this thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void tilec_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+// Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA, tcgen05.mma).
+__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // True in one lane of the (converged) warp.
 __device__ __forceinline__ bool tilec_elect_one() {
   uint32_t elected = 0;
@@ -208,8 +223,6 @@ template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uin
 template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_dealloc(uint32_t base) {
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(base), "n"(Columns) : "memory");
 }
-// Makes this thread's ordinary shared-memory writes visible to the async proxy (tcgen05.mma).
-__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_before_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_after_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
 // D[tmem] (+)= A[smem] * B[smem]; `accumulate` false overwrites D.
@@ -244,17 +257,18 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 21: ii 1, 1 stage(s)
 //   schedule: loop at line 26: ii 31, 2 stage(s), pipeline(2)
-// shared memory: 67680 bytes (1024 of them for aligning the base)
+// shared memory: 100448 bytes (1024 of them for aligning the base)
 //   pipe pipe_kt_buffer: 2 slots x 8192 bytes at 0: B of mma from Kt (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_v_buffer: 2 slots x 8192 bytes at 16384: B of mma from V (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_q_buffer: 1 slots x 16384 bytes at 32768: A of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)
-//   mbarrier pipe_kt_full: 2 slot(s) at 66560, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_kt_empty: 2 slot(s) at 66576, 1 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_v_full: 2 slot(s) at 66592, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_v_empty: 2 slot(s) at 66608, 1 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_q_full: 1 slot(s) at 66624, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_q_empty: 1 slot(s) at 66632, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_kt_full: 2 slot(s) at 99328, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_kt_empty: 2 slot(s) at 99344, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_v_full: 2 slot(s) at 99360, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_v_empty: 2 slot(s) at 99376, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_q_full: 1 slot(s) at 99392, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_q_empty: 1 slot(s) at 99400, 1 arrival(s) per phase, released by the compute agent
 //   A of the mma at line 34 (from registers): 16384 bytes at 49152, 128B swizzle
+//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
 //   row-reduction exchange between the compute warpgroups: 1024 bytes at 65536
 //   pipe pipe_s_buffer: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
@@ -275,7 +289,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   register tile t28: 128x64 bf16 in registers, 32 per thread
 //   accumulator t29: 128x64 f32 in registers, 32 per thread
 // -----------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap Q_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD) {
+__global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL)
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
@@ -290,11 +304,11 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
   const int64_t tile_number = blockIdx.x;
   // worker = grid_ids workers {schedule = "tiles"} : index  (line 21)
   const int64_t worker = tile_number;
-  const uint32_t pipe_kt_full = shared_base + 66560;  // 2 mbarrier(s)
-  const uint32_t pipe_kt_empty = shared_base + 66576;  // 2 mbarrier(s)
+  const uint32_t pipe_kt_full = shared_base + 99328;  // 2 mbarrier(s)
+  const uint32_t pipe_kt_empty = shared_base + 99344;  // 2 mbarrier(s)
   const uint32_t pipe_kt_buffer = shared_base + 0;  // 2 slots of tile<64x64xbf16, smem>
-  const uint32_t pipe_v_full = shared_base + 66592;  // 2 mbarrier(s)
-  const uint32_t pipe_v_empty = shared_base + 66608;  // 2 mbarrier(s)
+  const uint32_t pipe_v_full = shared_base + 99360;  // 2 mbarrier(s)
+  const uint32_t pipe_v_empty = shared_base + 99376;  // 2 mbarrier(s)
   const uint32_t pipe_v_buffer = shared_base + 16384;  // 2 slots of tile<64x64xbf16, smem>
   // pipe_s_full: a register pipe's barrier, not needed (one agent, program order)
   // pipe_s_empty: a register pipe's barrier, not needed (one agent, program order)
@@ -302,10 +316,10 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
   // pipe_full: a register pipe's barrier, not needed (one agent, program order)
   // pipe_empty: a register pipe's barrier, not needed (one agent, program order)
   // pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers: the compute threads read what they wrote
-  const uint32_t pipe_q_full = shared_base + 66624;  // 1 mbarrier(s)
-  const uint32_t pipe_q_empty = shared_base + 66632;  // 1 mbarrier(s)
-  const uint32_t accumulator_barrier = shared_base + 66640;
-  const uint32_t tmem_slot = shared_base + 66648;
+  const uint32_t pipe_q_full = shared_base + 99392;  // 1 mbarrier(s)
+  const uint32_t pipe_q_empty = shared_base + 99400;  // 1 mbarrier(s)
+  const uint32_t accumulator_barrier = shared_base + 99408;
+  const uint32_t tmem_slot = shared_base + 99416;
   const uint32_t pipe_q_buffer = shared_base + 32768;  // 1 slots of tile<128x64xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 2; ++slot) tilec_mbarrier_init(pipe_kt_full + 8 * slot, 1);
@@ -535,7 +549,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
               for (int i = 0; i < 32; ++i) t20[chunk * 32 + i] = add_f32(t20[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
-          // TMEM is read: a later mma may overwrite it.
+          // TMEM is read: a later MMA may overwrite it.
           tilec_tcgen05_before_sync();
           tilec_named_barrier_sync(1, 256);
           tilec_tcgen05_after_sync();
@@ -563,6 +577,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
             for (int i = 0; i < 1; ++i) t22[i] = -INFINITY;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t22[0] = max_f32(t22[0], s[i]);
+//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
             exchange[compute_warpgroup * 128 + warp * 32 + lane] = t22[0];
@@ -613,6 +628,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
             for (int i = 0; i < 1; ++i) t27[i] = 0.0f;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t27[0] = add_f32(t27[0], p[i]);
+//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
             exchange[compute_warpgroup * 128 + warp * 32 + lane] = t27[0];
@@ -668,7 +684,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
               for (int i = 0; i < 32; ++i) t29[chunk * 32 + i] = add_f32(t29[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
-          // TMEM is read: a later mma may overwrite it.
+          // TMEM is read: a later MMA may overwrite it.
           tilec_tcgen05_before_sync();
           tilec_named_barrier_sync(1, 256);
           tilec_tcgen05_after_sync();
@@ -713,14 +729,32 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         // store O, i_1, h_1, t30  (line 37)
         {
-          // Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.
-          const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);
-          const int first_column = compute_warpgroup * 32;
+          const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
+          const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
+          const uint32_t staging = shared_base + 66560 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
-          for (int i = 0; i < 32; ++i) {
-            const int column = first_column + i;
-            const int64_t index0 = i_1 * 128 + row, index1 = h_1 * 64 + column;
-            if (index0 < S && index1 < HD) O[index0 * HD + index1] = div_f32(o[i], row_sum[0]);
+          for (int chunk = 0; chunk < 1; ++chunk) {
+            const uint32_t box = static_cast<uint32_t>(chunk % 1) * 16384;
+            if (storer) {  // the box is free once at most 0 newer store(s) still read staging
+              if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<0>();
+            }
+            tilec_named_barrier_sync(2 + compute_warpgroup, 128);
+            const int row = warp * 32 + lane, box_row = row;
+            const int first_column = compute_warpgroup * 32 + chunk * 32;
+            #pragma unroll
+            for (int piece = 0; piece < 1; ++piece) {
+              #pragma unroll
+              for (int i = 0; i < 32; ++i) {
+                const int column = first_column + piece * 32 + i, index = chunk * 32 + piece * 32 + i;
+                (void)column, (void)index;
+                const int byte = (piece * 32 + i) * 4;
+                *reinterpret_cast<float*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = div_f32(o[index], row_sum[0]);
+              }
+            }
+            tilec_fence_proxy_async();  // the box is read by TMA
+            tilec_named_barrier_sync(2 + compute_warpgroup, 128);
+            if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(h_1 * 64 + compute_warpgroup * 32 + chunk * 32), static_cast<int32_t>(i_1 * 128)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
@@ -810,6 +844,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
       pipe_q_consumer_index = next_pipe_q_consumer_index;
       pipe_q_consumer_phase = next_pipe_q_consumer_phase;
     }
+    if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written
     // Every compute thread is done with TMEM: the first compute warp frees it.
     tilec_tcgen05_before_sync();
     tilec_named_barrier_sync(1, 256);
@@ -835,7 +870,10 @@ extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloa
   CUtensorMap Q_map;
   if (const cudaError_t status = tilec_tensor_map_2d(&Q_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Q, S, HD, HD * 2, 128, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
-  const size_t shared_bytes = 67680;
+  CUtensorMap O_store_map;
+  if (const cudaError_t status = tilec_tensor_map_2d(&O_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, O, S, HD, HD * 4, 128, 32); status != cudaSuccess)
+    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
+  const size_t shared_bytes = 100448;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
@@ -843,7 +881,7 @@ extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloa
   const int64_t launch_sm_count = tilec_sm_count();
   const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
   if (copied != cudaSuccess) return copied;
-  attention_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(Kt_map, V_map, Q_map, Q, Kt, V, O, S, HD);
+  attention_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(Kt_map, V_map, Q_map, O_store_map, Q, Kt, V, O, S, HD);
   return cudaGetLastError();
 }
 

@@ -144,6 +144,21 @@ __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CU
                " [%0], [%1, {%3, %4}], [%2];"
                :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(outer) : "memory");
 }
+// The reverse: a box from shared memory to the tensor at (inner, outer), in this thread's bulk
+// group; the parts of the box outside the tensor are not written.
+__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+}
+__device__ __forceinline__ void tilec_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most `Pending` of this thread's bulk groups still read shared memory.
+template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(Pending) : "memory");
+}
+// Waits until this thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void tilec_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+// Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA, tcgen05.mma).
+__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // True in one lane of the (converged) warp.
 __device__ __forceinline__ bool tilec_elect_one() {
   uint32_t elected = 0;
@@ -240,16 +255,17 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 21: ii 1, 1 stage(s)
 //   schedule: loop at line 26: ii 31, 2 stage(s), pipeline(2)
-// shared memory: 50256 bytes (1024 of them for aligning the base)
+// shared memory: 83024 bytes (1024 of them for aligning the base)
 //   pipe pipe_kt_buffer: 2 slots x 8192 bytes at 0: B of mma from Kt (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_v_buffer: 2 slots x 8192 bytes at 16384: B of mma from V (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_q_buffer: 1 slots x 16384 bytes at 32768: A of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)
-//   mbarrier pipe_kt_full: 2 slot(s) at 49152, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_kt_empty: 2 slot(s) at 49168, 2 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_v_full: 2 slot(s) at 49184, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_v_empty: 2 slot(s) at 49200, 2 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_q_full: 1 slot(s) at 49216, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_q_empty: 1 slot(s) at 49224, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_kt_full: 2 slot(s) at 81920, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_kt_empty: 2 slot(s) at 81936, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_v_full: 2 slot(s) at 81952, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_v_empty: 2 slot(s) at 81968, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_q_full: 1 slot(s) at 81984, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_q_empty: 1 slot(s) at 81992, 2 arrival(s) per phase, released by the compute agent
+//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 49152) and TMA, boxes of 64x32 (128B swizzle)
 //   pipe pipe_s_buffer: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   register tile row_max: 128x1 f32 in registers, 2 per thread
@@ -269,7 +285,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 //   register tile t28: 128x64 bf16 in registers, 32 per thread
 //   accumulator t29: 128x64 f32 in registers, 32 per thread
 // -----------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap Q_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD) {
+__global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
@@ -284,11 +300,11 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
   const int64_t tile_number = blockIdx.x;
   // worker = grid_ids workers {schedule = "tiles"} : index  (line 21)
   const int64_t worker = tile_number;
-  const uint32_t pipe_kt_full = shared_base + 49152;  // 2 mbarrier(s)
-  const uint32_t pipe_kt_empty = shared_base + 49168;  // 2 mbarrier(s)
+  const uint32_t pipe_kt_full = shared_base + 81920;  // 2 mbarrier(s)
+  const uint32_t pipe_kt_empty = shared_base + 81936;  // 2 mbarrier(s)
   const uint32_t pipe_kt_buffer = shared_base + 0;  // 2 slots of tile<64x64xbf16, smem>
-  const uint32_t pipe_v_full = shared_base + 49184;  // 2 mbarrier(s)
-  const uint32_t pipe_v_empty = shared_base + 49200;  // 2 mbarrier(s)
+  const uint32_t pipe_v_full = shared_base + 81952;  // 2 mbarrier(s)
+  const uint32_t pipe_v_empty = shared_base + 81968;  // 2 mbarrier(s)
   const uint32_t pipe_v_buffer = shared_base + 16384;  // 2 slots of tile<64x64xbf16, smem>
   // pipe_s_full: a register pipe's barrier, not needed (one agent, program order)
   // pipe_s_empty: a register pipe's barrier, not needed (one agent, program order)
@@ -296,8 +312,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
   // pipe_full: a register pipe's barrier, not needed (one agent, program order)
   // pipe_empty: a register pipe's barrier, not needed (one agent, program order)
   // pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers: the compute threads read what they wrote
-  const uint32_t pipe_q_full = shared_base + 49216;  // 1 mbarrier(s)
-  const uint32_t pipe_q_empty = shared_base + 49224;  // 1 mbarrier(s)
+  const uint32_t pipe_q_full = shared_base + 81984;  // 1 mbarrier(s)
+  const uint32_t pipe_q_empty = shared_base + 81992;  // 1 mbarrier(s)
   const uint32_t pipe_q_buffer = shared_base + 32768;  // 1 slots of tile<128x64xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 2; ++slot) tilec_mbarrier_init(pipe_kt_full + 8 * slot, 1);
@@ -532,6 +548,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
             for (int i = 0; i < 2; ++i) t22[i] = -INFINITY;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t22[((i / 2) % 2)] = max_f32(t22[((i / 2) % 2)], s[i]);
+//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 49152) and TMA, boxes of 64x32 (128B swizzle)
             t22[0] = max_f32(t22[0], __shfl_xor_sync(0xffffffffu, t22[0], 1));
             t22[0] = max_f32(t22[0], __shfl_xor_sync(0xffffffffu, t22[0], 2));
             t22[1] = max_f32(t22[1], __shfl_xor_sync(0xffffffffu, t22[1], 1));
@@ -580,6 +597,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
             for (int i = 0; i < 2; ++i) t27[i] = 0.0f;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t27[((i / 2) % 2)] = add_f32(t27[((i / 2) % 2)], p[i]);
+//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 49152) and TMA, boxes of 64x32 (128B swizzle)
             t27[0] = add_f32(t27[0], __shfl_xor_sync(0xffffffffu, t27[0], 1));
             t27[0] = add_f32(t27[0], __shfl_xor_sync(0xffffffffu, t27[0], 2));
             t27[1] = add_f32(t27[1], __shfl_xor_sync(0xffffffffu, t27[1], 1));
@@ -653,15 +671,29 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         // store O, i_1, h_1, t30  (line 37)
         {
-          // WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row
-          // 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).
-          const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;
+          const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
+          const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
+          const uint32_t staging = shared_base + 49152 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
-          for (int i = 0; i < 32; ++i) {
-            const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);
-            const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-            const int64_t index0 = i_1 * 128 + row, index1 = h_1 * 64 + column;
-            if (index0 < S && index1 < HD) O[index0 * HD + index1] = div_f32(o[i], row_sum[((i / 2) % 2)]);
+          for (int chunk = 0; chunk < 2; ++chunk) {
+            const uint32_t box = static_cast<uint32_t>(chunk % 2) * 8192;
+            if (storer) {  // the box is free once at most 1 newer store(s) still read staging
+              if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<1>();
+            }
+            tilec_named_barrier_sync(2 + compute_warpgroup, 128);
+            #pragma unroll
+            for (int j = 0; j < 16; ++j) {
+              const int i = chunk * 16 + j;
+              const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);
+              const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+              (void)row;
+              const int byte = (column - chunk * 32) * 4;
+              *reinterpret_cast<float*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = div_f32(o[i], row_sum[((i / 2) % 2)]);
+            }
+            tilec_fence_proxy_async();  // the box is read by TMA
+            tilec_named_barrier_sync(2 + compute_warpgroup, 128);
+            if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(h_1 * 64 + chunk * 32), static_cast<int32_t>(i_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
@@ -751,6 +783,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
       pipe_q_consumer_index = next_pipe_q_consumer_index;
       pipe_q_consumer_phase = next_pipe_q_consumer_phase;
     }
+    if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written
   }
 #else
   __trap();  // built for another architecture than sm_90a
@@ -772,7 +805,10 @@ extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloa
   CUtensorMap Q_map;
   if (const cudaError_t status = tilec_tensor_map_2d(&Q_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Q, S, HD, HD * 2, 128, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
-  const size_t shared_bytes = 50256;
+  CUtensorMap O_store_map;
+  if (const cudaError_t status = tilec_tensor_map_2d(&O_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, O, S, HD, HD * 4, 64, 32); status != cudaSuccess)
+    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
+  const size_t shared_bytes = 83024;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
@@ -780,7 +816,7 @@ extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloa
   const int64_t launch_sm_count = tilec_sm_count();
   const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
   if (copied != cudaSuccess) return copied;
-  attention_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(Kt_map, V_map, Q_map, Q, Kt, V, O, S, HD);
+  attention_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(Kt_map, V_map, Q_map, O_store_map, Q, Kt, V, O, S, HD);
   return cudaGetLastError();
 }
 

@@ -144,6 +144,21 @@ __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CU
                " [%0], [%1, {%3, %4}], [%2];"
                :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(outer) : "memory");
 }
+// The reverse: a box from shared memory to the tensor at (inner, outer), in this thread's bulk
+// group; the parts of the box outside the tensor are not written.
+__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+}
+__device__ __forceinline__ void tilec_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most `Pending` of this thread's bulk groups still read shared memory.
+template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(Pending) : "memory");
+}
+// Waits until this thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void tilec_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+// Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA, tcgen05.mma).
+__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // True in one lane of the (converged) warp.
 __device__ __forceinline__ bool tilec_elect_one() {
   uint32_t elected = 0;
@@ -208,8 +223,6 @@ template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uin
 template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_dealloc(uint32_t base) {
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(base), "n"(Columns) : "memory");
 }
-// Makes this thread's ordinary shared-memory writes visible to the async proxy (tcgen05.mma).
-__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_before_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
 __device__ __forceinline__ void tilec_tcgen05_after_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
 // D[tmem] (+)= A[smem] * B[smem]; `accumulate` false overwrites D.
@@ -244,16 +257,17 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 15: ii 1, 1 stage(s)
 //   schedule: loop at line 18: ii 17, 1 stage(s), pipeline(4)
-// shared memory: 197776 bytes (1024 of them for aligning the base)
+// shared memory: 230544 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 32768 bytes at 65536: B of mma from B (MN-major, 4 panel(s) of 64 columns, 128B swizzle)
-//   mbarrier pipe_a_full: 4 slot(s) at 196608, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_a_empty: 4 slot(s) at 196640, 1 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_b_full: 4 slot(s) at 196672, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_b_empty: 4 slot(s) at 196704, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_a_full: 4 slot(s) at 229376, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_a_empty: 4 slot(s) at 229408, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_b_full: 4 slot(s) at 229440, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_b_empty: 4 slot(s) at 229472, 1 arrival(s) per phase, released by the compute agent
+//   store at line 23: through shared memory (16384 bytes per compute warpgroup at 196608) and TMA, boxes of 128x32 (128B swizzle)
 //   accumulator acc_1: 128x256 f32 in TMEM columns 0..255
 // -----------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t Q, int64_t N) {
+__global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t Q, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL)
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
@@ -268,13 +282,13 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
   const int64_t tile_number = blockIdx.x;
   // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
   const int64_t worker = tile_number;
-  const uint32_t pipe_a_full = shared_base + 196608;  // 4 mbarrier(s)
-  const uint32_t pipe_a_empty = shared_base + 196640;  // 4 mbarrier(s)
+  const uint32_t pipe_a_full = shared_base + 229376;  // 4 mbarrier(s)
+  const uint32_t pipe_a_empty = shared_base + 229408;  // 4 mbarrier(s)
   const uint32_t pipe_a_buffer = shared_base + 0;  // 4 slots of tile<128x64xbf16, smem>
-  const uint32_t pipe_b_full = shared_base + 196672;  // 4 mbarrier(s)
-  const uint32_t pipe_b_empty = shared_base + 196704;  // 4 mbarrier(s)
-  const uint32_t accumulator_barrier = shared_base + 196736;
-  const uint32_t tmem_slot = shared_base + 196744;
+  const uint32_t pipe_b_full = shared_base + 229440;  // 4 mbarrier(s)
+  const uint32_t pipe_b_empty = shared_base + 229472;  // 4 mbarrier(s)
+  const uint32_t accumulator_barrier = shared_base + 229504;
+  const uint32_t tmem_slot = shared_base + 229512;
   const uint32_t pipe_b_buffer = shared_base + 65536;  // 4 slots of tile<64x256xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_a_full + 8 * slot, 1);
@@ -461,20 +475,36 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
           tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);
           accumulator_parity ^= 1;
           tilec_tcgen05_after_sync();
-          // Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.
-          const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);
-          const int first_column = compute_warpgroup * 128;
+          const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
+          const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
+          const uint32_t staging = shared_base + 196608 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
+          #pragma unroll
           for (int chunk = 0; chunk < 4; ++chunk) {
-            uint32_t values[32];
-            tilec_tmem_load_32(tmem_base + ((static_cast<uint32_t>(row) & ~31u) << 16) + 0 + static_cast<uint32_t>(first_column + chunk * 32), values);
-            #pragma unroll
-            for (int i = 0; i < 32; ++i) {
-              const int column = first_column + chunk * 32 + i;
-              const int64_t index0 = m_1 * 128 + row, index1 = n_1 * 256 + column;
-              if (index0 < R && index1 < N) C[index0 * N + index1] = (acc_1_started ? __uint_as_float(values[i]) : 0.0f);
+            const uint32_t box = static_cast<uint32_t>(chunk % 1) * 16384;
+            if (storer) {  // the box is free once at most 0 newer store(s) still read staging
+              if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<0>();
             }
+            tilec_named_barrier_sync(3 + compute_warpgroup, 128);
+            const int row = warp * 32 + lane, box_row = row;
+            const int first_column = compute_warpgroup * 128 + chunk * 32;
+            #pragma unroll
+            for (int piece = 0; piece < 1; ++piece) {
+              uint32_t values[32];
+              tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(first_column + piece * 32), values);
+              #pragma unroll
+              for (int i = 0; i < 32; ++i) {
+                const int column = first_column + piece * 32 + i, index = chunk * 32 + piece * 32 + i;
+                (void)column, (void)index;
+                const int byte = (piece * 32 + i) * 4;
+                *reinterpret_cast<float*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = (acc_1_started ? __uint_as_float(values[i]) : 0.0f);
+              }
+            }
+            tilec_fence_proxy_async();  // the box is read by TMA
+            tilec_named_barrier_sync(3 + compute_warpgroup, 128);
+            if (storer) { tilec_tma_store_2d(&C_store_map, staging + box, static_cast<int32_t>(n_1 * 256 + compute_warpgroup * 128 + chunk * 32), static_cast<int32_t>(m_1 * 128)); tilec_bulk_commit(); }
           }
-          // TMEM is read: the next tile's MMA may overwrite it.
+          // TMEM is read: a later MMA may overwrite it.
           tilec_tcgen05_before_sync();
           tilec_named_barrier_sync(2, 256);
           tilec_tcgen05_after_sync();
@@ -506,6 +536,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
       pipe_b_consumer_index = next_pipe_b_consumer_index;
       pipe_b_consumer_phase = next_pipe_b_consumer_phase;
     }
+    if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written
     // Every compute thread is done with TMEM: the first compute warp frees it.
     tilec_tcgen05_before_sync();
     tilec_named_barrier_sync(2, 256);
@@ -528,7 +559,10 @@ extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bf
   CUtensorMap B_map;
   if (const cudaError_t status = tilec_tensor_map_2d(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B, Q, N, N * 2, 64, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
-  const size_t shared_bytes = 197776;
+  CUtensorMap C_store_map;
+  if (const cudaError_t status = tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C, R, N, N * 4, 128, 32); status != cudaSuccess)
+    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
+  const size_t shared_bytes = 230544;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(batched_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
@@ -536,7 +570,7 @@ extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bf
   const int64_t launch_sm_count = tilec_sm_count();
   const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
   if (copied != cudaSuccess) return copied;
-  batched_gemm_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(A_map, B_map, A, B, C, R, K, Q, N);
+  batched_gemm_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(A_map, B_map, C_store_map, A, B, C, R, K, Q, N);
   return cudaGetLastError();
 }
 

@@ -144,6 +144,21 @@ __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CU
                " [%0], [%1, {%3, %4}], [%2];"
                :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(outer) : "memory");
 }
+// The reverse: a box from shared memory to the tensor at (inner, outer), in this thread's bulk
+// group; the parts of the box outside the tensor are not written.
+__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+}
+__device__ __forceinline__ void tilec_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most `Pending` of this thread's bulk groups still read shared memory.
+template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(Pending) : "memory");
+}
+// Waits until this thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void tilec_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+// Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA, tcgen05.mma).
+__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // True in one lane of the (converged) warp.
 __device__ __forceinline__ bool tilec_elect_one() {
   uint32_t elected = 0;
@@ -241,16 +256,17 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uin
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 15: ii 1, 1 stage(s)
 //   schedule: loop at line 18: ii 17, 1 stage(s), pipeline(4)
-// shared memory: 197760 bytes (1024 of them for aligning the base)
+// shared memory: 230528 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 32768 bytes at 65536: B of mma from B (MN-major, 4 panel(s) of 64 columns, 128B swizzle)
-//   mbarrier pipe_a_full: 4 slot(s) at 196608, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_a_empty: 4 slot(s) at 196640, 2 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_b_full: 4 slot(s) at 196672, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_b_empty: 4 slot(s) at 196704, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_a_full: 4 slot(s) at 229376, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_a_empty: 4 slot(s) at 229408, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_b_full: 4 slot(s) at 229440, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_b_empty: 4 slot(s) at 229472, 2 arrival(s) per phase, released by the compute agent
+//   store at line 23: through shared memory (16384 bytes per compute warpgroup at 196608) and TMA, boxes of 64x32 (128B swizzle)
 //   accumulator acc_1: 128x256 f32 in registers, 128 per thread
 // -----------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t Q, int64_t N) {
+__global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t Q, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
@@ -265,11 +281,11 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
   const int64_t tile_number = blockIdx.x;
   // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
   const int64_t worker = tile_number;
-  const uint32_t pipe_a_full = shared_base + 196608;  // 4 mbarrier(s)
-  const uint32_t pipe_a_empty = shared_base + 196640;  // 4 mbarrier(s)
+  const uint32_t pipe_a_full = shared_base + 229376;  // 4 mbarrier(s)
+  const uint32_t pipe_a_empty = shared_base + 229408;  // 4 mbarrier(s)
   const uint32_t pipe_a_buffer = shared_base + 0;  // 4 slots of tile<128x64xbf16, smem>
-  const uint32_t pipe_b_full = shared_base + 196672;  // 4 mbarrier(s)
-  const uint32_t pipe_b_empty = shared_base + 196704;  // 4 mbarrier(s)
+  const uint32_t pipe_b_full = shared_base + 229440;  // 4 mbarrier(s)
+  const uint32_t pipe_b_empty = shared_base + 229472;  // 4 mbarrier(s)
   const uint32_t pipe_b_buffer = shared_base + 65536;  // 4 slots of tile<64x256xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_a_full + 8 * slot, 1);
@@ -455,15 +471,29 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // store C, m_1, n_1, acc_2  (line 23)
         {
-          // WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row
-          // 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).
-          const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;
+          const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
+          const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
+          const uint32_t staging = shared_base + 196608 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
-          for (int i = 0; i < 128; ++i) {
-            const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);
-            const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-            const int64_t index0 = m_1 * 128 + row, index1 = n_1 * 256 + column;
-            if (index0 < R && index1 < N) C[index0 * N + index1] = acc_1[i];
+          for (int chunk = 0; chunk < 8; ++chunk) {
+            const uint32_t box = static_cast<uint32_t>(chunk % 2) * 8192;
+            if (storer) {  // the box is free once at most 1 newer store(s) still read staging
+              if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<1>();
+            }
+            tilec_named_barrier_sync(3 + compute_warpgroup, 128);
+            #pragma unroll
+            for (int j = 0; j < 16; ++j) {
+              const int i = chunk * 16 + j;
+              const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);
+              const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+              (void)row;
+              const int byte = (column - chunk * 32) * 4;
+              *reinterpret_cast<float*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = acc_1[i];
+            }
+            tilec_fence_proxy_async();  // the box is read by TMA
+            tilec_named_barrier_sync(3 + compute_warpgroup, 128);
+            if (storer) { tilec_tma_store_2d(&C_store_map, staging + box, static_cast<int32_t>(n_1 * 256 + chunk * 32), static_cast<int32_t>(m_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_a_consumer_index_1 = pipe_a_consumer_index_2;
@@ -493,6 +523,7 @@ __global__ void __launch_bounds__(384, 1) batched_gemm_kernel(const __grid_const
       pipe_b_consumer_index = next_pipe_b_consumer_index;
       pipe_b_consumer_phase = next_pipe_b_consumer_phase;
     }
+    if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written
   }
 #else
   __trap();  // built for another architecture than sm_90a
@@ -511,7 +542,10 @@ extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bf
   CUtensorMap B_map;
   if (const cudaError_t status = tilec_tensor_map_2d(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B, Q, N, N * 2, 64, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
-  const size_t shared_bytes = 197760;
+  CUtensorMap C_store_map;
+  if (const cudaError_t status = tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C, R, N, N * 4, 64, 32); status != cudaSuccess)
+    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
+  const size_t shared_bytes = 230528;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(batched_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
@@ -519,7 +553,7 @@ extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bf
   const int64_t launch_sm_count = tilec_sm_count();
   const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
   if (copied != cudaSuccess) return copied;
-  batched_gemm_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(A_map, B_map, A, B, C, R, K, Q, N);
+  batched_gemm_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(A_map, B_map, C_store_map, A, B, C, R, K, Q, N);
   return cudaGetLastError();
 }
 

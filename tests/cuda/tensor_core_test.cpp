@@ -170,6 +170,11 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
   }
 }
 
+// The launcher's encoding of gemm's output map: f32, N·4 bytes a row, boxes of `rows` x 32.
+std::string store_map_encoding(long rows) {
+  return "tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C, M, N, N * 4, " + std::to_string(rows) + ", 32)";
+}
+
 CommandResult compile_attention(const std::string& target, const std::string& defines = "") {
   return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " compile samples/attention.tile --target " +
                      target + defines);
@@ -234,6 +239,36 @@ TEST(TensorCore, AttentionStagesPThroughSharedMemoryOnSm100a) {
                             "register tile tile<64x1xf32, reg>: 64 rows (one per TMEM lane: 128)"),
             std::string::npos)
       << narrow.err;
+}
+
+// The epilogue goes through shared memory and TMA when the staging fits: each compute warpgroup
+// stores boxes of 128-byte rows (32 f32 columns) that together cover its part of the tile, with a
+// tensor map the launcher encodes for exactly those boxes; the named barriers it syncs are its
+// own (not the IR's, not the emitter's other one); the last stores are waited for. When the
+// stages leave no room, the stores are direct.
+TEST(TensorCore, EpilogueStoresThroughTmaWhereTheStagingFits) {
+  struct Case {
+    const char* target;
+    long box_rows, chunks, column_step;
+  };
+  for (const Case& c : {Case{"sm_90a", 64, 8, 32}, Case{"sm_100a", 128, 4, 32}}) {
+    SCOPED_TRACE(c.target);
+    CommandResult r = compile_gemm(c.target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(store_map_encoding(c.box_rows)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("for (int chunk = 0; chunk < " + std::to_string(c.chunks) + "; ++chunk) {"), std::string::npos);
+    // chunks x 32 columns = the columns a warpgroup holds (all 256 on sm_90a, half on sm_100a)
+    EXPECT_EQ(c.chunks * c.column_step, std::string(c.target) == "sm_90a" ? 256 : 128);
+    EXPECT_EQ(count(r.out, "tilec_tma_store_2d(&C_store_map, staging + box, "), 1u);
+    EXPECT_NE(r.out.find("const __grid_constant__ CUtensorMap C_store_map"), std::string::npos);
+    EXPECT_EQ(count(r.out, "tilec_named_barrier_sync(3 + compute_warpgroup, 128);"), 2u) << "IR barrier 1, private 2, ours 3..4";
+    EXPECT_NE(r.out.find("tilec_bulk_wait_all();"), std::string::npos);
+    EXPECT_EQ(count(r.out, "C[index0 * N + index1]"), 0u);
+  }
+  CommandResult full = compile_gemm("sm_90a", " -D BN=192 -D STAGES=5");
+  ASSERT_EQ(full.status, 0) << full.err;
+  EXPECT_EQ(count(full.out, "tilec_tma_store_2d("), 1u) << "only the prelude's definition";
+  EXPECT_EQ(count(full.out, "C[index0 * N + index1]"), 1u);
 }
 
 // Hostile hand-written IR: a sample's final IR with any one line removed, for both targets,
