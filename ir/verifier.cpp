@@ -19,7 +19,8 @@
 //     lt le gt ge eq ne; the schedule constraints `tileas.schedule.constraint.gid`,
 //     `leader_gid` (integers ≥ 0), `max_depth` (integer ≥ 1) and `force_serial_execution` (unit);
 //     the published schedule: `stage`, `order`, `cycle` integers ≥ 0, `ii` and `stages`
-//     integers ≥ 1, `generator` "serial" or "cost-based".
+//     integers ≥ 1, `generator` "serial" or "cost-based"; a `grid_ids {schedule = "tiles"}`
+//     with `cluster` has one extent and a cluster of 1, 2, 4 or 8 CTAs.
 //  7. Pipe, mutex, synchronization and agent ops: ir/verify_pipe_ops.cpp, ir/verify_sync_ops.cpp.
 #include "ir/verifier.h"
 
@@ -220,6 +221,14 @@ class Verifier {
           error(op, "gives one coordinate per grid extent");
         for (size_t i = 0; i < op.num_results(); ++i)
           if (!result(i).is_index()) error(op, "coordinates are index values");
+        if (op.has_attr("cluster") && op.string_attr("schedule") == "tiles") {
+          const Attribute* cluster = op.attr("cluster");
+          const int64_t size = cluster->is_int() ? cluster->as_int() : 0;
+          if (size < 1 || size > 8 || (size & (size - 1)) != 0)
+            error(op, "'cluster' on a tiles grid is 1, 2, 4 or 8 (CTAs per cluster)");
+          else if (size > 1 && op.num_operands() != 1)
+            error(op, "a clustered tiles grid has one extent (clusters along x)");
+        }
         break;
       case OpKind::sm_count: {
         if (!result().is_index()) error(op, "the SM count is an index value");

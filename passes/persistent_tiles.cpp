@@ -11,9 +11,16 @@
 // persistent/tile_order.h (column-major unless `order = "row"`, swizzle panels of `swizzle`
 // tiles along the slow axis). Tiles past the total are skipped by the `if`: the body is never
 // run for them.
-// Phases per kernel: 1. find and check the persistent grid (two extents, cluster = 1);
-// 2. build the worker grid, the tile loop and the guard before the old grid; 3. move the body
-// into the guard and replace the old coordinates by the decoded ones; 4. erase the old grid.
+// With `cluster = C > 1` (a power of two up to 8) the C CTAs of a cluster sit at consecutive
+// worker ids: the workers are rounded down to a multiple of C (at least C) by index ops after
+// sm_count, the worker grid carries `cluster = C` (the launcher's cluster dimension), worker w
+// is CTA w rem C of cluster w div C, the clusters walk the "cluster tiles" of
+// (cdiv(e0, C), e1) as above, and cluster tile (row, n) gives its rank-r CTA the tile
+// (row * C + r, n), skipped by a second `if` when that is past e0 (a ragged last cluster row).
+// Phases per kernel: 1. find and check the persistent grid (two extents, cluster size);
+// 2. build the worker grid, the tile loop and the guards before the old grid; 3. move the body
+// into the innermost guard and replace the old coordinates by the decoded ones; 4. erase the
+// old grid.
 // Invariants kept: the same set of tiles runs the same body exactly once; SSA dominance (the
 // decode is emitted in the guard, before the moved body). Runs right after fold-constants, so
 // the tile loop is an ordinary loop for the scheduling and sync passes (docs/passes/README.md).
@@ -61,6 +68,7 @@ struct IrArithmetic {
         case OpKind::rem: if (*b > 0) folded = *a % *b; break;
         case OpKind::cdiv: if (*b > 0 && *a >= 0) folded = (*a + *b - 1) / *b; break;
         case OpKind::min: folded = std::min(*a, *b); break;
+        case OpKind::max: folded = std::max(*a, *b); break;
         default: break;
       }
       if (folded) return builder.constant_index(*folded);
@@ -73,6 +81,7 @@ struct IrArithmetic {
   Value* div(Value* x, Value* y) { return binary(OpKind::div, x, y); }
   Value* rem(Value* x, Value* y) { return binary(OpKind::rem, x, y); }
   Value* min(Value* x, Value* y) { return binary(OpKind::min, x, y); }
+  Value* max(Value* x, Value* y) { return binary(OpKind::max, x, y); }
   Value* cdiv(Value* x, Value* y) { return binary(OpKind::cdiv, x, y); }
   Value* constant(int64_t value) { return builder.constant_index(value); }
 };
@@ -80,6 +89,22 @@ struct IrArithmetic {
 Value* named(Value* value, const char* name) {
   if (value->defining_op() && value->defining_op()->kind() != OpKind::constant) value->set_name_hint(name);
   return value;
+}
+
+// The largest cluster along M: the portable cluster size of sm_90a and sm_100a.
+constexpr int64_t kMaxCluster = 8;
+
+// At the builder's insertion point: `if (cmp lt value, bound) { } else { yield }` followed by
+// the enclosing region's `yield`; returns the then region, still open (no yield yet).
+Region& add_guard(Builder& builder, Value* value, Value* bound, const Location& location) {
+  Value* in_range = builder.create(OpKind::cmp, {value, bound}, {Type::scalar(ScalarKind::i1)},
+                                   {{"predicate", Attribute("lt")}})->result();
+  Operation* guard = builder.create(OpKind::if_, {in_range}, {});
+  builder.create(OpKind::yield, {}, {});
+  Builder else_builder(&guard->region(1));
+  else_builder.set_location(location);
+  else_builder.create(OpKind::yield, {}, {});
+  return guard->region(0);
 }
 
 class PersistentTiles {
@@ -102,11 +127,11 @@ class PersistentTiles {
                                                       "N tiles); this one has {}", grid.num_operands()));
       return false;
     }
-    int64_t cluster = grid.int_attr("cluster", 1);
-    if (cluster != 1) {
-      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: cluster = {} is not supported yet (only "
-                                                      "cluster = 1: clusters need the CTA's rank in its cluster)",
-                                                      cluster));
+    const int64_t cluster = grid.int_attr("cluster", 1);
+    if (cluster < 1 || cluster > kMaxCluster || (cluster & (cluster - 1)) != 0) {
+      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: cluster = {} must be a power of two from 1 "
+                                                      "to {} (the CTAs of a cluster along M)",
+                                                      cluster, kMaxCluster));
       return false;
     }
     persistent::TileOrder order;
@@ -117,7 +142,8 @@ class PersistentTiles {
       return false;
     }
 
-    // 2. worker grid, tile loop, guard
+    // 2. worker grid, tile loop, guard. With clusters, every count below is per cluster:
+    // `total` counts cluster tiles, `clusters` walk them, `rounds` is the per-cluster clock.
     Builder builder(&body);
     builder.set_insertion_point(&body, grid_position);
     builder.set_location(grid.location());
@@ -126,11 +152,33 @@ class PersistentTiles {
     Value* columns = grid.operand(1);
     std::vector<std::pair<std::string, Attribute>> count_attributes;
     if (grid.has_attr("workers")) count_attributes.push_back({"workers", *grid.attr("workers")});
-    Value* workers = named(builder.create(OpKind::sm_count, {}, {index_type()}, count_attributes)->result(), "workers");
-    Value* total = named(arithmetic.mul(rows, columns), "tiles");
-    Value* rounds = named(arithmetic.cdiv(total, workers), "rounds");
-    Operation* worker_grid = builder.create(OpKind::grid_ids, {workers}, {index_type()}, {{"schedule", Attribute("tiles")}});
+    Value* count = builder.create(OpKind::sm_count, {}, {index_type()}, count_attributes)->result();
+    Value* workers = nullptr;
+    Value* cluster_size = nullptr;
+    Value* cluster_rows = rows;
+    if (cluster == 1) {
+      workers = named(count, "workers");
+    } else {
+      // Whole clusters only: max(C, count div C * C), so the launch grid is a multiple of C.
+      named(count, "sms");
+      cluster_size = arithmetic.constant(cluster);
+      workers = named(arithmetic.max(arithmetic.mul(arithmetic.div(count, cluster_size), cluster_size), cluster_size),
+                      "workers");
+      cluster_rows = named(arithmetic.cdiv(rows, cluster_size), "cluster_rows");
+    }
+    Value* total = named(arithmetic.mul(cluster_rows, columns), "tiles");
+    Value* walkers = cluster == 1 ? workers : named(arithmetic.div(workers, cluster_size), "clusters");
+    Value* rounds = named(arithmetic.cdiv(total, walkers), "rounds");
+    std::vector<std::pair<std::string, Attribute>> grid_attributes{{"schedule", Attribute("tiles")}};
+    if (cluster > 1) grid_attributes.push_back({"cluster", Attribute(cluster)});
+    Operation* worker_grid = builder.create(OpKind::grid_ids, {workers}, {index_type()}, grid_attributes);
     Value* worker = named(worker_grid->result(), "worker");
+    Value* walker = worker;  // the cluster walking the tiles (the worker itself when C = 1)
+    Value* rank = nullptr;   // the CTA's rank in its cluster
+    if (cluster > 1) {
+      walker = named(arithmetic.div(worker, cluster_size), "cluster");
+      rank = named(arithmetic.rem(worker, cluster_size), "rank");
+    }
     Value* zero = arithmetic.constant(0);
     Value* one = arithmetic.constant(1);
     Operation* loop = builder.create(OpKind::for_, {zero, rounds, one}, {});
@@ -140,20 +188,20 @@ class PersistentTiles {
     Builder inner(&loop_body);
     inner.set_location(grid.location());
     IrArithmetic loop_arithmetic{inner};
-    Value* tile = named(loop_arithmetic.add(loop_arithmetic.mul(round, workers), worker), "tile");
-    Value* in_range = inner.create(OpKind::cmp, {tile, total}, {Type::scalar(ScalarKind::i1)},
-                                   {{"predicate", Attribute("lt")}})->result();
-    Operation* guard = inner.create(OpKind::if_, {in_range}, {});
-    inner.create(OpKind::yield, {}, {});
-    Region& then_region = guard->region(0);
-    Builder else_builder(&guard->region(1));
-    else_builder.set_location(grid.location());
-    else_builder.create(OpKind::yield, {}, {});
+    Value* tile = named(loop_arithmetic.add(loop_arithmetic.mul(round, walkers), walker), "tile");
+    Region* then_region = &add_guard(inner, tile, total, grid.location());
 
-    Builder decode_builder(&then_region);
+    Builder decode_builder(then_region);
     decode_builder.set_location(grid.location());
     IrArithmetic decode_arithmetic{decode_builder};
-    auto [m, n] = persistent::decode_tile(decode_arithmetic, tile, rows, columns, order);
+    auto [m, n] = persistent::decode_tile(decode_arithmetic, tile, cluster_rows, columns, order);
+    if (cluster > 1) {
+      // The rank-r CTA takes M tile row * C + r; a ragged last cluster row has CTAs past e0.
+      Value* row = named(m, "cluster_row");
+      m = decode_arithmetic.add(decode_arithmetic.mul(row, cluster_size), rank);
+      auto rows_constant = constant_of(rows);
+      if (!rows_constant || *rows_constant % cluster != 0) then_region = &add_guard(decode_builder, m, rows, grid.location());
+    }
     Value* old_m = grid.result(0);
     Value* old_n = grid.result(1);
     if (!old_m->name_hint().empty()) named(m, old_m->name_hint().c_str());
@@ -162,9 +210,10 @@ class PersistentTiles {
     // 3. move the body (everything after the old grid but the terminator) into the guard
     size_t old_grid = body.position_of(&grid);
     while (old_grid + 1 < ops.size() && !ops[old_grid + 1]->info().has(kTerminator))
-      then_region.append(body.take(old_grid + 1));
-    decode_builder.set_insertion_point_to_end(&then_region);
-    decode_builder.create(OpKind::yield, {}, {});
+      then_region->append(body.take(old_grid + 1));
+    Builder end_builder(then_region);
+    end_builder.set_location(grid.location());
+    end_builder.create(OpKind::yield, {}, {});
     replace_all_uses(body, old_m, m);
     replace_all_uses(body, old_n, n);
 

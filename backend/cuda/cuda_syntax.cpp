@@ -124,7 +124,7 @@ constexpr std::string_view kReserved[] = {
     "slots", "elem", "pos", "acc", "stream", "status", "shared_bytes",
     "tile_number", "tile_count", "in_bounds", "index0", "index1", "index2", "index3", "index4", "index5", "index6",
     "index7", "next", "argc", "argv", "pass", "bytes", "seconds", "milliseconds", "start",
-    "stop", "repeat", "failures"};
+    "stop", "repeat", "failures", "config", "cluster_attribute", "launched"};
 
 bool is_identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';

@@ -591,9 +591,33 @@ void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& 
            "  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));\n"
            "  if (copied != cudaSuccess) return copied;\n";
   }
-  out += fmt::format("  {}_kernel<<<static_cast<unsigned>(tile_count), {}, shared_bytes, stream>>>({});\n",
-                     plan.name, spec.threads, spec.arguments);
-  out += "  return cudaGetLastError();\n}\n\n";
+  if (plan.cluster_size == 1) {
+    out += fmt::format("  {}_kernel<<<static_cast<unsigned>(tile_count), {}, shared_bytes, stream>>>({});\n",
+                       plan.name, spec.threads, spec.arguments);
+    out += "  return cudaGetLastError();\n}\n\n";
+    return;
+  }
+  // Clusters of (C, 1, 1) CTAs: the C CTAs of a cluster are at consecutive blockIdx.x, which is
+  // how the kernel computes its cluster (blockIdx.x div C) and rank (blockIdx.x rem C).
+  out += fmt::format("  // Clusters of {0} CTAs along x: CTAs {0}c .. {0}c + {1} form cluster c.\n"
+                     "  if (tile_count % {0} != 0) return cudaErrorInvalidConfiguration;  // whole clusters only\n"
+                     "  cudaLaunchAttribute cluster_attribute[1];\n"
+                     "  cluster_attribute[0].id = cudaLaunchAttributeClusterDimension;\n"
+                     "  cluster_attribute[0].val.clusterDim.x = {0};\n"
+                     "  cluster_attribute[0].val.clusterDim.y = 1;\n"
+                     "  cluster_attribute[0].val.clusterDim.z = 1;\n"
+                     "  cudaLaunchConfig_t config = {{}};\n"
+                     "  config.gridDim = dim3(static_cast<unsigned>(tile_count), 1, 1);\n"
+                     "  config.blockDim = dim3({2}, 1, 1);\n"
+                     "  config.dynamicSmemBytes = shared_bytes;\n"
+                     "  config.stream = stream;\n"
+                     "  config.attrs = cluster_attribute;\n"
+                     "  config.numAttrs = 1;\n",
+                     plan.cluster_size, plan.cluster_size - 1, spec.threads);
+  out += fmt::format("  const cudaError_t launched = cudaLaunchKernelEx(&config, {}_kernel{}{});\n", plan.name,
+                     spec.arguments.empty() ? "" : ", ", spec.arguments);
+  out += "  if (launched != cudaSuccess) return launched;\n"
+         "  return cudaGetLastError();\n}\n\n";
 }
 
 namespace {

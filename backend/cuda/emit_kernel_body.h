@@ -85,7 +85,9 @@ struct LaunchSpec {
 };
 // The `extern "C" cudaError_t launch_NAME(<parameter_list(plan)>, cudaStream_t)` function: the
 // tile count, an empty or oversized grid, `spec.setup`, the shared-memory opt-in, the SM count
-// for device code, the launch.
+// for device code, the launch: `<<<...>>>`, or cudaLaunchKernelEx with a cluster dimension of
+// (plan.cluster_size, 1, 1) when that is above 1 (a grid that is not whole clusters fails with
+// cudaErrorInvalidConfiguration).
 void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& out);
 // The grid extents as a reader would write them: `cdiv(N, 1024) x 4`.
 std::string describe_grid(const KernelPlan& plan);

@@ -48,6 +48,8 @@ class Planner {
     for (const auto& op : body.operations()) {
       if (op->kind() == OpKind::grid_ids) plan_.grid = op.get();
     }
+    if (plan_.grid && plan_.grid->string_attr("schedule") == "tiles")
+      plan_.cluster_size = plan_.grid->int_attr("cluster", 1);
     if (plan_.grid) {
       for (const auto& op : body.operations()) {
         if (op.get() == plan_.grid) break;

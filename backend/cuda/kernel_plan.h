@@ -3,6 +3,7 @@
 // compute_kernel_plan walks a kernel once and fixes: the C++ name of every value (from its name
 // hint where it has one), the launch parameters (tensors as device pointers, scalars by value,
 // then one int64_t per dimension symbol), the scalar ops the host evaluates to size the grid,
+// the cluster size,
 // and the shared-memory layout (one buffer per tile value, 16-byte aligned; a `for`'s results
 // share the buffers of its carried values; buffers whose live ranges do not overlap share bytes). It reports, at the op's location,
 // every op or type the backend does not support yet.
@@ -42,6 +43,10 @@ struct KernelPlan {
   std::vector<std::string> dim_params;  // int64_t launch arguments: symbols, then `?` dims
   const Operation* grid = nullptr;      // the grid_ids op; null: a single CTA
   std::vector<const Operation*> pre_grid;  // the pure scalar ops before grid_ids
+  // CTAs per cluster: a `tiles` grid's `cluster` attribute (persistent-tiles writes it for
+  // `cluster = C > 1`). Above 1 the launcher launches clusters of (C, 1, 1) CTAs, so the CTAs
+  // of a cluster sit at consecutive blockIdx.x; the grid is then a multiple of C.
+  int64_t cluster_size = 1;
   std::vector<BufferPlan> buffers;
   int64_t shared_bytes = 0;
   int block_threads = 256;

@@ -5,8 +5,9 @@
 //   1. Bind: each kernel parameter gets its argument; tensor extents are checked against the
 //      type (static extents equal, a symbol equal to its binding or bound here on first use).
 //   2. Prologue: the scalar ops before `grid_ids` run once, on the "host" execution.
-//   3. Grid: the extents give the tile count; the TileRunner calls the body once per tile
-//      index; the tile's coordinates are the index in row-major order (last extent fastest).
+//   3. Grid: the extents give the tile count (a multiple of `cluster` when a tiles grid has
+//      one); the TileRunner calls the body once per tile index; the tile's coordinates are the
+//      index in row-major order (last extent fastest).
 //   4. Each tile runs the ops after `grid_ids` in a TileExecution whose own values sit in a
 //      private map layered over the prologue's (read-only while tiles run, so tiles share
 //      nothing but the output buffers and the race-check owner table).
@@ -520,6 +521,13 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
     }
     if (grid.num_results() != extents.size()) {
       host.fail(grid, "gives one coordinate per grid extent");
+      return host_failure(-1);
+    }
+    // A clustered tiles grid (persistent-tiles with cluster = C) launches whole clusters on a
+    // GPU (the CUDA launcher refuses a grid that is not a multiple of C); so does this one.
+    if (const int64_t cluster = grid.string_attr("schedule") == "tiles" ? grid.int_attr("cluster", 1) : 1;
+        cluster > 1 && tile_count % cluster != 0) {
+      host.fail(grid, fmt::format("a grid of {} CTAs is not whole clusters of {}", tile_count, cluster));
       return host_failure(-1);
     }
     if (options.detect_store_races) {
