@@ -492,14 +492,6 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,
                                  fmt::format(fmt::runtime(combine), slot, input.name + "[i]")));
     std::string exchange, barrier;
-    if (store_staging_offset_ >= 0)
-      for (const Operation* store : store_ops_) {
-        const StorePlan& plan = store_plans_.at(store);
-        if (plan.tma)
-          line(0, fmt::format("//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
-                              "of {}x{} (128B swizzle)", store->location().line, kStoreStagingBytes, store_staging_offset_,
-                              plan.box_rows, plan.chunk_columns));
-      }
     if (exchange_offset_ >= 0) {
       line(indent + 1, FragmentLayout::position_variables());
       line(indent + 1, fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));

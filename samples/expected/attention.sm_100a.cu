@@ -577,7 +577,6 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
             for (int i = 0; i < 1; ++i) t22[i] = -INFINITY;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t22[0] = max_f32(t22[0], s[i]);
-//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
             exchange[compute_warpgroup * 128 + warp * 32 + lane] = t22[0];
@@ -628,7 +627,6 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
             for (int i = 0; i < 1; ++i) t27[i] = 0.0f;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t27[0] = add_f32(t27[0], p[i]);
-//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
             exchange[compute_warpgroup * 128 + warp * 32 + lane] = t27[0];

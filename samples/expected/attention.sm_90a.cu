@@ -548,7 +548,6 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
             for (int i = 0; i < 2; ++i) t22[i] = -INFINITY;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t22[((i / 2) % 2)] = max_f32(t22[((i / 2) % 2)], s[i]);
-//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 49152) and TMA, boxes of 64x32 (128B swizzle)
             t22[0] = max_f32(t22[0], __shfl_xor_sync(0xffffffffu, t22[0], 1));
             t22[0] = max_f32(t22[0], __shfl_xor_sync(0xffffffffu, t22[0], 2));
             t22[1] = max_f32(t22[1], __shfl_xor_sync(0xffffffffu, t22[1], 1));
@@ -597,7 +596,6 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
             for (int i = 0; i < 2; ++i) t27[i] = 0.0f;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t27[((i / 2) % 2)] = add_f32(t27[((i / 2) % 2)], p[i]);
-//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 49152) and TMA, boxes of 64x32 (128B swizzle)
             t27[0] = add_f32(t27[0], __shfl_xor_sync(0xffffffffu, t27[0], 1));
             t27[0] = add_f32(t27[0], __shfl_xor_sync(0xffffffffu, t27[0], 2));
             t27[1] = add_f32(t27[1], __shfl_xor_sync(0xffffffffu, t27[1], 1));

@@ -211,6 +211,10 @@ TEST(TensorCore, AttentionKeepsItsTilesInRegistersOnSm90a) {
   ASSERT_NE(before_mma, "");
   EXPECT_LT(before_mma.find("tilec_pack_pair("), before_mma.find("tilec_wgmma_fence();"));
   EXPECT_EQ(count(r.out, "__shfl_xor_sync(0xffffffffu, "), 8u) << "two reductions, two rows per thread, masks 1 and 2";
+  // The summary comment (lines "//   ...") stays in the header, before the kernel.
+  size_t kernel = r.out.find("__global__");
+  ASSERT_NE(kernel, std::string::npos);
+  EXPECT_EQ(r.out.find("\n//   ", kernel), std::string::npos);
 }
 
 // attention (sm_100a): P goes to shared memory (then the async-proxy fence and a barrier of the
