@@ -152,6 +152,24 @@ TEST(FragmentLayout, Sm90aIsTheWgmmaAccumulatorLayoutAndPairsFormTheAFragment) {
   }
 }
 
+// The TMA-store epilogue (emit_tma_store) writes box `chunk` (W columns of 128 bytes: 32 f32 or
+// 64 16-bit) on sm_90a from registers chunk·W/2 .. chunk·W/2 + W/2 - 1: those must be exactly the
+// thread's elements in columns chunk·W .. chunk·W + W - 1.
+TEST(FragmentLayout, Sm90aRegisterRunsFillWholeStoreBoxes) {
+  FragmentLayout layout(false, 2);
+  const long columns = 256;
+  for (long width : {32L, 64L})
+    for (long thread = 0; thread < 256; ++thread) {
+      std::map<long, long> per_chunk;
+      for (long i = 0; i < layout.count(columns); ++i) {
+        Position p = held(layout, thread, i, columns);
+        EXPECT_EQ(p.column / width, i / (width / 2)) << "width " << width << ", register " << i;
+        ++per_chunk[p.column / width];
+      }
+      for (const auto& [chunk, registers] : per_chunk) EXPECT_EQ(registers, width / 2) << "chunk " << chunk;
+    }
+}
+
 // tcgen05.ld .32x32b: warp w of a warpgroup reads TMEM lanes 32(w % 4) .. 32(w % 4) + 31, one per
 // thread, and register i of an .x32 load is column `first + i`.
 TEST(FragmentLayout, Sm100aHoldsOneTmemLanePerThread) {
