@@ -394,6 +394,28 @@ class Lowering {
       Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
       return Operand{create(kind, {v}, type, e.location)};
     }
+    if (f == "where") {
+      // where(condition, a, b): a where the i1 condition holds, else b, broadcasting all three.
+      if (!arity(3)) return {};
+      Operand c = lower_expr(*e.args[0]), a = lower_expr(*e.args[1]), b = lower_expr(*e.args[2]);
+      if (!c.ok() || !a.ok() || !b.ok()) return {};
+      if (!c.value || c.value->type().element() != ScalarKind::i1) {
+        error(e.args[0]->location, "where() takes a comparison (i1) as its first argument: where(x < n, x, 0)");
+        return {};
+      }
+      Value *va = nullptr, *vb = nullptr;
+      auto values = unify(a, b, va, vb, e.location);
+      if (!values) return {};
+      Type type = broadcast_type(c.value->type(), values->with_element(ScalarKind::i1));
+      if (type.is_none()) {
+        error(e.location, fmt::format("where(): the condition {} does not broadcast with {}", c.value->type().to_string(),
+                                      values->to_string()));
+        return {};
+      }
+      type = type.with_element(values->element());
+      if (type.is_tile()) type = type.with_space(MemorySpace::reg);
+      return Operand{create(OpKind::select, {c.value, va, vb}, type, e.location)};
+    }
     if (f == "cast") {
       if (!arity(2)) return {};
       if (e.args[1]->kind != ExprKind::name) {
@@ -433,7 +455,7 @@ class Lowering {
       }
       return Operand{create(OpKind::mma, {a.value, b.value, acc.value}, tc, e.location)};
     }
-    error(e.location, fmt::format("unknown function '{}' (known: cdiv, max, min, sum, exp, sqrt, rsqrt, relu, cast, mma, zeros, full)", f));
+    error(e.location, fmt::format("unknown function '{}' (known: cdiv, max, min, sum, exp, sqrt, rsqrt, relu, cast, where, mma, zeros, full, iota)", f));
     return {};
   }
 
@@ -445,6 +467,23 @@ class Lowering {
     if (e.name == "zeros") {
       if (!e.args.empty()) error(e.location, "zeros<...>() takes no argument");
       return Operand{create(OpKind::zeros, {}, type, e.location)};
+    }
+    if (e.name == "iota") {
+      // iota<R, C, i32>(axis): each element's index along `axis` (a constant within the rank).
+      if (!is_integer(*element) || *element == ScalarKind::index) {
+        error(e.location, fmt::format("iota<...> gives integers (i32 or i64), not {}", to_string(*element)));
+        return {};
+      }
+      std::optional<int64_t> axis;
+      if (e.args.size() == 1) {
+        Operand a = lower_expr(*e.args[0]);
+        if (a.ok() && a.constant && !a.constant->is_float) axis = a.constant->integer;
+      }
+      if (!axis || *axis < 0 || *axis >= static_cast<int64_t>(shape->size())) {
+        error(e.location, fmt::format("iota<...>(axis) takes a constant axis from 0 to {}", shape->size() - 1));
+        return {};
+      }
+      return Operand{create(OpKind::iota, {}, type, e.location, {{"axis", Attribute(*axis)}})};
     }
     if (e.args.size() != 1) {
       error(e.location, "full<...>(value) takes one argument");

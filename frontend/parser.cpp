@@ -414,7 +414,7 @@ class Parser {
       case TokenKind::identifier: {
         next();
         e->name = std::string(token.text);
-        if ((e->name == "zeros" || e->name == "full") && at(TokenKind::less)) {
+        if ((e->name == "zeros" || e->name == "full" || e->name == "iota") && at(TokenKind::less)) {
           e->kind = ExprKind::tile_new;
           next();
           while (true) {

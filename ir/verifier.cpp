@@ -269,6 +269,14 @@ class Verifier {
         if (!(type(0).with_element(result().element()).with_space(result().space()) == result()))
           error(op, "changes only the element type");
         break;
+      case OpKind::iota: {
+        int64_t axis = op.int_attr("axis", -1);
+        if (!result().is_tile() || !is_integer(result().element()))
+          error(op, "gives a tile of integers");
+        else if (axis < 0 || axis >= static_cast<int64_t>(result().rank()))
+          error(op, "needs an 'axis' within the tile's rank");
+        break;
+      }
       case OpKind::zeros:
       case OpKind::full:
         if (!result().is_tile()) error(op, "gives a tile");

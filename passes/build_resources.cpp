@@ -48,7 +48,7 @@ std::string_view kind_of(const Operation& op) {
     case OpKind::cast: return produces_tile(op) ? "convert" : "";
     default: break;
   }
-  bool fills = op.kind() == OpKind::zeros || op.kind() == OpKind::full;
+  bool fills = op.kind() == OpKind::zeros || op.kind() == OpKind::full || op.kind() == OpKind::iota;
   if ((op.info().has(kElementwise) || fills) && produces_tile(op))
     return is_integer(op.result()->type().element()) ? "alu" : "fma";
   return "";

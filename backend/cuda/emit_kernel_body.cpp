@@ -240,7 +240,8 @@ void BodyEmitter::emit_op(const Operation& op, int indent) {
     case OpKind::reduce_max: emit_reduction(op, indent); return;
     case OpKind::mma: emit_mma(op, indent); return;
     case OpKind::zeros:
-    case OpKind::full: emit_fill(op, indent); return;
+    case OpKind::full:
+    case OpKind::iota: emit_fill(op, indent); return;
     default: break;
   }
   if (op.result()->type().is_tile()) emit_elementwise_tile(op, indent);
@@ -267,7 +268,10 @@ void BodyEmitter::emit_elementwise_tile(const Operation& op, int indent) {
 void BodyEmitter::emit_fill(const Operation& op, int indent) {
   const Type& type = op.result()->type();
   std::string value = op.kind() == OpKind::zeros ? zero_literal(type.element())
-                                                 : plan_.expression(op.operand(0));
+                      : op.kind() == OpKind::iota
+                          ? fmt::format("static_cast<{}>({})", element_type(type.element()),
+                                        coordinate(type.shape(), static_cast<size_t>(op.int_attr("axis")), "elem"))
+                          : plan_.expression(op.operand(0));
   comment(indent, op);
   open_tile_loop(indent, type.element_count());
   line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), value));

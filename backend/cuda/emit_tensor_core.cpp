@@ -465,6 +465,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     std::string value;
     if (op.kind() == OpKind::zeros) value = zero_literal(result.element);
     else if (op.kind() == OpKind::full) value = plan_.expression(op.operand(0));
+    else if (op.kind() == OpKind::iota) value = iota_element(op, "row", "column");
     else if (op.kind() == OpKind::load) value = load_element(op, "row", "column");
     else {
       std::vector<std::string> operands;
@@ -653,6 +654,13 @@ class TensorCoreKernel : public tensor_core::Analysis {
     std::string accumulator;   // a TMEM accumulator's element (stores on sm_100a)
   };
 
+  // An iota's element at tile position (row, column): the position along its axis.
+  std::string iota_element(const Operation& op, const std::string& row, const std::string& column) {
+    position_used_ = true;
+    return fmt::format("static_cast<{}>({})", element_type(op.result()->type().element()),
+                       op.int_attr("axis") == 0 ? row : column);
+  }
+
   // A load's element at tile position (row, column): zero outside the tensor.
   std::string load_element(const Operation& op, const std::string& row, const std::string& column) {
     position_used_ = true;
@@ -678,6 +686,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     if (op.kind() == OpKind::load) return load_element(op, "row", "column");
     if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
     if (op.kind() == OpKind::zeros) return zero_literal(value->type().element());
+    if (op.kind() == OpKind::iota) return iota_element(op, "row", "column");
     std::vector<std::string> operands;
     for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
     return body_.element_expression(op, operands);

@@ -157,7 +157,7 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         return unsupported(op, fmt::format("this '{}' (compute agents reduce 2-D f32 tiles along axis 1)", op.name()));
       return true;
     }
-    case OpKind::zeros: case OpKind::full: case OpKind::mma: case OpKind::store:
+    case OpKind::zeros: case OpKind::full: case OpKind::iota: case OpKind::mma: case OpKind::store:
       if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
       return true;
     case OpKind::load:
@@ -192,7 +192,7 @@ bool Analysis::check_tma(const Operation& op) {
 // and stores touch) or as a register fragment (everything else).
 bool Analysis::lazy_capable(const Operation& op) {
   return op.num_results() == 1 && op.result()->type().is_tile() && op.num_regions() == 0 &&
-         (op.kind() == OpKind::load || op.kind() == OpKind::full || op.kind() == OpKind::zeros ||
+         (op.kind() == OpKind::load || op.kind() == OpKind::full || op.kind() == OpKind::zeros || op.kind() == OpKind::iota ||
           op.info().has(kElementwise));
 }
 

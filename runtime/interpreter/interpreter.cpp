@@ -191,6 +191,20 @@ bool TileExecution::execute(const Operation& op) {
       }
       break;
     }
+    case OpKind::iota: {
+      const Type& type = op.result()->type();
+      int64_t axis = op.int_attr("axis", -1);
+      if (!type.is_tile() || is_float(type.element()) || axis < 0 ||
+          axis >= static_cast<int64_t>(type.rank()))
+        return fail(op, "gives a tile of integers and needs an 'axis' within its rank");
+      out = TileValue::zeros(type.element(), type.shape());
+      // Row-major: the index along `axis` of element e is (e / stride) % extent.
+      int64_t stride = 1;
+      for (size_t d = static_cast<size_t>(axis) + 1; d < type.rank(); ++d) stride *= type.shape()[d];
+      for (size_t e = 0; e < out.ints.size(); ++e)
+        out.ints[e] = static_cast<int64_t>(e) / stride % type.shape()[static_cast<size_t>(axis)];
+      break;
+    }
     case OpKind::reduce_sum:
     case OpKind::reduce_max: {
       const TileValue* a = tile_operand(op, 0);

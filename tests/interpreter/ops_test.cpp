@@ -189,6 +189,31 @@ kernel @pick(%X: tensor<6, f32>, %Y: tensor<6, f32>, %S: tensor<6, f32>, %M: ten
   EXPECT_EQ(u[0], 1); EXPECT_EQ(u[1], 0); EXPECT_EQ(u[3], 0); EXPECT_FALSE(std::signbit(u[5]));
 }
 
+// iota gives each element its index along `axis`; a 3x5 tile checks both axes (row-major).
+TEST(InterpreterOps, IotaCountsAlongItsAxis) {
+  auto module = parse_verified(R"(module
+kernel @positions(%R: tensor<3, 5, i32>, %C: tensor<3, 5, i32>) {
+  %zero = constant {value = 0} : index
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %rows = iota {axis = 0} : tile<3x5xi32, reg>
+  %columns = iota {axis = 1} : tile<3x5xi32, reg>
+  store %R, %zero, %zero, %rows
+  store %C, %zero, %zero, %columns
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer R(ScalarKind::i32, {3, 5}), C(ScalarKind::i32, {3, 5});
+  ASSERT_TRUE(launch(*module, {&R, &C}).ok);
+  std::vector<double> rows = buffer_values(R), columns = buffer_values(C);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 5; ++c) {
+      EXPECT_EQ(rows[r * 5 + c], r);
+      EXPECT_EQ(columns[r * 5 + c], c);
+    }
+}
+
 TEST(InterpreterOps, TranscendentalsAreTheF32Functions) {
   auto module = parse_verified(R"(module
 kernel @special(%X: tensor<4, f16>, %E: tensor<4, f16>, %S: tensor<4, f32>, %Q: tensor<4, f32>) {
