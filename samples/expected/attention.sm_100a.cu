@@ -252,44 +252,48 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @attention (line 19): tensor cores, sm_100a (tcgen05.mma into TMEM)
+// kernel @attention (line 18): tensor cores, sm_100a (tcgen05.mma into TMEM)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 21: ii 1, 1 stage(s)
-//   schedule: loop at line 26: ii 31, 2 stage(s), pipeline(2)
+//   schedule: loop at line 20: ii 1, 1 stage(s)
+//   schedule: loop at line 25: ii 33, 2 stage(s), pipeline(2)
 // shared memory: 100448 bytes (1024 of them for aligning the base)
 //   pipe pipe_kt_buffer: 2 slots x 8192 bytes at 0: B of mma from Kt (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
-//   pipe pipe_v_buffer: 2 slots x 8192 bytes at 16384: B of mma from V (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
-//   pipe pipe_q_buffer: 1 slots x 16384 bytes at 32768: A of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)
+//   pipe pipe_q_buffer: 1 slots x 16384 bytes at 16384: A of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)
+//   pipe pipe_v_buffer: 2 slots x 8192 bytes at 32768: B of mma from V (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   mbarrier pipe_kt_full: 2 slot(s) at 99328, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_kt_empty: 2 slot(s) at 99344, 1 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_v_full: 2 slot(s) at 99360, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_v_empty: 2 slot(s) at 99376, 1 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_q_full: 1 slot(s) at 99392, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_q_empty: 1 slot(s) at 99400, 1 arrival(s) per phase, released by the compute agent
-//   A of the mma at line 34 (from registers): 16384 bytes at 49152, 128B swizzle
-//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
+//   mbarrier pipe_q_full: 1 slot(s) at 99360, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_q_empty: 1 slot(s) at 99368, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_v_full: 2 slot(s) at 99376, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_v_empty: 2 slot(s) at 99392, 1 arrival(s) per phase, released by the compute agent
+//   A of the mma at line 35 (from registers): 16384 bytes at 49152, 128B swizzle
+//   store at line 38: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
 //   row-reduction exchange between the compute warpgroups: 1024 bytes at 65536
 //   pipe pipe_s_buffer: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   register tile row_max: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum: 128x1 f32 in registers, 1 per thread
 //   register tile o: 128x64 f32 in registers, 32 per thread
-//   accumulator t20: 128x64 f32 in registers, 32 per thread
+//   accumulator t22: 128x64 f32 in registers, 32 per thread
+//   register tile scores: 128x64 f32 in registers, 32 per thread
+//   register tile t24: 128x64 i32 in registers, 32 per thread
+//   register tile key: 128x64 i32 in registers, 32 per thread
+//   register tile t28: 128x64 i1 in registers, 32 per thread
 //   register tile s: 128x64 f32 in registers, 32 per thread
-//   register tile t22: 128x1 f32 in registers, 1 per thread
+//   register tile t29: 128x1 f32 in registers, 1 per thread
 //   register tile new_max: 128x1 f32 in registers, 1 per thread
-//   register tile t24: 128x64 f32 in registers, 32 per thread
+//   register tile t31: 128x64 f32 in registers, 32 per thread
 //   register tile p: 128x64 f32 in registers, 32 per thread
-//   register tile t25: 128x1 f32 in registers, 1 per thread
+//   register tile t32: 128x1 f32 in registers, 1 per thread
 //   register tile alpha: 128x1 f32 in registers, 1 per thread
-//   register tile t26: 128x1 f32 in registers, 1 per thread
-//   register tile t27: 128x1 f32 in registers, 1 per thread
+//   register tile t33: 128x1 f32 in registers, 1 per thread
+//   register tile t34: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 1 per thread
-//   register tile t28: 128x64 bf16 in registers, 32 per thread
-//   accumulator t29: 128x64 f32 in registers, 32 per thread
+//   register tile t35: 128x64 bf16 in registers, 32 per thread
+//   accumulator t36: 128x64 f32 in registers, 32 per thread
 // -----------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD) {
+__global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL)
   extern __shared__ __align__(1024) unsigned char shared_memory[];
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
@@ -302,32 +306,32 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
   const int64_t tiles = v0 * v1;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 21)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 20)
   const int64_t worker = tile_number;
   const uint32_t pipe_kt_full = shared_base + 99328;  // 2 mbarrier(s)
   const uint32_t pipe_kt_empty = shared_base + 99344;  // 2 mbarrier(s)
   const uint32_t pipe_kt_buffer = shared_base + 0;  // 2 slots of tile<64x64xbf16, smem>
-  const uint32_t pipe_v_full = shared_base + 99360;  // 2 mbarrier(s)
-  const uint32_t pipe_v_empty = shared_base + 99376;  // 2 mbarrier(s)
-  const uint32_t pipe_v_buffer = shared_base + 16384;  // 2 slots of tile<64x64xbf16, smem>
+  const uint32_t pipe_q_full = shared_base + 99360;  // 1 mbarrier(s)
+  const uint32_t pipe_q_empty = shared_base + 99368;  // 1 mbarrier(s)
+  const uint32_t pipe_q_buffer = shared_base + 16384;  // 1 slots of tile<128x64xbf16, smem>
+  const uint32_t pipe_v_full = shared_base + 99376;  // 2 mbarrier(s)
+  const uint32_t pipe_v_empty = shared_base + 99392;  // 2 mbarrier(s)
+  const uint32_t accumulator_barrier = shared_base + 99408;
+  const uint32_t tmem_slot = shared_base + 99416;
+  const uint32_t pipe_v_buffer = shared_base + 32768;  // 2 slots of tile<64x64xbf16, smem>
   // pipe_s_full: a register pipe's barrier, not needed (one agent, program order)
   // pipe_s_empty: a register pipe's barrier, not needed (one agent, program order)
   // pipe_s_buffer: pipe<tile<128x64xf32, reg>, 2> in registers: the compute threads read what they wrote
   // pipe_full: a register pipe's barrier, not needed (one agent, program order)
   // pipe_empty: a register pipe's barrier, not needed (one agent, program order)
   // pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers: the compute threads read what they wrote
-  const uint32_t pipe_q_full = shared_base + 99392;  // 1 mbarrier(s)
-  const uint32_t pipe_q_empty = shared_base + 99400;  // 1 mbarrier(s)
-  const uint32_t accumulator_barrier = shared_base + 99408;
-  const uint32_t tmem_slot = shared_base + 99416;
-  const uint32_t pipe_q_buffer = shared_base + 32768;  // 1 slots of tile<128x64xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 2; ++slot) tilec_mbarrier_init(pipe_kt_full + 8 * slot, 1);
     for (uint32_t slot = 0; slot < 2; ++slot) tilec_mbarrier_init(pipe_kt_empty + 8 * slot, 1);
-    for (uint32_t slot = 0; slot < 2; ++slot) tilec_mbarrier_init(pipe_v_full + 8 * slot, 1);
-    for (uint32_t slot = 0; slot < 2; ++slot) tilec_mbarrier_init(pipe_v_empty + 8 * slot, 1);
     for (uint32_t slot = 0; slot < 1; ++slot) tilec_mbarrier_init(pipe_q_full + 8 * slot, 1);
     for (uint32_t slot = 0; slot < 1; ++slot) tilec_mbarrier_init(pipe_q_empty + 8 * slot, 1);
+    for (uint32_t slot = 0; slot < 2; ++slot) tilec_mbarrier_init(pipe_v_full + 8 * slot, 1);
+    for (uint32_t slot = 0; slot < 2; ++slot) tilec_mbarrier_init(pipe_v_empty + 8 * slot, 1);
     tilec_mbarrier_init(accumulator_barrier, 1);
     tilec_fence_barrier_init();
   }
@@ -336,29 +340,29 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
   __syncthreads();
   tilec_tcgen05_after_sync();
   const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));
-  // warp_specialize  (line 21)
+  // warp_specialize  (line 20)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase, pipe_q_producer_index, pipe_q_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 21)
+      // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_v_producer_index, pipe_v_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 20)
       int64_t pipe_kt_producer_index = 0;
       int64_t pipe_kt_producer_phase = 1;
-      int64_t pipe_v_producer_index = 0;
-      int64_t pipe_v_producer_phase = 1;
       int64_t pipe_q_producer_index = 0;
       int64_t pipe_q_producer_phase = 1;
+      int64_t pipe_v_producer_index = 0;
+      int64_t pipe_v_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
-        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1 = if v3  (line 21)
+        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 20)
         int64_t pipe_kt_producer_index_1{};
         int64_t pipe_kt_producer_phase_1{};
-        int64_t pipe_v_producer_index_1{};
-        int64_t pipe_v_producer_phase_1{};
         int64_t pipe_q_producer_index_1{};
         int64_t pipe_q_producer_phase_1{};
+        int64_t pipe_v_producer_index_1{};
+        int64_t pipe_v_producer_phase_1{};
         if (v3) {
           const int64_t v4 = 8 * v0;
           const int64_t v5 = tile / v4;
@@ -371,25 +375,26 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
           const int64_t h = v7 + v10;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, h  (line 22)
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, h  (line 21)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
-          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, 4, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 26)
+          const int64_t v11 = cdiv_i64(T, 64);
+          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v11, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 25)
           int64_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
           int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
           int64_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
-          for (int64_t j = 0; j < 4; j += 1) {
+          for (int64_t j = 0; j < v11; j += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
-            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j  (line 27)
+            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j  (line 26)
             tilec_tma_load_2d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &Kt_map, static_cast<int32_t>(j * 64), static_cast<int32_t>(h * 64), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
             const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
             const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
-            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j, h  (line 28)
+            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j, h  (line 27)
             tilec_tma_load_2d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j * 64), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
             const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
             const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
@@ -404,42 +409,42 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
           }
           const int64_t next_pipe_kt_producer_index_1 = pipe_kt_producer_index_2;
           const int64_t next_pipe_kt_producer_phase_1 = pipe_kt_producer_phase_2;
-          const int64_t next_pipe_v_producer_index_1 = pipe_v_producer_index_2;
-          const int64_t next_pipe_v_producer_phase_1 = pipe_v_producer_phase_2;
           const int64_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
           const int64_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
+          const int64_t next_pipe_v_producer_index_1 = pipe_v_producer_index_2;
+          const int64_t next_pipe_v_producer_phase_1 = pipe_v_producer_phase_2;
           pipe_kt_producer_index_1 = next_pipe_kt_producer_index_1;
           pipe_kt_producer_phase_1 = next_pipe_kt_producer_phase_1;
-          pipe_v_producer_index_1 = next_pipe_v_producer_index_1;
-          pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1;
           pipe_q_producer_phase_1 = next_pipe_q_producer_phase_1;
+          pipe_v_producer_index_1 = next_pipe_v_producer_index_1;
+          pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1;
         } else {
           const int64_t next_pipe_kt_producer_index_1_1 = pipe_kt_producer_index;
           const int64_t next_pipe_kt_producer_phase_1_1 = pipe_kt_producer_phase;
-          const int64_t next_pipe_v_producer_index_1_1 = pipe_v_producer_index;
-          const int64_t next_pipe_v_producer_phase_1_1 = pipe_v_producer_phase;
           const int64_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
           const int64_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
+          const int64_t next_pipe_v_producer_index_1_1 = pipe_v_producer_index;
+          const int64_t next_pipe_v_producer_phase_1_1 = pipe_v_producer_phase;
           pipe_kt_producer_index_1 = next_pipe_kt_producer_index_1_1;
           pipe_kt_producer_phase_1 = next_pipe_kt_producer_phase_1_1;
-          pipe_v_producer_index_1 = next_pipe_v_producer_index_1_1;
-          pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1_1;
           pipe_q_producer_phase_1 = next_pipe_q_producer_phase_1_1;
+          pipe_v_producer_index_1 = next_pipe_v_producer_index_1_1;
+          pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1_1;
         }
         const int64_t next_pipe_kt_producer_index = pipe_kt_producer_index_1;
         const int64_t next_pipe_kt_producer_phase = pipe_kt_producer_phase_1;
-        const int64_t next_pipe_v_producer_index = pipe_v_producer_index_1;
-        const int64_t next_pipe_v_producer_phase = pipe_v_producer_phase_1;
         const int64_t next_pipe_q_producer_index = pipe_q_producer_index_1;
         const int64_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
+        const int64_t next_pipe_v_producer_index = pipe_v_producer_index_1;
+        const int64_t next_pipe_v_producer_phase = pipe_v_producer_phase_1;
         pipe_kt_producer_index = next_pipe_kt_producer_index;
         pipe_kt_producer_phase = next_pipe_kt_producer_phase;
-        pipe_v_producer_index = next_pipe_v_producer_index;
-        pipe_v_producer_phase = next_pipe_v_producer_phase;
         pipe_q_producer_index = next_pipe_q_producer_index;
         pipe_q_producer_phase = next_pipe_q_producer_phase;
+        pipe_v_producer_index = next_pipe_v_producer_index;
+        pipe_v_producer_phase = next_pipe_v_producer_phase;
       }
     }
   } else {
@@ -448,9 +453,11 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
     uint32_t accumulator_parity = 0;
-    // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0  (line 21)
+    // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 20)
     int64_t pipe_kt_consumer_index = 0;
     int64_t pipe_kt_consumer_phase = 0;
+    int64_t pipe_q_consumer_index = 0;
+    int64_t pipe_q_consumer_phase = 0;
     int64_t pipe_v_consumer_index = 0;
     int64_t pipe_v_consumer_phase = 0;
     int64_t pipe_s_producer_index = 0;
@@ -461,15 +468,15 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
     int64_t pipe_producer_phase = 1;
     int64_t pipe_consumer_index = 0;
     int64_t pipe_consumer_phase = 0;
-    int64_t pipe_q_consumer_index = 0;
-    int64_t pipe_q_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v11 = round_1 * workers;
-      const int64_t tile_1 = v11 + worker;
-      const bool v12 = (tile_1 < tiles);
-      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1 = if v12  (line 21)
+      const int64_t v12 = round_1 * workers;
+      const int64_t tile_1 = v12 + worker;
+      const bool v13 = (tile_1 < tiles);
+      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v13  (line 20)
       int64_t pipe_kt_consumer_index_1{};
       int64_t pipe_kt_consumer_phase_1{};
+      int64_t pipe_q_consumer_index_1{};
+      int64_t pipe_q_consumer_phase_1{};
       int64_t pipe_v_consumer_index_1{};
       int64_t pipe_v_consumer_phase_1{};
       int64_t pipe_s_producer_index_1{};
@@ -480,33 +487,32 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
       int64_t pipe_producer_phase_1{};
       int64_t pipe_consumer_index_1{};
       int64_t pipe_consumer_phase_1{};
-      int64_t pipe_q_consumer_index_1{};
-      int64_t pipe_q_consumer_phase_1{};
-      if (v12) {
-        const int64_t v13 = 8 * v0;
-        const int64_t v14 = tile_1 / v13;
-        const int64_t v15 = tile_1 % v13;
-        const int64_t v16 = v14 * 8;
-        const int64_t v17 = v1 - v16;
-        const int64_t v18 = min_i64(8, v17);
-        const int64_t i_1 = v15 / v18;
-        const int64_t v19 = v15 % v18;
-        const int64_t h_1 = v16 + v19;
-        // row_max = full -1e+30f  (line 23)
+      if (v13) {
+        const int64_t v14 = 8 * v0;
+        const int64_t v15 = tile_1 / v14;
+        const int64_t v16 = tile_1 % v14;
+        const int64_t v17 = v15 * 8;
+        const int64_t v18 = v1 - v17;
+        const int64_t v19 = min_i64(8, v18);
+        const int64_t i_1 = v16 / v19;
+        const int64_t v20 = v16 % v19;
+        const int64_t h_1 = v17 + v20;
+        // row_max = full -1e+30f  (line 22)
         float row_max[1];
         #pragma unroll
         for (int i = 0; i < 1; ++i) row_max[i] = -1e+30f;
-        // row_sum = zeros  (line 24)
+        // row_sum = zeros  (line 23)
         float row_sum[1];
         #pragma unroll
         for (int i = 0; i < 1; ++i) row_sum[i] = 0.0f;
-        // o = zeros  (line 25)
+        // o = zeros  (line 24)
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
+        const int64_t v21 = cdiv_i64(T, 64);
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, 4, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 26)
+        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v21, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 25)
         int64_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
         int64_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
         int64_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
@@ -519,16 +525,16 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         int64_t pipe_producer_phase_2 = pipe_producer_phase;
         int64_t pipe_consumer_index_2 = pipe_consumer_index;
         int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
-        for (int64_t j_1 = 0; j_1 < 4; j_1 += 1) {
-          // t20 = zeros  (line 29)
-          float t20[32];
+        for (int64_t j_1 = 0; j_1 < v21; j_1 += 1) {
+          // t22 = zeros  (line 28)
+          float t22[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t20[i] = 0.0f;
+          for (int i = 0; i < 32; ++i) t22[i] = 0.0f;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2), static_cast<uint32_t>(pipe_kt_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // t21 = mma q, kt, t20  (line 29)
+          // t23 = mma q, kt, t22  (line 28)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 0, 16, 1024), tilec_matrix_descriptor(kt + 0, 8192, 1024), 0x08110490u, false);
@@ -546,7 +552,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t20[chunk * 32 + i] = add_f32(t20[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t22[chunk * 32 + i] = add_f32(t22[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -557,12 +563,36 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2));  // when the MMAs reading it are done
           const int64_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
           const int64_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
-          // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-          // s = mul t21, 0.125f  (line 29)
+          // scores = mul t23, 0.125f  (line 28)
+          float scores[32];
+          #pragma unroll
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t22[i], 0.125f);
+          // t24 = iota  (line 29)
+          int32_t t24[32];
+          #pragma unroll
+          for (int i = 0; i < 32; ++i) {
+            const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
+            const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
+            (void)row, (void)column;
+            t24[i] = static_cast<int32_t>(column);
+          }
+          const int64_t v25 = j_1 * 64;
+          const int32_t v26 = static_cast<int32_t>(v25);
+          // key = add t24, v26  (line 29)
+          int32_t key[32];
+          #pragma unroll
+          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t24[i]) + int64_t(v26));
+          const int32_t v27 = static_cast<int32_t>(T);
+          // t28 = cmp key, v27  (line 30)
+          bool t28[32];
+          #pragma unroll
+          for (int i = 0; i < 32; ++i) t28[i] = (key[i] < v27);
+          // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
+          // s = select t28, scores, -1e+30f  (line 30)
           float s[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) s[i] = mul_f32(t20[i], 0.125f);
+          for (int i = 0; i < 32; ++i) s[i] = (t28[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
@@ -570,94 +600,94 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
-          // t22 = reduce_max s_1  (line 30)
-          float t22[1];
+          // t29 = reduce_max s_1  (line 31)
+          float t29[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t22[i] = -INFINITY;
+            for (int i = 0; i < 1; ++i) t29[i] = -INFINITY;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t22[0] = max_f32(t22[0], s[i]);
+            for (int i = 0; i < 32; ++i) t29[0] = max_f32(t29[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t22[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t29[0];
             tilec_named_barrier_sync(1, 256);
-            t22[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t29[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // stage_write pipe_buffer: t22 stays in registers
+          // stage_write pipe_buffer: t29 stays in registers
           // mbarrier_arrive pipe_full: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
           const int64_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
-          // t23 = stage_read pipe_buffer: the registers of t22
-          // new_max = max row_max_1, t23  (line 30)
+          // t30 = stage_read pipe_buffer: the registers of t29
+          // new_max = max row_max_1, t30  (line 31)
           float new_max[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t22[i]);
+          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t29[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
           const int64_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
-          // t24 = sub s_1, new_max  (line 31)
-          float t24[32];
+          // t31 = sub s_1, new_max  (line 32)
+          float t31[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t24[i] = sub_f32(s[i], new_max[0]);
+          for (int i = 0; i < 32; ++i) t31[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp t24  (line 31)
+          // p = exp t31  (line 32)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp_f32(t24[i]);
-          // t25 = sub row_max_1, new_max  (line 32)
-          float t25[1];
+          for (int i = 0; i < 32; ++i) p[i] = exp_f32(t31[i]);
+          // t32 = sub row_max_1, new_max  (line 33)
+          float t32[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t25[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp t25  (line 32)
+          for (int i = 0; i < 1; ++i) t32[i] = sub_f32(row_max[i], new_max[i]);
+          // alpha = exp t32  (line 33)
           float alpha[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) alpha[i] = exp_f32(t25[i]);
-          // t26 = mul row_sum_1, alpha  (line 33)
-          float t26[1];
+          for (int i = 0; i < 1; ++i) alpha[i] = exp_f32(t32[i]);
+          // t33 = mul row_sum_1, alpha  (line 34)
+          float t33[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t26[i] = mul_f32(row_sum[i], alpha[i]);
-          // t27 = reduce_sum p  (line 33)
-          float t27[1];
+          for (int i = 0; i < 1; ++i) t33[i] = mul_f32(row_sum[i], alpha[i]);
+          // t34 = reduce_sum p  (line 34)
+          float t34[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t27[i] = 0.0f;
+            for (int i = 0; i < 1; ++i) t34[i] = 0.0f;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t27[0] = add_f32(t27[0], p[i]);
+            for (int i = 0; i < 32; ++i) t34[0] = add_f32(t34[0], p[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t27[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t34[0];
             tilec_named_barrier_sync(1, 256);
-            t27[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t34[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // row_sum_2 = add t26, t27  (line 33)
+          // row_sum_2 = add t33, t34  (line 34)
           float row_sum_2[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t26[i], t27[i]);
-          // t28 = cast p  (line 34)
-          __nv_bfloat16 t28[32];
+          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t33[i], t34[i]);
+          // t35 = cast p  (line 35)
+          __nv_bfloat16 t35[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t28[i] = from_f32<__nv_bfloat16>(p[i]);
-          // t29 = mul o_1, alpha  (line 34)
-          float t29[32];
+          for (int i = 0; i < 32; ++i) t35[i] = from_f32<__nv_bfloat16>(p[i]);
+          // t36 = mul o_1, alpha  (line 35)
+          float t36[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t29[i] = mul_f32(o[i], alpha[0]);
+          for (int i = 0; i < 32; ++i) t36[i] = mul_f32(o[i], alpha[0]);
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2), static_cast<uint32_t>(pipe_v_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index_2) * 8192;  // slot of pipe_v_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // o_2 = mma t28, v, t29  (line 34)
+          // o_2 = mma t35, v, t36  (line 35)
           {  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             unsigned char* const staging = shared_aligned + 49152;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
-              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 / 8) ^ (row % 8)) * 16 + column % 8 * 2) = t28[i];
+              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 / 8) ^ (row % 8)) * 16 + column % 8 * 2) = t35[i];
             }
           }
           tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma
@@ -679,7 +709,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 64 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t29[chunk * 32 + i] = add_f32(t29[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t36[chunk * 32 + i] = add_f32(t36[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -694,7 +724,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) o[i] = t29[i];
+          for (int i = 0; i < 32; ++i) o[i] = t36[i];
           const int64_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
           const int64_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
           const int64_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
@@ -725,7 +755,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store O, i_1, h_1, t30  (line 37)
+        // store O, i_1, h_1, t37  (line 38)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -757,6 +787,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         }
         const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
         const int64_t next_pipe_kt_consumer_phase_1 = pipe_kt_consumer_phase_2;
+        const int64_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
+        const int64_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
         const int64_t next_pipe_v_consumer_index_1 = pipe_v_consumer_index_2;
         const int64_t next_pipe_v_consumer_phase_1 = pipe_v_consumer_phase_2;
         const int64_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
@@ -767,10 +799,10 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         const int64_t next_pipe_producer_phase_1 = pipe_producer_phase_2;
         const int64_t next_pipe_consumer_index_1 = pipe_consumer_index_2;
         const int64_t next_pipe_consumer_phase_1 = pipe_consumer_phase_2;
-        const int64_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
-        const int64_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
         pipe_kt_consumer_index_1 = next_pipe_kt_consumer_index_1;
         pipe_kt_consumer_phase_1 = next_pipe_kt_consumer_phase_1;
+        pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1;
+        pipe_q_consumer_phase_1 = next_pipe_q_consumer_phase_1;
         pipe_v_consumer_index_1 = next_pipe_v_consumer_index_1;
         pipe_v_consumer_phase_1 = next_pipe_v_consumer_phase_1;
         pipe_s_producer_index_1 = next_pipe_s_producer_index_1;
@@ -781,11 +813,11 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         pipe_producer_phase_1 = next_pipe_producer_phase_1;
         pipe_consumer_index_1 = next_pipe_consumer_index_1;
         pipe_consumer_phase_1 = next_pipe_consumer_phase_1;
-        pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1;
-        pipe_q_consumer_phase_1 = next_pipe_q_consumer_phase_1;
       } else {
         const int64_t next_pipe_kt_consumer_index_1_1 = pipe_kt_consumer_index;
         const int64_t next_pipe_kt_consumer_phase_1_1 = pipe_kt_consumer_phase;
+        const int64_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
+        const int64_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
         const int64_t next_pipe_v_consumer_index_1_1 = pipe_v_consumer_index;
         const int64_t next_pipe_v_consumer_phase_1_1 = pipe_v_consumer_phase;
         const int64_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
@@ -796,10 +828,10 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         const int64_t next_pipe_producer_phase_1_1 = pipe_producer_phase;
         const int64_t next_pipe_consumer_index_1_1 = pipe_consumer_index;
         const int64_t next_pipe_consumer_phase_1_1 = pipe_consumer_phase;
-        const int64_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
-        const int64_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
         pipe_kt_consumer_index_1 = next_pipe_kt_consumer_index_1_1;
         pipe_kt_consumer_phase_1 = next_pipe_kt_consumer_phase_1_1;
+        pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1_1;
+        pipe_q_consumer_phase_1 = next_pipe_q_consumer_phase_1_1;
         pipe_v_consumer_index_1 = next_pipe_v_consumer_index_1_1;
         pipe_v_consumer_phase_1 = next_pipe_v_consumer_phase_1_1;
         pipe_s_producer_index_1 = next_pipe_s_producer_index_1_1;
@@ -810,11 +842,11 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
         pipe_producer_phase_1 = next_pipe_producer_phase_1_1;
         pipe_consumer_index_1 = next_pipe_consumer_index_1_1;
         pipe_consumer_phase_1 = next_pipe_consumer_phase_1_1;
-        pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1_1;
-        pipe_q_consumer_phase_1 = next_pipe_q_consumer_phase_1_1;
       }
       const int64_t next_pipe_kt_consumer_index = pipe_kt_consumer_index_1;
       const int64_t next_pipe_kt_consumer_phase = pipe_kt_consumer_phase_1;
+      const int64_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
+      const int64_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
       const int64_t next_pipe_v_consumer_index = pipe_v_consumer_index_1;
       const int64_t next_pipe_v_consumer_phase = pipe_v_consumer_phase_1;
       const int64_t next_pipe_s_producer_index = pipe_s_producer_index_1;
@@ -825,10 +857,10 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
       const int64_t next_pipe_producer_phase = pipe_producer_phase_1;
       const int64_t next_pipe_consumer_index = pipe_consumer_index_1;
       const int64_t next_pipe_consumer_phase = pipe_consumer_phase_1;
-      const int64_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
-      const int64_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
       pipe_kt_consumer_index = next_pipe_kt_consumer_index;
       pipe_kt_consumer_phase = next_pipe_kt_consumer_phase;
+      pipe_q_consumer_index = next_pipe_q_consumer_index;
+      pipe_q_consumer_phase = next_pipe_q_consumer_phase;
       pipe_v_consumer_index = next_pipe_v_consumer_index;
       pipe_v_consumer_phase = next_pipe_v_consumer_phase;
       pipe_s_producer_index = next_pipe_s_producer_index;
@@ -839,8 +871,6 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
       pipe_producer_phase = next_pipe_producer_phase;
       pipe_consumer_index = next_pipe_consumer_index;
       pipe_consumer_phase = next_pipe_consumer_phase;
-      pipe_q_consumer_index = next_pipe_q_consumer_index;
-      pipe_q_consumer_phase = next_pipe_q_consumer_phase;
     }
     if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written
     // Every compute thread is done with TMEM: the first compute warp frees it.
@@ -854,19 +884,19 @@ __global__ void __launch_bounds__(384, 1) attention_kernel(const __grid_constant
 }
 
 // Launches attention_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
-extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD, cudaStream_t stream) {
+extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD, int64_t T, cudaStream_t stream) {
   const int64_t workers = tilec_sm_count();
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   CUtensorMap Kt_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&Kt_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Kt, HD, 256, 256 * 2, 64, 64); status != cudaSuccess)
-    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
-  CUtensorMap V_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&V_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, V, 256, HD, HD * 2, 64, 64); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map_2d(&Kt_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Kt, HD, T, T * 2, 64, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
   CUtensorMap Q_map;
   if (const cudaError_t status = tilec_tensor_map_2d(&Q_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Q, S, HD, HD * 2, 128, 64); status != cudaSuccess)
+    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
+  CUtensorMap V_map;
+  if (const cudaError_t status = tilec_tensor_map_2d(&V_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, V, T, HD, HD * 2, 64, 64); status != cudaSuccess)
     return status;  // e.g. a row pitch that is not a multiple of 16 bytes
   CUtensorMap O_store_map;
   if (const cudaError_t status = tilec_tensor_map_2d(&O_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, O, S, HD, HD * 4, 128, 32); status != cudaSuccess)
@@ -879,7 +909,7 @@ extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloa
   const int64_t launch_sm_count = tilec_sm_count();
   const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
   if (copied != cudaSuccess) return copied;
-  attention_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(Kt_map, V_map, Q_map, O_store_map, Q, Kt, V, O, S, HD);
+  attention_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(Kt_map, Q_map, V_map, O_store_map, Q, Kt, V, O, S, HD, T);
   return cudaGetLastError();
 }
 

@@ -92,8 +92,8 @@ TEST_P(TensorCoreSampleTripCount, RunCheckPasses) {
 // K = 128 two (fewer than the stages), K = 600 ten with a partial last block. batched_gemm
 // folds its batches into rows, 512 per batch (R = 700: two batches, the second cut short), and
 // B's rows, cdiv(K, 64)·64 per batch (Q).
-// attention: BKV = 64, pipeline(2) over the compile-time key count T; S queries (ragged), HD / 64
-// heads.
+// attention: BKV = 64, pipeline(2) over cdiv(T, 64) key blocks (a short last block is masked);
+// S queries (ragged), HD / 64 heads.
 INSTANTIATE_TEST_SUITE_P(
     Protocol, TensorCoreSampleTripCount,
     ::testing::Values(SampleTrip{"gemm_f16_one_iteration", "gemm_f16", "--dims M=128,N=256,K=64"},
@@ -106,10 +106,12 @@ INSTANTIATE_TEST_SUITE_P(
                       SampleTrip{"batched_gemm_one_iteration", "batched_gemm", "--dims R=1024,Q=128,N=256,K=64"},
                       SampleTrip{"batched_gemm_fewer_than_stages", "batched_gemm", "--dims R=700,Q=256,N=300,K=128"},
                       SampleTrip{"batched_gemm_ragged", "batched_gemm", "--dims R=700,Q=1280,N=300,K=600"},
-                      SampleTrip{"attention_one_iteration", "attention", "-D T=64 --dims S=128,HD=64"},
-                      SampleTrip{"attention_as_many_as_stages", "attention", "-D T=128 --dims S=200,HD=128"},
-                      SampleTrip{"attention_odd_iterations", "attention", "-D T=192 --dims S=77,HD=64"},
-                      SampleTrip{"attention_many_iterations", "attention", "-D T=576 --dims S=300,HD=128"}),
+                      SampleTrip{"attention_one_iteration", "attention", "--dims S=128,HD=64,T=64"},
+                      SampleTrip{"attention_as_many_as_stages", "attention", "--dims S=200,HD=128,T=128"},
+                      SampleTrip{"attention_odd_iterations", "attention", "--dims S=77,HD=64,T=192"},
+                      SampleTrip{"attention_many_iterations", "attention", "--dims S=300,HD=128,T=576"},
+                      SampleTrip{"attention_short_last_block", "attention", "--dims S=77,HD=64,T=100"},
+                      SampleTrip{"attention_fewer_keys_than_a_block", "attention", "--dims S=128,HD=64,T=5"}),
     [](const ::testing::TestParamInfo<SampleTrip>& info) { return std::string(info.param.what); });
 
 // gemm through the whole pipeline, as IR text lines.
