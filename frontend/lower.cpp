@@ -404,7 +404,15 @@ class Lowering {
         return {};
       }
       Value *va = nullptr, *vb = nullptr;
-      auto values = unify(a, b, va, vb, e.location);
+      std::optional<Type> values;
+      if (!a.value && !b.value) {  // two numbers: f32 if either is a float, else i32
+        ScalarKind element = a.constant->is_float || b.constant->is_float ? ScalarKind::f32 : ScalarKind::i32;
+        va = materialize(a, element, e.location);
+        vb = materialize(b, element, e.location);
+        values = Type::scalar(element);
+      } else {
+        values = unify(a, b, va, vb, e.location);
+      }
       if (!values) return {};
       Type type = broadcast_type(c.value->type(), values->with_element(ScalarKind::i1));
       if (type.is_none()) {

@@ -260,7 +260,9 @@ class Verifier {
         break;
       }
       case OpKind::select: {
+        // All three broadcast: a tile selector may pick between scalars.
         Type values = broadcast_type(type(1), type(2));
+        if (!values.is_none()) values = broadcast_type(type(0).with_element(values.element()), values);
         if (type(0).element() != ScalarKind::i1) error(op, "the selector must be i1");
         if (values.is_none() || !(result() == values)) error(op, "operands and result do not match");
         break;

@@ -214,6 +214,29 @@ kernel @positions(%R: tensor<3, 5, i32>, %C: tensor<3, 5, i32>) {
     }
 }
 
+// A tile selector picks between two scalars: the result takes the selector's shape.
+TEST(InterpreterOps, SelectBroadcastsAScalarPairToTheSelectorsShape) {
+  auto module = parse_verified(R"(module
+kernel @pick(%Y: tensor<6, f32>) {
+  %zero = constant {value = 0} : index
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %position = iota {axis = 0} : tile<6xi32, reg>
+  %three = constant {value = 3} : i32
+  %low = cmp %position, %three {predicate = "lt"} : tile<6xi1, reg>
+  %a = constant {value = 2.5} : f32
+  %b = constant {value = -1.0} : f32
+  %y = select %low, %a, %b : tile<6xf32, reg>
+  store %Y, %zero, %y
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer Y(ScalarKind::f32, {6});
+  ASSERT_TRUE(launch(*module, {&Y}).ok);
+  EXPECT_EQ(buffer_values(Y), (std::vector<double>{2.5, 2.5, 2.5, -1, -1, -1}));
+}
+
 TEST(InterpreterOps, TranscendentalsAreTheF32Functions) {
   auto module = parse_verified(R"(module
 kernel @special(%X: tensor<4, f16>, %E: tensor<4, f16>, %S: tensor<4, f32>, %Q: tensor<4, f32>) {
