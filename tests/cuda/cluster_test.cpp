@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../cli_runner.h"
+#include "../nvcc_path.h"
 
 namespace tilec::testing {
 namespace {
@@ -59,18 +60,8 @@ TEST(CudaClusters, AnUnclusteredKernelKeepsThePlainLaunch) {
   EXPECT_EQ(launcher.find("cudaLaunchKernelEx"), std::string::npos);
 }
 
-std::string find_nvcc() {
-  if (std::filesystem::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
-  const char* path = std::getenv("PATH");
-  std::stringstream directories(path ? path : "");
-  for (std::string directory; std::getline(directories, directory, ':');)
-    if (!directory.empty() && std::filesystem::exists(std::filesystem::path(directory) / "nvcc"))
-      return (std::filesystem::path(directory) / "nvcc").string();
-  return {};
-}
-
 TEST(CudaClusters, NvccCompilesTheClusteredKernelsForBothTargets) {
-  const std::string nvcc = find_nvcc();
+  const std::string nvcc = nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
   const std::filesystem::path directory =
       std::filesystem::temp_directory_path() / ("tilec_cluster_test_" + std::to_string(getpid()));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../cli_runner.h"
+#include "../nvcc_path.h"
 
 namespace tilec::testing {
 namespace {
@@ -34,11 +35,6 @@ std::string function_text(const std::string& cuda, const std::string& head) {
   if (start == std::string::npos) return "";
   size_t end = cuda.find("\n}\n", start);
   return cuda.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
-
-std::string nvcc_path() {
-  if (std::filesystem::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
-  return run_command("command -v nvcc").status == 0 ? "nvcc" : "";
 }
 
 TEST(Harness, TensorCoreGemmChecksTheFinalLauncherAgainstTheKernelBeforeScheduling) {

@@ -14,19 +14,10 @@
 #include <unistd.h>
 
 #include "tests/cuda/cuda_test_support.h"
+#include "tests/nvcc_path.h"
 
 namespace tilec::cuda_test {
 namespace {
-
-std::string find_nvcc() {
-  if (std::filesystem::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
-  const char* path = std::getenv("PATH");
-  std::stringstream directories(path ? path : "");
-  for (std::string directory; std::getline(directories, directory, ':');)
-    if (!directory.empty() && std::filesystem::exists(std::filesystem::path(directory) / "nvcc"))
-      return (std::filesystem::path(directory) / "nvcc").string();
-  return {};
-}
 
 struct Job {
   std::string name;     // for messages
@@ -41,7 +32,7 @@ void run(Job& job, const std::filesystem::path& log) {
 }
 
 TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
-  std::string nvcc = find_nvcc();
+  std::string nvcc = tilec::testing::nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
 
   std::filesystem::path directory =

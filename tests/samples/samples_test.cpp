@@ -17,6 +17,7 @@
 #include <regex>
 
 #include "../cli_runner.h"
+#include "../nvcc_path.h"
 
 namespace tilec::testing {
 namespace {
@@ -111,14 +112,8 @@ TEST_P(Sample, CudaMatchesExpectedForEachTarget) {
   }
 }
 
-std::string find_nvcc() {
-  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
-  CommandResult which = run_command("command -v nvcc");
-  return which.status == 0 ? which.out.substr(0, which.out.find('\n')) : "";
-}
-
 TEST(SampleCuda, EveryEmittedFileCompilesWithNvccForItsTarget) {
-  std::string nvcc = find_nvcc();
+  std::string nvcc = nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
   std::vector<std::pair<std::string, std::string>> jobs;  // (file, target)
   for (const auto& name : sample_names())

@@ -1,0 +1,22 @@
+// tests/nvcc_path.h — where the tests find nvcc: /usr/local/cuda/bin/nvcc, else the first nvcc on
+// PATH, else "" (the tests that need it skip).
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+namespace tilec::testing {
+
+inline std::string nvcc_path() {
+  if (std::filesystem::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  const char* path = std::getenv("PATH");
+  std::stringstream directories(path ? path : "");
+  for (std::string directory; std::getline(directories, directory, ':');)
+    if (!directory.empty() && std::filesystem::exists(std::filesystem::path(directory) / "nvcc"))
+      return (std::filesystem::path(directory) / "nvcc").string();
+  return {};
+}
+
+}  // namespace tilec::testing
