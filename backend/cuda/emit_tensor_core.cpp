@@ -228,7 +228,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     if (blackwell()) {
       line(2, "// Every compute thread is done with TMEM: the first compute warp frees it.");
       line(2, "tilec_tcgen05_before_sync();");
-      line(2, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+      line(2, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
       line(2, fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_dealloc<{}>(tmem_base);", kWarpgroup / 32, tmem_columns_));
     }
     line(1, "}");
@@ -237,19 +237,6 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(0, "#endif");
     line(0, "}");
     line(0, "");
-  }
-
-  // A named barrier id the IR does not use, for the emitter's own compute-agent barriers.
-  int64_t private_barrier_id() {
-    if (private_barrier_ == 0) {
-      int64_t highest = 0;
-      walk_const(kernel_.region(), [&](const Operation& op) {
-        if (op.kind() == OpKind::named_barrier_sync || op.kind() == OpKind::named_barrier_arrive)
-          highest = std::max(highest, op.int_attr("id"));
-      });
-      private_barrier_ = highest + 1;
-    }
-    return private_barrier_;
   }
 
   void emit_top_level(const Operation& op) {
@@ -497,7 +484,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, FragmentLayout::position_variables());
       line(indent + 1, fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));
       exchange = "exchange";
-      barrier = fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_);
+      barrier = fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_);
     }
     std::string rows = layout_.combine_rows(result.name, combine, exchange, barrier);
     for (size_t start = 0, end; (end = rows.find('\n', start)) != std::string::npos; start = end + 1)
@@ -572,7 +559,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, "}");
       line(indent, "}");
       line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
-      line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+      line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
     } else {
       const StageBuffer& a_stage = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
       a_panel = a_stage.panel_bytes();
@@ -694,7 +681,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
 
   void emit_store(const Operation& op, int indent) {
     const StorePlan& plan = store_plans_.at(&op);
-    if (plan.tma && private_barrier_id() + compute_threads_ / kWarpgroup <= kLastNamedBarrier) {
+    if (plan.tma) {
       emit_tma_store(op, plan, indent);
       return;
     }
@@ -764,7 +751,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
   void emit_tmem_release(int indent) {
     line(indent, "// TMEM is read: a later MMA may overwrite it.");
     line(indent, "tilec_tcgen05_before_sync();");
-    line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_id(), compute_threads_));
+    line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
     line(indent, "tilec_tcgen05_after_sync();");
   }
 
@@ -781,7 +768,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     int64_t width = plan.chunk_columns, box_bytes = plan.box_rows * kPanelRowBytes;
     std::string row_base = fmt::format("{} * {}", plan_.expression(op.operand(1)), rows);
     std::string column_base = fmt::format("{} * {}", plan_.expression(op.operand(2)), columns);
-    std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_id() + 1);
+    std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_ + 1);
     comment(indent, op);
     line(indent, "{");
     if (plan.accumulator) emit_accumulator_wait(indent + 1);
@@ -958,7 +945,6 @@ class TensorCoreKernel : public tensor_core::Analysis {
   std::string out_;
   BodyEmitter body_;
   bool position_used_ = false;  // the element expression being built reads `row` / `column`
-  int64_t private_barrier_ = 0;
 };
 
 }  // namespace

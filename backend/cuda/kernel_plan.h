@@ -3,10 +3,10 @@
 // compute_kernel_plan walks a kernel once and fixes: the C++ name of every value (from its name
 // hint where it has one), the launch parameters (tensors as device pointers, scalars by value,
 // then one int64_t per dimension symbol), the scalar ops the host evaluates to size the grid,
-// the cluster size,
-// and the shared-memory layout (one buffer per tile value, 16-byte aligned; a `for`'s results
-// share the buffers of its carried values; buffers whose live ranges do not overlap share bytes). It reports, at the op's location,
-// every op or type the backend does not support yet.
+// the cluster size, and the shared-memory layout (one buffer per tile value, 16-byte aligned; a
+// `for`'s results share the buffers of its carried values; buffers whose live ranges do not
+// overlap share bytes). It reports, at the op's location, every op or type the backend does not
+// support yet.
 #pragma once
 
 #include <cstdint>

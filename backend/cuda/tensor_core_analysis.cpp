@@ -45,6 +45,12 @@ bool Analysis::analyze() {
           return unsupported(*op, fmt::format("'{}' before the warp_specialize", op->name()));
     }
   }
+  int64_t highest_barrier = 0;
+  walk_const(body, [&](const Operation& op) {
+    if (op.kind() == OpKind::named_barrier_sync || op.kind() == OpKind::named_barrier_arrive)
+      highest_barrier = std::max(highest_barrier, op.int_attr("id"));
+  });
+  private_barrier_ = highest_barrier + 1;
   // A register pipe's barriers order one agent's own program: they need no mbarrier.
   std::erase_if(barriers_, [&](const Barrier& barrier) { return register_barriers_.count(barrier.op->result()); });
   barrier_of_.clear();
@@ -363,10 +369,7 @@ bool Analysis::hold_loop(const Operation& loop) {
     const Value* argument = body.argument(i);
     if (argument->type().is_scalar()) continue;
     const Value* init = loop.operand(2 + i);
-    if (accumulator_of_.count(argument)) {
-      pending_yields_.push_back({&loop, i});
-      continue;
-    }
+    if (accumulator_of_.count(argument)) continue;  // a TMEM group: its yield is in it too
     if (!fragment(init)) return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
     if (owns_registers(init)) {
       fragment_of_[argument] = fragment_of_.at(init);
@@ -505,12 +508,6 @@ bool Analysis::hold_store(const Operation& op) {
 }
 
 bool Analysis::check_stage_buffers() {
-  for (const auto& [loop, index] : pending_yields_) {
-    const Value* yielded = loop->region().terminator()->operand(index - 1);
-    auto it = accumulator_of_.find(yielded);
-    if (it == accumulator_of_.end() || it->second != accumulator_of_.at(loop->region().argument(index)))
-      return unsupported(*loop, "a loop that yields another tile than the accumulator it carries");
-  }
   for (StageBuffer& buffer : stages_) {
     const Type& tile = buffer.tile;
     if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
@@ -617,12 +614,13 @@ bool Analysis::place_shared_memory() {
     offset += 4 * compute_threads_;
   }
   // TMA stores share kStoreStagingBytes per compute warpgroup when it fits beside everything
-  // else; otherwise every store is direct.
+  // else and a named barrier per warpgroup is free; otherwise every store is direct.
   int64_t fixed = kSwizzleAtomBytes + (blackwell() ? 16 : 0);
   for (const Barrier& barrier : barriers_) fixed += 8 * barrier.slots;
   int64_t staging = kStoreStagingBytes * (compute_threads_ / kWarpgroup);
   bool tma_stores = std::any_of(store_ops_.begin(), store_ops_.end(), [&](const Operation* op) { return store_plans_.at(op).tma; });
-  if (tma_stores && offset + staging + fixed <= kSharedMemoryBudget) {
+  bool barriers_free = private_barrier_ + compute_threads_ / kWarpgroup <= kLastNamedBarrier;
+  if (tma_stores && barriers_free && offset + staging + fixed <= kSharedMemoryBudget) {
     store_staging_offset_ = offset;
     offset += staging;
   } else {

@@ -172,10 +172,12 @@ class Analysis {
   std::unordered_map<const Value*, size_t> barrier_of_;
   std::vector<Accumulator> accumulators_;
   std::unordered_map<const Value*, size_t> accumulator_of_;
-  std::vector<std::pair<const Operation*, size_t>> pending_yields_;
   std::unordered_map<const Operation*, StorePlan> store_plans_;
   std::vector<const Operation*> store_ops_;
   int64_t store_staging_offset_ = -1;  // TMA stores: kStoreStagingBytes per compute warpgroup
+  // A named barrier id the IR does not use, for the emitter's compute-agent barriers (TMA stores
+  // take the next one per compute warpgroup).
+  int64_t private_barrier_ = 0;
   std::vector<const Operation*> mma_ops_;
   int64_t shared_bytes_ = 0, tmem_columns_ = 0, accumulator_barrier_offset_ = 0, tmem_slot_offset_ = 0;
   // sm_90a's deferred releases (plan_deferred_releases): the mmas waiting with wait_group 1, the
