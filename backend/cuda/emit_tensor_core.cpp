@@ -449,16 +449,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     position_used_ = false;
     ElementContext context;
     context.row_vector = result.columns == 1;
-    std::string value;
-    if (op.kind() == OpKind::zeros) value = zero_literal(result.element);
-    else if (op.kind() == OpKind::full) value = plan_.expression(op.operand(0));
-    else if (op.kind() == OpKind::iota) value = iota_element(op, "row", "column");
-    else if (op.kind() == OpKind::load) value = load_element(op, "row", "column");
-    else {
-      std::vector<std::string> operands;
-      for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
-      value = body_.element_expression(op, operands);
-    }
+    std::string value = op_element(op, context);
     emit_fragment_loop(indent, result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
   }
 
@@ -669,10 +660,14 @@ class TensorCoreKernel : public tensor_core::Analysis {
       if (held->columns == 1 && !context.row_vector) return fmt::format("{}[{}]", held->name, layout_.row_slot(context.index));
       return fmt::format("{}[{}]", held->name, context.index);
     }
-    const Operation& op = *value->defining_op();
+    return op_element(*value->defining_op(), context);
+  }
+
+  // One element of the tile `op` computes, from its operands' elements.
+  std::string op_element(const Operation& op, const ElementContext& context) {
     if (op.kind() == OpKind::load) return load_element(op, "row", "column");
     if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
-    if (op.kind() == OpKind::zeros) return zero_literal(value->type().element());
+    if (op.kind() == OpKind::zeros) return zero_literal(op.result()->type().element());
     if (op.kind() == OpKind::iota) return iota_element(op, "row", "column");
     std::vector<std::string> operands;
     for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
