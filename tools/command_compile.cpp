@@ -93,14 +93,8 @@ int run_compile(const CompileOptions& options) {
   emit_options.passes = passes_run(module);
   emit_options.harness = options.emit_harness;
   emit_options.reference = before_scheduling.get();
-  DiagnosticEngine& diagnostics = *input.diagnostics;
-  size_t reported = diagnostics.diagnostics().size();
-  auto cuda = emit_cuda(module, emit_options, diagnostics);
-  if (!cuda) {
-    for (size_t i = reported; i < diagnostics.diagnostics().size(); ++i)
-      fmt::print(stderr, "{}", diagnostics.render(diagnostics.diagnostics()[i]));
-    return 1;
-  }
+  auto cuda = emit_cuda_reporting(module, emit_options, *input.diagnostics);
+  if (!cuda) return 1;
   return write_output(options.output, *cuda) ? 0 : 1;
 }
 

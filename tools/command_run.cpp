@@ -12,7 +12,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <memory>
 
@@ -22,6 +21,7 @@
 #include "runtime/interpreter/executor_tile_runner.h"
 #include "runtime/interpreter/kernel_buffers.h"
 #include "tools/commands.h"
+#include "tools/kernel_arguments.h"
 #include "tools/load_input.h"
 #include "tools/pipeline_driver.h"
 #include "tools/report_recorder.h"
@@ -29,8 +29,6 @@
 namespace tilec::tools {
 
 namespace {
-
-constexpr int64_t kDefaultExtent = 256;
 
 struct RunOptions {
   std::string input;
@@ -44,42 +42,6 @@ struct RunOptions {
   bool check = false;
   std::string report;  // --report OUT.html
 };
-
-bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    size_t eq = item.find('=');
-    int64_t value = 0;
-    bool ok = eq != std::string::npos && eq > 0;
-    if (ok) {
-      const char* first = item.data() + eq + 1;
-      const char* last = item.data() + item.size();
-      auto [ptr, ec] = std::from_chars(first, last, value);
-      ok = ec == std::errc() && ptr == last && first != last && value > 0;
-    }
-    if (!ok) {
-      fmt::print(stderr, "tilec: error: --dims {}: expected NAME=POSITIVE_INTEGER, e.g. --dims M=256,N=128\n", item);
-      return false;
-    }
-    out[item.substr(0, eq)] = value;
-    start = end + 1;
-  }
-  return true;
-}
-
-// Every symbolic dim of the kernel's tensors, in parameter order.
-std::vector<std::string> kernel_symbols(const Operation& kernel) {
-  std::vector<std::string> symbols;
-  const Region& body = kernel.region();
-  for (size_t i = 0; i < body.num_arguments(); ++i)
-    for (const Dim& d : body.argument(i)->type().dims())
-      if (!d.symbol.empty() && std::find(symbols.begin(), symbols.end(), d.symbol) == symbols.end())
-        symbols.push_back(d.symbol);
-  return symbols;
-}
 
 // "file:line:col" of a failed launch's op (the file alone when it has no location).
 std::string where(const std::string& input, const runtime::LaunchResult& result) {
@@ -101,14 +63,8 @@ double checksum(const runtime::HostBuffer& buffer) {
 int run_one(const Operation& parsed, const Operation& lowered, const RunOptions& options,
             runtime::SymbolBindings symbols, runtime::Executor& executor) {
   std::string name = kernel_name(lowered);
-  runtime::SymbolBindings given = std::move(symbols);
-  symbols.clear();
-  for (const auto& symbol : kernel_symbols(lowered)) {
-    auto it = given.find(symbol);
-    symbols[symbol] = it != given.end() ? it->second : kDefaultExtent;
-  }
   std::string dims;
-  for (const auto& [symbol, value] : symbols) dims += fmt::format("{}{}={}", dims.empty() ? "" : ",", symbol, value);
+  symbols = bind_kernel_symbols(lowered, symbols, dims);
   runtime::KernelBuffers inputs;
   std::string message;
   if (!runtime::make_kernel_buffers(lowered, symbols, options.seed, inputs, message)) {
@@ -171,14 +127,9 @@ int run_run(const RunOptions& options) {
     fmt::print(stderr, "tilec: error: {} has no kernel named '{}'\n", options.input, options.kernel);
     return 1;
   }
-  for (const auto& [symbol, value] : symbols) {
-    bool used = false;
-    for (size_t i : selected) {
-      auto names = kernel_symbols(*input.module->kernels()[i]);
-      used |= std::find(names.begin(), names.end(), symbol) != names.end();
-    }
-    if (!used) fmt::print(stderr, "tilec: warning: --dims {}: no kernel run has a dimension named {}\n", symbol, symbol);
-  }
+  std::vector<const Operation*> kernels;
+  for (size_t i : selected) kernels.push_back(input.module->kernels()[i].get());
+  warn_unused_dims(symbols, kernels);
   runtime::ExecutorOptions executor_options;
   executor_options.worker_count = options.workers;
   runtime::Executor executor(executor_options);

@@ -20,5 +20,6 @@ void add_compile_command(CLI::App& app, CommandRunner& run);
 void add_run_command(CLI::App& app, CommandRunner& run);
 void add_reorder_command(CLI::App& app, CommandRunner& run);
 void add_sched_command(CLI::App& app, CommandRunner& run);
+void add_emulate_command(CLI::App& app, CommandRunner& run);
 
 }  // namespace tilec::tools

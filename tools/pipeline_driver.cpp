@@ -49,6 +49,17 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
   return 2;
 }
 
+std::optional<std::string> emit_cuda_reporting(const Module& module, const CudaEmitOptions& options,
+                                               DiagnosticEngine& diagnostics) {
+  size_t reported = diagnostics.diagnostics().size();
+  auto cuda = emit_cuda(module, options, diagnostics);
+  if (!cuda) {
+    for (size_t i = reported; i < diagnostics.diagnostics().size(); ++i)
+      fmt::print(stderr, "{}", diagnostics.render(diagnostics.diagnostics()[i]));
+  }
+  return cuda;
+}
+
 void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std::string>& defines) {
   cmd.add_option("--target", driver.target, "GPU target the pipeline compiles for")
       ->check(CLI::IsMember({"sm_90a", "sm_100a"}));

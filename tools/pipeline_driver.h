@@ -1,15 +1,17 @@
 // tools/pipeline_driver.h — runs the pass pipeline for a subcommand and reports the outcome.
 //
-// Shared by `tilec compile` and `tilec run`: builds the pipeline, runs it up to --stop-after,
+// Shared by `tilec compile`, `tilec run` and `tilec emulate`: builds the pipeline, runs it up to --stop-after,
 // prints --print-ir-after(-all) output and --time-passes timings to stderr, prints diagnostics
 // (warnings too) and maps the outcome to an exit status: 0 ok, 1 input error, 2 internal error.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backend/cuda/emit_cuda.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
@@ -38,6 +40,12 @@ struct DriverOptions {
 };
 
 int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options);
+
+// Emits the .cu for the module the pipeline produced; on failure prints the diagnostics the
+// emitter reported (what the backend does not support, where) and returns std::nullopt.
+// `tilec compile` and `tilec emulate` both write their CUDA through this.
+std::optional<std::string> emit_cuda_reporting(const Module& module, const CudaEmitOptions& options,
+                                               DiagnosticEngine& diagnostics);
 
 // Adds the options every subcommand that runs the pipeline shares: --target, -D NAME=VALUE
 // (collected into `defines`), --max-events and --generator.

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   tilec::tools::add_run_command(app, run);
   tilec::tools::add_reorder_command(app, run);
   tilec::tools::add_sched_command(app, run);
+  tilec::tools::add_emulate_command(app, run);
 
   try {
     app.parse(argc, argv);

@@ -335,4 +335,36 @@ std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel,
   return Planner(kernel, diagnostics).run();
 }
 
+std::vector<LaunchParameter> launch_parameters(const KernelPlan& plan) {
+  std::vector<LaunchParameter> result;
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const ParamPlan& param = plan.params[i];
+    const Type& type = param.value->type();
+    std::string element(element_type(type.element()));
+    LaunchParameter launch;
+    launch.type = type.is_tensor() ? fmt::format("{}{}*", param.written ? "" : "const ", element) : element;
+    launch.name = param.name;
+    launch.param = static_cast<int>(i);
+    result.push_back(std::move(launch));
+  }
+  for (const std::string& dim : plan.dim_params) {
+    LaunchParameter launch;
+    launch.type = "int64_t";
+    launch.name = dim;
+    // The first tensor axis whose extent is this dimension (every dimension has one).
+    for (size_t i = 0; i < plan.params.size() && launch.dim_tensor < 0; ++i) {
+      auto extents = plan.tensor_dims.find(plan.params[i].value);
+      if (extents == plan.tensor_dims.end()) continue;
+      for (size_t axis = 0; axis < extents->second.size(); ++axis)
+        if (extents->second[axis] == dim) {
+          launch.dim_tensor = static_cast<int>(i);
+          launch.dim_axis = static_cast<int>(axis);
+          break;
+        }
+    }
+    result.push_back(std::move(launch));
+  }
+  return result;
+}
+
 }  // namespace tilec::cuda

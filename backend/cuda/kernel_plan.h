@@ -70,6 +70,19 @@ struct KernelPlan {
 // Shared memory one CTA may use on sm_90a and sm_100a: 227 KiB.
 inline constexpr int64_t kSharedMemoryBudget = 227 * 1024;
 
+// One parameter of the kernel's `extern "C" launch_NAME(...)` launcher (before its trailing
+// `cudaStream_t`), in launcher order: parameter_list(plan) (emit_kernel_body.h) is exactly
+// `type name` of each, joined with ", ". A tensor or scalar names its kernel parameter
+// (`param`, an index into plan.params); a dimension (`int64_t`) names a tensor parameter and
+// the axis whose extent it is. `tilec emulate`'s driver calls launchers through this list.
+struct LaunchParameter {
+  std::string type;  // C++ type: `const float*`, `__nv_bfloat16`, `int64_t`
+  std::string name;
+  int param = -1;                     // tensors and scalars: index into plan.params
+  int dim_tensor = -1, dim_axis = -1;  // dimensions: index into plan.params and the axis
+};
+std::vector<LaunchParameter> launch_parameters(const KernelPlan& plan);
+
 // The plan, or std::nullopt after reporting what the backend does not support.
 std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel,
                                               DiagnosticEngine& diagnostics);

@@ -1,0 +1,53 @@
+// tools/emulate_build.h — building a generated .cu into a CPU program for `tilec emulate`.
+//
+//   1. find_host_compiler: --host-cxx, else $TILEC_HOST_CXX, else the first of c++, g++,
+//      clang++ on PATH; its `--version` text identifies it in cache keys.
+//   2. build_runtime_archive: every source runtime/emulate/runtime_sources.txt lists, compiled
+//      with the emulation flags and archived (`ar rcs`): cache/emulate/runtime-KEY.a.
+//   3. build_emulated_program: the driver (which #includes the .cu) linked with that archive,
+//      Boost.Context and pthreads: cache/emulate/program-KEY.
+// Cache (emulation_cache_directory): $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
+// ~/.cache/tilec. A key hashes the compiler's path and --version text, the flags, and every
+// byte the build reads: all files under runtime/emulate/, the listed sources, the .cu, the
+// driver. Entries are built under a scratch name and renamed into place, so processes that
+// share the cache never see half an entry; an existing entry is used without compiling.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec::tools {
+
+struct HostCompiler {
+  std::string path;
+  std::string identity;  // path + `--version` output
+};
+
+// Std::nullopt after printing why (and what to do) on stderr.
+std::optional<HostCompiler> find_host_compiler(const std::string& requested);
+
+std::filesystem::path emulation_cache_directory();
+
+// Where tilec finds runtime/emulate/ (the source tree it was built from, or $TILEC_SOURCE_ROOT).
+std::filesystem::path emulation_source_root();
+
+struct EmulationBuild {
+  HostCompiler compiler;
+  std::string target;                 // sm_90a | sm_100a
+  std::filesystem::path cu;           // the .cu the driver includes
+  std::filesystem::path driver;       // the driver .cpp (already written)
+  std::string driver_key_text;        // the driver with its #include path left out (the cache key)
+  bool verbose = false;               // say what is compiled, and with which command
+};
+
+// The compiler flags shared by the runtime's sources and the driver.
+std::vector<std::string> emulation_flags(const std::string& target, const std::filesystem::path& source_root);
+
+// The emulated program's path (in the cache), or std::nullopt after printing why not: a
+// missing runtime source, a compile or link failure (first lines of the compiler's output and
+// the command), an unwritable cache.
+std::optional<std::filesystem::path> build_emulated_program(const EmulationBuild& build);
+
+}  // namespace tilec::tools

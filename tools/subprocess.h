@@ -1,0 +1,39 @@
+// tools/subprocess.h — running other programs for `tilec emulate`: the host compiler, `ar`,
+// and the emulated program.
+//
+// Every child gets /dev/null as stdin. run_capturing sends its stdout and stderr to one file
+// and returns the text (compiler diagnostics, `--version`); run_all runs several such commands
+// at once (the runtime's sources); run_forwarding lets the child write to tilec's stderr (both
+// its streams: tilec's stdout carries only tilec's own results) and kills it after a timeout.
+// No shell is involved: arguments are passed as they are.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tilec::tools {
+
+struct ProcessOutcome {
+  bool started = false;    // false: the program could not be executed (`output` says why)
+  bool timed_out = false;  // killed after the timeout
+  int exit_status = -1;    // when it exited
+  int signal = 0;          // when a signal ended it
+  std::string output;      // run_capturing / run_all: stdout and stderr together
+
+  bool succeeded() const { return started && !timed_out && signal == 0 && exit_status == 0; }
+};
+
+ProcessOutcome run_capturing(const std::vector<std::string>& arguments, const std::filesystem::path& scratch);
+
+// Runs every command, at most `jobs` at a time; one outcome per command, in order.
+std::vector<ProcessOutcome> run_all(const std::vector<std::vector<std::string>>& commands, unsigned jobs,
+                                    const std::filesystem::path& scratch);
+
+// `timeout_seconds` <= 0: no limit.
+ProcessOutcome run_forwarding(const std::vector<std::string>& arguments, double timeout_seconds);
+
+// The command as a user would type it in a shell (arguments quoted where needed).
+std::string shell_words(const std::vector<std::string>& arguments);
+
+}  // namespace tilec::tools
