@@ -1,0 +1,77 @@
+// runtime/emulate/tensor_ops.h — what the asynchronous engines compute, as pure functions over
+// bytes: TMA box copies (tensor maps as cuTensorMapEncodeTiled validates and encodes them),
+// WGMMA and tcgen05.mma arithmetic. No scheduling, no hazards: runtime/emulate/cta.cpp decides
+// when each runs and what it may touch; these say what it does (the PTX ISA, layouts.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/emulate/layouts.h"
+
+namespace tilec_emu {
+
+// The fields of a 2-D..5-D tiled tensor map that the emulation uses, kept inside the opaque
+// 128-byte CUtensorMap (see encode_tensor_map). Dimension 0 is the innermost.
+struct TensorMapFields {
+  uint32_t magic = 0;          // kTensorMapMagic once encoded
+  uint32_t data_type = 0;      // CUtensorMapDataType value
+  uint32_t rank = 0;           // 1..5
+  uint32_t element_bytes = 0;  // from data_type
+  uint32_t swizzle = 0;        // CUtensorMapSwizzle value (0 none, 1 32B, 2 64B, 3 128B)
+  uint32_t oob_fill = 0;       // CUtensorMapFloatOOBfill value (0 zeros, 1 NaN request zero FMA)
+  uint64_t global_address = 0;
+  uint64_t extents[5] = {};      // elements per dimension
+  uint64_t strides_bytes[5] = {};  // stride of dimension d ≥ 1 in bytes (strides_bytes[0] = element_bytes)
+  uint16_t box[5] = {};          // box extent per dimension, elements (1..256)
+  uint8_t element_strides[5] = {};  // 1..8 (narrow types: the fields fit in 128 bytes)
+};
+constexpr uint32_t kTensorMapMagic = 0x7e1ec0deu;
+static_assert(sizeof(TensorMapFields) <= 128, "a CUtensorMap is 128 bytes");
+
+// Validates the arguments of cuTensorMapEncodeTiled as the driver does (rank, 16-byte aligned
+// global address and strides, strides ≥ the row they span, box extents 1..256, inner box bytes
+// a multiple of 16 and at most the swizzle span, element strides 1..8, interleave none) and
+// returns the fields; `error` names the first rule broken (empty: ok).
+TensorMapFields encode_tensor_map(uint32_t data_type, uint32_t rank, const void* global_address,
+                                  const uint64_t* extents, const uint64_t* strides_bytes, const uint32_t* box,
+                                  const uint32_t* element_strides, uint32_t interleave, uint32_t swizzle,
+                                  uint32_t oob_fill, std::string& error);
+
+layout::Swizzle tensor_map_swizzle(const TensorMapFields& map);
+
+// One 2-D TMA load: the box at element coordinates (inner, outer) of `map` into shared memory
+// at byte address `destination` (of the window starting at `shared`). Elements outside the
+// tensor are written as zeros. Returns the bytes written (the box's full size, which is what the
+// transaction count is completed with, whether or not part of the box was out of bounds).
+uint32_t tma_load_2d(const TensorMapFields& map, int32_t inner, int32_t outer, uint8_t* shared,
+                     uint32_t destination);
+// The reverse: writes the in-bounds part of the box at `source` to global memory.
+void tma_store_2d(const TensorMapFields& map, int32_t inner, int32_t outer, const uint8_t* shared,
+                  uint32_t source);
+// Which shared bytes [first, first + count) a box touches (for hazard tracking): the box's
+// bytes are contiguous from `address` (box_rows × row_bytes).
+uint32_t tma_box_bytes(const TensorMapFields& map);
+
+// Element types of the tensor-core operands.
+enum class OperandType { f16, bf16, e4m3, e5m2 };
+int operand_bytes(OperandType type);
+float operand_to_float(OperandType type, const uint8_t* bytes);
+
+// WGMMA m64nNk16 (16-bit operands) or k32 (8-bit), f32 accumulate, dense 64×N row-major D:
+// D = (scale_d ? D : 0) + A·B, where A is 64×K from shared memory (descriptor `a`, K-major
+// unless a_mn_major) or, when `a_registers` is not null, a dense 64×K row-major array of floats
+// (already gathered from the register fragments), and B is K×N from shared memory (descriptor
+// `b`: element (k, n) is operand element (mn = n, k); b_mn_major = "transposed" = N-major).
+void wgmma_compute(const uint8_t* shared, int n, OperandType type, uint64_t a, bool a_mn_major,
+                   const float* a_registers, uint64_t b, bool b_mn_major, bool scale_d, float* d);
+
+// tcgen05.mma.cta_group::1 kind::f16 / kind::f8f6f4 with D in TMEM (f32 or f16 per idesc):
+// D[lane m, columns from column(tmem)] (+)= A·B for m < M. `tmem` is the array of 128 lanes ×
+// 512 columns of 32-bit cells (lane-major: cell = lane * 512 + column). A and B from shared
+// memory descriptors (sm_100 encoding). Returns an empty string or what was invalid.
+std::string tcgen05_mma_compute(const uint8_t* shared, uint32_t* tmem, uint32_t tmem_address, uint64_t a,
+                                uint64_t b, uint32_t idesc, layout::MmaKind kind, bool accumulate);
+
+}  // namespace tilec_emu
