@@ -21,6 +21,25 @@ std::string_view cuda_prelude() {
 #include <cuda_fp8.h>
 
 // ---------------------------------------------------------------------------------------------
+// For `tilec emulate`, which builds this file with a host C++ compiler and -DTILEC_EMULATE
+// (runtime/emulate/include/tilec_emulate.h then defines the first three macros): kernels
+// declare their launch bounds and dynamic shared memory, and launchers launch, through these
+// macros. TILEC_SITE ends the parameter list of every helper that wraps PTX (TILEC_SITE_ONLY is
+// the whole list of one without parameters): emulated, it is the caller's line, for reports.
+// Under nvcc they are the plain CUDA spellings and TILEC_SITE is nothing.
+// ---------------------------------------------------------------------------------------------
+#ifndef TILEC_EMULATE
+#define TILEC_LAUNCH_BOUNDS(...) __launch_bounds__(__VA_ARGS__)
+#define TILEC_DYNAMIC_SHARED(alignment, name) extern __shared__ __align__(alignment) unsigned char name[]
+#define TILEC_LAUNCH(kernel, grid, block, shared, stream, ...) kernel<<<grid, block, shared, stream>>>(__VA_ARGS__)
+#define TILEC_SITE
+#define TILEC_SITE_ONLY
+#else
+#define TILEC_SITE , int tilec_line = __builtin_LINE()
+#define TILEC_SITE_ONLY int tilec_line = __builtin_LINE()
+#endif
+
+// ---------------------------------------------------------------------------------------------
 // Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
 // type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
 // use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL

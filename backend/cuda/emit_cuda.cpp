@@ -128,10 +128,10 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
     out += fmt::format("//   {:<{}}  {:<{}}  offset {:>6}, {} bytes\n", buffer.name, name_width,
                        buffer.value->type().to_string(), type_width, buffer.offset, buffer.bytes);
   out += "// ---------------------------------------------------------------------------------------------\n";
-  out += fmt::format("__global__ void __launch_bounds__(kBlockThreads) {}_kernel({}) {{\n", plan.name,
+  out += fmt::format("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) {}_kernel({}) {{\n", plan.name,
                      cuda::parameter_list(plan));
   if (plan.shared_bytes > 0) {
-    out += "  extern __shared__ __align__(16) unsigned char shared_memory[];\n";
+    out += "  TILEC_DYNAMIC_SHARED(16, shared_memory);\n";
     cuda::emit_buffer_declarations(plan, 1, out);
   }
   cuda::BodyEmitter body(plan, cuda::BodyMode::cta, out);

@@ -287,7 +287,7 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
   // An mma reference thread runs M·N·K multiply-adds per tile: 32 threads per block spread the
   // few tiles over more SMs.
   int reference_block = kernel.counts_work ? 32 : 128;
-  out += fmt::format("    {0}_reference<<<static_cast<unsigned>((slots + {1}) / {2}), {2}>>>({3}scratch, slots);\n",
+  out += fmt::format("    TILEC_LAUNCH({0}_reference, static_cast<unsigned>((slots + {1}) / {2}), {2}, 0, nullptr, {3}scratch, slots);\n",
                      plan.name, reference_block - 1, reference_block, reference_list);
   out += "    HARNESS_CHECK(cudaGetLastError());\n";
   out += "    HARNESS_CHECK(cudaDeviceSynchronize());\n";

@@ -596,8 +596,8 @@ void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& 
            "  if (copied != cudaSuccess) return copied;\n";
   }
   if (plan.cluster_size == 1) {
-    out += fmt::format("  {}_kernel<<<static_cast<unsigned>(tile_count), {}, shared_bytes, stream>>>({});\n",
-                       plan.name, spec.threads, spec.arguments);
+    out += fmt::format("  TILEC_LAUNCH({}_kernel, static_cast<unsigned>(tile_count), {}, shared_bytes, stream{}{});\n",
+                       plan.name, spec.threads, spec.arguments.empty() ? "" : ", ", spec.arguments);
     out += "  return cudaGetLastError();\n}\n\n";
     return;
   }

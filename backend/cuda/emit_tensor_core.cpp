@@ -180,10 +180,11 @@ class TensorCoreKernel : public tensor_core::Analysis {
   }
 
   void emit_kernel() {
-    line(0, fmt::format("__global__ void __launch_bounds__({}, 1) {}_kernel({}) {{", total_threads(), plan_.name,
+    line(0, fmt::format("__global__ void TILEC_LAUNCH_BOUNDS({}, 1) {}_kernel({}) {{", total_threads(), plan_.name,
                         kernel_parameters()));
-    line(0, blackwell() ? "#if defined(__CUDA_ARCH_FEAT_SM100_ALL)" : "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)");
-    line(1, "extern __shared__ __align__(1024) unsigned char shared_memory[];");
+    line(0, blackwell() ? "#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)"
+                        : "#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)");
+    line(1, "TILEC_DYNAMIC_SHARED(1024, shared_memory);");
     line(1, "// The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.");
     line(1, "const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;");
     line(1, "unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));");

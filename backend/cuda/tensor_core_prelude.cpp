@@ -7,6 +7,11 @@
 // byte offset and stride byte offset in 16-byte units at bits 0, 16 and 32; sm_90a puts the
 // 128-byte swizzle mode (1) at bits 62-63, sm_100a a fixed 1 at bit 46 and its 128-byte swizzle
 // mode (2) at bits 61-63.
+//
+// Every helper with inline PTX keeps its asm inside `#ifndef TILEC_EMULATE`; its `#else` body
+// calls the instruction's emulation, tilec_emu::ptx::* in runtime/emulate/include/tilec_emulate.h
+// (runtime/emulate/ptx_table.h maps each PTX spelling to its function; tests/cuda/
+// emulation_contract_test.cpp checks every expected .cu against it), passing the caller's line.
 #include "backend/cuda/tensor_core_prelude.h"
 
 #include <fmt/core.h>
@@ -25,67 +30,142 @@ constexpr std::string_view kCommon = R"(
 __device__ __forceinline__ uint32_t tilec_shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
-__device__ __forceinline__ void tilec_mbarrier_init(uint32_t barrier, uint32_t count) {
+// Each helper below that wraps PTX has two bodies: the asm nvcc compiles, and under
+// TILEC_EMULATE (`tilec emulate`) the call of the instruction's emulation in
+// runtime/emulate/include/tilec_emulate.h, with the caller's line (TILEC_SITE).
+__device__ __forceinline__ void tilec_mbarrier_init(uint32_t barrier, uint32_t count TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(barrier), "r"(count));
+#else
+  ::tilec_emu::ptx::mbarrier_init(barrier, count, tilec_line);
+#endif
 }
 // Makes the initialized barriers visible to the other threads and to the async proxy (TMA).
-__device__ __forceinline__ void tilec_fence_barrier_init() {
+__device__ __forceinline__ void tilec_fence_barrier_init(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#else
+  ::tilec_emu::ptx::fence_mbarrier_init(tilec_line);
+  ::tilec_emu::ptx::fence_proxy_async(tilec_line);
+#endif
 }
 // Spins until the phase with parity `parity` of the barrier has completed.
-__device__ __forceinline__ void tilec_mbarrier_wait(uint32_t barrier, uint32_t parity) {
+__device__ __forceinline__ void tilec_mbarrier_wait(uint32_t barrier, uint32_t parity TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("{\n .reg .pred done;\n wait_again:\n"
                " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                " @!done bra wait_again;\n}" :: "r"(barrier), "r"(parity) : "memory");
+#else
+  ::tilec_emu::ptx::mbarrier_wait_parity(barrier, parity, tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_mbarrier_arrive(uint32_t barrier) {
+__device__ __forceinline__ void tilec_mbarrier_arrive(uint32_t barrier TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(barrier) : "memory");
+#else
+  ::tilec_emu::ptx::mbarrier_arrive(barrier, tilec_line);
+#endif
 }
 // Arrives and tells the barrier to expect `bytes` more from the TMA loads completing on it.
-__device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier, uint32_t bytes) {
+__device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier, uint32_t bytes TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(barrier), "r"(bytes) : "memory");
+#else
+  ::tilec_emu::ptx::mbarrier_arrive_expect_tx(barrier, bytes, tilec_line);
+#endif
 }
 // One box of a 2-D tensor map into shared memory; completes `bytes` on `barrier`. Coordinates
 // are elements, innermost first; out-of-bounds elements are filled with zeros.
 __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner,
-                                                  int32_t outer, uint32_t barrier) {
+                                                  int32_t outer, uint32_t barrier TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%3, %4}], [%2];"
                :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(outer) : "memory");
+#else
+  ::tilec_emu::ptx::tma_load_2d(destination, map, inner, outer, barrier, tilec_line);
+#endif
 }
 // The reverse: a box from shared memory to the tensor at (inner, outer), in this thread's bulk
 // group; the parts of the box outside the tensor are not written.
-__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer) {
+__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner,
+                                                   int32_t outer TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
                :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+#else
+  ::tilec_emu::ptx::tma_store_2d(map, source, inner, outer, tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void tilec_bulk_commit(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#else
+  ::tilec_emu::ptx::bulk_commit_group(tilec_line);
+#endif
+}
 // Waits until at most `Pending` of this thread's bulk groups still read shared memory.
-template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read() {
+template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(Pending) : "memory");
+#else
+  ::tilec_emu::ptx::bulk_wait_group_read(Pending, tilec_line);
+#endif
 }
 // Waits until this thread's bulk groups are complete (their writes done).
-__device__ __forceinline__ void tilec_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void tilec_bulk_wait_all(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#else
+  ::tilec_emu::ptx::bulk_wait_group(0, tilec_line);
+#endif
+}
 // Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA, tcgen05.mma).
-__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void tilec_fence_proxy_async(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#else
+  ::tilec_emu::ptx::fence_proxy_async(tilec_line);
+#endif
+}
 // True in one lane of the (converged) warp.
-__device__ __forceinline__ bool tilec_elect_one() {
+__device__ __forceinline__ bool tilec_elect_one(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   uint32_t elected = 0;
   asm volatile("{\n .reg .pred P;\n elect.sync _|P, 0xffffffff;\n selp.u32 %0, 1, 0, P;\n}" : "=r"(elected));
   return elected != 0;
+#else
+  return ::tilec_emu::ptx::elect_one(tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_named_barrier_sync(uint32_t id, uint32_t threads) {
+__device__ __forceinline__ void tilec_named_barrier_sync(uint32_t id, uint32_t threads TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
+#else
+  ::tilec_emu::ptx::named_barrier_sync(id, threads, tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_named_barrier_arrive(uint32_t id, uint32_t threads) {
+__device__ __forceinline__ void tilec_named_barrier_arrive(uint32_t id, uint32_t threads TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory");
+#else
+  ::tilec_emu::ptx::named_barrier_arrive(id, threads, tilec_line);
+#endif
 }
-template <uint32_t Registers> __device__ __forceinline__ void tilec_lower_registers() {
+template <uint32_t Registers> __device__ __forceinline__ void tilec_lower_registers(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(Registers));
+#else
+  ::tilec_emu::ptx::setmaxnreg(false, Registers, tilec_line);
+#endif
 }
-template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_registers() {
+template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_registers(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(Registers));
+#else
+  ::tilec_emu::ptx::setmaxnreg(true, Registers, tilec_line);
+#endif
 }
 
 // Host: a 2-D tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with
@@ -127,10 +207,26 @@ __device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, ui
   return static_cast<uint64_t>((address & 0x3FFFF) >> 4) | static_cast<uint64_t>(leading_bytes >> 4) << 16 |
          static_cast<uint64_t>(stride_bytes >> 4) << 32 | 1ull << 62;
 }
-__device__ __forceinline__ void tilec_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void tilec_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait() {
+__device__ __forceinline__ void tilec_wgmma_fence(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#else
+  ::tilec_emu::ptx::wgmma_fence(tilec_line);
+#endif
+}
+__device__ __forceinline__ void tilec_wgmma_commit(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#else
+  ::tilec_emu::ptx::wgmma_commit_group(tilec_line);
+#endif
+}
+template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(Pending) : "memory");
+#else
+  ::tilec_emu::ptx::wgmma_wait_group(Pending, tilec_line);
+#endif
 }
 // Two 16-bit elements in one register, the first in the low half (a WGMMA A fragment register).
 __device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bfloat16 high) {
@@ -149,28 +245,58 @@ __device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, ui
          static_cast<uint64_t>(stride_bytes >> 4) << 32 | 1ull << 46 | 2ull << 61;
 }
 // Allocates `Columns` TMEM columns (a power of two, 32..512); the base address goes to `slot`.
-template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uint32_t slot) {
+template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uint32_t slot TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" :: "r"(slot), "n"(Columns) : "memory");
   asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_alloc(slot, Columns, tilec_line);
+  ::tilec_emu::ptx::tcgen05_relinquish_alloc_permit(tilec_line);
+#endif
 }
-template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_dealloc(uint32_t base) {
+template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_dealloc(uint32_t base TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(base), "n"(Columns) : "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_dealloc(base, Columns, tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_tcgen05_before_sync() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
-__device__ __forceinline__ void tilec_tcgen05_after_sync() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
+__device__ __forceinline__ void tilec_tcgen05_before_sync(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_fence_before_thread_sync(tilec_line);
+#endif
+}
+__device__ __forceinline__ void tilec_tcgen05_after_sync(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_fence_after_thread_sync(tilec_line);
+#endif
+}
 // D[tmem] (+)= A[smem] * B[smem]; `accumulate` false overwrites D.
 __device__ __forceinline__ void tilec_tcgen05_mma(uint32_t tmem, uint64_t a, uint64_t b, uint32_t instruction,
-                                                  bool accumulate) {
+                                                  bool accumulate TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
                "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}"
                :: "r"(tmem), "l"(a), "l"(b), "r"(instruction), "r"(static_cast<uint32_t>(accumulate)) : "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, false, accumulate, tilec_line);
+#endif
 }
 // Arrives on `barrier` once every tcgen05.mma this thread issued before has completed.
-__device__ __forceinline__ void tilec_tcgen05_commit(uint32_t barrier) {
+__device__ __forceinline__ void tilec_tcgen05_commit(uint32_t barrier TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(barrier) : "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_commit(barrier, tilec_line);
+#endif
 }
 // 32 consecutive f32 columns of this thread's TMEM lane (the warp's 32 lanes start at `address`).
-__device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&values)[32]) {
+__device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&values)[32] TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("tcgen05.ld.sync.aligned.32x32b.x32.b32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
                "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, [%32];"
                : "=r"(values[0]), "=r"(values[1]), "=r"(values[2]), "=r"(values[3]), "=r"(values[4]),
@@ -182,6 +308,10 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
                  "=r"(values[30]), "=r"(values[31])
                : "r"(address));
   asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_ld_32x32b(address, values, 32, tilec_line);
+  ::tilec_emu::ptx::tcgen05_wait_ld(tilec_line);
+#endif
 }
 )";
 
@@ -194,24 +324,36 @@ void accumulator_operands(int64_t registers, std::string& list, std::string& out
   }
 }
 
+// The immediates both wrappers pass: scale-d (D += A·B rather than D = A·B), scale-a, scale-b
+// (no negation), trans-a = 0 (A K-major; shared-memory A only) and trans-b = 1 (B MN-major).
+constexpr int kScaleD = 1, kScaleA = 1, kScaleB = 1, kTransposeA = 0, kTransposeB = 1;
+
 // `wgmma.mma_async ... m64nNk16.f32.T.T` with A K-major and B MN-major (trans-b = 1), D += A·B.
+// Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, type and immediates.
 std::string wgmma_wrapper(int64_t n, const std::string& element) {
   int64_t registers = n / 2;
   std::string list, outputs;
   accumulator_operands(registers, list, outputs);
   return fmt::format(
       "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, K-major) * B (16 x {0}, N-major).\n"
-      "__device__ __forceinline__ void {2}(float (&d)[{1}], uint64_t a, uint64_t b) {{\n"
+      "__device__ __forceinline__ void {2}(float (&d)[{1}], uint64_t a, uint64_t b TILEC_SITE) {{\n"
+      "#ifndef TILEC_EMULATE\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{3}.{3} {{{4}}}, %{1}, %{6}, p, 1, 1, 0, 1;\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{3}.{3} {{{4}}}, %{1}, %{6}, p, {9}, {10}, {11}, {12};\\n}}\\n\"\n"
       "      : {7}\n"
-      "      : \"l\"(a), \"l\"(b), \"n\"(1));\n"
+      "      : \"l\"(a), \"l\"(b), \"n\"({8}));\n"
+      "#else\n"
+      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{3}, a, nullptr, b, {13}, {9}, {10}, {11}, {12},\n"
+      "                                    tilec_line);\n"
+      "#endif\n"
       "}}\n",
-      n, registers, wgmma_function(n, element), element, list, registers + 2, registers + 1, outputs);
+      n, registers, wgmma_function(n, element), element, list, registers + 2, registers + 1, outputs, kScaleD,
+      kScaleA, kScaleB, kTransposeA, kTransposeB, kScaleD != 0 ? "true" : "false");
 }
 
 // The same with A from registers: four registers of two 16-bit elements per thread, in the
 // layout of a WGMMA accumulator's columns 16k..16k+15 (so an mma's result, cast, is an A operand).
+// PTX has no trans-a for a register A; the emulation call passes kTransposeA (0).
 std::string wgmma_register_a_wrapper(int64_t n, const std::string& element) {
   int64_t registers = n / 2;
   std::string list, outputs;
@@ -219,14 +361,21 @@ std::string wgmma_register_a_wrapper(int64_t n, const std::string& element) {
   return fmt::format(
       "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, registers) * B (16 x {0}, N-major).\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,\n"
-      "    uint64_t b) {{\n"
+      "    uint64_t b TILEC_SITE) {{\n"
+      "#ifndef TILEC_EMULATE\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{3}.{3} {{{4}}}, {{%{1}, %{6}, %{7}, %{8}}}, %{9}, p, 1, 1, 1;\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{3}.{3} {{{4}}}, {{%{1}, %{6}, %{7}, %{8}}}, %{9}, p, {12}, {13}, {15};\\n}}\\n\"\n"
       "      : {10}\n"
-      "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"n\"(1));\n"
+      "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"n\"({11}));\n"
+      "#else\n"
+      "  const uint32_t a[4] = {{a0, a1, a2, a3}};\n"
+      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{3}, 0, a, b, {16}, {12}, {13}, {14}, {15},\n"
+      "                                    tilec_line);\n"
+      "#endif\n"
       "}}\n",
       n, registers, wgmma_function(n, element, true), element, list, registers + 5, registers + 1, registers + 2,
-      registers + 3, registers + 4, outputs);
+      registers + 3, registers + 4, outputs, kScaleD, kScaleA, kScaleB, kTransposeA, kTransposeB,
+      kScaleD != 0 ? "true" : "false");
 }
 
 }  // namespace

@@ -19,6 +19,25 @@
 #include <cuda_fp8.h>
 
 // ---------------------------------------------------------------------------------------------
+// For `tilec emulate`, which builds this file with a host C++ compiler and -DTILEC_EMULATE
+// (runtime/emulate/include/tilec_emulate.h then defines the first three macros): kernels
+// declare their launch bounds and dynamic shared memory, and launchers launch, through these
+// macros. TILEC_SITE ends the parameter list of every helper that wraps PTX (TILEC_SITE_ONLY is
+// the whole list of one without parameters): emulated, it is the caller's line, for reports.
+// Under nvcc they are the plain CUDA spellings and TILEC_SITE is nothing.
+// ---------------------------------------------------------------------------------------------
+#ifndef TILEC_EMULATE
+#define TILEC_LAUNCH_BOUNDS(...) __launch_bounds__(__VA_ARGS__)
+#define TILEC_DYNAMIC_SHARED(alignment, name) extern __shared__ __align__(alignment) unsigned char name[]
+#define TILEC_LAUNCH(kernel, grid, block, shared, stream, ...) kernel<<<grid, block, shared, stream>>>(__VA_ARGS__)
+#define TILEC_SITE
+#define TILEC_SITE_ONLY
+#else
+#define TILEC_SITE , int tilec_line = __builtin_LINE()
+#define TILEC_SITE_ONLY int tilec_line = __builtin_LINE()
+#endif
+
+// ---------------------------------------------------------------------------------------------
 // Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
 // type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
 // use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL
@@ -115,67 +134,142 @@ __host__ __device__ inline int64_t tilec_sm_count() {
 __device__ __forceinline__ uint32_t tilec_shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
-__device__ __forceinline__ void tilec_mbarrier_init(uint32_t barrier, uint32_t count) {
+// Each helper below that wraps PTX has two bodies: the asm nvcc compiles, and under
+// TILEC_EMULATE (`tilec emulate`) the call of the instruction's emulation in
+// runtime/emulate/include/tilec_emulate.h, with the caller's line (TILEC_SITE).
+__device__ __forceinline__ void tilec_mbarrier_init(uint32_t barrier, uint32_t count TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(barrier), "r"(count));
+#else
+  ::tilec_emu::ptx::mbarrier_init(barrier, count, tilec_line);
+#endif
 }
 // Makes the initialized barriers visible to the other threads and to the async proxy (TMA).
-__device__ __forceinline__ void tilec_fence_barrier_init() {
+__device__ __forceinline__ void tilec_fence_barrier_init(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#else
+  ::tilec_emu::ptx::fence_mbarrier_init(tilec_line);
+  ::tilec_emu::ptx::fence_proxy_async(tilec_line);
+#endif
 }
 // Spins until the phase with parity `parity` of the barrier has completed.
-__device__ __forceinline__ void tilec_mbarrier_wait(uint32_t barrier, uint32_t parity) {
+__device__ __forceinline__ void tilec_mbarrier_wait(uint32_t barrier, uint32_t parity TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("{\n .reg .pred done;\n wait_again:\n"
                " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                " @!done bra wait_again;\n}" :: "r"(barrier), "r"(parity) : "memory");
+#else
+  ::tilec_emu::ptx::mbarrier_wait_parity(barrier, parity, tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_mbarrier_arrive(uint32_t barrier) {
+__device__ __forceinline__ void tilec_mbarrier_arrive(uint32_t barrier TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(barrier) : "memory");
+#else
+  ::tilec_emu::ptx::mbarrier_arrive(barrier, tilec_line);
+#endif
 }
 // Arrives and tells the barrier to expect `bytes` more from the TMA loads completing on it.
-__device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier, uint32_t bytes) {
+__device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier, uint32_t bytes TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(barrier), "r"(bytes) : "memory");
+#else
+  ::tilec_emu::ptx::mbarrier_arrive_expect_tx(barrier, bytes, tilec_line);
+#endif
 }
 // One box of a 2-D tensor map into shared memory; completes `bytes` on `barrier`. Coordinates
 // are elements, innermost first; out-of-bounds elements are filled with zeros.
 __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner,
-                                                  int32_t outer, uint32_t barrier) {
+                                                  int32_t outer, uint32_t barrier TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%3, %4}], [%2];"
                :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(outer) : "memory");
+#else
+  ::tilec_emu::ptx::tma_load_2d(destination, map, inner, outer, barrier, tilec_line);
+#endif
 }
 // The reverse: a box from shared memory to the tensor at (inner, outer), in this thread's bulk
 // group; the parts of the box outside the tensor are not written.
-__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer) {
+__device__ __forceinline__ void tilec_tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner,
+                                                   int32_t outer TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
                :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+#else
+  ::tilec_emu::ptx::tma_store_2d(map, source, inner, outer, tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void tilec_bulk_commit(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#else
+  ::tilec_emu::ptx::bulk_commit_group(tilec_line);
+#endif
+}
 // Waits until at most `Pending` of this thread's bulk groups still read shared memory.
-template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read() {
+template <int Pending> __device__ __forceinline__ void tilec_bulk_wait_read(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(Pending) : "memory");
+#else
+  ::tilec_emu::ptx::bulk_wait_group_read(Pending, tilec_line);
+#endif
 }
 // Waits until this thread's bulk groups are complete (their writes done).
-__device__ __forceinline__ void tilec_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void tilec_bulk_wait_all(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#else
+  ::tilec_emu::ptx::bulk_wait_group(0, tilec_line);
+#endif
+}
 // Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA, tcgen05.mma).
-__device__ __forceinline__ void tilec_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void tilec_fence_proxy_async(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#else
+  ::tilec_emu::ptx::fence_proxy_async(tilec_line);
+#endif
+}
 // True in one lane of the (converged) warp.
-__device__ __forceinline__ bool tilec_elect_one() {
+__device__ __forceinline__ bool tilec_elect_one(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   uint32_t elected = 0;
   asm volatile("{\n .reg .pred P;\n elect.sync _|P, 0xffffffff;\n selp.u32 %0, 1, 0, P;\n}" : "=r"(elected));
   return elected != 0;
+#else
+  return ::tilec_emu::ptx::elect_one(tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_named_barrier_sync(uint32_t id, uint32_t threads) {
+__device__ __forceinline__ void tilec_named_barrier_sync(uint32_t id, uint32_t threads TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
+#else
+  ::tilec_emu::ptx::named_barrier_sync(id, threads, tilec_line);
+#endif
 }
-__device__ __forceinline__ void tilec_named_barrier_arrive(uint32_t id, uint32_t threads) {
+__device__ __forceinline__ void tilec_named_barrier_arrive(uint32_t id, uint32_t threads TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory");
+#else
+  ::tilec_emu::ptx::named_barrier_arrive(id, threads, tilec_line);
+#endif
 }
-template <uint32_t Registers> __device__ __forceinline__ void tilec_lower_registers() {
+template <uint32_t Registers> __device__ __forceinline__ void tilec_lower_registers(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(Registers));
+#else
+  ::tilec_emu::ptx::setmaxnreg(false, Registers, tilec_line);
+#endif
 }
-template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_registers() {
+template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_registers(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(Registers));
+#else
+  ::tilec_emu::ptx::setmaxnreg(true, Registers, tilec_line);
+#endif
 }
 
 // Host: a 2-D tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with
@@ -215,10 +309,26 @@ __device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, ui
   return static_cast<uint64_t>((address & 0x3FFFF) >> 4) | static_cast<uint64_t>(leading_bytes >> 4) << 16 |
          static_cast<uint64_t>(stride_bytes >> 4) << 32 | 1ull << 62;
 }
-__device__ __forceinline__ void tilec_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void tilec_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait() {
+__device__ __forceinline__ void tilec_wgmma_fence(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#else
+  ::tilec_emu::ptx::wgmma_fence(tilec_line);
+#endif
+}
+__device__ __forceinline__ void tilec_wgmma_commit(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#else
+  ::tilec_emu::ptx::wgmma_commit_group(tilec_line);
+#endif
+}
+template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait(TILEC_SITE_ONLY) {
+#ifndef TILEC_EMULATE
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(Pending) : "memory");
+#else
+  ::tilec_emu::ptx::wgmma_wait_group(Pending, tilec_line);
+#endif
 }
 // Two 16-bit elements in one register, the first in the low half (a WGMMA A fragment register).
 __device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bfloat16 high) {
@@ -228,7 +338,8 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
   return static_cast<uint32_t>(__half_as_ushort(low)) | static_cast<uint32_t>(__half_as_ushort(high)) << 16;
 }
 // D (64 x 256, f32, 128 registers per thread) += A (64 x 16, K-major) * B (16 x 256, N-major).
-__device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uint64_t a, uint64_t b) {
+__device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uint64_t a, uint64_t b TILEC_SITE) {
+#ifndef TILEC_EMULATE
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
@@ -248,6 +359,10 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uin
         , "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119])
         , "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(a), "l"(b), "n"(1));
+#else
+  ::tilec_emu::ptx::wgmma_mma_async(d, 256, ::tilec_emu::ptx::Operand::bf16, a, nullptr, b, true, 1, 1, 0, 1,
+                                    tilec_line);
+#endif
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -266,9 +381,9 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uin
 //   store at line 16: through shared memory (16384 bytes per compute warpgroup at 196608) and TMA, boxes of 64x32 (128B swizzle)
 //   accumulator acc_1: 128x256 f32 in registers, 128 per thread
 // -----------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(384, 1) gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  extern __shared__ __align__(1024) unsigned char shared_memory[];
+__global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
+  TILEC_DYNAMIC_SHARED(1024, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
@@ -549,7 +664,7 @@ extern "C" cudaError_t launch_gemm(const __nv_bfloat16* A, const __nv_bfloat16* 
   const int64_t launch_sm_count = tilec_sm_count();
   const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
   if (copied != cudaSuccess) return copied;
-  gemm_kernel<<<static_cast<unsigned>(tile_count), 384, shared_bytes, stream>>>(A_map, B_map, C_store_map, A, B, C, M, K, N);
+  TILEC_LAUNCH(gemm_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, A_map, B_map, C_store_map, A, B, C, M, K, N);
   return cudaGetLastError();
 }
 

@@ -2,9 +2,10 @@
 //
 // Through the tilec binary: a clustered kernel (the tensor-core gemm and a plain SIMT kernel,
 // both cluster = 2) is launched with cudaLaunchKernelEx and a cluster dimension of (2, 1, 1) on a
-// grid of whole clusters, for sm_90a and sm_100a; a cluster = 1 kernel keeps the `<<<...>>>`
-// launch. Then nvcc compiles the clustered files for both targets with no register spills
-// (skipped, saying why, when nvcc is neither at /usr/local/cuda/bin/nvcc nor on PATH).
+// grid of whole clusters, for sm_90a and sm_100a; a cluster = 1 kernel keeps the plain launch
+// (TILEC_LAUNCH, the prelude's macro for `<<<...>>>`). Then nvcc compiles the clustered files for
+// both targets with no register spills (skipped, saying why, when nvcc is neither at
+// /usr/local/cuda/bin/nvcc nor on PATH).
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -41,6 +42,7 @@ TEST(CudaClusters, AClusteredKernelIsLaunchedInClustersOfItsSize) {
       std::string launcher = launchers(r.out);
       ASSERT_FALSE(launcher.empty()) << r.out;
       EXPECT_EQ(launcher.find("<<<"), std::string::npos) << launcher;
+      EXPECT_EQ(launcher.find("TILEC_LAUNCH("), std::string::npos) << launcher;
       EXPECT_NE(launcher.find("cluster_attribute[0].id = cudaLaunchAttributeClusterDimension;"), std::string::npos);
       EXPECT_NE(launcher.find("cluster_attribute[0].val.clusterDim.x = 2;"), std::string::npos);
       EXPECT_NE(launcher.find("cluster_attribute[0].val.clusterDim.y = 1;"), std::string::npos);
@@ -56,7 +58,7 @@ TEST(CudaClusters, AnUnclusteredKernelKeepsThePlainLaunch) {
   CommandResult r = compile("samples/gemm.tile", "sm_90a");
   ASSERT_EQ(r.status, 0) << r.err;
   std::string launcher = launchers(r.out);
-  EXPECT_NE(launcher.find("gemm_kernel<<<static_cast<unsigned>(tile_count), "), std::string::npos) << launcher;
+  EXPECT_NE(launcher.find("TILEC_LAUNCH(gemm_kernel, static_cast<unsigned>(tile_count), "), std::string::npos) << launcher;
   EXPECT_EQ(launcher.find("cudaLaunchKernelEx"), std::string::npos);
 }
 

@@ -262,7 +262,7 @@ TEST(CudaEmit, EveryKernelOfAModuleGetsAKernelALauncherAndAHarnessCheck) {
   ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
   const std::string& cuda = *emitted.cuda;
   for (const char* name : {"vector_add", "scale_relu"}) {
-    EXPECT_EQ(count(cuda, std::string("__global__ void __launch_bounds__(kBlockThreads) ") + name + "_kernel("), 1u);
+    EXPECT_EQ(count(cuda, std::string("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) ") + name + "_kernel("), 1u);
     EXPECT_EQ(count(cuda, std::string("extern \"C\" cudaError_t launch_") + name + "("), 1u);
     EXPECT_EQ(count(cuda, std::string("failures += check_") + name + "(argc, argv);"), 1u);
   }

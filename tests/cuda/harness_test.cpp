@@ -61,7 +61,7 @@ TEST(Harness, TensorCoreGemmChecksTheFinalLauncherAgainstTheKernelBeforeScheduli
     EXPECT_NE(reference.find("atomicAdd(&gemm_reference_flops, 4194304ull);"), std::string::npos) << reference;
     std::string check = function_text(r.out, "static int check_gemm(");
     EXPECT_EQ(count(check, "launch_gemm(A, B, C, M, K, N, nullptr)"), 3u) << "once checked, warm-up, timed loop";
-    EXPECT_NE(check.find("gemm_reference<<<static_cast<unsigned>((slots + 31) / 32), 32>>>(A, B, C_reference, M, K, N, "
+    EXPECT_NE(check.find("TILEC_LAUNCH(gemm_reference, static_cast<unsigned>((slots + 31) / 32), 32, 0, nullptr, A, B, C_reference, M, K, N, "
                          "!check_reference, scratch, slots);"),
               std::string::npos)
         << check;

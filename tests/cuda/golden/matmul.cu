@@ -19,6 +19,25 @@
 #include <cuda_fp8.h>
 
 // ---------------------------------------------------------------------------------------------
+// For `tilec emulate`, which builds this file with a host C++ compiler and -DTILEC_EMULATE
+// (runtime/emulate/include/tilec_emulate.h then defines the first three macros): kernels
+// declare their launch bounds and dynamic shared memory, and launchers launch, through these
+// macros. TILEC_SITE ends the parameter list of every helper that wraps PTX (TILEC_SITE_ONLY is
+// the whole list of one without parameters): emulated, it is the caller's line, for reports.
+// Under nvcc they are the plain CUDA spellings and TILEC_SITE is nothing.
+// ---------------------------------------------------------------------------------------------
+#ifndef TILEC_EMULATE
+#define TILEC_LAUNCH_BOUNDS(...) __launch_bounds__(__VA_ARGS__)
+#define TILEC_DYNAMIC_SHARED(alignment, name) extern __shared__ __align__(alignment) unsigned char name[]
+#define TILEC_LAUNCH(kernel, grid, block, shared, stream, ...) kernel<<<grid, block, shared, stream>>>(__VA_ARGS__)
+#define TILEC_SITE
+#define TILEC_SITE_ONLY
+#else
+#define TILEC_SITE , int tilec_line = __builtin_LINE()
+#define TILEC_SITE_ONLY int tilec_line = __builtin_LINE()
+#endif
+
+// ---------------------------------------------------------------------------------------------
 // Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
 // type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
 // use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL
@@ -104,8 +123,8 @@ constexpr int kBlockThreads = 256;
 //   b      tile<16x64xf16, smem>  offset   1024, 2048 bytes
 //   acc_3  tile<32x64xf32, reg>   offset  16384, 8192 bytes
 // ---------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(kBlockThreads) matmul_kernel(const __half* A, const __half* B, float* C, int64_t M, int64_t K, int64_t N) {
-  extern __shared__ __align__(16) unsigned char shared_memory[];
+__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) matmul_kernel(const __half* A, const __half* B, float* C, int64_t M, int64_t K, int64_t N) {
+  TILEC_DYNAMIC_SHARED(16, shared_memory);
   float* const acc_1 = reinterpret_cast<float*>(shared_memory + 0);
   float* const acc_2 = reinterpret_cast<float*>(shared_memory + 8192);
   __half* const a = reinterpret_cast<__half*>(shared_memory + 0);
@@ -175,7 +194,7 @@ extern "C" cudaError_t launch_matmul(const __half* A, const __half* B, float* C,
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   const size_t shared_bytes = 24576;
-  matmul_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(A, B, C, M, K, N);
+  TILEC_LAUNCH(matmul_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, A, B, C, M, K, N);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,2 @@
+// <cuda_bf16.h> under `tilec emulate` (-DTILEC_EMULATE, this folder first on the include path): the CPU emulation of CUDA.
+#include "tilec_emulate.h"
