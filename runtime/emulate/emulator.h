@@ -1,0 +1,334 @@
+// runtime/emulate/emulator.h — the emulator's state: CTAs of fibers, synchronization objects,
+// asynchronous operations and the happens-before checker. Internal to runtime/emulate/.
+//
+// Model (docs/emulation.md, "The model"):
+//   - A CTA runs on one OS thread. Each CUDA thread is a fiber (Boost.Context) that runs until it
+//     blocks (a barrier, an mbarrier wait, a warp collective, a wait_group); the CTA's scheduler
+//     then picks the next runnable fiber (in order, or at random under the random policy).
+//   - Asynchronous operations (TMA loads and stores, WGMMA, tcgen05.mma/commit) are queued at
+//     issue and performed — their reads and writes happen — at a point the policy picks: at issue
+//     (eager), only when no fiber can run without them (lazy), or at random scheduling points.
+//   - Every synchronization carries a vector clock. Slots: one per thread (its ordinary order),
+//     one per thread for its tcgen05 order (what tcgen05 fences publish), one per mbarrier (its
+//     completed phases). Shared-memory chunks (16 bytes) and TMEM cells (a quarter of the lanes ×
+//     one column) remember their last writer and their readers since; each access by an
+//     asynchronous operation is checked, at issue, against them (docs/emulation.md lists the
+//     checks). Ordinary stores are found by comparing shared memory with a shadow copy at each
+//     fiber switch, fence and acquire (they are not instrumented; ordinary loads are not seen).
+#pragma once
+
+#include <boost/context/fiber.hpp>
+
+#include <cstdlib>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/emulate/include/tilec_emulate.h"
+#include "runtime/emulate/layouts.h"
+#include "runtime/emulate/tensor_ops.h"
+
+namespace tilec::runtime {
+class Executor;
+}
+
+namespace tilec_emu {
+
+enum class Policy { eager, lazy, random };
+
+struct Options {
+  Policy policy = Policy::eager;
+  uint64_t seed = 1;
+  int sms = 4;
+  unsigned workers = 1;
+  bool hazards = true;
+  std::string cu_path;
+};
+const Options& options();
+
+// --- vector clocks ---------------------------------------------------------------------------
+using Clock = std::vector<uint32_t>;
+void join(Clock& into, const Clock& from);
+
+// An epoch (slot, clock): whoever has clock[slot] ≥ value is ordered after the event.
+struct Epoch {
+  uint32_t slot = 0;
+  uint32_t value = 0;
+};
+
+// --- asynchronous operations -----------------------------------------------------------------
+enum class AsyncKind { tma_load, tma_store, wgmma, tcgen05_mma, tcgen05_commit };
+const char* async_kind_name(AsyncKind kind);
+
+struct Cta;
+struct ThreadState;
+
+struct AsyncOp {
+  AsyncKind kind;
+  uint32_t id = 0;
+  int issuer = 0;   // linear thread id
+  int line = 0;     // .cu line of the issuing helper's call
+  bool performed = false;
+  bool formed = true;  // wgmma: all 128 threads of the warpgroup have issued it
+  bool invalid = false;  // an operand was reported invalid: performing it changes nothing
+  uint64_t sequence = 0;  // wgmma: index in its warpgroup; tcgen05: index among its issuer's ops
+  Clock issue_clock;      // tcgen05.commit: the issuer's clock, which its arrival carries
+  // Who is ordered after this operation's completion (mbarrier phases, waiting threads).
+  std::vector<Epoch> completion;
+  // TMA
+  TensorMapFields map{};
+  int32_t inner = 0, outer = 0;
+  uint32_t shared_address = 0;  // destination (load) or source (store)
+  uint32_t barrier = 0;         // load: completes transaction bytes here
+  uint32_t bytes = 0;
+  std::vector<uint8_t> staged;  // store: the source bytes as they were at issue (reuse check)
+  // WGMMA
+  int warpgroup = 0;
+  int n = 0;
+  ptx::Operand type = ptx::Operand::bf16;
+  uint64_t a_descriptor = 0, b_descriptor = 0;
+  bool register_a = false;
+  bool scale_d = true;
+  int trans_a = 0, trans_b = 0;
+  std::vector<float*> accumulators;       // per thread of the warpgroup (128)
+  std::vector<uint32_t> a_fragments;      // 4 per thread
+  int registered = 0;
+  // tcgen05
+  uint32_t tmem_address = 0;
+  uint32_t idesc = 0;
+  bool f8f6f4 = false;
+  bool accumulate = false;
+  std::vector<uint32_t> covered;  // commit: the mma ids it waits for
+};
+
+// --- synchronization objects --------------------------------------------------------------------
+struct MBarrier {
+  bool initialized = false;
+  bool init_fenced = false;  // a fence.mbarrier_init or fence.proxy.async followed the init
+  int init_thread = 0;
+  uint32_t init_clock = 0;
+  int init_line = 0;
+  uint32_t expected = 0;
+  int64_t pending = 0;
+  int64_t transaction = 0;
+  uint64_t completed_phases = 0;
+  uint32_t slot = 0;  // its vector-clock slot
+  Clock accumulating;
+  Clock completed[2];  // the clock of the last completed phase of each parity
+  int last_arrive_line = 0;
+};
+
+struct NamedBarrier {
+  uint32_t expected = 0;
+  uint32_t arrived = 0;
+  uint64_t generation = 0;
+  Clock accumulating;
+  Clock released;
+  std::vector<int> arrivals;  // threads arrived in the current generation (for reports)
+};
+
+struct WarpCollective {
+  uint64_t generation = 0;
+  int arrived = 0;
+  uint64_t values[2][32] = {};
+  Clock accumulating;
+  Clock released;
+};
+
+// What a blocked fiber waits for (for the scheduler and the deadlock report).
+struct Wait {
+  virtual ~Wait() = default;
+  virtual bool ready() = 0;
+  virtual std::string describe() = 0;
+};
+
+struct ThreadState {
+  int linear = 0;
+  int warp = 0;
+  int lane = 0;
+  uint3 index{};
+  boost::context::fiber fiber;      // resumes this thread (held by the scheduler)
+  boost::context::fiber scheduler;  // resumes the scheduler (held by the thread)
+  Wait* waiting = nullptr;
+  int wait_line = 0;
+  bool done = false;
+  bool started = false;
+  Clock clock;           // ordinary order
+  Clock tcgen05_clock;   // the clock tcgen05 operations of this thread are ordered after
+  uint32_t slice_clock = 0;  // own clock at the last generic-write scan
+  std::vector<uint32_t> unfenced_chunks;  // generic writes since its last fence.proxy.async
+  // WGMMA
+  bool wgmma_fenced = false;
+  uint64_t wgmma_issued = 0;
+  std::vector<std::vector<uint32_t>> wgmma_groups;   // committed, oldest first
+  std::vector<uint32_t> wgmma_uncommitted;
+  // bulk groups (TMA stores)
+  std::vector<std::vector<uint32_t>> bulk_groups;
+  std::vector<uint32_t> bulk_uncommitted;
+  // tcgen05
+  std::vector<uint32_t> tcgen05_recent;   // mma ids that later commits still vouch for
+  uint64_t tcgen05_issued = 0, tcgen05_performed = 0;
+  std::vector<uint32_t> tcgen05_fence_clocks;    // own clock at each before_thread_sync
+  uint32_t registers = 0;  // setmaxnreg
+  std::vector<uint32_t> initialized_barriers;  // mbarrier.init since its last init fence
+  uint64_t collective_sequence = 0;
+};
+
+// A shared-memory chunk's history (16 bytes).
+struct ChunkHistory {
+  uint32_t async_writer = 0;           // op id + 1, 0 = none
+  int generic_writer = -1;             // thread, -1 = none
+  uint32_t generic_clock = 0;
+  bool generic_fenced = true;
+  int generic_line = 0;                // the sync point where the write was found
+  uint8_t swizzle = 0xff;              // the swizzle mode of the TMA write (0xff: not TMA)
+  std::vector<uint32_t> async_readers;  // op ids since the last write
+};
+
+// A TMEM cell group's history (32 lanes × 1 column).
+struct TmemRead {
+  int thread = 0;
+  uint32_t fences_before = 0;  // the reader's before_thread_sync count at the read
+  uint32_t clock = 0;          // the reader's own clock at the read
+  int line = 0;
+};
+struct TmemHistory {
+  uint32_t writer = 0;  // op id + 1
+  std::vector<TmemRead> readers;
+};
+
+struct Hazard;
+
+struct Cta {
+  uint3 block_index{};
+  dim3 block_dim, grid_dim;
+  int thread_count = 0;
+  int cluster = 1;
+  std::vector<ThreadState> threads;
+  ThreadState* current = nullptr;
+  std::mt19937_64 random;
+
+  // shared memory: base is 1024-aligned; address a is base[a]
+  unsigned char* shared = nullptr;
+  size_t shared_bytes = 0;
+  std::vector<unsigned char> shadow;           // as last scanned (generic-write detection)
+  std::vector<ChunkHistory> chunks;
+  std::vector<bool> async_blocks;              // 1 KiB blocks written by TMA (not scanned)
+  bool scanning = false;
+  struct FreeBytes {
+    void operator()(unsigned char* bytes) const { std::free(bytes); }
+  };
+  std::unique_ptr<unsigned char, FreeBytes> shared_storage;
+  bool stopped = false;  // a fatal report: the scheduler stops and unwinds every fiber
+
+  // barriers
+  uint64_t cta_barrier_generation = 0;
+  int cta_barrier_arrived = 0;
+  Clock cta_barrier_accumulating, cta_barrier_released;
+  NamedBarrier named[16];
+  std::vector<WarpCollective> warp_collectives;
+  std::map<uint32_t, MBarrier> mbarriers;
+  uint32_t next_barrier_slot = 0;
+  uint32_t clock_size = 0;
+
+  // asynchronous operations
+  std::vector<std::unique_ptr<AsyncOp>> ops;  // by id
+  std::deque<uint32_t> pending;               // ids not performed yet, in issue order
+  std::vector<std::vector<uint32_t>> forming_wgmma;  // per warpgroup: ids by issue sequence
+  std::vector<uint64_t> wgmma_performed;             // per warpgroup: how many have been performed
+
+  // TMEM
+  std::vector<uint32_t> tmem;        // 128 lanes × 512 columns
+  std::vector<int> tmem_owner;       // per column: allocated (1) or free (0)
+  std::vector<TmemHistory> tmem_history;  // 4 lane quarters × 512 columns
+  bool tmem_permit_relinquished = false;
+  int register_pool = 0;
+
+  uint32_t thread_slot(int thread) const { return static_cast<uint32_t>(thread); }
+  uint32_t tcgen05_slot(int thread) const { return static_cast<uint32_t>(thread_count + thread); }
+};
+
+// Launch bookkeeping (host_api.cpp, cta.cpp).
+void setup_cta(Cta& c, size_t shared_bytes);
+void set_error_detail(const std::string& detail);
+cudaError_t record_launch_error(cudaError_t error);
+void note_launch(uint64_t ctas, uint64_t threads);
+tilec::runtime::Executor& executor();
+
+// Barriers and warp collectives (cta.cpp, ptx_barriers.cpp).
+// bar.sync (wait) or bar.arrive on named barrier `id` (0 is __syncthreads') for `threads` threads.
+void named_barrier_wait(uint32_t id, uint32_t threads, bool wait, int line, const char* what);
+// All lanes of the warp meet; returns the value of lane (lane ^ source_lane_xor); with all_lanes,
+// copies every lane's value there.
+uint64_t warp_collective(uint64_t value, int source_lane_xor, const char* what, int line, uint64_t* all_lanes);
+
+// The running CTA and thread (valid inside a kernel).
+Cta& cta();
+ThreadState& self();
+
+// Blocks the running fiber until wait.ready(); the scheduler runs others meanwhile.
+void block(Wait& wait, int line);
+// Before an acquire or a fence: attributes ordinary stores since the last scan to the thread.
+void scan_generic_writes(ThreadState& thread, int line);
+// Releases: the thread's clock goes into `into`, then its own entry advances.
+void release(ThreadState& thread, Clock& into);
+void acquire(ThreadState& thread, const Clock& from, int line);
+
+// Asynchronous operations (ptx_async.cpp).
+AsyncOp& new_async_op(AsyncKind kind, int line);
+void submit(AsyncOp& op);        // queued; performed now under the eager policy
+bool performable(const AsyncOp& op);
+void perform(AsyncOp& op);
+// Performs pending operations until `done` holds or none can be performed.
+void perform_pending_for_eager();
+
+// MBarriers (ptx_barriers.cpp).
+MBarrier& mbarrier_at(uint32_t address, int line, const char* what);
+void mbarrier_arrive_from(MBarrier& barrier, const Clock& clock, int count, int line);
+void mbarrier_complete_tx(MBarrier& barrier, uint32_t bytes, const Clock* clock, AsyncOp* op);
+
+// Hazards (hazards.cpp).
+enum class HazardKind {
+  race,                // an access not ordered after the access it conflicts with
+  missing_proxy_fence,
+  missing_tcgen05_fence,
+  missing_wgmma_fence,
+  missing_barrier_init_fence,
+  staging_reused,
+  layout_mismatch,
+  uninitialized_read,
+  barrier_misuse,
+  register_pool,
+  tmem_misuse,
+  invalid_operand,
+};
+void report(HazardKind kind, int line, const std::string& message, std::vector<std::string> notes = {});
+// A deadlock, trap or misuse the CTA cannot go on after; the caller then calls stop_cta().
+void report_fatal(const std::string& kind, int line, const std::string& message, std::vector<std::string> notes = {});
+void stop_cta();  // inside a fiber: unwinds it (the scheduler stops the others)
+bool fatal_reported();
+bool hazards_reported();
+void print_reports();  // sorted by line, each kind and line once (with a count)
+std::string describe_thread(int thread);
+// "pipe_a_full[2] (shared 0x38050)" when the .cu names the barrier array, else the address.
+std::string barrier_name(uint32_t address);
+std::string cu_location(int line);
+
+// Access checks made at issue of an asynchronous operation.
+bool ordered_after(const Clock& clock, const AsyncOp& op);
+// The 16-byte chunks of [first, first + count), or false (reported) when outside shared memory.
+bool chunk_range(uint32_t first, uint32_t count, std::vector<uint32_t>& chunks, AsyncOp& op);
+// `swizzle`: the layout::Swizzle the operation reads or writes with, -1 when it has none.
+void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle);
+void check_async_write(AsyncOp& writer, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle);
+void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t column, uint32_t columns);
+void check_tmem_read(ThreadState& thread, int line, int quarter, uint32_t column, uint32_t columns);
+void enable_scanning();
+void refresh_shadow(uint32_t first, uint32_t count);
+
+}  // namespace tilec_emu

@@ -1,0 +1,595 @@
+// runtime/emulate/ptx_async.cpp — the asynchronous instructions: TMA loads and stores with their
+// mbarrier transactions and bulk groups, WGMMA (sm_90a) and tcgen05 with TMEM (sm_100a).
+//
+//   1. Issue: the instruction's operands are validated (tensor map, descriptors, TMEM columns),
+//      its shared-memory and TMEM accesses are checked against the happens-before history
+//      (hazards.cpp) with the issuing thread's clock, and an AsyncOp is queued.
+//   2. Perform (when the policy chooses, ptx_async's `perform`): the data moves — tensor_ops.h
+//      computes what the engine computes — and the operation completes: a TMA load completes its
+//      bytes on its mbarrier, a tcgen05.commit arrives on its mbarrier, a WGMMA writes the
+//      accumulator registers of its 128 threads.
+//   3. Observation: wgmma.wait_group and cp.async.bulk.wait_group block until the groups they
+//      name are performed, then record the thread as ordered after those operations.
+// Ordering between operations of one engine: a warpgroup's WGMMAs and a thread's tcgen05
+// operations are performed in issue order (the accumulator chains through them); TMA
+// operations in any order.
+#include <algorithm>
+
+#include "runtime/emulate/emulator.h"
+
+namespace tilec_emu {
+
+namespace {
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+OperandType operand_type(ptx::Operand type) {
+  switch (type) {
+    case ptx::Operand::f16: return OperandType::f16;
+    case ptx::Operand::bf16: return OperandType::bf16;
+    case ptx::Operand::e4m3: return OperandType::e4m3;
+    case ptx::Operand::e5m2: return OperandType::e5m2;
+  }
+  return OperandType::bf16;
+}
+
+const TensorMapFields& tensor_map(const CUtensorMap* map, int line, const char* what) {
+  const auto* fields = reinterpret_cast<const TensorMapFields*>(map);
+  if (!map || fields->magic != kTensorMapMagic) {
+    report_fatal("invalid operand", line,
+                 std::string(what) + " with a tensor map that cuTensorMapEncodeTiled did not encode");
+    stop_cta();
+  }
+  if (fields->rank != 2) {
+    report_fatal("invalid operand", line, std::string(what) + " (2-D) with a tensor map of rank " + std::to_string(fields->rank));
+    stop_cta();
+  }
+  return *fields;
+}
+
+// The 16-byte chunks an MMA operand reads: `mn` rows (or columns) by `k` elements.
+bool operand_chunks(const layout::MatrixDescriptor& descriptor, bool mn_major, int element_bytes, int mn, int k,
+                    std::vector<uint32_t>& chunks, AsyncOp& op, const char* name) {
+  chunks.clear();
+  const int per_chunk = 16 / element_bytes;
+  const size_t limit = cta().chunks.size();
+  for (int i = 0; i < mn; i += mn_major ? per_chunk : 1)
+    for (int j = 0; j < k; j += mn_major ? 1 : per_chunk) {
+      const uint32_t chunk = layout::operand_address(descriptor, mn_major, element_bytes, i, j) / 16;
+      if (chunk >= limit) {
+        report(HazardKind::invalid_operand, op.line,
+               std::string(async_kind_name(op.kind)) + ": its " + name + " operand reaches shared address " +
+                   hex(uint64_t{chunk} * 16) + ", past the CTA's " + std::to_string(cta().shared_bytes) + " bytes");
+        op.invalid = true;
+        return false;
+      }
+      chunks.push_back(chunk);
+    }
+  std::sort(chunks.begin(), chunks.end());
+  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  return true;
+}
+
+// Operations of a thread's wait: every one in the groups older than the `pending` newest.
+struct GroupsWait final : Wait {
+  std::vector<std::vector<uint32_t>>& groups;
+  size_t retire;
+  const char* what;
+  GroupsWait(std::vector<std::vector<uint32_t>>& g, size_t r, const char* w) : groups(g), retire(r), what(w) {}
+  bool ready() override {
+    Cta& c = cta();
+    for (size_t i = 0; i < retire; ++i)
+      for (uint32_t id : groups[i])
+        if (!c.ops[id]->performed) return false;
+    return true;
+  }
+  std::string describe() override {
+    std::string text = std::string(what) + " (";
+    Cta& c = cta();
+    int outstanding = 0;
+    for (size_t i = 0; i < retire; ++i)
+      for (uint32_t id : groups[i]) outstanding += !c.ops[id]->performed;
+    return text + std::to_string(outstanding) + " operations of its older groups outstanding)";
+  }
+};
+
+void wait_for_groups(ThreadState& thread, std::vector<std::vector<uint32_t>>& groups, int pending, int line,
+                     const char* what) {
+  scan_generic_writes(thread, line);
+  const size_t keep = static_cast<size_t>(std::max(pending, 0));
+  if (groups.size() <= keep) return;
+  const size_t retire = groups.size() - keep;
+  GroupsWait wait(groups, retire, what);
+  block(wait, line);
+  Cta& c = cta();
+  // The thread now knows these operations are complete: it is ordered after them.
+  const Epoch observed{c.thread_slot(thread.linear), thread.clock[thread.linear]};
+  for (size_t i = 0; i < retire; ++i)
+    for (uint32_t id : groups[i]) c.ops[id]->completion.push_back(observed);
+  groups.erase(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(retire));
+}
+
+void perform_wgmma(Cta& c, AsyncOp& op) {
+  const int n = op.n;
+  std::vector<float> d(static_cast<size_t>(64 * n), 0.0f);
+  for (int t = 0; t < 128; ++t)
+    for (int r = 0; r < n / 2; ++r) {
+      const layout::RowColumn at = layout::wgmma_accumulator(t, r);
+      d[static_cast<size_t>(at.row * n + at.column)] = op.accumulators[static_cast<size_t>(t)][r];
+    }
+  std::vector<float> a;
+  if (op.register_a) {
+    a.assign(64 * 16, 0.0f);
+    const OperandType type = operand_type(op.type);
+    for (int t = 0; t < 128; ++t)
+      for (int r = 0; r < 4; ++r)
+        for (int half = 0; half < 2; ++half) {
+          const layout::RowColumn at = layout::wgmma_register_a_b16(t, r, half);
+          const uint32_t bits = op.a_fragments[static_cast<size_t>(t * 4 + r)] >> (16 * half);
+          const uint8_t bytes[2] = {static_cast<uint8_t>(bits & 0xff), static_cast<uint8_t>((bits >> 8) & 0xff)};
+          a[static_cast<size_t>(at.row * 16 + at.column)] = operand_to_float(type, bytes);
+        }
+  }
+  if (!op.invalid)
+    wgmma_compute(c.shared, n, operand_type(op.type), op.a_descriptor, op.trans_a != 0,
+                  op.register_a ? a.data() : nullptr, op.b_descriptor, op.trans_b != 0, op.scale_d, d.data());
+  for (int t = 0; t < 128; ++t)
+    for (int r = 0; r < n / 2; ++r) {
+      const layout::RowColumn at = layout::wgmma_accumulator(t, r);
+      op.accumulators[static_cast<size_t>(t)][r] = d[static_cast<size_t>(at.row * n + at.column)];
+    }
+  ++c.wgmma_performed[static_cast<size_t>(op.warpgroup)];
+}
+
+}  // namespace
+
+const char* async_kind_name(AsyncKind kind) {
+  switch (kind) {
+    case AsyncKind::tma_load: return "TMA load (cp.async.bulk.tensor)";
+    case AsyncKind::tma_store: return "TMA store (cp.async.bulk.tensor)";
+    case AsyncKind::wgmma: return "wgmma.mma_async";
+    case AsyncKind::tcgen05_mma: return "tcgen05.mma";
+    case AsyncKind::tcgen05_commit: return "tcgen05.commit";
+  }
+  return "?";
+}
+
+AsyncOp& new_async_op(AsyncKind kind, int line) {
+  Cta& c = cta();
+  if (!c.scanning && options().hazards) enable_scanning();
+  auto op = std::make_unique<AsyncOp>();
+  op->kind = kind;
+  op->id = static_cast<uint32_t>(c.ops.size());
+  op->issuer = c.current ? c.current->linear : 0;
+  op->line = line;
+  c.ops.push_back(std::move(op));
+  return *c.ops.back();
+}
+
+bool performable(const AsyncOp& op) {
+  Cta& c = cta();
+  switch (op.kind) {
+    case AsyncKind::wgmma:
+      return op.formed && c.wgmma_performed[static_cast<size_t>(op.warpgroup)] == op.sequence;
+    case AsyncKind::tcgen05_mma:
+    case AsyncKind::tcgen05_commit:
+      return c.threads[static_cast<size_t>(op.issuer)].tcgen05_performed == op.sequence;
+    default: return true;
+  }
+}
+
+void perform(AsyncOp& op) {
+  Cta& c = cta();
+  switch (op.kind) {
+    case AsyncKind::tma_load: {
+      if (!op.invalid) {
+        tma_load_2d(op.map, op.inner, op.outer, c.shared, op.shared_address);
+        refresh_shadow(op.shared_address, op.bytes);
+      }
+      MBarrier& barrier = c.mbarriers[op.barrier];
+      mbarrier_complete_tx(barrier, op.bytes, nullptr, &op);
+      break;
+    }
+    case AsyncKind::tma_store:
+      if (!op.invalid) tma_store_2d(op.map, op.inner, op.outer, c.shared, op.shared_address);
+      break;
+    case AsyncKind::wgmma: perform_wgmma(c, op); break;
+    case AsyncKind::tcgen05_mma: {
+      if (!op.invalid) {
+        const std::string error = tcgen05_mma_compute(c.shared, c.tmem.data(), op.tmem_address, op.a_descriptor,
+                                                      op.b_descriptor, op.idesc,
+                                                      op.f8f6f4 ? layout::MmaKind::f8f6f4 : layout::MmaKind::f16,
+                                                      op.accumulate);
+        if (!error.empty()) report(HazardKind::invalid_operand, op.line, "tcgen05.mma: " + error);
+      }
+      ++c.threads[static_cast<size_t>(op.issuer)].tcgen05_performed;
+      break;
+    }
+    case AsyncKind::tcgen05_commit: {
+      MBarrier& barrier = c.mbarriers[op.barrier];
+      const Epoch epoch{barrier.slot, static_cast<uint32_t>(barrier.completed_phases + 1)};
+      for (uint32_t id : op.covered) c.ops[id]->completion.push_back(epoch);
+      mbarrier_arrive_from(barrier, op.issue_clock, 1, op.line);
+      ++c.threads[static_cast<size_t>(op.issuer)].tcgen05_performed;
+      break;
+    }
+  }
+  op.performed = true;
+  auto it = std::find(c.pending.begin(), c.pending.end(), op.id);
+  if (it != c.pending.end()) c.pending.erase(it);
+}
+
+void perform_pending_for_eager() {
+  Cta& c = cta();
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (uint32_t id : c.pending)
+      if (performable(*c.ops[id])) {
+        perform(*c.ops[id]);
+        progress = true;
+        break;
+      }
+  }
+}
+
+void submit(AsyncOp& op) {
+  cta().pending.push_back(op.id);
+  if (options().policy == Policy::eager) perform_pending_for_eager();
+}
+
+namespace ptx {
+
+// --- TMA ---------------------------------------------------------------------------------------
+
+void tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner, int32_t outer, uint32_t barrier_address,
+                 int line) {
+  Cta& c = cta();
+  ThreadState& thread = self();
+  const TensorMapFields& fields = tensor_map(map, line, "cp.async.bulk.tensor.2d (load)");
+  MBarrier& barrier = mbarrier_at(barrier_address, line, "cp.async.bulk.tensor's complete_tx");
+  if (!barrier.init_fenced)
+    report(HazardKind::missing_barrier_init_fence, line,
+           "the TMA load completes on mbarrier " + barrier_name(barrier_address) +
+               ", whose initialization was not followed by fence.mbarrier_init or fence.proxy.async: the async proxy may not see it",
+           {cu_location(barrier.init_line) + ": note: initialized here"});
+  AsyncOp& op = new_async_op(AsyncKind::tma_load, line);
+  op.map = fields;
+  op.inner = inner;
+  op.outer = outer;
+  op.shared_address = destination;
+  op.barrier = barrier_address;
+  op.bytes = tma_box_bytes(fields);
+  if (destination % 128 != 0)
+    report(HazardKind::invalid_operand, line, "TMA load into shared address " + hex(destination) + ", which is not 128-byte aligned");
+  std::vector<uint32_t> chunks;
+  if (chunk_range(destination, op.bytes, chunks, op)) {
+    check_async_write(op, thread.clock, chunks, static_cast<int>(tensor_map_swizzle(fields)));
+    for (uint32_t chunk : chunks) c.async_blocks[chunk / 64] = true;
+  }
+  submit(op);
+}
+
+void tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer, int line) {
+  ThreadState& thread = self();
+  scan_generic_writes(thread, line);
+  const TensorMapFields& fields = tensor_map(map, line, "cp.async.bulk.tensor.2d (store)");
+  AsyncOp& op = new_async_op(AsyncKind::tma_store, line);
+  op.map = fields;
+  op.inner = inner;
+  op.outer = outer;
+  op.shared_address = source;
+  op.bytes = tma_box_bytes(fields);
+  if (source % 128 != 0)
+    report(HazardKind::invalid_operand, line, "TMA store from shared address " + hex(source) + ", which is not 128-byte aligned");
+  std::vector<uint32_t> chunks;
+  if (chunk_range(source, op.bytes, chunks, op))
+    check_async_read(op, thread.clock, chunks, static_cast<int>(tensor_map_swizzle(fields)));
+  thread.bulk_uncommitted.push_back(op.id);
+  submit(op);
+}
+
+void bulk_commit_group(int line) {
+  (void)line;
+  ThreadState& thread = self();
+  thread.bulk_groups.push_back(std::move(thread.bulk_uncommitted));
+  thread.bulk_uncommitted.clear();
+}
+
+void bulk_wait_group_read(int pending, int line) {
+  wait_for_groups(self(), self().bulk_groups, pending, line, "cp.async.bulk.wait_group.read");
+}
+
+void bulk_wait_group(int pending, int line) {
+  wait_for_groups(self(), self().bulk_groups, pending, line, "cp.async.bulk.wait_group");
+}
+
+// --- WGMMA ---------------------------------------------------------------------------------------
+
+void wgmma_fence(int line) {
+  (void)line;
+  self().wgmma_fenced = true;
+}
+
+void wgmma_commit_group(int line) {
+  (void)line;
+  ThreadState& thread = self();
+  thread.wgmma_groups.push_back(std::move(thread.wgmma_uncommitted));
+  thread.wgmma_uncommitted.clear();
+}
+
+void wgmma_wait_group(int pending, int line) {
+  ThreadState& thread = self();
+  wait_for_groups(thread, thread.wgmma_groups, pending, line, "wgmma.wait_group");
+  // The accumulators are the thread's again: the next wgmma needs a wgmma.fence first.
+  thread.wgmma_fenced = false;
+}
+
+void wgmma_mma_async(float* d, int n, Operand type, uint64_t a_descriptor, const uint32_t* a_registers,
+                     uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b, int trans_a, int trans_b, int line) {
+  Cta& c = cta();
+  ThreadState& thread = self();
+  if (!thread.wgmma_fenced)
+    report(HazardKind::missing_wgmma_fence, line,
+           "wgmma.mma_async by " + describe_thread(thread.linear) +
+               " with no wgmma.fence since its accumulator registers were last accessible (kernel start or wgmma.wait_group)");
+  if (scale_a != 1 || scale_b != 1)
+    report(HazardKind::invalid_operand, line, "wgmma.mma_async with negated operands is not emulated");
+  const int warpgroup = thread.linear / 128;
+  if (c.forming_wgmma.size() <= static_cast<size_t>(warpgroup)) {
+    c.forming_wgmma.resize(static_cast<size_t>(warpgroup) + 1);
+    c.wgmma_performed.resize(static_cast<size_t>(warpgroup) + 1, 0);
+  }
+  auto& forming = c.forming_wgmma[static_cast<size_t>(warpgroup)];
+  const uint64_t sequence = thread.wgmma_issued++;
+  AsyncOp* op = nullptr;
+  if (sequence < forming.size()) {
+    op = c.ops[forming[sequence]].get();
+    if (op->a_descriptor != a_descriptor && !a_registers)
+      report(HazardKind::invalid_operand, line, "wgmma.mma_async: the threads of warpgroup " + std::to_string(warpgroup) +
+                                                    " pass different A descriptors (" + hex(op->a_descriptor) + ", " +
+                                                    hex(a_descriptor) + ")");
+    if (op->b_descriptor != b_descriptor || op->n != n)
+      report(HazardKind::invalid_operand, line, "wgmma.mma_async: the threads of warpgroup " + std::to_string(warpgroup) +
+                                                    " issue different instructions (B descriptors " + hex(op->b_descriptor) +
+                                                    ", " + hex(b_descriptor) + ")");
+  } else {
+    op = &new_async_op(AsyncKind::wgmma, line);
+    op->formed = false;
+    op->sequence = sequence;
+    op->warpgroup = warpgroup;
+    op->n = n;
+    op->type = type;
+    op->a_descriptor = a_descriptor;
+    op->b_descriptor = b_descriptor;
+    op->register_a = a_registers != nullptr;
+    op->scale_d = scale_d;
+    op->trans_a = trans_a;
+    op->trans_b = trans_b;
+    op->accumulators.assign(128, nullptr);
+    op->a_fragments.assign(128 * 4, 0);
+    op->issue_clock = thread.clock;
+    forming.push_back(op->id);
+  }
+  const int member = thread.linear % 128;
+  op->accumulators[static_cast<size_t>(member)] = d;
+  if (a_registers)
+    for (int r = 0; r < 4; ++r) op->a_fragments[static_cast<size_t>(member * 4 + r)] = a_registers[r];
+  // The check uses the earliest clock among the warps' first lanes (each must be ordered).
+  if (thread.lane == 0)
+    for (size_t i = 0; i < op->issue_clock.size(); ++i) op->issue_clock[i] = std::min(op->issue_clock[i], thread.clock[i]);
+  thread.wgmma_uncommitted.push_back(op->id);
+  if (++op->registered < 128) return;
+
+  // Formed: every thread of the warpgroup issued it. Check its shared-memory reads, then queue it.
+  op->formed = true;
+  const int element_bytes = operand_bytes(operand_type(type));
+  const int k = 32 / element_bytes;
+  std::vector<uint32_t> chunks;
+  if (!op->register_a) {
+    const layout::MatrixDescriptor a = layout::decode_sm90_descriptor(a_descriptor);
+    if (!a.error.empty()) {
+      report(HazardKind::invalid_operand, line, "wgmma.mma_async A descriptor " + hex(a_descriptor) + ": " + a.error);
+      op->invalid = true;
+    } else if (operand_chunks(a, trans_a != 0, element_bytes, 64, k, chunks, *op, "A")) {
+      check_async_read(*op, op->issue_clock, chunks, static_cast<int>(a.swizzle));
+    }
+  }
+  const layout::MatrixDescriptor b = layout::decode_sm90_descriptor(b_descriptor);
+  if (!b.error.empty()) {
+    report(HazardKind::invalid_operand, line, "wgmma.mma_async B descriptor " + hex(b_descriptor) + ": " + b.error);
+    op->invalid = true;
+  } else if (operand_chunks(b, trans_b != 0, element_bytes, n, k, chunks, *op, "B")) {
+    check_async_read(*op, op->issue_clock, chunks, static_cast<int>(b.swizzle));
+  }
+  op->issue_clock.clear();
+  submit(*op);
+}
+
+// --- tcgen05 -------------------------------------------------------------------------------------
+
+namespace {
+
+struct TmemAllocationWait final : Wait {
+  Cta& c;
+  uint32_t columns;
+  TmemAllocationWait(Cta& cta_, uint32_t n) : c(cta_), columns(n) {}
+  int find() const {
+    for (uint32_t base = 0; base + columns <= 512; base += columns) {
+      bool free = true;
+      for (uint32_t i = 0; i < columns && free; ++i) free = c.tmem_owner[base + i] == 0;
+      if (free) return static_cast<int>(base);
+    }
+    return -1;
+  }
+  bool ready() override { return find() >= 0; }
+  std::string describe() override { return "tcgen05.alloc of " + std::to_string(columns) + " TMEM columns (none free)"; }
+};
+
+bool columns_allocated(Cta& c, uint32_t first, uint32_t count) {
+  if (first + count > 512) return false;
+  for (uint32_t i = 0; i < count; ++i)
+    if (!c.tmem_owner[first + i]) return false;
+  return true;
+}
+
+}  // namespace
+
+void tcgen05_alloc(uint32_t slot, uint32_t columns, int line) {
+  Cta& c = cta();
+  ThreadState& thread = self();
+  warp_collective(0, 0, "tcgen05.alloc", line, nullptr);
+  if (thread.lane != 0) return;
+  if (columns < 32 || columns > 512 || (columns & (columns - 1)) != 0) {
+    report(HazardKind::tmem_misuse, line, "tcgen05.alloc of " + std::to_string(columns) + " columns (a power of two, 32 to 512)");
+    return;
+  }
+  if (c.tmem_permit_relinquished)
+    report(HazardKind::tmem_misuse, line, "tcgen05.alloc after this CTA relinquished its allocation permit");
+  TmemAllocationWait wait(c, columns);
+  block(wait, line);
+  const uint32_t base = static_cast<uint32_t>(wait.find());
+  for (uint32_t i = 0; i < columns; ++i) c.tmem_owner[base + i] = 1;
+  if (slot % 4 != 0 || slot + 4 > c.shared_bytes) {
+    report_fatal("invalid operand", line, "tcgen05.alloc writes its address to shared " + hex(slot) + ", outside shared memory or unaligned");
+    stop_cta();
+  }
+  std::memcpy(c.shared + slot, &base, 4);  // lane 0, column `base`
+}
+
+void tcgen05_relinquish_alloc_permit(int line) {
+  (void)line;
+  cta().tmem_permit_relinquished = true;
+}
+
+void tcgen05_dealloc(uint32_t base, uint32_t columns, int line) {
+  Cta& c = cta();
+  ThreadState& thread = self();
+  warp_collective(0, 0, "tcgen05.dealloc", line, nullptr);
+  if (thread.lane != 0) return;
+  const uint32_t column = base & 0xffff;
+  if (!columns_allocated(c, column, columns)) {
+    report(HazardKind::tmem_misuse, line, "tcgen05.dealloc of TMEM columns " + std::to_string(column) + ".." +
+                                              std::to_string(column + columns - 1) + ", which are not all allocated");
+    return;
+  }
+  for (uint32_t id : c.pending) {
+    const AsyncOp& op = *c.ops[id];
+    if (op.kind == AsyncKind::tcgen05_mma && (op.tmem_address & 0xffff) < column + columns &&
+        (op.tmem_address & 0xffff) + static_cast<uint32_t>(op.n) > column)
+      report(HazardKind::tmem_misuse, line, "tcgen05.dealloc while the tcgen05.mma issued at " + cu_location(op.line) +
+                                                " still writes those columns");
+  }
+  for (uint32_t i = 0; i < columns; ++i) c.tmem_owner[column + i] = 0;
+}
+
+void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, uint32_t idesc, bool f8f6f4,
+                 bool accumulate, int line) {
+  Cta& c = cta();
+  ThreadState& thread = self();
+  scan_generic_writes(thread, line);
+  AsyncOp& op = new_async_op(AsyncKind::tcgen05_mma, line);
+  op.tmem_address = tmem;
+  op.a_descriptor = a_descriptor;
+  op.b_descriptor = b_descriptor;
+  op.idesc = idesc;
+  op.f8f6f4 = f8f6f4;
+  op.accumulate = accumulate;
+  op.sequence = thread.tcgen05_issued++;
+  const layout::InstructionDescriptor instruction =
+      layout::decode_instruction_descriptor(idesc, f8f6f4 ? layout::MmaKind::f8f6f4 : layout::MmaKind::f16);
+  if (!instruction.error.empty()) {
+    report(HazardKind::invalid_operand, line, "tcgen05.mma instruction descriptor " + hex(idesc) + ": " + instruction.error);
+    op.invalid = true;
+  } else {
+    op.n = instruction.n;
+    const int element_bytes = f8f6f4 ? 1 : 2;
+    const int k = 32 / element_bytes;
+    const layout::MatrixDescriptor a = layout::decode_sm100_descriptor(a_descriptor);
+    const layout::MatrixDescriptor b = layout::decode_sm100_descriptor(b_descriptor);
+    std::vector<uint32_t> chunks;
+    for (const auto& [descriptor, raw, mn_major, extent, name] :
+         {std::tuple{a, a_descriptor, instruction.a_mn_major, instruction.m, "A"},
+          std::tuple{b, b_descriptor, instruction.b_mn_major, instruction.n, "B"}}) {
+      if (!descriptor.error.empty()) {
+        report(HazardKind::invalid_operand, line, std::string("tcgen05.mma ") + name + " descriptor " + hex(raw) + ": " + descriptor.error);
+        op.invalid = true;
+      } else if (operand_chunks(descriptor, mn_major, element_bytes, extent, k, chunks, op, name)) {
+        check_async_read(op, thread.clock, chunks, static_cast<int>(descriptor.swizzle));
+      }
+    }
+    const uint32_t column = tmem & 0xffff;
+    const uint32_t lane = tmem >> 16;
+    if (lane != 0 || !columns_allocated(c, column, static_cast<uint32_t>(instruction.n))) {
+      report(HazardKind::tmem_misuse, line, "tcgen05.mma writes TMEM lanes " + std::to_string(lane) + ".." +
+                                                std::to_string(lane + static_cast<uint32_t>(instruction.m) - 1) + ", columns " +
+                                                std::to_string(column) + ".." + std::to_string(column + static_cast<uint32_t>(instruction.n) - 1) +
+                                                ", which this CTA has not allocated (or not from lane 0)");
+      op.invalid = true;
+    } else {
+      check_tmem_write(op, thread.tcgen05_clock, instruction.m, column, static_cast<uint32_t>(instruction.n));
+    }
+  }
+  thread.tcgen05_recent.push_back(op.id);
+  submit(op);
+}
+
+void tcgen05_commit(uint32_t barrier_address, int line) {
+  Cta& c = cta();
+  ThreadState& thread = self();
+  MBarrier& barrier = mbarrier_at(barrier_address, line, "tcgen05.commit");
+  if (!barrier.init_fenced)
+    report(HazardKind::missing_barrier_init_fence, line,
+           "tcgen05.commit arrives on mbarrier " + barrier_name(barrier_address) +
+               ", whose initialization was not followed by fence.mbarrier_init or fence.proxy.async",
+           {cu_location(barrier.init_line) + ": note: initialized here"});
+  AsyncOp& op = new_async_op(AsyncKind::tcgen05_commit, line);
+  op.barrier = barrier_address;
+  op.sequence = thread.tcgen05_issued++;
+  op.issue_clock = thread.clock;
+  ++thread.clock[thread.linear];
+  op.covered = thread.tcgen05_recent;
+  // A commit vouches for every earlier tcgen05.mma of the thread; four vouchers are plenty.
+  std::vector<uint32_t> keep;
+  for (uint32_t id : thread.tcgen05_recent)
+    if (c.ops[id]->completion.size() + 1 < 4) keep.push_back(id);
+  thread.tcgen05_recent = std::move(keep);
+  submit(op);
+}
+
+void tcgen05_ld_32x32b(uint32_t address, uint32_t* values, int count, int line) {
+  Cta& c = cta();
+  ThreadState& thread = self();
+  const uint32_t lane_base = address >> 16;
+  const uint32_t column = address & 0xffff;
+  const uint32_t quarter = static_cast<uint32_t>(thread.warp % 4);
+  if (lane_base != 32 * quarter) {
+    report(HazardKind::tmem_misuse, line,
+           "tcgen05.ld by warp " + std::to_string(thread.warp) + " from TMEM lane " + std::to_string(lane_base) +
+               ": a warp may access only lanes " + std::to_string(32 * quarter) + ".." + std::to_string(32 * quarter + 31) +
+               " (32 × warp id mod 4)");
+    for (int i = 0; i < count; ++i) values[i] = 0xffffffffu;
+    return;
+  }
+  if (!columns_allocated(c, column, static_cast<uint32_t>(count))) {
+    report(HazardKind::tmem_misuse, line, "tcgen05.ld from TMEM columns " + std::to_string(column) + ".." +
+                                              std::to_string(column + static_cast<uint32_t>(count) - 1) + ", which are not allocated");
+    for (int i = 0; i < count; ++i) values[i] = 0xffffffffu;
+    return;
+  }
+  if (thread.lane == 0) check_tmem_read(thread, line, static_cast<int>(quarter), column, static_cast<uint32_t>(count));
+  for (int r = 0; r < count; ++r) {
+    const layout::LaneColumn at = layout::tmem_access(layout::TmemShape::lanes32_bits32, count, thread.lane, r);
+    values[r] = c.tmem[(lane_base + static_cast<uint32_t>(at.lane)) * 512 + column + static_cast<uint32_t>(at.column)];
+  }
+}
+
+void tcgen05_wait_ld(int line) { (void)line; }
+
+}  // namespace ptx
+
+}  // namespace tilec_emu
