@@ -24,8 +24,11 @@ const char* swizzle_name(Swizzle swizzle);    // "none", "32B", "64B", "128B"
 uint32_t apply_swizzle(Swizzle swizzle, uint32_t address);
 
 // A 64-bit shared-memory matrix descriptor, decoded. `error` is empty when the encoding is one
-// the instruction accepts (sm_90: bits 46–61 zero, a known swizzle in 62–63; sm_100: version
-// bits 46–48 = 0b001, LBO mode 0, a swizzle value of 0, 1, 2, 4 or 6 in bits 61–63).
+// the instruction accepts and the emulator models (both: reserved bits 14–15 and 30–31 zero,
+// base offset (49–51) zero; sm_90: bits 46–48 and 52–61 zero, any swizzle in 62–63; sm_100:
+// version bits 46–48 = 0b001, LBO mode (52) 0, bits 53–60 zero, a swizzle value of 0, 2, 4 or
+// 6 in bits 61–63 — 1, 128B with 32-byte atoms, is reported as not emulated). The message
+// names the bits and their value.
 struct MatrixDescriptor {
   uint32_t start = 0;          // byte address (bits 0–13 << 4)
   uint32_t leading_bytes = 0;  // LBO (bits 16–29 << 4)
@@ -67,7 +70,10 @@ struct InstructionDescriptor {
   bool negate_a = false, negate_b = false;
   int m = 0;  // bits 24–28 << 4
   int n = 0;  // bits 17–22 << 3
-  std::string error;  // empty when valid for `kind` (sparsity, saturate, shapes, formats)
+  // Empty when valid for `kind`: sparsity, saturate, max shift and reserved bits zero; d f16 or
+  // f32; kind::f16: A and B both f16 or both bf16; kind::f8f6f4: e4m3/e5m2 (f6/f4 formats are
+  // reported as not emulated); M 64 or 128; N a multiple of 8 (M = 64) or 16 (M = 128) up to 256.
+  std::string error;
 };
 InstructionDescriptor decode_instruction_descriptor(uint32_t idesc, MmaKind kind);
 

@@ -33,7 +33,10 @@ static_assert(sizeof(TensorMapFields) <= 128, "a CUtensorMap is 128 bytes");
 // Validates the arguments of cuTensorMapEncodeTiled as the driver does (rank, 16-byte aligned
 // global address and strides, strides ≥ the row they span, box extents 1..256, inner box bytes
 // a multiple of 16 and at most the swizzle span, element strides 1..8, interleave none) and
-// returns the fields; `error` names the first rule broken (empty: ok).
+// returns the fields; `error` names the first rule broken (empty: ok). `strides_bytes` is the
+// driver's globalStrides: rank - 1 entries, the byte strides of dimensions 1..rank-1. Interleaved
+// layouts and the packed sub-byte data types are rejected as not emulated; oob_fill
+// NAN_REQUEST_ZERO_FMA is accepted for floating-point types only (and loads still fill zeros).
 TensorMapFields encode_tensor_map(uint32_t data_type, uint32_t rank, const void* global_address,
                                   const uint64_t* extents, const uint64_t* strides_bytes, const uint32_t* box,
                                   const uint32_t* element_strides, uint32_t interleave, uint32_t swizzle,
@@ -45,6 +48,9 @@ layout::Swizzle tensor_map_swizzle(const TensorMapFields& map);
 // at byte address `destination` (of the window starting at `shared`). Elements outside the
 // tensor are written as zeros. Returns the bytes written (the box's full size, which is what the
 // transaction count is completed with, whether or not part of the box was out of bounds).
+// Dimensions 0 and 1 of the map are used (a rank-1 map is one row); the box is
+// ceil(box / elementStride) elements per dimension, packed rows of inner-elements × element
+// bytes, each 16-byte chunk at its swizzled absolute address (layout::apply_swizzle).
 uint32_t tma_load_2d(const TensorMapFields& map, int32_t inner, int32_t outer, uint8_t* shared,
                      uint32_t destination);
 // The reverse: writes the in-bounds part of the box at `source` to global memory.
@@ -64,13 +70,19 @@ float operand_to_float(OperandType type, const uint8_t* bytes);
 // unless a_mn_major) or, when `a_registers` is not null, a dense 64×K row-major array of floats
 // (already gathered from the register fragments), and B is K×N from shared memory (descriptor
 // `b`: element (k, n) is operand element (mn = n, k); b_mn_major = "transposed" = N-major).
+// The caller validates: n a multiple of 8 in 8..256, descriptors that decode without error
+// (layout::decode_sm90_descriptor(...).error), operands inside `shared`.
 void wgmma_compute(const uint8_t* shared, int n, OperandType type, uint64_t a, bool a_mn_major,
                    const float* a_registers, uint64_t b, bool b_mn_major, bool scale_d, float* d);
 
-// tcgen05.mma.cta_group::1 kind::f16 / kind::f8f6f4 with D in TMEM (f32 or f16 per idesc):
-// D[lane m, columns from column(tmem)] (+)= A·B for m < M. `tmem` is the array of 128 lanes ×
+// tcgen05.mma.cta_group::1 kind::f16 / kind::f8f6f4 with D in TMEM (f32 per idesc):
+// D[row m, columns from column(tmem)] (+)= A·B for m < M. `tmem` is the array of 128 lanes ×
 // 512 columns of 32-bit cells (lane-major: cell = lane * 512 + column). A and B from shared
 // memory descriptors (sm_100 encoding). Returns an empty string or what was invalid.
+// Rows live where the PTX ISA's cta_group::1 data-path layouts put them: M = 128, row r in lane
+// lane(tmem) + r (layout D); M = 64, rows 16w..16w+15 in lanes lane(tmem) + 32w .. +15 (layout F,
+// the first half of each warp's 32-lane quarter). negate_a/negate_b of idesc are applied.
+// f16 D is reported as not emulated; so are columns past 512 and lanes past 127.
 std::string tcgen05_mma_compute(const uint8_t* shared, uint32_t* tmem, uint32_t tmem_address, uint64_t a,
                                 uint64_t b, uint32_t idesc, layout::MmaKind kind, bool accumulate);
 
