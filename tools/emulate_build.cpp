@@ -146,12 +146,16 @@ std::optional<fs::path> build_runtime_archive(const EmulationBuild& build, const
   ContentHash hash;
   hash.add(build.compiler.identity);
   for (const std::string& flag : flags) hash.add(flag);
-  // Every file under runtime/emulate/ (headers included), sorted so the key is stable.
+  // Every file under runtime/emulate/ and every header under runtime/ (the executor's, which
+  // the runtime includes), sorted so the key is stable.
   std::vector<fs::path> files;
   std::error_code error;
-  for (fs::recursive_directory_iterator it(root / "runtime" / "emulate", error), end; !error && it != end;
-       it.increment(error))
-    if (it->is_regular_file()) files.push_back(it->path());
+  fs::path emulate = root / "runtime" / "emulate";
+  for (fs::recursive_directory_iterator it(root / "runtime", error), end; !error && it != end; it.increment(error)) {
+    if (!it->is_regular_file()) continue;
+    std::string relative = fs::relative(it->path(), emulate).string();
+    if (relative.rfind("..", 0) != 0 || it->path().extension() == ".h") files.push_back(it->path());
+  }
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files) {
     hash.add(fs::relative(file, root).string());

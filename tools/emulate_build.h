@@ -8,8 +8,8 @@
 //      Boost.Context and pthreads: cache/emulate/program-KEY.
 // Cache (emulation_cache_directory): $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
 // ~/.cache/tilec. A key hashes the compiler's path and --version text, the flags, and every
-// byte the build reads: all files under runtime/emulate/, the listed sources, the .cu, the
-// driver. Entries are built under a scratch name and renamed into place, so processes that
+// byte the build reads: all files under runtime/emulate/, all headers under runtime/, the
+// listed sources, the .cu, the driver. Entries are built under a scratch name and renamed into place, so processes that
 // share the cache never see half an entry; an existing entry is used without compiling.
 #pragma once
 

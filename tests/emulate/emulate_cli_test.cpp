@@ -1,0 +1,242 @@
+// tests/emulate/emulate_cli_test.cpp — `tilec emulate` end to end: its input errors, the driver
+// it writes around a launcher, and (once the emulation runtime is in the tree) samples that run
+// and match the interpreter on both targets, the build cache, and a hand-broken .cu.
+//
+// Every run shares one build cache under the build directory (TILEC_TEST_CACHE_DIR), so the
+// tests never write to $HOME and later runs reuse earlier builds. Tests that need the runtime
+// sit in the EmulateRuntime fixture, which skips until runtime/emulate/cta.cpp exists and
+// runtime/emulate/runtime_sources.txt lists it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "../cli_runner.h"
+
+namespace tilec::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string tilec(const std::string& arguments) {
+  return "cd " + source_dir().string() + " && TILEC_CACHE_DIR=" + TILEC_TEST_CACHE_DIR + " " + tilec_binary() +
+         " " + arguments;
+}
+
+// A fresh directory for one test's files.
+fs::path scratch(const std::string& name) {
+  fs::path path = fs::temp_directory_path() / ("tilec_emulate_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(path);
+  fs::create_directories(path);
+  return path;
+}
+
+// "A, B, C, M" from "const float* A, float* B, ..., int64_t M" (a parameter list's names).
+std::vector<std::string> names_of(const std::string& list) {
+  std::vector<std::string> names;
+  std::regex name(R"(([A-Za-z_][A-Za-z_0-9]*)\s*(,|$))");
+  for (std::sregex_iterator it(list.begin(), list.end(), name), end; it != end; ++it) names.push_back((*it)[1]);
+  return names;
+}
+
+// --- without the runtime: input errors ---------------------------------------------------------
+
+TEST(Emulate, HelpNamesEveryOption) {
+  CommandResult r = run_command(tilec("emulate --help"));
+  EXPECT_EQ(r.status, 0);
+  for (const char* option : {"--target", "--kernel", "--dims", "-D", "--seed", "--schedules", "--sms", "--workers",
+                             "--cu", "--host-cxx", "--keep", "--timeout", "--no-hazards"})
+    EXPECT_THAT(r.out, HasSubstr(option));
+}
+
+TEST(Emulate, AMissingHostCompilerIsAnInputError) {
+  CommandResult given = run_command(tilec("emulate samples/vector_add.tile --host-cxx /nonexistent/g++"));
+  EXPECT_EQ(given.status, 1);
+  EXPECT_THAT(given.err, HasSubstr("'/nonexistent/g++' (--host-cxx) is not an executable program"));
+  // Nothing on PATH and no TILEC_HOST_CXX: the message says what to install.
+  CommandResult none = run_command("cd " + source_dir().string() + " && env -u TILEC_HOST_CXX PATH=/nonexistent " +
+                                   tilec_binary() + " emulate samples/vector_add.tile");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_THAT(none.err, HasSubstr("no host C++ compiler on PATH"));
+  EXPECT_THAT(none.err, HasSubstr("install g++"));
+  CommandResult environment = run_command("cd " + source_dir().string() + " && TILEC_HOST_CXX=/nonexistent/clang++ " +
+                                          tilec_binary() + " emulate samples/vector_add.tile");
+  EXPECT_EQ(environment.status, 1);
+  EXPECT_THAT(environment.err, HasSubstr("(TILEC_HOST_CXX)"));
+}
+
+TEST(Emulate, ACuTilecDidNotWriteIsRejected) {
+  fs::path dir = scratch("foreign");
+  write_file(dir / "mine.cu", "__global__ void k() {}\n");
+  CommandResult foreign = run_command(tilec("emulate samples/vector_add.tile --cu " + (dir / "mine.cu").string()));
+  EXPECT_EQ(foreign.status, 1);
+  EXPECT_THAT(foreign.err, HasSubstr((dir / "mine.cu").string() + " was not written by tilec"));
+  CommandResult missing = run_command(tilec("emulate samples/vector_add.tile --cu " + (dir / "absent.cu").string()));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_THAT(missing.err, HasSubstr("cannot open"));
+  fs::remove_all(dir);
+}
+
+TEST(Emulate, BadDimsAndUnknownKernelsAreInputErrors) {
+  CommandResult dims = run_command(tilec("emulate samples/vector_add.tile --dims N=-3"));
+  EXPECT_EQ(dims.status, 1);
+  EXPECT_THAT(dims.err, HasSubstr("--dims N=-3: expected NAME=POSITIVE_INTEGER"));
+  CommandResult kernel = run_command(tilec("emulate samples/vector_add.tile --kernel gemm"));
+  EXPECT_EQ(kernel.status, 1);
+  EXPECT_THAT(kernel.err, HasSubstr("has no kernel named 'gemm' (its kernels: vector_add)"));
+  EXPECT_EQ(run_command(tilec("emulate samples/vector_add.tile --target sm_80")).status, 1);
+  EXPECT_EQ(run_command(tilec("emulate samples/vector_add.tile --schedules 0")).status, 1);
+}
+
+// A host compiler that answers --version and fails every build: the failure shows the
+// compiler's own words and the command, exit 1 (never 2: a .cu that does not build is the
+// input's problem). The drivers are written before the build, so --keep holds them anyway.
+fs::path failing_compiler(const fs::path& dir) {
+  fs::path path = dir / "failing-c++";
+  write_file(path, "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'failing-c++ 1.0'; exit 0; }\n"
+                   "echo 'failing-c++: this compiler builds nothing' >&2\nexit 1\n");
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+TEST(Emulate, AFailedHostBuildShowsTheCompilerOutputAndCommand) {
+  fs::path dir = scratch("failing");
+  CommandResult r = run_command(tilec("emulate samples/vector_add.tile --host-cxx " + failing_compiler(dir).string()));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("failing-c++: this compiler builds nothing"));
+  EXPECT_THAT(r.err, HasSubstr("tilec: note: the command was: " + (dir / "failing-c++").string()));
+  EXPECT_THAT(r.err, HasSubstr("-DTILEC_EMULATE -DTILEC_EMULATE_SM90A"));
+  fs::remove_all(dir);
+}
+
+// The driver includes the .cu by absolute path and calls launch_NAME with the launcher's own
+// parameters in the launcher's order; tensors come from DATA_DIR/argI.in, scalars by name.
+TEST(Emulate, TheDriverCallsTheLauncherWithItsParametersInOrder) {
+  fs::path dir = scratch("driver");
+  fs::path compiler = failing_compiler(dir);
+  struct Case {
+    const char* sample;
+    const char* kernel;
+    const char* target;
+  };
+  for (const Case& c : {Case{"gemm", "gemm", "sm_90a"}, Case{"gemm", "gemm", "sm_100a"},
+                        Case{"scale_relu", "scale_relu", "sm_90a"}, Case{"layernorm", "layernorm", "sm_100a"}}) {
+    SCOPED_TRACE(std::string(c.sample) + " " + c.target);
+    fs::path keep = dir / (std::string(c.sample) + "_" + c.target);
+    CommandResult r = run_command(tilec(std::string("emulate samples/") + c.sample + ".tile --target " + c.target +
+                                        " --keep " + keep.string() + " --host-cxx " + compiler.string()));
+    EXPECT_EQ(r.status, 1) << r.err;  // the failing compiler
+    std::string cu = read_file(keep / (std::string(c.sample) + ".cu"));
+    std::string driver = read_file(keep / (std::string("emulate_") + c.kernel + ".cpp"));
+    ASSERT_FALSE(cu.empty());
+    ASSERT_FALSE(driver.empty());
+    EXPECT_THAT(driver, HasSubstr("#include \"" + (keep / (std::string(c.sample) + ".cu")).string() + "\""));
+    EXPECT_THAT(driver, HasSubstr("tilec_emu::configure(argc, argv, "));
+    EXPECT_THAT(driver, HasSubstr("return exit_status == tilec_emu::exit_ok"));
+    std::smatch launcher, call;
+    std::string kernel = c.kernel;
+    ASSERT_TRUE(std::regex_search(cu, launcher, std::regex("extern \"C\" cudaError_t launch_" + kernel +
+                                                           R"(\((.*), cudaStream_t stream\))")));
+    ASSERT_TRUE(std::regex_search(driver, call, std::regex("= launch_" + kernel + R"(\((.*)nullptr\);)")));
+    std::vector<std::string> parameters = names_of(launcher[1]);
+    EXPECT_EQ(names_of(call[1]), parameters);
+    ASSERT_FALSE(parameters.empty());
+    // Every parameter is declared in the driver with the launcher's type (a tensor as a
+    // pointer to its element type, written through when the launcher's is not const).
+    std::string list = launcher[1];
+    std::regex declaration(R"((const )?([A-Za-z_0-9]+)(\*?) ([A-Za-z_][A-Za-z_0-9]*)(, |$))");
+    for (std::sregex_iterator it(list.begin(), list.end(), declaration), end; it != end; ++it) {
+      std::string element = (*it)[2], name = (*it)[4];
+      bool pointer = (*it)[3].length() > 0;
+      if (pointer) EXPECT_THAT(driver, HasSubstr(element + "* const " + name + " = static_cast<" + element + "*>"));
+      else EXPECT_THAT(driver, HasSubstr("const " + element + " " + name + " = "));
+    }
+  }
+  // scale_relu's float scalars are read as floats; its outputs are written back.
+  std::string scale = read_file(dir / "scale_relu_sm_90a" / "emulate_scale_relu.cpp");
+  EXPECT_THAT(scale, HasSubstr("const float scale = float(static_cast<float>(tilec_emulate_driver::real(argc, argv, \"scale\")))"));
+  EXPECT_THAT(scale, HasSubstr("tilec_emulate_driver::write_tensor(data_directory, 1, Y, Y_bytes)"));
+  EXPECT_THAT(scale, Not(HasSubstr("write_tensor(data_directory, 0,")));
+  fs::remove_all(dir);
+}
+
+// --- with the runtime ----------------------------------------------------------------------------
+
+class EmulateRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The runtime is there when its CTA engine exists and runtime_sources.txt lists it.
+    // tilec takes the runtime from $TILEC_SOURCE_ROOT when it is set, so the check does too.
+    const char* root = std::getenv("TILEC_SOURCE_ROOT");
+    fs::path emulate = (root && *root ? fs::path(root) : source_dir()) / "runtime" / "emulate";
+    if (!fs::exists(emulate / "cta.cpp") ||
+        read_file(emulate / "runtime_sources.txt").find("runtime/emulate/cta.cpp") == std::string::npos)
+      GTEST_SKIP() << "the emulation runtime (runtime/emulate/cta.cpp, listed in runtime_sources.txt) is not in "
+                      "the tree yet";
+  }
+};
+
+TEST_F(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (const char* sample : {"vector_add", "softmax"}) {
+      SCOPED_TRACE(std::string(sample) + " " + target);
+      CommandResult r = run_command(tilec(std::string("emulate samples/") + sample + ".tile --target " + target +
+                                          " --dims N=3000,R=100,D=96"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, HasSubstr(std::string("kernel ") + sample));
+      EXPECT_THAT(r.out, HasSubstr(std::string(target) + ", schedule eager: "));
+      EXPECT_THAT(r.out, HasSubstr(std::string(target) + ", schedule lazy: "));
+      EXPECT_THAT(r.out, HasSubstr("\nok\n"));
+    }
+}
+
+// A ragged gemm: partial tiles in M, N and K, two SMs so persistent CTAs take several tiles.
+TEST_F(EmulateRuntime, RaggedGemmMatchesTheInterpreterOnBothTargets) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec(std::string("emulate samples/gemm.tile --target ") + target +
+                                        " --dims M=200,N=136,K=72 --sms 2 --schedules 3"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("kernel gemm [K=72,M=200,N=136] " + std::string(target) + ", schedule eager: C ok"));
+    EXPECT_THAT(r.out, HasSubstr("schedule random (seed 1): C ok"));
+    EXPECT_THAT(r.out, HasSubstr("\nok\n"));
+  }
+}
+
+TEST_F(EmulateRuntime, ASecondRunDoesNotRecompile) {
+  std::string command = "emulate samples/vector_add.tile --dims N=5000 --seed 7 --verbose";
+  CommandResult first = run_command(tilec(command));
+  ASSERT_EQ(first.status, 0) << first.err;
+  CommandResult second = run_command(tilec(command));
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("using the cached emulated program"));
+  EXPECT_THAT(second.err, Not(HasSubstr("tilec: compiling")));
+  // Without --verbose, nothing is said about compiling.
+  CommandResult quiet = run_command(tilec("emulate samples/vector_add.tile --dims N=5000 --seed 7"));
+  EXPECT_EQ(quiet.status, 0);
+  EXPECT_THAT(quiet.err, Not(HasSubstr("compiling")));
+}
+
+// A hand-edited .cu that adds x to itself instead of y: the emulated result differs from the
+// .tile's, and the report names the output and the first mismatching index.
+TEST_F(EmulateRuntime, AHandBrokenCuIsReportedAsAMismatch) {
+  fs::path dir = scratch("edited");
+  CommandResult compiled = run_command(tilec("compile samples/vector_add.tile -o " + (dir / "edited.cu").string()));
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  std::string cu = read_file(dir / "edited.cu");
+  const std::string from = "add_f32(x[elem], y[elem])";
+  ASSERT_NE(cu.find(from), std::string::npos);
+  cu.replace(cu.find(from), from.size(), "add_f32(x[elem], x[elem])");
+  write_file(dir / "edited.cu", cu);
+  CommandResult r = run_command(tilec("emulate samples/vector_add.tile --dims N=2000 --cu " + (dir / "edited.cu").string()));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("kernel vector_add, schedule eager: Z differs from the interpreter's result"));
+  EXPECT_THAT(r.err, HasSubstr("first at [0]"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tilec::testing
