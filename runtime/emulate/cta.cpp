@@ -187,7 +187,8 @@ void run_cta(Cta& c, ThreadBody body, void* closure) {
       break;
     }
     if (c.stopped) break;
-    if (options().policy == Policy::random && !c.pending.empty() && c.random() % 2 == 0) perform_one(c);
+    // The random policy also performs pending operations at random points (then looks again).
+    if (options().policy == Policy::random && !c.pending.empty() && c.random() % 2 == 0 && perform_one(c)) continue;
     if (ran) continue;
     if (perform_one(c)) continue;
     report_deadlock(c);

@@ -412,7 +412,8 @@ void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t c
   if (!options().hazards) return;
   const ThreadState& issuer = c.threads[static_cast<size_t>(writer.issuer)];
   bool reported = false;
-  const int quarters = std::min(4, (lanes + 31) / 32);
+  // M = 128 fills lanes 0..127; M = 64 the first 16 lanes of each quarter (PTX layout F).
+  const int quarters = lanes >= 64 ? 4 : std::min(4, (lanes + 31) / 32);
   for (int quarter = 0; quarter < quarters; ++quarter)
     for (uint32_t col = column; col < column + columns && col < 512; ++col) {
       TmemHistory& history = c.tmem_history[static_cast<size_t>(quarter) * 512 + col];

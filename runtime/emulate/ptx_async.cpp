@@ -462,7 +462,8 @@ void tcgen05_alloc(uint32_t slot, uint32_t columns, int line) {
 }
 
 void tcgen05_relinquish_alloc_permit(int line) {
-  (void)line;
+  // .sync.aligned: the warp meets, so every lane's allocation before it is done.
+  warp_collective(0, 0, "tcgen05.relinquish_alloc_permit", line, nullptr);
   cta().tmem_permit_relinquished = true;
 }
 
