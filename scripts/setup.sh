@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
   g++ ninja-build meson pkg-config
-  libboost-dev libboost-graph-dev libboost-container-dev
+  libboost-dev libboost-graph-dev libboost-container-dev libboost-context-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtbb-dev

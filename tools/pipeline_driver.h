@@ -1,8 +1,9 @@
 // tools/pipeline_driver.h — runs the pass pipeline for a subcommand and reports the outcome.
 //
-// Shared by `tilec compile`, `tilec run` and `tilec emulate`: builds the pipeline, runs it up to --stop-after,
-// prints --print-ir-after(-all) output and --time-passes timings to stderr, prints diagnostics
-// (warnings too) and maps the outcome to an exit status: 0 ok, 1 input error, 2 internal error.
+// Shared by `tilec compile`, `tilec run` and `tilec emulate`: builds the pipeline, runs it up to
+// --stop-after, prints --print-ir-after(-all) output and --time-passes timings to stderr, prints
+// diagnostics (warnings too) and maps the outcome to an exit status: 0 ok, 1 input error, 2
+// internal error. emit_cuda_reporting writes the .cu for compile and emulate.
 #pragma once
 
 #include <functional>
