@@ -246,7 +246,8 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
            << " --workers " << options.workers << (options.no_hazards ? " --no-hazards" : "") << " \"$@\"\n";
   }
 
-  // Phase 6.
+  // Phase 6. Every schedule runs, even after one failed: a hazard should be reported in each.
+  int overall = 0;
   for (const Schedule& schedule : schedules(options)) {
     std::vector<std::string> command = base;
     command.insert(command.end(), {"--policy", schedule.policy, "--seed", std::to_string(schedule.seed), "--sms",
@@ -258,7 +259,11 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
     auto start = std::chrono::steady_clock::now();
     ProcessOutcome outcome = run_forwarding(command, options.timeout);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (int status = explain_exit(outcome, options, where, work); status != 0) return status;
+    if (int status = explain_exit(outcome, options, where, work); status != 0) {
+      if (status != 1) return status;
+      overall = 1;
+      continue;
+    }
 
     runtime::KernelBuffers actual = inputs;
     std::string results;
@@ -271,7 +276,8 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
       if (bytes.size() != buffer.bytes().size()) {
         fmt::print(stderr, "tilec: error: {}: the emulated program wrote {} bytes of {}, expected {}\n", where,
                    bytes.size(), output, buffer.bytes().size());
-        return 1;
+        status = 1;
+        continue;
       }
       buffer.bytes() = std::move(bytes);
       std::optional<runtime::Tolerance> tolerance;
@@ -291,9 +297,9 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
     fmt::print("kernel {} [{}] {}, schedule {}: {}, {:.2f} s\n", name, dims, options.driver.target,
                schedule.describe(), results.empty() ? "no outputs" : results, seconds);
     std::fflush(stdout);
-    if (status != 0) return status;
+    if (status != 0) overall = 1;
   }
-  return 0;
+  return overall;
 }
 
 int run_emulate(const EmulateOptions& options) {

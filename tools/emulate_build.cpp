@@ -268,10 +268,12 @@ fs::path emulation_source_root() {
   return fs::path(kTilecSourceRoot);
 }
 
-std::vector<std::string> emulation_flags(const std::string& target, const fs::path& source_root) {
-  return {"-std=c++20", "-O2", "-g0", "-ffp-contract=off", "-fno-strict-aliasing", "-x", "c++",
-          "-DTILEC_EMULATE", target == "sm_100a" ? "-DTILEC_EMULATE_SM100A" : "-DTILEC_EMULATE_SM90A",
-          "-I" + (source_root / "runtime" / "emulate" / "include").string(), "-I" + source_root.string()};
+// The runtime's flags; the program adds its target's macro (the runtime serves both targets, so
+// one cached archive does).
+std::vector<std::string> emulation_flags(const fs::path& source_root) {
+  return {"-std=c++20", "-O2", "-g0", "-ffp-contract=off", "-fno-strict-aliasing", "-Wno-psabi", "-x", "c++",
+          "-DTILEC_EMULATE", "-I" + (source_root / "runtime" / "emulate" / "include").string(),
+          "-I" + source_root.string()};
 }
 
 std::optional<fs::path> build_emulated_program(const EmulationBuild& build) {
@@ -284,10 +286,11 @@ std::optional<fs::path> build_emulated_program(const EmulationBuild& build) {
                "directory)\n", cache.string(), error.message());
     return std::nullopt;
   }
-  std::vector<std::string> flags = emulation_flags(build.target, root);
+  std::vector<std::string> flags = emulation_flags(root);
   std::string runtime_key;
   auto archive = build_runtime_archive(build, root, cache, flags, runtime_key);
   if (!archive) return std::nullopt;
+  flags.push_back(build.target == "sm_100a" ? "-DTILEC_EMULATE_SM100A" : "-DTILEC_EMULATE_SM90A");
 
   // Phase 3: the program.
   auto cu = read_bytes(build.cu);

@@ -42,8 +42,8 @@ struct EmulationBuild {
   bool verbose = false;               // say what is compiled, and with which command
 };
 
-// The compiler flags shared by the runtime's sources and the driver.
-std::vector<std::string> emulation_flags(const std::string& target, const std::filesystem::path& source_root);
+// The compiler flags of the runtime's sources; the driver adds its target's TILEC_EMULATE_SM*A.
+std::vector<std::string> emulation_flags(const std::filesystem::path& source_root);
 
 // The emulated program's path (in the cache), or std::nullopt after printing why not: a
 // missing runtime source, a compile or link failure (first lines of the compiler's output and

@@ -327,6 +327,10 @@ bool chunk_range(uint32_t first, uint32_t count, std::vector<uint32_t>& chunks, 
 void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle);
 void check_async_write(AsyncOp& writer, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle);
 void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t column, uint32_t columns);
+// An overwrite (or free) of TMEM by `issuer` at `line`, described as `what`: every earlier
+// tcgen05.ld of those cells must be released (before_thread_sync) and acquired by `clock`.
+void check_tmem_overwrite(int issuer, int line, const std::string& what, const Clock& clock, int lanes,
+                          uint32_t column, uint32_t columns);
 void check_tmem_read(ThreadState& thread, int line, int quarter, uint32_t column, uint32_t columns);
 void enable_scanning();
 void refresh_shadow(uint32_t first, uint32_t count);

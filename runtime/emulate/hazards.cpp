@@ -408,9 +408,19 @@ void check_async_write(AsyncOp& writer, const Clock& clock, const std::vector<ui
 }
 
 void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t column, uint32_t columns) {
+  check_tmem_overwrite(writer.issuer, writer.line, "the " + op_at(writer), clock, lanes, column, columns);
+  Cta& c = cta();
+  const int quarters = lanes >= 64 ? 4 : std::min(4, (lanes + 31) / 32);
+  for (int quarter = 0; quarter < quarters; ++quarter)
+    for (uint32_t col = column; col < column + columns && col < 512; ++col)
+      c.tmem_history[static_cast<size_t>(quarter) * 512 + col].writer = writer.id + 1;
+}
+
+void check_tmem_overwrite(int issuer_thread, int line, const std::string& what, const Clock& clock, int lanes,
+                          uint32_t column, uint32_t columns) {
   Cta& c = cta();
   if (!options().hazards) return;
-  const ThreadState& issuer = c.threads[static_cast<size_t>(writer.issuer)];
+  const ThreadState& issuer = c.threads[static_cast<size_t>(issuer_thread)];
   bool reported = false;
   // M = 128 fills lanes 0..127; M = 64 the first 16 lanes of each quarter (PTX layout F).
   const int quarters = lanes >= 64 ? 4 : std::min(4, (lanes + 31) / 32);
@@ -418,33 +428,32 @@ void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t c
     for (uint32_t col = column; col < column + columns && col < 512; ++col) {
       TmemHistory& history = c.tmem_history[static_cast<size_t>(quarter) * 512 + col];
       for (const TmemRead& read : history.readers) {
-        if (reported || read.thread == writer.issuer) continue;
+        if (reported || read.thread == issuer_thread) continue;
         const ThreadState& reader = c.threads[static_cast<size_t>(read.thread)];
         const bool fenced = reader.tcgen05_fence_clocks.size() > read.fences_before;
         const uint32_t slot = c.thread_slot(read.thread);
         if (fenced && clock[slot] >= reader.tcgen05_fence_clocks[read.fences_before]) continue;
         reported = true;
         if (!fenced && issuer.clock[slot] > read.clock)
-          report(HazardKind::missing_tcgen05_fence, writer.line,
-                 "the " + op_at(writer) + " overwrites TMEM (lanes " + std::to_string(32 * quarter) + "+, column " +
+          report(HazardKind::missing_tcgen05_fence, line,
+                 what + " overwrites TMEM (lanes " + std::to_string(32 * quarter) + "+, column " +
                      std::to_string(col) + ") that " + describe_thread(read.thread) +
                      " read with tcgen05.ld; the threads synchronized, but the reader had no "
                      "tcgen05.fence::before_thread_sync between its read and the synchronization",
                  {cu_location(read.line) + ": note: the read"});
         else if (fenced && issuer.clock[slot] >= reader.tcgen05_fence_clocks[read.fences_before])
-          report(HazardKind::missing_tcgen05_fence, writer.line,
-                 "the " + op_at(writer) + " overwrites TMEM that " + describe_thread(read.thread) +
+          report(HazardKind::missing_tcgen05_fence, line,
+                 what + " overwrites TMEM that " + describe_thread(read.thread) +
                      " read; the issuer synchronized with it but issued no tcgen05.fence::after_thread_sync since",
                  {cu_location(read.line) + ": note: the read"});
         else
-          report(HazardKind::race, writer.line,
-                 "the " + op_at(writer) + " overwrites TMEM (lanes " + std::to_string(32 * quarter) + "+, column " +
+          report(HazardKind::race, line,
+                 what + " overwrites TMEM (lanes " + std::to_string(32 * quarter) + "+, column " +
                      std::to_string(col) + ") before " + describe_thread(read.thread) +
                      "'s tcgen05.ld of it is ordered before this issue (TMEM reused before every warp read it)",
                  {cu_location(read.line) + ": note: the read"});
       }
       history.readers.clear();
-      history.writer = writer.id + 1;
     }
 }
 

@@ -485,7 +485,13 @@ void tcgen05_dealloc(uint32_t base, uint32_t columns, int line) {
       report(HazardKind::tmem_misuse, line, "tcgen05.dealloc while the tcgen05.mma issued at " + cu_location(op.line) +
                                                 " still writes those columns");
   }
-  for (uint32_t i = 0; i < columns; ++i) c.tmem_owner[column + i] = 0;
+  // Freeing is a write: every warp's reads must be ordered before it, as for a tcgen05.mma.
+  check_tmem_overwrite(thread.linear, line, "tcgen05.dealloc by " + describe_thread(thread.linear), thread.tcgen05_clock,
+                       128, column, columns);
+  for (uint32_t i = 0; i < columns; ++i) {
+    c.tmem_owner[column + i] = 0;
+    for (int quarter = 0; quarter < 4; ++quarter) c.tmem_history[static_cast<size_t>(quarter) * 512 + column + i] = {};
+  }
 }
 
 void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, uint32_t idesc, bool f8f6f4,
