@@ -1,0 +1,243 @@
+// tests/emulate/planted_bugs_test.cpp — one-line bugs planted in emitted .cu files must be reported
+// by `tilec emulate --cu` in every scheduling policy, by name where a hazard applies.
+//
+// Each case takes samples/expected/SAMPLE.TARGET.cu (what tilec emits), replaces one piece of
+// text (a line, or one line of a pair, so the edit stays a one-line change), runs
+//   tilec emulate samples/SAMPLE.tile --target TARGET --cu MUTATED.cu --dims ... --sms 2 --schedules 3
+// and checks that the eager, lazy and random schedules each fail, each with the expected report:
+// the hazard kind ("race:", "missing wgmma.fence:", ...) printed by the emulator before that
+// schedule's closing line, or "differs from the interpreter" where the bug only changes numbers
+// (a wrong layout formula whose reads are still ordered). Where a bug shows as different hazards
+// in different schedules (an early slot release races in one and deadlocks the pipeline in
+// another), the case lists each accepted report. The unmutated files are the control: they
+// pass in every schedule. The mutation must find its text exactly once, so a change in the emitter
+// that moves the text fails here loudly instead of testing nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <regex>
+
+#include "../cli_runner.h"
+
+namespace tilec::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PlantedBug {
+  const char* name;
+  const char* sample;
+  const char* target;
+  const char* dims;
+  const char* find;     // must occur exactly once in the expected .cu
+  const char* replace;
+  const char* report;   // what each schedule's report must contain (alternatives split by '|')
+};
+
+std::ostream& operator<<(std::ostream& out, const PlantedBug& bug) { return out << bug.name; }
+
+// gemm: BM 128, BN 256, BK 64, 4 stages. K = 520 gives 9 k-steps, so every stage slot is reused.
+constexpr const char* kGemm = "M=200,N=136,K=520";
+// Several tiles per CTA on sm_100a (M = 600: 5 row blocks over 2 SMs) reuse TMEM.
+constexpr const char* kGemmRounds = "M=600,N=136,K=136";
+// attention: BQ 128, BKV 64, D 64, 2 stages; T = 296 is ragged (the last block is masked).
+constexpr const char* kAttention = "S=200,T=296,HD=128";
+
+constexpr const char* kNumbers = "differs from the interpreter";
+
+const PlantedBug kBugs[] = {
+    // --- gemm, sm_90a (TMA, mbarriers, WGMMA, TMA-store epilogue) ---
+    {"sm90_parity_flipped", "gemm", "sm_90a", kGemm, "static_cast<uint32_t>(pipe_a_consumer_phase_2))",
+     "static_cast<uint32_t>(1 - pipe_a_consumer_phase_2))", "race:"},
+    {"sm90_missing_wgmma_fence", "gemm", "sm_90a", kGemm, "          tilec_wgmma_fence();\n", "", "missing wgmma.fence:"},
+    {"sm90_missing_proxy_fence", "gemm", "sm_90a", kGemm, "tilec_fence_proxy_async();  // the box is read by TMA", "",
+     "missing fence.proxy.async:"},
+    {"sm90_staging_reused_early", "gemm", "sm_90a", kGemm,
+     "if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<1>();", "", "staging reused:"},
+    {"sm90_wrong_expect_tx", "gemm", "sm_90a", kGemm, "(pipe_a_producer_index_2), 16384);",
+     "(pipe_a_producer_index_2), 8192);", "deadlock:"},
+    {"sm90_wrong_swizzle", "gemm", "sm_90a", kGemm, "1ull << 62", "2ull << 62", "layout mismatch:"},
+    {"sm90_lbo_sbo_swapped", "gemm", "sm_90a", kGemm, "tilec_matrix_descriptor(b + 0, 8192, 1024)",
+     "tilec_matrix_descriptor(b + 0, 1024, 8192)", kNumbers},
+    {"sm90_k_step_offset", "gemm", "sm_90a", kGemm, "tilec_matrix_descriptor(a + 32 +",
+     "tilec_matrix_descriptor(a + 64 +", kNumbers},
+    {"sm90_slot_released_before_mma_done", "gemm", "sm_90a", kGemm, "tilec_wgmma_wait<1>();", "tilec_wgmma_wait<2>();",
+     "race:|deadlock:"},
+    {"sm90_fragment_row_formula", "gemm", "sm_90a", kGemm, "lane / 4 + 8 * ((i / 2) % 2)",
+     "lane / 8 + 8 * ((i / 2) % 2)", "uninitialized read:"},
+    {"sm90_missing_barrier_init_fence", "gemm", "sm_90a", kGemm, "    tilec_fence_barrier_init();\n", "",
+     "missing barrier-init fence:"},
+    {"sm90_wrong_named_barrier_count", "gemm", "sm_90a", kGemm,
+     "tilec_named_barrier_sync(3 + compute_warpgroup, 128);\n            #pragma unroll",
+     "tilec_named_barrier_sync(3 + compute_warpgroup, 96);\n            #pragma unroll", "barrier misuse:"},
+    {"sm90_no_sync_after_barrier_init", "gemm", "sm_90a", kGemm, "  __syncthreads();\n  // warp_specialize",
+     "  // warp_specialize", "race:|barrier misuse:"},
+    {"sm90_wrong_empty_arrival_count", "gemm", "sm_90a", kGemm, "tilec_mbarrier_init(pipe_a_empty + 8 * slot, 2)",
+     "tilec_mbarrier_init(pipe_a_empty + 8 * slot, 1)", "race:|deadlock:"},
+
+    // --- gemm, sm_100a (tcgen05, TMEM) ---
+    {"sm100_missing_after_thread_sync", "gemm", "sm_100a", kGemm,
+     "accumulator_parity ^= 1;\n          tilec_tcgen05_after_sync();", "accumulator_parity ^= 1;",
+     "missing tcgen05 fence:"},
+    {"sm100_missing_before_thread_sync", "gemm", "sm_100a", kGemmRounds,
+     "          tilec_tcgen05_before_sync();\n          tilec_named_barrier_sync(2, 256);",
+     "          tilec_named_barrier_sync(2, 256);", "missing tcgen05 fence:"},
+    {"sm100_tmem_reused_before_every_warp_read", "gemm", "sm_100a", kGemmRounds,
+     "          tilec_named_barrier_sync(2, 256);\n          tilec_tcgen05_after_sync();\n        }",
+     "          tilec_tcgen05_after_sync();\n        }", "TMEM"},
+    {"sm100_slot_released_at_issue", "gemm", "sm_100a", kGemm, "tilec_tcgen05_commit(pipe_a_empty +",
+     "tilec_mbarrier_arrive(pipe_a_empty +", "race:"},
+    {"sm100_missing_accumulator_commit", "gemm", "sm_100a", kGemm,
+     "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);", "", "deadlock:"},
+    {"sm100_wrong_instruction_n", "gemm", "sm_100a", kGemm, "0x08410490u, acc_1_started", "0x08210490u, acc_1_started",
+     "uninitialized read:"},
+    {"sm100_wrong_swizzle", "gemm", "sm_100a", kGemm, "2ull << 61", "4ull << 61", "layout mismatch:"},
+    {"sm100_missing_proxy_fence", "gemm", "sm_100a", kGemm, "tilec_fence_proxy_async();  // the box is read by TMA", "",
+     "missing fence.proxy.async:"},
+    {"sm100_wrong_expect_tx", "gemm", "sm_100a", kGemm, "(pipe_b_producer_index_2), 32768);",
+     "(pipe_b_producer_index_2), 16384);", "deadlock:"},
+    {"sm100_staging_reused_early", "gemm", "sm_100a", kGemm,
+     "if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<0>();", "", "staging reused:"},
+    {"sm100_tmem_lane_of_warp", "gemm", "sm_100a", kGemm, "(static_cast<uint32_t>(warp * 32) << 16)",
+     "(static_cast<uint32_t>(warp * 16) << 16)", "TMEM misuse:"},
+
+    // --- attention ---
+    {"sm90_attention_register_a_pairs", "attention", "sm_90a", kAttention, "t35_pairs[0], t35_pairs[1]",
+     "t35_pairs[1], t35_pairs[0]", kNumbers},
+    {"sm90_attention_missing_wgmma_fence", "attention", "sm_90a", kAttention,
+     "          tilec_wgmma_fence();\n          tilec_wgmma_m64n64k16_bf16_register_a",
+     "          tilec_wgmma_m64n64k16_bf16_register_a", "missing wgmma.fence:"},
+    {"sm90_attention_quad_shuffle", "attention", "sm_90a", kAttention,
+     "t29[0] = max_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 2));",
+     "t29[0] = max_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 4));", kNumbers},
+    {"sm90_attention_v_released_before_mma_done", "attention", "sm_90a", kAttention,
+     "          tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done\n"
+     "          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_v_empty",
+     "          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_v_empty", "race:"},
+    {"sm100_attention_missing_proxy_fence", "attention", "sm_100a", kAttention,
+     "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma", "", "missing fence.proxy.async:"},
+    {"sm100_attention_p_staged_without_barrier", "attention", "sm_100a", kAttention,
+     "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma\n          tilec_named_barrier_sync(1, 256);",
+     "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma", "race:"},
+    {"sm100_attention_row_exchange_barrier", "attention", "sm_100a", kAttention,
+     "            tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again\n"
+     "          }\n          // stage_write pipe_buffer: t29",
+     "          }\n          // stage_write pipe_buffer: t29", kNumbers},
+};
+
+// The text with its only occurrence of `find` replaced, or why not.
+std::string mutate(const std::string& text, const PlantedBug& bug, std::string& error) {
+  const size_t at = text.find(bug.find);
+  if (at == std::string::npos) {
+    error = "the text to mutate is not in the expected .cu";
+    return {};
+  }
+  if (text.find(bug.find, at + 1) != std::string::npos) {
+    error = "the text to mutate occurs more than once";
+    return {};
+  }
+  return text.substr(0, at) + bug.replace + text.substr(at + std::strlen(bug.find));
+}
+
+// What the runs printed before each schedule's closing error line (that line included).
+std::map<std::string, std::string> reports_by_schedule(const std::string& err) {
+  static const std::regex closing(R"(^tilec: error: kernel \w+, schedule (eager|lazy|random \(seed \d+\)):)");
+  std::map<std::string, std::string> reports;
+  std::string pending;
+  std::istringstream lines(err);
+  std::string line;
+  std::smatch match;
+  while (std::getline(lines, line)) {
+    pending += line + "\n";
+    if (std::regex_search(line, match, closing)) {
+      reports[match[1]] += pending;
+      pending.clear();
+    }
+  }
+  return reports;
+}
+
+// Whether `report` holds one of the '|'-separated `alternatives`.
+bool reports_one_of(const std::string& report, const std::string& alternatives) {
+  size_t start = 0;
+  while (start <= alternatives.size()) {
+    size_t end = alternatives.find('|', start);
+    if (end == std::string::npos) end = alternatives.size();
+    if (report.find(alternatives.substr(start, end - start)) != std::string::npos) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string emulate(const PlantedBug& bug, const fs::path& cu) {
+  return "cd " + source_dir().string() + " && TILEC_CACHE_DIR=" + TILEC_TEST_CACHE_DIR + " " + tilec_binary() +
+         " emulate samples/" + bug.sample + ".tile --target " + bug.target + " --cu " + cu.string() + " --dims " +
+         bug.dims + " --sms 2 --schedules 3";
+}
+
+fs::path work_directory() {
+  fs::path path = fs::path(TILEC_TEST_CACHE_DIR).parent_path() / "planted";
+  fs::create_directories(path);
+  return path;
+}
+
+class PlantedBugs : public ::testing::TestWithParam<PlantedBug> {};
+
+TEST_P(PlantedBugs, IsReportedInEverySchedule) {
+  const PlantedBug& bug = GetParam();
+  const std::string original =
+      read_file(source_dir() / "samples" / "expected" / (std::string(bug.sample) + "." + bug.target + ".cu"));
+  ASSERT_FALSE(original.empty());
+  std::string error;
+  const std::string mutated = mutate(original, bug, error);
+  ASSERT_TRUE(error.empty()) << bug.name << ": " << error << ":\n" << bug.find;
+  const fs::path cu = work_directory() / (std::string(bug.name) + ".cu");
+  write_file(cu, mutated);
+
+  CommandResult result = run_command(emulate(bug, cu));
+  EXPECT_EQ(result.status, 1) << result.out << result.err;
+  const auto reports = reports_by_schedule(result.err);
+  for (const char* schedule : {"eager", "lazy", "random (seed 1)"}) {
+    auto it = reports.find(schedule);
+    ASSERT_NE(it, reports.end()) << "schedule " << schedule << " did not fail:\n" << result.out << result.err;
+    EXPECT_TRUE(reports_one_of(it->second, bug.report)) << "schedule " << schedule << " does not report " << bug.report
+                                                         << ":\n" << it->second;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Emitted, PlantedBugs, ::testing::ValuesIn(kBugs),
+                         [](const ::testing::TestParamInfo<PlantedBug>& info) { return std::string(info.param.name); });
+
+// The control: the files the bugs are planted in pass in every schedule at the same shapes.
+struct Control {
+  const char* sample;
+  const char* target;
+  const char* dims;
+};
+
+class Unmutated : public ::testing::TestWithParam<Control> {};
+
+TEST_P(Unmutated, PassesInEverySchedule) {
+  const Control& control = GetParam();
+  const PlantedBug as_bug{"control", control.sample, control.target, control.dims, "", "", ""};
+  const fs::path cu = source_dir() / "samples" / "expected" / (std::string(control.sample) + "." + control.target + ".cu");
+  CommandResult result = run_command(emulate(as_bug, cu));
+  EXPECT_EQ(result.status, 0) << result.out << result.err;
+  EXPECT_EQ(reports_by_schedule(result.err).size(), 0u) << result.err;
+  EXPECT_THAT(result.out, ::testing::HasSubstr("schedule random (seed 1)")) << result.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Emitted, Unmutated,
+                         ::testing::Values(Control{"gemm", "sm_90a", kGemm}, Control{"gemm", "sm_100a", kGemm},
+                                           Control{"gemm", "sm_100a", kGemmRounds},
+                                           Control{"attention", "sm_90a", kAttention},
+                                           Control{"attention", "sm_100a", kAttention}),
+                         [](const ::testing::TestParamInfo<Control>& info) {
+                           return std::string(info.param.sample) + "_" + info.param.target + "_" +
+                                  std::to_string(info.index);
+                         });
+
+}  // namespace
+}  // namespace tilec::testing
