@@ -3,16 +3,14 @@
 // and match the interpreter on both targets, the build cache, and a hand-broken .cu.
 //
 // Every run shares one build cache under the build directory (TILEC_TEST_CACHE_DIR), so the
-// tests never write to $HOME and later runs reuse earlier builds. Tests that need the runtime
-// sit in the EmulateRuntime fixture, which skips until runtime/emulate/cta.cpp exists and
-// runtime/emulate/runtime_sources.txt lists it.
+// tests never write to $HOME and later runs reuse earlier builds. The runtime is always in the
+// tree: the EmulateRuntime tests never skip (a missing runtime fails them).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <regex>
 
-#include "../cli_runner.h"
+#include "emulate_test_support.h"
 
 namespace tilec::testing {
 namespace {
@@ -20,11 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string tilec(const std::string& arguments) {
-  return "cd " + source_dir().string() + " && TILEC_CACHE_DIR=" + TILEC_TEST_CACHE_DIR + " " + tilec_binary() +
-         " " + arguments;
-}
 
 // A fresh directory for one test's files.
 fs::path scratch(const std::string& name) {
@@ -42,7 +35,7 @@ std::vector<std::string> names_of(const std::string& list) {
   return names;
 }
 
-// --- without the runtime: input errors ---------------------------------------------------------
+// --- input errors ------------------------------------------------------------------------------
 
 TEST(Emulate, HelpNamesEveryOption) {
   CommandResult r = run_command(tilec("emulate --help"));
@@ -165,21 +158,7 @@ TEST(Emulate, TheDriverCallsTheLauncherWithItsParametersInOrder) {
 
 // --- with the runtime ----------------------------------------------------------------------------
 
-class EmulateRuntime : public ::testing::Test {
- protected:
-  void SetUp() override {
-    // The runtime is there when its CTA engine exists and runtime_sources.txt lists it.
-    // tilec takes the runtime from $TILEC_SOURCE_ROOT when it is set, so the check does too.
-    const char* root = std::getenv("TILEC_SOURCE_ROOT");
-    fs::path emulate = (root && *root ? fs::path(root) : source_dir()) / "runtime" / "emulate";
-    if (!fs::exists(emulate / "cta.cpp") ||
-        read_file(emulate / "runtime_sources.txt").find("runtime/emulate/cta.cpp") == std::string::npos)
-      GTEST_SKIP() << "the emulation runtime (runtime/emulate/cta.cpp, listed in runtime_sources.txt) is not in "
-                      "the tree yet";
-  }
-};
-
-TEST_F(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
+TEST(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"})
     for (const char* sample : {"vector_add", "softmax"}) {
       SCOPED_TRACE(std::string(sample) + " " + target);
@@ -194,7 +173,7 @@ TEST_F(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
 }
 
 // A ragged gemm: partial tiles in M, N and K, two SMs so persistent CTAs take several tiles.
-TEST_F(EmulateRuntime, RaggedGemmMatchesTheInterpreterOnBothTargets) {
+TEST(EmulateRuntime, RaggedGemmMatchesTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
     SCOPED_TRACE(target);
     CommandResult r = run_command(tilec(std::string("emulate samples/gemm.tile --target ") + target +
@@ -206,7 +185,7 @@ TEST_F(EmulateRuntime, RaggedGemmMatchesTheInterpreterOnBothTargets) {
   }
 }
 
-TEST_F(EmulateRuntime, ASecondRunDoesNotRecompile) {
+TEST(EmulateRuntime, ASecondRunDoesNotRecompile) {
   std::string command = "emulate samples/vector_add.tile --dims N=5000 --seed 7 --verbose";
   CommandResult first = run_command(tilec(command));
   ASSERT_EQ(first.status, 0) << first.err;
@@ -222,7 +201,7 @@ TEST_F(EmulateRuntime, ASecondRunDoesNotRecompile) {
 
 // A hand-edited .cu that adds x to itself instead of y: the emulated result differs from the
 // .tile's, and the report names the output and the first mismatching index.
-TEST_F(EmulateRuntime, AHandBrokenCuIsReportedAsAMismatch) {
+TEST(EmulateRuntime, AHandBrokenCuIsReportedAsAMismatch) {
   fs::path dir = scratch("edited");
   CommandResult compiled = run_command(tilec("compile samples/vector_add.tile -o " + (dir / "edited.cu").string()));
   ASSERT_EQ(compiled.status, 0) << compiled.err;
