@@ -239,11 +239,16 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   std::vector<std::string> base = {program->string(), cu.string(), data.string()};
   for (const std::string& value : driver_value_arguments(job.plan, inputs)) base.push_back(value);
   if (work.keep) {
-    std::ofstream script(work.path / ("run_" + name + ".sh"));
-    script << "#!/bin/sh\n# Reruns kernel " << name << " as tilec emulate did (schedule " << schedules(options)[0].policy
-           << "); add --policy lazy|random --seed S to try others.\n"
-           << shell_words(base) << " --policy " << schedules(options)[0].policy << " --sms " << options.sms
-           << " --workers " << options.workers << (options.no_hazards ? " --no-hazards" : "") << " \"$@\"\n";
+    const fs::path script_path = work.path / ("run_" + name + ".sh");
+    {
+      std::ofstream script(script_path);
+      script << "#!/bin/sh\n# Reruns kernel " << name << " as tilec emulate did (schedule " << schedules(options)[0].policy
+             << "); add --policy lazy|random --seed S to try others.\n"
+             << shell_words(base) << " --policy " << schedules(options)[0].policy << " --sms " << options.sms
+             << " --workers " << options.workers << (options.no_hazards ? " --no-hazards" : "") << " \"$@\"\n";
+    }
+    fs::permissions(script_path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::add, error);
   }
 
   // Phase 6. Every schedule runs, even after one failed: a hazard should be reported in each.

@@ -220,6 +220,7 @@ void setmaxnreg(bool increase, uint32_t registers, int line) {
       return;
     }
     const uint32_t needed = registers - thread.registers;
+    scan_generic_writes(thread, line);
     RegisterWait wait(c, needed);
     block(wait, line);
     c.register_pool -= static_cast<int>(needed);

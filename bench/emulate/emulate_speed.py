@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""bench/emulate/emulate_speed.py — how fast `tilec emulate` runs the emitted CUDA on the CPU.
+
+For each case (gemm 512³ and 1024³, attention S = T = 1024, on sm_90a and sm_100a) it
+  1. builds the emulated program once through `tilec emulate --keep DIR` (the build is cached, so
+     no compile time is measured),
+  2. times the kept program itself (the emulation alone: fibers, TMA, tensor-core arithmetic)
+     with the hazard checker and with --no-hazards, eager schedule, one CTA worker,
+  3. times the IR interpreter on the same kernel and shape as the baseline beside it
+     (`tilec run --stop-after parse --workers 1`: the kernel as parsed, which is what emulate
+     compares against),
+and prints medians of --repeat runs with the load average before and after, so a figure taken on
+a busy machine is visible as such. Nothing here asserts a time.
+
+Run: ninja -C build emulate-speed
+ or: bench/emulate/emulate_speed.py --tilec build/tools/tilec --samples samples [--repeat 3]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CASES = [
+    ("gemm", "M=512,N=512,K=512", "gemm 512³"),
+    ("gemm", "M=1024,N=1024,K=1024", "gemm 1024³"),
+    ("attention", "S=1024,T=1024,HD=64", "attention S=T=1024, one head of D=64"),
+]
+TARGETS = ["sm_90a", "sm_100a"]
+
+
+def timed(command, env):
+    start = time.perf_counter()
+    result = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"emulate_speed: {' '.join(command)} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
+    return elapsed
+
+
+def median_of(command, env, repeat):
+    return statistics.median(timed(command, env) for _ in range(repeat))
+
+
+def load():
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tilec", required=True)
+    parser.add_argument("--samples", required=True)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sms", type=int, default=4)
+    args = parser.parse_args()
+    env = dict(os.environ)
+    work = tempfile.mkdtemp(prefix="tilec_emulate_speed_")
+    env.setdefault("TILEC_CACHE_DIR", os.path.join(work, "cache"))
+
+    print(f"emulate-speed: medians of {args.repeat} runs, --sms {args.sms}, one CTA worker, eager schedule")
+    print(f"load average before: {load()}")
+    print(f"{'case':40} {'target':8} {'emulated':>10} {'no hazards':>11} {'interpreter':>12}")
+    for sample, dims, title in CASES:
+        tile = os.path.join(args.samples, sample + ".tile")
+        for target in TARGETS:
+            keep = os.path.join(work, f"{sample}_{target}_{dims.replace(',', '_').replace('=', '')}")
+            build = [args.tilec, "emulate", tile, "--target", target, "--dims", dims, "--sms", str(args.sms),
+                     "--schedules", "1", "--keep", keep]
+            timed(build, env)  # builds (cached) and checks the result once
+            script = [os.path.join(keep, f"run_{sample}.sh")]
+            emulated = median_of(script, env, args.repeat)
+            unchecked = median_of(script + ["--no-hazards"], env, args.repeat)
+            interpreter = median_of([args.tilec, "run", tile, "--target", target, "--dims", dims, "--sms",
+                                     str(args.sms), "--stop-after", "parse", "--workers", "1"], env, args.repeat)
+            print(f"{title:40} {target:8} {emulated:9.2f}s {unchecked:10.2f}s {interpreter:11.2f}s", flush=True)
+    print(f"load average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()
