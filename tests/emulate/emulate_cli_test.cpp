@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <regex>
 
 #include "emulate_test_support.h"
@@ -173,6 +174,25 @@ TEST(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
 }
 
 // A ragged gemm: partial tiles in M, N and K, two SMs so persistent CTAs take several tiles.
+// Clusters of 2 CTAs along M (a cudaLaunchKernelEx launch with the cluster attribute): the grid
+// is rounded to whole clusters and a cluster's CTAs share n; the results must not change.
+TEST(EmulateRuntime, AClusteredGemmMatchesTheInterpreterOnBothTargets) {
+  fs::path dir = scratch("cluster");
+  std::string gemm = read_file(source_dir() / "samples" / "gemm.tile");
+  const size_t at = gemm.find("cluster = 1");
+  ASSERT_NE(at, std::string::npos);
+  gemm.replace(at, std::strlen("cluster = 1"), "cluster = 2");
+  write_file(dir / "gemm_cluster.tile", gemm);
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec("emulate " + (dir / "gemm_cluster.tile").string() + " --target " + target +
+                                        " --dims M=520,N=264,K=136 --sms 4 --schedules 3"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("schedule random (seed 1): C ok"));
+  }
+  fs::remove_all(dir);
+}
+
 TEST(EmulateRuntime, RaggedGemmMatchesTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
     SCOPED_TRACE(target);

@@ -19,7 +19,7 @@
 #include <map>
 #include <regex>
 
-#include "../cli_runner.h"
+#include "emulate_test_support.h"
 
 namespace tilec::testing {
 namespace {
@@ -172,9 +172,8 @@ bool reports_one_of(const std::string& report, const std::string& alternatives) 
 }
 
 std::string emulate(const PlantedBug& bug, const fs::path& cu) {
-  return "cd " + source_dir().string() + " && TILEC_CACHE_DIR=" + TILEC_TEST_CACHE_DIR + " " + tilec_binary() +
-         " emulate samples/" + bug.sample + ".tile --target " + bug.target + " --cu " + cu.string() + " --dims " +
-         bug.dims + " --sms 2 --schedules 3";
+  return tilec(std::string("emulate samples/") + bug.sample + ".tile --target " + bug.target + " --cu " + cu.string() +
+               " --dims " + bug.dims + " --sms 2 --schedules 3");
 }
 
 fs::path work_directory() {
