@@ -88,7 +88,7 @@ void resume(Cta& c, ThreadState& thread, ThreadBody body, void* closure) {
   if (!thread.started) {
     thread.started = true;
     thread.fiber = boost::context::fiber(std::allocator_arg, PooledStack(),
-                                         [&c, &thread, body, closure](boost::context::fiber&& scheduler) {
+                                         [&thread, body, closure](boost::context::fiber&& scheduler) {
                                            thread.scheduler = std::move(scheduler);
                                            try {
                                              body(closure);

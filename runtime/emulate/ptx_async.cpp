@@ -97,6 +97,18 @@ struct GroupsWait final : Wait {
   }
 };
 
+// An mbarrier the async proxy (TMA, tcgen05.commit) completes: its init must have been fenced.
+MBarrier& async_proxy_barrier(uint32_t address, int line, const char* what) {
+  MBarrier& barrier = mbarrier_at(address, line, what);
+  if (!barrier.init_fenced)
+    report(HazardKind::missing_barrier_init_fence, line,
+           std::string(what) + " mbarrier " + barrier_name(address) +
+               ", whose initialization was not followed by fence.mbarrier_init or fence.proxy.async: the async "
+               "proxy may not see it",
+           {cu_location(barrier.init_line) + ": note: initialized here"});
+  return barrier;
+}
+
 void wait_for_groups(ThreadState& thread, std::vector<std::vector<uint32_t>>& groups, int pending, int line,
                      const char* what) {
   scan_generic_writes(thread, line);
@@ -251,12 +263,7 @@ void tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner, in
   Cta& c = cta();
   ThreadState& thread = self();
   const TensorMapFields& fields = tensor_map(map, line, "cp.async.bulk.tensor.2d (load)");
-  MBarrier& barrier = mbarrier_at(barrier_address, line, "cp.async.bulk.tensor's complete_tx");
-  if (!barrier.init_fenced)
-    report(HazardKind::missing_barrier_init_fence, line,
-           "the TMA load completes on mbarrier " + barrier_name(barrier_address) +
-               ", whose initialization was not followed by fence.mbarrier_init or fence.proxy.async: the async proxy may not see it",
-           {cu_location(barrier.init_line) + ": note: initialized here"});
+  async_proxy_barrier(barrier_address, line, "the TMA load completes on");
   AsyncOp& op = new_async_op(AsyncKind::tma_load, line);
   op.map = fields;
   op.inner = inner;
@@ -548,12 +555,7 @@ void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, ui
 void tcgen05_commit(uint32_t barrier_address, int line) {
   Cta& c = cta();
   ThreadState& thread = self();
-  MBarrier& barrier = mbarrier_at(barrier_address, line, "tcgen05.commit");
-  if (!barrier.init_fenced)
-    report(HazardKind::missing_barrier_init_fence, line,
-           "tcgen05.commit arrives on mbarrier " + barrier_name(barrier_address) +
-               ", whose initialization was not followed by fence.mbarrier_init or fence.proxy.async",
-           {cu_location(barrier.init_line) + ": note: initialized here"});
+  async_proxy_barrier(barrier_address, line, "tcgen05.commit arrives on");
   AsyncOp& op = new_async_op(AsyncKind::tcgen05_commit, line);
   op.barrier = barrier_address;
   op.sequence = thread.tcgen05_issued++;
