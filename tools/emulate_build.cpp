@@ -96,6 +96,15 @@ void report_failed_build(const std::string& what, const std::vector<std::string>
   else if (outcome.signal) fmt::print(stderr, " (the compiler was killed by signal {})\n", outcome.signal);
   else fmt::print(stderr, " (exit status {}):\n{}", outcome.exit_status, first_lines(outcome.output, 20));
   fmt::print(stderr, "tilec: note: the command was: {}\n", shell_words(command));
+  // The two ways a hand-edited .cu usually breaks the emulated build, said plainly.
+  if (outcome.output.find("no such instruction") != std::string::npos ||
+      outcome.output.find("unknown mnemonic") != std::string::npos)
+    fmt::print(stderr, "tilec: note: the .cu has inline PTX the host cannot assemble: every asm must sit in a prelude "
+                       "helper under #ifndef TILEC_EMULATE, with its emulation in the #else branch "
+                       "(docs/backend_tensor_core.md)\n");
+  if (outcome.output.find("undefined reference to `tilec_emu::") != std::string::npos)
+    fmt::print(stderr, "tilec: note: a helper calls an emulation function the runtime does not have: the PTX "
+                       "instructions it emulates are listed in runtime/emulate/ptx_table.h\n");
 }
 
 // A fresh scratch directory inside the cache: entries are built there, then renamed.

@@ -221,6 +221,21 @@ TEST(EmulateRuntime, ASecondRunDoesNotRecompile) {
 
 // A hand-edited .cu that adds x to itself instead of y: the emulated result differs from the
 // .tile's, and the report names the output and the first mismatching index.
+// Inline PTX outside a guarded helper cannot run on the host: the build fails (exit 1, never 2)
+// and the note says where PTX belongs.
+TEST(EmulateRuntime, InlinePtxOutsideAHelperIsExplained) {
+  fs::path dir = scratch("asm");
+  std::string cu = read_file(source_dir() / "samples" / "expected" / "vector_add.sm_90a.cu");
+  const std::string from = "  __syncthreads();\n";
+  ASSERT_NE(cu.find(from), std::string::npos);
+  cu.replace(cu.find(from), from.size(), "  asm volatile(\"bar.sync 0;\");\n");
+  write_file(dir / "asm.cu", cu);
+  CommandResult r = run_command(tilec("emulate samples/vector_add.tile --cu " + (dir / "asm.cu").string()));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("every asm must sit in a prelude helper under #ifndef TILEC_EMULATE"));
+  fs::remove_all(dir);
+}
+
 TEST(EmulateRuntime, AHandBrokenCuIsReportedAsAMismatch) {
   fs::path dir = scratch("edited");
   CommandResult compiled = run_command(tilec("compile samples/vector_add.tile -o " + (dir / "edited.cu").string()));
