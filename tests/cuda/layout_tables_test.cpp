@@ -1,0 +1,942 @@
+// tests/cuda/layout_tables_test.cpp — the tensor-core backend's layout formulas against the golden
+// tables in ../shared/reference/layouts/ (computed with CuTe; its README says how), never against
+// the emulator's or our own figures.
+//
+// The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
+// CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128,
+// gemm_f16, gemm_bias_relu, batched_gemm, attention; sm_90a and sm_100a) and, the same checks
+// again, the files in samples/expected/. The emitted expressions are evaluated by a small
+// interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
+// loops with constant bounds), for every compute thread and register.
+//
+//  1. Accumulator (wgmma_accumulator.json, f32, every N): FragmentLayout::row/column/count
+//     (tensor_core_fragments.cpp, sm_90a), and the row/column the sm_90a epilogues declare
+//     (emit_tma_store) for each register they store.
+//  2. Register A (wgmma_register_a.json, b16_64x16): emit_wgmma's pairs (`tilec_pack_pair(x[2i],
+//     x[2i+1])`, pairs 4s..4s+3 as a0..a3 of step s) over FragmentLayout's positions, and the
+//     prelude's pack (low half = first) and operand order (tensor_core_prelude.cpp).
+//  3. Matrix descriptors (smem_canonical.json k_steps): every `tilec_matrix_descriptor(...)` call
+//     emit_wgmma / emit_tcgen05_* write (a_address, b_descriptor: start per k-step and per
+//     warpgroup, LBO, SBO), evaluated through the prelude's own tilec_matrix_descriptor body
+//     (field packing, version and swizzle bits) and compared as 64-bit values; the tile is the one
+//     the emitted stage buffer declares (A K-major R x C; B MN-major, C x R). Documented
+//     exception (README, Verification): LBO when lbo_used is false (attention's 64x64 Kt and V).
+//     Also WGMMA's trans-a/trans-b immediates against the tiles' major-ness, and 1024-byte
+//     alignment of every tile base.
+//  4. tcgen05 instruction descriptors (tcgen05_instr_desc.json): the constants emit_tcgen05_*
+//     write (tcgen05_instruction), looked up by the kind in the prelude's asm, the A/B types, the
+//     accumulator's rows/columns, A K-major, B MN-major.
+//  5. tcgen05.ld (tcgen05_ld.json, 32x32b.x32): the prelude's tilec_tmem_load_32 (shape, register
+//     order) and, at every call, the TMEM lane/column each register reads (the address the emitter
+//     builds plus the table), which must be in the warp's lane quarter and equal the element the
+//     code then treats it as: FragmentLayout(sm_100a) for loads into registers
+//     (emit_tcgen05_into_registers), the declared row/column for epilogues (emit_tma_store). D of
+//     tcgen05.mma cta_group::1 with M = 128 is row m = lane m, column n = column (tmem + n).
+//  6. Staging (tma_swizzle.json, f32_128B / bf16_128B): every TMA-store epilogue's
+//     `box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16` (emit_staging_element),
+//     with the box origin of its tilec_tma_store_2d call and the box the launcher encodes
+//     (prelude: CU_TENSOR_MAP_SWIZZLE_128B); and sm_100a's A staging from registers
+//     (emit_tcgen05_into_registers) against the A tile of smem_canonical.json.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../cli_runner.h"
+#include "backend/cuda/tensor_core_fragments.h"
+
+namespace tilec::cuda {
+namespace {
+
+using nlohmann::json;
+using Variables = std::map<std::string, uint64_t>;
+
+const std::filesystem::path kLayoutDirectory = std::filesystem::path(TILEC_REFERENCE_DIR) / "layouts";
+
+// Loads a table; an absent directory skips the test (the tables live outside the repository).
+#define LOAD_TABLE(variable, name)                                                                      \
+  if (!std::filesystem::is_directory(kLayoutDirectory))                                                 \
+    GTEST_SKIP() << "reference tables not found at " << kLayoutDirectory << " (../shared/reference)"; \
+  const json variable = json::parse(std::ifstream(kLayoutDirectory / (name)))
+
+uint64_t parse_hex(const json& value) { return std::stoull(value.get<std::string>(), nullptr, 16); }
+
+// ------------------------------------------------------------------------------ expressions
+// C integer expressions: literals (decimal, hex, u/l suffixes), names (`threadIdx.x` is read as
+// `threadIdx_x`), ( ), static_cast<T>(e) (uint32_t truncates), unary -, * / % + - << >> & ^ |
+// with C's precedence. Unsigned 64-bit arithmetic; every value here is non-negative.
+class Expression {
+ public:
+  explicit Expression(std::string text) : text_(std::move(text)) {
+    for (size_t at; (at = text_.find("threadIdx.x")) != std::string::npos;) text_.replace(at, 11, "threadIdx_x");
+    root_ = parse_binary(0);
+    skip();
+    if (at_ != text_.size()) fail("trailing text");
+  }
+  // Unknown names throw, or (`unknown_zero`) read as 0.
+  uint64_t evaluate(const Variables& variables, bool unknown_zero = false) const {
+    return evaluate(root_, variables, unknown_zero);
+  }
+
+ private:
+  struct Node {
+    std::string op;  // "num", "name", "neg", "u32", or a binary operator
+    uint64_t value = 0;
+    std::string name;
+    int left = -1, right = -1;
+  };
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error(what + " at " + std::to_string(at_) + " in `" + text_ + "`");
+  }
+  void skip() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+  }
+  int add(Node node) {
+    nodes_.push_back(std::move(node));
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+  // Binary levels, loosest first.
+  int parse_binary(int level) {
+    static const std::vector<std::vector<std::string>> kLevels = {{"|"}, {"^"}, {"&"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}};
+    if (level == static_cast<int>(kLevels.size())) return parse_unary();
+    int left = parse_binary(level + 1);
+    for (;;) {
+      skip();
+      std::string found;
+      for (const std::string& op : kLevels[level])
+        if (text_.compare(at_, op.size(), op) == 0) found = op;
+      // `&&`, `||` and comparisons are not part of this subset.
+      if (found.empty() || (found.size() == 1 && at_ + 1 < text_.size() && text_[at_ + 1] == found[0] && found != "<" && found != ">"))
+        return left;
+      at_ += found.size();
+      int right = parse_binary(level + 1);
+      left = add({found, 0, "", left, right});
+    }
+  }
+  int parse_unary() {
+    skip();
+    if (at_ < text_.size() && text_[at_] == '-') {
+      ++at_;
+      return add({"neg", 0, "", parse_unary(), -1});
+    }
+    return parse_primary();
+  }
+  int parse_primary() {
+    skip();
+    if (at_ >= text_.size()) fail("unexpected end");
+    if (text_[at_] == '(') {
+      ++at_;
+      int inner = parse_binary(0);
+      skip();
+      if (at_ >= text_.size() || text_[at_++] != ')') fail("missing )");
+      return inner;
+    }
+    size_t start = at_;
+    while (at_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[at_])) || text_[at_] == '_')) ++at_;
+    std::string word = text_.substr(start, at_ - start);
+    if (word.empty()) fail("unexpected character");
+    if (std::isdigit(static_cast<unsigned char>(word[0]))) {
+      size_t end = 0;
+      uint64_t value = std::stoull(word, &end, 0);
+      for (char c : word.substr(end))
+        if (c != 'u' && c != 'U' && c != 'l' && c != 'L') fail("bad literal " + word);
+      return add({"num", value, "", -1, -1});
+    }
+    if (word == "static_cast") {
+      size_t close = text_.find('>', at_);
+      if (text_[at_] != '<' || close == std::string::npos) fail("bad static_cast");
+      std::string type = text_.substr(at_ + 1, close - at_ - 1);
+      at_ = close + 1;
+      int inner = parse_primary();
+      return type == "uint32_t" ? add({"u32", 0, "", inner, -1}) : inner;
+    }
+    return add({"name", 0, word, -1, -1});
+  }
+  uint64_t evaluate(int index, const Variables& variables, bool unknown_zero) const {
+    const Node& node = nodes_[index];
+    if (node.op == "num") return node.value;
+    if (node.op == "name") {
+      auto it = variables.find(node.name);
+      if (it != variables.end()) return it->second;
+      if (unknown_zero) return 0;
+      throw std::runtime_error("unknown name " + node.name + " in `" + text_ + "`");
+    }
+    uint64_t a = evaluate(node.left, variables, unknown_zero);
+    if (node.op == "neg") return 0 - a;
+    if (node.op == "u32") return a & 0xffffffffu;
+    uint64_t b = evaluate(node.right, variables, unknown_zero);
+    if (node.op == "+") return a + b;
+    if (node.op == "-") return a - b;
+    if (node.op == "*") return a * b;
+    if (node.op == "/") return a / b;
+    if (node.op == "%") return a % b;
+    if (node.op == "<<") return a << b;
+    if (node.op == ">>") return a >> b;
+    if (node.op == "&") return a & b;
+    if (node.op == "^") return a ^ b;
+    return a | b;
+  }
+
+  std::string text_;
+  size_t at_ = 0;
+  std::vector<Node> nodes_;
+  int root_ = -1;
+};
+
+uint64_t evaluate(const std::string& text, const Variables& variables, bool unknown_zero = false) {
+  static std::unordered_map<std::string, Expression> cache;
+  auto it = cache.find(text);
+  if (it == cache.end()) it = cache.emplace(text, Expression(text)).first;
+  return it->second.evaluate(variables, unknown_zero);
+}
+
+// ------------------------------------------------------------------------------ emitted text
+std::string trim(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t"), end = text.find_last_not_of(" \t");
+  return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
+}
+std::string code_of(const std::string& line) { return trim(line.substr(0, line.find("//"))); }
+int brace_balance(const std::string& line) {
+  int balance = 0;
+  for (char c : code_of(line)) balance += c == '{' ? 1 : c == '}' ? -1 : 0;
+  return balance;
+}
+
+// The arguments of the call whose '(' is at `open`, split at top-level commas; `end` gets the
+// index after its ')'.
+std::vector<std::string> call_arguments(const std::string& text, size_t open, size_t* end = nullptr) {
+  std::vector<std::string> arguments;
+  int depth = 0;
+  size_t start = open + 1;
+  for (size_t at = open; at < text.size(); ++at) {
+    char c = text[at];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') {
+      if (--depth == 0) {
+        arguments.push_back(trim(text.substr(start, at - start)));
+        if (end) *end = at + 1;
+        return arguments;
+      }
+    }
+    if (c == ',' && depth == 1) {
+      arguments.push_back(trim(text.substr(start, at - start)));
+      start = at + 1;
+    }
+  }
+  throw std::runtime_error("unclosed call in " + text.substr(open, 80));
+}
+
+struct Emitted {
+  std::string label, target, text;
+  std::vector<std::string> lines;
+  bool blackwell() const { return target == "sm_100a"; }
+  std::optional<std::smatch> search(const std::string& pattern) const {
+    std::smatch match;
+    if (std::regex_search(text, match, std::regex(pattern))) return match;
+    return std::nullopt;
+  }
+  // Compute threads: "compute warpgroups 1..W (N threads" in the kernel summary.
+  uint64_t compute_threads() const {
+    if (threads == 0) threads = std::stoull((*search(R"(compute warpgroups 1\.\.\d+ \((\d+) threads)"))[1]);
+    return threads;
+  }
+  mutable uint64_t threads = 0;
+};
+
+// The samples as `tilec compile` writes them now, then as samples/expected holds them.
+const std::vector<Emitted>& emitted_samples() {
+  static const std::vector<Emitted> samples = [] {
+    struct Sample { std::string file, defines, expected; };
+    const std::vector<Sample> list = {{"gemm", "", "gemm"},       {"gemm", " -D BN=128", ""},
+                                      {"gemm_f16", "", "gemm_f16"}, {"gemm_bias_relu", "", "gemm_bias_relu"},
+                                      {"batched_gemm", "", "batched_gemm"}, {"attention", "", "attention"}};
+    std::vector<Emitted> out;
+    for (const char* target : {"sm_90a", "sm_100a"})
+      for (const Sample& sample : list) {
+        std::string command = "cd " + testing::source_dir().string() + " && " + testing::tilec_binary() + " compile samples/" +
+                              sample.file + ".tile --target " + target + sample.defines;
+        testing::CommandResult result = testing::run_command(command);
+        if (result.status != 0) throw std::runtime_error(command + " failed:\n" + result.err);
+        out.push_back({"tilec compile samples/" + sample.file + ".tile --target " + target + sample.defines, target, result.out, {}});
+        if (!sample.expected.empty()) {
+          std::filesystem::path path = testing::source_dir() / "samples" / "expected" / (sample.expected + "." + target + ".cu");
+          out.push_back({path.string(), target, testing::read_file(path), {}});
+        }
+      }
+    for (Emitted& e : out) {
+      std::string line;
+      std::istringstream in(e.text);
+      while (std::getline(in, line)) e.lines.push_back(line);
+    }
+    return out;
+  }();
+  return samples;
+}
+
+// The body of a prelude function: the expression of `return ...;` after `signature`.
+std::string returned_expression(const Emitted& e, const std::string& signature) {
+  size_t at = e.text.find(signature);
+  if (at == std::string::npos) throw std::runtime_error("no " + signature + " in " + e.label);
+  size_t start = e.text.find("return ", at) + 7, end = e.text.find(';', start);
+  return e.text.substr(start, end - start);
+}
+
+// ------------------------------------------------------------------------------ interpreter
+// Runs lines [begin, end) of emitted code for one thread: `const int|uint32_t|int64_t` and
+// `unsigned char* const` declarations (a declaration that reads an unknown name is left
+// undefined), `for (int x = a; x < b; ++x)` with a body block or one statement, `{ }` scopes;
+// `if` blocks are skipped; every other statement goes to `visit` with the variables in scope.
+// A block is parsed once into steps, then run per thread.
+using Visit = std::function<void(const std::string& statement, const Variables& variables)>;
+
+struct Step {
+  enum class Kind { declare, loop, scope, statement } kind = Kind::statement;
+  std::vector<std::pair<std::string, std::string>> declarations;  // name, expression
+  std::string name, first, last, statement;                        // loop variable and bounds; other statements
+  std::vector<Step> body;
+};
+
+size_t matching_close(const std::vector<std::string>& lines, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < lines.size(); ++i) {
+    depth += brace_balance(lines[i]);
+    if (depth == 0) return i;
+  }
+  throw std::runtime_error("unbalanced braces from line: " + lines[open]);
+}
+
+Step parse_statement(const std::string& code) {
+  Step step;
+  for (const char* prefix : {"const int ", "const uint32_t ", "const int64_t ", "unsigned char* const "}) {
+    if (!code.starts_with(prefix)) continue;
+    step.kind = Step::Kind::declare;
+    std::string list = "(" + code.substr(std::string(prefix).size(), code.size() - std::string(prefix).size() - 1) + ")";
+    for (const std::string& declarator : call_arguments(list, 0)) {
+      size_t equals = declarator.find(" = ");
+      step.declarations.emplace_back(declarator.substr(0, equals), declarator.substr(equals + 3));
+    }
+    return step;
+  }
+  step.statement = code;
+  return step;
+}
+
+std::vector<Step> parse_block(const std::vector<std::string>& lines, size_t begin, size_t end) {
+  static const std::regex loop(R"(^for \(int (\w+) = (.+); \1 < (.+); \+\+\1\) (.*)$)");
+  std::vector<Step> steps;
+  for (size_t i = begin; i < end; ++i) {
+    std::string code = code_of(lines[i]);
+    if (code.empty() || code[0] == '#' || code.starts_with("(void)") || code == "}") continue;
+    std::smatch match;
+    if (std::regex_match(code, match, loop)) {
+      Step step;
+      step.kind = Step::Kind::loop;
+      step.name = match[1], step.first = match[2], step.last = match[3];
+      std::string body = match[4];
+      if (body == "{") {
+        size_t close = matching_close(lines, i);
+        step.body = parse_block(lines, i + 1, close);
+        i = close;
+      } else {
+        step.body.push_back(parse_statement(body));
+      }
+      steps.push_back(std::move(step));
+      continue;
+    }
+    if (code.back() == '{' && brace_balance(lines[i]) > 0) {
+      size_t close = matching_close(lines, i);
+      if (code == "{") {  // a scope; `if` blocks are skipped
+        Step step;
+        step.kind = Step::Kind::scope;
+        step.body = parse_block(lines, i + 1, close);
+        steps.push_back(std::move(step));
+      }
+      i = close;
+      continue;
+    }
+    // Statements end at top-level semicolons (`const int lane = ..;  (void)lane;` is two).
+    int depth = 0;
+    size_t start = 0;
+    for (size_t at = 0; at < code.size(); ++at) {
+      if (std::string_view("([{").find(code[at]) != std::string_view::npos) ++depth;
+      if (std::string_view(")]}").find(code[at]) != std::string_view::npos) --depth;
+      if (code[at] == ';' && depth == 0) {
+        std::string statement = trim(code.substr(start, at + 1 - start));
+        if (!statement.starts_with("(void)")) steps.push_back(parse_statement(statement));
+        start = at + 1;
+      }
+    }
+    if (!trim(code.substr(start)).empty()) steps.push_back(parse_statement(trim(code.substr(start))));
+  }
+  return steps;
+}
+
+void run_steps(const std::vector<Step>& steps, Variables variables, const Visit& visit) {
+  for (const Step& step : steps) {
+    switch (step.kind) {
+      case Step::Kind::declare:
+        for (const auto& [name, expression] : step.declarations) {
+          try {
+            variables[name] = evaluate(expression, variables);
+          } catch (const std::runtime_error&) {
+            variables.erase(name);
+          }
+        }
+        break;
+      case Step::Kind::loop: {
+        uint64_t first = evaluate(step.first, variables), last = evaluate(step.last, variables);
+        for (uint64_t value = first; value < last; ++value) {
+          variables[step.name] = value;
+          run_steps(step.body, variables, visit);
+        }
+        variables.erase(step.name);
+        break;
+      }
+      case Step::Kind::scope: run_steps(step.body, variables, visit); break;
+      case Step::Kind::statement: visit(step.statement, variables); break;
+    }
+  }
+}
+
+// The innermost plain `{` block around line `at`: [its first line, its closing line).
+std::pair<size_t, size_t> enclosing_scope(const std::vector<std::string>& lines, size_t at) {
+  int depth = 0;
+  for (size_t i = at; i-- > 0;) {
+    depth += brace_balance(lines[i]);
+    if (depth > 0) {
+      if (code_of(lines[i]) == "{") return {i + 1, matching_close(lines, i)};
+      depth = 0;  // a loop or if around `at`: keep looking outward from here
+    }
+  }
+  throw std::runtime_error("no enclosing scope for: " + lines[at]);
+}
+
+// The start variables of compute thread `thread` (shared_base, shared_aligned, tmem_base: 0).
+Variables thread_variables(uint64_t thread) {
+  return {{"compute_thread", thread}, {"compute_warpgroup", thread / 128}, {"threadIdx_x", thread + 128},
+          {"shared_base", 0},         {"shared_aligned", 0},               {"tmem_base", 0}};
+}
+
+// Runs, for every compute thread, every `{` scope holding a statement that starts with `start`
+// and contains `contains`. After a failure the visitor is not called again.
+template <typename Visitor>
+size_t run_scopes_with(const Emitted& e, const std::string& start, const std::string& contains, const Visitor& visitor) {
+  std::set<std::pair<size_t, size_t>> scopes;
+  for (size_t i = 0; i < e.lines.size(); ++i) {
+    std::string code = code_of(e.lines[i]);
+    if (code.starts_with(start) && code.find(contains) != std::string::npos) scopes.insert(enclosing_scope(e.lines, i));
+  }
+  for (const auto& [begin, end] : scopes) {
+    SCOPED_TRACE("the block at line " + std::to_string(begin) + " of " + e.label);
+    const std::vector<Step> steps = parse_block(e.lines, begin, end);
+    for (uint64_t thread = 0; thread < e.compute_threads(); ++thread)
+      run_steps(steps, thread_variables(thread), [&](const std::string& code, const Variables& variables) {
+        if (!::testing::Test::HasFailure()) visitor(begin, code, variables, thread);
+      });
+  }
+  return scopes.size();
+}
+
+// regex_search / regex_match of a statement, remembered (statements repeat per thread and
+// register): the groups, or null.
+const std::vector<std::string>* matched(const std::regex& pattern, const std::string& text, bool whole) {
+  static std::unordered_map<std::string, std::optional<std::vector<std::string>>> cache;
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(&pattern)) + (whole ? "=" : "~") + text;
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    std::smatch match;
+    std::optional<std::vector<std::string>> groups;
+    if (whole ? std::regex_match(text, match, pattern) : std::regex_search(text, match, pattern))
+      groups = std::vector<std::string>(match.begin(), match.end());
+    it = cache.emplace(key, std::move(groups)).first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+// ------------------------------------------------------------------------------ tables
+const json& find_entry(const json& list, const std::string& id) {
+  for (const json& entry : list)
+    if (entry["id"] == id) return entry;
+  throw std::runtime_error("no table entry " + id);
+}
+
+// The byte offset of element (mn, k) of an smem_canonical tile, from its chunk offsets.
+uint64_t table_offset(const json& tile, uint64_t mn, uint64_t k) {
+  uint64_t per_chunk = tile["chunk_elems"].get<uint64_t>(), element_bytes = tile["element_bits"].get<uint64_t>() / 8;
+  if (tile["major"] == "K") return tile["chunk_offsets"][mn][k / per_chunk].get<uint64_t>() + k % per_chunk * element_bytes;
+  return tile["chunk_offsets"][k][mn / per_chunk].get<uint64_t>() + mn % per_chunk * element_bytes;
+}
+
+struct Position {
+  uint64_t row, column;
+  bool operator==(const Position&) const = default;
+};
+std::ostream& operator<<(std::ostream& out, const Position& p) { return out << "(" << p.row << ", " << p.column << ")"; }
+
+// FragmentLayout's element of register `i` of compute thread `thread` (a tile of `columns`).
+Position fragment_position(const FragmentLayout& layout, uint64_t thread, uint64_t i, int64_t columns) {
+  Variables v{{"i", i}, {"lane", thread % 32}, {"warp", (thread % 128) / 32}, {"compute_warpgroup", thread / 128}};
+  return {evaluate(layout.row("i", false), v), evaluate(layout.column("i", columns), v)};
+}
+
+// The register count of the array `name` as declared (`float acc_1[128];`).
+uint64_t declared_count(const Emitted& e, const std::string& name) {
+  static std::map<std::string, uint64_t> cache;
+  if (auto it = cache.find(e.label + " " + name); it != cache.end()) return it->second;
+  auto match = e.search(R"(\b\w+ )" + name + R"(\[(\d+)\];)");
+  if (!match) throw std::runtime_error("no declaration of " + name + " in " + e.label);
+  return cache[e.label + " " + name] = std::stoull((*match)[1]);
+}
+
+// The stage tile `tile<RxCxT, smem>` a descriptor base names (`a`: a slot of pipe_a_buffer), or
+// the sm_100a A staging `(shared_base + N)` ("A of the mma ... N bytes at N"), as
+// smem_canonical's id; `rows`, `columns`, `element` of the tile; `offset` and `slot_bytes` of
+// its place.
+struct OperandTile {
+  std::string id, element;
+  uint64_t offset = 0, slot_bytes = 0;
+};
+OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, uint64_t k_steps) {
+  OperandTile tile;
+  std::smatch match;
+  if (std::regex_match(base, match, std::regex(R"(\(shared_base \+ (\d+)\))"))) {
+    auto summary = e.search(R"(A of the mma at line \d+ \(from registers\): (\d+) bytes at )" + match[1].str() + ",");
+    if (!summary) throw std::runtime_error("no A staging summary for " + base);
+    uint64_t k = 16 * k_steps, mn = std::stoull((*summary)[1]) / (2 * k);
+    tile.id = "b16_K_128B_" + std::to_string(mn) + "x" + std::to_string(k);
+    tile.offset = std::stoull(match[1]);
+    auto cast = e.search(R"(reinterpret_cast<(\w+)\*>\(staging \+ )");
+    tile.element = cast && (*cast)[1] == "__half" ? "f16" : "bf16";
+    return tile;
+  }
+  auto slot = e.search("const uint32_t " + base + R"( = (\w+) \+ static_cast<uint32_t>\(\w+\) \* (\d+);)");
+  if (!slot) throw std::runtime_error("no slot declaration of " + base);
+  auto buffer = e.search("const uint32_t " + (*slot)[1].str() + R"( = shared_base \+ (\d+);  // \d+ slots of tile<(\d+)x(\d+)x(\w+), smem>)");
+  if (!buffer) throw std::runtime_error("no stage buffer " + (*slot)[1].str());
+  std::string rows = (*buffer)[2], columns = (*buffer)[3];
+  tile.id = is_a ? "b16_K_128B_" + rows + "x" + columns : "b16_MN_128B_" + columns + "x" + rows;
+  tile.element = (*buffer)[4];
+  tile.offset = std::stoull((*buffer)[1]);
+  tile.slot_bytes = std::stoull((*slot)[2]);
+  return tile;
+}
+
+// A descriptor call's address split into the tile base and the start expression (base := 0).
+std::pair<std::string, std::string> split_base(const std::string& address) {
+  size_t end = address[0] == '(' ? address.find(')') + 1 : address.find(' ');
+  return {address.substr(0, end), "0" + address.substr(end)};
+}
+
+// The descriptor calls of each MMA instruction line, grouped by the consecutive lines of one mma
+// (one line per k-step).
+struct MmaLine {
+  size_t line;
+  std::vector<std::string> arguments;    // of the wrapper / tilec_tcgen05_mma call
+  std::vector<std::vector<std::string>> descriptors;  // of each tilec_matrix_descriptor in it
+  size_t step = 0;
+};
+std::vector<MmaLine> mma_lines(const Emitted& e) {
+  std::vector<MmaLine> out;
+  static const std::regex call(R"(^(tilec_wgmma_m64n\d+k16_\w+|tilec_tcgen05_mma)\()");
+  for (size_t i = 0; i < e.lines.size(); ++i) {
+    std::string code = code_of(e.lines[i]);
+    std::smatch match;
+    if (!std::regex_search(code, match, call) || code.find("tilec_matrix_descriptor(") == std::string::npos) continue;
+    MmaLine line{i, call_arguments(code, match[1].length()), {}, 0};
+    for (size_t at = 0; (at = code.find("tilec_matrix_descriptor(", at)) != std::string::npos; ++at)
+      line.descriptors.push_back(call_arguments(code, at + 23));
+    if (!out.empty() && out.back().line + 1 == i) line.step = out.back().step + 1;
+    out.push_back(line);
+  }
+  return out;
+}
+size_t steps_of(const std::vector<MmaLine>& lines, size_t index) {
+  size_t last = index;
+  while (last + 1 < lines.size() && lines[last + 1].step == lines[last].step + 1) ++last;
+  return lines[last].step + 1;
+}
+
+// ============================================================================== 1. accumulator
+TEST(BackendLayoutTables, AccumulatorIsWgmmaCLayout) {
+  LOAD_TABLE(table, "wgmma_accumulator.json");
+  long compared = 0;
+  for (const json& c : table["cases"]) {
+    if (c["accumulator"] != "f32") continue;
+    const int64_t n = c["n"].get<int64_t>();
+    for (int64_t warpgroups : {1, 2}) {
+      FragmentLayout layout(false, warpgroups);
+      SCOPED_TRACE(c["id"].get<std::string>() + ", " + std::to_string(warpgroups) + " warpgroup(s)");
+      ASSERT_EQ(layout.unsupported(64 * warpgroups, n), "");
+      ASSERT_EQ(layout.count(n), c["registers_per_thread"].get<int64_t>());
+      for (uint64_t thread = 0; thread < 128 * static_cast<uint64_t>(warpgroups); ++thread)
+        for (uint64_t i = 0; i < static_cast<uint64_t>(layout.count(n)); ++i, ++compared) {
+          Position expected{64 * (thread / 128) + c["row"][thread % 128][i].get<uint64_t>(), c["col"][thread % 128][i].get<uint64_t>()};
+          ASSERT_EQ(fragment_position(layout, thread, i, n), expected) << "thread " << thread << ", register " << i;
+        }
+    }
+  }
+  std::printf("accumulator: %ld (thread, register) entries\n", compared);
+  EXPECT_GT(compared, 0);
+}
+
+// ============================================================================== 2. register A
+TEST(BackendLayoutTables, RegisterAPairsAreWgmmaALayout) {
+  LOAD_TABLE(table, "wgmma_register_a.json");
+  const json& a_layout = find_entry(table["cases"], "b16_64x16");
+  static const std::regex pack(R"(for \(int (\w+) = 0; \1 < (\d+); \+\+\1\) (\w+)\[\1\] = tilec_pack_pair\((\w+)\[(.+?)\], \4\[(.+?)\]\);)");
+  long compared = 0, sites = 0;
+  for (const Emitted& e : emitted_samples()) {
+    if (e.blackwell()) continue;
+    SCOPED_TRACE(e.label);
+    for (auto it = std::sregex_iterator(e.text.begin(), e.text.end(), pack); it != std::sregex_iterator(); ++it) {
+      const std::smatch& m = *it;
+      ++sites;
+      std::string index = m[1], pairs = m[3], source = m[4], low = m[5], high = m[6];
+      const int64_t columns = 2 * static_cast<int64_t>(declared_count(e, source));
+      // The prelude: the first argument is the low half; a0..a3 are the A list in order.
+      EXPECT_NE(e.text.find("static_cast<uint32_t>(__bfloat16_as_ushort(low)) | static_cast<uint32_t>(__bfloat16_as_ushort(high)) << 16"),
+                std::string::npos) << "tilec_pack_pair: low half = first argument";
+      auto a_list = e.search(R"(\{%(\d+), %(\d+), %(\d+), %(\d+)\}, %\d+, p, [^;]*;\\n\}\\n"\s*: [^;]*: "r"\(a0\), "r"\(a1\), "r"\(a2\), "r"\(a3\))");
+      ASSERT_TRUE(a_list) << "the register-A wrapper's operand list";
+      for (int r = 1; r < 4; ++r) EXPECT_EQ(std::stoi((*a_list)[r + 1]), std::stoi((*a_list)[1]) + r) << "a" << r;
+      // The calls: wrapper(d, pairs[4s], .., pairs[4s+3], b descriptor), one line per step s.
+      std::regex call("_register_a\\(\\w+, " + pairs + R"(\[(\d+)\], )" + pairs + R"(\[(\d+)\], )" + pairs + R"(\[(\d+)\], )" + pairs + R"(\[(\d+)\], )");
+      int64_t step = 0;
+      FragmentLayout layout(false, static_cast<int64_t>(e.compute_threads() / 128));
+      for (auto c = std::sregex_iterator(e.text.begin(), e.text.end(), call); c != std::sregex_iterator(); ++c, ++step)
+        for (uint64_t thread = 0; thread < e.compute_threads(); ++thread)
+          for (int r = 0; r < 4; ++r)
+            for (int half = 0; half < 2; ++half, ++compared) {
+              uint64_t pair = std::stoull((*c)[r + 1]);
+              uint64_t reg = evaluate(half == 0 ? low : high, {{index, pair}});
+              Position p = fragment_position(layout, thread, reg, columns);
+              Position expected{64 * (thread / 128) + a_layout["row"][thread % 128][r][half].get<uint64_t>(),
+                                16 * step + a_layout["col"][thread % 128][r][half].get<uint64_t>()};
+              ASSERT_EQ(p, expected) << "thread " << thread << ", step " << step << ", a" << r << " half " << half
+                                     << " (" << source << "[" << reg << "])";
+            }
+      EXPECT_EQ(step, columns / 16) << "one register-A WGMMA per 16 columns of " << source;
+    }
+  }
+  std::printf("register A: %ld sites, %ld (thread, register, half) entries\n", sites, compared);
+  EXPECT_GT(sites, 0) << "attention.sm_90a packs P as a register A operand";
+}
+
+// ============================================================================== 3. descriptors
+TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
+  LOAD_TABLE(table, "smem_canonical.json");
+  long compared = 0, lbo_exceptions = 0;
+  std::set<std::string> tiles;
+  for (const Emitted& e : emitted_samples()) {
+    SCOPED_TRACE(e.label);
+    const std::string body = returned_expression(e, "tilec_matrix_descriptor(uint32_t address");
+    const std::vector<MmaLine> lines = mma_lines(e);
+    for (size_t index = 0; index < lines.size(); ++index) {
+      const MmaLine& mma = lines[index];
+      SCOPED_TRACE("line " + std::to_string(mma.line + 1) + ": " + trim(e.lines[mma.line]));
+      const size_t steps = steps_of(lines, index);
+      for (size_t d = 0; d < mma.descriptors.size(); ++d) {
+        const bool is_a = mma.descriptors.size() == 2 && d == 0;  // register A: the one descriptor is B's
+        const std::vector<std::string>& call = mma.descriptors[d];
+        ASSERT_EQ(call.size(), 3u);
+        auto [base, start] = split_base(call[0]);
+        OperandTile operand = operand_tile(e, base, is_a, steps);
+        const json& tile = find_entry(table["cases"], operand.id);
+        tiles.insert(operand.id);
+        EXPECT_EQ(tile["major"], is_a ? "K" : "MN");
+        EXPECT_EQ(operand.offset % 1024, 0u) << "tile base";
+        EXPECT_EQ(operand.slot_bytes % 1024, 0u) << "slot size";
+        ASSERT_EQ(tile["k_steps"].size(), steps) << operand.id << ": one MMA per k-step";
+        const json& step = tile["k_steps"][mma.step];
+        for (uint64_t warpgroup = 0; warpgroup < (start.find("compute_warpgroup") != std::string::npos ? 2u : 1u); ++warpgroup) {
+          Variables v{{"compute_warpgroup", warpgroup}};
+          uint64_t address = evaluate(start, v), leading = evaluate(call[1], v), stride = evaluate(call[2], v);
+          // The table: element (64·warpgroup, k0)'s offset (README 1.5: a 64-row WGMMA slab of A).
+          uint64_t expected_start = table_offset(tile, 64 * warpgroup, step["k0"].get<uint64_t>());
+          if (warpgroup == 0) {
+            EXPECT_EQ(expected_start, step["start"].get<uint64_t>());
+          }
+          uint64_t expected = parse_hex(step[e.blackwell() ? "desc_sm100" : "desc_sm90"]);
+          expected = (expected & ~uint64_t{0x3fff}) | ((expected_start & 0x3ffff) >> 4);
+          uint64_t actual = evaluate(body, {{"address", address}, {"leading_bytes", leading}, {"stride_bytes", stride}});
+          if (!tile["lbo_used"].get<bool>()) {
+            const uint64_t lbo_field = uint64_t{0x3fff} << 16;
+            if ((actual & lbo_field) != (expected & lbo_field)) {
+              ++lbo_exceptions;
+              EXPECT_EQ(operand.id, "b16_MN_128B_64x64") << "the only documented LBO difference";
+            }
+            actual &= ~lbo_field, expected &= ~lbo_field;  // README: never read for this tile
+          }
+          ++compared;
+          EXPECT_EQ(actual, expected) << std::hex << operand.id << " k-step " << mma.step << ", warpgroup " << warpgroup
+                                      << ": 0x" << actual << " vs the table's 0x" << expected;
+        }
+      }
+      if (!e.blackwell()) {  // WGMMA's immediates: ..., p, scale-a, scale-b[, trans-a], trans-b
+        std::string name = code_of(e.lines[mma.line]);
+        name = name.substr(0, name.find('('));
+        size_t at = e.text.find("wgmma.mma_async", e.text.find("void " + name + "("));
+        std::string list = e.text.substr(at, e.text.find(';', at) - at);
+        std::vector<std::string> immediates = call_arguments("(" + list.substr(list.rfind(" p, ") + 4) + ")", 0);
+        ASSERT_EQ(immediates.size(), mma.descriptors.size() == 2 ? 4u : 3u) << list;
+        if (mma.descriptors.size() == 2) {
+          EXPECT_EQ(immediates[2], "0") << "trans-a: A is K-major";
+        }
+        EXPECT_EQ(immediates.back(), "1") << "trans-b: B is MN-major";
+      }
+    }
+  }
+  std::printf("descriptors: %ld compared (%ld with the documented LBO difference) over tiles:", compared, lbo_exceptions);
+  for (const std::string& id : tiles) std::printf(" %s", id.c_str());
+  std::printf("\n");
+  for (const char* id : {"b16_K_128B_128x64", "b16_MN_128B_256x64", "b16_MN_128B_128x64", "b16_MN_128B_64x64"})
+    EXPECT_TRUE(tiles.count(id)) << id << " is not among the emitted operands";
+}
+
+// ============================================================================== 4. tcgen05 idesc
+TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
+  LOAD_TABLE(table, "tcgen05_instr_desc.json");
+  long compared = 0;
+  std::set<std::string> seen;
+  for (const Emitted& e : emitted_samples()) {
+    if (!e.blackwell()) continue;
+    SCOPED_TRACE(e.label);
+    auto kind = e.search(R"(tcgen05\.mma\.cta_group::1\.kind::(\w+) )");
+    ASSERT_TRUE(kind);
+    const std::vector<MmaLine> lines = mma_lines(e);
+    for (size_t index = 0; index < lines.size(); ++index) {
+      const MmaLine& mma = lines[index];
+      SCOPED_TRACE("line " + std::to_string(mma.line + 1));
+      ASSERT_EQ(mma.arguments.size(), 5u);
+      const size_t steps = steps_of(lines, index);
+      OperandTile a = operand_tile(e, split_base(mma.descriptors[0][0]).first, true, steps);
+      OperandTile b = operand_tile(e, split_base(mma.descriptors[1][0]).first, false, steps);
+      // D: the TMEM accumulator (`NAME_started`) or the register tile the load after it fills.
+      std::string d_name;  // from the first step's call
+      const MmaLine& first = lines[index - mma.step];
+      if (first.arguments[4].ends_with("_started")) {
+        d_name = first.arguments[4].substr(0, first.arguments[4].size() - 8);
+      } else {
+        for (size_t i = mma.line; i < e.lines.size() && d_name.empty(); ++i) {
+          std::smatch m;
+          std::string code = code_of(e.lines[i]);
+          if (std::regex_search(code, m, std::regex(R"((\w+)\[chunk \* 32 \+ i\] = add_f32\()"))) d_name = m[1];
+        }
+      }
+      auto d = e.search("//   (?:accumulator|register tile) " + d_name + R"(: (\d+)x(\d+) (\w+) in )");
+      ASSERT_TRUE(d) << "the summary of " << d_name;
+      const json* entry = nullptr;
+      for (const json& candidate : table["descriptors"])
+        if (candidate["kind"] == (*kind)[1].str() && candidate["a"] == a.element && candidate["b"] == b.element &&
+            candidate["d"] == (*d)[3].str() && candidate["m"] == std::stoi((*d)[1]) && candidate["n"] == std::stoi((*d)[2]) &&
+            candidate["a_major"] == "K" && candidate["b_major"] == "MN")
+          entry = &candidate;
+      ASSERT_TRUE(entry) << "no table entry for kind::" << (*kind)[1] << " " << a.element << " x " << b.element << " -> "
+                         << (*d)[3] << ", " << (*d)[1] << "x" << (*d)[2];
+      ++compared;
+      seen.insert((*entry)["idesc"].get<std::string>());
+      EXPECT_EQ(evaluate(mma.arguments[3], {}), parse_hex((*entry)["idesc"]))
+          << mma.arguments[3] << " vs the table's " << (*entry)["idesc"].get<std::string>();
+    }
+  }
+  std::printf("instruction descriptors: %ld calls, distinct table values:", compared);
+  for (const std::string& value : seen) std::printf(" %s", value.c_str());
+  std::printf("\n");
+  EXPECT_GE(seen.size(), 3u) << "bf16 N=256, f16 N=256, bf16 N=64 (and N=128)";
+}
+
+// ============================================================================== 5. tcgen05.ld
+// The TMEM column of the MMA result a load reads: `tilec_tcgen05_mma(tmem_base + X, ...)` of the
+// accumulator `NAME_started` if the statement names it, else the last MMA before `line`.
+uint64_t result_tmem_column(const Emitted& e, size_t line, const std::string& statement) {
+  static std::map<std::string, uint64_t> cache;
+  static const std::regex started(R"(\((\w+)_started \?)");
+  const std::vector<std::string>* m = matched(started, statement, false);
+  const bool named = m != nullptr;
+  std::string key = e.label + " " + std::to_string(line) + " " + (named ? (*m)[1] : "");
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  std::optional<uint64_t> column;
+  for (size_t i = 0; i < e.lines.size(); ++i) {
+    std::string code = code_of(e.lines[i]);
+    if (!code.starts_with("tilec_tcgen05_mma(")) continue;
+    std::vector<std::string> arguments = call_arguments(code, code.find('('));
+    if (named) {
+      if (arguments[4] == (*m)[1] + "_started") return cache[key] = evaluate(arguments[0], {{"tmem_base", 0}});
+    }
+    if (!named && i < line) {
+      column = evaluate(arguments[0], {{"tmem_base", 0}});
+    }
+  }
+  if (!column) throw std::runtime_error("no MMA for the TMEM load at line " + std::to_string(line));
+  return cache[key] = *column;
+}
+
+TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
+  LOAD_TABLE(table, "tcgen05_ld.json");
+  const json& map = find_entry(table["tables"], "32x32b.x32");
+  long compared = 0;
+  size_t scopes = 0;
+  for (const Emitted& e : emitted_samples()) {
+    if (!e.blackwell()) continue;
+    SCOPED_TRACE(e.label);
+    // The prelude: the 32x32b.x32 shape, registers {%0..%31} = values[0..31] in order.
+    ASSERT_NE(e.text.find("\"tcgen05.ld.sync.aligned." + map["id"].get<std::string>() + ".b32 {%0,%1,"), std::string::npos);
+    std::string load = e.text.substr(e.text.find("void tilec_tmem_load_32("), 2000);
+    std::regex output(R"("=r"\(values\[(\d+)\]\))");
+    int next = 0;
+    for (auto it = std::sregex_iterator(load.begin(), load.end(), output); it != std::sregex_iterator(); ++it, ++next)
+      ASSERT_EQ(std::stoi((*it)[1]), next);
+    ASSERT_EQ(next, map["registers_per_thread"].get<int>());
+    FragmentLayout layout(true, static_cast<int64_t>(e.compute_threads() / 128));
+    std::map<size_t, uint64_t> address_of;  // per scope: the last load's address, per thread
+    scopes += run_scopes_with(e, "tilec_tmem_load_32(", "", [&](size_t scope, const std::string& code, const Variables& v, uint64_t thread) {
+      if (code.starts_with("tilec_tmem_load_32(")) {
+        address_of[scope] = evaluate(call_arguments(code, code.find('('))[0], v);
+        uint64_t warp = v.at("threadIdx_x") / 32;
+        EXPECT_EQ(address_of[scope] >> 16, 32 * (warp % 4)) << "thread " << thread << ": a warp reads its TMEM lane quarter";
+        return;
+      }
+      if (code.starts_with("uint32_t values[")) return;
+      static const std::regex reads(R"(values\[(\w+)\])"), into(R"(^(\w+)\[(.+?)\] = add_f32\()");
+      const std::vector<std::string>* m = matched(reads, code, false);
+      if (!m) return;
+      uint64_t reg = v.at((*m)[1]), lane_id = thread % 32, address = address_of.at(scope);
+      uint64_t tmem_column = result_tmem_column(e, scope, code);
+      Position read{(address >> 16) + map["lane"][lane_id][reg].get<uint64_t>(),
+                    (address & 0xffff) + map["column"][lane_id][reg].get<uint64_t>() - tmem_column};
+      ++compared;
+      if (const std::vector<std::string>* dest = matched(into, code, false)) {  // into a register tile
+        uint64_t i = evaluate((*dest)[2], v);
+        uint64_t columns = declared_count(e, (*dest)[1]) * (e.compute_threads() / 128);
+        ASSERT_EQ(fragment_position(layout, thread, i, static_cast<int64_t>(columns)), read)
+            << "thread " << thread << ": " << (*dest)[1] << "[" << i << "] holds what values[" << reg << "] read";
+      } else {  // an epilogue: the row and column it stores the value at
+        ASSERT_EQ((Position{v.at("row"), v.at("column")}), read) << "thread " << thread << ", values[" << reg << "]: " << code;
+      }
+    });
+  }
+  std::printf("tcgen05.ld: %zu blocks, %ld (thread, register) reads\n", scopes, compared);
+  EXPECT_GE(scopes, 2u);
+}
+
+// ============================================================================== 6. staging
+// What a staging block writes into: the TMA store's box (map, origin, encoded box) or, for an A
+// from registers (sm_100a), the operand tile of the MMA after the block.
+struct StagingTarget {
+  std::vector<std::string> store;  // tilec_tma_store_2d's arguments (empty: an A operand)
+  uint64_t box_rows = 0, box_columns = 0;
+  OperandTile tile;
+};
+StagingTarget staging_target(const Emitted& e, size_t scope) {
+  StagingTarget target;
+  for (size_t i = scope; i < e.lines.size(); ++i) {
+    std::string code = code_of(e.lines[i]);
+    if (size_t at = code.find("tilec_tma_store_2d("); at != std::string::npos) {
+      target.store = call_arguments(code, at + 18);
+      auto encode = e.search("tilec_tensor_map_2d\\(" + target.store[0] + R"(, \w+, \w+, [^;]*, (\d+), (\d+)\); status)");
+      if (!encode) throw std::runtime_error("no tensor map " + target.store[0]);
+      target.box_rows = std::stoull((*encode)[1]), target.box_columns = std::stoull((*encode)[2]);
+      return target;
+    }
+    if (code.starts_with("tilec_tcgen05_mma(")) {
+      std::vector<MmaLine> lines = mma_lines(e);
+      size_t index = 0;
+      while (lines[index].line != i) ++index;
+      target.tile = operand_tile(e, split_base(lines[index].descriptors[0][0]).first, true, steps_of(lines, index));
+      return target;
+    }
+  }
+  throw std::runtime_error("a staging block without a TMA store or an MMA after it");
+}
+
+TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
+  LOAD_TABLE(swizzle, "tma_swizzle.json");
+  LOAD_TABLE(canonical, "smem_canonical.json");
+  LOAD_TABLE(accumulator, "wgmma_accumulator.json");
+  static const std::regex sink(R"(^\*reinterpret_cast<(\w+)\*>\((staging_bytes|staging) \+ (.*)\) = (.*);$)");
+  static const std::regex array(R"((\w+)\[(\w+)\])");
+  long stores = 0, a_writes = 0;
+  std::set<std::string> boxes;
+  for (const Emitted& e : emitted_samples()) {
+    SCOPED_TRACE(e.label);
+    ASSERT_TRUE(e.search(R"(encode\(map, [^;]*CU_TENSOR_MAP_SWIZZLE_128B,)")) << "tilec_tensor_map_2d's swizzle";
+    const uint64_t warpgroups = e.compute_threads() / 128;
+    const FragmentLayout blackwell_layout(true, static_cast<int64_t>(warpgroups));
+    std::map<size_t, StagingTarget> targets;
+    std::map<std::tuple<size_t, uint64_t, uint64_t>, std::set<uint64_t>> written;  // (scope, warpgroup, chunk) → addresses
+    run_scopes_with(e, "*reinterpret_cast<", "(staging", [&](size_t scope, const std::string& code, const Variables& v, uint64_t thread) {
+      const std::vector<std::string>* sunk = matched(sink, code, true);
+      if (!sunk) return;
+      const std::vector<std::string>& m = *sunk;
+      if (!targets.count(scope)) targets[scope] = staging_target(e, scope);
+      const StagingTarget& target = targets[scope];
+      const std::string type = m[1], value = m[4];
+      const uint64_t element_bytes = type == "float" ? 4 : 2;
+      const uint64_t address = evaluate(m[2] + " + " + m[3], v);
+      const uint64_t chunk = v.count("chunk") ? v.at("chunk") : 0;
+      EXPECT_TRUE(written[std::make_tuple(scope, thread / 128, chunk)].insert(address).second) << "two writes at " << address;
+      // The element written: a register of WGMMA's layout (the table), of FragmentLayout on
+      // sm_100a (test 5 ties it to tcgen05.ld), or a TMEM value (test 5 checks row/column).
+      Position element{v.count("row") ? v.at("row") : 0, v.count("column") ? v.at("column") : 0};
+      const std::vector<std::string>* held = value.find("values[") == std::string::npos ? matched(array, value, false) : nullptr;
+      if (held) {
+        uint64_t i = v.at((*held)[2]), count = declared_count(e, (*held)[1]);
+        if (e.blackwell()) {
+          element = fragment_position(blackwell_layout, thread, i, static_cast<int64_t>(count * warpgroups));
+        } else {
+          const json& c = find_entry(accumulator["cases"], "f32_64x" + std::to_string(2 * count));
+          element = {64 * (thread / 128) + c["row"][thread % 128][i].get<uint64_t>(), c["col"][thread % 128][i].get<uint64_t>()};
+        }
+        ASSERT_TRUE(v.count("row") && v.count("column"));
+        ASSERT_EQ((Position{v.at("row"), v.at("column")}), element) << "thread " << thread << ": " << code;
+      }
+      if (target.store.empty()) {  // sm_100a: A from registers into the operand tile
+        const json& layout = find_entry(canonical["cases"], target.tile.id);
+        ++a_writes;
+        ASSERT_EQ(address - target.tile.offset, table_offset(layout, element.row, element.column))
+            << target.tile.id << ", thread " << thread << ", element " << element;
+        return;
+      }
+      // A TMA store epilogue: the box this chunk stores and its origin (tile indices read as 0).
+      const uint64_t box = evaluate(target.store[1], v);
+      const Position origin{evaluate(target.store[3], v, true), evaluate(target.store[2], v, true)};
+      const json& layout = find_entry(swizzle["boxes"], std::string(type == "float" ? "f32" : "bf16") + "_128B_128x" +
+                                                            std::to_string(128 / element_bytes));
+      boxes.insert(layout["id"].get<std::string>() + " (" + std::to_string(target.box_rows) + " rows)");
+      EXPECT_EQ(layout["cu_tensor_map_swizzle_name"], "CU_TENSOR_MAP_SWIZZLE_128B");
+      ASSERT_EQ(target.box_columns, layout["box_cols"].get<uint64_t>());
+      ASSERT_LE(target.box_rows, layout["box_rows"].get<uint64_t>());
+      ASSERT_EQ(box % 1024, 0u) << "box base";
+      const uint64_t r = element.row - origin.row, c = element.column - origin.column, b = c * element_bytes;
+      ASSERT_TRUE(r < target.box_rows && c < target.box_columns) << "element " << element << " outside the box at " << origin;
+      ++stores;
+      ASSERT_EQ(address - box, layout["chunk_offsets"][r][b / 16].get<uint64_t>() + b % 16)
+          << layout["id"].get<std::string>() << ", thread " << thread << ", box element (" << r << ", " << c << ")";
+    });
+  }
+  std::printf("staging: %ld epilogue writes, %ld A writes; boxes:", stores, a_writes);
+  for (const std::string& id : boxes) std::printf(" %s;", id.c_str());
+  std::printf("\n");
+  EXPECT_GT(a_writes, 0);
+  EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&
+              boxes.count("bf16_128B_128x64 (64 rows)") && boxes.count("bf16_128B_128x64 (128 rows)"));
+}
+
+}  // namespace
+}  // namespace tilec::cuda
