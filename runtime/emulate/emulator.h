@@ -284,7 +284,7 @@ AsyncOp& new_async_op(AsyncKind kind, int line);
 void submit(AsyncOp& op);        // queued; performed now under the eager policy
 bool performable(const AsyncOp& op);
 void perform(AsyncOp& op);
-// Performs pending operations until `done` holds or none can be performed.
+// Eager policy: performs every pending operation that can be performed now, in issue order.
 void perform_pending_for_eager();
 
 // MBarriers (ptx_barriers.cpp).

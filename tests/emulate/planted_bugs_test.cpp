@@ -77,6 +77,9 @@ const PlantedBug kBugs[] = {
     {"sm90_wrong_empty_arrival_count", "gemm", "sm_90a", kGemm, "tilec_mbarrier_init(pipe_a_empty + 8 * slot, 2)",
      "tilec_mbarrier_init(pipe_a_empty + 8 * slot, 1)", "race:|deadlock:"},
 
+    {"sm90_register_file_overdrawn", "gemm", "sm_90a", kGemm, "tilec_raise_registers<232>();",
+     "tilec_raise_registers<240>();", "setmaxnreg.inc to find"},
+
     // --- gemm, sm_100a (tcgen05, TMEM) ---
     {"sm100_missing_after_thread_sync", "gemm", "sm_100a", kGemm,
      "accumulator_parity ^= 1;\n          tilec_tcgen05_after_sync();", "accumulator_parity ^= 1;",
@@ -102,6 +105,8 @@ const PlantedBug kBugs[] = {
      "if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<0>();", "", "staging reused:"},
     {"sm100_tmem_lane_of_warp", "gemm", "sm_100a", kGemm, "(static_cast<uint32_t>(warp * 32) << 16)",
      "(static_cast<uint32_t>(warp * 16) << 16)", "TMEM misuse:"},
+    {"sm100_register_count_not_multiple_of_8", "gemm", "sm_100a", kGemm, "tilec_lower_registers<40>();",
+     "tilec_lower_registers<44>();", "register pool:"},
 
     // --- attention ---
     {"sm90_attention_register_a_pairs", "attention", "sm_90a", kAttention, "t35_pairs[0], t35_pairs[1]",
