@@ -238,6 +238,29 @@ TEST(EmulateRuntime, InlinePtxOutsideAHelperIsExplained) {
   fs::remove_all(dir);
 }
 
+// CTAs on two executor workers: the same results, and the same report byte for byte (reports are
+// collected, deduplicated and printed in .cu line order, whichever worker found them first).
+TEST(EmulateRuntime, TwoWorkersGiveTheSameResultsAndReports) {
+  fs::path dir = scratch("workers");
+  std::string cu = read_file(source_dir() / "samples" / "expected" / "gemm.sm_90a.cu");
+  const std::string fence = "tilec_fence_proxy_async();  // the box is read by TMA";
+  ASSERT_NE(cu.find(fence), std::string::npos);
+  cu.replace(cu.find(fence), fence.size(), "");
+  write_file(dir / "unfenced.cu", cu);
+  const std::string common = "emulate samples/gemm.tile --dims M=520,N=264,K=136 --sms 4 --schedules 1";
+  CommandResult one = run_command(tilec(common + " --workers 1"));
+  CommandResult two = run_command(tilec(common + " --workers 2"));
+  EXPECT_EQ(one.status, 0) << one.out << one.err;
+  EXPECT_EQ(two.status, 0) << two.out << two.err;
+  EXPECT_THAT(two.out, HasSubstr("schedule eager: C ok (max abs error 0"));
+  CommandResult broken_one = run_command(tilec(common + " --workers 1 --cu " + (dir / "unfenced.cu").string()));
+  CommandResult broken_two = run_command(tilec(common + " --workers 2 --cu " + (dir / "unfenced.cu").string()));
+  EXPECT_EQ(broken_two.status, 1);
+  EXPECT_THAT(broken_two.err, HasSubstr("missing fence.proxy.async"));
+  EXPECT_EQ(broken_one.err, broken_two.err);
+  fs::remove_all(dir);
+}
+
 TEST(EmulateRuntime, AHandBrokenCuIsReportedAsAMismatch) {
   fs::path dir = scratch("edited");
   CommandResult compiled = run_command(tilec("compile samples/vector_add.tile -o " + (dir / "edited.cu").string()));
