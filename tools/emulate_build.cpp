@@ -189,9 +189,10 @@ std::optional<fs::path> build_runtime_archive(const EmulationBuild& build, const
   auto scratch = make_scratch(cache);
   if (!scratch) return std::nullopt;
   ScratchRemover remover{*scratch};
-  if (build.verbose)
-    fmt::print(stderr, "tilec: compiling the emulation runtime ({} sources) into {}\n", sources->size(),
-               archive.string());
+  // The first run takes a while (a minute on two cores): say so, whatever the verbosity.
+  fmt::print(stderr, "tilec: compiling the emulation runtime ({} sources; once, then cached in {})\n",
+             sources->size(), cache.string());
+  if (build.verbose) fmt::print(stderr, "tilec:   into {}\n", archive.string());
   std::vector<std::vector<std::string>> commands;
   std::vector<std::string> objects;
   for (size_t i = 0; i < sources->size(); ++i) {
