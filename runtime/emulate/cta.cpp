@@ -252,10 +252,7 @@ void release(ThreadState& thread, Clock& into) {
 
 // Every primitive that acquires scanned the thread's ordinary stores on entry, before it could
 // block (and nothing of the thread ran since), so the stores keep their pre-acquire clock.
-void acquire(ThreadState& thread, const Clock& from, int line) {
-  (void)line;
-  join(thread.clock, from);
-}
+void acquire(ThreadState& thread, const Clock& from) { join(thread.clock, from); }
 
 // --- launches ------------------------------------------------------------------------------------
 
@@ -412,7 +409,7 @@ uint64_t warp_collective(uint64_t value, int source_lane_xor, const char* what, 
     CollectiveWait wait(collective, generation, thread.warp, what);
     block(wait, line);
   }
-  acquire(thread, collective.released, line);
+  acquire(thread, collective.released);
   if (all_lanes)
     for (int lane = 0; lane < 32; ++lane) all_lanes[lane] = collective.values[generation % 2][lane];
   const int source = thread.lane ^ source_lane_xor;

@@ -86,7 +86,6 @@ struct AsyncOp {
   uint32_t shared_address = 0;  // destination (load) or source (store)
   uint32_t barrier = 0;         // load: completes transaction bytes here
   uint32_t bytes = 0;
-  std::vector<uint8_t> staged;  // store: the source bytes as they were at issue (reuse check)
   // WGMMA
   int warpgroup = 0;
   int n = 0;
@@ -120,7 +119,6 @@ struct MBarrier {
   uint32_t slot = 0;  // its vector-clock slot
   Clock accumulating;
   Clock completed[2];  // the clock of the last completed phase of each parity
-  int last_arrive_line = 0;
 };
 
 struct NamedBarrier {
@@ -176,7 +174,6 @@ struct ThreadState {
   std::vector<uint32_t> tcgen05_fence_clocks;    // own clock at each before_thread_sync
   uint32_t registers = 0;  // setmaxnreg
   std::vector<uint32_t> initialized_barriers;  // mbarrier.init since its last init fence
-  uint64_t collective_sequence = 0;
 };
 
 // A shared-memory chunk's history (16 bytes).
@@ -227,9 +224,6 @@ struct Cta {
   bool stopped = false;  // a fatal report: the scheduler stops and unwinds every fiber
 
   // barriers
-  uint64_t cta_barrier_generation = 0;
-  int cta_barrier_arrived = 0;
-  Clock cta_barrier_accumulating, cta_barrier_released;
   NamedBarrier named[16];
   std::vector<WarpCollective> warp_collectives;
   std::map<uint32_t, MBarrier> mbarriers;
@@ -277,7 +271,7 @@ void block(Wait& wait, int line);
 void scan_generic_writes(ThreadState& thread, int line);
 // Releases: the thread's clock goes into `into`, then its own entry advances.
 void release(ThreadState& thread, Clock& into);
-void acquire(ThreadState& thread, const Clock& from, int line);
+void acquire(ThreadState& thread, const Clock& from);
 
 // Asynchronous operations (ptx_async.cpp).
 AsyncOp& new_async_op(AsyncKind kind, int line);
@@ -289,8 +283,8 @@ void perform_pending_for_eager();
 
 // MBarriers (ptx_barriers.cpp).
 MBarrier& mbarrier_at(uint32_t address, int line, const char* what);
-void mbarrier_arrive_from(MBarrier& barrier, const Clock& clock, int count, int line);
-void mbarrier_complete_tx(MBarrier& barrier, uint32_t bytes, const Clock* clock, AsyncOp* op);
+void mbarrier_arrive_from(MBarrier& barrier, const Clock& clock, int count);
+void mbarrier_complete_tx(MBarrier& barrier, uint32_t bytes, AsyncOp& op);
 
 // Hazards (hazards.cpp).
 enum class HazardKind {

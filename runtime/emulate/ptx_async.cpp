@@ -203,7 +203,7 @@ void perform(AsyncOp& op) {
         refresh_shadow(op.shared_address, op.bytes);
       }
       MBarrier& barrier = c.mbarriers[op.barrier];
-      mbarrier_complete_tx(barrier, op.bytes, nullptr, &op);
+      mbarrier_complete_tx(barrier, op.bytes, op);
       break;
     }
     case AsyncKind::tma_store:
@@ -225,7 +225,7 @@ void perform(AsyncOp& op) {
       MBarrier& barrier = c.mbarriers[op.barrier];
       const Epoch epoch{barrier.slot, static_cast<uint32_t>(barrier.completed_phases + 1)};
       for (uint32_t id : op.covered) c.ops[id]->completion.push_back(epoch);
-      mbarrier_arrive_from(barrier, op.issue_clock, 1, op.line);
+      mbarrier_arrive_from(barrier, op.issue_clock, 1);
       ++c.threads[static_cast<size_t>(op.issuer)].tcgen05_performed;
       break;
     }

@@ -96,23 +96,36 @@ void check_init_visible(ThreadState& thread, MBarrier& barrier, uint32_t address
            {cu_location(barrier.init_line) + ": note: initialized here; a __syncthreads() between init and use orders them"});
 }
 
-void mbarrier_arrive_from(MBarrier& barrier, const Clock& clock, int count, int line) {
+void mbarrier_arrive_from(MBarrier& barrier, const Clock& clock, int count) {
   Cta& c = cta();
   if (barrier.accumulating.size() != c.clock_size) barrier.accumulating.assign(c.clock_size, 0);
   join(barrier.accumulating, clock);
-  barrier.last_arrive_line = line;
   barrier.pending -= count;
   if (barrier.pending <= 0 && barrier.transaction == 0) complete_phase(c, barrier);
 }
 
-void mbarrier_complete_tx(MBarrier& barrier, uint32_t bytes, const Clock* clock, AsyncOp* op) {
+void mbarrier_complete_tx(MBarrier& barrier, uint32_t bytes, AsyncOp& op) {
   Cta& c = cta();
-  if (barrier.accumulating.size() != c.clock_size) barrier.accumulating.assign(c.clock_size, 0);
-  if (clock) join(barrier.accumulating, *clock);
-  if (op) op->completion.push_back({barrier.slot, static_cast<uint32_t>(barrier.completed_phases + 1)});
+  op.completion.push_back({barrier.slot, static_cast<uint32_t>(barrier.completed_phases + 1)});
   barrier.transaction -= bytes;
   if (barrier.pending <= 0 && barrier.transaction == 0) complete_phase(c, barrier);
 }
+
+namespace {
+
+// A thread's arrival, after telling the barrier to expect `bytes` more transaction bytes.
+void mbarrier_arrive_expecting(uint32_t address, uint32_t bytes, int line, const char* what) {
+  ThreadState& thread = self();
+  MBarrier& barrier = mbarrier_at(address, line, what);
+  check_init_visible(thread, barrier, address, line);
+  scan_generic_writes(thread, line);
+  barrier.transaction += bytes;
+  Clock clock = thread.clock;
+  ++thread.clock[thread.linear];
+  mbarrier_arrive_from(barrier, clock, 1);
+}
+
+}  // namespace
 
 namespace ptx {
 
@@ -166,28 +179,13 @@ void mbarrier_wait_parity(uint32_t address, uint32_t parity, int line) {
   MBarrierWait wait(barrier, address, parity);
   block(wait, line);
   const Clock& completed = barrier.completed[parity];
-  if (!completed.empty()) acquire(thread, completed, line);
+  if (!completed.empty()) acquire(thread, completed);
 }
 
-void mbarrier_arrive(uint32_t address, int line) {
-  ThreadState& thread = self();
-  MBarrier& barrier = mbarrier_at(address, line, "mbarrier.arrive");
-  check_init_visible(thread, barrier, address, line);
-  scan_generic_writes(thread, line);
-  Clock clock = thread.clock;
-  ++thread.clock[thread.linear];
-  mbarrier_arrive_from(barrier, clock, 1, line);
-}
+void mbarrier_arrive(uint32_t address, int line) { mbarrier_arrive_expecting(address, 0, line, "mbarrier.arrive"); }
 
 void mbarrier_arrive_expect_tx(uint32_t address, uint32_t bytes, int line) {
-  ThreadState& thread = self();
-  MBarrier& barrier = mbarrier_at(address, line, "mbarrier.arrive.expect_tx");
-  check_init_visible(thread, barrier, address, line);
-  scan_generic_writes(thread, line);
-  barrier.transaction += bytes;
-  Clock clock = thread.clock;
-  ++thread.clock[thread.linear];
-  mbarrier_arrive_from(barrier, clock, 1, line);
+  mbarrier_arrive_expecting(address, bytes, line, "mbarrier.arrive.expect_tx");
 }
 
 void named_barrier_sync(uint32_t id, uint32_t threads, int line) {
@@ -295,7 +293,7 @@ void named_barrier_wait(uint32_t id, uint32_t threads, bool wait, int line, cons
     NamedBarrierWait waiting(barrier, id, generation, what);
     block(waiting, line);
   }
-  if (wait) acquire(thread, barrier.released, line);
+  if (wait) acquire(thread, barrier.released);
 }
 
 }  // namespace tilec_emu
