@@ -32,6 +32,7 @@ struct CompileOptions {
   DriverOptions driver;  // target, stop-after, printing, timing, max-events, generator
   bool emit_harness = false;
   std::string report;   // --report OUT.html
+  CudaEmitOptions::PlainTiles plain_tiles = CudaEmitOptions::PlainTiles::registers;
 };
 
 // --emit tokens | ast: the front end's own views of a .tile file.
@@ -92,6 +93,7 @@ int run_compile(const CompileOptions& options) {
   emit_options.source_name = options.input;
   emit_options.passes = passes_run(module);
   emit_options.harness = options.emit_harness;
+  emit_options.plain_tiles = options.plain_tiles;
   emit_options.reference = before_scheduling.get();
   auto cuda = emit_cuda_reporting(module, emit_options, *input.diagnostics);
   if (!cuda) return 1;
@@ -147,6 +149,7 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
   cmd->add_flag("--time-passes", options->driver.time_passes, "print the time each pass took to stderr");
   cmd->add_option("--report", options->report,
                   "write one self-contained HTML page: source, pass timeline, IR after each pass, schedules, events");
+  add_plain_tiles_option(*cmd, options->plain_tiles);
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
   cmd->callback([options, depfile, &run] {

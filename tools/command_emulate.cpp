@@ -65,6 +65,7 @@ struct EmulateOptions {
   double timeout = 300;
   bool no_hazards = false;
   bool verbose = false;
+  CudaEmitOptions::PlainTiles plain_tiles = CudaEmitOptions::PlainTiles::registers;
 };
 
 // Outputs of kernels with `mma` may differ in the last bits: tensor cores sum the K products in
@@ -328,6 +329,7 @@ int run_emulate(const EmulateOptions& options) {
     CudaEmitOptions emit_options;
     emit_options.target = options.driver.target;
     emit_options.source_name = options.input;
+    emit_options.plain_tiles = options.plain_tiles;
     emit_options.passes = passes_run(*input.module);
     cuda = emit_cuda_reporting(module, emit_options, *input.diagnostics);
     if (!cuda) return 1;
@@ -415,6 +417,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--dims", options->dims,
                   fmt::format("symbolic tensor extents, e.g. M=200,N=136,K=72 (default {} each)", kDefaultExtent));
   add_pipeline_options(*cmd, options->driver, options->defines);
+  add_plain_tiles_option(*cmd, options->plain_tiles);
   cmd->add_option("--seed", options->seed,
                   "seed of the random inputs, and of the first random schedule (default 1)");
   cmd->add_option("--schedules", options->schedules,

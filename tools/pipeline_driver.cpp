@@ -1,10 +1,12 @@
 // tools/pipeline_driver.cpp — the pipeline run shared by compile and run.
 #include "tools/pipeline_driver.h"
 
+
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 
 #include "ir/clone.h"
 #include "passes/pipeline.h"
@@ -58,6 +60,17 @@ std::optional<std::string> emit_cuda_reporting(const Module& module, const CudaE
       fmt::print(stderr, "{}", diagnostics.render(diagnostics.diagnostics()[i]));
   }
   return cuda;
+}
+
+void add_plain_tiles_option(CLI::App& cmd, CudaEmitOptions::PlainTiles& tiles) {
+  static const std::map<std::string, CudaEmitOptions::PlainTiles> forms = {
+      {"registers", CudaEmitOptions::PlainTiles::registers}, {"shared", CudaEmitOptions::PlainTiles::shared}};
+  cmd.add_option("--plain-tiles", tiles,
+                 "how kernels without tensor cores keep their tiles: registers (default: a thread layout, 16-byte "
+                 "vector loads and stores, shuffle reductions; kernels whose tiles fit no one layout keep shared) or "
+                 "shared (every tile op a loop through shared memory and a barrier: the first backend's form, for "
+                 "comparison)")
+      ->transform(CLI::CheckedTransformer(forms));
 }
 
 void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std::string>& defines) {

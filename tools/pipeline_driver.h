@@ -52,4 +52,7 @@ std::optional<std::string> emit_cuda_reporting(const Module& module, const CudaE
 // (collected into `defines`), --max-events and --generator.
 void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std::string>& defines);
 
+// --plain-tiles registers|shared: how kernels without tensor cores keep their tiles.
+void add_plain_tiles_option(CLI::App& cmd, CudaEmitOptions::PlainTiles& tiles);
+
 }  // namespace tilec::tools

@@ -17,8 +17,10 @@
 #include "backend/cuda/cuda_prelude.h"
 #include "backend/cuda/emit_harness.h"
 #include "backend/cuda/emit_kernel_body.h"
+#include "backend/cuda/emit_register_kernel.h"
 #include "backend/cuda/emit_tensor_core.h"
 #include "backend/cuda/kernel_plan.h"
+#include "backend/cuda/register_layout.h"
 #include "backend/cuda/tensor_core_prelude.h"
 #include "ir/ir.h"
 #include "ir/verifier.h"
@@ -61,8 +63,16 @@ std::string compute_capability(const std::string& target) {
   return target == "sm_100a" ? "100a" : "90a";
 }
 
+// How a plain kernel was written: its tiles in registers (with the shared memory its reductions
+// use) or in shared memory (with the reason the register form did not apply).
+struct PlainForm {
+  bool registers = false;
+  int64_t threads = 0, shared_bytes = 0;
+  std::string reason;
+};
+
 std::string header_comment(const Module& module, const CudaEmitOptions& options,
-                           const std::vector<KernelPlan>& plans) {
+                           const std::vector<KernelPlan>& plans, const std::vector<PlainForm>& forms) {
   std::string source = options.source_name;
   if (source.empty()) {
     auto it = module.attributes().find("source");
@@ -88,14 +98,24 @@ std::string header_comment(const Module& module, const CudaEmitOptions& options,
                      options.target, capability, capability);
   out += fmt::format("//   pipeline: {}\n", pipeline.empty() ? "(none)" : pipeline);
   out += "//   kernels:\n";
-  for (const KernelPlan& plan : plans) {
+  bool any_registers = false, any_shared = false;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const KernelPlan& plan = plans[i];
     if (plan.tensor_core) {
       out += fmt::format("//     {}: grid {}, warp-specialized on the tensor cores (summary above the kernel)\n",
                          plan.name, cuda::describe_grid(plan));
       continue;
     }
-    out += fmt::format("//     {}: grid {}, {} threads per CTA, {} bytes of shared memory\n",
-                       plan.name, cuda::describe_grid(plan), plan.block_threads, plan.shared_bytes);
+    if (forms[i].registers) {
+      any_registers = true;
+      out += fmt::format("//     {}: grid {}, {} threads per CTA, tiles in registers, {} bytes of shared memory\n",
+                         plan.name, cuda::describe_grid(plan), forms[i].threads, forms[i].shared_bytes);
+      continue;
+    }
+    any_shared = true;
+    out += fmt::format("//     {}: grid {}, {} threads per CTA, {} bytes of shared memory{}\n", plan.name,
+                       cuda::describe_grid(plan), plan.block_threads, plan.shared_bytes,
+                       forms[i].reason.empty() ? "" : " (tiles in shared memory: " + forms[i].reason + ")");
   }
   if (tensor_cores)
     out += "//\n"
@@ -103,11 +123,18 @@ std::string header_comment(const Module& module, const CudaEmitOptions& options,
            "// their full mbarriers, run the MMAs and release the slots; the epilogue writes from the\n"
            "// accumulators. See docs/backend_tensor_core.md.\n";
   if (!any_plain(plans)) return out + "\n";
-  out += "//\n"
-         "// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's\n"
-         "// shared memory; every tile op is a loop over its elements strided by the CTA's threads,\n"
-         "// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.\n\n";
-  return out;
+  if (any_registers)
+    out += "//\n"
+           "// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in\n"
+           "// registers (the layout is above each kernel); elementwise ops run on those registers with\n"
+           "// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine\n"
+           "// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.\n";
+  if (any_shared)
+    out += "//\n"
+           "// Shared-memory tiles: one CTA per tile of the grid; every tile value is a buffer in the CTA's\n"
+           "// shared memory; every tile op is a loop over its elements strided by the CTA's threads,\n"
+           "// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.\n";
+  return out + "\n";
 }
 
 void emit_kernel(const KernelPlan& plan, std::string& out) {
@@ -186,20 +213,35 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   std::string kernels;
   cuda::TensorCoreNeeds needs;
   needs.target = options.target;
-  for (const KernelPlan& plan : plans) {
-    if (!plan.tensor_core) {
-      emit_kernel(plan, kernels);
+  std::vector<PlainForm> forms(plans.size());
+  bool any_registers = false, any_shared = false;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const KernelPlan& plan = plans[i];
+    if (plan.tensor_core) {
+      if (!cuda::emit_tensor_core_kernel(plan, needs, kernels, diagnostics)) failed = true;
       continue;
     }
-    if (!cuda::emit_tensor_core_kernel(plan, needs, kernels, diagnostics)) failed = true;
+    if (options.plain_tiles == CudaEmitOptions::PlainTiles::registers) {
+      cuda::LayoutChoice choice = cuda::choose_register_layout(*plan.kernel);
+      if (choice.layout) {
+        forms[i].registers = any_registers = true;
+        forms[i].threads = choice.layout->threads;
+        forms[i].shared_bytes = cuda::emit_register_kernel(plan, *choice.layout, kernels);
+        continue;
+      }
+      forms[i].reason = choice.reason;
+    }
+    any_shared = true;
+    emit_kernel(plan, kernels);
   }
   if (failed) return std::nullopt;
 
-  std::string out = header_comment(module, options, plans);
+  std::string out = header_comment(module, options, plans, forms);
   out += cuda::cuda_prelude();
   if (std::any_of(plans.begin(), plans.end(), cuda::queries_sm_count)) out += kSmCountHelpers;
   if (any_tensor_core(plans)) out += cuda::tensor_core_prelude(needs);
-  if (any_plain(plans))
+  if (any_registers) out += cuda::register_tile_prelude();
+  if (any_shared)
     out += fmt::format("\n// Threads per CTA of every kernel in this file.\nconstexpr int kBlockThreads = {};\n\n",
                        kBlockThreads);
   else

@@ -2,9 +2,11 @@
 //
 // It handles kernels that need no tensor cores: loads and stores, elementwise arithmetic,
 // reductions, constants, dims, grid_ids, for/if with carried values and casts (f16, bf16, f8
-// through the toolkit's cuda_fp16.h / cuda_bf16.h / cuda_fp8.h). One CTA runs one tile; every
-// tile value lives in a shared-memory buffer; scalars stay in registers. docs/backend_cuda.md
-// describes what is emitted, the memory model and the limits.
+// through the toolkit's cuda_fp16.h / cuda_bf16.h / cuda_fp8.h). One CTA runs one tile; tile
+// values live in registers with a thread layout (emit_register_kernel.h) or, where the tiles fit
+// no one layout, in shared-memory buffers; scalars stay in registers. Tensor-core kernels go to
+// emit_tensor_core.h. docs/backend_cuda.md describes what is emitted, the memory model and the
+// limits.
 #pragma once
 
 #include <optional>
@@ -24,6 +26,12 @@ struct CudaEmitOptions {
   // With `harness`: the module right after fold-constants, before the scheduling passes; the
   // references of tensor-core kernels are made from its kernels (matched by name).
   const Module* reference = nullptr;
+  // How kernels without tensor cores keep their tiles (--plain-tiles): `registers`, a thread
+  // layout with vector memory access and shuffle reductions, for every kernel whose tiles fit
+  // one frame (the others keep `shared`); `shared`, every tile a shared-memory buffer and every
+  // tile op a loop followed by __syncthreads() (the first backend's form, kept for comparison).
+  enum class PlainTiles { registers, shared };
+  PlainTiles plain_tiles = PlainTiles::registers;
 };
 
 // The .cu text, or std::nullopt after reporting (at the op's location) an op or type this

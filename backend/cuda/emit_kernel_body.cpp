@@ -148,7 +148,12 @@ std::string BodyEmitter::element_of(const Value* operand, const std::vector<int6
 std::string BodyEmitter::compute(const Operation& op, const std::vector<std::string>& args) const {
   ScalarKind result = op.result()->type().element();
   ScalarKind input = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
-  std::string result_type(element_type(result));
+  std::string result_type(result == ScalarKind::index ? std::string_view(index_type_) : element_type(result));
+  // Index arithmetic in a type other than int64_t goes through the prelude's index helpers.
+  bool index_helpers = input == ScalarKind::index && index_type_ != "int64_t";
+  std::string cdiv_helper = index_helpers ? fmt::format("cdiv_index<{}>", index_type_) : "cdiv_i64";
+  std::string max_helper = index_helpers ? fmt::format("max_index<{}>", index_type_) : "max_i64";
+  std::string min_helper = index_helpers ? fmt::format("min_index<{}>", index_type_) : "min_i64";
 
   if (op.kind() == OpKind::select) return fmt::format("({} ? {} : {})", args[0], args[1], args[2]);
   if (op.kind() == OpKind::cast) {
@@ -203,11 +208,11 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
     case OpKind::mul: value = fmt::format("{} * {}", wide[0], wide[1]); break;
     case OpKind::div: value = fmt::format("{} / {}", wide[0], wide[1]); break;
     case OpKind::rem: value = fmt::format("{} % {}", wide[0], wide[1]); break;
-    case OpKind::cdiv: value = fmt::format("cdiv_i64({}, {})", wide[0], wide[1]); break;
-    case OpKind::max: value = fmt::format("max_i64({}, {})", wide[0], wide[1]); break;
-    case OpKind::min: value = fmt::format("min_i64({}, {})", wide[0], wide[1]); break;
+    case OpKind::cdiv: value = fmt::format("{}({}, {})", cdiv_helper, wide[0], wide[1]); break;
+    case OpKind::max: value = fmt::format("{}({}, {})", max_helper, wide[0], wide[1]); break;
+    case OpKind::min: value = fmt::format("{}({}, {})", min_helper, wide[0], wide[1]); break;
     case OpKind::neg: value = fmt::format("-{}", wide[0]); break;
-    case OpKind::relu: value = fmt::format("max_i64({}, 0)", wide[0]); break;
+    case OpKind::relu: value = fmt::format("{}({}, 0)", max_helper, wide[0]); break;
     default: value = "/* unsupported */ 0"; break;  // rejected by compute_kernel_plan
   }
   return narrow ? fmt::format("static_cast<{}>({})", result_type, value) : value;
@@ -514,7 +519,7 @@ void BodyEmitter::emit_if(const Operation& op, int indent) {
 
 namespace tilec::cuda {
 
-std::string parameter_list(const KernelPlan& plan) {
+std::string parameter_list(const KernelPlan& plan, std::string_view dimension_type) {
   std::vector<std::string> parts;
   for (const ParamPlan& param : plan.params) {
     const Type& type = param.value->type();
@@ -524,7 +529,7 @@ std::string parameter_list(const KernelPlan& plan) {
     else
       parts.push_back(fmt::format("{} {}", element, param.name));
   }
-  for (const std::string& dim : plan.dim_params) parts.push_back("int64_t " + dim);
+  for (const std::string& dim : plan.dim_params) parts.push_back(fmt::format("{} {}", dimension_type, dim));
   return join(parts, ", ");
 }
 
@@ -582,12 +587,16 @@ void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& 
   out += "  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;\n";
   out += spec.setup;
   out += fmt::format("  const size_t shared_bytes = {};\n", spec.shared_bytes);
+  std::string kernel = spec.kernel.empty() ? plan.name + "_kernel" : spec.kernel;
+  std::vector<std::string> kernels = {kernel};
+  if (!spec.narrow_condition.empty()) kernels.insert(kernels.begin(), spec.narrow_kernel);
   if (spec.shared_bytes > 48 * 1024) {
-    out += fmt::format("  // Above 48 KiB of dynamic shared memory a kernel must opt in.\n"
-                       "  const cudaError_t status = cudaFuncSetAttribute({}_kernel, "
-                       "cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));\n"
-                       "  if (status != cudaSuccess) return status;\n",
-                       plan.name);
+    out += "  // Above 48 KiB of dynamic shared memory a kernel must opt in.\n";
+    for (size_t i = 0; i < kernels.size(); ++i)
+      out += fmt::format("  const cudaError_t status{0} = cudaFuncSetAttribute({1}, "
+                         "cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));\n"
+                         "  if (status{0} != cudaSuccess) return status{0};\n",
+                         i == 0 ? "" : std::to_string(i), kernels[i]);
   }
   if (queries_sm_count(plan)) {
     out += "  // Device code reads the SM count the host sized the grid with.\n"
@@ -595,33 +604,45 @@ void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& 
            "  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));\n"
            "  if (copied != cudaSuccess) return copied;\n";
   }
-  if (plan.cluster_size == 1) {
-    out += fmt::format("  TILEC_LAUNCH({}_kernel, static_cast<unsigned>(tile_count), {}, shared_bytes, stream{}{});\n",
-                       plan.name, spec.threads, spec.arguments.empty() ? "" : ", ", spec.arguments);
-    out += "  return cudaGetLastError();\n}\n\n";
-    return;
+  std::string arguments = spec.arguments.empty() ? "" : ", " + spec.arguments;
+  auto launch = [&](const std::string& name, const std::string& pad) {
+    if (plan.cluster_size == 1) {
+      out += pad + fmt::format("TILEC_LAUNCH({}, static_cast<unsigned>(tile_count), {}, shared_bytes, stream{});\n",
+                               name, spec.threads, arguments);
+      out += pad + "return cudaGetLastError();\n";
+      return;
+    }
+    out += pad + fmt::format("const cudaError_t launched = cudaLaunchKernelEx(&config, {}{});\n", name, arguments);
+    out += pad + "if (launched != cudaSuccess) return launched;\n";
+    out += pad + "return cudaGetLastError();\n";
+  };
+  if (plan.cluster_size > 1) {
+    // Clusters of (C, 1, 1) CTAs: the C CTAs of a cluster are at consecutive blockIdx.x, which is
+    // how the kernel computes its cluster (blockIdx.x div C) and rank (blockIdx.x rem C).
+    out += fmt::format("  // Clusters of {0} CTAs along x: CTAs {0}c .. {0}c + {1} form cluster c.\n"
+                       "  if (tile_count % {0} != 0) return cudaErrorInvalidConfiguration;  // whole clusters only\n"
+                       "  cudaLaunchAttribute cluster_attribute[1];\n"
+                       "  cluster_attribute[0].id = cudaLaunchAttributeClusterDimension;\n"
+                       "  cluster_attribute[0].val.clusterDim.x = {0};\n"
+                       "  cluster_attribute[0].val.clusterDim.y = 1;\n"
+                       "  cluster_attribute[0].val.clusterDim.z = 1;\n"
+                       "  cudaLaunchConfig_t config = {{}};\n"
+                       "  config.gridDim = dim3(static_cast<unsigned>(tile_count), 1, 1);\n"
+                       "  config.blockDim = dim3({2}, 1, 1);\n"
+                       "  config.dynamicSmemBytes = shared_bytes;\n"
+                       "  config.stream = stream;\n"
+                       "  config.attrs = cluster_attribute;\n"
+                       "  config.numAttrs = 1;\n",
+                       plan.cluster_size, plan.cluster_size - 1, spec.threads);
   }
-  // Clusters of (C, 1, 1) CTAs: the C CTAs of a cluster are at consecutive blockIdx.x, which is
-  // how the kernel computes its cluster (blockIdx.x div C) and rank (blockIdx.x rem C).
-  out += fmt::format("  // Clusters of {0} CTAs along x: CTAs {0}c .. {0}c + {1} form cluster c.\n"
-                     "  if (tile_count % {0} != 0) return cudaErrorInvalidConfiguration;  // whole clusters only\n"
-                     "  cudaLaunchAttribute cluster_attribute[1];\n"
-                     "  cluster_attribute[0].id = cudaLaunchAttributeClusterDimension;\n"
-                     "  cluster_attribute[0].val.clusterDim.x = {0};\n"
-                     "  cluster_attribute[0].val.clusterDim.y = 1;\n"
-                     "  cluster_attribute[0].val.clusterDim.z = 1;\n"
-                     "  cudaLaunchConfig_t config = {{}};\n"
-                     "  config.gridDim = dim3(static_cast<unsigned>(tile_count), 1, 1);\n"
-                     "  config.blockDim = dim3({2}, 1, 1);\n"
-                     "  config.dynamicSmemBytes = shared_bytes;\n"
-                     "  config.stream = stream;\n"
-                     "  config.attrs = cluster_attribute;\n"
-                     "  config.numAttrs = 1;\n",
-                     plan.cluster_size, plan.cluster_size - 1, spec.threads);
-  out += fmt::format("  const cudaError_t launched = cudaLaunchKernelEx(&config, {}_kernel{}{});\n", plan.name,
-                     spec.arguments.empty() ? "" : ", ", spec.arguments);
-  out += "  if (launched != cudaSuccess) return launched;\n"
-         "  return cudaGetLastError();\n}\n\n";
+  if (!spec.narrow_condition.empty()) {
+    if (!spec.narrow_comment.empty()) out += "  // " + spec.narrow_comment + "\n";
+    out += fmt::format("  if ({}) {{\n", spec.narrow_condition);
+    launch(spec.narrow_kernel, "    ");
+    out += "  }\n";
+  }
+  launch(kernel, "  ");
+  out += "}\n\n";
 }
 
 namespace {

@@ -32,6 +32,14 @@ class BodyEmitter {
     return compute(op, operands);
   }
 
+  // The C++ type of `index` values (default int64_t). Another type (the register kernels'
+  // template parameter `Index`) makes index arithmetic use the prelude's index helpers
+  // (cdiv_index<Index>, ...) in that type instead of the 64-bit ones.
+  void set_index_type(std::string type) { index_type_ = std::move(type); }
+
+  // `// y = add x, b : tile<64x1024xf32, reg>  (line 7)`: the comment above each op's code.
+  void emit_comment(const Operation& op, int indent) { comment(indent, op); }
+
  private:
   void line(int indent, const std::string& text);
   void comment(int indent, const Operation& op);
@@ -60,10 +68,12 @@ class BodyEmitter {
   BodyMode mode_;
   std::string& out_;
   NameTable names_;
+  std::string index_type_ = "int64_t";
 };
 
 // `const float* X, float* Y, int64_t N`: the kernel's parameters, then its dimension symbols.
-std::string parameter_list(const KernelPlan& plan);
+// `dimension_type` is the C++ type of the dimensions (register kernels take `Index`).
+std::string parameter_list(const KernelPlan& plan, std::string_view dimension_type = "int64_t");
 // `X, Y, N`: the same, as arguments.
 std::string argument_list(const KernelPlan& plan);
 // `float* const x = reinterpret_cast<float*>(shared_memory + 0);` for every tile buffer.
@@ -82,6 +92,10 @@ struct LaunchSpec {
   std::string threads;       // threads per CTA, as C++ (`kBlockThreads`, `384`)
   std::string arguments;     // the kernel's arguments
   int64_t shared_bytes = 0;  // dynamic shared memory (opted in above 48 KiB)
+  // The kernel to launch (default NAME_kernel); with `narrow_condition`, a host expression,
+  // `narrow_kernel` is launched instead where it holds (the 32-bit index instantiation).
+  std::string kernel, narrow_kernel, narrow_condition;
+  std::string narrow_comment;  // why narrow_condition suffices, one line
 };
 // The `extern "C" cudaError_t launch_NAME(<parameter_list(plan)>, cudaStream_t)` function: the
 // tile count, an empty or oversized grid, `spec.setup`, the shared-memory opt-in, the SM count

@@ -48,9 +48,12 @@ inline Emitted emit_text(const std::string& text, const std::string& file_name,
 }
 
 // Emits tests/cuda/inputs/NAME.tir for `target` (the header names it inputs/NAME.tir).
-inline Emitted emit_input(const std::string& name, const std::string& target, bool harness = false) {
+// `tiles` picks the plain kernels' form (the shared-memory form's own tests pass `shared`).
+inline Emitted emit_input(const std::string& name, const std::string& target, bool harness = false,
+                          CudaEmitOptions::PlainTiles tiles = CudaEmitOptions::PlainTiles::registers) {
   CudaEmitOptions options;
   options.target = target;
+  options.plain_tiles = tiles;
   options.source_name = "inputs/" + name + ".tir";
   options.harness = harness;
   return emit_text(read_file(kTestDir / "inputs" / (name + ".tir")), options.source_name, options);

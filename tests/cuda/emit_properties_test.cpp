@@ -12,6 +12,10 @@
 namespace tilec::cuda_test {
 namespace {
 
+// Most tests here check the shared-memory form of plain kernels (tests/cuda/register_tiles_test.cpp
+// checks the register form).
+constexpr CudaEmitOptions::PlainTiles kShared = CudaEmitOptions::PlainTiles::shared;
+
 size_t count(const std::string& text, const std::string& needle) {
   size_t n = 0;
   for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -135,7 +139,7 @@ TEST(CudaPlan, LoopResultsShareTheCarriedBuffers) {
 // reference kernel has neither.
 TEST(CudaEmit, EveryTileLoopIsFollowedByABarrier) {
   for (const char* name : kInputs) {
-    Emitted emitted = emit_input(name, "sm_90a", /*harness=*/true);
+    Emitted emitted = emit_input(name, "sm_90a", /*harness=*/true, kShared);
     ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
     std::string kernel = function_text(*emitted.cuda, "_kernel(");
     std::string reference = function_text(*emitted.cuda, "_reference(");
@@ -156,7 +160,7 @@ TEST(CudaEmit, EveryTileLoopIsFollowedByABarrier) {
 }
 
 TEST(CudaEmit, NamesComeFromHintsAndParametersFromSymbols) {
-  Emitted emitted = emit_input("softmax", "sm_90a");
+  Emitted emitted = emit_input("softmax", "sm_90a", false, kShared);
   ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
   const std::string& cuda = *emitted.cuda;
   EXPECT_NE(cuda.find("float* const shifted = reinterpret_cast<float*>"), std::string::npos);
@@ -240,7 +244,7 @@ kernel @single(%X: tensor<8, f32>, %Y: tensor<8, f32>) {
 }
 
 TEST(CudaEmit, TwoDimensionalGridIsSplitRowMajorAndUnknownDimsBecomeParameters) {
-  Emitted emitted = emit_input("bias_clamp_2d", "sm_90a");
+  Emitted emitted = emit_input("bias_clamp_2d", "sm_90a", false, kShared);
   ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
   const std::string& cuda = *emitted.cuda;
   EXPECT_NE(cuda.find("const int64_t m = tile_number / col_tiles;"), std::string::npos);
@@ -258,6 +262,7 @@ TEST(CudaEmit, EveryKernelOfAModuleGetsAKernelALauncherAndAHarnessCheck) {
   text += scale.substr(scale.find("kernel @"));
   CudaEmitOptions options;
   options.harness = true;
+  options.plain_tiles = kShared;
   Emitted emitted = emit_text(text, "two.tir", options);
   ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
   const std::string& cuda = *emitted.cuda;

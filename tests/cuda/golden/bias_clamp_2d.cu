@@ -3,11 +3,12 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     bias_clamp: grid cdiv(M, 32) x cdiv(X_dim1, 64), 256 threads per CTA, 16384 bytes of shared memory
+//     bias_clamp: grid cdiv(M, 32) x cdiv(X_dim1, 64), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,99 +111,158 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
+template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    TileVector<V, T> stored;
+#pragma unroll
+    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
+    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @bias_clamp
 // grid: cdiv(M, 32) x cdiv(X_dim1, 64) tiles, one CTA of 256 threads each
-// shared memory: 16384 bytes, 8 tile buffers (two never live at once may share bytes)
-//   x        tile<32x64xf16, reg>  offset      0, 4096 bytes
-//   b        tile<1x64xf16, reg>   offset   4096, 128 bytes
-//   sum      tile<32x64xf16, reg>  offset   4224, 4096 bytes
-//   upper    tile<32x64xf16, reg>  offset      0, 4096 bytes
-//   clamped  tile<32x64xf16, reg>  offset   4096, 4096 bytes
-//   small    tile<32x64xi1, reg>   offset      0, 2048 bytes
-//   scaled   tile<32x64xf16, reg>  offset   8192, 4096 bytes
-//   y        tile<32x64xf16, reg>  offset  12288, 4096 bytes
+// tiles in registers: 32x64 frame over 256 threads: 32 x 8 threads (rows x columns), each 1 row(s) x 1 vector(s) of 8
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) bias_clamp_kernel(const __half* X, const __half* bias, __half* Y, __half limit, int64_t M, int64_t X_dim1, int64_t bias_dim1, int64_t Y_dim1) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  __half* const x = reinterpret_cast<__half*>(shared_memory + 0);
-  __half* const b = reinterpret_cast<__half*>(shared_memory + 4096);
-  __half* const sum = reinterpret_cast<__half*>(shared_memory + 4224);
-  __half* const upper = reinterpret_cast<__half*>(shared_memory + 0);
-  __half* const clamped = reinterpret_cast<__half*>(shared_memory + 4096);
-  bool* const small = reinterpret_cast<bool*>(shared_memory + 0);
-  __half* const scaled = reinterpret_cast<__half*>(shared_memory + 8192);
-  __half* const y = reinterpret_cast<__half*>(shared_memory + 12288);
-  const int64_t rows = 32;
-  const int64_t cols = 64;
-  const int64_t row_tiles = cdiv_i64(M, rows);
-  const int64_t col_tiles = cdiv_i64(X_dim1, cols);
-  const int64_t tile_number = blockIdx.x;
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) bias_clamp_kernel(const __half* X, const __half* bias, __half* Y, __half limit, Index M, Index X_dim1, Index bias_dim1, Index Y_dim1) {
+  const int thread_column = threadIdx.x % 8;
+  const int thread_row = threadIdx.x / 8;
+  const Index rows = 32;
+  const Index cols = 64;
+  const Index row_tiles = cdiv_index<Index>(M, rows);
+  const Index col_tiles = cdiv_index<Index>(X_dim1, cols);
+  const uint32_t tile_number = blockIdx.x;
   // m, n = grid_ids row_tiles, col_tiles {schedule = "persistent", swizzle = 8} : index, index
-  const int64_t m = tile_number / col_tiles;
-  const int64_t n = tile_number % col_tiles;
+  const Index m = static_cast<Index>(tile_number / static_cast<uint32_t>(col_tiles));
+  const Index n = static_cast<Index>(tile_number % static_cast<uint32_t>(col_tiles));
   // x = load X, m, n : tile<32x64xf16, reg>
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    const int64_t index0 = m * 32 + elem / 64;
-    const int64_t index1 = n * 64 + elem % 64;
-    const bool in_bounds = 0 <= index0 && index0 < M && 0 <= index1 && index1 < X_dim1;
-    x[elem] = in_bounds ? X[index0 * X_dim1 + index1] : from_f32<__half>(0.0f);
+  __half x[8];
+  const bool X_vectors = vectors_fit<8>(X, X_dim1);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = m * 32 + thread_row;
+    const Index column = n * 64 + thread_column * 8;
+    load_vector<8>(&x[s * 8], X, row, column, M, X_dim1, X_vectors);
   }
-  __syncthreads();
   // b = load bias, 0, n : tile<1x64xf16, reg>
-  for (int elem = threadIdx.x; elem < 64; elem += kBlockThreads) {
-    const int64_t index0 = 0;
-    const int64_t index1 = n * 64 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < 1 && 0 <= index1 && index1 < bias_dim1;
-    b[elem] = in_bounds ? bias[index0 * bias_dim1 + index1] : from_f32<__half>(0.0f);
+  __half b[8];
+  const bool bias_vectors = vectors_fit<8>(bias, bias_dim1);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = n * 64 + thread_column * 8;
+    load_vector<8>(&b[s * 8], bias, row, column, 1, bias_dim1, bias_vectors);
   }
-  __syncthreads();
   // sum = add x, b : tile<32x64xf16, reg>
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    sum[elem] = from_f32<__half>(add_f32(to_f32(x[elem]), to_f32(b[elem % 64])));
+  __half sum[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    sum[k] = from_f32<__half>(add_f32(to_f32(x[k]), to_f32(b[k])));
   }
-  __syncthreads();
   const __half low = from_f32<__half>(-to_f32(limit));
   // upper = min sum, limit : tile<32x64xf16, reg>
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    upper[elem] = from_f32<__half>(min_f32(to_f32(sum[elem]), to_f32(limit)));
+  __half upper[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    upper[k] = from_f32<__half>(min_f32(to_f32(sum[k]), to_f32(limit)));
   }
-  __syncthreads();
   // clamped = max upper, low : tile<32x64xf16, reg>
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    clamped[elem] = from_f32<__half>(max_f32(to_f32(upper[elem]), to_f32(low)));
+  __half clamped[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    clamped[k] = from_f32<__half>(max_f32(to_f32(upper[k]), to_f32(low)));
   }
-  __syncthreads();
   const __half half = from_f32<__half>(0.5f);
-  const int64_t parity = m % 2;
+  const Index parity = m % 2;
   const bool odd = (parity == 1);
   const __half scale = (odd ? half : limit);
   // small = cmp clamped, half {predicate = "lt"} : tile<32x64xi1, reg>
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    small[elem] = (to_f32(clamped[elem]) < to_f32(half));
+  bool small[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    small[k] = (to_f32(clamped[k]) < to_f32(half));
   }
-  __syncthreads();
   // scaled = mul clamped, scale : tile<32x64xf16, reg>
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    scaled[elem] = from_f32<__half>(mul_f32(to_f32(clamped[elem]), to_f32(scale)));
+  __half scaled[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    scaled[k] = from_f32<__half>(mul_f32(to_f32(clamped[k]), to_f32(scale)));
   }
-  __syncthreads();
   // y = select small, scaled, clamped : tile<32x64xf16, reg>
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    y[elem] = (small[elem] ? scaled[elem] : clamped[elem]);
+  __half y[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    y[k] = (small[k] ? scaled[k] : clamped[k]);
   }
-  __syncthreads();
   // store Y, m, n, y
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    const int64_t index0 = m * 32 + elem / 64;
-    const int64_t index1 = n * 64 + elem % 64;
-    const bool in_bounds = 0 <= index0 && index0 < M && 0 <= index1 && index1 < Y_dim1;
-    if (in_bounds) Y[index0 * Y_dim1 + index1] = y[elem];
+  const bool Y_vectors = vectors_fit<8>(Y, Y_dim1);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = m * 32 + thread_row;
+    const Index column = n * 64 + thread_column * 8;
+    store_vector<8>(Y, row, column, M, Y_dim1, Y_vectors, &y[s * 8]);
   }
-  __syncthreads();
 }
 
 // Launches bias_clamp_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -214,8 +274,13 @@ extern "C" cudaError_t launch_bias_clamp(const __half* X, const __half* bias, __
   const int64_t tile_count = max_i64(row_tiles, 0) * max_i64(col_tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 16384;
-  TILEC_LAUNCH(bias_clamp_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, bias, Y, limit, M, X_dim1, bias_dim1, Y_dim1);
+  const size_t shared_bytes = 0;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({M, X_dim1}) && index32_fits({1, bias_dim1}) && index32_fits({M, Y_dim1})) {
+    TILEC_LAUNCH(bias_clamp_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, bias, Y, limit, M, X_dim1, bias_dim1, Y_dim1);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(bias_clamp_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, bias, Y, limit, M, X_dim1, bias_dim1, Y_dim1);
   return cudaGetLastError();
 }
 

@@ -3,11 +3,12 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     casts: grid cdiv(N, 256), 256 threads per CTA, 3072 bytes of shared memory
+//     casts: grid cdiv(N, 256), 32 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,123 +111,187 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
+template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    TileVector<V, T> stored;
+#pragma unroll
+    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
+    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @casts
-// grid: cdiv(N, 256) tiles, one CTA of 256 threads each
-// shared memory: 3072 bytes, 9 tile buffers (two never live at once may share bytes)
-//   xb  tile<256xbf16, reg>    offset      0, 512 bytes
-//   x   tile<256xf32, reg>     offset    512, 1024 bytes
-//   y   tile<256xf32, reg>     offset   1536, 1024 bytes
-//   yb  tile<256xbf16, reg>    offset   2560, 512 bytes
-//   h   tile<256xf16, reg>     offset   2560, 512 bytes
-//   hh  tile<256xf16, reg>     offset      0, 512 bytes
-//   q   tile<256xf8e4m3, reg>  offset      0, 256 bytes
-//   z   tile<256xf32, reg>     offset   1536, 1024 bytes
-//   n   tile<256xi32, reg>     offset      0, 1024 bytes
+// grid: cdiv(N, 256) tiles, one CTA of 32 threads each
+// tiles in registers: 1x256 frame over 32 threads: 2 x 16 threads (rows x columns), each 1 row(s) x 1 vector(s) of 16
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) casts_kernel(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, int64_t N) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  __nv_bfloat16* const xb = reinterpret_cast<__nv_bfloat16*>(shared_memory + 0);
-  float* const x = reinterpret_cast<float*>(shared_memory + 512);
-  float* const y = reinterpret_cast<float*>(shared_memory + 1536);
-  __nv_bfloat16* const yb = reinterpret_cast<__nv_bfloat16*>(shared_memory + 2560);
-  __half* const h = reinterpret_cast<__half*>(shared_memory + 2560);
-  __half* const hh = reinterpret_cast<__half*>(shared_memory + 0);
-  __nv_fp8_e4m3* const q = reinterpret_cast<__nv_fp8_e4m3*>(shared_memory + 0);
-  float* const z = reinterpret_cast<float*>(shared_memory + 1536);
-  int32_t* const n = reinterpret_cast<int32_t*>(shared_memory + 0);
-  const int64_t block = 256;
-  const int64_t tiles = cdiv_i64(N, block);
-  const int64_t tile_number = blockIdx.x;
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, Index N) {
+  const int thread_column = threadIdx.x % 16;
+  const int thread_row = threadIdx.x / 16;
+  const Index block = 256;
+  const Index tiles = cdiv_index<Index>(N, block);
+  const uint32_t tile_number = blockIdx.x;
   // i = grid_ids tiles {schedule = "tiles"} : index
-  const int64_t i = tile_number;
+  const Index i = static_cast<Index>(tile_number);
   // xb = load X, i : tile<256xbf16, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    const int64_t index0 = i * 256 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    xb[elem] = in_bounds ? X[index0] : from_f32<__nv_bfloat16>(0.0f);
+  __nv_bfloat16 xb[16];
+  const bool X_vectors = vectors_fit<16>(X, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 256 + thread_column * 16;
+    load_vector<16>(&xb[s * 16], X, row, column, 1, N, X_vectors);
   }
-  __syncthreads();
   // x = cast xb : tile<256xf32, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    x[elem] = to_f32(xb[elem]);
+  float x[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    x[k] = to_f32(xb[k]);
   }
-  __syncthreads();
   const float three = 3.0f;
   // y = mul x, three : tile<256xf32, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    y[elem] = mul_f32(x[elem], three);
+  float y[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    y[k] = mul_f32(x[k], three);
   }
-  __syncthreads();
   // store F, i, y
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    const int64_t index0 = i * 256 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    if (in_bounds) F[index0] = y[elem];
+  const bool F_vectors = vectors_fit<16>(F, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 256 + thread_column * 16;
+    if (thread_row == 0) store_vector<16>(F, row, column, 1, N, F_vectors, &y[s * 16]);
   }
-  __syncthreads();
   // yb = cast y : tile<256xbf16, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    yb[elem] = from_f32<__nv_bfloat16>(y[elem]);
+  __nv_bfloat16 yb[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    yb[k] = from_f32<__nv_bfloat16>(y[k]);
   }
-  __syncthreads();
   // store B, i, yb
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    const int64_t index0 = i * 256 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    if (in_bounds) B[index0] = yb[elem];
+  const bool B_vectors = vectors_fit<16>(B, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 256 + thread_column * 16;
+    if (thread_row == 0) store_vector<16>(B, row, column, 1, N, B_vectors, &yb[s * 16]);
   }
-  __syncthreads();
   // h = cast xb : tile<256xf16, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    h[elem] = from_f32<__half>(to_f32(xb[elem]));
+  __half h[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    h[k] = from_f32<__half>(to_f32(xb[k]));
   }
-  __syncthreads();
   // hh = add h, h : tile<256xf16, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    hh[elem] = from_f32<__half>(add_f32(to_f32(h[elem]), to_f32(h[elem])));
+  __half hh[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    hh[k] = from_f32<__half>(add_f32(to_f32(h[k]), to_f32(h[k])));
   }
-  __syncthreads();
   // store H, i, hh
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    const int64_t index0 = i * 256 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    if (in_bounds) H[index0] = hh[elem];
+  const bool H_vectors = vectors_fit<16>(H, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 256 + thread_column * 16;
+    if (thread_row == 0) store_vector<16>(H, row, column, 1, N, H_vectors, &hh[s * 16]);
   }
-  __syncthreads();
   // q = cast y : tile<256xf8e4m3, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    q[elem] = from_f32<__nv_fp8_e4m3>(y[elem]);
+  __nv_fp8_e4m3 q[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    q[k] = from_f32<__nv_fp8_e4m3>(y[k]);
   }
-  __syncthreads();
   // store Q, i, q
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    const int64_t index0 = i * 256 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    if (in_bounds) Q[index0] = q[elem];
+  const bool Q_vectors = vectors_fit<16>(Q, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 256 + thread_column * 16;
+    if (thread_row == 0) store_vector<16>(Q, row, column, 1, N, Q_vectors, &q[s * 16]);
   }
-  __syncthreads();
   const float big = 100.0f;
   // z = mul x, big : tile<256xf32, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    z[elem] = mul_f32(x[elem], big);
+  float z[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    z[k] = mul_f32(x[k], big);
   }
-  __syncthreads();
   // n = cast z : tile<256xi32, reg>
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    n[elem] = float_to_int<int32_t>(z[elem]);
+  int32_t n[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    n[k] = float_to_int<int32_t>(z[k]);
   }
-  __syncthreads();
   // store I, i, n
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    const int64_t index0 = i * 256 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    if (in_bounds) I[index0] = n[elem];
+  const bool I_vectors = vectors_fit<16>(I, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 256 + thread_column * 16;
+    if (thread_row == 0) store_vector<16>(I, row, column, 1, N, I_vectors, &n[s * 16]);
   }
-  __syncthreads();
 }
 
 // Launches casts_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -236,8 +301,13 @@ extern "C" cudaError_t launch_casts(const __nv_bfloat16* X, float* F, __nv_bfloa
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 3072;
-  TILEC_LAUNCH(casts_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, F, B, H, Q, I, N);
+  const size_t shared_bytes = 0;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({N})) {
+    TILEC_LAUNCH(casts_kernel<int32_t>, static_cast<unsigned>(tile_count), 32, shared_bytes, stream, X, F, B, H, Q, I, N);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(casts_kernel<int64_t>, static_cast<unsigned>(tile_count), 32, shared_bytes, stream, X, F, B, H, Q, I, N);
   return cudaGetLastError();
 }
 

@@ -3,11 +3,12 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     layernorm: grid cdiv(R, 8), 256 threads per CTA, 40960 bytes of shared memory
+//     layernorm: grid cdiv(R, 8), 256 threads per CTA, tiles in registers, 256 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,156 +111,241 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
+template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    TileVector<V, T> stored;
+#pragma unroll
+    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
+    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @layernorm
 // grid: cdiv(R, 8) tiles, one CTA of 256 threads each
-// shared memory: 40960 bytes, 16 tile buffers (two never live at once may share bytes)
-//   xb                tile<8x512xbf16, reg>  offset      0, 8192 bytes
-//   x                 tile<8x512xf32, reg>   offset   8192, 16384 bytes
-//   sum               tile<8x1xf32, reg>     offset      0, 32 bytes
-//   mean              tile<8x1xf32, reg>     offset     32, 32 bytes
-//   centered          tile<8x512xf32, reg>   offset  24576, 16384 bytes
-//   squares           tile<8x512xf32, reg>   offset      0, 16384 bytes
-//   sum_squares       tile<8x1xf32, reg>     offset  16384, 32 bytes
-//   variance          tile<8x1xf32, reg>     offset      0, 32 bytes
-//   shifted_variance  tile<8x1xf32, reg>     offset     32, 32 bytes
-//   rstd              tile<8x1xf32, reg>     offset      0, 32 bytes
-//   normalized        tile<8x512xf32, reg>   offset     32, 16384 bytes
-//   g                 tile<1x512xf32, reg>   offset  16416, 2048 bytes
-//   b                 tile<1x512xf32, reg>   offset  18464, 2048 bytes
-//   scaled            tile<8x512xf32, reg>   offset  20512, 16384 bytes
-//   shifted           tile<8x512xf32, reg>   offset      0, 16384 bytes
-//   y                 tile<8x512xbf16, reg>  offset  16384, 8192 bytes
+// tiles in registers: 8x512 frame over 256 threads: 4 x 64 threads (rows x columns), each 2 row(s) x 1 vector(s) of 8
+// shared memory: 256 bytes, two areas of warp partials for the reductions
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) layernorm_kernel(const __nv_bfloat16* X, const float* gamma, const float* beta, __nv_bfloat16* Y, int64_t R) {
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X, const float* gamma, const float* beta, __nv_bfloat16* Y, Index R) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  __nv_bfloat16* const xb = reinterpret_cast<__nv_bfloat16*>(shared_memory + 0);
-  float* const x = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const sum = reinterpret_cast<float*>(shared_memory + 0);
-  float* const mean = reinterpret_cast<float*>(shared_memory + 32);
-  float* const centered = reinterpret_cast<float*>(shared_memory + 24576);
-  float* const squares = reinterpret_cast<float*>(shared_memory + 0);
-  float* const sum_squares = reinterpret_cast<float*>(shared_memory + 16384);
-  float* const variance = reinterpret_cast<float*>(shared_memory + 0);
-  float* const shifted_variance = reinterpret_cast<float*>(shared_memory + 32);
-  float* const rstd = reinterpret_cast<float*>(shared_memory + 0);
-  float* const normalized = reinterpret_cast<float*>(shared_memory + 32);
-  float* const g = reinterpret_cast<float*>(shared_memory + 16416);
-  float* const b = reinterpret_cast<float*>(shared_memory + 18464);
-  float* const scaled = reinterpret_cast<float*>(shared_memory + 20512);
-  float* const shifted = reinterpret_cast<float*>(shared_memory + 0);
-  __nv_bfloat16* const y = reinterpret_cast<__nv_bfloat16*>(shared_memory + 16384);
-  const int64_t rows = 8;
-  const int64_t tiles = cdiv_i64(R, rows);
-  const int64_t tile_number = blockIdx.x;
+  constexpr int kReductionArea = 128;  // bytes: the second area's offset
+  const int thread_column = threadIdx.x % 64;
+  const int thread_row = threadIdx.x / 64;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const Index rows = 8;
+  const Index tiles = cdiv_index<Index>(R, rows);
+  const uint32_t tile_number = blockIdx.x;
   // r = grid_ids tiles {schedule = "tiles"} : index
-  const int64_t r = tile_number;
+  const Index r = static_cast<Index>(tile_number);
   // xb = load X, r, 0 : tile<8x512xbf16, reg>
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    const int64_t index0 = r * 8 + elem / 512;
-    const int64_t index1 = elem % 512;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 512;
-    xb[elem] = in_bounds ? X[index0 * 512 + index1] : from_f32<__nv_bfloat16>(0.0f);
+  __nv_bfloat16 xb[16];
+  const bool X_vectors = vectors_fit<8>(X, 512);
+  #pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const Index row = r * 8 + s * 4 + thread_row;
+    const Index column = thread_column * 8;
+    load_vector<8>(&xb[s * 8], X, row, column, R, 512, X_vectors);
   }
-  __syncthreads();
   // x = cast xb : tile<8x512xf32, reg>
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    x[elem] = to_f32(xb[elem]);
+  float x[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    x[k] = to_f32(xb[k]);
   }
-  __syncthreads();
   const float width = 512.0f;
   const float eps = 1e-05f;
   // sum = reduce_sum x {axis = 1} : tile<8x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 8; elem += kBlockThreads) {
+  float sum[2];
+  float* const sum_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
+  #pragma unroll
+  for (int o = 0; o < 2; ++o) {
     float acc = 0.0f;
-    for (int pos = 0; pos < 512; ++pos) acc = add_f32(acc, x[elem * 512 + pos]);
-    sum[elem] = acc;
+    #pragma unroll
+    for (int j = 0; j < 8; ++j) acc = add_f32(acc, x[o * 8 + j]);
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    if ((lane & 31) == 0) sum_partials[o * 8 + warp] = acc;
   }
-  __syncthreads();
+  __syncthreads();  // the warps' partials are written
+  #pragma unroll
+  for (int o = 0; o < 2; ++o) {
+    float acc = sum_partials[o * 8 + (warp & ~1)];
+    #pragma unroll
+    for (int j = 1; j < 2; ++j) acc = add_f32(acc, sum_partials[o * 8 + ((warp & ~1) | j)]);
+    sum[o] = acc;
+  }
   // mean = div sum, width : tile<8x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 8; elem += kBlockThreads) {
-    mean[elem] = div_f32(sum[elem], width);
+  float mean[2];
+  #pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    mean[k] = div_f32(sum[k], width);
   }
-  __syncthreads();
   // centered = sub x, mean : tile<8x512xf32, reg>
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    centered[elem] = sub_f32(x[elem], mean[elem / 512]);
+  float centered[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    centered[k] = sub_f32(x[k], mean[k / 8]);
   }
-  __syncthreads();
   // squares = mul centered, centered : tile<8x512xf32, reg>
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    squares[elem] = mul_f32(centered[elem], centered[elem]);
+  float squares[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    squares[k] = mul_f32(centered[k], centered[k]);
   }
-  __syncthreads();
   // sum_squares = reduce_sum squares {axis = 1} : tile<8x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 8; elem += kBlockThreads) {
+  float sum_squares[2];
+  float* const sum_squares_partials = reinterpret_cast<float*>(shared_memory + kReductionArea);  // area 1
+  #pragma unroll
+  for (int o_1 = 0; o_1 < 2; ++o_1) {
     float acc = 0.0f;
-    for (int pos = 0; pos < 512; ++pos) acc = add_f32(acc, squares[elem * 512 + pos]);
-    sum_squares[elem] = acc;
+    #pragma unroll
+    for (int j = 0; j < 8; ++j) acc = add_f32(acc, squares[o_1 * 8 + j]);
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    if ((lane & 31) == 0) sum_squares_partials[o_1 * 8 + warp] = acc;
   }
-  __syncthreads();
+  __syncthreads();  // the warps' partials are written
+  #pragma unroll
+  for (int o_1 = 0; o_1 < 2; ++o_1) {
+    float acc = sum_squares_partials[o_1 * 8 + (warp & ~1)];
+    #pragma unroll
+    for (int j = 1; j < 2; ++j) acc = add_f32(acc, sum_squares_partials[o_1 * 8 + ((warp & ~1) | j)]);
+    sum_squares[o_1] = acc;
+  }
   // variance = div sum_squares, width : tile<8x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 8; elem += kBlockThreads) {
-    variance[elem] = div_f32(sum_squares[elem], width);
+  float variance[2];
+  #pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    variance[k] = div_f32(sum_squares[k], width);
   }
-  __syncthreads();
   // shifted_variance = add variance, eps : tile<8x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 8; elem += kBlockThreads) {
-    shifted_variance[elem] = add_f32(variance[elem], eps);
+  float shifted_variance[2];
+  #pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    shifted_variance[k] = add_f32(variance[k], eps);
   }
-  __syncthreads();
   // rstd = rsqrt shifted_variance : tile<8x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 8; elem += kBlockThreads) {
-    rstd[elem] = rsqrt_f32(shifted_variance[elem]);
+  float rstd[2];
+  #pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    rstd[k] = rsqrt_f32(shifted_variance[k]);
   }
-  __syncthreads();
   // normalized = mul centered, rstd : tile<8x512xf32, reg>
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    normalized[elem] = mul_f32(centered[elem], rstd[elem / 512]);
+  float normalized[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    normalized[k] = mul_f32(centered[k], rstd[k / 8]);
   }
-  __syncthreads();
   // g = load gamma, 0, 0 : tile<1x512xf32, reg>
-  for (int elem = threadIdx.x; elem < 512; elem += kBlockThreads) {
-    const int64_t index0 = 0;
-    const int64_t index1 = elem;
-    const bool in_bounds = 0 <= index0 && index0 < 1 && 0 <= index1 && index1 < 512;
-    g[elem] = in_bounds ? gamma[index0 * 512 + index1] : 0.0f;
+  float g[8];
+  const bool gamma_vectors = vectors_fit<8>(gamma, 512);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = thread_column * 8;
+    load_vector<8>(&g[s * 8], gamma, row, column, 1, 512, gamma_vectors);
   }
-  __syncthreads();
   // b = load beta, 0, 0 : tile<1x512xf32, reg>
-  for (int elem = threadIdx.x; elem < 512; elem += kBlockThreads) {
-    const int64_t index0 = 0;
-    const int64_t index1 = elem;
-    const bool in_bounds = 0 <= index0 && index0 < 1 && 0 <= index1 && index1 < 512;
-    b[elem] = in_bounds ? beta[index0 * 512 + index1] : 0.0f;
+  float b[8];
+  const bool beta_vectors = vectors_fit<8>(beta, 512);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = thread_column * 8;
+    load_vector<8>(&b[s * 8], beta, row, column, 1, 512, beta_vectors);
   }
-  __syncthreads();
   // scaled = mul normalized, g : tile<8x512xf32, reg>
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    scaled[elem] = mul_f32(normalized[elem], g[elem % 512]);
+  float scaled[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    scaled[k] = mul_f32(normalized[k], g[k % 8]);
   }
-  __syncthreads();
   // shifted = add scaled, b : tile<8x512xf32, reg>
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    shifted[elem] = add_f32(scaled[elem], b[elem % 512]);
+  float shifted[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    shifted[k] = add_f32(scaled[k], b[k % 8]);
   }
-  __syncthreads();
   // y = cast shifted : tile<8x512xbf16, reg>
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    y[elem] = from_f32<__nv_bfloat16>(shifted[elem]);
+  __nv_bfloat16 y[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    y[k] = from_f32<__nv_bfloat16>(shifted[k]);
   }
-  __syncthreads();
   // store Y, r, 0, y
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    const int64_t index0 = r * 8 + elem / 512;
-    const int64_t index1 = elem % 512;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 512;
-    if (in_bounds) Y[index0 * 512 + index1] = y[elem];
+  const bool Y_vectors = vectors_fit<8>(Y, 512);
+  #pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const Index row = r * 8 + s * 4 + thread_row;
+    const Index column = thread_column * 8;
+    store_vector<8>(Y, row, column, R, 512, Y_vectors, &y[s * 8]);
   }
-  __syncthreads();
 }
 
 // Launches layernorm_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -269,8 +355,13 @@ extern "C" cudaError_t launch_layernorm(const __nv_bfloat16* X, const float* gam
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 40960;
-  TILEC_LAUNCH(layernorm_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, gamma, beta, Y, R);
+  const size_t shared_bytes = 256;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({R, 512}) && index32_fits({1, 512})) {
+    TILEC_LAUNCH(layernorm_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, gamma, beta, Y, R);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(layernorm_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, gamma, beta, Y, R);
   return cudaGetLastError();
 }
 

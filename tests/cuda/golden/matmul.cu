@@ -3,9 +3,9 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse, fold-constants
 //   kernels:
-//     matmul: grid cdiv(M, 32) x cdiv(N, 64), 256 threads per CTA, 24576 bytes of shared memory
+//     matmul: grid cdiv(M, 32) x cdiv(N, 64), 256 threads per CTA, 24576 bytes of shared memory (tiles in shared memory: it has an mma (12:11))
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
+// Shared-memory tiles: one CTA per tile of the grid; every tile value is a buffer in the CTA's
 // shared memory; every tile op is a loop over its elements strided by the CTA's threads,
 // followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
 

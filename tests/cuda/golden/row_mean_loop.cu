@@ -3,11 +3,12 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     row_mean: grid cdiv(M, 16), 256 threads per CTA, 24576 bytes of shared memory
+//     row_mean: grid cdiv(M, 16), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,110 +111,175 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
+template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    TileVector<V, T> stored;
+#pragma unroll
+    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
+    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @row_mean
 // grid: cdiv(M, 16) tiles, one CTA of 256 threads each
-// shared memory: 24576 bytes, 8 tile buffers (two never live at once may share bytes)
-//   init      tile<16x128xf32, reg>  offset      0, 8192 bytes
-//   partial   tile<16x128xf32, reg>  offset   8192, 8192 bytes
-//   a         tile<16x128xf32, reg>  offset      0, 8192 bytes
-//   next_1    tile<16x128xf32, reg>  offset  16384, 8192 bytes
-//   total     tile<16x1xf32, reg>    offset      0, 64 bytes
-//   mean      tile<16x1xf32, reg>    offset     64, 64 bytes
-//   quotient  tile<16x1xf32, reg>    offset    128, 64 bytes
-//   empty     tile<16x1xf32, reg>    offset      0, 64 bytes
+// tiles in registers: 16x128 frame over 256 threads: 8 x 32 threads (rows x columns), each 2 row(s) x 1 vector(s) of 4
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) row_mean_kernel(const float* A, float* S, int64_t M, int64_t K) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const init = reinterpret_cast<float*>(shared_memory + 0);
-  float* const partial = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const a = reinterpret_cast<float*>(shared_memory + 0);
-  float* const next_1 = reinterpret_cast<float*>(shared_memory + 16384);
-  float* const total = reinterpret_cast<float*>(shared_memory + 0);
-  float* const mean = reinterpret_cast<float*>(shared_memory + 64);
-  float* const quotient = reinterpret_cast<float*>(shared_memory + 128);
-  float* const empty = reinterpret_cast<float*>(shared_memory + 0);
-  const int64_t rows = 16;
-  const int64_t cols = 128;
-  const int64_t tiles = cdiv_i64(M, rows);
-  const int64_t tile_number = blockIdx.x;
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) row_mean_kernel(const float* A, float* S, Index M, Index K) {
+  const int thread_column = threadIdx.x % 32;
+  const int thread_row = threadIdx.x / 32;
+  const Index rows = 16;
+  const Index cols = 128;
+  const Index tiles = cdiv_index<Index>(M, rows);
+  const uint32_t tile_number = blockIdx.x;
   // m = grid_ids tiles {schedule = "tiles"} : index
-  const int64_t m = tile_number;
-  const int64_t blocks = cdiv_i64(K, cols);
+  const Index m = static_cast<Index>(tile_number);
+  const Index blocks = cdiv_index<Index>(K, cols);
   // init = zeros : tile<16x128xf32, reg>
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    init[elem] = 0.0f;
+  float init[8];
+  #pragma unroll
+  for (int k_1 = 0; k_1 < 8; ++k_1) {
+    init[k_1] = 0.0f;
   }
-  __syncthreads();
   // partial, seen = for 0, blocks, 1, init, 0 : tile<16x128xf32, reg>, index
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    partial[elem] = init[elem];
+  float partial[8];
+  #pragma unroll
+  for (int k_1 = 0; k_1 < 8; ++k_1) {
+    partial[k_1] = init[k_1];
   }
-  __syncthreads();
-  int64_t seen = 0;
-  for (int64_t k = 0; k < blocks; k += 1) {
+  Index seen = 0;
+  for (Index k = 0; k < blocks; k += 1) {
     // a = load A, m, k : tile<16x128xf32, reg>
-    for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-      const int64_t index0 = m * 16 + elem / 128;
-      const int64_t index1 = k * 128 + elem % 128;
-      const bool in_bounds = 0 <= index0 && index0 < M && 0 <= index1 && index1 < K;
-      a[elem] = in_bounds ? A[index0 * K + index1] : 0.0f;
+    float a[8];
+    const bool A_vectors = vectors_fit<4>(A, K);
+    #pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      const Index row = m * 16 + s * 8 + thread_row;
+      const Index column = k * 128 + thread_column * 4;
+      load_vector<4>(&a[s * 4], A, row, column, M, K, A_vectors);
     }
-    __syncthreads();
     // next_1 = add partial, a : tile<16x128xf32, reg>
-    for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-      next_1[elem] = add_f32(partial[elem], a[elem]);
+    float next_1[8];
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 8; ++k_1) {
+      next_1[k_1] = add_f32(partial[k_1], a[k_1]);
     }
-    __syncthreads();
-    const int64_t seen_next = seen + 1;
-    for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-      partial[elem] = next_1[elem];
+    const Index seen_next = seen + 1;
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 8; ++k_1) {
+      partial[k_1] = next_1[k_1];
     }
-    __syncthreads();
-    seen = seen_next;
+    const Index next_seen = seen_next;
+    seen = next_seen;
   }
   // total = reduce_sum partial {axis = 1} : tile<16x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 16; elem += kBlockThreads) {
+  float total[2];
+  #pragma unroll
+  for (int o = 0; o < 2; ++o) {
     float acc = 0.0f;
-    for (int pos = 0; pos < 128; ++pos) acc = add_f32(acc, partial[elem * 128 + pos]);
-    total[elem] = acc;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = add_f32(acc, partial[o * 4 + j]);
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    total[o] = acc;
   }
-  __syncthreads();
   const bool any = (seen > 0);
   // mean = if any : tile<16x1xf32, reg>
+  float mean[2];
   if (any) {
     const float length = int_to_float<float>(K);
     // quotient = div total, length : tile<16x1xf32, reg>
-    for (int elem = threadIdx.x; elem < 16; elem += kBlockThreads) {
-      quotient[elem] = div_f32(total[elem], length);
+    float quotient[2];
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 2; ++k_1) {
+      quotient[k_1] = div_f32(total[k_1], length);
     }
-    __syncthreads();
-    for (int elem = threadIdx.x; elem < 16; elem += kBlockThreads) {
-      mean[elem] = quotient[elem];
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 2; ++k_1) {
+      mean[k_1] = quotient[k_1];
     }
-    __syncthreads();
   } else {
     // empty = zeros : tile<16x1xf32, reg>
-    for (int elem = threadIdx.x; elem < 16; elem += kBlockThreads) {
-      empty[elem] = 0.0f;
+    float empty[2];
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 2; ++k_1) {
+      empty[k_1] = 0.0f;
     }
-    __syncthreads();
-    for (int elem = threadIdx.x; elem < 16; elem += kBlockThreads) {
-      mean[elem] = empty[elem];
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 2; ++k_1) {
+      mean[k_1] = empty[k_1];
     }
-    __syncthreads();
   }
   // store S, m, 0, mean
-  for (int elem = threadIdx.x; elem < 16; elem += kBlockThreads) {
-    const int64_t index0 = m * 16 + elem;
-    const int64_t index1 = 0;
-    const bool in_bounds = 0 <= index0 && index0 < M && 0 <= index1 && index1 < 1;
-    if (in_bounds) S[index0 * 1 + index1] = mean[elem];
+  #pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const Index row = m * 16 + s * 8 + thread_row;
+    const Index column = 0;
+    if (thread_column == 0) store_vector<1>(S, row, column, M, 1, false, &mean[s]);
   }
-  __syncthreads();
 }
 
 // Launches row_mean_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -223,8 +289,13 @@ extern "C" cudaError_t launch_row_mean(const float* A, float* S, int64_t M, int6
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 24576;
-  TILEC_LAUNCH(row_mean_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, A, S, M, K);
+  const size_t shared_bytes = 0;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({M, K}) && index32_fits({M, 1})) {
+    TILEC_LAUNCH(row_mean_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, A, S, M, K);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(row_mean_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, A, S, M, K);
   return cudaGetLastError();
 }
 

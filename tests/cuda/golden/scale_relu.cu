@@ -3,11 +3,12 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     scale_relu: grid cdiv(N, 512), 256 threads per CTA, 4096 bytes of shared memory
+//     scale_relu: grid cdiv(N, 512), 128 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,51 +111,116 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
+template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    TileVector<V, T> stored;
+#pragma unroll
+    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
+    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @scale_relu
-// grid: cdiv(N, 512) tiles, one CTA of 256 threads each
-// shared memory: 4096 bytes, 3 tile buffers (two never live at once may share bytes)
-//   x       tile<512xf32, reg>  offset      0, 2048 bytes
-//   scaled  tile<512xf32, reg>  offset   2048, 2048 bytes
-//   y       tile<512xf32, reg>  offset      0, 2048 bytes
+// grid: cdiv(N, 512) tiles, one CTA of 128 threads each
+// tiles in registers: 1x512 frame over 128 threads: 1 x 128 threads (rows x columns), each 1 row(s) x 1 vector(s) of 4
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) scale_relu_kernel(const float* X, float* Y, float alpha, int64_t N) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const x = reinterpret_cast<float*>(shared_memory + 0);
-  float* const scaled = reinterpret_cast<float*>(shared_memory + 2048);
-  float* const y = reinterpret_cast<float*>(shared_memory + 0);
-  const int64_t block = 512;
-  const int64_t tiles = cdiv_i64(N, block);
-  const int64_t tile_number = blockIdx.x;
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(128) scale_relu_kernel(const float* X, float* Y, float alpha, Index N) {
+  const int thread_column = threadIdx.x % 128;
+  const Index block = 512;
+  const Index tiles = cdiv_index<Index>(N, block);
+  const uint32_t tile_number = blockIdx.x;
   // i = grid_ids tiles {schedule = "tiles"} : index
-  const int64_t i = tile_number;
+  const Index i = static_cast<Index>(tile_number);
   // x = load X, i : tile<512xf32, reg>
-  for (int elem = threadIdx.x; elem < 512; elem += kBlockThreads) {
-    const int64_t index0 = i * 512 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    x[elem] = in_bounds ? X[index0] : 0.0f;
+  float x[4];
+  const bool X_vectors = vectors_fit<4>(X, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 512 + thread_column * 4;
+    load_vector<4>(&x[s * 4], X, row, column, 1, N, X_vectors);
   }
-  __syncthreads();
   // scaled = mul x, alpha : tile<512xf32, reg>
-  for (int elem = threadIdx.x; elem < 512; elem += kBlockThreads) {
-    scaled[elem] = mul_f32(x[elem], alpha);
+  float scaled[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    scaled[k] = mul_f32(x[k], alpha);
   }
-  __syncthreads();
   // y = relu scaled : tile<512xf32, reg>
-  for (int elem = threadIdx.x; elem < 512; elem += kBlockThreads) {
-    y[elem] = relu_f32(scaled[elem]);
+  float y[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y[k] = relu_f32(scaled[k]);
   }
-  __syncthreads();
   // store Y, i, y
-  for (int elem = threadIdx.x; elem < 512; elem += kBlockThreads) {
-    const int64_t index0 = i * 512 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    if (in_bounds) Y[index0] = y[elem];
+  const bool Y_vectors = vectors_fit<4>(Y, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 512 + thread_column * 4;
+    store_vector<4>(Y, row, column, 1, N, Y_vectors, &y[s * 4]);
   }
-  __syncthreads();
 }
 
 // Launches scale_relu_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -164,8 +230,13 @@ extern "C" cudaError_t launch_scale_relu(const float* X, float* Y, float alpha, 
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 4096;
-  TILEC_LAUNCH(scale_relu_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, Y, alpha, N);
+  const size_t shared_bytes = 0;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({N})) {
+    TILEC_LAUNCH(scale_relu_kernel<int32_t>, static_cast<unsigned>(tile_count), 128, shared_bytes, stream, X, Y, alpha, N);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(scale_relu_kernel<int64_t>, static_cast<unsigned>(tile_count), 128, shared_bytes, stream, X, Y, alpha, N);
   return cudaGetLastError();
 }
 

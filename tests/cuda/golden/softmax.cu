@@ -3,11 +3,12 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     softmax: grid cdiv(R, 32), 256 threads per CTA, 65664 bytes of shared memory
+//     softmax: grid cdiv(R, 32), 256 threads per CTA, tiles in registers, 1024 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,78 +111,173 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
+template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    TileVector<V, T> stored;
+#pragma unroll
+    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
+    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @softmax
 // grid: cdiv(R, 32) tiles, one CTA of 256 threads each
-// shared memory: 65664 bytes, 6 tile buffers (two never live at once may share bytes)
-//   x        tile<32x256xf32, reg>  offset      0, 32768 bytes
-//   m        tile<32x1xf32, reg>    offset  32768, 128 bytes
-//   shifted  tile<32x256xf32, reg>  offset  32896, 32768 bytes
-//   e        tile<32x256xf32, reg>  offset      0, 32768 bytes
-//   s        tile<32x1xf32, reg>    offset  32768, 128 bytes
-//   y        tile<32x256xf32, reg>  offset  32896, 32768 bytes
+// tiles in registers: 32x256 frame over 256 threads: 4 x 64 threads (rows x columns), each 8 row(s) x 1 vector(s) of 4
+// shared memory: 1024 bytes, two areas of warp partials for the reductions
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) softmax_kernel(const float* X, float* Y, int64_t R) {
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) softmax_kernel(const float* X, float* Y, Index R) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const x = reinterpret_cast<float*>(shared_memory + 0);
-  float* const m = reinterpret_cast<float*>(shared_memory + 32768);
-  float* const shifted = reinterpret_cast<float*>(shared_memory + 32896);
-  float* const e = reinterpret_cast<float*>(shared_memory + 0);
-  float* const s = reinterpret_cast<float*>(shared_memory + 32768);
-  float* const y = reinterpret_cast<float*>(shared_memory + 32896);
-  const int64_t v0 = cdiv_i64(R, 32);
-  const int64_t tile_number = blockIdx.x;
+  constexpr int kReductionArea = 512;  // bytes: the second area's offset
+  const int thread_column = threadIdx.x % 64;
+  const int thread_row = threadIdx.x / 64;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const Index v0 = cdiv_index<Index>(R, 32);
+  const uint32_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index
-  const int64_t r = tile_number;
-  const int64_t zero = 0;
+  const Index r = static_cast<Index>(tile_number);
+  const Index zero = 0;
   // x = load X, r, zero : tile<32x256xf32, reg>
-  for (int elem = threadIdx.x; elem < 8192; elem += kBlockThreads) {
-    const int64_t index0 = r * 32 + elem / 256;
-    const int64_t index1 = zero * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 256;
-    x[elem] = in_bounds ? X[index0 * 256 + index1] : 0.0f;
+  float x[32];
+  const bool X_vectors = vectors_fit<4>(X, 256);
+  #pragma unroll
+  for (int s_1 = 0; s_1 < 8; ++s_1) {
+    const Index row = r * 32 + s_1 * 4 + thread_row;
+    const Index column = zero * 256 + thread_column * 4;
+    load_vector<4>(&x[s_1 * 4], X, row, column, R, 256, X_vectors);
   }
-  __syncthreads();
   // m = reduce_max x {axis = 1} : tile<32x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 32; elem += kBlockThreads) {
-    float acc = x[elem * 256];
-    for (int pos = 1; pos < 256; ++pos) acc = max_f32(acc, x[elem * 256 + pos]);
-    m[elem] = acc;
+  float m[8];
+  float* const m_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
+  #pragma unroll
+  for (int o = 0; o < 8; ++o) {
+    float acc = -INFINITY;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = max_f32(acc, x[o * 4 + j]);
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    if ((lane & 31) == 0) m_partials[o * 8 + warp] = acc;
   }
-  __syncthreads();
+  __syncthreads();  // the warps' partials are written
+  #pragma unroll
+  for (int o = 0; o < 8; ++o) {
+    float acc = m_partials[o * 8 + (warp & ~1)];
+    #pragma unroll
+    for (int j = 1; j < 2; ++j) acc = max_f32(acc, m_partials[o * 8 + ((warp & ~1) | j)]);
+    m[o] = acc;
+  }
   // shifted = sub x, m : tile<32x256xf32, reg>
-  for (int elem = threadIdx.x; elem < 8192; elem += kBlockThreads) {
-    shifted[elem] = sub_f32(x[elem], m[elem / 256]);
+  float shifted[32];
+  #pragma unroll
+  for (int k = 0; k < 32; ++k) {
+    shifted[k] = sub_f32(x[k], m[k / 4]);
   }
-  __syncthreads();
   // e = exp shifted : tile<32x256xf32, reg>
-  for (int elem = threadIdx.x; elem < 8192; elem += kBlockThreads) {
-    e[elem] = exp_f32(shifted[elem]);
+  float e[32];
+  #pragma unroll
+  for (int k = 0; k < 32; ++k) {
+    e[k] = exp_f32(shifted[k]);
   }
-  __syncthreads();
   // s = reduce_sum e {axis = 1} : tile<32x1xf32, reg>
-  for (int elem = threadIdx.x; elem < 32; elem += kBlockThreads) {
+  float s[8];
+  float* const s_partials = reinterpret_cast<float*>(shared_memory + kReductionArea);  // area 1
+  #pragma unroll
+  for (int o_1 = 0; o_1 < 8; ++o_1) {
     float acc = 0.0f;
-    for (int pos = 0; pos < 256; ++pos) acc = add_f32(acc, e[elem * 256 + pos]);
-    s[elem] = acc;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = add_f32(acc, e[o_1 * 4 + j]);
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    if ((lane & 31) == 0) s_partials[o_1 * 8 + warp] = acc;
   }
-  __syncthreads();
+  __syncthreads();  // the warps' partials are written
+  #pragma unroll
+  for (int o_1 = 0; o_1 < 8; ++o_1) {
+    float acc = s_partials[o_1 * 8 + (warp & ~1)];
+    #pragma unroll
+    for (int j = 1; j < 2; ++j) acc = add_f32(acc, s_partials[o_1 * 8 + ((warp & ~1) | j)]);
+    s[o_1] = acc;
+  }
   // y = div e, s : tile<32x256xf32, reg>
-  for (int elem = threadIdx.x; elem < 8192; elem += kBlockThreads) {
-    y[elem] = div_f32(e[elem], s[elem / 256]);
+  float y[32];
+  #pragma unroll
+  for (int k = 0; k < 32; ++k) {
+    y[k] = div_f32(e[k], s[k / 4]);
   }
-  __syncthreads();
   // store Y, r, zero, y
-  for (int elem = threadIdx.x; elem < 8192; elem += kBlockThreads) {
-    const int64_t index0 = r * 32 + elem / 256;
-    const int64_t index1 = zero * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 256;
-    if (in_bounds) Y[index0 * 256 + index1] = y[elem];
+  const bool Y_vectors = vectors_fit<4>(Y, 256);
+  #pragma unroll
+  for (int s_1 = 0; s_1 < 8; ++s_1) {
+    const Index row = r * 32 + s_1 * 4 + thread_row;
+    const Index column = zero * 256 + thread_column * 4;
+    store_vector<4>(Y, row, column, R, 256, Y_vectors, &y[s_1 * 4]);
   }
-  __syncthreads();
 }
 
 // Launches softmax_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -190,11 +286,13 @@ extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaS
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 65664;
-  // Above 48 KiB of dynamic shared memory a kernel must opt in.
-  const cudaError_t status = cudaFuncSetAttribute(softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
-  if (status != cudaSuccess) return status;
-  TILEC_LAUNCH(softmax_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, Y, R);
+  const size_t shared_bytes = 1024;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({R, 256})) {
+    TILEC_LAUNCH(softmax_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(softmax_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,661 @@
+// backend/cuda/emit_register_kernel.cpp — a plain kernel as register code (see the header).
+//
+// Every tile value V of shape (r, c) is `T V[n]`, n = layout.slots_of({r, c}); slot k is
+// (row_slot, column_slot, lane-of-vector) in row-major order. Its element coordinates within
+// the tile are
+//   row    = row_slot · thread_rows + thread_row                          (r > 1, else 0)
+//   column = (column_slot · threads_per_row + thread_column) · V + lane   (c > 1, else 0)
+// An operand of shape (r', c') broadcast to (r, c) reads its own slot of the same coordinates:
+// the slot with the dims where it has extent 1 dropped. Loops over slots carry `#pragma unroll`
+// and constant bounds, so nvcc keeps the arrays in registers and folds every index.
+// Arithmetic per element is BodyEmitter's (the same expression as the shared-memory form and
+// the interpreter); only reductions combine in another order (docs/backend_cuda.md).
+// Invariants relied on: the module verified; every scalar uniform across the CTA (so a barrier
+// inside for/if is reached by every thread); choose_register_layout accepted the kernel.
+#include "backend/cuda/emit_register_kernel.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "backend/cuda/cuda_syntax.h"
+#include "backend/cuda/emit_kernel_body.h"
+
+namespace tilec::cuda {
+
+namespace {
+
+// Bytes of one warp partial in the reduction scratch (float or int64_t).
+constexpr int64_t kPartialBytes = 8;
+
+// `text`, in parentheses unless it is one identifier or number.
+std::string grouped(const std::string& text) {
+  bool simple = std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return simple ? text : "(" + text + ")";
+}
+
+int log2_of(int64_t power_of_two) {
+  int bits = 0;
+  while ((int64_t{1} << bits) < power_of_two) ++bits;
+  return bits;
+}
+
+class RegisterEmitter {
+ public:
+  RegisterEmitter(const KernelPlan& plan, const RegisterLayout& layout, std::string& out)
+      : plan_(plan), layout_(layout), out_(out), names_(plan.names), scalar_(plan, BodyMode::cta, scratch_text_) {
+    scalar_.set_index_type("Index");
+    slot_ = names_.unique("k");
+    vector_slot_ = names_.unique("s");
+    part_ = names_.unique("j");
+    warps_ = layout_.threads / 32;
+  }
+
+  int64_t emit_kernel();
+  int64_t shared_bytes() const { return 2 * area_bytes_; }
+
+ private:
+  void line(int indent, const std::string& text) {
+    body_.append(2 * static_cast<size_t>(indent), ' ');
+    body_ += text;
+    body_ += '\n';
+  }
+  void comment(int indent, const Operation& op);
+  std::string type_of(ScalarKind kind) const {
+    return kind == ScalarKind::index ? "Index" : std::string(element_type(kind));
+  }
+  static std::vector<int64_t> matrix(const Value* value) { return as_matrix(value->type().shape()); }
+  int64_t slots(const Value* value) const { return layout_.slots_of(value->type().shape()); }
+  // `#pragma unroll` and `for (int k = 0; k < count; ++k) {`.
+  void open_loop(int indent, const std::string& variable, int64_t count) {
+    line(indent, "#pragma unroll");
+    line(indent, fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {{", variable, count));
+  }
+  void declare(const Value* value, int indent) {
+    line(indent, fmt::format("{} {}[{}];", type_of(value->type().element()), plan_.expression(value), slots(value)));
+  }
+
+  // Row slot, column slot and vector lane of slot `k` of a tile of shape `shape`.
+  struct SlotParts {
+    std::string row_slot, column_slot, lane;
+  };
+  SlotParts parts_of(const std::vector<int64_t>& shape, const std::string& k) const;
+  // The slot, in an operand of shape `operand`, that broadcasts to slot `k` of shape `result`.
+  std::string broadcast_slot(const std::vector<int64_t>& operand, const std::vector<int64_t>& result,
+                             const std::string& k) const;
+  std::string operand_element(const Value* operand, const std::vector<int64_t>& result, const std::string& k) const;
+  // The element's coordinate within its tile along `axis`, for a slot split into `parts`.
+  std::string coordinate(const std::vector<int64_t>& shape, int axis, const SlotParts& parts) const;
+  // A C++ condition that slot `parts` lies inside the frame (empty when every slot does).
+  std::string inside_frame(const std::vector<int64_t>& shape, const SlotParts& parts) const;
+  // The condition that this thread is the one that writes a value replicated across threads
+  // (empty when it is the only holder).
+  std::string owns(const std::vector<int64_t>& shape) const;
+
+  void emit_op(const Operation& op, int indent);
+  void emit_scalar(const Operation& op, int indent);
+  void emit_elementwise(const Operation& op, int indent);
+  void emit_fill(const Operation& op, int indent);
+  void emit_reduction(const Operation& op, int indent);
+  void emit_memory(const Operation& op, int indent);
+  void emit_grid_ids(const Operation& op, int indent);
+  void emit_for(const Operation& op, int indent);
+  void emit_if(const Operation& op, int indent);
+  void emit_copy(const Value* target, const Value* source, int indent);
+  void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent);
+
+  const KernelPlan& plan_;
+  const RegisterLayout& layout_;
+  std::string& out_;
+  NameTable names_;
+  std::string scratch_text_;  // BodyEmitter's output buffer: only its expressions are used
+  BodyEmitter scalar_;
+  std::string body_;
+  std::string slot_, vector_slot_, part_;
+  int64_t warps_ = 8;
+  int loop_depth_ = 0;
+  int next_area_ = 0;
+  int64_t area_bytes_ = 0;  // the largest reduction's partials; two areas alternate
+  bool uses_warp_ = false, uses_lane_ = false;
+};
+
+RegisterEmitter::SlotParts RegisterEmitter::parts_of(const std::vector<int64_t>& shape, const std::string& k) const {
+  int64_t width = layout_.width_of(shape), columns = layout_.column_slots_of(shape),
+          rows = layout_.row_slots_of(shape);
+  SlotParts parts;
+  auto divide = [](const std::string& text, int64_t by) { return by == 1 ? text : fmt::format("{} / {}", text, by); };
+  parts.lane = width == 1 ? "0" : fmt::format("{} % {}", k, width);
+  std::string vector_index = divide(k, width);
+  parts.column_slot = columns == 1 ? "0"
+                      : rows == 1  ? vector_index
+                                   : fmt::format("{} % {}", grouped(vector_index), columns);
+  parts.row_slot = rows == 1 ? "0" : divide(k, width * columns);
+  return parts;
+}
+
+std::string RegisterEmitter::broadcast_slot(const std::vector<int64_t>& operand, const std::vector<int64_t>& result,
+                                            const std::string& k) const {
+  if (as_matrix(operand) == as_matrix(result) || layout_.slots_of(operand) == layout_.slots_of(result)) return k;
+  if (layout_.slots_of(operand) == 1) return "0";
+  SlotParts parts = parts_of(result, k);
+  std::vector<std::string> terms;
+  int64_t width = layout_.width_of(operand), columns = layout_.column_slots_of(operand);
+  if (layout_.row_slots_of(operand) > 1 && parts.row_slot != "0")
+    terms.push_back(width * columns == 1 ? parts.row_slot : fmt::format("{} * {}", grouped(parts.row_slot), width * columns));
+  if (columns > 1 && parts.column_slot != "0")
+    terms.push_back(width == 1 ? parts.column_slot : fmt::format("{} * {}", grouped(parts.column_slot), width));
+  if (width > 1 && parts.lane != "0") terms.push_back(parts.lane);
+  if (terms.empty()) return "0";
+  std::string text;
+  for (const std::string& term : terms) text += (text.empty() ? "" : " + ") + term;
+  return text;
+}
+
+std::string RegisterEmitter::operand_element(const Value* operand, const std::vector<int64_t>& result,
+                                             const std::string& k) const {
+  if (!operand->type().is_tile()) return plan_.expression(operand);
+  return fmt::format("{}[{}]", plan_.expression(operand), broadcast_slot(operand->type().shape(), result, k));
+}
+
+std::string RegisterEmitter::coordinate(const std::vector<int64_t>& shape, int axis, const SlotParts& parts) const {
+  std::vector<int64_t> m = as_matrix(shape);
+  if (m[static_cast<size_t>(axis)] == 1) return "0";
+  if (axis == 0) {
+    std::string slot = parts.row_slot == "0" ? "" : fmt::format("{} * {} + ", grouped(parts.row_slot), layout_.thread_rows);
+    return layout_.thread_rows == 1 ? (parts.row_slot == "0" ? "0" : parts.row_slot) : slot + "thread_row";
+  }
+  std::string vector = parts.column_slot == "0" ? "thread_column"
+                                                : fmt::format("{} * {} + thread_column", grouped(parts.column_slot),
+                                                              layout_.threads_per_row);
+  if (layout_.threads_per_row == 1) vector = parts.column_slot == "0" ? "0" : parts.column_slot;
+  if (layout_.vector == 1) return vector;
+  std::string text = fmt::format("{} * {}", grouped(vector), layout_.vector);
+  return parts.lane == "0" ? text : text + " + " + parts.lane;
+}
+
+std::string RegisterEmitter::inside_frame(const std::vector<int64_t>& shape, const SlotParts& parts) const {
+  std::vector<int64_t> m = as_matrix(shape);
+  std::vector<std::string> checks;
+  if (m[0] > 1 && layout_.padded_rows())
+    checks.push_back(fmt::format("{} < {}", coordinate(shape, 0, parts), layout_.rows));
+  if (m[1] > 1 && layout_.padded_columns())
+    checks.push_back(fmt::format("{} < {}", coordinate(shape, 1, parts), layout_.columns));
+  std::string text;
+  for (const std::string& check : checks) text += (text.empty() ? "" : " && ") + check;
+  return text;
+}
+
+std::string RegisterEmitter::owns(const std::vector<int64_t>& shape) const {
+  std::vector<int64_t> m = as_matrix(shape);
+  std::vector<std::string> checks;
+  if ((m[0] == 1 || !layout_.distributed(0)) && layout_.thread_rows > 1) checks.push_back("thread_row == 0");
+  if ((m[1] == 1 || !layout_.distributed(1)) && layout_.threads_per_row > 1) checks.push_back("thread_column == 0");
+  std::string text;
+  for (const std::string& check : checks) text += (text.empty() ? "" : " && ") + check;
+  return text;
+}
+
+void RegisterEmitter::comment(int indent, const Operation& op) {
+  // BodyEmitter writes the same comment the shared-memory form has; take its line.
+  std::string saved;
+  std::swap(saved, scratch_text_);
+  BodyEmitter commenter(plan_, BodyMode::cta, scratch_text_);
+  commenter.emit_comment(op, indent);
+  body_ += scratch_text_;
+  scratch_text_ = std::move(saved);
+}
+
+void RegisterEmitter::emit_op(const Operation& op, int indent) {
+  switch (op.kind()) {
+    case OpKind::constant:
+      if (!op.result()->name_hint().empty())
+        line(indent, fmt::format("const {} {} = {};", type_of(op.result()->type().element()),
+                                 plan_.expression(op.result()), literal(*op.attr("value"), op.result()->type().element())));
+      return;
+    case OpKind::dim:
+    case OpKind::return_:
+    case OpKind::yield: return;
+    case OpKind::grid_ids: emit_grid_ids(op, indent); return;
+    case OpKind::sm_count:
+      line(indent, fmt::format("const Index {} = {};", plan_.expression(op.result()),
+                               op.has_attr("workers") ? std::to_string(op.int_attr("workers"))
+                                                      : "static_cast<Index>(tilec_sm_count())"));
+      return;
+    case OpKind::for_: emit_for(op, indent); return;
+    case OpKind::if_: emit_if(op, indent); return;
+    case OpKind::load:
+    case OpKind::tma_load:
+    case OpKind::store: emit_memory(op, indent); return;
+    case OpKind::reduce_sum:
+    case OpKind::reduce_max: emit_reduction(op, indent); return;
+    case OpKind::zeros:
+    case OpKind::full:
+    case OpKind::iota: emit_fill(op, indent); return;
+    default: break;
+  }
+  if (op.result()->type().is_tile()) emit_elementwise(op, indent);
+  else emit_scalar(op, indent);
+}
+
+void RegisterEmitter::emit_scalar(const Operation& op, int indent) {
+  std::vector<std::string> args;
+  for (const Value* operand : op.operands()) args.push_back(plan_.expression(operand));
+  line(indent, fmt::format("const {} {} = {};", type_of(op.result()->type().element()), plan_.expression(op.result()),
+                           scalar_.element_expression(op, args)));
+}
+
+void RegisterEmitter::emit_elementwise(const Operation& op, int indent) {
+  std::vector<int64_t> shape = op.result()->type().shape();
+  std::vector<std::string> args;
+  for (const Value* operand : op.operands()) args.push_back(operand_element(operand, shape, slot_));
+  comment(indent, op);
+  declare(op.result(), indent);
+  open_loop(indent, slot_, slots(op.result()));
+  line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(op.result()), slot_,
+                               scalar_.element_expression(op, args)));
+  line(indent, "}");
+}
+
+void RegisterEmitter::emit_fill(const Operation& op, int indent) {
+  const Type& type = op.result()->type();
+  std::string value;
+  if (op.kind() == OpKind::zeros) {
+    value = zero_literal(type.element());
+  } else if (op.kind() == OpKind::full) {
+    value = plan_.expression(op.operand(0));
+  } else {  // iota: the element's coordinate along `axis` (rank 1: the column)
+    int axis = static_cast<int>(op.int_attr("axis"));
+    if (type.rank() == 1) axis = 1;
+    value = fmt::format("static_cast<{}>({})", type_of(type.element()),
+                        coordinate(type.shape(), axis, parts_of(type.shape(), slot_)));
+  }
+  comment(indent, op);
+  declare(op.result(), indent);
+  open_loop(indent, slot_, slots(op.result()));
+  line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(op.result()), slot_, value));
+  line(indent, "}");
+}
+
+// A thread combines its own slots in increasing order, then the threads of its warp that hold
+// other parts of the same output (butterfly: every one ends with the same bits, since a + b is
+// b + a), then, if the reduced extent spans warps, the warps' partials in warp order.
+void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
+  const Value* input = op.operand(0);
+  const Value* result = op.result();
+  std::vector<int64_t> in_shape = input->type().shape(), out_shape = result->type().shape();
+  int axis = static_cast<int>(op.int_attr("axis"));
+  if (in_shape.size() == 1) axis = 1;
+  ScalarKind kind = input->type().element();
+  bool floating = is_float(kind), sum = op.kind() == OpKind::reduce_sum;
+  std::string accumulator = floating ? "float" : "int64_t";
+  std::string identity = sum ? (floating ? "0.0f" : "0") : (floating ? "-INFINITY" : "INT64_MIN");
+  auto combine = [&](const std::string& a, const std::string& b) {
+    if (sum) return floating ? fmt::format("add_f32({}, {})", a, b) : fmt::format("{} + {}", a, b);
+    return fmt::format("{}({}, {})", floating ? "max_f32" : "max_i64", a, b);
+  };
+  auto widen = [&](const std::string& element) {
+    if (floating) return kind == ScalarKind::f32 ? element : fmt::format("to_f32({})", element);
+    return fmt::format("static_cast<int64_t>({})", element);
+  };
+  std::string narrow = kind == ScalarKind::f32 || kind == ScalarKind::i64 ? "{}"
+                       : floating ? fmt::format("from_f32<{}>({{}})", element_type(kind))
+                                  : fmt::format("static_cast<{}>({{}})", type_of(kind));
+
+  // Input slots combined into output slot o: axis 1 walks a row's slots, axis 0 a column's.
+  int64_t row_width = layout_.column_slots_of(in_shape) * layout_.width_of(in_shape);
+  bool spread = as_matrix(in_shape)[static_cast<size_t>(axis)] > 1 && layout_.distributed(axis);
+  int64_t count = !spread ? 1 : axis == 1 ? row_width : layout_.row_slots_of(in_shape);
+  std::string o = names_.unique("o");
+  auto input_slot = [&](const std::string& j) {
+    if (!spread) return o;
+    return axis == 1 ? fmt::format("{} * {} + {}", o, row_width, j) : fmt::format("{} * {} + {}", j, row_width, o);
+  };
+
+  // Thread bits of the reduced axis: columns are the low log2(threads_per_row) bits.
+  int column_bits = log2_of(layout_.threads_per_row), all_bits = log2_of(layout_.threads);
+  int low = axis == 1 ? 0 : column_bits, high = axis == 1 ? column_bits : all_bits;
+  if (!spread) high = low;
+  std::vector<int64_t> shuffle_masks;
+  for (int bit = low; bit < std::min(high, 5); ++bit) shuffle_masks.push_back(int64_t{1} << bit);
+  int warp_low = std::max(low, 5) - 5, warp_high = std::max(high, 5) - 5;
+  int64_t warp_group = int64_t{1} << (warp_high - warp_low);  // warps holding parts of one output
+
+  comment(indent, op);
+  declare(result, indent);
+  std::string partials;
+  int64_t outputs = slots(result);
+  if (warp_group > 1) {
+    area_bytes_ = std::max(area_bytes_, outputs * warps_ * kPartialBytes);
+    partials = names_.unique(plan_.expression(result) + "_partials");
+    line(indent, fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + {2});  // area {3}",
+                             accumulator, partials, next_area_ == 0 ? "0" : "kReductionArea", next_area_));
+    uses_warp_ = uses_lane_ = true;
+  }
+  open_loop(indent, o, outputs);
+  line(indent + 1, fmt::format("{} acc = {};", accumulator, identity));
+  auto step = [&](const std::string& j) {
+    std::string element = widen(fmt::format("{}[{}]", plan_.expression(input), input_slot(j)));
+    std::string text = fmt::format("acc = {};", combine("acc", element));
+    std::string inside = inside_frame(in_shape, parts_of(in_shape, input_slot(j)));
+    return inside.empty() ? text : fmt::format("if ({}) {}", inside, text);
+  };
+  if (count == 1) {
+    line(indent + 1, step("0"));
+  } else {
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {2}", part_, count, step(part_)));
+  }
+  for (int64_t mask : shuffle_masks)
+    line(indent + 1, fmt::format("acc = {};", combine("acc", fmt::format("__shfl_xor_sync(0xffffffffu, acc, {})", mask))));
+  if (warp_group == 1) {
+    line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(result), o, fmt::format(fmt::runtime(narrow), "acc")));
+    line(indent, "}");
+    return;
+  }
+  // One writer per warp and output: the lanes that differ only in reduced or replicated bits
+  // hold the same value.
+  int64_t lane_mask = 0;
+  for (int bit = low; bit < std::min(high, 5); ++bit) lane_mask |= int64_t{1} << bit;
+  std::vector<int64_t> m = as_matrix(in_shape);
+  if (m[0] == 1 || !layout_.distributed(0))
+    for (int bit = column_bits; bit < std::min(all_bits, 5); ++bit) lane_mask |= int64_t{1} << bit;
+  if (m[1] == 1 || !layout_.distributed(1))
+    for (int bit = 0; bit < std::min(column_bits, 5); ++bit) lane_mask |= int64_t{1} << bit;
+  std::string writer = lane_mask == 0 ? "" : fmt::format("if ((lane & {}) == 0) ", lane_mask);
+  line(indent + 1, fmt::format("{}{}[{} * {} + warp] = acc;", writer, partials, o, warps_));
+  line(indent, "}");
+  line(indent, "__syncthreads();  // the warps' partials are written");
+  int64_t group_mask = (warp_group - 1) << warp_low;
+  std::string first_warp = fmt::format("(warp & ~{})", group_mask);
+  open_loop(indent, o, outputs);
+  line(indent + 1, fmt::format("{} acc = {}[{} * {} + {}];", accumulator, partials, o, warps_, first_warp));
+  line(indent + 1, "#pragma unroll");
+  line(indent + 1, fmt::format("for (int {0} = 1; {0} < {1}; ++{0}) acc = {2};", part_, warp_group,
+                               combine("acc", fmt::format("{}[{} * {} + ({} | {})]", partials, o, warps_, first_warp,
+                                                          warp_low == 0 ? part_ : fmt::format("({} << {})", part_, warp_low)))));
+  line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(result), o, fmt::format(fmt::runtime(narrow), "acc")));
+  line(indent, "}");
+  // The next reduction writes the other area; one inside a loop meets itself again in the next
+  // iteration, so it waits for every read first.
+  if (loop_depth_ > 0) line(indent, "__syncthreads();  // every warp has read the partials");
+  next_area_ = 1 - next_area_;
+}
+
+// load and store: per vector slot, the element's tensor coordinates, then the prelude's
+// load_vector / store_vector (16 bytes at once where the row and the pointer allow).
+void RegisterEmitter::emit_memory(const Operation& op, int indent) {
+  bool store = op.kind() == OpKind::store;
+  const Value* tensor = op.operand(0);
+  const Value* tile = store ? op.operands().back() : op.result();
+  std::vector<int64_t> shape = tile->type().shape();
+  std::vector<int64_t> m = as_matrix(shape);
+  const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
+  bool two_d = shape.size() == 2;
+  std::string rows = two_d ? extents[0] : "1", columns = two_d ? extents[1] : extents[0];
+  int64_t width = layout_.width_of(shape);
+  int64_t vectors = layout_.row_slots_of(shape) * layout_.column_slots_of(shape);
+  comment(indent, op);
+  if (!store) declare(tile, indent);
+  std::string flag = names_.unique(plan_.expression(tensor) + "_vectors");
+  if (width > 1)
+    line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {});", flag, width, plan_.expression(tensor),
+                             columns));
+  // Vector slot s: row slot s / column_slots, column slot s % column_slots, lane 0.
+  std::string first = width == 1 ? vector_slot_ : fmt::format("{} * {}", vector_slot_, width);
+  int64_t column_slots = layout_.column_slots_of(shape), row_slots = layout_.row_slots_of(shape);
+  SlotParts parts;
+  parts.lane = "0";
+  parts.column_slot = column_slots == 1 ? "0" : row_slots == 1 ? vector_slot_
+                                                               : fmt::format("{} % {}", vector_slot_, column_slots);
+  parts.row_slot = row_slots == 1 ? "0" : column_slots == 1 ? vector_slot_
+                                                            : fmt::format("{} / {}", vector_slot_, column_slots);
+  auto global = [&](int axis, size_t operand) {
+    std::string tile_coordinate = plan_.expression(op.operand(operand));
+    std::string local = coordinate(shape, axis, parts);
+    std::string base = tile_coordinate == "0" ? ""
+                       : m[static_cast<size_t>(axis)] == 1
+                           ? tile_coordinate
+                           : fmt::format("{} * {}", tile_coordinate, m[static_cast<size_t>(axis)]);
+    if (base.empty()) return local;
+    return local == "0" ? base : base + " + " + local;
+  };
+  std::string owner = store ? owns(shape) : "";
+  std::string inside = store ? inside_frame(shape, parts) : "";
+  std::string guard = owner.empty() ? inside : inside.empty() ? owner : owner + " && " + inside;
+  open_loop(indent, vector_slot_, vectors);
+  line(indent + 1, fmt::format("const Index row = {};", two_d ? global(0, 1) : "0"));
+  line(indent + 1, fmt::format("const Index column = {};", global(1, two_d ? 2 : 1)));
+  std::string call = store ? fmt::format("store_vector<{}>({}, row, column, {}, {}, {}, &{}[{}]);", width,
+                                         plan_.expression(tensor), rows, columns, width > 1 ? flag : "false",
+                                         plan_.expression(tile), first)
+                           : fmt::format("load_vector<{}>(&{}[{}], {}, row, column, {}, {}, {});", width,
+                                         plan_.expression(tile), first, plan_.expression(tensor), rows, columns,
+                                         width > 1 ? flag : "false");
+  line(indent + 1, guard.empty() ? call : fmt::format("if ({}) {}", guard, call));
+  line(indent, "}");
+}
+
+// Row-major: the last coordinate varies fastest along the linear tile number. In 32-bit unsigned
+// arithmetic whatever the index type: the launcher runs at most INT_MAX tiles, so the tile
+// number and every extent of a non-empty grid are in 1 .. INT_MAX.
+void RegisterEmitter::emit_grid_ids(const Operation& op, int indent) {
+  comment(indent, op);
+  size_t rank = op.num_operands();
+  auto extent = [&](size_t d) { return fmt::format("static_cast<uint32_t>({})", plan_.expression(op.operand(d))); };
+  for (size_t d = 0; d < rank; ++d) {
+    std::string text = "tile_number";
+    std::string inner;
+    for (size_t j = d + 1; j < rank; ++j) inner += (inner.empty() ? "" : " * ") + extent(j);
+    if (rank - d - 1 == 1) text += " / " + inner;
+    if (rank - d - 1 > 1) text += " / (" + inner + ")";
+    if (d > 0) text = fmt::format("{} % {}", rank - d - 1 == 0 ? text : "(" + text + ")", extent(d));
+    line(indent, fmt::format("const Index {} = static_cast<Index>({});", plan_.expression(op.result(d)),
+                             rank == 1 ? "tile_number" : text));
+  }
+}
+
+void RegisterEmitter::emit_copy(const Value* target, const Value* source, int indent) {
+  open_loop(indent, slot_, slots(target));
+  line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(target), slot_,
+                               operand_element(source, target->type().shape(), slot_)));
+  line(indent, "}");
+}
+
+void RegisterEmitter::emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent) {
+  const Operation* yield = region.terminator();
+  std::vector<std::pair<const Value*, const Value*>> scalars;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const Value* source = yield->operand(i);
+    if (plan_.expression(source) == plan_.expression(targets[i])) continue;
+    if (source->type().is_tile()) emit_copy(targets[i], source, indent);
+    else scalars.emplace_back(targets[i], source);
+  }
+  // Read every scalar before writing any (a yield may swap two carried values).
+  std::vector<std::string> temporaries;
+  for (const auto& [target, source] : scalars) {
+    temporaries.push_back(names_.unique("next_" + plan_.expression(target)));
+    line(indent, fmt::format("const {} {} = {};", type_of(source->type().element()), temporaries.back(),
+                             plan_.expression(source)));
+  }
+  for (size_t i = 0; i < scalars.size(); ++i)
+    line(indent, fmt::format("{} = {};", plan_.expression(scalars[i].first), temporaries[i]));
+}
+
+void RegisterEmitter::emit_for(const Operation& op, int indent) {
+  const Region& body = op.region();
+  comment(indent, op);
+  std::vector<const Value*> carried;
+  for (size_t i = 1; i < body.num_arguments(); ++i) {
+    const Value* value = body.argument(i);
+    carried.push_back(value);
+    if (value->type().is_tile()) {
+      declare(value, indent);
+      emit_copy(value, op.operand(2 + i), indent);
+    } else {
+      line(indent, fmt::format("{} {} = {};", type_of(value->type().element()), plan_.expression(value),
+                               plan_.expression(op.operand(2 + i))));
+    }
+  }
+  const std::string& iv = plan_.expression(body.argument(0));
+  line(indent, fmt::format("for (Index {0} = {1}; {0} < {2}; {0} += {3}) {{", iv, plan_.expression(op.operand(0)),
+                           plan_.expression(op.operand(1)), plan_.expression(op.operand(2))));
+  ++loop_depth_;
+  for (const auto& nested : body.operations()) emit_op(*nested, indent + 1);
+  emit_yield(body, carried, indent + 1);
+  --loop_depth_;
+  line(indent, "}");
+}
+
+void RegisterEmitter::emit_if(const Operation& op, int indent) {
+  comment(indent, op);
+  std::vector<const Value*> results;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    const Value* result = op.result(i);
+    results.push_back(result);
+    if (result->type().is_tile()) declare(result, indent);
+    else line(indent, fmt::format("{} {}{{}};", type_of(result->type().element()), plan_.expression(result)));
+  }
+  line(indent, fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
+  for (size_t r = 0; r < 2; ++r) {
+    if (r == 1) line(indent, "} else {");
+    for (const auto& nested : op.region(r).operations()) emit_op(*nested, indent + 1);
+    emit_yield(op.region(r), results, indent + 1);
+  }
+  line(indent, "}");
+}
+
+int64_t RegisterEmitter::emit_kernel() {
+  const Operation& kernel = *plan_.kernel;
+  for (const auto& op : kernel.region().operations()) {
+    if (op.get() == plan_.grid) line(1, "const uint32_t tile_number = blockIdx.x;");
+    emit_op(*op, 1);
+  }
+  int64_t shared = shared_bytes();
+
+  out_ += "// ---------------------------------------------------------------------------------------------\n";
+  out_ += fmt::format("// kernel @{}", kernel_name(kernel));
+  if (kernel.location().known()) out_ += fmt::format("  (line {})", kernel.location().line);
+  out_ += fmt::format("\n// grid: {} tiles, one CTA of {} threads each\n", describe_grid(plan_), layout_.threads);
+  out_ += fmt::format("// tiles in registers: {}\n", layout_.describe());
+  out_ += shared == 0 ? "// shared memory: none\n"
+                      : fmt::format("// shared memory: {} bytes, two areas of warp partials for the reductions\n", shared);
+  out_ += "// ---------------------------------------------------------------------------------------------\n";
+  out_ += "template <typename Index>\n";
+  out_ += fmt::format("__global__ void TILEC_LAUNCH_BOUNDS({}) {}_kernel({}) {{\n", layout_.threads, plan_.name,
+                      parameter_list(plan_, "Index"));
+  if (shared > 0) {
+    out_ += "  TILEC_DYNAMIC_SHARED(16, shared_memory);\n";
+    out_ += fmt::format("  constexpr int kReductionArea = {};  // bytes: the second area's offset\n", area_bytes_);
+  }
+  if (layout_.threads_per_row > 1)
+    out_ += fmt::format("  const int thread_column = threadIdx.x % {};\n", layout_.threads_per_row);
+  if (layout_.thread_rows > 1) out_ += fmt::format("  const int thread_row = threadIdx.x / {};\n", layout_.threads_per_row);
+  if (uses_warp_) out_ += "  const int warp = threadIdx.x / 32;\n";
+  if (uses_lane_) out_ += "  const int lane = threadIdx.x % 32;\n";
+  out_ += body_;
+  out_ += "}\n\n";
+
+  LaunchSpec launch;
+  launch.summary = "one CTA per tile; returns the launch status.";
+  launch.threads = std::to_string(layout_.threads);
+  launch.arguments = argument_list(plan_);
+  launch.shared_bytes = shared;
+  launch.kernel = plan_.name + "_kernel<int64_t>";
+  launch.narrow_kernel = plan_.name + "_kernel<int32_t>";
+  std::vector<std::string> tensors;  // one check per distinct extent list
+  for (const ParamPlan& param : plan_.params) {
+    if (!param.value->type().is_tensor()) continue;
+    std::string extents;
+    for (const std::string& extent : plan_.tensor_dims.at(param.value))
+      extents += (extents.empty() ? "" : ", ") + extent;
+    std::string check = fmt::format("index32_fits({{{}}})", extents);
+    if (std::find(tensors.begin(), tensors.end(), check) == tensors.end()) tensors.push_back(check);
+  }
+  for (const std::string& tensor : tensors)
+    launch.narrow_condition += (launch.narrow_condition.empty() ? "" : " && ") + tensor;
+  if (launch.narrow_condition.empty()) launch.narrow_condition = "true";
+  launch.narrow_comment = "Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.";
+  emit_launcher(plan_, launch, out_);
+  return shared;
+}
+
+}  // namespace
+
+std::string_view register_tile_prelude() {
+  return R"(
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
+template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    TileVector<V, T> stored;
+#pragma unroll
+    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
+    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
+)";
+}
+
+int64_t emit_register_kernel(const KernelPlan& plan, const RegisterLayout& layout, std::string& out) {
+  RegisterEmitter emitter(plan, layout, out);
+  return emitter.emit_kernel();
+}
+
+}  // namespace tilec::cuda

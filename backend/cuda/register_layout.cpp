@@ -1,0 +1,138 @@
+// backend/cuda/register_layout.cpp — the blocked layout of a plain kernel's register tiles.
+//
+// Choice, in order: V = 16 bytes of the narrowest element a full-width tile moves to or from
+// global memory, halved until it divides C; the threads: enough for one vector slot each, a
+// power of two from 32 to 256; along a row as many threads as the power of two dividing the
+// row's vector count (all of them when that is below a warp: then the last vectors are padding),
+// the rest across rows. Every extent stays a compile-time constant, so the emitted index
+// arithmetic folds to shifts and adds.
+#include "backend/cuda/register_layout.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "ir/ir.h"
+
+namespace tilec::cuda {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t floor_power_of_two(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+int64_t ceil_power_of_two(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// The largest power of two dividing n (n > 0).
+int64_t power_of_two_factor(int64_t n) { return n & -n; }
+
+void walk_ops(const Region& region, const std::function<void(const Operation&)>& visit) {
+  for (const auto& op : region.operations()) {
+    visit(*op);
+    for (size_t r = 0; r < op->num_regions(); ++r) walk_ops(op->region(r), visit);
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> as_matrix(const std::vector<int64_t>& shape) {
+  if (shape.size() == 1) return {1, shape[0]};
+  return shape;
+}
+
+int64_t RegisterLayout::row_slots_of(const std::vector<int64_t>& shape) const {
+  return as_matrix(shape)[0] == 1 || !distributed(0) ? 1 : row_slots;
+}
+
+int64_t RegisterLayout::column_slots_of(const std::vector<int64_t>& shape) const {
+  return as_matrix(shape)[1] == 1 || !distributed(1) ? 1 : column_slots;
+}
+
+int64_t RegisterLayout::width_of(const std::vector<int64_t>& shape) const {
+  return as_matrix(shape)[1] == 1 || !distributed(1) ? 1 : vector;
+}
+
+std::string RegisterLayout::describe() const {
+  return fmt::format("{}x{} frame over {} threads: {} x {} threads (rows x columns), each {} row(s) x {} vector(s) of {}",
+                     rows, columns, threads, thread_rows, threads_per_row, row_slots, column_slots, vector);
+}
+
+RegisterLayout blocked_layout(int64_t rows, int64_t columns, int64_t element_bytes, int64_t vector_bytes,
+                              int64_t max_threads) {
+  RegisterLayout layout;
+  layout.rows = rows;
+  layout.columns = columns;
+  layout.vector = std::max<int64_t>(1, vector_bytes / element_bytes);
+  while (layout.vector > 1 && columns % layout.vector != 0) layout.vector /= 2;
+  if (columns == 1) layout.vector = 1;
+  int64_t vectors = ceil_div(columns, layout.vector);
+  int64_t slots = rows * vectors;
+  layout.threads = std::clamp<int64_t>(floor_power_of_two(slots), 32, max_threads);
+  int64_t along_row = columns % layout.vector == 0 ? power_of_two_factor(vectors) : 1;
+  if (along_row < std::min<int64_t>({32, floor_power_of_two(vectors), layout.threads}))
+    along_row = ceil_power_of_two(vectors);  // padding beats a row split over too few threads
+  if (columns == 1) along_row = 1;
+  layout.threads_per_row = std::min(along_row, layout.threads);
+  layout.thread_rows = layout.threads / layout.threads_per_row;
+  layout.row_slots = rows > 1 ? ceil_div(rows, layout.thread_rows) : 1;
+  layout.column_slots = ceil_div(vectors, layout.threads_per_row);
+  return layout;
+}
+
+LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_bytes) {
+  LayoutChoice choice;
+  std::vector<const Value*> tiles;
+  std::string reason;
+  int64_t element_bytes = 0;  // the narrowest element of a tile moved to or from global memory
+  walk_ops(kernel.region(), [&](const Operation& op) {
+    if (op.kind() == OpKind::mma && reason.empty())
+      reason = fmt::format("it has an mma ({}:{})", op.location().line, op.location().column);
+    for (size_t i = 0; i < op.num_results(); ++i)
+      if (op.result(i)->type().is_tile()) tiles.push_back(op.result(i));
+    for (size_t r = 0; r < op.num_regions(); ++r)
+      for (size_t i = 0; i < op.region(r).num_arguments(); ++i)
+        if (op.region(r).argument(i)->type().is_tile()) tiles.push_back(op.region(r).argument(i));
+    const Value* moved = op.kind() == OpKind::load ? op.result() : op.kind() == OpKind::store ? op.operands().back() : nullptr;
+    if (moved) {
+      int bytes = byte_size(moved->type().element());
+      element_bytes = element_bytes == 0 ? bytes : std::min<int64_t>(element_bytes, bytes);
+    }
+  });
+  if (!reason.empty()) {
+    choice.reason = reason;
+    return choice;
+  }
+  int64_t rows = 1, columns = 1;
+  for (const Value* tile : tiles) {
+    const std::vector<int64_t>& shape = tile->type().shape();
+    if (shape.empty() || shape.size() > 2) {
+      choice.reason = fmt::format("a tile has rank {} (register tiles take rank 1 or 2)", shape.size());
+      return choice;
+    }
+    std::vector<int64_t> matrix = as_matrix(shape);
+    rows = std::max(rows, matrix[0]);
+    columns = std::max(columns, matrix[1]);
+  }
+  for (const Value* tile : tiles) {
+    std::vector<int64_t> matrix = as_matrix(tile->type().shape());
+    if ((matrix[0] != rows && matrix[0] != 1) || (matrix[1] != columns && matrix[1] != 1)) {
+      choice.reason = fmt::format("its tiles' shapes fit no common {}x{} frame (one is {}x{})", rows, columns,
+                                  matrix[0], matrix[1]);
+      return choice;
+    }
+  }
+  choice.layout = blocked_layout(rows, columns, element_bytes == 0 ? 4 : element_bytes, vector_bytes);
+  return choice;
+}
+
+}  // namespace tilec::cuda

@@ -1,0 +1,74 @@
+// backend/cuda/register_layout.h — which thread holds which element of a plain kernel's tiles.
+//
+// A plain kernel (no mma) whose tiles all fit one frame of R×C elements gets one blocked layout
+// for all of them (docs/backend_cuda.md, "Register tiles"):
+//   - along the columns each thread holds runs of V contiguous elements (V·size = 16 bytes where
+//     C allows), `threads_per_row` threads side by side, so a warp reads whole 16-byte vectors of
+//     consecutive addresses;
+//   - the CTA's remaining threads stand across rows (`thread_rows`); a thread holds
+//     `row_slots` rows (every thread_rows-th) and `column_slots` vectors (every
+//     threads_per_row-th) of each, so a row reduction is a reduction over the low thread bits.
+//   Thread t is (thread_row, thread_column) = (t / threads_per_row, t % threads_per_row).
+// A tile of shape (r, c) with r, c each the frame's extent or 1 is the frame's layout with the
+// dims of extent 1 dropped: a thread then holds one value per remaining slot, the same value as
+// every thread it differs from only along a dropped dim (a row's sum is in every thread of the
+// row). So elementwise ops, broadcasts and reductions never move data between layouts.
+// Element k of a thread's array for a tile of shape (r, c) is slot (row_slot, column_slot, v)
+// in row-major order over (row_slots(r), column_slots(c), width(c)).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec {
+class Operation;
+}
+
+namespace tilec::cuda {
+
+struct RegisterLayout {
+  int64_t rows = 1, columns = 1;  // the frame R×C: the largest tile extents of the kernel
+  int64_t vector = 1;             // V: contiguous elements per thread along a row
+  int64_t threads = 256;          // threads per CTA (a power of two, 32 to 256)
+  int64_t threads_per_row = 1;    // threads side by side along the columns (a power of two)
+  int64_t thread_rows = 1;        // threads / threads_per_row
+  int64_t row_slots = 1;          // rows per thread: ceil(rows / thread_rows)
+  int64_t column_slots = 1;       // vectors per thread along a row: ceil(columns / (V·threads_per_row))
+
+  // Whether the frame's extent along `axis` is spread over threads (extent above 1).
+  bool distributed(int axis) const { return axis == 0 ? rows > 1 : columns > 1; }
+  // Slots whose rows or columns lie past the frame (the frame is not a multiple of the threads).
+  bool padded_rows() const { return row_slots * thread_rows != rows && rows > 1; }
+  bool padded_columns() const { return column_slots * threads_per_row * vector != columns && columns > 1; }
+
+  // Per thread, for a tile of shape {r, c} (rank 1: {c} is read as {1, c}):
+  int64_t row_slots_of(const std::vector<int64_t>& shape) const;
+  int64_t column_slots_of(const std::vector<int64_t>& shape) const;
+  int64_t width_of(const std::vector<int64_t>& shape) const;
+  int64_t slots_of(const std::vector<int64_t>& shape) const {
+    return row_slots_of(shape) * column_slots_of(shape) * width_of(shape);
+  }
+
+  // One line for the kernel's header comment.
+  std::string describe() const;
+};
+
+// The shape as {rows, columns}: a rank-1 shape {c} is {1, c}.
+std::vector<int64_t> as_matrix(const std::vector<int64_t>& shape);
+
+// The layout for `kernel`, or the reason it keeps the shared-memory form: a tile of rank above
+// 2, two tiles whose shapes fit no common frame, an mma. `vector_bytes` caps V·size (16).
+struct LayoutChoice {
+  std::optional<RegisterLayout> layout;
+  std::string reason;  // why not, when !layout
+};
+LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_bytes = 16);
+
+// The layout of an R×C frame over at most `max_threads` threads whose narrowest global element
+// is `element_bytes` wide (exposed for tests).
+RegisterLayout blocked_layout(int64_t rows, int64_t columns, int64_t element_bytes, int64_t vector_bytes = 16,
+                              int64_t max_threads = 256);
+
+}  // namespace tilec::cuda
