@@ -216,7 +216,7 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   std::vector<PlainForm> forms(plans.size());
   bool any_registers = false, any_shared = false;
   for (size_t i = 0; i < plans.size(); ++i) {
-    const KernelPlan& plan = plans[i];
+    KernelPlan& plan = plans[i];
     if (plan.tensor_core) {
       if (!cuda::emit_tensor_core_kernel(plan, needs, kernels, diagnostics)) failed = true;
       continue;
@@ -224,7 +224,7 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
     if (options.plain_tiles == CudaEmitOptions::PlainTiles::registers) {
       cuda::LayoutChoice choice = cuda::choose_register_layout(*plan.kernel);
       if (choice.layout) {
-        forms[i].registers = any_registers = true;
+        forms[i].registers = any_registers = plan.register_tiles = true;
         forms[i].threads = choice.layout->threads;
         forms[i].shared_bytes = cuda::emit_register_kernel(plan, *choice.layout, kernels);
         continue;

@@ -31,6 +31,7 @@
 
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/emit_kernel_body.h"
+#include "backend/cuda/register_layout.h"
 #include "ir/diagnostic.h"
 
 namespace tilec::cuda {
@@ -309,6 +310,9 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
     Tolerance within = tolerance(type.element());
     if (kernel.counts_work)
       within = {std::max(within.absolute, kMmaTolerance.absolute), std::max(within.relative, kMmaTolerance.relative)};
+    if (plan.register_tiles && has_float_sum(*plan.kernel))  // sums reassociated (register_layout.h)
+      within = {std::max(within.absolute, kReassociatedSumTolerance.absolute),
+                std::max(within.relative, kReassociatedSumTolerance.relative)};
     out += pad + fmt::format("std::vector<{0}> {1}({2}), {3}({2});\n", element, got, count, want);
     out += pad + fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
                              got, param.name, count, element);

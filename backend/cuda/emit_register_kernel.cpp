@@ -26,7 +26,7 @@ namespace tilec::cuda {
 
 namespace {
 
-// Bytes of one warp partial in the reduction scratch (float or int64_t).
+// Bytes of one lane's partial in the reduction scratch (float or int64_t).
 constexpr int64_t kPartialBytes = 8;
 
 // `text`, in parentheses unless it is one identifier or number.
@@ -326,7 +326,7 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
   std::string partials;
   int64_t outputs = slots(result);
   if (warp_group > 1) {
-    area_bytes_ = std::max(area_bytes_, outputs * warps_ * kPartialBytes);
+    area_bytes_ = std::max(area_bytes_, outputs * warps_ * 32 * kPartialBytes);
     partials = names_.unique(plan_.expression(result) + "_partials");
     line(indent, fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + {2});  // area {3}",
                              accumulator, partials, next_area_ == 0 ? "0" : "kReductionArea", next_area_));
@@ -353,26 +353,20 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
     line(indent, "}");
     return;
   }
-  // One writer per warp and output: the lanes that differ only in reduced or replicated bits
-  // hold the same value.
-  int64_t lane_mask = 0;
-  for (int bit = low; bit < std::min(high, 5); ++bit) lane_mask |= int64_t{1} << bit;
-  std::vector<int64_t> m = as_matrix(in_shape);
-  if (m[0] == 1 || !layout_.distributed(0))
-    for (int bit = column_bits; bit < std::min(all_bits, 5); ++bit) lane_mask |= int64_t{1} << bit;
-  if (m[1] == 1 || !layout_.distributed(1))
-    for (int bit = 0; bit < std::min(column_bits, 5); ++bit) lane_mask |= int64_t{1} << bit;
-  std::string writer = lane_mask == 0 ? "" : fmt::format("if ((lane & {}) == 0) ", lane_mask);
-  line(indent + 1, fmt::format("{}{}[{} * {} + warp] = acc;", writer, partials, o, warps_));
+  // Every lane writes its own partial: lane L of another warp of the group holds the same
+  // output's other part (the group differs only in reduced warp bits, and the butterfly made the
+  // lanes that differ in reduced lane bits equal).
+  line(indent + 1, fmt::format("{}[({} * {} + warp) * 32 + lane] = acc;", partials, o, warps_));
   line(indent, "}");
   line(indent, "__syncthreads();  // the warps' partials are written");
   int64_t group_mask = (warp_group - 1) << warp_low;
   std::string first_warp = fmt::format("(warp & ~{})", group_mask);
   open_loop(indent, o, outputs);
-  line(indent + 1, fmt::format("{} acc = {}[{} * {} + {}];", accumulator, partials, o, warps_, first_warp));
+  line(indent + 1, fmt::format("{} acc = {}[({} * {} + {}) * 32 + lane];", accumulator, partials, o, warps_, first_warp));
   line(indent + 1, "#pragma unroll");
   line(indent + 1, fmt::format("for (int {0} = 1; {0} < {1}; ++{0}) acc = {2};", part_, warp_group,
-                               combine("acc", fmt::format("{}[{} * {} + ({} | {})]", partials, o, warps_, first_warp,
+                               combine("acc", fmt::format("{}[({} * {} + ({} | {})) * 32 + lane]", partials, o, warps_,
+                                                          first_warp,
                                                           warp_low == 0 ? part_ : fmt::format("({} << {})", part_, warp_low)))));
   line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(result), o, fmt::format(fmt::runtime(narrow), "acc")));
   line(indent, "}");

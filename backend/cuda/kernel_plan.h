@@ -54,6 +54,8 @@ struct KernelPlan {
   // emit_tensor_core.cpp writes it. Its tile, pipe and barrier values get names but no buffers;
   // that emitter checks the ops and lays out shared memory itself.
   bool tensor_core = false;
+  // A plain kernel emit_cuda wrote in the register form (emit_register_kernel.h).
+  bool register_tiles = false;
 
   // C++ expression of each scalar value (a variable, a literal or a dimension) and the name
   // of each tile value's buffer.

@@ -89,6 +89,14 @@ RegisterLayout blocked_layout(int64_t rows, int64_t columns, int64_t element_byt
   return layout;
 }
 
+bool has_float_sum(const Operation& kernel) {
+  bool found = false;
+  walk_ops(kernel.region(), [&](const Operation& op) {
+    found = found || (op.kind() == OpKind::reduce_sum && is_float(op.operand(0)->type().element()));
+  });
+  return found;
+}
+
 LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_bytes) {
   LayoutChoice choice;
   std::vector<const Value*> tiles;

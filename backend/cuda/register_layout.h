@@ -66,6 +66,19 @@ struct LayoutChoice {
 };
 LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_bytes = 16);
 
+// Whether `kernel` has a floating-point reduce_sum: in the register form its terms are added in
+// another order than the interpreter's (a thread's slots, then lanes, then warps), so outputs
+// are compared within kReassociatedSumTolerance rather than bit for bit.
+bool has_float_sum(const Operation& kernel);
+// |got - want| <= absolute + relative·|want| for such outputs (f32; narrower types keep their
+// own, larger tolerance). A reassociated f32 sum of n terms of magnitude up to 1 moves by about
+// sqrt(n)·2^-24 typically and n·2^-24 at worst: 1e-4 covers n up to ~1600 at worst and far
+// beyond in practice, while a lost or doubled partial moves an element by a whole part (≫ 1e-4).
+struct SumTolerance {
+  double absolute, relative;
+};
+inline constexpr SumTolerance kReassociatedSumTolerance = {1e-4, 1e-4};
+
 // The layout of an R×C frame over at most `max_threads` threads whose narrowest global element
 // is `element_bytes` wide (exposed for tests).
 RegisterLayout blocked_layout(int64_t rows, int64_t columns, int64_t element_bytes, int64_t vector_bytes = 16,

@@ -61,6 +61,11 @@ const std::vector<Sample>& samples() {
       {"layernorm", false, false, {{"R", "BR"}}, "", ""},
       {"reduction_tree", false, false, {{"R", "BR"}}, "", ""},
       {"softmax", false, false, {{"R", "BR"}}, "", ""},
+      {"rmsnorm", false, false, {{"R", "BR"}}, "", ""},
+      {"add_layernorm", false, false, {{"R", "BR"}}, "", ""},
+      {"silu", false, false, {{"M", "BM"}, {"N", "BN"}}, "", ""},
+      {"column_sum", false, false, {{"N", "BN"}}, "", ""},
+      {"gemv", false, false, {{"M", "BM"}}, "", ""},
   };
   return all;
 }
@@ -147,13 +152,27 @@ std::vector<Shape> all_shapes() {
       {"broadcast", "ragged", "R=13,C=201", 2, {Claim::ragged}},
       {"broadcast", "multi_tile", "R=32,C=512", 2, {Claim::multi_tile}},
   });
-  for (const char* sample : {"layernorm", "reduction_tree", "softmax"})
+  for (const char* sample : {"layernorm", "reduction_tree", "softmax", "rmsnorm", "add_layernorm"})
     shapes.insert(shapes.end(), {
         {sample, "one_tile", "R=4", 2, {Claim::one_tile}},
         {sample, "sub_tile", "R=1", 2, {Claim::sub_tile}},
         {sample, "ragged", "R=7", 2, {Claim::ragged}},
         {sample, "multi_tile", "R=64", 2, {Claim::multi_tile}},
     });
+  // silu: BM=16, BN=256 (bf16: 8 per 16-byte vector; N=201 leaves a 1-element vector tail).
+  // column_sum: BN=256 columns per CTA, the loop walks M in blocks of BM=32.
+  // gemv: BM=16 rows per CTA, the loop walks K in blocks of BK=512 (K=1000: a ragged last block).
+  shapes.insert(shapes.end(), {
+      {"silu", "sub_tile", "M=5,N=7", 2, {Claim::sub_tile}},
+      {"silu", "ragged", "M=45,N=201", 2, {Claim::ragged}},
+      {"silu", "multi_tile", "M=32,N=512", 2, {Claim::multi_tile}},
+      {"column_sum", "sub_tile", "M=1,N=100", 2, {Claim::sub_tile}},
+      {"column_sum", "ragged", "M=77,N=300", 2, {Claim::ragged}},
+      {"column_sum", "multi_tile", "M=256,N=512", 2, {Claim::multi_tile}},
+      {"gemv", "sub_tile", "M=3,K=1000", 2, {Claim::sub_tile}},
+      {"gemv", "ragged", "M=37,K=1000", 2, {Claim::ragged}},
+      {"gemv", "multi_tile", "M=64,K=2048", 2, {Claim::multi_tile}},
+  });
   return shapes;
 }
 

@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     layernorm: grid cdiv(R, 8), 256 threads per CTA, tiles in registers, 256 bytes of shared memory
+//     layernorm: grid cdiv(R, 8), 256 threads per CTA, tiles in registers, 8192 bytes of shared memory
 //
 // Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
 // registers (the layout is above each kernel); elementwise ops run on those registers with
@@ -182,12 +182,12 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // kernel @layernorm
 // grid: cdiv(R, 8) tiles, one CTA of 256 threads each
 // tiles in registers: 8x512 frame over 256 threads: 4 x 64 threads (rows x columns), each 2 row(s) x 1 vector(s) of 8
-// shared memory: 256 bytes, two areas of warp partials for the reductions
+// shared memory: 8192 bytes, two areas of warp partials for the reductions
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X, const float* gamma, const float* beta, __nv_bfloat16* Y, Index R) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  constexpr int kReductionArea = 128;  // bytes: the second area's offset
+  constexpr int kReductionArea = 4096;  // bytes: the second area's offset
   const int thread_column = threadIdx.x % 64;
   const int thread_row = threadIdx.x / 64;
   const int warp = threadIdx.x / 32;
@@ -227,14 +227,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
-    if ((lane & 31) == 0) sum_partials[o * 8 + warp] = acc;
+    sum_partials[(o * 8 + warp) * 32 + lane] = acc;
   }
   __syncthreads();  // the warps' partials are written
   #pragma unroll
   for (int o = 0; o < 2; ++o) {
-    float acc = sum_partials[o * 8 + (warp & ~1)];
+    float acc = sum_partials[(o * 8 + (warp & ~1)) * 32 + lane];
     #pragma unroll
-    for (int j = 1; j < 2; ++j) acc = add_f32(acc, sum_partials[o * 8 + ((warp & ~1) | j)]);
+    for (int j = 1; j < 2; ++j) acc = add_f32(acc, sum_partials[(o * 8 + ((warp & ~1) | j)) * 32 + lane]);
     sum[o] = acc;
   }
   // mean = div sum, width : tile<8x1xf32, reg>
@@ -268,14 +268,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
-    if ((lane & 31) == 0) sum_squares_partials[o_1 * 8 + warp] = acc;
+    sum_squares_partials[(o_1 * 8 + warp) * 32 + lane] = acc;
   }
   __syncthreads();  // the warps' partials are written
   #pragma unroll
   for (int o_1 = 0; o_1 < 2; ++o_1) {
-    float acc = sum_squares_partials[o_1 * 8 + (warp & ~1)];
+    float acc = sum_squares_partials[(o_1 * 8 + (warp & ~1)) * 32 + lane];
     #pragma unroll
-    for (int j = 1; j < 2; ++j) acc = add_f32(acc, sum_squares_partials[o_1 * 8 + ((warp & ~1) | j)]);
+    for (int j = 1; j < 2; ++j) acc = add_f32(acc, sum_squares_partials[(o_1 * 8 + ((warp & ~1) | j)) * 32 + lane]);
     sum_squares[o_1] = acc;
   }
   // variance = div sum_squares, width : tile<8x1xf32, reg>
@@ -355,7 +355,7 @@ extern "C" cudaError_t launch_layernorm(const __nv_bfloat16* X, const float* gam
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 256;
+  const size_t shared_bytes = 8192;
   // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
   if (index32_fits({R, 512}) && index32_fits({1, 512})) {
     TILEC_LAUNCH(layernorm_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, gamma, beta, Y, R);

@@ -1,0 +1,204 @@
+// tests/cuda/register_tiles_test.cpp — the register form of plain kernels (emit_register_kernel.h):
+//   - the blocked layout gives every element of the frame exactly one (thread, slot), keeps 16-byte
+//     vectors along rows, and puts consecutive threads on consecutive vectors (coalescing);
+//   - the emitted kernel is register code: no tile loop through shared memory, barriers only where
+//     a reduction crosses warps, vector accesses and shuffles where the layout calls for them;
+//   - kernels whose tiles fit no frame keep the shared-memory form and say why;
+//   - the launcher picks the 32-bit instantiation only for tensors of at most 2^30 elements.
+// What the code computes is checked by running it: tests/emulate/samples_emulate_test.cpp emulates
+// every plain sample against the interpreter, ragged shapes included.
+#include <fmt/core.h>
+
+#include <map>
+
+#include "backend/cuda/register_layout.h"
+#include "tests/cuda/cuda_test_support.h"
+
+namespace tilec::cuda_test {
+namespace {
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+bool is_power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+struct Frame {
+  int64_t rows, columns, element_bytes;
+};
+
+// Frames of the samples and the awkward ones: single rows and columns, odd extents, rows wider
+// than the CTA, tiny tiles.
+const Frame kFrames[] = {{1, 1024, 4}, {4, 512, 4}, {4, 256, 4}, {32, 128, 4}, {8, 128, 4}, {4, 1024, 2},
+                         {16, 512, 2}, {32, 256, 4}, {1, 100, 4}, {3, 100, 4},  {4, 768, 4}, {16, 1, 4},
+                         {1, 8, 2},    {7, 33, 1},  {1, 1, 4},   {64, 64, 8},  {2, 4096, 4}, {5, 3, 2}};
+
+TEST(RegisterLayout, EveryElementOfTheFrameHasExactlyOneThreadAndSlot) {
+  for (const Frame& frame : kFrames) {
+    cuda::RegisterLayout layout = cuda::blocked_layout(frame.rows, frame.columns, frame.element_bytes);
+    std::string name = fmt::format("{}x{} ({} bytes): {}", frame.rows, frame.columns, frame.element_bytes,
+                                   layout.describe());
+    EXPECT_TRUE(is_power_of_two(layout.threads) && layout.threads >= 32 && layout.threads <= 256) << name;
+    EXPECT_EQ(layout.threads_per_row * layout.thread_rows, layout.threads) << name;
+    EXPECT_LE(layout.vector * frame.element_bytes, 16) << name;
+    EXPECT_EQ(frame.columns % layout.vector, 0) << name;
+    std::map<std::pair<int64_t, int64_t>, int> owners;
+    int64_t padding = 0;
+    for (int64_t thread = 0; thread < layout.threads; ++thread) {
+      int64_t thread_row = thread / layout.threads_per_row, thread_column = thread % layout.threads_per_row;
+      if (frame.rows == 1 && thread_row != 0) continue;  // a one-row frame: thread rows replicate row 0
+      for (int64_t row_slot = 0; row_slot < layout.row_slots; ++row_slot)
+        for (int64_t column_slot = 0; column_slot < layout.column_slots; ++column_slot)
+          for (int64_t lane = 0; lane < layout.vector; ++lane) {
+            int64_t row = frame.rows == 1 ? 0 : row_slot * layout.thread_rows + thread_row;
+            int64_t column = (column_slot * layout.threads_per_row + thread_column) * layout.vector + lane;
+            if (row >= frame.rows || column >= frame.columns) {
+              ++padding;
+              EXPECT_TRUE(row >= frame.rows ? layout.padded_rows() : layout.padded_columns()) << name;
+              continue;
+            }
+            ++owners[{row, column}];
+          }
+    }
+    EXPECT_EQ(static_cast<int64_t>(owners.size()), frame.rows * frame.columns) << name;
+    for (const auto& [element, n] : owners)
+      EXPECT_EQ(n, 1) << name << ": element (" << element.first << ", " << element.second << ")";
+    // The threads are sized to the work: padding stays within the frame's size plus one slot per thread.
+    EXPECT_LE(padding, frame.rows * frame.columns + layout.threads * layout.vector) << name;
+  }
+}
+
+TEST(RegisterLayout, RowsMoveInSixteenByteVectorsAWarpWide) {
+  cuda::RegisterLayout f32 = cuda::blocked_layout(4, 512, 4);
+  EXPECT_EQ(f32.vector, 4);
+  cuda::RegisterLayout bf16 = cuda::blocked_layout(4, 1024, 2);
+  EXPECT_EQ(bf16.vector, 8);
+  // A warp's 32 threads stand side by side along one row: 32 consecutive vectors, 512 bytes.
+  for (const cuda::RegisterLayout& layout : {f32, bf16}) EXPECT_GE(layout.threads_per_row, 32) << layout.describe();
+  // A row narrower than a warp's vectors: rows are split over fewer threads, the rest take rows.
+  cuda::RegisterLayout narrow = cuda::blocked_layout(32, 64, 4);
+  EXPECT_EQ(narrow.threads_per_row, 16);
+  EXPECT_EQ(narrow.thread_rows * narrow.threads_per_row, narrow.threads);
+}
+
+// The slots of broadcast shapes: a reduced row keeps only the row slots, a row vector only the
+// column slots, a scalar-like tile one slot.
+TEST(RegisterLayout, BroadcastShapesDropTheSlotsOfTheirUnitDims) {
+  cuda::RegisterLayout layout = cuda::blocked_layout(32, 256, 4);
+  int64_t full = layout.row_slots * layout.column_slots * layout.vector;
+  EXPECT_EQ(layout.slots_of({32, 256}), full);
+  EXPECT_EQ(layout.slots_of({32, 1}), layout.row_slots);
+  EXPECT_EQ(layout.slots_of({1, 256}), layout.column_slots * layout.vector);
+  EXPECT_EQ(layout.slots_of({1, 1}), 1);
+  EXPECT_EQ(layout.slots_of({256}), layout.column_slots * layout.vector);
+}
+
+std::string kernel_text(const std::string& cuda, const std::string& name) {
+  size_t start = cuda.find("__global__ void TILEC_LAUNCH_BOUNDS(");
+  start = cuda.find(name + "_kernel(", start);
+  if (start == std::string::npos) return {};
+  return cuda.substr(start, cuda.find("\n}\n", start) - start);
+}
+
+TEST(RegisterTiles, SoftmaxIsRegisterCodeWithVectorsShufflesAndOneBarrierPerCrossWarpReduction) {
+  Emitted emitted = emit_input("softmax", "sm_90a");
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  const std::string& cuda = *emitted.cuda;
+  std::string kernel = kernel_text(cuda, "softmax");
+  ASSERT_FALSE(kernel.empty());
+  EXPECT_NE(cuda.find("template <typename Index>\n__global__ void TILEC_LAUNCH_BOUNDS("), std::string::npos);
+  EXPECT_EQ(count(kernel, "for (int elem"), 0u) << "a tile loop of the shared-memory form";
+  EXPECT_GT(count(kernel, "load_vector<4>"), 0u);
+  EXPECT_GT(count(kernel, "store_vector<4>"), 0u);
+  EXPECT_GT(count(kernel, "__shfl_xor_sync(0xffffffffu, acc, 1)"), 0u);
+  // Every barrier follows the warps' partials of a reduction; none between elementwise ops.
+  EXPECT_EQ(count(kernel, "__syncthreads()"), count(kernel, "_partials = reinterpret_cast<"));
+  EXPECT_GT(count(kernel, "__syncthreads()"), 0u);
+  EXPECT_EQ(count(kernel, "__syncthreads()"), count(kernel, "__syncthreads();  // the warps' partials are written"));
+  EXPECT_NE(cuda.find("tiles in registers"), std::string::npos);
+}
+
+TEST(RegisterTiles, AReductionInsideALoopWaitsForItsReadersBeforeTheNextIteration) {
+  Emitted emitted = emit_input("row_mean_loop", "sm_90a");
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  std::string kernel = kernel_text(*emitted.cuda, "row_mean");
+  ASSERT_FALSE(kernel.empty());
+  // row_mean's 16x128 frame keeps a row inside one warp: shuffles only, no shared memory.
+  EXPECT_EQ(count(kernel, "__syncthreads"), 0u);
+  EXPECT_EQ(count(kernel, "shared_memory"), 0u);
+
+  // A wide row reduced inside a loop: the partials cross warps, so the loop body ends its
+  // reduction with a second barrier (the next iteration writes the same area).
+  const char* text = R"(module
+
+kernel @wide(%X: tensor<R, 2048, f32>, %Y: tensor<R, 1, f32>) {
+  %R = dim %X {axis = 0} : index
+  %0 = constant {value = 0} : index
+  %1 = constant {value = 1} : index
+  %two = constant {value = 2} : index
+  %m = grid_ids %R {schedule = "tiles"} : index
+  %init = zeros : tile<1x1xf32, reg>
+  %acc = for %0, %two, %1, %init : tile<1x1xf32, reg> {
+    ^(%k: index, %partial: tile<1x1xf32, reg>):
+    %x = load %X, %m, %0 : tile<1x2048xf32, reg>
+    %s = reduce_sum %x {axis = 1} : tile<1x1xf32, reg>
+    %next = add %partial, %s : tile<1x1xf32, reg>
+    yield %next
+  }
+  store %Y, %m, %0, %acc
+  return
+}
+)";
+  Emitted wide = emit_text(text, "wide.tir", CudaEmitOptions{});
+  ASSERT_TRUE(wide.cuda) << wide.diagnostics;
+  std::string wide_kernel = kernel_text(*wide.cuda, "wide");
+  EXPECT_EQ(count(wide_kernel, "__syncthreads();  // the warps' partials are written"), 1u) << wide_kernel;
+  EXPECT_EQ(count(wide_kernel, "__syncthreads();  // every warp has read the partials"), 1u) << wide_kernel;
+}
+
+TEST(RegisterTiles, KernelsWhoseTilesFitNoFrameKeepSharedMemoryAndSayWhy) {
+  const char* text = R"(module
+
+kernel @mixed(%X: tensor<8, 4, f32>, %Y: tensor<4, 8, f32>) {
+  %0 = constant {value = 0} : index
+  %x = load %X, %0, %0 : tile<8x4xf32, reg>
+  %y = load %Y, %0, %0 : tile<4x8xf32, reg>
+  store %X, %0, %0, %x
+  store %Y, %0, %0, %y
+  return
+}
+)";
+  Emitted emitted = emit_text(text, "mixed.tir", CudaEmitOptions{});
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  EXPECT_NE(emitted.cuda->find("tiles in shared memory: its tiles' shapes fit no common 8x8 frame"), std::string::npos)
+      << *emitted.cuda;
+  EXPECT_NE(emitted.cuda->find("for (int elem = threadIdx.x;"), std::string::npos);
+  // mma keeps the shared form too (the tensor-core backend handles warp-specialized kernels).
+  Emitted matmul = emit_input("matmul", "sm_90a");
+  ASSERT_TRUE(matmul.cuda) << matmul.diagnostics;
+  EXPECT_NE(matmul.cuda->find("tiles in shared memory: it has an mma"), std::string::npos);
+}
+
+TEST(RegisterTiles, TheLauncherRunsThe32BitInstantiationOnlyWhenEveryTensorFits) {
+  Emitted emitted = emit_input("bias_clamp_2d", "sm_90a");
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  const std::string& cuda = *emitted.cuda;
+  size_t narrow = cuda.find("TILEC_LAUNCH(bias_clamp_kernel<int32_t>");
+  size_t wide = cuda.find("TILEC_LAUNCH(bias_clamp_kernel<int64_t>");
+  ASSERT_NE(narrow, std::string::npos);
+  ASSERT_NE(wide, std::string::npos);
+  EXPECT_LT(narrow, wide);
+  size_t condition = cuda.rfind("if (index32_fits(", narrow);
+  ASSERT_NE(condition, std::string::npos);
+  std::string check = cuda.substr(condition, cuda.find('\n', condition) - condition);
+  // One check per distinct tensor shape, each with every extent of that tensor.
+  EXPECT_NE(check.find("index32_fits({M, X_dim1})"), std::string::npos) << check;
+  EXPECT_NE(check.find("index32_fits({1, bias_dim1})"), std::string::npos) << check;
+  // The grid is decomposed in 32-bit unsigned arithmetic in both instantiations.
+  EXPECT_NE(cuda.find("tile_number / static_cast<uint32_t>("), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilec::cuda_test
