@@ -67,17 +67,16 @@ struct LayoutChoice {
 LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_bytes = 16);
 
 // Whether `kernel` has a floating-point reduce_sum: in the register form its terms are added in
-// another order than the interpreter's (a thread's slots, then lanes, then warps), so outputs
-// are compared within kReassociatedSumTolerance rather than bit for bit.
+// another order than the interpreter's (a thread's slots, then lanes, then warps), so outputs are
+// compared with kReassociatedSumTolerance rather than bit for bit.
 bool has_float_sum(const Operation& kernel);
-// |got - want| <= absolute + relative·|want| for such outputs (f32; narrower types keep their
-// own, larger tolerance). A reassociated f32 sum of n terms of magnitude up to 1 moves by about
-// sqrt(n)·2^-24 typically and n·2^-24 at worst: 1e-4 covers n up to ~1600 at worst and far
-// beyond in practice, while a lost or doubled partial moves an element by a whole part (≫ 1e-4).
-struct SumTolerance {
-  double absolute, relative;
-};
-inline constexpr SumTolerance kReassociatedSumTolerance = {1e-4, 1e-4};
+// Such outputs match when |got - want| <= t·(|want| + max |want| over the tensor) besides the
+// element type's own tolerance, t = 1e-4. Normwise, because a reassociated sum's error scales
+// with the magnitude of what was summed, not with the result: an f32 sum of n terms moves by
+// about sqrt(n)·2^-24 of their magnitude typically and n·2^-24 at worst, far below 1e-4 for
+// the tile extents tilec emits, while a lost, stale or doubled partial moves an element by a
+// whole part of it (a softmax whose row maximum misses a warp's partial is 100 times outside).
+inline constexpr double kReassociatedSumTolerance = 1e-4;
 
 // The layout of an R×C frame over at most `max_threads` threads whose narrowest global element
 // is `element_bytes` wide (exposed for tests).

@@ -251,12 +251,15 @@ static double harness_double(T x) {
 }
 
 // Prints the largest errors of `got` against `want`; true when every element is within
-// absolute + relative * |want| (NaN matches only NaN).
+// absolute + normwise * max|want| + relative * |want| (NaN matches only NaN).
 template <typename T>
 static bool harness_compare(const char* name, const std::vector<T>& got, const std::vector<T>& want,
-                            double absolute, double relative) {
-  double max_absolute = 0, max_relative = 0;
+                            double absolute, double relative, double normwise = 0) {
+  double max_absolute = 0, max_relative = 0, largest = 0;
   size_t outside = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!std::isnan(harness_double(want[i]))) largest = std::max(largest, std::fabs(harness_double(want[i])));
+  absolute += normwise * largest;
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = harness_double(got[i]), w = harness_double(want[i]);
     if (std::isnan(g) || std::isnan(w)) {
