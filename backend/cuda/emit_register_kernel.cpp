@@ -26,9 +26,6 @@ namespace tilec::cuda {
 
 namespace {
 
-// Bytes of one lane's partial in the reduction scratch (float or int64_t).
-constexpr int64_t kPartialBytes = 8;
-
 // `text`, in parentheses unless it is one identifier or number.
 std::string grouped(const std::string& text) {
   bool simple = std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
@@ -53,7 +50,7 @@ class RegisterEmitter {
   }
 
   int64_t emit_kernel();
-  int64_t shared_bytes() const { return 2 * area_bytes_; }
+  int64_t shared_bytes() const { return (uses_second_area_ ? 2 : 1) * area_bytes_; }
 
  private:
   void line(int indent, const std::string& text) {
@@ -117,7 +114,7 @@ class RegisterEmitter {
   int loop_depth_ = 0;
   int next_area_ = 0;
   int64_t area_bytes_ = 0;  // the largest reduction's partials; two areas alternate
-  bool uses_warp_ = false, uses_lane_ = false;
+  bool uses_warp_ = false, uses_lane_ = false, uses_second_area_ = false;
 };
 
 RegisterEmitter::SlotParts RegisterEmitter::parts_of(const std::vector<int64_t>& shape, const std::string& k) const {
@@ -326,7 +323,8 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
   std::string partials;
   int64_t outputs = slots(result);
   if (warp_group > 1) {
-    area_bytes_ = std::max(area_bytes_, outputs * warps_ * 32 * kPartialBytes);
+    area_bytes_ = std::max(area_bytes_, outputs * warps_ * 32 * (floating ? 4 : 8));
+    uses_second_area_ = uses_second_area_ || next_area_ == 1;
     partials = names_.unique(plan_.expression(result) + "_partials");
     line(indent, fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + {2});  // area {3}",
                              accumulator, partials, next_area_ == 0 ? "0" : "kReductionArea", next_area_));
@@ -540,7 +538,8 @@ int64_t RegisterEmitter::emit_kernel() {
                       parameter_list(plan_, "Index"));
   if (shared > 0) {
     out_ += "  TILEC_DYNAMIC_SHARED(16, shared_memory);\n";
-    out_ += fmt::format("  constexpr int kReductionArea = {};  // bytes: the second area's offset\n", area_bytes_);
+    if (uses_second_area_)
+      out_ += fmt::format("  constexpr int kReductionArea = {};  // bytes: the second area's offset\n", area_bytes_);
   }
   if (layout_.threads_per_row > 1)
     out_ += fmt::format("  const int thread_column = threadIdx.x % {};\n", layout_.threads_per_row);
@@ -581,6 +580,9 @@ std::string_view register_tile_prelude() {
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
 // ---------------------------------------------------------------------------------------------
+#include <cstring>
+#include <initializer_list>
+
 // Integer helpers in the kernel's index type (int32_t or int64_t).
 template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
 template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
@@ -598,8 +600,14 @@ inline bool index32_fits(std::initializer_list<int64_t> extents) {
   return true;
 }
 
-// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
-template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+// V contiguous elements move as one access of V·sizeof(T) bytes through an integer vector type
+// (ld/st.global.v4.u32 for 16 bytes); nvcc keeps those whole where it may split a struct copy.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<16> { using type = uint4; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<4> { using type = unsigned int; };
+template <> struct RawVector<2> { using type = unsigned short; };
+template <> struct RawVector<1> { using type = unsigned char; };
 
 // Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
 template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
@@ -618,9 +626,9 @@ __device__ inline void load_vector(T* out, const T* base, I row, I column, typen
                                    typename IndexOf<I>::type columns, bool vectors) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
-#pragma unroll
-    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
+    memcpy(out, &raw, sizeof(Raw));
     return;
   }
 #pragma unroll
@@ -634,10 +642,12 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
                                     typename IndexOf<I>::type columns, bool vectors, const T* in) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    TileVector<V, T> stored;
-#pragma unroll
-    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
-    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    Raw raw;
+    memcpy(&raw, in, sizeof(Raw));
+    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
+    // it with the masked path below, whose stores are the same, into scalar stores.
+    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
     return;
   }
 #pragma unroll

@@ -107,6 +107,20 @@ inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fdiv_rn(float a, float b) { return a / b; }
 inline float __fsqrt_rn(float a) { return std::sqrt(a); }
 
+// CUDA's vector types that generated code moves memory with (16- and 8-byte accesses).
+struct alignas(16) uint4 {
+  unsigned int x, y, z, w;
+};
+struct alignas(8) uint2 {
+  unsigned int x, y;
+};
+
+// Stores with a cache policy: a plain store here.
+template <typename T>
+inline void __stwb(T* address, T value) {
+  *address = value;
+}
+
 // --- 3. threads ----------------------------------------------------------------------------------
 struct uint3 {
   unsigned int x = 0, y = 0, z = 0;

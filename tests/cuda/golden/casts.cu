@@ -114,6 +114,9 @@ template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
 // ---------------------------------------------------------------------------------------------
+#include <cstring>
+#include <initializer_list>
+
 // Integer helpers in the kernel's index type (int32_t or int64_t).
 template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
 template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
@@ -131,8 +134,14 @@ inline bool index32_fits(std::initializer_list<int64_t> extents) {
   return true;
 }
 
-// V contiguous elements as one access of V·sizeof(T) bytes (ld/st.global.v4 for 16 bytes).
-template <int V, typename T> struct alignas(sizeof(T) * V) TileVector { T element[V]; };
+// V contiguous elements move as one access of V·sizeof(T) bytes through an integer vector type
+// (ld/st.global.v4.u32 for 16 bytes); nvcc keeps those whole where it may split a struct copy.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<16> { using type = uint4; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<4> { using type = unsigned int; };
+template <> struct RawVector<2> { using type = unsigned short; };
+template <> struct RawVector<1> { using type = unsigned char; };
 
 // Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
 template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
@@ -151,9 +160,9 @@ __device__ inline void load_vector(T* out, const T* base, I row, I column, typen
                                    typename IndexOf<I>::type columns, bool vectors) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    const TileVector<V, T> loaded = *reinterpret_cast<const TileVector<V, T>*>(base + (row * columns + column));
-#pragma unroll
-    for (int k = 0; k < V; ++k) out[k] = loaded.element[k];
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
+    memcpy(out, &raw, sizeof(Raw));
     return;
   }
 #pragma unroll
@@ -167,10 +176,12 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
                                     typename IndexOf<I>::type columns, bool vectors, const T* in) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    TileVector<V, T> stored;
-#pragma unroll
-    for (int k = 0; k < V; ++k) stored.element[k] = in[k];
-    *reinterpret_cast<TileVector<V, T>*>(base + (row * columns + column)) = stored;
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    Raw raw;
+    memcpy(&raw, in, sizeof(Raw));
+    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
+    // it with the masked path below, whose stores are the same, into scalar stores.
+    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
     return;
   }
 #pragma unroll
