@@ -3,11 +3,12 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule, reorder-events, materialize-schedule, insert-sync, warp-specialize
 //   kernels:
-//     broadcast: grid cdiv(R, 8) x cdiv(C, 128), 256 threads per CTA, 45056 bytes of shared memory
+//     broadcast: grid cdiv(R, 8) x cdiv(C, 128), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,236 +111,285 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+#include <cstring>
+#include <initializer_list>
+
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements move as one access of V·sizeof(T) bytes through an integer vector type
+// (ld/st.global.v4.u32 for 16 bytes); nvcc keeps those whole where it may split a struct copy.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<16> { using type = uint4; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<4> { using type = unsigned int; };
+template <> struct RawVector<2> { using type = unsigned short; };
+template <> struct RawVector<1> { using type = unsigned char; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
+    memcpy(out, &raw, sizeof(Raw));
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    Raw raw;
+    memcpy(&raw, in, sizeof(Raw));
+    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
+    // it with the masked path below, whose stores are the same, into scalar stores.
+    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @broadcast  (line 7)
 // grid: cdiv(R, 8) x cdiv(C, 128) tiles, one CTA of 256 threads each
-// shared memory: 45056 bytes, 29 tile buffers (two never live at once may share bytes)
-//   x    tile<8x128xf32, reg>  offset      0, 4096 bytes
-//   y0   tile<8x128xf32, reg>  offset   4096, 4096 bytes
-//   t2   tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y1   tile<8x128xf32, reg>  offset  12288, 4096 bytes
-//   t3   tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y2   tile<8x128xf32, reg>  offset  16384, 4096 bytes
-//   t4   tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y3   tile<8x128xf32, reg>  offset  20480, 4096 bytes
-//   t5   tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y4   tile<8x128xf32, reg>  offset  24576, 4096 bytes
-//   t6   tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y5   tile<8x128xf32, reg>  offset  28672, 4096 bytes
-//   t7   tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y6   tile<8x128xf32, reg>  offset  32768, 4096 bytes
-//   t8   tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y7   tile<8x128xf32, reg>  offset  36864, 4096 bytes
-//   t9   tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y8   tile<8x128xf32, reg>  offset  40960, 4096 bytes
-//   t10  tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   y9   tile<8x128xf32, reg>  offset      0, 4096 bytes
-//   t11  tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   t12  tile<8x128xf32, reg>  offset   4096, 4096 bytes
-//   t13  tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   t14  tile<8x128xf32, reg>  offset   4096, 4096 bytes
-//   t15  tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   t16  tile<8x128xf32, reg>  offset   4096, 4096 bytes
-//   t17  tile<8x128xf32, reg>  offset   8192, 4096 bytes
-//   t18  tile<8x128xf32, reg>  offset   4096, 4096 bytes
-//   t19  tile<8x128xf32, reg>  offset   8192, 4096 bytes
+// tiles in registers: 8x128 frame over 256 threads: 8 x 32 threads (rows x columns), each 1 row(s) x 1 vector(s) of 4
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) broadcast_kernel(const float* X, float* Y, int64_t R, int64_t C) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const x = reinterpret_cast<float*>(shared_memory + 0);
-  float* const y0 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const t2 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y1 = reinterpret_cast<float*>(shared_memory + 12288);
-  float* const t3 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y2 = reinterpret_cast<float*>(shared_memory + 16384);
-  float* const t4 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y3 = reinterpret_cast<float*>(shared_memory + 20480);
-  float* const t5 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y4 = reinterpret_cast<float*>(shared_memory + 24576);
-  float* const t6 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y5 = reinterpret_cast<float*>(shared_memory + 28672);
-  float* const t7 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y6 = reinterpret_cast<float*>(shared_memory + 32768);
-  float* const t8 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y7 = reinterpret_cast<float*>(shared_memory + 36864);
-  float* const t9 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y8 = reinterpret_cast<float*>(shared_memory + 40960);
-  float* const t10 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const y9 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t11 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const t12 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const t13 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const t14 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const t15 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const t16 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const t17 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const t18 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const t19 = reinterpret_cast<float*>(shared_memory + 8192);
-  const int64_t v0 = cdiv_i64(R, 8);
-  const int64_t v1 = cdiv_i64(C, 128);
-  const int64_t tile_number = blockIdx.x;
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) broadcast_kernel(const float* X, float* Y, Index R, Index C) {
+  const int thread_column = threadIdx.x % 32;
+  const int thread_row = threadIdx.x / 32;
+  const Index v0 = cdiv_index<Index>(R, 8);
+  const Index v1 = cdiv_index<Index>(C, 128);
+  const uint32_t tile_number = blockIdx.x;
   // r, c = grid_ids v0, v1 {schedule = "tiles"} : index, index  (line 7)
-  const int64_t r = tile_number / v1;
-  const int64_t c = tile_number % v1;
+  const Index r = static_cast<Index>(tile_number / static_cast<uint32_t>(v1));
+  const Index c = static_cast<Index>(tile_number % static_cast<uint32_t>(v1));
   // x = load X, r, c : tile<8x128xf32, reg>  (line 8)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 8 + elem / 128;
-    const int64_t index1 = c * 128 + elem % 128;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < C;
-    x[elem] = in_bounds ? X[index0 * C + index1] : 0.0f;
+  float x[4];
+  const bool X_vectors = vectors_fit<4>(X, C);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 8 + thread_row;
+    const Index column = c * 128 + thread_column * 4;
+    load_vector<4>(&x[s * 4], X, row, column, R, C, X_vectors);
   }
-  __syncthreads();
   // y0 = relu x : tile<8x128xf32, reg>  (line 9)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y0[elem] = relu_f32(x[elem]);
+  float y0[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y0[k] = relu_f32(x[k]);
   }
-  __syncthreads();
   // t2 = sub x, 0.25f : tile<8x128xf32, reg>  (line 10)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t2[elem] = sub_f32(x[elem], 0.25f);
+  float t2[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t2[k] = sub_f32(x[k], 0.25f);
   }
-  __syncthreads();
   // y1 = relu t2 : tile<8x128xf32, reg>  (line 10)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y1[elem] = relu_f32(t2[elem]);
+  float y1[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y1[k] = relu_f32(t2[k]);
   }
-  __syncthreads();
   // t3 = sub x, 0.5f : tile<8x128xf32, reg>  (line 11)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t3[elem] = sub_f32(x[elem], 0.5f);
+  float t3[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t3[k] = sub_f32(x[k], 0.5f);
   }
-  __syncthreads();
   // y2 = relu t3 : tile<8x128xf32, reg>  (line 11)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y2[elem] = relu_f32(t3[elem]);
+  float y2[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y2[k] = relu_f32(t3[k]);
   }
-  __syncthreads();
   // t4 = sub x, 0.75f : tile<8x128xf32, reg>  (line 12)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t4[elem] = sub_f32(x[elem], 0.75f);
+  float t4[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t4[k] = sub_f32(x[k], 0.75f);
   }
-  __syncthreads();
   // y3 = relu t4 : tile<8x128xf32, reg>  (line 12)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y3[elem] = relu_f32(t4[elem]);
+  float y3[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y3[k] = relu_f32(t4[k]);
   }
-  __syncthreads();
   // t5 = sub x, 1.0f : tile<8x128xf32, reg>  (line 13)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t5[elem] = sub_f32(x[elem], 1.0f);
+  float t5[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t5[k] = sub_f32(x[k], 1.0f);
   }
-  __syncthreads();
   // y4 = relu t5 : tile<8x128xf32, reg>  (line 13)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y4[elem] = relu_f32(t5[elem]);
+  float y4[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y4[k] = relu_f32(t5[k]);
   }
-  __syncthreads();
   // t6 = sub x, 1.25f : tile<8x128xf32, reg>  (line 14)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t6[elem] = sub_f32(x[elem], 1.25f);
+  float t6[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t6[k] = sub_f32(x[k], 1.25f);
   }
-  __syncthreads();
   // y5 = relu t6 : tile<8x128xf32, reg>  (line 14)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y5[elem] = relu_f32(t6[elem]);
+  float y5[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y5[k] = relu_f32(t6[k]);
   }
-  __syncthreads();
   // t7 = sub x, 1.5f : tile<8x128xf32, reg>  (line 15)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t7[elem] = sub_f32(x[elem], 1.5f);
+  float t7[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t7[k] = sub_f32(x[k], 1.5f);
   }
-  __syncthreads();
   // y6 = relu t7 : tile<8x128xf32, reg>  (line 15)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y6[elem] = relu_f32(t7[elem]);
+  float y6[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y6[k] = relu_f32(t7[k]);
   }
-  __syncthreads();
   // t8 = sub x, 1.75f : tile<8x128xf32, reg>  (line 16)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t8[elem] = sub_f32(x[elem], 1.75f);
+  float t8[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t8[k] = sub_f32(x[k], 1.75f);
   }
-  __syncthreads();
   // y7 = relu t8 : tile<8x128xf32, reg>  (line 16)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y7[elem] = relu_f32(t8[elem]);
+  float y7[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y7[k] = relu_f32(t8[k]);
   }
-  __syncthreads();
   // t9 = sub x, 2.0f : tile<8x128xf32, reg>  (line 17)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t9[elem] = sub_f32(x[elem], 2.0f);
+  float t9[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t9[k] = sub_f32(x[k], 2.0f);
   }
-  __syncthreads();
   // y8 = relu t9 : tile<8x128xf32, reg>  (line 17)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y8[elem] = relu_f32(t9[elem]);
+  float y8[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y8[k] = relu_f32(t9[k]);
   }
-  __syncthreads();
   // t10 = sub x, 2.25f : tile<8x128xf32, reg>  (line 18)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t10[elem] = sub_f32(x[elem], 2.25f);
+  float t10[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t10[k] = sub_f32(x[k], 2.25f);
   }
-  __syncthreads();
   // y9 = relu t10 : tile<8x128xf32, reg>  (line 18)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    y9[elem] = relu_f32(t10[elem]);
+  float y9[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    y9[k] = relu_f32(t10[k]);
   }
-  __syncthreads();
   // t11 = add y0, y1 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t11[elem] = add_f32(y0[elem], y1[elem]);
+  float t11[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t11[k] = add_f32(y0[k], y1[k]);
   }
-  __syncthreads();
   // t12 = add t11, y2 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t12[elem] = add_f32(t11[elem], y2[elem]);
+  float t12[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t12[k] = add_f32(t11[k], y2[k]);
   }
-  __syncthreads();
   // t13 = add t12, y3 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t13[elem] = add_f32(t12[elem], y3[elem]);
+  float t13[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t13[k] = add_f32(t12[k], y3[k]);
   }
-  __syncthreads();
   // t14 = add t13, y4 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t14[elem] = add_f32(t13[elem], y4[elem]);
+  float t14[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t14[k] = add_f32(t13[k], y4[k]);
   }
-  __syncthreads();
   // t15 = add t14, y5 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t15[elem] = add_f32(t14[elem], y5[elem]);
+  float t15[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t15[k] = add_f32(t14[k], y5[k]);
   }
-  __syncthreads();
   // t16 = add t15, y6 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t16[elem] = add_f32(t15[elem], y6[elem]);
+  float t16[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t16[k] = add_f32(t15[k], y6[k]);
   }
-  __syncthreads();
   // t17 = add t16, y7 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t17[elem] = add_f32(t16[elem], y7[elem]);
+  float t17[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t17[k] = add_f32(t16[k], y7[k]);
   }
-  __syncthreads();
   // t18 = add t17, y8 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t18[elem] = add_f32(t17[elem], y8[elem]);
+  float t18[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t18[k] = add_f32(t17[k], y8[k]);
   }
-  __syncthreads();
   // t19 = add t18, y9 : tile<8x128xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t19[elem] = add_f32(t18[elem], y9[elem]);
+  float t19[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t19[k] = add_f32(t18[k], y9[k]);
   }
-  __syncthreads();
   // store Y, r, c, t19  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 8 + elem / 128;
-    const int64_t index1 = c * 128 + elem % 128;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < C;
-    if (in_bounds) Y[index0 * C + index1] = t19[elem];
+  const bool Y_vectors = vectors_fit<4>(Y, C);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 8 + thread_row;
+    const Index column = c * 128 + thread_column * 4;
+    store_vector<4>(Y, row, column, R, C, Y_vectors, &t19[s * 4]);
   }
-  __syncthreads();
 }
 
 // Launches broadcast_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -349,8 +399,13 @@ extern "C" cudaError_t launch_broadcast(const float* X, float* Y, int64_t R, int
   const int64_t tile_count = max_i64(v0, 0) * max_i64(v1, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 45056;
-  TILEC_LAUNCH(broadcast_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, Y, R, C);
+  const size_t shared_bytes = 0;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({R, C})) {
+    TILEC_LAUNCH(broadcast_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R, C);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(broadcast_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R, C);
   return cudaGetLastError();
 }
 

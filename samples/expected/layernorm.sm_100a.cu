@@ -3,11 +3,12 @@
 //   target:   sm_100a  (nvcc -std=c++17 -gencode arch=compute_100a,code=sm_100a -c)
 //   pipeline: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule, reorder-events, materialize-schedule, insert-sync, warp-specialize
 //   kernels:
-//     layernorm: grid cdiv(R, 4), 256 threads per CTA, 14368 bytes of shared memory
+//     layernorm: grid cdiv(R, 4), 256 threads per CTA, tiles in registers, 2048 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,139 +111,237 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+#include <cstring>
+#include <initializer_list>
+
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements move as one access of V·sizeof(T) bytes through an integer vector type
+// (ld/st.global.v4.u32 for 16 bytes); nvcc keeps those whole where it may split a struct copy.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<16> { using type = uint4; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<4> { using type = unsigned int; };
+template <> struct RawVector<2> { using type = unsigned short; };
+template <> struct RawVector<1> { using type = unsigned char; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
+    memcpy(out, &raw, sizeof(Raw));
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    Raw raw;
+    memcpy(&raw, in, sizeof(Raw));
+    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
+    // it with the masked path below, whose stores are the same, into scalar stores.
+    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @layernorm  (line 6)
 // grid: cdiv(R, 4) tiles, one CTA of 256 threads each
-// shared memory: 14368 bytes, 14 tile buffers (two never live at once may share bytes)
-//   x         tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   w         tile<1x256xf32, reg>  offset   4096, 1024 bytes
-//   b         tile<1x256xf32, reg>  offset   5120, 1024 bytes
-//   t1        tile<4x1xf32, reg>    offset   6144, 16 bytes
-//   mean      tile<4x1xf32, reg>    offset   6160, 16 bytes
-//   centered  tile<4x256xf32, reg>  offset   6176, 4096 bytes
-//   t2        tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   t3        tile<4x1xf32, reg>    offset   6144, 16 bytes
-//   variance  tile<4x1xf32, reg>    offset      0, 16 bytes
-//   t4        tile<4x1xf32, reg>    offset     16, 16 bytes
-//   t5        tile<4x1xf32, reg>    offset      0, 16 bytes
-//   t6        tile<4x256xf32, reg>  offset  10272, 4096 bytes
-//   t7        tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   t8        tile<4x256xf32, reg>  offset   6144, 4096 bytes
+// tiles in registers: 4x256 frame over 256 threads: 4 x 64 threads (rows x columns), each 1 row(s) x 1 vector(s) of 4
+// shared memory: 2048 bytes, two areas of warp partials for the reductions
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) layernorm_kernel(const float* X, const float* W, const float* B, float* Y, int64_t R) {
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const float* X, const float* W, const float* B, float* Y, Index R) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const x = reinterpret_cast<float*>(shared_memory + 0);
-  float* const w = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const b = reinterpret_cast<float*>(shared_memory + 5120);
-  float* const t1 = reinterpret_cast<float*>(shared_memory + 6144);
-  float* const mean = reinterpret_cast<float*>(shared_memory + 6160);
-  float* const centered = reinterpret_cast<float*>(shared_memory + 6176);
-  float* const t2 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t3 = reinterpret_cast<float*>(shared_memory + 6144);
-  float* const variance = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t4 = reinterpret_cast<float*>(shared_memory + 16);
-  float* const t5 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t6 = reinterpret_cast<float*>(shared_memory + 10272);
-  float* const t7 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t8 = reinterpret_cast<float*>(shared_memory + 6144);
-  const int64_t v0 = cdiv_i64(R, 4);
-  const int64_t tile_number = blockIdx.x;
+  constexpr int kReductionArea = 1024;  // bytes: the second area's offset
+  const int thread_column = threadIdx.x % 64;
+  const int thread_row = threadIdx.x / 64;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const Index v0 = cdiv_index<Index>(R, 4);
+  const uint32_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index  (line 7)
-  const int64_t r = tile_number;
+  const Index r = static_cast<Index>(tile_number);
   // x = load X, r, 0 : tile<4x256xf32, reg>  (line 8)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 256;
-    x[elem] = in_bounds ? X[index0 * 256 + index1] : 0.0f;
+  float x[4];
+  const bool X_vectors = vectors_fit<4>(X, 256);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = thread_column * 4;
+    load_vector<4>(&x[s * 4], X, row, column, R, 256, X_vectors);
   }
-  __syncthreads();
   // w = load W, 0, 0 : tile<1x256xf32, reg>  (line 9)
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    const int64_t index0 = 0;
-    const int64_t index1 = elem;
-    const bool in_bounds = 0 <= index0 && index0 < 1 && 0 <= index1 && index1 < 256;
-    w[elem] = in_bounds ? W[index0 * 256 + index1] : 0.0f;
+  float w[4];
+  const bool W_vectors = vectors_fit<4>(W, 256);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = thread_column * 4;
+    load_vector<4>(&w[s * 4], W, row, column, 1, 256, W_vectors);
   }
-  __syncthreads();
   // b = load B, 0, 0 : tile<1x256xf32, reg>  (line 10)
-  for (int elem = threadIdx.x; elem < 256; elem += kBlockThreads) {
-    const int64_t index0 = 0;
-    const int64_t index1 = elem;
-    const bool in_bounds = 0 <= index0 && index0 < 1 && 0 <= index1 && index1 < 256;
-    b[elem] = in_bounds ? B[index0 * 256 + index1] : 0.0f;
+  float b[4];
+  const bool B_vectors = vectors_fit<4>(B, 256);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = thread_column * 4;
+    load_vector<4>(&b[s * 4], B, row, column, 1, 256, B_vectors);
   }
-  __syncthreads();
   // t1 = reduce_sum x {axis = 1} : tile<4x1xf32, reg>  (line 11)
-  for (int elem = threadIdx.x; elem < 4; elem += kBlockThreads) {
+  float t1[1];
+  float* const t1_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
+  #pragma unroll
+  for (int o = 0; o < 1; ++o) {
     float acc = 0.0f;
-    for (int pos = 0; pos < 256; ++pos) acc = add_f32(acc, x[elem * 256 + pos]);
-    t1[elem] = acc;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = add_f32(acc, x[o * 4 + j]);
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    t1_partials[(o * 8 + warp) * 32 + lane] = acc;
   }
-  __syncthreads();
+  __syncthreads();  // the warps' partials are written
+  #pragma unroll
+  for (int o = 0; o < 1; ++o) {
+    float acc = t1_partials[(o * 8 + (warp & ~1)) * 32 + lane];
+    #pragma unroll
+    for (int j = 1; j < 2; ++j) acc = add_f32(acc, t1_partials[(o * 8 + ((warp & ~1) | j)) * 32 + lane]);
+    t1[o] = acc;
+  }
   // mean = div t1, 256.0f : tile<4x1xf32, reg>  (line 11)
-  for (int elem = threadIdx.x; elem < 4; elem += kBlockThreads) {
-    mean[elem] = div_f32(t1[elem], 256.0f);
+  float mean[1];
+  #pragma unroll
+  for (int k = 0; k < 1; ++k) {
+    mean[k] = div_f32(t1[k], 256.0f);
   }
-  __syncthreads();
   // centered = sub x, mean : tile<4x256xf32, reg>  (line 12)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    centered[elem] = sub_f32(x[elem], mean[elem / 256]);
+  float centered[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    centered[k] = sub_f32(x[k], mean[0]);
   }
-  __syncthreads();
   // t2 = mul centered, centered : tile<4x256xf32, reg>  (line 13)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t2[elem] = mul_f32(centered[elem], centered[elem]);
+  float t2[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t2[k] = mul_f32(centered[k], centered[k]);
   }
-  __syncthreads();
   // t3 = reduce_sum t2 {axis = 1} : tile<4x1xf32, reg>  (line 13)
-  for (int elem = threadIdx.x; elem < 4; elem += kBlockThreads) {
+  float t3[1];
+  float* const t3_partials = reinterpret_cast<float*>(shared_memory + kReductionArea);  // area 1
+  #pragma unroll
+  for (int o_1 = 0; o_1 < 1; ++o_1) {
     float acc = 0.0f;
-    for (int pos = 0; pos < 256; ++pos) acc = add_f32(acc, t2[elem * 256 + pos]);
-    t3[elem] = acc;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = add_f32(acc, t2[o_1 * 4 + j]);
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    t3_partials[(o_1 * 8 + warp) * 32 + lane] = acc;
   }
-  __syncthreads();
+  __syncthreads();  // the warps' partials are written
+  #pragma unroll
+  for (int o_1 = 0; o_1 < 1; ++o_1) {
+    float acc = t3_partials[(o_1 * 8 + (warp & ~1)) * 32 + lane];
+    #pragma unroll
+    for (int j = 1; j < 2; ++j) acc = add_f32(acc, t3_partials[(o_1 * 8 + ((warp & ~1) | j)) * 32 + lane]);
+    t3[o_1] = acc;
+  }
   // variance = div t3, 256.0f : tile<4x1xf32, reg>  (line 13)
-  for (int elem = threadIdx.x; elem < 4; elem += kBlockThreads) {
-    variance[elem] = div_f32(t3[elem], 256.0f);
+  float variance[1];
+  #pragma unroll
+  for (int k = 0; k < 1; ++k) {
+    variance[k] = div_f32(t3[k], 256.0f);
   }
-  __syncthreads();
   // t4 = add variance, 1e-05f : tile<4x1xf32, reg>  (line 14)
-  for (int elem = threadIdx.x; elem < 4; elem += kBlockThreads) {
-    t4[elem] = add_f32(variance[elem], 1e-05f);
+  float t4[1];
+  #pragma unroll
+  for (int k = 0; k < 1; ++k) {
+    t4[k] = add_f32(variance[k], 1e-05f);
   }
-  __syncthreads();
   // t5 = rsqrt t4 : tile<4x1xf32, reg>  (line 14)
-  for (int elem = threadIdx.x; elem < 4; elem += kBlockThreads) {
-    t5[elem] = rsqrt_f32(t4[elem]);
+  float t5[1];
+  #pragma unroll
+  for (int k = 0; k < 1; ++k) {
+    t5[k] = rsqrt_f32(t4[k]);
   }
-  __syncthreads();
   // t6 = mul centered, t5 : tile<4x256xf32, reg>  (line 14)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t6[elem] = mul_f32(centered[elem], t5[elem / 256]);
+  float t6[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t6[k] = mul_f32(centered[k], t5[0]);
   }
-  __syncthreads();
   // t7 = mul t6, w : tile<4x256xf32, reg>  (line 14)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t7[elem] = mul_f32(t6[elem], w[elem % 256]);
+  float t7[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t7[k] = mul_f32(t6[k], w[k]);
   }
-  __syncthreads();
   // t8 = add t7, b : tile<4x256xf32, reg>  (line 14)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t8[elem] = add_f32(t7[elem], b[elem % 256]);
+  float t8[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t8[k] = add_f32(t7[k], b[k]);
   }
-  __syncthreads();
   // store Y, r, 0, t8  (line 14)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 256;
-    if (in_bounds) Y[index0 * 256 + index1] = t8[elem];
+  const bool Y_vectors = vectors_fit<4>(Y, 256);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = thread_column * 4;
+    store_vector<4>(Y, row, column, R, 256, Y_vectors, &t8[s * 4]);
   }
-  __syncthreads();
 }
 
 // Launches layernorm_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -251,8 +350,13 @@ extern "C" cudaError_t launch_layernorm(const float* X, const float* W, const fl
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 14368;
-  TILEC_LAUNCH(layernorm_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, W, B, Y, R);
+  const size_t shared_bytes = 2048;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({R, 256}) && index32_fits({1, 256})) {
+    TILEC_LAUNCH(layernorm_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, W, B, Y, R);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(layernorm_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, W, B, Y, R);
   return cudaGetLastError();
 }
 

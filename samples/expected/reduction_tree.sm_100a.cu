@@ -3,11 +3,12 @@
 //   target:   sm_100a  (nvcc -std=c++17 -gencode arch=compute_100a,code=sm_100a -c)
 //   pipeline: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule, reorder-events, materialize-schedule, insert-sync, warp-specialize
 //   kernels:
-//     reduction_tree: grid cdiv(R, 4), 256 threads per CTA, 20480 bytes of shared memory
+//     reduction_tree: grid cdiv(R, 4), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,225 +111,280 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+#include <cstring>
+#include <initializer_list>
+
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements move as one access of V·sizeof(T) bytes through an integer vector type
+// (ld/st.global.v4.u32 for 16 bytes); nvcc keeps those whole where it may split a struct copy.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<16> { using type = uint4; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<4> { using type = unsigned int; };
+template <> struct RawVector<2> { using type = unsigned short; };
+template <> struct RawVector<1> { using type = unsigned char; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
+    memcpy(out, &raw, sizeof(Raw));
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    Raw raw;
+    memcpy(&raw, in, sizeof(Raw));
+    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
+    // it with the masked path below, whose stores are the same, into scalar stores.
+    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @reduction_tree  (line 7)
 // grid: cdiv(R, 4) tiles, one CTA of 256 threads each
-// shared memory: 20480 bytes, 23 tile buffers (two never live at once may share bytes)
-//   x0       tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   x1       tile<4x256xf32, reg>  offset   4096, 4096 bytes
-//   s01      tile<4x256xf32, reg>  offset   8192, 4096 bytes
-//   x2       tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   x3       tile<4x256xf32, reg>  offset   4096, 4096 bytes
-//   s23      tile<4x256xf32, reg>  offset  12288, 4096 bytes
-//   s0123    tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   x4       tile<4x256xf32, reg>  offset   4096, 4096 bytes
-//   x5       tile<4x256xf32, reg>  offset   8192, 4096 bytes
-//   s45      tile<4x256xf32, reg>  offset  12288, 4096 bytes
-//   x6       tile<4x256xf32, reg>  offset   4096, 4096 bytes
-//   x7       tile<4x256xf32, reg>  offset   8192, 4096 bytes
-//   s67      tile<4x256xf32, reg>  offset  16384, 4096 bytes
-//   s4567    tile<4x256xf32, reg>  offset   4096, 4096 bytes
-//   s0to7    tile<4x256xf32, reg>  offset   8192, 4096 bytes
-//   x8       tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   x9       tile<4x256xf32, reg>  offset   4096, 4096 bytes
-//   s89      tile<4x256xf32, reg>  offset  12288, 4096 bytes
-//   x10      tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   x11      tile<4x256xf32, reg>  offset   4096, 4096 bytes
-//   s1011    tile<4x256xf32, reg>  offset  16384, 4096 bytes
-//   s891011  tile<4x256xf32, reg>  offset      0, 4096 bytes
-//   t1       tile<4x256xf32, reg>  offset   4096, 4096 bytes
+// tiles in registers: 4x256 frame over 256 threads: 4 x 64 threads (rows x columns), each 1 row(s) x 1 vector(s) of 4
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) reduction_tree_kernel(const float* X, float* Y, int64_t R) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const x0 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const x1 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const s01 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const x2 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const x3 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const s23 = reinterpret_cast<float*>(shared_memory + 12288);
-  float* const s0123 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const x4 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const x5 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const s45 = reinterpret_cast<float*>(shared_memory + 12288);
-  float* const x6 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const x7 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const s67 = reinterpret_cast<float*>(shared_memory + 16384);
-  float* const s4567 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const s0to7 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const x8 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const x9 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const s89 = reinterpret_cast<float*>(shared_memory + 12288);
-  float* const x10 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const x11 = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const s1011 = reinterpret_cast<float*>(shared_memory + 16384);
-  float* const s891011 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t1 = reinterpret_cast<float*>(shared_memory + 4096);
-  const int64_t v0 = cdiv_i64(R, 4);
-  const int64_t tile_number = blockIdx.x;
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) reduction_tree_kernel(const float* X, float* Y, Index R) {
+  const int thread_column = threadIdx.x % 64;
+  const int thread_row = threadIdx.x / 64;
+  const Index v0 = cdiv_index<Index>(R, 4);
+  const uint32_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index  (line 7)
-  const int64_t r = tile_number;
+  const Index r = static_cast<Index>(tile_number);
   // x0 = load X, r, 0 : tile<4x256xf32, reg>  (line 8)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x0[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x0[4];
+  const bool X_vectors = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = thread_column * 4;
+    load_vector<4>(&x0[s * 4], X, row, column, R, 3072, X_vectors);
   }
-  __syncthreads();
   // x1 = load X, r, 1 : tile<4x256xf32, reg>  (line 9)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 1 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x1[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x1[4];
+  const bool X_vectors_1 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 1 * 256 + thread_column * 4;
+    load_vector<4>(&x1[s * 4], X, row, column, R, 3072, X_vectors_1);
   }
-  __syncthreads();
   // s01 = add x0, x1 : tile<4x256xf32, reg>  (line 20)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s01[elem] = add_f32(x0[elem], x1[elem]);
+  float s01[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s01[k] = add_f32(x0[k], x1[k]);
   }
-  __syncthreads();
   // x2 = load X, r, 2 : tile<4x256xf32, reg>  (line 10)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 2 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x2[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x2[4];
+  const bool X_vectors_2 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 2 * 256 + thread_column * 4;
+    load_vector<4>(&x2[s * 4], X, row, column, R, 3072, X_vectors_2);
   }
-  __syncthreads();
   // x3 = load X, r, 3 : tile<4x256xf32, reg>  (line 11)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 3 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x3[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x3[4];
+  const bool X_vectors_3 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 3 * 256 + thread_column * 4;
+    load_vector<4>(&x3[s * 4], X, row, column, R, 3072, X_vectors_3);
   }
-  __syncthreads();
   // s23 = add x2, x3 : tile<4x256xf32, reg>  (line 21)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s23[elem] = add_f32(x2[elem], x3[elem]);
+  float s23[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s23[k] = add_f32(x2[k], x3[k]);
   }
-  __syncthreads();
   // s0123 = add s01, s23 : tile<4x256xf32, reg>  (line 26)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s0123[elem] = add_f32(s01[elem], s23[elem]);
+  float s0123[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s0123[k] = add_f32(s01[k], s23[k]);
   }
-  __syncthreads();
   // x4 = load X, r, 4 : tile<4x256xf32, reg>  (line 12)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 4 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x4[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x4[4];
+  const bool X_vectors_4 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 4 * 256 + thread_column * 4;
+    load_vector<4>(&x4[s * 4], X, row, column, R, 3072, X_vectors_4);
   }
-  __syncthreads();
   // x5 = load X, r, 5 : tile<4x256xf32, reg>  (line 13)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 5 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x5[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x5[4];
+  const bool X_vectors_5 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 5 * 256 + thread_column * 4;
+    load_vector<4>(&x5[s * 4], X, row, column, R, 3072, X_vectors_5);
   }
-  __syncthreads();
   // s45 = add x4, x5 : tile<4x256xf32, reg>  (line 22)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s45[elem] = add_f32(x4[elem], x5[elem]);
+  float s45[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s45[k] = add_f32(x4[k], x5[k]);
   }
-  __syncthreads();
   // x6 = load X, r, 6 : tile<4x256xf32, reg>  (line 14)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 6 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x6[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x6[4];
+  const bool X_vectors_6 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 6 * 256 + thread_column * 4;
+    load_vector<4>(&x6[s * 4], X, row, column, R, 3072, X_vectors_6);
   }
-  __syncthreads();
   // x7 = load X, r, 7 : tile<4x256xf32, reg>  (line 15)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 7 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x7[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x7[4];
+  const bool X_vectors_7 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 7 * 256 + thread_column * 4;
+    load_vector<4>(&x7[s * 4], X, row, column, R, 3072, X_vectors_7);
   }
-  __syncthreads();
   // s67 = add x6, x7 : tile<4x256xf32, reg>  (line 23)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s67[elem] = add_f32(x6[elem], x7[elem]);
+  float s67[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s67[k] = add_f32(x6[k], x7[k]);
   }
-  __syncthreads();
   // s4567 = add s45, s67 : tile<4x256xf32, reg>  (line 27)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s4567[elem] = add_f32(s45[elem], s67[elem]);
+  float s4567[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s4567[k] = add_f32(s45[k], s67[k]);
   }
-  __syncthreads();
   // s0to7 = add s0123, s4567 : tile<4x256xf32, reg>  (line 29)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s0to7[elem] = add_f32(s0123[elem], s4567[elem]);
+  float s0to7[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s0to7[k] = add_f32(s0123[k], s4567[k]);
   }
-  __syncthreads();
   // x8 = load X, r, 8 : tile<4x256xf32, reg>  (line 16)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 8 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x8[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x8[4];
+  const bool X_vectors_8 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 8 * 256 + thread_column * 4;
+    load_vector<4>(&x8[s * 4], X, row, column, R, 3072, X_vectors_8);
   }
-  __syncthreads();
   // x9 = load X, r, 9 : tile<4x256xf32, reg>  (line 17)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 9 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x9[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x9[4];
+  const bool X_vectors_9 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 9 * 256 + thread_column * 4;
+    load_vector<4>(&x9[s * 4], X, row, column, R, 3072, X_vectors_9);
   }
-  __syncthreads();
   // s89 = add x8, x9 : tile<4x256xf32, reg>  (line 24)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s89[elem] = add_f32(x8[elem], x9[elem]);
+  float s89[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s89[k] = add_f32(x8[k], x9[k]);
   }
-  __syncthreads();
   // x10 = load X, r, 10 : tile<4x256xf32, reg>  (line 18)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 10 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x10[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x10[4];
+  const bool X_vectors_10 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 10 * 256 + thread_column * 4;
+    load_vector<4>(&x10[s * 4], X, row, column, R, 3072, X_vectors_10);
   }
-  __syncthreads();
   // x11 = load X, r, 11 : tile<4x256xf32, reg>  (line 19)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = 11 * 256 + elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 3072;
-    x11[elem] = in_bounds ? X[index0 * 3072 + index1] : 0.0f;
+  float x11[4];
+  const bool X_vectors_11 = vectors_fit<4>(X, 3072);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = 11 * 256 + thread_column * 4;
+    load_vector<4>(&x11[s * 4], X, row, column, R, 3072, X_vectors_11);
   }
-  __syncthreads();
   // s1011 = add x10, x11 : tile<4x256xf32, reg>  (line 25)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s1011[elem] = add_f32(x10[elem], x11[elem]);
+  float s1011[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s1011[k] = add_f32(x10[k], x11[k]);
   }
-  __syncthreads();
   // s891011 = add s89, s1011 : tile<4x256xf32, reg>  (line 28)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    s891011[elem] = add_f32(s89[elem], s1011[elem]);
+  float s891011[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    s891011[k] = add_f32(s89[k], s1011[k]);
   }
-  __syncthreads();
   // t1 = add s0to7, s891011 : tile<4x256xf32, reg>  (line 30)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t1[elem] = add_f32(s0to7[elem], s891011[elem]);
+  float t1[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t1[k] = add_f32(s0to7[k], s891011[k]);
   }
-  __syncthreads();
   // store Y, r, 0, t1  (line 30)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 256;
-    const int64_t index1 = elem % 256;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 256;
-    if (in_bounds) Y[index0 * 256 + index1] = t1[elem];
+  const bool Y_vectors = vectors_fit<4>(Y, 256);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = r * 4 + thread_row;
+    const Index column = thread_column * 4;
+    store_vector<4>(Y, row, column, R, 256, Y_vectors, &t1[s * 4]);
   }
-  __syncthreads();
 }
 
 // Launches reduction_tree_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -337,8 +393,13 @@ extern "C" cudaError_t launch_reduction_tree(const float* X, float* Y, int64_t R
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 20480;
-  TILEC_LAUNCH(reduction_tree_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, Y, R);
+  const size_t shared_bytes = 0;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({R, 3072}) && index32_fits({R, 256})) {
+    TILEC_LAUNCH(reduction_tree_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(reduction_tree_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R);
   return cudaGetLastError();
 }
 

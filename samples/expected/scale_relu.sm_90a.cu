@@ -3,11 +3,12 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule, reorder-events, materialize-schedule, insert-sync, warp-specialize
 //   kernels:
-//     scale_relu: grid cdiv(M, 32) x cdiv(N, 128), 256 threads per CTA, 32768 bytes of shared memory
+//     scale_relu: grid cdiv(M, 32) x cdiv(N, 128), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,61 +111,135 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+#include <cstring>
+#include <initializer_list>
+
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements move as one access of V·sizeof(T) bytes through an integer vector type
+// (ld/st.global.v4.u32 for 16 bytes); nvcc keeps those whole where it may split a struct copy.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<16> { using type = uint4; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<4> { using type = unsigned int; };
+template <> struct RawVector<2> { using type = unsigned short; };
+template <> struct RawVector<1> { using type = unsigned char; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
+    memcpy(out, &raw, sizeof(Raw));
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    Raw raw;
+    memcpy(&raw, in, sizeof(Raw));
+    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
+    // it with the masked path below, whose stores are the same, into scalar stores.
+    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @scale_relu  (line 5)
 // grid: cdiv(M, 32) x cdiv(N, 128) tiles, one CTA of 256 threads each
-// shared memory: 32768 bytes, 4 tile buffers (two never live at once may share bytes)
-//   x   tile<32x128xf32, reg>  offset      0, 16384 bytes
-//   t2  tile<32x128xf32, reg>  offset  16384, 16384 bytes
-//   t3  tile<32x128xf32, reg>  offset      0, 16384 bytes
-//   t4  tile<32x128xf32, reg>  offset  16384, 16384 bytes
+// tiles in registers: 32x128 frame over 256 threads: 8 x 32 threads (rows x columns), each 4 row(s) x 1 vector(s) of 4
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) scale_relu_kernel(const float* X, float* Y, float scale, float shift, int64_t M, int64_t N) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const x = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t2 = reinterpret_cast<float*>(shared_memory + 16384);
-  float* const t3 = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t4 = reinterpret_cast<float*>(shared_memory + 16384);
-  const int64_t v0 = cdiv_i64(M, 32);
-  const int64_t v1 = cdiv_i64(N, 128);
-  const int64_t tile_number = blockIdx.x;
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) scale_relu_kernel(const float* X, float* Y, float scale, float shift, Index M, Index N) {
+  const int thread_column = threadIdx.x % 32;
+  const int thread_row = threadIdx.x / 32;
+  const Index v0 = cdiv_index<Index>(M, 32);
+  const Index v1 = cdiv_index<Index>(N, 128);
+  const uint32_t tile_number = blockIdx.x;
   // m, n = grid_ids v0, v1 {schedule = "tiles"} : index, index  (line 6)
-  const int64_t m = tile_number / v1;
-  const int64_t n = tile_number % v1;
+  const Index m = static_cast<Index>(tile_number / static_cast<uint32_t>(v1));
+  const Index n = static_cast<Index>(tile_number % static_cast<uint32_t>(v1));
   // x = load X, m, n : tile<32x128xf32, reg>  (line 7)
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    const int64_t index0 = m * 32 + elem / 128;
-    const int64_t index1 = n * 128 + elem % 128;
-    const bool in_bounds = 0 <= index0 && index0 < M && 0 <= index1 && index1 < N;
-    x[elem] = in_bounds ? X[index0 * N + index1] : 0.0f;
+  float x[16];
+  const bool X_vectors = vectors_fit<4>(X, N);
+  #pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    const Index row = m * 32 + s * 8 + thread_row;
+    const Index column = n * 128 + thread_column * 4;
+    load_vector<4>(&x[s * 4], X, row, column, M, N, X_vectors);
   }
-  __syncthreads();
   // t2 = mul x, scale : tile<32x128xf32, reg>  (line 8)
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    t2[elem] = mul_f32(x[elem], scale);
+  float t2[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    t2[k] = mul_f32(x[k], scale);
   }
-  __syncthreads();
   // t3 = add t2, shift : tile<32x128xf32, reg>  (line 8)
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    t3[elem] = add_f32(t2[elem], shift);
+  float t3[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    t3[k] = add_f32(t2[k], shift);
   }
-  __syncthreads();
   // t4 = relu t3 : tile<32x128xf32, reg>  (line 8)
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    t4[elem] = relu_f32(t3[elem]);
+  float t4[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    t4[k] = relu_f32(t3[k]);
   }
-  __syncthreads();
   // store Y, m, n, t4  (line 8)
-  for (int elem = threadIdx.x; elem < 4096; elem += kBlockThreads) {
-    const int64_t index0 = m * 32 + elem / 128;
-    const int64_t index1 = n * 128 + elem % 128;
-    const bool in_bounds = 0 <= index0 && index0 < M && 0 <= index1 && index1 < N;
-    if (in_bounds) Y[index0 * N + index1] = t4[elem];
+  const bool Y_vectors = vectors_fit<4>(Y, N);
+  #pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    const Index row = m * 32 + s * 8 + thread_row;
+    const Index column = n * 128 + thread_column * 4;
+    store_vector<4>(Y, row, column, M, N, Y_vectors, &t4[s * 4]);
   }
-  __syncthreads();
 }
 
 // Launches scale_relu_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -174,8 +249,13 @@ extern "C" cudaError_t launch_scale_relu(const float* X, float* Y, float scale, 
   const int64_t tile_count = max_i64(v0, 0) * max_i64(v1, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 32768;
-  TILEC_LAUNCH(scale_relu_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, Y, scale, shift, M, N);
+  const size_t shared_bytes = 0;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({M, N})) {
+    TILEC_LAUNCH(scale_relu_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, scale, shift, M, N);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(scale_relu_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, scale, shift, M, N);
   return cudaGetLastError();
 }
 

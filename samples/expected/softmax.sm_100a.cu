@@ -3,11 +3,12 @@
 //   target:   sm_100a  (nvcc -std=c++17 -gencode arch=compute_100a,code=sm_100a -c)
 //   pipeline: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule, reorder-events, materialize-schedule, insert-sync, warp-specialize
 //   kernels:
-//     softmax: grid cdiv(R, 4), 256 threads per CTA, 16400 bytes of shared memory
+//     softmax: grid cdiv(R, 4), 256 threads per CTA, tiles in registers, 4096 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,77 +111,183 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+#include <cstring>
+#include <initializer_list>
+
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements move as one access of V·sizeof(T) bytes through an integer vector type
+// (ld/st.global.v4.u32 for 16 bytes); nvcc keeps those whole where it may split a struct copy.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<16> { using type = uint4; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<4> { using type = unsigned int; };
+template <> struct RawVector<2> { using type = unsigned short; };
+template <> struct RawVector<1> { using type = unsigned char; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
+    memcpy(out, &raw, sizeof(Raw));
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    Raw raw;
+    memcpy(&raw, in, sizeof(Raw));
+    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
+    // it with the masked path below, whose stores are the same, into scalar stores.
+    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @softmax  (line 6)
 // grid: cdiv(R, 4) tiles, one CTA of 256 threads each
-// shared memory: 16400 bytes, 6 tile buffers (two never live at once may share bytes)
-//   x        tile<4x512xf32, reg>  offset      0, 8192 bytes
-//   row_max  tile<4x1xf32, reg>    offset   8192, 16 bytes
-//   t1       tile<4x512xf32, reg>  offset   8208, 8192 bytes
-//   e        tile<4x512xf32, reg>  offset      0, 8192 bytes
-//   t2       tile<4x1xf32, reg>    offset   8192, 16 bytes
-//   t3       tile<4x512xf32, reg>  offset   8208, 8192 bytes
+// tiles in registers: 4x512 frame over 256 threads: 2 x 128 threads (rows x columns), each 2 row(s) x 1 vector(s) of 4
+// shared memory: 4096 bytes, two areas of warp partials for the reductions
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) softmax_kernel(const float* X, float* Y, int64_t R) {
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) softmax_kernel(const float* X, float* Y, Index R) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const x = reinterpret_cast<float*>(shared_memory + 0);
-  float* const row_max = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const t1 = reinterpret_cast<float*>(shared_memory + 8208);
-  float* const e = reinterpret_cast<float*>(shared_memory + 0);
-  float* const t2 = reinterpret_cast<float*>(shared_memory + 8192);
-  float* const t3 = reinterpret_cast<float*>(shared_memory + 8208);
-  const int64_t v0 = cdiv_i64(R, 4);
-  const int64_t tile_number = blockIdx.x;
+  constexpr int kReductionArea = 2048;  // bytes: the second area's offset
+  const int thread_column = threadIdx.x % 128;
+  const int thread_row = threadIdx.x / 128;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const Index v0 = cdiv_index<Index>(R, 4);
+  const uint32_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index  (line 6)
-  const int64_t r = tile_number;
+  const Index r = static_cast<Index>(tile_number);
   // x = load X, r, 0 : tile<4x512xf32, reg>  (line 7)
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 512;
-    const int64_t index1 = elem % 512;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 512;
-    x[elem] = in_bounds ? X[index0 * 512 + index1] : 0.0f;
+  float x[8];
+  const bool X_vectors = vectors_fit<4>(X, 512);
+  #pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const Index row = r * 4 + s * 2 + thread_row;
+    const Index column = thread_column * 4;
+    load_vector<4>(&x[s * 4], X, row, column, R, 512, X_vectors);
   }
-  __syncthreads();
   // row_max = reduce_max x {axis = 1} : tile<4x1xf32, reg>  (line 8)
-  for (int elem = threadIdx.x; elem < 4; elem += kBlockThreads) {
-    float acc = x[elem * 512];
-    for (int pos = 1; pos < 512; ++pos) acc = max_f32(acc, x[elem * 512 + pos]);
-    row_max[elem] = acc;
+  float row_max[2];
+  float* const row_max_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
+  #pragma unroll
+  for (int o = 0; o < 2; ++o) {
+    float acc = -INFINITY;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = max_f32(acc, x[o * 4 + j]);
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    row_max_partials[(o * 8 + warp) * 32 + lane] = acc;
   }
-  __syncthreads();
+  __syncthreads();  // the warps' partials are written
+  #pragma unroll
+  for (int o = 0; o < 2; ++o) {
+    float acc = row_max_partials[(o * 8 + (warp & ~3)) * 32 + lane];
+    #pragma unroll
+    for (int j = 1; j < 4; ++j) acc = max_f32(acc, row_max_partials[(o * 8 + ((warp & ~3) | j)) * 32 + lane]);
+    row_max[o] = acc;
+  }
   // t1 = sub x, row_max : tile<4x512xf32, reg>  (line 9)
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    t1[elem] = sub_f32(x[elem], row_max[elem / 512]);
+  float t1[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    t1[k] = sub_f32(x[k], row_max[k / 4]);
   }
-  __syncthreads();
   // e = exp t1 : tile<4x512xf32, reg>  (line 9)
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    e[elem] = exp_f32(t1[elem]);
+  float e[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    e[k] = exp_f32(t1[k]);
   }
-  __syncthreads();
   // t2 = reduce_sum e {axis = 1} : tile<4x1xf32, reg>  (line 10)
-  for (int elem = threadIdx.x; elem < 4; elem += kBlockThreads) {
+  float t2[2];
+  float* const t2_partials = reinterpret_cast<float*>(shared_memory + kReductionArea);  // area 1
+  #pragma unroll
+  for (int o_1 = 0; o_1 < 2; ++o_1) {
     float acc = 0.0f;
-    for (int pos = 0; pos < 512; ++pos) acc = add_f32(acc, e[elem * 512 + pos]);
-    t2[elem] = acc;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = add_f32(acc, e[o_1 * 4 + j]);
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
+    t2_partials[(o_1 * 8 + warp) * 32 + lane] = acc;
   }
-  __syncthreads();
+  __syncthreads();  // the warps' partials are written
+  #pragma unroll
+  for (int o_1 = 0; o_1 < 2; ++o_1) {
+    float acc = t2_partials[(o_1 * 8 + (warp & ~3)) * 32 + lane];
+    #pragma unroll
+    for (int j = 1; j < 4; ++j) acc = add_f32(acc, t2_partials[(o_1 * 8 + ((warp & ~3) | j)) * 32 + lane]);
+    t2[o_1] = acc;
+  }
   // t3 = div e, t2 : tile<4x512xf32, reg>  (line 10)
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    t3[elem] = div_f32(e[elem], t2[elem / 512]);
+  float t3[8];
+  #pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    t3[k] = div_f32(e[k], t2[k / 4]);
   }
-  __syncthreads();
   // store Y, r, 0, t3  (line 10)
-  for (int elem = threadIdx.x; elem < 2048; elem += kBlockThreads) {
-    const int64_t index0 = r * 4 + elem / 512;
-    const int64_t index1 = elem % 512;
-    const bool in_bounds = 0 <= index0 && index0 < R && 0 <= index1 && index1 < 512;
-    if (in_bounds) Y[index0 * 512 + index1] = t3[elem];
+  const bool Y_vectors = vectors_fit<4>(Y, 512);
+  #pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const Index row = r * 4 + s * 2 + thread_row;
+    const Index column = thread_column * 4;
+    store_vector<4>(Y, row, column, R, 512, Y_vectors, &t3[s * 4]);
   }
-  __syncthreads();
 }
 
 // Launches softmax_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -189,8 +296,13 @@ extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaS
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 16400;
-  TILEC_LAUNCH(softmax_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, Y, R);
+  const size_t shared_bytes = 4096;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({R, 512})) {
+    TILEC_LAUNCH(softmax_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(softmax_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R);
   return cudaGetLastError();
 }
 

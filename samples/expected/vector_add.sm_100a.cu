@@ -3,11 +3,12 @@
 //   target:   sm_100a  (nvcc -std=c++17 -gencode arch=compute_100a,code=sm_100a -c)
 //   pipeline: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule, reorder-events, materialize-schedule, insert-sync, warp-specialize
 //   kernels:
-//     vector_add: grid cdiv(N, 1024), 256 threads per CTA, 12288 bytes of shared memory
+//     vector_add: grid cdiv(N, 1024), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
-// Memory model: one CTA per tile of the grid; every tile value is a buffer in the CTA's
-// shared memory; every tile op is a loop over its elements strided by the CTA's threads,
-// followed by __syncthreads(); scalars live in registers. See docs/backend_cuda.md.
+// Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
+// registers (the layout is above each kernel); elementwise ops run on those registers with
+// no barrier; global memory moves in 16-byte vectors where rows allow; reductions combine
+// with warp shuffles, and through shared memory only across warps. See docs/backend_cuda.md.
 
 #include <cstdint>
 #include <cstddef>
@@ -110,52 +111,129 @@ template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>
 template <typename T> __host__ __device__ inline T float_to_int(float x) { return static_cast<T>(static_cast<int64_t>(x)); }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
 
-// Threads per CTA of every kernel in this file.
-constexpr int kBlockThreads = 256;
+// ---------------------------------------------------------------------------------------------
+// Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
+// ---------------------------------------------------------------------------------------------
+#include <cstring>
+#include <initializer_list>
+
+// Integer helpers in the kernel's index type (int32_t or int64_t).
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
+template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
+
+// Whether a tensor with these extents has at most 2^30 elements, so that every element offset
+// and every coordinate up to a tile past its end fits in an int32_t.
+inline bool index32_fits(std::initializer_list<int64_t> extents) {
+  int64_t elements = 1;
+  for (int64_t extent : extents) {
+    if (extent < 0 || extent > (int64_t{1} << 30)) return false;
+    elements *= extent;
+    if (elements > (int64_t{1} << 30)) return false;
+  }
+  return true;
+}
+
+// V contiguous elements move as one access of V·sizeof(T) bytes through an integer vector type
+// (ld/st.global.v4.u32 for 16 bytes); nvcc keeps those whole where it may split a struct copy.
+template <int Bytes> struct RawVector;
+template <> struct RawVector<16> { using type = uint4; };
+template <> struct RawVector<8> { using type = uint2; };
+template <> struct RawVector<4> { using type = unsigned int; };
+template <> struct RawVector<2> { using type = unsigned short; };
+template <> struct RawVector<1> { using type = unsigned char; };
+
+// Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
+template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
+  if (V == 1) return false;
+  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+}
+
+// Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
+// out[0 .. V - 1]; elements outside the tensor read as zero. One vector access when `vectors`
+// holds and all V are inside, else one masked access per element.
+// The tensor's extents convert to the index type of the coordinates (not deduced from them).
+template <typename I> struct IndexOf { using type = I; };
+
+template <int V, typename T, typename I>
+__device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
+                                   typename IndexOf<I>::type columns, bool vectors) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
+    memcpy(out, &raw, sizeof(Raw));
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+}
+
+// Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
+template <int V, typename T, typename I>
+__device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+  const bool row_inside = 0 <= row && row < rows;
+  if (vectors && row_inside && 0 <= column && column + V <= columns) {
+    using Raw = typename RawVector<sizeof(T) * V>::type;
+    Raw raw;
+    memcpy(&raw, in, sizeof(Raw));
+    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
+    // it with the masked path below, whose stores are the same, into scalar stores.
+    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+}
 
 // ---------------------------------------------------------------------------------------------
 // kernel @vector_add  (line 4)
 // grid: cdiv(N, 1024) tiles, one CTA of 256 threads each
-// shared memory: 12288 bytes, 3 tile buffers (two never live at once may share bytes)
-//   x   tile<1024xf32, reg>  offset      0, 4096 bytes
-//   y   tile<1024xf32, reg>  offset   4096, 4096 bytes
-//   t1  tile<1024xf32, reg>  offset   8192, 4096 bytes
+// tiles in registers: 1x1024 frame over 256 threads: 1 x 256 threads (rows x columns), each 1 row(s) x 1 vector(s) of 4
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) vector_add_kernel(const float* X, const float* Y, float* Z, int64_t N) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  float* const x = reinterpret_cast<float*>(shared_memory + 0);
-  float* const y = reinterpret_cast<float*>(shared_memory + 4096);
-  float* const t1 = reinterpret_cast<float*>(shared_memory + 8192);
-  const int64_t v0 = cdiv_i64(N, 1024);
-  const int64_t tile_number = blockIdx.x;
+template <typename Index>
+__global__ void TILEC_LAUNCH_BOUNDS(256) vector_add_kernel(const float* X, const float* Y, float* Z, Index N) {
+  const int thread_column = threadIdx.x % 256;
+  const Index v0 = cdiv_index<Index>(N, 1024);
+  const uint32_t tile_number = blockIdx.x;
   // i = grid_ids v0 {schedule = "tiles"} : index  (line 5)
-  const int64_t i = tile_number;
+  const Index i = static_cast<Index>(tile_number);
   // x = load X, i : tile<1024xf32, reg>  (line 6)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = i * 1024 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    x[elem] = in_bounds ? X[index0] : 0.0f;
+  float x[4];
+  const bool X_vectors = vectors_fit<4>(X, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 1024 + thread_column * 4;
+    load_vector<4>(&x[s * 4], X, row, column, 1, N, X_vectors);
   }
-  __syncthreads();
   // y = load Y, i : tile<1024xf32, reg>  (line 7)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = i * 1024 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    y[elem] = in_bounds ? Y[index0] : 0.0f;
+  float y[4];
+  const bool Y_vectors = vectors_fit<4>(Y, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 1024 + thread_column * 4;
+    load_vector<4>(&y[s * 4], Y, row, column, 1, N, Y_vectors);
   }
-  __syncthreads();
   // t1 = add x, y : tile<1024xf32, reg>  (line 8)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    t1[elem] = add_f32(x[elem], y[elem]);
+  float t1[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t1[k] = add_f32(x[k], y[k]);
   }
-  __syncthreads();
   // store Z, i, t1  (line 8)
-  for (int elem = threadIdx.x; elem < 1024; elem += kBlockThreads) {
-    const int64_t index0 = i * 1024 + elem;
-    const bool in_bounds = 0 <= index0 && index0 < N;
-    if (in_bounds) Z[index0] = t1[elem];
+  const bool Z_vectors = vectors_fit<4>(Z, N);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    const Index row = 0;
+    const Index column = i * 1024 + thread_column * 4;
+    store_vector<4>(Z, row, column, 1, N, Z_vectors, &t1[s * 4]);
   }
-  __syncthreads();
 }
 
 // Launches vector_add_kernel on `stream`: one CTA per tile; returns the launch status.
@@ -164,8 +242,13 @@ extern "C" cudaError_t launch_vector_add(const float* X, const float* Y, float* 
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 12288;
-  TILEC_LAUNCH(vector_add_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, Y, Z, N);
+  const size_t shared_bytes = 0;
+  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
+  if (index32_fits({N})) {
+    TILEC_LAUNCH(vector_add_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, Z, N);
+    return cudaGetLastError();
+  }
+  TILEC_LAUNCH(vector_add_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, Z, N);
   return cudaGetLastError();
 }
 

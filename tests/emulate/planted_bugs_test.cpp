@@ -45,6 +45,12 @@ constexpr const char* kGemmRounds = "M=600,N=136,K=136";
 // attention: BQ 128, BKV 64, D 64, 2 stages; T = 296 is ragged (the last block is masked).
 constexpr const char* kAttention = "S=200,T=296,HD=128";
 
+// Plain kernels: a ragged row count (softmax, rmsnorm: BR 4) and ragged columns with several
+// row blocks per loop (column_sum: BM 32, BN 256).
+constexpr const char* kSoftmax = "R=7";
+constexpr const char* kRmsnorm = "R=7";
+constexpr const char* kColumnSum = "M=77,N=300";
+
 constexpr const char* kNumbers = "differs from the interpreter";
 
 const PlantedBug kBugs[] = {
@@ -130,6 +136,18 @@ const PlantedBug kBugs[] = {
      "            tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again\n"
      "          }\n          // stage_write pipe_buffer: t29",
      "          }\n          // stage_write pipe_buffer: t29", kNumbers},
+
+    // --- plain kernels with register tiles (shuffle reductions, warp partials in shared memory) ---
+    // softmax's row maximum read before every warp wrote its partial: stale partials skew it.
+    {"sm90_plain_partials_read_before_written", "softmax", "sm_90a", kSoftmax,
+     "  __syncthreads();  // the warps' partials are written\n  #pragma unroll\n  for (int o = 0;",
+     "  #pragma unroll\n  for (int o = 0;", kNumbers},
+    // column_sum's in-loop reduction: the next iteration overwrites partials still being read.
+    {"sm100_plain_partials_overwritten_in_loop", "column_sum", "sm_100a", kColumnSum,
+     "    __syncthreads();  // every warp has read the partials\n", "", kNumbers},
+    // rmsnorm's butterfly without its xor-4 step: lanes sum only part of the row.
+    {"sm90_plain_butterfly_step_dropped", "rmsnorm", "sm_90a", kRmsnorm,
+     "    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));\n", "", kNumbers},
 };
 
 // The text with its only occurrence of `find` replaced, or why not.
@@ -237,7 +255,10 @@ INSTANTIATE_TEST_SUITE_P(Emitted, Unmutated,
                          ::testing::Values(Control{"gemm", "sm_90a", kGemm}, Control{"gemm", "sm_100a", kGemm},
                                            Control{"gemm", "sm_100a", kGemmRounds},
                                            Control{"attention", "sm_90a", kAttention},
-                                           Control{"attention", "sm_100a", kAttention}),
+                                           Control{"attention", "sm_100a", kAttention},
+                                           Control{"softmax", "sm_90a", kSoftmax},
+                                           Control{"column_sum", "sm_100a", kColumnSum},
+                                           Control{"rmsnorm", "sm_90a", kRmsnorm}),
                          [](const ::testing::TestParamInfo<Control>& info) {
                            return std::string(info.param.sample) + "_" + info.param.target + "_" +
                                   std::to_string(info.index);
