@@ -46,6 +46,8 @@ class RegisterEmitter {
     slot_ = names_.unique("k");
     vector_slot_ = names_.unique("s");
     part_ = names_.unique("j");
+    row_ = names_.unique("row");
+    column_ = names_.unique("column");
     warps_ = layout_.threads / 32;
   }
 
@@ -62,7 +64,6 @@ class RegisterEmitter {
   std::string type_of(ScalarKind kind) const {
     return kind == ScalarKind::index ? "Index" : std::string(element_type(kind));
   }
-  static std::vector<int64_t> matrix(const Value* value) { return as_matrix(value->type().shape()); }
   int64_t slots(const Value* value) const { return layout_.slots_of(value->type().shape()); }
   // `#pragma unroll` and `for (int k = 0; k < count; ++k) {`.
   void open_loop(int indent, const std::string& variable, int64_t count) {
@@ -109,9 +110,9 @@ class RegisterEmitter {
   std::string scratch_text_;  // BodyEmitter's output buffer: only its expressions are used
   BodyEmitter scalar_;
   std::string body_;
-  std::string slot_, vector_slot_, part_;
+  std::string slot_, vector_slot_, part_, row_, column_;  // the emitter's own variables
   int64_t warps_ = 8;
-  int loop_depth_ = 0;
+  int nesting_ = 0;  // enclosing for and if ops
   int next_area_ = 0;
   int64_t area_bytes_ = 0;  // the largest reduction's partials; two areas alternate
   bool uses_warp_ = false, uses_lane_ = false, uses_second_area_ = false;
@@ -133,6 +134,7 @@ RegisterEmitter::SlotParts RegisterEmitter::parts_of(const std::vector<int64_t>&
 
 std::string RegisterEmitter::broadcast_slot(const std::vector<int64_t>& operand, const std::vector<int64_t>& result,
                                             const std::string& k) const {
+  // As many slots as the result: the dims the operand drops hold one slot each, so slot k is k.
   if (as_matrix(operand) == as_matrix(result) || layout_.slots_of(operand) == layout_.slots_of(result)) return k;
   if (layout_.slots_of(operand) == 1) return "0";
   SlotParts parts = parts_of(result, k);
@@ -368,9 +370,10 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
                                                           warp_low == 0 ? part_ : fmt::format("({} << {})", part_, warp_low)))));
   line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(result), o, fmt::format(fmt::runtime(narrow), "acc")));
   line(indent, "}");
-  // The next reduction writes the other area; one inside a loop meets itself again in the next
-  // iteration, so it waits for every read first.
-  if (loop_depth_ > 0) line(indent, "__syncthreads();  // every warp has read the partials");
+  // The next reduction writes the other area. One inside a loop meets itself again in the next
+  // iteration, and which area follows one inside an `if` depends on the branch taken, so those
+  // wait for every read before going on.
+  if (nesting_ > 0) line(indent, "__syncthreads();  // every warp has read the partials");
   next_area_ = 1 - next_area_;
 }
 
@@ -389,10 +392,12 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   int64_t vectors = layout_.row_slots_of(shape) * layout_.column_slots_of(shape);
   comment(indent, op);
   if (!store) declare(tile, indent);
-  std::string flag = names_.unique(plan_.expression(tensor) + "_vectors");
-  if (width > 1)
+  std::string flag = "false";  // whether whole vectors may move (one element: never)
+  if (width > 1) {
+    flag = names_.unique(plan_.expression(tensor) + "_vectors");
     line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {});", flag, width, plan_.expression(tensor),
                              columns));
+  }
   // Vector slot s: row slot s / column_slots, column slot s % column_slots, lane 0.
   std::string first = width == 1 ? vector_slot_ : fmt::format("{} * {}", vector_slot_, width);
   int64_t column_slots = layout_.column_slots_of(shape), row_slots = layout_.row_slots_of(shape);
@@ -416,14 +421,14 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   std::string inside = store ? inside_frame(shape, parts) : "";
   std::string guard = owner.empty() ? inside : inside.empty() ? owner : owner + " && " + inside;
   open_loop(indent, vector_slot_, vectors);
-  line(indent + 1, fmt::format("const Index row = {};", two_d ? global(0, 1) : "0"));
-  line(indent + 1, fmt::format("const Index column = {};", global(1, two_d ? 2 : 1)));
-  std::string call = store ? fmt::format("store_vector<{}>({}, row, column, {}, {}, {}, &{}[{}]);", width,
-                                         plan_.expression(tensor), rows, columns, width > 1 ? flag : "false",
+  line(indent + 1, fmt::format("const Index {} = {};", row_, two_d ? global(0, 1) : "0"));
+  line(indent + 1, fmt::format("const Index {} = {};", column_, global(1, two_d ? 2 : 1)));
+  std::string call = store ? fmt::format("store_vector<{}>({}, {}, {}, {}, {}, {}, &{}[{}]);", width,
+                                         plan_.expression(tensor), row_, column_, rows, columns, flag,
                                          plan_.expression(tile), first)
-                           : fmt::format("load_vector<{}>(&{}[{}], {}, row, column, {}, {}, {});", width,
-                                         plan_.expression(tile), first, plan_.expression(tensor), rows, columns,
-                                         width > 1 ? flag : "false");
+                           : fmt::format("load_vector<{}>(&{}[{}], {}, {}, {}, {}, {}, {});", width,
+                                         plan_.expression(tile), first, plan_.expression(tensor), row_, column_, rows,
+                                         columns, flag);
   line(indent + 1, guard.empty() ? call : fmt::format("if ({}) {}", guard, call));
   line(indent, "}");
 }
@@ -463,7 +468,11 @@ void RegisterEmitter::emit_yield(const Region& region, const std::vector<const V
     if (source->type().is_tile()) emit_copy(targets[i], source, indent);
     else scalars.emplace_back(targets[i], source);
   }
-  // Read every scalar before writing any (a yield may swap two carried values).
+  if (scalars.size() == 1) {
+    line(indent, fmt::format("{} = {};", plan_.expression(scalars[0].first), plan_.expression(scalars[0].second)));
+    return;
+  }
+  // Several: read every scalar before writing any (a yield may swap two carried values).
   std::vector<std::string> temporaries;
   for (const auto& [target, source] : scalars) {
     temporaries.push_back(names_.unique("next_" + plan_.expression(target)));
@@ -492,10 +501,10 @@ void RegisterEmitter::emit_for(const Operation& op, int indent) {
   const std::string& iv = plan_.expression(body.argument(0));
   line(indent, fmt::format("for (Index {0} = {1}; {0} < {2}; {0} += {3}) {{", iv, plan_.expression(op.operand(0)),
                            plan_.expression(op.operand(1)), plan_.expression(op.operand(2))));
-  ++loop_depth_;
+  ++nesting_;
   for (const auto& nested : body.operations()) emit_op(*nested, indent + 1);
   emit_yield(body, carried, indent + 1);
-  --loop_depth_;
+  --nesting_;
   line(indent, "}");
 }
 
@@ -509,11 +518,13 @@ void RegisterEmitter::emit_if(const Operation& op, int indent) {
     else line(indent, fmt::format("{} {}{{}};", type_of(result->type().element()), plan_.expression(result)));
   }
   line(indent, fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
+  ++nesting_;
   for (size_t r = 0; r < 2; ++r) {
     if (r == 1) line(indent, "} else {");
     for (const auto& nested : op.region(r).operations()) emit_op(*nested, indent + 1);
     emit_yield(op.region(r), results, indent + 1);
   }
+  --nesting_;
   line(indent, "}");
 }
 

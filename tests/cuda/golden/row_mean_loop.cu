@@ -240,8 +240,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) row_mean_kernel(const float* A, float* 
     for (int k_1 = 0; k_1 < 8; ++k_1) {
       partial[k_1] = next_1[k_1];
     }
-    const Index next_seen = seen_next;
-    seen = next_seen;
+    seen = seen_next;
   }
   // total = reduce_sum partial {axis = 1} : tile<16x1xf32, reg>
   float total[2];
