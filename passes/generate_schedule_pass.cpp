@@ -15,10 +15,14 @@
 //      the source; a store also depends on itself across iterations.
 //   3. Constraints: gid / resolved `group`, max_depth; force_serial_execution on the loop or
 //      a body op → serial (a forced cost-based generator overrides it, with a warning).
-//   4. Generate with ctx.generator (auto | serial | cost-based). `pipeline = S` on the loop is
-//      the user's stage budget: fewer stages are kept with a note; more → regenerate with
-//      max_stages = S (the engine raises ii until the schedule fits), and when even that does
-//      not fit, keep the first schedule and warn at the loop.
+//   4. Generate with ctx.generator (auto | serial | cost-based). Only a loop whose body (nested
+//      regions included) holds an `mma` is software-pipelined: any other loop gets max_stages
+//      = 1, and under auto the serial generator, so it runs its iterations one after another
+//      (the plain CUDA backend emits no stage buffers or mbarriers; a `pipeline = S` on it
+//      above 1 is ignored with a note). On an mma loop `pipeline = S` is the user's stage
+//      budget: fewer stages are kept with a note; more → regenerate with max_stages = S (the
+//      engine raises ii until the schedule fits), and when even that does not fit, keep the
+//      first schedule and warn at the loop.
 //   5. Validate with the engine's validator (failure: internal error, exit 2); engine warnings
 //      (constraints the serial generator cannot honour) become warnings at the op they name.
 // Invariants: never moves ops or changes what a kernel computes; terminators get no schedule.
@@ -118,6 +122,17 @@ sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph&
 
 const std::string kForceSerial = "tileas.schedule.constraint.force_serial_execution";
 
+// Whether `region`, nested regions included, holds an `mma`: the loops worth overlapping. Loops
+// without one are the plain CUDA backend's (registers and global memory, no stage buffers).
+bool holds_mma(const Region& region) {
+  for (const auto& op : region.operations()) {
+    if (op->kind() == OpKind::mma) return true;
+    for (size_t r = 0; r < op->num_regions(); ++r)
+      if (holds_mma(op->region(r))) return true;
+  }
+  return false;
+}
+
 void schedule_loop(Operation& loop, Scheduler& s) {
   Region& body = loop.region();
   std::vector<Operation*> ops;
@@ -169,9 +184,23 @@ void schedule_loop(Operation& loop, Scheduler& s) {
   graph.force_serial = loop.has_attr(kForceSerial);
   for (Operation* op : ops) graph.force_serial |= op->has_attr(kForceSerial);
 
-  // Phase 4: generate, honouring pipeline(S) when the schedule is deeper.
+  // Phase 4: generate. A loop without mma keeps one stage (the serial generator under auto,
+  // max_stages = 1 for a forced cost-based one); an mma loop honours pipeline(S) when the
+  // schedule is deeper.
   sched::ScheduleOptions options;
   options.generator = s.generator;
+  bool pipelined = holds_mma(body);
+  int requested = attr_or(loop, "pipeline", 0);
+  if (!pipelined) {
+    graph.max_stages = 1;
+    if (options.generator == sched::Generator::automatic) options.generator = sched::Generator::serial;
+    if (requested > 1)
+      s.ctx.diagnostics.note(loop.location(),
+                             fmt::format("pipeline({}) has no effect on a loop without mma: only loops with mma are "
+                                         "software-pipelined; this one keeps one stage and runs its iterations "
+                                         "one after another", requested));
+    requested = 0;
+  }
   if (graph.ops.empty()) {
     loop.set_attr("ii", Attribute(1));
     loop.set_attr("stages", Attribute(1));
@@ -187,7 +216,6 @@ void schedule_loop(Operation& loop, Scheduler& s) {
   sched::ScheduleResult result = sched::generate_schedule(graph, options);
   const sched::LoopGraph* scheduled_graph = &graph;
   sched::LoopGraph bounded = graph;
-  int requested = attr_or(loop, "pipeline", 0);
   if (result.ok() && requested > 0 && result.stages > requested) {
     bounded.max_stages = requested;
     sched::ScheduleResult retry = sched::generate_schedule(bounded, options);
