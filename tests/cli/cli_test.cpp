@@ -86,6 +86,39 @@ TEST(Cli, DiagnosticsCarryFileLineColumnAndCaret) {
   fs::remove(bad);
 }
 
+// A loop without mma is not software-pipelined (docs/passes/generate_schedule.md), so the plain
+// CUDA backend can emit it: the GEMV compiles, and `pipeline(4)` on its loop only earns a note.
+TEST(Cli, ALoopWithoutMmaCompilesWithThePlainBackend) {
+  const std::string gemv =
+      "const BM = 4;\nconst BK = 256;\n"
+      "kernel gemv(A: tensor<M, K, bf16>, X: tensor<1, K, bf16>, Y: tensor<M, 1, f32>) grid tiles(cdiv(M, BM)) as (m) {\n"
+      "  acc = zeros<BM, 1, f32>();\n"
+      "  for k in 0 .. cdiv(K, BK) PIPELINEcarry (acc) {\n"
+      "    a = cast(load A[m, k] : <BM, BK>, f32);\n"
+      "    x = cast(load X[0, k] : <1, BK>, f32);\n"
+      "    acc = acc + sum(a * x, axis = 1);\n"
+      "  }\n"
+      "  store Y[m, 0] = acc;\n"
+      "}\n";
+  auto with_pipeline = [&](const std::string& pipeline) {
+    std::string text = gemv;
+    text.replace(text.find("PIPELINE"), 8, pipeline);
+    return text;
+  };
+  fs::path plain = temp_file("gemv.tile", with_pipeline(""));
+  CommandResult r = run_command(tilec("compile " + plain.string()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("gemv"));
+  fs::remove(plain);
+
+  fs::path pipelined = temp_file("gemv4.tile", with_pipeline("pipeline(4) "));
+  CommandResult four = run_command(tilec("compile " + pipelined.string()));
+  EXPECT_EQ(four.status, 0) << four.err;
+  EXPECT_THAT(four.err, HasSubstr(pipelined.string() + ":5:3: note: pipeline(4) has no effect on a loop without mma"));
+  fs::remove(pipelined);
+}
+
 TEST(Cli, StageOptionsPrintWhatTheySay) {
   CommandResult tokens = run_command(tilec("compile samples/vector_add.tile --emit tokens"));
   EXPECT_EQ(tokens.status, 0);
