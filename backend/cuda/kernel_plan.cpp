@@ -186,8 +186,11 @@ class Planner {
     for (const Operation* op : tensor_core_ops)
       kinds.push_back(fmt::format("'{}' ({}:{})", op->name(), op->location().line, op->location().column));
     diagnostics_.error(kernel_.location(),
-                       fmt::format("kernel @{} needs the tensor-core CUDA backend (TMA, mbarriers, MMA), "
-                                   "which is not written yet; it uses {}",
+                       fmt::format("kernel @{} uses {}, which the plain CUDA backend cannot emit: stage buffers, "
+                                   "pipes, mbarriers and events are emitted only in a kernel that warp-specialize "
+                                   "split into a TMA producer and compute agents (a loop with mma on TMA-loaded "
+                                   "tiles); a loop without mma needs none of them (generate-schedule keeps it to "
+                                   "one stage), so write it without them",
                                    kernel_name(kernel_), fmt::join(kinds, ", ")));
     failed_ = true;
   }

@@ -334,7 +334,7 @@ TEST(CudaErrors, TensorCoreOpsAreReportedOnceAtTheKernelWithTheirLocations) {
   const Diagnostic& error = diagnostics.diagnostics()[0];
   const Operation& kernel = *module->kernels().front();
   EXPECT_EQ(error.location, kernel.location());
-  EXPECT_NE(error.message.find("needs the tensor-core CUDA backend"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("which the plain CUDA backend cannot emit"), std::string::npos) << error.message;
   // Each kind once, at its first use.
   EXPECT_NE(error.message.find("'event_set' (6:3), 'event_wait' (7:3)"), std::string::npos) << error.message;
   EXPECT_EQ(error.message.find("(8:3)"), std::string::npos) << error.message;
