@@ -240,7 +240,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   bool tensor_cores = has_mma(*job.parsed);
   // Register tiles add a float sum's terms in another order (backend/cuda/register_layout.h).
   bool reassociated_sums = options.plain_tiles == CudaEmitOptions::PlainTiles::registers &&
-                           cuda::has_float_sum(*job.parsed);
+                           cuda::has_float_sum(*job.parsed) && cuda::choose_register_layout(*job.parsed).layout;
 
   std::vector<std::string> base = {program->string(), cu.string(), data.string()};
   for (const std::string& value : driver_value_arguments(job.plan, inputs)) base.push_back(value);

@@ -6,7 +6,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <map>
 
 #include "ir/clone.h"
 #include "passes/pipeline.h"
@@ -63,14 +62,15 @@ std::optional<std::string> emit_cuda_reporting(const Module& module, const CudaE
 }
 
 void add_plain_tiles_option(CLI::App& cmd, CudaEmitOptions::PlainTiles& tiles) {
-  static const std::map<std::string, CudaEmitOptions::PlainTiles> forms = {
-      {"registers", CudaEmitOptions::PlainTiles::registers}, {"shared", CudaEmitOptions::PlainTiles::shared}};
-  cmd.add_option("--plain-tiles", tiles,
-                 "how kernels without tensor cores keep their tiles: registers (default: a thread layout, 16-byte "
-                 "vector loads and stores, shuffle reductions; kernels whose tiles fit no one layout keep shared) or "
-                 "shared (every tile op a loop through shared memory and a barrier: the first backend's form, for "
-                 "comparison)")
-      ->transform(CLI::CheckedTransformer(forms));
+  cmd.add_option_function<std::string>(
+         "--plain-tiles",
+         [&tiles](const std::string& form) {
+           tiles = form == "shared" ? CudaEmitOptions::PlainTiles::shared : CudaEmitOptions::PlainTiles::registers;
+         },
+         "how kernels without tensor cores keep their tiles: registers (default: a thread layout, 16-byte vector "
+         "loads and stores, shuffle reductions; kernels whose tiles fit no one layout keep shared) or shared (every "
+         "tile op a loop through shared memory and a barrier: the first backend's form, for comparison)")
+      ->check(CLI::IsMember({"registers", "shared"}));
 }
 
 void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std::string>& defines) {

@@ -196,7 +196,10 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       continue;
     }
     plan->block_threads = kBlockThreads;
-    if (!plan->tensor_core && plan->shared_bytes > cuda::kSharedMemoryBudget) {
+    // The shared-memory form's budget binds only kernels that keep that form.
+    bool registers = !plan->tensor_core && options.plain_tiles == CudaEmitOptions::PlainTiles::registers &&
+                     cuda::choose_register_layout(*kernel).layout;
+    if (!plan->tensor_core && !registers && plan->shared_bytes > cuda::kSharedMemoryBudget) {
       diagnostics.error(kernel->location(),
                         fmt::format("kernel @{} needs {} bytes of shared memory for its {} tile "
                                     "buffers; the {} budget is {} bytes (227 KiB)",

@@ -122,8 +122,10 @@ RegisterEmitter::SlotParts RegisterEmitter::parts_of(const std::vector<int64_t>&
   int64_t width = layout_.width_of(shape), columns = layout_.column_slots_of(shape),
           rows = layout_.row_slots_of(shape);
   SlotParts parts;
-  auto divide = [](const std::string& text, int64_t by) { return by == 1 ? text : fmt::format("{} / {}", text, by); };
-  parts.lane = width == 1 ? "0" : fmt::format("{} % {}", k, width);
+  auto divide = [](const std::string& text, int64_t by) {
+    return by == 1 ? text : fmt::format("{} / {}", grouped(text), by);
+  };
+  parts.lane = width == 1 ? "0" : fmt::format("{} % {}", grouped(k), width);
   std::string vector_index = divide(k, width);
   parts.column_slot = columns == 1 ? "0"
                       : rows == 1  ? vector_index
@@ -288,7 +290,9 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
   ScalarKind kind = input->type().element();
   bool floating = is_float(kind), sum = op.kind() == OpKind::reduce_sum;
   std::string accumulator = floating ? "float" : "int64_t";
-  std::string identity = sum ? (floating ? "0.0f" : "0") : (floating ? "-INFINITY" : "INT64_MIN");
+  // max_f32 (fmaxf) returns the other operand of a NaN, so NAN is its identity, and a row of
+  // NaNs stays NaN as in the interpreter.
+  std::string identity = sum ? (floating ? "0.0f" : "0") : (floating ? "NAN" : "INT64_MIN");
   auto combine = [&](const std::string& a, const std::string& b) {
     if (sum) return floating ? fmt::format("add_f32({}, {})", a, b) : fmt::format("{} + {}", a, b);
     return fmt::format("{}({}, {})", floating ? "max_f32" : "max_i64", a, b);
@@ -393,10 +397,10 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   comment(indent, op);
   if (!store) declare(tile, indent);
   std::string flag = "false";  // whether whole vectors may move (one element: never)
-  if (width > 1) {
+  if (width > 1) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
     flag = names_.unique(plan_.expression(tensor) + "_vectors");
     line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {});", flag, width, plan_.expression(tensor),
-                             columns));
+                             two_d ? columns : std::to_string(width)));
   }
   // Vector slot s: row slot s / column_slots, column slot s % column_slots, lane 0.
   std::string first = width == 1 ? vector_slot_ : fmt::format("{} * {}", vector_slot_, width);
@@ -542,7 +546,8 @@ int64_t RegisterEmitter::emit_kernel() {
   out_ += fmt::format("\n// grid: {} tiles, one CTA of {} threads each\n", describe_grid(plan_), layout_.threads);
   out_ += fmt::format("// tiles in registers: {}\n", layout_.describe());
   out_ += shared == 0 ? "// shared memory: none\n"
-                      : fmt::format("// shared memory: {} bytes, two areas of warp partials for the reductions\n", shared);
+                      : fmt::format("// shared memory: {} bytes, {} of warp partials for the reductions\n", shared,
+                                    uses_second_area_ ? "two areas" : "one area");
   out_ += "// ---------------------------------------------------------------------------------------------\n";
   out_ += "template <typename Index>\n";
   out_ += fmt::format("__global__ void TILEC_LAUNCH_BOUNDS({}) {}_kernel({}) {{\n", layout_.threads, plan_.name,
@@ -620,10 +625,13 @@ template <> struct RawVector<4> { using type = unsigned int; };
 template <> struct RawVector<2> { using type = unsigned short; };
 template <> struct RawVector<1> { using type = unsigned char; };
 
+// Bytes of one vector access: V elements, at most 16 bytes (wider vectors move in 16-byte parts).
+template <int V, typename T> __host__ __device__ constexpr int vector_access_bytes() { return sizeof(T) * V < 16 ? sizeof(T) * V : 16; }
+
 // Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
 template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
   if (V == 1) return false;
-  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+  return reinterpret_cast<uintptr_t>(base) % vector_access_bytes<V, T>() == 0 && columns % V == 0;
 }
 
 // Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
@@ -637,9 +645,13 @@ __device__ inline void load_vector(T* out, const T* base, I row, I column, typen
                                    typename IndexOf<I>::type columns, bool vectors) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    using Raw = typename RawVector<sizeof(T) * V>::type;
-    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
-    memcpy(out, &raw, sizeof(Raw));
+    using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
+    constexpr int kPart = sizeof(Raw) / sizeof(T);
+#pragma unroll
+    for (int part = 0; part < V; part += kPart) {
+      const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column + part));
+      memcpy(out + part, &raw, sizeof(Raw));
+    }
     return;
   }
 #pragma unroll
@@ -653,12 +665,16 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
                                     typename IndexOf<I>::type columns, bool vectors, const T* in) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    using Raw = typename RawVector<sizeof(T) * V>::type;
-    Raw raw;
-    memcpy(&raw, in, sizeof(Raw));
-    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
-    // it with the masked path below, whose stores are the same, into scalar stores.
-    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
+    constexpr int kPart = sizeof(Raw) / sizeof(T);
+#pragma unroll
+    for (int part = 0; part < V; part += kPart) {
+      Raw raw;
+      memcpy(&raw, in + part, sizeof(Raw));
+      // __stwb (a plain write-back store) keeps this a vector store: nvcc would otherwise merge
+      // it with the masked path below, whose stores are the same, into scalar stores.
+      __stwb(reinterpret_cast<Raw*>(base + (row * columns + column + part)), raw);
+    }
     return;
   }
 #pragma unroll

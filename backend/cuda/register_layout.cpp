@@ -139,7 +139,14 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
       return choice;
     }
   }
-  choice.layout = blocked_layout(rows, columns, element_bytes == 0 ? 4 : element_bytes, vector_bytes);
+  RegisterLayout layout = blocked_layout(rows, columns, element_bytes == 0 ? 4 : element_bytes, vector_bytes);
+  int64_t per_thread = layout.slots_of({rows, columns});
+  if (per_thread > kMaxSlotsPerThread) {
+    choice.reason = fmt::format("a {}x{} tile would take {} registers per thread (more than {})", rows, columns,
+                                per_thread, kMaxSlotsPerThread);
+    return choice;
+  }
+  choice.layout = layout;
   return choice;
 }
 

@@ -58,8 +58,13 @@ struct RegisterLayout {
 // The shape as {rows, columns}: a rank-1 shape {c} is {1, c}.
 std::vector<int64_t> as_matrix(const std::vector<int64_t>& shape);
 
+// Elements of one full-frame tile a thread may hold: a few such tiles live at once, and above
+// this they would spill out of the 255 registers a thread has.
+inline constexpr int64_t kMaxSlotsPerThread = 64;
+
 // The layout for `kernel`, or the reason it keeps the shared-memory form: a tile of rank above
-// 2, two tiles whose shapes fit no common frame, an mma. `vector_bytes` caps V·size (16).
+// 2, two tiles whose shapes fit no common frame, a frame above kMaxSlotsPerThread elements per
+// thread, an mma. `vector_bytes` caps V·size (16).
 struct LayoutChoice {
   std::optional<RegisterLayout> layout;
   std::string reason;  // why not, when !layout

@@ -577,8 +577,15 @@ TEST(EmulationContract, PlantedMutationsAreReported) {
                   "an arch guard without its emulation macro");
   const std::string plain = read_file(expected / "vector_add.sm_90a.cu");
   ASSERT_TRUE(all_problems(plain).empty()) << problems_text(all_problems(plain));
-  expect_reported(mutate(plain, "extern \"C\"", "TILEC_LAUNCH(vector_add_kernel, static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream, X, Y, Z, N)",
-                         "vector_add_kernel<<<static_cast<unsigned>(tile_count), kBlockThreads, shared_bytes, stream>>>(X, Y, Z, N)"),
+  // Both instantiations' launches (32- and 64-bit indices) spelled with a raw <<<.
+  std::string raw_launches = plain;
+  for (const char* index : {"int32_t", "int64_t"})
+    raw_launches = mutate(raw_launches, "extern \"C\"",
+                          std::string("TILEC_LAUNCH(vector_add_kernel<") + index +
+                              ">, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, Z, N)",
+                          std::string("vector_add_kernel<") + index +
+                              "><<<static_cast<unsigned>(tile_count), 256, shared_bytes, stream>>>(X, Y, Z, N)");
+  expect_reported(raw_launches,
                   "a launcher without TILEC_LAUNCH");
 }
 

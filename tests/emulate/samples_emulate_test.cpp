@@ -163,12 +163,15 @@ std::vector<Shape> all_shapes() {
   // column_sum: BN=256 columns per CTA, the loop walks M in blocks of BM=32.
   // gemv: BM=16 rows per CTA, the loop walks K in blocks of BK=512 (K=1000: a ragged last block).
   shapes.insert(shapes.end(), {
+      {"silu", "one_tile", "M=16,N=256", 2, {Claim::one_tile}},
       {"silu", "sub_tile", "M=5,N=7", 2, {Claim::sub_tile}},
       {"silu", "ragged", "M=45,N=201", 2, {Claim::ragged}},
       {"silu", "multi_tile", "M=32,N=512", 2, {Claim::multi_tile}},
+      {"column_sum", "one_tile", "M=32,N=256", 2, {Claim::one_tile}},
       {"column_sum", "sub_tile", "M=1,N=100", 2, {Claim::sub_tile}},
       {"column_sum", "ragged", "M=77,N=300", 2, {Claim::ragged}},
       {"column_sum", "multi_tile", "M=256,N=512", 2, {Claim::multi_tile}},
+      {"gemv", "one_tile", "M=16,K=512", 2, {Claim::one_tile}},
       {"gemv", "sub_tile", "M=3,K=1000", 2, {Claim::sub_tile}},
       {"gemv", "ragged", "M=37,K=1000", 2, {Claim::ragged}},
       {"gemv", "multi_tile", "M=64,K=2048", 2, {Claim::multi_tile}},

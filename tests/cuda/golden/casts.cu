@@ -143,10 +143,13 @@ template <> struct RawVector<4> { using type = unsigned int; };
 template <> struct RawVector<2> { using type = unsigned short; };
 template <> struct RawVector<1> { using type = unsigned char; };
 
+// Bytes of one vector access: V elements, at most 16 bytes (wider vectors move in 16-byte parts).
+template <int V, typename T> __host__ __device__ constexpr int vector_access_bytes() { return sizeof(T) * V < 16 ? sizeof(T) * V : 16; }
+
 // Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
 template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
   if (V == 1) return false;
-  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+  return reinterpret_cast<uintptr_t>(base) % vector_access_bytes<V, T>() == 0 && columns % V == 0;
 }
 
 // Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
@@ -160,9 +163,13 @@ __device__ inline void load_vector(T* out, const T* base, I row, I column, typen
                                    typename IndexOf<I>::type columns, bool vectors) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    using Raw = typename RawVector<sizeof(T) * V>::type;
-    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
-    memcpy(out, &raw, sizeof(Raw));
+    using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
+    constexpr int kPart = sizeof(Raw) / sizeof(T);
+#pragma unroll
+    for (int part = 0; part < V; part += kPart) {
+      const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column + part));
+      memcpy(out + part, &raw, sizeof(Raw));
+    }
     return;
   }
 #pragma unroll
@@ -176,12 +183,16 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
                                     typename IndexOf<I>::type columns, bool vectors, const T* in) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    using Raw = typename RawVector<sizeof(T) * V>::type;
-    Raw raw;
-    memcpy(&raw, in, sizeof(Raw));
-    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
-    // it with the masked path below, whose stores are the same, into scalar stores.
-    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
+    constexpr int kPart = sizeof(Raw) / sizeof(T);
+#pragma unroll
+    for (int part = 0; part < V; part += kPart) {
+      Raw raw;
+      memcpy(&raw, in + part, sizeof(Raw));
+      // __stwb (a plain write-back store) keeps this a vector store: nvcc would otherwise merge
+      // it with the masked path below, whose stores are the same, into scalar stores.
+      __stwb(reinterpret_cast<Raw*>(base + (row * columns + column + part)), raw);
+    }
     return;
   }
 #pragma unroll
@@ -206,7 +217,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
   const Index i = static_cast<Index>(tile_number);
   // xb = load X, i : tile<256xbf16, reg>
   __nv_bfloat16 xb[16];
-  const bool X_vectors = vectors_fit<16>(X, N);
+  const bool X_vectors = vectors_fit<16>(X, 16);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = 0;
@@ -227,7 +238,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
     y[k] = mul_f32(x[k], three);
   }
   // store F, i, y
-  const bool F_vectors = vectors_fit<16>(F, N);
+  const bool F_vectors = vectors_fit<16>(F, 16);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = 0;
@@ -241,7 +252,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
     yb[k] = from_f32<__nv_bfloat16>(y[k]);
   }
   // store B, i, yb
-  const bool B_vectors = vectors_fit<16>(B, N);
+  const bool B_vectors = vectors_fit<16>(B, 16);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = 0;
@@ -261,7 +272,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
     hh[k] = from_f32<__half>(add_f32(to_f32(h[k]), to_f32(h[k])));
   }
   // store H, i, hh
-  const bool H_vectors = vectors_fit<16>(H, N);
+  const bool H_vectors = vectors_fit<16>(H, 16);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = 0;
@@ -275,7 +286,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
     q[k] = from_f32<__nv_fp8_e4m3>(y[k]);
   }
   // store Q, i, q
-  const bool Q_vectors = vectors_fit<16>(Q, N);
+  const bool Q_vectors = vectors_fit<16>(Q, 16);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = 0;
@@ -296,7 +307,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
     n[k] = float_to_int<int32_t>(z[k]);
   }
   // store I, i, n
-  const bool I_vectors = vectors_fit<16>(I, N);
+  const bool I_vectors = vectors_fit<16>(I, 16);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = 0;

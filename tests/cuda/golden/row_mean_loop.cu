@@ -143,10 +143,13 @@ template <> struct RawVector<4> { using type = unsigned int; };
 template <> struct RawVector<2> { using type = unsigned short; };
 template <> struct RawVector<1> { using type = unsigned char; };
 
+// Bytes of one vector access: V elements, at most 16 bytes (wider vectors move in 16-byte parts).
+template <int V, typename T> __host__ __device__ constexpr int vector_access_bytes() { return sizeof(T) * V < 16 ? sizeof(T) * V : 16; }
+
 // Whether rows of `columns` elements starting at `base` allow aligned V-element accesses.
 template <int V, typename T, typename I> __device__ inline bool vectors_fit(const T* base, I columns) {
   if (V == 1) return false;
-  return reinterpret_cast<uintptr_t>(base) % (sizeof(T) * V) == 0 && columns % V == 0;
+  return reinterpret_cast<uintptr_t>(base) % vector_access_bytes<V, T>() == 0 && columns % V == 0;
 }
 
 // Reads elements (row, column .. column + V - 1) of a rows×columns row-major tensor into
@@ -160,9 +163,13 @@ __device__ inline void load_vector(T* out, const T* base, I row, I column, typen
                                    typename IndexOf<I>::type columns, bool vectors) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    using Raw = typename RawVector<sizeof(T) * V>::type;
-    const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column));
-    memcpy(out, &raw, sizeof(Raw));
+    using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
+    constexpr int kPart = sizeof(Raw) / sizeof(T);
+#pragma unroll
+    for (int part = 0; part < V; part += kPart) {
+      const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column + part));
+      memcpy(out + part, &raw, sizeof(Raw));
+    }
     return;
   }
 #pragma unroll
@@ -176,12 +183,16 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
                                     typename IndexOf<I>::type columns, bool vectors, const T* in) {
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
-    using Raw = typename RawVector<sizeof(T) * V>::type;
-    Raw raw;
-    memcpy(&raw, in, sizeof(Raw));
-    // __stwb (a plain write-back store) keeps this one vector store: nvcc would otherwise merge
-    // it with the masked path below, whose stores are the same, into scalar stores.
-    __stwb(reinterpret_cast<Raw*>(base + (row * columns + column)), raw);
+    using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
+    constexpr int kPart = sizeof(Raw) / sizeof(T);
+#pragma unroll
+    for (int part = 0; part < V; part += kPart) {
+      Raw raw;
+      memcpy(&raw, in + part, sizeof(Raw));
+      // __stwb (a plain write-back store) keeps this a vector store: nvcc would otherwise merge
+      // it with the masked path below, whose stores are the same, into scalar stores.
+      __stwb(reinterpret_cast<Raw*>(base + (row * columns + column + part)), raw);
+    }
     return;
   }
 #pragma unroll
