@@ -456,6 +456,11 @@ void BodyEmitter::emit_yield(const Region& region, const std::vector<const Value
     if (source->type().is_tile()) emit_copy(plan_.expression(targets[i]), source, indent);
     else scalars.emplace_back(targets[i], source);
   }
+  emit_scalar_assignments(scalars, indent);
+}
+
+void BodyEmitter::emit_scalar_assignments(const std::vector<std::pair<const Value*, const Value*>>& scalars,
+                                          int indent) {
   if (scalars.size() == 1) {
     line(indent, fmt::format("{} = {};", plan_.expression(scalars[0].first),
                              plan_.expression(scalars[0].second)));
@@ -464,8 +469,9 @@ void BodyEmitter::emit_yield(const Region& region, const std::vector<const Value
   // Several scalars: read them all before writing any (a yield may swap two carried values).
   std::vector<std::string> temporaries;
   for (const auto& [target, source] : scalars) {
+    ScalarKind kind = source->type().element();
     temporaries.push_back(names_.unique("next_" + plan_.expression(target)));
-    line(indent, fmt::format("const {} {} = {};", element_type(source->type().element()),
+    line(indent, fmt::format("const {} {} = {};", kind == ScalarKind::index ? index_type_ : element_type(kind),
                              temporaries.back(), plan_.expression(source)));
   }
   for (size_t i = 0; i < scalars.size(); ++i)

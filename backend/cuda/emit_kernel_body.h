@@ -11,6 +11,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend/cuda/kernel_plan.h"
 
@@ -36,6 +38,10 @@ class BodyEmitter {
   // template parameter `Index`) makes index arithmetic use the prelude's index helpers
   // (cdiv_index<Index>, ...) in that type instead of the 64-bit ones.
   void set_index_type(std::string type) { index_type_ = std::move(type); }
+
+  // `target = source;` for each (target, source) scalar pair of a yield, through temporaries
+  // when there are several (a yield may swap two carried values).
+  void emit_scalar_assignments(const std::vector<std::pair<const Value*, const Value*>>& scalars, int indent);
 
   // `// y = add x, b : tile<64x1024xf32, reg>  (line 7)`: the comment above each op's code.
   void emit_comment(const Operation& op, int indent) { comment(indent, op); }

@@ -107,7 +107,7 @@ class RegisterEmitter {
   const RegisterLayout& layout_;
   std::string& out_;
   NameTable names_;
-  std::string scratch_text_;  // BodyEmitter's output buffer: only its expressions are used
+  std::string scratch_text_;  // scalar_'s output: op comments and scalar assignments, moved to body_
   BodyEmitter scalar_;
   std::string body_;
   std::string slot_, vector_slot_, part_, row_, column_;  // the emitter's own variables
@@ -199,12 +199,9 @@ std::string RegisterEmitter::owns(const std::vector<int64_t>& shape) const {
 
 void RegisterEmitter::comment(int indent, const Operation& op) {
   // BodyEmitter writes the same comment the shared-memory form has; take its line.
-  std::string saved;
-  std::swap(saved, scratch_text_);
-  BodyEmitter commenter(plan_, BodyMode::cta, scratch_text_);
-  commenter.emit_comment(op, indent);
+  scalar_.emit_comment(op, indent);
   body_ += scratch_text_;
-  scratch_text_ = std::move(saved);
+  scratch_text_.clear();
 }
 
 void RegisterEmitter::emit_op(const Operation& op, int indent) {
@@ -472,19 +469,10 @@ void RegisterEmitter::emit_yield(const Region& region, const std::vector<const V
     if (source->type().is_tile()) emit_copy(targets[i], source, indent);
     else scalars.emplace_back(targets[i], source);
   }
-  if (scalars.size() == 1) {
-    line(indent, fmt::format("{} = {};", plan_.expression(scalars[0].first), plan_.expression(scalars[0].second)));
-    return;
-  }
-  // Several: read every scalar before writing any (a yield may swap two carried values).
-  std::vector<std::string> temporaries;
-  for (const auto& [target, source] : scalars) {
-    temporaries.push_back(names_.unique("next_" + plan_.expression(target)));
-    line(indent, fmt::format("const {} {} = {};", type_of(source->type().element()), temporaries.back(),
-                             plan_.expression(source)));
-  }
-  for (size_t i = 0; i < scalars.size(); ++i)
-    line(indent, fmt::format("{} = {};", plan_.expression(scalars[i].first), temporaries[i]));
+  // BodyEmitter spells the scalar part (with `Index` for index values); its text goes here.
+  scalar_.emit_scalar_assignments(scalars, indent);
+  body_ += scratch_text_;
+  scratch_text_.clear();
 }
 
 void RegisterEmitter::emit_for(const Operation& op, int indent) {
