@@ -80,7 +80,7 @@ bool has_float_sum(const Operation& kernel);
 // with the magnitude of what was summed, not with the result: an f32 sum of n terms moves by
 // about sqrt(n)·2^-24 of their magnitude typically and n·2^-24 at worst, far below 1e-4 for
 // the tile extents tilec emits, while a lost, stale or doubled partial moves an element by a
-// whole part of it (a softmax whose row maximum misses a warp's partial is 100 times outside).
+// whole part of it (a softmax whose row maximum misses a warp's partial lands about 5 times outside).
 inline constexpr double kReassociatedSumTolerance = 1e-4;
 
 // The layout of an R×C frame over at most `max_threads` threads whose narrowest global element
