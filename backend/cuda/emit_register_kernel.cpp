@@ -52,7 +52,8 @@ class RegisterEmitter {
   }
 
   int64_t emit_kernel();
-  int64_t shared_bytes() const { return (uses_second_area_ ? 2 : 1) * area_bytes_; }
+  int64_t reduction_bytes() const { return (uses_second_area_ ? 2 : 1) * area_bytes_; }
+  int64_t shared_bytes() const { return reduction_bytes() + column_bytes_; }
 
  private:
   void line(int indent, const std::string& text) {
@@ -97,6 +98,7 @@ class RegisterEmitter {
   void emit_fill(const Operation& op, int indent);
   void emit_reduction(const Operation& op, int indent);
   void emit_memory(const Operation& op, int indent);
+  bool emit_column_store(const Operation& op, int indent);
   void emit_grid_ids(const Operation& op, int indent);
   void emit_for(const Operation& op, int indent);
   void emit_if(const Operation& op, int indent);
@@ -115,6 +117,7 @@ class RegisterEmitter {
   int nesting_ = 0;  // enclosing for and if ops
   int next_area_ = 0;
   int64_t area_bytes_ = 0;  // the largest reduction's partials; two areas alternate
+  int64_t column_bytes_ = 0;  // the largest column staged for a vector store (after the areas)
   bool uses_warp_ = false, uses_lane_ = false, uses_second_area_ = false;
 };
 
@@ -382,6 +385,7 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
 // load_vector / store_vector (16 bytes at once where the row and the pointer allow).
 void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   bool store = op.kind() == OpKind::store;
+  if (store && emit_column_store(op, indent)) return;
   const Value* tensor = op.operand(0);
   const Value* tile = store ? op.operands().back() : op.result();
   std::vector<int64_t> shape = tile->type().shape();
@@ -432,6 +436,53 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
                                          columns, flag);
   line(indent + 1, guard.empty() ? call : fmt::format("if ({}) {}", guard, call));
   line(indent, "}");
+}
+
+// A column tile (r x 1, r the frame's rows) stored into a tensor of one column (a GEMV's
+// output): its rows are contiguous in memory but held by different threads, so the owners write
+// them to shared memory and the first r / W threads store W each as one 16-byte vector. One
+// barrier; a second inside for/if, before the staging is written again. Returns false (nothing
+// written) for any other store.
+bool RegisterEmitter::emit_column_store(const Operation& op, int indent) {
+  const Value* tensor = op.operand(0);
+  const Value* tile = op.operands().back();
+  const std::vector<int64_t>& shape = tile->type().shape();
+  const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
+  int64_t bytes = byte_size(tile->type().element());
+  int64_t width = 16 / bytes;
+  if (shape.size() != 2 || shape[1] != 1 || extents[1] != "1" || shape[0] != layout_.rows || layout_.rows == 1 ||
+      shape[0] % width != 0 || shape[0] / width > layout_.threads)
+    return false;
+  int64_t rows = shape[0];
+  column_bytes_ = std::max(column_bytes_, (rows * bytes + 15) / 16 * 16);
+  std::string type = type_of(tile->type().element());
+  std::string staged = names_.unique(plan_.expression(tile) + "_column");
+  comment(indent, op);
+  line(indent, fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + kColumnStage);", type, staged));
+  open_loop(indent, vector_slot_, layout_.row_slots_of(shape));
+  SlotParts parts;
+  parts.row_slot = layout_.row_slots_of(shape) == 1 ? "0" : vector_slot_;
+  parts.column_slot = parts.lane = "0";
+  std::string local = coordinate(shape, 0, parts);
+  std::string owner = owns(shape);
+  std::string guard = layout_.padded_rows() ? fmt::format("{} < {}", local, rows) : "";
+  if (!owner.empty()) guard = guard.empty() ? owner : owner + " && " + guard;
+  std::string write = fmt::format("{}[{}] = {}[{}];", staged, local, plan_.expression(tile), vector_slot_);
+  line(indent + 1, guard.empty() ? write : fmt::format("if ({}) {}", guard, write));
+  line(indent, "}");
+  line(indent, "__syncthreads();  // the column is staged");
+  std::string flag = names_.unique(plan_.expression(tensor) + "_vectors");
+  line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {});", flag, width, plan_.expression(tensor), width));
+  line(indent, fmt::format("if (threadIdx.x < {}) {{", rows / width));
+  std::string tile_row = plan_.expression(op.operand(1));
+  // The one-column tensor read as one row of extents[0] elements.
+  line(indent + 1, fmt::format("const Index {} = {}threadIdx.x * {};", column_,
+                               tile_row == "0" ? "" : fmt::format("{} * {} + ", tile_row, rows), width));
+  line(indent + 1, fmt::format("store_vector<{}>({}, Index(0), {}, 1, {}, {}, &{}[threadIdx.x * {}]);", width,
+                               plan_.expression(tensor), column_, extents[0], flag, staged, width));
+  line(indent, "}");
+  if (nesting_ > 0) line(indent, "__syncthreads();  // the staged column is read");
+  return true;
 }
 
 // Row-major: the last coordinate varies fastest along the linear tile number. In 32-bit unsigned
@@ -533,9 +584,13 @@ int64_t RegisterEmitter::emit_kernel() {
   if (kernel.location().known()) out_ += fmt::format("  (line {})", kernel.location().line);
   out_ += fmt::format("\n// grid: {} tiles, one CTA of {} threads each\n", describe_grid(plan_), layout_.threads);
   out_ += fmt::format("// tiles in registers: {}\n", layout_.describe());
-  out_ += shared == 0 ? "// shared memory: none\n"
-                      : fmt::format("// shared memory: {} bytes, {} of warp partials for the reductions\n", shared,
-                                    uses_second_area_ ? "two areas" : "one area");
+  std::vector<std::string> uses;
+  if (area_bytes_ > 0)
+    uses.push_back(fmt::format("{} of warp partials for the reductions", uses_second_area_ ? "two areas" : "one area"));
+  if (column_bytes_ > 0) uses.push_back("a column staged for vector stores");
+  std::string use_text;
+  for (const std::string& use : uses) use_text += (use_text.empty() ? "" : " and ") + use;
+  out_ += shared == 0 ? "// shared memory: none\n" : fmt::format("// shared memory: {} bytes, {}\n", shared, use_text);
   out_ += "// ---------------------------------------------------------------------------------------------\n";
   out_ += "template <typename Index>\n";
   out_ += fmt::format("__global__ void TILEC_LAUNCH_BOUNDS({}) {}_kernel({}) {{\n", layout_.threads, plan_.name,
@@ -544,6 +599,9 @@ int64_t RegisterEmitter::emit_kernel() {
     out_ += "  TILEC_DYNAMIC_SHARED(16, shared_memory);\n";
     if (uses_second_area_)
       out_ += fmt::format("  constexpr int kReductionArea = {};  // bytes: the second area's offset\n", area_bytes_);
+    if (column_bytes_ > 0)
+      out_ += fmt::format("  constexpr int kColumnStage = {};  // bytes: a column staged for vector stores\n",
+                          reduction_bytes());
   }
   if (layout_.threads_per_row > 1)
     out_ += fmt::format("  const int thread_column = threadIdx.x % {};\n", layout_.threads_per_row);

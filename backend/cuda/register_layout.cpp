@@ -4,8 +4,8 @@
 // global memory, halved until it divides C; the threads: enough for one vector slot each, a
 // power of two from 32 to 256; along a row as many threads as the power of two dividing the
 // row's vector count (all of them when that is below a warp: then the last vectors are padding),
-// the rest across rows. Every extent stays a compile-time constant, so the emitted index
-// arithmetic folds to shifts and adds.
+// at most a warp when the frame has a row for every warp, the rest across rows. Every extent
+// stays a compile-time constant, so the emitted index arithmetic folds to shifts and adds.
 #include "backend/cuda/register_layout.h"
 
 #include <fmt/core.h>
@@ -81,6 +81,8 @@ RegisterLayout blocked_layout(int64_t rows, int64_t columns, int64_t element_byt
   int64_t along_row = columns % layout.vector == 0 ? power_of_two_factor(vectors) : 1;
   if (along_row < std::min<int64_t>({32, floor_power_of_two(vectors), layout.threads}))
     along_row = ceil_power_of_two(vectors);  // padding beats a row split over too few threads
+  // With a row for every warp, a row stays inside one warp: its reductions are shuffles only.
+  if (along_row > 32 && rows >= layout.threads / 32) along_row = 32;
   if (columns == 1) along_row = 1;
   layout.threads_per_row = std::min(along_row, layout.threads);
   layout.thread_rows = layout.threads / layout.threads_per_row;

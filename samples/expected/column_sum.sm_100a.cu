@@ -3,7 +3,7 @@
 //   target:   sm_100a  (nvcc -std=c++17 -gencode arch=compute_100a,code=sm_100a -c)
 //   pipeline: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule, reorder-events, materialize-schedule, insert-sync, warp-specialize
 //   kernels:
-//     column_sum: grid cdiv(N, 256), 256 threads per CTA, tiles in registers, 4096 bytes of shared memory
+//     column_sum: grid cdiv(N, 256), 256 threads per CTA, tiles in registers, 8192 bytes of shared memory
 //
 // Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
 // registers (the layout is above each kernel); elementwise ops run on those registers with
@@ -203,14 +203,14 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 // kernel @column_sum  (line 6)
 // grid: cdiv(N, 256) tiles, one CTA of 256 threads each
-// tiles in registers: 32x256 frame over 256 threads: 4 x 64 threads (rows x columns), each 8 row(s) x 1 vector(s) of 4
-// shared memory: 4096 bytes, one area of warp partials for the reductions
+// tiles in registers: 32x256 frame over 256 threads: 8 x 32 threads (rows x columns), each 4 row(s) x 2 vector(s) of 4
+// shared memory: 8192 bytes, one area of warp partials for the reductions
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) column_sum_kernel(const float* X, float* Y, Index M, Index N) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  const int thread_column = threadIdx.x % 64;
-  const int thread_row = threadIdx.x / 64;
+  const int thread_column = threadIdx.x % 32;
+  const int thread_row = threadIdx.x / 32;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const Index v0 = cdiv_index<Index>(N, 256);
@@ -218,16 +218,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) column_sum_kernel(const float* X, float
   // n = grid_ids v0 {schedule = "tiles"} : index  (line 6)
   const Index n = static_cast<Index>(tile_number);
   // acc_1 = zeros : tile<1x256xf32, reg>  (line 7)
-  float acc_1[4];
+  float acc_1[8];
   #pragma unroll
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < 8; ++k) {
     acc_1[k] = 0.0f;
   }
   const Index v1 = cdiv_index<Index>(M, 32);
   // acc_2 = for 0, v1, 1, acc_1 : tile<1x256xf32, reg>  (line 8)
-  float acc_2[4];
+  float acc_2[8];
   #pragma unroll
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < 8; ++k) {
     acc_2[k] = acc_1[k];
   }
   for (Index m = 0; m < v1; m += 1) {
@@ -236,46 +236,46 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) column_sum_kernel(const float* X, float
     const bool X_vectors = vectors_fit<4>(X, N);
     #pragma unroll
     for (int s = 0; s < 8; ++s) {
-      const Index row = m * 32 + s * 4 + thread_row;
-      const Index column = n * 256 + thread_column * 4;
+      const Index row = m * 32 + (s / 2) * 8 + thread_row;
+      const Index column = n * 256 + ((s % 2) * 32 + thread_column) * 4;
       load_vector<4>(&t2[s * 4], X, row, column, M, N, X_vectors);
     }
     // t3 = reduce_sum t2 {axis = 0} : tile<1x256xf32, reg>  (line 9)
-    float t3[4];
+    float t3[8];
     float* const t3_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
     #pragma unroll
-    for (int o = 0; o < 4; ++o) {
+    for (int o = 0; o < 8; ++o) {
       float acc = 0.0f;
       #pragma unroll
-      for (int j = 0; j < 8; ++j) acc = add_f32(acc, t2[j * 4 + o]);
+      for (int j = 0; j < 4; ++j) acc = add_f32(acc, t2[j * 8 + o]);
       t3_partials[(o * 8 + warp) * 32 + lane] = acc;
     }
     __syncthreads();  // the warps' partials are written
     #pragma unroll
-    for (int o = 0; o < 4; ++o) {
-      float acc = t3_partials[(o * 8 + (warp & ~6)) * 32 + lane];
+    for (int o = 0; o < 8; ++o) {
+      float acc = t3_partials[(o * 8 + (warp & ~7)) * 32 + lane];
       #pragma unroll
-      for (int j = 1; j < 4; ++j) acc = add_f32(acc, t3_partials[(o * 8 + ((warp & ~6) | (j << 1))) * 32 + lane]);
+      for (int j = 1; j < 8; ++j) acc = add_f32(acc, t3_partials[(o * 8 + ((warp & ~7) | j)) * 32 + lane]);
       t3[o] = acc;
     }
     __syncthreads();  // every warp has read the partials
     // acc_3 = add acc_2, t3 : tile<1x256xf32, reg>  (line 9)
-    float acc_3[4];
+    float acc_3[8];
     #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 8; ++k) {
       acc_3[k] = add_f32(acc_2[k], t3[k]);
     }
     #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 8; ++k) {
       acc_2[k] = acc_3[k];
     }
   }
   // store Y, 0, n, acc_2  (line 11)
   const bool Y_vectors = vectors_fit<4>(Y, N);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s = 0; s < 2; ++s) {
     const Index row = 0;
-    const Index column = n * 256 + thread_column * 4;
+    const Index column = n * 256 + (s * 32 + thread_column) * 4;
     if (thread_row == 0) store_vector<4>(Y, row, column, 1, N, Y_vectors, &acc_2[s * 4]);
   }
 }
@@ -286,7 +286,7 @@ extern "C" cudaError_t launch_column_sum(const float* X, float* Y, int64_t M, in
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 4096;
+  const size_t shared_bytes = 8192;
   // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
   if (index32_fits({M, N}) && index32_fits({1, N})) {
     TILEC_LAUNCH(column_sum_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, M, N);

@@ -3,7 +3,7 @@
 //   target:   sm_100a  (nvcc -std=c++17 -gencode arch=compute_100a,code=sm_100a -c)
 //   pipeline: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule, reorder-events, materialize-schedule, insert-sync, warp-specialize
 //   kernels:
-//     gemv: grid cdiv(M, 16), 256 threads per CTA, tiles in registers, 4096 bytes of shared memory
+//     gemv: grid cdiv(M, 16), 256 threads per CTA, tiles in registers, 64 bytes of shared memory
 //
 // Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
 // registers (the layout is above each kernel); elementwise ops run on those registers with
@@ -203,31 +203,30 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 // kernel @gemv  (line 7)
 // grid: cdiv(M, 16) tiles, one CTA of 256 threads each
-// tiles in registers: 16x512 frame over 256 threads: 4 x 64 threads (rows x columns), each 4 row(s) x 1 vector(s) of 8
-// shared memory: 4096 bytes, one area of warp partials for the reductions
+// tiles in registers: 16x512 frame over 256 threads: 8 x 32 threads (rows x columns), each 2 row(s) x 2 vector(s) of 8
+// shared memory: 64 bytes, a column staged for vector stores
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) gemv_kernel(const __nv_bfloat16* A, const __nv_bfloat16* X, float* Y, Index M, Index K) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  const int thread_column = threadIdx.x % 64;
-  const int thread_row = threadIdx.x / 64;
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  constexpr int kColumnStage = 0;  // bytes: a column staged for vector stores
+  const int thread_column = threadIdx.x % 32;
+  const int thread_row = threadIdx.x / 32;
   const Index v0 = cdiv_index<Index>(M, 16);
   const uint32_t tile_number = blockIdx.x;
   // m = grid_ids v0 {schedule = "tiles"} : index  (line 7)
   const Index m = static_cast<Index>(tile_number);
   // acc_1 = zeros : tile<16x1xf32, reg>  (line 8)
-  float acc_1[4];
+  float acc_1[2];
   #pragma unroll
-  for (int k_1 = 0; k_1 < 4; ++k_1) {
+  for (int k_1 = 0; k_1 < 2; ++k_1) {
     acc_1[k_1] = 0.0f;
   }
   const Index v1 = cdiv_index<Index>(K, 512);
   // acc_2 = for 0, v1, 1, acc_1 : tile<16x1xf32, reg>  (line 9)
-  float acc_2[4];
+  float acc_2[2];
   #pragma unroll
-  for (int k_1 = 0; k_1 < 4; ++k_1) {
+  for (int k_1 = 0; k_1 < 2; ++k_1) {
     acc_2[k_1] = acc_1[k_1];
   }
   for (Index k = 0; k < v1; k += 1) {
@@ -236,8 +235,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) gemv_kernel(const __nv_bfloat16* A, con
     const bool A_vectors = vectors_fit<8>(A, K);
     #pragma unroll
     for (int s = 0; s < 4; ++s) {
-      const Index row = m * 16 + s * 4 + thread_row;
-      const Index column = k * 512 + thread_column * 8;
+      const Index row = m * 16 + (s / 2) * 8 + thread_row;
+      const Index column = k * 512 + ((s % 2) * 32 + thread_column) * 8;
       load_vector<8>(&t2[s * 8], A, row, column, M, K, A_vectors);
     }
     // a = cast t2 : tile<16x512xf32, reg>  (line 10)
@@ -247,67 +246,62 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) gemv_kernel(const __nv_bfloat16* A, con
       a[k_1] = to_f32(t2[k_1]);
     }
     // t3 = load X, 0, k : tile<1x512xbf16, reg>  (line 11)
-    __nv_bfloat16 t3[8];
+    __nv_bfloat16 t3[16];
     const bool X_vectors = vectors_fit<8>(X, K);
     #pragma unroll
-    for (int s = 0; s < 1; ++s) {
+    for (int s = 0; s < 2; ++s) {
       const Index row = 0;
-      const Index column = k * 512 + thread_column * 8;
+      const Index column = k * 512 + (s * 32 + thread_column) * 8;
       load_vector<8>(&t3[s * 8], X, row, column, 1, K, X_vectors);
     }
     // x = cast t3 : tile<1x512xf32, reg>  (line 11)
-    float x[8];
+    float x[16];
     #pragma unroll
-    for (int k_1 = 0; k_1 < 8; ++k_1) {
+    for (int k_1 = 0; k_1 < 16; ++k_1) {
       x[k_1] = to_f32(t3[k_1]);
     }
     // t4 = mul a, x : tile<16x512xf32, reg>  (line 12)
     float t4[32];
     #pragma unroll
     for (int k_1 = 0; k_1 < 32; ++k_1) {
-      t4[k_1] = mul_f32(a[k_1], x[k_1 % 8]);
+      t4[k_1] = mul_f32(a[k_1], x[((k_1 / 8) % 2) * 8 + k_1 % 8]);
     }
     // t5 = reduce_sum t4 {axis = 1} : tile<16x1xf32, reg>  (line 12)
-    float t5[4];
-    float* const t5_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
+    float t5[2];
     #pragma unroll
-    for (int o = 0; o < 4; ++o) {
+    for (int o = 0; o < 2; ++o) {
       float acc = 0.0f;
       #pragma unroll
-      for (int j = 0; j < 8; ++j) acc = add_f32(acc, t4[o * 8 + j]);
+      for (int j = 0; j < 16; ++j) acc = add_f32(acc, t4[o * 16 + j]);
       acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
       acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
       acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
       acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
-      t5_partials[(o * 8 + warp) * 32 + lane] = acc;
-    }
-    __syncthreads();  // the warps' partials are written
-    #pragma unroll
-    for (int o = 0; o < 4; ++o) {
-      float acc = t5_partials[(o * 8 + (warp & ~1)) * 32 + lane];
-      #pragma unroll
-      for (int j = 1; j < 2; ++j) acc = add_f32(acc, t5_partials[(o * 8 + ((warp & ~1) | j)) * 32 + lane]);
       t5[o] = acc;
     }
-    __syncthreads();  // every warp has read the partials
     // acc_3 = add acc_2, t5 : tile<16x1xf32, reg>  (line 12)
-    float acc_3[4];
+    float acc_3[2];
     #pragma unroll
-    for (int k_1 = 0; k_1 < 4; ++k_1) {
+    for (int k_1 = 0; k_1 < 2; ++k_1) {
       acc_3[k_1] = add_f32(acc_2[k_1], t5[k_1]);
     }
     #pragma unroll
-    for (int k_1 = 0; k_1 < 4; ++k_1) {
+    for (int k_1 = 0; k_1 < 2; ++k_1) {
       acc_2[k_1] = acc_3[k_1];
     }
   }
   // store Y, m, 0, acc_2  (line 14)
+  float* const acc_2_column = reinterpret_cast<float*>(shared_memory + kColumnStage);
   #pragma unroll
-  for (int s = 0; s < 4; ++s) {
-    const Index row = m * 16 + s * 4 + thread_row;
-    const Index column = 0;
-    if (thread_column == 0) store_vector<1>(Y, row, column, M, 1, false, &acc_2[s]);
+  for (int s = 0; s < 2; ++s) {
+    if (thread_column == 0) acc_2_column[s * 8 + thread_row] = acc_2[s];
+  }
+  __syncthreads();  // the column is staged
+  const bool Y_vectors = vectors_fit<4>(Y, 4);
+  if (threadIdx.x < 4) {
+    const Index column = m * 16 + threadIdx.x * 4;
+    store_vector<4>(Y, Index(0), column, 1, M, Y_vectors, &acc_2_column[threadIdx.x * 4]);
   }
 }
 
@@ -317,7 +311,7 @@ extern "C" cudaError_t launch_gemv(const __nv_bfloat16* A, const __nv_bfloat16* 
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 4096;
+  const size_t shared_bytes = 64;
   // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
   if (index32_fits({M, K}) && index32_fits({1, K}) && index32_fits({M, 1})) {
     TILEC_LAUNCH(gemv_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, A, X, Y, M, K);

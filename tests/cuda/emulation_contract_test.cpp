@@ -451,7 +451,9 @@ std::vector<std::string> check_kernels(const std::string& cuda, const std::strin
         line != "#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)")
       problems.push_back(file + ": an arch guard without its emulation macro: " + line);
   }
-  if (rest.find("shared_memory") != std::string::npos && rest.find("TILEC_DYNAMIC_SHARED(") == std::string::npos)
+  // (The harness's reference kernels name a slot of global scratch `shared_memory` too.)
+  if (rest.find("shared_memory") != std::string::npos && rest.find("TILEC_DYNAMIC_SHARED(") == std::string::npos &&
+      rest.find("unsigned char* const shared_memory = scratch") == std::string::npos)
     problems.push_back(file + ": shared_memory without TILEC_DYNAMIC_SHARED");
   // Every launcher launches through TILEC_LAUNCH or cudaLaunchKernelEx.
   static const std::string kLauncher = "extern \"C\" cudaError_t launch_";

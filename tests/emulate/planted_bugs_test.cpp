@@ -50,6 +50,7 @@ constexpr const char* kAttention = "S=200,T=296,HD=128";
 constexpr const char* kSoftmax = "R=7";
 constexpr const char* kRmsnorm = "R=7";
 constexpr const char* kColumnSum = "M=77,N=300";
+constexpr const char* kGemv = "M=37,K=1000";  // BM 16, BK 512: a ragged last row block and K block
 
 constexpr const char* kNumbers = "differs from the interpreter";
 
@@ -145,6 +146,9 @@ const PlantedBug kBugs[] = {
     // column_sum's in-loop reduction: the next iteration overwrites partials still being read.
     {"sm100_plain_partials_overwritten_in_loop", "column_sum", "sm_100a", kColumnSum,
      "    __syncthreads();  // every warp has read the partials\n", "", kNumbers},
+    // gemv's output column read back before every owner staged its rows.
+    {"sm90_plain_column_read_before_staged", "gemv", "sm_90a", kGemv, "  __syncthreads();  // the column is staged\n", "",
+     kNumbers},
     // rmsnorm's butterfly without its xor-4 step: lanes sum only part of the row.
     {"sm90_plain_butterfly_step_dropped", "rmsnorm", "sm_90a", kRmsnorm,
      "    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));\n", "", kNumbers},
@@ -258,7 +262,8 @@ INSTANTIATE_TEST_SUITE_P(Emitted, Unmutated,
                                            Control{"attention", "sm_100a", kAttention},
                                            Control{"softmax", "sm_90a", kSoftmax},
                                            Control{"column_sum", "sm_100a", kColumnSum},
-                                           Control{"rmsnorm", "sm_90a", kRmsnorm}),
+                                           Control{"rmsnorm", "sm_90a", kRmsnorm},
+                                           Control{"gemv", "sm_90a", kGemv}),
                          [](const ::testing::TestParamInfo<Control>& info) {
                            return std::string(info.param.sample) + "_" + info.param.target + "_" +
                                   std::to_string(info.index);

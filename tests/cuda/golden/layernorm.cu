@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     layernorm: grid cdiv(R, 8), 256 threads per CTA, tiles in registers, 4096 bytes of shared memory
+//     layernorm: grid cdiv(R, 8), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
 // Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
 // registers (the layout is above each kernel); elementwise ops run on those registers with
@@ -203,17 +203,13 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 // kernel @layernorm
 // grid: cdiv(R, 8) tiles, one CTA of 256 threads each
-// tiles in registers: 8x512 frame over 256 threads: 4 x 64 threads (rows x columns), each 2 row(s) x 1 vector(s) of 8
-// shared memory: 4096 bytes, two areas of warp partials for the reductions
+// tiles in registers: 8x512 frame over 256 threads: 8 x 32 threads (rows x columns), each 1 row(s) x 2 vector(s) of 8
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X, const float* gamma, const float* beta, __nv_bfloat16* Y, Index R) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  constexpr int kReductionArea = 2048;  // bytes: the second area's offset
-  const int thread_column = threadIdx.x % 64;
-  const int thread_row = threadIdx.x / 64;
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  const int thread_column = threadIdx.x % 32;
+  const int thread_row = threadIdx.x / 32;
   const Index rows = 8;
   const Index tiles = cdiv_index<Index>(R, rows);
   const uint32_t tile_number = blockIdx.x;
@@ -224,8 +220,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X
   const bool X_vectors = vectors_fit<8>(X, 512);
   #pragma unroll
   for (int s = 0; s < 2; ++s) {
-    const Index row = r * 8 + s * 4 + thread_row;
-    const Index column = thread_column * 8;
+    const Index row = r * 8 + thread_row;
+    const Index column = (s * 32 + thread_column) * 8;
     load_vector<8>(&xb[s * 8], X, row, column, R, 512, X_vectors);
   }
   // x = cast xb : tile<8x512xf32, reg>
@@ -237,39 +233,30 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X
   const float width = 512.0f;
   const float eps = 1e-05f;
   // sum = reduce_sum x {axis = 1} : tile<8x1xf32, reg>
-  float sum[2];
-  float* const sum_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
+  float sum[1];
   #pragma unroll
-  for (int o = 0; o < 2; ++o) {
+  for (int o = 0; o < 1; ++o) {
     float acc = 0.0f;
     #pragma unroll
-    for (int j = 0; j < 8; ++j) acc = add_f32(acc, x[o * 8 + j]);
+    for (int j = 0; j < 16; ++j) acc = add_f32(acc, x[o * 16 + j]);
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
-    sum_partials[(o * 8 + warp) * 32 + lane] = acc;
-  }
-  __syncthreads();  // the warps' partials are written
-  #pragma unroll
-  for (int o = 0; o < 2; ++o) {
-    float acc = sum_partials[(o * 8 + (warp & ~1)) * 32 + lane];
-    #pragma unroll
-    for (int j = 1; j < 2; ++j) acc = add_f32(acc, sum_partials[(o * 8 + ((warp & ~1) | j)) * 32 + lane]);
     sum[o] = acc;
   }
   // mean = div sum, width : tile<8x1xf32, reg>
-  float mean[2];
+  float mean[1];
   #pragma unroll
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < 1; ++k) {
     mean[k] = div_f32(sum[k], width);
   }
   // centered = sub x, mean : tile<8x512xf32, reg>
   float centered[16];
   #pragma unroll
   for (int k = 0; k < 16; ++k) {
-    centered[k] = sub_f32(x[k], mean[k / 8]);
+    centered[k] = sub_f32(x[k], mean[0]);
   }
   // squares = mul centered, centered : tile<8x512xf32, reg>
   float squares[16];
@@ -278,81 +265,72 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X
     squares[k] = mul_f32(centered[k], centered[k]);
   }
   // sum_squares = reduce_sum squares {axis = 1} : tile<8x1xf32, reg>
-  float sum_squares[2];
-  float* const sum_squares_partials = reinterpret_cast<float*>(shared_memory + kReductionArea);  // area 1
+  float sum_squares[1];
   #pragma unroll
-  for (int o_1 = 0; o_1 < 2; ++o_1) {
+  for (int o_1 = 0; o_1 < 1; ++o_1) {
     float acc = 0.0f;
     #pragma unroll
-    for (int j = 0; j < 8; ++j) acc = add_f32(acc, squares[o_1 * 8 + j]);
+    for (int j = 0; j < 16; ++j) acc = add_f32(acc, squares[o_1 * 16 + j]);
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
-    sum_squares_partials[(o_1 * 8 + warp) * 32 + lane] = acc;
-  }
-  __syncthreads();  // the warps' partials are written
-  #pragma unroll
-  for (int o_1 = 0; o_1 < 2; ++o_1) {
-    float acc = sum_squares_partials[(o_1 * 8 + (warp & ~1)) * 32 + lane];
-    #pragma unroll
-    for (int j = 1; j < 2; ++j) acc = add_f32(acc, sum_squares_partials[(o_1 * 8 + ((warp & ~1) | j)) * 32 + lane]);
     sum_squares[o_1] = acc;
   }
   // variance = div sum_squares, width : tile<8x1xf32, reg>
-  float variance[2];
+  float variance[1];
   #pragma unroll
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < 1; ++k) {
     variance[k] = div_f32(sum_squares[k], width);
   }
   // shifted_variance = add variance, eps : tile<8x1xf32, reg>
-  float shifted_variance[2];
+  float shifted_variance[1];
   #pragma unroll
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < 1; ++k) {
     shifted_variance[k] = add_f32(variance[k], eps);
   }
   // rstd = rsqrt shifted_variance : tile<8x1xf32, reg>
-  float rstd[2];
+  float rstd[1];
   #pragma unroll
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < 1; ++k) {
     rstd[k] = rsqrt_f32(shifted_variance[k]);
   }
   // normalized = mul centered, rstd : tile<8x512xf32, reg>
   float normalized[16];
   #pragma unroll
   for (int k = 0; k < 16; ++k) {
-    normalized[k] = mul_f32(centered[k], rstd[k / 8]);
+    normalized[k] = mul_f32(centered[k], rstd[0]);
   }
   // g = load gamma, 0, 0 : tile<1x512xf32, reg>
-  float g[8];
+  float g[16];
   const bool gamma_vectors = vectors_fit<8>(gamma, 512);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s = 0; s < 2; ++s) {
     const Index row = 0;
-    const Index column = thread_column * 8;
+    const Index column = (s * 32 + thread_column) * 8;
     load_vector<8>(&g[s * 8], gamma, row, column, 1, 512, gamma_vectors);
   }
   // b = load beta, 0, 0 : tile<1x512xf32, reg>
-  float b[8];
+  float b[16];
   const bool beta_vectors = vectors_fit<8>(beta, 512);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s = 0; s < 2; ++s) {
     const Index row = 0;
-    const Index column = thread_column * 8;
+    const Index column = (s * 32 + thread_column) * 8;
     load_vector<8>(&b[s * 8], beta, row, column, 1, 512, beta_vectors);
   }
   // scaled = mul normalized, g : tile<8x512xf32, reg>
   float scaled[16];
   #pragma unroll
   for (int k = 0; k < 16; ++k) {
-    scaled[k] = mul_f32(normalized[k], g[k % 8]);
+    scaled[k] = mul_f32(normalized[k], g[k]);
   }
   // shifted = add scaled, b : tile<8x512xf32, reg>
   float shifted[16];
   #pragma unroll
   for (int k = 0; k < 16; ++k) {
-    shifted[k] = add_f32(scaled[k], b[k % 8]);
+    shifted[k] = add_f32(scaled[k], b[k]);
   }
   // y = cast shifted : tile<8x512xbf16, reg>
   __nv_bfloat16 y[16];
@@ -364,8 +342,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X
   const bool Y_vectors = vectors_fit<8>(Y, 512);
   #pragma unroll
   for (int s = 0; s < 2; ++s) {
-    const Index row = r * 8 + s * 4 + thread_row;
-    const Index column = thread_column * 8;
+    const Index row = r * 8 + thread_row;
+    const Index column = (s * 32 + thread_column) * 8;
     store_vector<8>(Y, row, column, R, 512, Y_vectors, &y[s * 8]);
   }
 }
@@ -377,7 +355,7 @@ extern "C" cudaError_t launch_layernorm(const __nv_bfloat16* X, const float* gam
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 4096;
+  const size_t shared_bytes = 0;
   // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
   if (index32_fits({R, 512}) && index32_fits({1, 512})) {
     TILEC_LAUNCH(layernorm_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, gamma, beta, Y, R);

@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     row_mean: grid cdiv(M, 16), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
+//     row_mean: grid cdiv(M, 16), 256 threads per CTA, tiles in registers, 64 bytes of shared memory
 //
 // Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
 // registers (the layout is above each kernel); elementwise ops run on those registers with
@@ -204,10 +204,12 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // kernel @row_mean
 // grid: cdiv(M, 16) tiles, one CTA of 256 threads each
 // tiles in registers: 16x128 frame over 256 threads: 8 x 32 threads (rows x columns), each 2 row(s) x 1 vector(s) of 4
-// shared memory: none
+// shared memory: 64 bytes, a column staged for vector stores
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) row_mean_kernel(const float* A, float* S, Index M, Index K) {
+  TILEC_DYNAMIC_SHARED(16, shared_memory);
+  constexpr int kColumnStage = 0;  // bytes: a column staged for vector stores
   const int thread_column = threadIdx.x % 32;
   const int thread_row = threadIdx.x / 32;
   const Index rows = 16;
@@ -295,11 +297,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) row_mean_kernel(const float* A, float* 
     }
   }
   // store S, m, 0, mean
+  float* const mean_column = reinterpret_cast<float*>(shared_memory + kColumnStage);
   #pragma unroll
   for (int s = 0; s < 2; ++s) {
-    const Index row = m * 16 + s * 8 + thread_row;
-    const Index column = 0;
-    if (thread_column == 0) store_vector<1>(S, row, column, M, 1, false, &mean[s]);
+    if (thread_column == 0) mean_column[s * 8 + thread_row] = mean[s];
+  }
+  __syncthreads();  // the column is staged
+  const bool S_vectors = vectors_fit<4>(S, 4);
+  if (threadIdx.x < 4) {
+    const Index column = m * 16 + threadIdx.x * 4;
+    store_vector<4>(S, Index(0), column, 1, M, S_vectors, &mean_column[threadIdx.x * 4]);
   }
 }
 
@@ -310,7 +317,7 @@ extern "C" cudaError_t launch_row_mean(const float* A, float* S, int64_t M, int6
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 0;
+  const size_t shared_bytes = 64;
   // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
   if (index32_fits({M, K}) && index32_fits({M, 1})) {
     TILEC_LAUNCH(row_mean_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, A, S, M, K);

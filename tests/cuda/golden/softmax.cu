@@ -3,7 +3,7 @@
 //   target:   sm_90a  (nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -c)
 //   pipeline: parse
 //   kernels:
-//     softmax: grid cdiv(R, 32), 256 threads per CTA, tiles in registers, 16384 bytes of shared memory
+//     softmax: grid cdiv(R, 32), 256 threads per CTA, tiles in registers, 0 bytes of shared memory
 //
 // Register tiles: one CTA per tile of the grid; each thread holds its part of every tile in
 // registers (the layout is above each kernel); elementwise ops run on those registers with
@@ -203,17 +203,13 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 // kernel @softmax
 // grid: cdiv(R, 32) tiles, one CTA of 256 threads each
-// tiles in registers: 32x256 frame over 256 threads: 4 x 64 threads (rows x columns), each 8 row(s) x 1 vector(s) of 4
-// shared memory: 16384 bytes, two areas of warp partials for the reductions
+// tiles in registers: 32x256 frame over 256 threads: 8 x 32 threads (rows x columns), each 4 row(s) x 2 vector(s) of 4
+// shared memory: none
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) softmax_kernel(const float* X, float* Y, Index R) {
-  TILEC_DYNAMIC_SHARED(16, shared_memory);
-  constexpr int kReductionArea = 8192;  // bytes: the second area's offset
-  const int thread_column = threadIdx.x % 64;
-  const int thread_row = threadIdx.x / 64;
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  const int thread_column = threadIdx.x % 32;
+  const int thread_row = threadIdx.x / 32;
   const Index v0 = cdiv_index<Index>(R, 32);
   const uint32_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index
@@ -224,38 +220,29 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) softmax_kernel(const float* X, float* Y
   const bool X_vectors = vectors_fit<4>(X, 256);
   #pragma unroll
   for (int s_1 = 0; s_1 < 8; ++s_1) {
-    const Index row = r * 32 + s_1 * 4 + thread_row;
-    const Index column = zero * 256 + thread_column * 4;
+    const Index row = r * 32 + (s_1 / 2) * 8 + thread_row;
+    const Index column = zero * 256 + ((s_1 % 2) * 32 + thread_column) * 4;
     load_vector<4>(&x[s_1 * 4], X, row, column, R, 256, X_vectors);
   }
   // m = reduce_max x {axis = 1} : tile<32x1xf32, reg>
-  float m[8];
-  float* const m_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
+  float m[4];
   #pragma unroll
-  for (int o = 0; o < 8; ++o) {
+  for (int o = 0; o < 4; ++o) {
     float acc = NAN;
     #pragma unroll
-    for (int j = 0; j < 4; ++j) acc = max_f32(acc, x[o * 4 + j]);
+    for (int j = 0; j < 8; ++j) acc = max_f32(acc, x[o * 8 + j]);
     acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
     acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
     acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
     acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
-    m_partials[(o * 8 + warp) * 32 + lane] = acc;
-  }
-  __syncthreads();  // the warps' partials are written
-  #pragma unroll
-  for (int o = 0; o < 8; ++o) {
-    float acc = m_partials[(o * 8 + (warp & ~1)) * 32 + lane];
-    #pragma unroll
-    for (int j = 1; j < 2; ++j) acc = max_f32(acc, m_partials[(o * 8 + ((warp & ~1) | j)) * 32 + lane]);
     m[o] = acc;
   }
   // shifted = sub x, m : tile<32x256xf32, reg>
   float shifted[32];
   #pragma unroll
   for (int k = 0; k < 32; ++k) {
-    shifted[k] = sub_f32(x[k], m[k / 4]);
+    shifted[k] = sub_f32(x[k], m[k / 8]);
   }
   // e = exp shifted : tile<32x256xf32, reg>
   float e[32];
@@ -264,40 +251,31 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) softmax_kernel(const float* X, float* Y
     e[k] = exp_f32(shifted[k]);
   }
   // s = reduce_sum e {axis = 1} : tile<32x1xf32, reg>
-  float s[8];
-  float* const s_partials = reinterpret_cast<float*>(shared_memory + kReductionArea);  // area 1
+  float s[4];
   #pragma unroll
-  for (int o_1 = 0; o_1 < 8; ++o_1) {
+  for (int o_1 = 0; o_1 < 4; ++o_1) {
     float acc = 0.0f;
     #pragma unroll
-    for (int j = 0; j < 4; ++j) acc = add_f32(acc, e[o_1 * 4 + j]);
+    for (int j = 0; j < 8; ++j) acc = add_f32(acc, e[o_1 * 8 + j]);
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
-    s_partials[(o_1 * 8 + warp) * 32 + lane] = acc;
-  }
-  __syncthreads();  // the warps' partials are written
-  #pragma unroll
-  for (int o_1 = 0; o_1 < 8; ++o_1) {
-    float acc = s_partials[(o_1 * 8 + (warp & ~1)) * 32 + lane];
-    #pragma unroll
-    for (int j = 1; j < 2; ++j) acc = add_f32(acc, s_partials[(o_1 * 8 + ((warp & ~1) | j)) * 32 + lane]);
     s[o_1] = acc;
   }
   // y = div e, s : tile<32x256xf32, reg>
   float y[32];
   #pragma unroll
   for (int k = 0; k < 32; ++k) {
-    y[k] = div_f32(e[k], s[k / 4]);
+    y[k] = div_f32(e[k], s[k / 8]);
   }
   // store Y, r, zero, y
   const bool Y_vectors = vectors_fit<4>(Y, 256);
   #pragma unroll
   for (int s_1 = 0; s_1 < 8; ++s_1) {
-    const Index row = r * 32 + s_1 * 4 + thread_row;
-    const Index column = zero * 256 + thread_column * 4;
+    const Index row = r * 32 + (s_1 / 2) * 8 + thread_row;
+    const Index column = zero * 256 + ((s_1 % 2) * 32 + thread_column) * 4;
     store_vector<4>(Y, row, column, R, 256, Y_vectors, &y[s_1 * 4]);
   }
 }
@@ -308,7 +286,7 @@ extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaS
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
-  const size_t shared_bytes = 16384;
+  const size_t shared_bytes = 0;
   // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
   if (index32_fits({R, 256})) {
     TILEC_LAUNCH(softmax_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, Y, R);
