@@ -95,6 +95,22 @@ void walk(Region& region, const std::function<void(Operation&)>& visit) {
   }
 }
 
+void walk(const Region& region, const std::function<void(const Operation&)>& visit) {
+  for (const auto& op : region.operations()) {
+    visit(*op);
+    for (size_t r = 0; r < op->num_regions(); ++r) walk(static_cast<const Region&>(op->region(r)), visit);
+  }
+}
+
+bool contains(const Region& region, OpKind kind) {
+  for (const auto& op : region.operations()) {
+    if (op->kind() == kind) return true;
+    for (size_t r = 0; r < op->num_regions(); ++r)
+      if (contains(op->region(r), kind)) return true;
+  }
+  return false;
+}
+
 void walk(Module& module, const std::function<void(Operation&)>& visit) {
   for (auto& kernel : module.kernels()) {
     visit(*kernel);

@@ -164,7 +164,11 @@ std::string kernel_name(const Operation& kernel);
 
 // Visits every op nested under `region` in program order (pre-order: an op before its regions).
 void walk(Region& region, const std::function<void(Operation&)>& visit);
+void walk(const Region& region, const std::function<void(const Operation&)>& visit);
 void walk(Module& module, const std::function<void(Operation&)>& visit);
+
+// Whether an op of `kind` is nested under `region` (at any depth).
+bool contains(const Region& region, OpKind kind);
 
 // Rewrites every use of `from` under `region` (nested regions included) to `to`.
 void replace_all_uses(Region& region, Value* from, Value* to);

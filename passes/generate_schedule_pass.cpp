@@ -122,17 +122,6 @@ sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph&
 
 const std::string kForceSerial = "tileas.schedule.constraint.force_serial_execution";
 
-// Whether `region`, nested regions included, holds an `mma`: the loops worth overlapping. Loops
-// without one are the plain CUDA backend's (registers and global memory, no stage buffers).
-bool holds_mma(const Region& region) {
-  for (const auto& op : region.operations()) {
-    if (op->kind() == OpKind::mma) return true;
-    for (size_t r = 0; r < op->num_regions(); ++r)
-      if (holds_mma(op->region(r))) return true;
-  }
-  return false;
-}
-
 void schedule_loop(Operation& loop, Scheduler& s) {
   Region& body = loop.region();
   std::vector<Operation*> ops;
@@ -189,7 +178,9 @@ void schedule_loop(Operation& loop, Scheduler& s) {
   // schedule is deeper.
   sched::ScheduleOptions options;
   options.generator = s.generator;
-  bool pipelined = holds_mma(body);
+  // Only mma loops are worth overlapping; the others are the plain CUDA backend's (registers and
+  // global memory, no stage buffers).
+  bool pipelined = contains(body, OpKind::mma);
   int requested = attr_or(loop, "pipeline", 0);
   if (!pipelined) {
     graph.max_stages = 1;

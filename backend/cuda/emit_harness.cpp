@@ -70,15 +70,6 @@ struct HarnessKernel {
   bool counts_work = false;  // the reference has `mma`: it counts flops and honors check=0
 };
 
-bool contains_mma(const Region& region) {
-  for (const auto& op : region.operations()) {
-    if (op->kind() == OpKind::mma) return true;
-    for (size_t r = 0; r < op->num_regions(); ++r)
-      if (contains_mma(op->region(r))) return true;
-  }
-  return false;
-}
-
 constexpr const char* kHarnessHelpers = R"(// ---------------------------------------------------------------------------------------------
 // Harness (--emit-harness): checks each kernel against its naive reference and times it.
 //   nvcc -std=c++17 -gencode arch=compute_XX,code=sm_XX -o check THIS_FILE.cu && ./check [NAME=VALUE]...
@@ -402,7 +393,7 @@ bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference,
       reference_plans.push_back(std::move(*planned));
       kernel.reference = &reference_plans.back();
     }
-    kernel.counts_work = contains_mma(kernel.reference->kernel->region());
+    kernel.counts_work = contains(kernel.reference->kernel->region(), OpKind::mma);
     kernels.push_back(kernel);
   }
   if (failed) return false;

@@ -95,7 +95,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
                         "compute warpgroups 1..{} ({} threads, {} registers)",
                         producer_->int_attr("registers"), compute_threads_ / kWarpgroup, compute_threads_,
                         compute_->int_attr("registers")));
-    walk_const(compute_->region(), [&](const Operation& op) {
+    walk(compute_->region(), [&](const Operation& op) {
       if (op.kind() == OpKind::for_ && op.has_attr("ii"))
         line(0, fmt::format("//   schedule: loop at line {}: ii {}, {} stage(s){}", op.location().line, op.int_attr("ii"),
                             op.int_attr("stages", 1),
@@ -125,7 +125,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     if (exchange_offset_ >= 0)
       line(0, fmt::format("//   row-reduction exchange between the compute warpgroups: {} bytes at {}", 4 * compute_threads_,
                           exchange_offset_));
-    walk_const(kernel_.region(), [&](const Operation& op) {
+    walk(kernel_.region(), [&](const Operation& op) {
       if (op.kind() == OpKind::stage_buffer && register_pipes_.count(op.result()))
         line(0, fmt::format("//   pipe {}: {} in registers (written and read by the compute agent in program order)",
                             plan_.expression(op.result()), op.result()->type().to_string()));
@@ -387,7 +387,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
   void emit_named_barrier(const Operation& op, int indent) {
     int64_t id = op.int_attr("id");
     bool shared = false;
-    walk_const(kernel_.region(), [&](const Operation& other) {
+    walk(kernel_.region(), [&](const Operation& other) {
       if ((other.kind() == OpKind::named_barrier_sync || other.kind() == OpKind::named_barrier_arrive) &&
           other.int_attr("id") == id && !in_agent(other, in_agent(op, producer_) ? producer_ : compute_))
         shared = true;

@@ -113,7 +113,7 @@ class Planner {
       }
       plan_.tensor_dims[param.value] = std::move(extents);
     }
-    walk_const(body, [&](const Operation& op) {
+    walk(body, [&](const Operation& op) {
       if (op.kind() != OpKind::store) return;
       for (ParamPlan& param : plan_.params)
         if (param.value == op.operand(0)) param.written = true;
@@ -125,7 +125,7 @@ class Planner {
   // naming each kind with its first location (a gemm uses dozens of them).
   void check_supported(const Region& body) {
     std::vector<const Operation*> tensor_core_ops;
-    walk_const(body, [&](const Operation& op) {
+    walk(body, [&](const Operation& op) {
       switch (op.kind()) {
         case OpKind::tma_load_async:
         case OpKind::event_set: case OpKind::event_wait: case OpKind::named_barrier_sync:
@@ -210,7 +210,7 @@ class Planner {
 
   // Phase 3.
   void plan_values(const Region& body) {
-    walk_const(body, [&](const Operation& op) {
+    walk(body, [&](const Operation& op) {
       if (op.kind() == OpKind::for_) {
         const Region& loop_body = op.region();
         plan_.expressions[loop_body.argument(0)] = fresh_name(loop_body.argument(0), "iv");
@@ -273,7 +273,7 @@ class Planner {
       buffer.first_use = position.at(owner);
       buffer.last_use = value->is_argument() ? last_nested.at(owner) : buffer.first_use;
     }
-    walk_const(body, [&](const Operation& op) {
+    walk(body, [&](const Operation& op) {
       for (const Value* operand : op.operands()) {
         auto it = buffer_of_.find(operand);
         if (it == buffer_of_.end()) continue;
@@ -312,13 +312,6 @@ class Planner {
         }
       }
       plan_.shared_bytes = std::max(plan_.shared_bytes, (buffer.offset + buffer.bytes + 15) / 16 * 16);
-    }
-  }
-
-  static void walk_const(const Region& region, const std::function<void(const Operation&)>& visit) {
-    for (const auto& op : region.operations()) {
-      visit(*op);
-      for (size_t r = 0; r < op->num_regions(); ++r) walk_const(op->region(r), visit);
     }
   }
 

@@ -11,7 +11,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "ir/ir.h"
 
@@ -35,13 +34,6 @@ int64_t ceil_power_of_two(int64_t n) {
 
 // The largest power of two dividing n (n > 0).
 int64_t power_of_two_factor(int64_t n) { return n & -n; }
-
-void walk_ops(const Region& region, const std::function<void(const Operation&)>& visit) {
-  for (const auto& op : region.operations()) {
-    visit(*op);
-    for (size_t r = 0; r < op->num_regions(); ++r) walk_ops(op->region(r), visit);
-  }
-}
 
 }  // namespace
 
@@ -93,7 +85,7 @@ RegisterLayout blocked_layout(int64_t rows, int64_t columns, int64_t element_byt
 
 bool has_float_sum(const Operation& kernel) {
   bool found = false;
-  walk_ops(kernel.region(), [&](const Operation& op) {
+  walk(kernel.region(), [&](const Operation& op) {
     found = found || (op.kind() == OpKind::reduce_sum && is_float(op.operand(0)->type().element()));
   });
   return found;
@@ -104,7 +96,7 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
   std::vector<const Value*> tiles;
   std::string reason;
   int64_t element_bytes = 0;  // the narrowest element of a tile moved to or from global memory
-  walk_ops(kernel.region(), [&](const Operation& op) {
+  walk(kernel.region(), [&](const Operation& op) {
     if (op.kind() == OpKind::mma && reason.empty())
       reason = fmt::format("it has an mma ({}:{})", op.location().line, op.location().column);
     for (size_t i = 0; i < op.num_results(); ++i)

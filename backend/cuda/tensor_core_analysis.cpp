@@ -12,13 +12,6 @@
 
 namespace tilec::cuda::tensor_core {
 
-void walk_const(const Region& region, const std::function<void(const Operation&)>& visit) {
-  for (const auto& op : region.operations()) {
-    visit(*op);
-    for (size_t r = 0; r < op->num_regions(); ++r) walk_const(op->region(r), visit);
-  }
-}
-
 Analysis::Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
     : plan_(plan), kernel_(*plan.kernel), target_(needs.target), needs_(needs), diagnostics_(diagnostics),
       names_(plan.names) {}
@@ -46,7 +39,7 @@ bool Analysis::analyze() {
     }
   }
   int64_t highest_barrier = 0;
-  walk_const(body, [&](const Operation& op) {
+  walk(body, [&](const Operation& op) {
     if (op.kind() == OpKind::named_barrier_sync || op.kind() == OpKind::named_barrier_arrive)
       highest_barrier = std::max(highest_barrier, op.int_attr("id"));
   });
@@ -59,7 +52,7 @@ bool Analysis::analyze() {
   for (const auto& op : specialize_->region().operations()) {
     if (op->kind() != OpKind::agent) continue;
     bool loads = false;
-    walk_const(op->region(), [&](const Operation& inner) { loads = loads || inner.kind() == OpKind::tma_load_async; });
+    walk(op->region(), [&](const Operation& inner) { loads = loads || inner.kind() == OpKind::tma_load_async; });
     (loads ? producer_ : compute_) = op.get();
     agents_.push_back(op.get());
   }
@@ -81,7 +74,7 @@ bool Analysis::analyze() {
 
   bool ok = check_agent(*producer_, true) && check_agent(*compute_, false);
   if (ok) {
-    walk_const(compute_->region(), [&](const Operation& op) {
+    walk(compute_->region(), [&](const Operation& op) {
       for (const Value* operand : op.operands()) users_[operand].push_back(&op);
     });
     find_lazy_values();
@@ -123,7 +116,7 @@ void Analysis::add_stage_buffer(const Operation& op) {
 // Every op of an agent is one this emitter writes; records TMA sources and register pipes.
 bool Analysis::check_agent(const Operation& agent, bool producer) {
   bool ok = true;
-  walk_const(agent.region(), [&](const Operation& op) {
+  walk(agent.region(), [&](const Operation& op) {
     if (!ok) return;
     ok = check_op(op, producer);
   });
@@ -205,7 +198,7 @@ bool Analysis::lazy_capable(const Operation& op) {
 // A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy").
 void Analysis::find_lazy_values() {
   std::vector<const Value*> candidates;
-  walk_const(compute_->region(), [&](const Operation& op) {
+  walk(compute_->region(), [&](const Operation& op) {
     if (lazy_capable(op)) candidates.push_back(op.result());
   });
   lazy_.insert(candidates.begin(), candidates.end());
@@ -235,7 +228,7 @@ void Analysis::find_tmem_accumulators() {
   };
   auto unite = [&](const Value* x, const Value* y) { parent[root(x)] = root(y); };
   std::vector<const Value*> values;  // in program order
-  walk_const(compute_->region(), [&](const Operation& op) {
+  walk(compute_->region(), [&](const Operation& op) {
     if (op.kind() == OpKind::zeros) values.push_back(op.result());
     if (op.kind() == OpKind::mma) {
       unite(op.operand(2), op.result());
@@ -541,7 +534,7 @@ bool Analysis::check_stage_buffers() {
   // Arrivals per phase: a compute agent arrives once per warpgroup (sm_90a) or once through
   // tcgen05.commit (sm_100a); the producer's single thread once.
   std::unordered_set<const Value*> compute_arrives;
-  walk_const(compute_->region(), [&](const Operation& op) {
+  walk(compute_->region(), [&](const Operation& op) {
     if (op.kind() == OpKind::mbarrier_arrive) compute_arrives.insert(op.operand(0));
   });
   for (Barrier& barrier : barriers_) {
@@ -606,7 +599,7 @@ bool Analysis::place_shared_memory() {
     offset += (plan.staging_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
   }
   bool reduces = false;
-  walk_const(compute_->region(), [&](const Operation& op) {
+  walk(compute_->region(), [&](const Operation& op) {
     reduces = reduces || op.kind() == OpKind::reduce_max || op.kind() == OpKind::reduce_sum;
   });
   if (blackwell() && reduces && compute_threads_ > kWarpgroup) {  // row reductions across warpgroups

@@ -40,9 +40,6 @@ inline constexpr int64_t kTmemColumns = 512;
 inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
 inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
 
-// Visits every op of `region` and of the regions nested in it, in program order.
-void walk_const(const Region& region, const std::function<void(const Operation&)>& visit);
-
 struct StageBuffer {
   const Operation* op = nullptr;
   std::string name;  // uint32_t shared address of slot 0
