@@ -188,6 +188,7 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   if (!verify_module(module, diagnostics)) return std::nullopt;
 
   std::vector<KernelPlan> plans;
+  std::vector<cuda::LayoutChoice> choices;  // per plan: the register layout, or why the shared form
   bool failed = false;
   for (const auto& kernel : module.kernels()) {
     std::optional<KernelPlan> plan = cuda::compute_kernel_plan(*kernel, diagnostics);
@@ -196,10 +197,11 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       continue;
     }
     plan->block_threads = kBlockThreads;
+    cuda::LayoutChoice choice;
+    if (!plan->tensor_core && options.plain_tiles == CudaEmitOptions::PlainTiles::registers)
+      choice = cuda::choose_register_layout(*kernel);
     // The shared-memory form's budget binds only kernels that keep that form.
-    bool registers = !plan->tensor_core && options.plain_tiles == CudaEmitOptions::PlainTiles::registers &&
-                     cuda::choose_register_layout(*kernel).layout;
-    if (!plan->tensor_core && !registers && plan->shared_bytes > cuda::kSharedMemoryBudget) {
+    if (!plan->tensor_core && !choice.layout && plan->shared_bytes > cuda::kSharedMemoryBudget) {
       diagnostics.error(kernel->location(),
                         fmt::format("kernel @{} needs {} bytes of shared memory for its {} tile "
                                     "buffers; the {} budget is {} bytes (227 KiB)",
@@ -209,6 +211,7 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       continue;
     }
     plans.push_back(std::move(*plan));
+    choices.push_back(std::move(choice));
   }
   if (failed) return std::nullopt;
 
@@ -224,16 +227,13 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       if (!cuda::emit_tensor_core_kernel(plan, needs, kernels, diagnostics)) failed = true;
       continue;
     }
-    if (options.plain_tiles == CudaEmitOptions::PlainTiles::registers) {
-      cuda::LayoutChoice choice = cuda::choose_register_layout(*plan.kernel);
-      if (choice.layout) {
-        forms[i].registers = any_registers = plan.register_tiles = true;
-        forms[i].threads = choice.layout->threads;
-        forms[i].shared_bytes = cuda::emit_register_kernel(plan, *choice.layout, kernels);
-        continue;
-      }
-      forms[i].reason = choice.reason;
+    if (const std::optional<cuda::RegisterLayout>& layout = choices[i].layout) {
+      forms[i].registers = any_registers = plan.register_tiles = true;
+      forms[i].threads = layout->threads;
+      forms[i].shared_bytes = cuda::emit_register_kernel(plan, *layout, kernels);
+      continue;
     }
+    forms[i].reason = choices[i].reason;
     any_shared = true;
     emit_kernel(plan, kernels);
   }

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tilec::runtime {
@@ -38,6 +39,12 @@ BufferComparison compare_buffers(const HostBuffer& expected, const HostBuffer& a
     return result;
   }
   Tolerance limit = tolerance.value_or(default_tolerance(expected.element()));
+  if (limit.normwise > 0) {
+    double largest = 0;
+    for (int64_t i = 0; i < expected.element_count(); ++i)
+      if (!std::isnan(expected.load_as_double(i))) largest = std::max(largest, std::fabs(expected.load_as_double(i)));
+    limit.absolute += limit.normwise * largest;
+  }
   for (int64_t i = 0; i < expected.element_count(); ++i) {
     double want = expected.load_as_double(i);
     double got = actual.load_as_double(i);

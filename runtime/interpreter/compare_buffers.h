@@ -16,9 +16,12 @@
 
 namespace tilec::runtime {
 
+// An element matches when |got - want| <= absolute + normwise * max|want| + relative * |want|,
+// the maximum taken over the expected buffer (NaNs left out).
 struct Tolerance {
   double relative = 0;
   double absolute = 0;
+  double normwise = 0;
 };
 
 Tolerance default_tolerance(ScalarKind element);
