@@ -5,7 +5,9 @@
 #include <bit>
 #include <thread>
 
+#include "runtime/drainer.h"
 #include "runtime/process.h"
+#include "runtime/spin.h"
 #include "runtime/timeline_semaphore.h"
 #include "runtime/worker.h"
 
@@ -50,6 +52,33 @@ void Executor::activate(Process& process) {
     if (!try_place_in_slot(process)) overflow_.push(process.link_);
   }
   announce_work(std::min<std::uint32_t>(budget, worker_count()));
+}
+
+void Executor::wait_helping(const Process& process) {
+  if (Worker::current_thread_is_worker() ||
+      helper_seat_taken_.exchange(true, std::memory_order_acquire)) {
+    process.block_until_done();
+    return;
+  }
+  Drainer drainer(*this, worker_count());
+  while (!process.done()) {
+    // As in Worker::run: the epoch read before the scan tells whether work came in after it.
+    const std::uint64_t seen_epoch = work_epoch_.load(std::memory_order_seq_cst);
+    if (drainer.step()) continue;
+    // Nothing runnable: the rest of the process is in workers' hands, or it is suspended.
+    const auto deadline = std::chrono::steady_clock::now() + options_.help_spin;
+    unsigned round = 0;
+    while (!process.done() && !has_work(seen_epoch)) {
+      if ((++round & 15) == 0 && std::chrono::steady_clock::now() >= deadline) {
+        helper_seat_taken_.store(false, std::memory_order_release);
+        process.block_until_done();
+        return;
+      }
+      cpu_relax();
+      if ((round & 255) == 0) std::this_thread::yield();
+    }
+  }
+  helper_seat_taken_.store(false, std::memory_order_release);
 }
 
 bool Executor::try_place_in_slot(Process& process) {

@@ -8,6 +8,14 @@
 // the rest through a wake tree in which each woken worker wakes `wake_fanout` more.
 // Activation allocates nothing. See docs/runtime.md for the states and memory orders.
 //
+// A host thread that waits for a process (Process::wait) works meanwhile, as oneTBB's wait and
+// OpenMP's fork/join do: it takes the executor's one helping seat and drains runnable work
+// (its own launch's tiles first of all) until the process completes, spinning briefly when
+// nothing is runnable and blocking only after `help_spin` without work. So a launch and wait
+// costs no thread wake on the caller's side. Waiting threads that find the seat taken, and
+// workers, block. The helper may run any runnable process of the executor: do not wait while
+// holding a lock that some drain function takes.
+//
 // Teardown cancels everything: workers complete each process they meet as cancelled (its
 // dependents inherit that), in-flight drain calls finish, and shutdown waits at most `timeout`
 // for the submitted processes to complete before stopping the workers. Processes still
@@ -35,6 +43,9 @@ struct ExecutorOptions {
   // at most the number of busy workers) and when much is (more budget than busy workers).
   std::chrono::nanoseconds warm_spin{10'000};
   std::chrono::nanoseconds busy_spin{50'000};
+  // A helping waiter with nothing runnable spins this long (watching for completion and new
+  // work) before it blocks.
+  std::chrono::nanoseconds help_spin{50'000};
   unsigned wake_fanout = 1;  // workers each woken worker wakes before draining
 };
 
@@ -55,6 +66,8 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   unsigned worker_count() const { return static_cast<unsigned>(workers_.size()); }
+  // Distinct DrainContext::worker_index values: the workers and the helping seat.
+  unsigned drainer_count() const { return worker_count() + 1; }
 
   // Releases the submission hold of `process` (and makes this its executor). It runs once its
   // dependencies and semaphore waits are satisfied. The process must outlive its completion.
@@ -67,6 +80,10 @@ class Executor {
  private:
   friend class Process;
   friend class Worker;
+  friend class Drainer;
+
+  // Process::wait: help drain until `process` completes (see the header comment), or block.
+  void wait_helping(const Process& process);
 
   struct alignas(64) ComputeSlot {
     std::atomic<Process*> process{nullptr};  // occupant, or retiring_marker() while retiring
@@ -112,6 +129,7 @@ class Executor {
   std::atomic<bool> shut_down_{false};
   TeardownReport teardown_report_;
   std::atomic<std::uint32_t> slot_hint_{0};
+  alignas(64) std::atomic<bool> helper_seat_taken_{false};
 };
 
 }  // namespace tilec::runtime

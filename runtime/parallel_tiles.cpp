@@ -28,13 +28,21 @@ DrainResult TileProcess::drain(DrainContext& context) {
   // No tiles: budget 1 puts the process on the immediate list, so this call is the only one.
   if (tile_count_ == 0) return {.completed = true, .did_work = true};
   TileContext tile_context{*this, context.worker_index};
+  // Guided self-scheduling: claim runs of a fraction of the unclaimed tiles, so a launch costs
+  // few atomics while much is left and ends balanced (runs shrink to one tile at the end).
+  const std::uint64_t share = 2 * std::uint64_t{context.executor.drainer_count()};
+  std::uint64_t unclaimed = tile_count_ - std::min(tile_count_, next_tile_.load(std::memory_order_relaxed));
   std::uint64_t finished = 0;
-  while (finished < tiles_per_drain_) {
-    const std::uint64_t tile = next_tile_.fetch_add(1, std::memory_order_relaxed);
-    if (tile >= tile_count_) break;
-    body_(tile, tile_context);
-    ++finished;
-    if (has_error()) break;
+  while (finished < tiles_per_drain_ && unclaimed > 0) {
+    const std::uint64_t run = std::clamp<std::uint64_t>(unclaimed / share, 1, tiles_per_drain_ - finished);
+    const std::uint64_t first = next_tile_.fetch_add(run, std::memory_order_relaxed);
+    if (first >= tile_count_) break;
+    const std::uint64_t end = std::min(first + run, tile_count_);
+    unclaimed = tile_count_ - end;
+    std::uint64_t tile = first;
+    while (tile < end && !has_error()) body_(tile++, tile_context);
+    finished += tile - first;
+    if (tile < end) break;  // failed: the rest of the run never starts
   }
   if (finished == 0) return {.completed = false, .did_work = false};
   // acq_rel: the call that retires the last tile sees every other tile's writes.

@@ -62,6 +62,14 @@ void Process::inherit(const Status& status) {
 }
 
 void Process::wait() const {
+  if (executor_ != nullptr && !done()) {
+    executor_->wait_helping(*this);
+    return;
+  }
+  block_until_done();
+}
+
+void Process::block_until_done() const {
   ProcessState state = state_.load(std::memory_order_acquire);
   while (state != ProcessState::completed) {
     state_.wait(state, std::memory_order_acquire);

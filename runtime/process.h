@@ -80,7 +80,8 @@ class alignas(64) Process {
 
   ProcessState state() const { return state_.load(std::memory_order_acquire); }
   bool done() const { return state() == ProcessState::completed; }
-  // Blocks the calling thread until the process completed.
+  // Returns once the process completed. A host thread helps the executor drain meanwhile (see
+  // executor.h); a worker thread, or one that finds the helping seat taken, blocks.
   void wait() const;
   // Valid after completion: ok, or the first error / cancellation recorded.
   Status status() const;
@@ -90,12 +91,14 @@ class alignas(64) Process {
 
  private:
   friend class Executor;
-  friend class Worker;
+  friend class Drainer;
   friend class TimelineSemaphore;
 
   // Drops one suspension; the thread that reaches zero activates the process.
   void release_suspension();
   void inherit(const Status& status);
+  // Blocks the calling thread (a futex wait on the state) until the process completed.
+  void block_until_done() const;
 
   // Cache line 0: fixed once submitted.
   std::string name_;

@@ -1,5 +1,6 @@
 // tests/runtime/test_tiles.cpp — tile-claiming launches: every tile runs exactly once, results
-// are bit-identical for 1..N workers, parked workers are woken to share a launch.
+// are bit-identical for 1..N workers, parked workers are woken to share a launch, and a waiting
+// host thread drains work itself.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -81,8 +82,9 @@ TEST(RuntimeTiles, ManyLaunchesBackToBackEachRunEveryTileOnce) {
 }
 
 TEST(RuntimeTiles, ParkedWorkersAreWokenToShareALaunch) {
-  // Let all workers park, then launch tiles that each wait until a second worker has joined:
-  // the launch can only finish if the wake (direct + tree) brought other workers in.
+  // Let all workers park, then launch tiles that each wait until two workers have joined (the
+  // waiting caller helps too, and does not count): the launch can only finish if the wake
+  // (direct + tree) brought parked workers in.
   Executor executor(ExecutorOptions{.worker_count = 4});
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past every spin: all parked
   std::mutex mutex;
@@ -91,7 +93,7 @@ TEST(RuntimeTiles, ParkedWorkersAreWokenToShareALaunch) {
   const Status status = parallel_tiles(executor, 64, [&](std::uint64_t, TileContext& context) {
     {
       std::lock_guard lock(mutex);
-      seen.insert(context.worker_index);
+      if (context.worker_index < executor.worker_count()) seen.insert(context.worker_index);
       if (seen.size() >= 2) shared.store(true);
     }
     while (!shared.load()) std::this_thread::yield();  // hold this worker until another joins
@@ -104,6 +106,7 @@ TEST(RuntimeTiles, WakeTreeBringsEveryParkedWorkerIn) {
   // All 8 workers parked; one launch with budget 64. The activator wakes one worker directly,
   // and each woken worker wakes the next (fan-out 1), so all 8 must end up holding a tile. A
   // tile holds its worker until all 8 are in (or 10 s pass, which fails the test, not hangs it).
+  // The waiting caller holds tiles too; it is not one of the 8.
   constexpr unsigned workers = 8;
   Executor executor(ExecutorOptions{.worker_count = workers});
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -113,7 +116,7 @@ TEST(RuntimeTiles, WakeTreeBringsEveryParkedWorkerIn) {
   const Status status = parallel_tiles(executor, 64, [&](std::uint64_t, TileContext& context) {
     {
       std::lock_guard lock(mutex);
-      seen.insert(context.worker_index);
+      if (context.worker_index < workers) seen.insert(context.worker_index);
     }
     for (;;) {
       {
@@ -126,6 +129,58 @@ TEST(RuntimeTiles, WakeTreeBringsEveryParkedWorkerIn) {
   });
   EXPECT_TRUE(status.ok());
   EXPECT_EQ(seen.size(), workers);
+}
+
+TEST(RuntimeTiles, AWaitingHostThreadDrainsWorkItself) {
+  // The one worker is held inside a budget-1 process until a later launch runs. Only the host
+  // thread waiting for that launch can run it: it must, with the helping seat's index.
+  // (Without the help the holder gives up after 10 s and the worker runs the launch: a failure,
+  // not a hang.)
+  Executor executor(ExecutorOptions{.worker_count = 1});
+  std::atomic<bool> worker_inside{false};
+  std::atomic<bool> released{false};
+  auto holder = test_support::make_once("holder", [&] {
+    worker_inside.store(true);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!released.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  });
+  executor.submit(*holder);
+  while (!worker_inside.load()) std::this_thread::yield();
+  std::set<unsigned> indices;  // only the helper runs tiles, so no lock is needed
+  const Status status = parallel_tiles(executor, 40, [&](std::uint64_t, TileContext& context) {
+    indices.insert(context.worker_index);
+  });
+  released.store(true);
+  holder->wait();
+  EXPECT_TRUE(status.ok());
+  EXPECT_EQ(indices, std::set<unsigned>{executor.worker_count()});
+  EXPECT_EQ(executor.drainer_count(), 2u);
+}
+
+TEST(RuntimeTiles, OnlyOneHostThreadHelpsAtATimeAndTheOthersStillFinish) {
+  // Four host threads launch and wait at once: one takes the helping seat, three block. Every
+  // tile runs once, and no two concurrent drain calls share an index.
+  Executor executor(ExecutorOptions{.worker_count = 2});
+  std::vector<std::atomic<int>> busy(executor.drainer_count());
+  std::atomic<bool> shared_index{false};
+  std::vector<std::vector<int>> hits(4, std::vector<int>(500));
+  std::vector<std::thread> hosts;
+  for (unsigned host = 0; host < 4; ++host) {
+    hosts.emplace_back([&, host] {
+      for (int launch = 0; launch < 20; ++launch) {
+        EXPECT_TRUE(parallel_tiles(executor, 500, [&](std::uint64_t tile, TileContext& context) {
+          if (busy[context.worker_index].fetch_add(1) != 0) shared_index.store(true);
+          ++hits[host][tile];
+          busy[context.worker_index].fetch_sub(1);
+        }).ok());
+      }
+    });
+  }
+  for (std::thread& thread : hosts) thread.join();
+  EXPECT_FALSE(shared_index.load());
+  for (const auto& host_hits : hits) {
+    for (int count : host_hits) EXPECT_EQ(count, 20);
+  }
 }
 
 }  // namespace
