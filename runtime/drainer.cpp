@@ -62,7 +62,10 @@ Drainer::ComputeOutcome Drainer::run_compute(Process& process, unsigned slot_ind
     DrainContext context{executor_, process, index_};
     const DrainResult result = process.drain(context);
     if (!result.completed && !process.has_error()) {
-      return result.did_work ? ComputeOutcome::worked : ComputeOutcome::idle;
+      if (!result.did_work) return ComputeOutcome::idle;
+      // Work is left after a call of Executor::run's caller: time to wake the parked workers.
+      if (process.wakes_deferred()) executor_.release_deferred_wakes(process);
+      return ComputeOutcome::worked;
     }
   }
   // Completed, failed or cancelled: exactly one drainer wins the right to retire it.

@@ -24,6 +24,9 @@ class Drainer {
   // else one immediate process, else an overflow promotion. False when nothing was runnable.
   bool step();
 
+  // Executor::run: drain a ready budget-1 process on this thread now, without queueing it.
+  void run_now(Process& process) { run_immediate(process); }
+
  private:
   enum class ComputeOutcome {
     idle,                // drain found nothing to do

@@ -30,11 +30,11 @@ Executor::~Executor() { shutdown(std::chrono::seconds(1)); }
 void Executor::submit(Process& process) {
   process.executor_ = this;
   process.submitted_ = true;
-  unfinished_.fetch_add(1, std::memory_order_relaxed);
+  submitted_.fetch_add(1, std::memory_order_relaxed);
   process.release_suspension();
 }
 
-void Executor::activate(Process& process) {
+void Executor::activate(Process& process, bool defer_wakes) {
   if (exit_requested_.load(std::memory_order_acquire)) {
     // No worker will ever look at it again: complete it here, as cancelled.
     process.cancel();
@@ -44,6 +44,9 @@ void Executor::activate(Process& process) {
   }
   process.state_.store(ProcessState::runnable, std::memory_order_release);
   const std::uint32_t budget = process.wake_budget();
+  const std::uint32_t wakes = std::min<std::uint32_t>(budget, worker_count());
+  // Before queueing: whoever drains the process may release the deferred wakes at once.
+  if (defer_wakes) process.deferred_wakes_.store(wakes, std::memory_order_relaxed);
   if (budget <= 1) {
     immediate_.push(process.link_);  // `process` may already be running elsewhere after this
   } else {
@@ -51,15 +54,66 @@ void Executor::activate(Process& process) {
     aggregate_budget_.fetch_add(budget, std::memory_order_relaxed);
     if (!try_place_in_slot(process)) overflow_.push(process.link_);
   }
-  announce_work(std::min<std::uint32_t>(budget, worker_count()));
+  if (defer_wakes) {
+    work_epoch_.fetch_add(1, std::memory_order_seq_cst);  // spinning workers join; parked ones sleep on
+  } else if (budget <= 1) {
+    // The push's seq_cst increment of `pending` is the announcement (Worker::park reads it),
+    // so the epoch line, which every worker reads on every loop, is left alone.
+    if (parked_mask_.load(std::memory_order_seq_cst) != 0) request_wake(wakes);
+  } else {
+    announce_work(wakes);
+  }
 }
 
-void Executor::wait_helping(const Process& process) {
-  if (Worker::current_thread_is_worker() ||
-      helper_seat_taken_.exchange(true, std::memory_order_acquire)) {
+void Executor::release_deferred_wakes(const Process& process) {
+  if (process.deferred_wakes_.load(std::memory_order_relaxed) == 0) return;
+  const std::uint32_t wakes = process.deferred_wakes_.exchange(0, std::memory_order_relaxed);
+  if (wakes == 0) return;
+  // As announce_work after a fresh epoch bump: the Dekker pairing with Worker::park holds,
+  // since the activation's epoch bump came before this load of the parked mask.
+  if (parked_mask_.load(std::memory_order_seq_cst) != 0) request_wake(wakes);
+}
+
+void Executor::run(Process& process) {
+  if (Worker::current_thread_is_worker() || exit_requested_.load(std::memory_order_acquire) ||
+      !take_helper_seat()) {
+    submit(process);
     process.block_until_done();
     return;
   }
+  process.executor_ = this;
+  process.submitted_ = true;
+  submitted_.fetch_add(1, std::memory_order_relaxed);
+  // Only the submission hold left (no dependency or semaphore holds one): nobody else can
+  // touch the suspend count, so this thread is the activator.
+  if (process.suspend_count_.load(std::memory_order_acquire) == 1) {
+    process.suspend_count_.store(0, std::memory_order_relaxed);
+    if (process.wake_budget() <= 1) {
+      process.state_.store(ProcessState::runnable, std::memory_order_relaxed);
+      Drainer(*this, worker_count()).run_now(process);  // completes, or suspends and requeues
+    } else {
+      activate(process, /*defer_wakes=*/true);
+    }
+  } else {
+    process.release_suspension();  // activated later, by whoever releases the last hold
+  }
+  help_until_done(process);
+}
+
+bool Executor::take_helper_seat() {
+  return !helper_seat_taken_.load(std::memory_order_relaxed) &&
+         !helper_seat_taken_.exchange(true, std::memory_order_acquire);
+}
+
+void Executor::wait_helping(const Process& process) {
+  if (Worker::current_thread_is_worker() || !take_helper_seat()) {
+    process.block_until_done();
+    return;
+  }
+  help_until_done(process);
+}
+
+void Executor::help_until_done(const Process& process) {
   Drainer drainer(*this, worker_count());
   while (!process.done()) {
     // As in Worker::run: the epoch read before the scan tells whether work came in after it.
@@ -70,6 +124,8 @@ void Executor::wait_helping(const Process& process) {
     unsigned round = 0;
     while (!process.done() && !has_work(seen_epoch)) {
       if ((++round & 15) == 0 && std::chrono::steady_clock::now() >= deadline) {
+        // Going to sleep: nobody may be left waiting for this thread's help.
+        release_deferred_wakes(process);
         helper_seat_taken_.store(false, std::memory_order_release);
         process.block_until_done();
         return;
@@ -124,11 +180,17 @@ void Executor::finish(Process& process) {
     if (error) dependent->inherit(*error);
     dependent->release_suspension();
   }
-  unfinished_.fetch_sub(1, std::memory_order_acq_rel);
+  completed_.fetch_add(1, std::memory_order_acq_rel);
   // Last touch: after this store the owner may destroy the process. notify_all only hands the
   // address to the futex call; it reads no memory of the process.
   process.state_.store(ProcessState::completed, std::memory_order_release);
   process.state_.notify_all();
+}
+
+std::int64_t Executor::unfinished() const {
+  // Completed first: every process counted there was counted as submitted before it ran.
+  const std::int64_t completed = completed_.load(std::memory_order_acquire);
+  return std::max<std::int64_t>(0, submitted_.load(std::memory_order_acquire) - completed);
 }
 
 bool Executor::has_work(std::uint64_t seen_epoch) const {
@@ -203,12 +265,12 @@ TeardownReport Executor::shutdown(std::chrono::milliseconds timeout) {
   }
   announce_work(worker_count());
   // 3. Wait, boundedly, for the cancellation to sweep through the queued and dependent work.
-  while (unfinished_.load(std::memory_order_acquire) > 0 &&
+  while (unfinished() > 0 &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   teardown_report_.unfinished =
-      static_cast<std::uint64_t>(std::max<std::int64_t>(0, unfinished_.load(std::memory_order_acquire)));
+      static_cast<std::uint64_t>(unfinished());
   teardown_report_.drained = teardown_report_.unfinished == 0;
   // 4. Stop the workers. One still inside a drain() call finishes that call first.
   exit_requested_.store(true, std::memory_order_seq_cst);

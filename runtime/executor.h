@@ -16,6 +16,14 @@
 // workers, block. The helper may run any runnable process of the executor: do not wait while
 // holding a lock that some drain function takes.
 //
+// Executor::run(process) is submit and wait in one call, and it can do more than the two: a
+// ready budget-1 process runs on the calling thread at once, never queued, so no worker is
+// disturbed; a ready compute process is queued for the spinning workers (the epoch they watch
+// is bumped) but parked workers are not woken yet. The caller drains it first, and the
+// deferred wakes are sent only once it has worked `help_alone` and work is left (or once the
+// process reports work left after a drain call, or the caller stops helping). A launch the caller
+// finishes within `help_alone` costs no thread wake at all.
+//
 // Teardown cancels everything: workers complete each process they meet as cancelled (its
 // dependents inherit that), in-flight drain calls finish, and shutdown waits at most `timeout`
 // for the submitted processes to complete before stopping the workers. Processes still
@@ -46,6 +54,9 @@ struct ExecutorOptions {
   // A helping waiter with nothing runnable spins this long (watching for completion and new
   // work) before it blocks.
   std::chrono::nanoseconds help_spin{50'000};
+  // Executor::run: how long the caller works alone on a launch before waking parked workers
+  // (about what a wake costs the woken worker here; see bench/README.md).
+  std::chrono::nanoseconds help_alone{5'000};
   unsigned wake_fanout = 1;  // workers each woken worker wakes before draining
 };
 
@@ -73,6 +84,12 @@ class Executor {
   // dependencies and semaphore waits are satisfied. The process must outlive its completion.
   void submit(Process& process);
 
+  // submit(process) then process.wait(), with the fast paths described above. Returns when the
+  // process completed.
+  void run(Process& process);
+
+  const ExecutorOptions& options() const { return options_; }
+
   // Cancels all work, waits up to `timeout` for submitted processes to complete, stops the
   // workers. Idempotent; the destructor calls it with a one-second timeout.
   TeardownReport shutdown(std::chrono::milliseconds timeout);
@@ -84,6 +101,12 @@ class Executor {
 
   // Process::wait: help drain until `process` completes (see the header comment), or block.
   void wait_helping(const Process& process);
+  // The helping seat: taken by at most one host thread at a time.
+  bool take_helper_seat();
+  // Holding the seat: drain until `process` completed; gives the seat back.
+  void help_until_done(const Process& process);
+  // The activation of `process` deferred waking parked workers: wake them now (once).
+  void release_deferred_wakes(const Process& process);
 
   struct alignas(64) ComputeSlot {
     std::atomic<Process*> process{nullptr};  // occupant, or retiring_marker() while retiring
@@ -91,8 +114,9 @@ class Executor {
   };
   static Process* retiring_marker() { return reinterpret_cast<Process*>(std::uintptr_t{1}); }
 
-  // The suspend count of `process` reached zero: queue it and wake workers.
-  void activate(Process& process);
+  // The suspend count of `process` reached zero: queue it and wake workers (or, with
+  // `defer_wakes`, leave parked workers asleep and note their count on the process).
+  void activate(Process& process, bool defer_wakes = false);
   // The one thread that moved `process` to `completing` calls this: signal semaphores, release
   // dependents, store `completed`. `process` must be off every list and slot already.
   void finish(Process& process);
@@ -123,7 +147,11 @@ class Executor {
   std::atomic<std::uint32_t> pending_wakes_{0};
   std::atomic<std::int64_t> aggregate_budget_{0};
   std::atomic<std::uint64_t> work_epoch_{0};  // bumped whenever new work becomes visible
-  alignas(64) std::atomic<std::int64_t> unfinished_{0};  // submitted, not yet completed
+  // Submitted minus completed is what teardown waits for. Two counters on two lines: the
+  // submitting thread and the completing workers never write the same line.
+  alignas(64) std::atomic<std::int64_t> submitted_{0};
+  alignas(64) std::atomic<std::int64_t> completed_{0};
+  std::int64_t unfinished() const;
   std::atomic<bool> stopping_{false};                      // cancel everything met from now on
   std::atomic<bool> exit_requested_{false};  // workers leave their loop
   std::atomic<bool> shut_down_{false};

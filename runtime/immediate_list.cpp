@@ -6,7 +6,8 @@ namespace tilec::runtime {
 ImmediateList::ImmediateList() : head_(&stub_), tail_(&stub_) {}
 
 void ImmediateList::push(ListNode& node) {
-  pending_.fetch_add(1, std::memory_order_acq_rel);
+  // seq_cst: with the parked-mask load after it, one side of the executor's Dekker pairing.
+  pushed_.fetch_add(1, std::memory_order_seq_cst);
   node.next.store(nullptr, std::memory_order_relaxed);
   ListNode* previous = head_.exchange(&node, std::memory_order_acq_rel);
   previous->next.store(&node, std::memory_order_release);
@@ -23,7 +24,7 @@ Process* ImmediateList::pop() {
   }
   if (next != nullptr) {
     tail_ = next;
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    popped_.store(popped_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
     return tail->owner;
   }
   // `tail` is the last linked node. If head moved past it, a producer is mid-push: retry later.
@@ -35,7 +36,7 @@ Process* ImmediateList::pop() {
   next = tail->next.load(std::memory_order_acquire);
   if (next != nullptr) {
     tail_ = next;
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    popped_.store(popped_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
     return tail->owner;
   }
   return nullptr;

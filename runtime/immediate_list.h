@@ -40,14 +40,21 @@ class ImmediateList {
   Process* pop();
 
   // Items pushed and not yet popped (including half-linked ones). Any thread.
-  std::int64_t pending() const { return pending_.load(std::memory_order_acquire); }
+  std::int64_t pending() const {
+    // Popped first: every item counted there was counted as pushed before.
+    const std::int64_t popped = popped_.load(std::memory_order_seq_cst);
+    return pushed_.load(std::memory_order_seq_cst) - popped;
+  }
 
  private:
   alignas(64) std::atomic<ListNode*> head_;  // producers swing this
   alignas(64) ListNode* tail_;               // consumer only
   ListNode stub_;
   std::atomic<bool> consumer_busy_{false};
-  alignas(64) std::atomic<std::int64_t> pending_{0};
+  // Pushed by any producer, popped by the one consumer (a plain store under the flag): two lines,
+  // so producers and the consumer never write the same one.
+  alignas(64) std::atomic<std::int64_t> pushed_{0};
+  alignas(64) std::atomic<std::int64_t> popped_{0};
 };
 
 }  // namespace tilec::runtime

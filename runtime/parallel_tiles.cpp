@@ -22,27 +22,47 @@ TileProcess::TileProcess(std::string name, std::uint64_t tile_count, TileFunctio
       body_(std::move(body)),
       tile_count_(tile_count),
       tiles_per_drain_(std::max<std::uint32_t>(1, tiles_per_drain)),
-      remaining_(tile_count) {}
+      remaining_(tile_count) {
+  for (unsigned index = 0; index < part_count; ++index) {
+    parts_[index].next.store(tile_count * index / part_count, std::memory_order_relaxed);
+    parts_[index].end = tile_count * (index + 1) / part_count;
+  }
+}
 
 DrainResult TileProcess::drain(DrainContext& context) {
   // No tiles: budget 1 puts the process on the immediate list, so this call is the only one.
   if (tile_count_ == 0) return {.completed = true, .did_work = true};
   TileContext tile_context{*this, context.worker_index};
-  // Guided self-scheduling: claim runs of a fraction of the unclaimed tiles, so a launch costs
-  // few atomics while much is left and ends balanced (runs shrink to one tile at the end).
-  const std::uint64_t share = 2 * std::uint64_t{context.executor.drainer_count()};
-  std::uint64_t unclaimed = tile_count_ - std::min(tile_count_, next_tile_.load(std::memory_order_relaxed));
+  const unsigned drainers = context.executor.drainer_count();
+  const unsigned home = context.worker_index % drainers * part_count / drainers;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + drain_time;
+  // While Executor::run's caller works alone (parked workers not woken), runs start at one tile
+  // and double, and the call returns once it has worked `help_alone` with tiles left, so the
+  // drainer wakes the workers. A launch shorter than that never wakes anyone.
+  const bool alone = wakes_deferred();
+  const auto wake_at = start + context.executor.options().help_alone;
   std::uint64_t finished = 0;
-  while (finished < tiles_per_drain_ && unclaimed > 0) {
-    const std::uint64_t run = std::clamp<std::uint64_t>(unclaimed / share, 1, tiles_per_drain_ - finished);
-    const std::uint64_t first = next_tile_.fetch_add(run, std::memory_order_relaxed);
-    if (first >= tile_count_) break;
-    const std::uint64_t end = std::min(first + run, tile_count_);
-    unclaimed = tile_count_ - end;
+  for (unsigned visited = 0; visited < part_count && finished < tiles_per_drain_;) {
+    Part& part = parts_[(home + visited) % part_count];
+    const std::uint64_t next = part.next.load(std::memory_order_relaxed);
+    if (next >= part.end) {
+      ++visited;
+      continue;
+    }
+    // Guided: a 1/(2 x drainers) share of what all parts would hold if each had this one's left.
+    const std::uint64_t guess = (part.end - next) * part_count / (2 * std::uint64_t{drainers});
+    const std::uint64_t longest = std::min({max_run, tiles_per_drain_ - finished, alone ? std::max<std::uint64_t>(1, finished) : max_run});
+    const std::uint64_t run = std::clamp<std::uint64_t>(guess, 1, longest);
+    const std::uint64_t first = part.next.fetch_add(run, std::memory_order_relaxed);
+    if (first >= part.end) continue;  // others took the rest meanwhile; the next load moves on
+    const std::uint64_t end = std::min(first + run, part.end);
     std::uint64_t tile = first;
     while (tile < end && !has_error()) body_(tile++, tile_context);
     finished += tile - first;
     if (tile < end) break;  // failed: the rest of the run never starts
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || (alone && now >= wake_at)) break;
   }
   if (finished == 0) return {.completed = false, .did_work = false};
   // acq_rel: the call that retires the last tile sees every other tile's writes.
@@ -52,8 +72,7 @@ DrainResult TileProcess::drain(DrainContext& context) {
 
 Status parallel_tiles(Executor& executor, std::uint64_t tile_count, TileFunction body) {
   TileProcess process("parallel_tiles", tile_count, std::move(body));
-  executor.submit(process);
-  process.wait();
+  executor.run(process);
   return process.status();
 }
 

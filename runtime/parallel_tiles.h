@@ -1,9 +1,15 @@
 // runtime/parallel_tiles.h — a kernel launch as a process: workers claim tile indices.
 //
-// TileProcess runs body(tile) once for every tile in [0, tile_count). Its drain claims tiles
-// with one atomic fetch_add each, runs up to `tiles_per_drain` of them, and returns so the
-// worker can look at other work; the drain call that retires the last tile (a fetch_sub on the
-// remaining count reaching zero) is the one that reports completion (completer election). Its
+// TileProcess runs body(tile) once for every tile in [0, tile_count). The tiles are cut into
+// `part_count` contiguous parts, each with its own claim counter on its own cache line. A drainer
+// starts at its home part (spread by its index over the parts, so drainers start apart) and
+// claims runs there with one fetch_add each, then sweeps on through the other parts, taking what
+// is left in them. Runs are guided — a share of what is left, as if every part had as much left
+// as this one: long while much is left, one tile at the end — so a launch costs few atomics, a
+// drainer mostly touches a line nobody else writes, and the launch ends balanced. A drain call
+// returns after `tiles_per_drain` tiles or `drain_time` of work, so the drainer can look at other
+// work; the call that retires the last tile (a fetch_sub on the remaining count reaching zero)
+// is the one that reports completion (completer election). Its
 // wake budget is the tile count, so it is queued in a compute slot and wakes up to that many
 // workers. Which worker runs which tile is not deterministic; a body that writes only its own
 // tile's outputs gives results that do not depend on the number of workers.
@@ -12,7 +18,9 @@
 // are skipped and the process completes with that status.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -30,8 +38,12 @@ using TileFunction = std::function<void(std::uint64_t tile, TileContext& context
 
 class TileProcess final : public Process {
  public:
+  static constexpr unsigned part_count = 8;
+  static constexpr std::uint64_t max_run = 16;  // tiles per claim at most
+  static constexpr std::chrono::microseconds drain_time{20};
+
   TileProcess(std::string name, std::uint64_t tile_count, TileFunction body,
-              std::uint32_t tiles_per_drain = 16);
+              std::uint32_t tiles_per_drain = 256);
 
   std::uint64_t tile_count() const { return tile_count_; }
 
@@ -39,11 +51,16 @@ class TileProcess final : public Process {
   DrainResult drain(DrainContext& context) override;
 
  private:
+  struct alignas(64) Part {
+    std::atomic<std::uint64_t> next{0};  // the next unclaimed tile; may run past `end`
+    std::uint64_t end = 0;
+  };
+
   TileFunction body_;
   std::uint64_t tile_count_;
   std::uint32_t tiles_per_drain_;
-  alignas(64) std::atomic<std::uint64_t> next_tile_{0};  // claimed by every drainer
-  alignas(64) std::atomic<std::uint64_t> remaining_;     // tiles not yet finished
+  std::array<Part, part_count> parts_;
+  alignas(64) std::atomic<std::uint64_t> remaining_;  // tiles not yet finished
 };
 
 class Executor;

@@ -7,12 +7,17 @@
 // Times are real (wall-clock) and manual: set-up (making process objects) is not timed.
 // "Cold" benchmarks sleep 2 ms between iterations so every pool's workers are asleep; "warm"
 // ones go back to back. Argument: the number of workers (threads) N.
-// Run: build/bench/runtime/runtime_bench [--benchmark_filter=REGEX]
+// Run: build/bench/runtime/runtime_bench [--benchmark_filter=REGEX] — 5 interleaved repetitions
+// by default, then a summary table: per case, the medians and tilec / best peer.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -126,7 +131,23 @@ void BM_TwoProcesses_Tilec(benchmark::State& state) {
 BENCHMARK(BM_TwoProcesses_Tilec)->Arg(2)->UseManualTime();
 
 // ---- sequential throughput: one small job after another, each waited for -------------------
+// tilec: Executor::run (submit and wait in one call; the caller runs a ready job itself, as
+// oneTBB's task_group::wait does). SequentialSubmitWait: the same job through submit() and
+// wait(), where it is queued, announced and may be taken by a worker (no peer row).
 void BM_Sequential_Tilec(benchmark::State& state) {
+  Executor executor(options_for(state));
+  std::atomic<int> counter{0};
+  for (auto _ : state) {
+    OnceProcess process(&counter);
+    const auto start = Clock::now();
+    executor.run(process);
+    state.SetIterationTime(seconds_since(start));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Sequential_Tilec)->Arg(2)->UseManualTime();
+
+void BM_SequentialSubmitWait_Tilec(benchmark::State& state) {
   Executor executor(options_for(state));
   std::atomic<int> counter{0};
   for (auto _ : state) {
@@ -138,7 +159,7 @@ void BM_Sequential_Tilec(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_Sequential_Tilec)->Arg(2)->UseManualTime();
+BENCHMARK(BM_SequentialSubmitWait_Tilec)->Arg(2)->UseManualTime();
 
 // ---- activation cost: submit 1000 ready processes (push + wake bookkeeping), then drain ----
 void BM_Activation_Tilec(benchmark::State& state) {
@@ -406,6 +427,138 @@ void BM_Chain_OpenMP(benchmark::State& state) {
 BENCHMARK(BM_Chain_OpenMP)->Arg(2)->UseManualTime();
 #endif  // TILEC_BENCH_OPENMP
 
+// ---- the summary: per case, the medians of tilec and each peer and tilec / best peer --------
+// Collects every repetition's time (and counters), prints Google Benchmark's usual lines as they
+// come, then one table at the end. Cases are matched by name: BM_<case>_<implementation>/<N>.
+class SummaryReporter final : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    // Print what the console would, minus single repetitions when there are several.
+    std::vector<Run> shown;
+    for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Aggregate || run.repetitions <= 1) shown.push_back(run);
+    }
+    if (!shown.empty()) ConsoleReporter::ReportRuns(shown);
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      const std::string& function = run.run_name.function_name;  // BM_<case>_<implementation>
+      const auto split = function.rfind('_');
+      if (function.rfind("BM_", 0) != 0 || split == std::string::npos || split < 3) continue;
+      const std::string name = function.substr(3, split - 3) + "/" + run.run_name.args;
+      Samples& samples = cases_[name][function.substr(split + 1)];
+      samples.nanoseconds.push_back(run.GetAdjustedRealTime() * nanoseconds_per(run.time_unit));
+      for (const auto& [counter, value] : run.counters) samples.counters[counter].push_back(value);
+      if (std::find(order_.begin(), order_.end(), name) == order_.end()) order_.push_back(name);
+    }
+  }
+
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::FILE* out = stdout;
+    std::fprintf(out, "\nSummary (medians over repetitions; load average %s at start, %s at end)\n",
+                 load_at_start_.c_str(), read_load_average().c_str());
+    std::fprintf(out, "%-20s %12s %12s %12s %9s  %s\n", "case", "tilec", "oneTBB", "OpenMP",
+                 "tilec/best", "tilec counters");
+    for (const std::string& name : order_) {
+      const auto& implementations = cases_[name];
+      const auto time_of = [&](const char* implementation) {
+        const auto found = implementations.find(implementation);
+        return found == implementations.end() ? -1.0 : median(found->second.nanoseconds);
+      };
+      const double tilec = time_of("Tilec"), tbb = time_of("Tbb"), openmp = time_of("OpenMP");
+      double best_peer = -1;
+      for (const double peer : {tbb, openmp}) {
+        if (peer > 0 && (best_peer < 0 || peer < best_peer)) best_peer = peer;
+      }
+      std::string counters;
+      if (const auto found = implementations.find("Tilec"); found != implementations.end()) {
+        for (const auto& [counter, values] : found->second.counters) {
+          char text[64];
+          std::snprintf(text, sizeof text, "%s%s=%.3g", counters.empty() ? "" : " ", counter.c_str(), median(values));
+          counters += text;
+        }
+      }
+      char ratio[32] = "—";
+      if (tilec > 0 && best_peer > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", tilec / best_peer);
+      std::fprintf(out, "%-20s %12s %12s %12s %9s  %s\n", name.c_str(), format_time(tilec).c_str(),
+                   format_time(tbb).c_str(), format_time(openmp).c_str(), ratio, counters.c_str());
+    }
+    std::fflush(out);
+  }
+
+  static std::string read_load_average() {
+    std::FILE* file = std::fopen("/proc/loadavg", "r");
+    if (file == nullptr) return "unknown";
+    char text[64] = {};
+    const bool read = std::fgets(text, sizeof text, file) != nullptr;
+    std::fclose(file);
+    if (!read) return "unknown";
+    std::string load(text);
+    // "0.31 1.18 1.85 1/123 4567": keep the three averages.
+    std::size_t end = 0;
+    for (int field = 0; field < 3 && end != std::string::npos; ++field) end = load.find(' ', end + 1);
+    return load.substr(0, end);
+  }
+
+ private:
+  struct Samples {
+    std::vector<double> nanoseconds;
+    std::map<std::string, std::vector<double>> counters;
+  };
+
+  static double nanoseconds_per(benchmark::TimeUnit unit) {
+    switch (unit) {
+      case benchmark::kNanosecond: return 1;
+      case benchmark::kMicrosecond: return 1e3;
+      case benchmark::kMillisecond: return 1e6;
+      case benchmark::kSecond: return 1e9;
+    }
+    return 1;
+  }
+  static double median(std::vector<double> values) {
+    if (values.empty()) return -1;
+    std::sort(values.begin(), values.end());
+    const std::size_t middle = values.size() / 2;
+    return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+  }
+  static std::string format_time(double nanoseconds) {
+    if (nanoseconds < 0) return "—";
+    char text[32];
+    if (nanoseconds < 1e4) {
+      std::snprintf(text, sizeof text, "%.0f ns", nanoseconds);
+    } else if (nanoseconds < 1e7) {
+      std::snprintf(text, sizeof text, "%.1f us", nanoseconds / 1e3);
+    } else {
+      std::snprintf(text, sizeof text, "%.1f ms", nanoseconds / 1e6);
+    }
+    return text;
+  }
+
+  std::string load_at_start_ = read_load_average();
+  std::vector<std::string> order_;
+  std::map<std::string, std::map<std::string, Samples>> cases_;
+};
+
 }  // namespace
 
-BENCHMARK_MAIN();
+// Defaults: 5 repetitions in random interleaving (so drift in the machine's load spreads over
+// every implementation, not over whichever ran last). Flags given on the command line override
+// them.
+int main(int argc, char** argv) {
+  std::vector<char*> arguments(argv, argv + argc);
+  std::string repetitions = "--benchmark_repetitions=5";
+  std::string interleave = "--benchmark_enable_random_interleaving=true";
+  for (std::string* flag : {&repetitions, &interleave}) {
+    const std::string key = flag->substr(0, flag->find('='));
+    bool given = false;
+    for (int index = 1; index < argc; ++index) given |= std::string(argv[index]).rfind(key, 0) == 0;
+    if (!given) arguments.insert(arguments.begin() + 1, flag->data());
+  }
+  int count = static_cast<int>(arguments.size());
+  benchmark::Initialize(&count, arguments.data());
+  if (benchmark::ReportUnrecognizedArguments(count, arguments.data())) return 1;
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

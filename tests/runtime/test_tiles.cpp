@@ -81,6 +81,15 @@ TEST(RuntimeTiles, ManyLaunchesBackToBackEachRunEveryTileOnce) {
   }
 }
 
+// submit() and wait(): activation wakes parked workers at once (Executor::run would let the
+// caller start alone, and these tiles wait for each other, which run's tiles must not do).
+Status submit_and_wait(Executor& executor, std::uint64_t tile_count, TileFunction body) {
+  TileProcess process("launch", tile_count, std::move(body));
+  executor.submit(process);
+  process.wait();
+  return process.status();
+}
+
 TEST(RuntimeTiles, ParkedWorkersAreWokenToShareALaunch) {
   // Let all workers park, then launch tiles that each wait until two workers have joined (the
   // waiting caller helps too, and does not count): the launch can only finish if the wake
@@ -90,7 +99,7 @@ TEST(RuntimeTiles, ParkedWorkersAreWokenToShareALaunch) {
   std::mutex mutex;
   std::set<unsigned> seen;
   std::atomic<bool> shared{false};
-  const Status status = parallel_tiles(executor, 64, [&](std::uint64_t, TileContext& context) {
+  const Status status = submit_and_wait(executor, 64, [&](std::uint64_t, TileContext& context) {
     {
       std::lock_guard lock(mutex);
       if (context.worker_index < executor.worker_count()) seen.insert(context.worker_index);
@@ -113,7 +122,7 @@ TEST(RuntimeTiles, WakeTreeBringsEveryParkedWorkerIn) {
   std::mutex mutex;
   std::set<unsigned> seen;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  const Status status = parallel_tiles(executor, 64, [&](std::uint64_t, TileContext& context) {
+  const Status status = submit_and_wait(executor, 64, [&](std::uint64_t, TileContext& context) {
     {
       std::lock_guard lock(mutex);
       if (context.worker_index < workers) seen.insert(context.worker_index);
@@ -155,6 +164,63 @@ TEST(RuntimeTiles, AWaitingHostThreadDrainsWorkItself) {
   EXPECT_TRUE(status.ok());
   EXPECT_EQ(indices, std::set<unsigned>{executor.worker_count()});
   EXPECT_EQ(executor.drainer_count(), 2u);
+}
+
+TEST(RuntimeTiles, RunWakesParkedWorkersOnceTheCallerHasWorkedAWhile) {
+  // All workers parked; Executor::run's caller starts alone, and each tile takes 1 ms, so the
+  // first tile already exceeds help_alone: the workers must be woken and share the launch.
+  Executor executor(ExecutorOptions{.worker_count = 3});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::mutex mutex;
+  std::set<unsigned> workers_seen;
+  const Status status = parallel_tiles(executor, 32, [&](std::uint64_t, TileContext& context) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    std::lock_guard lock(mutex);
+    if (context.worker_index < executor.worker_count()) workers_seen.insert(context.worker_index);
+  });
+  EXPECT_TRUE(status.ok());
+  EXPECT_GE(workers_seen.size(), 1u) << "no parked worker was woken for a 32 ms launch";
+}
+
+TEST(RuntimeTiles, RunDrainsAReadyBudgetOneProcessOnTheCallingThread) {
+  Executor executor(ExecutorOptions{.worker_count = 2});
+  std::thread::id ran_on;
+  unsigned index = 0;
+  auto process = test_support::make_process("inline", 1, [&](DrainContext& context) {
+    ran_on = std::this_thread::get_id();
+    index = context.worker_index;
+    return DrainResult{.completed = true, .did_work = true};
+  });
+  executor.run(*process);
+  EXPECT_TRUE(process->done());
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(index, executor.worker_count());
+}
+
+TEST(RuntimeTiles, RunWaitsForDependenciesAndFromAWorkerBlocksInstead) {
+  // A process with a dependency is activated by the dependency's completer, not by run(); and
+  // a drain function that calls run() (a worker thread) blocks instead of taking the seat.
+  Executor executor(ExecutorOptions{.worker_count = 2});
+  std::atomic<int> order{0};
+  int first_seen = -1;
+  int second_seen = -1;
+  auto first = test_support::make_once("first", [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    first_seen = order.fetch_add(1);
+  });
+  auto second = test_support::make_once("second", [&] { second_seen = order.fetch_add(1); });
+  first->add_dependent(*second);
+  auto outer = test_support::make_once("outer", [&] {
+    executor.submit(*first);
+    executor.run(*second);  // on a worker thread
+  });
+  executor.run(*outer);
+  first->wait();  // its completer may still be releasing `second` when `outer` returns
+  EXPECT_TRUE(second->done());
+  EXPECT_EQ(first_seen, 0);
+  EXPECT_EQ(second_seen, 1);
 }
 
 TEST(RuntimeTiles, OnlyOneHostThreadHelpsAtATimeAndTheOthersStillFinish) {
