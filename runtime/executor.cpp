@@ -45,8 +45,6 @@ void Executor::activate(Process& process, bool defer_wakes) {
   process.state_.store(ProcessState::runnable, std::memory_order_release);
   const std::uint32_t budget = process.wake_budget();
   const std::uint32_t wakes = std::min<std::uint32_t>(budget, worker_count());
-  // Before queueing: whoever drains the process may release the deferred wakes at once.
-  if (defer_wakes) process.deferred_wakes_.store(wakes, std::memory_order_relaxed);
   if (budget <= 1) {
     immediate_.push(process.link_);  // `process` may already be running elsewhere after this
   } else {
@@ -55,7 +53,13 @@ void Executor::activate(Process& process, bool defer_wakes) {
     if (!try_place_in_slot(process)) overflow_.push(process.link_);
   }
   if (defer_wakes) {
-    work_epoch_.fetch_add(1, std::memory_order_seq_cst);  // spinning workers join; parked ones sleep on
+    // Spinning workers see the epoch and join. Workers parked before the bump (the Dekker
+    // pairing: bump, then load the mask) sleep on until the caller releases their wakes; with
+    // none parked nothing is deferred, and drainers do not work as if alone.
+    work_epoch_.fetch_add(1, std::memory_order_seq_cst);
+    if (parked_mask_.load(std::memory_order_seq_cst) != 0) {
+      process.deferred_wakes_.store(wakes, std::memory_order_relaxed);
+    }
   } else if (budget <= 1) {
     // The push's seq_cst increment of `pending` is the announcement (Worker::park reads it),
     // so the epoch line, which every worker reads on every loop, is left alone.
@@ -69,8 +73,8 @@ void Executor::release_deferred_wakes(const Process& process) {
   if (process.deferred_wakes_.load(std::memory_order_relaxed) == 0) return;
   const std::uint32_t wakes = process.deferred_wakes_.exchange(0, std::memory_order_relaxed);
   if (wakes == 0) return;
-  // As announce_work after a fresh epoch bump: the Dekker pairing with Worker::park holds,
-  // since the activation's epoch bump came before this load of the parked mask.
+  // As announce_work after the activation's epoch bump, which came before this load of the
+  // parked mask (the Dekker pairing with Worker::park holds).
   if (parked_mask_.load(std::memory_order_seq_cst) != 0) request_wake(wakes);
 }
 

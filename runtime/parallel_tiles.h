@@ -12,7 +12,9 @@
 // is the one that reports completion (completer election). Its
 // wake budget is the tile count, so it is queued in a compute slot and wakes up to that many
 // workers. Which worker runs which tile is not deterministic; a body that writes only its own
-// tile's outputs gives results that do not depend on the number of workers.
+// tile's outputs gives results that do not depend on the number of workers. Tiles must not
+// wait for other tiles of the launch: it may run on one thread (Executor::run's caller works
+// alone for its first microseconds).
 //
 // A body that wants to stop the launch calls context.process.fail(...): tiles not yet started
 // are skipped and the process completes with that status.
@@ -65,7 +67,8 @@ class TileProcess final : public Process {
 
 class Executor;
 
-// Runs body over [0, tile_count) on `executor` and waits; returns the launch's status.
+// Runs body over [0, tile_count) on `executor` through Executor::run (the calling thread works
+// on the launch too) and returns the launch's status.
 Status parallel_tiles(Executor& executor, std::uint64_t tile_count, TileFunction body);
 
 }  // namespace tilec::runtime

@@ -10,6 +10,7 @@
 // Run: build/bench/runtime/runtime_bench [--benchmark_filter=REGEX] — 5 interleaved repetitions
 // by default, then a summary table: per case, the medians and tilec / best peer.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -44,6 +45,35 @@ using Clock = std::chrono::steady_clock;
 constexpr auto cold_gap = std::chrono::milliseconds(2);
 constexpr int chain_length = 100;
 
+// Context switches (voluntary and involuntary, all threads of the process) and CPU time (user +
+// system, all threads) per iteration, from getrusage around the timed loop: where the time goes
+// without a profiler. A parked-and-woken thread is one voluntary switch; "cold" cases add the
+// caller's 2 ms sleep (one more per iteration).
+class UsageMeter {
+ public:
+  explicit UsageMeter(benchmark::State& state) : state_(state), start_(now()) {}
+  ~UsageMeter() {
+    const rusage end = now();
+    const double iterations = static_cast<double>(std::max<benchmark::IterationCount>(1, state_.iterations()));
+    const auto switches = (end.ru_nvcsw + end.ru_nivcsw) - (start_.ru_nvcsw + start_.ru_nivcsw);
+    const auto micros = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+    const double cpu = micros(end.ru_utime) + micros(end.ru_stime) - micros(start_.ru_utime) - micros(start_.ru_stime);
+    state_.counters["switches"] = static_cast<double>(switches) / iterations;
+    state_.counters["cpu_us"] = cpu / iterations;
+  }
+  UsageMeter(const UsageMeter&) = delete;
+  UsageMeter& operator=(const UsageMeter&) = delete;
+
+ private:
+  static rusage now() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage;
+  }
+  benchmark::State& state_;
+  rusage start_;
+};
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -72,6 +102,7 @@ ExecutorOptions options_for(const benchmark::State& state) {
 void BM_WakeOne_Tilec(benchmark::State& state) {
   Executor executor(options_for(state));
   std::atomic<int> counter{0};
+  UsageMeter usage(state);
   for (auto _ : state) {
     std::this_thread::sleep_for(cold_gap);
     OnceProcess process(&counter);
@@ -89,6 +120,7 @@ void run_tiles(benchmark::State& state, bool cold, Launch launch) {
   const std::uint64_t tiles = static_cast<std::uint64_t>(state.range(0)) * 100;
   std::vector<std::uint64_t> out(tiles);
   double total = 0;
+  UsageMeter usage(state);
   for (auto _ : state) {
     if (cold) std::this_thread::sleep_for(cold_gap);
     const auto start = Clock::now();
@@ -117,6 +149,7 @@ void BM_TwoProcesses_Tilec(benchmark::State& state) {
   Executor executor(options_for(state));
   const std::uint64_t tiles = static_cast<std::uint64_t>(state.range(0)) * 100;
   std::vector<std::uint64_t> a(tiles), b(tiles);
+  UsageMeter usage(state);
   for (auto _ : state) {
     TileProcess first("a", tiles, [&](std::uint64_t tile, TileContext&) { tile_work(a, tile); });
     TileProcess second("b", tiles, [&](std::uint64_t tile, TileContext&) { tile_work(b, tile); });
@@ -137,6 +170,7 @@ BENCHMARK(BM_TwoProcesses_Tilec)->Arg(2)->UseManualTime();
 void BM_Sequential_Tilec(benchmark::State& state) {
   Executor executor(options_for(state));
   std::atomic<int> counter{0};
+  UsageMeter usage(state);
   for (auto _ : state) {
     OnceProcess process(&counter);
     const auto start = Clock::now();
@@ -150,6 +184,7 @@ BENCHMARK(BM_Sequential_Tilec)->Arg(2)->UseManualTime();
 void BM_SequentialSubmitWait_Tilec(benchmark::State& state) {
   Executor executor(options_for(state));
   std::atomic<int> counter{0};
+  UsageMeter usage(state);
   for (auto _ : state) {
     OnceProcess process(&counter);
     const auto start = Clock::now();
@@ -167,6 +202,7 @@ void BM_Activation_Tilec(benchmark::State& state) {
   std::atomic<int> counter{0};
   constexpr int batch = 1000;
   double total = 0;
+  UsageMeter usage(state);
   for (auto _ : state) {
     std::vector<std::unique_ptr<OnceProcess>> processes;
     processes.reserve(batch);
@@ -189,6 +225,7 @@ void BM_Chain_Tilec(benchmark::State& state) {
   std::vector<std::uint64_t> out(tiles);
   double gap_total = 0;
   double dispatch_total = 0;
+  UsageMeter usage(state);
   for (auto _ : state) {
     std::vector<Clock::time_point> first_start(chain_length), last_end(chain_length);
     std::vector<std::atomic<std::uint64_t>> remaining(chain_length);
@@ -228,6 +265,7 @@ void BM_TileClaim_Tilec(benchmark::State& state) {
   constexpr std::uint64_t tiles = 100000;
   std::atomic<std::uint64_t> sink{0};
   double total = 0;
+  UsageMeter usage(state);
   for (auto _ : state) {
     const auto start = Clock::now();
     parallel_tiles(executor, tiles, [&](std::uint64_t tile, TileContext&) {
@@ -254,6 +292,7 @@ struct TbbPool {
 void BM_WakeOne_Tbb(benchmark::State& state) {
   TbbPool pool(static_cast<int>(state.range(0)));
   std::atomic<int> done{0};
+  UsageMeter usage(state);
   for (auto _ : state) {
     std::this_thread::sleep_for(cold_gap);
     done.store(0);
@@ -288,6 +327,7 @@ void BM_TwoProcesses_Tbb(benchmark::State& state) {
   TbbPool pool(static_cast<int>(state.range(0)));
   const std::uint64_t tiles = static_cast<std::uint64_t>(state.range(0)) * 100;
   std::vector<std::uint64_t> a(tiles), b(tiles);
+  UsageMeter usage(state);
   for (auto _ : state) {
     const auto start = Clock::now();
     pool.arena.execute([&] {
@@ -307,6 +347,7 @@ BENCHMARK(BM_TwoProcesses_Tbb)->Arg(2)->UseManualTime();
 void BM_Sequential_Tbb(benchmark::State& state) {
   TbbPool pool(static_cast<int>(state.range(0)));
   std::atomic<int> counter{0};
+  UsageMeter usage(state);
   for (auto _ : state) {
     const auto start = Clock::now();
     pool.arena.execute([&] {
@@ -325,6 +366,7 @@ void BM_Chain_Tbb(benchmark::State& state) {
   const std::uint64_t tiles = static_cast<std::uint64_t>(state.range(0)) * 16;
   std::vector<std::uint64_t> out(tiles);
   double dispatch_total = 0;
+  UsageMeter usage(state);
   for (auto _ : state) {
     const auto start = Clock::now();
     pool.arena.execute([&] {
@@ -348,6 +390,7 @@ BENCHMARK(BM_Chain_Tbb)->Arg(2)->UseManualTime();
 void BM_WakeOne_OpenMP(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   std::atomic<int> counter{0};
+  UsageMeter usage(state);
   for (auto _ : state) {
     std::this_thread::sleep_for(cold_gap);
     const auto start = Clock::now();
@@ -376,6 +419,7 @@ void BM_TwoProcesses_OpenMP(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const std::uint64_t tiles = static_cast<std::uint64_t>(threads) * 100;
   std::vector<std::uint64_t> a(tiles), b(tiles);
+  UsageMeter usage(state);
   for (auto _ : state) {
     const auto start = Clock::now();
 #pragma omp parallel num_threads(threads)
@@ -393,6 +437,7 @@ BENCHMARK(BM_TwoProcesses_OpenMP)->Arg(2)->UseManualTime();
 void BM_Sequential_OpenMP(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   std::atomic<int> counter{0};
+  UsageMeter usage(state);
   for (auto _ : state) {
     const auto start = Clock::now();
 #pragma omp parallel num_threads(threads)
@@ -411,6 +456,7 @@ void BM_Chain_OpenMP(benchmark::State& state) {
   const std::uint64_t tiles = static_cast<std::uint64_t>(threads) * 16;
   std::vector<std::uint64_t> out(tiles);
   double dispatch_total = 0;
+  UsageMeter usage(state);
   for (auto _ : state) {
     const auto start = Clock::now();
     for (int k = 0; k < chain_length; ++k) {
@@ -457,7 +503,7 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
     std::FILE* out = stdout;
     std::fprintf(out, "\nSummary (medians over repetitions; load average %s at start, %s at end)\n",
                  load_at_start_.c_str(), read_load_average().c_str());
-    std::fprintf(out, "%-20s %12s %12s %12s %9s  %s\n", "case", "tilec", "oneTBB", "OpenMP",
+    std::fprintf(out, "%-22s %12s %12s %12s %10s  %s\n", "case", "tilec", "oneTBB", "OpenMP",
                  "tilec/best", "tilec counters");
     for (const std::string& name : order_) {
       const auto& implementations = cases_[name];
@@ -473,6 +519,7 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
       std::string counters;
       if (const auto found = implementations.find("Tilec"); found != implementations.end()) {
         for (const auto& [counter, values] : found->second.counters) {
+          if (counter == "switches" || counter == "cpu_us") continue;  // in the second table
           char text[64];
           std::snprintf(text, sizeof text, "%s%s=%.3g", counters.empty() ? "" : " ", counter.c_str(), median(values));
           counters += text;
@@ -480,8 +527,27 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
       }
       char ratio[32] = "—";
       if (tilec > 0 && best_peer > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", tilec / best_peer);
-      std::fprintf(out, "%-20s %12s %12s %12s %9s  %s\n", name.c_str(), format_time(tilec).c_str(),
+      std::fprintf(out, "%-22s %12s %12s %12s %10s  %s\n", name.c_str(), format_time(tilec).c_str(),
                    format_time(tbb).c_str(), format_time(openmp).c_str(), ratio, counters.c_str());
+    }
+    std::fprintf(out, "\nWhere the time goes, per iteration (medians): context switches of all threads / CPU time of all threads\n");
+    std::fprintf(out, "%-22s %20s %20s %20s\n", "case", "tilec", "oneTBB", "OpenMP");
+    for (const std::string& name : order_) {
+      const auto& implementations = cases_[name];
+      std::string cells[3];
+      const char* keys[3] = {"Tilec", "Tbb", "OpenMP"};
+      for (int index = 0; index < 3; ++index) {
+        const auto found = implementations.find(keys[index]);
+        if (found == implementations.end() || !found->second.counters.count("switches")) {
+          cells[index] = "—";
+          continue;
+        }
+        char text[64];
+        std::snprintf(text, sizeof text, "%.2f / %.1f us", median(found->second.counters.at("switches")),
+                      median(found->second.counters.at("cpu_us")));
+        cells[index] = text;
+      }
+      std::fprintf(out, "%-22s %20s %20s %20s\n", name.c_str(), cells[0].c_str(), cells[1].c_str(), cells[2].c_str());
     }
     std::fflush(out);
   }
