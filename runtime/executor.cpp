@@ -34,7 +34,7 @@ void Executor::submit(Process& process) {
   process.release_suspension();
 }
 
-void Executor::activate(Process& process, bool defer_wakes) {
+void Executor::activate(Process& process, bool caller_helps) {
   if (exit_requested_.load(std::memory_order_acquire)) {
     // No worker will ever look at it again: complete it here, as cancelled.
     process.cancel();
@@ -45,6 +45,12 @@ void Executor::activate(Process& process, bool defer_wakes) {
   process.state_.store(ProcessState::runnable, std::memory_order_release);
   const std::uint32_t budget = process.wake_budget();
   const std::uint32_t wakes = std::min<std::uint32_t>(budget, worker_count());
+  // Executor::run's caller starts alone when the last launch it ran was short: no worker is
+  // told (no epoch bump, no wake) until the caller releases the deferred announcement. Set
+  // before queueing: whoever drains the process may release it at once.
+  const bool alone = caller_helps && budget > 1 &&
+                     last_launch_ns_.load(std::memory_order_relaxed) <= options_.help_alone.count();
+  if (alone) process.deferred_wakes_.store(wakes, std::memory_order_relaxed);
   if (budget <= 1) {
     immediate_.push(process.link_);  // `process` may already be running elsewhere after this
   } else {
@@ -52,15 +58,8 @@ void Executor::activate(Process& process, bool defer_wakes) {
     aggregate_budget_.fetch_add(budget, std::memory_order_relaxed);
     if (!try_place_in_slot(process)) overflow_.push(process.link_);
   }
-  if (defer_wakes) {
-    // Spinning workers see the epoch and join. Workers parked before the bump (the Dekker
-    // pairing: bump, then load the mask) sleep on until the caller releases their wakes; with
-    // none parked nothing is deferred, and drainers do not work as if alone.
-    work_epoch_.fetch_add(1, std::memory_order_seq_cst);
-    if (parked_mask_.load(std::memory_order_seq_cst) != 0) {
-      process.deferred_wakes_.store(wakes, std::memory_order_relaxed);
-    }
-  } else if (budget <= 1) {
+  if (alone) return;
+  if (budget <= 1) {
     // The push's seq_cst increment of `pending` is the announcement (Worker::park reads it),
     // so the epoch line, which every worker reads on every loop, is left alone.
     if (parked_mask_.load(std::memory_order_seq_cst) != 0) request_wake(wakes);
@@ -72,10 +71,7 @@ void Executor::activate(Process& process, bool defer_wakes) {
 void Executor::release_deferred_wakes(const Process& process) {
   if (process.deferred_wakes_.load(std::memory_order_relaxed) == 0) return;
   const std::uint32_t wakes = process.deferred_wakes_.exchange(0, std::memory_order_relaxed);
-  if (wakes == 0) return;
-  // As announce_work after the activation's epoch bump, which came before this load of the
-  // parked mask (the Dekker pairing with Worker::park holds).
-  if (parked_mask_.load(std::memory_order_seq_cst) != 0) request_wake(wakes);
+  if (wakes != 0) announce_work(wakes);
 }
 
 void Executor::run(Process& process) {
@@ -96,7 +92,12 @@ void Executor::run(Process& process) {
       process.state_.store(ProcessState::runnable, std::memory_order_relaxed);
       Drainer(*this, worker_count()).run_now(process);  // completes, or suspends and requeues
     } else {
-      activate(process, /*defer_wakes=*/true);
+      // Timed, from activation to completion: it decides whether the next launch starts alone.
+      const auto start = std::chrono::steady_clock::now();
+      activate(process, /*caller_helps=*/true);
+      help_until_done(process);
+      last_launch_ns_.store((std::chrono::steady_clock::now() - start).count(), std::memory_order_relaxed);
+      return;
     }
   } else {
     process.release_suspension();  // activated later, by whoever releases the last hold

@@ -18,11 +18,13 @@
 //
 // Executor::run(process) is submit and wait in one call, and it can do more than the two: a
 // ready budget-1 process runs on the calling thread at once, never queued, so no worker is
-// disturbed; a ready compute process is queued for the spinning workers (the epoch they watch
-// is bumped) but parked workers are not woken yet. The caller drains it first, and the
-// deferred wakes are sent only once it has worked `help_alone` and work is left (or once the
-// process reports work left after a drain call, or the caller stops helping). A launch the caller
-// finishes within `help_alone` costs no thread wake at all.
+// disturbed. A ready compute process is queued, and when the previous run() launch took less
+// than `help_alone`, no worker is told yet (no epoch bump, no wake): the caller drains alone,
+// and announces the work (epoch bump, wakes) only once it has worked `help_alone` with work
+// left, or the process reports work left after a drain call, or the caller stops helping.
+// Otherwise it is announced at once. So a small launch involves no other thread (sharing 100
+// tiles of 12 ns costs more in cache-line transfers than it saves), and a launch of heavy tiles
+// (its predecessor was long) is shared from the start.
 //
 // Teardown cancels everything: workers complete each process they meet as cancelled (its
 // dependents inherit that), in-flight drain calls finish, and shutdown waits at most `timeout`
@@ -35,6 +37,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -54,8 +57,8 @@ struct ExecutorOptions {
   // A helping waiter with nothing runnable spins this long (watching for completion and new
   // work) before it blocks.
   std::chrono::nanoseconds help_spin{50'000};
-  // Executor::run: how long the caller works alone on a launch before waking parked workers
-  // (about what a wake costs the woken worker here; see bench/README.md).
+  // Executor::run: how long the caller works alone on a launch before announcing it to the
+  // workers (about what a wake costs here; see bench/README.md).
   std::chrono::nanoseconds help_alone{5'000};
   unsigned wake_fanout = 1;  // workers each woken worker wakes before draining
 };
@@ -105,7 +108,7 @@ class Executor {
   bool take_helper_seat();
   // Holding the seat: drain until `process` completed; gives the seat back.
   void help_until_done(const Process& process);
-  // The activation of `process` deferred waking parked workers: wake them now (once).
+  // The activation of `process` deferred its announcement: announce it now (once).
   void release_deferred_wakes(const Process& process);
 
   struct alignas(64) ComputeSlot {
@@ -114,9 +117,9 @@ class Executor {
   };
   static Process* retiring_marker() { return reinterpret_cast<Process*>(std::uintptr_t{1}); }
 
-  // The suspend count of `process` reached zero: queue it and wake workers (or, with
-  // `defer_wakes`, leave parked workers asleep and note their count on the process).
-  void activate(Process& process, bool defer_wakes = false);
+  // The suspend count of `process` reached zero: queue it and announce it (wake workers).
+  // With `caller_helps` (Executor::run) the announcement may be deferred (see above).
+  void activate(Process& process, bool caller_helps = false);
   // The one thread that moved `process` to `completing` calls this: signal semaphores, release
   // dependents, store `completed`. `process` must be off every list and slot already.
   void finish(Process& process);
@@ -158,6 +161,9 @@ class Executor {
   TeardownReport teardown_report_;
   std::atomic<std::uint32_t> slot_hint_{0};
   alignas(64) std::atomic<bool> helper_seat_taken_{false};
+  // How long the last compute launch of Executor::run took, activation to completion (unknown
+  // at first: the first launch is announced at once).
+  std::atomic<std::int64_t> last_launch_ns_{std::numeric_limits<std::int64_t>::max()};
 };
 
 }  // namespace tilec::runtime

@@ -1,7 +1,8 @@
 // runtime/parallel_tiles.h — a kernel launch as a process: workers claim tile indices.
 //
 // TileProcess runs body(tile) once for every tile in [0, tile_count). The tiles are cut into
-// `part_count` contiguous parts, each with its own claim counter on its own cache line. A drainer
+// `parts` contiguous parts (at most max_parts; parallel_tiles gives one per drainer of the
+// executor), each with its own claim counter on its own cache line. A drainer
 // starts at its home part (spread by its index over the parts, so drainers start apart) and
 // claims runs there with one fetch_add each, then sweeps on through the other parts, taking what
 // is left in them. Runs are guided — a share of what is left, as if every part had as much left
@@ -40,12 +41,12 @@ using TileFunction = std::function<void(std::uint64_t tile, TileContext& context
 
 class TileProcess final : public Process {
  public:
-  static constexpr unsigned part_count = 8;
+  static constexpr unsigned max_parts = 8;
   static constexpr std::uint64_t max_run = 16;  // tiles per claim at most
   static constexpr std::chrono::microseconds drain_time{20};
 
   TileProcess(std::string name, std::uint64_t tile_count, TileFunction body,
-              std::uint32_t tiles_per_drain = 256);
+              std::uint32_t tiles_per_drain = 256, unsigned parts = max_parts);
 
   std::uint64_t tile_count() const { return tile_count_; }
 
@@ -61,7 +62,8 @@ class TileProcess final : public Process {
   TileFunction body_;
   std::uint64_t tile_count_;
   std::uint32_t tiles_per_drain_;
-  std::array<Part, part_count> parts_;
+  unsigned part_count_;
+  std::array<Part, max_parts> parts_;
   alignas(64) std::atomic<std::uint64_t> remaining_;  // tiles not yet finished
 };
 

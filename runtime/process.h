@@ -79,7 +79,7 @@ class alignas(64) Process {
   bool has_error() const { return error_.load(std::memory_order_acquire) != nullptr; }
 
   ProcessState state() const { return state_.load(std::memory_order_acquire); }
-  // True while Executor::run's caller drains alone: parked workers have not been woken yet.
+  // True while Executor::run's caller drains alone: no worker has been told about the process.
   bool wakes_deferred() const { return deferred_wakes_.load(std::memory_order_relaxed) != 0; }
   bool done() const { return state() == ProcessState::completed; }
   // Returns once the process completed. A host thread helps the executor drain meanwhile (see
@@ -118,8 +118,8 @@ class alignas(64) Process {
   // Cache line 2: scheduling, written by drain functions.
   alignas(64) std::atomic<std::uint32_t> wake_budget_;
   std::uint32_t accounted_budget_ = 0;  // budget counted in the executor while in a slot
-  // Parked workers Executor::run left asleep at activation (its caller drains first); woken
-  // by the first of: a drain call that leaves work behind, the caller ceasing to help.
+  // Workers Executor::run has not told about this process yet (its caller drains alone first);
+  // announced by the first of: a drain call that leaves work behind, the caller ceasing to help.
   mutable std::atomic<std::uint32_t> deferred_wakes_{0};
 
   // Cache line 3: the immediate/overflow list link.

@@ -244,6 +244,9 @@ void BM_Chain_Tilec(benchmark::State& state) {
     for (auto& dispatch : chain) executor.submit(*dispatch);
     chain.back()->wait();
     const double elapsed = seconds_since(start);
+    // Every dispatch must be complete before the chain is destroyed: dispatch k's completer may
+    // still be finishing it (after releasing k+1) when the last one's wait returns.
+    for (auto& dispatch : chain) dispatch->wait();
     dispatch_total += elapsed;
     state.SetIterationTime(elapsed);
     for (int k = 1; k < chain_length; ++k) {

@@ -167,9 +167,13 @@ TEST(RuntimeTiles, AWaitingHostThreadDrainsWorkItself) {
 }
 
 TEST(RuntimeTiles, RunWakesParkedWorkersOnceTheCallerHasWorkedAWhile) {
-  // All workers parked; Executor::run's caller starts alone, and each tile takes 1 ms, so the
-  // first tile already exceeds help_alone: the workers must be woken and share the launch.
+  // A tiny launch first, so the executor's last cold launch was short and the next one defers
+  // its wakes. All workers parked; Executor::run's caller starts alone, and each tile takes
+  // 1 ms, so the first tile already exceeds help_alone: the workers must be woken and share the
+  // launch. (Had the tiny launch been slow, the wakes are sent at once: the same outcome.)
   Executor executor(ExecutorOptions{.worker_count = 3});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(parallel_tiles(executor, 4, [](std::uint64_t, TileContext&) {}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::mutex mutex;
   std::set<unsigned> workers_seen;
