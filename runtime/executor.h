@@ -58,8 +58,9 @@ struct ExecutorOptions {
   // work) before it blocks.
   std::chrono::nanoseconds help_spin{50'000};
   // Executor::run: how long the caller works alone on a launch before announcing it to the
-  // workers (about what a wake costs here; see bench/README.md).
-  std::chrono::nanoseconds help_alone{5'000};
+  // workers: a woken worker arrives about 7 us after a wake that costs its waker 4-5 us here
+  // (bench/README.md), so sharing pays only when more than about that much is left.
+  std::chrono::nanoseconds help_alone{10'000};
   unsigned wake_fanout = 1;  // workers each woken worker wakes before draining
 };
 
