@@ -167,33 +167,26 @@ BENCHMARK(BM_TwoProcesses_Tilec)->Arg(2)->UseManualTime();
 // tilec: Executor::run (submit and wait in one call; the caller runs a ready job itself, as
 // oneTBB's task_group::wait does). SequentialSubmitWait: the same job through submit() and
 // wait(), where it is queued, announced and may be taken by a worker (no peer row).
-void BM_Sequential_Tilec(benchmark::State& state) {
+void tilec_sequential(benchmark::State& state, bool submit_then_wait) {
   Executor executor(options_for(state));
   std::atomic<int> counter{0};
   UsageMeter usage(state);
   for (auto _ : state) {
     OnceProcess process(&counter);
     const auto start = Clock::now();
-    executor.run(process);
+    if (submit_then_wait) {
+      executor.submit(process);
+      process.wait();
+    } else {
+      executor.run(process);
+    }
     state.SetIterationTime(seconds_since(start));
   }
   state.SetItemsProcessed(state.iterations());
 }
+void BM_Sequential_Tilec(benchmark::State& state) { tilec_sequential(state, false); }
+void BM_SequentialSubmitWait_Tilec(benchmark::State& state) { tilec_sequential(state, true); }
 BENCHMARK(BM_Sequential_Tilec)->Arg(2)->UseManualTime();
-
-void BM_SequentialSubmitWait_Tilec(benchmark::State& state) {
-  Executor executor(options_for(state));
-  std::atomic<int> counter{0};
-  UsageMeter usage(state);
-  for (auto _ : state) {
-    OnceProcess process(&counter);
-    const auto start = Clock::now();
-    executor.submit(process);
-    process.wait();
-    state.SetIterationTime(seconds_since(start));
-  }
-  state.SetItemsProcessed(state.iterations());
-}
 BENCHMARK(BM_SequentialSubmitWait_Tilec)->Arg(2)->UseManualTime();
 
 // ---- activation cost: submit 1000 ready processes (push + wake bookkeeping), then drain ----
