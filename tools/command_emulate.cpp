@@ -8,7 +8,7 @@
 //   3. Per kernel (or --kernel NAME): plan it as the backend does and write a driver .cpp that
 //      #includes the .cu and calls its launcher (tools/emulate_driver.h gives the protocol).
 //   4. Build each driver with the runtime (tools/emulate_build.h; cached by content hash).
-//   5. Make inputs from --seed and --dims (as `tilec run`), write them to files, and run the
+//   5. Make inputs from --seed, --dims and --scalar (as `tilec run`), write them to files, and run the
 //      interpreter on the parsed kernel for the expected outputs.
 //   6. Run the program once per schedule (eager, lazy, then random with seeds S, S+1, ...),
 //      forwarding its reports; map its exit status (tilec_emulate.h §6) to ours; compare each
@@ -54,6 +54,8 @@ struct EmulateOptions {
   std::string input;
   std::string kernel;
   std::string dims;
+  std::vector<std::string> scalar_items;  // --scalar NAME=VALUE,...
+  runtime::ScalarBindings scalars;
   std::vector<std::string> defines;
   DriverOptions driver;  // target, max-events, generator
   uint64_t seed = 1;
@@ -208,10 +210,12 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   runtime::SymbolBindings symbols = bind_kernel_symbols(*job.lowered, given, dims);
   runtime::KernelBuffers inputs;
   std::string message;
-  if (!runtime::make_kernel_buffers(*job.lowered, symbols, options.seed, inputs, message)) {
+  if (!runtime::make_kernel_buffers(*job.lowered, symbols, options.seed, inputs, message, options.scalars)) {
     fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
     return 1;
   }
+  if (std::string scalars = inputs.describe_scalars(); !scalars.empty())
+    fmt::print("kernel {}: scalars {}\n", name, scalars);
   fs::path data = work.path / name;
   std::error_code error;
   fs::create_directories(data, error);
@@ -310,12 +314,13 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   return overall;
 }
 
-int run_emulate(const EmulateOptions& options) {
+int run_emulate(EmulateOptions options) {
   // Phase 1.
   std::map<std::string, std::string> defines;
   if (!parse_defines(options.defines, defines)) return 1;
   runtime::SymbolBindings given;
   if (!parse_dims(options.dims, given)) return 1;
+  if (!parse_scalars(options.scalar_items, options.scalars)) return 1;
   auto compiler = find_host_compiler(options.host_cxx);
   if (!compiler) return 1;
   if (!options.cu.empty() && !check_given_cu(options.cu)) return 1;
@@ -368,6 +373,7 @@ int run_emulate(const EmulateOptions& options) {
   std::vector<const Operation*> kernels;
   for (const KernelJob& job : jobs) kernels.push_back(job.lowered);
   warn_unused_dims(given, kernels);
+  warn_unused_scalars(options.scalars, kernels);
 
   WorkDirectory work;
   if (!make_work_directory(options, work)) return 1;
@@ -418,6 +424,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--kernel", options->kernel, "emulate only this kernel (default: every kernel)");
   cmd->add_option("--dims", options->dims,
                   fmt::format("symbolic tensor extents, e.g. M=200,N=136,K=72 (default {} each)", kDefaultExtent));
+  cmd->add_option("--scalar", options->scalar_items, kScalarOptionHelp);
   add_pipeline_options(*cmd, options->driver, options->defines);
   add_plain_tiles_option(*cmd, options->plain_tiles);
   cmd->add_option("--seed", options->seed,

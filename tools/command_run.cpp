@@ -4,7 +4,8 @@
 //   1. Load the input (.tile or .tir) and keep a copy of the IR as parsed.
 //   2. Run the pipeline on the other copy up to --stop-after (default: all of it).
 //   3. For each kernel (or --kernel NAME): bind the symbolic dims (--dims; 256 for any not
-//      given), make inputs from --seed, run the pipelined kernel on the interpreter with
+//      given) and the scalar parameters (--scalar; floats not given are random, and every
+//      scalar's value is printed), make inputs from --seed, run the pipelined kernel on the interpreter with
 //      --workers executor workers, and print each output's checksum.
 //   4. With --check, also run the parsed kernel on the same inputs and compare every output
 //      with the element type's tolerance; exit 1 with the first mismatching index.
@@ -34,6 +35,8 @@ struct RunOptions {
   std::string input;
   std::string kernel;
   std::string dims;
+  std::vector<std::string> scalar_items;  // --scalar NAME=VALUE,...
+  runtime::ScalarBindings scalars;
   std::vector<std::string> defines;
   DriverOptions driver;  // target, stop-after, max-events, generator
   unsigned workers = 0;
@@ -67,7 +70,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   symbols = bind_kernel_symbols(lowered, symbols, dims);
   runtime::KernelBuffers inputs;
   std::string message;
-  if (!runtime::make_kernel_buffers(lowered, symbols, options.seed, inputs, message)) {
+  if (!runtime::make_kernel_buffers(lowered, symbols, options.seed, inputs, message, options.scalars)) {
     fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
     return 1;
   }
@@ -84,6 +87,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
     return 1;
   }
   fmt::print("kernel {} [{}]: {} tiles on {} workers\n", name, dims, result.tile_count, executor.worker_count());
+  if (std::string scalars = actual.describe_scalars(); !scalars.empty()) fmt::print("  scalars: {}\n", scalars);
   for (size_t position : actual.outputs)
     fmt::print("  output {} {}: checksum {:.9g}\n", actual.names[position],
                actual.tensors[position].describe(), checksum(actual.tensors[position]));
@@ -106,11 +110,12 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   return status;
 }
 
-int run_run(const RunOptions& options) {
+int run_run(RunOptions options) {
   std::map<std::string, std::string> defines;
   if (!parse_defines(options.defines, defines)) return 1;
   runtime::SymbolBindings symbols;
   if (!parse_dims(options.dims, symbols)) return 1;
+  if (!parse_scalars(options.scalar_items, options.scalars)) return 1;
   LoadedInput input = load_input(options.input, defines);
   if (!input.module) return input.internal_error ? 2 : 1;
   std::unique_ptr<Module> parsed = clone_module(*input.module);
@@ -130,6 +135,7 @@ int run_run(const RunOptions& options) {
   std::vector<const Operation*> kernels;
   for (size_t i : selected) kernels.push_back(input.module->kernels()[i].get());
   warn_unused_dims(symbols, kernels);
+  warn_unused_scalars(options.scalars, kernels);
   runtime::ExecutorOptions executor_options;
   executor_options.worker_count = options.workers;
   runtime::Executor executor(executor_options);
@@ -158,6 +164,7 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--kernel", options->kernel, "run only this kernel (default: every kernel)");
   cmd->add_option("--dims", options->dims,
                   fmt::format("symbolic tensor extents, e.g. M=256,N=128,K=64 (default {} each)", kDefaultExtent));
+  cmd->add_option("--scalar", options->scalar_items, kScalarOptionHelp);
   add_pipeline_options(*cmd, options->driver, options->defines);
   cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 namespace tilec::tools {
 
@@ -31,6 +33,52 @@ bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
     start = end + 1;
   }
   return true;
+}
+
+bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBindings& out) {
+  for (const std::string& option : items) {
+    size_t start = 0;
+    while (start <= option.size()) {
+      size_t end = option.find(',', start);
+      if (end == std::string::npos) end = option.size();
+      std::string item = option.substr(start, end - start);
+      start = end + 1;
+      size_t eq = item.find('=');
+      std::string text = eq == std::string::npos ? "" : item.substr(eq + 1);
+      bool ok = eq != std::string::npos && eq > 0 && !text.empty();
+      if (ok) {
+        int64_t integer = 0;
+        auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), integer);
+        if (ec == std::errc() && ptr == text.data() + text.size()) {
+          out[item.substr(0, eq)] = integer;
+          continue;
+        }
+        char* parsed_end = nullptr;
+        double floating = std::strtod(text.c_str(), &parsed_end);
+        ok = parsed_end == text.c_str() + text.size() && std::isfinite(floating);
+        if (ok) {
+          out[item.substr(0, eq)] = floating;
+          continue;
+        }
+      }
+      fmt::print(stderr, "tilec: error: --scalar {}: expected NAME=NUMBER (an integer or a finite float), "
+                         "e.g. --scalar alpha=0.5,n=-3\n", item);
+      return false;
+    }
+  }
+  return true;
+}
+
+void warn_unused_scalars(const runtime::ScalarBindings& given, const std::vector<const Operation*>& kernels) {
+  for (const auto& [name, value] : given) {
+    bool used = false;
+    for (const Operation* kernel : kernels) {
+      const Region& body = kernel->region();
+      for (size_t i = 0; i < body.num_arguments(); ++i)
+        used |= body.argument(i)->type().is_scalar() && body.argument(i)->name_hint() == name;
+    }
+    if (!used) fmt::print(stderr, "tilec: warning: --scalar {}: no kernel run has a scalar parameter named {}\n", name, name);
+  }
 }
 
 std::vector<std::string> kernel_symbols(const Operation& kernel) {

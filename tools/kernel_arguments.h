@@ -4,6 +4,9 @@
 //   1. parse_dims reads --dims M=256,N=128 into bindings (every value a positive integer).
 //   2. kernel_symbols lists the dimension symbols of a kernel's tensor parameters.
 //   3. bind_kernel_symbols gives each of them its --dims value, or kDefaultExtent.
+//   4. parse_scalars reads --scalar alpha=0.5,n=-3 (integers, or decimal/hex floats) for the
+//      kernel's scalar parameters (runtime/interpreter/kernel_buffers.h says what a scalar gets
+//      when none is given).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +15,7 @@
 
 #include "ir/ir.h"
 #include "runtime/interpreter/interpreter.h"
+#include "runtime/interpreter/kernel_buffers.h"
 
 namespace tilec::tools {
 
@@ -20,6 +24,17 @@ inline constexpr int64_t kDefaultExtent = 256;
 
 // False after printing what is malformed ("--dims M: expected NAME=POSITIVE_INTEGER, ...").
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out);
+
+// The --scalar option's help, shared by `tilec run` and `tilec emulate`.
+inline constexpr const char* kScalarOptionHelp =
+    "values of scalar parameters, e.g. --scalar alpha=0.5,n=-3 (repeatable; float scalars not\n"
+    "given get a random value in [-1, 1), integer ones must be given; the values are printed)";
+
+// False after printing what is malformed; each item of each --scalar option is NAME=NUMBER.
+bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBindings& out);
+
+// Prints a warning for each --scalar name that no kernel in `kernels` has as a scalar parameter.
+void warn_unused_scalars(const runtime::ScalarBindings& given, const std::vector<const Operation*>& kernels);
 
 // Every symbolic dim of the kernel's tensors, in parameter order.
 std::vector<std::string> kernel_symbols(const Operation& kernel);

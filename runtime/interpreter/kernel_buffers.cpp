@@ -15,8 +15,21 @@ std::vector<KernelArgument> KernelBuffers::arguments() {
   return result;
 }
 
+std::string KernelBuffers::describe_scalars() const {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (is_tensor[i]) continue;
+    std::string name = names[i].starts_with("%") ? names[i].substr(1) : names[i];
+    std::string value = std::holds_alternative<double>(scalars[i]) ? fmt::format("{:.9g}", std::get<double>(scalars[i]))
+                                                                   : fmt::format("{}", std::get<int64_t>(scalars[i]));
+    text += fmt::format("{}{}={}{}", text.empty() ? "" : ", ", name, value,
+                        scalar_sources[i] == "random" ? " (random)" : "");
+  }
+  return text;
+}
+
 bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols, uint64_t seed,
-                         KernelBuffers& buffers, std::string& message) {
+                         KernelBuffers& buffers, std::string& message, const ScalarBindings& scalars) {
   if (kernel.kind() != OpKind::kernel || kernel.num_regions() != 1) {
     message = "not a kernel";
     return false;
@@ -39,6 +52,7 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     buffers.is_tensor.push_back(type.is_tensor());
     buffers.tensors.emplace_back();
     buffers.scalars.emplace_back(int64_t{0});
+    buffers.scalar_sources.emplace_back();
     uint64_t stream_seed = derive_seed(seed, i);
     if (type.is_tensor()) {
       std::vector<int64_t> dims;
@@ -56,14 +70,32 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
       message = fmt::format("{} has type {}, which cannot be a launch argument", buffers.names.back(), type.to_string());
       return false;
     }
+    std::string& source = buffers.scalar_sources.back();
+    bool floating = is_float(type.element());
+    if (auto given = scalars.find(hint); given != scalars.end()) {
+      source = "given";
+      if (std::holds_alternative<double>(given->second) && !floating) {
+        message = fmt::format("--scalar {}={}: {} is {}; give an integer", hint, std::get<double>(given->second),
+                              buffers.names.back(), type.to_string());
+        return false;
+      }
+      if (floating)
+        buffers.scalars.back() = std::visit([](auto v) { return static_cast<double>(v); }, given->second);
+      else
+        buffers.scalars.back() = std::get<int64_t>(given->second);
+      continue;
+    }
     auto binding = symbols.find(hint);
-    if (is_float(type.element())) {
-      buffers.scalars.back() = binding != symbols.end() ? static_cast<double>(binding->second)
-                                                        : SplitMix64(stream_seed).next_unit() * 2 - 1;
-    } else if (binding != symbols.end()) {
-      buffers.scalars.back() = binding->second;
+    if (binding != symbols.end()) {
+      source = "dims";
+      if (floating) buffers.scalars.back() = static_cast<double>(binding->second);
+      else buffers.scalars.back() = binding->second;
+    } else if (floating) {
+      source = "random";
+      buffers.scalars.back() = SplitMix64(stream_seed).next_unit() * 2 - 1;
     } else {
-      message = fmt::format("the scalar parameter {} needs a value (give {}=...)", buffers.names.back(), hint);
+      message = fmt::format("the {} scalar parameter {} needs a value: give --scalar {}=VALUE", type.to_string(),
+                            buffers.names.back(), hint.empty() ? "NAME" : hint);
       return false;
     }
   }

@@ -4,14 +4,18 @@
 // Tensor parameters are sized from their types under the symbol bindings. A tensor the kernel
 // loads (or both loads and stores) is an input and is filled by fill_random from a seed derived
 // from the run's seed and the parameter's position; a tensor it only stores to is an output and
-// starts as zeros. Integer and index scalars take the binding of their own name (`%K` ← K);
-// float scalars take their binding when there is one, else a random value in [-1, 1).
+// starts as zeros. A scalar parameter takes its value from `scalars` (`tilec run --scalar
+// alpha=0.5`), else, for integers and index, the symbol binding of its own name (`%K` ← K, as
+// --dims K=64 gives it); a float scalar with neither gets a random value in [-1, 1); an integer
+// scalar with neither is an error. `scalar_sources` says which, for the report.
 // The buffers are plain values: copy a KernelBuffers to run the same inputs twice (before and
 // after the pipeline) and compare the outputs with compare_outputs.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "runtime/interpreter/compare_buffers.h"
@@ -25,14 +29,22 @@ struct KernelBuffers {
   std::vector<KernelArgument> scalars;   // per parameter; unused for tensors
   std::vector<bool> is_tensor;
   std::vector<size_t> outputs;           // positions of the tensors the kernel stores to
+  std::vector<std::string> scalar_sources;  // per parameter: "given", "dims", "random"; "" for tensors
+
+  // "alpha=0.25 (random), n=5" for the scalar parameters (names without '%'); "" when none.
+  std::string describe_scalars() const;
 
   // The arguments for run_kernel, pointing into this object's tensors.
   std::vector<KernelArgument> arguments();
 };
 
-// False (with `message`) when an extent or a scalar has no binding.
+// Values given for scalar parameters by name (without '%').
+using ScalarBindings = std::map<std::string, std::variant<int64_t, double>>;
+
+// False (with `message`) when an extent or an integer scalar has no binding, or a float value
+// is given for an integer scalar.
 bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols, uint64_t seed,
-                         KernelBuffers& buffers, std::string& message);
+                         KernelBuffers& buffers, std::string& message, const ScalarBindings& scalars = {});
 
 struct OutputComparison {
   std::string name;

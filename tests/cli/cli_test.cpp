@@ -158,6 +158,31 @@ TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
   fs::remove(racy);
 }
 
+// Scalar parameters (issue 18, defect 3): --scalar sets them, an integer one must be given, a
+// float one not given is random, and every value used is printed (tilec emulate: emulate_cli_test).
+TEST(Cli, RunTakesScalarParametersAndReportsThem) {
+  fs::path scaled = temp_file("scaled.tile",
+      "kernel scaled(X: tensor<N, i32>, Y: tensor<N, f32>, n: i32, alpha: f32) grid tiles(cdiv(N, 8)) as (i) {\n"
+      "  x = load X[i] : <8>;\n  store Y[i] = cast(x * n, f32) * alpha;\n}\n");
+  CommandResult missing = run_command(tilec("run " + scaled.string() + " --dims N=16"));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_THAT(missing.err, HasSubstr("the i32 scalar parameter %n needs a value: give --scalar n=VALUE"));
+  CommandResult given = run_command(tilec("run " + scaled.string() + " --dims N=16 --check --scalar n=-3 --scalar alpha=0.25"));
+  EXPECT_EQ(given.status, 0) << given.err;
+  EXPECT_THAT(given.out, HasSubstr("scalars: n=-3, alpha=0.25"));
+  CommandResult random = run_command(tilec("run " + scaled.string() + " --dims N=16 --scalar n=2,unused=1"));
+  EXPECT_EQ(random.status, 0) << random.err;
+  EXPECT_THAT(random.out, HasSubstr("scalars: n=2, alpha="));
+  EXPECT_THAT(random.out, HasSubstr(" (random)"));
+  EXPECT_THAT(random.err, HasSubstr("--scalar unused: no kernel run has a scalar parameter named unused"));
+  CommandResult fractional = run_command(tilec("run " + scaled.string() + " --dims N=16 --scalar n=0.5"));
+  EXPECT_EQ(fractional.status, 1);
+  EXPECT_THAT(fractional.err, HasSubstr("--scalar n=0.5: %n is i32; give an integer"));
+  CommandResult malformed = run_command(tilec("run " + scaled.string() + " --scalar n=two"));
+  EXPECT_EQ(malformed.status, 1);
+  EXPECT_THAT(malformed.err, HasSubstr("--scalar n=two: expected NAME=NUMBER"));
+  fs::remove(scaled);
+}
 
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
 std::string kernel_with(const std::string& shape, const std::string& stages, const std::string& name = "x") {
