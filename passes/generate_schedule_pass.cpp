@@ -218,10 +218,10 @@ void schedule_loop(Operation& loop, Scheduler& s) {
                                 fmt::format("pipeline({}) asks for at most {} stages, but the schedule needs {}; "
                                             "keeping {} stages", requested, requested, result.stages, result.stages));
     }
-  } else if (result.ok() && requested > 0 && result.stages < requested) {
-    s.ctx.diagnostics.note(loop.location(), fmt::format("pipeline({}): the schedule needs only {} stage{} (ii {}); keeping it",
-                                                        requested, result.stages, result.stages == 1 ? "" : "s", result.ii));
   }
+  // A schedule with fewer stages than `pipeline = S` is kept without a note: the pipelining the
+  // user asked for still happens, as an S-slot ring between the TMA producer and the compute
+  // agent (materialize-schedule sizes each pipe by max(stages, pipeline)).
   if (!result.ok())
     throw std::logic_error(fmt::format("generate-schedule: the engine rejected the loop at {}: {}",
                                        where(loop.location()), result.errors.front()));
