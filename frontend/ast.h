@@ -20,8 +20,8 @@ enum class ExprKind {
   integer,     // 42
   floating,    // 1.5
   name,        // x
-  unary,       // -x            (op = "-")
-  binary,      // a + b         (op = "+", "-", "*", "/", "%", "<", "<=", ...)
+  unary,       // -x, !m        (op = "-", "!")
+  binary,      // a + b         (op = "+", "-", "*", "/", "%", "**", "<", "<=", ..., "&&", "||")
   call,        // f(args, key = value)     (name = callee)
   tile_new,    // zeros<shape, elem>() / full<shape, elem>(value)   (name = "zeros"|"full")
   load,        // load T[i, j] : <shape>   (name = tensor)
@@ -38,6 +38,7 @@ struct Expr {
   std::vector<std::pair<std::string, ExprPtr>> keywords;  // call keyword arguments
   std::vector<ExprPtr> shape;                             // load / tile_new shape
   std::string element;                                    // tile_new element type
+  int height = 0;  // operators on the longest path down to a leaf (the parser bounds it)
 };
 
 // `@name(args, key = value)` before a statement.

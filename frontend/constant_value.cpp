@@ -11,9 +11,29 @@ namespace tilec::frontend {
 
 std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue a, ConstantValue b,
                                             std::string& error) {
-  if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") {
-    error = "comparisons of constants are not supported; compare values in the kernel";
+  if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=" || op == "&&" || op == "||") {
+    error = "comparisons and logic on constants are not supported; compare values in the kernel";
     return std::nullopt;
+  }
+  if (op == "**") {
+    if (a.is_float || b.is_float) return ConstantValue{true, 0, std::pow(a.as_double(), b.as_double())};
+    if (b.integer < 0) {
+      error = fmt::format("{} ** {}: a negative integer exponent; write {}.0 ** {} for a float", a.integer, b.integer,
+                          a.integer, b.integer);
+      return std::nullopt;
+    }
+    // Squaring: once base * base overflows with exponent bits left, so does the result.
+    int64_t r = 1, base = a.integer;
+    bool overflow = false;
+    for (uint64_t n = static_cast<uint64_t>(b.integer); n != 0 && !overflow; n >>= 1) {
+      if (n & 1) overflow = __builtin_mul_overflow(r, base, &r);
+      if (n > 1 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
+    }
+    if (overflow) {
+      error = fmt::format("integer overflow in the constant expression {} ** {}", a.integer, b.integer);
+      return std::nullopt;
+    }
+    return ConstantValue{false, r, 0};
   }
   if (a.is_float || b.is_float) {
     double x = a.as_double(), y = b.as_double(), r = 0;

@@ -29,11 +29,11 @@ bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>
 }  // namespace
 
 std::string_view to_string(TokenKind kind) {
-  static constexpr std::array<std::string_view, 40> names = {
+  static constexpr std::array<std::string_view, 44> names = {
       "end of input", "identifier", "integer", "number", "'const'", "'kernel'", "'grid'", "'as'",
       "'for'", "'in'", "'if'", "'else'", "'store'", "'load'", "'carry'", "'pipeline'", "'('", "')'",
       "'{'", "'}'", "'['", "']'", "'<'", "'>'", "'<='", "'>='", "'=='", "'!='", "','", "':'", "';'",
-      "'='", "'+'", "'-'", "'*'", "'/'", "'%'", "'..'", "'@'", "?"};
+      "'='", "'+'", "'-'", "'*'", "'/'", "'%'", "'..'", "'@'", "'**'", "'&&'", "'||'", "'!'", "?"};
   return names[static_cast<size_t>(kind)];
 }
 
@@ -123,6 +123,9 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
       else if (two('>', '=')) kind = TokenKind::greater_equal, length = 2;
       else if (two('=', '=')) kind = TokenKind::equal_equal, length = 2;
       else if (two('!', '=')) kind = TokenKind::not_equal, length = 2;
+      else if (two('*', '*')) kind = TokenKind::star_star, length = 2;
+      else if (two('&', '&')) kind = TokenKind::amp_amp, length = 2;
+      else if (two('|', '|')) kind = TokenKind::pipe_pipe, length = 2;
       else {
         switch (c) {
           case '(': kind = TokenKind::l_paren; break;
@@ -143,6 +146,7 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
           case '/': kind = TokenKind::slash; break;
           case '%': kind = TokenKind::percent; break;
           case '@': kind = TokenKind::at; break;
+          case '!': kind = TokenKind::bang; break;
           default: break;
         }
       }

@@ -47,6 +47,23 @@ struct Frame {
   std::vector<std::string> updated;  // branch frames: outer names assigned here, in order
 };
 
+// The elementwise functions of one operand, spelled f(x) in .tile source. Those whose op is
+// kFloatsOnly convert an integer constant to f32 and refuse integer values.
+struct UnaryFunction {
+  std::string_view name;
+  OpKind kind;
+};
+constexpr UnaryFunction kUnaryFunctions[] = {
+    {"exp", OpKind::exp},   {"sqrt", OpKind::sqrt}, {"rsqrt", OpKind::rsqrt},     {"relu", OpKind::relu},
+    {"tanh", OpKind::tanh}, {"erf", OpKind::erf},   {"log", OpKind::log},         {"sigmoid", OpKind::sigmoid},
+    {"abs", OpKind::abs},
+};
+
+// Every function lower_call knows, for the "unknown function" message.
+constexpr std::string_view kKnownFunctions =
+    "sum, max, min, mean (with axis = k, or over the whole tile), max, min, pow, cdiv (two operands), "
+    "exp, sqrt, rsqrt, relu, tanh, erf, log, sigmoid, abs, cast, where, mma, zeros, full, iota";
+
 class Lowering {
  public:
   Lowering(const LowerOptions& options, DiagnosticEngine& diagnostics)
@@ -146,6 +163,11 @@ class Lowering {
     frames_[found].vars[name] = operand;
   }
 
+  // Why `name` is unknown after the block that defined it (reported with "unknown name").
+  void note_out_of_scope(const std::string& name, std::string why) {
+    out_of_scope_[name] = std::move(why);
+  }
+
   // ---- types and values -------------------------------------------------------------------
   Value* materialize(const Operand& operand, ScalarKind element, Location location) {
     if (operand.value) return operand.value;
@@ -224,7 +246,9 @@ class Lowering {
       case ExprKind::name: {
         Operand* found = lookup(e.name);
         if (!found) {
-          error(e.location, fmt::format("unknown name '{}'", e.name));
+          auto note = out_of_scope_.find(e.name);
+          error(e.location, note != out_of_scope_.end() ? fmt::format("unknown name '{}': {}", e.name, note->second)
+                                                        : fmt::format("unknown name '{}'", e.name));
           return {};
         }
         if (found->value && found->value->type().is_tensor()) {
@@ -236,6 +260,13 @@ class Lowering {
       case ExprKind::unary: {
         Operand x = lower_expr(*e.args[0]);
         if (!x.ok()) return {};
+        if (e.op == "!") {
+          if (!x.value || x.value->type().element() != ScalarKind::i1) {
+            error(e.location, "'!' negates a mask (a comparison such as x < n), not a number");
+            return {};
+          }
+          return Operand{create(OpKind::not_, {x.value}, x.value->type().is_tile() ? x.value->type().with_space(MemorySpace::reg) : x.value->type(), e.location)};
+        }
         if (x.constant) {
           Const c = *x.constant;
           if (c.is_float) c.floating = -c.floating;
@@ -259,8 +290,16 @@ class Lowering {
     return folded;
   }
 
+  // How a message names an operand: its variable, or a description of its position.
+  static std::string operand_text(const Expr* e, const char* position) {
+    if (e && e->kind == ExprKind::name) return e->name;
+    return fmt::format("<the {} operand>", position);
+  }
+
   // Gives both operands values of one element type; the result type of the elementwise op.
-  std::optional<Type> unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location) {
+  // `ea` and `eb` (may be null) are the operands' expressions, for messages.
+  std::optional<Type> unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
+                            const Expr* ea = nullptr, const Expr* eb = nullptr) {
     ScalarKind element = a.value ? a.value->type().element() : b.value->type().element();
     va = materialize(a, element, location);
     vb = materialize(b, element, location);
@@ -270,8 +309,9 @@ class Lowering {
       if (!(ta.is_scalar() || ta.is_tile()) || !(tb.is_scalar() || tb.is_tile()))
         error(location, fmt::format("cannot combine {} and {}", ta.to_string(), tb.to_string()));
       else if (ta.element() != tb.element())
-        error(location, fmt::format("element types differ: {} and {} (convert one with cast(x, {}))",
-                                    to_string(ta.element()), to_string(tb.element()), to_string(ta.element())));
+        error(location, fmt::format("element types differ: {} is {} and {} is {}; convert one, e.g. cast({}, {})",
+                                    operand_text(ea, "left"), to_string(ta.element()), operand_text(eb, "right"),
+                                    to_string(tb.element()), operand_text(eb, "right"), to_string(ta.element())));
       else
         error(location, fmt::format("tile shapes do not broadcast: {} and {}", ta.to_string(), tb.to_string()));
       return std::nullopt;
@@ -279,29 +319,100 @@ class Lowering {
     return result;
   }
 
-  Operand lower_binary(const Expr& e) {
-    Operand a = lower_expr(*e.args[0]);
-    Operand b = lower_expr(*e.args[1]);
+  Operand lower_binary(const Expr& e) { return lower_binary(e.op, *e.args[0], *e.args[1], e.location); }
+  // `left op right` for a binary operator (or pow(left, right) as "**").
+  Operand lower_binary(const std::string& op, const Expr& left, const Expr& right, Location location) {
+    Operand a = lower_expr(left);
+    Operand b = lower_expr(right);
     if (!a.ok() || !b.ok()) return {};
     if (a.constant && b.constant) {
-      auto folded = fold(e.op, *a.constant, *b.constant, e.location);
+      auto folded = fold(op, *a.constant, *b.constant, location);
       return folded ? Operand{nullptr, folded} : Operand{};
     }
+    if (op == "&&" || op == "||") {
+      for (const Operand* o : {&a, &b})
+        if (!o->value || o->value->type().element() != ScalarKind::i1) {
+          error(location, fmt::format("'{}' combines masks (comparisons such as x < n), not numbers", op));
+          return {};
+        }
+    }
     Value *va = nullptr, *vb = nullptr;
-    auto result = unify(a, b, va, vb, e.location);
+    auto result = unify(a, b, va, vb, location, &left, &right);
     if (!result) return {};
+    if (op == "&&" || op == "||")
+      return Operand{create(op == "&&" ? OpKind::and_ : OpKind::or_, {va, vb}, *result, location)};
+    if (op == "**") {
+      if (!is_float(result->element())) {
+        error(location, fmt::format("'**' raises floats; convert the base: cast({}, f32) ** ...",
+                                      operand_text(&left, "left")));
+        return {};
+      }
+      return Operand{create(OpKind::pow, {va, vb}, *result, location)};
+    }
     static const std::unordered_map<std::string, std::string> predicates = {
         {"<", "lt"}, {"<=", "le"}, {">", "gt"}, {">=", "ge"}, {"==", "eq"}, {"!=", "ne"}};
-    if (auto p = predicates.find(e.op); p != predicates.end())
-      return Operand{create(OpKind::cmp, {va, vb}, result->with_element(ScalarKind::i1), e.location,
+    if (auto p = predicates.find(op); p != predicates.end())
+      return Operand{create(OpKind::cmp, {va, vb}, result->with_element(ScalarKind::i1), location,
                             {{"predicate", Attribute(p->second)}})};
-    OpKind kind = e.op == "+" ? OpKind::add : e.op == "-" ? OpKind::sub : e.op == "*" ? OpKind::mul
-                : e.op == "/" ? OpKind::div : OpKind::rem;
+    OpKind kind = op == "+" ? OpKind::add : op == "-" ? OpKind::sub : op == "*" ? OpKind::mul
+                : op == "/" ? OpKind::div : OpKind::rem;
     if (kind == OpKind::rem && is_float(result->element())) {
-      error(e.location, "'%' needs integer operands");
+      error(location, "'%' needs integer operands");
       return {};
     }
-    return Operand{create(kind, {va, vb}, *result, e.location)};
+    return Operand{create(kind, {va, vb}, *result, location)};
+  }
+
+  // sum / mean / max / min of one tile: along `axis = k` (kept with extent 1), or with no axis
+  // over the whole tile (each axis in turn, from the last; the result has extent 1 in every
+  // axis). mean is the sum divided by the count of elements reduced.
+  Operand lower_reduction(const Expr& e, const Expr* axis) {
+    const std::string& f = e.name;
+    if (e.args.size() != 1) {
+      error(e.location, fmt::format("{}() reduces one tile: {}(x) or {}(x, axis = 1), got {} arguments", f, f, f, e.args.size()));
+      return {};
+    }
+    Operand x = lower_expr(*e.args[0]);
+    if (!x.ok()) return {};
+    if (!x.value || !x.value->type().is_tile()) {
+      error(e.args[0]->location, fmt::format("{}() reduces a tile", f));
+      return {};
+    }
+    const Type& type = x.value->type();
+    ScalarKind element = type.element();
+    if (element == ScalarKind::i1 || (f == "mean" && !is_float(element))) {
+      error(e.args[0]->location, fmt::format("{}() of a {} tile; convert it first: {}(cast({}, {}))", f,
+                                             to_string(element), f, operand_text(e.args[0].get(), "first"),
+                                             f == "mean" ? "f32" : "i32"));
+      return {};
+    }
+    std::vector<int64_t> axes;
+    if (axis) {
+      auto k = const_int(*axis, "the axis", -static_cast<int64_t>(type.rank()));
+      if (!k) return {};
+      int64_t a = *k < 0 ? *k + static_cast<int64_t>(type.rank()) : *k;
+      if (a >= static_cast<int64_t>(type.rank())) {
+        error(axis->location, fmt::format("axis {} is out of range for {}", *k, type.to_string()));
+        return {};
+      }
+      axes.push_back(a);
+    } else {
+      for (int64_t a = static_cast<int64_t>(type.rank()); a-- > 0;) axes.push_back(a);
+    }
+    OpKind kind = f == "max" ? OpKind::reduce_max : f == "min" ? OpKind::reduce_min : OpKind::reduce_sum;
+    Value* value = x.value;
+    int64_t count = 1;
+    for (int64_t a : axes) {
+      std::vector<int64_t> shape = value->type().shape();
+      count *= shape[static_cast<size_t>(a)];
+      shape[static_cast<size_t>(a)] = 1;
+      value = create(kind, {value}, Type::tile(shape, element), e.location, {{"axis", Attribute(a)}});
+    }
+    if (f == "mean") {
+      Value* n = materialize(Operand{nullptr, Const{true, 0, static_cast<double>(count)}}, element, e.location);
+      value = create(OpKind::div, {value, n}, value->type(), e.location);
+    }
+    return Operand{value};
   }
 
   Operand lower_call(const Expr& e) {
@@ -322,39 +433,14 @@ class Lowering {
       return false;
     };
     const Expr* axis = keyword("axis");
-    if (axis && f != "sum" && f != "max" && f != "min") {
-      error(axis->location, fmt::format("{}() takes no axis", f));
+    bool reduction = f == "sum" || f == "mean" || ((f == "max" || f == "min") && e.args.size() == 1);
+    if (axis && !reduction) {
+      error(axis->location, f == "max" || f == "min"
+                                ? fmt::format("{}() along an axis takes one tile: {}(x, axis = 1)", f, f)
+                                : fmt::format("{}() takes no axis", f));
       return {};
     }
-    if (f == "sum" || ((f == "max" || f == "min") && axis)) {
-      if (!arity(1)) return {};
-      if (!axis) {
-        error(e.location, fmt::format("{}() needs an axis: {}(x, axis = 1)", f, f));
-        return {};
-      }
-      if (f == "min") {
-        error(e.location, "min along an axis is not supported; use -max(-x, axis = k)");
-        return {};
-      }
-      Operand x = lower_expr(*e.args[0]);
-      if (!x.ok()) return {};
-      if (!x.value || !x.value->type().is_tile()) {
-        error(e.args[0]->location, fmt::format("{}() reduces a tile", f));
-        return {};
-      }
-      const Type& type = x.value->type();
-      auto k = const_int(*axis, "the axis", -static_cast<int64_t>(type.rank()));
-      if (!k) return {};
-      int64_t a = *k < 0 ? *k + static_cast<int64_t>(type.rank()) : *k;
-      if (a >= static_cast<int64_t>(type.rank())) {
-        error(axis->location, fmt::format("axis {} is out of range for {}", *k, type.to_string()));
-        return {};
-      }
-      std::vector<int64_t> shape = type.shape();
-      shape[static_cast<size_t>(a)] = 1;
-      return Operand{create(f == "sum" ? OpKind::reduce_sum : OpKind::reduce_max, {x.value},
-                            Type::tile(shape, type.element()), e.location, {{"axis", Attribute(a)}})};
-    }
+    if (reduction) return lower_reduction(e, axis);
     if (f == "max" || f == "min" || f == "cdiv") {
       if (!arity(2)) return {};
       Operand a = lower_expr(*e.args[0]), b = lower_expr(*e.args[1]);
@@ -372,7 +458,7 @@ class Lowering {
         return Operand{nullptr, first ? x : y};
       }
       Value *va = nullptr, *vb = nullptr;
-      auto result = unify(a, b, va, vb, e.location);
+      auto result = unify(a, b, va, vb, e.location, e.args[0].get(), e.args[1].get());
       if (!result) return {};
       if (f == "cdiv" && !is_integer(result->element())) {
         error(e.location, "cdiv() needs integer operands");
@@ -381,18 +467,27 @@ class Lowering {
       OpKind kind = f == "max" ? OpKind::max : f == "min" ? OpKind::min : OpKind::cdiv;
       return Operand{create(kind, {va, vb}, *result, e.location)};
     }
-    if (f == "exp" || f == "sqrt" || f == "rsqrt" || f == "relu") {
+    if (f == "pow") {
+      if (!arity(2)) return {};
+      return lower_binary("**", *e.args[0], *e.args[1], e.location);  // pow(a, b) is a ** b
+    }
+    for (const UnaryFunction& function : kUnaryFunctions) {
+      if (f != function.name) continue;
       if (!arity(1)) return {};
       Operand x = lower_expr(*e.args[0]);
       if (!x.ok()) return {};
-      Value* v = materialize(x, ScalarKind::f32, e.location);
-      if (!is_float(v->type().element())) {
-        error(e.location, fmt::format("{}() needs a floating-point operand, not {}", f, v->type().to_string()));
+      bool floats_only = op_info(function.kind).has(kFloatsOnly);
+      Value* v = floats_only ? materialize(x, ScalarKind::f32, e.location) : materialize(x, e.location);
+      ScalarKind element = v->type().element();
+      if ((floats_only && !is_float(element)) || element == ScalarKind::i1) {
+        error(e.location, fmt::format("{}() needs a {} operand, not {}{}", f, floats_only ? "floating-point" : "numeric",
+                                      v->type().to_string(),
+                                      floats_only ? fmt::format("; convert it: {}(cast({}, f32))", f, operand_text(e.args[0].get(), "first"))
+                                                  : ""));
         return {};
       }
-      OpKind kind = f == "exp" ? OpKind::exp : f == "sqrt" ? OpKind::sqrt : f == "rsqrt" ? OpKind::rsqrt : OpKind::relu;
       Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
-      return Operand{create(kind, {v}, type, e.location)};
+      return Operand{create(function.kind, {v}, type, e.location)};
     }
     if (f == "where") {
       // where(condition, a, b): a where the i1 condition holds, else b, broadcasting all three.
@@ -411,7 +506,7 @@ class Lowering {
         vb = materialize(b, element, e.location);
         values = Type::scalar(element);
       } else {
-        values = unify(a, b, va, vb, e.location);
+        values = unify(a, b, va, vb, e.location, e.args[1].get(), e.args[2].get());
       }
       if (!values) return {};
       Type type = broadcast_type(c.value->type(), values->with_element(ScalarKind::i1));
@@ -449,8 +544,20 @@ class Lowering {
           return {};
         }
       const Type &ta = a.value->type(), &tb = b.value->type(), &tc = acc.value->type();
-      if (ta.shape()[1] != tb.shape()[0] || tc.shape()[0] != ta.shape()[0] || tc.shape()[1] != tb.shape()[1]) {
-        error(e.location, fmt::format("mma shapes do not match: {} · {} + {}", ta.to_string(), tb.to_string(), tc.to_string()));
+      // mma(a, b, acc) with a [M, K], b [K, N], acc [M, N]: name the first dimension that disagrees.
+      std::string mismatch;
+      if (ta.shape()[1] != tb.shape()[0])
+        mismatch = fmt::format("K differs: {} has {} columns but {} has {} rows", operand_text(e.args[0].get(), "first"),
+                               ta.shape()[1], operand_text(e.args[1].get(), "second"), tb.shape()[0]);
+      else if (tc.shape()[0] != ta.shape()[0])
+        mismatch = fmt::format("M differs: {} has {} rows but the accumulator {} has {}", operand_text(e.args[0].get(), "first"),
+                               ta.shape()[0], operand_text(e.args[2].get(), "third"), tc.shape()[0]);
+      else if (tc.shape()[1] != tb.shape()[1])
+        mismatch = fmt::format("N differs: {} has {} columns but the accumulator {} has {}", operand_text(e.args[1].get(), "second"),
+                               tb.shape()[1], operand_text(e.args[2].get(), "third"), tc.shape()[1]);
+      if (!mismatch.empty()) {
+        error(e.location, fmt::format("mma shapes do not match ({} · {} + {}): {}; mma(a, b, acc) takes a [M, K], b [K, N] "
+                                      "and acc [M, N]", ta.to_string(), tb.to_string(), tc.to_string(), mismatch));
         return {};
       }
       if (ta.element() != tb.element()) {
@@ -463,7 +570,7 @@ class Lowering {
       }
       return Operand{create(OpKind::mma, {a.value, b.value, acc.value}, tc, e.location)};
     }
-    error(e.location, fmt::format("unknown function '{}' (known: cdiv, max, min, sum, exp, sqrt, rsqrt, relu, cast, where, mma, zeros, full, iota)", f));
+    error(e.location, fmt::format("unknown function '{}' (known: {})", f, kKnownFunctions));
     return {};
   }
 
@@ -629,8 +736,9 @@ class Lowering {
       return nullptr;
     }
     if (tile.element() != t.element()) {
-      error(s.value->location, fmt::format("storing a {} tile into the {} tensor '{}' (convert with cast(x, {}))",
-                                           to_string(tile.element()), to_string(t.element()), s.name, to_string(t.element())));
+      error(s.value->location, fmt::format("storing a {} tile into the {} tensor '{}' (convert with cast({}, {}))",
+                                           to_string(tile.element()), to_string(t.element()), s.name,
+                                           s.value->kind == ExprKind::name ? s.value->name : "...", to_string(t.element())));
       return nullptr;
     }
     operands.push_back(value.value);
@@ -692,7 +800,12 @@ class Lowering {
     }
     inner.set_location(s.location);
     inner.create(OpKind::yield, yielded, {});
+    Frame finished = std::move(frames_.back());
     frames_.pop_back();
+    for (const auto& [name, _] : finished.vars)
+      if (!lookup(name) && name != s.name)
+        note_out_of_scope(name, fmt::format("it is defined inside the loop at {}:{}; to use it after the loop, give it a "
+                                            "value before the loop and list it in carry({})", s.location.line, s.location.column, name));
     builder_ = outer;
     for (size_t i = 0; i < s.carried.size(); ++i) {
       loop->result(i)->set_name_hint(s.carried[i].first);
@@ -721,10 +834,21 @@ class Lowering {
       frames_.pop_back();
     }
     builder_ = outer;
-    // Every outer name assigned in either branch becomes a result of the if.
+    // Every outer name assigned in either branch becomes a result of the if, and so does a new
+    // name both branches define; a name only one defines is noted for the "unknown name" error.
     std::vector<std::string> names = frames[0].updated;
     for (const auto& name : frames[1].updated)
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    std::vector<std::string> locals;  // sorted: the order of results must not depend on hashing
+    for (const auto& [name, _] : frames[0].vars)
+      if (!lookup(name)) locals.push_back(name);
+    std::sort(locals.begin(), locals.end());
+    for (const auto& name : locals)
+      if (frames[1].vars.count(name)) names.push_back(name);
+      else note_out_of_scope(name, fmt::format("it is defined only in the then-branch of the if at {}:{}; give it a value before the if, or in both branches", s.location.line, s.location.column));
+    for (const auto& [name, _] : frames[1].vars)
+      if (!lookup(name) && !frames[0].vars.count(name))
+        note_out_of_scope(name, fmt::format("it is defined only in the else-branch of the if at {}:{}; give it a value before the if, or in both branches", s.location.line, s.location.column));
     std::vector<std::vector<Value*>> yields(2);
     bool ok = true;
     for (const auto& name : names) {
@@ -735,7 +859,7 @@ class Lowering {
         builder_ = &inner;
         auto it = frames[r].vars.find(name);
         const Operand& operand = it != frames[r].vars.end() ? it->second : *before;
-        ScalarKind element = before->value ? before->value->type().element()
+        ScalarKind element = before && before->value ? before->value->type().element()
                              : operand.value ? operand.value->type().element()
                              : (operand.constant->is_float ? ScalarKind::f32 : ScalarKind::index);
         values[r] = materialize(operand, element, s.location);
@@ -773,6 +897,7 @@ class Lowering {
     frames_.clear();
     frames_.push_back({Frame::kernel, constants_, {}});
     kernel_names_.clear();
+    out_of_scope_.clear();
 
     // 1. parameters and symbolic dims
     std::vector<std::tuple<std::string, Value*, int64_t, Location>> symbols;
@@ -874,6 +999,7 @@ class Lowering {
   DiagnosticEngine& diagnostics_;
   std::unordered_map<std::string, Operand> constants_;
   std::set<std::string> kernel_names_;
+  std::unordered_map<std::string, std::string> out_of_scope_;  // name → why it is unknown here
   std::vector<Frame> frames_;
   Builder* builder_ = nullptr;
 };

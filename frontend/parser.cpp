@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 
@@ -14,6 +15,9 @@ struct SyntaxError {};
 
 // Nesting deeper than this is refused with a clear error instead of exhausting the stack.
 constexpr int kMaxNesting = 200;
+// An expression tree higher than this (a flat sum of this many terms is that high) is refused
+// too: lowering and printing walk it recursively.
+constexpr int kMaxExpressionHeight = 2000;
 
 class Parser {
  public:
@@ -314,10 +318,28 @@ class Parser {
     return s;
   }
 
-  // expr       := comparison
-  // comparison := additive [ ( '<' | '<=' | '>' | '>=' | '==' | '!=' ) additive ]
+  // expr       := logical_or
+  // logical_or := logical_and { '||' logical_and }
+  // logical_and := comparison { '&&' comparison }
   ExprPtr expr() {
     NestingGuard guard(*this);
+    ExprPtr left = logical_and();
+    while (at(TokenKind::pipe_pipe)) {
+      const Token& op = next();
+      left = binary(std::string(op.text), op.location, std::move(left), logical_and());
+    }
+    return left;
+  }
+  ExprPtr logical_and() {
+    ExprPtr left = comparison();
+    while (at(TokenKind::amp_amp)) {
+      const Token& op = next();
+      left = binary(std::string(op.text), op.location, std::move(left), comparison());
+    }
+    return left;
+  }
+  // comparison := additive [ ( '<' | '<=' | '>' | '>=' | '==' | '!=' ) additive ]
+  ExprPtr comparison() {
     ExprPtr left = additive();
     switch (peek().kind) {
       case TokenKind::less: case TokenKind::less_equal: case TokenKind::greater:
@@ -328,6 +350,19 @@ class Parser {
       default: return left;
     }
   }
+  // Every operator node goes through here, which keeps the tree's height (and so the depth of
+  // every recursive walk over it: lowering, printing, destruction) under kMaxExpressionHeight.
+  ExprPtr with_height(ExprPtr e) {
+    int height = 0;
+    for (const ExprPtr& arg : e->args) height = std::max(height, arg->height);
+    for (const auto& [key, arg] : e->keywords) height = std::max(height, arg->height);
+    for (const ExprPtr& extent : e->shape) height = std::max(height, extent->height);
+    e->height = height + 1;
+    if (e->height > kMaxExpressionHeight)
+      fail_at(e->location, fmt::format("expression nested more than {} operators deep; split it over several "
+                                       "statements (s = a + b + ...; s = s + ...)", kMaxExpressionHeight));
+    return e;
+  }
   ExprPtr binary(std::string op, Location location, ExprPtr left, ExprPtr right) {
     auto e = std::make_unique<Expr>();
     e->kind = ExprKind::binary;
@@ -335,7 +370,7 @@ class Parser {
     e->op = std::move(op);
     e->args.push_back(std::move(left));
     e->args.push_back(std::move(right));
-    return e;
+    return with_height(std::move(e));
   }
   // additive := term { ( '+' | '-' ) term }
   ExprPtr additive() {
@@ -355,18 +390,28 @@ class Parser {
     }
     return left;
   }
-  // unary := '-' unary | primary
+  // unary := ( '-' | '!' ) unary | power
   ExprPtr unary() {
-    if (at(TokenKind::minus)) {
+    if (at(TokenKind::minus) || at(TokenKind::bang)) {
       NestingGuard guard(*this);
       auto e = std::make_unique<Expr>();
       e->kind = ExprKind::unary;
-      e->location = next().location;
-      e->op = std::string(1, '-');  // not = "-": GCC 12 warns falsely (-Wrestrict, PR 105329)
+      const Token& op = next();
+      e->location = op.location;
+      e->op = std::string(1, op.text[0]);  // not = "-": GCC 12 warns falsely (-Wrestrict, PR 105329)
       e->args.push_back(unary());
-      return e;
+      return with_height(std::move(e));
     }
-    return primary();
+    return power();
+  }
+  // power := primary [ '**' unary ]      (right-associative: a ** b ** c = a ** (b ** c);
+  //                                       -x ** 2 = -(x ** 2), as in Python)
+  ExprPtr power() {
+    ExprPtr base = primary();
+    if (!at(TokenKind::star_star)) return base;
+    NestingGuard guard(*this);
+    const Token& op = next();
+    return binary(std::string(op.text), op.location, std::move(base), unary());
   }
   // primary := INTEGER | FLOAT | '(' expr ')' | load | tile_new
   //          | IDENT [ '(' [ arg { ',' arg } ] ')' ]
@@ -409,7 +454,7 @@ class Parser {
         do e->shape.push_back(additive());
         while (accept(TokenKind::comma));
         expect(TokenKind::greater, "to close the tile shape");
-        return e;
+        return with_height(std::move(e));
       }
       case TokenKind::identifier: {
         next();
@@ -429,7 +474,7 @@ class Parser {
           expect(TokenKind::l_paren, fmt::format("after {}<...>", e->name).c_str());
           if (!at(TokenKind::r_paren)) e->args.push_back(expr());
           expect(TokenKind::r_paren, "to close the call");
-          return e;
+          return with_height(std::move(e));
         }
         if (!accept(TokenKind::l_paren)) {
           e->kind = ExprKind::name;
@@ -438,7 +483,7 @@ class Parser {
         e->kind = ExprKind::call;
         if (!at(TokenKind::r_paren)) call_arguments(e->args, e->keywords);
         expect(TokenKind::r_paren, "to close the call");
-        return e;
+        return with_height(std::move(e));
       }
       default:
         fail(fmt::format("expected an expression, found {}", describe(token)));

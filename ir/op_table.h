@@ -31,17 +31,26 @@ namespace tilec {
   X(sub, "sub", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a - b (broadcasting)")      \
   X(mul, "mul", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a * b (broadcasting)")      \
   X(div, "div", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a / b (broadcasting)")      \
-  X(rem, "rem", 2, 2, 1, 0, kPure | kElementwise, SIMT, "integer remainder a % b")               \
-  X(cdiv, "cdiv", 2, 2, 1, 0, kPure | kElementwise, SIMT, "integer ceiling division")            \
+  X(rem, "rem", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, "integer remainder a % b")               \
+  X(cdiv, "cdiv", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, "integer ceiling division")            \
   X(max, "max", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise maximum")                   \
   X(min, "min", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise minimum")                   \
   X(cmp, "cmp", 2, 2, 1, 0, kPure | kElementwise, SIMT, "comparison `predicate` giving i1")      \
   X(select, "select", 3, 3, 1, 0, kPure | kElementwise, SIMT, "c ? a : b elementwise")           \
   X(neg, "neg", 1, 1, 1, 0, kPure | kElementwise, SIMT, "elementwise negation")                  \
-  X(exp, "exp", 1, 1, 1, 0, kPure | kElementwise, SFU, "elementwise e^x")                        \
-  X(sqrt, "sqrt", 1, 1, 1, 0, kPure | kElementwise, SFU, "elementwise square root")              \
-  X(rsqrt, "rsqrt", 1, 1, 1, 0, kPure | kElementwise, SFU, "elementwise 1/sqrt(x)")              \
+  X(exp, "exp", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise e^x")                        \
+  X(sqrt, "sqrt", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise square root")              \
+  X(rsqrt, "rsqrt", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise 1/sqrt(x)")              \
   X(relu, "relu", 1, 1, 1, 0, kPure | kElementwise, SIMT, "elementwise max(x, 0)")               \
+  X(tanh, "tanh", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise hyperbolic tangent")        \
+  X(erf, "erf", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise error function")             \
+  X(log, "log", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise natural logarithm")          \
+  X(sigmoid, "sigmoid", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise 1 / (1 + e^-x)")     \
+  X(pow, "pow", 2, 2, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise a^b (broadcasting)")         \
+  X(abs, "abs", 1, 1, 1, 0, kPure | kElementwise, SIMT, "elementwise absolute value")            \
+  X(and_, "and", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, "elementwise logical and of i1 masks")  \
+  X(or_, "or", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, "elementwise logical or of i1 masks")     \
+  X(not_, "not", 1, 1, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, "elementwise logical not of an i1 mask") \
   X(cast, "cast", 1, 1, 1, 0, kPure | kElementwise, SIMT,                                        \
     "element type conversion (round to nearest even)")                                           \
   X(zeros, "zeros", 0, 0, 1, 0, kPure, SIMT, "a tile of zeros")                                  \
@@ -51,6 +60,8 @@ namespace tilec {
     "sum along `axis`, keeping it with extent 1")                                                \
   X(reduce_max, "reduce_max", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \
     "maximum along `axis`, keeping it with extent 1")                                            \
+  X(reduce_min, "reduce_min", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \
+    "minimum along `axis`, keeping it with extent 1")                                            \
   X(load, "load", 1, -1, 1, 0, kReadsMemory, LSU,                                                \
     "load the tile at tile coordinates of a tensor into registers (zero outside)")               \
   X(tma_load, "tma_load", 1, -1, 1, 0, kReadsMemory | kAsync, TMA,                               \
@@ -118,6 +129,9 @@ enum OpTrait : uint32_t {
   kReadsMemory = 1u << 5,   // reads global memory
   kWritesMemory = 1u << 6,  // writes global memory
   kIsolated = 1u << 7,      // its region sees no value from outside
+  kFloatsOnly = 1u << 8,    // elementwise on floats only (the verifier, interpreter and backends refuse integers)
+  kIntegersOnly = 1u << 9,  // elementwise on integers only
+  kMasksOnly = 1u << 10,    // elementwise on i1 only
 };
 
 struct OpInfo {

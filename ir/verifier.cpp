@@ -12,7 +12,8 @@
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
 //     type; `mma` shapes are [M,K]·[K,N] + [M,N]; `grid_ids` takes and gives index values;
 //     `dim` reads an axis of a tensor; `constant` holds a value of its result's kind; `rem`
-//     and `cdiv` take integers.
+//     and `cdiv` take integers; exp, sqrt, rsqrt, tanh, erf, log, sigmoid and pow take floats;
+//     `and`, `or` and `not` take i1.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
 //     ops come before it (the launcher evaluates them on the host).
 //  6. Attributes: `axis` is an integer in range; `pipeline` an integer in 1..16; `predicate` one of
@@ -188,6 +189,15 @@ class Verifier {
   void verify_types(const Operation& op) {
     auto type = [&](size_t i) -> const Type& { return op.operand(i)->type(); };
     auto result = [&](size_t i = 0) -> const Type& { return op.result(i)->type(); };
+    auto elementwise = [&] {  // operands broadcast to the result
+      if (!op.info().has(kElementwise)) return;
+      Type expected = op.num_operands() == 1 ? type(0) : broadcast_type(type(0), type(1));
+      if (expected.is_tile()) expected = expected.with_space(MemorySpace::reg);
+      if (expected.is_none())
+        error(op, fmt::format("operands {} and {} do not broadcast", type(0).to_string(), type(1).to_string()));
+      else if (!(result() == expected))
+        error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
+    };
     switch (op.kind()) {
       case OpKind::for_: {
         for (size_t i = 0; i < 3; ++i)
@@ -286,7 +296,8 @@ class Verifier {
           error(op, "the fill value must be a scalar of the tile's element type");
         break;
       case OpKind::reduce_sum:
-      case OpKind::reduce_max: {
+      case OpKind::reduce_max:
+      case OpKind::reduce_min: {
         const Type& input = type(0);
         int64_t axis = op.int_attr("axis", -1);
         if (!input.is_tile()) {
@@ -333,23 +344,14 @@ class Verifier {
         else if (!(result() == acc)) error(op, "the result has the accumulator's type");
         break;
       }
-      case OpKind::rem:
-      case OpKind::cdiv:
-        if (is_float(type(0).element())) {
-          error(op, "takes integer operands");
-          break;
-        }
-        [[fallthrough]];
-      default:
-        if (op.info().has(kElementwise)) {
-          Type expected = op.num_operands() == 1 ? type(0) : broadcast_type(type(0), type(1));
-          if (expected.is_tile()) expected = expected.with_space(MemorySpace::reg);
-          if (expected.is_none())
-            error(op, fmt::format("operands {} and {} do not broadcast", type(0).to_string(), type(1).to_string()));
-          else if (!(result() == expected))
-            error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
-        }
+      default: {
+        ScalarKind element = op.num_operands() > 0 ? type(0).element() : ScalarKind::f32;
+        if (op.info().has(kIntegersOnly) && is_float(element)) error(op, "takes integer operands");
+        else if (op.info().has(kFloatsOnly) && !is_float(element)) error(op, "takes floating-point operands");
+        else if (op.info().has(kMasksOnly) && element != ScalarKind::i1) error(op, "takes i1 operands");
+        else elementwise();
         break;
+      }
     }
   }
 

@@ -9,7 +9,7 @@
 //   1. Find the machine model of ctx.target (an unknown target is an input error).
 //   2. Walk every kernel; choose a kind per op with the table in kind_of (documented in
 //      docs/passes/build_resources.md): tma_load → tma_load, mma → mma, load → global_load,
-//      store → global_store, exp/sqrt/rsqrt → exp (SFU), reductions → reduce, cast → convert,
+//      store → global_store, the SFU ops (exp, sqrt, tanh, pow, ...) → exp, reductions → reduce, cast → convert,
 //      other elementwise tile ops and tile fills → fma (float) or alu (integer), scalar ops → none.
 //   3. Look the kind up in the model; a kind the model lacks is an internal error naming it
 //      (the table and the models must agree), thrown as std::logic_error (exit status 2).
@@ -40,14 +40,11 @@ std::string_view kind_of(const Operation& op) {
     case OpKind::mma: return "mma";
     case OpKind::load: return "global_load";
     case OpKind::store: return "global_store";
-    case OpKind::exp:
-    case OpKind::sqrt:
-    case OpKind::rsqrt: return produces_tile(op) ? "exp" : "";
-    case OpKind::reduce_sum:
-    case OpKind::reduce_max: return "reduce";
     case OpKind::cast: return produces_tile(op) ? "convert" : "";
     default: break;
   }
+  if (op.info().pipe == Pipe::SFU) return produces_tile(op) ? "exp" : "";  // exp, tanh, pow, ...
+  if (op.info().has(kReduction)) return "reduce";
   bool fills = op.kind() == OpKind::zeros || op.kind() == OpKind::full || op.kind() == OpKind::iota;
   if ((op.info().has(kElementwise) || fills) && produces_tile(op))
     return is_integer(op.result()->type().element()) ? "alu" : "fma";

@@ -73,7 +73,11 @@ struct IrArithmetic {
       }
       if (folded) return builder.constant_index(*folded);
     }
-    return builder.create(kind, {x, y}, {index_type()})->result();
+    Operation* op = builder.create(kind, {x, y}, {index_type()});
+    // Every divisor here is a count of tiles, workers or rows left, positive where the op runs
+    // (inside the tile guard); the backend then divides with plain `/` and `%`.
+    if (kind == OpKind::div || kind == OpKind::rem) op->set_attr("positive_divisor", Attribute());
+    return op->result();
   }
   Value* add(Value* x, Value* y) { return binary(OpKind::add, x, y); }
   Value* sub(Value* x, Value* y) { return binary(OpKind::sub, x, y); }

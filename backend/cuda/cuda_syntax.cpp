@@ -116,10 +116,12 @@ constexpr std::string_view kReserved[] = {
     // CUDA
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "cudaStream_t",
     "cudaError_t", "__half", "__nv_bfloat16", "__nv_fp8_e4m3", "__nv_fp8_e5m2", "expf",
-    "sqrtf", "fmaxf", "fminf", "exp", "sqrt", "rsqrt", "rsqrtf",
+    "sqrtf", "fmaxf", "fminf", "exp", "sqrt", "rsqrt", "rsqrtf", "tanh", "tanhf", "erf", "erff",
+    "log", "logf", "pow", "powf", "fabs", "fabsf",
     // the generated prelude, kernels, launchers and harness
     "to_f32", "from_f32", "add_f32", "sub_f32", "mul_f32", "div_f32", "sqrt_f32", "rsqrt_f32",
     "exp_f32", "max_f32", "min_f32", "relu_f32", "cdiv_i64", "max_i64", "min_i64",
+    "tanh_f32", "erf_f32", "log_f32", "sigmoid_f32", "abs_f32", "pow_f32", "div_i64", "rem_i64", "abs_i64",
     "int_to_float", "float_to_int", "kBlockThreads", "shared_memory", "scratch", "slot",
     "slots", "elem", "pos", "acc", "stream", "status", "shared_bytes",
     "tile_number", "tile_count", "in_bounds", "index0", "index1", "index2", "index3", "index4", "index5", "index6",

@@ -144,6 +144,17 @@ std::string BodyEmitter::element_of(const Value* operand, const std::vector<int6
   return fmt::format("{}[{}]", name, broadcast_index(operand->type().shape(), shape));
 }
 
+// True when an integer division's divisor is a constant other than 0 and -1, or one the IR
+// marks `positive_divisor` (checked by the interpreter), so C's `/` and `%` give the
+// interpreter's results.
+static bool divisor_is_safe(const Operation& op) {
+  if (op.has_attr("positive_divisor")) return true;
+  const Operation* divisor = op.num_operands() == 2 ? op.operand(1)->defining_op() : nullptr;
+  if (!divisor || divisor->kind() != OpKind::constant) return false;
+  const Attribute* value = divisor->attr("value");
+  return value && value->is_int() && value->as_int() != 0 && value->as_int() != -1;
+}
+
 // The expression of one result element from its operands' elements (docs/ir.md, Arithmetic).
 std::string BodyEmitter::compute(const Operation& op, const std::vector<std::string>& args) const {
   ScalarKind result = op.result()->type().element();
@@ -190,6 +201,12 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
       case OpKind::sqrt: value = fmt::format("sqrt_f32({})", f32[0]); break;
       case OpKind::rsqrt: value = fmt::format("rsqrt_f32({})", f32[0]); break;
       case OpKind::relu: value = fmt::format("relu_f32({})", f32[0]); break;
+      case OpKind::tanh: value = fmt::format("tanh_f32({})", f32[0]); break;
+      case OpKind::erf: value = fmt::format("erf_f32({})", f32[0]); break;
+      case OpKind::log: value = fmt::format("log_f32({})", f32[0]); break;
+      case OpKind::sigmoid: value = fmt::format("sigmoid_f32({})", f32[0]); break;
+      case OpKind::abs: value = fmt::format("abs_f32({})", f32[0]); break;
+      case OpKind::pow: value = fmt::format("pow_f32({}, {})", f32[0], f32[1]); break;
       default: value = "/* unsupported */ 0.0f"; break;  // rejected by compute_kernel_plan
     }
     return narrow ? fmt::format("from_f32<{}>({})", result_type, value) : value;
@@ -198,6 +215,12 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
   // Integers: 64-bit arithmetic, narrowed back to i32 where that is the element type.
   if (op.kind() == OpKind::cmp)
     return fmt::format("({} {} {})", args[0], comparison(op.string_attr("predicate")), args[1]);
+  if (op.kind() == OpKind::and_) return fmt::format("({} && {})", args[0], args[1]);
+  if (op.kind() == OpKind::or_) return fmt::format("({} || {})", args[0], args[1]);
+  if (op.kind() == OpKind::not_) return fmt::format("(!{})", args[0]);
+  // x / 0, x % 0 and INT64_MIN / -1 are defined (docs/ir.md); the plain operators are used only
+  // for a constant divisor other than 0 and -1.
+  bool plain_division = divisor_is_safe(op);
   bool narrow = input == ScalarKind::i32 || input == ScalarKind::i1;
   std::vector<std::string> wide;
   for (const std::string& arg : args) wide.push_back(narrow ? fmt::format("int64_t({})", arg) : arg);
@@ -206,13 +229,18 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
     case OpKind::add: value = fmt::format("{} + {}", wide[0], wide[1]); break;
     case OpKind::sub: value = fmt::format("{} - {}", wide[0], wide[1]); break;
     case OpKind::mul: value = fmt::format("{} * {}", wide[0], wide[1]); break;
-    case OpKind::div: value = fmt::format("{} / {}", wide[0], wide[1]); break;
-    case OpKind::rem: value = fmt::format("{} % {}", wide[0], wide[1]); break;
+    case OpKind::div:
+      value = plain_division ? fmt::format("{} / {}", wide[0], wide[1]) : fmt::format("div_i64({}, {})", wide[0], wide[1]);
+      break;
+    case OpKind::rem:
+      value = plain_division ? fmt::format("{} % {}", wide[0], wide[1]) : fmt::format("rem_i64({}, {})", wide[0], wide[1]);
+      break;
     case OpKind::cdiv: value = fmt::format("{}({}, {})", cdiv_helper, wide[0], wide[1]); break;
     case OpKind::max: value = fmt::format("{}({}, {})", max_helper, wide[0], wide[1]); break;
     case OpKind::min: value = fmt::format("{}({}, {})", min_helper, wide[0], wide[1]); break;
     case OpKind::neg: value = fmt::format("-{}", wide[0]); break;
     case OpKind::relu: value = fmt::format("{}({}, 0)", max_helper, wide[0]); break;
+    case OpKind::abs: value = fmt::format("abs_i64({})", wide[0]); break;
     default: value = "/* unsupported */ 0"; break;  // rejected by compute_kernel_plan
   }
   return narrow ? fmt::format("static_cast<{}>({})", result_type, value) : value;
@@ -242,7 +270,8 @@ void BodyEmitter::emit_op(const Operation& op, int indent) {
     case OpKind::tma_load: emit_load(op, indent); return;  // the same read (docs/ir.md); every tile is in smem here
     case OpKind::store: emit_store(op, indent); return;
     case OpKind::reduce_sum:
-    case OpKind::reduce_max: emit_reduction(op, indent); return;
+    case OpKind::reduce_max:
+    case OpKind::reduce_min: emit_reduction(op, indent); return;
     case OpKind::mma: emit_mma(op, indent); return;
     case OpKind::zeros:
     case OpKind::full:
@@ -323,8 +352,10 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
     line(indent + 1, fmt::format("for (int pos = 0; pos < {}; ++pos) {}", extent, add));
   } else {
     line(indent + 1, fmt::format("{} acc = {};", accumulator, widen(input_element("0"))));
+    bool maximum = op.kind() == OpKind::reduce_max;
     line(indent + 1, fmt::format("for (int pos = 1; pos < {}; ++pos) acc = {}(acc, {});", extent,
-                                 floating ? "max_f32" : "max_i64", widen(input_element("pos"))));
+                                 floating ? (maximum ? "max_f32" : "min_f32") : (maximum ? "max_i64" : "min_i64"),
+                                 widen(input_element("pos"))));
   }
   std::string result = kind == ScalarKind::f32 || kind == ScalarKind::i64 || kind == ScalarKind::index
                            ? "acc"

@@ -229,7 +229,8 @@ void RegisterEmitter::emit_op(const Operation& op, int indent) {
     case OpKind::tma_load:
     case OpKind::store: emit_memory(op, indent); return;
     case OpKind::reduce_sum:
-    case OpKind::reduce_max: emit_reduction(op, indent); return;
+    case OpKind::reduce_max:
+    case OpKind::reduce_min: emit_reduction(op, indent); return;
     case OpKind::zeros:
     case OpKind::full:
     case OpKind::iota: emit_fill(op, indent); return;
@@ -290,12 +291,13 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
   ScalarKind kind = input->type().element();
   bool floating = is_float(kind), sum = op.kind() == OpKind::reduce_sum;
   std::string accumulator = floating ? "float" : "int64_t";
-  // max_f32 (fmaxf) returns the other operand of a NaN, so NAN is its identity, and a row of
-  // NaNs stays NaN as in the interpreter.
-  std::string identity = sum ? (floating ? "0.0f" : "0") : (floating ? "NAN" : "INT64_MIN");
+  bool maximum = op.kind() == OpKind::reduce_max;
+  // max_f32 (fmaxf) and min_f32 (fminf) return the other operand of a NaN, so NAN is their
+  // identity, and a row of NaNs stays NaN as in the interpreter.
+  std::string identity = sum ? (floating ? "0.0f" : "0") : floating ? "NAN" : maximum ? "INT64_MIN" : "INT64_MAX";
   auto combine = [&](const std::string& a, const std::string& b) {
     if (sum) return floating ? fmt::format("add_f32({}, {})", a, b) : fmt::format("{} + {}", a, b);
-    return fmt::format("{}({}, {})", floating ? "max_f32" : "max_i64", a, b);
+    return fmt::format("{}_{}({}, {})", maximum ? "max" : "min", floating ? "f32" : "i64", a, b);
   };
   auto widen = [&](const std::string& element) {
     if (floating) return kind == ScalarKind::f32 ? element : fmt::format("to_f32({})", element);

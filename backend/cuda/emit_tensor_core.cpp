@@ -372,7 +372,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
           return;
         }
         break;
-      case OpKind::reduce_max: case OpKind::reduce_sum: emit_reduction(op, indent); return;
+      case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: emit_reduction(op, indent); return;
       case OpKind::mma: emit_mma(op, indent); return;
       case OpKind::store: emit_store(op, indent); return;
       default: break;
@@ -454,19 +454,23 @@ class TensorCoreKernel : public tensor_core::Analysis {
     emit_fragment_loop(indent, result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
   }
 
-  // reduce_max / reduce_sum along the columns: each thread over its registers, then across the
-  // threads holding the other columns of its rows.
+  // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
+  // across the threads holding the other columns of its rows.
   void emit_reduction(const Operation& op, int indent) {
     const Fragment& result = *fragment(op.result());
     const Fragment& input = *fragment(op.operand(0));
-    bool maximum = op.kind() == OpKind::reduce_max;
-    std::string combine = maximum ? "max_f32({0}, {1})" : "add_f32({0}, {1})";
+    OpKind kind = op.kind();
+    std::string combine = kind == OpKind::reduce_max   ? "max_f32({0}, {1})"
+                          : kind == OpKind::reduce_min ? "min_f32({0}, {1})"
+                                                       : "add_f32({0}, {1})";
     comment(indent, op);
     declare_fragment(indent, result);
     line(indent, "{");
     line(indent + 1, "#pragma unroll");
     line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", layout_.count(1), result.name,
-                                 maximum ? "-INFINITY" : "0.0f"));
+                                 kind == OpKind::reduce_max   ? "-INFINITY"
+                                 : kind == OpKind::reduce_min ? "INFINITY"
+                                                              : "0.0f"));
     std::string slot = fmt::format("{}[{}]", result.name, layout_.row_slot("i"));
     line(indent + 1, "#pragma unroll");
     line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,

@@ -159,25 +159,12 @@ class Planner {
       if (op.info().has(kElementwise) && op.num_operands() > 0) {
         ScalarKind element = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
         bool floating = is_float(element);
-        switch (op.kind()) {
-          case OpKind::exp:
-          case OpKind::sqrt:
-          case OpKind::rsqrt:
-            if (!floating) unsupported(op, fmt::format("'{}' of {}", op.name(), to_string(element)));
-            break;
-          case OpKind::rem:
-          case OpKind::cdiv:
-            if (floating) unsupported(op, fmt::format("'{}' of {}", op.name(), to_string(element)));
-            break;
-          case OpKind::cast:
-          case OpKind::cmp:
-          case OpKind::select:
-            break;
-          default:
-            if (element == ScalarKind::i1)
-              unsupported(op, fmt::format("arithmetic ('{}') on i1", op.name()));
-            break;
-        }
+        if ((op.info().has(kFloatsOnly) && !floating) || (op.info().has(kIntegersOnly) && floating) ||
+            (op.info().has(kMasksOnly) && element != ScalarKind::i1))
+          unsupported(op, fmt::format("'{}' of {}", op.name(), to_string(element)));
+        else if (element == ScalarKind::i1 && !op.info().has(kMasksOnly) && op.kind() != OpKind::cast &&
+                 op.kind() != OpKind::cmp && op.kind() != OpKind::select)
+          unsupported(op, fmt::format("arithmetic ('{}') on i1", op.name()));
       }
       if (op.kind() == OpKind::for_) check_carried_tiles(op);
     });

@@ -150,7 +150,7 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       pipe->second.write = &op;
       return true;
     }
-    case OpKind::reduce_max: case OpKind::reduce_sum: {
+    case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: {
       const Type& input = op.operand(0)->type();
       if (producer || op.int_attr("axis", -1) != 1 || input.rank() != 2 || input.element() != ScalarKind::f32)
         return unsupported(op, fmt::format("this '{}' (compute agents reduce 2-D f32 tiles along axis 1)", op.name()));
@@ -341,7 +341,7 @@ bool Analysis::hold_op(const Operation& op) {
         fragment_of_[op.result()] = fragment_of_.at(written);
       }
       return true;
-    case OpKind::reduce_max: case OpKind::reduce_sum:
+    case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum:
       if (!fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");
       return new_fragment(op, op.result());
     default: break;
@@ -600,7 +600,7 @@ bool Analysis::place_shared_memory() {
   }
   bool reduces = false;
   walk(compute_->region(), [&](const Operation& op) {
-    reduces = reduces || op.kind() == OpKind::reduce_max || op.kind() == OpKind::reduce_sum;
+    reduces = reduces || op.info().has(kReduction);
   });
   if (blackwell() && reduces && compute_threads_ > kWarpgroup) {  // row reductions across warpgroups
     exchange_offset_ = offset;

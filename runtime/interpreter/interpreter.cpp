@@ -143,7 +143,8 @@ bool TileExecution::execute(const Operation& op) {
       return set_result(op, TileValue::scalar_int(ScalarKind::index, tensor->dims()[static_cast<size_t>(axis->as_int())]));
     }
     case OpKind::add: case OpKind::sub: case OpKind::mul: case OpKind::div: case OpKind::rem:
-    case OpKind::cdiv: case OpKind::max: case OpKind::min: case OpKind::cmp: {
+    case OpKind::cdiv: case OpKind::max: case OpKind::min: case OpKind::cmp: case OpKind::pow:
+    case OpKind::and_: case OpKind::or_: {
       const TileValue* a = tile_operand(op, 0);
       const TileValue* b = a ? tile_operand(op, 1) : nullptr;
       if (!b) return false;
@@ -153,10 +154,17 @@ bool TileExecution::execute(const Operation& op) {
         if (!attribute || !attribute->is_string()) return fail(op, "needs a string 'predicate'");
         predicate = attribute->as_string();
       }
+      // A `positive_divisor` (persistent-tiles' index arithmetic) promises what the CUDA
+      // backend relies on to divide with plain `/` and `%`.
+      if (op.has_attr("positive_divisor") && !b->holds_floats())
+        for (int64_t divisor : b->ints)
+          if (divisor <= 0) return fail(op, fmt::format("is marked positive_divisor but divides by {}", divisor));
       problem = evaluate_binary(kind, predicate, *a, *b, out);
       break;
     }
-    case OpKind::neg: case OpKind::exp: case OpKind::sqrt: case OpKind::rsqrt: case OpKind::relu: {
+    case OpKind::neg: case OpKind::exp: case OpKind::sqrt: case OpKind::rsqrt: case OpKind::relu:
+    case OpKind::tanh: case OpKind::erf: case OpKind::log: case OpKind::sigmoid: case OpKind::abs:
+    case OpKind::not_: {
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;
       problem = evaluate_unary(kind, *a, out);
@@ -206,7 +214,8 @@ bool TileExecution::execute(const Operation& op) {
       break;
     }
     case OpKind::reduce_sum:
-    case OpKind::reduce_max: {
+    case OpKind::reduce_max:
+    case OpKind::reduce_min: {
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;
       const Attribute* axis = op.attr("axis");

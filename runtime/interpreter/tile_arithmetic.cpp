@@ -134,6 +134,18 @@ bool compare(const std::string& predicate, T a, T b) {
 
 int64_t wrapping(uint64_t value) { return static_cast<int64_t>(value); }
 
+// "" when `element` suits the op's operand-kind trait (kFloatsOnly, ...), else why not.
+std::string check_operand_kind(OpKind kind, ScalarKind element) {
+  const OpInfo& info = op_info(kind);
+  if (info.has(kFloatsOnly) && !is_float(element))
+    return fmt::format("'{}' is defined on floats, not {}", info.name, to_string(element));
+  if (info.has(kIntegersOnly) && is_float(element))
+    return fmt::format("'{}' is defined on integers, not {}", info.name, to_string(element));
+  if (info.has(kMasksOnly) && element != ScalarKind::i1)
+    return fmt::format("'{}' is defined on i1, not {}", info.name, to_string(element));
+  return {};
+}
+
 // One float binary op in f32; nullopt-like failure is reported through `error`.
 float float_binary(OpKind kind, float a, float b) {
   switch (kind) {
@@ -142,6 +154,7 @@ float float_binary(OpKind kind, float a, float b) {
     case OpKind::mul: return a * b;
     case OpKind::div: return a / b;
     case OpKind::max: return float_max(a, b);
+    case OpKind::pow: return std::pow(a, b);
     default: return float_min(a, b);
   }
 }
@@ -157,6 +170,8 @@ int64_t integer_binary(OpKind kind, int64_t a, int64_t b) {
     case OpKind::mul: return wrapping(ua * ub);
     case OpKind::max: return std::max(a, b);
     case OpKind::min: return std::min(a, b);
+    case OpKind::and_: return (a != 0) & (b != 0);
+    case OpKind::or_: return (a != 0) | (b != 0);
     default: break;
   }
   if (b == 0) return kind == OpKind::rem ? a : -1;
@@ -181,8 +196,7 @@ std::string evaluate_binary(OpKind kind, const std::string& predicate, const Til
       predicate != "ge" && predicate != "eq" && predicate != "ne")
     return fmt::format("unknown predicate '{}'", predicate);
   bool floats = a.holds_floats();
-  if (floats && (kind == OpKind::rem || kind == OpKind::cdiv))
-    return fmt::format("'{}' is defined on integers, not {}", op_info(kind).name, to_string(a.element));
+  if (std::string problem = check_operand_kind(kind, a.element); !problem.empty()) return problem;
   out = TileValue::zeros(is_compare ? ScalarKind::i1 : a.element, shape);
   SourceIndex from_a(shape, a.shape), from_b(shape, b.shape);
   const int64_t count = out.count();
@@ -205,15 +219,19 @@ std::string evaluate_binary(OpKind kind, const std::string& predicate, const Til
 
 std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out) {
   bool floats = a.holds_floats();
-  if (!floats && (kind == OpKind::exp || kind == OpKind::sqrt || kind == OpKind::rsqrt))
-    return fmt::format("'{}' is defined on floats, not {}", op_info(kind).name, to_string(a.element));
+  if (std::string problem = check_operand_kind(kind, a.element); !problem.empty()) return problem;
   out = TileValue::zeros(a.element, a.shape);
   const int64_t count = a.count();
   for (int64_t i = 0; i < count; ++i) {
     size_t at = static_cast<size_t>(i);
     if (!floats) {
-      int64_t x = a.ints[at];
-      int64_t result = kind == OpKind::neg ? wrapping(0 - static_cast<uint64_t>(x)) : std::max<int64_t>(x, 0);
+      int64_t x = a.ints[at], result;
+      switch (kind) {
+        case OpKind::neg: result = wrapping(0 - static_cast<uint64_t>(x)); break;
+        case OpKind::abs: result = x < 0 ? wrapping(0 - static_cast<uint64_t>(x)) : x; break;
+        case OpKind::not_: result = x == 0; break;
+        default: result = std::max<int64_t>(x, 0); break;  // relu
+      }
       out.ints[at] = wrap_integer(a.element, result);
       continue;
     }
@@ -223,6 +241,11 @@ std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out) {
       case OpKind::exp: result = std::exp(x); break;
       case OpKind::sqrt: result = std::sqrt(x); break;
       case OpKind::rsqrt: result = 1.0f / std::sqrt(x); break;
+      case OpKind::tanh: result = std::tanh(x); break;
+      case OpKind::erf: result = std::erf(x); break;
+      case OpKind::log: result = std::log(x); break;
+      case OpKind::sigmoid: result = 1.0f / (1.0f + std::exp(-x)); break;
+      case OpKind::abs: result = std::fabs(x); break;
       default: result = float_max(x, 0.0f); break;  // relu
     }
     out.floats[at] = round_to_format(a.element, result);
@@ -272,7 +295,7 @@ std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileV
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= a.shape[static_cast<size_t>(d)];
   for (size_t d = static_cast<size_t>(axis) + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
-  bool is_sum = kind == OpKind::reduce_sum;
+  bool is_sum = kind == OpKind::reduce_sum, is_min = kind == OpKind::reduce_min;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t in = 0; in < inner; ++in) {
       size_t target = static_cast<size_t>(o * inner + in);
@@ -281,13 +304,14 @@ std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileV
       if (a.holds_floats()) {
         float total = a.floats[source(0)];
         for (int64_t k = 1; k < extent; ++k)
-          total = is_sum ? total + a.floats[source(k)] : float_max(total, a.floats[source(k)]);
+          total = is_sum ? total + a.floats[source(k)]
+                  : is_min ? float_min(total, a.floats[source(k)]) : float_max(total, a.floats[source(k)]);
         out.floats[target] = round_to_format(a.element, total);
       } else {
         int64_t total = a.ints[source(0)];
         for (int64_t k = 1; k < extent; ++k)
           total = is_sum ? wrapping(static_cast<uint64_t>(total) + static_cast<uint64_t>(a.ints[source(k)]))
-                         : std::max(total, a.ints[source(k)]);
+                  : is_min ? std::min(total, a.ints[source(k)]) : std::max(total, a.ints[source(k)]);
         out.ints[target] = wrap_integer(a.element, total);
       }
     }

@@ -36,12 +36,12 @@ struct TileValue {
   double as_double(int64_t i) const;
 };
 
-// add sub mul div rem cdiv max min, and cmp with `predicate`. The result has the broadcast
+// add sub mul div rem cdiv max min pow and or, and cmp with `predicate`. The result has the broadcast
 // shape and the operands' element type (i1 for cmp).
 std::string evaluate_binary(OpKind kind, const std::string& predicate, const TileValue& a,
                             const TileValue& b, TileValue& out);
 
-// neg exp sqrt rsqrt relu.
+// neg exp sqrt rsqrt relu tanh erf log sigmoid abs not (the f32 functions of <cmath>).
 std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out);
 
 // cast to `target` (float ↔ float and int → float round to nearest even; float → int
@@ -52,7 +52,7 @@ std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out)
 std::string evaluate_select(const TileValue& condition, const TileValue& a, const TileValue& b,
                             TileValue& out);
 
-// reduce_sum / reduce_max along `axis` (kept with extent 1).
+// reduce_sum / reduce_max / reduce_min along `axis` (kept with extent 1).
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
 
 // acc + a·b with products and sums in f32 (int64 for integers), k increasing, rounded once to

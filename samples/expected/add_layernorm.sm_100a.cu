@@ -99,9 +99,24 @@ __host__ __device__ inline float exp_f32(float x) { return expf(x); }
 __host__ __device__ inline float max_f32(float a, float b) { return fmaxf(a, b); }
 __host__ __device__ inline float min_f32(float a, float b) { return fminf(a, b); }
 __host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f; }
+__host__ __device__ inline float tanh_f32(float x) { return tanhf(x); }
+__host__ __device__ inline float erf_f32(float x) { return erff(x); }
+__host__ __device__ inline float log_f32(float x) { return logf(x); }
+__host__ __device__ inline float sigmoid_f32(float x) { return div_f32(1.0f, add_f32(1.0f, expf(-x))); }
+__host__ __device__ inline float abs_f32(float x) { return fabsf(x); }
+__host__ __device__ inline float pow_f32(float a, float b) { return powf(a, b); }
 
 // 64-bit integer helpers; cdiv is the ceiling of a / b for a >= 0, b > 0.
 __host__ __device__ inline int64_t cdiv_i64(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+// Division by a value that may be 0 or -1, defined as the interpreter defines it: x / 0 = -1,
+// x % 0 = x, INT64_MIN / -1 wraps.
+__host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) {
+  return b == 0 ? -1 : b == -1 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a / b;
+}
+__host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
+__host__ __device__ inline int64_t abs_i64(int64_t a) {
+  return a < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a;
+}
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 

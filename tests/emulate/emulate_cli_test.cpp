@@ -161,6 +161,24 @@ TEST(Emulate, TheDriverCallsTheLauncherWithItsParametersInOrder) {
 
 // --- with the runtime ----------------------------------------------------------------------------
 
+// --scalar values reach the emulated CUDA (the driver passes every scalar to the launcher), and
+// an integer division by a zero scalar gives the interpreter's value instead of a trap.
+TEST(EmulateRuntime, ScalarParametersAreGivenAndReported) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_scalar_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "kernel scaled(X: tensor<N, i32>, Y: tensor<N, f32>, Q: tensor<N, i32>, n: i32, alpha: f32)\n"
+             "    grid tiles(cdiv(N, 8)) as (i) {\n"
+             "  x = load X[i] : <8>;\n  store Y[i] = cast(x * n, f32) * alpha;\n  store Q[i] = x % n + x / n;\n}\n");
+  for (const char* n : {"-3", "0"}) {
+    CommandResult r = run_command(tilec("emulate " + source.string() + " --dims N=20 --schedules 1 --scalar n=" + n +
+                                        ",alpha=0.25"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr(std::string("kernel scaled: scalars n=") + n + ", alpha=0.25"));
+    EXPECT_THAT(r.out, HasSubstr("Q ok"));
+  }
+  fs::remove(source);
+}
+
 TEST(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"})
     for (const char* sample : {"vector_add", "softmax"}) {

@@ -10,7 +10,7 @@
 //    eager and lazy for every sample, plus random schedules for the tensor-core samples (their
 //    TMA loads, WGMMAs and tcgen05 MMAs are what the schedules move).
 // 3. The report: exit 0, and exactly one line `kernel K [DIMS] TARGET, schedule S: OUT ok (...)`
-//    per kernel and schedule, each output `ok`, so a run that silently skipped a kernel or a
+//    per kernel and schedule (besides `kernel K: scalars ...`), each output `ok`, so a run that silently skipped a kernel or a
 //    schedule fails too; then the final `ok`.
 //
 // Cost: each case is one tilec run (well under a second with a warm build cache); every run
@@ -66,6 +66,8 @@ const std::vector<Sample>& samples() {
       {"silu", false, false, {{"M", "BM"}, {"N", "BN"}}, "", ""},
       {"column_sum", false, false, {{"N", "BN"}}, "", ""},
       {"gemv", false, false, {{"M", "BM"}}, "", ""},
+      {"activations", false, false, {{"M", "BM"}}, "", ""},
+      {"int_remainder", false, false, {{"M", "BM"}}, "", ""},
   };
   return all;
 }
@@ -175,6 +177,15 @@ std::vector<Shape> all_shapes() {
       {"gemv", "sub_tile", "M=3,K=1000", 2, {Claim::sub_tile}},
       {"gemv", "ragged", "M=37,K=1000", 2, {Claim::ragged}},
       {"gemv", "multi_tile", "M=64,K=2048", 2, {Claim::multi_tile}},
+      // activations: BM=16 rows of 64; int_remainder: BM=8 rows of 32 (divisors include 0 and -1).
+      {"activations", "one_tile", "M=16", 2, {Claim::one_tile}},
+      {"activations", "sub_tile", "M=3", 2, {Claim::sub_tile}},
+      {"activations", "ragged", "M=37", 2, {Claim::ragged}},
+      {"activations", "multi_tile", "M=64", 2, {Claim::multi_tile}},
+      {"int_remainder", "one_tile", "M=8", 2, {Claim::one_tile}},
+      {"int_remainder", "sub_tile", "M=3", 2, {Claim::sub_tile}},
+      {"int_remainder", "ragged", "M=37", 2, {Claim::ragged}},
+      {"int_remainder", "multi_tile", "M=64", 2, {Claim::multi_tile}},
   });
   return shapes;
 }
@@ -325,6 +336,7 @@ TEST_P(SampleSweep, EverySchedulesOutputsMatchTheInterpreter) {
   // `kernel K [DIMS] TARGET, schedule S: RESULTS, T s`; RESULTS is `OUT ok (...)` per output.
   std::regex report(R"(kernel ([A-Za-z_][A-Za-z_0-9]*) \[([^\]]*)\] (\S+), schedule ([^:]+): (.*), [0-9.]+ s)");
   std::regex ok_output(R"(([A-Za-z_][A-Za-z_0-9]*) ok \(max abs error [^)]*\)(, )?)");
+  std::regex scalars_line(R"(kernel [A-Za-z_][A-Za-z_0-9]*: scalars .*)");
   std::map<std::string, long> dims = parse_dims(c.shape.dims);
   std::set<std::pair<std::string, std::string>> seen;
   size_t report_lines = 0;
@@ -333,6 +345,7 @@ TEST_P(SampleSweep, EverySchedulesOutputsMatchTheInterpreter) {
   while (std::getline(lines, line)) {
     if (!line.empty()) last = line;
     if (line.rfind("kernel ", 0) != 0) continue;
+    if (std::regex_match(line, scalars_line)) continue;  // the values given to scalar parameters
     ++report_lines;
     std::smatch m;
     if (!std::regex_match(line, m, report)) {

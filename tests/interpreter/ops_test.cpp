@@ -265,6 +265,75 @@ kernel @special(%X: tensor<4, f16>, %E: tensor<4, f16>, %S: tensor<4, f32>, %Q: 
   }
 }
 
+// The math functions of issue 18 against <cmath> in f32; sigmoid rounds per operation.
+TEST(InterpreterOps, MathFunctionsAreTheF32Functions) {
+  auto module = parse_verified(R"(module
+kernel @math(%X: tensor<4, f32>, %T: tensor<4, f32>, %E: tensor<4, f32>, %L: tensor<4, f32>, %G: tensor<4, f32>, %A: tensor<4, f32>, %P: tensor<4, f32>) {
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i : tile<4xf32, reg>
+  %t = tanh %x : tile<4xf32, reg>
+  %e = erf %x : tile<4xf32, reg>
+  %a = abs %x : tile<4xf32, reg>
+  %l = log %a : tile<4xf32, reg>
+  %g = sigmoid %x : tile<4xf32, reg>
+  %p = pow %a, %x : tile<4xf32, reg>
+  store %T, %i, %t
+  store %E, %i, %e
+  store %L, %i, %l
+  store %G, %i, %g
+  store %A, %i, %a
+  store %P, %i, %p
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  std::vector<double> x = {-2.5, -0.125, 0.75, 3};
+  HostBuffer X = make_buffer(ScalarKind::f32, {4}, x), T(ScalarKind::f32, {4}), E = T, L = T, G = T, A = T, P = T;
+  ASSERT_TRUE(launch(*module, {&X, &T, &E, &L, &G, &A, &P}).ok);
+  for (int i = 0; i < 4; ++i) {
+    float xf = static_cast<float>(x[i]);
+    EXPECT_EQ(T.load_float(i), std::tanh(xf)) << i;
+    EXPECT_EQ(E.load_float(i), std::erf(xf)) << i;
+    EXPECT_EQ(A.load_float(i), std::fabs(xf)) << i;
+    EXPECT_EQ(L.load_float(i), std::log(std::fabs(xf))) << i;
+    EXPECT_EQ(G.load_float(i), 1.0f / (1.0f + std::exp(-xf))) << i;
+    EXPECT_EQ(P.load_float(i), std::pow(std::fabs(xf), xf)) << i;
+  }
+}
+
+TEST(InterpreterOps, MasksAbsAndMinimaOfIntegers) {
+  auto module = parse_verified(R"(module
+kernel @masks(%X: tensor<2, 4, i32>, %A: tensor<2, 4, i32>, %M: tensor<2, 4, i32>, %R: tensor<2, 1, i32>) {
+  %one = constant {value = 1} : index
+  %z = constant {value = 0} : index
+  %i = grid_ids %one : index
+  %x = load %X, %z, %z : tile<2x4xi32, reg>
+  %a = abs %x : tile<2x4xi32, reg>
+  %c0 = constant {value = 0} : i32
+  %c2 = constant {value = 2} : i32
+  %neg = cmp %x, %c0 {predicate = "lt"} : tile<2x4xi1, reg>
+  %big = cmp %x, %c2 {predicate = "gt"} : tile<2x4xi1, reg>
+  %small = not %big : tile<2x4xi1, reg>
+  %both = and %neg, %small : tile<2x4xi1, reg>
+  %either = or %both, %big : tile<2x4xi1, reg>
+  %m = select %either, %x, %c0 : tile<2x4xi32, reg>
+  %r = reduce_min %x {axis = 1} : tile<2x1xi32, reg>
+  store %A, %z, %z, %a
+  store %M, %z, %z, %m
+  store %R, %z, %z, %r
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::i32, {2, 4}, {-3, 5, 0, 2, -2147483648.0, 7, -1, 3});
+  HostBuffer A(ScalarKind::i32, {2, 4}), M = A, R(ScalarKind::i32, {2, 1});
+  ASSERT_TRUE(launch(*module, {&X, &A, &M, &R}).ok);
+  EXPECT_EQ(buffer_values(A), (std::vector<double>{3, 5, 0, 2, -2147483648.0, 7, 1, 3}));  // i32 abs wraps
+  EXPECT_EQ(buffer_values(M), (std::vector<double>{-3, 5, 0, 0, -2147483648.0, 7, -1, 3}));  // x < 0 || x > 2
+  EXPECT_EQ(buffer_values(R), (std::vector<double>{-3, -2147483648.0}));
+}
+
 TEST(InterpreterOps, ReductionsKeepTheAxisAndSumInIndexOrder) {
   auto module = parse_verified(R"(module
 kernel @reduce(%X: tensor<2, 4, f32>, %S: tensor<2, 1, f32>, %M: tensor<1, 4, f32>, %D: tensor<2, 4, f32>) {

@@ -1,5 +1,6 @@
 // tests/unit/frontend_test.cpp — parsing and lowering: structure, types and each diagnostic.
 #include <gmock/gmock.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "test_support.h"
@@ -131,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
     Diagnostics, LoweringErrors,
     ::testing::Values(
         ErrorCase{"unknown_name", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = foo;\n}", "unknown name 'foo'", 2},
-        ErrorCase{"element_mismatch", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = load Y[i] : <8>;\n  z = x + y;\n}", "element types differ: f32 and bf16", 4},
+        ErrorCase{"element_mismatch", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = load Y[i] : <8>;\n  z = x + y;\n}", "element types differ: x is f32 and y is bf16; convert one, e.g. cast(y, f32)", 4},
         ErrorCase{"shape_mismatch", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  y = load X[i, 0] : <4, 8>;\n  z = x * y;\n}", "tile shapes do not broadcast", 4},
         ErrorCase{"store_element", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store Y[i] = x;\n}", "storing a f32 tile into the bf16 tensor 'Y'", 3},
         ErrorCase{"const_div_zero", "const A = 4 / 0;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "division by zero", 1},
@@ -140,9 +141,20 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"tile_dim_zero", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <0>;\n}", "a tile dimension must be at least 1", 2},
         ErrorCase{"not_carried", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  s = zeros<8, f32>();\n  for j in 0 .. 4 {\n    s = s + 1.0;\n  }\n}", "list it in the loop's carry", 4},
         ErrorCase{"carry_undefined", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  for j in 0 .. 4 carry (s) {\n  }\n}", "carried variable 's' is not defined", 2},
-        ErrorCase{"unknown_function", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = tanh(1.0);\n}", "unknown function 'tanh'", 2},
-        ErrorCase{"reduce_needs_axis", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = sum(x);\n}", "sum() needs an axis", 3},
-        ErrorCase{"mma_shapes", "kernel k(A: tensor<M, K, bf16>) grid tiles(1) as (i) {\n  a = load A[0, 0] : <64, 32>;\n  acc = zeros<64, 64, f32>();\n  acc = mma(a, a, acc);\n}", "mma shapes do not match", 4},
+        ErrorCase{"unknown_function", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = tanhh(1.0);\n}", "unknown function 'tanhh' (known: sum, max, min, mean", 2},
+        ErrorCase{"reduce_of_scalar", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  s = sum(1.0);\n}", "sum() reduces a tile", 2},
+        ErrorCase{"mean_of_integers", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = mean(x, axis = 0);\n}", "mean() of a i32 tile; convert it first: mean(cast(x, f32))", 3},
+        ErrorCase{"max_axis_two_operands", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = max(x, x, axis = 0);\n}", "max() along an axis takes one tile", 3},
+        ErrorCase{"float_function_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = tanh(x);\n}", "tanh() needs a floating-point operand, not tile<8xi32, reg>; convert it: tanh(cast(x, f32))", 3},
+        ErrorCase{"power_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x ** 2;\n}", "'**' raises floats; convert the base: cast(x, f32) ** ...", 3},
+        ErrorCase{"negative_const_power", "const A = 2 ** -1;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "a negative integer exponent; write 2.0 ** -1", 1},
+        ErrorCase{"const_power_overflow", "const A = 3 ** 40;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "integer overflow in the constant expression 3 ** 40", 1},
+        ErrorCase{"logic_of_numbers", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  m = x && x < 1.0;\n}", "'&&' combines masks", 3},
+        ErrorCase{"not_of_number", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  m = !x;\n}", "'!' negates a mask", 3},
+        ErrorCase{"mma_shapes", "kernel k(A: tensor<M, K, bf16>) grid tiles(1) as (i) {\n  a = load A[0, 0] : <64, 32>;\n  acc = zeros<64, 64, f32>();\n  acc = mma(a, a, acc);\n}", "K differs: a has 32 columns but a has 64 rows", 4},
+        ErrorCase{"mma_n_mismatch", "kernel k(A: tensor<M, K, bf16>) grid tiles(1) as (i) {\n  a = load A[0, 0] : <64, 32>;\n  b = load A[0, 0] : <32, 64>;\n  acc = zeros<64, 128, f32>();\n  acc = mma(a, b, acc);\n}", "N differs: b has 64 columns but the accumulator acc has 128", 5},
+        ErrorCase{"defined_in_one_branch", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  if i < 1 { y = load X[i] : <8>; }\n  store X[i] = y;\n}", "unknown name 'y': it is defined only in the then-branch of the if at 2:3", 3},
+        ErrorCase{"defined_in_loop", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  for j in 0 .. 4 { y = load X[i] : <8>; }\n  store X[i] = y;\n}", "unknown name 'y': it is defined inside the loop at 2:3; to use it after the loop", 3},
         ErrorCase{"assign_constant", "const B = 4;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  B = 5;\n}", "'B' is a constant and cannot be assigned", 3},
         ErrorCase{"unknown_element", "kernel k(X: tensor<N, f64>) grid tiles(1) as (i) {\n}", "unknown element type 'f64'", 1},
         ErrorCase{"bad_annotation", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  @fast\n  store X[i] = x;\n}", "unknown annotation '@fast'", 3},
@@ -168,6 +180,116 @@ TEST(Parser, DeepNestingIsRefusedWithAnError) {
   Compiled c = compile_tile("const A = " + expr + ";\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}\n");
   EXPECT_FALSE(c.module);
   EXPECT_THAT(c.errors(), HasSubstr("nesting deeper than"));
+}
+
+// A flat sum of many terms is a left-deep tree that lowering walks recursively (issue 18, defect
+// 4: 9,000 terms crashed): up to the limit it lowers, beyond it the error names the operator.
+std::string flat_sum_kernel(int terms) {
+  std::string sum = "x";
+  for (int i = 1; i < terms; ++i) sum += " + x";
+  return "kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = " + sum +
+         ";\n}\n";
+}
+
+TEST(Parser, AFlatSumUpToTheHeightLimitLowers) {
+  Compiled c = compile_tile(flat_sum_kernel(2001));  // 2000 additions
+  ASSERT_TRUE(c.module) << c.errors();
+  int adds = 0;
+  walk(*c.module, [&](Operation& op) { adds += op.kind() == OpKind::add; });
+  EXPECT_EQ(adds, 2000);
+}
+
+TEST(Parser, AFlatSumOfNineThousandTermsIsALocatedError) {
+  Compiled c = compile_tile(flat_sum_kernel(9000));
+  EXPECT_FALSE(c.module);
+  ASSERT_EQ(c.diagnostics->error_count(), 1) << c.errors();
+  EXPECT_THAT(c.errors(), HasSubstr("expression nested more than 2000 operators deep; split it over several statements"));
+  EXPECT_EQ(c.diagnostics->diagnostics()[0].location.line, 3u);
+}
+
+TEST(Parser, NestedCallsCountTowardTheHeight) {
+  std::string nested = "x";
+  for (int i = 0; i < 150; ++i) nested = "exp(" + nested + " + x + x + x + x + x + x + x + x + x + x + x + x + x + x)";
+  Compiled c = compile_tile("kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = " +
+                            nested + ";\n}\n");
+  EXPECT_FALSE(c.module);
+  EXPECT_THAT(c.errors(), HasSubstr("operators deep"));
+}
+
+// Constant folding shows how the new operators associate.
+int64_t folded_constant(const std::string& expression) {
+  Compiled c = compile_tile("const A = " + expression +
+                            ";\nkernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  store X[i] = full<1, i32>(A);\n}\n");
+  int64_t value = -12345;
+  if (c.module)
+    walk(*c.module, [&](Operation& op) {
+      if (op.kind() == OpKind::full) value = op.operand(0)->defining_op()->int_attr("value");
+    });
+  return value;
+}
+
+TEST(Parser, PowerBindsTighterThanUnaryMinusAndIsRightAssociative) {
+  EXPECT_EQ(folded_constant("-2 ** 2"), -4);       // -(2 ** 2), as in Python
+  EXPECT_EQ(folded_constant("2 ** 3 ** 2"), 512);  // 2 ** (3 ** 2)
+  EXPECT_EQ(folded_constant("2 * 3 ** 2"), 18);
+  EXPECT_EQ(folded_constant("2 ** -1 * 0 + 7"), -12345);  // a negative integer exponent is an error
+  EXPECT_EQ(folded_constant("(-1) ** 9223372036854775807"), -1);  // by squaring: no 2^63 steps
+}
+
+TEST(Lowering, MasksCombineWithAndOrNot) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
+  x = load X[i] : <8>;
+  store X[i] = where(!(x > 0.0) && x > -1.0 || x > 2.0, x, 0.0);
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::string> names;
+  walk(*c.module, [&](Operation& op) {
+    if (op.info().has(kMasksOnly) || op.kind() == OpKind::cmp) names.push_back(std::string(op.name()));
+  });
+  // || binds loosest, then &&; ! applies to the parenthesized comparison.
+  EXPECT_EQ(names, (std::vector<std::string>{"cmp", "not", "cmp", "and", "cmp", "or"}));
+}
+
+TEST(Lowering, WholeTileReductionsReduceEveryAxisAndMeanDivides) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, M, f32>, Y: tensor<N, M, f32>) grid tiles(1) as (i) {
+  x = load X[0, 0] : <4, 8>;
+  store Y[0, 0] = mean(x) + min(x, axis = 0);
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::string> reductions;
+  const Operation* divide = nullptr;
+  walk(*c.module, [&](Operation& op) {
+    if (op.info().has(kReduction))
+      reductions.push_back(fmt::format("{} axis {} -> {}", op.name(), op.int_attr("axis"), op.result()->type().to_string()));
+    if (op.kind() == OpKind::div) divide = &op;
+  });
+  EXPECT_EQ(reductions, (std::vector<std::string>{"reduce_sum axis 1 -> tile<4x1xf32, reg>",
+                                                  "reduce_sum axis 0 -> tile<1x1xf32, reg>",
+                                                  "reduce_min axis 0 -> tile<1x8xf32, reg>"}));
+  ASSERT_TRUE(divide);
+  EXPECT_EQ(divide->operand(1)->defining_op()->attr("value")->as_float(), 32.0);
+}
+
+TEST(Lowering, ANameDefinedInBothBranchesIsDefinedAfterTheIf) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
+  x = load X[i] : <8>;
+  if i < 3 { y = x * 2.0; } else { y = x + 1.0; }
+  store X[i] = y;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  const Operation* branch = nullptr;
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() == OpKind::if_) branch = &op;
+  });
+  ASSERT_TRUE(branch);
+  ASSERT_EQ(branch->num_results(), 1u);
+  EXPECT_EQ(branch->result()->name_hint(), "y");
 }
 
 TEST(Parser, EmptyProgramHasNoKernel) {
