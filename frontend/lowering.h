@@ -1,0 +1,114 @@
+// frontend/lowering.h — the AST → IR lowering class, shared by frontend/lower.cpp (the program,
+// constants, scopes, statements and kernels) and frontend/lower_expressions.cpp (expressions and
+// the builtin functions). Internal to the frontend: the entry point is lower_program
+// (frontend/lower.h), whose comment describes the phases.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/constant_value.h"
+#include "frontend/lower.h"
+#include "ir/builder.h"
+#include "ir/ir.h"
+
+namespace tilec::frontend::detail {
+
+using Const = ConstantValue;
+
+// The result of lowering an expression: a folded constant or an IR value; neither after an
+// error (already reported).
+struct Operand {
+  Value* value = nullptr;
+  std::optional<Const> constant;
+  bool ok() const { return value || constant; }
+};
+
+struct Frame {
+  enum Kind { kernel, loop, branch } kind;
+  std::unordered_map<std::string, Operand> vars;
+  std::vector<std::string> updated;  // branch frames: outer names assigned here, in order
+};
+
+class Lowering {
+ public:
+  Lowering(const LowerOptions& options, DiagnosticEngine& diagnostics)
+      : options_(options), diagnostics_(diagnostics) {}
+
+  std::unique_ptr<Module> lower(const Program& program);
+
+ private:
+  void error(Location location, std::string message) { diagnostics_.error(location, std::move(message)); }
+
+  // ---- constants --------------------------------------------------------------------------
+  void lower_constants(const Program& program);
+  std::optional<Const> parse_define(const std::string& name, const std::string& text);
+
+  // ---- scopes -----------------------------------------------------------------------------
+  Operand* lookup(const std::string& name);
+  // Binds `name` to `operand`, following the carry rules of loops and branches.
+  void assign(const std::string& name, Operand operand, Location location);
+  // Why `name` is unknown after the block that defined it (reported with "unknown name").
+  void note_out_of_scope(const std::string& name, std::string why) {
+    out_of_scope_[name] = std::move(why);
+  }
+
+  // ---- types and values -------------------------------------------------------------------
+  Value* materialize(const Operand& operand, ScalarKind element, Location location);
+  // A value with no typing context: integers become index, floats f32.
+  Value* materialize(const Operand& operand, Location location);
+  Value* index_value(const Expr& expr, const char* what);
+  std::optional<int64_t> const_int(const Expr& expr, const char* what, int64_t minimum);
+  std::optional<ScalarKind> element_type(const std::string& name, Location location);
+  Value* create(OpKind kind, std::vector<Value*> operands, Type result, Location location,
+                std::vector<std::pair<std::string, Attribute>> attributes = {});
+  std::optional<std::vector<int64_t>> tile_shape(const std::vector<ExprPtr>& dims);
+
+  // ---- expressions ------------------------------------------------------------------------
+  Operand lower_expr(const Expr& e);
+  std::optional<Const> fold(const std::string& op, Const a, Const b, Location location);
+  // How a message names an operand: its variable, or a description of its position.
+  static std::string operand_text(const Expr* e, const char* position);
+  // Gives both operands values of one element type; the result type of the elementwise op.
+  // `ea` and `eb` (may be null) are the operands' expressions, for messages.
+  std::optional<Type> unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
+                            const Expr* ea = nullptr, const Expr* eb = nullptr);
+  Operand lower_binary(const Expr& e) { return lower_binary(e.op, *e.args[0], *e.args[1], e.location); }
+  // `left op right` for a binary operator (or pow(left, right) as "**").
+  Operand lower_binary(const std::string& op, const Expr& left, const Expr& right, Location location);
+  // sum / mean / max / min of one tile: along `axis = k` (kept with extent 1), or with no axis
+  // over the whole tile (each axis in turn, from the last; the result has extent 1 in every
+  // axis). mean is the sum divided by the count of elements reduced.
+  Operand lower_reduction(const Expr& e, const Expr* axis);
+  Operand lower_call(const Expr& e);
+  Operand lower_tile_new(const Expr& e);
+  Value* tensor_named(const std::string& name, Location location);
+  bool coordinates(const std::vector<ExprPtr>& indices, const Type& tensor, Location location,
+                   std::vector<Value*>& out);
+  Operand lower_load(const Expr& e);
+
+  // ---- statements -------------------------------------------------------------------------
+  void lower_block(const Block& block);
+  void lower_stmt(const Stmt& s);
+  void apply_annotations(const Stmt& s, Operation* op);
+  Operation* lower_store(const Stmt& s);
+  Operation* lower_for(const Stmt& s);
+  Operation* lower_if(const Stmt& s);
+
+  // ---- kernels ----------------------------------------------------------------------------
+  std::unique_ptr<Operation> lower_kernel(const Kernel& k);
+
+  const LowerOptions& options_;
+  DiagnosticEngine& diagnostics_;
+  std::unordered_map<std::string, Operand> constants_;
+  std::set<std::string> kernel_names_;
+  std::unordered_map<std::string, std::string> out_of_scope_;  // name → why it is unknown here
+  std::vector<Frame> frames_;
+  Builder* builder_ = nullptr;
+};
+
+}  // namespace tilec::frontend::detail
