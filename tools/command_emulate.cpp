@@ -210,7 +210,8 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   runtime::SymbolBindings symbols = bind_kernel_symbols(*job.lowered, given, dims);
   runtime::KernelBuffers inputs;
   std::string message;
-  if (!runtime::make_kernel_buffers(*job.lowered, symbols, options.seed, inputs, message, options.scalars)) {
+  if (!runtime::make_kernel_buffers(*job.lowered, symbols, options.seed, inputs, message, options.scalars) ||
+      !runtime::check_launch_preconditions(*job.lowered, inputs, message)) {
     fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
     return 1;
   }

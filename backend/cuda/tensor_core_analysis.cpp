@@ -21,8 +21,30 @@ bool Analysis::unsupported(const Operation& op, const std::string& what) {
   return false;
 }
 
+// persistent-tiles leaves an `sm_count` in the kernel body of every `grid persistent` kernel.
+static bool persistent(const Operation& kernel) {
+  for (const auto& op : kernel.region().operations())
+    if (op->kind() == OpKind::sm_count) return true;
+  return false;
+}
+
+// Issue 18, defect 2: a `grid tiles` kernel with mma used to be refused at whatever tile op came
+// first ("'zeros' before the warp_specialize"). Say what to write instead, at the grid.
+bool Analysis::refuse_tile_grid() {
+  const Operation* grid = &kernel_;
+  for (const auto& op : kernel_.region().operations())
+    if (op->kind() == OpKind::grid_ids) grid = op.get();
+  diagnostics_.error(grid->location(),
+                     fmt::format("the tensor-core CUDA backend ({}) runs mma kernels as persistent CTAs only: "
+                                 "write `grid persistent(...)` with the same extents and coordinates instead of "
+                                 "`grid tiles(...)`, e.g. grid persistent(cdiv(M, BM), cdiv(N, BN)) as (m, n)",
+                                 target_));
+  return false;
+}
+
 bool Analysis::analyze() {
   const Region& body = kernel_.region();
+  bool tile_grid = !persistent(kernel_);
   for (const auto& op : body.operations()) {
     switch (op->kind()) {
       case OpKind::warp_specialize:
@@ -35,7 +57,7 @@ bool Analysis::analyze() {
       default:
         if (specialize_) return unsupported(*op, fmt::format("'{}' after the warp_specialize", op->name()));
         if (op->num_regions() > 0 || (op->num_results() > 0 && !op->result(0)->type().is_scalar()))
-          return unsupported(*op, fmt::format("'{}' before the warp_specialize", op->name()));
+          return tile_grid ? refuse_tile_grid() : unsupported(*op, fmt::format("'{}' before the warp_specialize", op->name()));
     }
   }
   int64_t highest_barrier = 0;
@@ -443,6 +465,13 @@ bool Analysis::hold_mma(const Operation& op) {
   return true;
 }
 
+// "%acc", or "the value of line 12", for a message.
+static std::string describe(const Value* value) {
+  if (!value->name_hint().empty()) return "%" + value->name_hint();
+  const Operation* def = value->defining_op();
+  return def && def->location().known() ? fmt::format("the value of line {}", def->location().line) : "a value";
+}
+
 // A stored value is computed element by element from register tiles, at most one TMEM
 // accumulator, loads and scalars.
 bool Analysis::hold_store(const Operation& op) {
@@ -453,29 +482,38 @@ bool Analysis::hold_store(const Operation& op) {
   std::string why = columns == 1 ? "a row vector" : layout_.unsupported(rows, columns);
   if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
   const Accumulator* accumulator = nullptr;
-  bool ok = true;
+  const Value* accumulator_value = nullptr;
+  std::string why_not;  // the first leaf that breaks the rule, said for a user
   std::function<void(const Value*)> visit = [&](const Value* leaf) {
-    if (!leaf->type().is_tile()) return;
+    if (!leaf->type().is_tile() || !why_not.empty()) return;
     if (auto it = accumulator_of_.find(leaf); it != accumulator_of_.end()) {
-      if (accumulator && accumulator != &accumulators_[it->second]) ok = false;
+      if (accumulator && accumulator != &accumulators_[it->second])
+        why_not = fmt::format("it combines two mma accumulators ({} and {}); on {} each accumulator lives in "
+                              "TMEM and a store reads one. Store each accumulator's result on its own (two "
+                              "stores, or two kernels), or compile for sm_90a, where both stay in registers",
+                              describe(accumulator_value), describe(leaf), target_);
       accumulator = &accumulators_[it->second];
+      accumulator_value = leaf;
       return;
     }
     if (const Fragment* held = fragment(leaf)) {
-      ok = ok && held->rows == rows && (held->columns == columns || held->columns == 1);
+      if (held->rows != rows || (held->columns != columns && held->columns != 1))
+        why_not = fmt::format("it reads {} ({} rows, {} columns) in a tile of {}x{}; only tiles of the stored "
+                              "shape or one column of it combine in a store", describe(leaf), held->rows,
+                              held->columns, rows, columns);
       return;
     }
     const Operation* def = leaf->defining_op();
     if (!def || !lazy_.count(leaf)) {
-      ok = false;
+      why_not = fmt::format("it reads {}, which is neither a load, a register tile nor computed element by "
+                            "element from them", describe(leaf));
       return;
     }
     if (def->kind() == OpKind::load) return;
     for (const Value* operand : def->operands()) visit(operand);
   };
   visit(value);
-  if (!ok) return unsupported(op, "a stored value that is not computed element by element from one mma accumulator, "
-                                  "register tiles of its rows and loads");
+  if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
   if (accumulator && value->type().shape() != std::vector<int64_t>{accumulator->rows, accumulator->columns})
     return unsupported(op, "a stored tile of another shape than its accumulator");
   if (accumulator && (columns / (compute_threads_ / kWarpgroup)) % 32 != 0)

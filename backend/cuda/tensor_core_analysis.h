@@ -111,6 +111,7 @@ class Analysis {
   bool blackwell() const { return target_ == "sm_100a"; }
   // Reports `what` at `op` as unsupported by this backend; returns false.
   bool unsupported(const Operation& op, const std::string& what);
+  bool refuse_tile_grid();  // a `grid tiles` kernel with mma: what to write instead
   // False after reporting why the kernel cannot be emitted.
   bool analyze();
   // The register fragment holding `value`, or null.

@@ -333,7 +333,7 @@ TEST(InterpreterAgents, TilecRunReportsDeadlocksAndRacesAtTheirOps) {
   namespace fs = std::filesystem;
   std::string correct = read_source("tests/interpreter/sync/ws_gemm.tir");
   std::string tilec = testing::tilec_binary() + " run ";
-  std::string dims = " --dims M=8,N=8,K=36";
+  std::string dims = " --dims M=8,N=8,K=40";
   fs::path good = fs::temp_directory_path() / ("tilec_agents_" + std::to_string(::getpid()) + "_good.tir");
   fs::path bad = fs::temp_directory_path() / ("tilec_agents_" + std::to_string(::getpid()) + "_bad.tir");
   testing::write_file(good, correct);

@@ -40,7 +40,7 @@ TEST_P(GemmTripCount, RunCheckPasses) {
   std::string dims = "--dims M=128,N=256,K=" + std::to_string(trip.k);
   expect_check_passes("samples/gemm.tile", dims + " --workers 1");
   // Several tiles with ragged edges, on more workers.
-  expect_check_passes("samples/gemm.tile", "--dims M=200,N=300,K=" + std::to_string(trip.k) + " --workers 3");
+  expect_check_passes("samples/gemm.tile", "--dims M=200,N=296,K=" + std::to_string(trip.k) + " --workers 3");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -97,21 +97,21 @@ TEST_P(TensorCoreSampleTripCount, RunCheckPasses) {
 INSTANTIATE_TEST_SUITE_P(
     Protocol, TensorCoreSampleTripCount,
     ::testing::Values(SampleTrip{"gemm_f16_one_iteration", "gemm_f16", "--dims M=128,N=256,K=64"},
-                      SampleTrip{"gemm_f16_fewer_than_stages", "gemm_f16", "--dims M=200,N=300,K=128"},
-                      SampleTrip{"gemm_f16_ragged", "gemm_f16", "--dims M=200,N=300,K=600"},
-                      SampleTrip{"gemm_f16_two_stages", "gemm_f16", "-D STAGES=2 --dims M=77,N=131,K=192"},
+                      SampleTrip{"gemm_f16_fewer_than_stages", "gemm_f16", "--dims M=200,N=296,K=128"},
+                      SampleTrip{"gemm_f16_ragged", "gemm_f16", "--dims M=200,N=296,K=600"},
+                      SampleTrip{"gemm_f16_two_stages", "gemm_f16", "-D STAGES=2 --dims M=77,N=136,K=192"},
                       SampleTrip{"gemm_bias_relu_one_iteration", "gemm_bias_relu", "--dims M=128,N=256,K=64"},
-                      SampleTrip{"gemm_bias_relu_fewer_than_stages", "gemm_bias_relu", "--dims M=200,N=300,K=128"},
-                      SampleTrip{"gemm_bias_relu_ragged", "gemm_bias_relu", "--dims M=200,N=300,K=600"},
+                      SampleTrip{"gemm_bias_relu_fewer_than_stages", "gemm_bias_relu", "--dims M=200,N=296,K=128"},
+                      SampleTrip{"gemm_bias_relu_ragged", "gemm_bias_relu", "--dims M=200,N=296,K=600"},
                       SampleTrip{"batched_gemm_one_iteration", "batched_gemm", "--dims R=1024,Q=128,N=256,K=64"},
-                      SampleTrip{"batched_gemm_fewer_than_stages", "batched_gemm", "--dims R=700,Q=256,N=300,K=128"},
-                      SampleTrip{"batched_gemm_ragged", "batched_gemm", "--dims R=700,Q=1280,N=300,K=600"},
+                      SampleTrip{"batched_gemm_fewer_than_stages", "batched_gemm", "--dims R=700,Q=256,N=296,K=128"},
+                      SampleTrip{"batched_gemm_ragged", "batched_gemm", "--dims R=700,Q=1280,N=296,K=600"},
                       SampleTrip{"attention_one_iteration", "attention", "--dims S=128,HD=64,T=64"},
                       SampleTrip{"attention_as_many_as_stages", "attention", "--dims S=200,HD=128,T=128"},
                       SampleTrip{"attention_odd_iterations", "attention", "--dims S=77,HD=64,T=192"},
                       SampleTrip{"attention_many_iterations", "attention", "--dims S=300,HD=128,T=576"},
-                      SampleTrip{"attention_short_last_block", "attention", "--dims S=77,HD=64,T=100"},
-                      SampleTrip{"attention_fewer_keys_than_a_block", "attention", "--dims S=128,HD=64,T=5"}),
+                      SampleTrip{"attention_short_last_block", "attention", "--dims S=77,HD=64,T=104"},
+                      SampleTrip{"attention_fewer_keys_than_a_block", "attention", "--dims S=128,HD=64,T=8"}),
     [](const ::testing::TestParamInfo<SampleTrip>& info) { return std::string(info.param.what); });
 
 // gemm through the whole pipeline, as IR text lines.
