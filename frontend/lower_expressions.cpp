@@ -27,7 +27,8 @@ constexpr UnaryFunction kUnaryFunctions[] = {
 
 // Every function lower_call knows, for the "unknown function" message.
 constexpr std::string_view kKnownFunctions =
-    "sum, max, min, mean (with axis = k, or over the whole tile), max, min, pow, cdiv (two operands), "
+    "sum, max, min, mean (with axis = k, or over the whole tile), argmax, argmin (with axis = k), max, min, pow, "
+    "cdiv (two operands), "
     "exp, sqrt, rsqrt, relu, tanh, erf, log, sigmoid, abs, cast, where, mma, zeros, full, iota";
 
 }  // namespace
@@ -85,7 +86,9 @@ std::optional<Const> Lowering::fold(const std::string& op, Const a, Const b, Loc
 
 std::string Lowering::operand_text(const Expr* e, const char* position) {
   if (e && e->kind == ExprKind::name) return e->name;
-  return fmt::format("<the {} operand>", position);
+  if (e && e->kind == ExprKind::call && e->args.size() == 1 && e->keywords.empty() && e->args[0]->kind == ExprKind::name)
+    return e->name + "(" + e->args[0]->name + ")";
+  return fmt::format("the {} operand", position);
 }
 
 std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
@@ -181,9 +184,13 @@ Operand Lowering::lower_reduction(const Expr& e, const Expr* axis) {
       return {};
     }
     axes.push_back(a);
+  } else if (f == "argmax" || f == "argmin") {
+    error(e.location, fmt::format("{}() needs an axis: {}(x, axis = 1)", f, f));
+    return {};
   } else {
     for (int64_t a = static_cast<int64_t>(type.rank()); a-- > 0;) axes.push_back(a);
   }
+  if (f == "argmax" || f == "argmin") return lower_arg_extremum(e, x.value, axes.front());
   OpKind kind = f == "max" ? OpKind::reduce_max : f == "min" ? OpKind::reduce_min : OpKind::reduce_sum;
   Value* value = x.value;
   int64_t count = 1;
@@ -198,6 +205,31 @@ Operand Lowering::lower_reduction(const Expr& e, const Expr* axis) {
     value = create(OpKind::div, {value, n}, value->type(), e.location);
   }
   return Operand{value};
+}
+
+// argmax / argmin along `axis`: the i32 index of the first element equal to the row's maximum
+// (minimum), built from ops every backend has:
+//   m = reduce_max(x); i = iota(axis); r = reduce_min(select(x == m, i, extent));
+// NaNs are skipped as max/min skip them; a row of NaNs gives 0.
+Operand Lowering::lower_arg_extremum(const Expr& e, Value* x, int64_t axis) {
+  const Type& type = x->type();
+  Location at = e.location;
+  bool maximum = e.name == "argmax";
+  std::vector<int64_t> reduced = type.shape();
+  int64_t extent = reduced[static_cast<size_t>(axis)];
+  reduced[static_cast<size_t>(axis)] = 1;
+  std::vector<std::pair<std::string, Attribute>> along = {{"axis", Attribute(axis)}};
+  Value* extreme = create(maximum ? OpKind::reduce_max : OpKind::reduce_min, {x}, Type::tile(reduced, type.element()), at, along);
+  Value* hit = create(OpKind::cmp, {x, extreme}, type.with_element(ScalarKind::i1).with_space(MemorySpace::reg), at,
+                      {{"predicate", Attribute("eq")}});
+  Type indices = Type::tile(type.shape(), ScalarKind::i32);
+  Value* index = create(OpKind::iota, {}, indices, at, along);
+  Value* past = materialize(Operand{nullptr, Const{false, extent, 0}}, ScalarKind::i32, at);
+  Value* candidates = create(OpKind::select, {hit, index, past}, indices, at);
+  Value* first = create(OpKind::reduce_min, {candidates}, Type::tile(reduced, ScalarKind::i32), at, along);
+  Value* none = create(OpKind::cmp, {first, past}, Type::tile(reduced, ScalarKind::i1), at, {{"predicate", Attribute("eq")}});
+  Value* zero = materialize(Operand{nullptr, Const{false, 0, 0}}, ScalarKind::i32, at);
+  return Operand{create(OpKind::select, {none, zero, first}, Type::tile(reduced, ScalarKind::i32), at)};
 }
 
 Operand Lowering::lower_call(const Expr& e) {
@@ -218,7 +250,8 @@ Operand Lowering::lower_call(const Expr& e) {
     return false;
   };
   const Expr* axis = keyword("axis");
-  bool reduction = f == "sum" || f == "mean" || ((f == "max" || f == "min") && e.args.size() == 1);
+  bool reduction = f == "sum" || f == "mean" || f == "argmax" || f == "argmin" ||
+                   ((f == "max" || f == "min") && e.args.size() == 1);
   if (axis && !reduction) {
     error(axis->location, f == "max" || f == "min"
                               ? fmt::format("{}() along an axis takes one tile: {}(x, axis = 1)", f, f)

@@ -84,6 +84,7 @@ class Lowering {
   // over the whole tile (each axis in turn, from the last; the result has extent 1 in every
   // axis). mean is the sum divided by the count of elements reduced.
   Operand lower_reduction(const Expr& e, const Expr* axis);
+  Operand lower_arg_extremum(const Expr& e, Value* x, int64_t axis);
   Operand lower_call(const Expr& e);
   Operand lower_tile_new(const Expr& e);
   Value* tensor_named(const std::string& name, Location location);

@@ -216,13 +216,13 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 }
 
 // ---------------------------------------------------------------------------------------------
-// kernel @activations  (line 9)
+// kernel @activations  (line 10)
 // grid: cdiv(M, 16) tiles, one CTA of 256 threads each
 // tiles in registers: 16x64 frame over 256 threads: 16 x 16 threads (rows x columns), each 1 row(s) x 1 vector(s) of 4
 // shared memory: 1088 bytes, one area of warp partials for the reductions and a column staged for vector stores
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
-__global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, float* G, float* A, float* P, float* C, float* E, float* R, float T, Index M) {
+__global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, float* G, float* A, float* P, float* C, float* E, float* R, int32_t* I, float T, Index M) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
   constexpr int kColumnStage = 1024;  // bytes: a column staged for vector stores
   const int thread_column = threadIdx.x % 16;
@@ -231,9 +231,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
   const int lane = threadIdx.x % 32;
   const Index v0 = cdiv_index<Index>(M, 16);
   const uint32_t tile_number = blockIdx.x;
-  // m = grid_ids v0 {schedule = "tiles"} : index  (line 11)
+  // m = grid_ids v0 {schedule = "tiles"} : index  (line 12)
   const Index m = static_cast<Index>(tile_number);
-  // x = load X, m, 0 : tile<16x64xf32, reg>  (line 12)
+  // x = load X, m, 0 : tile<16x64xf32, reg>  (line 13)
   float x[4];
   const bool X_vectors = vectors_fit<4>(X, 64);
   #pragma unroll
@@ -242,37 +242,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = thread_column * 4;
     load_vector<4>(&x[s * 4], X, row, column, M, 64, X_vectors);
   }
-  // t1 = mul 0.5f, x : tile<16x64xf32, reg>  (line 13)
+  // t1 = mul 0.5f, x : tile<16x64xf32, reg>  (line 14)
   float t1[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t1[k] = mul_f32(0.5f, x[k]);
   }
-  // t2 = mul x, 0.70710677f : tile<16x64xf32, reg>  (line 13)
+  // t2 = mul x, 0.70710677f : tile<16x64xf32, reg>  (line 14)
   float t2[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t2[k] = mul_f32(x[k], 0.70710677f);
   }
-  // t3 = erf t2 : tile<16x64xf32, reg>  (line 13)
+  // t3 = erf t2 : tile<16x64xf32, reg>  (line 14)
   float t3[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t3[k] = erf_f32(t2[k]);
   }
-  // t4 = add 1.0f, t3 : tile<16x64xf32, reg>  (line 13)
+  // t4 = add 1.0f, t3 : tile<16x64xf32, reg>  (line 14)
   float t4[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t4[k] = add_f32(1.0f, t3[k]);
   }
-  // t5 = mul t1, t4 : tile<16x64xf32, reg>  (line 13)
+  // t5 = mul t1, t4 : tile<16x64xf32, reg>  (line 14)
   float t5[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t5[k] = mul_f32(t1[k], t4[k]);
   }
-  // store G, m, 0, t5  (line 13)
+  // store G, m, 0, t5  (line 14)
   const bool G_vectors = vectors_fit<4>(G, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
@@ -280,19 +280,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = thread_column * 4;
     store_vector<4>(G, row, column, M, 64, G_vectors, &t5[s * 4]);
   }
-  // t6 = sigmoid x : tile<16x64xf32, reg>  (line 14)
+  // t6 = sigmoid x : tile<16x64xf32, reg>  (line 15)
   float t6[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t6[k] = sigmoid_f32(x[k]);
   }
-  // t7 = mul x, t6 : tile<16x64xf32, reg>  (line 14)
+  // t7 = mul x, t6 : tile<16x64xf32, reg>  (line 15)
   float t7[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t7[k] = mul_f32(x[k], t6[k]);
   }
-  // store A, m, 0, t7  (line 14)
+  // store A, m, 0, t7  (line 15)
   const bool A_vectors = vectors_fit<4>(A, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
@@ -300,25 +300,25 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = thread_column * 4;
     store_vector<4>(A, row, column, M, 64, A_vectors, &t7[s * 4]);
   }
-  // t8 = exp x : tile<16x64xf32, reg>  (line 15)
+  // t8 = exp x : tile<16x64xf32, reg>  (line 16)
   float t8[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t8[k] = exp_f32(x[k]);
   }
-  // t9 = add 1.0f, t8 : tile<16x64xf32, reg>  (line 15)
+  // t9 = add 1.0f, t8 : tile<16x64xf32, reg>  (line 16)
   float t9[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t9[k] = add_f32(1.0f, t8[k]);
   }
-  // t10 = log t9 : tile<16x64xf32, reg>  (line 15)
+  // t10 = log t9 : tile<16x64xf32, reg>  (line 16)
   float t10[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t10[k] = log_f32(t9[k]);
   }
-  // store P, m, 0, t10  (line 15)
+  // store P, m, 0, t10  (line 16)
   const bool P_vectors = vectors_fit<4>(P, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
@@ -327,55 +327,55 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     store_vector<4>(P, row, column, M, 64, P_vectors, &t10[s * 4]);
   }
   const float v11 = -T;
-  // t12 = cmp x, v11 {predicate = "gt"} : tile<16x64xi1, reg>  (line 16)
+  // t12 = cmp x, v11 {predicate = "gt"} : tile<16x64xi1, reg>  (line 17)
   bool t12[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t12[k] = (x[k] > v11);
   }
-  // t13 = cmp x, T {predicate = "lt"} : tile<16x64xi1, reg>  (line 16)
+  // t13 = cmp x, T {predicate = "lt"} : tile<16x64xi1, reg>  (line 17)
   bool t13[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t13[k] = (x[k] < T);
   }
-  // t14 = and t12, t13 : tile<16x64xi1, reg>  (line 16)
+  // t14 = and t12, t13 : tile<16x64xi1, reg>  (line 17)
   bool t14[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t14[k] = (t12[k] && t13[k]);
   }
-  // t15 = cmp x, 0.0f {predicate = "ge"} : tile<16x64xi1, reg>  (line 16)
+  // t15 = cmp x, 0.0f {predicate = "ge"} : tile<16x64xi1, reg>  (line 17)
   bool t15[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t15[k] = (x[k] >= 0.0f);
   }
-  // t16 = not t15 : tile<16x64xi1, reg>  (line 16)
+  // t16 = not t15 : tile<16x64xi1, reg>  (line 17)
   bool t16[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t16[k] = (!t15[k]);
   }
-  // keep = or t14, t16 : tile<16x64xi1, reg>  (line 16)
+  // keep = or t14, t16 : tile<16x64xi1, reg>  (line 17)
   bool keep[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     keep[k] = (t14[k] || t16[k]);
   }
-  // t17 = tanh x : tile<16x64xf32, reg>  (line 17)
+  // t17 = tanh x : tile<16x64xf32, reg>  (line 18)
   float t17[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t17[k] = tanh_f32(x[k]);
   }
-  // t18 = select keep, x, t17 : tile<16x64xf32, reg>  (line 17)
+  // t18 = select keep, x, t17 : tile<16x64xf32, reg>  (line 18)
   float t18[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t18[k] = (keep[k] ? x[k] : t17[k]);
   }
-  // store C, m, 0, t18  (line 17)
+  // store C, m, 0, t18  (line 18)
   const bool C_vectors = vectors_fit<4>(C, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
@@ -383,19 +383,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = thread_column * 4;
     store_vector<4>(C, row, column, M, 64, C_vectors, &t18[s * 4]);
   }
-  // t19 = abs x : tile<16x64xf32, reg>  (line 18)
+  // t19 = abs x : tile<16x64xf32, reg>  (line 19)
   float t19[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t19[k] = abs_f32(x[k]);
   }
-  // t20 = pow t19, 1.5f : tile<16x64xf32, reg>  (line 18)
+  // t20 = pow t19, 1.5f : tile<16x64xf32, reg>  (line 19)
   float t20[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t20[k] = pow_f32(t19[k], 1.5f);
   }
-  // store E, m, 0, t20  (line 18)
+  // store E, m, 0, t20  (line 19)
   const bool E_vectors = vectors_fit<4>(E, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
@@ -403,7 +403,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = thread_column * 4;
     store_vector<4>(E, row, column, M, 64, E_vectors, &t20[s * 4]);
   }
-  // t21 = reduce_min x {axis = 1} : tile<16x1xf32, reg>  (line 19)
+  // t21 = reduce_min x {axis = 1} : tile<16x1xf32, reg>  (line 20)
   float t21[1];
   #pragma unroll
   for (int o = 0; o < 1; ++o) {
@@ -416,7 +416,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     acc = min_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
     t21[o] = acc;
   }
-  // t22 = reduce_sum x {axis = 1} : tile<16x1xf32, reg>  (line 19)
+  // t22 = reduce_sum x {axis = 1} : tile<16x1xf32, reg>  (line 20)
   float t22[1];
   #pragma unroll
   for (int o_1 = 0; o_1 < 1; ++o_1) {
@@ -429,7 +429,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
     t22[o_1] = acc;
   }
-  // t23 = reduce_sum t22 {axis = 0} : tile<1x1xf32, reg>  (line 19)
+  // t23 = reduce_sum t22 {axis = 0} : tile<1x1xf32, reg>  (line 20)
   float t23[1];
   float* const t23_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
   #pragma unroll
@@ -447,19 +447,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     for (int j = 1; j < 8; ++j) acc = add_f32(acc, t23_partials[(o_2 * 8 + ((warp & ~7) | j)) * 32 + lane]);
     t23[o_2] = acc;
   }
-  // t24 = div t23, 1024.0f : tile<1x1xf32, reg>  (line 19)
+  // t24 = div t23, 1024.0f : tile<1x1xf32, reg>  (line 20)
   float t24[1];
   #pragma unroll
   for (int k = 0; k < 1; ++k) {
     t24[k] = div_f32(t23[k], 1024.0f);
   }
-  // t25 = add t21, t24 : tile<16x1xf32, reg>  (line 19)
+  // t25 = add t21, t24 : tile<16x1xf32, reg>  (line 20)
   float t25[1];
   #pragma unroll
   for (int k = 0; k < 1; ++k) {
     t25[k] = add_f32(t21[k], t24[k]);
   }
-  // store R, m, 0, t25  (line 19)
+  // store R, m, 0, t25  (line 20)
   float* const t25_column = reinterpret_cast<float*>(shared_memory + kColumnStage);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
@@ -471,10 +471,78 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = m * 16 + threadIdx.x * 4;
     store_vector<4>(R, Index(0), column, 1, M, R_vectors, &t25_column[threadIdx.x * 4]);
   }
+  // t26 = reduce_max x {axis = 1} : tile<16x1xf32, reg>  (line 21)
+  float t26[1];
+  #pragma unroll
+  for (int o_3 = 0; o_3 < 1; ++o_3) {
+    float acc = NAN;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = max_f32(acc, x[o_3 * 4 + j]);
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    t26[o_3] = acc;
+  }
+  // t27 = cmp x, t26 {predicate = "eq"} : tile<16x64xi1, reg>  (line 21)
+  bool t27[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t27[k] = (x[k] == t26[0]);
+  }
+  // t28 = iota {axis = 1} : tile<16x64xi32, reg>  (line 21)
+  int32_t t28[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t28[k] = static_cast<int32_t>(thread_column * 4 + k % 4);
+  }
+  // t29 = select t27, t28, 64 : tile<16x64xi32, reg>  (line 21)
+  int32_t t29[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t29[k] = (t27[k] ? t28[k] : 64);
+  }
+  // t30 = reduce_min t29 {axis = 1} : tile<16x1xi32, reg>  (line 21)
+  int32_t t30[1];
+  #pragma unroll
+  for (int o_4 = 0; o_4 < 1; ++o_4) {
+    int64_t acc = INT64_MAX;
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc = min_i64(acc, static_cast<int64_t>(t29[o_4 * 4 + j]));
+    acc = min_i64(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+    acc = min_i64(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+    acc = min_i64(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
+    acc = min_i64(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
+    t30[o_4] = static_cast<int32_t>(acc);
+  }
+  // t31 = cmp t30, 64 {predicate = "eq"} : tile<16x1xi1, reg>  (line 21)
+  bool t31[1];
+  #pragma unroll
+  for (int k = 0; k < 1; ++k) {
+    t31[k] = (t30[k] == 64);
+  }
+  // t32 = select t31, 0, t30 : tile<16x1xi32, reg>  (line 21)
+  int32_t t32[1];
+  #pragma unroll
+  for (int k = 0; k < 1; ++k) {
+    t32[k] = (t31[k] ? 0 : t30[k]);
+  }
+  // store I, m, 0, t32  (line 21)
+  int32_t* const t32_column = reinterpret_cast<int32_t*>(shared_memory + kColumnStage);
+  #pragma unroll
+  for (int s = 0; s < 1; ++s) {
+    if (thread_column == 0) t32_column[thread_row] = t32[s];
+  }
+  __syncthreads();  // the column is staged
+  const bool I_vectors = vectors_fit<4>(I, 4);
+  if (threadIdx.x < 4) {
+    const Index column = m * 16 + threadIdx.x * 4;
+    store_vector<4>(I, Index(0), column, 1, M, I_vectors, &t32_column[threadIdx.x * 4]);
+  }
 }
 
 // Launches activations_kernel on `stream`: one CTA per tile; returns the launch status.
-extern "C" cudaError_t launch_activations(const float* X, float* G, float* A, float* P, float* C, float* E, float* R, float T, int64_t M, cudaStream_t stream) {
+extern "C" cudaError_t launch_activations(const float* X, float* G, float* A, float* P, float* C, float* E, float* R, int32_t* I, float T, int64_t M, cudaStream_t stream) {
   const int64_t v0 = cdiv_i64(M, 16);
   const int64_t tile_count = max_i64(v0, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
@@ -482,10 +550,10 @@ extern "C" cudaError_t launch_activations(const float* X, float* G, float* A, fl
   const size_t shared_bytes = 1088;
   // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
   if (index32_fits({M, 64}) && index32_fits({M, 1})) {
-    TILEC_LAUNCH(activations_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, G, A, P, C, E, R, T, M);
+    TILEC_LAUNCH(activations_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, G, A, P, C, E, R, I, T, M);
     return cudaGetLastError();
   }
-  TILEC_LAUNCH(activations_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, G, A, P, C, E, R, T, M);
+  TILEC_LAUNCH(activations_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, X, G, A, P, C, E, R, I, T, M);
   return cudaGetLastError();
 }
 

@@ -236,6 +236,23 @@ TEST(Cli, TensorCoreRefusalsSayWhatToWriteAndCheckRefusesUnalignedPitches) {
   fs::remove(f32_out);
 }
 
+// argmax / argmin (issue 18): the first index of the extreme, NaNs skipped, a row of NaNs gives
+// 0. The inputs are built from iota so the expected indices are known: row 0 peaks at column 2,
+// row 1 at 3; row 2 is 0 0 0 1 1 1 2 2 (first maximum 6, first minimum 0); row 3 is all NaN.
+TEST(Cli, ArgmaxAndArgminGiveTheFirstIndexOfTheExtreme) {
+  fs::path source = temp_file("argsem.tile",
+      "kernel argsem(I: tensor<4, 1, i32>, J: tensor<4, 1, i32>) grid tiles(1) as (t) {\n"
+      "  c = cast(iota<4, 8, i32>(1), f32);\n  r = cast(iota<4, 8, i32>(0), f32);\n"
+      "  peak = -((c - r - 2.0) * (c - r - 2.0));\n"
+      "  x = where(r == 2.0, cast(iota<4, 8, i32>(1) / 3, f32), where(r == 3.0, log(-1.0 - c), peak));\n"
+      "  store I[0, 0] = argmax(x, axis = 1);\n  store J[0, 0] = argmin(x, axis = 1);\n}\n");
+  CommandResult r = run_command(tilec("run " + source.string() + " --check"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("output %I tensor<4x1xi32>: checksum 11\n"));  // 2 + 3 + 6 + 0
+  EXPECT_THAT(r.out, HasSubstr("output %J tensor<4x1xi32>: checksum 14\n"));  // 7 + 7 + 0 + 0
+  fs::remove(source);
+}
+
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
 std::string kernel_with(const std::string& shape, const std::string& stages, const std::string& name = "x") {
   return "kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n"
