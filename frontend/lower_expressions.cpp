@@ -29,7 +29,7 @@ constexpr UnaryFunction kUnaryFunctions[] = {
 constexpr std::string_view kKnownFunctions =
     "sum, max, min, mean (with axis = k, or over the whole tile), argmax, argmin (with axis = k), max, min, pow, "
     "cdiv (two operands), "
-    "exp, sqrt, rsqrt, relu, tanh, erf, log, sigmoid, abs, cast, where, mma, zeros, full, iota";
+    "exp, sqrt, rsqrt, relu, tanh, erf, log, sigmoid, abs, transpose, cast, where, mma, zeros, full, iota";
 
 }  // namespace
 
@@ -284,6 +284,19 @@ Operand Lowering::lower_call(const Expr& e) {
     }
     OpKind kind = f == "max" ? OpKind::max : f == "min" ? OpKind::min : OpKind::cdiv;
     return Operand{create(kind, {va, vb}, *result, e.location)};
+  }
+  if (f == "transpose") {
+    if (!arity(1)) return {};
+    Operand x = lower_expr(*e.args[0]);
+    if (!x.ok()) return {};
+    if (!x.value || !x.value->type().is_tile() || x.value->type().rank() != 2) {
+      error(e.args[0]->location, fmt::format("transpose() swaps the rows and columns of a 2-D tile, not {}",
+                                             x.value ? x.value->type().to_string() : "a number"));
+      return {};
+    }
+    const Type& type = x.value->type();
+    return Operand{create(OpKind::transpose, {x.value}, Type::tile({type.shape()[1], type.shape()[0]}, type.element()),
+                          e.location)};
   }
   if (f == "pow") {
     if (!arity(2)) return {};

@@ -56,6 +56,7 @@ namespace tilec {
   X(zeros, "zeros", 0, 0, 1, 0, kPure, SIMT, "a tile of zeros")                                  \
   X(full, "full", 1, 1, 1, 0, kPure, SIMT, "a tile filled with a scalar")                        \
   X(iota, "iota", 0, 0, 1, 0, kPure, SIMT, "a tile of each element's index along `axis`")        \
+  X(transpose, "transpose", 1, 1, 1, 0, kPure, SIMT, "a 2-D tile with rows and columns swapped")  \
   X(reduce_sum, "reduce_sum", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \
     "sum along `axis`, keeping it with extent 1")                                                \
   X(reduce_max, "reduce_max", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \

@@ -9,6 +9,7 @@
 //  4. Types per op: index bounds for `for`, carried values match inits, region arguments,
 //     yields and results; `if` takes an i1 and both regions yield the results' types;
 //     elementwise operands broadcast to the result type; reductions keep the axis with extent 1;
+//     `transpose` swaps a 2-D tile's extents;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
 //     type; `mma` shapes are [M,K]·[K,N] + [M,N]; `grid_ids` takes and gives index values;
 //     `dim` reads an axis of a tensor; `constant` holds a value of its result's kind; `rem`
@@ -295,6 +296,16 @@ class Verifier {
         if (op.kind() == OpKind::full && !(type(0) == Type::scalar(result().element())))
           error(op, "the fill value must be a scalar of the tile's element type");
         break;
+      case OpKind::transpose: {
+        const Type& input = type(0);
+        if (!input.is_tile() || input.rank() != 2) {
+          error(op, "transposes a 2-D tile");
+          break;
+        }
+        Type expected = Type::tile({input.shape()[1], input.shape()[0]}, input.element());
+        if (!(result() == expected)) error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
+        break;
+      }
       case OpKind::reduce_sum:
       case OpKind::reduce_max:
       case OpKind::reduce_min: {

@@ -272,6 +272,7 @@ void BodyEmitter::emit_op(const Operation& op, int indent) {
     case OpKind::reduce_sum:
     case OpKind::reduce_max:
     case OpKind::reduce_min: emit_reduction(op, indent); return;
+    case OpKind::transpose: emit_transpose(op, indent); return;
     case OpKind::mma: emit_mma(op, indent); return;
     case OpKind::zeros:
     case OpKind::full:
@@ -296,6 +297,18 @@ void BodyEmitter::emit_elementwise_tile(const Operation& op, int indent) {
   comment(indent, op);
   open_tile_loop(indent, type.element_count());
   line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), compute(op, args)));
+  close_tile_loop(indent);
+}
+
+// Output element (i, j) of a [C, R] result reads input element (j, i) of the [R, C] operand.
+void BodyEmitter::emit_transpose(const Operation& op, int indent) {
+  const Type& type = op.result()->type();
+  int64_t input_columns = op.operand(0)->type().shape()[1];
+  comment(indent, op);
+  open_tile_loop(indent, type.element_count());
+  line(indent + 1, fmt::format("{}[elem] = {}[{} * {} + {}];", plan_.expression(op.result()),
+                               plan_.expression(op.operand(0)), coordinate(type.shape(), 1, "elem"), input_columns,
+                               coordinate(type.shape(), 0, "elem")));
   close_tile_loop(indent);
 }
 

@@ -59,6 +59,7 @@ class BodyEmitter {
   void emit_elementwise_tile(const Operation& op, int indent);
   void emit_fill(const Operation& op, int indent);
   void emit_reduction(const Operation& op, int indent);
+  void emit_transpose(const Operation& op, int indent);
   void emit_mma(const Operation& op, int indent);
   void emit_load(const Operation& op, int indent);
   void emit_store(const Operation& op, int indent);

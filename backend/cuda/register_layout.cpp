@@ -99,6 +99,9 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
   walk(kernel.region(), [&](const Operation& op) {
     if (op.kind() == OpKind::mma && reason.empty())
       reason = fmt::format("it has an mma ({}:{})", op.location().line, op.location().column);
+    if (op.kind() == OpKind::transpose && reason.empty())
+      reason = fmt::format("it has a transpose ({}:{}), which moves elements between threads", op.location().line,
+                           op.location().column);
     for (size_t i = 0; i < op.num_results(); ++i)
       if (op.result(i)->type().is_tile()) tiles.push_back(op.result(i));
     for (size_t r = 0; r < op.num_regions(); ++r)

@@ -178,6 +178,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         return unsupported(op, fmt::format("this '{}' (compute agents reduce 2-D f32 tiles along axis 1)", op.name()));
       return true;
     }
+    case OpKind::transpose:
+      return unsupported(op, "a transpose in a tensor-core kernel yet (transposed mma operands are not written): give "
+                             "mma's b as [K, N] and a as [M, K]");
     case OpKind::zeros: case OpKind::full: case OpKind::iota: case OpKind::mma: case OpKind::store:
       if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
       return true;

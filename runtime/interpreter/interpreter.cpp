@@ -213,6 +213,12 @@ bool TileExecution::execute(const Operation& op) {
         out.ints[e] = static_cast<int64_t>(e) / stride % type.shape()[static_cast<size_t>(axis)];
       break;
     }
+    case OpKind::transpose: {
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      problem = evaluate_transpose(*a, out);
+      break;
+    }
     case OpKind::reduce_sum:
     case OpKind::reduce_max:
     case OpKind::reduce_min: {

@@ -285,6 +285,19 @@ std::string evaluate_select(const TileValue& condition, const TileValue& a, cons
   return {};
 }
 
+std::string evaluate_transpose(const TileValue& a, TileValue& out) {
+  if (a.shape.size() != 2) return fmt::format("transposes a 2-D tile, not a rank-{} one", a.shape.size());
+  const int64_t rows = a.shape[0], columns = a.shape[1];
+  out = TileValue::zeros(a.element, {columns, rows});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < columns; ++j) {
+      size_t from = static_cast<size_t>(i * columns + j), to = static_cast<size_t>(j * rows + i);
+      if (a.holds_floats()) out.floats[to] = a.floats[from];
+      else out.ints[to] = a.ints[from];
+    }
+  return {};
+}
+
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out) {
   if (axis < 0 || axis >= static_cast<int64_t>(a.shape.size()))
     return fmt::format("axis {} is outside the rank-{} tile", axis, a.shape.size());

@@ -52,6 +52,9 @@ std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out)
 std::string evaluate_select(const TileValue& condition, const TileValue& a, const TileValue& b,
                             TileValue& out);
 
+// transpose of a 2-D tile: out[j, i] = a[i, j].
+std::string evaluate_transpose(const TileValue& a, TileValue& out);
+
 // reduce_sum / reduce_max / reduce_min along `axis` (kept with extent 1).
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
 

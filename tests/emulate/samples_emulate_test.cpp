@@ -68,6 +68,7 @@ const std::vector<Sample>& samples() {
       {"gemv", false, false, {{"M", "BM"}}, "", ""},
       {"activations", false, false, {{"M", "BM"}}, "", ""},
       {"int_remainder", false, false, {{"M", "BM"}}, "", ""},
+      {"transpose", false, false, {{"R", "B"}, {"C", "B"}}, "", ""},
   };
   return all;
 }
@@ -186,6 +187,11 @@ std::vector<Shape> all_shapes() {
       {"int_remainder", "sub_tile", "M=3", 2, {Claim::sub_tile}},
       {"int_remainder", "ragged", "M=37", 2, {Claim::ragged}},
       {"int_remainder", "multi_tile", "M=64", 2, {Claim::multi_tile}},
+      // transpose: 32x32 tiles of bf16, read at (i, j) and written at (j, i).
+      {"transpose", "one_tile", "R=32,C=32", 2, {Claim::one_tile}},
+      {"transpose", "sub_tile", "R=5,C=7", 2, {Claim::sub_tile}},
+      {"transpose", "ragged", "R=70,C=45", 2, {Claim::ragged}},
+      {"transpose", "multi_tile", "R=64,C=96", 2, {Claim::multi_tile}},
   });
   return shapes;
 }

@@ -302,6 +302,24 @@ kernel @math(%X: tensor<4, f32>, %T: tensor<4, f32>, %E: tensor<4, f32>, %L: ten
   }
 }
 
+TEST(InterpreterOps, TransposeSwapsRowsAndColumns) {
+  auto module = parse_verified(R"(module
+kernel @tr(%X: tensor<2, 3, i32>, %Y: tensor<3, 2, i32>) {
+  %one = constant {value = 1} : index
+  %z = constant {value = 0} : index
+  %i = grid_ids %one : index
+  %x = load %X, %z, %z : tile<2x3xi32, reg>
+  %y = transpose %x : tile<3x2xi32, reg>
+  store %Y, %z, %z, %y
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::i32, {2, 3}, {1, 2, 3, 4, 5, 6}), Y(ScalarKind::i32, {3, 2});
+  ASSERT_TRUE(launch(*module, {&X, &Y}).ok);
+  EXPECT_EQ(buffer_values(Y), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+}
+
 TEST(InterpreterOps, MasksAbsAndMinimaOfIntegers) {
   auto module = parse_verified(R"(module
 kernel @masks(%X: tensor<2, 4, i32>, %A: tensor<2, 4, i32>, %M: tensor<2, 4, i32>, %R: tensor<2, 1, i32>) {

@@ -144,6 +144,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"unknown_function", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = tanhh(1.0);\n}", "unknown function 'tanhh' (known: sum, max, min, mean", 2},
         ErrorCase{"reduce_of_scalar", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  s = sum(1.0);\n}", "sum() reduces a tile", 2},
         ErrorCase{"mean_of_integers", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = mean(x, axis = 0);\n}", "mean() of a i32 tile; convert it first: mean(cast(x, f32))", 3},
+        ErrorCase{"transpose_of_a_row", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = transpose(x);\n}", "transpose() swaps the rows and columns of a 2-D tile, not tile<8xf32, reg>", 3},
         ErrorCase{"argmax_needs_axis", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = argmax(x);\n}", "argmax() needs an axis: argmax(x, axis = 1)", 3},
         ErrorCase{"max_axis_two_operands", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = max(x, x, axis = 0);\n}", "max() along an axis takes one tile", 3},
         ErrorCase{"float_function_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = tanh(x);\n}", "tanh() needs a floating-point operand, not tile<8xi32, reg>; convert it: tanh(cast(x, f32))", 3},
