@@ -1,6 +1,6 @@
 // passes/persistent_tiles.cpp — the persistent-tiles pass (docs/passes/persistent_tiles.md).
 //
-// What: a kernel whose `grid_ids %e0, %e1` has `schedule = "persistent"` becomes
+// What: a kernel whose `grid_ids %e0, %e1 [, %e2]` has `schedule = "persistent"` becomes
 //     %workers = sm_count                         (the `workers` attribute when the grid gives one)
 //     %w = grid_ids %workers {schedule = "tiles"}
 //     for %i in 0 .. cdiv(e0 * e1, workers) {     (%i: the per-worker iteration clock)
@@ -10,14 +10,15 @@
 // so each worker CTA runs the body for tiles w, w + workers, ... in the order of
 // persistent/tile_order.h (column-major unless `order = "row"`, swizzle panels of `swizzle`
 // tiles along the slow axis). Tiles past the total are skipped by the `if`: the body is never
-// run for them.
+// run for them. A third extent (batches) is the slowest axis: tile t is tile t rem (e0 * e1) of
+// batch t div (e0 * e1), so the total is e0 * e1 * e2.
 // With `cluster = C > 1` (a power of two up to 8) the C CTAs of a cluster sit at consecutive
 // worker ids: the workers are rounded down to a multiple of C (at least C) by index ops after
 // sm_count, the worker grid carries `cluster = C` (the launcher's cluster dimension), worker w
 // is CTA w rem C of cluster w div C, the clusters walk the "cluster tiles" of
 // (cdiv(e0, C), e1) as above, and cluster tile (row, n) gives its rank-r CTA the tile
 // (row * C + r, n), skipped by a second `if` when that is past e0 (a ragged last cluster row).
-// Phases per kernel: 1. find and check the persistent grid (two extents, cluster size);
+// Phases per kernel: 1. find and check the persistent grid (two or three extents, cluster size);
 // 2. build the worker grid, the tile loop and the guards before the old grid; 3. move the body
 // into the innermost guard and replace the old coordinates by the decoded ones; 4. erase the
 // old grid.
@@ -126,9 +127,10 @@ class PersistentTiles {
     Operation& grid = *ops[grid_position];
 
     // 1. check
-    if (grid.num_operands() != 2 || grid.num_results() != 2) {
+    if ((grid.num_operands() != 2 && grid.num_operands() != 3) || grid.num_results() != grid.num_operands()) {
       diagnostics_.error(grid.location(), fmt::format("persistent-tiles: a persistent grid has two extents (M tiles, "
-                                                      "N tiles); this one has {}", grid.num_operands()));
+                                                      "N tiles) or three (and batches); this one has {}",
+                                                      grid.num_operands()));
       return false;
     }
     const int64_t cluster = grid.int_attr("cluster", 1);
@@ -170,7 +172,9 @@ class PersistentTiles {
                       "workers");
       cluster_rows = named(arithmetic.cdiv(rows, cluster_size), "cluster_rows");
     }
-    Value* total = named(arithmetic.mul(cluster_rows, columns), "tiles");
+    Value* batches = grid.num_operands() == 3 ? grid.operand(2) : nullptr;
+    Value* per_batch = arithmetic.mul(cluster_rows, columns);
+    Value* total = named(batches ? arithmetic.mul(per_batch, batches) : per_batch, "tiles");
     Value* walkers = cluster == 1 ? workers : named(arithmetic.div(workers, cluster_size), "clusters");
     Value* rounds = named(arithmetic.cdiv(total, walkers), "rounds");
     std::vector<std::pair<std::string, Attribute>> grid_attributes{{"schedule", Attribute("tiles")}};
@@ -198,7 +202,15 @@ class PersistentTiles {
     Builder decode_builder(then_region);
     decode_builder.set_location(grid.location());
     IrArithmetic decode_arithmetic{decode_builder};
-    auto [m, n] = persistent::decode_tile(decode_arithmetic, tile, cluster_rows, columns, order);
+    // A third extent is the slowest axis: batch b holds tiles b * per_batch ... (b + 1) * per_batch - 1,
+    // each batch walked in the two-axis order.
+    Value* batch = nullptr;
+    Value* in_batch = tile;
+    if (batches) {
+      batch = decode_arithmetic.div(tile, per_batch);
+      in_batch = decode_arithmetic.rem(tile, per_batch);
+    }
+    auto [m, n] = persistent::decode_tile(decode_arithmetic, in_batch, cluster_rows, columns, order);
     if (cluster > 1) {
       // The rank-r CTA takes M tile row * C + r; a ragged last cluster row has CTAs past e0.
       Value* row = named(m, "cluster_row");
@@ -210,6 +222,8 @@ class PersistentTiles {
     Value* old_n = grid.result(1);
     if (!old_m->name_hint().empty()) named(m, old_m->name_hint().c_str());
     if (!old_n->name_hint().empty()) named(n, old_n->name_hint().c_str());
+    Value* old_batch = batches ? grid.result(2) : nullptr;
+    if (old_batch && !old_batch->name_hint().empty()) named(batch, old_batch->name_hint().c_str());
 
     // 3. move the body (everything after the old grid but the terminator) into the guard
     size_t old_grid = body.position_of(&grid);
@@ -220,6 +234,7 @@ class PersistentTiles {
     end_builder.create(OpKind::yield, {}, {});
     replace_all_uses(body, old_m, m);
     replace_all_uses(body, old_n, n);
+    if (old_batch) replace_all_uses(body, old_batch, batch);
 
     // 4. the old grid goes
     body.take(old_grid);

@@ -161,6 +161,28 @@ TEST(Emulate, TheDriverCallsTheLauncherWithItsParametersInOrder) {
 
 // --- with the runtime ----------------------------------------------------------------------------
 
+// A third persistent extent (issue 18, defect 2): batches of two 128-row tiles, each batch's
+// B block chosen by the batch coordinate; three SMs, so CTAs cross batches between rounds.
+TEST(EmulateRuntime, ABatchGridAxisGemmMatchesTheInterpreterOnBothTargets) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_batch_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "const BM = 128; const BN = 256; const BK = 64; const MT = 2;\n"
+             "kernel bgemm(A: tensor<R, K, bf16>, B: tensor<KR, N, bf16>, C: tensor<R, N, f32>)\n"
+             "    grid persistent(MT, cdiv(N, BN), cdiv(R, MT * BM), swizzle = 2) as (m, n, b) {\n"
+             "  acc = zeros<BM, BN, f32>();\n"
+             "  for k in 0 .. cdiv(K, BK) pipeline(3) carry (acc) {\n"
+             "    acc = mma(load A[b * MT + m, k] : <BM, BK>, load B[b * cdiv(K, BK) + k, n] : <BK, BN>, acc);\n"
+             "  }\n  store C[b * MT + m, n] = acc;\n}\n");
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target +
+                                        " --dims R=768,K=128,KR=384,N=264 --sms 3 --schedules 1"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("C ok"));
+  }
+  fs::remove(source);
+}
+
 // --scalar values reach the emulated CUDA (the driver passes every scalar to the launcher), and
 // an integer division by a zero scalar gives the interpreter's value instead of a trap.
 TEST(EmulateRuntime, ScalarParametersAreGivenAndReported) {

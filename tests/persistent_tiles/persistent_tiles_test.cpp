@@ -101,7 +101,7 @@ void collect(const Region& region, std::vector<const Operation*>& out) {
 }
 
 TEST(PersistentTilesPass, RewritesTheGridIntoATileLoop) {
-  for (const char* name : {"swizzle_tail", "column_major", "row_major", "gemm_sm_90a"}) {
+  for (const char* name : {"swizzle_tail", "column_major", "row_major", "gemm_sm_90a", "batch_axis"}) {
     SCOPED_TRACE(name);
     auto path = source_dir() / "tests" / "golden" / "persistent-tiles" / fmt::format("{}.tile", name);
     LoadedModule before = load_module(path);
@@ -147,6 +147,7 @@ TEST(PersistentTilesPass, RunCheckPassesForManyShapesAndWorkerCounts) {
       {"tests/golden/persistent-tiles/swizzle_tail.tile", "M=100,N=160"},  // 4 x 5 tiles, panels 3 + 2
       {"tests/golden/persistent-tiles/column_major.tile", "M=70,N=230"},
       {"tests/golden/persistent-tiles/row_major.tile", "M=170,N=90"},
+      {"tests/golden/persistent-tiles/batch_axis.tile", "R=320,N=70"},  // 5 batches of 2 x 3 tiles
   };
   for (const Case& c : cases)
     for (int sms : {1, 3, 7}) {
