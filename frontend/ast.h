@@ -24,7 +24,7 @@ enum class ExprKind {
   binary,      // a + b         (op = "+", "-", "*", "/", "%", "**", "<", "<=", ..., "&&", "||")
   call,        // f(args, key = value)     (name = callee)
   tile_new,    // zeros<shape, elem>() / full<shape, elem>(value)   (name = "zeros"|"full")
-  load,        // load T[i, j] : <shape>   (name = tensor)
+  load,        // load T[i, j] : <shape>   (name = tensor; op = "at": element coordinates)
 };
 
 struct Expr {

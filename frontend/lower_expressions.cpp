@@ -480,7 +480,9 @@ Operand Lowering::lower_load(const Expr& e) {
     error(e.location, fmt::format("the tile shape has {} dimensions, the tensor {}", shape->size(), tensor->type().rank()));
     return {};
   }
-  return Operand{create(OpKind::load, operands, Type::tile(*shape, tensor->type().element()), e.location)};
+  std::vector<std::pair<std::string, Attribute>> attributes;
+  if (e.op == "at") attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
+  return Operand{create(OpKind::load, operands, Type::tile(*shape, tensor->type().element()), e.location, attributes)};
 }
 
 }  // namespace tilec::frontend::detail

@@ -415,7 +415,7 @@ class Parser {
   }
   // primary := INTEGER | FLOAT | '(' expr ')' | load | tile_new
   //          | IDENT [ '(' [ arg { ',' arg } ] ')' ]
-  // load     := 'load' IDENT '[' expr { ',' expr } ']' ':' '<' expr { ',' expr } '>'
+  // load     := 'load' IDENT [ 'at' ] '[' expr { ',' expr } ']' ':' '<' expr { ',' expr } '>'
   // tile_new := ( 'zeros' | 'full' ) '<' expr { ',' expr } ',' ELEMTYPE '>' '(' [ expr ] ')'
   ExprPtr primary() {
     auto e = std::make_unique<Expr>();
@@ -445,6 +445,10 @@ class Parser {
         next();
         e->kind = ExprKind::load;
         e->name = identifier("after 'load' (a tensor parameter)");
+        if (at(TokenKind::identifier) && peek().text == "at") {  // load T at [r, c]: element coordinates
+          next();
+          e->op = "at";
+        }
         expect(TokenKind::l_bracket, "before the tile coordinates");
         do e->args.push_back(expr());
         while (accept(TokenKind::comma));

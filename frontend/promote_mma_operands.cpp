@@ -20,6 +20,7 @@ void promote_mma_operands(Region& body) {
       Operation& op = *ops[i];
       for (size_t r = 0; r < op.num_regions(); ++r) visit(op.region(r));
       if (op.kind() != OpKind::load || !mma_uses.count(op.result()) || other_uses.count(op.result())) continue;
+      if (op.has_attr("elements")) continue;  // TMA boxes here start at tile coordinates
       auto replacement = std::make_unique<Operation>(OpKind::tma_load, op.location());
       for (Value* operand : op.operands()) replacement->add_operand(operand);
       for (const auto& [name, value] : op.attributes()) replacement->set_attr(name, value);

@@ -432,12 +432,14 @@ void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile, int i
   const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
   std::vector<std::string> checks;
   for (size_t d = 0; d < tile.rank(); ++d) {
-    // index_d = tile coordinate * tile extent + the element's coordinate within the tile.
+    // index_d = tile coordinate * tile extent (or, for a load at element coordinates, the
+    // coordinate itself) + the element's coordinate within the tile.
     const std::string& tile_coordinate = plan_.expression(op.operand(1 + d));
     std::vector<std::string> terms;
     if (tile_coordinate != "0")
-      terms.push_back(tile.shape()[d] == 1 ? tile_coordinate
-                                           : fmt::format("{} * {}", tile_coordinate, tile.shape()[d]));
+      terms.push_back(tile.shape()[d] == 1 || op.has_attr("elements")
+                          ? tile_coordinate
+                          : fmt::format("{} * {}", tile_coordinate, tile.shape()[d]));
     std::string within = coordinate(tile.shape(), d, "elem");
     if (within != "0") terms.push_back(within);
     line(indent, fmt::format("const int64_t index{} = {};", d, terms.empty() ? "0" : join(terms, " + ")));

@@ -98,6 +98,7 @@ class RegisterEmitter {
   void emit_fill(const Operation& op, int indent);
   void emit_reduction(const Operation& op, int indent);
   void emit_memory(const Operation& op, int indent);
+  std::string vector_start_check(const Operation& op, bool two_d, int64_t width) const;
   bool emit_column_store(const Operation& op, int indent);
   void emit_grid_ids(const Operation& op, int indent);
   void emit_for(const Operation& op, int indent);
@@ -383,6 +384,15 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
   next_area_ = 1 - next_area_;
 }
 
+// A load at element coordinates starts its rows at any column: whole vectors need that column
+// to be a multiple of the vector width too (" && (c % V == 0)"; "" for tile coordinates).
+std::string RegisterEmitter::vector_start_check(const Operation& op, bool two_d, int64_t width) const {
+  if (!op.has_attr("elements")) return "";
+  std::string column = plan_.expression(op.operand(two_d ? 2 : 1));
+  if (column == "0") return "";
+  return fmt::format(" && ({} % {} == 0)", column, width);
+}
+
 // load and store: per vector slot, the element's tensor coordinates, then the prelude's
 // load_vector / store_vector (16 bytes at once where the row and the pointer allow).
 void RegisterEmitter::emit_memory(const Operation& op, int indent) {
@@ -402,8 +412,8 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   std::string flag = "false";  // whether whole vectors may move (one element: never)
   if (width > 1) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
     flag = names_.unique(plan_.expression(tensor) + "_vectors");
-    line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {});", flag, width, plan_.expression(tensor),
-                             two_d ? columns : std::to_string(width)));
+    line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {}){};", flag, width, plan_.expression(tensor),
+                             two_d ? columns : std::to_string(width), vector_start_check(op, two_d, width)));
   }
   // Vector slot s: row slot s / column_slots, column slot s % column_slots, lane 0.
   std::string first = width == 1 ? vector_slot_ : fmt::format("{} * {}", vector_slot_, width);
@@ -418,7 +428,7 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
     std::string tile_coordinate = plan_.expression(op.operand(operand));
     std::string local = coordinate(shape, axis, parts);
     std::string base = tile_coordinate == "0" ? ""
-                       : m[static_cast<size_t>(axis)] == 1
+                       : m[static_cast<size_t>(axis)] == 1 || op.has_attr("elements")
                            ? tile_coordinate
                            : fmt::format("{} * {}", tile_coordinate, m[static_cast<size_t>(axis)]);
     if (base.empty()) return local;

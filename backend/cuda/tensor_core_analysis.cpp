@@ -185,6 +185,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
       return true;
     case OpKind::load:
+      if (op.has_attr("elements"))
+        return unsupported(op, "a load at element coordinates (`load T at [...]`) in a tensor-core kernel yet: load at "
+                               "tile coordinates (`load T[i, j]`)");
       if (producer || op.result()->type().rank() != 2) return unsupported(op, "this 'load' (only 2-D tiles read by a compute agent)");
       return true;
     default: break;

@@ -321,8 +321,10 @@ bool TileExecution::execute_if(const Operation& op) {
 // Walks every position of a tile over a tensor: `visit(tile_index, tensor_index)` for each
 // element inside the tensor (tensor coordinates c·B + a).
 template <typename Visit>
+// `coordinates` are tile coordinates (element origin = coordinate * extent), or with `elements`
+// the element coordinates of the tile's first element (a load with the `elements` attribute).
 void for_each_in_bounds(const HostBuffer& tensor, const std::vector<int64_t>& coordinates,
-                        const std::vector<int64_t>& shape, Visit visit) {
+                        const std::vector<int64_t>& shape, Visit visit, bool elements = false) {
   const size_t rank = shape.size();
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
@@ -333,7 +335,7 @@ void for_each_in_bounds(const HostBuffer& tensor, const std::vector<int64_t>& co
     int64_t linear = 0;
     bool inside = true;
     for (size_t d = 0; d < rank && inside; ++d) {
-      int64_t at = coordinates[d] * shape[d] + position[d];
+      int64_t at = (elements ? coordinates[d] : coordinates[d] * shape[d]) + position[d];
       inside = at >= 0 && at < tensor.dims()[d];
       linear += at * stride[d];
     }
@@ -362,14 +364,15 @@ bool TileExecution::read_tile(const Operation& op, size_t first, const Type& typ
   for (size_t d = 0; d < tensor->rank(); ++d)
     if (!integer_operand(op, first + 1 + d, coordinates[d])) return false;
   out = TileValue::zeros(type.element(), type.shape());
+  bool elements = op.has_attr("elements");
   if (out.holds_floats())
     for_each_in_bounds(*tensor, coordinates, type.shape(), [&](int64_t t, int64_t i) {
       out.floats[static_cast<size_t>(t)] = tensor->load_float(i);
-    });
+    }, elements);
   else
     for_each_in_bounds(*tensor, coordinates, type.shape(), [&](int64_t t, int64_t i) {
       out.ints[static_cast<size_t>(t)] = tensor->load_int(i);
-    });
+    }, elements);
   return true;
 }
 

@@ -69,6 +69,7 @@ const std::vector<Sample>& samples() {
       {"activations", false, false, {{"M", "BM"}}, "", ""},
       {"int_remainder", false, false, {{"M", "BM"}}, "", ""},
       {"transpose", false, false, {{"R", "B"}, {"C", "B"}}, "", ""},
+      {"stencil", false, false, {{"R", "BR"}, {"C", "BC"}}, "", ""},
   };
   return all;
 }
@@ -192,6 +193,11 @@ std::vector<Shape> all_shapes() {
       {"transpose", "sub_tile", "R=5,C=7", 2, {Claim::sub_tile}},
       {"transpose", "ragged", "R=70,C=45", 2, {Claim::ragged}},
       {"transpose", "multi_tile", "R=64,C=96", 2, {Claim::multi_tile}},
+      // stencil: 16x64 tiles with a one-column halo read at element coordinates on each side.
+      {"stencil", "one_tile", "R=16,C=64", 2, {Claim::one_tile}},
+      {"stencil", "sub_tile", "R=3,C=5", 2, {Claim::sub_tile}},
+      {"stencil", "ragged", "R=37,C=150", 2, {Claim::ragged}},
+      {"stencil", "multi_tile", "R=32,C=256", 2, {Claim::multi_tile}},
   });
   return shapes;
 }

@@ -302,6 +302,25 @@ kernel @math(%X: tensor<4, f32>, %T: tensor<4, f32>, %E: tensor<4, f32>, %L: ten
   }
 }
 
+// `elements`: the coordinates are the first element's, not the tile's; outside reads zero.
+TEST(InterpreterOps, ALoadAtElementCoordinatesReadsItsHalo) {
+  auto module = parse_verified(R"(module
+kernel @halo(%X: tensor<6, i32>, %Y: tensor<4, i32>) {
+  %one = constant {value = 1} : index
+  %z = constant {value = 0} : index
+  %m1 = constant {value = -1} : index
+  %i = grid_ids %one : index
+  %x = load %X, %m1 {elements} : tile<4xi32, reg>
+  store %Y, %z, %x
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::i32, {6}, {10, 11, 12, 13, 14, 15}), Y(ScalarKind::i32, {4});
+  ASSERT_TRUE(launch(*module, {&X, &Y}).ok);
+  EXPECT_EQ(buffer_values(Y), (std::vector<double>{0, 10, 11, 12}));
+}
+
 TEST(InterpreterOps, TransposeSwapsRowsAndColumns) {
   auto module = parse_verified(R"(module
 kernel @tr(%X: tensor<2, 3, i32>, %Y: tensor<3, 2, i32>) {

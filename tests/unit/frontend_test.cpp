@@ -276,6 +276,20 @@ kernel k(X: tensor<N, M, f32>, Y: tensor<N, M, f32>) grid tiles(1) as (i) {
   EXPECT_EQ(divide->operand(1)->defining_op()->attr("value")->as_float(), 32.0);
 }
 
+TEST(Lowering, ALoadAtElementCoordinatesCarriesTheElementsAttribute) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
+  store Y[i] = load X at [i * 8 - 1] : <8> + load X[i] : <8>;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<bool> elements;
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() == OpKind::load) elements.push_back(op.has_attr("elements"));
+  });
+  EXPECT_EQ(elements, (std::vector<bool>{true, false}));
+}
+
 TEST(Lowering, ANameDefinedInBothBranchesIsDefinedAfterTheIf) {
   Compiled c = compile_tile(R"(
 kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
