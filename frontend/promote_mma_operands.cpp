@@ -9,11 +9,43 @@
 namespace tilec::frontend {
 
 void promote_mma_operands(Region& body) {
-  std::unordered_map<const Value*, int> mma_uses, other_uses;
+  std::unordered_map<const Value*, int> mma_uses, other_uses, b_uses, uses;
   walk(body, [&](Operation& op) {
-    for (size_t i = 0; i < op.num_operands(); ++i)
+    for (size_t i = 0; i < op.num_operands(); ++i) {
       (op.kind() == OpKind::mma && i < 2 ? mma_uses : other_uses)[op.operand(i)]++;
+      if (op.kind() == OpKind::mma && i == 1) b_uses[op.operand(i)]++;
+      uses[op.operand(i)]++;
+    }
   });
+  // transpose(load T[n, k] : <BN, BK>) used only as mma's B becomes one
+  // `tma_load T, n, k {transposed} : tile<BK x BN, smem>`: the box is read as stored (K-major)
+  // and the descriptors say so; no element moves.
+  std::function<void(Region&)> fold_transposes = [&](Region& region) {
+    auto& ops = region.operations();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Operation& op = *ops[i];
+      for (size_t r = 0; r < op.num_regions(); ++r) fold_transposes(op.region(r));
+      if (op.kind() != OpKind::transpose || !b_uses.count(op.result()) || b_uses[op.result()] != uses[op.result()])
+        continue;
+      Operation* load = op.operand(0)->defining_op();
+      if (!load || load->kind() != OpKind::load || load->has_attr("elements") || uses[load->result()] != 1) continue;
+      auto replacement = std::make_unique<Operation>(OpKind::tma_load, load->location());
+      for (Value* operand : load->operands()) replacement->add_operand(operand);
+      for (const auto& [name, value] : load->attributes()) replacement->set_attr(name, value);
+      replacement->set_attr("transposed", Attribute());
+      Value* result = replacement->add_result(op.result()->type().with_space(MemorySpace::smem));
+      result->set_name_hint(op.result()->name_hint().empty() ? load->result()->name_hint() : op.result()->name_hint());
+      Value* old = op.result();
+      std::unique_ptr<Operation> taken = region.take(i);
+      region.insert(i, std::move(replacement));
+      replace_all_uses(body, old, result);
+      Region* load_region = load->parent_region();
+      size_t load_position = load_region->position_of(load);
+      load_region->take(load_position);
+      if (load_region == &region && load_position < i) --i;
+    }
+  };
+  fold_transposes(body);
   std::function<void(Region&)> visit = [&](Region& region) {
     auto& ops = region.operations();
     for (size_t i = 0; i < ops.size(); ++i) {

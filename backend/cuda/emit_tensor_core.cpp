@@ -106,7 +106,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(0, fmt::format("//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of 64 columns, 128B swizzle)",
                           buffer.name, buffer.depth, buffer.slot_bytes, buffer.offset,
                           buffer.role == StageBuffer::Role::a ? "A" : "B", plan_.expression(buffer.tensor),
-                          buffer.role == StageBuffer::Role::a ? "K-major" : "MN-major", buffer.panels()));
+                          buffer.k_major() ? "K-major" : "MN-major", buffer.panels()));
     for (const Barrier& barrier : barriers_)
       line(0, fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name, barrier.slots,
                           barrier.offset, barrier.arrivals, barrier.purpose));
@@ -155,7 +155,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
         maps.push_back(map);
     };
     for (const StageBuffer& buffer : stages_)
-      add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.tile.shape()[0], kPanelColumns});
+      add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], kPanelColumns});
     for (const Operation* store : store_ops_) {
       const StorePlan& plan = store_plans_.at(store);
       if (plan.tma) add({plan.map, plan.tensor, plan.tensor->type().element(), plan.box_rows, plan.chunk_columns});
@@ -407,13 +407,13 @@ class TensorCoreKernel : public tensor_core::Analysis {
     const std::string& column = plan_.expression(op.operand(4));
     comment(indent, op);
     for (int64_t panel = 0; panel < buffer.panels(); ++panel) {
-      std::string inner = fmt::format("{} * {}", column, buffer.tile.shape()[1]);
+      std::string inner = fmt::format("{} * {}", column, buffer.stored()[1]);
       if (panel > 0) inner += fmt::format(" + {}", panel * kPanelColumns);
       line(indent, fmt::format("tilec_tma_load_2d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
                                "static_cast<int32_t>({} * {}), {});",
                                buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
                                panel > 0 ? fmt::format(" + {}", panel * buffer.panel_bytes()) : "", buffer.map, inner, row,
-                               buffer.tile.shape()[0], slot_address(full, op.operand(1))));
+                               buffer.stored()[0], slot_address(full, op.operand(1))));
     }
   }
 
@@ -496,12 +496,16 @@ class TensorCoreKernel : public tensor_core::Analysis {
     return fmt::format("{} + {}{}", base, offset, row_offset);
   }
 
+  // MN-major B: leading offset = panel bytes (next 64 columns of N), a K step = 16 rows. A
+  // transposed (K-major) B is addressed as A is.
   std::string b_descriptor(const StageBuffer& b, const std::string& slot, int64_t step) const {
+    if (b.transposed) return fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(slot, b.panel_bytes(), step, ""));
     return fmt::format("tilec_matrix_descriptor({} + {}, {}, 1024)", slot, step * kMmaK * kPanelRowBytes, b.panel_bytes());
   }
 
-  static uint32_t tcgen05_instruction(ScalarKind input, int64_t rows, int64_t columns) {
-    return (1u << 4) | (input == ScalarKind::bf16 ? (1u << 7) | (1u << 10) : 0u) | (1u << 16) |
+  // Bit 16 (B major-ness): 1 for an MN-major B, 0 for a K-major (transposed) one.
+  static uint32_t tcgen05_instruction(ScalarKind input, int64_t rows, int64_t columns, bool b_k_major = false) {
+    return (1u << 4) | (input == ScalarKind::bf16 ? (1u << 7) | (1u << 10) : 0u) | (b_k_major ? 0u : 1u << 16) |
            (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
   }
 
@@ -524,7 +528,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), {}, 0x{:08x}u, {});",
                                    accumulator.tmem_column, a_address(plan_.expression(op.operand(0)), a.panel_bytes(), step, ""),
                                    b_descriptor(b, plan_.expression(op.operand(1)), step),
-                                   tcgen05_instruction(plan.input, accumulator.rows, accumulator.columns),
+                                   tcgen05_instruction(plan.input, accumulator.rows, accumulator.columns, b.transposed),
                                    step == 0 ? accumulator.name + "_started" : "true"));
     line(indent, "}");
     line(indent, fmt::format("{}_started = true;", accumulator.name));
@@ -567,7 +571,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), {}, 0x{:08x}u, {});",
                                    plan.tmem_column, a_address(a_base, a_panel, step, ""),
                                    b_descriptor(b, plan_.expression(op.operand(1)), step),
-                                   tcgen05_instruction(plan.input, result.rows, result.columns), step == 0 ? "false" : "true"));
+                                   tcgen05_instruction(plan.input, result.rows, result.columns, b.transposed), step == 0 ? "false" : "true"));
     line(indent + 1, "tilec_tcgen05_commit(accumulator_barrier);");
     line(indent, "}");
     line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
@@ -600,7 +604,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       declare_fragment(indent, result);
       copy_fragment(indent, result, *fragment(op.operand(2)));
     }
-    std::string function = wgmma_function(result.columns, input, a_registers != nullptr);
+    std::string function = wgmma_function(result.columns, input, a_registers != nullptr, b.transposed);
     std::string packed;
     if (a_registers) {
       // Columns 16s..16s+15 of A are registers 8s..8s+7 of its fragment, two per 32-bit register;

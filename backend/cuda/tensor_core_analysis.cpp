@@ -209,7 +209,10 @@ bool Analysis::check_tma(const Operation& op) {
   const Value* tensor = op.operand(2);
   if (tensor->type().rank() != 2) return unsupported(op, fmt::format("TMA from a rank-{} tensor (2-D only)", tensor->type().rank()));
   if (buffer.tensor && buffer.tensor != tensor) return unsupported(op, "one stage buffer filled from two tensors");
+  if (buffer.tensor && buffer.transposed != op.has_attr("transposed"))
+    return unsupported(op, "one stage buffer filled both transposed and not");
   buffer.tensor = tensor;
+  buffer.transposed = op.has_attr("transposed");
   buffer.map = plan_.expression(tensor) + "_map";
   return true;
 }
@@ -427,6 +430,8 @@ bool Analysis::hold_mma(const Operation& op) {
       return unsupported(op, "a stage buffer read as both A and B of mma");
     buffer->role = role;
   }
+  if (a && a->transposed)
+    return unsupported(op, "a transposed A operand of mma yet (only B may be transposed): give a as [M, K]");
   ScalarKind input = a ? a->tile.element() : a_registers->element;
   if (input != b->tile.element() || (input != ScalarKind::bf16 && input != ScalarKind::f16))
     return unsupported(op, fmt::format("mma of {} x {} (bf16 or f16 inputs)", to_string(input), to_string(b->tile.element())));
@@ -464,8 +469,8 @@ bool Analysis::hold_mma(const Operation& op) {
     }
   }
   if (!blackwell())
-    needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}", n, input == ScalarKind::bf16 ? "bf16" : "f16",
-                                           a_registers ? ":registers" : ""));
+    needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}{}", n, input == ScalarKind::bf16 ? "bf16" : "f16",
+                                           a_registers ? ":registers" : "", b->transposed ? ":kb" : ""));
   mma_plans_[&op] = plan;
   mma_ops_.push_back(&op);
   return true;

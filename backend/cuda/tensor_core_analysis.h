@@ -50,8 +50,15 @@ struct StageBuffer {
   const Value* tensor = nullptr;  // filled by tma_load_async from this tensor
   std::string map;                // its CUtensorMap parameter
   enum class Role { none, a, b } role = Role::none;
-  int64_t panels() const { return tile.shape()[1] / kPanelColumns; }
-  int64_t panel_bytes() const { return tile.shape()[0] * kPanelRowBytes; }
+  // Filled by `tma_load_async {transposed}`: the logical tile is [K, N] but the slot holds its
+  // transpose [N, K], K contiguous (a K-major B); `stored()` is the shape in shared memory.
+  bool transposed = false;
+  std::vector<int64_t> stored() const {
+    return transposed ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]} : tile.shape();
+  }
+  bool k_major() const { return role == Role::a || transposed; }
+  int64_t panels() const { return stored()[1] / kPanelColumns; }
+  int64_t panel_bytes() const { return stored()[0] * kPanelRowBytes; }
 };
 
 struct Barrier {

@@ -325,17 +325,20 @@ void accumulator_operands(int64_t registers, std::string& list, std::string& out
 }
 
 // The immediates both wrappers pass: scale-d (D += A·B rather than D = A·B), scale-a, scale-b
-// (no negation), trans-a = 0 (A K-major; shared-memory A only) and trans-b = 1 (B MN-major).
-constexpr int kScaleD = 1, kScaleA = 1, kScaleB = 1, kTransposeA = 0, kTransposeB = 1;
+// (no negation), trans-a = 0 (A K-major; shared-memory A only) and trans-b: 1 for an MN-major
+// B ([K, N] loaded as is), 0 for a K-major one (a transposed [N, K] load).
+constexpr int kScaleD = 1, kScaleA = 1, kScaleB = 1, kTransposeA = 0;
+int transpose_b(bool b_k_major) { return b_k_major ? 0 : 1; }
 
-// `wgmma.mma_async ... m64nNk16.f32.T.T` with A K-major and B MN-major (trans-b = 1), D += A·B.
-// Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, type and immediates.
-std::string wgmma_wrapper(int64_t n, const std::string& element) {
+// `wgmma.mma_async ... m64nNk16.f32.T.T` with A K-major and B MN-major (trans-b = 1) or K-major
+// (trans-b = 0), D += A·B. Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, type
+// and immediates.
+std::string wgmma_wrapper(int64_t n, const std::string& element, bool b_k_major) {
   int64_t registers = n / 2;
   std::string list, outputs;
   accumulator_operands(registers, list, outputs);
   return fmt::format(
-      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, K-major) * B (16 x {0}, N-major).\n"
+      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, K-major) * B (16 x {0}, {14}).\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint64_t a, uint64_t b TILEC_SITE) {{\n"
       "#ifndef TILEC_EMULATE\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
@@ -347,19 +350,20 @@ std::string wgmma_wrapper(int64_t n, const std::string& element) {
       "                                    tilec_line);\n"
       "#endif\n"
       "}}\n",
-      n, registers, wgmma_function(n, element), element, list, registers + 2, registers + 1, outputs, kScaleD,
-      kScaleA, kScaleB, kTransposeA, kTransposeB, kScaleD != 0 ? "true" : "false");
+      n, registers, wgmma_function(n, element, false, b_k_major), element, list, registers + 2, registers + 1, outputs,
+      kScaleD, kScaleA, kScaleB, kTransposeA, transpose_b(b_k_major), kScaleD != 0 ? "true" : "false",
+      b_k_major ? "K-major" : "N-major");
 }
 
 // The same with A from registers: four registers of two 16-bit elements per thread, in the
 // layout of a WGMMA accumulator's columns 16k..16k+15 (so an mma's result, cast, is an A operand).
 // PTX has no trans-a for a register A; the emulation call passes kTransposeA (0).
-std::string wgmma_register_a_wrapper(int64_t n, const std::string& element) {
+std::string wgmma_register_a_wrapper(int64_t n, const std::string& element, bool b_k_major) {
   int64_t registers = n / 2;
   std::string list, outputs;
   accumulator_operands(registers, list, outputs);
   return fmt::format(
-      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, registers) * B (16 x {0}, N-major).\n"
+      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, registers) * B (16 x {0}, {17}).\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,\n"
       "    uint64_t b TILEC_SITE) {{\n"
       "#ifndef TILEC_EMULATE\n"
@@ -373,15 +377,15 @@ std::string wgmma_register_a_wrapper(int64_t n, const std::string& element) {
       "                                    tilec_line);\n"
       "#endif\n"
       "}}\n",
-      n, registers, wgmma_function(n, element, true), element, list, registers + 5, registers + 1, registers + 2,
-      registers + 3, registers + 4, outputs, kScaleD, kScaleA, kScaleB, kTransposeA, kTransposeB,
-      kScaleD != 0 ? "true" : "false");
+      n, registers, wgmma_function(n, element, true, b_k_major), element, list, registers + 5, registers + 1,
+      registers + 2, registers + 3, registers + 4, outputs, kScaleD, kScaleA, kScaleB, kTransposeA,
+      transpose_b(b_k_major), kScaleD != 0 ? "true" : "false", b_k_major ? "K-major" : "N-major");
 }
 
 }  // namespace
 
-std::string wgmma_function(int64_t n, const std::string& element, bool register_a) {
-  return fmt::format("tilec_wgmma_m64n{}k16_{}{}", n, element, register_a ? "_register_a" : "");
+std::string wgmma_function(int64_t n, const std::string& element, bool register_a, bool b_k_major) {
+  return fmt::format("tilec_wgmma_m64n{}k16_{}{}{}", n, element, register_a ? "_register_a" : "", b_k_major ? "_bk" : "");
 }
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
@@ -395,9 +399,11 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
     size_t x = shape.find('x'), colon = shape.find(':');
     int64_t n = std::stoll(shape.substr(x + 1, colon - x - 1));
     std::string element = shape.substr(colon + 1);
+    bool b_k_major = element.ends_with(":kb");
+    if (b_k_major) element.resize(element.size() - std::string_view(":kb").size());
     bool register_a = element.ends_with(":registers");
     if (register_a) element.resize(element.size() - std::string_view(":registers").size());
-    out += register_a ? wgmma_register_a_wrapper(n, element) : wgmma_wrapper(n, element);
+    out += register_a ? wgmma_register_a_wrapper(n, element, b_k_major) : wgmma_wrapper(n, element, b_k_major);
   }
   return out;
 }

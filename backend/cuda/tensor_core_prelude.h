@@ -23,6 +23,6 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs);
 
 // The name of the WGMMA wrapper for accumulator width `n` and input element `element` (bf16|f16),
 // with A in shared memory or (`register_a`) in registers.
-std::string wgmma_function(int64_t n, const std::string& element, bool register_a = false);
+std::string wgmma_function(int64_t n, const std::string& element, bool register_a = false, bool b_k_major = false);
 
 }  // namespace tilec::cuda

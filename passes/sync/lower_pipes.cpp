@@ -239,7 +239,9 @@ class PipeLowering {
           create(builder, op, OpKind::mbarrier_arrive, {pipe.full, state.index}, {}, {{"expect_tx", Attribute(bytes)}});
           std::vector<Value*> operands{pipe.buffer, state.index};
           for (Value* operand : load->operands()) operands.push_back(operand);
-          create(builder, *load, OpKind::tma_load_async, operands, {});
+          std::vector<std::pair<std::string, Attribute>> kept;
+          if (load->has_attr("transposed")) kept.push_back({"transposed", Attribute()});  // B stored K-major
+          create(builder, *load, OpKind::tma_load_async, operands, {}, kept);
           Region* load_region = load->parent_region();
           size_t load_position = load_region->position_of(load);
           load_region->take(load_position);

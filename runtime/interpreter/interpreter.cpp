@@ -354,6 +354,18 @@ bool TileExecution::execute_load(const Operation& op) {
 }
 
 bool TileExecution::read_tile(const Operation& op, size_t first, const Type& type, TileValue& out) {
+  if (op.has_attr("transposed")) {  // a TMA load of the [C, R] box, read as its transpose
+    if (!type.is_tile() || type.rank() != 2) return fail(op, "a transposed load gives a 2-D tile");
+    TileValue stored;
+    if (!read_tile_as_stored(op, first, Type::tile({type.shape()[1], type.shape()[0]}, type.element()), stored))
+      return false;
+    std::string problem = evaluate_transpose(stored, out);
+    return problem.empty() || fail(op, problem);
+  }
+  return read_tile_as_stored(op, first, type, out);
+}
+
+bool TileExecution::read_tile_as_stored(const Operation& op, size_t first, const Type& type, TileValue& out) {
   HostBuffer* tensor = tensor_operand(op, first);
   if (!tensor) return false;
   if (!type.is_tile() || type.rank() != tensor->rank() || type.element() != tensor->element())

@@ -122,6 +122,7 @@ class TileExecution {
   bool execute_warp_specialize(const Operation& op);
   // The tile at tile coordinates given by operands first+1.. of the tensor operand `first`.
   bool read_tile(const Operation& op, size_t first, const Type& type, TileValue& out);
+  bool read_tile_as_stored(const Operation& op, size_t first, const Type& type, TileValue& out);
   // Operand fetchers: report through fail() and return null / false on a wrong kind.
   const TileValue* tile_operand(const Operation& op, size_t i);
   bool integer_operand(const Operation& op, size_t i, int64_t& out);

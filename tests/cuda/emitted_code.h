@@ -216,7 +216,8 @@ inline const std::vector<Emitted>& emitted_samples() {
     struct Sample { std::string file, defines, expected; };
     const std::vector<Sample> list = {{"gemm", "", "gemm"},       {"gemm", " -D BN=128", ""},
                                       {"gemm_f16", "", "gemm_f16"}, {"gemm_bias_relu", "", "gemm_bias_relu"},
-                                      {"batched_gemm", "", "batched_gemm"}, {"attention", "", "attention"}};
+                                      {"batched_gemm", "", "batched_gemm"}, {"attention", "", "attention"},
+                                      {"linear", "", "linear"}};
     std::vector<Emitted> out;
     for (const char* target : {"sm_90a", "sm_100a"})
       for (const Sample& sample : list) {

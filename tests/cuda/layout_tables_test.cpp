@@ -19,13 +19,14 @@
 //     emit_wgmma / emit_tcgen05_* write (a_address, b_descriptor: start per k-step and per
 //     warpgroup, LBO, SBO), evaluated through the prelude's own tilec_matrix_descriptor body
 //     (field packing, version and swizzle bits) and compared as 64-bit values; the tile is the one
-//     the emitted stage buffer declares (A K-major R x C; B MN-major, C x R). Documented
+//     the emitted stage buffer declares (A K-major R x C; B MN-major, C x R, or K-major when the
+//     summary says so: a transposed load, samples/linear.tile). Documented
 //     exception (README, Verification): LBO when lbo_used is false (attention's 64x64 Kt and V).
 //     Also WGMMA's trans-a/trans-b immediates against the tiles' major-ness, and 1024-byte
 //     alignment of every tile base.
 //  4. tcgen05 instruction descriptors (tcgen05_instr_desc.json): the constants emit_tcgen05_*
 //     write (tcgen05_instruction), looked up by the kind in the prelude's asm, the A/B types, the
-//     accumulator's rows/columns, A K-major, B MN-major.
+//     accumulator's rows/columns, A K-major, B MN-major or K-major (linear.tile).
 //  5. tcgen05.ld (tcgen05_ld.json, 32x32b.x32): the prelude's tilec_tmem_load_32 (shape, register
 //     order) and, at every call, the TMEM lane/column each register reads (the address the emitter
 //     builds plus the table), which must be in the warp's lane quarter and equal the element the
@@ -117,6 +118,7 @@ uint64_t declared_count(const Emitted& e, const std::string& name) {
 // its place.
 struct OperandTile {
   std::string id, element;
+  std::string major;  // "K" or "MN", as the smem_canonical tables write it
   uint64_t offset = 0, slot_bytes = 0;
 };
 OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, uint64_t k_steps) {
@@ -128,6 +130,7 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
     uint64_t k = 16 * k_steps, mn = std::stoull((*summary)[1]) / (2 * k);
     tile.id = "b16_K_128B_" + std::to_string(mn) + "x" + std::to_string(k);
     tile.offset = std::stoull(match[1]);
+    tile.major = "K";
     auto cast = e.search(R"(reinterpret_cast<(\w+)\*>\(staging \+ )");
     tile.element = cast && (*cast)[1] == "__half" ? "f16" : "bf16";
     return tile;
@@ -137,7 +140,15 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
   auto buffer = e.search("const uint32_t " + (*slot)[1].str() + R"( = shared_base \+ (\d+);  // \d+ slots of tile<(\d+)x(\d+)x(\w+), smem>)");
   if (!buffer) throw std::runtime_error("no stage buffer " + (*slot)[1].str());
   std::string rows = (*buffer)[2], columns = (*buffer)[3];
-  tile.id = is_a ? "b16_K_128B_" + rows + "x" + columns : "b16_MN_128B_" + columns + "x" + rows;
+  // A B tile declared [K, N] is MN-major unless the summary says the pipe holds it K-major (a
+  // transposed load: stored [N, K], K contiguous).
+  auto summary = e.search("//   pipe " + (*slot)[1].str() + R"(: .* of mma from \w+ \((K-major|MN-major),)");
+  if (!summary) throw std::runtime_error("no summary of " + (*slot)[1].str());
+  tile.major = is_a || (*summary)[1] == "K-major" ? "K" : "MN";
+  EXPECT_TRUE(!is_a || tile.major == "K") << "A is K-major";
+  tile.id = is_a ? "b16_K_128B_" + rows + "x" + columns
+            : tile.major == "K" ? "b16_K_128B_" + columns + "x" + rows
+                                : "b16_MN_128B_" + columns + "x" + rows;
   tile.element = (*buffer)[4];
   tile.offset = std::stoull((*buffer)[1]);
   tile.slot_bytes = std::stoull((*slot)[2]);
@@ -258,6 +269,7 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
       const MmaLine& mma = lines[index];
       SCOPED_TRACE("line " + std::to_string(mma.line + 1) + ": " + trim(e.lines[mma.line]));
       const size_t steps = steps_of(lines, index);
+      std::string b_major;
       for (size_t d = 0; d < mma.descriptors.size(); ++d) {
         const bool is_a = mma.descriptors.size() == 2 && d == 0;  // register A: the one descriptor is B's
         const std::vector<std::string>& call = mma.descriptors[d];
@@ -266,7 +278,8 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         OperandTile operand = operand_tile(e, base, is_a, steps);
         const json& tile = find_entry(table["cases"], operand.id);
         tiles.insert(operand.id);
-        EXPECT_EQ(tile["major"], is_a ? "K" : "MN");
+        EXPECT_EQ(tile["major"], operand.major);
+        if (!is_a) b_major = operand.major;
         EXPECT_EQ(operand.offset % 1024, 0u) << "tile base";
         EXPECT_EQ(operand.slot_bytes % 1024, 0u) << "slot size";
         ASSERT_EQ(tile["k_steps"].size(), steps) << operand.id << ": one MMA per k-step";
@@ -305,14 +318,15 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         if (mma.descriptors.size() == 2) {
           EXPECT_EQ(immediates[2], "0") << "trans-a: A is K-major";
         }
-        EXPECT_EQ(immediates.back(), "1") << "trans-b: B is MN-major";
+        EXPECT_EQ(immediates.back(), b_major == "K" ? "0" : "1") << "trans-b: 1 for an MN-major B, 0 for a K-major one";
       }
     }
   }
   std::printf("descriptors: %ld compared (%ld with the documented LBO difference) over tiles:", compared, lbo_exceptions);
   for (const std::string& id : tiles) std::printf(" %s", id.c_str());
   std::printf("\n");
-  for (const char* id : {"b16_K_128B_128x64", "b16_MN_128B_256x64", "b16_MN_128B_128x64", "b16_MN_128B_64x64"})
+  for (const char* id : {"b16_K_128B_128x64", "b16_MN_128B_256x64", "b16_MN_128B_128x64", "b16_MN_128B_64x64",
+                         "b16_K_128B_256x64"})
     EXPECT_TRUE(tiles.count(id)) << id << " is not among the emitted operands";
 }
 
@@ -352,7 +366,7 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
       for (const json& candidate : table["descriptors"])
         if (candidate["kind"] == (*kind)[1].str() && candidate["a"] == a.element && candidate["b"] == b.element &&
             candidate["d"] == (*d)[3].str() && candidate["m"] == std::stoi((*d)[1]) && candidate["n"] == std::stoi((*d)[2]) &&
-            candidate["a_major"] == "K" && candidate["b_major"] == "MN")
+            candidate["a_major"] == "K" && candidate["b_major"] == b.major)
           entry = &candidate;
       ASSERT_TRUE(entry) << "no table entry for kind::" << (*kind)[1] << " " << a.element << " x " << b.element << " -> "
                          << (*d)[3] << ", " << (*d)[1] << "x" << (*d)[2];

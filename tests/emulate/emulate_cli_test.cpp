@@ -183,6 +183,28 @@ TEST(EmulateRuntime, ABatchGridAxisGemmMatchesTheInterpreterOnBothTargets) {
   fs::remove(source);
 }
 
+// Attention with K given as [T, D] (issue 18, transposed operands): S = Q·Kᵀ reads the K tile
+// as a K-major B, as linear.tile does for its weight; the sample takes Kt as [D, T] instead.
+TEST(EmulateRuntime, AttentionWithKeysAsRowsMatchesTheInterpreterOnBothTargets) {
+  std::string attention = read_file(source_dir() / "samples" / "attention.tile");
+  for (auto [from, to] : {std::pair<std::string, std::string>{"Kt: tensor<HD, T, bf16>", "K: tensor<T, HD, bf16>"},
+                          {"kt = load Kt[h, j] : <D, BKV>;", "kt = transpose(load K[j, h] : <BKV, D>);"}}) {
+    size_t at = attention.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    attention.replace(at, from.size(), to);
+  }
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_keys_" + std::to_string(::getpid()) + ".tile");
+  write_file(source, attention);
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target +
+                                        " --dims S=200,HD=128,T=136 --sms 3 --schedules 1"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("O ok"));
+  }
+  fs::remove(source);
+}
+
 // --scalar values reach the emulated CUDA (the driver passes every scalar to the launcher), and
 // an integer division by a zero scalar gives the interpreter's value instead of a trap.
 TEST(EmulateRuntime, ScalarParametersAreGivenAndReported) {

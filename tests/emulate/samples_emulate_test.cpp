@@ -53,6 +53,7 @@ const std::vector<Sample>& samples() {
       {"gemm", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"gemm_f16", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"gemm_bias_relu", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
+      {"linear", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"batched_gemm", true, true, {{"R", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"attention", true, true, {{"S", "BQ"}, {"HD", "D"}}, "T", "BKV"},
       {"vector_add", false, false, {{"N", "BLOCK"}}, "", ""},
@@ -117,7 +118,7 @@ std::vector<Shape> gemm_shapes(const std::string& sample) {
 
 std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (const char* sample : {"gemm", "gemm_f16", "gemm_bias_relu"})
+  for (const char* sample : {"gemm", "gemm_f16", "gemm_bias_relu", "linear"})
     for (Shape& shape : gemm_shapes(sample)) shapes.push_back(shape);
   // batched_gemm: M=512 rows per batch (R = batches·512), BM=128, BN=256, BK=64, STAGES=4;
   // B holds each batch's K rows padded to cdiv(K, BK)·BK, so Q = batches·cdiv(K, BK)·BK.
