@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <cmath>
 #include <cstdlib>
 
@@ -98,8 +99,15 @@ runtime::SymbolBindings bind_kernel_symbols(const Operation& kernel, const runti
     auto it = given.find(symbol);
     symbols[symbol] = it != given.end() ? it->second : kDefaultExtent;
   }
+  // A scalar parameter named in --dims keeps that value (make_kernel_buffers reads it when no
+  // --scalar gives one); it is not an extent, so `described` leaves it out.
+  std::map<std::string, int64_t> extents(symbols.begin(), symbols.end());
+  const Region& body = kernel.region();
+  for (size_t i = 0; i < body.num_arguments(); ++i)
+    if (body.argument(i)->type().is_scalar())
+      if (auto it = given.find(body.argument(i)->name_hint()); it != given.end()) symbols[it->first] = it->second;
   described.clear();
-  for (const auto& [symbol, value] : symbols)
+  for (const auto& [symbol, value] : extents)
     described += fmt::format("{}{}={}", described.empty() ? "" : ",", symbol, value);
   return symbols;
 }
@@ -110,6 +118,10 @@ void warn_unused_dims(const runtime::SymbolBindings& given, const std::vector<co
     for (const Operation* kernel : kernels) {
       auto names = kernel_symbols(*kernel);
       used |= std::find(names.begin(), names.end(), symbol) != names.end();
+      // An integer scalar parameter takes the --dims value of its own name (as --scalar would).
+      const Region& body = kernel->region();
+      for (size_t i = 0; i < body.num_arguments(); ++i)
+        used |= body.argument(i)->type().is_scalar() && body.argument(i)->name_hint() == symbol;
     }
     if (!used) fmt::print(stderr, "tilec: warning: --dims {}: no kernel run has a dimension named {}\n", symbol, symbol);
   }

@@ -39,8 +39,9 @@ void warn_unused_scalars(const runtime::ScalarBindings& given, const std::vector
 // Every symbolic dim of the kernel's tensors, in parameter order.
 std::vector<std::string> kernel_symbols(const Operation& kernel);
 
-// The kernel's symbols bound to their value in `given`, else kDefaultExtent; `described` gets
-// them as "K=128,M=256,N=256" (sorted by name).
+// The kernel's symbols bound to their value in `given`, else kDefaultExtent, plus the `given`
+// value of each scalar parameter --dims names; `described` gets the extents as
+// "K=128,M=256,N=256" (sorted by name).
 runtime::SymbolBindings bind_kernel_symbols(const Operation& kernel, const runtime::SymbolBindings& given,
                                             std::string& described);
 

@@ -175,6 +175,10 @@ TEST(Cli, RunTakesScalarParametersAndReportsThem) {
   EXPECT_THAT(random.out, HasSubstr("scalars: n=2, alpha="));
   EXPECT_THAT(random.out, HasSubstr(" (random)"));
   EXPECT_THAT(random.err, HasSubstr("--scalar unused: no kernel run has a scalar parameter named unused"));
+  CommandResult by_dims = run_command(tilec("run " + scaled.string() + " --dims N=16,n=4 --scalar alpha=1"));
+  EXPECT_EQ(by_dims.status, 0) << by_dims.err;
+  EXPECT_THAT(by_dims.out, HasSubstr("scalars: n=4, alpha=1"));
+  EXPECT_THAT(by_dims.err, ::testing::Not(HasSubstr("warning")));  // --dims n= binds the scalar n
   CommandResult fractional = run_command(tilec("run " + scaled.string() + " --dims N=16 --scalar n=0.5"));
   EXPECT_EQ(fractional.status, 1);
   EXPECT_THAT(fractional.err, HasSubstr("--scalar n=0.5: %n is i32; give an integer"));
