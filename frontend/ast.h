@@ -61,6 +61,7 @@ struct Stmt {
   std::vector<Annotation> annotations;
   std::string name;                  // assign target, store tensor, loop variable
   std::vector<ExprPtr> indices;      // store coordinates
+  bool elements = false;             // store: `store T at [r, c]`, element coordinates
   ExprPtr value;                     // assign/store value, if condition
   ExprPtr lower, upper;              // for bounds
   ExprPtr pipeline;                  // for: pipeline(stages), may be null

@@ -282,7 +282,9 @@ Operation* Lowering::lower_store(const Stmt& s) {
   }
   operands.push_back(value.value);
   builder_->set_location(s.location);
-  return builder_->create(OpKind::store, operands, {});
+  std::vector<std::pair<std::string, Attribute>> attributes;
+  if (s.elements) attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
+  return builder_->create(OpKind::store, operands, {}, attributes);
 }
 
 Operation* Lowering::lower_for(const Stmt& s) {

@@ -260,12 +260,16 @@ class Parser {
     return s;
   }
 
-  // store := 'store' IDENT '[' expr { ',' expr } ']' '=' expr ';'
+  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']' '=' expr ';'
   StmtPtr store() {
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::store;
     s->location = expect(TokenKind::kw_store, "").location;
     s->name = identifier("after 'store'");
+    if (at(TokenKind::identifier) && peek().text == "at") {  // store T at [r, c]: element coordinates
+      next();
+      s->elements = true;
+    }
     expect(TokenKind::l_bracket, "before the tile coordinates");
     do s->indices.push_back(expr());
     while (accept(TokenKind::comma));

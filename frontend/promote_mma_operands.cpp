@@ -9,23 +9,22 @@
 namespace tilec::frontend {
 
 void promote_mma_operands(Region& body) {
-  std::unordered_map<const Value*, int> mma_uses, other_uses, b_uses, uses;
+  std::unordered_map<const Value*, int> mma_uses, other_uses, uses;
   walk(body, [&](Operation& op) {
     for (size_t i = 0; i < op.num_operands(); ++i) {
       (op.kind() == OpKind::mma && i < 2 ? mma_uses : other_uses)[op.operand(i)]++;
-      if (op.kind() == OpKind::mma && i == 1) b_uses[op.operand(i)]++;
       uses[op.operand(i)]++;
     }
   });
-  // transpose(load T[n, k] : <BN, BK>) used only as mma's B becomes one
-  // `tma_load T, n, k {transposed} : tile<BK x BN, smem>`: the box is read as stored (K-major)
-  // and the descriptors say so; no element moves.
+  // transpose(load T[n, k] : <BN, BK>) used only as mma operands becomes one
+  // `tma_load T, n, k {transposed} : tile<BK x BN, smem>`: the box is read as stored and the
+  // descriptors say so (a K-major B, an MN-major A); no element moves.
   std::function<void(Region&)> fold_transposes = [&](Region& region) {
     auto& ops = region.operations();
     for (size_t i = 0; i < ops.size(); ++i) {
       Operation& op = *ops[i];
       for (size_t r = 0; r < op.num_regions(); ++r) fold_transposes(op.region(r));
-      if (op.kind() != OpKind::transpose || !b_uses.count(op.result()) || b_uses[op.result()] != uses[op.result()])
+      if (op.kind() != OpKind::transpose || !mma_uses.count(op.result()) || mma_uses[op.result()] != uses[op.result()])
         continue;
       Operation* load = op.operand(0)->defining_op();
       if (!load || load->kind() != OpKind::load || load->has_attr("elements") || uses[load->result()] != 1) continue;

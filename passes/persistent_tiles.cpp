@@ -18,6 +18,10 @@
 // is CTA w rem C of cluster w div C, the clusters walk the "cluster tiles" of
 // (cdiv(e0, C), e1) as above, and cluster tile (row, n) gives its rank-r CTA the tile
 // (row * C + r, n), skipped by a second `if` when that is past e0 (a ragged last cluster row).
+// A `grid tiles` kernel with mma (one CTA per tile; the tensor-core backend only runs the walking
+// form) gets the same rewrite with one worker per tile: %workers is the tile count, no sm_count,
+// one round, and the worker grid carries the unit attribute `per_tile`. One or two extents are
+// read as (e0, 1) and (e0, e1).
 // Phases per kernel: 1. find and check the persistent grid (two or three extents, cluster size);
 // 2. build the worker grid, the tile loop and the guards before the old grid; 3. move the body
 // into the innermost guard and replace the old coordinates by the decoded ones; 4. erase the
@@ -112,6 +116,12 @@ Region& add_guard(Builder& builder, Value* value, Value* bound, const Location& 
   return guard->region(0);
 }
 
+bool has_mma(Operation& kernel) {
+  bool found = false;
+  walk(kernel.region(), [&](Operation& op) { found = found || op.kind() == OpKind::mma; });
+  return found;
+}
+
 class PersistentTiles {
  public:
   explicit PersistentTiles(DiagnosticEngine& diagnostics) : diagnostics_(diagnostics) {}
@@ -121,13 +131,26 @@ class PersistentTiles {
     Region& body = kernel.region();
     auto& ops = body.operations();
     size_t grid_position = ops.size();
-    for (size_t i = 0; i < ops.size(); ++i)
-      if (ops[i]->kind() == OpKind::grid_ids && ops[i]->string_attr("schedule") == "persistent") grid_position = i;
+    bool per_tile = false;  // a `grid tiles` kernel with mma: one worker CTA per tile
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i]->kind() != OpKind::grid_ids) continue;
+      const std::string schedule = ops[i]->string_attr("schedule");
+      if (schedule == "persistent" || (schedule == "tiles" && has_mma(kernel))) {
+        grid_position = i;
+        per_tile = schedule == "tiles";
+      }
+    }
     if (grid_position == ops.size()) return true;
     Operation& grid = *ops[grid_position];
 
     // 1. check
-    if ((grid.num_operands() != 2 && grid.num_operands() != 3) || grid.num_results() != grid.num_operands()) {
+    if (per_tile && (grid.num_operands() < 1 || grid.num_operands() > 3 || grid.num_results() != grid.num_operands())) {
+      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: a tile grid of a kernel with mma has one to "
+                                                      "three extents (M tiles, N tiles, batches); this one has {}",
+                                                      grid.num_operands()));
+      return false;
+    }
+    if (!per_tile && ((grid.num_operands() != 2 && grid.num_operands() != 3) || grid.num_results() != grid.num_operands())) {
       diagnostics_.error(grid.location(), fmt::format("persistent-tiles: a persistent grid has two extents (M tiles, "
                                                       "N tiles) or three (and batches); this one has {}",
                                                       grid.num_operands()));
@@ -155,14 +178,20 @@ class PersistentTiles {
     builder.set_location(grid.location());
     IrArithmetic arithmetic{builder};
     Value* rows = grid.operand(0);
-    Value* columns = grid.operand(1);
-    std::vector<std::pair<std::string, Attribute>> count_attributes;
-    if (grid.has_attr("workers")) count_attributes.push_back({"workers", *grid.attr("workers")});
-    Value* count = builder.create(OpKind::sm_count, {}, {index_type()}, count_attributes)->result();
+    // A one-extent tile grid is a column of tiles: N has one tile.
+    Value* columns = grid.num_operands() >= 2 ? grid.operand(1) : arithmetic.constant(1);
     Value* workers = nullptr;
+    Value* count = nullptr;
+    if (!per_tile) {
+      std::vector<std::pair<std::string, Attribute>> count_attributes;
+      if (grid.has_attr("workers")) count_attributes.push_back({"workers", *grid.attr("workers")});
+      count = builder.create(OpKind::sm_count, {}, {index_type()}, count_attributes)->result();
+    }
     Value* cluster_size = nullptr;
     Value* cluster_rows = rows;
-    if (cluster == 1) {
+    if (per_tile) {
+      // set below, from the tile count
+    } else if (cluster == 1) {
       workers = named(count, "workers");
     } else {
       // Whole clusters only: max(C, count div C * C), so the launch grid is a multiple of C.
@@ -173,12 +202,14 @@ class PersistentTiles {
       cluster_rows = named(arithmetic.cdiv(rows, cluster_size), "cluster_rows");
     }
     Value* batches = grid.num_operands() == 3 ? grid.operand(2) : nullptr;
-    Value* per_batch = arithmetic.mul(cluster_rows, columns);
+    Value* per_batch = grid.num_operands() >= 2 ? arithmetic.mul(cluster_rows, columns) : cluster_rows;
     Value* total = named(batches ? arithmetic.mul(per_batch, batches) : per_batch, "tiles");
+    if (per_tile) workers = total;
     Value* walkers = cluster == 1 ? workers : named(arithmetic.div(workers, cluster_size), "clusters");
-    Value* rounds = named(arithmetic.cdiv(total, walkers), "rounds");
+    Value* rounds = per_tile ? arithmetic.constant(1) : named(arithmetic.cdiv(total, walkers), "rounds");
     std::vector<std::pair<std::string, Attribute>> grid_attributes{{"schedule", Attribute("tiles")}};
     if (cluster > 1) grid_attributes.push_back({"cluster", Attribute(cluster)});
+    if (per_tile) grid_attributes.push_back({"per_tile", Attribute()});
     Operation* worker_grid = builder.create(OpKind::grid_ids, {workers}, {index_type()}, grid_attributes);
     Value* worker = named(worker_grid->result(), "worker");
     Value* walker = worker;  // the cluster walking the tiles (the worker itself when C = 1)
@@ -219,9 +250,9 @@ class PersistentTiles {
       if (!rows_constant || *rows_constant % cluster != 0) then_region = &add_guard(decode_builder, m, rows, grid.location());
     }
     Value* old_m = grid.result(0);
-    Value* old_n = grid.result(1);
+    Value* old_n = grid.num_results() >= 2 ? grid.result(1) : nullptr;
     if (!old_m->name_hint().empty()) named(m, old_m->name_hint().c_str());
-    if (!old_n->name_hint().empty()) named(n, old_n->name_hint().c_str());
+    if (old_n && !old_n->name_hint().empty()) named(n, old_n->name_hint().c_str());
     Value* old_batch = batches ? grid.result(2) : nullptr;
     if (old_batch && !old_batch->name_hint().empty()) named(batch, old_batch->name_hint().c_str());
 
@@ -233,7 +264,7 @@ class PersistentTiles {
     end_builder.set_location(grid.location());
     end_builder.create(OpKind::yield, {}, {});
     replace_all_uses(body, old_m, m);
-    replace_all_uses(body, old_n, n);
+    if (old_n) replace_all_uses(body, old_n, n);
     if (old_batch) replace_all_uses(body, old_batch, batch);
 
     // 4. the old grid goes

@@ -210,8 +210,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   runtime::SymbolBindings symbols = bind_kernel_symbols(*job.lowered, given, dims);
   runtime::KernelBuffers inputs;
   std::string message;
-  if (!runtime::make_kernel_buffers(*job.lowered, symbols, options.seed, inputs, message, options.scalars) ||
-      !runtime::check_launch_preconditions(*job.lowered, inputs, message)) {
+  if (!runtime::make_kernel_buffers(*job.lowered, symbols, options.seed, inputs, message, options.scalars)) {
     fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
     return 1;
   }

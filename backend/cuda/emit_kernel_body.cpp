@@ -657,16 +657,30 @@ void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& 
            "  if (copied != cudaSuccess) return copied;\n";
   }
   std::string arguments = spec.arguments.empty() ? "" : ", " + spec.arguments;
+  auto finish = [&](const std::string& pad) {
+    if (spec.teardown.empty()) {
+      out += pad + "return cudaGetLastError();\n";
+      return;
+    }
+    out += pad + "if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;\n";
+    std::string_view rest = spec.teardown;
+    while (!rest.empty()) {  // re-indent each line from two spaces to `pad`
+      size_t end = rest.find('\n');
+      std::string_view statement = rest.substr(0, end == std::string_view::npos ? rest.size() : end + 1);
+      out += pad + std::string(statement.substr(std::min<size_t>(2, statement.size())));
+      rest.remove_prefix(statement.size());
+    }
+  };
   auto launch = [&](const std::string& name, const std::string& pad) {
     if (plan.cluster_size == 1) {
       out += pad + fmt::format("TILEC_LAUNCH({}, static_cast<unsigned>(tile_count), {}, shared_bytes, stream{});\n",
                                name, spec.threads, arguments);
-      out += pad + "return cudaGetLastError();\n";
+      finish(pad);
       return;
     }
     out += pad + fmt::format("const cudaError_t launched = cudaLaunchKernelEx(&config, {}{});\n", name, arguments);
     out += pad + "if (launched != cudaSuccess) return launched;\n";
-    out += pad + "return cudaGetLastError();\n";
+    finish(pad);
   };
   if (plan.cluster_size > 1) {
     // Clusters of (C, 1, 1) CTAs: the C CTAs of a cluster are at consecutive blockIdx.x, which is

@@ -96,6 +96,9 @@ bool queries_sm_count(const KernelPlan& plan);
 struct LaunchSpec {
   std::string summary;       // the comment's words after "Launches NAME_kernel on `stream`: "
   std::string setup;         // host statements before the launch (tensor maps), indented
+  // Host statements after a successful launch, indented by two; they return the status (the
+  // tensor-core launcher copies padded tensors back). Empty: return cudaGetLastError().
+  std::string teardown;
   std::string threads;       // threads per CTA, as C++ (`kBlockThreads`, `384`)
   std::string arguments;     // the kernel's arguments
   int64_t shared_bytes = 0;  // dynamic shared memory (opted in above 48 KiB)

@@ -5,11 +5,12 @@
 // then written: the summary comment; the kernel (top-level scalar ops, barrier init, the role
 // switch by warpgroup, each agent's ops in program order, register tiles, the epilogue per
 // element); the launcher (tensor maps, opt-in shared memory, the launch).
-// Layout facts (128-byte swizzle): a stage tile R x C of 16-bit elements is C/64 panels of
-// R rows x 128 bytes, panel p at p·R·128 bytes; TMA fills one panel per box. A's descriptor:
-// K-major, stride 1024 bytes between 8-row groups, a 16-element K step is +32 bytes inside the
-// panel. B's: MN-major, leading offset = panel bytes (next 64 columns), stride 1024 (next 8
-// K rows), a K step is +16 rows = +2048 bytes.
+// Layout facts (128-byte swizzle): a stage tile R x C as stored is C/P panels of R rows x 128
+// bytes (P = 64 16-bit or 128 8-bit elements), panel p at p·R·128 bytes; TMA fills one panel per
+// box. K-major operands (A as loaded, a transposed B): stride 1024 bytes between 8-row groups, a
+// K step (16 16-bit or 32 8-bit elements) is +32 bytes inside the panel. MN-major ones (B as
+// loaded, a transposed A): leading offset = panel bytes (the next 128 bytes of M or N), stride
+// 1024 (next 8 K rows), a K step is +16 rows = +2048 bytes.
 // Deterministic: every walk follows program order.
 #include "backend/cuda/emit_tensor_core.h"
 
@@ -44,7 +45,8 @@ const char* tensor_map_type(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::bf16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
     case ScalarKind::f16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
-    default: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";  // the analysis maps 16-bit and f32 tensors only
+    case ScalarKind::f8e4m3: case ScalarKind::f8e5m2: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";  // TMA copies bytes
+    default: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";  // the analysis maps 8-bit, 16-bit and f32 tensors only
   }
 }
 
@@ -91,10 +93,13 @@ class TensorCoreKernel : public tensor_core::Analysis {
                         kernel_.location().known() ? fmt::format(" (line {})", kernel_.location().line) : "",
                         target_, blackwell() ? "tcgen05.mma into TMEM" : "WGMMA, accumulators in registers"));
     line(0, fmt::format("// grid: {} CTAs of {} threads", describe_grid(plan_), total_threads()));
-    line(0, fmt::format("//   agents: producer warpgroup 0 (128 threads, {} registers, one elected thread issues TMA), "
-                        "compute warpgroups 1..{} ({} threads, {} registers)",
-                        producer_->int_attr("registers"), compute_threads_ / kWarpgroup, compute_threads_,
-                        compute_->int_attr("registers")));
+    const bool rebalance = total_threads() * kMaxThreadRegisters > kRegisterFile;
+    auto registers = [&](const Operation* agent) {
+      return rebalance ? fmt::format("{} registers", agent->int_attr("registers")) : std::string("registers as compiled");
+    };
+    line(0, fmt::format("//   agents: producer warpgroup 0 (128 threads, {}, one elected thread issues TMA), "
+                        "compute warpgroups 1..{} ({} threads, {})",
+                        registers(producer_), compute_threads_ / kWarpgroup, compute_threads_, registers(compute_)));
     walk(compute_->region(), [&](const Operation& op) {
       if (op.kind() == OpKind::for_ && op.has_attr("ii"))
         line(0, fmt::format("//   schedule: loop at line {}: ii {}, {} stage(s){}", op.location().line, op.int_attr("ii"),
@@ -103,10 +108,10 @@ class TensorCoreKernel : public tensor_core::Analysis {
     });
     line(0, fmt::format("// shared memory: {} bytes (1024 of them for aligning the base)", shared_bytes_));
     for (const StageBuffer& buffer : stages_)
-      line(0, fmt::format("//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of 64 columns, 128B swizzle)",
+      line(0, fmt::format("//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of {} columns, 128B swizzle)",
                           buffer.name, buffer.depth, buffer.slot_bytes, buffer.offset,
                           buffer.role == StageBuffer::Role::a ? "A" : "B", plan_.expression(buffer.tensor),
-                          buffer.k_major() ? "K-major" : "MN-major", buffer.panels()));
+                          buffer.k_major() ? "K-major" : "MN-major", buffer.panels(), panel_columns(buffer.tile.element())));
     for (const Barrier& barrier : barriers_)
       line(0, fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name, barrier.slots,
                           barrier.offset, barrier.arrivals, barrier.purpose));
@@ -155,7 +160,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
         maps.push_back(map);
     };
     for (const StageBuffer& buffer : stages_)
-      add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], kPanelColumns});
+      add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], panel_columns(buffer.tile.element())});
     for (const Operation* store : store_ops_) {
       const StorePlan& plan = store_plans_.at(store);
       if (plan.tma) add({plan.map, plan.tensor, plan.tensor->type().element(), plan.box_rows, plan.chunk_columns});
@@ -211,14 +216,18 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(1, "const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));");
     }
     comment(1, *specialize_);
+    // setmaxnreg pays only where the register file limits the launch. With one compute warpgroup
+    // (256 threads) every thread may already hold 255 registers, above the compute agent's count,
+    // and an increase may not lower a count: no rebalancing then.
+    const bool rebalance = total_threads() * kMaxThreadRegisters > kRegisterFile;
     line(1, "if (threadIdx.x < 128) {");
-    line(2, fmt::format("tilec_lower_registers<{}>();", producer_->int_attr("registers")));
+    if (rebalance) line(2, fmt::format("tilec_lower_registers<{}>();", producer_->int_attr("registers")));
     line(2, "// One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.");
     line(2, "if (threadIdx.x / 32 == 0 && tilec_elect_one()) {");
     emit_region(producer_->region(), 3);
     line(2, "}");
     line(1, "} else {");
-    line(2, fmt::format("tilec_raise_registers<{}>();", compute_->int_attr("registers")));
+    if (rebalance) line(2, fmt::format("tilec_raise_registers<{}>();", compute_->int_attr("registers")));
     line(2, "const int compute_thread = static_cast<int>(threadIdx.x) - 128;");
     line(2, "const int compute_warpgroup = compute_thread / 128;");
     line(2, "(void)compute_warpgroup;");
@@ -408,7 +417,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     comment(indent, op);
     for (int64_t panel = 0; panel < buffer.panels(); ++panel) {
       std::string inner = fmt::format("{} * {}", column, buffer.stored()[1]);
-      if (panel > 0) inner += fmt::format(" + {}", panel * kPanelColumns);
+      if (panel > 0) inner += fmt::format(" + {}", panel * panel_columns(buffer.tile.element()));
       line(indent, fmt::format("tilec_tma_load_2d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
                                "static_cast<int32_t>({} * {}), {});",
                                buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
@@ -488,25 +497,41 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(indent, "}");
   }
 
-  // The A operand of K step `step` in a 128-byte-swizzled K-major tile at `base` whose 64-column
-  // panels are `panel_bytes` apart, for rows starting `row_offset` bytes in.
+  // The A operand of K step `step` (32 bytes of K) in a 128-byte-swizzled K-major tile at `base`
+  // whose panels (128 bytes of each row) are `panel_bytes` apart, for rows starting `row_offset`
+  // bytes in.
   static std::string a_address(const std::string& base, int64_t panel_bytes, int64_t step, const std::string& row_offset) {
-    int64_t element = step * kMmaK;
-    int64_t offset = element / kPanelColumns * panel_bytes + element % kPanelColumns * 2;
+    int64_t byte = step * kMmaKBytes;
+    int64_t offset = byte / kPanelRowBytes * panel_bytes + byte % kPanelRowBytes;
     return fmt::format("{} + {}{}", base, offset, row_offset);
   }
 
-  // MN-major B: leading offset = panel bytes (next 64 columns of N), a K step = 16 rows. A
-  // transposed (K-major) B is addressed as A is.
+  // MN-major operands (B as loaded, a transposed A): leading offset = panel bytes (the next 128
+  // bytes of M or N), a K step = its K rows of the stored tile; `mn_offset`: bytes to the
+  // first panel. K-major ones (A as loaded, a transposed B) start at a_address.
+  static std::string operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
+                                        const std::string& k_major_row_offset = "", const std::string& mn_offset = "") {
+    if (operand.k_major())
+      return fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(slot, operand.panel_bytes(), step, k_major_row_offset));
+    return fmt::format("tilec_matrix_descriptor({} + {}{}, {}, 1024)", slot, step * mma_k(operand.tile.element()) * kPanelRowBytes,
+                       mn_offset, operand.panel_bytes());
+  }
   std::string b_descriptor(const StageBuffer& b, const std::string& slot, int64_t step) const {
-    if (b.transposed) return fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(slot, b.panel_bytes(), step, ""));
-    return fmt::format("tilec_matrix_descriptor({} + {}, {}, 1024)", slot, step * kMmaK * kPanelRowBytes, b.panel_bytes());
+    return operand_descriptor(b, slot, step);
   }
 
-  // Bit 16 (B major-ness): 1 for an MN-major B, 0 for a K-major (transposed) one.
-  static uint32_t tcgen05_instruction(ScalarKind input, int64_t rows, int64_t columns, bool b_k_major = false) {
-    return (1u << 4) | (input == ScalarKind::bf16 ? (1u << 7) | (1u << 10) : 0u) | (b_k_major ? 0u : 1u << 16) |
+  // Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's format: kind::f16 has f16 0 and bf16 1,
+  // kind::f8f6f4 e4m3 0 and e5m2 1. Bits 15 and 16 (A's and B's major-ness): 0 for K-major, 1 for
+  // MN-major. Bits 17-22: N / 8; bits 24-28: M / 16.
+  static uint32_t tcgen05_instruction(ScalarKind input, int64_t rows, int64_t columns, bool b_k_major = false,
+                                      bool a_k_major = true) {
+    const bool format_one = input == ScalarKind::bf16 || input == ScalarKind::f8e5m2;
+    return (1u << 4) | (format_one ? (1u << 7) | (1u << 10) : 0u) | (a_k_major ? 0u : 1u << 15) | (b_k_major ? 0u : 1u << 16) |
            (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
+  }
+
+  static const char* tcgen05_function(ScalarKind input) {
+    return eight_bit_input(input) ? "tilec_tcgen05_mma_f8f6f4" : "tilec_tcgen05_mma";
   }
 
   void emit_mma(const Operation& op, int indent) {
@@ -524,11 +549,11 @@ class TensorCoreKernel : public tensor_core::Analysis {
     const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
     line(indent, "if (compute_thread == 0) {");
     line(indent + 1, "tilec_tcgen05_after_sync();");
-    for (int64_t step = 0; step < a.tile.shape()[1] / kMmaK; ++step)
-      line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), {}, 0x{:08x}u, {});",
-                                   accumulator.tmem_column, a_address(plan_.expression(op.operand(0)), a.panel_bytes(), step, ""),
+    for (int64_t step = 0; step < a.tile.shape()[1] / mma_k(plan.input); ++step)
+      line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(plan.input),
+                                   accumulator.tmem_column, operand_descriptor(a, plan_.expression(op.operand(0)), step),
                                    b_descriptor(b, plan_.expression(op.operand(1)), step),
-                                   tcgen05_instruction(plan.input, accumulator.rows, accumulator.columns, b.transposed),
+                                   tcgen05_instruction(plan.input, accumulator.rows, accumulator.columns, b.transposed, a.k_major()),
                                    step == 0 ? accumulator.name + "_started" : "true"));
     line(indent, "}");
     line(indent, fmt::format("{}_started = true;", accumulator.name));
@@ -543,6 +568,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     int64_t per_warpgroup = result.columns * kWarpgroup / compute_threads_;
     std::string a_base = plan_.expression(op.operand(0));
     int64_t a_panel = 0, k = 0;
+    const StageBuffer* a_stage = nullptr;  // A from a stage buffer (else staged from registers, K-major)
     if (const Fragment* a = fragment(op.operand(0))) {
       int64_t a_columns = a->columns * kWarpgroup / compute_threads_;
       a_panel = a->rows * kPanelRowBytes;
@@ -561,17 +587,20 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
       line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
     } else {
-      const StageBuffer& a_stage = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
-      a_panel = a_stage.panel_bytes();
-      k = a_stage.tile.shape()[1];
+      a_stage = &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+      a_panel = a_stage->panel_bytes();
+      k = a_stage->tile.shape()[1];
     }
     line(indent, "if (compute_thread == 0) {");
     line(indent + 1, "tilec_tcgen05_after_sync();");
-    for (int64_t step = 0; step < k / kMmaK; ++step)
-      line(indent + 1, fmt::format("tilec_tcgen05_mma(tmem_base + {}, tilec_matrix_descriptor({}, 16, 1024), {}, 0x{:08x}u, {});",
-                                   plan.tmem_column, a_address(a_base, a_panel, step, ""),
+    for (int64_t step = 0; step < k / mma_k(plan.input); ++step)
+      line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(plan.input), plan.tmem_column,
+                                   a_stage ? operand_descriptor(*a_stage, a_base, step)
+                                           : fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(a_base, a_panel, step, "")),
                                    b_descriptor(b, plan_.expression(op.operand(1)), step),
-                                   tcgen05_instruction(plan.input, result.rows, result.columns, b.transposed), step == 0 ? "false" : "true"));
+                                   tcgen05_instruction(plan.input, result.rows, result.columns, b.transposed,
+                                                       !a_stage || a_stage->k_major()),
+                                   step == 0 ? "false" : "true"));
     line(indent + 1, "tilec_tcgen05_commit(accumulator_barrier);");
     line(indent, "}");
     line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
@@ -599,12 +628,14 @@ class TensorCoreKernel : public tensor_core::Analysis {
     const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
     const std::string& b_slot = plan_.expression(op.operand(1));
     const Fragment* a_registers = fragment(op.operand(0));
-    const char* input = plan.input == ScalarKind::bf16 ? "bf16" : "f16";
+    const char* input = ptx_input(plan.input);
     if (plan.copy) {
       declare_fragment(indent, result);
       copy_fragment(indent, result, *fragment(op.operand(2)));
     }
-    std::string function = wgmma_function(result.columns, input, a_registers != nullptr, b.transposed);
+    const StageBuffer* a_stage = a_registers ? nullptr : &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+    std::string function =
+        wgmma_function(result.columns, input, a_registers != nullptr, b.transposed, a_stage && !a_stage->k_major());
     std::string packed;
     if (a_registers) {
       // Columns 16s..16s+15 of A are registers 8s..8s+7 of its fragment, two per 32-bit register;
@@ -617,15 +648,18 @@ class TensorCoreKernel : public tensor_core::Analysis {
     }
     line(indent, "tilec_wgmma_fence();");
     if (a_registers) {
-      for (int64_t step = 0; step < a_registers->columns / kMmaK; ++step)
+      for (int64_t step = 0; step < a_registers->columns / mma_k(plan.input); ++step)
         line(indent, fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed, 4 * step,
                                  4 * step + 1, 4 * step + 2, 4 * step + 3, b_descriptor(b, b_slot, step)));
     } else {
-      const StageBuffer& a = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
-      for (int64_t step = 0; step < a.tile.shape()[1] / kMmaK; ++step)
-        line(indent, fmt::format("{}({}, tilec_matrix_descriptor({}, 16, 1024), {});", function, result.name,
-                                 a_address(plan_.expression(op.operand(0)), a.panel_bytes(), step,
-                                           fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes)),
+      // Each warpgroup's 64 rows of A: 64 rows further in a K-major A, one panel (128 bytes of M)
+      // further in an MN-major one.
+      const StageBuffer& a = *a_stage;
+      for (int64_t step = 0; step < a.tile.shape()[1] / mma_k(plan.input); ++step)
+        line(indent, fmt::format("{}({}, {}, {});", function, result.name,
+                                 operand_descriptor(a, plan_.expression(op.operand(0)), step,
+                                                    fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes),
+                                                    fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", a.panel_bytes())),
                                  b_descriptor(b, b_slot, step)));
     }
     line(indent, "tilec_wgmma_commit();");
@@ -638,8 +672,24 @@ class TensorCoreKernel : public tensor_core::Analysis {
   struct ElementContext {
     std::string index = "i";   // the register of the fragment being computed
     bool row_vector = false;   // that fragment is a row vector
-    std::string accumulator;   // a TMEM accumulator's element (stores on sm_100a)
+    // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled.
+    std::map<const Accumulator*, std::string> accumulators;
   };
+
+  // sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
+  // first column `column`) into values, values_1, ..., and say in `context` where each element is.
+  void emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
+                              const std::string& column, ElementContext& context, int indent) {
+    for (size_t k = 0; k < accumulators.size(); ++k) {
+      const Accumulator& accumulator = *accumulators[k];
+      std::string values = k == 0 ? "values" : fmt::format("values_{}", k);
+      line(indent, fmt::format("uint32_t {}[32];", values));
+      line(indent, fmt::format("tilec_tmem_load_32(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", lanes,
+                               accumulator.tmem_column, column, values));
+      context.accumulators[&accumulator] =
+          fmt::format("({}_started ? __uint_as_float({}[i]) : 0.0f)", accumulator.name, values);
+    }
+  }
 
   // An iota's element at tile position (row, column): the position along its axis.
   std::string iota_element(const Operation& op, const std::string& row, const std::string& column) {
@@ -664,7 +714,8 @@ class TensorCoreKernel : public tensor_core::Analysis {
   // element, lazily computed values at (`row`, `column`), scalars.
   std::string element(const Value* value, const ElementContext& context) {
     if (!value->type().is_tile()) return plan_.expression(value);
-    if (accumulator_of_.count(value)) return context.accumulator;
+    if (auto it = accumulator_of_.find(value); it != accumulator_of_.end())
+      return context.accumulators.at(&accumulators_[it->second]);
     if (const Fragment* held = fragment(value)) {
       if (held->columns == 1 && !context.row_vector) return fmt::format("{}[{}]", held->name, layout_.row_slot(context.index));
       return fmt::format("{}[{}]", held->name, context.index);
@@ -689,7 +740,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       emit_tma_store(op, plan, indent);
       return;
     }
-    const Accumulator* accumulator = plan.accumulator;
+    const bool accumulators = !plan.accumulators.empty();
     const Value* value = op.operands().back();
     const Value* tensor = op.operand(0);
     const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
@@ -701,20 +752,25 @@ class TensorCoreKernel : public tensor_core::Analysis {
     if (blackwell()) {
       int64_t half = columns * kWarpgroup / compute_threads_;
       ElementContext context;
-      if (accumulator) {
+      if (accumulators) {
         emit_accumulator_wait(indent + 1);
         context.index = "chunk * 32 + i";
-        context.accumulator = fmt::format("({}_started ? __uint_as_float(values[i]) : 0.0f)", accumulator->name);
       }
-      line(indent + 1, "// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
-      line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
+      std::string lanes = "((static_cast<uint32_t>(row) & ~31u) << 16)";
+      if (rows == 64) {
+        line(indent + 1, "// M = 64 (TMEM layout F): warp w's lanes 0..15 hold rows 16·(w mod 4)..; lanes 16..31 load with");
+        line(indent + 1, "// their warp and store nothing. Each warpgroup takes its columns.");
+        line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 16 + static_cast<int>(threadIdx.x % 32);");
+        lanes = "(static_cast<uint32_t>((threadIdx.x / 32) % 4 * 32) << 16)";
+      } else {
+        line(indent + 1, "// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
+        line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
+      }
       line(indent + 1, fmt::format("const int first_column = compute_warpgroup * {};", half));
-      if (accumulator) {
+      if (accumulators) {
         line(indent + 1, "#pragma unroll");
         line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
-        line(indent + 2, "uint32_t values[32];");
-        line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + ((static_cast<uint32_t>(row) & ~31u) << 16) + {} + "
-                                     "static_cast<uint32_t>(first_column + chunk * 32), values);", accumulator->tmem_column));
+        emit_accumulator_loads(plan.accumulators, lanes, "first_column + chunk * 32", context, indent + 2);
         line(indent + 2, "#pragma unroll");
         line(indent + 2, "for (int i = 0; i < 32; ++i) {");
         line(indent + 3, "const int column = first_column + chunk * 32 + i;");
@@ -775,7 +831,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_ + 1);
     comment(indent, op);
     line(indent, "{");
-    if (plan.accumulator) emit_accumulator_wait(indent + 1);
+    if (!plan.accumulators.empty()) emit_accumulator_wait(indent + 1);
     line(indent + 1, FragmentLayout::position_variables());
     line(indent + 1, "const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores");
     line(indent + 1, fmt::format("const uint32_t staging = shared_base + {} + static_cast<uint32_t>(compute_warpgroup) * {};",
@@ -809,12 +865,8 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 2, fmt::format("for (int piece = 0; piece < {}; ++piece) {{", width / 32));
       ElementContext context;
       context.index = "index";
-      if (plan.accumulator) {
-        line(indent + 3, "uint32_t values[32];");
-        line(indent + 3, fmt::format("tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {} + "
-                                     "static_cast<uint32_t>(first_column + piece * 32), values);", plan.accumulator->tmem_column));
-        context.accumulator = fmt::format("({}_started ? __uint_as_float(values[i]) : 0.0f)", plan.accumulator->name);
-      }
+      emit_accumulator_loads(plan.accumulators, "(static_cast<uint32_t>(warp * 32) << 16)", "first_column + piece * 32",
+                             context, indent + 3);
       line(indent + 3, "#pragma unroll");
       line(indent + 3, "for (int i = 0; i < 32; ++i) {");
       line(indent + 4, fmt::format("const int column = first_column + piece * 32 + i, index = chunk * {} + piece * 32 + i;", width));
@@ -830,7 +882,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(indent + 2, fmt::format("if (storer) {{ tilec_tma_store_2d(&{}, staging + box, static_cast<int32_t>({}), "
                                  "static_cast<int32_t>({})); tilec_bulk_commit(); }}", plan.map, store_column, store_row));
     line(indent + 1, "}");
-    if (plan.accumulator) emit_tmem_release(indent + 1);
+    if (!plan.accumulators.empty()) emit_tmem_release(indent + 1);
     line(indent, "}");
   }
 
@@ -845,8 +897,11 @@ class TensorCoreKernel : public tensor_core::Analysis {
   void emit_store_element(const Operation& op, const Value* value, const std::vector<std::string>& extents,
                           const std::string& row_base, const std::string& column_base, const ElementContext& context,
                           int indent) {
+    // sm_100a, 64 rows: only lanes 0..15 of a warp hold one.
+    const bool half_warp = blackwell() && value->type().shape()[0] == 64;
     line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
-    line(indent, fmt::format("if (index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};", extents[0], extents[1],
+    line(indent, fmt::format("if ({}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
+                             half_warp ? "threadIdx.x % 32 < 16 && " : "", extents[0], extents[1],
                              plan_.expression(op.operand(0)), extents[1], element(value, context)));
   }
 
@@ -928,17 +983,39 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(indent, "}");
   }
 
+  // The launcher: each tensor TMA reads or writes through TilecTmaTensor (the tensor itself, or a
+  // copy with rows padded to 16 bytes when TMA cannot address it), then its maps over that.
   void emit_launcher() {
     LaunchSpec launch;
     launch.summary = "encodes the tensor maps, then one persistent CTA per worker.";
-    for (const TensorMap& map : tensor_maps()) {
-      const std::vector<std::string>& extents = plan_.tensor_dims.at(map.tensor);
+    const std::vector<TensorMap> maps = tensor_maps();
+    std::vector<const Value*> tensors;
+    for (const TensorMap& map : maps)
+      if (std::find(tensors.begin(), tensors.end(), map.tensor) == tensors.end()) tensors.push_back(map.tensor);
+    if (!tensors.empty())
+      launch.setup += "  // TMA addresses 16-byte aligned rows: a tensor without them goes through a padded copy.\n";
+    for (const Value* tensor : tensors) {
+      const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
+      bool stored = std::any_of(store_ops_.begin(), store_ops_.end(), [&](const Operation* store) {
+        return store_plans_.at(store).tma && store_plans_.at(store).tensor == tensor;
+      });
+      std::string name = plan_.expression(tensor);
+      launch.setup += fmt::format("  TilecTmaTensor {}_tma;\n", name);
+      launch.setup += fmt::format(
+          "  if (const cudaError_t status = {0}_tma.prepare({0}, {1}, {2}, {3}, {4}, stream); status != cudaSuccess)\n"
+          "    return status;\n",
+          name, extents[0], extents[1], byte_size(tensor->type().element()), stored ? "true" : "false");
+      launch.teardown += fmt::format("  if (const cudaError_t status = {}_tma.finish(); status != cudaSuccess) return status;\n", name);
+    }
+    if (!tensors.empty()) launch.teardown += "  return cudaSuccess;\n";
+    for (const TensorMap& map : maps) {
+      std::string tensor = plan_.expression(map.tensor) + "_tma";
       launch.setup += fmt::format("  CUtensorMap {};\n", map.name);
       launch.setup += fmt::format(
-          "  if (const cudaError_t status = tilec_tensor_map_2d(&{}, {}, {}, {}, {}, {} * {}, {}, {}); status != cudaSuccess)\n"
-          "    return status;  // e.g. a row pitch that is not a multiple of 16 bytes\n",
-          map.name, tensor_map_type(map.element), plan_.expression(map.tensor), extents[0], extents[1], extents[1],
-          byte_size(map.element), map.box_rows, map.box_columns);
+          "  if (const cudaError_t status = tilec_tensor_map_2d(&{0}, {1}, {2}.data, {2}.map_rows(), {2}.map_columns(), "
+          "{2}.pitch, {3}, {4}); status != cudaSuccess)\n"
+          "    return status;\n",
+          map.name, tensor_map_type(map.element), tensor, map.box_rows, map.box_columns);
     }
     launch.threads = std::to_string(total_threads());
     launch.arguments = kernel_arguments();

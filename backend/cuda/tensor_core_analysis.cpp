@@ -21,15 +21,16 @@ bool Analysis::unsupported(const Operation& op, const std::string& what) {
   return false;
 }
 
-// persistent-tiles leaves an `sm_count` in the kernel body of every `grid persistent` kernel.
+// persistent-tiles leaves an `sm_count` in the kernel body of every `grid persistent` kernel, and
+// a `per_tile` worker grid in every `grid tiles` kernel with mma that it rewrote.
 static bool persistent(const Operation& kernel) {
   for (const auto& op : kernel.region().operations())
-    if (op->kind() == OpKind::sm_count) return true;
+    if (op->kind() == OpKind::sm_count || (op->kind() == OpKind::grid_ids && op->has_attr("per_tile"))) return true;
   return false;
 }
 
-// Issue 18, defect 2: a `grid tiles` kernel with mma used to be refused at whatever tile op came
-// first ("'zeros' before the warp_specialize"). Say what to write instead, at the grid.
+// A `grid tiles` kernel with mma that persistent-tiles did not rewrite (IR text resumed after the
+// scheduling passes): say what to write instead, at the grid.
 bool Analysis::refuse_tile_grid() {
   const Operation* grid = &kernel_;
   for (const auto& op : kernel_.region().operations())
@@ -179,8 +180,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       return true;
     }
     case OpKind::transpose:
-      return unsupported(op, "a transpose in a tensor-core kernel yet (transposed mma operands are not written): give "
-                             "mma's b as [K, N] and a as [M, K]");
+      return unsupported(op, "this transpose in a tensor-core kernel: only a loaded tile used only as an mma operand "
+                             "may be transposed (e.g. mma(a, transpose(load W[n, k] : <BN, BK>), acc)); give the "
+                             "other tiles in the layout they are used in");
     case OpKind::zeros: case OpKind::full: case OpKind::iota: case OpKind::mma: case OpKind::store:
       if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
       return true;
@@ -430,24 +432,41 @@ bool Analysis::hold_mma(const Operation& op) {
       return unsupported(op, "a stage buffer read as both A and B of mma");
     buffer->role = role;
   }
-  if (a && a->transposed)
-    return unsupported(op, "a transposed A operand of mma yet (only B may be transposed): give a as [M, K]");
   ScalarKind input = a ? a->tile.element() : a_registers->element;
-  if (input != b->tile.element() || (input != ScalarKind::bf16 && input != ScalarKind::f16))
-    return unsupported(op, fmt::format("mma of {} x {} (bf16 or f16 inputs)", to_string(input), to_string(b->tile.element())));
+  if (a && a->transposed && eight_bit_input(input))
+    return unsupported(op, fmt::format("an mma of {} whose A is [K, M] in memory: 8-bit MMAs read A K-major. Give "
+                                       "a as [M, K]", to_string(input)));
+  if (input != b->tile.element() || !mma_input(input))
+    return unsupported(op, fmt::format("mma of {} x {} (bf16, f16, f8e4m3 or f8e5m2 inputs, both the same)",
+                                       to_string(input), to_string(b->tile.element())));
+  if (eight_bit_input(input) && a_registers)
+    return unsupported(op, fmt::format("an mma of {} whose A comes from registers (8-bit A only from shared memory)",
+                                       to_string(input)));
+  if (eight_bit_input(input) && !b->transposed)
+    return unsupported(op, fmt::format("an mma of {} whose B is [K, N] in memory: 8-bit MMAs read B K-major. Give "
+                                       "the weight as [N, K] and write transpose(load W[n, k] : <BN, BK>) as mma's b",
+                                       to_string(input)));
   const Type& acc_type = acc->type();
   if (acc_type.rank() != 2 || acc_type.element() != ScalarKind::f32)
     return unsupported(op, fmt::format("an mma into {} (f32 accumulators)", acc_type.to_string()));
   int64_t m = acc_type.shape()[0], n = acc_type.shape()[1], k = a ? a->tile.shape()[1] : a_registers->columns;
   if (blackwell()) {
-    if (m != 128) return unsupported(op, fmt::format("an mma of {} rows (tcgen05.mma M = 128 here)", m));
+    // M = 64 (TMEM layout F: rows 16w.. in lanes 32w..32w+15) for accumulators only mmas and
+    // stores touch; register tiles are 128 rows, one per TMEM lane.
+    const bool in_tmem = accumulator_of_.count(acc) > 0;
+    if (m == 64 && !in_tmem)
+      return unsupported(op, "an mma of 64 rows into a register tile (tcgen05.mma M = 64 serves TMEM accumulators, "
+                             "which only mmas and stores read; register tiles have 128 rows)");
+    if (m != 128 && m != 64)
+      return unsupported(op, fmt::format("an mma of {} rows (tcgen05.mma M = 128, or 64 into a TMEM accumulator)", m));
   } else if (m != 64 * (compute_threads_ / kWarpgroup)) {
     return unsupported(op, fmt::format("an mma of {} rows on {} compute warpgroups (64 rows each)", m, compute_threads_ / kWarpgroup));
   }
-  if (n % kPanelColumns != 0 || n > 256)
-    return unsupported(op, fmt::format("an mma {} columns wide (a multiple of 64, at most 256)", n));
-  if (k % kPanelColumns != 0)
-    return unsupported(op, fmt::format("an mma with K = {} per step (a multiple of 64: one 128-byte swizzle row)", k));
+  if (n % kMmaNMultiple != 0 || n > 256)
+    return unsupported(op, fmt::format("an mma {} columns wide (a multiple of {}, at most 256)", n, kMmaNMultiple));
+  if (k % panel_columns(input) != 0)
+    return unsupported(op, fmt::format("an mma of {} with K = {} per step (a multiple of {}: one 128-byte swizzle row)",
+                                       to_string(input), k, panel_columns(input)));
   MmaPlan plan;
   plan.input = input;
   if (auto chain = accumulator_of_.find(acc); chain != accumulator_of_.end()) {
@@ -469,8 +488,10 @@ bool Analysis::hold_mma(const Operation& op) {
     }
   }
   if (!blackwell())
-    needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}{}", n, input == ScalarKind::bf16 ? "bf16" : "f16",
-                                           a_registers ? ":registers" : "", b->transposed ? ":kb" : ""));
+    needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}{}{}", n, ptx_input(input), a_registers ? ":registers" : "",
+                                           a && a->transposed ? ":am" : "", b->transposed ? ":kb" : ""));
+  else if (eight_bit_input(input))
+    needs_.tcgen05_f8f6f4 = true;
   mma_plans_[&op] = plan;
   mma_ops_.push_back(&op);
   return true;
@@ -483,28 +504,31 @@ static std::string describe(const Value* value) {
   return def && def->location().known() ? fmt::format("the value of line {}", def->location().line) : "a value";
 }
 
-// A stored value is computed element by element from register tiles, at most one TMEM
-// accumulator, loads and scalars.
+// A stored value is computed element by element from register tiles, TMEM accumulators of its
+// shape, loads and scalars.
 bool Analysis::hold_store(const Operation& op) {
   const Value* value = op.operands().back();
+  if (op.has_attr("elements"))
+    return unsupported(op, "a store at element coordinates (`store T at [...]`) in a tensor-core kernel yet: store at "
+                           "tile coordinates (`store T[i, j]`)");
   if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() != 2)
     return unsupported(op, "a store that is not a 2-D tile");
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-  std::string why = columns == 1 ? "a row vector" : layout_.unsupported(rows, columns);
+  // sm_100a stores 64-row tiles too (the rows of an M = 64 accumulator), direct and not through TMA.
+  const bool rows_64 = blackwell() && rows == 64;
+  std::string why = columns == 1 ? "a row vector" : rows_64 ? "" : layout_.unsupported(rows, columns);
   if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
-  const Accumulator* accumulator = nullptr;
-  const Value* accumulator_value = nullptr;
+  std::vector<const Accumulator*> accumulators;
   std::string why_not;  // the first leaf that breaks the rule, said for a user
   std::function<void(const Value*)> visit = [&](const Value* leaf) {
     if (!leaf->type().is_tile() || !why_not.empty()) return;
     if (auto it = accumulator_of_.find(leaf); it != accumulator_of_.end()) {
-      if (accumulator && accumulator != &accumulators_[it->second])
-        why_not = fmt::format("it combines two mma accumulators ({} and {}); on {} each accumulator lives in "
-                              "TMEM and a store reads one. Store each accumulator's result on its own (two "
-                              "stores, or two kernels), or compile for sm_90a, where both stay in registers",
-                              describe(accumulator_value), describe(leaf), target_);
-      accumulator = &accumulators_[it->second];
-      accumulator_value = leaf;
+      const Accumulator* accumulator = &accumulators_[it->second];
+      if (accumulator->rows != rows || accumulator->columns != columns)
+        why_not = fmt::format("it reads the accumulator {} ({}x{}) in a tile of {}x{}; a store reads accumulators "
+                              "of its own shape", describe(leaf), accumulator->rows, accumulator->columns, rows, columns);
+      else if (std::find(accumulators.begin(), accumulators.end(), accumulator) == accumulators.end())
+        accumulators.push_back(accumulator);
       return;
     }
     if (const Fragment* held = fragment(leaf)) {
@@ -525,12 +549,10 @@ bool Analysis::hold_store(const Operation& op) {
   };
   visit(value);
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
-  if (accumulator && value->type().shape() != std::vector<int64_t>{accumulator->rows, accumulator->columns})
-    return unsupported(op, "a stored tile of another shape than its accumulator");
-  if (accumulator && (columns / (compute_threads_ / kWarpgroup)) % 32 != 0)
+  if (!accumulators.empty() && (columns / (compute_threads_ / kWarpgroup)) % 32 != 0)
     return unsupported(op, "a TMEM accumulator whose columns per warpgroup are not a multiple of 32 (tcgen05.ld x32)");
   StorePlan plan;
-  plan.accumulator = accumulator;
+  plan.accumulators = accumulators;
   plan.tensor = op.operand(0);
   // Through shared memory and TMA when rows of 128 bytes split the columns each warpgroup holds
   // (place_shared_memory falls back to direct stores when the staging does not fit).
@@ -541,7 +563,7 @@ bool Analysis::hold_store(const Operation& op) {
     plan.chunk_columns = kPanelRowBytes / byte_size(element);
     plan.box_rows = blackwell() ? 128 : 64;
     plan.buffers = kStoreStagingBytes / (plan.box_rows * kPanelRowBytes);
-    plan.tma = per_warpgroup % plan.chunk_columns == 0;
+    plan.tma = per_warpgroup % plan.chunk_columns == 0 && !rows_64;
     plan.map = plan_.expression(plan.tensor) + "_store_map";
   }
   store_plans_[&op] = plan;
@@ -554,11 +576,11 @@ bool Analysis::check_stage_buffers() {
     const Type& tile = buffer.tile;
     if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
     if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
-    if (tile.rank() != 2 || byte_size(tile.element()) != 2 || tile.shape()[1] % kPanelColumns != 0 ||
-        tile.shape()[0] % 8 != 0 || tile.shape()[0] > 256)
-      return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit, rows a multiple of 8 up to 256, "
-                                                 "columns a multiple of 64)", tile.to_string()));
-    buffer.slot_bytes = tile.element_count() * 2;
+    if (tile.rank() != 2 || !mma_input(tile.element()) || buffer.stored()[1] % panel_columns(tile.element()) != 0 ||
+        buffer.stored()[0] % 8 != 0 || buffer.stored()[0] > 256)
+      return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit or 8-bit floats, rows a multiple of 8 up to "
+                                                 "256, rows of a multiple of 128 bytes)", tile.to_string()));
+    buffer.slot_bytes = tile.element_count() * byte_size(tile.element());
     for (const Value* barrier : {buffer.full, buffer.empty}) {
       auto it = barrier_of_.find(barrier);
       if (it == barrier_of_.end() || barriers_[it->second].slots < buffer.depth)
@@ -660,6 +682,12 @@ bool Analysis::place_shared_memory() {
   int64_t fixed = kSwizzleAtomBytes + (blackwell() ? 16 : 0);
   for (const Barrier& barrier : barriers_) fixed += 8 * barrier.slots;
   int64_t staging = kStoreStagingBytes * (compute_threads_ / kWarpgroup);
+  // A tensor is written all through TMA or not at all: the launcher may give TMA a padded copy
+  // of it and copy that back after the kernel, which would undo direct stores to the tensor.
+  for (const Operation* op : store_ops_)
+    if (!store_plans_.at(op).tma)
+      for (auto& [other, plan] : store_plans_)
+        if (plan.tensor == store_plans_.at(op).tensor) plan.tma = false;
   bool tma_stores = std::any_of(store_ops_.begin(), store_ops_.end(), [&](const Operation* op) { return store_plans_.at(op).tma; });
   bool barriers_free = private_barrier_ + compute_threads_ / kWarpgroup <= kLastNamedBarrier;
   if (tma_stores && barriers_free && offset + staging + fixed <= kSharedMemoryBudget) {

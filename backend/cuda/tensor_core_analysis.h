@@ -31,11 +31,31 @@ class DiagnosticEngine;
 namespace tilec::cuda::tensor_core {
 
 inline constexpr int64_t kWarpgroup = 128;
-inline constexpr int64_t kPanelColumns = 64;  // 16-bit elements in one 128-byte swizzle row
 inline constexpr int64_t kPanelRowBytes = 128;
 inline constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
-inline constexpr int64_t kMmaK = 16;                // K of one WGMMA / tcgen05.mma (16-bit inputs)
+inline constexpr int64_t kMmaKBytes = 32;           // the K bytes of one WGMMA / tcgen05.mma step
+inline constexpr int64_t kMmaNMultiple = 64;        // mma N: a multiple of this, up to 256
+
+// MMA inputs: 16-bit (bf16, f16) or 8-bit floats (f8e4m3, f8e5m2, WGMMA / tcgen05 kind::f8f6f4).
+inline bool eight_bit_input(ScalarKind element) { return element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2; }
+inline bool mma_input(ScalarKind element) {
+  return element == ScalarKind::bf16 || element == ScalarKind::f16 || eight_bit_input(element);
+}
+// Elements in one 128-byte swizzle row: 64 16-bit, 128 8-bit.
+inline int64_t panel_columns(ScalarKind element) { return kPanelRowBytes / byte_size(element); }
+// K of one MMA step: 16 for 16-bit inputs, 32 for 8-bit ones.
+inline int64_t mma_k(ScalarKind element) { return kMmaKBytes / byte_size(element); }
+// PTX's name of an MMA input type (wgmma .atype): bf16, f16, e4m3, e5m2.
+inline const char* ptx_input(ScalarKind element) {
+  switch (element) {
+    case ScalarKind::bf16: return "bf16";
+    case ScalarKind::f8e4m3: return "e4m3";
+    case ScalarKind::f8e5m2: return "e5m2";
+    default: return "f16";
+  }
+}
 inline constexpr int64_t kRegisterFile = 65536;
+inline constexpr int64_t kMaxThreadRegisters = 255;  // a thread's registers at most
 inline constexpr int64_t kTmemColumns = 512;
 inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
 inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
@@ -50,14 +70,15 @@ struct StageBuffer {
   const Value* tensor = nullptr;  // filled by tma_load_async from this tensor
   std::string map;                // its CUtensorMap parameter
   enum class Role { none, a, b } role = Role::none;
-  // Filled by `tma_load_async {transposed}`: the logical tile is [K, N] but the slot holds its
-  // transpose [N, K], K contiguous (a K-major B); `stored()` is the shape in shared memory.
+  // Filled by `tma_load_async {transposed}`: the slot holds the transpose of the logical tile
+  // (B: [N, K], K contiguous, a K-major B; A: [K, M], an MN-major A); `stored()` is the shape in
+  // shared memory.
   bool transposed = false;
   std::vector<int64_t> stored() const {
     return transposed ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]} : tile.shape();
   }
-  bool k_major() const { return role == Role::a || transposed; }
-  int64_t panels() const { return stored()[1] / kPanelColumns; }
+  bool k_major() const { return (role == Role::a) != transposed; }
+  int64_t panels() const { return stored()[1] / panel_columns(tile.element()); }
   int64_t panel_bytes() const { return stored()[0] * kPanelRowBytes; }
 };
 
@@ -102,7 +123,9 @@ struct MmaPlan {
 // each compute warpgroup writes boxes of `box_rows` x `chunk_columns` (128 bytes a row, 128-byte
 // swizzle) into its staging and one of its threads stores them.
 struct StorePlan {
-  const Accumulator* accumulator = nullptr;  // the TMEM accumulator it reads (sm_100a), if any
+  // The TMEM accumulators it reads (sm_100a), in the order the stored expression meets them;
+  // each is loaded 32 columns at a time beside the others.
+  std::vector<const Accumulator*> accumulators;
   bool tma = false;
   int64_t chunk_columns = 0, box_rows = 0, buffers = 0;  // buffers: boxes of staging per warpgroup
   const Value* tensor = nullptr;

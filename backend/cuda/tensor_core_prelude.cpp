@@ -20,6 +20,9 @@ namespace tilec::cuda {
 
 namespace {
 
+// WGMMA input types of 8 bits (K = 32 per instruction).
+bool eight_bit(const std::string& element) { return element == "e4m3" || element == "e5m2"; }
+
 constexpr std::string_view kCommon = R"(
 // ---------------------------------------------------------------------------------------------
 // Tensor-core helpers: mbarriers, TMA, named barriers, register rebalancing and shared-memory
@@ -198,6 +201,53 @@ inline cudaError_t tilec_tensor_map_2d(CUtensorMap* map, CUtensorMapDataType typ
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
+
+// Host: the memory one tensor's maps address. TMA needs a 16-byte aligned base and row pitch and
+// a non-empty extent; a tensor without them (bf16 rows of K = 100, a pointer into a row, K = 0)
+// is copied, in stream order, to rows padded to a multiple of 16 bytes (an empty one to one zero
+// element, which reads as the zeros outside it and drops stores), and the maps address the copy.
+// finish() copies a stored tensor's rows back and frees the copy; an early return frees it too.
+struct TilecTmaTensor {
+  void* user = nullptr;
+  void* data = nullptr;
+  int64_t rows = 0, columns = 0, row_bytes = 0, pitch = 0;
+  bool copied = false, stored = false;
+  cudaStream_t stream = nullptr;
+
+  bool empty() const { return rows < 1 || columns < 1; }
+  int64_t map_rows() const { return empty() ? 1 : rows; }
+  int64_t map_columns() const { return empty() ? 1 : columns; }
+  cudaError_t prepare(const void* base, int64_t tensor_rows, int64_t tensor_columns, int64_t element_bytes,
+                      bool written, cudaStream_t on) {
+    user = const_cast<void*>(base);
+    rows = tensor_rows, columns = tensor_columns, row_bytes = tensor_columns * element_bytes;
+    stored = written, stream = on;
+    if (!empty() && row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(base) % 16 == 0) {
+      data = user, pitch = row_bytes;
+      return cudaSuccess;
+    }
+    pitch = empty() ? 16 : (row_bytes + 15) / 16 * 16;
+    if (const cudaError_t status = cudaMallocAsync(&data, static_cast<size_t>(map_rows() * pitch), stream); status != cudaSuccess)
+      return status;
+    copied = true;
+    if (empty()) return cudaMemsetAsync(data, 0, static_cast<size_t>(pitch), stream);
+    return cudaMemcpy2DAsync(data, static_cast<size_t>(pitch), user, static_cast<size_t>(row_bytes),
+                             static_cast<size_t>(row_bytes), static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, stream);
+  }
+  cudaError_t finish() {
+    if (!copied) return cudaSuccess;
+    cudaError_t status = cudaSuccess;
+    if (stored && !empty())
+      status = cudaMemcpy2DAsync(user, static_cast<size_t>(row_bytes), data, static_cast<size_t>(pitch),
+                                 static_cast<size_t>(row_bytes), static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, stream);
+    copied = false;
+    const cudaError_t freed = cudaFreeAsync(data, stream);
+    return status != cudaSuccess ? status : freed;
+  }
+  ~TilecTmaTensor() {
+    if (copied) cudaFreeAsync(data, stream);
+  }
+};
 )";
 
 constexpr std::string_view kHopper = R"(
@@ -315,6 +365,20 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 )";
 
+constexpr std::string_view kBlackwellF8 = R"(
+// 8-bit floats (the instruction descriptor gives e4m3 or e5m2): D[tmem] (+)= A[smem] * B[smem].
+__device__ __forceinline__ void tilec_tcgen05_mma_f8f6f4(uint32_t tmem, uint64_t a, uint64_t b, uint32_t instruction,
+                                                         bool accumulate TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+               "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p;\n}"
+               :: "r"(tmem), "l"(a), "l"(b), "r"(instruction), "r"(static_cast<uint32_t>(accumulate)) : "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, true, accumulate, tilec_line);
+#endif
+}
+)";
+
 // `%0,%1,...` and `"+f"(d[0]), ...`: the accumulator registers of an m64nN WGMMA in an asm statement.
 void accumulator_operands(int64_t registers, std::string& list, std::string& outputs) {
   for (int64_t i = 0; i < registers; ++i) {
@@ -325,34 +389,42 @@ void accumulator_operands(int64_t registers, std::string& list, std::string& out
 }
 
 // The immediates both wrappers pass: scale-d (D += A·B rather than D = A·B), scale-a, scale-b
-// (no negation), trans-a = 0 (A K-major; shared-memory A only) and trans-b: 1 for an MN-major
-// B ([K, N] loaded as is), 0 for a K-major one (a transposed [N, K] load).
+// (no negation), trans-a (shared-memory A only): 0 for a K-major A ([M, K] loaded as is), 1 for
+// an MN-major one (a transposed [K, M] load), and trans-b: 1 for an MN-major B ([K, N] loaded as
+// is), 0 for a K-major one (a transposed [N, K] load).
 constexpr int kScaleD = 1, kScaleA = 1, kScaleB = 1, kTransposeA = 0;
 int transpose_b(bool b_k_major) { return b_k_major ? 0 : 1; }
 
-// `wgmma.mma_async ... m64nNk16.f32.T.T` with A K-major and B MN-major (trans-b = 1) or K-major
-// (trans-b = 0), D += A·B. Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, type
-// and immediates.
-std::string wgmma_wrapper(int64_t n, const std::string& element, bool b_k_major) {
+// `wgmma.mma_async ... m64nNk16.f32.T.T`, A from shared memory, D += A·B: A K-major (trans-a =
+// 0) or MN-major (1), B MN-major (trans-b = 1) or K-major (0). 8-bit floats: `m64nNk32`, both
+// operands K-major, and PTX takes no transpose immediates (the emulation call passes 0, 0).
+// Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, type and immediates.
+std::string wgmma_wrapper(int64_t n, const std::string& element, bool b_k_major, bool a_mn_major) {
+  const bool eight = eight_bit(element);
   int64_t registers = n / 2;
   std::string list, outputs;
   accumulator_operands(registers, list, outputs);
+  const int trans_a = a_mn_major ? 1 : kTransposeA, trans_b = eight ? 0 : transpose_b(b_k_major);
+  std::string immediates = fmt::format("{}, {}", kScaleA, kScaleB);
+  if (!eight) immediates += fmt::format(", {}, {}", trans_a, trans_b);
   return fmt::format(
-      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, K-major) * B (16 x {0}, {14}).\n"
+      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x {k}, {a_major}) * B ({k} x {0}, {b_major}){type}.\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint64_t a, uint64_t b TILEC_SITE) {{\n"
       "#ifndef TILEC_EMULATE\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{3}.{3} {{{4}}}, %{1}, %{6}, p, {9}, {10}, {11}, {12};\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{3}.{3} {{{4}}}, %{1}, %{6}, p, {immediates};\\n}}\\n\"\n"
       "      : {7}\n"
       "      : \"l\"(a), \"l\"(b), \"n\"({8}));\n"
       "#else\n"
-      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{3}, a, nullptr, b, {13}, {9}, {10}, {11}, {12},\n"
+      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{3}, a, nullptr, b, {9}, {10}, {11}, {12}, {13},\n"
       "                                    tilec_line);\n"
       "#endif\n"
       "}}\n",
-      n, registers, wgmma_function(n, element, false, b_k_major), element, list, registers + 2, registers + 1, outputs,
-      kScaleD, kScaleA, kScaleB, kTransposeA, transpose_b(b_k_major), kScaleD != 0 ? "true" : "false",
-      b_k_major ? "K-major" : "N-major");
+      n, registers, wgmma_function(n, element, false, b_k_major, a_mn_major), element, list, registers + 2, registers + 1,
+      outputs, kScaleD, kScaleD != 0 ? "true" : "false", kScaleA, kScaleB, trans_a, trans_b,
+      fmt::arg("k", eight ? 32 : 16), fmt::arg("a_major", a_mn_major ? "M-major" : "K-major"),
+      fmt::arg("b_major", b_k_major ? "K-major" : "N-major"), fmt::arg("type", eight ? ", " + element : std::string()),
+      fmt::arg("immediates", immediates));
 }
 
 // The same with A from registers: four registers of two 16-bit elements per thread, in the
@@ -384,14 +456,16 @@ std::string wgmma_register_a_wrapper(int64_t n, const std::string& element, bool
 
 }  // namespace
 
-std::string wgmma_function(int64_t n, const std::string& element, bool register_a, bool b_k_major) {
-  return fmt::format("tilec_wgmma_m64n{}k16_{}{}{}", n, element, register_a ? "_register_a" : "", b_k_major ? "_bk" : "");
+std::string wgmma_function(int64_t n, const std::string& element, bool register_a, bool b_k_major, bool a_mn_major) {
+  return fmt::format("tilec_wgmma_m64n{}k{}_{}{}{}{}", n, eight_bit(element) ? 32 : 16, element,
+                     register_a ? "_register_a" : "", a_mn_major ? "_am" : "", b_k_major ? "_bk" : "");
 }
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   std::string out(kCommon);
   if (needs.target == "sm_100a") {
     out += kBlackwell;
+    if (needs.tcgen05_f8f6f4) out += kBlackwellF8;
     return out;
   }
   out += kHopper;
@@ -401,9 +475,11 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
     std::string element = shape.substr(colon + 1);
     bool b_k_major = element.ends_with(":kb");
     if (b_k_major) element.resize(element.size() - std::string_view(":kb").size());
+    bool a_mn_major = element.ends_with(":am");
+    if (a_mn_major) element.resize(element.size() - std::string_view(":am").size());
     bool register_a = element.ends_with(":registers");
     if (register_a) element.resize(element.size() - std::string_view(":registers").size());
-    out += register_a ? wgmma_register_a_wrapper(n, element, b_k_major) : wgmma_wrapper(n, element, b_k_major);
+    out += register_a ? wgmma_register_a_wrapper(n, element, b_k_major) : wgmma_wrapper(n, element, b_k_major, a_mn_major);
   }
   return out;
 }

@@ -15,14 +15,18 @@ namespace tilec::cuda {
 // What the kernels of one file use; the prelude spells exactly that.
 struct TensorCoreNeeds {
   std::string target;                 // sm_90a or sm_100a
-  // "64x256:bf16": WGMMA m64nNk16 with f32 accumulators; "64x64:bf16:registers": A from registers
+  // "64x256:bf16": WGMMA m64nNk16 with f32 accumulators; "64x64:bf16:registers": A from registers;
+  // ":am": A MN-major (a transposed A); ":kb": B K-major. "64x256:e4m3:kb": m64nNk32 of 8-bit floats (K-major only).
   std::set<std::string> wgmma_shapes;
+  bool tcgen05_f8f6f4 = false;  // sm_100a: a tcgen05.mma of kind::f8f6f4 (8-bit inputs)
 };
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs);
 
-// The name of the WGMMA wrapper for accumulator width `n` and input element `element` (bf16|f16),
+// The name of the WGMMA wrapper for accumulator width `n` and input element `element` (bf16, f16,
+// e4m3, e5m2),
 // with A in shared memory or (`register_a`) in registers.
-std::string wgmma_function(int64_t n, const std::string& element, bool register_a = false, bool b_k_major = false);
+std::string wgmma_function(int64_t n, const std::string& element, bool register_a = false, bool b_k_major = false,
+                           bool a_mn_major = false);
 
 }  // namespace tilec::cuda

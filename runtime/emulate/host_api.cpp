@@ -7,9 +7,11 @@
 // `satfinite` CUDA's __nv_fp8 constructors use); NaN stays NaN. They are written from the
 // formats' definitions, independently of the interpreter's float_formats.cpp, so comparing the
 // two runs checks both.
+#include <algorithm>
 #include <cfenv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "runtime/emulate/emulator.h"
@@ -264,6 +266,33 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int dev
 }
 
 cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+
+cudaError_t cudaMallocAsync(void** pointer, size_t bytes, cudaStream_t) {
+  if (!pointer) return cudaErrorInvalidValue;
+  *pointer = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
+  return *pointer ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaFreeAsync(void* pointer, cudaStream_t) {
+  std::free(pointer);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void* pointer, int value, size_t bytes, cudaStream_t) {
+  if (!pointer && bytes > 0) return cudaErrorInvalidValue;
+  if (bytes > 0) std::memset(pointer, value, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2DAsync(void* destination, size_t destination_pitch, const void* source, size_t source_pitch,
+                              size_t width, size_t height, cudaMemcpyKind, cudaStream_t) {
+  if (width > destination_pitch || width > source_pitch) return cudaErrorInvalidValue;
+  if (height > 0 && width > 0 && (!destination || !source)) return cudaErrorInvalidValue;
+  for (size_t row = 0; row < height; ++row)
+    std::memmove(static_cast<unsigned char*>(destination) + row * destination_pitch,
+                 static_cast<const unsigned char*>(source) + row * source_pitch, width);
+  return cudaSuccess;
+}
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int, unsigned long long,
                                              cudaDriverEntryPointQueryResult* status) {

@@ -322,7 +322,8 @@ bool TileExecution::execute_if(const Operation& op) {
 // element inside the tensor (tensor coordinates c·B + a).
 template <typename Visit>
 // `coordinates` are tile coordinates (element origin = coordinate * extent), or with `elements`
-// the element coordinates of the tile's first element (a load with the `elements` attribute).
+// the element coordinates of the tile's first element (a load or store with the `elements`
+// attribute).
 void for_each_in_bounds(const HostBuffer& tensor, const std::vector<int64_t>& coordinates,
                         const std::vector<int64_t>& shape, Visit visit, bool elements = false) {
   const size_t rank = shape.size();
@@ -418,7 +419,7 @@ bool TileExecution::execute_store(const Operation& op) {
     }
     if (tile->holds_floats()) tensor->store_float(i, tile->floats[static_cast<size_t>(t)]);
     else tensor->store_int(i, tile->ints[static_cast<size_t>(t)]);
-  });
+  }, op.has_attr("elements"));
   if (race_other >= 0)
     return fail(op, fmt::format("race: tiles {} and {} both store element [{}] of {}", race_other, tile_,
                                 fmt::join(tensor->coordinates_of(race_index), ", "),

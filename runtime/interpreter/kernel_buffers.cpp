@@ -3,7 +3,6 @@
 
 #include <fmt/core.h>
 
-#include <numeric>
 
 #include "ir/ir.h"
 #include "runtime/interpreter/random_fill.h"
@@ -102,46 +101,6 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     }
   }
   return true;
-}
-
-bool check_launch_preconditions(const Operation& kernel, const KernelBuffers& buffers, std::string& message) {
-  const Region& body = kernel.region();
-  bool tensor_cores = false;
-  walk(const_cast<Region&>(body), [&](Operation& op) { tensor_cores = tensor_cores || op.kind() == OpKind::mma; });
-  // TMA reads: tma_load, tma_load_async. TMA writes: the tensor-core backend stores 2-D f32,
-  // bf16 and f16 tiles through TMA when its tiles allow (backend/cuda/tensor_core_analysis.cpp,
-  // hold_store); held to the rule whenever it may, so the check can refuse a shape the
-  // launcher would have stored directly, never the other way round.
-  auto through_tma = [&](const Operation& op) {
-    if (op.info().pipe == Pipe::TMA) return true;
-    if (!tensor_cores || op.kind() != OpKind::store) return false;
-    ScalarKind element = op.operand(0)->type().element();
-    return op.operand(0)->type().rank() == 2 &&
-           (element == ScalarKind::f32 || element == ScalarKind::bf16 || element == ScalarKind::f16);
-  };
-  const Operation* refused = nullptr;
-  size_t position = 0;
-  walk(const_cast<Region&>(body), [&](Operation& op) {
-    if (refused || !through_tma(op)) return;
-    for (const Value* operand : op.operands()) {
-      if (!operand->type().is_tensor() || !operand->is_argument() || operand->owner_region() != &body) continue;
-      size_t i = operand->index();
-      const HostBuffer& tensor = buffers.tensors[i];
-      if (tensor.rank() >= 2 && tensor.dims().back() * tensor.element_bytes() % 16 != 0) {
-        refused = &op;
-        position = i;
-      }
-    }
-  });
-  if (!refused) return true;
-  const HostBuffer& tensor = buffers.tensors[position];
-  int64_t row = tensor.dims().back();
-  message = fmt::format(
-      "the TMA copy at line {}:{} needs the rows of {} ({}) to be a multiple of 16 bytes, but its rows of {} {} are {} bytes; "
-      "the GPU launcher refuses this shape (cudaErrorInvalidValue). Make that extent a multiple of {}",
-      refused->location().line, refused->location().column, buffers.names[position], tensor.describe(), row,
-      to_string(tensor.element()), row * tensor.element_bytes(), 16 / std::gcd(16, tensor.element_bytes()));
-  return false;
 }
 
 std::vector<OutputComparison> compare_outputs(const KernelBuffers& expected,

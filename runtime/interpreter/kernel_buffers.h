@@ -46,14 +46,6 @@ using ScalarBindings = std::map<std::string, std::variant<int64_t, double>>;
 bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols, uint64_t seed,
                          KernelBuffers& buffers, std::string& message, const ScalarBindings& scalars = {});
 
-// False (with `message`) when a launch with these buffers is one the GPU launcher the CUDA
-// backend emits would refuse, so `tilec run` and `tilec emulate` refuse it too: a TMA copy
-// (tma_load, tma_load_async, and in a kernel with mma a store of a 2-D f32/bf16/f16 tensor,
-// which the tensor-core backend may write through TMA) whose tensor's row pitch is not a
-// multiple of 16 bytes (cuTensorMapEncodeTiled's rule; the launcher returns
-// cudaErrorInvalidValue).
-bool check_launch_preconditions(const Operation& kernel, const KernelBuffers& buffers, std::string& message);
-
 struct OutputComparison {
   std::string name;
   BufferComparison comparison;

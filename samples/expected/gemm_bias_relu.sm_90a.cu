@@ -318,6 +318,53 @@ inline cudaError_t tilec_tensor_map_2d(CUtensorMap* map, CUtensorMapDataType typ
   return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// Host: the memory one tensor's maps address. TMA needs a 16-byte aligned base and row pitch and
+// a non-empty extent; a tensor without them (bf16 rows of K = 100, a pointer into a row, K = 0)
+// is copied, in stream order, to rows padded to a multiple of 16 bytes (an empty one to one zero
+// element, which reads as the zeros outside it and drops stores), and the maps address the copy.
+// finish() copies a stored tensor's rows back and frees the copy; an early return frees it too.
+struct TilecTmaTensor {
+  void* user = nullptr;
+  void* data = nullptr;
+  int64_t rows = 0, columns = 0, row_bytes = 0, pitch = 0;
+  bool copied = false, stored = false;
+  cudaStream_t stream = nullptr;
+
+  bool empty() const { return rows < 1 || columns < 1; }
+  int64_t map_rows() const { return empty() ? 1 : rows; }
+  int64_t map_columns() const { return empty() ? 1 : columns; }
+  cudaError_t prepare(const void* base, int64_t tensor_rows, int64_t tensor_columns, int64_t element_bytes,
+                      bool written, cudaStream_t on) {
+    user = const_cast<void*>(base);
+    rows = tensor_rows, columns = tensor_columns, row_bytes = tensor_columns * element_bytes;
+    stored = written, stream = on;
+    if (!empty() && row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(base) % 16 == 0) {
+      data = user, pitch = row_bytes;
+      return cudaSuccess;
+    }
+    pitch = empty() ? 16 : (row_bytes + 15) / 16 * 16;
+    if (const cudaError_t status = cudaMallocAsync(&data, static_cast<size_t>(map_rows() * pitch), stream); status != cudaSuccess)
+      return status;
+    copied = true;
+    if (empty()) return cudaMemsetAsync(data, 0, static_cast<size_t>(pitch), stream);
+    return cudaMemcpy2DAsync(data, static_cast<size_t>(pitch), user, static_cast<size_t>(row_bytes),
+                             static_cast<size_t>(row_bytes), static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, stream);
+  }
+  cudaError_t finish() {
+    if (!copied) return cudaSuccess;
+    cudaError_t status = cudaSuccess;
+    if (stored && !empty())
+      status = cudaMemcpy2DAsync(user, static_cast<size_t>(row_bytes), data, static_cast<size_t>(pitch),
+                                 static_cast<size_t>(row_bytes), static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, stream);
+    copied = false;
+    const cudaError_t freed = cudaFreeAsync(data, stream);
+    return status != cudaSuccess ? status : freed;
+  }
+  ~TilecTmaTensor() {
+    if (copied) cudaFreeAsync(data, stream);
+  }
+};
+
 // sm_90a: WGMMA. A shared-memory matrix descriptor with the 128-byte swizzle.
 __device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, uint32_t leading_bytes,
                                                             uint32_t stride_bytes) {
@@ -662,15 +709,25 @@ extern "C" cudaError_t launch_gemm_bias_relu(const __nv_bfloat16* A, const __nv_
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
+  // TMA addresses 16-byte aligned rows: a tensor without them goes through a padded copy.
+  TilecTmaTensor A_tma;
+  if (const cudaError_t status = A_tma.prepare(A, M, K, 2, false, stream); status != cudaSuccess)
+    return status;
+  TilecTmaTensor B_tma;
+  if (const cudaError_t status = B_tma.prepare(B, K, N, 2, false, stream); status != cudaSuccess)
+    return status;
+  TilecTmaTensor C_tma;
+  if (const cudaError_t status = C_tma.prepare(C, M, N, 2, true, stream); status != cudaSuccess)
+    return status;
   CUtensorMap A_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&A_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, A, M, K, K * 2, 128, 64); status != cudaSuccess)
-    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
+  if (const cudaError_t status = tilec_tensor_map_2d(&A_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, A_tma.data, A_tma.map_rows(), A_tma.map_columns(), A_tma.pitch, 128, 64); status != cudaSuccess)
+    return status;
   CUtensorMap B_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B, K, N, N * 2, 64, 64); status != cudaSuccess)
-    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
+  if (const cudaError_t status = tilec_tensor_map_2d(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B_tma.data, B_tma.map_rows(), B_tma.map_columns(), B_tma.pitch, 64, 64); status != cudaSuccess)
+    return status;
   CUtensorMap C_store_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, C, M, N, N * 2, 64, 64); status != cudaSuccess)
-    return status;  // e.g. a row pitch that is not a multiple of 16 bytes
+  if (const cudaError_t status = tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, C_tma.data, C_tma.map_rows(), C_tma.map_columns(), C_tma.pitch, 64, 64); status != cudaSuccess)
+    return status;
   const size_t shared_bytes = 230528;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(gemm_bias_relu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
@@ -680,6 +737,10 @@ extern "C" cudaError_t launch_gemm_bias_relu(const __nv_bfloat16* A, const __nv_
   const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
   if (copied != cudaSuccess) return copied;
   TILEC_LAUNCH(gemm_bias_relu_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, A_map, B_map, C_store_map, A, B, Bias, C, M, K, N);
-  return cudaGetLastError();
+  if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;
+  if (const cudaError_t status = A_tma.finish(); status != cudaSuccess) return status;
+  if (const cudaError_t status = B_tma.finish(); status != cudaSuccess) return status;
+  if (const cudaError_t status = C_tma.finish(); status != cudaSuccess) return status;
+  return cudaSuccess;
 }
 

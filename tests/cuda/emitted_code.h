@@ -214,10 +214,11 @@ struct Emitted {
 inline const std::vector<Emitted>& emitted_samples() {
   static const std::vector<Emitted> samples = [] {
     struct Sample { std::string file, defines, expected; };
-    const std::vector<Sample> list = {{"gemm", "", "gemm"},       {"gemm", " -D BN=128", ""},
+    const std::vector<Sample> list = {{"gemm", "", "gemm"},       {"gemm", " -D BN=128", ""}, {"gemm", " -D BM=64", ""},
                                       {"gemm_f16", "", "gemm_f16"}, {"gemm_bias_relu", "", "gemm_bias_relu"},
                                       {"batched_gemm", "", "batched_gemm"}, {"attention", "", "attention"},
-                                      {"linear", "", "linear"}};
+                                      {"linear", "", "linear"}, {"fp8_linear", "", "fp8_linear"},
+                                      {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"}};
     std::vector<Emitted> out;
     for (const char* target : {"sm_90a", "sm_100a"})
       for (const Sample& sample : list) {

@@ -257,19 +257,22 @@ void check_arguments(const std::string& instruction, const AsmStatement& stateme
   const std::vector<std::string>& a = call.arguments;
   std::smatch m;
   if (call.function == "wgmma_mma_async") {
-    static const std::regex kWgmma(R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(\w+)\.(\w+)\s+\{([^}]*)\},\s*(.*))");
-    if (!std::regex_match(instruction, m, kWgmma)) return fail("not a m64nNk16.f32 WGMMA");
+    static const std::regex kWgmma(R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k(16|32)\.f32\.(\w+)\.(\w+)\s+\{([^}]*)\},\s*(.*))");
+    if (!std::regex_match(instruction, m, kWgmma)) return fail("not a m64nNk16 or m64nNk32 .f32 WGMMA");
     if (a.size() != 12) return fail("wgmma_mma_async takes 12 arguments");
-    const std::string n = m[1], type_a = m[2], type_b = m[3];
-    std::vector<std::string> accumulators = split_top_level(m[4], ',');
-    std::vector<std::string> rest = split_top_level(m[5], ',');
+    const std::string n = m[1], k = m[2], type_a = m[3], type_b = m[4];
+    std::vector<std::string> accumulators = split_top_level(m[5], ',');
+    std::vector<std::string> rest = split_top_level(m[6], ',');
+    // K = 32 bytes per instruction: 16 16-bit elements, 32 8-bit ones (which take no transpose).
+    const bool eight_bit = type_a == "e4m3" || type_a == "e5m2";
+    if (k != (eight_bit ? "32" : "16")) fail("K is " + k + " for " + type_a + " inputs");
     if (a[1] != n) fail("shape n is " + n + ", the call passes " + a[1]);
     if (type_a != type_b) fail("A and B types differ");
     if (a[2] != "::tilec_emu::ptx::Operand::" + type_a) fail("type is " + type_a + ", the call passes " + a[2]);
     if (std::to_string(accumulators.size() * 2) != n) fail("accumulator registers are not n / 2");
     std::string d0 = resolve(accumulators.empty() ? "" : accumulators[0], statement);
     if (d0 != a[0] + "[0]") fail("D is " + d0 + ", the call passes " + a[0]);
-    if (rest.size() < 6) return fail("too few operands after D");
+    if (rest.size() < (eight_bit ? 5u : 6u)) return fail("too few operands after D");
     bool register_a = rest[0].front() == '{';
     if (register_a) {
       std::vector<std::string> registers = split_top_level(rest[0].substr(1, rest[0].size() - 2), ',');
@@ -292,9 +295,13 @@ void check_arguments(const std::string& instruction, const AsmStatement& stateme
       scale_d = resolve(setp[1], statement);
     if (!same_truth(a[6], scale_d)) fail("scale-d is " + scale_d + ", the call passes " + a[6]);
     std::vector<std::string> immediates(rest.begin() + 3, rest.end());
-    // Shared-memory A: scale-a, scale-b, trans-a, trans-b; register A has no trans-a (0).
+    // Shared-memory A: scale-a, scale-b, trans-a, trans-b; register A has no trans-a (0); 8-bit
+    // inputs have neither (both K-major: 0, 0).
     std::vector<std::string> passed = {a[7], a[8], a[9], a[10]};
-    if (register_a) {
+    if (eight_bit) {
+      if (register_a || immediates.size() != 2) return fail("8-bit inputs take 2 immediates and A from shared memory");
+      immediates.insert(immediates.end(), {"0", "0"});
+    } else if (register_a) {
       if (immediates.size() != 3) return fail("register A takes 3 immediates");
       immediates.insert(immediates.begin() + 2, "0");
     } else if (immediates.size() != 4) {

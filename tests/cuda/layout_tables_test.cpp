@@ -4,7 +4,8 @@
 //
 // The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
 // CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128,
-// gemm_f16, gemm_bias_relu, batched_gemm, attention; sm_90a and sm_100a) and, the same checks
+// gemm_f16, gemm_bias_relu, batched_gemm, attention, linear, fp8_linear, gate_up; sm_90a and
+// sm_100a) and, the same checks
 // again, the files in samples/expected/. The emitted expressions are evaluated by a small
 // interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
 // loops with constant bounds), for every compute thread and register.
@@ -140,16 +141,21 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
   auto buffer = e.search("const uint32_t " + (*slot)[1].str() + R"( = shared_base \+ (\d+);  // \d+ slots of tile<(\d+)x(\d+)x(\w+), smem>)");
   if (!buffer) throw std::runtime_error("no stage buffer " + (*slot)[1].str());
   std::string rows = (*buffer)[2], columns = (*buffer)[3];
-  // A B tile declared [K, N] is MN-major unless the summary says the pipe holds it K-major (a
-  // transposed load: stored [N, K], K contiguous).
-  auto summary = e.search("//   pipe " + (*slot)[1].str() + R"(: .* of mma from \w+ \((K-major|MN-major),)");
+  // The tables name 8-bit tiles b8 and their types e4m3 / e5m2 (the IR's f8e4m3 / f8e5m2).
+  std::string element = (*buffer)[4];
+  const bool eight_bit = element.starts_with("f8");
+  const std::string bits = eight_bit ? "b8" : "b16";
+  // The summary says how the pipe holds the tile: A as loaded ([M, K]) and a transposed B
+  // ([N, K]) K-major, B as loaded ([K, N]) and a transposed A ([K, M]) MN-major. The declared
+  // tile is the logical one ([M, K] for A, [K, N] for B); the table's (mn, k) follow it.
+  auto summary = e.search("//   pipe " + (*slot)[1].str() + R"(: \w+ slots x \d+ bytes at \d+: (A|B) of mma from \w+ \((K-major|MN-major),)");
   if (!summary) throw std::runtime_error("no summary of " + (*slot)[1].str());
-  tile.major = is_a || (*summary)[1] == "K-major" ? "K" : "MN";
-  EXPECT_TRUE(!is_a || tile.major == "K") << "A is K-major";
-  tile.id = is_a ? "b16_K_128B_" + rows + "x" + columns
-            : tile.major == "K" ? "b16_K_128B_" + columns + "x" + rows
-                                : "b16_MN_128B_" + columns + "x" + rows;
-  tile.element = (*buffer)[4];
+  EXPECT_EQ((*summary)[1] == "A", is_a) << "the pipe's role";
+  tile.major = (*summary)[2] == "K-major" ? "K" : "MN";
+  // (mn, k): A's declared [M, K] is (rows, columns), B's [K, N] (columns, rows).
+  const std::string mn = is_a ? rows : columns, k = is_a ? columns : rows;
+  tile.id = bits + "_" + tile.major + "_128B_" + mn + "x" + k;
+  tile.element = eight_bit ? element.substr(2) : element;
   tile.offset = std::stoull((*buffer)[1]);
   tile.slot_bytes = std::stoull((*slot)[2]);
   return tile;
@@ -171,7 +177,7 @@ struct MmaLine {
 };
 std::vector<MmaLine> mma_lines(const Emitted& e) {
   std::vector<MmaLine> out;
-  static const std::regex call(R"(^(tilec_wgmma_m64n\d+k16_\w+|tilec_tcgen05_mma)\()");
+  static const std::regex call(R"(^(tilec_wgmma_m64n\d+k(?:16|32)_\w+|tilec_tcgen05_mma(?:_f8f6f4)?)\()");
   for (size_t i = 0; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
     std::smatch match;
@@ -269,7 +275,7 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
       const MmaLine& mma = lines[index];
       SCOPED_TRACE("line " + std::to_string(mma.line + 1) + ": " + trim(e.lines[mma.line]));
       const size_t steps = steps_of(lines, index);
-      std::string b_major;
+      std::string a_major = "K", b_major;  // a register A is K-major
       for (size_t d = 0; d < mma.descriptors.size(); ++d) {
         const bool is_a = mma.descriptors.size() == 2 && d == 0;  // register A: the one descriptor is B's
         const std::vector<std::string>& call = mma.descriptors[d];
@@ -279,12 +285,13 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         const json& tile = find_entry(table["cases"], operand.id);
         tiles.insert(operand.id);
         EXPECT_EQ(tile["major"], operand.major);
-        if (!is_a) b_major = operand.major;
+        (is_a ? a_major : b_major) = operand.major;
         EXPECT_EQ(operand.offset % 1024, 0u) << "tile base";
         EXPECT_EQ(operand.slot_bytes % 1024, 0u) << "slot size";
         ASSERT_EQ(tile["k_steps"].size(), steps) << operand.id << ": one MMA per k-step";
         const json& step = tile["k_steps"][mma.step];
-        for (uint64_t warpgroup = 0; warpgroup < (start.find("compute_warpgroup") != std::string::npos ? 2u : 1u); ++warpgroup) {
+        const uint64_t warpgroups = start.find("compute_warpgroup") != std::string::npos ? e.compute_threads() / 128 : 1;
+        for (uint64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
           Variables v{{"compute_warpgroup", warpgroup}};
           uint64_t address = evaluate(start, v), leading = evaluate(call[1], v), stride = evaluate(call[2], v);
           // The table: element (64·warpgroup, k0)'s offset (README 1.5: a 64-row WGMMA slab of A).
@@ -314,9 +321,15 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         size_t at = e.text.find("wgmma.mma_async", e.text.find("void " + name + "("));
         std::string list = e.text.substr(at, e.text.find(';', at) - at);
         std::vector<std::string> immediates = call_arguments("(" + list.substr(list.rfind(" p, ") + 4) + ")", 0);
+        if (name.find("k32_") != std::string::npos) {  // 8-bit: no transpose immediates, both operands K-major
+          EXPECT_EQ(immediates.size(), 2u) << list;
+          EXPECT_EQ(b_major, "K") << "an 8-bit WGMMA reads B K-major";
+          EXPECT_EQ(a_major, "K") << "and A K-major";
+          continue;
+        }
         ASSERT_EQ(immediates.size(), mma.descriptors.size() == 2 ? 4u : 3u) << list;
         if (mma.descriptors.size() == 2) {
-          EXPECT_EQ(immediates[2], "0") << "trans-a: A is K-major";
+          EXPECT_EQ(immediates[2], a_major == "K" ? "0" : "1") << "trans-a: 0 for a K-major A, 1 for an MN-major one";
         }
         EXPECT_EQ(immediates.back(), b_major == "K" ? "0" : "1") << "trans-b: 1 for an MN-major B, 0 for a K-major one";
       }
@@ -325,8 +338,9 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
   std::printf("descriptors: %ld compared (%ld with the documented LBO difference) over tiles:", compared, lbo_exceptions);
   for (const std::string& id : tiles) std::printf(" %s", id.c_str());
   std::printf("\n");
+  // weight_grad's transposed A is b16_MN_128B_128x64 too (as sm_90a: two 64-row slabs).
   for (const char* id : {"b16_K_128B_128x64", "b16_MN_128B_256x64", "b16_MN_128B_128x64", "b16_MN_128B_64x64",
-                         "b16_K_128B_256x64"})
+                         "b16_K_128B_256x64", "b8_K_128B_128x128", "b8_K_128B_256x128"})
     EXPECT_TRUE(tiles.count(id)) << id << " is not among the emitted operands";
 }
 
@@ -338,12 +352,19 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
   for (const Emitted& e : emitted_samples()) {
     if (!e.blackwell()) continue;
     SCOPED_TRACE(e.label);
-    auto kind = e.search(R"(tcgen05\.mma\.cta_group::1\.kind::(\w+) )");
-    ASSERT_TRUE(kind);
     const std::vector<MmaLine> lines = mma_lines(e);
     for (size_t index = 0; index < lines.size(); ++index) {
       const MmaLine& mma = lines[index];
       SCOPED_TRACE("line " + std::to_string(mma.line + 1));
+      // The kind is the one in the asm of the wrapper this line calls.
+      std::string name = code_of(e.lines[mma.line]);
+      name = name.substr(0, name.find('('));
+      size_t wrapper = e.text.find("void " + name + "(");
+      ASSERT_NE(wrapper, std::string::npos) << name;
+      std::smatch kind_match;
+      std::string wrapper_text = e.text.substr(wrapper, e.text.find("\n}", wrapper) - wrapper);
+      ASSERT_TRUE(std::regex_search(wrapper_text, kind_match, std::regex(R"(tcgen05\.mma\.cta_group::1\.kind::(\w+) )")));
+      const std::optional<std::smatch> kind = kind_match;
       ASSERT_EQ(mma.arguments.size(), 5u);
       const size_t steps = steps_of(lines, index);
       OperandTile a = operand_tile(e, split_base(mma.descriptors[0][0]).first, true, steps);
@@ -366,7 +387,7 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
       for (const json& candidate : table["descriptors"])
         if (candidate["kind"] == (*kind)[1].str() && candidate["a"] == a.element && candidate["b"] == b.element &&
             candidate["d"] == (*d)[3].str() && candidate["m"] == std::stoi((*d)[1]) && candidate["n"] == std::stoi((*d)[2]) &&
-            candidate["a_major"] == "K" && candidate["b_major"] == b.major)
+            candidate["a_major"] == a.major && candidate["b_major"] == b.major)
           entry = &candidate;
       ASSERT_TRUE(entry) << "no table entry for kind::" << (*kind)[1] << " " << a.element << " x " << b.element << " -> "
                          << (*d)[3] << ", " << (*d)[1] << "x" << (*d)[2];
@@ -383,22 +404,21 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
 }
 
 // ============================================================================== 5. tcgen05.ld
-// The TMEM column of the MMA result a load reads: `tilec_tcgen05_mma(tmem_base + X, ...)` of the
-// accumulator `NAME_started` if the statement names it, else the last MMA before `line`.
-uint64_t result_tmem_column(const Emitted& e, size_t line, const std::string& statement) {
+// The TMEM column of the MMA result a load reads: `tilec_tcgen05_mma(tmem_base + X, ...)` (or its
+// f8f6f4 form) of the accumulator `NAME_started` when `accumulator` names it, else the last MMA
+// before `line`.
+uint64_t result_tmem_column(const Emitted& e, size_t line, const std::string& accumulator) {
   static std::map<std::string, uint64_t> cache;
-  static const std::regex started(R"(\((\w+)_started \?)");
-  const std::vector<std::string>* m = matched(started, statement, false);
-  const bool named = m != nullptr;
-  std::string key = e.label + " " + std::to_string(line) + " " + (named ? (*m)[1] : "");
+  const bool named = !accumulator.empty();
+  std::string key = e.label + " " + std::to_string(line) + " " + accumulator;
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   std::optional<uint64_t> column;
   for (size_t i = 0; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
-    if (!code.starts_with("tilec_tcgen05_mma(")) continue;
+    if (!code.starts_with("tilec_tcgen05_mma(") && !code.starts_with("tilec_tcgen05_mma_f8f6f4(")) continue;
     std::vector<std::string> arguments = call_arguments(code, code.find('('));
     if (named) {
-      if (arguments[4] == (*m)[1] + "_started") return cache[key] = evaluate(arguments[0], {{"tmem_base", 0}});
+      if (arguments[4] == accumulator + "_started") return cache[key] = evaluate(arguments[0], {{"tmem_base", 0}});
     }
     if (!named && i < line) {
       column = evaluate(arguments[0], {{"tmem_base", 0}});
@@ -406,6 +426,18 @@ uint64_t result_tmem_column(const Emitted& e, size_t line, const std::string& st
   }
   if (!column) throw std::runtime_error("no MMA for the TMEM load at line " + std::to_string(line));
   return cache[key] = *column;
+}
+
+// The rows of TMEM accumulator `name` (its summary line), remembered per file.
+uint64_t accumulator_rows(const Emitted& e, const std::string& name) {
+  static std::map<std::string, uint64_t> cache;
+  auto [known, fresh] = cache.try_emplace(e.label + " " + name, 0);
+  if (fresh) {
+    auto summary = e.search("//   accumulator " + name + R"(: (\d+)x\d+ f32 in TMEM)");
+    if (!summary) throw std::runtime_error("no summary of accumulator " + name);
+    known->second = std::stoull((*summary)[1]);
+  }
+  return known->second;
 }
 
 TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
@@ -425,30 +457,54 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
       ASSERT_EQ(std::stoi((*it)[1]), next);
     ASSERT_EQ(next, map["registers_per_thread"].get<int>());
     FragmentLayout layout(true, static_cast<int64_t>(e.compute_threads() / 128));
-    std::map<size_t, uint64_t> address_of;  // per scope: the last load's address, per thread
+    // Per scope and array (values, values_1, ...: a store reading several accumulators): the last
+    // load's address, per thread.
+    std::map<std::pair<size_t, std::string>, uint64_t> address_of;
     scopes += run_scopes_with(e, "tilec_tmem_load_32(", "", [&](size_t scope, const std::string& code, const Variables& v, uint64_t thread) {
       if (code.starts_with("tilec_tmem_load_32(")) {
-        address_of[scope] = evaluate(call_arguments(code, code.find('('))[0], v);
+        std::vector<std::string> arguments = call_arguments(code, code.find('('));
+        uint64_t address = address_of[{scope, arguments[1]}] = evaluate(arguments[0], v);
         uint64_t warp = v.at("threadIdx_x") / 32;
-        EXPECT_EQ(address_of[scope] >> 16, 32 * (warp % 4)) << "thread " << thread << ": a warp reads its TMEM lane quarter";
+        EXPECT_EQ(address >> 16, 32 * (warp % 4)) << "thread " << thread << ": a warp reads its TMEM lane quarter";
         return;
       }
-      if (code.starts_with("uint32_t values[")) return;
-      static const std::regex reads(R"(values\[(\w+)\])"), into(R"(^(\w+)\[(.+?)\] = add_f32\()");
-      const std::vector<std::string>* m = matched(reads, code, false);
-      if (!m) return;
-      uint64_t reg = v.at((*m)[1]), lane_id = thread % 32, address = address_of.at(scope);
-      uint64_t tmem_column = result_tmem_column(e, scope, code);
-      Position read{(address >> 16) + map["lane"][lane_id][reg].get<uint64_t>(),
-                    (address & 0xffff) + map["column"][lane_id][reg].get<uint64_t>() - tmem_column};
-      ++compared;
-      if (const std::vector<std::string>* dest = matched(into, code, false)) {  // into a register tile
-        uint64_t i = evaluate((*dest)[2], v);
-        uint64_t columns = declared_count(e, (*dest)[1]) * (e.compute_threads() / 128);
-        ASSERT_EQ(fragment_position(layout, thread, i, static_cast<int64_t>(columns)), read)
-            << "thread " << thread << ": " << (*dest)[1] << "[" << i << "] holds what values[" << reg << "] read";
-      } else {  // an epilogue: the row and column it stores the value at
-        ASSERT_EQ((Position{v.at("row"), v.at("column")}), read) << "thread " << thread << ", values[" << reg << "]: " << code;
+      if (code.starts_with("uint32_t values")) return;
+      static const std::regex reads(R"((values(?:_\d+)?)\[(\w+)\])"), into(R"(^(\w+)\[(.+?)\] = add_f32\()");
+      for (auto it = std::sregex_iterator(code.begin(), code.end(), reads); it != std::sregex_iterator(); ++it) {
+        const std::string array = (*it)[1];
+        uint64_t reg = v.at((*it)[2]), lane_id = thread % 32, address = address_of.at({scope, array});
+        // The accumulator this array holds: `(NAME_started ? __uint_as_float(ARRAY[i])`.
+        static std::map<std::string, std::string> owners;  // code + array -> accumulator (or "")
+        auto [known, fresh] = owners.try_emplace(code + "\n" + array);
+        if (fresh) {
+          std::smatch owner;
+          if (std::regex_search(code, owner, std::regex(R"(\((\w+)_started \? __uint_as_float\()" + array + R"(\[)")))
+            known->second = owner[1];
+        }
+        const std::string& accumulator = known->second;
+        uint64_t tmem_column = result_tmem_column(e, scope, accumulator);
+        // D's row in TMEM lane L (PTX ISA, tcgen05 data-path layouts, cta_group::1): M = 128 is
+        // row L (layout D); M = 64 is row 16·(L / 32) + L mod 32 for L mod 32 < 16, and lanes
+        // 16..31 of each quarter hold no row (layout F), so their threads must store nothing.
+        uint64_t lane = (address >> 16) + map["lane"][lane_id][reg].get<uint64_t>();
+        if (!accumulator.empty() && accumulator_rows(e, accumulator) == 64) {
+          if (lane % 32 >= 16) {
+            ASSERT_NE(code.find("threadIdx.x % 32 < 16 && "), std::string::npos)
+                << "thread " << thread << " holds no row of the 64-row " << accumulator << " but stores: " << code;
+            continue;
+          }
+          lane = 16 * (lane / 32) + lane % 32;
+        }
+        Position read{lane, (address & 0xffff) + map["column"][lane_id][reg].get<uint64_t>() - tmem_column};
+        ++compared;
+        if (const std::vector<std::string>* dest = matched(into, code, false)) {  // into a register tile
+          uint64_t i = evaluate((*dest)[2], v);
+          uint64_t columns = declared_count(e, (*dest)[1]) * (e.compute_threads() / 128);
+          ASSERT_EQ(fragment_position(layout, thread, i, static_cast<int64_t>(columns)), read)
+              << "thread " << thread << ": " << (*dest)[1] << "[" << i << "] holds what " << array << "[" << reg << "] read";
+        } else {  // an epilogue: the row and column it stores the value at
+          ASSERT_EQ((Position{v.at("row"), v.at("column")}), read) << "thread " << thread << ", " << array << "[" << reg << "]: " << code;
+        }
       }
     });
   }
@@ -470,12 +526,12 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
     std::string code = code_of(e.lines[i]);
     if (size_t at = code.find("tilec_tma_store_2d("); at != std::string::npos) {
       target.store = call_arguments(code, at + 18);
-      auto encode = e.search("tilec_tensor_map_2d\\(" + target.store[0] + R"(, \w+, \w+, [^;]*, (\d+), (\d+)\); status)");
+      auto encode = e.search("tilec_tensor_map_2d\\(" + target.store[0] + R"(, \w+, [\w.]+, [^;]*, (\d+), (\d+)\); status)");
       if (!encode) throw std::runtime_error("no tensor map " + target.store[0]);
       target.box_rows = std::stoull((*encode)[1]), target.box_columns = std::stoull((*encode)[2]);
       return target;
     }
-    if (code.starts_with("tilec_tcgen05_mma(")) {
+    if (code.starts_with("tilec_tcgen05_mma(") || code.starts_with("tilec_tcgen05_mma_f8f6f4(")) {
       std::vector<MmaLine> lines = mma_lines(e);
       size_t index = 0;
       while (lines[index].line != i) ++index;

@@ -159,9 +159,10 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
     const char* message;
   };
   for (const Case& c : {Case{"sm_90a", " -D BK=32", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_90a) does not "
-                                                      "support an mma with K = 32 per step"},
-                        Case{"sm_100a", " -D BM=64", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_100a) does "
-                                                       "not support an mma of 64 rows"},
+                                                      "support an mma of bf16 with K = 32 per step"},
+                        Case{"sm_100a", " -D BM=32", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_100a) does "
+                                                       "not support an mma of 32 rows (tcgen05.mma M = 128, or 64 into a TMEM "
+                                                       "accumulator)"},
                         Case{"sm_90a", " -D STAGES=6", "samples/gemm.tile:8:1: error: kernel @gemm needs 296128 bytes of shared memory for "
                                                          "its stage buffers and barriers; the sm_90a budget is 232448 bytes"}}) {
     SCOPED_TRACE(std::string(c.target) + c.defines);
@@ -171,9 +172,46 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
   }
 }
 
-// The launcher's encoding of gemm's output map: f32, N·4 bytes a row, boxes of `rows` x 32.
+// FP8 (issue 18): e4m3 inputs take the 8-bit instructions, K = 32 per step, 128-column panels
+// of one byte each, UINT8 tensor maps; a B given as [K, N] (MN-major) is refused with the form to
+// write, since 8-bit MMAs read B K-major.
+TEST(TensorCore, Fp8LinearUsesTheEightBitInstructionsAndRefusesAnMnMajorB) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
+                                  " compile samples/fp8_linear.tile --target " + target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_UINT8, "), 2u) << "X and W";
+    if (std::string(target) == "sm_90a") {
+      EXPECT_NE(r.out.find("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"), std::string::npos);
+      EXPECT_EQ(count(r.out, "tilec_wgmma_m64n256k32_e4m3_bk(acc"), 4u) << "BK = 128: four steps of 32";
+    } else {
+      EXPECT_NE(r.out.find("tcgen05.mma.cta_group::1.kind::f8f6f4"), std::string::npos);
+      EXPECT_EQ(count(r.out, "tilec_tcgen05_mma_f8f6f4(tmem_base"), 4u) << "BK = 128: four steps of 32";
+    }
+  }
+  std::string source = read_file(source_dir() / "samples" / "fp8_linear.tile");
+  for (auto [from, to] : {std::pair<std::string, std::string>{"W: tensor<N, K, f8e4m3>", "W: tensor<K, N, f8e4m3>"},
+                          {"transpose(load W[n, k] : <BN, BK>)", "load W[k, n] : <BK, BN>"}}) {
+    size_t at = source.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    source.replace(at, from.size(), to);
+  }
+  std::filesystem::path mn_major = std::filesystem::temp_directory_path() / ("tilec_fp8_mn_major_" + std::to_string(::getpid()) + ".tile");
+  write_file(mn_major, source);
+  CommandResult refused = run_command(tilec_binary() + " compile " + mn_major.string() + " -o /dev/null");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("8-bit MMAs read B K-major. Give the weight as [N, K] and write transpose(load W[n, k] : <BN, "
+                             "BK>) as mma's b"),
+            std::string::npos)
+      << refused.err;
+  std::filesystem::remove(mn_major);
+}
+
+// The launcher's encoding of gemm's output map: f32, over C or its padded copy, boxes of `rows` x 32.
 std::string store_map_encoding(long rows) {
-  return "tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C, M, N, N * 4, " + std::to_string(rows) + ", 32)";
+  return "tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, C_tma.map_rows(), "
+         "C_tma.map_columns(), C_tma.pitch, " + std::to_string(rows) + ", 32)";
 }
 
 CommandResult compile_attention(const std::string& target, const std::string& defines = "") {

@@ -183,6 +183,98 @@ TEST(EmulateRuntime, ABatchGridAxisGemmMatchesTheInterpreterOnBothTargets) {
   fs::remove(source);
 }
 
+// `grid tiles` with mma (issue 18, defect 2): one CTA per output tile, through the same
+// tensor-core code. gemm as the user writes it with a tile grid, at a ragged shape, and a
+// one-extent grid (a column of tiles) whose n is 0.
+TEST(EmulateRuntime, TileGridMmaKernelsMatchTheInterpreterOnBothTargets) {
+  std::string gemm = read_file(source_dir() / "samples" / "gemm.tile");
+  size_t grid = gemm.find("grid persistent(");
+  ASSERT_NE(grid, std::string::npos);
+  size_t close = gemm.find(") as (m, n)", grid);
+  ASSERT_NE(close, std::string::npos);
+  fs::path tiles = fs::temp_directory_path() / ("tilec_emulate_tiles_" + std::to_string(::getpid()) + ".tile");
+  write_file(tiles, gemm.substr(0, grid) + "grid tiles(cdiv(M, BM), cdiv(N, BN)" + gemm.substr(close));
+  fs::path column = fs::temp_directory_path() / ("tilec_emulate_column_" + std::to_string(::getpid()) + ".tile");
+  write_file(column,
+             "kernel rows(A: tensor<M, K, bf16>, B: tensor<K, 64, bf16>, C: tensor<M, 64, f32>)\n"
+             "    grid tiles(cdiv(M, 128)) as (m) {\n  acc = zeros<128, 64, f32>();\n"
+             "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {\n"
+             "    acc = mma(load A[m, k] : <128, 64>, load B[k, 0] : <64, 64>, acc);\n  }\n"
+             "  store C[m, 0] = acc;\n}\n");
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec("emulate " + tiles.string() + " --target " + target +
+                                        " --dims M=200,N=296,K=136 --sms 2 --schedules 1"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("C ok"));
+    r = run_command(tilec("emulate " + column.string() + " --target " + target + " --dims M=300,K=200 --schedules 1"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("C ok"));
+  }
+  fs::remove(tiles);
+  fs::remove(column);
+}
+
+// Issue 18, defect 9: shapes TMA cannot address directly run too. bf16 rows of K = 100 (200
+// bytes) and N = 300 (600 bytes), and an f32 output of 131 columns (524 bytes, stored back from
+// the padded copy) match the interpreter on both targets; the launcher pads the tensors it must.
+TEST(EmulateRuntime, UnalignedRowsGoThroughPaddedCopies) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    for (const char* dims : {"M=136,N=300,K=100", "M=64,N=131,K=72"}) {
+      SCOPED_TRACE(std::string(target) + " " + dims);
+      CommandResult r = run_command(tilec("emulate samples/gemm.tile --target " + std::string(target) + " --dims " + dims +
+                                          " --sms 2 --schedules 1"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, HasSubstr("C ok"));
+    }
+  }
+}
+
+// Issue 18, defect 5: 64-row MMAs on sm_100a (tcgen05.mma M = 64, TMEM layout F: rows in lanes
+// 0..15 of each warp's quarter). gemm and gate_up (two accumulators in one store) with BM = 64,
+// at ragged shapes where CTAs walk several tiles; sm_90a runs the same source for comparison.
+TEST(EmulateRuntime, SixtyFourRowMmasMatchTheInterpreterOnBothTargets) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    for (const char* run : {"samples/gemm.tile -D BM=64 --dims M=200,N=296,K=136", "samples/gate_up.tile -D BM=64 --dims M=136,N=200,K=200"}) {
+      SCOPED_TRACE(std::string(target) + " " + run);
+      CommandResult r = run_command(tilec("emulate " + std::string(run) + " --target " + target + " --sms 2 --schedules 1"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, HasSubstr(" ok (max abs error"));
+    }
+  }
+}
+
+// Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
+// (Y[r, c + 1] = X[r, c], column 0 of Y untouched), an offset no vector fits, and the same tiles
+// one row down into Z through a 2-row tile. Both plain forms, both targets, match the
+// interpreter; overlapping stores would be a race the interpreter reports.
+TEST(EmulateRuntime, StoresAtElementCoordinatesMatchTheInterpreter) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_store_at_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "kernel shift(X: tensor<R, C, f32>, Y: tensor<R, C, f32>, Z: tensor<R, C, f32>)\n"
+             "    grid tiles(cdiv(R, 8), cdiv(C, 32)) as (i, j) {\n"
+             "  x = load X[i, j] : <8, 32>;\n"
+             "  store Y at [i * 8, j * 32 + 1] = x * 2.0;\n"
+             "  store Z at [i * 8 + 1, j * 32] = x + 1.0;\n}\n");
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (const char* form : {"registers", "shared"}) {
+      SCOPED_TRACE(std::string(target) + " " + form);
+      CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target + " --plain-tiles " + form +
+                                          " --dims R=20,C=70"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, HasSubstr("Y ok"));
+      EXPECT_THAT(r.out, HasSubstr("Z ok"));
+    }
+  // Tiles of 32 columns stored 16 apart overlap: the interpreter names the race.
+  write_file(source,
+             "kernel overlap(X: tensor<R, C, f32>, Y: tensor<R, C, f32>) grid tiles(cdiv(R, 8), cdiv(C, 32)) as (i, j) {\n"
+             "  store Y at [i * 8, j * 16] = load X[i, j] : <8, 32>;\n}\n");
+  CommandResult race = run_command(tilec("run " + source.string() + " --dims R=8,C=64"));
+  EXPECT_NE(race.status, 0);
+  EXPECT_THAT(race.err, HasSubstr("race"));
+  fs::remove(source);
+}
+
 // Attention with K given as [T, D] (issue 18, transposed operands): S = Q·Kᵀ reads the K tile
 // as a K-major B, as linear.tile does for its weight; the sample takes Kt as [D, T] instead.
 TEST(EmulateRuntime, AttentionWithKeysAsRowsMatchesTheInterpreterOnBothTargets) {

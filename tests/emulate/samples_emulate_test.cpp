@@ -17,8 +17,9 @@
 // shares the build cache under the build directory (TILEC_TEST_CACHE_DIR). Shapes stay small:
 // CI runs this suite twice, the second time under ASan/UBSan.
 //
-// TMA copies need 16-byte row pitches, so bf16/f16 rows (gemm's K and N, attention's T and HD)
-// are multiples of 8 elements even when ragged.
+// The shapes keep bf16/f16 rows (gemm's K and N, attention's T and HD) at multiples of 8
+// elements even when ragged, so TMA reads the tensors in place; rows TMA cannot address (padded
+// copies) are emulate_cli_test's UnalignedRowsGoThroughPaddedCopies.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -54,6 +55,9 @@ const std::vector<Sample>& samples() {
       {"gemm_f16", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"gemm_bias_relu", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"linear", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
+      {"gate_up", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
+      {"fp8_linear", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
+      {"weight_grad", true, true, {{"IN", "BI"}, {"OUT", "BO"}}, "T", "BT"},
       {"batched_gemm", true, true, {{"R", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"attention", true, true, {{"S", "BQ"}, {"HD", "D"}}, "T", "BKV"},
       {"vector_add", false, false, {{"N", "BLOCK"}}, "", ""},
@@ -102,7 +106,7 @@ struct Shape {
   std::vector<Claim> claims;
 };
 
-// gemm, gemm_f16 and gemm_bias_relu: BM=128, BN=256, BK=64, STAGES=4.
+// gemm, gemm_f16, gemm_bias_relu and linear: BM=128, BN=256, BK=64, STAGES=4 (gate_up: BN=128).
 std::vector<Shape> gemm_shapes(const std::string& sample) {
   return {
       // 2×2 tiles, all partial at the edges; 4 k-steps, the last 8 columns of K.
@@ -120,6 +124,25 @@ std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
   for (const char* sample : {"gemm", "gemm_f16", "gemm_bias_relu", "linear"})
     for (Shape& shape : gemm_shapes(sample)) shapes.push_back(shape);
+  // gate_up (BN = 128, two accumulators): four of gemm's shapes, among them those where a CTA
+  // walks several tiles, so both accumulators restart and the accumulator barrier's parity flips.
+  for (Shape& shape : gemm_shapes("gate_up"))
+    if (shape.name != "fewer_ksteps_than_stages") shapes.push_back(shape);
+  // fp8_linear: BK = 128 (one 128-byte row of e4m3), so K moves in steps of 128; rows of X and
+  // W are K bytes, multiples of 16 here.
+  shapes.insert(shapes.end(), {
+      {"fp8_linear", "ragged", "M=200,N=296,K=400", 2, {Claim::ragged, Claim::rounds}},
+      {"fp8_linear", "one_kstep", "M=136,N=264,K=96", 2, {Claim::one_step}},
+      {"fp8_linear", "fewer_ksteps_than_stages", "M=256,N=256,K=256", 2, {Claim::multi_tile, Claim::fewer_steps_than_stages}},
+      {"fp8_linear", "persistent_rounds", "M=300,N=296,K=1200", 1, {Claim::ragged, Claim::rounds, Claim::many_steps}},
+  });
+  // weight_grad: BI=128, BO=256, BT=64, STAGES=4; an MN-major A.
+  shapes.insert(shapes.end(), {
+      {"weight_grad", "ragged", "IN=200,OUT=296,T=200", 2, {Claim::ragged, Claim::rounds}},
+      {"weight_grad", "one_kstep", "IN=136,OUT=264,T=40", 2, {Claim::one_step}},
+      {"weight_grad", "fewer_ksteps_than_stages", "IN=256,OUT=256,T=128", 2, {Claim::multi_tile, Claim::fewer_steps_than_stages}},
+      {"weight_grad", "persistent_rounds", "IN=304,OUT=296,T=600", 1, {Claim::ragged, Claim::rounds, Claim::many_steps}},
+  });
   // batched_gemm: M=512 rows per batch (R = batches·512), BM=128, BN=256, BK=64, STAGES=4;
   // B holds each batch's K rows padded to cdiv(K, BK)·BK, so Q = batches·cdiv(K, BK)·BK.
   shapes.insert(shapes.end(), {

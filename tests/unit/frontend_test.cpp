@@ -290,6 +290,21 @@ kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
   EXPECT_EQ(elements, (std::vector<bool>{true, false}));
 }
 
+TEST(Lowering, AStoreAtElementCoordinatesCarriesTheElementsAttribute) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
+  store Y at [i * 8 + 3] = load X[i] : <8>;
+  store X[i] = load X[i] : <8>;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<bool> elements;
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() == OpKind::store) elements.push_back(op.has_attr("elements"));
+  });
+  EXPECT_EQ(elements, (std::vector<bool>{true, false}));
+}
+
 TEST(Lowering, ANameDefinedInBothBranchesIsDefinedAfterTheIf) {
   Compiled c = compile_tile(R"(
 kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {

@@ -209,6 +209,13 @@ const char* cudaGetErrorString(cudaError_t error);
 cudaError_t cudaGetDevice(int* device);
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device);
 cudaError_t cudaDeviceSynchronize();
+// Device memory is host memory; the stream-ordered calls run at once (a launch runs to completion
+// before it returns, so stream order holds). Allocations are 256-byte aligned, as cudaMalloc's.
+cudaError_t cudaMallocAsync(void** pointer, size_t bytes, cudaStream_t stream);
+cudaError_t cudaFreeAsync(void* pointer, cudaStream_t stream);
+cudaError_t cudaMemsetAsync(void* pointer, int value, size_t bytes, cudaStream_t stream);
+cudaError_t cudaMemcpy2DAsync(void* destination, size_t destination_pitch, const void* source, size_t source_pitch,
+                              size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int version,
                                              unsigned long long flags, cudaDriverEntryPointQueryResult* status);
 
