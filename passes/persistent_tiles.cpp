@@ -157,6 +157,12 @@ class PersistentTiles {
       return false;
     }
     const int64_t cluster = grid.int_attr("cluster", 1);
+    if (per_tile && cluster != 1) {
+      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: a tile grid of a kernel with mma in clusters of {} "
+                                                      "CTAs; write `grid persistent(..., cluster = {})` instead",
+                                                      cluster, cluster));
+      return false;
+    }
     if (cluster < 1 || cluster > kMaxCluster || (cluster & (cluster - 1)) != 0) {
       diagnostics_.error(grid.location(), fmt::format("persistent-tiles: cluster = {} must be a power of two from 1 "
                                                       "to {} (the CTAs of a cluster along M)",
@@ -190,7 +196,7 @@ class PersistentTiles {
     Value* cluster_size = nullptr;
     Value* cluster_rows = rows;
     if (per_tile) {
-      // set below, from the tile count
+      // one worker per tile: `workers` is the tile count, below
     } else if (cluster == 1) {
       workers = named(count, "workers");
     } else {

@@ -213,6 +213,22 @@ TEST(Cli, TileGridMmaKernelsCompileAndAScheduledOneSaysWhatToWrite) {
   CommandResult tile_grid = run_command(tilec("compile " + scheduled.string() + " -o /dev/null"));
   EXPECT_EQ(tile_grid.status, 1);
   EXPECT_THAT(tile_grid.err, HasSubstr("runs mma kernels as persistent CTAs only: write `grid persistent(...)`"));
+  // A one-extent tile grid in clusters (IR only: the language has no cluster option on tile
+  // grids) is refused by persistent-tiles with the persistent form to write.
+  fs::path column = temp_file("column_tiles.tile",
+      "kernel rows(A: tensor<M, 64, bf16>, B: tensor<64, 64, bf16>, C: tensor<M, 64, f32>) grid tiles(cdiv(M, 128)) as (m) {\n"
+      "  store C[m, 0] = mma(load A[m, 0] : <128, 64>, load B[0, 0] : <64, 64>, zeros<128, 64, f32>());\n}\n");
+  ASSERT_EQ(run_command(tilec("compile " + column.string() + " --emit ir --stop-after parse -o " + scheduled.string())).status, 0);
+  tir = read_file(scheduled);
+  size_t grid_ids = tir.find("{schedule = \"tiles\"}");
+  ASSERT_NE(grid_ids, std::string::npos) << tir;
+  tir.replace(grid_ids, std::string("{schedule = \"tiles\"}").size(), "{cluster = 2, schedule = \"tiles\"}");
+  write_file(scheduled, tir);
+  fs::remove(column);
+  CommandResult clustered = run_command(tilec("compile " + scheduled.string() + " -o /dev/null"));
+  EXPECT_EQ(clustered.status, 1);
+  EXPECT_THAT(clustered.err, HasSubstr("a tile grid of a kernel with mma in clusters of 2 CTAs; write `grid persistent(..., "
+                                       "cluster = 2)` instead"));
   fs::remove(tiles);
   fs::remove(scheduled);
 
