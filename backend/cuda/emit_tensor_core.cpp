@@ -86,6 +86,11 @@ class TensorCoreKernel : public tensor_core::Analysis {
 
   int64_t total_threads() const { return kWarpgroup + compute_threads_; }
 
+  // setmaxnreg pays only where the register file limits the launch. With one compute warpgroup
+  // (256 threads) every thread may already hold 255 registers, above the compute agent's count,
+  // and an increase may not lower a count: no rebalancing then.
+  bool rebalances_registers() const { return total_threads() * kMaxThreadRegisters > kRegisterFile; }
+
   void emit_summary() {
     const std::string rule(95, '-');
     line(0, "// " + rule);
@@ -93,9 +98,8 @@ class TensorCoreKernel : public tensor_core::Analysis {
                         kernel_.location().known() ? fmt::format(" (line {})", kernel_.location().line) : "",
                         target_, blackwell() ? "tcgen05.mma into TMEM" : "WGMMA, accumulators in registers"));
     line(0, fmt::format("// grid: {} CTAs of {} threads", describe_grid(plan_), total_threads()));
-    const bool rebalance = total_threads() * kMaxThreadRegisters > kRegisterFile;
     auto registers = [&](const Operation* agent) {
-      return rebalance ? fmt::format("{} registers", agent->int_attr("registers")) : std::string("registers as compiled");
+      return rebalances_registers() ? fmt::format("{} registers", agent->int_attr("registers")) : std::string("registers as compiled");
     };
     line(0, fmt::format("//   agents: producer warpgroup 0 (128 threads, {}, one elected thread issues TMA), "
                         "compute warpgroups 1..{} ({} threads, {})",
@@ -216,10 +220,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(1, "const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));");
     }
     comment(1, *specialize_);
-    // setmaxnreg pays only where the register file limits the launch. With one compute warpgroup
-    // (256 threads) every thread may already hold 255 registers, above the compute agent's count,
-    // and an increase may not lower a count: no rebalancing then.
-    const bool rebalance = total_threads() * kMaxThreadRegisters > kRegisterFile;
+    const bool rebalance = rebalances_registers();
     line(1, "if (threadIdx.x < 128) {");
     if (rebalance) line(2, fmt::format("tilec_lower_registers<{}>();", producer_->int_attr("registers")));
     line(2, "// One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.");
@@ -516,9 +517,6 @@ class TensorCoreKernel : public tensor_core::Analysis {
     return fmt::format("tilec_matrix_descriptor({} + {}{}, {}, 1024)", slot, step * mma_k(operand.tile.element()) * kPanelRowBytes,
                        mn_offset, operand.panel_bytes());
   }
-  std::string b_descriptor(const StageBuffer& b, const std::string& slot, int64_t step) const {
-    return operand_descriptor(b, slot, step);
-  }
 
   // Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's format: kind::f16 has f16 0 and bf16 1,
   // kind::f8f6f4 e4m3 0 and e5m2 1. Bits 15 and 16 (A's and B's major-ness): 0 for K-major, 1 for
@@ -552,7 +550,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     for (int64_t step = 0; step < a.tile.shape()[1] / mma_k(plan.input); ++step)
       line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(plan.input),
                                    accumulator.tmem_column, operand_descriptor(a, plan_.expression(op.operand(0)), step),
-                                   b_descriptor(b, plan_.expression(op.operand(1)), step),
+                                   operand_descriptor(b, plan_.expression(op.operand(1)), step),
                                    tcgen05_instruction(plan.input, accumulator.rows, accumulator.columns, b.transposed, a.k_major()),
                                    step == 0 ? accumulator.name + "_started" : "true"));
     line(indent, "}");
@@ -597,7 +595,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(plan.input), plan.tmem_column,
                                    a_stage ? operand_descriptor(*a_stage, a_base, step)
                                            : fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(a_base, a_panel, step, "")),
-                                   b_descriptor(b, plan_.expression(op.operand(1)), step),
+                                   operand_descriptor(b, plan_.expression(op.operand(1)), step),
                                    tcgen05_instruction(plan.input, result.rows, result.columns, b.transposed,
                                                        !a_stage || a_stage->k_major()),
                                    step == 0 ? "false" : "true"));
@@ -650,7 +648,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     if (a_registers) {
       for (int64_t step = 0; step < a_registers->columns / mma_k(plan.input); ++step)
         line(indent, fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed, 4 * step,
-                                 4 * step + 1, 4 * step + 2, 4 * step + 3, b_descriptor(b, b_slot, step)));
+                                 4 * step + 1, 4 * step + 2, 4 * step + 3, operand_descriptor(b, b_slot, step)));
     } else {
       // Each warpgroup's 64 rows of A: 64 rows further in a K-major A, one panel (128 bytes of M)
       // further in an MN-major one.
@@ -660,7 +658,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
                                  operand_descriptor(a, plan_.expression(op.operand(0)), step,
                                                     fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes),
                                                     fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", a.panel_bytes())),
-                                 b_descriptor(b, b_slot, step)));
+                                 operand_descriptor(b, b_slot, step)));
     }
     line(indent, "tilec_wgmma_commit();");
     if (deferred_mma_.count(&op))
