@@ -16,6 +16,12 @@
 #                                        minutes under ASan); the tilec compiles it makes are the
 #                                        samples', which the samples and emulate suites run here
 #      Report.ScreenshotInHeadlessChromium  a browser rendering a page the other Report tests check
+#      SampleSweep.*persistent_rounds*   the sweep's largest shapes (one CTA walks every tile): the
+#                                        same tilec paths as the sweep's other shapes with more
+#                                        rounds, most of their cost the sanitized interpreter's
+#    $TILEC_TEST_EMULATE_CACHE (tests/emulate/emulate_test_support.h), when set, is the emulation
+#    build cache the emulate suites use; .ci/run points it at the first stage's, so programs the
+#    first stage built are not compiled again.
 # 3. scripts/fuzz.sh runs the four fuzz targets from the same build directory.
 # It closes with "sanitizers: N passed, N failed, N skipped" and exits 1 when anything failed.
 set -uo pipefail
@@ -36,7 +42,7 @@ skipped_tests='^(cuda-nvcc|integration-build-examples|cuda-layout-tables)$'
 mapfile -t tests < <(meson test -C "$build_dir" --list 2>/dev/null | sed -n 's/^.* \/ //p' | grep -vE "$skipped_tests")
 ((${#tests[@]})) || { echo "sanitizers: meson listed no tests in $build_dir" >&2; exit 1; }
 status=0
-GTEST_FILTER='-SampleCuda.*:Report.ScreenshotInHeadlessChromium' \
+GTEST_FILTER='-SampleCuda.*:Report.ScreenshotInHeadlessChromium:*persistent_rounds' \
   meson test -C "$build_dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${tests[@]}" || status=1
 log="$build_dir/meson-logs/testlog.txt"
 count() { awk -F: "/^$1:/{gsub(/ /,\"\",\$2);s+=\$2}END{print s+0}" "$log" 2>/dev/null || echo 0; }
