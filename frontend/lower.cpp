@@ -270,8 +270,9 @@ Operation* Lowering::lower_store(const Stmt& s) {
     return nullptr;
   }
   const Type& tile = value.value->type();
-  if (tile.rank() != t.rank()) {
-    error(s.value->location, fmt::format("storing a rank-{} tile into a rank-{} tensor", tile.rank(), t.rank()));
+  if (tile.rank() > t.rank()) {
+    error(s.value->location, fmt::format("storing a rank-{} tile into the rank-{} tensor '{}' (a tile may have "
+                                         "fewer dimensions than its tensor, not more)", tile.rank(), t.rank(), s.name));
     return nullptr;
   }
   if (tile.element() != t.element()) {

@@ -476,8 +476,10 @@ Operand Lowering::lower_load(const Expr& e) {
   if (!coordinates(e.args, tensor->type(), e.location, operands)) return {};
   auto shape = tile_shape(e.shape);
   if (!shape) return {};
-  if (shape->size() != tensor->type().rank()) {
-    error(e.location, fmt::format("the tile shape has {} dimensions, the tensor {}", shape->size(), tensor->type().rank()));
+  if (shape->size() > tensor->type().rank()) {
+    error(e.location, fmt::format("the tile shape has {} dimensions, more than the rank-{} tensor '{}' (a tile "
+                                  "may have fewer: the leading coordinates then pick a slice)",
+                                  shape->size(), tensor->type().rank(), e.name));
     return {};
   }
   std::vector<std::pair<std::string, Attribute>> attributes;

@@ -155,6 +155,12 @@ std::string Type::to_string() const {
 }  // namespace tilec
 
 namespace tilec {
+std::vector<int64_t> shape_in_tensor(const Type& tile, size_t tensor_rank) {
+  std::vector<int64_t> shape(tensor_rank - std::min(tensor_rank, tile.rank()), 1);
+  shape.insert(shape.end(), tile.shape().begin(), tile.shape().end());
+  return shape;
+}
+
 Type broadcast_type(const Type& a, const Type& b) {
   bool a_ok = a.is_scalar() || a.is_tile();
   bool b_ok = b.is_scalar() || b.is_tile();

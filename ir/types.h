@@ -96,4 +96,10 @@ namespace tilec {
 // any tile; two tiles need the same rank and each dim equal or 1. The element types must match.
 // Returns none (is_none()) when they do not combine; the result tile lives in registers.
 Type broadcast_type(const Type& a, const Type& b);
+
+// A load or store may move a tile of lower rank than its tensor's: a slice. Its shape in the
+// tensor's rank has a leading 1 for each dimension the tile lacks, so the coordinates there, in
+// units of one element, pick the slice (e.g. the batch of a [B, M, K] tensor that a <BM, BK>
+// tile reads). Expects tile.rank() <= tensor_rank.
+std::vector<int64_t> shape_in_tensor(const Type& tile, size_t tensor_rank);
 }  // namespace tilec

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "edit_text.h"
+
 namespace tilec::testing {
 
 struct CommandResult {
@@ -30,6 +32,7 @@ inline void write_file(const std::filesystem::path& path, const std::string& tex
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
 }
+
 
 // Runs `command` through the shell; stdout and stderr are captured through temporary files.
 inline CommandResult run_command(const std::string& command) {

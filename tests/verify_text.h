@@ -6,19 +6,12 @@
 
 #include <string>
 
+#include "edit_text.h"
 #include "ir/diagnostic.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
 
 namespace tilec::testing {
-
-// `text` with the first occurrence of `from` replaced by `to` (a test failure when absent).
-inline std::string replace_once(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 // Parses and verifies `text`; returns every diagnostic rendered ("" when it verifies).
 inline std::string verify_text(const std::string& text) {

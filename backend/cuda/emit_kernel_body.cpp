@@ -427,20 +427,22 @@ void BodyEmitter::emit_mma(const Operation& op, int indent) {
   }
 }
 
-// Declares index0.. (the element's position in the tensor) and `in_bounds` for a load/store.
+// Declares index0.. (the element's position in the tensor) and `in_bounds` for a load/store. A
+// tile of lower rank than its tensor is a slice: its leading coordinates are element indices.
 void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile, int indent) {
   const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
+  const std::vector<int64_t> shape = shape_in_tensor(tile, extents.size());
   std::vector<std::string> checks;
-  for (size_t d = 0; d < tile.rank(); ++d) {
+  for (size_t d = 0; d < shape.size(); ++d) {
     // index_d = tile coordinate * tile extent (or, for a load at element coordinates, the
     // coordinate itself) + the element's coordinate within the tile.
     const std::string& tile_coordinate = plan_.expression(op.operand(1 + d));
     std::vector<std::string> terms;
     if (tile_coordinate != "0")
-      terms.push_back(tile.shape()[d] == 1 || op.has_attr("elements")
+      terms.push_back(shape[d] == 1 || op.has_attr("elements")
                           ? tile_coordinate
-                          : fmt::format("{} * {}", tile_coordinate, tile.shape()[d]));
-    std::string within = coordinate(tile.shape(), d, "elem");
+                          : fmt::format("{} * {}", tile_coordinate, shape[d]));
+    std::string within = coordinate(shape, d, "elem");
     if (within != "0") terms.push_back(within);
     line(indent, fmt::format("const int64_t index{} = {};", d, terms.empty() ? "0" : join(terms, " + ")));
     checks.push_back(fmt::format("0 <= index{0} && index{0} < {1}", d, extents[d]));

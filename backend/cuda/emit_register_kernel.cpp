@@ -98,7 +98,7 @@ class RegisterEmitter {
   void emit_fill(const Operation& op, int indent);
   void emit_reduction(const Operation& op, int indent);
   void emit_memory(const Operation& op, int indent);
-  std::string vector_start_check(const Operation& op, bool two_d, int64_t width) const;
+  std::string vector_start_check(const Operation& op, bool two_d, int64_t width, size_t lead) const;
   bool emit_column_store(const Operation& op, int indent);
   void emit_grid_ids(const Operation& op, int indent);
   void emit_for(const Operation& op, int indent);
@@ -385,10 +385,11 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
 }
 
 // A load at element coordinates starts its rows at any column: whole vectors need that column
-// to be a multiple of the vector width too (" && (c % V == 0)"; "" for tile coordinates).
-std::string RegisterEmitter::vector_start_check(const Operation& op, bool two_d, int64_t width) const {
+// to be a multiple of the vector width too (" && (c % V == 0)"; "" for tile coordinates). `lead`
+// counts the slice coordinates before the tile's own.
+std::string RegisterEmitter::vector_start_check(const Operation& op, bool two_d, int64_t width, size_t lead) const {
   if (!op.has_attr("elements")) return "";
-  std::string column = plan_.expression(op.operand(two_d ? 2 : 1));
+  std::string column = plan_.expression(op.operand(lead + (two_d ? 2 : 1)));
   if (column == "0") return "";
   return fmt::format(" && ({} % {} == 0)", column, width);
 }
@@ -402,18 +403,38 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   const Value* tile = store ? op.operands().back() : op.result();
   std::vector<int64_t> shape = tile->type().shape();
   std::vector<int64_t> m = as_matrix(shape);
-  const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
+  const std::vector<std::string>& all_extents = plan_.tensor_dims.at(tensor);
   bool two_d = shape.size() == 2;
+  // A tile of lower rank than its tensor is a slice (shape_in_tensor): its leading coordinates
+  // pick the rows x columns matrix at `base`, and a slice outside the tensor has no rows.
+  size_t lead = all_extents.size() - shape.size();
+  std::vector<std::string> extents(all_extents.begin() + static_cast<std::ptrdiff_t>(lead), all_extents.end());
+  std::string base = plan_.expression(tensor);
   std::string rows = two_d ? extents[0] : "1", columns = two_d ? extents[1] : extents[0];
+  comment(indent, op);
+  if (lead > 0) {
+    std::string slice, inside;
+    for (size_t d = 0; d < lead; ++d) {
+      const std::string& at = plan_.expression(op.operand(1 + d));
+      slice = d == 0   ? fmt::format("static_cast<int64_t>({})", at)
+              : d == 1 ? fmt::format("{} * {} + {}", slice, all_extents[d], at)
+                       : fmt::format("({}) * {} + {}", slice, all_extents[d], at);
+      inside += fmt::format("{}0 <= {} && {} < {}", d == 0 ? "" : " && ", at, at, all_extents[d]);
+    }
+    std::string matrix = two_d ? extents[0] + " * " + extents[1] : extents[0];
+    base = names_.unique(base + "_slice");
+    line(indent, fmt::format("{} {} = {} + {}{}{} * {};", store ? "auto* const" : "const auto* const", base,
+                             plan_.expression(tensor), lead > 1 ? "(" : "", slice, lead > 1 ? ")" : "", matrix));
+    rows = fmt::format("({} ? {} : 0)", inside, rows);
+  }
   int64_t width = layout_.width_of(shape);
   int64_t vectors = layout_.row_slots_of(shape) * layout_.column_slots_of(shape);
-  comment(indent, op);
   if (!store) declare(tile, indent);
   std::string flag = "false";  // whether whole vectors may move (one element: never)
   if (width > 1) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
     flag = names_.unique(plan_.expression(tensor) + "_vectors");
-    line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {}){};", flag, width, plan_.expression(tensor),
-                             two_d ? columns : std::to_string(width), vector_start_check(op, two_d, width)));
+    line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {}){};", flag, width, base,
+                             two_d ? columns : std::to_string(width), vector_start_check(op, two_d, width, lead)));
   }
   // Vector slot s: row slot s / column_slots, column slot s % column_slots, lane 0.
   std::string first = width == 1 ? vector_slot_ : fmt::format("{} * {}", vector_slot_, width);
@@ -425,6 +446,7 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   parts.row_slot = row_slots == 1 ? "0" : column_slots == 1 ? vector_slot_
                                                             : fmt::format("{} / {}", vector_slot_, column_slots);
   auto global = [&](int axis, size_t operand) {
+    operand += lead;
     std::string tile_coordinate = plan_.expression(op.operand(operand));
     std::string local = coordinate(shape, axis, parts);
     std::string base = tile_coordinate == "0" ? ""
@@ -440,12 +462,10 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   open_loop(indent, vector_slot_, vectors);
   line(indent + 1, fmt::format("const Index {} = {};", row_, two_d ? global(0, 1) : "0"));
   line(indent + 1, fmt::format("const Index {} = {};", column_, global(1, two_d ? 2 : 1)));
-  std::string call = store ? fmt::format("store_vector<{}>({}, {}, {}, {}, {}, {}, &{}[{}]);", width,
-                                         plan_.expression(tensor), row_, column_, rows, columns, flag,
-                                         plan_.expression(tile), first)
+  std::string call = store ? fmt::format("store_vector<{}>({}, {}, {}, {}, {}, {}, &{}[{}]);", width, base, row_,
+                                         column_, rows, columns, flag, plan_.expression(tile), first)
                            : fmt::format("load_vector<{}>(&{}[{}], {}, {}, {}, {}, {}, {});", width,
-                                         plan_.expression(tile), first, plan_.expression(tensor), row_, column_, rows,
-                                         columns, flag);
+                                         plan_.expression(tile), first, base, row_, column_, rows, columns, flag);
   line(indent + 1, guard.empty() ? call : fmt::format("if ({}) {}", guard, call));
   line(indent, "}");
 }
@@ -462,7 +482,7 @@ bool RegisterEmitter::emit_column_store(const Operation& op, int indent) {
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
   int64_t bytes = byte_size(tile->type().element());
   int64_t width = 16 / bytes;
-  if (shape.size() != 2 || shape[1] != 1 || extents[1] != "1" || shape[0] != layout_.rows || layout_.rows == 1 ||
+  if (shape.size() != 2 || extents.size() != 2 || shape[1] != 1 || extents[1] != "1" || shape[0] != layout_.rows || layout_.rows == 1 ||
       shape[0] % width != 0 || shape[0] / width > layout_.threads)
     return false;
   int64_t rows = shape[0];

@@ -155,6 +155,35 @@ class TensorCoreKernel : public tensor_core::Analysis {
     int64_t box_rows = 0, box_columns = 0;
   };
 
+  // Where a load or store of a 2-D tile meets its tensor: the matrix of a rank-2 tensor, or the
+  // one a rank-3 tensor's leading (batch) coordinate picks (shape_in_tensor). `first` is the
+  // operand of the first coordinate; the tensor is the operand before it.
+  struct MatrixAccess {
+    std::string base;           // the matrix's first element: "C", or "(C + static_cast<int64_t>(b) * (M * N))"
+    std::string inside;         // "" or "0 <= b && b < B && ": the batch exists
+    std::string batch;          // the batch coordinate ("" for a rank-2 tensor)
+    std::string row, column;    // the tile coordinates
+    std::string rows, columns;  // the matrix's extents
+  };
+  MatrixAccess matrix_access(const Operation& op, size_t first) const {
+    const Value* tensor = op.operand(first - 1);
+    const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
+    const bool batched = extents.size() == 3;
+    MatrixAccess access;
+    access.rows = extents[batched ? 1 : 0];
+    access.columns = extents[batched ? 2 : 1];
+    access.row = plan_.expression(op.operand(first + (batched ? 1 : 0)));
+    access.column = plan_.expression(op.operand(first + (batched ? 2 : 1)));
+    access.base = plan_.expression(tensor);
+    if (batched) {
+      access.batch = plan_.expression(op.operand(first));
+      access.base = fmt::format("({} + static_cast<int64_t>({}) * ({} * {}))", access.base, access.batch, access.rows,
+                                access.columns);
+      access.inside = fmt::format("0 <= {0} && {0} < {1} && ", access.batch, extents[0]);
+    }
+    return access;
+  }
+
   // One tensor map per tensor the stage buffers load from, in stage-buffer order, then one per
   // tensor TMA stores write, in program order.
   std::vector<TensorMap> tensor_maps() const {
@@ -413,17 +442,18 @@ class TensorCoreKernel : public tensor_core::Analysis {
   void emit_tma(const Operation& op, int indent) {
     const StageBuffer& buffer = stages_[stage_of_.at(op.operand(0))];
     const Value* full = buffer.full;
-    const std::string& row = plan_.expression(op.operand(3));
-    const std::string& column = plan_.expression(op.operand(4));
+    const MatrixAccess access = matrix_access(op, 3);
     comment(indent, op);
     for (int64_t panel = 0; panel < buffer.panels(); ++panel) {
-      std::string inner = fmt::format("{} * {}", column, buffer.stored()[1]);
+      std::string inner = fmt::format("{} * {}", access.column, buffer.stored()[1]);
       if (panel > 0) inner += fmt::format(" + {}", panel * panel_columns(buffer.tile.element()));
-      line(indent, fmt::format("tilec_tma_load_2d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
-                               "static_cast<int32_t>({} * {}), {});",
-                               buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
-                               panel > 0 ? fmt::format(" + {}", panel * buffer.panel_bytes()) : "", buffer.map, inner, row,
-                               buffer.stored()[0], slot_address(full, op.operand(1))));
+      line(indent, fmt::format("tilec_tma_load_{}d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
+                               "static_cast<int32_t>({} * {}), {}{});",
+                               access.batch.empty() ? 2 : 3, buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
+                               panel > 0 ? fmt::format(" + {}", panel * buffer.panel_bytes()) : "", buffer.map, inner,
+                               access.row, buffer.stored()[0],
+                               access.batch.empty() ? "" : fmt::format("static_cast<int32_t>({}), ", access.batch),
+                               slot_address(full, op.operand(1))));
     }
   }
 
@@ -701,11 +731,11 @@ class TensorCoreKernel : public tensor_core::Analysis {
     position_used_ = true;
     const std::vector<int64_t>& shape = op.result()->type().shape();
     std::string r = shape[0] == 1 ? "0" : row, c = shape[1] == 1 ? "0" : column;
-    const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
-    std::string index0 = fmt::format("({} * {} + {})", plan_.expression(op.operand(1)), shape[0], r);
-    std::string index1 = fmt::format("({} * {} + {})", plan_.expression(op.operand(2)), shape[1], c);
-    return fmt::format("({0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, extents[0], extents[1],
-                       plan_.expression(op.operand(0)), zero_literal(op.result()->type().element()));
+    const MatrixAccess access = matrix_access(op, 1);
+    std::string index0 = fmt::format("({} * {} + {})", access.row, shape[0], r);
+    std::string index1 = fmt::format("({} * {} + {})", access.column, shape[1], c);
+    return fmt::format("({6}{0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, access.rows,
+                       access.columns, access.base, zero_literal(op.result()->type().element()), access.inside);
   }
 
   // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
@@ -740,11 +770,10 @@ class TensorCoreKernel : public tensor_core::Analysis {
     }
     const bool accumulators = !plan.accumulators.empty();
     const Value* value = op.operands().back();
-    const Value* tensor = op.operand(0);
-    const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
+    const MatrixAccess access = matrix_access(op, 1);
     int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-    std::string row_base = fmt::format("{} * {}", plan_.expression(op.operand(1)), rows);
-    std::string column_base = fmt::format("{} * {}", plan_.expression(op.operand(2)), columns);
+    std::string row_base = fmt::format("{} * {}", access.row, rows);
+    std::string column_base = fmt::format("{} * {}", access.column, columns);
     comment(indent, op);
     line(indent, "{");
     if (blackwell()) {
@@ -772,7 +801,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
         line(indent + 2, "#pragma unroll");
         line(indent + 2, "for (int i = 0; i < 32; ++i) {");
         line(indent + 3, "const int column = first_column + chunk * 32 + i;");
-        emit_store_element(op, value, extents, row_base, column_base, context, indent + 3);
+        emit_store_element(value, access, row_base, column_base, context, indent + 3);
         line(indent + 2, "}");
         line(indent + 1, "}");
         emit_tmem_release(indent + 1);
@@ -780,7 +809,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
         line(indent + 1, "#pragma unroll");
         line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", half));
         line(indent + 2, "const int column = first_column + i;");
-        emit_store_element(op, value, extents, row_base, column_base, context, indent + 2);
+        emit_store_element(value, access, row_base, column_base, context, indent + 2);
         line(indent + 1, "}");
       }
     } else {
@@ -791,7 +820,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
       line(indent + 2, "const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
       line(indent + 2, "const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
-      emit_store_element(op, value, extents, row_base, column_base, ElementContext{}, indent + 2);
+      emit_store_element(value, access, row_base, column_base, ElementContext{}, indent + 2);
       line(indent + 1, "}");
     }
     line(indent, "}");
@@ -824,8 +853,9 @@ class TensorCoreKernel : public tensor_core::Analysis {
     int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
     int64_t per_warpgroup = blackwell() ? columns * kWarpgroup / compute_threads_ : columns;
     int64_t width = plan.chunk_columns, box_bytes = plan.box_rows * kPanelRowBytes;
-    std::string row_base = fmt::format("{} * {}", plan_.expression(op.operand(1)), rows);
-    std::string column_base = fmt::format("{} * {}", plan_.expression(op.operand(2)), columns);
+    const MatrixAccess access = matrix_access(op, 1);
+    std::string row_base = fmt::format("{} * {}", access.row, rows);
+    std::string column_base = fmt::format("{} * {}", access.column, columns);
     std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_ + 1);
     comment(indent, op);
     line(indent, "{");
@@ -877,8 +907,10 @@ class TensorCoreKernel : public tensor_core::Analysis {
     }
     line(indent + 2, "tilec_fence_proxy_async();  // the box is read by TMA");
     line(indent + 2, sync);
-    line(indent + 2, fmt::format("if (storer) {{ tilec_tma_store_2d(&{}, staging + box, static_cast<int32_t>({}), "
-                                 "static_cast<int32_t>({})); tilec_bulk_commit(); }}", plan.map, store_column, store_row));
+    line(indent + 2, fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, static_cast<int32_t>({}), "
+                                 "static_cast<int32_t>({}){}); tilec_bulk_commit(); }}", access.batch.empty() ? 2 : 3,
+                                 plan.map, store_column, store_row,
+                                 access.batch.empty() ? "" : fmt::format(", static_cast<int32_t>({})", access.batch)));
     line(indent + 1, "}");
     if (!plan.accumulators.empty()) emit_tmem_release(indent + 1);
     line(indent, "}");
@@ -892,15 +924,14 @@ class TensorCoreKernel : public tensor_core::Analysis {
                              "byte % 16) = {};", element_type(kind), element(value, context)));
   }
 
-  void emit_store_element(const Operation& op, const Value* value, const std::vector<std::string>& extents,
-                          const std::string& row_base, const std::string& column_base, const ElementContext& context,
-                          int indent) {
+  void emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
+                          const std::string& column_base, const ElementContext& context, int indent) {
     // sm_100a, 64 rows: only lanes 0..15 of a warp hold one.
     const bool half_warp = blackwell() && value->type().shape()[0] == 64;
     line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
-    line(indent, fmt::format("if ({}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
-                             half_warp ? "threadIdx.x % 32 < 16 && " : "", extents[0], extents[1],
-                             plan_.expression(op.operand(0)), extents[1], element(value, context)));
+    line(indent, fmt::format("if ({}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
+                             half_warp ? "threadIdx.x % 32 < 16 && " : "", access.inside, access.rows, access.columns,
+                             access.base, access.columns, element(value, context)));
   }
 
   void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent) {
@@ -994,6 +1025,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       launch.setup += "  // TMA addresses 16-byte aligned rows: a tensor without them goes through a padded copy.\n";
     for (const Value* tensor : tensors) {
       const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
+      const bool batched = extents.size() == 3;  // a batch of matrices, copied (when it is) as one of B·M rows
       bool stored = std::any_of(store_ops_.begin(), store_ops_.end(), [&](const Operation* store) {
         return store_plans_.at(store).tma && store_plans_.at(store).tensor == tensor;
       });
@@ -1002,18 +1034,24 @@ class TensorCoreKernel : public tensor_core::Analysis {
       launch.setup += fmt::format(
           "  if (const cudaError_t status = {0}_tma.prepare({0}, {1}, {2}, {3}, {4}, stream); status != cudaSuccess)\n"
           "    return status;\n",
-          name, extents[0], extents[1], byte_size(tensor->type().element()), stored ? "true" : "false");
+          name, batched ? fmt::format("{} * {}", extents[0], extents[1]) : extents[0], extents.back(),
+          byte_size(tensor->type().element()), stored ? "true" : "false");
       launch.teardown += fmt::format("  if (const cudaError_t status = {}_tma.finish(); status != cudaSuccess) return status;\n", name);
     }
     if (!tensors.empty()) launch.teardown += "  return cudaSuccess;\n";
     for (const TensorMap& map : maps) {
       std::string tensor = plan_.expression(map.tensor) + "_tma";
+      const std::vector<std::string>& extents = plan_.tensor_dims.at(map.tensor);
+      // Rank 3: B matrices of M rows, one box of one matrix; an empty tensor's copy is one element.
+      std::string shape = extents.size() == 3
+                              ? fmt::format("3, {0}.empty() ? 1 : {1}, {0}.empty() ? 1 : {2}", tensor, extents[0], extents[1])
+                              : fmt::format("2, 1, {}.map_rows()", tensor);
       launch.setup += fmt::format("  CUtensorMap {};\n", map.name);
       launch.setup += fmt::format(
-          "  if (const cudaError_t status = tilec_tensor_map_2d(&{0}, {1}, {2}.data, {2}.map_rows(), {2}.map_columns(), "
-          "{2}.pitch, {3}, {4}); status != cudaSuccess)\n"
+          "  if (const cudaError_t status = tilec_tensor_map(&{0}, {1}, {2}.data, {3}, {2}.map_columns(), {2}.pitch, {4}, "
+          "{5}); status != cudaSuccess)\n"
           "    return status;\n",
-          map.name, tensor_map_type(map.element), tensor, map.box_rows, map.box_columns);
+          map.name, tensor_map_type(map.element), tensor, shape, map.box_rows, map.box_columns);
     }
     launch.threads = std::to_string(total_threads());
     launch.arguments = kernel_arguments();

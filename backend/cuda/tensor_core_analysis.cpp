@@ -106,7 +106,11 @@ bool Analysis::analyze() {
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (ok && !blackwell()) plan_deferred_releases();
-  return ok && !diagnostics_.has_errors();
+  if (!ok) return false;
+  // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices.
+  for (const StageBuffer& buffer : stages_) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() == 3;
+  for (const auto& [store, plan] : store_plans_) needs_.tma_3d = needs_.tma_3d || (plan.tma && plan.tensor->type().rank() == 3);
+  return !diagnostics_.has_errors();
 }
 
 void Analysis::add_barrier(const Operation& op) {
@@ -190,7 +194,8 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       if (op.has_attr("elements"))
         return unsupported(op, "a load at element coordinates (`load T at [...]`) in a tensor-core kernel yet: load at "
                                "tile coordinates (`load T[i, j]`)");
-      if (producer || op.result()->type().rank() != 2) return unsupported(op, "this 'load' (only 2-D tiles read by a compute agent)");
+      if (producer || op.result()->type().rank() != 2 || op.operand(0)->type().rank() > 3)
+        return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, read by a compute agent)");
       return true;
     default: break;
   }
@@ -209,7 +214,9 @@ bool Analysis::check_tma(const Operation& op) {
   if (it == stage_of_.end()) return unsupported(op, "a tma_load_async into something other than a stage buffer");
   StageBuffer& buffer = stages_[it->second];
   const Value* tensor = op.operand(2);
-  if (tensor->type().rank() != 2) return unsupported(op, fmt::format("TMA from a rank-{} tensor (2-D only)", tensor->type().rank()));
+  if (tensor->type().rank() != 2 && tensor->type().rank() != 3)
+    return unsupported(op, fmt::format("TMA from a rank-{} tensor (a matrix, or a batch of them: rank 2 or 3)",
+                                       tensor->type().rank()));
   if (buffer.tensor && buffer.tensor != tensor) return unsupported(op, "one stage buffer filled from two tensors");
   if (buffer.tensor && buffer.transposed != op.has_attr("transposed"))
     return unsupported(op, "one stage buffer filled both transposed and not");
@@ -511,8 +518,8 @@ bool Analysis::hold_store(const Operation& op) {
   if (op.has_attr("elements"))
     return unsupported(op, "a store at element coordinates (`store T at [...]`) in a tensor-core kernel yet: store at "
                            "tile coordinates (`store T[i, j]`)");
-  if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() != 2)
-    return unsupported(op, "a store that is not a 2-D tile");
+  if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() > 3)
+    return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a rank-2 or rank-3 tensor)");
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   // sm_100a stores 64-row tiles too (the rows of an M = 64 accumulator), direct and not through TMA.
   const bool rows_64 = blackwell() && rows == 64;

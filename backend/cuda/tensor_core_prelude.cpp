@@ -171,14 +171,16 @@ template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_regist
 #endif
 }
 
-// Host: a 2-D tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with
-// boxes of `box_rows` x `box_columns` elements, 128-byte swizzled in shared memory. The driver's
+// Host: a tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with boxes
+// of `box_rows` x `box_columns` elements, 128-byte swizzled in shared memory; of rank 3, over
+// `batches` such matrices one after another, with boxes of one matrix. The driver's
 // cuTensorMapEncodeTiled is looked up through the runtime, so the program needs no -lcuda.
 typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                      const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                                      CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-inline cudaError_t tilec_tensor_map_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, int64_t rows,
-                                       int64_t columns, int64_t row_bytes, uint32_t box_rows, uint32_t box_columns) {
+inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
+                                    int64_t batches, int64_t rows, int64_t columns, int64_t row_bytes, uint32_t box_rows,
+                                    uint32_t box_columns) {
   static TilecEncodeTiled encode = nullptr;
   if (!encode) {
     void* entry = nullptr;
@@ -190,13 +192,15 @@ inline cudaError_t tilec_tensor_map_2d(CUtensorMap* map, CUtensorMapDataType typ
     encode = reinterpret_cast<TilecEncodeTiled>(entry);
   }
   // TMA needs a 16-byte aligned base and row pitch (e.g. bf16 rows of a multiple of 8 elements).
-  if (rows < 1 || columns < 1 || row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(base) % 16 != 0)
+  if ((rank != 2 && rank != 3) || batches < 1 || rows < 1 || columns < 1 || row_bytes % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(base) % 16 != 0)
     return cudaErrorInvalidValue;
-  const cuuint64_t extents[2] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
-  const cuuint32_t box[2] = {box_columns, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult result = encode(map, type, 2, const_cast<void*>(base), extents, strides, box, element_strides,
+  const cuuint64_t extents[3] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows),
+                                 static_cast<cuuint64_t>(batches)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(row_bytes), static_cast<cuuint64_t>(row_bytes * rows)};
+  const cuuint32_t box[3] = {box_columns, box_rows, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
@@ -248,6 +252,32 @@ struct TilecTmaTensor {
     if (copied) cudaFreeAsync(data, stream);
   }
 };
+)";
+
+// Kernels reading or writing rank-3 tensors: the 3-D forms of the TMA load and store (a box of
+// one matrix of the batch: coordinates column, row, batch).
+constexpr std::string_view kTma3d = R"(
+// A box of a 3-D tensor map into shared memory at (inner, middle, outer); as tilec_tma_load_2d.
+__device__ __forceinline__ void tilec_tma_load_3d(uint32_t destination, const CUtensorMap* map, int32_t inner,
+                                                  int32_t middle, int32_t outer, uint32_t barrier TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4, %5}], [%2];"
+               :: "r"(destination), "l"(map), "r"(barrier), "r"(inner), "r"(middle), "r"(outer) : "memory");
+#else
+  ::tilec_emu::ptx::tma_load_3d(destination, map, inner, middle, outer, barrier, tilec_line);
+#endif
+}
+// The reverse, as tilec_tma_store_2d.
+__device__ __forceinline__ void tilec_tma_store_3d(const CUtensorMap* map, uint32_t source, int32_t inner,
+                                                   int32_t middle, int32_t outer TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"
+               :: "l"(map), "r"(inner), "r"(middle), "r"(outer), "r"(source) : "memory");
+#else
+  ::tilec_emu::ptx::tma_store_3d(map, source, inner, middle, outer, tilec_line);
+#endif
+}
 )";
 
 constexpr std::string_view kHopper = R"(
@@ -463,6 +493,7 @@ std::string wgmma_function(int64_t n, const std::string& element, bool register_
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   std::string out(kCommon);
+  if (needs.tma_3d) out += kTma3d;
   if (needs.target == "sm_100a") {
     out += kBlackwell;
     if (needs.tcgen05_f8f6f4) out += kBlackwellF8;

@@ -1,7 +1,7 @@
 // backend/cuda/tensor_core_prelude.h — the PTX helpers a tensor-core kernel's .cu file needs.
 //
 // One block of device functions for mbarriers, TMA, named barriers, setmaxnreg and shared-memory
-// matrix descriptors, and the host function that encodes a 2-D tensor map through the driver
+// matrix descriptors, and the host function that encodes a 2-D or 3-D tensor map through the driver
 // entry point (no -lcuda); then, per shape a kernel uses, a WGMMA (sm_90a) or a TMEM load
 // (sm_100a) wrapper, since their register lists are spelled out operand by operand.
 #pragma once
@@ -19,6 +19,7 @@ struct TensorCoreNeeds {
   // ":am": A MN-major (a transposed A); ":kb": B K-major. "64x256:e4m3:kb": m64nNk32 of 8-bit floats (K-major only).
   std::set<std::string> wgmma_shapes;
   bool tcgen05_f8f6f4 = false;  // sm_100a: a tcgen05.mma of kind::f8f6f4 (8-bit inputs)
+  bool tma_3d = false;          // a TMA load or store of a rank-3 tensor (a batch of matrices)
 };
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs);

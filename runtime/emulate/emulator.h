@@ -82,7 +82,7 @@ struct AsyncOp {
   std::vector<Epoch> completion;
   // TMA
   TensorMapFields map{};
-  int32_t inner = 0, outer = 0;
+  int32_t coordinates[5] = {};  // element coordinates, dimension 0 first
   uint32_t shared_address = 0;  // destination (load) or source (store)
   uint32_t barrier = 0;         // load: completes transaction bytes here
   uint32_t bytes = 0;

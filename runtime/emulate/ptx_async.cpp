@@ -14,6 +14,7 @@
 // operations are performed in issue order (the accumulator chains through them); TMA
 // operations in any order.
 #include <algorithm>
+#include <initializer_list>
 
 #include "runtime/emulate/emulator.h"
 
@@ -37,15 +38,15 @@ OperandType operand_type(ptx::Operand type) {
   return OperandType::bf16;
 }
 
-const TensorMapFields& tensor_map(const CUtensorMap* map, int line, const char* what) {
+const TensorMapFields& tensor_map(const CUtensorMap* map, uint32_t rank, int line, const char* what) {
   const auto* fields = reinterpret_cast<const TensorMapFields*>(map);
   if (!map || fields->magic != kTensorMapMagic) {
     report_fatal("invalid operand", line,
                  std::string(what) + " with a tensor map that cuTensorMapEncodeTiled did not encode");
     stop_cta();
   }
-  if (fields->rank != 2) {
-    report_fatal("invalid operand", line, std::string(what) + " (2-D) with a tensor map of rank " + std::to_string(fields->rank));
+  if (fields->rank != rank) {
+    report_fatal("invalid operand", line, std::string(what) + " with a tensor map of rank " + std::to_string(fields->rank));
     stop_cta();
   }
   return *fields;
@@ -199,7 +200,7 @@ void perform(AsyncOp& op) {
   switch (op.kind) {
     case AsyncKind::tma_load: {
       if (!op.invalid) {
-        tma_load_2d(op.map, op.inner, op.outer, c.shared, op.shared_address);
+        tma_load(op.map, op.coordinates, c.shared, op.shared_address);
         refresh_shadow(op.shared_address, op.bytes);
       }
       MBarrier& barrier = c.mbarriers[op.barrier];
@@ -207,7 +208,7 @@ void perform(AsyncOp& op) {
       break;
     }
     case AsyncKind::tma_store:
-      if (!op.invalid) tma_store_2d(op.map, op.inner, op.outer, c.shared, op.shared_address);
+      if (!op.invalid) tma_store(op.map, op.coordinates, c.shared, op.shared_address);
       break;
     case AsyncKind::wgmma: perform_wgmma(c, op); break;
     case AsyncKind::tcgen05_mma: {
@@ -258,16 +259,18 @@ namespace ptx {
 
 // --- TMA ---------------------------------------------------------------------------------------
 
-void tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner, int32_t outer, uint32_t barrier_address,
-                 int line) {
+namespace {
+
+// cp.async.bulk.tensor.{2,3}d (load): the box at `coordinates` (as many as the map's rank).
+void issue_tma_load(uint32_t destination, const CUtensorMap* map, std::initializer_list<int32_t> coordinates,
+                    uint32_t barrier_address, int line, const char* what) {
   Cta& c = cta();
   ThreadState& thread = self();
-  const TensorMapFields& fields = tensor_map(map, line, "cp.async.bulk.tensor.2d (load)");
+  const TensorMapFields& fields = tensor_map(map, static_cast<uint32_t>(coordinates.size()), line, what);
   async_proxy_barrier(barrier_address, line, "the TMA load completes on");
   AsyncOp& op = new_async_op(AsyncKind::tma_load, line);
   op.map = fields;
-  op.inner = inner;
-  op.outer = outer;
+  std::copy(coordinates.begin(), coordinates.end(), op.coordinates);
   op.shared_address = destination;
   op.barrier = barrier_address;
   op.bytes = tma_box_bytes(fields);
@@ -281,14 +284,15 @@ void tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner, in
   submit(op);
 }
 
-void tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer, int line) {
+// cp.async.bulk.tensor.{2,3}d (store): the box from `source` to `coordinates`.
+void issue_tma_store(const CUtensorMap* map, uint32_t source, std::initializer_list<int32_t> coordinates, int line,
+                     const char* what) {
   ThreadState& thread = self();
   scan_generic_writes(thread, line);
-  const TensorMapFields& fields = tensor_map(map, line, "cp.async.bulk.tensor.2d (store)");
+  const TensorMapFields& fields = tensor_map(map, static_cast<uint32_t>(coordinates.size()), line, what);
   AsyncOp& op = new_async_op(AsyncKind::tma_store, line);
   op.map = fields;
-  op.inner = inner;
-  op.outer = outer;
+  std::copy(coordinates.begin(), coordinates.end(), op.coordinates);
   op.shared_address = source;
   op.bytes = tma_box_bytes(fields);
   if (source % 128 != 0)
@@ -298,6 +302,26 @@ void tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_
     check_async_read(op, thread.clock, chunks, static_cast<int>(tensor_map_swizzle(fields)));
   thread.bulk_uncommitted.push_back(op.id);
   submit(op);
+}
+
+}  // namespace
+
+void tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner, int32_t outer, uint32_t barrier_address,
+                 int line) {
+  issue_tma_load(destination, map, {inner, outer}, barrier_address, line, "cp.async.bulk.tensor.2d (load)");
+}
+
+void tma_load_3d(uint32_t destination, const CUtensorMap* map, int32_t inner, int32_t middle, int32_t outer,
+                 uint32_t barrier_address, int line) {
+  issue_tma_load(destination, map, {inner, middle, outer}, barrier_address, line, "cp.async.bulk.tensor.3d (load)");
+}
+
+void tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer, int line) {
+  issue_tma_store(map, source, {inner, outer}, line, "cp.async.bulk.tensor.2d (store)");
+}
+
+void tma_store_3d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t middle, int32_t outer, int line) {
+  issue_tma_store(map, source, {inner, middle, outer}, line, "cp.async.bulk.tensor.3d (store)");
 }
 
 void bulk_commit_group(int line) {

@@ -35,6 +35,8 @@ inline constexpr auto kPtxTable = std::to_array<PtxInstruction>({
     // TMA and bulk groups
     {"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "tma_load_2d"},
     {"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "tma_store_2d"},
+    {"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "tma_load_3d"},
+    {"cp.async.bulk.tensor.3d.global.shared::cta.bulk_group", "tma_store_3d"},
     {"cp.async.bulk.commit_group", "bulk_commit_group"},
     {"cp.async.bulk.wait_group.read", "bulk_wait_group_read"},
     {"cp.async.bulk.wait_group", "bulk_wait_group"},

@@ -176,25 +176,29 @@ uint32_t box_elements(const TensorMapFields& map, uint32_t d) {
   return (map.box[d] + map.element_strides[d] - 1) / map.element_strides[d];
 }
 
-// A 2-D box's geometry: rows of row_bytes bytes in shared memory, and the global element
-// coordinates they come from (dimension 0 inner, dimension 1 outer; a rank-1 map has one row).
-struct BoxGeometry {
-  uint32_t columns = 0, rows = 0, row_bytes = 0;
-  uint32_t inner_step = 1, outer_step = 1;
-  uint64_t inner_extent = 0, outer_extent = 1, row_stride = 0;
+// A box is packed rows of row_bytes bytes in shared memory: dimension 0 along a row, the
+// other dimensions (1 innermost) numbering the rows. Where box row r lies in the tensor.
+struct BoxRow {
+  bool inside = true;   // every coordinate but dimension 0's is inside the tensor
+  uint64_t offset = 0;  // byte offset of the row's dimension-0 coordinate 0 in global memory
 };
 
-BoxGeometry box_geometry(const TensorMapFields& map) {
-  BoxGeometry box;
-  box.columns = box_elements(map, 0);
-  box.rows = box_elements(map, 1);
-  box.row_bytes = box.columns * map.element_bytes;
-  box.inner_step = map.element_strides[0];
-  box.outer_step = map.rank > 1 ? map.element_strides[1] : 1;
-  box.inner_extent = map.extents[0];
-  box.outer_extent = map.rank > 1 ? map.extents[1] : 1;
-  box.row_stride = map.rank > 1 ? map.strides_bytes[1] : 0;
-  return box;
+BoxRow box_row(const TensorMapFields& map, const int32_t* coordinates, uint32_t r) {
+  BoxRow row;
+  for (uint32_t d = 1; d < map.rank; ++d) {
+    const uint32_t extent = box_elements(map, d);
+    const int64_t at = int64_t{coordinates[d]} + int64_t{r % extent} * map.element_strides[d];
+    r /= extent;
+    if (at < 0 || static_cast<uint64_t>(at) >= map.extents[d]) row.inside = false;
+    else row.offset += static_cast<uint64_t>(at) * map.strides_bytes[d];
+  }
+  return row;
+}
+
+uint32_t box_rows(const TensorMapFields& map) {
+  uint32_t rows = 1;
+  for (uint32_t d = 1; d < map.rank; ++d) rows *= box_elements(map, d);
+  return rows;
 }
 
 // Copies one packed box row (row_bytes bytes at `row`) to or from shared memory, chunk by
@@ -217,50 +221,58 @@ uint32_t tma_box_bytes(const TensorMapFields& map) {
   return bytes;
 }
 
-uint32_t tma_load_2d(const TensorMapFields& map, int32_t inner, int32_t outer, uint8_t* shared,
-                     uint32_t destination) {
-  const BoxGeometry box = box_geometry(map);
+uint32_t tma_load(const TensorMapFields& map, const int32_t* coordinates, uint8_t* shared, uint32_t destination) {
   const layout::Swizzle swizzle = tensor_map_swizzle(map);
   const auto* global = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(map.global_address));
-  std::array<uint8_t, 256 * 8> row{};  // one packed box row
-  for (uint32_t r = 0; r < box.rows; ++r) {
-    int64_t y = int64_t{outer} + int64_t{r} * box.outer_step;
-    bool row_inside = y >= 0 && static_cast<uint64_t>(y) < box.outer_extent;
-    for (uint32_t c = 0; c < box.columns; ++c) {
-      int64_t x = int64_t{inner} + int64_t{c} * box.inner_step;
-      uint8_t* element = row.data() + c * map.element_bytes;
-      if (row_inside && x >= 0 && static_cast<uint64_t>(x) < box.inner_extent)
-        std::memcpy(element, global + static_cast<uint64_t>(y) * box.row_stride + static_cast<uint64_t>(x) * map.element_bytes,
-                    map.element_bytes);
+  const uint32_t columns = box_elements(map, 0), row_bytes = columns * map.element_bytes;
+  std::array<uint8_t, 256 * 8> packed{};  // one packed box row
+  for (uint32_t r = 0, rows = box_rows(map); r < rows; ++r) {
+    const BoxRow row = box_row(map, coordinates, r);
+    for (uint32_t c = 0; c < columns; ++c) {
+      int64_t x = int64_t{coordinates[0]} + int64_t{c} * map.element_strides[0];
+      uint8_t* element = packed.data() + c * map.element_bytes;
+      if (row.inside && x >= 0 && static_cast<uint64_t>(x) < map.extents[0])
+        std::memcpy(element, global + row.offset + static_cast<uint64_t>(x) * map.element_bytes, map.element_bytes);
       else
         std::memset(element, 0, map.element_bytes);
     }
-    for_each_chunk(swizzle, destination, r, box.row_bytes, [&](uint32_t offset, uint32_t address, uint32_t count) {
-      std::memcpy(shared + address, row.data() + offset, count);
+    for_each_chunk(swizzle, destination, r, row_bytes, [&](uint32_t offset, uint32_t address, uint32_t count) {
+      std::memcpy(shared + address, packed.data() + offset, count);
     });
   }
   return tma_box_bytes(map);
 }
 
-void tma_store_2d(const TensorMapFields& map, int32_t inner, int32_t outer, const uint8_t* shared,
-                  uint32_t source) {
-  const BoxGeometry box = box_geometry(map);
+void tma_store(const TensorMapFields& map, const int32_t* coordinates, const uint8_t* shared, uint32_t source) {
   const layout::Swizzle swizzle = tensor_map_swizzle(map);
   auto* global = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(map.global_address));
-  std::array<uint8_t, 256 * 8> row{};
-  for (uint32_t r = 0; r < box.rows; ++r) {
-    int64_t y = int64_t{outer} + int64_t{r} * box.outer_step;
-    if (y < 0 || static_cast<uint64_t>(y) >= box.outer_extent) continue;
-    for_each_chunk(swizzle, source, r, box.row_bytes, [&](uint32_t offset, uint32_t address, uint32_t count) {
-      std::memcpy(row.data() + offset, shared + address, count);
+  const uint32_t columns = box_elements(map, 0), row_bytes = columns * map.element_bytes;
+  std::array<uint8_t, 256 * 8> packed{};
+  for (uint32_t r = 0, rows = box_rows(map); r < rows; ++r) {
+    const BoxRow row = box_row(map, coordinates, r);
+    if (!row.inside) continue;
+    for_each_chunk(swizzle, source, r, row_bytes, [&](uint32_t offset, uint32_t address, uint32_t count) {
+      std::memcpy(packed.data() + offset, shared + address, count);
     });
-    for (uint32_t c = 0; c < box.columns; ++c) {
-      int64_t x = int64_t{inner} + int64_t{c} * box.inner_step;
-      if (x < 0 || static_cast<uint64_t>(x) >= box.inner_extent) continue;
-      std::memcpy(global + static_cast<uint64_t>(y) * box.row_stride + static_cast<uint64_t>(x) * map.element_bytes,
-                  row.data() + c * map.element_bytes, map.element_bytes);
+    for (uint32_t c = 0; c < columns; ++c) {
+      int64_t x = int64_t{coordinates[0]} + int64_t{c} * map.element_strides[0];
+      if (x < 0 || static_cast<uint64_t>(x) >= map.extents[0]) continue;
+      std::memcpy(global + row.offset + static_cast<uint64_t>(x) * map.element_bytes, packed.data() + c * map.element_bytes,
+                  map.element_bytes);
     }
   }
+}
+
+uint32_t tma_load_2d(const TensorMapFields& map, int32_t inner, int32_t outer, uint8_t* shared,
+                     uint32_t destination) {
+  const int32_t coordinates[5] = {inner, outer, 0, 0, 0};
+  return tma_load(map, coordinates, shared, destination);
+}
+
+void tma_store_2d(const TensorMapFields& map, int32_t inner, int32_t outer, const uint8_t* shared,
+                  uint32_t source) {
+  const int32_t coordinates[5] = {inner, outer, 0, 0, 0};
+  tma_store(map, coordinates, shared, source);
 }
 
 // --- 3. operand conversion ---------------------------------------------------------------------

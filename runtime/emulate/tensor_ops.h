@@ -44,16 +44,19 @@ TensorMapFields encode_tensor_map(uint32_t data_type, uint32_t rank, const void*
 
 layout::Swizzle tensor_map_swizzle(const TensorMapFields& map);
 
-// One 2-D TMA load: the box at element coordinates (inner, outer) of `map` into shared memory
-// at byte address `destination` (of the window starting at `shared`). Elements outside the
-// tensor are written as zeros. Returns the bytes written (the box's full size, which is what the
-// transaction count is completed with, whether or not part of the box was out of bounds).
-// Dimensions 0 and 1 of the map are used (a rank-1 map is one row); the box is
-// ceil(box / elementStride) elements per dimension, packed rows of inner-elements × element
-// bytes, each 16-byte chunk at its swizzled absolute address (layout::apply_swizzle).
+// One TMA load: the box at element coordinates `coordinates` (map.rank of them, dimension 0
+// innermost) of `map` into shared memory at byte address `destination` (of the window starting
+// at `shared`). Elements outside the tensor are written as zeros. Returns the bytes written (the
+// box's full size, which is what the transaction count is completed with, whether or not part of
+// the box was out of bounds). The box is ceil(box / elementStride) elements per dimension,
+// packed rows of dimension-0 elements × element bytes (dimension 1 numbering the rows fastest,
+// then 2, ...), each 16-byte chunk at its swizzled absolute address (layout::apply_swizzle).
+uint32_t tma_load(const TensorMapFields& map, const int32_t* coordinates, uint8_t* shared, uint32_t destination);
+// The reverse: writes the in-bounds part of the box at `source` to global memory.
+void tma_store(const TensorMapFields& map, const int32_t* coordinates, const uint8_t* shared, uint32_t source);
+// The same at (inner, outer) of a rank-1 or rank-2 map (a rank-1 map is one row).
 uint32_t tma_load_2d(const TensorMapFields& map, int32_t inner, int32_t outer, uint8_t* shared,
                      uint32_t destination);
-// The reverse: writes the in-bounds part of the box at `source` to global memory.
 void tma_store_2d(const TensorMapFields& map, int32_t inner, int32_t outer, const uint8_t* shared,
                   uint32_t source);
 // Which shared bytes [first, first + count) a box touches (for hazard tracking): the box's

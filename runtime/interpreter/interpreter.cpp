@@ -369,7 +369,7 @@ bool TileExecution::read_tile(const Operation& op, size_t first, const Type& typ
 bool TileExecution::read_tile_as_stored(const Operation& op, size_t first, const Type& type, TileValue& out) {
   HostBuffer* tensor = tensor_operand(op, first);
   if (!tensor) return false;
-  if (!type.is_tile() || type.rank() != tensor->rank() || type.element() != tensor->element())
+  if (!type.is_tile() || type.rank() < 1 || type.rank() > tensor->rank() || type.element() != tensor->element())
     return fail(op, fmt::format("cannot load a {} from a {}", type.to_string(), tensor->describe()));
   if (op.num_operands() != first + 1 + tensor->rank())
     return fail(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", op.num_operands() - first - 1, tensor->rank()));
@@ -378,12 +378,13 @@ bool TileExecution::read_tile_as_stored(const Operation& op, size_t first, const
     if (!integer_operand(op, first + 1 + d, coordinates[d])) return false;
   out = TileValue::zeros(type.element(), type.shape());
   bool elements = op.has_attr("elements");
+  const std::vector<int64_t> shape = shape_in_tensor(type, tensor->rank());  // a slice's leading 1s
   if (out.holds_floats())
-    for_each_in_bounds(*tensor, coordinates, type.shape(), [&](int64_t t, int64_t i) {
+    for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
       out.floats[static_cast<size_t>(t)] = tensor->load_float(i);
     }, elements);
   else
-    for_each_in_bounds(*tensor, coordinates, type.shape(), [&](int64_t t, int64_t i) {
+    for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
       out.ints[static_cast<size_t>(t)] = tensor->load_int(i);
     }, elements);
   return true;
@@ -394,7 +395,7 @@ bool TileExecution::execute_store(const Operation& op) {
   if (!tensor) return false;
   const TileValue* tile = tile_operand(op, op.num_operands() - 1);
   if (!tile) return false;
-  if (tile->shape.size() != tensor->rank() || tile->element != tensor->element())
+  if (tile->shape.empty() || tile->shape.size() > tensor->rank() || tile->element != tensor->element())
     return fail(op, fmt::format("cannot store a {} tile of rank {} into a {}", to_string(tile->element),
                                 tile->shape.size(), tensor->describe()));
   if (op.num_operands() != 2 + tensor->rank())
@@ -408,7 +409,9 @@ bool TileExecution::execute_store(const Operation& op) {
     if (it != launch_.owners.end()) owners = it->second.get();
   }
   int64_t race_other = -1, race_index = -1;
-  for_each_in_bounds(*tensor, coordinates, tile->shape, [&](int64_t t, int64_t i) {
+  std::vector<int64_t> shape(tensor->rank() - tile->shape.size(), 1);  // a slice's leading 1s
+  shape.insert(shape.end(), tile->shape.begin(), tile->shape.end());
+  for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
     if (owners) {
       int64_t expected = -1;
       auto& owner = (*owners)[static_cast<size_t>(i)];

@@ -287,14 +287,16 @@ template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_regist
 #endif
 }
 
-// Host: a 2-D tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with
-// boxes of `box_rows` x `box_columns` elements, 128-byte swizzled in shared memory. The driver's
+// Host: a tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with boxes
+// of `box_rows` x `box_columns` elements, 128-byte swizzled in shared memory; of rank 3, over
+// `batches` such matrices one after another, with boxes of one matrix. The driver's
 // cuTensorMapEncodeTiled is looked up through the runtime, so the program needs no -lcuda.
 typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                      const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                                      CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-inline cudaError_t tilec_tensor_map_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, int64_t rows,
-                                       int64_t columns, int64_t row_bytes, uint32_t box_rows, uint32_t box_columns) {
+inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
+                                    int64_t batches, int64_t rows, int64_t columns, int64_t row_bytes, uint32_t box_rows,
+                                    uint32_t box_columns) {
   static TilecEncodeTiled encode = nullptr;
   if (!encode) {
     void* entry = nullptr;
@@ -306,13 +308,15 @@ inline cudaError_t tilec_tensor_map_2d(CUtensorMap* map, CUtensorMapDataType typ
     encode = reinterpret_cast<TilecEncodeTiled>(entry);
   }
   // TMA needs a 16-byte aligned base and row pitch (e.g. bf16 rows of a multiple of 8 elements).
-  if (rows < 1 || columns < 1 || row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(base) % 16 != 0)
+  if ((rank != 2 && rank != 3) || batches < 1 || rows < 1 || columns < 1 || row_bytes % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(base) % 16 != 0)
     return cudaErrorInvalidValue;
-  const cuuint64_t extents[2] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
-  const cuuint32_t box[2] = {box_columns, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult result = encode(map, type, 2, const_cast<void*>(base), extents, strides, box, element_strides,
+  const cuuint64_t extents[3] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows),
+                                 static_cast<cuuint64_t>(batches)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(row_bytes), static_cast<cuuint64_t>(row_bytes * rows)};
+  const cuuint32_t box[3] = {box_columns, box_rows, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
@@ -750,13 +754,13 @@ extern "C" cudaError_t launch_gemm(const __nv_bfloat16* A, const __nv_bfloat16* 
   if (const cudaError_t status = C_tma.prepare(C, M, N, 4, true, stream); status != cudaSuccess)
     return status;
   CUtensorMap A_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&A_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, A_tma.data, A_tma.map_rows(), A_tma.map_columns(), A_tma.pitch, 128, 64); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map(&A_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, A_tma.data, 2, 1, A_tma.map_rows(), A_tma.map_columns(), A_tma.pitch, 128, 64); status != cudaSuccess)
     return status;
   CUtensorMap B_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B_tma.data, B_tma.map_rows(), B_tma.map_columns(), B_tma.pitch, 64, 64); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B_tma.data, 2, 1, B_tma.map_rows(), B_tma.map_columns(), B_tma.pitch, 64, 64); status != cudaSuccess)
     return status;
   CUtensorMap C_store_map;
-  if (const cudaError_t status = tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, C_tma.map_rows(), C_tma.map_columns(), C_tma.pitch, 128, 32); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, 2, 1, C_tma.map_rows(), C_tma.map_columns(), C_tma.pitch, 128, 32); status != cudaSuccess)
     return status;
   const size_t shared_bytes = 230544;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.

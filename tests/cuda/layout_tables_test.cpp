@@ -516,7 +516,7 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
 // What a staging block writes into: the TMA store's box (map, origin, encoded box) or, for an A
 // from registers (sm_100a), the operand tile of the MMA after the block.
 struct StagingTarget {
-  std::vector<std::string> store;  // tilec_tma_store_2d's arguments (empty: an A operand)
+  std::vector<std::string> store;  // tilec_tma_store_2d's (or _3d's) arguments (empty: an A operand)
   uint64_t box_rows = 0, box_columns = 0;
   OperandTile tile;
 };
@@ -524,9 +524,10 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
   StagingTarget target;
   for (size_t i = scope; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
-    if (size_t at = code.find("tilec_tma_store_2d("); at != std::string::npos) {
-      target.store = call_arguments(code, at + 18);
-      auto encode = e.search("tilec_tensor_map_2d\\(" + target.store[0] + R"(, \w+, [\w.]+, [^;]*, (\d+), (\d+)\); status)");
+    size_t at = code.find("tilec_tma_store_");
+    if (at != std::string::npos && (code.compare(at, 19, "tilec_tma_store_2d(") == 0 || code.compare(at, 19, "tilec_tma_store_3d(") == 0)) {
+      target.store = call_arguments(code, at + 18);  // a 3-D store's batch coordinate comes last: the box is the same
+      auto encode = e.search("tilec_tensor_map\\(" + target.store[0] + R"(, \w+, [\w.]+, [^;]*, (\d+), (\d+)\); status)");
       if (!encode) throw std::runtime_error("no tensor map " + target.store[0]);
       target.box_rows = std::stoull((*encode)[1]), target.box_columns = std::stoull((*encode)[2]);
       return target;
@@ -552,7 +553,7 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   std::set<std::string> boxes;
   for (const Emitted& e : emitted_samples()) {
     SCOPED_TRACE(e.label);
-    ASSERT_TRUE(e.search(R"(encode\(map, [^;]*CU_TENSOR_MAP_SWIZZLE_128B,)")) << "tilec_tensor_map_2d's swizzle";
+    ASSERT_TRUE(e.search(R"(encode\(map, [^;]*CU_TENSOR_MAP_SWIZZLE_128B,)")) << "tilec_tensor_map's swizzle";
     const uint64_t warpgroups = e.compute_threads() / 128;
     const FragmentLayout blackwell_layout(true, static_cast<int64_t>(warpgroups));
     std::map<size_t, StagingTarget> targets;

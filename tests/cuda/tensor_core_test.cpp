@@ -172,6 +172,42 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
   }
 }
 
+// Batched tensors (issue 18): bmm's rank-3 operands and output are 3-D TMA boxes of one matrix
+// (coordinates column, row, batch) over 3-D maps of BATCH matrices; 2-D kernels keep the 2-D
+// forms and leave the 3-D helpers out. An mma operand of a rank-4 tensor is refused at its load.
+TEST(TensorCore, BatchedTensorsUseThreeDimensionalBoxes) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
+                                  " compile samples/bmm.tile --target " + target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(count(r.out, "tilec_tma_load_3d(pipe_a_buffer"), 1u) << "A: one 64-column panel";
+    EXPECT_EQ(count(r.out, "tilec_tma_load_3d(pipe_w_buffer"), 4u) << "B: four panels of BN = 256";
+    EXPECT_NE(r.out.find("static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), static_cast<int32_t>(b), "),
+              std::string::npos) << "A's box at (k·BK, m·BM, b)";
+    EXPECT_NE(r.out.find("tilec_tma_store_3d(&C_store_map"), std::string::npos);
+    EXPECT_EQ(count(r.out, "tilec_tensor_map(&"), 3u);
+    EXPECT_NE(r.out.find("A_tma.data, 3, A_tma.empty() ? 1 : BATCH, A_tma.empty() ? 1 : M, A_tma.map_columns()"),
+              std::string::npos);
+    EXPECT_NE(r.out.find("A_tma.prepare(A, BATCH * M, K, 2, false, stream)"), std::string::npos) << "copied as B·M rows";
+    CommandResult gemm = compile_gemm(target, "");
+    ASSERT_EQ(gemm.status, 0) << gemm.err;
+    EXPECT_EQ(gemm.out.find("tilec_tma_load_3d"), std::string::npos);
+  }
+  std::string source = replace_once(read_file(source_dir() / "samples" / "bmm.tile"), "A: tensor<BATCH, M, K, bf16>",
+                                    "A: tensor<G, BATCH, M, K, bf16>");
+  source = replace_once(source, "a = load A[b, m, k]", "a = load A[0, b, m, k]");
+  std::filesystem::path rank4 = std::filesystem::temp_directory_path() / ("tilec_rank4_" + std::to_string(::getpid()) + ".tile");
+  write_file(rank4, source);
+  CommandResult refused = run_command(tilec_binary() + " compile " + rank4.string() + " -o /dev/null");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find(":15:9: error: the tensor-core CUDA backend (sm_90a) does not support TMA from a rank-4 "
+                             "tensor (a matrix, or a batch of them: rank 2 or 3)"),
+            std::string::npos)
+      << refused.err;
+  std::filesystem::remove(rank4);
+}
+
 // FP8 (issue 18): e4m3 inputs take the 8-bit instructions, K = 32 per step, 128-column panels
 // of one byte each, UINT8 tensor maps; a B given as [K, N] (MN-major) is refused with the form to
 // write, since 8-bit MMAs read B K-major.
@@ -190,13 +226,9 @@ TEST(TensorCore, Fp8LinearUsesTheEightBitInstructionsAndRefusesAnMnMajorB) {
       EXPECT_EQ(count(r.out, "tilec_tcgen05_mma_f8f6f4(tmem_base"), 4u) << "BK = 128: four steps of 32";
     }
   }
-  std::string source = read_file(source_dir() / "samples" / "fp8_linear.tile");
-  for (auto [from, to] : {std::pair<std::string, std::string>{"W: tensor<N, K, f8e4m3>", "W: tensor<K, N, f8e4m3>"},
-                          {"transpose(load W[n, k] : <BN, BK>)", "load W[k, n] : <BK, BN>"}}) {
-    size_t at = source.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    source.replace(at, from.size(), to);
-  }
+  std::string source = replace_once(read_file(source_dir() / "samples" / "fp8_linear.tile"), "W: tensor<N, K, f8e4m3>",
+                                    "W: tensor<K, N, f8e4m3>");
+  source = replace_once(source, "transpose(load W[n, k] : <BN, BK>)", "load W[k, n] : <BK, BN>");
   std::filesystem::path mn_major = std::filesystem::temp_directory_path() / ("tilec_fp8_mn_major_" + std::to_string(::getpid()) + ".tile");
   write_file(mn_major, source);
   CommandResult refused = run_command(tilec_binary() + " compile " + mn_major.string() + " -o /dev/null");
@@ -210,7 +242,7 @@ TEST(TensorCore, Fp8LinearUsesTheEightBitInstructionsAndRefusesAnMnMajorB) {
 
 // The launcher's encoding of gemm's output map: f32, over C or its padded copy, boxes of `rows` x 32.
 std::string store_map_encoding(long rows) {
-  return "tilec_tensor_map_2d(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, C_tma.map_rows(), "
+  return "tilec_tensor_map(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, 2, 1, C_tma.map_rows(), "
          "C_tma.map_columns(), C_tma.pitch, " + std::to_string(rows) + ", 32)";
 }
 

@@ -22,6 +22,7 @@
 // copies) are emulate_cli_test's UnalignedRowsGoThroughPaddedCopies.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -44,7 +45,7 @@ struct Sample {
   std::string name;
   bool tensor_cores = false;  // mma: three schedules (eager, lazy, random)
   bool persistent = false;    // grid persistent(...): --sms decides the rounds per CTA
-  std::vector<std::pair<std::string, std::string>> grid;  // extent -> block const, one per grid axis
+  std::vector<std::pair<std::string, std::string>> grid;  // extent -> block const (or a number), one per grid axis
   std::string steps;          // the pipelined loop's extent (K, T), or ""
   std::string step;           // its block const (BK, BKV)
 };
@@ -59,6 +60,7 @@ const std::vector<Sample>& samples() {
       {"fp8_linear", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"weight_grad", true, true, {{"IN", "BI"}, {"OUT", "BO"}}, "T", "BT"},
       {"batched_gemm", true, true, {{"R", "BM"}, {"N", "BN"}}, "K", "BK"},
+      {"bmm", true, true, {{"M", "BM"}, {"N", "BN"}, {"BATCH", "1"}}, "K", "BK"},
       {"attention", true, true, {{"S", "BQ"}, {"HD", "D"}}, "T", "BKV"},
       {"vector_add", false, false, {{"N", "BLOCK"}}, "", ""},
       {"scale_relu", false, false, {{"M", "BM"}, {"N", "BN"}}, "", ""},
@@ -75,6 +77,7 @@ const std::vector<Sample>& samples() {
       {"int_remainder", false, false, {{"M", "BM"}}, "", ""},
       {"transpose", false, false, {{"R", "B"}, {"C", "B"}}, "", ""},
       {"stencil", false, false, {{"R", "BR"}, {"C", "BC"}}, "", ""},
+      {"head_softmax", false, false, {{"R", "BR"}, {"H", "1"}}, "", ""},
   };
   return all;
 }
@@ -154,6 +157,16 @@ std::vector<Shape> all_shapes() {
       {"batched_gemm", "rounds_short_k", "R=1536,N=136,K=72,Q=384", 2,
        {Claim::ragged, Claim::rounds, Claim::fewer_steps_than_stages}},
   });
+  // bmm: BM=128, BN=256, BK=64, STAGES=4 over rank-3 tensors; every matrix of the batch has its
+  // own ragged edges (rows past M, columns past N and K), which a folded batch would not.
+  shapes.insert(shapes.end(), {
+      {"bmm", "ragged", "BATCH=2,M=200,N=296,K=200", 2, {Claim::ragged, Claim::rounds}},
+      {"bmm", "one_kstep", "BATCH=3,M=136,N=136,K=40", 2, {Claim::one_step}},
+      {"bmm", "fewer_ksteps_than_stages", "BATCH=2,M=256,N=256,K=128", 2,
+       {Claim::multi_tile, Claim::fewer_steps_than_stages}},
+      {"bmm", "rounds_short_k", "BATCH=3,M=130,N=264,K=72", 2,
+       {Claim::ragged, Claim::rounds, Claim::fewer_steps_than_stages}},
+  });
   // attention: BQ=128 query rows, BKV=64 keys per step, D=64 columns per head, STAGES=2.
   shapes.insert(shapes.end(), {
       // 2 query blocks (the second partial), 4 key blocks, the last masked after 8 keys.
@@ -222,6 +235,11 @@ std::vector<Shape> all_shapes() {
       {"stencil", "sub_tile", "R=3,C=5", 2, {Claim::sub_tile}},
       {"stencil", "ragged", "R=37,C=150", 2, {Claim::ragged}},
       {"stencil", "multi_tile", "R=32,C=256", 2, {Claim::multi_tile}},
+      // head_softmax: BR=4 rows of D=256 per CTA, one head each; R=7 ends each head mid-tile.
+      {"head_softmax", "one_tile", "H=1,R=4", 2, {Claim::one_tile}},
+      {"head_softmax", "sub_tile", "H=1,R=3", 2, {Claim::sub_tile}},
+      {"head_softmax", "ragged", "H=3,R=7", 2, {Claim::ragged}},
+      {"head_softmax", "multi_tile", "H=2,R=16", 2, {Claim::multi_tile}},
   });
   return shapes;
 }
@@ -288,7 +306,8 @@ void expect_claims_hold(const Shape& shape, const Sample& sample, const std::map
   long tiles = 1;
   bool any_ragged = false, all_exact = true, all_one_block = true, any_below = false;
   for (const auto& [extent, block_name] : sample.grid) {
-    long n = value(dims, extent), block = value(constants, block_name);
+    long n = value(dims, extent);
+    long block = std::isdigit(static_cast<unsigned char>(block_name[0])) ? std::stol(block_name) : value(constants, block_name);
     tiles *= cdiv(n, block);
     any_ragged |= n % block != 0;
     all_exact &= n % block == 0;

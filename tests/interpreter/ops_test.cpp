@@ -64,6 +64,44 @@ TEST(InterpreterOps, AddMasksOddSizesInBothDimensions) {
   for (int i = 0; i < 35; ++i) EXPECT_EQ(z[i], x[i] + y[i]) << i;
 }
 
+// A tile of lower rank than its tensor is a slice: the leading coordinate picks head h, and the
+// rows past R of each head read as zeros and are not written (not the next head's rows).
+constexpr const char* kHeadSlices = R"(module
+kernel @heads(%X: tensor<H, R, C, f32>, %S: tensor<H, C, f32>, %Y: tensor<H, R, C, f32>) {
+  %H = dim %X {axis = 0} : index
+  %zero = constant {value = 0} : index
+  %one = constant {value = 1} : index
+  %h = grid_ids %H : index
+  %x = load %X, %h, %zero, %zero : tile<4x8xf32, reg>
+  %s = reduce_sum %x {axis = 0} : tile<1x8xf32, reg>
+  store %S, %h, %zero, %s
+  %y = add %x, %x : tile<4x8xf32, reg>
+  store %Y, %h, %zero, %zero, %y
+  return
+}
+)";
+
+TEST(InterpreterOps, LowerRankTilesAreSlicesWithTheirOwnEdges) {
+  auto module = parse_verified(kHeadSlices);
+  ASSERT_TRUE(module);
+  const int heads = 3, rows = 3, columns = 8;  // 3 rows of a 4-row tile: one row past each head
+  std::vector<double> x(heads * rows * columns);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i + 1);
+  HostBuffer X = make_buffer(ScalarKind::f32, {heads, rows, columns}, x);
+  HostBuffer S(ScalarKind::f32, {heads, columns}), Y(ScalarKind::f32, {heads, rows, columns});
+  LaunchResult result = launch(*module, {&X, &S, &Y});
+  ASSERT_TRUE(result.ok) << result.describe();
+  std::vector<double> s = buffer_values(S), y = buffer_values(Y);
+  for (int h = 0; h < heads; ++h)
+    for (int c = 0; c < columns; ++c) {
+      double sum = 0;
+      for (int r = 0; r < rows; ++r) sum += x[(h * rows + r) * columns + c];
+      EXPECT_EQ(s[h * columns + c], sum) << "head " << h << " column " << c;
+      for (int r = 0; r < rows; ++r)
+        EXPECT_EQ(y[(h * rows + r) * columns + c], 2 * x[(h * rows + r) * columns + c]) << h << " " << r << " " << c;
+    }
+}
+
 TEST(InterpreterOps, ResultsDoNotDependOnTileOrderOrWorkers) {
   auto module = parse_verified(kAdd2d);
   ASSERT_TRUE(module);

@@ -162,6 +162,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"bad_annotation", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  @fast\n  store X[i] = x;\n}", "unknown annotation '@fast'", 3},
         ErrorCase{"grid_arity", "kernel k(X: tensor<N, f32>) grid tiles(4, 4) as (i) {\n}", "the grid has 2 extents but names 1 coordinates", 1},
         ErrorCase{"coordinate_count", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "1 tile coordinates given for a rank-2 tensor", 2},
+        ErrorCase{"tile_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "the tile shape has 2 dimensions, more than the rank-1 tensor 'X' (a tile may have fewer: the leading coordinates then pick a slice)", 2},
+        ErrorCase{"store_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, 8, f32>();\n}", "storing a rank-2 tile into the rank-1 tensor 'X' (a tile may have fewer dimensions than its tensor, not more)", 2},
         ErrorCase{"if_type_change", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  if i < 1 { x = cast(x, bf16); }\n}", "has type tile<8xbf16, reg> after the then-branch", 3},
         ErrorCase{"syntax_missing_semicolon", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>\n  store X[i] = x;\n}", "expected ';' after a statement", 2},
         ErrorCase{"syntax_bad_grid", "kernel k(X: tensor<N, f32>) grid blocks(1) as (i) {\n}", "unknown grid kind 'blocks'", 1}),

@@ -331,6 +331,10 @@ void tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner, in
                  int line);                                                    // cp.async.bulk.tensor.2d ... complete_tx
 void tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer,
                   int line);                                                   // cp.async.bulk.tensor.2d.global ... bulk_group
+void tma_load_3d(uint32_t destination, const CUtensorMap* map, int32_t inner, int32_t middle, int32_t outer,
+                 uint32_t barrier, int line);                                  // cp.async.bulk.tensor.3d ... complete_tx
+void tma_store_3d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t middle, int32_t outer,
+                  int line);                                                   // cp.async.bulk.tensor.3d.global ... bulk_group
 void bulk_commit_group(int line);                                              // cp.async.bulk.commit_group
 void bulk_wait_group_read(int pending, int line);                              // cp.async.bulk.wait_group.read N
 void bulk_wait_group(int pending, int line);                                   // cp.async.bulk.wait_group N

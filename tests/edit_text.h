@@ -1,0 +1,19 @@
+// tests/edit_text.h — the one-line edits tests make to a sample, a .tile or an IR text.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tilec::testing {
+
+// `text` with the first occurrence of `from` replaced by `to` (a test failure when absent): the
+// one-line edits tests make to a sample or an IR text.
+inline std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace tilec::testing
