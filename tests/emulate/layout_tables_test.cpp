@@ -19,6 +19,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -464,6 +465,61 @@ TEST(Tma, StoreWritesOnlyTheInBoundsPart) {
         float expected = stored ? -(100.0f * row + column) - 0.5f : (x < RaggedTensor::kColumns ? 1000.0f * y + x : -1.0f);
         ASSERT_EQ(tensor.values[y * RaggedTensor::kPitch + x], expected) << y << " " << x;
       }
+  }
+}
+
+// A 3-D map: 3 matrices of 13 × 20 f32 (rows of 24 elements), value 100000·matrix + 1000·row +
+// column; boxes of 8 columns × 8 rows × 2 matrices, whose 16 packed rows number the rows of
+// the first matrix, then the second's (the PTX ISA's box layout: dimension 1 fastest). Each
+// coordinate outside its own extent reads zeros and is not written, so no row reads or writes
+// the next matrix's.
+TEST(Tma, ThreeDimensionalBoxesStackTheirMatricesAndClipEachOne) {
+  constexpr uint64_t kColumns = 20, kRows = 13, kPitch = 24, kMatrices = 3;
+  alignas(16) float values[kMatrices * kRows * kPitch];
+  auto initial = [&](uint64_t z, uint64_t y, uint64_t x) { return x < kColumns ? 100000.0f * z + 1000.0f * y + x : -1.0f; };
+  for (uint64_t z = 0; z < kMatrices; ++z)
+    for (uint64_t y = 0; y < kRows; ++y)
+      for (uint64_t x = 0; x < kPitch; ++x) values[(z * kRows + y) * kPitch + x] = initial(z, y, x);
+  const uint64_t extents[3] = {kColumns, kRows, kMatrices}, strides[2] = {kPitch * 4, kRows * kPitch * 4};
+  const uint32_t box[3] = {8, 8, 2}, element_strides[3] = {1, 1, 1};
+  std::string error;
+  const TensorMapFields map = encode_tensor_map(7, 3, values, extents, strides, box, element_strides, 0, 1, 0, error);
+  ASSERT_EQ(error, "");
+  auto inside = [&](int x, int y, int z) {
+    return x >= 0 && x < static_cast<int>(kColumns) && y >= 0 && y < static_cast<int>(kRows) && z >= 0 &&
+           z < static_cast<int>(kMatrices);
+  };
+  for (auto [x0, y0, z0] : {std::tuple{4, 8, 0}, std::tuple{16, -2, 2}, std::tuple{-3, 10, -1}}) {
+    SCOPED_TRACE(std::to_string(x0) + ", " + std::to_string(y0) + ", " + std::to_string(z0));
+    const int32_t at[3] = {x0, y0, z0};
+    std::vector<uint8_t> shared(2048, 0xab);
+    EXPECT_EQ(tma_load(map, at, shared.data(), 1024), 8u * 8 * 2 * 4);
+    for (int m = 0; m < 2; ++m)
+      for (int row = 0; row < 8; ++row)
+        for (int column = 0; column < 8; ++column) {
+          int x = x0 + column, y = y0 + row, z = z0 + m;
+          float expected = inside(x, y, z) ? 100000.0f * z + 1000.0f * y + x : 0.0f, value;
+          std::memcpy(&value, &shared[1024 + tma_box_offset(Swizzle::bytes32, 32, m * 8 + row, column * 4)], 4);
+          ASSERT_EQ(value, expected) << m << " " << row << " " << column;
+        }
+    for (int i = 0; i < 1024; ++i) ASSERT_EQ(shared[i], 0xab) << "wrote outside the box";
+    // The same box stored back with every element negated: exactly the in-bounds part changes.
+    for (int i = 1024; i < 1024 + 512; i += 4) {
+      float value;
+      std::memcpy(&value, &shared[i], 4);
+      value = -value - 0.5f;
+      std::memcpy(&shared[i], &value, 4);
+    }
+    tma_store(map, at, shared.data(), 1024);
+    for (uint64_t z = 0; z < kMatrices; ++z)
+      for (uint64_t y = 0; y < kRows; ++y)
+        for (uint64_t x = 0; x < kPitch; ++x) {
+          int column = static_cast<int>(x) - x0, row = static_cast<int>(y) - y0, m = static_cast<int>(z) - z0;
+          bool stored = x < kColumns && column >= 0 && column < 8 && row >= 0 && row < 8 && m >= 0 && m < 2;
+          float expected = stored ? -initial(z, y, x) - 0.5f : initial(z, y, x);
+          ASSERT_EQ(values[(z * kRows + y) * kPitch + x], expected) << z << " " << y << " " << x;
+          values[(z * kRows + y) * kPitch + x] = initial(z, y, x);
+        }
   }
 }
 
