@@ -33,7 +33,6 @@ inline void write_file(const std::filesystem::path& path, const std::string& tex
   out << text;
 }
 
-
 // Runs `command` through the shell; stdout and stderr are captured through temporary files.
 inline CommandResult run_command(const std::string& command) {
   static int counter = 0;
