@@ -16,9 +16,14 @@
 #                                        minutes under ASan); the tilec compiles it makes are the
 #                                        samples', which the samples and emulate suites run here
 #      Report.ScreenshotInHeadlessChromium  a browser rendering a page the other Report tests check
-#      SampleSweep.*persistent_rounds*   the sweep's largest shapes (one CTA walks every tile): the
-#                                        same tilec paths as the sweep's other shapes with more
-#                                        rounds, most of their cost the sanitized interpreter's
+#      emulate-planted-sm90a/-sm100a     one-line mutations of checked-in .cu files, which the host
+#                                        compiler builds and the (unsanitized) emulation runtime
+#                                        runs; tilec's part (`emulate --cu`, the interpreter, the
+#                                        report) is what emulate-cli's hand-broken .cu tests run
+#      SampleSweep.* but the ragged shapes  the sweep's other shapes (one tile, one k-step, rounds,
+#                                        ...) take the tilec paths of each sample's ragged shape,
+#                                        with other extents; most of their cost under ASan is the
+#                                        sanitized interpreter's
 #    $TILEC_TEST_EMULATE_CACHE (tests/emulate/emulate_test_support.h), when set, is the emulation
 #    build cache the emulate suites use; .ci/run points it at the first stage's, so programs the
 #    first stage built are not compiled again.
@@ -38,11 +43,15 @@ ninja -C "$build_dir" -j2 || exit 1
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-16/bin/llvm-symbolizer}
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1 ${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1 ${UBSAN_OPTIONS:-}"
-skipped_tests='^(cuda-nvcc|integration-build-examples|cuda-layout-tables)$'
+skipped_tests='^(cuda-nvcc|integration-build-examples|cuda-layout-tables|emulate-planted-sm90a|emulate-planted-sm100a)$'
+# The sweep's cases are named SAMPLE_TARGET_SHAPE; only the ragged shapes (ragged, ragged_t) run.
+sweep_shapes='*SampleSweep*_one_kstep:*SampleSweep*_fewer_ksteps_than_stages:*SampleSweep*_persistent_rounds:'
+sweep_shapes+='*SampleSweep*_rounds_short_k:*SampleSweep*_short_t:*SampleSweep*_long_t:*SampleSweep*_one_tile:'
+sweep_shapes+='*SampleSweep*_sub_tile:*SampleSweep*_multi_tile'
 mapfile -t tests < <(meson test -C "$build_dir" --list 2>/dev/null | sed -n 's/^.* \/ //p' | grep -vE "$skipped_tests")
 ((${#tests[@]})) || { echo "sanitizers: meson listed no tests in $build_dir" >&2; exit 1; }
 status=0
-GTEST_FILTER='-SampleCuda.*:Report.ScreenshotInHeadlessChromium:*persistent_rounds' \
+GTEST_FILTER="-SampleCuda.*:Report.ScreenshotInHeadlessChromium:$sweep_shapes" \
   meson test -C "$build_dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${tests[@]}" || status=1
 log="$build_dir/meson-logs/testlog.txt"
 count() { awk -F: "/^$1:/{gsub(/ /,\"\",\$2);s+=\$2}END{print s+0}" "$log" 2>/dev/null || echo 0; }
