@@ -102,7 +102,9 @@ struct Checker {
       EXPECT_EQ(stage[i], cycle[i] / ii) << ops[i]->name();
       max_stage = std::max(max_stage, stage[i]);
     }
-    if (!ops.empty()) EXPECT_EQ(stages, max_stage + 1);
+    if (!ops.empty()) {
+      EXPECT_EQ(stages, max_stage + 1);
+    }
     // Order: the rank within the stage by (cycle, position).
     for (size_t i = 0; i < ops.size(); ++i) {
       int64_t rank = 0;
@@ -151,8 +153,9 @@ struct Checker {
           auto [it, inserted] = group_stage.try_emplace(group->as_int(), stage[i]);
           EXPECT_EQ(it->second, stage[i]) << "group " << group->as_int();
         }
-        if (const Attribute* depth = ops[i]->attr("tileas.schedule.constraint.max_depth"))
+        if (const Attribute* depth = ops[i]->attr("tileas.schedule.constraint.max_depth")) {
           EXPECT_LE(stage[i], depth->as_int());
+        }
       }
     }
   }
@@ -248,7 +251,9 @@ TEST(ScheduleIr, GeneratorOptionIsPublishedOnEveryLoop) {
       if (op.kind() != OpKind::for_) return;
       ++loops;
       EXPECT_EQ(op.string_attr("generator"), generator);
-      if (generator == "serial") EXPECT_EQ(op.int_attr("stages"), 1);
+      if (generator == "serial") {
+        EXPECT_EQ(op.int_attr("stages"), 1);
+      }
     });
     EXPECT_EQ(loops, 2) << "the K loop and the one-round tile loop of the tile grid (persistent-tiles)";
   }
