@@ -391,8 +391,9 @@ Operand Lowering::lower_call(const Expr& e) {
                                     "and acc [M, N]", ta.to_string(), tb.to_string(), tc.to_string(), mismatch));
       return {};
     }
-    if (ta.element() != tb.element()) {
-      error(e.location, fmt::format("mma operands differ in element type: {} and {}", to_string(ta.element()), to_string(tb.element())));
+    if (!mma_operands_combine(ta.element(), tb.element())) {
+      error(e.location, fmt::format("mma operands differ in element type: {} and {} (they may differ only as two 8-bit "
+                                    "floats, f8e4m3 and f8e5m2)", to_string(ta.element()), to_string(tb.element())));
       return {};
     }
     if (tc.element() != ScalarKind::f32) {

@@ -28,6 +28,11 @@ bool is_float(ScalarKind kind) {
 }
 bool is_integer(ScalarKind kind) { return !is_float(kind); }
 
+bool mma_operands_combine(ScalarKind a, ScalarKind b) {
+  auto eight_bit = [](ScalarKind kind) { return kind == ScalarKind::f8e4m3 || kind == ScalarKind::f8e5m2; };
+  return a == b || (eight_bit(a) && eight_bit(b));
+}
+
 int byte_size(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return 1;

@@ -25,6 +25,9 @@ bool is_float(ScalarKind kind);
 bool is_integer(ScalarKind kind);  // integers and index
 // Bytes one element occupies in memory (f8 → 1, bf16 → 2, i1 → 1, index → 8).
 int byte_size(ScalarKind kind);
+// Whether `mma` takes operands of these element types: the same type, or two 8-bit floats
+// (e4m3 x e5m2 and e5m2 x e4m3 mix, as the FP8 tensor-core instructions do).
+bool mma_operands_combine(ScalarKind a, ScalarKind b);
 
 enum class MemorySpace : uint8_t { reg, smem, tmem };
 std::string_view to_string(MemorySpace space);

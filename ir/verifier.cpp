@@ -350,7 +350,7 @@ class Verifier {
         const Type &a = type(0), &b = type(1), &acc = type(2);
         if (!a.is_tile() || !b.is_tile() || !acc.is_tile() || a.rank() != 2 || b.rank() != 2 ||
             acc.rank() != 2 || a.shape()[1] != b.shape()[0] || acc.shape()[0] != a.shape()[0] ||
-            acc.shape()[1] != b.shape()[1] || a.element() != b.element())
+            acc.shape()[1] != b.shape()[1] || !mma_operands_combine(a.element(), b.element()))
           error(op, fmt::format("shapes {} · {} + {} do not form a matrix product", a.to_string(),
                                 b.to_string(), acc.to_string()));
         else if (!(result() == acc)) error(op, "the result has the accumulator's type");

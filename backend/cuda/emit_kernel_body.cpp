@@ -379,9 +379,10 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
 }
 
 // One output element (i, j) per loop iteration: acc[i, j] + Σk a[i, k]·b[k, j], products and
-// sums in f32 (narrow floats widened with to_f32; separate multiply and add, no fusion), k in
-// increasing order, rounded once to the accumulator's type (docs/ir.md) — the interpreter's
-// order, so both give the same bits. Integers multiply and add in 64 bits, wrapping.
+// sums in f32 (narrow floats widened with to_f32, f32 operands read as tf32 with tf32_operand;
+// separate multiply and add, no fusion), k in increasing order, rounded
+// once to the accumulator's type (docs/ir.md) — the interpreter's order, so both give the same
+// bits. Integers multiply and add in 64 bits, wrapping.
 void BodyEmitter::emit_mma(const Operation& op, int indent) {
   const Value* a = op.operand(0);
   const Value* b = op.operand(1);
@@ -391,7 +392,8 @@ void BodyEmitter::emit_mma(const Operation& op, int indent) {
   ScalarKind input = a->type().element(), output = acc->type().element();
   bool floating = is_float(output);
   auto widen = [&](const std::string& element) {
-    return input != ScalarKind::f32 ? fmt::format("to_f32({})", element) : element;
+    if (input != ScalarKind::f32) return fmt::format("to_f32({})", element);
+    return fmt::format("tf32_operand({})", element);
   };
   std::string row = fmt::format("elem / {}", columns), column = fmt::format("elem % {}", columns);
   // Fresh names: a kernel value may be called `k` or `sum`.

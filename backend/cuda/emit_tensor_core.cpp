@@ -549,16 +549,19 @@ class TensorCoreKernel : public tensor_core::Analysis {
   }
 
   // Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's format: kind::f16 has f16 0 and bf16 1,
-  // kind::f8f6f4 e4m3 0 and e5m2 1. Bits 15 and 16 (A's and B's major-ness): 0 for K-major, 1 for
-  // MN-major. Bits 17-22: N / 8; bits 24-28: M / 16.
-  static uint32_t tcgen05_instruction(ScalarKind input, int64_t rows, int64_t columns, bool b_k_major = false,
+  // kind::tf32 tf32 2, kind::f8f6f4 e4m3 0 and e5m2 1 (A's and B's may differ). Bits 15 and 16
+  // (A's and B's major-ness): 0 for K-major, 1 for MN-major. Bits 17-22: N / 8; bits 24-28: M / 16.
+  static uint32_t tcgen05_format(ScalarKind input) {
+    return tf32_input(input) ? 2u : input == ScalarKind::bf16 || input == ScalarKind::f8e5m2 ? 1u : 0u;
+  }
+  static uint32_t tcgen05_instruction(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major = false,
                                       bool a_k_major = true) {
-    const bool format_one = input == ScalarKind::bf16 || input == ScalarKind::f8e5m2;
-    return (1u << 4) | (format_one ? (1u << 7) | (1u << 10) : 0u) | (a_k_major ? 0u : 1u << 15) | (b_k_major ? 0u : 1u << 16) |
-           (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
+    return (1u << 4) | (tcgen05_format(plan.input) << 7) | (tcgen05_format(plan.input_b) << 10) | (a_k_major ? 0u : 1u << 15) |
+           (b_k_major ? 0u : 1u << 16) | (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
   }
 
   static const char* tcgen05_function(ScalarKind input) {
+    if (tf32_input(input)) return "tilec_tcgen05_mma_tf32";
     return eight_bit_input(input) ? "tilec_tcgen05_mma_f8f6f4" : "tilec_tcgen05_mma";
   }
 
@@ -581,7 +584,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(plan.input),
                                    accumulator.tmem_column, operand_descriptor(a, plan_.expression(op.operand(0)), step),
                                    operand_descriptor(b, plan_.expression(op.operand(1)), step),
-                                   tcgen05_instruction(plan.input, accumulator.rows, accumulator.columns, b.transposed, a.k_major()),
+                                   tcgen05_instruction(plan, accumulator.rows, accumulator.columns, b.transposed, a.k_major()),
                                    step == 0 ? accumulator.name + "_started" : "true"));
     line(indent, "}");
     line(indent, fmt::format("{}_started = true;", accumulator.name));
@@ -626,7 +629,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
                                    a_stage ? operand_descriptor(*a_stage, a_base, step)
                                            : fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(a_base, a_panel, step, "")),
                                    operand_descriptor(b, plan_.expression(op.operand(1)), step),
-                                   tcgen05_instruction(plan.input, result.rows, result.columns, b.transposed,
+                                   tcgen05_instruction(plan, result.rows, result.columns, b.transposed,
                                                        !a_stage || a_stage->k_major()),
                                    step == 0 ? "false" : "true"));
     line(indent + 1, "tilec_tcgen05_commit(accumulator_barrier);");
@@ -656,7 +659,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
     const std::string& b_slot = plan_.expression(op.operand(1));
     const Fragment* a_registers = fragment(op.operand(0));
-    const char* input = ptx_input(plan.input);
+    const std::string input = wgmma_types(plan.input, plan.input_b);
     if (plan.copy) {
       declare_fragment(indent, result);
       copy_fragment(indent, result, *fragment(op.operand(2)));

@@ -440,19 +440,22 @@ bool Analysis::hold_mma(const Operation& op) {
     buffer->role = role;
   }
   ScalarKind input = a ? a->tile.element() : a_registers->element;
-  if (a && a->transposed && eight_bit_input(input))
-    return unsupported(op, fmt::format("an mma of {} whose A is [K, M] in memory: 8-bit MMAs read A K-major. Give "
-                                       "a as [M, K]", to_string(input)));
-  if (input != b->tile.element() || !mma_input(input))
-    return unsupported(op, fmt::format("mma of {} x {} (bf16, f16, f8e4m3 or f8e5m2 inputs, both the same)",
-                                       to_string(input), to_string(b->tile.element())));
-  if (eight_bit_input(input) && a_registers)
-    return unsupported(op, fmt::format("an mma of {} whose A comes from registers (8-bit A only from shared memory)",
-                                       to_string(input)));
-  if (eight_bit_input(input) && !b->transposed)
-    return unsupported(op, fmt::format("an mma of {} whose B is [K, N] in memory: 8-bit MMAs read B K-major. Give "
+  // "8-bit" or "tf32", for a message about what those MMAs require.
+  const char* family = tf32_input(input) ? "tf32" : "8-bit";
+  if (a && a->transposed && k_major_only(input))
+    return unsupported(op, fmt::format("an mma of {} whose A is [K, M] in memory: {} MMAs read A K-major. Give "
+                                       "a as [M, K]", to_string(input), family));
+  const ScalarKind input_b = b->tile.element();
+  if (!mma_input(input) || !mma_input(input_b) || !(input == input_b || (eight_bit_input(input) && eight_bit_input(input_b))))
+    return unsupported(op, fmt::format("mma of {} x {} (bf16, f16, f8e4m3, f8e5m2 or f32 inputs, both the same but for "
+                                       "two 8-bit floats)", to_string(input), to_string(input_b)));
+  if (k_major_only(input) && a_registers)
+    return unsupported(op, fmt::format("an mma of {} whose A comes from registers ({} A only from shared memory)",
+                                       to_string(input), family));
+  if (k_major_only(input) && !b->transposed)
+    return unsupported(op, fmt::format("an mma of {} whose B is [K, N] in memory: {} MMAs read B K-major. Give "
                                        "the weight as [N, K] and write transpose(load W[n, k] : <BN, BK>) as mma's b",
-                                       to_string(input)));
+                                       to_string(input), family));
   const Type& acc_type = acc->type();
   if (acc_type.rank() != 2 || acc_type.element() != ScalarKind::f32)
     return unsupported(op, fmt::format("an mma into {} (f32 accumulators)", acc_type.to_string()));
@@ -476,6 +479,7 @@ bool Analysis::hold_mma(const Operation& op) {
                                        to_string(input), k, panel_columns(input)));
   MmaPlan plan;
   plan.input = input;
+  plan.input_b = input_b;
   if (auto chain = accumulator_of_.find(acc); chain != accumulator_of_.end()) {
     accumulators_[chain->second].input = input;  // sm_100a: D stays in TMEM
   } else {
@@ -495,10 +499,12 @@ bool Analysis::hold_mma(const Operation& op) {
     }
   }
   if (!blackwell())
-    needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}{}{}", n, ptx_input(input), a_registers ? ":registers" : "",
+    needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}{}{}", n, wgmma_types(input, input_b), a_registers ? ":registers" : "",
                                            a && a->transposed ? ":am" : "", b->transposed ? ":kb" : ""));
   else if (eight_bit_input(input))
     needs_.tcgen05_f8f6f4 = true;
+  else if (tf32_input(input))
+    needs_.tcgen05_tf32 = true;
   mma_plans_[&op] = plan;
   mma_ops_.push_back(&op);
   return true;

@@ -36,23 +36,32 @@ inline constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
 inline constexpr int64_t kMmaKBytes = 32;           // the K bytes of one WGMMA / tcgen05.mma step
 inline constexpr int64_t kMmaNMultiple = 64;        // mma N: a multiple of this, up to 256
 
-// MMA inputs: 16-bit (bf16, f16) or 8-bit floats (f8e4m3, f8e5m2, WGMMA / tcgen05 kind::f8f6f4).
+// MMA inputs: 16-bit (bf16, f16), 8-bit floats (f8e4m3, f8e5m2: WGMMA .e4m3/.e5m2, tcgen05
+// kind::f8f6f4) or f32 read as tf32 (WGMMA .tf32, tcgen05 kind::tf32).
 inline bool eight_bit_input(ScalarKind element) { return element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2; }
+inline bool tf32_input(ScalarKind element) { return element == ScalarKind::f32; }
 inline bool mma_input(ScalarKind element) {
-  return element == ScalarKind::bf16 || element == ScalarKind::f16 || eight_bit_input(element);
+  return element == ScalarKind::bf16 || element == ScalarKind::f16 || eight_bit_input(element) || tf32_input(element);
 }
-// Elements in one 128-byte swizzle row: 64 16-bit, 128 8-bit.
+// 8-bit and tf32 MMAs read both operands K-major, and A only from shared memory.
+inline bool k_major_only(ScalarKind element) { return eight_bit_input(element) || tf32_input(element); }
+// Elements in one 128-byte swizzle row: 32 tf32, 64 16-bit, 128 8-bit.
 inline int64_t panel_columns(ScalarKind element) { return kPanelRowBytes / byte_size(element); }
-// K of one MMA step: 16 for 16-bit inputs, 32 for 8-bit ones.
+// K of one MMA step: 8 for tf32, 16 for 16-bit inputs, 32 for 8-bit ones.
 inline int64_t mma_k(ScalarKind element) { return kMmaKBytes / byte_size(element); }
-// PTX's name of an MMA input type (wgmma .atype): bf16, f16, e4m3, e5m2.
+// PTX's name of an MMA input type (wgmma .atype, .btype): bf16, f16, e4m3, e5m2, tf32.
 inline const char* ptx_input(ScalarKind element) {
   switch (element) {
     case ScalarKind::bf16: return "bf16";
     case ScalarKind::f8e4m3: return "e4m3";
     case ScalarKind::f8e5m2: return "e5m2";
+    case ScalarKind::f32: return "tf32";
     default: return "f16";
   }
+}
+// The WGMMA wrapper's type: A's PTX type, then "_" and B's when they differ ("e4m3_e5m2").
+inline std::string wgmma_types(ScalarKind a, ScalarKind b) {
+  return a == b ? std::string(ptx_input(a)) : std::string(ptx_input(a)) + "_" + ptx_input(b);
 }
 inline constexpr int64_t kRegisterFile = 65536;
 inline constexpr int64_t kMaxThreadRegisters = 255;  // a thread's registers at most
@@ -112,7 +121,8 @@ struct RegisterPipe {
 };
 
 struct MmaPlan {
-  ScalarKind input = ScalarKind::bf16;
+  ScalarKind input = ScalarKind::bf16;    // A's element type
+  ScalarKind input_b = ScalarKind::bf16;  // B's: the same, or the other 8-bit float (e4m3 x e5m2)
   bool registers = false;  // D is a register tile (else a TMEM accumulator, sm_100a)
   bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
   int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B

@@ -14,14 +14,31 @@
 // emulation_contract_test.cpp checks every expected .cu against it), passing the caller's line.
 #include "backend/cuda/tensor_core_prelude.h"
 
+#include <utility>
+
 #include <fmt/core.h>
 
 namespace tilec::cuda {
 
 namespace {
 
-// WGMMA input types of 8 bits (K = 32 per instruction).
-bool eight_bit(const std::string& element) { return element == "e4m3" || element == "e5m2"; }
+// A wrapper's types: A's and B's PTX types, "bf16" for both or "e4m3_e5m2" when they differ.
+std::pair<std::string, std::string> operand_types(const std::string& types) {
+  const size_t cut = types.find('_');
+  if (cut == std::string::npos) return {types, types};
+  return {types.substr(0, cut), types.substr(cut + 1)};
+}
+// WGMMA input types read K-major only, with no transpose immediates: the 8-bit floats and tf32.
+bool k_major_only(const std::string& types) {
+  const std::string a = operand_types(types).first;
+  return a == "e4m3" || a == "e5m2" || a == "tf32";
+}
+// K of one instruction: 32 bytes of it (8 tf32, 16 16-bit, 32 8-bit elements).
+int wgmma_k(const std::string& types) {
+  const std::string a = operand_types(types).first;
+  if (a == "tf32") return 8;
+  return a == "e4m3" || a == "e5m2" ? 32 : 16;
+}
 
 constexpr std::string_view kCommon = R"(
 // ---------------------------------------------------------------------------------------------
@@ -363,7 +380,7 @@ __device__ __forceinline__ void tilec_tcgen05_mma(uint32_t tmem, uint64_t a, uin
                "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}"
                :: "r"(tmem), "l"(a), "l"(b), "r"(instruction), "r"(static_cast<uint32_t>(accumulate)) : "memory");
 #else
-  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, false, accumulate, tilec_line);
+  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, ::tilec_emu::ptx::MmaKind::f16, accumulate, tilec_line);
 #endif
 }
 // Arrives on `barrier` once every tcgen05.mma this thread issued before has completed.
@@ -404,7 +421,21 @@ __device__ __forceinline__ void tilec_tcgen05_mma_f8f6f4(uint32_t tmem, uint64_t
                "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p;\n}"
                :: "r"(tmem), "l"(a), "l"(b), "r"(instruction), "r"(static_cast<uint32_t>(accumulate)) : "memory");
 #else
-  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, true, accumulate, tilec_line);
+  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, ::tilec_emu::ptx::MmaKind::f8f6f4, accumulate, tilec_line);
+#endif
+}
+)";
+
+constexpr std::string_view kBlackwellTf32 = R"(
+// f32 inputs read as tf32 (the instruction descriptor's formats are 2): D[tmem] (+)= A[smem] * B[smem].
+__device__ __forceinline__ void tilec_tcgen05_mma_tf32(uint32_t tmem, uint64_t a, uint64_t b, uint32_t instruction,
+                                                       bool accumulate TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+               "tcgen05.mma.cta_group::1.kind::tf32 [%0], %1, %2, %3, p;\n}"
+               :: "r"(tmem), "l"(a), "l"(b), "r"(instruction), "r"(static_cast<uint32_t>(accumulate)) : "memory");
+#else
+  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, ::tilec_emu::ptx::MmaKind::tf32, accumulate, tilec_line);
 #endif
 }
 )";
@@ -426,35 +457,38 @@ constexpr int kScaleD = 1, kScaleA = 1, kScaleB = 1, kTransposeA = 0;
 int transpose_b(bool b_k_major) { return b_k_major ? 0 : 1; }
 
 // `wgmma.mma_async ... m64nNk16.f32.T.T`, A from shared memory, D += A·B: A K-major (trans-a =
-// 0) or MN-major (1), B MN-major (trans-b = 1) or K-major (0). 8-bit floats: `m64nNk32`, both
-// operands K-major, and PTX takes no transpose immediates (the emulation call passes 0, 0).
-// Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, type and immediates.
+// 0) or MN-major (1), B MN-major (trans-b = 1) or K-major (0). 8-bit floats (`m64nNk32`) and
+// tf32 (`m64nNk8`): both operands K-major, and PTX takes no transpose immediates (the emulation
+// call passes 0, 0); their A and B types may differ (e4m3 x e5m2: `element` "e4m3_e5m2").
+// Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, types and immediates.
 std::string wgmma_wrapper(int64_t n, const std::string& element, bool b_k_major, bool a_mn_major) {
-  const bool eight = eight_bit(element);
+  const bool no_transposes = k_major_only(element);
+  const auto [a_type, b_type] = operand_types(element);
   int64_t registers = n / 2;
   std::string list, outputs;
   accumulator_operands(registers, list, outputs);
-  const int trans_a = a_mn_major ? 1 : kTransposeA, trans_b = eight ? 0 : transpose_b(b_k_major);
+  const int trans_a = a_mn_major ? 1 : kTransposeA, trans_b = no_transposes ? 0 : transpose_b(b_k_major);
   std::string immediates = fmt::format("{}, {}", kScaleA, kScaleB);
-  if (!eight) immediates += fmt::format(", {}, {}", trans_a, trans_b);
+  if (!no_transposes) immediates += fmt::format(", {}, {}", trans_a, trans_b);
   return fmt::format(
       "// D (64 x {0}, f32, {1} registers per thread) += A (64 x {k}, {a_major}) * B ({k} x {0}, {b_major}){type}.\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint64_t a, uint64_t b TILEC_SITE) {{\n"
       "#ifndef TILEC_EMULATE\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{3}.{3} {{{4}}}, %{1}, %{6}, p, {immediates};\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{a_type}.{b_type} {{{4}}}, %{1}, %{6}, p, {immediates};\\n}}\\n\"\n"
       "      : {7}\n"
       "      : \"l\"(a), \"l\"(b), \"n\"({8}));\n"
       "#else\n"
-      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{3}, a, nullptr, b, {9}, {10}, {11}, {12}, {13},\n"
-      "                                    tilec_line);\n"
+      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{a_type}, ::tilec_emu::ptx::Operand::{b_type}, a,\n"
+      "                                    nullptr, b, {9}, {10}, {11}, {12}, {13}, tilec_line);\n"
       "#endif\n"
       "}}\n",
       n, registers, wgmma_function(n, element, false, b_k_major, a_mn_major), element, list, registers + 2, registers + 1,
       outputs, kScaleD, kScaleD != 0 ? "true" : "false", kScaleA, kScaleB, trans_a, trans_b,
-      fmt::arg("k", eight ? 32 : 16), fmt::arg("a_major", a_mn_major ? "M-major" : "K-major"),
-      fmt::arg("b_major", b_k_major ? "K-major" : "N-major"), fmt::arg("type", eight ? ", " + element : std::string()),
-      fmt::arg("immediates", immediates));
+      fmt::arg("k", wgmma_k(element)), fmt::arg("a_major", a_mn_major ? "M-major" : "K-major"),
+      fmt::arg("b_major", b_k_major ? "K-major" : "N-major"),
+      fmt::arg("type", !no_transposes ? std::string() : a_type == b_type ? ", " + a_type : ", " + a_type + " x " + b_type),
+      fmt::arg("immediates", immediates), fmt::arg("a_type", a_type), fmt::arg("b_type", b_type));
 }
 
 // The same with A from registers: four registers of two 16-bit elements per thread, in the
@@ -475,8 +509,8 @@ std::string wgmma_register_a_wrapper(int64_t n, const std::string& element, bool
       "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"n\"({11}));\n"
       "#else\n"
       "  const uint32_t a[4] = {{a0, a1, a2, a3}};\n"
-      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{3}, 0, a, b, {16}, {12}, {13}, {14}, {15},\n"
-      "                                    tilec_line);\n"
+      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{3}, ::tilec_emu::ptx::Operand::{3}, 0, a, b,\n"
+      "                                    {16}, {12}, {13}, {14}, {15}, tilec_line);\n"
       "#endif\n"
       "}}\n",
       n, registers, wgmma_function(n, element, true, b_k_major), element, list, registers + 5, registers + 1,
@@ -487,7 +521,7 @@ std::string wgmma_register_a_wrapper(int64_t n, const std::string& element, bool
 }  // namespace
 
 std::string wgmma_function(int64_t n, const std::string& element, bool register_a, bool b_k_major, bool a_mn_major) {
-  return fmt::format("tilec_wgmma_m64n{}k{}_{}{}{}{}", n, eight_bit(element) ? 32 : 16, element,
+  return fmt::format("tilec_wgmma_m64n{}k{}_{}{}{}{}", n, wgmma_k(element), element,
                      register_a ? "_register_a" : "", a_mn_major ? "_am" : "", b_k_major ? "_bk" : "");
 }
 
@@ -497,6 +531,7 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   if (needs.target == "sm_100a") {
     out += kBlackwell;
     if (needs.tcgen05_f8f6f4) out += kBlackwellF8;
+    if (needs.tcgen05_tf32) out += kBlackwellTf32;
     return out;
   }
   out += kHopper;

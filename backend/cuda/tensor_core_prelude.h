@@ -16,17 +16,18 @@ namespace tilec::cuda {
 struct TensorCoreNeeds {
   std::string target;                 // sm_90a or sm_100a
   // "64x256:bf16": WGMMA m64nNk16 with f32 accumulators; "64x64:bf16:registers": A from registers;
-  // ":am": A MN-major (a transposed A); ":kb": B K-major. "64x256:e4m3:kb": m64nNk32 of 8-bit floats (K-major only).
+  // ":am": A MN-major (a transposed A); ":kb": B K-major. "64x256:e4m3:kb": m64nNk32 of 8-bit floats,
+  // "64x256:tf32:kb": m64nNk8 of tf32 (both K-major only).
   std::set<std::string> wgmma_shapes;
   bool tcgen05_f8f6f4 = false;  // sm_100a: a tcgen05.mma of kind::f8f6f4 (8-bit inputs)
+  bool tcgen05_tf32 = false;    // sm_100a: a tcgen05.mma of kind::tf32 (f32 inputs)
   bool tma_3d = false;          // a TMA load or store of a rank-3 tensor (a batch of matrices)
 };
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs);
 
 // The name of the WGMMA wrapper for accumulator width `n` and input element `element` (bf16, f16,
-// e4m3, e5m2),
-// with A in shared memory or (`register_a`) in registers.
+// e4m3, e5m2, tf32), with A in shared memory or (`register_a`) in registers.
 std::string wgmma_function(int64_t n, const std::string& element, bool register_a = false, bool b_k_major = false,
                            bool a_mn_major = false);
 

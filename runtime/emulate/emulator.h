@@ -89,7 +89,7 @@ struct AsyncOp {
   // WGMMA
   int warpgroup = 0;
   int n = 0;
-  ptx::Operand type = ptx::Operand::bf16;
+  ptx::Operand a_type = ptx::Operand::bf16, b_type = ptx::Operand::bf16;
   uint64_t a_descriptor = 0, b_descriptor = 0;
   bool register_a = false;
   bool scale_d = true;
@@ -100,7 +100,7 @@ struct AsyncOp {
   // tcgen05
   uint32_t tmem_address = 0;
   uint32_t idesc = 0;
-  bool f8f6f4 = false;
+  ptx::MmaKind mma_kind = ptx::MmaKind::f16;
   bool accumulate = false;
   std::vector<uint32_t> covered;  // commit: the mma ids it waits for
 };

@@ -194,6 +194,11 @@ const char* format_name(ElementFormat format) {
 // does not accept.
 ElementFormat decode_operand_format(uint32_t field, MmaKind kind, const char* operand, std::string& error) {
   std::string where = std::string(operand) + "_format";
+  if (kind == MmaKind::tf32) {
+    if (field == 2) return ElementFormat::tf32;
+    add_error(error, where + " is " + std::to_string(field) + ", kind::tf32 takes 2 (tf32)");
+    return ElementFormat::unknown;
+  }
   if (kind == MmaKind::f16) {
     if (field == 0) return ElementFormat::f16;
     if (field == 1) return ElementFormat::bf16;
@@ -231,6 +236,7 @@ InstructionDescriptor decode_instruction_descriptor(uint32_t idesc, MmaKind kind
   if (d_field == 0) decoded.d_format = ElementFormat::f16;
   else if (d_field == 1) decoded.d_format = ElementFormat::f32;
   else add_error(error, "d_format (bits 4-5) is " + std::to_string(d_field) + ", must be 0 (f16) or 1 (f32)");
+  if (kind == MmaKind::tf32 && d_field == 0) add_error(error, "d_format (bits 4-5) is 0 (f16), kind::tf32 takes 1 (f32)");
 
   decoded.a_format = decode_operand_format(static_cast<uint32_t>(bits(idesc, 7, 3)), kind, "a", error);
   decoded.b_format = decode_operand_format(static_cast<uint32_t>(bits(idesc, 10, 3)), kind, "b", error);

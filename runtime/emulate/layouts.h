@@ -59,7 +59,7 @@ RowColumn wgmma_accumulator(int thread, int reg);
 RowColumn wgmma_register_a_b16(int thread, int reg, int half);
 
 // A tcgen05 instruction descriptor (the 32-bit idesc of tcgen05.mma), decoded.
-enum class MmaKind { f16, f8f6f4 };
+enum class MmaKind { f16, tf32, f8f6f4 };
 enum class ElementFormat { f16, bf16, tf32, e4m3, e5m2, f32, unknown };
 struct InstructionDescriptor {
   ElementFormat d_format = ElementFormat::unknown;  // f16 or f32
@@ -71,7 +71,8 @@ struct InstructionDescriptor {
   int m = 0;  // bits 24–28 << 4
   int n = 0;  // bits 17–22 << 3
   // Empty when valid for `kind`: sparsity, saturate, max shift and reserved bits zero; d f16 or
-  // f32; kind::f16: A and B both f16 or both bf16; kind::f8f6f4: e4m3/e5m2 (f6/f4 formats are
+  // f32; kind::f16: A and B both f16 or both bf16; kind::tf32: both tf32 (2), D f32;
+  // kind::f8f6f4: e4m3/e5m2 (f6/f4 formats are
   // reported as not emulated); M 64 or 128; N a multiple of 8 (M = 64) or 16 (M = 128) up to 256.
   std::string error;
 };

@@ -34,8 +34,28 @@ OperandType operand_type(ptx::Operand type) {
     case ptx::Operand::bf16: return OperandType::bf16;
     case ptx::Operand::e4m3: return OperandType::e4m3;
     case ptx::Operand::e5m2: return OperandType::e5m2;
+    case ptx::Operand::tf32: return OperandType::tf32;
   }
   return OperandType::bf16;
+}
+
+layout::MmaKind layout_kind(ptx::MmaKind kind) {
+  switch (kind) {
+    case ptx::MmaKind::f16: return layout::MmaKind::f16;
+    case ptx::MmaKind::tf32: return layout::MmaKind::tf32;
+    case ptx::MmaKind::f8f6f4: return layout::MmaKind::f8f6f4;
+  }
+  return layout::MmaKind::f16;
+}
+
+// The bytes of one A or B element of a tcgen05.mma of `kind` (K per instruction is 32 bytes).
+int element_bytes_of(ptx::MmaKind kind) {
+  switch (kind) {
+    case ptx::MmaKind::f16: return 2;
+    case ptx::MmaKind::tf32: return 4;
+    case ptx::MmaKind::f8f6f4: return 1;
+  }
+  return 2;
 }
 
 const TensorMapFields& tensor_map(const CUtensorMap* map, uint32_t rank, int line, const char* what) {
@@ -137,7 +157,7 @@ void perform_wgmma(Cta& c, AsyncOp& op) {
   std::vector<float> a;
   if (op.register_a) {
     a.assign(64 * 16, 0.0f);
-    const OperandType type = operand_type(op.type);
+    const OperandType type = operand_type(op.a_type);
     for (int t = 0; t < 128; ++t)
       for (int r = 0; r < 4; ++r)
         for (int half = 0; half < 2; ++half) {
@@ -148,7 +168,7 @@ void perform_wgmma(Cta& c, AsyncOp& op) {
         }
   }
   if (!op.invalid)
-    wgmma_compute(c.shared, n, operand_type(op.type), op.a_descriptor, op.trans_a != 0,
+    wgmma_compute(c.shared, n, operand_type(op.a_type), operand_type(op.b_type), op.a_descriptor, op.trans_a != 0,
                   op.register_a ? a.data() : nullptr, op.b_descriptor, op.trans_b != 0, op.scale_d, d.data());
   for (int t = 0; t < 128; ++t)
     for (int r = 0; r < n / 2; ++r) {
@@ -215,8 +235,7 @@ void perform(AsyncOp& op) {
       if (!op.invalid) {
         const std::string error = tcgen05_mma_compute(c.shared, c.tmem.data(), op.tmem_address, op.a_descriptor,
                                                       op.b_descriptor, op.idesc,
-                                                      op.f8f6f4 ? layout::MmaKind::f8f6f4 : layout::MmaKind::f16,
-                                                      op.accumulate);
+                                                      layout_kind(op.mma_kind), op.accumulate);
         if (!error.empty()) report(HazardKind::invalid_operand, op.line, "tcgen05.mma: " + error);
       }
       ++c.threads[static_cast<size_t>(op.issuer)].tcgen05_performed;
@@ -360,7 +379,7 @@ void wgmma_wait_group(int pending, int line) {
   thread.wgmma_fenced = false;
 }
 
-void wgmma_mma_async(float* d, int n, Operand type, uint64_t a_descriptor, const uint32_t* a_registers,
+void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a_descriptor, const uint32_t* a_registers,
                      uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b, int trans_a, int trans_b, int line) {
   Cta& c = cta();
   ThreadState& thread = self();
@@ -370,6 +389,13 @@ void wgmma_mma_async(float* d, int n, Operand type, uint64_t a_descriptor, const
                " with no wgmma.fence since its accumulator registers were last accessible (kernel start or wgmma.wait_group)");
   if (scale_a != 1 || scale_b != 1)
     report(HazardKind::invalid_operand, line, "wgmma.mma_async with negated operands is not emulated");
+  const int type_bytes = operand_bytes(operand_type(a_type));
+  if (type_bytes != operand_bytes(operand_type(b_type)) || (type_bytes != 1 && a_type != b_type))
+    report(HazardKind::invalid_operand, line, "wgmma.mma_async with A and B of different types other than e4m3 and e5m2");
+  if (a_registers && type_bytes != 2)
+    report(HazardKind::invalid_operand, line, "wgmma.mma_async with A from registers of a type other than f16/bf16 is not emulated");
+  if (type_bytes != 2 && (trans_a != 0 || trans_b != 0))
+    report(HazardKind::invalid_operand, line, "wgmma.mma_async transposes an 8-bit or tf32 operand: PTX reads those K-major only");
   const int warpgroup = thread.linear / 128;
   if (c.forming_wgmma.size() <= static_cast<size_t>(warpgroup)) {
     c.forming_wgmma.resize(static_cast<size_t>(warpgroup) + 1);
@@ -394,7 +420,8 @@ void wgmma_mma_async(float* d, int n, Operand type, uint64_t a_descriptor, const
     op->sequence = sequence;
     op->warpgroup = warpgroup;
     op->n = n;
-    op->type = type;
+    op->a_type = a_type;
+    op->b_type = b_type;
     op->a_descriptor = a_descriptor;
     op->b_descriptor = b_descriptor;
     op->register_a = a_registers != nullptr;
@@ -418,7 +445,7 @@ void wgmma_mma_async(float* d, int n, Operand type, uint64_t a_descriptor, const
 
   // Formed: every thread of the warpgroup issued it. Check its shared-memory reads, then queue it.
   op->formed = true;
-  const int element_bytes = operand_bytes(operand_type(type));
+  const int element_bytes = type_bytes;
   const int k = 32 / element_bytes;
   std::vector<uint32_t> chunks;
   if (!op->register_a) {
@@ -525,7 +552,7 @@ void tcgen05_dealloc(uint32_t base, uint32_t columns, int line) {
   }
 }
 
-void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, uint32_t idesc, bool f8f6f4,
+void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, uint32_t idesc, MmaKind kind,
                  bool accumulate, int line) {
   Cta& c = cta();
   ThreadState& thread = self();
@@ -535,17 +562,17 @@ void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, ui
   op.a_descriptor = a_descriptor;
   op.b_descriptor = b_descriptor;
   op.idesc = idesc;
-  op.f8f6f4 = f8f6f4;
+  op.mma_kind = kind;
   op.accumulate = accumulate;
   op.sequence = thread.tcgen05_issued++;
   const layout::InstructionDescriptor instruction =
-      layout::decode_instruction_descriptor(idesc, f8f6f4 ? layout::MmaKind::f8f6f4 : layout::MmaKind::f16);
+      layout::decode_instruction_descriptor(idesc, layout_kind(kind));
   if (!instruction.error.empty()) {
     report(HazardKind::invalid_operand, line, "tcgen05.mma instruction descriptor " + hex(idesc) + ": " + instruction.error);
     op.invalid = true;
   } else {
     op.n = instruction.n;
-    const int element_bytes = f8f6f4 ? 1 : 2;
+    const int element_bytes = element_bytes_of(kind);
     const int k = 32 / element_bytes;
     const layout::MatrixDescriptor a = layout::decode_sm100_descriptor(a_descriptor);
     const layout::MatrixDescriptor b = layout::decode_sm100_descriptor(b_descriptor);

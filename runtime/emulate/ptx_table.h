@@ -58,8 +58,9 @@ inline constexpr auto kPtxTable = std::to_array<PtxInstruction>({
     {"tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05_dealloc"},
     {"tcgen05.fence::before_thread_sync", "tcgen05_fence_before_thread_sync"},
     {"tcgen05.fence::after_thread_sync", "tcgen05_fence_after_thread_sync"},
-    {"tcgen05.mma.cta_group::1.kind::f16", "tcgen05_mma"},     // f8f6f4 = false
-    {"tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05_mma"},  // f8f6f4 = true
+    {"tcgen05.mma.cta_group::1.kind::f16", "tcgen05_mma"},     // MmaKind::f16
+    {"tcgen05.mma.cta_group::1.kind::tf32", "tcgen05_mma"},    // MmaKind::tf32
+    {"tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05_mma"},  // MmaKind::f8f6f4
     {"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64", "tcgen05_commit"},
     {"tcgen05.ld.sync.aligned.32x32b", "tcgen05_ld_32x32b"},  // .xN.b32: count N as an argument
     {"tcgen05.wait::ld.sync.aligned", "tcgen05_wait_ld"},

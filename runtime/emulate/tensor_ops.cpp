@@ -8,7 +8,8 @@
 //      (layout::apply_swizzle). Loads write zeros for elements outside the tensor (negative
 //      coordinates or past the extent); stores write only the elements inside it.
 //   3. Operand conversion: exact decoders of f16, bf16, e4m3 (OCP FN: no infinities, S.1111.111
-//      is NaN) and e5m2 bits to float, turned into tables once.
+//      is NaN) and e5m2 bits to float, turned into tables once; tf32 is an f32 pattern with its
+//      low 13 mantissa bits cleared (a NaN kept).
 //   4. Matrix multiply: A (M×K) and B (K×N) are gathered into dense float arrays through
 //      layout::operand_address, one 16-byte chunk at a time (a chunk never straddles a swizzle
 //      row, so its bytes stay contiguous); then D[m][j] += A[m][k] · B[k][j] for k in order,
@@ -350,6 +351,15 @@ void convert_elements(OperandType type, const uint8_t* bytes, int count, float* 
       }
       case OperandType::e4m3: value = tables.e4m3[bytes[i]]; break;
       case OperandType::e5m2: value = tables.e5m2[bytes[i]]; break;
+      case OperandType::tf32: {
+        uint32_t bits;
+        std::memcpy(&bits, bytes + 4 * i, 4);
+        // A NaN keeps its pattern (dropping the low bits could turn it into an infinity).
+        const bool nan = (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0;
+        if (!nan) bits &= ~0x1fffu;
+        std::memcpy(&value, &bits, 4);
+        break;
+      }
     }
     out[i * stride] = value;
   }
@@ -357,7 +367,13 @@ void convert_elements(OperandType type, const uint8_t* bytes, int count, float* 
 
 }  // namespace
 
-int operand_bytes(OperandType type) { return type == OperandType::f16 || type == OperandType::bf16 ? 2 : 1; }
+int operand_bytes(OperandType type) {
+  switch (type) {
+    case OperandType::f16: case OperandType::bf16: return 2;
+    case OperandType::tf32: return 4;
+    default: return 1;
+  }
+}
 
 float operand_to_float(OperandType type, const uint8_t* bytes) {
   float value;
@@ -409,19 +425,19 @@ void multiply_accumulate(const float* a, const float* b, float* d, int rows, int
 
 }  // namespace
 
-void wgmma_compute(const uint8_t* shared, int n, OperandType type, uint64_t a, bool a_mn_major,
+void wgmma_compute(const uint8_t* shared, int n, OperandType a_type, OperandType b_type, uint64_t a, bool a_mn_major,
                    const float* a_registers, uint64_t b, bool b_mn_major, bool scale_d, float* d) {
   constexpr int kRows = 64;
-  const int depth = 32 / operand_bytes(type);  // 32 bytes of K per instruction
+  const int depth = 32 / operand_bytes(a_type);  // 32 bytes of K per instruction (B's elements are as wide)
   alignas(64) float a_dense[kRows * 32];
   alignas(64) float b_dense[32 * 256];
   const float* a_values = a_registers;
   if (a_values == nullptr) {
-    gather_operand(shared, layout::decode_sm90_descriptor(a), a_mn_major, type, kRows, depth, a_dense, depth, 1);
+    gather_operand(shared, layout::decode_sm90_descriptor(a), a_mn_major, a_type, kRows, depth, a_dense, depth, 1);
     a_values = a_dense;
   }
   // B element (k, n) is operand element (mn = n, k).
-  gather_operand(shared, layout::decode_sm90_descriptor(b), b_mn_major, type, n, depth, b_dense, 1, n);
+  gather_operand(shared, layout::decode_sm90_descriptor(b), b_mn_major, b_type, n, depth, b_dense, 1, n);
   if (!scale_d) std::memset(d, 0, sizeof(float) * kRows * static_cast<size_t>(n));
   multiply_accumulate(a_values, b_dense, d, kRows, depth, n);
 }
@@ -433,6 +449,7 @@ OperandType operand_type(layout::ElementFormat format) {
     case layout::ElementFormat::f16: return OperandType::f16;
     case layout::ElementFormat::e4m3: return OperandType::e4m3;
     case layout::ElementFormat::e5m2: return OperandType::e5m2;
+    case layout::ElementFormat::tf32: return OperandType::tf32;
     default: return OperandType::bf16;
   }
 }
@@ -467,7 +484,7 @@ std::string tcgen05_mma_compute(const uint8_t* shared, uint32_t* tmem, uint32_t 
     return "accumulator lanes from " + std::to_string(lane) + " are outside TMEM's 128 lanes";
 
   const OperandType a_type = operand_type(instruction.a_format), b_type = operand_type(instruction.b_format);
-  const int depth = 32 / operand_bytes(a_type);  // K: 16 (kind::f16) or 32 (kind::f8f6f4)
+  const int depth = 32 / operand_bytes(a_type);  // K: 16 (kind::f16), 8 (kind::tf32) or 32 (kind::f8f6f4)
   std::vector<float> a_dense(static_cast<size_t>(m) * depth), b_dense(static_cast<size_t>(depth) * n),
       d_dense(static_cast<size_t>(m) * n, 0.0f);
   gather_operand(shared, a_descriptor, instruction.a_mn_major, a_type, m, depth, a_dense.data(), depth, 1);

@@ -63,22 +63,24 @@ void tma_store_2d(const TensorMapFields& map, int32_t inner, int32_t outer, cons
 // bytes are contiguous from `address` (box_rows × row_bytes).
 uint32_t tma_box_bytes(const TensorMapFields& map);
 
-// Element types of the tensor-core operands.
-enum class OperandType { f16, bf16, e4m3, e5m2 };
+// Element types of the tensor-core operands. tf32 is an f32 bit pattern whose low 13 mantissa
+// bits the tensor cores ignore (the value is truncated toward zero to 10 mantissa bits).
+enum class OperandType { f16, bf16, e4m3, e5m2, tf32 };
 int operand_bytes(OperandType type);
 float operand_to_float(OperandType type, const uint8_t* bytes);
 
-// WGMMA m64nNk16 (16-bit operands) or k32 (8-bit), f32 accumulate, dense 64×N row-major D:
+// WGMMA m64nNk16 (16-bit operands), k32 (8-bit: A and B may be e4m3 and e5m2 in either order) or
+// k8 (tf32), f32 accumulate, dense 64×N row-major D:
 // D = (scale_d ? D : 0) + A·B, where A is 64×K from shared memory (descriptor `a`, K-major
 // unless a_mn_major) or, when `a_registers` is not null, a dense 64×K row-major array of floats
 // (already gathered from the register fragments), and B is K×N from shared memory (descriptor
 // `b`: element (k, n) is operand element (mn = n, k); b_mn_major = "transposed" = N-major).
 // The caller validates: n a multiple of 8 in 8..256, descriptors that decode without error
 // (layout::decode_sm90_descriptor(...).error), operands inside `shared`.
-void wgmma_compute(const uint8_t* shared, int n, OperandType type, uint64_t a, bool a_mn_major,
+void wgmma_compute(const uint8_t* shared, int n, OperandType a_type, OperandType b_type, uint64_t a, bool a_mn_major,
                    const float* a_registers, uint64_t b, bool b_mn_major, bool scale_d, float* d);
 
-// tcgen05.mma.cta_group::1 kind::f16 / kind::f8f6f4 with D in TMEM (f32 per idesc):
+// tcgen05.mma.cta_group::1 kind::f16 / kind::tf32 / kind::f8f6f4 with D in TMEM (f32 per idesc):
 // D[row m, columns from column(tmem)] (+)= A·B for m < M. `tmem` is the array of 128 lanes ×
 // 512 columns of 32-bit cells (lane-major: cell = lane * 512 + column). A and B from shared
 // memory descriptors (sm_100 encoding). Returns an empty string or what was invalid.

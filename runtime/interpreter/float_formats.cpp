@@ -177,6 +177,11 @@ int64_t wrap_integer(ScalarKind kind, int64_t value) {
   return value;
 }
 
+float truncate_to_tf32(float value) {
+  if (std::isnan(value)) return value;
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(value) & ~uint32_t{0x1fff});
+}
+
 float largest_finite(ScalarKind kind) {
   if (kind == ScalarKind::f32) return std::numeric_limits<float>::max();
   return decode_float(kind, format_of(kind).largest_finite);

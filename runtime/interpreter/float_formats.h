@@ -41,6 +41,10 @@ int64_t float_to_integer(ScalarKind integer_type, float value);
 // Wraps a 64-bit result to an integer element type (i1: lowest bit, i32: two's complement).
 int64_t wrap_integer(ScalarKind integer_type, int64_t value);
 
+// An f32 as the tensor cores read an f32 mma operand (tf32: 1.8.10): the low 13 mantissa bits
+// dropped, a truncation toward zero; infinities and NaNs stay what they are.
+float truncate_to_tf32(float value);
+
 // The largest finite value of a float format.
 float largest_finite(ScalarKind format);
 

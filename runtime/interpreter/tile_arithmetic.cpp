@@ -337,9 +337,21 @@ std::string evaluate_mma(const TileValue& a, const TileValue& b, const TileValue
   if (a.shape.size() != 2 || b.shape.size() != 2 || acc.shape.size() != 2 ||
       a.shape[1] != b.shape[0] || acc.shape[0] != a.shape[0] || acc.shape[1] != b.shape[1])
     return "shapes do not form a matrix product";
-  if (a.element != b.element || a.holds_floats() != acc.holds_floats())
+  if (!mma_operands_combine(a.element, b.element) || a.holds_floats() != acc.holds_floats())
     return "operand element types do not combine";
   const int64_t rows = a.shape[0], depth = a.shape[1], columns = b.shape[1];
+  // f32 operands are read as the tensor cores read them (tf32): docs/language.md, `mma`.
+  std::vector<float> a_tf32, b_tf32;
+  const float* a_values = a.floats.data();
+  const float* b_values = b.floats.data();
+  if (a.element == ScalarKind::f32) {
+    a_tf32.assign(a.floats.begin(), a.floats.end());
+    b_tf32.assign(b.floats.begin(), b.floats.end());
+    for (float& value : a_tf32) value = truncate_to_tf32(value);
+    for (float& value : b_tf32) value = truncate_to_tf32(value);
+    a_values = a_tf32.data();
+    b_values = b_tf32.data();
+  }
   out = acc;
   // Loop order m, k, n keeps each out[m, n] summing in increasing k while the inner loop
   // streams rows of b (and vectorizes: separate multiply and add, no fusion).
@@ -350,8 +362,8 @@ std::string evaluate_mma(const TileValue& a, const TileValue& b, const TileValue
       const float* initial = acc.floats.data() + m * columns;
       for (int64_t n = 0; n < columns; ++n) sum[n] = initial[n];
       for (int64_t k = 0; k < depth; ++k) {
-        const float left = a.floats[static_cast<size_t>(m * depth + k)];
-        const float* right = b.floats.data() + k * columns;
+        const float left = a_values[m * depth + k];
+        const float* right = b_values + k * columns;
         for (int64_t n = 0; n < columns; ++n) {
           float product = left * right[n];
           sum[n] = sum[n] + product;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -49,6 +50,20 @@ __host__ __device__ inline float to_f32(__half x) { return __half2float(x); }
 __host__ __device__ inline float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
 __host__ __device__ inline float to_f32(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
 __host__ __device__ inline float to_f32(__nv_fp8_e5m2 x) { return static_cast<float>(x); }
+// An f32 mma operand as the tensor cores read it (tf32): the low 13 mantissa bits cleared, a
+// truncation toward zero; a NaN stays as it is.
+__host__ __device__ inline float tf32_operand(float x) {
+  if (x != x) return x;
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(__float_as_uint(x) & 0xffffe000u);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits &= 0xffffe000u;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+#endif
+}
 
 // f32 → element type, round to nearest even (f8: saturating to the largest finite value).
 template <typename T> __host__ __device__ T from_f32(float x);

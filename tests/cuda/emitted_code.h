@@ -218,6 +218,7 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"gemm_f16", "", "gemm_f16"}, {"gemm_bias_relu", "", "gemm_bias_relu"},
                                       {"batched_gemm", "", "batched_gemm"}, {"attention", "", "attention"},
                                       {"linear", "", "linear"}, {"fp8_linear", "", "fp8_linear"},
+                                      {"tf32_linear", "", "tf32_linear"},
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"}};
     std::vector<Emitted> out;
     for (const char* target : {"sm_90a", "sm_100a"})

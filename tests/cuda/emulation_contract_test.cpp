@@ -254,25 +254,29 @@ void check_arguments(const std::string& instruction, const AsmStatement& stateme
     problems.push_back(where + ": `" + instruction + "` vs " + call.function + "(" + join(call.arguments) +
                        "): " + what);
   };
-  const std::vector<std::string>& a = call.arguments;
+  std::vector<std::string> a = call.arguments;
   std::smatch m;
   if (call.function == "wgmma_mma_async") {
-    static const std::regex kWgmma(R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k(16|32)\.f32\.(\w+)\.(\w+)\s+\{([^}]*)\},\s*(.*))");
-    if (!std::regex_match(instruction, m, kWgmma)) return fail("not a m64nNk16 or m64nNk32 .f32 WGMMA");
-    if (a.size() != 12) return fail("wgmma_mma_async takes 12 arguments");
+    static const std::regex kWgmma(R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k(16|32|8)\.f32\.(\w+)\.(\w+)\s+\{([^}]*)\},\s*(.*))");
+    if (!std::regex_match(instruction, m, kWgmma)) return fail("not a m64nNk16, m64nNk32 or m64nNk8 .f32 WGMMA");
+    if (a.size() != 13) return fail("wgmma_mma_async takes 13 arguments");
     const std::string n = m[1], k = m[2], type_a = m[3], type_b = m[4];
     std::vector<std::string> accumulators = split_top_level(m[5], ',');
     std::vector<std::string> rest = split_top_level(m[6], ',');
-    // K = 32 bytes per instruction: 16 16-bit elements, 32 8-bit ones (which take no transpose).
+    // K = 32 bytes per instruction: 16 16-bit elements, 32 8-bit ones, 8 tf32 ones. 8-bit and
+    // tf32 inputs are K-major only and take no transpose immediates.
     const bool eight_bit = type_a == "e4m3" || type_a == "e5m2";
-    if (k != (eight_bit ? "32" : "16")) fail("K is " + k + " for " + type_a + " inputs");
+    const bool k_major_only = eight_bit || type_a == "tf32";
+    if (k != (eight_bit ? "32" : type_a == "tf32" ? "8" : "16")) fail("K is " + k + " for " + type_a + " inputs");
     if (a[1] != n) fail("shape n is " + n + ", the call passes " + a[1]);
-    if (type_a != type_b) fail("A and B types differ");
-    if (a[2] != "::tilec_emu::ptx::Operand::" + type_a) fail("type is " + type_a + ", the call passes " + a[2]);
+    if (type_a != type_b && !eight_bit) fail("A and B types differ, not as two 8-bit floats");
+    if (a[2] != "::tilec_emu::ptx::Operand::" + type_a) fail("A's type is " + type_a + ", the call passes " + a[2]);
+    if (a[3] != "::tilec_emu::ptx::Operand::" + type_b) fail("B's type is " + type_b + ", the call passes " + a[3]);
+    a.erase(a.begin() + 3);  // the rest as (d, n, a_type, a_descriptor, ...)
     if (std::to_string(accumulators.size() * 2) != n) fail("accumulator registers are not n / 2");
     std::string d0 = resolve(accumulators.empty() ? "" : accumulators[0], statement);
     if (d0 != a[0] + "[0]") fail("D is " + d0 + ", the call passes " + a[0]);
-    if (rest.size() < (eight_bit ? 5u : 6u)) return fail("too few operands after D");
+    if (rest.size() < (k_major_only ? 5u : 6u)) return fail("too few operands after D");
     bool register_a = rest[0].front() == '{';
     if (register_a) {
       std::vector<std::string> registers = split_top_level(rest[0].substr(1, rest[0].size() - 2), ',');
@@ -296,10 +300,10 @@ void check_arguments(const std::string& instruction, const AsmStatement& stateme
     if (!same_truth(a[6], scale_d)) fail("scale-d is " + scale_d + ", the call passes " + a[6]);
     std::vector<std::string> immediates(rest.begin() + 3, rest.end());
     // Shared-memory A: scale-a, scale-b, trans-a, trans-b; register A has no trans-a (0); 8-bit
-    // inputs have neither (both K-major: 0, 0).
+    // and tf32 inputs have neither (both K-major: 0, 0).
     std::vector<std::string> passed = {a[7], a[8], a[9], a[10]};
-    if (eight_bit) {
-      if (register_a || immediates.size() != 2) return fail("8-bit inputs take 2 immediates and A from shared memory");
+    if (k_major_only) {
+      if (register_a || immediates.size() != 2) return fail(type_a + " inputs take 2 immediates and A from shared memory");
       immediates.insert(immediates.end(), {"0", "0"});
     } else if (register_a) {
       if (immediates.size() != 3) return fail("register A takes 3 immediates");
@@ -315,8 +319,10 @@ void check_arguments(const std::string& instruction, const AsmStatement& stateme
     if (a.size() != 3 || a[0] != (increase ? "true" : "false") || a[1] != resolve(value[1], statement))
       fail("expected (" + std::string(increase ? "true" : "false") + ", " + resolve(value[1], statement) + ", line)");
   } else if (call.function == "tcgen05_mma") {
-    bool f8f6f4 = instruction.find("kind::f8f6f4") != std::string::npos;
-    if (a.size() != 7 || a[4] != (f8f6f4 ? "true" : "false")) fail("f8f6f4 must match the kind");
+    std::smatch kind;
+    std::regex_search(instruction, kind, std::regex(R"(kind::(\w+))"));
+    const std::string expected = "::tilec_emu::ptx::MmaKind::" + kind[1].str();
+    if (a.size() != 7 || a[4] != expected) fail("the kind argument must be " + expected);
   } else if (call.function == "tcgen05_ld_32x32b") {
     std::smatch count, list;
     std::regex_search(instruction, count, std::regex(R"(\.32x32b\.x(\d+)\.)"));
@@ -571,7 +577,7 @@ TEST(EmulationContract, PlantedMutationsAreReported) {
   expect_reported(mutate(hopper, "void tilec_lower_registers(", "setmaxnreg.dec", "setmaxnreg.inc"), "expected (true");
   expect_reported(mutate(hopper, "void tilec_bulk_wait_all(", "wait_group 0;", "wait_group 1;"), "pending count is 1");
   expect_reported(mutate(blackwell, "void tilec_tmem_load_32(", ".32x32b.x32.", ".32x32b.x16."), "count is 16");
-  expect_reported(mutate(blackwell, "void tilec_tcgen05_mma(", "kind::f16", "kind::f8f6f4"), "f8f6f4 must match");
+  expect_reported(mutate(blackwell, "void tilec_tcgen05_mma(", "kind::f16", "kind::f8f6f4"), "the kind argument must be ::tilec_emu::ptx::MmaKind::f8f6f4");
   // The asm outside its guard; a call dropped; an instruction the table does not know.
   expect_reported(mutate(hopper, "void tilec_mbarrier_arrive(", "#ifndef TILEC_EMULATE\n", ""), "asm outside");
   expect_reported(mutate(hopper, "void tilec_fence_barrier_init(", "  ::tilec_emu::ptx::fence_proxy_async(tilec_line);\n", ""),

@@ -99,8 +99,21 @@ TEST(Harness, ScheduledTirHasNoReferenceAndFailsAtTheKernel) {
   EXPECT_EQ(tilec("compile samples/expected/gemm.tir").status, 0);
 }
 
-// nvcc builds (links) the tensor-core gemm's and attention's harnesses for both targets (the plain
-// backend's harnesses: cuda_nvcc_test).
+// tf32 (issue 18): the reference reads f32 mma operands as the tensor cores do (docs/language.md,
+// `mma`), so a tf32 kernel is checked against the numbers the interpreter gives; bf16 operands
+// are widened as they are.
+TEST(Harness, ReferenceReadsF32MmaOperandsAsTf32) {
+  CommandResult tf32 = tilec("compile samples/tf32_linear.tile --emit-harness");
+  ASSERT_EQ(tf32.status, 0) << tf32.err;
+  EXPECT_NE(tf32.out.find("mul_f32(tf32_operand(t"), std::string::npos) << "the reference's mma";
+  CommandResult gemm = tilec("compile samples/gemm.tile --emit-harness");
+  ASSERT_EQ(gemm.status, 0) << gemm.err;
+  EXPECT_EQ(gemm.out.find("mul_f32(tf32_operand("), std::string::npos);
+  EXPECT_NE(gemm.out.find("mul_f32(to_f32("), std::string::npos);
+}
+
+// nvcc builds (links) the tensor-core gemm's, attention's and tf32_linear's harnesses for both
+// targets (the plain backend's harnesses: cuda_nvcc_test).
 TEST(Harness, TensorCoreHarnessesLinkWithNvccForBothTargets) {
   std::string nvcc = nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
@@ -112,7 +125,7 @@ TEST(Harness, TensorCoreHarnessesLinkWithNvccForBothTargets) {
     CommandResult result;
   };
   std::vector<Job> jobs;
-  for (std::string sample : {"gemm", "attention"}) {
+  for (std::string sample : {"gemm", "attention", "tf32_linear"}) {
     for (const char* target : {"sm_90a", "sm_100a"}) {
       std::string capability = std::string(target).substr(3);
       std::string name = sample + "_check." + target;

@@ -4,8 +4,8 @@
 //
 // The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
 // CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128,
-// gemm_f16, gemm_bias_relu, batched_gemm, attention, linear, fp8_linear, gate_up; sm_90a and
-// sm_100a) and, the same checks
+// gemm_f16, gemm_bias_relu, batched_gemm, attention, linear, fp8_linear, tf32_linear, gate_up;
+// sm_90a and sm_100a) and, the same checks
 // again, the files in samples/expected/. The emitted expressions are evaluated by a small
 // interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
 // loops with constant bounds), for every compute thread and register.
@@ -28,6 +28,11 @@
 //  4. tcgen05 instruction descriptors (tcgen05_instr_desc.json): the constants emit_tcgen05_*
 //     write (tcgen05_instruction), looked up by the kind in the prelude's asm, the A/B types, the
 //     accumulator's rows/columns, A K-major, B MN-major or K-major (linear.tile).
+//
+// tf32 (tf32_linear), which the tables have no cases of: a canonical layout is defined in bytes
+// (16-byte chunks), so a K-major f32 tile R x C is the 16-bit tile R x 2C (b16_K_..._Rx2C: same
+// descriptors per 32-byte k-step); its kind::tf32 instruction descriptor is the table's kind::f16
+// bf16 one with the A and B format fields (bits 7-9, 10-12) set to 2, the README's tf32.
 //  5. tcgen05.ld (tcgen05_ld.json, 32x32b.x32): the prelude's tilec_tmem_load_32 (shape, register
 //     order) and, at every call, the TMEM lane/column each register reads (the address the emitter
 //     builds plus the table), which must be in the warp's lane quarter and equal the element the
@@ -141,9 +146,10 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
   auto buffer = e.search("const uint32_t " + (*slot)[1].str() + R"( = shared_base \+ (\d+);  // \d+ slots of tile<(\d+)x(\d+)x(\w+), smem>)");
   if (!buffer) throw std::runtime_error("no stage buffer " + (*slot)[1].str());
   std::string rows = (*buffer)[2], columns = (*buffer)[3];
-  // The tables name 8-bit tiles b8 and their types e4m3 / e5m2 (the IR's f8e4m3 / f8e5m2).
+  // The tables name 8-bit tiles b8 and their types e4m3 / e5m2 (the IR's f8e4m3 / f8e5m2); an
+  // f32 tile (tf32) is the b16 tile of twice the columns (the header says why).
   std::string element = (*buffer)[4];
-  const bool eight_bit = element.starts_with("f8");
+  const bool eight_bit = element.starts_with("f8"), tf32 = element == "f32";
   const std::string bits = eight_bit ? "b8" : "b16";
   // The summary says how the pipe holds the tile: A as loaded ([M, K]) and a transposed B
   // ([N, K]) K-major, B as loaded ([K, N]) and a transposed A ([K, M]) MN-major. The declared
@@ -153,9 +159,14 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
   EXPECT_EQ((*summary)[1] == "A", is_a) << "the pipe's role";
   tile.major = (*summary)[2] == "K-major" ? "K" : "MN";
   // (mn, k): A's declared [M, K] is (rows, columns), B's [K, N] (columns, rows).
-  const std::string mn = is_a ? rows : columns, k = is_a ? columns : rows;
+  const std::string mn = is_a ? rows : columns;
+  std::string k = is_a ? columns : rows;
+  if (tf32) {
+    EXPECT_EQ(tile.major, "K") << "tf32 operands are K-major";
+    k = std::to_string(2 * std::stoull(k));
+  }
   tile.id = bits + "_" + tile.major + "_128B_" + mn + "x" + k;
-  tile.element = eight_bit ? element.substr(2) : element;
+  tile.element = eight_bit ? element.substr(2) : tf32 ? "tf32" : element;
   tile.offset = std::stoull((*buffer)[1]);
   tile.slot_bytes = std::stoull((*slot)[2]);
   return tile;
@@ -177,7 +188,7 @@ struct MmaLine {
 };
 std::vector<MmaLine> mma_lines(const Emitted& e) {
   std::vector<MmaLine> out;
-  static const std::regex call(R"(^(tilec_wgmma_m64n\d+k(?:16|32)_\w+|tilec_tcgen05_mma(?:_f8f6f4)?)\()");
+  static const std::regex call(R"(^(tilec_wgmma_m64n\d+k(?:16|32|8)_\w+|tilec_tcgen05_mma(?:_f8f6f4|_tf32)?)\()");
   for (size_t i = 0; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
     std::smatch match;
@@ -265,7 +276,7 @@ TEST(BackendLayoutTables, RegisterAPairsAreWgmmaALayout) {
 // ============================================================================== 3. descriptors
 TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
   LOAD_TABLE(table, "smem_canonical.json");
-  long compared = 0, lbo_exceptions = 0;
+  long compared = 0, lbo_exceptions = 0, tf32_operands = 0;
   std::set<std::string> tiles;
   for (const Emitted& e : emitted_samples()) {
     SCOPED_TRACE(e.label);
@@ -284,6 +295,7 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         OperandTile operand = operand_tile(e, base, is_a, steps);
         const json& tile = find_entry(table["cases"], operand.id);
         tiles.insert(operand.id);
+        tf32_operands += operand.element == "tf32";
         EXPECT_EQ(tile["major"], operand.major);
         (is_a ? a_major : b_major) = operand.major;
         EXPECT_EQ(operand.offset % 1024, 0u) << "tile base";
@@ -321,9 +333,10 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         size_t at = e.text.find("wgmma.mma_async", e.text.find("void " + name + "("));
         std::string list = e.text.substr(at, e.text.find(';', at) - at);
         std::vector<std::string> immediates = call_arguments("(" + list.substr(list.rfind(" p, ") + 4) + ")", 0);
-        if (name.find("k32_") != std::string::npos) {  // 8-bit: no transpose immediates, both operands K-major
+        if (name.find("k32_") != std::string::npos || name.find("k8_") != std::string::npos) {
+          // 8-bit and tf32: no transpose immediates, both operands K-major
           EXPECT_EQ(immediates.size(), 2u) << list;
-          EXPECT_EQ(b_major, "K") << "an 8-bit WGMMA reads B K-major";
+          EXPECT_EQ(b_major, "K") << "an 8-bit or tf32 WGMMA reads B K-major";
           EXPECT_EQ(a_major, "K") << "and A K-major";
           continue;
         }
@@ -342,12 +355,13 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
   for (const char* id : {"b16_K_128B_128x64", "b16_MN_128B_256x64", "b16_MN_128B_128x64", "b16_MN_128B_64x64",
                          "b16_K_128B_256x64", "b8_K_128B_128x128", "b8_K_128B_256x128"})
     EXPECT_TRUE(tiles.count(id)) << id << " is not among the emitted operands";
+  EXPECT_GT(tf32_operands, 0) << "tf32_linear's operands";
 }
 
 // ============================================================================== 4. tcgen05 idesc
 TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
   LOAD_TABLE(table, "tcgen05_instr_desc.json");
-  long compared = 0;
+  long compared = 0, tf32_calls = 0;
   std::set<std::string> seen;
   for (const Emitted& e : emitted_samples()) {
     if (!e.blackwell()) continue;
@@ -383,9 +397,18 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
       }
       auto d = e.search("//   (?:accumulator|register tile) " + d_name + R"(: (\d+)x(\d+) (\w+) in )");
       ASSERT_TRUE(d) << "the summary of " << d_name;
+      // kind::tf32: the kind::f16 bf16 entry, formats set to 2 below (the header says why).
+      const bool tf32 = (*kind)[1] == "tf32";
+      const std::string table_kind = tf32 ? "f16" : (*kind)[1].str();
+      const std::string a_element = tf32 ? "bf16" : a.element, b_element = tf32 ? "bf16" : b.element;
+      if (tf32) {
+        EXPECT_EQ(a.element, "tf32");
+        EXPECT_EQ(b.element, "tf32");
+        ++tf32_calls;
+      }
       const json* entry = nullptr;
       for (const json& candidate : table["descriptors"])
-        if (candidate["kind"] == (*kind)[1].str() && candidate["a"] == a.element && candidate["b"] == b.element &&
+        if (candidate["kind"] == table_kind && candidate["a"] == a_element && candidate["b"] == b_element &&
             candidate["d"] == (*d)[3].str() && candidate["m"] == std::stoi((*d)[1]) && candidate["n"] == std::stoi((*d)[2]) &&
             candidate["a_major"] == a.major && candidate["b_major"] == b.major)
           entry = &candidate;
@@ -393,19 +416,22 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
                          << (*d)[3] << ", " << (*d)[1] << "x" << (*d)[2];
       ++compared;
       seen.insert((*entry)["idesc"].get<std::string>());
-      EXPECT_EQ(evaluate(mma.arguments[3], {}), parse_hex((*entry)["idesc"]))
-          << mma.arguments[3] << " vs the table's " << (*entry)["idesc"].get<std::string>();
+      uint64_t expected = parse_hex((*entry)["idesc"]);
+      if (tf32) expected = (expected & ~uint64_t{0x3f << 7}) | 2u << 7 | 2u << 10;
+      EXPECT_EQ(evaluate(mma.arguments[3], {}), expected)
+          << mma.arguments[3] << " vs the table's " << (*entry)["idesc"].get<std::string>() << (tf32 ? " as kind::tf32" : "");
     }
   }
   std::printf("instruction descriptors: %ld calls, distinct table values:", compared);
   for (const std::string& value : seen) std::printf(" %s", value.c_str());
   std::printf("\n");
   EXPECT_GE(seen.size(), 3u) << "bf16 N=256, f16 N=256, bf16 N=64 (and N=128)";
+  EXPECT_GT(tf32_calls, 0) << "tf32_linear's kind::tf32 calls";
 }
 
 // ============================================================================== 5. tcgen05.ld
 // The TMEM column of the MMA result a load reads: `tilec_tcgen05_mma(tmem_base + X, ...)` (or its
-// f8f6f4 form) of the accumulator `NAME_started` when `accumulator` names it, else the last MMA
+// f8f6f4 or tf32 form) of the accumulator `NAME_started` when `accumulator` names it, else the last MMA
 // before `line`.
 uint64_t result_tmem_column(const Emitted& e, size_t line, const std::string& accumulator) {
   static std::map<std::string, uint64_t> cache;
@@ -415,7 +441,9 @@ uint64_t result_tmem_column(const Emitted& e, size_t line, const std::string& ac
   std::optional<uint64_t> column;
   for (size_t i = 0; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
-    if (!code.starts_with("tilec_tcgen05_mma(") && !code.starts_with("tilec_tcgen05_mma_f8f6f4(")) continue;
+    if (!code.starts_with("tilec_tcgen05_mma(") && !code.starts_with("tilec_tcgen05_mma_f8f6f4(") &&
+        !code.starts_with("tilec_tcgen05_mma_tf32("))
+      continue;
     std::vector<std::string> arguments = call_arguments(code, code.find('('));
     if (named) {
       if (arguments[4] == accumulator + "_started") return cache[key] = evaluate(arguments[0], {{"tmem_base", 0}});
@@ -532,7 +560,8 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
       target.box_rows = std::stoull((*encode)[1]), target.box_columns = std::stoull((*encode)[2]);
       return target;
     }
-    if (code.starts_with("tilec_tcgen05_mma(") || code.starts_with("tilec_tcgen05_mma_f8f6f4(")) {
+    if (code.starts_with("tilec_tcgen05_mma(") || code.starts_with("tilec_tcgen05_mma_f8f6f4(") ||
+        code.starts_with("tilec_tcgen05_mma_tf32(")) {
       std::vector<MmaLine> lines = mma_lines(e);
       size_t index = 0;
       while (lines[index].line != i) ++index;

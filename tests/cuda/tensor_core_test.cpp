@@ -240,6 +240,39 @@ TEST(TensorCore, Fp8LinearUsesTheEightBitInstructionsAndRefusesAnMnMajorB) {
   std::filesystem::remove(mn_major);
 }
 
+// tf32 (issue 18): f32 inputs take WGMMA's m64nNk8 .tf32 form and tcgen05's kind::tf32 (formats
+// 2 in the instruction descriptor), K = 8 per step over 32-column (128-byte) panels, FLOAT32
+// tensor maps; like 8-bit MMAs they read both operands K-major and A only from shared memory.
+TEST(TensorCore, Tf32LinearUsesTheTf32InstructionsAndRefusesAnMnMajorB) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
+                                  " compile samples/tf32_linear.tile --target " + target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, "), 3u) << "X, W and Y";
+    if (std::string(target) == "sm_90a") {
+      EXPECT_NE(r.out.find("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"), std::string::npos);
+      EXPECT_EQ(r.out.find(", p, 1, 1, "), std::string::npos) << "tf32 takes no transpose immediates";
+      EXPECT_EQ(count(r.out, "tilec_wgmma_m64n128k8_tf32_bk(acc"), 4u) << "BK = 32: four steps of 8";
+    } else {
+      EXPECT_NE(r.out.find("tcgen05.mma.cta_group::1.kind::tf32"), std::string::npos);
+      EXPECT_EQ(count(r.out, "tilec_tcgen05_mma_tf32(tmem_base"), 4u) << "BK = 32: four steps of 8";
+      // D f32 (bit 4), A and B tf32 (2 at bits 7 and 10), both K-major, N / 8 = 16, M / 16 = 8.
+      EXPECT_NE(r.out.find("0x08200910u"), std::string::npos);
+    }
+  }
+  std::string source = replace_once(read_file(source_dir() / "samples" / "tf32_linear.tile"), "W: tensor<N, K, f32>",
+                                    "W: tensor<K, N, f32>");
+  source = replace_once(source, "transpose(load W[n, k] : <BN, BK>)", "load W[k, n] : <BK, BN>");
+  std::filesystem::path mn_major = std::filesystem::temp_directory_path() / ("tilec_tf32_mn_major_" + std::to_string(::getpid()) + ".tile");
+  write_file(mn_major, source);
+  CommandResult refused = run_command(tilec_binary() + " compile " + mn_major.string() + " -o /dev/null");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("an mma of f32 whose B is [K, N] in memory: tf32 MMAs read B K-major"), std::string::npos)
+      << refused.err;
+  std::filesystem::remove(mn_major);
+}
+
 // The launcher's encoding of gemm's output map: f32, over C or its padded copy, boxes of `rows` x 32.
 std::string store_map_encoding(long rows) {
   return "tilec_tensor_map(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, 2, 1, C_tma.map_rows(), "

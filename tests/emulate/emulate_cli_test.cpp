@@ -373,6 +373,30 @@ TEST(EmulateRuntime, E5m2InputsMatchTheInterpreterOnBothTargets) {
   fs::remove(path);
 }
 
+// Mixed FP8 (issue 18): e4m3 activations times e5m2 weights take WGMMA's .e4m3.e5m2 form and
+// tcgen05's per-operand formats (A 0, B 1); the interpreter converts each operand by its own type.
+TEST(EmulateRuntime, MixedFp8InputsMatchTheInterpreterOnBothTargets) {
+  fs::path path = fs::temp_directory_path() / ("tilec_emulate_mixed_fp8_" + std::to_string(::getpid()) + ".tile");
+  write_file(path, replace_once(read_file(source_dir() / "samples" / "fp8_linear.tile"), "W: tensor<N, K, f8e4m3>",
+                                "W: tensor<N, K, f8e5m2>"));
+  CommandResult hopper = run_command(tilec("compile " + path.string() + " --target sm_90a"));
+  ASSERT_EQ(hopper.status, 0) << hopper.err;
+  EXPECT_THAT(hopper.out, HasSubstr("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2"));
+  EXPECT_THAT(hopper.out, HasSubstr("::tilec_emu::ptx::Operand::e4m3, ::tilec_emu::ptx::Operand::e5m2"));
+  CommandResult blackwell = run_command(tilec("compile " + path.string() + " --target sm_100a"));
+  ASSERT_EQ(blackwell.status, 0) << blackwell.err;
+  // D f32 (bit 4), A e4m3 (0 at bits 7-9), B e5m2 (1 at bits 10-12), both K-major, N / 8 = 32, M / 16 = 8.
+  EXPECT_THAT(blackwell.out, HasSubstr("0x08400410u"));
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec("emulate " + path.string() + " --target " + target +
+                                        " --dims M=136,N=264,K=200 --scalar x_scale=0.5,w_scale=2 --sms 2 --schedules 1"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Y ok"));
+  }
+  fs::remove(path);
+}
+
 // Attention with K given as [T, D] (issue 18, transposed operands): S = Q·Kᵀ reads the K tile
 // as a K-major B, as linear.tile does for its weight; the sample takes Kt as [D, T] instead.
 TEST(EmulateRuntime, AttentionWithKeysAsRowsMatchesTheInterpreterOnBothTargets) {

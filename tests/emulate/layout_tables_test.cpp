@@ -267,6 +267,12 @@ TEST(Tcgen05InstructionDescriptor, Rejections) {
   EXPECT_NE(error_of((good & ~(7u << 10)) | 5u << 10, MmaKind::f8f6f4).find("not emulated"), std::string::npos);
   EXPECT_NE(error_of((good & ~(7u << 10)) | 2u << 10, MmaKind::f8f6f4).find("b_format"), std::string::npos);
   EXPECT_NE(error_of((good & ~(7u << 7)) | 7u << 7, MmaKind::f16).find("a_format"), std::string::npos);
+  // kind::tf32: both formats 2 (the f16 kind's bf16 encoding is refused there), D f32.
+  const uint32_t tf32 = (good & ~(0x3fu << 7)) | 2u << 7 | 2u << 10;
+  EXPECT_EQ(error_of(tf32, MmaKind::tf32), "");
+  EXPECT_EQ(decode_instruction_descriptor(tf32, MmaKind::tf32).a_format, ElementFormat::tf32);
+  EXPECT_NE(error_of(good, MmaKind::tf32).find("kind::tf32 takes 2"), std::string::npos);
+  EXPECT_NE(error_of(tf32 & ~(3u << 4), MmaKind::tf32).find("kind::tf32 takes 1 (f32)"), std::string::npos);
 }
 
 TmemShape shape_named(const std::string& name) {
@@ -553,6 +559,16 @@ TEST(OperandConversion, ExactValues) {
   EXPECT_TRUE(std::isnan(e5m2(0x7d)));
   EXPECT_EQ(operand_bytes(OperandType::bf16), 2);
   EXPECT_EQ(operand_bytes(OperandType::e5m2), 1);
+  // tf32: an f32 pattern whose low 13 mantissa bits are ignored (truncation toward zero).
+  auto tf32 = [](uint32_t bits) { return operand_to_float(OperandType::tf32, reinterpret_cast<const uint8_t*>(&bits)); };
+  EXPECT_EQ(operand_bytes(OperandType::tf32), 4);
+  EXPECT_EQ(tf32(0x3f800000), 1.0f);
+  EXPECT_EQ(tf32(0x3f801fff), 1.0f);                           // 1 + 8191·2^-23: below tf32's ulp of 2^-10
+  EXPECT_EQ(tf32(0x3f802000), 1.0f + std::ldexp(1.0f, -10));   // the first bit tf32 keeps
+  EXPECT_EQ(tf32(0xbf803fff), -(1.0f + std::ldexp(1.0f, -10))); // toward zero for negatives too
+  EXPECT_EQ(tf32(0x00001fff), 0.0f);                           // a subnormal below the kept bits
+  EXPECT_TRUE(std::isinf(tf32(0x7f800000)));
+  EXPECT_TRUE(std::isnan(tf32(0x7f800001)));                   // a NaN stays NaN, not infinity
 }
 
 // --- matrix multiply against a naive product ---------------------------------------------------------
@@ -629,12 +645,12 @@ TEST(MatrixMultiply, WgmmaAgainstNaiveProduct) {
         uint64_t a_descriptor = parse_hex(a_tile["k_steps"][step]["desc_sm90"]) + (a.base >> 4);
         uint64_t b_descriptor = parse_hex(b_tile["k_steps"][step]["desc_sm90"]) + (b.base >> 4);
         bool a_mn = a_tile["major"] == "MN", b_mn = b_tile["major"] == "MN";
-        wgmma_compute(shared.data(), n, type, a_descriptor, a_mn, nullptr, b_descriptor, b_mn, step > 0, d.data());
+        wgmma_compute(shared.data(), n, type, type, a_descriptor, a_mn, nullptr, b_descriptor, b_mn, step > 0, d.data());
         // A from registers: the dense 64×16 values of this k-step.
         std::vector<float> a_dense(64 * 16);
         for (int m = 0; m < 64; ++m)
           for (int k = 0; k < 16; ++k) a_dense[m * 16 + k] = a.value(m, 16 * static_cast<int>(step) + k);
-        wgmma_compute(shared.data(), n, type, 0, false, a_dense.data(), b_descriptor, b_mn, step > 0, d_registers.data());
+        wgmma_compute(shared.data(), n, type, type, 0, false, a_dense.data(), b_descriptor, b_mn, step > 0, d_registers.data());
       }
       std::vector<float> expected = naive_product(a, b, 64, a.k);
       for (size_t i = 0; i < expected.size(); ++i) {
@@ -646,6 +662,94 @@ TEST(MatrixMultiply, WgmmaAgainstNaiveProduct) {
   }
   EXPECT_GE(pairs, 40);
   std::printf("wgmma_compute: %d A×B tile pairs checked\n", pairs);
+}
+
+// tf32 (no 32-bit cases in the tables): a canonical layout is defined in bytes, rows of 16-byte
+// chunks (CuTe derives every type's K-major atom from one bit-level atom), so a K-major tile of
+// tf32 is the 16-bit tile of twice its columns: element (mn, j) is the 4 bytes at the 16-bit
+// offset of (mn, 2j), and a 32-byte k-step (16 16-bit elements, 8 tf32 ones) has the same
+// descriptor. Values get random low mantissa bits, which the tensor cores ignore: `values` hold
+// each with its low 13 bits cleared.
+PlacedTile place_tf32_tile(const json& tile16, std::vector<uint8_t>& shared, uint32_t base, std::mt19937& random) {
+  PlacedTile placed{&tile16, base, {}, tile16["mn"].get<int>(), tile16["k"].get<int>() / 2};
+  placed.values.resize(static_cast<size_t>(placed.mn) * placed.k);
+  for (int mn = 0; mn < placed.mn; ++mn)
+    for (int j = 0; j < placed.k; ++j) {
+      uint32_t bits = 0x3e000000u + static_cast<uint32_t>(random() % 0x1000000u);  // [0.125, 0.5)
+      if (random() % 2) bits |= 0x80000000u;
+      std::memcpy(&shared[base + table_offset(tile16, mn, 2 * j)], &bits, 4);
+      const uint32_t kept = bits & ~0x1fffu;
+      std::memcpy(&placed.values[static_cast<size_t>(mn) * placed.k + j], &kept, 4);
+    }
+  return placed;
+}
+
+TEST(MatrixMultiply, Tf32TilesAreTheSixteenBitLayoutsInBytesWithTheLowBitsIgnored) {
+  LOAD_TABLE(table, "smem_canonical.json");
+  std::mt19937 random(13);
+  int wgmma_pairs = 0, tcgen05_pairs = 0;
+  for (const json& a_tile : table["cases"]) {
+    const int m = a_tile["mn"].get<int>();
+    if (a_tile["element_bits"] != 16 || a_tile["major"] != "K" || m > 128) continue;
+    for (const json& b_tile : table["cases"]) {
+      if (b_tile["element_bits"] != 16 || b_tile["major"] != "K" || b_tile["k"] != a_tile["k"]) continue;
+      SCOPED_TRACE(a_tile["id"].get<std::string>() + " × " + b_tile["id"].get<std::string>() + " as tf32");
+      std::vector<uint8_t> shared(0x1000 + 0x20000);
+      PlacedTile a = place_tf32_tile(a_tile, shared, 0x1000, random);
+      PlacedTile b = place_tf32_tile(b_tile, shared, 0x1000 + 0x10000, random);
+      const int n = b.mn;
+      const std::vector<float> expected = naive_product(a, b, m, a.k);
+      if (m == 64) {  // WGMMA: M = 64
+        std::vector<float> d(64 * static_cast<size_t>(n), 12345.0f);
+        for (size_t step = 0; step < a_tile["k_steps"].size(); ++step)
+          wgmma_compute(shared.data(), n, OperandType::tf32, OperandType::tf32, parse_hex(a_tile["k_steps"][step]["desc_sm90"]) + (a.base >> 4),
+                        false, nullptr, parse_hex(b_tile["k_steps"][step]["desc_sm90"]) + (b.base >> 4), false, step > 0,
+                        d.data());
+        for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(d[i], expected[i]) << "WGMMA D[" << i / n << "][" << i % n << "]";
+        ++wgmma_pairs;
+      }
+      // tcgen05.mma kind::tf32 (formats 2), D f32 at TMEM column 0, M = 64 (layout F) or 128.
+      const uint32_t idesc = 1u << 4 | 2u << 7 | 2u << 10 | static_cast<uint32_t>(n >> 3) << 17 | static_cast<uint32_t>(m >> 4) << 24;
+      std::vector<uint32_t> tmem(128 * 512, 0);
+      for (size_t step = 0; step < a_tile["k_steps"].size(); ++step)
+        ASSERT_EQ(tcgen05_mma_compute(shared.data(), tmem.data(), 0, parse_hex(a_tile["k_steps"][step]["desc_sm100"]) + (a.base >> 4),
+                                      parse_hex(b_tile["k_steps"][step]["desc_sm100"]) + (b.base >> 4), idesc, MmaKind::tf32,
+                                      step > 0),
+                  "");
+      for (int row = 0; row < m; ++row)
+        for (int j = 0; j < n; ++j) {
+          const int lane = m == 128 ? row : 32 * (row / 16) + row % 16;
+          float value;
+          std::memcpy(&value, &tmem[static_cast<size_t>(lane) * 512 + j], 4);
+          ASSERT_EQ(value, expected[static_cast<size_t>(row) * n + j]) << "tcgen05 D[" << row << "][" << j << "]";
+        }
+      ++tcgen05_pairs;
+    }
+  }
+  EXPECT_GE(wgmma_pairs, 8);
+  EXPECT_GE(tcgen05_pairs, 16);
+  std::printf("tf32: %d WGMMA and %d tcgen05 tile pairs checked\n", wgmma_pairs, tcgen05_pairs);
+}
+
+// WGMMA of e4m3 x e5m2 (either order): each operand converted by its own type.
+TEST(MatrixMultiply, WgmmaMixesE4m3AndE5m2) {
+  LOAD_TABLE(table, "smem_canonical.json");
+  std::mt19937 random(17);
+  const json& a_tile = find_case(table, "b8_K_128B_64x128");
+  for (const char* b_id : {"b8_K_128B_128x128", "b8_K_64B_256x128"})
+    for (auto [a_type, b_type] : {std::pair{OperandType::e4m3, OperandType::e5m2}, std::pair{OperandType::e5m2, OperandType::e4m3}}) {
+      SCOPED_TRACE(std::string("b8_K_128B_64x128 × ") + b_id);
+      const json& b_tile = find_case(table, b_id);
+      std::vector<uint8_t> shared(0x1000 + 0x20000);
+      PlacedTile a = place_tile(a_tile, shared, 0x1000, a_type, random);
+      PlacedTile b = place_tile(b_tile, shared, 0x1000 + 0x8000, b_type, random);
+      std::vector<float> d(64 * static_cast<size_t>(b.mn), 12345.0f);
+      for (size_t step = 0; step < a_tile["k_steps"].size(); ++step)
+        wgmma_compute(shared.data(), b.mn, a_type, b_type, parse_hex(a_tile["k_steps"][step]["desc_sm90"]) + (a.base >> 4), false,
+                      nullptr, parse_hex(b_tile["k_steps"][step]["desc_sm90"]) + (b.base >> 4), false, step > 0, d.data());
+      const std::vector<float> expected = naive_product(a, b, 64, a.k);
+      for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(d[i], expected[i]) << "D[" << i / b.mn << "][" << i % b.mn << "]";
+    }
 }
 
 // tcgen05.mma with D at `column` of TMEM; checks D and that nothing else in TMEM changed.

@@ -58,6 +58,7 @@ const std::vector<Sample>& samples() {
       {"linear", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"gate_up", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"fp8_linear", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
+      {"tf32_linear", true, true, {{"M", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"weight_grad", true, true, {{"IN", "BI"}, {"OUT", "BO"}}, "T", "BT"},
       {"batched_gemm", true, true, {{"R", "BM"}, {"N", "BN"}}, "K", "BK"},
       {"bmm", true, true, {{"M", "BM"}, {"N", "BN"}, {"BATCH", "1"}}, "K", "BK"},
@@ -138,6 +139,14 @@ std::vector<Shape> all_shapes() {
       {"fp8_linear", "one_kstep", "M=136,N=264,K=96", 2, {Claim::one_step}},
       {"fp8_linear", "fewer_ksteps_than_stages", "M=256,N=256,K=256", 2, {Claim::multi_tile, Claim::fewer_steps_than_stages}},
       {"fp8_linear", "persistent_rounds", "M=300,N=296,K=1200", 1, {Claim::ragged, Claim::rounds, Claim::many_steps}},
+  });
+  // tf32_linear: BN=128, BK = 32 (one 128-byte row of f32), so K moves in steps of 32; rows of X
+  // and W are 4·K bytes, multiples of 16 here.
+  shapes.insert(shapes.end(), {
+      {"tf32_linear", "ragged", "M=200,N=296,K=200", 2, {Claim::ragged, Claim::rounds}},
+      {"tf32_linear", "one_kstep", "M=136,N=264,K=24", 2, {Claim::one_step}},
+      {"tf32_linear", "fewer_ksteps_than_stages", "M=256,N=256,K=96", 2, {Claim::multi_tile, Claim::fewer_steps_than_stages}},
+      {"tf32_linear", "persistent_rounds", "M=300,N=296,K=600", 1, {Claim::ragged, Claim::rounds, Claim::many_steps}},
   });
   // weight_grad: BI=128, BO=256, BT=64, STAGES=4; an MN-major A.
   shapes.insert(shapes.end(), {

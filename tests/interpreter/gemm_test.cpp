@@ -3,6 +3,8 @@
 // edge tile is partial in M, N and K.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "runtime/interpreter/compare_buffers.h"
@@ -101,6 +103,38 @@ TEST(InterpreterGemm, F16AccumulatorRoundsAtTheEndOfEachMma) {
       }
       ASSERT_EQ(C.load_float(m * N + n), static_cast<float>(acc)) << m << "," << n;
     }
+}
+
+// f32 operands are read as the tensor cores read them (tf32): each keeps its sign, exponent and
+// top 10 mantissa bits (truncated), products and sums stay f32.
+TEST(InterpreterGemm, F32InputsAreReadAsTf32) {
+  auto module = testing::parse_verified(gemm_kernel("f32", "f32"));
+  ASSERT_TRUE(module);
+  const int64_t M = 19, N = 13, K = 21;
+  HostBuffer A(ScalarKind::f32, {M, K}), B(ScalarKind::f32, {K, N}), C(ScalarKind::f32, {M, N});
+  fill_random(A, derive_seed(9, 0));
+  fill_random(B, derive_seed(9, 1));
+  ASSERT_TRUE(run_kernel(*module->kernels().front(), std::vector<KernelArgument>{&A, &B, &C}).ok);
+  auto tf32 = [](float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    bits &= ~0x1fffu;
+    std::memcpy(&value, &bits, 4);
+    return value;
+  };
+  int64_t differ_from_f32 = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      float sum = 0, exact = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const float a = A.load_float(m * K + k), b = B.load_float(k * N + n);
+        sum += tf32(a) * tf32(b);
+        exact += a * b;
+      }
+      ASSERT_EQ(C.load_float(m * N + n), sum) << m << "," << n;
+      differ_from_f32 += sum != exact;
+    }
+  EXPECT_GT(differ_from_f32, M * N / 2) << "random f32 inputs have low mantissa bits tf32 drops";
 }
 
 }  // namespace

@@ -345,13 +345,14 @@ void named_barrier_sync(uint32_t id, uint32_t threads, int line);              /
 void named_barrier_arrive(uint32_t id, uint32_t threads, int line);            // bar.arrive
 void setmaxnreg(bool increase, uint32_t registers, int line);                  // setmaxnreg.{inc,dec}.sync.aligned.u32
 // WGMMA (sm_90a)
-enum class Operand { f16, bf16, e4m3, e5m2 };
+enum class Operand { f16, bf16, e4m3, e5m2, tf32 };  // tf32: f32 bits, the low 13 of the mantissa ignored
 void wgmma_fence(int line);                                                    // wgmma.fence.sync.aligned
 void wgmma_commit_group(int line);                                             // wgmma.commit_group.sync.aligned
 void wgmma_wait_group(int pending, int line);                                  // wgmma.wait_group.sync.aligned N
-// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{type}.{type}: d holds n/2 f32 registers; A from
-// shared memory (a_descriptor) or, when a_registers is not null, from 4 registers.
-void wgmma_mma_async(float* d, int n, Operand type, uint64_t a_descriptor, const uint32_t* a_registers,
+// wgmma.mma_async.sync.aligned.m64n{n}k{K}.f32.{a_type}.{b_type} (K: 32 bytes of the types; they
+// differ only as e4m3 and e5m2): d holds n/2 f32 registers; A from shared memory (a_descriptor)
+// or, when a_registers is not null (16-bit types only), from 4 registers.
+void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a_descriptor, const uint32_t* a_registers,
                      uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b, int trans_a, int trans_b,
                      int line);
 // tcgen05 (sm_100a)
@@ -360,8 +361,9 @@ void tcgen05_relinquish_alloc_permit(int line);                                /
 void tcgen05_dealloc(uint32_t base, uint32_t columns, int line);               // tcgen05.dealloc.cta_group::1
 void tcgen05_fence_before_thread_sync(int line);                               // tcgen05.fence::before_thread_sync
 void tcgen05_fence_after_thread_sync(int line);                                // tcgen05.fence::after_thread_sync
-// tcgen05.mma.cta_group::1.kind::{f16|f8f6f4} [tmem], a_desc, b_desc, idesc, accumulate
-void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, uint32_t idesc, bool f8f6f4,
+// tcgen05.mma.cta_group::1.kind::{f16|tf32|f8f6f4} [tmem], a_desc, b_desc, idesc, accumulate
+enum class MmaKind { f16, tf32, f8f6f4 };
+void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, uint32_t idesc, MmaKind kind,
                  bool accumulate, int line);
 void tcgen05_commit(uint32_t barrier, int line);                               // tcgen05.commit ... mbarrier::arrive::one
 // tcgen05.ld.sync.aligned.32x32b.x{count}.b32
