@@ -412,33 +412,25 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 )";
 
-constexpr std::string_view kBlackwellF8 = R"(
-// 8-bit floats (the instruction descriptor gives e4m3 or e5m2): D[tmem] (+)= A[smem] * B[smem].
-__device__ __forceinline__ void tilec_tcgen05_mma_f8f6f4(uint32_t tmem, uint64_t a, uint64_t b, uint32_t instruction,
-                                                         bool accumulate TILEC_SITE) {
-#ifndef TILEC_EMULATE
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-               "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p;\n}"
-               :: "r"(tmem), "l"(a), "l"(b), "r"(instruction), "r"(static_cast<uint32_t>(accumulate)) : "memory");
-#else
-  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, ::tilec_emu::ptx::MmaKind::f8f6f4, accumulate, tilec_line);
-#endif
+// A tcgen05.mma wrapper of another kind than kind::f16 (kBlackwell's tilec_tcgen05_mma): `kind`
+// is PTX's (f8f6f4, tf32) and the emulation's MmaKind; `what` says what the inputs are.
+std::string tcgen05_kind_wrapper(const std::string& kind, const std::string& what) {
+  const std::string name = "tilec_tcgen05_mma_" + kind;
+  return fmt::format(
+      "\n// {what}: D[tmem] (+)= A[smem] * B[smem].\n"
+      "__device__ __forceinline__ void {name}(uint32_t tmem, uint64_t a, uint64_t b, uint32_t instruction,\n"
+      "{indent}bool accumulate TILEC_SITE) {{\n"
+      "#ifndef TILEC_EMULATE\n"
+      "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %4, 0;\\n\"\n"
+      "               \"tcgen05.mma.cta_group::1.kind::{kind} [%0], %1, %2, %3, p;\\n}}\"\n"
+      "               :: \"r\"(tmem), \"l\"(a), \"l\"(b), \"r\"(instruction), \"r\"(static_cast<uint32_t>(accumulate)) : \"memory\");\n"
+      "#else\n"
+      "  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, ::tilec_emu::ptx::MmaKind::{kind}, accumulate, tilec_line);\n"
+      "#endif\n"
+      "}}\n",
+      fmt::arg("what", what), fmt::arg("name", name), fmt::arg("kind", kind),
+      fmt::arg("indent", std::string(std::string_view("__device__ __forceinline__ void (").size() + name.size(), ' ')));
 }
-)";
-
-constexpr std::string_view kBlackwellTf32 = R"(
-// f32 inputs read as tf32 (the instruction descriptor's formats are 2): D[tmem] (+)= A[smem] * B[smem].
-__device__ __forceinline__ void tilec_tcgen05_mma_tf32(uint32_t tmem, uint64_t a, uint64_t b, uint32_t instruction,
-                                                       bool accumulate TILEC_SITE) {
-#ifndef TILEC_EMULATE
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-               "tcgen05.mma.cta_group::1.kind::tf32 [%0], %1, %2, %3, p;\n}"
-               :: "r"(tmem), "l"(a), "l"(b), "r"(instruction), "r"(static_cast<uint32_t>(accumulate)) : "memory");
-#else
-  ::tilec_emu::ptx::tcgen05_mma(tmem, a, b, instruction, ::tilec_emu::ptx::MmaKind::tf32, accumulate, tilec_line);
-#endif
-}
-)";
 
 // `%0,%1,...` and `"+f"(d[0]), ...`: the accumulator registers of an m64nN WGMMA in an asm statement.
 void accumulator_operands(int64_t registers, std::string& list, std::string& outputs) {
@@ -530,8 +522,8 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   if (needs.tma_3d) out += kTma3d;
   if (needs.target == "sm_100a") {
     out += kBlackwell;
-    if (needs.tcgen05_f8f6f4) out += kBlackwellF8;
-    if (needs.tcgen05_tf32) out += kBlackwellTf32;
+    if (needs.tcgen05_f8f6f4) out += tcgen05_kind_wrapper("f8f6f4", "8-bit floats (the instruction descriptor gives e4m3 or e5m2)");
+    if (needs.tcgen05_tf32) out += tcgen05_kind_wrapper("tf32", "f32 inputs read as tf32 (the instruction descriptor's formats are 2)");
     return out;
   }
   out += kHopper;

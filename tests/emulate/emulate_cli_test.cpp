@@ -352,17 +352,24 @@ TEST(EmulateRuntime, MultiHeadAttentionOverRank3TensorsMatchesTheInterpreter) {
   fs::remove(source);
 }
 
-// FP8 e5m2 (issue 18): fp8_linear with both operands e5m2 takes WGMMA's .e5m2 form and
-// tcgen05's instruction-descriptor formats of 1; the emulator decodes those as the reference
-// tables say, and its results match the interpreter's own e5m2 conversions.
-TEST(EmulateRuntime, E5m2InputsMatchTheInterpreterOnBothTargets) {
+// fp8_linear with X and W of the given 8-bit types, written to a temporary file.
+fs::path fp8_linear_variant(const std::string& x_type, const std::string& w_type, const std::string& name) {
   std::string source = replace_once(read_file(source_dir() / "samples" / "fp8_linear.tile"), "X: tensor<M, K, f8e4m3>",
-                                    "X: tensor<M, K, f8e5m2>");
-  fs::path path = fs::temp_directory_path() / ("tilec_emulate_e5m2_" + std::to_string(::getpid()) + ".tile");
-  write_file(path, replace_once(source, "W: tensor<N, K, f8e4m3>", "W: tensor<N, K, f8e5m2>"));
-  CommandResult hopper = run_command(tilec("compile " + path.string() + " --target sm_90a"));
-  ASSERT_EQ(hopper.status, 0) << hopper.err;
-  EXPECT_THAT(hopper.out, HasSubstr("wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2"));
+                                    "X: tensor<M, K, " + x_type + ">");
+  fs::path path = fs::temp_directory_path() / ("tilec_emulate_" + name + "_" + std::to_string(::getpid()) + ".tile");
+  write_file(path, replace_once(source, "W: tensor<N, K, f8e4m3>", "W: tensor<N, K, " + w_type + ">"));
+  return path;
+}
+
+// `tilec compile` of `path` for `target` (its CUDA on success).
+std::string compiled(const fs::path& path, const std::string& target) {
+  CommandResult r = run_command(tilec("compile " + path.string() + " --target " + target));
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.out;
+}
+
+// An fp8_linear variant matches the interpreter on both targets (rows of 200 bytes: padded copies).
+void expect_fp8_linear_matches(const fs::path& path) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
     SCOPED_TRACE(target);
     CommandResult r = run_command(tilec("emulate " + path.string() + " --target " + target +
@@ -370,30 +377,28 @@ TEST(EmulateRuntime, E5m2InputsMatchTheInterpreterOnBothTargets) {
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("Y ok"));
   }
+}
+
+// FP8 e5m2 (issue 18): fp8_linear with both operands e5m2 takes WGMMA's .e5m2 form and
+// tcgen05's instruction-descriptor formats of 1; the emulator decodes those as the reference
+// tables say, and its results match the interpreter's own e5m2 conversions.
+TEST(EmulateRuntime, E5m2InputsMatchTheInterpreterOnBothTargets) {
+  fs::path path = fp8_linear_variant("f8e5m2", "f8e5m2", "e5m2");
+  EXPECT_THAT(compiled(path, "sm_90a"), HasSubstr("wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2"));
+  expect_fp8_linear_matches(path);
   fs::remove(path);
 }
 
 // Mixed FP8 (issue 18): e4m3 activations times e5m2 weights take WGMMA's .e4m3.e5m2 form and
 // tcgen05's per-operand formats (A 0, B 1); the interpreter converts each operand by its own type.
 TEST(EmulateRuntime, MixedFp8InputsMatchTheInterpreterOnBothTargets) {
-  fs::path path = fs::temp_directory_path() / ("tilec_emulate_mixed_fp8_" + std::to_string(::getpid()) + ".tile");
-  write_file(path, replace_once(read_file(source_dir() / "samples" / "fp8_linear.tile"), "W: tensor<N, K, f8e4m3>",
-                                "W: tensor<N, K, f8e5m2>"));
-  CommandResult hopper = run_command(tilec("compile " + path.string() + " --target sm_90a"));
-  ASSERT_EQ(hopper.status, 0) << hopper.err;
-  EXPECT_THAT(hopper.out, HasSubstr("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2"));
-  EXPECT_THAT(hopper.out, HasSubstr("::tilec_emu::ptx::Operand::e4m3, ::tilec_emu::ptx::Operand::e5m2"));
-  CommandResult blackwell = run_command(tilec("compile " + path.string() + " --target sm_100a"));
-  ASSERT_EQ(blackwell.status, 0) << blackwell.err;
+  fs::path path = fp8_linear_variant("f8e4m3", "f8e5m2", "mixed_fp8");
+  const std::string hopper = compiled(path, "sm_90a");
+  EXPECT_THAT(hopper, HasSubstr("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2"));
+  EXPECT_THAT(hopper, HasSubstr("::tilec_emu::ptx::Operand::e4m3, ::tilec_emu::ptx::Operand::e5m2"));
   // D f32 (bit 4), A e4m3 (0 at bits 7-9), B e5m2 (1 at bits 10-12), both K-major, N / 8 = 32, M / 16 = 8.
-  EXPECT_THAT(blackwell.out, HasSubstr("0x08400410u"));
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    CommandResult r = run_command(tilec("emulate " + path.string() + " --target " + target +
-                                        " --dims M=136,N=264,K=200 --scalar x_scale=0.5,w_scale=2 --sms 2 --schedules 1"));
-    EXPECT_EQ(r.status, 0) << r.out << r.err;
-    EXPECT_THAT(r.out, HasSubstr("Y ok"));
-  }
+  EXPECT_THAT(compiled(path, "sm_100a"), HasSubstr("0x08400410u"));
+  expect_fp8_linear_matches(path);
   fs::remove(path);
 }
 
