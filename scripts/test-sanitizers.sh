@@ -6,7 +6,8 @@
 # Usage: scripts/test-sanitizers.sh [BUILD_DIR]   (default: build-sanitize)
 # Environment: TILEC_FUZZ_SECONDS per fuzz target (default 30; 0 skips fuzzing).
 # 1. scripts/setup-sanitize.sh installs clang and configures BUILD_DIR (ASan + UBSan, -O1, no
-#    debug info, coverage instrumentation, fuzz targets); ninja builds everything in it once.
+#    debug info, coverage instrumentation, fuzz targets); ninja builds what the suites that run
+#    (2.) depend on, and the fuzz targets.
 # 2. `meson test` runs every suite there; the end-to-end suites spawn the sanitized tilec, so a
 #    memory error, a leak or undefined behaviour on any path they reach fails the test. Left
 #    out, because they run no tilec code under the sanitizers that other tests do not:
@@ -36,7 +37,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 scripts/setup-sanitize.sh "$build_dir" || exit 1
-ninja -C "$build_dir" -j2 || exit 1
 
 # Leaks count as failures: LeakSanitizer runs at every sanitized process's exit. UBSan is fatal
 # (the build also passes -fno-sanitize-recover=undefined).
@@ -50,9 +50,26 @@ sweep_shapes+='*SampleSweep*_rounds_short_k:*SampleSweep*_short_t:*SampleSweep*_
 sweep_shapes+='*SampleSweep*_sub_tile:*SampleSweep*_multi_tile'
 mapfile -t tests < <(meson test -C "$build_dir" --list 2>/dev/null | sed -n 's/^.* \/ //p' | grep -vE "$skipped_tests")
 ((${#tests[@]})) || { echo "sanitizers: meson listed no tests in $build_dir" >&2; exit 1; }
+# Build what those tests depend on and the fuzz targets, not the left-out suites' programs (about
+# two minutes of sanitized compiling): meson's introspection names each test's targets.
+mapfile -t targets < <(python3 - "$build_dir" "${tests[@]}" <<'PY'
+import json, os, subprocess, sys
+build_dir, names = sys.argv[1], set(sys.argv[2:])
+def introspect(what):
+    out = subprocess.run(["meson", "introspect", "--" + what, build_dir], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+wanted = {dep for test in introspect("tests") if test["name"] in names for dep in test["depends"]}
+for target in introspect("targets"):
+    if target["id"] in wanted or target["name"].startswith("fuzz_"):
+        for path in target["filename"]:
+            print(os.path.relpath(path, build_dir))
+PY
+)
+((${#targets[@]})) || { echo "sanitizers: no targets found for the tests in $build_dir" >&2; exit 1; }
+ninja -C "$build_dir" -j2 "${targets[@]}" || exit 1
 status=0
 GTEST_FILTER="-SampleCuda.*:Report.ScreenshotInHeadlessChromium:$sweep_shapes" \
-  meson test -C "$build_dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${tests[@]}" || status=1
+  meson test -C "$build_dir" --no-rebuild --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${tests[@]}" || status=1
 log="$build_dir/meson-logs/testlog.txt"
 count() { awk -F: "/^$1:/{gsub(/ /,\"\",\$2);s+=\$2}END{print s+0}" "$log" 2>/dev/null || echo 0; }
 ok=$(count Ok)
