@@ -380,9 +380,9 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
 
 // One output element (i, j) per loop iteration: acc[i, j] + Σk a[i, k]·b[k, j], products and
 // sums in f32 (narrow floats widened with to_f32, f32 operands read as tf32 with tf32_operand;
-// separate multiply and add, no fusion), k in increasing order, rounded
-// once to the accumulator's type (docs/ir.md) — the interpreter's order, so both give the same
-// bits. Integers multiply and add in 64 bits, wrapping.
+// separate multiply and add, no fusion), k in increasing order, rounded once to the accumulator's
+// type (docs/ir.md) — the interpreter's order, so both give the same bits. Integers multiply and
+// add in 64 bits, wrapping.
 void BodyEmitter::emit_mma(const Operation& op, int indent) {
   const Value* a = op.operand(0);
   const Value* b = op.operand(1);

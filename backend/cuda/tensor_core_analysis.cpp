@@ -446,7 +446,7 @@ bool Analysis::hold_mma(const Operation& op) {
     return unsupported(op, fmt::format("an mma of {} whose A is [K, M] in memory: {} MMAs read A K-major. Give "
                                        "a as [M, K]", to_string(input), family));
   const ScalarKind input_b = b->tile.element();
-  if (!mma_input(input) || !mma_input(input_b) || !(input == input_b || (eight_bit_input(input) && eight_bit_input(input_b))))
+  if (!mma_input(input) || !mma_input(input_b) || !mma_operands_combine(input, input_b))
     return unsupported(op, fmt::format("mma of {} x {} (bf16, f16, f8e4m3, f8e5m2 or f32 inputs, both the same but for "
                                        "two 8-bit floats)", to_string(input), to_string(input_b)));
   if (k_major_only(input) && a_registers)
