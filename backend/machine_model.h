@@ -1,5 +1,6 @@
 // backend/machine_model.h — machine models as data: issue slots, their capacities, and the
-// footprint of each op kind, one table per target (sm_90a, sm_100a).
+// footprint of each op kind, one table per target (sm_90a, sm_100a); a Target (target.h)
+// names its model.
 //
 // A footprint is what the scheduler reserves when it seats an op: a list of slot uses
 // (slot, at, duration, occupancy) — the op claims `occupancy` units of `slot` in each of the
@@ -48,8 +49,5 @@ struct MachineModel {
 
 const MachineModel& sm90a_machine_model();
 const MachineModel& sm100a_machine_model();
-
-// The model for a target name ("sm_90a", "sm_100a"), or nullptr when the target is unknown.
-const MachineModel* find_machine_model(std::string_view target);
 
 }  // namespace tilec::target

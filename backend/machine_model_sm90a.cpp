@@ -77,10 +77,4 @@ const OpFootprint* MachineModel::find_footprint(std::string_view kind) const {
   return nullptr;
 }
 
-const MachineModel* find_machine_model(std::string_view target) {
-  if (target == "sm_90a") return &sm90a_machine_model();
-  if (target == "sm_100a") return &sm100a_machine_model();
-  return nullptr;
-}
-
 }  // namespace tilec::target

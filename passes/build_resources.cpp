@@ -6,7 +6,7 @@
 //   resources = [["tma", 0, 8, 1], ["tp_smem_wr", 0, 8, 1]]   // [slot, start, duration, occupancy]
 // Ops with no footprint (structure, constants, dims, scalar index arithmetic) get none of them.
 // Phases:
-//   1. Find the machine model of ctx.target (an unknown target is an input error).
+//   1. Take the machine model of ctx.target (the driver resolved the target: backend/target.h).
 //   2. Walk every kernel; choose a kind per op with the table in kind_of (documented in
 //      docs/passes/build_resources.md): tma_load → tma_load, mma → mma, load → global_load,
 //      store → global_store, the SFU ops (exp, sqrt, tanh, pow, ...) → exp, reductions → reduce, cast → convert,
@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "backend/machine_model.h"
+#include "backend/target.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
 
@@ -54,21 +55,17 @@ std::string_view kind_of(const Operation& op) {
 }  // namespace
 
 bool build_resources(Module& module, PassContext& ctx) {
-  const target::MachineModel* model = target::find_machine_model(ctx.target);
-  if (!model) {
-    ctx.diagnostics.error({}, fmt::format("unknown target '{}': expected sm_90a or sm_100a", ctx.target));
-    return false;
-  }
+  const target::MachineModel& model = ctx.target.machine_model;
   walk(module, [&](Operation& op) {
     op.remove_attr("resource_kind");
     op.remove_attr("resources");
     op.remove_attr("latency");
     std::string_view kind = kind_of(op);
     if (kind.empty()) return;
-    const target::OpFootprint* footprint = model->find_footprint(kind);
+    const target::OpFootprint* footprint = model.find_footprint(kind);
     if (!footprint)
       throw std::logic_error(fmt::format("build-resources: the {} machine model has no op kind '{}' (for '{}' at {}:{})",
-                                         model->target, kind, op.name(), op.location().line, op.location().column));
+                                         model.target, kind, op.name(), op.location().line, op.location().column));
     Attribute::Array uses;
     for (const target::SlotUse& use : footprint->uses)
       uses.push_back(Attribute(Attribute::Array{Attribute(std::string(use.slot)), Attribute(use.at),

@@ -36,6 +36,7 @@
 #include <stdexcept>
 
 #include "backend/machine_model.h"
+#include "backend/target.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
 #include "passes/schedule/generate_schedule.h"
@@ -269,11 +270,6 @@ void schedule_region(Region& region, bool loop_body, Scheduler& s) {
 }  // namespace
 
 bool generate_schedule_pass(Module& module, PassContext& ctx) {
-  const target::MachineModel* model = target::find_machine_model(ctx.target);
-  if (!model) {
-    ctx.diagnostics.error({}, fmt::format("unknown target '{}': expected sm_90a or sm_100a", ctx.target));
-    return false;
-  }
   sched::Generator generator;
   if (ctx.generator == "auto") generator = sched::Generator::automatic;
   else if (ctx.generator == "serial") generator = sched::Generator::serial;
@@ -282,7 +278,7 @@ bool generate_schedule_pass(Module& module, PassContext& ctx) {
     ctx.diagnostics.error({}, fmt::format("unknown generator '{}': expected auto, serial or cost-based", ctx.generator));
     return false;
   }
-  Scheduler s{ctx, *model, generator};
+  Scheduler s{ctx, ctx.target.machine_model, generator};
   for (auto& kernel : module.kernels()) schedule_region(kernel->region(), false, s);
   return true;
 }

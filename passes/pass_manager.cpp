@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "backend/target.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 #include "ir/printer.h"
@@ -34,6 +35,19 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
   timings_.clear();
   std::vector<std::string> done = passes_run(module);
   auto ran = [&](const std::string& name) { return std::find(done.begin(), done.end(), name) != done.end(); };
+  const std::string target(ctx.target.name);
+  if (auto it = module.attributes().find("target");
+      it != module.attributes().end() && it->second.is_string() && it->second.as_string() != target) {
+    for (const Pass& pass : passes_)
+      if (pass.reads_target && ran(pass.name)) {
+        ctx.diagnostics.error({}, fmt::format("the input was compiled for {} (it records '{}', which decides by the "
+                                              "target); compile it with --target {}, or start again from the .tile "
+                                              "source for {}",
+                                              it->second.as_string(), pass.name, it->second.as_string(), target));
+        return PipelineStatus::input_error;
+      }
+  }
+  module.attributes()["target"] = Attribute(target);
   if (options.stop_after == "parse" || (!options.stop_after.empty() && ran(options.stop_after)))
     return PipelineStatus::ok;
   for (const Pass& pass : passes_) {

@@ -3,7 +3,9 @@
 // A pass has a name, the passes that must have run before it (requirements), the passes whose
 // results it invalidates, and a run function. The module records the passes already run in its
 // `passes` attribute, so IR text read back (`.tir`) resumes the pipeline after the last one and
-// the manager can check requirements against what really ran. After each pass the verifier runs
+// the manager can check requirements against what really ran. The module's `target` attribute
+// names ctx.target; IR that a target-reading pass has run on is refused for another target.
+// After each pass the verifier runs
 // when `verify_each` is set (tests and debug builds); a pass that breaks the IR is an internal
 // error naming the pass.
 #pragma once
@@ -14,6 +16,11 @@
 #include <string_view>
 #include <vector>
 
+namespace tilec::target {
+struct Target;
+const Target& default_target();
+}  // namespace tilec::target
+
 namespace tilec {
 
 class DiagnosticEngine;
@@ -21,7 +28,7 @@ class Module;
 
 struct PassContext {
   DiagnosticEngine& diagnostics;
-  std::string target = "sm_90a";
+  const target::Target& target = target::default_target();  // backend/target.h
   std::string generator = "auto";  // generate-schedule: auto | serial | cost-based
   int max_events = 8;              // reorder-events
 };
@@ -32,6 +39,8 @@ struct Pass {
   std::vector<std::string> invalidates;      // removed from `passes` when this one runs
   // Returns false after reporting an input error through ctx.diagnostics.
   std::function<bool(Module&, PassContext&)> run;
+  // It decides by ctx.target (a machine model, a budget): the IR after it is for that target.
+  bool reads_target = false;
 };
 
 struct PassTiming {

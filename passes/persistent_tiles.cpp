@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "backend/target.h"
 #include "ir/builder.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
@@ -100,9 +101,6 @@ Value* named(Value* value, const char* name) {
   return value;
 }
 
-// The largest cluster along M: the portable cluster size of sm_90a and sm_100a.
-constexpr int64_t kMaxCluster = 8;
-
 // At the builder's insertion point: `if (cmp lt value, bound) { } else { yield }` followed by
 // the enclosing region's `yield`; returns the then region, still open (no yield yet).
 Region& add_guard(Builder& builder, Value* value, Value* bound, const Location& location) {
@@ -124,7 +122,8 @@ bool has_mma(Operation& kernel) {
 
 class PersistentTiles {
  public:
-  explicit PersistentTiles(DiagnosticEngine& diagnostics) : diagnostics_(diagnostics) {}
+  // The largest cluster along M is the target's (max_cluster).
+  PersistentTiles(const target::Target& target, DiagnosticEngine& diagnostics) : target_(target), diagnostics_(diagnostics) {}
 
   // False after reporting an input error.
   bool run(Operation& kernel) {
@@ -163,10 +162,10 @@ class PersistentTiles {
                                                       cluster, cluster));
       return false;
     }
-    if (cluster < 1 || cluster > kMaxCluster || (cluster & (cluster - 1)) != 0) {
+    if (cluster < 1 || cluster > target_.max_cluster || (cluster & (cluster - 1)) != 0) {
       diagnostics_.error(grid.location(), fmt::format("persistent-tiles: cluster = {} must be a power of two from 1 "
                                                       "to {} (the CTAs of a cluster along M)",
-                                                      cluster, kMaxCluster));
+                                                      cluster, target_.max_cluster));
       return false;
     }
     persistent::TileOrder order;
@@ -279,6 +278,7 @@ class PersistentTiles {
   }
 
  private:
+  const target::Target& target_;
   DiagnosticEngine& diagnostics_;
 };
 
@@ -302,7 +302,7 @@ bool persistent_tiles(Module& module, PassContext& ctx) {
   if (scheduled_already(module)) return true;
   bool ok = true;
   for (auto& kernel : module.kernels()) {
-    PersistentTiles pass(ctx.diagnostics);
+    PersistentTiles pass(ctx.target, ctx.diagnostics);
     ok &= pass.run(*kernel);
   }
   return ok;

@@ -28,10 +28,10 @@ PassManager build_pipeline() {
   // persistent-tiles right after fold-constants (before DESIGN.md's place for it): its tile loop
   // is then an ordinary enclosing loop for the scheduler and insert-sync, which carries the
   // pipes' state across tiles with no special case (docs/passes/persistent_tiles.md).
-  pm.add({"persistent-tiles", {"fold-constants"}, {}, persistent_tiles});
+  pm.add({"persistent-tiles", {"fold-constants"}, {}, persistent_tiles, /*reads_target=*/true});
   pm.add({"parse-constraints", {"fold-constants"}, {}, parse_constraints});
-  pm.add({"build-resources", {"fold-constants"}, {}, build_resources});
-  pm.add({"generate-schedule", {"parse-constraints", "build-resources"}, {}, generate_schedule_pass});
+  pm.add({"build-resources", {"fold-constants"}, {}, build_resources, /*reads_target=*/true});
+  pm.add({"generate-schedule", {"parse-constraints", "build-resources"}, {}, generate_schedule_pass, /*reads_target=*/true});
   // reorder-events rewrites the op order published by generate-schedule (keeping modulo-scheduled
   // loop bodies as they are), so it follows it; insert-sync allocates event ids after it.
   pm.add({"reorder-events", {"generate-schedule"}, {}, reorder_events});
@@ -41,7 +41,7 @@ PassManager build_pipeline() {
   // final order, so it comes after both.
   pm.add({"insert-sync", {"materialize-schedule"}, {}, insert_sync});
   // warp-specialize splits the synchronized body by the barriers insert-sync created.
-  pm.add({"warp-specialize", {"insert-sync"}, {}, warp_specialize});
+  pm.add({"warp-specialize", {"insert-sync"}, {}, warp_specialize, /*reads_target=*/true});
   return pm;
 }
 

@@ -34,6 +34,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backend/target.h"
 #include "ir/clone.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
@@ -44,11 +45,9 @@ namespace tilec {
 namespace {
 
 constexpr int64_t kProducerThreads = 128;  // one warpgroup (setmaxnreg is per warpgroup)
-constexpr int64_t kProducerRegisters = 40;
 constexpr int64_t kWarpgroupThreads = 128;
-constexpr int64_t kComputeRegisters = 232;
 // A warpgroup's MMA covers 64 accumulator rows (WGMMA m64); a 128-row accumulator in registers
-// needs two compute warpgroups (128 f32 registers each for a 64x256 half, within 232).
+// needs two compute warpgroups (128 f32 registers each for a 64x256 half, within the target's compute_registers).
 constexpr int64_t kRowsPerWarpgroup = 64;
 constexpr int64_t kMaxComputeWarpgroups = 2;
 
@@ -251,7 +250,8 @@ void sweep(Region& region, const Liveness& liveness, Region& root, Graveyard& gr
 
 class KernelSplitter {
  public:
-  KernelSplitter(Operation& kernel, DiagnosticEngine& diagnostics) : kernel_(kernel), diagnostics_(diagnostics) {}
+  KernelSplitter(Operation& kernel, const target::Target& target, DiagnosticEngine& diagnostics)
+      : kernel_(kernel), target_(target), diagnostics_(diagnostics) {}
 
   bool run() {
     Region& body = kernel_.region();
@@ -331,7 +331,7 @@ class KernelSplitter {
     auto agent = std::make_unique<Operation>(OpKind::agent, location);
     agent->set_attr("name", std::string(to_string(role)));
     agent->set_attr("threads", producer ? kProducerThreads : compute_threads_);
-    agent->set_attr("registers", producer ? kProducerRegisters : kComputeRegisters);
+    agent->set_attr("registers", producer ? target_.producer_registers : target_.compute_registers);
     Region& slice = agent->add_region();
     ValueMapping mapping;
     for (size_t i = split; i < end; ++i) slice.append(clone_operation(*body.operations()[i], mapping));
@@ -371,6 +371,7 @@ class KernelSplitter {
   }
 
   Operation& kernel_;
+  const target::Target& target_;
   DiagnosticEngine& diagnostics_;
   Graveyard graveyard_;
   int64_t compute_threads_ = kWarpgroupThreads;
@@ -380,7 +381,7 @@ class KernelSplitter {
 
 bool warp_specialize(Module& module, PassContext& ctx) {
   for (auto& kernel : module.kernels())
-    if (!KernelSplitter(*kernel, ctx.diagnostics).run()) return false;
+    if (!KernelSplitter(*kernel, ctx.target, ctx.diagnostics).run()) return false;
   return true;
 }
 

@@ -306,7 +306,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
         status = 1;
       }
     }
-    fmt::print("kernel {} [{}] {}, schedule {}: {}, {:.2f} s\n", name, dims, options.driver.target,
+    fmt::print("kernel {} [{}] {}, schedule {}: {}, {:.2f} s\n", name, dims, options.driver.target->name,
                schedule.describe(), results.empty() ? "no outputs" : results, seconds);
     std::fflush(stdout);
     if (status != 0) overall = 1;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backend/target.h"
 #include "tools/emulate_source_root.h"
 #include "tools/subprocess.h"
 
@@ -300,7 +301,7 @@ std::optional<fs::path> build_emulated_program(const EmulationBuild& build) {
   std::string runtime_key;
   auto archive = build_runtime_archive(build, root, cache, flags, runtime_key);
   if (!archive) return std::nullopt;
-  flags.push_back(build.target == "sm_100a" ? "-DTILEC_EMULATE_SM100A" : "-DTILEC_EMULATE_SM90A");
+  flags.push_back("-D" + std::string(build.target->emulate_macro));
 
   // Phase 3: the program.
   auto cu = read_bytes(build.cu);

@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+namespace tilec::target {
+struct Target;
+}  // namespace tilec::target
+
 namespace tilec::tools {
 
 struct HostCompiler {
@@ -35,7 +39,7 @@ std::filesystem::path emulation_source_root();
 
 struct EmulationBuild {
   HostCompiler compiler;
-  std::string target;                 // sm_90a | sm_100a
+  const target::Target* target = nullptr;  // its emulate_macro selects the PTX emulation
   std::filesystem::path cu;           // the .cu the driver includes
   std::filesystem::path driver;       // the driver .cpp (already written)
   std::string driver_key_text;        // the driver with its #include path left out (the cache key)

@@ -13,9 +13,8 @@
 namespace tilec::tools {
 
 int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options) {
-  module.attributes()["target"] = Attribute(options.target);
   PassManager pipeline = build_pipeline();
-  PassContext ctx{diagnostics, options.target};
+  PassContext ctx{diagnostics, *options.target};
   ctx.max_events = options.max_events;
   ctx.generator = options.generator;
   PipelineOptions pipeline_options;
@@ -74,8 +73,12 @@ void add_plain_tiles_option(CLI::App& cmd, CudaEmitOptions::PlainTiles& tiles) {
 }
 
 void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std::string>& defines) {
-  cmd.add_option("--target", driver.target, "GPU target the pipeline compiles for")
-      ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
+  std::vector<std::string> names;
+  for (const target::Target& target : target::targets()) names.emplace_back(target.name);
+  cmd.add_option_function<std::string>(
+         "--target", [&driver](const std::string& name) { driver.target = target::find_target(name); },
+         "GPU target the pipeline compiles for")
+      ->check(CLI::IsMember(names));
   cmd.add_option("-D", defines, "override a constant: -D NAME=VALUE (repeatable)")->allow_extra_args(false);
   cmd.add_option("--max-events", driver.max_events, "reorder-events: live cross-pipe events allowed per pipe pair")
       ->check(CLI::Range(1, 1 << 20));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/cuda/emit_cuda.h"
+#include "backend/target.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
@@ -24,7 +25,7 @@ class App;
 namespace tilec::tools {
 
 struct DriverOptions {
-  std::string target = "sm_90a";
+  const target::Target* target = &target::default_target();  // --target, resolved once
   std::string stop_after;
   int max_events = 8;
   bool print_ir_after_all = false;

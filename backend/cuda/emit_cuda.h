@@ -13,13 +13,18 @@
 #include <string>
 #include <vector>
 
+namespace tilec::target {
+struct Target;
+const Target& default_target();
+}  // namespace tilec::target
+
 namespace tilec {
 
 class DiagnosticEngine;
 class Module;
 
 struct CudaEmitOptions {
-  std::string target = "sm_90a";    // or "sm_100a"
+  const target::Target* target = &target::default_target();  // backend/target.h
   std::string source_name;          // for the header comment (default: the module's `source`)
   std::vector<std::string> passes;  // the pipeline that ran (default: the module's `passes`)
   bool harness = false;             // --emit-harness: add main() checking against a reference
@@ -35,8 +40,7 @@ struct CudaEmitOptions {
 };
 
 // The .cu text, or std::nullopt after reporting (at the op's location) an op or type this
-// backend does not support yet, an unknown target, or a kernel whose shared memory exceeds
-// the target's budget.
+// backend does not support yet, or a kernel whose shared memory exceeds the target's budget.
 std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions& options,
                                      DiagnosticEngine& diagnostics);
 

@@ -89,14 +89,14 @@ class TensorCoreKernel : public tensor_core::Analysis {
   // setmaxnreg pays only where the register file limits the launch. With one compute warpgroup
   // (256 threads) every thread may already hold 255 registers, above the compute agent's count,
   // and an increase may not lower a count: no rebalancing then.
-  bool rebalances_registers() const { return total_threads() * kMaxThreadRegisters > kRegisterFile; }
+  bool rebalances_registers() const { return total_threads() * target_.max_thread_registers > target_.register_file; }
 
   void emit_summary() {
     const std::string rule(95, '-');
     line(0, "// " + rule);
     line(0, fmt::format("// kernel @{}{}: tensor cores, {} ({})", kernel_name(kernel_),
                         kernel_.location().known() ? fmt::format(" (line {})", kernel_.location().line) : "",
-                        target_, blackwell() ? "tcgen05.mma into TMEM" : "WGMMA, accumulators in registers"));
+                        target_.name, target_.mma_summary));
     line(0, fmt::format("// grid: {} CTAs of {} threads", describe_grid(plan_), total_threads()));
     auto registers = [&](const Operation* agent) {
       return rebalances_registers() ? fmt::format("{} registers", agent->int_attr("registers")) : std::string("registers as compiled");
@@ -220,8 +220,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
   void emit_kernel() {
     line(0, fmt::format("__global__ void TILEC_LAUNCH_BOUNDS({}, 1) {}_kernel({}) {{", total_threads(), plan_.name,
                         kernel_parameters()));
-    line(0, blackwell() ? "#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)"
-                        : "#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)");
+    line(0, fmt::format("#if defined({}) || defined({})", target_.feature_macro, target_.emulate_macro));
     line(1, "TILEC_DYNAMIC_SHARED(1024, shared_memory);");
     line(1, "// The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.");
     line(1, "const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;");
@@ -235,16 +234,16 @@ class TensorCoreKernel : public tensor_core::Analysis {
     for (const Barrier& barrier : barriers_)
       line(2, fmt::format("for (uint32_t slot = 0; slot < {}; ++slot) tilec_mbarrier_init({} + 8 * slot, {});",
                           barrier.slots, barrier.name, barrier.arrivals));
-    if (blackwell()) line(2, "tilec_mbarrier_init(accumulator_barrier, 1);");
+    if (tcgen05()) line(2, "tilec_mbarrier_init(accumulator_barrier, 1);");
     line(2, "tilec_fence_barrier_init();");
     line(1, "}");
-    if (blackwell()) {
+    if (tcgen05()) {
       line(1, fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_alloc<{}>(tmem_slot);  // the first compute warp",
                           kWarpgroup / 32, tmem_columns_));
       line(1, "tilec_tcgen05_before_sync();");
     }
     line(1, "__syncthreads();");
-    if (blackwell()) {
+    if (tcgen05()) {
       line(1, "tilec_tcgen05_after_sync();");
       line(1, "const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));");
     }
@@ -261,11 +260,11 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(2, "const int compute_thread = static_cast<int>(threadIdx.x) - 128;");
     line(2, "const int compute_warpgroup = compute_thread / 128;");
     line(2, "(void)compute_warpgroup;");
-    if (blackwell()) line(2, "uint32_t accumulator_parity = 0;");
+    if (tcgen05()) line(2, "uint32_t accumulator_parity = 0;");
     emit_region(compute_->region(), 2);
     if (store_staging_offset_ >= 0)
       line(2, "if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written");
-    if (blackwell()) {
+    if (tcgen05()) {
       line(2, "// Every compute thread is done with TMEM: the first compute warp frees it.");
       line(2, "tilec_tcgen05_before_sync();");
       line(2, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
@@ -273,7 +272,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     }
     line(1, "}");
     line(0, "#else");
-    line(1, fmt::format("__trap();  // built for another architecture than {}", target_));
+    line(1, fmt::format("__trap();  // built for another architecture than {}", target_.name));
     line(0, "#endif");
     line(0, "}");
     line(0, "");
@@ -288,7 +287,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
         }
         const Barrier& barrier = barriers_[barrier_of_.at(op.result())];
         line(1, fmt::format("const uint32_t {} = shared_base + {};  // {} mbarrier(s)", barrier.name, barrier.offset, barrier.slots));
-        if (blackwell() && &barrier == &barriers_.back()) {
+        if (tcgen05() && &barrier == &barriers_.back()) {
           line(1, fmt::format("const uint32_t accumulator_barrier = shared_base + {};", accumulator_barrier_offset_));
           line(1, fmt::format("const uint32_t tmem_slot = shared_base + {};", tmem_slot_offset_));
         }
@@ -346,7 +345,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
         // sm_100a: only the thread issuing tcgen05.mma reads the stages. The others must not wait
         // on full barriers: nothing keeps them within a lap of the producer, and a thread a whole
         // lap behind would wait on the parity of a phase that already completed twice.
-        if (blackwell() && full && !producer)
+        if (tcgen05() && full && !producer)
           line(indent, "if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
         else
           line(indent, wait);
@@ -358,7 +357,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
           line(indent, fmt::format("tilec_mbarrier_arrive_expect_tx({}, {});", address, op.int_attr("expect_tx")));
         else if (producer)
           line(indent, fmt::format("tilec_mbarrier_arrive({});", address));
-        else if (blackwell())
+        else if (tcgen05())
           line(indent, fmt::format("if (compute_thread == 0) tilec_tcgen05_commit({});  // when the MMAs reading it are done", address));
         else if (auto held = deferred_arrive_.find(&op); held != deferred_arrive_.end()) {
           line(indent, fmt::format("// Release the slot the previous iteration read (its WGMMAs are done: wait_group 1); hold this one."));
@@ -400,7 +399,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
       case OpKind::event_wait:
         line(indent, fmt::format("// {} {{event = {}, from = {}, to = {}}}: {}", op.name(), op.int_attr("event"),
                                  op.string_attr("from"), op.string_attr("to"),
-                                 blackwell() ? "within one agent: program order and the accumulator barrier"
+                                 tcgen05() ? "within one agent: program order and the accumulator barrier"
                                              : "within one agent: program order, wgmma.fence and wait_group"));
         return;
       case OpKind::zeros:
@@ -568,7 +567,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
   void emit_mma(const Operation& op, int indent) {
     const MmaPlan& plan = mma_plans_.at(&op);
     comment(indent, op);
-    if (!blackwell()) emit_wgmma(op, plan, indent);
+    if (!tcgen05()) emit_wgmma(op, plan, indent);
     else if (plan.registers) emit_tcgen05_into_registers(op, plan, indent);
     else emit_tcgen05_into_tmem(op, plan, indent);
   }
@@ -779,7 +778,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     std::string column_base = fmt::format("{} * {}", access.column, columns);
     comment(indent, op);
     line(indent, "{");
-    if (blackwell()) {
+    if (tcgen05()) {
       int64_t half = columns * kWarpgroup / compute_threads_;
       ElementContext context;
       if (accumulators) {
@@ -854,7 +853,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     const Value* value = op.operands().back();
     ScalarKind kind = value->type().element();
     int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-    int64_t per_warpgroup = blackwell() ? columns * kWarpgroup / compute_threads_ : columns;
+    int64_t per_warpgroup = tcgen05() ? columns * kWarpgroup / compute_threads_ : columns;
     int64_t width = plan.chunk_columns, box_bytes = plan.box_rows * kPanelRowBytes;
     const MatrixAccess access = matrix_access(op, 1);
     std::string row_base = fmt::format("{} * {}", access.row, rows);
@@ -876,7 +875,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
     line(indent + 2, "}");
     line(indent + 2, sync);
     std::string store_row, store_column;
-    if (!blackwell()) {
+    if (!tcgen05()) {
       // Registers chunk·W/2 .. of WGMMA's layout hold columns chunk·W .. of the warpgroup's 64 rows.
       line(indent + 2, "#pragma unroll");
       line(indent + 2, fmt::format("for (int j = 0; j < {}; ++j) {{", width / 2));
@@ -930,7 +929,7 @@ class TensorCoreKernel : public tensor_core::Analysis {
   void emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
                           const std::string& column_base, const ElementContext& context, int indent) {
     // sm_100a, 64 rows: only lanes 0..15 of a warp hold one.
-    const bool half_warp = blackwell() && value->type().shape()[0] == 64;
+    const bool half_warp = tcgen05() && value->type().shape()[0] == 64;
     line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
     line(indent, fmt::format("if ({}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
                              half_warp ? "threadIdx.x % 32 < 16 && " : "", access.inside, access.rows, access.columns,

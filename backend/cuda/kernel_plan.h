@@ -69,9 +69,6 @@ struct KernelPlan {
   const std::string& expression(const Value* value) const { return expressions.at(value); }
 };
 
-// Shared memory one CTA may use on sm_90a and sm_100a: 227 KiB.
-inline constexpr int64_t kSharedMemoryBudget = 227 * 1024;
-
 // One parameter of the kernel's `extern "C" launch_NAME(...)` launcher (before its trailing
 // `cudaStream_t`), in launcher order: parameter_list(plan) (emit_kernel_body.h) is exactly
 // `type name` of each, joined with ", ". A tensor or scalar names its kernel parameter

@@ -13,11 +13,11 @@
 namespace tilec::cuda::tensor_core {
 
 Analysis::Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
-    : plan_(plan), kernel_(*plan.kernel), target_(needs.target), needs_(needs), diagnostics_(diagnostics),
+    : plan_(plan), kernel_(*plan.kernel), target_(*needs.target), needs_(needs), diagnostics_(diagnostics),
       names_(plan.names) {}
 
 bool Analysis::unsupported(const Operation& op, const std::string& what) {
-  diagnostics_.error(op.location(), fmt::format("the tensor-core CUDA backend ({}) does not support {}", target_, what));
+  diagnostics_.error(op.location(), fmt::format("the tensor-core CUDA backend ({}) does not support {}", target_.name, what));
   return false;
 }
 
@@ -39,7 +39,7 @@ bool Analysis::refuse_tile_grid() {
                      fmt::format("the tensor-core CUDA backend ({}) runs mma kernels as persistent CTAs only: "
                                  "write `grid persistent(...)` with the same extents and coordinates instead of "
                                  "`grid tiles(...)`, e.g. grid persistent(cdiv(M, BM), cdiv(N, BN)) as (m, n)",
-                                 target_));
+                                 target_.name));
   return false;
 }
 
@@ -86,13 +86,13 @@ bool Analysis::analyze() {
   compute_threads_ = compute_->int_attr("threads");
   if (compute_threads_ != kWarpgroup && compute_threads_ != 2 * kWarpgroup)
     return unsupported(*compute_, "a compute agent that is not one or two warpgroups (128 or 256 threads)");
-  layout_ = FragmentLayout(blackwell(), compute_threads_ / kWarpgroup);
+  layout_ = FragmentLayout(target_.mma, compute_threads_ / kWarpgroup);
   for (const Operation* agent : agents_) {
     int64_t registers = agent->int_attr("registers");
     if (registers < 24 || registers > 256 || registers % 8 != 0)
       return unsupported(*agent, fmt::format("registers = {} (setmaxnreg takes a multiple of 8 in 24..256)", registers));
   }
-  if (producer_->int_attr("registers") * kWarpgroup + compute_->int_attr("registers") * compute_threads_ > kRegisterFile)
+  if (producer_->int_attr("registers") * kWarpgroup + compute_->int_attr("registers") * compute_threads_ > target_.register_file)
     return unsupported(*compute_, "agents whose registers exceed the 65,536 of an SM");
 
   bool ok = check_agent(*producer_, true) && check_agent(*compute_, false);
@@ -101,11 +101,11 @@ bool Analysis::analyze() {
       for (const Value* operand : op.operands()) users_[operand].push_back(&op);
     });
     find_lazy_values();
-    if (blackwell()) find_tmem_accumulators();
+    if (tcgen05()) find_tmem_accumulators();
     ok = hold_region(compute_->region());
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
-  if (ok && !blackwell()) plan_deferred_releases();
+  if (ok && !tcgen05()) plan_deferred_releases();
   if (!ok) return false;
   // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices.
   for (const StageBuffer& buffer : stages_) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() == 3;
@@ -460,7 +460,7 @@ bool Analysis::hold_mma(const Operation& op) {
   if (acc_type.rank() != 2 || acc_type.element() != ScalarKind::f32)
     return unsupported(op, fmt::format("an mma into {} (f32 accumulators)", acc_type.to_string()));
   int64_t m = acc_type.shape()[0], n = acc_type.shape()[1], k = a ? a->tile.shape()[1] : a_registers->columns;
-  if (blackwell()) {
+  if (tcgen05()) {
     // M = 64 (TMEM layout F: rows 16w.. in lanes 32w..32w+15) for accumulators only mmas and
     // stores touch; register tiles are 128 rows, one per TMEM lane.
     const bool in_tmem = accumulator_of_.count(acc) > 0;
@@ -492,13 +492,13 @@ bool Analysis::hold_mma(const Operation& op) {
     }
     fragments_[fragment_of_.at(op.result())].accumulator = true;
     plan.registers = true;
-    if (blackwell()) {
+    if (tcgen05()) {
       plan.tmem_column = tmem_used_;
       tmem_used_ += n;
       if (a_registers) plan.staging_bytes = m * k * 2;
     }
   }
-  if (!blackwell())
+  if (!tcgen05())
     needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}{}{}", n, wgmma_types(input, input_b), a_registers ? ":registers" : "",
                                            a && a->transposed ? ":am" : "", b->transposed ? ":kb" : ""));
   else if (eight_bit_input(input))
@@ -528,7 +528,7 @@ bool Analysis::hold_store(const Operation& op) {
     return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a rank-2 or rank-3 tensor)");
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   // sm_100a stores 64-row tiles too (the rows of an M = 64 accumulator), direct and not through TMA.
-  const bool rows_64 = blackwell() && rows == 64;
+  const bool rows_64 = tcgen05() && rows == 64;
   std::string why = columns == 1 ? "a row vector" : rows_64 ? "" : layout_.unsupported(rows, columns);
   if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
   std::vector<const Accumulator*> accumulators;
@@ -570,11 +570,11 @@ bool Analysis::hold_store(const Operation& op) {
   // Through shared memory and TMA when rows of 128 bytes split the columns each warpgroup holds
   // (place_shared_memory falls back to direct stores when the staging does not fit).
   ScalarKind element = value->type().element();
-  int64_t per_warpgroup = blackwell() ? columns * kWarpgroup / compute_threads_ : columns;
+  int64_t per_warpgroup = tcgen05() ? columns * kWarpgroup / compute_threads_ : columns;
   if ((element == ScalarKind::f32 || element == ScalarKind::bf16 || element == ScalarKind::f16) &&
       element == plan.tensor->type().element()) {
     plan.chunk_columns = kPanelRowBytes / byte_size(element);
-    plan.box_rows = blackwell() ? 128 : 64;
+    plan.box_rows = tcgen05() ? 128 : 64;
     plan.buffers = kStoreStagingBytes / (plan.box_rows * kPanelRowBytes);
     plan.tma = per_warpgroup % plan.chunk_columns == 0 && !rows_64;
     plan.map = plan_.expression(plan.tensor) + "_store_map";
@@ -609,11 +609,12 @@ bool Analysis::check_stage_buffers() {
   for (auto& [op, plan] : mma_plans_)  // sm_100a: an mma into registers goes through TMEM columns of its own
     if (plan.registers) plan.tmem_column += columns;
   columns += tmem_used_;
-  if (blackwell()) {
+  if (tcgen05()) {
     tmem_columns_ = 32;
     while (tmem_columns_ < columns) tmem_columns_ *= 2;
-    if (tmem_columns_ > kTmemColumns)
-      return unsupported(kernel_, fmt::format("accumulators of {} TMEM columns (the budget is {})", columns, kTmemColumns));
+    if (tmem_columns_ > target_.tensor_memory_columns)
+      return unsupported(kernel_, fmt::format("accumulators of {} TMEM columns (the budget is {})", columns,
+                                              target_.tensor_memory_columns));
   }
   // Arrivals per phase: a compute agent arrives once per warpgroup (sm_90a) or once through
   // tcgen05.commit (sm_100a); the producer's single thread once.
@@ -622,7 +623,7 @@ bool Analysis::check_stage_buffers() {
     if (op.kind() == OpKind::mbarrier_arrive) compute_arrives.insert(op.operand(0));
   });
   for (Barrier& barrier : barriers_) {
-    if (compute_arrives.count(barrier.op->result()) && !blackwell())
+    if (compute_arrives.count(barrier.op->result()) && !tcgen05())
       barrier.arrivals *= compute_threads_ / kWarpgroup;
     barrier.purpose = compute_arrives.count(barrier.op->result()) ? "released by the compute agent"
                                                                      : "filled by the producer's TMA";
@@ -686,13 +687,13 @@ bool Analysis::place_shared_memory() {
   walk(compute_->region(), [&](const Operation& op) {
     reduces = reduces || op.info().has(kReduction);
   });
-  if (blackwell() && reduces && compute_threads_ > kWarpgroup) {  // row reductions across warpgroups
+  if (tcgen05() && reduces && compute_threads_ > kWarpgroup) {  // row reductions across warpgroups
     exchange_offset_ = offset;
     offset += 4 * compute_threads_;
   }
   // TMA stores share kStoreStagingBytes per compute warpgroup when it fits beside everything
   // else and a named barrier per warpgroup is free; otherwise every store is direct.
-  int64_t fixed = kSwizzleAtomBytes + (blackwell() ? 16 : 0);
+  int64_t fixed = kSwizzleAtomBytes + (tcgen05() ? 16 : 0);
   for (const Barrier& barrier : barriers_) fixed += 8 * barrier.slots;
   int64_t staging = kStoreStagingBytes * (compute_threads_ / kWarpgroup);
   // A tensor is written all through TMA or not at all: the launcher may give TMA a padded copy
@@ -703,7 +704,7 @@ bool Analysis::place_shared_memory() {
         if (plan.tensor == store_plans_.at(op).tensor) plan.tma = false;
   bool tma_stores = std::any_of(store_ops_.begin(), store_ops_.end(), [&](const Operation* op) { return store_plans_.at(op).tma; });
   bool barriers_free = private_barrier_ + compute_threads_ / kWarpgroup <= kLastNamedBarrier;
-  if (tma_stores && barriers_free && offset + staging + fixed <= kSharedMemoryBudget) {
+  if (tma_stores && barriers_free && offset + staging + fixed <= target_.shared_memory_bytes) {
     store_staging_offset_ = offset;
     offset += staging;
   } else {
@@ -713,7 +714,7 @@ bool Analysis::place_shared_memory() {
     barrier.offset = offset;
     offset += 8 * barrier.slots;
   }
-  if (blackwell()) {  // the accumulator barrier and the TMEM base address
+  if (tcgen05()) {  // the accumulator barrier and the TMEM base address
     accumulator_barrier_offset_ = offset;
     offset += 8;
     tmem_slot_offset_ = offset;
@@ -721,11 +722,12 @@ bool Analysis::place_shared_memory() {
   }
   // Dynamic shared memory is 16-byte aligned; the kernel rounds its base up to 1024 bytes.
   shared_bytes_ = offset + kSwizzleAtomBytes;
-  if (shared_bytes_ > kSharedMemoryBudget) {
+  if (shared_bytes_ > target_.shared_memory_bytes) {
     diagnostics_.error(kernel_.location(),
                        fmt::format("kernel @{} needs {} bytes of shared memory for its stage buffers and barriers; the "
-                                   "{} budget is {} bytes (227 KiB): use fewer stages or smaller tiles",
-                                   kernel_name(kernel_), shared_bytes_, target_, kSharedMemoryBudget));
+                                   "{} budget is {} bytes ({} KiB): use fewer stages or smaller tiles",
+                                   kernel_name(kernel_), shared_bytes_, target_.name, target_.shared_memory_bytes,
+                                   target_.shared_memory_bytes / 1024));
     return false;
   }
   return true;

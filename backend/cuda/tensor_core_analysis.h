@@ -23,6 +23,7 @@
 #include "backend/cuda/kernel_plan.h"
 #include "backend/cuda/tensor_core_fragments.h"
 #include "backend/cuda/tensor_core_prelude.h"
+#include "backend/target.h"
 
 namespace tilec {
 class DiagnosticEngine;
@@ -63,9 +64,6 @@ inline const char* ptx_input(ScalarKind element) {
 inline std::string wgmma_types(ScalarKind a, ScalarKind b) {
   return a == b ? std::string(ptx_input(a)) : std::string(ptx_input(a)) + "_" + ptx_input(b);
 }
-inline constexpr int64_t kRegisterFile = 65536;
-inline constexpr int64_t kMaxThreadRegisters = 255;  // a thread's registers at most
-inline constexpr int64_t kTmemColumns = 512;
 inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
 inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
 
@@ -148,7 +146,9 @@ class Analysis {
   Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics);
 
  protected:
-  bool blackwell() const { return target_ == "sm_100a"; }
+  // The MMA family's branches: tcgen05 (accumulators in TMEM, one issuing thread, commits) or
+  // WGMMA (accumulators in each warpgroup's registers).
+  bool tcgen05() const { return target_.mma == target::MmaFamily::tcgen05; }
   // Reports `what` at `op` as unsupported by this backend; returns false.
   bool unsupported(const Operation& op, const std::string& what);
   bool refuse_tile_grid();  // a `grid tiles` kernel with mma: what to write instead
@@ -183,12 +183,12 @@ class Analysis {
  protected:
   const KernelPlan& plan_;
   const Operation& kernel_;
-  std::string target_;
+  const target::Target& target_;
   TensorCoreNeeds& needs_;
   DiagnosticEngine& diagnostics_;
   NameTable names_;
 
-  FragmentLayout layout_{false, 1};
+  FragmentLayout layout_{target::MmaFamily::wgmma, 1};
   std::unordered_map<const Value*, RegisterPipe> register_pipes_;
   std::unordered_set<const Value*> register_barriers_;
   std::unordered_map<const Value*, std::vector<const Operation*>> users_;  // in the compute agent

@@ -7,7 +7,7 @@
 namespace tilec::cuda {
 
 std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
-  if (blackwell_) {
+  if (tcgen05_) {
     if (rows != 128) return fmt::format("{} rows (one per TMEM lane: 128)", rows);
     if (columns != 1 && columns % warpgroups_ != 0)
       return fmt::format("{} columns (a multiple of the {} compute warpgroups)", columns, warpgroups_);
@@ -19,31 +19,31 @@ std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
 }
 
 int64_t FragmentLayout::count(int64_t columns) const {
-  if (columns == 1) return blackwell_ ? 1 : 2;
-  return blackwell_ ? columns / warpgroups_ : columns / 2;
+  if (columns == 1) return tcgen05_ ? 1 : 2;
+  return tcgen05_ ? columns / warpgroups_ : columns / 2;
 }
 
 std::string FragmentLayout::row(const std::string& i, bool row_vector) const {
-  if (blackwell_) return "(warp * 32 + lane)";
+  if (tcgen05_) return "(warp * 32 + lane)";
   return fmt::format("(compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * {})",
                      row_vector ? i : fmt::format("(({} / 2) % 2)", i));
 }
 
 std::string FragmentLayout::column(const std::string& i, int64_t columns) const {
   if (columns == 1) return "0";
-  if (blackwell_) return fmt::format("(compute_warpgroup * {} + {})", columns / warpgroups_, i);
+  if (tcgen05_) return fmt::format("(compute_warpgroup * {} + {})", columns / warpgroups_, i);
   return fmt::format("(8 * ({0} / 4) + 2 * (lane % 4) + {0} % 2)", i);
 }
 
 std::string FragmentLayout::row_slot(const std::string& i) const {
-  return blackwell_ ? "0" : fmt::format("(({} / 2) % 2)", i);
+  return tcgen05_ ? "0" : fmt::format("(({} / 2) % 2)", i);
 }
 
 std::string FragmentLayout::combine_rows(const std::string& r, const std::string& combine,
                                          const std::string& exchange, const std::string& barrier) const {
   auto apply = [&](const std::string& a, const std::string& b) { return fmt::format(fmt::runtime(combine), a, b); };
   std::string out;
-  if (!blackwell_) {
+  if (!tcgen05_) {
     // The four lanes of a quad hold the columns of the same two rows.
     for (int slot = 0; slot < 2; ++slot)
       for (int mask : {1, 2}) {

@@ -5,7 +5,7 @@
 // 16-bit fragment is a register A operand as it stands: warpgroup g owns rows 64g..64g+63, warp w
 // of it rows 16w.., lane l rows l/4 and l/4 + 8 of those, register i of a tile R x C (C/2 per
 // thread) holds row 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2); a
-// row vector (R x 1) keeps the thread's two rows. sm_100a follows tcgen05.ld's 32x32b shape: the
+// row vector (R x 1) keeps the thread's two rows. sm_100a (tcgen05) follows tcgen05.ld's 32x32b shape: the
 // thread of warp w (mod 4) and lane l holds row 32·(w mod 4) + l, and warpgroup g the columns
 // g·C/W .. (g+1)·C/W - 1 of a tile (W warpgroups); a row vector keeps the thread's one row.
 #pragma once
@@ -13,11 +13,14 @@
 #include <cstdint>
 #include <string>
 
+#include "backend/target.h"
+
 namespace tilec::cuda {
 
 class FragmentLayout {
  public:
-  FragmentLayout(bool blackwell, int64_t warpgroups) : blackwell_(blackwell), warpgroups_(warpgroups) {}
+  FragmentLayout(target::MmaFamily family, int64_t warpgroups)
+      : tcgen05_(family == target::MmaFamily::tcgen05), warpgroups_(warpgroups) {}
 
   // Why a rows x columns tile cannot be a fragment ("" when it can); columns == 1: a row vector.
   std::string unsupported(int64_t rows, int64_t columns) const;
@@ -41,7 +44,7 @@ class FragmentLayout {
                            const std::string& barrier) const;
 
  private:
-  bool blackwell_;
+  bool tcgen05_;  // tcgen05.ld's rows (else WGMMA's accumulator layout)
   int64_t warpgroups_;
 };
 

@@ -18,6 +18,8 @@
 
 #include <fmt/core.h>
 
+#include "backend/target.h"
+
 namespace tilec::cuda {
 
 namespace {
@@ -520,7 +522,7 @@ std::string wgmma_function(int64_t n, const std::string& element, bool register_
 std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   std::string out(kCommon);
   if (needs.tma_3d) out += kTma3d;
-  if (needs.target == "sm_100a") {
+  if (needs.target->mma == target::MmaFamily::tcgen05) {
     out += kBlackwell;
     if (needs.tcgen05_f8f6f4) out += tcgen05_kind_wrapper("f8f6f4", "8-bit floats (the instruction descriptor gives e4m3 or e5m2)");
     if (needs.tcgen05_tf32) out += tcgen05_kind_wrapper("tf32", "f32 inputs read as tf32 (the instruction descriptor's formats are 2)");

@@ -10,11 +10,15 @@
 #include <set>
 #include <string>
 
+namespace tilec::target {
+struct Target;
+}  // namespace tilec::target
+
 namespace tilec::cuda {
 
 // What the kernels of one file use; the prelude spells exactly that.
 struct TensorCoreNeeds {
-  std::string target;                 // sm_90a or sm_100a
+  const target::Target* target = nullptr;  // backend/target.h
   // "64x256:bf16": WGMMA m64nNk16 with f32 accumulators; "64x64:bf16:registers": A from registers;
   // ":am": A MN-major (a transposed A); ":kb": B K-major. "64x256:e4m3:kb": m64nNk32 of 8-bit floats,
   // "64x256:tf32:kb": m64nNk8 of tf32 (both K-major only).

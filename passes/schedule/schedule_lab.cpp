@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/machine_model.h"
+#include "backend/target.h"
 
 namespace tilec::schedule {
 namespace {
@@ -83,9 +84,10 @@ void parse_document(const json& document, LabInput& input) {
   const target::MachineModel* model = nullptr;
   std::string target_name;
   if (read.text(document, "target", target_name, "input")) {
-    model = target::find_machine_model(target_name);
-    if (!model)
-      input.errors.push_back(fmt::format("unknown target '{}' (known: sm_90a, sm_100a)", target_name));
+    if (const target::Target* found = target::find_target(target_name))
+      model = &found->machine_model;
+    else
+      input.errors.push_back(fmt::format("unknown target '{}' (known: {})", target_name, target::target_names()));
   }
   auto resource_named = [&](const std::string& name, const std::string& where) -> int {
     if (auto found = resource_of.find(name); found != resource_of.end()) return found->second;

@@ -333,6 +333,22 @@ TEST(CliLimits, UnknownTargetNamesTheChoices) {
   EXPECT_THAT(r.err, HasSubstr("sm_90a"));
 }
 
+// IR a target-reading pass (build-resources, ...) has run on belongs to that target; IR before
+// them (the front end's) compiles for either.
+TEST(CliLimits, IrCompiledForOneTargetIsRefusedForAnother) {
+  fs::path scheduled = source_dir() / "tests" / "golden" / "insert-sync" / "gemm_sm100a.tir";
+  CommandResult r = run_command(tilec("compile " + scheduled.string() + " --target sm_90a -o /dev/null"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("gemm_sm100a.tir: error: the input was compiled for sm_100a (it records "
+                               "'build-resources', which decides by the target); compile it with --target sm_100a"));
+  EXPECT_EQ(run_command(tilec("compile " + scheduled.string() + " --target sm_100a -o /dev/null")).status, 0);
+  fs::path parsed = temp_file("vector_add_sm100a.tir", "");
+  ASSERT_EQ(run_command(tilec("compile samples/vector_add.tile --target sm_100a --emit ir --stop-after parse -o " +
+                              parsed.string())).status, 0);
+  EXPECT_THAT(read_file(parsed), HasSubstr("target = \"sm_100a\""));
+  EXPECT_EQ(run_command(tilec("compile " + parsed.string() + " --target sm_90a -o /dev/null")).status, 0);
+}
+
 TEST(CliLimits, BytesOutsideAsciiAreRefusedOutsideCommentsOnly) {
   std::string body = kernel_with("8", "2");
   fs::path code = temp_file("latin1.tile", "// caf\xe9\n" + body.insert(body.find("store"), "\xff"));

@@ -9,9 +9,11 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "backend/cuda/emit_cuda.h"
+#include "backend/target.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 #include "ir/parser.h"
@@ -52,7 +54,8 @@ inline Emitted emit_text(const std::string& text, const std::string& file_name,
 inline Emitted emit_input(const std::string& name, const std::string& target, bool harness = false,
                           CudaEmitOptions::PlainTiles tiles = CudaEmitOptions::PlainTiles::registers) {
   CudaEmitOptions options;
-  options.target = target;
+  options.target = target::find_target(target);
+  if (!options.target) throw std::invalid_argument("emit_input: unknown target " + target);
   options.plain_tiles = tiles;
   options.source_name = "inputs/" + name + ".tir";
   options.harness = harness;

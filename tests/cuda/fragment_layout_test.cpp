@@ -100,7 +100,7 @@ TEST(FragmentLayout, EveryTileElementIsHeldOnceAndRowVectorsFollowTheRows) {
   for (bool blackwell : {false, true})
     for (long warpgroups : {1L, 2L}) {
       if (blackwell && warpgroups == 1) continue;  // sm_100a tiles are 128 rows: two warpgroups here
-      FragmentLayout layout(blackwell, warpgroups);
+      FragmentLayout layout(blackwell ? target::MmaFamily::tcgen05 : target::MmaFamily::wgmma, warpgroups);
       long rows = blackwell ? 128 : 64 * warpgroups;
       for (long columns : {64L, 128L}) {
         SCOPED_TRACE(std::string(blackwell ? "sm_100a" : "sm_90a") + ", warpgroups " + std::to_string(warpgroups) +
@@ -130,7 +130,7 @@ TEST(FragmentLayout, EveryTileElementIsHeldOnceAndRowVectorsFollowTheRows) {
 // first row, columns 2(l % 4) + 0, 1; a2 a3 the second row, same columns; a4 a5 the first row,
 // columns + 8; a6 a7 the second row, columns + 8.
 TEST(FragmentLayout, Sm90aIsTheWgmmaAccumulatorLayoutAndPairsFormTheAFragment) {
-  FragmentLayout layout(false, 2);
+  FragmentLayout layout(target::MmaFamily::wgmma, 2);
   const long columns = 64;
   for (long thread = 0; thread < 256; ++thread) {
     long lane = thread % 32, warp = (thread % 128) / 32, first_row = (thread / 128) * 64 + 16 * warp + lane / 4;
@@ -156,7 +156,7 @@ TEST(FragmentLayout, Sm90aIsTheWgmmaAccumulatorLayoutAndPairsFormTheAFragment) {
 // 64 16-bit) on sm_90a from registers chunk·W/2 .. chunk·W/2 + W/2 - 1: those must be exactly the
 // thread's elements in columns chunk·W .. chunk·W + W - 1.
 TEST(FragmentLayout, Sm90aRegisterRunsFillWholeStoreBoxes) {
-  FragmentLayout layout(false, 2);
+  FragmentLayout layout(target::MmaFamily::wgmma, 2);
   const long columns = 256;
   for (long width : {32L, 64L})
     for (long thread = 0; thread < 256; ++thread) {
@@ -173,7 +173,7 @@ TEST(FragmentLayout, Sm90aRegisterRunsFillWholeStoreBoxes) {
 // tcgen05.ld .32x32b: warp w of a warpgroup reads TMEM lanes 32(w % 4) .. 32(w % 4) + 31, one per
 // thread, and register i of an .x32 load is column `first + i`.
 TEST(FragmentLayout, Sm100aHoldsOneTmemLanePerThread) {
-  FragmentLayout layout(true, 2);
+  FragmentLayout layout(target::MmaFamily::tcgen05, 2);
   for (long thread = 0; thread < 256; ++thread)
     for (long i = 0; i < layout.count(64); ++i) {
       Position p = held(layout, thread, i, 64);

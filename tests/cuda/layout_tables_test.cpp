@@ -215,7 +215,7 @@ TEST(BackendLayoutTables, AccumulatorIsWgmmaCLayout) {
     if (c["accumulator"] != "f32") continue;
     const int64_t n = c["n"].get<int64_t>();
     for (int64_t warpgroups : {1, 2}) {
-      FragmentLayout layout(false, warpgroups);
+      FragmentLayout layout(target::MmaFamily::wgmma, warpgroups);
       SCOPED_TRACE(c["id"].get<std::string>() + ", " + std::to_string(warpgroups) + " warpgroup(s)");
       ASSERT_EQ(layout.unsupported(64 * warpgroups, n), "");
       ASSERT_EQ(layout.count(n), c["registers_per_thread"].get<int64_t>());
@@ -253,7 +253,7 @@ TEST(BackendLayoutTables, RegisterAPairsAreWgmmaALayout) {
       // The calls: wrapper(d, pairs[4s], .., pairs[4s+3], b descriptor), one line per step s.
       std::regex call("_register_a\\(\\w+, " + pairs + R"(\[(\d+)\], )" + pairs + R"(\[(\d+)\], )" + pairs + R"(\[(\d+)\], )" + pairs + R"(\[(\d+)\], )");
       int64_t step = 0;
-      FragmentLayout layout(false, static_cast<int64_t>(e.compute_threads() / 128));
+      FragmentLayout layout(target::MmaFamily::wgmma, static_cast<int64_t>(e.compute_threads() / 128));
       for (auto c = std::sregex_iterator(e.text.begin(), e.text.end(), call); c != std::sregex_iterator(); ++c, ++step)
         for (uint64_t thread = 0; thread < e.compute_threads(); ++thread)
           for (int r = 0; r < 4; ++r)
@@ -484,7 +484,7 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
     for (auto it = std::sregex_iterator(load.begin(), load.end(), output); it != std::sregex_iterator(); ++it, ++next)
       ASSERT_EQ(std::stoi((*it)[1]), next);
     ASSERT_EQ(next, map["registers_per_thread"].get<int>());
-    FragmentLayout layout(true, static_cast<int64_t>(e.compute_threads() / 128));
+    FragmentLayout layout(target::MmaFamily::tcgen05, static_cast<int64_t>(e.compute_threads() / 128));
     // Per scope and array (values, values_1, ...: a store reading several accumulators): the last
     // load's address, per thread.
     std::map<std::pair<size_t, std::string>, uint64_t> address_of;
@@ -584,7 +584,7 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
     SCOPED_TRACE(e.label);
     ASSERT_TRUE(e.search(R"(encode\(map, [^;]*CU_TENSOR_MAP_SWIZZLE_128B,)")) << "tilec_tensor_map's swizzle";
     const uint64_t warpgroups = e.compute_threads() / 128;
-    const FragmentLayout blackwell_layout(true, static_cast<int64_t>(warpgroups));
+    const FragmentLayout blackwell_layout(target::MmaFamily::tcgen05, static_cast<int64_t>(warpgroups));
     std::map<size_t, StagingTarget> targets;
     std::map<std::tuple<size_t, uint64_t, uint64_t>, std::set<uint64_t>> written;  // (scope, warpgroup, chunk) → addresses
     run_scopes_with(e, "*reinterpret_cast<", "(staging", [&](size_t scope, const std::string& code, const Variables& v, uint64_t thread) {

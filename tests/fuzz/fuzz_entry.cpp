@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/cuda/emit_cuda.h"
+#include "backend/target.h"
 #include "frontend/lexer.h"
 #include "frontend/lower.h"
 #include "frontend/parser.h"
@@ -53,7 +54,7 @@ std::optional<std::string> check_pipeline(Module& module, const std::string& tar
   DiagnosticEngine diagnostics("fuzz.tile", input);
   module.attributes()["target"] = Attribute(target);
   PassManager pipeline = build_pipeline();
-  PassContext context{diagnostics, target};
+  PassContext context{diagnostics, *target::find_target(target)};
   PipelineOptions options;
   options.verify_each = true;
   PipelineStatus status = pipeline.run(module, context, options);
@@ -65,7 +66,7 @@ std::optional<std::string> check_pipeline(Module& module, const std::string& tar
   }
   if (diagnostics.has_errors()) return fmt::format("the pipeline for {} succeeded after reporting an error", target);
   CudaEmitOptions emit_options;
-  emit_options.target = target;
+  emit_options.target = target::find_target(target);
   auto cuda = emit_cuda(module, emit_options, diagnostics);
   if (!cuda && !diagnostics.has_errors()) return fmt::format("the CUDA emitter for {} refused the module without an error", target);
   if (cuda && cuda->empty()) return fmt::format("the CUDA emitter for {} wrote nothing", target);

@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "backend/machine_model.h"
+#include "backend/target.h"
 #include "frontend/lexer.h"
 #include "frontend/lower.h"
 #include "frontend/parser.h"
@@ -187,7 +188,7 @@ Compiled compile(const fs::path& path, const std::string& target, const std::str
   if (!out.scheduled) return out;
   out.parsed = clone_module(*out.scheduled);
   out.scheduled->attributes()["target"] = Attribute(target);
-  PassContext ctx{diagnostics, target};
+  PassContext ctx{diagnostics, *target::find_target(target)};
   ctx.generator = generator;
   PipelineOptions options;
   options.stop_after = "generate-schedule";
@@ -204,7 +205,7 @@ TEST(ScheduleIr, PublishedSchedulesHoldAgainstAnIndependentDependenceGraph) {
         SCOPED_TRACE(fmt::format("{} --target {} --generator {}", path.string(), target, generator));
         Compiled c = compile(path, target, generator);
         ASSERT_TRUE(c.scheduled);
-        Checker checker{*target::find_machine_model(target)};
+        Checker checker{target::find_target(target)->machine_model};
         for (const auto& kernel : c.scheduled->kernels()) checker.check_region(kernel->region(), false);
         loops += checker.loops;
         ++inputs;

@@ -1,11 +1,14 @@
 // tests/schedule/test_schedule_lab.cpp — the `tilec sched` JSON lab end to end on hand-made
 // loops whose optimal ii is known: parse, schedule, print, read the printed JSON back and
-// check it independently. Also the machine models' tables.
+// check it independently. Also the machine models' and the targets' tables.
 #include <gtest/gtest.h>
+
+#include <cctype>
 
 #include <nlohmann/json.hpp>
 
 #include "backend/machine_model.h"
+#include "backend/target.h"
 #include "passes/schedule/generate_schedule.h"
 #include "passes/schedule/schedule_lab.h"
 #include "tests/schedule/schedule_test_support.h"
@@ -113,8 +116,9 @@ TEST(ScheduleLab, OutputKeysAreInTheDesignOrder) {
 }
 
 TEST(MachineModels, EveryFootprintNamesSlotsOfItsOwnModel) {
-  for (const target::MachineModel* model : {&target::sm90a_machine_model(), &target::sm100a_machine_model()}) {
-    ASSERT_EQ(target::find_machine_model(model->target), model);
+  for (const target::Target& target : target::targets()) {
+    const target::MachineModel* model = &target.machine_model;
+    ASSERT_EQ(model->target, target.name);
     for (const target::OpFootprint& footprint : model->footprints) {
       EXPECT_GE(footprint.latency, 0) << footprint.kind;
       for (const target::SlotUse& use : footprint.uses) {
@@ -127,11 +131,43 @@ TEST(MachineModels, EveryFootprintNamesSlotsOfItsOwnModel) {
     for (const char* kind : {"tma_load", "tma_store", "mma", "smem_read", "smem_write", "alu", "exp", "reduce"})
       EXPECT_NE(model->find_footprint(kind), nullptr) << model->target << " lacks " << kind;
   }
-  EXPECT_EQ(target::find_machine_model("sm_80"), nullptr);
   // Occupancy and latency differ: the MMA holds the core 8 cycles, its result comes after 16.
   const target::OpFootprint* mma = target::sm100a_machine_model().find_footprint("mma");
   EXPECT_EQ(mma->latency, 16);
   EXPECT_EQ(mma->uses[0].duration, 8);
+}
+
+// The target table (backend/target.h): each name finds its own row, and the budgets agree with
+// each other and with the MMA family.
+TEST(Targets, EachNameFindsItsRowAndTheBudgetsAgree) {
+  ASSERT_GE(target::targets().size(), 2u);
+  EXPECT_EQ(&target::default_target(), target::find_target("sm_90a"));
+  EXPECT_EQ(target::find_target("sm_80"), nullptr);
+  EXPECT_EQ(target::find_target(""), nullptr);
+  for (const target::Target& target : target::targets()) {
+    SCOPED_TRACE(std::string(target.name));
+    EXPECT_EQ(target::find_target(target.name), &target);
+    EXPECT_NE(target::target_names().find(target.name), std::string::npos);
+    EXPECT_EQ(target.name, "sm_" + std::string(target.architecture));
+    // nvcc's arch-specific feature macro and the emulator's both name the architecture.
+    std::string upper;
+    for (char c : target.architecture) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(target.emulate_macro, "TILEC_EMULATE_SM" + upper);
+    EXPECT_EQ(target.feature_macro, "__CUDA_ARCH_FEAT_SM" + upper.substr(0, upper.size() - 1) + "_ALL");
+    // Tensor memory exists exactly where tcgen05 keeps its accumulators.
+    EXPECT_EQ(target.tensor_memory_columns > 0, target.mma == target::MmaFamily::tcgen05);
+    // setmaxnreg counts: multiples of 8 in 24..256, within a thread's registers, and one producer
+    // and two compute warpgroups of 128 threads fit the register file.
+    for (int64_t count : {target.producer_registers, target.compute_registers}) {
+      EXPECT_EQ(count % 8, 0) << count;
+      EXPECT_GE(count, 24);
+      EXPECT_LE(count, target.max_thread_registers);
+    }
+    EXPECT_LE(128 * (target.producer_registers + 2 * target.compute_registers), target.register_file);
+    EXPECT_GT(target.max_cluster, 0);
+    EXPECT_EQ(target.max_cluster & (target.max_cluster - 1), 0) << "a power of two";
+    EXPECT_EQ(target.shared_memory_bytes % 1024, 0);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,68 @@
+// backend/target.h — what tilec knows about a GPU target, in one place.
+//
+// A Target is resolved once from `--target` (tools/pipeline_driver.cpp) and handed to the passes
+// (PassContext::target) and the CUDA backend (CudaEmitOptions::target). It holds the machine
+// model the scheduler reads, the budgets the passes and the emitter check (shared memory,
+// registers, tensor memory, cluster size), the names nvcc and `tilec emulate` build it under,
+// and its tensor-core family. No other file compares target names: code that differs between
+// targets asks the Target a question (`target.mma == MmaFamily::tcgen05`, a budget), so a new
+// target is a new row of the table in target.cpp (and, for a new MMA family, its emitter).
+// docs/adding_a_target.md walks through it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "backend/machine_model.h"
+
+namespace tilec::target {
+
+// How a target's tensor cores are driven; the tensor-core emitter has one branch per family.
+enum class MmaFamily {
+  // Hopper's warpgroup MMA: each warpgroup computes 64 accumulator rows into its registers;
+  // the compute warpgroups arrive on a stage's `empty` barrier when their MMAs have read it.
+  wgmma,
+  // Blackwell's tcgen05.mma: one thread issues for the CTA, accumulators live in tensor memory
+  // (TMEM) and tcgen05.commit arrives on the barriers when the MMAs are done.
+  tcgen05,
+};
+
+struct Target {
+  std::string_view name;           // "sm_90a": --target, the module's `target` attribute
+  std::string_view architecture;   // nvcc's: compute_<architecture>, sm_<architecture> ("90a")
+  // Defined by nvcc while it compiles device code for this target's arch-specific features;
+  // the tensor-core kernels' bodies are guarded by it (else they trap).
+  std::string_view feature_macro;  // "__CUDA_ARCH_FEAT_SM90_ALL"
+  // Defined by `tilec emulate` when the CPU runs a .cu built for this target.
+  std::string_view emulate_macro;  // "TILEC_EMULATE_SM90A"
+  const MachineModel& machine_model;
+  MmaFamily mma;
+  std::string_view mma_summary;    // a few words for the kernel's summary comment
+
+  int64_t shared_memory_bytes;     // dynamic shared memory one CTA may use
+  int64_t register_file;           // 32-bit registers per SM (a CTA of the tensor-core kernels)
+  int64_t max_thread_registers;    // a thread's registers at most
+  int64_t tensor_memory_columns;   // TMEM columns per CTA (0: no tensor memory)
+  int64_t max_cluster;             // the largest (portable) thread-block cluster
+  // setmaxnreg counts warp-specialize gives its agents: the producer warpgroup lowers its count
+  // so the compute warpgroups may raise theirs (one producer and two compute warpgroups fit
+  // the register file).
+  int64_t producer_registers;
+  int64_t compute_registers;
+};
+
+// Every target tilec compiles for, in the order --help lists them.
+std::span<const Target> targets();
+
+// The target of this name, or nullptr.
+const Target* find_target(std::string_view name);
+
+// The target a PassContext or CudaEmitOptions gets when nobody names one: sm_90a.
+const Target& default_target();
+
+// "sm_90a, sm_100a": the names, for a message about an unknown target.
+std::string target_names();
+
+}  // namespace tilec::target
