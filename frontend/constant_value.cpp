@@ -5,7 +5,8 @@
 
 #include <charconv>
 #include <cmath>
-#include <limits>
+
+#include "ir/fold.h"
 
 namespace tilec::frontend {
 
@@ -47,22 +48,23 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
     }
     return ConstantValue{true, 0, r};
   }
-  int64_t x = a.integer, y = b.integer, r = 0;
+  int64_t x = a.integer, y = b.integer;
   if ((op == "/" || op == "%") && y == 0) {
     error = "division by zero in a constant expression";
     return std::nullopt;
   }
-  bool overflow = false;
-  if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
-  else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
-  else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
-  else if (op == "/") overflow = (x == std::numeric_limits<int64_t>::min() && y == -1), r = overflow ? 0 : x / y;
-  else if (op == "%") overflow = (x == std::numeric_limits<int64_t>::min() && y == -1), r = overflow ? 0 : x % y;
-  if (overflow) {
+  std::optional<OpKind> kind = op == "+" ? OpKind::add : op == "-" ? OpKind::sub : op == "*" ? OpKind::mul
+                               : op == "/" ? OpKind::div : op == "%" ? OpKind::rem : std::optional<OpKind>();
+  if (!kind) {
+    error = fmt::format("'{}' is not an operation on integer constants (+ - * / % **)", op);
+    return std::nullopt;
+  }
+  std::optional<int64_t> r = fold_integer(*kind, x, y);  // ir/fold.h: what the IR folds
+  if (!r) {
     error = fmt::format("integer overflow in the constant expression {} {} {}", x, op, y);
     return std::nullopt;
   }
-  return ConstantValue{false, r, 0};
+  return ConstantValue{false, *r, 0};
 }
 
 std::optional<ConstantValue> parse_constant_value(const std::string& text) {

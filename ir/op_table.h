@@ -71,39 +71,39 @@ namespace tilec {
     "store a tile at tile coordinates of a tensor (elements outside are dropped)")               \
   X(mma, "mma", 3, 3, 1, 0, kPure, MMA, "acc + a·b on the tensor cores")                          \
   /* materialize-schedule: Pipe_ and Mutex_ values (docs/ir.md, "Pipes and mutexes") */         \
-  X(pipe_create, "pipe_create", 0, 0, 1, 0, 0, none,                                             \
+  X(pipe_create, "pipe_create", 0, 0, 1, 0, kSync, none,                                             \
     "a Pipe_: a ring of `depth` slots between a producer and its consumers")                     \
-  X(pipe_producer_acquire, "pipe_producer_acquire", 1, 1, 0, 0, 0, none,                         \
+  X(pipe_producer_acquire, "pipe_producer_acquire", 1, 1, 0, 0, kSync, none,                         \
     "the producer waits until the pipe's next slot is free")                                     \
-  X(pipe_producer_commit, "pipe_producer_commit", 2, 2, 0, 0, 0, none,                           \
+  X(pipe_producer_commit, "pipe_producer_commit", 2, 2, 0, 0, kSync, none,                           \
     "the producer puts its value in the acquired slot and publishes it")                         \
-  X(pipe_consumer_wait, "pipe_consumer_wait", 1, 1, 1, 0, 0, none,                               \
+  X(pipe_consumer_wait, "pipe_consumer_wait", 1, 1, 1, 0, kSync, none,                               \
     "the consumer waits for the oldest published slot and gives its value")                      \
-  X(pipe_consumer_release, "pipe_consumer_release", 1, 1, 0, 0, 0, none,                         \
+  X(pipe_consumer_release, "pipe_consumer_release", 1, 1, 0, 0, kSync, none,                         \
     "the consumer frees the oldest slot it waited for")                                          \
-  X(mutex_create, "mutex_create", 0, 0, 1, 0, 0, none, "a Mutex_: exclusive access, no slack")   \
-  X(mutex_lock, "mutex_lock", 1, 1, 0, 0, 0, none, "enters the mutex's protected work")          \
-  X(mutex_unlock, "mutex_unlock", 1, 1, 0, 0, 0, none, "leaves the mutex's protected work")      \
+  X(mutex_create, "mutex_create", 0, 0, 1, 0, kSync, none, "a Mutex_: exclusive access, no slack")   \
+  X(mutex_lock, "mutex_lock", 1, 1, 0, 0, kSync, none, "enters the mutex's protected work")          \
+  X(mutex_unlock, "mutex_unlock", 1, 1, 0, 0, kSync, none, "leaves the mutex's protected work")      \
   /* insert-sync: mbarriers, stage buffers, events, named barriers (docs/ir.md, "Synchronization") */ \
-  X(mbarrier_create, "mbarrier_create", 0, 0, 1, 0, 0, none,                                     \
+  X(mbarrier_create, "mbarrier_create", 0, 0, 1, 0, kSync, none,                                     \
     "`count` mbarriers in shared memory, each expecting `arrivals` arrivals per phase")          \
-  X(mbarrier_arrive, "mbarrier_arrive", 2, 2, 0, 0, 0, none,                                     \
+  X(mbarrier_arrive, "mbarrier_arrive", 2, 2, 0, 0, kSync, none,                                     \
     "one arrival on barrier [slot]; with `expect_tx` it also expects that many bytes")           \
-  X(mbarrier_wait, "mbarrier_wait", 3, 3, 0, 0, 0, none,                                         \
+  X(mbarrier_wait, "mbarrier_wait", 3, 3, 0, 0, kSync, none,                                         \
     "waits until the phase of barrier [slot] with the given parity has completed")               \
-  X(stage_buffer, "stage_buffer", 2, 2, 1, 0, 0, none,                                           \
+  X(stage_buffer, "stage_buffer", 2, 2, 1, 0, kSync, none,                                           \
     "a pipe's storage: `depth` slots in shared memory guarded by its full and empty barriers")   \
-  X(stage_write, "stage_write", 3, 3, 0, 0, 0, none, "writes a value into slot [slot] of a stage buffer") \
-  X(stage_read, "stage_read", 2, 2, 1, 0, 0, none, "reads slot [slot] of a stage buffer")        \
-  X(tma_load_async, "tma_load_async", 3, -1, 0, 0, kReadsMemory | kAsync, TMA,                   \
+  X(stage_write, "stage_write", 3, 3, 0, 0, kSync, none, "writes a value into slot [slot] of a stage buffer") \
+  X(stage_read, "stage_read", 2, 2, 1, 0, kSync, none, "reads slot [slot] of a stage buffer")        \
+  X(tma_load_async, "tma_load_async", 3, -1, 0, 0, kReadsMemory | kAsync | kSync, TMA,                   \
     "bulk tensor copy into slot [slot] of a stage buffer, completing bytes on its full barrier")  \
-  X(stage_advance, "stage_advance", 2, 2, 2, 0, kPure, SIMT,                                     \
+  X(stage_advance, "stage_advance", 2, 2, 2, 0, kPure | kSync, SIMT,                                     \
     "the next (index, phase) of a pipeline state: index + 1 wrapping at `count`, phase flipped on wrap") \
-  X(event_set, "event_set", 0, 0, 0, 0, 0, none, "signals cross-pipe event `event` of pipe pair `from`->`to`") \
-  X(event_wait, "event_wait", 0, 0, 0, 0, 0, none, "waits for cross-pipe event `event` of pipe pair `from`->`to`") \
-  X(named_barrier_sync, "named_barrier_sync", 0, 0, 0, 0, 0, none,                               \
+  X(event_set, "event_set", 0, 0, 0, 0, kSync, none, "signals cross-pipe event `event` of pipe pair `from`->`to`") \
+  X(event_wait, "event_wait", 0, 0, 0, 0, kSync, none, "waits for cross-pipe event `event` of pipe pair `from`->`to`") \
+  X(named_barrier_sync, "named_barrier_sync", 0, 0, 0, 0, kSync, none,                               \
     "bar.sync `id`, `threads`: arrive and wait until `threads` threads have arrived")            \
-  X(named_barrier_arrive, "named_barrier_arrive", 0, 0, 0, 0, 0, none,                           \
+  X(named_barrier_arrive, "named_barrier_arrive", 0, 0, 0, 0, kSync, none,                           \
     "bar.arrive `id`, `threads`: arrive without waiting")                                        \
   /* warp-specialize: agents of one CTA running concurrently */                                  \
   X(warp_specialize, "warp_specialize", 0, 0, 0, 1, 0, none,                                     \
@@ -133,6 +133,9 @@ enum OpTrait : uint32_t {
   kFloatsOnly = 1u << 8,    // elementwise on floats only (the verifier, interpreter and backends refuse integers)
   kIntegersOnly = 1u << 9,  // elementwise on integers only
   kMasksOnly = 1u << 10,    // elementwise on i1 only
+  kSync = 1u << 11,         // synchronization: pipes, mutexes, mbarriers, stage buffers (and the
+                            // TMA copies into them), events, named barriers; the interpreter's
+                            // sync executor runs them and insert-sync orders around them
 };
 
 struct OpInfo {

@@ -4,8 +4,8 @@
 // then pure ops whose results are never used are erased.
 // Phases:
 //   1. Walk every region in program order; fold add, sub, mul, div, rem, cdiv, max, min over
-//      integer constants with the semantics of docs/ir.md (div truncates; a zero divisor or an
-//      overflow is left unfolded, so the kernel keeps its meaning).
+//      integer constants with ir/fold.h, the semantics of docs/ir.md (div truncates; a zero
+//      divisor or an overflow is left unfolded, so the kernel keeps its meaning).
 //   2. Count uses; erase unused pure region-free ops from the end of each region backwards,
 //      decrementing their operands' counts, until nothing changes. `grid_ids` is kept: it
 //      defines the launch even when no coordinate is read.
@@ -14,10 +14,10 @@
 // Cost: O(ops) per phase; phase 2 runs once per region with a reverse sweep.
 #include "passes/fold_constants.h"
 
-#include <limits>
 #include <optional>
 #include <unordered_map>
 
+#include "ir/fold.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
 
@@ -25,42 +25,15 @@ namespace tilec {
 
 namespace {
 
-std::optional<int64_t> constant_int(const Value* v) {
-  const Operation* def = v->defining_op();
-  if (!def || def->kind() != OpKind::constant || !is_integer(v->type().element())) return std::nullopt;
-  const Attribute* a = def->attr("value");
-  if (!a || !a->is_int()) return std::nullopt;
-  return a->as_int();
-}
-
-std::optional<int64_t> evaluate(OpKind kind, int64_t a, int64_t b) {
-  int64_t r = 0;
-  switch (kind) {
-    case OpKind::add: return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional(r);
-    case OpKind::sub: return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional(r);
-    case OpKind::mul: return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional(r);
-    case OpKind::div:
-    case OpKind::rem:
-      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
-      return kind == OpKind::div ? a / b : a % b;
-    case OpKind::cdiv:
-      if (b <= 0 || a < 0 || __builtin_add_overflow(a, b - 1, &r)) return std::nullopt;
-      return r / b;
-    case OpKind::max: return std::max(a, b);
-    case OpKind::min: return std::min(a, b);
-    default: return std::nullopt;
-  }
-}
-
 void fold_region(Region& region, Region& kernel_body) {
   auto& ops = region.operations();
   for (size_t i = 0; i < ops.size(); ++i) {
     Operation& op = *ops[i];
     for (size_t r = 0; r < op.num_regions(); ++r) fold_region(op.region(r), kernel_body);
     if (op.num_operands() != 2 || op.num_results() != 1 || !op.result()->type().is_scalar()) continue;
-    auto a = constant_int(op.operand(0)), b = constant_int(op.operand(1));
+    auto a = constant_integer(op.operand(0)), b = constant_integer(op.operand(1));
     if (!a || !b) continue;
-    auto value = evaluate(op.kind(), *a, *b);
+    auto value = fold_integer(op.kind(), *a, *b);
     if (!value) continue;
     auto folded = std::make_unique<Operation>(OpKind::constant, op.location());
     folded->set_attr("value", Attribute(*value));

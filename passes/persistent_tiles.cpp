@@ -40,6 +40,7 @@
 #include "backend/target.h"
 #include "ir/builder.h"
 #include "ir/diagnostic.h"
+#include "ir/fold.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
 #include "passes/persistent_tiles/tile_order.h"
@@ -50,35 +51,15 @@ namespace {
 
 Type index_type() { return Type::scalar(ScalarKind::index); }
 
-std::optional<int64_t> constant_of(const Value* value) {
-  const Operation* def = value->defining_op();
-  if (!def || def->kind() != OpKind::constant) return std::nullopt;
-  const Attribute* attribute = def->attr("value");
-  if (!attribute || !attribute->is_int()) return std::nullopt;
-  return attribute->as_int();
-}
-
-// Index arithmetic that emits ops through a builder, folding operations on two constants.
+// Index arithmetic that emits ops through a builder, folding operations on two constants
+// (ir/fold.h: what would overflow stays an op).
 struct IrArithmetic {
   Builder& builder;
 
   Value* binary(OpKind kind, Value* x, Value* y) {
-    auto a = constant_of(x), b = constant_of(y);
-    if (a && b) {
-      std::optional<int64_t> folded;
-      switch (kind) {
-        case OpKind::add: folded = *a + *b; break;
-        case OpKind::sub: folded = *a - *b; break;
-        case OpKind::mul: folded = *a * *b; break;
-        case OpKind::div: if (*b > 0) folded = *a / *b; break;
-        case OpKind::rem: if (*b > 0) folded = *a % *b; break;
-        case OpKind::cdiv: if (*b > 0 && *a >= 0) folded = (*a + *b - 1) / *b; break;
-        case OpKind::min: folded = std::min(*a, *b); break;
-        case OpKind::max: folded = std::max(*a, *b); break;
-        default: break;
-      }
-      if (folded) return builder.constant_index(*folded);
-    }
+    auto a = constant_integer(x), b = constant_integer(y);
+    if (a && b)
+      if (std::optional<int64_t> folded = fold_integer(kind, *a, *b)) return builder.constant_index(*folded);
     Operation* op = builder.create(kind, {x, y}, {index_type()});
     // Every divisor here is a count of tiles, workers or rows left, positive where the op runs
     // (inside the tile guard); the backend then divides with plain `/` and `%`.
@@ -251,7 +232,7 @@ class PersistentTiles {
       // The rank-r CTA takes M tile row * C + r; a ragged last cluster row has CTAs past e0.
       Value* row = named(m, "cluster_row");
       m = decode_arithmetic.add(decode_arithmetic.mul(row, cluster_size), rank);
-      auto rows_constant = constant_of(rows);
+      auto rows_constant = constant_integer(rows);
       if (!rows_constant || *rows_constant % cluster != 0) then_region = &add_guard(decode_builder, m, rows, grid.location());
     }
     Value* old_m = grid.result(0);

@@ -40,18 +40,8 @@
 
 namespace tilec {
 
-bool is_sync_op(OpKind kind) {
-  switch (kind) {
-    case OpKind::pipe_create: case OpKind::pipe_producer_acquire: case OpKind::pipe_producer_commit:
-    case OpKind::pipe_consumer_wait: case OpKind::pipe_consumer_release: case OpKind::mutex_create:
-    case OpKind::mutex_lock: case OpKind::mutex_unlock: case OpKind::mbarrier_create: case OpKind::mbarrier_arrive:
-    case OpKind::mbarrier_wait: case OpKind::stage_buffer: case OpKind::stage_write: case OpKind::stage_read:
-    case OpKind::tma_load_async: case OpKind::stage_advance: case OpKind::event_set: case OpKind::event_wait:
-    case OpKind::named_barrier_sync: case OpKind::named_barrier_arrive: case OpKind::warp_specialize:
-    case OpKind::agent:
-      return true;
-    default: return false;
-  }
+bool synchronizes_itself(OpKind kind) {
+  return op_info(kind).has(kSync) || kind == OpKind::warp_specialize || kind == OpKind::agent;
 }
 
 int allocate_event_ids(std::vector<PlannedEvent>& events, int max_events) {
@@ -195,7 +185,7 @@ class EventInserter {
     for (int index = 0; index < count; ++index) {
       std::set<Pipe> touched;
       for (Operation* inner : ops_of(*ops[index]))
-        if (!is_control(*inner) && inner->kind() != OpKind::yield && !is_sync_op(inner->kind())) touched.insert(pipe_of(*inner));
+        if (!is_control(*inner) && inner->kind() != OpKind::yield && !synchronizes_itself(inner->kind())) touched.insert(pipe_of(*inner));
       for (Pipe pipe : touched) {
         if (auto it = last_on_pipe.find(pipe); it != last_on_pipe.end()) edges[node(it->second, pipe)].push_back(node(index, pipe));
         last_on_pipe[pipe] = index;
@@ -274,8 +264,8 @@ class EventInserter {
     }
     std::set<std::pair<Pipe, Pipe>> needed;
     for (auto [from, to] : pairs)
-      if (pipe_of(*from) != pipe_of(*to) && (is_async(*from) || is_async(*to)) && !is_sync_op(from->kind()) &&
-          !is_sync_op(to->kind()))
+      if (pipe_of(*from) != pipe_of(*to) && (is_async(*from) || is_async(*to)) && !synchronizes_itself(from->kind()) &&
+          !synchronizes_itself(to->kind()))
         needed.insert({pipe_of(*from), pipe_of(*to)});
     return needed;
   }

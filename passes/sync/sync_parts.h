@@ -14,10 +14,11 @@ namespace tilec {
 class DiagnosticEngine;
 class Operation;
 
-// True for the ops that synchronize by themselves (pipe_*, mutex_*, mbarrier_*, stage_*,
-// event_*, named_barrier_*, tma_load_async, warp_specialize, agent): dependences through them
-// are carried by their protocol and need no event.
-bool is_sync_op(OpKind kind);
+// True for the ops that synchronize by themselves (the op table's kSync: pipe_*, mutex_*,
+// mbarrier_*, stage_*, event_*, named_barrier_*, tma_load_async) and for warp-specialize's
+// structure (warp_specialize, agent): dependences through them are carried by their protocol and
+// need no event.
+bool synchronizes_itself(OpKind kind);
 
 // An event the pass plans: set right after `set_after`, waited right before `wait_before`
 // (both in one region), for pipe pair from -> to. Positions number the kernel's ops in a

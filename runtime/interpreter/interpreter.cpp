@@ -248,7 +248,7 @@ bool TileExecution::execute(const Operation& op) {
     case OpKind::warp_specialize: return execute_warp_specialize(op);
     case OpKind::agent: return fail(op, "must sit directly in a warp_specialize region");
     default:
-      if (is_sync_op(kind)) return execute_sync(op);
+      if (op_info(kind).has(kSync)) return execute_sync(op);  // sync_ops.cpp
       return fail(op, "the interpreter cannot run this op");
   }
   if (!problem.empty()) return fail(op, problem);

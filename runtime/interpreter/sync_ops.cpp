@@ -33,21 +33,6 @@ std::string plural(int64_t count, const char* word) {
 
 }  // namespace
 
-bool is_sync_op(OpKind kind) {
-  switch (kind) {
-    case OpKind::pipe_create: case OpKind::pipe_producer_acquire: case OpKind::pipe_producer_commit:
-    case OpKind::pipe_consumer_wait: case OpKind::pipe_consumer_release: case OpKind::mutex_create:
-    case OpKind::mutex_lock: case OpKind::mutex_unlock: case OpKind::mbarrier_create:
-    case OpKind::mbarrier_arrive: case OpKind::mbarrier_wait: case OpKind::stage_buffer:
-    case OpKind::stage_write: case OpKind::stage_read: case OpKind::tma_load_async:
-    case OpKind::stage_advance: case OpKind::event_set: case OpKind::event_wait:
-    case OpKind::named_barrier_sync: case OpKind::named_barrier_arrive:
-      return true;
-    default:
-      return false;
-  }
-}
-
 int64_t TileExecution::sync_object(const Operation& op, size_t i, ObjectKind kind) {
   static constexpr const char* kNames[] = {"", "pipe", "mutex", "mbarrier", "stage buffer"};
   if (i >= op.num_operands()) return fail(op, fmt::format("is missing operand {}", i)), -1;

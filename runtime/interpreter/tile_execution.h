@@ -67,9 +67,6 @@ struct OpError {
 class CtaState;
 class AgentThreads;
 
-// True for the ops sync_ops.cpp runs.
-bool is_sync_op(OpKind kind);
-
 class TileExecution {
  public:
   // A tile (or the host when `tile` < 0) over the prologue's values.

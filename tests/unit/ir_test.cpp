@@ -1,8 +1,13 @@
 // tests/unit/ir_test.cpp — the .tir text form: exact round trips, attribute and type spellings,
-// and parse errors with their locations.
+// and parse errors with their locations; the op table's rows and integer folding (ir/fold.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "ir/fold.h"
 #include "test_support.h"
 
 namespace tilec::testing {
@@ -126,6 +131,65 @@ TEST(OpTable, EveryRowIsConsistent) {
     EXPECT_FALSE(info.description.empty()) << info.name;
     EXPECT_TRUE(info.max_operands < 0 || info.max_operands >= info.min_operands) << info.name;
   }
+}
+
+// An op that issues on no hardware pipe is structure (a region or a terminator) or
+// synchronization (kSync, run by the interpreter's sync executor and left alone by insert-sync's
+// events): a new protocol op without the trait fails here.
+TEST(OpTable, OpsOnNoPipeAreStructureOrSynchronization) {
+  for (const OpInfo& info : all_ops()) {
+    const bool structure = info.regions > 0 || info.has(kTerminator);
+    if (info.pipe == Pipe::none) EXPECT_TRUE(structure || info.has(kSync)) << info.name;
+    if (info.has(kSync)) EXPECT_FALSE(structure) << info.name;
+  }
+  EXPECT_TRUE(op_info(OpKind::tma_load_async).has(kSync));  // on the TMA pipe, into a stage buffer
+  EXPECT_FALSE(op_info(OpKind::tma_load).has(kSync));
+  EXPECT_FALSE(op_info(OpKind::warp_specialize).has(kSync));
+}
+
+// ir/fold.h: a fold gives the run-time result or nothing.
+TEST(IntegerFolding, FoldsWhatRunTimeComputesAndNothingElse) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(fold_integer(OpKind::add, 2, 3), 5);
+  EXPECT_EQ(fold_integer(OpKind::add, kMax, 1), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::sub, kMin, 1), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::mul, int64_t{1} << 32, int64_t{1} << 31), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::mul, -4, 5), -20);
+  // div and rem truncate toward zero, as C++ and PTX do.
+  EXPECT_EQ(fold_integer(OpKind::div, 7, -2), -3);
+  EXPECT_EQ(fold_integer(OpKind::div, -7, 2), -3);
+  EXPECT_EQ(fold_integer(OpKind::rem, -7, 2), -1);
+  EXPECT_EQ(fold_integer(OpKind::div, 7, 0), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::rem, 7, 0), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::div, kMin, -1), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::rem, kMin, -1), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::cdiv, 7, 2), 4);
+  EXPECT_EQ(fold_integer(OpKind::cdiv, 0, 3), 0);
+  EXPECT_EQ(fold_integer(OpKind::cdiv, -1, 2), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::cdiv, 1, 0), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::cdiv, kMax, 2), std::nullopt);  // a + b - 1 overflows
+  EXPECT_EQ(fold_integer(OpKind::max, -1, 4), 4);
+  EXPECT_EQ(fold_integer(OpKind::min, -1, 4), -1);
+  EXPECT_EQ(fold_integer(OpKind::exp, 1, 1), std::nullopt);
+  EXPECT_EQ(fold_integer(OpKind::cmp, 1, 1), std::nullopt);
+}
+
+TEST(IntegerFolding, ConstantIntegerReadsIntegerConstantsOnly) {
+  Compiled c = parse_tir(R"(module
+kernel @k(%A: tensor<M, f32>) {
+  %i = constant {value = 12} : index
+  %j = constant {value = -3} : i32
+  %f = constant {value = 2.0} : f32
+  %M = dim %A {axis = 0} : index
+  return
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::optional<int64_t>> values;
+  walk(*c.module, [&](Operation& op) {
+    if (op.num_results() == 1) values.push_back(constant_integer(op.result()));
+  });
+  EXPECT_EQ(values, (std::vector<std::optional<int64_t>>{12, -3, std::nullopt, std::nullopt}));
 }
 
 }  // namespace
