@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <ranges>
 
 #include "backend/target.h"
 #include "ir/diagnostic.h"
@@ -38,7 +39,7 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
   const std::string target(ctx.target.name);
   if (auto it = module.attributes().find("target");
       it != module.attributes().end() && it->second.is_string() && it->second.as_string() != target) {
-    for (const Pass& pass : passes_)
+    for (const Pass& pass : std::views::reverse(passes_))  // the last such pass is the most telling
       if (pass.reads_target && ran(pass.name)) {
         ctx.diagnostics.error({}, fmt::format("the input was compiled for {} (it records '{}', which decides by the "
                                               "target); compile it with --target {}, or start again from the .tile "
@@ -48,6 +49,25 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
       }
   }
   module.attributes()["target"] = Attribute(target);
+  // Resumed IR must have stopped at a point of the pipeline: a pass that has not run may not come
+  // before one that has, or it would run after the passes that read its output (and find, say,
+  // a kernel already scheduled). A pass some other pass invalidates may be missing.
+  auto invalidated = [&](const std::string& name) {
+    return std::any_of(passes_.begin(), passes_.end(), [&](const Pass& pass) {
+      return std::find(pass.invalidates.begin(), pass.invalidates.end(), name) != pass.invalidates.end();
+    });
+  };
+  for (size_t i = 0; i < passes_.size(); ++i) {
+    if (ran(passes_[i].name) || invalidated(passes_[i].name)) continue;
+    for (size_t j = i + 1; j < passes_.size(); ++j)
+      if (ran(passes_[j].name)) {
+        ctx.diagnostics.error({}, fmt::format("the input records '{}' but not '{}', which runs before it; IR can "
+                                              "resume only where the pipeline stopped: compile the .tile source, "
+                                              "or save IR to resume with `--emit ir --stop-after PASS`",
+                                              passes_[j].name, passes_[i].name));
+        return PipelineStatus::input_error;
+      }
+  }
   if (options.stop_after == "parse" || (!options.stop_after.empty() && ran(options.stop_after)))
     return PipelineStatus::ok;
   for (const Pass& pass : passes_) {

@@ -200,17 +200,27 @@ TEST(Cli, TileGridMmaKernelsCompileAndAScheduledOneSaysWhatToWrite) {
   for (const char* target : {"sm_90a", "sm_100a"})
     EXPECT_EQ(run_command(tilec("compile " + tiles.string() + " --target " + std::string(target) + " -o /dev/null")).status, 0)
         << target;
-  // ...but IR resumed after the scheduling passes keeps its tile grid (persistent-tiles does not
-  // rewrite a scheduled kernel), and the backend says what to write, at the grid.
+  // IR that records a later pass but not persistent-tiles is refused by the pass manager (before,
+  // persistent-tiles ran after the scheduler and silently did nothing)...
   fs::path scheduled = temp_file("gemm_tiles_scheduled.tir", "");
   CommandResult stopped = run_command(tilec("compile " + tiles.string() + " --emit ir --stop-after parse -o " + scheduled.string()));
   ASSERT_EQ(stopped.status, 0) << stopped.err;
-  std::string tir = read_file(scheduled);
-  size_t passes = tir.find("passes = [\"parse\"]");
-  ASSERT_NE(passes, std::string::npos) << tir;
-  tir.replace(passes, std::string("passes = [\"parse\"]").size(), "passes = [\"parse\", \"generate-schedule\"]");
-  write_file(scheduled, tir);
-  CommandResult tile_grid = run_command(tilec("compile " + scheduled.string() + " -o /dev/null"));
+  const std::string parsed = read_file(scheduled);
+  auto with_passes = [&](const std::string& passes) {
+    std::string tir = parsed;
+    size_t at = tir.find("passes = [\"parse\"]");
+    EXPECT_NE(at, std::string::npos) << tir;
+    if (at != std::string::npos) tir.replace(at, std::string("passes = [\"parse\"]").size(), "passes = [" + passes + "]");
+    write_file(scheduled, tir);
+    return run_command(tilec("compile " + scheduled.string() + " -o /dev/null"));
+  };
+  CommandResult gap = with_passes("\"parse\", \"fold-constants\", \"generate-schedule\"");
+  EXPECT_EQ(gap.status, 1);
+  EXPECT_THAT(gap.err, HasSubstr("error: the input records 'generate-schedule' but not 'persistent-tiles', which runs "
+                                 "before it; IR can resume only where the pipeline stopped"));
+  // ...and IR that records persistent-tiles but keeps a tile grid (written by hand) reaches the
+  // backend, which says what to write, at the grid.
+  CommandResult tile_grid = with_passes("\"parse\", \"fold-constants\", \"persistent-tiles\"");
   EXPECT_EQ(tile_grid.status, 1);
   EXPECT_THAT(tile_grid.err, HasSubstr("runs mma kernels as persistent CTAs only: write `grid persistent(...)`"));
   // A one-extent tile grid in clusters (IR only: the language has no cluster option on tile
@@ -219,7 +229,7 @@ TEST(Cli, TileGridMmaKernelsCompileAndAScheduledOneSaysWhatToWrite) {
       "kernel rows(A: tensor<M, 64, bf16>, B: tensor<64, 64, bf16>, C: tensor<M, 64, f32>) grid tiles(cdiv(M, 128)) as (m) {\n"
       "  store C[m, 0] = mma(load A[m, 0] : <128, 64>, load B[0, 0] : <64, 64>, zeros<128, 64, f32>());\n}\n");
   ASSERT_EQ(run_command(tilec("compile " + column.string() + " --emit ir --stop-after parse -o " + scheduled.string())).status, 0);
-  tir = read_file(scheduled);
+  std::string tir = read_file(scheduled);
   size_t grid_ids = tir.find("{schedule = \"tiles\"}");
   ASSERT_NE(grid_ids, std::string::npos) << tir;
   tir.replace(grid_ids, std::string("{schedule = \"tiles\"}").size(), "{cluster = 2, schedule = \"tiles\"}");
@@ -340,7 +350,7 @@ TEST(CliLimits, IrCompiledForOneTargetIsRefusedForAnother) {
   CommandResult r = run_command(tilec("compile " + scheduled.string() + " --target sm_90a -o /dev/null"));
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.err, HasSubstr("gemm_sm100a.tir: error: the input was compiled for sm_100a (it records "
-                               "'build-resources', which decides by the target); compile it with --target sm_100a"));
+                               "'generate-schedule', which decides by the target); compile it with --target sm_100a"));
   EXPECT_EQ(run_command(tilec("compile " + scheduled.string() + " --target sm_100a -o /dev/null")).status, 0);
   fs::path parsed = temp_file("vector_add_sm100a.tir", "");
   ASSERT_EQ(run_command(tilec("compile samples/vector_add.tile --target sm_100a --emit ir --stop-after parse -o " +

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "backend/target.h"
 #include "frontend/lexer.h"
 #include "frontend/lower.h"
 #include "frontend/parser.h"
@@ -43,7 +44,11 @@ LoadedModule parse_ir_text(const std::string& text) { return load_text("<test>.t
 
 std::string run_pipeline_until(LoadedModule& input, const std::string& stop_after, int max_events) {
   PassManager pipeline = build_pipeline();
-  PassContext ctx{*input.diagnostics};
+  // IR text resumes for the target it records (the default for a .tile or a module with none).
+  const target::Target* target = &target::default_target();
+  if (auto it = input.module->attributes().find("target"); it != input.module->attributes().end() && it->second.is_string())
+    if (const target::Target* recorded = target::find_target(it->second.as_string())) target = recorded;
+  PassContext ctx{*input.diagnostics, *target};
   ctx.max_events = max_events;
   PipelineOptions options;
   options.stop_after = stop_after;

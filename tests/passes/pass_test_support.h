@@ -27,7 +27,7 @@ LoadedModule load_module(const std::filesystem::path& path);
 LoadedModule parse_ir_text(const std::string& text);
 
 // Runs the pipeline on `module` up to and including `stop_after`; empty string when it went
-// well, else the rendered diagnostics.
+// well, else the rendered diagnostics. IR text resumes for the target its module records.
 std::string run_pipeline_until(LoadedModule& input, const std::string& stop_after, int max_events = 8);
 
 // The ops of `kernel`'s body, in program order.
