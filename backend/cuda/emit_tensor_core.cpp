@@ -658,14 +658,12 @@ class TensorCoreKernel : public tensor_core::Analysis {
     const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
     const std::string& b_slot = plan_.expression(op.operand(1));
     const Fragment* a_registers = fragment(op.operand(0));
-    const std::string input = wgmma_types(plan.input, plan.input_b);
     if (plan.copy) {
       declare_fragment(indent, result);
       copy_fragment(indent, result, *fragment(op.operand(2)));
     }
     const StageBuffer* a_stage = a_registers ? nullptr : &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
-    std::string function =
-        wgmma_function(result.columns, input, a_registers != nullptr, b.transposed, a_stage && !a_stage->k_major());
+    const std::string function = wgmma_function(plan.wgmma);
     std::string packed;
     if (a_registers) {
       // Columns 16s..16s+15 of A are registers 8s..8s+7 of its fragment, two per 32-bit register;

@@ -498,10 +498,11 @@ bool Analysis::hold_mma(const Operation& op) {
       if (a_registers) plan.staging_bytes = m * k * 2;
     }
   }
-  if (!tcgen05())
-    needs_.wgmma_shapes.insert(fmt::format("64x{}:{}{}{}{}", n, wgmma_types(input, input_b), a_registers ? ":registers" : "",
-                                           a && a->transposed ? ":am" : "", b->transposed ? ":kb" : ""));
-  else if (eight_bit_input(input))
+  if (!tcgen05()) {
+    plan.wgmma = {.n = n, .types = wgmma_types(input, input_b), .register_a = a_registers != nullptr,
+                  .a_mn_major = a && !a->k_major(), .b_k_major = b->transposed};
+    needs_.wgmma_shapes.insert(plan.wgmma);
+  } else if (eight_bit_input(input))
     needs_.tcgen05_f8f6f4 = true;
   else if (tf32_input(input))
     needs_.tcgen05_tf32 = true;

@@ -125,6 +125,7 @@ struct MmaPlan {
   bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
   int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
   int64_t staging_bytes = 0, staging_offset = 0;  // sm_100a: A from registers through shared memory
+  WgmmaShape wgmma;  // sm_90a: the instruction (its wrapper is wgmma_function(wgmma))
 };
 
 // How a store is written: each thread at its elements (direct), or through shared memory and TMA:

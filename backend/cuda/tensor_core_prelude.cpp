@@ -455,7 +455,10 @@ int transpose_b(bool b_k_major) { return b_k_major ? 0 : 1; }
 // tf32 (`m64nNk8`): both operands K-major, and PTX takes no transpose immediates (the emulation
 // call passes 0, 0); their A and B types may differ (e4m3 x e5m2: `element` "e4m3_e5m2").
 // Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, types and immediates.
-std::string wgmma_wrapper(int64_t n, const std::string& element, bool b_k_major, bool a_mn_major) {
+std::string wgmma_wrapper(const WgmmaShape& shape) {
+  const int64_t n = shape.n;
+  const std::string& element = shape.types;
+  const bool b_k_major = shape.b_k_major, a_mn_major = shape.a_mn_major;
   const bool no_transposes = k_major_only(element);
   const auto [a_type, b_type] = operand_types(element);
   int64_t registers = n / 2;
@@ -477,7 +480,7 @@ std::string wgmma_wrapper(int64_t n, const std::string& element, bool b_k_major,
       "                                    nullptr, b, {9}, {10}, {11}, {12}, {13}, tilec_line);\n"
       "#endif\n"
       "}}\n",
-      n, registers, wgmma_function(n, element, false, b_k_major, a_mn_major), element, list, registers + 2, registers + 1,
+      n, registers, wgmma_function(shape), element, list, registers + 2, registers + 1,
       outputs, kScaleD, kScaleD != 0 ? "true" : "false", kScaleA, kScaleB, trans_a, trans_b,
       fmt::arg("k", wgmma_k(element)), fmt::arg("a_major", a_mn_major ? "M-major" : "K-major"),
       fmt::arg("b_major", b_k_major ? "K-major" : "N-major"),
@@ -488,7 +491,10 @@ std::string wgmma_wrapper(int64_t n, const std::string& element, bool b_k_major,
 // The same with A from registers: four registers of two 16-bit elements per thread, in the
 // layout of a WGMMA accumulator's columns 16k..16k+15 (so an mma's result, cast, is an A operand).
 // PTX has no trans-a for a register A; the emulation call passes kTransposeA (0).
-std::string wgmma_register_a_wrapper(int64_t n, const std::string& element, bool b_k_major) {
+std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
+  const int64_t n = shape.n;
+  const std::string& element = shape.types;
+  const bool b_k_major = shape.b_k_major;
   int64_t registers = n / 2;
   std::string list, outputs;
   accumulator_operands(registers, list, outputs);
@@ -507,16 +513,16 @@ std::string wgmma_register_a_wrapper(int64_t n, const std::string& element, bool
       "                                    {16}, {12}, {13}, {14}, {15}, tilec_line);\n"
       "#endif\n"
       "}}\n",
-      n, registers, wgmma_function(n, element, true, b_k_major), element, list, registers + 5, registers + 1,
+      n, registers, wgmma_function(shape), element, list, registers + 5, registers + 1,
       registers + 2, registers + 3, registers + 4, outputs, kScaleD, kScaleA, kScaleB, kTransposeA,
       transpose_b(b_k_major), kScaleD != 0 ? "true" : "false", b_k_major ? "K-major" : "N-major");
 }
 
 }  // namespace
 
-std::string wgmma_function(int64_t n, const std::string& element, bool register_a, bool b_k_major, bool a_mn_major) {
-  return fmt::format("tilec_wgmma_m64n{}k{}_{}{}{}{}", n, wgmma_k(element), element,
-                     register_a ? "_register_a" : "", a_mn_major ? "_am" : "", b_k_major ? "_bk" : "");
+std::string wgmma_function(const WgmmaShape& shape) {
+  return fmt::format("tilec_wgmma_m64n{}k{}_{}{}{}{}", shape.n, wgmma_k(shape.types), shape.types,
+                     shape.register_a ? "_register_a" : "", shape.a_mn_major ? "_am" : "", shape.b_k_major ? "_bk" : "");
 }
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
@@ -529,18 +535,8 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
     return out;
   }
   out += kHopper;
-  for (const std::string& shape : needs.wgmma_shapes) {
-    size_t x = shape.find('x'), colon = shape.find(':');
-    int64_t n = std::stoll(shape.substr(x + 1, colon - x - 1));
-    std::string element = shape.substr(colon + 1);
-    bool b_k_major = element.ends_with(":kb");
-    if (b_k_major) element.resize(element.size() - std::string_view(":kb").size());
-    bool a_mn_major = element.ends_with(":am");
-    if (a_mn_major) element.resize(element.size() - std::string_view(":am").size());
-    bool register_a = element.ends_with(":registers");
-    if (register_a) element.resize(element.size() - std::string_view(":registers").size());
-    out += register_a ? wgmma_register_a_wrapper(n, element, b_k_major) : wgmma_wrapper(n, element, b_k_major, a_mn_major);
-  }
+  for (const WgmmaShape& shape : needs.wgmma_shapes)
+    out += shape.register_a ? wgmma_register_a_wrapper(shape) : wgmma_wrapper(shape);
   return out;
 }
 

@@ -16,13 +16,24 @@ struct Target;
 
 namespace tilec::cuda {
 
+// One WGMMA instruction a kernel issues, m64nNkK with f32 accumulators: the prelude writes one
+// wrapper per distinct shape, and the emitter calls it by wgmma_function(shape).
+struct WgmmaShape {
+  int64_t n = 0;
+  // The operand types as PTX spells them, A's then B's where they differ (wgmma_types in
+  // tensor_core_analysis.h): "bf16", "f16", "e4m3", "e4m3_e5m2", "tf32". K follows from them:
+  // 16 for 16-bit inputs, 32 for 8-bit ones, 8 for tf32.
+  std::string types;
+  bool register_a = false;  // A from registers (16-bit only)
+  bool a_mn_major = false;  // A MN-major in shared memory (a transposed A)
+  bool b_k_major = false;   // B K-major (8-bit and tf32 always)
+  auto operator<=>(const WgmmaShape&) const = default;
+};
+
 // What the kernels of one file use; the prelude spells exactly that.
 struct TensorCoreNeeds {
   const target::Target* target = nullptr;  // backend/target.h
-  // "64x256:bf16": WGMMA m64nNk16 with f32 accumulators; "64x64:bf16:registers": A from registers;
-  // ":am": A MN-major (a transposed A); ":kb": B K-major. "64x256:e4m3:kb": m64nNk32 of 8-bit floats,
-  // "64x256:tf32:kb": m64nNk8 of tf32 (both K-major only).
-  std::set<std::string> wgmma_shapes;
+  std::set<WgmmaShape> wgmma_shapes;       // sm_90a
   bool tcgen05_f8f6f4 = false;  // sm_100a: a tcgen05.mma of kind::f8f6f4 (8-bit inputs)
   bool tcgen05_tf32 = false;    // sm_100a: a tcgen05.mma of kind::tf32 (f32 inputs)
   bool tma_3d = false;          // a TMA load or store of a rank-3 tensor (a batch of matrices)
@@ -30,9 +41,8 @@ struct TensorCoreNeeds {
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs);
 
-// The name of the WGMMA wrapper for accumulator width `n` and input element `element` (bf16, f16,
-// e4m3, e5m2, tf32), with A in shared memory or (`register_a`) in registers.
-std::string wgmma_function(int64_t n, const std::string& element, bool register_a = false, bool b_k_major = false,
-                           bool a_mn_major = false);
+// The name of the WGMMA wrapper for `shape` ("tilec_wgmma_m64n256k16_bf16", "..._register_a",
+// "..._am", "..._bk").
+std::string wgmma_function(const WgmmaShape& shape);
 
 }  // namespace tilec::cuda
