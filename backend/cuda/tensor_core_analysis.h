@@ -1,5 +1,5 @@
 // backend/cuda/tensor_core_analysis.h — what a warp-specialized kernel needs on the tensor cores,
-// found before a line of it is written (emit_tensor_core.cpp writes it).
+// found before a line of it is written (tensor_core_kernel.h writes it).
 //
 // Analysis::analyze finds the warp_specialize and its producer (the agent with the TMA loads)
 // and compute agents; gives each stage buffer its role (mma's A: K-major; B: MN-major), its
@@ -9,7 +9,7 @@
 // its store, in shared memory, in TMEM, or as a register fragment: tensor_core_fragments.h);
 // plans each mma (A from shared memory or registers, D in TMEM or registers) and sm_90a's
 // deferred stage releases; and reports, at the op, everything the emitter does not support.
-// Internal to the CUDA backend: only the tensor-core emitter includes it.
+// Internal to the CUDA backend: only the tensor-core emitter (tensor_core_kernel.h) includes it.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,314 @@
+// backend/cuda/emit_tensor_core_tiles.cpp — the compute agent's register tiles (fragments,
+// elementwise ops, row reductions) and the epilogue (stores per element or through shared
+// memory and TMA, TMEM loads). A part of TensorCoreKernel (tensor_core_kernel.h).
+#include <fmt/core.h>
+
+#include <string>
+
+#include "backend/cuda/tensor_core_kernel.h"
+#include "ir/ir.h"
+
+namespace tilec::cuda::tensor_core {
+
+// A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
+// `row` and `column` declared when the value reads them.
+void TensorCoreKernel::emit_fragment_loop(int indent, int64_t columns, const std::string& assignment, bool position) {
+  int64_t count = layout_.count(columns);
+  line(indent, "#pragma unroll");
+  if (!position) {
+    line(indent, fmt::format("for (int i = 0; i < {}; ++i) {}", count, assignment));
+    return;
+  }
+  line(indent, fmt::format("for (int i = 0; i < {}; ++i) {{", count));
+  line(indent + 1, FragmentLayout::position_variables());
+  line(indent + 1, fmt::format("const int row = {}, column = {};", layout_.row("i", columns == 1), layout_.column("i", columns)));
+  line(indent + 1, "(void)row, (void)column;");
+  line(indent + 1, assignment);
+  line(indent, "}");
+}
+
+void TensorCoreKernel::declare_fragment(int indent, const Fragment& fragment) {
+  line(indent, fmt::format("{} {}[{}];", element_type(fragment.element), fragment.name, layout_.count(fragment.columns)));
+}
+
+void TensorCoreKernel::copy_fragment(int indent, const Fragment& to, const Fragment& from) {
+  emit_fragment_loop(indent, to.columns, fmt::format("{}[i] = {}[i];", to.name, from.name), false);
+}
+
+// A tile op whose result the compute threads keep in registers.
+void TensorCoreKernel::emit_fragment_op(const Operation& op, int indent) {
+  const Fragment& result = *fragment(op.result());
+  comment(indent, op);
+  declare_fragment(indent, result);
+  position_used_ = false;
+  ElementContext context;
+  context.row_vector = result.columns == 1;
+  std::string value = op_element(op, context);
+  emit_fragment_loop(indent, result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
+}
+
+// reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
+// across the threads holding the other columns of its rows.
+void TensorCoreKernel::emit_reduction(const Operation& op, int indent) {
+  const Fragment& result = *fragment(op.result());
+  const Fragment& input = *fragment(op.operand(0));
+  OpKind kind = op.kind();
+  std::string combine = kind == OpKind::reduce_max   ? "max_f32({0}, {1})"
+                        : kind == OpKind::reduce_min ? "min_f32({0}, {1})"
+                                                     : "add_f32({0}, {1})";
+  comment(indent, op);
+  declare_fragment(indent, result);
+  line(indent, "{");
+  line(indent + 1, "#pragma unroll");
+  line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", layout_.count(1), result.name,
+                               kind == OpKind::reduce_max   ? "-INFINITY"
+                               : kind == OpKind::reduce_min ? "INFINITY"
+                                                            : "0.0f"));
+  std::string slot = fmt::format("{}[{}]", result.name, layout_.row_slot("i"));
+  line(indent + 1, "#pragma unroll");
+  line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,
+                               fmt::format(fmt::runtime(combine), slot, input.name + "[i]")));
+  std::string exchange, barrier;
+  if (exchange_offset_ >= 0) {
+    line(indent + 1, FragmentLayout::position_variables());
+    line(indent + 1, fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));
+    exchange = "exchange";
+    barrier = fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_);
+  }
+  std::string rows = layout_.combine_rows(result.name, combine, exchange, barrier);
+  for (size_t start = 0, end; (end = rows.find('\n', start)) != std::string::npos; start = end + 1)
+    line(indent + 1, rows.substr(start, end - start));
+  line(indent, "}");
+}
+
+// sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
+// first column `column`) into values, values_1, ..., and say in `context` where each element is.
+void TensorCoreKernel::emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
+                                              const std::string& column, ElementContext& context, int indent) {
+  for (size_t k = 0; k < accumulators.size(); ++k) {
+    const Accumulator& accumulator = *accumulators[k];
+    std::string values = k == 0 ? "values" : fmt::format("values_{}", k);
+    line(indent, fmt::format("uint32_t {}[32];", values));
+    line(indent, fmt::format("tilec_tmem_load_32(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", lanes,
+                             accumulator.tmem_column, column, values));
+    context.accumulators[&accumulator] =
+        fmt::format("({}_started ? __uint_as_float({}[i]) : 0.0f)", accumulator.name, values);
+  }
+}
+
+// An iota's element at tile position (row, column): the position along its axis.
+std::string TensorCoreKernel::iota_element(const Operation& op, const std::string& row, const std::string& column) {
+  position_used_ = true;
+  return fmt::format("static_cast<{}>({})", element_type(op.result()->type().element()),
+                     op.int_attr("axis") == 0 ? row : column);
+}
+
+// A load's element at tile position (row, column): zero outside the tensor.
+std::string TensorCoreKernel::load_element(const Operation& op, const std::string& row, const std::string& column) {
+  position_used_ = true;
+  const std::vector<int64_t>& shape = op.result()->type().shape();
+  std::string r = shape[0] == 1 ? "0" : row, c = shape[1] == 1 ? "0" : column;
+  const MatrixAccess access = matrix_access(op, 1);
+  std::string index0 = fmt::format("({} * {} + {})", access.row, shape[0], r);
+  std::string index1 = fmt::format("({} * {} + {})", access.column, shape[1], c);
+  return fmt::format("({6}{0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, access.rows,
+                     access.columns, access.base, zero_literal(op.result()->type().element()), access.inside);
+}
+
+// One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
+// element, lazily computed values at (`row`, `column`), scalars.
+std::string TensorCoreKernel::element(const Value* value, const ElementContext& context) {
+  if (!value->type().is_tile()) return plan_.expression(value);
+  if (auto it = accumulator_of_.find(value); it != accumulator_of_.end())
+    return context.accumulators.at(&accumulators_[it->second]);
+  if (const Fragment* held = fragment(value)) {
+    if (held->columns == 1 && !context.row_vector) return fmt::format("{}[{}]", held->name, layout_.row_slot(context.index));
+    return fmt::format("{}[{}]", held->name, context.index);
+  }
+  return op_element(*value->defining_op(), context);
+}
+
+// One element of the tile `op` computes, from its operands' elements.
+std::string TensorCoreKernel::op_element(const Operation& op, const ElementContext& context) {
+  if (op.kind() == OpKind::load) return load_element(op, "row", "column");
+  if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
+  if (op.kind() == OpKind::zeros) return zero_literal(op.result()->type().element());
+  if (op.kind() == OpKind::iota) return iota_element(op, "row", "column");
+  std::vector<std::string> operands;
+  for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
+  return body_.element_expression(op, operands);
+}
+
+void TensorCoreKernel::emit_store(const Operation& op, int indent) {
+  const StorePlan& plan = store_plans_.at(&op);
+  if (plan.tma) {
+    emit_tma_store(op, plan, indent);
+    return;
+  }
+  const bool accumulators = !plan.accumulators.empty();
+  const Value* value = op.operands().back();
+  const MatrixAccess access = matrix_access(op, 1);
+  int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
+  std::string row_base = fmt::format("{} * {}", access.row, rows);
+  std::string column_base = fmt::format("{} * {}", access.column, columns);
+  comment(indent, op);
+  line(indent, "{");
+  if (tcgen05()) {
+    int64_t half = columns * kWarpgroup / compute_threads_;
+    ElementContext context;
+    if (accumulators) {
+      emit_accumulator_wait(indent + 1);
+      context.index = "chunk * 32 + i";
+    }
+    std::string lanes = "((static_cast<uint32_t>(row) & ~31u) << 16)";
+    if (rows == 64) {
+      line(indent + 1, "// M = 64 (TMEM layout F): warp w's lanes 0..15 hold rows 16·(w mod 4)..; lanes 16..31 load with");
+      line(indent + 1, "// their warp and store nothing. Each warpgroup takes its columns.");
+      line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 16 + static_cast<int>(threadIdx.x % 32);");
+      lanes = "(static_cast<uint32_t>((threadIdx.x / 32) % 4 * 32) << 16)";
+    } else {
+      line(indent + 1, "// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
+      line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
+    }
+    line(indent + 1, fmt::format("const int first_column = compute_warpgroup * {};", half));
+    if (accumulators) {
+      line(indent + 1, "#pragma unroll");
+      line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
+      emit_accumulator_loads(plan.accumulators, lanes, "first_column + chunk * 32", context, indent + 2);
+      line(indent + 2, "#pragma unroll");
+      line(indent + 2, "for (int i = 0; i < 32; ++i) {");
+      line(indent + 3, "const int column = first_column + chunk * 32 + i;");
+      emit_store_element(value, access, row_base, column_base, context, indent + 3);
+      line(indent + 2, "}");
+      line(indent + 1, "}");
+      emit_tmem_release(indent + 1);
+    } else {
+      line(indent + 1, "#pragma unroll");
+      line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", half));
+      line(indent + 2, "const int column = first_column + i;");
+      emit_store_element(value, access, row_base, column_base, context, indent + 2);
+      line(indent + 1, "}");
+    }
+  } else {
+    line(indent + 1, "// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
+    line(indent + 1, "// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
+    line(indent + 1, "const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
+    line(indent + 2, "const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
+    line(indent + 2, "const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
+    emit_store_element(value, access, row_base, column_base, ElementContext{}, indent + 2);
+    line(indent + 1, "}");
+  }
+  line(indent, "}");
+}
+
+// sm_100a: the MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
+void TensorCoreKernel::emit_accumulator_wait(int indent) {
+  line(indent, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
+  line(indent, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
+  line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+  line(indent, "accumulator_parity ^= 1;");
+  line(indent, "tilec_tcgen05_after_sync();");
+}
+
+void TensorCoreKernel::emit_tmem_release(int indent) {
+  line(indent, "// TMEM is read: a later MMA may overwrite it.");
+  line(indent, "tilec_tcgen05_before_sync();");
+  line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+  line(indent, "tilec_tcgen05_after_sync();");
+}
+
+// Through shared memory and TMA: each compute warpgroup writes its part of the tile box by box
+// (rows of 128 bytes, the 128-byte swizzle: 16-byte chunk c of box row r at chunk c ^ (r % 8))
+// into its staging, and one of its threads stores the box. A staging box is written again only
+// once the store reading it is done (bulk wait_group.read); TMA leaves out what lies outside
+// the tensor.
+void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan, int indent) {
+  const Value* value = op.operands().back();
+  ScalarKind kind = value->type().element();
+  int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
+  int64_t per_warpgroup = tcgen05() ? columns * kWarpgroup / compute_threads_ : columns;
+  int64_t width = plan.chunk_columns, box_bytes = plan.box_rows * kPanelRowBytes;
+  const MatrixAccess access = matrix_access(op, 1);
+  std::string row_base = fmt::format("{} * {}", access.row, rows);
+  std::string column_base = fmt::format("{} * {}", access.column, columns);
+  std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_ + 1);
+  comment(indent, op);
+  line(indent, "{");
+  if (!plan.accumulators.empty()) emit_accumulator_wait(indent + 1);
+  line(indent + 1, FragmentLayout::position_variables());
+  line(indent + 1, "const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores");
+  line(indent + 1, fmt::format("const uint32_t staging = shared_base + {} + static_cast<uint32_t>(compute_warpgroup) * {};",
+                               store_staging_offset_, kStoreStagingBytes));
+  line(indent + 1, "unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);");
+  line(indent + 1, "#pragma unroll");
+  line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
+  line(indent + 2, fmt::format("const uint32_t box = static_cast<uint32_t>(chunk % {}) * {};", plan.buffers, box_bytes));
+  line(indent + 2, fmt::format("if (storer) {{  // the box is free once at most {} newer store(s) still read staging", plan.buffers - 1));
+  line(indent + 3, fmt::format("if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<{}>();", plan.buffers - 1));
+  line(indent + 2, "}");
+  line(indent + 2, sync);
+  std::string store_row, store_column;
+  if (!tcgen05()) {
+    // Registers chunk·W/2 .. of WGMMA's layout hold columns chunk·W .. of the warpgroup's 64 rows.
+    line(indent + 2, "#pragma unroll");
+    line(indent + 2, fmt::format("for (int j = 0; j < {}; ++j) {{", width / 2));
+    line(indent + 3, fmt::format("const int i = chunk * {} + j;", width / 2));
+    line(indent + 3, "const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
+    line(indent + 3, "const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
+    line(indent + 3, "(void)row;");
+    emit_staging_element(value, kind, fmt::format("column - chunk * {}", width), ElementContext{}, indent + 3);
+    line(indent + 2, "}");
+    store_row = row_base + " + compute_warpgroup * 64";
+    store_column = fmt::format("{} + chunk * {}", column_base, width);
+  } else {
+    // One row per thread (its TMEM lane); the warpgroup's columns 32 at a time.
+    line(indent + 2, "const int row = warp * 32 + lane, box_row = row;");
+    line(indent + 2, fmt::format("const int first_column = compute_warpgroup * {} + chunk * {};", per_warpgroup, width));
+    line(indent + 2, "#pragma unroll");
+    line(indent + 2, fmt::format("for (int piece = 0; piece < {}; ++piece) {{", width / 32));
+    ElementContext context;
+    context.index = "index";
+    emit_accumulator_loads(plan.accumulators, "(static_cast<uint32_t>(warp * 32) << 16)", "first_column + piece * 32",
+                           context, indent + 3);
+    line(indent + 3, "#pragma unroll");
+    line(indent + 3, "for (int i = 0; i < 32; ++i) {");
+    line(indent + 4, fmt::format("const int column = first_column + piece * 32 + i, index = chunk * {} + piece * 32 + i;", width));
+    line(indent + 4, "(void)column, (void)index;");
+    emit_staging_element(value, kind, "piece * 32 + i", context, indent + 4);
+    line(indent + 3, "}");
+    line(indent + 2, "}");
+    store_row = row_base;
+    store_column = fmt::format("{} + compute_warpgroup * {} + chunk * {}", column_base, per_warpgroup, width);
+  }
+  line(indent + 2, "tilec_fence_proxy_async();  // the box is read by TMA");
+  line(indent + 2, sync);
+  line(indent + 2, fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, static_cast<int32_t>({}), "
+                               "static_cast<int32_t>({}){}); tilec_bulk_commit(); }}", access.batch.empty() ? 2 : 3,
+                               plan.map, store_column, store_row,
+                               access.batch.empty() ? "" : fmt::format(", static_cast<int32_t>({})", access.batch)));
+  line(indent + 1, "}");
+  if (!plan.accumulators.empty()) emit_tmem_release(indent + 1);
+  line(indent, "}");
+}
+
+// The stored value's element at (row, column) into the staging box at (box_row, box_column).
+void TensorCoreKernel::emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
+                                            const ElementContext& context, int indent) {
+  line(indent, fmt::format("const int byte = ({}) * {};", box_column, byte_size(kind)));
+  line(indent, fmt::format("*reinterpret_cast<{}*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + "
+                           "byte % 16) = {};", element_type(kind), element(value, context)));
+}
+
+void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
+                                          const std::string& column_base, const ElementContext& context, int indent) {
+  // sm_100a, 64 rows: only lanes 0..15 of a warp hold one.
+  const bool half_warp = tcgen05() && value->type().shape()[0] == 64;
+  line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
+  line(indent, fmt::format("if ({}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
+                           half_warp ? "threadIdx.x % 32 < 16 && " : "", access.inside, access.rows, access.columns,
+                           access.base, access.columns, element(value, context)));
+}
+
+}  // namespace tilec::cuda::tensor_core

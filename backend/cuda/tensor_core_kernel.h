@@ -1,0 +1,199 @@
+// backend/cuda/tensor_core_kernel.h — the writer of one warp-specialized tensor-core kernel
+// (emit_tensor_core.h), internal to the CUDA backend. It derives from the analysis
+// (tensor_core_analysis.h) and prints from what the analysis found; three files define it:
+//   emit_tensor_core.cpp        the summary comment, the kernel's skeleton (barrier init, TMEM
+//                               allocation, the agents' role switch), control flow, sync ops,
+//                               TMA loads and the launcher;
+//   emit_tensor_core_mma.cpp    mma on each family: WGMMA (sm_90a) and tcgen05 (sm_100a), with
+//                               the shared-memory and instruction descriptors;
+//   emit_tensor_core_tiles.cpp  register tiles (fragments, elementwise ops, reductions) and the
+//                               epilogue (stores per element or through TMA, TMEM loads).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/emit_kernel_body.h"
+#include "backend/cuda/tensor_core_analysis.h"
+#include "backend/cuda/tensor_core_fragments.h"
+
+namespace tilec::cuda::tensor_core {
+
+class TensorCoreKernel : public Analysis {
+ public:
+  TensorCoreKernel(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
+      : Analysis(plan, needs, diagnostics), body_(plan, BodyMode::cta, out_) {}
+
+  bool run(std::string& out);
+
+ private:
+  // ----------------------------------------------------------------------------- emission
+  void line(int indent, const std::string& text);
+
+  void comment(int indent, const Operation& op);
+
+  int64_t total_threads() const { return kWarpgroup + compute_threads_; }
+
+  // setmaxnreg pays only where the register file limits the launch. With one compute warpgroup
+  // (256 threads) every thread may already hold 255 registers, above the compute agent's count,
+  // and an increase may not lower a count: no rebalancing then.
+  bool rebalances_registers() const { return total_threads() * target_.max_thread_registers > target_.register_file; }
+
+  void emit_summary();
+
+  struct TensorMap {
+    std::string name;
+    const Value* tensor = nullptr;
+    ScalarKind element = ScalarKind::bf16;
+    int64_t box_rows = 0, box_columns = 0;
+  };
+
+  // Where a load or store of a 2-D tile meets its tensor: the matrix of a rank-2 tensor, or the
+  // one a rank-3 tensor's leading (batch) coordinate picks (shape_in_tensor). `first` is the
+  // operand of the first coordinate; the tensor is the operand before it.
+  struct MatrixAccess {
+    std::string base;           // the matrix's first element: "C", or "(C + static_cast<int64_t>(b) * (M * N))"
+    std::string inside;         // "" or "0 <= b && b < B && ": the batch exists
+    std::string batch;          // the batch coordinate ("" for a rank-2 tensor)
+    std::string row, column;    // the tile coordinates
+    std::string rows, columns;  // the matrix's extents
+  };
+  MatrixAccess matrix_access(const Operation& op, size_t first) const;
+
+  // One tensor map per tensor the stage buffers load from, in stage-buffer order, then one per
+  // tensor TMA stores write, in program order.
+  std::vector<TensorMap> tensor_maps() const;
+
+  std::string kernel_parameters() const;
+
+  std::string kernel_arguments() const;
+
+  void emit_kernel();
+
+  void emit_top_level(const Operation& op);
+
+  void emit_region(const Region& region, int indent);
+
+  bool in_agent(const Operation& op, const Operation* agent) const;
+
+  std::string slot_address(const Value* barrier, const Value* slot) const;
+
+  void emit_op(const Operation& op, int indent);
+
+  void emit_named_barrier(const Operation& op, int indent);
+
+  void emit_tma(const Operation& op, int indent);
+
+  // A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
+  // `row` and `column` declared when the value reads them.
+  void emit_fragment_loop(int indent, int64_t columns, const std::string& assignment, bool position);
+
+  void declare_fragment(int indent, const Fragment& fragment);
+
+  void copy_fragment(int indent, const Fragment& to, const Fragment& from);
+
+  // A tile op whose result the compute threads keep in registers.
+  void emit_fragment_op(const Operation& op, int indent);
+
+  // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
+  // across the threads holding the other columns of its rows.
+  void emit_reduction(const Operation& op, int indent);
+
+  // The A operand of K step `step` (32 bytes of K) in a 128-byte-swizzled K-major tile at `base`
+  // whose panels (128 bytes of each row) are `panel_bytes` apart, for rows starting `row_offset`
+  // bytes in.
+  static std::string a_address(const std::string& base, int64_t panel_bytes, int64_t step, const std::string& row_offset);
+
+  // MN-major operands (B as loaded, a transposed A): leading offset = panel bytes (the next 128
+  // bytes of M or N), a K step = its K rows of the stored tile; `mn_offset`: bytes to the
+  // first panel. K-major ones (A as loaded, a transposed B) start at a_address.
+  static std::string operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
+                                        const std::string& k_major_row_offset = "", const std::string& mn_offset = "");
+
+  // Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's format: kind::f16 has f16 0 and bf16 1,
+  // kind::tf32 tf32 2, kind::f8f6f4 e4m3 0 and e5m2 1 (A's and B's may differ). Bits 15 and 16
+  // (A's and B's major-ness): 0 for K-major, 1 for MN-major. Bits 17-22: N / 8; bits 24-28: M / 16.
+  static uint32_t tcgen05_format(ScalarKind input);
+  static uint32_t tcgen05_instruction(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major = false,
+                                      bool a_k_major = true);
+
+  static const char* tcgen05_function(ScalarKind input);
+
+  void emit_mma(const Operation& op, int indent);
+
+  // sm_100a, an accumulator kept in TMEM: the first mma overwrites it, the others add.
+  void emit_tcgen05_into_tmem(const Operation& op, const MmaPlan& plan, int indent);
+
+  // sm_100a, D in registers: A·B into TMEM columns of this mma's own (A from registers is
+  // first written to shared memory as TMA would have), then D = C + A·B read back.
+  void emit_tcgen05_into_registers(const Operation& op, const MmaPlan& plan, int indent);
+
+  // sm_90a: WGMMA into the register tile, A from shared memory or from registers.
+  void emit_wgmma(const Operation& op, const MmaPlan& plan, int indent);
+
+  struct ElementContext {
+    std::string index = "i";   // the register of the fragment being computed
+    bool row_vector = false;   // that fragment is a row vector
+    // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled.
+    std::map<const Accumulator*, std::string> accumulators;
+  };
+
+  // sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
+  // first column `column`) into values, values_1, ..., and say in `context` where each element is.
+  void emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
+                              const std::string& column, ElementContext& context, int indent);
+
+  // An iota's element at tile position (row, column): the position along its axis.
+  std::string iota_element(const Operation& op, const std::string& row, const std::string& column);
+
+  // A load's element at tile position (row, column): zero outside the tensor.
+  std::string load_element(const Operation& op, const std::string& row, const std::string& column);
+
+  // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
+  // element, lazily computed values at (`row`, `column`), scalars.
+  std::string element(const Value* value, const ElementContext& context);
+
+  // One element of the tile `op` computes, from its operands' elements.
+  std::string op_element(const Operation& op, const ElementContext& context);
+
+  void emit_store(const Operation& op, int indent);
+
+  // sm_100a: the MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
+  void emit_accumulator_wait(int indent);
+
+  void emit_tmem_release(int indent);
+
+  // Through shared memory and TMA: each compute warpgroup writes its part of the tile box by box
+  // (rows of 128 bytes, the 128-byte swizzle: 16-byte chunk c of box row r at chunk c ^ (r % 8))
+  // into its staging, and one of its threads stores the box. A staging box is written again only
+  // once the store reading it is done (bulk wait_group.read); TMA leaves out what lies outside
+  // the tensor.
+  void emit_tma_store(const Operation& op, const StorePlan& plan, int indent);
+
+  // The stored value's element at (row, column) into the staging box at (box_row, box_column).
+  void emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
+                            const ElementContext& context, int indent);
+
+  void emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
+                          const std::string& column_base, const ElementContext& context, int indent);
+
+  void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent);
+
+  void emit_for(const Operation& op, int indent);
+
+  std::string stages_name_of_empty(const Value* empty) const;
+
+  void emit_if(const Operation& op, int indent);
+
+  // The launcher: each tensor TMA reads or writes through TilecTmaTensor (the tensor itself, or a
+  // copy with rows padded to 16 bytes when TMA cannot address it), then its maps over that.
+  void emit_launcher();
+
+  std::string out_;
+  BodyEmitter body_;
+  bool position_used_ = false;  // the element expression being built reads `row` / `column`
+};
+
+}  // namespace tilec::cuda::tensor_core
