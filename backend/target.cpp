@@ -14,6 +14,42 @@
 namespace tilec::target {
 namespace {
 
+// The formats are the PTX ISA's instruction-descriptor table for each kind.
+constexpr MmaInput k16Bit[] = {{ScalarKind::bf16, "bf16", 1}, {ScalarKind::f16, "f16", 0}};
+constexpr MmaInput k8Bit[] = {{ScalarKind::f8e4m3, "e4m3", 0}, {ScalarKind::f8e5m2, "e5m2", 1}};
+constexpr MmaInput kTf32[] = {{ScalarKind::f32, "tf32", 2}};  // f32 data read as tf32
+
+// WGMMA (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): m64nNkK per
+// warpgroup, K 32 bytes; only 16-bit inputs take A from registers and transposes. N may be any
+// multiple of 8 up to 256; the backend takes multiples of 64 (whole 128-byte panels of B).
+constexpr MmaInstruction kWgmma[] = {
+    {.kind = "f16", .what = "16-bit", .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256,
+     .a_registers = true, .mn_major = true, .d_registers = true},
+    {.kind = "f8f6f4", .what = "8-bit", .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256,
+     .a_registers = false, .mn_major = false, .d_registers = true},
+    {.kind = "tf32", .what = "tf32", .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256,
+     .a_registers = false, .mn_major = false, .d_registers = true},
+};
+
+// tcgen05.mma cta_group::1 (PTX ISA, "TensorCore 5th Generation"): M 128 or 64 into TMEM. The
+// backend reads a register-tile D back with tcgen05.ld 32x32b (one row per TMEM lane), which
+// needs M = 128; an M = 64 accumulator (TMEM layout F) is read only by stores. A from registers
+// goes through shared memory (16-bit only, like MN-major operands).
+constexpr MmaInstruction kTcgen05[] = {
+    {.kind = "f16", .what = "16-bit", .inputs = k16Bit, .m = 128, .k = 16, .n_multiple = 64, .n_max = 256,
+     .a_registers = true, .mn_major = true, .d_registers = true},
+    {.kind = "f16", .what = "16-bit", .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256,
+     .a_registers = true, .mn_major = true, .d_registers = false},
+    {.kind = "f8f6f4", .what = "8-bit", .inputs = k8Bit, .m = 128, .k = 32, .n_multiple = 64, .n_max = 256,
+     .a_registers = false, .mn_major = false, .d_registers = true},
+    {.kind = "f8f6f4", .what = "8-bit", .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256,
+     .a_registers = false, .mn_major = false, .d_registers = false},
+    {.kind = "tf32", .what = "tf32", .inputs = kTf32, .m = 128, .k = 8, .n_multiple = 64, .n_max = 256,
+     .a_registers = false, .mn_major = false, .d_registers = true},
+    {.kind = "tf32", .what = "tf32", .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256,
+     .a_registers = false, .mn_major = false, .d_registers = false},
+};
+
 const Target kTargets[] = {
     {.name = "sm_90a",
      .architecture = "90a",
@@ -28,7 +64,8 @@ const Target kTargets[] = {
      .tensor_memory_columns = 0,
      .max_cluster = 8,
      .producer_registers = 40,
-     .compute_registers = 232},
+     .compute_registers = 232,
+     .mma_forms = kWgmma},
     {.name = "sm_100a",
      .architecture = "100a",
      .feature_macro = "__CUDA_ARCH_FEAT_SM100_ALL",
@@ -42,7 +79,8 @@ const Target kTargets[] = {
      .tensor_memory_columns = 512,
      .max_cluster = 8,
      .producer_registers = 40,
-     .compute_registers = 232},
+     .compute_registers = 232,
+     .mma_forms = kTcgen05},
 };
 
 }  // namespace
@@ -53,6 +91,13 @@ const Target* find_target(std::string_view name) {
   for (const Target& target : kTargets)
     if (target.name == name) return &target;
   return nullptr;
+}
+
+std::vector<const MmaInstruction*> mma_instructions(const Target& target, ScalarKind input) {
+  std::vector<const MmaInstruction*> rows;
+  for (const MmaInstruction& row : target.mma_forms)
+    if (row.input(input)) rows.push_back(&row);
+  return rows;
 }
 
 const Target& default_target() { return kTargets[0]; }

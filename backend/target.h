@@ -14,8 +14,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend/machine_model.h"
+#include "ir/types.h"
 
 namespace tilec::target {
 
@@ -27,6 +29,39 @@ enum class MmaFamily {
   // Blackwell's tcgen05.mma: one thread issues for the CTA, accumulators live in tensor memory
   // (TMEM) and tcgen05.commit arrives on the barriers when the MMAs are done.
   tcgen05,
+};
+
+// One form of tensor-core MMA the backend emits for a target: a row of Target::mma_forms. The
+// tensor-core analysis accepts an `mma` only where a row takes its A type, its rows (M) and its
+// columns (N), and the operand sources and layouts it has; the emitter reads K and the kind
+// from the row it matched. Adding an MMA shape is adding a row (docs/adding_a_target.md).
+// An input type an MMA form takes, with its spellings.
+struct MmaInput {
+  ScalarKind type;
+  std::string_view ptx;  // WGMMA's .atype/.btype: "bf16", "f16", "e4m3", "e5m2", "tf32"
+  uint32_t format = 0;   // tcgen05's instruction-descriptor format within the kind (A: bits 7-9, B: 10-12)
+};
+
+struct MmaInstruction {
+  // The inputs' class: tcgen05's `kind::` ("f16" for bf16 and f16, "f8f6f4", "tf32"); WGMMA's rows
+  // name the same classes. `what` says it for a message ("16-bit", "8-bit", "tf32").
+  std::string_view kind;
+  std::string_view what;
+  std::span<const MmaInput> inputs;  // A's element types; B's is the same (8-bit: either one)
+  int64_t m = 0;           // accumulator rows of one instruction (WGMMA: per compute warpgroup)
+  int64_t k = 0;           // K of one instruction, in elements (32 bytes of K)
+  int64_t n_multiple = 0;  // N: a multiple of this ...
+  int64_t n_max = 0;       // ... and at most this
+  bool a_registers = false;    // A may be a register tile (else shared memory only)
+  bool mn_major = false;       // operands may be MN-major (else both K-major)
+  bool d_registers = false;    // D may be a register tile (else a TMEM accumulator only)
+
+  // The input of this type, or nullptr.
+  const MmaInput* input(ScalarKind type) const {
+    for (const MmaInput& candidate : inputs)
+      if (candidate.type == type) return &candidate;
+    return nullptr;
+  }
 };
 
 struct Target {
@@ -51,6 +86,7 @@ struct Target {
   // the register file).
   int64_t producer_registers;
   int64_t compute_registers;
+  std::span<const MmaInstruction> mma_forms;  // the MMA forms its backend emits (target.cpp)
 };
 
 // Every target tilec compiles for, in the order --help lists them.
@@ -58,6 +94,9 @@ std::span<const Target> targets();
 
 // The target of this name, or nullptr.
 const Target* find_target(std::string_view name);
+
+// The rows of target.mma_forms that take A's element type `input`, in table order.
+std::vector<const MmaInstruction*> mma_instructions(const Target& target, ScalarKind input);
 
 // The target a PassContext or CudaEmitOptions gets when nobody names one: sm_90a.
 const Target& default_target();

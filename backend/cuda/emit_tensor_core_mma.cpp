@@ -37,22 +37,15 @@ std::string TensorCoreKernel::operand_descriptor(const StageBuffer& operand, con
                      mn_offset, operand.panel_bytes());
 }
 
-// Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's format: kind::f16 has f16 0 and bf16 1,
-// kind::tf32 tf32 2, kind::f8f6f4 e4m3 0 and e5m2 1 (A's and B's may differ). Bits 15 and 16
-// (A's and B's major-ness): 0 for K-major, 1 for MN-major. Bits 17-22: N / 8; bits 24-28: M / 16.
-uint32_t TensorCoreKernel::tcgen05_format(ScalarKind input) {
-  return tf32_input(input) ? 2u : input == ScalarKind::bf16 || input == ScalarKind::f8e5m2 ? 1u : 0u;
-}
-
 uint32_t TensorCoreKernel::tcgen05_instruction(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major,
                                                bool a_k_major) {
-  return (1u << 4) | (tcgen05_format(plan.input) << 7) | (tcgen05_format(plan.input_b) << 10) | (a_k_major ? 0u : 1u << 15) |
+  return (1u << 4) | (plan.instruction->input(plan.input)->format << 7) |
+         (plan.instruction->input(plan.input_b)->format << 10) | (a_k_major ? 0u : 1u << 15) |
          (b_k_major ? 0u : 1u << 16) | (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
 }
 
-const char* TensorCoreKernel::tcgen05_function(ScalarKind input) {
-  if (tf32_input(input)) return "tilec_tcgen05_mma_tf32";
-  return eight_bit_input(input) ? "tilec_tcgen05_mma_f8f6f4" : "tilec_tcgen05_mma";
+std::string TensorCoreKernel::tcgen05_function(const target::MmaInstruction& instruction) {
+  return instruction.kind == "f16" ? "tilec_tcgen05_mma" : "tilec_tcgen05_mma_" + std::string(instruction.kind);
 }
 
 void TensorCoreKernel::emit_mma(const Operation& op, int indent) {
@@ -70,8 +63,8 @@ void TensorCoreKernel::emit_tcgen05_into_tmem(const Operation& op, const MmaPlan
   const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
   line(indent, "if (compute_thread == 0) {");
   line(indent + 1, "tilec_tcgen05_after_sync();");
-  for (int64_t step = 0; step < a.tile.shape()[1] / mma_k(plan.input); ++step)
-    line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(plan.input),
+  for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
+    line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(*plan.instruction),
                                  accumulator.tmem_column, operand_descriptor(a, plan_.expression(op.operand(0)), step),
                                  operand_descriptor(b, plan_.expression(op.operand(1)), step),
                                  tcgen05_instruction(plan, accumulator.rows, accumulator.columns, b.transposed, a.k_major()),
@@ -114,8 +107,8 @@ void TensorCoreKernel::emit_tcgen05_into_registers(const Operation& op, const Mm
   }
   line(indent, "if (compute_thread == 0) {");
   line(indent + 1, "tilec_tcgen05_after_sync();");
-  for (int64_t step = 0; step < k / mma_k(plan.input); ++step)
-    line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(plan.input), plan.tmem_column,
+  for (int64_t step = 0; step < k / plan.instruction->k; ++step)
+    line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", tcgen05_function(*plan.instruction), plan.tmem_column,
                                  a_stage ? operand_descriptor(*a_stage, a_base, step)
                                          : fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(a_base, a_panel, step, "")),
                                  operand_descriptor(b, plan_.expression(op.operand(1)), step),
@@ -167,14 +160,14 @@ void TensorCoreKernel::emit_wgmma(const Operation& op, const MmaPlan& plan, int 
   }
   line(indent, "tilec_wgmma_fence();");
   if (a_registers) {
-    for (int64_t step = 0; step < a_registers->columns / mma_k(plan.input); ++step)
+    for (int64_t step = 0; step < a_registers->columns / plan.instruction->k; ++step)
       line(indent, fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed, 4 * step,
                                4 * step + 1, 4 * step + 2, 4 * step + 3, operand_descriptor(b, b_slot, step)));
   } else {
     // Each warpgroup's 64 rows of A: 64 rows further in a K-major A, one panel (128 bytes of M)
     // further in an MN-major one.
     const StageBuffer& a = *a_stage;
-    for (int64_t step = 0; step < a.tile.shape()[1] / mma_k(plan.input); ++step)
+    for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
       line(indent, fmt::format("{}({}, {}, {});", function, result.name,
                                operand_descriptor(a, plan_.expression(op.operand(0)), step,
                                                   fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes),

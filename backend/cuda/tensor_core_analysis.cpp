@@ -3,6 +3,7 @@
 #include "backend/cuda/tensor_core_analysis.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -15,6 +16,18 @@ namespace tilec::cuda::tensor_core {
 Analysis::Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
     : plan_(plan), kernel_(*plan.kernel), target_(*needs.target), needs_(needs), diagnostics_(diagnostics),
       names_(plan.names) {}
+
+// "bf16, f16, f8e4m3, f8e5m2 or f32": the A types of the target's MMA forms.
+std::string Analysis::mma_input_names() const {
+  std::vector<std::string> names;
+  for (const target::MmaInstruction& row : target_.mma_forms)
+    for (const target::MmaInput& input : row.inputs)
+      if (std::find(names.begin(), names.end(), to_string(input.type)) == names.end())
+        names.emplace_back(to_string(input.type));
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return text;
+}
 
 bool Analysis::unsupported(const Operation& op, const std::string& what) {
   diagnostics_.error(op.location(), fmt::format("the tensor-core CUDA backend ({}) does not support {}", target_.name, what));
@@ -440,46 +453,61 @@ bool Analysis::hold_mma(const Operation& op) {
     buffer->role = role;
   }
   ScalarKind input = a ? a->tile.element() : a_registers->element;
-  // "8-bit" or "tf32", for a message about what those MMAs require.
-  const char* family = tf32_input(input) ? "tf32" : "8-bit";
-  if (a && a->transposed && k_major_only(input))
-    return unsupported(op, fmt::format("an mma of {} whose A is [K, M] in memory: {} MMAs read A K-major. Give "
-                                       "a as [M, K]", to_string(input), family));
   const ScalarKind input_b = b->tile.element();
-  if (!mma_input(input) || !mma_input(input_b) || !mma_operands_combine(input, input_b))
-    return unsupported(op, fmt::format("mma of {} x {} (bf16, f16, f8e4m3, f8e5m2 or f32 inputs, both the same but for "
-                                       "two 8-bit floats)", to_string(input), to_string(input_b)));
-  if (k_major_only(input) && a_registers)
+  // The target's MMA forms for A's type (backend/target.cpp); they agree on operand sources and
+  // layouts and differ in M.
+  const std::vector<const target::MmaInstruction*> rows = target::mma_instructions(target_, input);
+  if (rows.empty() || target::mma_instructions(target_, input_b).empty() || !mma_operands_combine(input, input_b))
+    return unsupported(op, fmt::format("mma of {} x {} ({} inputs, both the same but for two 8-bit floats)",
+                                       to_string(input), to_string(input_b), mma_input_names()));
+  const target::MmaInstruction& form = *rows.front();
+  if (a && a->transposed && !form.mn_major)
+    return unsupported(op, fmt::format("an mma of {} whose A is [K, M] in memory: {} MMAs read A K-major. Give "
+                                       "a as [M, K]", to_string(input), form.what));
+  if (a_registers && !form.a_registers)
     return unsupported(op, fmt::format("an mma of {} whose A comes from registers ({} A only from shared memory)",
-                                       to_string(input), family));
-  if (k_major_only(input) && !b->transposed)
+                                       to_string(input), form.what));
+  if (!b->transposed && !form.mn_major)
     return unsupported(op, fmt::format("an mma of {} whose B is [K, N] in memory: {} MMAs read B K-major. Give "
                                        "the weight as [N, K] and write transpose(load W[n, k] : <BN, BK>) as mma's b",
-                                       to_string(input), family));
+                                       to_string(input), form.what));
   const Type& acc_type = acc->type();
   if (acc_type.rank() != 2 || acc_type.element() != ScalarKind::f32)
     return unsupported(op, fmt::format("an mma into {} (f32 accumulators)", acc_type.to_string()));
   int64_t m = acc_type.shape()[0], n = acc_type.shape()[1], k = a ? a->tile.shape()[1] : a_registers->columns;
-  if (tcgen05()) {
-    // M = 64 (TMEM layout F: rows 16w.. in lanes 32w..32w+15) for accumulators only mmas and
-    // stores touch; register tiles are 128 rows, one per TMEM lane.
-    const bool in_tmem = accumulator_of_.count(acc) > 0;
-    if (m == 64 && !in_tmem)
-      return unsupported(op, "an mma of 64 rows into a register tile (tcgen05.mma M = 64 serves TMEM accumulators, "
-                             "which only mmas and stores read; register tiles have 128 rows)");
-    if (m != 128 && m != 64)
-      return unsupported(op, fmt::format("an mma of {} rows (tcgen05.mma M = 128, or 64 into a TMEM accumulator)", m));
-  } else if (m != 64 * (compute_threads_ / kWarpgroup)) {
-    return unsupported(op, fmt::format("an mma of {} rows on {} compute warpgroups (64 rows each)", m, compute_threads_ / kWarpgroup));
+  // WGMMA's M is per compute warpgroup; tcgen05.mma's is the CTA's.
+  const int64_t units = tcgen05() ? 1 : compute_threads_ / kWarpgroup;
+  const target::MmaInstruction* row = nullptr;
+  for (const target::MmaInstruction* candidate : rows)
+    if (candidate->m * units == m) row = row ? row : candidate;
+  if (!row && !tcgen05())
+    return unsupported(op, fmt::format("an mma of {} rows on {} compute warpgroups ({} rows each)", m, units, form.m));
+  if (!row) {
+    // "M = 128, or 64 into a TMEM accumulator": the rows' M, those only TMEM takes last.
+    std::vector<int64_t> any, tmem_only;
+    for (const target::MmaInstruction* candidate : rows)
+      (candidate->d_registers ? any : tmem_only).push_back(candidate->m);
+    return unsupported(op, fmt::format("an mma of {} rows (tcgen05.mma M = {}{})", m, fmt::join(any, ", "),
+                                       tmem_only.empty() ? ""
+                                                         : fmt::format(", or {} into a TMEM accumulator",
+                                                                       fmt::join(tmem_only, ", "))));
   }
-  if (n % kMmaNMultiple != 0 || n > 256)
-    return unsupported(op, fmt::format("an mma {} columns wide (a multiple of {}, at most 256)", n, kMmaNMultiple));
+  // A D that only TMEM holds (M = 64, TMEM layout F: rows 16w.. in lanes 32w..32w+15) is read
+  // by mmas and stores alone; a register tile has one row per TMEM lane.
+  if (!row->d_registers && !accumulator_of_.count(acc))
+    return unsupported(op, fmt::format("an mma of {} rows into a register tile (tcgen05.mma M = {} serves TMEM "
+                                       "accumulators, which only mmas and stores read; register tiles have 128 rows)",
+                                       m, row->m));
+  if (n % row->n_multiple != 0 || n > row->n_max)
+    return unsupported(op, fmt::format("an mma {} columns wide (a multiple of {}, at most {})", n, row->n_multiple,
+                                       row->n_max));
   if (k % panel_columns(input) != 0)
     return unsupported(op, fmt::format("an mma of {} with K = {} per step (a multiple of {}: one 128-byte swizzle row)",
                                        to_string(input), k, panel_columns(input)));
   MmaPlan plan;
   plan.input = input;
   plan.input_b = input_b;
+  plan.instruction = row;
   if (auto chain = accumulator_of_.find(acc); chain != accumulator_of_.end()) {
     accumulators_[chain->second].input = input;  // sm_100a: D stays in TMEM
   } else {
@@ -499,13 +527,12 @@ bool Analysis::hold_mma(const Operation& op) {
     }
   }
   if (!tcgen05()) {
-    plan.wgmma = {.n = n, .types = wgmma_types(input, input_b), .register_a = a_registers != nullptr,
-                  .a_mn_major = a && !a->k_major(), .b_k_major = b->transposed};
+    plan.wgmma = {.n = n, .k = row->k, .types = wgmma_types(*row, input, input_b), .transposes = row->mn_major,
+                  .register_a = a_registers != nullptr, .a_mn_major = a && !a->k_major(), .b_k_major = b->transposed};
     needs_.wgmma_shapes.insert(plan.wgmma);
-  } else if (eight_bit_input(input))
-    needs_.tcgen05_f8f6f4 = true;
-  else if (tf32_input(input))
-    needs_.tcgen05_tf32 = true;
+  } else {
+    needs_.tcgen05_kinds.insert(std::string(row->kind));
+  }
   mma_plans_[&op] = plan;
   mma_ops_.push_back(&op);
   return true;
@@ -590,7 +617,8 @@ bool Analysis::check_stage_buffers() {
     const Type& tile = buffer.tile;
     if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
     if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
-    if (tile.rank() != 2 || !mma_input(tile.element()) || buffer.stored()[1] % panel_columns(tile.element()) != 0 ||
+    if (tile.rank() != 2 || target::mma_instructions(target_, tile.element()).empty() ||
+        buffer.stored()[1] % panel_columns(tile.element()) != 0 ||
         buffer.stored()[0] % 8 != 0 || buffer.stored()[0] > 256)
       return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit or 8-bit floats, rows a multiple of 8 up to "
                                                  "256, rows of a multiple of 128 bytes)", tile.to_string()));

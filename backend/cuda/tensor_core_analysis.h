@@ -35,34 +35,17 @@ inline constexpr int64_t kWarpgroup = 128;
 inline constexpr int64_t kPanelRowBytes = 128;
 inline constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
 inline constexpr int64_t kMmaKBytes = 32;           // the K bytes of one WGMMA / tcgen05.mma step
-inline constexpr int64_t kMmaNMultiple = 64;        // mma N: a multiple of this, up to 256
 
-// MMA inputs: 16-bit (bf16, f16), 8-bit floats (f8e4m3, f8e5m2: WGMMA .e4m3/.e5m2, tcgen05
-// kind::f8f6f4) or f32 read as tf32 (WGMMA .tf32, tcgen05 kind::tf32).
-inline bool eight_bit_input(ScalarKind element) { return element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2; }
-inline bool tf32_input(ScalarKind element) { return element == ScalarKind::f32; }
-inline bool mma_input(ScalarKind element) {
-  return element == ScalarKind::bf16 || element == ScalarKind::f16 || eight_bit_input(element) || tf32_input(element);
-}
-// 8-bit and tf32 MMAs read both operands K-major, and A only from shared memory.
-inline bool k_major_only(ScalarKind element) { return eight_bit_input(element) || tf32_input(element); }
+// MMA inputs and the instructions that take them are rows of the target (target.h, Target::mma_forms).
 // Elements in one 128-byte swizzle row: 32 tf32, 64 16-bit, 128 8-bit.
 inline int64_t panel_columns(ScalarKind element) { return kPanelRowBytes / byte_size(element); }
-// K of one MMA step: 8 for tf32, 16 for 16-bit inputs, 32 for 8-bit ones.
+// K of one MMA step, 32 bytes of it: 8 for tf32, 16 for 16-bit inputs, 32 for 8-bit ones (every
+// row of Target::mma_forms has this K; a unit test holds them to it).
 inline int64_t mma_k(ScalarKind element) { return kMmaKBytes / byte_size(element); }
-// PTX's name of an MMA input type (wgmma .atype, .btype): bf16, f16, e4m3, e5m2, tf32.
-inline const char* ptx_input(ScalarKind element) {
-  switch (element) {
-    case ScalarKind::bf16: return "bf16";
-    case ScalarKind::f8e4m3: return "e4m3";
-    case ScalarKind::f8e5m2: return "e5m2";
-    case ScalarKind::f32: return "tf32";
-    default: return "f16";
-  }
-}
 // The WGMMA wrapper's type: A's PTX type, then "_" and B's when they differ ("e4m3_e5m2").
-inline std::string wgmma_types(ScalarKind a, ScalarKind b) {
-  return a == b ? std::string(ptx_input(a)) : std::string(ptx_input(a)) + "_" + ptx_input(b);
+inline std::string wgmma_types(const target::MmaInstruction& form, ScalarKind a, ScalarKind b) {
+  const std::string a_ptx(form.input(a)->ptx);
+  return a == b ? a_ptx : a_ptx + "_" + std::string(form.input(b)->ptx);
 }
 inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
 inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
@@ -121,6 +104,7 @@ struct RegisterPipe {
 struct MmaPlan {
   ScalarKind input = ScalarKind::bf16;    // A's element type
   ScalarKind input_b = ScalarKind::bf16;  // B's: the same, or the other 8-bit float (e4m3 x e5m2)
+  const target::MmaInstruction* instruction = nullptr;  // the target's MMA form it matched
   bool registers = false;  // D is a register tile (else a TMEM accumulator, sm_100a)
   bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
   int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
@@ -150,6 +134,7 @@ class Analysis {
   // The MMA family's branches: tcgen05 (accumulators in TMEM, one issuing thread, commits) or
   // WGMMA (accumulators in each warpgroup's registers).
   bool tcgen05() const { return target_.mma == target::MmaFamily::tcgen05; }
+  std::string mma_input_names() const;
   // Reports `what` at `op` as unsupported by this backend; returns false.
   bool unsupported(const Operation& op, const std::string& what);
   bool refuse_tile_grid();  // a `grid tiles` kernel with mma: what to write instead

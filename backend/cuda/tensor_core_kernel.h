@@ -112,14 +112,14 @@ class TensorCoreKernel : public Analysis {
   static std::string operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
                                         const std::string& k_major_row_offset = "", const std::string& mn_offset = "");
 
-  // Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's format: kind::f16 has f16 0 and bf16 1,
-  // kind::tf32 tf32 2, kind::f8f6f4 e4m3 0 and e5m2 1 (A's and B's may differ). Bits 15 and 16
+  // tcgen05.mma's instruction descriptor. Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's
+  // format within the kind (MmaInput::format: kind::f16 has f16 0 and bf16 1, kind::tf32 tf32 2,
+  // kind::f8f6f4 e4m3 0 and e5m2 1; A's and B's may differ). Bits 15 and 16
   // (A's and B's major-ness): 0 for K-major, 1 for MN-major. Bits 17-22: N / 8; bits 24-28: M / 16.
-  static uint32_t tcgen05_format(ScalarKind input);
   static uint32_t tcgen05_instruction(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major = false,
                                       bool a_k_major = true);
 
-  static const char* tcgen05_function(ScalarKind input);
+  static std::string tcgen05_function(const target::MmaInstruction& instruction);
 
   void emit_mma(const Operation& op, int indent);
 

@@ -30,17 +30,6 @@ std::pair<std::string, std::string> operand_types(const std::string& types) {
   if (cut == std::string::npos) return {types, types};
   return {types.substr(0, cut), types.substr(cut + 1)};
 }
-// WGMMA input types read K-major only, with no transpose immediates: the 8-bit floats and tf32.
-bool k_major_only(const std::string& types) {
-  const std::string a = operand_types(types).first;
-  return a == "e4m3" || a == "e5m2" || a == "tf32";
-}
-// K of one instruction: 32 bytes of it (8 tf32, 16 16-bit, 32 8-bit elements).
-int wgmma_k(const std::string& types) {
-  const std::string a = operand_types(types).first;
-  if (a == "tf32") return 8;
-  return a == "e4m3" || a == "e5m2" ? 32 : 16;
-}
 
 constexpr std::string_view kCommon = R"(
 // ---------------------------------------------------------------------------------------------
@@ -459,7 +448,7 @@ std::string wgmma_wrapper(const WgmmaShape& shape) {
   const int64_t n = shape.n;
   const std::string& element = shape.types;
   const bool b_k_major = shape.b_k_major, a_mn_major = shape.a_mn_major;
-  const bool no_transposes = k_major_only(element);
+  const bool no_transposes = !shape.transposes;
   const auto [a_type, b_type] = operand_types(element);
   int64_t registers = n / 2;
   std::string list, outputs;
@@ -482,7 +471,7 @@ std::string wgmma_wrapper(const WgmmaShape& shape) {
       "}}\n",
       n, registers, wgmma_function(shape), element, list, registers + 2, registers + 1,
       outputs, kScaleD, kScaleD != 0 ? "true" : "false", kScaleA, kScaleB, trans_a, trans_b,
-      fmt::arg("k", wgmma_k(element)), fmt::arg("a_major", a_mn_major ? "M-major" : "K-major"),
+      fmt::arg("k", shape.k), fmt::arg("a_major", a_mn_major ? "M-major" : "K-major"),
       fmt::arg("b_major", b_k_major ? "K-major" : "N-major"),
       fmt::arg("type", !no_transposes ? std::string() : a_type == b_type ? ", " + a_type : ", " + a_type + " x " + b_type),
       fmt::arg("immediates", immediates), fmt::arg("a_type", a_type), fmt::arg("b_type", b_type));
@@ -521,7 +510,7 @@ std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
 }  // namespace
 
 std::string wgmma_function(const WgmmaShape& shape) {
-  return fmt::format("tilec_wgmma_m64n{}k{}_{}{}{}{}", shape.n, wgmma_k(shape.types), shape.types,
+  return fmt::format("tilec_wgmma_m64n{}k{}_{}{}{}{}", shape.n, shape.k, shape.types,
                      shape.register_a ? "_register_a" : "", shape.a_mn_major ? "_am" : "", shape.b_k_major ? "_bk" : "");
 }
 
@@ -530,8 +519,11 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   if (needs.tma_3d) out += kTma3d;
   if (needs.target->mma == target::MmaFamily::tcgen05) {
     out += kBlackwell;
-    if (needs.tcgen05_f8f6f4) out += tcgen05_kind_wrapper("f8f6f4", "8-bit floats (the instruction descriptor gives e4m3 or e5m2)");
-    if (needs.tcgen05_tf32) out += tcgen05_kind_wrapper("tf32", "f32 inputs read as tf32 (the instruction descriptor's formats are 2)");
+    for (const std::string& kind : needs.tcgen05_kinds) {
+      if (kind == "f8f6f4") out += tcgen05_kind_wrapper(kind, "8-bit floats (the instruction descriptor gives e4m3 or e5m2)");
+      else if (kind == "tf32") out += tcgen05_kind_wrapper(kind, "f32 inputs read as tf32 (the instruction descriptor's formats are 2)");
+      else if (kind != "f16") out += tcgen05_kind_wrapper(kind, "kind::" + kind);
+    }
     return out;
   }
   out += kHopper;

@@ -20,10 +20,11 @@ namespace tilec::cuda {
 // wrapper per distinct shape, and the emitter calls it by wgmma_function(shape).
 struct WgmmaShape {
   int64_t n = 0;
+  int64_t k = 0;  // the MMA form's K (target.h): 16 for 16-bit inputs, 32 for 8-bit ones, 8 for tf32
   // The operand types as PTX spells them, A's then B's where they differ (wgmma_types in
-  // tensor_core_analysis.h): "bf16", "f16", "e4m3", "e4m3_e5m2", "tf32". K follows from them:
-  // 16 for 16-bit inputs, 32 for 8-bit ones, 8 for tf32.
+  // tensor_core_analysis.h): "bf16", "f16", "e4m3", "e4m3_e5m2", "tf32".
   std::string types;
+  bool transposes = false;  // the form takes MN-major operands: PTX spells the transpose immediates
   bool register_a = false;  // A from registers (16-bit only)
   bool a_mn_major = false;  // A MN-major in shared memory (a transposed A)
   bool b_k_major = false;   // B K-major (8-bit and tf32 always)
@@ -34,8 +35,8 @@ struct WgmmaShape {
 struct TensorCoreNeeds {
   const target::Target* target = nullptr;  // backend/target.h
   std::set<WgmmaShape> wgmma_shapes;       // sm_90a
-  bool tcgen05_f8f6f4 = false;  // sm_100a: a tcgen05.mma of kind::f8f6f4 (8-bit inputs)
-  bool tcgen05_tf32 = false;    // sm_100a: a tcgen05.mma of kind::tf32 (f32 inputs)
+  // sm_100a: the tcgen05.mma kinds used beyond kind::f16 ("f8f6f4", "tf32"), one wrapper each.
+  std::set<std::string> tcgen05_kinds;
   bool tma_3d = false;          // a TMA load or store of a rank-3 tensor (a batch of matrices)
 };
 

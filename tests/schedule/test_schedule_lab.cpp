@@ -3,7 +3,9 @@
 // check it independently. Also the machine models' and the targets' tables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -168,6 +170,50 @@ TEST(Targets, EachNameFindsItsRowAndTheBudgetsAgree) {
     EXPECT_EQ(target.max_cluster & (target.max_cluster - 1), 0) << "a power of two";
     EXPECT_EQ(target.shared_memory_bytes % 1024, 0);
   }
+}
+
+// The MMA forms (Target::mma_forms). The tensor-core analysis takes operand sources and layouts
+// from the first form of an A type and M from the one that matches, and the descriptors step K
+// by 32 bytes: the rows must agree with that.
+TEST(Targets, MmaFormsOfOneInputAgreeAndStepThirtyTwoBytesOfK) {
+  for (const target::Target& target : target::targets()) {
+    SCOPED_TRACE(std::string(target.name));
+    ASSERT_FALSE(target.mma_forms.empty());
+    for (const target::MmaInstruction& row : target.mma_forms) {
+      ASSERT_FALSE(row.inputs.empty()) << row.kind;
+      for (const target::MmaInput& each : row.inputs) {
+        const ScalarKind input = each.type;
+        EXPECT_EQ(row.k * byte_size(input), 32) << row.kind << " " << to_string(input);
+        EXPECT_FALSE(each.ptx.empty());
+        EXPECT_EQ(std::count_if(row.inputs.begin(), row.inputs.end(), [&](const auto& other) { return other.format == each.format; }), 1)
+            << "two inputs of kind " << row.kind << " share format " << each.format;
+        std::vector<const target::MmaInstruction*> rows = target::mma_instructions(target, input);
+        ASSERT_FALSE(rows.empty());
+        EXPECT_EQ(rows.front()->kind, row.kind);
+        EXPECT_EQ(rows.front()->what, row.what);
+        EXPECT_EQ(rows.front()->a_registers, row.a_registers);
+        EXPECT_EQ(rows.front()->mn_major, row.mn_major);
+        EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [&](const auto* other) { return other->m == row.m; }), 1)
+            << "two forms of M " << row.m << " for " << to_string(input);
+      }
+      EXPECT_TRUE(row.m == 64 || row.m == 128) << row.m;
+      EXPECT_GT(row.n_multiple, 0);
+      EXPECT_EQ(row.n_multiple % 8, 0);
+      EXPECT_LE(row.n_max, 256);
+      // Only tcgen05 has accumulators that registers cannot hold.
+      if (target.mma == target::MmaFamily::wgmma) {
+        EXPECT_TRUE(row.d_registers);
+      }
+    }
+  }
+  // What the 8-bit and tf32 instructions require on both families: K-major operands, A in
+  // shared memory.
+  for (const target::Target& target : target::targets())
+    for (ScalarKind input : {ScalarKind::f8e4m3, ScalarKind::f8e5m2, ScalarKind::f32}) {
+      const target::MmaInstruction& row = *target::mma_instructions(target, input).front();
+      EXPECT_FALSE(row.mn_major || row.a_registers) << target.name << " " << to_string(input);
+    }
+  EXPECT_TRUE(target::mma_instructions(target::default_target(), ScalarKind::i32).empty());
 }
 
 }  // namespace
