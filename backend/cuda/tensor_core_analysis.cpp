@@ -106,7 +106,7 @@ bool Analysis::analyze() {
       return unsupported(*agent, fmt::format("registers = {} (setmaxnreg takes a multiple of 8 in 24..256)", registers));
   }
   if (producer_->int_attr("registers") * kWarpgroup + compute_->int_attr("registers") * compute_threads_ > target_.register_file)
-    return unsupported(*compute_, "agents whose registers exceed the 65,536 of an SM");
+    return unsupported(*compute_, fmt::format("agents whose registers exceed the {} of an SM", target_.register_file));
 
   bool ok = check_agent(*producer_, true) && check_agent(*compute_, false);
   if (ok) {
@@ -479,7 +479,10 @@ bool Analysis::hold_mma(const Operation& op) {
   const int64_t units = tcgen05() ? 1 : compute_threads_ / kWarpgroup;
   const target::MmaInstruction* row = nullptr;
   for (const target::MmaInstruction* candidate : rows)
-    if (candidate->m * units == m) row = row ? row : candidate;
+    if (candidate->m * units == m) {
+      row = candidate;
+      break;
+    }
   if (!row && !tcgen05())
     return unsupported(op, fmt::format("an mma of {} rows on {} compute warpgroups ({} rows each)", m, units, form.m));
   if (!row) {
