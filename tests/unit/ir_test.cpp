@@ -139,8 +139,12 @@ TEST(OpTable, EveryRowIsConsistent) {
 TEST(OpTable, OpsOnNoPipeAreStructureOrSynchronization) {
   for (const OpInfo& info : all_ops()) {
     const bool structure = info.regions > 0 || info.has(kTerminator);
-    if (info.pipe == Pipe::none) EXPECT_TRUE(structure || info.has(kSync)) << info.name;
-    if (info.has(kSync)) EXPECT_FALSE(structure) << info.name;
+    if (info.pipe == Pipe::none) {
+      EXPECT_TRUE(structure || info.has(kSync)) << info.name;
+    }
+    if (info.has(kSync)) {
+      EXPECT_FALSE(structure) << info.name;
+    }
   }
   EXPECT_TRUE(op_info(OpKind::tma_load_async).has(kSync));  // on the TMA pipe, into a stage buffer
   EXPECT_FALSE(op_info(OpKind::tma_load).has(kSync));
