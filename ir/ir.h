@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/attribute_keys.h"
 #include "ir/attributes.h"
 #include "ir/diagnostic.h"
 #include "ir/op_table.h"
@@ -88,6 +89,18 @@ class Operation {
   std::string string_attr(const std::string& name, const std::string& fallback = "") const;
   void set_attr(std::string name, Attribute value) { attributes_[std::move(name)] = std::move(value); }
   void remove_attr(const std::string& name) { attributes_.erase(name); }
+  // The same through a typed key (ir/attribute_keys.h).
+  template <typename T>
+  bool has(AttrKey<T> key) const { return has_attr(key.name); }
+  int64_t get(AttrKey<int64_t> key, int64_t fallback = 0) const { return int_attr(key.name, fallback); }
+  std::string get(AttrKey<std::string> key, const std::string& fallback = "") const {
+    return string_attr(key.name, fallback);
+  }
+  void set(AttrKey<int64_t> key, int64_t value) { set_attr(key.name, Attribute(value)); }
+  void set(AttrKey<std::string> key, std::string value) { set_attr(key.name, Attribute(std::move(value))); }
+  void set(AttrKey<UnitAttr> key) { set_attr(key.name, Attribute(UnitAttr{})); }
+  template <typename T>
+  void remove(AttrKey<T> key) { remove_attr(key.name); }
 
   // Regions (each a single block).
   size_t num_regions() const { return regions_.size(); }

@@ -160,18 +160,18 @@ class Verifier {
         else if (value.as_int() < minimum) error(op, fmt::format("attribute '{}' must be >= {}, got {}", name, minimum, value.as_int()));
       };
       if (name == "tileas.schedule.constraint.gid" || name == "tileas.schedule.constraint.leader_gid" ||
-          name == "stage" || (name == "order" && op.kind() != OpKind::grid_ids))
+          name == attr::stage.name || (name == attr::order.name && op.kind() != OpKind::grid_ids))
         need_int(0);
       else if (name == "pipeline") {
         need_int(1);
         if (value.is_int() && value.as_int() > kMaxPipelineStages)
           error(op, fmt::format("the pipeline stage count is {}; at most {} stages are supported", value.as_int(),
                                 kMaxPipelineStages));
-      } else if (name == "tileas.schedule.constraint.max_depth" || name == "ii" || name == "stages")
+      } else if (name == "tileas.schedule.constraint.max_depth" || name == attr::ii.name || name == attr::stages.name)
         need_int(1);
-      else if (name == "cycle")
+      else if (name == attr::cycle.name)
         need_int(0);
-      else if (name == "generator" && (!value.is_string() || (value.as_string() != "serial" && value.as_string() != "cost-based")))
+      else if (name == attr::generator.name && (!value.is_string() || (value.as_string() != "serial" && value.as_string() != "cost-based")))
         error(op, "attribute 'generator' must be \"serial\" or \"cost-based\"");
       else if (name == "tileas.schedule.constraint.force_serial_execution" && !value.is_unit())
         error(op, fmt::format("attribute '{}' takes no value", name));

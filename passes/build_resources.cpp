@@ -57,9 +57,9 @@ std::string_view kind_of(const Operation& op) {
 bool build_resources(Module& module, PassContext& ctx) {
   const target::MachineModel& model = ctx.target.machine_model;
   walk(module, [&](Operation& op) {
-    op.remove_attr("resource_kind");
-    op.remove_attr("resources");
-    op.remove_attr("latency");
+    op.remove(attr::resource_kind);
+    op.remove(attr::resources);
+    op.remove(attr::latency);
     std::string_view kind = kind_of(op);
     if (kind.empty()) return;
     const target::OpFootprint* footprint = model.find_footprint(kind);
@@ -70,9 +70,9 @@ bool build_resources(Module& module, PassContext& ctx) {
     for (const target::SlotUse& use : footprint->uses)
       uses.push_back(Attribute(Attribute::Array{Attribute(std::string(use.slot)), Attribute(use.at),
                                                 Attribute(use.duration), Attribute(use.occupancy)}));
-    op.set_attr("resource_kind", Attribute(std::string(kind)));
-    op.set_attr("resources", Attribute(std::move(uses)));
-    op.set_attr("latency", Attribute(footprint->latency));
+    op.set(attr::resource_kind, std::string(kind));
+    op.set_attr(attr::resources.name, Attribute(std::move(uses)));
+    op.set(attr::latency, footprint->latency);
   });
   return true;
 }

@@ -81,21 +81,20 @@ bool intersects(const std::set<const Value*>& a, const std::set<const Value*>& b
 std::string where(Location location) { return fmt::format("{}:{}", location.line, location.column); }
 
 int attr_or(const Operation& op, const std::string& name, int fallback) {
-  const Attribute* a = op.attr(name);
-  return a && a->is_int() ? static_cast<int>(a->as_int()) : fallback;
+  return static_cast<int>(op.int_attr(name, fallback));
 }
 
 // Phase 1: one graph node per body op from its published footprint.
 sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph& graph, const Scheduler& s) {
   sched::LoopOp node;
   node.name = std::move(name);
-  node.latency = attr_or(op, "latency", 0);
-  if (const Attribute* kind = op.attr("resource_kind"); kind && kind->is_string()) {
+  node.latency = attr_or(op, attr::latency.name, 0);
+  if (const Attribute* kind = op.attr(attr::resource_kind.name); kind && kind->is_string()) {
     node.kind = kind->as_string();
     const target::OpFootprint* footprint = s.model.find_footprint(node.kind);
     node.async = footprint && footprint->async;
   }
-  if (const Attribute* resources = op.attr("resources"); resources && resources->is_array()) {
+  if (const Attribute* resources = op.attr(attr::resources.name); resources && resources->is_array()) {
     for (const Attribute& use : resources->as_array()) {
       const auto& fields = use.as_array();
       const std::string& slot_name = fields.at(0).as_string();
@@ -114,7 +113,7 @@ sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph&
   const Attribute* gid = op.attr("tileas.schedule.constraint.gid");
   if (gid && gid->is_int()) {
     node.constraints.group = static_cast<int>(gid->as_int());
-    int root = attr_or(op, "group", node.constraints.group);
+    int root = attr_or(op, attr::group.name, node.constraints.group);
     if (root != node.constraints.group) node.constraints.leader_group = root;
   }
   node.constraints.max_depth = attr_or(op, "tileas.schedule.constraint.max_depth", -1);
@@ -194,9 +193,9 @@ void schedule_loop(Operation& loop, Scheduler& s) {
     requested = 0;
   }
   if (graph.ops.empty()) {
-    loop.set_attr("ii", Attribute(1));
-    loop.set_attr("stages", Attribute(1));
-    loop.set_attr("generator", Attribute("serial"));
+    loop.set(attr::ii, 1);
+    loop.set(attr::stages, 1);
+    loop.set(attr::generator, "serial");
     return;
   }
   if (!sched::check_loop_graph(graph).empty())
@@ -243,13 +242,13 @@ void schedule_loop(Operation& loop, Scheduler& s) {
     s.ctx.diagnostics.warning(location, warning);
   }
   for (size_t i = 0; i < ops.size(); ++i) {
-    ops[i]->set_attr("stage", Attribute(result.ops[i].stage));
-    ops[i]->set_attr("order", Attribute(result.ops[i].order));
-    ops[i]->set_attr("cycle", Attribute(result.ops[i].cycle));
+    ops[i]->set(attr::stage, result.ops[i].stage);
+    ops[i]->set(attr::order, result.ops[i].order);
+    ops[i]->set(attr::cycle, result.ops[i].cycle);
   }
-  loop.set_attr("ii", Attribute(result.ii));
-  loop.set_attr("stages", Attribute(result.stages));
-  loop.set_attr("generator", Attribute(sched::generator_name(result.generator)));
+  loop.set(attr::ii, result.ii);
+  loop.set(attr::stages, result.stages);
+  loop.set(attr::generator, std::string(sched::generator_name(result.generator)));
 }
 
 // Innermost loops first: a region's nested loops are scheduled before the region itself.
@@ -259,9 +258,9 @@ void schedule_region(Region& region, bool loop_body, Scheduler& s) {
     for (size_t r = 0; r < op->num_regions(); ++r) schedule_region(op->region(r), op->kind() == OpKind::for_, s);
     if (op->kind() == OpKind::for_) schedule_loop(*op, s);
     if (!loop_body && !op->info().has(kTerminator)) {
-      op->set_attr("stage", Attribute(0));
-      op->set_attr("order", Attribute(position));
-      op->remove_attr("cycle");
+      op->set(attr::stage, 0);
+      op->set(attr::order, position);
+      op->remove(attr::cycle);
     }
     ++position;
   }

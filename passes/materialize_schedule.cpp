@@ -108,7 +108,7 @@ class KernelMaterializer {
  private:
   Region& body() { return kernel_.region(0); }
 
-  static int64_t stage_of(const Operation& op) { return op.int_attr("stage", 0); }
+  static int64_t stage_of(const Operation& op) { return op.get(attr::stage); }
 
   // Phase 1.
   void number_ops() {
@@ -178,7 +178,7 @@ class KernelMaterializer {
       if (crosses(group)) candidates.push_back(std::move(group));
     auto key = [&](const Group& group) {
       const Operation* owner = group.producers.front();
-      return std::make_tuple(stage_of(*owner), owner->int_attr("order", 0), number_.at(owner));
+      return std::make_tuple(stage_of(*owner), owner->get(attr::order), number_.at(owner));
     };
     std::stable_sort(candidates.begin(), candidates.end(),
                      [&](const Group& a, const Group& b) { return key(a) < key(b); });
@@ -219,8 +219,8 @@ class KernelMaterializer {
     builder.set_insertion_point(&region, region.position_of(&at) + (after ? 1 : 0));
     builder.set_location(guarded.location());
     std::vector<std::pair<std::string, Attribute>> attributes;
-    if (guarded.has_attr("stage")) attributes.push_back({"stage", Attribute(stage_of(guarded))});
-    if (guarded.has_attr("order")) attributes.push_back({"order", Attribute(guarded.int_attr("order", 0))});
+    if (guarded.has(attr::stage)) attributes.push_back({attr::stage.name, Attribute(stage_of(guarded))});
+    if (guarded.has(attr::order)) attributes.push_back({attr::order.name, Attribute(guarded.get(attr::order))});
     changed_regions_.insert(&region);
     return builder.create(kind, operands, results, std::move(attributes));
   }
@@ -258,7 +258,7 @@ class KernelMaterializer {
     for (Operation* producer : group.producers) {
       Operation* loop = producer->parent_op();
       if (loop && loop->kind() == OpKind::for_)
-        depth = std::max({depth, loop->int_attr("stages", 1), loop->int_attr("pipeline", 1)});
+        depth = std::max({depth, loop->get(attr::stages, 1), loop->int_attr("pipeline", 1)});
       for (const auto& [use, anchor] : group.uses)
         if (anchor->parent_region() == producer->parent_region())
           depth = std::max(depth, stage_of(*anchor) - stage_of(*producer) + 1);
@@ -325,7 +325,7 @@ class KernelMaterializer {
   static void renumber_order(Region& region) {
     std::map<int64_t, int64_t> next_rank;
     for (const auto& op : region.operations())
-      if (op->has_attr("order")) op->set_attr("order", Attribute(next_rank[stage_of(*op)]++));
+      if (op->has(attr::order)) op->set(attr::order, next_rank[stage_of(*op)]++);
   }
 
   Operation& kernel_;

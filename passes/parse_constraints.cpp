@@ -101,8 +101,8 @@ bool parse_kernel(Operation& kernel, PassContext& ctx) {
   bool ok = true;
   std::vector<OpConstraint> constraints;  // the constraint map, in program order
   walk(kernel.region(), [&](Operation& op) {
-    op.remove_attr("group");
-    op.remove_attr("group_pending");
+    op.remove(attr::group);
+    op.remove(attr::group_pending);
     OpConstraint c;
     c.op = &op;
     c.gid = read_count(op, kGid, ctx, ok);
@@ -169,8 +169,8 @@ bool parse_kernel(Operation& kernel, PassContext& ctx) {
   for (const auto& c : constraints) {
     if (!c.gid) continue;
     int64_t root = groups.find(*c.gid);
-    c.op->set_attr("group", Attribute(root));
-    if (*c.gid != root) c.op->set_attr("group_pending", Attribute(UnitAttr{}));
+    c.op->set(attr::group, root);
+    if (*c.gid != root) c.op->set(attr::group_pending);
   }
   return true;
 }

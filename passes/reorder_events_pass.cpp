@@ -49,7 +49,7 @@ class RegionReorderer {
       for (size_t index = 0; index < op->num_regions(); ++index)
         if (!run(op->region(index))) return false;
     Operation* owner = region.parent_op();
-    if (owner && owner->kind() == OpKind::for_ && owner->has_attr("ii")) return true;
+    if (owner && owner->kind() == OpKind::for_ && owner->has(attr::ii)) return true;
     return reorder_segment(region);
   }
 
@@ -107,9 +107,9 @@ class RegionReorderer {
     std::map<int64_t, int64_t> next_rank;  // per stage
     for (size_t index = 0; index < count; ++index) {
       Operation& op = *ops[index];
-      if (!op.has_attr("order")) continue;
-      op.set_attr("order", Attribute(next_rank[op.int_attr("stage", 0)]++));
-      op.remove_attr("cycle");
+      if (!op.has(attr::order)) continue;
+      op.set(attr::order, next_rank[op.get(attr::stage)]++);
+      op.remove(attr::cycle);
     }
     return true;
   }

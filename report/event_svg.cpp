@@ -67,7 +67,7 @@ void collect(const Region& region, const std::string& title, const std::string& 
       collect(op->region(index), fmt::format("kernel {}, body of {} at line {}", kernel, op->name(), op->location().line),
               kernel, segments);
   const Operation* owner = region.parent_op();
-  if (owner && owner->kind() == OpKind::for_ && owner->has_attr("ii")) return;
+  if (owner && owner->kind() == OpKind::for_ && owner->has(attr::ii)) return;
   const auto& ops = region.operations();
   if (ops.size() < 3) return;  // fewer than two statements besides the terminator
   reorder::Segment segment = compute_reorder_segment(region);

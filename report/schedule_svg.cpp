@@ -22,10 +22,6 @@ namespace tilec::report {
 
 namespace {
 
-int64_t int_or(const Attribute* attribute, int64_t fallback) {
-  return attribute && attribute->is_int() ? attribute->as_int() : fallback;
-}
-
 std::string op_label(const Operation& op, size_t index) {
   std::string label;
   if (op.num_results() > 0 && !op.result(0)->name_hint().empty()) label = "%" + op.result(0)->name_hint() + " = ";
@@ -37,7 +33,7 @@ std::string op_label(const Operation& op, size_t index) {
 
 std::vector<ScheduledUse> read_uses(const Operation& op) {
   std::vector<ScheduledUse> uses;
-  const Attribute* resources = op.attr("resources");
+  const Attribute* resources = op.attr(attr::resources.name);
   if (!resources || !resources->is_array()) return uses;
   for (const Attribute& row : resources->as_array()) {
     if (!row.is_array() || row.as_array().empty() || !row.as_array()[0].is_string()) continue;
@@ -54,12 +50,12 @@ std::vector<ScheduledUse> read_uses(const Operation& op) {
 
 void collect(const Region& region, const std::string& kernel, std::vector<ScheduledLoop>& loops) {
   for (const auto& op : region.operations()) {
-    if (op->kind() == OpKind::for_ && op->has_attr("ii")) {
+    if (op->kind() == OpKind::for_ && op->has(attr::ii)) {
       ScheduledLoop loop;
       loop.title = fmt::format("kernel {}, loop at line {}", kernel, op->location().line);
-      loop.ii = std::max<int64_t>(1, op->int_attr("ii", 1));
-      loop.stages = op->int_attr("stages", 1);
-      loop.generator = op->string_attr("generator", "");
+      loop.ii = std::max<int64_t>(1, op->get(attr::ii, 1));
+      loop.stages = op->get(attr::stages, 1);
+      loop.generator = op->get(attr::generator);
       const auto& body = op->region(0).operations();
       for (size_t index = 0; index < body.size(); ++index) {
         const Operation& inner = *body[index];
@@ -69,10 +65,10 @@ void collect(const Region& region, const std::string& kernel, std::vector<Schedu
         scheduled.short_label = inner.num_results() > 0 && !inner.result(0)->name_hint().empty()
                                     ? "%" + inner.result(0)->name_hint() + " " + std::string(inner.name())
                                     : std::string(inner.name());
-        scheduled.stage = int_or(inner.attr("stage"), 0);
-        scheduled.order = int_or(inner.attr("order"), static_cast<int64_t>(index));
-        scheduled.cycle = int_or(inner.attr("cycle"), -1);
-        scheduled.latency = std::max<int64_t>(1, int_or(inner.attr("latency"), 1));
+        scheduled.stage = inner.get(attr::stage);
+        scheduled.order = inner.get(attr::order, static_cast<int64_t>(index));
+        scheduled.cycle = inner.get(attr::cycle, -1);
+        scheduled.latency = std::max<int64_t>(1, inner.get(attr::latency, 1));
         scheduled.uses = read_uses(inner);
         if (scheduled.uses.empty()) {
           std::string_view pipe = to_string(inner.info().pipe);

@@ -101,8 +101,10 @@ void BodyEmitter::line(int indent, const std::string& text) {
 // Attributes the scheduling passes publish (docs/passes/): they describe when an op issues, not
 // what it computes, so the per-op comments leave them out.
 static bool is_schedule_annotation(const std::string& name) {
-  static const std::set<std::string> names = {"latency", "resources", "resource_kind", "order", "cycle",
-                                              "stage", "group", "group_pending", "ii", "stages", "generator"};
+  static const std::set<std::string> names = {attr::latency.name, attr::resources.name, attr::resource_kind.name,
+                                              attr::order.name,   attr::cycle.name,     attr::stage.name,
+                                              attr::group.name,   attr::group_pending.name, attr::ii.name,
+                                              attr::stages.name,  attr::generator.name};
   return names.count(name) || name.rfind("tileas.", 0) == 0;
 }
 

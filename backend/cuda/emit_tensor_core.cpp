@@ -90,9 +90,9 @@ void TensorCoreKernel::emit_summary() {
                       "compute warpgroups 1..{} ({} threads, {})",
                       registers(producer_), compute_threads_ / kWarpgroup, compute_threads_, registers(compute_)));
   walk(compute_->region(), [&](const Operation& op) {
-    if (op.kind() == OpKind::for_ && op.has_attr("ii"))
-      line(0, fmt::format("//   schedule: loop at line {}: ii {}, {} stage(s){}", op.location().line, op.int_attr("ii"),
-                          op.int_attr("stages", 1),
+    if (op.kind() == OpKind::for_ && op.has(attr::ii))
+      line(0, fmt::format("//   schedule: loop at line {}: ii {}, {} stage(s){}", op.location().line, op.get(attr::ii),
+                          op.get(attr::stages, 1),
                           op.has_attr("pipeline") ? fmt::format(", pipeline({})", op.int_attr("pipeline")) : ""));
   });
   line(0, fmt::format("// shared memory: {} bytes (1024 of them for aligning the base)", shared_bytes_));

@@ -108,7 +108,7 @@ bool assign_named_barriers(Operation& kernel, DiagnosticEngine& diagnostics) {
     builder.set_location(use->location());
     std::vector<std::pair<std::string, Attribute>> attributes{{"id", Attribute(int64_t{mutex.id})},
                                                               {"threads", Attribute(threads_of(*use))}};
-    for (const char* copied : {"stage", "order"})
+    for (const char* copied : {attr::stage.name, attr::order.name})
       if (const Attribute* value = use->attr(copied)) attributes.emplace_back(copied, *value);
     builder.create(use->kind() == OpKind::mutex_lock ? OpKind::named_barrier_sync : OpKind::named_barrier_arrive, {}, {},
                    std::move(attributes));

@@ -104,7 +104,7 @@ class PipeLowering {
 
   Operation* create(Builder& builder, const Operation& original, OpKind kind, const std::vector<Value*>& operands,
                     const std::vector<Type>& types, std::vector<std::pair<std::string, Attribute>> attributes = {}) {
-    for (const char* copied : {"stage", "order"})
+    for (const char* copied : {attr::stage.name, attr::order.name})
       if (const Attribute* value = original.attr(copied)) attributes.emplace_back(copied, *value);
     return builder.create(kind, operands, types, std::move(attributes));
   }
