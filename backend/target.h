@@ -47,6 +47,7 @@ struct MmaInstruction {
   // name the same classes. `what` says it for a message ("16-bit", "8-bit", "tf32").
   std::string_view kind;
   std::string_view what;
+  std::string_view about;  // the inputs in a few words, for the comment on its .cu wrapper
   std::span<const MmaInput> inputs;  // A's element types; B's is the same (8-bit: either one)
   int64_t m = 0;           // accumulator rows of one instruction (WGMMA: per compute warpgroup)
   int64_t k = 0;           // K of one instruction, in elements (32 bytes of K)

@@ -534,7 +534,7 @@ bool Analysis::hold_mma(const Operation& op) {
                   .register_a = a_registers != nullptr, .a_mn_major = a && !a->k_major(), .b_k_major = b->transposed};
     needs_.wgmma_shapes.insert(plan.wgmma);
   } else {
-    needs_.tcgen05_kinds.insert(std::string(row->kind));
+    needs_.tcgen05_kinds.emplace(row->kind, row);
   }
   mma_plans_[&op] = plan;
   mma_ops_.push_back(&op);

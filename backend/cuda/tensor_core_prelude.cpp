@@ -519,11 +519,8 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   if (needs.tma_3d) out += kTma3d;
   if (needs.target->mma == target::MmaFamily::tcgen05) {
     out += kBlackwell;
-    for (const std::string& kind : needs.tcgen05_kinds) {
-      if (kind == "f8f6f4") out += tcgen05_kind_wrapper(kind, "8-bit floats (the instruction descriptor gives e4m3 or e5m2)");
-      else if (kind == "tf32") out += tcgen05_kind_wrapper(kind, "f32 inputs read as tf32 (the instruction descriptor's formats are 2)");
-      else if (kind != "f16") out += tcgen05_kind_wrapper(kind, "kind::" + kind);
-    }
+    for (const auto& [kind, row] : needs.tcgen05_kinds)
+      if (kind != "f16") out += tcgen05_kind_wrapper(std::string(kind), std::string(row->about));
     return out;
   }
   out += kHopper;

@@ -7,10 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
+#include <string_view>
 
 namespace tilec::target {
+struct MmaInstruction;
 struct Target;
 }  // namespace tilec::target
 
@@ -35,8 +38,9 @@ struct WgmmaShape {
 struct TensorCoreNeeds {
   const target::Target* target = nullptr;  // backend/target.h
   std::set<WgmmaShape> wgmma_shapes;       // sm_90a
-  // sm_100a: the tcgen05.mma kinds used beyond kind::f16 ("f8f6f4", "tf32"), one wrapper each.
-  std::set<std::string> tcgen05_kinds;
+  // sm_100a: the tcgen05.mma kinds used ("f16", "f8f6f4", "tf32") and a row of each; every kind
+  // but kind::f16 (in the common part) gets a wrapper.
+  std::map<std::string_view, const target::MmaInstruction*> tcgen05_kinds;
   bool tma_3d = false;          // a TMA load or store of a rank-3 tensor (a batch of matrices)
 };
 
