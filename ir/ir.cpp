@@ -102,6 +102,14 @@ void walk(const Region& region, const std::function<void(const Operation&)>& vis
   }
 }
 
+std::optional<TensorAccess> tensor_access(const Operation& op) {
+  const OpInfo& info = op.info();
+  if (info.tensor_operand < 0 || static_cast<size_t>(info.tensor_operand) >= op.num_operands()) return std::nullopt;
+  return TensorAccess{.tensor = op.operand(static_cast<size_t>(info.tensor_operand)),
+                      .reads = info.has(kReadsMemory),
+                      .writes = info.has(kWritesMemory)};
+}
+
 bool contains(const Region& region, OpKind kind) {
   for (const auto& op : region.operations()) {
     if (op->kind() == kind) return true;

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,17 @@ std::string kernel_name(const Operation& kernel);
 void walk(Region& region, const std::function<void(Operation&)>& visit);
 void walk(const Region& region, const std::function<void(const Operation&)>& visit);
 void walk(Module& module, const std::function<void(Operation&)>& visit);
+
+// The global tensor an op itself reads or writes, from the op table (kReadsMemory, kWritesMemory
+// and the tensor operand): load, tma_load and tma_load_async read it, store writes it. The one
+// place passes, the interpreter and the backends learn an op's memory effect; a for/if has none
+// of its own (walk its regions).
+struct TensorAccess {
+  Value* tensor = nullptr;
+  bool reads = false;
+  bool writes = false;
+};
+std::optional<TensorAccess> tensor_access(const Operation& op);
 
 // Whether an op of `kind` is nested under `region` (at any depth).
 bool contains(const Region& region, OpKind kind);

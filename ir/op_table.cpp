@@ -8,8 +8,8 @@ namespace tilec {
 namespace {
 
 constexpr OpInfo kOps[] = {
-#define TILEC_OP_ROW(kind, name, min_ops, max_ops, results, regions, traits, pipe, description) \
-  {OpKind::kind, name, min_ops, max_ops, results, regions, traits, Pipe::pipe, description},
+#define TILEC_OP_ROW(kind, name, min_ops, max_ops, results, regions, traits, pipe, tensor, description) \
+  {OpKind::kind, name, min_ops, max_ops, results, regions, traits, Pipe::pipe, tensor, description},
     TILEC_OPS(TILEC_OP_ROW)
 #undef TILEC_OP_ROW
 };

@@ -13,102 +13,103 @@
 namespace tilec {
 
 // X-macro: kind, text name, min operands, max operands (-1 = any), results (-1 = any),
-// regions, traits, pipe, description.
+// regions, traits, pipe, tensor operand (the global tensor a kReadsMemory or kWritesMemory op
+// accesses; -1 = none), description.
 #define TILEC_OPS(X)                                                                             \
-  X(kernel, "kernel", 0, 0, 0, 1, kIsolated, none, "a kernel: params are its region's arguments") \
-  X(return_, "return", 0, 0, 0, 0, kTerminator, none, "ends a kernel body")                       \
-  X(yield, "yield", 0, -1, 0, 0, kTerminator, none, "ends a for/if region, passing its values")   \
-  X(for_, "for", 3, -1, -1, 1, 0, none,                                                          \
+  X(kernel, "kernel", 0, 0, 0, 1, kIsolated, none, -1, "a kernel: params are its region's arguments") \
+  X(return_, "return", 0, 0, 0, 0, kTerminator, none, -1, "ends a kernel body")                       \
+  X(yield, "yield", 0, -1, 0, 0, kTerminator, none, -1, "ends a for/if region, passing its values")   \
+  X(for_, "for", 3, -1, -1, 1, 0, none, -1,                                                          \
     "loop lb..ub by step; operands after the bounds seed the carried values")                     \
-  X(if_, "if", 1, 1, -1, 2, 0, none, "runs the then or else region; results are yielded")         \
-  X(grid_ids, "grid_ids", 1, -1, -1, 0, kPure, SIMT,                                             \
+  X(if_, "if", 1, 1, -1, 2, 0, none, -1, "runs the then or else region; results are yielded")         \
+  X(grid_ids, "grid_ids", 1, -1, -1, 0, kPure, SIMT, -1,                                             \
     "this CTA's tile coordinates within a grid of the given extents")                             \
-  X(sm_count, "sm_count", 0, 0, 1, 0, kPure, SIMT,                                             \
+  X(sm_count, "sm_count", 0, 0, 1, 0, kPure, SIMT, -1,                                             \
     "the launching device's SM count, or the `workers` attribute when given (persistent-tiles)")  \
-  X(constant, "constant", 0, 0, 1, 0, kPure, SIMT, "a scalar constant (attribute value)")        \
-  X(dim, "dim", 1, 1, 1, 0, kPure, SIMT, "extent of a tensor along `axis`")                      \
-  X(add, "add", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a + b (broadcasting)")      \
-  X(sub, "sub", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a - b (broadcasting)")      \
-  X(mul, "mul", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a * b (broadcasting)")      \
-  X(div, "div", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise a / b (broadcasting)")      \
-  X(rem, "rem", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, "integer remainder a % b")               \
-  X(cdiv, "cdiv", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, "integer ceiling division")            \
-  X(max, "max", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise maximum")                   \
-  X(min, "min", 2, 2, 1, 0, kPure | kElementwise, SIMT, "elementwise minimum")                   \
-  X(cmp, "cmp", 2, 2, 1, 0, kPure | kElementwise, SIMT, "comparison `predicate` giving i1")      \
-  X(select, "select", 3, 3, 1, 0, kPure | kElementwise, SIMT, "c ? a : b elementwise")           \
-  X(neg, "neg", 1, 1, 1, 0, kPure | kElementwise, SIMT, "elementwise negation")                  \
-  X(exp, "exp", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise e^x")                        \
-  X(sqrt, "sqrt", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise square root")              \
-  X(rsqrt, "rsqrt", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise 1/sqrt(x)")              \
-  X(relu, "relu", 1, 1, 1, 0, kPure | kElementwise, SIMT, "elementwise max(x, 0)")               \
-  X(tanh, "tanh", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise hyperbolic tangent")        \
-  X(erf, "erf", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise error function")             \
-  X(log, "log", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise natural logarithm")          \
-  X(sigmoid, "sigmoid", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise 1 / (1 + e^-x)")     \
-  X(pow, "pow", 2, 2, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, "elementwise a^b (broadcasting)")         \
-  X(abs, "abs", 1, 1, 1, 0, kPure | kElementwise, SIMT, "elementwise absolute value")            \
-  X(and_, "and", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, "elementwise logical and of i1 masks")  \
-  X(or_, "or", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, "elementwise logical or of i1 masks")     \
-  X(not_, "not", 1, 1, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, "elementwise logical not of an i1 mask") \
-  X(cast, "cast", 1, 1, 1, 0, kPure | kElementwise, SIMT,                                        \
+  X(constant, "constant", 0, 0, 1, 0, kPure, SIMT, -1, "a scalar constant (attribute value)")        \
+  X(dim, "dim", 1, 1, 1, 0, kPure, SIMT, -1, "extent of a tensor along `axis`")                      \
+  X(add, "add", 2, 2, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise a + b (broadcasting)")      \
+  X(sub, "sub", 2, 2, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise a - b (broadcasting)")      \
+  X(mul, "mul", 2, 2, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise a * b (broadcasting)")      \
+  X(div, "div", 2, 2, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise a / b (broadcasting)")      \
+  X(rem, "rem", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, -1, "integer remainder a % b")               \
+  X(cdiv, "cdiv", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, -1, "integer ceiling division")            \
+  X(max, "max", 2, 2, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise maximum")                   \
+  X(min, "min", 2, 2, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise minimum")                   \
+  X(cmp, "cmp", 2, 2, 1, 0, kPure | kElementwise, SIMT, -1, "comparison `predicate` giving i1")      \
+  X(select, "select", 3, 3, 1, 0, kPure | kElementwise, SIMT, -1, "c ? a : b elementwise")           \
+  X(neg, "neg", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise negation")                  \
+  X(exp, "exp", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise e^x")                        \
+  X(sqrt, "sqrt", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise square root")              \
+  X(rsqrt, "rsqrt", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise 1/sqrt(x)")              \
+  X(relu, "relu", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise max(x, 0)")               \
+  X(tanh, "tanh", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise hyperbolic tangent")        \
+  X(erf, "erf", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise error function")             \
+  X(log, "log", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise natural logarithm")          \
+  X(sigmoid, "sigmoid", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise 1 / (1 + e^-x)")     \
+  X(pow, "pow", 2, 2, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise a^b (broadcasting)")         \
+  X(abs, "abs", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise absolute value")            \
+  X(and_, "and", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical and of i1 masks")  \
+  X(or_, "or", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical or of i1 masks")     \
+  X(not_, "not", 1, 1, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical not of an i1 mask") \
+  X(cast, "cast", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1,                                        \
     "element type conversion (round to nearest even)")                                           \
-  X(zeros, "zeros", 0, 0, 1, 0, kPure, SIMT, "a tile of zeros")                                  \
-  X(full, "full", 1, 1, 1, 0, kPure, SIMT, "a tile filled with a scalar")                        \
-  X(iota, "iota", 0, 0, 1, 0, kPure, SIMT, "a tile of each element's index along `axis`")        \
-  X(transpose, "transpose", 1, 1, 1, 0, kPure, SIMT, "a 2-D tile with rows and columns swapped")  \
-  X(reduce_sum, "reduce_sum", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \
+  X(zeros, "zeros", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of zeros")                                  \
+  X(full, "full", 1, 1, 1, 0, kPure, SIMT, -1, "a tile filled with a scalar")                        \
+  X(iota, "iota", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of each element's index along `axis`")        \
+  X(transpose, "transpose", 1, 1, 1, 0, kPure, SIMT, -1, "a 2-D tile with rows and columns swapped")  \
+  X(reduce_sum, "reduce_sum", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \
     "sum along `axis`, keeping it with extent 1")                                                \
-  X(reduce_max, "reduce_max", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \
+  X(reduce_max, "reduce_max", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \
     "maximum along `axis`, keeping it with extent 1")                                            \
-  X(reduce_min, "reduce_min", 1, 1, 1, 0, kPure | kReduction, SIMT,                              \
+  X(reduce_min, "reduce_min", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \
     "minimum along `axis`, keeping it with extent 1")                                            \
-  X(load, "load", 1, -1, 1, 0, kReadsMemory, LSU,                                                \
+  X(load, "load", 1, -1, 1, 0, kReadsMemory, LSU, 0,                                                \
     "load the tile at tile coordinates of a tensor into registers (zero outside)")               \
-  X(tma_load, "tma_load", 1, -1, 1, 0, kReadsMemory | kAsync, TMA,                               \
+  X(tma_load, "tma_load", 1, -1, 1, 0, kReadsMemory | kAsync, TMA, 0,                               \
     "bulk tensor copy of a tile into shared memory (zero outside)")                              \
-  X(store, "store", 2, -1, 0, 0, kWritesMemory, LSU,                                             \
+  X(store, "store", 2, -1, 0, 0, kWritesMemory, LSU, 0,                                             \
     "store a tile at tile coordinates of a tensor (elements outside are dropped)")               \
-  X(mma, "mma", 3, 3, 1, 0, kPure, MMA, "acc + a·b on the tensor cores")                          \
+  X(mma, "mma", 3, 3, 1, 0, kPure, MMA, -1, "acc + a·b on the tensor cores")                          \
   /* materialize-schedule: Pipe_ and Mutex_ values (docs/ir.md, "Pipes and mutexes") */         \
-  X(pipe_create, "pipe_create", 0, 0, 1, 0, kSync, none,                                             \
+  X(pipe_create, "pipe_create", 0, 0, 1, 0, kSync, none, -1,                                             \
     "a Pipe_: a ring of `depth` slots between a producer and its consumers")                     \
-  X(pipe_producer_acquire, "pipe_producer_acquire", 1, 1, 0, 0, kSync, none,                         \
+  X(pipe_producer_acquire, "pipe_producer_acquire", 1, 1, 0, 0, kSync, none, -1,                         \
     "the producer waits until the pipe's next slot is free")                                     \
-  X(pipe_producer_commit, "pipe_producer_commit", 2, 2, 0, 0, kSync, none,                           \
+  X(pipe_producer_commit, "pipe_producer_commit", 2, 2, 0, 0, kSync, none, -1,                           \
     "the producer puts its value in the acquired slot and publishes it")                         \
-  X(pipe_consumer_wait, "pipe_consumer_wait", 1, 1, 1, 0, kSync, none,                               \
+  X(pipe_consumer_wait, "pipe_consumer_wait", 1, 1, 1, 0, kSync, none, -1,                               \
     "the consumer waits for the oldest published slot and gives its value")                      \
-  X(pipe_consumer_release, "pipe_consumer_release", 1, 1, 0, 0, kSync, none,                         \
+  X(pipe_consumer_release, "pipe_consumer_release", 1, 1, 0, 0, kSync, none, -1,                         \
     "the consumer frees the oldest slot it waited for")                                          \
-  X(mutex_create, "mutex_create", 0, 0, 1, 0, kSync, none, "a Mutex_: exclusive access, no slack")   \
-  X(mutex_lock, "mutex_lock", 1, 1, 0, 0, kSync, none, "enters the mutex's protected work")          \
-  X(mutex_unlock, "mutex_unlock", 1, 1, 0, 0, kSync, none, "leaves the mutex's protected work")      \
+  X(mutex_create, "mutex_create", 0, 0, 1, 0, kSync, none, -1, "a Mutex_: exclusive access, no slack")   \
+  X(mutex_lock, "mutex_lock", 1, 1, 0, 0, kSync, none, -1, "enters the mutex's protected work")          \
+  X(mutex_unlock, "mutex_unlock", 1, 1, 0, 0, kSync, none, -1, "leaves the mutex's protected work")      \
   /* insert-sync: mbarriers, stage buffers, events, named barriers (docs/ir.md, "Synchronization") */ \
-  X(mbarrier_create, "mbarrier_create", 0, 0, 1, 0, kSync, none,                                     \
+  X(mbarrier_create, "mbarrier_create", 0, 0, 1, 0, kSync, none, -1,                                     \
     "`count` mbarriers in shared memory, each expecting `arrivals` arrivals per phase")          \
-  X(mbarrier_arrive, "mbarrier_arrive", 2, 2, 0, 0, kSync, none,                                     \
+  X(mbarrier_arrive, "mbarrier_arrive", 2, 2, 0, 0, kSync, none, -1,                                     \
     "one arrival on barrier [slot]; with `expect_tx` it also expects that many bytes")           \
-  X(mbarrier_wait, "mbarrier_wait", 3, 3, 0, 0, kSync, none,                                         \
+  X(mbarrier_wait, "mbarrier_wait", 3, 3, 0, 0, kSync, none, -1,                                         \
     "waits until the phase of barrier [slot] with the given parity has completed")               \
-  X(stage_buffer, "stage_buffer", 2, 2, 1, 0, kSync, none,                                           \
+  X(stage_buffer, "stage_buffer", 2, 2, 1, 0, kSync, none, -1,                                           \
     "a pipe's storage: `depth` slots in shared memory guarded by its full and empty barriers")   \
-  X(stage_write, "stage_write", 3, 3, 0, 0, kSync, none, "writes a value into slot [slot] of a stage buffer") \
-  X(stage_read, "stage_read", 2, 2, 1, 0, kSync, none, "reads slot [slot] of a stage buffer")        \
-  X(tma_load_async, "tma_load_async", 3, -1, 0, 0, kReadsMemory | kAsync | kSync, TMA,                   \
+  X(stage_write, "stage_write", 3, 3, 0, 0, kSync, none, -1, "writes a value into slot [slot] of a stage buffer") \
+  X(stage_read, "stage_read", 2, 2, 1, 0, kSync, none, -1, "reads slot [slot] of a stage buffer")        \
+  X(tma_load_async, "tma_load_async", 3, -1, 0, 0, kReadsMemory | kAsync | kSync, TMA, 2,                   \
     "bulk tensor copy into slot [slot] of a stage buffer, completing bytes on its full barrier")  \
-  X(stage_advance, "stage_advance", 2, 2, 2, 0, kPure | kSync, SIMT,                                     \
+  X(stage_advance, "stage_advance", 2, 2, 2, 0, kPure | kSync, SIMT, -1,                                     \
     "the next (index, phase) of a pipeline state: index + 1 wrapping at `count`, phase flipped on wrap") \
-  X(event_set, "event_set", 0, 0, 0, 0, kSync, none, "signals cross-pipe event `event` of pipe pair `from`->`to`") \
-  X(event_wait, "event_wait", 0, 0, 0, 0, kSync, none, "waits for cross-pipe event `event` of pipe pair `from`->`to`") \
-  X(named_barrier_sync, "named_barrier_sync", 0, 0, 0, 0, kSync, none,                               \
+  X(event_set, "event_set", 0, 0, 0, 0, kSync, none, -1, "signals cross-pipe event `event` of pipe pair `from`->`to`") \
+  X(event_wait, "event_wait", 0, 0, 0, 0, kSync, none, -1, "waits for cross-pipe event `event` of pipe pair `from`->`to`") \
+  X(named_barrier_sync, "named_barrier_sync", 0, 0, 0, 0, kSync, none, -1,                               \
     "bar.sync `id`, `threads`: arrive and wait until `threads` threads have arrived")            \
-  X(named_barrier_arrive, "named_barrier_arrive", 0, 0, 0, 0, kSync, none,                           \
+  X(named_barrier_arrive, "named_barrier_arrive", 0, 0, 0, 0, kSync, none, -1,                           \
     "bar.arrive `id`, `threads`: arrive without waiting")                                        \
   /* warp-specialize: agents of one CTA running concurrently */                                  \
-  X(warp_specialize, "warp_specialize", 0, 0, 0, 1, 0, none,                                     \
+  X(warp_specialize, "warp_specialize", 0, 0, 0, 1, 0, none, -1,                                     \
     "runs the `agent` ops of its region concurrently and continues when all have finished")     \
-  X(agent, "agent", 0, 0, 0, 1, 0, none, "one agent (warps of one role) of a warp_specialize")
+  X(agent, "agent", 0, 0, 0, 1, 0, none, -1, "one agent (warps of one role) of a warp_specialize")
 
 enum class OpKind : uint16_t {
 #define TILEC_OP_ENUM(kind, ...) kind,
@@ -147,6 +148,7 @@ struct OpInfo {
   uint8_t regions;
   uint32_t traits;
   Pipe pipe;
+  int8_t tensor_operand;  // the operand a memory op reads or writes; -1: none (tensor_access)
   std::string_view description;
 
   bool has(OpTrait trait) const { return (traits & trait) != 0; }

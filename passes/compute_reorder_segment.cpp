@@ -26,10 +26,6 @@ reorder::Pipe engine_pipe(Pipe pipe) {
   return reorder::Pipe::SIMT;
 }
 
-bool is_memory_access(OpKind kind) {
-  return kind == OpKind::load || kind == OpKind::tma_load || kind == OpKind::store;
-}
-
 class SegmentBuilder {
  public:
   reorder::Statement statement(const Operation& op, size_t index) { return make_statement(op, index); }
@@ -41,6 +37,11 @@ class SegmentBuilder {
   int number(const Value* value) {
     auto [it, inserted] = numbers_.try_emplace(value, static_cast<int>(numbers_.size()));
     return it->second;
+  }
+
+  void add_access(const TensorAccess& access, reorder::Statement& statement) {
+    if (access.reads) statement.reads.push_back(memory_identity(access.tensor));
+    if (access.writes) statement.writes.push_back(memory_identity(access.tensor));
   }
 
   // Phase 1 for a for/if: the values from outside its regions, and the tensors it accesses.
@@ -63,8 +64,7 @@ class SegmentBuilder {
     for (Operation* inner : nested) {
       for (Value* operand : inner->operands())
         if (!inside.count(operand)) statement.reads.push_back(value_identity(operand));
-      if (inner->kind() == OpKind::store) statement.writes.push_back(memory_identity(inner->operand(0)));
-      else if (is_memory_access(inner->kind())) statement.reads.push_back(memory_identity(inner->operand(0)));
+      if (auto access = tensor_access(*inner)) add_access(*access, statement);
       else if (!inner->info().has(kPure) && inner->kind() != OpKind::for_ && inner->kind() != OpKind::if_ &&
                !inner->info().has(kTerminator))
         statement.kind = reorder::StatementKind::barrier;  // an unknown side effect inside
@@ -80,10 +80,8 @@ class SegmentBuilder {
     if (op.kind() == OpKind::for_ || op.kind() == OpKind::if_) {
       statement.kind = reorder::StatementKind::control;
       summarize_control(op, statement);
-    } else if (op.kind() == OpKind::store) {
-      statement.writes.push_back(memory_identity(op.operand(0)));
-    } else if (is_memory_access(op.kind())) {
-      statement.reads.push_back(memory_identity(op.operand(0)));
+    } else if (auto access = tensor_access(op)) {
+      add_access(*access, statement);
     } else if (op.kind() == OpKind::grid_ids || !op.info().has(kPure) || op.num_regions() != 0) {
       statement.kind = reorder::StatementKind::barrier;
     }

@@ -59,8 +59,10 @@ struct MemoryAccess {
 };
 
 void collect_access(const Operation& op, MemoryAccess& access) {
-  if (op.kind() == OpKind::load || op.kind() == OpKind::tma_load) access.reads.insert(op.operand(0));
-  if (op.kind() == OpKind::store) access.writes.insert(op.operand(0));
+  if (auto tensor = tensor_access(op)) {
+    if (tensor->reads) access.reads.insert(tensor->tensor);
+    if (tensor->writes) access.writes.insert(tensor->tensor);
+  }
   for (size_t r = 0; r < op.num_regions(); ++r)
     for (const auto& inner : op.region(r).operations()) collect_access(*inner, access);
 }

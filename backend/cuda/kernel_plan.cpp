@@ -114,9 +114,10 @@ class Planner {
       plan_.tensor_dims[param.value] = std::move(extents);
     }
     walk(body, [&](const Operation& op) {
-      if (op.kind() != OpKind::store) return;
+      auto access = tensor_access(op);
+      if (!access || !access->writes) return;
       for (ParamPlan& param : plan_.params)
-        if (param.value == op.operand(0)) param.written = true;
+        if (param.value == access->tensor) param.written = true;
     });
   }
 
@@ -126,25 +127,15 @@ class Planner {
   void check_supported(const Region& body) {
     std::vector<const Operation*> tensor_core_ops;
     walk(body, [&](const Operation& op) {
-      switch (op.kind()) {
-        case OpKind::tma_load_async:
-        case OpKind::event_set: case OpKind::event_wait: case OpKind::named_barrier_sync:
-        case OpKind::named_barrier_arrive: case OpKind::mbarrier_create: case OpKind::mbarrier_arrive:
-        case OpKind::mbarrier_wait: case OpKind::stage_buffer: case OpKind::stage_write: case OpKind::stage_read:
-        case OpKind::stage_advance: case OpKind::warp_specialize: case OpKind::agent:
-        case OpKind::pipe_create: case OpKind::pipe_producer_acquire: case OpKind::pipe_producer_commit:
-        case OpKind::pipe_consumer_wait: case OpKind::pipe_consumer_release: case OpKind::mutex_create:
-        case OpKind::mutex_lock: case OpKind::mutex_unlock:
-          if (std::none_of(tensor_core_ops.begin(), tensor_core_ops.end(),
-                           [&](const Operation* seen) { return seen->kind() == op.kind(); }))
-            tensor_core_ops.push_back(&op);
-          return;
-        default: break;
+      if (op.info().has(kSync) || op.kind() == OpKind::warp_specialize || op.kind() == OpKind::agent) {
+        if (std::none_of(tensor_core_ops.begin(), tensor_core_ops.end(),
+                         [&](const Operation* seen) { return seen->kind() == op.kind(); }))
+          tensor_core_ops.push_back(&op);
+        return;
       }
       auto check_type = [&](const Type& type) {
         if (type.is_scalar() || type.is_tile()) return true;
-        if (type.is_tensor() && (op.kind() == OpKind::load || op.kind() == OpKind::tma_load || op.kind() == OpKind::store ||
-                                 op.kind() == OpKind::dim))
+        if (type.is_tensor() && (tensor_access(op) || op.kind() == OpKind::dim))
           return true;
         unsupported(op, fmt::format("values of type {} in '{}'", type.to_string(), op.name()));
         return false;

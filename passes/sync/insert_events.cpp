@@ -70,7 +70,6 @@ namespace {
 Pipe pipe_of(const Operation& op) { return op.info().pipe == Pipe::none ? Pipe::SIMT : op.info().pipe; }
 bool is_async(const Operation& op) { return op.info().has(kAsync) || op.info().pipe == Pipe::MMA; }
 bool is_control(const Operation& op) { return op.kind() == OpKind::for_ || op.kind() == OpKind::if_; }
-bool is_tensor_access(OpKind kind) { return kind == OpKind::load || kind == OpKind::tma_load || kind == OpKind::store; }
 
 // The op itself, or every op nested in it.
 std::vector<Operation*> ops_of(Operation& op) {
@@ -256,10 +255,10 @@ class EventInserter {
     std::vector<Operation*> producer_ops = ops_of(producer);
     std::vector<Operation*> consumer_ops = ops_of(consumer);
     for (Operation* from : producer_ops) {
-      if (!is_tensor_access(from->kind())) continue;
+      auto first = tensor_access(*from);
+      if (!first) continue;
       for (Operation* to : consumer_ops)
-        if (is_tensor_access(to->kind()) && from->operand(0) == to->operand(0) &&
-            (from->kind() == OpKind::store || to->kind() == OpKind::store))
+        if (auto second = tensor_access(*to); second && first->tensor == second->tensor && (first->writes || second->writes))
           pairs.emplace_back(from, to);
     }
     std::set<std::pair<Pipe, Pipe>> needed;

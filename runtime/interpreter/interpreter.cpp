@@ -580,8 +580,9 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
     }
     if (options.detect_store_races) {
       walk(const_cast<Region&>(body), [&](Operation& op) {
-        if (op.kind() != OpKind::store || op.num_operands() == 0) return;
-        const RuntimeValue* target = host.lookup(op.operand(0));
+        auto access = tensor_access(op);
+        if (!access || !access->writes) return;
+        const RuntimeValue* target = host.lookup(access->tensor);
         if (!target || !target->tensor || launch.owners.count(target->tensor)) return;
         auto table = std::make_unique<OwnerTable>(static_cast<size_t>(target->tensor->element_count()));
         for (auto& owner : *table) owner.store(-1, std::memory_order_relaxed);

@@ -38,11 +38,11 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   const Region& body = kernel.region();
   std::vector<bool> loaded(body.num_arguments(), false), stored(body.num_arguments(), false);
   walk(const_cast<Region&>(body), [&](Operation& op) {
-    if (op.num_operands() == 0 || !op.operand(0)->is_argument() || op.operand(0)->owner_region() != &body)
-      return;
-    size_t position = op.operand(0)->index();
-    if (op.kind() == OpKind::store) stored[position] = true;
-    else if (op.kind() == OpKind::load || op.kind() == OpKind::tma_load) loaded[position] = true;
+    auto access = tensor_access(op);
+    if (!access || !access->tensor->is_argument() || access->tensor->owner_region() != &body) return;
+    size_t position = access->tensor->index();
+    stored[position] = stored[position] || access->writes;
+    loaded[position] = loaded[position] || access->reads;
   });
   buffers = KernelBuffers{};
   for (size_t i = 0; i < body.num_arguments(); ++i) {

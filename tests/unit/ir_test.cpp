@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <limits>
 #include <optional>
 #include <vector>
@@ -149,6 +151,45 @@ TEST(OpTable, OpsOnNoPipeAreStructureOrSynchronization) {
   EXPECT_TRUE(op_info(OpKind::tma_load_async).has(kSync));  // on the TMA pipe, into a stage buffer
   EXPECT_FALSE(op_info(OpKind::tma_load).has(kSync));
   EXPECT_FALSE(op_info(OpKind::warp_specialize).has(kSync));
+}
+
+// The tensor-operand column: exactly the ops that read or write global memory name one, and it
+// is an operand every such op has.
+TEST(OpTable, MemoryOpsNameTheirTensorOperand) {
+  for (const OpInfo& info : all_ops()) {
+    const bool memory = info.has(kReadsMemory) || info.has(kWritesMemory);
+    EXPECT_EQ(memory, info.tensor_operand >= 0) << info.name;
+    if (memory) {
+      EXPECT_LT(info.tensor_operand, info.min_operands) << info.name;
+    }
+  }
+}
+
+// tensor_access gives each memory op's tensor and direction, the TMA copy into a stage buffer
+// included (its tensor is operand 2), and nothing for other ops.
+TEST(OpTable, TensorAccessNamesTheTensorAndTheDirection) {
+  Compiled c = parse_tir(R"(module
+kernel @k(%A: tensor<M, K, bf16>, %C: tensor<M, K, bf16>) {
+  %M = dim %A {axis = 0} : index
+  %m = grid_ids %M {schedule = "tiles"} : index
+  %full = mbarrier_create {arrivals = 1, count = 2} : mbarrier
+  %empty = mbarrier_create {arrivals = 1, count = 2} : mbarrier
+  %buffer = stage_buffer %full, %empty : pipe<tile<64x32xbf16, smem>, 2>
+  %c0 = constant {value = 0} : index
+  tma_load_async %buffer, %c0, %A, %m, %c0
+  %t = load %C, %m, %c0 : tile<64x32xbf16, reg>
+  store %C, %m, %c0, %t
+  return
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::string> accesses;
+  walk(*c.module, [&](Operation& op) {
+    if (auto access = tensor_access(op))
+      accesses.push_back(fmt::format("{} {}{}{}", op.name(), access->tensor->name_hint(), access->reads ? " reads" : "",
+                                     access->writes ? " writes" : ""));
+  });
+  EXPECT_EQ(accesses, (std::vector<std::string>{"tma_load_async A reads", "load C reads", "store C writes"}));
 }
 
 // ir/fold.h: a fold gives the run-time result or nothing.
