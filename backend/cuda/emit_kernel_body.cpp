@@ -18,6 +18,7 @@
 #include <set>
 
 #include "backend/cuda/cuda_syntax.h"
+#include "backend/cuda/element_spellings.h"
 
 namespace tilec::cuda {
 
@@ -163,10 +164,13 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
   ScalarKind input = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
   std::string result_type(result == ScalarKind::index ? std::string_view(index_type_) : element_type(result));
   // Index arithmetic in a type other than int64_t goes through the prelude's index helpers.
-  bool index_helpers = input == ScalarKind::index && index_type_ != "int64_t";
-  std::string cdiv_helper = index_helpers ? fmt::format("cdiv_index<{}>", index_type_) : "cdiv_i64";
-  std::string max_helper = index_helpers ? fmt::format("max_index<{}>", index_type_) : "max_i64";
-  std::string min_helper = index_helpers ? fmt::format("min_index<{}>", index_type_) : "min_i64";
+  const std::string integer_helpers =
+      input == ScalarKind::index && index_type_ != "int64_t" ? fmt::format("index<{}>", index_type_) : "i64";
+  const ElementSpelling* spelling = element_spelling(op.kind());
+  auto spell = [&](std::string_view pattern, const std::vector<std::string>& operands) {
+    return fmt::format(fmt::runtime(pattern), fmt::arg("a", operands[0]), fmt::arg("b", operands.size() > 1 ? operands[1] : ""),
+                       fmt::arg("int", integer_helpers));
+  };
 
   if (op.kind() == OpKind::select) return fmt::format("({} ? {} : {})", args[0], args[1], args[2]);
   if (op.kind() == OpKind::cast) {
@@ -190,61 +194,23 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
     for (const std::string& arg : args) f32.push_back(narrow ? fmt::format("to_f32({})", arg) : arg);
     if (op.kind() == OpKind::cmp)
       return fmt::format("({} {} {})", f32[0], comparison(op.string_attr("predicate")), f32[1]);
-    std::string value;
-    switch (op.kind()) {
-      case OpKind::add: value = fmt::format("add_f32({}, {})", f32[0], f32[1]); break;
-      case OpKind::sub: value = fmt::format("sub_f32({}, {})", f32[0], f32[1]); break;
-      case OpKind::mul: value = fmt::format("mul_f32({}, {})", f32[0], f32[1]); break;
-      case OpKind::div: value = fmt::format("div_f32({}, {})", f32[0], f32[1]); break;
-      case OpKind::max: value = fmt::format("max_f32({}, {})", f32[0], f32[1]); break;
-      case OpKind::min: value = fmt::format("min_f32({}, {})", f32[0], f32[1]); break;
-      case OpKind::neg: value = fmt::format("-{}", f32[0]); break;
-      case OpKind::exp: value = fmt::format("exp_f32({})", f32[0]); break;
-      case OpKind::sqrt: value = fmt::format("sqrt_f32({})", f32[0]); break;
-      case OpKind::rsqrt: value = fmt::format("rsqrt_f32({})", f32[0]); break;
-      case OpKind::relu: value = fmt::format("relu_f32({})", f32[0]); break;
-      case OpKind::tanh: value = fmt::format("tanh_f32({})", f32[0]); break;
-      case OpKind::erf: value = fmt::format("erf_f32({})", f32[0]); break;
-      case OpKind::log: value = fmt::format("log_f32({})", f32[0]); break;
-      case OpKind::sigmoid: value = fmt::format("sigmoid_f32({})", f32[0]); break;
-      case OpKind::abs: value = fmt::format("abs_f32({})", f32[0]); break;
-      case OpKind::pow: value = fmt::format("pow_f32({}, {})", f32[0], f32[1]); break;
-      default: value = "/* unsupported */ 0.0f"; break;  // rejected by compute_kernel_plan
-    }
+    // No row: rejected by compute_kernel_plan.
+    std::string value = spelling && !spelling->f32.empty() ? spell(spelling->f32, f32) : "/* unsupported */ 0.0f";
     return narrow ? fmt::format("from_f32<{}>({})", result_type, value) : value;
   }
 
   // Integers: 64-bit arithmetic, narrowed back to i32 where that is the element type.
   if (op.kind() == OpKind::cmp)
     return fmt::format("({} {} {})", args[0], comparison(op.string_attr("predicate")), args[1]);
-  if (op.kind() == OpKind::and_) return fmt::format("({} && {})", args[0], args[1]);
-  if (op.kind() == OpKind::or_) return fmt::format("({} || {})", args[0], args[1]);
-  if (op.kind() == OpKind::not_) return fmt::format("(!{})", args[0]);
-  // x / 0, x % 0 and INT64_MIN / -1 are defined (docs/ir.md); the plain operators are used only
-  // for a constant divisor other than 0 and -1.
-  bool plain_division = divisor_is_safe(op);
+  if (spelling && !spelling->mask.empty()) return spell(spelling->mask, args);
   bool narrow = input == ScalarKind::i32 || input == ScalarKind::i1;
   std::vector<std::string> wide;
   for (const std::string& arg : args) wide.push_back(narrow ? fmt::format("int64_t({})", arg) : arg);
-  std::string value;
-  switch (op.kind()) {
-    case OpKind::add: value = fmt::format("{} + {}", wide[0], wide[1]); break;
-    case OpKind::sub: value = fmt::format("{} - {}", wide[0], wide[1]); break;
-    case OpKind::mul: value = fmt::format("{} * {}", wide[0], wide[1]); break;
-    case OpKind::div:
-      value = plain_division ? fmt::format("{} / {}", wide[0], wide[1]) : fmt::format("div_i64({}, {})", wide[0], wide[1]);
-      break;
-    case OpKind::rem:
-      value = plain_division ? fmt::format("{} % {}", wide[0], wide[1]) : fmt::format("rem_i64({}, {})", wide[0], wide[1]);
-      break;
-    case OpKind::cdiv: value = fmt::format("{}({}, {})", cdiv_helper, wide[0], wide[1]); break;
-    case OpKind::max: value = fmt::format("{}({}, {})", max_helper, wide[0], wide[1]); break;
-    case OpKind::min: value = fmt::format("{}({}, {})", min_helper, wide[0], wide[1]); break;
-    case OpKind::neg: value = fmt::format("-{}", wide[0]); break;
-    case OpKind::relu: value = fmt::format("{}({}, 0)", max_helper, wide[0]); break;
-    case OpKind::abs: value = fmt::format("abs_i64({})", wide[0]); break;
-    default: value = "/* unsupported */ 0"; break;  // rejected by compute_kernel_plan
-  }
+  std::string value = "/* unsupported */ 0";  // no row: rejected by compute_kernel_plan
+  if (spelling && !spelling->safe_divisor.empty() && divisor_is_safe(op))
+    value = spell(spelling->safe_divisor, wide);
+  else if (spelling && !spelling->integer.empty())
+    value = spell(spelling->integer, wide);
   return narrow ? fmt::format("static_cast<{}>({})", result_type, value) : value;
 }
 

@@ -5,7 +5,9 @@
 #include <regex>
 #include <stdexcept>
 
+#include "backend/cuda/cuda_prelude.h"
 #include "backend/cuda/cuda_syntax.h"
+#include "backend/cuda/element_spellings.h"
 #include "backend/cuda/kernel_plan.h"
 #include "tests/cuda/cuda_test_support.h"
 
@@ -372,6 +374,34 @@ kernel @bad(%X: tensor<N, f32>) {
   Emitted emitted = emit_text(text, "bad.tir", CudaEmitOptions{});
   EXPECT_FALSE(emitted.cuda);
   EXPECT_NE(emitted.diagnostics.find("error"), std::string::npos);
+}
+
+// Every elementwise op but cmp, select and cast (spelled by code) has a row with exactly the
+// spellings its traits allow, and every helper a spelling calls is defined by the prelude.
+TEST(CudaElementSpellings, EveryElementwiseOpHasItsSpellings) {
+  for (const OpInfo& info : all_ops()) {
+    const cuda::ElementSpelling* row = cuda::element_spelling(info.kind);
+    const bool by_code = info.kind == OpKind::cmp || info.kind == OpKind::select || info.kind == OpKind::cast;
+    if (!info.has(kElementwise) || by_code) {
+      EXPECT_EQ(row, nullptr) << info.name;
+      continue;
+    }
+    ASSERT_NE(row, nullptr) << info.name << " has no row in backend/cuda/element_spellings.cpp";
+    const bool masks = info.has(kMasksOnly);
+    EXPECT_EQ(row->f32.empty(), masks || info.has(kIntegersOnly)) << info.name;
+    EXPECT_EQ(row->integer.empty(), masks || info.has(kFloatsOnly)) << info.name;
+    EXPECT_EQ(row->mask.empty(), !masks) << info.name;
+  }
+  const std::string prelude(cuda::cuda_prelude());
+  const std::regex call(R"(([A-Za-z_][A-Za-z_0-9]*)\()");
+  for (const cuda::ElementSpelling& row : cuda::element_spellings()) {
+    for (std::string_view spelling : {row.f32, row.integer, row.safe_divisor, row.mask}) {
+      std::string text = std::regex_replace(std::string(spelling), std::regex("\\{int\\}"), "i64");
+      for (std::sregex_iterator it(text.begin(), text.end(), call), end; it != end; ++it)
+        EXPECT_TRUE(std::regex_search(prelude, std::regex("inline (float|int64_t) " + (*it)[1].str() + "\\(")))
+            << op_info(row.kind).name << ": the prelude defines no " << (*it)[1];
+    }
+  }
 }
 
 }  // namespace

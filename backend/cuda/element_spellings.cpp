@@ -1,0 +1,43 @@
+// backend/cuda/element_spellings.cpp — the rows of element_spellings.h.
+#include "backend/cuda/element_spellings.h"
+
+namespace tilec::cuda {
+namespace {
+
+constexpr ElementSpelling kSpellings[] = {
+    {.kind = OpKind::add, .f32 = "add_f32({a}, {b})", .integer = "{a} + {b}"},
+    {.kind = OpKind::sub, .f32 = "sub_f32({a}, {b})", .integer = "{a} - {b}"},
+    {.kind = OpKind::mul, .f32 = "mul_f32({a}, {b})", .integer = "{a} * {b}"},
+    // x / 0, x % 0 and INT64_MIN / -1 are defined (docs/ir.md): the helpers give their results.
+    {.kind = OpKind::div, .f32 = "div_f32({a}, {b})", .integer = "div_i64({a}, {b})", .safe_divisor = "{a} / {b}"},
+    {.kind = OpKind::rem, .integer = "rem_i64({a}, {b})", .safe_divisor = "{a} % {b}"},
+    {.kind = OpKind::cdiv, .integer = "cdiv_{int}({a}, {b})"},
+    {.kind = OpKind::max, .f32 = "max_f32({a}, {b})", .integer = "max_{int}({a}, {b})"},
+    {.kind = OpKind::min, .f32 = "min_f32({a}, {b})", .integer = "min_{int}({a}, {b})"},
+    {.kind = OpKind::neg, .f32 = "-{a}", .integer = "-{a}"},
+    {.kind = OpKind::exp, .f32 = "exp_f32({a})"},
+    {.kind = OpKind::sqrt, .f32 = "sqrt_f32({a})"},
+    {.kind = OpKind::rsqrt, .f32 = "rsqrt_f32({a})"},
+    {.kind = OpKind::relu, .f32 = "relu_f32({a})", .integer = "max_{int}({a}, 0)"},
+    {.kind = OpKind::tanh, .f32 = "tanh_f32({a})"},
+    {.kind = OpKind::erf, .f32 = "erf_f32({a})"},
+    {.kind = OpKind::log, .f32 = "log_f32({a})"},
+    {.kind = OpKind::sigmoid, .f32 = "sigmoid_f32({a})"},
+    {.kind = OpKind::pow, .f32 = "pow_f32({a}, {b})"},
+    {.kind = OpKind::abs, .f32 = "abs_f32({a})", .integer = "abs_i64({a})"},
+    {.kind = OpKind::and_, .mask = "({a} && {b})"},
+    {.kind = OpKind::or_, .mask = "({a} || {b})"},
+    {.kind = OpKind::not_, .mask = "(!{a})"},
+};
+
+}  // namespace
+
+const ElementSpelling* element_spelling(OpKind kind) {
+  for (const ElementSpelling& row : kSpellings)
+    if (row.kind == kind) return &row;
+  return nullptr;
+}
+
+std::span<const ElementSpelling> element_spellings() { return kSpellings; }
+
+}  // namespace tilec::cuda

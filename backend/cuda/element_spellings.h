@@ -1,0 +1,35 @@
+// backend/cuda/element_spellings.h — the C++ expression each elementwise op prints as.
+//
+// One row per elementwise op the CUDA kernels compute with a fixed spelling, in the prelude's
+// helpers (cuda_prelude.cpp), so the device code computes the interpreter's bits. BodyEmitter
+// fills a row's placeholders: {a} and {b} are the operands' elements (f32 for floats, int64_t
+// for integers) and {int} is the integer helpers' suffix ("i64", or "index<int32_t>" for index
+// arithmetic in 32 bits). `cmp`, `select` and `cast` have no row: they read a predicate or two
+// element types and are spelled in BodyEmitter::compute. The unit test
+// CudaElementSpellings.EveryElementwiseOpHasItsSpellings checks the rows against the op table's
+// traits, and every helper a row names against the prelude.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "ir/op_table.h"
+
+namespace tilec::cuda {
+
+struct ElementSpelling {
+  OpKind kind;
+  std::string_view f32;      // on floats (computed in f32); empty: integers or masks only
+  std::string_view integer;  // on integers (computed in int64_t); empty: floats or masks only
+  // On integers when the divisor is a constant other than 0 and -1, or marked `positive_divisor`
+  // (div, rem): C's operator gives the interpreter's result there, and reads better.
+  std::string_view safe_divisor;
+  std::string_view mask;     // on i1 masks (and, or, not)
+};
+
+// The row of `kind`, or nullptr (not elementwise, or cmp, select, cast).
+const ElementSpelling* element_spelling(OpKind kind);
+
+std::span<const ElementSpelling> element_spellings();
+
+}  // namespace tilec::cuda
