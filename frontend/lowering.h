@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,8 @@ struct Frame {
   std::unordered_map<std::string, Operand> vars;
   std::vector<std::string> updated;  // branch frames: outer names assigned here, in order
 };
+
+struct Builtin;  // a row of the builtin function table (frontend/lower_builtins.cpp)
 
 class Lowering {
  public:
@@ -80,17 +83,30 @@ class Lowering {
   Operand lower_binary(const Expr& e) { return lower_binary(e.op, *e.args[0], *e.args[1], e.location); }
   // `left op right` for a binary operator (or pow(left, right) as "**").
   Operand lower_binary(const std::string& op, const Expr& left, const Expr& right, Location location);
-  // sum / mean / max / min of one tile: along `axis = k` (kept with extent 1), or with no axis
-  // over the whole tile (each axis in turn, from the last; the result has extent 1 in every
-  // axis). mean is the sum divided by the count of elements reduced.
-  Operand lower_reduction(const Expr& e, const Expr* axis);
-  Operand lower_arg_extremum(const Expr& e, Value* x, int64_t axis);
-  Operand lower_call(const Expr& e);
+  Operand lower_call(const Expr& e);  // a builtin function (frontend/lower_builtins.cpp)
   Operand lower_tile_new(const Expr& e);
   Value* tensor_named(const std::string& name, Location location);
   bool coordinates(const std::vector<ExprPtr>& indices, const Type& tensor, Location location,
                    std::vector<Value*>& out);
   Operand lower_load(const Expr& e);
+
+  // ---- builtin functions (frontend/lower_builtins.cpp): the handlers of its table's rows -----
+  static std::span<const Builtin> builtin_table();
+  // Whether the call has `n` arguments (else an error).
+  bool arity(const Expr& e, size_t n);
+  // sum / mean / max / min of one tile: along `axis = k` (kept with extent 1), or with no axis
+  // over the whole tile (each axis in turn, from the last; the result has extent 1 in every
+  // axis). mean is the sum divided by the count of elements reduced.
+  Operand lower_reduction(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_arg_extremum(const Expr& e, Value* x, int64_t axis);
+  Operand lower_extremum(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_binary_function(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_pow(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_unary_function(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_transpose(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_mma(const Expr& e, const Builtin& builtin, const Expr* axis);
 
   // ---- statements -------------------------------------------------------------------------
   void lower_block(const Block& block);

@@ -1,0 +1,367 @@
+// frontend/lower_builtins.cpp — the builtin functions of .tile source (docs/language.md,
+// "Builtin functions"): one table of names, what each takes and the Lowering member that lowers
+// it. lower_call checks what every call has in common (a known name, keywords, the axis, the
+// argument count) from the row; the handlers check the operands. Adding a function is a row and,
+// unless an existing handler fits (a one-operand elementwise op needs only the row), a handler.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/lowering.h"
+
+namespace tilec::frontend::detail {
+
+// A builtin function: f(x, ...) or, where `axis` is set, f(x, axis = k).
+struct Builtin {
+  std::string_view name;
+  size_t arguments;  // how many it takes; 0: the handler checks (reductions; max and min take 1 or 2)
+  bool axis;         // takes `axis = k`
+  OpKind kind;       // the op it makes (reductions: the first; mean and argmax make several)
+  Operand (Lowering::*lower)(const Expr& e, const Builtin& builtin, const Expr* axis);
+};
+
+namespace {
+
+// How many single-character edits turn `a` into `b` (for "did you mean").
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown function 'tanhh'; did you mean 'tanh'? (known: sum, max, ...)".
+std::string unknown_function(const std::string& name, std::span<const Builtin> builtins) {
+  for (std::string_view constructor : {"zeros", "full", "iota"})
+    if (name == constructor)
+      return fmt::format("{}() is a tile constructor: write {}<R, C, f32>({})", name, name,
+                         name == "zeros" ? "" : name == "full" ? "value" : "axis");
+  std::string known, nearest;
+  size_t best = 3;  // suggest only a name within two edits
+  for (const Builtin& builtin : builtins) {
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", builtin.name);
+    if (size_t distance = edit_distance(name, builtin.name); distance < best) {
+      best = distance;
+      nearest = builtin.name;
+    }
+  }
+  return fmt::format("unknown function '{}'{} (known: {}; the tile constructors zeros<...>(), full<...>(v) and "
+                     "iota<...>(axis))",
+                     name, nearest.empty() ? "" : fmt::format("; did you mean '{}'?", nearest), known);
+}
+
+}  // namespace
+
+std::span<const Builtin> Lowering::builtin_table() {
+  // In the order the "unknown function" message lists them. The one-operand elementwise functions
+  // whose op is kFloatsOnly convert an integer constant to f32 and refuse integer values.
+  static constexpr Builtin kBuiltins[] = {
+      {"sum", 0, true, OpKind::reduce_sum, &Lowering::lower_reduction},
+      {"max", 0, true, OpKind::max, &Lowering::lower_extremum},
+      {"min", 0, true, OpKind::min, &Lowering::lower_extremum},
+      {"mean", 0, true, OpKind::reduce_sum, &Lowering::lower_reduction},
+      {"argmax", 0, true, OpKind::reduce_max, &Lowering::lower_reduction},
+      {"argmin", 0, true, OpKind::reduce_min, &Lowering::lower_reduction},
+      {"cdiv", 2, false, OpKind::cdiv, &Lowering::lower_binary_function},
+      {"pow", 2, false, OpKind::pow, &Lowering::lower_pow},
+      {"exp", 1, false, OpKind::exp, &Lowering::lower_unary_function},
+      {"sqrt", 1, false, OpKind::sqrt, &Lowering::lower_unary_function},
+      {"rsqrt", 1, false, OpKind::rsqrt, &Lowering::lower_unary_function},
+      {"relu", 1, false, OpKind::relu, &Lowering::lower_unary_function},
+      {"tanh", 1, false, OpKind::tanh, &Lowering::lower_unary_function},
+      {"erf", 1, false, OpKind::erf, &Lowering::lower_unary_function},
+      {"log", 1, false, OpKind::log, &Lowering::lower_unary_function},
+      {"sigmoid", 1, false, OpKind::sigmoid, &Lowering::lower_unary_function},
+      {"abs", 1, false, OpKind::abs, &Lowering::lower_unary_function},
+      {"transpose", 1, false, OpKind::transpose, &Lowering::lower_transpose},
+      {"cast", 2, false, OpKind::cast, &Lowering::lower_cast},
+      {"where", 3, false, OpKind::select, &Lowering::lower_where},
+      {"mma", 3, false, OpKind::mma, &Lowering::lower_mma},
+  };
+  return kBuiltins;
+}
+
+Operand Lowering::lower_call(const Expr& e) {
+  const std::string& f = e.name;
+  const Builtin* builtin = nullptr;
+  for (const Builtin& row : builtin_table())
+    if (row.name == f) builtin = &row;
+  if (!builtin) {
+    error(e.location, unknown_function(f, builtin_table()));
+    return {};
+  }
+  const Expr* axis = nullptr;
+  for (const auto& [k, v] : e.keywords) {
+    if (k != "axis") {
+      error(v->location, fmt::format("{}() takes no keyword '{}'", f, k));
+      return {};
+    }
+    if (!axis) axis = v.get();
+  }
+  if (axis && !builtin->axis) {
+    error(axis->location, fmt::format("{}() takes no axis", f));
+    return {};
+  }
+  if (builtin->arguments != 0 && !arity(e, builtin->arguments)) return {};
+  return (this->*builtin->lower)(e, *builtin, axis);
+}
+
+bool Lowering::arity(const Expr& e, size_t n) {
+  if (e.args.size() == n) return true;
+  error(e.location, fmt::format("{}() takes {} argument{}, got {}", e.name, n, n == 1 ? "" : "s", e.args.size()));
+  return false;
+}
+
+// max(x) and min(x) reduce one tile (along `axis = k`, or over the whole tile); max(a, b) and
+// min(a, b) are elementwise.
+Operand Lowering::lower_extremum(const Expr& e, const Builtin& builtin, const Expr* axis) {
+  const std::string& f = e.name;
+  if (e.args.size() == 1) return lower_reduction(e, builtin, axis);
+  if (axis) {
+    error(axis->location, fmt::format("{}() along an axis takes one tile: {}(x, axis = 1)", f, f));
+    return {};
+  }
+  if (!arity(e, 2)) return {};
+  return lower_binary_function(e, builtin, nullptr);
+}
+
+// max(a, b), min(a, b), cdiv(a, b): folded on two numbers, else one elementwise op.
+Operand Lowering::lower_binary_function(const Expr& e, const Builtin& builtin, const Expr*) {
+  const std::string& f = e.name;
+  Operand a = lower_expr(*e.args[0]), b = lower_expr(*e.args[1]);
+  if (!a.ok() || !b.ok()) return {};
+  if (a.constant && b.constant) {
+    const Const &x = *a.constant, &y = *b.constant;
+    if (f == "cdiv") {
+      if (x.is_float || y.is_float || y.integer <= 0 || x.integer < 0) {
+        error(e.location, "cdiv() needs a non-negative integer and a positive integer");
+        return {};
+      }
+      return Operand{nullptr, Const{false, (x.integer + y.integer - 1) / y.integer, 0}};
+    }
+    bool first = (x.as_double() > y.as_double()) == (f == "max");
+    return Operand{nullptr, first ? x : y};
+  }
+  Value *va = nullptr, *vb = nullptr;
+  auto result = unify(a, b, va, vb, e.location, e.args[0].get(), e.args[1].get());
+  if (!result) return {};
+  if (f == "cdiv" && !is_integer(result->element())) {
+    error(e.location, "cdiv() needs integer operands");
+    return {};
+  }
+  return Operand{create(builtin.kind, {va, vb}, *result, e.location)};
+}
+
+// pow(a, b) is a ** b.
+Operand Lowering::lower_pow(const Expr& e, const Builtin&, const Expr*) {
+  return lower_binary("**", *e.args[0], *e.args[1], e.location);
+}
+
+// exp(x), sqrt(x), ...: one elementwise op of the row's kind.
+Operand Lowering::lower_unary_function(const Expr& e, const Builtin& builtin, const Expr*) {
+  const std::string& f = e.name;
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  bool floats_only = op_info(builtin.kind).has(kFloatsOnly);
+  Value* v = floats_only ? materialize(x, ScalarKind::f32, e.location) : materialize(x, e.location);
+  ScalarKind element = v->type().element();
+  if ((floats_only && !is_float(element)) || element == ScalarKind::i1) {
+    error(e.location, fmt::format("{}() needs a {} operand, not {}{}", f, floats_only ? "floating-point" : "numeric",
+                                  v->type().to_string(),
+                                  floats_only ? fmt::format("; convert it: {}(cast({}, f32))", f, operand_text(e.args[0].get(), "first"))
+                                              : ""));
+    return {};
+  }
+  Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
+  return Operand{create(builtin.kind, {v}, type, e.location)};
+}
+
+// transpose(x): a 2-D tile with its rows and columns swapped.
+Operand Lowering::lower_transpose(const Expr& e, const Builtin&, const Expr*) {
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  if (!x.value || !x.value->type().is_tile() || x.value->type().rank() != 2) {
+    error(e.args[0]->location, fmt::format("transpose() swaps the rows and columns of a 2-D tile, not {}",
+                                           x.value ? x.value->type().to_string() : "a number"));
+    return {};
+  }
+  const Type& type = x.value->type();
+  return Operand{create(OpKind::transpose, {x.value}, Type::tile({type.shape()[1], type.shape()[0]}, type.element()),
+                        e.location)};
+}
+
+// where(condition, a, b): a where the i1 condition holds, else b, broadcasting all three.
+Operand Lowering::lower_where(const Expr& e, const Builtin&, const Expr*) {
+  Operand c = lower_expr(*e.args[0]), a = lower_expr(*e.args[1]), b = lower_expr(*e.args[2]);
+  if (!c.ok() || !a.ok() || !b.ok()) return {};
+  if (!c.value || c.value->type().element() != ScalarKind::i1) {
+    error(e.args[0]->location, "where() takes a comparison (i1) as its first argument: where(x < n, x, 0)");
+    return {};
+  }
+  Value *va = nullptr, *vb = nullptr;
+  std::optional<Type> values;
+  if (!a.value && !b.value) {  // two numbers: f32 if either is a float, else i32
+    ScalarKind element = a.constant->is_float || b.constant->is_float ? ScalarKind::f32 : ScalarKind::i32;
+    va = materialize(a, element, e.location);
+    vb = materialize(b, element, e.location);
+    values = Type::scalar(element);
+  } else {
+    values = unify(a, b, va, vb, e.location, e.args[1].get(), e.args[2].get());
+  }
+  if (!values) return {};
+  Type type = broadcast_type(c.value->type(), values->with_element(ScalarKind::i1));
+  if (type.is_none()) {
+    error(e.location, fmt::format("where(): the condition {} does not broadcast with {}", c.value->type().to_string(),
+                                  values->to_string()));
+    return {};
+  }
+  type = type.with_element(values->element());
+  if (type.is_tile()) type = type.with_space(MemorySpace::reg);
+  return Operand{create(OpKind::select, {c.value, va, vb}, type, e.location)};
+}
+
+// cast(x, bf16): the element type conversion (none when x has that type already).
+Operand Lowering::lower_cast(const Expr& e, const Builtin&, const Expr*) {
+  if (e.args[1]->kind != ExprKind::name) {
+    error(e.args[1]->location, "cast() takes an element type as its second argument: cast(x, bf16)");
+    return {};
+  }
+  auto element = element_type(e.args[1]->name, e.args[1]->location);
+  Operand x = lower_expr(*e.args[0]);
+  if (!element || !x.ok()) return {};
+  Value* v = materialize(x, *element, e.location);
+  Type type = v->type().with_element(*element);
+  if (type.is_tile()) type = type.with_space(MemorySpace::reg);
+  if (v->type() == type) return Operand{v};
+  return Operand{create(OpKind::cast, {v}, type, e.location)};
+}
+
+// mma(a, b, acc) = acc + a·b with a [M, K], b [K, N] and an f32 acc [M, N].
+Operand Lowering::lower_mma(const Expr& e, const Builtin&, const Expr*) {
+  Operand a = lower_expr(*e.args[0]), b = lower_expr(*e.args[1]), acc = lower_expr(*e.args[2]);
+  if (!a.ok() || !b.ok() || !acc.ok()) return {};
+  for (const Operand* o : {&a, &b, &acc})
+    if (!o->value || !o->value->type().is_tile() || o->value->type().rank() != 2) {
+      error(e.location, "mma() takes three 2-D tiles: mma(a, b, acc)");
+      return {};
+    }
+  const Type &ta = a.value->type(), &tb = b.value->type(), &tc = acc.value->type();
+  // mma(a, b, acc) with a [M, K], b [K, N], acc [M, N]: name the first dimension that disagrees.
+  std::string mismatch;
+  if (ta.shape()[1] != tb.shape()[0])
+    mismatch = fmt::format("K differs: {} has {} columns but {} has {} rows", operand_text(e.args[0].get(), "first"),
+                           ta.shape()[1], operand_text(e.args[1].get(), "second"), tb.shape()[0]);
+  else if (tc.shape()[0] != ta.shape()[0])
+    mismatch = fmt::format("M differs: {} has {} rows but the accumulator {} has {}", operand_text(e.args[0].get(), "first"),
+                           ta.shape()[0], operand_text(e.args[2].get(), "third"), tc.shape()[0]);
+  else if (tc.shape()[1] != tb.shape()[1])
+    mismatch = fmt::format("N differs: {} has {} columns but the accumulator {} has {}", operand_text(e.args[1].get(), "second"),
+                           tb.shape()[1], operand_text(e.args[2].get(), "third"), tc.shape()[1]);
+  if (!mismatch.empty()) {
+    error(e.location, fmt::format("mma shapes do not match ({} · {} + {}): {}; mma(a, b, acc) takes a [M, K], b [K, N] "
+                                  "and acc [M, N]", ta.to_string(), tb.to_string(), tc.to_string(), mismatch));
+    return {};
+  }
+  if (!mma_operands_combine(ta.element(), tb.element())) {
+    error(e.location, fmt::format("mma operands differ in element type: {} and {} (they may differ only as two 8-bit "
+                                  "floats, f8e4m3 and f8e5m2)", to_string(ta.element()), to_string(tb.element())));
+    return {};
+  }
+  if (tc.element() != ScalarKind::f32) {
+    error(e.args[2]->location, "the mma accumulator must be f32");
+    return {};
+  }
+  return Operand{create(OpKind::mma, {a.value, b.value, acc.value}, tc, e.location)};
+}
+
+Operand Lowering::lower_reduction(const Expr& e, const Builtin&, const Expr* axis) {
+  const std::string& f = e.name;
+  if (e.args.size() != 1) {
+    error(e.location, fmt::format("{}() reduces one tile: {}(x) or {}(x, axis = 1), got {} arguments", f, f, f, e.args.size()));
+    return {};
+  }
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  if (!x.value || !x.value->type().is_tile()) {
+    error(e.args[0]->location, fmt::format("{}() reduces a tile", f));
+    return {};
+  }
+  const Type& type = x.value->type();
+  ScalarKind element = type.element();
+  if (element == ScalarKind::i1 || (f == "mean" && !is_float(element))) {
+    error(e.args[0]->location, fmt::format("{}() of a {} tile; convert it first: {}(cast({}, {}))", f,
+                                           to_string(element), f, operand_text(e.args[0].get(), "first"),
+                                           f == "mean" ? "f32" : "i32"));
+    return {};
+  }
+  std::vector<int64_t> axes;
+  if (axis) {
+    auto k = const_int(*axis, "the axis", -static_cast<int64_t>(type.rank()));
+    if (!k) return {};
+    int64_t a = *k < 0 ? *k + static_cast<int64_t>(type.rank()) : *k;
+    if (a >= static_cast<int64_t>(type.rank())) {
+      error(axis->location, fmt::format("axis {} is out of range for {}", *k, type.to_string()));
+      return {};
+    }
+    axes.push_back(a);
+  } else if (f == "argmax" || f == "argmin") {
+    error(e.location, fmt::format("{}() needs an axis: {}(x, axis = 1)", f, f));
+    return {};
+  } else {
+    for (int64_t a = static_cast<int64_t>(type.rank()); a-- > 0;) axes.push_back(a);
+  }
+  if (f == "argmax" || f == "argmin") return lower_arg_extremum(e, x.value, axes.front());
+  OpKind kind = f == "max" ? OpKind::reduce_max : f == "min" ? OpKind::reduce_min : OpKind::reduce_sum;
+  Value* value = x.value;
+  int64_t count = 1;
+  for (int64_t a : axes) {
+    std::vector<int64_t> shape = value->type().shape();
+    count *= shape[static_cast<size_t>(a)];
+    shape[static_cast<size_t>(a)] = 1;
+    value = create(kind, {value}, Type::tile(shape, element), e.location, {{"axis", Attribute(a)}});
+  }
+  if (f == "mean") {
+    Value* n = materialize(Operand{nullptr, Const{true, 0, static_cast<double>(count)}}, element, e.location);
+    value = create(OpKind::div, {value, n}, value->type(), e.location);
+  }
+  return Operand{value};
+}
+
+// argmax / argmin along `axis`: the i32 index of the first element equal to the row's maximum
+// (minimum), built from ops every backend has:
+//   m = reduce_max(x); i = iota(axis); r = reduce_min(select(x == m, i, extent));
+// NaNs are skipped as max/min skip them; a row of NaNs gives 0.
+Operand Lowering::lower_arg_extremum(const Expr& e, Value* x, int64_t axis) {
+  const Type& type = x->type();
+  Location at = e.location;
+  bool maximum = e.name == "argmax";
+  std::vector<int64_t> reduced = type.shape();
+  int64_t extent = reduced[static_cast<size_t>(axis)];
+  reduced[static_cast<size_t>(axis)] = 1;
+  std::vector<std::pair<std::string, Attribute>> along = {{"axis", Attribute(axis)}};
+  Value* extreme = create(maximum ? OpKind::reduce_max : OpKind::reduce_min, {x}, Type::tile(reduced, type.element()), at, along);
+  Value* hit = create(OpKind::cmp, {x, extreme}, type.with_element(ScalarKind::i1).with_space(MemorySpace::reg), at,
+                      {{"predicate", Attribute("eq")}});
+  Type indices = Type::tile(type.shape(), ScalarKind::i32);
+  Value* index = create(OpKind::iota, {}, indices, at, along);
+  Value* past = materialize(Operand{nullptr, Const{false, extent, 0}}, ScalarKind::i32, at);
+  Value* candidates = create(OpKind::select, {hit, index, past}, indices, at);
+  Value* first = create(OpKind::reduce_min, {candidates}, Type::tile(reduced, ScalarKind::i32), at, along);
+  Value* none = create(OpKind::cmp, {first, past}, Type::tile(reduced, ScalarKind::i1), at, {{"predicate", Attribute("eq")}});
+  Value* zero = materialize(Operand{nullptr, Const{false, 0, 0}}, ScalarKind::i32, at);
+  return Operand{create(OpKind::select, {none, zero, first}, Type::tile(reduced, ScalarKind::i32), at)};
+}
+
+}  // namespace tilec::frontend::detail
