@@ -6,9 +6,8 @@
 //   2. the grid's extents are lowered, then `grid_ids` binds the tile coordinates;
 //   3. statements are lowered in order through a stack of scopes (kernel, for, if frames):
 //      a `for` carries exactly the names in its carry list, an `if` yields every outer name
-//      assigned in either branch;
-//   4. loads whose every use is an `mma` operand become `tma_load`s into shared memory
-//      (frontend/promote_mma_operands.cpp).
+//      assigned in either branch.
+// (Loads feeding mma become TMA loads in the first pass, promote-mma-operands.)
 // Compile-time constants stay folded (`Const`, frontend/constant_value.h) until an op needs
 // them as values, and then take the element type of the other operand. Cost: linear in the size of the program.
 #include "frontend/lower.h"
@@ -20,7 +19,6 @@
 #include <set>
 
 #include "frontend/lowering.h"
-#include "frontend/promote_mma_operands.h"
 #include "ir/verifier.h"  // kMaxPipelineStages
 
 namespace tilec::frontend {
@@ -529,9 +527,6 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   lower_block(k.body);
   builder.set_location({});
   builder.create(OpKind::return_, {}, {});
-
-  // 4. tile operands of mma come through shared memory
-  promote_mma_operands(body);
   builder_ = nullptr;
   return kernel;
 }

@@ -263,24 +263,9 @@ class PersistentTiles {
   DiagnosticEngine& diagnostics_;
 };
 
-// True when a pass that must follow persistent-tiles has already run: IR text (`.tir`) written
-// by an older pipeline, which ran the scheduling passes on the persistent grid. Rewriting the
-// grid then would put the pipes' creation inside the tile loop; the grid is kept instead (it
-// means the same tiles, each once; the interpreter and the backend run it as a plain grid).
-bool scheduled_already(const Module& module) {
-  auto it = module.attributes().find("passes");
-  if (it == module.attributes().end() || !it->second.is_array()) return false;
-  for (const Attribute& pass : it->second.as_array())
-    if (pass.is_string() && pass.as_string() != "parse" && pass.as_string() != "fold-constants" &&
-        pass.as_string() != "persistent-tiles")
-      return true;
-  return false;
-}
-
 }  // namespace
 
 bool persistent_tiles(Module& module, PassContext& ctx) {
-  if (scheduled_already(module)) return true;
   bool ok = true;
   for (auto& kernel : module.kernels()) {
     PersistentTiles pass(ctx.target, ctx.diagnostics);

@@ -1,7 +1,8 @@
 // passes/pipeline.cpp — the pipeline, one line per pass (DESIGN.md §1).
 //
 // Order matters where a later pass reads what an earlier one published:
-//   fold-constants first, so schedules and emitted code see folded bounds and no dead ops.
+//   promote-mma-operands first: the tile operands of mma become TMA loads for all that follows.
+//   fold-constants next, so schedules and emitted code see folded bounds and no dead ops.
 //   parse-constraints → build-resources → generate-schedule: the scheduler reads the resolved
 //   groups and the per-op footprints the two before it publish as attributes.
 //   reorder-events after generate-schedule: it rewrites the published order.
@@ -17,6 +18,7 @@
 #include "passes/materialize_schedule.h"
 #include "passes/parse_constraints.h"
 #include "passes/persistent_tiles.h"
+#include "passes/promote_mma_operands.h"
 #include "passes/reorder_events_pass.h"
 #include "passes/warp_specialize.h"
 
@@ -24,6 +26,9 @@ namespace tilec {
 
 PassManager build_pipeline() {
   PassManager pm;
+  // promote-mma-operands first: which loads feed the tensor cores decides what every later pass
+  // schedules (a TMA load is asynchronous, on its own pipe) and synchronizes.
+  pm.add({"promote-mma-operands", {}, {}, promote_mma_operands});
   pm.add({"fold-constants", {}, {}, fold_constants});
   // persistent-tiles right after fold-constants (before DESIGN.md's place for it): its tile loop
   // is then an ordinary enclosing loop for the scheduler and insert-sync, which carries the

@@ -203,24 +203,26 @@ TEST(Cli, TileGridMmaKernelsCompileAndAScheduledOneSaysWhatToWrite) {
   // IR that records a later pass but not persistent-tiles is refused by the pass manager (before,
   // persistent-tiles ran after the scheduler and silently did nothing)...
   fs::path scheduled = temp_file("gemm_tiles_scheduled.tir", "");
-  CommandResult stopped = run_command(tilec("compile " + tiles.string() + " --emit ir --stop-after parse -o " + scheduled.string()));
+  CommandResult stopped =
+      run_command(tilec("compile " + tiles.string() + " --emit ir --stop-after promote-mma-operands -o " + scheduled.string()));
   ASSERT_EQ(stopped.status, 0) << stopped.err;
-  const std::string parsed = read_file(scheduled);
+  const std::string promoted = read_file(scheduled);
   auto with_passes = [&](const std::string& passes) {
-    std::string tir = parsed;
-    size_t at = tir.find("passes = [\"parse\"]");
+    std::string tir = promoted;
+    const std::string recorded = "passes = [\"parse\", \"promote-mma-operands\"]";
+    size_t at = tir.find(recorded);
     EXPECT_NE(at, std::string::npos) << tir;
-    if (at != std::string::npos) tir.replace(at, std::string("passes = [\"parse\"]").size(), "passes = [" + passes + "]");
+    if (at != std::string::npos) tir.replace(at, recorded.size(), "passes = [" + passes + "]");
     write_file(scheduled, tir);
     return run_command(tilec("compile " + scheduled.string() + " -o /dev/null"));
   };
-  CommandResult gap = with_passes("\"parse\", \"fold-constants\", \"generate-schedule\"");
+  CommandResult gap = with_passes("\"parse\", \"promote-mma-operands\", \"fold-constants\", \"generate-schedule\"");
   EXPECT_EQ(gap.status, 1);
   EXPECT_THAT(gap.err, HasSubstr("error: the input records 'generate-schedule' but not 'persistent-tiles', which runs "
                                  "before it; IR can resume only where the pipeline stopped"));
   // ...and IR that records persistent-tiles but keeps a tile grid (written by hand) reaches the
   // backend, which says what to write, at the grid.
-  CommandResult tile_grid = with_passes("\"parse\", \"fold-constants\", \"persistent-tiles\"");
+  CommandResult tile_grid = with_passes("\"parse\", \"promote-mma-operands\", \"fold-constants\", \"persistent-tiles\"");
   EXPECT_EQ(tile_grid.status, 1);
   EXPECT_THAT(tile_grid.err, HasSubstr("runs mma kernels as persistent CTAs only: write `grid persistent(...)`"));
   // A one-extent tile grid in clusters (IR only: the language has no cluster option on tile

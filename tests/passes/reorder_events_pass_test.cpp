@@ -84,7 +84,7 @@ TEST(ReorderEventsPass, ReductionTreeSampleFitsEightEventsOnlyAfterReorder) {
   EXPECT_GE(peak, 2);
 }
 
-constexpr const char* kFiveLoadsPairwise = R"(module {passes = ["parse", "fold-constants"], source = "five.tir"}
+constexpr const char* kFiveLoadsPairwise = R"(module {passes = ["parse", "promote-mma-operands", "fold-constants"], source = "five.tir"}
 
 kernel @five(%X: tensor<5, 8, f32>, %Y: tensor<10, 8, f32>) loc(1:1) {
   %n = constant {value = 1} : index loc(2:3)

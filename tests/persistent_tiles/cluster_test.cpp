@@ -244,7 +244,7 @@ TEST(PersistentClusters, RunCheckOfAClusteredGemmAtARaggedM) {
 
 TEST(PersistentClusters, AClusteredTilesGridThatIsNotWholeClustersIsRefused) {
   const std::string text = R"(// tilec IR
-module {passes = ["parse", "fold-constants", "persistent-tiles"]}
+module {passes = ["parse", "promote-mma-operands", "fold-constants", "persistent-tiles"]}
 
 kernel @odd(%X: tensor<N, f32>) loc(1:1) {
   %three = constant {value = 3} : index loc(1:1)

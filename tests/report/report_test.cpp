@@ -131,7 +131,7 @@ TEST(Report, ScheduledLoopGetsReservationTableAndGantt) {
   EXPECT_EQ(compiled.page.find(">8 mod 8<"), std::string::npos);
   // The .tir records the passes through generate-schedule (its schedule is hand-written): the page
   // says so and shows only the rest.
-  EXPECT_NE(compiled.page.find("Already run when the input was written: parse, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule."), std::string::npos);
+  EXPECT_NE(compiled.page.find("Already run when the input was written: parse, promote-mma-operands, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule."), std::string::npos);
   EXPECT_EQ(count(compiled.page, "<details class=\"ir pass\""), compiled.passes_printed);
 }
 

@@ -52,7 +52,7 @@ std::string random_kernel(std::mt19937& random, int count) {
       default: body += fmt::format("  store %Y, %m, %zero, {}\n", pick(register_tiles)); break;
     }
   }
-  return "module {passes = [\"parse\", \"fold-constants\", \"parse-constraints\", \"build-resources\", "
+  return "module {passes = [\"parse\", \"promote-mma-operands\", \"fold-constants\", \"parse-constraints\", \"build-resources\", "
          "\"generate-schedule\", \"reorder-events\", \"materialize-schedule\"]}\n"
          "kernel @random(%A: tensor<M, 64, bf16>, %X: tensor<M, 64, f32>, %Y: tensor<M, 64, f32>) {\n"
          "  %M = dim %A {axis = 0} : index\n"
@@ -148,7 +148,7 @@ TEST(InsertSyncProperties, RandomStraightLineKernelsGetSoundEvents) {
 }
 
 TEST(InsertSyncProperties, StatesAreThreadedThroughATwoDeepLoopNest) {
-  Compiled compiled = parse_tir(R"(module {passes = ["parse", "fold-constants", "parse-constraints", "build-resources", "generate-schedule", "reorder-events", "materialize-schedule"]}
+  Compiled compiled = parse_tir(R"(module {passes = ["parse", "promote-mma-operands", "fold-constants", "parse-constraints", "build-resources", "generate-schedule", "reorder-events", "materialize-schedule"]}
 kernel @nest(%X: tensor<M, 64, f32>, %Y: tensor<M, 64, f32>) {
   %M = dim %X {axis = 0} : index
   %m = grid_ids %M {schedule = "tiles"} : index

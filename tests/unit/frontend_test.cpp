@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include "passes/pass_manager.h"
+#include "passes/promote_mma_operands.h"
 #include "test_support.h"
 
 namespace tilec::testing {
@@ -46,6 +48,8 @@ TEST(Lowering, DefinesOverrideConstants) {
   EXPECT_EQ(c.module->kernels()[0]->region().argument(0)->type().dims()[1].extent, 128);
 }
 
+// Lowering keeps the source's loads; promote-mma-operands (the first pass) makes the two that
+// feed only mma TMA loads into shared memory, keeping their constraint attributes.
 TEST(Lowering, GemmLoadsFeedingMmaBecomeTmaLoadsIntoSharedMemory) {
   Compiled c = compile_tile(R"(
 const BM = 64; const BN = 64; const BK = 32;
@@ -63,6 +67,12 @@ kernel gemm(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>)
 }
 )");
   ASSERT_TRUE(c.module) << c.errors();
+  int loads = 0;
+  walk(*c.module, [&](Operation& op) { loads += op.kind() == OpKind::load ? 1 : 0; });
+  EXPECT_EQ(loads, 2);
+  DiagnosticEngine diagnostics;
+  PassContext context{diagnostics};
+  ASSERT_TRUE(promote_mma_operands(*c.module, context));
   int tma = 0;
   Operation* loop = nullptr;
   Operation* grid = nullptr;
@@ -80,6 +90,7 @@ kernel gemm(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>)
     if (op.kind() == OpKind::grid_ids) grid = &op;
   });
   EXPECT_EQ(tma, 2);
+  EXPECT_FALSE(contains(c.module->kernels().front()->region(), OpKind::load));
   ASSERT_TRUE(loop && grid);
   EXPECT_EQ(loop->int_attr("pipeline"), 3);
   EXPECT_TRUE(loop->has_attr("tileas.schedule.constraint.force_serial_execution"));

@@ -1,14 +1,29 @@
-// frontend/promote_mma_operands.cpp — loads feeding only mma become tma_loads (see the header).
-#include "frontend/promote_mma_operands.h"
+// passes/promote_mma_operands.cpp — the promote-mma-operands pass.
+//
+// What: loads feeding only mma operands become tma_loads into shared memory (see the header).
+// Phases, per kernel:
+//   1. Count each value's uses as an mma `a`/`b` operand and its other uses.
+//   2. A transpose used only as mma operands, of a load used only by it, becomes one
+//      `tma_load {transposed}` of the loaded box (the load and the transpose go).
+//   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result.
+// A load with `elements` (element coordinates) stays: TMA boxes here start at tile coordinates.
+// Invariants kept: results are unchanged (a tma_load reads what the load read; the interpreter
+// checks it before and after); the replacement sits at the replaced op's position, so SSA
+// dominance holds. Runs first: the scheduler and the sync passes see the TMA loads.
+// Cost: O(ops) per kernel, plus a use rewrite per promoted load.
+#include "passes/promote_mma_operands.h"
 
 #include <functional>
 #include <unordered_map>
 
 #include "ir/ir.h"
+#include "passes/pass_manager.h"
 
-namespace tilec::frontend {
+namespace tilec {
 
-void promote_mma_operands(Region& body) {
+namespace {
+
+void promote_kernel(Region& body) {
   std::unordered_map<const Value*, int> mma_uses, other_uses, uses;
   walk(body, [&](Operation& op) {
     for (size_t i = 0; i < op.num_operands(); ++i) {
@@ -66,4 +81,11 @@ void promote_mma_operands(Region& body) {
   visit(body);
 }
 
-}  // namespace tilec::frontend
+}  // namespace
+
+bool promote_mma_operands(Module& module, PassContext&) {
+  for (auto& kernel : module.kernels()) promote_kernel(kernel->region());
+  return true;
+}
+
+}  // namespace tilec
