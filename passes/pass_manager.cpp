@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <ranges>
+#include <stdexcept>
 
 #include "backend/target.h"
 #include "ir/diagnostic.h"
@@ -31,6 +32,36 @@ void record_passes(Module& module, const std::vector<std::string>& names) {
   module.attributes()["passes"] = Attribute(std::move(array));
 }
 }  // namespace
+
+void PassManager::add(Pass pass) {
+  // The passes `pass` requires, with theirs, and what they publish.
+  std::vector<const Pass*> required;
+  std::vector<std::string_view> pending(pass.requires_passes.begin(), pass.requires_passes.end());
+  while (!pending.empty()) {
+    std::string_view name = pending.back();
+    pending.pop_back();
+    auto it = std::find_if(passes_.begin(), passes_.end(), [&](const Pass& p) { return p.name == name; });
+    if (it == passes_.end())
+      throw std::logic_error(fmt::format("pipeline: pass '{}' requires '{}', which is not added before it", pass.name, name));
+    if (std::find(required.begin(), required.end(), &*it) != required.end()) continue;
+    required.push_back(&*it);
+    pending.insert(pending.end(), it->requires_passes.begin(), it->requires_passes.end());
+  }
+  for (std::string_view key : pass.reads) {
+    auto publishes = [&](const Pass* p) {
+      return std::find(p->publishes.begin(), p->publishes.end(), key) != p->publishes.end();
+    };
+    if (std::any_of(required.begin(), required.end(), publishes)) continue;
+    std::vector<std::string> publishers;
+    for (const Pass& p : passes_)
+      if (publishes(&p)) publishers.push_back(p.name);
+    throw std::logic_error(fmt::format("pipeline: pass '{}' reads the attribute '{}', which none of the passes it "
+                                       "requires publishes ({})", pass.name, key,
+                                       publishers.empty() ? "no pass before it publishes it"
+                                                          : fmt::format("require {}", fmt::join(publishers, " or "))));
+  }
+  passes_.push_back(std::move(pass));
+}
 
 PipelineStatus PassManager::run(Module& module, PassContext& ctx, const PipelineOptions& options) {
   timings_.clear();

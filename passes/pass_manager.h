@@ -41,6 +41,12 @@ struct Pass {
   std::function<bool(Module&, PassContext&)> run;
   // It decides by ctx.target (a machine model, a budget): the IR after it is for that target.
   bool reads_target = false;
+  // The attributes (typed keys of ir/attribute_keys.h, by name) it writes for later passes, and
+  // those it reads from earlier ones. PassManager::add refuses a pass that reads a key none of
+  // the passes it requires (directly or through theirs) publishes: requirements are what the
+  // manager checks resumed IR against, so a key read must come with the pass that makes it.
+  std::vector<std::string_view> publishes;
+  std::vector<std::string_view> reads;
 };
 
 struct PassTiming {
@@ -61,7 +67,9 @@ enum class PipelineStatus { ok, input_error, internal_error };
 
 class PassManager {
  public:
-  void add(Pass pass) { passes_.push_back(std::move(pass)); }
+  // Appends a pass; throws std::logic_error when it requires a pass not added before it, or
+  // reads a key its requirements do not publish (a pipeline that contradicts its contracts).
+  void add(Pass pass);
   const std::vector<Pass>& passes() const { return passes_; }
 
   // Runs the passes not yet recorded in the module, in order, up to options.stop_after.

@@ -8,9 +8,11 @@
 //   reorder-events after generate-schedule: it rewrites the published order.
 //   materialize-schedule reads the final (stage, order); insert-sync lowers its pipes and mutexes.
 //   persistent-tiles first after fold-constants; warp-specialize splits insert-sync's output.
-// Each pass names the passes it requires.
+// Each pass names the passes it requires and the attribute keys it publishes and reads;
+// PassManager::add refuses a key read that no required pass publishes.
 #include "passes/pipeline.h"
 
+#include "ir/attribute_keys.h"
 #include "passes/build_resources.h"
 #include "passes/fold_constants.h"
 #include "passes/generate_schedule_pass.h"
@@ -25,28 +27,39 @@
 namespace tilec {
 
 PassManager build_pipeline() {
+  using namespace attr;  // the typed keys passes publish and read (ir/attribute_keys.h)
   PassManager pm;
   // promote-mma-operands first: which loads feed the tensor cores decides what every later pass
   // schedules (a TMA load is asynchronous, on its own pipe) and synchronizes.
-  pm.add({"promote-mma-operands", {}, {}, promote_mma_operands});
-  pm.add({"fold-constants", {}, {}, fold_constants});
+  pm.add({.name = "promote-mma-operands", .run = promote_mma_operands});
+  pm.add({.name = "fold-constants", .run = fold_constants});
   // persistent-tiles right after fold-constants (before DESIGN.md's place for it): its tile loop
   // is then an ordinary enclosing loop for the scheduler and insert-sync, which carries the
   // pipes' state across tiles with no special case (docs/passes/persistent_tiles.md).
-  pm.add({"persistent-tiles", {"fold-constants"}, {}, persistent_tiles, /*reads_target=*/true});
-  pm.add({"parse-constraints", {"fold-constants"}, {}, parse_constraints});
-  pm.add({"build-resources", {"fold-constants"}, {}, build_resources, /*reads_target=*/true});
-  pm.add({"generate-schedule", {"parse-constraints", "build-resources"}, {}, generate_schedule_pass, /*reads_target=*/true});
+  pm.add({.name = "persistent-tiles", .requires_passes = {"fold-constants"}, .run = persistent_tiles,
+          .reads_target = true});
+  pm.add({.name = "parse-constraints", .requires_passes = {"fold-constants"}, .run = parse_constraints,
+          .publishes = {group.name, group_pending.name}});
+  pm.add({.name = "build-resources", .requires_passes = {"fold-constants"}, .run = build_resources,
+          .reads_target = true, .publishes = {resource_kind.name, resources.name, latency.name}});
+  pm.add({.name = "generate-schedule", .requires_passes = {"parse-constraints", "build-resources"},
+          .run = generate_schedule_pass, .reads_target = true,
+          .publishes = {stage.name, order.name, cycle.name, ii.name, stages.name, generator.name},
+          .reads = {group.name, resource_kind.name, resources.name, latency.name}});
   // reorder-events rewrites the op order published by generate-schedule (keeping modulo-scheduled
   // loop bodies as they are), so it follows it; insert-sync allocates event ids after it.
-  pm.add({"reorder-events", {"generate-schedule"}, {}, reorder_events});
+  pm.add({.name = "reorder-events", .requires_passes = {"generate-schedule"}, .run = reorder_events,
+          .publishes = {order.name}, .reads = {stage.name, order.name, ii.name}});
   // materialize-schedule reads the final (stage, order), so it follows every pass that moves ops.
-  pm.add({"materialize-schedule", {"reorder-events"}, {}, materialize_schedule});
+  pm.add({.name = "materialize-schedule", .requires_passes = {"reorder-events"}, .run = materialize_schedule,
+          .publishes = {order.name}, .reads = {stage.name, order.name, stages.name}});
   // insert-sync lowers materialize-schedule's pipes and mutexes and numbers the events of the
   // final order, so it comes after both.
-  pm.add({"insert-sync", {"materialize-schedule"}, {}, insert_sync});
+  pm.add({.name = "insert-sync", .requires_passes = {"materialize-schedule"}, .run = insert_sync,
+          .reads = {stage.name, order.name}});
   // warp-specialize splits the synchronized body by the barriers insert-sync created.
-  pm.add({"warp-specialize", {"insert-sync"}, {}, warp_specialize, /*reads_target=*/true});
+  pm.add({.name = "warp-specialize", .requires_passes = {"insert-sync"}, .run = warp_specialize,
+          .reads_target = true});
   return pm;
 }
 
