@@ -202,19 +202,12 @@ void TensorCoreKernel::emit_kernel() {
   for (const Barrier& barrier : barriers_)
     line(2, fmt::format("for (uint32_t slot = 0; slot < {}; ++slot) tilec_mbarrier_init({} + 8 * slot, {});",
                         barrier.slots, barrier.name, barrier.arrivals));
-  if (tcgen05()) line(2, "tilec_mbarrier_init(accumulator_barrier, 1);");
+  emit_setup(Setup::barrier_init, 2);
   line(2, "tilec_fence_barrier_init();");
   line(1, "}");
-  if (tcgen05()) {
-    line(1, fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_alloc<{}>(tmem_slot);  // the first compute warp",
-                        kWarpgroup / 32, tmem_columns_));
-    line(1, "tilec_tcgen05_before_sync();");
-  }
+  emit_setup(Setup::before_sync, 1);
   line(1, "__syncthreads();");
-  if (tcgen05()) {
-    line(1, "tilec_tcgen05_after_sync();");
-    line(1, "const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));");
-  }
+  emit_setup(Setup::after_sync, 1);
   comment(1, *specialize_);
   const bool rebalance = rebalances_registers();
   line(1, "if (threadIdx.x < 128) {");
@@ -228,16 +221,11 @@ void TensorCoreKernel::emit_kernel() {
   line(2, "const int compute_thread = static_cast<int>(threadIdx.x) - 128;");
   line(2, "const int compute_warpgroup = compute_thread / 128;");
   line(2, "(void)compute_warpgroup;");
-  if (tcgen05()) line(2, "uint32_t accumulator_parity = 0;");
+  emit_setup(Setup::compute_prologue, 2);
   emit_region(compute_->region(), 2);
   if (store_staging_offset_ >= 0)
     line(2, "if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written");
-  if (tcgen05()) {
-    line(2, "// Every compute thread is done with TMEM: the first compute warp frees it.");
-    line(2, "tilec_tcgen05_before_sync();");
-    line(2, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
-    line(2, fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_dealloc<{}>(tmem_base);", kWarpgroup / 32, tmem_columns_));
-  }
+  emit_setup(Setup::compute_epilogue, 2);
   line(1, "}");
   line(0, "#else");
   line(1, fmt::format("__trap();  // built for another architecture than {}", target_.name));
@@ -255,10 +243,7 @@ void TensorCoreKernel::emit_top_level(const Operation& op) {
       }
       const Barrier& barrier = barriers_[barrier_of_.at(op.result())];
       line(1, fmt::format("const uint32_t {} = shared_base + {};  // {} mbarrier(s)", barrier.name, barrier.offset, barrier.slots));
-      if (tcgen05() && &barrier == &barriers_.back()) {
-        line(1, fmt::format("const uint32_t accumulator_barrier = shared_base + {};", accumulator_barrier_offset_));
-        line(1, fmt::format("const uint32_t tmem_slot = shared_base + {};", tmem_slot_offset_));
-      }
+      if (&barrier == &barriers_.back()) emit_setup(Setup::shared_declarations, 1);
       return;
     }
     case OpKind::stage_buffer: {
@@ -310,11 +295,8 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
       std::string wait = fmt::format("tilec_mbarrier_wait({}, static_cast<uint32_t>({}));",
                                      slot_address(op.operand(0), op.operand(1)), plan_.expression(op.operand(2)));
       bool full = std::any_of(stages_.begin(), stages_.end(), [&](const StageBuffer& b) { return b.full == op.operand(0); });
-      // sm_100a: only the thread issuing tcgen05.mma reads the stages. The others must not wait
-      // on full barriers: nothing keeps them within a lap of the producer, and a thread a whole
-      // lap behind would wait on the parity of a phase that already completed twice.
-      if (tcgen05() && full && !producer)
-        line(indent, "if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
+      if (full && !producer)
+        emit_full_wait(wait, indent);
       else
         line(indent, wait);
       return;
@@ -325,15 +307,8 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
         line(indent, fmt::format("tilec_mbarrier_arrive_expect_tx({}, {});", address, op.int_attr("expect_tx")));
       else if (producer)
         line(indent, fmt::format("tilec_mbarrier_arrive({});", address));
-      else if (tcgen05())
-        line(indent, fmt::format("if (compute_thread == 0) tilec_tcgen05_commit({});  // when the MMAs reading it are done", address));
-      else if (auto held = deferred_arrive_.find(&op); held != deferred_arrive_.end()) {
-        line(indent, fmt::format("// Release the slot the previous iteration read (its WGMMAs are done: wait_group 1); hold this one."));
-        line(indent, fmt::format("if ({0} >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive({1} + 8 * static_cast<uint32_t>({0}));",
-                                 held->second, plan_.expression(op.operand(0))));
-        line(indent, fmt::format("{} = {};", held->second, plan_.expression(op.operand(1))));
-      } else
-        line(indent, fmt::format("if (compute_thread % 128 == 0) tilec_mbarrier_arrive({});  // one arrival per warpgroup", address));
+      else
+        emit_release(op, address, indent);
       return;
     }
     case OpKind::tma_load_async: emit_tma(op, indent); return;
@@ -367,8 +342,7 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
     case OpKind::event_wait:
       line(indent, fmt::format("// {} {{event = {}, from = {}, to = {}}}: {}", op.name(), op.int_attr("event"),
                                op.string_attr("from"), op.string_attr("to"),
-                               tcgen05() ? "within one agent: program order and the accumulator barrier"
-                                           : "within one agent: program order, wgmma.fence and wait_group"));
+                               event_order()));
       return;
     case OpKind::zeros:
       if (auto chain = accumulator_of_.find(op.result()); chain != accumulator_of_.end()) {
@@ -553,7 +527,7 @@ void TensorCoreKernel::emit_launcher() {
 
 bool emit_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs, std::string& out,
                              DiagnosticEngine& diagnostics) {
-  return tensor_core::TensorCoreKernel(plan, needs, diagnostics).run(out);
+  return tensor_core::make_tensor_core_kernel(plan, needs, diagnostics)->run(out);
 }
 
 }  // namespace tilec::cuda

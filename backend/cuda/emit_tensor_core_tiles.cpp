@@ -1,6 +1,7 @@
 // backend/cuda/emit_tensor_core_tiles.cpp — the compute agent's register tiles (fragments,
 // elementwise ops, row reductions) and the epilogue (stores per element or through shared
-// memory and TMA, TMEM loads). A part of TensorCoreKernel (tensor_core_kernel.h).
+// memory and TMA; the family writes the elements it holds). A part of TensorCoreKernel
+// (tensor_core_kernel.h).
 #include <fmt/core.h>
 
 #include <string>
@@ -81,21 +82,6 @@ void TensorCoreKernel::emit_reduction(const Operation& op, int indent) {
   line(indent, "}");
 }
 
-// sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
-// first column `column`) into values, values_1, ..., and say in `context` where each element is.
-void TensorCoreKernel::emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
-                                              const std::string& column, ElementContext& context, int indent) {
-  for (size_t k = 0; k < accumulators.size(); ++k) {
-    const Accumulator& accumulator = *accumulators[k];
-    std::string values = k == 0 ? "values" : fmt::format("values_{}", k);
-    line(indent, fmt::format("uint32_t {}[32];", values));
-    line(indent, fmt::format("tilec_tmem_load_32(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", lanes,
-                             accumulator.tmem_column, column, values));
-    context.accumulators[&accumulator] =
-        fmt::format("({}_started ? __uint_as_float({}[i]) : 0.0f)", accumulator.name, values);
-  }
-}
-
 // An iota's element at tile position (row, column): the position along its axis.
 std::string TensorCoreKernel::iota_element(const Operation& op, const std::string& row, const std::string& column) {
   position_used_ = true;
@@ -145,7 +131,6 @@ void TensorCoreKernel::emit_store(const Operation& op, int indent) {
     emit_tma_store(op, plan, indent);
     return;
   }
-  const bool accumulators = !plan.accumulators.empty();
   const Value* value = op.operands().back();
   const MatrixAccess access = matrix_access(op, 1);
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
@@ -153,70 +138,8 @@ void TensorCoreKernel::emit_store(const Operation& op, int indent) {
   std::string column_base = fmt::format("{} * {}", access.column, columns);
   comment(indent, op);
   line(indent, "{");
-  if (tcgen05()) {
-    int64_t half = columns * kWarpgroup / compute_threads_;
-    ElementContext context;
-    if (accumulators) {
-      emit_accumulator_wait(indent + 1);
-      context.index = "chunk * 32 + i";
-    }
-    std::string lanes = "((static_cast<uint32_t>(row) & ~31u) << 16)";
-    if (rows == 64) {
-      line(indent + 1, "// M = 64 (TMEM layout F): warp w's lanes 0..15 hold rows 16·(w mod 4)..; lanes 16..31 load with");
-      line(indent + 1, "// their warp and store nothing. Each warpgroup takes its columns.");
-      line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 16 + static_cast<int>(threadIdx.x % 32);");
-      lanes = "(static_cast<uint32_t>((threadIdx.x / 32) % 4 * 32) << 16)";
-    } else {
-      line(indent + 1, "// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
-      line(indent + 1, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
-    }
-    line(indent + 1, fmt::format("const int first_column = compute_warpgroup * {};", half));
-    if (accumulators) {
-      line(indent + 1, "#pragma unroll");
-      line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
-      emit_accumulator_loads(plan.accumulators, lanes, "first_column + chunk * 32", context, indent + 2);
-      line(indent + 2, "#pragma unroll");
-      line(indent + 2, "for (int i = 0; i < 32; ++i) {");
-      line(indent + 3, "const int column = first_column + chunk * 32 + i;");
-      emit_store_element(value, access, row_base, column_base, context, indent + 3);
-      line(indent + 2, "}");
-      line(indent + 1, "}");
-      emit_tmem_release(indent + 1);
-    } else {
-      line(indent + 1, "#pragma unroll");
-      line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", half));
-      line(indent + 2, "const int column = first_column + i;");
-      emit_store_element(value, access, row_base, column_base, context, indent + 2);
-      line(indent + 1, "}");
-    }
-  } else {
-    line(indent + 1, "// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
-    line(indent + 1, "// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
-    line(indent + 1, "const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
-    line(indent + 1, "#pragma unroll");
-    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
-    line(indent + 2, "const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
-    line(indent + 2, "const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
-    emit_store_element(value, access, row_base, column_base, ElementContext{}, indent + 2);
-    line(indent + 1, "}");
-  }
+  emit_element_store(value, plan, access, row_base, column_base, indent + 1);
   line(indent, "}");
-}
-
-// sm_100a: the MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
-void TensorCoreKernel::emit_accumulator_wait(int indent) {
-  line(indent, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
-  line(indent, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
-  line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
-  line(indent, "accumulator_parity ^= 1;");
-  line(indent, "tilec_tcgen05_after_sync();");
-}
-
-void TensorCoreKernel::emit_tmem_release(int indent) {
-  line(indent, "// TMEM is read: a later MMA may overwrite it.");
-  line(indent, "tilec_tcgen05_before_sync();");
-  line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
-  line(indent, "tilec_tcgen05_after_sync();");
 }
 
 // Through shared memory and TMA: each compute warpgroup writes its part of the tile box by box
@@ -226,9 +149,8 @@ void TensorCoreKernel::emit_tmem_release(int indent) {
 // the tensor.
 void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan, int indent) {
   const Value* value = op.operands().back();
-  ScalarKind kind = value->type().element();
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-  int64_t per_warpgroup = tcgen05() ? columns * kWarpgroup / compute_threads_ : columns;
+  int64_t per_warpgroup = store_columns(columns);
   int64_t width = plan.chunk_columns, box_bytes = plan.box_rows * kPanelRowBytes;
   const MatrixAccess access = matrix_access(op, 1);
   std::string row_base = fmt::format("{} * {}", access.row, rows);
@@ -236,7 +158,7 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
   std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_ + 1);
   comment(indent, op);
   line(indent, "{");
-  if (!plan.accumulators.empty()) emit_accumulator_wait(indent + 1);
+  emit_accumulators_ready(plan, indent + 1);
   line(indent + 1, FragmentLayout::position_variables());
   line(indent + 1, "const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores");
   line(indent + 1, fmt::format("const uint32_t staging = shared_base + {} + static_cast<uint32_t>(compute_warpgroup) * {};",
@@ -249,39 +171,8 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
   line(indent + 3, fmt::format("if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<{}>();", plan.buffers - 1));
   line(indent + 2, "}");
   line(indent + 2, sync);
-  std::string store_row, store_column;
-  if (!tcgen05()) {
-    // Registers chunk·W/2 .. of WGMMA's layout hold columns chunk·W .. of the warpgroup's 64 rows.
-    line(indent + 2, "#pragma unroll");
-    line(indent + 2, fmt::format("for (int j = 0; j < {}; ++j) {{", width / 2));
-    line(indent + 3, fmt::format("const int i = chunk * {} + j;", width / 2));
-    line(indent + 3, "const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
-    line(indent + 3, "const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
-    line(indent + 3, "(void)row;");
-    emit_staging_element(value, kind, fmt::format("column - chunk * {}", width), ElementContext{}, indent + 3);
-    line(indent + 2, "}");
-    store_row = row_base + " + compute_warpgroup * 64";
-    store_column = fmt::format("{} + chunk * {}", column_base, width);
-  } else {
-    // One row per thread (its TMEM lane); the warpgroup's columns 32 at a time.
-    line(indent + 2, "const int row = warp * 32 + lane, box_row = row;");
-    line(indent + 2, fmt::format("const int first_column = compute_warpgroup * {} + chunk * {};", per_warpgroup, width));
-    line(indent + 2, "#pragma unroll");
-    line(indent + 2, fmt::format("for (int piece = 0; piece < {}; ++piece) {{", width / 32));
-    ElementContext context;
-    context.index = "index";
-    emit_accumulator_loads(plan.accumulators, "(static_cast<uint32_t>(warp * 32) << 16)", "first_column + piece * 32",
-                           context, indent + 3);
-    line(indent + 3, "#pragma unroll");
-    line(indent + 3, "for (int i = 0; i < 32; ++i) {");
-    line(indent + 4, fmt::format("const int column = first_column + piece * 32 + i, index = chunk * {} + piece * 32 + i;", width));
-    line(indent + 4, "(void)column, (void)index;");
-    emit_staging_element(value, kind, "piece * 32 + i", context, indent + 4);
-    line(indent + 3, "}");
-    line(indent + 2, "}");
-    store_row = row_base;
-    store_column = fmt::format("{} + compute_warpgroup * {} + chunk * {}", column_base, per_warpgroup, width);
-  }
+  std::string store_row = row_base, store_column = column_base;
+  emit_staging_chunk(value, plan, per_warpgroup, store_row, store_column, indent + 2);
   line(indent + 2, "tilec_fence_proxy_async();  // the box is read by TMA");
   line(indent + 2, sync);
   line(indent + 2, fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, static_cast<int32_t>({}), "
@@ -289,7 +180,7 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
                                plan.map, store_column, store_row,
                                access.batch.empty() ? "" : fmt::format(", static_cast<int32_t>({})", access.batch)));
   line(indent + 1, "}");
-  if (!plan.accumulators.empty()) emit_tmem_release(indent + 1);
+  emit_accumulators_read(plan, indent + 1);
   line(indent, "}");
 }
 
@@ -302,9 +193,8 @@ void TensorCoreKernel::emit_staging_element(const Value* value, ScalarKind kind,
 }
 
 void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
-                                          const std::string& column_base, const ElementContext& context, int indent) {
-  // sm_100a, 64 rows: only lanes 0..15 of a warp hold one.
-  const bool half_warp = tcgen05() && value->type().shape()[0] == 64;
+                                          const std::string& column_base, const ElementContext& context, int indent,
+                                          bool half_warp) {
   line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
   line(indent, fmt::format("if ({}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
                            half_warp ? "threadIdx.x % 32 < 16 && " : "", access.inside, access.rows, access.columns,

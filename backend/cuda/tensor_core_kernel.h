@@ -1,18 +1,25 @@
 // backend/cuda/tensor_core_kernel.h — the writer of one warp-specialized tensor-core kernel
 // (emit_tensor_core.h), internal to the CUDA backend. It derives from the analysis
-// (tensor_core_analysis.h) and prints from what the analysis found; three files define it:
-//   emit_tensor_core.cpp        the summary comment, the kernel's skeleton (barrier init, TMEM
-//                               allocation, the agents' role switch), control flow, sync ops,
-//                               TMA loads and the launcher;
-//   emit_tensor_core_mma.cpp    mma on each family: WGMMA (sm_90a) and tcgen05 (sm_100a), with
-//                               the shared-memory and instruction descriptors;
-//   emit_tensor_core_tiles.cpp  register tiles (fragments, elementwise ops, reductions) and the
-//                               epilogue (stores per element or through TMA, TMEM loads).
+// (tensor_core_analysis.h) and prints from what the analysis found. TensorCoreKernel is what every
+// MMA family shares; what differs by family is its "family interface" below, which one subclass
+// per family implements (make_tensor_core_kernel picks it from Target::mma):
+//   emit_tensor_core.cpp          the summary comment, the kernel's skeleton (barrier init, the
+//                                 agents' role switch), control flow, sync ops, TMA loads and the
+//                                 launcher;
+//   emit_tensor_core_mma.cpp      the shared-memory matrix descriptors both families read;
+//   emit_tensor_core_tiles.cpp    register tiles (fragments, elementwise ops, reductions) and the
+//                                 epilogue (stores per element or through TMA);
+//   emit_tensor_core_wgmma.cpp    WgmmaKernel (sm_90a): WGMMA into register tiles;
+//   emit_tensor_core_tcgen05.cpp  Tcgen05Kernel (sm_100a): tcgen05.mma into TMEM, TMEM allocation
+//                                 and loads, the instruction descriptor.
+// Adding a target of a new MMA family is a new subclass (docs/adding_a_target.md).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/cuda/emit_kernel_body.h"
@@ -25,10 +32,47 @@ class TensorCoreKernel : public Analysis {
  public:
   TensorCoreKernel(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
       : Analysis(plan, needs, diagnostics), body_(plan, BodyMode::cta, out_) {}
+  virtual ~TensorCoreKernel() = default;
 
   bool run(std::string& out);
 
- private:
+ protected:
+  struct ElementContext;
+  struct MatrixAccess;
+
+  // ------------------------------------------------------------------ the family interface
+  // The points of the kernel's skeleton where a family adds its own statements.
+  enum class Setup {
+    shared_declarations,  // after the last mbarrier's address (kernel scope)
+    barrier_init,         // inside thread 0's mbarrier initialization
+    before_sync,          // before the __syncthreads() that publishes the barriers
+    after_sync,           // after it
+    compute_prologue,     // first in the compute agent
+    compute_epilogue,     // last in the compute agent
+  };
+  virtual void emit_setup(Setup point, int indent) = 0;
+  // A compute agent's wait on a stage's full barrier (`wait` is the statement that waits).
+  virtual void emit_full_wait(const std::string& wait, int indent) = 0;
+  // A compute agent's release of a stage: an mbarrier_arrive on its empty barrier at `address`.
+  virtual void emit_release(const Operation& arrive, const std::string& address, int indent) = 0;
+  // What orders two pipes' work within one agent, for an event's comment.
+  virtual std::string_view event_order() const = 0;
+  // The MMA instructions of one mma op (emit_mma prints its comment first).
+  virtual void issue_mma(const Operation& op, const MmaPlan& plan, int indent) = 0;
+  // A store element by element: the statements inside its block, each thread writing the
+  // elements it holds (or loads from the accumulators) through emit_store_element.
+  virtual void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
+                                  const std::string& row_base, const std::string& column_base, int indent) = 0;
+  // A store through TMA: the columns of a `columns`-wide tile one compute warpgroup writes, and
+  // the staging of chunk `chunk` of them into the box (through emit_staging_element); it moves
+  // `store_row` and `store_column` (the tile's origin) to the box's.
+  virtual int64_t store_columns(int64_t columns) const = 0;
+  virtual void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup,
+                                  std::string& store_row, std::string& store_column, int indent) = 0;
+  // Before a store reads the accumulators it names, and after.
+  virtual void emit_accumulators_ready(const StorePlan& plan, int indent) = 0;
+  virtual void emit_accumulators_read(const StorePlan& plan, int indent) = 0;
+
   // ----------------------------------------------------------------------------- emission
   void line(int indent, const std::string& text);
 
@@ -112,26 +156,7 @@ class TensorCoreKernel : public Analysis {
   static std::string operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
                                         const std::string& k_major_row_offset = "", const std::string& mn_offset = "");
 
-  // tcgen05.mma's instruction descriptor. Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's
-  // format within the kind (MmaInput::format: kind::f16 has f16 0 and bf16 1, kind::tf32 tf32 2,
-  // kind::f8f6f4 e4m3 0 and e5m2 1; A's and B's may differ). Bits 15 and 16
-  // (A's and B's major-ness): 0 for K-major, 1 for MN-major. Bits 17-22: N / 8; bits 24-28: M / 16.
-  static uint32_t tcgen05_instruction(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major = false,
-                                      bool a_k_major = true);
-
-  static std::string tcgen05_function(const target::MmaInstruction& instruction);
-
   void emit_mma(const Operation& op, int indent);
-
-  // sm_100a, an accumulator kept in TMEM: the first mma overwrites it, the others add.
-  void emit_tcgen05_into_tmem(const Operation& op, const MmaPlan& plan, int indent);
-
-  // sm_100a, D in registers: A·B into TMEM columns of this mma's own (A from registers is
-  // first written to shared memory as TMA would have), then D = C + A·B read back.
-  void emit_tcgen05_into_registers(const Operation& op, const MmaPlan& plan, int indent);
-
-  // sm_90a: WGMMA into the register tile, A from shared memory or from registers.
-  void emit_wgmma(const Operation& op, const MmaPlan& plan, int indent);
 
   struct ElementContext {
     std::string index = "i";   // the register of the fragment being computed
@@ -139,11 +164,6 @@ class TensorCoreKernel : public Analysis {
     // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled.
     std::map<const Accumulator*, std::string> accumulators;
   };
-
-  // sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
-  // first column `column`) into values, values_1, ..., and say in `context` where each element is.
-  void emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
-                              const std::string& column, ElementContext& context, int indent);
 
   // An iota's element at tile position (row, column): the position along its axis.
   std::string iota_element(const Operation& op, const std::string& row, const std::string& column);
@@ -160,11 +180,6 @@ class TensorCoreKernel : public Analysis {
 
   void emit_store(const Operation& op, int indent);
 
-  // sm_100a: the MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
-  void emit_accumulator_wait(int indent);
-
-  void emit_tmem_release(int indent);
-
   // Through shared memory and TMA: each compute warpgroup writes its part of the tile box by box
   // (rows of 128 bytes, the 128-byte swizzle: 16-byte chunk c of box row r at chunk c ^ (r % 8))
   // into its staging, and one of its threads stores the box. A staging box is written again only
@@ -176,8 +191,10 @@ class TensorCoreKernel : public Analysis {
   void emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
                             const ElementContext& context, int indent);
 
+  // `half_warp`: only lanes 0..15 of a warp hold an element (sm_100a, 64 accumulator rows).
   void emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
-                          const std::string& column_base, const ElementContext& context, int indent);
+                          const std::string& column_base, const ElementContext& context, int indent,
+                          bool half_warp = false);
 
   void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent);
 
@@ -195,5 +212,80 @@ class TensorCoreKernel : public Analysis {
   BodyEmitter body_;
   bool position_used_ = false;  // the element expression being built reads `row` / `column`
 };
+
+// sm_90a (emit_tensor_core_wgmma.cpp): WGMMA into register tiles, each compute warpgroup 64 rows;
+// the compute warpgroups release a stage by arriving once each (deferred one step where the
+// analysis holds the release until wgmma.wait_group 1).
+class WgmmaKernel final : public TensorCoreKernel {
+ public:
+  using TensorCoreKernel::TensorCoreKernel;
+
+ private:
+  void emit_setup(Setup point, int indent) override;
+  void emit_full_wait(const std::string& wait, int indent) override;
+  void emit_release(const Operation& arrive, const std::string& address, int indent) override;
+  std::string_view event_order() const override;
+  // A from shared memory or from registers.
+  void issue_mma(const Operation& op, const MmaPlan& plan, int indent) override;
+  void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
+                          const std::string& row_base, const std::string& column_base, int indent) override;
+  int64_t store_columns(int64_t columns) const override;
+  void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string& store_row,
+                          std::string& store_column, int indent) override;
+  void emit_accumulators_ready(const StorePlan& plan, int indent) override;
+  void emit_accumulators_read(const StorePlan& plan, int indent) override;
+};
+
+// sm_100a (emit_tensor_core_tcgen05.cpp): one thread issues tcgen05.mma into TMEM columns the
+// first compute warp allocates; tcgen05.commit releases stages and completes the accumulator
+// barrier; register tiles and stores read TMEM with tcgen05.ld (one row per TMEM lane).
+class Tcgen05Kernel final : public TensorCoreKernel {
+ public:
+  using TensorCoreKernel::TensorCoreKernel;
+
+ private:
+  void emit_setup(Setup point, int indent) override;
+  void emit_full_wait(const std::string& wait, int indent) override;
+  void emit_release(const Operation& arrive, const std::string& address, int indent) override;
+  std::string_view event_order() const override;
+  void issue_mma(const Operation& op, const MmaPlan& plan, int indent) override;
+  void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
+                          const std::string& row_base, const std::string& column_base, int indent) override;
+  int64_t store_columns(int64_t columns) const override;
+  void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string& store_row,
+                          std::string& store_column, int indent) override;
+  void emit_accumulators_ready(const StorePlan& plan, int indent) override;
+  void emit_accumulators_read(const StorePlan& plan, int indent) override;
+
+  // tcgen05.mma's instruction descriptor. Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's
+  // format within the kind (MmaInput::format: kind::f16 has f16 0 and bf16 1, kind::tf32 tf32 2,
+  // kind::f8f6f4 e4m3 0 and e5m2 1; A's and B's may differ). Bits 15 and 16
+  // (A's and B's major-ness): 0 for K-major, 1 for MN-major. Bits 17-22: N / 8; bits 24-28: M / 16.
+  static uint32_t instruction_descriptor(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major = false,
+                                         bool a_k_major = true);
+
+  static std::string mma_function(const target::MmaInstruction& instruction);
+
+  // An accumulator kept in TMEM: the first mma overwrites it, the others add.
+  void emit_into_tmem(const Operation& op, const MmaPlan& plan, int indent);
+
+  // D in registers: A·B into TMEM columns of this mma's own (A from registers is first written
+  // to shared memory as TMA would have), then D = C + A·B read back.
+  void emit_into_registers(const Operation& op, const MmaPlan& plan, int indent);
+
+  // Load 32 columns of each accumulator a store reads (TMEM lane base `lanes`, first column
+  // `column`) into values, values_1, ..., and say in `context` where each element is.
+  void emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
+                              const std::string& column, ElementContext& context, int indent);
+
+  // The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
+  void emit_accumulator_wait(int indent);
+
+  void emit_tmem_release(int indent);
+};
+
+// The kernel writer of the target's MMA family.
+std::unique_ptr<TensorCoreKernel> make_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,
+                                                          DiagnosticEngine& diagnostics);
 
 }  // namespace tilec::cuda::tensor_core

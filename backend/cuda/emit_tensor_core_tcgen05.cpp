@@ -1,0 +1,256 @@
+// backend/cuda/emit_tensor_core_tcgen05.cpp — Tcgen05Kernel (tensor_core_kernel.h): the sm_100a
+// family. The first compute warp allocates TMEM columns for the accumulators; one compute thread
+// issues tcgen05.mma (only it waits on the stages' full barriers) and tcgen05.commit, which
+// releases a stage and completes the accumulator barrier when the MMAs are done; register tiles
+// and stores read TMEM back with tcgen05.ld, one row per TMEM lane.
+#include <fmt/core.h>
+
+#include <string>
+
+#include "backend/cuda/tensor_core_kernel.h"
+#include "ir/ir.h"
+
+namespace tilec::cuda::tensor_core {
+
+void Tcgen05Kernel::emit_setup(Setup point, int indent) {
+  switch (point) {
+    case Setup::shared_declarations:
+      line(indent, fmt::format("const uint32_t accumulator_barrier = shared_base + {};", accumulator_barrier_offset_));
+      line(indent, fmt::format("const uint32_t tmem_slot = shared_base + {};", tmem_slot_offset_));
+      return;
+    case Setup::barrier_init: line(indent, "tilec_mbarrier_init(accumulator_barrier, 1);"); return;
+    case Setup::before_sync:
+      line(indent, fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_alloc<{}>(tmem_slot);  // the first compute warp",
+                               kWarpgroup / 32, tmem_columns_));
+      line(indent, "tilec_tcgen05_before_sync();");
+      return;
+    case Setup::after_sync:
+      line(indent, "tilec_tcgen05_after_sync();");
+      line(indent, "const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));");
+      return;
+    case Setup::compute_prologue: line(indent, "uint32_t accumulator_parity = 0;"); return;
+    case Setup::compute_epilogue:
+      line(indent, "// Every compute thread is done with TMEM: the first compute warp frees it.");
+      line(indent, "tilec_tcgen05_before_sync();");
+      line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+      line(indent, fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_dealloc<{}>(tmem_base);", kWarpgroup / 32, tmem_columns_));
+      return;
+  }
+}
+
+// Only the thread issuing tcgen05.mma reads the stages. The others must not wait on full
+// barriers: nothing keeps them within a lap of the producer, and a thread a whole lap behind
+// would wait on the parity of a phase that already completed twice.
+void Tcgen05Kernel::emit_full_wait(const std::string& wait, int indent) {
+  line(indent, "if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
+}
+
+void Tcgen05Kernel::emit_release(const Operation&, const std::string& address, int indent) {
+  line(indent, fmt::format("if (compute_thread == 0) tilec_tcgen05_commit({});  // when the MMAs reading it are done", address));
+}
+
+std::string_view Tcgen05Kernel::event_order() const { return "within one agent: program order and the accumulator barrier"; }
+
+uint32_t Tcgen05Kernel::instruction_descriptor(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major,
+                                               bool a_k_major) {
+  return (1u << 4) | (plan.instruction->input(plan.input)->format << 7) |
+         (plan.instruction->input(plan.input_b)->format << 10) | (a_k_major ? 0u : 1u << 15) |
+         (b_k_major ? 0u : 1u << 16) | (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
+}
+
+std::string Tcgen05Kernel::mma_function(const target::MmaInstruction& instruction) {
+  return instruction.kind == "f16" ? "tilec_tcgen05_mma" : "tilec_tcgen05_mma_" + std::string(instruction.kind);
+}
+
+void Tcgen05Kernel::issue_mma(const Operation& op, const MmaPlan& plan, int indent) {
+  if (plan.registers) emit_into_registers(op, plan, indent);
+  else emit_into_tmem(op, plan, indent);
+}
+
+// An accumulator kept in TMEM: the first mma overwrites it, the others add.
+void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan, int indent) {
+  const Accumulator& accumulator = accumulators_[accumulator_of_.at(op.result())];
+  const StageBuffer& a = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+  const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+  line(indent, "if (compute_thread == 0) {");
+  line(indent + 1, "tilec_tcgen05_after_sync();");
+  for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
+    line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction),
+                                 accumulator.tmem_column, operand_descriptor(a, plan_.expression(op.operand(0)), step),
+                                 operand_descriptor(b, plan_.expression(op.operand(1)), step),
+                                 instruction_descriptor(plan, accumulator.rows, accumulator.columns, b.transposed, a.k_major()),
+                                 step == 0 ? accumulator.name + "_started" : "true"));
+  line(indent, "}");
+  line(indent, fmt::format("{}_started = true;", accumulator.name));
+}
+
+// D in registers: A·B into TMEM columns of this mma's own (A from registers is
+// first written to shared memory as TMA would have), then D = C + A·B read back.
+void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan, int indent) {
+  const Fragment& result = *fragment(op.result());
+  const Fragment& acc = *fragment(op.operand(2));
+  const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+  int64_t per_warpgroup = result.columns * kWarpgroup / compute_threads_;
+  std::string a_base = plan_.expression(op.operand(0));
+  int64_t a_panel = 0, k = 0;
+  const StageBuffer* a_stage = nullptr;  // A from a stage buffer (else staged from registers, K-major)
+  if (const Fragment* a = fragment(op.operand(0))) {
+    int64_t a_columns = a->columns * kWarpgroup / compute_threads_;
+    a_panel = a->rows * kPanelRowBytes;
+    k = a->columns;
+    a_base = fmt::format("(shared_base + {})", plan.staging_offset);
+    line(indent, "{  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)");
+    line(indent + 1, FragmentLayout::position_variables());
+    line(indent + 1, fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
+    line(indent + 2, fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
+    line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / 64 * {} + row * 128 + ((column % 64 / 8) ^ (row % 8)) * 16 + "
+                                 "column % 8 * 2) = {}[i];", element_type(a->element), a_panel, a->name));
+    line(indent + 1, "}");
+    line(indent, "}");
+    line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
+    line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+  } else {
+    a_stage = &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+    a_panel = a_stage->panel_bytes();
+    k = a_stage->tile.shape()[1];
+  }
+  line(indent, "if (compute_thread == 0) {");
+  line(indent + 1, "tilec_tcgen05_after_sync();");
+  for (int64_t step = 0; step < k / plan.instruction->k; ++step)
+    line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction), plan.tmem_column,
+                                 a_stage ? operand_descriptor(*a_stage, a_base, step)
+                                         : fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(a_base, a_panel, step, "")),
+                                 operand_descriptor(b, plan_.expression(op.operand(1)), step),
+                                 instruction_descriptor(plan, result.rows, result.columns, b.transposed,
+                                                     !a_stage || a_stage->k_major()),
+                                 step == 0 ? "false" : "true"));
+  line(indent + 1, "tilec_tcgen05_commit(accumulator_barrier);");
+  line(indent, "}");
+  line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+  line(indent, "accumulator_parity ^= 1;");
+  line(indent, "tilec_tcgen05_after_sync();");
+  if (plan.copy) declare_fragment(indent, result);
+  line(indent, "{");
+  line(indent + 1, FragmentLayout::position_variables());
+  line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / 32));
+  line(indent + 2, "uint32_t values[32];");
+  line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {} + "
+                               "static_cast<uint32_t>(compute_warpgroup * {} + chunk * 32), values);",
+                               plan.tmem_column, per_warpgroup));
+  line(indent + 2, "#pragma unroll");
+  line(indent + 2, fmt::format("for (int i = 0; i < 32; ++i) {0}[chunk * 32 + i] = add_f32({1}[chunk * 32 + i], __uint_as_float(values[i]));",
+                               result.name, acc.name));
+  line(indent + 1, "}");
+  line(indent, "}");
+  emit_tmem_release(indent);
+}
+
+void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
+                                       const std::string& row_base, const std::string& column_base, int indent) {
+  const bool accumulators = !plan.accumulators.empty();
+  const int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
+  int64_t half = columns * kWarpgroup / compute_threads_;
+  ElementContext context;
+  if (accumulators) {
+    emit_accumulator_wait(indent);
+    context.index = "chunk * 32 + i";
+  }
+  std::string lanes = "((static_cast<uint32_t>(row) & ~31u) << 16)";
+  if (rows == 64) {
+    line(indent, "// M = 64 (TMEM layout F): warp w's lanes 0..15 hold rows 16·(w mod 4)..; lanes 16..31 load with");
+    line(indent, "// their warp and store nothing. Each warpgroup takes its columns.");
+    line(indent, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 16 + static_cast<int>(threadIdx.x % 32);");
+    lanes = "(static_cast<uint32_t>((threadIdx.x / 32) % 4 * 32) << 16)";
+  } else {
+    line(indent, "// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
+    line(indent, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
+  }
+  line(indent, fmt::format("const int first_column = compute_warpgroup * {};", half));
+  if (accumulators) {
+    line(indent, "#pragma unroll");
+    line(indent, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
+    emit_accumulator_loads(plan.accumulators, lanes, "first_column + chunk * 32", context, indent + 1);
+    line(indent + 1, "#pragma unroll");
+    line(indent + 1, "for (int i = 0; i < 32; ++i) {");
+    line(indent + 2, "const int column = first_column + chunk * 32 + i;");
+    emit_store_element(value, access, row_base, column_base, context, indent + 2, rows == 64);
+    line(indent + 1, "}");
+    line(indent, "}");
+    emit_tmem_release(indent);
+  } else {
+    line(indent, "#pragma unroll");
+    line(indent, fmt::format("for (int i = 0; i < {}; ++i) {{", half));
+    line(indent + 1, "const int column = first_column + i;");
+    emit_store_element(value, access, row_base, column_base, context, indent + 1, rows == 64);
+    line(indent, "}");
+  }
+}
+
+// Each warpgroup stores its share of the columns (one row per TMEM lane).
+int64_t Tcgen05Kernel::store_columns(int64_t columns) const { return columns * kWarpgroup / compute_threads_; }
+
+void Tcgen05Kernel::emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string&,
+                                       std::string& store_column, int indent) {
+  const ScalarKind kind = value->type().element();
+  const int64_t width = plan.chunk_columns;
+  // One row per thread (its TMEM lane); the warpgroup's columns 32 at a time.
+  line(indent, "const int row = warp * 32 + lane, box_row = row;");
+  line(indent, fmt::format("const int first_column = compute_warpgroup * {} + chunk * {};", per_warpgroup, width));
+  line(indent, "#pragma unroll");
+  line(indent, fmt::format("for (int piece = 0; piece < {}; ++piece) {{", width / 32));
+  ElementContext context;
+  context.index = "index";
+  emit_accumulator_loads(plan.accumulators, "(static_cast<uint32_t>(warp * 32) << 16)", "first_column + piece * 32",
+                         context, indent + 1);
+  line(indent + 1, "#pragma unroll");
+  line(indent + 1, "for (int i = 0; i < 32; ++i) {");
+  line(indent + 2, fmt::format("const int column = first_column + piece * 32 + i, index = chunk * {} + piece * 32 + i;", width));
+  line(indent + 2, "(void)column, (void)index;");
+  emit_staging_element(value, kind, "piece * 32 + i", context, indent + 2);
+  line(indent + 1, "}");
+  line(indent, "}");
+    store_column = fmt::format("{} + compute_warpgroup * {} + chunk * {}", store_column, per_warpgroup, width);
+}
+
+void Tcgen05Kernel::emit_accumulators_ready(const StorePlan& plan, int indent) {
+  if (!plan.accumulators.empty()) emit_accumulator_wait(indent);
+}
+
+void Tcgen05Kernel::emit_accumulators_read(const StorePlan& plan, int indent) {
+  if (!plan.accumulators.empty()) emit_tmem_release(indent);
+}
+
+// sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
+// first column `column`) into values, values_1, ..., and say in `context` where each element is.
+void Tcgen05Kernel::emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
+                                              const std::string& column, ElementContext& context, int indent) {
+  for (size_t k = 0; k < accumulators.size(); ++k) {
+    const Accumulator& accumulator = *accumulators[k];
+    std::string values = k == 0 ? "values" : fmt::format("values_{}", k);
+    line(indent, fmt::format("uint32_t {}[32];", values));
+    line(indent, fmt::format("tilec_tmem_load_32(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", lanes,
+                             accumulator.tmem_column, column, values));
+    context.accumulators[&accumulator] =
+        fmt::format("({}_started ? __uint_as_float({}[i]) : 0.0f)", accumulator.name, values);
+  }
+}
+
+// The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
+void Tcgen05Kernel::emit_accumulator_wait(int indent) {
+  line(indent, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
+  line(indent, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
+  line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+  line(indent, "accumulator_parity ^= 1;");
+  line(indent, "tilec_tcgen05_after_sync();");
+}
+
+void Tcgen05Kernel::emit_tmem_release(int indent) {
+  line(indent, "// TMEM is read: a later MMA may overwrite it.");
+  line(indent, "tilec_tcgen05_before_sync();");
+  line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+  line(indent, "tilec_tcgen05_after_sync();");
+}
+
+}  // namespace tilec::cuda::tensor_core

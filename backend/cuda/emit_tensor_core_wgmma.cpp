@@ -1,0 +1,114 @@
+// backend/cuda/emit_tensor_core_wgmma.cpp — WgmmaKernel (tensor_core_kernel.h): the sm_90a
+// family. WGMMA computes 64 accumulator rows per compute warpgroup into its registers; nothing
+// but the mbarriers is set up; a compute warpgroup releases a stage with one arrival once its
+// WGMMAs reading it are done (wgmma.wait_group), one step late where the analysis defers it.
+#include <fmt/core.h>
+
+#include <string>
+
+#include "backend/cuda/tensor_core_kernel.h"
+#include "backend/cuda/tensor_core_prelude.h"
+#include "ir/ir.h"
+
+namespace tilec::cuda::tensor_core {
+
+void WgmmaKernel::emit_setup(Setup, int) {}  // registers need no allocation
+
+void WgmmaKernel::emit_full_wait(const std::string& wait, int indent) { line(indent, wait); }
+
+void WgmmaKernel::emit_release(const Operation& op, const std::string& address, int indent) {
+  if (auto held = deferred_arrive_.find(&op); held != deferred_arrive_.end()) {
+    line(indent, fmt::format("// Release the slot the previous iteration read (its WGMMAs are done: wait_group 1); hold this one."));
+    line(indent, fmt::format("if ({0} >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive({1} + 8 * static_cast<uint32_t>({0}));",
+                             held->second, plan_.expression(op.operand(0))));
+    line(indent, fmt::format("{} = {};", held->second, plan_.expression(op.operand(1))));
+  } else {
+    line(indent, fmt::format("if (compute_thread % 128 == 0) tilec_mbarrier_arrive({});  // one arrival per warpgroup", address));
+  }
+}
+
+std::string_view WgmmaKernel::event_order() const { return "within one agent: program order, wgmma.fence and wait_group"; }
+
+// WGMMA into the register tile, A from shared memory or from registers.
+void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan, int indent) {
+  const Fragment& result = *fragment(op.result());
+  const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+  const std::string& b_slot = plan_.expression(op.operand(1));
+  const Fragment* a_registers = fragment(op.operand(0));
+  if (plan.copy) {
+    declare_fragment(indent, result);
+    copy_fragment(indent, result, *fragment(op.operand(2)));
+  }
+  const StageBuffer* a_stage = a_registers ? nullptr : &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+  const std::string function = wgmma_function(plan.wgmma);
+  std::string packed;
+  if (a_registers) {
+    // Columns 16s..16s+15 of A are registers 8s..8s+7 of its fragment, two per 32-bit register;
+    // packed before the fence so that no instruction touches WGMMA registers between the MMAs.
+    packed = names_.unique(a_registers->name + "_pairs");
+    line(indent, fmt::format("uint32_t {}[{}];", packed, a_registers->columns / 4));
+    line(indent, "#pragma unroll");
+    line(indent, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = tilec_pack_pair({}[2 * i], {}[2 * i + 1]);",
+                             a_registers->columns / 4, packed, a_registers->name, a_registers->name));
+  }
+  line(indent, "tilec_wgmma_fence();");
+  if (a_registers) {
+    for (int64_t step = 0; step < a_registers->columns / plan.instruction->k; ++step)
+      line(indent, fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed, 4 * step,
+                               4 * step + 1, 4 * step + 2, 4 * step + 3, operand_descriptor(b, b_slot, step)));
+  } else {
+    // Each warpgroup's 64 rows of A: 64 rows further in a K-major A, one panel (128 bytes of M)
+    // further in an MN-major one.
+    const StageBuffer& a = *a_stage;
+    for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
+      line(indent, fmt::format("{}({}, {}, {});", function, result.name,
+                               operand_descriptor(a, plan_.expression(op.operand(0)), step,
+                                                  fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes),
+                                                  fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", a.panel_bytes())),
+                               operand_descriptor(b, b_slot, step)));
+  }
+  line(indent, "tilec_wgmma_commit();");
+  if (deferred_mma_.count(&op))
+    line(indent, "tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done");
+  else
+    line(indent, "tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done");
+}
+
+void WgmmaKernel::emit_element_store(const Value* value, const StorePlan&, const MatrixAccess& access,
+                                     const std::string& row_base, const std::string& column_base, int indent) {
+  const int64_t columns = value->type().shape()[1];
+  line(indent, "// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
+  line(indent, "// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
+  line(indent, "const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
+  line(indent, "#pragma unroll");
+  line(indent, fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
+  line(indent + 1, "const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
+  line(indent + 1, "const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
+  emit_store_element(value, access, row_base, column_base, ElementContext{}, indent + 1);
+  line(indent, "}");
+}
+
+int64_t WgmmaKernel::store_columns(int64_t columns) const { return columns; }  // each warpgroup: its 64 rows
+
+void WgmmaKernel::emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t, std::string& store_row,
+                                     std::string& store_column, int indent) {
+  const ScalarKind kind = value->type().element();
+  const int64_t width = plan.chunk_columns;
+  // Registers chunk·W/2 .. of WGMMA's layout hold columns chunk·W .. of the warpgroup's 64 rows.
+  line(indent, "#pragma unroll");
+  line(indent, fmt::format("for (int j = 0; j < {}; ++j) {{", width / 2));
+  line(indent + 1, fmt::format("const int i = chunk * {} + j;", width / 2));
+  line(indent + 1, "const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
+  line(indent + 1, "const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
+  line(indent + 1, "(void)row;");
+  emit_staging_element(value, kind, fmt::format("column - chunk * {}", width), ElementContext{}, indent + 1);
+  line(indent, "}");
+  store_row += " + compute_warpgroup * 64";
+  store_column = fmt::format("{} + chunk * {}", store_column, width);
+}
+
+// Register accumulators are the stored values themselves.
+void WgmmaKernel::emit_accumulators_ready(const StorePlan&, int) {}
+void WgmmaKernel::emit_accumulators_read(const StorePlan&, int) {}
+
+}  // namespace tilec::cuda::tensor_core
