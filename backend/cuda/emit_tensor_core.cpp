@@ -57,6 +57,35 @@ bool TensorCoreKernel::run(std::string& out) {
   return true;
 }
 
+std::optional<TensorCorePlan> TensorCoreKernel::plan() {
+  if (!analyze()) return std::nullopt;
+  TensorCorePlan plan;
+  for (const StageBuffer& stage : stages_)
+    plan.stages.push_back({.name = stage.name, .tile = stage.tile.to_string(), .depth = stage.depth,
+                           .slot_bytes = stage.slot_bytes, .offset = stage.offset, .k_major = stage.k_major()});
+  for (const Barrier& barrier : barriers_)
+    plan.barriers.push_back({.name = barrier.name, .purpose = barrier.purpose, .slots = barrier.slots,
+                             .arrivals = barrier.arrivals, .offset = barrier.offset});
+  for (const Operation* op : mma_ops_) {
+    const MmaPlan& mma = mma_plans_.at(op);
+    int64_t column = -1;
+    if (mma.registers && tcgen05()) column = mma.tmem_column;
+    else if (auto chain = accumulator_of_.find(op->operand(2)); chain != accumulator_of_.end())
+      column = accumulators_[chain->second].tmem_column;
+    plan.mmas.push_back({.kind = std::string(mma.instruction->kind), .m = mma.instruction->m, .k = mma.instruction->k,
+                         .registers = mma.registers, .tmem_column = column});
+  }
+  for (const Operation* op : store_ops_) {
+    const StorePlan& store = store_plans_.at(op);
+    plan.stores.push_back({.tma = store.tma, .box_rows = store.box_rows, .chunk_columns = store.chunk_columns,
+                           .accumulators = store.accumulators.size()});
+  }
+  plan.shared_bytes = shared_bytes_;
+  plan.tmem_columns = tmem_columns_;
+  plan.store_staging_offset = store_staging_offset_;
+  return plan;
+}
+
 // ----------------------------------------------------------------------------- emission
 void TensorCoreKernel::line(int indent, const std::string& text) {
   out_.append(2 * static_cast<size_t>(indent), ' ');
@@ -528,6 +557,11 @@ void TensorCoreKernel::emit_launcher() {
 bool emit_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs, std::string& out,
                              DiagnosticEngine& diagnostics) {
   return tensor_core::make_tensor_core_kernel(plan, needs, diagnostics)->run(out);
+}
+
+std::optional<TensorCorePlan> plan_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,
+                                                      DiagnosticEngine& diagnostics) {
+  return tensor_core::make_tensor_core_kernel(plan, needs, diagnostics)->plan();
 }
 
 }  // namespace tilec::cuda

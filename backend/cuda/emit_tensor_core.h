@@ -9,7 +9,10 @@
 // docs/backend_tensor_core.md says what is emitted and what is not supported.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backend/cuda/kernel_plan.h"
 #include "backend/cuda/tensor_core_prelude.h"
@@ -25,5 +28,42 @@ namespace tilec::cuda {
 // location, when the kernel uses something this emitter does not support (so `out` is unusable).
 bool emit_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs, std::string& out,
                              DiagnosticEngine& diagnostics);
+
+// What the tensor-core analysis decided for one kernel, as plain values, in the order the kernel
+// declares them: the shared-memory map (stage buffers, barriers, the TMA stores' staging), each
+// barrier's arrivals per phase, each mma's MMA form and where its D lives, each store's path.
+// The writer prints from the same decisions; tests assert them here, not in the printed CUDA.
+struct TensorCorePlan {
+  struct Stage {
+    std::string name, tile;  // "pipe_a_buffer", "tile<128x64xbf16, smem>"
+    int64_t depth = 0, slot_bytes = 0, offset = 0;
+    bool k_major = false;     // the MMA reads it K-major
+  };
+  struct Barrier {
+    std::string name, purpose;
+    int64_t slots = 0, arrivals = 0, offset = 0;
+  };
+  struct Mma {
+    std::string kind;          // the MMA form's class ("f16", "f8f6f4", "tf32")
+    int64_t m = 0, k = 0;      // one instruction's M and K
+    bool registers = false;    // D in registers (else a TMEM accumulator)
+    int64_t tmem_column = -1;  // the TMEM column it computes into (sm_100a), else -1
+  };
+  struct Store {
+    bool tma = false;          // through shared memory and TMA (else each thread at its elements)
+    int64_t box_rows = 0, chunk_columns = 0;
+    size_t accumulators = 0;   // TMEM accumulators it reads
+  };
+  std::vector<Stage> stages;
+  std::vector<Barrier> barriers;
+  std::vector<Mma> mmas;
+  std::vector<Store> stores;
+  int64_t shared_bytes = 0, tmem_columns = 0, store_staging_offset = -1;
+};
+
+// The plan of a kernel that went through warp-specialize; nullopt after reporting at the op's
+// location what the tensor-core backend does not support.
+std::optional<TensorCorePlan> plan_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,
+                                                      DiagnosticEngine& diagnostics);
 
 }  // namespace tilec::cuda

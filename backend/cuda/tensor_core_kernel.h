@@ -18,11 +18,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "backend/cuda/emit_kernel_body.h"
+#include "backend/cuda/emit_tensor_core.h"
 #include "backend/cuda/tensor_core_analysis.h"
 #include "backend/cuda/tensor_core_fragments.h"
 
@@ -35,6 +37,8 @@ class TensorCoreKernel : public Analysis {
   virtual ~TensorCoreKernel() = default;
 
   bool run(std::string& out);
+  // The analysis's decisions as a value (emit_tensor_core.h), without writing the kernel.
+  std::optional<TensorCorePlan> plan();
 
  protected:
   struct ElementContext;
