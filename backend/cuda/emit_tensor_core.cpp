@@ -69,7 +69,7 @@ std::optional<TensorCorePlan> TensorCoreKernel::plan() {
   for (const Operation* op : mma_ops_) {
     const MmaPlan& mma = mma_plans_.at(op);
     int64_t column = -1;
-    if (mma.registers && tcgen05()) column = mma.tmem_column;
+    if (mma.registers && tmem_columns_ > 0) column = mma.tmem_column;  // through TMEM into registers
     else if (auto chain = accumulator_of_.find(op->operand(2)); chain != accumulator_of_.end())
       column = accumulators_[chain->second].tmem_column;
     plan.mmas.push_back({.kind = std::string(mma.instruction->kind), .m = mma.instruction->m, .k = mma.instruction->k,

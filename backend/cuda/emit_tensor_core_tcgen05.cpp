@@ -4,14 +4,143 @@
 // releases a stage and completes the accumulator barrier when the MMAs are done; register tiles
 // and stores read TMEM back with tcgen05.ld, one row per TMEM lane.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <functional>
+#include <map>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "backend/cuda/tensor_core_kernel.h"
 #include "ir/ir.h"
 
 namespace tilec::cuda::tensor_core {
 
+// ---------------------------------------------------------------------------- decisions
+// The values joined by mma (accumulator → result) and loops (init → argument →
+// result, yield → argument) form groups; a group starting from one f32 `zeros` whose values
+// only mmas reading shared memory, loops and lazy stores touch stays in TMEM.
+void Tcgen05Kernel::find_accumulators() {
+  std::unordered_map<const Value*, const Value*> parent;
+  std::function<const Value*(const Value*)> root = [&](const Value* value) -> const Value* {
+    auto it = parent.find(value);
+    if (it == parent.end() || it->second == value) return value;
+    return it->second = root(it->second);
+  };
+  auto unite = [&](const Value* x, const Value* y) { parent[root(x)] = root(y); };
+  std::vector<const Value*> values;  // in program order
+  walk(compute_->region(), [&](const Operation& op) {
+    if (op.kind() == OpKind::zeros) values.push_back(op.result());
+    if (op.kind() == OpKind::mma) {
+      unite(op.operand(2), op.result());
+      values.push_back(op.result());
+    }
+    if (op.kind() != OpKind::for_) return;
+    const Region& body = op.region();
+    for (size_t i = 1; i < body.num_arguments(); ++i) {
+      if (!body.argument(i)->type().is_tile()) continue;
+      unite(op.operand(2 + i), body.argument(i));
+      unite(op.result(i - 1), body.argument(i));
+      unite(body.terminator()->operand(i - 1), body.argument(i));
+      values.push_back(body.argument(i));
+      values.push_back(op.result(i - 1));
+    }
+  });
+  std::map<const Value*, std::vector<const Value*>> groups;
+  std::vector<const Value*> order;
+  for (const Value* value : values) {
+    auto& members = groups[root(value)];
+    if (members.empty()) order.push_back(root(value));
+    if (std::find(members.begin(), members.end(), value) == members.end()) members.push_back(value);
+  }
+  for (const Value* key : order) {
+    const std::vector<const Value*>& members = groups[key];
+    const Value* zeros = nullptr;
+    bool ok = true, written = false;
+    for (const Value* value : members) {
+      const Operation* def = value->defining_op();
+      if (def && def->kind() == OpKind::zeros) {
+        ok = ok && !zeros && value->type().element() == ScalarKind::f32;
+        zeros = value;
+      } else if (def && def->kind() == OpKind::mma) {
+        ok = ok && is_stage_read(def->operand(0));
+        written = true;
+      } else if (!def && !value->is_argument()) {
+        ok = false;
+      }
+      for (const Operation* user : users_[value]) {
+        bool chained = (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
+                       (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
+        ok = ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && lazy_.count(user->result())));
+      }
+      if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
+    }
+    if (!ok || !zeros || !written) continue;
+    Accumulator accumulator;
+    accumulator.name = plan_.expression(zeros);
+    accumulator.zeros = zeros->defining_op();
+    accumulator.rows = zeros->type().shape()[0];
+    accumulator.columns = zeros->type().shape()[1];
+    for (const Value* value : members) accumulator_of_[value] = accumulators_.size();
+    accumulators_.push_back(accumulator);
+  }
+}
+
+// tcgen05.mma's M is the CTA's.
+int64_t Tcgen05Kernel::mma_units() const { return 1; }
+
+// "M = 128, or 64 into a TMEM accumulator": the rows' M, those only TMEM takes last.
+std::string Tcgen05Kernel::unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const {
+  std::vector<int64_t> any, tmem_only;
+  for (const target::MmaInstruction* candidate : rows) (candidate->d_registers ? any : tmem_only).push_back(candidate->m);
+  return fmt::format("an mma of {} rows (tcgen05.mma M = {}{})", m, fmt::join(any, ", "),
+                     tmem_only.empty() ? "" : fmt::format(", or {} into a TMEM accumulator", fmt::join(tmem_only, ", ")));
+}
+
+// A D in registers is computed in TMEM columns of its own (placed after the accumulators') and
+// read back; an A from registers goes through shared memory.
+void Tcgen05Kernel::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
+  if (plan.registers) {
+    plan.tmem_column = tmem_used_;
+    tmem_used_ += operands.n;
+    if (operands.a_registers) plan.staging_bytes = operands.m * operands.k * 2;
+  }
+  needs_.tcgen05_kinds.emplace(plan.instruction->kind, plan.instruction);
+}
+
+bool Tcgen05Kernel::stores_64_rows() const { return true; }  // TMEM layout F, lanes 0..15 of each warp
+
+int64_t Tcgen05Kernel::store_box_rows() const { return 128; }  // one row per TMEM lane
+
+// TMEM is allocated in powers of two from 32 columns.
+bool Tcgen05Kernel::place_tensor_memory(int64_t columns) {
+  tmem_columns_ = 32;
+  while (tmem_columns_ < columns) tmem_columns_ *= 2;
+  if (tmem_columns_ > target_.tensor_memory_columns)
+    return unsupported(kernel_, fmt::format("accumulators of {} TMEM columns (the budget is {})", columns,
+                                            target_.tensor_memory_columns));
+  return true;
+}
+
+int64_t Tcgen05Kernel::release_arrivals() const { return 1; }  // tcgen05.commit arrives once
+
+void Tcgen05Kernel::plan_releases() {}  // tcgen05.commit releases when the MMAs are done
+
+bool Tcgen05Kernel::rows_split_across_warpgroups() const { return compute_threads_ > kWarpgroup; }
+
+int64_t Tcgen05Kernel::family_shared_bytes() const { return 16; }
+
+// The accumulator barrier and the TMEM base address tcgen05.alloc writes.
+void Tcgen05Kernel::place_family_shared(int64_t& offset) {
+  accumulator_barrier_offset_ = offset;
+  offset += 8;
+  tmem_slot_offset_ = offset;
+  offset += 8;
+}
+
+// ---------------------------------------------------------------------------- writing
 void Tcgen05Kernel::emit_setup(Setup point, int indent) {
   switch (point) {
     case Setup::shared_declarations:

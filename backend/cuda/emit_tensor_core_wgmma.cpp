@@ -12,6 +12,79 @@
 
 namespace tilec::cuda::tensor_core {
 
+// ---------------------------------------------------------------------------- decisions
+void WgmmaKernel::find_accumulators() {}  // every accumulator is a register fragment
+
+// WGMMA's M is per compute warpgroup.
+int64_t WgmmaKernel::mma_units() const { return compute_threads_ / kWarpgroup; }
+
+std::string WgmmaKernel::unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const {
+  return fmt::format("an mma of {} rows on {} compute warpgroups ({} rows each)", m, mma_units(), rows.front()->m);
+}
+
+void WgmmaKernel::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
+  const target::MmaInstruction& row = *plan.instruction;
+  plan.wgmma = {.n = operands.n, .k = row.k, .types = wgmma_types(row, plan.input, plan.input_b),
+                .transposes = row.mn_major, .register_a = operands.a_registers != nullptr,
+                .a_mn_major = operands.a && !operands.a->k_major(), .b_k_major = operands.b->transposed};
+  needs_.wgmma_shapes.insert(plan.wgmma);
+}
+
+bool WgmmaKernel::stores_64_rows() const { return false; }  // a warpgroup's 64 rows are half of an M = 128 tile
+
+int64_t WgmmaKernel::store_box_rows() const { return 64; }  // each warpgroup's rows
+
+bool WgmmaKernel::place_tensor_memory(int64_t) { return true; }  // none
+
+int64_t WgmmaKernel::release_arrivals() const { return compute_threads_ / kWarpgroup; }
+
+// Keep one WGMMA group in flight. An mma in a loop body whose stages are released
+// by the arrives after it in the same body (every stage at least 2 deep) waits with
+// wait_group 1 instead of 0 and releases the slots of the previous iteration instead of its
+// own; after the loop, wait_group 0 and release the last ones. With depth >= 2 the producer
+// never needs the one slot still held, so no wait can deadlock; a stage is still released
+// only after the WGMMAs reading it are done.
+void WgmmaKernel::plan_releases() {
+  for (const Operation* mma : mma_ops_) {
+    const Operation* loop = mma->parent_op();
+    if (!loop || loop->kind() != OpKind::for_) continue;
+    if (!is_stage_read(mma->operand(0))) continue;  // A in registers
+    // Only a loop-carried accumulator nothing else reads may stay in flight across iterations.
+    const std::vector<const Operation*>& readers = users_[mma->result()];
+    if (mma->operand(2)->owner_region() != &loop->region() || readers.size() != 1 ||
+        readers[0] != loop->region().terminator())
+      continue;
+    std::vector<const Operation*> arrives;
+    bool after = false, shallow = false;
+    for (const auto& op : loop->region().operations()) {
+      if (op.get() == mma) after = true;
+      if (!after || op->kind() != OpKind::mbarrier_arrive) continue;
+      for (size_t operand = 0; operand < 2; ++operand) {
+        const Operation* read = mma->operand(operand)->defining_op();
+        const StageBuffer& buffer = stages_[stage_of_.at(read->operand(0))];
+        if (op->operand(0) == buffer.empty && op->operand(1) == read->operand(1)) {
+          arrives.push_back(op.get());
+          shallow = shallow || buffer.depth < 2;
+        }
+      }
+    }
+    if (arrives.size() != 2 || shallow) continue;
+    deferred_mma_.insert(mma);
+    for (const Operation* arrive : arrives) {
+      std::string name = names_.unique(plan_.expression(arrive->operand(0)) + "_held");
+      deferred_arrive_[arrive] = name;
+      loop_releases_[loop].push_back({arrive, name});
+    }
+  }
+}
+
+bool WgmmaKernel::rows_split_across_warpgroups() const { return false; }
+
+int64_t WgmmaKernel::family_shared_bytes() const { return 0; }
+
+void WgmmaKernel::place_family_shared(int64_t&) {}
+
+// ---------------------------------------------------------------------------- writing
 void WgmmaKernel::emit_setup(Setup, int) {}  // registers need no allocation
 
 void WgmmaKernel::emit_full_wait(const std::string& wait, int indent) { line(indent, wait); }

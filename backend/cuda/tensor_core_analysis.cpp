@@ -114,11 +114,11 @@ bool Analysis::analyze() {
       for (const Value* operand : op.operands()) users_[operand].push_back(&op);
     });
     find_lazy_values();
-    if (tcgen05()) find_tmem_accumulators();
+    find_accumulators();
     ok = hold_region(compute_->region());
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
-  if (ok && !tcgen05()) plan_deferred_releases();
+  if (ok) plan_releases();
   if (!ok) return false;
   // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices.
   for (const StageBuffer& buffer : stages_) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() == 3;
@@ -269,74 +269,6 @@ void Analysis::find_lazy_values() {
   }
 }
 
-// sm_100a: the values joined by mma (accumulator → result) and loops (init → argument →
-// result, yield → argument) form groups; a group starting from one f32 `zeros` whose values
-// only mmas reading shared memory, loops and lazy stores touch stays in TMEM.
-void Analysis::find_tmem_accumulators() {
-  std::unordered_map<const Value*, const Value*> parent;
-  std::function<const Value*(const Value*)> root = [&](const Value* value) -> const Value* {
-    auto it = parent.find(value);
-    if (it == parent.end() || it->second == value) return value;
-    return it->second = root(it->second);
-  };
-  auto unite = [&](const Value* x, const Value* y) { parent[root(x)] = root(y); };
-  std::vector<const Value*> values;  // in program order
-  walk(compute_->region(), [&](const Operation& op) {
-    if (op.kind() == OpKind::zeros) values.push_back(op.result());
-    if (op.kind() == OpKind::mma) {
-      unite(op.operand(2), op.result());
-      values.push_back(op.result());
-    }
-    if (op.kind() != OpKind::for_) return;
-    const Region& body = op.region();
-    for (size_t i = 1; i < body.num_arguments(); ++i) {
-      if (!body.argument(i)->type().is_tile()) continue;
-      unite(op.operand(2 + i), body.argument(i));
-      unite(op.result(i - 1), body.argument(i));
-      unite(body.terminator()->operand(i - 1), body.argument(i));
-      values.push_back(body.argument(i));
-      values.push_back(op.result(i - 1));
-    }
-  });
-  std::map<const Value*, std::vector<const Value*>> groups;
-  std::vector<const Value*> order;
-  for (const Value* value : values) {
-    auto& members = groups[root(value)];
-    if (members.empty()) order.push_back(root(value));
-    if (std::find(members.begin(), members.end(), value) == members.end()) members.push_back(value);
-  }
-  for (const Value* key : order) {
-    const std::vector<const Value*>& members = groups[key];
-    const Value* zeros = nullptr;
-    bool ok = true, written = false;
-    for (const Value* value : members) {
-      const Operation* def = value->defining_op();
-      if (def && def->kind() == OpKind::zeros) {
-        ok = ok && !zeros && value->type().element() == ScalarKind::f32;
-        zeros = value;
-      } else if (def && def->kind() == OpKind::mma) {
-        ok = ok && is_stage_read(def->operand(0));
-        written = true;
-      } else if (!def && !value->is_argument()) {
-        ok = false;
-      }
-      for (const Operation* user : users_[value]) {
-        bool chained = (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
-                       (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
-        ok = ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && lazy_.count(user->result())));
-      }
-      if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
-    }
-    if (!ok || !zeros || !written) continue;
-    Accumulator accumulator;
-    accumulator.name = plan_.expression(zeros);
-    accumulator.zeros = zeros->defining_op();
-    accumulator.rows = zeros->type().shape()[0];
-    accumulator.columns = zeros->type().shape()[1];
-    for (const Value* value : members) accumulator_of_[value] = accumulators_.size();
-    accumulators_.push_back(accumulator);
-  }
-}
 
 bool Analysis::is_stage_read(const Value* value) const {
   const Operation* read = value->defining_op();
@@ -475,26 +407,14 @@ bool Analysis::hold_mma(const Operation& op) {
   if (acc_type.rank() != 2 || acc_type.element() != ScalarKind::f32)
     return unsupported(op, fmt::format("an mma into {} (f32 accumulators)", acc_type.to_string()));
   int64_t m = acc_type.shape()[0], n = acc_type.shape()[1], k = a ? a->tile.shape()[1] : a_registers->columns;
-  // WGMMA's M is per compute warpgroup; tcgen05.mma's is the CTA's.
-  const int64_t units = tcgen05() ? 1 : compute_threads_ / kWarpgroup;
+  const int64_t units = mma_units();
   const target::MmaInstruction* row = nullptr;
   for (const target::MmaInstruction* candidate : rows)
     if (candidate->m * units == m) {
       row = candidate;
       break;
     }
-  if (!row && !tcgen05())
-    return unsupported(op, fmt::format("an mma of {} rows on {} compute warpgroups ({} rows each)", m, units, form.m));
-  if (!row) {
-    // "M = 128, or 64 into a TMEM accumulator": the rows' M, those only TMEM takes last.
-    std::vector<int64_t> any, tmem_only;
-    for (const target::MmaInstruction* candidate : rows)
-      (candidate->d_registers ? any : tmem_only).push_back(candidate->m);
-    return unsupported(op, fmt::format("an mma of {} rows (tcgen05.mma M = {}{})", m, fmt::join(any, ", "),
-                                       tmem_only.empty() ? ""
-                                                         : fmt::format(", or {} into a TMEM accumulator",
-                                                                       fmt::join(tmem_only, ", "))));
-  }
+  if (!row) return unsupported(op, unmatched_rows(m, rows));
   // A D that only TMEM holds (M = 64, TMEM layout F: rows 16w.. in lanes 32w..32w+15) is read
   // by mmas and stores alone; a register tile has one row per TMEM lane.
   if (!row->d_registers && !accumulator_of_.count(acc))
@@ -523,19 +443,8 @@ bool Analysis::hold_mma(const Operation& op) {
     }
     fragments_[fragment_of_.at(op.result())].accumulator = true;
     plan.registers = true;
-    if (tcgen05()) {
-      plan.tmem_column = tmem_used_;
-      tmem_used_ += n;
-      if (a_registers) plan.staging_bytes = m * k * 2;
-    }
   }
-  if (!tcgen05()) {
-    plan.wgmma = {.n = n, .k = row->k, .types = wgmma_types(*row, input, input_b), .transposes = row->mn_major,
-                  .register_a = a_registers != nullptr, .a_mn_major = a && !a->k_major(), .b_k_major = b->transposed};
-    needs_.wgmma_shapes.insert(plan.wgmma);
-  } else {
-    needs_.tcgen05_kinds.emplace(row->kind, row);
-  }
+  plan_mma(plan, MmaOperands{.m = m, .n = n, .k = k, .a = a, .a_registers = a_registers, .b = b});
   mma_plans_[&op] = plan;
   mma_ops_.push_back(&op);
   return true;
@@ -558,8 +467,8 @@ bool Analysis::hold_store(const Operation& op) {
   if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() > 3)
     return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a rank-2 or rank-3 tensor)");
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-  // sm_100a stores 64-row tiles too (the rows of an M = 64 accumulator), direct and not through TMA.
-  const bool rows_64 = tcgen05() && rows == 64;
+  // Where the family stores 64-row tiles (the rows of an M = 64 accumulator), directly, not through TMA.
+  const bool rows_64 = stores_64_rows() && rows == 64;
   std::string why = columns == 1 ? "a row vector" : rows_64 ? "" : layout_.unsupported(rows, columns);
   if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
   std::vector<const Accumulator*> accumulators;
@@ -601,11 +510,11 @@ bool Analysis::hold_store(const Operation& op) {
   // Through shared memory and TMA when rows of 128 bytes split the columns each warpgroup holds
   // (place_shared_memory falls back to direct stores when the staging does not fit).
   ScalarKind element = value->type().element();
-  int64_t per_warpgroup = tcgen05() ? columns * kWarpgroup / compute_threads_ : columns;
+  int64_t per_warpgroup = store_columns(columns);
   if ((element == ScalarKind::f32 || element == ScalarKind::bf16 || element == ScalarKind::f16) &&
       element == plan.tensor->type().element()) {
     plan.chunk_columns = kPanelRowBytes / byte_size(element);
-    plan.box_rows = tcgen05() ? 128 : 64;
+    plan.box_rows = store_box_rows();
     plan.buffers = kStoreStagingBytes / (plan.box_rows * kPanelRowBytes);
     plan.tma = per_warpgroup % plan.chunk_columns == 0 && !rows_64;
     plan.map = plan_.expression(plan.tensor) + "_store_map";
@@ -641,13 +550,7 @@ bool Analysis::check_stage_buffers() {
   for (auto& [op, plan] : mma_plans_)  // sm_100a: an mma into registers goes through TMEM columns of its own
     if (plan.registers) plan.tmem_column += columns;
   columns += tmem_used_;
-  if (tcgen05()) {
-    tmem_columns_ = 32;
-    while (tmem_columns_ < columns) tmem_columns_ *= 2;
-    if (tmem_columns_ > target_.tensor_memory_columns)
-      return unsupported(kernel_, fmt::format("accumulators of {} TMEM columns (the budget is {})", columns,
-                                              target_.tensor_memory_columns));
-  }
+  if (!place_tensor_memory(columns)) return false;
   // Arrivals per phase: a compute agent arrives once per warpgroup (sm_90a) or once through
   // tcgen05.commit (sm_100a); the producer's single thread once.
   std::unordered_set<const Value*> compute_arrives;
@@ -655,53 +558,13 @@ bool Analysis::check_stage_buffers() {
     if (op.kind() == OpKind::mbarrier_arrive) compute_arrives.insert(op.operand(0));
   });
   for (Barrier& barrier : barriers_) {
-    if (compute_arrives.count(barrier.op->result()) && !tcgen05())
-      barrier.arrivals *= compute_threads_ / kWarpgroup;
+    if (compute_arrives.count(barrier.op->result())) barrier.arrivals *= release_arrivals();
     barrier.purpose = compute_arrives.count(barrier.op->result()) ? "released by the compute agent"
                                                                      : "filled by the producer's TMA";
   }
   return true;
 }
 
-// sm_90a: keep one WGMMA group in flight. An mma in a loop body whose stages are released
-// by the arrives after it in the same body (every stage at least 2 deep) waits with
-// wait_group 1 instead of 0 and releases the slots of the previous iteration instead of its
-// own; after the loop, wait_group 0 and release the last ones. With depth >= 2 the producer
-// never needs the one slot still held, so no wait can deadlock; a stage is still released
-// only after the WGMMAs reading it are done.
-void Analysis::plan_deferred_releases() {
-  for (const Operation* mma : mma_ops_) {
-    const Operation* loop = mma->parent_op();
-    if (!loop || loop->kind() != OpKind::for_) continue;
-    if (!is_stage_read(mma->operand(0))) continue;  // A in registers
-    // Only a loop-carried accumulator nothing else reads may stay in flight across iterations.
-    const std::vector<const Operation*>& readers = users_[mma->result()];
-    if (mma->operand(2)->owner_region() != &loop->region() || readers.size() != 1 ||
-        readers[0] != loop->region().terminator())
-      continue;
-    std::vector<const Operation*> arrives;
-    bool after = false, shallow = false;
-    for (const auto& op : loop->region().operations()) {
-      if (op.get() == mma) after = true;
-      if (!after || op->kind() != OpKind::mbarrier_arrive) continue;
-      for (size_t operand = 0; operand < 2; ++operand) {
-        const Operation* read = mma->operand(operand)->defining_op();
-        const StageBuffer& buffer = stages_[stage_of_.at(read->operand(0))];
-        if (op->operand(0) == buffer.empty && op->operand(1) == read->operand(1)) {
-          arrives.push_back(op.get());
-          shallow = shallow || buffer.depth < 2;
-        }
-      }
-    }
-    if (arrives.size() != 2 || shallow) continue;
-    deferred_mma_.insert(mma);
-    for (const Operation* arrive : arrives) {
-      std::string name = names_.unique(plan_.expression(arrive->operand(0)) + "_held");
-      deferred_arrive_[arrive] = name;
-      loop_releases_[loop].push_back({arrive, name});
-    }
-  }
-}
 
 bool Analysis::place_shared_memory() {
   int64_t offset = 0;
@@ -719,13 +582,13 @@ bool Analysis::place_shared_memory() {
   walk(compute_->region(), [&](const Operation& op) {
     reduces = reduces || op.info().has(kReduction);
   });
-  if (tcgen05() && reduces && compute_threads_ > kWarpgroup) {  // row reductions across warpgroups
+  if (reduces && rows_split_across_warpgroups()) {  // row reductions exchange partial results
     exchange_offset_ = offset;
     offset += 4 * compute_threads_;
   }
   // TMA stores share kStoreStagingBytes per compute warpgroup when it fits beside everything
   // else and a named barrier per warpgroup is free; otherwise every store is direct.
-  int64_t fixed = kSwizzleAtomBytes + (tcgen05() ? 16 : 0);
+  int64_t fixed = kSwizzleAtomBytes + family_shared_bytes();
   for (const Barrier& barrier : barriers_) fixed += 8 * barrier.slots;
   int64_t staging = kStoreStagingBytes * (compute_threads_ / kWarpgroup);
   // A tensor is written all through TMA or not at all: the launcher may give TMA a padded copy
@@ -746,12 +609,7 @@ bool Analysis::place_shared_memory() {
     barrier.offset = offset;
     offset += 8 * barrier.slots;
   }
-  if (tcgen05()) {  // the accumulator barrier and the TMEM base address
-    accumulator_barrier_offset_ = offset;
-    offset += 8;
-    tmem_slot_offset_ = offset;
-    offset += 8;
-  }
+  place_family_shared(offset);
   // Dynamic shared memory is 16-byte aligned; the kernel rounds its base up to 1024 bytes.
   shared_bytes_ = offset + kSwizzleAtomBytes;
   if (shared_bytes_ > target_.shared_memory_bytes) {

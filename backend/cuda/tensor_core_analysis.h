@@ -7,8 +7,10 @@
 // (sm_90a: one arrival per compute warpgroup where the compute agent arrives; sm_100a:
 // tcgen05.commit arrives once); decides how the compute agent holds each tile value (lazily at
 // its store, in shared memory, in TMEM, or as a register fragment: tensor_core_fragments.h);
-// plans each mma (A from shared memory or registers, D in TMEM or registers) and sm_90a's
-// deferred stage releases; and reports, at the op, everything the emitter does not support.
+// plans each mma (A from shared memory or registers, D in TMEM or registers) and when stages are
+// released; and reports, at the op, everything the emitter does not support. What differs by MMA
+// family it asks of the family (the pure virtual functions below, implemented by the family's
+// kernel writer).
 // Internal to the CUDA backend: only the tensor-core emitter (tensor_core_kernel.h) includes it.
 #pragma once
 
@@ -129,11 +131,47 @@ struct StorePlan {
 class Analysis {
  public:
   Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics);
+  virtual ~Analysis() = default;
 
  protected:
-  // The MMA family's branches: tcgen05 (accumulators in TMEM, one issuing thread, commits) or
-  // WGMMA (accumulators in each warpgroup's registers).
-  bool tcgen05() const { return target_.mma == target::MmaFamily::tcgen05; }
+  // ------------------------------------------------------------ the MMA family's decisions
+  // Implemented by the family's kernel writer (tensor_core_kernel.h: WgmmaKernel for WGMMA,
+  // each compute warpgroup 64 rows in its registers; Tcgen05Kernel for tcgen05, one issuing
+  // thread, accumulators in TMEM, one row per TMEM lane). analyze() asks them, in this order.
+  // Which accumulator chains stay out of the registers (tcgen05: in TMEM; fills accumulators_).
+  virtual void find_accumulators() = 0;
+  // How many instructions' M make up the CTA's (WGMMA: one per compute warpgroup).
+  virtual int64_t mma_units() const = 0;
+  // Why no MMA form of A's type (`rows`) takes an accumulator of `m` rows.
+  virtual std::string unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const = 0;
+  // The family's part of an mma's plan once its form matched (plan.instruction), and the prelude
+  // it needs.
+  struct MmaOperands {
+    int64_t m = 0, n = 0, k = 0;
+    const StageBuffer* a = nullptr;         // A from a stage buffer, or
+    const Fragment* a_registers = nullptr;  // from registers
+    const StageBuffer* b = nullptr;
+  };
+  virtual void plan_mma(MmaPlan& plan, const MmaOperands& operands) = 0;
+  // Whether a 64-row tile may be stored (the rows of an M = 64 accumulator; directly).
+  virtual bool stores_64_rows() const = 0;
+  // The columns of a `columns`-wide stored tile one compute warpgroup writes, and the rows of
+  // one TMA store box.
+  virtual int64_t store_columns(int64_t columns) const = 0;
+  virtual int64_t store_box_rows() const = 0;
+  // Tensor memory for accumulators of `columns` columns in all; false after reporting.
+  virtual bool place_tensor_memory(int64_t columns) = 0;
+  // Arrivals per phase on a barrier the compute agent releases (WGMMA: one per warpgroup).
+  virtual int64_t release_arrivals() const = 0;
+  // When the compute agent releases stages (WGMMA: a step late, to keep WGMMAs in flight).
+  virtual void plan_releases() = 0;
+  // Whether a row's columns are split across compute warpgroups (row reductions then exchange
+  // partial results through shared memory).
+  virtual bool rows_split_across_warpgroups() const = 0;
+  // Shared memory the family keeps beside the barriers, and its placement at `offset`.
+  virtual int64_t family_shared_bytes() const = 0;
+  virtual void place_family_shared(int64_t& offset) = 0;
+
   std::string mma_input_names() const;
   // Reports `what` at `op` as unsupported by this backend; returns false.
   bool unsupported(const Operation& op, const std::string& what);
@@ -143,6 +181,8 @@ class Analysis {
   // The register fragment holding `value`, or null.
   const Fragment* fragment(const Value* value) const;
   bool is_stage_read(const Value* value) const;
+  // An op whose value may be computed at its store, element by element, instead of held.
+  static bool lazy_capable(const Operation& op);
 
  private:
   // The steps of analyze(), in the order it takes them.
@@ -151,9 +191,7 @@ class Analysis {
   bool check_agent(const Operation& agent, bool producer);
   bool check_op(const Operation& op, bool producer);
   bool check_tma(const Operation& op);
-  static bool lazy_capable(const Operation& op);
   void find_lazy_values();
-  void find_tmem_accumulators();
   StageBuffer* stage_operand(const Operation& op, size_t i);
   bool new_fragment(const Operation& op, const Value* value);
   bool owns_registers(const Value* value);
@@ -163,7 +201,6 @@ class Analysis {
   bool hold_mma(const Operation& op);
   bool hold_store(const Operation& op);
   bool check_stage_buffers();
-  void plan_deferred_releases();
   bool place_shared_memory();
 
  protected:

@@ -12,6 +12,8 @@
 //   emit_tensor_core_wgmma.cpp    WgmmaKernel (sm_90a): WGMMA into register tiles;
 //   emit_tensor_core_tcgen05.cpp  Tcgen05Kernel (sm_100a): tcgen05.mma into TMEM, TMEM allocation
 //                                 and loads, the instruction descriptor.
+// Each family class also makes the family's decisions the analysis asks for
+// (tensor_core_analysis.h), so everything one family does is in its file.
 // Adding a target of a new MMA family is a new subclass (docs/adding_a_target.md).
 #pragma once
 
@@ -67,10 +69,9 @@ class TensorCoreKernel : public Analysis {
   // elements it holds (or loads from the accumulators) through emit_store_element.
   virtual void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
                                   const std::string& row_base, const std::string& column_base, int indent) = 0;
-  // A store through TMA: the columns of a `columns`-wide tile one compute warpgroup writes, and
-  // the staging of chunk `chunk` of them into the box (through emit_staging_element); it moves
-  // `store_row` and `store_column` (the tile's origin) to the box's.
-  virtual int64_t store_columns(int64_t columns) const = 0;
+  // A store through TMA: the staging of chunk `chunk` of the columns a compute warpgroup writes
+  // (store_columns) into the box (through emit_staging_element); it moves `store_row` and
+  // `store_column` (the tile's origin) to the box's.
   virtual void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup,
                                   std::string& store_row, std::string& store_column, int indent) = 0;
   // Before a store reads the accumulators it names, and after.
@@ -225,6 +226,20 @@ class WgmmaKernel final : public TensorCoreKernel {
   using TensorCoreKernel::TensorCoreKernel;
 
  private:
+  // The family's decisions (tensor_core_analysis.h).
+  void find_accumulators() override;
+  int64_t mma_units() const override;
+  std::string unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const override;
+  void plan_mma(MmaPlan& plan, const MmaOperands& operands) override;
+  bool stores_64_rows() const override;
+  int64_t store_box_rows() const override;
+  bool place_tensor_memory(int64_t columns) override;
+  int64_t release_arrivals() const override;
+  void plan_releases() override;
+  bool rows_split_across_warpgroups() const override;
+  int64_t family_shared_bytes() const override;
+  void place_family_shared(int64_t& offset) override;
+  // How it writes the kernel (the family interface above).
   void emit_setup(Setup point, int indent) override;
   void emit_full_wait(const std::string& wait, int indent) override;
   void emit_release(const Operation& arrive, const std::string& address, int indent) override;
@@ -248,6 +263,20 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   using TensorCoreKernel::TensorCoreKernel;
 
  private:
+  // The family's decisions (tensor_core_analysis.h).
+  void find_accumulators() override;
+  int64_t mma_units() const override;
+  std::string unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const override;
+  void plan_mma(MmaPlan& plan, const MmaOperands& operands) override;
+  bool stores_64_rows() const override;
+  int64_t store_box_rows() const override;
+  bool place_tensor_memory(int64_t columns) override;
+  int64_t release_arrivals() const override;
+  void plan_releases() override;
+  bool rows_split_across_warpgroups() const override;
+  int64_t family_shared_bytes() const override;
+  void place_family_shared(int64_t& offset) override;
+  // How it writes the kernel (the family interface above).
   void emit_setup(Setup point, int indent) override;
   void emit_full_wait(const std::string& wait, int indent) override;
   void emit_release(const Operation& arrive, const std::string& address, int indent) override;
