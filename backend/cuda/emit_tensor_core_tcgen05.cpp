@@ -280,7 +280,7 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
                                        const std::string& row_base, const std::string& column_base, int indent) {
   const bool accumulators = !plan.accumulators.empty();
   const int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-  int64_t half = columns * kWarpgroup / compute_threads_;
+  int64_t half = store_columns(columns);
   ElementContext context;
   if (accumulators) {
     emit_accumulator_wait(indent);

@@ -3,10 +3,9 @@
 #include "backend/cuda/tensor_core_analysis.h"
 
 #include <fmt/core.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <map>
+#include <functional>
 
 #include "ir/diagnostic.h"
 #include "ir/ir.h"

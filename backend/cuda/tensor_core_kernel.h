@@ -36,7 +36,6 @@ class TensorCoreKernel : public Analysis {
  public:
   TensorCoreKernel(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
       : Analysis(plan, needs, diagnostics), body_(plan, BodyMode::cta, out_) {}
-  virtual ~TensorCoreKernel() = default;
 
   bool run(std::string& out);
   // The analysis's decisions as a value (emit_tensor_core.h), without writing the kernel.
