@@ -106,6 +106,9 @@ namespace tilec {
     "bar.sync `id`, `threads`: arrive and wait until `threads` threads have arrived")            \
   X(named_barrier_arrive, "named_barrier_arrive", 0, 0, 0, 0, kSync, none, -1,                           \
     "bar.arrive `id`, `threads`: arrive without waiting")                                        \
+  /* defer-mma-releases: asynchronous MMAs (an `mma` with `async`) */                          \
+  X(mma_wait, "mma_wait", 0, 0, 0, 0, kSync, none, -1,                                                   \
+    "waits until at most `pending` of this agent's async mmas are in flight")                    \
   /* warp-specialize: agents of one CTA running concurrently */                                  \
   X(warp_specialize, "warp_specialize", 0, 0, 0, 1, 0, none, -1,                                     \
     "runs the `agent` ops of its region concurrently and continues when all have finished")     \

@@ -11,10 +11,10 @@
 //     elementwise operands broadcast to the result type; reductions keep the axis with extent 1;
 //     `transpose` swaps a 2-D tile's extents;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
-//     type; `mma` shapes are [M,K]·[K,N] + [M,N]; `grid_ids` takes and gives index values;
-//     `dim` reads an axis of a tensor; `constant` holds a value of its result's kind; `rem`
-//     and `cdiv` take integers; exp, sqrt, rsqrt, tanh, erf, log, sigmoid and pow take floats;
-//     `and`, `or` and `not` take i1.
+//     type; `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
+//     `grid_ids` takes and gives index values; `dim` reads an axis of a tensor; `constant` holds
+//     a value of its result's kind; `rem` and `cdiv` take integers; exp, sqrt, rsqrt, tanh, erf,
+//     log, sigmoid and pow take floats; `and`, `or` and `not` take i1.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
 //     ops come before it (the launcher evaluates them on the host).
 //  6. Attributes: `axis` is an integer in range; `pipeline` an integer in 1..16; `predicate` one of
@@ -354,6 +354,8 @@ class Verifier {
           error(op, fmt::format("shapes {} · {} + {} do not form a matrix product", a.to_string(),
                                 b.to_string(), acc.to_string()));
         else if (!(result() == acc)) error(op, "the result has the accumulator's type");
+        else if (const Attribute* async = op.attr("async"); async && !async->is_unit())
+          error(op, fmt::format("'async' is a unit attribute (write `async`), not {}", async->kind_name()));
         break;
       }
       default: {

@@ -2,13 +2,14 @@
 //
 //  1. `mbarrier_create` gives an `mbarrier` and has integer `count` >= 1 and `arrivals` >= 1.
 //  2. `mbarrier_arrive`/`mbarrier_wait` take an mbarrier and index operands; `expect_tx` is an
-//     integer >= 0.
+//     integer >= 0; `issuer` (a wait only the MMA issuer makes) is a unit attribute of a wait.
 //  3. `stage_buffer` takes two mbarriers (of D slots or more, when created by mbarrier_create)
 //     and gives a `pipe<tile<...>, D>`; `stage_read` gives
 //     and `stage_write` takes its payload type; `tma_load_async` writes a stage buffer.
 //  4. `stage_advance` takes and gives two index values and has `count` >= 1.
 //  5. `event_set`/`event_wait` have an integer `event` >= 0 and pipe names `from`, `to`;
-//     `named_barrier_*` an `id` in 1..15 and `threads` a positive multiple of 32.
+//     `named_barrier_*` an `id` in 1..15 and `threads` a positive multiple of 32; `mma_wait` an
+//     integer `pending` >= 0.
 //  6. A `warp_specialize` region holds only `agent` ops (and its yield); an `agent` sits only
 //     there and has a string `name`.
 //  7. A value defined inside one agent (an op result or a region argument at any depth) is not
@@ -97,6 +98,8 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
       for (size_t i = 1; i < op.num_operands(); ++i)
         if (!operand_type(i).is_index()) error(op, fmt::format("operand {} must be an index", i));
       if (op.kind() == OpKind::mbarrier_arrive) need_int("expect_tx", 0, INT64_MAX, false);
+      if (const Attribute* issuer = op.attr("issuer"); issuer && (op.kind() != OpKind::mbarrier_wait || !issuer->is_unit()))
+        error(op, "'issuer' is a unit attribute of mbarrier_wait (write `issuer`)");
       break;
     case OpKind::stage_advance:
       need_int("count", 1, INT64_MAX, true);
@@ -120,6 +123,9 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
         error(op, fmt::format("'threads' must be a multiple of 32, got {}", threads->as_int()));
       break;
     }
+    case OpKind::mma_wait:
+      need_int("pending", 0, INT64_MAX, true);
+      break;
     case OpKind::agent: {
       const Attribute* name = op.attr("name");
       if (!name || !name->is_string()) error(op, "an agent needs a string 'name'");

@@ -7,20 +7,26 @@
 //   groups and the per-op footprints the two before it publish as attributes.
 //   reorder-events after generate-schedule: it rewrites the published order.
 //   materialize-schedule reads the final (stage, order); insert-sync lowers its pipes and mutexes.
-//   persistent-tiles first after fold-constants; warp-specialize splits insert-sync's output.
+//   persistent-tiles first after fold-constants; warp-specialize splits insert-sync's output;
+//   prune-named-barriers drops the barriers of mutexes that one agent alone takes;
+//   defer-mma-releases makes the mmas asynchronous where the target waits for MMA groups;
+//   issuer-only-waits leaves a stage's full waits to the MMA issuer where one thread issues.
 // Each pass names the passes it requires and the attribute keys it publishes and reads;
 // PassManager::add refuses a key read that no required pass publishes.
 #include "passes/pipeline.h"
 
 #include "ir/attribute_keys.h"
 #include "passes/build_resources.h"
+#include "passes/defer_mma_releases.h"
 #include "passes/fold_constants.h"
 #include "passes/generate_schedule_pass.h"
 #include "passes/insert_sync.h"
+#include "passes/issuer_only_waits.h"
 #include "passes/materialize_schedule.h"
 #include "passes/parse_constraints.h"
 #include "passes/persistent_tiles.h"
 #include "passes/promote_mma_operands.h"
+#include "passes/prune_named_barriers.h"
 #include "passes/reorder_events_pass.h"
 #include "passes/warp_specialize.h"
 
@@ -59,6 +65,15 @@ PassManager build_pipeline() {
           .reads = {stage.name, order.name}});
   // warp-specialize splits the synchronized body by the barriers insert-sync created.
   pm.add({.name = "warp-specialize", .requires_passes = {"insert-sync"}, .run = warp_specialize,
+          .reads_target = true});
+  // prune-named-barriers needs the agents: a mutex only one agent takes orders nothing.
+  pm.add({.name = "prune-named-barriers", .requires_passes = {"warp-specialize"}, .run = prune_named_barriers});
+  // defer-mma-releases and issuer-only-waits write the target's MMA protocol into the agents
+  // warp-specialize made: when MMAs complete (async mmas, mma_waits, the stage releases they
+  // allow) and which threads wait for a stage only MMAs read.
+  pm.add({.name = "defer-mma-releases", .requires_passes = {"warp-specialize"}, .run = defer_mma_releases,
+          .reads_target = true});
+  pm.add({.name = "issuer-only-waits", .requires_passes = {"warp-specialize"}, .run = issuer_only_waits,
           .reads_target = true});
   return pm;
 }

@@ -323,9 +323,8 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
     case OpKind::mbarrier_wait: {
       std::string wait = fmt::format("tilec_mbarrier_wait({}, static_cast<uint32_t>({}));",
                                      slot_address(op.operand(0), op.operand(1)), plan_.expression(op.operand(2)));
-      bool full = std::any_of(stages_.begin(), stages_.end(), [&](const StageBuffer& b) { return b.full == op.operand(0); });
-      if (full && !producer)
-        emit_full_wait(wait, indent);
+      if (op.has_attr("issuer"))  // issuer-only-waits: only the MMA issuer reads the stage
+        line(indent, "if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
       else
         line(indent, wait);
       return;
@@ -341,6 +340,7 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
       return;
     }
     case OpKind::tma_load_async: emit_tma(op, indent); return;
+    case OpKind::mma_wait: emit_mma_wait(op, indent); return;
     case OpKind::stage_advance: {
       const std::string& index = plan_.expression(op.operand(0));
       const std::string& phase = plan_.expression(op.operand(1));
@@ -393,20 +393,10 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
   body_.emit_op(op, indent);
 }
 
+// A mutex between the agents (prune-named-barriers removed those only one agent takes).
 void TensorCoreKernel::emit_named_barrier(const Operation& op, int indent) {
-  int64_t id = op.int_attr("id");
-  bool shared = false;
-  walk(kernel_.region(), [&](const Operation& other) {
-    if ((other.kind() == OpKind::named_barrier_sync || other.kind() == OpKind::named_barrier_arrive) &&
-        other.int_attr("id") == id && !in_agent(other, in_agent(op, producer_) ? producer_ : compute_))
-      shared = true;
-  });
-  if (!shared) {
-    line(indent, fmt::format("// {} {{id = {}}}: a mutex only this agent takes orders nothing", op.name(), id));
-    return;
-  }
   line(indent, fmt::format("tilec_named_barrier_{}({}, {});", op.kind() == OpKind::named_barrier_sync ? "sync" : "arrive",
-                           id, op.int_attr("threads")));
+                           op.int_attr("id"), op.int_attr("threads")));
 }
 
 void TensorCoreKernel::emit_tma(const Operation& op, int indent) {
@@ -464,29 +454,12 @@ void TensorCoreKernel::emit_for(const Operation& op, int indent) {
       declare_fragment(indent, *fragment(body.argument(i)));
       copy_fragment(indent, *fragment(body.argument(i)), *fragment(op.operand(2 + i)));
     }
-  auto releases = loop_releases_.find(&op);
-  if (releases != loop_releases_.end())
-    for (const auto& [arrive, held] : releases->second)
-      line(indent, fmt::format("int64_t {} = -1;  // the slot of {} this warpgroup still reads", held,
-                               stages_name_of_empty(arrive->operand(0))));
   const std::string& iv = plan_.expression(body.argument(0));
   line(indent, fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv, plan_.expression(op.operand(0)),
                            plan_.expression(op.operand(1)), plan_.expression(op.operand(2))));
   emit_region(body, indent + 1);
   emit_yield(body, carried, indent + 1);
   line(indent, "}");
-  if (releases != loop_releases_.end()) {
-    line(indent, "tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read");
-    for (const auto& [arrive, held] : releases->second)
-      line(indent, fmt::format("if ({0} >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive({1} + 8 * static_cast<uint32_t>({0}));",
-                               held, plan_.expression(arrive->operand(0))));
-  }
-}
-
-std::string TensorCoreKernel::stages_name_of_empty(const Value* empty) const {
-  for (const StageBuffer& buffer : stages_)
-    if (buffer.empty == empty) return buffer.name;
-  return plan_.expression(empty);
 }
 
 void TensorCoreKernel::emit_if(const Operation& op, int indent) {
@@ -498,6 +471,8 @@ void TensorCoreKernel::emit_if(const Operation& op, int indent) {
   }
   line(indent, fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
   for (size_t r = 0; r < 2; ++r) {
+    const bool empty_else = r == 1 && results.empty() && op.region(r).operations().size() == 1;  // its yield
+    if (empty_else) break;
     if (r == 1) line(indent, "} else {");
     emit_region(op.region(r), indent + 1);
     emit_yield(op.region(r), results, indent + 1);

@@ -126,7 +126,10 @@ bool Tcgen05Kernel::place_tensor_memory(int64_t columns) {
 
 int64_t Tcgen05Kernel::release_arrivals() const { return 1; }  // tcgen05.commit arrives once
 
-void Tcgen05Kernel::plan_releases() {}  // tcgen05.commit releases when the MMAs are done
+bool Tcgen05Kernel::waits_for_mma_groups() const { return false; }  // tcgen05.commit releases when the MMAs are done
+
+// One thread issues tcgen05.mma: issuer-only-waits leaves the stages' full waits to it.
+bool Tcgen05Kernel::one_thread_issues_mma() const { return true; }
 
 bool Tcgen05Kernel::rows_split_across_warpgroups() const { return compute_threads_ > kWarpgroup; }
 
@@ -167,15 +170,13 @@ void Tcgen05Kernel::emit_setup(Setup point, int indent) {
   }
 }
 
-// Only the thread issuing tcgen05.mma reads the stages. The others must not wait on full
-// barriers: nothing keeps them within a lap of the producer, and a thread a whole lap behind
-// would wait on the parity of a phase that already completed twice.
-void Tcgen05Kernel::emit_full_wait(const std::string& wait, int indent) {
-  line(indent, "if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
-}
-
 void Tcgen05Kernel::emit_release(const Operation&, const std::string& address, int indent) {
   line(indent, fmt::format("if (compute_thread == 0) tilec_tcgen05_commit({});  // when the MMAs reading it are done", address));
+}
+
+// Never reached: the analysis refuses mma_wait where MMAs are not waited for in groups.
+void Tcgen05Kernel::emit_mma_wait(const Operation& op, int indent) {
+  line(indent, fmt::format("#error \"'{}' has no tcgen05 form\"", op.name()));
 }
 
 std::string_view Tcgen05Kernel::event_order() const { return "within one agent: program order and the accumulator barrier"; }

@@ -1,7 +1,7 @@
 // backend/cuda/emit_tensor_core_wgmma.cpp — WgmmaKernel (tensor_core_kernel.h): the sm_90a
 // family. WGMMA computes 64 accumulator rows per compute warpgroup into its registers; nothing
-// but the mbarriers is set up; a compute warpgroup releases a stage with one arrival once its
-// WGMMAs reading it are done (wgmma.wait_group), one step late where the analysis defers it.
+// but the mbarriers is set up; a compute warpgroup releases a stage with one arrival where the IR
+// releases it (after the mma_wait retiring the WGMMAs that read it: defer-mma-releases).
 #include <fmt/core.h>
 
 #include <string>
@@ -38,45 +38,11 @@ bool WgmmaKernel::place_tensor_memory(int64_t) { return true; }  // none
 
 int64_t WgmmaKernel::release_arrivals() const { return compute_threads_ / kWarpgroup; }
 
-// Keep one WGMMA group in flight. An mma in a loop body whose stages are released
-// by the arrives after it in the same body (every stage at least 2 deep) waits with
-// wait_group 1 instead of 0 and releases the slots of the previous iteration instead of its
-// own; after the loop, wait_group 0 and release the last ones. With depth >= 2 the producer
-// never needs the one slot still held, so no wait can deadlock; a stage is still released
-// only after the WGMMAs reading it are done.
-void WgmmaKernel::plan_releases() {
-  for (const Operation* mma : mma_ops_) {
-    const Operation* loop = mma->parent_op();
-    if (!loop || loop->kind() != OpKind::for_) continue;
-    if (!is_stage_read(mma->operand(0))) continue;  // A in registers
-    // Only a loop-carried accumulator nothing else reads may stay in flight across iterations.
-    const std::vector<const Operation*>& readers = users_[mma->result()];
-    if (mma->operand(2)->owner_region() != &loop->region() || readers.size() != 1 ||
-        readers[0] != loop->region().terminator())
-      continue;
-    std::vector<const Operation*> arrives;
-    bool after = false, shallow = false;
-    for (const auto& op : loop->region().operations()) {
-      if (op.get() == mma) after = true;
-      if (!after || op->kind() != OpKind::mbarrier_arrive) continue;
-      for (size_t operand = 0; operand < 2; ++operand) {
-        const Operation* read = mma->operand(operand)->defining_op();
-        const StageBuffer& buffer = stages_[stage_of_.at(read->operand(0))];
-        if (op->operand(0) == buffer.empty && op->operand(1) == read->operand(1)) {
-          arrives.push_back(op.get());
-          shallow = shallow || buffer.depth < 2;
-        }
-      }
-    }
-    if (arrives.size() != 2 || shallow) continue;
-    deferred_mma_.insert(mma);
-    for (const Operation* arrive : arrives) {
-      std::string name = names_.unique(plan_.expression(arrive->operand(0)) + "_held");
-      deferred_arrive_[arrive] = name;
-      loop_releases_[loop].push_back({arrive, name});
-    }
-  }
-}
+// WGMMAs are committed in groups and waited for with wgmma.wait_group: defer-mma-releases makes
+// them async, with the waits and the (deferred) releases in the IR.
+bool WgmmaKernel::waits_for_mma_groups() const { return true; }
+
+bool WgmmaKernel::one_thread_issues_mma() const { return false; }  // every thread of a warpgroup issues its WGMMAs
 
 bool WgmmaKernel::rows_split_across_warpgroups() const { return false; }
 
@@ -87,17 +53,8 @@ void WgmmaKernel::place_family_shared(int64_t&) {}
 // ---------------------------------------------------------------------------- writing
 void WgmmaKernel::emit_setup(Setup, int) {}  // registers need no allocation
 
-void WgmmaKernel::emit_full_wait(const std::string& wait, int indent) { line(indent, wait); }
-
-void WgmmaKernel::emit_release(const Operation& op, const std::string& address, int indent) {
-  if (auto held = deferred_arrive_.find(&op); held != deferred_arrive_.end()) {
-    line(indent, fmt::format("// Release the slot the previous iteration read (its WGMMAs are done: wait_group 1); hold this one."));
-    line(indent, fmt::format("if ({0} >= 0 && compute_thread % 128 == 0) tilec_mbarrier_arrive({1} + 8 * static_cast<uint32_t>({0}));",
-                             held->second, plan_.expression(op.operand(0))));
-    line(indent, fmt::format("{} = {};", held->second, plan_.expression(op.operand(1))));
-  } else {
-    line(indent, fmt::format("if (compute_thread % 128 == 0) tilec_mbarrier_arrive({});  // one arrival per warpgroup", address));
-  }
+void WgmmaKernel::emit_release(const Operation&, const std::string& address, int indent) {
+  line(indent, fmt::format("if (compute_thread % 128 == 0) tilec_mbarrier_arrive({});  // one arrival per warpgroup", address));
 }
 
 std::string_view WgmmaKernel::event_order() const { return "within one agent: program order, wgmma.fence and wait_group"; }
@@ -141,10 +98,19 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan, int indent
                                operand_descriptor(b, b_slot, step)));
   }
   line(indent, "tilec_wgmma_commit();");
-  if (deferred_mma_.count(&op))
-    line(indent, "tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done");
-  else
-    line(indent, "tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done");
+  if (!op.has_attr("async")) line(indent, "tilec_wgmma_wait<0>();  // an mma completes where it stands");
+}
+
+// wgmma.wait_group N: at most N of this warpgroup's committed groups still in flight.
+void WgmmaKernel::emit_mma_wait(const Operation& op, int indent) {
+  const int64_t pending = op.int_attr("pending");
+  const Region& region = *op.parent_region();
+  const size_t position = region.position_of(&op);
+  const bool after_mma = position > 0 && region.operations()[position - 1]->kind() == OpKind::mma;
+  std::string_view why = pending > 0 ? "this step's WGMMAs stay in flight; the previous step's are done"
+                         : after_mma ? "the stage may be released once its last reader is done"
+                                     : "the last step's WGMMAs, then release the slots they read";
+  line(indent, fmt::format("tilec_wgmma_wait<{}>();  // {}", pending, why));
 }
 
 void WgmmaKernel::emit_element_store(const Value* value, const StorePlan&, const MatrixAccess& access,

@@ -117,7 +117,6 @@ bool Analysis::analyze() {
     ok = hold_region(compute_->region());
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
-  if (ok) plan_releases();
   if (!ok) return false;
   // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices.
   for (const StageBuffer& buffer : stages_) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() == 3;
@@ -164,7 +163,11 @@ bool Analysis::check_agent(const Operation& agent, bool producer) {
 
 bool Analysis::check_op(const Operation& op, bool producer) {
   switch (op.kind()) {
-    case OpKind::constant: case OpKind::yield: case OpKind::mbarrier_wait: case OpKind::mbarrier_arrive:
+    case OpKind::mbarrier_wait:
+      if (op.has_attr("issuer") && (producer || !one_thread_issues_mma()))
+        return unsupported(op, "an `issuer` mbarrier_wait here (the compute agent of a target whose MMAs one thread issues)");
+      return true;
+    case OpKind::constant: case OpKind::yield: case OpKind::mbarrier_arrive:
     case OpKind::stage_advance: case OpKind::named_barrier_sync: case OpKind::named_barrier_arrive:
     case OpKind::event_set: case OpKind::event_wait: case OpKind::for_:
       return true;
@@ -201,6 +204,12 @@ bool Analysis::check_op(const Operation& op, bool producer) {
                              "other tiles in the layout they are used in");
     case OpKind::zeros: case OpKind::full: case OpKind::iota: case OpKind::mma: case OpKind::store:
       if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
+      if (op.has_attr("async") && !waits_for_mma_groups())
+        return unsupported(op, "an async mma (this target's MMAs complete through their commit, not wait groups)");
+      return true;
+    case OpKind::mma_wait:
+      if (producer || !waits_for_mma_groups())
+        return unsupported(op, "'mma_wait' here (the compute agent of a target whose MMAs are waited for in groups)");
       return true;
     case OpKind::load:
       if (op.has_attr("elements"))

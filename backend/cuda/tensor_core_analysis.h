@@ -163,8 +163,12 @@ class Analysis {
   virtual bool place_tensor_memory(int64_t columns) = 0;
   // Arrivals per phase on a barrier the compute agent releases (WGMMA: one per warpgroup).
   virtual int64_t release_arrivals() const = 0;
-  // When the compute agent releases stages (WGMMA: a step late, to keep WGMMAs in flight).
-  virtual void plan_releases() = 0;
+  // Whether the MMAs are waited for in groups (WGMMA's wait_group): the IR's async mmas and
+  // mma_waits (defer-mma-releases) are then this family's; otherwise the kernel has none.
+  virtual bool waits_for_mma_groups() const = 0;
+  // Whether one thread issues the MMAs for the CTA (tcgen05): the IR's `issuer` waits
+  // (issuer-only-waits) are then this family's; otherwise every MMA thread waits itself.
+  virtual bool one_thread_issues_mma() const = 0;
   // Whether a row's columns are split across compute warpgroups (row reductions then exchange
   // partial results through shared memory).
   virtual bool rows_split_across_warpgroups() const = 0;
@@ -241,11 +245,6 @@ class Analysis {
   int64_t private_barrier_ = 0;
   std::vector<const Operation*> mma_ops_;
   int64_t shared_bytes_ = 0, tmem_columns_ = 0, accumulator_barrier_offset_ = 0, tmem_slot_offset_ = 0;
-  // sm_90a's deferred releases (plan_deferred_releases): the mmas waiting with wait_group 1, the
-  // arrives releasing the previous iteration's slot (with the variable holding it), per loop.
-  std::unordered_set<const Operation*> deferred_mma_;
-  std::unordered_map<const Operation*, std::string> deferred_arrive_;
-  std::unordered_map<const Operation*, std::vector<std::pair<const Operation*, std::string>>> loop_releases_;
 };
 
 }  // namespace tilec::cuda::tensor_core

@@ -56,14 +56,15 @@ class TensorCoreKernel : public Analysis {
     compute_epilogue,     // last in the compute agent
   };
   virtual void emit_setup(Setup point, int indent) = 0;
-  // A compute agent's wait on a stage's full barrier (`wait` is the statement that waits).
-  virtual void emit_full_wait(const std::string& wait, int indent) = 0;
   // A compute agent's release of a stage: an mbarrier_arrive on its empty barrier at `address`.
   virtual void emit_release(const Operation& arrive, const std::string& address, int indent) = 0;
   // What orders two pipes' work within one agent, for an event's comment.
   virtual std::string_view event_order() const = 0;
-  // The MMA instructions of one mma op (emit_mma prints its comment first).
+  // The MMA instructions of one mma op (emit_mma prints its comment first); an `async` mma is
+  // only issued and committed, a plain one also waited for.
   virtual void issue_mma(const Operation& op, const MmaPlan& plan, int indent) = 0;
+  // mma_wait {pending = N} (a family that waits_for_mma_groups; the analysis refuses it on others).
+  virtual void emit_mma_wait(const Operation& op, int indent) = 0;
   // A store element by element: the statements inside its block, each thread writing the
   // elements it holds (or loads from the accumulators) through emit_store_element.
   virtual void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
@@ -204,8 +205,6 @@ class TensorCoreKernel : public Analysis {
 
   void emit_for(const Operation& op, int indent);
 
-  std::string stages_name_of_empty(const Value* empty) const;
-
   void emit_if(const Operation& op, int indent);
 
   // The launcher: each tensor TMA reads or writes through TilecTmaTensor (the tensor itself, or a
@@ -218,8 +217,8 @@ class TensorCoreKernel : public Analysis {
 };
 
 // sm_90a (emit_tensor_core_wgmma.cpp): WGMMA into register tiles, each compute warpgroup 64 rows;
-// the compute warpgroups release a stage by arriving once each (deferred one step where the
-// analysis holds the release until wgmma.wait_group 1).
+// the compute warpgroups release a stage by arriving once each, where the IR releases it
+// (defer-mma-releases holds a release one step, behind `mma_wait {pending = 1}`).
 class WgmmaKernel final : public TensorCoreKernel {
  public:
   using TensorCoreKernel::TensorCoreKernel;
@@ -234,17 +233,18 @@ class WgmmaKernel final : public TensorCoreKernel {
   int64_t store_box_rows() const override;
   bool place_tensor_memory(int64_t columns) override;
   int64_t release_arrivals() const override;
-  void plan_releases() override;
+  bool waits_for_mma_groups() const override;
+  bool one_thread_issues_mma() const override;
   bool rows_split_across_warpgroups() const override;
   int64_t family_shared_bytes() const override;
   void place_family_shared(int64_t& offset) override;
   // How it writes the kernel (the family interface above).
   void emit_setup(Setup point, int indent) override;
-  void emit_full_wait(const std::string& wait, int indent) override;
   void emit_release(const Operation& arrive, const std::string& address, int indent) override;
   std::string_view event_order() const override;
   // A from shared memory or from registers.
   void issue_mma(const Operation& op, const MmaPlan& plan, int indent) override;
+  void emit_mma_wait(const Operation& op, int indent) override;
   void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
                           const std::string& row_base, const std::string& column_base, int indent) override;
   int64_t store_columns(int64_t columns) const override;
@@ -271,16 +271,17 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   int64_t store_box_rows() const override;
   bool place_tensor_memory(int64_t columns) override;
   int64_t release_arrivals() const override;
-  void plan_releases() override;
+  bool waits_for_mma_groups() const override;
+  bool one_thread_issues_mma() const override;
   bool rows_split_across_warpgroups() const override;
   int64_t family_shared_bytes() const override;
   void place_family_shared(int64_t& offset) override;
   // How it writes the kernel (the family interface above).
   void emit_setup(Setup point, int indent) override;
-  void emit_full_wait(const std::string& wait, int indent) override;
   void emit_release(const Operation& arrive, const std::string& address, int indent) override;
   std::string_view event_order() const override;
   void issue_mma(const Operation& op, const MmaPlan& plan, int indent) override;
+  void emit_mma_wait(const Operation& op, int indent) override;
   void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
                           const std::string& row_base, const std::string& column_base, int indent) override;
   int64_t store_columns(int64_t columns) const override;

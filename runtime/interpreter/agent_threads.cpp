@@ -166,6 +166,13 @@ bool TileExecution::execute_warp_specialize(const Operation& op) {
   OpError error;
   bool ok = threads.run(error);
   cta_->threads = nullptr;
+  if (ok)
+    for (const auto& execution : executions) {
+      const AgentState& agent = cta_->agents[static_cast<size_t>(execution->agent())];
+      if (!agent.in_flight.empty())
+        return fail(op, fmt::format("agent '{}' finished with {} async mma(s) in flight (no mma_wait {{pending = 0}} "
+                                    "after its last)", agent.name, agent.in_flight.size()));
+    }
   if (ok) return true;
   if (!error.location.known()) error.location = op.location();
   return fail_report(error.location, std::move(error.message));

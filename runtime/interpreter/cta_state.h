@@ -10,12 +10,17 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "runtime/interpreter/tile_arithmetic.h"
+
+namespace tilec {
+class Operation;
+}
 
 namespace tilec::runtime::detail {
 
@@ -67,14 +72,35 @@ struct NamedBarrierState {
   int64_t phase = 0;
 };
 
+// A view of a stage slot: a stage_read result, or an async mma's operand while it is in flight.
+struct SlotView {
+  int64_t buffer = -1;  // index into CtaState::stage_buffers; -1: not a view
+  int64_t slot = 0;
+  int64_t fill = 0;     // the fill the view was read from
+};
+
+// An async mma (defer-mma-releases) not yet retired: the stage slots its operands read.
+struct InFlightMma {
+  const Operation* op = nullptr;
+  int64_t number = 0;                                  // the agent's issue count when issued
+  std::vector<std::pair<SlotView, std::string>> reads;  // (view, operand name)
+};
+
 struct AgentState {
   std::string name;
   int64_t threads = 128;
   // (mbarrier, slot) → the last phase this agent saw complete through a wait (-1: the phase
   // "before" a fresh barrier, which a wait for parity 1 observes).
   std::map<std::pair<int64_t, int64_t>, int64_t> observed;
+  // The (mbarrier, slot) pairs whose last wait was an `issuer` wait (issuer-only-waits): only the
+  // MMA issuer observed it, so only an mma may read what it guards.
+  std::set<std::pair<int64_t, int64_t>> issuer_observed;
   // (stage buffer, slot) → the fill this agent last released by arriving on empty[slot].
   std::map<std::pair<int64_t, int64_t>, int64_t> released;
+  // Async mmas issued and not retired, oldest first; `retired` is the number of the next to
+  // retire (every async mma numbered below it has retired).
+  std::deque<InFlightMma> in_flight;
+  int64_t issued = 0, retired = 0;
 };
 
 class CtaState {

@@ -129,7 +129,7 @@ bool TileExecution::execute(const Operation& op) {
     if (negative || type.element_count() > kLargestTile)
       return fail(op, fmt::format("its result {} is too large or malformed to interpret", type.to_string()));
   }
-  if (!info.has(kTerminator) && !check_view_reads(op)) return false;
+  if (!info.has(kTerminator) && (!check_view_reads(op) || !check_in_flight_reads(op))) return false;
   TileValue out;
   std::string problem;
   switch (kind) {
@@ -235,6 +235,7 @@ bool TileExecution::execute(const Operation& op) {
       const TileValue* acc = b ? tile_operand(op, 2) : nullptr;
       if (!acc) return false;
       problem = evaluate_mma(*a, *b, *acc, out);
+      if (problem.empty() && op.has_attr("async")) return issue_async_mma(op, std::move(out));
       break;
     }
     case OpKind::load:

@@ -62,6 +62,8 @@ bool TileExecution::execute_sync(const Operation& op) {
     case OpKind::stage_buffer: case OpKind::stage_write: case OpKind::stage_read:
     case OpKind::tma_load_async: case OpKind::stage_advance:
       return execute_stage(op);
+    case OpKind::mma_wait:
+      return execute_mma_wait(op);
     default:
       return execute_event_or_named_barrier(op);
   }
@@ -199,8 +201,13 @@ bool TileExecution::execute_mbarrier(const Operation& op) {
   if (!wait_until(op, ready, blocked)) return false;
   // Other agents may have created barriers meanwhile: index again, do not reuse `barrier`.
   int64_t phase = cta.mbarriers[static_cast<size_t>(index)].slots[static_cast<size_t>(slot)].phase;
-  int64_t& observed = cta.agents[agent_].observed.try_emplace({index, slot}, -1).first->second;
+  AgentState& agent = cta.agents[agent_];
+  int64_t& observed = agent.observed.try_emplace({index, slot}, -1).first->second;
   observed = std::max(observed, phase - 1);
+  if (op.has_attr("issuer"))
+    agent.issuer_observed.insert({index, slot});
+  else
+    agent.issuer_observed.erase({index, slot});
   return true;
 }
 
@@ -340,28 +347,88 @@ bool TileExecution::execute_event_or_named_barrier(const Operation& op) {
                     });
 }
 
+namespace {
+
+std::string view_name(const Value* value) {
+  return value->name_hint().empty() ? "a stage_read result" : "%" + value->name_hint();
+}
+
+}  // namespace
+
 bool TileExecution::check_view_reads(const Operation& op) {
   for (size_t i = 0; i < op.num_operands(); ++i) {
     const RuntimeValue* value = lookup(op.operand(i));
-    if (!value || value->view.buffer < 0) continue;
-    const SlotView& view = value->view;
-    CtaState& cta = *cta_;
-    const StageBufferState& buffer = cta.stage_buffers[static_cast<size_t>(view.buffer)];
-    const StageSlot& stage = buffer.slots[static_cast<size_t>(view.slot)];
-    const AgentState& agent = cta.agents[agent_];
-    const std::string& empty_name = cta.mbarriers[static_cast<size_t>(buffer.empty)].name;
-    std::string value_name = op.operand(i)->name_hint().empty() ? "a stage_read result" : "%" + op.operand(i)->name_hint();
-    if (stage.fills != view.fill)
+    if (value && value->view.buffer >= 0 &&
+        !check_view_read(fmt::format("'{}'", op.name()), op.location(), value->view, view_name(op.operand(i)),
+                         op.kind() == OpKind::mma && i < 2))
+      return false;
+  }
+  return true;
+}
+
+bool TileExecution::check_view_read(const std::string& reader, const Location& at, const SlotView& view,
+                                    const std::string& name, bool mma_operand) {
+  CtaState& cta = *cta_;
+  const StageBufferState& buffer = cta.stage_buffers[static_cast<size_t>(view.buffer)];
+  const StageSlot& stage = buffer.slots[static_cast<size_t>(view.slot)];
+  const AgentState& agent = cta.agents[agent_];
+  const std::string& empty_name = cta.mbarriers[static_cast<size_t>(buffer.empty)].name;
+  if (stage.fills != view.fill)
+    return fail_report(at, fmt::format("race: {} by agent '{}' reads {} ({}[{}] fill {}), which fill {} has overwritten",
+                                       reader, agent.name, name, buffer.name, view.slot, view.fill, stage.fills));
+  auto released = agent.released.find({view.buffer, view.slot});
+  if (released != agent.released.end() && released->second == view.fill)
+    return fail_report(at, fmt::format("race: {} by agent '{}' reads {} ({}[{}] fill {}) after the agent released it "
+                                       "(arrived on {}[{}])", reader, agent.name, name, buffer.name, view.slot,
+                                       view.fill, empty_name, view.slot));
+  if (!mma_operand && agent.issuer_observed.count({buffer.full, view.slot}))
+    return fail_report(at, fmt::format("race: {} by agent '{}' reads {} ({}[{}] fill {}), whose full barrier only the "
+                                       "MMA issuer waited for (an `issuer` mbarrier_wait); only an mma may read it",
+                                       reader, agent.name, name, buffer.name, view.slot, view.fill));
+  return true;
+}
+
+// Async mmas: each reads its stage operands until an mma_wait retires it (docs/ir.md,
+// "Asynchronous MMAs").
+bool TileExecution::issue_async_mma(const Operation& op, TileValue result) {
+  AgentState& agent = cta_->agents[agent_];
+  InFlightMma mma{&op, agent.issued, {}};
+  for (size_t i = 0; i < 2; ++i)
+    if (const RuntimeValue* value = lookup(op.operand(i)); value && value->view.buffer >= 0)
+      mma.reads.push_back({value->view, view_name(op.operand(i))});
+  if (!set_result(op, std::move(result))) return false;
+  values_[op.result()].mma_number = agent.issued++;
+  agent.in_flight.push_back(std::move(mma));
+  return true;
+}
+
+bool TileExecution::execute_mma_wait(const Operation& op) {
+  const int64_t pending = op.int_attr("pending", -1);
+  if (pending < 0) return fail(op, "needs an integer 'pending' >= 0");
+  AgentState& agent = cta_->agents[agent_];
+  while (static_cast<int64_t>(agent.in_flight.size()) > pending) {
+    InFlightMma mma = std::move(agent.in_flight.front());
+    agent.in_flight.pop_front();
+    agent.retired = mma.number + 1;
+    std::string reader = fmt::format("the async 'mma' at {}:{}, retired by this mma_wait,", mma.op->location().line,
+                                     mma.op->location().column);
+    for (const auto& [view, name] : mma.reads)
+      if (!check_view_read(reader, op.location(), view, name, true)) return false;
+  }
+  return true;
+}
+
+bool TileExecution::check_in_flight_reads(const Operation& op) {
+  const AgentState& agent = cta_->agents[agent_];
+  if (agent.in_flight.empty()) return true;  // every async mma's result is ready
+  for (size_t i = 0; i < op.num_operands(); ++i) {
+    if ((op.kind() == OpKind::mma && i == 2) || (op.kind() == OpKind::for_ && i >= 3)) continue;
+    const RuntimeValue* value = lookup(op.operand(i));
+    if (value && value->mma_number >= agent.retired)
       return fail_report(op.location(),
-                         fmt::format("race: '{}' by agent '{}' reads {} ({}[{}] fill {}), which fill {} has "
-                                     "overwritten", op.name(), agent.name, value_name, buffer.name, view.slot,
-                                     view.fill, stage.fills));
-    auto released = agent.released.find({view.buffer, view.slot});
-    if (released != agent.released.end() && released->second == view.fill)
-      return fail_report(op.location(),
-                         fmt::format("race: '{}' by agent '{}' reads {} ({}[{}] fill {}) after the agent released "
-                                     "it (arrived on {}[{}])", op.name(), agent.name, value_name, buffer.name,
-                                     view.slot, view.fill, empty_name, view.slot));
+                         fmt::format("race: '{}' by agent '{}' reads %{}, the result of an async mma still in flight "
+                                     "(no mma_wait has retired it)", op.name(), agent.name,
+                                     op.operand(i)->name_hint().empty() ? "an mma result" : op.operand(i)->name_hint()));
   }
   return true;
 }

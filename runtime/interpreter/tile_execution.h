@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/interpreter/cta_state.h"
 #include "runtime/interpreter/host_buffer.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/interpreter/tile_arithmetic.h"
@@ -31,18 +32,13 @@ enum class ObjectKind : uint8_t { none, pipe, mutex, mbarrier, stage_buffer };
 
 // A `stage_read` result is a view of its slot, as a WGMMA operand in shared memory is: every op
 // that later reads it reads the slot, so it is checked like the stage_read itself.
-struct SlotView {
-  int64_t buffer = -1;  // index into CtaState::stage_buffers; -1: not a view
-  int64_t slot = 0;
-  int64_t fill = 0;     // the fill the view was read from
-};
-
 struct RuntimeValue {
   TileValue tile;                // scalars and tiles
   HostBuffer* tensor = nullptr;  // tensor parameters
   int64_t object = -1;           // sync objects: index into the CtaState table of `kind`
   ObjectKind kind = ObjectKind::none;
   SlotView view;                 // stage_read results
+  int64_t mma_number = -1;       // the agent's async mma that computes it (-1: none)
 };
 
 using ValueMap = std::unordered_map<const Value*, RuntimeValue>;
@@ -64,7 +60,6 @@ struct OpError {
   std::string message;
 };
 
-class CtaState;
 class AgentThreads;
 
 class TileExecution {
@@ -111,6 +106,18 @@ class TileExecution {
   // A read of a slot view (an operand that a stage_read gave) by `op`: a race when this agent
   // has released that fill or a later fill has overwritten it. False with the race report.
   bool check_view_reads(const Operation& op);
+  // One such read: `reader` names the op for the report, which is made at `at`; `mma_operand`:
+  // the reader is an mma taking the view as A or B (the one reader an `issuer` wait allows).
+  bool check_view_read(const std::string& reader, const Location& at, const SlotView& view, const std::string& name,
+                       bool mma_operand);
+  // A read by `op` of the result of an async mma of this agent that no mma_wait has retired
+  // (an mma's own accumulator operand and values carried into a loop are not reads).
+  bool check_in_flight_reads(const Operation& op);
+  // An async mma (defer-mma-releases): its result now, its stage reads kept until it retires.
+  bool issue_async_mma(const Operation& op, TileValue result);
+  // mma_wait {pending = N}: retires this agent's oldest async mmas until at most N are in
+  // flight, checking each one's stage reads as of now.
+  bool execute_mma_wait(const Operation& op);
   // Waits until `ready()` holds: at once when it does, else by parking this agent (the other
   // agents run). False (with the deadlock report as the error) when no agent can make
   // progress. `blocked` describes what the agent waits for, at the time of the report.

@@ -115,8 +115,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<SampleTrip>& info) { return std::string(info.param.what); });
 
 // gemm through the whole pipeline, as IR text lines.
-std::vector<std::string> synchronized_gemm_lines() {
-  CommandResult r = run_command(tilec("compile samples/gemm.tile --emit ir"));
+std::vector<std::string> synchronized_gemm_lines(const std::string& target = "sm_90a") {
+  CommandResult r = run_command(tilec("compile samples/gemm.tile --emit ir --target " + target));
   EXPECT_EQ(r.status, 0) << r.err;
   std::vector<std::string> lines;
   std::istringstream in(r.out);
@@ -131,12 +131,13 @@ size_t find_line(const std::vector<std::string>& lines, const std::string& needl
   return lines.size();
 }
 
-CommandResult run_edited(const std::vector<std::string>& lines, const std::string& name) {
+CommandResult run_edited(const std::vector<std::string>& lines, const std::string& name,
+                         const std::string& target = "sm_90a") {
   auto path = std::filesystem::temp_directory_path() / ("tilec_protocol_" + name + ".tir");
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
   write_file(path, text);
-  CommandResult r = run_command(tilec("run " + path.string() + " --dims M=128,N=256,K=320 --workers 1"));
+  CommandResult r = run_command(tilec("run " + path.string() + " --target " + target + " --dims M=128,N=256,K=320 --workers 1"));
   std::filesystem::remove(path);
   return r;
 }
@@ -146,8 +147,10 @@ TEST(Protocol, ThePipelineSynchronizesGemmWithMbarriers) {
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
   for (const char* op : {"mbarrier_create", "mbarrier_wait", "tma_load_async", "stage_read", "stage_advance",
-                         "expect_tx = 16384", "named_barrier_sync"})
+                         "expect_tx = 16384", "mma_wait {pending = 1}"})
     EXPECT_NE(text.find(op), std::string::npos) << op << " missing from\n" << text;
+  // The accumulator's mutex is taken by the compute agent alone: prune-named-barriers removed it.
+  EXPECT_EQ(text.find("named_barrier"), std::string::npos) << text;
   CommandResult r = run_edited(lines, "unchanged");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
@@ -163,6 +166,55 @@ TEST(Protocol, ARemovedArriveIsReportedAsADeadlock) {
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("deadlock"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("%pipe_a_full[0]"), std::string::npos) << r.err;
+}
+
+// defer-mma-releases keeps one step's WGMMAs in flight (sm_90a, the default target): the k loop
+// waits with pending = 1 and releases the previous step's slots. Planted bugs: waiting with
+// pending = 2 releases a slot whose mma is still in flight, which the interpreter reports when
+// that mma retires; without the wait after the loop, the store reads an accumulator still in
+// flight.
+TEST(Protocol, AReleaseBeforeItsAsyncMmaRetiresIsARace) {
+  std::vector<std::string> lines = synchronized_gemm_lines();
+  size_t wait = find_line(lines, "mma_wait {pending = 1}");
+  ASSERT_LT(wait, lines.size());
+  EXPECT_NE(find_line(lines, "mbarrier_arrive %pipe_a_empty, %pipe_a_empty_held"), lines.size());
+  lines[wait].replace(lines[wait].find("pending = 1"), 11, "pending = 2");
+  CommandResult r = run_edited(lines, "pending_2");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("race: the async 'mma' at 14:11, retired by this mma_wait, by agent 'compute' reads %a"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("after the agent released it"), std::string::npos) << r.err;
+}
+
+TEST(Protocol, AnAccumulatorReadBeforeItsAsyncMmaRetiresIsARace) {
+  std::vector<std::string> lines = synchronized_gemm_lines();
+  size_t wait = find_line(lines, "mma_wait {pending = 0}");
+  ASSERT_LT(wait, lines.size());
+  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(wait));
+  CommandResult r = run_edited(lines, "no_final_wait");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("race: 'store' by agent 'compute' reads %acc_1, the result of an async mma still in flight"),
+            std::string::npos) << r.err;
+}
+
+// On sm_100a one thread issues the MMAs, and issuer-only-waits leaves the full waits to it: the
+// stage it guards may then be read only as an mma operand. Planted bug: a reduction of A.
+TEST(Protocol, AStageReadOtherThanByAnMmaAfterAnIssuerWaitIsARace) {
+  std::vector<std::string> lines = synchronized_gemm_lines("sm_100a");
+  size_t wait = find_line(lines, "mbarrier_wait %pipe_a_full");
+  ASSERT_LT(wait, lines.size());
+  EXPECT_NE(lines[wait].find("{issuer, "), std::string::npos) << lines[wait];
+  ASSERT_EQ(run_edited(lines, "issuer_unchanged", "sm_100a").status, 0);
+  size_t read = find_line(lines, "%a = stage_read %pipe_a_buffer");
+  ASSERT_LT(read, lines.size());
+  std::string indent = lines[read].substr(0, lines[read].find('%'));
+  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(read) + 1,
+               indent + "%peek = reduce_max %a {axis = 1} : tile<128x1xbf16, reg> loc(14:11)");
+  CommandResult r = run_edited(lines, "issuer_reduction", "sm_100a");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("race: 'reduce_max' by agent 'compute' reads %a (%pipe_a_buffer[0] fill 1), whose full barrier "
+                       "only the MMA issuer waited for"),
+            std::string::npos) << r.err;
 }
 
 // The release moved before the mma is planted in the same output by

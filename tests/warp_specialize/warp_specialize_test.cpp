@@ -34,7 +34,7 @@ std::string joined(const std::vector<std::string>& lines) {
 }
 
 std::vector<std::string> specialized_gemm(const std::string& defines = "") {
-  CommandResult r = run_command(tilec("compile samples/gemm.tile --emit ir" + defines));
+  CommandResult r = run_command(tilec("compile samples/gemm.tile --emit ir --stop-after warp-specialize" + defines));
   EXPECT_EQ(r.status, 0) << r.err;
   return lines_of(r.out);
 }
