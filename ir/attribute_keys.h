@@ -46,5 +46,13 @@ inline constexpr AttrKey<int64_t> ii{"ii"};
 inline constexpr AttrKey<int64_t> stages{"stages"};
 inline constexpr AttrKey<std::string> generator{"generator"};
 
+// defer-mma-releases, on an mma inside an agent (a unit flag): the mma completes at the mma_wait
+// that retires it, not where it stands. Read by the interpreter and the CUDA backend (sm_90a).
+inline constexpr AttrKey<UnitAttr> async{"async"};
+
+// issuer-only-waits, on a compute agent's mbarrier_wait (a unit flag): only the thread issuing
+// the MMAs waits. Read by the interpreter and the CUDA backend (sm_100a).
+inline constexpr AttrKey<UnitAttr> issuer{"issuer"};
+
 }  // namespace attr
 }  // namespace tilec

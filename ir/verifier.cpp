@@ -31,6 +31,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "ir/attribute_keys.h"
 #include "ir/ir.h"
 #include "ir/verify_sync.h"
 
@@ -354,7 +355,7 @@ class Verifier {
           error(op, fmt::format("shapes {} · {} + {} do not form a matrix product", a.to_string(),
                                 b.to_string(), acc.to_string()));
         else if (!(result() == acc)) error(op, "the result has the accumulator's type");
-        else if (const Attribute* async = op.attr("async"); async && !async->is_unit())
+        else if (const Attribute* async = op.attr(attr::async.name); async && !async->is_unit())
           error(op, fmt::format("'async' is a unit attribute (write `async`), not {}", async->kind_name()));
         break;
       }

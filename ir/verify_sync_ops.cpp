@@ -21,6 +21,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "ir/attribute_keys.h"
 #include "ir/ir.h"
 #include "ir/verify_sync.h"
 
@@ -98,7 +99,7 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
       for (size_t i = 1; i < op.num_operands(); ++i)
         if (!operand_type(i).is_index()) error(op, fmt::format("operand {} must be an index", i));
       if (op.kind() == OpKind::mbarrier_arrive) need_int("expect_tx", 0, INT64_MAX, false);
-      if (const Attribute* issuer = op.attr("issuer"); issuer && (op.kind() != OpKind::mbarrier_wait || !issuer->is_unit()))
+      if (const Attribute* issuer = op.attr(attr::issuer.name); issuer && (op.kind() != OpKind::mbarrier_wait || !issuer->is_unit()))
         error(op, "'issuer' is a unit attribute of mbarrier_wait (write `issuer`)");
       break;
     case OpKind::stage_advance:

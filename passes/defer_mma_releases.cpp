@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "backend/target.h"
+#include "ir/attribute_keys.h"
 #include "ir/builder.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
@@ -155,7 +156,7 @@ void defer_kernel(Region& body) {
   std::vector<Operation*> loops;
   std::map<Operation*, std::vector<Operation*>> waits, arrives;  // per loop
   for (Operation* mma : mmas) {
-    mma->set_attr("async", Attribute());
+    mma->set(attr::async);
     Region& region = *mma->parent_region();
     Builder builder(&region);
     builder.set_location(mma->location());

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "backend/target.h"
+#include "ir/attribute_keys.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
 
@@ -46,7 +47,7 @@ void mark_agent(Region& agent) {
   }
   // Phase 2.
   walk(agent, [&](Operation& op) {
-    if (op.kind() == OpKind::mbarrier_wait && issuer_read.count(op.operand(0))) op.set_attr("issuer", Attribute());
+    if (op.kind() == OpKind::mbarrier_wait && issuer_read.count(op.operand(0))) op.set(attr::issuer);
   });
 }
 

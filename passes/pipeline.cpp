@@ -72,9 +72,9 @@ PassManager build_pipeline() {
   // warp-specialize made: when MMAs complete (async mmas, mma_waits, the stage releases they
   // allow) and which threads wait for a stage only MMAs read.
   pm.add({.name = "defer-mma-releases", .requires_passes = {"warp-specialize"}, .run = defer_mma_releases,
-          .reads_target = true});
+          .reads_target = true, .publishes = {async.name}});
   pm.add({.name = "issuer-only-waits", .requires_passes = {"warp-specialize"}, .run = issuer_only_waits,
-          .reads_target = true});
+          .reads_target = true, .publishes = {issuer.name}});
   return pm;
 }
 

@@ -22,6 +22,7 @@
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/emit_kernel_body.h"
 #include "backend/cuda/tensor_core_kernel.h"
+#include "ir/attribute_keys.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 
@@ -323,7 +324,7 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
     case OpKind::mbarrier_wait: {
       std::string wait = fmt::format("tilec_mbarrier_wait({}, static_cast<uint32_t>({}));",
                                      slot_address(op.operand(0), op.operand(1)), plan_.expression(op.operand(2)));
-      if (op.has_attr("issuer"))  // issuer-only-waits: only the MMA issuer reads the stage
+      if (op.has(attr::issuer))  // issuer-only-waits: only the MMA issuer reads the stage
         line(indent, "if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
       else
         line(indent, wait);

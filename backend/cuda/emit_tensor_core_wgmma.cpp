@@ -8,6 +8,7 @@
 
 #include "backend/cuda/tensor_core_kernel.h"
 #include "backend/cuda/tensor_core_prelude.h"
+#include "ir/attribute_keys.h"
 #include "ir/ir.h"
 
 namespace tilec::cuda::tensor_core {
@@ -98,7 +99,7 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan, int indent
                                operand_descriptor(b, b_slot, step)));
   }
   line(indent, "tilec_wgmma_commit();");
-  if (!op.has_attr("async")) line(indent, "tilec_wgmma_wait<0>();  // an mma completes where it stands");
+  if (!op.has(attr::async)) line(indent, "tilec_wgmma_wait<0>();  // an mma completes where it stands");
 }
 
 // wgmma.wait_group N: at most N of this warpgroup's committed groups still in flight.

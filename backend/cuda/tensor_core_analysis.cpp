@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "ir/attribute_keys.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 
@@ -164,7 +165,7 @@ bool Analysis::check_agent(const Operation& agent, bool producer) {
 bool Analysis::check_op(const Operation& op, bool producer) {
   switch (op.kind()) {
     case OpKind::mbarrier_wait:
-      if (op.has_attr("issuer") && (producer || !one_thread_issues_mma()))
+      if (op.has(attr::issuer) && (producer || !one_thread_issues_mma()))
         return unsupported(op, "an `issuer` mbarrier_wait here (the compute agent of a target whose MMAs one thread issues)");
       return true;
     case OpKind::constant: case OpKind::yield: case OpKind::mbarrier_arrive:
@@ -204,7 +205,7 @@ bool Analysis::check_op(const Operation& op, bool producer) {
                              "other tiles in the layout they are used in");
     case OpKind::zeros: case OpKind::full: case OpKind::iota: case OpKind::mma: case OpKind::store:
       if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
-      if (op.has_attr("async") && !waits_for_mma_groups())
+      if (op.has(attr::async) && !waits_for_mma_groups())
         return unsupported(op, "an async mma (this target's MMAs complete through their commit, not wait groups)");
       return true;
     case OpKind::mma_wait:

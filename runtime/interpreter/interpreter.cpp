@@ -28,6 +28,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "ir/attribute_keys.h"
 #include "ir/ir.h"
 #include "runtime/interpreter/tile_arithmetic.h"
 #include "runtime/interpreter/cta_state.h"
@@ -235,7 +236,7 @@ bool TileExecution::execute(const Operation& op) {
       const TileValue* acc = b ? tile_operand(op, 2) : nullptr;
       if (!acc) return false;
       problem = evaluate_mma(*a, *b, *acc, out);
-      if (problem.empty() && op.has_attr("async")) return issue_async_mma(op, std::move(out));
+      if (problem.empty() && op.has(attr::async)) return issue_async_mma(op, std::move(out));
       break;
     }
     case OpKind::load:

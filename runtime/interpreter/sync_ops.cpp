@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "ir/attribute_keys.h"
 #include "runtime/interpreter/agent_threads.h"
 #include "runtime/interpreter/cta_state.h"
 #include "runtime/interpreter/tile_execution.h"
@@ -204,7 +205,7 @@ bool TileExecution::execute_mbarrier(const Operation& op) {
   AgentState& agent = cta.agents[agent_];
   int64_t& observed = agent.observed.try_emplace({index, slot}, -1).first->second;
   observed = std::max(observed, phase - 1);
-  if (op.has_attr("issuer"))
+  if (op.has(attr::issuer))
     agent.issuer_observed.insert({index, slot});
   else
     agent.issuer_observed.erase({index, slot});
