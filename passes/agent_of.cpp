@@ -11,4 +11,10 @@ AgentRole agent_of(const Operation& op) {
 
 const char* to_string(AgentRole role) { return role == AgentRole::producer ? "producer" : "compute"; }
 
+const Operation* enclosing_agent(const Operation& op) {
+  for (const Operation* parent = op.parent_op(); parent; parent = parent->parent_op())
+    if (parent->kind() == OpKind::agent) return parent;
+  return nullptr;
+}
+
 }  // namespace tilec

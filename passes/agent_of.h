@@ -1,5 +1,6 @@
 // passes/agent_of.h — the agent rule: which agent of a CTA runs an op. materialize-schedule
-// reads it to find values that cross agents; warp-specialize will split the kernel by it.
+// reads it to find values that cross agents; warp-specialize will split the kernel by it. After
+// warp-specialize, the `agent` op around an op says it (enclosing_agent).
 #pragma once
 
 namespace tilec {
@@ -13,5 +14,8 @@ enum class AgentRole { producer, compute };
 AgentRole agent_of(const Operation& op);
 
 const char* to_string(AgentRole role);
+
+// The nearest `agent` op around `op` (after warp-specialize), or null outside every agent.
+const Operation* enclosing_agent(const Operation& op);
 
 }  // namespace tilec

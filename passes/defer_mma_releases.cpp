@@ -28,6 +28,7 @@
 #include "ir/attribute_keys.h"
 #include "ir/builder.h"
 #include "ir/ir.h"
+#include "passes/agent_of.h"
 #include "passes/pass_manager.h"
 
 namespace tilec {
@@ -35,12 +36,6 @@ namespace tilec {
 namespace {
 
 Type index_type() { return Type::scalar(ScalarKind::index); }
-
-bool in_agent(const Operation& op) {
-  for (const Operation* parent = op.parent_op(); parent; parent = parent->parent_op())
-    if (parent->kind() == OpKind::agent) return true;
-  return false;
-}
 
 // A stage slot an mma operand reads: the stage_read, the buffer's empty barrier and depth.
 struct StageOperand {
@@ -150,7 +145,7 @@ void defer(Operation& loop, const std::vector<Operation*>& waits, const std::vec
 void defer_kernel(Region& body) {
   std::vector<Operation*> mmas;
   walk(body, [&](Operation& op) {
-    if (op.kind() == OpKind::mma && in_agent(op)) mmas.push_back(&op);
+    if (op.kind() == OpKind::mma && enclosing_agent(op)) mmas.push_back(&op);
   });
   // Phase 1, and phase 2 per loop (before any loop is rewritten).
   std::vector<Operation*> loops;

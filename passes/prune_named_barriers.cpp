@@ -15,6 +15,7 @@
 #include <set>
 
 #include "ir/ir.h"
+#include "passes/agent_of.h"
 #include "passes/pass_manager.h"
 
 namespace tilec {
@@ -25,17 +26,12 @@ bool is_named_barrier(const Operation& op) {
   return op.kind() == OpKind::named_barrier_sync || op.kind() == OpKind::named_barrier_arrive;
 }
 
-// The nearest `agent` around `op`, or `op` itself when none encloses it.
-const Operation* agent_of(const Operation& op) {
-  for (const Operation* parent = op.parent_op(); parent; parent = parent->parent_op())
-    if (parent->kind() == OpKind::agent) return parent;
-  return &op;
-}
-
 void prune_kernel(Region& body) {
   std::map<int64_t, std::set<const Operation*>> agents_of_id;
   walk(body, [&](Operation& op) {
-    if (is_named_barrier(op)) agents_of_id[op.int_attr("id")].insert(agent_of(op));
+    if (!is_named_barrier(op)) return;
+    const Operation* agent = enclosing_agent(op);
+    agents_of_id[op.int_attr("id")].insert(agent ? agent : &op);  // outside agents: its own, never alone
   });
   auto single_agent = [&](const Operation& op) {
     if (!is_named_barrier(op)) return false;

@@ -18,6 +18,7 @@
 #include "ir/builder.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
+#include "passes/agent_of.h"
 #include "passes/sync/sync_parts.h"
 
 namespace tilec {
@@ -37,9 +38,8 @@ struct MutexLifetime {
 };
 
 int64_t threads_of(const Operation& op) {
-  for (Operation* parent = op.parent_op(); parent; parent = parent->parent_op())
-    if (parent->kind() == OpKind::agent) return parent->int_attr("threads", kThreadsOfOneAgent);
-  return kThreadsOfOneAgent;
+  const Operation* agent = enclosing_agent(op);
+  return agent ? agent->int_attr("threads", kThreadsOfOneAgent) : kThreadsOfOneAgent;
 }
 
 std::string describe(const MutexLifetime& mutex) {
