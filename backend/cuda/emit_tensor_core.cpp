@@ -337,7 +337,7 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
       else if (producer)
         line(indent, fmt::format("tilec_mbarrier_arrive({});", address));
       else
-        emit_release(op, address, indent);
+        emit_release(address, indent);
       return;
     }
     case OpKind::tma_load_async: emit_tma(op, indent); return;

@@ -170,7 +170,7 @@ void Tcgen05Kernel::emit_setup(Setup point, int indent) {
   }
 }
 
-void Tcgen05Kernel::emit_release(const Operation&, const std::string& address, int indent) {
+void Tcgen05Kernel::emit_release(const std::string& address, int indent) {
   line(indent, fmt::format("if (compute_thread == 0) tilec_tcgen05_commit({});  // when the MMAs reading it are done", address));
 }
 

@@ -54,7 +54,7 @@ void WgmmaKernel::place_family_shared(int64_t&) {}
 // ---------------------------------------------------------------------------- writing
 void WgmmaKernel::emit_setup(Setup, int) {}  // registers need no allocation
 
-void WgmmaKernel::emit_release(const Operation&, const std::string& address, int indent) {
+void WgmmaKernel::emit_release(const std::string& address, int indent) {
   line(indent, fmt::format("if (compute_thread % 128 == 0) tilec_mbarrier_arrive({});  // one arrival per warpgroup", address));
 }
 

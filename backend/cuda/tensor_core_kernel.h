@@ -57,7 +57,7 @@ class TensorCoreKernel : public Analysis {
   };
   virtual void emit_setup(Setup point, int indent) = 0;
   // A compute agent's release of a stage: an mbarrier_arrive on its empty barrier at `address`.
-  virtual void emit_release(const Operation& arrive, const std::string& address, int indent) = 0;
+  virtual void emit_release(const std::string& address, int indent) = 0;
   // What orders two pipes' work within one agent, for an event's comment.
   virtual std::string_view event_order() const = 0;
   // The MMA instructions of one mma op (emit_mma prints its comment first); an `async` mma is
@@ -240,7 +240,7 @@ class WgmmaKernel final : public TensorCoreKernel {
   void place_family_shared(int64_t& offset) override;
   // How it writes the kernel (the family interface above).
   void emit_setup(Setup point, int indent) override;
-  void emit_release(const Operation& arrive, const std::string& address, int indent) override;
+  void emit_release(const std::string& address, int indent) override;
   std::string_view event_order() const override;
   // A from shared memory or from registers.
   void issue_mma(const Operation& op, const MmaPlan& plan, int indent) override;
@@ -278,7 +278,7 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   void place_family_shared(int64_t& offset) override;
   // How it writes the kernel (the family interface above).
   void emit_setup(Setup point, int indent) override;
-  void emit_release(const Operation& arrive, const std::string& address, int indent) override;
+  void emit_release(const std::string& address, int indent) override;
   std::string_view event_order() const override;
   void issue_mma(const Operation& op, const MmaPlan& plan, int indent) override;
   void emit_mma_wait(const Operation& op, int indent) override;
