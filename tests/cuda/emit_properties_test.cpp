@@ -309,6 +309,28 @@ TEST(CudaEmit, MmaSumsInF32InIncreasingKInBothModesAndTheReferenceCountsIt) {
   EXPECT_EQ(count(*softmax.cuda, "count_only") + count(*softmax.cuda, "TFLOP/s") + count(*softmax.cuda, "\"check\""), 0u);
 }
 
+// A `transposed` tma_load reads the [C, R] box at its tile coordinates and gives the transpose
+// (docs/ir.md): B's tile<16x64> at (n, k) is rows n·64 … of B[N, K] and columns k·16 …, element
+// (kk, nn) of the tile being B[n·64 + nn, k·16 + kk]. The kernel and the harness's reference
+// read it alike; the reference once read it untransposed, which only a GPU run caught
+// (bench/README.md, "Tensor-core kernels on an H100"). What the kernel computes is emulated
+// against the interpreter: tests/emulate/emulate_cli_test.cpp runs golden/matmul_bt.cu.
+TEST(CudaEmit, TransposedTmaLoadReadsItsBoxAsTheTransposeInKernelAndReference) {
+  Emitted emitted = emit_input("matmul_bt", "sm_90a", /*harness=*/true, kShared);
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  const std::string read = "        const int64_t index0 = n * 64 + elem % 64;\n"
+                           "        const int64_t index1 = k * 16 + elem / 64;\n"
+                           "        const bool in_bounds = 0 <= index0 && index0 < N && 0 <= index1 && index1 < K;\n"
+                           "        b[elem] = in_bounds ? B[index0 * K + index1] : from_f32<__half>(0.0f);\n";
+  std::string reference = function_text(*emitted.cuda, "matmul_bt_reference(");
+  EXPECT_NE(reference.find(read), std::string::npos) << reference;
+  std::string kernel = function_text(*emitted.cuda, "matmul_bt_kernel(");
+  EXPECT_NE(kernel.find("      const int64_t index0 = n * 64 + elem % 64;\n"
+                        "      const int64_t index1 = k * 16 + elem / 64;\n"),
+            std::string::npos)
+      << kernel;
+}
+
 // ---- errors ----
 
 // Cross-pipe events only mean something once warp-specialize has split the kernel into agents:

@@ -452,6 +452,21 @@ TEST(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
     }
 }
 
+// The plain backend's mma kernels (an .tir stopped after fold-constants) as their golden .cu
+// files hold them, emulated against the interpreter: matmul_bt's B is a `transposed` tma_load, the
+// same read the harness's reference makes for a K-major B (linear.tile) or an MN-major A
+// (weight_grad.tile). Ragged in M, N and K.
+TEST(EmulateRuntime, PlainMmaKernelsWithATransposedLoadMatchTheInterpreter) {
+  for (const char* input : {"matmul", "matmul_bt"}) {
+    SCOPED_TRACE(input);
+    const std::string name = input;
+    CommandResult r = run_command(tilec("emulate tests/cuda/inputs/" + name + ".tir --cu tests/cuda/golden/" + name +
+                                        ".cu --dims M=40,N=70,K=24 --schedules 1"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("kernel " + name + " [K=24,M=40,N=70] sm_90a, schedule eager: C ok"));
+  }
+}
+
 // A ragged gemm: partial tiles in M, N and K, two SMs so persistent CTAs take several tiles.
 // Clusters of 2 CTAs along M (a cudaLaunchKernelEx launch with the cluster attribute): the grid
 // is rounded to whole clusters and a cluster's CTAs share n; the results must not change.
