@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Run every sample's emitted CUDA on a GPU: correctness against its naive reference, timings,
+cuBLAS/cuDNN baselines through PyTorch, and compute-sanitizer.
+
+Two steps, so that the device machine only runs programs:
+  bench/gpu/gpu_check.py build [--tilec build/tools/tilec] [--nvcc PATH] [--out build-gpu]
+      here: `tilec compile --emit-harness --target sm_90a` for every sample (and the plain
+      samples once more with --plain-tiles=shared), then nvcc each .cu to a program.
+  bench/gpu/gpu_check.py run [--dir build-gpu] [--out DIR] [--stages checks,tc-timings,...] [--deadline S]
+      on a machine with an sm_90a GPU: runs the programs, writes DIR/gpu_check.md (tables),
+      DIR/gpu_check.json and DIR/gpu_check.log (every program's output).
+
+The correctness shapes are those of the CPU emulation sweep (tests/emulate/samples_emulate_test.cpp),
+which cover ragged edges, one k-step, pipelines that never fill and persistent rounds, plus one
+larger shape per tensor-core sample so that CTAs take several tiles on 132 SMs.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (sample, shape name, dims) — every dims string is NAME=VALUE,...; the harness reads NAME=VALUE.
+GEMM_LIKE = ["gemm", "gemm_f16", "gemm_bias_relu", "linear", "gate_up"]
+CHECKS = []
+for s in GEMM_LIKE:
+    CHECKS += [(s, "ragged", "M=200,N=296,K=200"), (s, "one_kstep", "M=136,N=264,K=40"),
+               (s, "fewer_ksteps_than_stages", "M=256,N=256,K=128"),
+               (s, "persistent_rounds", "M=300,N=296,K=600"), (s, "rounds_short_k", "M=300,N=520,K=72"),
+               (s, "gpu_rounds", "M=2000,N=4000,K=1000")]
+CHECKS += [
+    ("fp8_linear", "ragged", "M=200,N=296,K=400"), ("fp8_linear", "one_kstep", "M=136,N=264,K=96"),
+    ("fp8_linear", "fewer_ksteps_than_stages", "M=256,N=256,K=256"),
+    ("fp8_linear", "persistent_rounds", "M=300,N=296,K=1200"), ("fp8_linear", "gpu_rounds", "M=2000,N=4000,K=1008"),
+    ("tf32_linear", "ragged", "M=200,N=296,K=200"), ("tf32_linear", "one_kstep", "M=136,N=264,K=24"),
+    ("tf32_linear", "fewer_ksteps_than_stages", "M=256,N=256,K=96"),
+    ("tf32_linear", "persistent_rounds", "M=300,N=296,K=600"), ("tf32_linear", "gpu_rounds", "M=2000,N=4000,K=1000"),
+    ("weight_grad", "ragged", "IN=200,OUT=296,T=200"), ("weight_grad", "one_kstep", "IN=136,OUT=264,T=40"),
+    ("weight_grad", "fewer_ksteps_than_stages", "IN=256,OUT=256,T=128"),
+    ("weight_grad", "persistent_rounds", "IN=304,OUT=296,T=600"), ("weight_grad", "gpu_rounds", "IN=2000,OUT=4000,T=1000"),
+    ("batched_gemm", "ragged", "R=1024,N=136,K=104,Q=256"), ("batched_gemm", "one_kstep", "R=512,N=264,K=48,Q=64"),
+    ("batched_gemm", "fewer_ksteps_than_stages", "R=1024,N=256,K=192,Q=384"),
+    ("batched_gemm", "persistent_rounds", "R=1024,N=296,K=200,Q=512"),
+    ("batched_gemm", "rounds_short_k", "R=1536,N=136,K=72,Q=384"),
+    ("batched_gemm", "gpu_rounds", "R=4096,N=4000,K=200,Q=2048"),
+    ("bmm", "ragged", "BATCH=2,M=200,N=296,K=200"), ("bmm", "one_kstep", "BATCH=3,M=136,N=136,K=40"),
+    ("bmm", "fewer_ksteps_than_stages", "BATCH=2,M=256,N=256,K=128"),
+    ("bmm", "rounds_short_k", "BATCH=3,M=130,N=264,K=72"), ("bmm", "gpu_rounds", "BATCH=8,M=1000,N=1000,K=1000"),
+    ("attention", "ragged_t", "S=200,T=200,HD=64"), ("attention", "short_t", "S=128,T=40,HD=128"),
+    ("attention", "persistent_rounds", "S=300,T=136,HD=128"), ("attention", "long_t", "S=128,T=520,HD=64"),
+    ("attention", "gpu_rounds", "S=2000,T=1000,HD=1024"),
+]
+PLAIN_CHECKS = [
+    ("vector_add", ["N=1024", "N=37", "N=3001", "N=16384"]),
+    ("scale_relu", ["M=32,N=128", "M=5,N=7", "M=45,N=201", "M=96,N=384"]),
+    ("broadcast", ["R=8,C=128", "R=3,C=5", "R=13,C=201", "R=32,C=512"]),
+    ("layernorm", ["R=4", "R=1", "R=7", "R=64"]), ("reduction_tree", ["R=4", "R=1", "R=7", "R=64"]),
+    ("softmax", ["R=4", "R=1", "R=7", "R=64"]), ("rmsnorm", ["R=4", "R=1", "R=7", "R=64"]),
+    ("add_layernorm", ["R=4", "R=1", "R=7", "R=64"]),
+    ("silu", ["M=16,N=256", "M=5,N=7", "M=45,N=201", "M=32,N=512"]),
+    ("column_sum", ["M=32,N=256", "M=1,N=100", "M=77,N=300", "M=256,N=512"]),
+    ("gemv", ["M=16,K=512", "M=3,K=1000", "M=37,K=1000", "M=64,K=2048"]),
+    ("activations", ["M=16", "M=3", "M=37", "M=64"]), ("int_remainder", ["M=8", "M=3", "M=37", "M=64"]),
+    ("transpose", ["R=32,C=32", "R=5,C=7", "R=70,C=45", "R=64,C=96"]),
+    ("stencil", ["R=16,C=64", "R=3,C=5", "R=37,C=150", "R=32,C=256"]),
+    ("head_softmax", ["H=1,R=4", "H=1,R=3", "H=3,R=7", "H=2,R=16"]),
+]
+SHAPE_NAMES = ["one_tile", "sub_tile", "ragged", "multi_tile"]
+for s, dims in PLAIN_CHECKS:
+    for name, d in zip(SHAPE_NAMES, dims):
+        CHECKS += [(s, name, d), (s + ".shared", name, d)]
+
+# Timings: tensor-core samples at 8192 (check=0: the reference only counts the work), plain
+# samples at a few hundred MB in both forms (their reference always runs).
+TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=8192"),
+              ("linear", "M=8192,N=8192,K=8192"), ("gemm_bias_relu", "M=8192,N=8192,K=8192"),
+              ("gate_up", "M=8192,N=8192,K=8192"), ("fp8_linear", "M=8192,N=8192,K=8192"),
+              ("tf32_linear", "M=8192,N=8192,K=8192"), ("weight_grad", "IN=8192,OUT=8192,T=8192"),
+              ("bmm", "BATCH=8,M=4096,N=4096,K=4096"), ("attention", "S=4096,T=4096,HD=1024")]
+PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), ("broadcast", "R=8192,C=8192"),
+                 ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("softmax", "R=131072"),
+                 ("layernorm", "R=262144"), ("rmsnorm", "R=131072"), ("add_layernorm", "R=65536"),
+                 ("column_sum", "M=16384,N=16384"), ("gemv", "M=65536,K=2048"), ("transpose", "R=8192,C=8192")]
+
+SANITIZER_RUNS = [("gemm", "M=200,N=296,K=200"), ("attention", "S=200,T=200,HD=64"),
+                  ("gate_up", "M=300,N=520,K=72"), ("softmax", "R=7"), ("gemv", "M=37,K=1000")]
+
+
+def is_plain(sample):
+    return "mma(" not in (ROOT / "samples" / f"{sample}.tile").read_text()
+
+
+def build(args):
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for tile in sorted((ROOT / "samples").glob("*.tile")):
+        name = tile.stem
+        forms = [("", [])]
+        if is_plain(name):
+            forms.append((".shared", ["--plain-tiles=shared"]))
+        for suffix, extra in forms:
+            cu = out / f"{name}{suffix}.cu"
+            subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness", *extra,
+                            "-o", str(cu)], check=True)
+            jobs.append((cu, out / f"{name}{suffix}"))
+
+    def nvcc(job):
+        cu, program = job
+        r = subprocess.run([args.nvcc, "-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a",
+                            str(cu), "-o", str(program)], capture_output=True, text=True)
+        if r.returncode == 0 and shutil.which("strip"):  # host symbols only: keeps the carried folder small
+            subprocess.run(["strip", str(program)], check=False)
+        return cu.name, r.returncode, r.stderr
+
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for name, rc, err in pool.map(nvcc, jobs):
+            print(f"{name}: {'ok' if rc == 0 else 'FAILED'}", flush=True)
+            if rc:
+                failed += 1
+                print(err)
+    return 1 if failed else 0
+
+
+class Runner:
+    def __init__(self, directory, out, deadline):
+        self.deadline = time.time() + deadline
+        self.dir = Path(directory)
+        self.out = Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.log = open(self.out / "gpu_check.log", "a")
+        self.results = {"checks": [], "timings": [], "baselines": {}, "sanitizer": [], "device": ""}
+
+    def run(self, argv, timeout):
+        start = time.time()
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+            text, rc = r.stdout + r.stderr, r.returncode
+        except OSError as e:
+            text, rc = f"could not run: {e}", 127
+        except subprocess.TimeoutExpired as e:
+            text = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            text += f"\nTIMEOUT after {timeout} s"
+            rc = 124
+        seconds = time.time() - start
+        self.log.write(f"$ {' '.join(argv)}  (rc {rc}, {seconds:.1f} s)\n{text}\n")
+        self.log.flush()
+        return rc, text
+
+    def past_deadline(self):
+        return time.time() > self.deadline
+
+    def save(self):
+        (self.out / "gpu_check.json").write_text(json.dumps(self.results, indent=1))
+
+
+def harness_args(dims):
+    return dims.split(",") if dims else []
+
+
+def stage_device(r):
+    _, text = r.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,memory.total", "--format=csv,noheader"], 30)
+    r.results["device"] = text.strip()
+    print("device:", text.strip(), flush=True)
+
+
+def stage_checks(r, jobs):
+    def one(case):
+        sample, shape, dims = case
+        program = r.dir / sample
+        if not program.exists():
+            return {"sample": sample, "shape": shape, "dims": dims, "result": "missing"}
+        rc, text = r.run([str(program), *harness_args(dims)], 40)
+        errors = re.findall(r"(\S+): max abs error ([\d.e+-]+|nan|inf).*?(\d+) of (\d+) elements outside", text)
+        result = "PASS" if rc == 0 and text.rstrip().endswith("PASS") else ("TIMEOUT" if rc == 124 else f"FAIL rc={rc}")
+        return {"sample": sample, "shape": shape, "dims": dims, "result": result,
+                "errors": [{"tensor": t, "max_abs": a, "outside": int(o), "of": int(n)} for t, a, o, n in errors],
+                "tail": "" if result == "PASS" else text[-600:]}
+
+    cases = [c for c in CHECKS if not r.samples or c[0].split(".")[0] in r.samples]
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for row in pool.map(one, cases):
+            r.results["checks"].append(row)
+            print(f"check {row['sample']} {row['shape']} {row['dims']}: {row['result']}", flush=True)
+    r.save()
+
+
+def parse_timing(text):
+    us = re.search(r"time: ([\d.]+) us per launch, ([\d.]+) GB/s", text)
+    tf = re.search(r"([\d.]+) TFLOP/s", text)
+    return (float(us.group(1)) if us else None, float(us.group(2)) if us else None, float(tf.group(1)) if tf else None)
+
+
+def stage_tc_timings(r):
+    for (sample, dims), repeat in [(t, i) for t in TC_TIMINGS for i in range(r.repeat)]:
+        if r.past_deadline():
+            break
+        if r.timing_samples and sample not in r.timing_samples:
+            continue
+        rc, text = r.run([str(r.dir / sample), *harness_args(dims), "check=0"], 60)
+        us, gbs, tflops = parse_timing(text)
+        row = {"sample": sample, "dims": dims, "rc": rc, "us": us, "tflops": tflops}
+        r.results["timings"].append(row)
+        print(f"time {sample} {dims}: rc={rc} {us} us {tflops} TFLOP/s", flush=True)
+        r.save()
+
+
+def stage_plain_timings(r):
+    for sample, dims in PLAIN_TIMINGS:
+        if r.past_deadline():
+            break
+        for form in ["", ".shared"]:
+            rc, text = r.run([str(r.dir / (sample + form)), *harness_args(dims)], 60)
+            us, gbs, tflops = parse_timing(text)
+            ok = rc == 0 and text.rstrip().endswith("PASS")
+            row = {"sample": sample + form, "dims": dims, "rc": rc, "pass": ok, "us": us, "gbs": gbs}
+            r.results["timings"].append(row)
+            print(f"time {sample}{form} {dims}: rc={rc} pass={ok} {us} us {gbs} GB/s", flush=True)
+            r.save()
+
+
+BASELINE_SCRIPT = r"""
+import json, torch, torch.nn.functional as F
+def timed(f, warm=3, reps=20):
+    for _ in range(warm): f()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(reps): f()
+    e.record(); torch.cuda.synchronize()
+    return s.elapsed_time(e) / reps * 1e3  # us
+out = {}
+n = 8192
+for name, dt in [("bf16", torch.bfloat16), ("f16", torch.float16)]:
+    a = torch.rand(n, n, device="cuda", dtype=dt) * 2 - 1
+    b = torch.rand(n, n, device="cuda", dtype=dt) * 2 - 1
+    us = timed(lambda: torch.mm(a, b)); out[f"mm_{name}_out_{name}"] = {"us": us, "tflops": 2 * n**3 / us / 1e6}
+    try:
+        us = timed(lambda: torch.mm(a, b, out_dtype=torch.float32)); out[f"mm_{name}_out_f32"] = {"us": us, "tflops": 2 * n**3 / us / 1e6}
+    except Exception as ex:
+        out[f"mm_{name}_out_f32"] = {"error": str(ex)[:200]}
+torch.backends.cuda.matmul.allow_tf32 = True
+a = torch.rand(n, n, device="cuda") * 2 - 1; b = torch.rand(n, n, device="cuda") * 2 - 1
+us = timed(lambda: torch.mm(a, b)); out["mm_tf32_out_f32"] = {"us": us, "tflops": 2 * n**3 / us / 1e6}
+try:
+    a8 = a.to(torch.float8_e4m3fn); b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda")
+    us = timed(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
+    out["scaled_mm_e4m3_out_bf16"] = {"us": us, "tflops": 2 * n**3 / us / 1e6}
+except Exception as ex:
+    out["scaled_mm_e4m3_out_bf16"] = {"error": str(ex)[:200]}
+del a, b
+S = T = 4096; H = 16; D = 64
+q = torch.rand(1, H, S, D, device="cuda", dtype=torch.bfloat16); k = torch.rand(1, H, T, D, device="cuda", dtype=torch.bfloat16)
+v = torch.rand(1, H, T, D, device="cuda", dtype=torch.bfloat16)
+us = timed(lambda: F.scaled_dot_product_attention(q, k, v)); out["sdpa_bf16_S4096_T4096_H16_D64"] = {"us": us, "tflops": 4 * S * T * D * H / us / 1e6}
+x = torch.empty(256 * 2**20 // 4, device="cuda"); y = torch.empty_like(x)
+us = timed(lambda: y.copy_(x)); out["copy_256MiB"] = {"us": us, "gbs": 2 * x.numel() * 4 / us / 1e3}
+print("BASELINES " + json.dumps(out))
+"""
+
+
+def stage_baselines(r):
+    runs = []
+    for _ in range(r.repeat):
+        rc, text = r.run([sys.executable, "-c", BASELINE_SCRIPT], 120)
+        m = re.search(r"BASELINES (.*)", text)
+        runs.append(json.loads(m.group(1)) if m else {"error": text[-800:]})
+        print("baselines:", json.dumps(runs[-1]), flush=True)
+    r.results["baselines"] = runs[0] if len(runs) == 1 else runs
+    r.save()
+
+
+def stage_sanitizer(r):
+    tool_path = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    for sample, dims in SANITIZER_RUNS:
+        for tool in ["memcheck", "racecheck", "synccheck"]:
+            if r.past_deadline():
+                return
+            rc, text = r.run([tool_path, "--tool", tool, "--error-exitcode", "99", str(r.dir / sample),
+                              *harness_args(dims), "check=1"], 60)
+            summary = re.findall(r"ERROR SUMMARY: .*|RACECHECK SUMMARY: .*", text)
+            row = {"sample": sample, "dims": dims, "tool": tool, "rc": rc, "summary": summary[-1] if summary else text[-300:]}
+            r.results["sanitizer"].append(row)
+            print(f"sanitizer {tool} {sample} {dims}: rc={rc} {row['summary']}", flush=True)
+            r.save()
+
+
+def write_markdown(r):
+    res = r.results
+    lines = [f"device: {res['device']}", "", "| sample | shape | dims | result | max abs error |", "|---|---|---|---|---|"]
+    for c in res["checks"]:
+        err = ", ".join(f"{e['tensor']} {e['max_abs']}" for e in c.get("errors", []))
+        lines.append(f"| {c['sample']} | {c['shape']} | {c['dims']} | {c['result']} | {err} |")
+    lines += ["", "| timing | dims | us | TFLOP/s or GB/s |", "|---|---|---|---|"]
+    for t in res["timings"]:
+        rate = f"{t['tflops']} TFLOP/s" if "tflops" in t else f"{t.get('gbs')} GB/s (pass={t.get('pass')})"
+        lines.append(f"| {t['sample']} | {t['dims']} | {t['us']} | {rate} |")
+    lines += ["", "baselines: " + json.dumps(res["baselines"]), ""]
+    for s in res["sanitizer"]:
+        lines.append(f"- {s['tool']} {s['sample']} {s['dims']}: rc {s['rc']}, {s['summary']}")
+    (r.out / "gpu_check.md").write_text("\n".join(lines) + "\n")
+
+
+def run(args):
+    r = Runner(args.dir, args.out, args.deadline)
+    r.samples = set(args.samples.split(",")) if args.samples else set()
+    r.timing_samples = set(args.timing_samples.split(",")) if args.timing_samples else set()
+    r.repeat = args.repeat
+    stage_device(r)
+    stages = {"checks": lambda: stage_checks(r, args.jobs), "tc-timings": lambda: stage_tc_timings(r),
+              "baselines": lambda: stage_baselines(r), "plain-timings": lambda: stage_plain_timings(r),
+              "sanitizer": lambda: stage_sanitizer(r)}
+    for name in args.stages.split(","):
+        if r.past_deadline():
+            print(f"deadline passed: stage {name} and those after it skipped", flush=True)
+            break
+        stages[name]()
+    r.save()
+    write_markdown(r)
+    failed = [c for c in r.results["checks"] if c["result"] != "PASS"]
+    print(f"{len(r.results['checks']) - len(failed)} of {len(r.results['checks'])} checks passed")
+    return 1 if failed else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="compile every sample's harness for sm_90a (no GPU needed)")
+    b.add_argument("--tilec", default=str(ROOT / "build/tools/tilec"))
+    b.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    b.add_argument("--out", default=str(ROOT / "build-gpu"))
+    b.add_argument("--jobs", type=int, default=2)
+    u = sub.add_parser("run", help="run the programs on an sm_90a GPU")
+    u.add_argument("--dir", default=str(ROOT / "build-gpu"))
+    u.add_argument("--out", default=os.environ.get("OUT", "gpu-results"))
+    u.add_argument("--stages", default="checks,tc-timings,baselines,plain-timings,sanitizer",
+                   help="comma-separated, run in this order")
+    u.add_argument("--deadline", type=float, default=1e9,
+                   help="seconds after which no further program or stage starts")
+    u.add_argument("--jobs", type=int, default=4)
+    u.add_argument("--samples", default="", help="comma-separated: check only these samples (default: all)")
+    u.add_argument("--timing-samples", default="", help="comma-separated: time only these tensor-core samples")
+    u.add_argument("--repeat", type=int, default=1, help="runs of each tensor-core timing and of the baselines")
+    args = parser.parse_args()
+    return build(args) if args.command == "build" else run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
