@@ -5,7 +5,8 @@ cuBLAS/cuDNN baselines through PyTorch, and compute-sanitizer.
 Two steps, so that the device machine only runs programs:
   bench/gpu/gpu_check.py build [--tilec build/tools/tilec] [--nvcc PATH] [--out build-gpu]
       here: `tilec compile --emit-harness --target sm_90a` for every sample (and the plain
-      samples once more with --plain-tiles=shared), then nvcc each .cu to a program.
+      samples once more with --plain-tiles=shared) and for the VARIANTS below, then nvcc each
+      .cu to a program.
   bench/gpu/gpu_check.py run [--dir build-gpu] [--out DIR] [--stages checks,tc-timings,...] [--deadline S]
       on a machine with an sm_90a GPU: runs the programs, writes DIR/gpu_check.md (tables),
       DIR/gpu_check.json and DIR/gpu_check.log (every program's output).
@@ -57,6 +58,28 @@ CHECKS += [
     ("attention", "persistent_rounds", "S=300,T=136,HD=128"), ("attention", "long_t", "S=128,T=520,HD=64"),
     ("attention", "gpu_rounds", "S=2000,T=1000,HD=1024"),
 ]
+# Variants of samples that the emulation tests also run (tests/emulate/emulate_cli_test.cpp):
+# name -> (sample, [(text, replacement)], [-D NAME=VALUE]).
+VARIANTS = {
+    "gemm_bm64": ("gemm", [], ["BM=64"]),
+    "gate_up_bm64": ("gate_up", [], ["BM=64"]),
+    "bmm_bm64": ("bmm", [], ["BM=64"]),
+    "gemm_cluster2": ("gemm", [("cluster = 1", "cluster = 2")], []),
+    "gemm_tiles": ("gemm", [("grid persistent(cdiv(M, BM), cdiv(N, BN), swizzle = 8, cluster = 1)",
+                             "grid tiles(cdiv(M, BM), cdiv(N, BN))")], []),
+    "attention_keys_as_rows": ("attention", [("Kt: tensor<HD, T, bf16>", "K: tensor<T, HD, bf16>"),
+                                             ("kt = load Kt[h, j] : <D, BKV>;", "kt = transpose(load K[j, h] : <BKV, D>);")], []),
+}
+CHECKS += [
+    ("gemm", "unaligned_k", "M=136,N=300,K=100"), ("gemm", "unaligned_n", "M=64,N=131,K=72"),
+    ("gemm_bm64", "ragged", "M=200,N=296,K=136"), ("gemm_bm64", "gpu_rounds", "M=2000,N=4000,K=1000"),
+    ("gate_up_bm64", "ragged", "M=136,N=200,K=200"), ("gate_up_bm64", "gpu_rounds", "M=2000,N=4000,K=1000"),
+    ("bmm_bm64", "ragged", "BATCH=3,M=70,N=136,K=72"), ("bmm_bm64", "gpu_rounds", "BATCH=8,M=1000,N=1000,K=1000"),
+    ("gemm_cluster2", "ragged", "M=520,N=264,K=136"), ("gemm_cluster2", "gpu_rounds", "M=2000,N=4000,K=1000"),
+    ("gemm_tiles", "ragged", "M=200,N=296,K=136"), ("gemm_tiles", "gpu_rounds", "M=2000,N=4000,K=1000"),
+    ("attention_keys_as_rows", "ragged", "S=200,HD=128,T=136"),
+    ("attention_keys_as_rows", "gpu_rounds", "S=2000,HD=1024,T=1000"),
+]
 PLAIN_CHECKS = [
     ("vector_add", ["N=1024", "N=37", "N=3001", "N=16384"]),
     ("scale_relu", ["M=32,N=128", "M=5,N=7", "M=45,N=201", "M=96,N=384"]),
@@ -83,7 +106,9 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("linear", "M=8192,N=8192,K=8192"), ("gemm_bias_relu", "M=8192,N=8192,K=8192"),
               ("gate_up", "M=8192,N=8192,K=8192"), ("fp8_linear", "M=8192,N=8192,K=8192"),
               ("tf32_linear", "M=8192,N=8192,K=8192"), ("weight_grad", "IN=8192,OUT=8192,T=8192"),
-              ("bmm", "BATCH=8,M=4096,N=4096,K=4096"), ("attention", "S=4096,T=4096,HD=1024")]
+              ("bmm", "BATCH=8,M=4096,N=4096,K=4096"), ("attention", "S=4096,T=4096,HD=1024"),
+              ("gemm_bm64", "M=8192,N=8192,K=8192"), ("gemm_cluster2", "M=8192,N=8192,K=8192"),
+              ("gemm_tiles", "M=8192,N=8192,K=8192"), ("attention_keys_as_rows", "S=4096,T=4096,HD=1024")]
 PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), ("broadcast", "R=8192,C=8192"),
                  ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("softmax", "R=131072"),
                  ("layernorm", "R=262144"), ("rmsnorm", "R=131072"), ("add_layernorm", "R=65536"),
@@ -111,6 +136,18 @@ def build(args):
             subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness", *extra,
                             "-o", str(cu)], check=True)
             jobs.append((cu, out / f"{name}{suffix}"))
+    for name, (sample, edits, defines) in VARIANTS.items():
+        text = (ROOT / "samples" / f"{sample}.tile").read_text()
+        for before, after in edits:
+            if before not in text:
+                sys.exit(f"variant {name}: samples/{sample}.tile no longer contains {before!r}")
+            text = text.replace(before, after, 1)
+        tile = out / f"{name}.tile"
+        tile.write_text(text)
+        cu = out / f"{name}.cu"
+        subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness",
+                        *[f"-D{d}" for d in defines], "-o", str(cu)], check=True)
+        jobs.append((cu, out / name))
 
     def nvcc(job):
         cu, program = job
