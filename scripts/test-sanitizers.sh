@@ -25,10 +25,15 @@
 #                                        ...) take the tilec paths of each sample's ragged shape,
 #                                        with other extents; most of their cost under ASan is the
 #                                        sanitized interpreter's
+#      Protocol/*TripCount.* but the ragged and longest trip counts  likewise: the other trip
+#                                        counts run the same passes and interpreter paths
+#      Sample.RunOutputDoesNotDependOnTheWorkerCount, EmulateRuntime.TwoWorkersGiveTheSameResultsAndReports
+#                                        the same runs again with other worker counts: the
+#                                        executor's threads are ThreadSanitizer's (scripts/test-tsan.sh)
 #    $TILEC_TEST_EMULATE_CACHE (tests/emulate/emulate_test_support.h), when set, is the emulation
 #    build cache the emulate suites use; .ci/run points it at the first stage's, so programs the
 #    first stage built are not compiled again.
-# 3. scripts/fuzz.sh runs the four fuzz targets from the same build directory.
+# 3. scripts/fuzz.sh runs the four fuzz targets from the same build directory, two at a time.
 # It closes with "sanitizers: N passed, N failed, N skipped" and exits 1 when anything failed.
 set -uo pipefail
 build_dir=${1:-build-sanitize}
@@ -48,6 +53,12 @@ skipped_tests='^(cuda-nvcc|integration-build-examples|cuda-layout-tables|emulate
 sweep_shapes='*SampleSweep*_one_kstep:*SampleSweep*_fewer_ksteps_than_stages:*SampleSweep*_persistent_rounds:'
 sweep_shapes+='*SampleSweep*_rounds_short_k:*SampleSweep*_short_t:*SampleSweep*_long_t:*SampleSweep*_one_tile:'
 sweep_shapes+='*SampleSweep*_sub_tile:*SampleSweep*_multi_tile'
+trip_counts='*GemmTripCount*/one_iteration:*GemmTripCount*/fewer_iterations_than_stages:*GemmTripCount*/odd_iterations:'
+trip_counts+='*GemmTripCount*/as_many_as_stages:*GemmTripCount*/not_a_multiple_of_two_stages:'
+trip_counts+='*TensorCoreSampleTripCount*_one_iteration:*TensorCoreSampleTripCount*_fewer_than_stages:'
+trip_counts+='*TensorCoreSampleTripCount*_two_stages:*TensorCoreSampleTripCount*/attention_odd_iterations:'
+trip_counts+='*TensorCoreSampleTripCount*/attention_fewer_keys_than_a_block:*TensorCoreSampleTripCount*/attention_as_many_as_stages'
+worker_counts='*Sample.RunOutputDoesNotDependOnTheWorkerCount*:EmulateRuntime.TwoWorkersGiveTheSameResultsAndReports'
 mapfile -t tests < <(meson test -C "$build_dir" --list 2>/dev/null | sed -n 's/^.* \/ //p' | grep -vE "$skipped_tests")
 ((${#tests[@]})) || { echo "sanitizers: meson listed no tests in $build_dir" >&2; exit 1; }
 # Build what those tests depend on and the fuzz targets, not the left-out suites' programs (about
@@ -68,7 +79,7 @@ PY
 ((${#targets[@]})) || { echo "sanitizers: no targets found for the tests in $build_dir" >&2; exit 1; }
 ninja -C "$build_dir" -j2 "${targets[@]}" || exit 1
 status=0
-GTEST_FILTER="-SampleCuda.*:Report.ScreenshotInHeadlessChromium:$sweep_shapes" \
+GTEST_FILTER="-SampleCuda.*:Report.ScreenshotInHeadlessChromium:$sweep_shapes:$trip_counts:$worker_counts" \
   meson test -C "$build_dir" --no-rebuild --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${tests[@]}" || status=1
 log="$build_dir/meson-logs/testlog.txt"
 count() { awk -F: "/^$1:/{gsub(/ /,\"\",\$2);s+=\$2}END{print s+0}" "$log" 2>/dev/null || echo 0; }
