@@ -29,7 +29,8 @@
 #                                        counts run the same passes and interpreter paths
 #      Sample.RunOutputDoesNotDependOnTheWorkerCount, EmulateRuntime.TwoWorkersGiveTheSameResultsAndReports
 #                                        the same runs again with other worker counts: the
-#                                        executor's threads are ThreadSanitizer's (scripts/test-tsan.sh)
+#                                        executor's threads are ThreadSanitizer's (scripts/test-tsan.sh),
+#                                        and the emulated programs are not sanitized
 #    $TILEC_TEST_EMULATE_CACHE (tests/emulate/emulate_test_support.h), when set, is the emulation
 #    build cache the emulate suites use; .ci/run points it at the first stage's, so programs the
 #    first stage built are not compiled again.
