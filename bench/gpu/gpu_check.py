@@ -69,6 +69,9 @@ VARIANTS = {
                              "grid tiles(cdiv(M, BM), cdiv(N, BN))")], []),
     "attention_keys_as_rows": ("attention", [("Kt: tensor<HD, T, bf16>", "K: tensor<T, HD, bf16>"),
                                              ("kt = load Kt[h, j] : <D, BKV>;", "kt = transpose(load K[j, h] : <BKV, D>);")], []),
+    # Other tile constants, to compare with the samples' own.
+    "tf32_linear_bn128": ("tf32_linear", [], ["BN=128"]),  # the sample's width before it took 256
+    "attention_bkv128": ("attention", [], ["BKV=128"]),
 }
 CHECKS += [
     ("gemm", "unaligned_k", "M=136,N=300,K=100"), ("gemm", "unaligned_n", "M=64,N=131,K=72"),
@@ -79,6 +82,8 @@ CHECKS += [
     ("gemm_tiles", "ragged", "M=200,N=296,K=136"), ("gemm_tiles", "gpu_rounds", "M=2000,N=4000,K=1000"),
     ("attention_keys_as_rows", "ragged", "S=200,HD=128,T=136"),
     ("attention_keys_as_rows", "gpu_rounds", "S=2000,HD=1024,T=1000"),
+    ("tf32_linear_bn128", "ragged", "M=200,N=296,K=200"), ("tf32_linear_bn128", "gpu_rounds", "M=2000,N=4000,K=1000"),
+    ("attention_bkv128", "ragged_t", "S=200,T=200,HD=64"), ("attention_bkv128", "gpu_rounds", "S=2000,T=1000,HD=1024"),
 ]
 PLAIN_CHECKS = [
     ("vector_add", ["N=1024", "N=37", "N=3001", "N=16384"]),
@@ -108,7 +113,8 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("tf32_linear", "M=8192,N=8192,K=8192"), ("weight_grad", "IN=8192,OUT=8192,T=8192"),
               ("bmm", "BATCH=8,M=4096,N=4096,K=4096"), ("attention", "S=4096,T=4096,HD=1024"),
               ("gemm_bm64", "M=8192,N=8192,K=8192"), ("gemm_cluster2", "M=8192,N=8192,K=8192"),
-              ("gemm_tiles", "M=8192,N=8192,K=8192"), ("attention_keys_as_rows", "S=4096,T=4096,HD=1024")]
+              ("gemm_tiles", "M=8192,N=8192,K=8192"), ("attention_keys_as_rows", "S=4096,T=4096,HD=1024"),
+              ("tf32_linear_bn128", "M=8192,N=8192,K=8192"), ("attention_bkv128", "S=4096,T=4096,HD=1024")]
 PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), ("broadcast", "R=8192,C=8192"),
                  ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("softmax", "R=131072"),
                  ("layernorm", "R=262144"), ("rmsnorm", "R=131072"), ("add_layernorm", "R=65536"),

@@ -473,20 +473,20 @@ __device__ __forceinline__ void tilec_tcgen05_mma_tf32(uint32_t tmem, uint64_t a
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @tf32_linear (line 13): tensor cores, sm_100a (tcgen05.mma into TMEM)
+// kernel @tf32_linear (line 14): tensor cores, sm_100a (tcgen05.mma into TMEM)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 14: ii 1, 1 stage(s)
-//   schedule: loop at line 16: ii 17, 1 stage(s), pipeline(4)
-// shared memory: 165008 bytes (1024 of them for aligning the base)
+//   schedule: loop at line 15: ii 1, 1 stage(s)
+//   schedule: loop at line 17: ii 17, 1 stage(s), pipeline(4)
+// shared memory: 230544 bytes (1024 of them for aligning the base)
 //   pipe pipe_buffer: 4 slots x 16384 bytes at 0: A of mma from X (K-major, 1 panel(s) of 32 columns, 128B swizzle)
-//   pipe pipe_buffer_1: 4 slots x 16384 bytes at 65536: B of mma from W (K-major, 1 panel(s) of 32 columns, 128B swizzle)
-//   mbarrier pipe_full: 4 slot(s) at 163840, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty: 4 slot(s) at 163872, 1 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_full_1: 4 slot(s) at 163904, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty_1: 4 slot(s) at 163936, 1 arrival(s) per phase, released by the compute agent
-//   store at line 19: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA, boxes of 128x32 (128B swizzle)
-//   accumulator acc_1: 128x128 f32 in TMEM columns 0..127
+//   pipe pipe_buffer_1: 4 slots x 32768 bytes at 65536: B of mma from W (K-major, 1 panel(s) of 32 columns, 128B swizzle)
+//   mbarrier pipe_full: 4 slot(s) at 229376, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty: 4 slot(s) at 229408, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_full_1: 4 slot(s) at 229440, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty_1: 4 slot(s) at 229472, 1 arrival(s) per phase, released by the compute agent
+//   store at line 20: through shared memory (16384 bytes per compute warpgroup at 196608) and TMA, boxes of 128x32 (128B swizzle)
+//   accumulator acc_1: 128x256 f32 in TMEM columns 0..255
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_constant__ CUtensorMap X_map, const __grid_constant__ CUtensorMap W_map, const __grid_constant__ CUtensorMap Y_store_map, const float* X, const float* W, float* Y, int64_t M, int64_t K, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
@@ -496,21 +496,21 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
   const int64_t v0 = cdiv_i64(M, 128);
-  const int64_t v1 = cdiv_i64(N, 128);
+  const int64_t v1 = cdiv_i64(N, 256);
   const int64_t workers = tilec_sm_count();
   const int64_t tiles = v0 * v1;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 14)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
   const int64_t worker = tile_number;
-  const uint32_t pipe_full = shared_base + 163840;  // 4 mbarrier(s)
-  const uint32_t pipe_empty = shared_base + 163872;  // 4 mbarrier(s)
+  const uint32_t pipe_full = shared_base + 229376;  // 4 mbarrier(s)
+  const uint32_t pipe_empty = shared_base + 229408;  // 4 mbarrier(s)
   const uint32_t pipe_buffer = shared_base + 0;  // 4 slots of tile<128x32xf32, smem>
-  const uint32_t pipe_full_1 = shared_base + 163904;  // 4 mbarrier(s)
-  const uint32_t pipe_empty_1 = shared_base + 163936;  // 4 mbarrier(s)
-  const uint32_t accumulator_barrier = shared_base + 163968;
-  const uint32_t tmem_slot = shared_base + 163976;
-  const uint32_t pipe_buffer_1 = shared_base + 65536;  // 4 slots of tile<32x128xf32, smem>
+  const uint32_t pipe_full_1 = shared_base + 229440;  // 4 mbarrier(s)
+  const uint32_t pipe_empty_1 = shared_base + 229472;  // 4 mbarrier(s)
+  const uint32_t accumulator_barrier = shared_base + 229504;
+  const uint32_t tmem_slot = shared_base + 229512;
+  const uint32_t pipe_buffer_1 = shared_base + 65536;  // 4 slots of tile<32x256xf32, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_full + 8 * slot, 1);
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_empty + 8 * slot, 1);
@@ -519,17 +519,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
     tilec_mbarrier_init(accumulator_barrier, 1);
     tilec_fence_barrier_init();
   }
-  if (threadIdx.x / 32 == 4) tilec_tmem_alloc<128>(tmem_slot);  // the first compute warp
+  if (threadIdx.x / 32 == 4) tilec_tmem_alloc<256>(tmem_slot);  // the first compute warp
   tilec_tcgen05_before_sync();
   __syncthreads();
   tilec_tcgen05_after_sync();
   const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));
-  // warp_specialize  (line 14)
+  // warp_specialize  (line 15)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1  (line 14)
+      // pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1  (line 15)
       int64_t pipe_producer_index = 0;
       int64_t pipe_producer_phase = 1;
       int64_t pipe_producer_index_1 = 0;
@@ -538,7 +538,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
-        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 14)
+        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 15)
         int64_t pipe_producer_index_2{};
         int64_t pipe_producer_phase_2{};
         int64_t pipe_producer_index_3{};
@@ -554,7 +554,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
           const int64_t v10 = v6 % v9;
           const int64_t n = v7 + v10;
           const int64_t v11 = cdiv_i64(K, 32);
-          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v11, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 16)
+          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v11, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 17)
           int64_t pipe_producer_index_4 = pipe_producer_index;
           int64_t pipe_producer_phase_4 = pipe_producer_phase;
           int64_t pipe_producer_index_5 = pipe_producer_index_1;
@@ -562,14 +562,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
           for (int64_t k = 0; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 16384);
-            // tma_load_async pipe_buffer, pipe_producer_index_4, X, m, k  (line 17)
+            // tma_load_async pipe_buffer, pipe_producer_index_4, X, m, k  (line 18)
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384, &X_map, static_cast<int32_t>(k * 32), static_cast<int32_t>(m * 128), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
             const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
-            tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 16384);
-            // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, n, k  (line 17)
-            tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 16384, &W_map, static_cast<int32_t>(k * 32), static_cast<int32_t>(n * 128), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
+            tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 32768);
+            // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, n, k  (line 18)
+            tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 32768, &W_map, static_cast<int32_t>(k * 32), static_cast<int32_t>(n * 256), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
             const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 4 ? 0 : pipe_producer_index_5 + 1;
             const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 4 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
             const int64_t next_pipe_producer_index_4 = pipe_producer_index_6;
@@ -615,7 +615,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
     uint32_t accumulator_parity = 0;
-    // pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1 = for 0, rounds, 1, 0, 0, 0, 0  (line 14)
+    // pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1 = for 0, rounds, 1, 0, 0, 0, 0  (line 15)
     int64_t pipe_consumer_index = 0;
     int64_t pipe_consumer_phase = 0;
     int64_t pipe_consumer_index_1 = 0;
@@ -624,7 +624,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
-      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v13  (line 14)
+      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v13  (line 15)
       int64_t pipe_consumer_index_2{};
       int64_t pipe_consumer_phase_2{};
       int64_t pipe_consumer_index_3{};
@@ -639,12 +639,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
         const int64_t m_1 = v16 / v19;
         const int64_t v20 = v16 % v19;
         const int64_t n_1 = v17 + v20;
-        // acc_1 = zeros  (line 15)
+        // acc_1 = zeros  (line 16)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
         const int64_t v21 = cdiv_i64(K, 32);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5 = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1  (line 16)
+        // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5 = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1  (line 17)
         int64_t pipe_consumer_index_4 = pipe_consumer_index;
         int64_t pipe_consumer_phase_4 = pipe_consumer_phase;
         int64_t pipe_consumer_index_5 = pipe_consumer_index_1;
@@ -653,14 +653,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_4), static_cast<uint32_t>(pipe_consumer_phase_4));  // the MMA issuer reads the stage
           const uint32_t t22 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5), static_cast<uint32_t>(pipe_consumer_phase_5));  // the MMA issuer reads the stage
-          const uint32_t t23 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 16384;  // slot of pipe_buffer_1
-          // acc_3 = mma t22, t23, acc_2  (line 17)
+          const uint32_t t23 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 32768;  // slot of pipe_buffer_1
+          // acc_3 = mma t22, t23, acc_2  (line 18)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
-            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 0, 16, 1024), tilec_matrix_descriptor(t23 + 0, 16, 1024), 0x08200910u, acc_1_started);
-            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 32, 16, 1024), tilec_matrix_descriptor(t23 + 32, 16, 1024), 0x08200910u, true);
-            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 64, 16, 1024), tilec_matrix_descriptor(t23 + 64, 16, 1024), 0x08200910u, true);
-            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 96, 16, 1024), tilec_matrix_descriptor(t23 + 96, 16, 1024), 0x08200910u, true);
+            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 0, 16, 1024), tilec_matrix_descriptor(t23 + 0, 16, 1024), 0x08400910u, acc_1_started);
+            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 32, 16, 1024), tilec_matrix_descriptor(t23 + 32, 16, 1024), 0x08400910u, true);
+            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 64, 16, 1024), tilec_matrix_descriptor(t23 + 64, 16, 1024), 0x08400910u, true);
+            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 96, 16, 1024), tilec_matrix_descriptor(t23 + 96, 16, 1024), 0x08400910u, true);
           }
           acc_1_started = true;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5));  // when the MMAs reading it are done
@@ -680,7 +680,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
         }
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order and the accumulator barrier
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order and the accumulator barrier
-        // store Y, m_1, n_1, acc_2  (line 19)
+        // store Y, m_1, n_1, acc_2  (line 20)
         {
           // The MMAs into the accumulator are complete when the accumulator barrier's phase is.
           if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);
@@ -689,17 +689,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
           tilec_tcgen05_after_sync();
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
-          const uint32_t staging = shared_base + 131072 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          const uint32_t staging = shared_base + 196608 + static_cast<uint32_t>(compute_warpgroup) * 16384;
           unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
-          for (int chunk = 0; chunk < 2; ++chunk) {
+          for (int chunk = 0; chunk < 4; ++chunk) {
             const uint32_t box = static_cast<uint32_t>(chunk % 1) * 16384;
             if (storer) {  // the box is free once at most 0 newer store(s) still read staging
               if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<0>();
             }
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
             const int row = warp * 32 + lane, box_row = row;
-            const int first_column = compute_warpgroup * 64 + chunk * 32;
+            const int first_column = compute_warpgroup * 128 + chunk * 32;
             #pragma unroll
             for (int piece = 0; piece < 1; ++piece) {
               uint32_t values[32];
@@ -714,7 +714,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
-            if (storer) { tilec_tma_store_2d(&Y_store_map, staging + box, static_cast<int32_t>(n_1 * 128 + compute_warpgroup * 64 + chunk * 32), static_cast<int32_t>(m_1 * 128)); tilec_bulk_commit(); }
+            if (storer) { tilec_tma_store_2d(&Y_store_map, staging + box, static_cast<int32_t>(n_1 * 256 + compute_warpgroup * 128 + chunk * 32), static_cast<int32_t>(m_1 * 128)); tilec_bulk_commit(); }
           }
           // TMEM is read: a later MMA may overwrite it.
           tilec_tcgen05_before_sync();
@@ -752,7 +752,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
     // Every compute thread is done with TMEM: the first compute warp frees it.
     tilec_tcgen05_before_sync();
     tilec_named_barrier_sync(1, 256);
-    if (threadIdx.x / 32 == 4) tilec_tmem_dealloc<128>(tmem_base);
+    if (threadIdx.x / 32 == 4) tilec_tmem_dealloc<256>(tmem_base);
   }
 #else
   __trap();  // built for another architecture than sm_100a
@@ -779,12 +779,12 @@ extern "C" cudaError_t launch_tf32_linear(const float* X, const float* W, float*
   if (const cudaError_t status = tilec_tensor_map(&X_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, X_tma.data, 2, 1, X_tma.map_rows(), X_tma.map_columns(), X_tma.pitch, 128, 32); status != cudaSuccess)
     return status;
   CUtensorMap W_map;
-  if (const cudaError_t status = tilec_tensor_map(&W_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, W_tma.data, 2, 1, W_tma.map_rows(), W_tma.map_columns(), W_tma.pitch, 128, 32); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map(&W_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, W_tma.data, 2, 1, W_tma.map_rows(), W_tma.map_columns(), W_tma.pitch, 256, 32); status != cudaSuccess)
     return status;
   CUtensorMap Y_store_map;
   if (const cudaError_t status = tilec_tensor_map(&Y_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, Y_tma.data, 2, 1, Y_tma.map_rows(), Y_tma.map_columns(), Y_tma.pitch, 128, 32); status != cudaSuccess)
     return status;
-  const size_t shared_bytes = 165008;
+  const size_t shared_bytes = 230544;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(tf32_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;

@@ -418,11 +418,11 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bflo
 __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
   return static_cast<uint32_t>(__half_as_ushort(low)) | static_cast<uint32_t>(__half_as_ushort(high)) << 16;
 }
-// D (64 x 128, f32, 64 registers per thread) += A (64 x 8, K-major) * B (8 x 128, K-major), tf32.
-__device__ __forceinline__ void tilec_wgmma_m64n128k8_tf32_bk(float (&d)[64], uint64_t a, uint64_t b TILEC_SITE) {
+// D (64 x 256, f32, 128 registers per thread) += A (64 x 8, K-major) * B (8 x 256, K-major), tf32.
+__device__ __forceinline__ void tilec_wgmma_m64n256k8_tf32_bk(float (&d)[128], uint64_t a, uint64_t b TILEC_SITE) {
 #ifndef TILEC_EMULATE
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1;\n}\n"
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
         , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
         , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
@@ -431,28 +431,36 @@ __device__ __forceinline__ void tilec_wgmma_m64n128k8_tf32_bk(float (&d)[64], ui
         , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
         , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
         , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        , "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+        , "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+        , "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+        , "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        , "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+        , "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+        , "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119])
+        , "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(a), "l"(b), "n"(1));
 #else
-  ::tilec_emu::ptx::wgmma_mma_async(d, 128, ::tilec_emu::ptx::Operand::tf32, ::tilec_emu::ptx::Operand::tf32, a,
+  ::tilec_emu::ptx::wgmma_mma_async(d, 256, ::tilec_emu::ptx::Operand::tf32, ::tilec_emu::ptx::Operand::tf32, a,
                                     nullptr, b, true, 1, 1, 0, 0, tilec_line);
 #endif
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @tf32_linear (line 13): tensor cores, sm_90a (WGMMA, accumulators in registers)
+// kernel @tf32_linear (line 14): tensor cores, sm_90a (WGMMA, accumulators in registers)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 14: ii 1, 1 stage(s)
-//   schedule: loop at line 16: ii 17, 1 stage(s), pipeline(4)
-// shared memory: 164992 bytes (1024 of them for aligning the base)
+//   schedule: loop at line 15: ii 1, 1 stage(s)
+//   schedule: loop at line 17: ii 17, 1 stage(s), pipeline(4)
+// shared memory: 230528 bytes (1024 of them for aligning the base)
 //   pipe pipe_buffer: 4 slots x 16384 bytes at 0: A of mma from X (K-major, 1 panel(s) of 32 columns, 128B swizzle)
-//   pipe pipe_buffer_1: 4 slots x 16384 bytes at 65536: B of mma from W (K-major, 1 panel(s) of 32 columns, 128B swizzle)
-//   mbarrier pipe_full: 4 slot(s) at 163840, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty: 4 slot(s) at 163872, 2 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_full_1: 4 slot(s) at 163904, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty_1: 4 slot(s) at 163936, 2 arrival(s) per phase, released by the compute agent
-//   store at line 19: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA, boxes of 64x32 (128B swizzle)
-//   accumulator acc_1: 128x128 f32 in registers, 64 per thread
+//   pipe pipe_buffer_1: 4 slots x 32768 bytes at 65536: B of mma from W (K-major, 1 panel(s) of 32 columns, 128B swizzle)
+//   mbarrier pipe_full: 4 slot(s) at 229376, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty: 4 slot(s) at 229408, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_full_1: 4 slot(s) at 229440, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty_1: 4 slot(s) at 229472, 2 arrival(s) per phase, released by the compute agent
+//   store at line 20: through shared memory (16384 bytes per compute warpgroup at 196608) and TMA, boxes of 64x32 (128B swizzle)
+//   accumulator acc_1: 128x256 f32 in registers, 128 per thread
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_constant__ CUtensorMap X_map, const __grid_constant__ CUtensorMap W_map, const __grid_constant__ CUtensorMap Y_store_map, const float* X, const float* W, float* Y, int64_t M, int64_t K, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
@@ -462,19 +470,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
   const int64_t v0 = cdiv_i64(M, 128);
-  const int64_t v1 = cdiv_i64(N, 128);
+  const int64_t v1 = cdiv_i64(N, 256);
   const int64_t workers = tilec_sm_count();
   const int64_t tiles = v0 * v1;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 14)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
   const int64_t worker = tile_number;
-  const uint32_t pipe_full = shared_base + 163840;  // 4 mbarrier(s)
-  const uint32_t pipe_empty = shared_base + 163872;  // 4 mbarrier(s)
+  const uint32_t pipe_full = shared_base + 229376;  // 4 mbarrier(s)
+  const uint32_t pipe_empty = shared_base + 229408;  // 4 mbarrier(s)
   const uint32_t pipe_buffer = shared_base + 0;  // 4 slots of tile<128x32xf32, smem>
-  const uint32_t pipe_full_1 = shared_base + 163904;  // 4 mbarrier(s)
-  const uint32_t pipe_empty_1 = shared_base + 163936;  // 4 mbarrier(s)
-  const uint32_t pipe_buffer_1 = shared_base + 65536;  // 4 slots of tile<32x128xf32, smem>
+  const uint32_t pipe_full_1 = shared_base + 229440;  // 4 mbarrier(s)
+  const uint32_t pipe_empty_1 = shared_base + 229472;  // 4 mbarrier(s)
+  const uint32_t pipe_buffer_1 = shared_base + 65536;  // 4 slots of tile<32x256xf32, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_full + 8 * slot, 1);
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_empty + 8 * slot, 2);
@@ -483,12 +491,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
     tilec_fence_barrier_init();
   }
   __syncthreads();
-  // warp_specialize  (line 14)
+  // warp_specialize  (line 15)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1  (line 14)
+      // pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1  (line 15)
       int64_t pipe_producer_index = 0;
       int64_t pipe_producer_phase = 1;
       int64_t pipe_producer_index_1 = 0;
@@ -497,7 +505,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
-        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 14)
+        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 15)
         int64_t pipe_producer_index_2{};
         int64_t pipe_producer_phase_2{};
         int64_t pipe_producer_index_3{};
@@ -513,7 +521,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
           const int64_t v10 = v6 % v9;
           const int64_t n = v7 + v10;
           const int64_t v11 = cdiv_i64(K, 32);
-          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v11, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 16)
+          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v11, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 17)
           int64_t pipe_producer_index_4 = pipe_producer_index;
           int64_t pipe_producer_phase_4 = pipe_producer_phase;
           int64_t pipe_producer_index_5 = pipe_producer_index_1;
@@ -521,14 +529,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
           for (int64_t k = 0; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 16384);
-            // tma_load_async pipe_buffer, pipe_producer_index_4, X, m, k  (line 17)
+            // tma_load_async pipe_buffer, pipe_producer_index_4, X, m, k  (line 18)
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384, &X_map, static_cast<int32_t>(k * 32), static_cast<int32_t>(m * 128), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
             const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
-            tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 16384);
-            // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, n, k  (line 17)
-            tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 16384, &W_map, static_cast<int32_t>(k * 32), static_cast<int32_t>(n * 128), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
+            tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 32768);
+            // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, n, k  (line 18)
+            tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 32768, &W_map, static_cast<int32_t>(k * 32), static_cast<int32_t>(n * 256), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
             const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 4 ? 0 : pipe_producer_index_5 + 1;
             const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 4 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
             const int64_t next_pipe_producer_index_4 = pipe_producer_index_6;
@@ -573,7 +581,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
-    // pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1 = for 0, rounds, 1, 0, 0, 0, 0  (line 14)
+    // pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1 = for 0, rounds, 1, 0, 0, 0, 0  (line 15)
     int64_t pipe_consumer_index = 0;
     int64_t pipe_consumer_phase = 0;
     int64_t pipe_consumer_index_1 = 0;
@@ -582,7 +590,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
-      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v13  (line 14)
+      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v13  (line 15)
       int64_t pipe_consumer_index_2{};
       int64_t pipe_consumer_phase_2{};
       int64_t pipe_consumer_index_3{};
@@ -597,14 +605,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
         const int64_t m_1 = v16 / v19;
         const int64_t v20 = v16 % v19;
         const int64_t n_1 = v17 + v20;
-        // acc_1 = zeros  (line 15)
-        float acc_1[64];
+        // acc_1 = zeros  (line 16)
+        float acc_1[128];
         #pragma unroll
-        for (int i = 0; i < 64; ++i) acc_1[i] = 0.0f;
+        for (int i = 0; i < 128; ++i) acc_1[i] = 0.0f;
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
         const int64_t v21 = cdiv_i64(K, 32);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_empty_held, pipe_empty_held_1 = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, -1, -1  (line 16)
+        // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_empty_held, pipe_empty_held_1 = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, -1, -1  (line 17)
         int64_t pipe_consumer_index_4 = pipe_consumer_index;
         int64_t pipe_consumer_phase_4 = pipe_consumer_phase;
         int64_t pipe_consumer_index_5 = pipe_consumer_index_1;
@@ -615,24 +623,24 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
           tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_4), static_cast<uint32_t>(pipe_consumer_phase_4));
           const uint32_t t22 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
           tilec_mbarrier_wait(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5), static_cast<uint32_t>(pipe_consumer_phase_5));
-          const uint32_t t23 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 16384;  // slot of pipe_buffer_1
-          // acc_3 = mma t22, t23, acc_2  (line 17)
+          const uint32_t t23 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 32768;  // slot of pipe_buffer_1
+          // acc_3 = mma t22, t23, acc_2  (line 18)
           tilec_wgmma_fence();
-          tilec_wgmma_m64n128k8_tf32_bk(acc_1, tilec_matrix_descriptor(t22 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t23 + 0, 16, 1024));
-          tilec_wgmma_m64n128k8_tf32_bk(acc_1, tilec_matrix_descriptor(t22 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t23 + 32, 16, 1024));
-          tilec_wgmma_m64n128k8_tf32_bk(acc_1, tilec_matrix_descriptor(t22 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t23 + 64, 16, 1024));
-          tilec_wgmma_m64n128k8_tf32_bk(acc_1, tilec_matrix_descriptor(t22 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t23 + 96, 16, 1024));
+          tilec_wgmma_m64n256k8_tf32_bk(acc_1, tilec_matrix_descriptor(t22 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t23 + 0, 16, 1024));
+          tilec_wgmma_m64n256k8_tf32_bk(acc_1, tilec_matrix_descriptor(t22 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t23 + 32, 16, 1024));
+          tilec_wgmma_m64n256k8_tf32_bk(acc_1, tilec_matrix_descriptor(t22 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t23 + 64, 16, 1024));
+          tilec_wgmma_m64n256k8_tf32_bk(acc_1, tilec_matrix_descriptor(t22 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t23 + 96, 16, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
           const bool v24 = (pipe_empty_held >= 0);
-          // if v24  (line 17)
+          // if v24  (line 18)
           if (v24) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
           }
           const int64_t pipe_consumer_index_6 = pipe_consumer_index_5 + 1 == 4 ? 0 : pipe_consumer_index_5 + 1;
           const int64_t pipe_consumer_phase_6 = pipe_consumer_index_5 + 1 == 4 ? 1 - pipe_consumer_phase_5 : pipe_consumer_phase_5;
           const bool v25 = (pipe_empty_held_1 >= 0);
-          // if v25  (line 17)
+          // if v25  (line 18)
           if (v25) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_empty_held_1));  // one arrival per warpgroup
           }
@@ -653,25 +661,25 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
         const bool v26 = (pipe_empty_held >= 0);
-        // if v26  (line 16)
+        // if v26  (line 17)
         if (v26) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
         }
         const bool v27 = (pipe_empty_held_1 >= 0);
-        // if v27  (line 16)
+        // if v27  (line 17)
         if (v27) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_empty_held_1));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
-        // store Y, m_1, n_1, acc_2  (line 19)
+        // store Y, m_1, n_1, acc_2  (line 20)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
-          const uint32_t staging = shared_base + 131072 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          const uint32_t staging = shared_base + 196608 + static_cast<uint32_t>(compute_warpgroup) * 16384;
           unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
-          for (int chunk = 0; chunk < 4; ++chunk) {
+          for (int chunk = 0; chunk < 8; ++chunk) {
             const uint32_t box = static_cast<uint32_t>(chunk % 2) * 8192;
             if (storer) {  // the box is free once at most 1 newer store(s) still read staging
               if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<1>();
@@ -688,7 +696,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
-            if (storer) { tilec_tma_store_2d(&Y_store_map, staging + box, static_cast<int32_t>(n_1 * 128 + chunk * 32), static_cast<int32_t>(m_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
+            if (storer) { tilec_tma_store_2d(&Y_store_map, staging + box, static_cast<int32_t>(n_1 * 256 + chunk * 32), static_cast<int32_t>(m_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_4;
@@ -745,12 +753,12 @@ extern "C" cudaError_t launch_tf32_linear(const float* X, const float* W, float*
   if (const cudaError_t status = tilec_tensor_map(&X_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, X_tma.data, 2, 1, X_tma.map_rows(), X_tma.map_columns(), X_tma.pitch, 128, 32); status != cudaSuccess)
     return status;
   CUtensorMap W_map;
-  if (const cudaError_t status = tilec_tensor_map(&W_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, W_tma.data, 2, 1, W_tma.map_rows(), W_tma.map_columns(), W_tma.pitch, 128, 32); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map(&W_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, W_tma.data, 2, 1, W_tma.map_rows(), W_tma.map_columns(), W_tma.pitch, 256, 32); status != cudaSuccess)
     return status;
   CUtensorMap Y_store_map;
   if (const cudaError_t status = tilec_tensor_map(&Y_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, Y_tma.data, 2, 1, Y_tma.map_rows(), Y_tma.map_columns(), Y_tma.pitch, 64, 32); status != cudaSuccess)
     return status;
-  const size_t shared_bytes = 164992;
+  const size_t shared_bytes = 230528;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(tf32_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;

@@ -252,14 +252,14 @@ TEST(TensorCore, Tf32LinearUsesTheTf32InstructionsAndRefusesAnMnMajorB) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, "), 3u) << "X, W and Y";
     if (std::string(target) == "sm_90a") {
-      EXPECT_NE(r.out.find("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"), std::string::npos);
+      EXPECT_NE(r.out.find("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"), std::string::npos);
       EXPECT_EQ(r.out.find(", p, 1, 1, "), std::string::npos) << "tf32 takes no transpose immediates";
-      EXPECT_EQ(count(r.out, "tilec_wgmma_m64n128k8_tf32_bk(acc"), 4u) << "BK = 32: four steps of 8";
+      EXPECT_EQ(count(r.out, "tilec_wgmma_m64n256k8_tf32_bk(acc"), 4u) << "BK = 32: four steps of 8";
     } else {
       EXPECT_NE(r.out.find("tcgen05.mma.cta_group::1.kind::tf32"), std::string::npos);
       EXPECT_EQ(count(r.out, "tilec_tcgen05_mma_tf32(tmem_base"), 4u) << "BK = 32: four steps of 8";
-      // D f32 (bit 4), A and B tf32 (2 at bits 7 and 10), both K-major, N / 8 = 16, M / 16 = 8.
-      EXPECT_NE(r.out.find("0x08200910u"), std::string::npos);
+      // D f32 (bit 4), A and B tf32 (2 at bits 7 and 10), both K-major, N / 8 = 32, M / 16 = 8.
+      EXPECT_NE(r.out.find("0x08400910u"), std::string::npos);
     }
   }
   std::string source = replace_once(read_file(source_dir() / "samples" / "tf32_linear.tile"), "W: tensor<N, K, f32>",

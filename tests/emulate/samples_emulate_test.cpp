@@ -140,7 +140,7 @@ std::vector<Shape> all_shapes() {
       {"fp8_linear", "fewer_ksteps_than_stages", "M=256,N=256,K=256", 2, {Claim::multi_tile, Claim::fewer_steps_than_stages}},
       {"fp8_linear", "persistent_rounds", "M=300,N=296,K=1200", 1, {Claim::ragged, Claim::rounds, Claim::many_steps}},
   });
-  // tf32_linear: BN=128, BK = 32 (one 128-byte row of f32), so K moves in steps of 32; rows of X
+  // tf32_linear: BN=256, BK = 32 (one 128-byte row of f32), so K moves in steps of 32; rows of X
   // and W are 4·K bytes, multiples of 16 here.
   shapes.insert(shapes.end(), {
       {"tf32_linear", "ragged", "M=200,N=296,K=200", 2, {Claim::ragged, Claim::rounds}},
