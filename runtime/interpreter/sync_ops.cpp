@@ -427,9 +427,10 @@ bool TileExecution::check_in_flight_reads(const Operation& op) {
     const RuntimeValue* value = lookup(op.operand(i));
     if (value && value->mma_number >= agent.retired)
       return fail_report(op.location(),
-                         fmt::format("race: '{}' by agent '{}' reads %{}, the result of an async mma still in flight "
+                         fmt::format("race: '{}' by agent '{}' reads {}, the result of an async mma still in flight "
                                      "(no mma_wait has retired it)", op.name(), agent.name,
-                                     op.operand(i)->name_hint().empty() ? "an mma result" : op.operand(i)->name_hint()));
+                                     op.operand(i)->name_hint().empty() ? std::string("a value")
+                                                                        : "%" + op.operand(i)->name_hint()));
   }
   return true;
 }
