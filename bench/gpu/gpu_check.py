@@ -216,6 +216,8 @@ def stage_device(r):
 
 
 def stage_checks(r, jobs):
+    # `jobs` programs share the GPU at once: the times they print are not figures (the timing
+    # stages run one program at a time).
     def one(case):
         sample, shape, dims = case
         program = r.dir / sample
@@ -243,7 +245,7 @@ def parse_timing(text):
 
 
 def stage_tc_timings(r):
-    for (sample, dims), repeat in [(t, i) for t in TC_TIMINGS for i in range(r.repeat)]:
+    for sample, dims in [t for t in TC_TIMINGS for _ in range(r.repeat)]:
         if r.past_deadline():
             break
         if r.timing_samples and sample not in r.timing_samples:
