@@ -1057,7 +1057,8 @@ extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloa
   if (status != cudaSuccess) return status;
   // Device code reads the SM count the host sized the grid with.
   const int64_t launch_sm_count = tilec_sm_count();
-  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
+  const cudaError_t copied = cudaMemcpyToSymbolAsync(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t), 0,
+                                                     cudaMemcpyHostToDevice, stream);
   if (copied != cudaSuccess) return copied;
   TILEC_LAUNCH(attention_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, Kt_map, Q_map, V_map, O_store_map, Q, Kt, V, O, S, HD, T);
   if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;

@@ -781,7 +781,8 @@ extern "C" cudaError_t launch_gemm(const __nv_bfloat16* A, const __nv_bfloat16* 
   if (status != cudaSuccess) return status;
   // Device code reads the SM count the host sized the grid with.
   const int64_t launch_sm_count = tilec_sm_count();
-  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
+  const cudaError_t copied = cudaMemcpyToSymbolAsync(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t), 0,
+                                                     cudaMemcpyHostToDevice, stream);
   if (copied != cudaSuccess) return copied;
   TILEC_LAUNCH(gemm_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, A_map, B_map, C_store_map, A, B, C, M, K, N);
   if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;

@@ -764,7 +764,8 @@ extern "C" cudaError_t launch_tf32_linear(const float* X, const float* W, float*
   if (status != cudaSuccess) return status;
   // Device code reads the SM count the host sized the grid with.
   const int64_t launch_sm_count = tilec_sm_count();
-  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
+  const cudaError_t copied = cudaMemcpyToSymbolAsync(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t), 0,
+                                                     cudaMemcpyHostToDevice, stream);
   if (copied != cudaSuccess) return copied;
   TILEC_LAUNCH(tf32_linear_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, X_map, W_map, Y_store_map, X, W, Y, M, K, N);
   if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;

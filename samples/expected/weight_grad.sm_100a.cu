@@ -782,7 +782,8 @@ extern "C" cudaError_t launch_weight_grad(const __nv_bfloat16* X, const __nv_bfl
   if (status != cudaSuccess) return status;
   // Device code reads the SM count the host sized the grid with.
   const int64_t launch_sm_count = tilec_sm_count();
-  const cudaError_t copied = cudaMemcpyToSymbol(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t));
+  const cudaError_t copied = cudaMemcpyToSymbolAsync(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t), 0,
+                                                     cudaMemcpyHostToDevice, stream);
   if (copied != cudaSuccess) return copied;
   TILEC_LAUNCH(weight_grad_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, X_map, dY_map, dW_store_map, X, dY, dW, T, IN, OUT);
   if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;

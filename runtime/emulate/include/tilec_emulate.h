@@ -10,7 +10,7 @@
 //      conversions CUDA defines (round to nearest even; f8 saturating);
 //   3. threadIdx/blockIdx/blockDim/gridDim, __syncthreads, __shfl_xor_sync, __trap: each CUDA
 //      thread is a fiber of its CTA (runtime/emulate/cta.h), and these read or block it;
-//   4. the host API the launchers call (cudaFuncSetAttribute, cudaMemcpyToSymbol, the driver
+//   4. the host API the launchers call (cudaFuncSetAttribute, cudaMemcpyToSymbolAsync, the driver
 //      entry point for cuTensorMapEncodeTiled, cudaLaunchKernelEx, ...);
 //   5. tilec_emu::ptx::* — one function per PTX instruction the prelude helpers wrap: the
 //      `#else` branch of each helper calls these (each takes the helper's call line last).
@@ -235,6 +235,12 @@ cudaError_t cudaMemcpyToSymbol(T& symbol, const void* source, size_t count, size
   if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
   std::memcpy(reinterpret_cast<unsigned char*>(&symbol) + offset, source, count);
   return cudaSuccess;
+}
+// Launches run when they are made, so a copy in a stream can run at once too.
+template <typename T>
+cudaError_t cudaMemcpyToSymbolAsync(T& symbol, const void* source, size_t count, size_t offset, cudaMemcpyKind kind,
+                                    cudaStream_t) {
+  return cudaMemcpyToSymbol(symbol, source, count, offset, kind);
 }
 template <typename T>
 cudaError_t cudaMemcpyFromSymbol(void* destination, const T& symbol, size_t count, size_t offset = 0,
