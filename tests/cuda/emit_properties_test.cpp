@@ -313,7 +313,7 @@ TEST(CudaEmit, MmaSumsInF32InIncreasingKInBothModesAndTheReferenceCountsIt) {
 // (docs/ir.md): B's tile<16x64> at (n, k) is rows n·64 … of B[N, K] and columns k·16 …, element
 // (kk, nn) of the tile being B[n·64 + nn, k·16 + kk]. The kernel and the harness's reference
 // read it alike; the reference once read it untransposed, which only a GPU run caught
-// (bench/README.md, "Tensor-core kernels on an H100"). What the kernel computes is emulated
+// (bench/README.md, "Every sample on an H100"). What the kernel computes is emulated
 // against the interpreter: tests/emulate/emulate_cli_test.cpp runs golden/matmul_bt.cu.
 TEST(CudaEmit, TransposedTmaLoadReadsItsBoxAsTheTransposeInKernelAndReference) {
   Emitted emitted = emit_input("matmul_bt", "sm_90a", /*harness=*/true, kShared);

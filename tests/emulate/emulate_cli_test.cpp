@@ -452,7 +452,7 @@ TEST(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
     }
 }
 
-// The plain backend's mma kernels (an .tir stopped after fold-constants) as their golden .cu
+// The plain backend's mma kernels (a .tir stopped after fold-constants) as their golden .cu
 // files hold them, emulated against the interpreter: matmul_bt's B is a `transposed` tma_load, the
 // same read the harness's reference makes for a K-major B (linear.tile) or an MN-major A
 // (weight_grad.tile). Ragged in M, N and K.
