@@ -14,6 +14,9 @@
 //      producers (ops defining a member, `for` excepted) and one of its uses run on different
 //      agents, or sit in the same region in different stages. Candidates are sorted by their
 //      owner, the earliest producer by (stage, order, pre-order number).
+//   3a. A value a `yield` carries, defined in the loop body, is its slot's next value: the slot's
+//      wait in the body gives the current one. So the value's own uses form a group of their
+//      own (the value, its producer, not tied), and its producer commits to both pipes.
 //   4. Mutexes first: a `for` whose body holds an `mma` accumulating into a body argument gets
 //      `mutex_create` in the kernel body (before the pipes' creation); after phase 5,
 //      `mutex_lock` right before the first mma of the body (after its pipe waits) and
@@ -23,7 +26,8 @@
 //      before and `pipe_producer_commit` after it. In each region holding anchors,
 //      `pipe_consumer_wait` goes before the first anchor, `pipe_consumer_release` after the
 //      last (before it when the last is the terminator), and every use anchored there reads the
-//      waited value.
+//      waited value. A tied group's loop result that nothing reads is drained: a wait and a
+//      release right after the loop.
 //   6. Depth: max over producers of the enclosing loop's `stages` and `pipeline`, and of
 //      anchor stage − producer stage + 1 in one region; 1 outside loops; one more when the
 //      group is tied through a carried slot (a value waits across the back edge).
@@ -133,6 +137,7 @@ class KernelMaterializer {
     ValueSets sets;
     std::set<std::pair<Operation*, size_t>> ties;
     std::unordered_set<Value*> tied_values;
+    std::unordered_set<Value*> yielded;  // the values yields carry to the next iteration
     std::vector<Value*> tiles;  // in pre-order
     walk(body(), [&](Operation& op) {
       for (size_t i = 0; i < op.num_results(); ++i)
@@ -151,6 +156,7 @@ class KernelMaterializer {
         if (yield && slot < yield->num_operands()) {
           sets.unite(argument, yield->operand(slot));
           ties.insert({yield, slot});
+          yielded.insert(yield->operand(slot));
         }
         for (Value* member : {op.operand(slot + 3), argument, op.result(slot)}) tied_values.insert(member);
       }
@@ -167,9 +173,17 @@ class KernelMaterializer {
       group.tied |= tied_values.count(value) != 0;
       Operation* definer = value->defining_op();
       if (definer && definer->kind() != OpKind::for_) group.producers.push_back(definer);
+      // A yielded value read in the body is the next iteration's value there, while the carried
+      // slot's wait gives the current one (the pipe is first in, first out): its reads get a
+      // group of their own (rule 3a).
+      size_t readers = it->second;
+      if (definer && definer->kind() != OpKind::for_ && yielded.count(value)) {
+        readers = groups.size();
+        groups.push_back(Group{{value}, {definer}, {}, false});
+      }
       for (const Use& use : uses_[value]) {
         if (ties.count({use.user, use.operand})) continue;
-        group.uses.push_back({use, ancestor_in(*defining_region(value), use.user)});
+        groups[readers].uses.push_back({use, ancestor_in(*defining_region(value), use.user)});
       }
     }
 
@@ -317,6 +331,15 @@ class KernelMaterializer {
       const bool last_is_terminator = last->info().has(kTerminator);
       insert(*last, !last_is_terminator, *last, OpKind::pipe_consumer_release, {pipe}, {});
       for (const auto& entry : uses) entry.first.user->set_operand(entry.first.operand, wait->result());
+    }
+    // A loop whose carried value nobody reads after it leaves its last value in the pipe, where
+    // the next run of the loop (a persistent round) would wait for it first: drain it.
+    for (Value* member : group.members) {
+      Operation* loop = member->defining_op();
+      if (!group.tied || !loop || loop->kind() != OpKind::for_ || !uses_[member].empty()) continue;
+      Operation* drain = insert(*loop, true, *loop, OpKind::pipe_consumer_wait, {pipe}, {payload});
+      drain->result()->set_name_hint(member->name_hint());
+      insert(*drain, true, *loop, OpKind::pipe_consumer_release, {pipe}, {});
     }
     return true;
   }

@@ -151,8 +151,9 @@ void TensorCoreKernel::emit_summary() {
                         exchange_offset_));
   walk(kernel_.region(), [&](const Operation& op) {
     if (op.kind() == OpKind::stage_buffer && register_pipes_.count(op.result()))
-      line(0, fmt::format("//   pipe {}: {} in registers (written and read by the compute agent in program order)",
-                          plan_.expression(op.result()), op.result()->type().to_string()));
+      line(0, fmt::format("//   pipe {}: {} in registers (written and read by the compute agent in program order{})",
+                          plan_.expression(op.result()), op.result()->type().to_string(),
+                          register_pipes_.at(op.result()).stored ? "; a loop carries it" : ""));
   });
   for (const Accumulator& accumulator : accumulators_)
     line(0, fmt::format("//   accumulator {}: {}x{} f32 in TMEM columns {}..{}", accumulator.name, accumulator.rows,
@@ -277,9 +278,13 @@ void TensorCoreKernel::emit_top_level(const Operation& op) {
       return;
     }
     case OpKind::stage_buffer: {
-      if (register_pipes_.count(op.result())) {
+      if (auto pipe = register_pipes_.find(op.result()); pipe != register_pipes_.end()) {
         line(1, fmt::format("// {}: {} in registers: the compute threads read what they wrote", plan_.expression(op.result()),
                             op.result()->type().to_string()));
+        if (pipe->second.stored) {
+          line(1, "// (written before a loop and in it: its own registers, copied in by a write and out by a read)");
+          declare_fragment(1, *fragment(op.result()));
+        }
         return;
       }
       const StageBuffer& buffer = stages_[stage_of_.at(op.result())];
@@ -351,11 +356,23 @@ void TensorCoreKernel::emit_op(const Operation& op, int indent) {
       return;
     }
     case OpKind::stage_write:
+      if (register_pipes_.at(op.operand(0)).stored) {
+        line(indent, fmt::format("// stage_write {}: a copy of {}", plan_.expression(op.operand(0)), plan_.expression(op.operand(2))));
+        copy_fragment(indent, *fragment(op.operand(0)), *fragment(op.operand(2)));
+        return;
+      }
       line(indent, fmt::format("// stage_write {}: {} stays in registers", plan_.expression(op.operand(0)),
                                plan_.expression(op.operand(2))));
       return;
     case OpKind::stage_read: {
       if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+        if (pipe->second.stored) {
+          line(indent, fmt::format("// {} = stage_read {}: a copy, which later writes leave alone", plan_.expression(op.result()),
+                                   plan_.expression(op.operand(0))));
+          declare_fragment(indent, *fragment(op.result()));
+          copy_fragment(indent, *fragment(op.result()), *fragment(op.operand(0)));
+          return;
+        }
         line(indent, fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
                                  plan_.expression(op.operand(0)), fragment(op.result())->name));
         return;

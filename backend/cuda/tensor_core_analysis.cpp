@@ -115,7 +115,7 @@ bool Analysis::analyze() {
     });
     find_lazy_values();
     find_accumulators();
-    ok = hold_region(compute_->region());
+    ok = place_register_pipes() && hold_region(compute_->region());
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (!ok) return false;
@@ -179,18 +179,13 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::tma_load_async: return check_tma(op);
     case OpKind::stage_read:
       if (producer) return unsupported(op, "a stage_read on the producer agent");
-      if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
-        const Operation* write = pipe->second.write;
-        if (!write || write->parent_region() != op.parent_region())
-          return unsupported(op, "a read of a register pipe that does not follow its write in the same block");
-      }
+      if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) pipe->second.reads.push_back(&op);
       return true;
     case OpKind::stage_write: {
       auto pipe = register_pipes_.find(op.operand(0));
       if (producer || pipe == register_pipes_.end())
         return unsupported(op, "a stage_write other than the compute agent's into a register pipe");
-      if (pipe->second.write) return unsupported(op, "a register pipe written at two places");
-      pipe->second.write = &op;
+      pipe->second.writes.push_back(&op);
       return true;
     }
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: {
@@ -294,8 +289,24 @@ const Fragment* Analysis::fragment(const Value* value) const {
   return it == fragment_of_.end() ? nullptr : &fragments_[it->second];
 }
 
-bool Analysis::new_fragment(const Operation& op, const Value* value) {
-  const Type& type = value->type();
+// Which register pipes are stored (RegisterPipe), with a fragment of their own named by the pipe.
+bool Analysis::place_register_pipes() {
+  for (auto& [buffer, pipe] : register_pipes_) {
+    if (pipe.reads.empty()) continue;
+    if (pipe.writes.empty()) return unsupported(*pipe.reads.front(), "a read of a register pipe that nothing writes");
+    const Operation& write = *pipe.writes.front();
+    const Region* block = write.parent_region();
+    pipe.stored = pipe.writes.size() > 1 || std::any_of(pipe.reads.begin(), pipe.reads.end(), [&](const Operation* read) {
+                    return read->parent_region() != block || block->position_of(read) < block->position_of(&write);
+                  });
+    if (pipe.stored && !new_fragment(*pipe.op, buffer, buffer->type().payload())) return false;
+  }
+  return true;
+}
+
+bool Analysis::new_fragment(const Operation& op, const Value* value) { return new_fragment(op, value, value->type()); }
+
+bool Analysis::new_fragment(const Operation& op, const Value* value, const Type& type) {
   if (type.rank() != 2) return unsupported(op, fmt::format("a register tile {} (2-D only)", type.to_string()));
   std::string why = layout_.unsupported(type.shape()[0], type.shape()[1]);
   if (!why.empty()) return unsupported(op, fmt::format("a register tile {}: {}", type.to_string(), why));
@@ -330,10 +341,15 @@ bool Analysis::hold_op(const Operation& op) {
     case OpKind::store: return hold_store(op);
     case OpKind::stage_read:
       if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
-        const Value* written = pipe->second.write->operand(2);
+        if (pipe->second.stored) return new_fragment(op, op.result());
+        const Value* written = pipe->second.writes.front()->operand(2);
         if (!fragment(written)) return unsupported(op, "a register pipe whose value is not a register tile");
         fragment_of_[op.result()] = fragment_of_.at(written);
       }
+      return true;
+    case OpKind::stage_write:
+      if (register_pipes_.at(op.operand(0)).stored && !fragment(op.operand(2)))
+        return unsupported(op, "a register pipe whose value is not a register tile");
       return true;
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum:
       if (!fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");

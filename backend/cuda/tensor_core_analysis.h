@@ -97,10 +97,15 @@ struct Fragment {
 };
 
 // A value crossing the stages of a pipelined loop inside the compute agent (pipe<tile, reg>):
-// written and read by the same threads in program order, so the read is the written value.
+// written and read by the same threads in program order, so a read is the last value written.
+// With one write that every read follows in its block, the reads are the written value's
+// registers. Otherwise (a loop-carried value: written before the loop and in it, read in the
+// loop before the write) the pipe is *stored*: registers of its own, which each write copies
+// into and each read copies out of (a later write must not change what an earlier read gave).
 struct RegisterPipe {
   const Operation* op = nullptr;
-  const Operation* write = nullptr;
+  std::vector<const Operation*> writes, reads;  // in program order
+  bool stored = false;
 };
 
 struct MmaPlan {
@@ -198,6 +203,8 @@ class Analysis {
   void find_lazy_values();
   StageBuffer* stage_operand(const Operation& op, size_t i);
   bool new_fragment(const Operation& op, const Value* value);
+  bool new_fragment(const Operation& op, const Value* value, const Type& type);
+  bool place_register_pipes();
   bool owns_registers(const Value* value);
   bool hold_region(const Region& region);
   bool hold_op(const Operation& op);

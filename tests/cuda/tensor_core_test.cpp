@@ -322,6 +322,30 @@ TEST(TensorCore, AttentionKeepsItsTilesInRegistersOnSm90a) {
   EXPECT_EQ(r.out.find("\n//   ", kernel), std::string::npos);
 }
 
+// attention with pipeline(3): the running row max is written before the key loop and in it, and
+// read in it before the write (the next step's max), so its register pipe is stored: registers
+// of its own, each write copies into them and each read copies out, so the stage that reads the
+// old max after the write still sees it. It used to be refused (and materialize-schedule had
+// given that stage the old max where the new one was meant; run --check caught it).
+TEST(TensorCore, AttentionWithThreeStagesCarriesTheRowMaxInARegisterPipeOfItsOwn) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = compile_attention(target, " -D STAGES=3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("pipe_row_max_buffer: pipe<tile<128x1xf32, reg>, 4> in registers (written and read by the "
+                         "compute agent in program order; a loop carries it)"),
+              std::string::npos);
+    EXPECT_NE(r.out.find("float pipe_row_max_buffer["), std::string::npos);
+    EXPECT_EQ(count(r.out, "// stage_write pipe_row_max_buffer: a copy of "), 2u) << "before the loop and in it";
+    EXPECT_EQ(count(r.out, "= stage_read pipe_row_max_buffer: a copy, which later writes leave alone"), 2u)
+        << "in the loop, and the drain after it";
+    EXPECT_NE(r.out.find("stage_read pipe_new_max_buffer: the registers of new_max"), std::string::npos);
+  }
+  CommandResult run = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
+                                  " run samples/attention.tile -D STAGES=3 --check --dims S=200,T=200,HD=128");
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+}
+
 // attention (sm_100a): P goes to shared memory (then the async-proxy fence and a barrier of the
 // compute threads before the one issuing thread reads it); S and P·V have TMEM columns of their
 // own; every commit to the accumulator barrier is waited for; row reductions exchange partial
