@@ -2,7 +2,9 @@
 // header for the phases and the cache layout).
 #include "tools/emulate_build.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,6 +121,27 @@ std::optional<fs::path> make_scratch(const fs::path& cache) {
   return fs::path(pattern);
 }
 
+// Holds an exclusive lock on ENTRY.lock while an entry is looked up and built, so processes
+// sharing the cache (parallel test suites, a parallel make) that want the same entry build it
+// once: the others wait, then find it. Without a lock file (a read-only cache) it holds nothing
+// and the entry may be built twice, which the scratch-and-rename keeps correct.
+class EntryLock {
+ public:
+  explicit EntryLock(const fs::path& entry) : fd_(::open((entry.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0)
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~EntryLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the lock
+  }
+  EntryLock(const EntryLock&) = delete;
+  EntryLock& operator=(const EntryLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 struct ScratchRemover {
   fs::path path;
   ~ScratchRemover() {
@@ -183,6 +206,7 @@ std::optional<fs::path> build_runtime_archive(const EmulationBuild& build, const
   }
   key = hash.hex();
   fs::path archive = cache / ("runtime-" + key + ".a");
+  EntryLock lock(archive);
   if (fs::exists(archive)) {
     if (build.verbose) fmt::print(stderr, "tilec: using the cached emulation runtime {}\n", archive.string());
     return archive;
@@ -316,6 +340,7 @@ std::optional<fs::path> build_emulated_program(const EmulationBuild& build) {
   hash.add(*cu);
   hash.add(build.driver_key_text);
   fs::path program = cache / ("program-" + hash.hex());
+  EntryLock lock(program);
   if (fs::exists(program)) {
     if (build.verbose) fmt::print(stderr, "tilec: using the cached emulated program {}\n", program.string());
     return program;

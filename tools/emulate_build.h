@@ -10,7 +10,9 @@
 // ~/.cache/tilec. A key hashes the compiler's path and --version text, the flags, and every
 // byte the build reads: all files under runtime/emulate/, all headers under runtime/, the
 // listed sources, the .cu, the driver. Entries are built under a scratch name and renamed into place, so processes that
-// share the cache never see half an entry; an existing entry is used without compiling.
+// share the cache never see half an entry; an existing entry is used without compiling. A
+// lock file beside each entry (ENTRY.lock, flock) makes a second process that wants an entry
+// being built wait for it instead of compiling it again.
 #pragma once
 
 #include <filesystem>
