@@ -7,9 +7,14 @@
 
 namespace tilec {
 
-DiagnosticEngine::DiagnosticEngine(std::string file_name, std::string_view source)
-    : file_name_(std::move(file_name)), source_(source) {
-  line_starts_.push_back(0);
+DiagnosticEngine::DiagnosticEngine(std::string file_name, std::string_view source) : file_name_(file_name) {
+  locate_in(std::move(file_name), source);
+}
+
+void DiagnosticEngine::locate_in(std::string file_name, std::string_view source) {
+  located_file_name_ = std::move(file_name);
+  source_ = source;
+  line_starts_.assign(1, 0);
   for (size_t i = 0; i < source_.size(); ++i)
     if (source_[i] == '\n') line_starts_.push_back(i + 1);
 }
@@ -45,7 +50,7 @@ std::string DiagnosticEngine::render(const Diagnostic& diagnostic) const {
                                                                  : "note";
   std::string out;
   if (diagnostic.location.known())
-    out = fmt::format("{}:{}:{}: {}: {}\n", file_name_, diagnostic.location.line,
+    out = fmt::format("{}:{}:{}: {}: {}\n", located_file_name_, diagnostic.location.line,
                       diagnostic.location.column, label, diagnostic.message);
   else
     out = fmt::format("{}: {}: {}\n", file_name_, label, diagnostic.message);

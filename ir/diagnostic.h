@@ -41,7 +41,8 @@ class DiagnosticEngine {
   bool has_errors() const { return error_count_ > 0; }
   int error_count() const { return error_count_; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
-  const std::string& file_name() const { return file_name_; }
+  const std::string& file_name() const { return file_name_; }  // the input's
+  const std::string& located_file_name() const { return located_file_name_; }
 
   // Renders one diagnostic with its source line and caret.
   std::string render(const Diagnostic& diagnostic) const;
@@ -51,11 +52,18 @@ class DiagnosticEngine {
   // When set, diagnostics are also written to stderr as they arrive.
   void set_echo(bool echo) { echo_ = echo; }
 
+  // Diagnostics with a location name `file_name` and quote lines of `source` (empty: no quote):
+  // IR text whose loc() positions point into the .tile it was made from. Those without one
+  // (about the whole input) keep the input's name. Diagnostics render against the current
+  // files, so call it before the first one.
+  void locate_in(std::string file_name, std::string_view source);
+
  private:
   void add(Severity severity, Location location, std::string message);
   std::string_view source_line(uint32_t line) const;
 
   std::string file_name_ = "<input>";
+  std::string located_file_name_ = "<input>";  // the file located diagnostics name
   std::string source_;
   std::vector<size_t> line_starts_;
   std::vector<Diagnostic> diagnostics_;

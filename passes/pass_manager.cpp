@@ -124,7 +124,7 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
     done.push_back(pass.name);
     record_passes(module, done);
     if (options.verify_each) {
-      DiagnosticEngine verifier_diagnostics(ctx.diagnostics.file_name(), "");
+      DiagnosticEngine verifier_diagnostics(ctx.diagnostics.located_file_name(), "");
       if (!verify_module(module, verifier_diagnostics)) {
         ctx.diagnostics.error({}, fmt::format("internal error: the IR after pass '{}' does not verify:\n{}",
                                               pass.name, verifier_diagnostics.render_all()));

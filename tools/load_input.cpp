@@ -21,7 +21,31 @@ namespace tilec::tools {
 
 namespace {
 constexpr uintmax_t kMaxInputBytes = 16u << 20;  // 16 MiB: far beyond any real kernel
+
+// IR text that tilec printed from a .tile names it (`module {source = "F"}`), and its loc()
+// positions are lines and columns of F, not of the .tir: located diagnostics from here on name
+// F and quote F's line when F can be read here (else they quote nothing rather than a wrong
+// line). A hand-written .tir names itself, or nothing, and keeps its own lines.
+void report_against_origin(const Module& module, const std::string& path, DiagnosticEngine& diagnostics) {
+  auto source = module.attributes().find("source");
+  if (source == module.attributes().end() || !source->second.is_string()) return;
+  const std::string& origin = source->second.as_string();
+  std::error_code ec;
+  if (origin.empty() || origin == path || std::filesystem::equivalent(origin, path, ec)) return;
+  if (origin == "-") {
+    diagnostics.locate_in("<stdin>", "");
+    return;
+  }
+  std::string text;
+  if (std::filesystem::is_regular_file(origin, ec) && std::filesystem::file_size(origin, ec) <= kMaxInputBytes && !ec) {
+    std::ifstream in(origin, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  diagnostics.locate_in(origin, text);
 }
+}  // namespace
 
 bool is_ir_file(const std::string& path) {
   return path.size() >= 4 && path.compare(path.size() - 4, 4, ".tir") == 0;
@@ -69,8 +93,10 @@ LoadedInput load_input(const std::string& path, const std::map<std::string, std:
     diagnostics.error({}, "the file is empty");
   } else if (is_ir_file(path)) {
     if (!defines.empty()) diagnostics.error({}, "-D applies to .tile sources, not to IR text");
-    else if ((input.module = parse_module(input.source, diagnostics)) && !verify_module(*input.module, diagnostics))
-      input.module.reset();
+    else if ((input.module = parse_module(input.source, diagnostics))) {
+      report_against_origin(*input.module, path, diagnostics);
+      if (!verify_module(*input.module, diagnostics)) input.module.reset();
+    }
   } else {
     auto tokens = frontend::lex(input.source, diagnostics);
     auto program = frontend::parse_program(tokens, diagnostics);

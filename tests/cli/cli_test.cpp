@@ -86,6 +86,34 @@ TEST(Cli, DiagnosticsCarryFileLineColumnAndCaret) {
   fs::remove(bad);
 }
 
+// IR that tilec printed from a .tile keeps the .tile's positions in loc(): a diagnostic about it
+// names the .tile and quotes the .tile's line (it used to name the .tir and quote whatever line
+// of the .tir had that number). Where the .tile cannot be read, nothing is quoted; syntax errors
+// in the .tir text stay at the .tir's lines.
+TEST(Cli, DiagnosticsAboutPrintedIrPointIntoTheTileItCameFrom) {
+  CommandResult printed = run_command(tilec("compile samples/gemm.tile --emit ir --stop-after parse"));
+  ASSERT_EQ(printed.status, 0) << printed.err;
+  std::string ir = printed.out;
+  const std::string result_type = ": tile<128x256xf32, reg> loc(14:11)";
+  ASSERT_NE(ir.find(result_type), std::string::npos);
+  ir.replace(ir.find(result_type), result_type.size(), ": tile<128x7xf32, reg> loc(14:11)");
+  fs::path path = temp_file("printed.tir", ir);
+  CommandResult r = run_command(tilec("compile " + path.string() + " -o /dev/null"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("samples/gemm.tile:14:11: error: 'mma': the result has the accumulator's type\n"
+                               "      acc = mma(a, b, acc);\n            ^\n"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr(path.string())));
+  CommandResult elsewhere = run_command("cd / && " + tilec_binary() + " compile " + path.string() + " -o /dev/null");
+  EXPECT_EQ(elsewhere.status, 1);
+  EXPECT_THAT(elsewhere.err, HasSubstr("samples/gemm.tile:11:3: error: 'for': yields tile<128x7xf32, reg> for a result "
+                                       "of type tile<128x256xf32, reg>\nsamples/gemm.tile:14:11: error: 'mma': "));
+  write_file(path, ir + "kernel @\n");
+  CommandResult syntax = run_command(tilec("compile " + path.string() + " -o /dev/null"));
+  EXPECT_EQ(syntax.status, 1);
+  EXPECT_THAT(syntax.err, HasSubstr(path.string() + ":"));
+  fs::remove(path);
+}
+
 // A loop without mma is not software-pipelined (docs/passes/generate_schedule.md), so the plain
 // CUDA backend can emit it: the GEMV compiles, and `pipeline(4)` on its loop only earns a note.
 TEST(Cli, ALoopWithoutMmaCompilesWithThePlainBackend) {
