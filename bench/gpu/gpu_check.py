@@ -11,9 +11,10 @@ Two steps, so that the device machine only runs programs:
       on a machine with an sm_90a GPU: runs the programs, writes DIR/gpu_check.md (tables),
       DIR/gpu_check.json and DIR/gpu_check.log (every program's output).
 
-The correctness shapes are those of the CPU emulation sweep (tests/emulate/samples_emulate_test.cpp),
-which cover ragged edges, one k-step, pipelines that never fill and persistent rounds, plus one
-larger shape per tensor-core sample so that CTAs take several tiles on 132 SMs.
+The correctness shapes are those of the CPU emulation sweep (tests/emulate/sample_sweep.json, which
+tests/emulate/samples_emulate_test.cpp reads too), which cover ragged edges, one k-step, pipelines
+that never fill and persistent rounds, plus one larger shape per tensor-core sample so that CTAs
+take several tiles on 132 SMs.
 """
 import argparse
 import concurrent.futures
@@ -28,36 +29,38 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
+
+def sweep_shapes():
+    """The emulation sweep's shapes, tests/emulate/sample_sweep.json (JSON with whole-line //
+    comments): {sample: [(shape name, dims), ...]} in the file's order."""
+    text = "".join(line for line in (ROOT / "tests/emulate/sample_sweep.json").read_text().splitlines(True)
+                   if not line.lstrip().startswith("//"))
+    groups = json.loads(text)["groups"]
+    shapes = {}
+    for group in groups:
+        entries = group.get("shapes")
+        if entries is None:  # "like": the shapes of the group holding that sample, less "except"
+            entries = next(g["shapes"] for g in groups if "shapes" in g and group["like"] in g["samples"])
+            entries = [e for e in entries if e["name"] not in group.get("except", [])]
+        for sample in group["samples"]:
+            shapes.setdefault(sample, []).extend((e["name"], e["dims"]) for e in entries)
+    return shapes
+
+
+SWEEP = sweep_shapes()
+# One larger shape per tensor-core sample, so that CTAs take several tiles on 132 SMs.
+GPU_ROUNDS = {
+    "gemm": "M=2000,N=4000,K=1000", "gemm_f16": "M=2000,N=4000,K=1000", "gemm_bias_relu": "M=2000,N=4000,K=1000",
+    "linear": "M=2000,N=4000,K=1000", "gate_up": "M=2000,N=4000,K=1000", "fp8_linear": "M=2000,N=4000,K=1008",
+    "tf32_linear": "M=2000,N=4000,K=1000", "weight_grad": "IN=2000,OUT=4000,T=1000",
+    "batched_gemm": "R=4096,N=4000,K=200,Q=2048", "bmm": "BATCH=8,M=1000,N=1000,K=1000",
+    "attention": "S=2000,T=1000,HD=1024",
+}
 # (sample, shape name, dims) — every dims string is NAME=VALUE,...; the harness reads NAME=VALUE.
-GEMM_LIKE = ["gemm", "gemm_f16", "gemm_bias_relu", "linear", "gate_up"]
 CHECKS = []
-for s in GEMM_LIKE:
-    CHECKS += [(s, "ragged", "M=200,N=296,K=200"), (s, "one_kstep", "M=136,N=264,K=40"),
-               (s, "fewer_ksteps_than_stages", "M=256,N=256,K=128"),
-               (s, "persistent_rounds", "M=300,N=296,K=600"), (s, "rounds_short_k", "M=300,N=520,K=72"),
-               (s, "gpu_rounds", "M=2000,N=4000,K=1000")]
-CHECKS += [
-    ("fp8_linear", "ragged", "M=200,N=296,K=400"), ("fp8_linear", "one_kstep", "M=136,N=264,K=96"),
-    ("fp8_linear", "fewer_ksteps_than_stages", "M=256,N=256,K=256"),
-    ("fp8_linear", "persistent_rounds", "M=300,N=296,K=1200"), ("fp8_linear", "gpu_rounds", "M=2000,N=4000,K=1008"),
-    ("tf32_linear", "ragged", "M=200,N=296,K=200"), ("tf32_linear", "one_kstep", "M=136,N=264,K=24"),
-    ("tf32_linear", "fewer_ksteps_than_stages", "M=256,N=256,K=96"),
-    ("tf32_linear", "persistent_rounds", "M=300,N=296,K=600"), ("tf32_linear", "gpu_rounds", "M=2000,N=4000,K=1000"),
-    ("weight_grad", "ragged", "IN=200,OUT=296,T=200"), ("weight_grad", "one_kstep", "IN=136,OUT=264,T=40"),
-    ("weight_grad", "fewer_ksteps_than_stages", "IN=256,OUT=256,T=128"),
-    ("weight_grad", "persistent_rounds", "IN=304,OUT=296,T=600"), ("weight_grad", "gpu_rounds", "IN=2000,OUT=4000,T=1000"),
-    ("batched_gemm", "ragged", "R=1024,N=136,K=104,Q=256"), ("batched_gemm", "one_kstep", "R=512,N=264,K=48,Q=64"),
-    ("batched_gemm", "fewer_ksteps_than_stages", "R=1024,N=256,K=192,Q=384"),
-    ("batched_gemm", "persistent_rounds", "R=1024,N=296,K=200,Q=512"),
-    ("batched_gemm", "rounds_short_k", "R=1536,N=136,K=72,Q=384"),
-    ("batched_gemm", "gpu_rounds", "R=4096,N=4000,K=200,Q=2048"),
-    ("bmm", "ragged", "BATCH=2,M=200,N=296,K=200"), ("bmm", "one_kstep", "BATCH=3,M=136,N=136,K=40"),
-    ("bmm", "fewer_ksteps_than_stages", "BATCH=2,M=256,N=256,K=128"),
-    ("bmm", "rounds_short_k", "BATCH=3,M=130,N=264,K=72"), ("bmm", "gpu_rounds", "BATCH=8,M=1000,N=1000,K=1000"),
-    ("attention", "ragged_t", "S=200,T=200,HD=64"), ("attention", "short_t", "S=128,T=40,HD=128"),
-    ("attention", "persistent_rounds", "S=300,T=136,HD=128"), ("attention", "long_t", "S=128,T=520,HD=64"),
-    ("attention", "gpu_rounds", "S=2000,T=1000,HD=1024"),
-]
+for s, rounds in GPU_ROUNDS.items():
+    CHECKS += [(s, name, dims) for name, dims in SWEEP[s]] + [(s, "gpu_rounds", rounds)]
 # Variants of samples that the emulation tests also run (tests/emulate/emulate_cli_test.cpp):
 # name -> (sample, [(text, replacement)], [-D NAME=VALUE]).
 VARIANTS = {
@@ -72,6 +75,9 @@ VARIANTS = {
     # Other tile constants, to compare with the samples' own.
     "tf32_linear_bn128": ("tf32_linear", [], ["BN=128"]),  # the sample's width before it took 256
     "attention_bkv128": ("attention", [], ["BKV=128"]),
+    # pipeline(3): the row max crosses three stages in a register pipe the key loop carries (it
+    # compiles since 2026-11-26; emulate_cli_test runs it with K as rows).
+    "attention_stages3": ("attention", [], ["STAGES=3"]),
 }
 CHECKS += [
     ("gemm", "unaligned_k", "M=136,N=300,K=100"), ("gemm", "unaligned_n", "M=64,N=131,K=72"),
@@ -84,26 +90,13 @@ CHECKS += [
     ("attention_keys_as_rows", "gpu_rounds", "S=2000,HD=1024,T=1000"),
     ("tf32_linear_bn128", "ragged", "M=200,N=296,K=200"), ("tf32_linear_bn128", "gpu_rounds", "M=2000,N=4000,K=1000"),
     ("attention_bkv128", "ragged_t", "S=200,T=200,HD=64"), ("attention_bkv128", "gpu_rounds", "S=2000,T=1000,HD=1024"),
+    ("attention_stages3", "ragged_t", "S=200,T=200,HD=128"), ("attention_stages3", "gpu_rounds", "S=2000,T=1000,HD=1024"),
 ]
-PLAIN_CHECKS = [
-    ("vector_add", ["N=1024", "N=37", "N=3001", "N=16384"]),
-    ("scale_relu", ["M=32,N=128", "M=5,N=7", "M=45,N=201", "M=96,N=384"]),
-    ("broadcast", ["R=8,C=128", "R=3,C=5", "R=13,C=201", "R=32,C=512"]),
-    ("layernorm", ["R=4", "R=1", "R=7", "R=64"]), ("reduction_tree", ["R=4", "R=1", "R=7", "R=64"]),
-    ("softmax", ["R=4", "R=1", "R=7", "R=64"]), ("rmsnorm", ["R=4", "R=1", "R=7", "R=64"]),
-    ("add_layernorm", ["R=4", "R=1", "R=7", "R=64"]),
-    ("silu", ["M=16,N=256", "M=5,N=7", "M=45,N=201", "M=32,N=512"]),
-    ("column_sum", ["M=32,N=256", "M=1,N=100", "M=77,N=300", "M=256,N=512"]),
-    ("gemv", ["M=16,K=512", "M=3,K=1000", "M=37,K=1000", "M=64,K=2048"]),
-    ("activations", ["M=16", "M=3", "M=37", "M=64"]), ("int_remainder", ["M=8", "M=3", "M=37", "M=64"]),
-    ("transpose", ["R=32,C=32", "R=5,C=7", "R=70,C=45", "R=64,C=96"]),
-    ("stencil", ["R=16,C=64", "R=3,C=5", "R=37,C=150", "R=32,C=256"]),
-    ("head_softmax", ["H=1,R=4", "H=1,R=3", "H=3,R=7", "H=2,R=16"]),
-]
-SHAPE_NAMES = ["one_tile", "sub_tile", "ragged", "multi_tile"]
-for s, dims in PLAIN_CHECKS:
-    for name, d in zip(SHAPE_NAMES, dims):
-        CHECKS += [(s, name, d), (s + ".shared", name, d)]
+# The plain samples, in both forms (the register form, and .shared: --plain-tiles=shared).
+for s, shapes in SWEEP.items():
+    if s not in GPU_ROUNDS:
+        for name, dims in shapes:
+            CHECKS += [(s, name, dims), (s + ".shared", name, dims)]
 
 # Timings: tensor-core samples at 8192 (check=0: the reference only counts the work), plain
 # samples at a few hundred MB in both forms (their reference always runs).
@@ -114,7 +107,8 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("bmm", "BATCH=8,M=4096,N=4096,K=4096"), ("attention", "S=4096,T=4096,HD=1024"),
               ("gemm_bm64", "M=8192,N=8192,K=8192"), ("gemm_cluster2", "M=8192,N=8192,K=8192"),
               ("gemm_tiles", "M=8192,N=8192,K=8192"), ("attention_keys_as_rows", "S=4096,T=4096,HD=1024"),
-              ("tf32_linear_bn128", "M=8192,N=8192,K=8192"), ("attention_bkv128", "S=4096,T=4096,HD=1024")]
+              ("tf32_linear_bn128", "M=8192,N=8192,K=8192"), ("attention_bkv128", "S=4096,T=4096,HD=1024"),
+              ("attention_stages3", "S=4096,T=4096,HD=1024")]
 PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), ("broadcast", "R=8192,C=8192"),
                  ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("softmax", "R=131072"),
                  ("layernorm", "R=262144"), ("rmsnorm", "R=131072"), ("add_layernorm", "R=65536"),
