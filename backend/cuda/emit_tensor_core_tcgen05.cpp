@@ -258,9 +258,7 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
                                  step == 0 ? "false" : "true"));
   line(indent + 1, "tilec_tcgen05_commit(accumulator_barrier);");
   line(indent, "}");
-  line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
-  line(indent, "accumulator_parity ^= 1;");
-  line(indent, "tilec_tcgen05_after_sync();");
+  emit_accumulator_phase_wait(indent);
   if (plan.copy) declare_fragment(indent, result);
   line(indent, "{");
   line(indent + 1, FragmentLayout::position_variables());
@@ -371,6 +369,10 @@ void Tcgen05Kernel::emit_accumulator_loads(const std::vector<const Accumulator*>
 void Tcgen05Kernel::emit_accumulator_wait(int indent) {
   line(indent, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
   line(indent, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
+  emit_accumulator_phase_wait(indent);
+}
+
+void Tcgen05Kernel::emit_accumulator_phase_wait(int indent) {
   line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
   line(indent, "accumulator_parity ^= 1;");
   line(indent, "tilec_tcgen05_after_sync();");

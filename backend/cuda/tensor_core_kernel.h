@@ -311,8 +311,11 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   void emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
                               const std::string& column, ElementContext& context, int indent);
 
-  // The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
+  // The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is: the
+  // issuing thread commits them to the barrier, then emit_accumulator_phase_wait.
   void emit_accumulator_wait(int indent);
+  // Every compute thread waits for that phase, flips the parity and orders its TMEM reads after.
+  void emit_accumulator_phase_wait(int indent);
 
   void emit_tmem_release(int indent);
 };
