@@ -127,10 +127,11 @@ void TensorCoreKernel::emit_summary() {
   });
   line(0, fmt::format("// shared memory: {} bytes (1024 of them for aligning the base)", shared_bytes_));
   for (const StageBuffer& buffer : stages_)
-    line(0, fmt::format("//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of {} columns, 128B swizzle)",
+    line(0, fmt::format("//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of {} columns, {}B swizzle)",
                         buffer.name, buffer.depth, buffer.slot_bytes, buffer.offset,
                         buffer.role == StageBuffer::Role::a ? "A" : "B", plan_.expression(buffer.tensor),
-                        buffer.k_major() ? "K-major" : "MN-major", buffer.panels(), panel_columns(buffer.tile.element())));
+                        buffer.k_major() ? "K-major" : "MN-major", buffer.panels(), buffer.panel_columns(),
+                        buffer.swizzle_bytes));
   for (const Barrier& barrier : barriers_)
     line(0, fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name, barrier.slots,
                         barrier.offset, barrier.arrivals, barrier.purpose));
@@ -192,7 +193,7 @@ std::vector<TensorCoreKernel::TensorMap> TensorCoreKernel::tensor_maps() const {
       maps.push_back(map);
   };
   for (const StageBuffer& buffer : stages_)
-    add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], panel_columns(buffer.tile.element())});
+    add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], buffer.panel_columns(), buffer.swizzle_bytes});
   for (const Operation* store : store_ops_) {
     const StorePlan& plan = store_plans_.at(store);
     if (plan.tma) add({plan.map, plan.tensor, plan.tensor->type().element(), plan.box_rows, plan.chunk_columns});
@@ -424,7 +425,7 @@ void TensorCoreKernel::emit_tma(const Operation& op, int indent) {
   comment(indent, op);
   for (int64_t panel = 0; panel < buffer.panels(); ++panel) {
     std::string inner = fmt::format("{} * {}", access.column, buffer.stored()[1]);
-    if (panel > 0) inner += fmt::format(" + {}", panel * panel_columns(buffer.tile.element()));
+    if (panel > 0) inner += fmt::format(" + {}", panel * buffer.panel_columns());
     line(indent, fmt::format("tilec_tma_load_{}d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
                              "static_cast<int32_t>({} * {}), {}{});",
                              access.batch.empty() ? 2 : 3, buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
@@ -535,9 +536,10 @@ void TensorCoreKernel::emit_launcher() {
     launch.setup += fmt::format("  CUtensorMap {};\n", map.name);
     launch.setup += fmt::format(
         "  if (const cudaError_t status = tilec_tensor_map(&{0}, {1}, {2}.data, {3}, {2}.map_columns(), {2}.pitch, {4}, "
-        "{5}); status != cudaSuccess)\n"
+        "{5}{6}); status != cudaSuccess)\n"
         "    return status;\n",
-        map.name, tensor_map_type(map.element), tensor, shape, map.box_rows, map.box_columns);
+        map.name, tensor_map_type(map.element), tensor, shape, map.box_rows, map.box_columns,
+        map.swizzle_bytes == kPanelRowBytes ? "" : fmt::format(", CU_TENSOR_MAP_SWIZZLE_{}B", map.swizzle_bytes));
   }
   launch.threads = std::to_string(total_threads());
   launch.arguments = kernel_arguments();

@@ -2,12 +2,14 @@
 // shared-memory matrix descriptors of the operands, the mma op's comment before its family's
 // instructions (WgmmaKernel, Tcgen05Kernel), and the choice of family. A part of
 // TensorCoreKernel (tensor_core_kernel.h).
-// Layout facts (128-byte swizzle): a stage tile R x C as stored is C/P panels of R rows x 128
-// bytes (P = 64 16-bit or 128 8-bit elements), panel p at p·R·128 bytes; TMA fills one panel per
-// box. K-major operands (A as loaded, a transposed B): stride 1024 bytes between 8-row groups, a
-// K step (16 16-bit or 32 8-bit elements) is +32 bytes inside the panel. MN-major ones (B as
-// loaded, a transposed A): leading offset = panel bytes (the next 128 bytes of M or N), stride
-// 1024 (next 8 K rows), a K step is +16 rows = +2048 bytes.
+// Layout facts (the 128-byte swizzle, W = 128): a stage tile R x C as stored is C/P panels of R
+// rows x W bytes (P = 64 16-bit or 128 8-bit elements), panel p at p·R·W bytes; TMA fills one
+// panel per box. K-major operands (A as loaded, a transposed B): stride 8·W bytes between 8-row
+// groups, a K step (16 16-bit or 32 8-bit elements) is +32 bytes inside the panel. MN-major ones
+// (B as loaded, a transposed A): leading offset = panel bytes (the next W bytes of M or N),
+// stride 8·W (next 8 K rows), a K step is +16 rows = +16·W bytes. A K-major tile whose rows
+// are 64 or 32 bytes of K (bf16 BK = 32 or 16) is one panel with W = 64 or 32 (the 64- or
+// 32-byte swizzle; StageBuffer::swizzle_bytes).
 #include <fmt/core.h>
 
 #include <memory>
@@ -20,25 +22,39 @@
 
 namespace tilec::cuda::tensor_core {
 
-// The A operand of K step `step` (32 bytes of K) in a 128-byte-swizzled K-major tile at `base`
-// whose panels (128 bytes of each row) are `panel_bytes` apart, for rows starting `row_offset`
+// The A operand of K step `step` (32 bytes of K) in a swizzled K-major tile at `base` whose
+// panels (`swizzle_bytes` of each row) are `panel_bytes` apart, for rows starting `row_offset`
 // bytes in.
 std::string TensorCoreKernel::a_address(const std::string& base, int64_t panel_bytes, int64_t step,
-                                        const std::string& row_offset) {
+                                        const std::string& row_offset, int64_t swizzle_bytes) {
   int64_t byte = step * kMmaKBytes;
-  int64_t offset = byte / kPanelRowBytes * panel_bytes + byte % kPanelRowBytes;
+  int64_t offset = byte / swizzle_bytes * panel_bytes + byte % swizzle_bytes;
   return fmt::format("{} + {}{}", base, offset, row_offset);
 }
+
+namespace {
+
+// The descriptor helper's arguments after the address: leading and stride bytes, and the swizzle
+// when it is not the 128-byte one (the helper's default).
+std::string descriptor_strides(int64_t leading_bytes, int64_t swizzle_bytes) {
+  return swizzle_bytes == kPanelRowBytes ? fmt::format("{}, {}", leading_bytes, 8 * swizzle_bytes)
+                                         : fmt::format("{}, {}, {}", leading_bytes, 8 * swizzle_bytes, swizzle_bytes);
+}
+
+}  // namespace
 
 // MN-major operands (B as loaded, a transposed A): leading offset = panel bytes (the next 128
 // bytes of M or N), a K step = its K rows of the stored tile; `mn_offset`: bytes to the
 // first panel. K-major ones (A as loaded, a transposed B) start at a_address.
 std::string TensorCoreKernel::operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
                                                  const std::string& k_major_row_offset, const std::string& mn_offset) {
+  const int64_t swizzle = operand.swizzle_bytes;
   if (operand.k_major())
-    return fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(slot, operand.panel_bytes(), step, k_major_row_offset));
-  return fmt::format("tilec_matrix_descriptor({} + {}{}, {}, 1024)", slot, step * mma_k(operand.tile.element()) * kPanelRowBytes,
-                     mn_offset, operand.panel_bytes());
+    return fmt::format("tilec_matrix_descriptor({}, {})",
+                       a_address(slot, operand.panel_bytes(), step, k_major_row_offset, swizzle),
+                       descriptor_strides(16, swizzle));
+  return fmt::format("tilec_matrix_descriptor({} + {}{}, {})", slot, step * mma_k(operand.tile.element()) * swizzle,
+                     mn_offset, descriptor_strides(operand.panel_bytes(), swizzle));
 }
 
 void TensorCoreKernel::emit_mma(const Operation& op, int indent) {

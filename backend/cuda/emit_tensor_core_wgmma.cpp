@@ -94,7 +94,7 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan, int indent
     for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
       line(indent, fmt::format("{}({}, {}, {});", function, result.name,
                                operand_descriptor(a, plan_.expression(op.operand(0)), step,
-                                                  fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * kPanelRowBytes),
+                                                  fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * a.swizzle_bytes),
                                                   fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", a.panel_bytes())),
                                operand_descriptor(b, b_slot, step)));
   }

@@ -299,7 +299,8 @@ bool Analysis::place_register_pipes() {
     pipe.stored = pipe.writes.size() > 1 || std::any_of(pipe.reads.begin(), pipe.reads.end(), [&](const Operation* read) {
                     return read->parent_region() != block || block->position_of(read) < block->position_of(&write);
                   });
-    if (pipe.stored && !new_fragment(*pipe.op, buffer, buffer->type().payload())) return false;
+    // Refused (a register tile this target cannot hold) at the first write, where the value is.
+    if (pipe.stored && !new_fragment(write, buffer, buffer->type().payload())) return false;
   }
   return true;
 }
@@ -449,9 +450,16 @@ bool Analysis::hold_mma(const Operation& op) {
   if (n % row->n_multiple != 0 || n > row->n_max)
     return unsupported(op, fmt::format("an mma {} columns wide (a multiple of {}, at most {})", n, row->n_multiple,
                                        row->n_max));
-  if (k % panel_columns(input) != 0)
-    return unsupported(op, fmt::format("an mma of {} with K = {} per step (a multiple of {}: one 128-byte swizzle row)",
-                                       to_string(input), k, panel_columns(input)));
+  // K-major stage tiles take the 64- or 32-byte swizzle when K is that short; A from registers
+  // staged for tcgen05 is written in the 128-byte one.
+  const int64_t k_bytes = k * byte_size(input);
+  const bool short_k = (k_bytes == 64 || k_bytes == 32) && !(a_registers && target_.mma == target::MmaFamily::tcgen05);
+  if (k % panel_columns(input) != 0 && !short_k)
+    return unsupported(op, fmt::format("an mma of {} with K = {} per step (a multiple of {}: one 128-byte swizzle row; "
+                                       "or {} or {}: a 64- or 32-byte one{})",
+                                       to_string(input), k, panel_columns(input), 64 / byte_size(input),
+                                       32 / byte_size(input),
+                                       a_registers && target_.mma == target::MmaFamily::tcgen05 ? ", not for an A from registers here" : ""));
   MmaPlan plan;
   plan.input = input;
   plan.input_b = input_b;
@@ -554,11 +562,14 @@ bool Analysis::check_stage_buffers() {
     const Type& tile = buffer.tile;
     if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
     if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
+    const int64_t row_bytes = tile.rank() == 2 ? buffer.stored()[1] * byte_size(tile.element()) : 0;
+    if (buffer.k_major() && (row_bytes == 64 || row_bytes == 32)) buffer.swizzle_bytes = row_bytes;
     if (tile.rank() != 2 || target::mma_instructions(target_, tile.element()).empty() ||
-        buffer.stored()[1] % panel_columns(tile.element()) != 0 ||
+        buffer.stored()[1] % buffer.panel_columns() != 0 ||
         buffer.stored()[0] % 8 != 0 || buffer.stored()[0] > 256)
       return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit or 8-bit floats, rows a multiple of 8 up to "
-                                                 "256, rows of a multiple of 128 bytes)", tile.to_string()));
+                                                 "256, rows of a multiple of 128 bytes, or of 64 or 32 bytes of K)",
+                                                 tile.to_string()));
     buffer.slot_bytes = tile.element_count() * byte_size(tile.element());
     for (const Value* barrier : {buffer.full, buffer.empty}) {
       auto it = barrier_of_.find(barrier);

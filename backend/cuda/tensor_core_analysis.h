@@ -70,8 +70,12 @@ struct StageBuffer {
     return transposed ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]} : tile.shape();
   }
   bool k_major() const { return (role == Role::a) != transposed; }
-  int64_t panels() const { return stored()[1] / panel_columns(tile.element()); }
-  int64_t panel_bytes() const { return stored()[0] * kPanelRowBytes; }
+  // The swizzle's row: 128 bytes, or 64 or 32 for a K-major tile whose rows (K) are that short
+  // (bf16 BK = 32 or 16); TMA fills one panel (rows x swizzle_bytes) per box.
+  int64_t swizzle_bytes = kPanelRowBytes;
+  int64_t panel_columns() const { return swizzle_bytes / byte_size(tile.element()); }
+  int64_t panels() const { return stored()[1] / panel_columns(); }
+  int64_t panel_bytes() const { return stored()[0] * swizzle_bytes; }
 };
 
 struct Barrier {

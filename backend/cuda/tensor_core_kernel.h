@@ -97,6 +97,7 @@ class TensorCoreKernel : public Analysis {
     const Value* tensor = nullptr;
     ScalarKind element = ScalarKind::bf16;
     int64_t box_rows = 0, box_columns = 0;
+    int64_t swizzle_bytes = kPanelRowBytes;
   };
 
   // Where a load or store of a 2-D tile meets its tensor: the matrix of a rank-2 tensor, or the
@@ -150,10 +151,11 @@ class TensorCoreKernel : public Analysis {
   // across the threads holding the other columns of its rows.
   void emit_reduction(const Operation& op, int indent);
 
-  // The A operand of K step `step` (32 bytes of K) in a 128-byte-swizzled K-major tile at `base`
-  // whose panels (128 bytes of each row) are `panel_bytes` apart, for rows starting `row_offset`
+  // The A operand of K step `step` (32 bytes of K) in a swizzled K-major tile at `base` whose
+  // panels (`swizzle_bytes` of each row) are `panel_bytes` apart, for rows starting `row_offset`
   // bytes in.
-  static std::string a_address(const std::string& base, int64_t panel_bytes, int64_t step, const std::string& row_offset);
+  static std::string a_address(const std::string& base, int64_t panel_bytes, int64_t step, const std::string& row_offset,
+                               int64_t swizzle_bytes = kPanelRowBytes);
 
   // MN-major operands (B as loaded, a transposed A): leading offset = panel bytes (the next 128
   // bytes of M or N), a K step = its K rows of the stored tile; `mn_offset`: bytes to the

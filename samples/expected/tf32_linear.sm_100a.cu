@@ -303,7 +303,8 @@ template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_regist
 }
 
 // Host: a tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with boxes
-// of `box_rows` x `box_columns` elements, 128-byte swizzled in shared memory; of rank 3, over
+// of `box_rows` x `box_columns` elements, swizzled in shared memory (128-byte rows, or the 64- or
+// 32-byte swizzle for boxes of rows that short); of rank 3, over
 // `batches` such matrices one after another, with boxes of one matrix. The driver's
 // cuTensorMapEncodeTiled is looked up through the runtime, so the program needs no -lcuda.
 typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -311,7 +312,7 @@ typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32
                                      CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
                                     int64_t batches, int64_t rows, int64_t columns, int64_t row_bytes, uint32_t box_rows,
-                                    uint32_t box_columns) {
+                                    uint32_t box_columns, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   static TilecEncodeTiled encode = nullptr;
   if (!encode) {
     void* entry = nullptr;
@@ -332,7 +333,7 @@ inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, 
   const cuuint32_t box[3] = {box_columns, box_rows, 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
-                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
@@ -384,11 +385,13 @@ struct TilecTmaTensor {
   }
 };
 
-// sm_100a: tcgen05 and TMEM. A shared-memory matrix descriptor with the 128-byte swizzle.
+// sm_100a: tcgen05 and TMEM. A shared-memory matrix descriptor with the 128-, 64- or 32-byte
+// swizzle (layout type 2, 4 or 6 in bits 61-63, i.e. 3 - swizzle_bytes / 64 at bit 62), version
+// 1 in bit 46.
 __device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, uint32_t leading_bytes,
-                                                            uint32_t stride_bytes) {
+                                                            uint32_t stride_bytes, uint32_t swizzle_bytes = 128) {
   return static_cast<uint64_t>((address & 0x3FFFF) >> 4) | static_cast<uint64_t>(leading_bytes >> 4) << 16 |
-         static_cast<uint64_t>(stride_bytes >> 4) << 32 | 1ull << 46 | 2ull << 61;
+         static_cast<uint64_t>(stride_bytes >> 4) << 32 | 1ull << 46 | static_cast<uint64_t>(3 - swizzle_bytes / 64) << 62;
 }
 // Allocates `Columns` TMEM columns (a power of two, 32..512); the base address goes to `slot`.
 template <uint32_t Columns> __device__ __forceinline__ void tilec_tmem_alloc(uint32_t slot TILEC_SITE) {

@@ -219,7 +219,10 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"batched_gemm", "", "batched_gemm"}, {"attention", "", "attention"},
                                       {"linear", "", "linear"}, {"fp8_linear", "", "fp8_linear"},
                                       {"tf32_linear", "", "tf32_linear"},
-                                      {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"}};
+                                      {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},
+                                      // K-major tiles of 64 and 32 bytes of K: the 64- and 32-byte swizzles
+                                      {"linear", " -D BM=64 -D BN=64 -D BK=32", ""},
+                                      {"linear", " -D BM=64 -D BN=64 -D BK=16", ""}};
     std::vector<Emitted> out;
     for (const char* target : {"sm_90a", "sm_100a"})
       for (const Sample& sample : list) {

@@ -154,7 +154,8 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
   // The summary says how the pipe holds the tile: A as loaded ([M, K]) and a transposed B
   // ([N, K]) K-major, B as loaded ([K, N]) and a transposed A ([K, M]) MN-major. The declared
   // tile is the logical one ([M, K] for A, [K, N] for B); the table's (mn, k) follow it.
-  auto summary = e.search("//   pipe " + (*slot)[1].str() + R"(: \w+ slots x \d+ bytes at \d+: (A|B) of mma from \w+ \((K-major|MN-major),)");
+  auto summary = e.search("//   pipe " + (*slot)[1].str() +
+                          R"(: \w+ slots x \d+ bytes at \d+: (A|B) of mma from \w+ \((K-major|MN-major), .*, (\d+)B swizzle\))");
   if (!summary) throw std::runtime_error("no summary of " + (*slot)[1].str());
   EXPECT_EQ((*summary)[1] == "A", is_a) << "the pipe's role";
   tile.major = (*summary)[2] == "K-major" ? "K" : "MN";
@@ -165,7 +166,7 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
     EXPECT_EQ(tile.major, "K") << "tf32 operands are K-major";
     k = std::to_string(2 * std::stoull(k));
   }
-  tile.id = bits + "_" + tile.major + "_128B_" + mn + "x" + k;
+  tile.id = bits + "_" + tile.major + "_" + (*summary)[3].str() + "B_" + mn + "x" + k;
   tile.element = eight_bit ? element.substr(2) : tf32 ? "tf32" : element;
   tile.offset = std::stoull((*buffer)[1]);
   tile.slot_bytes = std::stoull((*slot)[2]);
@@ -290,7 +291,7 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
       for (size_t d = 0; d < mma.descriptors.size(); ++d) {
         const bool is_a = mma.descriptors.size() == 2 && d == 0;  // register A: the one descriptor is B's
         const std::vector<std::string>& call = mma.descriptors[d];
-        ASSERT_EQ(call.size(), 3u);
+        ASSERT_TRUE(call.size() == 3u || call.size() == 4u) << "address, leading and stride bytes[, swizzle bytes]";
         auto [base, start] = split_base(call[0]);
         OperandTile operand = operand_tile(e, base, is_a, steps);
         const json& tile = find_entry(table["cases"], operand.id);
@@ -306,6 +307,7 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         for (uint64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
           Variables v{{"compute_warpgroup", warpgroup}};
           uint64_t address = evaluate(start, v), leading = evaluate(call[1], v), stride = evaluate(call[2], v);
+          uint64_t swizzle = call.size() == 4 ? evaluate(call[3], v) : 128;  // the helper's default
           // The table: element (64·warpgroup, k0)'s offset (README 1.5: a 64-row WGMMA slab of A).
           uint64_t expected_start = table_offset(tile, 64 * warpgroup, step["k0"].get<uint64_t>());
           if (warpgroup == 0) {
@@ -313,7 +315,8 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
           }
           uint64_t expected = parse_hex(step[e.blackwell() ? "desc_sm100" : "desc_sm90"]);
           expected = (expected & ~uint64_t{0x3fff}) | ((expected_start & 0x3ffff) >> 4);
-          uint64_t actual = evaluate(body, {{"address", address}, {"leading_bytes", leading}, {"stride_bytes", stride}});
+          uint64_t actual = evaluate(body, {{"address", address}, {"leading_bytes", leading}, {"stride_bytes", stride},
+                                            {"swizzle_bytes", swizzle}});
           if (!tile["lbo_used"].get<bool>()) {
             const uint64_t lbo_field = uint64_t{0x3fff} << 16;
             if ((actual & lbo_field) != (expected & lbo_field)) {
@@ -353,7 +356,7 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
   std::printf("\n");
   // weight_grad's transposed A is b16_MN_128B_128x64 too (as sm_90a: two 64-row slabs).
   for (const char* id : {"b16_K_128B_128x64", "b16_MN_128B_256x64", "b16_MN_128B_128x64", "b16_MN_128B_64x64",
-                         "b16_K_128B_256x64", "b8_K_128B_128x128", "b8_K_128B_256x128"})
+                         "b16_K_128B_256x64", "b8_K_128B_128x128", "b8_K_128B_256x128", "b16_K_64B_64x32", "b16_K_32B_64x16"})
     EXPECT_TRUE(tiles.count(id)) << id << " is not among the emitted operands";
   EXPECT_GT(tf32_operands, 0) << "tf32_linear's operands";
 }
@@ -582,7 +585,10 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   std::set<std::string> boxes;
   for (const Emitted& e : emitted_samples()) {
     SCOPED_TRACE(e.label);
-    ASSERT_TRUE(e.search(R"(encode\(map, [^;]*CU_TENSOR_MAP_SWIZZLE_128B,)")) << "tilec_tensor_map's swizzle";
+    // The store maps below pass no swizzle (their calls end with the box): the helper's default.
+    ASSERT_TRUE(e.search(R"(CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B\) \{)") &&
+                e.search(R"(encode\(map, [^;]*CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,)"))
+        << "tilec_tensor_map's swizzle";
     const uint64_t warpgroups = e.compute_threads() / 128;
     const FragmentLayout blackwell_layout(target::MmaFamily::tcgen05, static_cast<int64_t>(warpgroups));
     std::map<size_t, StagingTarget> targets;

@@ -159,8 +159,9 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
     const char* defines;
     const char* message;
   };
-  for (const Case& c : {Case{"sm_90a", " -D BK=32", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_90a) does not "
-                                                      "support an mma of bf16 with K = 32 per step"},
+  for (const Case& c : {Case{"sm_90a", " -D BK=96", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_90a) does not "
+                                                      "support an mma of bf16 with K = 96 per step (a multiple of 64: one "
+                                                      "128-byte swizzle row; or 32 or 16: a 64- or 32-byte one)"},
                         Case{"sm_100a", " -D BM=32", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_100a) does "
                                                        "not support an mma of 32 rows (tcgen05.mma M = 128, or 64 into a TMEM "
                                                        "accumulator)"},
@@ -171,6 +172,33 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+}
+
+// K-major tiles whose rows are 64 or 32 bytes of K (bf16 BK = 32 or 16, fp8 BK = 64, tf32
+// BK = 16) take the 64- or 32-byte swizzle: their TMA maps say so, their matrix descriptors pass
+// the swizzle (the descriptor values are checked against the reference tables in
+// layout_tables_test), and TMA fills them one box per tile. They were refused ("a multiple of 64:
+// one 128-byte swizzle row"). MN-major tiles (gemm's B) keep the 128-byte swizzle.
+TEST(TensorCore, ShortKTilesTakeTheSixtyFourAndThirtyTwoByteSwizzles) {
+  struct Case {
+    const char* defines;
+    int swizzle;
+    const char* a_box;  // the A map's box rows x columns
+  };
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (const Case& c : {Case{" -D BK=32", 64, "128, 32, CU_TENSOR_MAP_SWIZZLE_64B"},
+                          Case{" -D BK=16", 32, "128, 16, CU_TENSOR_MAP_SWIZZLE_32B"}}) {
+      SCOPED_TRACE(std::string(target) + c.defines);
+      CommandResult r = compile_gemm(target, c.defines);
+      ASSERT_EQ(r.status, 0) << r.err;
+      const std::string w = std::to_string(c.swizzle);
+      EXPECT_NE(r.out.find("A of mma from A (K-major, 1 panel(s) of " + std::to_string(c.swizzle / 2) + " columns, " + w +
+                           "B swizzle)"), std::string::npos);
+      EXPECT_NE(r.out.find("B of mma from B (MN-major, 4 panel(s) of 64 columns, 128B swizzle)"), std::string::npos);
+      EXPECT_NE(r.out.find(std::string("A_tma.pitch, ") + c.a_box + "); status"), std::string::npos);
+      EXPECT_NE(r.out.find(", 16, " + std::to_string(8 * c.swizzle) + ", " + w + ")"), std::string::npos)
+          << "A's descriptors: leading 16, stride 8 rows of the swizzle, the swizzle";
+    }
 }
 
 // Batched tensors (issue 18): bmm's rank-3 operands and output are 3-D TMA boxes of one matrix

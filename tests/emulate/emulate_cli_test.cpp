@@ -243,6 +243,21 @@ TEST(EmulateRuntime, SixtyFourRowMmasMatchTheInterpreterOnBothTargets) {
   }
 }
 
+// K-major tiles of 64 or 32 bytes of K take the 64- or 32-byte swizzle (TMA boxes and matrix
+// descriptors alike): gemm with BK = 32 (A 64B, B MN-major 128B) and linear with BK = 16 (A and
+// its K-major B 32B), K ragged, CTAs walking several tiles, on both targets.
+TEST(EmulateRuntime, ShortKTilesWithTheSixtyFourAndThirtyTwoByteSwizzlesMatchTheInterpreter) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    for (const char* run : {"samples/gemm.tile -D BK=32 --dims M=200,N=296,K=200",
+                            "samples/linear.tile -D BK=16 --dims M=200,N=296,K=72"}) {
+      SCOPED_TRACE(std::string(target) + " " + run);
+      CommandResult r = run_command(tilec("emulate " + std::string(run) + " --target " + target + " --sms 2 --schedules 1"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, HasSubstr(" ok (max abs error"));
+    }
+  }
+}
+
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
 // (Y[r, c + 1] = X[r, c], column 0 of Y untouched), an offset no vector fits, and the same tiles
 // one row down into Z through a 2-row tile. Both plain forms, both targets, match the

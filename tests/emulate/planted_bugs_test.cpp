@@ -65,7 +65,9 @@ const PlantedBug kBugs[] = {
      "if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<1>();", "", "staging reused:"},
     {"sm90_wrong_expect_tx", "gemm", "sm_90a", kGemm, "(pipe_a_producer_index_2), 16384);",
      "(pipe_a_producer_index_2), 8192);", "deadlock:"},
-    {"sm90_wrong_swizzle", "gemm", "sm_90a", kGemm, "1ull << 62", "2ull << 62", "layout mismatch:"},
+    // The descriptor's swizzle field: the 64-byte mode (2) where TMA wrote the 128-byte one (1).
+    {"sm90_wrong_swizzle", "gemm", "sm_90a", kGemm, "static_cast<uint64_t>(3 - swizzle_bytes / 64) << 62",
+     "static_cast<uint64_t>(4 - swizzle_bytes / 64) << 62", "layout mismatch:"},
     {"sm90_lbo_sbo_swapped", "gemm", "sm_90a", kGemm, "tilec_matrix_descriptor(b + 0, 8192, 1024)",
      "tilec_matrix_descriptor(b + 0, 1024, 8192)", kNumbers},
     {"sm90_k_step_offset", "gemm", "sm_90a", kGemm, "tilec_matrix_descriptor(a + 32 +",
@@ -103,7 +105,9 @@ const PlantedBug kBugs[] = {
      "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);", "", "deadlock:"},
     {"sm100_wrong_instruction_n", "gemm", "sm_100a", kGemm, "0x08410490u, acc_1_started", "0x08210490u, acc_1_started",
      "uninitialized read:"},
-    {"sm100_wrong_swizzle", "gemm", "sm_100a", kGemm, "2ull << 61", "4ull << 61", "layout mismatch:"},
+    // The descriptor's swizzle field: the 64-byte mode (4 at bit 61) where TMA wrote the 128-byte one (2).
+    {"sm100_wrong_swizzle", "gemm", "sm_100a", kGemm, "static_cast<uint64_t>(3 - swizzle_bytes / 64) << 62",
+     "static_cast<uint64_t>(4 - swizzle_bytes / 64) << 62", "layout mismatch:"},
     {"sm100_missing_proxy_fence", "gemm", "sm_100a", kGemm, "tilec_fence_proxy_async();  // the box is read by TMA", "",
      "missing fence.proxy.async:"},
     {"sm100_wrong_expect_tx", "gemm", "sm_100a", kGemm, "(pipe_b_producer_index_2), 32768);",
