@@ -6,7 +6,7 @@
 //   2. A transpose used only as mma operands, of a load used only by it, becomes one
 //      `tma_load {transposed}` of the loaded box (the load and the transpose go).
 //   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result.
-// A load with `elements` (element coordinates) stays: TMA boxes here start at tile coordinates.
+// A load with `elements` (element coordinates) keeps them: its TMA box starts at that element.
 // Invariants kept: results are unchanged (a tma_load reads what the load read; the interpreter
 // checks it before and after); the replacement sits at the replaced op's position, so SSA
 // dominance holds. Runs first: the scheduler and the sync passes see the TMA loads.
@@ -42,7 +42,7 @@ void promote_kernel(Region& body) {
       if (op.kind() != OpKind::transpose || !mma_uses.count(op.result()) || mma_uses[op.result()] != uses[op.result()])
         continue;
       Operation* load = op.operand(0)->defining_op();
-      if (!load || load->kind() != OpKind::load || load->has_attr("elements") || uses[load->result()] != 1) continue;
+      if (!load || load->kind() != OpKind::load || uses[load->result()] != 1) continue;
       auto replacement = std::make_unique<Operation>(OpKind::tma_load, load->location());
       for (Value* operand : load->operands()) replacement->add_operand(operand);
       for (const auto& [name, value] : load->attributes()) replacement->set_attr(name, value);
@@ -66,7 +66,6 @@ void promote_kernel(Region& body) {
       Operation& op = *ops[i];
       for (size_t r = 0; r < op.num_regions(); ++r) visit(op.region(r));
       if (op.kind() != OpKind::load || !mma_uses.count(op.result()) || other_uses.count(op.result())) continue;
-      if (op.has_attr("elements")) continue;  // TMA boxes here start at tile coordinates
       auto replacement = std::make_unique<Operation>(OpKind::tma_load, op.location());
       for (Value* operand : op.operands()) replacement->add_operand(operand);
       for (const auto& [name, value] : op.attributes()) replacement->set_attr(name, value);

@@ -175,6 +175,7 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   access.row = plan_.expression(op.operand(first + (batched ? 1 : 0)));
   access.column = plan_.expression(op.operand(first + (batched ? 2 : 1)));
   access.base = plan_.expression(tensor);
+  access.elements = op.has_attr("elements");
   if (batched) {
     access.batch = plan_.expression(op.operand(first));
     access.base = fmt::format("({} + static_cast<int64_t>({}) * ({} * {}))", access.base, access.batch, access.rows,
@@ -182,6 +183,14 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
     access.inside = fmt::format("0 <= {0} && {0} < {1} && ", access.batch, extents[0]);
   }
   return access;
+}
+
+std::string TensorCoreKernel::MatrixAccess::row_origin(int64_t extent) const {
+  return elements ? row : fmt::format("{} * {}", row, extent);
+}
+
+std::string TensorCoreKernel::MatrixAccess::column_origin(int64_t extent) const {
+  return elements ? column : fmt::format("{} * {}", column, extent);
 }
 
 // One tensor map per tensor the stage buffers load from, in stage-buffer order, then one per
@@ -423,14 +432,17 @@ void TensorCoreKernel::emit_tma(const Operation& op, int indent) {
   const Value* full = buffer.full;
   const MatrixAccess access = matrix_access(op, 3);
   comment(indent, op);
+  // Element coordinates (`load T at [r, c]`) are the box's first element already: TMA takes any,
+  // negative ones too, and zero-fills outside the tensor.
+  const std::string outer = access.row_origin(buffer.stored()[0]);
   for (int64_t panel = 0; panel < buffer.panels(); ++panel) {
-    std::string inner = fmt::format("{} * {}", access.column, buffer.stored()[1]);
+    std::string inner = access.column_origin(buffer.stored()[1]);
     if (panel > 0) inner += fmt::format(" + {}", panel * buffer.panel_columns());
     line(indent, fmt::format("tilec_tma_load_{}d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
-                             "static_cast<int32_t>({} * {}), {}{});",
+                             "static_cast<int32_t>({}), {}{});",
                              access.batch.empty() ? 2 : 3, buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
                              panel > 0 ? fmt::format(" + {}", panel * buffer.panel_bytes()) : "", buffer.map, inner,
-                             access.row, buffer.stored()[0],
+                             outer,
                              access.batch.empty() ? "" : fmt::format("static_cast<int32_t>({}), ", access.batch),
                              slot_address(full, op.operand(1))));
   }

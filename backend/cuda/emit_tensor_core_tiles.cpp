@@ -89,16 +89,18 @@ std::string TensorCoreKernel::iota_element(const Operation& op, const std::strin
                      op.int_attr("axis") == 0 ? row : column);
 }
 
-// A load's element at tile position (row, column): zero outside the tensor.
+// A load's element at tile position (row, column): zero outside the tensor (which, for a load at
+// element coordinates, may start above or left of it).
 std::string TensorCoreKernel::load_element(const Operation& op, const std::string& row, const std::string& column) {
   position_used_ = true;
   const std::vector<int64_t>& shape = op.result()->type().shape();
   std::string r = shape[0] == 1 ? "0" : row, c = shape[1] == 1 ? "0" : column;
   const MatrixAccess access = matrix_access(op, 1);
-  std::string index0 = fmt::format("({} * {} + {})", access.row, shape[0], r);
-  std::string index1 = fmt::format("({} * {} + {})", access.column, shape[1], c);
+  std::string index0 = fmt::format("({} + {})", access.row_origin(shape[0]), r);
+  std::string index1 = fmt::format("({} + {})", access.column_origin(shape[1]), c);
+  std::string inside = access.inside + (access.elements ? fmt::format("0 <= {} && 0 <= {} && ", index0, index1) : "");
   return fmt::format("({6}{0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, access.rows,
-                     access.columns, access.base, zero_literal(op.result()->type().element()), access.inside);
+                     access.columns, access.base, zero_literal(op.result()->type().element()), inside);
 }
 
 // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
@@ -134,8 +136,8 @@ void TensorCoreKernel::emit_store(const Operation& op, int indent) {
   const Value* value = op.operands().back();
   const MatrixAccess access = matrix_access(op, 1);
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-  std::string row_base = fmt::format("{} * {}", access.row, rows);
-  std::string column_base = fmt::format("{} * {}", access.column, columns);
+  std::string row_base = access.row_origin(rows);
+  std::string column_base = access.column_origin(columns);
   comment(indent, op);
   line(indent, "{");
   emit_element_store(value, plan, access, row_base, column_base, indent + 1);
@@ -153,8 +155,8 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
   int64_t per_warpgroup = store_columns(columns);
   int64_t width = plan.chunk_columns, box_bytes = plan.box_rows * kPanelRowBytes;
   const MatrixAccess access = matrix_access(op, 1);
-  std::string row_base = fmt::format("{} * {}", access.row, rows);
-  std::string column_base = fmt::format("{} * {}", access.column, columns);
+  std::string row_base = access.row_origin(rows);
+  std::string column_base = access.column_origin(columns);
   std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_ + 1);
   comment(indent, op);
   line(indent, "{");
@@ -196,8 +198,9 @@ void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess
                                           const std::string& column_base, const ElementContext& context, int indent,
                                           bool half_warp) {
   line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
-  line(indent, fmt::format("if ({}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
-                           half_warp ? "threadIdx.x % 32 < 16 && " : "", access.inside, access.rows, access.columns,
+  line(indent, fmt::format("if ({}{}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
+                           half_warp ? "threadIdx.x % 32 < 16 && " : "", access.inside,
+                           access.elements ? "0 <= index0 && 0 <= index1 && " : "", access.rows, access.columns,
                            access.base, access.columns, element(value, context)));
 }
 

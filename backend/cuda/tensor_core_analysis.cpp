@@ -208,9 +208,6 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         return unsupported(op, "'mma_wait' here (the compute agent of a target whose MMAs are waited for in groups)");
       return true;
     case OpKind::load:
-      if (op.has_attr("elements"))
-        return unsupported(op, "a load at element coordinates (`load T at [...]`) in a tensor-core kernel yet: load at "
-                               "tile coordinates (`load T[i, j]`)");
       if (producer || op.result()->type().rank() != 2 || op.operand(0)->type().rank() > 3)
         return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, read by a compute agent)");
       return true;
@@ -494,9 +491,6 @@ static std::string describe(const Value* value) {
 // shape, loads and scalars.
 bool Analysis::hold_store(const Operation& op) {
   const Value* value = op.operands().back();
-  if (op.has_attr("elements"))
-    return unsupported(op, "a store at element coordinates (`store T at [...]`) in a tensor-core kernel yet: store at "
-                           "tile coordinates (`store T[i, j]`)");
   if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() > 3)
     return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a rank-2 or rank-3 tensor)");
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];

@@ -107,8 +107,13 @@ class TensorCoreKernel : public Analysis {
     std::string base;           // the matrix's first element: "C", or "(C + static_cast<int64_t>(b) * (M * N))"
     std::string inside;         // "" or "0 <= b && b < B && ": the batch exists
     std::string batch;          // the batch coordinate ("" for a rank-2 tensor)
-    std::string row, column;    // the tile coordinates
+    std::string row, column;    // the tile coordinates (element coordinates when `elements`)
     std::string rows, columns;  // the matrix's extents
+    bool elements = false;      // `load T at [r, c]` / `store T at [r, c]`
+    // The first row (column) of a tile of `extent` rows (columns): coordinate · extent, or the
+    // element coordinate itself.
+    std::string row_origin(int64_t extent) const;
+    std::string column_origin(int64_t extent) const;
   };
   MatrixAccess matrix_access(const Operation& op, size_t first) const;
 

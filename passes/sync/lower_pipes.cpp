@@ -241,6 +241,7 @@ class PipeLowering {
           for (Value* operand : load->operands()) operands.push_back(operand);
           std::vector<std::pair<std::string, Attribute>> kept;
           if (load->has_attr("transposed")) kept.push_back({"transposed", Attribute()});  // B stored K-major
+          if (load->has_attr("elements")) kept.push_back({"elements", Attribute()});  // element coordinates
           create(builder, *load, OpKind::tma_load_async, operands, {}, kept);
           Region* load_region = load->parent_region();
           size_t load_position = load_region->position_of(load);

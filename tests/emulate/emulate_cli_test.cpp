@@ -417,6 +417,65 @@ TEST(EmulateRuntime, MixedFp8InputsMatchTheInterpreterOnBothTargets) {
   fs::remove(path);
 }
 
+// mma operands loaded at element coordinates (issue 18): a 1-D convolution of width 3 with
+// "same" padding as an implicit GEMM. Tap t reads X's rows shifted by t - 1 (`load X at`), so
+// the first tile's tap 0 starts at row -1 and TMA zero-fills it; W holds one CI x CO matrix per
+// tap (a rank-3 slice). T and CI are ragged, CTAs walk several tiles, both targets.
+TEST(EmulateRuntime, ShiftedMmaOperandsAtElementCoordinatesMatchTheInterpreter) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_conv1d_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "const BM = 128;\nconst BN = 128;\nconst BK = 64;\n"
+             "kernel conv1d(X: tensor<T, CI, bf16>, W: tensor<TAPS, CI, CO, bf16>, Y: tensor<T, CO, f32>)\n"
+             "    grid persistent(cdiv(T, BM), cdiv(CO, BN), swizzle = 8, cluster = 1) as (m, n) {\n"
+             "  acc = zeros<BM, BN, f32>();\n"
+             "  for j in 0 .. 3 * cdiv(CI, BK) pipeline(4) carry (acc) {\n"
+             "    tap = j / cdiv(CI, BK);\n    k = j % cdiv(CI, BK);\n"
+             "    a = load X at [m * BM + tap - 1, k * BK] : <BM, BK>;\n"
+             "    b = load W[tap, k, n] : <BK, BN>;\n"
+             "    acc = mma(a, b, acc);\n  }\n"
+             "  store Y[m, n] = acc;\n}\n");
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    const std::string cu = compiled(source, target);
+    EXPECT_TRUE(std::regex_search(cu, std::regex(R"(&X_map, static_cast<int32_t>\(\w+\), static_cast<int32_t>\(\w+\), )")))
+        << "X's box at the element coordinates themselves (not times the box)";
+    CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target +
+                                        " --dims T=300,CI=200,CO=136,TAPS=3 --sms 2 --schedules 2"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Y ok (max abs error"));
+  }
+  fs::remove(source);
+}
+
+// A tensor-core kernel's store at element coordinates (issue 18): gemm's tile (m, n) plus a bias
+// tile read one row up (`load Bias at`, per element in the epilogue) lands at row m·BM - 3,
+// column n·BN + 5, so the first tiles' rows start above the tensor (TMA and the direct stores
+// drop them, the bias reads zeros there) and the last columns run past it. BM = 128 stores
+// through TMA at those coordinates; BM = 64 on sm_100a stores directly, checking 0 <= index too.
+TEST(EmulateRuntime, TensorCoreLoadsAndStoresAtElementCoordinatesMatchTheInterpreter) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_mma_store_at_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "const BM = 128;\nconst BN = 256;\nconst BK = 64;\n"
+             "kernel shifted(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, Bias: tensor<M, N, f32>, C: tensor<M, N, f32>)\n"
+             "    grid persistent(cdiv(M, BM), cdiv(N, BN), swizzle = 8, cluster = 1) as (m, n) {\n"
+             "  acc = zeros<BM, BN, f32>();\n"
+             "  for k in 0 .. cdiv(K, BK) pipeline(4) carry (acc) {\n"
+             "    acc = mma(load A[m, k] : <BM, BK>, load B[k, n] : <BK, BN>, acc);\n  }\n"
+             "  store C at [m * BM - 3, n * BN + 5] = acc + load Bias at [m * BM - 1, n * BN] : <BM, BN>;\n}\n");
+  EXPECT_TRUE(std::regex_search(compiled(source, "sm_90a"),
+                                std::regex(R"(tilec_tma_store_2d\(&C_store_map, staging \+ box, static_cast<int32_t>\(\w+ \+ chunk \* 32\), )")))
+      << "the TMA store's box at the element coordinates";
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (const char* defines : {"", " -D BM=64"}) {
+      SCOPED_TRACE(std::string(target) + defines);
+      CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target + defines +
+                                          " --dims M=200,N=296,K=136 --sms 2 --schedules 2"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, HasSubstr("C ok (max abs error"));
+    }
+  fs::remove(source);
+}
+
 // Attention with K given as [T, D] (issue 18, transposed operands): S = Q·Kᵀ reads the K tile
 // as a K-major B, as linear.tile does for its weight; the sample takes Kt as [D, T] instead.
 // With pipeline(3) (-D STAGES=3) the running row max crosses stages: a register pipe that the
