@@ -229,6 +229,13 @@ TEST(EmulateRuntime, UnalignedRowsGoThroughPaddedCopies) {
   }
 }
 
+// `tilec emulate ARGUMENTS` exits 0 and reports `OUTPUT ok (...)` (for every schedule it ran).
+void expect_emulation_matches(const std::string& arguments, const std::string& output) {
+  CommandResult r = run_command(tilec("emulate " + arguments));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(output + " ok (max abs error"));
+}
+
 // Issue 18, defect 5: 64-row MMAs on sm_100a (tcgen05.mma M = 64, TMEM layout F: rows in lanes
 // 0..15 of each warp's quarter). gemm and gate_up (two accumulators in one store) with BM = 64,
 // at ragged shapes where CTAs walk several tiles; sm_90a runs the same source for comparison.
@@ -236,9 +243,7 @@ TEST(EmulateRuntime, SixtyFourRowMmasMatchTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
     for (const char* run : {"samples/gemm.tile -D BM=64 --dims M=200,N=296,K=136", "samples/gate_up.tile -D BM=64 --dims M=136,N=200,K=200"}) {
       SCOPED_TRACE(std::string(target) + " " + run);
-      CommandResult r = run_command(tilec("emulate " + std::string(run) + " --target " + target + " --sms 2 --schedules 1"));
-      EXPECT_EQ(r.status, 0) << r.out << r.err;
-      EXPECT_THAT(r.out, HasSubstr(" ok (max abs error"));
+      expect_emulation_matches(std::string(run) + " --target " + target + " --sms 2 --schedules 1", "");
     }
   }
 }
@@ -251,9 +256,7 @@ TEST(EmulateRuntime, ShortKTilesWithTheSixtyFourAndThirtyTwoByteSwizzlesMatchThe
     for (const char* run : {"samples/gemm.tile -D BK=32 --dims M=200,N=296,K=200",
                             "samples/linear.tile -D BK=16 --dims M=200,N=296,K=72"}) {
       SCOPED_TRACE(std::string(target) + " " + run);
-      CommandResult r = run_command(tilec("emulate " + std::string(run) + " --target " + target + " --sms 2 --schedules 1"));
-      EXPECT_EQ(r.status, 0) << r.out << r.err;
-      EXPECT_THAT(r.out, HasSubstr(" ok (max abs error"));
+      expect_emulation_matches(std::string(run) + " --target " + target + " --sms 2 --schedules 1", "");
     }
   }
 }
@@ -439,10 +442,8 @@ TEST(EmulateRuntime, ShiftedMmaOperandsAtElementCoordinatesMatchTheInterpreter) 
     const std::string cu = compiled(source, target);
     EXPECT_TRUE(std::regex_search(cu, std::regex(R"(&X_map, static_cast<int32_t>\(\w+\), static_cast<int32_t>\(\w+\), )")))
         << "X's box at the element coordinates themselves (not times the box)";
-    CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target +
-                                        " --dims T=300,CI=200,CO=136,TAPS=3 --sms 2 --schedules 2"));
-    EXPECT_EQ(r.status, 0) << r.out << r.err;
-    EXPECT_THAT(r.out, HasSubstr("Y ok (max abs error"));
+    expect_emulation_matches(source.string() + " --target " + target + " --dims T=300,CI=200,CO=136,TAPS=3 --sms 2 --schedules 2",
+                             "Y");
   }
   fs::remove(source);
 }
@@ -468,10 +469,8 @@ TEST(EmulateRuntime, TensorCoreLoadsAndStoresAtElementCoordinatesMatchTheInterpr
   for (const char* target : {"sm_90a", "sm_100a"})
     for (const char* defines : {"", " -D BM=64"}) {
       SCOPED_TRACE(std::string(target) + defines);
-      CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target + defines +
-                                          " --dims M=200,N=296,K=136 --sms 2 --schedules 2"));
-      EXPECT_EQ(r.status, 0) << r.out << r.err;
-      EXPECT_THAT(r.out, HasSubstr("C ok (max abs error"));
+      expect_emulation_matches(source.string() + " --target " + target + defines +
+                               " --dims M=200,N=296,K=136 --sms 2 --schedules 2", "C");
     }
   fs::remove(source);
 }
