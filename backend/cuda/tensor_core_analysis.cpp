@@ -286,9 +286,14 @@ const Fragment* Analysis::fragment(const Value* value) const {
   return it == fragment_of_.end() ? nullptr : &fragments_[it->second];
 }
 
-// Which register pipes are stored (RegisterPipe), with a fragment of their own named by the pipe.
+// Which register pipes are stored (RegisterPipe), with a fragment of their own named by the pipe;
+// in the kernel's order of their stage_buffer ops, so the fragments' order is the same every run.
 bool Analysis::place_register_pipes() {
-  for (auto& [buffer, pipe] : register_pipes_) {
+  for (const auto& op : kernel_.region().operations()) {
+    auto found = register_pipes_.find(op->kind() == OpKind::stage_buffer ? op->result() : nullptr);
+    if (found == register_pipes_.end()) continue;
+    const Value* buffer = found->first;
+    RegisterPipe& pipe = found->second;
     if (pipe.reads.empty()) continue;
     if (pipe.writes.empty()) return unsupported(*pipe.reads.front(), "a read of a register pipe that nothing writes");
     const Operation& write = *pipe.writes.front();
