@@ -201,6 +201,21 @@ TEST(TensorCore, ShortKTilesTakeTheSixtyFourAndThirtyTwoByteSwizzles) {
     }
 }
 
+// mma operands loaded at element coordinates (issue 18): samples/conv1d.tile reads each tap's
+// rows of X shifted by tap - 1 (`load X at`), a TMA box at the element coordinates themselves,
+// not times the box; W's box is at tile coordinates. The sample sweep emulates it.
+TEST(TensorCore, Conv1dLoadsItsShiftedRowsAsTmaBoxesAtElementCoordinates) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
+                                  " compile samples/conv1d.tile --target " + target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(&X_map, static_cast<int32_t>\(\w+\), static_cast<int32_t>\(\w+\), )")));
+    EXPECT_NE(r.out.find("&W_map, static_cast<int32_t>(n * 128), static_cast<int32_t>(k * 64), static_cast<int32_t>(tap), "),
+              std::string::npos);
+  }
+}
+
 // Batched tensors (issue 18): bmm's rank-3 operands and output are 3-D TMA boxes of one matrix
 // (coordinates column, row, batch) over 3-D maps of BATCH matrices; 2-D kernels keep the 2-D
 // forms and leave the 3-D helpers out. An mma operand of a rank-4 tensor is refused at its load.

@@ -420,34 +420,6 @@ TEST(EmulateRuntime, MixedFp8InputsMatchTheInterpreterOnBothTargets) {
   fs::remove(path);
 }
 
-// mma operands loaded at element coordinates (issue 18): a 1-D convolution of width 3 with
-// "same" padding as an implicit GEMM. Tap t reads X's rows shifted by t - 1 (`load X at`), so
-// the first tile's tap 0 starts at row -1 and TMA zero-fills it; W holds one CI x CO matrix per
-// tap (a rank-3 slice). T and CI are ragged, CTAs walk several tiles, both targets.
-TEST(EmulateRuntime, ShiftedMmaOperandsAtElementCoordinatesMatchTheInterpreter) {
-  fs::path source = fs::temp_directory_path() / ("tilec_emulate_conv1d_" + std::to_string(::getpid()) + ".tile");
-  write_file(source,
-             "const BM = 128;\nconst BN = 128;\nconst BK = 64;\n"
-             "kernel conv1d(X: tensor<T, CI, bf16>, W: tensor<TAPS, CI, CO, bf16>, Y: tensor<T, CO, f32>)\n"
-             "    grid persistent(cdiv(T, BM), cdiv(CO, BN), swizzle = 8, cluster = 1) as (m, n) {\n"
-             "  acc = zeros<BM, BN, f32>();\n"
-             "  for j in 0 .. 3 * cdiv(CI, BK) pipeline(4) carry (acc) {\n"
-             "    tap = j / cdiv(CI, BK);\n    k = j % cdiv(CI, BK);\n"
-             "    a = load X at [m * BM + tap - 1, k * BK] : <BM, BK>;\n"
-             "    b = load W[tap, k, n] : <BK, BN>;\n"
-             "    acc = mma(a, b, acc);\n  }\n"
-             "  store Y[m, n] = acc;\n}\n");
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    const std::string cu = compiled(source, target);
-    EXPECT_TRUE(std::regex_search(cu, std::regex(R"(&X_map, static_cast<int32_t>\(\w+\), static_cast<int32_t>\(\w+\), )")))
-        << "X's box at the element coordinates themselves (not times the box)";
-    expect_emulation_matches(source.string() + " --target " + target + " --dims T=300,CI=200,CO=136,TAPS=3 --sms 2 --schedules 2",
-                             "Y");
-  }
-  fs::remove(source);
-}
-
 // A tensor-core kernel's store at element coordinates (issue 18): gemm's tile (m, n) plus a bias
 // tile read one row up (`load Bias at`, per element in the epilogue) lands at row m·BM - 3,
 // column n·BN + 5, so the first tiles' rows start above the tensor (TMA and the direct stores
