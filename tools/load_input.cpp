@@ -22,6 +22,12 @@ namespace tilec::tools {
 namespace {
 constexpr uintmax_t kMaxInputBytes = 16u << 20;  // 16 MiB: far beyond any real kernel
 
+std::string read_all(std::istream& in) {
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
 // IR text that tilec printed from a .tile names it (`module {source = "F"}`), and its loc()
 // positions are lines and columns of F, not of the .tir: located diagnostics from here on name
 // F and quote F's line when F can be read here (else they quote nothing rather than a wrong
@@ -39,9 +45,7 @@ void report_against_origin(const Module& module, const std::string& path, Diagno
   std::string text;
   if (std::filesystem::is_regular_file(origin, ec) && std::filesystem::file_size(origin, ec) <= kMaxInputBytes && !ec) {
     std::ifstream in(origin, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
+    text = read_all(in);
   }
   diagnostics.locate_in(origin, text);
 }
@@ -53,11 +57,7 @@ bool is_ir_file(const std::string& path) {
 
 std::optional<std::string> read_source_file(const std::string& path) {
   std::error_code ec;
-  if (path == "-") {
-    std::stringstream buffer;
-    buffer << std::cin.rdbuf();
-    return buffer.str();
-  }
+  if (path == "-") return read_all(std::cin);
   auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) {
     fmt::print(stderr, "tilec: error: cannot open '{}': no such file\n", path);
@@ -77,9 +77,7 @@ std::optional<std::string> read_source_file(const std::string& path) {
     fmt::print(stderr, "tilec: error: cannot read '{}': {}\n", path, std::strerror(errno));
     return std::nullopt;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return read_all(in);
 }
 
 LoadedInput load_input(const std::string& path, const std::map<std::string, std::string>& defines) {
