@@ -16,9 +16,17 @@
 namespace tilec::testing {
 namespace {
 
+// `tilec ARGUMENTS`, run from the source root.
+CommandResult tilec_at_root(const std::string& arguments) {
+  return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " " + arguments);
+}
+
+CommandResult compile_sample(const std::string& sample, const std::string& target, const std::string& defines = "") {
+  return tilec_at_root("compile samples/" + sample + ".tile --target " + target + defines);
+}
+
 CommandResult compile_gemm(const std::string& target, const std::string& defines = "") {
-  return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " compile samples/gemm.tile --target " +
-                     target + defines);
+  return compile_sample("gemm", target, defines);
 }
 
 size_t count(const std::string& text, const std::string& what) {
@@ -207,8 +215,7 @@ TEST(TensorCore, ShortKTilesTakeTheSixtyFourAndThirtyTwoByteSwizzles) {
 TEST(TensorCore, Conv1dLoadsItsShiftedRowsAsTmaBoxesAtElementCoordinates) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
     SCOPED_TRACE(target);
-    CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
-                                  " compile samples/conv1d.tile --target " + target);
+    CommandResult r = compile_sample("conv1d", target);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(&X_map, static_cast<int32_t>\(\w+\), static_cast<int32_t>\(\w+\), )")));
     EXPECT_NE(r.out.find("&W_map, static_cast<int32_t>(n * 128), static_cast<int32_t>(k * 64), static_cast<int32_t>(tap), "),
@@ -222,8 +229,7 @@ TEST(TensorCore, Conv1dLoadsItsShiftedRowsAsTmaBoxesAtElementCoordinates) {
 TEST(TensorCore, BatchedTensorsUseThreeDimensionalBoxes) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
     SCOPED_TRACE(target);
-    CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
-                                  " compile samples/bmm.tile --target " + target);
+    CommandResult r = compile_sample("bmm", target);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(count(r.out, "tilec_tma_load_3d(pipe_a_buffer"), 1u) << "A: one 64-column panel";
     EXPECT_EQ(count(r.out, "tilec_tma_load_3d(pipe_w_buffer"), 4u) << "B: four panels of BN = 256";
@@ -258,8 +264,7 @@ TEST(TensorCore, BatchedTensorsUseThreeDimensionalBoxes) {
 TEST(TensorCore, Fp8LinearUsesTheEightBitInstructionsAndRefusesAnMnMajorB) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
     SCOPED_TRACE(target);
-    CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
-                                  " compile samples/fp8_linear.tile --target " + target);
+    CommandResult r = compile_sample("fp8_linear", target);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_UINT8, "), 2u) << "X and W";
     if (std::string(target) == "sm_90a") {
@@ -290,8 +295,7 @@ TEST(TensorCore, Fp8LinearUsesTheEightBitInstructionsAndRefusesAnMnMajorB) {
 TEST(TensorCore, Tf32LinearUsesTheTf32InstructionsAndRefusesAnMnMajorB) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
     SCOPED_TRACE(target);
-    CommandResult r = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
-                                  " compile samples/tf32_linear.tile --target " + target);
+    CommandResult r = compile_sample("tf32_linear", target);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, "), 3u) << "X, W and Y";
     if (std::string(target) == "sm_90a") {
@@ -324,8 +328,7 @@ std::string store_map_encoding(long rows) {
 }
 
 CommandResult compile_attention(const std::string& target, const std::string& defines = "") {
-  return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " compile samples/attention.tile --target " +
-                     target + defines);
+  return compile_sample("attention", target, defines);
 }
 
 // The text between the first occurrences of `from` and of `to` after it ("" when either is missing).
@@ -384,8 +387,7 @@ TEST(TensorCore, AttentionWithThreeStagesCarriesTheRowMaxInARegisterPipeOfItsOwn
         << "in the loop, and the drain after it";
     EXPECT_NE(r.out.find("stage_read pipe_new_max_buffer: the registers of new_max"), std::string::npos);
   }
-  CommandResult run = run_command("cd " + source_dir().string() + " && " + tilec_binary() +
-                                  " run samples/attention.tile -D STAGES=3 --check --dims S=200,T=200,HD=128");
+  CommandResult run = tilec_at_root("run samples/attention.tile -D STAGES=3 --check --dims S=200,T=200,HD=128");
   EXPECT_EQ(run.status, 0) << run.out << run.err;
 }
 
