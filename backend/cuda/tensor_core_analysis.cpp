@@ -455,13 +455,13 @@ bool Analysis::hold_mma(const Operation& op) {
   // K-major stage tiles take the 64- or 32-byte swizzle when K is that short; A from registers
   // staged for tcgen05 is written in the 128-byte one.
   const int64_t k_bytes = k * byte_size(input);
-  const bool short_k = (k_bytes == 64 || k_bytes == 32) && !(a_registers && target_.mma == target::MmaFamily::tcgen05);
+  const bool staged_a = a_registers && target_.mma == target::MmaFamily::tcgen05;
+  const bool short_k = (k_bytes == 64 || k_bytes == 32) && !staged_a;
   if (k % panel_columns(input) != 0 && !short_k)
     return unsupported(op, fmt::format("an mma of {} with K = {} per step (a multiple of {}: one 128-byte swizzle row; "
                                        "or {} or {}: a 64- or 32-byte one{})",
                                        to_string(input), k, panel_columns(input), 64 / byte_size(input),
-                                       32 / byte_size(input),
-                                       a_registers && target_.mma == target::MmaFamily::tcgen05 ? ", not for an A from registers here" : ""));
+                                       32 / byte_size(input), staged_a ? ", not for an A from registers here" : ""));
   MmaPlan plan;
   plan.input = input;
   plan.input_b = input_b;
