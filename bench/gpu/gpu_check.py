@@ -31,6 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 
+def is_plain(sample):
+    return "mma(" not in (ROOT / "samples" / f"{sample}.tile").read_text()
+
+
 def sweep_shapes():
     """The emulation sweep's shapes, tests/emulate/sample_sweep.json (JSON with whole-line //
     comments): {sample: [(shape name, dims), ...]} in the file's order."""
@@ -59,8 +63,9 @@ GPU_ROUNDS = {
 }
 # (sample, shape name, dims) — every dims string is NAME=VALUE,...; the harness reads NAME=VALUE.
 CHECKS = []
-for s, rounds in GPU_ROUNDS.items():
-    CHECKS += [(s, name, dims) for name, dims in SWEEP[s]] + [(s, "gpu_rounds", rounds)]
+for s, shapes in SWEEP.items():
+    if not is_plain(s):  # a tensor-core sample without a GPU_ROUNDS shape is a KeyError here
+        CHECKS += [(s, name, dims) for name, dims in shapes] + [(s, "gpu_rounds", GPU_ROUNDS[s])]
 # Variants of samples that the emulation tests also run (tests/emulate/emulate_cli_test.cpp):
 # name -> (sample, [(text, replacement)], [-D NAME=VALUE]).
 VARIANTS = {
@@ -97,7 +102,7 @@ CHECKS += [
 ]
 # The plain samples, in both forms (the register form, and .shared: --plain-tiles=shared).
 for s, shapes in SWEEP.items():
-    if s not in GPU_ROUNDS:
+    if is_plain(s):
         for name, dims in shapes:
             CHECKS += [(s, name, dims), (s + ".shared", name, dims)]
 
@@ -120,10 +125,6 @@ PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), 
 
 SANITIZER_RUNS = [("gemm", "M=200,N=296,K=200"), ("attention", "S=200,T=200,HD=64"),
                   ("gate_up", "M=300,N=520,K=72"), ("softmax", "R=7"), ("gemv", "M=37,K=1000")]
-
-
-def is_plain(sample):
-    return "mma(" not in (ROOT / "samples" / f"{sample}.tile").read_text()
 
 
 def build(args):
