@@ -21,16 +21,17 @@ constexpr MmaInput kTf32[] = {{ScalarKind::f32, "tf32", 2}};  // f32 data read a
 
 // WGMMA (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): m64nNkK per
 // warpgroup, K 32 bytes; only 16-bit inputs take A from registers and transposes. N may be any
-// multiple of 8 up to 256; the backend takes multiples of 64 (whole 128-byte panels of B).
+// multiple of 8 up to 256; the backend takes multiples of 64 (whole 128-byte panels of B) and
+// 32 or 16 (one 64- or 32-byte panel).
 constexpr MmaInstruction kWgmma[] = {
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
-     .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256,
+     .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = true, .mn_major = true, .d_registers = true},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
-     .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256,
+     .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = false, .mn_major = false, .d_registers = true},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
-     .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256,
+     .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = false, .mn_major = false, .d_registers = true},
 };
 
@@ -40,22 +41,22 @@ constexpr MmaInstruction kWgmma[] = {
 // goes through shared memory (16-bit only, like MN-major operands).
 constexpr MmaInstruction kTcgen05[] = {
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
-     .inputs = k16Bit, .m = 128, .k = 16, .n_multiple = 64, .n_max = 256,
+     .inputs = k16Bit, .m = 128, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = true, .mn_major = true, .d_registers = true},
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
-     .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256,
+     .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = true, .mn_major = true, .d_registers = false},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
-     .inputs = k8Bit, .m = 128, .k = 32, .n_multiple = 64, .n_max = 256,
+     .inputs = k8Bit, .m = 128, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = false, .mn_major = false, .d_registers = true},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
-     .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256,
+     .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = false, .mn_major = false, .d_registers = false},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
-     .inputs = kTf32, .m = 128, .k = 8, .n_multiple = 64, .n_max = 256,
+     .inputs = kTf32, .m = 128, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = false, .mn_major = false, .d_registers = true},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
-     .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256,
+     .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16,
      .a_registers = false, .mn_major = false, .d_registers = false},
 };
 

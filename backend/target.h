@@ -51,11 +51,18 @@ struct MmaInstruction {
   std::span<const MmaInput> inputs;  // A's element types; B's is the same (8-bit: either one)
   int64_t m = 0;           // accumulator rows of one instruction (WGMMA: per compute warpgroup)
   int64_t k = 0;           // K of one instruction, in elements (32 bytes of K)
-  int64_t n_multiple = 0;  // N: a multiple of this ...
-  int64_t n_max = 0;       // ... and at most this
+  int64_t n_multiple = 0;  // N: a multiple of this (whole 128-byte panels of an MN-major B) ...
+  int64_t n_max = 0;       // ... and at most this,
+  int64_t n_min = 0;       // or a power of two from this below n_multiple (one narrower panel)
   bool a_registers = false;    // A may be a register tile (else shared memory only)
   bool mn_major = false;       // operands may be MN-major (else both K-major)
   bool d_registers = false;    // D may be a register tile (else a TMEM accumulator only)
+
+  // Whether the backend emits this form N columns wide.
+  bool takes_n(int64_t n) const {
+    if (n % n_multiple == 0) return n > 0 && n <= n_max;
+    return n >= n_min && n < n_multiple && (n & (n - 1)) == 0;
+  }
 
   // The input of this type, or nullptr.
   const MmaInput* input(ScalarKind type) const {

@@ -22,16 +22,6 @@
 
 namespace tilec::cuda::tensor_core {
 
-// The A operand of K step `step` (32 bytes of K) in a swizzled K-major tile at `base` whose
-// panels (`swizzle_bytes` of each row) are `panel_bytes` apart, for rows starting `row_offset`
-// bytes in.
-std::string TensorCoreKernel::a_address(const std::string& base, int64_t panel_bytes, int64_t step,
-                                        const std::string& row_offset, int64_t swizzle_bytes) {
-  int64_t byte = step * kMmaKBytes;
-  int64_t offset = byte / swizzle_bytes * panel_bytes + byte % swizzle_bytes;
-  return fmt::format("{} + {}{}", base, offset, row_offset);
-}
-
 namespace {
 
 // The descriptor helper's arguments after the address: leading and stride bytes, and the swizzle
@@ -43,16 +33,21 @@ std::string descriptor_strides(int64_t leading_bytes, int64_t swizzle_bytes) {
 
 }  // namespace
 
+std::string TensorCoreKernel::k_major_descriptor(const std::string& base, int64_t panel_bytes, int64_t step,
+                                                 const std::string& row_offset, int64_t swizzle_bytes) {
+  int64_t byte = step * kMmaKBytes;
+  int64_t offset = byte / swizzle_bytes * panel_bytes + byte % swizzle_bytes;
+  return fmt::format("tilec_matrix_descriptor({} + {}{}, {})", base, offset, row_offset,
+                     descriptor_strides(16, swizzle_bytes));
+}
+
 // MN-major operands (B as loaded, a transposed A): leading offset = panel bytes (the next 128
 // bytes of M or N), a K step = its K rows of the stored tile; `mn_offset`: bytes to the
-// first panel. K-major ones (A as loaded, a transposed B) start at a_address.
+// first panel. K-major ones (A as loaded, a transposed B): k_major_descriptor.
 std::string TensorCoreKernel::operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
                                                  const std::string& k_major_row_offset, const std::string& mn_offset) {
   const int64_t swizzle = operand.swizzle_bytes;
-  if (operand.k_major())
-    return fmt::format("tilec_matrix_descriptor({}, {})",
-                       a_address(slot, operand.panel_bytes(), step, k_major_row_offset, swizzle),
-                       descriptor_strides(16, swizzle));
+  if (operand.k_major()) return k_major_descriptor(slot, operand.panel_bytes(), step, k_major_row_offset, swizzle);
   return fmt::format("tilec_matrix_descriptor({} + {}{}, {})", slot, step * mma_k(operand.tile.element()) * swizzle,
                      mn_offset, descriptor_strides(operand.panel_bytes(), swizzle));
 }

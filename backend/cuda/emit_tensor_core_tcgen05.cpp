@@ -222,21 +222,33 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
   int64_t per_warpgroup = result.columns * kWarpgroup / compute_threads_;
   std::string a_base = plan_.expression(op.operand(0));
-  int64_t a_panel = 0, k = 0;
+  int64_t a_panel = 0, k = 0, a_swizzle = kPanelRowBytes;
   const StageBuffer* a_stage = nullptr;  // A from a stage buffer (else staged from registers, K-major)
   if (const Fragment* a = fragment(op.operand(0))) {
     int64_t a_columns = a->columns * kWarpgroup / compute_threads_;
-    a_panel = a->rows * kPanelRowBytes;
+    // Rows of W = 128 bytes (64 elements) per panel, or one panel of 64 or 32 bytes when K is that
+    // short. The W-byte swizzle XORs a row's 16-byte chunk index with address bits 7.. of the row:
+    // chunk c of row r goes to chunk c ^ (r·W/128 mod W/16).
+    const int64_t k_bytes = a->columns * 2;
+    if (k_bytes < kPanelRowBytes) a_swizzle = k_bytes;
+    const int64_t panel_columns = a_swizzle / 2;
+    auto chunk_row = [&](const std::string& row) {
+      return a_swizzle == kPanelRowBytes ? row + " % 8"
+                                         : fmt::format("{} / {} % {}", row, kPanelRowBytes / a_swizzle, a_swizzle / 16);
+    };
+    a_panel = a->rows * a_swizzle;
     k = a->columns;
     a_base = fmt::format("(shared_base + {})", plan.staging_offset);
-    line(indent, "{  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)");
+    line(indent, fmt::format("{{  // A to shared memory in the {}-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ ({})",
+                             a_swizzle, chunk_row("r")));
     line(indent + 1, FragmentLayout::position_variables());
     line(indent + 1, fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
     line(indent + 1, "#pragma unroll");
     line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
     line(indent + 2, fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
-    line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / 64 * {} + row * 128 + ((column % 64 / 8) ^ (row % 8)) * 16 + "
-                                 "column % 8 * 2) = {}[i];", element_type(a->element), a_panel, a->name));
+    line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / {} * {} + row * {} + ((column % {} / 8) ^ ({})) * 16 + "
+                                 "column % 8 * 2) = {}[i];", element_type(a->element), panel_columns, a_panel, a_swizzle,
+                                 panel_columns, chunk_row("row"), a->name));
     line(indent + 1, "}");
     line(indent, "}");
     line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
@@ -251,7 +263,7 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   for (int64_t step = 0; step < k / plan.instruction->k; ++step)
     line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction), plan.tmem_column,
                                  a_stage ? operand_descriptor(*a_stage, a_base, step)
-                                         : fmt::format("tilec_matrix_descriptor({}, 16, 1024)", a_address(a_base, a_panel, step, "")),
+                                         : k_major_descriptor(a_base, a_panel, step, "", a_swizzle),
                                  operand_descriptor(b, plan_.expression(op.operand(1)), step),
                                  instruction_descriptor(plan, result.rows, result.columns, b.transposed,
                                                      !a_stage || a_stage->k_major()),
@@ -260,16 +272,17 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   line(indent, "}");
   emit_accumulator_phase_wait(indent);
   if (plan.copy) declare_fragment(indent, result);
+  const int64_t width = tmem_load_width(per_warpgroup);
   line(indent, "{");
   line(indent + 1, FragmentLayout::position_variables());
-  line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / 32));
-  line(indent + 2, "uint32_t values[32];");
-  line(indent + 2, fmt::format("tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {} + "
-                               "static_cast<uint32_t>(compute_warpgroup * {} + chunk * 32), values);",
-                               plan.tmem_column, per_warpgroup));
+  line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
+  line(indent + 2, fmt::format("uint32_t values[{}];", width));
+  line(indent + 2, fmt::format("tilec_tmem_load_{2}(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {0} + "
+                               "static_cast<uint32_t>(compute_warpgroup * {1} + chunk * {2}), values);",
+                               plan.tmem_column, per_warpgroup, width));
   line(indent + 2, "#pragma unroll");
-  line(indent + 2, fmt::format("for (int i = 0; i < 32; ++i) {0}[chunk * 32 + i] = add_f32({1}[chunk * 32 + i], __uint_as_float(values[i]));",
-                               result.name, acc.name));
+  line(indent + 2, fmt::format("for (int i = 0; i < {2}; ++i) {0}[chunk * {2} + i] = add_f32({1}[chunk * {2} + i], __uint_as_float(values[i]));",
+                               result.name, acc.name, width));
   line(indent + 1, "}");
   line(indent, "}");
   emit_tmem_release(indent);
@@ -280,10 +293,11 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
   const bool accumulators = !plan.accumulators.empty();
   const int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   int64_t half = store_columns(columns);
+  const int64_t width = accumulators ? tmem_load_width(half) : 0;
   ElementContext context;
   if (accumulators) {
     emit_accumulator_wait(indent);
-    context.index = "chunk * 32 + i";
+    context.index = fmt::format("chunk * {} + i", width);
   }
   std::string lanes = "((static_cast<uint32_t>(row) & ~31u) << 16)";
   if (rows == 64) {
@@ -298,11 +312,12 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
   line(indent, fmt::format("const int first_column = compute_warpgroup * {};", half));
   if (accumulators) {
     line(indent, "#pragma unroll");
-    line(indent, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / 32));
-    emit_accumulator_loads(plan.accumulators, lanes, "first_column + chunk * 32", context, indent + 1);
+    line(indent, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / width));
+    emit_accumulator_loads(plan.accumulators, lanes, fmt::format("first_column + chunk * {}", width), width, context,
+                           indent + 1);
     line(indent + 1, "#pragma unroll");
-    line(indent + 1, "for (int i = 0; i < 32; ++i) {");
-    line(indent + 2, "const int column = first_column + chunk * 32 + i;");
+    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", width));
+    line(indent + 2, fmt::format("const int column = first_column + chunk * {} + i;", width));
     emit_store_element(value, access, row_base, column_base, context, indent + 2, rows == 64);
     line(indent + 1, "}");
     line(indent, "}");
@@ -331,7 +346,7 @@ void Tcgen05Kernel::emit_staging_chunk(const Value* value, const StorePlan& plan
   ElementContext context;
   context.index = "index";
   emit_accumulator_loads(plan.accumulators, "(static_cast<uint32_t>(warp * 32) << 16)", "first_column + piece * 32",
-                         context, indent + 1);
+                         32, context, indent + 1);
   line(indent + 1, "#pragma unroll");
   line(indent + 1, "for (int i = 0; i < 32; ++i) {");
   line(indent + 2, fmt::format("const int column = first_column + piece * 32 + i, index = chunk * {} + piece * 32 + i;", width));
@@ -353,16 +368,23 @@ void Tcgen05Kernel::emit_accumulators_read(const StorePlan& plan, int indent) {
 // sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
 // first column `column`) into values, values_1, ..., and say in `context` where each element is.
 void Tcgen05Kernel::emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
-                                              const std::string& column, ElementContext& context, int indent) {
+                                              const std::string& column, int64_t width, ElementContext& context,
+                                              int indent) {
   for (size_t k = 0; k < accumulators.size(); ++k) {
     const Accumulator& accumulator = *accumulators[k];
     std::string values = k == 0 ? "values" : fmt::format("values_{}", k);
-    line(indent, fmt::format("uint32_t {}[32];", values));
-    line(indent, fmt::format("tilec_tmem_load_32(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", lanes,
+    line(indent, fmt::format("uint32_t {}[{}];", values, width));
+    line(indent, fmt::format("tilec_tmem_load_{}(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", width, lanes,
                              accumulator.tmem_column, column, values));
     context.accumulators[&accumulator] =
         fmt::format("({}_started ? __uint_as_float({}[i]) : 0.0f)", accumulator.name, values);
   }
+}
+
+int64_t Tcgen05Kernel::tmem_load_width(int64_t per_warpgroup) {
+  const int64_t width = std::min<int64_t>(32, per_warpgroup);
+  needs_.tmem_load_widths.insert(static_cast<int>(width));
+  return width;
 }
 
 // The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.

@@ -398,6 +398,12 @@ bool Analysis::hold_loop(const Operation& loop) {
   return true;
 }
 
+// Whether tcgen05.ld 32x32b reads a warpgroup's columns of a TMEM tile: 32 at a time, or all
+// of 16 or 8 at once.
+static bool tmem_loads_read(int64_t per_warpgroup) {
+  return per_warpgroup % 32 == 0 || per_warpgroup == 16 || per_warpgroup == 8;
+}
+
 bool Analysis::hold_mma(const Operation& op) {
   const Value* acc = op.operand(2);
   StageBuffer* a = stage_operand(op, 0);
@@ -449,19 +455,17 @@ bool Analysis::hold_mma(const Operation& op) {
     return unsupported(op, fmt::format("an mma of {} rows into a register tile (tcgen05.mma M = {} serves TMEM "
                                        "accumulators, which only mmas and stores read; register tiles have 128 rows)",
                                        m, row->m));
-  if (n % row->n_multiple != 0 || n > row->n_max)
-    return unsupported(op, fmt::format("an mma {} columns wide (a multiple of {}, at most {})", n, row->n_multiple,
-                                       row->n_max));
-  // K-major stage tiles take the 64- or 32-byte swizzle when K is that short; A from registers
-  // staged for tcgen05 is written in the 128-byte one.
+  if (!row->takes_n(n))
+    return unsupported(op, fmt::format("an mma {} columns wide (N: a multiple of {} up to {}, or {} or {})", n,
+                                       row->n_multiple, row->n_max, row->n_multiple / 2, row->n_min));
+  // K-major stage tiles (and A from registers staged for tcgen05) take the 64- or 32-byte
+  // swizzle when K is that short.
   const int64_t k_bytes = k * byte_size(input);
-  const bool staged_a = a_registers && target_.mma == target::MmaFamily::tcgen05;
-  const bool short_k = (k_bytes == 64 || k_bytes == 32) && !staged_a;
-  if (k % panel_columns(input) != 0 && !short_k)
+  if (k % panel_columns(input) != 0 && k_bytes != 64 && k_bytes != 32)
     return unsupported(op, fmt::format("an mma of {} with K = {} per step (a multiple of {}: one 128-byte swizzle row; "
-                                       "or {} or {}: a 64- or 32-byte one{})",
+                                       "or {} or {}: a 64- or 32-byte one)",
                                        to_string(input), k, panel_columns(input), 64 / byte_size(input),
-                                       32 / byte_size(input), staged_a ? ", not for an A from registers here" : ""));
+                                       32 / byte_size(input)));
   MmaPlan plan;
   plan.input = input;
   plan.input_b = input_b;
@@ -478,6 +482,9 @@ bool Analysis::hold_mma(const Operation& op) {
     }
     fragments_[fragment_of_.at(op.result())].accumulator = true;
     plan.registers = true;
+    if (target_.mma == target::MmaFamily::tcgen05 && !tmem_loads_read(store_columns(n)))
+      return unsupported(op, fmt::format("an mma into a register tile of {} columns, {} per warpgroup (tcgen05.ld "
+                                         "32x32b reads a multiple of 32, or 16 or 8)", n, store_columns(n)));
   }
   plan_mma(plan, MmaOperands{.m = m, .n = n, .k = k, .a = a, .a_registers = a_registers, .b = b});
   mma_plans_[&op] = plan;
@@ -534,8 +541,9 @@ bool Analysis::hold_store(const Operation& op) {
   };
   visit(value);
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
-  if (!accumulators.empty() && (columns / (compute_threads_ / kWarpgroup)) % 32 != 0)
-    return unsupported(op, "a TMEM accumulator whose columns per warpgroup are not a multiple of 32 (tcgen05.ld x32)");
+  if (!accumulators.empty() && !tmem_loads_read(store_columns(columns)))
+    return unsupported(op, fmt::format("a TMEM accumulator of {} columns, {} per warpgroup (tcgen05.ld 32x32b reads a "
+                                       "multiple of 32, or 16 or 8)", columns, store_columns(columns)));
   StorePlan plan;
   plan.accumulators = accumulators;
   plan.tensor = op.operand(0);
@@ -562,7 +570,7 @@ bool Analysis::check_stage_buffers() {
     if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
     if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
     const int64_t row_bytes = tile.rank() == 2 ? buffer.stored()[1] * byte_size(tile.element()) : 0;
-    if (buffer.k_major() && (row_bytes == 64 || row_bytes == 32)) buffer.swizzle_bytes = row_bytes;
+    if (row_bytes == 64 || row_bytes == 32) buffer.swizzle_bytes = row_bytes;
     if (tile.rank() != 2 || target::mma_instructions(target_, tile.element()).empty() ||
         buffer.stored()[1] % buffer.panel_columns() != 0 ||
         buffer.stored()[0] % 8 != 0 || buffer.stored()[0] > 256)

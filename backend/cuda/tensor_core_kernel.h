@@ -156,15 +156,15 @@ class TensorCoreKernel : public Analysis {
   // across the threads holding the other columns of its rows.
   void emit_reduction(const Operation& op, int indent);
 
-  // The A operand of K step `step` (32 bytes of K) in a swizzled K-major tile at `base` whose
+  // The descriptor of K step `step` (32 bytes of K) of a swizzled K-major tile at `base` whose
   // panels (`swizzle_bytes` of each row) are `panel_bytes` apart, for rows starting `row_offset`
   // bytes in.
-  static std::string a_address(const std::string& base, int64_t panel_bytes, int64_t step, const std::string& row_offset,
-                               int64_t swizzle_bytes = kPanelRowBytes);
+  static std::string k_major_descriptor(const std::string& base, int64_t panel_bytes, int64_t step,
+                                        const std::string& row_offset, int64_t swizzle_bytes);
 
   // MN-major operands (B as loaded, a transposed A): leading offset = panel bytes (the next 128
   // bytes of M or N), a K step = its K rows of the stored tile; `mn_offset`: bytes to the
-  // first panel. K-major ones (A as loaded, a transposed B) start at a_address.
+  // first panel. K-major ones (A as loaded, a transposed B): k_major_descriptor.
   static std::string operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
                                         const std::string& k_major_row_offset = "", const std::string& mn_offset = "");
 
@@ -313,10 +313,14 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   // to shared memory as TMA would have), then D = C + A·B read back.
   void emit_into_registers(const Operation& op, const MmaPlan& plan, int indent);
 
-  // Load 32 columns of each accumulator a store reads (TMEM lane base `lanes`, first column
+  // The columns one tcgen05.ld reads of a warpgroup's `per_warpgroup` (32, or all of 16 or 8),
+  // noting its tilec_tmem_load_W for the prelude.
+  int64_t tmem_load_width(int64_t per_warpgroup);
+
+  // Load `width` columns of each accumulator a store reads (TMEM lane base `lanes`, first column
   // `column`) into values, values_1, ..., and say in `context` where each element is.
   void emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
-                              const std::string& column, ElementContext& context, int indent);
+                              const std::string& column, int64_t width, ElementContext& context, int indent);
 
   // The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is: the
   // issuing thread commits them to the barrier, then emit_accumulator_phase_wait.

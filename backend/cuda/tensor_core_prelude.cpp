@@ -386,26 +386,34 @@ __device__ __forceinline__ void tilec_tcgen05_commit(uint32_t barrier TILEC_SITE
   ::tilec_emu::ptx::tcgen05_commit(barrier, tilec_line);
 #endif
 }
-// 32 consecutive f32 columns of this thread's TMEM lane (the warp's 32 lanes start at `address`).
-__device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&values)[32] TILEC_SITE) {
-#ifndef TILEC_EMULATE
-  asm volatile("tcgen05.ld.sync.aligned.32x32b.x32.b32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-               "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, [%32];"
-               : "=r"(values[0]), "=r"(values[1]), "=r"(values[2]), "=r"(values[3]), "=r"(values[4]),
-                 "=r"(values[5]), "=r"(values[6]), "=r"(values[7]), "=r"(values[8]), "=r"(values[9]),
-                 "=r"(values[10]), "=r"(values[11]), "=r"(values[12]), "=r"(values[13]), "=r"(values[14]),
-                 "=r"(values[15]), "=r"(values[16]), "=r"(values[17]), "=r"(values[18]), "=r"(values[19]),
-                 "=r"(values[20]), "=r"(values[21]), "=r"(values[22]), "=r"(values[23]), "=r"(values[24]),
-                 "=r"(values[25]), "=r"(values[26]), "=r"(values[27]), "=r"(values[28]), "=r"(values[29]),
-                 "=r"(values[30]), "=r"(values[31])
-               : "r"(address));
-  asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
-#else
-  ::tilec_emu::ptx::tcgen05_ld_32x32b(address, values, 32, tilec_line);
-  ::tilec_emu::ptx::tcgen05_wait_ld(tilec_line);
-#endif
-}
 )";
+
+// tilec_tmem_load_W: tcgen05.ld 32x32b.xW, W consecutive f32 columns of this thread's TMEM lane
+// (the warp's 32 lanes start at `address`), then tcgen05.wait::ld. The operand list is spelled
+// out: 16 registers per line of the asm string, 5 outputs per line of constraints.
+std::string tmem_load_wrapper(int width) {
+  std::string registers, outputs;
+  for (int i = 0; i < width; ++i) {
+    if (i > 0 && i % 16 == 0) registers += "\"\n               \"";
+    registers += fmt::format("%{}{}", i, i + 1 < width ? "," : "");
+    if (i > 0) outputs += i % 5 == 0 ? ",\n                 " : ", ";
+    outputs += fmt::format("\"=r\"(values[{}])", i);
+  }
+  return fmt::format(
+      "// {width} consecutive f32 columns of this thread's TMEM lane (the warp's 32 lanes start at `address`).\n"
+      "__device__ __forceinline__ void tilec_tmem_load_{width}(uint32_t address, uint32_t (&values)[{width}] TILEC_SITE) {{\n"
+      "#ifndef TILEC_EMULATE\n"
+      "  asm volatile(\"tcgen05.ld.sync.aligned.32x32b.x{width}.b32 {{{registers}}}, [%{width}];\"\n"
+      "               : {outputs}\n"
+      "               : \"r\"(address));\n"
+      "  asm volatile(\"tcgen05.wait::ld.sync.aligned;\" ::: \"memory\");\n"
+      "#else\n"
+      "  ::tilec_emu::ptx::tcgen05_ld_32x32b(address, values, {width}, tilec_line);\n"
+      "  ::tilec_emu::ptx::tcgen05_wait_ld(tilec_line);\n"
+      "#endif\n"
+      "}}\n",
+      fmt::arg("width", width), fmt::arg("registers", registers), fmt::arg("outputs", outputs));
+}
 
 // A tcgen05.mma wrapper of another kind than kind::f16 (kBlackwell's tilec_tcgen05_mma): `kind`
 // is PTX's (f8f6f4, tf32) and the emulation's MmaKind; `what` says what the inputs are.
@@ -523,6 +531,7 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   if (needs.tma_3d) out += kTma3d;
   if (needs.target->mma == target::MmaFamily::tcgen05) {
     out += kBlackwell;
+    for (int width : needs.tmem_load_widths) out += tmem_load_wrapper(width);
     for (const auto& [kind, row] : needs.tcgen05_kinds)
       if (kind != "f16") out += tcgen05_kind_wrapper(std::string(kind), std::string(row->about));
     return out;

@@ -41,6 +41,9 @@ struct TensorCoreNeeds {
   // sm_100a: the tcgen05.mma kinds used ("f16", "f8f6f4", "tf32") and a row of each; every kind
   // but kind::f16 (in the common part) gets a wrapper.
   std::map<std::string_view, const target::MmaInstruction*> tcgen05_kinds;
+  // sm_100a: the tcgen05.ld 32x32b widths read (32: every kernel; 16 or 8: columns per
+  // warpgroup of a narrow tile), one tilec_tmem_load_W each.
+  std::set<int> tmem_load_widths = {32};
   bool tma_3d = false;          // a TMA load or store of a rank-3 tensor (a batch of matrices)
 };
 

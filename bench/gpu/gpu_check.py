@@ -85,6 +85,11 @@ VARIANTS = {
     "attention_stages3": ("attention", [], ["STAGES=3"]),
     # BK = 32: A in the 64-byte swizzle (emulated since 2026-11-26, never run on a GPU).
     "gemm_bk32": ("gemm", [], ["BK=32"]),
+    # N = 32 and 16: B in one 64- or 32-byte panel, sm_100a's tcgen05.ld .x16 / .x8; attention
+    # with BKV = 32 (P staged in the 64-byte swizzle on sm_100a). Emulated since 2026-11-26.
+    "gemm_bn32": ("gemm", [], ["BN=32"]),
+    "gemm_bn16": ("gemm", [], ["BN=16"]),
+    "attention_bkv32": ("attention", [], ["BKV=32"]),
 }
 CHECKS += [
     ("gemm", "unaligned_k", "M=136,N=300,K=100"), ("gemm", "unaligned_n", "M=64,N=131,K=72"),
@@ -99,6 +104,9 @@ CHECKS += [
     ("attention_bkv128", "ragged_t", "S=200,T=200,HD=64"), ("attention_bkv128", "gpu_rounds", "S=2000,T=1000,HD=1024"),
     ("attention_stages3", "ragged_t", "S=200,T=200,HD=128"), ("attention_stages3", "gpu_rounds", "S=2000,T=1000,HD=1024"),
     ("gemm_bk32", "ragged", "M=200,N=296,K=200"), ("gemm_bk32", "gpu_rounds", "M=2000,N=4000,K=1000"),
+    ("gemm_bn32", "ragged", "M=200,N=72,K=200"), ("gemm_bn32", "gpu_rounds", "M=2000,N=1000,K=1000"),
+    ("gemm_bn16", "ragged", "M=200,N=40,K=200"), ("gemm_bn16", "gpu_rounds", "M=2000,N=1000,K=1000"),
+    ("attention_bkv32", "ragged_t", "S=200,T=200,HD=128"), ("attention_bkv32", "gpu_rounds", "S=2000,T=1000,HD=1024"),
 ]
 # The plain samples, in both forms (the register form, and .shared: --plain-tiles=shared).
 for s, shapes in SWEEP.items():
@@ -117,7 +125,8 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("gemm_bm64", "M=8192,N=8192,K=8192"), ("gemm_cluster2", "M=8192,N=8192,K=8192"),
               ("gemm_tiles", "M=8192,N=8192,K=8192"), ("attention_keys_as_rows", "S=4096,T=4096,HD=1024"),
               ("tf32_linear_bn128", "M=8192,N=8192,K=8192"), ("attention_bkv128", "S=4096,T=4096,HD=1024"),
-              ("attention_stages3", "S=4096,T=4096,HD=1024"), ("gemm_bk32", "M=8192,N=8192,K=8192")]
+              ("attention_stages3", "S=4096,T=4096,HD=1024"), ("gemm_bk32", "M=8192,N=8192,K=8192"),
+              ("gemm_bn32", "M=8192,N=8192,K=8192"), ("attention_bkv32", "S=4096,T=4096,HD=1024")]
 PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), ("broadcast", "R=8192,C=8192"),
                  ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("softmax", "R=131072"),
                  ("layernorm", "R=262144"), ("rmsnorm", "R=131072"), ("add_layernorm", "R=65536"),

@@ -29,7 +29,7 @@ using Variables = std::map<std::string, uint64_t>;
 
 // ------------------------------------------------------------------------------ expressions
 // C integer expressions: literals (decimal, hex, u/l suffixes), names (`threadIdx.x` is read as
-// `threadIdx_x`), ( ), static_cast<T>(e) (uint32_t truncates), unary -, * / % + - << >> & ^ |
+// `threadIdx_x`), ( ), static_cast<T>(e) (uint32_t truncates), unary - and ~, * / % + - << >> & ^ |
 // with C's precedence. Unsigned 64-bit arithmetic; every value here is non-negative.
 class Expression {
  public:
@@ -46,7 +46,7 @@ class Expression {
 
  private:
   struct Node {
-    std::string op;  // "num", "name", "neg", "u32", or a binary operator
+    std::string op;  // "num", "name", "neg", "not", "u32", or a binary operator
     uint64_t value = 0;
     std::string name;
     int left = -1, right = -1;
@@ -85,6 +85,10 @@ class Expression {
     if (at_ < text_.size() && text_[at_] == '-') {
       ++at_;
       return add({"neg", 0, "", parse_unary(), -1});
+    }
+    if (at_ < text_.size() && text_[at_] == '~') {
+      ++at_;
+      return add({"not", 0, "", parse_unary(), -1});
     }
     return parse_primary();
   }
@@ -130,6 +134,7 @@ class Expression {
     }
     uint64_t a = evaluate(node.left, variables, unknown_zero);
     if (node.op == "neg") return 0 - a;
+    if (node.op == "not") return ~a;
     if (node.op == "u32") return a & 0xffffffffu;
     uint64_t b = evaluate(node.right, variables, unknown_zero);
     if (node.op == "+") return a + b;
@@ -222,7 +227,10 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},
                                       // K-major tiles of 64 and 32 bytes of K: the 64- and 32-byte swizzles
                                       {"linear", " -D BM=64 -D BN=64 -D BK=32", ""},
-                                      {"linear", " -D BM=64 -D BN=64 -D BK=16", ""}};
+                                      {"linear", " -D BM=64 -D BN=64 -D BK=16", ""},
+                                      // N = 32 and 16: MN-major B of 64 and 32 bytes, narrow TMEM loads
+                                      {"gemm", " -D BN=32", ""}, {"gemm", " -D BN=16", ""},
+                                      {"attention", " -D BKV=32", ""}};
     std::vector<Emitted> out;
     for (const char* target : {"sm_90a", "sm_100a"})
       for (const Sample& sample : list) {

@@ -3,9 +3,9 @@
 // the emulator's or our own figures.
 //
 // The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
-// CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128,
-// gemm_f16, gemm_bias_relu, batched_gemm, attention, linear, fp8_linear, tf32_linear, gate_up;
-// sm_90a and sm_100a) and, the same checks
+// CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128, 32
+// and 16, gemm_f16, gemm_bias_relu, batched_gemm, attention (also BKV = 32), linear, fp8_linear,
+// tf32_linear, gate_up; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
 // again, the files in samples/expected/. The emitted expressions are evaluated by a small
 // interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
 // loops with constant bounds), for every compute thread and register.
@@ -33,8 +33,8 @@
 // (16-byte chunks), so a K-major f32 tile R x C is the 16-bit tile R x 2C (b16_K_..._Rx2C: same
 // descriptors per 32-byte k-step); its kind::tf32 instruction descriptor is the table's kind::f16
 // bf16 one with the A and B format fields (bits 7-9, 10-12) set to 2, the README's tf32.
-//  5. tcgen05.ld (tcgen05_ld.json, 32x32b.x32): the prelude's tilec_tmem_load_32 (shape, register
-//     order) and, at every call, the TMEM lane/column each register reads (the address the emitter
+//  5. tcgen05.ld (tcgen05_ld.json, 32x32b.x32, .x16, .x8): the prelude's tilec_tmem_load_W (shape,
+//     register order) and, at every call, the TMEM lane/column each register reads (the address the emitter
 //     builds plus the table), which must be in the warp's lane quarter and equal the element the
 //     code then treats it as: FragmentLayout(sm_100a) for loads into registers
 //     (emit_tcgen05_into_registers), the declared row/column for epilogues (emit_tma_store). D of
@@ -90,6 +90,39 @@ const json& find_entry(const json& list, const std::string& id) {
   throw std::runtime_error("no table entry " + id);
 }
 
+// The smem_canonical case of tile `id` ("b16_MN_64B_32x64"), or, where the tables have no tile of
+// that size, the smallest larger one of the same bits, major-ness and swizzle whose top-left
+// sub-block it is (README 1.2: every sub-block starting on an atom boundary was checked with the
+// same LBO/SBO): an MN-major tile whose K rows are the larger one's first K rows (atoms laid K
+// first) and whose MN is one atom or whole atoms, or a K-major tile of the larger one's first
+// K columns (8-row groups laid MN first) within one atom of K.
+const json& canonical_tile(const json& cases, const std::string& id) {
+  for (const json& entry : cases)
+    if (entry["id"] == id) return entry;
+  static const std::regex shape(R"((\w+_\w+_\w+)_(\d+)x(\d+))");
+  std::smatch m;
+  if (!std::regex_match(id, m, shape)) throw std::runtime_error("no table entry " + id);
+  const uint64_t mn = std::stoull(m[2]), k = std::stoull(m[3]);
+  const json* best = nullptr;
+  for (const json& entry : cases) {
+    const std::string other = entry["id"];
+    if (!other.starts_with(m[1].str() + "_") || other.ends_with("_mnfirst")) continue;
+    const uint64_t atom_mn = entry["atom_mn"], atom_k = entry["atom_k"];
+    const bool mn_major = entry["major"] == "MN";
+    const bool fits = entry["mn"].get<uint64_t>() >= mn && entry["k"].get<uint64_t>() >= k &&
+                      (mn_major ? entry["tile_order"] == "k_first" && (mn <= atom_mn || mn % atom_mn == 0)
+                                : entry["tile_order"] == "mn_first" && k <= atom_k);
+    if (fits && (!best || entry["tile_bytes"] < (*best)["tile_bytes"])) best = &entry;
+  }
+  if (!best) throw std::runtime_error("no table entry " + id + " nor a larger tile it is a sub-block of");
+  return *best;
+}
+
+// The MN extent in a tile id ("b16_MN_64B_32x64": 32).
+uint64_t operand_mn(const std::string& id) {
+  return std::stoull(id.substr(id.rfind('_') + 1, id.rfind('x') - id.rfind('_') - 1));
+}
+
 // The byte offset of element (mn, k) of an smem_canonical tile, from its chunk offsets.
 uint64_t table_offset(const json& tile, uint64_t mn, uint64_t k) {
   uint64_t per_chunk = tile["chunk_elems"].get<uint64_t>(), element_bytes = tile["element_bits"].get<uint64_t>() / 8;
@@ -127,14 +160,15 @@ struct OperandTile {
   std::string major;  // "K" or "MN", as the smem_canonical tables write it
   uint64_t offset = 0, slot_bytes = 0;
 };
-OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, uint64_t k_steps) {
+// `swizzle`: the bytes the descriptor says, for the A staging (which has no summary of its own).
+OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, uint64_t k_steps, uint64_t swizzle) {
   OperandTile tile;
   std::smatch match;
   if (std::regex_match(base, match, std::regex(R"(\(shared_base \+ (\d+)\))"))) {
     auto summary = e.search(R"(A of the mma at line \d+ \(from registers\): (\d+) bytes at )" + match[1].str() + ",");
     if (!summary) throw std::runtime_error("no A staging summary for " + base);
     uint64_t k = 16 * k_steps, mn = std::stoull((*summary)[1]) / (2 * k);
-    tile.id = "b16_K_128B_" + std::to_string(mn) + "x" + std::to_string(k);
+    tile.id = "b16_K_" + std::to_string(swizzle) + "B_" + std::to_string(mn) + "x" + std::to_string(k);
     tile.offset = std::stoull(match[1]);
     tile.major = "K";
     auto cast = e.search(R"(reinterpret_cast<(\w+)\*>\(staging \+ )");
@@ -171,6 +205,11 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
   tile.offset = std::stoull((*buffer)[1]);
   tile.slot_bytes = std::stoull((*slot)[2]);
   return tile;
+}
+
+// The swizzle bytes of a tilec_matrix_descriptor call's arguments (the helper's default: 128).
+uint64_t descriptor_swizzle(const std::vector<std::string>& call) {
+  return call.size() == 4 ? evaluate(call[3], {}) : 128;
 }
 
 // A descriptor call's address split into the tile base and the start expression (base := 0).
@@ -293,21 +332,28 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         const std::vector<std::string>& call = mma.descriptors[d];
         ASSERT_TRUE(call.size() == 3u || call.size() == 4u) << "address, leading and stride bytes[, swizzle bytes]";
         auto [base, start] = split_base(call[0]);
-        OperandTile operand = operand_tile(e, base, is_a, steps);
-        const json& tile = find_entry(table["cases"], operand.id);
+        OperandTile operand = operand_tile(e, base, is_a, steps, descriptor_swizzle(call));
+        const json& tile = canonical_tile(table["cases"], operand.id);
+        // A sub-block of one MN atom has no second atom for LBO to reach (README 1.1: unused).
+        const bool one_atom = tile["id"] != operand.id && operand.major == "MN" &&
+                              operand_mn(operand.id) <= tile["atom_mn"].get<uint64_t>();
         tiles.insert(operand.id);
         tf32_operands += operand.element == "tf32";
         EXPECT_EQ(tile["major"], operand.major);
         (is_a ? a_major : b_major) = operand.major;
         EXPECT_EQ(operand.offset % 1024, 0u) << "tile base";
         EXPECT_EQ(operand.slot_bytes % 1024, 0u) << "slot size";
-        ASSERT_EQ(tile["k_steps"].size(), steps) << operand.id << ": one MMA per k-step";
+        if (tile["id"] == operand.id) {
+          ASSERT_EQ(tile["k_steps"].size(), steps) << operand.id << ": one MMA per k-step";
+        } else {
+          ASSERT_GE(tile["k_steps"].size(), steps) << operand.id << " in " << tile["id"] << ": one MMA per k-step";
+        }
         const json& step = tile["k_steps"][mma.step];
         const uint64_t warpgroups = start.find("compute_warpgroup") != std::string::npos ? e.compute_threads() / 128 : 1;
         for (uint64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
           Variables v{{"compute_warpgroup", warpgroup}};
           uint64_t address = evaluate(start, v), leading = evaluate(call[1], v), stride = evaluate(call[2], v);
-          uint64_t swizzle = call.size() == 4 ? evaluate(call[3], v) : 128;  // the helper's default
+          uint64_t swizzle = descriptor_swizzle(call);
           // The table: element (64·warpgroup, k0)'s offset (README 1.5: a 64-row WGMMA slab of A).
           uint64_t expected_start = table_offset(tile, 64 * warpgroup, step["k0"].get<uint64_t>());
           if (warpgroup == 0) {
@@ -317,11 +363,11 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
           expected = (expected & ~uint64_t{0x3fff}) | ((expected_start & 0x3ffff) >> 4);
           uint64_t actual = evaluate(body, {{"address", address}, {"leading_bytes", leading}, {"stride_bytes", stride},
                                             {"swizzle_bytes", swizzle}});
-          if (!tile["lbo_used"].get<bool>()) {
+          if (!tile["lbo_used"].get<bool>() || one_atom) {
             const uint64_t lbo_field = uint64_t{0x3fff} << 16;
             if ((actual & lbo_field) != (expected & lbo_field)) {
               ++lbo_exceptions;
-              EXPECT_EQ(operand.id, "b16_MN_128B_64x64") << "the only documented LBO difference";
+              EXPECT_TRUE(operand.id == "b16_MN_128B_64x64" || one_atom) << "the only documented LBO differences";
             }
             actual &= ~lbo_field, expected &= ~lbo_field;  // README: never read for this tile
           }
@@ -356,7 +402,10 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
   std::printf("\n");
   // weight_grad's transposed A is b16_MN_128B_128x64 too (as sm_90a: two 64-row slabs).
   for (const char* id : {"b16_K_128B_128x64", "b16_MN_128B_256x64", "b16_MN_128B_128x64", "b16_MN_128B_64x64",
-                         "b16_K_128B_256x64", "b8_K_128B_128x128", "b8_K_128B_256x128", "b16_K_64B_64x32", "b16_K_32B_64x16"})
+                         "b16_K_128B_256x64", "b8_K_128B_128x128", "b8_K_128B_256x128", "b16_K_64B_64x32", "b16_K_32B_64x16",
+                         // N = 32 and 16: one MN atom of the 64- and 32-byte swizzles; sm_100a's
+                         // staged P of attention with BKV = 32
+                         "b16_MN_64B_32x64", "b16_MN_32B_16x64", "b16_K_64B_128x32"})
     EXPECT_TRUE(tiles.count(id)) << id << " is not among the emitted operands";
   EXPECT_GT(tf32_operands, 0) << "tf32_linear's operands";
 }
@@ -364,7 +413,7 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
 // ============================================================================== 4. tcgen05 idesc
 TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
   LOAD_TABLE(table, "tcgen05_instr_desc.json");
-  long compared = 0, tf32_calls = 0;
+  long compared = 0, tf32_calls = 0, narrow_calls = 0;
   std::set<std::string> seen;
   for (const Emitted& e : emitted_samples()) {
     if (!e.blackwell()) continue;
@@ -384,8 +433,10 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
       const std::optional<std::smatch> kind = kind_match;
       ASSERT_EQ(mma.arguments.size(), 5u);
       const size_t steps = steps_of(lines, index);
-      OperandTile a = operand_tile(e, split_base(mma.descriptors[0][0]).first, true, steps);
-      OperandTile b = operand_tile(e, split_base(mma.descriptors[1][0]).first, false, steps);
+      OperandTile a = operand_tile(e, split_base(mma.descriptors[0][0]).first, true, steps,
+                                   descriptor_swizzle(mma.descriptors[0]));
+      OperandTile b = operand_tile(e, split_base(mma.descriptors[1][0]).first, false, steps,
+                                   descriptor_swizzle(mma.descriptors[1]));
       // D: the TMEM accumulator (`NAME_started`) or the register tile the load after it fills.
       std::string d_name;  // from the first step's call
       const MmaLine& first = lines[index - mma.step];
@@ -395,7 +446,7 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
         for (size_t i = mma.line; i < e.lines.size() && d_name.empty(); ++i) {
           std::smatch m;
           std::string code = code_of(e.lines[i]);
-          if (std::regex_search(code, m, std::regex(R"((\w+)\[chunk \* 32 \+ i\] = add_f32\()"))) d_name = m[1];
+          if (std::regex_search(code, m, std::regex(R"((\w+)\[chunk \* \d+ \+ i\] = add_f32\()"))) d_name = m[1];
         }
       }
       auto d = e.search("//   (?:accumulator|register tile) " + d_name + R"(: (\d+)x(\d+) (\w+) in )");
@@ -409,10 +460,13 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
         EXPECT_EQ(b.element, "tf32");
         ++tf32_calls;
       }
+      // N = 32 or 16, which the table has no entries of: its N = 64 entry with the n_dim field
+      // (bits 17-22, N >> 3, as its decoded `fields` say) set to N >> 3.
+      const int n = std::stoi((*d)[2]), table_n = n < 64 ? 64 : n;
       const json* entry = nullptr;
       for (const json& candidate : table["descriptors"])
         if (candidate["kind"] == table_kind && candidate["a"] == a_element && candidate["b"] == b_element &&
-            candidate["d"] == (*d)[3].str() && candidate["m"] == std::stoi((*d)[1]) && candidate["n"] == std::stoi((*d)[2]) &&
+            candidate["d"] == (*d)[3].str() && candidate["m"] == std::stoi((*d)[1]) && candidate["n"] == table_n &&
             candidate["a_major"] == a.major && candidate["b_major"] == b.major)
           entry = &candidate;
       ASSERT_TRUE(entry) << "no table entry for kind::" << (*kind)[1] << " " << a.element << " x " << b.element << " -> "
@@ -421,6 +475,12 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
       seen.insert((*entry)["idesc"].get<std::string>());
       uint64_t expected = parse_hex((*entry)["idesc"]);
       if (tf32) expected = (expected & ~uint64_t{0x3f << 7}) | 2u << 7 | 2u << 10;
+      ASSERT_EQ((*entry)["fields"]["n_dim"].get<int>(), table_n >> 3);
+      ASSERT_EQ((expected >> 17) & 0x3f, static_cast<uint64_t>(table_n >> 3)) << "n_dim in bits 17-22";
+      if (n != table_n) {
+        expected = (expected & ~(uint64_t{0x3f} << 17)) | static_cast<uint64_t>(n >> 3) << 17;
+        ++narrow_calls;
+      }
       EXPECT_EQ(evaluate(mma.arguments[3], {}), expected)
           << mma.arguments[3] << " vs the table's " << (*entry)["idesc"].get<std::string>() << (tf32 ? " as kind::tf32" : "");
     }
@@ -430,6 +490,7 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
   std::printf("\n");
   EXPECT_GE(seen.size(), 3u) << "bf16 N=256, f16 N=256, bf16 N=64 (and N=128)";
   EXPECT_GT(tf32_calls, 0) << "tf32_linear's kind::tf32 calls";
+  EXPECT_GT(narrow_calls, 0) << "gemm with BN = 32 and 16";
 }
 
 // ============================================================================== 5. tcgen05.ld
@@ -473,28 +534,40 @@ uint64_t accumulator_rows(const Emitted& e, const std::string& name) {
 
 TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
   LOAD_TABLE(table, "tcgen05_ld.json");
-  const json& map = find_entry(table["tables"], "32x32b.x32");
   long compared = 0;
   size_t scopes = 0;
+  std::set<int> widths_called;
   for (const Emitted& e : emitted_samples()) {
     if (!e.blackwell()) continue;
     SCOPED_TRACE(e.label);
-    // The prelude: the 32x32b.x32 shape, registers {%0..%31} = values[0..31] in order.
-    ASSERT_NE(e.text.find("\"tcgen05.ld.sync.aligned." + map["id"].get<std::string>() + ".b32 {%0,%1,"), std::string::npos);
-    std::string load = e.text.substr(e.text.find("void tilec_tmem_load_32("), 2000);
-    std::regex output(R"("=r"\(values\[(\d+)\]\))");
-    int next = 0;
-    for (auto it = std::sregex_iterator(load.begin(), load.end(), output); it != std::sregex_iterator(); ++it, ++next)
-      ASSERT_EQ(std::stoi((*it)[1]), next);
-    ASSERT_EQ(next, map["registers_per_thread"].get<int>());
+    // The prelude: each tilec_tmem_load_W is the 32x32b.xW shape, registers {%0..%W-1} =
+    // values[0..W-1] in order.
+    std::map<int, const json*> map_of;  // W -> its table
+    static const std::regex wrapper(R"(void tilec_tmem_load_(\d+)\()");
+    for (auto it = std::sregex_iterator(e.text.begin(), e.text.end(), wrapper); it != std::sregex_iterator(); ++it) {
+      const int width = std::stoi((*it)[1]);
+      const json& map = *(map_of[width] = &find_entry(table["tables"], "32x32b.x" + std::to_string(width)));
+      std::string load = e.text.substr(it->position(), e.text.find("\n}", it->position()) - it->position());
+      ASSERT_NE(load.find("\"tcgen05.ld.sync.aligned." + map["id"].get<std::string>() + ".b32 {%0,"), std::string::npos);
+      std::regex output(R"("=r"\(values\[(\d+)\]\))");
+      int next = 0;
+      for (auto out = std::sregex_iterator(load.begin(), load.end(), output); out != std::sregex_iterator(); ++out, ++next)
+        ASSERT_EQ(std::stoi((*out)[1]), next);
+      ASSERT_EQ(next, map["registers_per_thread"].get<int>());
+    }
+    ASSERT_TRUE(map_of.count(32)) << "tilec_tmem_load_32";
     FragmentLayout layout(target::MmaFamily::tcgen05, static_cast<int64_t>(e.compute_threads() / 128));
     // Per scope and array (values, values_1, ...: a store reading several accumulators): the last
-    // load's address, per thread.
-    std::map<std::pair<size_t, std::string>, uint64_t> address_of;
-    scopes += run_scopes_with(e, "tilec_tmem_load_32(", "", [&](size_t scope, const std::string& code, const Variables& v, uint64_t thread) {
-      if (code.starts_with("tilec_tmem_load_32(")) {
+    // load's address and width, per thread.
+    std::map<std::pair<size_t, std::string>, std::pair<uint64_t, int>> address_of;
+    scopes += run_scopes_with(e, "tilec_tmem_load_", "", [&](size_t scope, const std::string& code, const Variables& v, uint64_t thread) {
+      if (code.starts_with("tilec_tmem_load_")) {
+        const int width = std::stoi(code.substr(16, code.find('(') - 16));
+        ASSERT_TRUE(map_of.count(width)) << "a call of tilec_tmem_load_" << width << ", which the prelude lacks";
+        widths_called.insert(width);
         std::vector<std::string> arguments = call_arguments(code, code.find('('));
-        uint64_t address = address_of[{scope, arguments[1]}] = evaluate(arguments[0], v);
+        uint64_t address = evaluate(arguments[0], v);
+        address_of[{scope, arguments[1]}] = {address, width};
         uint64_t warp = v.at("threadIdx_x") / 32;
         EXPECT_EQ(address >> 16, 32 * (warp % 4)) << "thread " << thread << ": a warp reads its TMEM lane quarter";
         return;
@@ -503,7 +576,10 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
       static const std::regex reads(R"((values(?:_\d+)?)\[(\w+)\])"), into(R"(^(\w+)\[(.+?)\] = add_f32\()");
       for (auto it = std::sregex_iterator(code.begin(), code.end(), reads); it != std::sregex_iterator(); ++it) {
         const std::string array = (*it)[1];
-        uint64_t reg = v.at((*it)[2]), lane_id = thread % 32, address = address_of.at({scope, array});
+        const auto [address, width] = address_of.at({scope, array});
+        const json& map = *map_of.at(width);
+        uint64_t reg = v.at((*it)[2]), lane_id = thread % 32;
+        ASSERT_LT(reg, static_cast<uint64_t>(width)) << "thread " << thread << " reads past " << array;
         // The accumulator this array holds: `(NAME_started ? __uint_as_float(ARRAY[i])`.
         static std::map<std::string, std::string> owners;  // code + array -> accumulator (or "")
         auto [known, fresh] = owners.try_emplace(code + "\n" + array);
@@ -541,6 +617,7 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
   }
   std::printf("tcgen05.ld: %zu blocks, %ld (thread, register) reads\n", scopes, compared);
   EXPECT_GE(scopes, 2u);
+  EXPECT_EQ(widths_called, (std::set<int>{8, 16, 32})) << "x16 and x8: gemm with BN = 32 and 16, attention with BKV = 32";
 }
 
 // ============================================================================== 6. staging
@@ -568,7 +645,8 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
       std::vector<MmaLine> lines = mma_lines(e);
       size_t index = 0;
       while (lines[index].line != i) ++index;
-      target.tile = operand_tile(e, split_base(lines[index].descriptors[0][0]).first, true, steps_of(lines, index));
+      target.tile = operand_tile(e, split_base(lines[index].descriptors[0][0]).first, true, steps_of(lines, index),
+                                 descriptor_swizzle(lines[index].descriptors[0]));
       return target;
     }
   }
@@ -582,7 +660,7 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   static const std::regex sink(R"(^\*reinterpret_cast<(\w+)\*>\((staging_bytes|staging) \+ (.*)\) = (.*);$)");
   static const std::regex array(R"((\w+)\[(\w+)\])");
   long stores = 0, a_writes = 0;
-  std::set<std::string> boxes;
+  std::set<std::string> boxes, a_tiles;
   for (const Emitted& e : emitted_samples()) {
     SCOPED_TRACE(e.label);
     // The store maps below pass no swizzle (their calls end with the box): the helper's default.
@@ -620,8 +698,9 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
         ASSERT_EQ((Position{v.at("row"), v.at("column")}), element) << "thread " << thread << ": " << code;
       }
       if (target.store.empty()) {  // sm_100a: A from registers into the operand tile
-        const json& layout = find_entry(canonical["cases"], target.tile.id);
+        const json& layout = canonical_tile(canonical["cases"], target.tile.id);
         ++a_writes;
+        a_tiles.insert(target.tile.id);
         ASSERT_EQ(address - target.tile.offset, table_offset(layout, element.row, element.column))
             << target.tile.id << ", thread " << thread << ", element " << element;
         return;
@@ -646,7 +725,8 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   std::printf("staging: %ld epilogue writes, %ld A writes; boxes:", stores, a_writes);
   for (const std::string& id : boxes) std::printf(" %s;", id.c_str());
   std::printf("\n");
-  EXPECT_GT(a_writes, 0);
+  EXPECT_TRUE(a_tiles.count("b16_K_128B_128x64") && a_tiles.count("b16_K_64B_128x32"))
+      << "attention's staged P with BKV = 64 and 32";
   EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&
               boxes.count("bf16_128B_128x64 (64 rows)") && boxes.count("bf16_128B_128x64 (128 rows)"));
 }

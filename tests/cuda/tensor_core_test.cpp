@@ -170,6 +170,9 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
   for (const Case& c : {Case{"sm_90a", " -D BK=96", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_90a) does not "
                                                       "support an mma of bf16 with K = 96 per step (a multiple of 64: one "
                                                       "128-byte swizzle row; or 32 or 16: a 64- or 32-byte one)"},
+                        Case{"sm_100a", " -D BN=48", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_100a) does "
+                                                       "not support an mma 48 columns wide (N: a multiple of 64 up to 256, or 32 "
+                                                       "or 16)"},
                         Case{"sm_100a", " -D BM=32", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_100a) does "
                                                        "not support an mma of 32 rows (tcgen05.mma M = 128, or 64 into a TMEM "
                                                        "accumulator)"},
@@ -206,6 +209,35 @@ TEST(TensorCore, ShortKTilesTakeTheSixtyFourAndThirtyTwoByteSwizzles) {
       EXPECT_NE(r.out.find(std::string("A_tma.pitch, ") + c.a_box + "); status"), std::string::npos);
       EXPECT_NE(r.out.find(", 16, " + std::to_string(8 * c.swizzle) + ", " + w + ")"), std::string::npos)
           << "A's descriptors: leading 16, stride 8 rows of the swizzle, the swizzle";
+    }
+}
+
+// MMAs 32 or 16 columns wide (issue 18; N was a multiple of 64): gemm's MN-major B tile of 64 or
+// 32 bytes per K row is one panel in the 64- or 32-byte swizzle (its TMA box and its descriptors
+// say so), and on sm_100a each of the two compute warpgroups reads its 16 or 8 columns of the
+// accumulator with tcgen05.ld 32x32b.x16 or .x8 (layout_tables_test checks the values against the
+// reference tables; EmulateRuntime runs them).
+TEST(TensorCore, MmasThirtyTwoAndSixteenColumnsWideReadBInOneNarrowPanel) {
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (int n : {32, 16}) {
+      SCOPED_TRACE(std::string(target) + " BN=" + std::to_string(n));
+      CommandResult r = compile_gemm(target, " -D BN=" + std::to_string(n));
+      ASSERT_EQ(r.status, 0) << r.err;
+      const std::string w = std::to_string(2 * n);
+      EXPECT_NE(r.out.find("B of mma from B (MN-major, 1 panel(s) of " + std::to_string(n) + " columns, " + w + "B swizzle)"),
+                std::string::npos);
+      EXPECT_NE(r.out.find("B_tma.pitch, 64, " + std::to_string(n) + ", CU_TENSOR_MAP_SWIZZLE_" + w + "B); status"),
+                std::string::npos);
+      EXPECT_NE(r.out.find("tilec_matrix_descriptor(b + 0, " + std::to_string(64 * 2 * n) + ", " + std::to_string(8 * 2 * n) +
+                           ", " + w + ")"),
+                std::string::npos)
+          << "B's descriptors: leading = the panel (64 K rows), stride 8 rows of the swizzle, the swizzle";
+      if (std::string(target) == "sm_100a") {
+        const std::string load = "tilec_tmem_load_" + std::to_string(n / 2);
+        EXPECT_NE(r.out.find("void " + load + "(uint32_t address, uint32_t (&values)[" + std::to_string(n / 2) + "]"),
+                  std::string::npos);
+        EXPECT_NE(r.out.find(load + "(tmem_base + "), std::string::npos);
+      }
     }
 }
 

@@ -261,6 +261,20 @@ TEST(EmulateRuntime, ShortKTilesWithTheSixtyFourAndThirtyTwoByteSwizzlesMatchThe
   }
 }
 
+// MMAs 32 and 16 columns wide (issue 18: N was a multiple of 64): B MN-major in one 64- or 32-byte
+// swizzle panel, tcgen05.ld .x16 and .x8 reads of the accumulator, and attention with BKV = 32,
+// whose P (K = 32) sm_100a stages for tcgen05.mma in the 64-byte swizzle.
+TEST(EmulateRuntime, MmasThirtyTwoAndSixteenColumnsWideMatchTheInterpreter) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    for (const char* run : {"samples/gemm.tile -D BN=32 --dims M=136,N=72,K=72",
+                            "samples/gemm.tile -D BN=16 --dims M=136,N=40,K=72",
+                            "samples/attention.tile -D BKV=32 --dims S=136,T=72,HD=128"}) {
+      SCOPED_TRACE(std::string(target) + " " + run);
+      expect_emulation_matches(std::string(run) + " --target " + target + " --sms 2 --schedules 1", "");
+    }
+  }
+}
+
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
 // (Y[r, c + 1] = X[r, c], column 0 of Y untouched), an offset no vector fits, and the same tiles
 // one row down into Z through a 2-row tile. Both plain forms, both targets, match the
