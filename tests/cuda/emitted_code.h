@@ -222,6 +222,7 @@ inline const std::vector<Emitted>& emitted_samples() {
     const std::vector<Sample> list = {{"gemm", "", "gemm"},       {"gemm", " -D BN=128", ""}, {"gemm", " -D BM=64", ""},
                                       {"gemm_f16", "", "gemm_f16"}, {"gemm_bias_relu", "", "gemm_bias_relu"},
                                       {"batched_gemm", "", "batched_gemm"}, {"attention", "", "attention"},
+                                      {"mha", "", "mha"},
                                       {"linear", "", "linear"}, {"fp8_linear", "", "fp8_linear"},
                                       {"tf32_linear", "", "tf32_linear"},
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},

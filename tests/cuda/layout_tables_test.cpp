@@ -4,7 +4,7 @@
 //
 // The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
 // CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128, 32
-// and 16, gemm_f16, gemm_bias_relu, batched_gemm, attention (also BKV = 32), linear, fp8_linear,
+// and 16, gemm_f16, gemm_bias_relu, batched_gemm, attention (also BKV = 32), mha, linear, fp8_linear,
 // tf32_linear, gate_up; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
 // again, the files in samples/expected/. The emitted expressions are evaluated by a small
 // interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
