@@ -49,6 +49,11 @@ namespace tilec {
   X(sigmoid, "sigmoid", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise 1 / (1 + e^-x)")     \
   X(pow, "pow", 2, 2, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise a^b (broadcasting)")         \
   X(abs, "abs", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise absolute value")            \
+  X(floor, "floor", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SIMT, -1, "elementwise round down")  \
+  X(ceil, "ceil", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SIMT, -1, "elementwise round up")     \
+  X(round, "round", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SIMT, -1,                        \
+    "elementwise round to the nearest integer, halves to even")                                   \
+  X(trunc, "trunc", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SIMT, -1, "elementwise round toward zero") \
   X(and_, "and", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical and of i1 masks")  \
   X(or_, "or", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical or of i1 masks")     \
   X(not_, "not", 1, 1, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical not of an i1 mask") \

@@ -165,7 +165,7 @@ bool TileExecution::execute(const Operation& op) {
     }
     case OpKind::neg: case OpKind::exp: case OpKind::sqrt: case OpKind::rsqrt: case OpKind::relu:
     case OpKind::tanh: case OpKind::erf: case OpKind::log: case OpKind::sigmoid: case OpKind::abs:
-    case OpKind::not_: {
+    case OpKind::floor: case OpKind::ceil: case OpKind::round: case OpKind::trunc: case OpKind::not_: {
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;
       problem = evaluate_unary(kind, *a, out);

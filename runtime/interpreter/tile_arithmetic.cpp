@@ -246,6 +246,10 @@ std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out) {
       case OpKind::log: result = std::log(x); break;
       case OpKind::sigmoid: result = 1.0f / (1.0f + std::exp(-x)); break;
       case OpKind::abs: result = std::fabs(x); break;
+      case OpKind::floor: result = std::floor(x); break;
+      case OpKind::ceil: result = std::ceil(x); break;
+      case OpKind::round: result = std::nearbyint(x); break;  // the default mode: halves to even
+      case OpKind::trunc: result = std::trunc(x); break;
       default: result = float_max(x, 0.0f); break;  // relu
     }
     out.floats[at] = round_to_format(a.element, result);

@@ -120,6 +120,10 @@ __host__ __device__ inline float log_f32(float x) { return logf(x); }
 __host__ __device__ inline float sigmoid_f32(float x) { return div_f32(1.0f, add_f32(1.0f, expf(-x))); }
 __host__ __device__ inline float abs_f32(float x) { return fabsf(x); }
 __host__ __device__ inline float pow_f32(float a, float b) { return powf(a, b); }
+__host__ __device__ inline float floor_f32(float x) { return floorf(x); }
+__host__ __device__ inline float ceil_f32(float x) { return ceilf(x); }
+__host__ __device__ inline float round_f32(float x) { return rintf(x); }  // halves to even
+__host__ __device__ inline float trunc_f32(float x) { return truncf(x); }
 
 // 64-bit integer helpers; cdiv is the ceiling of a / b for a >= 0, b > 0.
 __host__ __device__ inline int64_t cdiv_i64(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }

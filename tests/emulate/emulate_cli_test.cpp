@@ -275,6 +275,24 @@ TEST(EmulateRuntime, MmasThirtyTwoAndSixteenColumnsWideMatchTheInterpreter) {
   }
 }
 
+// floor, ceil, round and trunc (issue 18) as emitted CUDA, on exact quarters (halves included, so
+// round's ties to even are exercised, and negative zeros), in both plain forms on both targets:
+// the emitted floorf / ceilf / rintf / truncf give the interpreter's values.
+TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_rounding_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "kernel rounding(X: tensor<R, C, f32>, Y: tensor<R, C, f32>) grid tiles(cdiv(R, 4), cdiv(C, 64)) as (i, j) {\n"
+             "  q = cast(iota<4, 64, i32>(1) + cast(j * 64 - 32, i32), f32) * 0.25 + load X[i, j] : <4, 64> * 0.0;\n"
+             "  store Y[i, j] = floor(q) + 10.0 * ceil(q) + 100.0 * round(q) + 1000.0 * trunc(q);\n}\n");
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (const char* form : {"registers", "shared"}) {
+      SCOPED_TRACE(std::string(target) + " " + form);
+      expect_emulation_matches(source.string() + " --target " + target + " --plain-tiles " + form + " --dims R=4,C=128",
+                               "Y");
+    }
+  fs::remove(source);
+}
+
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
 // (Y[r, c + 1] = X[r, c], column 0 of Y untouched), an offset no vector fits, and the same tiles
 // one row down into Z through a 2-row tile. Both plain forms, both targets, match the

@@ -340,6 +340,35 @@ kernel @math(%X: tensor<4, f32>, %T: tensor<4, f32>, %E: tensor<4, f32>, %L: ten
   }
 }
 
+// floor, ceil, round and trunc (issue 18): round takes halves to the even neighbour, as
+// torch.round and CUDA's rintf do (not away from zero, as C's roundf does).
+TEST(InterpreterOps, RoundingFunctionsRoundDownUpToEvenAndTowardZero) {
+  auto module = parse_verified(R"(module
+kernel @rounding(%X: tensor<8, f32>, %F: tensor<8, f32>, %C: tensor<8, f32>, %R: tensor<8, f32>, %T: tensor<8, f32>) {
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i : tile<8xf32, reg>
+  %f = floor %x : tile<8xf32, reg>
+  %c = ceil %x : tile<8xf32, reg>
+  %r = round %x : tile<8xf32, reg>
+  %t = trunc %x : tile<8xf32, reg>
+  store %F, %i, %f
+  store %C, %i, %c
+  store %R, %i, %r
+  store %T, %i, %t
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::f32, {8}, {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -1.25, 1.75});
+  HostBuffer F(ScalarKind::f32, {8}), C = F, R = F, T = F;
+  ASSERT_TRUE(launch(*module, {&X, &F, &C, &R, &T}).ok);
+  EXPECT_EQ(buffer_values(F), (std::vector<double>{-3, -2, -1, 0, 1, 2, -2, 1}));
+  EXPECT_EQ(buffer_values(C), (std::vector<double>{-2, -1, -0.0, 1, 2, 3, -1, 2}));
+  EXPECT_EQ(buffer_values(R), (std::vector<double>{-2, -2, -0.0, 0, 2, 2, -1, 2}));
+  EXPECT_EQ(buffer_values(T), (std::vector<double>{-2, -1, -0.0, 0, 1, 2, -1, 1}));
+}
+
 // `elements`: the coordinates are the first element's, not the tile's; outside reads zero.
 TEST(InterpreterOps, ALoadAtElementCoordinatesReadsItsHalo) {
   auto module = parse_verified(R"(module
