@@ -158,9 +158,9 @@ float integer_to_format(ScalarKind kind, int64_t value) {
 }
 
 int64_t float_to_integer(ScalarKind kind, float value) {
+  if (kind == ScalarKind::i1) return value != 0.0f ? 1 : 0;  // C++'s bool(x): NaN and 0.5 are true
   if (std::isnan(value)) return 0;
   float truncated = std::trunc(value);
-  if (kind == ScalarKind::i1) return truncated != 0.0f ? 1 : 0;
   if (kind == ScalarKind::i32) {
     if (truncated >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
     if (truncated < -2147483648.0f) return std::numeric_limits<int32_t>::min();

@@ -35,7 +35,7 @@ float round_to_format(ScalarKind format, float value);
 float integer_to_format(ScalarKind format, int64_t value);
 
 // Float → integer conversion: truncates toward zero, saturates at the type's range, NaN → 0.
-// i1 gives 0 or 1 (nonzero → 1).
+// i1 gives 0 or 1 (nonzero, NaN included, → 1: C++'s bool(x)).
 int64_t float_to_integer(ScalarKind integer_type, float value);
 
 // Wraps a 64-bit result to an integer element type (i1: lowest bit, i32: two's complement).

@@ -293,6 +293,29 @@ TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
   fs::remove(source);
 }
 
+// float → integer casts out of the type's range saturate and NaN gives 0, as the interpreter
+// defines them and cvt.rzi does on the GPU (the emitted CUDA used to convert through int64_t and
+// wrap: 1e10 became 1410065408 in an i32). Both plain forms, both targets.
+TEST(EmulateRuntime, CastsOfFloatsOutOfRangeSaturateAndNanGivesZero) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_saturate_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "kernel saturate(X: tensor<R, C, f32>, Y: tensor<R, C, i32>, Z: tensor<R, C, i64>, N: tensor<R, C, i32>)\n"
+             "    grid tiles(cdiv(R, 4), cdiv(C, 64)) as (i, j) {\n"
+             "  x = load X[i, j] : <4, 64>;\n"
+             "  store Y[i, j] = cast(x * 1.0e10, i32);\n"
+             "  store Z[i, j] = cast(x * 1.0e20, i64);\n"
+             "  store N[i, j] = cast(sqrt(x), i32);\n}\n");
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (const char* form : {"registers", "shared"}) {
+      SCOPED_TRACE(std::string(target) + " " + form);
+      CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target + " --plain-tiles " + form +
+                                          " --dims R=4,C=64"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      for (const char* output : {"Y ok", "Z ok", "N ok"}) EXPECT_THAT(r.out, HasSubstr(output));
+    }
+  fs::remove(source);
+}
+
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
 // (Y[r, c + 1] = X[r, c], column 0 of Y untouched), an offset no vector fits, and the same tiles
 // one row down into Z through a 2-row tile. Both plain forms, both targets, match the

@@ -157,7 +157,10 @@ TEST(FloatFormats, FloatToIntegerTruncatesAndSaturates) {
   EXPECT_EQ(float_to_integer(ScalarKind::i32, NAN), 0);
   EXPECT_EQ(float_to_integer(ScalarKind::i32, 1e10f), INT32_MAX);
   EXPECT_EQ(float_to_integer(ScalarKind::i64, -1e30f), INT64_MIN);
-  EXPECT_EQ(float_to_integer(ScalarKind::i1, 0.5f), 0);
+  // i1 is C++'s bool(x), as the emitted CUDA's float_to_int<bool>: any nonzero, NaN included.
+  EXPECT_EQ(float_to_integer(ScalarKind::i1, 0.5f), 1);
+  EXPECT_EQ(float_to_integer(ScalarKind::i1, NAN), 1);
+  EXPECT_EQ(float_to_integer(ScalarKind::i1, -0.0f), 0);
   EXPECT_EQ(wrap_integer(ScalarKind::i32, (int64_t{1} << 32) + 5), 5);
   EXPECT_EQ(wrap_integer(ScalarKind::i32, 0xFFFFFFFFll), -1);
 }
