@@ -9,8 +9,8 @@
 namespace tilec {
 
 namespace {
-constexpr std::array<std::string_view, 9> kScalarNames = {"i1",  "i32",  "i64",    "index", "f16",
-                                                          "bf16", "f32", "f8e4m3", "f8e5m2"};
+constexpr std::array<std::string_view, 10> kScalarNames = {"i1",  "i32",  "i64",    "index", "f16",
+                                                           "bf16", "f32", "f8e4m3", "f8e5m2", "i8"};
 constexpr std::array<std::string_view, 3> kSpaceNames = {"reg", "smem", "tmem"};
 }  // namespace
 
@@ -36,6 +36,7 @@ bool mma_operands_combine(ScalarKind a, ScalarKind b) {
 int byte_size(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return 1;
+    case ScalarKind::i8: return 1;
     case ScalarKind::i32: return 4;
     case ScalarKind::i64: return 8;
     case ScalarKind::index: return 8;

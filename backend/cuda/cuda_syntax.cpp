@@ -13,6 +13,7 @@ namespace tilec::cuda {
 std::string_view element_type(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return "bool";
+    case ScalarKind::i8: return "int8_t";
     case ScalarKind::i32: return "int32_t";
     case ScalarKind::i64: return "int64_t";
     case ScalarKind::index: return "int64_t";
@@ -77,6 +78,7 @@ std::string literal(const Attribute& value, ScalarKind kind) {
                                                                 : static_cast<float>(number);
   switch (kind) {
     case ScalarKind::i1: return integer != 0 ? "true" : "false";
+    case ScalarKind::i8: return integer_literal(static_cast<int8_t>(integer));
     case ScalarKind::i32: return integer_literal(static_cast<int32_t>(integer));
     case ScalarKind::i64:
     case ScalarKind::index: return integer_literal(integer);
@@ -91,6 +93,7 @@ std::string literal(const Attribute& value, ScalarKind kind) {
 std::string zero_literal(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return "false";
+    case ScalarKind::i8:
     case ScalarKind::i32:
     case ScalarKind::i64:
     case ScalarKind::index: return "0";

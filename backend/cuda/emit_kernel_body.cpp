@@ -204,7 +204,7 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
   if (op.kind() == OpKind::cmp)
     return fmt::format("({} {} {})", args[0], comparison(op.string_attr("predicate")), args[1]);
   if (spelling && !spelling->mask.empty()) return spell(spelling->mask, args);
-  bool narrow = input == ScalarKind::i32 || input == ScalarKind::i1;
+  bool narrow = input == ScalarKind::i8 || input == ScalarKind::i32 || input == ScalarKind::i1;
   std::vector<std::string> wide;
   for (const std::string& arg : args) wide.push_back(narrow ? fmt::format("int64_t({})", arg) : arg);
   std::string value = "/* unsupported */ 0";  // no row: rejected by compute_kernel_plan

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/emit_kernel_body.h"
@@ -49,6 +50,15 @@ class RegisterEmitter {
     row_ = names_.unique("row");
     column_ = names_.unique("column");
     warps_ = layout_.threads / 32;
+    // Tensors the kernel both stores and loads: their threads may hold different elements of
+    // the two tiles (the layouts follow the shapes), so every access waits for the earlier ones.
+    std::set<const Value*> loaded, stored;
+    walk(plan_.kernel->region(), [&](const Operation& op) {
+      if (op.kind() == OpKind::store) stored.insert(op.operand(0));
+      if (op.kind() == OpKind::load || op.kind() == OpKind::tma_load) loaded.insert(op.operand(0));
+    });
+    for (const Value* tensor : stored)
+      if (loaded.count(tensor)) stored_and_loaded_.insert(tensor);
   }
 
   int64_t emit_kernel();
@@ -108,6 +118,7 @@ class RegisterEmitter {
 
   const KernelPlan& plan_;
   const RegisterLayout& layout_;
+  std::set<const Value*> stored_and_loaded_;
   std::string& out_;
   NameTable names_;
   std::string scratch_text_;  // scalar_'s output: op comments and scalar assignments, moved to body_
@@ -398,8 +409,11 @@ std::string RegisterEmitter::vector_start_check(const Operation& op, bool two_d,
 // load_vector / store_vector (16 bytes at once where the row and the pointer allow).
 void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   bool store = op.kind() == OpKind::store;
-  if (store && emit_column_store(op, indent)) return;
   const Value* tensor = op.operand(0);
+  if (stored_and_loaded_.count(tensor))
+    line(indent, fmt::format("__syncthreads();  // {} is stored and loaded here: the block's earlier accesses are done",
+                             plan_.expression(tensor)));
+  if (store && emit_column_store(op, indent)) return;
   const Value* tile = store ? op.operands().back() : op.result();
   std::vector<int64_t> shape = tile->type().shape();
   std::vector<int64_t> m = as_matrix(shape);

@@ -12,6 +12,7 @@
 // Because both f32 values and 64-bit integers enter exactly, nothing is ever rounded twice.
 #include "runtime/interpreter/float_formats.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -161,6 +162,7 @@ int64_t float_to_integer(ScalarKind kind, float value) {
   if (kind == ScalarKind::i1) return value != 0.0f ? 1 : 0;  // C++'s bool(x): NaN and 0.5 are true
   if (std::isnan(value)) return 0;
   float truncated = std::trunc(value);
+  if (kind == ScalarKind::i8) return static_cast<int64_t>(std::clamp(truncated, -128.0f, 127.0f));
   if (kind == ScalarKind::i32) {
     if (truncated >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
     if (truncated < -2147483648.0f) return std::numeric_limits<int32_t>::min();
@@ -173,6 +175,7 @@ int64_t float_to_integer(ScalarKind kind, float value) {
 
 int64_t wrap_integer(ScalarKind kind, int64_t value) {
   if (kind == ScalarKind::i1) return value & 1;
+  if (kind == ScalarKind::i8) return static_cast<int8_t>(static_cast<uint8_t>(value));
   if (kind == ScalarKind::i32) return static_cast<int32_t>(static_cast<uint32_t>(value));
   return value;
 }

@@ -143,10 +143,12 @@ __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b 
 template <typename T> __host__ __device__ inline T int_to_float(int64_t x) { return from_f32<T>(static_cast<float>(x)); }
 template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>(int64_t x) { return __double2bfloat16(static_cast<double>(x)); }
 template <typename T> __host__ __device__ inline T float_to_int(float x) {
-  const float high = sizeof(T) == 4 ? 2147483648.0f : 9223372036854775808.0f;  // 2^31 or 2^63
+  // 2^7, 2^31 or 2^63: the first value past the type's largest
+  const float high = sizeof(T) == 1 ? 128.0f : sizeof(T) == 4 ? 2147483648.0f : 9223372036854775808.0f;
+  const long long largest = sizeof(T) == 1 ? 0x7fLL : sizeof(T) == 4 ? 0x7fffffffLL : 0x7fffffffffffffffLL;
   if (!(x == x)) return 0;
-  if (x >= high) return static_cast<T>(sizeof(T) == 4 ? 0x7fffffffLL : 0x7fffffffffffffffLL);
-  if (x < -high) return static_cast<T>(sizeof(T) == 4 ? -0x7fffffffLL - 1 : -0x7fffffffffffffffLL - 1);
+  if (x >= high) return static_cast<T>(largest);
+  if (x < -high) return static_cast<T>(-largest - 1);
   return static_cast<T>(x);
 }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }

@@ -316,6 +316,40 @@ TEST(EmulateRuntime, CastsOfFloatsOutOfRangeSaturateAndNanGivesZero) {
   fs::remove(source);
 }
 
+// i8 tensors (issue 18: the quantization kernel): per-row absmax quantization to i8 (a saturating
+// cast of round(x / scale), and one 1.5 times larger so some values saturate), dequantization of
+// an i8 input, and i8 arithmetic that wraps (p·100 + p·100). Both plain forms, both targets,
+// ragged columns (the register form's 16-element vectors end mid-row). P is stored from the f32
+// layout (4 elements a thread) and loaded back in the i8 one (16): without the __syncthreads the
+// register form now puts before each access of a tensor it stores and loads, threads read
+// elements other threads had not stored yet (D mismatched).
+TEST(EmulateRuntime, Int8QuantizationMatchesTheInterpreter) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_int8_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "kernel quantize(X: tensor<R, C, f32>, Q: tensor<R, C, i8>, S: tensor<R, 1, f32>, P: tensor<R, C, i8>,\n"
+             "                D: tensor<R, C, f32>, W: tensor<R, C, i8>) grid tiles(cdiv(R, 8)) as (i) {\n"
+             "  x = load X[i, 0] : <8, 128>;\n"
+             "  amax = max(abs(x), axis = 1);\n"
+             "  scale = where(amax > 0.0, amax / 127.0, 1.0);\n"
+             "  store Q[i, 0] = cast(round(x / scale), i8);\n"
+             "  store S[i, 0] = scale;\n"
+             "  store P[i, 0] = cast(x * 1.5 / scale, i8);\n"
+             "  p = load P[i, 0] : <8, 128>;\n"
+             "  store D[i, 0] = cast(p, f32) * load S[i, 0] : <8, 1>;\n"
+             "  store W[i, 0] = p * 100 + p * 100;\n}\n");
+  CommandResult run = run_command(tilec("run " + source.string() + " --check --dims R=20,C=100"));
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (const char* form : {"registers", "shared"}) {
+      SCOPED_TRACE(std::string(target) + " " + form);
+      CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target + " --plain-tiles " + form +
+                                          " --dims R=20,C=100"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      for (const char* output : {"Q ok", "S ok", "D ok", "W ok"}) EXPECT_THAT(r.out, HasSubstr(output));
+    }
+  fs::remove(source);
+}
+
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
 // (Y[r, c + 1] = X[r, c], column 0 of Y untouched), an offset no vector fits, and the same tiles
 // one row down into Z through a 2-row tile. Both plain forms, both targets, match the

@@ -163,6 +163,13 @@ TEST(FloatFormats, FloatToIntegerTruncatesAndSaturates) {
   EXPECT_EQ(float_to_integer(ScalarKind::i1, -0.0f), 0);
   EXPECT_EQ(wrap_integer(ScalarKind::i32, (int64_t{1} << 32) + 5), 5);
   EXPECT_EQ(wrap_integer(ScalarKind::i32, 0xFFFFFFFFll), -1);
+  // i8 (issue 18, quantization): saturates at -128 and 127, wraps in arithmetic.
+  EXPECT_EQ(float_to_integer(ScalarKind::i8, 126.9f), 126);
+  EXPECT_EQ(float_to_integer(ScalarKind::i8, 300.0f), 127);
+  EXPECT_EQ(float_to_integer(ScalarKind::i8, -128.9f), -128);
+  EXPECT_EQ(float_to_integer(ScalarKind::i8, NAN), 0);
+  EXPECT_EQ(wrap_integer(ScalarKind::i8, 200), -56);
+  EXPECT_EQ(wrap_integer(ScalarKind::i8, -129), 127);
 }
 
 }  // namespace

@@ -164,6 +164,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"argmax_needs_axis", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = argmax(x);\n}", "argmax() needs an axis: argmax(x, axis = 1)", 3},
         ErrorCase{"max_axis_two_operands", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = max(x, x, axis = 0);\n}", "max() along an axis takes one tile", 3},
         ErrorCase{"float_function_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = tanh(x);\n}", "tanh() needs a floating-point operand, not tile<8xi32, reg>; convert it: tanh(cast(x, f32))", 3},
+        ErrorCase{"number_wider_than_i8", "kernel k(X: tensor<N, i8>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x * 200;\n}", "the number 200 does not fit i8 (-128 to 127); convert the other operand to a wider type first, e.g. cast(x, i64)", 3},
         ErrorCase{"rounding_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = round(x);\n}", "round() needs a floating-point operand, not tile<8xi32, reg>; convert it: round(cast(x, f32))", 3},
         ErrorCase{"power_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x ** 2;\n}", "'**' raises floats; convert the base: cast(x, f32) ** ...", 3},
         ErrorCase{"negative_const_power", "const A = 2 ** -1;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "a negative integer exponent; write 2.0 ** -1", 1},
