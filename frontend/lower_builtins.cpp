@@ -278,6 +278,12 @@ Operand Lowering::lower_mma(const Expr& e, const Builtin&, const Expr*) {
                                   "and acc [M, N]", ta.to_string(), tb.to_string(), tc.to_string(), mismatch));
     return {};
   }
+  if (!is_float(ta.element()) || !is_float(tb.element())) {
+    error(e.location, fmt::format("mma takes floating-point operands (bf16, f16, f8e4m3, f8e5m2 or f32), not {} and {}: "
+                                  "integer mma (i8 into i32) is not supported; convert them, e.g. cast(a, bf16)",
+                                  to_string(ta.element()), to_string(tb.element())));
+    return {};
+  }
   if (!mma_operands_combine(ta.element(), tb.element())) {
     error(e.location, fmt::format("mma operands differ in element type: {} and {} (they may differ only as two 8-bit "
                                   "floats, f8e4m3 and f8e5m2)", to_string(ta.element()), to_string(tb.element())));
