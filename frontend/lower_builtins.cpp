@@ -90,6 +90,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"round", 1, false, OpKind::round, &Lowering::lower_unary_function},
       {"trunc", 1, false, OpKind::trunc, &Lowering::lower_unary_function},
       {"transpose", 1, false, OpKind::transpose, &Lowering::lower_transpose},
+      {"cumsum", 1, true, OpKind::scan_sum, &Lowering::lower_cumsum},
       {"cast", 2, false, OpKind::cast, &Lowering::lower_cast},
       {"where", 3, false, OpKind::select, &Lowering::lower_where},
       {"mma", 3, false, OpKind::mma, &Lowering::lower_mma},
@@ -204,6 +205,34 @@ Operand Lowering::lower_transpose(const Expr& e, const Builtin&, const Expr*) {
   const Type& type = x.value->type();
   return Operand{create(OpKind::transpose, {x.value}, Type::tile({type.shape()[1], type.shape()[0]}, type.element()),
                         e.location)};
+}
+
+// cumsum(x, axis = k): the inclusive prefix sums along axis k (a rank-1 tile's axis is 0).
+Operand Lowering::lower_cumsum(const Expr& e, const Builtin&, const Expr* axis) {
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  if (!x.value || !x.value->type().is_tile() || x.value->type().element() == ScalarKind::i1) {
+    error(e.args[0]->location, fmt::format("cumsum() sums a tile of numbers, not {}",
+                                           x.value ? x.value->type().to_string() : "a number"));
+    return {};
+  }
+  const Type& type = x.value->type();
+  int64_t along = 0;
+  if (axis) {
+    auto k = const_int(*axis, "the axis", -static_cast<int64_t>(type.rank()));
+    if (!k) return {};
+    along = *k < 0 ? *k + static_cast<int64_t>(type.rank()) : *k;
+    if (along >= static_cast<int64_t>(type.rank())) {
+      error(axis->location, fmt::format("axis {} is out of range for {}", *k, type.to_string()));
+      return {};
+    }
+  } else if (type.rank() != 1) {
+    error(e.location, fmt::format("cumsum() of {} needs an axis: cumsum(x, axis = 1) sums along each row",
+                                  type.to_string()));
+    return {};
+  }
+  return Operand{create(OpKind::scan_sum, {x.value}, type.with_space(MemorySpace::reg), e.location,
+                        {{"axis", Attribute(along)}})};
 }
 
 // where(condition, a, b): a where the i1 condition holds, else b, broadcasting all three.

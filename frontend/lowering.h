@@ -104,6 +104,7 @@ class Lowering {
   Operand lower_pow(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_unary_function(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_transpose(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_cumsum(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_mma(const Expr& e, const Builtin& builtin, const Expr* axis);

@@ -63,6 +63,7 @@ namespace tilec {
   X(full, "full", 1, 1, 1, 0, kPure, SIMT, -1, "a tile filled with a scalar")                        \
   X(iota, "iota", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of each element's index along `axis`")        \
   X(transpose, "transpose", 1, 1, 1, 0, kPure, SIMT, -1, "a 2-D tile with rows and columns swapped")  \
+  X(scan_sum, "scan_sum", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix sum along `axis` (cumsum)")   \
   X(reduce_sum, "reduce_sum", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \
     "sum along `axis`, keeping it with extent 1")                                                \
   X(reduce_max, "reduce_max", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \

@@ -242,6 +242,7 @@ void BodyEmitter::emit_op(const Operation& op, int indent) {
     case OpKind::reduce_max:
     case OpKind::reduce_min: emit_reduction(op, indent); return;
     case OpKind::transpose: emit_transpose(op, indent); return;
+    case OpKind::scan_sum: emit_scan(op, indent); return;
     case OpKind::mma: emit_mma(op, indent); return;
     case OpKind::zeros:
     case OpKind::full:
@@ -344,6 +345,38 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
                        : floating ? fmt::format("from_f32<{}>(acc)", element_type(kind))
                                   : fmt::format("static_cast<{}>(acc)", element_type(kind));
   line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), result));
+  close_tile_loop(indent);
+}
+
+// One line along `axis` per loop iteration (a thread each in `cta` mode): the running sum in
+// index order, f32 for floats (the first element as it is, then add_f32) and int64_t for
+// integers, each prefix narrowed to the element type: the interpreter's evaluate_scan.
+void BodyEmitter::emit_scan(const Operation& op, int indent) {
+  const Type& type = op.result()->type();
+  const std::vector<int64_t>& shape = type.shape();
+  const size_t axis = static_cast<size_t>(op.int_attr("axis"));
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t extent = shape[axis], lines = type.element_count() / extent;
+  ScalarKind kind = type.element();
+  const bool floating = is_float(kind), wide = kind == ScalarKind::f32 || kind == ScalarKind::i64 || kind == ScalarKind::index;
+  const std::string in = plan_.expression(op.operand(0)), out = plan_.expression(op.result());
+  // elem numbers the lines: (outer o, inner i) is element (o·extent + pos)·inner + i.
+  const std::string at = inner == 1 ? fmt::format("elem * {} + pos", extent)
+                                    : fmt::format("(elem / {0} * {1} + pos) * {0} + elem % {0}", inner, extent);
+  const std::string read = floating && kind != ScalarKind::f32 ? fmt::format("to_f32({}[{}])", in, at)
+                                                               : fmt::format("{}[{}]", in, at);
+  const std::string narrowed = wide ? "acc"
+                               : floating ? fmt::format("from_f32<{}>(acc)", element_type(kind))
+                                          : fmt::format("static_cast<{}>(acc)", element_type(kind));
+  comment(indent, op);
+  open_tile_loop(indent, lines);
+  line(indent + 1, fmt::format("{} acc = {};", floating ? "float" : "int64_t", floating ? "0.0f" : "0"));
+  line(indent + 1, fmt::format("for (int pos = 0; pos < {}; ++pos) {{", extent));
+  line(indent + 2, floating ? fmt::format("acc = pos == 0 ? {0} : add_f32(acc, {0});", read)
+                            : fmt::format("acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>({}));", read));
+  line(indent + 2, fmt::format("{}[{}] = {};", out, at, narrowed));
+  line(indent + 1, "}");
   close_tile_loop(indent);
 }
 

@@ -60,6 +60,7 @@ class BodyEmitter {
   void emit_fill(const Operation& op, int indent);
   void emit_reduction(const Operation& op, int indent);
   void emit_transpose(const Operation& op, int indent);
+  void emit_scan(const Operation& op, int indent);
   void emit_mma(const Operation& op, int indent);
   void emit_load(const Operation& op, int indent);
   void emit_store(const Operation& op, int indent);

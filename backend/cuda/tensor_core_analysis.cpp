@@ -194,6 +194,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         return unsupported(op, fmt::format("this '{}' (compute agents reduce 2-D f32 tiles along axis 1)", op.name()));
       return true;
     }
+    case OpKind::scan_sum:
+      return unsupported(op, "a cumsum in a tensor-core kernel (plain kernels take it: compute it in a kernel of "
+                             "its own)");
     case OpKind::transpose:
       return unsupported(op, "this transpose in a tensor-core kernel: only a loaded tile used only as an mma operand "
                              "may be transposed (e.g. mma(a, transpose(load W[n, k] : <BN, BK>), acc)); give the "

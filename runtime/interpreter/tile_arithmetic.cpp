@@ -302,6 +302,31 @@ std::string evaluate_transpose(const TileValue& a, TileValue& out) {
   return {};
 }
 
+std::string evaluate_scan(int64_t axis, const TileValue& a, TileValue& out) {
+  if (axis < 0 || axis >= static_cast<int64_t>(a.shape.size()))
+    return fmt::format("axis {} is outside the rank-{} tile", axis, a.shape.size());
+  out = TileValue::zeros(a.element, a.shape);
+  int64_t outer = 1, inner = 1, extent = a.shape[static_cast<size_t>(axis)];
+  for (int64_t d = 0; d < axis; ++d) outer *= a.shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t k) { return static_cast<size_t>((o * extent + k) * inner + in); };
+      float total = 0.0f;
+      int64_t sum = 0;
+      for (int64_t k = 0; k < extent; ++k) {
+        if (a.holds_floats()) {
+          total = k == 0 ? a.floats[at(k)] : total + a.floats[at(k)];
+          out.floats[at(k)] = round_to_format(a.element, total);
+        } else {
+          sum = wrapping(static_cast<uint64_t>(sum) + static_cast<uint64_t>(a.ints[at(k)]));
+          out.ints[at(k)] = wrap_integer(a.element, sum);
+        }
+      }
+    }
+  return {};
+}
+
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out) {
   if (axis < 0 || axis >= static_cast<int64_t>(a.shape.size()))
     return fmt::format("axis {} is outside the rank-{} tile", axis, a.shape.size());

@@ -236,6 +236,25 @@ void expect_emulation_matches(const std::string& arguments, const std::string& o
   EXPECT_THAT(r.out, HasSubstr(output + " ok (max abs error"));
 }
 
+// A plain kernel `text` (written to a temporary .tile named after `name`) emulated at `dims` in
+// both plain forms on both targets: each of `outputs` matches the interpreter.
+void expect_plain_kernel_matches(const std::string& name, const std::string& text, const std::string& dims,
+                                 const std::vector<std::string>& outputs) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_" + name + "_" + std::to_string(::getpid()) + ".tile");
+  write_file(source, text);
+  CommandResult run = run_command(tilec("run " + source.string() + " --check --dims " + dims));
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  for (const char* target : {"sm_90a", "sm_100a"})
+    for (const char* form : {"registers", "shared"}) {
+      SCOPED_TRACE(std::string(target) + " " + form);
+      CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target + " --plain-tiles " + form +
+                                          " --dims " + dims));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      for (const std::string& output : outputs) EXPECT_THAT(r.out, HasSubstr(output + " ok (max abs error"));
+    }
+  fs::remove(source);
+}
+
 // Issue 18, defect 5: 64-row MMAs on sm_100a (tcgen05.mma M = 64, TMEM layout F: rows in lanes
 // 0..15 of each warp's quarter). gemm and gate_up (two accumulators in one store) with BM = 64,
 // at ragged shapes where CTAs walk several tiles; sm_90a runs the same source for comparison.
@@ -279,41 +298,27 @@ TEST(EmulateRuntime, MmasThirtyTwoAndSixteenColumnsWideMatchTheInterpreter) {
 // round's ties to even are exercised, and negative zeros), in both plain forms on both targets:
 // the emitted floorf / ceilf / rintf / truncf give the interpreter's values.
 TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
-  fs::path source = fs::temp_directory_path() / ("tilec_emulate_rounding_" + std::to_string(::getpid()) + ".tile");
-  write_file(source,
-             "kernel rounding(X: tensor<R, C, f32>, Y: tensor<R, C, f32>) grid tiles(cdiv(R, 4), cdiv(C, 64)) as (i, j) {\n"
-             "  q = cast(iota<4, 64, i32>(1) + cast(j * 64 - 32, i32), f32) * 0.25 + load X[i, j] : <4, 64> * 0.0;\n"
-             "  store Y[i, j] = floor(q) + 10.0 * ceil(q) + 100.0 * round(q) + 1000.0 * trunc(q);\n}\n");
-  for (const char* target : {"sm_90a", "sm_100a"})
-    for (const char* form : {"registers", "shared"}) {
-      SCOPED_TRACE(std::string(target) + " " + form);
-      expect_emulation_matches(source.string() + " --target " + target + " --plain-tiles " + form + " --dims R=4,C=128",
-                               "Y");
-    }
-  fs::remove(source);
+  expect_plain_kernel_matches(
+      "rounding",
+      "kernel rounding(X: tensor<R, C, f32>, Y: tensor<R, C, f32>) grid tiles(cdiv(R, 4), cdiv(C, 64)) as (i, j) {\n"
+      "  q = cast(iota<4, 64, i32>(1) + cast(j * 64 - 32, i32), f32) * 0.25 + load X[i, j] : <4, 64> * 0.0;\n"
+      "  store Y[i, j] = floor(q) + 10.0 * ceil(q) + 100.0 * round(q) + 1000.0 * trunc(q);\n}\n",
+      "R=4,C=128", {"Y"});
 }
 
 // float → integer casts out of the type's range saturate and NaN gives 0, as the interpreter
 // defines them and cvt.rzi does on the GPU (the emitted CUDA used to convert through int64_t and
 // wrap: 1e10 became 1410065408 in an i32). Both plain forms, both targets.
 TEST(EmulateRuntime, CastsOfFloatsOutOfRangeSaturateAndNanGivesZero) {
-  fs::path source = fs::temp_directory_path() / ("tilec_emulate_saturate_" + std::to_string(::getpid()) + ".tile");
-  write_file(source,
-             "kernel saturate(X: tensor<R, C, f32>, Y: tensor<R, C, i32>, Z: tensor<R, C, i64>, N: tensor<R, C, i32>)\n"
-             "    grid tiles(cdiv(R, 4), cdiv(C, 64)) as (i, j) {\n"
-             "  x = load X[i, j] : <4, 64>;\n"
-             "  store Y[i, j] = cast(x * 1.0e10, i32);\n"
-             "  store Z[i, j] = cast(x * 1.0e20, i64);\n"
-             "  store N[i, j] = cast(sqrt(x), i32);\n}\n");
-  for (const char* target : {"sm_90a", "sm_100a"})
-    for (const char* form : {"registers", "shared"}) {
-      SCOPED_TRACE(std::string(target) + " " + form);
-      CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target + " --plain-tiles " + form +
-                                          " --dims R=4,C=64"));
-      EXPECT_EQ(r.status, 0) << r.out << r.err;
-      for (const char* output : {"Y ok", "Z ok", "N ok"}) EXPECT_THAT(r.out, HasSubstr(output));
-    }
-  fs::remove(source);
+  expect_plain_kernel_matches(
+      "saturate",
+      "kernel saturate(X: tensor<R, C, f32>, Y: tensor<R, C, i32>, Z: tensor<R, C, i64>, N: tensor<R, C, i32>)\n"
+      "    grid tiles(cdiv(R, 4), cdiv(C, 64)) as (i, j) {\n"
+      "  x = load X[i, j] : <4, 64>;\n"
+      "  store Y[i, j] = cast(x * 1.0e10, i32);\n"
+      "  store Z[i, j] = cast(x * 1.0e20, i64);\n"
+      "  store N[i, j] = cast(sqrt(x), i32);\n}\n",
+      "R=4,C=64", {"Y", "Z", "N"});
 }
 
 // i8 tensors (issue 18: the quantization kernel): per-row absmax quantization to i8 (a saturating
@@ -324,30 +329,35 @@ TEST(EmulateRuntime, CastsOfFloatsOutOfRangeSaturateAndNanGivesZero) {
 // register form now puts before each access of a tensor it stores and loads, threads read
 // elements other threads had not stored yet (D mismatched).
 TEST(EmulateRuntime, Int8QuantizationMatchesTheInterpreter) {
-  fs::path source = fs::temp_directory_path() / ("tilec_emulate_int8_" + std::to_string(::getpid()) + ".tile");
-  write_file(source,
-             "kernel quantize(X: tensor<R, C, f32>, Q: tensor<R, C, i8>, S: tensor<R, 1, f32>, P: tensor<R, C, i8>,\n"
-             "                D: tensor<R, C, f32>, W: tensor<R, C, i8>) grid tiles(cdiv(R, 8)) as (i) {\n"
-             "  x = load X[i, 0] : <8, 128>;\n"
-             "  amax = max(abs(x), axis = 1);\n"
-             "  scale = where(amax > 0.0, amax / 127.0, 1.0);\n"
-             "  store Q[i, 0] = cast(round(x / scale), i8);\n"
-             "  store S[i, 0] = scale;\n"
-             "  store P[i, 0] = cast(x * 1.5 / scale, i8);\n"
-             "  p = load P[i, 0] : <8, 128>;\n"
-             "  store D[i, 0] = cast(p, f32) * load S[i, 0] : <8, 1>;\n"
-             "  store W[i, 0] = p * 100 + p * 100;\n}\n");
-  CommandResult run = run_command(tilec("run " + source.string() + " --check --dims R=20,C=100"));
-  EXPECT_EQ(run.status, 0) << run.out << run.err;
-  for (const char* target : {"sm_90a", "sm_100a"})
-    for (const char* form : {"registers", "shared"}) {
-      SCOPED_TRACE(std::string(target) + " " + form);
-      CommandResult r = run_command(tilec("emulate " + source.string() + " --target " + target + " --plain-tiles " + form +
-                                          " --dims R=20,C=100"));
-      EXPECT_EQ(r.status, 0) << r.out << r.err;
-      for (const char* output : {"Q ok", "S ok", "D ok", "W ok"}) EXPECT_THAT(r.out, HasSubstr(output));
-    }
-  fs::remove(source);
+  expect_plain_kernel_matches(
+      "int8",
+      "kernel quantize(X: tensor<R, C, f32>, Q: tensor<R, C, i8>, S: tensor<R, 1, f32>, P: tensor<R, C, i8>,\n"
+      "                D: tensor<R, C, f32>, W: tensor<R, C, i8>) grid tiles(cdiv(R, 8)) as (i) {\n"
+      "  x = load X[i, 0] : <8, 128>;\n"
+      "  amax = max(abs(x), axis = 1);\n"
+      "  scale = where(amax > 0.0, amax / 127.0, 1.0);\n"
+      "  store Q[i, 0] = cast(round(x / scale), i8);\n"
+      "  store S[i, 0] = scale;\n"
+      "  store P[i, 0] = cast(x * 1.5 / scale, i8);\n"
+      "  p = load P[i, 0] : <8, 128>;\n"
+      "  store D[i, 0] = cast(p, f32) * load S[i, 0] : <8, 1>;\n"
+      "  store W[i, 0] = p * 100 + p * 100;\n}\n",
+      "R=20,C=100", {"Q", "S", "D", "W"});
+}
+
+// cumsum (issue 18) as emitted CUDA: along rows and columns, of f32, bf16 (f32 running sums,
+// each rounded) and i32 tiles, ragged; the register form falls back to shared-memory tiles for
+// it (one thread per line). Both forms, both targets.
+TEST(EmulateRuntime, CumsumMatchesTheInterpreter) {
+  expect_plain_kernel_matches(
+      "cumsum",
+      "kernel cs(X: tensor<R, C, f32>, Y: tensor<R, C, f32>, B: tensor<R, C, bf16>, Z: tensor<R, C, bf16>,\n"
+      "          I: tensor<R, C, i32>, J: tensor<R, C, i32>) grid tiles(cdiv(R, 16)) as (i) {\n"
+      "  x = load X[i, 0] : <16, 128>;\n"
+      "  store Y[i, 0] = cumsum(x, axis = 1) - cumsum(x, axis = 0);\n"
+      "  store Z[i, 0] = cumsum(load B[i, 0] : <16, 128>, axis = 1);\n"
+      "  store J[i, 0] = cumsum(load I[i, 0] : <16, 128>, axis = 0);\n}\n",
+      "R=37,C=100", {"Y", "Z", "J"});
 }
 
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y

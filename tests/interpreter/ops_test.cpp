@@ -369,6 +369,41 @@ kernel @rounding(%X: tensor<8, f32>, %F: tensor<8, f32>, %C: tensor<8, f32>, %R:
   EXPECT_EQ(buffer_values(T), (std::vector<double>{-2, -1, -0.0, 0, 1, 2, -1, 1}));
 }
 
+// scan_sum (cumsum, issue 18): inclusive prefix sums in index order along either axis; bf16 sums
+// accumulate in f32 and each is rounded once; i32 sums wrap.
+TEST(InterpreterOps, ScanSumsArePrefixSumsInIndexOrder) {
+  auto module = parse_verified(R"(module
+kernel @scan(%X: tensor<2, 3, f32>, %B: tensor<2, 3, bf16>, %I: tensor<2, 3, i32>, %R: tensor<2, 3, f32>, %C: tensor<2, 3, f32>, %H: tensor<2, 3, bf16>, %J: tensor<2, 3, i32>) {
+  %one = constant {value = 1} : index
+  %zero = constant {value = 0} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i, %zero : tile<2x3xf32, reg>
+  %r = scan_sum %x {axis = 1} : tile<2x3xf32, reg>
+  %c = scan_sum %x {axis = 0} : tile<2x3xf32, reg>
+  %b = load %B, %i, %zero : tile<2x3xbf16, reg>
+  %h = scan_sum %b {axis = 1} : tile<2x3xbf16, reg>
+  %n = load %I, %i, %zero : tile<2x3xi32, reg>
+  %j = scan_sum %n {axis = 1} : tile<2x3xi32, reg>
+  store %R, %i, %zero, %r
+  store %C, %i, %zero, %c
+  store %H, %i, %zero, %h
+  store %J, %i, %zero, %j
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::f32, {2, 3}, {1, 2, 3, 10, 20, 30});
+  HostBuffer B = make_buffer(ScalarKind::bf16, {2, 3}, {256, 1, 1, 1, 1, 1});
+  HostBuffer I = make_buffer(ScalarKind::i32, {2, 3}, {2147483647, 1, 1, -1, -2, -3});
+  HostBuffer R(ScalarKind::f32, {2, 3}), C = R, H(ScalarKind::bf16, {2, 3}), J(ScalarKind::i32, {2, 3});
+  ASSERT_TRUE(launch(*module, {&X, &B, &I, &R, &C, &H, &J}).ok);
+  EXPECT_EQ(buffer_values(R), (std::vector<double>{1, 3, 6, 10, 30, 60}));
+  EXPECT_EQ(buffer_values(C), (std::vector<double>{1, 2, 3, 11, 22, 33}));
+  // 256 + 1 rounds to 256 in bf16, but the f32 running sum keeps 257 and 258 rounds to 258.
+  EXPECT_EQ(buffer_values(H), (std::vector<double>{256, 256, 258, 1, 2, 3}));
+  EXPECT_EQ(buffer_values(J), (std::vector<double>{2147483647, -2147483648.0, -2147483647, -1, -3, -6}));
+}
+
 // `elements`: the coordinates are the first element's, not the tile's; outside reads zero.
 TEST(InterpreterOps, ALoadAtElementCoordinatesReadsItsHalo) {
   auto module = parse_verified(R"(module
