@@ -229,9 +229,9 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
     // Rows of W = 128 bytes (64 elements) per panel, or one panel of 64 or 32 bytes when K is that
     // short. The W-byte swizzle XORs a row's 16-byte chunk index with address bits 7.. of the row:
     // chunk c of row r goes to chunk c ^ (r·W/128 mod W/16).
-    const int64_t k_bytes = a->columns * 2;
+    const int64_t k_bytes = a->columns * byte_size(a->element);
     if (k_bytes < kPanelRowBytes) a_swizzle = k_bytes;
-    const int64_t panel_columns = a_swizzle / 2;
+    const int64_t panel_columns = a_swizzle / byte_size(a->element);
     auto chunk_row = [&](const std::string& row) {
       return a_swizzle == kPanelRowBytes ? row + " % 8"
                                          : fmt::format("{} / {} % {}", row, kPanelRowBytes / a_swizzle, a_swizzle / 16);

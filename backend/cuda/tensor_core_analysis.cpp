@@ -3,9 +3,11 @@
 #include "backend/cuda/tensor_core_analysis.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "ir/attribute_keys.h"
 #include "ir/diagnostic.h"
@@ -458,9 +460,12 @@ bool Analysis::hold_mma(const Operation& op) {
     return unsupported(op, fmt::format("an mma of {} rows into a register tile (tcgen05.mma M = {} serves TMEM "
                                        "accumulators, which only mmas and stores read; register tiles have 128 rows)",
                                        m, row->m));
-  if (!row->takes_n(n))
-    return unsupported(op, fmt::format("an mma {} columns wide (N: a multiple of {} up to {}, or {} or {})", n,
-                                       row->n_multiple, row->n_max, row->n_multiple / 2, row->n_min));
+  if (!row->takes_n(n)) {
+    std::vector<int64_t> narrow;  // the powers of two below n_multiple, widest first
+    for (int64_t width = row->n_multiple / 2; width >= row->n_min; width /= 2) narrow.push_back(width);
+    return unsupported(op, fmt::format("an mma {} columns wide (N: a multiple of {} up to {}, or {})", n,
+                                       row->n_multiple, row->n_max, fmt::join(narrow, " or ")));
+  }
   // K-major stage tiles (and A from registers staged for tcgen05) take the 64- or 32-byte
   // swizzle when K is that short.
   const int64_t k_bytes = k * byte_size(input);

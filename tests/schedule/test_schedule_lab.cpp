@@ -200,6 +200,10 @@ TEST(Targets, MmaFormsOfOneInputAgreeAndStepThirtyTwoBytesOfK) {
       EXPECT_GT(row.n_multiple, 0);
       EXPECT_EQ(row.n_multiple % 8, 0);
       EXPECT_LE(row.n_max, 256);
+      // The narrow widths are powers of two of whole 16-byte rows of an MN-major 16-bit B.
+      EXPECT_GE(row.n_min, 8);
+      EXPECT_EQ(row.n_min & (row.n_min - 1), 0);
+      EXPECT_TRUE(row.takes_n(row.n_min) && row.takes_n(row.n_max) && !row.takes_n(row.n_max + row.n_multiple));
       // Only tcgen05 has accumulators that registers cannot hold.
       if (target.mma == target::MmaFamily::wgmma) {
         EXPECT_TRUE(row.d_registers);
