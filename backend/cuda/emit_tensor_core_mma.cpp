@@ -33,6 +33,11 @@ std::string descriptor_strides(int64_t leading_bytes, int64_t swizzle_bytes) {
 
 }  // namespace
 
+std::string TensorCoreKernel::swizzle_row_bits(const std::string& row, int64_t swizzle_bytes) {
+  if (swizzle_bytes == kPanelRowBytes) return row + " % 8";
+  return fmt::format("{} / {} % {}", row, kPanelRowBytes / swizzle_bytes, swizzle_bytes / 16);
+}
+
 std::string TensorCoreKernel::k_major_descriptor(const std::string& base, int64_t panel_bytes, int64_t step,
                                                  const std::string& row_offset, int64_t swizzle_bytes) {
   int64_t byte = step * kMmaKBytes;

@@ -227,20 +227,15 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   if (const Fragment* a = fragment(op.operand(0))) {
     int64_t a_columns = a->columns * kWarpgroup / compute_threads_;
     // Rows of W = 128 bytes (64 elements) per panel, or one panel of 64 or 32 bytes when K is that
-    // short. The W-byte swizzle XORs a row's 16-byte chunk index with address bits 7.. of the row:
-    // chunk c of row r goes to chunk c ^ (r·W/128 mod W/16).
+    // short, in the W-byte swizzle (swizzle_row_bits).
     const int64_t k_bytes = a->columns * byte_size(a->element);
     if (k_bytes < kPanelRowBytes) a_swizzle = k_bytes;
     const int64_t panel_columns = a_swizzle / byte_size(a->element);
-    auto chunk_row = [&](const std::string& row) {
-      return a_swizzle == kPanelRowBytes ? row + " % 8"
-                                         : fmt::format("{} / {} % {}", row, kPanelRowBytes / a_swizzle, a_swizzle / 16);
-    };
     a_panel = a->rows * a_swizzle;
     k = a->columns;
     a_base = fmt::format("(shared_base + {})", plan.staging_offset);
     line(indent, fmt::format("{{  // A to shared memory in the {}-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ ({})",
-                             a_swizzle, chunk_row("r")));
+                             a_swizzle, swizzle_row_bits("r", a_swizzle)));
     line(indent + 1, FragmentLayout::position_variables());
     line(indent + 1, fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
     line(indent + 1, "#pragma unroll");
@@ -248,7 +243,7 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
     line(indent + 2, fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
     line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / {} * {} + row * {} + ((column % {} / 8) ^ ({})) * 16 + "
                                  "column % 8 * 2) = {}[i];", element_type(a->element), panel_columns, a_panel, a_swizzle,
-                                 panel_columns, chunk_row("row"), a->name));
+                                 panel_columns, swizzle_row_bits("row", a_swizzle), a->name));
     line(indent + 1, "}");
     line(indent, "}");
     line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");

@@ -156,6 +156,11 @@ class TensorCoreKernel : public Analysis {
   // across the threads holding the other columns of its rows.
   void emit_reduction(const Operation& op, int indent);
 
+  // The W-byte swizzle (W = `swizzle_bytes`: 128, 64 or 32) puts 16-byte chunk c of row `row` of
+  // a tile at chunk c ^ swizzle_row_bits(row): the row start's address bits 7.. (row·W/128),
+  // modulo the W/16 chunks of a row. As C++ over the expression `row`.
+  static std::string swizzle_row_bits(const std::string& row, int64_t swizzle_bytes);
+
   // The descriptor of K step `step` (32 bytes of K) of a swizzled K-major tile at `base` whose
   // panels (`swizzle_bytes` of each row) are `panel_bytes` apart, for rows starting `row_offset`
   // bytes in.
