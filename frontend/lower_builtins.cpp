@@ -207,6 +207,18 @@ Operand Lowering::lower_transpose(const Expr& e, const Builtin&, const Expr*) {
                         e.location)};
 }
 
+// The axis `axis = k` names in `type` (negative: counted from the end), or nullopt after an error.
+std::optional<int64_t> Lowering::axis_of(const Expr& axis, const Type& type) {
+  const int64_t rank = static_cast<int64_t>(type.rank());
+  auto k = const_int(axis, "the axis", -rank);
+  if (!k) return std::nullopt;
+  if (*k >= rank) {
+    error(axis.location, fmt::format("axis {} is out of range for {}", *k, type.to_string()));
+    return std::nullopt;
+  }
+  return *k < 0 ? *k + rank : *k;
+}
+
 // cumsum(x, axis = k): the inclusive prefix sums along axis k (a rank-1 tile's axis is 0).
 Operand Lowering::lower_cumsum(const Expr& e, const Builtin&, const Expr* axis) {
   Operand x = lower_expr(*e.args[0]);
@@ -219,13 +231,9 @@ Operand Lowering::lower_cumsum(const Expr& e, const Builtin&, const Expr* axis) 
   const Type& type = x.value->type();
   int64_t along = 0;
   if (axis) {
-    auto k = const_int(*axis, "the axis", -static_cast<int64_t>(type.rank()));
+    auto k = axis_of(*axis, type);
     if (!k) return {};
-    along = *k < 0 ? *k + static_cast<int64_t>(type.rank()) : *k;
-    if (along >= static_cast<int64_t>(type.rank())) {
-      error(axis->location, fmt::format("axis {} is out of range for {}", *k, type.to_string()));
-      return {};
-    }
+    along = *k;
   } else if (type.rank() != 1) {
     error(e.location, fmt::format("cumsum() of {} needs an axis: cumsum(x, axis = 1) sums along each row",
                                   type.to_string()));
@@ -347,14 +355,9 @@ Operand Lowering::lower_reduction(const Expr& e, const Builtin&, const Expr* axi
   }
   std::vector<int64_t> axes;
   if (axis) {
-    auto k = const_int(*axis, "the axis", -static_cast<int64_t>(type.rank()));
-    if (!k) return {};
-    int64_t a = *k < 0 ? *k + static_cast<int64_t>(type.rank()) : *k;
-    if (a >= static_cast<int64_t>(type.rank())) {
-      error(axis->location, fmt::format("axis {} is out of range for {}", *k, type.to_string()));
-      return {};
-    }
-    axes.push_back(a);
+    auto a = axis_of(*axis, type);
+    if (!a) return {};
+    axes.push_back(*a);
   } else if (f == "argmax" || f == "argmin") {
     error(e.location, fmt::format("{}() needs an axis: {}(x, axis = 1)", f, f));
     return {};

@@ -66,6 +66,8 @@ class Lowering {
   Value* materialize(const Operand& operand, Location location);
   Value* index_value(const Expr& expr, const char* what);
   std::optional<int64_t> const_int(const Expr& expr, const char* what, int64_t minimum);
+  // The axis `axis = k` names in `type` (negative: counted from the end); nullopt after an error.
+  std::optional<int64_t> axis_of(const Expr& axis, const Type& type);
   std::optional<ScalarKind> element_type(const std::string& name, Location location);
   Value* create(OpKind kind, std::vector<Value*> operands, Type result, Location location,
                 std::vector<std::pair<std::string, Attribute>> attributes = {});

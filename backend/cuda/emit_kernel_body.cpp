@@ -39,6 +39,18 @@ std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
   return strides;
 }
 
+// An element of type `kind` as the f32 or int64_t a sum accumulates it in (narrow floats widened).
+std::string widened(ScalarKind kind, const std::string& element) {
+  return is_float(kind) && kind != ScalarKind::f32 ? fmt::format("to_f32({})", element) : element;
+}
+
+// The accumulator `acc` (f32 or int64_t) narrowed back to `kind`.
+std::string narrowed_accumulator(ScalarKind kind) {
+  if (kind == ScalarKind::f32 || kind == ScalarKind::i64 || kind == ScalarKind::index) return "acc";
+  return is_float(kind) ? fmt::format("from_f32<{}>(acc)", element_type(kind))
+                        : fmt::format("static_cast<{}>(acc)", element_type(kind));
+}
+
 // The coordinate along dim `d` of the element with linear index `linear` in `shape`.
 std::string coordinate(const std::vector<int64_t>& shape, size_t d, const std::string& linear) {
   if (shape[d] == 1) return "0";
@@ -319,9 +331,6 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
   };
   ScalarKind kind = input.element();
   bool floating = is_float(kind);
-  auto widen = [&](const std::string& element) {
-    return floating && kind != ScalarKind::f32 ? fmt::format("to_f32({})", element) : element;
-  };
   const char* accumulator = floating ? "float" : "int64_t";
   int64_t extent = input.shape()[axis];
   bool sum = op.kind() == OpKind::reduce_sum;
@@ -330,21 +339,17 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
   open_tile_loop(indent, output.element_count());
   if (sum) {
     line(indent + 1, fmt::format("{} acc = {};", accumulator, floating ? "0.0f" : "0"));
-    std::string add = floating ? fmt::format("acc = add_f32(acc, {});", widen(input_element("pos")))
+    std::string add = floating ? fmt::format("acc = add_f32(acc, {});", widened(kind, input_element("pos")))
                                : fmt::format("acc += {};", input_element("pos"));
     line(indent + 1, fmt::format("for (int pos = 0; pos < {}; ++pos) {}", extent, add));
   } else {
-    line(indent + 1, fmt::format("{} acc = {};", accumulator, widen(input_element("0"))));
+    line(indent + 1, fmt::format("{} acc = {};", accumulator, widened(kind, input_element("0"))));
     bool maximum = op.kind() == OpKind::reduce_max;
     line(indent + 1, fmt::format("for (int pos = 1; pos < {}; ++pos) acc = {}(acc, {});", extent,
                                  floating ? (maximum ? "max_f32" : "min_f32") : (maximum ? "max_i64" : "min_i64"),
-                                 widen(input_element("pos"))));
+                                 widened(kind, input_element("pos"))));
   }
-  std::string result = kind == ScalarKind::f32 || kind == ScalarKind::i64 || kind == ScalarKind::index
-                           ? "acc"
-                       : floating ? fmt::format("from_f32<{}>(acc)", element_type(kind))
-                                  : fmt::format("static_cast<{}>(acc)", element_type(kind));
-  line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), result));
+  line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), narrowed_accumulator(kind)));
   close_tile_loop(indent);
 }
 
@@ -355,27 +360,22 @@ void BodyEmitter::emit_scan(const Operation& op, int indent) {
   const Type& type = op.result()->type();
   const std::vector<int64_t>& shape = type.shape();
   const size_t axis = static_cast<size_t>(op.int_attr("axis"));
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t inner = product(shape, axis + 1, shape.size());
   const int64_t extent = shape[axis], lines = type.element_count() / extent;
   ScalarKind kind = type.element();
-  const bool floating = is_float(kind), wide = kind == ScalarKind::f32 || kind == ScalarKind::i64 || kind == ScalarKind::index;
+  const bool floating = is_float(kind);
   const std::string in = plan_.expression(op.operand(0)), out = plan_.expression(op.result());
   // elem numbers the lines: (outer o, inner i) is element (o·extent + pos)·inner + i.
   const std::string at = inner == 1 ? fmt::format("elem * {} + pos", extent)
                                     : fmt::format("(elem / {0} * {1} + pos) * {0} + elem % {0}", inner, extent);
-  const std::string read = floating && kind != ScalarKind::f32 ? fmt::format("to_f32({}[{}])", in, at)
-                                                               : fmt::format("{}[{}]", in, at);
-  const std::string narrowed = wide ? "acc"
-                               : floating ? fmt::format("from_f32<{}>(acc)", element_type(kind))
-                                          : fmt::format("static_cast<{}>(acc)", element_type(kind));
+  const std::string read = widened(kind, fmt::format("{}[{}]", in, at));
   comment(indent, op);
   open_tile_loop(indent, lines);
   line(indent + 1, fmt::format("{} acc = {};", floating ? "float" : "int64_t", floating ? "0.0f" : "0"));
   line(indent + 1, fmt::format("for (int pos = 0; pos < {}; ++pos) {{", extent));
   line(indent + 2, floating ? fmt::format("acc = pos == 0 ? {0} : add_f32(acc, {0});", read)
                             : fmt::format("acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>({}));", read));
-  line(indent + 2, fmt::format("{}[{}] = {};", out, at, narrowed));
+  line(indent + 2, fmt::format("{}[{}] = {};", out, at, narrowed_accumulator(kind)));
   line(indent + 1, "}");
   close_tile_loop(indent);
 }

@@ -182,6 +182,23 @@ int64_t integer_binary(OpKind kind, int64_t a, int64_t b) {
   return quotient + ((remainder != 0 && ((a > 0) == (b > 0))) ? 1 : 0);  // cdiv: ceiling
 }
 
+// A tile seen along `axis`: `outer` blocks of `extent` x `inner` elements; element k of line
+// (o, in) is at (o·extent + k)·inner + in.
+struct AxisLines {
+  int64_t outer = 1, extent = 0, inner = 1;
+};
+
+// The lines of `shape` along `axis`, or why `axis` names none.
+std::string lines_along(const std::vector<int64_t>& shape, int64_t axis, AxisLines& lines) {
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    return fmt::format("axis {} is outside the rank-{} tile", axis, shape.size());
+  lines = AxisLines{};
+  lines.extent = shape[static_cast<size_t>(axis)];
+  for (int64_t d = 0; d < axis; ++d) lines.outer *= shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) lines.inner *= shape[d];
+  return {};
+}
+
 }  // namespace
 
 std::string evaluate_binary(OpKind kind, const std::string& predicate, const TileValue& a,
@@ -303,12 +320,10 @@ std::string evaluate_transpose(const TileValue& a, TileValue& out) {
 }
 
 std::string evaluate_scan(int64_t axis, const TileValue& a, TileValue& out) {
-  if (axis < 0 || axis >= static_cast<int64_t>(a.shape.size()))
-    return fmt::format("axis {} is outside the rank-{} tile", axis, a.shape.size());
+  AxisLines lines;
+  if (std::string problem = lines_along(a.shape, axis, lines); !problem.empty()) return problem;
+  const int64_t outer = lines.outer, extent = lines.extent, inner = lines.inner;
   out = TileValue::zeros(a.element, a.shape);
-  int64_t outer = 1, inner = 1, extent = a.shape[static_cast<size_t>(axis)];
-  for (int64_t d = 0; d < axis; ++d) outer *= a.shape[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
       auto at = [&](int64_t k) { return static_cast<size_t>((o * extent + k) * inner + in); };
@@ -328,15 +343,12 @@ std::string evaluate_scan(int64_t axis, const TileValue& a, TileValue& out) {
 }
 
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out) {
-  if (axis < 0 || axis >= static_cast<int64_t>(a.shape.size()))
-    return fmt::format("axis {} is outside the rank-{} tile", axis, a.shape.size());
+  AxisLines lines;
+  if (std::string problem = lines_along(a.shape, axis, lines); !problem.empty()) return problem;
+  const int64_t outer = lines.outer, extent = lines.extent, inner = lines.inner;
   std::vector<int64_t> shape = a.shape;
-  int64_t extent = shape[static_cast<size_t>(axis)];
   shape[static_cast<size_t>(axis)] = 1;
   out = TileValue::zeros(a.element, shape);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= a.shape[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
   bool is_sum = kind == OpKind::reduce_sum, is_min = kind == OpKind::reduce_min;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t in = 0; in < inner; ++in) {
