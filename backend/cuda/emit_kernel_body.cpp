@@ -436,13 +436,16 @@ void BodyEmitter::emit_mma(const Operation& op, int indent) {
 void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile, int indent) {
   const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
   // A `transposed` tma_load reads the [C, R] box and gives its transpose [R, C] (docs/ir.md):
-  // tensor dimension d is tile dimension 1 - d.
+  // the tensor's last two dimensions are tile dimensions 1 and 0 (a rank-3 tensor's leading
+  // coordinate picks the matrix, as for any slice).
   const bool transposed = op.has_attr("transposed");
-  if (transposed && (tile.rank() != 2 || extents.size() != 2))
-    throw std::logic_error("emit_tensor_index: a transposed load gives a 2-D tile of a 2-D tensor, not " +
+  if (transposed && (tile.rank() != 2 || extents.size() < 2))
+    throw std::logic_error("emit_tensor_index: a transposed load gives a 2-D tile of a tensor of rank 2 or more, not " +
                            tile.to_string());
+  const size_t lead = extents.size() - std::min(extents.size(), tile.rank());  // the slice's leading coordinates
   const std::vector<int64_t> shape =
-      transposed ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]} : shape_in_tensor(tile, extents.size());
+      transposed ? shape_in_tensor(Type::tile({tile.shape()[1], tile.shape()[0]}, tile.element()), extents.size())
+                 : shape_in_tensor(tile, extents.size());
   std::vector<std::string> checks;
   for (size_t d = 0; d < shape.size(); ++d) {
     // index_d = tile coordinate * tile extent (or, for a load at element coordinates, the
@@ -453,7 +456,9 @@ void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile, int i
       terms.push_back(shape[d] == 1 || op.has_attr("elements")
                           ? tile_coordinate
                           : fmt::format("{} * {}", tile_coordinate, shape[d]));
-    std::string within = transposed ? coordinate(tile.shape(), 1 - d, "elem") : coordinate(shape, d, "elem");
+    std::string within = d < lead       ? "0"
+                         : transposed ? coordinate(tile.shape(), 1 - (d - lead), "elem")
+                                      : coordinate(shape, d, "elem");
     if (within != "0") terms.push_back(within);
     line(indent, fmt::format("const int64_t index{} = {};", d, terms.empty() ? "0" : join(terms, " + ")));
     checks.push_back(fmt::format("0 <= index{0} && index{0} < {1}", d, extents[d]));
