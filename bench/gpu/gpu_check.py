@@ -4,9 +4,10 @@ cuBLAS/cuDNN baselines through PyTorch, and compute-sanitizer.
 
 Two steps, so that the device machine only runs programs:
   bench/gpu/gpu_check.py build [--tilec build/tools/tilec] [--nvcc PATH] [--out build-gpu]
-      here: `tilec compile --emit-harness --target sm_90a` for every sample (and the plain
-      samples once more with --plain-tiles=shared) and for the VARIANTS below, then nvcc each
-      .cu to a program.
+      here: `tilec compile --emit-harness --target sm_90a` for every sample and every plain
+      kernel of tests/emulate/kernels/ (the plain ones once more with --plain-tiles=shared) and
+      for the VARIANTS below into build-gpu-src, then nvcc each .cu to a program in build-gpu
+      (skipped where the program was built from the same .cu before).
   bench/gpu/gpu_check.py run [--dir build-gpu] [--out DIR] [--stages checks,tc-timings,...] [--deadline S]
       on a machine with an sm_90a GPU: runs the programs, writes DIR/gpu_check.md (tables),
       DIR/gpu_check.json and DIR/gpu_check.log (every program's output).
@@ -115,6 +116,23 @@ for s, shapes in SWEEP.items():
         for name, dims in shapes:
             CHECKS += [(s, name, dims), (s + ".shared", name, dims)]
 
+
+def emulate_kernels():
+    """The plain kernels of tests/emulate/kernels/ (the emulation tests' own, each NAME.tile with
+    its shape on its first line, "// dims: ..."): {name: (path, dims)}."""
+    kernels = {}
+    for tile in sorted((ROOT / "tests/emulate/kernels").glob("*.tile")):
+        first = tile.read_text().split("\n", 1)[0]
+        if not first.startswith("// dims: "):
+            sys.exit(f"{tile}: the first line is not '// dims: ...'")
+        kernels[tile.stem] = (tile, first[len("// dims: "):].strip())
+    return kernels
+
+
+EMULATE_KERNELS = emulate_kernels()
+for s, (_, dims) in EMULATE_KERNELS.items():
+    CHECKS += [(s, "emulate_test", dims), (s + ".shared", "emulate_test", dims)]
+
 # Timings: tensor-core samples at 8192 (check=0: the reference only counts the work), plain
 # samples at a few hundred MB in both forms (their reference always runs).
 TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=8192"),
@@ -135,42 +153,55 @@ PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), 
                  ("column_sum", "M=16384,N=16384"), ("gemv", "M=65536,K=2048"), ("transpose", "R=8192,C=8192")]
 
 SANITIZER_RUNS = [("gemm", "M=200,N=296,K=200"), ("attention", "S=200,T=200,HD=64"),
-                  ("gate_up", "M=300,N=520,K=72"), ("softmax", "R=7"), ("gemv", "M=37,K=1000")]
+                  ("gate_up", "M=300,N=520,K=72"), ("softmax", "R=7"), ("gemv", "M=37,K=1000"),
+                  ("mha", "H=2,S=200,T=136"), ("gemm_bn16", "M=200,N=40,K=200"),
+                  ("attention_bkv32", "S=200,T=200,HD=128"), ("int8", EMULATE_KERNELS["int8"][1]),
+                  ("cumsum", EMULATE_KERNELS["cumsum"][1])]
+
+
+def emit(args, tile, program, extra):
+    """tilec compile TILE --emit-harness to PROGRAM.cu; returns the (.cu, program) job for nvcc."""
+    cu = program.parent.with_name(program.parent.name + "-src") / f"{program.name}.cu"
+    subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness", *extra,
+                    "-o", str(cu)], check=True)
+    return cu, program
 
 
 def build(args):
-    out = Path(args.out)
+    out = Path(args.out)  # the programs alone, so that out travels to the GPU; sources in out-src
+    src = out.with_name(out.name + "-src")
     out.mkdir(parents=True, exist_ok=True)
+    src.mkdir(parents=True, exist_ok=True)
     jobs = []
-    for tile in sorted((ROOT / "samples").glob("*.tile")):
-        name = tile.stem
+    tiles = [(tile.stem, tile, is_plain(tile.stem)) for tile in sorted((ROOT / "samples").glob("*.tile"))]
+    tiles += [(name, tile, True) for name, (tile, _) in EMULATE_KERNELS.items()]
+    for name, tile, plain in tiles:
         forms = [("", [])]
-        if is_plain(name):
+        if plain:
             forms.append((".shared", ["--plain-tiles=shared"]))
         for suffix, extra in forms:
-            cu = out / f"{name}{suffix}.cu"
-            subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness", *extra,
-                            "-o", str(cu)], check=True)
-            jobs.append((cu, out / f"{name}{suffix}"))
+            jobs.append(emit(args, tile, out / f"{name}{suffix}", extra))
     for name, (sample, edits, defines) in VARIANTS.items():
         text = (ROOT / "samples" / f"{sample}.tile").read_text()
         for before, after in edits:
             if before not in text:
                 sys.exit(f"variant {name}: samples/{sample}.tile no longer contains {before!r}")
             text = text.replace(before, after, 1)
-        tile = out / f"{name}.tile"
+        tile = src / f"{name}.tile"
         tile.write_text(text)
-        cu = out / f"{name}.cu"
-        subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness",
-                        *[f"-D{d}" for d in defines], "-o", str(cu)], check=True)
-        jobs.append((cu, out / name))
+        jobs.append(emit(args, tile, out / name, [f"-D{d}" for d in defines]))
 
     def nvcc(job):
         cu, program = job
+        built = src / f"{cu.name}.built"
+        if program.exists() and built.exists() and built.read_bytes() == cu.read_bytes():
+            return cu.name, 0, ""  # built from this very .cu before
         r = subprocess.run([args.nvcc, "-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a",
                             str(cu), "-o", str(program)], capture_output=True, text=True)
         if r.returncode == 0 and shutil.which("strip"):  # host symbols only: keeps the carried folder small
             subprocess.run(["strip", str(program)], check=False)
+        if r.returncode == 0:
+            shutil.copyfile(cu, built)
         return cu.name, r.returncode, r.stderr
 
     failed = 0
