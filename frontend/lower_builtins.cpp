@@ -77,6 +77,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"cdiv", 2, false, OpKind::cdiv, &Lowering::lower_binary_function},
       {"pow", 2, false, OpKind::pow, &Lowering::lower_pow},
       {"exp", 1, false, OpKind::exp, &Lowering::lower_unary_function},
+      {"exp2", 1, false, OpKind::exp2, &Lowering::lower_unary_function},
       {"sqrt", 1, false, OpKind::sqrt, &Lowering::lower_unary_function},
       {"rsqrt", 1, false, OpKind::rsqrt, &Lowering::lower_unary_function},
       {"relu", 1, false, OpKind::relu, &Lowering::lower_unary_function},

@@ -3,7 +3,7 @@
 // They spell docs/ir.md's arithmetic once, so the kernels below them read like the IR:
 // f16/bf16/f8 compute in f32 and round back to nearest even; f32 add/sub/mul/div use the
 // `__f*_rn` intrinsics, which nvcc never contracts into an FMA, so a GPU result equals the CPU
-// interpreter's bit for bit (exp excepted: CUDA's expf is within 2 ulp of the C library's);
+// interpreter's bit for bit (exp and exp2 excepted: CUDA's expf and exp2f are within 2 ulp of the C library's);
 // integer arithmetic is 64-bit. Every helper is __host__ __device__ so the host launcher can
 // evaluate the scalar ops that size the grid with the same code.
 #include "backend/cuda/cuda_prelude.h"
@@ -112,6 +112,7 @@ __host__ __device__ inline float sqrt_f32(float x) {
 }
 __host__ __device__ inline float rsqrt_f32(float x) { return div_f32(1.0f, sqrt_f32(x)); }
 __host__ __device__ inline float exp_f32(float x) { return expf(x); }
+__host__ __device__ inline float exp2_f32(float x) { return exp2f(x); }  // one ex2.approx.f32
 __host__ __device__ inline float max_f32(float a, float b) { return fmaxf(a, b); }
 __host__ __device__ inline float min_f32(float a, float b) { return fminf(a, b); }
 __host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f; }

@@ -16,6 +16,7 @@ constexpr ElementSpelling kSpellings[] = {
     {.kind = OpKind::min, .f32 = "min_f32({a}, {b})", .integer = "min_{int}({a}, {b})"},
     {.kind = OpKind::neg, .f32 = "-{a}", .integer = "-{a}"},
     {.kind = OpKind::exp, .f32 = "exp_f32({a})"},
+    {.kind = OpKind::exp2, .f32 = "exp2_f32({a})"},
     {.kind = OpKind::sqrt, .f32 = "sqrt_f32({a})"},
     {.kind = OpKind::rsqrt, .f32 = "rsqrt_f32({a})"},
     {.kind = OpKind::relu, .f32 = "relu_f32({a})", .integer = "max_{int}({a}, 0)"},

@@ -163,7 +163,7 @@ bool TileExecution::execute(const Operation& op) {
       problem = evaluate_binary(kind, predicate, *a, *b, out);
       break;
     }
-    case OpKind::neg: case OpKind::exp: case OpKind::sqrt: case OpKind::rsqrt: case OpKind::relu:
+    case OpKind::neg: case OpKind::exp: case OpKind::exp2: case OpKind::sqrt: case OpKind::rsqrt: case OpKind::relu:
     case OpKind::tanh: case OpKind::erf: case OpKind::log: case OpKind::sigmoid: case OpKind::abs:
     case OpKind::floor: case OpKind::ceil: case OpKind::round: case OpKind::trunc: case OpKind::not_: {
       const TileValue* a = tile_operand(op, 0);

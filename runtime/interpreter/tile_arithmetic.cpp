@@ -256,6 +256,7 @@ std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out) {
     switch (kind) {
       case OpKind::neg: result = -x; break;
       case OpKind::exp: result = std::exp(x); break;
+      case OpKind::exp2: result = std::exp2(x); break;
       case OpKind::sqrt: result = std::sqrt(x); break;
       case OpKind::rsqrt: result = 1.0f / std::sqrt(x); break;
       case OpKind::tanh: result = std::tanh(x); break;
@@ -328,14 +329,14 @@ std::string evaluate_scan(int64_t axis, const TileValue& a, TileValue& out) {
     for (int64_t in = 0; in < inner; ++in) {
       auto at = [&](int64_t k) { return static_cast<size_t>((o * extent + k) * inner + in); };
       float total = 0.0f;
-      int64_t sum = 0;
+      int64_t running = 0;
       for (int64_t k = 0; k < extent; ++k) {
         if (a.holds_floats()) {
-          total = k == 0 ? a.floats[at(k)] : total + a.floats[at(k)];
+          total = k == 0 ? a.floats[at(k)] : float_binary(combine, total, a.floats[at(k)]);
           out.floats[at(k)] = round_to_format(a.element, total);
         } else {
-          sum = wrapping(static_cast<uint64_t>(sum) + static_cast<uint64_t>(a.ints[at(k)]));
-          out.ints[at(k)] = wrap_integer(a.element, sum);
+          running = k == 0 ? a.ints[at(k)] : integer_binary(combine, running, a.ints[at(k)]);
+          out.ints[at(k)] = wrap_integer(a.element, running);
         }
       }
     }

@@ -110,6 +110,7 @@ __host__ __device__ inline float sqrt_f32(float x) {
 }
 __host__ __device__ inline float rsqrt_f32(float x) { return div_f32(1.0f, sqrt_f32(x)); }
 __host__ __device__ inline float exp_f32(float x) { return expf(x); }
+__host__ __device__ inline float exp2_f32(float x) { return exp2f(x); }  // one ex2.approx.f32
 __host__ __device__ inline float max_f32(float a, float b) { return fmaxf(a, b); }
 __host__ __device__ inline float min_f32(float a, float b) { return fminf(a, b); }
 __host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f; }
@@ -477,11 +478,11 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @attention (line 18): tensor cores, sm_100a (tcgen05.mma into TMEM)
+// kernel @attention (line 20): tensor cores, sm_100a (tcgen05.mma into TMEM)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 20: ii 1, 1 stage(s)
-//   schedule: loop at line 25: ii 33, 2 stage(s), pipeline(2)
+//   schedule: loop at line 22: ii 1, 1 stage(s)
+//   schedule: loop at line 27: ii 33, 2 stage(s), pipeline(2)
 // shared memory: 100448 bytes (1024 of them for aligning the base)
 //   pipe pipe_kt_buffer: 2 slots x 8192 bytes at 0: B of mma from Kt (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_q_buffer: 1 slots x 16384 bytes at 16384: A of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)
@@ -492,8 +493,8 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   mbarrier pipe_q_empty: 1 slot(s) at 99368, 1 arrival(s) per phase, released by the compute agent
 //   mbarrier pipe_v_full: 2 slot(s) at 99376, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_v_empty: 2 slot(s) at 99392, 1 arrival(s) per phase, released by the compute agent
-//   A of the mma at line 35 (from registers): 16384 bytes at 49152, 128B swizzle
-//   store at line 38: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
+//   A of the mma at line 37 (from registers): 16384 bytes at 49152, 128B swizzle
+//   store at line 40: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
 //   row-reduction exchange between the compute warpgroups: 1024 bytes at 65536
 //   pipe pipe_s_buffer: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
@@ -531,7 +532,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
   const int64_t tiles = v0 * v1;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 20)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 22)
   const int64_t worker = tile_number;
   const uint32_t pipe_kt_full = shared_base + 99328;  // 2 mbarrier(s)
   const uint32_t pipe_kt_empty = shared_base + 99344;  // 2 mbarrier(s)
@@ -565,12 +566,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
   __syncthreads();
   tilec_tcgen05_after_sync();
   const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));
-  // warp_specialize  (line 20)
+  // warp_specialize  (line 22)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_v_producer_index, pipe_v_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 20)
+      // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_v_producer_index, pipe_v_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 22)
       int64_t pipe_kt_producer_index = 0;
       int64_t pipe_kt_producer_phase = 1;
       int64_t pipe_q_producer_index = 0;
@@ -581,7 +582,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
-        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 20)
+        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 22)
         int64_t pipe_kt_producer_index_1{};
         int64_t pipe_kt_producer_phase_1{};
         int64_t pipe_q_producer_index_1{};
@@ -600,12 +601,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int64_t h = v7 + v10;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, h  (line 21)
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, h  (line 23)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v11 = cdiv_i64(T, 64);
-          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v11, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 25)
+          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v11, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 27)
           int64_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
           int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
@@ -613,13 +614,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           for (int64_t j = 0; j < v11; j += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
-            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j  (line 26)
+            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j  (line 28)
             tilec_tma_load_2d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &Kt_map, static_cast<int32_t>(j * 64), static_cast<int32_t>(h * 64), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
             const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
             const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
-            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j, h  (line 27)
+            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j, h  (line 29)
             tilec_tma_load_2d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j * 64), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
             const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
             const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
@@ -678,7 +679,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
     uint32_t accumulator_parity = 0;
-    // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 20)
+    // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 22)
     int64_t pipe_kt_consumer_index = 0;
     int64_t pipe_kt_consumer_phase = 0;
     int64_t pipe_q_consumer_index = 0;
@@ -697,7 +698,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
-      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v13  (line 20)
+      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v13  (line 22)
       int64_t pipe_kt_consumer_index_1{};
       int64_t pipe_kt_consumer_phase_1{};
       int64_t pipe_q_consumer_index_1{};
@@ -722,22 +723,22 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int64_t i_1 = v16 / v19;
         const int64_t v20 = v16 % v19;
         const int64_t h_1 = v17 + v20;
-        // row_max = full -1e+30f  (line 22)
+        // row_max = full -1e+30f  (line 24)
         float row_max[1];
         #pragma unroll
         for (int i = 0; i < 1; ++i) row_max[i] = -1e+30f;
-        // row_sum = zeros  (line 23)
+        // row_sum = zeros  (line 25)
         float row_sum[1];
         #pragma unroll
         for (int i = 0; i < 1; ++i) row_sum[i] = 0.0f;
-        // o = zeros  (line 24)
+        // o = zeros  (line 26)
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
         const int64_t v21 = cdiv_i64(T, 64);
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v21, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 25)
+        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v21, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 27)
         int64_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
         int64_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
         int64_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
@@ -751,7 +752,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         int64_t pipe_consumer_index_2 = pipe_consumer_index;
         int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
         for (int64_t j_1 = 0; j_1 < v21; j_1 += 1) {
-          // t22 = zeros  (line 28)
+          // t22 = zeros  (line 30)
           float t22[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t22[i] = 0.0f;
@@ -759,7 +760,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2), static_cast<uint32_t>(pipe_kt_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // t23 = mma q, kt, t22  (line 28)
+          // t23 = mma q, kt, t22  (line 30)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 0, 16, 1024), tilec_matrix_descriptor(kt + 0, 8192, 1024), 0x08110490u, false);
@@ -789,11 +790,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int64_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
           const int64_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-          // scores = mul t23, 0.125f  (line 28)
+          // scores = mul t23, 0.18033688f  (line 30)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t22[i], 0.125f);
-          // t24 = iota  (line 29)
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t22[i], 0.18033688f);
+          // t24 = iota  (line 31)
           int32_t t24[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
@@ -804,17 +805,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           }
           const int64_t v25 = j_1 * 64;
           const int32_t v26 = static_cast<int32_t>(v25);
-          // key = add t24, v26  (line 29)
+          // key = add t24, v26  (line 31)
           int32_t key[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t24[i]) + int64_t(v26));
           const int32_t v27 = static_cast<int32_t>(T);
-          // t28 = cmp key, v27  (line 30)
+          // t28 = cmp key, v27  (line 32)
           bool t28[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t28[i] = (key[i] < v27);
           // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          // s = select t28, scores, -1e+30f  (line 30)
+          // s = select t28, scores, -1e+30f  (line 32)
           float s[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) s[i] = (t28[i] ? scores[i] : -1e+30f);
@@ -825,7 +826,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
-          // t29 = reduce_max s_1  (line 31)
+          // t29 = reduce_max s_1  (line 33)
           float t29[1];
           {
             #pragma unroll
@@ -845,37 +846,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int64_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
           // t30 = stage_read pipe_buffer: the registers of t29
-          // new_max = max row_max_1, t30  (line 31)
+          // new_max = max row_max_1, t30  (line 33)
           float new_max[1];
           #pragma unroll
           for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t29[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
           const int64_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
-          // t31 = sub s_1, new_max  (line 32)
+          // t31 = sub s_1, new_max  (line 34)
           float t31[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t31[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp t31  (line 32)
+          // p = exp2 t31  (line 34)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp_f32(t31[i]);
-          // t32 = sub row_max_1, new_max  (line 33)
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t31[i]);
+          // t32 = sub row_max_1, new_max  (line 35)
           float t32[1];
           #pragma unroll
           for (int i = 0; i < 1; ++i) t32[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp t32  (line 33)
+          // alpha = exp2 t32  (line 35)
           float alpha[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) alpha[i] = exp_f32(t32[i]);
-          // t33 = mul row_sum_1, alpha  (line 34)
+          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t32[i]);
+          // t33 = mul row_sum_1, alpha  (line 36)
           float t33[1];
           #pragma unroll
           for (int i = 0; i < 1; ++i) t33[i] = mul_f32(row_sum[i], alpha[i]);
-          // t34 = reduce_sum p  (line 34)
+          // t34 = reduce_sum p  (line 36)
           float t34[1];
           {
             #pragma unroll
@@ -889,15 +890,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
             t34[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // row_sum_2 = add t33, t34  (line 34)
+          // row_sum_2 = add t33, t34  (line 36)
           float row_sum_2[1];
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t33[i], t34[i]);
-          // t35 = cast p  (line 35)
+          // t35 = cast p  (line 37)
           __nv_bfloat16 t35[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t35[i] = from_f32<__nv_bfloat16>(p[i]);
-          // t36 = mul o_1, alpha  (line 35)
+          // t36 = mul o_1, alpha  (line 37)
           float t36[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t36[i] = mul_f32(o[i], alpha[0]);
@@ -905,7 +906,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2), static_cast<uint32_t>(pipe_v_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index_2) * 8192;  // slot of pipe_v_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // o_2 = mma t35, v, t36  (line 35)
+          // o_2 = mma t35, v, t36  (line 37)
           {  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             unsigned char* const staging = shared_aligned + 49152;
@@ -980,7 +981,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store O, i_1, h_1, t37  (line 38)
+        // store O, i_1, h_1, t37  (line 40)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores

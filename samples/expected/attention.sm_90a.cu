@@ -110,6 +110,7 @@ __host__ __device__ inline float sqrt_f32(float x) {
 }
 __host__ __device__ inline float rsqrt_f32(float x) { return div_f32(1.0f, sqrt_f32(x)); }
 __host__ __device__ inline float exp_f32(float x) { return expf(x); }
+__host__ __device__ inline float exp2_f32(float x) { return exp2f(x); }  // one ex2.approx.f32
 __host__ __device__ inline float max_f32(float a, float b) { return fmaxf(a, b); }
 __host__ __device__ inline float min_f32(float a, float b) { return fminf(a, b); }
 __host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f; }
@@ -482,7 +483,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 //   mbarrier pipe_q_empty: 1 slot(s) at 81960, 2 arrival(s) per phase, released by the compute agent
 //   mbarrier pipe_v_full: 2 slot(s) at 81968, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_v_empty: 2 slot(s) at 81984, 2 arrival(s) per phase, released by the compute agent
-//   store at line 38: through shared memory (16384 bytes per compute warpgroup at 49152) and TMA, boxes of 64x32 (128B swizzle)
+//   store at line 40: through shared memory (16384 bytes per compute warpgroup at 49152) and TMA, boxes of 64x32 (128B swizzle)
 //   pipe pipe_s_buffer: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   register tile row_max: 128x1 f32 in registers, 2 per thread
@@ -519,7 +520,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
   const int64_t tiles = v0 * v1;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 20)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 22)
   const int64_t worker = tile_number;
   const uint32_t pipe_kt_full = shared_base + 81920;  // 2 mbarrier(s)
   const uint32_t pipe_kt_empty = shared_base + 81936;  // 2 mbarrier(s)
@@ -546,12 +547,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
     tilec_fence_barrier_init();
   }
   __syncthreads();
-  // warp_specialize  (line 20)
+  // warp_specialize  (line 22)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_v_producer_index, pipe_v_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 20)
+      // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_v_producer_index, pipe_v_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 22)
       int64_t pipe_kt_producer_index = 0;
       int64_t pipe_kt_producer_phase = 1;
       int64_t pipe_q_producer_index = 0;
@@ -562,7 +563,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
-        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 20)
+        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 22)
         int64_t pipe_kt_producer_index_1{};
         int64_t pipe_kt_producer_phase_1{};
         int64_t pipe_q_producer_index_1{};
@@ -581,12 +582,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int64_t h = v7 + v10;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, h  (line 21)
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, h  (line 23)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v11 = cdiv_i64(T, 64);
-          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v11, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 25)
+          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v11, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 27)
           int64_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
           int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
@@ -594,13 +595,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           for (int64_t j = 0; j < v11; j += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
-            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j  (line 26)
+            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j  (line 28)
             tilec_tma_load_2d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &Kt_map, static_cast<int32_t>(j * 64), static_cast<int32_t>(h * 64), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
             const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
             const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
-            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j, h  (line 27)
+            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j, h  (line 29)
             tilec_tma_load_2d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j * 64), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
             const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
             const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
@@ -658,7 +659,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
-    // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 20)
+    // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 22)
     int64_t pipe_kt_consumer_index = 0;
     int64_t pipe_kt_consumer_phase = 0;
     int64_t pipe_q_consumer_index = 0;
@@ -677,7 +678,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
-      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v13  (line 20)
+      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v13  (line 22)
       int64_t pipe_kt_consumer_index_1{};
       int64_t pipe_kt_consumer_phase_1{};
       int64_t pipe_q_consumer_index_1{};
@@ -702,22 +703,22 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int64_t i_1 = v16 / v19;
         const int64_t v20 = v16 % v19;
         const int64_t h_1 = v17 + v20;
-        // row_max = full -1e+30f  (line 22)
+        // row_max = full -1e+30f  (line 24)
         float row_max[2];
         #pragma unroll
         for (int i = 0; i < 2; ++i) row_max[i] = -1e+30f;
-        // row_sum = zeros  (line 23)
+        // row_sum = zeros  (line 25)
         float row_sum[2];
         #pragma unroll
         for (int i = 0; i < 2; ++i) row_sum[i] = 0.0f;
-        // o = zeros  (line 24)
+        // o = zeros  (line 26)
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
         const int64_t v21 = cdiv_i64(T, 64);
         tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v21, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 25)
+        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v21, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 27)
         int64_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
         int64_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
         int64_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
@@ -731,7 +732,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         int64_t pipe_consumer_index_2 = pipe_consumer_index;
         int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
         for (int64_t j_1 = 0; j_1 < v21; j_1 += 1) {
-          // t22 = zeros  (line 28)
+          // t22 = zeros  (line 30)
           float t22[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t22[i] = 0.0f;
@@ -739,7 +740,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           tilec_mbarrier_wait(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2), static_cast<uint32_t>(pipe_kt_consumer_phase_2));
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // t23 = mma q, kt, t22  (line 28)
+          // t23 = mma q, kt, t22  (line 30)
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 0, 8192, 1024));
           tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 2048, 8192, 1024));
@@ -752,11 +753,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int64_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
           const int64_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-          // scores = mul t23, 0.125f  (line 28)
+          // scores = mul t23, 0.18033688f  (line 30)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t22[i], 0.125f);
-          // t24 = iota  (line 29)
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t22[i], 0.18033688f);
+          // t24 = iota  (line 31)
           int32_t t24[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
@@ -767,17 +768,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           }
           const int64_t v25 = j_1 * 64;
           const int32_t v26 = static_cast<int32_t>(v25);
-          // key = add t24, v26  (line 29)
+          // key = add t24, v26  (line 31)
           int32_t key[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t24[i]) + int64_t(v26));
           const int32_t v27 = static_cast<int32_t>(T);
-          // t28 = cmp key, v27  (line 30)
+          // t28 = cmp key, v27  (line 32)
           bool t28[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t28[i] = (key[i] < v27);
           // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          // s = select t28, scores, -1e+30f  (line 30)
+          // s = select t28, scores, -1e+30f  (line 32)
           float s[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) s[i] = (t28[i] ? scores[i] : -1e+30f);
@@ -788,7 +789,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
-          // t29 = reduce_max s_1  (line 31)
+          // t29 = reduce_max s_1  (line 33)
           float t29[2];
           {
             #pragma unroll
@@ -806,37 +807,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int64_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
           // t30 = stage_read pipe_buffer: the registers of t29
-          // new_max = max row_max_1, t30  (line 31)
+          // new_max = max row_max_1, t30  (line 33)
           float new_max[2];
           #pragma unroll
           for (int i = 0; i < 2; ++i) new_max[i] = max_f32(row_max[i], t29[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
           const int64_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
-          // t31 = sub s_1, new_max  (line 32)
+          // t31 = sub s_1, new_max  (line 34)
           float t31[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t31[i] = sub_f32(s[i], new_max[((i / 2) % 2)]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp t31  (line 32)
+          // p = exp2 t31  (line 34)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp_f32(t31[i]);
-          // t32 = sub row_max_1, new_max  (line 33)
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t31[i]);
+          // t32 = sub row_max_1, new_max  (line 35)
           float t32[2];
           #pragma unroll
           for (int i = 0; i < 2; ++i) t32[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp t32  (line 33)
+          // alpha = exp2 t32  (line 35)
           float alpha[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) alpha[i] = exp_f32(t32[i]);
-          // t33 = mul row_sum_1, alpha  (line 34)
+          for (int i = 0; i < 2; ++i) alpha[i] = exp2_f32(t32[i]);
+          // t33 = mul row_sum_1, alpha  (line 36)
           float t33[2];
           #pragma unroll
           for (int i = 0; i < 2; ++i) t33[i] = mul_f32(row_sum[i], alpha[i]);
-          // t34 = reduce_sum p  (line 34)
+          // t34 = reduce_sum p  (line 36)
           float t34[2];
           {
             #pragma unroll
@@ -848,15 +849,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
             t34[1] = add_f32(t34[1], __shfl_xor_sync(0xffffffffu, t34[1], 1));
             t34[1] = add_f32(t34[1], __shfl_xor_sync(0xffffffffu, t34[1], 2));
           }
-          // row_sum_2 = add t33, t34  (line 34)
+          // row_sum_2 = add t33, t34  (line 36)
           float row_sum_2[2];
           #pragma unroll
           for (int i = 0; i < 2; ++i) row_sum_2[i] = add_f32(t33[i], t34[i]);
-          // t35 = cast p  (line 35)
+          // t35 = cast p  (line 37)
           __nv_bfloat16 t35[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t35[i] = from_f32<__nv_bfloat16>(p[i]);
-          // t36 = mul o_1, alpha  (line 35)
+          // t36 = mul o_1, alpha  (line 37)
           float t36[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t36[i] = mul_f32(o[i], alpha[((i / 2) % 2)]);
@@ -864,7 +865,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2), static_cast<uint32_t>(pipe_v_consumer_phase_2));
           const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index_2) * 8192;  // slot of pipe_v_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // o_2 = mma t35, v, t36  (line 35)
+          // o_2 = mma t35, v, t36  (line 37)
           uint32_t t35_pairs[16];
           #pragma unroll
           for (int i = 0; i < 16; ++i) t35_pairs[i] = tilec_pack_pair(t35[2 * i], t35[2 * i + 1]);
@@ -914,7 +915,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store O, i_1, h_1, t37  (line 38)
+        // store O, i_1, h_1, t37  (line 40)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores

@@ -110,6 +110,7 @@ __host__ __device__ inline float sqrt_f32(float x) {
 }
 __host__ __device__ inline float rsqrt_f32(float x) { return div_f32(1.0f, sqrt_f32(x)); }
 __host__ __device__ inline float exp_f32(float x) { return expf(x); }
+__host__ __device__ inline float exp2_f32(float x) { return exp2f(x); }  // one ex2.approx.f32
 __host__ __device__ inline float max_f32(float a, float b) { return fmaxf(a, b); }
 __host__ __device__ inline float min_f32(float a, float b) { return fminf(a, b); }
 __host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f; }
@@ -810,10 +811,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           const int64_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
           const int64_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-          // scores = mul t22, 0.125f  (line 24)
+          // scores = mul t22, 0.18033688f  (line 24)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t21[i], 0.125f);
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t21[i], 0.18033688f);
           // t23 = iota  (line 25)
           int32_t t23[32];
           #pragma unroll
@@ -880,18 +881,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp t30  (line 28)
+          // p = exp2 t30  (line 28)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp_f32(t30[i]);
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t30[i]);
           // t31 = sub row_max_1, new_max  (line 29)
           float t31[1];
           #pragma unroll
           for (int i = 0; i < 1; ++i) t31[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp t31  (line 29)
+          // alpha = exp2 t31  (line 29)
           float alpha[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) alpha[i] = exp_f32(t31[i]);
+          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t31[i]);
           // t32 = mul row_sum_1, alpha  (line 30)
           float t32[1];
           #pragma unroll

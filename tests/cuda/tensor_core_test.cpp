@@ -445,7 +445,7 @@ TEST(TensorCore, AttentionStagesPThroughSharedMemoryOnSm100a) {
   EXPECT_EQ(compile_attention("sm_90a", " -D BQ=64").status, 0);
   CommandResult narrow = compile_attention("sm_100a", " -D BQ=64");
   EXPECT_EQ(narrow.status, 1);
-  EXPECT_NE(narrow.err.find("samples/attention.tile:22:13: error: the tensor-core CUDA backend (sm_100a) does not support a "
+  EXPECT_NE(narrow.err.find("samples/attention.tile:24:13: error: the tensor-core CUDA backend (sm_100a) does not support a "
                             "register tile tile<64x1xf32, reg>: 64 rows (one per TMEM lane: 128)"),
             std::string::npos)
       << narrow.err;

@@ -305,6 +305,10 @@ TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
   expect_plain_kernel_matches("rounding", {"Y"});
 }
 
+// exp2 (2^x: one ex2.approx on the GPU, exp2f on the host) of integers, of x·log2(e), and of a
+// bf16 tile, in both plain forms; the samples' softmax runs it on the tensor cores.
+TEST(EmulateRuntime, Exp2MatchesTheInterpreter) { expect_plain_kernel_matches("exp2", {"Y", "Z"}); }
+
 // float → integer casts out of the type's range saturate and NaN gives 0, as the interpreter
 // defines them and cvt.rzi does on the GPU (the emitted CUDA used to convert through int64_t and
 // wrap: 1e10 became 1410065408 in an i32). Both plain forms.
@@ -403,7 +407,8 @@ TEST(EmulateRuntime, SlicesOfHigherRankTensorsMatchTheInterpreter) {
 // Multi-head attention over rank-3 tensors (issue 18, batched tensors): Q, K, V and O are
 // [H, S or T, D], so each head's matrices are slices and nothing is folded into columns by hand;
 // K is given as rows ([T, D] per head) and read transposed, a K-major B of a 3-D box. The
-// sample attention.tile folds the heads into HD columns instead.
+// sample attention.tile folds the heads into HD columns instead. Its softmax is in base e
+// (`exp`), which the samples (base 2, `exp2`) no longer run on the tensor cores.
 TEST(EmulateRuntime, MultiHeadAttentionOverRank3TensorsMatchesTheInterpreter) {
   fs::path source = fs::temp_directory_path() / ("tilec_emulate_mha_" + std::to_string(::getpid()) + ".tile");
   write_file(source,
