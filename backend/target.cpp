@@ -110,6 +110,11 @@ std::vector<const MmaInstruction*> mma_instructions(const Target& target, Scalar
   return rows;
 }
 
+int64_t tmem_load_width(int64_t per_warpgroup) {
+  if (per_warpgroup > 0 && per_warpgroup % 32 == 0) return 32;
+  return per_warpgroup == 16 || per_warpgroup == 8 ? per_warpgroup : 0;
+}
+
 const Target& default_target() { return kTargets[0]; }
 
 std::string target_names() {

@@ -106,6 +106,12 @@ const Target* find_target(std::string_view name);
 // The rows of target.mma_forms that take A's element type `input`, in table order.
 std::vector<const MmaInstruction*> mma_instructions(const Target& target, ScalarKind input);
 
+// The columns one tcgen05.ld.32x32b reads into each thread from a TMEM tile of which each
+// compute warpgroup holds `per_warpgroup` columns: 32 (.x32, as many times as it takes), or all
+// of 16 or 8 at once (.x16, .x8); 0 where no such load reads them. The analysis refuses a tile
+// of width 0, and the tcgen05 emitter loads with this width.
+int64_t tmem_load_width(int64_t per_warpgroup);
+
 // The target a PassContext or CudaEmitOptions gets when nobody names one: sm_90a.
 const Target& default_target();
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -377,7 +378,9 @@ void Tcgen05Kernel::emit_accumulator_loads(const std::vector<const Accumulator*>
 }
 
 int64_t Tcgen05Kernel::tmem_load_width(int64_t per_warpgroup) {
-  const int64_t width = std::min<int64_t>(32, per_warpgroup);
+  const int64_t width = target::tmem_load_width(per_warpgroup);
+  if (width == 0)  // the analysis refused such a tile
+    throw std::logic_error(fmt::format("tmem_load_width: no tcgen05.ld reads {} columns per warpgroup", per_warpgroup));
   needs_.tmem_load_widths.insert(static_cast<int>(width));
   return width;
 }

@@ -403,12 +403,6 @@ bool Analysis::hold_loop(const Operation& loop) {
   return true;
 }
 
-// Whether tcgen05.ld 32x32b reads a warpgroup's columns of a TMEM tile: 32 at a time, or all
-// of 16 or 8 at once.
-static bool tmem_loads_read(int64_t per_warpgroup) {
-  return per_warpgroup % 32 == 0 || per_warpgroup == 16 || per_warpgroup == 8;
-}
-
 bool Analysis::hold_mma(const Operation& op) {
   const Value* acc = op.operand(2);
   StageBuffer* a = stage_operand(op, 0);
@@ -490,7 +484,7 @@ bool Analysis::hold_mma(const Operation& op) {
     }
     fragments_[fragment_of_.at(op.result())].accumulator = true;
     plan.registers = true;
-    if (target_.mma == target::MmaFamily::tcgen05 && !tmem_loads_read(store_columns(n)))
+    if (target_.mma == target::MmaFamily::tcgen05 && target::tmem_load_width(store_columns(n)) == 0)
       return unsupported(op, fmt::format("an mma into a register tile of {} columns, {} per warpgroup (tcgen05.ld "
                                          "32x32b reads a multiple of 32, or 16 or 8)", n, store_columns(n)));
   }

@@ -318,8 +318,7 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   // to shared memory as TMA would have), then D = C + A·B read back.
   void emit_into_registers(const Operation& op, const MmaPlan& plan, int indent);
 
-  // The columns one tcgen05.ld reads of a warpgroup's `per_warpgroup` (32, or all of 16 or 8),
-  // noting its tilec_tmem_load_W for the prelude.
+  // target::tmem_load_width, noting its tilec_tmem_load_W for the prelude.
   int64_t tmem_load_width(int64_t per_warpgroup);
 
   // Load `width` columns of each accumulator a store reads (TMEM lane base `lanes`, first column
