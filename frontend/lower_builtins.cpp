@@ -91,7 +91,10 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"round", 1, false, OpKind::round, &Lowering::lower_unary_function},
       {"trunc", 1, false, OpKind::trunc, &Lowering::lower_unary_function},
       {"transpose", 1, false, OpKind::transpose, &Lowering::lower_transpose},
-      {"cumsum", 1, true, OpKind::scan_sum, &Lowering::lower_cumsum},
+      {"cumsum", 1, true, OpKind::scan_sum, &Lowering::lower_scan},
+      {"cumprod", 1, true, OpKind::scan_prod, &Lowering::lower_scan},
+      {"cummax", 1, true, OpKind::scan_max, &Lowering::lower_scan},
+      {"cummin", 1, true, OpKind::scan_min, &Lowering::lower_scan},
       {"cast", 2, false, OpKind::cast, &Lowering::lower_cast},
       {"where", 3, false, OpKind::select, &Lowering::lower_where},
       {"mma", 3, false, OpKind::mma, &Lowering::lower_mma},
@@ -220,12 +223,13 @@ std::optional<int64_t> Lowering::axis_of(const Expr& axis, const Type& type) {
   return *k < 0 ? *k + rank : *k;
 }
 
-// cumsum(x, axis = k): the inclusive prefix sums along axis k (a rank-1 tile's axis is 0).
-Operand Lowering::lower_cumsum(const Expr& e, const Builtin&, const Expr* axis) {
+// cumsum / cumprod / cummax / cummin(x, axis = k): the inclusive prefix sums, products, maxima
+// or minima along axis k (a rank-1 tile's axis is 0).
+Operand Lowering::lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis) {
   Operand x = lower_expr(*e.args[0]);
   if (!x.ok()) return {};
   if (!x.value || !x.value->type().is_tile() || x.value->type().element() == ScalarKind::i1) {
-    error(e.args[0]->location, fmt::format("cumsum() sums a tile of numbers, not {}",
+    error(e.args[0]->location, fmt::format("{}() scans a tile of numbers, not {}", builtin.name,
                                            x.value ? x.value->type().to_string() : "a number"));
     return {};
   }
@@ -236,11 +240,11 @@ Operand Lowering::lower_cumsum(const Expr& e, const Builtin&, const Expr* axis) 
     if (!k) return {};
     along = *k;
   } else if (type.rank() != 1) {
-    error(e.location, fmt::format("cumsum() of {} needs an axis: cumsum(x, axis = 1) sums along each row",
+    error(e.location, fmt::format("{0}() of {1} needs an axis: {0}(x, axis = 1) scans along each row", builtin.name,
                                   type.to_string()));
     return {};
   }
-  return Operand{create(OpKind::scan_sum, {x.value}, type.with_space(MemorySpace::reg), e.location,
+  return Operand{create(builtin.kind, {x.value}, type.with_space(MemorySpace::reg), e.location,
                         {{"axis", Attribute(along)}})};
 }
 

@@ -106,7 +106,7 @@ class Lowering {
   Operand lower_pow(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_unary_function(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_transpose(const Expr& e, const Builtin& builtin, const Expr* axis);
-  Operand lower_cumsum(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_mma(const Expr& e, const Builtin& builtin, const Expr* axis);

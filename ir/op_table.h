@@ -65,6 +65,9 @@ namespace tilec {
   X(iota, "iota", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of each element's index along `axis`")        \
   X(transpose, "transpose", 1, 1, 1, 0, kPure, SIMT, -1, "a 2-D tile with rows and columns swapped")  \
   X(scan_sum, "scan_sum", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix sum along `axis` (cumsum)")   \
+  X(scan_prod, "scan_prod", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix product along `axis` (cumprod)") \
+  X(scan_max, "scan_max", 1, 1, 1, 0, kPure, SIMT, -1, "running maximum along `axis` (cummax)")       \
+  X(scan_min, "scan_min", 1, 1, 1, 0, kPure, SIMT, -1, "running minimum along `axis` (cummin)")       \
   X(reduce_sum, "reduce_sum", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \
     "sum along `axis`, keeping it with extent 1")                                                \
   X(reduce_max, "reduce_max", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \
@@ -166,6 +169,11 @@ struct OpInfo {
 
 const OpInfo& op_info(OpKind kind);
 std::optional<OpKind> parse_op_kind(std::string_view name);
+
+// scan_sum, scan_prod, scan_max, scan_min: the running combination along an axis.
+inline bool is_scan(OpKind kind) {
+  return kind == OpKind::scan_sum || kind == OpKind::scan_prod || kind == OpKind::scan_max || kind == OpKind::scan_min;
+}
 std::span<const OpInfo> all_ops();
 
 }  // namespace tilec

@@ -307,10 +307,13 @@ class Verifier {
         if (!(result() == expected)) error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
         break;
       }
-      case OpKind::scan_sum: {
+      case OpKind::scan_sum:
+      case OpKind::scan_prod:
+      case OpKind::scan_max:
+      case OpKind::scan_min: {
         const Type& input = type(0);
         int64_t axis = op.int_attr("axis", -1);
-        if (!input.is_tile() || input.element() == ScalarKind::i1) error(op, "sums a tile of numbers");
+        if (!input.is_tile() || input.element() == ScalarKind::i1) error(op, "scans a tile of numbers");
         else if (axis < 0 || axis >= static_cast<int64_t>(input.rank())) error(op, "needs an 'axis' within the tile's rank");
         else if (!(result() == input.with_space(MemorySpace::reg)))
           error(op, fmt::format("result must be {}", input.with_space(MemorySpace::reg).to_string()));

@@ -254,7 +254,10 @@ void BodyEmitter::emit_op(const Operation& op, int indent) {
     case OpKind::reduce_max:
     case OpKind::reduce_min: emit_reduction(op, indent); return;
     case OpKind::transpose: emit_transpose(op, indent); return;
-    case OpKind::scan_sum: emit_scan(op, indent); return;
+    case OpKind::scan_sum:
+    case OpKind::scan_prod:
+    case OpKind::scan_max:
+    case OpKind::scan_min: emit_scan(op, indent); return;
     case OpKind::mma: emit_mma(op, indent); return;
     case OpKind::zeros:
     case OpKind::full:
@@ -353,9 +356,10 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
   close_tile_loop(indent);
 }
 
-// One line along `axis` per loop iteration (a thread each in `cta` mode): the running sum in
-// index order, f32 for floats (the first element as it is, then add_f32) and int64_t for
-// integers, each prefix narrowed to the element type: the interpreter's evaluate_scan.
+// One line along `axis` per loop iteration (a thread each in `cta` mode): the running sum,
+// product, maximum or minimum in index order, f32 for floats (the first element as it is, then
+// add_f32 / mul_f32 / max_f32 / min_f32) and int64_t for integers, each prefix narrowed to the
+// element type: the interpreter's evaluate_scan.
 void BodyEmitter::emit_scan(const Operation& op, int indent) {
   const Type& type = op.result()->type();
   const std::vector<int64_t>& shape = type.shape();
@@ -371,10 +375,24 @@ void BodyEmitter::emit_scan(const Operation& op, int indent) {
   const std::string read = widened(kind, fmt::format("{}[{}]", in, at));
   comment(indent, op);
   open_tile_loop(indent, lines);
+  // acc combined with the next element: f32 helpers, or 64-bit integers that wrap.
+  std::string combined;
+  switch (op.kind()) {
+    case OpKind::scan_sum:
+    case OpKind::scan_prod: {
+      const char* sign = op.kind() == OpKind::scan_sum ? "+" : "*";
+      combined = floating ? fmt::format("{}_f32(acc, {})", op.kind() == OpKind::scan_sum ? "add" : "mul", read)
+                          : fmt::format("static_cast<int64_t>(static_cast<uint64_t>(acc) {} static_cast<uint64_t>({}))",
+                                        sign, read);
+      break;
+    }
+    default: combined = fmt::format("{}_{}(acc, {})", op.kind() == OpKind::scan_max ? "max" : "min",
+                                    floating ? "f32" : "i64", read);
+  }
   line(indent + 1, fmt::format("{} acc = {};", floating ? "float" : "int64_t", floating ? "0.0f" : "0"));
   line(indent + 1, fmt::format("for (int pos = 0; pos < {}; ++pos) {{", extent));
-  line(indent + 2, floating ? fmt::format("acc = pos == 0 ? {0} : add_f32(acc, {0});", read)
-                            : fmt::format("acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>({}));", read));
+  line(indent + 2, fmt::format("acc = pos == 0 ? {} : {};", floating ? read : fmt::format("static_cast<int64_t>({})", read),
+                               combined));
   line(indent + 2, fmt::format("{}[{}] = {};", out, at, narrowed_accumulator(kind)));
   line(indent + 1, "}");
   close_tile_loop(indent);

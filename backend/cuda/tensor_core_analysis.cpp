@@ -197,7 +197,10 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       return true;
     }
     case OpKind::scan_sum:
-      return unsupported(op, "a cumsum in a tensor-core kernel (plain kernels take it: compute it in a kernel of "
+    case OpKind::scan_prod:
+    case OpKind::scan_max:
+    case OpKind::scan_min:
+      return unsupported(op, "a scan (cumsum, cumprod, cummax, cummin) in a tensor-core kernel (plain kernels take it: compute it in a kernel of "
                              "its own)");
     case OpKind::transpose:
       return unsupported(op, "this transpose in a tensor-core kernel: only a loaded tile used only as an mma operand "
@@ -543,7 +546,7 @@ bool Analysis::hold_store(const Operation& op) {
   };
   visit(value);
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
-  if (!accumulators.empty() && !tmem_loads_read(store_columns(columns)))
+  if (!accumulators.empty() && target::tmem_load_width(store_columns(columns)) == 0)
     return unsupported(op, fmt::format("a TMEM accumulator of {} columns, {} per warpgroup (tcgen05.ld 32x32b reads a "
                                        "multiple of 32, or 16 or 8)", columns, store_columns(columns)));
   StorePlan plan;

@@ -214,12 +214,12 @@ bool TileExecution::execute(const Operation& op) {
         out.ints[e] = static_cast<int64_t>(e) / stride % type.shape()[static_cast<size_t>(axis)];
       break;
     }
-    case OpKind::scan_sum: {
+    case OpKind::scan_sum: case OpKind::scan_prod: case OpKind::scan_max: case OpKind::scan_min: {
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;
       const Attribute* axis = op.attr("axis");
       if (!axis || !axis->is_int()) return fail(op, "needs an integer 'axis'");
-      problem = evaluate_scan(axis->as_int(), *a, out);
+      problem = evaluate_scan(op.kind(), axis->as_int(), *a, out);
       break;
     }
     case OpKind::transpose: {

@@ -320,7 +320,18 @@ std::string evaluate_transpose(const TileValue& a, TileValue& out) {
   return {};
 }
 
-std::string evaluate_scan(int64_t axis, const TileValue& a, TileValue& out) {
+// The binary op a scan combines its running value and the next element with.
+static OpKind scan_combine(OpKind scan) {
+  switch (scan) {
+    case OpKind::scan_sum: return OpKind::add;
+    case OpKind::scan_prod: return OpKind::mul;
+    case OpKind::scan_max: return OpKind::max;
+    default: return OpKind::min;
+  }
+}
+
+std::string evaluate_scan(OpKind kind, int64_t axis, const TileValue& a, TileValue& out) {
+  const OpKind combine = scan_combine(kind);
   AxisLines lines;
   if (std::string problem = lines_along(a.shape, axis, lines); !problem.empty()) return problem;
   const int64_t outer = lines.outer, extent = lines.extent, inner = lines.inner;

@@ -57,9 +57,10 @@ std::string evaluate_transpose(const TileValue& a, TileValue& out);
 
 // reduce_sum / reduce_max / reduce_min along `axis` (kept with extent 1).
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
-// The inclusive prefix sums along `axis`, in index order: floats accumulate in f32 and each sum
-// is rounded to the element type (as reduce_sum rounds its one), integers wrap.
-std::string evaluate_scan(int64_t axis, const TileValue& a, TileValue& out);
+// scan_sum / scan_prod / scan_max / scan_min: the inclusive prefix sums, products, maxima or
+// minima along `axis`, in index order: floats run in f32 (the first element as it is) and each
+// prefix is rounded to the element type (as reduce_sum rounds its one), integers wrap.
+std::string evaluate_scan(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
 
 // acc + a·b with products and sums in f32 (int64 for integers), k increasing, rounded once to
 // the accumulator's type at the end.

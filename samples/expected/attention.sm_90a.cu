@@ -468,11 +468,11 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @attention (line 18): tensor cores, sm_90a (WGMMA, accumulators in registers)
+// kernel @attention (line 20): tensor cores, sm_90a (WGMMA, accumulators in registers)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 20: ii 1, 1 stage(s)
-//   schedule: loop at line 25: ii 33, 2 stage(s), pipeline(2)
+//   schedule: loop at line 22: ii 1, 1 stage(s)
+//   schedule: loop at line 27: ii 33, 2 stage(s), pipeline(2)
 // shared memory: 83024 bytes (1024 of them for aligning the base)
 //   pipe pipe_kt_buffer: 2 slots x 8192 bytes at 0: B of mma from Kt (MN-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_q_buffer: 1 slots x 16384 bytes at 16384: A of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)

@@ -334,6 +334,12 @@ TEST(EmulateRuntime, CumsumMatchesTheInterpreter) {
   expect_plain_kernel_matches("cumsum", {"Y", "Z", "J"});
 }
 
+// cumprod, cummax and cummin (issue 18): the scans' other combinations, of f32, bf16 and i32
+// tiles (i32 products wrap), along both axes. Both forms (the register form falls back).
+TEST(EmulateRuntime, ScansOfProductsMaximaAndMinimaMatchTheInterpreter) {
+  expect_plain_kernel_matches("scans", {"Y", "Z", "J", "K"});
+}
+
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
 // (Y[r, c + 1] = X[r, c], column 0 of Y untouched), an offset no vector fits, and the same tiles
 // one row down into Z through a 2-row tile. Both plain forms, both targets, match the

@@ -404,6 +404,76 @@ kernel @scan(%X: tensor<2, 3, f32>, %B: tensor<2, 3, bf16>, %I: tensor<2, 3, i32
   EXPECT_EQ(buffer_values(J), (std::vector<double>{2147483647, -2147483648.0, -2147483647, -1, -3, -6}));
 }
 
+// scan_prod, scan_max and scan_min (cumprod, cummax, cummin): running products, maxima and
+// minima in index order; a NaN is skipped by max and min as by `max`; i32 products wrap.
+TEST(InterpreterOps, ScansOfProductsMaximaAndMinimaRunInIndexOrder) {
+  auto module = parse_verified(R"(module
+kernel @scans(%X: tensor<2, 4, f32>, %I: tensor<2, 4, i32>, %P: tensor<2, 4, f32>, %M: tensor<2, 4, f32>, %N: tensor<2, 4, f32>, %Q: tensor<2, 4, i32>, %A: tensor<2, 4, i32>) {
+  %one = constant {value = 1} : index
+  %zero = constant {value = 0} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i, %zero : tile<2x4xf32, reg>
+  %p = scan_prod %x {axis = 1} : tile<2x4xf32, reg>
+  %m = scan_max %x {axis = 1} : tile<2x4xf32, reg>
+  %n = scan_min %x {axis = 0} : tile<2x4xf32, reg>
+  %k = load %I, %i, %zero : tile<2x4xi32, reg>
+  %q = scan_prod %k {axis = 1} : tile<2x4xi32, reg>
+  %a = scan_max %k {axis = 0} : tile<2x4xi32, reg>
+  store %P, %i, %zero, %p
+  store %M, %i, %zero, %m
+  store %N, %i, %zero, %n
+  store %Q, %i, %zero, %q
+  store %A, %i, %zero, %a
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  const double nan = std::nan("");
+  HostBuffer X = make_buffer(ScalarKind::f32, {2, 4}, {2, -3, 0.5, 4, 1, nan, 7, -8});
+  HostBuffer I = make_buffer(ScalarKind::i32, {2, 4}, {65536, 65536, 3, -1, 1, 70000, -5, 2});
+  HostBuffer P(ScalarKind::f32, {2, 4}), M = P, N = P, Q(ScalarKind::i32, {2, 4}), A = Q;
+  ASSERT_TRUE(launch(*module, {&X, &I, &P, &M, &N, &Q, &A}).ok);
+  std::vector<double> p = buffer_values(P);
+  EXPECT_EQ((std::vector<double>{p[0], p[1], p[2], p[3], p[4]}), (std::vector<double>{2, -6, -3, -12, 1}));
+  EXPECT_TRUE(std::isnan(p[5]) && std::isnan(p[6]) && std::isnan(p[7]));  // NaN times anything
+  EXPECT_EQ(buffer_values(M), (std::vector<double>{2, 2, 2, 4, 1, 1, 7, 7}));
+  EXPECT_EQ(buffer_values(N), (std::vector<double>{2, -3, 0.5, 4, 1, -3, 0.5, -8}));
+  // 65536 · 65536 wraps to 0 in i32.
+  EXPECT_EQ(buffer_values(Q), (std::vector<double>{65536, 0, 0, 0, 1, 70000, -350000, -700000}));
+  EXPECT_EQ(buffer_values(A), (std::vector<double>{65536, 65536, 3, -1, 65536, 70000, 3, 2}));
+}
+
+// exp2 is 2^x, exact at integers (as C's exp2f is), and exp2(x·log2 e) is exp(x) to within a
+// few ulp: the base-2 softmax of samples/attention.tile.
+TEST(InterpreterOps, Exp2IsTwoToTheX) {
+  auto module = parse_verified(R"(module
+kernel @powers(%X: tensor<6, f32>, %P: tensor<6, f32>, %E: tensor<6, f32>) {
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i : tile<6xf32, reg>
+  %p = exp2 %x : tile<6xf32, reg>
+  %log2e = constant {value = 1.4426950408889634} : f32
+  %y = mul %x, %log2e : tile<6xf32, reg>
+  %e = exp2 %y : tile<6xf32, reg>
+  store %P, %i, %p
+  store %E, %i, %e
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::f32, {6}, {-126, -1, 0, 1, 10, 0.5});
+  HostBuffer P(ScalarKind::f32, {6}), E = P;
+  ASSERT_TRUE(launch(*module, {&X, &P, &E}).ok);
+  EXPECT_EQ(buffer_values(P), (std::vector<double>{std::ldexp(1.0, -126), 0.5, 1, 2, 1024, std::exp2(0.5f)}));
+  std::vector<double> e = buffer_values(E);
+  for (size_t k = 0; k < e.size(); ++k) {
+    double x = std::vector<double>{-126, -1, 0, 1, 10, 0.5}[k];
+    if (x > -80) {
+      EXPECT_NEAR(e[k], std::exp(x), std::exp(x) * 1e-6) << x;
+    }
+  }
+}
+
 // `elements`: the coordinates are the first element's, not the tile's; outside reads zero.
 TEST(InterpreterOps, ALoadAtElementCoordinatesReadsItsHalo) {
   auto module = parse_verified(R"(module
