@@ -200,8 +200,8 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::scan_prod:
     case OpKind::scan_max:
     case OpKind::scan_min:
-      return unsupported(op, "a scan (cumsum, cumprod, cummax, cummin) in a tensor-core kernel (plain kernels take it: compute it in a kernel of "
-                             "its own)");
+      return unsupported(op, "a scan (cumsum, cumprod, cummax or cummin) in a tensor-core kernel (plain kernels "
+                             "take it: compute it in a kernel of its own)");
     case OpKind::transpose:
       return unsupported(op, "this transpose in a tensor-core kernel: only a loaded tile used only as an mma operand "
                              "may be transposed (e.g. mma(a, transpose(load W[n, k] : <BN, BK>), acc)); give the "
