@@ -78,6 +78,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"pow", 2, false, OpKind::pow, &Lowering::lower_pow},
       {"exp", 1, false, OpKind::exp, &Lowering::lower_unary_function},
       {"exp2", 1, false, OpKind::exp2, &Lowering::lower_unary_function},
+      {"fma", 3, false, OpKind::fma, &Lowering::lower_fma},
       {"sqrt", 1, false, OpKind::sqrt, &Lowering::lower_unary_function},
       {"rsqrt", 1, false, OpKind::rsqrt, &Lowering::lower_unary_function},
       {"relu", 1, false, OpKind::relu, &Lowering::lower_unary_function},
@@ -195,6 +196,33 @@ Operand Lowering::lower_unary_function(const Expr& e, const Builtin& builtin, co
   }
   Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
   return Operand{create(builtin.kind, {v}, type, e.location)};
+}
+
+// fma(a, b, c): a·b + c rounded once, elementwise; the three operands broadcast together and
+// share one float element type (numbers take it).
+Operand Lowering::lower_fma(const Expr& e, const Builtin&, const Expr*) {
+  Operand a = lower_expr(*e.args[0]), b = lower_expr(*e.args[1]), c = lower_expr(*e.args[2]);
+  if (!a.ok() || !b.ok() || !c.ok()) return {};
+  if (!a.value && !b.value && !c.value) a = Operand{materialize(a, ScalarKind::f32, e.location)};
+  Value *va = nullptr, *vb = nullptr, *vab = nullptr, *vc = nullptr;
+  auto product = unify(a, b, va, vb, e.location, e.args[0].get(), e.args[1].get());
+  if (!product) return {};
+  Operand left{va};
+  auto sum = unify(left, c, vab, vc, e.location, e.args[0].get(), e.args[2].get());
+  if (!sum) return {};
+  Type type = broadcast_type(*product, *sum);
+  if (type.is_none()) {
+    error(e.location, fmt::format("fma(): the shapes of a·b ({}) and c ({}) do not broadcast", product->to_string(),
+                                  vc->type().to_string()));
+    return {};
+  }
+  if (!is_float(type.element())) {
+    error(e.location, fmt::format("fma() needs floating-point operands, not {}; convert them: fma(cast({}, f32), ...)",
+                                  type.to_string(), operand_text(e.args[0].get(), "first")));
+    return {};
+  }
+  if (type.is_tile()) type = type.with_space(MemorySpace::reg);
+  return Operand{create(OpKind::fma, {va, vb, vc}, type, e.location)};
 }
 
 // transpose(x): a 2-D tile with its rows and columns swapped.

@@ -40,6 +40,7 @@ namespace tilec {
   X(select, "select", 3, 3, 1, 0, kPure | kElementwise, SIMT, -1, "c ? a : b elementwise")           \
   X(neg, "neg", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise negation")                  \
   X(exp, "exp", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise e^x")                        \
+  X(fma, "fma", 3, 3, 1, 0, kPure | kElementwise | kFloatsOnly, SIMT, -1, "a·b + c rounded once, elementwise") \
   X(exp2, "exp2", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise 2^x")                      \
   X(sqrt, "sqrt", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise square root")              \
   X(rsqrt, "rsqrt", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise 1/sqrt(x)")              \

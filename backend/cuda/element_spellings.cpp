@@ -17,6 +17,7 @@ constexpr ElementSpelling kSpellings[] = {
     {.kind = OpKind::neg, .f32 = "-{a}", .integer = "-{a}"},
     {.kind = OpKind::exp, .f32 = "exp_f32({a})"},
     {.kind = OpKind::exp2, .f32 = "exp2_f32({a})"},
+    {.kind = OpKind::fma, .f32 = "fma_f32({a}, {b}, {c})"},
     {.kind = OpKind::sqrt, .f32 = "sqrt_f32({a})"},
     {.kind = OpKind::rsqrt, .f32 = "rsqrt_f32({a})"},
     {.kind = OpKind::relu, .f32 = "relu_f32({a})", .integer = "max_{int}({a}, 0)"},

@@ -2,7 +2,7 @@
 //
 // One row per elementwise op the CUDA kernels compute with a fixed spelling, in the prelude's
 // helpers (cuda_prelude.cpp), so the device code computes the interpreter's bits. BodyEmitter
-// fills a row's placeholders: {a} and {b} are the operands' elements (f32 for floats, int64_t
+// fills a row's placeholders: {a}, {b} and {c} are the operands' elements (f32 for floats, int64_t
 // for integers) and {int} is the integer helpers' suffix ("i64", or "index<int32_t>" for index
 // arithmetic in 32 bits). `cmp`, `select` and `cast` have no row: they read a predicate or two
 // element types and are spelled in BodyEmitter::compute. The unit test

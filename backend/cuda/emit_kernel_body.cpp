@@ -182,7 +182,7 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
   const ElementSpelling* spelling = element_spelling(op.kind());
   auto spell = [&](std::string_view pattern, const std::vector<std::string>& operands) {
     return fmt::format(fmt::runtime(pattern), fmt::arg("a", operands[0]), fmt::arg("b", operands.size() > 1 ? operands[1] : ""),
-                       fmt::arg("int", integer_helpers));
+                       fmt::arg("c", operands.size() > 2 ? operands[2] : ""), fmt::arg("int", integer_helpers));
   };
 
   if (op.kind() == OpKind::select) return fmt::format("({} ? {} : {})", args[0], args[1], args[2]);

@@ -177,6 +177,14 @@ bool TileExecution::execute(const Operation& op) {
       problem = evaluate_cast(*a, op.result()->type().element(), out);
       break;
     }
+    case OpKind::fma: {
+      const TileValue* a = tile_operand(op, 0);
+      const TileValue* b = a ? tile_operand(op, 1) : nullptr;
+      const TileValue* c = b ? tile_operand(op, 2) : nullptr;
+      if (!c) return false;
+      problem = evaluate_fma(*a, *b, *c, out);
+      break;
+    }
     case OpKind::select: {
       const TileValue* c = tile_operand(op, 0);
       const TileValue* a = c ? tile_operand(op, 1) : nullptr;

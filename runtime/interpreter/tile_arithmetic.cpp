@@ -288,6 +288,20 @@ std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out)
   return {};
 }
 
+std::string evaluate_fma(const TileValue& a, const TileValue& b, const TileValue& c, TileValue& out) {
+  if (!a.holds_floats() || a.element != b.element || a.element != c.element)
+    return "fma takes three float operands of one element type";
+  std::vector<int64_t> ab, shape;
+  if (!broadcast_shapes(a.shape, b.shape, ab) || !broadcast_shapes(ab, c.shape, shape))
+    return "operand shapes do not broadcast";
+  out = TileValue::zeros(a.element, shape);
+  SourceIndex from_a(shape, a.shape), from_b(shape, b.shape), from_c(shape, c.shape);
+  for (int64_t i = 0; i < out.count(); ++i)
+    out.floats[static_cast<size_t>(i)] =
+        round_to_format(a.element, std::fma(a.floats[from_a(i)], b.floats[from_b(i)], c.floats[from_c(i)]));
+  return {};
+}
+
 std::string evaluate_select(const TileValue& condition, const TileValue& a, const TileValue& b,
                             TileValue& out) {
   if (condition.holds_floats()) return "the selector must be i1";

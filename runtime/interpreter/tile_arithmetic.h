@@ -48,6 +48,10 @@ std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out);
 // truncates toward zero, saturating; int → int wraps).
 std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out);
 
+// a·b + c with one rounding (std::fma in f32), then rounded to the element type; all three
+// broadcast together; floats only.
+std::string evaluate_fma(const TileValue& a, const TileValue& b, const TileValue& c, TileValue& out);
+
 // select c ? a : b, all three broadcast together.
 std::string evaluate_select(const TileValue& condition, const TileValue& a, const TileValue& b,
                             TileValue& out);

@@ -309,6 +309,10 @@ TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
 // bf16 tile, in both plain forms; the samples' softmax runs it on the tensor cores.
 TEST(EmulateRuntime, Exp2MatchesTheInterpreter) { expect_plain_kernel_matches("exp2", {"Y", "Z"}); }
 
+// fma (one rounding: fmaf on the host and the GPU) of f32 tiles broadcast with a row and a
+// number, and of bf16 tiles, in both plain forms.
+TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z"}); }
+
 // float → integer casts out of the type's range saturate and NaN gives 0, as the interpreter
 // defines them and cvt.rzi does on the GPU (the emitted CUDA used to convert through int64_t and
 // wrap: 1e10 became 1410065408 in an i32). Both plain forms.

@@ -443,6 +443,34 @@ kernel @scans(%X: tensor<2, 4, f32>, %I: tensor<2, 4, i32>, %P: tensor<2, 4, f32
   EXPECT_EQ(buffer_values(A), (std::vector<double>{65536, 65536, 3, -1, 65536, 70000, 3, 2}));
 }
 
+// fma rounds once: (1 + 2^-12)² - (1 + 2^-11) is 2^-24 exactly, where the product rounded first
+// (to 1 + 2^-11 in f32, a tie to even) gives 0.
+TEST(InterpreterOps, FmaRoundsOnce) {
+  auto module = parse_verified(R"(module
+kernel @fused(%A: tensor<2, f32>, %B: tensor<2, f32>, %C: tensor<2, f32>, %F: tensor<2, f32>, %U: tensor<2, f32>) {
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %a = load %A, %i : tile<2xf32, reg>
+  %b = load %B, %i : tile<2xf32, reg>
+  %c = load %C, %i : tile<2xf32, reg>
+  %f = fma %a, %b, %c : tile<2xf32, reg>
+  %p = mul %a, %b : tile<2xf32, reg>
+  %u = add %p, %c : tile<2xf32, reg>
+  store %F, %i, %f
+  store %U, %i, %u
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  const double e = std::ldexp(1.0, -12);
+  HostBuffer A = make_buffer(ScalarKind::f32, {2}, {1 + e, 3}), B = make_buffer(ScalarKind::f32, {2}, {1 + e, 0.5});
+  HostBuffer C = make_buffer(ScalarKind::f32, {2}, {-(1 + 2 * e), -1});
+  HostBuffer F(ScalarKind::f32, {2}), U = F;
+  ASSERT_TRUE(launch(*module, {&A, &B, &C, &F, &U}).ok);
+  EXPECT_EQ(buffer_values(F), (std::vector<double>{std::ldexp(1.0, -24), 0.5}));
+  EXPECT_EQ(buffer_values(U), (std::vector<double>{0, 0.5}));
+}
+
 // exp2 is 2^x, exact at integers (as C's exp2f is), and exp2(x·log2 e) is exp(x) to within a
 // few ulp: the base-2 softmax of samples/attention.tile.
 TEST(InterpreterOps, Exp2IsTwoToTheX) {

@@ -111,6 +111,7 @@ __host__ __device__ inline float sqrt_f32(float x) {
 __host__ __device__ inline float rsqrt_f32(float x) { return div_f32(1.0f, sqrt_f32(x)); }
 __host__ __device__ inline float exp_f32(float x) { return expf(x); }
 __host__ __device__ inline float exp2_f32(float x) { return exp2f(x); }  // one ex2.approx.f32
+__host__ __device__ inline float fma_f32(float a, float b, float c) { return fmaf(a, b, c); }  // one rounding
 __host__ __device__ inline float max_f32(float a, float b) { return fmaxf(a, b); }
 __host__ __device__ inline float min_f32(float a, float b) { return fminf(a, b); }
 __host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f; }
