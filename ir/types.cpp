@@ -9,8 +9,8 @@
 namespace tilec {
 
 namespace {
-constexpr std::array<std::string_view, 10> kScalarNames = {"i1",  "i32",  "i64",    "index", "f16",
-                                                           "bf16", "f32", "f8e4m3", "f8e5m2", "i8"};
+constexpr std::array<std::string_view, 12> kScalarNames = {"i1",  "i32",  "i64",    "index",  "f16", "bf16",
+                                                           "f32", "f8e4m3", "f8e5m2", "i8", "i16", "u8"};
 constexpr std::array<std::string_view, 3> kSpaceNames = {"reg", "smem", "tmem"};
 }  // namespace
 
@@ -28,6 +28,17 @@ bool is_float(ScalarKind kind) {
 }
 bool is_integer(ScalarKind kind) { return !is_float(kind); }
 
+std::optional<IntegerRange> integer_range(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::i1: return IntegerRange{0, 1};
+    case ScalarKind::i8: return IntegerRange{-128, 127};
+    case ScalarKind::i16: return IntegerRange{-32768, 32767};
+    case ScalarKind::i32: return IntegerRange{-2147483648LL, 2147483647LL};
+    case ScalarKind::u8: return IntegerRange{0, 255};
+    default: return std::nullopt;
+  }
+}
+
 bool mma_operands_combine(ScalarKind a, ScalarKind b) {
   auto eight_bit = [](ScalarKind kind) { return kind == ScalarKind::f8e4m3 || kind == ScalarKind::f8e5m2; };
   return a == b || (eight_bit(a) && eight_bit(b));
@@ -37,6 +48,8 @@ int byte_size(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return 1;
     case ScalarKind::i8: return 1;
+    case ScalarKind::i16: return 2;
+    case ScalarKind::u8: return 1;
     case ScalarKind::i32: return 4;
     case ScalarKind::i64: return 8;
     case ScalarKind::index: return 8;

@@ -14,6 +14,8 @@ std::string_view element_type(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return "bool";
     case ScalarKind::i8: return "int8_t";
+    case ScalarKind::i16: return "int16_t";
+    case ScalarKind::u8: return "uint8_t";
     case ScalarKind::i32: return "int32_t";
     case ScalarKind::i64: return "int64_t";
     case ScalarKind::index: return "int64_t";
@@ -79,6 +81,8 @@ std::string literal(const Attribute& value, ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return integer != 0 ? "true" : "false";
     case ScalarKind::i8: return integer_literal(static_cast<int8_t>(integer));
+    case ScalarKind::i16: return integer_literal(static_cast<int16_t>(integer));
+    case ScalarKind::u8: return integer_literal(static_cast<uint8_t>(integer));
     case ScalarKind::i32: return integer_literal(static_cast<int32_t>(integer));
     case ScalarKind::i64:
     case ScalarKind::index: return integer_literal(integer);
@@ -94,6 +98,8 @@ std::string zero_literal(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return "false";
     case ScalarKind::i8:
+    case ScalarKind::i16:
+    case ScalarKind::u8:
     case ScalarKind::i32:
     case ScalarKind::i64:
     case ScalarKind::index: return "0";

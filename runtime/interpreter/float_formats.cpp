@@ -162,10 +162,9 @@ int64_t float_to_integer(ScalarKind kind, float value) {
   if (kind == ScalarKind::i1) return value != 0.0f ? 1 : 0;  // C++'s bool(x): NaN and 0.5 are true
   if (std::isnan(value)) return 0;
   float truncated = std::trunc(value);
-  if (kind == ScalarKind::i8) return static_cast<int64_t>(std::clamp(truncated, -128.0f, 127.0f));
-  if (kind == ScalarKind::i32) {
-    if (truncated >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
-    if (truncated < -2147483648.0f) return std::numeric_limits<int32_t>::min();
+  if (auto range = integer_range(kind)) {  // i8, i16, i32, u8: saturate at the type's range
+    if (truncated >= static_cast<float>(range->highest)) return range->highest;  // 2^31 - 1 rounds up to 2^31
+    if (truncated <= static_cast<float>(range->lowest)) return range->lowest;
     return static_cast<int64_t>(truncated);
   }
   if (truncated >= 9223372036854775808.0f) return std::numeric_limits<int64_t>::max();
@@ -176,6 +175,8 @@ int64_t float_to_integer(ScalarKind kind, float value) {
 int64_t wrap_integer(ScalarKind kind, int64_t value) {
   if (kind == ScalarKind::i1) return value & 1;
   if (kind == ScalarKind::i8) return static_cast<int8_t>(static_cast<uint8_t>(value));
+  if (kind == ScalarKind::i16) return static_cast<int16_t>(static_cast<uint16_t>(value));
+  if (kind == ScalarKind::u8) return static_cast<uint8_t>(value);
   if (kind == ScalarKind::i32) return static_cast<int32_t>(static_cast<uint32_t>(value));
   return value;
 }

@@ -331,6 +331,13 @@ TEST(EmulateRuntime, Int8QuantizationMatchesTheInterpreter) {
   expect_plain_kernel_matches("int8", {"Q", "S", "D", "W"});
 }
 
+// i16 and u8 tensors (issue 18): saturating casts from floats, wrapping arithmetic, a comparison
+// and casts between the two, stored and loaded back (the register form syncs between), both
+// plain forms.
+TEST(EmulateRuntime, SixteenBitAndUnsignedEightBitIntegersMatchTheInterpreter) {
+  expect_plain_kernel_matches("narrow_ints", {"H", "U", "S", "V", "F"});
+}
+
 // cumsum (issue 18) as emitted CUDA: along rows and columns, of f32, bf16 (f32 running sums,
 // each rounded) and i32 tiles, ragged; the register form falls back to shared-memory tiles for
 // it (one thread per line). Both forms.

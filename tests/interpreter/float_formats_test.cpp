@@ -170,6 +170,17 @@ TEST(FloatFormats, FloatToIntegerTruncatesAndSaturates) {
   EXPECT_EQ(float_to_integer(ScalarKind::i8, NAN), 0);
   EXPECT_EQ(wrap_integer(ScalarKind::i8, 200), -56);
   EXPECT_EQ(wrap_integer(ScalarKind::i8, -129), 127);
+  // i16 and u8: the same at their ranges; u8 saturates negatives at 0 and wraps modulo 256.
+  EXPECT_EQ(float_to_integer(ScalarKind::i16, 40000.0f), 32767);
+  EXPECT_EQ(float_to_integer(ScalarKind::i16, -32768.5f), -32768);
+  EXPECT_EQ(float_to_integer(ScalarKind::u8, 255.9f), 255);
+  EXPECT_EQ(float_to_integer(ScalarKind::u8, 256.0f), 255);
+  EXPECT_EQ(float_to_integer(ScalarKind::u8, -0.9f), 0);
+  EXPECT_EQ(float_to_integer(ScalarKind::u8, -3.0f), 0);
+  EXPECT_EQ(float_to_integer(ScalarKind::i32, 3.0e9f), 2147483647);
+  EXPECT_EQ(wrap_integer(ScalarKind::i16, 40000), -25536);
+  EXPECT_EQ(wrap_integer(ScalarKind::u8, -1), 255);
+  EXPECT_EQ(wrap_integer(ScalarKind::u8, 300), 44);
 }
 
 }  // namespace

@@ -145,12 +145,14 @@ __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b 
 template <typename T> __host__ __device__ inline T int_to_float(int64_t x) { return from_f32<T>(static_cast<float>(x)); }
 template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>(int64_t x) { return __double2bfloat16(static_cast<double>(x)); }
 template <typename T> __host__ __device__ inline T float_to_int(float x) {
-  // 2^7, 2^31 or 2^63: the first value past the type's largest
-  const float high = sizeof(T) == 1 ? 128.0f : sizeof(T) == 4 ? 2147483648.0f : 9223372036854775808.0f;
-  const long long largest = sizeof(T) == 1 ? 0x7fLL : sizeof(T) == 4 ? 0x7fffffffLL : 0x7fffffffffffffffLL;
+  const bool is_signed = static_cast<T>(-1) < static_cast<T>(0);
+  const int bits = 8 * static_cast<int>(sizeof(T)) - (is_signed ? 1 : 0);  // value bits: 7, 8, 15, 31, 63
+  const unsigned long long largest = (1ULL << bits) - 1;
+  const float high = static_cast<float>(largest) + 1.0f;  // 2^bits: the first value past the largest
   if (!(x == x)) return 0;
   if (x >= high) return static_cast<T>(largest);
-  if (x < -high) return static_cast<T>(-largest - 1);
+  if (!is_signed) return x <= -1.0f ? static_cast<T>(0) : static_cast<T>(x);
+  if (x < -high) return static_cast<T>(-static_cast<long long>(largest) - 1);
   return static_cast<T>(x);
 }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
