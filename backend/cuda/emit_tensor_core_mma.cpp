@@ -38,6 +38,11 @@ std::string TensorCoreKernel::swizzle_row_bits(const std::string& row, int64_t s
   return fmt::format("{} / {} % {}", row, kPanelRowBytes / swizzle_bytes, swizzle_bytes / 16);
 }
 
+std::string TensorCoreKernel::swizzled_offset(const std::string& row, const std::string& byte, int64_t swizzle_bytes) {
+  return fmt::format("{0} * {1} + (({2} / 16) ^ ({3})) * 16 + {2} % 16", row, swizzle_bytes, byte,
+                     swizzle_row_bits(row, swizzle_bytes));
+}
+
 std::string TensorCoreKernel::k_major_descriptor(const std::string& base, int64_t panel_bytes, int64_t step,
                                                  const std::string& row_offset, int64_t swizzle_bytes) {
   int64_t byte = step * kMmaKBytes;

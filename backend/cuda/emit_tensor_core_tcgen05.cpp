@@ -242,9 +242,11 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
     line(indent + 1, "#pragma unroll");
     line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
     line(indent + 2, fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
-    line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / {} * {} + row * {} + ((column % {} / 8) ^ ({})) * 16 + "
-                                 "column % 8 * 2) = {}[i];", element_type(a->element), panel_columns, a_panel, a_swizzle,
-                                 panel_columns, swizzle_row_bits("row", a_swizzle), a->name));
+    line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {}[i];", element_type(a->element),
+                                 panel_columns, a_panel,
+                                 swizzled_offset("row", fmt::format("column % {} * {}", panel_columns, byte_size(a->element)),
+                                                 a_swizzle),
+                                 a->name));
     line(indent + 1, "}");
     line(indent, "}");
     line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");

@@ -190,9 +190,8 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
 void TensorCoreKernel::emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
                                             const ElementContext& context, int indent) {
   line(indent, fmt::format("const int byte = ({}) * {};", box_column, byte_size(kind)));
-  line(indent, fmt::format("*reinterpret_cast<{}*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ ({})) * 16 + "
-                           "byte % 16) = {};", element_type(kind), swizzle_row_bits("box_row", kPanelRowBytes),
-                           element(value, context)));
+  line(indent, fmt::format("*reinterpret_cast<{}*>(staging_bytes + box + {}) = {};", element_type(kind),
+                           swizzled_offset("box_row", "byte", kPanelRowBytes), element(value, context)));
 }
 
 void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,

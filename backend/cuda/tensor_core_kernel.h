@@ -160,6 +160,9 @@ class TensorCoreKernel : public Analysis {
   // a tile at chunk c ^ swizzle_row_bits(row): the row start's address bits 7.. (row·W/128),
   // modulo the W/16 chunks of a row. As C++ over the expression `row`.
   static std::string swizzle_row_bits(const std::string& row, int64_t swizzle_bytes);
+  // The offset of byte `byte` (< W) of row `row` in a tile of W-byte rows in that swizzle: the
+  // one address formula of every swizzled write (the TMA-store staging, sm_100a's staged A).
+  static std::string swizzled_offset(const std::string& row, const std::string& byte, int64_t swizzle_bytes);
 
   // The descriptor of K step `step` (32 bytes of K) of a swizzled K-major tile at `base` whose
   // panels (`swizzle_bytes` of each row) are `panel_bytes` apart, for rows starting `row_offset`

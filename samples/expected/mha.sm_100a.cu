@@ -937,7 +937,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
-              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 / 8) ^ (row % 8)) * 16 + column % 8 * 2) = t34[i];
+              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = t34[i];
             }
           }
           tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma

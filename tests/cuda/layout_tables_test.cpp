@@ -40,7 +40,7 @@
 //     (emit_tcgen05_into_registers), the declared row/column for epilogues (emit_tma_store). D of
 //     tcgen05.mma cta_group::1 with M = 128 is row m = lane m, column n = column (tmem + n).
 //  6. Staging (tma_swizzle.json, f32_128B / bf16_128B): every TMA-store epilogue's
-//     `box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16` (emit_staging_element),
+//     `box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16` (swizzled_offset),
 //     with the box origin of its tilec_tma_store_2d call and the box the launcher encodes
 //     (prelude: CU_TENSOR_MAP_SWIZZLE_128B); and sm_100a's A staging from registers
 //     (emit_tcgen05_into_registers) against the A tile of smem_canonical.json.

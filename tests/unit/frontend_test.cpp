@@ -137,8 +137,6 @@ TEST_P(LoweringErrors, ReportsTheMessageAtTheLine) {
   EXPECT_TRUE(found) << "expected '" << e.message << "' on line " << e.line << ", got:\n" << c.errors();
 }
 
-constexpr const char* kHead = "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(cdiv(N, 8)) as (i) {\n";
-
 INSTANTIATE_TEST_SUITE_P(
     Diagnostics, LoweringErrors,
     ::testing::Values(
