@@ -159,9 +159,9 @@ SANITIZER_RUNS = [("gemm", "M=200,N=296,K=200"), ("attention", "S=200,T=200,HD=6
                   ("cumsum", EMULATE_KERNELS["cumsum"][1])]
 
 
-def emit(args, tile, program, extra):
-    """tilec compile TILE --emit-harness to PROGRAM.cu; returns the (.cu, program) job for nvcc."""
-    cu = program.parent.with_name(program.parent.name + "-src") / f"{program.name}.cu"
+def emit(args, tile, src, program, extra):
+    """tilec compile TILE --emit-harness to SRC/PROGRAM.cu; returns the (.cu, program) job for nvcc."""
+    cu = src / f"{program.name}.cu"
     subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness", *extra,
                     "-o", str(cu)], check=True)
     return cu, program
@@ -180,7 +180,7 @@ def build(args):
         if plain:
             forms.append((".shared", ["--plain-tiles=shared"]))
         for suffix, extra in forms:
-            jobs.append(emit(args, tile, out / f"{name}{suffix}", extra))
+            jobs.append(emit(args, tile, src, out / f"{name}{suffix}", extra))
     for name, (sample, edits, defines) in VARIANTS.items():
         text = (ROOT / "samples" / f"{sample}.tile").read_text()
         for before, after in edits:
@@ -189,7 +189,7 @@ def build(args):
             text = text.replace(before, after, 1)
         tile = src / f"{name}.tile"
         tile.write_text(text)
-        jobs.append(emit(args, tile, out / name, [f"-D{d}" for d in defines]))
+        jobs.append(emit(args, tile, src, out / name, [f"-D{d}" for d in defines]))
 
     def nvcc(job):
         cu, program = job

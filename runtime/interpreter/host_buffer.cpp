@@ -37,15 +37,8 @@ void HostBuffer::store_float(int64_t index, float value) {
 }
 
 int64_t HostBuffer::load_int(int64_t index) const {
-  uint64_t bits = load_bits(index);
-  switch (element_) {
-    case ScalarKind::i1: return static_cast<int64_t>(bits & 1);
-    case ScalarKind::i8: return static_cast<int8_t>(static_cast<uint8_t>(bits));
-    case ScalarKind::i16: return static_cast<int16_t>(static_cast<uint16_t>(bits));
-    case ScalarKind::u8: return static_cast<uint8_t>(bits);
-    case ScalarKind::i32: return static_cast<int32_t>(static_cast<uint32_t>(bits));
-    default: return static_cast<int64_t>(bits);
-  }
+  // The stored bits, sign- or zero-extended as the element type reads: what store_int wrapped.
+  return wrap_integer(element_, static_cast<int64_t>(load_bits(index)));
 }
 
 void HostBuffer::store_int(int64_t index, int64_t value) {

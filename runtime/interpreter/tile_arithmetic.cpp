@@ -334,18 +334,18 @@ std::string evaluate_transpose(const TileValue& a, TileValue& out) {
   return {};
 }
 
-// The binary op a scan combines its running value and the next element with.
-static OpKind scan_combine(OpKind scan) {
-  switch (scan) {
-    case OpKind::scan_sum: return OpKind::add;
+// The binary op a reduction or a scan combines its running value and the next element with.
+static OpKind combining_op(OpKind kind) {
+  switch (kind) {
+    case OpKind::reduce_sum: case OpKind::scan_sum: return OpKind::add;
     case OpKind::scan_prod: return OpKind::mul;
-    case OpKind::scan_max: return OpKind::max;
+    case OpKind::reduce_max: case OpKind::scan_max: return OpKind::max;
     default: return OpKind::min;
   }
 }
 
 std::string evaluate_scan(OpKind kind, int64_t axis, const TileValue& a, TileValue& out) {
-  const OpKind combine = scan_combine(kind);
+  const OpKind combine = combining_op(kind);
   AxisLines lines;
   if (std::string problem = lines_along(a.shape, axis, lines); !problem.empty()) return problem;
   const int64_t outer = lines.outer, extent = lines.extent, inner = lines.inner;
@@ -375,7 +375,7 @@ std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileV
   std::vector<int64_t> shape = a.shape;
   shape[static_cast<size_t>(axis)] = 1;
   out = TileValue::zeros(a.element, shape);
-  bool is_sum = kind == OpKind::reduce_sum, is_min = kind == OpKind::reduce_min;
+  const OpKind combine = combining_op(kind);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t in = 0; in < inner; ++in) {
       size_t target = static_cast<size_t>(o * inner + in);
@@ -383,15 +383,11 @@ std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileV
       if (extent == 0) continue;  // an empty reduction gives zero
       if (a.holds_floats()) {
         float total = a.floats[source(0)];
-        for (int64_t k = 1; k < extent; ++k)
-          total = is_sum ? total + a.floats[source(k)]
-                  : is_min ? float_min(total, a.floats[source(k)]) : float_max(total, a.floats[source(k)]);
+        for (int64_t k = 1; k < extent; ++k) total = float_binary(combine, total, a.floats[source(k)]);
         out.floats[target] = round_to_format(a.element, total);
       } else {
         int64_t total = a.ints[source(0)];
-        for (int64_t k = 1; k < extent; ++k)
-          total = is_sum ? wrapping(static_cast<uint64_t>(total) + static_cast<uint64_t>(a.ints[source(k)]))
-                  : is_min ? std::min(total, a.ints[source(k)]) : std::max(total, a.ints[source(k)]);
+        for (int64_t k = 1; k < extent; ++k) total = integer_binary(combine, total, a.ints[source(k)]);
         out.ints[target] = wrap_integer(a.element, total);
       }
     }
