@@ -154,14 +154,17 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
   out += "// ---------------------------------------------------------------------------------------------\n";
   out += fmt::format("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) {}_kernel({}) {{\n", plan.name,
                      cuda::parameter_list(plan));
-  if (plan.shared_bytes > 0) {
-    out += "  TILEC_DYNAMIC_SHARED(16, shared_memory);\n";
-    cuda::emit_buffer_declarations(plan, 1, out);
-  }
-  cuda::BodyEmitter body(plan, cuda::BodyMode::cta, out);
-  for (const auto& op : kernel.region().operations()) {
-    if (op.get() == plan.grid) out += "  const int64_t tile_number = blockIdx.x;\n";
-    body.emit_op(*op, 1);
+  {
+    cuda::CodeWriter writer(out, 1);
+    if (plan.shared_bytes > 0) {
+      writer.line("TILEC_DYNAMIC_SHARED(16, shared_memory);");
+      cuda::emit_buffer_declarations(plan, writer);
+    }
+    cuda::BodyEmitter body(plan, cuda::BodyMode::cta, writer);
+    for (const auto& op : kernel.region().operations()) {
+      if (op.get() == plan.grid) writer.line("const int64_t tile_number = blockIdx.x;");
+      body.emit_op(*op);
+    }
   }
   out += "}\n\n";
 

@@ -174,19 +174,22 @@ void emit_reference_kernel(const HarnessKernel& kernel, std::string& out) {
       plan.params.empty() && plan.dim_params.empty() ? "" : ", ", counting);
   out += "  const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
   out += "  if (slot >= slots) return;\n";
+  CodeWriter writer(out, 1);
   if (plan.shared_bytes > 0) {
-    out += fmt::format("  unsigned char* const shared_memory = scratch + slot * {};\n", plan.shared_bytes);
-    emit_buffer_declarations(plan, 1, out);
+    writer.line(fmt::format("unsigned char* const shared_memory = scratch + slot * {};", plan.shared_bytes));
+    emit_buffer_declarations(plan, writer);
   }
-  BodyEmitter body(plan, BodyMode::reference, out);
+  BodyEmitter body(plan, BodyMode::reference, writer);
   const auto& ops = plan.kernel->region().operations();
   size_t first = 0;
-  for (; first < ops.size() && ops[first].get() != plan.grid && plan.grid; ++first)
-    body.emit_op(*ops[first], 1);
-  emit_tile_count(plan, /*with_scalar_ops=*/false, 1, out);
-  out += "  for (int64_t tile_number = slot; tile_number < tile_count; tile_number += slots) {\n";
-  for (size_t i = first; i < ops.size(); ++i) body.emit_op(*ops[i], 2);
-  out += "  }\n}\n\n";
+  for (; first < ops.size() && ops[first].get() != plan.grid && plan.grid; ++first) body.emit_op(*ops[first]);
+  emit_tile_count(plan, /*with_scalar_ops=*/false, writer);
+  {
+    CodeWriter::Block tiles =
+        writer.block("for (int64_t tile_number = slot; tile_number < tile_count; tile_number += slots) {");
+    for (size_t i = first; i < ops.size(); ++i) body.emit_op(*ops[i]);
+  }
+  out += "}\n\n";
 }
 
 void emit_check(const HarnessKernel& kernel, std::string& out) {
@@ -264,7 +267,10 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
   out += "  // The kernel under test, then the reference on its own copies of the written tensors.\n";
   out += fmt::format("  HARNESS_CHECK(launch_{}({}{}nullptr));\n", launched.name, arguments, separator);
   out += "  HARNESS_CHECK(cudaDeviceSynchronize());\n";
-  emit_tile_count(plan, /*with_scalar_ops=*/true, 1, out);
+  {
+    CodeWriter writer(out, 1);
+    emit_tile_count(plan, /*with_scalar_ops=*/true, writer);
+  }
   out += fmt::format("  const int64_t slots = std::min<int64_t>(tile_count, {});\n", kReferenceSlots);
   out += "  unsigned char* scratch = nullptr;\n";
   out += fmt::format("  HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * {}, 1)));\n",

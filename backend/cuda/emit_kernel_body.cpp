@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
@@ -103,14 +104,8 @@ std::string tensor_offset(const std::vector<std::string>& extents) {
 
 }  // namespace
 
-BodyEmitter::BodyEmitter(const KernelPlan& plan, BodyMode mode, std::string& out)
+BodyEmitter::BodyEmitter(const KernelPlan& plan, BodyMode mode, CodeWriter& out)
     : plan_(plan), mode_(mode), out_(out), names_(plan.names) {}
-
-void BodyEmitter::line(int indent, const std::string& text) {
-  out_.append(2 * static_cast<size_t>(indent), ' ');
-  out_ += text;
-  out_ += '\n';
-}
 
 // Attributes the scheduling passes publish (docs/passes/): they describe when an op issues, not
 // what it computes, so the per-op comments leave them out.
@@ -123,7 +118,7 @@ static bool is_schedule_annotation(const std::string& name) {
 }
 
 // `// y = add x, b : tile<64x1024xf32, reg>  (line 7)`, in the emitted names.
-void BodyEmitter::comment(int indent, const Operation& op) {
+void BodyEmitter::comment(const Operation& op) {
   std::vector<std::string> results, operands, attributes, types;
   for (size_t i = 0; i < op.num_results(); ++i) {
     results.push_back(plan_.expression(op.result(i)));
@@ -139,19 +134,18 @@ void BodyEmitter::comment(int indent, const Operation& op) {
   if (!attributes.empty()) text += " {" + join(attributes, ", ") + "}";
   if (!types.empty()) text += " : " + join(types, ", ");
   if (op.location().known()) text += fmt::format("  (line {})", op.location().line);
-  line(indent, text);
+  out_.line(text);
 }
 
-void BodyEmitter::open_tile_loop(int indent, int64_t count) {
-  if (mode_ == BodyMode::cta)
-    line(indent, fmt::format("for (int elem = threadIdx.x; elem < {}; elem += kBlockThreads) {{", count));
-  else
-    line(indent, fmt::format("for (int elem = 0; elem < {}; ++elem) {{", count));
-}
-
-void BodyEmitter::close_tile_loop(int indent) {
-  line(indent, "}");
-  if (mode_ == BodyMode::cta) line(indent, "__syncthreads();");
+void BodyEmitter::tile_loop(int64_t count, const std::function<void()>& body) {
+  {
+    CodeWriter::Block loop =
+        out_.block(mode_ == BodyMode::cta
+                       ? fmt::format("for (int elem = threadIdx.x; elem < {}; elem += kBlockThreads) {{", count)
+                       : fmt::format("for (int elem = 0; elem < {}; ++elem) {{", count));
+    body();
+  }
+  if (mode_ == BodyMode::cta) out_.line("__syncthreads();");
 }
 
 std::string BodyEmitter::element_of(const Value* operand, const std::vector<int64_t>& shape) const {
@@ -181,7 +175,8 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
       input == ScalarKind::index && index_type_ != "int64_t" ? fmt::format("index<{}>", index_type_) : "i64";
   const ElementSpelling* spelling = element_spelling(op.kind());
   auto spell = [&](std::string_view pattern, const std::vector<std::string>& operands) {
-    return fmt::format(fmt::runtime(pattern), fmt::arg("a", operands[0]), fmt::arg("b", operands.size() > 1 ? operands[1] : ""),
+    return fmt::format(fmt::runtime(pattern), fmt::arg("a", operands[0]),
+                       fmt::arg("b", operands.size() > 1 ? operands[1] : ""),
                        fmt::arg("c", operands.size() > 2 ? operands[2] : ""), fmt::arg("int", integer_helpers));
   };
 
@@ -227,92 +222,91 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
   return narrow ? fmt::format("static_cast<{}>({})", result_type, value) : value;
 }
 
-void BodyEmitter::emit_op(const Operation& op, int indent) {
+void BodyEmitter::emit_op(const Operation& op) {
   switch (op.kind()) {
     case OpKind::constant:
       if (!op.result()->name_hint().empty()) {
         ScalarKind kind = op.result()->type().element();
-        line(indent, fmt::format("const {} {} = {};", element_type(kind),
-                                 plan_.expression(op.result()), literal(*op.attr("value"), kind)));
+        out_.line(fmt::format("const {} {} = {};", element_type(kind), plan_.expression(op.result()),
+                              literal(*op.attr("value"), kind)));
       }
       return;
     case OpKind::dim:
     case OpKind::return_:
     case OpKind::yield:  // emitted by the op that owns the region
       return;
-    case OpKind::grid_ids: emit_grid_ids(op, indent); return;
+    case OpKind::grid_ids: emit_grid_ids(op); return;
     case OpKind::sm_count:  // the device's SM count (emit_cuda.cpp's sm_count helpers) or `workers`
-      line(indent, fmt::format("const int64_t {} = {};", plan_.expression(op.result()),
-                               op.has_attr("workers") ? std::to_string(op.int_attr("workers")) : "tilec_sm_count()"));
+      out_.line(fmt::format("const int64_t {} = {};", plan_.expression(op.result()),
+                            op.has_attr("workers") ? std::to_string(op.int_attr("workers")) : "tilec_sm_count()"));
       return;
-    case OpKind::for_: emit_for(op, indent); return;
-    case OpKind::if_: emit_if(op, indent); return;
+    case OpKind::for_: emit_for(op); return;
+    case OpKind::if_: emit_if(op); return;
     case OpKind::load:
-    case OpKind::tma_load: emit_load(op, indent); return;  // the same read (docs/ir.md); every tile is in smem here
-    case OpKind::store: emit_store(op, indent); return;
+    case OpKind::tma_load: emit_load(op); return;  // the same read (docs/ir.md); every tile is in smem here
+    case OpKind::store: emit_store(op); return;
     case OpKind::reduce_sum:
     case OpKind::reduce_max:
-    case OpKind::reduce_min: emit_reduction(op, indent); return;
-    case OpKind::transpose: emit_transpose(op, indent); return;
+    case OpKind::reduce_min: emit_reduction(op); return;
+    case OpKind::transpose: emit_transpose(op); return;
     case OpKind::scan_sum:
     case OpKind::scan_prod:
     case OpKind::scan_max:
-    case OpKind::scan_min: emit_scan(op, indent); return;
-    case OpKind::mma: emit_mma(op, indent); return;
+    case OpKind::scan_min: emit_scan(op); return;
+    case OpKind::mma: emit_mma(op); return;
     case OpKind::zeros:
     case OpKind::full:
-    case OpKind::iota: emit_fill(op, indent); return;
+    case OpKind::iota: emit_fill(op); return;
     default: break;
   }
-  if (op.result()->type().is_tile()) emit_elementwise_tile(op, indent);
-  else emit_scalar(op, indent);
+  if (op.result()->type().is_tile()) emit_elementwise_tile(op);
+  else emit_scalar(op);
 }
 
-void BodyEmitter::emit_scalar(const Operation& op, int indent) {
+void BodyEmitter::emit_scalar(const Operation& op) {
   std::vector<std::string> args;
   for (const Value* operand : op.operands()) args.push_back(plan_.expression(operand));
-  line(indent, fmt::format("const {} {} = {};", element_type(op.result()->type().element()),
-                           plan_.expression(op.result()), compute(op, args)));
+  out_.line(fmt::format("const {} {} = {};", element_type(op.result()->type().element()),
+                        plan_.expression(op.result()), compute(op, args)));
 }
 
-void BodyEmitter::emit_elementwise_tile(const Operation& op, int indent) {
+void BodyEmitter::emit_elementwise_tile(const Operation& op) {
   const Type& type = op.result()->type();
   std::vector<std::string> args;
   for (const Value* operand : op.operands()) args.push_back(element_of(operand, type.shape()));
-  comment(indent, op);
-  open_tile_loop(indent, type.element_count());
-  line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), compute(op, args)));
-  close_tile_loop(indent);
+  comment(op);
+  tile_loop(type.element_count(), [&] {
+    out_.line(fmt::format("{}[elem] = {};", plan_.expression(op.result()), compute(op, args)));
+  });
 }
 
 // Output element (i, j) of a [C, R] result reads input element (j, i) of the [R, C] operand.
-void BodyEmitter::emit_transpose(const Operation& op, int indent) {
+void BodyEmitter::emit_transpose(const Operation& op) {
   const Type& type = op.result()->type();
   int64_t input_columns = op.operand(0)->type().shape()[1];
-  comment(indent, op);
-  open_tile_loop(indent, type.element_count());
-  line(indent + 1, fmt::format("{}[elem] = {}[{} * {} + {}];", plan_.expression(op.result()),
-                               plan_.expression(op.operand(0)), coordinate(type.shape(), 1, "elem"), input_columns,
-                               coordinate(type.shape(), 0, "elem")));
-  close_tile_loop(indent);
+  comment(op);
+  tile_loop(type.element_count(), [&] {
+    out_.line(fmt::format("{}[elem] = {}[{} * {} + {}];", plan_.expression(op.result()),
+                          plan_.expression(op.operand(0)), coordinate(type.shape(), 1, "elem"), input_columns,
+                          coordinate(type.shape(), 0, "elem")));
+  });
 }
 
-void BodyEmitter::emit_fill(const Operation& op, int indent) {
+void BodyEmitter::emit_fill(const Operation& op) {
   const Type& type = op.result()->type();
   std::string value = op.kind() == OpKind::zeros ? zero_literal(type.element())
                       : op.kind() == OpKind::iota
                           ? fmt::format("static_cast<{}>({})", element_type(type.element()),
                                         coordinate(type.shape(), static_cast<size_t>(op.int_attr("axis")), "elem"))
                           : plan_.expression(op.operand(0));
-  comment(indent, op);
-  open_tile_loop(indent, type.element_count());
-  line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), value));
-  close_tile_loop(indent);
+  comment(op);
+  tile_loop(type.element_count(),
+            [&] { out_.line(fmt::format("{}[elem] = {};", plan_.expression(op.result()), value)); });
 }
 
 // One output element per loop iteration; the reduced axis is walked in increasing order and
 // floating-point sums accumulate in f32 (docs/ir.md), so every thread count gives the same bits.
-void BodyEmitter::emit_reduction(const Operation& op, int indent) {
+void BodyEmitter::emit_reduction(const Operation& op) {
   const Type& input = op.operand(0)->type();
   const Type& output = op.result()->type();
   size_t axis = static_cast<size_t>(op.int_attr("axis"));
@@ -338,29 +332,29 @@ void BodyEmitter::emit_reduction(const Operation& op, int indent) {
   int64_t extent = input.shape()[axis];
   bool sum = op.kind() == OpKind::reduce_sum;
 
-  comment(indent, op);
-  open_tile_loop(indent, output.element_count());
-  if (sum) {
-    line(indent + 1, fmt::format("{} acc = {};", accumulator, floating ? "0.0f" : "0"));
-    std::string add = floating ? fmt::format("acc = add_f32(acc, {});", widened(kind, input_element("pos")))
-                               : fmt::format("acc += {};", input_element("pos"));
-    line(indent + 1, fmt::format("for (int pos = 0; pos < {}; ++pos) {}", extent, add));
-  } else {
-    line(indent + 1, fmt::format("{} acc = {};", accumulator, widened(kind, input_element("0"))));
-    bool maximum = op.kind() == OpKind::reduce_max;
-    line(indent + 1, fmt::format("for (int pos = 1; pos < {}; ++pos) acc = {}(acc, {});", extent,
-                                 floating ? (maximum ? "max_f32" : "min_f32") : (maximum ? "max_i64" : "min_i64"),
-                                 widened(kind, input_element("pos"))));
-  }
-  line(indent + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()), narrowed_accumulator(kind)));
-  close_tile_loop(indent);
+  comment(op);
+  tile_loop(output.element_count(), [&] {
+    if (sum) {
+      out_.line(fmt::format("{} acc = {};", accumulator, floating ? "0.0f" : "0"));
+      std::string add = floating ? fmt::format("acc = add_f32(acc, {});", widened(kind, input_element("pos")))
+                                 : fmt::format("acc += {};", input_element("pos"));
+      out_.line(fmt::format("for (int pos = 0; pos < {}; ++pos) {}", extent, add));
+    } else {
+      out_.line(fmt::format("{} acc = {};", accumulator, widened(kind, input_element("0"))));
+      bool maximum = op.kind() == OpKind::reduce_max;
+      out_.line(fmt::format("for (int pos = 1; pos < {}; ++pos) acc = {}(acc, {});", extent,
+                            floating ? (maximum ? "max_f32" : "min_f32") : (maximum ? "max_i64" : "min_i64"),
+                            widened(kind, input_element("pos"))));
+    }
+    out_.line(fmt::format("{}[elem] = {};", plan_.expression(op.result()), narrowed_accumulator(kind)));
+  });
 }
 
 // One line along `axis` per loop iteration (a thread each in `cta` mode): the running sum,
 // product, maximum or minimum in index order, f32 for floats (the first element as it is, then
 // add_f32 / mul_f32 / max_f32 / min_f32) and int64_t for integers, each prefix narrowed to the
 // element type: the interpreter's evaluate_scan.
-void BodyEmitter::emit_scan(const Operation& op, int indent) {
+void BodyEmitter::emit_scan(const Operation& op) {
   const Type& type = op.result()->type();
   const std::vector<int64_t>& shape = type.shape();
   const size_t axis = static_cast<size_t>(op.int_attr("axis"));
@@ -373,8 +367,7 @@ void BodyEmitter::emit_scan(const Operation& op, int indent) {
   const std::string at = inner == 1 ? fmt::format("elem * {} + pos", extent)
                                     : fmt::format("(elem / {0} * {1} + pos) * {0} + elem % {0}", inner, extent);
   const std::string read = widened(kind, fmt::format("{}[{}]", in, at));
-  comment(indent, op);
-  open_tile_loop(indent, lines);
+  comment(op);
   // acc combined with the next element: f32 helpers, or 64-bit integers that wrap.
   std::string combined;
   switch (op.kind()) {
@@ -389,13 +382,13 @@ void BodyEmitter::emit_scan(const Operation& op, int indent) {
     default: combined = fmt::format("{}_{}(acc, {})", op.kind() == OpKind::scan_max ? "max" : "min",
                                     floating ? "f32" : "i64", read);
   }
-  line(indent + 1, fmt::format("{} acc = {};", floating ? "float" : "int64_t", floating ? "0.0f" : "0"));
-  line(indent + 1, fmt::format("for (int pos = 0; pos < {}; ++pos) {{", extent));
-  line(indent + 2, fmt::format("acc = pos == 0 ? {} : {};", floating ? read : fmt::format("static_cast<int64_t>({})", read),
-                               combined));
-  line(indent + 2, fmt::format("{}[{}] = {};", out, at, narrowed_accumulator(kind)));
-  line(indent + 1, "}");
-  close_tile_loop(indent);
+  tile_loop(lines, [&] {
+    out_.line(fmt::format("{} acc = {};", floating ? "float" : "int64_t", floating ? "0.0f" : "0"));
+    CodeWriter::Block walk_line = out_.block(fmt::format("for (int pos = 0; pos < {}; ++pos) {{", extent));
+    out_.line(fmt::format("acc = pos == 0 ? {} : {};",
+                          floating ? read : fmt::format("static_cast<int64_t>({})", read), combined));
+    out_.line(fmt::format("{}[{}] = {};", out, at, narrowed_accumulator(kind)));
+  });
 }
 
 // One output element (i, j) per loop iteration: acc[i, j] + Σk a[i, k]·b[k, j], products and
@@ -403,7 +396,7 @@ void BodyEmitter::emit_scan(const Operation& op, int indent) {
 // separate multiply and add, no fusion), k in increasing order, rounded once to the accumulator's
 // type (docs/ir.md) — the interpreter's order, so both give the same bits. Integers multiply and
 // add in 64 bits, wrapping.
-void BodyEmitter::emit_mma(const Operation& op, int indent) {
+void BodyEmitter::emit_mma(const Operation& op) {
   const Value* a = op.operand(0);
   const Value* b = op.operand(1);
   const Value* acc = op.operand(2);
@@ -422,36 +415,42 @@ void BodyEmitter::emit_mma(const Operation& op, int indent) {
   std::string right = fmt::format("{}[{} * {} + {}]", plan_.expression(b), step, columns, column);
   std::string initial = fmt::format("{}[elem]", plan_.expression(acc));
 
-  comment(indent, op);
-  int body = indent;
-  if (mode_ == BodyMode::reference) {
-    line(indent, "if (!count_only) {");
-    ++body;
-  }
-  open_tile_loop(body, rows * columns);
-  if (floating) {
-    line(body + 1, fmt::format("float {} = {};", sum, output == ScalarKind::f32 ? initial : fmt::format("to_f32({})", initial)));
-    line(body + 1, fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {2} = add_f32({2}, mul_f32({3}, {4}));", step, depth,
-                               sum, widen(left), widen(right)));
-    line(body + 1, fmt::format("{}[elem] = {};", plan_.expression(op.result()),
-                               output == ScalarKind::f32 ? sum : fmt::format("from_f32<{}>({})", element_type(output), sum)));
+  comment(op);
+  auto multiply = [&] {
+    tile_loop(rows * columns, [&] {
+      if (floating) {
+        out_.line(fmt::format("float {} = {};", sum,
+                              output == ScalarKind::f32 ? initial : fmt::format("to_f32({})", initial)));
+        out_.line(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {2} = add_f32({2}, mul_f32({3}, {4}));", step,
+                              depth, sum, widen(left), widen(right)));
+        out_.line(fmt::format("{}[elem] = {};", plan_.expression(op.result()),
+                              output == ScalarKind::f32 ? sum
+                                                        : fmt::format("from_f32<{}>({})", element_type(output), sum)));
+      } else {
+        out_.line(fmt::format("uint64_t {} = static_cast<uint64_t>({});", sum, initial));
+        out_.line(fmt::format(
+            "for (int {0} = 0; {0} < {1}; ++{0}) {2} += static_cast<uint64_t>({3}) * static_cast<uint64_t>({4});",
+            step, depth, sum, left, right));
+        out_.line(fmt::format("{}[elem] = static_cast<{}>({});", plan_.expression(op.result()),
+                              element_type(output), sum));
+      }
+    });
+  };
+  if (mode_ != BodyMode::reference) {
+    multiply();
   } else {
-    line(body + 1, fmt::format("uint64_t {} = static_cast<uint64_t>({});", sum, initial));
-    line(body + 1, fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {2} += static_cast<uint64_t>({3}) * static_cast<uint64_t>({4});",
-                               step, depth, sum, left, right));
-    line(body + 1, fmt::format("{}[elem] = static_cast<{}>({});", plan_.expression(op.result()), element_type(output), sum));
-  }
-  close_tile_loop(body);
-  if (mode_ == BodyMode::reference) {
-    line(indent, "}");
-    line(indent, fmt::format("atomicAdd(&{}_reference_flops, {}ull);  // 2·M·N·K of the whole tile",
-                             plan_.name, 2 * rows * columns * depth));
+    {
+      CodeWriter::Block counted = out_.block("if (!count_only) {");
+      multiply();
+    }
+    out_.line(fmt::format("atomicAdd(&{}_reference_flops, {}ull);  // 2·M·N·K of the whole tile",
+                          plan_.name, 2 * rows * columns * depth));
   }
 }
 
 // Declares index0.. (the element's position in the tensor) and `in_bounds` for a load/store. A
 // tile of lower rank than its tensor is a slice: its leading coordinates are element indices.
-void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile, int indent) {
+void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile) {
   const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
   // A `transposed` tma_load reads the [C, R] box and gives its transpose [R, C] (docs/ir.md):
   // the tensor's last two dimensions are tile dimensions 1 and 0 (a rank-3 tensor's leading
@@ -478,39 +477,37 @@ void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile, int i
                          : transposed ? coordinate(tile.shape(), 1 - (d - lead), "elem")
                                       : coordinate(shape, d, "elem");
     if (within != "0") terms.push_back(within);
-    line(indent, fmt::format("const int64_t index{} = {};", d, terms.empty() ? "0" : join(terms, " + ")));
+    out_.line(fmt::format("const int64_t index{} = {};", d, terms.empty() ? "0" : join(terms, " + ")));
     checks.push_back(fmt::format("0 <= index{0} && index{0} < {1}", d, extents[d]));
   }
-  line(indent, fmt::format("const bool in_bounds = {};", join(checks, " && ")));
+  out_.line(fmt::format("const bool in_bounds = {};", join(checks, " && ")));
 }
 
-void BodyEmitter::emit_load(const Operation& op, int indent) {
+void BodyEmitter::emit_load(const Operation& op) {
   const Type& tile = op.result()->type();
-  comment(indent, op);
-  open_tile_loop(indent, tile.element_count());
-  emit_tensor_index(op, tile, indent + 1);
-  line(indent + 1, fmt::format("{}[elem] = in_bounds ? {}[{}] : {};", plan_.expression(op.result()),
-                               plan_.expression(op.operand(0)),
-                               tensor_offset(plan_.tensor_dims.at(op.operand(0))),
-                               zero_literal(tile.element())));
-  close_tile_loop(indent);
+  comment(op);
+  tile_loop(tile.element_count(), [&] {
+    emit_tensor_index(op, tile);
+    out_.line(fmt::format("{}[elem] = in_bounds ? {}[{}] : {};", plan_.expression(op.result()),
+                          plan_.expression(op.operand(0)), tensor_offset(plan_.tensor_dims.at(op.operand(0))),
+                          zero_literal(tile.element())));
+  });
 }
 
-void BodyEmitter::emit_store(const Operation& op, int indent) {
+void BodyEmitter::emit_store(const Operation& op) {
   const Value* value = op.operands().back();
   const Type& tile = value->type();
-  comment(indent, op);
-  open_tile_loop(indent, tile.element_count());
-  emit_tensor_index(op, tile, indent + 1);
-  line(indent + 1, fmt::format("if (in_bounds) {}[{}] = {}[elem];", plan_.expression(op.operand(0)),
-                               tensor_offset(plan_.tensor_dims.at(op.operand(0))),
-                               plan_.expression(value)));
-  close_tile_loop(indent);
+  comment(op);
+  tile_loop(tile.element_count(), [&] {
+    emit_tensor_index(op, tile);
+    out_.line(fmt::format("if (in_bounds) {}[{}] = {}[elem];", plan_.expression(op.operand(0)),
+                          tensor_offset(plan_.tensor_dims.at(op.operand(0))), plan_.expression(value)));
+  });
 }
 
 // Row-major: the last coordinate varies fastest along the linear tile number.
-void BodyEmitter::emit_grid_ids(const Operation& op, int indent) {
-  comment(indent, op);
+void BodyEmitter::emit_grid_ids(const Operation& op) {
+  comment(op);
   size_t rank = op.num_operands();
   for (size_t d = 0; d < rank; ++d) {
     std::vector<std::string> inner;
@@ -519,33 +516,31 @@ void BodyEmitter::emit_grid_ids(const Operation& op, int indent) {
     if (inner.size() == 1) text += " / " + inner[0];
     if (inner.size() > 1) text += " / (" + join(inner, " * ") + ")";
     if (d > 0) text += " % " + plan_.expression(op.operand(d));
-    line(indent, fmt::format("const int64_t {} = {};", plan_.expression(op.result(d)), text));
+    out_.line(fmt::format("const int64_t {} = {};", plan_.expression(op.result(d)), text));
   }
 }
 
-void BodyEmitter::emit_copy(const std::string& destination, const Value* source, int indent) {
-  open_tile_loop(indent, source->type().element_count());
-  line(indent + 1, fmt::format("{}[elem] = {}[elem];", destination, plan_.expression(source)));
-  close_tile_loop(indent);
+void BodyEmitter::emit_copy(const std::string& destination, const Value* source) {
+  tile_loop(source->type().element_count(),
+            [&] { out_.line(fmt::format("{}[elem] = {}[elem];", destination, plan_.expression(source))); });
 }
 
-void BodyEmitter::emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent) {
+void BodyEmitter::emit_yield(const Region& region, const std::vector<const Value*>& targets) {
   const Operation* yield = region.terminator();
   std::vector<std::pair<const Value*, const Value*>> scalars;  // (target, source)
   for (size_t i = 0; i < targets.size(); ++i) {
     const Value* source = yield->operand(i);
     if (plan_.expression(source) == plan_.expression(targets[i])) continue;
-    if (source->type().is_tile()) emit_copy(plan_.expression(targets[i]), source, indent);
+    if (source->type().is_tile()) emit_copy(plan_.expression(targets[i]), source);
     else scalars.emplace_back(targets[i], source);
   }
-  emit_scalar_assignments(scalars, indent);
+  emit_scalar_assignments(scalars);
 }
 
-void BodyEmitter::emit_scalar_assignments(const std::vector<std::pair<const Value*, const Value*>>& scalars,
-                                          int indent) {
+void BodyEmitter::emit_scalar_assignments(const std::vector<std::pair<const Value*, const Value*>>& scalars) {
   if (scalars.size() == 1) {
-    line(indent, fmt::format("{} = {};", plan_.expression(scalars[0].first),
-                             plan_.expression(scalars[0].second)));
+    out_.line(fmt::format("{} = {};", plan_.expression(scalars[0].first),
+                          plan_.expression(scalars[0].second)));
     return;
   }
   // Several scalars: read them all before writing any (a yield may swap two carried values).
@@ -553,54 +548,52 @@ void BodyEmitter::emit_scalar_assignments(const std::vector<std::pair<const Valu
   for (const auto& [target, source] : scalars) {
     ScalarKind kind = source->type().element();
     temporaries.push_back(names_.unique("next_" + plan_.expression(target)));
-    line(indent, fmt::format("const {} {} = {};", kind == ScalarKind::index ? index_type_ : element_type(kind),
-                             temporaries.back(), plan_.expression(source)));
+    out_.line(fmt::format("const {} {} = {};", kind == ScalarKind::index ? index_type_ : element_type(kind),
+                          temporaries.back(), plan_.expression(source)));
   }
   for (size_t i = 0; i < scalars.size(); ++i)
-    line(indent, fmt::format("{} = {};", plan_.expression(scalars[i].first), temporaries[i]));
+    out_.line(fmt::format("{} = {};", plan_.expression(scalars[i].first), temporaries[i]));
 }
 
-void BodyEmitter::emit_for(const Operation& op, int indent) {
+void BodyEmitter::emit_for(const Operation& op) {
   const Region& body = op.region();
-  comment(indent, op);
+  comment(op);
   std::vector<const Value*> carried;
   for (size_t i = 1; i < body.num_arguments(); ++i) {
     const Value* value = body.argument(i);
     const Value* init = op.operand(2 + i);
     carried.push_back(value);
     if (value->type().is_tile()) {
-      emit_copy(plan_.expression(value), init, indent);
+      emit_copy(plan_.expression(value), init);
     } else {
-      line(indent, fmt::format("{} {} = {};", element_type(value->type().element()),
-                               plan_.expression(value), plan_.expression(init)));
+      out_.line(fmt::format("{} {} = {};", element_type(value->type().element()),
+                            plan_.expression(value), plan_.expression(init)));
     }
   }
   const std::string& iv = plan_.expression(body.argument(0));
-  line(indent, fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv,
-                           plan_.expression(op.operand(0)), plan_.expression(op.operand(1)),
-                           plan_.expression(op.operand(2))));
-  for (const auto& nested : body.operations()) emit_op(*nested, indent + 1);
-  emit_yield(body, carried, indent + 1);
-  line(indent, "}");
+  CodeWriter::Block loop = out_.block(fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv,
+                                                  plan_.expression(op.operand(0)), plan_.expression(op.operand(1)),
+                                                  plan_.expression(op.operand(2))));
+  for (const auto& nested : body.operations()) emit_op(*nested);
+  emit_yield(body, carried);
 }
 
-void BodyEmitter::emit_if(const Operation& op, int indent) {
-  comment(indent, op);
+void BodyEmitter::emit_if(const Operation& op) {
+  comment(op);
   std::vector<const Value*> results;
   for (size_t i = 0; i < op.num_results(); ++i) {
     const Value* result = op.result(i);
     results.push_back(result);
     if (!result->type().is_tile())
-      line(indent, fmt::format("{} {}{{}};", element_type(result->type().element()),
-                               plan_.expression(result)));
+      out_.line(fmt::format("{} {}{{}};", element_type(result->type().element()),
+                            plan_.expression(result)));
   }
-  line(indent, fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
+  CodeWriter::Block branches = out_.block(fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
   for (size_t r = 0; r < 2; ++r) {
-    if (r == 1) line(indent, "} else {");
-    for (const auto& nested : op.region(r).operations()) emit_op(*nested, indent + 1);
-    emit_yield(op.region(r), results, indent + 1);
+    if (r == 1) branches.next("} else {");
+    for (const auto& nested : op.region(r).operations()) emit_op(*nested);
+    emit_yield(op.region(r), results);
   }
-  line(indent, "}");
 }
 
 }  // namespace tilec::cuda
@@ -628,19 +621,17 @@ std::string argument_list(const KernelPlan& plan) {
   return join(parts, ", ");
 }
 
-void emit_buffer_declarations(const KernelPlan& plan, int indent, std::string& out) {
+void emit_buffer_declarations(const KernelPlan& plan, CodeWriter& out) {
   for (const BufferPlan& buffer : plan.buffers) {
     std::string_view element = element_type(buffer.value->type().element());
-    out.append(2 * static_cast<size_t>(indent), ' ');
-    out += fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + {2});\n", element,
-                       buffer.name, buffer.offset);
+    out.line(fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + {2});", element, buffer.name,
+                         buffer.offset));
   }
 }
 
-void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, std::string& out) {
-  std::string pad(2 * static_cast<size_t>(indent), ' ');
+void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& out) {
   if (!plan.grid) {
-    out += pad + "const int64_t tile_count = 1;  // no grid_ids: a single CTA\n";
+    out.line("const int64_t tile_count = 1;  // no grid_ids: a single CTA");
     return;
   }
   // Only the pre-grid ops the extents depend on, in program order.
@@ -653,11 +644,11 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, s
   }
   BodyEmitter emitter(plan, BodyMode::reference, out);
   if (with_scalar_ops)
-    for (const Operation* op : slice) emitter.emit_op(*op, indent);
+    for (const Operation* op : slice) emitter.emit_op(*op);
   std::vector<std::string> factors;
   for (const Value* extent : plan.grid->operands())
     factors.push_back(fmt::format("max_i64({}, 0)", plan.expression(extent)));
-  out += pad + fmt::format("const int64_t tile_count = {};\n", join(factors, " * "));
+  out.line(fmt::format("const int64_t tile_count = {};", join(factors, " * ")));
 }
 
 bool queries_sm_count(const KernelPlan& plan) {
@@ -667,90 +658,84 @@ bool queries_sm_count(const KernelPlan& plan) {
 }
 
 void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& out) {
-  out += fmt::format("// Launches {}_kernel on `stream`: {}\n", plan.name, spec.summary);
-  out += fmt::format("extern \"C\" cudaError_t launch_{}({}{}cudaStream_t stream) {{\n", plan.name,
-                     parameter_list(plan), plan.params.empty() && plan.dim_params.empty() ? "" : ", ");
-  emit_tile_count(plan, /*with_scalar_ops=*/true, 1, out);
-  out += "  if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do\n";
-  out += "  if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;\n";
-  out += spec.setup;
-  out += fmt::format("  const size_t shared_bytes = {};\n", spec.shared_bytes);
-  std::string kernel = spec.kernel.empty() ? plan.name + "_kernel" : spec.kernel;
-  std::vector<std::string> kernels = {kernel};
-  if (!spec.narrow_condition.empty()) kernels.insert(kernels.begin(), spec.narrow_kernel);
-  if (spec.shared_bytes > 48 * 1024) {
-    out += "  // Above 48 KiB of dynamic shared memory a kernel must opt in.\n";
-    for (size_t i = 0; i < kernels.size(); ++i)
-      out += fmt::format("  const cudaError_t status{0} = cudaFuncSetAttribute({1}, "
-                         "cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));\n"
-                         "  if (status{0} != cudaSuccess) return status{0};\n",
-                         i == 0 ? "" : std::to_string(i), kernels[i]);
-  }
-  if (queries_sm_count(plan)) {
-    // Asynchronous, in `stream`: a pageable source is staged before the call returns, and the
-    // kernel after it reads the value. A synchronous copy made each launch wait for the kernel
-    // before it (a 2048^3 gemm on an H100 ran at 444-467 TFLOP/s, and at 589-592 with this copy;
-    // bench/README.md).
-    out += "  // Device code reads the SM count the host sized the grid with.\n"
-           "  const int64_t launch_sm_count = tilec_sm_count();\n"
-           "  const cudaError_t copied = cudaMemcpyToSymbolAsync(tilec_sm_count_on_device, &launch_sm_count, "
-           "sizeof(int64_t), 0,\n"
-           "                                                     cudaMemcpyHostToDevice, stream);\n"
-           "  if (copied != cudaSuccess) return copied;\n";
-  }
-  std::string arguments = spec.arguments.empty() ? "" : ", " + spec.arguments;
-  auto finish = [&](const std::string& pad) {
-    if (spec.teardown.empty()) {
-      out += pad + "return cudaGetLastError();\n";
-      return;
+  CodeWriter writer(out);
+  writer.line(fmt::format("// Launches {}_kernel on `stream`: {}", plan.name, spec.summary));
+  {
+    CodeWriter::Block function =
+        writer.block(fmt::format("extern \"C\" cudaError_t launch_{}({}{}cudaStream_t stream) {{", plan.name,
+                                 parameter_list(plan), plan.params.empty() && plan.dim_params.empty() ? "" : ", "));
+    emit_tile_count(plan, /*with_scalar_ops=*/true, writer);
+    writer.line("if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do");
+    writer.line("if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;");
+    writer.lines(spec.setup);
+    writer.line(fmt::format("const size_t shared_bytes = {};", spec.shared_bytes));
+    std::string kernel = spec.kernel.empty() ? plan.name + "_kernel" : spec.kernel;
+    std::vector<std::string> kernels = {kernel};
+    if (!spec.narrow_condition.empty()) kernels.insert(kernels.begin(), spec.narrow_kernel);
+    if (spec.shared_bytes > 48 * 1024) {
+      writer.line("// Above 48 KiB of dynamic shared memory a kernel must opt in.");
+      for (size_t i = 0; i < kernels.size(); ++i)
+        writer.lines(fmt::format("const cudaError_t status{0} = cudaFuncSetAttribute({1}, "
+                                 "cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));\n"
+                                 "if (status{0} != cudaSuccess) return status{0};\n",
+                                 i == 0 ? "" : std::to_string(i), kernels[i]));
     }
-    out += pad + "if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;\n";
-    std::string_view rest = spec.teardown;
-    while (!rest.empty()) {  // re-indent each line from two spaces to `pad`
-      size_t end = rest.find('\n');
-      std::string_view statement = rest.substr(0, end == std::string_view::npos ? rest.size() : end + 1);
-      out += pad + std::string(statement.substr(std::min<size_t>(2, statement.size())));
-      rest.remove_prefix(statement.size());
+    if (queries_sm_count(plan)) {
+      // Asynchronous, in `stream`: a pageable source is staged before the call returns, and the
+      // kernel after it reads the value. A synchronous copy made each launch wait for the kernel
+      // before it (a 2048^3 gemm on an H100 ran at 444-467 TFLOP/s, and at 589-592 with this copy;
+      // bench/README.md).
+      writer.lines("// Device code reads the SM count the host sized the grid with.\n"
+                   "const int64_t launch_sm_count = tilec_sm_count();\n"
+                   "const cudaError_t copied = cudaMemcpyToSymbolAsync(tilec_sm_count_on_device, &launch_sm_count, "
+                   "sizeof(int64_t), 0,\n"
+                   "                                                   cudaMemcpyHostToDevice, stream);\n"
+                   "if (copied != cudaSuccess) return copied;\n");
     }
-  };
-  auto launch = [&](const std::string& name, const std::string& pad) {
-    if (plan.cluster_size == 1) {
-      out += pad + fmt::format("TILEC_LAUNCH({}, static_cast<unsigned>(tile_count), {}, shared_bytes, stream{});\n",
-                               name, spec.threads, arguments);
-      finish(pad);
-      return;
+    std::string arguments = spec.arguments.empty() ? "" : ", " + spec.arguments;
+    auto launch = [&](const std::string& name) {
+      if (plan.cluster_size == 1) {
+        writer.line(fmt::format("TILEC_LAUNCH({}, static_cast<unsigned>(tile_count), {}, shared_bytes, stream{});",
+                                name, spec.threads, arguments));
+      } else {
+        writer.line(fmt::format("const cudaError_t launched = cudaLaunchKernelEx(&config, {}{});", name, arguments));
+        writer.line("if (launched != cudaSuccess) return launched;");
+      }
+      if (spec.teardown.empty()) {
+        writer.line("return cudaGetLastError();");
+        return;
+      }
+      writer.line("if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;");
+      writer.lines(spec.teardown);
+    };
+    if (plan.cluster_size > 1) {
+      // Clusters of (C, 1, 1) CTAs: the C CTAs of a cluster are at consecutive blockIdx.x, which is
+      // how the kernel computes its cluster (blockIdx.x div C) and rank (blockIdx.x rem C).
+      writer.lines(
+          fmt::format("// Clusters of {0} CTAs along x: CTAs {0}c .. {0}c + {1} form cluster c.\n"
+                      "if (tile_count % {0} != 0) return cudaErrorInvalidConfiguration;  // whole clusters only\n"
+                      "cudaLaunchAttribute cluster_attribute[1];\n"
+                      "cluster_attribute[0].id = cudaLaunchAttributeClusterDimension;\n"
+                      "cluster_attribute[0].val.clusterDim.x = {0};\n"
+                      "cluster_attribute[0].val.clusterDim.y = 1;\n"
+                      "cluster_attribute[0].val.clusterDim.z = 1;\n"
+                      "cudaLaunchConfig_t config = {{}};\n"
+                      "config.gridDim = dim3(static_cast<unsigned>(tile_count), 1, 1);\n"
+                      "config.blockDim = dim3({2}, 1, 1);\n"
+                      "config.dynamicSmemBytes = shared_bytes;\n"
+                      "config.stream = stream;\n"
+                      "config.attrs = cluster_attribute;\n"
+                      "config.numAttrs = 1;\n",
+                      plan.cluster_size, plan.cluster_size - 1, spec.threads));
     }
-    out += pad + fmt::format("const cudaError_t launched = cudaLaunchKernelEx(&config, {}{});\n", name, arguments);
-    out += pad + "if (launched != cudaSuccess) return launched;\n";
-    finish(pad);
-  };
-  if (plan.cluster_size > 1) {
-    // Clusters of (C, 1, 1) CTAs: the C CTAs of a cluster are at consecutive blockIdx.x, which is
-    // how the kernel computes its cluster (blockIdx.x div C) and rank (blockIdx.x rem C).
-    out += fmt::format("  // Clusters of {0} CTAs along x: CTAs {0}c .. {0}c + {1} form cluster c.\n"
-                       "  if (tile_count % {0} != 0) return cudaErrorInvalidConfiguration;  // whole clusters only\n"
-                       "  cudaLaunchAttribute cluster_attribute[1];\n"
-                       "  cluster_attribute[0].id = cudaLaunchAttributeClusterDimension;\n"
-                       "  cluster_attribute[0].val.clusterDim.x = {0};\n"
-                       "  cluster_attribute[0].val.clusterDim.y = 1;\n"
-                       "  cluster_attribute[0].val.clusterDim.z = 1;\n"
-                       "  cudaLaunchConfig_t config = {{}};\n"
-                       "  config.gridDim = dim3(static_cast<unsigned>(tile_count), 1, 1);\n"
-                       "  config.blockDim = dim3({2}, 1, 1);\n"
-                       "  config.dynamicSmemBytes = shared_bytes;\n"
-                       "  config.stream = stream;\n"
-                       "  config.attrs = cluster_attribute;\n"
-                       "  config.numAttrs = 1;\n",
-                       plan.cluster_size, plan.cluster_size - 1, spec.threads);
+    if (!spec.narrow_condition.empty()) {
+      if (!spec.narrow_comment.empty()) writer.line("// " + spec.narrow_comment);
+      CodeWriter::Block narrow = writer.block(fmt::format("if ({}) {{", spec.narrow_condition));
+      launch(spec.narrow_kernel);
+    }
+    launch(kernel);
   }
-  if (!spec.narrow_condition.empty()) {
-    if (!spec.narrow_comment.empty()) out += "  // " + spec.narrow_comment + "\n";
-    out += fmt::format("  if ({}) {{\n", spec.narrow_condition);
-    launch(spec.narrow_kernel, "    ");
-    out += "  }\n";
-  }
-  launch(kernel, "  ");
-  out += "}\n\n";
+  writer.line("");
 }
 
 namespace {

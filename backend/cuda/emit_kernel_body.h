@@ -10,10 +10,12 @@
 // Scalars are per-thread registers (every thread computes the same value).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backend/cuda/code_writer.h"
 #include "backend/cuda/kernel_plan.h"
 
 namespace tilec::cuda {
@@ -22,11 +24,11 @@ enum class BodyMode { cta, reference };
 
 class BodyEmitter {
  public:
-  BodyEmitter(const KernelPlan& plan, BodyMode mode, std::string& out);
+  BodyEmitter(const KernelPlan& plan, BodyMode mode, CodeWriter& out);
 
-  // Appends the statements of `op` (and of its regions) at `indent` levels of two spaces.
+  // Writes the statements of `op` (and of its regions) at the writer's depth.
   // `grid_ids` reads the linear tile number from a variable `tile_number` the caller declared.
-  void emit_op(const Operation& op, int indent);
+  void emit_op(const Operation& op);
 
   // The C++ expression of one result element of the elementwise `op` from its operands'
   // elements (docs/ir.md, Arithmetic): what every tile op of this emitter computes per element.
@@ -41,40 +43,40 @@ class BodyEmitter {
 
   // `target = source;` for each (target, source) scalar pair of a yield, through temporaries
   // when there are several (a yield may swap two carried values).
-  void emit_scalar_assignments(const std::vector<std::pair<const Value*, const Value*>>& scalars, int indent);
+  void emit_scalar_assignments(const std::vector<std::pair<const Value*, const Value*>>& scalars);
 
   // `// y = add x, b : tile<64x1024xf32, reg>  (line 7)`: the comment above each op's code.
-  void emit_comment(const Operation& op, int indent) { comment(indent, op); }
+  void emit_comment(const Operation& op) { comment(op); }
 
  private:
-  void line(int indent, const std::string& text);
-  void comment(int indent, const Operation& op);
-  void open_tile_loop(int indent, int64_t count);
-  void close_tile_loop(int indent);
+  void comment(const Operation& op);
+  // A loop over the tile's `count` elements (`elem`), strided by the CTA's threads and followed
+  // by __syncthreads() in `cta` mode, one thread's in `reference` mode; `body` writes its statements.
+  void tile_loop(int64_t count, const std::function<void()>& body);
 
   std::string element_of(const Value* operand, const std::vector<int64_t>& shape) const;
   std::string compute(const Operation& op, const std::vector<std::string>& operands) const;
 
-  void emit_scalar(const Operation& op, int indent);
-  void emit_elementwise_tile(const Operation& op, int indent);
-  void emit_fill(const Operation& op, int indent);
-  void emit_reduction(const Operation& op, int indent);
-  void emit_transpose(const Operation& op, int indent);
-  void emit_scan(const Operation& op, int indent);
-  void emit_mma(const Operation& op, int indent);
-  void emit_load(const Operation& op, int indent);
-  void emit_store(const Operation& op, int indent);
-  void emit_grid_ids(const Operation& op, int indent);
-  void emit_for(const Operation& op, int indent);
-  void emit_if(const Operation& op, int indent);
-  void emit_copy(const std::string& destination, const Value* source, int indent);
+  void emit_scalar(const Operation& op);
+  void emit_elementwise_tile(const Operation& op);
+  void emit_fill(const Operation& op);
+  void emit_reduction(const Operation& op);
+  void emit_transpose(const Operation& op);
+  void emit_scan(const Operation& op);
+  void emit_mma(const Operation& op);
+  void emit_load(const Operation& op);
+  void emit_store(const Operation& op);
+  void emit_grid_ids(const Operation& op);
+  void emit_for(const Operation& op);
+  void emit_if(const Operation& op);
+  void emit_copy(const std::string& destination, const Value* source);
   // The yield of a region: its values go to `targets` (variables or buffers).
-  void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent);
-  void emit_tensor_index(const Operation& op, const Type& tile, int indent);
+  void emit_yield(const Region& region, const std::vector<const Value*>& targets);
+  void emit_tensor_index(const Operation& op, const Type& tile);
 
   const KernelPlan& plan_;
   BodyMode mode_;
-  std::string& out_;
+  CodeWriter& out_;
   NameTable names_;
   std::string index_type_ = "int64_t";
 };
@@ -85,10 +87,10 @@ std::string parameter_list(const KernelPlan& plan, std::string_view dimension_ty
 // `X, Y, N`: the same, as arguments.
 std::string argument_list(const KernelPlan& plan);
 // `float* const x = reinterpret_cast<float*>(shared_memory + 0);` for every tile buffer.
-void emit_buffer_declarations(const KernelPlan& plan, int indent, std::string& out);
+void emit_buffer_declarations(const KernelPlan& plan, CodeWriter& out);
 // With `with_scalar_ops`, the pre-grid scalar ops the grid extents need (host or device code);
 // then `const int64_t tile_count = ...;`, the number of tiles (zero when an extent is not positive).
-void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, int indent, std::string& out);
+void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& out);
 // True when the kernel's grid uses the device's SM count (`sm_count` without `workers`): the
 // launcher copies it to device code (emit_cuda.cpp's tilec_sm_count helpers).
 bool queries_sm_count(const KernelPlan& plan);
@@ -96,8 +98,8 @@ bool queries_sm_count(const KernelPlan& plan);
 // How a kernel is launched; what differs between the plain and the tensor-core emitters.
 struct LaunchSpec {
   std::string summary;       // the comment's words after "Launches NAME_kernel on `stream`: "
-  std::string setup;         // host statements before the launch (tensor maps), indented
-  // Host statements after a successful launch, indented by two; they return the status (the
+  std::string setup;         // host statements before the launch (tensor maps), a line each
+  // Host statements after a successful launch, a line each; they return the status (the
   // tensor-core launcher copies padded tensors back). Empty: return cudaGetLastError().
   std::string teardown;
   std::string threads;       // threads per CTA, as C++ (`kBlockThreads`, `384`)

@@ -29,7 +29,8 @@ namespace {
 
 // `text`, in parentheses unless it is one identifier or number.
 std::string grouped(const std::string& text) {
-  bool simple = std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  bool simple = std::all_of(text.begin(), text.end(),
+                            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
   return simple ? text : "(" + text + ")";
 }
 
@@ -42,7 +43,7 @@ int log2_of(int64_t power_of_two) {
 class RegisterEmitter {
  public:
   RegisterEmitter(const KernelPlan& plan, const RegisterLayout& layout, std::string& out)
-      : plan_(plan), layout_(layout), out_(out), names_(plan.names), scalar_(plan, BodyMode::cta, scratch_text_) {
+      : plan_(plan), layout_(layout), out_(out), names_(plan.names), scalar_(plan, BodyMode::cta, writer_) {
     scalar_.set_index_type("Index");
     slot_ = names_.unique("k");
     vector_slot_ = names_.unique("s");
@@ -66,23 +67,18 @@ class RegisterEmitter {
   int64_t shared_bytes() const { return reduction_bytes() + column_bytes_; }
 
  private:
-  void line(int indent, const std::string& text) {
-    body_.append(2 * static_cast<size_t>(indent), ' ');
-    body_ += text;
-    body_ += '\n';
-  }
-  void comment(int indent, const Operation& op);
+  void comment(const Operation& op) { scalar_.emit_comment(op); }  // the shared-memory form's comment
   std::string type_of(ScalarKind kind) const {
     return kind == ScalarKind::index ? "Index" : std::string(element_type(kind));
   }
   int64_t slots(const Value* value) const { return layout_.slots_of(value->type().shape()); }
-  // `#pragma unroll` and `for (int k = 0; k < count; ++k) {`.
-  void open_loop(int indent, const std::string& variable, int64_t count) {
-    line(indent, "#pragma unroll");
-    line(indent, fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {{", variable, count));
+  // `#pragma unroll` and `for (int k = 0; k < count; ++k) {`, closed when the block ends.
+  CodeWriter::Block open_loop(const std::string& variable, int64_t count) {
+    writer_.line("#pragma unroll");
+    return writer_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {{", variable, count));
   }
-  void declare(const Value* value, int indent) {
-    line(indent, fmt::format("{} {}[{}];", type_of(value->type().element()), plan_.expression(value), slots(value)));
+  void declare(const Value* value) {
+    writer_.line(fmt::format("{} {}[{}];", type_of(value->type().element()), plan_.expression(value), slots(value)));
   }
 
   // Row slot, column slot and vector lane of slot `k` of a tile of shape `shape`.
@@ -102,28 +98,28 @@ class RegisterEmitter {
   // (empty when it is the only holder).
   std::string owns(const std::vector<int64_t>& shape) const;
 
-  void emit_op(const Operation& op, int indent);
-  void emit_scalar(const Operation& op, int indent);
-  void emit_elementwise(const Operation& op, int indent);
-  void emit_fill(const Operation& op, int indent);
-  void emit_reduction(const Operation& op, int indent);
-  void emit_memory(const Operation& op, int indent);
+  void emit_op(const Operation& op);
+  void emit_scalar(const Operation& op);
+  void emit_elementwise(const Operation& op);
+  void emit_fill(const Operation& op);
+  void emit_reduction(const Operation& op);
+  void emit_memory(const Operation& op);
   std::string vector_start_check(const Operation& op, bool two_d, int64_t width, size_t lead) const;
-  bool emit_column_store(const Operation& op, int indent);
-  void emit_grid_ids(const Operation& op, int indent);
-  void emit_for(const Operation& op, int indent);
-  void emit_if(const Operation& op, int indent);
-  void emit_copy(const Value* target, const Value* source, int indent);
-  void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent);
+  bool emit_column_store(const Operation& op);
+  void emit_grid_ids(const Operation& op);
+  void emit_for(const Operation& op);
+  void emit_if(const Operation& op);
+  void emit_copy(const Value* target, const Value* source);
+  void emit_yield(const Region& region, const std::vector<const Value*>& targets);
 
   const KernelPlan& plan_;
   const RegisterLayout& layout_;
   std::set<const Value*> stored_and_loaded_;
   std::string& out_;
   NameTable names_;
-  std::string scratch_text_;  // scalar_'s output: op comments and scalar assignments, moved to body_
-  BodyEmitter scalar_;
-  std::string body_;
+  std::string body_;  // the kernel's statements, written before its head (which needs their shared memory)
+  CodeWriter writer_{body_, 1};
+  BodyEmitter scalar_;  // op comments, scalar arithmetic and assignments, as the shared-memory form writes them
   std::string slot_, vector_slot_, part_, row_, column_;  // the emitter's own variables
   int64_t warps_ = 8;
   int nesting_ = 0;  // enclosing for and if ops
@@ -158,7 +154,8 @@ std::string RegisterEmitter::broadcast_slot(const std::vector<int64_t>& operand,
   std::vector<std::string> terms;
   int64_t width = layout_.width_of(operand), columns = layout_.column_slots_of(operand);
   if (layout_.row_slots_of(operand) > 1 && parts.row_slot != "0")
-    terms.push_back(width * columns == 1 ? parts.row_slot : fmt::format("{} * {}", grouped(parts.row_slot), width * columns));
+    terms.push_back(width * columns == 1 ? parts.row_slot
+                                         : fmt::format("{} * {}", grouped(parts.row_slot), width * columns));
   if (columns > 1 && parts.column_slot != "0")
     terms.push_back(width == 1 ? parts.column_slot : fmt::format("{} * {}", grouped(parts.column_slot), width));
   if (width > 1 && parts.lane != "0") terms.push_back(parts.lane);
@@ -178,7 +175,8 @@ std::string RegisterEmitter::coordinate(const std::vector<int64_t>& shape, int a
   std::vector<int64_t> m = as_matrix(shape);
   if (m[static_cast<size_t>(axis)] == 1) return "0";
   if (axis == 0) {
-    std::string slot = parts.row_slot == "0" ? "" : fmt::format("{} * {} + ", grouped(parts.row_slot), layout_.thread_rows);
+    std::string slot =
+        parts.row_slot == "0" ? "" : fmt::format("{} * {} + ", grouped(parts.row_slot), layout_.thread_rows);
     return layout_.thread_rows == 1 ? (parts.row_slot == "0" ? "0" : parts.row_slot) : slot + "thread_row";
   }
   std::string vector = parts.column_slot == "0" ? "thread_column"
@@ -212,66 +210,58 @@ std::string RegisterEmitter::owns(const std::vector<int64_t>& shape) const {
   return text;
 }
 
-void RegisterEmitter::comment(int indent, const Operation& op) {
-  // BodyEmitter writes the same comment the shared-memory form has; take its line.
-  scalar_.emit_comment(op, indent);
-  body_ += scratch_text_;
-  scratch_text_.clear();
-}
-
-void RegisterEmitter::emit_op(const Operation& op, int indent) {
+void RegisterEmitter::emit_op(const Operation& op) {
   switch (op.kind()) {
     case OpKind::constant:
       if (!op.result()->name_hint().empty())
-        line(indent, fmt::format("const {} {} = {};", type_of(op.result()->type().element()),
-                                 plan_.expression(op.result()), literal(*op.attr("value"), op.result()->type().element())));
+        writer_.line(fmt::format("const {} {} = {};", type_of(op.result()->type().element()),
+                                 plan_.expression(op.result()),
+                                 literal(*op.attr("value"), op.result()->type().element())));
       return;
     case OpKind::dim:
     case OpKind::return_:
     case OpKind::yield: return;
-    case OpKind::grid_ids: emit_grid_ids(op, indent); return;
+    case OpKind::grid_ids: emit_grid_ids(op); return;
     case OpKind::sm_count:
-      line(indent, fmt::format("const Index {} = {};", plan_.expression(op.result()),
+      writer_.line(fmt::format("const Index {} = {};", plan_.expression(op.result()),
                                op.has_attr("workers") ? std::to_string(op.int_attr("workers"))
                                                       : "static_cast<Index>(tilec_sm_count())"));
       return;
-    case OpKind::for_: emit_for(op, indent); return;
-    case OpKind::if_: emit_if(op, indent); return;
+    case OpKind::for_: emit_for(op); return;
+    case OpKind::if_: emit_if(op); return;
     case OpKind::load:
     case OpKind::tma_load:
-    case OpKind::store: emit_memory(op, indent); return;
+    case OpKind::store: emit_memory(op); return;
     case OpKind::reduce_sum:
     case OpKind::reduce_max:
-    case OpKind::reduce_min: emit_reduction(op, indent); return;
+    case OpKind::reduce_min: emit_reduction(op); return;
     case OpKind::zeros:
     case OpKind::full:
-    case OpKind::iota: emit_fill(op, indent); return;
+    case OpKind::iota: emit_fill(op); return;
     default: break;
   }
-  if (op.result()->type().is_tile()) emit_elementwise(op, indent);
-  else emit_scalar(op, indent);
+  if (op.result()->type().is_tile()) emit_elementwise(op);
+  else emit_scalar(op);
 }
 
-void RegisterEmitter::emit_scalar(const Operation& op, int indent) {
+void RegisterEmitter::emit_scalar(const Operation& op) {
   std::vector<std::string> args;
   for (const Value* operand : op.operands()) args.push_back(plan_.expression(operand));
-  line(indent, fmt::format("const {} {} = {};", type_of(op.result()->type().element()), plan_.expression(op.result()),
+  writer_.line(fmt::format("const {} {} = {};", type_of(op.result()->type().element()), plan_.expression(op.result()),
                            scalar_.element_expression(op, args)));
 }
 
-void RegisterEmitter::emit_elementwise(const Operation& op, int indent) {
+void RegisterEmitter::emit_elementwise(const Operation& op) {
   std::vector<int64_t> shape = op.result()->type().shape();
   std::vector<std::string> args;
   for (const Value* operand : op.operands()) args.push_back(operand_element(operand, shape, slot_));
-  comment(indent, op);
-  declare(op.result(), indent);
-  open_loop(indent, slot_, slots(op.result()));
-  line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(op.result()), slot_,
-                               scalar_.element_expression(op, args)));
-  line(indent, "}");
+  comment(op);
+  declare(op.result());
+  CodeWriter::Block loop = open_loop(slot_, slots(op.result()));
+  writer_.line(fmt::format("{}[{}] = {};", plan_.expression(op.result()), slot_, scalar_.element_expression(op, args)));
 }
 
-void RegisterEmitter::emit_fill(const Operation& op, int indent) {
+void RegisterEmitter::emit_fill(const Operation& op) {
   const Type& type = op.result()->type();
   std::string value;
   if (op.kind() == OpKind::zeros) {
@@ -284,17 +274,16 @@ void RegisterEmitter::emit_fill(const Operation& op, int indent) {
     value = fmt::format("static_cast<{}>({})", type_of(type.element()),
                         coordinate(type.shape(), axis, parts_of(type.shape(), slot_)));
   }
-  comment(indent, op);
-  declare(op.result(), indent);
-  open_loop(indent, slot_, slots(op.result()));
-  line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(op.result()), slot_, value));
-  line(indent, "}");
+  comment(op);
+  declare(op.result());
+  CodeWriter::Block loop = open_loop(slot_, slots(op.result()));
+  writer_.line(fmt::format("{}[{}] = {};", plan_.expression(op.result()), slot_, value));
 }
 
 // A thread combines its own slots in increasing order, then the threads of its warp that hold
 // other parts of the same output (butterfly: every one ends with the same bits, since a + b is
 // b + a), then, if the reduced extent spans warps, the warps' partials in warp order.
-void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
+void RegisterEmitter::emit_reduction(const Operation& op) {
   const Value* input = op.operand(0);
   const Value* result = op.result();
   std::vector<int64_t> in_shape = input->type().shape(), out_shape = result->type().shape();
@@ -338,60 +327,62 @@ void RegisterEmitter::emit_reduction(const Operation& op, int indent) {
   int warp_low = std::max(low, 5) - 5, warp_high = std::max(high, 5) - 5;
   int64_t warp_group = int64_t{1} << (warp_high - warp_low);  // warps holding parts of one output
 
-  comment(indent, op);
-  declare(result, indent);
+  comment(op);
+  declare(result);
   std::string partials;
   int64_t outputs = slots(result);
   if (warp_group > 1) {
     area_bytes_ = std::max(area_bytes_, outputs * warps_ * 32 * (floating ? 4 : 8));
     uses_second_area_ = uses_second_area_ || next_area_ == 1;
     partials = names_.unique(plan_.expression(result) + "_partials");
-    line(indent, fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + {2});  // area {3}",
+    writer_.line(fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + {2});  // area {3}",
                              accumulator, partials, next_area_ == 0 ? "0" : "kReductionArea", next_area_));
     uses_warp_ = uses_lane_ = true;
   }
-  open_loop(indent, o, outputs);
-  line(indent + 1, fmt::format("{} acc = {};", accumulator, identity));
   auto step = [&](const std::string& j) {
     std::string element = widen(fmt::format("{}[{}]", plan_.expression(input), input_slot(j)));
     std::string text = fmt::format("acc = {};", combine("acc", element));
     std::string inside = inside_frame(in_shape, parts_of(in_shape, input_slot(j)));
     return inside.empty() ? text : fmt::format("if ({}) {}", inside, text);
   };
-  if (count == 1) {
-    line(indent + 1, step("0"));
-  } else {
-    line(indent + 1, "#pragma unroll");
-    line(indent + 1, fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {2}", part_, count, step(part_)));
+  {
+    CodeWriter::Block loop = open_loop(o, outputs);
+    writer_.line(fmt::format("{} acc = {};", accumulator, identity));
+    if (count == 1) {
+      writer_.line(step("0"));
+    } else {
+      writer_.line("#pragma unroll");
+      writer_.line(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {2}", part_, count, step(part_)));
+    }
+    for (int64_t mask : shuffle_masks)
+      writer_.line(
+          fmt::format("acc = {};", combine("acc", fmt::format("__shfl_xor_sync(0xffffffffu, acc, {})", mask))));
+    if (warp_group == 1) {
+      writer_.line(fmt::format("{}[{}] = {};", plan_.expression(result), o, fmt::format(fmt::runtime(narrow), "acc")));
+      return;
+    }
+    // Every lane writes its own partial: lane L of another warp of the group holds the same
+    // output's other part (the group differs only in reduced warp bits, and the butterfly made
+    // the lanes that differ in reduced lane bits equal).
+    writer_.line(fmt::format("{}[({} * {} + warp) * 32 + lane] = acc;", partials, o, warps_));
   }
-  for (int64_t mask : shuffle_masks)
-    line(indent + 1, fmt::format("acc = {};", combine("acc", fmt::format("__shfl_xor_sync(0xffffffffu, acc, {})", mask))));
-  if (warp_group == 1) {
-    line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(result), o, fmt::format(fmt::runtime(narrow), "acc")));
-    line(indent, "}");
-    return;
-  }
-  // Every lane writes its own partial: lane L of another warp of the group holds the same
-  // output's other part (the group differs only in reduced warp bits, and the butterfly made the
-  // lanes that differ in reduced lane bits equal).
-  line(indent + 1, fmt::format("{}[({} * {} + warp) * 32 + lane] = acc;", partials, o, warps_));
-  line(indent, "}");
-  line(indent, "__syncthreads();  // the warps' partials are written");
+  writer_.line("__syncthreads();  // the warps' partials are written");
   int64_t group_mask = (warp_group - 1) << warp_low;
   std::string first_warp = fmt::format("(warp & ~{})", group_mask);
-  open_loop(indent, o, outputs);
-  line(indent + 1, fmt::format("{} acc = {}[({} * {} + {}) * 32 + lane];", accumulator, partials, o, warps_, first_warp));
-  line(indent + 1, "#pragma unroll");
-  line(indent + 1, fmt::format("for (int {0} = 1; {0} < {1}; ++{0}) acc = {2};", part_, warp_group,
-                               combine("acc", fmt::format("{}[({} * {} + ({} | {})) * 32 + lane]", partials, o, warps_,
-                                                          first_warp,
-                                                          warp_low == 0 ? part_ : fmt::format("({} << {})", part_, warp_low)))));
-  line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(result), o, fmt::format(fmt::runtime(narrow), "acc")));
-  line(indent, "}");
+  {
+    CodeWriter::Block loop = open_loop(o, outputs);
+    writer_.line(fmt::format("{} acc = {}[({} * {} + {}) * 32 + lane];", accumulator, partials, o, warps_, first_warp));
+    writer_.line("#pragma unroll");
+    writer_.line(fmt::format(
+        "for (int {0} = 1; {0} < {1}; ++{0}) acc = {2};", part_, warp_group,
+        combine("acc", fmt::format("{}[({} * {} + ({} | {})) * 32 + lane]", partials, o, warps_, first_warp,
+                                   warp_low == 0 ? part_ : fmt::format("({} << {})", part_, warp_low)))));
+    writer_.line(fmt::format("{}[{}] = {};", plan_.expression(result), o, fmt::format(fmt::runtime(narrow), "acc")));
+  }
   // The next reduction writes the other area. One inside a loop meets itself again in the next
   // iteration, and which area follows one inside an `if` depends on the branch taken, so those
   // wait for every read before going on.
-  if (nesting_ > 0) line(indent, "__syncthreads();  // every warp has read the partials");
+  if (nesting_ > 0) writer_.line("__syncthreads();  // every warp has read the partials");
   next_area_ = 1 - next_area_;
 }
 
@@ -407,13 +398,13 @@ std::string RegisterEmitter::vector_start_check(const Operation& op, bool two_d,
 
 // load and store: per vector slot, the element's tensor coordinates, then the prelude's
 // load_vector / store_vector (16 bytes at once where the row and the pointer allow).
-void RegisterEmitter::emit_memory(const Operation& op, int indent) {
+void RegisterEmitter::emit_memory(const Operation& op) {
   bool store = op.kind() == OpKind::store;
   const Value* tensor = op.operand(0);
   if (stored_and_loaded_.count(tensor))
-    line(indent, fmt::format("__syncthreads();  // {} is stored and loaded here: the block's earlier accesses are done",
+    writer_.line(fmt::format("__syncthreads();  // {} is stored and loaded here: the block's earlier accesses are done",
                              plan_.expression(tensor)));
-  if (store && emit_column_store(op, indent)) return;
+  if (store && emit_column_store(op)) return;
   const Value* tile = store ? op.operands().back() : op.result();
   std::vector<int64_t> shape = tile->type().shape();
   std::vector<int64_t> m = as_matrix(shape);
@@ -425,7 +416,7 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   std::vector<std::string> extents(all_extents.begin() + static_cast<std::ptrdiff_t>(lead), all_extents.end());
   std::string base = plan_.expression(tensor);
   std::string rows = two_d ? extents[0] : "1", columns = two_d ? extents[1] : extents[0];
-  comment(indent, op);
+  comment(op);
   if (lead > 0) {
     std::string slice, inside;
     for (size_t d = 0; d < lead; ++d) {
@@ -437,17 +428,17 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
     }
     std::string matrix = two_d ? extents[0] + " * " + extents[1] : extents[0];
     base = names_.unique(base + "_slice");
-    line(indent, fmt::format("{} {} = {} + {}{}{} * {};", store ? "auto* const" : "const auto* const", base,
+    writer_.line(fmt::format("{} {} = {} + {}{}{} * {};", store ? "auto* const" : "const auto* const", base,
                              plan_.expression(tensor), lead > 1 ? "(" : "", slice, lead > 1 ? ")" : "", matrix));
     rows = fmt::format("({} ? {} : 0)", inside, rows);
   }
   int64_t width = layout_.width_of(shape);
   int64_t vectors = layout_.row_slots_of(shape) * layout_.column_slots_of(shape);
-  if (!store) declare(tile, indent);
+  if (!store) declare(tile);
   std::string flag = "false";  // whether whole vectors may move (one element: never)
   if (width > 1) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
     flag = names_.unique(plan_.expression(tensor) + "_vectors");
-    line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {}){};", flag, width, base,
+    writer_.line(fmt::format("const bool {} = vectors_fit<{}>({}, {}){};", flag, width, base,
                              two_d ? columns : std::to_string(width), vector_start_check(op, two_d, width, lead)));
   }
   // Vector slot s: row slot s / column_slots, column slot s % column_slots, lane 0.
@@ -473,15 +464,14 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
   std::string owner = store ? owns(shape) : "";
   std::string inside = store ? inside_frame(shape, parts) : "";
   std::string guard = owner.empty() ? inside : inside.empty() ? owner : owner + " && " + inside;
-  open_loop(indent, vector_slot_, vectors);
-  line(indent + 1, fmt::format("const Index {} = {};", row_, two_d ? global(0, 1) : "0"));
-  line(indent + 1, fmt::format("const Index {} = {};", column_, global(1, two_d ? 2 : 1)));
+  CodeWriter::Block loop = open_loop(vector_slot_, vectors);
+  writer_.line(fmt::format("const Index {} = {};", row_, two_d ? global(0, 1) : "0"));
+  writer_.line(fmt::format("const Index {} = {};", column_, global(1, two_d ? 2 : 1)));
   std::string call = store ? fmt::format("store_vector<{}>({}, {}, {}, {}, {}, {}, &{}[{}]);", width, base, row_,
                                          column_, rows, columns, flag, plan_.expression(tile), first)
                            : fmt::format("load_vector<{}>(&{}[{}], {}, {}, {}, {}, {}, {});", width,
                                          plan_.expression(tile), first, base, row_, column_, rows, columns, flag);
-  line(indent + 1, guard.empty() ? call : fmt::format("if ({}) {}", guard, call));
-  line(indent, "}");
+  writer_.line(guard.empty() ? call : fmt::format("if ({}) {}", guard, call));
 }
 
 // A column tile (r x 1, r the frame's rows) stored into a tensor of one column (a GEMV's
@@ -489,23 +479,22 @@ void RegisterEmitter::emit_memory(const Operation& op, int indent) {
 // them to shared memory and the first r / W threads store W each as one 16-byte vector. One
 // barrier; a second inside for/if, before the staging is written again. Returns false (nothing
 // written) for any other store.
-bool RegisterEmitter::emit_column_store(const Operation& op, int indent) {
+bool RegisterEmitter::emit_column_store(const Operation& op) {
   const Value* tensor = op.operand(0);
   const Value* tile = op.operands().back();
   const std::vector<int64_t>& shape = tile->type().shape();
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
   int64_t bytes = byte_size(tile->type().element());
   int64_t width = 16 / bytes;
-  if (shape.size() != 2 || extents.size() != 2 || shape[1] != 1 || extents[1] != "1" || shape[0] != layout_.rows || layout_.rows == 1 ||
-      shape[0] % width != 0 || shape[0] / width > layout_.threads)
+  if (shape.size() != 2 || extents.size() != 2 || shape[1] != 1 || extents[1] != "1" || shape[0] != layout_.rows ||
+      layout_.rows == 1 || shape[0] % width != 0 || shape[0] / width > layout_.threads)
     return false;
   int64_t rows = shape[0];
   column_bytes_ = std::max(column_bytes_, (rows * bytes + 15) / 16 * 16);
   std::string type = type_of(tile->type().element());
   std::string staged = names_.unique(plan_.expression(tile) + "_column");
-  comment(indent, op);
-  line(indent, fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + kColumnStage);", type, staged));
-  open_loop(indent, vector_slot_, layout_.row_slots_of(shape));
+  comment(op);
+  writer_.line(fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + kColumnStage);", type, staged));
   SlotParts parts;
   parts.row_slot = layout_.row_slots_of(shape) == 1 ? "0" : vector_slot_;
   parts.column_slot = parts.lane = "0";
@@ -514,28 +503,31 @@ bool RegisterEmitter::emit_column_store(const Operation& op, int indent) {
   std::string guard = layout_.padded_rows() ? fmt::format("{} < {}", local, rows) : "";
   if (!owner.empty()) guard = guard.empty() ? owner : owner + " && " + guard;
   std::string write = fmt::format("{}[{}] = {}[{}];", staged, local, plan_.expression(tile), vector_slot_);
-  line(indent + 1, guard.empty() ? write : fmt::format("if ({}) {}", guard, write));
-  line(indent, "}");
-  line(indent, "__syncthreads();  // the column is staged");
+  {
+    CodeWriter::Block loop = open_loop(vector_slot_, layout_.row_slots_of(shape));
+    writer_.line(guard.empty() ? write : fmt::format("if ({}) {}", guard, write));
+  }
+  writer_.line("__syncthreads();  // the column is staged");
   std::string flag = names_.unique(plan_.expression(tensor) + "_vectors");
-  line(indent, fmt::format("const bool {} = vectors_fit<{}>({}, {});", flag, width, plan_.expression(tensor), width));
-  line(indent, fmt::format("if (threadIdx.x < {}) {{", rows / width));
-  std::string tile_row = plan_.expression(op.operand(1));
-  // The one-column tensor read as one row of extents[0] elements.
-  line(indent + 1, fmt::format("const Index {} = {}threadIdx.x * {};", column_,
-                               tile_row == "0" ? "" : fmt::format("{} * {} + ", tile_row, rows), width));
-  line(indent + 1, fmt::format("store_vector<{}>({}, Index(0), {}, 1, {}, {}, &{}[threadIdx.x * {}]);", width,
-                               plan_.expression(tensor), column_, extents[0], flag, staged, width));
-  line(indent, "}");
-  if (nesting_ > 0) line(indent, "__syncthreads();  // the staged column is read");
+  writer_.line(fmt::format("const bool {} = vectors_fit<{}>({}, {});", flag, width, plan_.expression(tensor), width));
+  {
+    CodeWriter::Block storers = writer_.block(fmt::format("if (threadIdx.x < {}) {{", rows / width));
+    std::string tile_row = plan_.expression(op.operand(1));
+    // The one-column tensor read as one row of extents[0] elements.
+    writer_.line(fmt::format("const Index {} = {}threadIdx.x * {};", column_,
+                             tile_row == "0" ? "" : fmt::format("{} * {} + ", tile_row, rows), width));
+    writer_.line(fmt::format("store_vector<{}>({}, Index(0), {}, 1, {}, {}, &{}[threadIdx.x * {}]);", width,
+                             plan_.expression(tensor), column_, extents[0], flag, staged, width));
+  }
+  if (nesting_ > 0) writer_.line("__syncthreads();  // the staged column is read");
   return true;
 }
 
 // Row-major: the last coordinate varies fastest along the linear tile number. In 32-bit unsigned
 // arithmetic whatever the index type: the launcher runs at most INT_MAX tiles, so the tile
 // number and every extent of a non-empty grid are in 1 .. INT_MAX.
-void RegisterEmitter::emit_grid_ids(const Operation& op, int indent) {
-  comment(indent, op);
+void RegisterEmitter::emit_grid_ids(const Operation& op) {
+  comment(op);
   size_t rank = op.num_operands();
   auto extent = [&](size_t d) { return fmt::format("static_cast<uint32_t>({})", plan_.expression(op.operand(d))); };
   for (size_t d = 0; d < rank; ++d) {
@@ -545,83 +537,79 @@ void RegisterEmitter::emit_grid_ids(const Operation& op, int indent) {
     if (rank - d - 1 == 1) text += " / " + inner;
     if (rank - d - 1 > 1) text += " / (" + inner + ")";
     if (d > 0) text = fmt::format("{} % {}", rank - d - 1 == 0 ? text : "(" + text + ")", extent(d));
-    line(indent, fmt::format("const Index {} = static_cast<Index>({});", plan_.expression(op.result(d)),
+    writer_.line(fmt::format("const Index {} = static_cast<Index>({});", plan_.expression(op.result(d)),
                              rank == 1 ? "tile_number" : text));
   }
 }
 
-void RegisterEmitter::emit_copy(const Value* target, const Value* source, int indent) {
-  open_loop(indent, slot_, slots(target));
-  line(indent + 1, fmt::format("{}[{}] = {};", plan_.expression(target), slot_,
-                               operand_element(source, target->type().shape(), slot_)));
-  line(indent, "}");
+void RegisterEmitter::emit_copy(const Value* target, const Value* source) {
+  CodeWriter::Block loop = open_loop(slot_, slots(target));
+  writer_.line(fmt::format("{}[{}] = {};", plan_.expression(target), slot_,
+                           operand_element(source, target->type().shape(), slot_)));
 }
 
-void RegisterEmitter::emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent) {
+void RegisterEmitter::emit_yield(const Region& region, const std::vector<const Value*>& targets) {
   const Operation* yield = region.terminator();
   std::vector<std::pair<const Value*, const Value*>> scalars;
   for (size_t i = 0; i < targets.size(); ++i) {
     const Value* source = yield->operand(i);
     if (plan_.expression(source) == plan_.expression(targets[i])) continue;
-    if (source->type().is_tile()) emit_copy(targets[i], source, indent);
+    if (source->type().is_tile()) emit_copy(targets[i], source);
     else scalars.emplace_back(targets[i], source);
   }
-  // BodyEmitter spells the scalar part (with `Index` for index values); its text goes here.
-  scalar_.emit_scalar_assignments(scalars, indent);
-  body_ += scratch_text_;
-  scratch_text_.clear();
+  // BodyEmitter spells the scalar part (with `Index` for index values).
+  scalar_.emit_scalar_assignments(scalars);
 }
 
-void RegisterEmitter::emit_for(const Operation& op, int indent) {
+void RegisterEmitter::emit_for(const Operation& op) {
   const Region& body = op.region();
-  comment(indent, op);
+  comment(op);
   std::vector<const Value*> carried;
   for (size_t i = 1; i < body.num_arguments(); ++i) {
     const Value* value = body.argument(i);
     carried.push_back(value);
     if (value->type().is_tile()) {
-      declare(value, indent);
-      emit_copy(value, op.operand(2 + i), indent);
+      declare(value);
+      emit_copy(value, op.operand(2 + i));
     } else {
-      line(indent, fmt::format("{} {} = {};", type_of(value->type().element()), plan_.expression(value),
+      writer_.line(fmt::format("{} {} = {};", type_of(value->type().element()), plan_.expression(value),
                                plan_.expression(op.operand(2 + i))));
     }
   }
   const std::string& iv = plan_.expression(body.argument(0));
-  line(indent, fmt::format("for (Index {0} = {1}; {0} < {2}; {0} += {3}) {{", iv, plan_.expression(op.operand(0)),
-                           plan_.expression(op.operand(1)), plan_.expression(op.operand(2))));
+  CodeWriter::Block loop =
+      writer_.block(fmt::format("for (Index {0} = {1}; {0} < {2}; {0} += {3}) {{", iv, plan_.expression(op.operand(0)),
+                                plan_.expression(op.operand(1)), plan_.expression(op.operand(2))));
   ++nesting_;
-  for (const auto& nested : body.operations()) emit_op(*nested, indent + 1);
-  emit_yield(body, carried, indent + 1);
+  for (const auto& nested : body.operations()) emit_op(*nested);
+  emit_yield(body, carried);
   --nesting_;
-  line(indent, "}");
 }
 
-void RegisterEmitter::emit_if(const Operation& op, int indent) {
-  comment(indent, op);
+void RegisterEmitter::emit_if(const Operation& op) {
+  comment(op);
   std::vector<const Value*> results;
   for (size_t i = 0; i < op.num_results(); ++i) {
     const Value* result = op.result(i);
     results.push_back(result);
-    if (result->type().is_tile()) declare(result, indent);
-    else line(indent, fmt::format("{} {}{{}};", type_of(result->type().element()), plan_.expression(result)));
+    if (result->type().is_tile()) declare(result);
+    else writer_.line(fmt::format("{} {}{{}};", type_of(result->type().element()), plan_.expression(result)));
   }
-  line(indent, fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
+  CodeWriter::Block branches = writer_.block(fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
   ++nesting_;
   for (size_t r = 0; r < 2; ++r) {
-    if (r == 1) line(indent, "} else {");
-    for (const auto& nested : op.region(r).operations()) emit_op(*nested, indent + 1);
-    emit_yield(op.region(r), results, indent + 1);
+    if (r == 1) branches.next("} else {");
+    for (const auto& nested : op.region(r).operations()) emit_op(*nested);
+    emit_yield(op.region(r), results);
   }
   --nesting_;
-  line(indent, "}");
 }
 
 int64_t RegisterEmitter::emit_kernel() {
   const Operation& kernel = *plan_.kernel;
   for (const auto& op : kernel.region().operations()) {
-    if (op.get() == plan_.grid) line(1, "const uint32_t tile_number = blockIdx.x;");
-    emit_op(*op, 1);
+    if (op.get() == plan_.grid) writer_.line("const uint32_t tile_number = blockIdx.x;");
+    emit_op(*op);
   }
   int64_t shared = shared_bytes();
 
@@ -651,7 +639,8 @@ int64_t RegisterEmitter::emit_kernel() {
   }
   if (layout_.threads_per_row > 1)
     out_ += fmt::format("  const int thread_column = threadIdx.x % {};\n", layout_.threads_per_row);
-  if (layout_.thread_rows > 1) out_ += fmt::format("  const int thread_row = threadIdx.x / {};\n", layout_.threads_per_row);
+  if (layout_.thread_rows > 1)
+    out_ += fmt::format("  const int thread_row = threadIdx.x / {};\n", layout_.threads_per_row);
   if (uses_warp_) out_ += "  const int warp = threadIdx.x / 32;\n";
   if (uses_lane_) out_ += "  const int lane = threadIdx.x % 32;\n";
   out_ += body_;

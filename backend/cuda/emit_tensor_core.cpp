@@ -88,13 +88,7 @@ std::optional<TensorCorePlan> TensorCoreKernel::plan() {
 }
 
 // ----------------------------------------------------------------------------- emission
-void TensorCoreKernel::line(int indent, const std::string& text) {
-  out_.append(2 * static_cast<size_t>(indent), ' ');
-  out_ += text;
-  out_ += '\n';
-}
-
-void TensorCoreKernel::comment(int indent, const Operation& op) {
+void TensorCoreKernel::comment(const Operation& op) {
   std::vector<std::string> results, operands;
   for (size_t i = 0; i < op.num_results(); ++i) results.push_back(plan_.expression(op.result(i)));
   for (const Value* operand : op.operands()) operands.push_back(plan_.expression(operand));
@@ -103,66 +97,72 @@ void TensorCoreKernel::comment(int indent, const Operation& op) {
   text += std::string(op.name());
   if (!operands.empty()) text += " " + join(operands, ", ");
   if (op.location().known()) text += fmt::format("  (line {})", op.location().line);
-  line(indent, text);
+  writer_.line(text);
 }
 
 void TensorCoreKernel::emit_summary() {
   const std::string rule(95, '-');
-  line(0, "// " + rule);
-  line(0, fmt::format("// kernel @{}{}: tensor cores, {} ({})", kernel_name(kernel_),
-                      kernel_.location().known() ? fmt::format(" (line {})", kernel_.location().line) : "",
-                      target_.name, target_.mma_summary));
-  line(0, fmt::format("// grid: {} CTAs of {} threads", describe_grid(plan_), total_threads()));
+  writer_.line("// " + rule);
+  writer_.line(fmt::format("// kernel @{}{}: tensor cores, {} ({})", kernel_name(kernel_),
+                           kernel_.location().known() ? fmt::format(" (line {})", kernel_.location().line) : "",
+                           target_.name, target_.mma_summary));
+  writer_.line(fmt::format("// grid: {} CTAs of {} threads", describe_grid(plan_), total_threads()));
   auto registers = [&](const Operation* agent) {
-    return rebalances_registers() ? fmt::format("{} registers", agent->int_attr("registers")) : std::string("registers as compiled");
+    return rebalances_registers() ? fmt::format("{} registers", agent->int_attr("registers"))
+                                  : std::string("registers as compiled");
   };
-  line(0, fmt::format("//   agents: producer warpgroup 0 (128 threads, {}, one elected thread issues TMA), "
-                      "compute warpgroups 1..{} ({} threads, {})",
-                      registers(producer_), compute_threads_ / kWarpgroup, compute_threads_, registers(compute_)));
+  writer_.line(fmt::format("//   agents: producer warpgroup 0 (128 threads, {}, one elected thread issues TMA), "
+                           "compute warpgroups 1..{} ({} threads, {})",
+                           registers(producer_), compute_threads_ / kWarpgroup, compute_threads_, registers(compute_)));
   walk(compute_->region(), [&](const Operation& op) {
     if (op.kind() == OpKind::for_ && op.has(attr::ii))
-      line(0, fmt::format("//   schedule: loop at line {}: ii {}, {} stage(s){}", op.location().line, op.get(attr::ii),
-                          op.get(attr::stages, 1),
-                          op.has_attr("pipeline") ? fmt::format(", pipeline({})", op.int_attr("pipeline")) : ""));
+      writer_.line(fmt::format("//   schedule: loop at line {}: ii {}, {} stage(s){}", op.location().line,
+                               op.get(attr::ii), op.get(attr::stages, 1),
+                               op.has_attr("pipeline") ? fmt::format(", pipeline({})", op.int_attr("pipeline")) : ""));
   });
-  line(0, fmt::format("// shared memory: {} bytes (1024 of them for aligning the base)", shared_bytes_));
+  writer_.line(fmt::format("// shared memory: {} bytes (1024 of them for aligning the base)", shared_bytes_));
   for (const StageBuffer& buffer : stages_)
-    line(0, fmt::format("//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of {} columns, {}B swizzle)",
-                        buffer.name, buffer.depth, buffer.slot_bytes, buffer.offset,
-                        buffer.role == StageBuffer::Role::a ? "A" : "B", plan_.expression(buffer.tensor),
-                        buffer.k_major() ? "K-major" : "MN-major", buffer.panels(), buffer.panel_columns(),
-                        buffer.swizzle_bytes));
+    writer_.line(fmt::format(
+        "//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of {} columns, {}B swizzle)",
+        buffer.name, buffer.depth, buffer.slot_bytes, buffer.offset, buffer.role == StageBuffer::Role::a ? "A" : "B",
+        plan_.expression(buffer.tensor), buffer.k_major() ? "K-major" : "MN-major", buffer.panels(),
+        buffer.panel_columns(), buffer.swizzle_bytes));
   for (const Barrier& barrier : barriers_)
-    line(0, fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name, barrier.slots,
-                        barrier.offset, barrier.arrivals, barrier.purpose));
+    writer_.line(fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name,
+                             barrier.slots, barrier.offset, barrier.arrivals, barrier.purpose));
   for (const Operation* mma : mma_ops_)
     if (mma_plans_.at(mma).staging_bytes > 0)
-      line(0, fmt::format("//   A of the mma at line {} (from registers): {} bytes at {}, 128B swizzle", mma->location().line,
-                          mma_plans_.at(mma).staging_bytes, mma_plans_.at(mma).staging_offset));
+      writer_.line(fmt::format("//   A of the mma at line {} (from registers): {} bytes at {}, 128B swizzle",
+                               mma->location().line, mma_plans_.at(mma).staging_bytes,
+                               mma_plans_.at(mma).staging_offset));
   if (store_staging_offset_ >= 0)
     for (const Operation* store : store_ops_) {
       const StorePlan& plan = store_plans_.at(store);
       if (plan.tma)
-        line(0, fmt::format("//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
-                            "of {}x{} (128B swizzle)", store->location().line, kStoreStagingBytes, store_staging_offset_,
-                            plan.box_rows, plan.chunk_columns));
+        writer_.line(fmt::format(
+            "//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
+            "of {}x{} (128B swizzle)",
+            store->location().line, kStoreStagingBytes, store_staging_offset_, plan.box_rows, plan.chunk_columns));
     }
   if (exchange_offset_ >= 0)
-    line(0, fmt::format("//   row-reduction exchange between the compute warpgroups: {} bytes at {}", 4 * compute_threads_,
-                        exchange_offset_));
+    writer_.line(fmt::format("//   row-reduction exchange between the compute warpgroups: {} bytes at {}",
+                             4 * compute_threads_, exchange_offset_));
   walk(kernel_.region(), [&](const Operation& op) {
     if (op.kind() == OpKind::stage_buffer && register_pipes_.count(op.result()))
-      line(0, fmt::format("//   pipe {}: {} in registers (written and read by the compute agent in program order{})",
-                          plan_.expression(op.result()), op.result()->type().to_string(),
-                          register_pipes_.at(op.result()).stored ? "; a loop carries it" : ""));
+      writer_.line(
+          fmt::format("//   pipe {}: {} in registers (written and read by the compute agent in program order{})",
+                      plan_.expression(op.result()), op.result()->type().to_string(),
+                      register_pipes_.at(op.result()).stored ? "; a loop carries it" : ""));
   });
   for (const Accumulator& accumulator : accumulators_)
-    line(0, fmt::format("//   accumulator {}: {}x{} f32 in TMEM columns {}..{}", accumulator.name, accumulator.rows,
-                        accumulator.columns, accumulator.tmem_column, accumulator.tmem_column + accumulator.columns - 1));
+    writer_.line(fmt::format("//   accumulator {}: {}x{} f32 in TMEM columns {}..{}", accumulator.name,
+                             accumulator.rows, accumulator.columns, accumulator.tmem_column,
+                             accumulator.tmem_column + accumulator.columns - 1));
   for (const Fragment& held : fragments_)
-    line(0, fmt::format("//   {} {}: {}x{} {} in registers, {} per thread", held.accumulator ? "accumulator" : "register tile",
-                        held.name, held.rows, held.columns, to_string(held.element), layout_.count(held.columns)));
-  line(0, "// " + rule);
+    writer_.line(fmt::format("//   {} {}: {}x{} {} in registers, {} per thread",
+                             held.accumulator ? "accumulator" : "register tile", held.name, held.rows, held.columns,
+                             to_string(held.element), layout_.count(held.columns)));
+  writer_.line("// " + rule);
 }
 
 TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& op, size_t first) const {
@@ -202,7 +202,8 @@ std::vector<TensorCoreKernel::TensorMap> TensorCoreKernel::tensor_maps() const {
       maps.push_back(map);
   };
   for (const StageBuffer& buffer : stages_)
-    add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], buffer.panel_columns(), buffer.swizzle_bytes});
+    add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], buffer.panel_columns(),
+         buffer.swizzle_bytes});
   for (const Operation* store : store_ops_) {
     const StorePlan& plan = store_plans_.at(store);
     if (plan.tma) add({plan.map, plan.tensor, plan.tensor->type().element(), plan.box_rows, plan.chunk_columns});
@@ -227,91 +228,102 @@ std::string TensorCoreKernel::kernel_arguments() const {
 }
 
 void TensorCoreKernel::emit_kernel() {
-  line(0, fmt::format("__global__ void TILEC_LAUNCH_BOUNDS({}, 1) {}_kernel({}) {{", total_threads(), plan_.name,
-                      kernel_parameters()));
-  line(0, fmt::format("#if defined({}) || defined({})", target_.feature_macro, target_.emulate_macro));
-  line(1, "TILEC_DYNAMIC_SHARED(1024, shared_memory);");
-  line(1, "// The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.");
-  line(1, "const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;");
-  line(1, "unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));");
-  line(1, "(void)shared_aligned;");
-  for (const auto& op : kernel_.region().operations()) {
-    if (op.get() == specialize_) break;
-    emit_top_level(*op);
+  writer_.line(fmt::format("__global__ void TILEC_LAUNCH_BOUNDS({}, 1) {}_kernel({}) {{", total_threads(), plan_.name,
+                           kernel_parameters()));
+  writer_.line(fmt::format("#if defined({}) || defined({})", target_.feature_macro, target_.emulate_macro));
+  {
+    CodeWriter::Block kernel_body = writer_.indented();
+    writer_.line("TILEC_DYNAMIC_SHARED(1024, shared_memory);");
+    writer_.line("// The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.");
+    writer_.line("const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;");
+    writer_.line(
+        "unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));");
+    writer_.line("(void)shared_aligned;");
+    for (const auto& op : kernel_.region().operations()) {
+      if (op.get() == specialize_) break;
+      emit_top_level(*op);
+    }
+    {
+      CodeWriter::Block first_thread = writer_.block("if (threadIdx.x == 0) {");
+      for (const Barrier& barrier : barriers_)
+        writer_.line(fmt::format("for (uint32_t slot = 0; slot < {}; ++slot) tilec_mbarrier_init({} + 8 * slot, {});",
+                                 barrier.slots, barrier.name, barrier.arrivals));
+      emit_setup(Setup::barrier_init);
+      writer_.line("tilec_fence_barrier_init();");
+    }
+    emit_setup(Setup::before_sync);
+    writer_.line("__syncthreads();");
+    emit_setup(Setup::after_sync);
+    comment(*specialize_);
+    const bool rebalance = rebalances_registers();
+    CodeWriter::Block agents = writer_.block("if (threadIdx.x < 128) {");
+    if (rebalance) writer_.line(fmt::format("tilec_lower_registers<{}>();", producer_->int_attr("registers")));
+    writer_.line("// One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.");
+    {
+      CodeWriter::Block producer = writer_.block("if (threadIdx.x / 32 == 0 && tilec_elect_one()) {");
+      emit_region(producer_->region());
+    }
+    agents.next("} else {");
+    if (rebalance) writer_.line(fmt::format("tilec_raise_registers<{}>();", compute_->int_attr("registers")));
+    writer_.line("const int compute_thread = static_cast<int>(threadIdx.x) - 128;");
+    writer_.line("const int compute_warpgroup = compute_thread / 128;");
+    writer_.line("(void)compute_warpgroup;");
+    emit_setup(Setup::compute_prologue);
+    emit_region(compute_->region());
+    if (store_staging_offset_ >= 0)
+      writer_.line("if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written");
+    emit_setup(Setup::compute_epilogue);
   }
-  line(1, "if (threadIdx.x == 0) {");
-  for (const Barrier& barrier : barriers_)
-    line(2, fmt::format("for (uint32_t slot = 0; slot < {}; ++slot) tilec_mbarrier_init({} + 8 * slot, {});",
-                        barrier.slots, barrier.name, barrier.arrivals));
-  emit_setup(Setup::barrier_init, 2);
-  line(2, "tilec_fence_barrier_init();");
-  line(1, "}");
-  emit_setup(Setup::before_sync, 1);
-  line(1, "__syncthreads();");
-  emit_setup(Setup::after_sync, 1);
-  comment(1, *specialize_);
-  const bool rebalance = rebalances_registers();
-  line(1, "if (threadIdx.x < 128) {");
-  if (rebalance) line(2, fmt::format("tilec_lower_registers<{}>();", producer_->int_attr("registers")));
-  line(2, "// One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.");
-  line(2, "if (threadIdx.x / 32 == 0 && tilec_elect_one()) {");
-  emit_region(producer_->region(), 3);
-  line(2, "}");
-  line(1, "} else {");
-  if (rebalance) line(2, fmt::format("tilec_raise_registers<{}>();", compute_->int_attr("registers")));
-  line(2, "const int compute_thread = static_cast<int>(threadIdx.x) - 128;");
-  line(2, "const int compute_warpgroup = compute_thread / 128;");
-  line(2, "(void)compute_warpgroup;");
-  emit_setup(Setup::compute_prologue, 2);
-  emit_region(compute_->region(), 2);
-  if (store_staging_offset_ >= 0)
-    line(2, "if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written");
-  emit_setup(Setup::compute_epilogue, 2);
-  line(1, "}");
-  line(0, "#else");
-  line(1, fmt::format("__trap();  // built for another architecture than {}", target_.name));
-  line(0, "#endif");
-  line(0, "}");
-  line(0, "");
+  writer_.line("#else");
+  {
+    CodeWriter::Block kernel_body = writer_.indented();
+    writer_.line(fmt::format("__trap();  // built for another architecture than {}", target_.name));
+  }
+  writer_.line("#endif");
+  writer_.line("}");
+  writer_.line("");
 }
 
 void TensorCoreKernel::emit_top_level(const Operation& op) {
   switch (op.kind()) {
     case OpKind::mbarrier_create: {
       if (register_barriers_.count(op.result())) {
-        line(1, fmt::format("// {}: a register pipe's barrier, not needed (one agent, program order)", plan_.expression(op.result())));
+        writer_.line(fmt::format("// {}: a register pipe's barrier, not needed (one agent, program order)",
+                                 plan_.expression(op.result())));
         return;
       }
       const Barrier& barrier = barriers_[barrier_of_.at(op.result())];
-      line(1, fmt::format("const uint32_t {} = shared_base + {};  // {} mbarrier(s)", barrier.name, barrier.offset, barrier.slots));
-      if (&barrier == &barriers_.back()) emit_setup(Setup::shared_declarations, 1);
+      writer_.line(fmt::format("const uint32_t {} = shared_base + {};  // {} mbarrier(s)", barrier.name, barrier.offset,
+                               barrier.slots));
+      if (&barrier == &barriers_.back()) emit_setup(Setup::shared_declarations);
       return;
     }
     case OpKind::stage_buffer: {
       if (auto pipe = register_pipes_.find(op.result()); pipe != register_pipes_.end()) {
-        line(1, fmt::format("// {}: {} in registers: the compute threads read what they wrote", plan_.expression(op.result()),
-                            op.result()->type().to_string()));
+        writer_.line(fmt::format("// {}: {} in registers: the compute threads read what they wrote",
+                                 plan_.expression(op.result()), op.result()->type().to_string()));
         if (pipe->second.stored) {
-          line(1, "// (written before a loop and in it: its own registers, copied in by a write and out by a read)");
-          declare_fragment(1, *fragment(op.result()));
+          writer_.line(
+              "// (written before a loop and in it: its own registers, copied in by a write and out by a read)");
+          declare_fragment(*fragment(op.result()));
         }
         return;
       }
       const StageBuffer& buffer = stages_[stage_of_.at(op.result())];
-      line(1, fmt::format("const uint32_t {} = shared_base + {};  // {} slots of {}", buffer.name, buffer.offset,
-                          buffer.depth, buffer.tile.to_string()));
+      writer_.line(fmt::format("const uint32_t {} = shared_base + {};  // {} slots of {}", buffer.name, buffer.offset,
+                               buffer.depth, buffer.tile.to_string()));
       return;
     }
     case OpKind::grid_ids:
-      line(1, "const int64_t tile_number = blockIdx.x;");
-      body_.emit_op(op, 1);
+      writer_.line("const int64_t tile_number = blockIdx.x;");
+      body_.emit_op(op);
       return;
-    default: body_.emit_op(op, 1);
+    default: body_.emit_op(op);
   }
 }
 
-void TensorCoreKernel::emit_region(const Region& region, int indent) {
-  for (const auto& op : region.operations()) emit_op(*op, indent);
+void TensorCoreKernel::emit_region(const Region& region) {
+  for (const auto& op : region.operations()) emit_op(*op);
 }
 
 bool TensorCoreKernel::in_agent(const Operation& op, const Operation* agent) const {
@@ -324,191 +336,195 @@ std::string TensorCoreKernel::slot_address(const Value* barrier, const Value* sl
   return fmt::format("{} + 8 * static_cast<uint32_t>({})", plan_.expression(barrier), plan_.expression(slot));
 }
 
-void TensorCoreKernel::emit_op(const Operation& op, int indent) {
+void TensorCoreKernel::emit_op(const Operation& op) {
   bool producer = in_agent(op, producer_);
   if ((op.kind() == OpKind::mbarrier_wait || op.kind() == OpKind::mbarrier_arrive) &&
       register_barriers_.count(op.operand(0))) {
-    line(indent, fmt::format("// {} {}: a register pipe's barrier; program order is its synchronization", op.name(),
+    writer_.line(fmt::format("// {} {}: a register pipe's barrier; program order is its synchronization", op.name(),
                              plan_.expression(op.operand(0))));
     return;
   }
   switch (op.kind()) {
     case OpKind::yield: return;
-    case OpKind::for_: emit_for(op, indent); return;
-    case OpKind::if_: emit_if(op, indent); return;
+    case OpKind::for_: emit_for(op); return;
+    case OpKind::if_: emit_if(op); return;
     case OpKind::mbarrier_wait: {
       std::string wait = fmt::format("tilec_mbarrier_wait({}, static_cast<uint32_t>({}));",
                                      slot_address(op.operand(0), op.operand(1)), plan_.expression(op.operand(2)));
       if (op.has(attr::issuer))  // issuer-only-waits: only the MMA issuer reads the stage
-        line(indent, "if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
+        writer_.line("if (compute_thread == 0) " + wait + "  // the MMA issuer reads the stage");
       else
-        line(indent, wait);
+        writer_.line(wait);
       return;
     }
     case OpKind::mbarrier_arrive: {
       std::string address = slot_address(op.operand(0), op.operand(1));
       if (op.has_attr("expect_tx"))
-        line(indent, fmt::format("tilec_mbarrier_arrive_expect_tx({}, {});", address, op.int_attr("expect_tx")));
+        writer_.line(fmt::format("tilec_mbarrier_arrive_expect_tx({}, {});", address, op.int_attr("expect_tx")));
       else if (producer)
-        line(indent, fmt::format("tilec_mbarrier_arrive({});", address));
+        writer_.line(fmt::format("tilec_mbarrier_arrive({});", address));
       else
-        emit_release(address, indent);
+        emit_release(address);
       return;
     }
-    case OpKind::tma_load_async: emit_tma(op, indent); return;
-    case OpKind::mma_wait: emit_mma_wait(op, indent); return;
+    case OpKind::tma_load_async: emit_tma(op); return;
+    case OpKind::mma_wait: emit_mma_wait(op); return;
     case OpKind::stage_advance: {
       const std::string& index = plan_.expression(op.operand(0));
       const std::string& phase = plan_.expression(op.operand(1));
       int64_t count = op.int_attr("count");
-      line(indent, fmt::format("const int64_t {} = {} + 1 == {} ? 0 : {} + 1;", plan_.expression(op.result(0)), index, count, index));
-      line(indent, fmt::format("const int64_t {} = {} + 1 == {} ? 1 - {} : {};", plan_.expression(op.result(1)), index, count, phase, phase));
+      writer_.line(fmt::format("const int64_t {} = {} + 1 == {} ? 0 : {} + 1;", plan_.expression(op.result(0)), index,
+                               count, index));
+      writer_.line(fmt::format("const int64_t {} = {} + 1 == {} ? 1 - {} : {};", plan_.expression(op.result(1)), index,
+                               count, phase, phase));
       return;
     }
     case OpKind::stage_write:
       if (register_pipes_.at(op.operand(0)).stored) {
-        line(indent, fmt::format("// stage_write {}: a copy of {}", plan_.expression(op.operand(0)), plan_.expression(op.operand(2))));
-        copy_fragment(indent, *fragment(op.operand(0)), *fragment(op.operand(2)));
+        writer_.line(fmt::format("// stage_write {}: a copy of {}", plan_.expression(op.operand(0)),
+                                 plan_.expression(op.operand(2))));
+        copy_fragment(*fragment(op.operand(0)), *fragment(op.operand(2)));
         return;
       }
-      line(indent, fmt::format("// stage_write {}: {} stays in registers", plan_.expression(op.operand(0)),
+      writer_.line(fmt::format("// stage_write {}: {} stays in registers", plan_.expression(op.operand(0)),
                                plan_.expression(op.operand(2))));
       return;
     case OpKind::stage_read: {
       if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
         if (pipe->second.stored) {
-          line(indent, fmt::format("// {} = stage_read {}: a copy, which later writes leave alone", plan_.expression(op.result()),
-                                   plan_.expression(op.operand(0))));
-          declare_fragment(indent, *fragment(op.result()));
-          copy_fragment(indent, *fragment(op.result()), *fragment(op.operand(0)));
+          writer_.line(fmt::format("// {} = stage_read {}: a copy, which later writes leave alone",
+                                   plan_.expression(op.result()), plan_.expression(op.operand(0))));
+          declare_fragment(*fragment(op.result()));
+          copy_fragment(*fragment(op.result()), *fragment(op.operand(0)));
           return;
         }
-        line(indent, fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
+        writer_.line(fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
                                  plan_.expression(op.operand(0)), fragment(op.result())->name));
         return;
       }
       const StageBuffer& buffer = stages_[stage_of_.at(op.operand(0))];
-      line(indent, fmt::format("const uint32_t {} = {} + static_cast<uint32_t>({}) * {};  // slot of {}",
+      writer_.line(fmt::format("const uint32_t {} = {} + static_cast<uint32_t>({}) * {};  // slot of {}",
                                plan_.expression(op.result()), buffer.name, plan_.expression(op.operand(1)),
                                buffer.slot_bytes, buffer.name));
       return;
     }
     case OpKind::named_barrier_sync:
-    case OpKind::named_barrier_arrive: emit_named_barrier(op, indent); return;
+    case OpKind::named_barrier_arrive: emit_named_barrier(op); return;
     case OpKind::event_set:
     case OpKind::event_wait:
-      line(indent, fmt::format("// {} {{event = {}, from = {}, to = {}}}: {}", op.name(), op.int_attr("event"),
+      writer_.line(fmt::format("// {} {{event = {}, from = {}, to = {}}}: {}", op.name(), op.int_attr("event"),
                                op.string_attr("from"), op.string_attr("to"),
                                event_order()));
       return;
     case OpKind::zeros:
       if (auto chain = accumulator_of_.find(op.result()); chain != accumulator_of_.end()) {
-        comment(indent, op);
-        line(indent, fmt::format("bool {}_started = false;  // the first mma overwrites TMEM instead of adding",
+        comment(op);
+        writer_.line(fmt::format("bool {}_started = false;  // the first mma overwrites TMEM instead of adding",
                                  accumulators_[chain->second].name));
         return;
       }
       break;
-    case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: emit_reduction(op, indent); return;
-    case OpKind::mma: emit_mma(op, indent); return;
-    case OpKind::store: emit_store(op, indent); return;
+    case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: emit_reduction(op); return;
+    case OpKind::mma: emit_mma(op); return;
+    case OpKind::store: emit_store(op); return;
     default: break;
   }
   if (op.num_results() == 1 && op.result()->type().is_tile()) {
-    if (fragment(op.result())) emit_fragment_op(op, indent);
+    if (fragment(op.result())) emit_fragment_op(op);
     return;  // else computed per element where a store writes it
   }
-  body_.emit_op(op, indent);
+  body_.emit_op(op);
 }
 
 // A mutex between the agents (prune-named-barriers removed those only one agent takes).
-void TensorCoreKernel::emit_named_barrier(const Operation& op, int indent) {
-  line(indent, fmt::format("tilec_named_barrier_{}({}, {});", op.kind() == OpKind::named_barrier_sync ? "sync" : "arrive",
-                           op.int_attr("id"), op.int_attr("threads")));
+void TensorCoreKernel::emit_named_barrier(const Operation& op) {
+  writer_.line(fmt::format("tilec_named_barrier_{}({}, {});",
+                           op.kind() == OpKind::named_barrier_sync ? "sync" : "arrive", op.int_attr("id"),
+                           op.int_attr("threads")));
 }
 
-void TensorCoreKernel::emit_tma(const Operation& op, int indent) {
+void TensorCoreKernel::emit_tma(const Operation& op) {
   const StageBuffer& buffer = stages_[stage_of_.at(op.operand(0))];
   const Value* full = buffer.full;
   const MatrixAccess access = matrix_access(op, 3);
-  comment(indent, op);
+  comment(op);
   // Element coordinates (`load T at [r, c]`) are the box's first element already: TMA takes any,
   // negative ones too, and zero-fills outside the tensor.
   const std::string outer = access.row_origin(buffer.stored()[0]);
   for (int64_t panel = 0; panel < buffer.panels(); ++panel) {
     std::string inner = access.column_origin(buffer.stored()[1]);
     if (panel > 0) inner += fmt::format(" + {}", panel * buffer.panel_columns());
-    line(indent, fmt::format("tilec_tma_load_{}d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
-                             "static_cast<int32_t>({}), {}{});",
-                             access.batch.empty() ? 2 : 3, buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
-                             panel > 0 ? fmt::format(" + {}", panel * buffer.panel_bytes()) : "", buffer.map, inner,
-                             outer,
-                             access.batch.empty() ? "" : fmt::format("static_cast<int32_t>({}), ", access.batch),
-                             slot_address(full, op.operand(1))));
+    writer_.line(
+        fmt::format("tilec_tma_load_{}d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
+                    "static_cast<int32_t>({}), {}{});",
+                    access.batch.empty() ? 2 : 3, buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
+                    panel > 0 ? fmt::format(" + {}", panel * buffer.panel_bytes()) : "", buffer.map, inner, outer,
+                    access.batch.empty() ? "" : fmt::format("static_cast<int32_t>({}), ", access.batch),
+                    slot_address(full, op.operand(1))));
   }
 }
 
-void TensorCoreKernel::emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent) {
+void TensorCoreKernel::emit_yield(const Region& region, const std::vector<const Value*>& targets) {
   const Operation* yield = region.terminator();
   std::vector<std::pair<const Value*, const Value*>> scalars;
   for (size_t i = 0; i < targets.size(); ++i) {
     const Value* source = yield->operand(i);
     const Fragment* to = fragment(targets[i]);
     const Fragment* from = fragment(source);
-    if (to && from && to != from) copy_fragment(indent, *to, *from);  // hold_loop: no two targets exchange
+    if (to && from && to != from) copy_fragment(*to, *from);  // hold_loop: no two targets exchange
     if (!source->type().is_scalar() || plan_.expression(source) == plan_.expression(targets[i])) continue;
     scalars.emplace_back(targets[i], source);
   }
   std::vector<std::string> temporaries;  // read all before writing any (a yield may swap values)
   for (const auto& [target, source] : scalars) {
     temporaries.push_back(names_.unique("next_" + plan_.expression(target)));
-    line(indent, fmt::format("const {} {} = {};", element_type(source->type().element()), temporaries.back(),
+    writer_.line(fmt::format("const {} {} = {};", element_type(source->type().element()), temporaries.back(),
                              plan_.expression(source)));
   }
   for (size_t i = 0; i < scalars.size(); ++i)
-    line(indent, fmt::format("{} = {};", plan_.expression(scalars[i].first), temporaries[i]));
+    writer_.line(fmt::format("{} = {};", plan_.expression(scalars[i].first), temporaries[i]));
 }
 
-void TensorCoreKernel::emit_for(const Operation& op, int indent) {
+void TensorCoreKernel::emit_for(const Operation& op) {
   const Region& body = op.region();
-  comment(indent, op);
+  comment(op);
   std::vector<const Value*> carried;
   for (size_t i = 1; i < body.num_arguments(); ++i) {
     const Value* value = body.argument(i);
     carried.push_back(value);
     if (value->type().is_scalar())
-      line(indent, fmt::format("{} {} = {};", element_type(value->type().element()), plan_.expression(value),
+      writer_.line(fmt::format("{} {} = {};", element_type(value->type().element()), plan_.expression(value),
                                plan_.expression(op.operand(2 + i))));
   }
   if (auto copies = loop_copies_.find(&op); copies != loop_copies_.end())
     for (size_t i : copies->second) {
-      declare_fragment(indent, *fragment(body.argument(i)));
-      copy_fragment(indent, *fragment(body.argument(i)), *fragment(op.operand(2 + i)));
+      declare_fragment(*fragment(body.argument(i)));
+      copy_fragment(*fragment(body.argument(i)), *fragment(op.operand(2 + i)));
     }
   const std::string& iv = plan_.expression(body.argument(0));
-  line(indent, fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv, plan_.expression(op.operand(0)),
-                           plan_.expression(op.operand(1)), plan_.expression(op.operand(2))));
-  emit_region(body, indent + 1);
-  emit_yield(body, carried, indent + 1);
-  line(indent, "}");
+  CodeWriter::Block loop = writer_.block(fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv,
+                                                     plan_.expression(op.operand(0)), plan_.expression(op.operand(1)),
+                                                     plan_.expression(op.operand(2))));
+  emit_region(body);
+  emit_yield(body, carried);
 }
 
-void TensorCoreKernel::emit_if(const Operation& op, int indent) {
-  comment(indent, op);
+void TensorCoreKernel::emit_if(const Operation& op) {
+  comment(op);
   std::vector<const Value*> results;
   for (size_t i = 0; i < op.num_results(); ++i) {
     results.push_back(op.result(i));
-    line(indent, fmt::format("{} {}{{}};", element_type(op.result(i)->type().element()), plan_.expression(op.result(i))));
+    writer_.line(
+        fmt::format("{} {}{{}};", element_type(op.result(i)->type().element()), plan_.expression(op.result(i))));
   }
-  line(indent, fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
+  CodeWriter::Block branches = writer_.block(fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
   for (size_t r = 0; r < 2; ++r) {
     const bool empty_else = r == 1 && results.empty() && op.region(r).operations().size() == 1;  // its yield
     if (empty_else) break;
-    if (r == 1) line(indent, "} else {");
-    emit_region(op.region(r), indent + 1);
-    emit_yield(op.region(r), results, indent + 1);
+    if (r == 1) branches.next("} else {");
+    emit_region(op.region(r));
+    emit_yield(op.region(r), results);
   }
-  line(indent, "}");
 }
 
 // The launcher: each tensor TMA reads or writes through TilecTmaTensor (the tensor itself, or a
@@ -521,7 +537,7 @@ void TensorCoreKernel::emit_launcher() {
   for (const TensorMap& map : maps)
     if (std::find(tensors.begin(), tensors.end(), map.tensor) == tensors.end()) tensors.push_back(map.tensor);
   if (!tensors.empty())
-    launch.setup += "  // TMA addresses 16-byte aligned rows: a tensor without them goes through a padded copy.\n";
+    launch.setup += "// TMA addresses 16-byte aligned rows: a tensor without them goes through a padded copy.\n";
   for (const Value* tensor : tensors) {
     const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
     const bool batched = extents.size() == 3;  // a batch of matrices, copied (when it is) as one of B·M rows
@@ -529,27 +545,28 @@ void TensorCoreKernel::emit_launcher() {
       return store_plans_.at(store).tma && store_plans_.at(store).tensor == tensor;
     });
     std::string name = plan_.expression(tensor);
-    launch.setup += fmt::format("  TilecTmaTensor {}_tma;\n", name);
+    launch.setup += fmt::format("TilecTmaTensor {}_tma;\n", name);
     launch.setup += fmt::format(
-        "  if (const cudaError_t status = {0}_tma.prepare({0}, {1}, {2}, {3}, {4}, stream); status != cudaSuccess)\n"
-        "    return status;\n",
+        "if (const cudaError_t status = {0}_tma.prepare({0}, {1}, {2}, {3}, {4}, stream); status != cudaSuccess)\n"
+        "  return status;\n",
         name, batched ? fmt::format("{} * {}", extents[0], extents[1]) : extents[0], extents.back(),
         byte_size(tensor->type().element()), stored ? "true" : "false");
-    launch.teardown += fmt::format("  if (const cudaError_t status = {}_tma.finish(); status != cudaSuccess) return status;\n", name);
+    launch.teardown +=
+        fmt::format("if (const cudaError_t status = {}_tma.finish(); status != cudaSuccess) return status;\n", name);
   }
-  if (!tensors.empty()) launch.teardown += "  return cudaSuccess;\n";
+  if (!tensors.empty()) launch.teardown += "return cudaSuccess;\n";
   for (const TensorMap& map : maps) {
     std::string tensor = plan_.expression(map.tensor) + "_tma";
     const std::vector<std::string>& extents = plan_.tensor_dims.at(map.tensor);
     // Rank 3: B matrices of M rows, one box of one matrix; an empty tensor's copy is one element.
-    std::string shape = extents.size() == 3
-                            ? fmt::format("3, {0}.empty() ? 1 : {1}, {0}.empty() ? 1 : {2}", tensor, extents[0], extents[1])
-                            : fmt::format("2, 1, {}.map_rows()", tensor);
-    launch.setup += fmt::format("  CUtensorMap {};\n", map.name);
+    std::string shape = extents.size() == 3 ? fmt::format("3, {0}.empty() ? 1 : {1}, {0}.empty() ? 1 : {2}", tensor,
+                                                          extents[0], extents[1])
+                                            : fmt::format("2, 1, {}.map_rows()", tensor);
+    launch.setup += fmt::format("CUtensorMap {};\n", map.name);
     launch.setup += fmt::format(
-        "  if (const cudaError_t status = tilec_tensor_map(&{0}, {1}, {2}.data, {3}, {2}.map_columns(), {2}.pitch, {4}, "
+        "if (const cudaError_t status = tilec_tensor_map(&{0}, {1}, {2}.data, {3}, {2}.map_columns(), {2}.pitch, {4}, "
         "{5}{6}); status != cudaSuccess)\n"
-        "    return status;\n",
+        "  return status;\n",
         map.name, tensor_map_type(map.element), tensor, shape, map.box_rows, map.box_columns,
         map.swizzle_bytes == kPanelRowBytes ? "" : fmt::format(", CU_TENSOR_MAP_SWIZZLE_{}B", map.swizzle_bytes));
   }

@@ -62,9 +62,9 @@ std::string TensorCoreKernel::operand_descriptor(const StageBuffer& operand, con
                      mn_offset, descriptor_strides(operand.panel_bytes(), swizzle));
 }
 
-void TensorCoreKernel::emit_mma(const Operation& op, int indent) {
-  comment(indent, op);
-  issue_mma(op, mma_plans_.at(&op), indent);
+void TensorCoreKernel::emit_mma(const Operation& op) {
+  comment(op);
+  issue_mma(op, mma_plans_.at(&op));
 }
 
 std::unique_ptr<TensorCoreKernel> make_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,

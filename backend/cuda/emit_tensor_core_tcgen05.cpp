@@ -72,8 +72,9 @@ void Tcgen05Kernel::find_accumulators() {
         ok = false;
       }
       for (const Operation* user : users_[value]) {
-        bool chained = (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
-                       (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
+        bool chained =
+            (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
+            (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
         ok = ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && lazy_.count(user->result())));
       }
       if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
@@ -95,9 +96,11 @@ int64_t Tcgen05Kernel::mma_units() const { return 1; }
 // "M = 128, or 64 into a TMEM accumulator": the rows' M, those only TMEM takes last.
 std::string Tcgen05Kernel::unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const {
   std::vector<int64_t> any, tmem_only;
-  for (const target::MmaInstruction* candidate : rows) (candidate->d_registers ? any : tmem_only).push_back(candidate->m);
-  return fmt::format("an mma of {} rows (tcgen05.mma M = {}{})", m, fmt::join(any, ", "),
-                     tmem_only.empty() ? "" : fmt::format(", or {} into a TMEM accumulator", fmt::join(tmem_only, ", ")));
+  for (const target::MmaInstruction* candidate : rows)
+    (candidate->d_registers ? any : tmem_only).push_back(candidate->m);
+  return fmt::format(
+      "an mma of {} rows (tcgen05.mma M = {}{})", m, fmt::join(any, ", "),
+      tmem_only.empty() ? "" : fmt::format(", or {} into a TMEM accumulator", fmt::join(tmem_only, ", ")));
 }
 
 // A D in registers is computed in TMEM columns of its own (placed after the accumulators') and
@@ -145,79 +148,88 @@ void Tcgen05Kernel::place_family_shared(int64_t& offset) {
 }
 
 // ---------------------------------------------------------------------------- writing
-void Tcgen05Kernel::emit_setup(Setup point, int indent) {
+void Tcgen05Kernel::emit_setup(Setup point) {
   switch (point) {
     case Setup::shared_declarations:
-      line(indent, fmt::format("const uint32_t accumulator_barrier = shared_base + {};", accumulator_barrier_offset_));
-      line(indent, fmt::format("const uint32_t tmem_slot = shared_base + {};", tmem_slot_offset_));
+      writer_.line(fmt::format("const uint32_t accumulator_barrier = shared_base + {};", accumulator_barrier_offset_));
+      writer_.line(fmt::format("const uint32_t tmem_slot = shared_base + {};", tmem_slot_offset_));
       return;
-    case Setup::barrier_init: line(indent, "tilec_mbarrier_init(accumulator_barrier, 1);"); return;
+    case Setup::barrier_init: writer_.line("tilec_mbarrier_init(accumulator_barrier, 1);"); return;
     case Setup::before_sync:
-      line(indent, fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_alloc<{}>(tmem_slot);  // the first compute warp",
-                               kWarpgroup / 32, tmem_columns_));
-      line(indent, "tilec_tcgen05_before_sync();");
+      writer_.line(
+          fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_alloc<{}>(tmem_slot);  // the first compute warp",
+                      kWarpgroup / 32, tmem_columns_));
+      writer_.line("tilec_tcgen05_before_sync();");
       return;
     case Setup::after_sync:
-      line(indent, "tilec_tcgen05_after_sync();");
-      line(indent, "const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));");
+      writer_.line("tilec_tcgen05_after_sync();");
+      writer_.line("const uint32_t tmem_base = "
+                   "*reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));");
       return;
-    case Setup::compute_prologue: line(indent, "uint32_t accumulator_parity = 0;"); return;
+    case Setup::compute_prologue: writer_.line("uint32_t accumulator_parity = 0;"); return;
     case Setup::compute_epilogue:
-      line(indent, "// Every compute thread is done with TMEM: the first compute warp frees it.");
-      line(indent, "tilec_tcgen05_before_sync();");
-      line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
-      line(indent, fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_dealloc<{}>(tmem_base);", kWarpgroup / 32, tmem_columns_));
+      writer_.line("// Every compute thread is done with TMEM: the first compute warp frees it.");
+      writer_.line("tilec_tcgen05_before_sync();");
+      writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+      writer_.line(fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_dealloc<{}>(tmem_base);", kWarpgroup / 32,
+                               tmem_columns_));
       return;
   }
 }
 
-void Tcgen05Kernel::emit_release(const std::string& address, int indent) {
-  line(indent, fmt::format("if (compute_thread == 0) tilec_tcgen05_commit({});  // when the MMAs reading it are done", address));
+void Tcgen05Kernel::emit_release(const std::string& address) {
+  writer_.line(
+      fmt::format("if (compute_thread == 0) tilec_tcgen05_commit({});  // when the MMAs reading it are done", address));
 }
 
 // Never reached: the analysis refuses mma_wait where MMAs are not waited for in groups.
-void Tcgen05Kernel::emit_mma_wait(const Operation& op, int indent) {
-  line(indent, fmt::format("#error \"'{}' has no tcgen05 form\"", op.name()));
+void Tcgen05Kernel::emit_mma_wait(const Operation& op) {
+  writer_.line(fmt::format("#error \"'{}' has no tcgen05 form\"", op.name()));
 }
 
-std::string_view Tcgen05Kernel::event_order() const { return "within one agent: program order and the accumulator barrier"; }
+std::string_view Tcgen05Kernel::event_order() const {
+  return "within one agent: program order and the accumulator barrier";
+}
 
 uint32_t Tcgen05Kernel::instruction_descriptor(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major,
                                                bool a_k_major) {
   return (1u << 4) | (plan.instruction->input(plan.input)->format << 7) |
          (plan.instruction->input(plan.input_b)->format << 10) | (a_k_major ? 0u : 1u << 15) |
-         (b_k_major ? 0u : 1u << 16) | (static_cast<uint32_t>(columns >> 3) << 17) | (static_cast<uint32_t>(rows >> 4) << 24);
+         (b_k_major ? 0u : 1u << 16) | (static_cast<uint32_t>(columns >> 3) << 17) |
+         (static_cast<uint32_t>(rows >> 4) << 24);
 }
 
 std::string Tcgen05Kernel::mma_function(const target::MmaInstruction& instruction) {
   return instruction.kind == "f16" ? "tilec_tcgen05_mma" : "tilec_tcgen05_mma_" + std::string(instruction.kind);
 }
 
-void Tcgen05Kernel::issue_mma(const Operation& op, const MmaPlan& plan, int indent) {
-  if (plan.registers) emit_into_registers(op, plan, indent);
-  else emit_into_tmem(op, plan, indent);
+void Tcgen05Kernel::issue_mma(const Operation& op, const MmaPlan& plan) {
+  if (plan.registers) emit_into_registers(op, plan);
+  else emit_into_tmem(op, plan);
 }
 
 // An accumulator kept in TMEM: the first mma overwrites it, the others add.
-void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan, int indent) {
+void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan) {
   const Accumulator& accumulator = accumulators_[accumulator_of_.at(op.result())];
   const StageBuffer& a = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
   const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
-  line(indent, "if (compute_thread == 0) {");
-  line(indent + 1, "tilec_tcgen05_after_sync();");
-  for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
-    line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction),
-                                 accumulator.tmem_column, operand_descriptor(a, plan_.expression(op.operand(0)), step),
-                                 operand_descriptor(b, plan_.expression(op.operand(1)), step),
-                                 instruction_descriptor(plan, accumulator.rows, accumulator.columns, b.transposed, a.k_major()),
-                                 step == 0 ? accumulator.name + "_started" : "true"));
-  line(indent, "}");
-  line(indent, fmt::format("{}_started = true;", accumulator.name));
+  {
+    CodeWriter::Block issuer = writer_.block("if (compute_thread == 0) {");
+    writer_.line("tilec_tcgen05_after_sync();");
+    for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
+      writer_.line(fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction),
+                               accumulator.tmem_column, operand_descriptor(a, plan_.expression(op.operand(0)), step),
+                               operand_descriptor(b, plan_.expression(op.operand(1)), step),
+                               instruction_descriptor(plan, accumulator.rows, accumulator.columns, b.transposed,
+                                                      a.k_major()),
+                               step == 0 ? accumulator.name + "_started" : "true"));
+  }
+  writer_.line(fmt::format("{}_started = true;", accumulator.name));
 }
 
 // D in registers: A·B into TMEM columns of this mma's own (A from registers is
 // first written to shared memory as TMA would have), then D = C + A·B read back.
-void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan, int indent) {
+void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan) {
   const Fragment& result = *fragment(op.result());
   const Fragment& acc = *fragment(op.operand(2));
   const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
@@ -235,97 +247,102 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
     a_panel = a->rows * a_swizzle;
     k = a->columns;
     a_base = fmt::format("(shared_base + {})", plan.staging_offset);
-    line(indent, fmt::format("{{  // A to shared memory in the {}-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ ({})",
-                             a_swizzle, swizzle_row_bits("r", a_swizzle)));
-    line(indent + 1, FragmentLayout::position_variables());
-    line(indent + 1, fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
-    line(indent + 1, "#pragma unroll");
-    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
-    line(indent + 2, fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
-    line(indent + 2, fmt::format("*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {}[i];", element_type(a->element),
-                                 panel_columns, a_panel,
-                                 swizzled_offset("row", fmt::format("column % {} * {}", panel_columns, byte_size(a->element)),
-                                                 a_swizzle),
-                                 a->name));
-    line(indent + 1, "}");
-    line(indent, "}");
-    line(indent, "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
-    line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+    {
+      CodeWriter::Block staging = writer_.block(fmt::format(
+          "{{  // A to shared memory in the {}-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ ({})",
+          a_swizzle, swizzle_row_bits("r", a_swizzle)));
+      writer_.line(FragmentLayout::position_variables());
+      writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
+      writer_.line("#pragma unroll");
+      CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
+      writer_.line(
+          fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
+      writer_.line(fmt::format(
+          "*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {}[i];", element_type(a->element), panel_columns,
+          a_panel,
+          swizzled_offset("row", fmt::format("column % {} * {}", panel_columns, byte_size(a->element)), a_swizzle),
+          a->name));
+    }
+    writer_.line("tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
+    writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
   } else {
     a_stage = &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
     a_panel = a_stage->panel_bytes();
     k = a_stage->tile.shape()[1];
   }
-  line(indent, "if (compute_thread == 0) {");
-  line(indent + 1, "tilec_tcgen05_after_sync();");
-  for (int64_t step = 0; step < k / plan.instruction->k; ++step)
-    line(indent + 1, fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction), plan.tmem_column,
-                                 a_stage ? operand_descriptor(*a_stage, a_base, step)
-                                         : k_major_descriptor(a_base, a_panel, step, "", a_swizzle),
-                                 operand_descriptor(b, plan_.expression(op.operand(1)), step),
-                                 instruction_descriptor(plan, result.rows, result.columns, b.transposed,
-                                                     !a_stage || a_stage->k_major()),
-                                 step == 0 ? "false" : "true"));
-  line(indent + 1, "tilec_tcgen05_commit(accumulator_barrier);");
-  line(indent, "}");
-  emit_accumulator_phase_wait(indent);
-  if (plan.copy) declare_fragment(indent, result);
+  {
+    CodeWriter::Block issuer = writer_.block("if (compute_thread == 0) {");
+    writer_.line("tilec_tcgen05_after_sync();");
+    for (int64_t step = 0; step < k / plan.instruction->k; ++step)
+      writer_.line(fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction),
+                               plan.tmem_column,
+                               a_stage ? operand_descriptor(*a_stage, a_base, step)
+                                       : k_major_descriptor(a_base, a_panel, step, "", a_swizzle),
+                               operand_descriptor(b, plan_.expression(op.operand(1)), step),
+                               instruction_descriptor(plan, result.rows, result.columns, b.transposed,
+                                                      !a_stage || a_stage->k_major()),
+                               step == 0 ? "false" : "true"));
+    writer_.line("tilec_tcgen05_commit(accumulator_barrier);");
+  }
+  emit_accumulator_phase_wait();
+  if (plan.copy) declare_fragment(result);
   const int64_t width = tmem_load_width(per_warpgroup);
-  line(indent, "{");
-  line(indent + 1, FragmentLayout::position_variables());
-  line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
-  line(indent + 2, fmt::format("uint32_t values[{}];", width));
-  line(indent + 2, fmt::format("tilec_tmem_load_{2}(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {0} + "
-                               "static_cast<uint32_t>(compute_warpgroup * {1} + chunk * {2}), values);",
-                               plan.tmem_column, per_warpgroup, width));
-  line(indent + 2, "#pragma unroll");
-  line(indent + 2, fmt::format("for (int i = 0; i < {2}; ++i) {0}[chunk * {2} + i] = add_f32({1}[chunk * {2} + i], __uint_as_float(values[i]));",
-                               result.name, acc.name, width));
-  line(indent + 1, "}");
-  line(indent, "}");
-  emit_tmem_release(indent);
+  {
+    CodeWriter::Block scope = writer_.block("{");
+    writer_.line(FragmentLayout::position_variables());
+    CodeWriter::Block chunks =
+        writer_.block(fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
+    writer_.line(fmt::format("uint32_t values[{}];", width));
+    writer_.line(fmt::format("tilec_tmem_load_{2}(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {0} + "
+                             "static_cast<uint32_t>(compute_warpgroup * {1} + chunk * {2}), values);",
+                             plan.tmem_column, per_warpgroup, width));
+    writer_.line("#pragma unroll");
+    writer_.line(fmt::format("for (int i = 0; i < {2}; ++i) {0}[chunk * {2} + i] = add_f32({1}[chunk * {2} + i], "
+                             "__uint_as_float(values[i]));",
+                             result.name, acc.name, width));
+  }
+  emit_tmem_release();
 }
 
 void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
-                                       const std::string& row_base, const std::string& column_base, int indent) {
+                                       const std::string& row_base, const std::string& column_base) {
   const bool accumulators = !plan.accumulators.empty();
   const int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   int64_t half = store_columns(columns);
   const int64_t width = accumulators ? tmem_load_width(half) : 0;
   ElementContext context;
   if (accumulators) {
-    emit_accumulator_wait(indent);
+    emit_accumulator_wait();
     context.index = fmt::format("chunk * {} + i", width);
   }
   std::string lanes = "((static_cast<uint32_t>(row) & ~31u) << 16)";
   if (rows == 64) {
-    line(indent, "// M = 64 (TMEM layout F): warp w's lanes 0..15 hold rows 16·(w mod 4)..; lanes 16..31 load with");
-    line(indent, "// their warp and store nothing. Each warpgroup takes its columns.");
-    line(indent, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 16 + static_cast<int>(threadIdx.x % 32);");
+    writer_.line("// M = 64 (TMEM layout F): warp w's lanes 0..15 hold rows 16·(w mod 4)..; lanes 16..31 load with");
+    writer_.line("// their warp and store nothing. Each warpgroup takes its columns.");
+    writer_.line("const int row = static_cast<int>((threadIdx.x / 32) % 4) * 16 + static_cast<int>(threadIdx.x % 32);");
     lanes = "(static_cast<uint32_t>((threadIdx.x / 32) % 4 * 32) << 16)";
   } else {
-    line(indent, "// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
-    line(indent, "const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
+    writer_.line("// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
+    writer_.line("const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
   }
-  line(indent, fmt::format("const int first_column = compute_warpgroup * {};", half));
+  writer_.line(fmt::format("const int first_column = compute_warpgroup * {};", half));
   if (accumulators) {
-    line(indent, "#pragma unroll");
-    line(indent, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / width));
-    emit_accumulator_loads(plan.accumulators, lanes, fmt::format("first_column + chunk * {}", width), width, context,
-                           indent + 1);
-    line(indent + 1, "#pragma unroll");
-    line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {{", width));
-    line(indent + 2, fmt::format("const int column = first_column + chunk * {} + i;", width));
-    emit_store_element(value, access, row_base, column_base, context, indent + 2, rows == 64);
-    line(indent + 1, "}");
-    line(indent, "}");
-    emit_tmem_release(indent);
+    writer_.line("#pragma unroll");
+    {
+      CodeWriter::Block chunks =
+          writer_.block(fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / width));
+      emit_accumulator_loads(plan.accumulators, lanes, fmt::format("first_column + chunk * {}", width), width, context);
+      writer_.line("#pragma unroll");
+      CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", width));
+      writer_.line(fmt::format("const int column = first_column + chunk * {} + i;", width));
+      emit_store_element(value, access, row_base, column_base, context, rows == 64);
+    }
+    emit_tmem_release();
   } else {
-    line(indent, "#pragma unroll");
-    line(indent, fmt::format("for (int i = 0; i < {}; ++i) {{", half));
-    line(indent + 1, "const int column = first_column + i;");
-    emit_store_element(value, access, row_base, column_base, context, indent + 1, rows == 64);
-    line(indent, "}");
+    writer_.line("#pragma unroll");
+    CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", half));
+    writer_.line("const int column = first_column + i;");
+    emit_store_element(value, access, row_base, column_base, context, rows == 64);
   }
 }
 
@@ -333,46 +350,47 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
 int64_t Tcgen05Kernel::store_columns(int64_t columns) const { return columns * kWarpgroup / compute_threads_; }
 
 void Tcgen05Kernel::emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string&,
-                                       std::string& store_column, int indent) {
+                                       std::string& store_column) {
   const ScalarKind kind = value->type().element();
   const int64_t width = plan.chunk_columns;
   // One row per thread (its TMEM lane); the warpgroup's columns 32 at a time.
-  line(indent, "const int row = warp * 32 + lane, box_row = row;");
-  line(indent, fmt::format("const int first_column = compute_warpgroup * {} + chunk * {};", per_warpgroup, width));
-  line(indent, "#pragma unroll");
-  line(indent, fmt::format("for (int piece = 0; piece < {}; ++piece) {{", width / 32));
-  ElementContext context;
-  context.index = "index";
-  emit_accumulator_loads(plan.accumulators, "(static_cast<uint32_t>(warp * 32) << 16)", "first_column + piece * 32",
-                         32, context, indent + 1);
-  line(indent + 1, "#pragma unroll");
-  line(indent + 1, "for (int i = 0; i < 32; ++i) {");
-  line(indent + 2, fmt::format("const int column = first_column + piece * 32 + i, index = chunk * {} + piece * 32 + i;", width));
-  line(indent + 2, "(void)column, (void)index;");
-  emit_staging_element(value, kind, "piece * 32 + i", context, indent + 2);
-  line(indent + 1, "}");
-  line(indent, "}");
-    store_column = fmt::format("{} + compute_warpgroup * {} + chunk * {}", store_column, per_warpgroup, width);
+  writer_.line("const int row = warp * 32 + lane, box_row = row;");
+  writer_.line(fmt::format("const int first_column = compute_warpgroup * {} + chunk * {};", per_warpgroup, width));
+  writer_.line("#pragma unroll");
+  {
+    CodeWriter::Block pieces = writer_.block(fmt::format("for (int piece = 0; piece < {}; ++piece) {{", width / 32));
+    ElementContext context;
+    context.index = "index";
+    emit_accumulator_loads(plan.accumulators, "(static_cast<uint32_t>(warp * 32) << 16)", "first_column + piece * 32",
+                           32, context);
+    writer_.line("#pragma unroll");
+    CodeWriter::Block loop = writer_.block("for (int i = 0; i < 32; ++i) {");
+    writer_.line(
+        fmt::format("const int column = first_column + piece * 32 + i, index = chunk * {} + piece * 32 + i;", width));
+    writer_.line("(void)column, (void)index;");
+    emit_staging_element(value, kind, "piece * 32 + i", context);
+  }
+  store_column = fmt::format("{} + compute_warpgroup * {} + chunk * {}", store_column, per_warpgroup, width);
 }
 
-void Tcgen05Kernel::emit_accumulators_ready(const StorePlan& plan, int indent) {
-  if (!plan.accumulators.empty()) emit_accumulator_wait(indent);
+void Tcgen05Kernel::emit_accumulators_ready(const StorePlan& plan) {
+  if (!plan.accumulators.empty()) emit_accumulator_wait();
 }
 
-void Tcgen05Kernel::emit_accumulators_read(const StorePlan& plan, int indent) {
-  if (!plan.accumulators.empty()) emit_tmem_release(indent);
+void Tcgen05Kernel::emit_accumulators_read(const StorePlan& plan) {
+  if (!plan.accumulators.empty()) emit_tmem_release();
 }
 
 // sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
 // first column `column`) into values, values_1, ..., and say in `context` where each element is.
-void Tcgen05Kernel::emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
-                                              const std::string& column, int64_t width, ElementContext& context,
-                                              int indent) {
+void Tcgen05Kernel::emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators,
+                                           const std::string& lanes, const std::string& column, int64_t width,
+                                           ElementContext& context) {
   for (size_t k = 0; k < accumulators.size(); ++k) {
     const Accumulator& accumulator = *accumulators[k];
     std::string values = k == 0 ? "values" : fmt::format("values_{}", k);
-    line(indent, fmt::format("uint32_t {}[{}];", values, width));
-    line(indent, fmt::format("tilec_tmem_load_{}(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", width, lanes,
+    writer_.line(fmt::format("uint32_t {}[{}];", values, width));
+    writer_.line(fmt::format("tilec_tmem_load_{}(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", width, lanes,
                              accumulator.tmem_column, column, values));
     context.accumulators[&accumulator] =
         fmt::format("({}_started ? __uint_as_float({}[i]) : 0.0f)", accumulator.name, values);
@@ -388,23 +406,23 @@ int64_t Tcgen05Kernel::tmem_load_width(int64_t per_warpgroup) {
 }
 
 // The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is.
-void Tcgen05Kernel::emit_accumulator_wait(int indent) {
-  line(indent, "// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
-  line(indent, "if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
-  emit_accumulator_phase_wait(indent);
+void Tcgen05Kernel::emit_accumulator_wait() {
+  writer_.line("// The MMAs into the accumulator are complete when the accumulator barrier's phase is.");
+  writer_.line("if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);");
+  emit_accumulator_phase_wait();
 }
 
-void Tcgen05Kernel::emit_accumulator_phase_wait(int indent) {
-  line(indent, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
-  line(indent, "accumulator_parity ^= 1;");
-  line(indent, "tilec_tcgen05_after_sync();");
+void Tcgen05Kernel::emit_accumulator_phase_wait() {
+  writer_.line("tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);");
+  writer_.line("accumulator_parity ^= 1;");
+  writer_.line("tilec_tcgen05_after_sync();");
 }
 
-void Tcgen05Kernel::emit_tmem_release(int indent) {
-  line(indent, "// TMEM is read: a later MMA may overwrite it.");
-  line(indent, "tilec_tcgen05_before_sync();");
-  line(indent, fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
-  line(indent, "tilec_tcgen05_after_sync();");
+void Tcgen05Kernel::emit_tmem_release() {
+  writer_.line("// TMEM is read: a later MMA may overwrite it.");
+  writer_.line("tilec_tcgen05_before_sync();");
+  writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+  writer_.line("tilec_tcgen05_after_sync();");
 }
 
 }  // namespace tilec::cuda::tensor_core

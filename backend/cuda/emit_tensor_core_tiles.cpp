@@ -13,73 +13,72 @@ namespace tilec::cuda::tensor_core {
 
 // A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
 // `row` and `column` declared when the value reads them.
-void TensorCoreKernel::emit_fragment_loop(int indent, int64_t columns, const std::string& assignment, bool position) {
+void TensorCoreKernel::emit_fragment_loop(int64_t columns, const std::string& assignment, bool position) {
   int64_t count = layout_.count(columns);
-  line(indent, "#pragma unroll");
+  writer_.line("#pragma unroll");
   if (!position) {
-    line(indent, fmt::format("for (int i = 0; i < {}; ++i) {}", count, assignment));
+    writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}", count, assignment));
     return;
   }
-  line(indent, fmt::format("for (int i = 0; i < {}; ++i) {{", count));
-  line(indent + 1, FragmentLayout::position_variables());
-  line(indent + 1, fmt::format("const int row = {}, column = {};", layout_.row("i", columns == 1), layout_.column("i", columns)));
-  line(indent + 1, "(void)row, (void)column;");
-  line(indent + 1, assignment);
-  line(indent, "}");
+  CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", count));
+  writer_.line(FragmentLayout::position_variables());
+  writer_.line(
+      fmt::format("const int row = {}, column = {};", layout_.row("i", columns == 1), layout_.column("i", columns)));
+  writer_.line("(void)row, (void)column;");
+  writer_.line(assignment);
 }
 
-void TensorCoreKernel::declare_fragment(int indent, const Fragment& fragment) {
-  line(indent, fmt::format("{} {}[{}];", element_type(fragment.element), fragment.name, layout_.count(fragment.columns)));
+void TensorCoreKernel::declare_fragment(const Fragment& fragment) {
+  writer_.line(
+      fmt::format("{} {}[{}];", element_type(fragment.element), fragment.name, layout_.count(fragment.columns)));
 }
 
-void TensorCoreKernel::copy_fragment(int indent, const Fragment& to, const Fragment& from) {
-  emit_fragment_loop(indent, to.columns, fmt::format("{}[i] = {}[i];", to.name, from.name), false);
+void TensorCoreKernel::copy_fragment(const Fragment& to, const Fragment& from) {
+  emit_fragment_loop(to.columns, fmt::format("{}[i] = {}[i];", to.name, from.name), false);
 }
 
 // A tile op whose result the compute threads keep in registers.
-void TensorCoreKernel::emit_fragment_op(const Operation& op, int indent) {
+void TensorCoreKernel::emit_fragment_op(const Operation& op) {
   const Fragment& result = *fragment(op.result());
-  comment(indent, op);
-  declare_fragment(indent, result);
+  comment(op);
+  declare_fragment(result);
   position_used_ = false;
   ElementContext context;
   context.row_vector = result.columns == 1;
   std::string value = op_element(op, context);
-  emit_fragment_loop(indent, result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
+  emit_fragment_loop(result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
 }
 
 // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
 // across the threads holding the other columns of its rows.
-void TensorCoreKernel::emit_reduction(const Operation& op, int indent) {
+void TensorCoreKernel::emit_reduction(const Operation& op) {
   const Fragment& result = *fragment(op.result());
   const Fragment& input = *fragment(op.operand(0));
   OpKind kind = op.kind();
   std::string combine = kind == OpKind::reduce_max   ? "max_f32({0}, {1})"
                         : kind == OpKind::reduce_min ? "min_f32({0}, {1})"
                                                      : "add_f32({0}, {1})";
-  comment(indent, op);
-  declare_fragment(indent, result);
-  line(indent, "{");
-  line(indent + 1, "#pragma unroll");
-  line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", layout_.count(1), result.name,
-                               kind == OpKind::reduce_max   ? "-INFINITY"
-                               : kind == OpKind::reduce_min ? "INFINITY"
-                                                            : "0.0f"));
+  comment(op);
+  declare_fragment(result);
+  CodeWriter::Block scope = writer_.block("{");
+  writer_.line("#pragma unroll");
+  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", layout_.count(1), result.name,
+                           kind == OpKind::reduce_max   ? "-INFINITY"
+                           : kind == OpKind::reduce_min ? "INFINITY"
+                                                        : "0.0f"));
   std::string slot = fmt::format("{}[{}]", result.name, layout_.row_slot("i"));
-  line(indent + 1, "#pragma unroll");
-  line(indent + 1, fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,
-                               fmt::format(fmt::runtime(combine), slot, input.name + "[i]")));
+  writer_.line("#pragma unroll");
+  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,
+                           fmt::format(fmt::runtime(combine), slot, input.name + "[i]")));
   std::string exchange, barrier;
   if (exchange_offset_ >= 0) {
-    line(indent + 1, FragmentLayout::position_variables());
-    line(indent + 1, fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));
+    writer_.line(FragmentLayout::position_variables());
+    writer_.line(
+        fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));
     exchange = "exchange";
     barrier = fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_);
   }
-  std::string rows = layout_.combine_rows(result.name, combine, exchange, barrier);
-  for (size_t start = 0, end; (end = rows.find('\n', start)) != std::string::npos; start = end + 1)
-    line(indent + 1, rows.substr(start, end - start));
-  line(indent, "}");
+  writer_.lines(layout_.combine_rows(result.name, combine, exchange, barrier));
 }
 
 // An iota's element at tile position (row, column): the position along its axis.
@@ -110,7 +109,8 @@ std::string TensorCoreKernel::element(const Value* value, const ElementContext& 
   if (auto it = accumulator_of_.find(value); it != accumulator_of_.end())
     return context.accumulators.at(&accumulators_[it->second]);
   if (const Fragment* held = fragment(value)) {
-    if (held->columns == 1 && !context.row_vector) return fmt::format("{}[{}]", held->name, layout_.row_slot(context.index));
+    if (held->columns == 1 && !context.row_vector)
+      return fmt::format("{}[{}]", held->name, layout_.row_slot(context.index));
     return fmt::format("{}[{}]", held->name, context.index);
   }
   return op_element(*value->defining_op(), context);
@@ -127,10 +127,10 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
   return body_.element_expression(op, operands);
 }
 
-void TensorCoreKernel::emit_store(const Operation& op, int indent) {
+void TensorCoreKernel::emit_store(const Operation& op) {
   const StorePlan& plan = store_plans_.at(&op);
   if (plan.tma) {
-    emit_tma_store(op, plan, indent);
+    emit_tma_store(op, plan);
     return;
   }
   const Value* value = op.operands().back();
@@ -138,10 +138,9 @@ void TensorCoreKernel::emit_store(const Operation& op, int indent) {
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   std::string row_base = access.row_origin(rows);
   std::string column_base = access.column_origin(columns);
-  comment(indent, op);
-  line(indent, "{");
-  emit_element_store(value, plan, access, row_base, column_base, indent + 1);
-  line(indent, "}");
+  comment(op);
+  CodeWriter::Block scope = writer_.block("{");
+  emit_element_store(value, plan, access, row_base, column_base);
 }
 
 // Through shared memory and TMA: each compute warpgroup writes its part of the tile box by box
@@ -149,7 +148,7 @@ void TensorCoreKernel::emit_store(const Operation& op, int indent) {
 // into its staging, and one of its threads stores the box. A staging box is written again only
 // once the store reading it is done (bulk wait_group.read); TMA leaves out what lies outside
 // the tensor.
-void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan, int indent) {
+void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan) {
   const Value* value = op.operands().back();
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   int64_t per_warpgroup = store_columns(columns);
@@ -158,47 +157,51 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
   std::string row_base = access.row_origin(rows);
   std::string column_base = access.column_origin(columns);
   std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_ + 1);
-  comment(indent, op);
-  line(indent, "{");
-  emit_accumulators_ready(plan, indent + 1);
-  line(indent + 1, FragmentLayout::position_variables());
-  line(indent + 1, "const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores");
-  line(indent + 1, fmt::format("const uint32_t staging = shared_base + {} + static_cast<uint32_t>(compute_warpgroup) * {};",
-                               store_staging_offset_, kStoreStagingBytes));
-  line(indent + 1, "unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);");
-  line(indent + 1, "#pragma unroll");
-  line(indent + 1, fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
-  line(indent + 2, fmt::format("const uint32_t box = static_cast<uint32_t>(chunk % {}) * {};", plan.buffers, box_bytes));
-  line(indent + 2, fmt::format("if (storer) {{  // the box is free once at most {} newer store(s) still read staging", plan.buffers - 1));
-  line(indent + 3, fmt::format("if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<{}>();", plan.buffers - 1));
-  line(indent + 2, "}");
-  line(indent + 2, sync);
-  std::string store_row = row_base, store_column = column_base;
-  emit_staging_chunk(value, plan, per_warpgroup, store_row, store_column, indent + 2);
-  line(indent + 2, "tilec_fence_proxy_async();  // the box is read by TMA");
-  line(indent + 2, sync);
-  line(indent + 2, fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, static_cast<int32_t>({}), "
-                               "static_cast<int32_t>({}){}); tilec_bulk_commit(); }}", access.batch.empty() ? 2 : 3,
-                               plan.map, store_column, store_row,
-                               access.batch.empty() ? "" : fmt::format(", static_cast<int32_t>({})", access.batch)));
-  line(indent + 1, "}");
-  emit_accumulators_read(plan, indent + 1);
-  line(indent, "}");
+  comment(op);
+  CodeWriter::Block scope = writer_.block("{");
+  emit_accumulators_ready(plan);
+  writer_.line(FragmentLayout::position_variables());
+  writer_.line("const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores");
+  writer_.line(fmt::format("const uint32_t staging = shared_base + {} + static_cast<uint32_t>(compute_warpgroup) * {};",
+                           store_staging_offset_, kStoreStagingBytes));
+  writer_.line("unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);");
+  writer_.line("#pragma unroll");
+  {
+    CodeWriter::Block chunks =
+        writer_.block(fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
+    writer_.line(fmt::format("const uint32_t box = static_cast<uint32_t>(chunk % {}) * {};", plan.buffers, box_bytes));
+    {
+      CodeWriter::Block storer = writer_.block(fmt::format(
+          "if (storer) {{  // the box is free once at most {} newer store(s) still read staging", plan.buffers - 1));
+      writer_.line(fmt::format("if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<{}>();",
+                               plan.buffers - 1));
+    }
+    writer_.line(sync);
+    std::string store_row = row_base, store_column = column_base;
+    emit_staging_chunk(value, plan, per_warpgroup, store_row, store_column);
+    writer_.line("tilec_fence_proxy_async();  // the box is read by TMA");
+    writer_.line(sync);
+    writer_.line(fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, static_cast<int32_t>({}), "
+                             "static_cast<int32_t>({}){}); tilec_bulk_commit(); }}",
+                             access.batch.empty() ? 2 : 3, plan.map, store_column, store_row,
+                             access.batch.empty() ? "" : fmt::format(", static_cast<int32_t>({})", access.batch)));
+  }
+  emit_accumulators_read(plan);
 }
 
 // The stored value's element at (row, column) into the staging box at (box_row, box_column).
 void TensorCoreKernel::emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
-                                            const ElementContext& context, int indent) {
-  line(indent, fmt::format("const int byte = ({}) * {};", box_column, byte_size(kind)));
-  line(indent, fmt::format("*reinterpret_cast<{}*>(staging_bytes + box + {}) = {};", element_type(kind),
+                                            const ElementContext& context) {
+  writer_.line(fmt::format("const int byte = ({}) * {};", box_column, byte_size(kind)));
+  writer_.line(fmt::format("*reinterpret_cast<{}*>(staging_bytes + box + {}) = {};", element_type(kind),
                            swizzled_offset("box_row", "byte", kPanelRowBytes), element(value, context)));
 }
 
 void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
-                                          const std::string& column_base, const ElementContext& context, int indent,
+                                          const std::string& column_base, const ElementContext& context,
                                           bool half_warp) {
-  line(indent, fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
-  line(indent, fmt::format("if ({}{}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
+  writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
+  writer_.line(fmt::format("if ({}{}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
                            half_warp ? "threadIdx.x % 32 < 16 && " : "", access.inside,
                            access.elements ? "0 <= index0 && 0 <= index1 && " : "", access.rows, access.columns,
                            access.base, access.columns, element(value, context)));

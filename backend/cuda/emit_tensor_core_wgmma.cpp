@@ -52,23 +52,26 @@ int64_t WgmmaKernel::family_shared_bytes() const { return 0; }
 void WgmmaKernel::place_family_shared(int64_t&) {}
 
 // ---------------------------------------------------------------------------- writing
-void WgmmaKernel::emit_setup(Setup, int) {}  // registers need no allocation
+void WgmmaKernel::emit_setup(Setup) {}  // registers need no allocation
 
-void WgmmaKernel::emit_release(const std::string& address, int indent) {
-  line(indent, fmt::format("if (compute_thread % 128 == 0) tilec_mbarrier_arrive({});  // one arrival per warpgroup", address));
+void WgmmaKernel::emit_release(const std::string& address) {
+  writer_.line(
+      fmt::format("if (compute_thread % 128 == 0) tilec_mbarrier_arrive({});  // one arrival per warpgroup", address));
 }
 
-std::string_view WgmmaKernel::event_order() const { return "within one agent: program order, wgmma.fence and wait_group"; }
+std::string_view WgmmaKernel::event_order() const {
+  return "within one agent: program order, wgmma.fence and wait_group";
+}
 
 // WGMMA into the register tile, A from shared memory or from registers.
-void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan, int indent) {
+void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   const Fragment& result = *fragment(op.result());
   const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
   const std::string& b_slot = plan_.expression(op.operand(1));
   const Fragment* a_registers = fragment(op.operand(0));
   if (plan.copy) {
-    declare_fragment(indent, result);
-    copy_fragment(indent, result, *fragment(op.operand(2)));
+    declare_fragment(result);
+    copy_fragment(result, *fragment(op.operand(2)));
   }
   const StageBuffer* a_stage = a_registers ? nullptr : &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
   const std::string function = wgmma_function(plan.wgmma);
@@ -77,33 +80,35 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan, int indent
     // Columns 16s..16s+15 of A are registers 8s..8s+7 of its fragment, two per 32-bit register;
     // packed before the fence so that no instruction touches WGMMA registers between the MMAs.
     packed = names_.unique(a_registers->name + "_pairs");
-    line(indent, fmt::format("uint32_t {}[{}];", packed, a_registers->columns / 4));
-    line(indent, "#pragma unroll");
-    line(indent, fmt::format("for (int i = 0; i < {}; ++i) {}[i] = tilec_pack_pair({}[2 * i], {}[2 * i + 1]);",
+    writer_.line(fmt::format("uint32_t {}[{}];", packed, a_registers->columns / 4));
+    writer_.line("#pragma unroll");
+    writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = tilec_pack_pair({}[2 * i], {}[2 * i + 1]);",
                              a_registers->columns / 4, packed, a_registers->name, a_registers->name));
   }
-  line(indent, "tilec_wgmma_fence();");
+  writer_.line("tilec_wgmma_fence();");
   if (a_registers) {
     for (int64_t step = 0; step < a_registers->columns / plan.instruction->k; ++step)
-      line(indent, fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed, 4 * step,
-                               4 * step + 1, 4 * step + 2, 4 * step + 3, operand_descriptor(b, b_slot, step)));
+      writer_.line(fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed,
+                               4 * step, 4 * step + 1, 4 * step + 2, 4 * step + 3,
+                               operand_descriptor(b, b_slot, step)));
   } else {
     // Each warpgroup's 64 rows of A: 64 rows further in a K-major A, one panel (128 bytes of M)
     // further in an MN-major one.
     const StageBuffer& a = *a_stage;
     for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
-      line(indent, fmt::format("{}({}, {}, {});", function, result.name,
-                               operand_descriptor(a, plan_.expression(op.operand(0)), step,
-                                                  fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * a.swizzle_bytes),
-                                                  fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", a.panel_bytes())),
-                               operand_descriptor(b, b_slot, step)));
+      writer_.line(fmt::format(
+          "{}({}, {}, {});", function, result.name,
+          operand_descriptor(a, plan_.expression(op.operand(0)), step,
+                             fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * a.swizzle_bytes),
+                             fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", a.panel_bytes())),
+          operand_descriptor(b, b_slot, step)));
   }
-  line(indent, "tilec_wgmma_commit();");
-  if (!op.has(attr::async)) line(indent, "tilec_wgmma_wait<0>();  // an mma completes where it stands");
+  writer_.line("tilec_wgmma_commit();");
+  if (!op.has(attr::async)) writer_.line("tilec_wgmma_wait<0>();  // an mma completes where it stands");
 }
 
 // wgmma.wait_group N: at most N of this warpgroup's committed groups still in flight.
-void WgmmaKernel::emit_mma_wait(const Operation& op, int indent) {
+void WgmmaKernel::emit_mma_wait(const Operation& op) {
   const int64_t pending = op.int_attr("pending");
   const Region& region = *op.parent_region();
   const size_t position = region.position_of(&op);
@@ -111,44 +116,44 @@ void WgmmaKernel::emit_mma_wait(const Operation& op, int indent) {
   std::string_view why = pending > 0 ? "this step's WGMMAs stay in flight; the previous step's are done"
                          : after_mma ? "the stage may be released once its last reader is done"
                                      : "the last step's WGMMAs, then release the slots they read";
-  line(indent, fmt::format("tilec_wgmma_wait<{}>();  // {}", pending, why));
+  writer_.line(fmt::format("tilec_wgmma_wait<{}>();  // {}", pending, why));
 }
 
 void WgmmaKernel::emit_element_store(const Value* value, const StorePlan&, const MatrixAccess& access,
-                                     const std::string& row_base, const std::string& column_base, int indent) {
+                                     const std::string& row_base, const std::string& column_base) {
   const int64_t columns = value->type().shape()[1];
-  line(indent, "// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
-  line(indent, "// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
-  line(indent, "const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
-  line(indent, "#pragma unroll");
-  line(indent, fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
-  line(indent + 1, "const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
-  line(indent + 1, "const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
-  emit_store_element(value, access, row_base, column_base, ElementContext{}, indent + 1);
-  line(indent, "}");
+  writer_.line("// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
+  writer_.line("// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
+  writer_.line("const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
+  writer_.line("#pragma unroll");
+  CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
+  writer_.line("const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
+  writer_.line("const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
+  emit_store_element(value, access, row_base, column_base, ElementContext{});
 }
 
 int64_t WgmmaKernel::store_columns(int64_t columns) const { return columns; }  // each warpgroup: its 64 rows
 
 void WgmmaKernel::emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t, std::string& store_row,
-                                     std::string& store_column, int indent) {
+                                     std::string& store_column) {
   const ScalarKind kind = value->type().element();
   const int64_t width = plan.chunk_columns;
   // Registers chunk·W/2 .. of WGMMA's layout hold columns chunk·W .. of the warpgroup's 64 rows.
-  line(indent, "#pragma unroll");
-  line(indent, fmt::format("for (int j = 0; j < {}; ++j) {{", width / 2));
-  line(indent + 1, fmt::format("const int i = chunk * {} + j;", width / 2));
-  line(indent + 1, "const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
-  line(indent + 1, "const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
-  line(indent + 1, "(void)row;");
-  emit_staging_element(value, kind, fmt::format("column - chunk * {}", width), ElementContext{}, indent + 1);
-  line(indent, "}");
+  writer_.line("#pragma unroll");
+  {
+    CodeWriter::Block loop = writer_.block(fmt::format("for (int j = 0; j < {}; ++j) {{", width / 2));
+    writer_.line(fmt::format("const int i = chunk * {} + j;", width / 2));
+    writer_.line("const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
+    writer_.line("const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
+    writer_.line("(void)row;");
+    emit_staging_element(value, kind, fmt::format("column - chunk * {}", width), ElementContext{});
+  }
   store_row += " + compute_warpgroup * 64";
   store_column = fmt::format("{} + chunk * {}", store_column, width);
 }
 
 // Register accumulators are the stored values themselves.
-void WgmmaKernel::emit_accumulators_ready(const StorePlan&, int) {}
-void WgmmaKernel::emit_accumulators_read(const StorePlan&, int) {}
+void WgmmaKernel::emit_accumulators_ready(const StorePlan&) {}
+void WgmmaKernel::emit_accumulators_read(const StorePlan&) {}
 
 }  // namespace tilec::cuda::tensor_core

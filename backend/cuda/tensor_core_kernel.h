@@ -35,7 +35,7 @@ namespace tilec::cuda::tensor_core {
 class TensorCoreKernel : public Analysis {
  public:
   TensorCoreKernel(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
-      : Analysis(plan, needs, diagnostics), body_(plan, BodyMode::cta, out_) {}
+      : Analysis(plan, needs, diagnostics), body_(plan, BodyMode::cta, writer_) {}
 
   bool run(std::string& out);
   // The analysis's decisions as a value (emit_tensor_core.h), without writing the kernel.
@@ -55,33 +55,31 @@ class TensorCoreKernel : public Analysis {
     compute_prologue,     // first in the compute agent
     compute_epilogue,     // last in the compute agent
   };
-  virtual void emit_setup(Setup point, int indent) = 0;
+  virtual void emit_setup(Setup point) = 0;
   // A compute agent's release of a stage: an mbarrier_arrive on its empty barrier at `address`.
-  virtual void emit_release(const std::string& address, int indent) = 0;
+  virtual void emit_release(const std::string& address) = 0;
   // What orders two pipes' work within one agent, for an event's comment.
   virtual std::string_view event_order() const = 0;
   // The MMA instructions of one mma op (emit_mma prints its comment first); an `async` mma is
   // only issued and committed, a plain one also waited for.
-  virtual void issue_mma(const Operation& op, const MmaPlan& plan, int indent) = 0;
+  virtual void issue_mma(const Operation& op, const MmaPlan& plan) = 0;
   // mma_wait {pending = N} (a family that waits_for_mma_groups; the analysis refuses it on others).
-  virtual void emit_mma_wait(const Operation& op, int indent) = 0;
+  virtual void emit_mma_wait(const Operation& op) = 0;
   // A store element by element: the statements inside its block, each thread writing the
   // elements it holds (or loads from the accumulators) through emit_store_element.
   virtual void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
-                                  const std::string& row_base, const std::string& column_base, int indent) = 0;
+                                  const std::string& row_base, const std::string& column_base) = 0;
   // A store through TMA: the staging of chunk `chunk` of the columns a compute warpgroup writes
   // (store_columns) into the box (through emit_staging_element); it moves `store_row` and
   // `store_column` (the tile's origin) to the box's.
   virtual void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup,
-                                  std::string& store_row, std::string& store_column, int indent) = 0;
+                                  std::string& store_row, std::string& store_column) = 0;
   // Before a store reads the accumulators it names, and after.
-  virtual void emit_accumulators_ready(const StorePlan& plan, int indent) = 0;
-  virtual void emit_accumulators_read(const StorePlan& plan, int indent) = 0;
+  virtual void emit_accumulators_ready(const StorePlan& plan) = 0;
+  virtual void emit_accumulators_read(const StorePlan& plan) = 0;
 
   // ----------------------------------------------------------------------------- emission
-  void line(int indent, const std::string& text);
-
-  void comment(int indent, const Operation& op);
+  void comment(const Operation& op);
 
   int64_t total_threads() const { return kWarpgroup + compute_threads_; }
 
@@ -129,32 +127,32 @@ class TensorCoreKernel : public Analysis {
 
   void emit_top_level(const Operation& op);
 
-  void emit_region(const Region& region, int indent);
+  void emit_region(const Region& region);
 
   bool in_agent(const Operation& op, const Operation* agent) const;
 
   std::string slot_address(const Value* barrier, const Value* slot) const;
 
-  void emit_op(const Operation& op, int indent);
+  void emit_op(const Operation& op);
 
-  void emit_named_barrier(const Operation& op, int indent);
+  void emit_named_barrier(const Operation& op);
 
-  void emit_tma(const Operation& op, int indent);
+  void emit_tma(const Operation& op);
 
   // A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
   // `row` and `column` declared when the value reads them.
-  void emit_fragment_loop(int indent, int64_t columns, const std::string& assignment, bool position);
+  void emit_fragment_loop(int64_t columns, const std::string& assignment, bool position);
 
-  void declare_fragment(int indent, const Fragment& fragment);
+  void declare_fragment(const Fragment& fragment);
 
-  void copy_fragment(int indent, const Fragment& to, const Fragment& from);
+  void copy_fragment(const Fragment& to, const Fragment& from);
 
   // A tile op whose result the compute threads keep in registers.
-  void emit_fragment_op(const Operation& op, int indent);
+  void emit_fragment_op(const Operation& op);
 
   // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
   // across the threads holding the other columns of its rows.
-  void emit_reduction(const Operation& op, int indent);
+  void emit_reduction(const Operation& op);
 
   // The W-byte swizzle (W = `swizzle_bytes`: 128, 64 or 32) puts 16-byte chunk c of row `row` of
   // a tile at chunk c ^ swizzle_row_bits(row): the row start's address bits 7.. (row·W/128),
@@ -176,7 +174,7 @@ class TensorCoreKernel : public Analysis {
   static std::string operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
                                         const std::string& k_major_row_offset = "", const std::string& mn_offset = "");
 
-  void emit_mma(const Operation& op, int indent);
+  void emit_mma(const Operation& op);
 
   struct ElementContext {
     std::string index = "i";   // the register of the fragment being computed
@@ -198,35 +196,36 @@ class TensorCoreKernel : public Analysis {
   // One element of the tile `op` computes, from its operands' elements.
   std::string op_element(const Operation& op, const ElementContext& context);
 
-  void emit_store(const Operation& op, int indent);
+  void emit_store(const Operation& op);
 
   // Through shared memory and TMA: each compute warpgroup writes its part of the tile box by box
   // (rows of 128 bytes, the 128-byte swizzle: 16-byte chunk c of box row r at chunk c ^ (r % 8))
   // into its staging, and one of its threads stores the box. A staging box is written again only
   // once the store reading it is done (bulk wait_group.read); TMA leaves out what lies outside
   // the tensor.
-  void emit_tma_store(const Operation& op, const StorePlan& plan, int indent);
+  void emit_tma_store(const Operation& op, const StorePlan& plan);
 
   // The stored value's element at (row, column) into the staging box at (box_row, box_column).
   void emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
-                            const ElementContext& context, int indent);
+                            const ElementContext& context);
 
   // `half_warp`: only lanes 0..15 of a warp hold an element (sm_100a, 64 accumulator rows).
   void emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
-                          const std::string& column_base, const ElementContext& context, int indent,
+                          const std::string& column_base, const ElementContext& context,
                           bool half_warp = false);
 
-  void emit_yield(const Region& region, const std::vector<const Value*>& targets, int indent);
+  void emit_yield(const Region& region, const std::vector<const Value*>& targets);
 
-  void emit_for(const Operation& op, int indent);
+  void emit_for(const Operation& op);
 
-  void emit_if(const Operation& op, int indent);
+  void emit_if(const Operation& op);
 
   // The launcher: each tensor TMA reads or writes through TilecTmaTensor (the tensor itself, or a
   // copy with rows padded to 16 bytes when TMA cannot address it), then its maps over that.
   void emit_launcher();
 
   std::string out_;
+  CodeWriter writer_{out_};  // every statement of the kernel, at the depth of the blocks around it
   BodyEmitter body_;
   bool position_used_ = false;  // the element expression being built reads `row` / `column`
 };
@@ -254,19 +253,19 @@ class WgmmaKernel final : public TensorCoreKernel {
   int64_t family_shared_bytes() const override;
   void place_family_shared(int64_t& offset) override;
   // How it writes the kernel (the family interface above).
-  void emit_setup(Setup point, int indent) override;
-  void emit_release(const std::string& address, int indent) override;
+  void emit_setup(Setup point) override;
+  void emit_release(const std::string& address) override;
   std::string_view event_order() const override;
   // A from shared memory or from registers.
-  void issue_mma(const Operation& op, const MmaPlan& plan, int indent) override;
-  void emit_mma_wait(const Operation& op, int indent) override;
+  void issue_mma(const Operation& op, const MmaPlan& plan) override;
+  void emit_mma_wait(const Operation& op) override;
   void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
-                          const std::string& row_base, const std::string& column_base, int indent) override;
+                          const std::string& row_base, const std::string& column_base) override;
   int64_t store_columns(int64_t columns) const override;
   void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string& store_row,
-                          std::string& store_column, int indent) override;
-  void emit_accumulators_ready(const StorePlan& plan, int indent) override;
-  void emit_accumulators_read(const StorePlan& plan, int indent) override;
+                          std::string& store_column) override;
+  void emit_accumulators_ready(const StorePlan& plan) override;
+  void emit_accumulators_read(const StorePlan& plan) override;
 };
 
 // sm_100a (emit_tensor_core_tcgen05.cpp): one thread issues tcgen05.mma into TMEM columns the
@@ -292,18 +291,18 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   int64_t family_shared_bytes() const override;
   void place_family_shared(int64_t& offset) override;
   // How it writes the kernel (the family interface above).
-  void emit_setup(Setup point, int indent) override;
-  void emit_release(const std::string& address, int indent) override;
+  void emit_setup(Setup point) override;
+  void emit_release(const std::string& address) override;
   std::string_view event_order() const override;
-  void issue_mma(const Operation& op, const MmaPlan& plan, int indent) override;
-  void emit_mma_wait(const Operation& op, int indent) override;
+  void issue_mma(const Operation& op, const MmaPlan& plan) override;
+  void emit_mma_wait(const Operation& op) override;
   void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
-                          const std::string& row_base, const std::string& column_base, int indent) override;
+                          const std::string& row_base, const std::string& column_base) override;
   int64_t store_columns(int64_t columns) const override;
   void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string& store_row,
-                          std::string& store_column, int indent) override;
-  void emit_accumulators_ready(const StorePlan& plan, int indent) override;
-  void emit_accumulators_read(const StorePlan& plan, int indent) override;
+                          std::string& store_column) override;
+  void emit_accumulators_ready(const StorePlan& plan) override;
+  void emit_accumulators_read(const StorePlan& plan) override;
 
   // tcgen05.mma's instruction descriptor. Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's
   // format within the kind (MmaInput::format: kind::f16 has f16 0 and bf16 1, kind::tf32 tf32 2,
@@ -315,11 +314,11 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   static std::string mma_function(const target::MmaInstruction& instruction);
 
   // An accumulator kept in TMEM: the first mma overwrites it, the others add.
-  void emit_into_tmem(const Operation& op, const MmaPlan& plan, int indent);
+  void emit_into_tmem(const Operation& op, const MmaPlan& plan);
 
   // D in registers: A·B into TMEM columns of this mma's own (A from registers is first written
   // to shared memory as TMA would have), then D = C + A·B read back.
-  void emit_into_registers(const Operation& op, const MmaPlan& plan, int indent);
+  void emit_into_registers(const Operation& op, const MmaPlan& plan);
 
   // target::tmem_load_width, noting its tilec_tmem_load_W for the prelude.
   int64_t tmem_load_width(int64_t per_warpgroup);
@@ -327,15 +326,15 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   // Load `width` columns of each accumulator a store reads (TMEM lane base `lanes`, first column
   // `column`) into values, values_1, ..., and say in `context` where each element is.
   void emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
-                              const std::string& column, int64_t width, ElementContext& context, int indent);
+                              const std::string& column, int64_t width, ElementContext& context);
 
   // The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is: the
   // issuing thread commits them to the barrier, then emit_accumulator_phase_wait.
-  void emit_accumulator_wait(int indent);
+  void emit_accumulator_wait();
   // Every compute thread waits for that phase, flips the parity and orders its TMEM reads after.
-  void emit_accumulator_phase_wait(int indent);
+  void emit_accumulator_phase_wait();
 
-  void emit_tmem_release(int indent);
+  void emit_tmem_release();
 };
 
 // The kernel writer of the target's MMA family.
