@@ -1,6 +1,10 @@
 // backend/cuda/element_spellings.cpp — the rows of element_spellings.h.
 #include "backend/cuda/element_spellings.h"
 
+#include <fmt/core.h>
+
+#include <stdexcept>
+
 namespace tilec::cuda {
 namespace {
 
@@ -45,5 +49,21 @@ const ElementSpelling* element_spelling(OpKind kind) {
 }
 
 std::span<const ElementSpelling> element_spellings() { return kSpellings; }
+
+std::string combining_expression(OpKind kind, bool floating, std::string_view acc, std::string_view next) {
+  std::string_view name;
+  switch (kind) {
+    case OpKind::reduce_sum: case OpKind::scan_sum: name = "add"; break;
+    case OpKind::scan_prod: name = "mul"; break;
+    case OpKind::reduce_max: case OpKind::scan_max: name = "max"; break;
+    case OpKind::reduce_min: case OpKind::scan_min: name = "min"; break;
+    default: throw std::logic_error(fmt::format("combining_expression: {} is not a reduction or a scan", op_info(kind).name));
+  }
+  if (floating) return fmt::format("{}_f32({}, {})", name, acc, next);
+  if (name == "add" || name == "mul")  // through uint64_t: wraps where int64_t would overflow
+    return fmt::format("static_cast<int64_t>(static_cast<uint64_t>({}) {} static_cast<uint64_t>({}))", acc,
+                       name == "add" ? "+" : "*", next);
+  return fmt::format("{}_i64({}, {})", name, acc, next);
+}
 
 }  // namespace tilec::cuda

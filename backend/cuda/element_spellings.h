@@ -11,6 +11,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "ir/op_table.h"
@@ -31,5 +32,13 @@ struct ElementSpelling {
 const ElementSpelling* element_spelling(OpKind kind);
 
 std::span<const ElementSpelling> element_spellings();
+
+// How a reduction or a scan (reduce_* / scan_*) combines its running value `acc` with the next
+// value `next`, both f32 for floats and int64_t for integers: add_f32 / mul_f32 / max_f32 /
+// min_f32, max_i64 / min_i64, and integer sums and products in 64 bits that wrap (docs/ir.md),
+// as the interpreter's evaluate_reduce and evaluate_scan combine them. Every reduction and scan
+// the CUDA backend writes (both plain forms, register tiles on the tensor cores) spells its step
+// here.
+std::string combining_expression(OpKind kind, bool floating, std::string_view acc, std::string_view next);
 
 }  // namespace tilec::cuda

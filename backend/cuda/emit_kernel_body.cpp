@@ -334,18 +334,11 @@ void BodyEmitter::emit_reduction(const Operation& op) {
 
   comment(op);
   tile_loop(output.element_count(), [&] {
-    if (sum) {
-      out_.line(fmt::format("{} acc = {};", accumulator, floating ? "0.0f" : "0"));
-      std::string add = floating ? fmt::format("acc = add_f32(acc, {});", widened(kind, input_element("pos")))
-                                 : fmt::format("acc += {};", input_element("pos"));
-      out_.line(fmt::format("for (int pos = 0; pos < {}; ++pos) {}", extent, add));
-    } else {
-      out_.line(fmt::format("{} acc = {};", accumulator, widened(kind, input_element("0"))));
-      bool maximum = op.kind() == OpKind::reduce_max;
-      out_.line(fmt::format("for (int pos = 1; pos < {}; ++pos) acc = {}(acc, {});", extent,
-                            floating ? (maximum ? "max_f32" : "min_f32") : (maximum ? "max_i64" : "min_i64"),
-                            widened(kind, input_element("pos"))));
-    }
+    // A sum starts from zero, a maximum or minimum from the first element.
+    out_.line(fmt::format("{} acc = {};", accumulator,
+                          sum ? (floating ? "0.0f" : "0") : widened(kind, input_element("0"))));
+    out_.line(fmt::format("for (int pos = {}; pos < {}; ++pos) acc = {};", sum ? 0 : 1, extent,
+                          combining_expression(op.kind(), floating, "acc", widened(kind, input_element("pos")))));
     out_.line(fmt::format("{}[elem] = {};", plan_.expression(op.result()), narrowed_accumulator(kind)));
   });
 }
@@ -368,20 +361,7 @@ void BodyEmitter::emit_scan(const Operation& op) {
                                     : fmt::format("(elem / {0} * {1} + pos) * {0} + elem % {0}", inner, extent);
   const std::string read = widened(kind, fmt::format("{}[{}]", in, at));
   comment(op);
-  // acc combined with the next element: f32 helpers, or 64-bit integers that wrap.
-  std::string combined;
-  switch (op.kind()) {
-    case OpKind::scan_sum:
-    case OpKind::scan_prod: {
-      const char* sign = op.kind() == OpKind::scan_sum ? "+" : "*";
-      combined = floating ? fmt::format("{}_f32(acc, {})", op.kind() == OpKind::scan_sum ? "add" : "mul", read)
-                          : fmt::format("static_cast<int64_t>(static_cast<uint64_t>(acc) {} static_cast<uint64_t>({}))",
-                                        sign, read);
-      break;
-    }
-    default: combined = fmt::format("{}_{}(acc, {})", op.kind() == OpKind::scan_max ? "max" : "min",
-                                    floating ? "f32" : "i64", read);
-  }
+  const std::string combined = combining_expression(op.kind(), floating, "acc", read);
   tile_loop(lines, [&] {
     out_.line(fmt::format("{} acc = {};", floating ? "float" : "int64_t", floating ? "0.0f" : "0"));
     CodeWriter::Block walk_line = out_.block(fmt::format("for (int pos = 0; pos < {}; ++pos) {{", extent));

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "backend/cuda/cuda_syntax.h"
+#include "backend/cuda/element_spellings.h"
 #include "backend/cuda/emit_kernel_body.h"
 
 namespace tilec::cuda {
@@ -297,8 +298,7 @@ void RegisterEmitter::emit_reduction(const Operation& op) {
   // identity, and a row of NaNs stays NaN as in the interpreter.
   std::string identity = sum ? (floating ? "0.0f" : "0") : floating ? "NAN" : maximum ? "INT64_MIN" : "INT64_MAX";
   auto combine = [&](const std::string& a, const std::string& b) {
-    if (sum) return floating ? fmt::format("add_f32({}, {})", a, b) : fmt::format("{} + {}", a, b);
-    return fmt::format("{}_{}({}, {})", maximum ? "max" : "min", floating ? "f32" : "i64", a, b);
+    return combining_expression(op.kind(), floating, a, b);
   };
   auto widen = [&](const std::string& element) {
     if (floating) return kind == ScalarKind::f32 ? element : fmt::format("to_f32({})", element);

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "backend/cuda/element_spellings.h"
 #include "backend/cuda/tensor_core_kernel.h"
 #include "ir/ir.h"
 
@@ -55,9 +56,7 @@ void TensorCoreKernel::emit_reduction(const Operation& op) {
   const Fragment& result = *fragment(op.result());
   const Fragment& input = *fragment(op.operand(0));
   OpKind kind = op.kind();
-  std::string combine = kind == OpKind::reduce_max   ? "max_f32({0}, {1})"
-                        : kind == OpKind::reduce_min ? "min_f32({0}, {1})"
-                                                     : "add_f32({0}, {1})";
+  const std::string combine = combining_expression(kind, /*floating=*/true, "{0}", "{1}");
   comment(op);
   declare_fragment(result);
   CodeWriter::Block scope = writer_.block("{");

@@ -426,5 +426,35 @@ TEST(CudaElementSpellings, EveryElementwiseOpHasItsSpellings) {
   }
 }
 
+// Every reduction and scan combines through combining_expression: the f32 helper of its
+// elementwise op, and for integers 64-bit sums and products through uint64_t (they wrap, as the
+// interpreter's do; `acc + x` on int64_t would be undefined on overflow) and max_i64 / min_i64.
+TEST(CudaElementSpellings, ReductionsAndScansCombineThroughOneSpelling) {
+  const std::string prelude(cuda::cuda_prelude());
+  for (const OpInfo& info : all_ops()) {
+    const bool combines = info.name.rfind("reduce_", 0) == 0 || info.name.rfind("scan_", 0) == 0;
+    if (!combines) {
+      EXPECT_THROW(cuda::combining_expression(info.kind, true, "acc", "x"), std::logic_error) << info.name;
+      continue;
+    }
+    for (bool floating : {true, false}) {
+      std::string step = cuda::combining_expression(info.kind, floating, "acc", "x");
+      std::smatch helper;
+      if (std::regex_match(step, helper, std::regex(R"(([a-z0-9_]+)\(acc, x\))")))
+        EXPECT_TRUE(std::regex_search(prelude, std::regex("inline (float|int64_t) " + helper[1].str() + "\\(")))
+            << info.name << ": the prelude defines no " << helper[1];
+      else
+        EXPECT_TRUE(!floating &&
+                    std::regex_match(step, std::regex(R"(static_cast<int64_t>\(static_cast<uint64_t>\(acc\) [+*] )"
+                                                      R"(static_cast<uint64_t>\(x\)\))")))
+            << info.name << ": " << step;
+    }
+  }
+  EXPECT_EQ(cuda::combining_expression(OpKind::scan_prod, true, "acc", "x"), "mul_f32(acc, x)");
+  EXPECT_EQ(cuda::combining_expression(OpKind::reduce_min, false, "acc", "x"), "min_i64(acc, x)");
+  EXPECT_EQ(cuda::combining_expression(OpKind::reduce_sum, false, "acc", "x"),
+            "static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(x))");
+}
+
 }  // namespace
 }  // namespace tilec::cuda_test

@@ -351,6 +351,13 @@ TEST(EmulateRuntime, ScansOfProductsMaximaAndMinimaMatchTheInterpreter) {
   expect_plain_kernel_matches("scans", {"Y", "Z", "J", "K"});
 }
 
+// Integer sums that wrap, along rows and columns: i64 values near 2^62 (the 64-bit running sum
+// wraps, spelled through uint64_t as the scans are, so the emitted C++ has no signed overflow)
+// and i32 near 2^30 (summed in 64 bits, then narrowed). Both plain forms.
+TEST(EmulateRuntime, IntegerSumsThatWrapMatchTheInterpreter) {
+  expect_plain_kernel_matches("int_sums", {"RA", "CA", "RB", "CB"});
+}
+
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
 // (Y[r, c + 1] = X[r, c], column 0 of Y untouched), an offset no vector fits, and the same tiles
 // one row down into Z through a 2-row tile. Both plain forms, both targets, match the
