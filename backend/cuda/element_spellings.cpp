@@ -9,16 +9,16 @@ namespace tilec::cuda {
 namespace {
 
 constexpr ElementSpelling kSpellings[] = {
-    {.kind = OpKind::add, .f32 = "add_f32({a}, {b})", .integer = "{a} + {b}"},
-    {.kind = OpKind::sub, .f32 = "sub_f32({a}, {b})", .integer = "{a} - {b}"},
-    {.kind = OpKind::mul, .f32 = "mul_f32({a}, {b})", .integer = "{a} * {b}"},
+    {.kind = OpKind::add, .f32 = "add_f32({a}, {b})", .integer = "{a} + {b}", .wrapping = "add_i64({a}, {b})"},
+    {.kind = OpKind::sub, .f32 = "sub_f32({a}, {b})", .integer = "{a} - {b}", .wrapping = "sub_i64({a}, {b})"},
+    {.kind = OpKind::mul, .f32 = "mul_f32({a}, {b})", .integer = "{a} * {b}", .wrapping = "mul_i64({a}, {b})"},
     // x / 0, x % 0 and INT64_MIN / -1 are defined (docs/ir.md): the helpers give their results.
     {.kind = OpKind::div, .f32 = "div_f32({a}, {b})", .integer = "div_i64({a}, {b})", .safe_divisor = "{a} / {b}"},
     {.kind = OpKind::rem, .integer = "rem_i64({a}, {b})", .safe_divisor = "{a} % {b}"},
     {.kind = OpKind::cdiv, .integer = "cdiv_{int}({a}, {b})"},
     {.kind = OpKind::max, .f32 = "max_f32({a}, {b})", .integer = "max_{int}({a}, {b})"},
     {.kind = OpKind::min, .f32 = "min_f32({a}, {b})", .integer = "min_{int}({a}, {b})"},
-    {.kind = OpKind::neg, .f32 = "-{a}", .integer = "-{a}"},
+    {.kind = OpKind::neg, .f32 = "-{a}", .integer = "-{a}", .wrapping = "sub_i64(0, {a})"},
     {.kind = OpKind::exp, .f32 = "exp_f32({a})"},
     {.kind = OpKind::exp2, .f32 = "exp2_f32({a})"},
     {.kind = OpKind::fma, .f32 = "fma_f32({a}, {b}, {c})"},
@@ -50,6 +50,11 @@ const ElementSpelling* element_spelling(OpKind kind) {
 
 std::span<const ElementSpelling> element_spellings() { return kSpellings; }
 
+bool may_overflow_int64(OpKind kind, ScalarKind element) {
+  const bool wrapping = element_spelling(kind) && !element_spelling(kind)->wrapping.empty();
+  return wrapping && element == ScalarKind::i64;
+}
+
 std::string combining_expression(OpKind kind, bool floating, std::string_view acc, std::string_view next) {
   std::string_view name;
   switch (kind) {
@@ -59,11 +64,7 @@ std::string combining_expression(OpKind kind, bool floating, std::string_view ac
     case OpKind::reduce_min: case OpKind::scan_min: name = "min"; break;
     default: throw std::logic_error(fmt::format("combining_expression: {} is not a reduction or a scan", op_info(kind).name));
   }
-  if (floating) return fmt::format("{}_f32({}, {})", name, acc, next);
-  if (name == "add" || name == "mul")  // through uint64_t: wraps where int64_t would overflow
-    return fmt::format("static_cast<int64_t>(static_cast<uint64_t>({}) {} static_cast<uint64_t>({}))", acc,
-                       name == "add" ? "+" : "*", next);
-  return fmt::format("{}_i64({}, {})", name, acc, next);
+  return fmt::format("{}_{}({}, {})", name, floating ? "f32" : "i64", acc, next);  // add_i64 and mul_i64 wrap
 }
 
 }  // namespace tilec::cuda

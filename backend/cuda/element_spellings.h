@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "ir/op_table.h"
+#include "ir/types.h"
 
 namespace tilec::cuda {
 
@@ -26,7 +27,14 @@ struct ElementSpelling {
   // (div, rem): C's operator gives the interpreter's result there, and reads better.
   std::string_view safe_divisor;
   std::string_view mask;     // on i1 masks (and, or, not)
+  // On integers whose 64-bit arithmetic may overflow (i64 operands; products of u32), a prelude
+  // helper that wraps as the interpreter does; empty: `integer` cannot overflow there.
+  std::string_view wrapping;
 };
+
+// Whether `kind` on integers of type `element`, computed in int64_t, may overflow it: i64 sums,
+// differences, products and negations (narrower types and index arithmetic cannot).
+bool may_overflow_int64(OpKind kind, ScalarKind element);
 
 // The row of `kind`, or nullptr (not elementwise, or cmp, select, cast).
 const ElementSpelling* element_spelling(OpKind kind);
@@ -35,7 +43,7 @@ std::span<const ElementSpelling> element_spellings();
 
 // How a reduction or a scan (reduce_* / scan_*) combines its running value `acc` with the next
 // value `next`, both f32 for floats and int64_t for integers: add_f32 / mul_f32 / max_f32 /
-// min_f32, max_i64 / min_i64, and integer sums and products in 64 bits that wrap (docs/ir.md),
+// min_f32, and add_i64 / mul_i64 (they wrap, docs/ir.md) / max_i64 / min_i64,
 // as the interpreter's evaluate_reduce and evaluate_scan combine them. Every reduction and scan
 // the CUDA backend writes (both plain forms, register tiles on the tensor cores) spells its step
 // here.

@@ -217,6 +217,8 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
   std::string value = "/* unsupported */ 0";  // no row: rejected by compute_kernel_plan
   if (spelling && !spelling->safe_divisor.empty() && divisor_is_safe(op))
     value = spell(spelling->safe_divisor, wide);
+  else if (may_overflow_int64(op.kind(), input))
+    value = spell(spelling->wrapping, wide);
   else if (spelling && !spelling->integer.empty())
     value = spell(spelling->integer, wide);
   return narrow ? fmt::format("static_cast<{}>({})", result_type, value) : value;

@@ -138,6 +138,17 @@ __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t abs_i64(int64_t a) {
   return a < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a;
 }
+// Sums, differences and products that wrap in two's complement, as the interpreter's do (int64_t's
+// own operators are undefined on overflow): i64 arithmetic, u32 products, reductions and scans.
+__host__ __device__ inline int64_t add_i64(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+__host__ __device__ inline int64_t sub_i64(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+__host__ __device__ inline int64_t mul_i64(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 

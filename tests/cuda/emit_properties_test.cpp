@@ -417,7 +417,7 @@ TEST(CudaElementSpellings, EveryElementwiseOpHasItsSpellings) {
   const std::string prelude(cuda::cuda_prelude());
   const std::regex call(R"(([A-Za-z_][A-Za-z_0-9]*)\()");
   for (const cuda::ElementSpelling& row : cuda::element_spellings()) {
-    for (std::string_view spelling : {row.f32, row.integer, row.safe_divisor, row.mask}) {
+    for (std::string_view spelling : {row.f32, row.integer, row.safe_divisor, row.mask, row.wrapping}) {
       std::string text = std::regex_replace(std::string(spelling), std::regex("\\{int\\}"), "i64");
       for (std::sregex_iterator it(text.begin(), text.end(), call), end; it != end; ++it)
         EXPECT_TRUE(std::regex_search(prelude, std::regex("inline (float|int64_t) " + (*it)[1].str() + "\\(")))
@@ -426,11 +426,15 @@ TEST(CudaElementSpellings, EveryElementwiseOpHasItsSpellings) {
   }
 }
 
-// Every reduction and scan combines through combining_expression: the f32 helper of its
-// elementwise op, and for integers 64-bit sums and products through uint64_t (they wrap, as the
-// interpreter's do; `acc + x` on int64_t would be undefined on overflow) and max_i64 / min_i64.
+// Every reduction and scan combines through combining_expression: the helper of its
+// elementwise op (add_i64 and mul_i64 wrap, as the interpreter's integer sums and products do;
+// `acc + x` on int64_t would be undefined on overflow), each defined by the prelude. The wrapping
+// spellings of elementwise ops are prelude helpers too.
 TEST(CudaElementSpellings, ReductionsAndScansCombineThroughOneSpelling) {
   const std::string prelude(cuda::cuda_prelude());
+  auto defined = [&](const std::string& helper) {
+    return std::regex_search(prelude, std::regex("inline (float|int64_t) " + helper + "\\("));
+  };
   for (const OpInfo& info : all_ops()) {
     const bool combines = info.name.rfind("reduce_", 0) == 0 || info.name.rfind("scan_", 0) == 0;
     if (!combines) {
@@ -440,20 +444,18 @@ TEST(CudaElementSpellings, ReductionsAndScansCombineThroughOneSpelling) {
     for (bool floating : {true, false}) {
       std::string step = cuda::combining_expression(info.kind, floating, "acc", "x");
       std::smatch helper;
-      if (std::regex_match(step, helper, std::regex(R"(([a-z0-9_]+)\(acc, x\))")))
-        EXPECT_TRUE(std::regex_search(prelude, std::regex("inline (float|int64_t) " + helper[1].str() + "\\(")))
-            << info.name << ": the prelude defines no " << helper[1];
-      else
-        EXPECT_TRUE(!floating &&
-                    std::regex_match(step, std::regex(R"(static_cast<int64_t>\(static_cast<uint64_t>\(acc\) [+*] )"
-                                                      R"(static_cast<uint64_t>\(x\)\))")))
-            << info.name << ": " << step;
+      ASSERT_TRUE(std::regex_match(step, helper, std::regex(R"(([a-z0-9_]+)\(acc, x\))"))) << step;
+      EXPECT_TRUE(defined(helper[1].str())) << info.name << ": the prelude defines no " << helper[1];
     }
   }
   EXPECT_EQ(cuda::combining_expression(OpKind::scan_prod, true, "acc", "x"), "mul_f32(acc, x)");
-  EXPECT_EQ(cuda::combining_expression(OpKind::reduce_min, false, "acc", "x"), "min_i64(acc, x)");
-  EXPECT_EQ(cuda::combining_expression(OpKind::reduce_sum, false, "acc", "x"),
-            "static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(x))");
+  EXPECT_EQ(cuda::combining_expression(OpKind::reduce_sum, false, "acc", "x"), "add_i64(acc, x)");
+  for (const cuda::ElementSpelling& row : cuda::element_spellings())
+    if (!row.wrapping.empty()) {
+      EXPECT_TRUE(cuda::may_overflow_int64(row.kind, ScalarKind::i64)) << op_info(row.kind).name;
+      EXPECT_FALSE(cuda::may_overflow_int64(row.kind, ScalarKind::i32)) << op_info(row.kind).name;
+      EXPECT_FALSE(cuda::may_overflow_int64(row.kind, ScalarKind::index)) << op_info(row.kind).name;
+    }
 }
 
 }  // namespace

@@ -351,11 +351,12 @@ TEST(EmulateRuntime, ScansOfProductsMaximaAndMinimaMatchTheInterpreter) {
   expect_plain_kernel_matches("scans", {"Y", "Z", "J", "K"});
 }
 
-// Integer sums that wrap, along rows and columns: i64 values near 2^62 (the 64-bit running sum
-// wraps, spelled through uint64_t as the scans are, so the emitted C++ has no signed overflow)
-// and i32 near 2^30 (summed in 64 bits, then narrowed). Both plain forms.
-TEST(EmulateRuntime, IntegerSumsThatWrapMatchTheInterpreter) {
-  expect_plain_kernel_matches("int_sums", {"RA", "CA", "RB", "CB"});
+// i64 arithmetic and integer sums that wrap: i64 values near 2^62 (products, differences,
+// negations and running sums overflow; the emitted C++ spells them add_i64 / sub_i64 / mul_i64,
+// which wrap, where int64_t's operators would be undefined) and i32 near 2^30 (summed in 64
+// bits, then narrowed). Both plain forms.
+TEST(EmulateRuntime, IntegerArithmeticAndSumsThatWrapMatchTheInterpreter) {
+  expect_plain_kernel_matches("int_sums", {"RA", "CA", "PA", "RB", "CB"});
 }
 
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y
