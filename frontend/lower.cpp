@@ -125,7 +125,7 @@ Value* Lowering::materialize(const Operand& operand, ScalarKind element, Locatio
     error(location, fmt::format("the number {} is not an integer ({} is expected here)", c.floating, to_string(element)));
     return builder_->constant(Attribute(int64_t{0}), Type::scalar(element));
   }
-  // A number outside i8, i16, i32 or u8 would wrap silently: say so instead.
+  // A number outside i8, i16, i32, u8, u16 or u32 would wrap silently: say so instead.
   auto range = element == ScalarKind::i1 ? std::nullopt : integer_range(element);
   if (range && (c.integer < range->lowest || c.integer > range->highest)) {
     error(location, fmt::format("the number {} does not fit {} ({} to {}); convert the other operand to a wider "
@@ -169,7 +169,7 @@ std::optional<int64_t> Lowering::const_int(const Expr& expr, const char* what, i
 std::optional<ScalarKind> Lowering::element_type(const std::string& name, Location location) {
   auto kind = parse_scalar_kind(name);
   if (!kind || *kind == ScalarKind::index || *kind == ScalarKind::i1) {
-    error(location, fmt::format("unknown element type '{}' (expected f32, f16, bf16, f8e4m3, f8e5m2, i8, i16, i32, i64 or u8)", name));
+    error(location, fmt::format("unknown element type '{}' (expected f32, f16, bf16, f8e4m3, f8e5m2, i8, i16, i32, i64, u8, u16 or u32)", name));
     return std::nullopt;
   }
   return kind;

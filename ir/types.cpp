@@ -9,8 +9,9 @@
 namespace tilec {
 
 namespace {
-constexpr std::array<std::string_view, 12> kScalarNames = {"i1",  "i32",  "i64",    "index",  "f16", "bf16",
-                                                           "f32", "f8e4m3", "f8e5m2", "i8", "i16", "u8"};
+constexpr std::array<std::string_view, 14> kScalarNames = {"i1",     "i32",    "i64", "index", "f16",
+                                                           "bf16",   "f32",    "f8e4m3", "f8e5m2", "i8",
+                                                           "i16",    "u8",     "u16", "u32"};
 constexpr std::array<std::string_view, 3> kSpaceNames = {"reg", "smem", "tmem"};
 }  // namespace
 
@@ -35,6 +36,8 @@ std::optional<IntegerRange> integer_range(ScalarKind kind) {
     case ScalarKind::i16: return IntegerRange{-32768, 32767};
     case ScalarKind::i32: return IntegerRange{-2147483648LL, 2147483647LL};
     case ScalarKind::u8: return IntegerRange{0, 255};
+    case ScalarKind::u16: return IntegerRange{0, 65535};
+    case ScalarKind::u32: return IntegerRange{0, 4294967295LL};
     default: return std::nullopt;
   }
 }
@@ -50,6 +53,8 @@ int byte_size(ScalarKind kind) {
     case ScalarKind::i8: return 1;
     case ScalarKind::i16: return 2;
     case ScalarKind::u8: return 1;
+    case ScalarKind::u16: return 2;
+    case ScalarKind::u32: return 4;
     case ScalarKind::i32: return 4;
     case ScalarKind::i64: return 8;
     case ScalarKind::index: return 8;

@@ -1,6 +1,6 @@
 // ir/types.h — the IR's types.
 //
-//   scalars   i1 i8 i16 i32 i64 u8 index f16 bf16 f32 f8e4m3 f8e5m2
+//   scalars   i1 i8 i16 i32 i64 u8 u16 u32 index f16 bf16 f32 f8e4m3 f8e5m2
 //   tensor    tensor<M, K, bf16>        global memory; each dim a symbol, a number or `?`
 //   tile      tile<128x64xbf16, smem>   a tile with a static shape in smem, tmem or registers
 //   token     the result of an async op
@@ -17,7 +17,7 @@
 
 namespace tilec {
 
-enum class ScalarKind : uint8_t { i1, i32, i64, index, f16, bf16, f32, f8e4m3, f8e5m2, i8, i16, u8 };
+enum class ScalarKind : uint8_t { i1, i32, i64, index, f16, bf16, f32, f8e4m3, f8e5m2, i8, i16, u8, u16, u32 };
 
 std::string_view to_string(ScalarKind kind);
 std::optional<ScalarKind> parse_scalar_kind(std::string_view text);
@@ -26,7 +26,7 @@ bool is_integer(ScalarKind kind);  // integers and index
 // Bytes one element occupies in memory (f8 → 1, bf16 → 2, i1 → 1, i8 → 1, index → 8).
 int byte_size(ScalarKind kind);
 // The values of an integer element type narrower than 64 bits (i1: 0 and 1; i8, i16, i32 in
-// two's complement; u8 from 0): what a number must fit, where arithmetic wraps to and where a
+// two's complement; u8, u16, u32 from 0): what a number must fit, where arithmetic wraps to and where a
 // cast from a float saturates. nullopt for i64, index and the floats.
 struct IntegerRange {
   int64_t lowest, highest;

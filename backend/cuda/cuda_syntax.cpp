@@ -16,6 +16,8 @@ std::string_view element_type(ScalarKind kind) {
     case ScalarKind::i8: return "int8_t";
     case ScalarKind::i16: return "int16_t";
     case ScalarKind::u8: return "uint8_t";
+    case ScalarKind::u16: return "uint16_t";
+    case ScalarKind::u32: return "uint32_t";
     case ScalarKind::i32: return "int32_t";
     case ScalarKind::i64: return "int64_t";
     case ScalarKind::index: return "int64_t";
@@ -83,6 +85,8 @@ std::string literal(const Attribute& value, ScalarKind kind) {
     case ScalarKind::i8: return integer_literal(static_cast<int8_t>(integer));
     case ScalarKind::i16: return integer_literal(static_cast<int16_t>(integer));
     case ScalarKind::u8: return integer_literal(static_cast<uint8_t>(integer));
+    case ScalarKind::u16: return integer_literal(static_cast<uint16_t>(integer));
+    case ScalarKind::u32: return integer_literal(static_cast<uint32_t>(integer));
     case ScalarKind::i32: return integer_literal(static_cast<int32_t>(integer));
     case ScalarKind::i64:
     case ScalarKind::index: return integer_literal(integer);
@@ -100,6 +104,8 @@ std::string zero_literal(ScalarKind kind) {
     case ScalarKind::i8:
     case ScalarKind::i16:
     case ScalarKind::u8:
+    case ScalarKind::u16:
+    case ScalarKind::u32:
     case ScalarKind::i32:
     case ScalarKind::i64:
     case ScalarKind::index: return "0";

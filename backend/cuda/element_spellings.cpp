@@ -52,7 +52,7 @@ std::span<const ElementSpelling> element_spellings() { return kSpellings; }
 
 bool may_overflow_int64(OpKind kind, ScalarKind element) {
   const bool wrapping = element_spelling(kind) && !element_spelling(kind)->wrapping.empty();
-  return wrapping && element == ScalarKind::i64;
+  return wrapping && (element == ScalarKind::i64 || (element == ScalarKind::u32 && kind == OpKind::mul));
 }
 
 std::string combining_expression(OpKind kind, bool floating, std::string_view acc, std::string_view next) {

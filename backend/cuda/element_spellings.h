@@ -33,7 +33,8 @@ struct ElementSpelling {
 };
 
 // Whether `kind` on integers of type `element`, computed in int64_t, may overflow it: i64 sums,
-// differences, products and negations (narrower types and index arithmetic cannot).
+// differences, products and negations, and u32 products (up to 2^64; narrower types and index
+// arithmetic cannot).
 bool may_overflow_int64(OpKind kind, ScalarKind element);
 
 // The row of `kind`, or nullptr (not elementwise, or cmp, select, cast).

@@ -162,7 +162,7 @@ int64_t float_to_integer(ScalarKind kind, float value) {
   if (kind == ScalarKind::i1) return value != 0.0f ? 1 : 0;  // C++'s bool(x): NaN and 0.5 are true
   if (std::isnan(value)) return 0;
   float truncated = std::trunc(value);
-  if (auto range = integer_range(kind)) {  // i8, i16, i32, u8: saturate at the type's range
+  if (auto range = integer_range(kind)) {  // i8, i16, i32, u8, u16, u32: saturate at the type's range
     if (truncated >= static_cast<float>(range->highest)) return range->highest;  // 2^31 - 1 rounds up to 2^31
     if (truncated <= static_cast<float>(range->lowest)) return range->lowest;
     return static_cast<int64_t>(truncated);
@@ -177,6 +177,8 @@ int64_t wrap_integer(ScalarKind kind, int64_t value) {
   if (kind == ScalarKind::i8) return static_cast<int8_t>(static_cast<uint8_t>(value));
   if (kind == ScalarKind::i16) return static_cast<int16_t>(static_cast<uint16_t>(value));
   if (kind == ScalarKind::u8) return static_cast<uint8_t>(value);
+  if (kind == ScalarKind::u16) return static_cast<uint16_t>(value);
+  if (kind == ScalarKind::u32) return static_cast<uint32_t>(value);
   if (kind == ScalarKind::i32) return static_cast<int32_t>(static_cast<uint32_t>(value));
   return value;
 }

@@ -39,7 +39,7 @@ float integer_to_format(ScalarKind format, int64_t value);
 int64_t float_to_integer(ScalarKind integer_type, float value);
 
 // Wraps a 64-bit result to an integer element type (i1: lowest bit; i8, i16 and i32: two's
-// complement; u8: modulo 256).
+// complement; u8, u16, u32: modulo 2^8, 2^16, 2^32).
 int64_t wrap_integer(ScalarKind integer_type, int64_t value);
 
 // An f32 as the tensor cores read an f32 mma operand (tf32: 1.8.10): the low 13 mantissa bits

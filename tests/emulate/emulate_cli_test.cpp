@@ -338,6 +338,12 @@ TEST(EmulateRuntime, SixteenBitAndUnsignedEightBitIntegersMatchTheInterpreter) {
   expect_plain_kernel_matches("narrow_ints", {"H", "U", "S", "V", "F"});
 }
 
+// u16 and u32 tensors: saturating casts (negatives to 0), arithmetic modulo 2^16 and 2^32 (u32
+// products past 2^63 wrap through mul_i64), a comparison, a row sum and casts, both plain forms.
+TEST(EmulateRuntime, SixteenAndThirtyTwoBitUnsignedIntegersMatchTheInterpreter) {
+  expect_plain_kernel_matches("unsigned_ints", {"H", "W", "S", "P", "T", "F"});
+}
+
 // cumsum (issue 18) as emitted CUDA: along rows and columns, of f32, bf16 (f32 running sums,
 // each rounded) and i32 tiles, ragged; the register form falls back to shared-memory tiles for
 // it (one thread per line). Both forms.

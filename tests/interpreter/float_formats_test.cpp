@@ -181,6 +181,16 @@ TEST(FloatFormats, FloatToIntegerTruncatesAndSaturates) {
   EXPECT_EQ(wrap_integer(ScalarKind::i16, 40000), -25536);
   EXPECT_EQ(wrap_integer(ScalarKind::u8, -1), 255);
   EXPECT_EQ(wrap_integer(ScalarKind::u8, 300), 44);
+  // u16 and u32: saturate at 0 and 2^16 - 1 / 2^32 - 1, wrap modulo 2^16 / 2^32.
+  EXPECT_EQ(float_to_integer(ScalarKind::u16, 70000.0f), 65535);
+  EXPECT_EQ(float_to_integer(ScalarKind::u16, -5.0f), 0);
+  EXPECT_EQ(float_to_integer(ScalarKind::u32, 5.0e9f), 4294967295LL);
+  EXPECT_EQ(float_to_integer(ScalarKind::u32, 4.0e9f), 4000000000LL);
+  EXPECT_EQ(float_to_integer(ScalarKind::u32, -1.0e9f), 0);
+  EXPECT_EQ(wrap_integer(ScalarKind::u16, -1), 65535);
+  EXPECT_EQ(wrap_integer(ScalarKind::u16, 65536 + 7), 7);
+  EXPECT_EQ(wrap_integer(ScalarKind::u32, -1), 4294967295LL);
+  EXPECT_EQ(wrap_integer(ScalarKind::u32, (int64_t{1} << 40) + 5), 5);
 }
 
 }  // namespace
