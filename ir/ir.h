@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/attribute_audit.h"
 #include "ir/attribute_keys.h"
 #include "ir/attributes.h"
 #include "ir/diagnostic.h"
@@ -90,18 +91,35 @@ class Operation {
   std::string string_attr(const std::string& name, const std::string& fallback = "") const;
   void set_attr(std::string name, Attribute value) { attributes_[std::move(name)] = std::move(value); }
   void remove_attr(const std::string& name) { attributes_.erase(name); }
-  // The same through a typed key (ir/attribute_keys.h).
+  // The same through a typed key (ir/attribute_keys.h): the attributes passes publish. While a
+  // pass runs, AttributeAudit (ir/attribute_audit.h) checks these accesses against its contract.
   template <typename T>
-  bool has(AttrKey<T> key) const { return has_attr(key.name); }
-  int64_t get(AttrKey<int64_t> key, int64_t fallback = 0) const { return int_attr(key.name, fallback); }
-  std::string get(AttrKey<std::string> key, const std::string& fallback = "") const {
-    return string_attr(key.name, fallback);
+  bool has(AttrKey<T> key) const { return audited_read(key.name)->has_attr(key.name); }
+  int64_t get(AttrKey<int64_t> key, int64_t fallback = 0) const {
+    return audited_read(key.name)->int_attr(key.name, fallback);
   }
-  void set(AttrKey<int64_t> key, int64_t value) { set_attr(key.name, Attribute(value)); }
-  void set(AttrKey<std::string> key, std::string value) { set_attr(key.name, Attribute(std::move(value))); }
-  void set(AttrKey<UnitAttr> key) { set_attr(key.name, Attribute(UnitAttr{})); }
+  std::string get(AttrKey<std::string> key, const std::string& fallback = "") const {
+    return audited_read(key.name)->string_attr(key.name, fallback);
+  }
+  const Attribute* get(AttrKey<void> key) const { return audited_read(key.name)->attr(key.name); }  // an array
+  void set(AttrKey<int64_t> key, int64_t value) { audited_write(key.name)->set_attr(key.name, Attribute(value)); }
+  void set(AttrKey<std::string> key, std::string value) {
+    audited_write(key.name)->set_attr(key.name, Attribute(std::move(value)));
+  }
+  void set(AttrKey<void> key, Attribute value) { audited_write(key.name)->set_attr(key.name, std::move(value)); }
+  void set(AttrKey<UnitAttr> key) { audited_write(key.name)->set_attr(key.name, Attribute(UnitAttr{})); }
   template <typename T>
-  void remove(AttrKey<T> key) { remove_attr(key.name); }
+  void remove(AttrKey<T> key) { audited_write(key.name)->remove_attr(key.name); }
+
+  // This operation, after telling an open AttributeAudit about the access.
+  const Operation* audited_read(const char* name) const {
+    if (AttributeAudit* audit = AttributeAudit::active()) audit->note_read(name);
+    return this;
+  }
+  Operation* audited_write(const char* name) {
+    if (AttributeAudit* audit = AttributeAudit::active()) audit->note_write(name);
+    return this;
+  }
 
   // Regions (each a single block).
   size_t num_regions() const { return regions_.size(); }

@@ -71,7 +71,7 @@ bool build_resources(Module& module, PassContext& ctx) {
       uses.push_back(Attribute(Attribute::Array{Attribute(std::string(use.slot)), Attribute(use.at),
                                                 Attribute(use.duration), Attribute(use.occupancy)}));
     op.set(attr::resource_kind, std::string(kind));
-    op.set_attr(attr::resources.name, Attribute(std::move(uses)));
+    op.set(attr::resources, Attribute(std::move(uses)));
     op.set(attr::latency, footprint->latency);
   });
   return true;

@@ -90,13 +90,13 @@ int attr_or(const Operation& op, const std::string& name, int fallback) {
 sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph& graph, const Scheduler& s) {
   sched::LoopOp node;
   node.name = std::move(name);
-  node.latency = attr_or(op, attr::latency.name, 0);
-  if (const Attribute* kind = op.attr(attr::resource_kind.name); kind && kind->is_string()) {
-    node.kind = kind->as_string();
+  node.latency = static_cast<int>(op.get(attr::latency, 0));
+  if (std::string kind = op.get(attr::resource_kind); !kind.empty()) {
+    node.kind = kind;
     const target::OpFootprint* footprint = s.model.find_footprint(node.kind);
     node.async = footprint && footprint->async;
   }
-  if (const Attribute* resources = op.attr(attr::resources.name); resources && resources->is_array()) {
+  if (const Attribute* resources = op.get(attr::resources); resources && resources->is_array()) {
     for (const Attribute& use : resources->as_array()) {
       const auto& fields = use.as_array();
       const std::string& slot_name = fields.at(0).as_string();
@@ -115,7 +115,7 @@ sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph&
   const Attribute* gid = op.attr("tileas.schedule.constraint.gid");
   if (gid && gid->is_int()) {
     node.constraints.group = static_cast<int>(gid->as_int());
-    int root = attr_or(op, attr::group.name, node.constraints.group);
+    int root = static_cast<int>(op.get(attr::group, node.constraints.group));
     if (root != node.constraints.group) node.constraints.leader_group = root;
   }
   node.constraints.max_depth = attr_or(op, "tileas.schedule.constraint.max_depth", -1);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "backend/target.h"
+#include "ir/attribute_audit.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
 #include "ir/printer.h"
@@ -110,7 +111,13 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
         return PipelineStatus::input_error;
       }
     auto start = std::chrono::steady_clock::now();
-    bool ok = pass.run(module, ctx);
+    std::vector<std::string> violations;  // published attributes it touched outside its contract
+    bool ok = false;
+    {
+      AttributeAudit audit(pass.reads, pass.publishes);
+      ok = pass.run(module, ctx);
+      violations = audit.violations();
+    }
     auto end = std::chrono::steady_clock::now();
     timings_.push_back({pass.name, std::chrono::duration<double, std::milli>(end - start).count()});
     if (!ok || ctx.diagnostics.has_errors()) {
@@ -119,6 +126,12 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
         if (diagnostic.severity == Severity::error && diagnostic.message.rfind("internal error:", 0) == 0)
           return PipelineStatus::internal_error;
       return PipelineStatus::input_error;
+    }
+    if (!violations.empty()) {
+      ctx.diagnostics.error({}, fmt::format("internal error: pass '{}' {} outside its contract: passes/pipeline.cpp "
+                                            "lists the attributes each pass reads and publishes",
+                                            pass.name, fmt::join(violations, ", ")));
+      return PipelineStatus::internal_error;
     }
     for (const auto& invalid : pass.invalidates) std::erase(done, invalid);
     done.push_back(pass.name);

@@ -1,7 +1,8 @@
 // passes/pass_manager.h — declares passes as data and runs a pipeline of them.
 //
 // A pass has a name, the passes that must have run before it (requirements), the passes whose
-// results it invalidates, and a run function. The module records the passes already run in its
+// results it invalidates, the attributes it reads and publishes (checked while it runs), and a
+// run function. The module records the passes already run in its
 // `passes` attribute, so IR text read back (`.tir`) resumes the pipeline after the last one and
 // the manager can check requirements against what really ran. The module's `target` attribute
 // names ctx.target; IR that a target-reading pass has run on is refused for another target.
@@ -41,10 +42,12 @@ struct Pass {
   std::function<bool(Module&, PassContext&)> run;
   // It decides by ctx.target (a machine model, a budget): the IR after it is for that target.
   bool reads_target = false;
-  // The attributes (typed keys of ir/attribute_keys.h, by name) it writes for later passes, and
-  // those it reads from earlier ones. PassManager::add refuses a pass that reads a key none of
-  // the passes it requires (directly or through theirs) publishes: requirements are what the
-  // manager checks resumed IR against, so a key read must come with the pass that makes it.
+  // The attributes (typed keys of ir/attribute_keys.h, by name) it writes (or removes) for later
+  // passes, and those it reads from earlier ones. PassManager::add refuses a pass that reads a key
+  // none of the passes it requires (directly or through theirs) publishes: requirements are what
+  // the manager checks resumed IR against, so a key read must come with the pass that makes it.
+  // PassManager::run checks the lists while the pass runs (ir/attribute_audit.h): a typed access
+  // to a key in neither list, or a write to one it does not publish, is an internal error.
   std::vector<std::string_view> publishes;
   std::vector<std::string_view> reads;
 };

@@ -11,8 +11,9 @@
 //   prune-named-barriers drops the barriers of mutexes that one agent alone takes;
 //   defer-mma-releases makes the mmas asynchronous where the target waits for MMA groups;
 //   issuer-only-waits leaves a stage's full waits to the MMA issuer where one thread issues.
-// Each pass names the passes it requires and the attribute keys it publishes and reads;
-// PassManager::add refuses a key read that no required pass publishes.
+// Each pass names the passes it requires and the attribute keys it publishes (writes, or removes)
+// and reads; PassManager::add refuses a key read that no required pass publishes, and
+// PassManager::run reports a pass that reads or writes a key outside its list (AttributeAudit).
 #include "passes/pipeline.h"
 
 #include "ir/attribute_keys.h"
@@ -53,9 +54,10 @@ PassManager build_pipeline() {
           .publishes = {stage.name, order.name, cycle.name, ii.name, stages.name, generator.name},
           .reads = {group.name, resource_kind.name, resources.name, latency.name}});
   // reorder-events rewrites the op order published by generate-schedule (keeping modulo-scheduled
-  // loop bodies as they are), so it follows it; insert-sync allocates event ids after it.
+  // loop bodies as they are, and removing the cycle of an op it moves), so it follows it;
+  // insert-sync allocates event ids after it.
   pm.add({.name = "reorder-events", .requires_passes = {"generate-schedule"}, .run = reorder_events,
-          .publishes = {order.name}, .reads = {stage.name, order.name, ii.name}});
+          .publishes = {order.name, cycle.name}, .reads = {stage.name, order.name, ii.name}});
   // materialize-schedule reads the final (stage, order), so it follows every pass that moves ops.
   pm.add({.name = "materialize-schedule", .requires_passes = {"reorder-events"}, .run = materialize_schedule,
           .publishes = {order.name}, .reads = {stage.name, order.name, stages.name}});

@@ -33,7 +33,7 @@ std::string op_label(const Operation& op, size_t index) {
 
 std::vector<ScheduledUse> read_uses(const Operation& op) {
   std::vector<ScheduledUse> uses;
-  const Attribute* resources = op.attr(attr::resources.name);
+  const Attribute* resources = op.get(attr::resources);
   if (!resources || !resources->is_array()) return uses;
   for (const Attribute& row : resources->as_array()) {
     if (!row.is_array() || row.as_array().empty() || !row.as_array()[0].is_string()) continue;
