@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/interpreter/element_semantics.h"
 #include "runtime/interpreter/float_formats.h"
 
 namespace tilec::runtime {
@@ -108,20 +109,6 @@ class SourceIndex {
   std::vector<int64_t> map_;
 };
 
-float float_max(float a, float b) {
-  if (std::isnan(a)) return b;
-  if (std::isnan(b)) return a;
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-
-float float_min(float a, float b) {
-  if (std::isnan(a)) return b;
-  if (std::isnan(b)) return a;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-
 template <typename T>
 bool compare(const std::string& predicate, T a, T b) {
   if (predicate == "lt") return a < b;
@@ -146,41 +133,9 @@ std::string check_operand_kind(OpKind kind, ScalarKind element) {
   return {};
 }
 
-// One float binary op in f32; nullopt-like failure is reported through `error`.
-float float_binary(OpKind kind, float a, float b) {
-  switch (kind) {
-    case OpKind::add: return a + b;
-    case OpKind::sub: return a - b;
-    case OpKind::mul: return a * b;
-    case OpKind::div: return a / b;
-    case OpKind::max: return float_max(a, b);
-    case OpKind::pow: return std::pow(a, b);
-    default: return float_min(a, b);
-  }
-}
-
-// One integer binary op. Division by zero is defined rather than an error, because lanes of a
-// tile outside the tensor load zeros and their results are dropped: x / 0 and cdiv(x, 0) give
-// -1 (all ones) and x % 0 gives x, as on RISC-V.
-int64_t integer_binary(OpKind kind, int64_t a, int64_t b) {
-  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  switch (kind) {
-    case OpKind::add: return wrapping(ua + ub);
-    case OpKind::sub: return wrapping(ua - ub);
-    case OpKind::mul: return wrapping(ua * ub);
-    case OpKind::max: return std::max(a, b);
-    case OpKind::min: return std::min(a, b);
-    case OpKind::and_: return (a != 0) & (b != 0);
-    case OpKind::or_: return (a != 0) | (b != 0);
-    default: break;
-  }
-  if (b == 0) return kind == OpKind::rem ? a : -1;
-  if (b == -1) return kind == OpKind::rem ? 0 : wrapping(0 - ua);  // INT64_MIN / -1 wraps
-  int64_t quotient = a / b, remainder = a % b;
-  if (kind == OpKind::div) return quotient;
-  if (kind == OpKind::rem) return remainder;
-  return quotient + ((remainder != 0 && ((a > 0) == (b > 0))) ? 1 : 0);  // cdiv: ceiling
-}
+// One binary op on two floats in f32, and on two integers in 64 bits (element_semantics.h).
+float float_binary(OpKind kind, float a, float b) { return element_semantics(kind).f32_binary(a, b); }
+int64_t integer_binary(OpKind kind, int64_t a, int64_t b) { return element_semantics(kind).integer_binary(a, b); }
 
 // A tile seen along `axis`: `outer` blocks of `extent` x `inner` elements; element k of line
 // (o, in) is at (o·extent + k)·inner + in.
@@ -237,40 +192,13 @@ std::string evaluate_binary(OpKind kind, const std::string& predicate, const Til
 std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out) {
   bool floats = a.holds_floats();
   if (std::string problem = check_operand_kind(kind, a.element); !problem.empty()) return problem;
+  const ElementSemantics& semantics = element_semantics(kind);
   out = TileValue::zeros(a.element, a.shape);
   const int64_t count = a.count();
   for (int64_t i = 0; i < count; ++i) {
     size_t at = static_cast<size_t>(i);
-    if (!floats) {
-      int64_t x = a.ints[at], result;
-      switch (kind) {
-        case OpKind::neg: result = wrapping(0 - static_cast<uint64_t>(x)); break;
-        case OpKind::abs: result = x < 0 ? wrapping(0 - static_cast<uint64_t>(x)) : x; break;
-        case OpKind::not_: result = x == 0; break;
-        default: result = std::max<int64_t>(x, 0); break;  // relu
-      }
-      out.ints[at] = wrap_integer(a.element, result);
-      continue;
-    }
-    float x = a.floats[at], result;
-    switch (kind) {
-      case OpKind::neg: result = -x; break;
-      case OpKind::exp: result = std::exp(x); break;
-      case OpKind::exp2: result = std::exp2(x); break;
-      case OpKind::sqrt: result = std::sqrt(x); break;
-      case OpKind::rsqrt: result = 1.0f / std::sqrt(x); break;
-      case OpKind::tanh: result = std::tanh(x); break;
-      case OpKind::erf: result = std::erf(x); break;
-      case OpKind::log: result = std::log(x); break;
-      case OpKind::sigmoid: result = 1.0f / (1.0f + std::exp(-x)); break;
-      case OpKind::abs: result = std::fabs(x); break;
-      case OpKind::floor: result = std::floor(x); break;
-      case OpKind::ceil: result = std::ceil(x); break;
-      case OpKind::round: result = std::nearbyint(x); break;  // the default mode: halves to even
-      case OpKind::trunc: result = std::trunc(x); break;
-      default: result = float_max(x, 0.0f); break;  // relu
-    }
-    out.floats[at] = round_to_format(a.element, result);
+    if (floats) out.floats[at] = round_to_format(a.element, semantics.f32_unary(a.floats[at]));
+    else out.ints[at] = wrap_integer(a.element, semantics.integer_unary(a.ints[at]));
   }
   return {};
 }
@@ -296,9 +224,10 @@ std::string evaluate_fma(const TileValue& a, const TileValue& b, const TileValue
     return "operand shapes do not broadcast";
   out = TileValue::zeros(a.element, shape);
   SourceIndex from_a(shape, a.shape), from_b(shape, b.shape), from_c(shape, c.shape);
+  const auto fma = element_semantics(OpKind::fma).f32_ternary;
   for (int64_t i = 0; i < out.count(); ++i)
     out.floats[static_cast<size_t>(i)] =
-        round_to_format(a.element, std::fma(a.floats[from_a(i)], b.floats[from_b(i)], c.floats[from_c(i)]));
+        round_to_format(a.element, fma(a.floats[from_a(i)], b.floats[from_b(i)], c.floats[from_c(i)]));
   return {};
 }
 

@@ -1,0 +1,95 @@
+// runtime/interpreter/element_semantics.cpp — the rows of element_semantics.h.
+#include "runtime/interpreter/element_semantics.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace tilec::runtime {
+namespace {
+
+int64_t wrapping(uint64_t value) { return static_cast<int64_t>(value); }
+uint64_t bits(int64_t value) { return static_cast<uint64_t>(value); }
+
+// Division by zero is defined rather than an error, because lanes of a tile outside the tensor
+// load zeros and their results are dropped: x / 0 and cdiv(x, 0) give -1 (all ones) and x % 0
+// gives x, as on RISC-V; INT64_MIN / -1 wraps.
+int64_t divide(int64_t a, int64_t b) {
+  if (b == 0) return -1;
+  if (b == -1) return wrapping(0 - bits(a));
+  return a / b;
+}
+int64_t remainder(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
+int64_t ceiling_divide(int64_t a, int64_t b) {
+  if (b == 0) return -1;
+  if (b == -1) return wrapping(0 - bits(a));
+  return a / b + ((a % b != 0 && ((a > 0) == (b > 0))) ? 1 : 0);
+}
+
+constexpr ElementSemantics kRows[] = {
+    {.kind = OpKind::add, .f32_binary = [](float a, float b) { return a + b; },
+     .integer_binary = [](int64_t a, int64_t b) { return wrapping(bits(a) + bits(b)); }},
+    {.kind = OpKind::sub, .f32_binary = [](float a, float b) { return a - b; },
+     .integer_binary = [](int64_t a, int64_t b) { return wrapping(bits(a) - bits(b)); }},
+    {.kind = OpKind::mul, .f32_binary = [](float a, float b) { return a * b; },
+     .integer_binary = [](int64_t a, int64_t b) { return wrapping(bits(a) * bits(b)); }},
+    {.kind = OpKind::div, .f32_binary = [](float a, float b) { return a / b; }, .integer_binary = divide},
+    {.kind = OpKind::rem, .integer_binary = remainder},
+    {.kind = OpKind::cdiv, .integer_binary = ceiling_divide},
+    {.kind = OpKind::max, .f32_binary = float_max,
+     .integer_binary = [](int64_t a, int64_t b) { return std::max(a, b); }},
+    {.kind = OpKind::min, .f32_binary = float_min,
+     .integer_binary = [](int64_t a, int64_t b) { return std::min(a, b); }},
+    {.kind = OpKind::pow, .f32_binary = [](float a, float b) { return std::pow(a, b); }},
+    {.kind = OpKind::fma, .f32_ternary = [](float a, float b, float c) { return std::fma(a, b, c); }},
+    {.kind = OpKind::neg, .f32_unary = [](float x) { return -x; },
+     .integer_unary = [](int64_t x) { return wrapping(0 - bits(x)); }},
+    {.kind = OpKind::abs, .f32_unary = [](float x) { return std::fabs(x); },
+     .integer_unary = [](int64_t x) { return x < 0 ? wrapping(0 - bits(x)) : x; }},  // abs(INT64_MIN) wraps
+    {.kind = OpKind::relu, .f32_unary = [](float x) { return float_max(x, 0.0f); },
+     .integer_unary = [](int64_t x) { return std::max<int64_t>(x, 0); }},
+    {.kind = OpKind::exp, .f32_unary = [](float x) { return std::exp(x); }},
+    {.kind = OpKind::exp2, .f32_unary = [](float x) { return std::exp2(x); }},
+    {.kind = OpKind::sqrt, .f32_unary = [](float x) { return std::sqrt(x); }},
+    {.kind = OpKind::rsqrt, .f32_unary = [](float x) { return 1.0f / std::sqrt(x); }},
+    {.kind = OpKind::tanh, .f32_unary = [](float x) { return std::tanh(x); }},
+    {.kind = OpKind::erf, .f32_unary = [](float x) { return std::erf(x); }},
+    {.kind = OpKind::log, .f32_unary = [](float x) { return std::log(x); }},
+    {.kind = OpKind::sigmoid, .f32_unary = [](float x) { return 1.0f / (1.0f + std::exp(-x)); }},
+    {.kind = OpKind::floor, .f32_unary = [](float x) { return std::floor(x); }},
+    {.kind = OpKind::ceil, .f32_unary = [](float x) { return std::ceil(x); }},
+    {.kind = OpKind::round, .f32_unary = [](float x) { return std::nearbyint(x); }},  // halves to even
+    {.kind = OpKind::trunc, .f32_unary = [](float x) { return std::trunc(x); }},
+    {.kind = OpKind::and_, .integer_binary = [](int64_t a, int64_t b) -> int64_t { return (a != 0) & (b != 0); }},
+    {.kind = OpKind::or_, .integer_binary = [](int64_t a, int64_t b) -> int64_t { return (a != 0) | (b != 0); }},
+    {.kind = OpKind::not_, .integer_unary = [](int64_t x) -> int64_t { return x == 0; }},
+};
+
+}  // namespace
+
+float float_max(float a, float b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+float float_min(float a, float b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+const ElementSemantics& element_semantics(OpKind kind) {
+  for (const ElementSemantics& row : kRows)
+    if (row.kind == kind) return row;
+  throw std::logic_error(fmt::format("interpreter: '{}' has no row in runtime/interpreter/element_semantics.cpp",
+                                     op_info(kind).name));
+}
+
+std::span<const ElementSemantics> all_element_semantics() { return kRows; }
+
+}  // namespace tilec::runtime

@@ -1,0 +1,55 @@
+// tests/interpreter/element_semantics_test.cpp — the interpreter's table of elementwise meanings
+// (runtime/interpreter/element_semantics.h) covers the op table: every elementwise op but cmp,
+// select and cast has one row, with a function for each operand kind its traits allow and the
+// arity its operand count says, and none for the kinds they exclude.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+
+#include "runtime/interpreter/element_semantics.h"
+
+namespace tilec::runtime {
+namespace {
+
+TEST(InterpreterElementSemantics, EveryElementwiseOpHasItsRow) {
+  for (const OpInfo& info : all_ops()) {
+    const bool by_code = info.kind == OpKind::cmp || info.kind == OpKind::select || info.kind == OpKind::cast;
+    if (!info.has(kElementwise) || by_code) {
+      EXPECT_THROW(element_semantics(info.kind), std::logic_error) << info.name;
+      continue;
+    }
+    const ElementSemantics& row = element_semantics(info.kind);
+    const bool floats = !info.has(kIntegersOnly) && !info.has(kMasksOnly);
+    const bool integers = !info.has(kFloatsOnly);  // masks are integers 0 and 1
+    const int arity = info.min_operands;
+    EXPECT_EQ(row.f32_unary != nullptr, floats && arity == 1) << info.name;
+    EXPECT_EQ(row.f32_binary != nullptr, floats && arity == 2) << info.name;
+    EXPECT_EQ(row.f32_ternary != nullptr, floats && arity == 3) << info.name;
+    EXPECT_EQ(row.integer_unary != nullptr, integers && arity == 1) << info.name;
+    EXPECT_EQ(row.integer_binary != nullptr, integers && arity == 2) << info.name;
+  }
+  for (const ElementSemantics& row : all_element_semantics())
+    EXPECT_EQ(&element_semantics(row.kind), &row) << op_info(row.kind).name << " has two rows";
+}
+
+TEST(InterpreterElementSemantics, RowsComputeWhatDocsIrSays) {
+  constexpr int64_t lowest = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(element_semantics(OpKind::add).integer_binary(std::numeric_limits<int64_t>::max(), 1), lowest);
+  EXPECT_EQ(element_semantics(OpKind::neg).integer_unary(lowest), lowest);
+  EXPECT_EQ(element_semantics(OpKind::div).integer_binary(7, 0), -1);
+  EXPECT_EQ(element_semantics(OpKind::div).integer_binary(lowest, -1), lowest);
+  EXPECT_EQ(element_semantics(OpKind::rem).integer_binary(7, 0), 7);
+  EXPECT_EQ(element_semantics(OpKind::cdiv).integer_binary(7, 2), 4);
+  EXPECT_EQ(element_semantics(OpKind::cdiv).integer_binary(-7, 2), -3);
+  EXPECT_EQ(element_semantics(OpKind::max).f32_binary(NAN, 2.0f), 2.0f);
+  EXPECT_TRUE(std::signbit(element_semantics(OpKind::min).f32_binary(0.0f, -0.0f)));
+  EXPECT_EQ(element_semantics(OpKind::round).f32_unary(2.5f), 2.0f);
+  EXPECT_EQ(element_semantics(OpKind::relu).integer_unary(-3), 0);
+  EXPECT_EQ(element_semantics(OpKind::not_).integer_unary(0), 1);
+}
+
+}  // namespace
+}  // namespace tilec::runtime
