@@ -152,10 +152,10 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
     out += fmt::format("//   {:<{}}  {:<{}}  offset {:>6}, {} bytes\n", buffer.name, name_width,
                        buffer.value->type().to_string(), type_width, buffer.offset, buffer.bytes);
   out += "// ---------------------------------------------------------------------------------------------\n";
-  out += fmt::format("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) {}_kernel({}) {{\n", plan.name,
-                     cuda::parameter_list(plan));
+  cuda::CodeWriter writer(out);
   {
-    cuda::CodeWriter writer(out, 1);
+    cuda::CodeWriter::Block function = writer.block(fmt::format(
+        "__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) {}_kernel({}) {{", plan.name, cuda::parameter_list(plan)));
     if (plan.shared_bytes > 0) {
       writer.line("TILEC_DYNAMIC_SHARED(16, shared_memory);");
       cuda::emit_buffer_declarations(plan, writer);
@@ -166,7 +166,7 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
       body.emit_op(*op);
     }
   }
-  out += "}\n\n";
+  writer.line("");
 
   cuda::LaunchSpec launch;
   launch.summary = "one CTA per tile; returns the launch status.";

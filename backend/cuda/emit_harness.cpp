@@ -27,6 +27,7 @@
 
 #include <deque>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 
 #include "backend/cuda/cuda_syntax.h"
@@ -159,48 +160,52 @@ std::string element_count(const KernelPlan& plan, const Value* tensor) {
 
 void emit_reference_kernel(const HarnessKernel& kernel, std::string& out) {
   const KernelPlan& plan = *kernel.reference;
+  CodeWriter writer(out);
   std::string counting;  // the count-only switch, before the scratch parameters
   if (kernel.counts_work) {
-    out += fmt::format("// Work the reference did: 2·M·N·K per mma of a whole tile (padding included).\n"
-                       "__device__ unsigned long long {}_reference_flops = 0;\n\n",
-                       plan.name);
+    writer.line("// Work the reference did: 2·M·N·K per mma of a whole tile (padding included).");
+    writer.line(fmt::format("__device__ unsigned long long {}_reference_flops = 0;", plan.name));
+    writer.line("");
     counting = "bool count_only, ";
   }
-  out += fmt::format(
-      "// The naive reference for {0}_kernel: one thread runs each tile, its tile buffers in a\n"
-      "// {1}-byte slot of `scratch` instead of shared memory.\n"
-      "__global__ void {0}_reference({2}{3}{4}unsigned char* scratch, int64_t slots) {{\n",
-      plan.name, plan.shared_bytes, parameter_list(plan),
-      plan.params.empty() && plan.dim_params.empty() ? "" : ", ", counting);
-  out += "  const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
-  out += "  if (slot >= slots) return;\n";
-  CodeWriter writer(out, 1);
-  if (plan.shared_bytes > 0) {
-    writer.line(fmt::format("unsigned char* const shared_memory = scratch + slot * {};", plan.shared_bytes));
-    emit_buffer_declarations(plan, writer);
-  }
-  BodyEmitter body(plan, BodyMode::reference, writer);
-  const auto& ops = plan.kernel->region().operations();
-  size_t first = 0;
-  for (; first < ops.size() && ops[first].get() != plan.grid && plan.grid; ++first) body.emit_op(*ops[first]);
-  emit_tile_count(plan, /*with_scalar_ops=*/false, writer);
+  writer.line(fmt::format("// The naive reference for {}_kernel: one thread runs each tile, its tile buffers in a",
+                          plan.name));
+  writer.line(fmt::format("// {}-byte slot of `scratch` instead of shared memory.", plan.shared_bytes));
   {
+    CodeWriter::Block function = writer.block(fmt::format(
+        "__global__ void {}_reference({}{}{}unsigned char* scratch, int64_t slots) {{", plan.name,
+        parameter_list(plan), plan.params.empty() && plan.dim_params.empty() ? "" : ", ", counting));
+    writer.line("const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;");
+    writer.line("if (slot >= slots) return;");
+    if (plan.shared_bytes > 0) {
+      writer.line(fmt::format("unsigned char* const shared_memory = scratch + slot * {};", plan.shared_bytes));
+      emit_buffer_declarations(plan, writer);
+    }
+    BodyEmitter body(plan, BodyMode::reference, writer);
+    const auto& ops = plan.kernel->region().operations();
+    size_t first = 0;
+    for (; first < ops.size() && ops[first].get() != plan.grid && plan.grid; ++first) body.emit_op(*ops[first]);
+    emit_tile_count(plan, /*with_scalar_ops=*/false, writer);
     CodeWriter::Block tiles =
         writer.block("for (int64_t tile_number = slot; tile_number < tile_count; tile_number += slots) {");
     for (size_t i = first; i < ops.size(); ++i) body.emit_op(*ops[i]);
   }
-  out += "}\n\n";
+  writer.line("");
 }
 
+// `static int check_NAME(argc, argv)`: the inputs, the kernel and then its reference on copies of
+// the written tensors, the comparison of each written tensor, the timing.
 void emit_check(const HarnessKernel& kernel, std::string& out) {
   const KernelPlan& plan = *kernel.reference;
   const KernelPlan& launched = *kernel.launched;
   NameTable names = plan.names;
-  out += fmt::format("static int check_{}(int argc, char** argv) {{\n", plan.name);
+  CodeWriter writer(out);
+  std::optional<CodeWriter::Block> function;
+  function.emplace(writer.block(fmt::format("static int check_{}(int argc, char** argv) {{", plan.name)));
   std::string report_format, report_values;
   for (const std::string& dim : plan.dim_params) {
-    out += fmt::format("  const int64_t {0} = static_cast<int64_t>(harness_argument(argc, argv, \"{0}\", {1}));\n",
-                       dim, kDefaultDimension);
+    writer.line(fmt::format("const int64_t {0} = static_cast<int64_t>(harness_argument(argc, argv, \"{0}\", {1}));",
+                            dim, kDefaultDimension));
     report_format += fmt::format(" {}=%lld", dim);
     report_values += fmt::format(", static_cast<long long>({})", dim);
   }
@@ -214,17 +219,16 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
     if (is_float(kind)) value = fmt::format("from_f32<{}>(static_cast<float>({}))", element, value);
     else if (kind == ScalarKind::i1) value = fmt::format("({} != 0)", value);
     else value = fmt::format("static_cast<{}>({})", element, value);
-    out += fmt::format("  const {} {} = {};\n", element, param.name, value);
+    writer.line(fmt::format("const {} {} = {};", element, param.name, value));
     report_format += fmt::format(" {}=%g", param.name);
     report_values += fmt::format(", harness_double({})", param.name);
   }
   std::string check = kernel.counts_work ? names.unique("check_reference") : "";
   if (kernel.counts_work) {
-    out += fmt::format("  // check=0: time only (the reference then only counts its work).\n"
-                       "  const bool {} = harness_argument(argc, argv, \"check\", 1) != 0;\n",
-                       check);
+    writer.line("// check=0: time only (the reference then only counts its work).");
+    writer.line(fmt::format("const bool {} = harness_argument(argc, argv, \"check\", 1) != 0;", check));
   }
-  out += fmt::format("  std::printf(\"{}:{}\\n\"{});\n", plan.name, report_format, report_values);
+  writer.line(fmt::format("std::printf(\"{}:{}\\n\"{});", plan.name, report_format, report_values));
 
   // Tensors: host data, device copies; written tensors get a second copy for the reference.
   std::vector<std::string> cleanup;
@@ -242,18 +246,18 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
     std::string host = names.unique(param.name + "_host");
     std::string count = names.unique(param.name + "_count");
     counts[param.value] = count;
-    out += fmt::format("  // {}: {}\n", param.name, type.to_string());
-    out += fmt::format("  const size_t {} = {};\n", count, element_count(plan, param.value));
-    out += fmt::format("  std::vector<{}> {}({});\n", element, host, count);
-    out += fmt::format("  harness_fill({}, {});\n", host, i + 1);
+    writer.line(fmt::format("// {}: {}", param.name, type.to_string()));
+    writer.line(fmt::format("const size_t {} = {};", count, element_count(plan, param.value)));
+    writer.line(fmt::format("std::vector<{}> {}({});", element, host, count));
+    writer.line(fmt::format("harness_fill({}, {});", host, i + 1));
     std::vector<std::string> copies = {param.name};
     if (param.written) copies.push_back(names.unique(param.name + "_reference"));
     for (const std::string& copy : copies) {
-      out += fmt::format("  {}* {} = nullptr;\n", element, copy);
-      out += fmt::format("  HARNESS_CHECK(cudaMalloc(&{}, std::max<size_t>({}, 1) * sizeof({})));\n", copy,
-                         count, element);
-      out += fmt::format("  HARNESS_CHECK(cudaMemcpy({}, {}.data(), {} * sizeof({}), cudaMemcpyHostToDevice));\n",
-                         copy, host, count, element);
+      writer.line(fmt::format("{}* {} = nullptr;", element, copy));
+      writer.line(fmt::format("HARNESS_CHECK(cudaMalloc(&{}, std::max<size_t>({}, 1) * sizeof({})));", copy, count,
+                              element));
+      writer.line(fmt::format("HARNESS_CHECK(cudaMemcpy({}, {}.data(), {} * sizeof({}), cudaMemcpyHostToDevice));",
+                              copy, host, count, element));
       cleanup.push_back(copy);
     }
     reference_arguments.push_back(copies.back());
@@ -264,92 +268,102 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
   std::string arguments = argument_list(launched);
   std::string separator = arguments.empty() ? "" : ", ";
 
-  out += "  // The kernel under test, then the reference on its own copies of the written tensors.\n";
-  out += fmt::format("  HARNESS_CHECK(launch_{}({}{}nullptr));\n", launched.name, arguments, separator);
-  out += "  HARNESS_CHECK(cudaDeviceSynchronize());\n";
-  {
-    CodeWriter writer(out, 1);
-    emit_tile_count(plan, /*with_scalar_ops=*/true, writer);
-  }
-  out += fmt::format("  const int64_t slots = std::min<int64_t>(tile_count, {});\n", kReferenceSlots);
-  out += "  unsigned char* scratch = nullptr;\n";
-  out += fmt::format("  HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * {}, 1)));\n",
-                     plan.shared_bytes);
+  writer.line("// The kernel under test, then the reference on its own copies of the written tensors.");
+  writer.line(fmt::format("HARNESS_CHECK(launch_{}({}{}nullptr));", launched.name, arguments, separator));
+  writer.line("HARNESS_CHECK(cudaDeviceSynchronize());");
+  emit_tile_count(plan, /*with_scalar_ops=*/true, writer);
+  writer.line(fmt::format("const int64_t slots = std::min<int64_t>(tile_count, {});", kReferenceSlots));
+  writer.line("unsigned char* scratch = nullptr;");
+  writer.line(fmt::format("HARNESS_CHECK(cudaMalloc(&scratch, std::max<size_t>(static_cast<size_t>(slots) * {}, 1)));",
+                          plan.shared_bytes));
   cleanup.push_back("scratch");
   std::string flops = kernel.counts_work ? names.unique("reference_flops") : "";
   if (kernel.counts_work) {
-    out += fmt::format("  unsigned long long {} = 0;\n", flops);
-    out += fmt::format("  HARNESS_CHECK(cudaMemcpyToSymbol({}_reference_flops, &{}, sizeof({})));\n", plan.name,
-                       flops, flops);
+    writer.line(fmt::format("unsigned long long {} = 0;", flops));
+    writer.line(fmt::format("HARNESS_CHECK(cudaMemcpyToSymbol({}_reference_flops, &{}, sizeof({})));", plan.name,
+                            flops, flops));
   }
-  out += "  if (slots > 0) {\n";
-  std::string reference_list;
-  for (const std::string& argument : reference_arguments) reference_list += argument + ", ";
-  // An mma reference thread runs M·N·K multiply-adds per tile: 32 threads per block spread the
-  // few tiles over more SMs.
-  int reference_block = kernel.counts_work ? 32 : 128;
-  out += fmt::format("    TILEC_LAUNCH({0}_reference, static_cast<unsigned>((slots + {1}) / {2}), {2}, 0, nullptr, {3}scratch, slots);\n",
-                     plan.name, reference_block - 1, reference_block, reference_list);
-  out += "    HARNESS_CHECK(cudaGetLastError());\n";
-  out += "    HARNESS_CHECK(cudaDeviceSynchronize());\n";
-  out += "  }\n";
-  if (kernel.counts_work)
-    out += fmt::format("  HARNESS_CHECK(cudaMemcpyFromSymbol(&{}, {}_reference_flops, sizeof({})));\n", flops,
-                       plan.name, flops);
-
-  out += "  bool pass = true;\n";
-  // Kernels that count work compare only with check=1 (one more level of indentation).
-  std::string pad = kernel.counts_work ? "    " : "  ";
-  if (kernel.counts_work) out += fmt::format("  if ({}) {{\n", check);
-  for (const ParamPlan& param : plan.params) {
-    if (!param.written) continue;
-    const Type& type = param.value->type();
-    std::string_view element = element_type(type.element());
-    const std::string& count = counts.at(param.value);
-    std::string got = names.unique(param.name + "_got"), want = names.unique(param.name + "_want");
-    Tolerance within = tolerance(type.element());
-    if (kernel.counts_work)
-      within = {std::max(within.absolute, kMmaTolerance.absolute), std::max(within.relative, kMmaTolerance.relative)};
-    // Float sums reassociated by the register form: the bound of register_layout.h.
-    bool reassociated = plan.register_tiles && has_float_sum(*plan.kernel);
-    if (reassociated) within.relative = std::max(within.relative, kReassociatedSumTolerance);
-    out += pad + fmt::format("std::vector<{0}> {1}({2}), {3}({2});\n", element, got, count, want);
-    out += pad + fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
-                             got, param.name, count, element);
-    out += pad + fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}_reference, {} * sizeof({}), cudaMemcpyDeviceToHost));\n",
-                             want, param.name, count, element);
-    out += pad + fmt::format("pass = harness_compare(\"{}\", {}, {}, {}, {}{}) && pass;\n", param.name, got, want,
-                             within.absolute, within.relative,
-                             reassociated ? fmt::format(", {}", kReassociatedSumTolerance) : "");
+  {
+    CodeWriter::Block some = writer.block("if (slots > 0) {");
+    std::string reference_list;
+    for (const std::string& argument : reference_arguments) reference_list += argument + ", ";
+    // An mma reference thread runs M·N·K multiply-adds per tile: 32 threads per block spread the
+    // few tiles over more SMs.
+    int reference_block = kernel.counts_work ? 32 : 128;
+    writer.line(fmt::format(
+        "TILEC_LAUNCH({0}_reference, static_cast<unsigned>((slots + {1}) / {2}), {2}, 0, nullptr, {3}scratch, slots);",
+        plan.name, reference_block - 1, reference_block, reference_list));
+    writer.line("HARNESS_CHECK(cudaGetLastError());");
+    writer.line("HARNESS_CHECK(cudaDeviceSynchronize());");
   }
   if (kernel.counts_work)
-    out += "  } else {\n"
-           "    std::printf(\"  no comparison (check=0): the reference only counted the work\\n\");\n"
-           "  }\n";
+    writer.line(fmt::format("HARNESS_CHECK(cudaMemcpyFromSymbol(&{}, {}_reference_flops, sizeof({})));", flops,
+                            plan.name, flops));
 
-  out += "  // Timing: 3 warm-up launches, then the mean of 20.\n";
-  out += "  cudaEvent_t start, stop;\n";
-  out += "  HARNESS_CHECK(cudaEventCreate(&start));\n  HARNESS_CHECK(cudaEventCreate(&stop));\n";
-  out += fmt::format("  for (int repeat = 0; repeat < 3; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));\n", launched.name,
-                     arguments, separator);
-  out += "  HARNESS_CHECK(cudaEventRecord(start));\n";
-  out += fmt::format("  for (int repeat = 0; repeat < 20; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));\n", launched.name,
-                     arguments, separator);
-  out += "  HARNESS_CHECK(cudaEventRecord(stop));\n  HARNESS_CHECK(cudaEventSynchronize(stop));\n";
-  out += "  float milliseconds = 0;\n  HARNESS_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));\n";
-  out += "  const double seconds = milliseconds / 1000.0 / 20;\n";
-  out += fmt::format("  const double bytes = static_cast<double>({});\n", bytes_moved.empty() ? "0" : bytes_moved);
-  out += "  std::printf(\"  time: %.3f us per launch, %.1f GB/s (each tensor read or written once)\\n\",\n"
-         "              seconds * 1e6, seconds > 0 ? bytes / seconds / 1e9 : 0.0);\n";
+  writer.line("bool pass = true;");
+  {
+    // Kernels that count work compare only with check=1.
+    std::optional<CodeWriter::Block> checked;
+    if (kernel.counts_work) checked.emplace(writer.block(fmt::format("if ({}) {{", check)));
+    for (const ParamPlan& param : plan.params) {
+      if (!param.written) continue;
+      const Type& type = param.value->type();
+      std::string_view element = element_type(type.element());
+      const std::string& count = counts.at(param.value);
+      std::string got = names.unique(param.name + "_got"), want = names.unique(param.name + "_want");
+      Tolerance within = tolerance(type.element());
+      if (kernel.counts_work)
+        within = {std::max(within.absolute, kMmaTolerance.absolute),
+                  std::max(within.relative, kMmaTolerance.relative)};
+      // Float sums reassociated by the register form: the bound of register_layout.h.
+      bool reassociated = plan.register_tiles && has_float_sum(*plan.kernel);
+      if (reassociated) within.relative = std::max(within.relative, kReassociatedSumTolerance);
+      writer.line(fmt::format("std::vector<{0}> {1}({2}), {3}({2});", element, got, count, want));
+      writer.line(fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}, {} * sizeof({}), cudaMemcpyDeviceToHost));", got,
+                              param.name, count, element));
+      writer.line(
+          fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}_reference, {} * sizeof({}), cudaMemcpyDeviceToHost));",
+                      want, param.name, count, element));
+      writer.line(fmt::format("pass = harness_compare(\"{}\", {}, {}, {}, {}{}) && pass;", param.name, got, want,
+                              within.absolute, within.relative,
+                              reassociated ? fmt::format(", {}", kReassociatedSumTolerance) : ""));
+    }
+    if (checked) {
+      checked->next("} else {");
+      writer.line("std::printf(\"  no comparison (check=0): the reference only counted the work\\n\");");
+    }
+  }
+
+  writer.lines("// Timing: 3 warm-up launches, then the mean of 20.\n"
+               "cudaEvent_t start, stop;\n"
+               "HARNESS_CHECK(cudaEventCreate(&start));\n"
+               "HARNESS_CHECK(cudaEventCreate(&stop));\n");
+  writer.line(fmt::format("for (int repeat = 0; repeat < 3; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));",
+                          launched.name, arguments, separator));
+  writer.line("HARNESS_CHECK(cudaEventRecord(start));");
+  writer.line(fmt::format("for (int repeat = 0; repeat < 20; ++repeat) HARNESS_CHECK(launch_{}({}{}nullptr));",
+                          launched.name, arguments, separator));
+  writer.lines("HARNESS_CHECK(cudaEventRecord(stop));\n"
+               "HARNESS_CHECK(cudaEventSynchronize(stop));\n"
+               "float milliseconds = 0;\n"
+               "HARNESS_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));\n"
+               "const double seconds = milliseconds / 1000.0 / 20;\n");
+  writer.line(fmt::format("const double bytes = static_cast<double>({});", bytes_moved.empty() ? "0" : bytes_moved));
+  writer.lines("std::printf(\"  time: %.3f us per launch, %.1f GB/s (each tensor read or written once)\\n\",\n"
+               "            seconds * 1e6, seconds > 0 ? bytes / seconds / 1e9 : 0.0);\n");
   if (kernel.counts_work)
-    out += fmt::format("  std::printf(\"  %.2f TFLOP/s (%.4g flop per launch: 2*M*N*K of every mma on a whole tile, \"\n"
-                       "              \"edge tiles' padding included)\\n\",\n"
-                       "              seconds > 0 ? static_cast<double>({0}) / seconds / 1e12 : 0.0, static_cast<double>({0}));\n",
-                       flops);
-  out += "  HARNESS_CHECK(cudaEventDestroy(start));\n  HARNESS_CHECK(cudaEventDestroy(stop));\n";
-  for (const std::string& pointer : cleanup) out += fmt::format("  HARNESS_CHECK(cudaFree({}));\n", pointer);
-  out += fmt::format("  std::printf(\"{}: %s\\n\", pass ? \"PASS\" : \"FAIL\");\n", plan.name);
-  out += "  return pass ? 0 : 1;\n}\n\n";
+    writer.lines(fmt::format(
+        "std::printf(\"  %.2f TFLOP/s (%.4g flop per launch: 2*M*N*K of every mma on a whole tile, \"\n"
+        "            \"edge tiles' padding included)\\n\",\n"
+        "            seconds > 0 ? static_cast<double>({0}) / seconds / 1e12 : 0.0, static_cast<double>({0}));\n",
+        flops));
+  writer.lines("HARNESS_CHECK(cudaEventDestroy(start));\n"
+               "HARNESS_CHECK(cudaEventDestroy(stop));\n");
+  for (const std::string& pointer : cleanup) writer.line(fmt::format("HARNESS_CHECK(cudaFree({}));", pointer));
+  writer.line(fmt::format("std::printf(\"{}: %s\\n\", pass ? \"PASS\" : \"FAIL\");", plan.name));
+  writer.line("return pass ? 0 : 1;");
+  function.reset();
+  writer.line("");
 }
 
 }  // namespace
@@ -409,10 +423,12 @@ bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference,
     emit_reference_kernel(kernel, out);
     emit_check(kernel, out);
   }
-  out += "int main(int argc, char** argv) {\n  int failures = 0;\n";
-  for (const KernelPlan& plan : plans) out += fmt::format("  failures += check_{}(argc, argv);\n", plan.name);
-  out += "  std::printf(\"%s\\n\", failures == 0 ? \"PASS\" : \"FAIL\");\n";
-  out += "  return failures == 0 ? 0 : 1;\n}\n";
+  CodeWriter writer(out);
+  CodeWriter::Block main_function = writer.block("int main(int argc, char** argv) {");
+  writer.line("int failures = 0;");
+  for (const KernelPlan& plan : plans) writer.line(fmt::format("failures += check_{}(argc, argv);", plan.name));
+  writer.line("std::printf(\"%s\\n\", failures == 0 ? \"PASS\" : \"FAIL\");");
+  writer.line("return failures == 0 ? 0 : 1;");
   return true;
 }
 
