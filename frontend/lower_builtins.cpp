@@ -92,6 +92,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"round", 1, false, OpKind::round, &Lowering::lower_unary_function},
       {"trunc", 1, false, OpKind::trunc, &Lowering::lower_unary_function},
       {"transpose", 1, false, OpKind::transpose, &Lowering::lower_transpose},
+      {"permute", 0, false, OpKind::transpose, &Lowering::lower_permute},
       {"cumsum", 1, true, OpKind::scan_sum, &Lowering::lower_scan},
       {"cumprod", 1, true, OpKind::scan_prod, &Lowering::lower_scan},
       {"cummax", 1, true, OpKind::scan_max, &Lowering::lower_scan},
@@ -237,6 +238,52 @@ Operand Lowering::lower_transpose(const Expr& e, const Builtin&, const Expr*) {
   const Type& type = x.value->type();
   return Operand{create(OpKind::transpose, {x.value}, Type::tile({type.shape()[1], type.shape()[0]}, type.element()),
                         e.location)};
+}
+
+// permute(x, d0, d1, ...): the tile with its dimensions reordered, result dimension i being x's
+// dimension d_i, as PyTorch's x.permute(d0, d1, ...) and NumPy's transpose(x, axes). A
+// transpose op with `dims` (none when the order is unchanged; none either for the swap of a 2-D
+// tile, which is transpose(x)).
+Operand Lowering::lower_permute(const Expr& e, const Builtin&, const Expr*) {
+  if (e.args.empty()) {
+    error(e.location, "permute() takes a tile and its dimensions in their new order, e.g. permute(x, 2, 0, 1)");
+    return {};
+  }
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  if (!x.value || !x.value->type().is_tile()) {
+    error(e.args[0]->location, fmt::format("permute() reorders the dimensions of a tile, not {}",
+                                           x.value ? x.value->type().to_string() : "a number"));
+    return {};
+  }
+  const Type& type = x.value->type();
+  const int64_t rank = static_cast<int64_t>(type.rank());
+  if (static_cast<int64_t>(e.args.size()) != rank + 1) {
+    error(e.location, fmt::format("permute() of {} takes its {} dimension{} in their new order, got {}",
+                                  type.to_string(), rank, rank == 1 ? "" : "s", e.args.size() - 1));
+    return {};
+  }
+  std::vector<int64_t> dims;
+  Attribute::Array array;
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    auto d = const_int(*e.args[i], "a dimension", 0);
+    if (!d) return {};
+    if (*d >= rank || std::find(dims.begin(), dims.end(), *d) != dims.end()) {
+      error(e.args[i]->location, fmt::format("permute() takes each dimension of {} once (0 to {}); {} is {}",
+                                             type.to_string(), rank - 1, *d,
+                                             *d >= rank ? "not one of them" : "named twice"));
+      return {};
+    }
+    dims.push_back(*d);
+    array.push_back(Attribute(*d));
+  }
+  bool identity = true;
+  for (int64_t d = 0; d < rank; ++d) identity = identity && dims[static_cast<size_t>(d)] == d;
+  if (identity) return x;
+  std::vector<std::pair<std::string, Attribute>> attributes;
+  if (rank != 2) attributes.push_back({"dims", Attribute(std::move(array))});
+  return Operand{create(OpKind::transpose, {x.value}, Type::tile(permuted_shape(type.shape(), dims), type.element()),
+                        e.location, std::move(attributes))};
 }
 
 // The axis `axis = k` names in `type` (negative: counted from the end), or nullopt after an error.

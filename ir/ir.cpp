@@ -141,4 +141,22 @@ bool has_uses(Region& region, const Value* value) {
   return used;
 }
 
+std::vector<int64_t> transpose_dims(const Operation& transpose) {
+  const Attribute* dims = transpose.attr("dims");
+  if (!dims) return {1, 0};
+  std::vector<int64_t> permutation;
+  if (!dims->is_array()) return permutation;
+  for (const Attribute& d : dims->as_array()) {
+    if (!d.is_int()) return {};
+    permutation.push_back(d.as_int());
+  }
+  return permutation;
+}
+
+std::vector<int64_t> permuted_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> result;
+  for (int64_t d : dims) result.push_back(shape.at(static_cast<size_t>(d)));
+  return result;
+}
+
 }  // namespace tilec

@@ -210,6 +210,13 @@ struct TensorAccess {
 };
 std::optional<TensorAccess> tensor_access(const Operation& op);
 
+// The permutation a `transpose` applies: result dimension i is operand dimension dims[i]. Its
+// `dims` attribute (`permute(x, 2, 0, 1)`), or [1, 0] without one (a 2-D tile's rows and columns
+// swapped); empty when `dims` is not an array of integers (the verifier reports it).
+std::vector<int64_t> transpose_dims(const Operation& transpose);
+// The shape `shape` has after the permutation `dims` (shape[dims[0]], shape[dims[1]], ...).
+std::vector<int64_t> permuted_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims);
+
 // Whether an op of `kind` is nested under `region` (at any depth).
 bool contains(const Region& region, OpKind kind);
 

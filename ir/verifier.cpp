@@ -28,6 +28,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -299,11 +300,17 @@ class Verifier {
         break;
       case OpKind::transpose: {
         const Type& input = type(0);
-        if (!input.is_tile() || input.rank() != 2) {
-          error(op, "transposes a 2-D tile");
+        const std::vector<int64_t> dims = transpose_dims(op);
+        std::vector<int64_t> sorted = dims;
+        std::sort(sorted.begin(), sorted.end());
+        bool permutation = input.is_tile() && sorted.size() == input.rank();
+        for (size_t d = 0; permutation && d < sorted.size(); ++d) permutation = sorted[d] == static_cast<int64_t>(d);
+        if (!permutation) {
+          error(op, op.has_attr("dims") ? "'dims' must be a permutation of the tile's dimensions"
+                                        : "transposes a 2-D tile (or takes 'dims', a permutation of its dimensions)");
           break;
         }
-        Type expected = Type::tile({input.shape()[1], input.shape()[0]}, input.element());
+        Type expected = Type::tile(permuted_shape(input.shape(), dims), input.element());
         if (!(result() == expected)) error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
         break;
       }

@@ -282,15 +282,22 @@ void BodyEmitter::emit_elementwise_tile(const Operation& op) {
   });
 }
 
-// Output element (i, j) of a [C, R] result reads input element (j, i) of the [R, C] operand.
+// Result element (i0, i1, ...) reads the operand at i_k along operand dimension dims[k]
+// (transpose_dims): for [1, 0], element (i, j) of a [C, R] result reads (j, i) of the [R, C] one.
 void BodyEmitter::emit_transpose(const Operation& op) {
   const Type& type = op.result()->type();
-  int64_t input_columns = op.operand(0)->type().shape()[1];
+  const std::vector<int64_t> dims = transpose_dims(op);
+  const std::vector<int64_t> input_strides = strides_of(op.operand(0)->type().shape());
+  std::vector<std::string> terms;  // one per operand dimension, outermost first; the last one unscaled
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const size_t k = static_cast<size_t>(std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) - dims.begin());
+    const std::string at = coordinate(type.shape(), k, "elem");
+    terms.push_back(d + 1 == dims.size() ? at : fmt::format("{} * {}", at, input_strides[d]));
+  }
   comment(op);
   tile_loop(type.element_count(), [&] {
-    out_.line(fmt::format("{}[elem] = {}[{} * {} + {}];", plan_.expression(op.result()),
-                          plan_.expression(op.operand(0)), coordinate(type.shape(), 1, "elem"), input_columns,
-                          coordinate(type.shape(), 0, "elem")));
+    out_.line(fmt::format("{}[elem] = {}[{}];", plan_.expression(op.result()), plan_.expression(op.operand(0)),
+                          join(terms, " + ")));
   });
 }
 

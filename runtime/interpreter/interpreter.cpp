@@ -233,7 +233,7 @@ bool TileExecution::execute(const Operation& op) {
     case OpKind::transpose: {
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;
-      problem = evaluate_transpose(*a, out);
+      problem = evaluate_transpose(*a, transpose_dims(op), out);
       break;
     }
     case OpKind::reduce_sum:
@@ -378,7 +378,7 @@ bool TileExecution::read_tile(const Operation& op, size_t first, const Type& typ
     TileValue stored;
     if (!read_tile_as_stored(op, first, Type::tile({type.shape()[1], type.shape()[0]}, type.element()), stored))
       return false;
-    std::string problem = evaluate_transpose(stored, out);
+    std::string problem = evaluate_transpose(stored, {1, 0}, out);
     return problem.empty() || fail(op, problem);
   }
   return read_tile_as_stored(op, first, type, out);

@@ -250,16 +250,34 @@ std::string evaluate_select(const TileValue& condition, const TileValue& a, cons
   return {};
 }
 
-std::string evaluate_transpose(const TileValue& a, TileValue& out) {
-  if (a.shape.size() != 2) return fmt::format("transposes a 2-D tile, not a rank-{} one", a.shape.size());
-  const int64_t rows = a.shape[0], columns = a.shape[1];
-  out = TileValue::zeros(a.element, {columns, rows});
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < columns; ++j) {
-      size_t from = static_cast<size_t>(i * columns + j), to = static_cast<size_t>(j * rows + i);
-      if (a.holds_floats()) out.floats[to] = a.floats[from];
-      else out.ints[to] = a.ints[from];
+std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& dims, TileValue& out) {
+  const size_t rank = a.shape.size();
+  std::vector<bool> seen(rank, false);
+  bool permutation = dims.size() == rank;
+  for (int64_t d : dims) {
+    permutation = permutation && d >= 0 && d < static_cast<int64_t>(rank) && !seen[static_cast<size_t>(d)];
+    if (permutation) seen[static_cast<size_t>(d)] = true;
+  }
+  if (!permutation) return fmt::format("the dimensions to permute are not a permutation of the rank-{} tile's", rank);
+  std::vector<int64_t> shape;
+  for (int64_t d : dims) shape.push_back(a.shape[static_cast<size_t>(d)]);
+  out = TileValue::zeros(a.element, shape);
+  // The operand's strides, in the result's dimension order: result element (i0, i1, ...) reads
+  // operand element i_k along operand dimension dims[k].
+  std::vector<int64_t> stride(rank, 1), from_stride(rank);
+  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * a.shape[d];
+  for (size_t k = 0; k < rank; ++k) from_stride[k] = stride[static_cast<size_t>(dims[k])];
+  const int64_t count = out.count();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t from = 0;
+    for (size_t k = rank, rest = static_cast<size_t>(i); k-- > 0;) {
+      const size_t extent = static_cast<size_t>(shape[k]);
+      from += static_cast<int64_t>(rest % extent) * from_stride[k];
+      rest /= extent;
     }
+    if (a.holds_floats()) out.floats[static_cast<size_t>(i)] = a.floats[static_cast<size_t>(from)];
+    else out.ints[static_cast<size_t>(i)] = a.ints[static_cast<size_t>(from)];
+  }
   return {};
 }
 

@@ -56,8 +56,9 @@ std::string evaluate_fma(const TileValue& a, const TileValue& b, const TileValue
 std::string evaluate_select(const TileValue& condition, const TileValue& a, const TileValue& b,
                             TileValue& out);
 
-// transpose of a 2-D tile: out[j, i] = a[i, j].
-std::string evaluate_transpose(const TileValue& a, TileValue& out);
+// transpose by the permutation `dims` (transpose_dims, ir/ir.h): out[i0, i1, ...] = a at
+// i_k along dimension dims[k]; [1, 0] gives out[j, i] = a[i, j].
+std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& dims, TileValue& out);
 
 // reduce_sum / reduce_max / reduce_min along `axis` (kept with extent 1).
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
