@@ -168,7 +168,8 @@ int explain_exit(const ProcessOutcome& outcome, const EmulateOptions& options, c
   const char* what = nullptr;
   switch (outcome.exit_status) {
     case 0: return 0;
-    case 1: what = "the emulated program rejected its arguments (see above)"; break;
+    // 1 is also how a sanitizer the host compiler was given (TILEC_HOST_CXX) stops the program.
+    case 1: what = "the emulated program rejected its arguments, or a sanitizer stopped it (see above)"; break;
     case 2: what = "the emulation runtime failed (an emulator bug; see above)"; break;
     case 3: what = "the emulator reported a hazard (see above)"; break;
     case 4: what = "the emulator reported a deadlock (see above)"; break;
