@@ -8,6 +8,9 @@
 // (samples_test compiles every emitted sample with nvcc for both targets and checks for spills.)
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <unistd.h>
 
@@ -239,6 +242,34 @@ TEST(TensorCore, MmasThirtyTwoAndSixteenColumnsWideReadBInOneNarrowPanel) {
         EXPECT_NE(r.out.find(load + "(tmem_base + "), std::string::npos);
       }
     }
+}
+
+// permute(w, 1, 0) of a loaded mma operand is transpose(w): promote-mma-operands folds it into a
+// transposed load the same way, so samples/linear.tile written with permute compiles to the same
+// .cu (its source name aside) on both targets.
+TEST(TensorCore, APermuteOfAnMmaOperandIsItsTranspose) {
+  std::ifstream in(source_dir() / "samples" / "linear.tile");
+  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string transposed = "transpose(load W[n, k] : <BN, BK>)";
+  const size_t at = source.find(transposed, source.find("mma("));
+  ASSERT_NE(at, std::string::npos);
+  std::string permuted = source;
+  permuted.replace(at, transposed.size(), "permute(load W[n, k] : <BN, BK>, 1, 0)");
+  char dir_template[] = "/tmp/tilec-permute-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string file = std::string(dir_template) + "/linear.tile";
+  std::ofstream(file) << permuted;
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult with_transpose = compile_sample("linear", target);
+    CommandResult with_permute = tilec_at_root("compile " + file + " --target " + std::string(target));
+    ASSERT_EQ(with_permute.status, 0) << with_permute.err;
+    std::string renamed = with_permute.out;
+    for (size_t p = renamed.find(file); p != std::string::npos; p = renamed.find(file, p))
+      renamed.replace(p, file.size(), "samples/linear.tile");
+    EXPECT_EQ(renamed, with_transpose.out);
+  }
+  std::filesystem::remove_all(dir_template);
 }
 
 // mma operands loaded at element coordinates (issue 18): samples/conv1d.tile reads each tap's
