@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-
 namespace tilec {
 
 thread_local AttributeAudit* AttributeAudit::active_ = nullptr;

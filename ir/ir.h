@@ -111,16 +111,6 @@ class Operation {
   template <typename T>
   void remove(AttrKey<T> key) { audited_write(key.name)->remove_attr(key.name); }
 
-  // This operation, after telling an open AttributeAudit about the access.
-  const Operation* audited_read(const char* name) const {
-    if (AttributeAudit* audit = AttributeAudit::active()) audit->note_read(name);
-    return this;
-  }
-  Operation* audited_write(const char* name) {
-    if (AttributeAudit* audit = AttributeAudit::active()) audit->note_write(name);
-    return this;
-  }
-
   // Regions (each a single block).
   size_t num_regions() const { return regions_.size(); }
   Region& region(size_t i = 0) const { return *regions_[i]; }
@@ -132,6 +122,16 @@ class Operation {
   void set_parent_region(Region* parent) { parent_ = parent; }
 
  private:
+  // This operation, after telling an open AttributeAudit about the access (the typed accessors).
+  const Operation* audited_read(const char* name) const {
+    if (AttributeAudit* audit = AttributeAudit::active()) audit->note_read(name);
+    return this;
+  }
+  Operation* audited_write(const char* name) {
+    if (AttributeAudit* audit = AttributeAudit::active()) audit->note_write(name);
+    return this;
+  }
+
   OpKind kind_;
   Location location_;
   boost::container::small_vector<Value*, 4> operands_;

@@ -64,7 +64,7 @@ namespace tilec {
   X(zeros, "zeros", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of zeros")                                  \
   X(full, "full", 1, 1, 1, 0, kPure, SIMT, -1, "a tile filled with a scalar")                        \
   X(iota, "iota", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of each element's index along `axis`")        \
-  X(transpose, "transpose", 1, 1, 1, 0, kPure, SIMT, -1, "a tile with its dimensions reordered by 'dims' (default [1, 0]: a 2-D tile's rows and columns swapped)")  \
+  X(transpose, "transpose", 1, 1, 1, 0, kPure, SIMT, -1, "a tile with its dimensions reordered by `dims` (default: a 2-D swap)") \
   X(scan_sum, "scan_sum", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix sum along `axis` (cumsum)")   \
   X(scan_prod, "scan_prod", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix product along `axis` (cumprod)") \
   X(scan_max, "scan_max", 1, 1, 1, 0, kPure, SIMT, -1, "running maximum along `axis` (cummax)")       \

@@ -9,9 +9,8 @@
 namespace tilec {
 
 namespace {
-constexpr std::array<std::string_view, 14> kScalarNames = {"i1",     "i32",    "i64", "index", "f16",
-                                                           "bf16",   "f32",    "f8e4m3", "f8e5m2", "i8",
-                                                           "i16",    "u8",     "u16", "u32"};
+constexpr std::array<std::string_view, 14> kScalarNames = {
+    "i1", "i32", "i64", "index", "f16", "bf16", "f32", "f8e4m3", "f8e5m2", "i8", "i16", "u8", "u16", "u32"};
 constexpr std::array<std::string_view, 3> kSpaceNames = {"reg", "smem", "tmem"};
 }  // namespace
 

@@ -26,8 +26,8 @@ bool is_integer(ScalarKind kind);  // integers and index
 // Bytes one element occupies in memory (f8 → 1, bf16 → 2, i1 → 1, i8 → 1, index → 8).
 int byte_size(ScalarKind kind);
 // The values of an integer element type narrower than 64 bits (i1: 0 and 1; i8, i16, i32 in
-// two's complement; u8, u16, u32 from 0): what a number must fit, where arithmetic wraps to and where a
-// cast from a float saturates. nullopt for i64, index and the floats.
+// two's complement; u8, u16, u32 from 0): what a number must fit, where arithmetic wraps to and
+// where a cast from a float saturates. nullopt for i64, index and the floats.
 struct IntegerRange {
   int64_t lowest, highest;
 };
