@@ -264,7 +264,6 @@ Operand Lowering::lower_permute(const Expr& e, const Builtin&, const Expr*) {
     return {};
   }
   std::vector<int64_t> dims;
-  Attribute::Array array;
   for (size_t i = 1; i < e.args.size(); ++i) {
     auto d = const_int(*e.args[i], "a dimension", 0);
     if (!d) return {};
@@ -275,13 +274,16 @@ Operand Lowering::lower_permute(const Expr& e, const Builtin&, const Expr*) {
       return {};
     }
     dims.push_back(*d);
-    array.push_back(Attribute(*d));
   }
   bool identity = true;
   for (int64_t d = 0; d < rank; ++d) identity = identity && dims[static_cast<size_t>(d)] == d;
   if (identity) return x;
   std::vector<std::pair<std::string, Attribute>> attributes;
-  if (rank != 2) attributes.push_back({"dims", Attribute(std::move(array))});
+  if (rank != 2) {
+    Attribute::Array array;
+    for (int64_t d : dims) array.push_back(Attribute(d));
+    attributes.push_back({"dims", Attribute(std::move(array))});
+  }
   return Operand{create(OpKind::transpose, {x.value}, Type::tile(permuted_shape(type.shape(), dims), type.element()),
                         e.location, std::move(attributes))};
 }

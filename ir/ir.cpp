@@ -153,6 +153,15 @@ std::vector<int64_t> transpose_dims(const Operation& transpose) {
   return permutation;
 }
 
+bool is_dimension_permutation(const std::vector<int64_t>& dims, size_t rank) {
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(d)]) return false;
+    seen[static_cast<size_t>(d)] = true;
+  }
+  return dims.size() == rank;
+}
+
 std::vector<int64_t> permuted_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims) {
   std::vector<int64_t> result;
   for (int64_t d : dims) result.push_back(shape.at(static_cast<size_t>(d)));

@@ -214,6 +214,8 @@ std::optional<TensorAccess> tensor_access(const Operation& op);
 // `dims` attribute (`permute(x, 2, 0, 1)`), or [1, 0] without one (a 2-D tile's rows and columns
 // swapped); empty when `dims` is not an array of integers (the verifier reports it).
 std::vector<int64_t> transpose_dims(const Operation& transpose);
+// Whether `dims` names each of 0 .. rank - 1 once.
+bool is_dimension_permutation(const std::vector<int64_t>& dims, size_t rank);
 // The shape `shape` has after the permutation `dims` (shape[dims[0]], shape[dims[1]], ...).
 std::vector<int64_t> permuted_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims);
 

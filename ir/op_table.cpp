@@ -2,6 +2,8 @@
 #include "ir/op_table.h"
 
 #include <array>
+#include <stdexcept>
+#include <string>
 
 namespace tilec {
 
@@ -27,6 +29,17 @@ std::optional<OpKind> parse_op_kind(std::string_view name) {
 }
 
 std::span<const OpInfo> all_ops() { return kOps; }
+
+OpKind combining_op(OpKind kind) {
+  switch (kind) {
+    case OpKind::reduce_sum: case OpKind::scan_sum: return OpKind::add;
+    case OpKind::scan_prod: return OpKind::mul;
+    case OpKind::reduce_max: case OpKind::scan_max: return OpKind::max;
+    case OpKind::reduce_min: case OpKind::scan_min: return OpKind::min;
+    default:
+      throw std::logic_error("combining_op: '" + std::string(op_info(kind).name) + "' is not a reduction or a scan");
+  }
+}
 
 std::string_view to_string(Pipe pipe) { return kPipeNames[static_cast<size_t>(pipe)]; }
 

@@ -177,4 +177,10 @@ inline bool is_scan(OpKind kind) {
 }
 std::span<const OpInfo> all_ops();
 
+// The elementwise op a reduction or a scan combines its running value and the next element
+// with: add for reduce_sum and scan_sum, mul for scan_prod, max and min for the others. The one
+// mapping the interpreter (evaluate_reduce, evaluate_scan) and the CUDA backend
+// (combining_expression) read. Throws std::logic_error for any other op.
+OpKind combining_op(OpKind kind);
+
 }  // namespace tilec

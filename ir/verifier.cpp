@@ -28,7 +28,6 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -301,11 +300,7 @@ class Verifier {
       case OpKind::transpose: {
         const Type& input = type(0);
         const std::vector<int64_t> dims = transpose_dims(op);
-        std::vector<int64_t> sorted = dims;
-        std::sort(sorted.begin(), sorted.end());
-        bool permutation = input.is_tile() && sorted.size() == input.rank();
-        for (size_t d = 0; permutation && d < sorted.size(); ++d) permutation = sorted[d] == static_cast<int64_t>(d);
-        if (!permutation) {
+        if (!input.is_tile() || !is_dimension_permutation(dims, input.rank())) {
           error(op, op.has_attr("dims") ? "'dims' must be a permutation of the tile's dimensions"
                                         : "transposes a 2-D tile (or takes 'dims', a permutation of its dimensions)");
           break;

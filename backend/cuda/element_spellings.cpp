@@ -3,8 +3,6 @@
 
 #include <fmt/core.h>
 
-#include <stdexcept>
-
 namespace tilec::cuda {
 namespace {
 
@@ -56,15 +54,11 @@ bool may_overflow_int64(OpKind kind, ScalarKind element) {
 }
 
 std::string combining_expression(OpKind kind, bool floating, std::string_view acc, std::string_view next) {
-  std::string_view name;
-  switch (kind) {
-    case OpKind::reduce_sum: case OpKind::scan_sum: name = "add"; break;
-    case OpKind::scan_prod: name = "mul"; break;
-    case OpKind::reduce_max: case OpKind::scan_max: name = "max"; break;
-    case OpKind::reduce_min: case OpKind::scan_min: name = "min"; break;
-    default: throw std::logic_error(fmt::format("combining_expression: {} is not a reduction or a scan", op_info(kind).name));
-  }
-  return fmt::format("{}_{}({}, {})", name, floating ? "f32" : "i64", acc, next);  // add_i64 and mul_i64 wrap
+  // The combining op's own spelling: on floats its f32 one, on integers (int64_t) the one that
+  // wraps where there is one (add, mul), else its integer one with the 64-bit helpers.
+  const ElementSpelling& row = *element_spelling(combining_op(kind));
+  const std::string_view pattern = floating ? row.f32 : !row.wrapping.empty() ? row.wrapping : row.integer;
+  return fmt::format(fmt::runtime(pattern), fmt::arg("a", acc), fmt::arg("b", next), fmt::arg("int", "i64"));
 }
 
 }  // namespace tilec::cuda

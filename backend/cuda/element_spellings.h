@@ -43,11 +43,11 @@ const ElementSpelling* element_spelling(OpKind kind);
 std::span<const ElementSpelling> element_spellings();
 
 // How a reduction or a scan (reduce_* / scan_*) combines its running value `acc` with the next
-// value `next`, both f32 for floats and int64_t for integers: add_f32 / mul_f32 / max_f32 /
-// min_f32, and add_i64 / mul_i64 (they wrap, docs/ir.md) / max_i64 / min_i64,
-// as the interpreter's evaluate_reduce and evaluate_scan combine them. Every reduction and scan
-// the CUDA backend writes (both plain forms, register tiles on the tensor cores) spells its step
-// here.
+// value `next`, both f32 for floats and int64_t for integers: the row of its combining_op
+// (ir/op_table.h, the interpreter's mapping too), so add_f32 / mul_f32 / max_f32 / min_f32, and
+// add_i64 / mul_i64 (they wrap, docs/ir.md) / max_i64 / min_i64. Every reduction and scan the
+// CUDA backend writes (both plain forms, register tiles on the tensor cores) spells its step
+// here; std::logic_error for any other op.
 std::string combining_expression(OpKind kind, bool floating, std::string_view acc, std::string_view next);
 
 }  // namespace tilec::cuda

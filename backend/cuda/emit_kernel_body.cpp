@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -405,7 +406,10 @@ void BodyEmitter::emit_mma(const Operation& op) {
   std::string initial = fmt::format("{}[elem]", plan_.expression(acc));
 
   comment(op);
-  auto multiply = [&] {
+  const bool counts = mode_ == BodyMode::reference;  // the harness's reference may only count the work
+  {
+    std::optional<CodeWriter::Block> counted;
+    if (counts) counted.emplace(out_.block("if (!count_only) {"));
     tile_loop(rows * columns, [&] {
       if (floating) {
         out_.line(fmt::format("float {} = {};", sum,
@@ -424,17 +428,10 @@ void BodyEmitter::emit_mma(const Operation& op) {
                               element_type(output), sum));
       }
     });
-  };
-  if (mode_ != BodyMode::reference) {
-    multiply();
-  } else {
-    {
-      CodeWriter::Block counted = out_.block("if (!count_only) {");
-      multiply();
-    }
-    out_.line(fmt::format("atomicAdd(&{}_reference_flops, {}ull);  // 2·M·N·K of the whole tile",
-                          plan_.name, 2 * rows * columns * depth));
   }
+  if (counts)
+    out_.line(fmt::format("atomicAdd(&{}_reference_flops, {}ull);  // 2·M·N·K of the whole tile", plan_.name,
+                          2 * rows * columns * depth));
 }
 
 // Declares index0.. (the element's position in the tensor) and `in_bounds` for a load/store. A

@@ -23,8 +23,7 @@ int64_t divide(int64_t a, int64_t b) {
 }
 int64_t remainder(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 int64_t ceiling_divide(int64_t a, int64_t b) {
-  if (b == 0) return -1;
-  if (b == -1) return wrapping(0 - bits(a));
+  if (b == 0 || b == -1) return divide(a, b);  // exact, or defined as divide defines it
   return a / b + ((a % b != 0 && ((a > 0) == (b > 0))) ? 1 : 0);
 }
 

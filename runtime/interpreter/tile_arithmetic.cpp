@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/ir.h"
 #include "runtime/interpreter/element_semantics.h"
 #include "runtime/interpreter/float_formats.h"
 
@@ -252,15 +253,9 @@ std::string evaluate_select(const TileValue& condition, const TileValue& a, cons
 
 std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& dims, TileValue& out) {
   const size_t rank = a.shape.size();
-  std::vector<bool> seen(rank, false);
-  bool permutation = dims.size() == rank;
-  for (int64_t d : dims) {
-    permutation = permutation && d >= 0 && d < static_cast<int64_t>(rank) && !seen[static_cast<size_t>(d)];
-    if (permutation) seen[static_cast<size_t>(d)] = true;
-  }
-  if (!permutation) return fmt::format("the dimensions to permute are not a permutation of the rank-{} tile's", rank);
-  std::vector<int64_t> shape;
-  for (int64_t d : dims) shape.push_back(a.shape[static_cast<size_t>(d)]);
+  if (!is_dimension_permutation(dims, rank))
+    return fmt::format("the dimensions to permute are not a permutation of the rank-{} tile's", rank);
+  const std::vector<int64_t> shape = permuted_shape(a.shape, dims);
   out = TileValue::zeros(a.element, shape);
   // The operand's strides, in the result's dimension order: result element (i0, i1, ...) reads
   // operand element i_k along operand dimension dims[k].
@@ -279,16 +274,6 @@ std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& d
     else out.ints[static_cast<size_t>(i)] = a.ints[static_cast<size_t>(from)];
   }
   return {};
-}
-
-// The binary op a reduction or a scan combines its running value and the next element with.
-static OpKind combining_op(OpKind kind) {
-  switch (kind) {
-    case OpKind::reduce_sum: case OpKind::scan_sum: return OpKind::add;
-    case OpKind::scan_prod: return OpKind::mul;
-    case OpKind::reduce_max: case OpKind::scan_max: return OpKind::max;
-    default: return OpKind::min;
-  }
 }
 
 std::string evaluate_scan(OpKind kind, int64_t axis, const TileValue& a, TileValue& out) {
