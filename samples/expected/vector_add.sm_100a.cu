@@ -127,19 +127,9 @@ __host__ __device__ inline float ceil_f32(float x) { return ceilf(x); }
 __host__ __device__ inline float round_f32(float x) { return rintf(x); }  // halves to even
 __host__ __device__ inline float trunc_f32(float x) { return truncf(x); }
 
-// 64-bit integer helpers; cdiv is the ceiling of a / b for a >= 0, b > 0.
-__host__ __device__ inline int64_t cdiv_i64(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
-// Division by a value that may be 0 or -1, defined as the interpreter defines it: x / 0 = -1,
-// x % 0 = x, INT64_MIN / -1 wraps.
-__host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) {
-  return b == 0 ? -1 : b == -1 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a / b;
-}
-__host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
-__host__ __device__ inline int64_t abs_i64(int64_t a) {
-  return a < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a;
-}
-// Sums, differences and products that wrap in two's complement, as the interpreter's do (int64_t's
-// own operators are undefined on overflow): i64 arithmetic, u32 products, reductions and scans.
+// 64-bit integer helpers. Sums, differences and products that wrap in two's complement, as the
+// interpreter's do (int64_t's own operators are undefined on overflow): i64 arithmetic, u32
+// products, reductions and scans, and the negations below.
 __host__ __device__ inline int64_t add_i64(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
@@ -149,6 +139,13 @@ __host__ __device__ inline int64_t sub_i64(int64_t a, int64_t b) {
 __host__ __device__ inline int64_t mul_i64(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
+// cdiv is the ceiling of a / b for a >= 0, b > 0.
+__host__ __device__ inline int64_t cdiv_i64(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+// Division by a value that may be 0 or -1, defined as the interpreter defines it: x / 0 = -1,
+// x % 0 = x, INT64_MIN / -1 wraps.
+__host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0 ? -1 : b == -1 ? sub_i64(0, a) : a / b; }
+__host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
+__host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 
