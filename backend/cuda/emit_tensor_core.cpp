@@ -21,6 +21,7 @@
 
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/emit_kernel_body.h"
+#include "backend/cuda/tensor_core_analysis.h"
 #include "backend/cuda/tensor_core_kernel.h"
 #include "ir/attribute_keys.h"
 #include "ir/diagnostic.h"
@@ -49,42 +50,11 @@ const char* tensor_map_type(ScalarKind kind) {
 
 namespace tensor_core {
 
-bool TensorCoreKernel::run(std::string& out) {
-  if (!analyze()) return false;
+void TensorCoreKernel::write(std::string& out) {
   emit_summary();
   emit_kernel();
   emit_launcher();
   out += out_;
-  return true;
-}
-
-std::optional<TensorCorePlan> TensorCoreKernel::plan() {
-  if (!analyze()) return std::nullopt;
-  TensorCorePlan plan;
-  for (const StageBuffer& stage : stages_)
-    plan.stages.push_back({.name = stage.name, .tile = stage.tile.to_string(), .depth = stage.depth,
-                           .slot_bytes = stage.slot_bytes, .offset = stage.offset, .k_major = stage.k_major()});
-  for (const Barrier& barrier : barriers_)
-    plan.barriers.push_back({.name = barrier.name, .purpose = barrier.purpose, .slots = barrier.slots,
-                             .arrivals = barrier.arrivals, .offset = barrier.offset});
-  for (const Operation* op : mma_ops_) {
-    const MmaPlan& mma = mma_plans_.at(op);
-    int64_t column = -1;
-    if (mma.registers && tmem_columns_ > 0) column = mma.tmem_column;  // through TMEM into registers
-    else if (auto chain = accumulator_of_.find(op->operand(2)); chain != accumulator_of_.end())
-      column = accumulators_[chain->second].tmem_column;
-    plan.mmas.push_back({.kind = std::string(mma.instruction->kind), .m = mma.instruction->m, .k = mma.instruction->k,
-                         .registers = mma.registers, .tmem_column = column});
-  }
-  for (const Operation* op : store_ops_) {
-    const StorePlan& store = store_plans_.at(op);
-    plan.stores.push_back({.tma = store.tma, .box_rows = store.box_rows, .chunk_columns = store.chunk_columns,
-                           .accumulators = store.accumulators.size()});
-  }
-  plan.shared_bytes = shared_bytes_;
-  plan.tmem_columns = tmem_columns_;
-  plan.store_staging_offset = store_staging_offset_;
-  return plan;
 }
 
 // ----------------------------------------------------------------------------- emission
@@ -113,55 +83,55 @@ void TensorCoreKernel::emit_summary() {
   };
   writer_.line(fmt::format("//   agents: producer warpgroup 0 (128 threads, {}, one elected thread issues TMA), "
                            "compute warpgroups 1..{} ({} threads, {})",
-                           registers(producer_), compute_threads_ / kWarpgroup, compute_threads_, registers(compute_)));
-  walk(compute_->region(), [&](const Operation& op) {
+                           registers(tc_.producer), tc_.compute_threads / kWarpgroup, tc_.compute_threads, registers(tc_.compute)));
+  walk(tc_.compute->region(), [&](const Operation& op) {
     if (op.kind() == OpKind::for_ && op.has(attr::ii))
       writer_.line(fmt::format("//   schedule: loop at line {}: ii {}, {} stage(s){}", op.location().line,
                                op.get(attr::ii), op.get(attr::stages, 1),
                                op.has_attr("pipeline") ? fmt::format(", pipeline({})", op.int_attr("pipeline")) : ""));
   });
-  writer_.line(fmt::format("// shared memory: {} bytes (1024 of them for aligning the base)", shared_bytes_));
-  for (const StageBuffer& buffer : stages_)
+  writer_.line(fmt::format("// shared memory: {} bytes (1024 of them for aligning the base)", tc_.shared_bytes));
+  for (const StageBuffer& buffer : tc_.stages)
     writer_.line(fmt::format(
         "//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of {} columns, {}B swizzle)",
         buffer.name, buffer.depth, buffer.slot_bytes, buffer.offset, buffer.role == StageBuffer::Role::a ? "A" : "B",
         plan_.expression(buffer.tensor), buffer.k_major() ? "K-major" : "MN-major", buffer.panels(),
         buffer.panel_columns(), buffer.swizzle_bytes));
-  for (const Barrier& barrier : barriers_)
+  for (const Barrier& barrier : tc_.barriers)
     writer_.line(fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name,
                              barrier.slots, barrier.offset, barrier.arrivals, barrier.purpose));
-  for (const Operation* mma : mma_ops_)
-    if (mma_plans_.at(mma).staging_bytes > 0)
+  for (const Operation* mma : tc_.mma_ops)
+    if (tc_.mma_plans.at(mma).staging_bytes > 0)
       writer_.line(fmt::format("//   A of the mma at line {} (from registers): {} bytes at {}, 128B swizzle",
-                               mma->location().line, mma_plans_.at(mma).staging_bytes,
-                               mma_plans_.at(mma).staging_offset));
-  if (store_staging_offset_ >= 0)
-    for (const Operation* store : store_ops_) {
-      const StorePlan& plan = store_plans_.at(store);
+                               mma->location().line, tc_.mma_plans.at(mma).staging_bytes,
+                               tc_.mma_plans.at(mma).staging_offset));
+  if (tc_.store_staging_offset >= 0)
+    for (const Operation* store : tc_.store_ops) {
+      const StorePlan& plan = tc_.store_plans.at(store);
       if (plan.tma)
         writer_.line(fmt::format(
             "//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
             "of {}x{} (128B swizzle)",
-            store->location().line, kStoreStagingBytes, store_staging_offset_, plan.box_rows, plan.chunk_columns));
+            store->location().line, kStoreStagingBytes, tc_.store_staging_offset, plan.box_rows, plan.chunk_columns));
     }
-  if (exchange_offset_ >= 0)
+  if (tc_.exchange_offset >= 0)
     writer_.line(fmt::format("//   row-reduction exchange between the compute warpgroups: {} bytes at {}",
-                             4 * compute_threads_, exchange_offset_));
+                             tc_.exchange_bytes, tc_.exchange_offset));
   walk(kernel_.region(), [&](const Operation& op) {
-    if (op.kind() == OpKind::stage_buffer && register_pipes_.count(op.result()))
+    if (op.kind() == OpKind::stage_buffer && tc_.register_pipes.count(op.result()))
       writer_.line(
           fmt::format("//   pipe {}: {} in registers (written and read by the compute agent in program order{})",
                       plan_.expression(op.result()), op.result()->type().to_string(),
-                      register_pipes_.at(op.result()).stored ? "; a loop carries it" : ""));
+                      tc_.register_pipes.at(op.result()).stored ? "; a loop carries it" : ""));
   });
-  for (const Accumulator& accumulator : accumulators_)
+  for (const Accumulator& accumulator : tc_.accumulators)
     writer_.line(fmt::format("//   accumulator {}: {}x{} f32 in TMEM columns {}..{}", accumulator.name,
                              accumulator.rows, accumulator.columns, accumulator.tmem_column,
                              accumulator.tmem_column + accumulator.columns - 1));
-  for (const Fragment& held : fragments_)
+  for (const Fragment& held : tc_.fragments)
     writer_.line(fmt::format("//   {} {}: {}x{} {} in registers, {} per thread",
                              held.accumulator ? "accumulator" : "register tile", held.name, held.rows, held.columns,
-                             to_string(held.element), layout_.count(held.columns)));
+                             to_string(held.element), tc_.layout.count(held.columns)));
   writer_.line("// " + rule);
 }
 
@@ -201,11 +171,11 @@ std::vector<TensorCoreKernel::TensorMap> TensorCoreKernel::tensor_maps() const {
     if (std::none_of(maps.begin(), maps.end(), [&](const TensorMap& seen) { return seen.name == map.name; }))
       maps.push_back(map);
   };
-  for (const StageBuffer& buffer : stages_)
+  for (const StageBuffer& buffer : tc_.stages)
     add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], buffer.panel_columns(),
          buffer.swizzle_bytes});
-  for (const Operation* store : store_ops_) {
-    const StorePlan& plan = store_plans_.at(store);
+  for (const Operation* store : tc_.store_ops) {
+    const StorePlan& plan = tc_.store_plans.at(store);
     if (plan.tma) add({plan.map, plan.tensor, plan.tensor->type().element(), plan.box_rows, plan.chunk_columns});
   }
   return maps;
@@ -240,12 +210,12 @@ void TensorCoreKernel::emit_kernel() {
         "unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));");
     writer_.line("(void)shared_aligned;");
     for (const auto& op : kernel_.region().operations()) {
-      if (op.get() == specialize_) break;
+      if (op.get() == tc_.specialize) break;
       emit_top_level(*op);
     }
     {
       CodeWriter::Block first_thread = writer_.block("if (threadIdx.x == 0) {");
-      for (const Barrier& barrier : barriers_)
+      for (const Barrier& barrier : tc_.barriers)
         writer_.line(fmt::format("for (uint32_t slot = 0; slot < {}; ++slot) tilec_mbarrier_init({} + 8 * slot, {});",
                                  barrier.slots, barrier.name, barrier.arrivals));
       emit_setup(Setup::barrier_init);
@@ -254,23 +224,23 @@ void TensorCoreKernel::emit_kernel() {
     emit_setup(Setup::before_sync);
     writer_.line("__syncthreads();");
     emit_setup(Setup::after_sync);
-    comment(*specialize_);
+    comment(*tc_.specialize);
     const bool rebalance = rebalances_registers();
     CodeWriter::Block agents = writer_.block("if (threadIdx.x < 128) {");
-    if (rebalance) writer_.line(fmt::format("tilec_lower_registers<{}>();", producer_->int_attr("registers")));
+    if (rebalance) writer_.line(fmt::format("tilec_lower_registers<{}>();", tc_.producer->int_attr("registers")));
     writer_.line("// One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.");
     {
       CodeWriter::Block producer = writer_.block("if (threadIdx.x / 32 == 0 && tilec_elect_one()) {");
-      emit_region(producer_->region());
+      emit_region(tc_.producer->region());
     }
     agents.next("} else {");
-    if (rebalance) writer_.line(fmt::format("tilec_raise_registers<{}>();", compute_->int_attr("registers")));
+    if (rebalance) writer_.line(fmt::format("tilec_raise_registers<{}>();", tc_.compute->int_attr("registers")));
     writer_.line("const int compute_thread = static_cast<int>(threadIdx.x) - 128;");
     writer_.line("const int compute_warpgroup = compute_thread / 128;");
     writer_.line("(void)compute_warpgroup;");
     emit_setup(Setup::compute_prologue);
-    emit_region(compute_->region());
-    if (store_staging_offset_ >= 0)
+    emit_region(tc_.compute->region());
+    if (tc_.store_staging_offset >= 0)
       writer_.line("if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written");
     emit_setup(Setup::compute_epilogue);
   }
@@ -287,29 +257,29 @@ void TensorCoreKernel::emit_kernel() {
 void TensorCoreKernel::emit_top_level(const Operation& op) {
   switch (op.kind()) {
     case OpKind::mbarrier_create: {
-      if (register_barriers_.count(op.result())) {
+      if (tc_.register_barriers.count(op.result())) {
         writer_.line(fmt::format("// {}: a register pipe's barrier, not needed (one agent, program order)",
                                  plan_.expression(op.result())));
         return;
       }
-      const Barrier& barrier = barriers_[barrier_of_.at(op.result())];
+      const Barrier& barrier = tc_.barriers[tc_.barrier_of.at(op.result())];
       writer_.line(fmt::format("const uint32_t {} = shared_base + {};  // {} mbarrier(s)", barrier.name, barrier.offset,
                                barrier.slots));
-      if (&barrier == &barriers_.back()) emit_setup(Setup::shared_declarations);
+      if (&barrier == &tc_.barriers.back()) emit_setup(Setup::shared_declarations);
       return;
     }
     case OpKind::stage_buffer: {
-      if (auto pipe = register_pipes_.find(op.result()); pipe != register_pipes_.end()) {
+      if (auto pipe = tc_.register_pipes.find(op.result()); pipe != tc_.register_pipes.end()) {
         writer_.line(fmt::format("// {}: {} in registers: the compute threads read what they wrote",
                                  plan_.expression(op.result()), op.result()->type().to_string()));
         if (pipe->second.stored) {
           writer_.line(
               "// (written before a loop and in it: its own registers, copied in by a write and out by a read)");
-          declare_fragment(*fragment(op.result()));
+          declare_fragment(*tc_.fragment(op.result()));
         }
         return;
       }
-      const StageBuffer& buffer = stages_[stage_of_.at(op.result())];
+      const StageBuffer& buffer = tc_.stages[tc_.stage_of.at(op.result())];
       writer_.line(fmt::format("const uint32_t {} = shared_base + {};  // {} slots of {}", buffer.name, buffer.offset,
                                buffer.depth, buffer.tile.to_string()));
       return;
@@ -337,9 +307,9 @@ std::string TensorCoreKernel::slot_address(const Value* barrier, const Value* sl
 }
 
 void TensorCoreKernel::emit_op(const Operation& op) {
-  bool producer = in_agent(op, producer_);
+  bool producer = in_agent(op, tc_.producer);
   if ((op.kind() == OpKind::mbarrier_wait || op.kind() == OpKind::mbarrier_arrive) &&
-      register_barriers_.count(op.operand(0))) {
+      tc_.register_barriers.count(op.operand(0))) {
     writer_.line(fmt::format("// {} {}: a register pipe's barrier; program order is its synchronization", op.name(),
                              plan_.expression(op.operand(0))));
     return;
@@ -380,29 +350,29 @@ void TensorCoreKernel::emit_op(const Operation& op) {
       return;
     }
     case OpKind::stage_write:
-      if (register_pipes_.at(op.operand(0)).stored) {
+      if (tc_.register_pipes.at(op.operand(0)).stored) {
         writer_.line(fmt::format("// stage_write {}: a copy of {}", plan_.expression(op.operand(0)),
                                  plan_.expression(op.operand(2))));
-        copy_fragment(*fragment(op.operand(0)), *fragment(op.operand(2)));
+        copy_fragment(*tc_.fragment(op.operand(0)), *tc_.fragment(op.operand(2)));
         return;
       }
       writer_.line(fmt::format("// stage_write {}: {} stays in registers", plan_.expression(op.operand(0)),
                                plan_.expression(op.operand(2))));
       return;
     case OpKind::stage_read: {
-      if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+      if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) {
         if (pipe->second.stored) {
           writer_.line(fmt::format("// {} = stage_read {}: a copy, which later writes leave alone",
                                    plan_.expression(op.result()), plan_.expression(op.operand(0))));
-          declare_fragment(*fragment(op.result()));
-          copy_fragment(*fragment(op.result()), *fragment(op.operand(0)));
+          declare_fragment(*tc_.fragment(op.result()));
+          copy_fragment(*tc_.fragment(op.result()), *tc_.fragment(op.operand(0)));
           return;
         }
         writer_.line(fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
-                                 plan_.expression(op.operand(0)), fragment(op.result())->name));
+                                 plan_.expression(op.operand(0)), tc_.fragment(op.result())->name));
         return;
       }
-      const StageBuffer& buffer = stages_[stage_of_.at(op.operand(0))];
+      const StageBuffer& buffer = tc_.stages[tc_.stage_of.at(op.operand(0))];
       writer_.line(fmt::format("const uint32_t {} = {} + static_cast<uint32_t>({}) * {};  // slot of {}",
                                plan_.expression(op.result()), buffer.name, plan_.expression(op.operand(1)),
                                buffer.slot_bytes, buffer.name));
@@ -417,10 +387,10 @@ void TensorCoreKernel::emit_op(const Operation& op) {
                                event_order()));
       return;
     case OpKind::zeros:
-      if (auto chain = accumulator_of_.find(op.result()); chain != accumulator_of_.end()) {
+      if (const Accumulator* chain = tc_.accumulator(op.result())) {
         comment(op);
         writer_.line(fmt::format("bool {}_started = false;  // the first mma overwrites TMEM instead of adding",
-                                 accumulators_[chain->second].name));
+                                 chain->name));
         return;
       }
       break;
@@ -430,7 +400,7 @@ void TensorCoreKernel::emit_op(const Operation& op) {
     default: break;
   }
   if (op.num_results() == 1 && op.result()->type().is_tile()) {
-    if (fragment(op.result())) emit_fragment_op(op);
+    if (tc_.fragment(op.result())) emit_fragment_op(op);
     return;  // else computed per element where a store writes it
   }
   body_.emit_op(op);
@@ -444,7 +414,7 @@ void TensorCoreKernel::emit_named_barrier(const Operation& op) {
 }
 
 void TensorCoreKernel::emit_tma(const Operation& op) {
-  const StageBuffer& buffer = stages_[stage_of_.at(op.operand(0))];
+  const StageBuffer& buffer = tc_.stages[tc_.stage_of.at(op.operand(0))];
   const Value* full = buffer.full;
   const MatrixAccess access = matrix_access(op, 3);
   comment(op);
@@ -469,8 +439,8 @@ void TensorCoreKernel::emit_yield(const Region& region, const std::vector<const 
   std::vector<std::pair<const Value*, const Value*>> scalars;
   for (size_t i = 0; i < targets.size(); ++i) {
     const Value* source = yield->operand(i);
-    const Fragment* to = fragment(targets[i]);
-    const Fragment* from = fragment(source);
+    const Fragment* to = tc_.fragment(targets[i]);
+    const Fragment* from = tc_.fragment(source);
     if (to && from && to != from) copy_fragment(*to, *from);  // hold_loop: no two targets exchange
     if (!source->type().is_scalar() || plan_.expression(source) == plan_.expression(targets[i])) continue;
     scalars.emplace_back(targets[i], source);
@@ -496,10 +466,10 @@ void TensorCoreKernel::emit_for(const Operation& op) {
       writer_.line(fmt::format("{} {} = {};", element_type(value->type().element()), plan_.expression(value),
                                plan_.expression(op.operand(2 + i))));
   }
-  if (auto copies = loop_copies_.find(&op); copies != loop_copies_.end())
+  if (auto copies = tc_.loop_copies.find(&op); copies != tc_.loop_copies.end())
     for (size_t i : copies->second) {
-      declare_fragment(*fragment(body.argument(i)));
-      copy_fragment(*fragment(body.argument(i)), *fragment(op.operand(2 + i)));
+      declare_fragment(*tc_.fragment(body.argument(i)));
+      copy_fragment(*tc_.fragment(body.argument(i)), *tc_.fragment(op.operand(2 + i)));
     }
   const std::string& iv = plan_.expression(body.argument(0));
   CodeWriter::Block loop = writer_.block(fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv,
@@ -541,8 +511,8 @@ void TensorCoreKernel::emit_launcher() {
   for (const Value* tensor : tensors) {
     const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
     const bool batched = extents.size() == 3;  // a batch of matrices, copied (when it is) as one of B·M rows
-    bool stored = std::any_of(store_ops_.begin(), store_ops_.end(), [&](const Operation* store) {
-      return store_plans_.at(store).tma && store_plans_.at(store).tensor == tensor;
+    bool stored = std::any_of(tc_.store_ops.begin(), tc_.store_ops.end(), [&](const Operation* store) {
+      return tc_.store_plans.at(store).tma && tc_.store_plans.at(store).tensor == tensor;
     });
     std::string name = plan_.expression(tensor);
     launch.setup += fmt::format("TilecTmaTensor {}_tma;\n", name);
@@ -572,7 +542,7 @@ void TensorCoreKernel::emit_launcher() {
   }
   launch.threads = std::to_string(total_threads());
   launch.arguments = kernel_arguments();
-  launch.shared_bytes = shared_bytes_;
+  launch.shared_bytes = tc_.shared_bytes;
   cuda::emit_launcher(plan_, launch, out_);
 }
 
@@ -580,12 +550,17 @@ void TensorCoreKernel::emit_launcher() {
 
 bool emit_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs, std::string& out,
                              DiagnosticEngine& diagnostics) {
-  return tensor_core::make_tensor_core_kernel(plan, needs, diagnostics)->run(out);
+  std::optional<tensor_core::Plan> tc = tensor_core::analyze_tensor_core_kernel(plan, needs, diagnostics);
+  if (!tc) return false;
+  tensor_core::make_tensor_core_kernel(plan, *tc, needs)->write(out);
+  return true;
 }
 
 std::optional<TensorCorePlan> plan_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,
                                                       DiagnosticEngine& diagnostics) {
-  return tensor_core::make_tensor_core_kernel(plan, needs, diagnostics)->plan();
+  std::optional<tensor_core::Plan> tc = tensor_core::analyze_tensor_core_kernel(plan, needs, diagnostics);
+  if (!tc) return std::nullopt;
+  return tensor_core::summarize(*tc);
 }
 
 }  // namespace tilec::cuda

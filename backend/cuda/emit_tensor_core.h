@@ -46,19 +46,31 @@ struct TensorCorePlan {
   struct Mma {
     std::string kind;          // the MMA form's class ("f16", "f8f6f4", "tf32")
     int64_t m = 0, k = 0;      // one instruction's M and K
+    int64_t n = 0;             // the mma's N: its D's columns
+    bool a_registers = false;  // A is a register tile (else a stage buffer)
     bool registers = false;    // D in registers (else a TMEM accumulator)
     int64_t tmem_column = -1;  // the TMEM column it computes into (sm_100a), else -1
+    int64_t staging_offset = -1, staging_bytes = 0;  // sm_100a: A from registers through shared memory
+  };
+  struct Fragment {
+    std::string name;  // the array
+    int64_t rows = 0, columns = 0;  // columns 1: a row vector
+    bool accumulator = false;       // an mma writes it
   };
   struct Store {
     bool tma = false;          // through shared memory and TMA (else each thread at its elements)
     int64_t box_rows = 0, chunk_columns = 0;
+    int64_t warpgroup_columns = 0;  // the columns one compute warpgroup writes
     size_t accumulators = 0;   // TMEM accumulators it reads
   };
   std::vector<Stage> stages;
   std::vector<Barrier> barriers;
   std::vector<Mma> mmas;
+  std::vector<Fragment> fragments;  // the register tiles, each array once
   std::vector<Store> stores;
+  int64_t compute_threads = 0;  // 128 or 256: one or two compute warpgroups
   int64_t shared_bytes = 0, tmem_columns = 0, store_staging_offset = -1;
+  int64_t exchange_offset = -1, exchange_bytes = 0;  // row reductions across warpgroups
 };
 
 // The plan of a kernel that went through warp-specialize; nullopt after reporting at the op's

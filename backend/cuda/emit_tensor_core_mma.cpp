@@ -64,14 +64,14 @@ std::string TensorCoreKernel::operand_descriptor(const StageBuffer& operand, con
 
 void TensorCoreKernel::emit_mma(const Operation& op) {
   comment(op);
-  issue_mma(op, mma_plans_.at(&op));
+  issue_mma(op, tc_.mma_plans.at(&op));
 }
 
-std::unique_ptr<TensorCoreKernel> make_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,
-                                                          DiagnosticEngine& diagnostics) {
+std::unique_ptr<TensorCoreKernel> make_tensor_core_kernel(const KernelPlan& plan, const Plan& tc,
+                                                          TensorCoreNeeds& needs) {
   switch (needs.target->mma) {
-    case target::MmaFamily::wgmma: return std::make_unique<WgmmaKernel>(plan, needs, diagnostics);
-    case target::MmaFamily::tcgen05: return std::make_unique<Tcgen05Kernel>(plan, needs, diagnostics);
+    case target::MmaFamily::wgmma: return std::make_unique<WgmmaKernel>(plan, tc, needs);
+    case target::MmaFamily::tcgen05: return std::make_unique<Tcgen05Kernel>(plan, tc, needs);
   }
   throw std::logic_error("make_tensor_core_kernel: a target of an MMA family without a kernel writer");
 }

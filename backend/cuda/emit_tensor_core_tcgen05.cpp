@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/cuda/tensor_core_analysis.h"
 #include "backend/cuda/tensor_core_kernel.h"
 #include "ir/ir.h"
 
@@ -23,7 +24,7 @@ namespace tilec::cuda::tensor_core {
 // The values joined by mma (accumulator → result) and loops (init → argument →
 // result, yield → argument) form groups; a group starting from one f32 `zeros` whose values
 // only mmas reading shared memory, loops and lazy stores touch stays in TMEM.
-void Tcgen05Kernel::find_accumulators() {
+void Tcgen05Analysis::find_accumulators() {
   std::unordered_map<const Value*, const Value*> parent;
   std::function<const Value*(const Value*)> root = [&](const Value* value) -> const Value* {
     auto it = parent.find(value);
@@ -32,7 +33,7 @@ void Tcgen05Kernel::find_accumulators() {
   };
   auto unite = [&](const Value* x, const Value* y) { parent[root(x)] = root(y); };
   std::vector<const Value*> values;  // in program order
-  walk(compute_->region(), [&](const Operation& op) {
+  walk(tc_.compute->region(), [&](const Operation& op) {
     if (op.kind() == OpKind::zeros) values.push_back(op.result());
     if (op.kind() == OpKind::mma) {
       unite(op.operand(2), op.result());
@@ -66,7 +67,7 @@ void Tcgen05Kernel::find_accumulators() {
         ok = ok && !zeros && value->type().element() == ScalarKind::f32;
         zeros = value;
       } else if (def && def->kind() == OpKind::mma) {
-        ok = ok && is_stage_read(def->operand(0));
+        ok = ok && tc_.is_stage_read(def->operand(0));
         written = true;
       } else if (!def && !value->is_argument()) {
         ok = false;
@@ -75,7 +76,7 @@ void Tcgen05Kernel::find_accumulators() {
         bool chained =
             (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
             (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
-        ok = ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && lazy_.count(user->result())));
+        ok = ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && tc_.lazy.count(user->result())));
       }
       if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
     }
@@ -85,16 +86,16 @@ void Tcgen05Kernel::find_accumulators() {
     accumulator.zeros = zeros->defining_op();
     accumulator.rows = zeros->type().shape()[0];
     accumulator.columns = zeros->type().shape()[1];
-    for (const Value* value : members) accumulator_of_[value] = accumulators_.size();
-    accumulators_.push_back(accumulator);
+    for (const Value* value : members) tc_.accumulator_of[value] = tc_.accumulators.size();
+    tc_.accumulators.push_back(accumulator);
   }
 }
 
 // tcgen05.mma's M is the CTA's.
-int64_t Tcgen05Kernel::mma_units() const { return 1; }
+int64_t Tcgen05Analysis::mma_units() const { return 1; }
 
 // "M = 128, or 64 into a TMEM accumulator": the rows' M, those only TMEM takes last.
-std::string Tcgen05Kernel::unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const {
+std::string Tcgen05Analysis::unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const {
   std::vector<int64_t> any, tmem_only;
   for (const target::MmaInstruction* candidate : rows)
     (candidate->d_registers ? any : tmem_only).push_back(candidate->m);
@@ -105,7 +106,7 @@ std::string Tcgen05Kernel::unmatched_rows(int64_t m, const std::vector<const tar
 
 // A D in registers is computed in TMEM columns of its own (placed after the accumulators') and
 // read back; an A from registers goes through shared memory.
-void Tcgen05Kernel::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
+void Tcgen05Analysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   if (plan.registers) {
     plan.tmem_column = tmem_used_;
     tmem_used_ += operands.n;
@@ -114,36 +115,39 @@ void Tcgen05Kernel::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   needs_.tcgen05_kinds.emplace(plan.instruction->kind, plan.instruction);
 }
 
-bool Tcgen05Kernel::stores_64_rows() const { return true; }  // TMEM layout F, lanes 0..15 of each warp
+bool Tcgen05Analysis::stores_64_rows() const { return true; }  // TMEM layout F, lanes 0..15 of each warp
 
-int64_t Tcgen05Kernel::store_box_rows() const { return 128; }  // one row per TMEM lane
+// Each warpgroup stores its share of the columns (one row per TMEM lane).
+int64_t Tcgen05Analysis::store_columns(int64_t columns) const { return columns * kWarpgroup / tc_.compute_threads; }
+
+int64_t Tcgen05Analysis::store_box_rows() const { return 128; }  // one row per TMEM lane
 
 // TMEM is allocated in powers of two from 32 columns.
-bool Tcgen05Kernel::place_tensor_memory(int64_t columns) {
-  tmem_columns_ = 32;
-  while (tmem_columns_ < columns) tmem_columns_ *= 2;
-  if (tmem_columns_ > target_.tensor_memory_columns)
+bool Tcgen05Analysis::place_tensor_memory(int64_t columns) {
+  tc_.tmem_columns = 32;
+  while (tc_.tmem_columns < columns) tc_.tmem_columns *= 2;
+  if (tc_.tmem_columns > target_.tensor_memory_columns)
     return unsupported(kernel_, fmt::format("accumulators of {} TMEM columns (the budget is {})", columns,
                                             target_.tensor_memory_columns));
   return true;
 }
 
-int64_t Tcgen05Kernel::release_arrivals() const { return 1; }  // tcgen05.commit arrives once
+int64_t Tcgen05Analysis::release_arrivals() const { return 1; }  // tcgen05.commit arrives once
 
-bool Tcgen05Kernel::waits_for_mma_groups() const { return false; }  // tcgen05.commit releases when the MMAs are done
+bool Tcgen05Analysis::waits_for_mma_groups() const { return false; }  // tcgen05.commit releases when the MMAs are done
 
 // One thread issues tcgen05.mma: issuer-only-waits leaves the stages' full waits to it.
-bool Tcgen05Kernel::one_thread_issues_mma() const { return true; }
+bool Tcgen05Analysis::one_thread_issues_mma() const { return true; }
 
-bool Tcgen05Kernel::rows_split_across_warpgroups() const { return compute_threads_ > kWarpgroup; }
+bool Tcgen05Analysis::rows_split_across_warpgroups() const { return tc_.compute_threads > kWarpgroup; }
 
-int64_t Tcgen05Kernel::family_shared_bytes() const { return 16; }
+int64_t Tcgen05Analysis::family_shared_bytes() const { return 16; }
 
 // The accumulator barrier and the TMEM base address tcgen05.alloc writes.
-void Tcgen05Kernel::place_family_shared(int64_t& offset) {
-  accumulator_barrier_offset_ = offset;
+void Tcgen05Analysis::place_family_shared(int64_t& offset) {
+  tc_.accumulator_barrier_offset = offset;
   offset += 8;
-  tmem_slot_offset_ = offset;
+  tc_.tmem_slot_offset = offset;
   offset += 8;
 }
 
@@ -151,14 +155,14 @@ void Tcgen05Kernel::place_family_shared(int64_t& offset) {
 void Tcgen05Kernel::emit_setup(Setup point) {
   switch (point) {
     case Setup::shared_declarations:
-      writer_.line(fmt::format("const uint32_t accumulator_barrier = shared_base + {};", accumulator_barrier_offset_));
-      writer_.line(fmt::format("const uint32_t tmem_slot = shared_base + {};", tmem_slot_offset_));
+      writer_.line(fmt::format("const uint32_t accumulator_barrier = shared_base + {};", tc_.accumulator_barrier_offset));
+      writer_.line(fmt::format("const uint32_t tmem_slot = shared_base + {};", tc_.tmem_slot_offset));
       return;
     case Setup::barrier_init: writer_.line("tilec_mbarrier_init(accumulator_barrier, 1);"); return;
     case Setup::before_sync:
       writer_.line(
           fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_alloc<{}>(tmem_slot);  // the first compute warp",
-                      kWarpgroup / 32, tmem_columns_));
+                      kWarpgroup / 32, tc_.tmem_columns));
       writer_.line("tilec_tcgen05_before_sync();");
       return;
     case Setup::after_sync:
@@ -170,9 +174,9 @@ void Tcgen05Kernel::emit_setup(Setup point) {
     case Setup::compute_epilogue:
       writer_.line("// Every compute thread is done with TMEM: the first compute warp frees it.");
       writer_.line("tilec_tcgen05_before_sync();");
-      writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+      writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads));
       writer_.line(fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_dealloc<{}>(tmem_base);", kWarpgroup / 32,
-                               tmem_columns_));
+                               tc_.tmem_columns));
       return;
   }
 }
@@ -210,9 +214,9 @@ void Tcgen05Kernel::issue_mma(const Operation& op, const MmaPlan& plan) {
 
 // An accumulator kept in TMEM: the first mma overwrites it, the others add.
 void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan) {
-  const Accumulator& accumulator = accumulators_[accumulator_of_.at(op.result())];
-  const StageBuffer& a = stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
-  const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+  const Accumulator& accumulator = *tc_.accumulator(op.result());
+  const StageBuffer& a = tc_.read_stage(op.operand(0));
+  const StageBuffer& b = tc_.read_stage(op.operand(1));
   {
     CodeWriter::Block issuer = writer_.block("if (compute_thread == 0) {");
     writer_.line("tilec_tcgen05_after_sync();");
@@ -230,15 +234,15 @@ void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan) {
 // D in registers: A·B into TMEM columns of this mma's own (A from registers is
 // first written to shared memory as TMA would have), then D = C + A·B read back.
 void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan) {
-  const Fragment& result = *fragment(op.result());
-  const Fragment& acc = *fragment(op.operand(2));
-  const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
-  int64_t per_warpgroup = result.columns * kWarpgroup / compute_threads_;
+  const Fragment& result = *tc_.fragment(op.result());
+  const Fragment& acc = *tc_.fragment(op.operand(2));
+  const StageBuffer& b = tc_.read_stage(op.operand(1));
+  int64_t per_warpgroup = result.columns * kWarpgroup / tc_.compute_threads;
   std::string a_base = plan_.expression(op.operand(0));
   int64_t a_panel = 0, k = 0, a_swizzle = kPanelRowBytes;
   const StageBuffer* a_stage = nullptr;  // A from a stage buffer (else staged from registers, K-major)
-  if (const Fragment* a = fragment(op.operand(0))) {
-    int64_t a_columns = a->columns * kWarpgroup / compute_threads_;
+  if (const Fragment* a = tc_.fragment(op.operand(0))) {
+    int64_t a_columns = a->columns * kWarpgroup / tc_.compute_threads;
     // Rows of W = 128 bytes (64 elements) per panel, or one panel of 64 or 32 bytes when K is that
     // short, in the W-byte swizzle (swizzle_row_bits).
     const int64_t k_bytes = a->columns * byte_size(a->element);
@@ -256,7 +260,7 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
       writer_.line("#pragma unroll");
       CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
       writer_.line(
-          fmt::format("const int row = {}, column = {};", layout_.row("i", false), layout_.column("i", a->columns)));
+          fmt::format("const int row = {}, column = {};", tc_.layout.row("i", false), tc_.layout.column("i", a->columns)));
       writer_.line(fmt::format(
           "*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {}[i];", element_type(a->element), panel_columns,
           a_panel,
@@ -264,9 +268,9 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
           a->name));
     }
     writer_.line("tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
-    writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+    writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads));
   } else {
-    a_stage = &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+    a_stage = &tc_.read_stage(op.operand(0));
     a_panel = a_stage->panel_bytes();
     k = a_stage->tile.shape()[1];
   }
@@ -307,8 +311,8 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
 void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
                                        const std::string& row_base, const std::string& column_base) {
   const bool accumulators = !plan.accumulators.empty();
-  const int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-  int64_t half = store_columns(columns);
+  const int64_t rows = value->type().shape()[0];
+  const int64_t half = plan.warpgroup_columns;
   const int64_t width = accumulators ? tmem_load_width(half) : 0;
   ElementContext context;
   if (accumulators) {
@@ -346,11 +350,9 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
   }
 }
 
-// Each warpgroup stores its share of the columns (one row per TMEM lane).
-int64_t Tcgen05Kernel::store_columns(int64_t columns) const { return columns * kWarpgroup / compute_threads_; }
-
-void Tcgen05Kernel::emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string&,
+void Tcgen05Kernel::emit_staging_chunk(const Value* value, const StorePlan& plan, std::string&,
                                        std::string& store_column) {
+  const int64_t per_warpgroup = plan.warpgroup_columns;
   const ScalarKind kind = value->type().element();
   const int64_t width = plan.chunk_columns;
   // One row per thread (its TMEM lane); the warpgroup's columns 32 at a time.
@@ -421,7 +423,7 @@ void Tcgen05Kernel::emit_accumulator_phase_wait() {
 void Tcgen05Kernel::emit_tmem_release() {
   writer_.line("// TMEM is read: a later MMA may overwrite it.");
   writer_.line("tilec_tcgen05_before_sync();");
-  writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_));
+  writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads));
   writer_.line("tilec_tcgen05_after_sync();");
 }
 

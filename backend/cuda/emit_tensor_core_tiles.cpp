@@ -15,7 +15,7 @@ namespace tilec::cuda::tensor_core {
 // A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
 // `row` and `column` declared when the value reads them.
 void TensorCoreKernel::emit_fragment_loop(int64_t columns, const std::string& assignment, bool position) {
-  int64_t count = layout_.count(columns);
+  int64_t count = tc_.layout.count(columns);
   writer_.line("#pragma unroll");
   if (!position) {
     writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}", count, assignment));
@@ -24,14 +24,14 @@ void TensorCoreKernel::emit_fragment_loop(int64_t columns, const std::string& as
   CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", count));
   writer_.line(FragmentLayout::position_variables());
   writer_.line(
-      fmt::format("const int row = {}, column = {};", layout_.row("i", columns == 1), layout_.column("i", columns)));
+      fmt::format("const int row = {}, column = {};", tc_.layout.row("i", columns == 1), tc_.layout.column("i", columns)));
   writer_.line("(void)row, (void)column;");
   writer_.line(assignment);
 }
 
 void TensorCoreKernel::declare_fragment(const Fragment& fragment) {
   writer_.line(
-      fmt::format("{} {}[{}];", element_type(fragment.element), fragment.name, layout_.count(fragment.columns)));
+      fmt::format("{} {}[{}];", element_type(fragment.element), fragment.name, tc_.layout.count(fragment.columns)));
 }
 
 void TensorCoreKernel::copy_fragment(const Fragment& to, const Fragment& from) {
@@ -40,7 +40,7 @@ void TensorCoreKernel::copy_fragment(const Fragment& to, const Fragment& from) {
 
 // A tile op whose result the compute threads keep in registers.
 void TensorCoreKernel::emit_fragment_op(const Operation& op) {
-  const Fragment& result = *fragment(op.result());
+  const Fragment& result = *tc_.fragment(op.result());
   comment(op);
   declare_fragment(result);
   position_used_ = false;
@@ -53,31 +53,31 @@ void TensorCoreKernel::emit_fragment_op(const Operation& op) {
 // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
 // across the threads holding the other columns of its rows.
 void TensorCoreKernel::emit_reduction(const Operation& op) {
-  const Fragment& result = *fragment(op.result());
-  const Fragment& input = *fragment(op.operand(0));
+  const Fragment& result = *tc_.fragment(op.result());
+  const Fragment& input = *tc_.fragment(op.operand(0));
   OpKind kind = op.kind();
   const std::string combine = combining_expression(kind, /*floating=*/true, "{0}", "{1}");
   comment(op);
   declare_fragment(result);
   CodeWriter::Block scope = writer_.block("{");
   writer_.line("#pragma unroll");
-  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", layout_.count(1), result.name,
+  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", tc_.layout.count(1), result.name,
                            kind == OpKind::reduce_max   ? "-INFINITY"
                            : kind == OpKind::reduce_min ? "INFINITY"
                                                         : "0.0f"));
-  std::string slot = fmt::format("{}[{}]", result.name, layout_.row_slot("i"));
+  std::string slot = fmt::format("{}[{}]", result.name, tc_.layout.row_slot("i"));
   writer_.line("#pragma unroll");
-  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {} = {};", layout_.count(input.columns), slot,
+  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {} = {};", tc_.layout.count(input.columns), slot,
                            fmt::format(fmt::runtime(combine), slot, input.name + "[i]")));
   std::string exchange, barrier;
-  if (exchange_offset_ >= 0) {
+  if (tc_.exchange_offset >= 0) {
     writer_.line(FragmentLayout::position_variables());
     writer_.line(
-        fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", exchange_offset_));
+        fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", tc_.exchange_offset));
     exchange = "exchange";
-    barrier = fmt::format("tilec_named_barrier_sync({}, {});", private_barrier_, compute_threads_);
+    barrier = fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads);
   }
-  writer_.lines(layout_.combine_rows(result.name, combine, exchange, barrier));
+  writer_.lines(tc_.layout.combine_rows(result.name, combine, exchange, barrier));
 }
 
 // An iota's element at tile position (row, column): the position along its axis.
@@ -105,11 +105,10 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
 // element, lazily computed values at (`row`, `column`), scalars.
 std::string TensorCoreKernel::element(const Value* value, const ElementContext& context) {
   if (!value->type().is_tile()) return plan_.expression(value);
-  if (auto it = accumulator_of_.find(value); it != accumulator_of_.end())
-    return context.accumulators.at(&accumulators_[it->second]);
-  if (const Fragment* held = fragment(value)) {
+  if (const Accumulator* accumulator = tc_.accumulator(value)) return context.accumulators.at(accumulator);
+  if (const Fragment* held = tc_.fragment(value)) {
     if (held->columns == 1 && !context.row_vector)
-      return fmt::format("{}[{}]", held->name, layout_.row_slot(context.index));
+      return fmt::format("{}[{}]", held->name, tc_.layout.row_slot(context.index));
     return fmt::format("{}[{}]", held->name, context.index);
   }
   return op_element(*value->defining_op(), context);
@@ -127,7 +126,7 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
 }
 
 void TensorCoreKernel::emit_store(const Operation& op) {
-  const StorePlan& plan = store_plans_.at(&op);
+  const StorePlan& plan = tc_.store_plans.at(&op);
   if (plan.tma) {
     emit_tma_store(op, plan);
     return;
@@ -150,19 +149,19 @@ void TensorCoreKernel::emit_store(const Operation& op) {
 void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan) {
   const Value* value = op.operands().back();
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
-  int64_t per_warpgroup = store_columns(columns);
+  const int64_t per_warpgroup = plan.warpgroup_columns;
   int64_t width = plan.chunk_columns, box_bytes = plan.box_rows * kPanelRowBytes;
   const MatrixAccess access = matrix_access(op, 1);
   std::string row_base = access.row_origin(rows);
   std::string column_base = access.column_origin(columns);
-  std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", private_barrier_ + 1);
+  std::string sync = fmt::format("tilec_named_barrier_sync({} + compute_warpgroup, 128);", tc_.private_barrier + 1);
   comment(op);
   CodeWriter::Block scope = writer_.block("{");
   emit_accumulators_ready(plan);
   writer_.line(FragmentLayout::position_variables());
   writer_.line("const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores");
   writer_.line(fmt::format("const uint32_t staging = shared_base + {} + static_cast<uint32_t>(compute_warpgroup) * {};",
-                           store_staging_offset_, kStoreStagingBytes));
+                           tc_.store_staging_offset, kStoreStagingBytes));
   writer_.line("unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);");
   writer_.line("#pragma unroll");
   {
@@ -177,7 +176,7 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
     }
     writer_.line(sync);
     std::string store_row = row_base, store_column = column_base;
-    emit_staging_chunk(value, plan, per_warpgroup, store_row, store_column);
+    emit_staging_chunk(value, plan, store_row, store_column);
     writer_.line("tilec_fence_proxy_async();  // the box is read by TMA");
     writer_.line(sync);
     writer_.line(fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, static_cast<int32_t>({}), "

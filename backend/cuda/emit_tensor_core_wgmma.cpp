@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "backend/cuda/tensor_core_analysis.h"
 #include "backend/cuda/tensor_core_kernel.h"
 #include "backend/cuda/tensor_core_prelude.h"
 #include "ir/attribute_keys.h"
@@ -14,16 +15,16 @@
 namespace tilec::cuda::tensor_core {
 
 // ---------------------------------------------------------------------------- decisions
-void WgmmaKernel::find_accumulators() {}  // every accumulator is a register fragment
+void WgmmaAnalysis::find_accumulators() {}  // every accumulator is a register fragment
 
 // WGMMA's M is per compute warpgroup.
-int64_t WgmmaKernel::mma_units() const { return compute_threads_ / kWarpgroup; }
+int64_t WgmmaAnalysis::mma_units() const { return tc_.compute_threads / kWarpgroup; }
 
-std::string WgmmaKernel::unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const {
+std::string WgmmaAnalysis::unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const {
   return fmt::format("an mma of {} rows on {} compute warpgroups ({} rows each)", m, mma_units(), rows.front()->m);
 }
 
-void WgmmaKernel::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
+void WgmmaAnalysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   const target::MmaInstruction& row = *plan.instruction;
   plan.wgmma = {.n = operands.n, .k = row.k, .types = wgmma_types(row, plan.input, plan.input_b),
                 .transposes = row.mn_major, .register_a = operands.a_registers != nullptr,
@@ -31,25 +32,27 @@ void WgmmaKernel::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   needs_.wgmma_shapes.insert(plan.wgmma);
 }
 
-bool WgmmaKernel::stores_64_rows() const { return false; }  // a warpgroup's 64 rows are half of an M = 128 tile
+bool WgmmaAnalysis::stores_64_rows() const { return false; }  // a warpgroup's 64 rows are half of an M = 128 tile
 
-int64_t WgmmaKernel::store_box_rows() const { return 64; }  // each warpgroup's rows
+int64_t WgmmaAnalysis::store_columns(int64_t columns) const { return columns; }  // each warpgroup: its 64 rows
 
-bool WgmmaKernel::place_tensor_memory(int64_t) { return true; }  // none
+int64_t WgmmaAnalysis::store_box_rows() const { return 64; }  // each warpgroup's rows
 
-int64_t WgmmaKernel::release_arrivals() const { return compute_threads_ / kWarpgroup; }
+bool WgmmaAnalysis::place_tensor_memory(int64_t) { return true; }  // none
+
+int64_t WgmmaAnalysis::release_arrivals() const { return tc_.compute_threads / kWarpgroup; }
 
 // WGMMAs are committed in groups and waited for with wgmma.wait_group: defer-mma-releases makes
 // them async, with the waits and the (deferred) releases in the IR.
-bool WgmmaKernel::waits_for_mma_groups() const { return true; }
+bool WgmmaAnalysis::waits_for_mma_groups() const { return true; }
 
-bool WgmmaKernel::one_thread_issues_mma() const { return false; }  // every thread of a warpgroup issues its WGMMAs
+bool WgmmaAnalysis::one_thread_issues_mma() const { return false; }  // every thread of a warpgroup issues its WGMMAs
 
-bool WgmmaKernel::rows_split_across_warpgroups() const { return false; }
+bool WgmmaAnalysis::rows_split_across_warpgroups() const { return false; }
 
-int64_t WgmmaKernel::family_shared_bytes() const { return 0; }
+int64_t WgmmaAnalysis::family_shared_bytes() const { return 0; }
 
-void WgmmaKernel::place_family_shared(int64_t&) {}
+void WgmmaAnalysis::place_family_shared(int64_t&) {}
 
 // ---------------------------------------------------------------------------- writing
 void WgmmaKernel::emit_setup(Setup) {}  // registers need no allocation
@@ -65,15 +68,15 @@ std::string_view WgmmaKernel::event_order() const {
 
 // WGMMA into the register tile, A from shared memory or from registers.
 void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
-  const Fragment& result = *fragment(op.result());
-  const StageBuffer& b = stages_[stage_of_.at(op.operand(1)->defining_op()->operand(0))];
+  const Fragment& result = *tc_.fragment(op.result());
+  const StageBuffer& b = tc_.read_stage(op.operand(1));
   const std::string& b_slot = plan_.expression(op.operand(1));
-  const Fragment* a_registers = fragment(op.operand(0));
+  const Fragment* a_registers = tc_.fragment(op.operand(0));
   if (plan.copy) {
     declare_fragment(result);
-    copy_fragment(result, *fragment(op.operand(2)));
+    copy_fragment(result, *tc_.fragment(op.operand(2)));
   }
-  const StageBuffer* a_stage = a_registers ? nullptr : &stages_[stage_of_.at(op.operand(0)->defining_op()->operand(0))];
+  const StageBuffer* a_stage = a_registers ? nullptr : &tc_.read_stage(op.operand(0));
   const std::string function = wgmma_function(plan.wgmma);
   std::string packed;
   if (a_registers) {
@@ -126,15 +129,13 @@ void WgmmaKernel::emit_element_store(const Value* value, const StorePlan&, const
   writer_.line("// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
   writer_.line("const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
   writer_.line("#pragma unroll");
-  CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", layout_.count(columns)));
+  CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(columns)));
   writer_.line("const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
   writer_.line("const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
   emit_store_element(value, access, row_base, column_base, ElementContext{});
 }
 
-int64_t WgmmaKernel::store_columns(int64_t columns) const { return columns; }  // each warpgroup: its 64 rows
-
-void WgmmaKernel::emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t, std::string& store_row,
+void WgmmaKernel::emit_staging_chunk(const Value* value, const StorePlan& plan, std::string& store_row,
                                      std::string& store_column) {
   const ScalarKind kind = value->type().element();
   const int64_t width = plan.chunk_columns;

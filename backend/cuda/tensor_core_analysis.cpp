@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "ir/attribute_keys.h"
@@ -16,8 +18,21 @@
 namespace tilec::cuda::tensor_core {
 
 Analysis::Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
-    : plan_(plan), kernel_(*plan.kernel), target_(*needs.target), needs_(needs), diagnostics_(diagnostics),
-      names_(plan.names) {}
+    : plan_(plan), kernel_(*plan.kernel), target_(*needs.target), needs_(needs), diagnostics_(diagnostics) {}
+
+std::optional<Plan> Analysis::run() {
+  if (!analyze()) return std::nullopt;
+  return std::move(tc_);
+}
+
+std::optional<Plan> analyze_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,
+                                               DiagnosticEngine& diagnostics) {
+  switch (needs.target->mma) {
+    case target::MmaFamily::wgmma: return WgmmaAnalysis(plan, needs, diagnostics).run();
+    case target::MmaFamily::tcgen05: return Tcgen05Analysis(plan, needs, diagnostics).run();
+  }
+  throw std::logic_error("analyze_tensor_core_kernel: a target of no MMA family");
+}
 
 // "bf16, f16, f8e4m3, f8e5m2 or f32": the A types of the target's MMA forms.
 std::string Analysis::mma_input_names() const {
@@ -64,14 +79,14 @@ bool Analysis::analyze() {
   for (const auto& op : body.operations()) {
     switch (op->kind()) {
       case OpKind::warp_specialize:
-        if (specialize_) return unsupported(*op, "a second warp_specialize in one kernel");
-        specialize_ = op.get();
+        if (tc_.specialize) return unsupported(*op, "a second warp_specialize in one kernel");
+        tc_.specialize = op.get();
         break;
       case OpKind::mbarrier_create: add_barrier(*op); break;
       case OpKind::stage_buffer: add_stage_buffer(*op); break;
       case OpKind::return_: break;
       default:
-        if (specialize_) return unsupported(*op, fmt::format("'{}' after the warp_specialize", op->name()));
+        if (tc_.specialize) return unsupported(*op, fmt::format("'{}' after the warp_specialize", op->name()));
         if (op->num_regions() > 0 || (op->num_results() > 0 && !op->result(0)->type().is_scalar()))
           return tile_grid ? refuse_tile_grid() : unsupported(*op, fmt::format("'{}' before the warp_specialize", op->name()));
     }
@@ -81,49 +96,50 @@ bool Analysis::analyze() {
     if (op.kind() == OpKind::named_barrier_sync || op.kind() == OpKind::named_barrier_arrive)
       highest_barrier = std::max(highest_barrier, op.int_attr("id"));
   });
-  private_barrier_ = highest_barrier + 1;
+  tc_.private_barrier = highest_barrier + 1;
   // A register pipe's barriers order one agent's own program: they need no mbarrier.
-  std::erase_if(barriers_, [&](const Barrier& barrier) { return register_barriers_.count(barrier.op->result()); });
-  barrier_of_.clear();
-  for (size_t i = 0; i < barriers_.size(); ++i) barrier_of_[barriers_[i].op->result()] = i;
-  if (!specialize_) return unsupported(kernel_, "a kernel without warp_specialize");
-  for (const auto& op : specialize_->region().operations()) {
+  std::erase_if(tc_.barriers, [&](const Barrier& barrier) { return tc_.register_barriers.count(barrier.op->result()); });
+  tc_.barrier_of.clear();
+  for (size_t i = 0; i < tc_.barriers.size(); ++i) tc_.barrier_of[tc_.barriers[i].op->result()] = i;
+  if (!tc_.specialize) return unsupported(kernel_, "a kernel without warp_specialize");
+  std::vector<const Operation*> agents;
+  for (const auto& op : tc_.specialize->region().operations()) {
     if (op->kind() != OpKind::agent) continue;
     bool loads = false;
     walk(op->region(), [&](const Operation& inner) { loads = loads || inner.kind() == OpKind::tma_load_async; });
-    (loads ? producer_ : compute_) = op.get();
-    agents_.push_back(op.get());
+    (loads ? tc_.producer : tc_.compute) = op.get();
+    agents.push_back(op.get());
   }
-  if (agents_.size() != 2 || !producer_ || !compute_)
-    return unsupported(*specialize_, "agents other than one TMA producer and one compute agent");
-  if (producer_->int_attr("threads") != kWarpgroup)
-    return unsupported(*producer_, "a producer agent that is not one warpgroup of 128 threads");
-  compute_threads_ = compute_->int_attr("threads");
-  if (compute_threads_ != kWarpgroup && compute_threads_ != 2 * kWarpgroup)
-    return unsupported(*compute_, "a compute agent that is not one or two warpgroups (128 or 256 threads)");
-  layout_ = FragmentLayout(target_.mma, compute_threads_ / kWarpgroup);
-  for (const Operation* agent : agents_) {
+  if (agents.size() != 2 || !tc_.producer || !tc_.compute)
+    return unsupported(*tc_.specialize, "agents other than one TMA producer and one compute agent");
+  if (tc_.producer->int_attr("threads") != kWarpgroup)
+    return unsupported(*tc_.producer, "a producer agent that is not one warpgroup of 128 threads");
+  tc_.compute_threads = tc_.compute->int_attr("threads");
+  if (tc_.compute_threads != kWarpgroup && tc_.compute_threads != 2 * kWarpgroup)
+    return unsupported(*tc_.compute, "a compute agent that is not one or two warpgroups (128 or 256 threads)");
+  tc_.layout = FragmentLayout(target_.mma, tc_.compute_threads / kWarpgroup);
+  for (const Operation* agent : agents) {
     int64_t registers = agent->int_attr("registers");
     if (registers < 24 || registers > 256 || registers % 8 != 0)
       return unsupported(*agent, fmt::format("registers = {} (setmaxnreg takes a multiple of 8 in 24..256)", registers));
   }
-  if (producer_->int_attr("registers") * kWarpgroup + compute_->int_attr("registers") * compute_threads_ > target_.register_file)
-    return unsupported(*compute_, fmt::format("agents whose registers exceed the {} of an SM", target_.register_file));
+  if (tc_.producer->int_attr("registers") * kWarpgroup + tc_.compute->int_attr("registers") * tc_.compute_threads > target_.register_file)
+    return unsupported(*tc_.compute, fmt::format("agents whose registers exceed the {} of an SM", target_.register_file));
 
-  bool ok = check_agent(*producer_, true) && check_agent(*compute_, false);
+  bool ok = check_agent(*tc_.producer, true) && check_agent(*tc_.compute, false);
   if (ok) {
-    walk(compute_->region(), [&](const Operation& op) {
+    walk(tc_.compute->region(), [&](const Operation& op) {
       for (const Value* operand : op.operands()) users_[operand].push_back(&op);
     });
     find_lazy_values();
     find_accumulators();
-    ok = place_register_pipes() && hold_region(compute_->region());
+    ok = place_register_pipes() && hold_region(tc_.compute->region());
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (!ok) return false;
   // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices.
-  for (const StageBuffer& buffer : stages_) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() == 3;
-  for (const auto& [store, plan] : store_plans_) needs_.tma_3d = needs_.tma_3d || (plan.tma && plan.tensor->type().rank() == 3);
+  for (const StageBuffer& buffer : tc_.stages) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() == 3;
+  for (const auto& [store, plan] : tc_.store_plans) needs_.tma_3d = needs_.tma_3d || (plan.tma && plan.tensor->type().rank() == 3);
   return !diagnostics_.has_errors();
 }
 
@@ -133,14 +149,14 @@ void Analysis::add_barrier(const Operation& op) {
   barrier.name = plan_.expression(op.result());
   barrier.slots = op.int_attr("count", 1);
   barrier.arrivals = op.int_attr("arrivals", 1);
-  barriers_.push_back(barrier);
+  tc_.barriers.push_back(barrier);
 }
 
 void Analysis::add_stage_buffer(const Operation& op) {
   if (op.result()->type().payload().space() == MemorySpace::reg) {
-    register_pipes_[op.result()].op = &op;
-    register_barriers_.insert(op.operand(0));
-    register_barriers_.insert(op.operand(1));
+    tc_.register_pipes[op.result()].op = &op;
+    tc_.register_barriers.insert(op.operand(0));
+    tc_.register_barriers.insert(op.operand(1));
     return;
   }
   StageBuffer buffer;
@@ -150,8 +166,8 @@ void Analysis::add_stage_buffer(const Operation& op) {
   buffer.depth = op.result()->type().depth();
   buffer.full = op.operand(0);
   buffer.empty = op.operand(1);
-  stage_of_[op.result()] = stages_.size();
-  stages_.push_back(buffer);
+  tc_.stage_of[op.result()] = tc_.stages.size();
+  tc_.stages.push_back(buffer);
 }
 
 // Every op of an agent is one this emitter writes; records TMA sources and register pipes.
@@ -181,11 +197,11 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::tma_load_async: return check_tma(op);
     case OpKind::stage_read:
       if (producer) return unsupported(op, "a stage_read on the producer agent");
-      if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) pipe->second.reads.push_back(&op);
+      if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) pipe->second.reads.push_back(&op);
       return true;
     case OpKind::stage_write: {
-      auto pipe = register_pipes_.find(op.operand(0));
-      if (producer || pipe == register_pipes_.end())
+      auto pipe = tc_.register_pipes.find(op.operand(0));
+      if (producer || pipe == tc_.register_pipes.end())
         return unsupported(op, "a stage_write other than the compute agent's into a register pipe");
       pipe->second.writes.push_back(&op);
       return true;
@@ -232,9 +248,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
 
 bool Analysis::check_tma(const Operation& op) {
   const Value* buffer_value = op.operand(0);
-  auto it = stage_of_.find(buffer_value);
-  if (it == stage_of_.end()) return unsupported(op, "a tma_load_async into something other than a stage buffer");
-  StageBuffer& buffer = stages_[it->second];
+  auto it = tc_.stage_of.find(buffer_value);
+  if (it == tc_.stage_of.end()) return unsupported(op, "a tma_load_async into something other than a stage buffer");
+  StageBuffer& buffer = tc_.stages[it->second];
   const Value* tensor = op.operand(2);
   if (tensor->type().rank() != 2 && tensor->type().rank() != 3)
     return unsupported(op, fmt::format("TMA from a rank-{} tensor (a matrix, or a batch of them: rank 2 or 3)",
@@ -260,17 +276,17 @@ bool Analysis::lazy_capable(const Operation& op) {
 // A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy").
 void Analysis::find_lazy_values() {
   std::vector<const Value*> candidates;
-  walk(compute_->region(), [&](const Operation& op) {
+  walk(tc_.compute->region(), [&](const Operation& op) {
     if (lazy_capable(op)) candidates.push_back(op.result());
   });
-  lazy_.insert(candidates.begin(), candidates.end());
+  tc_.lazy.insert(candidates.begin(), candidates.end());
   for (bool changed = true; changed;) {
     changed = false;
     for (const Value* value : candidates) {
-      if (!lazy_.count(value)) continue;
+      if (!tc_.lazy.count(value)) continue;
       for (const Operation* user : users_[value])
-        if (user->kind() != OpKind::store && !(lazy_capable(*user) && lazy_.count(user->result()))) {
-          lazy_.erase(value);
+        if (user->kind() != OpKind::store && !(lazy_capable(*user) && tc_.lazy.count(user->result()))) {
+          tc_.lazy.erase(value);
           changed = true;
           break;
         }
@@ -279,27 +295,17 @@ void Analysis::find_lazy_values() {
 }
 
 
-bool Analysis::is_stage_read(const Value* value) const {
-  const Operation* read = value->defining_op();
-  return read && read->kind() == OpKind::stage_read && stage_of_.count(read->operand(0));
-}
-
 StageBuffer* Analysis::stage_operand(const Operation& op, size_t i) {
-  if (!is_stage_read(op.operand(i))) return nullptr;
-  return &stages_[stage_of_.at(op.operand(i)->defining_op()->operand(0))];
-}
-
-const Fragment* Analysis::fragment(const Value* value) const {
-  auto it = fragment_of_.find(value);
-  return it == fragment_of_.end() ? nullptr : &fragments_[it->second];
+  if (!tc_.is_stage_read(op.operand(i))) return nullptr;
+  return &tc_.stages[tc_.stage_of.at(op.operand(i)->defining_op()->operand(0))];
 }
 
 // Which register pipes are stored (RegisterPipe), with a fragment of their own named by the pipe;
 // in the kernel's order of their stage_buffer ops, so the fragments' order is the same every run.
 bool Analysis::place_register_pipes() {
   for (const auto& op : kernel_.region().operations()) {
-    auto found = register_pipes_.find(op->kind() == OpKind::stage_buffer ? op->result() : nullptr);
-    if (found == register_pipes_.end()) continue;
+    auto found = tc_.register_pipes.find(op->kind() == OpKind::stage_buffer ? op->result() : nullptr);
+    if (found == tc_.register_pipes.end()) continue;
     const Value* buffer = found->first;
     RegisterPipe& pipe = found->second;
     if (pipe.reads.empty()) continue;
@@ -319,15 +325,15 @@ bool Analysis::new_fragment(const Operation& op, const Value* value) { return ne
 
 bool Analysis::new_fragment(const Operation& op, const Value* value, const Type& type) {
   if (type.rank() != 2) return unsupported(op, fmt::format("a register tile {} (2-D only)", type.to_string()));
-  std::string why = layout_.unsupported(type.shape()[0], type.shape()[1]);
+  std::string why = tc_.layout.unsupported(type.shape()[0], type.shape()[1]);
   if (!why.empty()) return unsupported(op, fmt::format("a register tile {}: {}", type.to_string(), why));
   Fragment fragment;
   fragment.name = plan_.expression(value);
   fragment.element = type.element();
   fragment.rows = type.shape()[0];
   fragment.columns = type.shape()[1];
-  fragment_of_[value] = fragments_.size();
-  fragments_.push_back(fragment);
+  tc_.fragment_of[value] = tc_.fragments.size();
+  tc_.fragments.push_back(fragment);
   return true;
 }
 
@@ -351,24 +357,24 @@ bool Analysis::hold_op(const Operation& op) {
     case OpKind::mma: return hold_mma(op);
     case OpKind::store: return hold_store(op);
     case OpKind::stage_read:
-      if (auto pipe = register_pipes_.find(op.operand(0)); pipe != register_pipes_.end()) {
+      if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) {
         if (pipe->second.stored) return new_fragment(op, op.result());
         const Value* written = pipe->second.writes.front()->operand(2);
-        if (!fragment(written)) return unsupported(op, "a register pipe whose value is not a register tile");
-        fragment_of_[op.result()] = fragment_of_.at(written);
+        if (!tc_.fragment(written)) return unsupported(op, "a register pipe whose value is not a register tile");
+        tc_.fragment_of[op.result()] = tc_.fragment_of.at(written);
       }
       return true;
     case OpKind::stage_write:
-      if (register_pipes_.at(op.operand(0)).stored && !fragment(op.operand(2)))
+      if (tc_.register_pipes.at(op.operand(0)).stored && !tc_.fragment(op.operand(2)))
         return unsupported(op, "a register pipe whose value is not a register tile");
       return true;
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum:
-      if (!fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");
+      if (!tc_.fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");
       return new_fragment(op, op.result());
     default: break;
   }
-  if (op.num_results() == 1 && op.result()->type().is_tile() && !lazy_.count(op.result()) &&
-      !accumulator_of_.count(op.result()))
+  if (op.num_results() == 1 && op.result()->type().is_tile() && !tc_.lazy.count(op.result()) &&
+      !tc_.accumulator_of.count(op.result()))
     return new_fragment(op, op.result());
   return true;
 }
@@ -383,24 +389,24 @@ bool Analysis::hold_loop(const Operation& loop) {
     const Value* argument = body.argument(i);
     if (argument->type().is_scalar()) continue;
     const Value* init = loop.operand(2 + i);
-    if (accumulator_of_.count(argument)) continue;  // a TMEM group: its yield is in it too
-    if (!fragment(init)) return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
+    if (tc_.accumulator_of.count(argument)) continue;  // a TMEM group: its yield is in it too
+    if (!tc_.fragment(init)) return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
     if (owns_registers(init)) {
-      fragment_of_[argument] = fragment_of_.at(init);
+      tc_.fragment_of[argument] = tc_.fragment_of.at(init);
     } else {
       if (!new_fragment(loop, argument)) return false;
-      loop_copies_[&loop].push_back(i);
+      tc_.loop_copies[&loop].push_back(i);
     }
-    fragment_of_[loop.result(i - 1)] = fragment_of_.at(argument);
+    tc_.fragment_of[loop.result(i - 1)] = tc_.fragment_of.at(argument);
     carried.push_back(i);
   }
   if (!hold_region(body)) return false;
   for (size_t i : carried) {
     const Value* yielded = body.terminator()->operand(i - 1);
-    if (!fragment(yielded)) return unsupported(loop, "a loop yielding a tile that is not a register tile");
-    size_t source = fragment_of_.at(yielded);
+    if (!tc_.fragment(yielded)) return unsupported(loop, "a loop yielding a tile that is not a register tile");
+    size_t source = tc_.fragment_of.at(yielded);
     for (size_t j : carried)
-      if (j != i && source == fragment_of_.at(body.argument(j)))
+      if (j != i && source == tc_.fragment_of.at(body.argument(j)))
         return unsupported(loop, "a loop whose yield exchanges its carried tiles");
   }
   return true;
@@ -410,7 +416,7 @@ bool Analysis::hold_mma(const Operation& op) {
   const Value* acc = op.operand(2);
   StageBuffer* a = stage_operand(op, 0);
   StageBuffer* b = stage_operand(op, 1);
-  const Fragment* a_registers = a ? nullptr : fragment(op.operand(0));
+  const Fragment* a_registers = a ? nullptr : tc_.fragment(op.operand(0));
   if (!b || (!a && !a_registers))
     return unsupported(op, "an mma whose B is not a stage buffer filled by TMA or whose A is neither such a stage "
                            "buffer nor a register tile");
@@ -453,7 +459,7 @@ bool Analysis::hold_mma(const Operation& op) {
   if (!row) return unsupported(op, unmatched_rows(m, rows));
   // A D that only TMEM holds (M = 64, TMEM layout F: rows 16w.. in lanes 32w..32w+15) is read
   // by mmas and stores alone; a register tile has one row per TMEM lane.
-  if (!row->d_registers && !accumulator_of_.count(acc))
+  if (!row->d_registers && !tc_.accumulator_of.count(acc))
     return unsupported(op, fmt::format("an mma of {} rows into a register tile (tcgen05.mma M = {} serves TMEM "
                                        "accumulators, which only mmas and stores read; register tiles have 128 rows)",
                                        m, row->m));
@@ -475,25 +481,26 @@ bool Analysis::hold_mma(const Operation& op) {
   plan.input = input;
   plan.input_b = input_b;
   plan.instruction = row;
-  if (auto chain = accumulator_of_.find(acc); chain != accumulator_of_.end()) {
-    accumulators_[chain->second].input = input;  // sm_100a: D stays in TMEM
+  plan.a_registers = a_registers != nullptr;
+  if (auto chain = tc_.accumulator_of.find(acc); chain != tc_.accumulator_of.end()) {
+    tc_.accumulators[chain->second].input = input;  // sm_100a: D stays in TMEM
   } else {
-    if (!fragment(acc)) return unsupported(op, "an mma whose accumulator is neither a zeros tile nor a register tile");
+    if (!tc_.fragment(acc)) return unsupported(op, "an mma whose accumulator is neither a zeros tile nor a register tile");
     if (owns_registers(acc)) {
-      fragment_of_[op.result()] = fragment_of_.at(acc);
+      tc_.fragment_of[op.result()] = tc_.fragment_of.at(acc);
     } else {
       if (!new_fragment(op, op.result())) return false;
       plan.copy = true;
     }
-    fragments_[fragment_of_.at(op.result())].accumulator = true;
+    tc_.fragments[tc_.fragment_of.at(op.result())].accumulator = true;
     plan.registers = true;
     if (target_.mma == target::MmaFamily::tcgen05 && target::tmem_load_width(store_columns(n)) == 0)
       return unsupported(op, fmt::format("an mma into a register tile of {} columns, {} per warpgroup (tcgen05.ld "
                                          "32x32b reads a multiple of 32, or 16 or 8)", n, store_columns(n)));
   }
   plan_mma(plan, MmaOperands{.m = m, .n = n, .k = k, .a = a, .a_registers = a_registers, .b = b});
-  mma_plans_[&op] = plan;
-  mma_ops_.push_back(&op);
+  tc_.mma_plans[&op] = plan;
+  tc_.mma_ops.push_back(&op);
   return true;
 }
 
@@ -513,14 +520,13 @@ bool Analysis::hold_store(const Operation& op) {
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   // Where the family stores 64-row tiles (the rows of an M = 64 accumulator), directly, not through TMA.
   const bool rows_64 = stores_64_rows() && rows == 64;
-  std::string why = columns == 1 ? "a row vector" : rows_64 ? "" : layout_.unsupported(rows, columns);
+  std::string why = columns == 1 ? "a row vector" : rows_64 ? "" : tc_.layout.unsupported(rows, columns);
   if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
   std::vector<const Accumulator*> accumulators;
   std::string why_not;  // the first leaf that breaks the rule, said for a user
   std::function<void(const Value*)> visit = [&](const Value* leaf) {
     if (!leaf->type().is_tile() || !why_not.empty()) return;
-    if (auto it = accumulator_of_.find(leaf); it != accumulator_of_.end()) {
-      const Accumulator* accumulator = &accumulators_[it->second];
+    if (const Accumulator* accumulator = tc_.accumulator(leaf)) {
       if (accumulator->rows != rows || accumulator->columns != columns)
         why_not = fmt::format("it reads the accumulator {} ({}x{}) in a tile of {}x{}; a store reads accumulators "
                               "of its own shape", describe(leaf), accumulator->rows, accumulator->columns, rows, columns);
@@ -528,7 +534,7 @@ bool Analysis::hold_store(const Operation& op) {
         accumulators.push_back(accumulator);
       return;
     }
-    if (const Fragment* held = fragment(leaf)) {
+    if (const Fragment* held = tc_.fragment(leaf)) {
       if (held->rows != rows || (held->columns != columns && held->columns != 1))
         why_not = fmt::format("it reads {} ({} rows, {} columns) in a tile of {}x{}; only tiles of the stored "
                               "shape or one column of it combine in a store", describe(leaf), held->rows,
@@ -536,7 +542,7 @@ bool Analysis::hold_store(const Operation& op) {
       return;
     }
     const Operation* def = leaf->defining_op();
-    if (!def || !lazy_.count(leaf)) {
+    if (!def || !tc_.lazy.count(leaf)) {
       why_not = fmt::format("it reads {}, which is neither a load, a register tile nor computed element by "
                             "element from them", describe(leaf));
       return;
@@ -546,16 +552,17 @@ bool Analysis::hold_store(const Operation& op) {
   };
   visit(value);
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
-  if (!accumulators.empty() && target::tmem_load_width(store_columns(columns)) == 0)
+  const int64_t per_warpgroup = store_columns(columns);
+  if (!accumulators.empty() && target::tmem_load_width(per_warpgroup) == 0)
     return unsupported(op, fmt::format("a TMEM accumulator of {} columns, {} per warpgroup (tcgen05.ld 32x32b reads a "
-                                       "multiple of 32, or 16 or 8)", columns, store_columns(columns)));
+                                       "multiple of 32, or 16 or 8)", columns, per_warpgroup));
   StorePlan plan;
   plan.accumulators = accumulators;
   plan.tensor = op.operand(0);
+  plan.warpgroup_columns = per_warpgroup;
   // Through shared memory and TMA when rows of 128 bytes split the columns each warpgroup holds
   // (place_shared_memory falls back to direct stores when the staging does not fit).
   ScalarKind element = value->type().element();
-  int64_t per_warpgroup = store_columns(columns);
   if ((element == ScalarKind::f32 || element == ScalarKind::bf16 || element == ScalarKind::f16) &&
       element == plan.tensor->type().element()) {
     plan.chunk_columns = kPanelRowBytes / byte_size(element);
@@ -564,13 +571,13 @@ bool Analysis::hold_store(const Operation& op) {
     plan.tma = per_warpgroup % plan.chunk_columns == 0 && !rows_64;
     plan.map = plan_.expression(plan.tensor) + "_store_map";
   }
-  store_plans_[&op] = plan;
-  store_ops_.push_back(&op);
+  tc_.store_plans[&op] = plan;
+  tc_.store_ops.push_back(&op);
   return true;
 }
 
 bool Analysis::check_stage_buffers() {
-  for (StageBuffer& buffer : stages_) {
+  for (StageBuffer& buffer : tc_.stages) {
     const Type& tile = buffer.tile;
     if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
     if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
@@ -584,28 +591,28 @@ bool Analysis::check_stage_buffers() {
                                                  tile.to_string()));
     buffer.slot_bytes = tile.element_count() * byte_size(tile.element());
     for (const Value* barrier : {buffer.full, buffer.empty}) {
-      auto it = barrier_of_.find(barrier);
-      if (it == barrier_of_.end() || barriers_[it->second].slots < buffer.depth)
+      auto it = tc_.barrier_of.find(barrier);
+      if (it == tc_.barrier_of.end() || tc_.barriers[it->second].slots < buffer.depth)
         return unsupported(*buffer.op, fmt::format("a stage buffer {} slots deep whose full or empty mbarrier has fewer "
                                                    "slots", buffer.depth));
     }
   }
   int64_t columns = 0;
-  for (Accumulator& accumulator : accumulators_) {
+  for (Accumulator& accumulator : tc_.accumulators) {
     accumulator.tmem_column = columns;
     columns += accumulator.columns;
   }
-  for (auto& [op, plan] : mma_plans_)  // sm_100a: an mma into registers goes through TMEM columns of its own
+  for (auto& [op, plan] : tc_.mma_plans)  // sm_100a: an mma into registers goes through TMEM columns of its own
     if (plan.registers) plan.tmem_column += columns;
   columns += tmem_used_;
   if (!place_tensor_memory(columns)) return false;
   // Arrivals per phase: a compute agent arrives once per warpgroup (sm_90a) or once through
   // tcgen05.commit (sm_100a); the producer's single thread once.
   std::unordered_set<const Value*> compute_arrives;
-  walk(compute_->region(), [&](const Operation& op) {
+  walk(tc_.compute->region(), [&](const Operation& op) {
     if (op.kind() == OpKind::mbarrier_arrive) compute_arrives.insert(op.operand(0));
   });
-  for (Barrier& barrier : barriers_) {
+  for (Barrier& barrier : tc_.barriers) {
     if (compute_arrives.count(barrier.op->result())) barrier.arrivals *= release_arrivals();
     barrier.purpose = compute_arrives.count(barrier.op->result()) ? "released by the compute agent"
                                                                      : "filled by the producer's TMA";
@@ -616,55 +623,56 @@ bool Analysis::check_stage_buffers() {
 
 bool Analysis::place_shared_memory() {
   int64_t offset = 0;
-  for (StageBuffer& buffer : stages_) {
+  for (StageBuffer& buffer : tc_.stages) {
     buffer.offset = offset;
     offset += (buffer.depth * buffer.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
   }
-  for (const Operation* mma : mma_ops_) {  // sm_100a: A operands from registers, swizzled like a TMA panel
-    MmaPlan& plan = mma_plans_.at(mma);
+  for (const Operation* mma : tc_.mma_ops) {  // sm_100a: A operands from registers, swizzled like a TMA panel
+    MmaPlan& plan = tc_.mma_plans.at(mma);
     if (plan.staging_bytes == 0) continue;
     plan.staging_offset = offset;
     offset += (plan.staging_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
   }
   bool reduces = false;
-  walk(compute_->region(), [&](const Operation& op) {
+  walk(tc_.compute->region(), [&](const Operation& op) {
     reduces = reduces || op.info().has(kReduction);
   });
   if (reduces && rows_split_across_warpgroups()) {  // row reductions exchange partial results
-    exchange_offset_ = offset;
-    offset += 4 * compute_threads_;
+    tc_.exchange_offset = offset;
+    tc_.exchange_bytes = 4 * tc_.compute_threads;  // a float per compute thread
+    offset += tc_.exchange_bytes;
   }
   // TMA stores share kStoreStagingBytes per compute warpgroup when it fits beside everything
   // else and a named barrier per warpgroup is free; otherwise every store is direct.
   int64_t fixed = kSwizzleAtomBytes + family_shared_bytes();
-  for (const Barrier& barrier : barriers_) fixed += 8 * barrier.slots;
-  int64_t staging = kStoreStagingBytes * (compute_threads_ / kWarpgroup);
+  for (const Barrier& barrier : tc_.barriers) fixed += 8 * barrier.slots;
+  int64_t staging = kStoreStagingBytes * (tc_.compute_threads / kWarpgroup);
   // A tensor is written all through TMA or not at all: the launcher may give TMA a padded copy
   // of it and copy that back after the kernel, which would undo direct stores to the tensor.
-  for (const Operation* op : store_ops_)
-    if (!store_plans_.at(op).tma)
-      for (auto& [other, plan] : store_plans_)
-        if (plan.tensor == store_plans_.at(op).tensor) plan.tma = false;
-  bool tma_stores = std::any_of(store_ops_.begin(), store_ops_.end(), [&](const Operation* op) { return store_plans_.at(op).tma; });
-  bool barriers_free = private_barrier_ + compute_threads_ / kWarpgroup <= kLastNamedBarrier;
+  for (const Operation* op : tc_.store_ops)
+    if (!tc_.store_plans.at(op).tma)
+      for (auto& [other, plan] : tc_.store_plans)
+        if (plan.tensor == tc_.store_plans.at(op).tensor) plan.tma = false;
+  bool tma_stores = std::any_of(tc_.store_ops.begin(), tc_.store_ops.end(), [&](const Operation* op) { return tc_.store_plans.at(op).tma; });
+  bool barriers_free = tc_.private_barrier + tc_.compute_threads / kWarpgroup <= kLastNamedBarrier;
   if (tma_stores && barriers_free && offset + staging + fixed <= target_.shared_memory_bytes) {
-    store_staging_offset_ = offset;
+    tc_.store_staging_offset = offset;
     offset += staging;
   } else {
-    for (auto& [op, plan] : store_plans_) plan.tma = false;
+    for (auto& [op, plan] : tc_.store_plans) plan.tma = false;
   }
-  for (Barrier& barrier : barriers_) {
+  for (Barrier& barrier : tc_.barriers) {
     barrier.offset = offset;
     offset += 8 * barrier.slots;
   }
   place_family_shared(offset);
   // Dynamic shared memory is 16-byte aligned; the kernel rounds its base up to 1024 bytes.
-  shared_bytes_ = offset + kSwizzleAtomBytes;
-  if (shared_bytes_ > target_.shared_memory_bytes) {
+  tc_.shared_bytes = offset + kSwizzleAtomBytes;
+  if (tc_.shared_bytes > target_.shared_memory_bytes) {
     diagnostics_.error(kernel_.location(),
                        fmt::format("kernel @{} needs {} bytes of shared memory for its stage buffers and barriers; the "
                                    "{} budget is {} bytes ({} KiB): use fewer stages or smaller tiles",
-                                   kernel_name(kernel_), shared_bytes_, target_.name, target_.shared_memory_bytes,
+                                   kernel_name(kernel_), tc_.shared_bytes, target_.name, target_.shared_memory_bytes,
                                    target_.shared_memory_bytes / 1024));
     return false;
   }

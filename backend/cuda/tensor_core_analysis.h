@@ -1,7 +1,8 @@
 // backend/cuda/tensor_core_analysis.h — what a warp-specialized kernel needs on the tensor cores,
-// found before a line of it is written (tensor_core_kernel.h writes it).
+// decided before a line of it is written: analyze_tensor_core_kernel returns the plan
+// (tensor_core_plan.h) that the writer (tensor_core_kernel.h) prints.
 //
-// Analysis::analyze finds the warp_specialize and its producer (the agent with the TMA loads)
+// The analysis finds the warp_specialize and its producer (the agent with the TMA loads)
 // and compute agents; gives each stage buffer its role (mma's A: K-major; B: MN-major), its
 // tensor map and its 1024-aligned place in shared memory; gives each mbarrier its arrival count
 // (sm_90a: one arrival per compute warpgroup where the compute agent arrives; sm_100a:
@@ -9,21 +10,20 @@
 // its store, in shared memory, in TMEM, or as a register fragment: tensor_core_fragments.h);
 // plans each mma (A from shared memory or registers, D in TMEM or registers) and when stages are
 // released; and reports, at the op, everything the emitter does not support. What differs by MMA
-// family it asks of the family (the pure virtual functions below, implemented by the family's
-// kernel writer).
-// Internal to the CUDA backend: only the tensor-core emitter (tensor_core_kernel.h) includes it.
+// family it asks of the family: the pure virtual functions below, which one subclass per family
+// implements (WgmmaAnalysis, Tcgen05Analysis, in the family's file beside its writer).
+// Internal to the CUDA backend.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
-#include <utility>
 #include <vector>
 
 #include "backend/cuda/kernel_plan.h"
-#include "backend/cuda/tensor_core_fragments.h"
+#include "backend/cuda/tensor_core_plan.h"
 #include "backend/cuda/tensor_core_prelude.h"
 #include "backend/target.h"
 
@@ -33,121 +33,26 @@ class DiagnosticEngine;
 
 namespace tilec::cuda::tensor_core {
 
-inline constexpr int64_t kWarpgroup = 128;
-inline constexpr int64_t kPanelRowBytes = 128;
-inline constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
-inline constexpr int64_t kMmaKBytes = 32;           // the K bytes of one WGMMA / tcgen05.mma step
+// The plan of a kernel that went through warp-specialize, made by the analysis of the target's MMA
+// family; nullopt after reporting at the op's location what the tensor-core backend does not
+// support. Notes in `needs` the prelude helpers the plan's instructions take.
+std::optional<Plan> analyze_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,
+                                               DiagnosticEngine& diagnostics);
 
-// MMA inputs and the instructions that take them are rows of the target (target.h, Target::mma_forms).
-// Elements in one 128-byte swizzle row: 32 tf32, 64 16-bit, 128 8-bit.
-inline int64_t panel_columns(ScalarKind element) { return kPanelRowBytes / byte_size(element); }
-// K of one MMA step, 32 bytes of it: 8 for tf32, 16 for 16-bit inputs, 32 for 8-bit ones (every
-// row of Target::mma_forms has this K; a unit test holds them to it).
-inline int64_t mma_k(ScalarKind element) { return kMmaKBytes / byte_size(element); }
-// The WGMMA wrapper's type: A's PTX type, then "_" and B's when they differ ("e4m3_e5m2").
-inline std::string wgmma_types(const target::MmaInstruction& form, ScalarKind a, ScalarKind b) {
-  const std::string a_ptx(form.input(a)->ptx);
-  return a == b ? a_ptx : a_ptx + "_" + std::string(form.input(b)->ptx);
-}
-inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
-inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
-
-struct StageBuffer {
-  const Operation* op = nullptr;
-  std::string name;  // uint32_t shared address of slot 0
-  Type tile;
-  int64_t depth = 0, slot_bytes = 0, offset = 0;
-  const Value* full = nullptr;
-  const Value* empty = nullptr;
-  const Value* tensor = nullptr;  // filled by tma_load_async from this tensor
-  std::string map;                // its CUtensorMap parameter
-  enum class Role { none, a, b } role = Role::none;
-  // Filled by `tma_load_async {transposed}`: the slot holds the transpose of the logical tile
-  // (B: [N, K], K contiguous, a K-major B; A: [K, M], an MN-major A); `stored()` is the shape in
-  // shared memory.
-  bool transposed = false;
-  std::vector<int64_t> stored() const {
-    return transposed ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]} : tile.shape();
-  }
-  bool k_major() const { return (role == Role::a) != transposed; }
-  // The swizzle's row: 128 bytes, or 64 or 32 for a K-major tile whose rows (K) are that short
-  // (bf16 BK = 32 or 16); TMA fills one panel (rows x swizzle_bytes) per box.
-  int64_t swizzle_bytes = kPanelRowBytes;
-  int64_t panel_columns() const { return swizzle_bytes / byte_size(tile.element()); }
-  int64_t panels() const { return stored()[1] / panel_columns(); }
-  int64_t panel_bytes() const { return stored()[0] * swizzle_bytes; }
-};
-
-struct Barrier {
-  const Operation* op = nullptr;
-  std::string name;  // uint32_t shared address of slot 0
-  int64_t slots = 0, arrivals = 0, offset = 0;
-  std::string purpose;
-};
-
-struct Accumulator {
-  std::string name;  // sm_90a: the float array; sm_100a: the `started` flag's prefix
-  const Operation* zeros = nullptr;
-  int64_t rows = 0, columns = 0, tmem_column = 0;
-  ScalarKind input = ScalarKind::bf16;
-};
-
-// A tile the compute threads hold in registers (tensor_core_fragments.h says which elements).
-struct Fragment {
-  std::string name;  // the array
-  ScalarKind element = ScalarKind::f32;
-  int64_t rows = 0, columns = 0;  // columns == 1: a row vector
-  bool accumulator = false;       // an mma writes it
-};
-
-// A value crossing the stages of a pipelined loop inside the compute agent (pipe<tile, reg>):
-// written and read by the same threads in program order, so a read is the last value written.
-// With one write that every read follows in its block, the reads are the written value's
-// registers. Otherwise (a loop-carried value: written before the loop and in it, read in the
-// loop before the write) the pipe is *stored*: registers of its own, which each write copies
-// into and each read copies out of (a later write must not change what an earlier read gave).
-struct RegisterPipe {
-  const Operation* op = nullptr;
-  std::vector<const Operation*> writes, reads;  // in program order
-  bool stored = false;
-};
-
-struct MmaPlan {
-  ScalarKind input = ScalarKind::bf16;    // A's element type
-  ScalarKind input_b = ScalarKind::bf16;  // B's: the same, or the other 8-bit float (e4m3 x e5m2)
-  const target::MmaInstruction* instruction = nullptr;  // the target's MMA form it matched
-  bool registers = false;  // D is a register tile (else a TMEM accumulator, sm_100a)
-  bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
-  int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
-  int64_t staging_bytes = 0, staging_offset = 0;  // sm_100a: A from registers through shared memory
-  WgmmaShape wgmma;  // sm_90a: the instruction (its wrapper is wgmma_function(wgmma))
-};
-
-// How a store is written: each thread at its elements (direct), or through shared memory and TMA:
-// each compute warpgroup writes boxes of `box_rows` x `chunk_columns` (128 bytes a row, 128-byte
-// swizzle) into its staging and one of its threads stores them.
-struct StorePlan {
-  // The TMEM accumulators it reads (sm_100a), in the order the stored expression meets them;
-  // each is loaded 32 columns at a time beside the others.
-  std::vector<const Accumulator*> accumulators;
-  bool tma = false;
-  int64_t chunk_columns = 0, box_rows = 0, buffers = 0;  // buffers: boxes of staging per warpgroup
-  const Value* tensor = nullptr;
-  std::string map;  // the tensor map parameter (TMA)
-};
-
-// The analysis and everything it found; the emitter derives from it and reads its members.
+// The analysis, building one Plan; a family subclass makes the family's decisions.
 class Analysis {
  public:
   Analysis(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics);
   virtual ~Analysis() = default;
+  // The plan, or nullopt after reporting why the kernel cannot be emitted. Once per analysis.
+  std::optional<Plan> run();
 
  protected:
   // ------------------------------------------------------------ the MMA family's decisions
-  // Implemented by the family's kernel writer (tensor_core_kernel.h: WgmmaKernel for WGMMA,
-  // each compute warpgroup 64 rows in its registers; Tcgen05Kernel for tcgen05, one issuing
-  // thread, accumulators in TMEM, one row per TMEM lane). analyze() asks them, in this order.
-  // Which accumulator chains stay out of the registers (tcgen05: in TMEM; fills accumulators_).
+  // WgmmaAnalysis for WGMMA (each compute warpgroup 64 rows in its registers); Tcgen05Analysis
+  // for tcgen05 (one issuing thread, accumulators in TMEM, one row per TMEM lane). analyze() asks
+  // them, in this order.
+  // Which accumulator chains stay out of the registers (tcgen05: in TMEM; fills tc_.accumulators).
   virtual void find_accumulators() = 0;
   // How many instructions' M make up the CTA's (WGMMA: one per compute warpgroup).
   virtual int64_t mma_units() const = 0;
@@ -189,15 +94,12 @@ class Analysis {
   // Reports `what` at `op` as unsupported by this backend; returns false.
   bool unsupported(const Operation& op, const std::string& what);
   bool refuse_tile_grid();  // a `grid tiles` kernel with mma: what to write instead
-  // False after reporting why the kernel cannot be emitted.
-  bool analyze();
-  // The register fragment holding `value`, or null.
-  const Fragment* fragment(const Value* value) const;
-  bool is_stage_read(const Value* value) const;
   // An op whose value may be computed at its store, element by element, instead of held.
   static bool lazy_capable(const Operation& op);
 
  private:
+  // False after reporting why the kernel cannot be emitted.
+  bool analyze();
   // The steps of analyze(), in the order it takes them.
   void add_barrier(const Operation& op);
   void add_stage_buffer(const Operation& op);
@@ -224,38 +126,56 @@ class Analysis {
   const target::Target& target_;
   TensorCoreNeeds& needs_;
   DiagnosticEngine& diagnostics_;
-  NameTable names_;
+  Plan tc_;  // what the analysis decided so far
+  // The compute agent's users of each value, in program order.
+  std::unordered_map<const Value*, std::vector<const Operation*>> users_;
+  int64_t tmem_used_ = 0;  // sm_100a: TMEM columns of the mmas into registers
+};
 
-  FragmentLayout layout_{target::MmaFamily::wgmma, 1};
-  std::unordered_map<const Value*, RegisterPipe> register_pipes_;
-  std::unordered_set<const Value*> register_barriers_;
-  std::unordered_map<const Value*, std::vector<const Operation*>> users_;  // in the compute agent
-  std::unordered_set<const Value*> lazy_;
-  std::vector<Fragment> fragments_;
-  std::unordered_map<const Value*, size_t> fragment_of_;
-  std::unordered_map<const Operation*, MmaPlan> mma_plans_;
-  std::unordered_map<const Operation*, std::vector<size_t>> loop_copies_;  // carried tiles copied at entry
-  int64_t tmem_used_ = 0, exchange_offset_ = -1;
+// sm_90a (emit_tensor_core_wgmma.cpp): every accumulator a register tile, 64 rows per compute
+// warpgroup; a compute warpgroup arrives once where the IR releases a stage.
+class WgmmaAnalysis final : public Analysis {
+ public:
+  using Analysis::Analysis;
 
-  const Operation* specialize_ = nullptr;
-  const Operation* producer_ = nullptr;
-  const Operation* compute_ = nullptr;
-  std::vector<const Operation*> agents_;
-  int64_t compute_threads_ = kWarpgroup;
-  std::vector<StageBuffer> stages_;
-  std::unordered_map<const Value*, size_t> stage_of_;
-  std::vector<Barrier> barriers_;
-  std::unordered_map<const Value*, size_t> barrier_of_;
-  std::vector<Accumulator> accumulators_;
-  std::unordered_map<const Value*, size_t> accumulator_of_;
-  std::unordered_map<const Operation*, StorePlan> store_plans_;
-  std::vector<const Operation*> store_ops_;
-  int64_t store_staging_offset_ = -1;  // TMA stores: kStoreStagingBytes per compute warpgroup
-  // A named barrier id the IR does not use, for the emitter's compute-agent barriers (TMA stores
-  // take the next one per compute warpgroup).
-  int64_t private_barrier_ = 0;
-  std::vector<const Operation*> mma_ops_;
-  int64_t shared_bytes_ = 0, tmem_columns_ = 0, accumulator_barrier_offset_ = 0, tmem_slot_offset_ = 0;
+ private:
+  void find_accumulators() override;
+  int64_t mma_units() const override;
+  std::string unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const override;
+  void plan_mma(MmaPlan& plan, const MmaOperands& operands) override;
+  bool stores_64_rows() const override;
+  int64_t store_columns(int64_t columns) const override;
+  int64_t store_box_rows() const override;
+  bool place_tensor_memory(int64_t columns) override;
+  int64_t release_arrivals() const override;
+  bool waits_for_mma_groups() const override;
+  bool one_thread_issues_mma() const override;
+  bool rows_split_across_warpgroups() const override;
+  int64_t family_shared_bytes() const override;
+  void place_family_shared(int64_t& offset) override;
+};
+
+// sm_100a (emit_tensor_core_tcgen05.cpp): accumulator chains in TMEM, mmas into register tiles
+// through TMEM columns of their own; tcgen05.commit arrives once.
+class Tcgen05Analysis final : public Analysis {
+ public:
+  using Analysis::Analysis;
+
+ private:
+  void find_accumulators() override;
+  int64_t mma_units() const override;
+  std::string unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const override;
+  void plan_mma(MmaPlan& plan, const MmaOperands& operands) override;
+  bool stores_64_rows() const override;
+  int64_t store_columns(int64_t columns) const override;
+  int64_t store_box_rows() const override;
+  bool place_tensor_memory(int64_t columns) override;
+  int64_t release_arrivals() const override;
+  bool waits_for_mma_groups() const override;
+  bool one_thread_issues_mma() const override;
+  bool rows_split_across_warpgroups() const override;
+  int64_t family_shared_bytes() const override;
+  void place_family_shared(int64_t& offset) override;
 };
 
 }  // namespace tilec::cuda::tensor_core

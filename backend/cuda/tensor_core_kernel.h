@@ -1,8 +1,10 @@
 // backend/cuda/tensor_core_kernel.h — the writer of one warp-specialized tensor-core kernel
-// (emit_tensor_core.h), internal to the CUDA backend. It derives from the analysis
-// (tensor_core_analysis.h) and prints from what the analysis found. TensorCoreKernel is what every
-// MMA family shares; what differs by family is its "family interface" below, which one subclass
-// per family implements (make_tensor_core_kernel picks it from Target::mma):
+// (emit_tensor_core.h), internal to the CUDA backend. It prints from the plan the analysis made
+// (tensor_core_plan.h, tensor_core_analysis.h), which it reads and never changes; what it keeps of
+// its own is only what writing needs: the text, fresh names, the prelude helpers it used.
+// TensorCoreKernel is what every MMA family shares; what differs by family is its "family
+// interface" below, which one subclass per family implements (make_tensor_core_kernel picks it
+// from Target::mma):
 //   emit_tensor_core.cpp          the summary comment, the kernel's skeleton (barrier init, the
 //                                 agents' role switch), control flow, sync ops, TMA loads and the
 //                                 launcher;
@@ -12,34 +14,36 @@
 //   emit_tensor_core_wgmma.cpp    WgmmaKernel (sm_90a): WGMMA into register tiles;
 //   emit_tensor_core_tcgen05.cpp  Tcgen05Kernel (sm_100a): tcgen05.mma into TMEM, TMEM allocation
 //                                 and loads, the instruction descriptor.
-// Each family class also makes the family's decisions the analysis asks for
-// (tensor_core_analysis.h), so everything one family does is in its file.
-// Adding a target of a new MMA family is a new subclass (docs/adding_a_target.md).
+// The family's decisions (WgmmaAnalysis, Tcgen05Analysis: tensor_core_analysis.h) are in the same
+// file as its writer, so everything one family does is in its file. Adding a target of a new MMA
+// family is a new analysis subclass and a new writer subclass (docs/adding_a_target.md).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "backend/cuda/emit_kernel_body.h"
-#include "backend/cuda/emit_tensor_core.h"
-#include "backend/cuda/tensor_core_analysis.h"
+#include "backend/cuda/kernel_plan.h"
 #include "backend/cuda/tensor_core_fragments.h"
+#include "backend/cuda/tensor_core_plan.h"
+#include "backend/cuda/tensor_core_prelude.h"
 
 namespace tilec::cuda::tensor_core {
 
-class TensorCoreKernel : public Analysis {
+class TensorCoreKernel {
  public:
-  TensorCoreKernel(const KernelPlan& plan, TensorCoreNeeds& needs, DiagnosticEngine& diagnostics)
-      : Analysis(plan, needs, diagnostics), body_(plan, BodyMode::cta, writer_) {}
+  // `tc` is the analysis's plan of `plan`'s kernel; the writer reads it while it lives.
+  TensorCoreKernel(const KernelPlan& plan, const Plan& tc, TensorCoreNeeds& needs)
+      : plan_(plan), kernel_(*plan.kernel), target_(*needs.target), tc_(tc), needs_(needs), names_(plan.names),
+        body_(plan, BodyMode::cta, writer_) {}
+  virtual ~TensorCoreKernel() = default;
 
-  bool run(std::string& out);
-  // The analysis's decisions as a value (emit_tensor_core.h), without writing the kernel.
-  std::optional<TensorCorePlan> plan();
+  // Appends the summary comment, the kernel and its launcher to `out`.
+  void write(std::string& out);
 
  protected:
   struct ElementContext;
@@ -70,10 +74,10 @@ class TensorCoreKernel : public Analysis {
   virtual void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
                                   const std::string& row_base, const std::string& column_base) = 0;
   // A store through TMA: the staging of chunk `chunk` of the columns a compute warpgroup writes
-  // (store_columns) into the box (through emit_staging_element); it moves `store_row` and
-  // `store_column` (the tile's origin) to the box's.
-  virtual void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup,
-                                  std::string& store_row, std::string& store_column) = 0;
+  // (plan.warpgroup_columns) into the box (through emit_staging_element); it moves `store_row`
+  // and `store_column` (the tile's origin) to the box's.
+  virtual void emit_staging_chunk(const Value* value, const StorePlan& plan, std::string& store_row,
+                                  std::string& store_column) = 0;
   // Before a store reads the accumulators it names, and after.
   virtual void emit_accumulators_ready(const StorePlan& plan) = 0;
   virtual void emit_accumulators_read(const StorePlan& plan) = 0;
@@ -81,7 +85,7 @@ class TensorCoreKernel : public Analysis {
   // ----------------------------------------------------------------------------- emission
   void comment(const Operation& op);
 
-  int64_t total_threads() const { return kWarpgroup + compute_threads_; }
+  int64_t total_threads() const { return kWarpgroup + tc_.compute_threads; }
 
   // setmaxnreg pays only where the register file limits the launch. With one compute warpgroup
   // (256 threads) every thread may already hold 255 registers, above the compute agent's count,
@@ -224,6 +228,13 @@ class TensorCoreKernel : public Analysis {
   // copy with rows padded to 16 bytes when TMA cannot address it), then its maps over that.
   void emit_launcher();
 
+  const KernelPlan& plan_;
+  const Operation& kernel_;
+  const target::Target& target_;
+  const Plan& tc_;  // what the analysis decided
+  TensorCoreNeeds& needs_;
+  NameTable names_;  // the plan's names and the ones the writer adds
+
   std::string out_;
   CodeWriter writer_{out_};  // every statement of the kernel, at the depth of the blocks around it
   BodyEmitter body_;
@@ -238,21 +249,6 @@ class WgmmaKernel final : public TensorCoreKernel {
   using TensorCoreKernel::TensorCoreKernel;
 
  private:
-  // The family's decisions (tensor_core_analysis.h).
-  void find_accumulators() override;
-  int64_t mma_units() const override;
-  std::string unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const override;
-  void plan_mma(MmaPlan& plan, const MmaOperands& operands) override;
-  bool stores_64_rows() const override;
-  int64_t store_box_rows() const override;
-  bool place_tensor_memory(int64_t columns) override;
-  int64_t release_arrivals() const override;
-  bool waits_for_mma_groups() const override;
-  bool one_thread_issues_mma() const override;
-  bool rows_split_across_warpgroups() const override;
-  int64_t family_shared_bytes() const override;
-  void place_family_shared(int64_t& offset) override;
-  // How it writes the kernel (the family interface above).
   void emit_setup(Setup point) override;
   void emit_release(const std::string& address) override;
   std::string_view event_order() const override;
@@ -261,8 +257,7 @@ class WgmmaKernel final : public TensorCoreKernel {
   void emit_mma_wait(const Operation& op) override;
   void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
                           const std::string& row_base, const std::string& column_base) override;
-  int64_t store_columns(int64_t columns) const override;
-  void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string& store_row,
+  void emit_staging_chunk(const Value* value, const StorePlan& plan, std::string& store_row,
                           std::string& store_column) override;
   void emit_accumulators_ready(const StorePlan& plan) override;
   void emit_accumulators_read(const StorePlan& plan) override;
@@ -276,21 +271,6 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   using TensorCoreKernel::TensorCoreKernel;
 
  private:
-  // The family's decisions (tensor_core_analysis.h).
-  void find_accumulators() override;
-  int64_t mma_units() const override;
-  std::string unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const override;
-  void plan_mma(MmaPlan& plan, const MmaOperands& operands) override;
-  bool stores_64_rows() const override;
-  int64_t store_box_rows() const override;
-  bool place_tensor_memory(int64_t columns) override;
-  int64_t release_arrivals() const override;
-  bool waits_for_mma_groups() const override;
-  bool one_thread_issues_mma() const override;
-  bool rows_split_across_warpgroups() const override;
-  int64_t family_shared_bytes() const override;
-  void place_family_shared(int64_t& offset) override;
-  // How it writes the kernel (the family interface above).
   void emit_setup(Setup point) override;
   void emit_release(const std::string& address) override;
   std::string_view event_order() const override;
@@ -298,8 +278,7 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   void emit_mma_wait(const Operation& op) override;
   void emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,
                           const std::string& row_base, const std::string& column_base) override;
-  int64_t store_columns(int64_t columns) const override;
-  void emit_staging_chunk(const Value* value, const StorePlan& plan, int64_t per_warpgroup, std::string& store_row,
+  void emit_staging_chunk(const Value* value, const StorePlan& plan, std::string& store_row,
                           std::string& store_column) override;
   void emit_accumulators_ready(const StorePlan& plan) override;
   void emit_accumulators_read(const StorePlan& plan) override;
@@ -337,8 +316,8 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   void emit_tmem_release();
 };
 
-// The kernel writer of the target's MMA family.
-std::unique_ptr<TensorCoreKernel> make_tensor_core_kernel(const KernelPlan& plan, TensorCoreNeeds& needs,
-                                                          DiagnosticEngine& diagnostics);
+// The kernel writer of the target's MMA family, for `tc`, the analysis's plan of `plan`'s kernel.
+std::unique_ptr<TensorCoreKernel> make_tensor_core_kernel(const KernelPlan& plan, const Plan& tc,
+                                                          TensorCoreNeeds& needs);
 
 }  // namespace tilec::cuda::tensor_core

@@ -1,0 +1,190 @@
+// backend/cuda/tensor_core_plan.h — what the tensor-core analysis decided for one warp-specialized
+// kernel, as one value (tensor_core::Plan), and the constants both read. The analysis
+// (tensor_core_analysis.h) builds it; the writer (tensor_core_kernel.h) prints the kernel from it
+// alone and cannot change it: every decision (roles, places in shared memory and TMEM, arrival
+// counts, how each tile value is held, each mma's and store's plan) is made before the first line
+// is written. Internal to the CUDA backend; emit_tensor_core.h summarizes it for tests
+// (TensorCorePlan).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "backend/cuda/tensor_core_fragments.h"
+#include "backend/cuda/tensor_core_prelude.h"
+#include "backend/target.h"
+#include "ir/ir.h"
+
+namespace tilec::cuda {
+struct TensorCorePlan;
+}
+
+namespace tilec::cuda::tensor_core {
+
+inline constexpr int64_t kWarpgroup = 128;
+inline constexpr int64_t kPanelRowBytes = 128;
+inline constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
+inline constexpr int64_t kMmaKBytes = 32;           // the K bytes of one WGMMA / tcgen05.mma step
+
+// MMA inputs and the instructions that take them are rows of the target (target.h, Target::mma_forms).
+// Elements in one 128-byte swizzle row: 32 tf32, 64 16-bit, 128 8-bit.
+inline int64_t panel_columns(ScalarKind element) { return kPanelRowBytes / byte_size(element); }
+// K of one MMA step, 32 bytes of it: 8 for tf32, 16 for 16-bit inputs, 32 for 8-bit ones (every
+// row of Target::mma_forms has this K; a unit test holds them to it).
+inline int64_t mma_k(ScalarKind element) { return kMmaKBytes / byte_size(element); }
+// The WGMMA wrapper's type: A's PTX type, then "_" and B's when they differ ("e4m3_e5m2").
+inline std::string wgmma_types(const target::MmaInstruction& form, ScalarKind a, ScalarKind b) {
+  const std::string a_ptx(form.input(a)->ptx);
+  return a == b ? a_ptx : a_ptx + "_" + std::string(form.input(b)->ptx);
+}
+inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
+inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
+
+struct StageBuffer {
+  const Operation* op = nullptr;
+  std::string name;  // uint32_t shared address of slot 0
+  Type tile;
+  int64_t depth = 0, slot_bytes = 0, offset = 0;
+  const Value* full = nullptr;
+  const Value* empty = nullptr;
+  const Value* tensor = nullptr;  // filled by tma_load_async from this tensor
+  std::string map;                // its CUtensorMap parameter
+  enum class Role { none, a, b } role = Role::none;
+  // Filled by `tma_load_async {transposed}`: the slot holds the transpose of the logical tile
+  // (B: [N, K], K contiguous, a K-major B; A: [K, M], an MN-major A); `stored()` is the shape in
+  // shared memory.
+  bool transposed = false;
+  std::vector<int64_t> stored() const {
+    return transposed ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]} : tile.shape();
+  }
+  bool k_major() const { return (role == Role::a) != transposed; }
+  // The swizzle's row: 128 bytes, or 64 or 32 for a K-major tile whose rows (K) are that short
+  // (bf16 BK = 32 or 16); TMA fills one panel (rows x swizzle_bytes) per box.
+  int64_t swizzle_bytes = kPanelRowBytes;
+  int64_t panel_columns() const { return swizzle_bytes / byte_size(tile.element()); }
+  int64_t panels() const { return stored()[1] / panel_columns(); }
+  int64_t panel_bytes() const { return stored()[0] * swizzle_bytes; }
+};
+
+struct Barrier {
+  const Operation* op = nullptr;
+  std::string name;  // uint32_t shared address of slot 0
+  int64_t slots = 0, arrivals = 0, offset = 0;
+  std::string purpose;
+};
+
+struct Accumulator {
+  std::string name;  // sm_90a: the float array; sm_100a: the `started` flag's prefix
+  const Operation* zeros = nullptr;
+  int64_t rows = 0, columns = 0, tmem_column = 0;
+  ScalarKind input = ScalarKind::bf16;
+};
+
+// A tile the compute threads hold in registers (tensor_core_fragments.h says which elements).
+struct Fragment {
+  std::string name;  // the array
+  ScalarKind element = ScalarKind::f32;
+  int64_t rows = 0, columns = 0;  // columns == 1: a row vector
+  bool accumulator = false;       // an mma writes it
+};
+
+// A value crossing the stages of a pipelined loop inside the compute agent (pipe<tile, reg>):
+// written and read by the same threads in program order, so a read is the last value written.
+// With one write that every read follows in its block, the reads are the written value's
+// registers. Otherwise (a loop-carried value: written before the loop and in it, read in the
+// loop before the write) the pipe is *stored*: registers of its own, which each write copies
+// into and each read copies out of (a later write must not change what an earlier read gave).
+struct RegisterPipe {
+  const Operation* op = nullptr;
+  std::vector<const Operation*> writes, reads;  // in program order
+  bool stored = false;
+};
+
+struct MmaPlan {
+  ScalarKind input = ScalarKind::bf16;    // A's element type
+  ScalarKind input_b = ScalarKind::bf16;  // B's: the same, or the other 8-bit float (e4m3 x e5m2)
+  const target::MmaInstruction* instruction = nullptr;  // the target's MMA form it matched
+  bool a_registers = false;  // A is a register tile (else a stage buffer TMA fills)
+  bool registers = false;    // D is a register tile (else a TMEM accumulator, sm_100a)
+  bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
+  int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
+  int64_t staging_bytes = 0, staging_offset = 0;  // sm_100a: A from registers through shared memory
+  WgmmaShape wgmma;  // sm_90a: the instruction (its wrapper is wgmma_function(wgmma))
+};
+
+// How a store is written: each thread at its elements (direct), or through shared memory and TMA:
+// each compute warpgroup writes boxes of `box_rows` x `chunk_columns` (128 bytes a row, 128-byte
+// swizzle) into its staging and one of its threads stores them.
+struct StorePlan {
+  // The TMEM accumulators it reads (sm_100a), in the order the stored expression meets them;
+  // each is loaded 32 columns at a time beside the others.
+  std::vector<const Accumulator*> accumulators;
+  bool tma = false;
+  int64_t chunk_columns = 0, box_rows = 0, buffers = 0;  // buffers: boxes of staging per warpgroup
+  int64_t warpgroup_columns = 0;  // of the stored tile, the columns one compute warpgroup writes
+  const Value* tensor = nullptr;
+  std::string map;  // the tensor map parameter (TMA)
+};
+
+// The decisions for one kernel. Value -> index maps point into the vectors beside them; every
+// vector is in program order (or the kernel's order of declarations), so the kernel written
+// from a plan is the same every run.
+struct Plan {
+  // Moved, never copied: a StorePlan points at the plan's accumulators.
+  Plan() = default;
+  Plan(Plan&&) = default;
+  Plan& operator=(Plan&&) = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  // The warp_specialize and its two agents: the producer (TMA loads) and the compute agent.
+  const Operation* specialize = nullptr;
+  const Operation* producer = nullptr;
+  const Operation* compute = nullptr;
+  int64_t compute_threads = kWarpgroup;  // 128 or 256: one or two compute warpgroups
+  FragmentLayout layout{target::MmaFamily::wgmma, 1};
+
+  std::vector<StageBuffer> stages;
+  std::unordered_map<const Value*, size_t> stage_of;  // a stage_buffer's value -> stages
+  std::vector<Barrier> barriers;                       // without the register pipes'
+  std::unordered_map<const Value*, size_t> barrier_of;
+  std::unordered_set<const Value*> register_barriers;  // the register pipes' barriers: no mbarrier
+  std::unordered_map<const Value*, RegisterPipe> register_pipes;
+  std::vector<Accumulator> accumulators;  // sm_100a: the chains kept in TMEM
+  std::unordered_map<const Value*, size_t> accumulator_of;
+  std::vector<Fragment> fragments;
+  std::unordered_map<const Value*, size_t> fragment_of;  // values sharing registers share a fragment
+  std::unordered_set<const Value*> lazy;                 // computed element by element at their store
+  std::unordered_map<const Operation*, std::vector<size_t>> loop_copies;  // carried tiles copied at entry
+  std::vector<const Operation*> mma_ops;
+  std::unordered_map<const Operation*, MmaPlan> mma_plans;
+  std::vector<const Operation*> store_ops;
+  std::unordered_map<const Operation*, StorePlan> store_plans;
+
+  // The shared-memory map, in bytes from the 1024-aligned base (stage buffers and sm_100a's
+  // staged A operands first, then these), and its size with the alignment's slack.
+  int64_t exchange_offset = -1, exchange_bytes = 0;  // row reductions across warpgroups
+  int64_t store_staging_offset = -1;  // TMA stores: kStoreStagingBytes per compute warpgroup
+  int64_t accumulator_barrier_offset = 0, tmem_slot_offset = 0;  // sm_100a
+  int64_t shared_bytes = 0;
+  int64_t tmem_columns = 0;  // sm_100a: allocated (a power of two from 32), else 0
+  // A named barrier id the IR does not use, for the emitter's compute-agent barriers (TMA stores
+  // take the next one per compute warpgroup).
+  int64_t private_barrier = 0;
+
+  // The register fragment holding `value`, or null.
+  const Fragment* fragment(const Value* value) const;
+  // Whether `value` is a stage_read of a stage buffer in shared memory, and that buffer.
+  bool is_stage_read(const Value* value) const;
+  const StageBuffer& read_stage(const Value* value) const;
+  // The TMEM accumulator `value` is in, or null.
+  const Accumulator* accumulator(const Value* value) const;
+};
+
+// The plan as the plain values tests assert (emit_tensor_core.h).
+TensorCorePlan summarize(const Plan& tc);
+
+}  // namespace tilec::cuda::tensor_core
