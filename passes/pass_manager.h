@@ -47,7 +47,10 @@ struct Pass {
   // none of the passes it requires (directly or through theirs) publishes: requirements are what
   // the manager checks resumed IR against, so a key read must come with the pass that makes it.
   // PassManager::run checks the lists while the pass runs (ir/attribute_audit.h): a typed access
-  // to a key in neither list, or a write to one it does not publish, is an internal error.
+  // to a key in neither list, or a write to one it does not publish, is an internal error. So a
+  // pass preserves every attribute it does not publish: what it preserves is the complement of
+  // `publishes`, checked, rather than a third list. A pass whose rewrite makes an earlier pass's
+  // result stale (none in the pipeline today) names that pass in `invalidates`.
   std::vector<std::string_view> publishes;
   std::vector<std::string_view> reads;
 };

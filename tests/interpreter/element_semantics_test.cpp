@@ -1,14 +1,17 @@
 // tests/interpreter/element_semantics_test.cpp — the interpreter's table of elementwise meanings
 // (runtime/interpreter/element_semantics.h) covers the op table: every elementwise op but cmp,
 // select and cast has one row, with a function for each operand kind its traits allow and the
-// arity its operand count says, and none for the kinds they exclude.
+// arity its operand count says, and none for the kinds they exclude; and the IR's integer folder
+// (ir/fold.h) gives what this table computes wherever it folds.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
+#include "ir/fold.h"
 #include "runtime/interpreter/element_semantics.h"
 
 namespace tilec::runtime {
@@ -33,6 +36,27 @@ TEST(InterpreterElementSemantics, EveryElementwiseOpHasItsRow) {
   }
   for (const ElementSemantics& row : all_element_semantics())
     EXPECT_EQ(&element_semantics(row.kind), &row) << op_info(row.kind).name << " has two rows";
+}
+
+// The front end and fold-constants fold through fold_integer; the interpreter runs this table. A
+// fold that differs from the run-time value would change what a program computes, so wherever
+// fold_integer answers (no overflow, no division by zero) it must give the row's value.
+TEST(InterpreterElementSemantics, TheIntegerFolderAgreesWithTheRows) {
+  constexpr int64_t lowest = std::numeric_limits<int64_t>::min(), highest = std::numeric_limits<int64_t>::max();
+  const std::vector<int64_t> values = {lowest, lowest + 1, -1000003, -65536, -7, -2, -1, 0, 1, 2, 3, 7,
+                                       64, 1000003, int64_t{1} << 32, highest - 1, highest};
+  int folded = 0;
+  for (const ElementSemantics& row : all_element_semantics()) {
+    if (!row.integer_binary) continue;
+    for (int64_t a : values)
+      for (int64_t b : values) {
+        const std::optional<int64_t> fold = fold_integer(row.kind, a, b);
+        if (!fold) continue;
+        ++folded;
+        EXPECT_EQ(*fold, row.integer_binary(a, b)) << op_info(row.kind).name << "(" << a << ", " << b << ")";
+      }
+  }
+  EXPECT_GT(folded, 1000);  // add, sub, mul, div, rem, cdiv, max and min fold most of these pairs
 }
 
 TEST(InterpreterElementSemantics, RowsComputeWhatDocsIrSays) {
