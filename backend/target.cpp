@@ -21,42 +21,44 @@ constexpr MmaInput kTf32[] = {{ScalarKind::f32, "tf32", 2}};  // f32 data read a
 
 // WGMMA (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): m64nNkK per
 // warpgroup, K 32 bytes; only 16-bit inputs take A from registers and transposes. N may be any
-// multiple of 8 up to 256; the backend takes multiples of 64 (whole 128-byte panels of B) and
-// 32 or 16 (one 64- or 32-byte panel).
+// multiple of 8 up to 256: the backend takes that with B K-major ([N, K], N its rows); with B
+// MN-major ([K, N]), multiples of 64 (whole 128-byte panels of B) and 32 or 16 (one 64- or
+// 32-byte panel).
 constexpr MmaInstruction kWgmma[] = {
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
-     .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = true, .mn_major = true, .d_registers = true},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
-     .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = false, .mn_major = false, .d_registers = true},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
-     .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = false, .mn_major = false, .d_registers = true},
 };
 
-// tcgen05.mma cta_group::1 (PTX ISA, "TensorCore 5th Generation"): M 128 or 64 into TMEM. The
+// tcgen05.mma cta_group::1 (PTX ISA, "TensorCore 5th Generation"): M 128 or 64 into TMEM, N a
+// multiple of 16 (M = 128) or 8 (M = 64) up to 256 with B K-major, as for WGMMA otherwise. The
 // backend reads a register-tile D back with tcgen05.ld 32x32b (one row per TMEM lane), which
 // needs M = 128; an M = 64 accumulator (TMEM layout F) is read only by stores. A from registers
 // goes through shared memory (16-bit only, like MN-major operands).
 constexpr MmaInstruction kTcgen05[] = {
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
-     .inputs = k16Bit, .m = 128, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = k16Bit, .m = 128, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 16,
      .a_registers = true, .mn_major = true, .d_registers = true},
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
-     .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = true, .mn_major = true, .d_registers = false},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
-     .inputs = k8Bit, .m = 128, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = k8Bit, .m = 128, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 16,
      .a_registers = false, .mn_major = false, .d_registers = true},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
-     .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = false, .mn_major = false, .d_registers = false},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
-     .inputs = kTf32, .m = 128, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = kTf32, .m = 128, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 16,
      .a_registers = false, .mn_major = false, .d_registers = true},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
-     .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16,
+     .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = false, .mn_major = false, .d_registers = false},
 };
 
@@ -111,8 +113,10 @@ std::vector<const MmaInstruction*> mma_instructions(const Target& target, Scalar
 }
 
 int64_t tmem_load_width(int64_t per_warpgroup) {
-  if (per_warpgroup > 0 && per_warpgroup % 32 == 0) return 32;
-  return per_warpgroup == 16 || per_warpgroup == 8 ? per_warpgroup : 0;
+  if (per_warpgroup <= 0) return 0;
+  for (int64_t width : {32, 16, 8})
+    if (per_warpgroup % width == 0) return width;
+  return 0;
 }
 
 const Target& default_target() { return kTargets[0]; }

@@ -53,13 +53,16 @@ struct MmaInstruction {
   int64_t k = 0;           // K of one instruction, in elements (32 bytes of K)
   int64_t n_multiple = 0;  // N: a multiple of this (whole 128-byte panels of an MN-major B) ...
   int64_t n_max = 0;       // ... and at most this,
-  int64_t n_min = 0;       // or a power of two from this below n_multiple (one narrower panel)
+  int64_t n_min = 0;       // or a power of two from this below n_multiple (one narrower panel);
+  int64_t n_step = 0;      // with a K-major B (N its rows), any multiple of this up to n_max
   bool a_registers = false;    // A may be a register tile (else shared memory only)
   bool mn_major = false;       // operands may be MN-major (else both K-major)
   bool d_registers = false;    // D may be a register tile (else a TMEM accumulator only)
 
-  // Whether the backend emits this form N columns wide.
-  bool takes_n(int64_t n) const {
+  // Whether the backend emits this form N columns wide, B stored K-major ([N, K]: N its rows, in
+  // 8-row swizzle atoms) or MN-major ([K, N]: N in 128-byte panels).
+  bool takes_n(int64_t n, bool b_k_major) const {
+    if (b_k_major && n % n_step == 0) return n > 0 && n <= n_max;
     if (n % n_multiple == 0) return n > 0 && n <= n_max;
     return n >= n_min && n < n_multiple && (n & (n - 1)) == 0;
   }
@@ -107,9 +110,10 @@ const Target* find_target(std::string_view name);
 std::vector<const MmaInstruction*> mma_instructions(const Target& target, ScalarKind input);
 
 // The columns one tcgen05.ld.32x32b reads into each thread from a TMEM tile of which each
-// compute warpgroup holds `per_warpgroup` columns: 32 (.x32, as many times as it takes), or all
-// of 16 or 8 at once (.x16, .x8); 0 where no such load reads them. The analysis refuses a tile
-// of width 0, and the tcgen05 emitter loads with this width.
+// compute warpgroup holds `per_warpgroup` columns: the widest of 32, 16 and 8 (.x32, .x16, .x8)
+// that divides them, loaded as many times as it takes (48: three .x16); 0 where none does (not a
+// multiple of 8). The analysis refuses a tile of width 0, and the tcgen05 emitter loads with this
+// width.
 int64_t tmem_load_width(int64_t per_warpgroup);
 
 // The target a PassContext or CudaEmitOptions gets when nobody names one: sm_90a.

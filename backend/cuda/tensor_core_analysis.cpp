@@ -463,11 +463,15 @@ bool Analysis::hold_mma(const Operation& op) {
     return unsupported(op, fmt::format("an mma of {} rows into a register tile (tcgen05.mma M = {} serves TMEM "
                                        "accumulators, which only mmas and stores read; register tiles have 128 rows)",
                                        m, row->m));
-  if (!row->takes_n(n)) {
+  if (!row->takes_n(n, b->k_major())) {
+    if (b->k_major())
+      return unsupported(op, fmt::format("an mma {} columns wide (N: a multiple of {} up to {})", n, row->n_step,
+                                         row->n_max));
     std::vector<int64_t> narrow;  // the powers of two below n_multiple, widest first
     for (int64_t width = row->n_multiple / 2; width >= row->n_min; width /= 2) narrow.push_back(width);
-    return unsupported(op, fmt::format("an mma {} columns wide (N: a multiple of {} up to {}, or {})", n,
-                                       row->n_multiple, row->n_max, fmt::join(narrow, " or ")));
+    return unsupported(op, fmt::format("an mma {} columns wide (N: a multiple of {} up to {}, or {}; any multiple of "
+                                       "{} with B given as [N, K]: transpose(load W[n, k] : <BN, BK>) as mma's b)",
+                                       n, row->n_multiple, row->n_max, fmt::join(narrow, " or "), row->n_step));
   }
   // K-major stage tiles (and A from registers staged for tcgen05) take the 64- or 32-byte
   // swizzle when K is that short.
@@ -496,7 +500,7 @@ bool Analysis::hold_mma(const Operation& op) {
     plan.registers = true;
     if (target_.mma == target::MmaFamily::tcgen05 && target::tmem_load_width(store_columns(n)) == 0)
       return unsupported(op, fmt::format("an mma into a register tile of {} columns, {} per warpgroup (tcgen05.ld "
-                                         "32x32b reads a multiple of 32, or 16 or 8)", n, store_columns(n)));
+                                         "32x32b reads 32, 16 or 8 columns at a time: a multiple of 8)", n, store_columns(n)));
   }
   plan_mma(plan, MmaOperands{.m = m, .n = n, .k = k, .a = a, .a_registers = a_registers, .b = b});
   tc_.mma_plans[&op] = plan;
@@ -554,8 +558,8 @@ bool Analysis::hold_store(const Operation& op) {
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
   const int64_t per_warpgroup = store_columns(columns);
   if (!accumulators.empty() && target::tmem_load_width(per_warpgroup) == 0)
-    return unsupported(op, fmt::format("a TMEM accumulator of {} columns, {} per warpgroup (tcgen05.ld 32x32b reads a "
-                                       "multiple of 32, or 16 or 8)", columns, per_warpgroup));
+    return unsupported(op, fmt::format("a TMEM accumulator of {} columns, {} per warpgroup (tcgen05.ld 32x32b reads 32, "
+                                       "16 or 8 columns at a time: a multiple of 8)", columns, per_warpgroup));
   StorePlan plan;
   plan.accumulators = accumulators;
   plan.tensor = op.operand(0);

@@ -284,6 +284,18 @@ TEST(EmulateRuntime, ShortKTilesWithTheSixtyFourAndThirtyTwoByteSwizzlesMatchThe
   }
 }
 
+// MMAs 96 and 48 columns wide (issue 18: N was a multiple of 64 or a power of two): with B K-major
+// ([N, K], a transposed load) N is B's rows, any multiple of 8 (16 for tcgen05 M = 128). On
+// sm_100a the accumulator is read 48 and 24 columns per warpgroup: three tcgen05.ld .x16 and .x8.
+TEST(EmulateRuntime, MmasOfAnyMultipleOfEightWithAKMajorBMatchTheInterpreter) {
+  for (const char* run : {"samples/linear.tile -D BN=96 --dims M=200,N=296,K=72 --target sm_90a",
+                          "samples/linear.tile -D BN=96 --dims M=200,N=296,K=72 --target sm_100a",
+                          "samples/linear.tile -D BN=48 --dims M=136,N=104,K=72 --target sm_100a"}) {
+    SCOPED_TRACE(run);
+    expect_emulation_matches(std::string(run) + " --sms 2 --schedules 1", "");
+  }
+}
+
 // MMAs 32 and 16 columns wide (issue 18: N was a multiple of 64): B MN-major in one 64- or 32-byte
 // swizzle panel, tcgen05.ld .x16 and .x8 reads of the accumulator, and attention with BKV = 32,
 // whose P (K = 32) sm_100a stages for tcgen05.mma in the 64-byte swizzle.

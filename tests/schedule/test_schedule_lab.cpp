@@ -203,7 +203,13 @@ TEST(Targets, MmaFormsOfOneInputAgreeAndStepThirtyTwoBytesOfK) {
       // The narrow widths are powers of two of whole 16-byte rows of an MN-major 16-bit B.
       EXPECT_GE(row.n_min, 8);
       EXPECT_EQ(row.n_min & (row.n_min - 1), 0);
-      EXPECT_TRUE(row.takes_n(row.n_min) && row.takes_n(row.n_max) && !row.takes_n(row.n_max + row.n_multiple));
+      EXPECT_TRUE(row.takes_n(row.n_min, false) && row.takes_n(row.n_max, false) &&
+                  !row.takes_n(row.n_max + row.n_multiple, false));
+      // With B K-major, N is B's rows: the PTX steps (WGMMA and tcgen05 M = 64: 8; M = 128: 16).
+      EXPECT_EQ(row.n_step, target.mma == target::MmaFamily::tcgen05 && row.m == 128 ? 16 : 8);
+      EXPECT_TRUE(row.takes_n(96, true) && row.takes_n(row.n_max, true) && !row.takes_n(row.n_max + row.n_step, true));
+      EXPECT_EQ(row.takes_n(40, true), row.n_step == 8);
+      EXPECT_FALSE(row.takes_n(96, false)) << "an MN-major B is read in whole 128-byte panels";
       // Only tcgen05 has accumulators that registers cannot hold.
       if (target.mma == target::MmaFamily::wgmma) {
         EXPECT_TRUE(row.d_registers);
@@ -218,6 +224,19 @@ TEST(Targets, MmaFormsOfOneInputAgreeAndStepThirtyTwoBytesOfK) {
       EXPECT_FALSE(row.mn_major || row.a_registers) << target.name << " " << to_string(input);
     }
   EXPECT_TRUE(target::mma_instructions(target::default_target(), ScalarKind::i32).empty());
+}
+
+// tcgen05.ld 32x32b reads .x32, .x16 or .x8 columns per thread: the widest that divides a
+// warpgroup's columns, repeated (48: three .x16; 24: three .x8), none for a width off 8.
+TEST(Targets, TmemLoadsTakeTheWidestShapeThatDividesTheColumns) {
+  EXPECT_EQ(target::tmem_load_width(256), 32);
+  EXPECT_EQ(target::tmem_load_width(96), 32);
+  EXPECT_EQ(target::tmem_load_width(48), 16);
+  EXPECT_EQ(target::tmem_load_width(16), 16);
+  EXPECT_EQ(target::tmem_load_width(24), 8);
+  EXPECT_EQ(target::tmem_load_width(8), 8);
+  EXPECT_EQ(target::tmem_load_width(12), 0);
+  EXPECT_EQ(target::tmem_load_width(0), 0);
 }
 
 }  // namespace
