@@ -27,39 +27,39 @@ constexpr MmaInput kTf32[] = {{ScalarKind::f32, "tf32", 2}};  // f32 data read a
 constexpr MmaInstruction kWgmma[] = {
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
      .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
-     .a_registers = true, .mn_major = true, .d_registers = true},
+     .a_registers = true, .mn_major = true},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
      .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
-     .a_registers = false, .mn_major = false, .d_registers = true},
+     .a_registers = false, .mn_major = false},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
      .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
-     .a_registers = false, .mn_major = false, .d_registers = true},
+     .a_registers = false, .mn_major = false},
 };
 
 // tcgen05.mma cta_group::1 (PTX ISA, "TensorCore 5th Generation"): M 128 or 64 into TMEM, N a
 // multiple of 16 (M = 128) or 8 (M = 64) up to 256 with B K-major, as for WGMMA otherwise. The
-// backend reads a register-tile D back with tcgen05.ld 32x32b (one row per TMEM lane), which
-// needs M = 128; an M = 64 accumulator (TMEM layout F) is read only by stores. A from registers
-// goes through shared memory (16-bit only, like MN-major operands).
+// backend reads a register-tile D back with tcgen05.ld 32x32b: one row per TMEM lane for M = 128,
+// lanes 0..15 of each warp's 32 for M = 64 (TMEM layout F; FragmentLayout). A from registers goes
+// through shared memory (16-bit only, like MN-major operands).
 constexpr MmaInstruction kTcgen05[] = {
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
      .inputs = k16Bit, .m = 128, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 16,
-     .a_registers = true, .mn_major = true, .d_registers = true},
+     .a_registers = true, .mn_major = true},
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
      .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
-     .a_registers = true, .mn_major = true, .d_registers = false},
+     .a_registers = true, .mn_major = true},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
      .inputs = k8Bit, .m = 128, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 16,
-     .a_registers = false, .mn_major = false, .d_registers = true},
+     .a_registers = false, .mn_major = false},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
      .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
-     .a_registers = false, .mn_major = false, .d_registers = false},
+     .a_registers = false, .mn_major = false},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
      .inputs = kTf32, .m = 128, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 16,
-     .a_registers = false, .mn_major = false, .d_registers = true},
+     .a_registers = false, .mn_major = false},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
      .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
-     .a_registers = false, .mn_major = false, .d_registers = false},
+     .a_registers = false, .mn_major = false},
 };
 
 const Target kTargets[] = {

@@ -57,7 +57,6 @@ struct MmaInstruction {
   int64_t n_step = 0;      // with a K-major B (N its rows), any multiple of this up to n_max
   bool a_registers = false;    // A may be a register tile (else shared memory only)
   bool mn_major = false;       // operands may be MN-major (else both K-major)
-  bool d_registers = false;    // D may be a register tile (else a TMEM accumulator only)
 
   // Whether the backend emits this form N columns wide, B stored K-major ([N, K]: N its rows, in
   // 8-row swizzle atoms) or MN-major ([K, N]: N in 128-byte panels).

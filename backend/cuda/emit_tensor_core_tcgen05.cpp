@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -94,14 +95,11 @@ void Tcgen05Analysis::find_accumulators() {
 // tcgen05.mma's M is the CTA's.
 int64_t Tcgen05Analysis::mma_units() const { return 1; }
 
-// "M = 128, or 64 into a TMEM accumulator": the rows' M, those only TMEM takes last.
+// "M = 128 or 64": the rows' M.
 std::string Tcgen05Analysis::unmatched_rows(int64_t m, const std::vector<const target::MmaInstruction*>& rows) const {
-  std::vector<int64_t> any, tmem_only;
-  for (const target::MmaInstruction* candidate : rows)
-    (candidate->d_registers ? any : tmem_only).push_back(candidate->m);
-  return fmt::format(
-      "an mma of {} rows (tcgen05.mma M = {}{})", m, fmt::join(any, ", "),
-      tmem_only.empty() ? "" : fmt::format(", or {} into a TMEM accumulator", fmt::join(tmem_only, ", ")));
+  std::vector<int64_t> ms;
+  for (const target::MmaInstruction* candidate : rows) ms.push_back(candidate->m);
+  return fmt::format("an mma of {} rows (tcgen05.mma M = {})", m, fmt::join(ms, " or "));
 }
 
 // A D in registers is computed in TMEM columns of its own (placed after the accumulators') and
@@ -257,10 +255,13 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
           a_swizzle, swizzle_row_bits("r", a_swizzle)));
       writer_.line(FragmentLayout::position_variables());
       writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
+      const std::string owner = tc_.layout.owner(a->rows);  // 64 rows: lanes 16..31 stand in, not write
+      std::optional<CodeWriter::Block> owners;
+      if (!owner.empty()) owners.emplace(writer_.block(fmt::format("if ({}) {{", owner)));
       writer_.line("#pragma unroll");
       CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
-      writer_.line(
-          fmt::format("const int row = {}, column = {};", tc_.layout.row("i", false), tc_.layout.column("i", a->columns)));
+      writer_.line(fmt::format("const int row = {}, column = {};", tc_.layout.row("i", false, a->rows),
+                               tc_.layout.column("i", a->columns)));
       writer_.line(fmt::format(
           "*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {}[i];", element_type(a->element), panel_columns,
           a_panel,

@@ -12,9 +12,10 @@
 
 namespace tilec::cuda::tensor_core {
 
-// A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
-// `row` and `column` declared when the value reads them.
-void TensorCoreKernel::emit_fragment_loop(int64_t columns, const std::string& assignment, bool position) {
+// A loop over the registers of a fragment of `rows` x `columns`: `name[i] = value;`, with `row`
+// and `column` declared when the value reads them.
+void TensorCoreKernel::emit_fragment_loop(int64_t rows, int64_t columns, const std::string& assignment,
+                                          bool position) {
   int64_t count = tc_.layout.count(columns);
   writer_.line("#pragma unroll");
   if (!position) {
@@ -24,7 +25,7 @@ void TensorCoreKernel::emit_fragment_loop(int64_t columns, const std::string& as
   CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", count));
   writer_.line(FragmentLayout::position_variables());
   writer_.line(
-      fmt::format("const int row = {}, column = {};", tc_.layout.row("i", columns == 1), tc_.layout.column("i", columns)));
+      fmt::format("const int row = {}, column = {};", tc_.layout.row("i", columns == 1, rows), tc_.layout.column("i", columns)));
   writer_.line("(void)row, (void)column;");
   writer_.line(assignment);
 }
@@ -35,7 +36,7 @@ void TensorCoreKernel::declare_fragment(const Fragment& fragment) {
 }
 
 void TensorCoreKernel::copy_fragment(const Fragment& to, const Fragment& from) {
-  emit_fragment_loop(to.columns, fmt::format("{}[i] = {}[i];", to.name, from.name), false);
+  emit_fragment_loop(to.rows, to.columns, fmt::format("{}[i] = {}[i];", to.name, from.name), false);
 }
 
 // A tile op whose result the compute threads keep in registers.
@@ -47,7 +48,7 @@ void TensorCoreKernel::emit_fragment_op(const Operation& op) {
   ElementContext context;
   context.row_vector = result.columns == 1;
   std::string value = op_element(op, context);
-  emit_fragment_loop(result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
+  emit_fragment_loop(result.rows, result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
 }
 
 // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then

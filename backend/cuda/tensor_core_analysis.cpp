@@ -457,12 +457,6 @@ bool Analysis::hold_mma(const Operation& op) {
       break;
     }
   if (!row) return unsupported(op, unmatched_rows(m, rows));
-  // A D that only TMEM holds (M = 64, TMEM layout F: rows 16w.. in lanes 32w..32w+15) is read
-  // by mmas and stores alone; a register tile has one row per TMEM lane.
-  if (!row->d_registers && !tc_.accumulator_of.count(acc))
-    return unsupported(op, fmt::format("an mma of {} rows into a register tile (tcgen05.mma M = {} serves TMEM "
-                                       "accumulators, which only mmas and stores read; register tiles have 128 rows)",
-                                       m, row->m));
   if (!row->takes_n(n, b->k_major())) {
     if (b->k_major())
       return unsupported(op, fmt::format("an mma {} columns wide (N: a multiple of {} up to {})", n, row->n_step,

@@ -8,7 +8,8 @@ namespace tilec::cuda {
 
 std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
   if (tcgen05_) {
-    if (rows != 128) return fmt::format("{} rows (one per TMEM lane: 128)", rows);
+    if (rows != 128 && rows != 64)
+      return fmt::format("{} rows (one per TMEM lane: 128; or 64, TMEM layout F)", rows);
     if (columns != 1 && columns % warpgroups_ != 0)
       return fmt::format("{} columns (a multiple of the {} compute warpgroups)", columns, warpgroups_);
     return "";
@@ -23,8 +24,10 @@ int64_t FragmentLayout::count(int64_t columns) const {
   return tcgen05_ ? columns / warpgroups_ : columns / 2;
 }
 
-std::string FragmentLayout::row(const std::string& i, bool row_vector) const {
-  if (tcgen05_) return "(warp * 32 + lane)";
+std::string FragmentLayout::owner(int64_t rows) const { return tcgen05_ && rows == 64 ? "lane < 16" : ""; }
+
+std::string FragmentLayout::row(const std::string& i, bool row_vector, int64_t rows) const {
+  if (tcgen05_) return rows == 64 ? "(warp * 16 + lane % 16)" : "(warp * 32 + lane)";
   return fmt::format("(compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * {})",
                      row_vector ? i : fmt::format("(({} / 2) % 2)", i));
 }

@@ -7,7 +7,11 @@
 // thread) holds row 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2); a
 // row vector (R x 1) keeps the thread's two rows. sm_100a (tcgen05) follows tcgen05.ld's 32x32b shape: the
 // thread of warp w (mod 4) and lane l holds row 32·(w mod 4) + l, and warpgroup g the columns
-// g·C/W .. (g+1)·C/W - 1 of a tile (W warpgroups); a row vector keeps the thread's one row.
+// g·C/W .. (g+1)·C/W - 1 of a tile (W warpgroups); a row vector keeps the thread's one row. A
+// 64-row tile on sm_100a is TMEM layout F as tcgen05.ld 32x32b reads it (an M = 64 tcgen05.mma
+// writes rows 16w..16w+15 to lanes 32w..32w+15): lane l < 16 of warp w holds row 16·(w mod 4) + l;
+// lanes 16..31 stand in for lane l - 16 (same row and columns, values not to be written:
+// `owner`).
 #pragma once
 
 #include <cstdint>
@@ -24,11 +28,16 @@ class FragmentLayout {
 
   // Why a rows x columns tile cannot be a fragment ("" when it can); columns == 1: a row vector.
   std::string unsupported(int64_t rows, int64_t columns) const;
+  // For a tile of `rows` rows: "" when every thread holds elements of its own, else the C++
+  // condition of the threads that do (sm_100a, 64 rows: "lane < 16"); only they may write an
+  // element where another thread could write it too (shared memory, global memory).
+  std::string owner(int64_t rows) const;
   // Registers per thread.
   int64_t count(int64_t columns) const;
   // C++ expressions, over `i` (the register) and the compute thread's `lane`, `warp` (in its
-  // warpgroup) and `compute_warpgroup`, of the tile row and column register `i` holds.
-  std::string row(const std::string& i, bool row_vector) const;
+  // warpgroup) and `compute_warpgroup`, of the tile row and column register `i` holds in a tile
+  // of `rows` rows.
+  std::string row(const std::string& i, bool row_vector, int64_t rows) const;
   std::string column(const std::string& i, int64_t columns) const;
   // The register of a row vector holding the row of a tile's register `i`.
   std::string row_slot(const std::string& i) const;

@@ -143,9 +143,9 @@ class TensorCoreKernel {
 
   void emit_tma(const Operation& op);
 
-  // A loop over the registers of a fragment with `columns` columns: `name[i] = value;`, with
+  // A loop over the registers of a fragment of `rows` x `columns`: `name[i] = value;`, with
   // `row` and `column` declared when the value reads them.
-  void emit_fragment_loop(int64_t columns, const std::string& assignment, bool position);
+  void emit_fragment_loop(int64_t rows, int64_t columns, const std::string& assignment, bool position);
 
   void declare_fragment(const Fragment& fragment);
 

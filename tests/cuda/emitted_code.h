@@ -64,17 +64,19 @@ class Expression {
   }
   // Binary levels, loosest first.
   int parse_binary(int level) {
-    static const std::vector<std::vector<std::string>> kLevels = {{"|"}, {"^"}, {"&"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}};
+    // C's precedence: comparisons (0 or 1, unsigned) bind looser than shifts, tighter than `&`.
+    static const std::vector<std::vector<std::string>> kLevels = {
+        {"|"}, {"^"}, {"&"}, {"==", "!="}, {"<=", ">=", "<", ">"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}};
     if (level == static_cast<int>(kLevels.size())) return parse_unary();
     int left = parse_binary(level + 1);
     for (;;) {
       skip();
-      std::string found;
+      std::string found;  // the longest operator of this level here
       for (const std::string& op : kLevels[level])
-        if (text_.compare(at_, op.size(), op) == 0) found = op;
-      // `&&`, `||` and comparisons are not part of this subset.
-      if (found.empty() || (found.size() == 1 && at_ + 1 < text_.size() && text_[at_ + 1] == found[0] && found != "<" && found != ">"))
-        return left;
+        if (op.size() > found.size() && text_.compare(at_, op.size(), op) == 0) found = op;
+      // `&&` and `||` are not part of this subset; `<` or `>` doubled is a shift.
+      const bool doubled = found.size() == 1 && at_ + 1 < text_.size() && text_[at_ + 1] == found[0];
+      if (found.empty() || doubled) return left;
       at_ += found.size();
       int right = parse_binary(level + 1);
       left = add({found, 0, "", left, right});
@@ -146,6 +148,12 @@ class Expression {
     if (node.op == ">>") return a >> b;
     if (node.op == "&") return a & b;
     if (node.op == "^") return a ^ b;
+    if (node.op == "==") return a == b;
+    if (node.op == "!=") return a != b;
+    if (node.op == "<") return a < b;
+    if (node.op == ">") return a > b;
+    if (node.op == "<=") return a <= b;
+    if (node.op == ">=") return a >= b;
     return a | b;
   }
 
@@ -231,7 +239,9 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"linear", " -D BM=64 -D BN=64 -D BK=16", ""},
                                       // N = 32 and 16: MN-major B of 64 and 32 bytes, narrow TMEM loads
                                       {"gemm", " -D BN=32", ""}, {"gemm", " -D BN=16", ""},
-                                      {"attention", " -D BKV=32", ""}};
+                                      {"attention", " -D BKV=32", ""},
+                                      // 64-row register tiles: TMEM layout F on sm_100a
+                                      {"attention", " -D BQ=64", ""}};
     std::vector<Emitted> out;
     for (const char* target : {"sm_90a", "sm_100a"})
       for (const Sample& sample : list) {
@@ -267,14 +277,17 @@ inline std::string returned_expression(const Emitted& e, const std::string& sign
 // Runs lines [begin, end) of emitted code for one thread: `const int|uint32_t|int64_t` and
 // `unsigned char* const` declarations (a declaration that reads an unknown name is left
 // undefined), `for (int x = a; x < b; ++x)` with a body block or one statement, `{ }` scopes;
-// `if` blocks are skipped; every other statement goes to `visit` with the variables in scope.
+// `if (C) {` blocks run where C evaluates to nonzero and are skipped where it is false or cannot
+// be evaluated (it reads a name not declared above); every other statement goes to `visit` with
+// the variables in scope.
 // A block is parsed once into steps, then run per thread.
 using Visit = std::function<void(const std::string& statement, const Variables& variables)>;
 
 struct Step {
-  enum class Kind { declare, loop, scope, statement } kind = Kind::statement;
+  enum class Kind { declare, loop, scope, branch, statement } kind = Kind::statement;
   std::vector<std::pair<std::string, std::string>> declarations;  // name, expression
   std::string name, first, last, statement;                        // loop variable and bounds; other statements
+  std::string condition;                                           // a branch's
   std::vector<Step> body;
 };
 
@@ -326,10 +339,12 @@ inline std::vector<Step> parse_block(const std::vector<std::string>& lines, size
       continue;
     }
     if (code.back() == '{' && brace_balance(lines[i]) > 0) {
+      static const std::regex branch(R"(^if \((.+)\) \{$)");
       size_t close = matching_close(lines, i);
-      if (code == "{") {  // a scope; `if` blocks are skipped
+      if (code == "{" || std::regex_match(code, match, branch)) {
         Step step;
-        step.kind = Step::Kind::scope;
+        step.kind = code == "{" ? Step::Kind::scope : Step::Kind::branch;
+        if (step.kind == Step::Kind::branch) step.condition = match[1];
         step.body = parse_block(lines, i + 1, close);
         steps.push_back(std::move(step));
       }
@@ -375,6 +390,16 @@ inline void run_steps(const std::vector<Step>& steps, Variables variables, const
         break;
       }
       case Step::Kind::scope: run_steps(step.body, variables, visit); break;
+      case Step::Kind::branch: {
+        bool taken = false;
+        try {
+          taken = evaluate(step.condition, variables) != 0;
+        } catch (const std::runtime_error&) {
+          taken = false;  // a condition on something not modelled here: skipped, as before
+        }
+        if (taken) run_steps(step.body, variables, visit);
+        break;
+      }
       case Step::Kind::statement: visit(step.statement, variables); break;
     }
   }

@@ -86,14 +86,16 @@ struct Position {
   bool operator<(const Position& other) const { return std::pair(row, column) < std::pair(other.row, other.column); }
 };
 
-// Where register i of compute thread t holds a tile element, by the layout's expressions.
-Position held(const FragmentLayout& layout, long thread, long i, long columns) {
+// Where register i of compute thread t holds an element of a tile of `rows` x `columns`, by the
+// layout's expressions.
+Position held(const FragmentLayout& layout, long thread, long i, long columns, long rows) {
   std::map<std::string, long> variables{{"i", i},
                                         {"compute_thread", thread},
                                         {"lane", thread % 32},
                                         {"warp", (thread % 128) / 32},
                                         {"compute_warpgroup", thread / 128}};
-  return {Evaluator(layout.row("i", columns == 1), variables).run(), Evaluator(layout.column("i", columns), variables).run()};
+  return {Evaluator(layout.row("i", columns == 1, rows), variables).run(),
+          Evaluator(layout.column("i", columns), variables).run()};
 }
 
 TEST(FragmentLayout, EveryTileElementIsHeldOnceAndRowVectorsFollowTheRows) {
@@ -109,7 +111,7 @@ TEST(FragmentLayout, EveryTileElementIsHeldOnceAndRowVectorsFollowTheRows) {
         std::set<Position> seen;
         for (long thread = 0; thread < 128 * warpgroups; ++thread)
           for (long i = 0; i < layout.count(columns); ++i) {
-            Position p = held(layout, thread, i, columns);
+            Position p = held(layout, thread, i, columns, rows);
             EXPECT_TRUE(p.row >= 0 && p.row < rows && p.column >= 0 && p.column < columns);
             EXPECT_TRUE(seen.insert(p).second) << "row " << p.row << " column " << p.column << " held twice";
             // The row vector register `row_slot(i)` of the same thread holds this row.
@@ -117,7 +119,7 @@ TEST(FragmentLayout, EveryTileElementIsHeldOnceAndRowVectorsFollowTheRows) {
             long slot = Evaluator(layout.row_slot("i"), variables).run();
             ASSERT_GE(slot, 0);
             ASSERT_LT(slot, layout.count(1));
-            EXPECT_EQ(held(layout, thread, slot, 1).row, p.row);
+            EXPECT_EQ(held(layout, thread, slot, 1, rows).row, p.row);
           }
         EXPECT_EQ(static_cast<long>(seen.size()), rows * columns);
       }
@@ -136,14 +138,14 @@ TEST(FragmentLayout, Sm90aIsTheWgmmaAccumulatorLayoutAndPairsFormTheAFragment) {
     long lane = thread % 32, warp = (thread % 128) / 32, first_row = (thread / 128) * 64 + 16 * warp + lane / 4;
     for (long j = 0; j < columns / 8; ++j)
       for (long q = 0; q < 4; ++q) {
-        Position p = held(layout, thread, 4 * j + q, columns);
+        Position p = held(layout, thread, 4 * j + q, columns, 128);
         EXPECT_EQ(p.row, first_row + (q >= 2 ? 8 : 0));
         EXPECT_EQ(p.column, 8 * j + 2 * (lane % 4) + q % 2);
       }
     // Step s of a register-A WGMMA takes registers 8s..8s+7 as a0..a7 (emit_wgmma packs 2i, 2i+1).
     for (long step = 0; step < columns / 16; ++step)
       for (long a = 0; a < 8; ++a) {
-        Position p = held(layout, thread, 8 * step + a, columns);
+        Position p = held(layout, thread, 8 * step + a, columns, 128);
         long expected_row = first_row + ((a / 2) % 2 == 1 ? 8 : 0);
         long expected_column = 16 * step + 2 * (lane % 4) + a % 2 + (a >= 4 ? 8 : 0);
         EXPECT_EQ(p.row, expected_row) << "a" << a;
@@ -162,7 +164,7 @@ TEST(FragmentLayout, Sm90aRegisterRunsFillWholeStoreBoxes) {
     for (long thread = 0; thread < 256; ++thread) {
       std::map<long, long> per_chunk;
       for (long i = 0; i < layout.count(columns); ++i) {
-        Position p = held(layout, thread, i, columns);
+        Position p = held(layout, thread, i, columns, 128);
         EXPECT_EQ(p.column / width, i / (width / 2)) << "width " << width << ", register " << i;
         ++per_chunk[p.column / width];
       }
@@ -176,11 +178,42 @@ TEST(FragmentLayout, Sm100aHoldsOneTmemLanePerThread) {
   FragmentLayout layout(target::MmaFamily::tcgen05, 2);
   for (long thread = 0; thread < 256; ++thread)
     for (long i = 0; i < layout.count(64); ++i) {
-      Position p = held(layout, thread, i, 64);
+      Position p = held(layout, thread, i, 64, 128);
       EXPECT_EQ(p.row, 32 * ((thread / 32) % 4) + thread % 32);
       EXPECT_EQ(p.column, (thread / 128) * 32 + i);
     }
-  EXPECT_NE(layout.unsupported(64, 64), "") << "a tile is 128 rows, one per TMEM lane";
+  EXPECT_EQ(layout.owner(128), "");
+  EXPECT_NE(layout.unsupported(96, 64), "") << "a tile is 128 rows, one per TMEM lane, or 64";
+}
+
+// A 64-row tile on sm_100a is what tcgen05.ld 32x32b reads of TMEM layout F (PTX ISA, "Matrix
+// fragments for tcgen05.mma", M = 64, cta_group::1: row 16w + r in lane 32w + r, r < 16):
+// thread l < 16 of warp w holds row 16w + l, every element once over those threads; thread l >= 16
+// stands in for thread l - 16, and only the owners (lanes 0..15) write.
+TEST(FragmentLayout, Sm100aSixtyFourRowsAreTmemLayoutFAsTcgen05LdReadsIt) {
+  for (long warpgroups : {1L, 2L}) {
+    FragmentLayout layout(target::MmaFamily::tcgen05, warpgroups);
+    ASSERT_EQ(layout.unsupported(64, 64), "");
+    ASSERT_EQ(layout.owner(64), "lane < 16");
+    std::set<Position> owned;
+    for (long thread = 0; thread < 128 * warpgroups; ++thread) {
+      const long lane = thread % 32, warp = (thread / 32) % 4;
+      const long tmem_lane = 32 * warp + lane;  // what this thread's tcgen05.ld 32x32b reads
+      for (long i = 0; i < layout.count(64); ++i) {
+        Position p = held(layout, thread, i, 64, 64);
+        ASSERT_TRUE(p.row >= 0 && p.row < 64) << p.row;
+        EXPECT_EQ(p.column, thread / 128 * (64 / warpgroups) + i);
+        if (lane < 16) {
+          EXPECT_EQ(tmem_lane, 32 * (p.row / 16) + p.row % 16) << "layout F puts row " << p.row << " elsewhere";
+          EXPECT_TRUE(owned.insert(p).second) << "row " << p.row << " column " << p.column << " owned twice";
+        } else {
+          EXPECT_EQ(p.row, held(layout, thread - 16, i, 64, 64).row) << "a stand-in holds its owner's row";
+        }
+        EXPECT_EQ(held(layout, thread, 0, 1, 64).row, p.row) << "the row vector holds the same row";
+      }
+    }
+    EXPECT_EQ(owned.size(), 64u * 64u);
+  }
 }
 
 }  // namespace

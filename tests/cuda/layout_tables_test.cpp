@@ -136,10 +136,12 @@ struct Position {
 };
 std::ostream& operator<<(std::ostream& out, const Position& p) { return out << "(" << p.row << ", " << p.column << ")"; }
 
-// FragmentLayout's element of register `i` of compute thread `thread` (a tile of `columns`).
-Position fragment_position(const FragmentLayout& layout, uint64_t thread, uint64_t i, int64_t columns) {
+// FragmentLayout's element of register `i` of compute thread `thread` (a tile of `rows` x
+// `columns`).
+Position fragment_position(const FragmentLayout& layout, uint64_t thread, uint64_t i, int64_t columns,
+                           int64_t rows = 128) {
   Variables v{{"i", i}, {"lane", thread % 32}, {"warp", (thread % 128) / 32}, {"compute_warpgroup", thread / 128}};
-  return {evaluate(layout.row("i", false), v), evaluate(layout.column("i", columns), v)};
+  return {evaluate(layout.row("i", false, rows), v), evaluate(layout.column("i", columns), v)};
 }
 
 // The register count of the array `name` as declared (`float acc_1[128];`).
@@ -520,6 +522,25 @@ uint64_t result_tmem_column(const Emitted& e, size_t line, const std::string& ac
   return cache[key] = *column;
 }
 
+// The M of the last MMA before `line` (an mma into a register tile, which the load reads back): the
+// instruction descriptor's bits 24-28, << 4.
+uint64_t last_mma_rows(const Emitted& e, size_t line) {
+  static std::map<std::string, uint64_t> cache;
+  const std::string key = e.label + " " + std::to_string(line);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  std::optional<uint64_t> rows;
+  for (size_t i = 0; i < line && i < e.lines.size(); ++i) {
+    std::string code = code_of(e.lines[i]);
+    if (!code.starts_with("tilec_tcgen05_mma(") && !code.starts_with("tilec_tcgen05_mma_f8f6f4(") &&
+        !code.starts_with("tilec_tcgen05_mma_tf32("))
+      continue;
+    const uint64_t descriptor = std::stoull(call_arguments(code, code.find('('))[3], nullptr, 16);
+    rows = ((descriptor >> 24) & 0x1f) << 4;
+  }
+  if (!rows) throw std::runtime_error("no MMA before the TMEM load at line " + std::to_string(line));
+  return cache[key] = *rows;
+}
+
 // The rows of TMEM accumulator `name` (its summary line), remembered per file.
 uint64_t accumulator_rows(const Emitted& e, const std::string& name) {
   static std::map<std::string, uint64_t> cache;
@@ -594,20 +615,24 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
         // row L (layout D); M = 64 is row 16·(L / 32) + L mod 32 for L mod 32 < 16, and lanes
         // 16..31 of each quarter hold no row (layout F), so their threads must store nothing.
         uint64_t lane = (address >> 16) + map["lane"][lane_id][reg].get<uint64_t>();
-        if (!accumulator.empty() && accumulator_rows(e, accumulator) == 64) {
+        const std::vector<std::string>* dest = matched(into, code, false);  // into a register tile
+        const uint64_t rows = accumulator.empty() ? (dest ? last_mma_rows(e, scope) : 128) : accumulator_rows(e, accumulator);
+        if (rows == 64) {
           if (lane % 32 >= 16) {
-            ASSERT_NE(code.find("threadIdx.x % 32 < 16 && "), std::string::npos)
-                << "thread " << thread << " holds no row of the 64-row " << accumulator << " but stores: " << code;
+            // A stand-in (FragmentLayout::owner): what it read is no row; it may keep it in a
+            // register tile, which it never writes out, but must not store it.
+            ASSERT_TRUE(dest || code.find("threadIdx.x % 32 < 16 && ") != std::string::npos)
+                << "thread " << thread << " holds no row of a 64-row D but stores: " << code;
             continue;
           }
           lane = 16 * (lane / 32) + lane % 32;
         }
         Position read{lane, (address & 0xffff) + map["column"][lane_id][reg].get<uint64_t>() - tmem_column};
         ++compared;
-        if (const std::vector<std::string>* dest = matched(into, code, false)) {  // into a register tile
+        if (dest) {
           uint64_t i = evaluate((*dest)[2], v);
           uint64_t columns = declared_count(e, (*dest)[1]) * (e.compute_threads() / 128);
-          ASSERT_EQ(fragment_position(layout, thread, i, static_cast<int64_t>(columns)), read)
+          ASSERT_EQ(fragment_position(layout, thread, i, static_cast<int64_t>(columns), static_cast<int64_t>(rows)), read)
               << "thread " << thread << ": " << (*dest)[1] << "[" << i << "] holds what " << array << "[" << reg << "] read";
         } else {  // an epilogue: the row and column it stores the value at
           ASSERT_EQ((Position{v.at("row"), v.at("column")}), read) << "thread " << thread << ", " << array << "[" << reg << "]: " << code;
@@ -689,7 +714,10 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
       if (held) {
         uint64_t i = v.at((*held)[2]), count = declared_count(e, (*held)[1]);
         if (e.blackwell()) {
-          element = fragment_position(blackwell_layout, thread, i, static_cast<int64_t>(count * warpgroups));
+          // A staged A has the operand tile's rows (64: TMEM layout F, written by lanes 0..15);
+          // a TMA store's tile 128 (64-row tiles are stored directly).
+          const int64_t rows = target.store.empty() ? static_cast<int64_t>(operand_mn(target.tile.id)) : 128;
+          element = fragment_position(blackwell_layout, thread, i, static_cast<int64_t>(count * warpgroups), rows);
         } else {
           const json& c = find_entry(accumulator["cases"], "f32_64x" + std::to_string(2 * count));
           element = {64 * (thread / 128) + c["row"][thread % 128][i].get<uint64_t>(), c["col"][thread % 128][i].get<uint64_t>()};
@@ -725,8 +753,8 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   std::printf("staging: %ld epilogue writes, %ld A writes; boxes:", stores, a_writes);
   for (const std::string& id : boxes) std::printf(" %s;", id.c_str());
   std::printf("\n");
-  EXPECT_TRUE(a_tiles.count("b16_K_128B_128x64") && a_tiles.count("b16_K_64B_128x32"))
-      << "attention's staged P with BKV = 64 and 32";
+  EXPECT_TRUE(a_tiles.count("b16_K_128B_128x64") && a_tiles.count("b16_K_64B_128x32") && a_tiles.count("b16_K_128B_64x64"))
+      << "attention's staged P with BKV = 64 and 32, and BQ = 64 (lanes 0..15 write, TMEM layout F)";
   EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&
               boxes.count("bf16_128B_128x64 (64 rows)") && boxes.count("bf16_128B_128x64 (128 rows)"));
 }

@@ -175,10 +175,10 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
                                                       "128-byte swizzle row; or 32 or 16: a 64- or 32-byte one)"},
                         Case{"sm_100a", " -D BN=48", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_100a) does "
                                                        "not support an mma 48 columns wide (N: a multiple of 64 up to 256, or 32 "
-                                                       "or 16)"},
+                                                       "or 16; any multiple of 16 with B given as [N, K]: transpose(load W[n, k] "
+                                                       ": <BN, BK>) as mma's b)"},
                         Case{"sm_100a", " -D BM=32", "samples/gemm.tile:14:11: error: the tensor-core CUDA backend (sm_100a) does "
-                                                       "not support an mma of 32 rows (tcgen05.mma M = 128, or 64 into a TMEM "
-                                                       "accumulator)"},
+                                                       "not support an mma of 32 rows (tcgen05.mma M = 128 or 64)"},
                         Case{"sm_90a", " -D STAGES=6", "samples/gemm.tile:8:1: error: kernel @gemm needs 296128 bytes of shared memory for "
                                                          "its stage buffers and barriers; the sm_90a budget is 232448 bytes"}}) {
     SCOPED_TRACE(std::string(c.target) + c.defines);
@@ -472,14 +472,21 @@ TEST(TensorCore, AttentionStagesPThroughSharedMemoryOnSm100a) {
   EXPECT_EQ(count(r.out, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity)"), 2u);
   EXPECT_EQ(count(r.out, "exchange[compute_warpgroup * 128 + warp * 32 + lane] = "), 2u);
 
-  // 64 query rows: sm_90a holds them in one warpgroup; sm_100a has one row per TMEM lane (128).
+  // 64 query rows: sm_90a holds them in one warpgroup; sm_100a in TMEM layout F (M = 64 tcgen05.mma,
+  // instruction descriptor M field 4), where lanes 0..15 of each warp own the rows: only they
+  // stage P and store O. 96 rows are neither.
   EXPECT_EQ(compile_attention("sm_90a", " -D BQ=64").status, 0);
   CommandResult narrow = compile_attention("sm_100a", " -D BQ=64");
-  EXPECT_EQ(narrow.status, 1);
-  EXPECT_NE(narrow.err.find("samples/attention.tile:24:13: error: the tensor-core CUDA backend (sm_100a) does not support a "
-                            "register tile tile<64x1xf32, reg>: 64 rows (one per TMEM lane: 128)"),
+  ASSERT_EQ(narrow.status, 0) << narrow.err;
+  EXPECT_NE(narrow.out.find("0x04110490u"), std::string::npos) << "M = 64, N = 64, bf16 into f32";
+  EXPECT_NE(narrow.out.find("if (lane < 16) {"), std::string::npos) << "P staged by the owners only";
+  EXPECT_NE(narrow.out.find("threadIdx.x % 32 < 16 && "), std::string::npos) << "O stored by the owners only";
+  CommandResult odd = compile_attention("sm_100a", " -D BQ=96");
+  EXPECT_EQ(odd.status, 1);
+  EXPECT_NE(odd.err.find("samples/attention.tile:24:13: error: the tensor-core CUDA backend (sm_100a) does not support a "
+                         "register tile tile<96x1xf32, reg>: 96 rows (one per TMEM lane: 128; or 64, TMEM layout F)"),
             std::string::npos)
-      << narrow.err;
+      << odd.err;
 }
 
 // The epilogue goes through shared memory and TMA when the staging fits: each compute warpgroup

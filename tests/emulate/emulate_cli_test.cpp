@@ -261,10 +261,13 @@ void expect_plain_kernel_matches(const std::string& name, const std::vector<std:
 
 // Issue 18, defect 5: 64-row MMAs on sm_100a (tcgen05.mma M = 64, TMEM layout F: rows in lanes
 // 0..15 of each warp's quarter). gemm and gate_up (two accumulators in one store) with BM = 64,
-// at ragged shapes where CTAs walk several tiles; sm_90a runs the same source for comparison.
+// and attention with BQ = 64, whose S, P, O and row statistics are 64-row register tiles (lanes
+// 16..31 stand in: they compute but neither stage P nor store O), at ragged shapes where CTAs
+// walk several tiles; sm_90a runs the same source for comparison.
 TEST(EmulateRuntime, SixtyFourRowMmasMatchTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
-    for (const char* run : {"samples/gemm.tile -D BM=64 --dims M=200,N=296,K=136", "samples/gate_up.tile -D BM=64 --dims M=136,N=200,K=200"}) {
+    for (const char* run : {"samples/gemm.tile -D BM=64 --dims M=200,N=296,K=136", "samples/gate_up.tile -D BM=64 --dims M=136,N=200,K=200",
+                            "samples/attention.tile -D BQ=64 --dims S=136,T=72,HD=128"}) {
       SCOPED_TRACE(std::string(target) + " " + run);
       expect_emulation_matches(std::string(run) + " --target " + target + " --sms 2 --schedules 1", "");
     }
