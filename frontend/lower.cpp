@@ -207,7 +207,14 @@ void Lowering::lower_stmt(const Stmt& s) {
     case StmtKind::assign: {
       size_t before = builder_->region()->operations().size();
       Operand value = lower_expr(*s.value);
-      if (!value.ok()) return;
+      if (!value.ok()) {
+        // Uses of the name fail quietly from here: the error must have been said.
+        if (!diagnostics_.has_errors())
+          error(s.location, fmt::format("internal error: the value of '{}' failed without a message", s.name));
+        failed_.insert(s.name);
+        return;
+      }
+      failed_.erase(s.name);
       if (value.value && value.value->defining_op() && value.value->name_hint().empty() &&
           builder_->region()->operations().size() > before)
         value.value->set_name_hint(s.name);
@@ -445,6 +452,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   frames_.push_back({Frame::kernel, constants_, {}});
   kernel_names_.clear();
   out_of_scope_.clear();
+  failed_.clear();
 
   // 1. parameters and symbolic dims
   std::vector<std::tuple<std::string, Value*, int64_t, Location>> symbols;

@@ -16,6 +16,7 @@ Operand Lowering::lower_expr(const Expr& e) {
     case ExprKind::integer: return Operand{nullptr, Const{false, e.integer, 0}};
     case ExprKind::floating: return Operand{nullptr, Const{true, 0, e.floating}};
     case ExprKind::name: {
+      if (failed_.count(e.name)) return {};  // its assignment's error was reported
       Operand* found = lookup(e.name);
       if (!found) {
         auto note = out_of_scope_.find(e.name);
@@ -83,8 +84,22 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
       error(location, fmt::format("element types differ: {} is {} and {} is {}; convert one, e.g. cast({}, {})",
                                   operand_text(ea, "left"), to_string(ta.element()), operand_text(eb, "right"),
                                   to_string(tb.element()), operand_text(eb, "right"), to_string(ta.element())));
-    else
-      error(location, fmt::format("tile shapes do not broadcast: {} and {}", ta.to_string(), tb.to_string()));
+    else if (ta.rank() != tb.rank()) {
+      // NumPy would prepend 1s to the shorter shape; tiles broadcast at equal rank only.
+      const bool swap = ta.rank() < tb.rank();
+      const Type& shorter = swap ? ta : tb;
+      std::string ones;
+      for (size_t i = shorter.rank(); i < std::max(ta.rank(), tb.rank()); ++i) ones += "1, ";
+      std::string shape;
+      for (int64_t extent : shorter.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(extent);
+      error(location, fmt::format("tile shapes do not broadcast: {} and {} differ in rank; tiles broadcast at equal "
+                                  "rank (each dimension equal or 1): make the second <{}{}>, e.g. a bias row from "
+                                  "a tensor<1, N, f32> as load B[0, n] : <1, BN>",
+                                  (swap ? tb : ta).to_string(), shorter.to_string(), ones, shape));
+    } else {
+      error(location, fmt::format("tile shapes do not broadcast: {} and {} (each dimension must be equal or 1)",
+                                  ta.to_string(), tb.to_string()));
+    }
     return std::nullopt;
   }
   return result;

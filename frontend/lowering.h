@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "frontend/constant_value.h"
@@ -129,6 +130,9 @@ class Lowering {
   std::unordered_map<std::string, Operand> constants_;
   std::set<std::string> kernel_names_;
   std::unordered_map<std::string, std::string> out_of_scope_;  // name → why it is unknown here
+  // Names whose last assignment failed (and was reported): a use of one is an error already
+  // said, so it fails without a message of its own ("unknown name" would only repeat it).
+  std::unordered_set<std::string> failed_;
   std::vector<Frame> frames_;
   Builder* builder_ = nullptr;
 };

@@ -143,6 +143,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"unknown_name", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = foo;\n}", "unknown name 'foo'", 2},
         ErrorCase{"element_mismatch", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = load Y[i] : <8>;\n  z = x + y;\n}", "element types differ: x is f32 and y is bf16; convert one, e.g. cast(y, f32)", 4},
         ErrorCase{"shape_mismatch", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  y = load X[i, 0] : <4, 8>;\n  z = x * y;\n}", "tile shapes do not broadcast", 4},
+        ErrorCase{"rank_mismatch", "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  b = load B[0] : <4>;\n  z = x + b;\n}", "tile<8x4xf32, reg> and tile<4xf32, reg> differ in rank; tiles broadcast at equal rank (each dimension equal or 1): make the second <1, 4>", 4},
         ErrorCase{"store_element", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store Y[i] = x;\n}", "storing a f32 tile into the bf16 tensor 'Y'", 3},
         ErrorCase{"const_div_zero", "const A = 4 / 0;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "division by zero", 1},
         ErrorCase{"const_overflow", "const A = 9223372036854775807 + 1;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "integer overflow", 1},
@@ -331,6 +332,25 @@ kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
     if (op.kind() == OpKind::store) elements.push_back(op.has_attr("elements"));
   });
   EXPECT_EQ(elements, (std::vector<bool>{true, false}));
+}
+
+// A statement whose value fails is reported once: later uses of its name (and of names computed
+// from it) fail quietly instead of adding "unknown name" for each.
+TEST(Lowering, AFailedAssignmentIsReportedOnceNotAtEachUse) {
+  Compiled c = compile_tile(
+      "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>, Y: tensor<N, M, f32>) grid tiles(1) as (i) {\n"
+      "  x = load X[i, 0] : <8, 4>;\n"
+      "  h = x + load B[0] : <4>;\n"
+      "  g = 0.5 * h * (1.0 + tanh(h * h));\n"
+      "  store Y[i, 0] = g;\n"
+      "  store Y[i, 0] = undefined_name;\n"
+      "}");
+  EXPECT_FALSE(c.module);
+  ASSERT_EQ(c.diagnostics->diagnostics().size(), 2u) << c.errors();
+  EXPECT_NE(c.diagnostics->diagnostics()[0].message.find("differ in rank"), std::string::npos) << c.errors();
+  EXPECT_EQ(c.diagnostics->diagnostics()[0].location.line, 3u);
+  EXPECT_NE(c.diagnostics->diagnostics()[1].message.find("unknown name 'undefined_name'"), std::string::npos)
+      << c.errors();
 }
 
 TEST(Lowering, ANameDefinedInBothBranchesIsDefinedAfterTheIf) {
