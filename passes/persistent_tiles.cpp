@@ -20,9 +20,9 @@
 // (row * C + r, n), skipped by a second `if` when that is past e0 (a ragged last cluster row).
 // A `grid tiles` kernel with mma (one CTA per tile; the tensor-core backend only runs the walking
 // form) gets the same rewrite with one worker per tile: %workers is the tile count, no sm_count,
-// one round, and the worker grid carries the unit attribute `per_tile`. One or two extents are
-// read as (e0, 1) and (e0, e1).
-// Phases per kernel: 1. find and check the persistent grid (two or three extents, cluster size);
+// one round, and the worker grid carries the unit attribute `per_tile`. Either form reads one
+// or two extents as (e0, 1) and (e0, e1).
+// Phases per kernel: 1. find and check the persistent grid (one to three extents, cluster size);
 // 2. build the worker grid, the tile loop and the guards before the old grid; 3. move the body
 // into the innermost guard and replace the old coordinates by the decoded ones; 4. erase the
 // old grid.
@@ -130,9 +130,9 @@ class PersistentTiles {
                                                       grid.num_operands()));
       return false;
     }
-    if (!per_tile && ((grid.num_operands() != 2 && grid.num_operands() != 3) || grid.num_results() != grid.num_operands())) {
-      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: a persistent grid has two extents (M tiles, "
-                                                      "N tiles) or three (and batches); this one has {}",
+    if (!per_tile && (grid.num_operands() < 1 || grid.num_operands() > 3 || grid.num_results() != grid.num_operands())) {
+      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: a persistent grid has one to three extents "
+                                                      "(M tiles, N tiles, batches); this one has {}",
                                                       grid.num_operands()));
       return false;
     }

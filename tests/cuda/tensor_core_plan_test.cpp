@@ -239,7 +239,7 @@ TEST_P(PlanInvariants, SharedMemoryBarriersAndTmemAreConsistent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MmaSamples, PlanInvariants,
-                         ::testing::Combine(::testing::Values("attention", "batched_gemm", "bmm", "conv1d", "fp8_linear",
+                         ::testing::Combine(::testing::Values("attention", "batched_gemm", "bmm", "causal_attention", "conv1d", "fp8_linear",
                                                               "gate_up", "gemm", "gemm_bias_relu", "gemm_f16",
                                                               "linear", "mha", "tf32_linear", "weight_grad"),
                                             ::testing::Values("sm_90a", "sm_100a")),
