@@ -54,9 +54,15 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
     return std::nullopt;
   }
   std::optional<OpKind> kind = op == "+" ? OpKind::add : op == "-" ? OpKind::sub : op == "*" ? OpKind::mul
-                               : op == "/" ? OpKind::div : op == "%" ? OpKind::rem : std::optional<OpKind>();
+                               : op == "/" ? OpKind::div : op == "%" ? OpKind::rem : op == "&" ? OpKind::and_
+                               : op == "|" ? OpKind::or_ : op == "^" ? OpKind::xor_ : op == "<<" ? OpKind::shl
+                               : op == ">>" ? OpKind::shr : std::optional<OpKind>();
   if (!kind) {
-    error = fmt::format("'{}' is not an operation on integer constants (+ - * / % **)", op);
+    error = fmt::format("'{}' is not an operation on integer constants (+ - * / % ** & | ^ << >>)", op);
+    return std::nullopt;
+  }
+  if ((op == "<<" || op == ">>") && (y < 0 || y > 63)) {
+    error = fmt::format("the shift {} {} {} moves by {} bits: a constant shift takes 0 to 63", x, op, y, y);
     return std::nullopt;
   }
   std::optional<int64_t> r = fold_integer(*kind, x, y);  // ir/fold.h: what the IR folds

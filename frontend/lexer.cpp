@@ -29,11 +29,12 @@ bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>
 }  // namespace
 
 std::string_view to_string(TokenKind kind) {
-  static constexpr std::array<std::string_view, 44> names = {
+  static constexpr std::array<std::string_view, 50> names = {
       "end of input", "identifier", "integer", "number", "'const'", "'kernel'", "'grid'", "'as'",
       "'for'", "'in'", "'if'", "'else'", "'store'", "'load'", "'carry'", "'pipeline'", "'('", "')'",
       "'{'", "'}'", "'['", "']'", "'<'", "'>'", "'<='", "'>='", "'=='", "'!='", "','", "':'", "';'",
-      "'='", "'+'", "'-'", "'*'", "'/'", "'%'", "'..'", "'@'", "'**'", "'&&'", "'||'", "'!'", "?"};
+      "'='", "'+'", "'-'", "'*'", "'/'", "'%'", "'..'", "'@'", "'**'", "'&&'", "'||'", "'!'",
+      "'&'", "'|'", "'^'", "'~'", "'<<'", "'>>'", "?"};
   return names[static_cast<size_t>(kind)];
 }
 
@@ -126,6 +127,8 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
       else if (two('*', '*')) kind = TokenKind::star_star, length = 2;
       else if (two('&', '&')) kind = TokenKind::amp_amp, length = 2;
       else if (two('|', '|')) kind = TokenKind::pipe_pipe, length = 2;
+      else if (two('<', '<')) kind = TokenKind::less_less, length = 2;
+      else if (two('>', '>')) kind = TokenKind::greater_greater, length = 2;
       else {
         switch (c) {
           case '(': kind = TokenKind::l_paren; break;
@@ -147,6 +150,10 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
           case '%': kind = TokenKind::percent; break;
           case '@': kind = TokenKind::at; break;
           case '!': kind = TokenKind::bang; break;
+          case '&': kind = TokenKind::amp; break;
+          case '|': kind = TokenKind::pipe; break;
+          case '^': kind = TokenKind::caret; break;
+          case '~': kind = TokenKind::tilde; break;
           default: break;
         }
       }

@@ -23,6 +23,7 @@ enum class TokenKind {
   l_paren, r_paren, l_brace, r_brace, l_bracket, r_bracket, less, greater, less_equal,
   greater_equal, equal_equal, not_equal, comma, colon, semicolon, equal, plus, minus, star,
   slash, percent, dot_dot, at, star_star, amp_amp, pipe_pipe, bang,
+  amp, pipe, caret, tilde, less_less, greater_greater,
 };
 
 std::string_view to_string(TokenKind kind);

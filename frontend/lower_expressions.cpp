@@ -40,6 +40,23 @@ Operand Lowering::lower_expr(const Expr& e) {
         }
         return Operand{create(OpKind::not_, {x.value}, x.value->type().is_tile() ? x.value->type().with_space(MemorySpace::reg) : x.value->type(), e.location)};
       }
+      if (e.op == "~") {
+        if (x.constant) {
+          if (x.constant->is_float) {
+            error(e.location, "'~' flips the bits of an integer, not of a float");
+            return {};
+          }
+          Const c = *x.constant;
+          c.integer = ~c.integer;
+          return Operand{nullptr, c};
+        }
+        if (is_float(x.value->type().element())) {
+          error(e.location, fmt::format("'~' flips the bits of an integer (or negates a mask), not of {}",
+                                        to_string(x.value->type().element())));
+          return {};
+        }
+        return Operand{create(OpKind::not_, {x.value}, x.value->type().is_tile() ? x.value->type().with_space(MemorySpace::reg) : x.value->type(), e.location)};
+      }
       if (x.constant) {
         Const c = *x.constant;
         if (c.is_float) c.floating = -c.floating;
@@ -125,6 +142,18 @@ Operand Lowering::lower_binary(const std::string& op, const Expr& left, const Ex
   if (!result) return {};
   if (op == "&&" || op == "||")
     return Operand{create(op == "&&" ? OpKind::and_ : OpKind::or_, {va, vb}, *result, location)};
+  static const std::unordered_map<std::string, OpKind> bitwise = {
+      {"&", OpKind::and_}, {"|", OpKind::or_}, {"^", OpKind::xor_}, {"<<", OpKind::shl}, {">>", OpKind::shr}};
+  if (auto found = bitwise.find(op); found != bitwise.end()) {
+    const bool shift = found->second == OpKind::shl || found->second == OpKind::shr;
+    if (is_float(result->element()) || (shift && result->element() == ScalarKind::i1)) {
+      error(location, shift ? fmt::format("'{}' shifts integers, not {}", op, to_string(result->element()))
+                            : fmt::format("'{}' works on integers (bitwise) and masks (logical), not {}", op,
+                                          to_string(result->element())));
+      return {};
+    }
+    return Operand{create(found->second, {va, vb}, *result, location)};
+  }
   if (op == "**") {
     if (!is_float(result->element())) {
       error(location, fmt::format("'**' raises floats; convert the base: cast({}, f32) ** ...",

@@ -324,7 +324,8 @@ class Parser {
 
   // expr       := logical_or
   // logical_or := logical_and { '||' logical_and }
-  // logical_and := comparison { '&&' comparison }
+  // logical_and := bit_or { '&&' bit_or }
+  // (C's precedence: bit_or, bit_xor, bit_and bind looser than comparisons, shifts tighter.)
   ExprPtr expr() {
     NestingGuard guard(*this);
     ExprPtr left = logical_and();
@@ -335,24 +336,41 @@ class Parser {
     return left;
   }
   ExprPtr logical_and() {
-    ExprPtr left = comparison();
+    ExprPtr left = bit_or();
     while (at(TokenKind::amp_amp)) {
       const Token& op = next();
-      left = binary(std::string(op.text), op.location, std::move(left), comparison());
+      left = binary(std::string(op.text), op.location, std::move(left), bit_or());
     }
     return left;
   }
-  // comparison := additive [ ( '<' | '<=' | '>' | '>=' | '==' | '!=' ) additive ]
+  // bit_or  := bit_xor { '|' bit_xor }
+  // bit_xor := bit_and { '^' bit_and }
+  // bit_and := comparison { '&' comparison }
+  ExprPtr bit_or() { return left_associative({TokenKind::pipe}, &Parser::bit_xor); }
+  ExprPtr bit_xor() { return left_associative({TokenKind::caret}, &Parser::bit_and); }
+  ExprPtr bit_and() { return left_associative({TokenKind::amp}, &Parser::comparison); }
+  // comparison := shift [ ( '<' | '<=' | '>' | '>=' | '==' | '!=' ) shift ]
   ExprPtr comparison() {
-    ExprPtr left = additive();
+    ExprPtr left = shift();
     switch (peek().kind) {
       case TokenKind::less: case TokenKind::less_equal: case TokenKind::greater:
       case TokenKind::greater_equal: case TokenKind::equal_equal: case TokenKind::not_equal: {
         const Token& op = next();
-        return binary(std::string(op.text), op.location, std::move(left), additive());
+        return binary(std::string(op.text), op.location, std::move(left), shift());
       }
       default: return left;
     }
+  }
+  // shift := additive { ( '<<' | '>>' ) additive }
+  ExprPtr shift() { return left_associative({TokenKind::less_less, TokenKind::greater_greater}, &Parser::additive); }
+  // operand { op operand } for the operators `ops`, left to right.
+  ExprPtr left_associative(std::initializer_list<TokenKind> ops, ExprPtr (Parser::*operand)()) {
+    ExprPtr left = (this->*operand)();
+    while (std::any_of(ops.begin(), ops.end(), [&](TokenKind kind) { return at(kind); })) {
+      const Token& op = next();
+      left = binary(std::string(op.text), op.location, std::move(left), (this->*operand)());
+    }
+    return left;
   }
   // Every operator node goes through here, which keeps the tree's height (and so the depth of
   // every recursive walk over it: lowering, printing, destruction) under kMaxExpressionHeight.
@@ -394,9 +412,9 @@ class Parser {
     }
     return left;
   }
-  // unary := ( '-' | '!' ) unary | power
+  // unary := ( '-' | '!' | '~' ) unary | power
   ExprPtr unary() {
-    if (at(TokenKind::minus) || at(TokenKind::bang)) {
+    if (at(TokenKind::minus) || at(TokenKind::bang) || at(TokenKind::tilde)) {
       NestingGuard guard(*this);
       auto e = std::make_unique<Expr>();
       e->kind = ExprKind::unary;

@@ -23,6 +23,15 @@ std::optional<int64_t> fold_integer(OpKind kind, int64_t a, int64_t b) {
       return r / b;
     case OpKind::max: return std::max(a, b);
     case OpKind::min: return std::min(a, b);
+    case OpKind::and_: return a & b;
+    case OpKind::or_: return a | b;
+    case OpKind::xor_: return a ^ b;
+    case OpKind::shl:  // only where no bit is lost: the value a · 2^b
+      if (b < 0 || b > 62 || ((a << b) >> b) != a) return std::nullopt;
+      return a << b;
+    case OpKind::shr:
+      if (b < 0 || b > 63) return std::nullopt;
+      return a >> b;
     default: return std::nullopt;
   }
 }

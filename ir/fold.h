@@ -16,9 +16,10 @@ namespace tilec {
 
 class Value;
 
-// `a kind b` for kind add, sub, mul, div, rem, cdiv, max or min; nullopt for any other kind and
-// where the result is not representable or not defined. div and rem truncate toward zero (C++
-// and PTX); cdiv folds for a >= 0 and b > 0 only, the cases its lowering defines.
+// `a kind b` for kind add, sub, mul, div, rem, cdiv, max, min, and, or, xor, shl or shr; nullopt
+// for any other kind and where the result is not representable or not defined. div and rem
+// truncate toward zero (C++ and PTX); cdiv folds for a >= 0 and b > 0 only, the cases its
+// lowering defines; shl only where no bit is shifted out, shr for amounts 0..63.
 std::optional<int64_t> fold_integer(OpKind kind, int64_t a, int64_t b);
 
 // The value of an integer or index `constant` op's result; nullopt for anything else.

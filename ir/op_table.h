@@ -56,9 +56,18 @@ namespace tilec {
   X(round, "round", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SIMT, -1,                        \
     "elementwise round to the nearest integer, halves to even")                                   \
   X(trunc, "trunc", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SIMT, -1, "elementwise round toward zero") \
-  X(and_, "and", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical and of i1 masks")  \
-  X(or_, "or", 2, 2, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical or of i1 masks")     \
-  X(not_, "not", 1, 1, 1, 0, kPure | kElementwise | kMasksOnly, SIMT, -1, "elementwise logical not of an i1 mask") \
+  X(and_, "and", 2, 2, 1, 0, kPure | kElementwise | kBitwise, SIMT, -1,                             \
+    "elementwise a & b: bitwise on integers, logical and of i1 masks")                            \
+  X(or_, "or", 2, 2, 1, 0, kPure | kElementwise | kBitwise, SIMT, -1,                               \
+    "elementwise a | b: bitwise on integers, logical or of i1 masks")                             \
+  X(xor_, "xor", 2, 2, 1, 0, kPure | kElementwise | kBitwise, SIMT, -1,                             \
+    "elementwise a ^ b: bitwise on integers, a != b on i1 masks")                                 \
+  X(not_, "not", 1, 1, 1, 0, kPure | kElementwise | kBitwise, SIMT, -1,                             \
+    "elementwise ~x: bitwise on integers, logical not of an i1 mask")                             \
+  X(shl, "shl", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, -1,                         \
+    "elementwise a << b: 0 when b is negative or at least 64 (then wrapped to the type)")         \
+  X(shr, "shr", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, -1,                         \
+    "elementwise a >> b, arithmetic (the sign fills; unsigned values have none): b negative or at least 64 gives 0 or -1") \
   X(cast, "cast", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1,                                        \
     "element type conversion (round to nearest even)")                                           \
   X(zeros, "zeros", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of zeros")                                  \
@@ -147,7 +156,7 @@ enum OpTrait : uint32_t {
   kIsolated = 1u << 7,      // its region sees no value from outside
   kFloatsOnly = 1u << 8,    // elementwise on floats only (the verifier, interpreter and backends refuse integers)
   kIntegersOnly = 1u << 9,  // elementwise on integers only
-  kMasksOnly = 1u << 10,    // elementwise on i1 only
+  kBitwise = 1u << 10,      // elementwise on integers (bitwise) and on i1 masks (logical), not floats
   kSync = 1u << 11,         // synchronization: pipes, mutexes, mbarriers, stage buffers (and the
                             // TMA copies into them), events, named barriers; the interpreter's
                             // sync executor runs them and insert-sync orders around them

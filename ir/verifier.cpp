@@ -377,7 +377,7 @@ class Verifier {
         ScalarKind element = op.num_operands() > 0 ? type(0).element() : ScalarKind::f32;
         if (op.info().has(kIntegersOnly) && is_float(element)) error(op, "takes integer operands");
         else if (op.info().has(kFloatsOnly) && !is_float(element)) error(op, "takes floating-point operands");
-        else if (op.info().has(kMasksOnly) && element != ScalarKind::i1) error(op, "takes i1 operands");
+        else if (op.info().has(kBitwise) && is_float(element)) error(op, "takes integer or i1 operands");
         else elementwise();
         break;
       }

@@ -3,9 +3,10 @@
 // What: integer/index arithmetic whose operands are all `constant`s becomes one `constant`;
 // then pure ops whose results are never used are erased.
 // Phases:
-//   1. Walk every region in program order; fold add, sub, mul, div, rem, cdiv, max, min over
-//      integer constants with ir/fold.h, the semantics of docs/ir.md (div truncates; a zero
-//      divisor or an overflow is left unfolded, so the kernel keeps its meaning).
+//   1. Walk every region in program order; fold add, sub, mul, div, rem, cdiv, max, min, and,
+//      or, xor, shl and shr over integer constants with ir/fold.h, the semantics of docs/ir.md
+//      (div truncates; a zero divisor, an overflow, or a result outside the type's range is left
+//      unfolded, so the kernel keeps its meaning).
 //   2. Count uses; erase unused pure region-free ops from the end of each region backwards,
 //      decrementing their operands' counts, until nothing changes. `grid_ids` is kept: it
 //      defines the launch even when no coordinate is read.
@@ -35,6 +36,10 @@ void fold_region(Region& region, Region& kernel_body) {
     if (!a || !b) continue;
     auto value = fold_integer(op.kind(), *a, *b);
     if (!value) continue;
+    // A value past a narrower type's range would wrap at run time: left for run time.
+    if (auto range = integer_range(op.result()->type().element());
+        range && (*value < range->lowest || *value > range->highest))
+      continue;
     auto folded = std::make_unique<Operation>(OpKind::constant, op.location());
     folded->set_attr("value", Attribute(*value));
     Value* result = folded->add_result(op.result()->type());

@@ -33,9 +33,13 @@ constexpr ElementSpelling kSpellings[] = {
     {.kind = OpKind::ceil, .f32 = "ceil_f32({a})"},
     {.kind = OpKind::round, .f32 = "round_f32({a})"},
     {.kind = OpKind::trunc, .f32 = "trunc_f32({a})"},
-    {.kind = OpKind::and_, .mask = "({a} && {b})"},
-    {.kind = OpKind::or_, .mask = "({a} || {b})"},
-    {.kind = OpKind::not_, .mask = "(!{a})"},
+    {.kind = OpKind::and_, .integer = "({a} & {b})", .mask = "({a} && {b})"},
+    {.kind = OpKind::or_, .integer = "({a} | {b})", .mask = "({a} || {b})"},
+    {.kind = OpKind::xor_, .integer = "({a} ^ {b})", .mask = "({a} != {b})"},
+    {.kind = OpKind::not_, .integer = "(~{a})", .mask = "(!{a})"},
+    // An amount outside 0..63 shifts everything out (docs/ir.md): the helpers say so.
+    {.kind = OpKind::shl, .integer = "shl_i64({a}, {b})"},
+    {.kind = OpKind::shr, .integer = "shr_i64({a}, {b})"},
 };
 
 }  // namespace

@@ -211,7 +211,7 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
   // Integers: 64-bit arithmetic, narrowed back to i32 where that is the element type.
   if (op.kind() == OpKind::cmp)
     return fmt::format("({} {} {})", args[0], comparison(op.string_attr("predicate")), args[1]);
-  if (spelling && !spelling->mask.empty()) return spell(spelling->mask, args);
+  if (input == ScalarKind::i1 && spelling && !spelling->mask.empty()) return spell(spelling->mask, args);  // bool
   bool narrow = integer_range(input).has_value();  // i1, i8, i16, i32, u8, u16, u32: computed in int64_t
   std::vector<std::string> wide;
   for (const std::string& arg : args) wide.push_back(narrow ? fmt::format("int64_t({})", arg) : arg);

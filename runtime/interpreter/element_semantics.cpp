@@ -61,9 +61,20 @@ constexpr ElementSemantics kRows[] = {
     {.kind = OpKind::ceil, .f32_unary = [](float x) { return std::ceil(x); }},
     {.kind = OpKind::round, .f32_unary = [](float x) { return std::nearbyint(x); }},  // halves to even
     {.kind = OpKind::trunc, .f32_unary = [](float x) { return std::trunc(x); }},
-    {.kind = OpKind::and_, .integer_binary = [](int64_t a, int64_t b) -> int64_t { return (a != 0) & (b != 0); }},
-    {.kind = OpKind::or_, .integer_binary = [](int64_t a, int64_t b) -> int64_t { return (a != 0) | (b != 0); }},
-    {.kind = OpKind::not_, .integer_unary = [](int64_t x) -> int64_t { return x == 0; }},
+    // Bitwise; on i1 masks (0 and 1, wrapped to one bit by the caller) they are logical.
+    {.kind = OpKind::and_, .integer_binary = [](int64_t a, int64_t b) -> int64_t { return a & b; }},
+    {.kind = OpKind::or_, .integer_binary = [](int64_t a, int64_t b) -> int64_t { return a | b; }},
+    {.kind = OpKind::xor_, .integer_binary = [](int64_t a, int64_t b) -> int64_t { return a ^ b; }},
+    {.kind = OpKind::not_, .integer_unary = [](int64_t x) -> int64_t { return ~x; }},
+    // In 64 bits, then wrapped to the type: an amount of 0..63 shifts as C++ does on int64_t (a
+    // narrower value shifted past its width wraps to 0, or keeps only its sign, as PTX clamps);
+    // an amount outside 0..63 shifts everything out.
+    {.kind = OpKind::shl, .integer_binary = [](int64_t a, int64_t n) -> int64_t {
+       return n < 0 || n > 63 ? 0 : wrapping(bits(a) << n);
+     }},
+    {.kind = OpKind::shr, .integer_binary = [](int64_t a, int64_t n) -> int64_t {
+       return n < 0 || n > 63 ? (a < 0 ? -1 : 0) : a >> n;
+     }},
 };
 
 }  // namespace

@@ -7,7 +7,7 @@
 // 0 and 1. `cmp`, `select` and `cast` have no row: they read a predicate or two element types
 // (tile_arithmetic.cpp). The unit test InterpreterElementSemantics.EveryElementwiseOpHasItsRow
 // checks each row against the op table: the operand count picks unary, binary or ternary, the
-// operand-kind traits (kFloatsOnly, kIntegersOnly, kMasksOnly) pick the columns.
+// operand-kind traits (kFloatsOnly, kIntegersOnly, kBitwise) pick the columns.
 #pragma once
 
 #include <cstdint>

@@ -129,8 +129,8 @@ std::string check_operand_kind(OpKind kind, ScalarKind element) {
     return fmt::format("'{}' is defined on floats, not {}", info.name, to_string(element));
   if (info.has(kIntegersOnly) && is_float(element))
     return fmt::format("'{}' is defined on integers, not {}", info.name, to_string(element));
-  if (info.has(kMasksOnly) && element != ScalarKind::i1)
-    return fmt::format("'{}' is defined on i1, not {}", info.name, to_string(element));
+  if (info.has(kBitwise) && is_float(element))
+    return fmt::format("'{}' is defined on integers and i1 masks, not {}", info.name, to_string(element));
   return {};
 }
 

@@ -148,6 +148,11 @@ __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+// Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
+__host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
+  return n < 0 || n > 63 ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << n);
+}
+__host__ __device__ inline int64_t shr_i64(int64_t a, int64_t n) { return n < 0 || n > 63 ? (a < 0 ? -1 : 0) : a >> n; }
 
 // Casts: integer → float rounds once to nearest even; float → integer truncates toward zero and
 // saturates at the type's range, NaN giving 0 (as cvt.rzi does, and the interpreter).

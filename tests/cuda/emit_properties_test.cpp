@@ -409,10 +409,10 @@ TEST(CudaElementSpellings, EveryElementwiseOpHasItsSpellings) {
       continue;
     }
     ASSERT_NE(row, nullptr) << info.name << " has no row in backend/cuda/element_spellings.cpp";
-    const bool masks = info.has(kMasksOnly);
-    EXPECT_EQ(row->f32.empty(), masks || info.has(kIntegersOnly)) << info.name;
-    EXPECT_EQ(row->integer.empty(), masks || info.has(kFloatsOnly)) << info.name;
-    EXPECT_EQ(row->mask.empty(), !masks) << info.name;
+    const bool bitwise = info.has(kBitwise);  // integers bitwise, masks logical
+    EXPECT_EQ(row->f32.empty(), bitwise || info.has(kIntegersOnly)) << info.name;
+    EXPECT_EQ(row->integer.empty(), info.has(kFloatsOnly)) << info.name;
+    EXPECT_EQ(row->mask.empty(), !bitwise) << info.name;
   }
   const std::string prelude(cuda::cuda_prelude());
   const std::regex call(R"(([A-Za-z_][A-Za-z_0-9]*)\()");

@@ -359,6 +359,12 @@ TEST(EmulateRuntime, SixteenAndThirtyTwoBitUnsignedIntegersMatchTheInterpreter) 
   expect_plain_kernel_matches("unsigned_ints", {"H", "W", "S", "P", "T", "F"});
 }
 
+// Bitwise operators and shifts (tests/emulate/kernels/bitwise.tile): the prelude's shl_i64 and
+// shr_i64 against the interpreter's rows, for every shift amount from -3 to 66, in both forms.
+TEST(EmulateRuntime, BitwiseOperatorsAndShiftsMatchTheInterpreter) {
+  expect_plain_kernel_matches("bitwise", {"Y", "V", "B", "F"});
+}
+
 // cumsum (issue 18) as emitted CUDA: along rows and columns, of f32, bf16 (f32 running sums,
 // each rounded) and i32 tiles, ragged; the register form falls back to shared-memory tiles for
 // it (one thread per line). Both forms.

@@ -25,7 +25,7 @@ TEST(InterpreterElementSemantics, EveryElementwiseOpHasItsRow) {
       continue;
     }
     const ElementSemantics& row = element_semantics(info.kind);
-    const bool floats = !info.has(kIntegersOnly) && !info.has(kMasksOnly);
+    const bool floats = !info.has(kIntegersOnly) && !info.has(kBitwise);
     const bool integers = !info.has(kFloatsOnly);  // masks are integers 0 and 1
     const int arity = info.min_operands;
     EXPECT_EQ(row.f32_unary != nullptr, floats && arity == 1) << info.name;
@@ -72,7 +72,17 @@ TEST(InterpreterElementSemantics, RowsComputeWhatDocsIrSays) {
   EXPECT_TRUE(std::signbit(element_semantics(OpKind::min).f32_binary(0.0f, -0.0f)));
   EXPECT_EQ(element_semantics(OpKind::round).f32_unary(2.5f), 2.0f);
   EXPECT_EQ(element_semantics(OpKind::relu).integer_unary(-3), 0);
-  EXPECT_EQ(element_semantics(OpKind::not_).integer_unary(0), 1);
+  EXPECT_EQ(element_semantics(OpKind::not_).integer_unary(0), -1);  // ~0; an i1 keeps its low bit: 1
+  // Shifts by 0..63 are C++'s on int64_t; other amounts shift everything out.
+  const auto shl = element_semantics(OpKind::shl).integer_binary, shr = element_semantics(OpKind::shr).integer_binary;
+  EXPECT_EQ(shl(3, 4), 48);
+  EXPECT_EQ(shl(1, 63), lowest);
+  EXPECT_EQ(shl(1, 64), 0);
+  EXPECT_EQ(shl(5, -1), 0);
+  EXPECT_EQ(shr(-16, 2), -4);
+  EXPECT_EQ(shr(-16, 64), -1);
+  EXPECT_EQ(shr(16, -3), 0);
+  EXPECT_EQ(element_semantics(OpKind::xor_).integer_binary(0b1100, 0b1010), 0b0110);
 }
 
 }  // namespace

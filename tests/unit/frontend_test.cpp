@@ -143,6 +143,10 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"unknown_name", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = foo;\n}", "unknown name 'foo'", 2},
         ErrorCase{"element_mismatch", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = load Y[i] : <8>;\n  z = x + y;\n}", "element types differ: x is f32 and y is bf16; convert one, e.g. cast(y, f32)", 4},
         ErrorCase{"shape_mismatch", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  y = load X[i, 0] : <4, 8>;\n  z = x * y;\n}", "tile shapes do not broadcast", 4},
+        ErrorCase{"bitwise_float", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = x & 1.0;\n}", "'&' works on integers (bitwise) and masks (logical), not f32", 3},
+        ErrorCase{"shift_mask", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = (x > 0) << 1;\n}", "'<<' shifts integers, not i1", 3},
+        ErrorCase{"const_shift", "const A = 1 << 64;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "the shift 1 << 64 moves by 64 bits: a constant shift takes 0 to 63", 1},
+        ErrorCase{"const_shift_overflow", "const A = 3 << 62;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "integer overflow in the constant expression 3 << 62", 1},
         ErrorCase{"rank_mismatch", "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  b = load B[0] : <4>;\n  z = x + b;\n}", "tile<8x4xf32, reg> and tile<4xf32, reg> differ in rank; tiles broadcast at equal rank (each dimension equal or 1): make the second <1, 4>", 4},
         ErrorCase{"store_element", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store Y[i] = x;\n}", "storing a f32 tile into the bf16 tensor 'Y'", 3},
         ErrorCase{"const_div_zero", "const A = 4 / 0;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "division by zero", 1},
@@ -277,10 +281,33 @@ kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
   ASSERT_TRUE(c.module) << c.errors();
   std::vector<std::string> names;
   walk(*c.module, [&](Operation& op) {
-    if (op.info().has(kMasksOnly) || op.kind() == OpKind::cmp) names.push_back(std::string(op.name()));
+    if (op.info().has(kBitwise) || op.kind() == OpKind::cmp) names.push_back(std::string(op.name()));
   });
   // || binds loosest, then &&; ! applies to the parenthesized comparison.
   EXPECT_EQ(names, (std::vector<std::string>{"cmp", "not", "cmp", "and", "cmp", "or"}));
+}
+
+// C's precedence: << and >> above comparisons, then &, ^, | above &&; ~ and ! are unary.
+// Constants fold with the same operators.
+TEST(Lowering, BitwiseOperatorsTakeCsPrecedence) {
+  Compiled c = compile_tile(R"(
+const MASK = (1 << 10) - 1 ^ 3 & ~0;
+kernel k(X: tensor<N, i32>) grid tiles(cdiv(N, 8)) as (i) {
+  x = load X[i] : <8>;
+  store X[i] = x << 2 >> 1 | x & MASK ^ ~x;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::string> names;
+  std::vector<int64_t> constants;
+  walk(*c.module, [&](Operation& op) {
+    if (op.info().has(kBitwise) || op.kind() == OpKind::shl || op.kind() == OpKind::shr)
+      names.push_back(std::string(op.name()));
+    if (op.kind() == OpKind::constant && op.attr("value")->is_int()) constants.push_back(op.attr("value")->as_int());
+  });
+  // ((x << 2) >> 1) | ((x & MASK) ^ (~x)); MASK = ((1 << 10) - 1) ^ (3 & ~0) = 1023 ^ 3 = 1020.
+  EXPECT_EQ(names, (std::vector<std::string>{"shl", "shr", "and", "not", "xor", "or"}));
+  EXPECT_NE(std::find(constants.begin(), constants.end(), 1020), constants.end());
 }
 
 TEST(Lowering, WholeTileReductionsReduceEveryAxisAndMeanDivides) {

@@ -82,7 +82,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"dim_axis", "%N = dim %C {axis = 1}", "%N = dim %C {axis = 2}", "needs an 'axis' within the tensor's rank"},
         Broken{"rem_on_floats", "%s = sub %acc, %r", "%s = rem %acc, %r", "'rem': takes integer operands"},
         Broken{"tanh_on_index", "%p = cmp %m, %n {predicate = \"lt\"} : i1", "%t = tanh %m : index\n  %p = cmp %m, %n {predicate = \"lt\"} : i1", "'tanh': takes floating-point operands"},
-        Broken{"and_on_floats", "%s = sub %acc, %r", "%s = and %acc, %r", "'and': takes i1 operands"},
+        Broken{"and_on_floats", "%s = sub %acc, %r", "%s = and %acc, %r", "'and': takes integer or i1 operands"},
         Broken{"transpose_shape", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = transpose %r : tile<64x1xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "result must be tile<1x64xf32, reg>"},
         Broken{"transpose_dims_not_a_permutation", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = transpose %r {dims = [0, 0]} : tile<1x64xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "'dims' must be a permutation of the tile's dimensions"},
         Broken{"reduce_min_shape", "%r = reduce_max %acc {axis = 1} : tile<64x1xf32, reg>", "%r = reduce_min %acc {axis = 1} : tile<1x64xf32, reg>", "result must be tile<64x1xf32, reg>"},
