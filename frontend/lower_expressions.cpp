@@ -55,7 +55,9 @@ Operand Lowering::lower_expr(const Expr& e) {
                                         to_string(x.value->type().element())));
           return {};
         }
-        return Operand{create(OpKind::not_, {x.value}, x.value->type().is_tile() ? x.value->type().with_space(MemorySpace::reg) : x.value->type(), e.location)};
+        return Operand{create(
+            OpKind::not_, {x.value},
+            x.value->type().is_tile() ? x.value->type().with_space(MemorySpace::reg) : x.value->type(), e.location)};
       }
       if (x.constant) {
         Const c = *x.constant;

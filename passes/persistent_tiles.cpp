@@ -130,7 +130,8 @@ class PersistentTiles {
                                                       grid.num_operands()));
       return false;
     }
-    if (!per_tile && (grid.num_operands() < 1 || grid.num_operands() > 3 || grid.num_results() != grid.num_operands())) {
+    if (!per_tile &&
+        (grid.num_operands() < 1 || grid.num_operands() > 3 || grid.num_results() != grid.num_operands())) {
       diagnostics_.error(grid.location(), fmt::format("persistent-tiles: a persistent grid has one to three extents "
                                                       "(M tiles, N tiles, batches); this one has {}",
                                                       grid.num_operands()));

@@ -81,9 +81,10 @@ void TensorCoreKernel::emit_summary() {
     return rebalances_registers() ? fmt::format("{} registers", agent->int_attr("registers"))
                                   : std::string("registers as compiled");
   };
-  writer_.line(fmt::format("//   agents: producer warpgroup 0 (128 threads, {}, one elected thread issues TMA), "
-                           "compute warpgroups 1..{} ({} threads, {})",
-                           registers(tc_.producer), tc_.compute_threads / kWarpgroup, tc_.compute_threads, registers(tc_.compute)));
+  writer_.line(fmt::format(
+      "//   agents: producer warpgroup 0 (128 threads, {}, one elected thread issues TMA), "
+      "compute warpgroups 1..{} ({} threads, {})",
+      registers(tc_.producer), tc_.compute_threads / kWarpgroup, tc_.compute_threads, registers(tc_.compute)));
   walk(tc_.compute->region(), [&](const Operation& op) {
     if (op.kind() == OpKind::for_ && op.has(attr::ii))
       writer_.line(fmt::format("//   schedule: loop at line {}: ii {}, {} stage(s){}", op.location().line,

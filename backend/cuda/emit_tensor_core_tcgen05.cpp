@@ -77,7 +77,8 @@ void Tcgen05Analysis::find_accumulators() {
         bool chained =
             (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
             (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
-        ok = ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && tc_.lazy.count(user->result())));
+        ok =
+            ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && tc_.lazy.count(user->result())));
       }
       if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
     }
@@ -153,7 +154,8 @@ void Tcgen05Analysis::place_family_shared(int64_t& offset) {
 void Tcgen05Kernel::emit_setup(Setup point) {
   switch (point) {
     case Setup::shared_declarations:
-      writer_.line(fmt::format("const uint32_t accumulator_barrier = shared_base + {};", tc_.accumulator_barrier_offset));
+      writer_.line(
+          fmt::format("const uint32_t accumulator_barrier = shared_base + {};", tc_.accumulator_barrier_offset));
       writer_.line(fmt::format("const uint32_t tmem_slot = shared_base + {};", tc_.tmem_slot_offset));
       return;
     case Setup::barrier_init: writer_.line("tilec_mbarrier_init(accumulator_barrier, 1);"); return;

@@ -24,8 +24,8 @@ void TensorCoreKernel::emit_fragment_loop(int64_t rows, int64_t columns, const s
   }
   CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", count));
   writer_.line(FragmentLayout::position_variables());
-  writer_.line(
-      fmt::format("const int row = {}, column = {};", tc_.layout.row("i", columns == 1, rows), tc_.layout.column("i", columns)));
+  writer_.line(fmt::format("const int row = {}, column = {};", tc_.layout.row("i", columns == 1, rows),
+                           tc_.layout.column("i", columns)));
   writer_.line("(void)row, (void)column;");
   writer_.line(assignment);
 }

@@ -98,7 +98,8 @@ bool Analysis::analyze() {
   });
   tc_.private_barrier = highest_barrier + 1;
   // A register pipe's barriers order one agent's own program: they need no mbarrier.
-  std::erase_if(tc_.barriers, [&](const Barrier& barrier) { return tc_.register_barriers.count(barrier.op->result()); });
+  std::erase_if(tc_.barriers,
+                [&](const Barrier& barrier) { return tc_.register_barriers.count(barrier.op->result()); });
   tc_.barrier_of.clear();
   for (size_t i = 0; i < tc_.barriers.size(); ++i) tc_.barrier_of[tc_.barriers[i].op->result()] = i;
   if (!tc_.specialize) return unsupported(kernel_, "a kernel without warp_specialize");
@@ -123,8 +124,10 @@ bool Analysis::analyze() {
     if (registers < 24 || registers > 256 || registers % 8 != 0)
       return unsupported(*agent, fmt::format("registers = {} (setmaxnreg takes a multiple of 8 in 24..256)", registers));
   }
-  if (tc_.producer->int_attr("registers") * kWarpgroup + tc_.compute->int_attr("registers") * tc_.compute_threads > target_.register_file)
-    return unsupported(*tc_.compute, fmt::format("agents whose registers exceed the {} of an SM", target_.register_file));
+  if (tc_.producer->int_attr("registers") * kWarpgroup + tc_.compute->int_attr("registers") * tc_.compute_threads >
+      target_.register_file)
+    return unsupported(*tc_.compute,
+                       fmt::format("agents whose registers exceed the {} of an SM", target_.register_file));
 
   bool ok = check_agent(*tc_.producer, true) && check_agent(*tc_.compute, false);
   if (ok) {
@@ -139,7 +142,8 @@ bool Analysis::analyze() {
   if (!ok) return false;
   // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices.
   for (const StageBuffer& buffer : tc_.stages) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() == 3;
-  for (const auto& [store, plan] : tc_.store_plans) needs_.tma_3d = needs_.tma_3d || (plan.tma && plan.tensor->type().rank() == 3);
+  for (const auto& [store, plan] : tc_.store_plans)
+    needs_.tma_3d = needs_.tma_3d || (plan.tma && plan.tensor->type().rank() == 3);
   return !diagnostics_.has_errors();
 }
 
@@ -197,7 +201,8 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::tma_load_async: return check_tma(op);
     case OpKind::stage_read:
       if (producer) return unsupported(op, "a stage_read on the producer agent");
-      if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) pipe->second.reads.push_back(&op);
+      if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end())
+        pipe->second.reads.push_back(&op);
       return true;
     case OpKind::stage_write: {
       auto pipe = tc_.register_pipes.find(op.operand(0));
@@ -390,7 +395,8 @@ bool Analysis::hold_loop(const Operation& loop) {
     if (argument->type().is_scalar()) continue;
     const Value* init = loop.operand(2 + i);
     if (tc_.accumulator_of.count(argument)) continue;  // a TMEM group: its yield is in it too
-    if (!tc_.fragment(init)) return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
+    if (!tc_.fragment(init))
+      return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
     if (owns_registers(init)) {
       tc_.fragment_of[argument] = tc_.fragment_of.at(init);
     } else {
@@ -483,7 +489,8 @@ bool Analysis::hold_mma(const Operation& op) {
   if (auto chain = tc_.accumulator_of.find(acc); chain != tc_.accumulator_of.end()) {
     tc_.accumulators[chain->second].input = input;  // sm_100a: D stays in TMEM
   } else {
-    if (!tc_.fragment(acc)) return unsupported(op, "an mma whose accumulator is neither a zeros tile nor a register tile");
+    if (!tc_.fragment(acc))
+      return unsupported(op, "an mma whose accumulator is neither a zeros tile nor a register tile");
     if (owns_registers(acc)) {
       tc_.fragment_of[op.result()] = tc_.fragment_of.at(acc);
     } else {
@@ -494,7 +501,8 @@ bool Analysis::hold_mma(const Operation& op) {
     plan.registers = true;
     if (target_.mma == target::MmaFamily::tcgen05 && target::tmem_load_width(store_columns(n)) == 0)
       return unsupported(op, fmt::format("an mma into a register tile of {} columns, {} per warpgroup (tcgen05.ld "
-                                         "32x32b reads 32, 16 or 8 columns at a time: a multiple of 8)", n, store_columns(n)));
+                                         "32x32b reads 32, 16 or 8 columns at a time: a multiple of 8)",
+                                         n, store_columns(n)));
   }
   plan_mma(plan, MmaOperands{.m = m, .n = n, .k = k, .a = a, .a_registers = a_registers, .b = b});
   tc_.mma_plans[&op] = plan;
@@ -552,8 +560,10 @@ bool Analysis::hold_store(const Operation& op) {
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
   const int64_t per_warpgroup = store_columns(columns);
   if (!accumulators.empty() && target::tmem_load_width(per_warpgroup) == 0)
-    return unsupported(op, fmt::format("a TMEM accumulator of {} columns, {} per warpgroup (tcgen05.ld 32x32b reads 32, "
-                                       "16 or 8 columns at a time: a multiple of 8)", columns, per_warpgroup));
+    return unsupported(op,
+                       fmt::format("a TMEM accumulator of {} columns, {} per warpgroup (tcgen05.ld 32x32b reads 32, "
+                                   "16 or 8 columns at a time: a multiple of 8)",
+                                   columns, per_warpgroup));
   StorePlan plan;
   plan.accumulators = accumulators;
   plan.tensor = op.operand(0);
@@ -651,7 +661,8 @@ bool Analysis::place_shared_memory() {
     if (!tc_.store_plans.at(op).tma)
       for (auto& [other, plan] : tc_.store_plans)
         if (plan.tensor == tc_.store_plans.at(op).tensor) plan.tma = false;
-  bool tma_stores = std::any_of(tc_.store_ops.begin(), tc_.store_ops.end(), [&](const Operation* op) { return tc_.store_plans.at(op).tma; });
+  bool tma_stores = std::any_of(tc_.store_ops.begin(), tc_.store_ops.end(),
+                                [&](const Operation* op) { return tc_.store_plans.at(op).tma; });
   bool barriers_free = tc_.private_barrier + tc_.compute_threads / kWarpgroup <= kLastNamedBarrier;
   if (tma_stores && barriers_free && offset + staging + fixed <= target_.shared_memory_bytes) {
     tc_.store_staging_offset = offset;

@@ -41,15 +41,21 @@ TensorCorePlan summarize(const Plan& tc) {
     int64_t column = -1;
     if (mma.registers && tc.tmem_columns > 0) column = mma.tmem_column;  // through TMEM into registers
     else if (const Accumulator* chain = tc.accumulator(op->operand(2))) column = chain->tmem_column;
-    summary.mmas.push_back({.kind = std::string(mma.instruction->kind), .m = mma.instruction->m,
-                            .k = mma.instruction->k, .n = op->result()->type().shape()[1], .a_registers = mma.a_registers, .registers = mma.registers,
+    summary.mmas.push_back({.kind = std::string(mma.instruction->kind),
+                            .m = mma.instruction->m,
+                            .k = mma.instruction->k,
+                            .n = op->result()->type().shape()[1],
+                            .a_registers = mma.a_registers,
+                            .registers = mma.registers,
                             .tmem_column = column,
                             .staging_offset = mma.staging_bytes > 0 ? mma.staging_offset : -1,
                             .staging_bytes = mma.staging_bytes});
   }
   for (const Fragment& fragment : tc.fragments)
-    summary.fragments.push_back(
-        {.name = fragment.name, .rows = fragment.rows, .columns = fragment.columns, .accumulator = fragment.accumulator});
+    summary.fragments.push_back({.name = fragment.name,
+                                 .rows = fragment.rows,
+                                 .columns = fragment.columns,
+                                 .accumulator = fragment.accumulator});
   for (const Operation* op : tc.store_ops) {
     const StorePlan& store = tc.store_plans.at(op);
     summary.stores.push_back({.tma = store.tma, .box_rows = store.box_rows, .chunk_columns = store.chunk_columns,

@@ -616,7 +616,8 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
         // 16..31 of each quarter hold no row (layout F), so their threads must store nothing.
         uint64_t lane = (address >> 16) + map["lane"][lane_id][reg].get<uint64_t>();
         const std::vector<std::string>* dest = matched(into, code, false);  // into a register tile
-        const uint64_t rows = accumulator.empty() ? (dest ? last_mma_rows(e, scope) : 128) : accumulator_rows(e, accumulator);
+        const uint64_t rows =
+            accumulator.empty() ? (dest ? last_mma_rows(e, scope) : 128) : accumulator_rows(e, accumulator);
         if (rows == 64) {
           if (lane % 32 >= 16) {
             // A stand-in (FragmentLayout::owner): what it read is no row; it may keep it in a
@@ -632,8 +633,10 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
         if (dest) {
           uint64_t i = evaluate((*dest)[2], v);
           uint64_t columns = declared_count(e, (*dest)[1]) * (e.compute_threads() / 128);
-          ASSERT_EQ(fragment_position(layout, thread, i, static_cast<int64_t>(columns), static_cast<int64_t>(rows)), read)
-              << "thread " << thread << ": " << (*dest)[1] << "[" << i << "] holds what " << array << "[" << reg << "] read";
+          ASSERT_EQ(fragment_position(layout, thread, i, static_cast<int64_t>(columns), static_cast<int64_t>(rows)),
+                    read)
+              << "thread " << thread << ": " << (*dest)[1] << "[" << i << "] holds what " << array << "[" << reg
+              << "] read";
         } else {  // an epilogue: the row and column it stores the value at
           ASSERT_EQ((Position{v.at("row"), v.at("column")}), read) << "thread " << thread << ", " << array << "[" << reg << "]: " << code;
         }
@@ -753,7 +756,8 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   std::printf("staging: %ld epilogue writes, %ld A writes; boxes:", stores, a_writes);
   for (const std::string& id : boxes) std::printf(" %s;", id.c_str());
   std::printf("\n");
-  EXPECT_TRUE(a_tiles.count("b16_K_128B_128x64") && a_tiles.count("b16_K_64B_128x32") && a_tiles.count("b16_K_128B_64x64"))
+  EXPECT_TRUE(a_tiles.count("b16_K_128B_128x64") && a_tiles.count("b16_K_64B_128x32") &&
+              a_tiles.count("b16_K_128B_64x64"))
       << "attention's staged P with BKV = 64 and 32, and BQ = 64 (lanes 0..15 write, TMEM layout F)";
   EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&
               boxes.count("bf16_128B_128x64 (64 rows)") && boxes.count("bf16_128B_128x64 (128 rows)"));

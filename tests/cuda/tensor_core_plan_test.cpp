@@ -161,7 +161,8 @@ TEST(TensorCorePlan, AttentionOnSm90aTakesPFromRegisters) {
   EXPECT_EQ(plan.tmem_columns, 0);
   EXPECT_EQ(plan.exchange_offset, -1);
   EXPECT_GE(row_vectors(plan), 2u);  // the running row maximum and row sum
-  EXPECT_GE(std::count_if(plan.fragments.begin(), plan.fragments.end(), [](const auto& f) { return f.accumulator; }), 2);
+  EXPECT_GE(std::count_if(plan.fragments.begin(), plan.fragments.end(), [](const auto& f) { return f.accumulator; }),
+            2);
   for (const auto& fragment : plan.fragments) EXPECT_EQ(fragment.rows, 128) << fragment.name;
   expect_disjoint_within(plan, 2 * 16384);
 }
@@ -239,9 +240,10 @@ TEST_P(PlanInvariants, SharedMemoryBarriersAndTmemAreConsistent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MmaSamples, PlanInvariants,
-                         ::testing::Combine(::testing::Values("attention", "batched_gemm", "bmm", "causal_attention", "conv1d", "fp8_linear",
-                                                              "gate_up", "gemm", "gemm_bias_relu", "gemm_f16",
-                                                              "linear", "mha", "tf32_linear", "weight_grad"),
+                         ::testing::Combine(::testing::Values("attention", "batched_gemm", "bmm", "causal_attention",
+                                                              "conv1d", "fp8_linear", "gate_up", "gemm",
+                                                              "gemm_bias_relu", "gemm_f16", "linear", "mha",
+                                                              "tf32_linear", "weight_grad"),
                                             ::testing::Values("sm_90a", "sm_100a")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 

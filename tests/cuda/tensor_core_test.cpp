@@ -483,9 +483,10 @@ TEST(TensorCore, AttentionStagesPThroughSharedMemoryOnSm100a) {
   EXPECT_NE(narrow.out.find("threadIdx.x % 32 < 16 && "), std::string::npos) << "O stored by the owners only";
   CommandResult odd = compile_attention("sm_100a", " -D BQ=96");
   EXPECT_EQ(odd.status, 1);
-  EXPECT_NE(odd.err.find("samples/attention.tile:24:13: error: the tensor-core CUDA backend (sm_100a) does not support a "
-                         "register tile tile<96x1xf32, reg>: 96 rows (one per TMEM lane: 128; or 64, TMEM layout F)"),
-            std::string::npos)
+  EXPECT_NE(
+      odd.err.find("samples/attention.tile:24:13: error: the tensor-core CUDA backend (sm_100a) does not support a "
+                   "register tile tile<96x1xf32, reg>: 96 rows (one per TMEM lane: 128; or 64, TMEM layout F)"),
+      std::string::npos)
       << odd.err;
 }
 

@@ -266,7 +266,8 @@ void expect_plain_kernel_matches(const std::string& name, const std::vector<std:
 // walk several tiles; sm_90a runs the same source for comparison.
 TEST(EmulateRuntime, SixtyFourRowMmasMatchTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"}) {
-    for (const char* run : {"samples/gemm.tile -D BM=64 --dims M=200,N=296,K=136", "samples/gate_up.tile -D BM=64 --dims M=136,N=200,K=200",
+    for (const char* run : {"samples/gemm.tile -D BM=64 --dims M=200,N=296,K=136",
+                            "samples/gate_up.tile -D BM=64 --dims M=136,N=200,K=200",
                             "samples/attention.tile -D BQ=64 --dims S=136,T=72,HD=128"}) {
       SCOPED_TRACE(std::string(target) + " " + run);
       expect_emulation_matches(std::string(run) + " --target " + target + " --sms 2 --schedules 1", "");
