@@ -26,9 +26,12 @@ std::optional<int64_t> fold_integer(OpKind kind, int64_t a, int64_t b) {
     case OpKind::and_: return a & b;
     case OpKind::or_: return a | b;
     case OpKind::xor_: return a ^ b;
-    case OpKind::shl:  // only where no bit is lost: the value a · 2^b
-      if (b < 0 || b > 62 || ((a << b) >> b) != a) return std::nullopt;
-      return a << b;
+    case OpKind::shl: {  // only where no bit is lost: the value a · 2^b
+      if (b < 0 || b > 62) return std::nullopt;
+      const int64_t shifted = static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+      if ((shifted >> b) != a) return std::nullopt;
+      return shifted;
+    }
     case OpKind::shr:
       if (b < 0 || b > 63) return std::nullopt;
       return a >> b;
