@@ -43,12 +43,12 @@ text = ''.join(line for line in open('tests/emulate/sample_sweep.json') if not l
 seen = set()
 for group in json.loads(text)['groups']:
     for sample in group['samples']:
-        if sample not in seen and group['shapes']:
+        if sample not in seen and group.get('shapes'):  # a 'like' group borrows another's
             seen.add(sample)
             shape = group['shapes'][0]
             print(sample, shape['dims'], shape.get('sms', 2))
 PY
-)
+) || { echo "emulate-ubsan: cannot read the sample shapes of tests/emulate/sample_sweep.json" >&2; exit 2; }
 while read -r sample dims sms; do
   for target in sm_90a sm_100a; do
     run "samples/$sample.tile $target --dims $dims" "samples/$sample.tile" --target "$target" --dims "$dims" --sms "$sms"
