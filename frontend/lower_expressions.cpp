@@ -30,49 +30,44 @@ Operand Lowering::lower_expr(const Expr& e) {
       }
       return *found;
     }
-    case ExprKind::unary: {
-      Operand x = lower_expr(*e.args[0]);
-      if (!x.ok()) return {};
-      if (e.op == "!") {
-        if (!x.value || x.value->type().element() != ScalarKind::i1) {
-          error(e.location, "'!' negates a mask (a comparison such as x < n), not a number");
-          return {};
-        }
-        return Operand{create(OpKind::not_, {x.value}, x.value->type().is_tile() ? x.value->type().with_space(MemorySpace::reg) : x.value->type(), e.location)};
-      }
-      if (e.op == "~") {
-        if (x.constant) {
-          if (x.constant->is_float) {
-            error(e.location, "'~' flips the bits of an integer, not of a float");
-            return {};
-          }
-          Const c = *x.constant;
-          c.integer = ~c.integer;
-          return Operand{nullptr, c};
-        }
-        if (is_float(x.value->type().element())) {
-          error(e.location, fmt::format("'~' flips the bits of an integer (or negates a mask), not of {}",
-                                        to_string(x.value->type().element())));
-          return {};
-        }
-        return Operand{create(
-            OpKind::not_, {x.value},
-            x.value->type().is_tile() ? x.value->type().with_space(MemorySpace::reg) : x.value->type(), e.location)};
-      }
-      if (x.constant) {
-        Const c = *x.constant;
-        if (c.is_float) c.floating = -c.floating;
-        else c.integer = -c.integer;
-        return Operand{nullptr, c};
-      }
-      return Operand{create(OpKind::neg, {x.value}, x.value->type().is_tile() ? x.value->type().with_space(MemorySpace::reg) : x.value->type(), e.location)};
-    }
+    case ExprKind::unary: return lower_unary(e);
     case ExprKind::binary: return lower_binary(e);
     case ExprKind::call: return lower_call(e);
     case ExprKind::tile_new: return lower_tile_new(e);
     case ExprKind::load: return lower_load(e);
   }
   return {};
+}
+
+// -x, !mask, ~x. Out of lower_expr, so that its locals do not weigh on every frame of the
+// recursion through long operator chains (a flat sum of 2000 terms, Parser tests).
+Operand Lowering::lower_unary(const Expr& e) {
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  if (x.constant && e.op != "!") {
+    Const c = *x.constant;
+    if (e.op == "~" && c.is_float) {
+      error(e.location, "'~' flips the bits of an integer, not of a float");
+      return {};
+    }
+    if (e.op == "~") c.integer = ~c.integer;
+    else if (c.is_float) c.floating = -c.floating;
+    else c.integer = -c.integer;
+    return Operand{nullptr, c};
+  }
+  const ScalarKind element = x.value ? x.value->type().element() : ScalarKind::f32;
+  if (e.op == "!" && (!x.value || element != ScalarKind::i1)) {
+    error(e.location, "'!' negates a mask (a comparison such as x < n), not a number");
+    return {};
+  }
+  if (e.op == "~" && is_float(element)) {
+    error(e.location,
+          fmt::format("'~' flips the bits of an integer (or negates a mask), not of {}", to_string(element)));
+    return {};
+  }
+  const Type& type = x.value->type();
+  return Operand{create(e.op == "-" ? OpKind::neg : OpKind::not_, {x.value},
+                        type.is_tile() ? type.with_space(MemorySpace::reg) : type, e.location)};
 }
 
 std::optional<Const> Lowering::fold(const std::string& op, Const a, Const b, Location location) {
@@ -128,6 +123,13 @@ Operand Lowering::lower_binary(const std::string& op, const Expr& left, const Ex
   Operand a = lower_expr(left);
   Operand b = lower_expr(right);
   if (!a.ok() || !b.ok()) return {};
+  return combine(op, a, b, left, right, location);
+}
+
+// Out of lower_binary for the same reason as lower_unary: a left-deep chain recurses through
+// lower_binary once per operator, and only this frame's locals are not on that path.
+Operand Lowering::combine(const std::string& op, Operand a, Operand b, const Expr& left, const Expr& right,
+                          Location location) {
   if (a.constant && b.constant) {
     auto folded = fold(op, *a.constant, *b.constant, location);
     return folded ? Operand{nullptr, folded} : Operand{};

@@ -86,6 +86,10 @@ class Lowering {
   Operand lower_binary(const Expr& e) { return lower_binary(e.op, *e.args[0], *e.args[1], e.location); }
   // `left op right` for a binary operator (or pow(left, right) as "**").
   Operand lower_binary(const std::string& op, const Expr& left, const Expr& right, Location location);
+  // The op of `a op b` once both operands are lowered (not inlined: see lower_expressions.cpp).
+  [[gnu::noinline]] Operand combine(const std::string& op, Operand a, Operand b, const Expr& left, const Expr& right,
+                                    Location location);
+  [[gnu::noinline]] Operand lower_unary(const Expr& e);  // -x, !mask, ~x
   Operand lower_call(const Expr& e);  // a builtin function (frontend/lower_builtins.cpp)
   Operand lower_tile_new(const Expr& e);
   Value* tensor_named(const std::string& name, Location location);
