@@ -8,35 +8,73 @@
 
 namespace tilec {
 
-std::optional<int64_t> fold_integer(OpKind kind, int64_t a, int64_t b) {
+namespace {
+
+using Result = std::optional<int64_t>;
+
+// a op b by a __builtin_*_overflow, or nullopt where it overflows.
+template <bool (*Op)(int64_t, int64_t, int64_t*)>
+Result checked(int64_t a, int64_t b) {
   int64_t r = 0;
-  switch (kind) {
-    case OpKind::add: return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional(r);
-    case OpKind::sub: return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional(r);
-    case OpKind::mul: return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional(r);
-    case OpKind::div:
-    case OpKind::rem:
-      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
-      return kind == OpKind::div ? a / b : a % b;
-    case OpKind::cdiv:
-      if (b <= 0 || a < 0 || __builtin_add_overflow(a, b - 1, &r)) return std::nullopt;
-      return r / b;
-    case OpKind::max: return std::max(a, b);
-    case OpKind::min: return std::min(a, b);
-    case OpKind::and_: return a & b;
-    case OpKind::or_: return a | b;
-    case OpKind::xor_: return a ^ b;
-    case OpKind::shl: {  // only where no bit is lost: the value a · 2^b
-      if (b < 0 || b > 62) return std::nullopt;
-      const int64_t shifted = static_cast<int64_t>(static_cast<uint64_t>(a) << b);
-      if ((shifted >> b) != a) return std::nullopt;
-      return shifted;
-    }
-    case OpKind::shr:
-      if (b < 0 || b > 63) return std::nullopt;
-      return a >> b;
-    default: return std::nullopt;
-  }
+  if (Op(a, b, &r)) return std::nullopt;
+  return r;
+}
+bool add(int64_t a, int64_t b, int64_t* r) { return __builtin_add_overflow(a, b, r); }
+bool sub(int64_t a, int64_t b, int64_t* r) { return __builtin_sub_overflow(a, b, r); }
+bool mul(int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); }
+
+Result divide(int64_t a, int64_t b, bool remainder) {
+  if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
+  return remainder ? a % b : a / b;
+}
+
+// One row per op the folder folds: the fold rules of the op table's integer binary ops (the
+// test IntegerFolding.EveryIntegerBinaryOpHasARule holds the rows to the table).
+struct FoldRule {
+  OpKind kind;
+  Result (*fold)(int64_t a, int64_t b);
+};
+
+constexpr FoldRule kRules[] = {
+    {OpKind::add, checked<add>},
+    {OpKind::sub, checked<sub>},
+    {OpKind::mul, checked<mul>},
+    {OpKind::div, [](int64_t a, int64_t b) { return divide(a, b, false); }},
+    {OpKind::rem, [](int64_t a, int64_t b) { return divide(a, b, true); }},
+    {OpKind::cdiv, [](int64_t a, int64_t b) -> Result {
+       int64_t r = 0;
+       if (b <= 0 || a < 0 || __builtin_add_overflow(a, b - 1, &r)) return std::nullopt;
+       return r / b;
+     }},
+    {OpKind::max, [](int64_t a, int64_t b) -> Result { return std::max(a, b); }},
+    {OpKind::min, [](int64_t a, int64_t b) -> Result { return std::min(a, b); }},
+    {OpKind::and_, [](int64_t a, int64_t b) -> Result { return a & b; }},
+    {OpKind::or_, [](int64_t a, int64_t b) -> Result { return a | b; }},
+    {OpKind::xor_, [](int64_t a, int64_t b) -> Result { return a ^ b; }},
+    {OpKind::shl, [](int64_t a, int64_t b) -> Result {  // only where no bit is lost: the value a · 2^b
+       if (b < 0 || b > 62) return std::nullopt;
+       const int64_t shifted = static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+       if ((shifted >> b) != a) return std::nullopt;
+       return shifted;
+     }},
+    {OpKind::shr, [](int64_t a, int64_t b) -> Result {
+       if (b < 0 || b > 63) return std::nullopt;
+       return a >> b;
+     }},
+};
+
+}  // namespace
+
+bool folds_integer(OpKind kind) {
+  for (const FoldRule& rule : kRules)
+    if (rule.kind == kind) return true;
+  return false;
+}
+
+std::optional<int64_t> fold_integer(OpKind kind, int64_t a, int64_t b) {
+  for (const FoldRule& rule : kRules)
+    if (rule.kind == kind) return rule.fold(a, b);
+  return std::nullopt;
 }
 
 std::optional<int64_t> constant_integer(const Value* value) {

@@ -22,6 +22,10 @@ class Value;
 // lowering defines; shl only where no bit is shifted out, shr for amounts 0..63.
 std::optional<int64_t> fold_integer(OpKind kind, int64_t a, int64_t b);
 
+// Whether fold_integer has a rule for `kind`: every binary elementwise op that takes integers,
+// except cmp (its i1 result is not folded).
+bool folds_integer(OpKind kind);
+
 // The value of an integer or index `constant` op's result; nullopt for anything else.
 std::optional<int64_t> constant_integer(const Value* value);
 

@@ -22,6 +22,19 @@ constexpr std::array<std::string_view, 6> kPipeNames = {"none", "TMA", "MMA", "S
 
 const OpInfo& op_info(OpKind kind) { return kOps[static_cast<size_t>(kind)]; }
 
+bool OpInfo::takes_operands(bool floating) const {
+  if (has(kFloatsOnly)) return floating;
+  if (has(kIntegersOnly) || has(kBitwise)) return !floating;
+  return true;
+}
+
+std::string_view OpInfo::operand_kinds() const {
+  if (has(kFloatsOnly)) return "floating-point";
+  if (has(kIntegersOnly)) return "integer";
+  if (has(kBitwise)) return "integer or i1";
+  return "";
+}
+
 std::optional<OpKind> parse_op_kind(std::string_view name) {
   for (const OpInfo& info : kOps)
     if (info.name == name) return info.kind;

@@ -175,6 +175,13 @@ struct OpInfo {
   std::string_view description;
 
   bool has(OpTrait trait) const { return (traits & trait) != 0; }
+
+  // The operand-kind traits (kFloatsOnly, kIntegersOnly, kBitwise), read once for the verifier,
+  // the interpreter and the CUDA backend: whether the op takes operands of a floating-point
+  // element type (floating) or of an integer or i1 one, and the kinds it takes in words
+  // ("floating-point", "integer", "integer or i1"; "" for an op that takes any).
+  bool takes_operands(bool floating) const;
+  std::string_view operand_kinds() const;
 };
 
 const OpInfo& op_info(OpKind kind);

@@ -375,9 +375,8 @@ class Verifier {
       }
       default: {
         ScalarKind element = op.num_operands() > 0 ? type(0).element() : ScalarKind::f32;
-        if (op.info().has(kIntegersOnly) && is_float(element)) error(op, "takes integer operands");
-        else if (op.info().has(kFloatsOnly) && !is_float(element)) error(op, "takes floating-point operands");
-        else if (op.info().has(kBitwise) && is_float(element)) error(op, "takes integer or i1 operands");
+        if (!op.info().takes_operands(is_float(element)))
+          error(op, fmt::format("takes {} operands", op.info().operand_kinds()));
         else elementwise();
         break;
       }

@@ -150,8 +150,7 @@ class Planner {
       if (op.info().has(kElementwise) && op.num_operands() > 0) {
         ScalarKind element = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
         bool floating = is_float(element);
-        if ((op.info().has(kFloatsOnly) && !floating) ||
-            ((op.info().has(kIntegersOnly) || op.info().has(kBitwise)) && floating))
+        if (!op.info().takes_operands(floating))
           unsupported(op, fmt::format("'{}' of {}", op.name(), to_string(element)));
         else if (element == ScalarKind::i1 && !op.info().has(kBitwise) && op.kind() != OpKind::cast &&
                  op.kind() != OpKind::cmp && op.kind() != OpKind::select)

@@ -125,13 +125,8 @@ int64_t wrapping(uint64_t value) { return static_cast<int64_t>(value); }
 // "" when `element` suits the op's operand-kind trait (kFloatsOnly, ...), else why not.
 std::string check_operand_kind(OpKind kind, ScalarKind element) {
   const OpInfo& info = op_info(kind);
-  if (info.has(kFloatsOnly) && !is_float(element))
-    return fmt::format("'{}' is defined on floats, not {}", info.name, to_string(element));
-  if (info.has(kIntegersOnly) && is_float(element))
-    return fmt::format("'{}' is defined on integers, not {}", info.name, to_string(element));
-  if (info.has(kBitwise) && is_float(element))
-    return fmt::format("'{}' is defined on integers and i1 masks, not {}", info.name, to_string(element));
-  return {};
+  if (info.takes_operands(is_float(element))) return {};
+  return fmt::format("'{}' takes {} operands, not {}", info.name, info.operand_kinds(), to_string(element));
 }
 
 // One binary op on two floats in f32, and on two integers in 64 bits (element_semantics.h).

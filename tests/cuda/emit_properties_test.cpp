@@ -410,8 +410,8 @@ TEST(CudaElementSpellings, EveryElementwiseOpHasItsSpellings) {
     }
     ASSERT_NE(row, nullptr) << info.name << " has no row in backend/cuda/element_spellings.cpp";
     const bool bitwise = info.has(kBitwise);  // integers bitwise, masks logical
-    EXPECT_EQ(row->f32.empty(), bitwise || info.has(kIntegersOnly)) << info.name;
-    EXPECT_EQ(row->integer.empty(), info.has(kFloatsOnly)) << info.name;
+    EXPECT_EQ(row->f32.empty(), !info.takes_operands(true)) << info.name;
+    EXPECT_EQ(row->integer.empty(), !info.takes_operands(false)) << info.name;
     EXPECT_EQ(row->mask.empty(), !bitwise) << info.name;
   }
   const std::string prelude(cuda::cuda_prelude());

@@ -25,8 +25,8 @@ TEST(InterpreterElementSemantics, EveryElementwiseOpHasItsRow) {
       continue;
     }
     const ElementSemantics& row = element_semantics(info.kind);
-    const bool floats = !info.has(kIntegersOnly) && !info.has(kBitwise);
-    const bool integers = !info.has(kFloatsOnly);  // masks are integers 0 and 1
+    const bool floats = info.takes_operands(true);
+    const bool integers = info.takes_operands(false);  // masks are integers 0 and 1
     const int arity = info.min_operands;
     EXPECT_EQ(row.f32_unary != nullptr, floats && arity == 1) << info.name;
     EXPECT_EQ(row.f32_binary != nullptr, floats && arity == 2) << info.name;

@@ -219,6 +219,29 @@ TEST(IntegerFolding, FoldsWhatRunTimeComputesAndNothingElse) {
   EXPECT_EQ(fold_integer(OpKind::cmp, 1, 1), std::nullopt);
 }
 
+// The folder's rules cover the op table: a new integer binary op without a rule fails here.
+TEST(IntegerFolding, EveryIntegerBinaryOpHasARule) {
+  for (const OpInfo& info : all_ops()) {
+    const bool integer_binary = info.has(kElementwise) && info.min_operands == 2 && info.max_operands == 2 &&
+                                info.takes_operands(false) && info.kind != OpKind::cmp;
+    EXPECT_EQ(folds_integer(info.kind), integer_binary) << info.name;
+  }
+}
+
+// The operand-kind traits in words and as a test, as the verifier, interpreter and backend read them.
+TEST(OpTable, OperandKindsFollowTheTraits) {
+  EXPECT_TRUE(op_info(OpKind::add).takes_operands(true));
+  EXPECT_TRUE(op_info(OpKind::add).takes_operands(false));
+  EXPECT_EQ(op_info(OpKind::add).operand_kinds(), "");
+  EXPECT_FALSE(op_info(OpKind::exp).takes_operands(false));
+  EXPECT_EQ(op_info(OpKind::exp).operand_kinds(), "floating-point");
+  EXPECT_FALSE(op_info(OpKind::rem).takes_operands(true));
+  EXPECT_EQ(op_info(OpKind::rem).operand_kinds(), "integer");
+  EXPECT_FALSE(op_info(OpKind::xor_).takes_operands(true));
+  EXPECT_TRUE(op_info(OpKind::xor_).takes_operands(false));
+  EXPECT_EQ(op_info(OpKind::xor_).operand_kinds(), "integer or i1");
+}
+
 TEST(IntegerFolding, ConstantIntegerReadsIntegerConstantsOnly) {
   Compiled c = parse_tir(R"(module
 kernel @k(%A: tensor<M, f32>) {
