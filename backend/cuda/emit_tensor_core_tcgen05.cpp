@@ -241,7 +241,8 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   std::string a_base = plan_.expression(op.operand(0));
   int64_t a_panel = 0, k = 0, a_swizzle = kPanelRowBytes;
   const StageBuffer* a_stage = nullptr;  // A from a stage buffer (else staged from registers, K-major)
-  if (const Fragment* a = tc_.fragment(op.operand(0))) {
+  if (plan.a_registers) {
+    const Fragment* a = tc_.fragment(op.operand(0));
     int64_t a_columns = a->columns * kWarpgroup / tc_.compute_threads;
     // Rows of W = 128 bytes (64 elements) per panel, or one panel of 64 or 32 bytes when K is that
     // short, in the W-byte swizzle (swizzle_row_bits).
@@ -322,16 +323,16 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
     emit_accumulator_wait();
     context.index = fmt::format("chunk * {} + i", width);
   }
-  std::string lanes = "((static_cast<uint32_t>(row) & ~31u) << 16)";
   if (rows == 64) {
     writer_.line("// M = 64 (TMEM layout F): warp w's lanes 0..15 hold rows 16·(w mod 4)..; lanes 16..31 load with");
     writer_.line("// their warp and store nothing. Each warpgroup takes its columns.");
-    writer_.line("const int row = static_cast<int>((threadIdx.x / 32) % 4) * 16 + static_cast<int>(threadIdx.x % 32);");
-    lanes = "(static_cast<uint32_t>((threadIdx.x / 32) % 4 * 32) << 16)";
   } else {
     writer_.line("// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
-    writer_.line("const int row = static_cast<int>((threadIdx.x / 32) % 4) * 32 + static_cast<int>(threadIdx.x % 32);");
   }
+  writer_.line(FragmentLayout::position_variables());
+  // One row per thread: every register of the fragment is in the same row.
+  writer_.line(fmt::format("const int row = {};", tc_.layout.row("0", false, rows)));
+  const std::string lanes = "(static_cast<uint32_t>(warp * 32) << 16)";  // the warp's 32 TMEM lanes
   writer_.line(fmt::format("const int first_column = compute_warpgroup * {};", half));
   if (accumulators) {
     writer_.line("#pragma unroll");
@@ -342,14 +343,14 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
       writer_.line("#pragma unroll");
       CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", width));
       writer_.line(fmt::format("const int column = first_column + chunk * {} + i;", width));
-      emit_store_element(value, access, row_base, column_base, context, rows == 64);
+      emit_store_element(value, access, row_base, column_base, context, tc_.layout.owner(rows));
     }
     emit_tmem_release();
   } else {
     writer_.line("#pragma unroll");
     CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", half));
     writer_.line("const int column = first_column + i;");
-    emit_store_element(value, access, row_base, column_base, context, rows == 64);
+    emit_store_element(value, access, row_base, column_base, context, tc_.layout.owner(rows));
   }
 }
 

@@ -198,10 +198,10 @@ void TensorCoreKernel::emit_staging_element(const Value* value, ScalarKind kind,
 
 void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
                                           const std::string& column_base, const ElementContext& context,
-                                          bool half_warp) {
+                                          const std::string& owner) {
   writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
   writer_.line(fmt::format("if ({}{}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
-                           half_warp ? "threadIdx.x % 32 < 16 && " : "", access.inside,
+                           owner.empty() ? "" : owner + " && ", access.inside,
                            access.elements ? "0 <= index0 && 0 <= index1 && " : "", access.rows, access.columns,
                            access.base, access.columns, element(value, context)));
 }

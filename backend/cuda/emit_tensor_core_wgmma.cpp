@@ -71,7 +71,7 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   const Fragment& result = *tc_.fragment(op.result());
   const StageBuffer& b = tc_.read_stage(op.operand(1));
   const std::string& b_slot = plan_.expression(op.operand(1));
-  const Fragment* a_registers = tc_.fragment(op.operand(0));
+  const Fragment* a_registers = plan.a_registers ? tc_.fragment(op.operand(0)) : nullptr;
   if (plan.copy) {
     declare_fragment(result);
     copy_fragment(result, *tc_.fragment(op.operand(2)));
@@ -127,12 +127,12 @@ void WgmmaKernel::emit_element_store(const Value* value, const StorePlan&, const
   const int64_t columns = value->type().shape()[1];
   writer_.line("// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
   writer_.line("// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
-  writer_.line("const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;");
+  writer_.line(FragmentLayout::position_variables());
   writer_.line("#pragma unroll");
   CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(columns)));
-  writer_.line("const int row = compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
-  writer_.line("const int column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;");
-  emit_store_element(value, access, row_base, column_base, ElementContext{});
+  writer_.line(fmt::format("const int row = {}, column = {};", tc_.layout.row("i", false, value->type().shape()[0]),
+                           tc_.layout.column("i", columns)));
+  emit_store_element(value, access, row_base, column_base, ElementContext{}, "");
 }
 
 void WgmmaKernel::emit_staging_chunk(const Value* value, const StorePlan& plan, std::string& store_row,

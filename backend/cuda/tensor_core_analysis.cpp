@@ -300,9 +300,10 @@ void Analysis::find_lazy_values() {
 }
 
 
+// Plan::read_stage, in the mutable form the analysis fills in (a buffer's role), or nullptr.
 StageBuffer* Analysis::stage_operand(const Operation& op, size_t i) {
   if (!tc_.is_stage_read(op.operand(i))) return nullptr;
-  return &tc_.stages[tc_.stage_of.at(op.operand(i)->defining_op()->operand(0))];
+  return &tc_.stages[&tc_.read_stage(op.operand(i)) - tc_.stages.data()];
 }
 
 // Which register pipes are stored (RegisterPipe), with a fragment of their own named by the pipe;

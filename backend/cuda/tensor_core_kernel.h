@@ -213,10 +213,9 @@ class TensorCoreKernel {
   void emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
                             const ElementContext& context);
 
-  // `half_warp`: only lanes 0..15 of a warp hold an element (sm_100a, 64 accumulator rows).
+  // `owner`: FragmentLayout::owner of the stored tile, the threads that write ("" for all).
   void emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
-                          const std::string& column_base, const ElementContext& context,
-                          bool half_warp = false);
+                          const std::string& column_base, const ElementContext& context, const std::string& owner);
 
   void emit_yield(const Region& region, const std::vector<const Value*>& targets);
 
