@@ -48,6 +48,9 @@ namespace tilec {
   X(tanh, "tanh", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise hyperbolic tangent")        \
   X(erf, "erf", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise error function")             \
   X(log, "log", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise natural logarithm")          \
+  X(log2, "log2", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise base-2 logarithm")         \
+  X(sin, "sin", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise sine (radians)")             \
+  X(cos, "cos", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise cosine (radians)")           \
   X(sigmoid, "sigmoid", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise 1 / (1 + e^-x)")     \
   X(pow, "pow", 2, 2, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise a^b (broadcasting)")         \
   X(abs, "abs", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise absolute value")            \

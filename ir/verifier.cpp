@@ -14,7 +14,8 @@
 //     type; `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
 //     `grid_ids` takes and gives index values; `dim` reads an axis of a tensor; `constant` holds
 //     a value of its result's kind; `rem` and `cdiv` take integers; exp, exp2, fma, sqrt, rsqrt,
-//     tanh, erf, log, sigmoid, pow, floor, ceil, round and trunc take floats; `and`, `or` and `not` take i1.
+//     tanh, erf, log, log2, sin, cos, sigmoid, pow, floor, ceil, round and trunc take floats;
+//     `and`, `or`, `xor` and `not` take integers or i1, `shl` and `shr` integers.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
 //     ops come before it (the launcher evaluates them on the host).
 //  6. Attributes: `axis` is an integer in range; `pipeline` an integer in 1..16; `predicate` one of

@@ -148,7 +148,8 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("attention_stages3", "S=4096,T=4096,HD=1024"), ("gemm_bk32", "M=8192,N=8192,K=8192"),
               ("gemm_bn32", "M=8192,N=8192,K=8192"), ("attention_bkv32", "S=4096,T=4096,HD=1024")]
 PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), ("broadcast", "R=8192,C=8192"),
-                 ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("softmax", "R=131072"),
+                 ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("rope", "T=131072"),
+                 ("softmax", "R=131072"),
                  ("layernorm", "R=262144"), ("rmsnorm", "R=131072"), ("add_layernorm", "R=65536"),
                  ("column_sum", "M=16384,N=16384"), ("gemv", "M=65536,K=2048"), ("transpose", "R=8192,C=8192")]
 

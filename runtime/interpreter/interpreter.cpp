@@ -164,7 +164,8 @@ bool TileExecution::execute(const Operation& op) {
       break;
     }
     case OpKind::neg: case OpKind::exp: case OpKind::exp2: case OpKind::sqrt: case OpKind::rsqrt: case OpKind::relu:
-    case OpKind::tanh: case OpKind::erf: case OpKind::log: case OpKind::sigmoid: case OpKind::abs:
+    case OpKind::tanh: case OpKind::erf: case OpKind::log: case OpKind::log2: case OpKind::sin: case OpKind::cos:
+    case OpKind::sigmoid: case OpKind::abs:
     case OpKind::floor: case OpKind::ceil: case OpKind::round: case OpKind::trunc: case OpKind::not_: {
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;

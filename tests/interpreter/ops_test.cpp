@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include "ir/parser.h"
 #include "runtime/interpreter/float_formats.h"
@@ -300,6 +301,49 @@ kernel @special(%X: tensor<4, f16>, %E: tensor<4, f16>, %S: tensor<4, f32>, %Q: 
     EXPECT_EQ(S.load_float(i), std::sqrt(xf));
     EXPECT_EQ(Q.load_float(i), 1.0f / std::sqrt(xf));
   }
+}
+
+// sin, cos (radians) and log2 at values whose results are known without <cmath>: exact powers of
+// two for log2, the quarter turns, odd and even symmetry, and sin² + cos² = 1 (within f32
+// rounding) at arguments up to a few hundred radians, as rotary embeddings reach.
+TEST(InterpreterOps, SinCosAndLog2) {
+  auto module = parse_verified(R"(module
+kernel @trig(%X: tensor<8, f32>, %S: tensor<8, f32>, %C: tensor<8, f32>, %L: tensor<8, f32>) {
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i : tile<8xf32, reg>
+  %s = sin %x : tile<8xf32, reg>
+  %c = cos %x : tile<8xf32, reg>
+  %a = abs %x : tile<8xf32, reg>
+  %l = log2 %a : tile<8xf32, reg>
+  store %S, %i, %s
+  store %C, %i, %c
+  store %L, %i, %l
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  constexpr double kPi = 3.14159265358979323846;
+  std::vector<double> x = {0, 0.25, -0.25, kPi / 2, 8, -0.125, 300.5, 1024};
+  HostBuffer X = make_buffer(ScalarKind::f32, {8}, x), S(ScalarKind::f32, {8}), C = S, L = S;
+  ASSERT_TRUE(launch(*module, {&X, &S, &C, &L}).ok);
+  EXPECT_EQ(S.load_float(0), 0.0f);
+  EXPECT_EQ(C.load_float(0), 1.0f);
+  EXPECT_EQ(S.load_float(2), -S.load_float(1));  // sin is odd, cos even
+  EXPECT_EQ(C.load_float(2), C.load_float(1));
+  EXPECT_NEAR(S.load_float(1), 0.247403959, 1e-7);
+  EXPECT_NEAR(S.load_float(3), 1.0, 1e-7);
+  EXPECT_NEAR(C.load_float(3), 0.0, 1e-7);
+  EXPECT_EQ(L.load_float(1), -2.0f);
+  EXPECT_EQ(L.load_float(4), 3.0f);
+  EXPECT_EQ(L.load_float(5), -3.0f);
+  EXPECT_EQ(L.load_float(7), 10.0f);
+  EXPECT_EQ(L.load_float(0), -std::numeric_limits<float>::infinity());
+  for (int i = 0; i < 8; ++i) {
+    const double s = S.load_float(i), c = C.load_float(i);
+    EXPECT_NEAR(s * s + c * c, 1.0, 1e-6) << x[i];
+  }
+  EXPECT_NEAR(S.load_float(6), std::sin(300.5), 1e-6);  // the argument is exact in f32
 }
 
 // The math functions of issue 18 against <cmath> in f32; sigmoid rounds per operation.

@@ -118,6 +118,9 @@ __host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f;
 __host__ __device__ inline float tanh_f32(float x) { return tanhf(x); }
 __host__ __device__ inline float erf_f32(float x) { return erff(x); }
 __host__ __device__ inline float log_f32(float x) { return logf(x); }
+__host__ __device__ inline float log2_f32(float x) { return log2f(x); }
+__host__ __device__ inline float sin_f32(float x) { return sinf(x); }  // the accurate sinf, not __sinf
+__host__ __device__ inline float cos_f32(float x) { return cosf(x); }
 __host__ __device__ inline float sigmoid_f32(float x) { return div_f32(1.0f, add_f32(1.0f, expf(-x))); }
 __host__ __device__ inline float abs_f32(float x) { return fabsf(x); }
 __host__ __device__ inline float pow_f32(float a, float b) { return powf(a, b); }
