@@ -214,7 +214,11 @@ Operand Lowering::lower_fma(const Expr& e, const Builtin&, const Expr*) {
   Operand left{va};
   auto sum = unify(left, c, vab, vc, e.location, e.args[0].get(), e.args[2].get());
   if (!sum) return {};
-  Type type = broadcast_type(*product, *sum);
+  const size_t rank = std::max({va->type().rank(), vb->type().rank(), vc->type().rank()});
+  va = with_rank(va, rank, e.location);
+  vb = with_rank(vb, rank, e.location);
+  vc = with_rank(vc, rank, e.location);
+  Type type = broadcast_type(broadcast_type(va->type(), vb->type()), vc->type());
   if (type.is_none()) {
     error(e.location, fmt::format("fma(): the shapes of a·b ({}) and c ({}) do not broadcast", product->to_string(),
                                   vc->type().to_string()));
@@ -347,7 +351,11 @@ Operand Lowering::lower_where(const Expr& e, const Builtin&, const Expr*) {
     values = unify(a, b, va, vb, e.location, e.args[1].get(), e.args[2].get());
   }
   if (!values) return {};
-  Type type = broadcast_type(c.value->type(), values->with_element(ScalarKind::i1));
+  const size_t rank = std::max({c.value->type().rank(), va->type().rank(), vb->type().rank()});
+  Value* condition = with_rank(c.value, rank, e.location);
+  va = with_rank(va, rank, e.location);
+  vb = with_rank(vb, rank, e.location);
+  Type type = broadcast_type(condition->type(), broadcast_type(va->type(), vb->type()).with_element(ScalarKind::i1));
   if (type.is_none()) {
     error(e.location, fmt::format("where(): the condition {} does not broadcast with {}", c.value->type().to_string(),
                                   values->to_string()));
@@ -355,7 +363,7 @@ Operand Lowering::lower_where(const Expr& e, const Builtin&, const Expr*) {
   }
   type = type.with_element(values->element());
   if (type.is_tile()) type = type.with_space(MemorySpace::reg);
-  return Operand{create(OpKind::select, {c.value, va, vb}, type, e.location)};
+  return Operand{create(OpKind::select, {condition, va, vb}, type, e.location)};
 }
 
 // cast(x, bf16): the element type conversion (none when x has that type already).

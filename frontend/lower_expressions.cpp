@@ -84,36 +84,39 @@ std::string Lowering::operand_text(const Expr* e, const char* position) {
   return fmt::format("the {} operand", position);
 }
 
+// NumPy's rule for tiles of different rank: the shorter shape gains leading 1s (a reshape), then
+// the tiles broadcast at equal rank: <BN> with <BM, BN> is a row of BN.
+Value* Lowering::with_rank(Value* value, size_t rank, Location location) {
+  const Type& type = value->type();
+  if (!type.is_tile() || type.rank() >= rank) return value;
+  std::vector<int64_t> shape(rank - type.rank(), 1);
+  for (int64_t extent : type.shape()) shape.push_back(extent);
+  return create(OpKind::reshape, {value}, Type::tile(shape, type.element()), location);
+}
+
 std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
                           const Expr* ea, const Expr* eb) {
   ScalarKind element = a.value ? a.value->type().element() : b.value->type().element();
   va = materialize(a, element, location);
   vb = materialize(b, element, location);
+  const Type ta = va->type(), tb = vb->type();  // as written, for the messages
+  if (va->type().is_tile() && vb->type().is_tile() && va->type().element() == vb->type().element()) {
+    const size_t rank = std::max(va->type().rank(), vb->type().rank());
+    va = with_rank(va, rank, location);
+    vb = with_rank(vb, rank, location);
+  }
   Type result = broadcast_type(va->type(), vb->type());
   if (result.is_none()) {
-    const Type &ta = va->type(), &tb = vb->type();
     if (!(ta.is_scalar() || ta.is_tile()) || !(tb.is_scalar() || tb.is_tile()))
       error(location, fmt::format("cannot combine {} and {}", ta.to_string(), tb.to_string()));
     else if (ta.element() != tb.element())
       error(location, fmt::format("element types differ: {} is {} and {} is {}; convert one, e.g. cast({}, {})",
                                   operand_text(ea, "left"), to_string(ta.element()), operand_text(eb, "right"),
                                   to_string(tb.element()), operand_text(eb, "right"), to_string(ta.element())));
-    else if (ta.rank() != tb.rank()) {
-      // NumPy would prepend 1s to the shorter shape; tiles broadcast at equal rank only.
-      const bool swap = ta.rank() < tb.rank();
-      const Type& shorter = swap ? ta : tb;
-      std::string ones;
-      for (size_t i = shorter.rank(); i < std::max(ta.rank(), tb.rank()); ++i) ones += "1, ";
-      std::string shape;
-      for (int64_t extent : shorter.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(extent);
-      error(location, fmt::format("tile shapes do not broadcast: {} and {} differ in rank; tiles broadcast at equal "
-                                  "rank (each dimension equal or 1): make the second <{}{}>, e.g. a bias row from "
-                                  "a tensor<1, N, f32> as load B[0, n] : <1, BN>",
-                                  (swap ? tb : ta).to_string(), shorter.to_string(), ones, shape));
-    } else {
-      error(location, fmt::format("tile shapes do not broadcast: {} and {} (each dimension must be equal or 1)",
+    else
+      error(location, fmt::format("tile shapes do not broadcast: {} and {} (aligned at their last dimension, as in "
+                                  "NumPy, each dimension must be equal or 1)",
                                   ta.to_string(), tb.to_string()));
-    }
     return std::nullopt;
   }
   return result;

@@ -79,8 +79,11 @@ class Lowering {
   std::optional<Const> fold(const std::string& op, Const a, Const b, Location location);
   // How a message names an operand: its variable, or a description of its position.
   static std::string operand_text(const Expr* e, const char* position);
-  // Gives both operands values of one element type; the result type of the elementwise op.
-  // `ea` and `eb` (may be null) are the operands' expressions, for messages.
+  // A tile of lower rank as one of `rank` dimensions: NumPy's leading 1s, through a reshape.
+  Value* with_rank(Value* value, size_t rank, Location location);
+  // Gives both operands values of one element type, and tiles of one rank (with_rank); the
+  // result type of the elementwise op. `ea` and `eb` (may be null) are the operands'
+  // expressions, for messages.
   std::optional<Type> unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
                             const Expr* ea = nullptr, const Expr* eb = nullptr);
   Operand lower_binary(const Expr& e) { return lower_binary(e.op, *e.args[0], *e.args[1], e.location); }

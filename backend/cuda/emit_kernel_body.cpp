@@ -252,6 +252,12 @@ void BodyEmitter::emit_op(const Operation& op) {
     case OpKind::reduce_max:
     case OpKind::reduce_min: emit_reduction(op); return;
     case OpKind::transpose: emit_transpose(op); return;
+    case OpKind::reshape:  // row-major both: element e is element e
+      comment(op);
+      tile_loop(op.result()->type().element_count(), [&] {
+        out_.line(fmt::format("{}[elem] = {}[elem];", plan_.expression(op.result()), plan_.expression(op.operand(0))));
+      });
+      return;
     case OpKind::scan_sum:
     case OpKind::scan_prod:
     case OpKind::scan_max:

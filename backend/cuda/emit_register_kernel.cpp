@@ -239,6 +239,16 @@ void RegisterEmitter::emit_op(const Operation& op) {
     case OpKind::zeros:
     case OpKind::full:
     case OpKind::iota: emit_fill(op); return;
+    // One matrix under two shapes (a row <N> as <1, N>; choose_register_layout leaves other
+    // reshapes to shared memory): the same slots.
+    case OpKind::reshape: {
+      comment(op);
+      declare(op.result());
+      CodeWriter::Block loop = open_loop(slot_, slots(op.result()));
+      writer_.line(fmt::format("{}[{}] = {}[{}];", plan_.expression(op.result()), slot_, plan_.expression(op.operand(0)),
+                               slot_));
+      return;
+    }
     default: break;
   }
   if (op.result()->type().is_tile()) emit_elementwise(op);

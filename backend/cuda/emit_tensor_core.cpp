@@ -141,6 +141,15 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
   const bool batched = extents.size() == 3;
   MatrixAccess access;
+  if (extents.size() == 1) {  // a vector: one row
+    access.rows = "1";
+    access.columns = extents[0];
+    access.row = "0";
+    access.column = plan_.expression(op.operand(first));
+    access.base = plan_.expression(tensor);
+    access.elements = op.has_attr("elements");
+    return access;
+  }
   access.rows = extents[batched ? 1 : 0];
   access.columns = extents[batched ? 2 : 1];
   access.row = plan_.expression(op.operand(first + (batched ? 1 : 0)));

@@ -84,8 +84,9 @@ void TensorCoreKernel::emit_reduction(const Operation& op) {
 // An iota's element at tile position (row, column): the position along its axis.
 std::string TensorCoreKernel::iota_element(const Operation& op, const std::string& row, const std::string& column) {
   position_used_ = true;
-  return fmt::format("static_cast<{}>({})", element_type(op.result()->type().element()),
-                     op.int_attr("axis") == 0 ? row : column);
+  // Axis 0 of a rank-1 iota (a row vector) runs along the columns.
+  const bool along_rows = op.int_attr("axis") == 0 && op.result()->type().rank() == 2;
+  return fmt::format("static_cast<{}>({})", element_type(op.result()->type().element()), along_rows ? row : column);
 }
 
 // A load's element at tile position (row, column): zero outside the tensor (which, for a load at
@@ -93,8 +94,13 @@ std::string TensorCoreKernel::iota_element(const Operation& op, const std::strin
 std::string TensorCoreKernel::load_element(const Operation& op, const std::string& row, const std::string& column) {
   position_used_ = true;
   const std::vector<int64_t>& shape = op.result()->type().shape();
-  std::string r = shape[0] == 1 ? "0" : row, c = shape[1] == 1 ? "0" : column;
   const MatrixAccess access = matrix_access(op, 1);
+  if (shape.size() == 1) {  // a row vector <N> of a vector: the column is its index
+    std::string index = fmt::format("({} + {})", access.column_origin(shape[0]), shape[0] == 1 ? "0" : column);
+    return fmt::format("({0}{1} < {2} ? {3}[{1}] : {4})", access.elements ? fmt::format("0 <= {} && ", index) : "",
+                       index, access.columns, access.base, zero_literal(op.result()->type().element()));
+  }
+  std::string r = shape[0] == 1 ? "0" : row, c = shape[1] == 1 ? "0" : column;
   std::string index0 = fmt::format("({} + {})", access.row_origin(shape[0]), r);
   std::string index1 = fmt::format("({} + {})", access.column_origin(shape[1]), c);
   std::string inside = access.inside + (access.elements ? fmt::format("0 <= {} && 0 <= {} && ", index0, index1) : "");
@@ -121,6 +127,7 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
   if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
   if (op.kind() == OpKind::zeros) return zero_literal(op.result()->type().element());
   if (op.kind() == OpKind::iota) return iota_element(op, "row", "column");
+  if (op.kind() == OpKind::reshape) return element(op.operand(0), context);  // <N> as <1, N>: column c is element c
   std::vector<std::string> operands;
   for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
   return body_.element_expression(op, operands);

@@ -102,9 +102,12 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     if (is_scan(op.kind()) && reason.empty())
       reason = fmt::format("it has a scan ({}:{}), whose running values cross threads", op.location().line,
                            op.location().column);
-    if (op.kind() == OpKind::transpose && reason.empty())
-      reason = fmt::format("it has a transpose ({}:{}), which moves elements between threads", op.location().line,
-                           op.location().column);
+    // A reshape that keeps the matrix (a row <N> as <1, N>) keeps every thread's slots.
+    const bool moving_reshape = op.kind() == OpKind::reshape &&
+                                as_matrix(op.operand(0)->type().shape()) != as_matrix(op.result()->type().shape());
+    if ((op.kind() == OpKind::transpose || moving_reshape) && reason.empty())
+      reason = fmt::format("it has a {} ({}:{}), which moves elements between threads", op.name(),
+                           op.location().line, op.location().column);
     for (size_t i = 0; i < op.num_results(); ++i)
       if (op.result(i)->type().is_tile()) tiles.push_back(op.result(i));
     for (size_t r = 0; r < op.num_regions(); ++r)

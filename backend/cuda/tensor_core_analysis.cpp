@@ -236,18 +236,28 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       if (producer || !waits_for_mma_groups())
         return unsupported(op, "'mma_wait' here (the compute agent of a target whose MMAs are waited for in groups)");
       return true;
-    case OpKind::load:
-      if (producer || op.result()->type().rank() != 2 || op.operand(0)->type().rank() > 3)
-        return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, read by a compute agent)");
+    case OpKind::load: {
+      const size_t rank = op.result()->type().rank(), tensor_rank = op.operand(0)->type().rank();
+      if (producer || !(rank == 2 || (rank == 1 && tensor_rank == 1)) || tensor_rank > 3)
+        return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, or a row of a vector, "
+                               "read by a compute agent)");
       return true;
+    }
+    case OpKind::reshape: {
+      const Type& input = op.operand(0)->type();
+      if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1)
+        return unsupported(op, "this reshape in a tensor-core kernel (only a row <N> broadcast as <1, N>: a row "
+                               "vector added to or multiplied with a tile, e.g. a bias)");
+      return true;
+    }
     default: break;
   }
   if (op.num_results() == 1 && op.result()->type().is_scalar() && op.num_regions() == 0 &&
       op.kind() != OpKind::grid_ids && op.kind() != OpKind::sm_count)
     return true;  // scalar arithmetic
   if (!producer && op.info().has(kElementwise) && op.num_results() == 1 && op.result()->type().is_tile() &&
-      op.result()->type().rank() == 2)
-    return true;  // tile arithmetic: per element at a store, or into a register tile
+      (op.result()->type().rank() == 2 || op.result()->type().rank() == 1))
+    return true;  // tile arithmetic: per element at a store, or into a register tile (2-D)
   return unsupported(op, fmt::format("'{}' inside an agent", op.name()));
 }
 
@@ -275,11 +285,17 @@ bool Analysis::check_tma(const Operation& op) {
 bool Analysis::lazy_capable(const Operation& op) {
   return op.num_results() == 1 && op.result()->type().is_tile() && op.num_regions() == 0 &&
          (op.kind() == OpKind::load || op.kind() == OpKind::full || op.kind() == OpKind::zeros || op.kind() == OpKind::iota ||
-          op.info().has(kElementwise));
+          op.kind() == OpKind::reshape || op.info().has(kElementwise));
 }
 
-// A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy").
+// A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy"). A row
+// (a rank-1 tile, or one of one row: a bias, a scale), which no thread could hold as a fragment,
+// is also lazy where elementwise ops into register tiles read it: they compute it per element.
 void Analysis::find_lazy_values() {
+  auto is_row = [](const Value* value) {
+    const Type& type = value->type();
+    return type.rank() == 1 || (type.rank() == 2 && type.shape()[0] == 1);
+  };
   std::vector<const Value*> candidates;
   walk(tc_.compute->region(), [&](const Operation& op) {
     if (lazy_capable(op)) candidates.push_back(op.result());
@@ -290,7 +306,8 @@ void Analysis::find_lazy_values() {
     for (const Value* value : candidates) {
       if (!tc_.lazy.count(value)) continue;
       for (const Operation* user : users_[value])
-        if (user->kind() != OpKind::store && !(lazy_capable(*user) && tc_.lazy.count(user->result()))) {
+        if (user->kind() != OpKind::store && !(lazy_capable(*user) && tc_.lazy.count(user->result())) &&
+            !(is_row(value) && user->info().has(kElementwise))) {
           tc_.lazy.erase(value);
           changed = true;
           break;
@@ -377,6 +394,11 @@ bool Analysis::hold_op(const Operation& op) {
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum:
       if (!tc_.fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");
       return new_fragment(op, op.result());
+    case OpKind::reshape:  // a row: computed per element where it is read, never held
+      if (!tc_.lazy.count(op.result()))
+        return unsupported(op, "a row <N> as <1, N> read other than by elementwise arithmetic or a store (combine it "
+                               "with a tile first, e.g. acc + bias, and reduce, carry or multiply that tile)");
+      return true;
     default: break;
   }
   if (op.num_results() == 1 && op.result()->type().is_tile() && !tc_.lazy.count(op.result()) &&

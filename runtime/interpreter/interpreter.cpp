@@ -231,6 +231,14 @@ bool TileExecution::execute(const Operation& op) {
       problem = evaluate_scan(op.kind(), axis->as_int(), *a, out);
       break;
     }
+    case OpKind::reshape: {  // row-major: the elements as they are, under the result's shape
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      out = *a;
+      out.shape = op.result()->type().shape();
+      if (out.count() != a->count()) return fail(op, "gives a tile of as many elements as its operand");
+      break;
+    }
     case OpKind::transpose: {
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;

@@ -325,6 +325,26 @@ TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
 // bf16 tile, in both plain forms; the samples' softmax runs it on the tensor cores.
 TEST(EmulateRuntime, Exp2MatchesTheInterpreter) { expect_plain_kernel_matches("exp2", {"Y", "Z"}); }
 
+// NumPy broadcasting of tiles of different rank (issue 18): a <64> row of a vector with <4, 64>
+// tiles, rank-1 and rank-2 iotas, in both plain forms (the register form keeps its layout: a
+// row <N> and a <1, N> tile are the same registers).
+TEST(EmulateRuntime, TilesOfDifferentRankBroadcastAsInNumPy) {
+  expect_plain_kernel_matches("rank_broadcast", {"Y", "Z", "V"});
+}
+
+// The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
+// accumulator, then the tanh GELU (tests/emulate/tensor_core/linear_bias.tile), on both targets
+// at a ragged shape where CTAs walk several tiles.
+TEST(EmulateRuntime, ABiasVectorBroadcastsInATensorCoreEpilogue) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    expect_emulation_matches(
+        std::string("tests/emulate/tensor_core/linear_bias.tile --dims M=200,N=296,K=72 --target ") + target +
+            " --sms 2 --schedules 1",
+        "Y");
+  }
+}
+
 // fma (one rounding: fmaf on the host and the GPU) of f32 tiles broadcast with a row and a
 // number, and of bf16 tiles, in both plain forms.
 TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z"}); }

@@ -582,6 +582,33 @@ kernel @tr(%X: tensor<2, 3, i32>, %Y: tensor<3, 2, i32>) {
   EXPECT_EQ(buffer_values(Y), (std::vector<double>{1, 4, 2, 5, 3, 6}));
 }
 
+// reshape keeps the row-major order: [1, 2, 3, 4, 5, 6] as 2 x 3 is [3, 2] as 3 x 2 (not the
+// transpose), and a <3> row made <1, 3> broadcasts over the rows of a 2 x 3 tile.
+TEST(InterpreterOps, ReshapeKeepsRowMajorOrder) {
+  auto module = parse_verified(R"(module
+kernel @re(%X: tensor<2, 3, i32>, %B: tensor<3, i32>, %Y: tensor<3, 2, i32>, %Z: tensor<2, 3, i32>) {
+  %one = constant {value = 1} : index
+  %z = constant {value = 0} : index
+  %i = grid_ids %one : index
+  %x = load %X, %z, %z : tile<2x3xi32, reg>
+  %y = reshape %x : tile<3x2xi32, reg>
+  store %Y, %z, %z, %y
+  %b = load %B, %z : tile<3xi32, reg>
+  %row = reshape %b : tile<1x3xi32, reg>
+  %s = add %x, %row : tile<2x3xi32, reg>
+  store %Z, %z, %z, %s
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::i32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  HostBuffer B = make_buffer(ScalarKind::i32, {3}, {10, 20, 30});
+  HostBuffer Y(ScalarKind::i32, {3, 2}), Z(ScalarKind::i32, {2, 3});
+  ASSERT_TRUE(launch(*module, {&X, &B, &Y, &Z}).ok);
+  EXPECT_EQ(buffer_values(Y), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(buffer_values(Z), (std::vector<double>{11, 22, 33, 14, 25, 36}));
+}
+
 TEST(InterpreterOps, MasksAbsAndMinimaOfIntegers) {
   auto module = parse_verified(R"(module
 kernel @masks(%X: tensor<2, 4, i32>, %A: tensor<2, 4, i32>, %M: tensor<2, 4, i32>, %R: tensor<2, 1, i32>) {

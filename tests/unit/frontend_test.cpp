@@ -147,7 +147,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"shift_mask", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = (x > 0) << 1;\n}", "'<<' shifts integers, not i1", 3},
         ErrorCase{"const_shift", "const A = 1 << 64;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "the shift 1 << 64 moves by 64 bits: a constant shift takes 0 to 63", 1},
         ErrorCase{"const_shift_overflow", "const A = 3 << 62;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "integer overflow in the constant expression 3 << 62", 1},
-        ErrorCase{"rank_mismatch", "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  b = load B[0] : <4>;\n  z = x + b;\n}", "tile<8x4xf32, reg> and tile<4xf32, reg> differ in rank; tiles broadcast at equal rank (each dimension equal or 1): make the second <1, 4>", 4},
+        ErrorCase{"rank_mismatch", "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  b = load B[0] : <8>;\n  z = x + b;\n}", "tile shapes do not broadcast: tile<8x4xf32, reg> and tile<8xf32, reg> (aligned at their last dimension, as in NumPy, each dimension must be equal or 1)", 4},
         ErrorCase{"store_element", "kernel k(X: tensor<N, f32>, Y: tensor<N, bf16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store Y[i] = x;\n}", "storing a f32 tile into the bf16 tensor 'Y'", 3},
         ErrorCase{"const_div_zero", "const A = 4 / 0;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "division by zero", 1},
         ErrorCase{"const_overflow", "const A = 9223372036854775807 + 1;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "integer overflow", 1},
@@ -368,17 +368,35 @@ TEST(Lowering, AFailedAssignmentIsReportedOnceNotAtEachUse) {
   Compiled c = compile_tile(
       "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>, Y: tensor<N, M, f32>) grid tiles(1) as (i) {\n"
       "  x = load X[i, 0] : <8, 4>;\n"
-      "  h = x + load B[0] : <4>;\n"
+      "  h = x + load B[0] : <8>;\n"
       "  g = 0.5 * h * (1.0 + tanh(h * h));\n"
       "  store Y[i, 0] = g;\n"
       "  store Y[i, 0] = undefined_name;\n"
       "}");
   EXPECT_FALSE(c.module);
   ASSERT_EQ(c.diagnostics->diagnostics().size(), 2u) << c.errors();
-  EXPECT_NE(c.diagnostics->diagnostics()[0].message.find("differ in rank"), std::string::npos) << c.errors();
+  EXPECT_NE(c.diagnostics->diagnostics()[0].message.find("do not broadcast"), std::string::npos) << c.errors();
   EXPECT_EQ(c.diagnostics->diagnostics()[0].location.line, 3u);
   EXPECT_NE(c.diagnostics->diagnostics()[1].message.find("unknown name 'undefined_name'"), std::string::npos)
       << c.errors();
+}
+
+// NumPy's rule (issue 18): the shorter shape gains leading 1s through a reshape, on either side.
+TEST(Lowering, TilesOfDifferentRankBroadcastThroughAReshape) {
+  Compiled c = compile_tile(
+      "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>, Y: tensor<2, N, M, f32>) grid tiles(1) as (i) {\n"
+      "  x = load X[i, 0] : <8, 4>;\n"
+      "  h = load B[0] : <4> * x;\n"
+      "  store Y[0, i, 0] = zeros<2, 8, 4, f32>() + h;\n"
+      "}");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::string> reshapes;
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() == OpKind::reshape)
+      reshapes.push_back(op.operand(0)->type().to_string() + " -> " + op.result()->type().to_string());
+  });
+  EXPECT_EQ(reshapes, (std::vector<std::string>{"tile<4xf32, reg> -> tile<1x4xf32, reg>",
+                                                "tile<8x4xf32, reg> -> tile<1x8x4xf32, reg>"}));
 }
 
 TEST(Lowering, ANameDefinedInBothBranchesIsDefinedAfterTheIf) {
