@@ -37,6 +37,12 @@ std::string join(const std::vector<std::string>& parts, const char* separator) {
   return text;
 }
 
+// The number of matrices of a batched tensor's extents (rank 3 or more): the product of all but
+// the last two.
+std::string batch_extent(const std::vector<std::string>& extents) {
+  return join(std::vector<std::string>(extents.begin(), extents.end() - 2), " * ");
+}
+
 const char* tensor_map_type(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::bf16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
@@ -139,7 +145,6 @@ void TensorCoreKernel::emit_summary() {
 TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& op, size_t first) const {
   const Value* tensor = op.operand(first - 1);
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
-  const bool batched = extents.size() == 3;
   MatrixAccess access;
   if (extents.size() == 1) {  // a vector: one row
     access.rows = "1";
@@ -150,17 +155,28 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
     access.elements = op.has_attr("elements");
     return access;
   }
-  access.rows = extents[batched ? 1 : 0];
-  access.columns = extents[batched ? 2 : 1];
-  access.row = plan_.expression(op.operand(first + (batched ? 1 : 0)));
-  access.column = plan_.expression(op.operand(first + (batched ? 2 : 1)));
+  const size_t batch_dims = extents.size() - 2;  // a batch of matrices: rank 3 or more
+  access.rows = extents[batch_dims];
+  access.columns = extents[batch_dims + 1];
+  access.row = plan_.expression(op.operand(first + batch_dims));
+  access.column = plan_.expression(op.operand(first + batch_dims + 1));
   access.base = plan_.expression(tensor);
   access.elements = op.has_attr("elements");
-  if (batched) {
-    access.batch = plan_.expression(op.operand(first));
+  if (batch_dims > 0) {
+    // The leading coordinates fold into one batch index over the product of their extents (a
+    // dense row-major [B, H, M, N] is B·H matrices, as TMA's 3-D map sees it); an inner one
+    // outside its extent gives batch -1, which TMA zero-fills and clips like any other.
+    std::string batch = plan_.expression(op.operand(first));
+    std::vector<std::string> inner;
+    for (size_t d = 1; d < batch_dims; ++d) {
+      const std::string coordinate = plan_.expression(op.operand(first + d));
+      batch = fmt::format("{} * {} + {}", batch, extents[d], coordinate);
+      inner.push_back(fmt::format("0 <= {0} && {0} < {1}", coordinate, extents[d]));
+    }
+    access.batch = inner.empty() ? batch : fmt::format("({} ? {} : -1)", join(inner, " && "), batch);
     access.base = fmt::format("({} + static_cast<int64_t>({}) * ({} * {}))", access.base, access.batch, access.rows,
                               access.columns);
-    access.inside = fmt::format("0 <= {0} && {0} < {1} && ", access.batch, extents[0]);
+    access.inside = fmt::format("0 <= {0} && {0} < {1} && ", access.batch, batch_extent(extents));
   }
   return access;
 }
@@ -520,7 +536,7 @@ void TensorCoreKernel::emit_launcher() {
     launch.setup += "// TMA addresses 16-byte aligned rows: a tensor without them goes through a padded copy.\n";
   for (const Value* tensor : tensors) {
     const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
-    const bool batched = extents.size() == 3;  // a batch of matrices, copied (when it is) as one of B·M rows
+    const bool batched = extents.size() >= 3;  // a batch of matrices, copied (when it is) as one of B·M rows
     bool stored = std::any_of(tc_.store_ops.begin(), tc_.store_ops.end(), [&](const Operation* store) {
       return tc_.store_plans.at(store).tma && tc_.store_plans.at(store).tensor == tensor;
     });
@@ -529,7 +545,8 @@ void TensorCoreKernel::emit_launcher() {
     launch.setup += fmt::format(
         "if (const cudaError_t status = {0}_tma.prepare({0}, {1}, {2}, {3}, {4}, stream); status != cudaSuccess)\n"
         "  return status;\n",
-        name, batched ? fmt::format("{} * {}", extents[0], extents[1]) : extents[0], extents.back(),
+        name, batched ? fmt::format("{} * {}", batch_extent(extents), extents[extents.size() - 2]) : extents[0],
+        extents.back(),
         byte_size(tensor->type().element()), stored ? "true" : "false");
     launch.teardown +=
         fmt::format("if (const cudaError_t status = {}_tma.finish(); status != cudaSuccess) return status;\n", name);
@@ -539,8 +556,8 @@ void TensorCoreKernel::emit_launcher() {
     std::string tensor = plan_.expression(map.tensor) + "_tma";
     const std::vector<std::string>& extents = plan_.tensor_dims.at(map.tensor);
     // Rank 3: B matrices of M rows, one box of one matrix; an empty tensor's copy is one element.
-    std::string shape = extents.size() == 3 ? fmt::format("3, {0}.empty() ? 1 : {1}, {0}.empty() ? 1 : {2}", tensor,
-                                                          extents[0], extents[1])
+    std::string shape = extents.size() >= 3 ? fmt::format("3, {0}.empty() ? 1 : {1}, {0}.empty() ? 1 : {2}", tensor,
+                                                          batch_extent(extents), extents[extents.size() - 2])
                                             : fmt::format("2, 1, {}.map_rows()", tensor);
     launch.setup += fmt::format("CUtensorMap {};\n", map.name);
     launch.setup += fmt::format(

@@ -141,9 +141,9 @@ bool Analysis::analyze() {
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (!ok) return false;
   // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices.
-  for (const StageBuffer& buffer : tc_.stages) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() == 3;
+  for (const StageBuffer& buffer : tc_.stages) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() >= 3;
   for (const auto& [store, plan] : tc_.store_plans)
-    needs_.tma_3d = needs_.tma_3d || (plan.tma && plan.tensor->type().rank() == 3);
+    needs_.tma_3d = needs_.tma_3d || (plan.tma && plan.tensor->type().rank() >= 3);
   return !diagnostics_.has_errors();
 }
 
@@ -238,7 +238,7 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       return true;
     case OpKind::load: {
       const size_t rank = op.result()->type().rank(), tensor_rank = op.operand(0)->type().rank();
-      if (producer || !(rank == 2 || (rank == 1 && tensor_rank == 1)) || tensor_rank > 3)
+      if (producer || !(rank == 2 || (rank == 1 && tensor_rank == 1)))
         return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, or a row of a vector, "
                                "read by a compute agent)");
       return true;
@@ -267,8 +267,8 @@ bool Analysis::check_tma(const Operation& op) {
   if (it == tc_.stage_of.end()) return unsupported(op, "a tma_load_async into something other than a stage buffer");
   StageBuffer& buffer = tc_.stages[it->second];
   const Value* tensor = op.operand(2);
-  if (tensor->type().rank() != 2 && tensor->type().rank() != 3)
-    return unsupported(op, fmt::format("TMA from a rank-{} tensor (a matrix, or a batch of them: rank 2 or 3)",
+  if (tensor->type().rank() < 2)
+    return unsupported(op, fmt::format("TMA from a rank-{} tensor (a matrix, or a batch of them: rank 2 or more)",
                                        tensor->type().rank()));
   if (buffer.tensor && buffer.tensor != tensor) return unsupported(op, "one stage buffer filled from two tensors");
   if (buffer.tensor && buffer.transposed != op.has_attr("transposed"))
@@ -544,8 +544,8 @@ static std::string describe(const Value* value) {
 // shape, loads and scalars.
 bool Analysis::hold_store(const Operation& op) {
   const Value* value = op.operands().back();
-  if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() > 3)
-    return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a rank-2 or rank-3 tensor)");
+  if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() < 2)
+    return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a tensor of rank 2 or more)");
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   // Where the family stores 64-row tiles (the rows of an M = 64 accumulator), directly, not through TMA.
   const bool rows_64 = stores_64_rows() && rows == 64;

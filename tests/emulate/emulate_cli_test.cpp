@@ -345,6 +345,19 @@ TEST(EmulateRuntime, ABiasVectorBroadcastsInATensorCoreEpilogue) {
   }
 }
 
+// Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
+// SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
+// coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
+TEST(EmulateRuntime, RankFourTensorsFoldTheirBatchCoordinatesOnTheTensorCores) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    expect_emulation_matches(
+        std::string("tests/emulate/tensor_core/sdpa_bhsd.tile --dims B=2,H=3,S=136,T=72 --target ") + target +
+            " --sms 2 --schedules 1",
+        "O");
+  }
+}
+
 // fma (one rounding: fmaf on the host and the GPU) of f32 tiles broadcast with a row and a
 // number, and of bf16 tiles, in both plain forms.
 TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z"}); }
