@@ -487,8 +487,10 @@ void RegisterEmitter::emit_memory(const Operation& op) {
 // A column tile (r x 1, r the frame's rows) stored into a tensor of one column (a GEMV's
 // output): its rows are contiguous in memory but held by different threads, so the owners write
 // them to shared memory and the first r / W threads store W each as one 16-byte vector. One
-// barrier; a second inside for/if, before the staging is written again. Returns false (nothing
-// written) for any other store.
+// barrier; a second inside for/if, before the staging is written again. The tile's one column
+// is the tensor's only where its column coordinate is 0 (a grid over more columns stores from
+// the first only, as the interpreter drops the rest). Returns false (nothing written) for any
+// other store, and for element coordinates (`store T at [r, c]`), which the general path takes.
 bool RegisterEmitter::emit_column_store(const Operation& op) {
   const Value* tensor = op.operand(0);
   const Value* tile = op.operands().back();
@@ -496,8 +498,8 @@ bool RegisterEmitter::emit_column_store(const Operation& op) {
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
   int64_t bytes = byte_size(tile->type().element());
   int64_t width = 16 / bytes;
-  if (shape.size() != 2 || extents.size() != 2 || shape[1] != 1 || extents[1] != "1" || shape[0] != layout_.rows ||
-      layout_.rows == 1 || shape[0] % width != 0 || shape[0] / width > layout_.threads)
+  if (op.has_attr("elements") || shape.size() != 2 || extents.size() != 2 || shape[1] != 1 || extents[1] != "1" ||
+      shape[0] != layout_.rows || layout_.rows == 1 || shape[0] % width != 0 || shape[0] / width > layout_.threads)
     return false;
   int64_t rows = shape[0];
   column_bytes_ = std::max(column_bytes_, (rows * bytes + 15) / 16 * 16);
@@ -521,7 +523,9 @@ bool RegisterEmitter::emit_column_store(const Operation& op) {
   std::string flag = names_.unique(plan_.expression(tensor) + "_vectors");
   writer_.line(fmt::format("const bool {} = vectors_fit<{}>({}, {});", flag, width, plan_.expression(tensor), width));
   {
-    CodeWriter::Block storers = writer_.block(fmt::format("if (threadIdx.x < {}) {{", rows / width));
+    const std::string tile_column = plan_.expression(op.operand(2));
+    CodeWriter::Block storers = writer_.block(fmt::format("if (threadIdx.x < {}{}) {{", rows / width,
+                                                          tile_column == "0" ? "" : " && " + tile_column + " == 0"));
     std::string tile_row = plan_.expression(op.operand(1));
     // The one-column tensor read as one row of extents[0] elements.
     writer_.line(fmt::format("const Index {} = {}threadIdx.x * {};", column_,

@@ -358,6 +358,13 @@ TEST(EmulateRuntime, RankFourTensorsFoldTheirBatchCoordinatesOnTheTensorCores) {
   }
 }
 
+// A column tile stored from a grid that also walks columns (found writing a log-sum-exp): only
+// the CTAs of column block 0 may write the one-column output (the register form's staged column
+// store ignored the column coordinate, so later blocks overwrote it).
+TEST(EmulateRuntime, AColumnStoreWritesOnlyFromTheColumnBlockInsideTheTensor) {
+  expect_plain_kernel_matches("row_logsumexp", {"L"});
+}
+
 // fma (one rounding: fmaf on the host and the GPU) of f32 tiles broadcast with a row and a
 // number, and of bf16 tiles, in both plain forms.
 TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z"}); }
