@@ -282,10 +282,14 @@ Operation* Lowering::lower_store(const Stmt& s) {
     error(s.value->location, "store writes a tile; make one with full<...>(value)");
     return nullptr;
   }
+  if (value.value->type().rank() > t.rank() && leading_ones(value.value->type(), t.rank()))
+    // NumPy-style: the extra leading dims of extent 1 go (sum(x, axis = 0) into a vector).
+    value.value = without_leading_ones(value.value, t.rank(), s.value->location);
   const Type& tile = value.value->type();
   if (tile.rank() > t.rank()) {
     error(s.value->location, fmt::format("storing a rank-{} tile into the rank-{} tensor '{}' (a tile may have "
-                                         "fewer dimensions than its tensor, not more)", tile.rank(), t.rank(), s.name));
+                                         "fewer dimensions than its tensor, or more of extent 1 in front, not more)",
+                                         tile.rank(), t.rank(), s.name));
     return nullptr;
   }
   if (tile.element() != t.element()) {
@@ -348,9 +352,20 @@ Operation* Lowering::lower_for(const Stmt& s) {
   for (size_t i = 0; i < s.carried.size(); ++i) {
     const auto& [name, location] = s.carried[i];
     Value* v = materialize(frames_.back().vars[name], inits[i]->type().element(), location);
-    if (!(v->type() == inits[i]->type()))
-      error(location, fmt::format("carried '{}' changes type in the loop: {} before, {} at the end of the body",
-                                  name, inits[i]->type().to_string(), v->type().to_string()));
+    if (!(v->type() == inits[i]->type())) {
+      // Broadcasting with a tile of higher rank gives a row 1 x N for a vector N: say how to start it so.
+      const Type& end = v->type();
+      std::string hint;
+      if (end.is_tile() && inits[i]->type().is_tile() && end.rank() > inits[i]->type().rank() &&
+          end.element_count() == inits[i]->type().element_count() && end.element() == inits[i]->type().element()) {
+        std::string extents;
+        for (int64_t extent : end.shape()) extents += std::to_string(extent) + ", ";
+        hint = fmt::format(" (start it with the shape it ends with, e.g. zeros<{}{}>())", extents,
+                           to_string(end.element()));
+      }
+      error(location, fmt::format("carried '{}' changes type in the loop: {} before, {} at the end of the body{}",
+                                  name, inits[i]->type().to_string(), end.to_string(), hint));
+    }
     yielded.push_back(v);
   }
   inner.set_location(s.location);

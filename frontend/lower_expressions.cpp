@@ -94,6 +94,18 @@ Value* Lowering::with_rank(Value* value, size_t rank, Location location) {
   return create(OpKind::reshape, {value}, Type::tile(shape, type.element()), location);
 }
 
+bool Lowering::leading_ones(const Type& type, size_t rank) {
+  return type.is_tile() && type.rank() > rank &&
+         std::all_of(type.shape().begin(), type.shape().end() - static_cast<std::ptrdiff_t>(rank),
+                     [](int64_t extent) { return extent == 1; });
+}
+
+Value* Lowering::without_leading_ones(Value* value, size_t rank, Location location) {
+  const Type& type = value->type();
+  std::vector<int64_t> shape(type.shape().end() - static_cast<std::ptrdiff_t>(rank), type.shape().end());
+  return create(OpKind::reshape, {value}, Type::tile(shape, type.element()), location);
+}
+
 std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
                           const Expr* ea, const Expr* eb) {
   ScalarKind element = a.value ? a.value->type().element() : b.value->type().element();
@@ -254,15 +266,22 @@ Operand Lowering::lower_load(const Expr& e) {
   if (!coordinates(e.args, tensor->type(), e.location, operands)) return {};
   auto shape = tile_shape(e.shape);
   if (!shape) return {};
-  if (shape->size() > tensor->type().rank()) {
+  // NumPy-style: dims of extent 1 in front of the tensor's rank (a bias row <1, BN> of a vector)
+  // load the tile without them and gain them through a reshape.
+  const size_t rank = tensor->type().rank(), requested = shape->size();
+  if (leading_ones(Type::tile(*shape, tensor->type().element()), rank))
+    shape->erase(shape->begin(), shape->end() - static_cast<std::ptrdiff_t>(rank));
+  if (shape->size() > rank) {
     error(e.location, fmt::format("the tile shape has {} dimensions, more than the rank-{} tensor '{}' (a tile "
-                                  "may have fewer: the leading coordinates then pick a slice)",
+                                  "may have fewer: the leading coordinates then pick a slice; or more of extent 1 "
+                                  "in front)",
                                   shape->size(), tensor->type().rank(), e.name));
     return {};
   }
   std::vector<std::pair<std::string, Attribute>> attributes;
   if (e.op == "at") attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
-  return Operand{create(OpKind::load, operands, Type::tile(*shape, tensor->type().element()), e.location, attributes)};
+  Value* loaded = create(OpKind::load, operands, Type::tile(*shape, tensor->type().element()), e.location, attributes);
+  return Operand{with_rank(loaded, requested, e.location)};
 }
 
 }  // namespace tilec::frontend::detail

@@ -81,6 +81,10 @@ class Lowering {
   static std::string operand_text(const Expr* e, const char* position);
   // A tile of lower rank as one of `rank` dimensions: NumPy's leading 1s, through a reshape.
   Value* with_rank(Value* value, size_t rank, Location location);
+  // Whether a tile has more than `rank` dims, those in front of the last `rank` all of extent 1;
+  // and the tile without them (a reshape), as a store into a rank-`rank` tensor takes it.
+  static bool leading_ones(const Type& type, size_t rank);
+  Value* without_leading_ones(Value* value, size_t rank, Location location);
   // Gives both operands values of one element type, and tiles of one rank (with_rank); the
   // result type of the elementwise op. `ea` and `eb` (may be null) are the operands'
   // expressions, for messages.

@@ -326,10 +326,11 @@ TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
 TEST(EmulateRuntime, Exp2MatchesTheInterpreter) { expect_plain_kernel_matches("exp2", {"Y", "Z"}); }
 
 // NumPy broadcasting of tiles of different rank (issue 18): a <64> row of a vector with <4, 64>
-// tiles, rank-1 and rank-2 iotas, in both plain forms (the register form keeps its layout: a
+// tiles, rank-1 and rank-2 iotas, a <1, 64> load of a vector and a <1, 64> column sum stored into
+// one, in both plain forms (the register form keeps its layout: a
 // row <N> and a <1, N> tile are the same registers).
 TEST(EmulateRuntime, TilesOfDifferentRankBroadcastAsInNumPy) {
-  expect_plain_kernel_matches("rank_broadcast", {"Y", "Z", "V"});
+  expect_plain_kernel_matches("rank_broadcast", {"Y", "Z", "V", "U"});
 }
 
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the

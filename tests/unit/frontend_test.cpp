@@ -194,8 +194,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"bad_annotation", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  @fast\n  store X[i] = x;\n}", "unknown annotation '@fast'", 3},
         ErrorCase{"grid_arity", "kernel k(X: tensor<N, f32>) grid tiles(4, 4) as (i) {\n}", "the grid has 2 extents but names 1 coordinates", 1},
         ErrorCase{"coordinate_count", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "1 tile coordinates given for a rank-2 tensor", 2},
-        ErrorCase{"tile_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "the tile shape has 2 dimensions, more than the rank-1 tensor 'X' (a tile may have fewer: the leading coordinates then pick a slice)", 2},
-        ErrorCase{"store_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, 8, f32>();\n}", "storing a rank-2 tile into the rank-1 tensor 'X' (a tile may have fewer dimensions than its tensor, not more)", 2},
+        ErrorCase{"tile_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "the tile shape has 2 dimensions, more than the rank-1 tensor 'X' (a tile may have fewer: the leading coordinates then pick a slice; or more of extent 1 in front)", 2},
+        ErrorCase{"store_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, 8, f32>();\n}", "storing a rank-2 tile into the rank-1 tensor 'X' (a tile may have fewer dimensions than its tensor, or more of extent 1 in front, not more)", 2},
         ErrorCase{"if_type_change", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  if i < 1 { x = cast(x, bf16); }\n}", "has type tile<8xbf16, reg> after the then-branch", 3},
         ErrorCase{"syntax_missing_semicolon", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>\n  store X[i] = x;\n}", "expected ';' after a statement", 2},
         ErrorCase{"syntax_bad_grid", "kernel k(X: tensor<N, f32>) grid blocks(1) as (i) {\n}", "unknown grid kind 'blocks'", 1}),
@@ -397,6 +397,45 @@ TEST(Lowering, TilesOfDifferentRankBroadcastThroughAReshape) {
   });
   EXPECT_EQ(reshapes, (std::vector<std::string>{"tile<4xf32, reg> -> tile<1x4xf32, reg>",
                                                 "tile<8x4xf32, reg> -> tile<1x8x4xf32, reg>"}));
+}
+
+// The other side of NumPy's rule: a load may ask for dims of extent 1 in front of its tensor's
+// rank, and a store drops them; a carried vector that broadcasting turns into a row says how to
+// start it.
+TEST(Lowering, LeadingDimsOfExtentOneComeAndGoAtLoadsAndStores) {
+  Compiled c = compile_tile(
+      "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>, Y: tensor<M, f32>) grid tiles(1) as (i) {\n"
+      "  store Y[0] = load X[i, 0] : <2, 4>;\n"
+      "}");
+  EXPECT_FALSE(c.module) << "only dims of extent 1 go";
+  EXPECT_NE(c.errors().find("storing a rank-2 tile into the rank-1 tensor 'Y' (a tile may have fewer dimensions than "
+                            "its tensor, or more of extent 1 in front, not more)"),
+            std::string::npos)
+      << c.errors();
+  Compiled d = compile_tile(
+      "kernel k(X: tensor<N, M, f32>, B: tensor<M, f32>, Y: tensor<M, f32>) grid tiles(1) as (i) {\n"
+      "  b = load B[0] : <1, 4>;\n"
+      "  store Y[0] = sum(load X[i, 0] : <8, 4> + b, axis = 0);\n"
+      "}");
+  ASSERT_TRUE(d.module) << d.errors();
+  std::vector<std::string> reshapes;
+  walk(*d.module, [&](Operation& op) {
+    if (op.kind() == OpKind::reshape)
+      reshapes.push_back(op.operand(0)->type().to_string() + " -> " + op.result()->type().to_string());
+  });
+  EXPECT_EQ(reshapes, (std::vector<std::string>{"tile<4xf32, reg> -> tile<1x4xf32, reg>",
+                                                "tile<1x4xf32, reg> -> tile<4xf32, reg>"}));
+  Compiled e = compile_tile(
+      "kernel k(X: tensor<N, M, f32>, Y: tensor<M, f32>) grid tiles(1) as (i) {\n"
+      "  acc = zeros<4, f32>();\n"
+      "  for k in 0 .. 3 carry (acc) { acc = acc + sum(load X[k, 0] : <8, 4>, axis = 0); }\n"
+      "  store Y[0] = acc;\n"
+      "}");
+  EXPECT_FALSE(e.module);
+  EXPECT_NE(e.errors().find("tile<4xf32, reg> before, tile<1x4xf32, reg> at the end of the body (start it with the "
+                            "shape it ends with, e.g. zeros<1, 4, f32>())"),
+            std::string::npos)
+      << e.errors();
 }
 
 TEST(Lowering, ANameDefinedInBothBranchesIsDefinedAfterTheIf) {
