@@ -145,6 +145,9 @@ Value* Lowering::index_value(const Expr& expr, const char* what) {
   Operand operand = lower_expr(expr);
   if (!operand.ok()) return nullptr;
   Value* value = materialize(operand, ScalarKind::index, expr.location);
+  if (value->type().is_scalar() && is_integer(value->type().element()) && value->type().element() != ScalarKind::i1 &&
+      !value->type().is_index())  // an integer computed at run time (item() of a loaded id): as an index
+    value = create(OpKind::cast, {value}, Type::scalar(ScalarKind::index), expr.location);
   if (!value->type().is_index()) {
     error(expr.location, fmt::format("{} must be an index, not {}", what, value->type().to_string()));
     return nullptr;

@@ -100,6 +100,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"cumprod", 1, true, OpKind::scan_prod, &Lowering::lower_scan},
       {"cummax", 1, true, OpKind::scan_max, &Lowering::lower_scan},
       {"cummin", 1, true, OpKind::scan_min, &Lowering::lower_scan},
+      {"item", 1, false, OpKind::item, &Lowering::lower_item},
       {"cast", 2, false, OpKind::cast, &Lowering::lower_cast},
       {"where", 3, false, OpKind::select, &Lowering::lower_where},
       {"mma", 3, false, OpKind::mma, &Lowering::lower_mma},
@@ -364,6 +365,19 @@ Operand Lowering::lower_where(const Expr& e, const Builtin&, const Expr*) {
   type = type.with_element(values->element());
   if (type.is_tile()) type = type.with_space(MemorySpace::reg);
   return Operand{create(OpKind::select, {condition, va, vb}, type, e.location)};
+}
+
+// item(x): the one element of a tile of one element as a scalar, e.g. a token id to load at.
+Operand Lowering::lower_item(const Expr& e, const Builtin&, const Expr*) {
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  if (!x.value || !x.value->type().is_tile() || x.value->type().element_count() != 1) {
+    error(e.location, fmt::format("item() takes a tile of one element (every extent 1), not {}; reduce it first, "
+                                  "e.g. item(sum(x))",
+                                  x.value ? x.value->type().to_string() : "a number"));
+    return {};
+  }
+  return Operand{create(OpKind::item, {x.value}, Type::scalar(x.value->type().element()), e.location)};
 }
 
 // cast(x, bf16): the element type conversion (none when x has that type already).

@@ -119,6 +119,7 @@ class Lowering {
   Operand lower_unary_function(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_fma(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_transpose(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_item(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_permute(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);

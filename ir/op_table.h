@@ -77,6 +77,8 @@ namespace tilec {
   X(full, "full", 1, 1, 1, 0, kPure, SIMT, -1, "a tile filled with a scalar")                        \
   X(iota, "iota", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of each element's index along `axis`")        \
   X(transpose, "transpose", 1, 1, 1, 0, kPure, SIMT, -1, "a tile with its dimensions reordered by `dims` (default: a 2-D swap)") \
+  X(item, "item", 1, 1, 1, 0, kPure, SIMT, -1,                                                      \
+    "the one element of a tile of one element, as a scalar (PyTorch's x.item())")                \
   X(reshape, "reshape", 1, 1, 1, 0, kPure, SIMT, -1,                                                \
     "the tile's elements in row-major order under another shape of as many (the front end inserts it to broadcast tiles of different rank)") \
   X(scan_sum, "scan_sum", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix sum along `axis` (cumsum)")   \

@@ -10,6 +10,7 @@
 //     yields and results; `if` takes an i1 and both regions yield the results' types;
 //     elementwise operands broadcast to the result type; reductions keep the axis with extent 1;
 //     `transpose` swaps a 2-D tile's extents; `reshape` keeps the element type and count;
+//     `item` gives the scalar of a one-element tile;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
 //     type; `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
 //     `grid_ids` takes and gives index values; `dim` reads an axis of a tensor; `constant` holds
@@ -297,6 +298,11 @@ class Verifier {
         if (!result().is_tile()) error(op, "gives a tile");
         if (op.kind() == OpKind::full && !(type(0) == Type::scalar(result().element())))
           error(op, "the fill value must be a scalar of the tile's element type");
+        break;
+      case OpKind::item:
+        if (!type(0).is_tile() || type(0).element_count() != 1 || !(result() == Type::scalar(type(0).element())))
+          error(op, fmt::format("gives the scalar of a tile of one element, not {} from {}", result().to_string(),
+                                type(0).to_string()));
         break;
       case OpKind::reshape:
         if (!type(0).is_tile() || !result().is_tile() || type(0).element() != result().element() ||

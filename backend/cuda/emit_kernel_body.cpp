@@ -182,6 +182,9 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
   };
 
   if (op.kind() == OpKind::select) return fmt::format("({} ? {} : {})", args[0], args[1], args[2]);
+  // A one-element tile's element: slot 0 of its array (shared memory after the barrier that ends
+  // the loop writing it; in the register form every thread holds it there).
+  if (op.kind() == OpKind::item) return fmt::format("{}[0]", args[0]);
   if (op.kind() == OpKind::cast) {
     const std::string& x = args[0];
     if (input == result) return x;
@@ -277,6 +280,9 @@ void BodyEmitter::emit_scalar(const Operation& op) {
   for (const Value* operand : op.operands()) args.push_back(plan_.expression(operand));
   out_.line(fmt::format("const {} {} = {};", element_type(op.result()->type().element()),
                         plan_.expression(op.result()), compute(op, args)));
+  // item() reads a tile's shared memory outside a tile loop: every thread has read it before a
+  // later tile may reuse its bytes (the shared-memory plan lets tiles that never live at once share).
+  if (op.kind() == OpKind::item && mode_ == BodyMode::cta) out_.line("__syncthreads();");
 }
 
 void BodyEmitter::emit_elementwise_tile(const Operation& op) {

@@ -243,6 +243,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
                                "read by a compute agent)");
       return true;
     }
+    case OpKind::item:
+      return unsupported(op, "item() in a tensor-core kernel (a plain kernel takes it: a token id to load at, "
+                             "e.g. an embedding lookup)");
     case OpKind::reshape: {
       const Type& input = op.operand(0)->type();
       if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1)

@@ -231,6 +231,14 @@ bool TileExecution::execute(const Operation& op) {
       problem = evaluate_scan(op.kind(), axis->as_int(), *a, out);
       break;
     }
+    case OpKind::item: {
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      if (a->count() != 1) return fail(op, "takes a tile of one element");
+      out = a->holds_floats() ? TileValue::scalar_float(a->element, a->floats[0])
+                              : TileValue::scalar_int(a->element, a->ints[0]);
+      break;
+    }
     case OpKind::reshape: {  // row-major: the elements as they are, under the result's shape
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;

@@ -556,6 +556,23 @@ void expect_every_deletion_compiled_or_rejected(const std::string& sample) {
   EXPECT_GT(rejected, lines.size()) << "most deletions break the IR and must be reported";
 }
 
+// item() (a scalar from a one-element tile, e.g. a token id) is a plain-kernel op: a tensor-core
+// kernel refuses it at its location, naming where it works.
+TEST(TensorCore, ItemIsRefusedWithWhereToUseIt) {
+  std::string source = replace_once(read_file(source_dir() / "samples" / "gemm.tile"), "  store C[m, n] = acc;",
+                                    "  store C[m, n] = acc * cast(item(load A[m, 0] : <1, 1>), f32);");
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("tilec_item_" + std::to_string(::getpid()) + ".tile");
+  write_file(path, source);
+  CommandResult refused = run_command(tilec_binary() + " compile " + path.string() + " -o /dev/null");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("does not support item() in a tensor-core kernel (a plain kernel takes it: a token id to "
+                             "load at, e.g. an embedding lookup)"),
+            std::string::npos)
+      << refused.err;
+  std::filesystem::remove(path);
+}
+
 TEST(TensorCore, EveryOneLineDeletionOfGemmIsCompiledOrRejected) { expect_every_deletion_compiled_or_rejected("gemm"); }
 
 TEST(TensorCore, EveryOneLineDeletionOfAttentionIsCompiledOrRejected) {

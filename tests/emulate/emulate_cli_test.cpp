@@ -359,6 +359,12 @@ TEST(EmulateRuntime, RankFourTensorsFoldTheirBatchCoordinatesOnTheTensorCores) {
   }
 }
 
+// A gather (issue 18: data-dependent coordinates could not be written): an embedding lookup whose
+// row comes from item() of a loaded id, and a row divided by item() of a whole-tile sum, in both
+// plain forms (the shared form reads the id from shared memory, then a barrier before its bytes
+// are reused: without it the lookup raced with the next tile's writes).
+TEST(EmulateRuntime, AnEmbeddingLookupGathersRowsAtLoadedIds) { expect_plain_kernel_matches("embedding", {"Y", "Z"}); }
+
 // A column tile stored from a grid that also walks columns (found writing a log-sum-exp): only
 // the CTAs of column block 0 may write the one-column output (the register form's staged column
 // store ignored the column coordinate, so later blocks overwrote it).

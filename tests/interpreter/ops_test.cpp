@@ -609,6 +609,29 @@ kernel @re(%X: tensor<2, 3, i32>, %B: tensor<3, i32>, %Y: tensor<3, 2, i32>, %Z:
   EXPECT_EQ(buffer_values(Z), (std::vector<double>{11, 22, 33, 14, 25, 36}));
 }
 
+// item gives the scalar of a one-element tile; as a cast index it is a load's element coordinate.
+TEST(InterpreterOps, ItemGivesTheElementAndIndexesALoad) {
+  auto module = parse_verified(R"(module
+kernel @gather(%I: tensor<1, i32>, %X: tensor<4, 3, f32>, %Y: tensor<1, 3, f32>) {
+  %one = constant {value = 1} : index
+  %z = constant {value = 0} : index
+  %g = grid_ids %one : index
+  %id = load %I, %z : tile<1xi32, reg>
+  %s = item %id : i32
+  %row = cast %s : index
+  %x = load %X, %row, %z {elements} : tile<1x3xf32, reg>
+  store %Y, %z, %z, %x
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer I = make_buffer(ScalarKind::i32, {1}, {2});
+  HostBuffer X = make_buffer(ScalarKind::f32, {4, 3}, {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32});
+  HostBuffer Y(ScalarKind::f32, {1, 3});
+  ASSERT_TRUE(launch(*module, {&I, &X, &Y}).ok);
+  EXPECT_EQ(buffer_values(Y), (std::vector<double>{20, 21, 22}));
+}
+
 TEST(InterpreterOps, MasksAbsAndMinimaOfIntegers) {
   auto module = parse_verified(R"(module
 kernel @masks(%X: tensor<2, 4, i32>, %A: tensor<2, 4, i32>, %M: tensor<2, 4, i32>, %R: tensor<2, 1, i32>) {

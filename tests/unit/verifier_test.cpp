@@ -75,6 +75,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"yield_type", "    yield %acc\n", "    yield %r\n", "yields tile<64x1xf32, reg> for a result of type"},
         Broken{"broadcast", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%s = sub %acc, %m : tile<64x64xf32, reg>", "do not broadcast"},
         Broken{"reshape_count", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%q = reshape %r : tile<32x1xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "'reshape': gives a tile of the same element type and count as its operand, not tile<32x1xf32, reg> from tile<64x1xf32, reg>"},
+        Broken{"item_count", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%q = item %r : f32\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "'item': gives the scalar of a tile of one element, not f32 from tile<64x1xf32, reg>"},
         Broken{"reduce_shape", "%r = reduce_max %acc {axis = 1} : tile<64x1xf32, reg>", "%r = reduce_max %acc {axis = 1} : tile<1x64xf32, reg>", "result must be tile<64x1xf32, reg>"},
         Broken{"load_coordinates", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k :", "takes 1 tile coordinates for a rank-2 tensor"},
         Broken{"tma_space", "tile<32x64xbf16, smem>", "tile<32x64xbf16, reg>", "a tma_load fills shared memory"},
