@@ -23,7 +23,7 @@ enum class ExprKind {
   unary,       // -x, !m        (op = "-", "!")
   binary,      // a + b         (op = "+", "-", "*", "/", "%", "**", "<", "<=", ..., "&&", "||")
   call,        // f(args, key = value)     (name = callee)
-  tile_new,    // zeros<shape, elem>() / full<shape, elem>(value)   (name = "zeros"|"full")
+  tile_new,    // zeros<shape, elem>() / full<shape, elem>(value) / iota<...>(axis) / reshape<shape>(x)
   load,        // load T[i, j] : <shape>   (name = tensor; op = "at": element coordinates)
 };
 

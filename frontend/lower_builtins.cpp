@@ -48,6 +48,7 @@ std::string unknown_function(const std::string& name, std::span<const Builtin> b
     if (name == constructor)
       return fmt::format("{}() is a tile constructor: write {}<R, C, f32>({})", name, name,
                          name == "zeros" ? "" : name == "full" ? "value" : "axis");
+  if (name == "reshape") return "reshape() takes the new shape first: write reshape<R, C>(x)";
   std::string known, nearest;
   size_t best = 3;  // suggest only a name within two edits
   for (const Builtin& builtin : builtins) {

@@ -196,6 +196,7 @@ Operand Lowering::combine(const std::string& op, Operand a, Operand b, const Exp
 }
 
 Operand Lowering::lower_tile_new(const Expr& e) {
+  if (e.name == "reshape") return lower_reshape(e);
   auto element = element_type(e.element, e.location);
   auto shape = tile_shape(e.shape);
   if (!element || !shape) return {};
@@ -233,6 +234,28 @@ Operand Lowering::lower_tile_new(const Expr& e) {
     return {};
   }
   return Operand{create(OpKind::full, {fill}, type, e.location)};
+}
+
+// reshape<R, C>(x): x's elements in row-major order under another shape of as many (NumPy's
+// x.reshape, e.g. a vector <BM> as the column <BM, 1>).
+Operand Lowering::lower_reshape(const Expr& e) {
+  auto shape = tile_shape(e.shape);
+  if (!shape) return {};
+  if (e.args.size() != 1) {
+    error(e.location, "reshape<...>(x) takes one tile");
+    return {};
+  }
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  Type type = Type::tile(*shape, x.value ? x.value->type().element() : ScalarKind::f32);
+  if (!x.value || !x.value->type().is_tile() || x.value->type().element_count() != type.element_count()) {
+    error(e.location, fmt::format("reshape<...>() keeps the number of elements: {} has {}, not {}",
+                                  x.value ? x.value->type().to_string() : "a number",
+                                  x.value && x.value->type().is_tile() ? x.value->type().element_count() : 1,
+                                  type.element_count()));
+    return {};
+  }
+  return Operand{create(OpKind::reshape, {x.value}, type, e.location)};
 }
 
 Value* Lowering::tensor_named(const std::string& name, Location location) {

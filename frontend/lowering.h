@@ -99,6 +99,7 @@ class Lowering {
   [[gnu::noinline]] Operand lower_unary(const Expr& e);  // -x, !mask, ~x
   Operand lower_call(const Expr& e);  // a builtin function (frontend/lower_builtins.cpp)
   Operand lower_tile_new(const Expr& e);
+  Operand lower_reshape(const Expr& e);
   Value* tensor_named(const std::string& name, Location location);
   bool coordinates(const std::vector<ExprPtr>& indices, const Type& tensor, Location location,
                    std::vector<Value*>& out);

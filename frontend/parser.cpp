@@ -438,7 +438,8 @@ class Parser {
   // primary := INTEGER | FLOAT | '(' expr ')' | load | tile_new
   //          | IDENT [ '(' [ arg { ',' arg } ] ')' ]
   // load     := 'load' IDENT [ 'at' ] '[' expr { ',' expr } ']' ':' '<' expr { ',' expr } '>'
-  // tile_new := ( 'zeros' | 'full' ) '<' expr { ',' expr } ',' ELEMTYPE '>' '(' [ expr ] ')'
+  // tile_new := ( 'zeros' | 'full' | 'iota' ) '<' expr { ',' expr } ',' ELEMTYPE '>' '(' [ expr ] ')'
+  //           | 'reshape' '<' expr { ',' expr } '>' '(' expr ')'
   ExprPtr primary() {
     auto e = std::make_unique<Expr>();
     const Token& token = peek();
@@ -485,6 +486,17 @@ class Parser {
       case TokenKind::identifier: {
         next();
         e->name = std::string(token.text);
+        if (e->name == "reshape" && at(TokenKind::less)) {  // the shape only: the element is x's
+          e->kind = ExprKind::tile_new;
+          next();
+          do e->shape.push_back(additive());
+          while (accept(TokenKind::comma));
+          expect(TokenKind::greater, "to close the tile shape (reshape<rows, cols>(x))");
+          expect(TokenKind::l_paren, "after reshape<...>");
+          if (!at(TokenKind::r_paren)) e->args.push_back(expr());
+          expect(TokenKind::r_paren, "to close the call");
+          return with_height(std::move(e));
+        }
         if ((e->name == "zeros" || e->name == "full" || e->name == "iota") && at(TokenKind::less)) {
           e->kind = ExprKind::tile_new;
           next();

@@ -359,6 +359,10 @@ TEST(EmulateRuntime, RankFourTensorsFoldTheirBatchCoordinatesOnTheTensorCores) {
   }
 }
 
+// reshape<...>(x): a vector of per-row scales as a column, and a general row-major reshape, in both
+// plain forms (the register form leaves them to shared memory).
+TEST(EmulateRuntime, ReshapeMatchesTheInterpreter) { expect_plain_kernel_matches("reshape", {"Y", "W"}); }
+
 // A gather (issue 18: data-dependent coordinates could not be written): an embedding lookup whose
 // row comes from item() of a loaded id, and a row divided by item() of a whole-tile sum, in both
 // plain forms (the shared form reads the id from shared memory, then a barrier before its bytes
