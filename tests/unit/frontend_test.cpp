@@ -385,6 +385,16 @@ TEST(Lowering, AFailedAssignmentIsReportedOnceNotAtEachUse) {
       << c.errors();
 }
 
+// "operand type -> result type" of each reshape the front end made, in program order.
+std::vector<std::string> reshapes_in(Module& module) {
+  std::vector<std::string> reshapes;
+  walk(module, [&](Operation& op) {
+    if (op.kind() == OpKind::reshape)
+      reshapes.push_back(op.operand(0)->type().to_string() + " -> " + op.result()->type().to_string());
+  });
+  return reshapes;
+}
+
 // NumPy's rule (issue 18): the shorter shape gains leading 1s through a reshape, on either side.
 TEST(Lowering, TilesOfDifferentRankBroadcastThroughAReshape) {
   Compiled c = compile_tile(
@@ -394,13 +404,8 @@ TEST(Lowering, TilesOfDifferentRankBroadcastThroughAReshape) {
       "  store Y[0, i, 0] = zeros<2, 8, 4, f32>() + h;\n"
       "}");
   ASSERT_TRUE(c.module) << c.errors();
-  std::vector<std::string> reshapes;
-  walk(*c.module, [&](Operation& op) {
-    if (op.kind() == OpKind::reshape)
-      reshapes.push_back(op.operand(0)->type().to_string() + " -> " + op.result()->type().to_string());
-  });
-  EXPECT_EQ(reshapes, (std::vector<std::string>{"tile<4xf32, reg> -> tile<1x4xf32, reg>",
-                                                "tile<8x4xf32, reg> -> tile<1x8x4xf32, reg>"}));
+  EXPECT_EQ(reshapes_in(*c.module), (std::vector<std::string>{"tile<4xf32, reg> -> tile<1x4xf32, reg>",
+                                                              "tile<8x4xf32, reg> -> tile<1x8x4xf32, reg>"}));
 }
 
 // The other side of NumPy's rule: a load may ask for dims of extent 1 in front of its tensor's
@@ -422,13 +427,8 @@ TEST(Lowering, LeadingDimsOfExtentOneComeAndGoAtLoadsAndStores) {
       "  store Y[0] = sum(load X[i, 0] : <8, 4> + b, axis = 0);\n"
       "}");
   ASSERT_TRUE(d.module) << d.errors();
-  std::vector<std::string> reshapes;
-  walk(*d.module, [&](Operation& op) {
-    if (op.kind() == OpKind::reshape)
-      reshapes.push_back(op.operand(0)->type().to_string() + " -> " + op.result()->type().to_string());
-  });
-  EXPECT_EQ(reshapes, (std::vector<std::string>{"tile<4xf32, reg> -> tile<1x4xf32, reg>",
-                                                "tile<1x4xf32, reg> -> tile<4xf32, reg>"}));
+  EXPECT_EQ(reshapes_in(*d.module), (std::vector<std::string>{"tile<4xf32, reg> -> tile<1x4xf32, reg>",
+                                                              "tile<1x4xf32, reg> -> tile<4xf32, reg>"}));
   Compiled e = compile_tile(
       "kernel k(X: tensor<N, M, f32>, Y: tensor<M, f32>) grid tiles(1) as (i) {\n"
       "  acc = zeros<4, f32>();\n"
