@@ -285,8 +285,8 @@ Operation* Lowering::lower_store(const Stmt& s) {
     error(s.value->location, "store writes a tile; make one with full<...>(value)");
     return nullptr;
   }
-  if (value.value->type().rank() > t.rank() && leading_ones(value.value->type(), t.rank()))
-    // NumPy-style: the extra leading dims of extent 1 go (sum(x, axis = 0) into a vector).
+  // NumPy-style: extra leading dims of extent 1 go (sum(x, axis = 0) into a vector).
+  if (leading_ones(value.value->type(), t.rank()))
     value.value = without_leading_ones(value.value, t.rank(), s.value->location);
   const Type& tile = value.value->type();
   if (tile.rank() > t.rank()) {
