@@ -10,7 +10,7 @@
 
 #include <regex>
 
-#include "emulate_test_support.h"
+#include "emulate_checks.h"
 
 namespace tilec::testing {
 namespace {
@@ -229,36 +229,6 @@ TEST(EmulateRuntime, UnalignedRowsGoThroughPaddedCopies) {
   }
 }
 
-// `tilec emulate ARGUMENTS` exits 0 and reports `OUTPUT ok (...)` (for every schedule it ran).
-void expect_emulation_matches(const std::string& arguments, const std::string& output) {
-  CommandResult r = run_command(tilec("emulate " + arguments));
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr(output + " ok (max abs error"));
-}
-
-// A plain kernel `text` (written to a temporary .tile named after `name`) checked by `tilec run
-// --check` and emulated at `dims` in both plain forms: each of `outputs` matches the interpreter.
-// On sm_90a only: a plain kernel's CUDA is the same for both targets but for its header comment
-// (the sample sweep runs the plain samples on both).
-void expect_plain_kernel_matches(const std::string& name, const std::vector<std::string>& outputs) {
-  // The kernel is tests/emulate/kernels/NAME.tile, its shape on its first line ("// dims: ...");
-  // bench/gpu/gpu_check.py runs the same files on a GPU.
-  fs::path source = source_dir() / "tests" / "emulate" / "kernels" / (name + ".tile");
-  std::string text = read_file(source);
-  const std::string marker = "// dims: ";
-  ASSERT_EQ(text.rfind(marker, 0), 0u) << source << " does not begin with \"" << marker << "\"";
-  std::string dims = text.substr(marker.size(), text.find('\n') - marker.size());
-  CommandResult run = run_command(tilec("run " + source.string() + " --check --dims " + dims));
-  EXPECT_EQ(run.status, 0) << run.out << run.err;
-  for (const char* form : {"registers", "shared"}) {
-    SCOPED_TRACE(form);
-    CommandResult r = run_command(tilec("emulate " + source.string() + " --target sm_90a --plain-tiles " + form +
-                                        " --dims " + dims));
-    EXPECT_EQ(r.status, 0) << r.out << r.err;
-    for (const std::string& output : outputs) EXPECT_THAT(r.out, HasSubstr(output + " ok (max abs error"));
-  }
-}
-
 // Issue 18, defect 5: 64-row MMAs on sm_100a (tcgen05.mma M = 64, TMEM layout F: rows in lanes
 // 0..15 of each warp's quarter). gemm and gate_up (two accumulators in one store) with BM = 64,
 // and attention with BQ = 64, whose S, P, O and row statistics are 64-row register tiles (lanes
@@ -312,137 +282,6 @@ TEST(EmulateRuntime, MmasThirtyTwoAndSixteenColumnsWideMatchTheInterpreter) {
       expect_emulation_matches(std::string(run) + " --target " + target + " --sms 2 --schedules 1", "");
     }
   }
-}
-
-// floor, ceil, round and trunc (issue 18) as emitted CUDA, on exact quarters (halves included, so
-// round's ties to even are exercised, and negative zeros), in both plain forms:
-// the emitted floorf / ceilf / rintf / truncf give the interpreter's values.
-TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
-  expect_plain_kernel_matches("rounding", {"Y"});
-}
-
-// exp2 (2^x: one ex2.approx on the GPU, exp2f on the host) of integers, of x·log2(e), and of a
-// bf16 tile, in both plain forms; the samples' softmax runs it on the tensor cores.
-TEST(EmulateRuntime, Exp2MatchesTheInterpreter) { expect_plain_kernel_matches("exp2", {"Y", "Z"}); }
-
-// NumPy broadcasting of tiles of different rank (issue 18): a <64> row of a vector with <4, 64>
-// tiles, rank-1 and rank-2 iotas, a <1, 64> load of a vector and a <1, 64> column sum stored into
-// one, in both plain forms (the register form keeps its layout: a
-// row <N> and a <1, N> tile are the same registers).
-TEST(EmulateRuntime, TilesOfDifferentRankBroadcastAsInNumPy) {
-  expect_plain_kernel_matches("rank_broadcast", {"Y", "Z", "V", "U"});
-}
-
-// The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
-// accumulator, then the tanh GELU (tests/emulate/tensor_core/linear_bias.tile), on both targets
-// at a ragged shape where CTAs walk several tiles.
-TEST(EmulateRuntime, ABiasVectorBroadcastsInATensorCoreEpilogue) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    expect_emulation_matches(
-        std::string("tests/emulate/tensor_core/linear_bias.tile --dims M=200,N=296,K=72 --target ") + target +
-            " --sms 2 --schedules 1",
-        "Y");
-  }
-}
-
-// Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
-// SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
-// coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
-TEST(EmulateRuntime, RankFourTensorsFoldTheirBatchCoordinatesOnTheTensorCores) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    expect_emulation_matches(
-        std::string("tests/emulate/tensor_core/sdpa_bhsd.tile --dims B=2,H=3,S=136,T=72 --target ") + target +
-            " --sms 2 --schedules 1",
-        "O");
-  }
-}
-
-// reshape<...>(x): a vector of per-row scales as a column, and a general row-major reshape, in both
-// plain forms (the register form leaves them to shared memory).
-TEST(EmulateRuntime, ReshapeMatchesTheInterpreter) { expect_plain_kernel_matches("reshape", {"Y", "W"}); }
-
-// A gather (issue 18: data-dependent coordinates could not be written): an embedding lookup whose
-// row comes from item() of a loaded id, and a row divided by item() of a whole-tile sum, in both
-// plain forms (the shared form reads the id from shared memory, then a barrier before its bytes
-// are reused: without it the lookup raced with the next tile's writes).
-TEST(EmulateRuntime, AnEmbeddingLookupGathersRowsAtLoadedIds) { expect_plain_kernel_matches("embedding", {"Y", "Z"}); }
-
-// A column tile stored from a grid that also walks columns (found writing a log-sum-exp): only
-// the CTAs of column block 0 may write the one-column output (the register form's staged column
-// store ignored the column coordinate, so later blocks overwrote it).
-TEST(EmulateRuntime, AColumnStoreWritesOnlyFromTheColumnBlockInsideTheTensor) {
-  expect_plain_kernel_matches("row_logsumexp", {"L"});
-}
-
-// fma (one rounding: fmaf on the host and the GPU) of f32 tiles broadcast with a row and a
-// number, and of bf16 tiles, in both plain forms.
-TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z"}); }
-
-// float → integer casts out of the type's range saturate and NaN gives 0, as the interpreter
-// defines them and cvt.rzi does on the GPU (the emitted CUDA used to convert through int64_t and
-// wrap: 1e10 became 1410065408 in an i32). Both plain forms.
-TEST(EmulateRuntime, CastsOfFloatsOutOfRangeSaturateAndNanGivesZero) {
-  expect_plain_kernel_matches("saturate", {"Y", "Z", "N"});
-}
-
-// i8 tensors (issue 18: the quantization kernel): per-row absmax quantization to i8 (a saturating
-// cast of round(x / scale), and one 1.5 times larger so some values saturate), dequantization of
-// an i8 input, and i8 arithmetic that wraps (p·100 + p·100). Both plain forms,
-// ragged columns (the register form's 16-element vectors end mid-row). P is stored from the f32
-// layout (4 elements a thread) and loaded back in the i8 one (16): without the __syncthreads the
-// register form now puts before each access of a tensor it stores and loads, threads read
-// elements other threads had not stored yet (D mismatched).
-TEST(EmulateRuntime, Int8QuantizationMatchesTheInterpreter) {
-  expect_plain_kernel_matches("int8", {"Q", "S", "D", "W"});
-}
-
-// i16 and u8 tensors (issue 18): saturating casts from floats, wrapping arithmetic, a comparison
-// and casts between the two, stored and loaded back (the register form syncs between), both
-// plain forms.
-TEST(EmulateRuntime, SixteenBitAndUnsignedEightBitIntegersMatchTheInterpreter) {
-  expect_plain_kernel_matches("narrow_ints", {"H", "U", "S", "V", "F"});
-}
-
-// u16 and u32 tensors: saturating casts (negatives to 0), arithmetic modulo 2^16 and 2^32 (u32
-// products past 2^63 wrap through mul_i64), a comparison, a row sum and casts, both plain forms.
-TEST(EmulateRuntime, SixteenAndThirtyTwoBitUnsignedIntegersMatchTheInterpreter) {
-  expect_plain_kernel_matches("unsigned_ints", {"H", "W", "S", "P", "T", "F"});
-}
-
-// Bitwise operators and shifts (tests/emulate/kernels/bitwise.tile): the prelude's shl_i64 and
-// shr_i64 against the interpreter's rows, for every shift amount from -3 to 66, in both forms.
-TEST(EmulateRuntime, BitwiseOperatorsAndShiftsMatchTheInterpreter) {
-  expect_plain_kernel_matches("bitwise", {"Y", "V", "B", "F"});
-}
-
-// cumsum (issue 18) as emitted CUDA: along rows and columns, of f32, bf16 (f32 running sums,
-// each rounded) and i32 tiles, ragged; the register form falls back to shared-memory tiles for
-// it (one thread per line). Both forms.
-TEST(EmulateRuntime, CumsumMatchesTheInterpreter) {
-  expect_plain_kernel_matches("cumsum", {"Y", "Z", "J"});
-}
-
-// cumprod, cummax and cummin (issue 18): the scans' other combinations, of f32, bf16 and i32
-// tiles (i32 products wrap), along both axes. Both forms (the register form falls back).
-// permute (issue 18: "a general transpose/permute of a tile for plain kernels"): rank-3 tiles in
-// two dimension orders (f32 and i32) and rank-2 slices, at extents no tile divides. Plain
-// kernels with a permute keep the shared form, so both forms emit the same body.
-TEST(EmulateRuntime, PermutesOfRankThreeTilesMatchTheInterpreter) {
-  expect_plain_kernel_matches("permute", {"Y", "Z", "T"});
-}
-
-TEST(EmulateRuntime, ScansOfProductsMaximaAndMinimaMatchTheInterpreter) {
-  expect_plain_kernel_matches("scans", {"Y", "Z", "J", "K"});
-}
-
-// i64 arithmetic and integer sums that wrap: i64 values near 2^62 (products, differences,
-// negations and running sums overflow; the emitted C++ spells them add_i64 / sub_i64 / mul_i64,
-// which wrap, where int64_t's operators would be undefined) and i32 near 2^30 (summed in 64
-// bits, then narrowed). Both plain forms.
-TEST(EmulateRuntime, IntegerArithmeticAndSumsThatWrapMatchTheInterpreter) {
-  expect_plain_kernel_matches("int_sums", {"RA", "CA", "PA", "RB", "CB"});
 }
 
 // Stores at element coordinates (issue 18): tile (i, j) of X lands one column to the right in Y

@@ -42,4 +42,8 @@ std::vector<double> buffer_values(const runtime::HostBuffer& buffer) {
   return values;
 }
 
+runtime::LaunchResult launch_first(const Module& module, std::vector<runtime::KernelArgument> arguments) {
+  return runtime::run_kernel(*module.kernels().front(), arguments);
+}
+
 }  // namespace tilec::testing

@@ -22,4 +22,8 @@ runtime::HostBuffer make_buffer(ScalarKind element, std::vector<int64_t> dims,
                                 const std::vector<double>& values);
 std::vector<double> buffer_values(const runtime::HostBuffer& buffer);
 
+// Runs the module's first kernel on `arguments` (one CTA's worth of defaults: no symbols bound
+// beyond the arguments' shapes, the default runner).
+runtime::LaunchResult launch_first(const Module& module, std::vector<runtime::KernelArgument> arguments);
+
 }  // namespace tilec::testing
