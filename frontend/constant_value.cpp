@@ -10,6 +10,15 @@
 
 namespace tilec::frontend {
 
+std::optional<OpKind> binary_operator_op(std::string_view op) {
+  static constexpr std::pair<std::string_view, OpKind> kOperators[] = {
+      {"+", OpKind::add},   {"-", OpKind::sub}, {"*", OpKind::mul},  {"/", OpKind::div},  {"%", OpKind::rem},
+      {"&", OpKind::and_},  {"|", OpKind::or_}, {"^", OpKind::xor_}, {"<<", OpKind::shl}, {">>", OpKind::shr}};
+  for (const auto& [text, kind] : kOperators)
+    if (text == op) return kind;
+  return std::nullopt;
+}
+
 std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue a, ConstantValue b,
                                             std::string& error) {
   if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=" || op == "&&" || op == "||") {
@@ -53,10 +62,7 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
     error = "division by zero in a constant expression";
     return std::nullopt;
   }
-  std::optional<OpKind> kind = op == "+" ? OpKind::add : op == "-" ? OpKind::sub : op == "*" ? OpKind::mul
-                               : op == "/" ? OpKind::div : op == "%" ? OpKind::rem : op == "&" ? OpKind::and_
-                               : op == "|" ? OpKind::or_ : op == "^" ? OpKind::xor_ : op == "<<" ? OpKind::shl
-                               : op == ">>" ? OpKind::shr : std::optional<OpKind>();
+  const std::optional<OpKind> kind = binary_operator_op(op);
   if (!kind) {
     error = fmt::format("'{}' is not an operation on integer constants (+ - * / % ** & | ^ << >>)", op);
     return std::nullopt;

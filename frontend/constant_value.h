@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "ir/op_table.h"
 
 namespace tilec::frontend {
 
@@ -17,6 +20,10 @@ struct ConstantValue {
   double floating = 0;
   double as_double() const { return is_float ? floating : static_cast<double>(integer); }
 };
+
+// The op a binary operator stands for, where one op does: + - * / % & | ^ << >> (not **, the
+// comparisons, && or ||, which lower otherwise). The front end's lowering and folding both read it.
+std::optional<OpKind> binary_operator_op(std::string_view op);
 
 // Folds `a op b` (op one of + - * / % and comparisons); on failure returns nullopt and sets
 // `error` to a message for the user.

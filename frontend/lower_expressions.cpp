@@ -161,17 +161,16 @@ Operand Lowering::combine(const std::string& op, Operand a, Operand b, const Exp
   if (!result) return {};
   if (op == "&&" || op == "||")
     return Operand{create(op == "&&" ? OpKind::and_ : OpKind::or_, {va, vb}, *result, location)};
-  static const std::unordered_map<std::string, OpKind> bitwise = {
-      {"&", OpKind::and_}, {"|", OpKind::or_}, {"^", OpKind::xor_}, {"<<", OpKind::shl}, {">>", OpKind::shr}};
-  if (auto found = bitwise.find(op); found != bitwise.end()) {
-    const bool shift = found->second == OpKind::shl || found->second == OpKind::shr;
+  const std::optional<OpKind> kind = binary_operator_op(op);  // + - * / % & | ^ << >>
+  const bool shift = kind == OpKind::shl || kind == OpKind::shr;
+  if (kind && (shift || op_info(*kind).has(kBitwise))) {
     if (is_float(result->element()) || (shift && result->element() == ScalarKind::i1)) {
       error(location, shift ? fmt::format("'{}' shifts integers, not {}", op, to_string(result->element()))
                             : fmt::format("'{}' works on integers (bitwise) and masks (logical), not {}", op,
                                           to_string(result->element())));
       return {};
     }
-    return Operand{create(found->second, {va, vb}, *result, location)};
+    return Operand{create(*kind, {va, vb}, *result, location)};
   }
   if (op == "**") {
     if (!is_float(result->element())) {
@@ -186,13 +185,12 @@ Operand Lowering::combine(const std::string& op, Operand a, Operand b, const Exp
   if (auto p = predicates.find(op); p != predicates.end())
     return Operand{create(OpKind::cmp, {va, vb}, result->with_element(ScalarKind::i1), location,
                           {{"predicate", Attribute(p->second)}})};
-  OpKind kind = op == "+" ? OpKind::add : op == "-" ? OpKind::sub : op == "*" ? OpKind::mul
-              : op == "/" ? OpKind::div : OpKind::rem;
-  if (kind == OpKind::rem && is_float(result->element())) {
+  const OpKind arithmetic = kind.value();  // + - * / %: every other operator returned above
+  if (arithmetic == OpKind::rem && is_float(result->element())) {
     error(location, "'%' needs integer operands");
     return {};
   }
-  return Operand{create(kind, {va, vb}, *result, location)};
+  return Operand{create(arithmetic, {va, vb}, *result, location)};
 }
 
 Operand Lowering::lower_tile_new(const Expr& e) {
