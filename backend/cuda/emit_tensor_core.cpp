@@ -146,13 +146,13 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   const Value* tensor = op.operand(first - 1);
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
   MatrixAccess access;
+  access.base = plan_.expression(tensor);
+  access.elements = op.has_attr("elements");
   if (extents.size() == 1) {  // a vector: one row
     access.rows = "1";
     access.columns = extents[0];
     access.row = "0";
     access.column = plan_.expression(op.operand(first));
-    access.base = plan_.expression(tensor);
-    access.elements = op.has_attr("elements");
     return access;
   }
   const size_t batch_dims = extents.size() - 2;  // a batch of matrices: rank 3 or more
@@ -160,8 +160,6 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   access.columns = extents[batch_dims + 1];
   access.row = plan_.expression(op.operand(first + batch_dims));
   access.column = plan_.expression(op.operand(first + batch_dims + 1));
-  access.base = plan_.expression(tensor);
-  access.elements = op.has_attr("elements");
   if (batch_dims > 0) {
     // The leading coordinates fold into one batch index over the product of their extents (a
     // dense row-major [B, H, M, N] is B·H matrices, as TMA's 3-D map sees it); an inner one
