@@ -94,7 +94,10 @@ struct AsyncOp {
   bool register_a = false;
   bool scale_d = true;
   int trans_a = 0, trans_b = 0;
-  std::vector<float*> accumulators;       // per thread of the warpgroup (128)
+  // Per thread of the warpgroup (128): its n/2 accumulator registers, 32 bits each, holding
+  // accumulator_format values (f32, or s32 for s8/u8 operands).
+  std::vector<void*> accumulators;
+  layout::ElementFormat accumulator_format = layout::ElementFormat::f32;
   std::vector<uint32_t> a_fragments;      // 4 per thread
   int registered = 0;
   // tcgen05

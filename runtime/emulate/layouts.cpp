@@ -11,7 +11,7 @@
 //      swizzled), the swizzle applied to the absolute address;
 //   4. the fragment maps (WGMMA accumulator and register A, tcgen05.ld), one expression each;
 //   5. the tcgen05 instruction descriptor: fields, then the shape and format rules of
-//      tcgen05.mma.cta_group::1 for kind::f16 and kind::f8f6f4.
+//      tcgen05.mma.cta_group::1 for kind::f16, kind::tf32, kind::f8f6f4 and kind::i8.
 // tests/emulate/layout_tables_test.cpp checks each against ../shared/reference/layouts/.
 #include "runtime/emulate/layouts.h"
 
@@ -185,6 +185,9 @@ const char* format_name(ElementFormat format) {
     case ElementFormat::e4m3: return "e4m3";
     case ElementFormat::e5m2: return "e5m2";
     case ElementFormat::f32: return "f32";
+    case ElementFormat::s8: return "s8";
+    case ElementFormat::u8: return "u8";
+    case ElementFormat::s32: return "s32";
     case ElementFormat::unknown: return "unknown";
   }
   return "?";
@@ -197,6 +200,12 @@ ElementFormat decode_operand_format(uint32_t field, MmaKind kind, const char* op
   if (kind == MmaKind::tf32) {
     if (field == 2) return ElementFormat::tf32;
     add_error(error, where + " is " + std::to_string(field) + ", kind::tf32 takes 2 (tf32)");
+    return ElementFormat::unknown;
+  }
+  if (kind == MmaKind::i8) {
+    if (field == 0) return ElementFormat::u8;
+    if (field == 1) return ElementFormat::s8;
+    add_error(error, where + " is " + std::to_string(field) + ", kind::i8 takes 0 (u8) or 1 (s8)");
     return ElementFormat::unknown;
   }
   if (kind == MmaKind::f16) {
@@ -226,16 +235,25 @@ InstructionDescriptor decode_instruction_descriptor(uint32_t idesc, MmaKind kind
   std::string& error = decoded.error;
   require_field(error, idesc, 0, 2, 0, "sparsity selector");
   require_field(error, idesc, 2, 1, 0, "sparse: only dense MMA is emulated");
-  require_field(error, idesc, 3, 1, 0, "saturate, kind::i8 only");
+  if (kind != MmaKind::i8) require_field(error, idesc, 3, 1, 0, "saturate, kind::i8 only");
+  else if (bits(idesc, 3, 1) != 0) add_error(error, "bit 3 (saturate) is 1: saturating kind::i8 is not emulated");
   require_field(error, idesc, 6, 1, 0, "reserved");
   require_field(error, idesc, 23, 1, 0, "reserved");
   require_field(error, idesc, 29, 1, 0, "reserved");
   require_field(error, idesc, 30, 2, 0, "max shift, .ws only");
 
   uint32_t d_field = static_cast<uint32_t>(bits(idesc, 4, 2));
-  if (d_field == 0) decoded.d_format = ElementFormat::f16;
-  else if (d_field == 1) decoded.d_format = ElementFormat::f32;
-  else add_error(error, "d_format (bits 4-5) is " + std::to_string(d_field) + ", must be 0 (f16) or 1 (f32)");
+  if (kind == MmaKind::i8) {
+    // Integer products accumulate in s32 only.
+    if (d_field == 2) decoded.d_format = ElementFormat::s32;
+    else add_error(error, "d_format (bits 4-5) is " + std::to_string(d_field) + ", kind::i8 takes 2 (s32)");
+  } else if (d_field == 0) {
+    decoded.d_format = ElementFormat::f16;
+  } else if (d_field == 1) {
+    decoded.d_format = ElementFormat::f32;
+  } else {
+    add_error(error, "d_format (bits 4-5) is " + std::to_string(d_field) + ", must be 0 (f16) or 1 (f32)");
+  }
   if (kind == MmaKind::tf32 && d_field == 0) add_error(error, "d_format (bits 4-5) is 0 (f16), kind::tf32 takes 1 (f32)");
 
   decoded.a_format = decode_operand_format(static_cast<uint32_t>(bits(idesc, 7, 3)), kind, "a", error);
@@ -247,6 +265,10 @@ InstructionDescriptor decode_instruction_descriptor(uint32_t idesc, MmaKind kind
 
   decoded.negate_a = bits(idesc, 13, 1) != 0;
   decoded.negate_b = bits(idesc, 14, 1) != 0;
+  if (kind == MmaKind::i8) {
+    require_field(error, idesc, 13, 1, 0, "negate A, not allowed for kind::i8");
+    require_field(error, idesc, 14, 1, 0, "negate B, not allowed for kind::i8");
+  }
   decoded.a_mn_major = bits(idesc, 15, 1) != 0;
   decoded.b_mn_major = bits(idesc, 16, 1) != 0;
   decoded.n = static_cast<int>(bits(idesc, 17, 6) << 3);

@@ -59,10 +59,10 @@ RowColumn wgmma_accumulator(int thread, int reg);
 RowColumn wgmma_register_a_b16(int thread, int reg, int half);
 
 // A tcgen05 instruction descriptor (the 32-bit idesc of tcgen05.mma), decoded.
-enum class MmaKind { f16, tf32, f8f6f4 };
-enum class ElementFormat { f16, bf16, tf32, e4m3, e5m2, f32, unknown };
+enum class MmaKind { f16, tf32, f8f6f4, i8 };
+enum class ElementFormat { f16, bf16, tf32, e4m3, e5m2, f32, s8, u8, s32, unknown };
 struct InstructionDescriptor {
-  ElementFormat d_format = ElementFormat::unknown;  // f16 or f32
+  ElementFormat d_format = ElementFormat::unknown;  // f16 or f32; s32 (kind::i8)
   ElementFormat a_format = ElementFormat::unknown;
   ElementFormat b_format = ElementFormat::unknown;
   bool a_mn_major = false;  // bit 15
@@ -72,8 +72,9 @@ struct InstructionDescriptor {
   int n = 0;  // bits 17–22 << 3
   // Empty when valid for `kind`: sparsity, saturate, max shift and reserved bits zero; d f16 or
   // f32; kind::f16: A and B both f16 or both bf16; kind::tf32: both tf32 (2), D f32;
-  // kind::f8f6f4: e4m3/e5m2 (f6/f4 formats are
-  // reported as not emulated); M 64 or 128; N a multiple of 8 (M = 64) or 16 (M = 128) up to 256.
+  // kind::f8f6f4: e4m3/e5m2 (f6/f4 formats are reported as not emulated); kind::i8: A and B u8
+  // (0) or s8 (1), D s32 (2), no negation (saturate is reported as not emulated);
+  // M 64 or 128; N a multiple of 8 (M = 64) or 16 (M = 128) up to 256.
   std::string error;
 };
 InstructionDescriptor decode_instruction_descriptor(uint32_t idesc, MmaKind kind);

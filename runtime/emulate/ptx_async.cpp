@@ -35,15 +35,20 @@ OperandType operand_type(ptx::Operand type) {
     case ptx::Operand::e4m3: return OperandType::e4m3;
     case ptx::Operand::e5m2: return OperandType::e5m2;
     case ptx::Operand::tf32: return OperandType::tf32;
+    case ptx::Operand::s8: return OperandType::s8;
+    case ptx::Operand::u8: return OperandType::u8;
   }
   return OperandType::bf16;
 }
+
+bool is_integer(ptx::Operand type) { return operand_is_integer(operand_type(type)); }
 
 layout::MmaKind layout_kind(ptx::MmaKind kind) {
   switch (kind) {
     case ptx::MmaKind::f16: return layout::MmaKind::f16;
     case ptx::MmaKind::tf32: return layout::MmaKind::tf32;
     case ptx::MmaKind::f8f6f4: return layout::MmaKind::f8f6f4;
+    case ptx::MmaKind::i8: return layout::MmaKind::i8;
   }
   return layout::MmaKind::f16;
 }
@@ -54,6 +59,7 @@ int element_bytes_of(ptx::MmaKind kind) {
     case ptx::MmaKind::f16: return 2;
     case ptx::MmaKind::tf32: return 4;
     case ptx::MmaKind::f8f6f4: return 1;
+    case ptx::MmaKind::i8: return 1;
   }
   return 2;
 }
@@ -146,14 +152,46 @@ void wait_for_groups(ThreadState& thread, std::vector<std::vector<uint32_t>>& gr
   groups.erase(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(retire));
 }
 
-void perform_wgmma(Cta& c, AsyncOp& op) {
-  const int n = op.n;
-  std::vector<float> d(static_cast<size_t>(64 * n), 0.0f);
-  for (int t = 0; t < 128; ++t)
-    for (int r = 0; r < n / 2; ++r) {
+// The warpgroup's accumulator registers (Accumulator values: float for f32, int32_t for s32) as
+// the dense 64×n D, row-major, and back: register r of thread t holds D at wgmma_accumulator(t, r)
+// (PTX gives s32 accumulators the f32 layout).
+template <typename Accumulator>
+std::vector<Accumulator> dense_accumulators(const AsyncOp& op) {
+  std::vector<Accumulator> d(static_cast<size_t>(64 * op.n));
+  for (int t = 0; t < 128; ++t) {
+    const auto* registers = static_cast<const Accumulator*>(op.accumulators[static_cast<size_t>(t)]);
+    for (int r = 0; r < op.n / 2; ++r) {
       const layout::RowColumn at = layout::wgmma_accumulator(t, r);
-      d[static_cast<size_t>(at.row * n + at.column)] = op.accumulators[static_cast<size_t>(t)][r];
+      d[static_cast<size_t>(at.row * op.n + at.column)] = registers[r];
     }
+  }
+  return d;
+}
+
+template <typename Accumulator>
+void store_accumulators(AsyncOp& op, const std::vector<Accumulator>& d) {
+  for (int t = 0; t < 128; ++t) {
+    auto* registers = static_cast<Accumulator*>(op.accumulators[static_cast<size_t>(t)]);
+    for (int r = 0; r < op.n / 2; ++r) {
+      const layout::RowColumn at = layout::wgmma_accumulator(t, r);
+      registers[r] = d[static_cast<size_t>(at.row * op.n + at.column)];
+    }
+  }
+}
+
+// s8/u8 operands from shared memory, s32 accumulators.
+void perform_integer_wgmma(Cta& c, AsyncOp& op) {
+  std::vector<int32_t> d = dense_accumulators<int32_t>(op);
+  if (!op.invalid)
+    wgmma_compute(c.shared, op.n, operand_type(op.a_type), operand_type(op.b_type), op.a_descriptor, op.b_descriptor,
+                  op.scale_d, d.data());
+  store_accumulators(op, d);
+}
+
+// Floating-point operands, A from shared memory or registers, f32 accumulators.
+void perform_float_wgmma(Cta& c, AsyncOp& op) {
+  const int n = op.n;
+  std::vector<float> d = dense_accumulators<float>(op);
   std::vector<float> a;
   if (op.register_a) {
     a.assign(64 * 16, 0.0f);
@@ -170,11 +208,12 @@ void perform_wgmma(Cta& c, AsyncOp& op) {
   if (!op.invalid)
     wgmma_compute(c.shared, n, operand_type(op.a_type), operand_type(op.b_type), op.a_descriptor, op.trans_a != 0,
                   op.register_a ? a.data() : nullptr, op.b_descriptor, op.trans_b != 0, op.scale_d, d.data());
-  for (int t = 0; t < 128; ++t)
-    for (int r = 0; r < n / 2; ++r) {
-      const layout::RowColumn at = layout::wgmma_accumulator(t, r);
-      op.accumulators[static_cast<size_t>(t)][r] = d[static_cast<size_t>(at.row * n + at.column)];
-    }
+  store_accumulators(op, d);
+}
+
+void perform_wgmma(Cta& c, AsyncOp& op) {
+  if (op.accumulator_format == layout::ElementFormat::s32) perform_integer_wgmma(c, op);
+  else perform_float_wgmma(c, op);
   ++c.wgmma_performed[static_cast<size_t>(op.warpgroup)];
 }
 
@@ -379,8 +418,16 @@ void wgmma_wait_group(int pending, int line) {
   thread.wgmma_fenced = false;
 }
 
-void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a_descriptor, const uint32_t* a_registers,
-                     uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b, int trans_a, int trans_b, int line) {
+namespace {
+
+// One thread's wgmma.mma_async, either accumulator type (d: n/2 registers of accumulator_format,
+// f32 or s32): the checks every form shares, then the thread joins its warpgroup's operation of
+// the same issue sequence; the 128th thread forms it and queues it. `emulated` is false when the
+// caller reported its operands as a form the emulator does not compute: the operation is then
+// invalid (performing it leaves D as it is) but still ordered and checked like any other.
+void issue_wgmma(void* d, layout::ElementFormat accumulator_format, bool emulated, int n, Operand a_type, Operand b_type,
+                 uint64_t a_descriptor, const uint32_t* a_registers, uint64_t b_descriptor, bool scale_d, int scale_a,
+                 int scale_b, int trans_a, int trans_b, int line) {
   Cta& c = cta();
   ThreadState& thread = self();
   if (!thread.wgmma_fenced)
@@ -410,7 +457,7 @@ void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a
       report(HazardKind::invalid_operand, line, "wgmma.mma_async: the threads of warpgroup " + std::to_string(warpgroup) +
                                                     " pass different A descriptors (" + hex(op->a_descriptor) + ", " +
                                                     hex(a_descriptor) + ")");
-    if (op->b_descriptor != b_descriptor || op->n != n)
+    if (op->b_descriptor != b_descriptor || op->n != n || op->accumulator_format != accumulator_format)
       report(HazardKind::invalid_operand, line, "wgmma.mma_async: the threads of warpgroup " + std::to_string(warpgroup) +
                                                     " issue different instructions (B descriptors " + hex(op->b_descriptor) +
                                                     ", " + hex(b_descriptor) + ")");
@@ -428,11 +475,13 @@ void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a
     op->scale_d = scale_d;
     op->trans_a = trans_a;
     op->trans_b = trans_b;
+    op->accumulator_format = accumulator_format;
     op->accumulators.assign(128, nullptr);
     op->a_fragments.assign(128 * 4, 0);
     op->issue_clock = thread.clock;
     forming.push_back(op->id);
   }
+  if (!emulated) op->invalid = true;
   const int member = thread.linear % 128;
   op->accumulators[static_cast<size_t>(member)] = d;
   if (a_registers)
@@ -466,6 +515,31 @@ void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a
   }
   op->issue_clock.clear();
   submit(*op);
+}
+
+}  // namespace
+
+void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a_descriptor, const uint32_t* a_registers,
+                     uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b, int trans_a, int trans_b, int line) {
+  const bool integer = is_integer(a_type) || is_integer(b_type);
+  if (integer)
+    report(HazardKind::invalid_operand, line,
+           "wgmma.mma_async with f32 accumulators and s8/u8 operands: integer operands accumulate in s32 (the .s32 form)");
+  issue_wgmma(d, layout::ElementFormat::f32, !integer, n, a_type, b_type, a_descriptor, a_registers, b_descriptor, scale_d,
+              scale_a, scale_b, trans_a, trans_b, line);
+}
+
+void wgmma_mma_async(int32_t* d, int n, Operand a_type, Operand b_type, uint64_t a_descriptor,
+                     const uint32_t* a_registers, uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b,
+                     int trans_a, int trans_b, int line) {
+  const bool integer = is_integer(a_type) && is_integer(b_type);
+  if (!integer)
+    report(HazardKind::invalid_operand, line,
+           "wgmma.mma_async with s32 accumulators and a floating-point A or B: the .s32 form takes s8/u8 operands");
+  // Register A and transposes are reported by the shared checks (8-bit operands); the integer
+  // computation has neither, so such an operation changes nothing.
+  issue_wgmma(d, layout::ElementFormat::s32, integer && !a_registers && trans_a == 0 && trans_b == 0, n, a_type, b_type,
+              a_descriptor, a_registers, b_descriptor, scale_d, scale_a, scale_b, trans_a, trans_b, line);
 }
 
 // --- tcgen05 -------------------------------------------------------------------------------------

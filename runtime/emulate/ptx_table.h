@@ -51,7 +51,7 @@ inline constexpr auto kPtxTable = std::to_array<PtxInstruction>({
     {"wgmma.fence.sync.aligned", "wgmma_fence"},
     {"wgmma.commit_group.sync.aligned", "wgmma_commit_group"},
     {"wgmma.wait_group.sync.aligned", "wgmma_wait_group"},
-    {"wgmma.mma_async.sync.aligned", "wgmma_mma_async"},  // .m64nNk16.f32.T.T: shape and type as arguments
+    {"wgmma.mma_async.sync.aligned", "wgmma_mma_async"},  // .m64nNkK.{f32|s32}.T.T: shape and types as arguments
     // tcgen05 (sm_100a)
     {"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05_alloc"},
     {"tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned", "tcgen05_relinquish_alloc_permit"},
@@ -61,6 +61,7 @@ inline constexpr auto kPtxTable = std::to_array<PtxInstruction>({
     {"tcgen05.mma.cta_group::1.kind::f16", "tcgen05_mma"},     // MmaKind::f16
     {"tcgen05.mma.cta_group::1.kind::tf32", "tcgen05_mma"},    // MmaKind::tf32
     {"tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05_mma"},  // MmaKind::f8f6f4
+    {"tcgen05.mma.cta_group::1.kind::i8", "tcgen05_mma"},      // MmaKind::i8
     {"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64", "tcgen05_commit"},
     {"tcgen05.ld.sync.aligned.32x32b", "tcgen05_ld_32x32b"},  // .xN.b32: count N as an argument
     {"tcgen05.wait::ld.sync.aligned", "tcgen05_wait_ld"},

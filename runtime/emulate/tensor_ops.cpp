@@ -9,13 +9,15 @@
 //      coordinates or past the extent); stores write only the elements inside it.
 //   3. Operand conversion: exact decoders of f16, bf16, e4m3 (OCP FN: no infinities, S.1111.111
 //      is NaN) and e5m2 bits to float, turned into tables once; tf32 is an f32 pattern with its
-//      low 13 mantissa bits cleared (a NaN kept).
+//      low 13 mantissa bits cleared (a NaN kept); s8 and u8 are their integers, exact in float.
 //   4. Matrix multiply: A (M×K) and B (K×N) are gathered into dense float arrays through
 //      layout::operand_address, one 16-byte chunk at a time (a chunk never straddles a swizzle
 //      row, so its bytes stay contiguous); then D[m][j] += A[m][k] · B[k][j] for k in order,
 //      row-major, eight columns of D held in registers (vectorized over j). Each D element is
 //      accumulated over k in order, one float multiply and one float add per step
-//      (-ffp-contract=off: never fused).
+//      (-ffp-contract=off: never fused). Integer operands (s32 D) are turned into int32 once;
+//      each product is exact and the sums wrap at 32 bits (added as uint32_t, so the order of
+//      the additions does not matter).
 // Cost: a gather of (M + N)·K elements and M·N·K multiply-adds per instruction.
 #include "runtime/emulate/tensor_ops.h"
 
@@ -351,6 +353,8 @@ void convert_elements(OperandType type, const uint8_t* bytes, int count, float* 
       }
       case OperandType::e4m3: value = tables.e4m3[bytes[i]]; break;
       case OperandType::e5m2: value = tables.e5m2[bytes[i]]; break;
+      case OperandType::s8: value = static_cast<float>(static_cast<int8_t>(bytes[i])); break;
+      case OperandType::u8: value = static_cast<float>(bytes[i]); break;
       case OperandType::tf32: {
         uint32_t bits;
         std::memcpy(&bits, bytes + 4 * i, 4);
@@ -374,6 +378,8 @@ int operand_bytes(OperandType type) {
     default: return 1;
   }
 }
+
+bool operand_is_integer(OperandType type) { return type == OperandType::s8 || type == OperandType::u8; }
 
 float operand_to_float(OperandType type, const uint8_t* bytes) {
   float value;
@@ -423,6 +429,24 @@ void multiply_accumulate(const float* a, const float* b, float* d, int rows, int
   }
 }
 
+// The same for integer operands (held exactly by the floats a and b, |value| ≤ 255) and an s32
+// D: every product is exact in int32 (|a·b| ≤ 255²) and the sums wrap at 32 bits, as the tensor
+// cores' do. They are added as uint32_t: modulo 2^32, with no overflow to be undefined.
+void multiply_accumulate(const float* a, const float* b, int32_t* d, int rows, int depth, int n) {
+  std::vector<int32_t> a_integers(static_cast<size_t>(rows) * depth), b_integers(static_cast<size_t>(depth) * n);
+  for (size_t i = 0; i < a_integers.size(); ++i) a_integers[i] = static_cast<int32_t>(a[i]);
+  for (size_t i = 0; i < b_integers.size(); ++i) b_integers[i] = static_cast<int32_t>(b[i]);
+  for (int m = 0; m < rows; ++m) {
+    // int32 and uint32 name the same object (signed and unsigned variants may alias).
+    uint32_t* d_row = reinterpret_cast<uint32_t*>(d + m * n);
+    for (int k = 0; k < depth; ++k) {
+      const int32_t a_value = a_integers[static_cast<size_t>(m) * depth + k];
+      const int32_t* b_row = b_integers.data() + static_cast<size_t>(k) * n;
+      for (int j = 0; j < n; ++j) d_row[j] += static_cast<uint32_t>(a_value * b_row[j]);
+    }
+  }
+}
+
 }  // namespace
 
 void wgmma_compute(const uint8_t* shared, int n, OperandType a_type, OperandType b_type, uint64_t a, bool a_mn_major,
@@ -442,6 +466,17 @@ void wgmma_compute(const uint8_t* shared, int n, OperandType a_type, OperandType
   multiply_accumulate(a_values, b_dense, d, kRows, depth, n);
 }
 
+void wgmma_compute(const uint8_t* shared, int n, OperandType a_type, OperandType b_type, uint64_t a, uint64_t b,
+                   bool scale_d, int32_t* d) {
+  constexpr int kRows = 64, kDepth = 32;  // 32 bytes of K: 32 one-byte integers
+  alignas(64) float a_dense[kRows * kDepth];
+  alignas(64) float b_dense[kDepth * 256];
+  gather_operand(shared, layout::decode_sm90_descriptor(a), false, a_type, kRows, kDepth, a_dense, kDepth, 1);
+  gather_operand(shared, layout::decode_sm90_descriptor(b), false, b_type, n, kDepth, b_dense, 1, n);
+  if (!scale_d) std::memset(d, 0, sizeof(int32_t) * kRows * static_cast<size_t>(n));
+  multiply_accumulate(a_dense, b_dense, d, kRows, kDepth, n);
+}
+
 namespace {
 
 OperandType operand_type(layout::ElementFormat format) {
@@ -450,6 +485,8 @@ OperandType operand_type(layout::ElementFormat format) {
     case layout::ElementFormat::e4m3: return OperandType::e4m3;
     case layout::ElementFormat::e5m2: return OperandType::e5m2;
     case layout::ElementFormat::tf32: return OperandType::tf32;
+    case layout::ElementFormat::s8: return OperandType::s8;
+    case layout::ElementFormat::u8: return OperandType::u8;
     default: return OperandType::bf16;
   }
 }
@@ -458,6 +495,19 @@ OperandType operand_type(layout::ElementFormat format) {
 // M = 128 uses lanes 0..127 in order (layout D); M = 64 uses the first 16 lanes of each warp's
 // 32-lane quarter (layout F): rows 16w..16w+15 in lanes 32w..32w+15.
 uint32_t accumulator_lane(int m, int row) { return m == 128 ? row : 32 * (row / 16) + row % 16; }
+
+// D (+)= A·B on TMEM: `cell(row, j)` is the 32-bit cell of D[row][j], which holds an Accumulator
+// (float for an f32 D, int32_t for s32) bit pattern.
+template <typename Accumulator, typename Cell>
+void multiply_into_tmem(const float* a, const float* b, int m, int depth, int n, bool accumulate, Cell cell) {
+  std::vector<Accumulator> d(static_cast<size_t>(m) * n, Accumulator{0});
+  if (accumulate)
+    for (int row = 0; row < m; ++row)
+      for (int j = 0; j < n; ++j) std::memcpy(&d[static_cast<size_t>(row) * n + j], &cell(row, j), 4);
+  multiply_accumulate(a, b, d.data(), m, depth, n);
+  for (int row = 0; row < m; ++row)
+    for (int j = 0; j < n; ++j) std::memcpy(&cell(row, j), &d[static_cast<size_t>(row) * n + j], 4);
+}
 
 }  // namespace
 
@@ -473,7 +523,7 @@ std::string tcgen05_mma_compute(const uint8_t* shared, uint32_t* tmem, uint32_t 
   if (!a_descriptor.error.empty()) return "invalid A descriptor: " + a_descriptor.error;
   layout::MatrixDescriptor b_descriptor = layout::decode_sm100_descriptor(b);
   if (!b_descriptor.error.empty()) return "invalid B descriptor: " + b_descriptor.error;
-  if (instruction.d_format != layout::ElementFormat::f32) return "f16 accumulators in TMEM are not emulated";
+  if (instruction.d_format == layout::ElementFormat::f16) return "f16 accumulators in TMEM are not emulated";
 
   const int m = instruction.m, n = instruction.n;
   const uint32_t lane = tmem_address >> 16, column = tmem_address & 0xffff;
@@ -484,9 +534,8 @@ std::string tcgen05_mma_compute(const uint8_t* shared, uint32_t* tmem, uint32_t 
     return "accumulator lanes from " + std::to_string(lane) + " are outside TMEM's 128 lanes";
 
   const OperandType a_type = operand_type(instruction.a_format), b_type = operand_type(instruction.b_format);
-  const int depth = 32 / operand_bytes(a_type);  // K: 16 (kind::f16), 8 (kind::tf32) or 32 (kind::f8f6f4)
-  std::vector<float> a_dense(static_cast<size_t>(m) * depth), b_dense(static_cast<size_t>(depth) * n),
-      d_dense(static_cast<size_t>(m) * n, 0.0f);
+  const int depth = 32 / operand_bytes(a_type);  // K: 16 (kind::f16), 8 (kind::tf32), 32 (kind::f8f6f4, i8)
+  std::vector<float> a_dense(static_cast<size_t>(m) * depth), b_dense(static_cast<size_t>(depth) * n);
   gather_operand(shared, a_descriptor, instruction.a_mn_major, a_type, m, depth, a_dense.data(), depth, 1);
   gather_operand(shared, b_descriptor, instruction.b_mn_major, b_type, n, depth, b_dense.data(), 1, n);
   if (instruction.negate_a)
@@ -497,12 +546,10 @@ std::string tcgen05_mma_compute(const uint8_t* shared, uint32_t* tmem, uint32_t 
   auto cell = [&](int row, int j) -> uint32_t& {
     return tmem[(lane + accumulator_lane(m, row)) * 512 + column + static_cast<uint32_t>(j)];
   };
-  if (accumulate)
-    for (int row = 0; row < m; ++row)
-      for (int j = 0; j < n; ++j) std::memcpy(&d_dense[static_cast<size_t>(row) * n + j], &cell(row, j), 4);
-  multiply_accumulate(a_dense.data(), b_dense.data(), d_dense.data(), m, depth, n);
-  for (int row = 0; row < m; ++row)
-    for (int j = 0; j < n; ++j) std::memcpy(&cell(row, j), &d_dense[static_cast<size_t>(row) * n + j], 4);
+  if (instruction.d_format == layout::ElementFormat::s32)
+    multiply_into_tmem<int32_t>(a_dense.data(), b_dense.data(), m, depth, n, accumulate, cell);
+  else
+    multiply_into_tmem<float>(a_dense.data(), b_dense.data(), m, depth, n, accumulate, cell);
   return "";
 }
 

@@ -64,9 +64,11 @@ void tma_store_2d(const TensorMapFields& map, int32_t inner, int32_t outer, cons
 uint32_t tma_box_bytes(const TensorMapFields& map);
 
 // Element types of the tensor-core operands. tf32 is an f32 bit pattern whose low 13 mantissa
-// bits the tensor cores ignore (the value is truncated toward zero to 10 mantissa bits).
-enum class OperandType { f16, bf16, e4m3, e5m2, tf32 };
+// bits the tensor cores ignore (the value is truncated toward zero to 10 mantissa bits); s8 and
+// u8 are 8-bit integers (-128..127, 0..255), which floats hold exactly.
+enum class OperandType { f16, bf16, e4m3, e5m2, tf32, s8, u8 };
 int operand_bytes(OperandType type);
+bool operand_is_integer(OperandType type);  // s8, u8
 float operand_to_float(OperandType type, const uint8_t* bytes);
 
 // WGMMA m64nNk16 (16-bit operands), k32 (8-bit: A and B may be e4m3 and e5m2 in either order) or
@@ -79,8 +81,16 @@ float operand_to_float(OperandType type, const uint8_t* bytes);
 // (layout::decode_sm90_descriptor(...).error), operands inside `shared`.
 void wgmma_compute(const uint8_t* shared, int n, OperandType a_type, OperandType b_type, uint64_t a, bool a_mn_major,
                    const float* a_registers, uint64_t b, bool b_mn_major, bool scale_d, float* d);
+// WGMMA m64nNk32 with s8/u8 operands (A and B each either) and s32 accumulate, dense 64×N
+// row-major D: D = (scale_d ? D : 0) + A·B, every product exact and the sums wrapping at 32 bits
+// (two's complement). A and B from shared memory, K-major: PTX has no other form for them. The
+// caller validates as for the float form.
+void wgmma_compute(const uint8_t* shared, int n, OperandType a_type, OperandType b_type, uint64_t a, uint64_t b,
+                   bool scale_d, int32_t* d);
 
-// tcgen05.mma.cta_group::1 kind::f16 / kind::tf32 / kind::f8f6f4 with D in TMEM (f32 per idesc):
+// tcgen05.mma.cta_group::1 kind::f16 / kind::tf32 / kind::f8f6f4 with D in TMEM (f32 per idesc),
+// and kind::i8 (s8/u8 operands, s32 D: the cells hold int32 bit patterns, exact products, sums
+// wrapping at 32 bits as in the WGMMA integer form):
 // D[row m, columns from column(tmem)] (+)= A·B for m < M. `tmem` is the array of 128 lanes ×
 // 512 columns of 32-bit cells (lane-major: cell = lane * 512 + column). A and B from shared
 // memory descriptors (sm_100 encoding). Returns an empty string or what was invalid.

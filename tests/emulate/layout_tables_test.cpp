@@ -8,16 +8,14 @@
 // tma_swizzle (the formula and a real tma_load_2d). The matrix-multiply tests lay their
 // operands out through the tables' chunk_offsets, never through operand_address, so they check
 // the gather independently of the formulas they exercise. The rules encode_tensor_map enforces,
-// TMA out-of-bounds fill and store clipping are in tma_rules_test.cpp.
+// TMA out-of-bounds fill and store clipping are in tma_rules_test.cpp; the integer forms (s8/u8
+// operands, s32 accumulators) in integer_mma_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -26,36 +24,20 @@
 
 #include "runtime/emulate/layouts.h"
 #include "runtime/emulate/tensor_ops.h"
+#include "tests/emulate/layout_tables.h"
 
 namespace {
 
 using nlohmann::json;
 using namespace tilec_emu;
 using namespace tilec_emu::layout;
-
-const std::filesystem::path kLayoutDirectory = std::filesystem::path(TILEC_REFERENCE_DIR) / "layouts";
-
-// Loads a table; an absent directory skips the test (the tables live outside the repository).
-#define LOAD_TABLE(variable, name)                                                                     \
-  if (!std::filesystem::is_directory(kLayoutDirectory))                                                \
-    GTEST_SKIP() << "reference tables not found at " << kLayoutDirectory << " (../shared/reference)"; \
-  json variable = json::parse(std::ifstream(kLayoutDirectory / (name)))
-
-uint64_t parse_hex(const json& value) { return std::stoull(value.get<std::string>(), nullptr, 16); }
+using namespace tilec_emu::reference;
 
 Swizzle swizzle_named(const std::string& name) {
   if (name == "32B") return Swizzle::bytes32;
   if (name == "64B") return Swizzle::bytes64;
   if (name == "128B") return Swizzle::bytes128;
   return Swizzle::none;
-}
-
-// The table's byte offset of element (mn, k) of an smem_canonical case, from its chunk offsets.
-uint32_t table_offset(const json& tile, int mn, int k) {
-  int per_chunk = tile["chunk_elems"].get<int>();
-  int element_bytes = tile["element_bits"].get<int>() / 8;
-  if (tile["major"] == "K") return tile["chunk_offsets"][mn][k / per_chunk].get<uint32_t>() + (k % per_chunk) * element_bytes;
-  return tile["chunk_offsets"][k][mn / per_chunk].get<uint32_t>() + (mn % per_chunk) * element_bytes;
 }
 
 // A descriptor with its start-address field replaced by `start` (bytes).
@@ -423,12 +405,6 @@ PlacedTile place_tile(const json& tile, std::vector<uint8_t>& shared, uint32_t b
       placed.values[static_cast<size_t>(mn) * placed.k + k] = operand_to_float(type, bytes);
     }
   return placed;
-}
-
-const json& find_case(const json& table, const std::string& id) {
-  for (const json& tile : table["cases"])
-    if (tile["id"] == id) return tile;
-  throw std::runtime_error("no case " + id);
 }
 
 // D[m][n] = sum over k in order of a(m, k)·b(n, k), one float multiply and add per step.

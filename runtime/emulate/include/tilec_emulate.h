@@ -351,7 +351,8 @@ void named_barrier_sync(uint32_t id, uint32_t threads, int line);              /
 void named_barrier_arrive(uint32_t id, uint32_t threads, int line);            // bar.arrive
 void setmaxnreg(bool increase, uint32_t registers, int line);                  // setmaxnreg.{inc,dec}.sync.aligned.u32
 // WGMMA (sm_90a)
-enum class Operand { f16, bf16, e4m3, e5m2, tf32 };  // tf32: f32 bits, the low 13 of the mantissa ignored
+// tf32: f32 bits, the low 13 of the mantissa ignored; s8/u8: 8-bit integers (s32 accumulators).
+enum class Operand { f16, bf16, e4m3, e5m2, tf32, s8, u8 };
 void wgmma_fence(int line);                                                    // wgmma.fence.sync.aligned
 void wgmma_commit_group(int line);                                             // wgmma.commit_group.sync.aligned
 void wgmma_wait_group(int pending, int line);                                  // wgmma.wait_group.sync.aligned N
@@ -361,14 +362,22 @@ void wgmma_wait_group(int pending, int line);                                  /
 void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a_descriptor, const uint32_t* a_registers,
                      uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b, int trans_a, int trans_b,
                      int line);
+// wgmma.mma_async.sync.aligned.m64n{n}k32.s32.{a_type}.{b_type} (s8/u8 in any combination): d
+// holds n/2 s32 registers in the f32 accumulator layout, sums wrap at 32 bits. PTX gives the
+// integer forms no scale-a/b or transpose immediates and reads A from shared memory: the call
+// passes a_registers = nullptr, scale_a = scale_b = 1, trans_a = trans_b = 0.
+void wgmma_mma_async(int32_t* d, int n, Operand a_type, Operand b_type, uint64_t a_descriptor,
+                     const uint32_t* a_registers, uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b,
+                     int trans_a, int trans_b, int line);
 // tcgen05 (sm_100a)
 void tcgen05_alloc(uint32_t slot, uint32_t columns, int line);                 // tcgen05.alloc.cta_group::1
 void tcgen05_relinquish_alloc_permit(int line);                                // tcgen05.relinquish_alloc_permit
 void tcgen05_dealloc(uint32_t base, uint32_t columns, int line);               // tcgen05.dealloc.cta_group::1
 void tcgen05_fence_before_thread_sync(int line);                               // tcgen05.fence::before_thread_sync
 void tcgen05_fence_after_thread_sync(int line);                                // tcgen05.fence::after_thread_sync
-// tcgen05.mma.cta_group::1.kind::{f16|tf32|f8f6f4} [tmem], a_desc, b_desc, idesc, accumulate
-enum class MmaKind { f16, tf32, f8f6f4 };
+// tcgen05.mma.cta_group::1.kind::{f16|tf32|f8f6f4|i8} [tmem], a_desc, b_desc, idesc, accumulate
+// (kind::i8: s8/u8 operands, s32 accumulators whose sums wrap at 32 bits)
+enum class MmaKind { f16, tf32, f8f6f4, i8 };
 void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, uint32_t idesc, MmaKind kind,
                  bool accumulate, int line);
 void tcgen05_commit(uint32_t barrier, int line);                               // tcgen05.commit ... mbarrier::arrive::one
