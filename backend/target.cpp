@@ -18,6 +18,7 @@ namespace {
 constexpr MmaInput k16Bit[] = {{ScalarKind::bf16, "bf16", 1}, {ScalarKind::f16, "f16", 0}};
 constexpr MmaInput k8Bit[] = {{ScalarKind::f8e4m3, "e4m3", 0}, {ScalarKind::f8e5m2, "e5m2", 1}};
 constexpr MmaInput kTf32[] = {{ScalarKind::f32, "tf32", 2}};  // f32 data read as tf32
+constexpr MmaInput kInt8[] = {{ScalarKind::i8, "s8", 1}, {ScalarKind::u8, "u8", 0}};
 
 // WGMMA (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): m64nNkK per
 // warpgroup, K 32 bytes; only 16-bit inputs take A from registers and transposes. N may be any
@@ -34,6 +35,11 @@ constexpr MmaInstruction kWgmma[] = {
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
      .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = false, .mn_major = false},
+    // Integer N: multiples of 16 (and 8, 24, which the backend does not take): ptxas refuses
+    // m64n40k32 with "Illegal matrix shape".
+    {.kind = "i8", .what = "8-bit integer", .about = "8-bit integers into s32 (the types say signed or unsigned)",
+     .inputs = kInt8, .accumulator = ScalarKind::i32, .d_format = 2, .m = 64, .k = 32, .n_multiple = 64,
+     .n_max = 256, .n_min = 16, .n_step = 16, .a_registers = false, .mn_major = false},
 };
 
 // tcgen05.mma cta_group::1 (PTX ISA, "TensorCore 5th Generation"): M 128 or 64 into TMEM, N a
@@ -60,6 +66,12 @@ constexpr MmaInstruction kTcgen05[] = {
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
      .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = false, .mn_major = false},
+    {.kind = "i8", .what = "8-bit integer", .about = "8-bit integers into s32 (the instruction descriptor's formats: 1 signed, 0 unsigned)",
+     .inputs = kInt8, .accumulator = ScalarKind::i32, .d_format = 2, .m = 128, .k = 32, .n_multiple = 64,
+     .n_max = 256, .n_min = 16, .n_step = 16, .a_registers = false, .mn_major = false},
+    {.kind = "i8", .what = "8-bit integer", .about = "8-bit integers into s32 (the instruction descriptor's formats: 1 signed, 0 unsigned)",
+     .inputs = kInt8, .accumulator = ScalarKind::i32, .d_format = 2, .m = 64, .k = 32, .n_multiple = 64,
+     .n_max = 256, .n_min = 16, .n_step = 8, .a_registers = false, .mn_major = false},
 };
 
 const Target kTargets[] = {

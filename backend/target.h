@@ -38,17 +38,21 @@ enum class MmaFamily {
 // An input type an MMA form takes, with its spellings.
 struct MmaInput {
   ScalarKind type;
-  std::string_view ptx;  // WGMMA's .atype/.btype: "bf16", "f16", "e4m3", "e5m2", "tf32"
+  std::string_view ptx;  // WGMMA's .atype/.btype: "bf16", "f16", "e4m3", "e5m2", "tf32", "s8", "u8"
   uint32_t format = 0;   // tcgen05's instruction-descriptor format within the kind (A: bits 7-9, B: 10-12)
 };
 
 struct MmaInstruction {
-  // The inputs' class: tcgen05's `kind::` ("f16" for bf16 and f16, "f8f6f4", "tf32"); WGMMA's rows
-  // name the same classes. `what` says it for a message ("16-bit", "8-bit", "tf32").
+  // The inputs' class: tcgen05's `kind::` ("f16" for bf16 and f16, "f8f6f4", "tf32", "i8"); WGMMA's
+  // rows name the same classes. `what` says it for a message ("16-bit", "8-bit", "tf32").
   std::string_view kind;
   std::string_view what;
   std::string_view about;  // the inputs in a few words, for the comment on its .cu wrapper
   std::span<const MmaInput> inputs;  // A's element types; B's is the same (8-bit: either one)
+  // D's element type: f32, or s32 for integer inputs; tcgen05's instruction-descriptor D format
+  // (bits 4-5: 1 is F32, 2 is S32). WGMMA spells D's type .f32 or .s32.
+  ScalarKind accumulator = ScalarKind::f32;
+  uint32_t d_format = 1;
   int64_t m = 0;           // accumulator rows of one instruction (WGMMA: per compute warpgroup)
   int64_t k = 0;           // K of one instruction, in elements (32 bytes of K)
   int64_t n_multiple = 0;  // N: a multiple of this (whole 128-byte panels of an MN-major B) ...

@@ -397,7 +397,8 @@ Operand Lowering::lower_cast(const Expr& e, const Builtin&, const Expr*) {
   return Operand{create(OpKind::cast, {v}, type, e.location)};
 }
 
-// mma(a, b, acc) = acc + a·b with a [M, K], b [K, N] and an f32 acc [M, N].
+// mma(a, b, acc) = acc + a·b with a [M, K], b [K, N] and acc [M, N]: f32 for float operands, i32
+// for 8-bit integer ones.
 Operand Lowering::lower_mma(const Expr& e, const Builtin&, const Expr*) {
   Operand a = lower_expr(*e.args[0]), b = lower_expr(*e.args[1]), acc = lower_expr(*e.args[2]);
   if (!a.ok() || !b.ok() || !acc.ok()) return {};
@@ -423,19 +424,23 @@ Operand Lowering::lower_mma(const Expr& e, const Builtin&, const Expr*) {
                                   "and acc [M, N]", ta.to_string(), tb.to_string(), tc.to_string(), mismatch));
     return {};
   }
-  if (!is_float(ta.element()) || !is_float(tb.element())) {
-    error(e.location, fmt::format("mma takes floating-point operands (bf16, f16, f8e4m3, f8e5m2 or f32), not {} and {}: "
-                                  "integer mma (i8 into i32) is not supported; convert them, e.g. cast(a, bf16)",
-                                  to_string(ta.element()), to_string(tb.element())));
+  const std::optional<ScalarKind> accumulator = mma_accumulator(ta.element());
+  if (!accumulator || !mma_accumulator(tb.element())) {
+    error(e.location, fmt::format("mma takes bf16, f16, f8e4m3, f8e5m2 or f32 operands (into an f32 accumulator) or i8 "
+                                  "and u8 operands (into an i32 accumulator), not {} and {}; convert them, e.g. "
+                                  "cast(a, bf16)", to_string(ta.element()), to_string(tb.element())));
     return {};
   }
   if (!mma_operands_combine(ta.element(), tb.element())) {
     error(e.location, fmt::format("mma operands differ in element type: {} and {} (they may differ only as two 8-bit "
-                                  "floats, f8e4m3 and f8e5m2)", to_string(ta.element()), to_string(tb.element())));
+                                  "floats, f8e4m3 and f8e5m2, or as two 8-bit integers, i8 and u8)",
+                                  to_string(ta.element()), to_string(tb.element())));
     return {};
   }
-  if (tc.element() != ScalarKind::f32) {
-    error(e.args[2]->location, "the mma accumulator must be f32");
+  if (tc.element() != *accumulator) {
+    error(e.args[2]->location, fmt::format("the accumulator of an mma of {} operands must be {}, not {} (e.g. zeros<{}, "
+                                           "{}, {}>())", to_string(ta.element()), to_string(*accumulator),
+                                           to_string(tc.element()), tc.shape()[0], tc.shape()[1], to_string(*accumulator)));
     return {};
   }
   return Operand{create(OpKind::mma, {a.value, b.value, acc.value}, tc, e.location)};

@@ -42,8 +42,18 @@ std::optional<IntegerRange> integer_range(ScalarKind kind) {
 }
 
 bool mma_operands_combine(ScalarKind a, ScalarKind b) {
-  auto eight_bit = [](ScalarKind kind) { return kind == ScalarKind::f8e4m3 || kind == ScalarKind::f8e5m2; };
-  return a == b || (eight_bit(a) && eight_bit(b));
+  auto eight_bit_float = [](ScalarKind kind) { return kind == ScalarKind::f8e4m3 || kind == ScalarKind::f8e5m2; };
+  auto eight_bit_integer = [](ScalarKind kind) { return kind == ScalarKind::i8 || kind == ScalarKind::u8; };
+  return a == b || (eight_bit_float(a) && eight_bit_float(b)) || (eight_bit_integer(a) && eight_bit_integer(b));
+}
+
+std::optional<ScalarKind> mma_accumulator(ScalarKind operand) {
+  switch (operand) {
+    case ScalarKind::bf16: case ScalarKind::f16: case ScalarKind::f8e4m3: case ScalarKind::f8e5m2: case ScalarKind::f32:
+      return ScalarKind::f32;
+    case ScalarKind::i8: case ScalarKind::u8: return ScalarKind::i32;
+    default: return std::nullopt;
+  }
 }
 
 int byte_size(ScalarKind kind) {

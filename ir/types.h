@@ -32,9 +32,13 @@ struct IntegerRange {
   int64_t lowest, highest;
 };
 std::optional<IntegerRange> integer_range(ScalarKind kind);
-// Whether `mma` takes operands of these element types: the same type, or two 8-bit floats
-// (e4m3 x e5m2 and e5m2 x e4m3 mix, as the FP8 tensor-core instructions do).
+// Whether `mma` takes operands of these element types: the same type, two 8-bit floats (e4m3 x
+// e5m2 and e5m2 x e4m3 mix, as the FP8 tensor-core instructions do) or two 8-bit integers (i8 x
+// u8 mix, as the integer ones do).
 bool mma_operands_combine(ScalarKind a, ScalarKind b);
+// The accumulator type of an `mma` with operands of this element type: f32 for the floats, i32
+// for i8 and u8; nullopt where the tensor cores take no such operand.
+std::optional<ScalarKind> mma_accumulator(ScalarKind operand);
 
 enum class MemorySpace : uint8_t { reg, smem, tmem };
 std::string_view to_string(MemorySpace space);

@@ -47,8 +47,10 @@ const char* tensor_map_type(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::bf16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
     case ScalarKind::f16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
-    case ScalarKind::f8e4m3: case ScalarKind::f8e5m2: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";  // TMA copies bytes
-    default: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";  // the analysis maps 8-bit, 16-bit and f32 tensors only
+    case ScalarKind::f8e4m3: case ScalarKind::f8e5m2: case ScalarKind::i8: case ScalarKind::u8:
+      return "CU_TENSOR_MAP_DATA_TYPE_UINT8";  // TMA copies bytes
+    case ScalarKind::i32: return "CU_TENSOR_MAP_DATA_TYPE_INT32";
+    default: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";  // the analysis maps 8-bit, 16-bit and 32-bit tensors only
   }
 }
 
@@ -132,8 +134,9 @@ void TensorCoreKernel::emit_summary() {
                       tc_.register_pipes.at(op.result()).stored ? "; a loop carries it" : ""));
   });
   for (const Accumulator& accumulator : tc_.accumulators)
-    writer_.line(fmt::format("//   accumulator {}: {}x{} f32 in TMEM columns {}..{}", accumulator.name,
-                             accumulator.rows, accumulator.columns, accumulator.tmem_column,
+    writer_.line(fmt::format("//   accumulator {}: {}x{} {} in TMEM columns {}..{}", accumulator.name,
+                             accumulator.rows, accumulator.columns, to_string(accumulator.element),
+                             accumulator.tmem_column,
                              accumulator.tmem_column + accumulator.columns - 1));
   for (const Fragment& held : tc_.fragments)
     writer_.line(fmt::format("//   {} {}: {}x{} {} in registers, {} per thread",

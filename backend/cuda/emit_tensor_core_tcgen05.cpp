@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/tensor_core_analysis.h"
 #include "backend/cuda/tensor_core_kernel.h"
 #include "ir/ir.h"
@@ -65,7 +66,7 @@ void Tcgen05Analysis::find_accumulators() {
     for (const Value* value : members) {
       const Operation* def = value->defining_op();
       if (def && def->kind() == OpKind::zeros) {
-        ok = ok && !zeros && value->type().element() == ScalarKind::f32;
+        ok = ok && !zeros && (value->type().element() == ScalarKind::f32 || value->type().element() == ScalarKind::i32);
         zeros = value;
       } else if (def && def->kind() == OpKind::mma) {
         ok = ok && tc_.is_stage_read(def->operand(0));
@@ -88,6 +89,7 @@ void Tcgen05Analysis::find_accumulators() {
     accumulator.zeros = zeros->defining_op();
     accumulator.rows = zeros->type().shape()[0];
     accumulator.columns = zeros->type().shape()[1];
+    accumulator.element = zeros->type().element();
     for (const Value* value : members) tc_.accumulator_of[value] = tc_.accumulators.size();
     tc_.accumulators.push_back(accumulator);
   }
@@ -195,9 +197,26 @@ std::string_view Tcgen05Kernel::event_order() const {
   return "within one agent: program order and the accumulator barrier";
 }
 
+namespace {
+
+// A TMEM cell (32 bits read by tcgen05.ld) as D's element: f32 bits, or an s32.
+std::string tmem_cell(ScalarKind element, const std::string& bits) {
+  return element == ScalarKind::i32 ? fmt::format("static_cast<int32_t>({})", bits)
+                                    : fmt::format("__uint_as_float({})", bits);
+}
+
+// C + the cell: f32 rounded once (add_f32), or an s32 sum that wraps as the tensor cores' does.
+std::string accumulate_cell(ScalarKind element, const std::string& c, const std::string& bits) {
+  if (element == ScalarKind::i32)
+    return fmt::format("static_cast<int32_t>(static_cast<uint32_t>({}) + {})", c, bits);
+  return fmt::format("add_f32({}, {})", c, tmem_cell(element, bits));
+}
+
+}  // namespace
+
 uint32_t Tcgen05Kernel::instruction_descriptor(const MmaPlan& plan, int64_t rows, int64_t columns, bool b_k_major,
                                                bool a_k_major) {
-  return (1u << 4) | (plan.instruction->input(plan.input)->format << 7) |
+  return (plan.instruction->d_format << 4) | (plan.instruction->input(plan.input)->format << 7) |
          (plan.instruction->input(plan.input_b)->format << 10) | (a_k_major ? 0u : 1u << 15) |
          (b_k_major ? 0u : 1u << 16) | (static_cast<uint32_t>(columns >> 3) << 17) |
          (static_cast<uint32_t>(rows >> 4) << 24);
@@ -305,9 +324,9 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
                              "static_cast<uint32_t>(compute_warpgroup * {1} + chunk * {2}), values);",
                              plan.tmem_column, per_warpgroup, width));
     writer_.line("#pragma unroll");
-    writer_.line(fmt::format("for (int i = 0; i < {2}; ++i) {0}[chunk * {2} + i] = add_f32({1}[chunk * {2} + i], "
-                             "__uint_as_float(values[i]));",
-                             result.name, acc.name, width));
+    const std::string sum = accumulate_cell(result.element, fmt::format("{}[chunk * {} + i]", acc.name, width),
+                                            "values[i]");
+    writer_.line(fmt::format("for (int i = 0; i < {2}; ++i) {0}[chunk * {2} + i] = {1};", result.name, sum, width));
   }
   emit_tmem_release();
 }
@@ -399,7 +418,8 @@ void Tcgen05Kernel::emit_accumulator_loads(const std::vector<const Accumulator*>
     writer_.line(fmt::format("tilec_tmem_load_{}(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", width, lanes,
                              accumulator.tmem_column, column, values));
     context.accumulators[&accumulator] =
-        fmt::format("({}_started ? __uint_as_float({}[i]) : 0.0f)", accumulator.name, values);
+        fmt::format("({}_started ? {} : {})", accumulator.name, tmem_cell(accumulator.element, values + "[i]"),
+                    zero_literal(accumulator.element));
   }
 }
 

@@ -27,7 +27,7 @@ std::string WgmmaAnalysis::unmatched_rows(int64_t m, const std::vector<const tar
 void WgmmaAnalysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   const target::MmaInstruction& row = *plan.instruction;
   plan.wgmma = {.n = operands.n, .k = row.k, .types = wgmma_types(row, plan.input, plan.input_b),
-                .transposes = row.mn_major, .register_a = operands.a_registers != nullptr,
+                .integer = row.accumulator == ScalarKind::i32, .transposes = row.mn_major, .register_a = operands.a_registers != nullptr,
                 .a_mn_major = operands.a && !operands.a->k_major(), .b_k_major = operands.b->transposed};
   needs_.wgmma_shapes.insert(plan.wgmma);
 }

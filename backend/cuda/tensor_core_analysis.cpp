@@ -464,7 +464,8 @@ bool Analysis::hold_mma(const Operation& op) {
   // layouts and differ in M.
   const std::vector<const target::MmaInstruction*> rows = target::mma_instructions(target_, input);
   if (rows.empty() || target::mma_instructions(target_, input_b).empty() || !mma_operands_combine(input, input_b))
-    return unsupported(op, fmt::format("mma of {} x {} ({} inputs, both the same but for two 8-bit floats)",
+    return unsupported(op, fmt::format("mma of {} x {} ({} inputs, both the same but for two 8-bit floats or two "
+                                       "8-bit integers)",
                                        to_string(input), to_string(input_b), mma_input_names()));
   const target::MmaInstruction& form = *rows.front();
   if (a && a->transposed && !form.mn_major)
@@ -478,8 +479,9 @@ bool Analysis::hold_mma(const Operation& op) {
                                        "the weight as [N, K] and write transpose(load W[n, k] : <BN, BK>) as mma's b",
                                        to_string(input), form.what));
   const Type& acc_type = acc->type();
-  if (acc_type.rank() != 2 || acc_type.element() != ScalarKind::f32)
-    return unsupported(op, fmt::format("an mma into {} (f32 accumulators)", acc_type.to_string()));
+  if (acc_type.rank() != 2 || acc_type.element() != form.accumulator)
+    return unsupported(op, fmt::format("an mma of {} into {} ({} accumulators)", to_string(input), acc_type.to_string(),
+                                       to_string(form.accumulator)));
   int64_t m = acc_type.shape()[0], n = acc_type.shape()[1], k = a ? a->tile.shape()[1] : a_registers->columns;
   const int64_t units = mma_units();
   const target::MmaInstruction* row = nullptr;
@@ -597,7 +599,8 @@ bool Analysis::hold_store(const Operation& op) {
   // Through shared memory and TMA when rows of 128 bytes split the columns each warpgroup holds
   // (place_shared_memory falls back to direct stores when the staging does not fit).
   ScalarKind element = value->type().element();
-  if ((element == ScalarKind::f32 || element == ScalarKind::bf16 || element == ScalarKind::f16) &&
+  if ((element == ScalarKind::f32 || element == ScalarKind::i32 || element == ScalarKind::bf16 ||
+       element == ScalarKind::f16) &&
       element == plan.tensor->type().element()) {
     plan.chunk_columns = kPanelRowBytes / byte_size(element);
     plan.box_rows = store_box_rows();
@@ -620,7 +623,7 @@ bool Analysis::check_stage_buffers() {
     if (tile.rank() != 2 || target::mma_instructions(target_, tile.element()).empty() ||
         buffer.stored()[1] % buffer.panel_columns() != 0 ||
         buffer.stored()[0] % 8 != 0 || buffer.stored()[0] > 256)
-      return unsupported(*buffer.op, fmt::format("a stage tile {} (16-bit or 8-bit floats, rows a multiple of 8 up to "
+      return unsupported(*buffer.op, fmt::format("a stage tile {} (the mma input types, rows a multiple of 8 up to "
                                                  "256, rows of a multiple of 128 bytes, or of 64 or 32 bytes of K)",
                                                  tile.to_string()));
     buffer.slot_bytes = tile.element_count() * byte_size(tile.element());

@@ -81,6 +81,7 @@ struct Accumulator {
   const Operation* zeros = nullptr;
   int64_t rows = 0, columns = 0, tmem_column = 0;
   ScalarKind input = ScalarKind::bf16;
+  ScalarKind element = ScalarKind::f32;  // D's: f32, or i32 for 8-bit integer inputs
 };
 
 // A tile the compute threads hold in registers (tensor_core_fragments.h says which elements).

@@ -435,11 +435,12 @@ std::string tcgen05_kind_wrapper(const std::string& kind, const std::string& wha
       fmt::arg("indent", std::string(std::string_view("__device__ __forceinline__ void (").size() + name.size(), ' ')));
 }
 
-// `%0,%1,...` and `"+f"(d[0]), ...`: the accumulator registers of an m64nN WGMMA in an asm statement.
-void accumulator_operands(int64_t registers, std::string& list, std::string& outputs) {
+// `%0,%1,...` and `"+f"(d[0]), ...` (`"+r"` for s32): the accumulator registers of an m64nN WGMMA
+// in an asm statement.
+void accumulator_operands(int64_t registers, bool integer, std::string& list, std::string& outputs) {
   for (int64_t i = 0; i < registers; ++i) {
     list += fmt::format("{}%{}", i ? "," : "", i);
-    outputs += fmt::format("{}\"+f\"(d[{}])", i ? ", " : "", i);
+    outputs += fmt::format("{}\"+{}\"(d[{}])", i ? ", " : "", integer ? 'r' : 'f', i);
     if (i % 8 == 7 && i + 1 < registers) outputs += "\n        ";
   }
 }
@@ -455,6 +456,8 @@ int transpose_b(bool b_k_major) { return b_k_major ? 0 : 1; }
 // 0) or MN-major (1), B MN-major (trans-b = 1) or K-major (0). 8-bit floats (`m64nNk32`) and
 // tf32 (`m64nNk8`): both operands K-major, and PTX takes no transpose immediates (the emulation
 // call passes 0, 0); their A and B types may differ (e4m3 x e5m2: `element` "e4m3_e5m2").
+// 8-bit integers (`m64nNk32.s32.s8.u8`): s32 registers, and PTX takes neither the scale nor the
+// transpose immediates (the emulation call passes 1, 1, 0, 0).
 // Emulated: tilec_emu::ptx::wgmma_mma_async with the same shape, types and immediates.
 std::string wgmma_wrapper(const WgmmaShape& shape) {
   const int64_t n = shape.n;
@@ -464,16 +467,17 @@ std::string wgmma_wrapper(const WgmmaShape& shape) {
   const auto [a_type, b_type] = operand_types(element);
   int64_t registers = n / 2;
   std::string list, outputs;
-  accumulator_operands(registers, list, outputs);
+  accumulator_operands(registers, shape.integer, list, outputs);
   const int trans_a = a_mn_major ? 1 : kTransposeA, trans_b = no_transposes ? 0 : transpose_b(b_k_major);
-  std::string immediates = fmt::format("{}, {}", kScaleA, kScaleB);
+  std::string immediates = shape.integer ? "" : fmt::format(", {}, {}", kScaleA, kScaleB);
   if (!no_transposes) immediates += fmt::format(", {}, {}", trans_a, trans_b);
+  const std::string_view d_type = shape.integer ? "s32" : "f32";
   return fmt::format(
-      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x {k}, {a_major}) * B ({k} x {0}, {b_major}){type}.\n"
-      "__device__ __forceinline__ void {2}(float (&d)[{1}], uint64_t a, uint64_t b TILEC_SITE) {{\n"
+      "// D (64 x {0}, {d_type}, {1} registers per thread) += A (64 x {k}, {a_major}) * B ({k} x {0}, {b_major}){type}.\n"
+      "__device__ __forceinline__ void {2}({d_element} (&d)[{1}], uint64_t a, uint64_t b TILEC_SITE) {{\n"
       "#ifndef TILEC_EMULATE\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{a_type}.{b_type} {{{4}}}, %{1}, %{6}, p, {immediates};\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.{d_type}.{a_type}.{b_type} {{{4}}}, %{1}, %{6}, p{immediates};\\n}}\\n\"\n"
       "      : {7}\n"
       "      : \"l\"(a), \"l\"(b), \"n\"({8}));\n"
       "#else\n"
@@ -486,7 +490,8 @@ std::string wgmma_wrapper(const WgmmaShape& shape) {
       fmt::arg("k", shape.k), fmt::arg("a_major", a_mn_major ? "M-major" : "K-major"),
       fmt::arg("b_major", b_k_major ? "K-major" : "N-major"),
       fmt::arg("type", !no_transposes ? std::string() : a_type == b_type ? ", " + a_type : ", " + a_type + " x " + b_type),
-      fmt::arg("immediates", immediates), fmt::arg("a_type", a_type), fmt::arg("b_type", b_type));
+      fmt::arg("immediates", immediates), fmt::arg("a_type", a_type), fmt::arg("b_type", b_type),
+      fmt::arg("d_type", d_type), fmt::arg("d_element", shape.integer ? "int32_t" : "float"));
 }
 
 // The same with A from registers: four registers of two 16-bit elements per thread, in the
@@ -498,7 +503,7 @@ std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
   const bool b_k_major = shape.b_k_major;
   int64_t registers = n / 2;
   std::string list, outputs;
-  accumulator_operands(registers, list, outputs);
+  accumulator_operands(registers, false, list, outputs);
   return fmt::format(
       "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, registers) * B (16 x {0}, {17}).\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,\n"

@@ -19,14 +19,16 @@ struct Target;
 
 namespace tilec::cuda {
 
-// One WGMMA instruction a kernel issues, m64nNkK with f32 accumulators: the prelude writes one
-// wrapper per distinct shape, and the emitter calls it by wgmma_function(shape).
+// One WGMMA instruction a kernel issues, m64nNkK with f32 (or, for 8-bit integers, s32)
+// accumulators: the prelude writes one wrapper per distinct shape, and the emitter calls it by
+// wgmma_function(shape).
 struct WgmmaShape {
   int64_t n = 0;
   int64_t k = 0;  // the MMA form's K (target.h): 16 for 16-bit inputs, 32 for 8-bit ones, 8 for tf32
   // The operand types as PTX spells them, A's then B's where they differ (wgmma_types in
-  // tensor_core_analysis.h): "bf16", "f16", "e4m3", "e4m3_e5m2", "tf32".
+  // tensor_core_analysis.h): "bf16", "f16", "e4m3", "e4m3_e5m2", "tf32", "s8", "s8_u8".
   std::string types;
+  bool integer = false;     // s32 accumulators (8-bit integer inputs): no scale-a/b immediates
   bool transposes = false;  // the form takes MN-major operands: PTX spells the transpose immediates
   bool register_a = false;  // A from registers (16-bit only)
   bool a_mn_major = false;  // A MN-major in shared memory (a transposed A)

@@ -58,7 +58,7 @@ SWEEP = sweep_shapes()
 GPU_ROUNDS = {
     "gemm": "M=2000,N=4000,K=1000", "gemm_f16": "M=2000,N=4000,K=1000", "gemm_bias_relu": "M=2000,N=4000,K=1000",
     "linear": "M=2000,N=4000,K=1000", "gate_up": "M=2000,N=4000,K=1000", "fp8_linear": "M=2000,N=4000,K=1008",
-    "tf32_linear": "M=2000,N=4000,K=1000", "weight_grad": "IN=2000,OUT=4000,T=1000",
+    "int8_linear": "M=2000,N=4000,K=1008", "tf32_linear": "M=2000,N=4000,K=1000", "weight_grad": "IN=2000,OUT=4000,T=1000",
     "batched_gemm": "R=4096,N=4000,K=200,Q=2048", "bmm": "BATCH=8,M=1000,N=1000,K=1000",
     "attention": "S=2000,T=1000,HD=1024", "conv1d": "T=8000,CI=1000,CO=1000,TAPS=3",
     "mha": "H=16,S=2000,T=1000",
@@ -138,6 +138,7 @@ for s, (_, dims) in EMULATE_KERNELS.items():
 TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=8192"),
               ("linear", "M=8192,N=8192,K=8192"), ("gemm_bias_relu", "M=8192,N=8192,K=8192"),
               ("gate_up", "M=8192,N=8192,K=8192"), ("fp8_linear", "M=8192,N=8192,K=8192"),
+              ("int8_linear", "M=8192,N=8192,K=8192"),
               ("tf32_linear", "M=8192,N=8192,K=8192"), ("weight_grad", "IN=8192,OUT=8192,T=8192"),
               ("conv1d", "T=65536,CI=1024,CO=1024,TAPS=3"),
               ("bmm", "BATCH=8,M=4096,N=4096,K=4096"), ("attention", "S=4096,T=4096,HD=1024"),
@@ -343,6 +344,12 @@ try:
     out["scaled_mm_e4m3_out_bf16"] = {"us": us, "tflops": 2 * n**3 / us / 1e6}
 except Exception as ex:
     out["scaled_mm_e4m3_out_bf16"] = {"error": str(ex)[:200]}
+try:  # int8 x int8 into int32, B given K-major as torch._int_mm reads it fastest
+    i8a = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8)
+    i8b = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8).t().contiguous().t()
+    us = timed(lambda: torch._int_mm(i8a, i8b)); out["int_mm_i8_out_i32"] = {"us": us, "tflops": 2 * n**3 / us / 1e6}
+except Exception as ex:
+    out["int_mm_i8_out_i32"] = {"error": str(ex)[:200]}
 del a, b
 S = T = 4096; H = 16; D = 64
 q = torch.rand(1, H, S, D, device="cuda", dtype=torch.bfloat16); k = torch.rand(1, H, T, D, device="cuda", dtype=torch.bfloat16)

@@ -257,26 +257,33 @@ void check_arguments(const std::string& instruction, const AsmStatement& stateme
   std::vector<std::string> a = call.arguments;
   std::smatch m;
   if (call.function == "wgmma_mma_async") {
-    static const std::regex kWgmma(R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k(16|32|8)\.f32\.(\w+)\.(\w+)\s+\{([^}]*)\},\s*(.*))");
-    if (!std::regex_match(instruction, m, kWgmma)) return fail("not a m64nNk16, m64nNk32 or m64nNk8 .f32 WGMMA");
+    static const std::regex kWgmma(
+        R"(wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k(16|32|8)\.(f32|s32)\.(\w+)\.(\w+)\s+\{([^}]*)\},\s*(.*))");
+    if (!std::regex_match(instruction, m, kWgmma)) return fail("not a m64nNk16, m64nNk32 or m64nNk8 .f32 or .s32 WGMMA");
     if (a.size() != 13) return fail("wgmma_mma_async takes 13 arguments");
-    const std::string n = m[1], k = m[2], type_a = m[3], type_b = m[4];
-    std::vector<std::string> accumulators = split_top_level(m[5], ',');
-    std::vector<std::string> rest = split_top_level(m[6], ',');
+    const std::string n = m[1], k = m[2], type_d = m[3], type_a = m[4], type_b = m[5];
+    std::vector<std::string> accumulators = split_top_level(m[6], ',');
+    std::vector<std::string> rest = split_top_level(m[7], ',');
     // K = 32 bytes per instruction: 16 16-bit elements, 32 8-bit ones, 8 tf32 ones. 8-bit and
-    // tf32 inputs are K-major only and take no transpose immediates.
-    const bool eight_bit = type_a == "e4m3" || type_a == "e5m2";
+    // tf32 inputs are K-major only and take no transpose immediates; 8-bit integers (into s32)
+    // take no scale immediates either.
+    const bool integer = type_a == "s8" || type_a == "u8";
+    const bool eight_bit = type_a == "e4m3" || type_a == "e5m2" || integer;
     const bool k_major_only = eight_bit || type_a == "tf32";
     if (k != (eight_bit ? "32" : type_a == "tf32" ? "8" : "16")) fail("K is " + k + " for " + type_a + " inputs");
+    if (type_d != (integer ? "s32" : "f32")) fail("D is ." + type_d + " for " + type_a + " inputs");
     if (a[1] != n) fail("shape n is " + n + ", the call passes " + a[1]);
-    if (type_a != type_b && !eight_bit) fail("A and B types differ, not as two 8-bit floats");
+    const bool both_integer = integer && (type_b == "s8" || type_b == "u8");
+    const bool both_float8 = !integer && eight_bit && (type_b == "e4m3" || type_b == "e5m2");
+    if (type_a != type_b && !both_integer && !both_float8)
+      fail("A and B types differ, not as two 8-bit floats or two 8-bit integers");
     if (a[2] != "::tilec_emu::ptx::Operand::" + type_a) fail("A's type is " + type_a + ", the call passes " + a[2]);
     if (a[3] != "::tilec_emu::ptx::Operand::" + type_b) fail("B's type is " + type_b + ", the call passes " + a[3]);
     a.erase(a.begin() + 3);  // the rest as (d, n, a_type, a_descriptor, ...)
     if (std::to_string(accumulators.size() * 2) != n) fail("accumulator registers are not n / 2");
     std::string d0 = resolve(accumulators.empty() ? "" : accumulators[0], statement);
     if (d0 != a[0] + "[0]") fail("D is " + d0 + ", the call passes " + a[0]);
-    if (rest.size() < (k_major_only ? 5u : 6u)) return fail("too few operands after D");
+    if (rest.size() < (integer ? 3u : k_major_only ? 5u : 6u)) return fail("too few operands after D");
     bool register_a = rest[0].front() == '{';
     if (register_a) {
       std::vector<std::string> registers = split_top_level(rest[0].substr(1, rest[0].size() - 2), ',');
@@ -300,9 +307,12 @@ void check_arguments(const std::string& instruction, const AsmStatement& stateme
     if (!same_truth(a[6], scale_d)) fail("scale-d is " + scale_d + ", the call passes " + a[6]);
     std::vector<std::string> immediates(rest.begin() + 3, rest.end());
     // Shared-memory A: scale-a, scale-b, trans-a, trans-b; register A has no trans-a (0); 8-bit
-    // and tf32 inputs have neither (both K-major: 0, 0).
+    // and tf32 inputs have neither (both K-major: 0, 0); integer inputs have none (1, 1, 0, 0).
     std::vector<std::string> passed = {a[7], a[8], a[9], a[10]};
-    if (k_major_only) {
+    if (integer) {
+      if (register_a || !immediates.empty()) return fail("integer inputs take no immediates and A from shared memory");
+      immediates = {"1", "1", "0", "0"};
+    } else if (k_major_only) {
       if (register_a || immediates.size() != 2) return fail(type_a + " inputs take 2 immediates and A from shared memory");
       immediates.insert(immediates.end(), {"0", "0"});
     } else if (register_a) {
@@ -578,6 +588,13 @@ TEST(EmulationContract, PlantedMutationsAreReported) {
   expect_reported(mutate(hopper, "void tilec_bulk_wait_all(", "wait_group 0;", "wait_group 1;"), "pending count is 1");
   expect_reported(mutate(blackwell, "void tilec_tmem_load_32(", ".32x32b.x32.", ".32x32b.x16."), "count is 16");
   expect_reported(mutate(blackwell, "void tilec_tcgen05_mma(", "kind::f16", "kind::f8f6f4"), "the kind argument must be ::tilec_emu::ptx::MmaKind::f8f6f4");
+  // Integer WGMMA: D's type follows the inputs', and the types are checked like the others.
+  const std::string int8 = read_file(expected / "int8_linear.sm_90a.cu");
+  ASSERT_TRUE(all_problems(int8).empty()) << problems_text(all_problems(int8));
+  const std::string int8_wgmma = "void tilec_wgmma_m64n256k32_s8_bk(";
+  expect_reported(mutate(int8, int8_wgmma, ".s32.s8.s8", ".f32.s8.s8"), "D is .f32 for s8 inputs");
+  expect_reported(mutate(int8, int8_wgmma, ".s32.s8.s8", ".s32.u8.s8"), "A's type is u8");
+  expect_reported(mutate(int8, int8_wgmma, "%129, p;", "%129, p, 1, 1;"), "integer inputs take no immediates");
   // The asm outside its guard; a call dropped; an instruction the table does not know.
   expect_reported(mutate(hopper, "void tilec_mbarrier_arrive(", "#ifndef TILEC_EMULATE\n", ""), "asm outside");
   expect_reported(mutate(hopper, "void tilec_fence_barrier_init(", "  ::tilec_emu::ptx::fence_proxy_async(tilec_line);\n", ""),

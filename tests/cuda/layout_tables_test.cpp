@@ -5,7 +5,7 @@
 // The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
 // CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128, 32
 // and 16, gemm_f16, gemm_bias_relu, batched_gemm, attention (also BKV = 32), mha, linear, fp8_linear,
-// tf32_linear, gate_up; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
+// int8_linear, tf32_linear, gate_up; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
 // again, the files in samples/expected/. The emitted expressions are evaluated by a small
 // interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
 // loops with constant bounds), for every compute thread and register.
@@ -183,9 +183,11 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
   if (!buffer) throw std::runtime_error("no stage buffer " + (*slot)[1].str());
   std::string rows = (*buffer)[2], columns = (*buffer)[3];
   // The tables name 8-bit tiles b8 and their types e4m3 / e5m2 (the IR's f8e4m3 / f8e5m2); an
-  // f32 tile (tf32) is the b16 tile of twice the columns (the header says why).
+  // f32 tile (tf32) is the b16 tile of twice the columns (the header says why); 8-bit integers
+  // (i8, u8: PTX's s8, u8) are b8 tiles too.
   std::string element = (*buffer)[4];
-  const bool eight_bit = element.starts_with("f8"), tf32 = element == "f32";
+  const bool integer = element == "i8" || element == "u8";
+  const bool eight_bit = element.starts_with("f8") || integer, tf32 = element == "f32";
   const std::string bits = eight_bit ? "b8" : "b16";
   // The summary says how the pipe holds the tile: A as loaded ([M, K]) and a transposed B
   // ([N, K]) K-major, B as loaded ([K, N]) and a transposed A ([K, M]) MN-major. The declared
@@ -203,7 +205,7 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
     k = std::to_string(2 * std::stoull(k));
   }
   tile.id = bits + "_" + tile.major + "_" + (*summary)[3].str() + "B_" + mn + "x" + k;
-  tile.element = eight_bit ? element.substr(2) : tf32 ? "tf32" : element;
+  tile.element = integer ? (element == "i8" ? "s8" : "u8") : eight_bit ? element.substr(2) : tf32 ? "tf32" : element;
   tile.offset = std::stoull((*buffer)[1]);
   tile.slot_bytes = std::stoull((*slot)[2]);
   return tile;
@@ -220,6 +222,13 @@ std::pair<std::string, std::string> split_base(const std::string& address) {
   return {address.substr(0, end), "0" + address.substr(end)};
 }
 
+// Whether `code` starts with a call of a tcgen05.mma wrapper (kind::f16's, or one of another kind:
+// tilec_tcgen05_mma_f8f6f4, _tf32, _i8).
+bool starts_tcgen05_mma(const std::string& code) {
+  static const std::regex call(R"(^tilec_tcgen05_mma(?:_f8f6f4|_tf32|_i8)?\()");
+  return std::regex_search(code, call);
+}
+
 // The descriptor calls of each MMA instruction line, grouped by the consecutive lines of one mma
 // (one line per k-step).
 struct MmaLine {
@@ -230,7 +239,7 @@ struct MmaLine {
 };
 std::vector<MmaLine> mma_lines(const Emitted& e) {
   std::vector<MmaLine> out;
-  static const std::regex call(R"(^(tilec_wgmma_m64n\d+k(?:16|32|8)_\w+|tilec_tcgen05_mma(?:_f8f6f4|_tf32)?)\()");
+  static const std::regex call(R"(^(tilec_wgmma_m64n\d+k(?:16|32|8)_\w+|tilec_tcgen05_mma(?:_f8f6f4|_tf32|_i8)?)\()");
   for (size_t i = 0; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
     std::smatch match;
@@ -318,7 +327,7 @@ TEST(BackendLayoutTables, RegisterAPairsAreWgmmaALayout) {
 // ============================================================================== 3. descriptors
 TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
   LOAD_TABLE(table, "smem_canonical.json");
-  long compared = 0, lbo_exceptions = 0, tf32_operands = 0;
+  long compared = 0, lbo_exceptions = 0, tf32_operands = 0, integer_operands = 0;
   std::set<std::string> tiles;
   for (const Emitted& e : emitted_samples()) {
     SCOPED_TRACE(e.label);
@@ -383,6 +392,14 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         name = name.substr(0, name.find('('));
         size_t at = e.text.find("wgmma.mma_async", e.text.find("void " + name + "("));
         std::string list = e.text.substr(at, e.text.find(';', at) - at);
+        if (list.find(".s32.") != std::string::npos) {
+          // 8-bit integers into s32: no immediates at all, both operands K-major
+          EXPECT_TRUE(list.ends_with(", p")) << list;
+          EXPECT_EQ(b_major, "K") << "an integer WGMMA reads B K-major";
+          EXPECT_EQ(a_major, "K") << "and A K-major";
+          ++integer_operands;
+          continue;
+        }
         std::vector<std::string> immediates = call_arguments("(" + list.substr(list.rfind(" p, ") + 4) + ")", 0);
         if (name.find("k32_") != std::string::npos || name.find("k8_") != std::string::npos) {
           // 8-bit and tf32: no transpose immediates, both operands K-major
@@ -410,12 +427,13 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
                          "b16_MN_64B_32x64", "b16_MN_32B_16x64", "b16_K_64B_128x32"})
     EXPECT_TRUE(tiles.count(id)) << id << " is not among the emitted operands";
   EXPECT_GT(tf32_operands, 0) << "tf32_linear's operands";
+  EXPECT_GT(integer_operands, 0) << "int8_linear's WGMMAs";
 }
 
 // ============================================================================== 4. tcgen05 idesc
 TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
   LOAD_TABLE(table, "tcgen05_instr_desc.json");
-  long compared = 0, tf32_calls = 0, narrow_calls = 0;
+  long compared = 0, tf32_calls = 0, integer_calls = 0, narrow_calls = 0;
   std::set<std::string> seen;
   for (const Emitted& e : emitted_samples()) {
     if (!e.blackwell()) continue;
@@ -448,15 +466,24 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
         for (size_t i = mma.line; i < e.lines.size() && d_name.empty(); ++i) {
           std::smatch m;
           std::string code = code_of(e.lines[i]);
-          if (std::regex_search(code, m, std::regex(R"((\w+)\[chunk \* \d+ \+ i\] = add_f32\()"))) d_name = m[1];
+          if (std::regex_search(code, m, std::regex(R"((\w+)\[chunk \* \d+ \+ i\] = (?:add_f32|static_cast<int32_t>)\()")))
+            d_name = m[1];
         }
       }
       auto d = e.search("//   (?:accumulator|register tile) " + d_name + R"(: (\d+)x(\d+) (\w+) in )");
       ASSERT_TRUE(d) << "the summary of " << d_name;
       // kind::tf32: the kind::f16 bf16 entry, formats set to 2 below (the header says why).
-      const bool tf32 = (*kind)[1] == "tf32";
-      const std::string table_kind = tf32 ? "f16" : (*kind)[1].str();
-      const std::string a_element = tf32 ? "bf16" : a.element, b_element = tf32 ? "bf16" : b.element;
+      // kind::i8: the kind::f8f6f4 e4m3 entry (formats 0, D f32) with the PTX ISA's kind::i8
+      // fields set below: D format 2 (S32, bits 4-5), A and B formats 1 for s8 and 0 for u8.
+      const bool tf32 = (*kind)[1] == "tf32", integer = (*kind)[1] == "i8";
+      const std::string table_kind = tf32 ? "f16" : integer ? "f8f6f4" : (*kind)[1].str();
+      const std::string a_element = tf32 ? "bf16" : integer ? "e4m3" : a.element;
+      const std::string b_element = tf32 ? "bf16" : integer ? "e4m3" : b.element;
+      const std::string d_element = integer ? "f32" : (*d)[3].str();
+      if (integer) {
+        EXPECT_EQ((*d)[3], "i32") << "an integer MMA accumulates in i32";
+        ++integer_calls;
+      }
       if (tf32) {
         EXPECT_EQ(a.element, "tf32");
         EXPECT_EQ(b.element, "tf32");
@@ -468,7 +495,7 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
       const json* entry = nullptr;
       for (const json& candidate : table["descriptors"])
         if (candidate["kind"] == table_kind && candidate["a"] == a_element && candidate["b"] == b_element &&
-            candidate["d"] == (*d)[3].str() && candidate["m"] == std::stoi((*d)[1]) && candidate["n"] == table_n &&
+            candidate["d"] == d_element && candidate["m"] == std::stoi((*d)[1]) && candidate["n"] == table_n &&
             candidate["a_major"] == a.major && candidate["b_major"] == b.major)
           entry = &candidate;
       ASSERT_TRUE(entry) << "no table entry for kind::" << (*kind)[1] << " " << a.element << " x " << b.element << " -> "
@@ -477,6 +504,12 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
       seen.insert((*entry)["idesc"].get<std::string>());
       uint64_t expected = parse_hex((*entry)["idesc"]);
       if (tf32) expected = (expected & ~uint64_t{0x3f << 7}) | 2u << 7 | 2u << 10;
+      if (integer) {
+        ASSERT_EQ((expected >> 4) & 3, 1u) << "the f8f6f4 entry's D is F32";
+        ASSERT_EQ((expected >> 7) & 0x3f, 0u) << "the f8f6f4 entry's formats are e4m3 (0)";
+        expected = (expected & ~uint64_t{3 << 4}) | 2u << 4 | uint64_t{a.element == "s8"} << 7 |
+                   uint64_t{b.element == "s8"} << 10;
+      }
       ASSERT_EQ((*entry)["fields"]["n_dim"].get<int>(), table_n >> 3);
       ASSERT_EQ((expected >> 17) & 0x3f, static_cast<uint64_t>(table_n >> 3)) << "n_dim in bits 17-22";
       if (n != table_n) {
@@ -492,6 +525,7 @@ TEST(BackendLayoutTables, Tcgen05InstructionDescriptors) {
   std::printf("\n");
   EXPECT_GE(seen.size(), 3u) << "bf16 N=256, f16 N=256, bf16 N=64 (and N=128)";
   EXPECT_GT(tf32_calls, 0) << "tf32_linear's kind::tf32 calls";
+  EXPECT_GT(integer_calls, 0) << "int8_linear's kind::i8 calls";
   EXPECT_GT(narrow_calls, 0) << "gemm with BN = 32 and 16";
 }
 
@@ -507,9 +541,7 @@ uint64_t result_tmem_column(const Emitted& e, size_t line, const std::string& ac
   std::optional<uint64_t> column;
   for (size_t i = 0; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
-    if (!code.starts_with("tilec_tcgen05_mma(") && !code.starts_with("tilec_tcgen05_mma_f8f6f4(") &&
-        !code.starts_with("tilec_tcgen05_mma_tf32("))
-      continue;
+    if (!starts_tcgen05_mma(code)) continue;
     std::vector<std::string> arguments = call_arguments(code, code.find('('));
     if (named) {
       if (arguments[4] == accumulator + "_started") return cache[key] = evaluate(arguments[0], {{"tmem_base", 0}});
@@ -531,9 +563,7 @@ uint64_t last_mma_rows(const Emitted& e, size_t line) {
   std::optional<uint64_t> rows;
   for (size_t i = 0; i < line && i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
-    if (!code.starts_with("tilec_tcgen05_mma(") && !code.starts_with("tilec_tcgen05_mma_f8f6f4(") &&
-        !code.starts_with("tilec_tcgen05_mma_tf32("))
-      continue;
+    if (!starts_tcgen05_mma(code)) continue;
     const uint64_t descriptor = std::stoull(call_arguments(code, code.find('('))[3], nullptr, 16);
     rows = ((descriptor >> 24) & 0x1f) << 4;
   }
@@ -669,8 +699,7 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
       target.box_rows = std::stoull((*encode)[1]), target.box_columns = std::stoull((*encode)[2]);
       return target;
     }
-    if (code.starts_with("tilec_tcgen05_mma(") || code.starts_with("tilec_tcgen05_mma_f8f6f4(") ||
-        code.starts_with("tilec_tcgen05_mma_tf32(")) {
+    if (starts_tcgen05_mma(code)) {
       std::vector<MmaLine> lines = mma_lines(e);
       size_t index = 0;
       while (lines[index].line != i) ++index;
@@ -707,7 +736,7 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
       if (!targets.count(scope)) targets[scope] = staging_target(e, scope);
       const StagingTarget& target = targets[scope];
       const std::string type = m[1], value = m[4];
-      const uint64_t element_bytes = type == "float" ? 4 : 2;
+      const uint64_t element_bytes = type == "float" || type == "int32_t" ? 4 : 2;
       const uint64_t address = evaluate(m[2] + " + " + m[3], v);
       const uint64_t chunk = v.count("chunk") ? v.at("chunk") : 0;
       EXPECT_TRUE(written[std::make_tuple(scope, thread / 128, chunk)].insert(address).second) << "two writes at " << address;

@@ -241,7 +241,7 @@ TEST_P(PlanInvariants, SharedMemoryBarriersAndTmemAreConsistent) {
 
 INSTANTIATE_TEST_SUITE_P(MmaSamples, PlanInvariants,
                          ::testing::Combine(::testing::Values("attention", "batched_gemm", "bmm", "causal_attention",
-                                                              "conv1d", "fp8_linear", "gate_up", "gemm",
+                                                              "conv1d", "fp8_linear", "gate_up", "gemm", "int8_linear",
                                                               "gemm_bias_relu", "gemm_f16", "linear", "mha",
                                                               "tf32_linear", "weight_grad"),
                                             ::testing::Values("sm_90a", "sm_100a")),

@@ -387,6 +387,41 @@ TEST(TensorCore, Tf32LinearUsesTheTf32InstructionsAndRefusesAnMnMajorB) {
   std::filesystem::remove(mn_major);
 }
 
+// int8 (issue 18: "integer mma (i8 into i32) is not supported"): i8 inputs take WGMMA's
+// m64nNk32 .s32.s8.s8 form with int32 registers and no scale or transpose immediates, and
+// tcgen05's kind::i8 (D format 2, A/B formats 1 for s8, 0 for u8), K = 32 per step, UINT8 maps;
+// an integer WGMMA N that is not a multiple of 16 is refused (ptxas refuses m64n40k32 .s8).
+TEST(TensorCore, Int8LinearUsesTheIntegerInstructions) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = compile_sample("int8_linear", target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_UINT8, "), 2u) << "X and W";
+    if (std::string(target) == "sm_90a") {
+      EXPECT_NE(r.out.find("wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {%0,"), std::string::npos);
+      EXPECT_NE(r.out.find("tilec_wgmma_m64n256k32_s8_bk(int32_t (&d)[128]"), std::string::npos);
+      EXPECT_NE(r.out.find("%128, %129, p;"), std::string::npos) << "integers take no scale or transpose immediates";
+      EXPECT_NE(r.out.find("\"+r\"(d[127])"), std::string::npos);
+      EXPECT_EQ(count(r.out, "tilec_wgmma_m64n256k32_s8_bk(acc"), 4u) << "BK = 128: four steps of 32";
+    } else {
+      EXPECT_NE(r.out.find("tcgen05.mma.cta_group::1.kind::i8"), std::string::npos);
+      // N = 256 (32 << 17), M = 128 (8 << 24), B K-major, formats s8 (1 << 7, 1 << 10), D S32 (2 << 4).
+      EXPECT_EQ(count(r.out, "0x084004a0u"), 4u) << "BK = 128: four steps of 32";
+      EXPECT_NE(r.out.find("static_cast<int32_t>(values[i])"), std::string::npos) << "TMEM cells read as s32";
+    }
+  }
+  std::string source = read_file(source_dir() / "tests" / "emulate" / "tensor_core" / "int8_mixed.tile");
+  std::filesystem::path narrow =
+      std::filesystem::temp_directory_path() / ("tilec_int8_n40_" + std::to_string(::getpid()) + ".tile");
+  write_file(narrow, replace_once(source, "const BN = 48;", "const BN = 40;"));
+  CommandResult refused = run_command(tilec_binary() + " compile " + narrow.string() + " --target sm_90a -o /dev/null");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("an mma 40 columns wide (N: a multiple of 16 up to 256)"), std::string::npos) << refused.err;
+  EXPECT_EQ(run_command(tilec_binary() + " compile " + narrow.string() + " --target sm_100a -o /dev/null").status, 0)
+      << "tcgen05's M = 64 steps N by 8";
+  std::filesystem::remove(narrow);
+}
+
 // The launcher's encoding of gemm's output map: f32, over C or its padded copy, boxes of `rows` x 32.
 std::string store_map_encoding(long rows) {
   return "tilec_tensor_map(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, 2, 1, C_tma.map_rows(), "

@@ -205,17 +205,22 @@ TEST(Targets, MmaFormsOfOneInputAgreeAndStepThirtyTwoBytesOfK) {
       EXPECT_EQ(row.n_min & (row.n_min - 1), 0);
       EXPECT_TRUE(row.takes_n(row.n_min, false) && row.takes_n(row.n_max, false) &&
                   !row.takes_n(row.n_max + row.n_multiple, false));
-      // With B K-major, N is B's rows: the PTX steps (WGMMA and tcgen05 M = 64: 8; M = 128: 16).
-      EXPECT_EQ(row.n_step, target.mma == target::MmaFamily::tcgen05 && row.m == 128 ? 16 : 8);
+      // With B K-major, N is B's rows: the PTX steps (WGMMA and tcgen05 M = 64: 8; M = 128: 16;
+      // integer WGMMA: 16, as ptxas refuses m64n40k32 .s8).
+      const bool integer_wgmma = target.mma == target::MmaFamily::wgmma && row.accumulator == ScalarKind::i32;
+      EXPECT_EQ(row.n_step, (target.mma == target::MmaFamily::tcgen05 && row.m == 128) || integer_wgmma ? 16 : 8);
+      // D: f32 for float inputs (tcgen05 format 1), s32 for integer ones (format 2).
+      EXPECT_EQ(row.accumulator, is_float(row.inputs.front().type) ? ScalarKind::f32 : ScalarKind::i32);
+      EXPECT_EQ(row.d_format, row.accumulator == ScalarKind::f32 ? 1u : 2u);
       EXPECT_TRUE(row.takes_n(96, true) && row.takes_n(row.n_max, true) && !row.takes_n(row.n_max + row.n_step, true));
       EXPECT_EQ(row.takes_n(40, true), row.n_step == 8);
       EXPECT_FALSE(row.takes_n(96, false)) << "an MN-major B is read in whole 128-byte panels";
     }
   }
-  // What the 8-bit and tf32 instructions require on both families: K-major operands, A in
-  // shared memory.
+  // What the 8-bit (float and integer) and tf32 instructions require on both families: K-major
+  // operands, A in shared memory.
   for (const target::Target& target : target::targets())
-    for (ScalarKind input : {ScalarKind::f8e4m3, ScalarKind::f8e5m2, ScalarKind::f32}) {
+    for (ScalarKind input : {ScalarKind::f8e4m3, ScalarKind::f8e5m2, ScalarKind::f32, ScalarKind::i8, ScalarKind::u8}) {
       const target::MmaInstruction& row = *target::mma_instructions(target, input).front();
       EXPECT_FALSE(row.mn_major || row.a_registers) << target.name << " " << to_string(input);
     }
