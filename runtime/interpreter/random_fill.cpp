@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "ir/types.h"
+
 namespace tilec::runtime {
 
 uint64_t SplitMix64::next() {
@@ -30,6 +32,12 @@ void fill_random(HostBuffer& buffer, uint64_t seed, RandomRange range) {
   int64_t low = static_cast<int64_t>(std::floor(range.low));
   int64_t high = static_cast<int64_t>(std::floor(range.high));
   if (buffer.element() == ScalarKind::i1) low = 0, high = 1;
+  // 8-bit integers are quantized data, whose values span the type: draw from all of it, so that
+  // an int8 product meets -128 · -128 and 255 · 127, not only -1, 0 and 1.
+  if (buffer.element() == ScalarKind::i8 || buffer.element() == ScalarKind::u8) {
+    const IntegerRange whole = *integer_range(buffer.element());
+    low = whole.lowest, high = whole.highest;
+  }
   uint64_t span = high >= low ? static_cast<uint64_t>(high - low) + 1 : 1;
   for (int64_t i = 0; i < count; ++i) {
     uint64_t draw = span == 0 ? generator.next() : generator.next() % span;  // span 0: all 2^64

@@ -29,7 +29,8 @@ struct RandomRange {
 };
 
 // Fills every element of `buffer`; the same (seed, range, element type, size) gives the same
-// bytes. Integer buffers use [floor(low), floor(high)] (i1: 0 or 1).
+// bytes. Integer buffers use [floor(low), floor(high)] (i1: 0 or 1; i8 and u8, quantized data:
+// their whole range).
 void fill_random(HostBuffer& buffer, uint64_t seed, RandomRange range = {});
 
 // A per-argument seed derived from a run's seed, so arguments get independent streams.
