@@ -21,7 +21,9 @@ constexpr MmaInput kTf32[] = {{ScalarKind::f32, "tf32", 2}};  // f32 data read a
 constexpr MmaInput kInt8[] = {{ScalarKind::i8, "s8", 1}, {ScalarKind::u8, "u8", 0}};
 
 // WGMMA (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): m64nNkK per
-// warpgroup, K 32 bytes; only 16-bit inputs take A from registers and transposes. N may be any
+// warpgroup, K 32 bytes; only 16-bit inputs take transposes. A register A is fed as registers
+// for 16-bit inputs only, whose A fragment is the accumulator's layout (8-bit and tf32 A
+// fragments are laid out otherwise; such an A is written to shared memory). N may be any
 // multiple of 8 up to 256: the backend takes that with B K-major ([N, K], N its rows); with B
 // MN-major ([K, N]), multiples of 64 (whole 128-byte panels of B) and 32 or 16 (one 64- or
 // 32-byte panel).
@@ -45,15 +47,16 @@ constexpr MmaInstruction kWgmma[] = {
 // tcgen05.mma cta_group::1 (PTX ISA, "TensorCore 5th Generation"): M 128 or 64 into TMEM, N a
 // multiple of 16 (M = 128) or 8 (M = 64) up to 256 with B K-major, as for WGMMA otherwise. The
 // backend reads a register-tile D back with tcgen05.ld 32x32b: one row per TMEM lane for M = 128,
-// lanes 0..15 of each warp's 32 for M = 64 (TMEM layout F; FragmentLayout). A from registers goes
-// through shared memory (16-bit only, like MN-major operands).
+// lanes 0..15 of each warp's 32 for M = 64 (TMEM layout F; FragmentLayout). tcgen05.mma reads A
+// from shared memory (or TMEM, which the backend does not use): a register A goes through shared
+// memory, as on sm_90a for the inputs WGMMA reads from shared memory only.
 constexpr MmaInstruction kTcgen05[] = {
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
      .inputs = k16Bit, .m = 128, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 16,
-     .a_registers = true, .mn_major = true},
+     .a_registers = false, .mn_major = true},
     {.kind = "f16", .what = "16-bit", .about = "16-bit floats",
      .inputs = k16Bit, .m = 64, .k = 16, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
-     .a_registers = true, .mn_major = true},
+     .a_registers = false, .mn_major = true},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
      .inputs = k8Bit, .m = 128, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 16,
      .a_registers = false, .mn_major = false},

@@ -59,7 +59,9 @@ struct MmaInstruction {
   int64_t n_max = 0;       // ... and at most this,
   int64_t n_min = 0;       // or a power of two from this below n_multiple (one narrower panel);
   int64_t n_step = 0;      // with a K-major B (N its rows), any multiple of this up to n_max
-  bool a_registers = false;    // A may be a register tile (else shared memory only)
+  // The instruction reads A from registers (WGMMA's register-A form, 16-bit inputs); otherwise a
+  // register-tile A is first written to shared memory and read from there.
+  bool a_registers = false;
   bool mn_major = false;       // operands may be MN-major (else both K-major)
 
   // Whether the backend emits this form N columns wide, B stored K-major ([N, K]: N its rows, in

@@ -44,13 +44,13 @@ struct TensorCorePlan {
     int64_t slots = 0, arrivals = 0, offset = 0;
   };
   struct Mma {
-    std::string kind;          // the MMA form's class ("f16", "f8f6f4", "tf32")
+    std::string kind;          // the MMA form's class ("f16", "f8f6f4", "tf32", "i8")
     int64_t m = 0, k = 0;      // one instruction's M and K
     int64_t n = 0;             // the mma's N: its D's columns
     bool a_registers = false;  // A is a register tile (else a stage buffer)
     bool registers = false;    // D in registers (else a TMEM accumulator)
     int64_t tmem_column = -1;  // the TMEM column it computes into (sm_100a), else -1
-    int64_t staging_offset = -1, staging_bytes = 0;  // sm_100a: A from registers through shared memory
+    int64_t staging_offset = -1, staging_bytes = 0;  // A from registers through shared memory
   };
   struct Fragment {
     std::string name;  // the array

@@ -1,5 +1,6 @@
 // backend/cuda/emit_tensor_core_mma.cpp — mma on the tensor cores, what the families share: the
-// shared-memory matrix descriptors of the operands, the mma op's comment before its family's
+// shared-memory matrix descriptors of the operands, a register A written to shared memory for
+// the instructions that read A from there only, the mma op's comment before its family's
 // instructions (WgmmaKernel, Tcgen05Kernel), and the choice of family. A part of
 // TensorCoreKernel (tensor_core_kernel.h).
 // Layout facts (the 128-byte swizzle, W = 128): a stage tile R x C as stored is C/P panels of R
@@ -13,9 +14,11 @@
 #include <fmt/core.h>
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/tensor_core_kernel.h"
 #include "backend/target.h"
 #include "ir/ir.h"
@@ -60,6 +63,39 @@ std::string TensorCoreKernel::operand_descriptor(const StageBuffer& operand, con
   if (operand.k_major()) return k_major_descriptor(slot, operand.panel_bytes(), step, k_major_row_offset, swizzle);
   return fmt::format("tilec_matrix_descriptor({} + {}{}, {})", slot, step * mma_k(operand.tile.element()) * swizzle,
                      mn_offset, descriptor_strides(operand.panel_bytes(), swizzle));
+}
+
+TensorCoreKernel::StagedA TensorCoreKernel::stage_register_a(const Fragment& a, int64_t staging_offset,
+                                                             std::string_view reader) {
+  // Rows of W = 128 bytes per panel, or one panel of 64 or 32 bytes when K is that short, in the
+  // W-byte swizzle (swizzle_row_bits).
+  const int64_t element_bytes = byte_size(a.element), k_bytes = a.columns * element_bytes;
+  StagedA staged;
+  staged.swizzle = k_bytes < kPanelRowBytes ? k_bytes : kPanelRowBytes;
+  staged.panel = a.rows * staged.swizzle;
+  staged.base = fmt::format("(shared_base + {})", staging_offset);
+  const int64_t panel_columns = staged.swizzle / element_bytes;
+  {
+    CodeWriter::Block staging = writer_.block(fmt::format(
+        "{{  // A to shared memory in the {}-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ ({})",
+        staged.swizzle, swizzle_row_bits("r", staged.swizzle)));
+    writer_.line(FragmentLayout::position_variables());
+    writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", staging_offset));
+    const std::string owner = tc_.layout.owner(a.rows);  // 64 rows on sm_100a: lanes 16..31 stand in, not write
+    std::optional<CodeWriter::Block> owners;
+    if (!owner.empty()) owners.emplace(writer_.block(fmt::format("if ({}) {{", owner)));
+    writer_.line("#pragma unroll");
+    CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(a.columns)));
+    writer_.line(fmt::format("const int row = {}, column = {};", tc_.layout.row("i", false, a.rows),
+                             tc_.layout.column("i", a.columns)));
+    writer_.line(fmt::format(
+        "*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {}[i];", element_type(a.element), panel_columns,
+        staged.panel,
+        swizzled_offset("row", fmt::format("column % {} * {}", panel_columns, element_bytes), staged.swizzle), a.name));
+  }
+  writer_.line(fmt::format("tilec_fence_proxy_async();  // the writes above are read by {}", reader));
+  writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads));
+  return staged;
 }
 
 void TensorCoreKernel::emit_mma(const Operation& op) {

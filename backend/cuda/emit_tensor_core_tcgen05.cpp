@@ -111,7 +111,7 @@ void Tcgen05Analysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   if (plan.registers) {
     plan.tmem_column = tmem_used_;
     tmem_used_ += operands.n;
-    if (operands.a_registers) plan.staging_bytes = operands.m * operands.k * 2;
+    if (operands.a_registers) plan.staging_bytes = operands.m * operands.k * byte_size(plan.input);
   }
   needs_.tcgen05_kinds.emplace(plan.instruction->kind, plan.instruction);
 }
@@ -261,37 +261,9 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   int64_t a_panel = 0, k = 0, a_swizzle = kPanelRowBytes;
   const StageBuffer* a_stage = nullptr;  // A from a stage buffer (else staged from registers, K-major)
   if (plan.a_registers) {
-    const Fragment* a = tc_.fragment(op.operand(0));
-    int64_t a_columns = a->columns * kWarpgroup / tc_.compute_threads;
-    // Rows of W = 128 bytes (64 elements) per panel, or one panel of 64 or 32 bytes when K is that
-    // short, in the W-byte swizzle (swizzle_row_bits).
-    const int64_t k_bytes = a->columns * byte_size(a->element);
-    if (k_bytes < kPanelRowBytes) a_swizzle = k_bytes;
-    const int64_t panel_columns = a_swizzle / byte_size(a->element);
-    a_panel = a->rows * a_swizzle;
-    k = a->columns;
-    a_base = fmt::format("(shared_base + {})", plan.staging_offset);
-    {
-      CodeWriter::Block staging = writer_.block(fmt::format(
-          "{{  // A to shared memory in the {}-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ ({})",
-          a_swizzle, swizzle_row_bits("r", a_swizzle)));
-      writer_.line(FragmentLayout::position_variables());
-      writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", plan.staging_offset));
-      const std::string owner = tc_.layout.owner(a->rows);  // 64 rows: lanes 16..31 stand in, not write
-      std::optional<CodeWriter::Block> owners;
-      if (!owner.empty()) owners.emplace(writer_.block(fmt::format("if ({}) {{", owner)));
-      writer_.line("#pragma unroll");
-      CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", a_columns));
-      writer_.line(fmt::format("const int row = {}, column = {};", tc_.layout.row("i", false, a->rows),
-                               tc_.layout.column("i", a->columns)));
-      writer_.line(fmt::format(
-          "*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {}[i];", element_type(a->element), panel_columns,
-          a_panel,
-          swizzled_offset("row", fmt::format("column % {} * {}", panel_columns, byte_size(a->element)), a_swizzle),
-          a->name));
-    }
-    writer_.line("tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma");
-    writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads));
+    const Fragment& a = *tc_.fragment(op.operand(0));
+    const StagedA staged = stage_register_a(a, plan.staging_offset, "tcgen05.mma");
+    a_base = staged.base, a_panel = staged.panel, a_swizzle = staged.swizzle, k = a.columns;
   } else {
     a_stage = &tc_.read_stage(op.operand(0));
     a_panel = a_stage->panel_bytes();

@@ -4,6 +4,7 @@
 // releases it (after the mma_wait retiring the WGMMAs that read it: defer-mma-releases).
 #include <fmt/core.h>
 
+#include <optional>
 #include <string>
 
 #include "backend/cuda/tensor_core_analysis.h"
@@ -24,10 +25,16 @@ std::string WgmmaAnalysis::unmatched_rows(int64_t m, const std::vector<const tar
   return fmt::format("an mma of {} rows on {} compute warpgroups ({} rows each)", m, mma_units(), rows.front()->m);
 }
 
+// A register tile is the A operand itself where the instruction reads A from registers (16-bit
+// inputs); for the others (8-bit, tf32) it is written to shared memory first, K-major, and the
+// instruction reads it from there.
 void WgmmaAnalysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   const target::MmaInstruction& row = *plan.instruction;
+  if (operands.a_registers && !row.a_registers)
+    plan.staging_bytes = operands.m * operands.k * byte_size(plan.input);
   plan.wgmma = {.n = operands.n, .k = row.k, .types = wgmma_types(row, plan.input, plan.input_b),
-                .integer = row.accumulator == ScalarKind::i32, .transposes = row.mn_major, .register_a = operands.a_registers != nullptr,
+                .integer = row.accumulator == ScalarKind::i32, .transposes = row.mn_major,
+                .register_a = operands.a_registers != nullptr && row.a_registers,
                 .a_mn_major = operands.a && !operands.a->k_major(), .b_k_major = operands.b->transposed};
   needs_.wgmma_shapes.insert(plan.wgmma);
 }
@@ -71,12 +78,17 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   const Fragment& result = *tc_.fragment(op.result());
   const StageBuffer& b = tc_.read_stage(op.operand(1));
   const std::string& b_slot = plan_.expression(op.operand(1));
-  const Fragment* a_registers = plan.a_registers ? tc_.fragment(op.operand(0)) : nullptr;
+  const Fragment* a_registers = plan.wgmma.register_a ? tc_.fragment(op.operand(0)) : nullptr;
   if (plan.copy) {
     declare_fragment(result);
     copy_fragment(result, *tc_.fragment(op.operand(2)));
   }
-  const StageBuffer* a_stage = a_registers ? nullptr : &tc_.read_stage(op.operand(0));
+  std::optional<StagedA> staged;  // a register A the instruction reads from shared memory
+  if (plan.a_registers && !a_registers) {
+    writer_.line("tilec_wgmma_wait<0>();  // the WGMMAs that read the staged A before are done");
+    staged = stage_register_a(*tc_.fragment(op.operand(0)), plan.staging_offset, "wgmma.mma_async");
+  }
+  const StageBuffer* a_stage = a_registers || staged ? nullptr : &tc_.read_stage(op.operand(0));
   const std::string function = wgmma_function(plan.wgmma);
   std::string packed;
   if (a_registers) {
@@ -93,6 +105,13 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
     for (int64_t step = 0; step < a_registers->columns / plan.instruction->k; ++step)
       writer_.line(fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed,
                                4 * step, 4 * step + 1, 4 * step + 2, 4 * step + 3,
+                               operand_descriptor(b, b_slot, step)));
+  } else if (staged) {
+    // Each warpgroup's 64 rows of the staged (K-major) A.
+    const std::string rows = fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * staged->swizzle);
+    for (int64_t step = 0; step < tc_.fragment(op.operand(0))->columns / plan.instruction->k; ++step)
+      writer_.line(fmt::format("{}({}, {}, {});", function, result.name,
+                               k_major_descriptor(staged->base, staged->panel, step, rows, staged->swizzle),
                                operand_descriptor(b, b_slot, step)));
   } else {
     // Each warpgroup's 64 rows of A: 64 rows further in a K-major A, one panel (128 bytes of M)

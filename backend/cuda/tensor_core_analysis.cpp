@@ -471,9 +471,6 @@ bool Analysis::hold_mma(const Operation& op) {
   if (a && a->transposed && !form.mn_major)
     return unsupported(op, fmt::format("an mma of {} whose A is [K, M] in memory: {} MMAs read A K-major. Give "
                                        "a as [M, K]", to_string(input), form.what));
-  if (a_registers && !form.a_registers)
-    return unsupported(op, fmt::format("an mma of {} whose A comes from registers ({} A only from shared memory)",
-                                       to_string(input), form.what));
   if (!b->transposed && !form.mn_major)
     return unsupported(op, fmt::format("an mma of {} whose B is [K, N] in memory: {} MMAs read B K-major. Give "
                                        "the weight as [N, K] and write transpose(load W[n, k] : <BN, BK>) as mma's b",

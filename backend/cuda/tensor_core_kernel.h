@@ -180,6 +180,17 @@ class TensorCoreKernel {
 
   void emit_mma(const Operation& op);
 
+  // A register tile `a` written to the shared memory at `staging_offset` as TMA would have
+  // loaded it, K-major: panels of `swizzle` bytes of each row (128, or 64 or 32 when K is that
+  // short), `panel` bytes apart; then fence.proxy.async and a barrier of the compute threads, so
+  // that `reader` (the MMA instruction, for the comment) may read it through
+  // k_major_descriptor(base, panel, step, ..., swizzle).
+  struct StagedA {
+    std::string base;  // the staging's uint32_t shared address
+    int64_t panel = 0, swizzle = 0;
+  };
+  StagedA stage_register_a(const Fragment& a, int64_t staging_offset, std::string_view reader);
+
   struct ElementContext {
     std::string index = "i";   // the register of the fragment being computed
     bool row_vector = false;   // that fragment is a row vector

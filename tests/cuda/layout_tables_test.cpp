@@ -5,7 +5,7 @@
 // The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
 // CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128, 32
 // and 16, gemm_f16, gemm_bias_relu, batched_gemm, attention (also BKV = 32), mha, linear, fp8_linear,
-// int8_linear, tf32_linear, gate_up; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
+// int8_linear, fp8_attention, tf32_linear, gate_up; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
 // again, the files in samples/expected/. The emitted expressions are evaluated by a small
 // interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
 // loops with constant bounds), for every compute thread and register.
@@ -169,12 +169,19 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
   if (std::regex_match(base, match, std::regex(R"(\(shared_base \+ (\d+)\))"))) {
     auto summary = e.search(R"(A of the mma at line \d+ \(from registers\): (\d+) bytes at )" + match[1].str() + ",");
     if (!summary) throw std::runtime_error("no A staging summary for " + base);
-    uint64_t k = 16 * k_steps, mn = std::stoull((*summary)[1]) / (2 * k);
-    tile.id = "b16_K_" + std::to_string(swizzle) + "B_" + std::to_string(mn) + "x" + std::to_string(k);
+    // The element type the staging writes: 16-bit, e4m3 / e5m2 (b8 tiles) or f32 (tf32: the b16
+    // tile of twice the columns, as for stage tiles).
+    auto cast = e.search(R"(reinterpret_cast<(\w+)\*>\(staging \+ )");
+    const std::string type = cast ? (*cast)[1].str() : "";
+    tile.element = type == "__half" ? "f16" : type == "__nv_fp8_e4m3" ? "e4m3" : type == "__nv_fp8_e5m2" ? "e5m2"
+                 : type == "float" ? "tf32" : "bf16";
+    const uint64_t element_bytes = tile.element == "tf32" ? 4 : tile.element.starts_with("e") ? 1 : 2;
+    const uint64_t k = 32 / element_bytes * k_steps, mn = std::stoull((*summary)[1]) / (element_bytes * k);
+    const bool tf32 = tile.element == "tf32";
+    tile.id = std::string(element_bytes == 1 ? "b8" : "b16") + "_K_" + std::to_string(swizzle) + "B_" +
+              std::to_string(mn) + "x" + std::to_string(tf32 ? 2 * k : k);
     tile.offset = std::stoull(match[1]);
     tile.major = "K";
-    auto cast = e.search(R"(reinterpret_cast<(\w+)\*>\(staging \+ )");
-    tile.element = cast && (*cast)[1] == "__half" ? "f16" : "bf16";
     return tile;
   }
   auto slot = e.search("const uint32_t " + base + R"( = (\w+) \+ static_cast<uint32_t>\(\w+\) \* (\d+);)");
@@ -223,11 +230,12 @@ std::pair<std::string, std::string> split_base(const std::string& address) {
 }
 
 // Whether `code` starts with a call of a tcgen05.mma wrapper (kind::f16's, or one of another kind:
-// tilec_tcgen05_mma_f8f6f4, _tf32, _i8).
+// tilec_tcgen05_mma_f8f6f4, _tf32, _i8), and with one of either family's MMA wrappers.
 bool starts_tcgen05_mma(const std::string& code) {
   static const std::regex call(R"(^tilec_tcgen05_mma(?:_f8f6f4|_tf32|_i8)?\()");
   return std::regex_search(code, call);
 }
+bool starts_mma(const std::string& code) { return starts_tcgen05_mma(code) || code.starts_with("tilec_wgmma_m64n"); }
 
 // The descriptor calls of each MMA instruction line, grouped by the consecutive lines of one mma
 // (one line per k-step).
@@ -699,7 +707,7 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
       target.box_rows = std::stoull((*encode)[1]), target.box_columns = std::stoull((*encode)[2]);
       return target;
     }
-    if (starts_tcgen05_mma(code)) {
+    if (starts_mma(code)) {
       std::vector<MmaLine> lines = mma_lines(e);
       size_t index = 0;
       while (lines[index].line != i) ++index;
@@ -758,11 +766,13 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
         ASSERT_TRUE(v.count("row") && v.count("column"));
         ASSERT_EQ((Position{v.at("row"), v.at("column")}), element) << "thread " << thread << ": " << code;
       }
-      if (target.store.empty()) {  // sm_100a: A from registers into the operand tile
+      if (target.store.empty()) {  // A from registers into the operand tile
         const json& layout = canonical_tile(canonical["cases"], target.tile.id);
         ++a_writes;
-        a_tiles.insert(target.tile.id);
-        ASSERT_EQ(address - target.tile.offset, table_offset(layout, element.row, element.column))
+        a_tiles.insert(target.tile.id + (e.blackwell() ? " sm_100a" : " sm_90a"));
+        // A staged f32 (tf32) element c is 16-bit element 2c of its b16 tile.
+        const uint64_t column = target.tile.element == "tf32" ? 2 * element.column : element.column;
+        ASSERT_EQ(address - target.tile.offset, table_offset(layout, element.row, column))
             << target.tile.id << ", thread " << thread << ", element " << element;
         return;
       }
@@ -786,9 +796,11 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   std::printf("staging: %ld epilogue writes, %ld A writes; boxes:", stores, a_writes);
   for (const std::string& id : boxes) std::printf(" %s;", id.c_str());
   std::printf("\n");
-  EXPECT_TRUE(a_tiles.count("b16_K_128B_128x64") && a_tiles.count("b16_K_64B_128x32") &&
-              a_tiles.count("b16_K_128B_64x64"))
+  EXPECT_TRUE(a_tiles.count("b16_K_128B_128x64 sm_100a") && a_tiles.count("b16_K_64B_128x32 sm_100a") &&
+              a_tiles.count("b16_K_128B_64x64 sm_100a"))
       << "attention's staged P with BKV = 64 and 32, and BQ = 64 (lanes 0..15 write, TMEM layout F)";
+  EXPECT_TRUE(a_tiles.count("b8_K_64B_128x64 sm_90a") && a_tiles.count("b8_K_64B_128x64 sm_100a"))
+      << "fp8_attention's staged e4m3 P on both targets";
   EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&
               boxes.count("bf16_128B_128x64 (64 rows)") && boxes.count("bf16_128B_128x64 (128 rows)"));
 }

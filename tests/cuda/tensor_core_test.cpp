@@ -387,6 +387,28 @@ TEST(TensorCore, Tf32LinearUsesTheTf32InstructionsAndRefusesAnMnMajorB) {
   std::filesystem::remove(mn_major);
 }
 
+// 8-bit and tf32 A from registers (issue 18): WGMMA reads a register A only in the 16-bit
+// layout, so fp8_attention's e4m3 P is written to shared memory (the summary's staging, a
+// wgmma_wait<0> first so that no earlier WGMMA still reads it, fence.proxy.async and a barrier)
+// and read by the shared-memory form; sm_100a stages it as it stages a 16-bit P.
+TEST(TensorCore, AnEightBitRegisterAIsStagedThroughSharedMemory) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = compile_sample("fp8_attention", target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("//   A of the mma at line 28 (from registers): 8192 bytes at "), std::string::npos)
+        << "128 x 64 e4m3";
+    EXPECT_NE(r.out.find("*reinterpret_cast<__nv_fp8_e4m3*>(staging + column / 64 * 8192 + "), std::string::npos);
+    if (std::string(target) == "sm_90a") {
+      EXPECT_EQ(r.out.find("_register_a("), std::string::npos) << "no register-A WGMMA";
+      EXPECT_NE(r.out.find("tilec_wgmma_wait<0>();  // the WGMMAs that read the staged A before are done"),
+                std::string::npos);
+      EXPECT_NE(r.out.find("tilec_fence_proxy_async();  // the writes above are read by wgmma.mma_async"),
+                std::string::npos);
+    }
+  }
+}
+
 // int8 (issue 18: "integer mma (i8 into i32) is not supported"): i8 inputs take WGMMA's
 // m64nNk32 .s32.s8.s8 form with int32 registers and no scale or transpose immediates, and
 // tcgen05's kind::i8 (D format 2, A/B formats 1 for s8, 0 for u8), K = 32 per step, UINT8 maps;

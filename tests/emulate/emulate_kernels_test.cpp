@@ -61,6 +61,19 @@ TEST(EmulateRuntime, IntegerMmasMatchTheInterpreterExactly) {
     }
 }
 
+// A tf32 A from registers (issue 18: refused, "tf32 A only from shared memory"): an MLP block whose
+// hidden layer relu(X·W1ᵀ) is the A of the second mma (tests/emulate/tensor_core/tf32_mlp.tile),
+// written to shared memory before it on both targets; HID ragged inside the one hidden tile.
+// (samples/fp8_attention.tile, in the sample sweep, does the same with an e4m3 P.)
+TEST(EmulateRuntime, ATf32RegisterAIsStagedThroughSharedMemory) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    expect_emulation_matches(std::string("tests/emulate/tensor_core/tf32_mlp.tile --dims M=200,N=136,K=72,HID=56 "
+                                         "--target ") + target + " --sms 2 --schedules 2",
+                             "Y");
+  }
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
