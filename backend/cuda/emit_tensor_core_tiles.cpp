@@ -146,6 +146,17 @@ void TensorCoreKernel::emit_store(const Operation& op) {
   std::string column_base = access.column_origin(columns);
   comment(op);
   CodeWriter::Block scope = writer_.block("{");
+  if (columns == 1) {
+    // A column (one value per row: a log-sum-exp, a row maximum) from the registers of the
+    // threads holding each row; one of them writes it.
+    writer_.line(FragmentLayout::position_variables());
+    writer_.line("#pragma unroll");
+    CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(1)));
+    writer_.line(fmt::format("const int row = {}, column = 0;", tc_.layout.row("i", true, rows)));
+    emit_store_element(value, access, row_base, column_base, ElementContext{.row_vector = true},
+                       tc_.layout.column_owner(rows));
+    return;
+  }
   emit_element_store(value, plan, access, row_base, column_base);
 }
 

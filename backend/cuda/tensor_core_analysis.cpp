@@ -551,7 +551,8 @@ bool Analysis::hold_store(const Operation& op) {
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   // Where the family stores 64-row tiles (the rows of an M = 64 accumulator), directly, not through TMA.
   const bool rows_64 = stores_64_rows() && rows == 64;
-  std::string why = columns == 1 ? "a row vector" : rows_64 ? "" : tc_.layout.unsupported(rows, columns);
+  // A column (rows x 1, one value per row) is written from the threads holding each row.
+  std::string why = rows_64 ? "" : tc_.layout.unsupported(rows, columns);
   if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
   std::vector<const Accumulator*> accumulators;
   std::string why_not;  // the first leaf that breaks the rule, said for a user
@@ -596,7 +597,8 @@ bool Analysis::hold_store(const Operation& op) {
   // Through shared memory and TMA when rows of 128 bytes split the columns each warpgroup holds
   // (place_shared_memory falls back to direct stores when the staging does not fit).
   ScalarKind element = value->type().element();
-  if ((element == ScalarKind::f32 || element == ScalarKind::i32 || element == ScalarKind::bf16 ||
+  if (columns > 1 &&
+      (element == ScalarKind::f32 || element == ScalarKind::i32 || element == ScalarKind::bf16 ||
        element == ScalarKind::f16) &&
       element == plan.tensor->type().element()) {
     plan.chunk_columns = kPanelRowBytes / byte_size(element);

@@ -26,6 +26,13 @@ int64_t FragmentLayout::count(int64_t columns) const {
 
 std::string FragmentLayout::owner(int64_t rows) const { return tcgen05_ && rows == 64 ? "lane < 16" : ""; }
 
+std::string FragmentLayout::column_owner(int64_t rows) const {
+  if (!tcgen05_) return "lane % 4 == 0";  // the four lanes of a quad hold the same two rows
+  std::string condition = warpgroups_ > 1 ? "compute_warpgroup == 0" : "";
+  if (const std::string lanes = owner(rows); !lanes.empty()) condition += (condition.empty() ? "" : " && ") + lanes;
+  return condition;
+}
+
 std::string FragmentLayout::row(const std::string& i, bool row_vector, int64_t rows) const {
   if (tcgen05_) return rows == 64 ? "(warp * 16 + lane % 16)" : "(warp * 32 + lane)";
   return fmt::format("(compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * {})",

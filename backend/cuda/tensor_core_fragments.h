@@ -32,6 +32,10 @@ class FragmentLayout {
   // condition of the threads that do (sm_100a, 64 rows: "lane < 16"); only they may write an
   // element where another thread could write it too (shared memory, global memory).
   std::string owner(int64_t rows) const;
+  // For a column tile (rows x 1: one value per row, e.g. a row maximum): the C++ condition of the
+  // one thread among those holding each row that writes it (sm_90a: the quad's first lane;
+  // sm_100a: the first compute warpgroup, and lanes 0..15 for 64 rows).
+  std::string column_owner(int64_t rows) const;
   // Registers per thread.
   int64_t count(int64_t columns) const;
   // C++ expressions, over `i` (the register) and the compute thread's `lane`, `warp` (in its

@@ -387,6 +387,21 @@ TEST(TensorCore, Tf32LinearUsesTheTf32InstructionsAndRefusesAnMnMajorB) {
   std::filesystem::remove(mn_major);
 }
 
+// A column <BQ, 1> stored from the epilogue (attention's log-sum-exp): one of the threads holding
+// each row writes it, the quad's first lane on sm_90a (a quad's four lanes hold the same two
+// rows), the first compute warpgroup on sm_100a (both hold every row).
+TEST(TensorCore, AColumnIsStoredByOneThreadPerRow) {
+  const std::string source = "tests/emulate/tensor_core/attention_lse.tile";
+  CommandResult hopper = tilec_at_root("compile " + source + " --target sm_90a");
+  ASSERT_EQ(hopper.status, 0) << hopper.err;
+  EXPECT_NE(hopper.out.find("if (lane % 4 == 0 && index0 < S && index1 < H) LSE[index0 * H + index1] = "),
+            std::string::npos);
+  CommandResult blackwell = tilec_at_root("compile " + source + " --target sm_100a");
+  ASSERT_EQ(blackwell.status, 0) << blackwell.err;
+  EXPECT_NE(blackwell.out.find("if (compute_warpgroup == 0 && index0 < S && index1 < H) LSE[index0 * H + index1] = "),
+            std::string::npos);
+}
+
 // 8-bit and tf32 A from registers (issue 18): WGMMA reads a register A only in the 16-bit
 // layout, so fp8_attention's e4m3 P is written to shared memory (the summary's staging, a
 // wgmma_wait<0> first so that no earlier WGMMA still reads it, fence.proxy.async and a barrier)

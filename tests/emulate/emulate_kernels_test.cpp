@@ -74,6 +74,22 @@ TEST(EmulateRuntime, ATf32RegisterAIsStagedThroughSharedMemory) {
   }
 }
 
+// A column of per-row values stored from a tensor-core epilogue (found writing kernels from the
+// docs: "a stored tile tile<128x1xf32, reg>: a row vector" was refused): attention's log-sum-exp
+// into LSE [S, H] (tests/emulate/tensor_core/attention_lse.tile), one writer per row, on both
+// targets with S and T ragged.
+TEST(EmulateRuntime, ALogSumExpColumnIsStoredFromATensorCoreEpilogue) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec(std::string("emulate tests/emulate/tensor_core/attention_lse.tile --dims "
+                                                    "S=200,T=136,HD=128,H=2 --target ") + target +
+                                        " --sms 2 --schedules 1"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, ::testing::HasSubstr("O ok (max abs error"));
+    EXPECT_THAT(r.out, ::testing::HasSubstr("LSE ok (max abs error"));
+  }
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
