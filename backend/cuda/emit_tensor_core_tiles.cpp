@@ -95,14 +95,19 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
   position_used_ = true;
   const std::vector<int64_t>& shape = op.result()->type().shape();
   const MatrixAccess access = matrix_access(op, 1);
-  if (shape.size() == 1) {  // a row vector <N> of a vector: the column is its index
+  if (shape.size() == 1 && op.operand(0)->type().rank() == 1) {  // a row vector <N> of a vector: the column is its index
     std::string index = fmt::format("({} + {})", access.column_origin(shape[0]), shape[0] == 1 ? "0" : column);
     return fmt::format("({0}{1} < {2} ? {3}[{1}] : {4})", access.elements ? fmt::format("0 <= {} && ", index) : "",
                        index, access.columns, access.base, zero_literal(op.result()->type().element()));
   }
-  std::string r = shape[0] == 1 ? "0" : row, c = shape[1] == 1 ? "0" : column;
-  std::string index0 = fmt::format("({} + {})", access.row_origin(shape[0]), r);
-  std::string index1 = fmt::format("({} + {})", access.column_origin(shape[1]), c);
+  // A row <N> of a matrix (a slice: `load B[e, n] : <BN>`) is its <1, N> tile whose row
+  // coordinate is an element index.
+  const bool row_slice = shape.size() == 1;
+  const int64_t width = shape.back();
+  std::string c = width == 1 ? "0" : column;
+  std::string index0 = row_slice ? fmt::format("({})", access.row)
+                                 : fmt::format("({} + {})", access.row_origin(shape[0]), shape[0] == 1 ? "0" : row);
+  std::string index1 = fmt::format("({} + {})", access.column_origin(width), c);
   std::string inside = access.inside + (access.elements ? fmt::format("0 <= {} && 0 <= {} && ", index0, index1) : "");
   return fmt::format("({6}{0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, access.rows,
                      access.columns, access.base, zero_literal(op.result()->type().element()), inside);

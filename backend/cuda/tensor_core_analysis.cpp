@@ -237,10 +237,10 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         return unsupported(op, "'mma_wait' here (the compute agent of a target whose MMAs are waited for in groups)");
       return true;
     case OpKind::load: {
-      const size_t rank = op.result()->type().rank(), tensor_rank = op.operand(0)->type().rank();
-      if (producer || !(rank == 2 || (rank == 1 && tensor_rank == 1)))
-        return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, or a row of a vector, "
-                               "read by a compute agent)");
+      const size_t rank = op.result()->type().rank();
+      if (producer || !(rank == 2 || rank == 1))
+        return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, or a row of a vector "
+                               "or of a matrix, read by a compute agent)");
       return true;
     }
     case OpKind::item:
@@ -250,7 +250,8 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       const Type& input = op.operand(0)->type();
       if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1)
         return unsupported(op, "this reshape in a tensor-core kernel (only a row <N> broadcast as <1, N>: a row "
-                               "vector added to or multiplied with a tile, e.g. a bias)");
+                               "vector added to or multiplied with a tile, e.g. a bias); for one value per row, give "
+                               "the tensor as [M, 1] (the same memory as [M]) and load X[m, 0] : <BM, 1>");
       return true;
     }
     default: break;

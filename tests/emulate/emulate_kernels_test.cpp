@@ -90,6 +90,18 @@ TEST(EmulateRuntime, ALogSumExpColumnIsStoredFromATensorCoreEpilogue) {
   }
 }
 
+// A row slice of a matrix in a tensor-core epilogue (found writing kernels from the docs: `load
+// Bias[e, n] : <BN>` of a [E, N] bias was refused though the docs promise slices): a per-expert
+// bias (tests/emulate/tensor_core/expert_linear.tile) over a batch grid axis, on both targets.
+TEST(EmulateRuntime, ARowSliceOfAMatrixIsReadInATensorCoreEpilogue) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    expect_emulation_matches(std::string("tests/emulate/tensor_core/expert_linear.tile --dims E=2,M=200,N=136,K=72 "
+                                         "--target ") + target + " --sms 2 --schedules 1",
+                             "Y");
+  }
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
