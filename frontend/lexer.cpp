@@ -159,9 +159,22 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
       }
       if (kind == TokenKind::end) {
         unsigned char byte = static_cast<unsigned char>(c);
-        if (byte >= 0x80)
-          diagnostics.error(token.location, fmt::format("unexpected byte 0x{:02x} (non-ASCII characters may appear only in comments)", byte));
-        else if (std::isprint(byte))
+        if (byte >= 0x80) {
+          // One report per character: a UTF-8 lead byte and its continuation bytes (10xxxxxx).
+          size_t bytes = 1;
+          while (bytes < 4 && pos + bytes < source.size() &&
+                 (static_cast<unsigned char>(source[pos + bytes]) & 0xC0) == 0x80)
+            ++bytes;
+          std::string spelled;
+          for (size_t i = 0; i < bytes; ++i)
+            spelled += fmt::format("{}0x{:02x}", i ? " " : "", static_cast<unsigned char>(source[pos + i]));
+          diagnostics.error(token.location,
+                            fmt::format("unexpected {} (non-ASCII characters may appear only in comments)",
+                                        bytes == 1 ? "byte " + spelled : "non-ASCII character, bytes " + spelled));
+          advance(bytes);
+          continue;
+        }
+        if (std::isprint(byte))
           diagnostics.error(token.location, fmt::format("unexpected character '{}'", c));
         else
           diagnostics.error(token.location, fmt::format("unexpected control character 0x{:02x}", byte));

@@ -296,8 +296,8 @@ Operation* Lowering::lower_store(const Stmt& s) {
     return nullptr;
   }
   if (tile.element() != t.element()) {
-    error(s.value->location, fmt::format("storing a {} tile into the {} tensor '{}' (convert with cast({}, {}))",
-                                         to_string(tile.element()), to_string(t.element()), s.name,
+    error(s.value->location, fmt::format("storing {} tile into the {} tensor '{}' (convert with cast({}, {}))",
+                                         with_article(tile.element()), to_string(t.element()), s.name,
                                          s.value->kind == ExprKind::name ? s.value->name : "...", to_string(t.element())));
     return nullptr;
   }

@@ -461,8 +461,8 @@ Operand Lowering::lower_reduction(const Expr& e, const Builtin&, const Expr* axi
   const Type& type = x.value->type();
   ScalarKind element = type.element();
   if (element == ScalarKind::i1 || (f == "mean" && !is_float(element))) {
-    error(e.args[0]->location, fmt::format("{}() of a {} tile; convert it first: {}(cast({}, {}))", f,
-                                           to_string(element), f, operand_text(e.args[0].get(), "first"),
+    error(e.args[0]->location, fmt::format("{}() of {} tile; convert it first: {}(cast({}, {}))", f,
+                                           with_article(element), f, operand_text(e.args[0].get(), "first"),
                                            f == "mean" ? "f32" : "i32"));
     return {};
   }

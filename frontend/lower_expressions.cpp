@@ -121,14 +121,26 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
   if (result.is_none()) {
     if (!(ta.is_scalar() || ta.is_tile()) || !(tb.is_scalar() || tb.is_tile()))
       error(location, fmt::format("cannot combine {} and {}", ta.to_string(), tb.to_string()));
-    else if (ta.element() != tb.element())
+    else if (ta.element() != tb.element() && (ta.element() == ScalarKind::index || tb.element() == ScalarKind::index)) {
+      // `index` is no type a cast can name: the index is the side to convert.
+      const bool left = ta.element() == ScalarKind::index;
+      const std::string index = operand_text(left ? ea : eb, left ? "left" : "right");
+      const std::string other(to_string(left ? tb.element() : ta.element()));
+      const bool named = index.find(' ') == std::string::npos;
+      error(location, fmt::format("element types differ: {} is an index (tile coordinates, loop variables and dims "
+                                  "are) and {} is {}; convert the index: {}",
+                                  index, operand_text(left ? eb : ea, left ? "right" : "left"), other,
+                                  named ? fmt::format("cast({}, {})", index, other)
+                                        : fmt::format("cast(..., {}) around {}", other, index)));
+    } else if (ta.element() != tb.element()) {
       error(location, fmt::format("element types differ: {} is {} and {} is {}; convert one, e.g. cast({}, {})",
                                   operand_text(ea, "left"), to_string(ta.element()), operand_text(eb, "right"),
                                   to_string(tb.element()), operand_text(eb, "right"), to_string(ta.element())));
-    else
+    } else {
       error(location, fmt::format("tile shapes do not broadcast: {} and {} (aligned at their last dimension, as in "
                                   "NumPy, each dimension must be equal or 1)",
                                   ta.to_string(), tb.to_string()));
+    }
     return std::nullopt;
   }
   return result;

@@ -109,7 +109,9 @@ class Parser {
     explicit NestingGuard(Parser& p) : parser(p) {
       if (++parser.depth_ > kMaxNesting) {
         --parser.depth_;
-        parser.fail(fmt::format("nesting deeper than {} levels", kMaxNesting));
+        parser.fail(fmt::format("nesting deeper than {} levels (blocks, parentheses and calls together); split the "
+                                "expression over several statements",
+                                kMaxNesting));
       }
     }
     ~NestingGuard() { --parser.depth_; }

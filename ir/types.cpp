@@ -41,6 +41,12 @@ std::optional<IntegerRange> integer_range(ScalarKind kind) {
   }
 }
 
+std::string with_article(ScalarKind kind) {
+  const std::string_view name = to_string(kind);
+  // i.. ("eye") and f.. ("ef") take "an"; bf16 and u.. ("you") take "a".
+  return std::string(name.front() == 'i' || name.front() == 'f' ? "an " : "a ") + std::string(name);
+}
+
 bool mma_operands_combine(ScalarKind a, ScalarKind b) {
   auto eight_bit_float = [](ScalarKind kind) { return kind == ScalarKind::f8e4m3 || kind == ScalarKind::f8e5m2; };
   auto eight_bit_integer = [](ScalarKind kind) { return kind == ScalarKind::i8 || kind == ScalarKind::u8; };

@@ -20,6 +20,8 @@ namespace tilec {
 enum class ScalarKind : uint8_t { i1, i32, i64, index, f16, bf16, f32, f8e4m3, f8e5m2, i8, i16, u8, u16, u32 };
 
 std::string_view to_string(ScalarKind kind);
+// The type's name after "a" or "an", as it is read aloud ("an i32", "an f32", "a bf16", "a u8").
+std::string with_article(ScalarKind kind);
 std::optional<ScalarKind> parse_scalar_kind(std::string_view text);
 bool is_float(ScalarKind kind);
 bool is_integer(ScalarKind kind);  // integers and index

@@ -86,7 +86,8 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
     fmt::print(stderr, "{}: error: kernel {}: {}\n", where(options.input, result), name, what(result));
     return 1;
   }
-  fmt::print("kernel {} [{}]: {} tiles on {} workers\n", name, dims, result.tile_count, executor.worker_count());
+  // One program per CTA: per tile of a `grid tiles` kernel, per SM (--sms) of a persistent one.
+  fmt::print("kernel {} [{}]: {} CTAs on {} workers\n", name, dims, result.tile_count, executor.worker_count());
   if (std::string scalars = actual.describe_scalars(); !scalars.empty()) fmt::print("  scalars: {}\n", scalars);
   for (size_t position : actual.outputs)
     fmt::print("  output {} {}: checksum {:.9g}\n", actual.names[position],

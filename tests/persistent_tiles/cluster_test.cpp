@@ -238,7 +238,7 @@ TEST(PersistentClusters, RunCheckOfAClusteredGemmAtARaggedM) {
                                                 source_dir().string(), tilec_binary(), dims, sms));
       EXPECT_EQ(r.status, 0) << r.out << r.err;
       EXPECT_NE(r.out.find("check %C: ok"), std::string::npos) << r.out;
-      EXPECT_NE(r.out.find(": 2 tiles on"), std::string::npos) << "1 and 3 SMs launch one cluster of 2: " << r.out;
+      EXPECT_NE(r.out.find(": 2 CTAs on"), std::string::npos) << "1 and 3 SMs launch one cluster of 2: " << r.out;
     }
 }
 
