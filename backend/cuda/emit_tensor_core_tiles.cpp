@@ -12,6 +12,7 @@
 
 namespace tilec::cuda::tensor_core {
 
+
 // A loop over the registers of a fragment of `rows` x `columns`: `name[i] = value;`, with `row`
 // and `column` declared when the value reads them.
 void TensorCoreKernel::emit_fragment_loop(int64_t rows, int64_t columns, const std::string& assignment,
@@ -95,11 +96,13 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
   position_used_ = true;
   const std::vector<int64_t>& shape = op.result()->type().shape();
   const MatrixAccess access = matrix_access(op, 1);
+  const bool column_check = access.column_may_be_negative;
   if (shape.size() == 1 && op.operand(0)->type().rank() == 1) {  // a row vector <N> of a vector: the column is its index
     std::string index = fmt::format("({} + {})", access.column_origin(shape[0]), shape[0] == 1 ? "0" : column);
-    return fmt::format("({0}{1} < {2} ? {3}[{1}] : {4})", access.elements ? fmt::format("0 <= {} && ", index) : "",
+    return fmt::format("({0}{1} < {2} ? {3}[{1}] : {4})", column_check ? fmt::format("0 <= {} && ", index) : "",
                        index, access.columns, access.base, zero_literal(op.result()->type().element()));
   }
+  const bool row_check = access.row_may_be_negative;
   // A row <N> of a matrix (a slice: `load B[e, n] : <BN>`) is its <1, N> tile whose row
   // coordinate is an element index.
   const bool row_slice = shape.size() == 1;
@@ -108,7 +111,8 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
   std::string index0 = row_slice ? fmt::format("({})", access.row)
                                  : fmt::format("({} + {})", access.row_origin(shape[0]), shape[0] == 1 ? "0" : row);
   std::string index1 = fmt::format("({} + {})", access.column_origin(width), c);
-  std::string inside = access.inside + (access.elements ? fmt::format("0 <= {} && 0 <= {} && ", index0, index1) : "");
+  std::string inside = access.inside + (row_check ? fmt::format("0 <= {} && ", index0) : "") +
+                       (column_check ? fmt::format("0 <= {} && ", index1) : "");
   return fmt::format("({6}{0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, access.rows,
                      access.columns, access.base, zero_literal(op.result()->type().element()), inside);
 }
@@ -223,9 +227,10 @@ void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess
                                           const std::string& column_base, const ElementContext& context,
                                           const std::string& owner) {
   writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
-  writer_.line(fmt::format("if ({}{}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
+  writer_.line(fmt::format("if ({}{}{}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
                            owner.empty() ? "" : owner + " && ", access.inside,
-                           access.elements ? "0 <= index0 && 0 <= index1 && " : "", access.rows, access.columns,
+                           access.row_may_be_negative ? "0 <= index0 && " : "",
+                           access.column_may_be_negative ? "0 <= index1 && " : "", access.rows, access.columns,
                            access.base, access.columns, element(value, context)));
 }
 

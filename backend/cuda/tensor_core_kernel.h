@@ -112,6 +112,9 @@ class TensorCoreKernel {
     std::string row, column;    // the tile coordinates (element coordinates when `elements`)
     std::string rows, columns;  // the matrix's extents
     bool elements = false;      // `load T at [r, c]` / `store T at [r, c]`
+    // Whether the row (column) coordinate may be negative (never_negative, emit_tensor_core.cpp):
+    // the elements there are outside the tensor, read as zeros and not written.
+    bool row_may_be_negative = false, column_may_be_negative = false;
     // The first row (column) of a tile of `extent` rows (columns): coordinate · extent, or the
     // element coordinate itself.
     std::string row_origin(int64_t extent) const;

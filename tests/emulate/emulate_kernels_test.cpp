@@ -102,6 +102,20 @@ TEST(EmulateRuntime, ARowSliceOfAMatrixIsReadInATensorCoreEpilogue) {
   }
 }
 
+// Negative tile coordinates in a tensor-core epilogue (found writing kernels from the docs: a
+// load at n - 1 read the memory before the tensor, and a direct store there wrote it): bias,
+// residual and per-row scales one tile up or left, a store one tile left
+// (tests/emulate/tensor_core/negative_coordinates.tile), on both targets. Without the checks
+// the emulated program crashes.
+TEST(EmulateRuntime, NegativeTileCoordinatesReadZerosAndWriteNothingInATensorCoreEpilogue) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    expect_emulation_matches(std::string("tests/emulate/tensor_core/negative_coordinates.tile --dims M=200,N=136,K=72 "
+                                         "--target ") + target + " --sms 2 --schedules 1",
+                             "Y");
+  }
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
