@@ -422,8 +422,10 @@ void TensorCoreKernel::emit_op(const Operation& op) {
         copy_fragment(*tc_.fragment(op.operand(0)), *tc_.fragment(op.operand(2)));
         return;
       }
-      writer_.line(fmt::format("// stage_write {}: {} stays in registers", plan_.expression(op.operand(0)),
-                               plan_.expression(op.operand(2))));
+      writer_.line(fmt::format("// stage_write {}: {} {}", plan_.expression(op.operand(0)),
+                               plan_.expression(op.operand(2)),
+                               tc_.lazy.count(op.operand(2)) ? "(a row), computed per element where it is read"
+                                                             : "stays in registers"));
       return;
     case OpKind::stage_read: {
       if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) {
@@ -434,8 +436,13 @@ void TensorCoreKernel::emit_op(const Operation& op) {
           copy_fragment(*tc_.fragment(op.result()), *tc_.fragment(op.operand(0)));
           return;
         }
-        writer_.line(fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
-                                 plan_.expression(op.operand(0)), tc_.fragment(op.result())->name));
+        if (auto read = tc_.lazy_reads.find(op.result()); read != tc_.lazy_reads.end())
+          writer_.line(fmt::format("// {} = stage_read {}: the row {}, computed per element where it is read",
+                                   plan_.expression(op.result()), plan_.expression(op.operand(0)),
+                                   plan_.expression(read->second)));
+        else
+          writer_.line(fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
+                                   plan_.expression(op.operand(0)), tc_.fragment(op.result())->name));
         return;
       }
       const StageBuffer& buffer = tc_.stages[tc_.stage_of.at(op.operand(0))];

@@ -121,6 +121,7 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
 // element, lazily computed values at (`row`, `column`), scalars.
 std::string TensorCoreKernel::element(const Value* value, const ElementContext& context) {
   if (!value->type().is_tile()) return plan_.expression(value);
+  if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return element(read->second, context);
   if (const Accumulator* accumulator = tc_.accumulator(value)) return context.accumulators.at(accumulator);
   if (const Fragment* held = tc_.fragment(value)) {
     if (held->columns == 1 && !context.row_vector)

@@ -134,6 +134,7 @@ bool Analysis::analyze() {
     walk(tc_.compute->region(), [&](const Operation& op) {
       for (const Value* operand : op.operands()) users_[operand].push_back(&op);
     });
+    mark_stored_register_pipes();
     find_lazy_values();
     find_accumulators();
     ok = place_register_pipes() && hold_region(tc_.compute->region());
@@ -300,24 +301,48 @@ void Analysis::find_lazy_values() {
     const Type& type = value->type();
     return type.rank() == 1 || (type.rank() == 2 && type.shape()[0] == 1);
   };
+  // A row may also pass through a register pipe that is not stored (the schedule loads it a
+  // stage before its use; the write precedes every read in its block): each read is then the
+  // written row, computed where it is read.
+  std::unordered_map<const Value*, const RegisterPipe*> pipe_of_read;
+  auto pass_through = [&](const RegisterPipe& pipe) {
+    return !pipe.stored && !pipe.writes.empty() && is_row(pipe.writes.front()->operand(2));
+  };
   std::vector<const Value*> candidates;
   walk(tc_.compute->region(), [&](const Operation& op) {
     if (lazy_capable(op)) candidates.push_back(op.result());
+    if (op.kind() != OpKind::stage_read) return;
+    if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end() && pass_through(pipe->second)) {
+      candidates.push_back(op.result());
+      pipe_of_read[op.result()] = &pipe->second;
+    }
   });
   tc_.lazy.insert(candidates.begin(), candidates.end());
+  auto reads_lazy = [&](const Operation& write) {
+    auto pipe = tc_.register_pipes.find(write.operand(0));
+    if (pipe == tc_.register_pipes.end() || !pass_through(pipe->second)) return false;
+    return std::all_of(pipe->second.reads.begin(), pipe->second.reads.end(),
+                       [&](const Operation* read) { return tc_.lazy.count(read->result()) != 0; });
+  };
   for (bool changed = true; changed;) {
     changed = false;
     for (const Value* value : candidates) {
       if (!tc_.lazy.count(value)) continue;
+      bool lazy = true;
+      if (auto read = pipe_of_read.find(value); read != pipe_of_read.end())
+        lazy = tc_.lazy.count(read->second->writes.front()->operand(2)) != 0;
       for (const Operation* user : users_[value])
-        if (user->kind() != OpKind::store && !(lazy_capable(*user) && tc_.lazy.count(user->result())) &&
-            !(is_row(value) && user->info().has(kElementwise))) {
-          tc_.lazy.erase(value);
-          changed = true;
-          break;
-        }
+        lazy = lazy && (user->kind() == OpKind::store || (lazy_capable(*user) && tc_.lazy.count(user->result())) ||
+                        (is_row(value) && user->info().has(kElementwise)) ||
+                        (user->kind() == OpKind::stage_write && reads_lazy(*user)));
+      if (!lazy) {
+        tc_.lazy.erase(value);
+        changed = true;
+      }
     }
   }
+  for (const auto& [read, pipe] : pipe_of_read)
+    if (tc_.lazy.count(read)) tc_.lazy_reads[read] = pipe->writes.front()->operand(2);
 }
 
 
@@ -327,8 +352,19 @@ StageBuffer* Analysis::stage_operand(const Operation& op, size_t i) {
   return &tc_.stages[&tc_.read_stage(op.operand(i)) - tc_.stages.data()];
 }
 
-// Which register pipes are stored (RegisterPipe), with a fragment of their own named by the pipe;
-// in the kernel's order of their stage_buffer ops, so the fragments' order is the same every run.
+void Analysis::mark_stored_register_pipes() {
+  for (auto& [buffer, pipe] : tc_.register_pipes) {
+    if (pipe.reads.empty() || pipe.writes.empty()) continue;
+    const Operation& write = *pipe.writes.front();
+    const Region* block = write.parent_region();
+    pipe.stored = pipe.writes.size() > 1 || std::any_of(pipe.reads.begin(), pipe.reads.end(), [&](const Operation* read) {
+                    return read->parent_region() != block || block->position_of(read) < block->position_of(&write);
+                  });
+  }
+}
+
+// The stored register pipes get a fragment of their own named by the pipe; in the kernel's
+// order of their stage_buffer ops, so the fragments' order is the same every run.
 bool Analysis::place_register_pipes() {
   for (const auto& op : kernel_.region().operations()) {
     auto found = tc_.register_pipes.find(op->kind() == OpKind::stage_buffer ? op->result() : nullptr);
@@ -337,13 +373,8 @@ bool Analysis::place_register_pipes() {
     RegisterPipe& pipe = found->second;
     if (pipe.reads.empty()) continue;
     if (pipe.writes.empty()) return unsupported(*pipe.reads.front(), "a read of a register pipe that nothing writes");
-    const Operation& write = *pipe.writes.front();
-    const Region* block = write.parent_region();
-    pipe.stored = pipe.writes.size() > 1 || std::any_of(pipe.reads.begin(), pipe.reads.end(), [&](const Operation* read) {
-                    return read->parent_region() != block || block->position_of(read) < block->position_of(&write);
-                  });
     // Refused (a register tile this target cannot hold) at the first write, where the value is.
-    if (pipe.stored && !new_fragment(write, buffer, buffer->type().payload())) return false;
+    if (pipe.stored && !new_fragment(*pipe.writes.front(), buffer, buffer->type().payload())) return false;
   }
   return true;
 }
@@ -385,6 +416,7 @@ bool Analysis::hold_op(const Operation& op) {
     case OpKind::store: return hold_store(op);
     case OpKind::stage_read:
       if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) {
+        if (tc_.lazy_reads.count(op.result())) return true;  // a row computed where it is read
         if (pipe->second.stored) return new_fragment(op, op.result());
         const Value* written = pipe->second.writes.front()->operand(2);
         if (!tc_.fragment(written)) return unsupported(op, "a register pipe whose value is not a register tile");
@@ -392,6 +424,7 @@ bool Analysis::hold_op(const Operation& op) {
       }
       return true;
     case OpKind::stage_write:
+      if (tc_.lazy.count(op.operand(2)) && !tc_.register_pipes.at(op.operand(0)).stored) return true;
       if (tc_.register_pipes.at(op.operand(0)).stored && !tc_.fragment(op.operand(2)))
         return unsupported(op, "a register pipe whose value is not a register tile");
       return true;
@@ -572,6 +605,10 @@ bool Analysis::hold_store(const Operation& op) {
         why_not = fmt::format("it reads {} ({} rows, {} columns) in a tile of {}x{}; only tiles of the stored "
                               "shape or one column of it combine in a store", describe(leaf), held->rows,
                               held->columns, rows, columns);
+      return;
+    }
+    if (auto read = tc_.lazy_reads.find(leaf); read != tc_.lazy_reads.end()) {
+      visit(read->second);
       return;
     }
     const Operation* def = leaf->defining_op();

@@ -106,6 +106,9 @@ class Analysis {
   bool check_agent(const Operation& agent, bool producer);
   bool check_op(const Operation& op, bool producer);
   bool check_tma(const Operation& op);
+  // Whether each register pipe is stored (RegisterPipe): before the lazy values, which may pass
+  // through the others.
+  void mark_stored_register_pipes();
   void find_lazy_values();
   StageBuffer* stage_operand(const Operation& op, size_t i);
   bool new_fragment(const Operation& op, const Value* value);

@@ -159,6 +159,9 @@ struct Plan {
   std::vector<Fragment> fragments;
   std::unordered_map<const Value*, size_t> fragment_of;  // values sharing registers share a fragment
   std::unordered_set<const Value*> lazy;                 // computed element by element at their store
+  // A lazy row read from a register pipe (a row loaded a stage before it is used): the value the
+  // pipe's one write gave, computed where the read is used.
+  std::unordered_map<const Value*, const Value*> lazy_reads;
   std::unordered_map<const Operation*, std::vector<size_t>> loop_copies;  // carried tiles copied at entry
   std::vector<const Operation*> mma_ops;
   std::unordered_map<const Operation*, MmaPlan> mma_plans;

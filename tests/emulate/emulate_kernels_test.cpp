@@ -116,6 +116,19 @@ TEST(EmulateRuntime, NegativeTileCoordinatesReadZerosAndWriteNothingInATensorCor
   }
 }
 
+// A row loaded inside a pipelined mma loop (found writing kernels from the docs: a key padding
+// mask row was refused, "a register tile tile<64xf32, reg> (2-D only)"): the schedule carries it
+// a stage in a register pipe, through which it passes as a row read per element
+// (tests/emulate/tensor_core/key_padding_attention.tile, u8 mask over [B, T]), on both targets.
+TEST(EmulateRuntime, AMaskRowLoadedInTheKeyLoopPassesThroughItsRegisterPipe) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    expect_emulation_matches(std::string("tests/emulate/tensor_core/key_padding_attention.tile --dims "
+                                         "B=2,H=2,S=136,T=72 --target ") + target + " --sms 2 --schedules 1",
+                             "O");
+  }
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
