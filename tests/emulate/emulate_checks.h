@@ -20,6 +20,21 @@ inline void expect_emulation_matches(const std::string& arguments, const std::st
   EXPECT_THAT(r.out, ::testing::HasSubstr(output + " ok (max abs error"));
 }
 
+// tests/emulate/tensor_core/NAME.tile emulated at `dims` (and `options`: -D overrides) on both
+// targets, one schedule: each of `outputs` matches the interpreter (`exact`: bit for bit).
+inline void expect_tensor_core_kernel_matches(const std::string& name, const std::string& dims,
+                                              const std::vector<std::string>& outputs, const std::string& options = "",
+                                              bool exact = false) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(std::string(target) + options);
+    CommandResult r = run_command(tilec("emulate tests/emulate/tensor_core/" + name + ".tile" + options + " --dims " +
+                                        dims + " --target " + target + " --sms 2 --schedules 1"));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    for (const std::string& output : outputs)
+      EXPECT_THAT(r.out, ::testing::HasSubstr(output + " ok (max abs error" + (exact ? " 0," : "")));
+  }
+}
+
 // A plain kernel `text` (written to a temporary .tile named after `name`) checked by `tilec run
 // --check` and emulated at `dims` in both plain forms: each of `outputs` matches the interpreter.
 // On sm_90a only: a plain kernel's CUDA is the same for both targets but for its header comment

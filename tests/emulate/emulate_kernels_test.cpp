@@ -35,13 +35,7 @@ TEST(EmulateRuntime, TilesOfDifferentRankBroadcastAsInNumPy) {
 // accumulator, then the tanh GELU (tests/emulate/tensor_core/linear_bias.tile), on both targets
 // at a ragged shape where CTAs walk several tiles.
 TEST(EmulateRuntime, ABiasVectorBroadcastsInATensorCoreEpilogue) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    expect_emulation_matches(
-        std::string("tests/emulate/tensor_core/linear_bias.tile --dims M=200,N=296,K=72 --target ") + target +
-            " --sms 2 --schedules 1",
-        "Y");
-  }
+  expect_tensor_core_kernel_matches("linear_bias", "M=200,N=296,K=72", {"Y"});
 }
 
 // Integer MMAs (issue 18: "integer mma (i8 into i32) is not supported"): u8 x i8 into i32
@@ -50,15 +44,8 @@ TEST(EmulateRuntime, ABiasVectorBroadcastsInATensorCoreEpilogue) {
 // TMEM layout F), and 128 x 128 tiles whose i32 tile goes out by TMA. Integer sums are exact,
 // so the outputs match the interpreter's bit for bit (max abs error 0).
 TEST(EmulateRuntime, IntegerMmasMatchTheInterpreterExactly) {
-  for (const char* target : {"sm_90a", "sm_100a"})
-    for (const char* tiles : {"", " -D BM=128 -D BN=128"}) {
-      SCOPED_TRACE(std::string(target) + tiles);
-      CommandResult r = run_command(tilec(std::string("emulate tests/emulate/tensor_core/int8_mixed.tile") + tiles +
-                                          " --dims M=200,N=296,K=200 --target " + target + " --sms 2 --schedules 1"));
-      EXPECT_EQ(r.status, 0) << r.out << r.err;
-      EXPECT_THAT(r.out, ::testing::HasSubstr("Y ok (max abs error 0,"));
-      EXPECT_THAT(r.out, ::testing::HasSubstr("Z ok (max abs error 0,"));
-    }
+  for (const char* tiles : {"", " -D BM=128 -D BN=128"})
+    expect_tensor_core_kernel_matches("int8_mixed", "M=200,N=296,K=200", {"Y", "Z"}, tiles, /*exact=*/true);
 }
 
 // A tf32 A from registers (issue 18: refused, "tf32 A only from shared memory"): an MLP block whose
@@ -66,12 +53,7 @@ TEST(EmulateRuntime, IntegerMmasMatchTheInterpreterExactly) {
 // written to shared memory before it on both targets; HID ragged inside the one hidden tile.
 // (samples/fp8_attention.tile, in the sample sweep, does the same with an e4m3 P.)
 TEST(EmulateRuntime, ATf32RegisterAIsStagedThroughSharedMemory) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    expect_emulation_matches(std::string("tests/emulate/tensor_core/tf32_mlp.tile --dims M=200,N=136,K=72,HID=56 "
-                                         "--target ") + target + " --sms 2 --schedules 2",
-                             "Y");
-  }
+  expect_tensor_core_kernel_matches("tf32_mlp", "M=200,N=136,K=72,HID=56", {"Y"});
 }
 
 // A column of per-row values stored from a tensor-core epilogue (found writing kernels from the
@@ -79,27 +61,14 @@ TEST(EmulateRuntime, ATf32RegisterAIsStagedThroughSharedMemory) {
 // into LSE [S, H] (tests/emulate/tensor_core/attention_lse.tile), one writer per row, on both
 // targets with S and T ragged.
 TEST(EmulateRuntime, ALogSumExpColumnIsStoredFromATensorCoreEpilogue) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    CommandResult r = run_command(tilec(std::string("emulate tests/emulate/tensor_core/attention_lse.tile --dims "
-                                                    "S=200,T=136,HD=128,H=2 --target ") + target +
-                                        " --sms 2 --schedules 1"));
-    EXPECT_EQ(r.status, 0) << r.out << r.err;
-    EXPECT_THAT(r.out, ::testing::HasSubstr("O ok (max abs error"));
-    EXPECT_THAT(r.out, ::testing::HasSubstr("LSE ok (max abs error"));
-  }
+  expect_tensor_core_kernel_matches("attention_lse", "S=200,T=136,HD=128,H=2", {"O", "LSE"});
 }
 
 // A row slice of a matrix in a tensor-core epilogue (found writing kernels from the docs: `load
 // Bias[e, n] : <BN>` of a [E, N] bias was refused though the docs promise slices): a per-expert
 // bias (tests/emulate/tensor_core/expert_linear.tile) over a batch grid axis, on both targets.
 TEST(EmulateRuntime, ARowSliceOfAMatrixIsReadInATensorCoreEpilogue) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    expect_emulation_matches(std::string("tests/emulate/tensor_core/expert_linear.tile --dims E=2,M=200,N=136,K=72 "
-                                         "--target ") + target + " --sms 2 --schedules 1",
-                             "Y");
-  }
+  expect_tensor_core_kernel_matches("expert_linear", "E=2,M=200,N=136,K=72", {"Y"});
 }
 
 // Negative tile coordinates in a tensor-core epilogue (found writing kernels from the docs: a
@@ -108,12 +77,7 @@ TEST(EmulateRuntime, ARowSliceOfAMatrixIsReadInATensorCoreEpilogue) {
 // (tests/emulate/tensor_core/negative_coordinates.tile), on both targets. Without the checks
 // the emulated program crashes.
 TEST(EmulateRuntime, NegativeTileCoordinatesReadZerosAndWriteNothingInATensorCoreEpilogue) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    expect_emulation_matches(std::string("tests/emulate/tensor_core/negative_coordinates.tile --dims M=200,N=136,K=72 "
-                                         "--target ") + target + " --sms 2 --schedules 1",
-                             "Y");
-  }
+  expect_tensor_core_kernel_matches("negative_coordinates", "M=200,N=136,K=72", {"Y"});
 }
 
 // A row loaded inside a pipelined mma loop (found writing kernels from the docs: a key padding
@@ -121,25 +85,14 @@ TEST(EmulateRuntime, NegativeTileCoordinatesReadZerosAndWriteNothingInATensorCor
 // a stage in a register pipe, through which it passes as a row read per element
 // (tests/emulate/tensor_core/key_padding_attention.tile, u8 mask over [B, T]), on both targets.
 TEST(EmulateRuntime, AMaskRowLoadedInTheKeyLoopPassesThroughItsRegisterPipe) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    expect_emulation_matches(std::string("tests/emulate/tensor_core/key_padding_attention.tile --dims "
-                                         "B=2,H=2,S=136,T=72 --target ") + target + " --sms 2 --schedules 1",
-                             "O");
-  }
+  expect_tensor_core_kernel_matches("key_padding_attention", "B=2,H=2,S=136,T=72", {"O"});
 }
 
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
 TEST(EmulateRuntime, RankFourTensorsFoldTheirBatchCoordinatesOnTheTensorCores) {
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    expect_emulation_matches(
-        std::string("tests/emulate/tensor_core/sdpa_bhsd.tile --dims B=2,H=3,S=136,T=72 --target ") + target +
-            " --sms 2 --schedules 1",
-        "O");
-  }
+  expect_tensor_core_kernel_matches("sdpa_bhsd", "B=2,H=3,S=136,T=72", {"O"});
 }
 
 // reshape<...>(x): a vector of per-row scales as a column, and a general row-major reshape, in both
