@@ -54,10 +54,6 @@ const char* tensor_map_type(ScalarKind kind) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Whether an index is known never to be negative: grid coordinates, dims, SM counts, constants
 // of 0 or more, a loop's induction variable from such a start by such a step, and sums,
 // products, minima and maxima of such, quotients by a positive divisor and remainders of such a

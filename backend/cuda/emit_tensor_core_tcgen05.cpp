@@ -106,12 +106,12 @@ std::string Tcgen05Analysis::unmatched_rows(int64_t m, const std::vector<const t
 }
 
 // A D in registers is computed in TMEM columns of its own (placed after the accumulators') and
-// read back; an A from registers goes through shared memory.
+// read back; an A from registers goes through shared memory (hold_mma's staging_bytes: tcgen05.mma
+// reads no A from registers).
 void Tcgen05Analysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   if (plan.registers) {
     plan.tmem_column = tmem_used_;
     tmem_used_ += operands.n;
-    if (operands.a_registers) plan.staging_bytes = operands.m * operands.k * byte_size(plan.input);
   }
   needs_.tcgen05_kinds.emplace(plan.instruction->kind, plan.instruction);
 }

@@ -12,7 +12,6 @@
 
 namespace tilec::cuda::tensor_core {
 
-
 // A loop over the registers of a fragment of `rows` x `columns`: `name[i] = value;`, with `row`
 // and `column` declared when the value reads them.
 void TensorCoreKernel::emit_fragment_loop(int64_t rows, int64_t columns, const std::string& assignment,

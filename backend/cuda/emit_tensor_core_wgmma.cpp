@@ -26,12 +26,9 @@ std::string WgmmaAnalysis::unmatched_rows(int64_t m, const std::vector<const tar
 }
 
 // A register tile is the A operand itself where the instruction reads A from registers (16-bit
-// inputs); for the others (8-bit, tf32) it is written to shared memory first, K-major, and the
-// instruction reads it from there.
+// inputs); the others (8-bit, tf32) are staged in shared memory (hold_mma's staging_bytes).
 void WgmmaAnalysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   const target::MmaInstruction& row = *plan.instruction;
-  if (operands.a_registers && !row.a_registers)
-    plan.staging_bytes = operands.m * operands.k * byte_size(plan.input);
   plan.wgmma = {.n = operands.n, .k = row.k, .types = wgmma_types(row, plan.input, plan.input_b),
                 .integer = row.accumulator == ScalarKind::i32, .transposes = row.mn_major,
                 .register_a = operands.a_registers != nullptr && row.a_registers,

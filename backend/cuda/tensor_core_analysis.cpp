@@ -545,6 +545,9 @@ bool Analysis::hold_mma(const Operation& op) {
   plan.input_b = input_b;
   plan.instruction = row;
   plan.a_registers = a_registers != nullptr;
+  // A register A the instruction does not read from registers (MmaInstruction::a_registers) is
+  // written to shared memory first (stage_register_a): its bytes, placed with the stages.
+  if (a_registers && !row->a_registers) plan.staging_bytes = m * k * byte_size(input);
   if (auto chain = tc_.accumulator_of.find(acc); chain != tc_.accumulator_of.end()) {
     tc_.accumulators[chain->second].input = input;  // sm_100a: D stays in TMEM
   } else {
@@ -563,7 +566,7 @@ bool Analysis::hold_mma(const Operation& op) {
                                          "32x32b reads 32, 16 or 8 columns at a time: a multiple of 8)",
                                          n, store_columns(n)));
   }
-  plan_mma(plan, MmaOperands{.m = m, .n = n, .k = k, .a = a, .a_registers = a_registers, .b = b});
+  plan_mma(plan, MmaOperands{.n = n, .a = a, .a_registers = a_registers, .b = b});
   tc_.mma_plans[&op] = plan;
   tc_.mma_ops.push_back(&op);
   return true;

@@ -61,7 +61,7 @@ class Analysis {
   // The family's part of an mma's plan once its form matched (plan.instruction), and the prelude
   // it needs.
   struct MmaOperands {
-    int64_t m = 0, n = 0, k = 0;
+    int64_t n = 0;
     const StageBuffer* a = nullptr;         // A from a stage buffer, or
     const Fragment* a_registers = nullptr;  // from registers
     const StageBuffer* b = nullptr;

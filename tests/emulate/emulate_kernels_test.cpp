@@ -160,8 +160,6 @@ TEST(EmulateRuntime, CumsumMatchesTheInterpreter) {
   expect_plain_kernel_matches("cumsum", {"Y", "Z", "J"});
 }
 
-// cumprod, cummax and cummin (issue 18): the scans' other combinations, of f32, bf16 and i32
-// tiles (i32 products wrap), along both axes. Both forms (the register form falls back).
 // permute (issue 18: "a general transpose/permute of a tile for plain kernels"): rank-3 tiles in
 // two dimension orders (f32 and i32) and rank-2 slices, at extents no tile divides. Plain
 // kernels with a permute keep the shared form, so both forms emit the same body.
@@ -169,6 +167,8 @@ TEST(EmulateRuntime, PermutesOfRankThreeTilesMatchTheInterpreter) {
   expect_plain_kernel_matches("permute", {"Y", "Z", "T"});
 }
 
+// cumprod, cummax and cummin (issue 18): the scans' other combinations, of f32, bf16 and i32
+// tiles (i32 products wrap), along both axes. Both forms (the register form falls back).
 TEST(EmulateRuntime, ScansOfProductsMaximaAndMinimaMatchTheInterpreter) {
   expect_plain_kernel_matches("scans", {"Y", "Z", "J", "K"});
 }
