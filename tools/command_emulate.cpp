@@ -131,9 +131,13 @@ bool check_given_cu(const std::string& path) {
   return true;
 }
 
+// A run: when asynchronous operations take effect, and which end of each allocation a guard page
+// borders (`end` in the even-numbered runs, `start` in the odd ones: the default two runs check
+// both ends of every tensor).
 struct Schedule {
   std::string policy;
   uint64_t seed = 1;
+  std::string bounds = "end";
   std::string describe() const { return policy == "random" ? fmt::format("random (seed {})", seed) : policy; }
 };
 
@@ -143,6 +147,7 @@ std::vector<Schedule> schedules(const EmulateOptions& options) {
     if (i == 0) result.push_back({"eager", options.seed});
     else if (i == 1) result.push_back({"lazy", options.seed});
     else result.push_back({"random", options.seed + static_cast<uint64_t>(i - 2)});
+    result.back().bounds = i % 2 == 0 ? "end" : "start";
   }
   return result;
 }
@@ -174,6 +179,7 @@ int explain_exit(const ProcessOutcome& outcome, const EmulateOptions& options, c
     case 3: what = "the emulator reported a hazard (see above)"; break;
     case 4: what = "the emulator reported a deadlock (see above)"; break;
     case 5: what = "the launcher returned an error (see above)"; break;
+    case 6: what = "the kernel accessed global memory outside a tensor (see above)"; break;
     default: break;
   }
   if (what) fmt::print(stderr, "tilec: error: {}: {}\n", where, what);
@@ -247,7 +253,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
     {
       std::ofstream script(script_path);
       script << "#!/bin/sh\n# Reruns kernel " << name << " as tilec emulate did (schedule " << schedules(options)[0].policy
-             << "); add --policy lazy|random --seed S to try others.\n"
+             << "); add --policy lazy|random --seed S to try others, --bounds start to guard the tensors' starts.\n"
              << shell_words(base) << " --policy " << schedules(options)[0].policy << " --sms " << options.sms
              << " --workers " << options.workers << (options.no_hazards ? " --no-hazards" : "") << " \"$@\"\n";
     }
@@ -259,8 +265,9 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   int overall = 0;
   for (const Schedule& schedule : schedules(options)) {
     std::vector<std::string> command = base;
-    command.insert(command.end(), {"--policy", schedule.policy, "--seed", std::to_string(schedule.seed), "--sms",
-                                   std::to_string(options.sms), "--workers", std::to_string(options.workers)});
+    command.insert(command.end(), {"--policy", schedule.policy, "--seed", std::to_string(schedule.seed), "--bounds",
+                                   schedule.bounds, "--sms", std::to_string(options.sms), "--workers",
+                                   std::to_string(options.workers)});
     if (options.no_hazards) command.push_back("--no-hazards");
     for (size_t position : inputs.outputs) fs::remove(data / driver_output_file(position), error);
     if (options.verbose) fmt::print(stderr, "tilec: running {}\n", shell_words(command));

@@ -3,11 +3,11 @@
 // The driver #includes the .cu and calls its `extern "C" launch_NAME(...)` with the parameters
 // in the order and C++ types the backend emits them (cuda::launch_parameters). Protocol:
 //   PROGRAM CU_PATH DATA_DIR [NAME=VALUE]... [--policy P] [--seed S] [--sms N] [--workers N]
-//           [--no-hazards]
+//           [--no-hazards] [--bounds end|start]
 //   CU_PATH            the .cu its reports name (tilec_emu::configure's third argument)
 //   DATA_DIR/argI.in   the bytes of tensor parameter I (kernel parameter position I), exactly
-//                      runtime::HostBuffer::bytes(); read into a 256-byte aligned block (what
-//                      cudaMalloc gives)
+//                      runtime::HostBuffer::bytes(); read into memory between guard pages
+//                      (tilec_emu::allocate_global, named "tensor X" in its reports)
 //   DATA_DIR/argI.out  written back, after a successful launch, for every tensor the kernel stores to
 //   NAME=VALUE         every dimension and scalar by its launcher parameter name: integers in
 //                      decimal, floats as C hex floats (exact)

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "runtime/emulate/emulator.h"
@@ -102,6 +103,25 @@ void resume(Cta& c, ThreadState& thread, ThreadBody body, void* closure) {
   thread.fiber = std::move(thread.fiber).resume();
   c.current = nullptr;
 }
+
+}  // namespace
+
+void describe_running_thread(char* out, size_t size) {
+  const Cta* c = running_cta;
+  if (!c) {
+    std::snprintf(out, size, "the host (outside any kernel)");
+    return;
+  }
+  const uint3 b = c->block_index;
+  if (!c->current) {
+    std::snprintf(out, size, "the emulator performing an asynchronous copy (TMA) of CTA (%u, %u, %u)", b.x, b.y, b.z);
+    return;
+  }
+  const int t = c->current->linear;
+  std::snprintf(out, size, "thread %d (warp %d, warpgroup %d) of CTA (%u, %u, %u)", t, t / 32, t / 128, b.x, b.y, b.z);
+}
+
+namespace {
 
 std::string thread_ranges(const std::vector<int>& threads) {
   std::string text;
@@ -320,6 +340,30 @@ cudaError_t launch_grid(const LaunchShape& shape, ThreadBody body, void* closure
   return launch_failed.load() ? record_launch_error(cudaErrorLaunchFailure) : cudaSuccess;
 }
 
+const unsigned char* shared_poison() {
+  // Word w's bytes b0..b3 (little-endian): b1 and b3 are 0x7f or 0xff, b0 and b2 are 0x80 plus
+  // seven bits that are not all zero, drawn from a hash of w. Each half is then a NaN as f16 and
+  // as bf16 (all-ones exponent, nonzero mantissa), the word a NaN as f32, and b1 and b3 NaNs as
+  // e4m3 and e5m2; and the bytes differ from word to word, so a store of one value everywhere
+  // (-1, 0xff bytes) changes them and is seen as a write. 2^16 patterns per word.
+  static const std::vector<unsigned char> pattern = [] {
+    std::vector<unsigned char> bytes(kMaxDynamicShared + 1024);
+    auto nonzero7 = [](uint64_t bits) { return static_cast<unsigned char>((bits & 0x7f) != 0 ? bits & 0x7f : 1); };
+    for (size_t word = 0; word < bytes.size() / 4; ++word) {
+      uint64_t h = (word + 1) * 0x9e3779b97f4a7c15ull;
+      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+      h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+      h ^= h >> 31;
+      bytes[4 * word] = static_cast<unsigned char>(0x80 | nonzero7(h));
+      bytes[4 * word + 1] = static_cast<unsigned char>(0x7f | (((h >> 7) & 1) << 7));
+      bytes[4 * word + 2] = static_cast<unsigned char>(0x80 | nonzero7(h >> 8));
+      bytes[4 * word + 3] = static_cast<unsigned char>(0x7f | (((h >> 15) & 1) << 7));
+    }
+    return bytes;
+  }();
+  return pattern.data();
+}
+
 void setup_cta(Cta& c, size_t shared_bytes) {
   const int n = c.thread_count;
   c.clock_size = static_cast<uint32_t>(2 * n) + kBarrierSlots;
@@ -342,11 +386,11 @@ void setup_cta(Cta& c, size_t shared_bytes) {
   const int per_thread = std::min(255, 65536 / n / 8 * 8);
   for (auto& thread : c.threads) thread.registers = static_cast<uint32_t>(per_thread);
   c.register_pool = 65536 - per_thread * n;
-  // Shared memory: address a is shared[a]; the bytes start poisoned (0xff: NaN in every float type).
+  // Shared memory: address a is shared[a]; the bytes start poisoned (shared_poison).
   c.shared_bytes = shared_bytes;
   c.shared_storage.reset(static_cast<unsigned char*>(std::aligned_alloc(1024, (shared_bytes + 1023) / 1024 * 1024)));
   c.shared = c.shared_storage.get();
-  std::memset(c.shared, 0xff, shared_bytes);
+  std::memcpy(c.shared, shared_poison(), shared_bytes);
   c.chunks.resize((shared_bytes + 15) / 16);
   c.async_blocks.assign((shared_bytes + 1023) / 1024, false);
   c.tmem.assign(128 * 512, 0xffffffffu);

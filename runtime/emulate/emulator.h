@@ -41,8 +41,12 @@ namespace tilec_emu {
 
 enum class Policy { eager, lazy, random };
 
+// Which end of each allocation a guard page borders (global_memory.cpp).
+enum class Bounds { end, start };
+
 struct Options {
   Policy policy = Policy::eager;
+  Bounds bounds = Bounds::end;
   uint64_t seed = 1;
   int sms = 4;
   unsigned workers = 1;
@@ -249,6 +253,16 @@ struct Cta {
   uint32_t thread_slot(int thread) const { return static_cast<uint32_t>(thread); }
   uint32_t tcgen05_slot(int thread) const { return static_cast<uint32_t>(thread_count + thread); }
 };
+
+// Device memory between guard pages: allocate_global and free_global (tilec_emulate.h).
+bool write_all(const char* text, size_t length);  // to stderr, from a signal handler too
+// Who runs on this OS thread now: "thread T (warp W, warpgroup G) of CTA (x, y, z)", or the
+// emulator itself between threads. Formats into `out` without allocating (signal handlers).
+void describe_running_thread(char* out, size_t size);
+
+// The bytes a CTA's shared memory starts with, from address 0 on (NaNs of every 16- and 32-bit
+// float type, differing from word to word: cta.cpp).
+const unsigned char* shared_poison();
 
 // Launch bookkeeping (host_api.cpp, cta.cpp).
 void setup_cta(Cta& c, size_t shared_bytes);

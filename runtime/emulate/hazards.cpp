@@ -22,6 +22,7 @@
 // Generic loads are not seen (not instrumented): a race between two generic accesses shows up
 // only as different results between schedules.
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <regex>
@@ -265,8 +266,8 @@ void enable_scanning() {
   c.shadow.assign(c.shared, c.shared + c.shared_bytes);
   // What was written before the first asynchronous operation counts as written and ordered.
   for (size_t chunk = 0; chunk < c.chunks.size(); ++chunk) {
-    bool poisoned = true;
-    for (size_t i = chunk * 16; i < std::min(c.shared_bytes, chunk * 16 + 16) && poisoned; ++i) poisoned = c.shared[i] == 0xff;
+    const size_t begin = chunk * 16, length = std::min<size_t>(16, c.shared_bytes - begin);
+    const bool poisoned = std::memcmp(c.shared + begin, shared_poison() + begin, length) == 0;
     if (!poisoned) c.chunks[chunk].generic_writer = -2;
   }
 }
@@ -411,6 +412,20 @@ void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t c
   check_tmem_overwrite(writer.issuer, writer.line, "the " + op_at(writer), clock, lanes, column, columns);
   Cta& c = cta();
   const int quarters = lanes >= 64 ? 4 : std::min(4, (lanes + 31) / 32);
+  // An accumulating MMA reads D first: every column of it must have been written.
+  if (writer.kind == AsyncKind::tcgen05_mma && writer.accumulate && options().hazards) {
+    bool reported = false;
+    for (int quarter = 0; quarter < quarters && !reported; ++quarter)
+      for (uint32_t col = column; col < column + columns && col < 512 && !reported; ++col)
+        if (!c.tmem_history[static_cast<size_t>(quarter) * 512 + col].writer) {
+          reported = true;
+          report(HazardKind::uninitialized_read, writer.line,
+                 "the " + op_at(writer) + " accumulates into TMEM (lanes " + std::to_string(32 * quarter) +
+                     "+, column " + std::to_string(col) +
+                     ") that no tcgen05.mma has written since it was allocated (an accumulator's first MMA "
+                     "overwrites: enable-input-d false)");
+        }
+  }
   for (int quarter = 0; quarter < quarters; ++quarter)
     for (uint32_t col = column; col < column + columns && col < 512; ++col)
       c.tmem_history[static_cast<size_t>(quarter) * 512 + col].writer = writer.id + 1;
@@ -463,6 +478,12 @@ void check_tmem_read(ThreadState& thread, int line, int quarter, uint32_t column
   bool reported = false;
   for (uint32_t col = column; col < column + columns && col < 512; ++col) {
     TmemHistory& history = c.tmem_history[static_cast<size_t>(quarter) * 512 + col];
+    if (!history.writer && !reported) {  // only a tcgen05.mma writes TMEM
+      reported = true;
+      report(HazardKind::uninitialized_read, line,
+             "tcgen05.ld by " + describe_thread(thread.linear) + " reads TMEM (lanes " + std::to_string(32 * quarter) +
+                 "+, column " + std::to_string(col) + ") that no tcgen05.mma has written since it was allocated");
+    }
     if (history.writer && !reported) {
       const AsyncOp& writer = *c.ops[history.writer - 1];
       if (!writer.performed || !ordered_after(thread.tcgen05_clock, writer)) {

@@ -203,6 +203,16 @@ bool configure(int& argc, char** argv, const char* cu_path) {
       current_options.workers = static_cast<unsigned>(parsed);
     } else if (argument == "--no-hazards") {
       current_options.hazards = false;
+    } else if (argument == "--bounds") {
+      const char* text = value("--bounds");
+      if (!text) return false;
+      const std::string bounds = text;
+      if (bounds == "end") current_options.bounds = Bounds::end;
+      else if (bounds == "start") current_options.bounds = Bounds::start;
+      else {
+        std::fprintf(stderr, "tilec emulate: --bounds %s: expected end or start\n", text);
+        return false;
+      }
     } else {
       argv[kept++] = argv[i];
     }
@@ -269,12 +279,12 @@ cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 
 cudaError_t cudaMallocAsync(void** pointer, size_t bytes, cudaStream_t) {
   if (!pointer) return cudaErrorInvalidValue;
-  *pointer = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
+  *pointer = allocate_global(bytes, "a buffer the launcher allocated (cudaMallocAsync)");
   return *pointer ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 cudaError_t cudaFreeAsync(void* pointer, cudaStream_t) {
-  std::free(pointer);
+  free_global(pointer);
   return cudaSuccess;
 }
 

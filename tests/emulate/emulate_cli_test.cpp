@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <regex>
 
 #include "emulate_checks.h"
@@ -585,8 +586,6 @@ TEST(EmulateRuntime, ASecondRunDoesNotRecompile) {
   EXPECT_THAT(quiet.err, Not(HasSubstr("compiling")));
 }
 
-// A hand-edited .cu that adds x to itself instead of y: the emulated result differs from the
-// .tile's, and the report names the output and the first mismatching index.
 // Inline PTX outside a guarded helper cannot run on the host: the build fails (exit 1, never 2)
 // and the note says where PTX belongs.
 TEST(EmulateRuntime, InlinePtxOutsideAHelperIsExplained) {
@@ -625,6 +624,50 @@ TEST(EmulateRuntime, TwoWorkersGiveTheSameResultsAndReports) {
   fs::remove_all(dir);
 }
 
+// An access outside a tensor (issue 18's negative tile coordinates read before a tensor and showed
+// only as mismatches, or a crash): every tensor lies between guard pages, ending at the trailing
+// one in the eager run and starting at the leading one in the lazy run, so a read past the end, a
+// write past the end and a read before the start are each reported with the tensor's name, the
+// offset and the CUDA thread. vector_add at N = 1000: one CTA, thread t holds columns 4t..4t+3.
+TEST(EmulateRuntime, AccessesOutsideATensorAreReportedByName) {
+  fs::path dir = scratch("bounds");
+  const std::string cu = read_file(source_dir() / "samples" / "expected" / "vector_add.sm_90a.cu");
+  struct Case {
+    const char* name;
+    const char* find;
+    const char* replace;
+    const char* report;
+  };
+  const Case cases[] = {
+      {"read_past_end", "load_vector<4>(&x[s * 4], X, row, column, 1, N, X_vectors);",
+       "load_vector<4>(&x[s * 4], X, row, column, 1, N + 64, X_vectors);",
+       "out-of-bounds global memory access: a read reaching byte offset 4000 of tensor X (past its last byte), whose "
+       "4000 bytes are offsets 0 to 3999; by thread 250 (warp 7, warpgroup 1) of CTA (0, 0, 0)"},
+      {"write_past_end", "store_vector<4>(Z, row, column, 1, N, Z_vectors, &t1[s * 4]);",
+       "store_vector<4>(Z, row, column, 1, N + 64, Z_vectors, &t1[s * 4]);",
+       "a write reaching byte offset 4000 of tensor Z (past its last byte)"},
+      {"read_before_start", "load_vector<4>(&y[s * 4], Y, row, column, 1, N, Y_vectors);",
+       "load_vector<4>(&y[s * 4], Y - 64, row, column, 1, N, Y_vectors);",
+       "a read reaching byte offset -256 of tensor Y (before its first byte), whose 4000 bytes are offsets 0 to 3999; "
+       "by thread 0 (warp 0, warpgroup 0)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string broken = cu;
+    ASSERT_NE(broken.find(c.find), std::string::npos);
+    broken.replace(broken.find(c.find), std::strlen(c.find), c.replace);
+    const fs::path path = dir / (std::string(c.name) + ".cu");
+    write_file(path, broken);
+    CommandResult r = run_command(tilec("emulate samples/vector_add.tile --dims N=1000 --cu " + path.string()));
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.report));
+    EXPECT_THAT(r.err, HasSubstr("the kernel accessed global memory outside a tensor"));
+  }
+  fs::remove_all(dir);
+}
+
+// A hand-edited .cu that adds x to itself instead of y: the emulated result differs from the
+// .tile's, and the report names the output and the first mismatching index.
 TEST(EmulateRuntime, AHandBrokenCuIsReportedAsAMismatch) {
   fs::path dir = scratch("edited");
   CommandResult compiled = run_command(tilec("compile samples/vector_add.tile -o " + (dir / "edited.cu").string()));

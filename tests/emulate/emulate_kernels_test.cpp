@@ -88,6 +88,13 @@ TEST(EmulateRuntime, AMaskRowLoadedInTheKeyLoopPassesThroughItsRegisterPipe) {
   expect_tensor_core_kernel_matches("key_padding_attention", "B=2,H=2,S=136,T=72", {"O"});
 }
 
+// An i32 epilogue storing -1 through the TMA store's staging (a false "uninitialized read" when
+// shared memory started as 0xff bytes; tests/emulate/tensor_core/minus_one_store.tile), on both
+// targets: no report, and the exact values.
+TEST(EmulateRuntime, StoringAllOnesBytesIsSeenAsAWrite) {
+  expect_tensor_core_kernel_matches("minus_one_store", "M=200,N=136,K=72", {"P"}, "", /*exact=*/true);
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.

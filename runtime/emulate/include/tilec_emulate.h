@@ -210,7 +210,9 @@ cudaError_t cudaGetDevice(int* device);
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device);
 cudaError_t cudaDeviceSynchronize();
 // Device memory is host memory; the stream-ordered calls run at once (a launch runs to completion
-// before it returns, so stream order holds). Allocations are 256-byte aligned, as cudaMalloc's.
+// before it returns, so stream order holds). Each allocation lies between guard pages
+// (global_memory.cpp): 16-byte aligned where it ends at the trailing guard (--bounds end), page
+// aligned where it starts at the leading one (--bounds start); cudaMalloc's are 256-byte aligned.
 cudaError_t cudaMallocAsync(void** pointer, size_t bytes, cudaStream_t stream);
 cudaError_t cudaFreeAsync(void* pointer, cudaStream_t stream);
 cudaError_t cudaMemsetAsync(void* pointer, int value, size_t bytes, cudaStream_t stream);
@@ -395,11 +397,18 @@ void tcgen05_wait_ld(int line);                                                /
 //   --sms N                      the SM count the launcher sees (default 4)
 //   --workers N                  executor threads running CTAs (default 1)
 //   --no-hazards                 skip the happens-before checker (faster; deadlocks still reported)
+//   --bounds end|start           which end of each allocation a guard page borders (default end):
+//                                an access past it is reported (exit_memory) with the tensor's name
 // Reports go to stderr as `FILE.cu:LINE: error: KIND: message` (with the .tile line when the .cu
 // has a `(line N)` comment above it) followed by `note:` lines.
 namespace tilec_emu {
 enum ExitStatus { exit_ok = 0, exit_usage = 1, exit_internal = 2, exit_hazard = 3, exit_deadlock = 4,
-                  exit_launch_error = 5 };
+                  exit_launch_error = 5, exit_memory = 6 };
 bool configure(int& argc, char** argv, const char* cu_path);
 int finish(cudaError_t launch_status);
+// Device memory of `bytes` between guard pages (after configure, which reads --bounds): an access
+// that reaches a guard is reported naming `name` ("tensor X") and ends the program with
+// exit_memory. The driver reads each tensor into one; cudaMallocAsync makes one too.
+void* allocate_global(size_t bytes, const char* name);
+void free_global(void* pointer);
 }  // namespace tilec_emu

@@ -1,0 +1,170 @@
+// runtime/emulate/global_memory.cpp — device memory between guard pages, and the report of an
+// access outside it.
+//
+// Every tensor the driver reads and every cudaMallocAsync is a mapping of its own: the data's
+// pages between two PROT_NONE guard pages. Where the data sits decides which end an access
+// reaching past it faults at:
+//   - `--bounds end` (the default; tilec emulate's even-numbered runs): the data ends where the
+//     trailing guard begins (its size rounded up to 16 bytes, so TMA's and vector accesses'
+//     alignment holds), so a read or write past the last element faults;
+//   - `--bounds start` (the odd-numbered runs): the data begins right after the leading guard
+//     (page aligned), so one before the first element faults.
+// The fault handler finds the allocation the address lies in (a guard of it), prints which
+// tensor, how far outside, whether it was a read or a write and which CUDA thread made it,
+// and exits with exit_memory. An address in no allocation keeps the default action (a crash,
+// which tilec emulate reports with its signal).
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "runtime/emulate/emulator.h"
+
+namespace tilec_emu {
+
+namespace {
+
+struct Allocation {
+  uintptr_t region = 0;  // the mapping: leading guard, data pages, trailing guard
+  size_t region_bytes = 0;
+  uintptr_t data = 0;
+  size_t bytes = 0;
+  char name[64] = {};
+  std::atomic<bool> freed{false};
+};
+
+// Read by the fault handler without a lock: entries are filled before `allocation_count` is
+// raised past them and never move.
+constexpr int kMaxAllocations = 4096;
+Allocation allocations[kMaxAllocations];
+std::atomic<int> allocation_count{0};
+std::atomic<bool> handler_installed{false};
+
+size_t page_bytes() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+const Allocation* allocation_at(uintptr_t address) {
+  const Allocation* found = nullptr;
+  const int count = allocation_count.load(std::memory_order_acquire);
+  for (int i = 0; i < count; ++i) {
+    const Allocation& a = allocations[i];
+    if (address < a.region || address >= a.region + a.region_bytes) continue;
+    // A freed mapping's addresses may have been handed out again: a live one wins.
+    if (!a.freed.load(std::memory_order_relaxed)) return &a;
+    found = &a;
+  }
+  return found;
+}
+
+// Whether the faulting access wrote (x86-64: bit 1 of the page-fault error code); -1 unknown.
+int was_write(const void* context) {
+#if defined(__x86_64__) && defined(REG_ERR)
+  const auto* user = static_cast<const ucontext_t*>(context);
+  return (user->uc_mcontext.gregs[REG_ERR] & 2) != 0 ? 1 : 0;
+#else
+  (void)context;
+  return -1;
+#endif
+}
+
+void on_fault(int signal_number, siginfo_t* info, void* context) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
+  const Allocation* a = allocation_at(address);
+  if (!a) {  // not ours: the default action, when the access runs again
+    signal(signal_number, SIG_DFL);
+    return;
+  }
+  const int write = was_write(context);
+  const char* access = write == 1 ? "a write" : write == 0 ? "a read" : "an access";
+  // The address is the first byte of the access inside the guard, not where the access began.
+  char where[200];
+  if (a->freed.load(std::memory_order_relaxed))
+    std::snprintf(where, sizeof where, "of %s after cudaFree released it", a->name);
+  else if (address < a->data)
+    std::snprintf(where, sizeof where, "reaching byte offset -%zu of %s (before its first byte)",
+                  static_cast<size_t>(a->data - address), a->name);
+  else
+    std::snprintf(where, sizeof where, "reaching byte offset %zu of %s (past its last byte)",
+                  static_cast<size_t>(address - a->data), a->name);
+  char who[160];
+  describe_running_thread(who, sizeof who);
+  char text[640];
+  const int length = std::snprintf(text, sizeof text,
+                                   "tilec emulate: error: out-of-bounds global memory access: %s %s, whose %zu bytes "
+                                   "are offsets 0 to %zd; by %s\n",
+                                   access, where, a->bytes, static_cast<ssize_t>(a->bytes) - 1, who);
+  if (length > 0) write_all(text, static_cast<size_t>(length) < sizeof text ? static_cast<size_t>(length) : sizeof text - 1);
+  _exit(exit_memory);
+}
+
+void install_handler() {
+  bool expected = false;
+  if (!handler_installed.compare_exchange_strong(expected, true)) return;
+  struct sigaction action;
+  std::memset(&action, 0, sizeof action);
+  action.sa_sigaction = on_fault;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, nullptr);
+  sigaction(SIGBUS, &action, nullptr);
+}
+
+}  // namespace
+
+bool write_all(const char* text, size_t length) {
+  while (length > 0) {
+    const ssize_t written = ::write(STDERR_FILENO, text, length);
+    if (written <= 0) return false;
+    text += written;
+    length -= static_cast<size_t>(written);
+  }
+  return true;
+}
+
+void* allocate_global(size_t bytes, const char* name) {
+  install_handler();
+  const size_t page = page_bytes();
+  const size_t rounded = (bytes + 15) / 16 * 16;
+  const size_t data_pages = (rounded + page - 1) / page * page;
+  const size_t region_bytes = data_pages + 2 * page;
+  void* region = mmap(nullptr, region_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (region == MAP_FAILED) return nullptr;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(region) + page;
+  if (data_pages > 0 && mprotect(reinterpret_cast<void*>(first), data_pages, PROT_READ | PROT_WRITE) != 0) {
+    munmap(region, region_bytes);
+    return nullptr;
+  }
+  const uintptr_t data = options().bounds == Bounds::start ? first : first + data_pages - rounded;
+  const int slot = allocation_count.load(std::memory_order_relaxed);
+  if (slot < kMaxAllocations) {  // past that many, allocations go unnamed (their faults crash)
+    Allocation& a = allocations[slot];
+    a.region = reinterpret_cast<uintptr_t>(region);
+    a.region_bytes = region_bytes;
+    a.data = data;
+    a.bytes = bytes;
+    std::snprintf(a.name, sizeof a.name, "%s", name);
+    allocation_count.store(slot + 1, std::memory_order_release);
+  }
+  return reinterpret_cast<void*>(data);
+}
+
+void free_global(void* pointer) {
+  if (!pointer) return;
+  const int count = allocation_count.load(std::memory_order_acquire);
+  for (int i = 0; i < count; ++i) {
+    Allocation& a = allocations[i];
+    if (a.data != reinterpret_cast<uintptr_t>(pointer) || a.freed.load(std::memory_order_relaxed)) continue;
+    a.freed.store(true, std::memory_order_relaxed);
+    // Kept inaccessible rather than unmapped (its pages given back), so that a later access is
+    // reported as a use after free.
+    madvise(reinterpret_cast<void*>(a.region), a.region_bytes, MADV_DONTNEED);
+    mprotect(reinterpret_cast<void*>(a.region), a.region_bytes, PROT_NONE);
+    return;
+  }
+}
+
+}  // namespace tilec_emu
