@@ -387,6 +387,7 @@ Operand Lowering::lower_cast(const Expr& e, const Builtin&, const Expr*) {
     error(e.args[1]->location, "cast() takes an element type as its second argument: cast(x, bf16)");
     return {};
   }
+  if (e.args[1]->name == "index") return lower_index_cast(e);
   auto element = element_type(e.args[1]->name, e.args[1]->location);
   Operand x = lower_expr(*e.args[0]);
   if (!element || !x.ok()) return {};
@@ -395,6 +396,25 @@ Operand Lowering::lower_cast(const Expr& e, const Builtin&, const Expr*) {
   if (type.is_tile()) type = type.with_space(MemorySpace::reg);
   if (v->type() == type) return Operand{v};
   return Operand{create(OpKind::cast, {v}, type, e.location)};
+}
+
+// cast(x, index): an integer scalar (an item(), a parameter) as an index, the type of dims and
+// loop variables, so that it mixes with them (`cdiv(cast(item(load Len[b] : <1>), index), BK)`).
+// Tiles have element types only.
+Operand Lowering::lower_index_cast(const Expr& e) {
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  const bool integer_scalar = x.value ? x.value->type().is_scalar() && is_integer(x.value->type().element())
+                                      : x.constant && !x.constant->is_float;
+  if (!integer_scalar) {
+    error(e.location, fmt::format("cast(x, index) takes an integer scalar (an item(), an i32 parameter), not {}; "
+                                  "tiles hold element types (f32, ..., i64)",
+                                  x.value ? x.value->type().to_string() : "a float number"));
+    return {};
+  }
+  Value* v = materialize(x, ScalarKind::index, e.location);
+  if (v->type().element() == ScalarKind::index) return Operand{v};
+  return Operand{create(OpKind::cast, {v}, Type::scalar(ScalarKind::index), e.location)};
 }
 
 // mma(a, b, acc) = acc + a·b with a [M, K], b [K, N] and acc [M, N]: f32 for float operands, i32

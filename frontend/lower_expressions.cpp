@@ -122,16 +122,23 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
     if (!(ta.is_scalar() || ta.is_tile()) || !(tb.is_scalar() || tb.is_tile()))
       error(location, fmt::format("cannot combine {} and {}", ta.to_string(), tb.to_string()));
     else if (ta.element() != tb.element() && (ta.element() == ScalarKind::index || tb.element() == ScalarKind::index)) {
-      // `index` is no type a cast can name: the index is the side to convert.
+      // Tiles have no index elements: convert the index, or an integer scalar to one.
       const bool left = ta.element() == ScalarKind::index;
       const std::string index = operand_text(left ? ea : eb, left ? "left" : "right");
       const std::string other(to_string(left ? tb.element() : ta.element()));
+      const Type& other_type = left ? tb : ta;
+      const std::string other_text = operand_text(left ? eb : ea, left ? "right" : "left");
       const bool named = index.find(' ') == std::string::npos;
+      std::string also;
+      if (other_type.is_scalar() && is_integer(other_type.element()))
+        also = other_text.find(' ') == std::string::npos
+                   ? fmt::format(", or {0} to an index: cast({0}, index)", other_text)
+                   : fmt::format(", or the {} to an index: cast(..., index)", other);
       error(location, fmt::format("element types differ: {} is an index (tile coordinates, loop variables and dims "
-                                  "are) and {} is {}; convert the index: {}",
-                                  index, operand_text(left ? eb : ea, left ? "right" : "left"), other,
+                                  "are) and {} is {}; convert the index: {}{}",
+                                  index, other_text, other,
                                   named ? fmt::format("cast({}, {})", index, other)
-                                        : fmt::format("cast(..., {}) around {}", other, index)));
+                                        : fmt::format("cast(..., {}) around {}", other, index), also));
     } else if (ta.element() != tb.element()) {
       error(location, fmt::format("element types differ: {} is {} and {} is {}; convert one, e.g. cast({}, {})",
                                   operand_text(ea, "left"), to_string(ta.element()), operand_text(eb, "right"),

@@ -125,6 +125,7 @@ class Lowering {
   Operand lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_index_cast(const Expr& e);
   Operand lower_mma(const Expr& e, const Builtin& builtin, const Expr* axis);
 
   // ---- statements -------------------------------------------------------------------------

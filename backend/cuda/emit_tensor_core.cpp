@@ -464,6 +464,7 @@ void TensorCoreKernel::emit_op(const Operation& op) {
       }
       break;
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: emit_reduction(op); return;
+    case OpKind::item: emit_item(op); return;
     case OpKind::mma: emit_mma(op); return;
     case OpKind::store: emit_store(op); return;
     default: break;

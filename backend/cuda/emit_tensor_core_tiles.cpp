@@ -51,21 +51,43 @@ void TensorCoreKernel::emit_fragment_op(const Operation& op) {
   emit_fragment_loop(result.rows, result.columns, fmt::format("{}[i] = {};", result.name, value), position_used_);
 }
 
+// item(): each thread computes the tile's one element itself (a load from global memory, zero
+// outside the tensor, and arithmetic on it), at tile position (0, 0).
+void TensorCoreKernel::emit_item(const Operation& op) {
+  position_used_ = false;
+  std::string value = element(op.operand(0), ElementContext{.index = "0"});
+  const std::string& name = plan_.expression(op.result());
+  std::string type(element_type(op.result()->type().element()));
+  if (!position_used_) {
+    writer_.line(fmt::format("const {} {} = {};", type, name, value));
+    return;
+  }
+  writer_.line(fmt::format("{} {};", type, name));
+  CodeWriter::Block block = writer_.block("{");
+  writer_.line("const int row = 0, column = 0;");
+  writer_.line("(void)row, (void)column;");
+  writer_.line(fmt::format("{} = {};", name, value));
+}
+
 // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
-// across the threads holding the other columns of its rows.
+// across the threads holding the other columns of its rows. f32, or i32 (argmax's index
+// minimum, an integer accumulator's row sum: a sum wraps, as the interpreter's).
 void TensorCoreKernel::emit_reduction(const Operation& op) {
   const Fragment& result = *tc_.fragment(op.result());
   const Fragment& input = *tc_.fragment(op.operand(0));
   OpKind kind = op.kind();
-  const std::string combine = combining_expression(kind, /*floating=*/true, "{0}", "{1}");
+  const bool floating = result.element == ScalarKind::f32;
+  const std::string combine = floating ? combining_expression(kind, true, "{0}", "{1}")
+                                       : fmt::format("static_cast<int32_t>({})",
+                                                     combining_expression(kind, false, "{0}", "{1}"));
   comment(op);
   declare_fragment(result);
   CodeWriter::Block scope = writer_.block("{");
   writer_.line("#pragma unroll");
-  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", tc_.layout.count(1), result.name,
-                           kind == OpKind::reduce_max   ? "-INFINITY"
-                           : kind == OpKind::reduce_min ? "INFINITY"
-                                                        : "0.0f"));
+  const char* identity = kind == OpKind::reduce_max   ? (floating ? "-INFINITY" : "INT32_MIN")
+                         : kind == OpKind::reduce_min ? (floating ? "INFINITY" : "INT32_MAX")
+                                                      : (floating ? "0.0f" : "0");
+  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", tc_.layout.count(1), result.name, identity));
   std::string slot = fmt::format("{}[{}]", result.name, tc_.layout.row_slot("i"));
   writer_.line("#pragma unroll");
   writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {} = {};", tc_.layout.count(input.columns), slot,
@@ -73,8 +95,8 @@ void TensorCoreKernel::emit_reduction(const Operation& op) {
   std::string exchange, barrier;
   if (tc_.exchange_offset >= 0) {
     writer_.line(FragmentLayout::position_variables());
-    writer_.line(
-        fmt::format("float* const exchange = reinterpret_cast<float*>(shared_aligned + {});", tc_.exchange_offset));
+    writer_.line(fmt::format("{0}* const exchange = reinterpret_cast<{0}*>(shared_aligned + {1});",
+                             element_type(result.element), tc_.exchange_offset));
     exchange = "exchange";
     barrier = fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads);
   }
@@ -92,8 +114,9 @@ std::string TensorCoreKernel::iota_element(const Operation& op, const std::strin
 // A load's element at tile position (row, column): zero outside the tensor (which, for a load at
 // element coordinates, may start above or left of it).
 std::string TensorCoreKernel::load_element(const Operation& op, const std::string& row, const std::string& column) {
-  position_used_ = true;
   const std::vector<int64_t>& shape = op.result()->type().shape();
+  // A one-element tile (item()'s) reads neither.
+  position_used_ = position_used_ || op.result()->type().element_count() != 1;
   const MatrixAccess access = matrix_access(op, 1);
   const bool column_check = access.column_may_be_negative;
   if (shape.size() == 1 && op.operand(0)->type().rank() == 1) {  // a row vector <N> of a vector: the column is its index

@@ -197,7 +197,10 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       return true;
     case OpKind::if_:
       for (size_t i = 0; i < op.num_results(); ++i)
-        if (!op.result(i)->type().is_scalar()) return unsupported(op, "an 'if' with a tile result");
+        if (!op.result(i)->type().is_scalar())
+          return unsupported(op, "an 'if' that assigns a tile (its registers, or TMEM, are fixed for both paths): "
+                                 "compute the tile on both and pick with where(), e.g. acc = where(keep, relu(acc), "
+                                 "acc); an 'if' whose branches only store, or assign scalars, is fine");
       return true;
     case OpKind::tma_load_async: return check_tma(op);
     case OpKind::stage_read:
@@ -214,8 +217,16 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     }
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: {
       const Type& input = op.operand(0)->type();
-      if (producer || op.int_attr("axis", -1) != 1 || input.rank() != 2 || input.element() != ScalarKind::f32)
-        return unsupported(op, fmt::format("this '{}' (compute agents reduce 2-D f32 tiles along axis 1)", op.name()));
+      if (!producer && op.int_attr("axis", -1) == 0)
+        return unsupported(op, fmt::format("a '{}' along axis 0 (a column's, or of a whole tile): compute agents reduce "
+                                           "2-D f32 and i32 tiles along axis 1, per row; store the per-row results (a <BM, 1> "
+                                           "column) and reduce them in a kernel of its own",
+                                           op.name()));
+      if (producer || op.int_attr("axis", -1) != 1 || input.rank() != 2 ||
+          (input.element() != ScalarKind::f32 && input.element() != ScalarKind::i32))
+        return unsupported(op, fmt::format("this '{}' of a {} tile (compute agents reduce 2-D f32 and i32 tiles along "
+                                           "axis 1; cast to f32 first)",
+                                           op.name(), to_string(input.element())));
       return true;
     }
     case OpKind::scan_sum:
@@ -238,15 +249,15 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         return unsupported(op, "'mma_wait' here (the compute agent of a target whose MMAs are waited for in groups)");
       return true;
     case OpKind::load: {
-      const size_t rank = op.result()->type().rank();
-      if (producer || !(rank == 2 || rank == 1))
+      const Type& type = op.result()->type();
+      if (producer && type.element_count() == 1) return true;  // one element, which item() reads
+      if (producer || !(type.rank() == 2 || type.rank() == 1))
         return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, or a row of a vector "
-                               "or of a matrix, read by a compute agent)");
+                               "or of a matrix, read by a compute agent; or one element read by item())");
       return true;
     }
-    case OpKind::item:
-      return unsupported(op, "item() in a tensor-core kernel (a plain kernel takes it: a token id to load at, "
-                             "e.g. an embedding lookup)");
+    case OpKind::item:  // every thread computes the element itself (hold_op checks the compute agent's)
+      return true;
     case OpKind::reshape: {
       const Type& input = op.operand(0)->type();
       if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1)
@@ -263,6 +274,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
   if (!producer && op.info().has(kElementwise) && op.num_results() == 1 && op.result()->type().is_tile() &&
       (op.result()->type().rank() == 2 || op.result()->type().rank() == 1))
     return true;  // tile arithmetic: per element at a store, or into a register tile (2-D)
+  if (producer && op.info().has(kElementwise) && op.num_results() == 1 && op.result()->type().is_tile() &&
+      op.result()->type().element_count() == 1)
+    return true;  // arithmetic on a loaded element, computed where item() reads it
   return unsupported(op, fmt::format("'{}' inside an agent", op.name()));
 }
 
@@ -332,7 +346,8 @@ void Analysis::find_lazy_values() {
       if (auto read = pipe_of_read.find(value); read != pipe_of_read.end())
         lazy = tc_.lazy.count(read->second->writes.front()->operand(2)) != 0;
       for (const Operation* user : users_[value])
-        lazy = lazy && (user->kind() == OpKind::store || (lazy_capable(*user) && tc_.lazy.count(user->result())) ||
+        lazy = lazy && (user->kind() == OpKind::store || user->kind() == OpKind::item ||
+                        (lazy_capable(*user) && tc_.lazy.count(user->result())) ||
                         (is_row(value) && user->info().has(kElementwise)) ||
                         (user->kind() == OpKind::stage_write && reads_lazy(*user)));
       if (!lazy) {
@@ -431,6 +446,12 @@ bool Analysis::hold_op(const Operation& op) {
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum:
       if (!tc_.fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");
       return new_fragment(op, op.result());
+    case OpKind::item:  // every thread computes the element itself
+      if (!tc_.lazy.count(op.operand(0)) && !tc_.lazy_reads.count(op.operand(0)))
+        return unsupported(op, "item() of a tile the compute threads hold in registers (a reduction or an mma "
+                               "result); it takes loaded elements and arithmetic on them (a scale, an index), e.g. "
+                               "item(load Scale[0] : <1>)");
+      return true;
     case OpKind::reshape:  // a row: computed per element where it is read, never held
       if (!tc_.lazy.count(op.result()))
         return unsupported(op, "a row <N> as <1, N> read other than by elementwise arithmetic or a store (combine it "

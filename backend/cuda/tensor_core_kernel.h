@@ -207,6 +207,9 @@ class TensorCoreKernel {
   // A load's element at tile position (row, column): zero outside the tensor.
   std::string load_element(const Operation& op, const std::string& row, const std::string& column);
 
+  // item(): the one element, which each thread computes (a load, arithmetic on it).
+  void emit_item(const Operation& op);
+
   // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
   // element, lazily computed values at (`row`, `column`), scalars.
   std::string element(const Value* value, const ElementContext& context);

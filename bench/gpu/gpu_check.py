@@ -62,6 +62,7 @@ GPU_ROUNDS = {
     "batched_gemm": "R=4096,N=4000,K=200,Q=2048", "bmm": "BATCH=8,M=1000,N=1000,K=1000",
     "attention": "S=2000,T=1000,HD=1024", "conv1d": "T=8000,CI=1000,CO=1000,TAPS=3",
     "mha": "H=16,S=2000,T=1000", "fp8_attention": "S=2000,T=1000,HD=1024",
+    "moe_grouped_gemm": "M=2000,N=4000,K=1000,E=8",
 }
 # (sample, shape name, dims) — every dims string is NAME=VALUE,...; the harness reads NAME=VALUE.
 CHECKS = []
@@ -138,7 +139,7 @@ for s, (_, dims) in EMULATE_KERNELS.items():
 TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=8192"),
               ("linear", "M=8192,N=8192,K=8192"), ("gemm_bias_relu", "M=8192,N=8192,K=8192"),
               ("gate_up", "M=8192,N=8192,K=8192"), ("fp8_linear", "M=8192,N=8192,K=8192"),
-              ("int8_linear", "M=8192,N=8192,K=8192"),
+              ("int8_linear", "M=8192,N=8192,K=8192"), ("moe_grouped_gemm", "M=8192,N=8192,K=8192,E=8"),
               ("tf32_linear", "M=8192,N=8192,K=8192"), ("weight_grad", "IN=8192,OUT=8192,T=8192"),
               ("conv1d", "T=65536,CI=1024,CO=1024,TAPS=3"),
               ("bmm", "BATCH=8,M=4096,N=4096,K=4096"), ("attention", "S=4096,T=4096,HD=1024"),

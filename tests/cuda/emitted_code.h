@@ -233,6 +233,7 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"mha", "", "mha"},
                                       {"linear", "", "linear"}, {"fp8_linear", "", "fp8_linear"},
                                       {"int8_linear", "", "int8_linear"}, {"fp8_attention", "", "fp8_attention"},
+                                      {"moe_grouped_gemm", "", "moe_grouped_gemm"},
                                       {"tf32_linear", "", "tf32_linear"},
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},
                                       // K-major tiles of 64 and 32 bytes of K: the 64- and 32-byte swizzles

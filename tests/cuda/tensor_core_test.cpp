@@ -628,20 +628,24 @@ void expect_every_deletion_compiled_or_rejected(const std::string& sample) {
   EXPECT_GT(rejected, lines.size()) << "most deletions break the IR and must be reported";
 }
 
-// item() (a scalar from a one-element tile, e.g. a token id) is a plain-kernel op: a tensor-core
-// kernel refuses it at its location, naming where it works.
-TEST(TensorCore, ItemIsRefusedWithWhereToUseIt) {
+// item() in a tensor-core kernel reads loaded elements (samples/moe_grouped_gemm.tile,
+// tests/emulate/tensor_core/device_scalars.tile); a whole-tile sum of the accumulator would be a
+// reduction along axis 0, which is refused at its location with what to write instead.
+TEST(TensorCore, ItemOfAWholeTileSumIsRefusedWithWhatToWriteInstead) {
   std::string source = replace_once(read_file(source_dir() / "samples" / "gemm.tile"), "  store C[m, n] = acc;",
-                                    "  store C[m, n] = acc * cast(item(load A[m, 0] : <1, 1>), f32);");
+                                    "  store C[m, n] = acc * item(sum(acc));");
   std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("tilec_item_" + std::to_string(::getpid()) + ".tile");
   write_file(path, source);
-  CommandResult refused = run_command(tilec_binary() + " compile " + path.string() + " -o /dev/null");
-  EXPECT_EQ(refused.status, 1);
-  EXPECT_NE(refused.err.find("does not support item() in a tensor-core kernel (a plain kernel takes it: a token id to "
-                             "load at, e.g. an embedding lookup)"),
-            std::string::npos)
-      << refused.err;
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    CommandResult refused =
+        run_command(tilec_binary() + " compile " + path.string() + " --target " + target + " -o /dev/null");
+    EXPECT_EQ(refused.status, 1);
+    EXPECT_NE(refused.err.find("does not support a 'reduce_sum' along axis 0 (a column's, or of a whole tile): compute "
+                               "agents reduce 2-D f32 and i32 tiles along axis 1, per row; store the per-row results"),
+              std::string::npos)
+        << refused.err;
+  }
   std::filesystem::remove(path);
 }
 

@@ -88,11 +88,27 @@ TEST(EmulateRuntime, AMaskRowLoadedInTheKeyLoopPassesThroughItsRegisterPipe) {
   expect_tensor_core_kernel_matches("key_padding_attention", "B=2,H=2,S=136,T=72", {"O"});
 }
 
+// Scalars read from device memory in a tensor-core kernel (issue 18: "item() in a tensor-core
+// kernel" was refused; tests/emulate/tensor_core/device_scalars.tile): a matrix index the
+// producer's TMA takes, a per-batch loop bound both agents walk (1, 2 or 3 steps of BK = 32 over
+// K = 40, by KLen[b]), and epilogue scales through arithmetic, on both targets. samples/moe_grouped_gemm.tile,
+// in the sample sweep, picks an expert's weights this way.
+TEST(EmulateRuntime, DeviceScalarsReadWithItemSteerATensorCoreKernel) {
+  expect_tensor_core_kernel_matches("device_scalars", "B=3,G=2,M=100,N=72,K=40", {"C"});
+}
+
 // An i32 epilogue storing -1 through the TMA store's staging (a false "uninitialized read" when
 // shared memory started as 0xff bytes; tests/emulate/tensor_core/minus_one_store.tile), on both
 // targets: no report, and the exact values.
 TEST(EmulateRuntime, StoringAllOnesBytesIsSeenAsAWrite) {
   expect_tensor_core_kernel_matches("minus_one_store", "M=200,N=136,K=72", {"P"}, "", /*exact=*/true);
+}
+
+// argmax along the rows and an i32 row sum in a tensor-core epilogue (found writing kernels from
+// the docs: refused at a 'reduce_min' the author never wrote; tests/emulate/tensor_core/
+// row_argmax.tile), V ragged, on both targets; indices and counts are exact.
+TEST(EmulateRuntime, RowArgmaxAndIntegerRowSumsRunInATensorCoreEpilogue) {
+  expect_tensor_core_kernel_matches("row_argmax", "M=200,K=72,V=200,NB=4", {"Idx", "Count"}, "", /*exact=*/true);
 }
 
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
