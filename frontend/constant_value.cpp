@@ -79,14 +79,23 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
   return ConstantValue{false, *r, 0};
 }
 
-std::optional<ConstantValue> parse_constant_value(const std::string& text) {
+std::optional<ConstantValue> parse_constant_value(const std::string& text, std::string& error) {
   ConstantValue c;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, c.integer);
   if (ec == std::errc() && ptr == end) return c;
+  if (ec == std::errc::result_out_of_range && ptr == end) {  // all digits: an integer, too wide
+    error = text[0] == '-' ? "the integer is too small (limit -2^63)" : "the integer is too large (limit 2^63 - 1)";
+    return std::nullopt;
+  }
   c.is_float = true;
   auto [fptr, fec] = std::from_chars(text.data(), end, c.floating);
-  if (fec == std::errc() && fptr == end && std::isfinite(c.floating)) return c;
+  if (fptr == end && (fec == std::errc::result_out_of_range || (fec == std::errc() && !std::isfinite(c.floating)))) {
+    error = "the number is too large (a float constant is at most about 1.8e308)";
+    return std::nullopt;
+  }
+  if (fec == std::errc() && fptr == end) return c;
+  error = "the value is not a number";
   return std::nullopt;
 }
 

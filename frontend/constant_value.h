@@ -30,7 +30,8 @@ std::optional<OpKind> binary_operator_op(std::string_view op);
 std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue a, ConstantValue b,
                                             std::string& error);
 
-// Reads the VALUE of -D NAME=VALUE: an integer, else a finite float; nullopt when neither.
-std::optional<ConstantValue> parse_constant_value(const std::string& text);
+// Reads the VALUE of -D NAME=VALUE: an integer, else a finite float; nullopt when neither, with
+// `error` saying why (not a number, an integer too wide for i64, a float out of range).
+std::optional<ConstantValue> parse_constant_value(const std::string& text, std::string& error);
 
 }  // namespace tilec::frontend

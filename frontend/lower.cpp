@@ -53,9 +53,9 @@ void Lowering::lower_constants(const Program& program) {
     }
     std::optional<Const> value;
     auto define = options_.defines.find(decl.name);
-    if (define != options_.defines.end()) {
-      value = parse_define(define->first, define->second);
-    } else {
+    if (define != options_.defines.end()) value = parse_define(define->first, define->second);
+    // A -D value that is wrong was reported; the declared value keeps its uses from follow-on errors.
+    if (!value) {
       frames_.push_back({Frame::kernel, constants_, {}});
       Operand operand = lower_expr(*decl.value);
       frames_.clear();
@@ -70,8 +70,9 @@ void Lowering::lower_constants(const Program& program) {
 }
 
 std::optional<Const> Lowering::parse_define(const std::string& name, const std::string& text) {
-  auto value = parse_constant_value(text);
-  if (!value) error({}, fmt::format("-D {}={}: the value is not a number", name, text));
+  std::string why;
+  auto value = parse_constant_value(text, why);
+  if (!value) error({}, fmt::format("-D {}={}: {}", name, text, why));
   return value;
 }
 
@@ -423,7 +424,6 @@ Operation* Lowering::lower_if(const Stmt& s) {
     if (!lookup(name) && !frames[0].vars.count(name))
       note_out_of_scope(name, fmt::format("it is defined only in the else-branch of the if at {}:{}; give it a value before the if, or in both branches", s.location.line, s.location.column));
   std::vector<std::vector<Value*>> yields(2);
-  bool ok = true;
   for (const auto& name : names) {
     Operand* before = lookup(name);
     Value* values[2];
@@ -441,7 +441,6 @@ Operation* Lowering::lower_if(const Stmt& s) {
     if (!(values[0]->type() == values[1]->type())) {
       error(s.location, fmt::format("'{}' has type {} after the then-branch but {} after the else-branch",
                                     name, values[0]->type().to_string(), values[1]->type().to_string()));
-      ok = false;
     }
     yields[0].push_back(values[0]);
     yields[1].push_back(values[1]);
@@ -451,7 +450,8 @@ Operation* Lowering::lower_if(const Stmt& s) {
     inner.set_location(s.location);
     inner.create(OpKind::yield, yields[r], {});
   }
-  if (!ok) return branch;
+  // On a type mismatch (reported) the names still take the then-branch's type, so that their
+  // uses after the if are not reported as unknown too.
   for (size_t i = 0; i < names.size(); ++i) {
     Value* result = branch->add_result(yields[0][i]->type());
     result->set_name_hint(names[i]);
@@ -525,7 +525,9 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   for (const auto& e : grid.extents)
     if (Value* v = index_value(*e, "a grid extent")) extents.push_back(v);
   if (grid.extents.size() != grid.coordinates.size())
-    error(grid.location, fmt::format("the grid has {} extents but names {} coordinates", grid.extents.size(), grid.coordinates.size()));
+    error(grid.location, fmt::format("the grid has {} extent{} but names {} coordinate{}; give one name per extent",
+                                     grid.extents.size(), grid.extents.size() == 1 ? "" : "s", grid.coordinates.size(),
+                                     grid.coordinates.size() == 1 ? "" : "s"));
   if (grid.extents.size() > 3) error(grid.location, "a grid has at most 3 dimensions");
   std::vector<std::pair<std::string, Attribute>> attributes{{"schedule", Attribute(grid.kind)}};
   for (const auto& [key, value] : grid.options) {
@@ -554,6 +556,14 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       if (!kernel_names_.insert(name).second) error(location, fmt::format("'{}' is already defined", name));
       ids->result(i)->set_name_hint(name);
       frames_.back().vars[name] = Operand{ids->result(i)};
+    }
+  } else {
+    // The grid was reported; its names still stand for indices, so that the body's uses of
+    // them are not reported as unknown too.
+    builder.set_location(grid.location);
+    for (const auto& [name, location] : grid.coordinates) {
+      if (!kernel_names_.insert(name).second) continue;
+      frames_.back().vars[name] = Operand{builder.constant(Attribute(int64_t{0}), Type::scalar(ScalarKind::index))};
     }
   }
 

@@ -491,8 +491,12 @@ Operand Lowering::lower_reduction(const Expr& e, const Builtin&, const Expr* axi
     auto a = axis_of(*axis, type);
     if (!a) return {};
     axes.push_back(*a);
+  } else if ((f == "argmax" || f == "argmin") && type.rank() == 1) {
+    axes.push_back(0);  // a row has one axis
   } else if (f == "argmax" || f == "argmin") {
-    error(e.location, fmt::format("{}() needs an axis: {}(x, axis = 1)", f, f));
+    error(e.location, fmt::format("{0}() of {1} needs an axis: {0}(x, axis = {2}) along the last axis (each row), "
+                                  "axis = 0 along the first",
+                                  f, type.to_string(), type.rank() - 1));
     return {};
   } else {
     for (int64_t a = static_cast<int64_t>(type.rank()); a-- > 0;) axes.push_back(a);

@@ -193,8 +193,12 @@ Operand Lowering::combine(const std::string& op, Operand a, Operand b, const Exp
   }
   if (op == "**") {
     if (!is_float(result->element())) {
-      error(location, fmt::format("'**' raises floats; convert the base: cast({}, f32) ** ...",
-                                    operand_text(&left, "left")));
+      const std::string base = operand_text(&left, "left");
+      error(location, fmt::format("'**' raises floats, and {} is {}; convert the base: {}", base,
+                                  to_string(result->element()),
+                                  base.find(' ') == std::string::npos
+                                      ? fmt::format("cast({}, f32) ** ...", base)
+                                      : fmt::format("cast(..., f32) around {}", base)));
       return {};
     }
     return Operand{create(OpKind::pow, {va, vb}, *result, location)};
@@ -206,7 +210,9 @@ Operand Lowering::combine(const std::string& op, Operand a, Operand b, const Exp
                           {{"predicate", Attribute(p->second)}})};
   const OpKind arithmetic = kind.value();  // + - * / %: every other operator returned above
   if (arithmetic == OpKind::rem && is_float(result->element())) {
-    error(location, "'%' needs integer operands");
+    error(location, fmt::format("'%' takes integers, not {}; for floats write x - trunc(x / y) * y (C's fmod, "
+                                "the dividend's sign) or x - floor(x / y) * y (Python's %, the divisor's sign)",
+                                to_string(result->element())));
     return {};
   }
   return Operand{create(arithmetic, {va, vb}, *result, location)};
@@ -247,7 +253,20 @@ Operand Lowering::lower_tile_new(const Expr& e) {
   if (!v.ok()) return {};
   Value* fill = materialize(v, *element, e.location);
   if (!(fill->type() == Type::scalar(*element))) {
-    error(e.args[0]->location, fmt::format("the fill value must be a {} scalar", to_string(*element)));
+    const Type& given = fill->type();
+    std::string what = operand_text(e.args[0].get(), "");
+    const bool named = what.find(' ') == std::string::npos;
+    if (!named) what = "the fill value";
+    if (given.is_scalar())
+      error(e.args[0]->location,
+            fmt::format("the fill value must be {} scalar, and {} is {}{}; convert it: {}", with_article(*element), what,
+                        given.element() == ScalarKind::index ? "an index" : with_article(given.element()),
+                        given.element() == ScalarKind::index ? " (tile coordinates, loop variables and dims are)" : "",
+                        named ? fmt::format("cast({}, {})", what, to_string(*element))
+                              : fmt::format("cast(..., {})", to_string(*element))));
+    else
+      error(e.args[0]->location, fmt::format("the fill value must be {} scalar, not {}", with_article(*element),
+                                             given.to_string()));
     return {};
   }
   return Operand{create(OpKind::full, {fill}, type, e.location)};

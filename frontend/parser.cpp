@@ -104,17 +104,28 @@ class Parser {
       next();
     }
   }
+  // A level of nesting: a block (`blocks_` counts those open) or a part of an expression. The
+  // advice follows what fills the depth: mostly blocks, or an expression.
   struct NestingGuard {
     Parser& parser;
-    explicit NestingGuard(Parser& p) : parser(p) {
+    bool is_block;
+    explicit NestingGuard(Parser& p, bool block = false) : parser(p), is_block(block) {
+      parser.blocks_ += is_block ? 1 : 0;
       if (++parser.depth_ > kMaxNesting) {
         --parser.depth_;
-        parser.fail(fmt::format("nesting deeper than {} levels (blocks, parentheses and calls together); split the "
-                                "expression over several statements",
-                                kMaxNesting));
+        parser.blocks_ -= is_block ? 1 : 0;
+        parser.fail(fmt::format("nesting deeper than {} levels (blocks, parentheses, calls, prefix operators "
+                                "such as '-' and chains of '**' together); {}",
+                                kMaxNesting,
+                                2 * parser.blocks_ >= kMaxNesting
+                                    ? "nest fewer blocks (an 'if' can test a && b, a loop's body can be split)"
+                                    : "split the expression over several statements"));
       }
     }
-    ~NestingGuard() { --parser.depth_; }
+    ~NestingGuard() {
+      --parser.depth_;
+      parser.blocks_ -= is_block ? 1 : 0;
+    }
   };
 
   // const_decl := 'const' IDENT '=' expr ';'
@@ -172,6 +183,10 @@ class Parser {
         break;
       }
       p.dims.push_back({std::string(t.text), t.location});
+      if (!at(TokenKind::comma) && !at(TokenKind::end) && !at(TokenKind::r_paren))
+        fail(fmt::format("expected ',' between tensor dimensions, found {}; a dimension is one name or number (for "
+                         "a product of constants, declare it: const HD = H * D; then tensor<S, HD, f16>)",
+                         describe(peek())));
       expect(TokenKind::comma, "between tensor dimensions");
     }
     if (p.dims.empty()) fail_at(p.location, "a tensor needs at least one dimension");
@@ -211,7 +226,7 @@ class Parser {
 
   // block := '{' { statement } '}'
   Block block() {
-    NestingGuard guard(*this);
+    NestingGuard guard(*this, /*block=*/true);
     expect(TokenKind::l_brace, "to open a block");
     Block b;
     while (!at(TokenKind::r_brace) && !at(TokenKind::end)) {
@@ -546,6 +561,7 @@ class Parser {
   DiagnosticEngine& diagnostics_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int blocks_ = 0;  // blocks among the depth_ levels
 };
 
 }  // namespace

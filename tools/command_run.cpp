@@ -11,6 +11,7 @@
 //      with the element type's tolerance; exit 1 with the first mismatching index.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -130,7 +131,10 @@ int run_run(RunOptions options) {
   for (size_t i = 0; i < input.module->kernels().size(); ++i)
     if (options.kernel.empty() || kernel_name(*input.module->kernels()[i]) == options.kernel) selected.push_back(i);
   if (selected.empty()) {
-    fmt::print(stderr, "tilec: error: {} has no kernel named '{}'\n", options.input, options.kernel);
+    std::vector<std::string> names;
+    for (const auto& kernel : input.module->kernels()) names.push_back(kernel_name(*kernel));
+    fmt::print(stderr, "tilec: error: {} has no kernel named '{}' (its kernels: {})\n", options.input, options.kernel,
+               names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
     return 1;
   }
   std::vector<const Operation*> kernels;

@@ -80,10 +80,17 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
                               buffers.names.back(), type.to_string());
         return false;
       }
-      if (floating)
+      if (floating) {
         buffers.scalars.back() = std::visit([](auto v) { return static_cast<double>(v); }, given->second);
-      else
-        buffers.scalars.back() = std::get<int64_t>(given->second);
+        continue;
+      }
+      const int64_t value = std::get<int64_t>(given->second);
+      if (auto range = integer_range(type.element()); range && (value < range->lowest || value > range->highest)) {
+        message = fmt::format("--scalar {}={}: {} is {}, whose values are {} to {}", hint, value, buffers.names.back(),
+                              type.to_string(), range->lowest, range->highest);
+        return false;
+      }
+      buffers.scalars.back() = value;
       continue;
     }
     auto binding = symbols.find(hint);

@@ -10,6 +10,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string tilec(const std::string& arguments) {
   return "cd " + source_dir().string() + " && " + tilec_binary() + " " + arguments;
@@ -167,6 +168,18 @@ TEST(Cli, StageOptionsPrintWhatTheySay) {
   CommandResult undeclared = run_command(tilec("compile samples/vector_add.tile -D NOPE=1"));
   EXPECT_EQ(undeclared.status, 1);
   EXPECT_THAT(undeclared.err, HasSubstr("no constant named 'NOPE'"));
+  // A -D value that is wrong says why, and only that: the constant keeps its declared value, so
+  // its uses are not reported too.
+  CommandResult wide = run_command(tilec("compile samples/vector_add.tile -D BLOCK=99999999999999999999"));
+  EXPECT_EQ(wide.status, 1);
+  EXPECT_THAT(wide.err, HasSubstr("-D BLOCK=99999999999999999999: the integer is too large (limit 2^63 - 1)"));
+  CommandResult word = run_command(tilec("compile samples/vector_add.tile -D BLOCK=abc"));
+  EXPECT_EQ(word.status, 1);
+  EXPECT_THAT(word.err, HasSubstr("-D BLOCK=abc: the value is not a number"));
+  for (const CommandResult* r : {&wide, &word}) {
+    EXPECT_THAT(r->err, Not(HasSubstr("unknown name")));
+    EXPECT_THAT(r->err, Not(HasSubstr("not an integer")));
+  }
 }
 
 TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
@@ -213,6 +226,10 @@ TEST(Cli, RunTakesScalarParametersAndReportsThem) {
   CommandResult malformed = run_command(tilec("run " + scaled.string() + " --scalar n=two"));
   EXPECT_EQ(malformed.status, 1);
   EXPECT_THAT(malformed.err, HasSubstr("--scalar n=two: expected NAME=NUMBER"));
+  // A value outside the parameter's type is refused (it was wrapped: n=99999999999 ran as 1215752191).
+  CommandResult wide = run_command(tilec("run " + scaled.string() + " --dims N=16 --scalar n=99999999999"));
+  EXPECT_EQ(wide.status, 1);
+  EXPECT_THAT(wide.err, HasSubstr("--scalar n=99999999999: %n is i32, whose values are -2147483648 to 2147483647"));
   fs::remove(scaled);
 }
 

@@ -11,6 +11,7 @@ namespace tilec::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr const char* kSoftmax = R"(
 const BR = 4;
@@ -117,6 +118,20 @@ kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
   EXPECT_TRUE(verify_module(*c.module, d)) << d.render_all();
 }
 
+// An error that leaves names undefined (a grid with a name too many, an if whose branches give a
+// name different types) is the only one: the names' uses after it are not "unknown" too.
+TEST(Lowering, AnErrorBindingNamesReportsNoUnknownNamesAfterIt) {
+  for (const char* source : {
+           "kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i, j) {\n  store X[i] = load X[j] : <8>;\n}",
+           "kernel k(X: tensor<N, f32>, c: i32) grid tiles(cdiv(N, 8)) as (i) {\n  if c > 0 {\n    y = load X[i] : <8>;\n"
+           "  } else {\n    y = 1;\n  }\n  store X[i] = y;\n}"}) {
+    Compiled c = compile_tile(source);
+    EXPECT_FALSE(c.module);
+    EXPECT_EQ(c.diagnostics->error_count(), 1) << c.errors();
+    EXPECT_THAT(c.errors(), Not(HasSubstr("unknown name")));
+  }
+}
+
 struct ErrorCase {
   const char* name;
   const char* source;
@@ -164,7 +179,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"reduce_of_scalar", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  s = sum(1.0);\n}", "sum() reduces a tile", 2},
         ErrorCase{"mean_of_integers", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = mean(x, axis = 0);\n}", "mean() of an i32 tile; convert it first: mean(cast(x, f32))", 3},
         ErrorCase{"transpose_of_a_row", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = transpose(x);\n}", "transpose() swaps the rows and columns of a 2-D tile, not tile<8xf32, reg>", 3},
-        ErrorCase{"argmax_needs_axis", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = argmax(x);\n}", "argmax() needs an axis: argmax(x, axis = 1)", 3},
+        ErrorCase{"argmax_needs_axis", "kernel k(X: tensor<N, N, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  s = argmax(x);\n}", "argmax() of tile<8x8xf32, reg> needs an axis: argmax(x, axis = 1) along the last axis (each row), axis = 0 along the first", 3},
         ErrorCase{"max_axis_two_operands", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = max(x, x, axis = 0);\n}", "max() along an axis takes one tile", 3},
         ErrorCase{"float_function_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = tanh(x);\n}", "tanh() needs a floating-point operand, not tile<8xi32, reg>; convert it: tanh(cast(x, f32))", 3},
         ErrorCase{"sin_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = sin(x);\n}", "sin() needs a floating-point operand, not tile<8xi32, reg>; convert it: sin(cast(x, f32))", 3},
@@ -180,6 +195,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"integer_mma", "kernel k(A: tensor<M, K, i8>) grid tiles(1) as (i) {\n  a = load A[i, 0] : <64, 16>;\n  c = mma(a, load A[0, i] : <16, 64>, zeros<64, 64, f32>());\n}", "the accumulator of an mma of i8 operands must be i32, not f32 (e.g. zeros<64, 64, i32>())", 3},
         ErrorCase{"index_plus_i32", "kernel k(X: tensor<N, f32>, off: i32) grid tiles(1) as (n) {\n  store X at [n * 64 + off] = load X[n] : <64>;\n}", "the left operand is an index (tile coordinates, loop variables and dims are) and off is i32; convert the index: cast(..., i32) around the left operand", 2},
         ErrorCase{"i32_plus_index", "kernel k(X: tensor<N, f32>, off: i32) grid tiles(1) as (n) {\n  store X at [off + n] = load X[n] : <64>;\n}", "n is an index (tile coordinates, loop variables and dims are) and off is i32; convert the index: cast(n, i32), or off to an index: cast(off, index)", 2},
+        ErrorCase{"float_remainder", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = x % 2.5;\n}", "'%' takes integers, not f32; for floats write x - trunc(x / y) * y", 3},
+        ErrorCase{"fill_with_an_index", "kernel k(O: tensor<4, i32>) grid tiles(4) as (i) {\n  store O[i] = full<1, i32>(i);\n}", "the fill value must be an i32 scalar, and i is an index (tile coordinates, loop variables and dims are); convert it: cast(i, i32)", 2},
         ErrorCase{"index_cast_of_tile", "kernel k(L: tensor<4, i32>, X: tensor<N, f32>) grid tiles(1) as (n) {\n  store X[cast(load L[0] : <1>, index)] = load X[n] : <64>;\n}", "cast(x, index) takes an integer scalar (an item(), an i32 parameter), not tile<1xi32, reg>", 2},
         ErrorCase{"non_ascii_name", "kernel k(X: tensor<N, f32>) grid tiles(1) as (n) {\n  x\xc2\xb5 = load X[n] : <64>;\n}", "unexpected non-ASCII character, bytes 0xc2 0xb5 (non-ASCII characters may appear only in comments)", 2},
         ErrorCase{"wide_integer_mma", "kernel k(A: tensor<M, K, i16>) grid tiles(1) as (i) {\n  a = load A[i, 0] : <64, 16>;\n  c = mma(a, load A[0, i] : <16, 64>, zeros<64, 64, i32>());\n}", "mma takes bf16, f16, f8e4m3, f8e5m2 or f32 operands (into an f32 accumulator) or i8 and u8 operands (into an i32 accumulator), not i16 and i16; convert them, e.g. cast(a, bf16)", 3},
@@ -188,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"fma_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = fma(x, x, 1);\n}", "fma() needs floating-point operands, not tile<8xi32, reg>; convert them: fma(cast(x, f32), ...)", 3},
         ErrorCase{"exp2_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = exp2(x);\n}", "exp2() needs a floating-point operand, not tile<8xi32, reg>; convert it: exp2(cast(x, f32))", 3},
         ErrorCase{"rounding_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = round(x);\n}", "round() needs a floating-point operand, not tile<8xi32, reg>; convert it: round(cast(x, f32))", 3},
-        ErrorCase{"power_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x ** 2;\n}", "'**' raises floats; convert the base: cast(x, f32) ** ...", 3},
+        ErrorCase{"power_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x ** 2;\n}", "'**' raises floats, and x is i32; convert the base: cast(x, f32) ** ...", 3},
         ErrorCase{"negative_const_power", "const A = 2 ** -1;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "a negative integer exponent; write 2.0 ** -1", 1},
         ErrorCase{"const_power_overflow", "const A = 3 ** 40;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}", "integer overflow in the constant expression 3 ** 40", 1},
         ErrorCase{"logic_of_numbers", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  m = x && x < 1.0;\n}", "'&&' combines masks", 3},
@@ -201,7 +218,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"assign_constant", "const B = 4;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  B = 5;\n}", "'B' is a constant and cannot be assigned", 3},
         ErrorCase{"unknown_element", "kernel k(X: tensor<N, f64>) grid tiles(1) as (i) {\n}", "unknown element type 'f64'", 1},
         ErrorCase{"bad_annotation", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  @fast\n  store X[i] = x;\n}", "unknown annotation '@fast'", 3},
-        ErrorCase{"grid_arity", "kernel k(X: tensor<N, f32>) grid tiles(4, 4) as (i) {\n}", "the grid has 2 extents but names 1 coordinates", 1},
+        ErrorCase{"grid_arity", "kernel k(X: tensor<N, f32>) grid tiles(4, 4) as (i) {\n}", "the grid has 2 extents but names 1 coordinate; give one name per extent", 1},
         ErrorCase{"coordinate_count", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "1 tile coordinates given for a rank-2 tensor", 2},
         ErrorCase{"tile_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "the tile shape has 2 dimensions, more than the rank-1 tensor 'X' (a tile may have fewer: the leading coordinates then pick a slice; or more of extent 1 in front)", 2},
         ErrorCase{"store_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, 8, f32>();\n}", "storing a rank-2 tile into the rank-1 tensor 'X' (a tile may have fewer dimensions than its tensor, or more of extent 1 in front, not more)", 2},
@@ -225,6 +242,17 @@ TEST(Parser, DeepNestingIsRefusedWithAnError) {
   Compiled c = compile_tile("const A = " + expr + ";\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n}\n");
   EXPECT_FALSE(c.module);
   EXPECT_THAT(c.errors(), HasSubstr("nesting deeper than"));
+  EXPECT_THAT(c.errors(), HasSubstr("split the expression over several statements"));
+  // Prefix operators nest too (each '-' is a level), and the message says so.
+  Compiled minus = compile_tile("kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = " +
+                                std::string(250, '-') + "x;\n}\n");
+  EXPECT_THAT(minus.errors(), HasSubstr("prefix operators such as '-' and chains of '**' together"));
+  // Nested blocks get advice about blocks.
+  std::string blocks;
+  for (int i = 0; i < 250; ++i) blocks += "if i < 1 {\n";
+  blocks += std::string(250, '}');
+  Compiled nested = compile_tile("kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n" + blocks + "\n}\n");
+  EXPECT_THAT(nested.errors(), HasSubstr("nest fewer blocks"));
 }
 
 // A flat sum of many terms is a left-deep tree that lowering walks recursively (issue 18, defect
