@@ -177,14 +177,14 @@ int explain_exit(const ProcessOutcome& outcome, const EmulateOptions& options, c
     case 1: what = "the emulated program rejected its arguments, or a sanitizer stopped it (see above)"; break;
     case 2: what = "the emulation runtime failed (an emulator bug; see above)"; break;
     case 3: what = "the emulator reported a hazard (see above)"; break;
-    case 4: what = "the emulator reported a deadlock (see above)"; break;
+    case 4: what = "the emulator stopped the kernel: a deadlock, or a misuse it cannot run past (see above)"; break;
     case 5: what = "the launcher returned an error (see above)"; break;
-    case 6: what = "the kernel accessed global memory outside a tensor (see above)"; break;
+    case 6: what = "the kernel accessed memory it may not (see above)"; break;
     default: break;
   }
   if (what) fmt::print(stderr, "tilec: error: {}: {}\n", where, what);
   else fmt::print(stderr, "tilec: error: {}: the emulated program exited with status {}\n", where, outcome.exit_status);
-  if (!work.keep && (outcome.exit_status == 3 || outcome.exit_status == 4))
+  if (!work.keep && options.cu.empty() && (outcome.exit_status == 3 || outcome.exit_status == 4))
     fmt::print(stderr, "tilec: note: rerun with --keep DIR to keep the .cu the report names\n");
   return 1;
 }

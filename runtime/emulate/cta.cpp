@@ -106,6 +106,8 @@ void resume(Cta& c, ThreadState& thread, ThreadBody body, void* closure) {
 
 }  // namespace
 
+bool in_cuda_thread() { return running_cta && running_cta->current; }
+
 void describe_running_thread(char* out, size_t size) {
   const Cta* c = running_cta;
   if (!c) {
@@ -214,6 +216,7 @@ void run_cta(Cta& c, ThreadBody body, void* closure) {
     report_deadlock(c);
     break;
   }
+  if (live == 0 && !c.stopped) check_cta_exit();
   // Unfinished fibers (a stopped CTA) are unwound by destroying them.
   for (auto& thread : c.threads) thread.fiber = boost::context::fiber();
   running_cta = nullptr;
@@ -347,7 +350,7 @@ const unsigned char* shared_poison() {
   // e4m3 and e5m2; and the bytes differ from word to word, so a store of one value everywhere
   // (-1, 0xff bytes) changes them and is seen as a write. 2^16 patterns per word.
   static const std::vector<unsigned char> pattern = [] {
-    std::vector<unsigned char> bytes(kMaxDynamicShared + 1024);
+    std::vector<unsigned char> bytes(kMaxSharedBytes);
     auto nonzero7 = [](uint64_t bits) { return static_cast<unsigned char>((bits & 0x7f) != 0 ? bits & 0x7f : 1); };
     for (size_t word = 0; word < bytes.size() / 4; ++word) {
       uint64_t h = (word + 1) * 0x9e3779b97f4a7c15ull;
@@ -388,8 +391,7 @@ void setup_cta(Cta& c, size_t shared_bytes) {
   c.register_pool = 65536 - per_thread * n;
   // Shared memory: address a is shared[a]; the bytes start poisoned (shared_poison).
   c.shared_bytes = shared_bytes;
-  c.shared_storage.reset(static_cast<unsigned char*>(std::aligned_alloc(1024, (shared_bytes + 1023) / 1024 * 1024)));
-  c.shared = c.shared_storage.get();
+  c.shared = shared_window(shared_bytes);
   std::memcpy(c.shared, shared_poison(), shared_bytes);
   c.chunks.resize((shared_bytes + 15) / 16);
   c.async_blocks.assign((shared_bytes + 1023) / 1024, false);

@@ -224,10 +224,6 @@ struct Cta {
   std::vector<ChunkHistory> chunks;
   std::vector<bool> async_blocks;              // 1 KiB blocks written by TMA (not scanned)
   bool scanning = false;
-  struct FreeBytes {
-    void operator()(unsigned char* bytes) const { std::free(bytes); }
-  };
-  std::unique_ptr<unsigned char, FreeBytes> shared_storage;
   bool stopped = false;  // a fatal report: the scheduler stops and unwinds every fiber
 
   // barriers
@@ -245,7 +241,7 @@ struct Cta {
 
   // TMEM
   std::vector<uint32_t> tmem;        // 128 lanes × 512 columns
-  std::vector<int> tmem_owner;       // per column: allocated (1) or free (0)
+  std::vector<int> tmem_owner;       // per column: free (0), or the .cu line of its tcgen05.alloc
   std::vector<TmemHistory> tmem_history;  // 4 lane quarters × 512 columns
   bool tmem_permit_relinquished = false;
   int register_pool = 0;
@@ -256,6 +252,13 @@ struct Cta {
 
 // Device memory between guard pages: allocate_global and free_global (tilec_emulate.h).
 bool write_all(const char* text, size_t length);  // to stderr, from a signal handler too
+// The most shared memory a CTA has: 227 KiB of dynamic shared memory past its 16-byte offset,
+// rounded up to 1024.
+constexpr size_t kMaxSharedBytes = 232448 + 1024;
+// This OS thread's shared-memory window for a CTA of `bytes` (at most kMaxSharedBytes): 1024-
+// aligned, its bytes ending where a guard page begins (global_memory.cpp); reused by the next CTA.
+unsigned char* shared_window(size_t bytes);
+bool in_cuda_thread();  // a CUDA thread (a fiber of a CTA) runs on this OS thread now
 // Who runs on this OS thread now: "thread T (warp W, warpgroup G) of CTA (x, y, z)", or the
 // emulator itself between threads. Formats into `out` without allocating (signal handlers).
 void describe_running_thread(char* out, size_t size);
@@ -325,6 +328,7 @@ void stop_cta();  // inside a fiber: unwinds it (the scheduler stops the others)
 bool fatal_reported();
 bool hazards_reported();
 void print_reports();  // sorted by line, each kind and line once (with a count)
+void check_cta_exit();  // the CTA's last thread exited: TMEM, TMA stores and loads it left behind
 std::string describe_thread(int thread);
 // "pipe_a_full[2] (shared 0x38050)" when the .cu names the barrier array, else the address.
 std::string barrier_name(uint32_t address);

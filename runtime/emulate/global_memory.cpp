@@ -9,10 +9,16 @@
 //     alignment holds), so a read or write past the last element faults;
 //   - `--bounds start` (the odd-numbered runs): the data begins right after the leading guard
 //     (page aligned), so one before the first element faults.
+// A CTA's shared memory is such a mapping too, one per OS thread, reused by its CTAs: each
+// CTA's bytes end where the trailing guard begins (rounded up to 1024 bytes, the alignment
+// kernels give their buffers), so a store past the CTA's shared memory faults instead of
+// corrupting the emulator's heap.
 // The fault handler finds the allocation the address lies in (a guard of it), prints which
 // tensor, how far outside, whether it was a read or a write and which CUDA thread made it,
-// and exits with exit_memory. An address in no allocation keeps the default action (a crash,
-// which tilec emulate reports with its signal).
+// and exits with exit_memory; a general-protection fault in a CUDA thread (x86 gives no
+// address: most often a 16-byte vector access at an address that is not a multiple of 16) is
+// reported with the thread too. Any other fault keeps the default action (a crash, which
+// tilec emulate reports with its signal).
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -36,6 +42,7 @@ struct Allocation {
   size_t bytes = 0;
   char name[64] = {};
   std::atomic<bool> freed{false};
+  bool shared = false;  // an OS thread's shared-memory window: data and bytes are its CTA's
 };
 
 // Read by the fault handler without a lock: entries are filled before `allocation_count` is
@@ -71,15 +78,37 @@ int was_write(const void* context) {
 #endif
 }
 
+void report_and_exit(const char* text, int length) {
+  if (length > 0) write_all(text, static_cast<size_t>(length) < 640 ? static_cast<size_t>(length) : 639);
+  _exit(exit_memory);
+}
+
 void on_fault(int signal_number, siginfo_t* info, void* context) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
   const Allocation* a = allocation_at(address);
+  char who[160];
+  describe_running_thread(who, sizeof who);
+  char text[640];
+  if (!a && address == 0 && info->si_code == SI_KERNEL && in_cuda_thread()) {
+    report_and_exit(text, std::snprintf(text, sizeof text,
+                                        "tilec emulate: error: invalid memory access: a general-protection fault, "
+                                        "most often a 16-byte vector access at an address that is not a multiple of "
+                                        "16 (x86 gives no address); by %s\n",
+                                        who));
+  }
   if (!a) {  // not ours: the default action, when the access runs again
     signal(signal_number, SIG_DFL);
     return;
   }
   const int write = was_write(context);
   const char* access = write == 1 ? "a write" : write == 0 ? "a read" : "an access";
+  if (a->shared) {
+    report_and_exit(text, std::snprintf(text, sizeof text,
+                                        "tilec emulate: error: out-of-bounds shared memory access: %s reaching shared "
+                                        "address 0x%zx, past the CTA's %zu bytes (its dynamic shared memory starts at "
+                                        "address 0x10); by %s\n",
+                                        access, static_cast<size_t>(address - a->data), a->bytes, who));
+  }
   // The address is the first byte of the access inside the guard, not where the access began.
   char where[200];
   if (a->freed.load(std::memory_order_relaxed))
@@ -90,15 +119,10 @@ void on_fault(int signal_number, siginfo_t* info, void* context) {
   else
     std::snprintf(where, sizeof where, "reaching byte offset %zu of %s (past its last byte)",
                   static_cast<size_t>(address - a->data), a->name);
-  char who[160];
-  describe_running_thread(who, sizeof who);
-  char text[640];
-  const int length = std::snprintf(text, sizeof text,
-                                   "tilec emulate: error: out-of-bounds global memory access: %s %s, whose %zu bytes "
-                                   "are offsets 0 to %zd; by %s\n",
-                                   access, where, a->bytes, static_cast<ssize_t>(a->bytes) - 1, who);
-  if (length > 0) write_all(text, static_cast<size_t>(length) < sizeof text ? static_cast<size_t>(length) : sizeof text - 1);
-  _exit(exit_memory);
+  report_and_exit(text, std::snprintf(text, sizeof text,
+                                      "tilec emulate: error: out-of-bounds global memory access: %s %s, whose %zu "
+                                      "bytes are offsets 0 to %zd; by %s\n",
+                                      access, where, a->bytes, static_cast<ssize_t>(a->bytes) - 1, who));
 }
 
 void install_handler() {
@@ -150,6 +174,32 @@ void* allocate_global(size_t bytes, const char* name) {
     allocation_count.store(slot + 1, std::memory_order_release);
   }
   return reinterpret_cast<void*>(data);
+}
+
+unsigned char* shared_window(size_t bytes) {
+  thread_local Allocation* window = nullptr;
+  const size_t page = page_bytes();
+  const size_t rounded = (bytes + 1023) / 1024 * 1024;
+  if (!window) {
+    install_handler();
+    const size_t data_pages = (kMaxSharedBytes + page - 1) / page * page;
+    const size_t region_bytes = data_pages + page;  // the data, then the guard
+    void* region = mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (region == MAP_FAILED) throw std::bad_alloc();
+    mprotect(static_cast<char*>(region) + data_pages, page, PROT_NONE);
+    const int slot = allocation_count.load(std::memory_order_relaxed);
+    if (slot >= kMaxAllocations) throw std::bad_alloc();
+    window = &allocations[slot];
+    window->region = reinterpret_cast<uintptr_t>(region);
+    window->region_bytes = region_bytes;
+    window->shared = true;
+    std::snprintf(window->name, sizeof window->name, "shared memory");
+    allocation_count.store(slot + 1, std::memory_order_release);
+  }
+  if (rounded > kMaxSharedBytes) throw std::bad_alloc();
+  window->data = window->region + window->region_bytes - page - rounded;
+  window->bytes = bytes;
+  return reinterpret_cast<unsigned char*>(window->data);
 }
 
 void free_global(void* pointer) {

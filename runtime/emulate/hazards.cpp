@@ -504,4 +504,38 @@ void check_tmem_read(ThreadState& thread, int line, int quarter, uint32_t column
   }
 }
 
+// What a CTA leaves behind when its last thread exits: TMEM it did not free, TMA stores that may
+// still read its shared memory, TMA loads that may still write it (the next CTA on the SM gets
+// both).
+void check_cta_exit() {
+  Cta& c = cta();
+  if (!options().hazards) return;
+  for (uint32_t column = 0; column < 512;) {
+    const int line = c.tmem_owner[column];
+    uint32_t end = column + 1;
+    while (line != 0 && end < 512 && c.tmem_owner[end] == line) ++end;
+    if (line != 0)
+      report(HazardKind::tmem_misuse, line,
+             "the CTA exited holding the TMEM columns " + std::to_string(column) + ".." + std::to_string(end - 1) +
+                 " this tcgen05.alloc gave it (tcgen05.dealloc every allocation before the CTA exits)");
+    column = end;
+  }
+  Clock exit(c.threads.empty() ? 0 : c.threads.front().clock.size(), 0);
+  for (const ThreadState& thread : c.threads) {
+    join(exit, thread.clock);
+    std::vector<uint32_t> unwaited = thread.bulk_uncommitted;
+    for (const auto& group : thread.bulk_groups) unwaited.insert(unwaited.end(), group.begin(), group.end());
+    for (uint32_t id : unwaited)
+      if (c.ops[id]->kind == AsyncKind::tma_store)
+        report(HazardKind::staging_reused, c.ops[id]->line,
+               "the CTA exited while the " + op_at(*c.ops[id]) +
+                   " may still read its shared memory: no cp.async.bulk.wait_group.read waited for it");
+  }
+  for (const auto& op : c.ops)
+    if (op->kind == AsyncKind::tma_load && !op->invalid && !ordered_after(exit, *op))
+      report(HazardKind::race, op->line,
+             "the CTA exited before the " + op_at(*op) +
+                 " completed (no thread waited on its mbarrier): it may write the shared memory of the SM's next CTA");
+}
+
 }  // namespace tilec_emu

@@ -585,7 +585,7 @@ void tcgen05_alloc(uint32_t slot, uint32_t columns, int line) {
   TmemAllocationWait wait(c, columns);
   block(wait, line);
   const uint32_t base = static_cast<uint32_t>(wait.find());
-  for (uint32_t i = 0; i < columns; ++i) c.tmem_owner[base + i] = 1;
+  for (uint32_t i = 0; i < columns; ++i) c.tmem_owner[base + i] = std::max(line, 1);  // where: for reports
   if (slot % 4 != 0 || slot + 4 > c.shared_bytes) {
     report_fatal("invalid operand", line, "tcgen05.alloc writes its address to shared " + hex(slot) + ", outside shared memory or unaligned");
     stop_cta();

@@ -50,7 +50,8 @@ constexpr const char* kAttention = "S=200,T=296,HD=128";
 constexpr const char* kSoftmax = "R=7";
 constexpr const char* kRmsnorm = "R=7";
 constexpr const char* kColumnSum = "M=77,N=300";
-constexpr const char* kGemv = "M=37,K=1000";  // BM 16, BK 512: a ragged last row block and K block
+constexpr const char* kGemv = "M=37,K=1000";
+constexpr const char* kLinear = "M=200,N=296,K=200";  // linear: BM 128, BN 256, BK 64  // BM 16, BK 512: a ragged last row block and K block
 
 constexpr const char* kNumbers = "differs from the interpreter";
 
@@ -156,6 +157,31 @@ const PlantedBug kBugs[] = {
     // rmsnorm's butterfly without its xor-4 step: lanes sum only part of the row.
     {"sm90_plain_butterfly_step_dropped", "rmsnorm", "sm_90a", kRmsnorm,
      "    acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));\n", "", kNumbers},
+
+    // --- what a CTA leaves behind, and memory it may not touch (a helper's mutation testing:
+    // each passed every schedule or crashed the emulator before) ---
+    // linear (sm_100a) without its tcgen05.dealloc: the CTA exits holding TMEM.
+    {"sm100_tmem_not_freed", "linear", "sm_100a", kLinear, "    if (threadIdx.x / 32 == 4) tilec_tmem_dealloc<256>(tmem_base);\n",
+     "", "TMEM misuse:"},
+    // linear (sm_90a) without the final wait for its TMA stores: they may read freed shared memory.
+    {"sm90_exit_with_tma_stores_pending", "linear", "sm_90a", kLinear,
+     "    if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written\n", "",
+     "staging reused:"},
+    // causal_attention's producer loads one key block more than the consumer reads.
+    {"sm90_producer_loads_a_block_nobody_reads", "causal_attention", "sm_90a", "S=200",
+     "const int64_t v5 = min_i64(v2, v4);", "const int64_t v5 = min_i64(v2, v4 + 1);", "race:"},
+    // softmax's second reduction area placed past the CTA's shared memory (it corrupted the heap).
+    {"sm90_plain_shared_area_past_the_end", "softmax", "sm_90a", kSoftmax, "constexpr int kReductionArea = 2048;",
+     "constexpr int kReductionArea = 4096;", "out-of-bounds shared memory access: a write"},
+    // scale_relu's 16-byte vector loads taken without the alignment check (a bare crash before).
+    {"sm100_plain_vector_access_unaligned", "scale_relu", "sm_100a", "M=45,N=201",
+     "if (vectors && row_inside && 0 <= column && column + V <= columns) {\n    using Raw = typename "
+     "RawVector<vector_access_bytes<V, T>()>::type;\n    constexpr int kPart = sizeof(Raw) / sizeof(T);\n#pragma unroll\n"
+     "    for (int part = 0; part < V; part += kPart) {\n      const Raw",
+     "if (row_inside && 0 <= column && column + V <= columns) {\n    using Raw = typename "
+     "RawVector<vector_access_bytes<V, T>()>::type;\n    constexpr int kPart = sizeof(Raw) / sizeof(T);\n#pragma unroll\n"
+     "    for (int part = 0; part < V; part += kPart) {\n      const Raw",
+     "invalid memory access: a general-protection fault"},
 };
 
 // The text with its only occurrence of `find` replaced, or why not.
