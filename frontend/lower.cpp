@@ -191,7 +191,11 @@ std::optional<std::vector<int64_t>> Lowering::tile_shape(const std::vector<ExprP
   for (const auto& d : dims) {
     auto extent = const_int(*d, "a tile dimension", 1);
     if (!extent) return std::nullopt;
-    if (*extent > (int64_t{1} << 24) || elements > (int64_t{1} << 30) / *extent) {
+    if (*extent > (int64_t{1} << 24)) {
+      error(d->location, fmt::format("a tile dimension of {}: at most 2^24 (16777216) are allowed", *extent));
+      return std::nullopt;
+    }
+    if (elements > (int64_t{1} << 30) / *extent) {
       error(d->location, fmt::format("tile of more than 2^30 elements (dimension {})", *extent));
       return std::nullopt;
     }

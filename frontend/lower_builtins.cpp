@@ -196,8 +196,7 @@ Operand Lowering::lower_unary_function(const Expr& e, const Builtin& builtin, co
   if ((floats_only && !is_float(element)) || element == ScalarKind::i1) {
     error(e.location, fmt::format("{}() needs a {} operand, not {}{}", f, floats_only ? "floating-point" : "numeric",
                                   v->type().to_string(),
-                                  floats_only ? fmt::format("; convert it: {}(cast({}, f32))", f, operand_text(e.args[0].get(), "first"))
-                                              : ""));
+                                  floats_only ? convert_hint(f, operand_text(e.args[0].get(), "first")) : ""));
     return {};
   }
   Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
@@ -379,6 +378,13 @@ Operand Lowering::lower_item(const Expr& e, const Builtin&, const Expr*) {
     return {};
   }
   return Operand{create(OpKind::item, {x.value}, Type::scalar(x.value->type().element()), e.location)};
+}
+
+// "; convert it: tanh(cast(x, f32))", or, where the operand has no name to repeat, "; convert it
+// to f32 first: tanh(cast(..., f32))".
+std::string Lowering::convert_hint(const std::string& f, const std::string& operand) {
+  if (operand.find(' ') == std::string::npos) return fmt::format("; convert it: {}(cast({}, f32))", f, operand);
+  return fmt::format("; convert {} to f32 first: {}(cast(..., f32))", operand, f);
 }
 
 // cast(x, bf16): the element type conversion (none when x has that type already).

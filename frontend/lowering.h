@@ -126,6 +126,7 @@ class Lowering {
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_index_cast(const Expr& e);
+  static std::string convert_hint(const std::string& f, const std::string& operand);
   Operand lower_mma(const Expr& e, const Builtin& builtin, const Expr* axis);
 
   // ---- statements -------------------------------------------------------------------------

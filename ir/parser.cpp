@@ -168,7 +168,9 @@ class IrParser {
       Location dimension_at = here();
       int64_t extent = integer();
       if (extent < 1) fail_at(dimension_at, "a tile dimension must be at least 1");
-      if (extent > kMaxTileDimension || elements > kMaxTileElements / extent)
+      if (extent > kMaxTileDimension)
+        fail_at(dimension_at, fmt::format("a tile dimension of {}: at most 2^24 (16777216) are allowed", extent));
+      if (elements > kMaxTileElements / extent)
         fail_at(dimension_at, fmt::format("tile of more than 2^30 elements (dimension {})", extent));
       elements *= extent;
       shape.push_back(extent);

@@ -62,13 +62,28 @@ int emit_front_end(const CompileOptions& options) {
 }
 
 int run_compile(const CompileOptions& options) {
+  if ((options.emit == "tokens" || options.emit == "ast") && !options.driver.stop_after.empty()) {
+    fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; --stop-after "
+               "applies to --emit ir\n", options.emit);
+    return 1;
+  }
   if (options.emit == "tokens" || options.emit == "ast") return emit_front_end(options);
+  // A pass to print after the one the pipeline stops at never runs: say so rather than print nothing.
+  if (!options.driver.stop_after.empty()) {
+    const std::vector<std::string> stages = pipeline_stage_names();
+    const auto position = [&](const std::string& name) { return std::find(stages.begin(), stages.end(), name); };
+    for (const std::string& pass : options.driver.print_ir_after)
+      if (position(pass) > position(options.driver.stop_after))
+        fmt::print(stderr, "tilec: warning: --print-ir-after {}: the pipeline stops after {}, before {} runs\n", pass,
+                   options.driver.stop_after, pass);
+  }
   std::map<std::string, std::string> defines;
   if (!parse_defines(options.defines, defines)) return 1;
   LoadedInput input = load_input(options.input, defines);
   if (!input.module) return input.internal_error ? 2 : 1;
   Module& module = *input.module;
   DriverOptions driver = options.driver;
+  adopt_recorded_target(module, driver);
   // --emit-harness: tensor-core kernels' references come from the module before scheduling.
   std::unique_ptr<Module> before_scheduling;
   if (options.emit_harness) {
@@ -127,7 +142,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       "compile",
       "Compile a .tile program (or IR text, .tir) to one CUDA C++ file for sm_90a or sm_100a.\n"
       "Stages can be stopped and printed: --emit ir --stop-after PASS shows the IR after PASS.");
-  cmd->add_option("input", options->input, "the .tile source or .tir IR text ('-' reads stdin as .tile)")
+  cmd->add_option("input", options->input, "the .tile source or .tir IR text ('-' reads stdin: IR text if it starts with '// tilec IR', "
+                  "as --emit ir writes it, else a .tile)")
       ->required();
   cmd->add_option("-o,--output", options->output, "output file (default: standard output)");
   auto depfile = std::make_shared<DependencyFileOptions>();

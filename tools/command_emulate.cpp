@@ -337,6 +337,7 @@ int run_emulate(EmulateOptions options) {
   LoadedInput input = load_input(options.input, defines);
   if (!input.module) return input.internal_error ? 2 : 1;
   std::unique_ptr<Module> parsed = clone_module(*input.module);
+  adopt_recorded_target(*input.module, options.driver);
   if (int status = run_pipeline(*input.module, *input.diagnostics, options.driver); status != 0) return status;
   const Module& module = *input.module;
   std::optional<std::string> cuda;
@@ -431,7 +432,9 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
       ->required();
   cmd->add_option("--kernel", options->kernel, "emulate only this kernel (default: every kernel)");
   cmd->add_option("--dims", options->dims,
-                  fmt::format("symbolic tensor extents, e.g. M=200,N=136,K=72 (default {} each)", kDefaultExtent));
+                  fmt::format("symbolic tensor extents, e.g. M=200,N=136,K=72 (default {} each)", kDefaultExtent))
+      ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   cmd->add_option("--scalar", options->scalar_items, kScalarOptionHelp);
   add_pipeline_options(*cmd, options->driver, options->defines);
   add_plain_tiles_option(*cmd, options->plain_tiles);
@@ -450,7 +453,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--keep", options->keep,
                   "keep the .cu, drivers, programs, data files and a rerun script in this directory");
   cmd->add_option("--timeout", options->timeout, "seconds one run may take before it is killed (default 300)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 86400));
   cmd->add_flag("--no-hazards", options->no_hazards,
                 "skip the happens-before checker (faster; deadlocks are still reported)");
   cmd->add_flag("-v,--verbose", options->verbose, "say what is compiled or taken from the cache, and each command");

@@ -122,6 +122,7 @@ int run_run(RunOptions options) {
   if (!input.module) return input.internal_error ? 2 : 1;
   std::unique_ptr<Module> parsed = clone_module(*input.module);
   DriverOptions driver = options.driver;
+  adopt_recorded_target(*input.module, driver);
   ReportRecorder recorder(options.report, options.input, input.source, *input.module, driver.max_events, driver);
   int pipeline_status = run_pipeline(*input.module, *input.diagnostics, driver);
   if (!recorder.finish(pipeline_status, *input.diagnostics, *input.module)) return 1;
@@ -168,14 +169,16 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("input", options->input, "the .tile source or .tir IR text")->required();
   cmd->add_option("--kernel", options->kernel, "run only this kernel (default: every kernel)");
   cmd->add_option("--dims", options->dims,
-                  fmt::format("symbolic tensor extents, e.g. M=256,N=128,K=64 (default {} each)", kDefaultExtent));
+                  fmt::format("symbolic tensor extents, e.g. M=256,N=128,K=64 (default {} each)", kDefaultExtent))
+      ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   cmd->add_option("--scalar", options->scalar_items, kScalarOptionHelp);
   add_pipeline_options(*cmd, options->driver, options->defines);
   cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));
   cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
   cmd->add_option("--sms", options->sms, "the SM count persistent kernels see (default 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 4096));
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->driver.stop_after, "run the IR as it is after this stage")

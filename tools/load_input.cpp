@@ -89,7 +89,8 @@ LoadedInput load_input(const std::string& path, const std::map<std::string, std:
   DiagnosticEngine& diagnostics = *input.diagnostics;
   if (input.source.find_first_not_of(" \t\r\n") == std::string::npos) {
     diagnostics.error({}, "the file is empty");
-  } else if (is_ir_file(path)) {
+  } else if (is_ir_file(path) || (path == "-" && input.source.rfind("// tilec IR", 0) == 0)) {
+    // IR text: a .tir file, or on stdin what `--emit ir` prints (its first line says so).
     if (!defines.empty()) diagnostics.error({}, "-D applies to .tile sources, not to IR text");
     else if ((input.module = parse_module(input.source, diagnostics))) {
       report_against_origin(*input.module, path, diagnostics);

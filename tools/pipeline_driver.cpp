@@ -72,11 +72,22 @@ void add_plain_tiles_option(CLI::App& cmd, CudaEmitOptions::PlainTiles& tiles) {
       ->check(CLI::IsMember({"registers", "shared"}));
 }
 
+void adopt_recorded_target(const Module& module, DriverOptions& driver) {
+  if (driver.target_given) return;
+  auto it = module.attributes().find("target");
+  if (it == module.attributes().end() || !it->second.is_string()) return;
+  if (const target::Target* recorded = target::find_target(it->second.as_string())) driver.target = recorded;
+}
+
 void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std::string>& defines) {
   std::vector<std::string> names;
   for (const target::Target& target : target::targets()) names.emplace_back(target.name);
   cmd.add_option_function<std::string>(
-         "--target", [&driver](const std::string& name) { driver.target = target::find_target(name); },
+         "--target",
+         [&driver](const std::string& name) {
+           driver.target = target::find_target(name);
+           driver.target_given = true;
+         },
          "GPU target the pipeline compiles for")
       ->check(CLI::IsMember(names));
   cmd.add_option("-D", defines, "override a constant: -D NAME=VALUE (repeatable)")->allow_extra_args(false);

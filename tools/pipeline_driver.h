@@ -26,6 +26,7 @@ namespace tilec::tools {
 
 struct DriverOptions {
   const target::Target* target = &target::default_target();  // --target, resolved once
+  bool target_given = false;  // --target was on the command line
   std::string stop_after;
   int max_events = 8;
   bool print_ir_after_all = false;
@@ -42,6 +43,11 @@ struct DriverOptions {
 };
 
 int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOptions& options);
+
+// Without --target, IR text that records the target it was compiled for (`target = "sm_100a"`)
+// goes on for that target, as `tilec compile X.tir` of a .tir written with --target sm_100a
+// should; a .tile (which records none) keeps the default.
+void adopt_recorded_target(const Module& module, DriverOptions& driver);
 
 // Emits the .cu for the module the pipeline produced; on failure prints the diagnostics the
 // emitter reported (what the backend does not support, where) and returns std::nullopt.

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <exception>
+#include <string>
 
 #include "tools/commands.h"
 
@@ -23,6 +24,20 @@ int main(int argc, char** argv) {
   tilec::tools::add_sched_command(app, run);
   tilec::tools::add_emulate_command(app, run);
 
+  // A first word that names no subcommand (CLI11 would say only "A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      fmt::print(stderr, "tilec: error: unknown subcommand '{}' (the subcommands: {}; tilec --help says more)\n",
+                 argv[1], names);
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

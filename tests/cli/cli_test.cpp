@@ -182,6 +182,37 @@ TEST(Cli, StageOptionsPrintWhatTheySay) {
   }
 }
 
+// What a user types that CLI11 alone answered badly (found auditing the docs and the command line).
+TEST(Cli, CommandLineSlipsGetClearAnswers) {
+  CommandResult unknown = run_command(tilec("frobnicate samples/gemm.tile"));
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown subcommand 'frobnicate' (the subcommands: compile, run"));
+  CommandResult zero = run_command(tilec("run samples/vector_add.tile --sms 0"));
+  EXPECT_EQ(zero.status, 1);
+  EXPECT_THAT(zero.err, HasSubstr("--sms: Value 0 not in range 1 to 4096"));
+  // --dims given twice adds up.
+  CommandResult twice = run_command(tilec("run samples/gemm.tile --dims M=64 --dims N=72,K=40"));
+  EXPECT_EQ(twice.status, 0) << twice.err;
+  EXPECT_THAT(twice.out, HasSubstr("[K=40,M=64,N=72]"));
+  // A pass to print after the one the pipeline stops at never runs: a warning, not silence.
+  CommandResult late = run_command(
+      tilec("compile samples/gemm.tile --emit ir --stop-after parse-constraints --print-ir-after insert-sync -o /dev/null"));
+  EXPECT_EQ(late.status, 0);
+  EXPECT_THAT(late.err, HasSubstr("warning: --print-ir-after insert-sync: the pipeline stops after parse-constraints"));
+  CommandResult tokens = run_command(tilec("compile samples/gemm.tile --emit tokens --stop-after insert-sync"));
+  EXPECT_EQ(tokens.status, 1);
+  EXPECT_THAT(tokens.err, HasSubstr("--stop-after applies to --emit ir"));
+  // IR text on stdin is read as IR (its first line says so), as a .tir file is.
+  CommandResult piped = run_command("(" + tilec("compile samples/vector_add.tile --emit ir --stop-after parse | ") +
+                                    tilec_binary() + " compile - --emit ir --stop-after fold-constants)");
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_THAT(piped.out, HasSubstr("passes = [\"parse\", \"promote-mma-operands\", \"fold-constants\"]"));
+  // IR that records its target goes on for it without --target (it was refused: "compile it with
+  // --target sm_100a").
+  CommandResult recorded = run_command(tilec("compile tests/golden/issuer-only-waits/gemm.tir -o /dev/null"));
+  EXPECT_EQ(recorded.status, 0) << recorded.err;
+}
+
 TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
   CommandResult dims = run_command(tilec("run samples/softmax.tile --dims R=abc"));
   EXPECT_EQ(dims.status, 1);
@@ -335,9 +366,9 @@ TEST(CliLimits, HostileSizesAreInputErrorsWithALocation) {
   cases.push_back({"wide.tile", wide, ":2:30: error: tile of more than 2^30 elements (dimension 65536)"});
   std::string huge = wide;
   huge.replace(huge.find("65536, 65536"), 12, "4294967296, 4294967296");
-  cases.push_back({"huge.tile", huge, ":2:23: error: tile of more than 2^30 elements (dimension 4294967296)"});
+  cases.push_back({"huge.tile", huge, ":2:23: error: a tile dimension of 4294967296: at most 2^24 (16777216) are allowed"});
   cases.push_back({"huge.tir", "module\nkernel @k() {\n  %0 = zeros : tile<4294967296x4294967296xf32, reg>\n  return\n}\n",
-                   ":3:21: error: tile of more than 2^30 elements (dimension 4294967296)"});
+                   ":3:21: error: a tile dimension of 4294967296: at most 2^24 (16777216) are allowed"});
   cases.push_back({"zero.tir", "module\nkernel @k() {\n  %0 = zeros : tile<0x8xf32, reg>\n  return\n}\n",
                    ":3:21: error: a tile dimension must be at least 1"});
   // pipeline(S) in IR text has the DSL's bound; the verifier names the loop's location.
