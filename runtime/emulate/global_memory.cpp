@@ -19,13 +19,18 @@
 // address: most often a 16-byte vector access at an address that is not a multiple of 16) is
 // reported with the thread too. Any other fault keeps the default action (a crash, which
 // tilec emulate reports with its signal).
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -78,17 +83,90 @@ int was_write(const void* context) {
 #endif
 }
 
+// Where the faulting instruction is in the .cu: addr2line (binutils) reads the program's line
+// tables (the emulation builds with -g1) for the instruction's address, innermost inlined call
+// first; the outermost .cu line is the kernel's, an inner one a prelude helper's. Formats
+// ", at K.cu:LINE (T.tile:N)" (and ", in a helper at line H") into `out`, or nothing when
+// addr2line is missing or finds no line. A fork and an exec from the handler; the program
+// exits right after.
+void describe_fault_site(const void* context, char* out, size_t size) {
+  out[0] = 0;
+#if defined(__x86_64__) && defined(REG_RIP)
+  const uintptr_t ip = static_cast<uintptr_t>(static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(ip), &info) || !info.dli_fbase) return;
+  // A position-independent program's addresses are offsets from where it was loaded.
+  const bool relocated = static_cast<const Elf64_Ehdr*>(info.dli_fbase)->e_type == ET_DYN;
+  char exe[1024];
+  const ssize_t length = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (length <= 0) return;
+  exe[length] = 0;
+  char address[32];
+  std::snprintf(address, sizeof address, "0x%zx",
+                static_cast<size_t>(relocated ? ip - reinterpret_cast<uintptr_t>(info.dli_fbase) : ip));
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  const pid_t child = fork();
+  if (child == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    close(fds[0]);
+    execlp("addr2line", "addr2line", "-e", exe, "-i", address, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  static char text[4096];
+  size_t used = 0;
+  for (ssize_t got = 0; child > 0 && used + 1 < sizeof text &&
+                        (got = read(fds[0], text + used, sizeof text - 1 - used)) > 0;)
+    used += static_cast<size_t>(got);
+  text[used] = 0;
+  close(fds[0]);
+  if (child > 0) waitpid(child, nullptr, 0);
+  // Lines "FILE:LINE" or "FILE:LINE (discriminator N)": keep those of a .cu file.
+  int innermost = 0, outermost = 0;
+  for (char* line = text; *line;) {
+    char* end = std::strchr(line, '\n');
+    if (end) *end = 0;
+    const char* colon = std::strrchr(line, ':');
+    if (colon && colon - line >= 3 && std::strncmp(colon - 3, ".cu", 3) == 0) {
+      const int number = std::atoi(colon + 1);
+      if (number > 0) {
+        if (!innermost) innermost = number;
+        outermost = number;
+      }
+    }
+    if (!end) break;
+    line = end + 1;
+  }
+  if (!outermost) return;
+  const std::string where = cu_location(outermost);
+  if (innermost != outermost)
+    std::snprintf(out, size, ", at %s, in a helper at line %d", where.c_str(), innermost);
+  else
+    std::snprintf(out, size, ", at %s", where.c_str());
+#else
+  (void)context;
+  (void)size;
+#endif
+}
+
 void report_and_exit(const char* text, int length) {
-  if (length > 0) write_all(text, static_cast<size_t>(length) < 640 ? static_cast<size_t>(length) : 639);
+  if (length > 0) write_all(text, static_cast<size_t>(length) < 1024 ? static_cast<size_t>(length) : 1023);
   _exit(exit_memory);
 }
 
 void on_fault(int signal_number, siginfo_t* info, void* context) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
   const Allocation* a = allocation_at(address);
-  char who[160];
+  char who[512];
   describe_running_thread(who, sizeof who);
-  char text[640];
+  if (a || (address == 0 && info->si_code == SI_KERNEL && in_cuda_thread())) {
+    const size_t used = std::strlen(who);
+    describe_fault_site(context, who + used, sizeof who - used);
+  }
+  char text[1024];
   if (!a && address == 0 && info->si_code == SI_KERNEL && in_cuda_thread()) {
     report_and_exit(text, std::snprintf(text, sizeof text,
                                         "tilec emulate: error: invalid memory access: a general-protection fault, "
@@ -128,6 +206,7 @@ void on_fault(int signal_number, siginfo_t* info, void* context) {
 void install_handler() {
   bool expected = false;
   if (!handler_installed.compare_exchange_strong(expected, true)) return;
+  (void)cu_location(0);  // reads the .cu now, not in the handler
   struct sigaction action;
   std::memset(&action, 0, sizeof action);
   action.sa_sigaction = on_fault;

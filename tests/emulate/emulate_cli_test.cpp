@@ -628,7 +628,7 @@ TEST(EmulateRuntime, TwoWorkersGiveTheSameResultsAndReports) {
 // only as mismatches, or a crash): every tensor lies between guard pages, ending at the trailing
 // one in the eager run and starting at the leading one in the lazy run, so a read past the end, a
 // write past the end and a read before the start are each reported with the tensor's name, the
-// offset and the CUDA thread. vector_add at N = 1000: one CTA, thread t holds columns 4t..4t+3.
+// offset, the CUDA thread and the .cu and .tile lines. vector_add at N = 1000: one CTA, thread t holds columns 4t..4t+3.
 TEST(EmulateRuntime, AccessesOutsideATensorAreReportedByName) {
   fs::path dir = scratch("bounds");
   const std::string cu = read_file(source_dir() / "samples" / "expected" / "vector_add.sm_90a.cu");
@@ -642,7 +642,7 @@ TEST(EmulateRuntime, AccessesOutsideATensorAreReportedByName) {
       {"read_past_end", "load_vector<4>(&x[s * 4], X, row, column, 1, N, X_vectors);",
        "load_vector<4>(&x[s * 4], X, row, column, 1, N + 64, X_vectors);",
        "out-of-bounds global memory access: a read reaching byte offset 4000 of tensor X (past its last byte), whose "
-       "4000 bytes are offsets 0 to 3999; by thread 250 (warp 7, warpgroup 1) of CTA (0, 0, 0)"},
+       "4000 bytes are offsets 0 to 3999; by thread 250 (warp 7, warpgroup 1) of CTA (0, 0, 0), at "},
       {"write_past_end", "store_vector<4>(Z, row, column, 1, N, Z_vectors, &t1[s * 4]);",
        "store_vector<4>(Z, row, column, 1, N + 64, Z_vectors, &t1[s * 4]);",
        "a write reaching byte offset 4000 of tensor Z (past its last byte)"},
@@ -661,6 +661,9 @@ TEST(EmulateRuntime, AccessesOutsideATensorAreReportedByName) {
     CommandResult r = run_command(tilec("emulate samples/vector_add.tile --dims N=1000 --cu " + path.string()));
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_THAT(r.err, HasSubstr(c.report));
+    // Where: the kernel's .cu line (and its .tile line), and the prelude helper's, from addr2line.
+    EXPECT_THAT(r.err, HasSubstr(std::string(c.name) + ".cu:"));
+    EXPECT_THAT(r.err, HasSubstr("(samples/vector_add.tile:"));
     EXPECT_THAT(r.err, HasSubstr("the kernel accessed memory it may not"));
   }
   fs::remove_all(dir);
