@@ -16,7 +16,8 @@
 //   3. Constraints: gid / resolved `group`, max_depth; force_serial_execution on the loop or
 //      a body op → serial (a forced cost-based generator overrides it, with a warning).
 //   4. Generate with ctx.generator (auto | serial | cost-based). Only a loop whose body (nested
-//      regions included) holds an `mma` is software-pipelined: any other loop gets max_stages
+//      regions included) holds an `mma`, and whose TMA coordinates come from no data a plain
+//      load in the body read, is software-pipelined: any other loop gets max_stages
 //      = 1, and under auto the serial generator, so it runs its iterations one after another
 //      (the plain CUDA backend emits no stage buffers or mbarriers; a `pipeline = S` on it
 //      above 1 is ignored with a note). On an mma loop `pipeline = S` is the user's stage
@@ -31,6 +32,7 @@
 
 #include <fmt/core.h>
 
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -124,6 +126,28 @@ sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph&
 
 const std::string kForceSerial = "tileas.schedule.constraint.force_serial_execution";
 
+// Whether a TMA load's coordinates in `body` come from data a plain load in the body read (an
+// expert or page index through item()). The TMA producer agent computes such a coordinate
+// itself, in the stage of its TMA load: a schedule that put the plain load stages earlier would
+// carry it to the producer in registers only the compute agent has.
+bool coordinates_from_loaded_data(const Region& body) {
+  std::set<const Operation*> seen;
+  std::function<bool(const Value*)> from_load = [&](const Value* value) {
+    const Operation* def = value->defining_op();
+    if (!def || def->parent_region() != &body || !seen.insert(def).second) return false;
+    if (def->kind() == OpKind::load) return true;
+    for (const Value* operand : def->operands())
+      if (from_load(operand)) return true;
+    return false;
+  };
+  for (const auto& op : body.operations()) {
+    if (op->kind() != OpKind::tma_load) continue;
+    for (size_t i = 1; i < op->num_operands(); ++i)
+      if (from_load(op->operand(i))) return true;
+  }
+  return false;
+}
+
 void schedule_loop(Operation& loop, Scheduler& s) {
   Region& body = loop.region();
   std::vector<Operation*> ops;
@@ -182,12 +206,16 @@ void schedule_loop(Operation& loop, Scheduler& s) {
   options.generator = s.generator;
   // Only mma loops are worth overlapping; the others are the plain CUDA backend's (registers and
   // global memory, no stage buffers).
-  bool pipelined = contains(body, OpKind::mma);
+  // A loop whose TMA coordinates come from loaded data keeps one stage too: the TMA ring between
+  // the producer and the compute agent (pipeline(S) slots) still overlaps its loads with its mmas.
+  const bool has_mma = contains(body, OpKind::mma);
+  const bool loaded_coordinates = has_mma && coordinates_from_loaded_data(body);
+  bool pipelined = has_mma && !loaded_coordinates;
   int requested = attr_or(loop, "pipeline", 0);
   if (!pipelined) {
     graph.max_stages = 1;
     if (options.generator == sched::Generator::automatic) options.generator = sched::Generator::serial;
-    if (requested > 1)
+    if (requested > 1 && !loaded_coordinates)
       s.ctx.diagnostics.note(loop.location(),
                              fmt::format("pipeline({}) has no effect on a loop without mma: only loops with mma are "
                                          "software-pipelined; this one keeps one stage and runs its iterations "

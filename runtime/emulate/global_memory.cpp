@@ -2,7 +2,8 @@
 // access outside it.
 //
 // Every tensor the driver reads and every cudaMallocAsync is a mapping of its own: the data's
-// pages between two PROT_NONE guard pages. Where the data sits decides which end an access
+// pages between two PROT_NONE guards of 1 MiB each (address space only), so an access up to
+// 1 MiB outside is caught. Where the data sits decides which end an access
 // reaching past it faults at:
 //   - `--bounds end` (the default; tilec emulate's even-numbered runs): the data ends where the
 //     trailing guard begins (its size rounded up to 16 bytes, so TMA's and vector accesses'
@@ -28,6 +29,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +60,7 @@ std::atomic<int> allocation_count{0};
 std::atomic<bool> handler_installed{false};
 
 size_t page_bytes() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+constexpr size_t kGuardBytes = size_t{1} << 20;  // each side of a tensor
 
 const Allocation* allocation_at(uintptr_t address) {
   const Allocation* found = nullptr;
@@ -162,7 +165,7 @@ void on_fault(int signal_number, siginfo_t* info, void* context) {
   const Allocation* a = allocation_at(address);
   char who[512];
   describe_running_thread(who, sizeof who);
-  if (a || (address == 0 && info->si_code == SI_KERNEL && in_cuda_thread())) {
+  if (a || in_cuda_thread()) {
     const size_t used = std::strlen(who);
     describe_fault_site(context, who + used, sizeof who - used);
   }
@@ -172,6 +175,13 @@ void on_fault(int signal_number, siginfo_t* info, void* context) {
                                         "tilec emulate: error: invalid memory access: a general-protection fault, "
                                         "most often a 16-byte vector access at an address that is not a multiple of "
                                         "16 (x86 gives no address); by %s\n",
+                                        who));
+  }
+  if (!a && in_cuda_thread()) {  // no tensor's: an address far outside any, or a wild pointer
+    report_and_exit(text, std::snprintf(text, sizeof text,
+                                        "tilec emulate: error: invalid memory access: %s of address 0x%zx, which no "
+                                        "tensor, buffer or shared memory holds; by %s\n",
+                                        was_write(context) == 1 ? "a write" : "a read", static_cast<size_t>(address),
                                         who));
   }
   if (!a) {  // not ours: the default action, when the access runs again
@@ -231,12 +241,13 @@ bool write_all(const char* text, size_t length) {
 void* allocate_global(size_t bytes, const char* name) {
   install_handler();
   const size_t page = page_bytes();
+  const size_t guard = std::max<size_t>(page, kGuardBytes);
   const size_t rounded = (bytes + 15) / 16 * 16;
   const size_t data_pages = (rounded + page - 1) / page * page;
-  const size_t region_bytes = data_pages + 2 * page;
+  const size_t region_bytes = data_pages + 2 * guard;
   void* region = mmap(nullptr, region_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (region == MAP_FAILED) return nullptr;
-  const uintptr_t first = reinterpret_cast<uintptr_t>(region) + page;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(region) + guard;
   if (data_pages > 0 && mprotect(reinterpret_cast<void*>(first), data_pages, PROT_READ | PROT_WRITE) != 0) {
     munmap(region, region_bytes);
     return nullptr;

@@ -111,6 +111,15 @@ TEST(EmulateRuntime, RowArgmaxAndIntegerRowSumsRunInATensorCoreEpilogue) {
   expect_tensor_core_kernel_matches("row_argmax", "M=200,K=72,V=200,NB=4", {"Idx", "Count"}, "", /*exact=*/true);
 }
 
+// A TMA coordinate computed from item() inside the k loop (a block-sparse GEMM; found writing
+// kernels from the docs: an internal error in warp-specialize; tests/emulate/tensor_core/
+// block_sparse.tile), and a K loop that runs no step in some tiles (a false uninitialized-TMEM
+// report on sm_100a; empty_k_loop.tile), on both targets.
+TEST(EmulateRuntime, LoadedTmaCoordinatesAndEmptyKLoopsRunOnTheTensorCores) {
+  expect_tensor_core_kernel_matches("block_sparse", "M=200,N=72,K=256,NNZ=3,E=2", {"Y"});
+  expect_tensor_core_kernel_matches("empty_k_loop", "B=2,M=200,N=72,K=64", {"C"});
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.

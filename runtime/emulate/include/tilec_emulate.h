@@ -82,8 +82,10 @@ struct __nv_fp8_e5m2 {
 };
 inline float __half2float(__half x) { return static_cast<float>(x); }
 inline __half __float2half_rn(float x) { return __half(x); }
+inline __half __float2half(float x) { return __half(x); }  // CUDA's default: to nearest even
 inline float __bfloat162float(__nv_bfloat16 x) { return static_cast<float>(x); }
 inline __nv_bfloat16 __float2bfloat16_rn(float x) { return __nv_bfloat16(x); }
+inline __nv_bfloat16 __float2bfloat16(float x) { return __nv_bfloat16(x); }
 inline __nv_bfloat16 __double2bfloat16(double x) {
   __nv_bfloat16 result;
   result.bits = tilec_emu::double_to_bfloat16_bits(x);
