@@ -373,10 +373,7 @@ int run_emulate(EmulateOptions options) {
     jobs.push_back(std::move(job));
   }
   if (jobs.empty()) {
-    std::vector<std::string> names;
-    for (const auto& kernel : module.kernels()) names.push_back(kernel_name(*kernel));
-    fmt::print(stderr, "tilec: error: {} has no kernel named '{}' (its kernels: {})\n", options.input, options.kernel,
-               names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
+    report_unknown_kernel(options.input, options.kernel, module);
     return 1;
   }
   std::vector<const Operation*> kernels;

@@ -11,7 +11,6 @@
 //      with the element type's tolerance; exit 1 with the first mismatching index.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -132,10 +131,7 @@ int run_run(RunOptions options) {
   for (size_t i = 0; i < input.module->kernels().size(); ++i)
     if (options.kernel.empty() || kernel_name(*input.module->kernels()[i]) == options.kernel) selected.push_back(i);
   if (selected.empty()) {
-    std::vector<std::string> names;
-    for (const auto& kernel : input.module->kernels()) names.push_back(kernel_name(*kernel));
-    fmt::print(stderr, "tilec: error: {} has no kernel named '{}' (its kernels: {})\n", options.input, options.kernel,
-               names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
+    report_unknown_kernel(options.input, options.kernel, *input.module);
     return 1;
   }
   std::vector<const Operation*> kernels;

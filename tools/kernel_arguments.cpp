@@ -2,6 +2,7 @@
 #include "tools/kernel_arguments.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -80,6 +81,13 @@ void warn_unused_scalars(const runtime::ScalarBindings& given, const std::vector
     }
     if (!used) fmt::print(stderr, "tilec: warning: --scalar {}: no kernel run has a scalar parameter named {}\n", name, name);
   }
+}
+
+void report_unknown_kernel(const std::string& input, const std::string& kernel, const Module& module) {
+  std::vector<std::string> names;
+  for (const auto& op : module.kernels()) names.push_back(kernel_name(*op));
+  fmt::print(stderr, "tilec: error: {} has no kernel named '{}' (its kernels: {})\n", input, kernel,
+             names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
 }
 
 std::vector<std::string> kernel_symbols(const Operation& kernel) {

@@ -36,6 +36,9 @@ bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBinding
 // Prints a warning for each --scalar name that no kernel in `kernels` has as a scalar parameter.
 void warn_unused_scalars(const runtime::ScalarBindings& given, const std::vector<const Operation*>& kernels);
 
+// "tilec: error: IN has no kernel named 'K' (its kernels: a, b)", for --kernel naming none.
+void report_unknown_kernel(const std::string& input, const std::string& kernel, const Module& module);
+
 // Every symbolic dim of the kernel's tensors, in parameter order.
 std::vector<std::string> kernel_symbols(const Operation& kernel);
 

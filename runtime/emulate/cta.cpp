@@ -81,7 +81,6 @@ std::map<const void*, int> max_dynamic_shared;
 
 constexpr uint32_t kSharedBase = 16;  // the dynamic window's first byte (not 1024-aligned, as on a GPU)
 constexpr size_t kDefaultDynamicShared = 48 * 1024;
-constexpr size_t kMaxDynamicShared = 232448;  // sm_90/sm_100: 227 KiB per CTA
 constexpr uint32_t kBarrierSlots = 256;
 
 void resume(Cta& c, ThreadState& thread, ThreadBody body, void* closure) {
@@ -119,8 +118,7 @@ void describe_running_thread(char* out, size_t size) {
     std::snprintf(out, size, "the emulator performing an asynchronous copy (TMA) of CTA (%u, %u, %u)", b.x, b.y, b.z);
     return;
   }
-  const int t = c->current->linear;
-  std::snprintf(out, size, "thread %d (warp %d, warpgroup %d) of CTA (%u, %u, %u)", t, t / 32, t / 128, b.x, b.y, b.z);
+  std::snprintf(out, size, "%s of CTA (%u, %u, %u)", describe_thread(c->current->linear).c_str(), b.x, b.y, b.z);
 }
 
 namespace {

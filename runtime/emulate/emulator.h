@@ -252,15 +252,16 @@ struct Cta {
 
 // Device memory between guard pages: allocate_global and free_global (tilec_emulate.h).
 bool write_all(const char* text, size_t length);  // to stderr, from a signal handler too
-// The most shared memory a CTA has: 227 KiB of dynamic shared memory past its 16-byte offset,
-// rounded up to 1024.
-constexpr size_t kMaxSharedBytes = 232448 + 1024;
+// sm_90/sm_100: a CTA's dynamic shared memory is at most 227 KiB; with the 16-byte offset it
+// starts at (cta.cpp) and rounded up to 1024, a CTA's shared memory is at most kMaxSharedBytes.
+constexpr size_t kMaxDynamicShared = 232448;
+constexpr size_t kMaxSharedBytes = kMaxDynamicShared + 1024;
 // This OS thread's shared-memory window for a CTA of `bytes` (at most kMaxSharedBytes): 1024-
 // aligned, its bytes ending where a guard page begins (global_memory.cpp); reused by the next CTA.
 unsigned char* shared_window(size_t bytes);
 bool in_cuda_thread();  // a CUDA thread (a fiber of a CTA) runs on this OS thread now
 // Who runs on this OS thread now: "thread T (warp W, warpgroup G) of CTA (x, y, z)", or the
-// emulator itself between threads. Formats into `out` without allocating (signal handlers).
+// emulator itself between threads, into `out` (the fault handler's, which exits right after).
 void describe_running_thread(char* out, size_t size);
 
 // The bytes a CTA's shared memory starts with, from address 0 on (NaNs of every 16- and 32-bit

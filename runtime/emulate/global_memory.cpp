@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "runtime/emulate/emulator.h"
@@ -53,11 +54,30 @@ struct Allocation {
 };
 
 // Read by the fault handler without a lock: entries are filled before `allocation_count` is
-// raised past them and never move.
+// raised past them and never move. Registering takes `registering` (worker threads make their
+// shared-memory windows at once).
 constexpr int kMaxAllocations = 4096;
 Allocation allocations[kMaxAllocations];
 std::atomic<int> allocation_count{0};
+std::mutex registering;
 std::atomic<bool> handler_installed{false};
+
+// The next entry, filled and published; nullptr when all are taken.
+Allocation* register_allocation(uintptr_t region, size_t region_bytes, uintptr_t data, size_t bytes, const char* name,
+                                bool shared) {
+  std::lock_guard<std::mutex> lock(registering);
+  const int slot = allocation_count.load(std::memory_order_relaxed);
+  if (slot >= kMaxAllocations) return nullptr;
+  Allocation& a = allocations[slot];
+  a.region = region;
+  a.region_bytes = region_bytes;
+  a.data = data;
+  a.bytes = bytes;
+  a.shared = shared;
+  std::snprintf(a.name, sizeof a.name, "%s", name);
+  allocation_count.store(slot + 1, std::memory_order_release);
+  return &a;
+}
 
 size_t page_bytes() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 constexpr size_t kGuardBytes = size_t{1} << 20;  // each side of a tensor
@@ -155,7 +175,7 @@ void describe_fault_site(const void* context, char* out, size_t size) {
 #endif
 }
 
-void report_and_exit(const char* text, int length) {
+[[noreturn]] void report_and_exit(const char* text, int length) {
   if (length > 0) write_all(text, static_cast<size_t>(length) < 1024 ? static_cast<size_t>(length) : 1023);
   _exit(exit_memory);
 }
@@ -170,26 +190,25 @@ void on_fault(int signal_number, siginfo_t* info, void* context) {
     describe_fault_site(context, who + used, sizeof who - used);
   }
   char text[1024];
-  if (!a && address == 0 && info->si_code == SI_KERNEL && in_cuda_thread()) {
-    report_and_exit(text, std::snprintf(text, sizeof text,
-                                        "tilec emulate: error: invalid memory access: a general-protection fault, "
-                                        "most often a 16-byte vector access at an address that is not a multiple of "
-                                        "16 (x86 gives no address); by %s\n",
-                                        who));
-  }
-  if (!a && in_cuda_thread()) {  // no tensor's: an address far outside any, or a wild pointer
+  const int write = was_write(context);
+  const char* access = write == 1 ? "a write" : write == 0 ? "a read" : "an access";
+  if (!a && in_cuda_thread()) {
+    if (address == 0 && info->si_code == SI_KERNEL)
+      report_and_exit(text, std::snprintf(text, sizeof text,
+                                          "tilec emulate: error: invalid memory access: a general-protection fault, "
+                                          "most often a 16-byte vector access at an address that is not a multiple "
+                                          "of 16 (x86 gives no address); by %s\n",
+                                          who));
+    // No tensor's: an address far outside any, or a wild pointer.
     report_and_exit(text, std::snprintf(text, sizeof text,
                                         "tilec emulate: error: invalid memory access: %s of address 0x%zx, which no "
                                         "tensor, buffer or shared memory holds; by %s\n",
-                                        was_write(context) == 1 ? "a write" : "a read", static_cast<size_t>(address),
-                                        who));
+                                        access, static_cast<size_t>(address), who));
   }
   if (!a) {  // not ours: the default action, when the access runs again
     signal(signal_number, SIG_DFL);
     return;
   }
-  const int write = was_write(context);
-  const char* access = write == 1 ? "a write" : write == 0 ? "a read" : "an access";
   if (a->shared) {
     report_and_exit(text, std::snprintf(text, sizeof text,
                                         "tilec emulate: error: out-of-bounds shared memory access: %s reaching shared "
@@ -253,16 +272,8 @@ void* allocate_global(size_t bytes, const char* name) {
     return nullptr;
   }
   const uintptr_t data = options().bounds == Bounds::start ? first : first + data_pages - rounded;
-  const int slot = allocation_count.load(std::memory_order_relaxed);
-  if (slot < kMaxAllocations) {  // past that many, allocations go unnamed (their faults crash)
-    Allocation& a = allocations[slot];
-    a.region = reinterpret_cast<uintptr_t>(region);
-    a.region_bytes = region_bytes;
-    a.data = data;
-    a.bytes = bytes;
-    std::snprintf(a.name, sizeof a.name, "%s", name);
-    allocation_count.store(slot + 1, std::memory_order_release);
-  }
+  // Past kMaxAllocations, allocations go unnamed (their faults are wild accesses).
+  register_allocation(reinterpret_cast<uintptr_t>(region), region_bytes, data, bytes, name, false);
   return reinterpret_cast<void*>(data);
 }
 
@@ -277,14 +288,8 @@ unsigned char* shared_window(size_t bytes) {
     void* region = mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (region == MAP_FAILED) throw std::bad_alloc();
     mprotect(static_cast<char*>(region) + data_pages, page, PROT_NONE);
-    const int slot = allocation_count.load(std::memory_order_relaxed);
-    if (slot >= kMaxAllocations) throw std::bad_alloc();
-    window = &allocations[slot];
-    window->region = reinterpret_cast<uintptr_t>(region);
-    window->region_bytes = region_bytes;
-    window->shared = true;
-    std::snprintf(window->name, sizeof window->name, "shared memory");
-    allocation_count.store(slot + 1, std::memory_order_release);
+    window = register_allocation(reinterpret_cast<uintptr_t>(region), region_bytes, 0, 0, "shared memory", true);
+    if (!window) throw std::bad_alloc();
   }
   if (rounded > kMaxSharedBytes) throw std::bad_alloc();
   window->data = window->region + window->region_bytes - page - rounded;
