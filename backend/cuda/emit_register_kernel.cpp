@@ -127,6 +127,7 @@ class RegisterEmitter {
   int next_area_ = 0;
   int64_t area_bytes_ = 0;  // the largest reduction's partials; two areas alternate
   int64_t column_bytes_ = 0;  // the largest column staged for a vector store (after the areas)
+  bool column_being_read_ = false;  // a staged column's storers may still read the staging
   bool uses_warp_ = false, uses_lane_ = false, uses_second_area_ = false;
 };
 
@@ -487,7 +488,8 @@ void RegisterEmitter::emit_memory(const Operation& op) {
 // A column tile (r x 1, r the frame's rows) stored into a tensor of one column (a GEMV's
 // output): its rows are contiguous in memory but held by different threads, so the owners write
 // them to shared memory and the first r / W threads store W each as one 16-byte vector. One
-// barrier; a second inside for/if, before the staging is written again. The tile's one column
+// barrier; a second before the staging is written again: after the store inside for/if, else
+// before the next column store. The tile's one column
 // is the tensor's only where its column coordinate is 0 (a grid over more columns stores from
 // the first only, as the interpreter drops the rest). Returns false (nothing written) for any
 // other store, and for element coordinates (`store T at [r, c]`), which the general path takes.
@@ -507,6 +509,7 @@ bool RegisterEmitter::emit_column_store(const Operation& op) {
   std::string staged = names_.unique(plan_.expression(tile) + "_column");
   comment(op);
   writer_.line(fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(shared_memory + kColumnStage);", type, staged));
+  if (column_being_read_) writer_.line("__syncthreads();  // the column staged before is read");
   SlotParts parts;
   parts.row_slot = layout_.row_slots_of(shape) == 1 ? "0" : vector_slot_;
   parts.column_slot = parts.lane = "0";
@@ -534,6 +537,7 @@ bool RegisterEmitter::emit_column_store(const Operation& op) {
                              plan_.expression(tensor), column_, extents[0], flag, staged, width));
   }
   if (nesting_ > 0) writer_.line("__syncthreads();  // the staged column is read");
+  column_being_read_ = nesting_ == 0;
   return true;
 }
 

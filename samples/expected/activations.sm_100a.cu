@@ -577,6 +577,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
   }
   // store I, m, 0, t32  (line 21)
   int32_t* const t32_column = reinterpret_cast<int32_t*>(shared_memory + kColumnStage);
+  __syncthreads();  // the column staged before is read
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     if (thread_column == 0) t32_column[thread_row] = t32[s];

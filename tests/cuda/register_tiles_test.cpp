@@ -162,6 +162,39 @@ kernel @wide(%X: tensor<R, 2048, f32>, %Y: tensor<R, 1, f32>) {
   EXPECT_EQ(count(wide_kernel, "__syncthreads();  // every warp has read the partials"), 1u) << wide_kernel;
 }
 
+// Two columns stored one after the other (a row max and a row sum; a layernorm's mean and rstd)
+// share the staging: the second is written only once every storer of the first has read it.
+// Without that barrier a warp could overwrite rows the first store's threads have yet to read
+// (found writing a top-1 kernel: the value column held the index column's bits).
+TEST(RegisterTiles, ASecondStagedColumnWaitsForTheFirstsReaders) {
+  const char* text = R"(module
+
+kernel @two_cols(%X: tensor<R, 64, f32>, %V: tensor<R, 1, f32>, %S: tensor<R, 1, f32>) {
+  %R = dim %X {axis = 0} : index
+  %0 = constant {value = 8} : index
+  %1 = cdiv %R, %0 : index
+  %r = grid_ids %1 {schedule = "tiles"} : index
+  %2 = constant {value = 0} : index
+  %x = load %X, %r, %2 : tile<8x64xf32, reg>
+  %v = reduce_max %x {axis = 1} : tile<8x1xf32, reg>
+  %s = reduce_sum %x {axis = 1} : tile<8x1xf32, reg>
+  store %V, %r, %2, %v
+  store %S, %r, %2, %s
+  return
+}
+)";
+  Emitted emitted = emit_text(text, "two_cols.tir", CudaEmitOptions{});
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  std::string kernel = kernel_text(*emitted.cuda, "two_cols");
+  const size_t first_read = kernel.find("&v_column[");
+  const size_t second_write = kernel.find("s_column[thread_row");
+  ASSERT_NE(first_read, std::string::npos) << kernel;
+  ASSERT_NE(second_write, std::string::npos) << kernel;
+  const std::string between = kernel.substr(first_read, second_write - first_read);
+  EXPECT_EQ(count(between, "__syncthreads();  // the column staged before is read"), 1u) << kernel;
+  EXPECT_EQ(count(kernel, "__syncthreads();  // the column staged before is read"), 1u) << "not before the first";
+}
+
 TEST(RegisterTiles, KernelsWhoseTilesFitNoFrameKeepSharedMemoryAndSayWhy) {
   const char* text = R"(module
 
