@@ -168,4 +168,26 @@ std::vector<int64_t> permuted_shape(const std::vector<int64_t>& shape, const std
   return result;
 }
 
+std::vector<int64_t> memory_box(const Operation& op, const Type& tile, size_t tensor_rank) {
+  const Attribute* box = op.attr("box");
+  if (!box) return shape_in_tensor(tile, tensor_rank);
+  if (!box->is_array() || box->as_array().size() > tensor_rank) return {};
+  std::vector<int64_t> extents(tensor_rank - box->as_array().size(), 1);
+  for (const Attribute& extent : box->as_array()) {
+    if (!extent.is_int() || extent.as_int() < 1) return {};
+    extents.push_back(extent.as_int());
+  }
+  return extents;
+}
+
+bool same_but_unit_dims(const std::vector<int64_t>& box, const std::vector<int64_t>& shape) {
+  auto squeezed = [](const std::vector<int64_t>& extents) {
+    std::vector<int64_t> kept;
+    for (int64_t extent : extents)
+      if (extent != 1) kept.push_back(extent);
+    return kept;
+  };
+  return squeezed(box) == squeezed(shape);
+}
+
 }  // namespace tilec

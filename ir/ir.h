@@ -219,6 +219,16 @@ bool is_dimension_permutation(const std::vector<int64_t>& dims, size_t rank);
 // The shape `shape` has after the permutation `dims` (shape[dims[0]], shape[dims[1]], ...).
 std::vector<int64_t> permuted_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims);
 
+// The extents a load's, tma_load's (stage-buffer tma_load_async's) or store's tile covers in its
+// tensor of rank `tensor_rank`: its `box` attribute when it has one (the tile read or written
+// through unit dimensions: a <BQ, D> tile as the box [BQ, 1, D] of a [B, S, H, D] tensor), else the
+// tile's own shape; either with a slice's leading 1s (shape_in_tensor). Empty when `box` is not
+// an array of positive integers of at most `tensor_rank` extents (the verifier reports it).
+std::vector<int64_t> memory_box(const Operation& op, const Type& tile, size_t tensor_rank);
+// Whether `box` holds the elements of `shape` in the same row-major order: the same extents once
+// the 1s are left out of both.
+bool same_but_unit_dims(const std::vector<int64_t>& box, const std::vector<int64_t>& shape);
+
 // Whether an op of `kind` is nested under `region` (at any depth).
 bool contains(const Region& region, OpKind kind);
 

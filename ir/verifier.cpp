@@ -372,6 +372,7 @@ class Verifier {
           error(op, fmt::format("tile {} does not match tensor {}", tile.to_string(), tensor.to_string()));
         else if (op.kind() == OpKind::tma_load && tile.space() != MemorySpace::smem)
           error(op, "a tma_load fills shared memory");
+        else check_box(op, tile, tensor);
         break;
       }
       case OpKind::mma: {
@@ -394,6 +395,17 @@ class Verifier {
         break;
       }
     }
+  }
+
+  // A `box` (memory_box) holds the tile's elements in the tensor through unit dimensions.
+  void check_box(const Operation& op, const Type& tile, const Type& tensor) {
+    if (!op.has_attr("box")) return;
+    const std::vector<int64_t> box = memory_box(op, tile, tensor.rank());
+    if (box.empty())
+      error(op, fmt::format("'box' must be an array of at most {} positive extents", tensor.rank()));
+    else if (!same_but_unit_dims(box, tile.shape()))
+      error(op, fmt::format("'box' {} does not hold the tile {} (the same extents but for 1s)",
+                            op.attr("box")->to_string(), tile.to_string()));
   }
 
   void check_yield(const Operation& op, const Region& region, const Operation& owner) {

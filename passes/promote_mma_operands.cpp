@@ -2,6 +2,11 @@
 //
 // What: loads feeding only mma operands become tma_loads into shared memory (see the header).
 // Phases, per kernel:
+//   0. Unit dimensions in memory: `reshape<BQ, D>(load T[b, i, h, 0] : <BQ, 1, D>)` feeding only
+//      mma operands (directly or through a transpose) becomes `load T[b, i, h, 0] {box =
+//      [BQ, 1, D]} : <BQ, D>`, and in a kernel with mma `store T[...] = reshape<BQ, 1, D>(x)` of a
+//      reshape only it uses becomes `store T[...] = x {box = [BQ, 1, D]}`: a tile between the
+//      tensor's dimensions ([B, S, H, D] attention) moves as one TMA box with no reshape.
 //   1. Count each value's uses as an mma `a`/`b` operand and its other uses.
 //   2. A transpose used only as mma operands, of a load used only by it, becomes one
 //      `tma_load {transposed}` of the loaded box (the load and the transpose go).
@@ -13,6 +18,7 @@
 // Cost: O(ops) per kernel, plus a use rewrite per promoted load.
 #include "passes/promote_mma_operands.h"
 
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 
@@ -23,7 +29,75 @@ namespace tilec {
 
 namespace {
 
+// The users of each value (an op once per operand that names it).
+std::unordered_map<const Value*, std::vector<Operation*>> users_of(Region& body) {
+  std::unordered_map<const Value*, std::vector<Operation*>> users;
+  walk(body, [&](Operation& op) {
+    for (Value* operand : op.operands()) users[operand].push_back(&op);
+  });
+  return users;
+}
+
+// Whether `box` holds the 2-D `tile` with unit middle dimensions: [.., R, 1, .., 1, C] for [R, C]
+// (leading 1s are a slice's), the form the tensor-core backend moves as one TMA box.
+bool middle_box(const std::vector<int64_t>& box, const std::vector<int64_t>& tile) {
+  if (tile.size() != 2 || box.size() < 3 || box.back() != tile[1] || !same_but_unit_dims(box, tile)) return false;
+  size_t rows = box.size() - 2;
+  while (rows > 0 && box[rows] == 1) --rows;
+  return box[rows] == tile[0];
+}
+
+// Whether `op` is a reshape between a 2-D tile and its middle_box.
+bool unit_reshape(const Operation& op) {
+  if (op.kind() != OpKind::reshape || !op.operand(0)->type().is_tile()) return false;
+  const std::vector<int64_t>&from = op.operand(0)->type().shape(), &to = op.result()->type().shape();
+  return middle_box(from, to) || middle_box(to, from);
+}
+
+void fold_unit_reshapes(Region& body) {
+  auto users = users_of(body);
+  auto mma_operand = [&](const Value* value) {  // every use an mma a or b
+    const std::vector<Operation*>& uses = users[value];
+    return !uses.empty() && std::all_of(uses.begin(), uses.end(), [&](const Operation* user) {
+      return user->kind() == OpKind::mma && user->operand(2) != value;
+    });
+  };
+  const bool has_mma = contains(body, OpKind::mma);
+  std::vector<Operation*> dead;
+  walk(body, [&](Operation& op) {
+    if (!unit_reshape(op) || op.has_attr("box")) return;
+    Operation* load = op.operand(0)->defining_op();
+    const std::vector<Operation*>& uses = users[op.result()];
+    const bool feeds_mma = !uses.empty() && std::all_of(uses.begin(), uses.end(), [&](const Operation* user) {
+      return user->kind() == OpKind::transpose ? mma_operand(user->result()) : mma_operand(op.result());
+    });
+    const bool drops = op.result()->type().rank() == 2;  // else it adds the unit dimensions
+    if (drops && load && load->kind() == OpKind::load && !load->has_attr("box") && users[load->result()].size() == 1 &&
+        feeds_mma) {
+      std::vector<Attribute> box;
+      for (int64_t extent : load->result()->type().shape()) box.emplace_back(extent);
+      load->set_attr("box", Attribute(std::move(box)));
+      load->result()->set_type(op.result()->type());
+      if (!op.result()->name_hint().empty()) load->result()->set_name_hint(op.result()->name_hint());
+      replace_all_uses(body, op.result(), load->result());
+      dead.push_back(&op);
+      return;
+    }
+    if (!drops && has_mma && uses.size() == 1 && uses.front()->kind() == OpKind::store && !uses.front()->has_attr("box") &&
+        uses.front()->operands().back() == op.result() && uses.front()->operand(0) != op.result()) {
+      Operation& store = *uses.front();
+      std::vector<Attribute> box;
+      for (int64_t extent : op.result()->type().shape()) box.emplace_back(extent);
+      store.set_attr("box", Attribute(std::move(box)));
+      store.set_operand(store.num_operands() - 1, op.operand(0));
+      dead.push_back(&op);
+    }
+  });
+  for (Operation* op : dead) op->parent_region()->take(op->parent_region()->position_of(op));
+}
+
 void promote_kernel(Region& body) {
+  fold_unit_reshapes(body);
   std::unordered_map<const Value*, int> mma_uses, other_uses, uses;
   walk(body, [&](Operation& op) {
     for (size_t i = 0; i < op.num_operands(); ++i) {

@@ -37,10 +37,17 @@ std::string join(const std::vector<std::string>& parts, const char* separator) {
   return text;
 }
 
+// The product of extents [from, to) as C++ ("1" for none).
+std::string extent_product(const std::vector<std::string>& extents, size_t from, size_t to) {
+  if (from >= to) return "1";
+  return join(std::vector<std::string>(extents.begin() + static_cast<std::ptrdiff_t>(from),
+                                       extents.begin() + static_cast<std::ptrdiff_t>(to)), " * ");
+}
+
 // The number of matrices of a batched tensor's extents (rank 3 or more): the product of all but
 // the last two.
 std::string batch_extent(const std::vector<std::string>& extents) {
-  return join(std::vector<std::string>(extents.begin(), extents.end() - 2), " * ");
+  return extent_product(extents, 0, extents.size() - 2);
 }
 
 const char* tensor_map_type(ScalarKind kind) {
@@ -181,40 +188,65 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   MatrixAccess access;
   access.base = plan_.expression(tensor);
   access.elements = op.has_attr("elements");
+  const size_t rank = extents.size();
+  const size_t row_dim = row_dimension(op, rank);  // rank - 2 but through a box with middle dimensions
   // The row and column coordinates (the last two; a vector's one), checked against 0 where they
   // may be negative (element coordinates always are).
-  access.column_may_be_negative = access.elements || !never_negative(op.operand(first + extents.size() - 1));
-  access.row_may_be_negative =
-      extents.size() > 1 && (access.elements || !never_negative(op.operand(first + extents.size() - 2)));
-  if (extents.size() == 1) {  // a vector: one row
+  access.column_may_be_negative = access.elements || !never_negative(op.operand(first + rank - 1));
+  access.row_may_be_negative = rank > 1 && (access.elements || !never_negative(op.operand(first + row_dim)));
+  if (rank == 1) {  // a vector: one row
     access.rows = "1";
-    access.columns = extents[0];
+    access.columns = access.pitch = extents[0];
     access.row = "0";
     access.column = plan_.expression(op.operand(first));
     return access;
   }
-  const size_t batch_dims = extents.size() - 2;  // a batch of matrices: rank 3 or more
-  access.rows = extents[batch_dims];
-  access.columns = extents[batch_dims + 1];
-  access.row = plan_.expression(op.operand(first + batch_dims));
-  access.column = plan_.expression(op.operand(first + batch_dims + 1));
-  if (batch_dims > 0) {
-    // The leading coordinates fold into one batch index over the product of their extents (a
-    // dense row-major [B, H, M, N] is B·H matrices, as TMA's 3-D map sees it); an inner one
-    // outside its extent gives batch -1, which TMA zero-fills and clips like any other.
-    std::string batch = plan_.expression(op.operand(first));
-    std::vector<std::string> inner;
-    for (size_t d = 1; d < batch_dims; ++d) {
+  access.rows = extents[row_dim];
+  access.columns = access.pitch = extents[rank - 1];
+  access.row = plan_.expression(op.operand(first + row_dim));
+  access.column = plan_.expression(op.operand(first + rank - 1));
+  // Coordinates [from, to) as one index over the product of their extents (row-major); one
+  // outside its extent (checked from the second on) gives -1, which TMA zero-fills and clips
+  // like any other coordinate outside.
+  auto fold = [&](size_t from, size_t to) {
+    std::string index = plan_.expression(op.operand(first + from));
+    std::vector<std::string> checks;
+    for (size_t d = from + 1; d < to; ++d) {
       const std::string coordinate = plan_.expression(op.operand(first + d));
-      batch = fmt::format("{} * {} + {}", batch, extents[d], coordinate);
-      inner.push_back(fmt::format("0 <= {0} && {0} < {1}", coordinate, extents[d]));
+      index = fmt::format("{} * {} + {}", index, extents[d], coordinate);
+      checks.push_back(fmt::format("0 <= {0} && {0} < {1}", coordinate, extents[d]));
     }
-    access.batch = inner.empty() ? batch : fmt::format("({} ? {} : -1)", join(inner, " && "), batch);
-    access.base = fmt::format("({} + static_cast<int64_t>({}) * ({} * {}))", access.base, access.batch, access.rows,
-                              access.columns);
-    access.inside = fmt::format("0 <= {0} && {0} < {1} && ", access.batch, batch_extent(extents));
+    return checks.empty() ? index : fmt::format("({} ? {} : -1)", join(checks, " && "), index);
+  };
+  if (row_dim + 2 < rank) {
+    // Middle dimensions between the rows and the columns ([B, S, H, D] read as [BQ, 1, D]): the
+    // rows lie H·D apart, and the middle coordinate picks the column block.
+    access.middle = fold(row_dim + 1, rank - 1);
+    access.pitch = fmt::format("({} * {})", extent_product(extents, row_dim + 1, rank - 1), access.columns);
+    access.inside = fmt::format("0 <= {0} && {0} < {1} && ", access.middle, extent_product(extents, row_dim + 1, rank - 1));
   }
+  if (row_dim > 0) {
+    // The leading coordinates fold into one batch index over the product of their extents (a
+    // dense row-major [B, H, M, N] is B·H matrices, as TMA's 3-D map sees it).
+    access.batch = fold(0, row_dim);
+    access.base = fmt::format("({} + static_cast<int64_t>({}) * ({} * {}))", access.base, access.batch, access.rows,
+                              access.pitch);
+    access.inside += fmt::format("0 <= {0} && {0} < {1} && ", access.batch, extent_product(extents, 0, row_dim));
+  }
+  if (!access.middle.empty())
+    access.base = fmt::format("({} + static_cast<int64_t>({}) * {})", access.base, access.middle, access.columns);
   return access;
+}
+
+int TensorCoreKernel::MatrixAccess::tma_rank() const { return !middle.empty() ? 4 : batch.empty() ? 2 : 3; }
+
+std::string TensorCoreKernel::MatrixAccess::tma_coordinates(const std::string& inner, const std::string& outer) const {
+  std::vector<std::string> coordinates{inner};
+  if (!middle.empty()) coordinates.push_back(middle);
+  coordinates.push_back(outer);
+  if (!middle.empty() || !batch.empty()) coordinates.push_back(batch.empty() ? "0" : batch);
+  for (std::string& coordinate : coordinates) coordinate = fmt::format("static_cast<int32_t>({})", coordinate);
+  return join(coordinates, ", ");
 }
 
 std::string TensorCoreKernel::MatrixAccess::row_origin(int64_t extent) const {
@@ -235,10 +267,12 @@ std::vector<TensorCoreKernel::TensorMap> TensorCoreKernel::tensor_maps() const {
   };
   for (const StageBuffer& buffer : tc_.stages)
     add({buffer.map, buffer.tensor, buffer.tile.element(), buffer.stored()[0], buffer.panel_columns(),
-         buffer.swizzle_bytes});
+         buffer.swizzle_bytes, buffer.row_dimension});
   for (const Operation* store : tc_.store_ops) {
     const StorePlan& plan = tc_.store_plans.at(store);
-    if (plan.tma) add({plan.map, plan.tensor, plan.tensor->type().element(), plan.box_rows, plan.chunk_columns});
+    if (plan.tma)
+      add({plan.map, plan.tensor, plan.tensor->type().element(), plan.box_rows, plan.chunk_columns, kPanelRowBytes,
+           plan.row_dimension});
   }
   return maps;
 }
@@ -495,12 +529,10 @@ void TensorCoreKernel::emit_tma(const Operation& op) {
     std::string inner = access.column_origin(buffer.stored()[1]);
     if (panel > 0) inner += fmt::format(" + {}", panel * buffer.panel_columns());
     writer_.line(
-        fmt::format("tilec_tma_load_{}d({} + static_cast<uint32_t>({}) * {}{}, &{}, static_cast<int32_t>({}), "
-                    "static_cast<int32_t>({}), {}{});",
-                    access.batch.empty() ? 2 : 3, buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
-                    panel > 0 ? fmt::format(" + {}", panel * buffer.panel_bytes()) : "", buffer.map, inner, outer,
-                    access.batch.empty() ? "" : fmt::format("static_cast<int32_t>({}), ", access.batch),
-                    slot_address(full, op.operand(1))));
+        fmt::format("tilec_tma_load_{}d({} + static_cast<uint32_t>({}) * {}{}, &{}, {}, {});", access.tma_rank(),
+                    buffer.name, plan_.expression(op.operand(1)), buffer.slot_bytes,
+                    panel > 0 ? fmt::format(" + {}", panel * buffer.panel_bytes()) : "", buffer.map,
+                    access.tma_coordinates(inner, outer), slot_address(full, op.operand(1))));
   }
 }
 
@@ -599,17 +631,25 @@ void TensorCoreKernel::emit_launcher() {
   for (const TensorMap& map : maps) {
     std::string tensor = plan_.expression(map.tensor) + "_tma";
     const std::vector<std::string>& extents = plan_.tensor_dims.at(map.tensor);
+    const size_t rank = extents.size();
     // Rank 3: B matrices of M rows, one box of one matrix; an empty tensor's copy is one element.
-    std::string shape = extents.size() >= 3 ? fmt::format("3, {0}.empty() ? 1 : {1}, {0}.empty() ? 1 : {2}", tensor,
-                                                          batch_extent(extents), extents[extents.size() - 2])
-                                            : fmt::format("2, 1, {}.map_rows()", tensor);
+    // With middle dimensions (a 4-D map): B batches of M rows of H middles of columns.
+    const bool middle = map.row_dimension + 2 < rank;
+    std::string shape =
+        middle ? fmt::format("{0}.empty() ? 1 : {1}, {0}.empty() ? 1 : {2}, {0}.empty() ? 1 : {3}", tensor,
+                             extent_product(extents, 0, map.row_dimension), extents[map.row_dimension],
+                             extent_product(extents, map.row_dimension + 1, rank - 1))
+        : rank >= 3 ? fmt::format("3, {0}.empty() ? 1 : {1}, {0}.empty() ? 1 : {2}", tensor, batch_extent(extents),
+                                  extents[rank - 2])
+                    : fmt::format("2, 1, {}.map_rows()", tensor);
     launch.setup += fmt::format("CUtensorMap {};\n", map.name);
     launch.setup += fmt::format(
-        "if (const cudaError_t status = tilec_tensor_map(&{0}, {1}, {2}.data, {3}, {2}.map_columns(), {2}.pitch, {4}, "
+        "if (const cudaError_t status = tilec_tensor_map{7}(&{0}, {1}, {2}.data, {3}, {2}.map_columns(), {2}.pitch, {4}, "
         "{5}{6}); status != cudaSuccess)\n"
         "  return status;\n",
         map.name, tensor_map_type(map.element), tensor, shape, map.box_rows, map.box_columns,
-        map.swizzle_bytes == kPanelRowBytes ? "" : fmt::format(", CU_TENSOR_MAP_SWIZZLE_{}B", map.swizzle_bytes));
+        map.swizzle_bytes == kPanelRowBytes ? "" : fmt::format(", CU_TENSOR_MAP_SWIZZLE_{}B", map.swizzle_bytes),
+        middle ? "_4d" : "");
   }
   launch.threads = std::to_string(total_threads());
   launch.arguments = kernel_arguments();

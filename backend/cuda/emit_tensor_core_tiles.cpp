@@ -135,8 +135,8 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
   std::string index1 = fmt::format("({} + {})", access.column_origin(width), c);
   std::string inside = access.inside + (row_check ? fmt::format("0 <= {} && ", index0) : "") +
                        (column_check ? fmt::format("0 <= {} && ", index1) : "");
-  return fmt::format("({6}{0} < {2} && {1} < {3} ? {4}[{0} * {3} + {1}] : {5})", index0, index1, access.rows,
-                     access.columns, access.base, zero_literal(op.result()->type().element()), inside);
+  return fmt::format("({6}{0} < {2} && {1} < {3} ? {4}[{0} * {7} + {1}] : {5})", index0, index1, access.rows,
+                     access.columns, access.base, zero_literal(op.result()->type().element()), inside, access.pitch);
 }
 
 // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
@@ -230,10 +230,8 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
     emit_staging_chunk(value, plan, store_row, store_column);
     writer_.line("tilec_fence_proxy_async();  // the box is read by TMA");
     writer_.line(sync);
-    writer_.line(fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, static_cast<int32_t>({}), "
-                             "static_cast<int32_t>({}){}); tilec_bulk_commit(); }}",
-                             access.batch.empty() ? 2 : 3, plan.map, store_column, store_row,
-                             access.batch.empty() ? "" : fmt::format(", static_cast<int32_t>({})", access.batch)));
+    writer_.line(fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, {}); tilec_bulk_commit(); }}",
+                             access.tma_rank(), plan.map, access.tma_coordinates(store_column, store_row)));
   }
   emit_accumulators_read(plan);
 }
@@ -254,7 +252,7 @@ void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess
                            owner.empty() ? "" : owner + " && ", access.inside,
                            access.row_may_be_negative ? "0 <= index0 && " : "",
                            access.column_may_be_negative ? "0 <= index1 && " : "", access.rows, access.columns,
-                           access.base, access.columns, element(value, context)));
+                           access.base, access.pitch, element(value, context)));
 }
 
 }  // namespace tilec::cuda::tensor_core

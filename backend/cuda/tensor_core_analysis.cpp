@@ -141,10 +141,15 @@ bool Analysis::analyze() {
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (!ok) return false;
-  // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices.
-  for (const StageBuffer& buffer : tc_.stages) needs_.tma_3d = needs_.tma_3d || buffer.tensor->type().rank() >= 3;
+  // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices; the
+  // 4-D ones where its box has middle dimensions.
+  auto need = [&](const Value* tensor, size_t rows) {
+    const size_t rank = tensor->type().rank();
+    (rows + 2 < rank ? needs_.tma_4d : needs_.tma_3d) |= rank >= 3;
+  };
+  for (const StageBuffer& buffer : tc_.stages) need(buffer.tensor, buffer.row_dimension);
   for (const auto& [store, plan] : tc_.store_plans)
-    needs_.tma_3d = needs_.tma_3d || (plan.tma && plan.tensor->type().rank() >= 3);
+    if (plan.tma) need(plan.tensor, plan.row_dimension);
   return !diagnostics_.has_errors();
 }
 
@@ -292,8 +297,20 @@ bool Analysis::check_tma(const Operation& op) {
   if (buffer.tensor && buffer.tensor != tensor) return unsupported(op, "one stage buffer filled from two tensors");
   if (buffer.tensor && buffer.transposed != op.has_attr("transposed"))
     return unsupported(op, "one stage buffer filled both transposed and not");
+  const bool transposed = op.has_attr("transposed");
+  const std::vector<int64_t>& shape = buffer.tile.shape();
+  const std::vector<int64_t> stored = transposed && shape.size() == 2 ? std::vector<int64_t>{shape[1], shape[0]} : shape;
+  if (std::string why = box_problem(op, stored, tensor->type().rank()); !why.empty()) return unsupported(op, why);
+  const size_t rows = row_dimension(op, tensor->type().rank());
+  if (buffer.tensor && buffer.row_dimension != rows)
+    return unsupported(op, "one stage buffer filled through two box forms");
+  for (const StageBuffer& other : tc_.stages)  // one tensor map per tensor
+    if (other.tensor == tensor && other.row_dimension != rows)
+      return unsupported(op, fmt::format("tensor %{} read through two box forms (rows in dimensions {} and {})",
+                                         tensor->name_hint(), other.row_dimension, rows));
   buffer.tensor = tensor;
-  buffer.transposed = op.has_attr("transposed");
+  buffer.row_dimension = rows;
+  buffer.transposed = transposed;
   buffer.map = plan_.expression(tensor) + "_map";
   return true;
 }
@@ -655,6 +672,12 @@ bool Analysis::hold_store(const Operation& op) {
   StorePlan plan;
   plan.accumulators = accumulators;
   plan.tensor = op.operand(0);
+  const size_t rank = plan.tensor->type().rank();
+  if (std::string box = box_problem(op, {rows, columns}, rank); !box.empty()) return unsupported(op, box);
+  plan.row_dimension = row_dimension(op, rank);
+  for (const auto& [other, other_plan] : tc_.store_plans)  // one store map per tensor
+    if (other_plan.tensor == plan.tensor && other_plan.row_dimension != plan.row_dimension)
+      return unsupported(op, fmt::format("tensor %{} written through two box forms", plan.tensor->name_hint()));
   plan.warpgroup_columns = per_warpgroup;
   // Through shared memory and TMA when rows of 128 bytes split the columns each warpgroup holds
   // (place_shared_memory falls back to direct stores when the staging does not fit).

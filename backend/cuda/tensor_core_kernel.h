@@ -100,17 +100,22 @@ class TensorCoreKernel {
     ScalarKind element = ScalarKind::bf16;
     int64_t box_rows = 0, box_columns = 0;
     int64_t swizzle_bytes = kPanelRowBytes;
+    size_t row_dimension = 0;  // of the tensor (row_dimension()): a 4-D map when a middle lies before the columns
   };
 
   // Where a load or store of a 2-D tile meets its tensor: the matrix of a rank-2 tensor, or the
-  // one a rank-3 tensor's leading (batch) coordinate picks (shape_in_tensor). `first` is the
-  // operand of the first coordinate; the tensor is the operand before it.
+  // one a rank-3 tensor's leading (batch) coordinate picks (shape_in_tensor), or, through a box
+  // with middle dimensions (row_dimension()), the one the batch and the middle coordinates pick,
+  // whose rows lie `pitch` elements apart. `first` is the operand of the first coordinate; the
+  // tensor is the operand before it.
   struct MatrixAccess {
     std::string base;           // the matrix's first element: "C", or "(C + static_cast<int64_t>(b) * (M * N))"
-    std::string inside;         // "" or "0 <= b && b < B && ": the batch exists
+    std::string inside;         // "" or "0 <= b && b < B && ": the batch (and middle) exist
     std::string batch;          // the batch coordinate ("" for a rank-2 tensor)
+    std::string middle;         // the middle coordinates as one ("" without), -1 when one is outside
     std::string row, column;    // the tile coordinates (element coordinates when `elements`)
     std::string rows, columns;  // the matrix's extents
+    std::string pitch;          // elements from one row to the next: columns, or middles · columns
     bool elements = false;      // `load T at [r, c]` / `store T at [r, c]`
     // Whether the row (column) coordinate may be negative (never_negative, emit_tensor_core.cpp):
     // the elements there are outside the tensor, read as zeros and not written.
@@ -119,6 +124,10 @@ class TensorCoreKernel {
     // element coordinate itself.
     std::string row_origin(int64_t extent) const;
     std::string column_origin(int64_t extent) const;
+    // The TMA form that addresses it (2-D, 3-D with a batch, 4-D with a middle) and its
+    // coordinates, innermost first, for a box at column `inner` and row `outer`.
+    int tma_rank() const;
+    std::string tma_coordinates(const std::string& inner, const std::string& outer) const;
   };
   MatrixAccess matrix_access(const Operation& op, size_t first) const;
 

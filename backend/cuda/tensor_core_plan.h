@@ -43,6 +43,15 @@ inline std::string wgmma_types(const target::MmaInstruction& form, ScalarKind a,
 inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
 inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
 
+// The tensor dimension holding the rows of a TMA box or a stored tile: rank - 2, or with a `box`
+// attribute (memory_box) the last dimension before the columns whose box extent is not 1 (the S of
+// a [B, S, H, D] tensor read as [BQ, 1, D]). The dimensions between it and the last are the box's
+// unit *middle* dimensions, and those before it the batch.
+size_t row_dimension(const Operation& op, size_t rank);
+// "" when the backend moves `op`'s tile of stored shape [rows, columns] through its box: the
+// columns are the tensor's last dimension, the rows row_dimension(), every other extent 1.
+std::string box_problem(const Operation& op, const std::vector<int64_t>& stored, size_t rank);
+
 struct StageBuffer {
   const Operation* op = nullptr;
   std::string name;  // uint32_t shared address of slot 0
@@ -57,6 +66,7 @@ struct StageBuffer {
   // (B: [N, K], K contiguous, a K-major B; A: [K, M], an MN-major A); `stored()` is the shape in
   // shared memory.
   bool transposed = false;
+  size_t row_dimension = 0;  // of the tensor (row_dimension()): its map's form
   std::vector<int64_t> stored() const {
     return transposed ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]} : tile.shape();
   }
@@ -127,6 +137,7 @@ struct StorePlan {
   int64_t chunk_columns = 0, box_rows = 0, buffers = 0;  // buffers: boxes of staging per warpgroup
   int64_t warpgroup_columns = 0;  // of the stored tile, the columns one compute warpgroup writes
   const Value* tensor = nullptr;
+  size_t row_dimension = 0;  // of the tensor (row_dimension())
   std::string map;  // the tensor map parameter (TMA)
 };
 

@@ -179,17 +179,15 @@ template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_regist
 #endif
 }
 
-// Host: a tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with boxes
-// of `box_rows` x `box_columns` elements, swizzled in shared memory (128-byte rows, or the 64- or
-// 32-byte swizzle for boxes of rows that short); of rank 3, over
-// `batches` such matrices one after another, with boxes of one matrix. The driver's
-// cuTensorMapEncodeTiled is looked up through the runtime, so the program needs no -lcuda.
+// Host: encodes a tensor map through the driver's cuTensorMapEncodeTiled, looked up through the
+// runtime, so the program needs no -lcuda. Extents and boxes innermost first; `strides` in bytes,
+// of dimensions 1 and up.
 typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                      const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                                      CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
-                                    int64_t batches, int64_t rows, int64_t columns, int64_t row_bytes, uint32_t box_rows,
-                                    uint32_t box_columns, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
+inline cudaError_t tilec_encode_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
+                                           const cuuint64_t* extents, const cuuint64_t* strides, const cuuint32_t* box,
+                                           CUtensorMapSwizzle swizzle) {
   static TilecEncodeTiled encode = nullptr;
   if (!encode) {
     void* entry = nullptr;
@@ -200,6 +198,20 @@ inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, 
     if (found != cudaDriverEntryPointSuccess || !entry) return cudaErrorNotSupported;
     encode = reinterpret_cast<TilecEncodeTiled>(entry);
   }
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// Host: a tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with boxes
+// of `box_rows` x `box_columns` elements, swizzled in shared memory (128-byte rows, or the 64- or
+// 32-byte swizzle for boxes of rows that short); of rank 3, over
+// `batches` such matrices one after another, with boxes of one matrix.
+inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
+                                    int64_t batches, int64_t rows, int64_t columns, int64_t row_bytes, uint32_t box_rows,
+                                    uint32_t box_columns, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   // TMA needs a 16-byte aligned base and row pitch (e.g. bf16 rows of a multiple of 8 elements).
   if ((rank != 2 && rank != 3) || batches < 1 || rows < 1 || columns < 1 || row_bytes % 16 != 0 ||
       reinterpret_cast<uintptr_t>(base) % 16 != 0)
@@ -208,11 +220,7 @@ inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, 
                                  static_cast<cuuint64_t>(batches)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(row_bytes), static_cast<cuuint64_t>(row_bytes * rows)};
   const cuuint32_t box[3] = {box_columns, box_rows, 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
-                                 CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+  return tilec_encode_tensor_map(map, type, base, rank, extents, strides, box, swizzle);
 }
 
 // Host: the memory one tensor's maps address. TMA needs a 16-byte aligned base and row pitch and
@@ -285,6 +293,50 @@ __device__ __forceinline__ void tilec_tma_store_3d(const CUtensorMap* map, uint3
                :: "l"(map), "r"(inner), "r"(middle), "r"(outer), "r"(source) : "memory");
 #else
   ::tilec_emu::ptx::tma_store_3d(map, source, inner, middle, outer, tilec_line);
+#endif
+}
+)";
+
+// Kernels whose TMA boxes have middle dimensions (a <BQ, D> tile of a [B, S, H, D] tensor): the
+// 4-D map and the 4-D forms of the TMA load and store (coordinates column, middle, row, batch).
+constexpr std::string_view kTma4d = R"(
+// Host: a tensor map over `batches` x `rows` x `middles` x `columns` elements (row-major; rows of
+// `columns` lie `row_bytes` apart), with boxes of `box_rows` rows of `box_columns` columns at one
+// middle and one batch: a tile whose rows are middles · row_bytes apart, swizzled as
+// tilec_tensor_map's.
+inline cudaError_t tilec_tensor_map_4d(CUtensorMap* map, CUtensorMapDataType type, const void* base, int64_t batches,
+                                       int64_t rows, int64_t middles, int64_t columns, int64_t row_bytes,
+                                       uint32_t box_rows, uint32_t box_columns,
+                                       CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
+  if (batches < 1 || rows < 1 || middles < 1 || columns < 1 || row_bytes % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(base) % 16 != 0)
+    return cudaErrorInvalidValue;
+  const cuuint64_t extents[4] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(middles),
+                                 static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(batches)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(row_bytes), static_cast<cuuint64_t>(row_bytes * middles),
+                                 static_cast<cuuint64_t>(row_bytes * middles * rows)};
+  const cuuint32_t box[4] = {box_columns, 1, box_rows, 1};
+  return tilec_encode_tensor_map(map, type, base, 4, extents, strides, box, swizzle);
+}
+// A box of a 4-D tensor map into shared memory at (column, middle, row, batch); as tilec_tma_load_2d.
+__device__ __forceinline__ void tilec_tma_load_4d(uint32_t destination, const CUtensorMap* map, int32_t column,
+                                                  int32_t middle, int32_t row, int32_t batch, uint32_t barrier TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4, %5, %6}], [%2];"
+               :: "r"(destination), "l"(map), "r"(barrier), "r"(column), "r"(middle), "r"(row), "r"(batch) : "memory");
+#else
+  ::tilec_emu::ptx::tma_load_4d(destination, map, column, middle, row, batch, barrier, tilec_line);
+#endif
+}
+// The reverse, as tilec_tma_store_2d.
+__device__ __forceinline__ void tilec_tma_store_4d(const CUtensorMap* map, uint32_t source, int32_t column,
+                                                   int32_t middle, int32_t row, int32_t batch TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];"
+               :: "l"(map), "r"(column), "r"(middle), "r"(row), "r"(batch), "r"(source) : "memory");
+#else
+  ::tilec_emu::ptx::tma_store_4d(map, source, column, middle, row, batch, tilec_line);
 #endif
 }
 )";
@@ -534,6 +586,7 @@ std::string wgmma_function(const WgmmaShape& shape) {
 std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   std::string out(kCommon);
   if (needs.tma_3d) out += kTma3d;
+  if (needs.tma_4d) out += kTma4d;
   if (needs.target->mma == target::MmaFamily::tcgen05) {
     out += kBlackwell;
     for (int width : needs.tmem_load_widths) out += tmem_load_wrapper(width);

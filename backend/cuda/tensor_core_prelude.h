@@ -47,6 +47,7 @@ struct TensorCoreNeeds {
   // warpgroup of a narrow tile), one tilec_tmem_load_W each.
   std::set<int> tmem_load_widths = {32};
   bool tma_3d = false;          // a TMA load or store of a rank-3 tensor (a batch of matrices)
+  bool tma_4d = false;          // one through a box with middle dimensions ([BQ, 1, D] of [B, S, H, D])
 };
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs);

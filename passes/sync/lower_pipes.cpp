@@ -242,6 +242,7 @@ class PipeLowering {
           std::vector<std::pair<std::string, Attribute>> kept;
           if (load->has_attr("transposed")) kept.push_back({"transposed", Attribute()});  // B stored K-major
           if (load->has_attr("elements")) kept.push_back({"elements", Attribute()});  // element coordinates
+          if (const Attribute* box = load->attr("box")) kept.push_back({"box", *box});  // through unit dimensions
           create(builder, *load, OpKind::tma_load_async, operands, {}, kept);
           Region* load_region = load->parent_region();
           size_t load_position = load_region->position_of(load);

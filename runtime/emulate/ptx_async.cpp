@@ -319,7 +319,7 @@ namespace ptx {
 
 namespace {
 
-// cp.async.bulk.tensor.{2,3}d (load): the box at `coordinates` (as many as the map's rank).
+// cp.async.bulk.tensor.{2,3,4}d (load): the box at `coordinates` (as many as the map's rank).
 void issue_tma_load(uint32_t destination, const CUtensorMap* map, std::initializer_list<int32_t> coordinates,
                     uint32_t barrier_address, int line, const char* what) {
   Cta& c = cta();
@@ -342,7 +342,7 @@ void issue_tma_load(uint32_t destination, const CUtensorMap* map, std::initializ
   submit(op);
 }
 
-// cp.async.bulk.tensor.{2,3}d (store): the box from `source` to `coordinates`.
+// cp.async.bulk.tensor.{2,3,4}d (store): the box from `source` to `coordinates`.
 void issue_tma_store(const CUtensorMap* map, uint32_t source, std::initializer_list<int32_t> coordinates, int line,
                      const char* what) {
   ThreadState& thread = self();
@@ -380,6 +380,17 @@ void tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_
 
 void tma_store_3d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t middle, int32_t outer, int line) {
   issue_tma_store(map, source, {inner, middle, outer}, line, "cp.async.bulk.tensor.3d (store)");
+}
+
+void tma_load_4d(uint32_t destination, const CUtensorMap* map, int32_t column, int32_t middle, int32_t row,
+                 int32_t batch, uint32_t barrier_address, int line) {
+  issue_tma_load(destination, map, {column, middle, row, batch}, barrier_address, line,
+                 "cp.async.bulk.tensor.4d (load)");
+}
+
+void tma_store_4d(const CUtensorMap* map, uint32_t source, int32_t column, int32_t middle, int32_t row, int32_t batch,
+                  int line) {
+  issue_tma_store(map, source, {column, middle, row, batch}, line, "cp.async.bulk.tensor.4d (store)");
 }
 
 void bulk_commit_group(int line) {

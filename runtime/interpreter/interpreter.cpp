@@ -413,7 +413,9 @@ bool TileExecution::read_tile_as_stored(const Operation& op, size_t first, const
     if (!integer_operand(op, first + 1 + d, coordinates[d])) return false;
   out = TileValue::zeros(type.element(), type.shape());
   bool elements = op.has_attr("elements");
-  const std::vector<int64_t> shape = shape_in_tensor(type, tensor->rank());  // a slice's leading 1s
+  const std::vector<int64_t> shape = memory_box(op, type, tensor->rank());  // a slice's leading 1s, a box's unit dims
+  if (shape.empty() || !same_but_unit_dims(shape, type.shape()))
+    return fail(op, fmt::format("cannot load a {} through the box {}", type.to_string(), op.attr("box")->to_string()));
   if (out.holds_floats())
     for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
       out.floats[static_cast<size_t>(t)] = tensor->load_float(i);
@@ -444,8 +446,10 @@ bool TileExecution::execute_store(const Operation& op) {
     if (it != launch_.owners.end()) owners = it->second.get();
   }
   int64_t race_other = -1, race_index = -1;
-  std::vector<int64_t> shape(tensor->rank() - tile->shape.size(), 1);  // a slice's leading 1s
-  shape.insert(shape.end(), tile->shape.begin(), tile->shape.end());
+  const Type& stored = op.operands().back()->type();
+  const std::vector<int64_t> shape = memory_box(op, stored, tensor->rank());  // a slice's leading 1s, a box's unit dims
+  if (shape.empty() || !same_but_unit_dims(shape, tile->shape))
+    return fail(op, fmt::format("cannot store a {} through the box {}", stored.to_string(), op.attr("box")->to_string()));
   for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
     if (owners) {
       int64_t expected = -1;

@@ -335,17 +335,15 @@ template <uint32_t Registers> __device__ __forceinline__ void tilec_raise_regist
 #endif
 }
 
-// Host: a tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with boxes
-// of `box_rows` x `box_columns` elements, swizzled in shared memory (128-byte rows, or the 64- or
-// 32-byte swizzle for boxes of rows that short); of rank 3, over
-// `batches` such matrices one after another, with boxes of one matrix. The driver's
-// cuTensorMapEncodeTiled is looked up through the runtime, so the program needs no -lcuda.
+// Host: encodes a tensor map through the driver's cuTensorMapEncodeTiled, looked up through the
+// runtime, so the program needs no -lcuda. Extents and boxes innermost first; `strides` in bytes,
+// of dimensions 1 and up.
 typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                      const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                                      CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
-                                    int64_t batches, int64_t rows, int64_t columns, int64_t row_bytes, uint32_t box_rows,
-                                    uint32_t box_columns, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
+inline cudaError_t tilec_encode_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
+                                           const cuuint64_t* extents, const cuuint64_t* strides, const cuuint32_t* box,
+                                           CUtensorMapSwizzle swizzle) {
   static TilecEncodeTiled encode = nullptr;
   if (!encode) {
     void* entry = nullptr;
@@ -356,6 +354,20 @@ inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, 
     if (found != cudaDriverEntryPointSuccess || !entry) return cudaErrorNotSupported;
     encode = reinterpret_cast<TilecEncodeTiled>(entry);
   }
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// Host: a tensor map over a row-major matrix (`rows` x `columns`, `row_bytes` apart) with boxes
+// of `box_rows` x `box_columns` elements, swizzled in shared memory (128-byte rows, or the 64- or
+// 32-byte swizzle for boxes of rows that short); of rank 3, over
+// `batches` such matrices one after another, with boxes of one matrix.
+inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
+                                    int64_t batches, int64_t rows, int64_t columns, int64_t row_bytes, uint32_t box_rows,
+                                    uint32_t box_columns, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   // TMA needs a 16-byte aligned base and row pitch (e.g. bf16 rows of a multiple of 8 elements).
   if ((rank != 2 && rank != 3) || batches < 1 || rows < 1 || columns < 1 || row_bytes % 16 != 0 ||
       reinterpret_cast<uintptr_t>(base) % 16 != 0)
@@ -364,11 +376,7 @@ inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, 
                                  static_cast<cuuint64_t>(batches)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(row_bytes), static_cast<cuuint64_t>(row_bytes * rows)};
   const cuuint32_t box[3] = {box_columns, box_rows, 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
-                                 CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+  return tilec_encode_tensor_map(map, type, base, rank, extents, strides, box, swizzle);
 }
 
 // Host: the memory one tensor's maps address. TMA needs a 16-byte aligned base and row pitch and

@@ -230,7 +230,7 @@ inline const std::vector<Emitted>& emitted_samples() {
     const std::vector<Sample> list = {{"gemm", "", "gemm"},       {"gemm", " -D BN=128", ""}, {"gemm", " -D BM=64", ""},
                                       {"gemm_f16", "", "gemm_f16"}, {"gemm_bias_relu", "", "gemm_bias_relu"},
                                       {"batched_gemm", "", "batched_gemm"}, {"attention", "", "attention"},
-                                      {"mha", "", "mha"},
+                                      {"mha", "", "mha"}, {"gqa_attention", "", "gqa_attention"},
                                       {"linear", "", "linear"}, {"fp8_linear", "", "fp8_linear"},
                                       {"int8_linear", "", "int8_linear"}, {"fp8_attention", "", "fp8_attention"},
                                       {"moe_grouped_gemm", "", "moe_grouped_gemm"},

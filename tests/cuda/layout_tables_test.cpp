@@ -700,9 +700,12 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
   for (size_t i = scope; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
     size_t at = code.find("tilec_tma_store_");
-    if (at != std::string::npos && (code.compare(at, 19, "tilec_tma_store_2d(") == 0 || code.compare(at, 19, "tilec_tma_store_3d(") == 0)) {
+    if (at != std::string::npos && (code.compare(at, 19, "tilec_tma_store_2d(") == 0 || code.compare(at, 19, "tilec_tma_store_3d(") == 0 ||
+                                    code.compare(at, 19, "tilec_tma_store_4d(") == 0)) {
       target.store = call_arguments(code, at + 18);  // a 3-D store's batch coordinate comes last: the box is the same
-      auto encode = e.search("tilec_tensor_map\\(" + target.store[0] + R"(, \w+, [\w.]+, [^;]*, (\d+), (\d+)\); status)");
+      if (code.compare(at, 19, "tilec_tma_store_4d(") == 0)  // column, middle, row, batch: the box is one middle's
+        target.store.erase(target.store.begin() + 3);
+      auto encode = e.search("tilec_tensor_map(?:_4d)?\\(" + target.store[0] + R"(, \w+, [\w.]+, [^;]*, (\d+), (\d+)\); status)");
       if (!encode) throw std::runtime_error("no tensor map " + target.store[0]);
       target.box_rows = std::stoull((*encode)[1]), target.box_columns = std::stoull((*encode)[2]);
       return target;

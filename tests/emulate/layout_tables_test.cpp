@@ -327,6 +327,30 @@ TEST(TmaSwizzle, EveryBoxByFormulaAndByLoad) {
         uint32_t destination = 0x2400 + box["chunk_offsets"][row][byte / 16].get<uint32_t>() + byte % 16;
         ASSERT_EQ(shared[destination], aligned[source]) << row << " " << byte;
       }
+    // And through a 4-D map whose box has a unit middle dimension (a <BQ, D> tile of a [B, S, H,
+    // D] tensor: its rows lie H rows of the tensor apart): the same shared-memory layout, read
+    // from every third row of batch 1, middle 2.
+    const uint64_t extents_4d[4] = {columns * 2, 3, static_cast<uint64_t>(rows) * 2, 2};
+    const uint64_t strides_4d[3] = {extents_4d[0] * element_bytes, 3 * extents_4d[0] * element_bytes,
+                                    3 * extents_4d[0] * extents_4d[2] * element_bytes};
+    const uint32_t box_4d[4] = {columns, 1, static_cast<uint32_t>(rows), 1}, element_strides_4d[4] = {1, 1, 1, 1};
+    std::vector<uint8_t> global_4d(strides_4d[2] * 2 + 16);
+    uint8_t* aligned_4d = global_4d.data() + (16 - reinterpret_cast<uintptr_t>(global_4d.data()) % 16) % 16;
+    for (size_t i = 0; i < strides_4d[2] * 2; ++i) aligned_4d[i] = static_cast<uint8_t>(i * 7 + i / 251);
+    TensorMapFields map_4d = encode_tensor_map(box["element"] == "bf16" ? 9 : 7, 4, aligned_4d, extents_4d, strides_4d,
+                                               box_4d, element_strides_4d, 0, box["cu_tensor_map_swizzle"].get<uint32_t>(),
+                                               0, error);
+    ASSERT_EQ(error, "");
+    std::fill(shared.begin(), shared.end(), 0xee);
+    const int32_t at[4] = {inner, 2, outer, 1};
+    EXPECT_EQ(tma_load(map_4d, at, shared.data(), 0x2400), static_cast<uint32_t>(rows * row_bytes));
+    for (int row = 0; row < rows; ++row)
+      for (int byte = 0; byte < row_bytes; ++byte) {
+        size_t source = static_cast<size_t>(strides_4d[2] + (outer + row) * strides_4d[1] + 2 * strides_4d[0]) +
+                        inner * element_bytes + static_cast<size_t>(byte);
+        uint32_t destination = 0x2400 + box["chunk_offsets"][row][byte / 16].get<uint32_t>() + byte % 16;
+        ASSERT_EQ(shared[destination], aligned_4d[source]) << "4-D: " << row << " " << byte;
+      }
   }
   std::printf("tma_swizzle: %ld box bytes checked\n", checked);
 }
