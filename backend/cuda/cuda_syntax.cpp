@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -128,6 +129,11 @@ constexpr std::string_view kReserved[] = {
     "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while",
     "xor", "main", "std", "size_t", "int32_t", "int64_t", "uint32_t", "uint64_t", "uint8_t",
     "NAN", "INFINITY", "INT_MAX", "assert", "printf", "exit", "abs", "max", "min",
+    "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast", "static_assert", "thread_local",
+    "typeid", "wchar_t", "char8_t", "char16_t", "char32_t", "bitand", "bitor", "compl", "and_eq",
+    "or_eq", "xor_eq", "not_eq", "export", "requires", "concept", "consteval", "constinit",
+    "co_await", "co_return", "co_yield", "NULL", "EOF", "int8_t", "int16_t", "uint16_t", "uintptr_t",
+    "INT32_MAX", "INT32_MIN", "INT64_MAX", "INT64_MIN", "memcpy", "strlen", "strncmp", "atof",
     // CUDA
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "cudaStream_t",
     "cudaError_t", "__half", "__nv_bfloat16", "__nv_fp8_e4m3", "__nv_fp8_e5m2", "expf",
@@ -143,7 +149,27 @@ constexpr std::string_view kReserved[] = {
     "slots", "elem", "pos", "acc", "stream", "status", "shared_bytes",
     "tile_number", "tile_count", "in_bounds", "index0", "index1", "index2", "index3", "index4", "index5", "index6",
     "index7", "next", "argc", "argv", "pass", "bytes", "seconds", "milliseconds", "start",
-    "stop", "repeat", "failures", "config", "cluster_attribute", "launched"};
+    "stop", "repeat", "failures", "config", "cluster_attribute", "launched",
+    "Index", "IndexOf", "Raw", "RawVector", "MmaKind", "load_vector", "store_vector", "vectors_fit",
+    "index32_fits", "cdiv_index", "max_index", "min_index", "add_i64", "sub_i64", "mul_i64",
+    "shl_i64", "shr_i64", "float2", "uint2", "uint4", "cuuint32_t", "cuuint64_t",
+    // locals the plain kernels and the launchers spell by hand (a parameter or value of the same
+    // name would be shadowed where they are declared, or redeclared)
+    "thread_row", "thread_column", "kColumnStage", "kReductionArea", "kPart", "copied", "count_only",
+    "failed", "launch_sm_count", "tilec_line"};
+
+// Locals the tensor-core kernels declare by hand in blocks that read user values (an epilogue's
+// `row`, `column` and loop counter `i`): reserved in those kernels only (reserve_tensor_core_locals).
+constexpr std::string_view kTensorCoreLocals[] = {
+    "address", "box", "box_row", "byte", "chunk", "row", "column", "compute_thread", "compute_warpgroup",
+    "elected", "first_column", "i", "j", "index", "instruction", "lane", "warp", "piece", "shared_aligned",
+    "shared_base", "staging", "staging_bytes", "storer", "tmem", "tmem_base", "tmem_slot", "values",
+    "accumulator_barrier", "accumulator_parity", "exchange"};
+
+// Prefixes of the names of the CUDA runtime and driver APIs and of tilec's own helpers and
+// macros: a user name starting with one is renamed (`cudaSuccess` -> `cudaSuccess_1`).
+constexpr std::string_view kReservedPrefixes[] = {"cuda", "cuTensor", "cuuint", "CU", "tilec_", "Tilec", "TILEC_",
+                                                  "harness_"};
 
 bool is_identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -153,6 +179,10 @@ bool is_identifier_char(char c) {
 
 NameTable::NameTable() {
   for (std::string_view name : kReserved) taken_.insert(std::string(name));
+}
+
+void NameTable::reserve_tensor_core_locals() {
+  for (std::string_view name : kTensorCoreLocals) taken_.insert(std::string(name));
 }
 
 std::string NameTable::unique(std::string_view hint) {
@@ -165,8 +195,11 @@ std::string NameTable::unique(std::string_view hint) {
   if (base.empty() || base.front() == '_' || (base.front() >= '0' && base.front() <= '9'))
     base = "v" + base;
   if (base.size() > 1 && base.back() == '_') base.pop_back();
-  std::string name = base;
-  for (int suffix = 1; taken_.count(name); ++suffix) name = fmt::format("{}_{}", base, suffix);
+  const bool api_name = std::any_of(std::begin(kReservedPrefixes), std::end(kReservedPrefixes),
+                                    [&](std::string_view prefix) { return base.starts_with(prefix); });
+  int suffix = 1;
+  std::string name = api_name ? fmt::format("{}_{}", base, suffix++) : base;
+  while (taken_.count(name)) name = fmt::format("{}_{}", base, suffix++);
   taken_.insert(name);
   return name;
 }

@@ -36,6 +36,9 @@ class NameTable {
   std::string unique(std::string_view hint);
   // Marks `name` as taken (a name the emitter spells by hand).
   void reserve(const std::string& name) { taken_.insert(name); }
+  // Marks the locals the tensor-core emitter declares by hand in blocks that read user values
+  // (an epilogue's `row`, `i`, `chunk`) as taken: for a kernel that warp-specialize split.
+  void reserve_tensor_core_locals();
 
  private:
   std::set<std::string, std::less<>> taken_;

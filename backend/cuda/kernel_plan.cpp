@@ -40,9 +40,10 @@ class Planner {
     plan_.kernel = &kernel_;
     plan_.name = NameTable().unique(kernel_name(kernel_));
     const Region& body = kernel_.region();
-    plan_parameters(body);
     for (const auto& op : body.operations())
       plan_.tensor_core = plan_.tensor_core || op->kind() == OpKind::warp_specialize;
+    if (plan_.tensor_core) names_.reserve_tensor_core_locals();  // before any user name is given out
+    plan_parameters(body);
     if (!plan_.tensor_core) check_supported(body);
     if (failed_) return std::nullopt;
     for (const auto& op : body.operations()) {

@@ -62,7 +62,7 @@ GPU_ROUNDS = {
     "batched_gemm": "R=4096,N=4000,K=200,Q=2048", "bmm": "BATCH=8,M=1000,N=1000,K=1000",
     "attention": "S=2000,T=1000,HD=1024", "conv1d": "T=8000,CI=1000,CO=1000,TAPS=3",
     "mha": "H=16,S=2000,T=1000", "fp8_attention": "S=2000,T=1000,HD=1024",
-    "moe_grouped_gemm": "M=2000,N=4000,K=1000,E=8", "gqa_attention": "B=2,H=16,G=4,S=2000,T=1000",
+    "moe_grouped_gemm": "M=2000,N=4000,K=1000,E=8", "gqa_attention": "BATCH=2,H=16,G=4,S=2000,T=1000",
 }
 # (sample, shape name, dims) — every dims string is NAME=VALUE,...; the harness reads NAME=VALUE.
 CHECKS = []
@@ -145,7 +145,7 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("bmm", "BATCH=8,M=4096,N=4096,K=4096"), ("attention", "S=4096,T=4096,HD=1024"),
               ("fp8_attention", "S=4096,T=4096,HD=1024"),
               ("mha", "H=16,S=4096,T=4096"),  # the sdpa baseline's shape: 16 heads of 64
-              ("gqa_attention", "B=1,H=16,G=16,S=4096,T=4096"),  # mha's work in [B, S, H, D]: 4-D boxes
+              ("gqa_attention", "BATCH=1,H=16,G=16,S=4096,T=4096"),  # mha's work in [B, S, H, D]: 4-D boxes
               ("gemm_bm64", "M=8192,N=8192,K=8192"), ("gemm_cluster2", "M=8192,N=8192,K=8192"),
               ("gemm_tiles", "M=8192,N=8192,K=8192"), ("attention_keys_as_rows", "S=4096,T=4096,HD=1024"),
               ("tf32_linear_bn128", "M=8192,N=8192,K=8192"), ("attention_bkv128", "S=4096,T=4096,HD=1024"),

@@ -623,13 +623,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int64_t v7 = v5 * 8;
           const int64_t v8 = v1 - v7;
           const int64_t v9 = min_i64(8, v8);
-          const int64_t i = v6 / v9;
+          const int64_t i_1 = v6 / v9;
           const int64_t v10 = v6 % v9;
           const int64_t h = v7 + v10;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, h  (line 23)
-          tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, h  (line 23)
+          tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v11 = cdiv_i64(T, 64);
@@ -638,17 +638,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
           int64_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
-          for (int64_t j = 0; j < v11; j += 1) {
+          for (int64_t j_1 = 0; j_1 < v11; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
-            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j  (line 28)
-            tilec_tma_load_2d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &Kt_map, static_cast<int32_t>(j * 64), static_cast<int32_t>(h * 64), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
+            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j_1  (line 28)
+            tilec_tma_load_2d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &Kt_map, static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(h * 64), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
             const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
             const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
-            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j, h  (line 29)
-            tilec_tma_load_2d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j * 64), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
+            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j_1, h  (line 29)
+            tilec_tma_load_2d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j_1 * 64), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
             const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
             const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
             const int64_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
@@ -747,7 +747,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int64_t v17 = v15 * 8;
         const int64_t v18 = v1 - v17;
         const int64_t v19 = min_i64(8, v18);
-        const int64_t i_1 = v16 / v19;
+        const int64_t i_2 = v16 / v19;
         const int64_t v20 = v16 % v19;
         const int64_t h_1 = v17 + v20;
         // row_max = full -1e+30f  (line 24)
@@ -778,7 +778,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         int64_t pipe_producer_phase_2 = pipe_producer_phase;
         int64_t pipe_consumer_index_2 = pipe_consumer_index;
         int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
-        for (int64_t j_1 = 0; j_1 < v21; j_1 += 1) {
+        for (int64_t j_2 = 0; j_2 < v21; j_2 += 1) {
           // t22 = zeros  (line 30)
           float t22[32];
           #pragma unroll
@@ -830,7 +830,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
             (void)row, (void)column;
             t24[i] = static_cast<int32_t>(column);
           }
-          const int64_t v25 = j_1 * 64;
+          const int64_t v25 = j_2 * 64;
           const int32_t v26 = static_cast<int32_t>(v25);
           // key = add t24, v26  (line 31)
           int32_t key[32];
@@ -1008,7 +1008,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store O, i_1, h_1, t37  (line 40)
+        // store O, i_2, h_1, t37  (line 40)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1035,7 +1035,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
-            if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(h_1 * 64 + compute_warpgroup * 32 + chunk * 32), static_cast<int32_t>(i_1 * 128)); tilec_bulk_commit(); }
+            if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(h_1 * 64 + compute_warpgroup * 32 + chunk * 32), static_cast<int32_t>(i_2 * 128)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;

@@ -600,15 +600,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         int64_t pipe_producer_index_3{};
         int64_t pipe_producer_phase_3{};
         if (v1) {
-          const int64_t i = tile % tiles;
+          const int64_t i_1 = tile % tiles;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, 0  (line 18)
-          tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, 0  (line 18)
+          tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v2 = cdiv_i64(S, 64);
-          const int64_t v3 = i + 1;
+          const int64_t v3 = i_1 + 1;
           const int64_t v4 = v3 * 2;
           const int64_t v5 = min_i64(v2, v4);
           // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v5, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 22)
@@ -616,17 +616,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           int64_t pipe_producer_phase_4 = pipe_producer_phase;
           int64_t pipe_producer_index_5 = pipe_producer_index_1;
           int64_t pipe_producer_phase_5 = pipe_producer_phase_1;
-          for (int64_t j = 0; j < v5; j += 1) {
+          for (int64_t j_1 = 0; j_1 < v5; j_1 += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 8192);
-            // tma_load_async pipe_buffer, pipe_producer_index_4, K, j, 0  (line 23)
-            tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
+            // tma_load_async pipe_buffer, pipe_producer_index_4, K, j_1, 0  (line 23)
+            tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 2 ? 0 : pipe_producer_index_4 + 1;
             const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 2 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 8192);
-            // tma_load_async pipe_buffer_1, pipe_producer_index_5, V, j, 0  (line 31)
-            tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
+            // tma_load_async pipe_buffer_1, pipe_producer_index_5, V, j_1, 0  (line 31)
+            tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
             const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 2 ? 0 : pipe_producer_index_5 + 1;
             const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 2 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
             const int64_t next_pipe_producer_index_4 = pipe_producer_index_6;
@@ -718,7 +718,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
       int64_t pipe_consumer_index_5{};
       int64_t pipe_consumer_phase_5{};
       if (v7) {
-        const int64_t i_1 = tile_1 % tiles;
+        const int64_t i_2 = tile_1 % tiles;
         // row_max = full -1e+30f  (line 19)
         float row_max[2];
         #pragma unroll
@@ -732,7 +732,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
         const int64_t v8 = cdiv_i64(S, 64);
-        const int64_t v9 = i_1 + 1;
+        const int64_t v9 = i_2 + 1;
         const int64_t v10 = v9 * 2;
         const int64_t v11 = min_i64(v8, v10);
         tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));
@@ -750,7 +750,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         int64_t pipe_producer_phase_10 = pipe_producer_phase_8;
         int64_t pipe_consumer_index_8 = pipe_consumer_index_2;
         int64_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
-        for (int64_t j_1 = 0; j_1 < v11; j_1 += 1) {
+        for (int64_t j_2 = 0; j_2 < v11; j_2 += 1) {
           // t12 = zeros  (line 23)
           float t12[32];
           #pragma unroll
@@ -785,7 +785,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
             (void)row, (void)column;
             t15[i] = static_cast<int32_t>(row);
           }
-          const int64_t v16 = i_1 * 128;
+          const int64_t v16 = i_2 * 128;
           const int32_t v17 = static_cast<int32_t>(v16);
           // query = add t15, v17  (line 24)
           int32_t query[32];
@@ -800,7 +800,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
             (void)row, (void)column;
             t18[i] = static_cast<int32_t>(column);
           }
-          const int64_t v19 = j_1 * 64;
+          const int64_t v19 = j_2 * 64;
           const int32_t v20 = static_cast<int32_t>(v19);
           // key = add t18, v20  (line 25)
           int32_t key[32];
@@ -957,7 +957,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store O, i_1, 0, t34  (line 34)
+        // store O, i_2, 0, t34  (line 34)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -981,7 +981,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
-            if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + chunk * 32), static_cast<int32_t>(i_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
+            if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + chunk * 32), static_cast<int32_t>(i_2 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_consumer_index_3 = pipe_consumer_index_6;

@@ -614,11 +614,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
           int64_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int64_t pipe_b_producer_index_2 = pipe_b_producer_index;
           int64_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
-          for (int64_t j = 0; j < v12; j += 1) {
+          for (int64_t j_1 = 0; j_1 < v12; j_1 += 1) {
             const int64_t v13 = cdiv_i64(CI, 64);
-            const int64_t tap = div_i64(j, v13);
+            const int64_t tap = div_i64(j_1, v13);
             const int64_t v14 = cdiv_i64(CI, 64);
-            const int64_t k = rem_i64(j, v14);
+            const int64_t k = rem_i64(j_1, v14);
             const int64_t v15 = m * 128;
             const int64_t v16 = v15 + tap;
             const int64_t v17 = v16 - 1;
@@ -714,7 +714,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
         int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
         int64_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
-        for (int64_t j_1 = 0; j_1 < v29; j_1 += 1) {
+        for (int64_t j_2 = 0; j_2 < v29; j_2 += 1) {
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));  // the MMA issuer reads the stage

@@ -629,12 +629,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         int64_t pipe_producer_index_3{};
         int64_t pipe_producer_phase_3{};
         if (v3) {
-          const int64_t i = tile % v0;
+          const int64_t i_1 = tile % v0;
           const int64_t h = tile / v0;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 8192);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i, h  (line 16)
-          tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 8192, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, h  (line 16)
+          tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 8192, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v4 = cdiv_i64(T, 64);
@@ -643,17 +643,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           int64_t pipe_producer_phase_4 = pipe_producer_phase;
           int64_t pipe_producer_index_5 = pipe_producer_index_1;
           int64_t pipe_producer_phase_5 = pipe_producer_phase_1;
-          for (int64_t j = 0; j < v4; j += 1) {
+          for (int64_t j_1 = 0; j_1 < v4; j_1 += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 4096);
-            // tma_load_async pipe_buffer, pipe_producer_index_4, K, j, h  (line 21)
-            tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 4096, &K_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
+            // tma_load_async pipe_buffer, pipe_producer_index_4, K, j_1, h  (line 21)
+            tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 4096, &K_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j_1 * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 2 ? 0 : pipe_producer_index_4 + 1;
             const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 2 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 4096);
-            // tma_load_async pipe_buffer_1, pipe_producer_index_5, Vt, h, j  (line 28)
-            tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 4096, &Vt_map, static_cast<int32_t>(j * 64), static_cast<int32_t>(h * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
+            // tma_load_async pipe_buffer_1, pipe_producer_index_5, Vt, h, j_1  (line 28)
+            tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 4096, &Vt_map, static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(h * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
             const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 2 ? 0 : pipe_producer_index_5 + 1;
             const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 2 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
             const int64_t next_pipe_producer_index_4 = pipe_producer_index_6;
@@ -746,7 +746,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
       int64_t pipe_consumer_index_5{};
       int64_t pipe_consumer_phase_5{};
       if (v6) {
-        const int64_t i_1 = tile_1 % v0;
+        const int64_t i_2 = tile_1 % v0;
         const int64_t h_1 = tile_1 / v0;
         // row_max = full -1e+30f  (line 17)
         float row_max[1];
@@ -776,7 +776,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         int64_t pipe_producer_phase_10 = pipe_producer_phase_8;
         int64_t pipe_consumer_index_8 = pipe_consumer_index_2;
         int64_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
-        for (int64_t j_1 = 0; j_1 < v7; j_1 += 1) {
+        for (int64_t j_2 = 0; j_2 < v7; j_2 += 1) {
           // t8 = zeros  (line 21)
           float t8[32];
           #pragma unroll
@@ -827,7 +827,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
             (void)row, (void)column;
             t12[i] = static_cast<int32_t>(column);
           }
-          const int64_t v13 = j_1 * 64;
+          const int64_t v13 = j_2 * 64;
           const int32_t v14 = static_cast<int32_t>(v13);
           // key = add t12, v14  (line 22)
           int32_t key[32];
@@ -1003,7 +1003,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store O, i_1, h_1, t27  (line 31)
+        // store O, i_2, h_1, t27  (line 31)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1030,7 +1030,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
-            if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(h_1 * 64 + compute_warpgroup * 32 + chunk * 32), static_cast<int32_t>(i_1 * 128)); tilec_bulk_commit(); }
+            if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(h_1 * 64 + compute_warpgroup * 32 + chunk * 32), static_cast<int32_t>(i_2 * 128)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_consumer_index_3 = pipe_consumer_index_6;

@@ -574,7 +574,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 //   register tile t24: 128x64 bf16 in registers, 32 per thread
 //   accumulator t25: 128x64 f32 in registers, 32 per thread
 // -----------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t B, int64_t S, int64_t H, int64_t T, int64_t G) {
+__global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t BATCH, int64_t S, int64_t H, int64_t T, int64_t G) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
   TILEC_DYNAMIC_SHARED(1024, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
@@ -584,7 +584,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
   const int64_t v0 = cdiv_i64(S, 128);
   const int64_t workers = tilec_sm_count();
   const int64_t v1 = v0 * H;
-  const int64_t tiles = v1 * B;
+  const int64_t tiles = v1 * BATCH;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
   // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
@@ -640,14 +640,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         if (v3) {
           const int64_t b = tile / v1;
           const int64_t v4 = tile % v1;
-          const int64_t i = v4 % v0;
+          const int64_t i_1 = v4 % v0;
           const int64_t h = v4 / v0;
-          const int64_t v5 = div_i64(H, G);
-          const int64_t g = div_i64(h, v5);
+          const int64_t v5 = h * G;
+          const int64_t g = div_i64(v5, H);
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, b, i, h, 0  (line 20)
-          tilec_tma_load_4d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(h), static_cast<int32_t>(i * 128), static_cast<int32_t>(b), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, b, i_1, h, 0  (line 20)
+          tilec_tma_load_4d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(h), static_cast<int32_t>(i_1 * 128), static_cast<int32_t>(b), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v6 = cdiv_i64(T, 64);
@@ -656,17 +656,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
           int64_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
-          for (int64_t j = 0; j < v6; j += 1) {
+          for (int64_t j_1 = 0; j_1 < v6; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
-            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, K, b, j, g, 0  (line 25)
-            tilec_tma_load_4d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(g), static_cast<int32_t>(j * 64), static_cast<int32_t>(b), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
+            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, K, b, j_1, g, 0  (line 25)
+            tilec_tma_load_4d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(g), static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(b), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
             const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
             const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
-            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, b, j, g, 0  (line 26)
-            tilec_tma_load_4d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(g), static_cast<int32_t>(j * 64), static_cast<int32_t>(b), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
+            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, b, j_1, g, 0  (line 26)
+            tilec_tma_load_4d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(g), static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(b), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
             const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
             const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
             const int64_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
@@ -760,7 +760,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
       if (v8) {
         const int64_t b_1 = tile_1 / v1;
         const int64_t v9 = tile_1 % v1;
-        const int64_t i_1 = v9 % v0;
+        const int64_t i_2 = v9 % v0;
         const int64_t h_1 = v9 / v0;
         // row_max = full -1e+30f  (line 21)
         float row_max[2];
@@ -790,7 +790,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         int64_t pipe_producer_phase_2 = pipe_producer_phase;
         int64_t pipe_consumer_index_2 = pipe_consumer_index;
         int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
-        for (int64_t j_1 = 0; j_1 < v10; j_1 += 1) {
+        for (int64_t j_2 = 0; j_2 < v10; j_2 += 1) {
           // t11 = zeros  (line 27)
           float t11[32];
           #pragma unroll
@@ -825,7 +825,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
             (void)row, (void)column;
             t13[i] = static_cast<int32_t>(column);
           }
-          const int64_t v14 = j_1 * 64;
+          const int64_t v14 = j_2 * 64;
           const int32_t v15 = static_cast<int32_t>(v14);
           // key = add t13, v15  (line 28)
           int32_t key[32];
@@ -974,7 +974,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store O, b_1, i_1, h_1, 0, t26  (line 37)
+        // store O, b_1, i_2, h_1, 0, t26  (line 37)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -998,7 +998,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
-            if (storer) { tilec_tma_store_4d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + chunk * 32), static_cast<int32_t>(h_1), static_cast<int32_t>(i_1 * 128 + compute_warpgroup * 64), static_cast<int32_t>(b_1)); tilec_bulk_commit(); }
+            if (storer) { tilec_tma_store_4d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + chunk * 32), static_cast<int32_t>(h_1), static_cast<int32_t>(i_2 * 128 + compute_warpgroup * 64), static_cast<int32_t>(b_1)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
@@ -1096,35 +1096,35 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
 }
 
 // Launches gqa_attention_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
-extern "C" cudaError_t launch_gqa_attention(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t B, int64_t S, int64_t H, int64_t T, int64_t G, cudaStream_t stream) {
+extern "C" cudaError_t launch_gqa_attention(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t BATCH, int64_t S, int64_t H, int64_t T, int64_t G, cudaStream_t stream) {
   const int64_t workers = tilec_sm_count();
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   // TMA addresses 16-byte aligned rows: a tensor without them goes through a padded copy.
   TilecTmaTensor K_tma;
-  if (const cudaError_t status = K_tma.prepare(K, B * T * G, 64, 2, false, stream); status != cudaSuccess)
+  if (const cudaError_t status = K_tma.prepare(K, BATCH * T * G, 64, 2, false, stream); status != cudaSuccess)
     return status;
   TilecTmaTensor Q_tma;
-  if (const cudaError_t status = Q_tma.prepare(Q, B * S * H, 64, 2, false, stream); status != cudaSuccess)
+  if (const cudaError_t status = Q_tma.prepare(Q, BATCH * S * H, 64, 2, false, stream); status != cudaSuccess)
     return status;
   TilecTmaTensor V_tma;
-  if (const cudaError_t status = V_tma.prepare(V, B * T * G, 64, 2, false, stream); status != cudaSuccess)
+  if (const cudaError_t status = V_tma.prepare(V, BATCH * T * G, 64, 2, false, stream); status != cudaSuccess)
     return status;
   TilecTmaTensor O_tma;
-  if (const cudaError_t status = O_tma.prepare(O, B * S * H, 64, 4, true, stream); status != cudaSuccess)
+  if (const cudaError_t status = O_tma.prepare(O, BATCH * S * H, 64, 4, true, stream); status != cudaSuccess)
     return status;
   CUtensorMap K_map;
-  if (const cudaError_t status = tilec_tensor_map_4d(&K_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, K_tma.data, K_tma.empty() ? 1 : B, K_tma.empty() ? 1 : T, K_tma.empty() ? 1 : G, K_tma.map_columns(), K_tma.pitch, 64, 64); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map_4d(&K_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, K_tma.data, K_tma.empty() ? 1 : BATCH, K_tma.empty() ? 1 : T, K_tma.empty() ? 1 : G, K_tma.map_columns(), K_tma.pitch, 64, 64); status != cudaSuccess)
     return status;
   CUtensorMap Q_map;
-  if (const cudaError_t status = tilec_tensor_map_4d(&Q_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Q_tma.data, Q_tma.empty() ? 1 : B, Q_tma.empty() ? 1 : S, Q_tma.empty() ? 1 : H, Q_tma.map_columns(), Q_tma.pitch, 128, 64); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map_4d(&Q_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Q_tma.data, Q_tma.empty() ? 1 : BATCH, Q_tma.empty() ? 1 : S, Q_tma.empty() ? 1 : H, Q_tma.map_columns(), Q_tma.pitch, 128, 64); status != cudaSuccess)
     return status;
   CUtensorMap V_map;
-  if (const cudaError_t status = tilec_tensor_map_4d(&V_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, V_tma.data, V_tma.empty() ? 1 : B, V_tma.empty() ? 1 : T, V_tma.empty() ? 1 : G, V_tma.map_columns(), V_tma.pitch, 64, 64); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map_4d(&V_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, V_tma.data, V_tma.empty() ? 1 : BATCH, V_tma.empty() ? 1 : T, V_tma.empty() ? 1 : G, V_tma.map_columns(), V_tma.pitch, 64, 64); status != cudaSuccess)
     return status;
   CUtensorMap O_store_map;
-  if (const cudaError_t status = tilec_tensor_map_4d(&O_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, O_tma.data, O_tma.empty() ? 1 : B, O_tma.empty() ? 1 : S, O_tma.empty() ? 1 : H, O_tma.map_columns(), O_tma.pitch, 64, 32); status != cudaSuccess)
+  if (const cudaError_t status = tilec_tensor_map_4d(&O_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, O_tma.data, O_tma.empty() ? 1 : BATCH, O_tma.empty() ? 1 : S, O_tma.empty() ? 1 : H, O_tma.map_columns(), O_tma.pitch, 64, 32); status != cudaSuccess)
     return status;
   const size_t shared_bytes = 83024;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
@@ -1135,7 +1135,7 @@ extern "C" cudaError_t launch_gqa_attention(const __nv_bfloat16* Q, const __nv_b
   const cudaError_t copied = cudaMemcpyToSymbolAsync(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t), 0,
                                                      cudaMemcpyHostToDevice, stream);
   if (copied != cudaSuccess) return copied;
-  TILEC_LAUNCH(gqa_attention_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, K_map, Q_map, V_map, O_store_map, Q, K, V, O, B, S, H, T, G);
+  TILEC_LAUNCH(gqa_attention_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, K_map, Q_map, V_map, O_store_map, Q, K, V, O, BATCH, S, H, T, G);
   if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;
   if (const cudaError_t status = K_tma.finish(); status != cudaSuccess) return status;
   if (const cudaError_t status = Q_tma.finish(); status != cudaSuccess) return status;

@@ -625,13 +625,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           const int64_t v6 = v4 * 8;
           const int64_t v7 = H - v6;
           const int64_t v8 = min_i64(8, v7);
-          const int64_t i = v5 / v8;
+          const int64_t i_1 = v5 / v8;
           const int64_t v9 = v5 % v8;
           const int64_t h = v6 + v9;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, h, i, 0  (line 17)
-          tilec_tma_load_3d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i * 128), static_cast<int32_t>(h), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, h, i_1, 0  (line 17)
+          tilec_tma_load_3d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 128), static_cast<int32_t>(h), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v10 = cdiv_i64(T, 64);
@@ -640,17 +640,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
           int64_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
-          for (int64_t j = 0; j < v10; j += 1) {
+          for (int64_t j_1 = 0; j_1 < v10; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
-            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, K, h, j, 0  (line 22)
-            tilec_tma_load_3d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j * 64), static_cast<int32_t>(h), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
+            // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, K, h, j_1, 0  (line 22)
+            tilec_tma_load_3d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(h), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
             const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
             const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
-            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, h, j, 0  (line 23)
-            tilec_tma_load_3d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j * 64), static_cast<int32_t>(h), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
+            // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, h, j_1, 0  (line 23)
+            tilec_tma_load_3d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(h), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
             const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
             const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
             const int64_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
@@ -748,7 +748,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         const int64_t v16 = v14 * 8;
         const int64_t v17 = H - v16;
         const int64_t v18 = min_i64(8, v17);
-        const int64_t i_1 = v15 / v18;
+        const int64_t i_2 = v15 / v18;
         const int64_t v19 = v15 % v18;
         const int64_t h_1 = v16 + v19;
         // row_max = full -1e+30f  (line 18)
@@ -779,7 +779,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         int64_t pipe_producer_phase_2 = pipe_producer_phase;
         int64_t pipe_consumer_index_2 = pipe_consumer_index;
         int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
-        for (int64_t j_1 = 0; j_1 < v20; j_1 += 1) {
+        for (int64_t j_2 = 0; j_2 < v20; j_2 += 1) {
           // t21 = zeros  (line 24)
           float t21[32];
           #pragma unroll
@@ -814,7 +814,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
             (void)row, (void)column;
             t23[i] = static_cast<int32_t>(column);
           }
-          const int64_t v24 = j_1 * 64;
+          const int64_t v24 = j_2 * 64;
           const int32_t v25 = static_cast<int32_t>(v24);
           // key = add t23, v25  (line 25)
           int32_t key[32];
@@ -963,7 +963,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store O, h_1, i_1, 0, t36  (line 34)
+        // store O, h_1, i_2, 0, t36  (line 34)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -987,7 +987,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
-            if (storer) { tilec_tma_store_3d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + chunk * 32), static_cast<int32_t>(i_1 * 128 + compute_warpgroup * 64), static_cast<int32_t>(h_1)); tilec_bulk_commit(); }
+            if (storer) { tilec_tma_store_3d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + chunk * 32), static_cast<int32_t>(i_2 * 128 + compute_warpgroup * 64), static_cast<int32_t>(h_1)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;

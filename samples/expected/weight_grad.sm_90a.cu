@@ -560,7 +560,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) weight_grad_kernel(const __grid_cons
           const int64_t v7 = v5 * 8;
           const int64_t v8 = v1 - v7;
           const int64_t v9 = min_i64(8, v8);
-          const int64_t i = v6 / v9;
+          const int64_t i_1 = v6 / v9;
           const int64_t v10 = v6 % v9;
           const int64_t o = v7 + v10;
           const int64_t v11 = cdiv_i64(T, 64);
@@ -572,9 +572,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) weight_grad_kernel(const __grid_cons
           for (int64_t t = 0; t < v11; t += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 16384);
-            // tma_load_async pipe_buffer, pipe_producer_index_4, X, t, i  (line 15)
-            tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384, &X_map, static_cast<int32_t>(i * 128), static_cast<int32_t>(t * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
-            tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384 + 8192, &X_map, static_cast<int32_t>(i * 128 + 64), static_cast<int32_t>(t * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
+            // tma_load_async pipe_buffer, pipe_producer_index_4, X, t, i_1  (line 15)
+            tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384, &X_map, static_cast<int32_t>(i_1 * 128), static_cast<int32_t>(t * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
+            tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384 + 8192, &X_map, static_cast<int32_t>(i_1 * 128 + 64), static_cast<int32_t>(t * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
             const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
@@ -649,7 +649,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) weight_grad_kernel(const __grid_cons
         const int64_t v17 = v15 * 8;
         const int64_t v18 = v1 - v17;
         const int64_t v19 = min_i64(8, v18);
-        const int64_t i_1 = v16 / v19;
+        const int64_t i_2 = v16 / v19;
         const int64_t v20 = v16 % v19;
         const int64_t o_1 = v17 + v20;
         // acc_1 = zeros  (line 13)
@@ -719,7 +719,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) weight_grad_kernel(const __grid_cons
         }
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
-        // store dW, i_1, o_1, acc_2  (line 17)
+        // store dW, i_2, o_1, acc_2  (line 17)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -743,7 +743,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) weight_grad_kernel(const __grid_cons
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
-            if (storer) { tilec_tma_store_2d(&dW_store_map, staging + box, static_cast<int32_t>(o_1 * 256 + chunk * 32), static_cast<int32_t>(i_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
+            if (storer) { tilec_tma_store_2d(&dW_store_map, staging + box, static_cast<int32_t>(o_1 * 256 + chunk * 32), static_cast<int32_t>(i_2 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
         const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_4;
