@@ -283,7 +283,12 @@ void perform(AsyncOp& op) {
     case AsyncKind::tcgen05_commit: {
       MBarrier& barrier = c.mbarriers[op.barrier];
       const Epoch epoch{barrier.slot, static_cast<uint32_t>(barrier.completed_phases + 1)};
-      for (uint32_t id : op.covered) c.ops[id]->completion.push_back(epoch);
+      // One epoch per mbarrier: a later phase of the same barrier orders no more than the first.
+      for (uint32_t id : op.covered) {
+        std::vector<Epoch>& completion = c.ops[id]->completion;
+        if (std::none_of(completion.begin(), completion.end(), [&](const Epoch& e) { return e.slot == epoch.slot; }))
+          completion.push_back(epoch);
+      }
       mbarrier_arrive_from(barrier, op.issue_clock, 1);
       ++c.threads[static_cast<size_t>(op.issuer)].tcgen05_performed;
       break;
@@ -698,10 +703,12 @@ void tcgen05_commit(uint32_t barrier_address, int line) {
   op.issue_clock = thread.clock;
   ++thread.clock[thread.linear];
   op.covered = thread.tcgen05_recent;
-  // A commit vouches for every earlier tcgen05.mma of the thread; four vouchers are plenty.
+  // A commit vouches for every earlier tcgen05.mma of the thread. An mma holds one epoch per
+  // mbarrier (the first phase of each that a commit covering it completes); once it holds one for
+  // every mbarrier of the CTA, later commits order nothing more, and it leaves the list.
   std::vector<uint32_t> keep;
   for (uint32_t id : thread.tcgen05_recent)
-    if (c.ops[id]->completion.size() + 1 < 4) keep.push_back(id);
+    if (c.ops[id]->completion.size() < c.mbarriers.size()) keep.push_back(id);
   thread.tcgen05_recent = std::move(keep);
   submit(op);
 }

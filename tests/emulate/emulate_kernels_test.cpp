@@ -127,6 +127,24 @@ TEST(EmulateRuntime, RankFourTensorsFoldTheirBatchCoordinatesOnTheTensorCores) {
   expect_tensor_core_kernel_matches("sdpa_bhsd", "B=2,H=3,S=136,T=72", {"O"});
 }
 
+// Parameters named like the locals an epilogue declares (row, i, chunk, lane, ...) and like CUDA
+// names (tests/emulate/tensor_core/emitter_names.tile; found by a helper: a `row` was shadowed
+// and the numbers were wrong), on both targets, and in a plain kernel like its helpers and
+// template parameter (tests/emulate/kernels/emitter_names.tile: nvcc rejected the .cu).
+TEST(EmulateRuntime, UserNamesNeverMeetTheEmittersOwn) {
+  expect_tensor_core_kernel_matches("emitter_names", "M=130,N=200,K=64", {"C"},
+                                    " --scalar row=2,column=3,i=5,j=7,box=11,chunk=13,lane=17,warp=19,staging=23,"
+                                    "cudaSuccess=29");
+  expect_plain_kernel_matches("emitter_names", {"Y", "S"});
+}
+
+// Two GEMMs in one K loop (tests/emulate/tensor_core/dual_gemm.tile; found by a helper): on sm_100a
+// the emulator kept an MMA covered by four tcgen05.commits only, and reported a false race when
+// the epilogue waited on a fifth. Every commit covers all earlier MMAs of its thread.
+TEST(EmulateRuntime, EveryTcgen05CommitCoversAllEarlierMmas) {
+  expect_tensor_core_kernel_matches("dual_gemm", "M=200,N=72,K=136", {"G", "U"});
+}
+
 // reshape<...>(x): a vector of per-row scales as a column, and a general row-major reshape, in both
 // plain forms (the register form leaves them to shared memory).
 TEST(EmulateRuntime, ReshapeMatchesTheInterpreter) { expect_plain_kernel_matches("reshape", {"Y", "W"}); }
