@@ -90,8 +90,18 @@ std::optional<ConstantValue> parse_constant_value(const std::string& text, std::
   }
   c.is_float = true;
   auto [fptr, fec] = std::from_chars(text.data(), end, c.floating);
+  if (fptr == end && fec == std::errc() && std::isnan(c.floating)) {
+    error = "NaN is not a constant value (write a number)";
+    return std::nullopt;
+  }
   if (fptr == end && (fec == std::errc::result_out_of_range || (fec == std::errc() && !std::isfinite(c.floating)))) {
-    error = "the number is too large (a float constant is at most about 1.8e308)";
+    // from_chars reports underflow as out of range too: tell the two apart by the exponent's sign.
+    const size_t exponent = text.find_first_of("eE");
+    const bool tiny = fec == std::errc::result_out_of_range && exponent != std::string::npos &&
+                      exponent + 1 < text.size() && text[exponent + 1] == '-';
+    error = tiny ? "the number is too small to represent (a nonzero float constant is at least about 4.9e-324 "
+                   "in magnitude; write 0 for zero)"
+                 : "the number is too large (a float constant is finite, at most about 1.8e308)";
     return std::nullopt;
   }
   if (fec == std::errc() && fptr == end) return c;

@@ -174,6 +174,12 @@ class Verifier {
         need_int(1);
       else if (name == attr::cycle.name)
         need_int(0);
+      else if (name == attr::latency.name) {
+        need_int(0);
+        if (value.is_int() && value.as_int() > kMaxOpLatency)
+          error(op, fmt::format("attribute 'latency' is {}; at most {} cycles", value.as_int(), kMaxOpLatency));
+      } else if (name == attr::resources.name)
+        verify_resources(op, value);
       else if (name == attr::generator.name && (!value.is_string() || (value.as_string() != "serial" && value.as_string() != "cost-based")))
         error(op, "attribute 'generator' must be \"serial\" or \"cost-based\"");
       else if (name == "tileas.schedule.constraint.force_serial_execution" && !value.is_unit())
@@ -184,6 +190,28 @@ class Verifier {
         static const std::set<std::string> predicates = {"lt", "le", "gt", "ge", "eq", "ne"};
         if (!value.is_string() || !predicates.count(value.as_string()))
           error(op, "attribute 'predicate' must be one of \"lt\" \"le\" \"gt\" \"ge\" \"eq\" \"ne\"");
+      }
+    }
+  }
+
+  // build-resources' footprint: [[slot, at, for, occupancy], ...], a slot name and at >= 0, for
+  // and occupancy >= 1, each at most kMaxOpLatency (the scheduler's reservation limits).
+  void verify_resources(const Operation& op, const Attribute& value) {
+    const char* form = "attribute 'resources' must be an array of [\"slot\", at, for, occupancy] (at >= 0, for and "
+                       "occupancy >= 1)";
+    if (!value.is_array()) {
+      error(op, form);
+      return;
+    }
+    for (const Attribute& use : value.as_array()) {
+      bool ok = use.is_array() && use.as_array().size() == 4 && use.as_array()[0].is_string();
+      for (size_t i = 1; ok && i < 4; ++i) {
+        const Attribute& field = use.as_array()[i];
+        ok = field.is_int() && field.as_int() >= (i == 1 ? 0 : 1) && field.as_int() <= kMaxOpLatency;
+      }
+      if (!ok) {
+        error(op, fmt::format("{}, each at most {}; got {}", form, kMaxOpLatency, use.to_string()));
+        return;
       }
     }
   }

@@ -9,6 +9,9 @@ namespace tilec {
 // target keeps more buffers in flight. The front end refuses a larger S at its token; the
 // verifier refuses the attribute in IR text or from a pass.
 inline constexpr int64_t kMaxPipelineStages = 16;
+// An op's `latency` and the cycles of its `resources` (build-resources' footprint) are at most
+// this many: within the scheduler's limits (passes/schedule/loop_graph.cpp), far above any model's.
+inline constexpr int64_t kMaxOpLatency = 1 << 16;
 
 class DiagnosticEngine;
 class Module;

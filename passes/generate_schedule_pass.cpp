@@ -84,6 +84,13 @@ bool intersects(const std::set<const Value*>& a, const std::set<const Value*>& b
 
 std::string where(Location location) { return fmt::format("{}:{}", location.line, location.column); }
 
+// A footprint the IR gives (build-resources' attributes, or a resumed .tir's edits of them) that
+// the machine model or the scheduler cannot take: reported at `location` as an input error.
+struct FootprintError : std::runtime_error {
+  FootprintError(Location at, const std::string& message) : std::runtime_error(message), location(at) {}
+  Location location;
+};
+
 int attr_or(const Operation& op, const std::string& name, int fallback) {
   return static_cast<int>(op.int_attr(name, fallback));
 }
@@ -104,8 +111,9 @@ sched::LoopOp make_node(const Operation& op, std::string name, sched::LoopGraph&
       const std::string& slot_name = fields.at(0).as_string();
       const target::Slot* slot = s.model.find_slot(slot_name);
       if (!slot)
-        throw std::logic_error(fmt::format("generate-schedule: slot '{}' of '{}' at {} is not in the {} model",
-                                           slot_name, op.name(), where(op.location()), s.model.target));
+        throw FootprintError(op.location(), fmt::format("'{}' uses the slot '{}', which the {} machine model does "
+                                                        "not have (its attribute 'resources')",
+                                                        op.name(), slot_name, s.model.target));
       int resource = -1;
       for (size_t r = 0; r < graph.resources.size(); ++r)
         if (graph.resources[r].name == slot_name) resource = static_cast<int>(r);
@@ -229,8 +237,9 @@ void schedule_loop(Operation& loop, Scheduler& s) {
     return;
   }
   if (!sched::check_loop_graph(graph).empty())
-    throw std::logic_error(fmt::format("generate-schedule: the loop at {} gave a malformed graph: {}",
-                                       where(loop.location()), sched::check_loop_graph(graph).front()));
+    throw FootprintError(loop.location(), fmt::format("the latencies and resources of this loop's ops (their "
+                                                      "attributes 'latency' and 'resources') cannot be scheduled: {}",
+                                                      sched::check_loop_graph(graph).front()));
   if (graph.force_serial && s.generator == sched::Generator::cost_based)
     s.ctx.diagnostics.warning(loop.location(), "force_serial_execution on this loop is overridden by "
                                                "--generator cost-based");
@@ -308,7 +317,12 @@ bool generate_schedule_pass(Module& module, PassContext& ctx) {
     return false;
   }
   Scheduler s{ctx, ctx.target.machine_model, generator};
-  for (auto& kernel : module.kernels()) schedule_region(kernel->region(), false, s);
+  try {
+    for (auto& kernel : module.kernels()) schedule_region(kernel->region(), false, s);
+  } catch (const FootprintError& error) {
+    ctx.diagnostics.error(error.location, error.what());
+    return false;
+  }
   return true;
 }
 

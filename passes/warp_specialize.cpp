@@ -317,10 +317,13 @@ class KernelSplitter {
     for (const Value* empty : barriers.empty) {
       const Operation* create = empty->defining_op();
       if (!create || create->kind() != OpKind::mbarrier_create) continue;
-      if (create->int_attr("arrivals") != 1)
-        return internal_error(create->location(),
-                              fmt::format("an empty barrier expects {} arrivals, but there is one consumer agent",
-                                          create->int_attr("arrivals")));
+      if (create->int_attr("arrivals") != 1) {  // insert-sync writes 1: edited IR text
+        diagnostics_.error(create->location(),
+                           fmt::format("kernel @{}: the empty mbarrier %{} expects {} arrivals per phase, but its one "
+                                       "consumer agent arrives once (give it arrivals = 1, as insert-sync does)",
+                                       kernel_name(kernel_), empty->name_hint(), create->int_attr("arrivals")));
+        return false;
+      }
     }
     return true;
   }

@@ -142,8 +142,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       "compile",
       "Compile a .tile program (or IR text, .tir) to one CUDA C++ file for sm_90a or sm_100a.\n"
       "Stages can be stopped and printed: --emit ir --stop-after PASS shows the IR after PASS.");
-  cmd->add_option("input", options->input, "the .tile source or .tir IR text ('-' reads stdin: IR text if it starts with '// tilec IR', "
-                  "as --emit ir writes it, else a .tile)")
+  cmd->add_option("input", options->input, "the .tile source or .tir IR text ('-' reads stdin; any input whose first word past comments is "
+                  "'module', as --emit ir writes it, is IR text)")
       ->required();
   cmd->add_option("-o,--output", options->output, "output file (default: standard output)");
   auto depfile = std::make_shared<DependencyFileOptions>();

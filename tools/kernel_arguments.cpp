@@ -55,6 +55,11 @@ bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBinding
           out[item.substr(0, eq)] = integer;
           continue;
         }
+        if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size()) {
+          fmt::print(stderr, "tilec: error: --scalar {}: the integer is outside the 64-bit range (-2^63 to 2^63 - 1)\n",
+                     item);
+          return false;
+        }
         char* parsed_end = nullptr;
         double floating = std::strtod(text.c_str(), &parsed_end);
         ok = parsed_end == text.c_str() + text.size() && std::isfinite(floating);

@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <cctype>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -80,6 +82,20 @@ std::optional<std::string> read_source_file(const std::string& path) {
   return read_all(in);
 }
 
+// Whether `source` reads as IR text: its first word, past blank lines and `//` comments, is
+// `module` (no .tile program starts so: it starts with `const` or `kernel`).
+bool looks_like_ir(const std::string& source) {
+  size_t at = 0;
+  while (at < source.size()) {
+    at = source.find_first_not_of(" \t\r\n", at);
+    if (at == std::string::npos) return false;
+    if (source.compare(at, 2, "//") != 0) break;
+    at = source.find('\n', at);
+  }
+  return at != std::string::npos && source.compare(at, 6, "module") == 0 &&
+         (at + 6 == source.size() || !(std::isalnum(static_cast<unsigned char>(source[at + 6])) || source[at + 6] == '_'));
+}
+
 LoadedInput load_input(const std::string& path, const std::map<std::string, std::string>& defines) {
   LoadedInput input;
   auto source = read_source_file(path);
@@ -89,8 +105,9 @@ LoadedInput load_input(const std::string& path, const std::map<std::string, std:
   DiagnosticEngine& diagnostics = *input.diagnostics;
   if (input.source.find_first_not_of(" \t\r\n") == std::string::npos) {
     diagnostics.error({}, "the file is empty");
-  } else if (is_ir_file(path) || (path == "-" && input.source.rfind("// tilec IR", 0) == 0)) {
-    // IR text: a .tir file, or on stdin what `--emit ir` prints (its first line says so).
+  } else if (is_ir_file(path) || looks_like_ir(input.source)) {
+    // IR text: a .tir file, or anything that starts with `module` past comments (what `--emit ir`
+    // prints, on stdin or saved under another name).
     if (!defines.empty()) diagnostics.error({}, "-D applies to .tile sources, not to IR text");
     else if ((input.module = parse_module(input.source, diagnostics))) {
       report_against_origin(*input.module, path, diagnostics);

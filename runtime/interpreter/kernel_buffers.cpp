@@ -2,12 +2,38 @@
 #include "runtime/interpreter/kernel_buffers.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 
 #include "ir/ir.h"
+#include "runtime/interpreter/float_formats.h"
 #include "runtime/interpreter/random_fill.h"
 
 namespace tilec::runtime {
+
+namespace {
+
+// The bytes all of a launch's tensors may take: a quarter of the machine's memory (a run holds
+// them, a copy for --check and an owner table for the race check), at least 1 GiB.
+uint64_t tensor_budget_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+  const uint64_t memory = pages > 0 && page_bytes > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes)
+                                                      : uint64_t{4} << 30;
+  return std::max<uint64_t>(memory / 4, uint64_t{1} << 30);
+}
+
+// The bytes of a tensor of `dims` of `element`, or 0 when the product overflows 64 bits.
+uint64_t tensor_bytes(const std::vector<int64_t>& dims, ScalarKind element) {
+  uint64_t bytes = static_cast<uint64_t>(byte_size(element));
+  for (int64_t extent : dims)
+    if (extent < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &bytes)) return 0;
+  return bytes;
+}
+
+}  // namespace
 
 std::vector<KernelArgument> KernelBuffers::arguments() {
   std::vector<KernelArgument> result;
@@ -45,6 +71,8 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     loaded[position] = loaded[position] || access->reads;
   });
   buffers = KernelBuffers{};
+  const uint64_t budget = tensor_budget_bytes();
+  uint64_t total_bytes = 0;
   for (size_t i = 0; i < body.num_arguments(); ++i) {
     const Value* parameter = body.argument(i);
     const Type& type = parameter->type();
@@ -60,6 +88,17 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
       std::string problem;
       if (!resolve_tensor_dims(type, symbols, dims, problem)) {
         message = fmt::format("{}: {}", buffers.names.back(), problem);
+        return false;
+      }
+      const uint64_t bytes = tensor_bytes(dims, type.element());
+      const bool overflows = (bytes == 0 && std::count(dims.begin(), dims.end(), 0) == 0) ||
+                             __builtin_add_overflow(total_bytes, bytes, &total_bytes);
+      if (overflows || total_bytes > budget) {
+        message = fmt::format("{} of {} elements makes {} of tensors; a CPU run holds at most {} bytes of them on "
+                              "this machine (a quarter of its memory): give smaller --dims",
+                              buffers.names.back(), fmt::join(dims, "x"),
+                              overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", total_bytes),
+                              budget);
         return false;
       }
       buffers.tensors.back() = HostBuffer(type.element(), dims);
@@ -81,7 +120,14 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
         return false;
       }
       if (floating) {
-        buffers.scalars.back() = std::visit([](auto v) { return static_cast<double>(v); }, given->second);
+        const double value = std::visit([](auto v) { return static_cast<double>(v); }, given->second);
+        const float held = round_to_format(type.element(), static_cast<float>(value));
+        if (!std::isfinite(held)) {
+          message = fmt::format("--scalar {}={}: {} is {}, whose finite values are at most {} in magnitude", hint, value,
+                                buffers.names.back(), type.to_string(), largest_finite(type.element()));
+          return false;
+        }
+        buffers.scalars.back() = static_cast<double>(held);  // what the kernel holds, and what is reported
         continue;
       }
       const int64_t value = std::get<int64_t>(given->second);
@@ -96,11 +142,12 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     auto binding = symbols.find(hint);
     if (binding != symbols.end()) {
       source = "dims";
-      if (floating) buffers.scalars.back() = static_cast<double>(binding->second);
+      if (floating) buffers.scalars.back() = static_cast<double>(integer_to_format(type.element(), binding->second));
       else buffers.scalars.back() = binding->second;
     } else if (floating) {
-      source = "random";
-      buffers.scalars.back() = SplitMix64(stream_seed).next_unit() * 2 - 1;
+      source = "random";  // in [-1, 1), rounded to the type: the value used is the one reported
+      const double value = SplitMix64(stream_seed).next_unit() * 2 - 1;
+      buffers.scalars.back() = static_cast<double>(round_to_format(type.element(), static_cast<float>(value)));
     } else {
       message = fmt::format("the {} scalar parameter {} needs a value: give --scalar {}=VALUE", type.to_string(),
                             buffers.names.back(), hint.empty() ? "NAME" : hint);

@@ -98,6 +98,11 @@ INSTANTIATE_TEST_SUITE_P(
         // 6. attributes
         Broken{"gid_negative", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.gid = -1", "must be >= 0"},
         Broken{"max_depth_zero", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.max_depth = 0", "'tileas.schedule.constraint.max_depth' must be >= 1"},
+        Broken{"latency_type", "tileas.schedule.constraint.gid = 1", "latency = \"x\"", "attribute 'latency' must be an integer, not string"},
+        Broken{"latency_huge", "tileas.schedule.constraint.gid = 1", "latency = 2147483648", "attribute 'latency' is 2147483648; at most 65536 cycles"},
+        Broken{"resources_short", "tileas.schedule.constraint.gid = 1", "resources = [[\"tma\", 0, 8]]", "attribute 'resources' must be an array of [\"slot\", at, for, occupancy]"},
+        Broken{"resources_kind", "tileas.schedule.constraint.gid = 1", "resources = [\"tma\"]", "got \"tma\""},
+        Broken{"resources_zero", "tileas.schedule.constraint.gid = 1", "resources = [[\"tma\", 0, 0, 1]]", "got [\"tma\", 0, 0, 1]"},
         Broken{"force_serial_value", "{pipeline = 2}", "{pipeline = 2, tileas.schedule.constraint.force_serial_execution = 1}", "takes no value"},
         Broken{"pipeline_zero", "{pipeline = 2}", "{pipeline = 0}", "'pipeline' must be >= 1"},
         Broken{"leader_type", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.leader_gid = \"zero\"", "must be an integer, not string"},
