@@ -159,7 +159,11 @@ Value* Lowering::index_value(const Expr& expr, const char* what) {
 std::optional<int64_t> Lowering::const_int(const Expr& expr, const char* what, int64_t minimum) {
   Operand operand = lower_expr(expr);
   if (!operand.ok()) return std::nullopt;
-  if (!operand.constant || operand.constant->is_float) {
+  if (operand.constant && operand.constant->is_float) {  // known, but not an integer (-D BR=2.5)
+    error(expr.location, fmt::format("{} must be an integer, not the number {}", what, operand.constant->floating));
+    return std::nullopt;
+  }
+  if (!operand.constant) {
     error(expr.location, fmt::format("{} must be an integer known at compile time", what));
     return std::nullopt;
   }

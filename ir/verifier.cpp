@@ -429,9 +429,13 @@ class Verifier {
   void check_box(const Operation& op, const Type& tile, const Type& tensor) {
     if (!op.has_attr("box")) return;
     const std::vector<int64_t> box = memory_box(op, tile, tensor.rank());
+    // A transposed tma_load's box holds the [C, R] tile it reads, before the transpose.
+    const std::vector<int64_t> stored = op.has_attr("transposed") && tile.rank() == 2
+                                            ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]}
+                                            : tile.shape();
     if (box.empty())
       error(op, fmt::format("'box' must be an array of at most {} positive extents", tensor.rank()));
-    else if (!same_but_unit_dims(box, tile.shape()))
+    else if (!same_but_unit_dims(box, stored))
       error(op, fmt::format("'box' {} does not hold the tile {} (the same extents but for 1s)",
                             op.attr("box")->to_string(), tile.to_string()));
   }

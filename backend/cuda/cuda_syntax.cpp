@@ -151,7 +151,7 @@ constexpr std::string_view kReserved[] = {
     "index7", "next", "argc", "argv", "pass", "bytes", "seconds", "milliseconds", "start",
     "stop", "repeat", "failures", "config", "cluster_attribute", "launched",
     "Index", "IndexOf", "Raw", "RawVector", "MmaKind", "load_vector", "store_vector", "vectors_fit",
-    "index32_fits", "cdiv_index", "max_index", "min_index", "add_i64", "sub_i64", "mul_i64",
+    "index32_fits", "cdiv_index", "max_index", "min_index", "add_i64", "sub_i64", "mul_i64", "tf32_operand",
     "shl_i64", "shr_i64", "float2", "uint2", "uint4", "cuuint32_t", "cuuint64_t",
     // locals the plain kernels and the launchers spell by hand (a parameter or value of the same
     // name would be shadowed where they are declared, or redeclared)
@@ -167,9 +167,12 @@ constexpr std::string_view kTensorCoreLocals[] = {
     "accumulator_barrier", "accumulator_parity", "exchange"};
 
 // Prefixes of the names of the CUDA runtime and driver APIs and of tilec's own helpers and
-// macros: a user name starting with one is renamed (`cudaSuccess` -> `cudaSuccess_1`).
-constexpr std::string_view kReservedPrefixes[] = {"cuda", "cuTensor", "cuuint", "CU", "tilec_", "Tilec", "TILEC_",
-                                                  "harness_"};
+// macros, and suffixes of the names the tensor-core emitter makes from a tensor's or an
+// accumulator's (`A_map`, `C_store_map`, `C_tma`, `acc_started`): a name with one is renamed
+// (`cudaSuccess` -> `cudaSuccess_1`).
+constexpr std::string_view kReservedPrefixes[] = {"cuda", "cuTensor", "cuuint", "CUDA_", "CU_", "CUtensor", "CUresult",
+                                                  "tilec_", "Tilec", "TILEC_", "harness_"};
+constexpr std::string_view kReservedSuffixes[] = {"_map", "_tma", "_started"};
 
 bool is_identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -196,7 +199,9 @@ std::string NameTable::unique(std::string_view hint) {
     base = "v" + base;
   if (base.size() > 1 && base.back() == '_') base.pop_back();
   const bool api_name = std::any_of(std::begin(kReservedPrefixes), std::end(kReservedPrefixes),
-                                    [&](std::string_view prefix) { return base.starts_with(prefix); });
+                                    [&](std::string_view prefix) { return base.starts_with(prefix); }) ||
+                        std::any_of(std::begin(kReservedSuffixes), std::end(kReservedSuffixes),
+                                    [&](std::string_view suffix) { return base.ends_with(suffix); });
   int suffix = 1;
   std::string name = api_name ? fmt::format("{}_{}", base, suffix++) : base;
   while (taken_.count(name)) name = fmt::format("{}_{}", base, suffix++);

@@ -197,10 +197,14 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       choice = cuda::choose_register_layout(*kernel);
     // The shared-memory form's budget binds only kernels that keep that form.
     if (!plan->tensor_core && !choice.layout && plan->shared_bytes > options.target->shared_memory_bytes) {
+      // Say why the kernel is in the shared form (a tile too large for registers, a transpose,
+      // ...) and what makes it fit.
+      const std::string why = choice.reason.empty() ? "" : fmt::format(" (it keeps its tiles in shared memory: {})",
+                                                                       choice.reason);
       diagnostics.error(kernel->location(),
                         fmt::format("kernel @{} needs {} bytes of shared memory for its {} tile "
-                                    "buffers; the {} budget is {} bytes ({} KiB)",
-                                    kernel_name(*kernel), plan->shared_bytes, plan->buffers.size(),
+                                    "buffers{}; the {} budget is {} bytes ({} KiB): use smaller tiles",
+                                    kernel_name(*kernel), plan->shared_bytes, plan->buffers.size(), why,
                                     options.target->name, options.target->shared_memory_bytes,
                                     options.target->shared_memory_bytes / 1024));
       failed = true;

@@ -203,10 +203,11 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
   std::optional<CodeWriter::Block> function;
   function.emplace(writer.block(fmt::format("static int check_{}(int argc, char** argv) {{", plan.name)));
   std::string report_format, report_values;
-  for (const std::string& dim : plan.dim_params) {
-    writer.line(fmt::format("const int64_t {0} = static_cast<int64_t>(harness_argument(argc, argv, \"{0}\", {1}));",
-                            dim, kDefaultDimension));
-    report_format += fmt::format(" {}=%lld", dim);
+  for (size_t i = 0; i < plan.dim_params.size(); ++i) {  // NAME= as the source spells it (the C++ name may differ)
+    const std::string& dim = plan.dim_params[i];
+    writer.line(fmt::format("const int64_t {} = static_cast<int64_t>(harness_argument(argc, argv, \"{}\", {}));", dim,
+                            plan.dim_names[i], kDefaultDimension));
+    report_format += fmt::format(" {}=%lld", plan.dim_names[i]);
     report_values += fmt::format(", static_cast<long long>({})", dim);
   }
   for (const ParamPlan& param : plan.params) {
@@ -214,13 +215,14 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
     if (type.is_tensor()) continue;
     ScalarKind kind = type.element();
     std::string_view element = element_type(kind);
-    std::string value = fmt::format("harness_argument(argc, argv, \"{}\", {})", param.name,
+    const std::string& source_name = param.value->name_hint().empty() ? param.name : param.value->name_hint();
+    std::string value = fmt::format("harness_argument(argc, argv, \"{}\", {})", source_name,
                                     is_float(kind) ? "0.5" : "3");
     if (is_float(kind)) value = fmt::format("from_f32<{}>(static_cast<float>({}))", element, value);
     else if (kind == ScalarKind::i1) value = fmt::format("({} != 0)", value);
     else value = fmt::format("static_cast<{}>({})", element, value);
     writer.line(fmt::format("const {} {} = {};", element, param.name, value));
-    report_format += fmt::format(" {}=%g", param.name);
+    report_format += fmt::format(" {}=%g", source_name);
     report_values += fmt::format(", harness_double({})", param.name);
   }
   std::string check = kernel.counts_work ? names.unique("check_reference") : "";

@@ -457,6 +457,10 @@ void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile) {
   if (transposed && (tile.rank() != 2 || extents.size() < 2))
     throw std::logic_error("emit_tensor_index: a transposed load gives a 2-D tile of a tensor of rank 2 or more, not " +
                            tile.to_string());
+  if (op.has_attr("box")) {
+    emit_box_index(op, tile);
+    return;
+  }
   const size_t lead = extents.size() - std::min(extents.size(), tile.rank());  // the slice's leading coordinates
   const std::vector<int64_t> shape =
       transposed ? shape_in_tensor(Type::tile({tile.shape()[1], tile.shape()[0]}, tile.element()), extents.size())
@@ -474,6 +478,36 @@ void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile) {
     std::string within = d < lead       ? "0"
                          : transposed ? coordinate(tile.shape(), 1 - (d - lead), "elem")
                                       : coordinate(shape, d, "elem");
+    if (within != "0") terms.push_back(within);
+    out_.line(fmt::format("const int64_t index{} = {};", d, terms.empty() ? "0" : join(terms, " + ")));
+    checks.push_back(fmt::format("0 <= index{0} && index{0} < {1}", d, extents[d]));
+  }
+  out_.line(fmt::format("const bool in_bounds = {};", join(checks, " && ")));
+}
+
+// The same through a `box` (docs/ir.md): the tile's elements in the box's row-major order, which
+// a transposed tma_load holds as its [C, R] transpose.
+void BodyEmitter::emit_box_index(const Operation& op, const Type& tile) {
+  const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
+  const bool transposed = op.has_attr("transposed");
+  const std::vector<int64_t> stored = transposed && tile.rank() == 2
+                                          ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]}
+                                          : tile.shape();
+  const std::vector<int64_t> box = memory_box(op, Type::tile(stored, tile.element()), extents.size());
+  if (box.empty() || !same_but_unit_dims(box, stored))
+    throw std::logic_error(fmt::format("emit_box_index: the box of '{}' does not hold {}", op.name(), tile.to_string()));
+  // Element elem of the tile is element `linear` of the stored box.
+  const std::string linear = transposed ? fmt::format("(elem % {} * {} + elem / {})", tile.shape()[1],
+                                                      tile.shape()[0], tile.shape()[1])
+                                        : "elem";
+  std::vector<std::string> checks;
+  for (size_t d = 0; d < box.size(); ++d) {
+    const std::string& tile_coordinate = plan_.expression(op.operand(1 + d));
+    std::vector<std::string> terms;
+    if (tile_coordinate != "0")
+      terms.push_back(box[d] == 1 || op.has_attr("elements") ? tile_coordinate
+                                                             : fmt::format("{} * {}", tile_coordinate, box[d]));
+    std::string within = coordinate(box, d, linear);
     if (within != "0") terms.push_back(within);
     out_.line(fmt::format("const int64_t index{} = {};", d, terms.empty() ? "0" : join(terms, " + ")));
     checks.push_back(fmt::format("0 <= index{0} && index{0} < {1}", d, extents[d]));

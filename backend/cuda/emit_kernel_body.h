@@ -73,6 +73,7 @@ class BodyEmitter {
   // The yield of a region: its values go to `targets` (variables or buffers).
   void emit_yield(const Region& region, const std::vector<const Value*>& targets);
   void emit_tensor_index(const Operation& op, const Type& tile);
+  void emit_box_index(const Operation& op, const Type& tile);
 
   const KernelPlan& plan_;
   BodyMode mode_;

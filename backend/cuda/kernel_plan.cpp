@@ -39,6 +39,8 @@ class Planner {
   std::optional<KernelPlan> run() {
     plan_.kernel = &kernel_;
     plan_.name = NameTable().unique(kernel_name(kernel_));
+    names_.reserve(plan_.name + "_kernel");  // the __global__ function and its launcher, which
+    names_.reserve("launch_" + plan_.name);  // take the user's names as parameters
     const Region& body = kernel_.region();
     for (const auto& op : body.operations())
       plan_.tensor_core = plan_.tensor_core || op->kind() == OpKind::warp_specialize;
@@ -81,6 +83,7 @@ class Planner {
         if (dim.is_static() || dim.symbol.empty() || symbols.count(dim.symbol)) continue;
         symbols[dim.symbol] = names_.unique(dim.symbol);
         plan_.dim_params.push_back(symbols[dim.symbol]);
+        plan_.dim_names.push_back(dim.symbol);
       }
     }
     for (size_t i = 0; i < body.num_arguments(); ++i) {
@@ -110,6 +113,7 @@ class Planner {
         } else {
           extents.push_back(names_.unique(fmt::format("{}_dim{}", param.name, axis)));
           plan_.dim_params.push_back(extents.back());
+          plan_.dim_names.push_back(extents.back());
         }
       }
       plan_.tensor_dims[param.value] = std::move(extents);

@@ -41,6 +41,7 @@ struct KernelPlan {
   std::string name;              // the kernel's name as a C++ identifier
   std::vector<ParamPlan> params;  // in the kernel's parameter order
   std::vector<std::string> dim_params;  // int64_t launch arguments: symbols, then `?` dims
+  std::vector<std::string> dim_names;   // per dim_params: the symbol as the source spells it (the harness's NAME=)
   const Operation* grid = nullptr;      // the grid_ids op; null: a single CTA
   std::vector<const Operation*> pre_grid;  // the pure scalar ops before grid_ids
   // CTAs per cluster: a `tiles` grid's `cluster` attribute (persistent-tiles writes it for

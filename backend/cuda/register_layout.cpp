@@ -108,6 +108,9 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     if ((op.kind() == OpKind::transpose || moving_reshape) && reason.empty())
       reason = fmt::format("it has a {} ({}:{}), which moves elements between threads", op.name(),
                            op.location().line, op.location().column);
+    if (op.has_attr("box") && reason.empty())  // IR text: promote-mma-operands writes it in mma kernels only
+      reason = fmt::format("its {} ({}:{}) moves a tile through a box", op.name(), op.location().line,
+                           op.location().column);
     for (size_t i = 0; i < op.num_results(); ++i)
       if (op.result(i)->type().is_tile()) tiles.push_back(op.result(i));
     for (size_t r = 0; r < op.num_regions(); ++r)

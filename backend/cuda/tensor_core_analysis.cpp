@@ -255,6 +255,11 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       return true;
     case OpKind::load: {
       const Type& type = op.result()->type();
+      if (op.has_attr("box")) {  // read per element through the box (IR text; a folded load is a tma_load)
+        std::string why = type.rank() == 2 ? box_problem(op, type.shape(), op.operand(0)->type().rank())
+                                           : "a box around a tile that is not 2-D";
+        if (!why.empty()) return unsupported(op, why);
+      }
       if (producer && type.element_count() == 1) return true;  // one element, which item() reads
       if (producer || !(type.rank() == 2 || type.rank() == 1))
         return unsupported(op, "this 'load' (only 2-D tiles of a matrix or a batch of them, or a row of a vector "

@@ -7,6 +7,11 @@
 namespace tilec::cuda {
 
 std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
+  if (rows == 1 && columns > 1)  // a row of its own: a bias stored or reduced apart from any tile
+    return fmt::format("a single row (one value per column): the compute threads hold tiles of {} rows, so a row "
+                       "only enters a tensor-core kernel broadcast into such a tile (a bias added to the "
+                       "accumulator); store or reduce a row on its own in a plain kernel",
+                       tcgen05_ ? "128 (or 64)" : std::to_string(64 * warpgroups_));
   if (tcgen05_) {
     if (rows != 128 && rows != 64)
       return fmt::format("{} rows (one per TMEM lane: 128; or 64, TMEM layout F)", rows);

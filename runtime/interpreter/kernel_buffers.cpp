@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ir/ir.h"
 #include "runtime/interpreter/float_formats.h"
@@ -16,18 +17,20 @@ namespace tilec::runtime {
 
 namespace {
 
-// The bytes all of a launch's tensors may take: a quarter of the machine's memory (a run holds
-// them, a copy for --check and an owner table for the race check), at least 1 GiB.
+// The bytes a launch's tensors may need: half of the machine's memory, at least 1 GiB. A tensor
+// needs twice its bytes (a copy for --check) and, when the kernel stores to it, 8 bytes per
+// element more (the race check's owner table).
 uint64_t tensor_budget_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
   const uint64_t memory = pages > 0 && page_bytes > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes)
                                                       : uint64_t{4} << 30;
-  return std::max<uint64_t>(memory / 4, uint64_t{1} << 30);
+  return std::max<uint64_t>(memory / 2, uint64_t{1} << 30);
 }
 
-// The bytes of a tensor of `dims` of `element`, or 0 when the product overflows 64 bits.
-uint64_t tensor_bytes(const std::vector<int64_t>& dims, ScalarKind element) {
-  uint64_t bytes = static_cast<uint64_t>(byte_size(element));
+// The bytes a run needs for a tensor of `dims` of `element` (tensor_budget_bytes), or 0 when
+// that overflows 64 bits.
+uint64_t tensor_bytes(const std::vector<int64_t>& dims, ScalarKind element, bool stored) {
+  uint64_t per_element = 2 * static_cast<uint64_t>(byte_size(element)) + (stored ? 8 : 0), bytes = per_element;
   for (int64_t extent : dims)
     if (extent < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &bytes)) return 0;
   return bytes;
@@ -90,12 +93,13 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
         message = fmt::format("{}: {}", buffers.names.back(), problem);
         return false;
       }
-      const uint64_t bytes = tensor_bytes(dims, type.element());
+      const uint64_t bytes = tensor_bytes(dims, type.element(), stored[i]);
       const bool overflows = (bytes == 0 && std::count(dims.begin(), dims.end(), 0) == 0) ||
                              __builtin_add_overflow(total_bytes, bytes, &total_bytes);
       if (overflows || total_bytes > budget) {
-        message = fmt::format("{} of {} elements makes {} of tensors; a CPU run holds at most {} bytes of them on "
-                              "this machine (a quarter of its memory): give smaller --dims",
+        message = fmt::format("{} of {} elements brings what the CPU run needs for its tensors to {} (each twice, "
+                              "for --check, and an output's race-check owners); at most {} bytes on this machine "
+                              "(half of its memory): give smaller --dims",
                               buffers.names.back(), fmt::join(dims, "x"),
                               overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", total_bytes),
                               budget);
@@ -121,7 +125,9 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
       }
       if (floating) {
         const double value = std::visit([](auto v) { return static_cast<double>(v); }, given->second);
-        const float held = round_to_format(type.element(), static_cast<float>(value));
+        // (A double past f32's range converts to float with undefined behaviour: refuse it first.)
+        const bool in_f32 = std::abs(value) <= static_cast<double>(std::numeric_limits<float>::max());
+        const float held = in_f32 ? round_to_format(type.element(), static_cast<float>(value)) : INFINITY;
         if (!std::isfinite(held)) {
           message = fmt::format("--scalar {}={}: {} is {}, whose finite values are at most {} in magnitude", hint, value,
                                 buffers.names.back(), type.to_string(), largest_finite(type.element()));

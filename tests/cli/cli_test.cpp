@@ -291,7 +291,7 @@ TEST(Cli, DimsTooLargeForTheMachineAreInputErrors) {
     CommandResult r = run_command(tilec(std::string("run samples/vector_add.tile --dims ") + dims));
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_THAT(r.err, HasSubstr("kernel vector_add: %X of "));
-    EXPECT_THAT(r.err, HasSubstr("a CPU run holds at most"));
+    EXPECT_THAT(r.err, HasSubstr("half of its memory): give smaller --dims"));
   }
 }
 
@@ -310,6 +310,30 @@ TEST(Cli, AnEditedFootprintIsAnInputError) {
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("samples/gemm.tile:12:9: error: 'tma_load' uses the slot 'zzz', which the sm_90a machine "
                                "model does not have"));
+}
+
+// A row stored on its own from a tensor-core epilogue is refused saying so and what to write
+// instead (it said "1 rows (64 per compute warpgroup: 128)"; found by a helper).
+TEST(Cli, ARowStoredFromATensorCoreEpilogueIsRefusedSayingWhy) {
+  fs::path source = temp_file("rowstore.tile",
+      "kernel rowstore(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, Bias: tensor<N, f32>, C: tensor<M, N, f32>,\n"
+      "                Bo: tensor<1, N, f32>) grid persistent(cdiv(M, 128), cdiv(N, 64)) as (m, n) {\n"
+      "  acc = zeros<128, 64, f32>();\n"
+      "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {\n"
+      "    acc = mma(load A[m, k] : <128, 64>, load B[k, n] : <64, 64>, acc);\n"
+      "  }\n"
+      "  bias = load Bias[n] : <1, 64>;\n"
+      "  store C[m, n] = acc + bias;\n"
+      "  store Bo[0, n] = bias * 2.0;\n"
+      "}\n");
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    CommandResult r = run_command(tilec("compile " + source.string() + " --target " + target + " -o /dev/null"));
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(":9:3: error: the tensor-core CUDA backend"));
+    EXPECT_THAT(r.err, HasSubstr("a single row (one value per column)"));
+    EXPECT_THAT(r.err, HasSubstr("store or reduce a row on its own in a plain kernel"));
+  }
+  fs::remove(source);
 }
 
 // IR text is read as IR wherever its first word past comments is `module`: on stdin without the
