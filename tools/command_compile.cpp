@@ -145,7 +145,12 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("input", options->input, "the .tile source or .tir IR text ('-' reads stdin; any input whose first word past comments is "
                   "'module', as --emit ir writes it, is IR text)")
       ->required();
-  cmd->add_option("-o,--output", options->output, "output file (default: standard output)");
+  cmd->add_option("-o,--output", options->output, "output file (default: standard output)")
+      ->check(CLI::Validator(
+          [](std::string& path) {
+            return path.empty() ? std::string("an empty path: give a file name, or - for standard output") : "";
+          },
+          "PATH"));
   auto depfile = std::make_shared<DependencyFileOptions>();
   CLI::Option* depfile_option = cmd->add_option(
       "--depfile", depfile->path, "also write a make-style dependency file 'OUT: IN' to this path (needs -o)");

@@ -427,7 +427,13 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
       "interpreter's result. No GPU needed. See docs/emulation.md.");
   cmd->add_option("input", options->input, "the .tile source or .tir IR text (the reference, and the kernel's parameters)")
       ->required();
-  cmd->add_option("--kernel", options->kernel, "emulate only this kernel (default: every kernel)");
+  cmd->add_option("--kernel", options->kernel, "emulate only this kernel (default: every kernel)")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            return name.empty() ? std::string("an empty kernel name: name one, or leave --kernel out for every kernel")
+                                : "";
+          },
+          "NAME"));
   cmd->add_option("--dims", options->dims,
                   fmt::format("symbolic tensor extents, e.g. M=200,N=136,K=72 (default {} each)", kDefaultExtent))
       ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2

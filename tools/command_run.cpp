@@ -163,7 +163,13 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
       "Run a kernel on the CPU interpreter with random inputs; --check also runs the IR as parsed\n"
       "and compares every output (tolerance per element type), exiting 1 at the first mismatch.");
   cmd->add_option("input", options->input, "the .tile source or .tir IR text")->required();
-  cmd->add_option("--kernel", options->kernel, "run only this kernel (default: every kernel)");
+  cmd->add_option("--kernel", options->kernel, "run only this kernel (default: every kernel)")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            return name.empty() ? std::string("an empty kernel name: name one, or leave --kernel out for every kernel")
+                                : "";
+          },
+          "NAME"));
   cmd->add_option("--dims", options->dims,
                   fmt::format("symbolic tensor extents, e.g. M=256,N=128,K=64 (default {} each)", kDefaultExtent))
       ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2

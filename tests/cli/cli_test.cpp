@@ -221,6 +221,13 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
   // --target sm_100a").
   CommandResult recorded = run_command(tilec("compile tests/golden/issuer-only-waits/gemm.tir -o /dev/null"));
   EXPECT_EQ(recorded.status, 0) << recorded.err;
+  // An empty -o wrote to standard output and an empty --kernel ran every kernel (a helper).
+  CommandResult no_path = run_command(tilec("compile samples/vector_add.tile -o ''"));
+  EXPECT_EQ(no_path.status, 1);
+  EXPECT_THAT(no_path.err, HasSubstr("--output: an empty path: give a file name, or - for standard output"));
+  CommandResult no_kernel = run_command(tilec("run samples/vector_add.tile --kernel ''"));
+  EXPECT_EQ(no_kernel.status, 1);
+  EXPECT_THAT(no_kernel.err, HasSubstr("--kernel: an empty kernel name"));
 }
 
 TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
