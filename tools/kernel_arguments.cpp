@@ -31,11 +31,27 @@ bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
       fmt::print(stderr, "tilec: error: --dims {}: expected NAME=POSITIVE_INTEGER, e.g. --dims M=256,N=128\n", item);
       return false;
     }
-    out[item.substr(0, eq)] = value;
+    const std::string name = item.substr(0, eq);
+    if (auto given = out.find(name); given != out.end() && given->second != value)
+      fmt::print(stderr, "tilec: warning: --dims {} is given twice ({}, then {}); {} is used\n", name, given->second,
+                 value, value);
+    out[name] = value;
     start = end + 1;
   }
   return true;
 }
+
+namespace {
+
+// Binds --scalar NAME=TEXT, warning when NAME was given another value before (the last is used).
+void set_scalar(runtime::ScalarBindings& out, const std::string& name, std::variant<int64_t, double> value,
+                const std::string& text) {
+  if (auto given = out.find(name); given != out.end() && given->second != value)
+    fmt::print(stderr, "tilec: warning: --scalar {} is given twice; the last value, {}, is used\n", name, text);
+  out[name] = value;
+}
+
+}  // namespace
 
 bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBindings& out) {
   for (const std::string& option : items) {
@@ -52,7 +68,7 @@ bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBinding
         int64_t integer = 0;
         auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), integer);
         if (ec == std::errc() && ptr == text.data() + text.size()) {
-          out[item.substr(0, eq)] = integer;
+          set_scalar(out, item.substr(0, eq), integer, text);
           continue;
         }
         if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size()) {
@@ -64,7 +80,7 @@ bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBinding
         double floating = std::strtod(text.c_str(), &parsed_end);
         ok = parsed_end == text.c_str() + text.size() && std::isfinite(floating);
         if (ok) {
-          out[item.substr(0, eq)] = floating;
+          set_scalar(out, item.substr(0, eq), floating, text);
           continue;
         }
       }

@@ -138,7 +138,11 @@ bool parse_defines(const std::vector<std::string>& items, std::map<std::string, 
       fmt::print(stderr, "tilec: error: -D {}: expected NAME=VALUE\n", item);
       return false;
     }
-    out[item.substr(0, eq)] = item.substr(eq + 1);
+    const std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    if (auto given = out.find(name); given != out.end() && given->second != value)
+      fmt::print(stderr, "tilec: warning: -D {} is given twice ({}, then {}); {} is used\n", name, given->second, value,
+                 value);
+    out[name] = value;
   }
   return true;
 }

@@ -204,6 +204,11 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
   CommandResult twice = run_command(tilec("run samples/gemm.tile --dims M=64 --dims N=72,K=40"));
   EXPECT_EQ(twice.status, 0) << twice.err;
   EXPECT_THAT(twice.out, HasSubstr("[K=40,M=64,N=72]"));
+  // A name given two values takes the last, with a warning (it was silent; a helper).
+  CommandResult again = run_command(tilec("run samples/vector_add.tile --dims N=10,N=20 -D BLOCK=512 -D BLOCK=256"));
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("warning: --dims N is given twice (10, then 20); 20 is used"));
+  EXPECT_THAT(again.err, HasSubstr("warning: -D BLOCK is given twice (512, then 256); 256 is used"));
   // A pass to print after the one the pipeline stops at never runs: a warning, not silence.
   CommandResult late = run_command(
       tilec("compile samples/gemm.tile --emit ir --stop-after parse-constraints --print-ir-after insert-sync -o /dev/null"));
