@@ -442,7 +442,12 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   add_pipeline_options(*cmd, options->driver, options->defines);
   add_plain_tiles_option(*cmd, options->plain_tiles);
   cmd->add_option("--seed", options->seed,
-                  "seed of the random inputs, and of the first random schedule (default 1)");
+                  "seed of the random inputs, and of the first random schedule (default 1)")
+      ->check(CLI::Validator(
+          [](std::string& seed) {
+            return seed.starts_with("-") ? std::string("a seed is 0 to 2^64 - 1") : "";
+          },
+          ""));
   cmd->add_option("--schedules", options->schedules,
                   "how many runs: eager, lazy, then random with seeds S, S+1, ... (default 2)")
       ->check(CLI::Range(1, 1000));

@@ -178,7 +178,11 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   add_pipeline_options(*cmd, options->driver, options->defines);
   cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));
-  cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
+  cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)")->check(CLI::Validator(
+          [](std::string& seed) {
+            return seed.starts_with("-") ? std::string("a seed is 0 to 2^64 - 1") : "";
+          },
+          ""));
   cmd->add_option("--sms", options->sms, "the SM count persistent kernels see (default 4)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");

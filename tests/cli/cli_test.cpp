@@ -230,6 +230,9 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
   CommandResult no_path = run_command(tilec("compile samples/vector_add.tile -o ''"));
   EXPECT_EQ(no_path.status, 1);
   EXPECT_THAT(no_path.err, HasSubstr("--output: an empty path: give a file name, or - for standard output"));
+  CommandResult negative_seed = run_command(tilec("run samples/vector_add.tile --seed -1"));  // it wrapped to 2^64 - 1
+  EXPECT_EQ(negative_seed.status, 1);
+  EXPECT_THAT(negative_seed.err, HasSubstr("--seed: a seed is 0 to 2^64 - 1"));
   CommandResult no_kernel = run_command(tilec("run samples/vector_add.tile --kernel ''"));
   EXPECT_EQ(no_kernel.status, 1);
   EXPECT_THAT(no_kernel.err, HasSubstr("--kernel: an empty kernel name"));
