@@ -461,7 +461,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--keep", options->keep,
                   "keep the .cu, drivers, programs, data files and a rerun script in this directory");
   cmd->add_option("--timeout", options->timeout, "seconds one run may take before it is killed (default 300)")
-      ->check(CLI::Range(1, 86400));
+      ->check(CLI::Range(0.1, 86400.0));
   cmd->add_flag("--no-hazards", options->no_hazards,
                 "skip the happens-before checker (faster; deadlocks are still reported)");
   cmd->add_flag("-v,--verbose", options->verbose, "say what is compiled or taken from the cache, and each command");
