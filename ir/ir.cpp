@@ -180,6 +180,11 @@ std::vector<int64_t> memory_box(const Operation& op, const Type& tile, size_t te
   return extents;
 }
 
+std::vector<int64_t> stored_shape(const Operation& op, const Type& tile) {
+  if (!op.has_attr("transposed") || tile.rank() != 2) return tile.shape();
+  return {tile.shape()[1], tile.shape()[0]};
+}
+
 bool same_but_unit_dims(const std::vector<int64_t>& box, const std::vector<int64_t>& shape) {
   auto squeezed = [](const std::vector<int64_t>& extents) {
     std::vector<int64_t> kept;

@@ -429,10 +429,7 @@ class Verifier {
   void check_box(const Operation& op, const Type& tile, const Type& tensor) {
     if (!op.has_attr("box")) return;
     const std::vector<int64_t> box = memory_box(op, tile, tensor.rank());
-    // A transposed tma_load's box holds the [C, R] tile it reads, before the transpose.
-    const std::vector<int64_t> stored = op.has_attr("transposed") && tile.rank() == 2
-                                            ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]}
-                                            : tile.shape();
+    const std::vector<int64_t> stored = stored_shape(op, tile);  // a transposed tma_load's box is [C, R]
     if (box.empty())
       error(op, fmt::format("'box' must be an array of at most {} positive extents", tensor.rank()));
     else if (!same_but_unit_dims(box, stored))

@@ -462,9 +462,7 @@ void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile) {
     return;
   }
   const size_t lead = extents.size() - std::min(extents.size(), tile.rank());  // the slice's leading coordinates
-  const std::vector<int64_t> shape =
-      transposed ? shape_in_tensor(Type::tile({tile.shape()[1], tile.shape()[0]}, tile.element()), extents.size())
-                 : shape_in_tensor(tile, extents.size());
+  const std::vector<int64_t> shape = shape_in_tensor(Type::tile(stored_shape(op, tile), tile.element()), extents.size());
   std::vector<std::string> checks;
   for (size_t d = 0; d < shape.size(); ++d) {
     // index_d = tile coordinate * tile extent (or, for a load at element coordinates, the
@@ -490,9 +488,7 @@ void BodyEmitter::emit_tensor_index(const Operation& op, const Type& tile) {
 void BodyEmitter::emit_box_index(const Operation& op, const Type& tile) {
   const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
   const bool transposed = op.has_attr("transposed");
-  const std::vector<int64_t> stored = transposed && tile.rank() == 2
-                                          ? std::vector<int64_t>{tile.shape()[1], tile.shape()[0]}
-                                          : tile.shape();
+  const std::vector<int64_t> stored = stored_shape(op, tile);
   const std::vector<int64_t> box = memory_box(op, Type::tile(stored, tile.element()), extents.size());
   if (box.empty() || !same_but_unit_dims(box, stored))
     throw std::logic_error(fmt::format("emit_box_index: the box of '{}' does not hold {}", op.name(), tile.to_string()));

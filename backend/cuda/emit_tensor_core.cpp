@@ -221,9 +221,10 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   if (row_dim + 2 < rank) {
     // Middle dimensions between the rows and the columns ([B, S, H, D] read as [BQ, 1, D]): the
     // rows lie H·D apart, and the middle coordinate picks the column block.
+    const std::string middles = extent_product(extents, row_dim + 1, rank - 1);
     access.middle = fold(row_dim + 1, rank - 1);
-    access.pitch = fmt::format("({} * {})", extent_product(extents, row_dim + 1, rank - 1), access.columns);
-    access.inside = fmt::format("0 <= {0} && {0} < {1} && ", access.middle, extent_product(extents, row_dim + 1, rank - 1));
+    access.pitch = fmt::format("({} * {})", middles, access.columns);
+    access.inside = fmt::format("0 <= {0} && {0} < {1} && ", access.middle, middles);
   }
   if (row_dim > 0) {
     // The leading coordinates fold into one batch index over the product of their extents (a

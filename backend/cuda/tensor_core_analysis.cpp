@@ -302,20 +302,16 @@ bool Analysis::check_tma(const Operation& op) {
   if (buffer.tensor && buffer.tensor != tensor) return unsupported(op, "one stage buffer filled from two tensors");
   if (buffer.tensor && buffer.transposed != op.has_attr("transposed"))
     return unsupported(op, "one stage buffer filled both transposed and not");
-  const bool transposed = op.has_attr("transposed");
-  const std::vector<int64_t>& shape = buffer.tile.shape();
-  const std::vector<int64_t> stored = transposed && shape.size() == 2 ? std::vector<int64_t>{shape[1], shape[0]} : shape;
-  if (std::string why = box_problem(op, stored, tensor->type().rank()); !why.empty()) return unsupported(op, why);
+  if (std::string why = box_problem(op, stored_shape(op, buffer.tile), tensor->type().rank()); !why.empty())
+    return unsupported(op, why);
   const size_t rows = row_dimension(op, tensor->type().rank());
-  if (buffer.tensor && buffer.row_dimension != rows)
-    return unsupported(op, "one stage buffer filled through two box forms");
-  for (const StageBuffer& other : tc_.stages)  // one tensor map per tensor
+  for (const StageBuffer& other : tc_.stages)  // one tensor map per tensor (this buffer's included)
     if (other.tensor == tensor && other.row_dimension != rows)
       return unsupported(op, fmt::format("tensor %{} read through two box forms (rows in dimensions {} and {})",
                                          tensor->name_hint(), other.row_dimension, rows));
   buffer.tensor = tensor;
   buffer.row_dimension = rows;
-  buffer.transposed = transposed;
+  buffer.transposed = op.has_attr("transposed");
   buffer.map = plan_.expression(tensor) + "_map";
   return true;
 }

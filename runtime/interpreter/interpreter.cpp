@@ -393,7 +393,7 @@ bool TileExecution::read_tile(const Operation& op, size_t first, const Type& typ
   if (op.has_attr("transposed")) {  // a TMA load of the [C, R] box, read as its transpose
     if (!type.is_tile() || type.rank() != 2) return fail(op, "a transposed load gives a 2-D tile");
     TileValue stored;
-    if (!read_tile_as_stored(op, first, Type::tile({type.shape()[1], type.shape()[0]}, type.element()), stored))
+    if (!read_tile_as_stored(op, first, Type::tile(stored_shape(op, type), type.element()), stored))
       return false;
     std::string problem = evaluate_transpose(stored, {1, 0}, out);
     return problem.empty() || fail(op, problem);
