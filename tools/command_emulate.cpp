@@ -427,13 +427,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
       "interpreter's result. No GPU needed. See docs/emulation.md.");
   cmd->add_option("input", options->input, "the .tile source or .tir IR text (the reference, and the kernel's parameters)")
       ->required();
-  cmd->add_option("--kernel", options->kernel, "emulate only this kernel (default: every kernel)")
-      ->check(CLI::Validator(
-          [](std::string& name) {
-            return name.empty() ? std::string("an empty kernel name: name one, or leave --kernel out for every kernel")
-                                : "";
-          },
-          "NAME"));
+  add_kernel_option(*cmd, options->kernel, "emulate");
   cmd->add_option("--dims", options->dims,
                   fmt::format("symbolic tensor extents, e.g. M=200,N=136,K=72 (default {} each)", kDefaultExtent))
       ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2
@@ -441,13 +435,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--scalar", options->scalar_items, kScalarOptionHelp);
   add_pipeline_options(*cmd, options->driver, options->defines);
   add_plain_tiles_option(*cmd, options->plain_tiles);
-  cmd->add_option("--seed", options->seed,
-                  "seed of the random inputs, and of the first random schedule (default 1)")
-      ->check(CLI::Validator(
-          [](std::string& seed) {
-            return seed.starts_with("-") ? std::string("a seed is 0 to 2^64 - 1") : "";
-          },
-          ""));
+  add_seed_option(*cmd, options->seed, "seed of the random inputs, and of the first random schedule (default 1)");
   cmd->add_option("--schedules", options->schedules,
                   "how many runs: eager, lazy, then random with seeds S, S+1, ... (default 2)")
       ->check(CLI::Range(1, 1000));

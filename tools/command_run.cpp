@@ -163,13 +163,7 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
       "Run a kernel on the CPU interpreter with random inputs; --check also runs the IR as parsed\n"
       "and compares every output (tolerance per element type), exiting 1 at the first mismatch.");
   cmd->add_option("input", options->input, "the .tile source or .tir IR text")->required();
-  cmd->add_option("--kernel", options->kernel, "run only this kernel (default: every kernel)")
-      ->check(CLI::Validator(
-          [](std::string& name) {
-            return name.empty() ? std::string("an empty kernel name: name one, or leave --kernel out for every kernel")
-                                : "";
-          },
-          "NAME"));
+  add_kernel_option(*cmd, options->kernel, "run");
   cmd->add_option("--dims", options->dims,
                   fmt::format("symbolic tensor extents, e.g. M=256,N=128,K=64 (default {} each)", kDefaultExtent))
       ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2
@@ -178,11 +172,7 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   add_pipeline_options(*cmd, options->driver, options->defines);
   cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));
-  cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)")->check(CLI::Validator(
-          [](std::string& seed) {
-            return seed.starts_with("-") ? std::string("a seed is 0 to 2^64 - 1") : "";
-          },
-          ""));
+  add_seed_option(*cmd, options->seed, "seed of the random inputs (default 1)");
   cmd->add_option("--sms", options->sms, "the SM count persistent kernels see (default 4)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");

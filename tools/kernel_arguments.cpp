@@ -1,6 +1,7 @@
 // tools/kernel_arguments.cpp — --dims parsing and the symbols a kernel is bound with (see header).
 #include "tools/kernel_arguments.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -11,6 +12,22 @@
 #include <cstdlib>
 
 namespace tilec::tools {
+
+void add_kernel_option(CLI::App& cmd, std::string& kernel, const char* what) {
+  cmd.add_option("--kernel", kernel, fmt::format("{} only this kernel (default: every kernel)", what))
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            return name.empty() ? std::string("an empty kernel name: name one, or leave --kernel out for every kernel")
+                                : "";
+          },
+          "NAME"));
+}
+
+void add_seed_option(CLI::App& cmd, uint64_t& seed, const char* help) {
+  cmd.add_option("--seed", seed, help)
+      ->check(CLI::Validator(
+          [](std::string& text) { return text.starts_with("-") ? std::string("a seed is 0 to 2^64 - 1") : ""; }, ""));
+}
 
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
   size_t start = 0;

@@ -17,7 +17,16 @@
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/interpreter/kernel_buffers.h"
 
+namespace CLI {
+class App;
+}
+
 namespace tilec::tools {
+
+// --kernel NAME (`what` runs only that kernel; an empty name is refused) and --seed S (`help`;
+// a negative one is refused, which would wrap), for `tilec run` and `tilec emulate`.
+void add_kernel_option(CLI::App& cmd, std::string& kernel, const char* what);
+void add_seed_option(CLI::App& cmd, uint64_t& seed, const char* help);
 
 // The extent of a dimension --dims does not name.
 inline constexpr int64_t kDefaultExtent = 256;
