@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -131,7 +132,12 @@ int run_compile_with_dependency_file(const CompileOptions& options, const Depend
   int status = run_compile(options);
   if (status != 0 || !wanted) return status;
   std::string path = depfile.next_to_output ? dependency_file_next_to(options.output) : depfile.path;
-  return write_dependency_file(path, options.output, {options.input}) ? 0 : 1;
+  if (write_dependency_file(path, options.output, {options.input})) return 0;
+  // An output without its dependency file would look up to date to make and ninja: remove it.
+  std::error_code ignored;
+  std::filesystem::remove(options.output, ignored);
+  fmt::print(stderr, "tilec: note: removed '{}' so that the build reruns this compile\n", options.output);
+  return 1;
 }
 
 }  // namespace

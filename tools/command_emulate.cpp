@@ -307,7 +307,9 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
                                        cuda::kReassociatedSumTolerance};
       }
       runtime::BufferComparison comparison = runtime::compare_buffers(expected.tensors[position], buffer, tolerance);
-      results += fmt::format("{}{} {}", results.empty() ? "" : ", ", output, comparison.summary());
+      // A mismatch's details go to stderr once; the schedule's closing line only names it.
+      results += fmt::format("{}{} {}", results.empty() ? "" : ", ", output,
+                             comparison.ok() ? comparison.summary() : "differs (error above)");
       if (!comparison.ok()) {
         fmt::print(stderr, "tilec: error: {}: {} differs from the interpreter's result: {}\n", where, output,
                    comparison.summary());
@@ -428,11 +430,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("input", options->input, "the .tile source or .tir IR text (the reference, and the kernel's parameters)")
       ->required();
   add_kernel_option(*cmd, options->kernel, "emulate");
-  cmd->add_option("--dims", options->dims,
-                  fmt::format("symbolic tensor extents, e.g. M=200,N=136,K=72 (default {} each)", kDefaultExtent))
-      ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2
-      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
-  cmd->add_option("--scalar", options->scalar_items, kScalarOptionHelp);
+  add_extent_options(*cmd, options->dims, options->scalar_items, "M=200,N=136,K=72");
   add_pipeline_options(*cmd, options->driver, options->defines);
   add_plain_tiles_option(*cmd, options->plain_tiles);
   add_seed_option(*cmd, options->seed, "seed of the random inputs, and of the first random schedule (default 1)");

@@ -164,11 +164,7 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
       "and compares every output (tolerance per element type), exiting 1 at the first mismatch.");
   cmd->add_option("input", options->input, "the .tile source or .tir IR text")->required();
   add_kernel_option(*cmd, options->kernel, "run");
-  cmd->add_option("--dims", options->dims,
-                  fmt::format("symbolic tensor extents, e.g. M=256,N=128,K=64 (default {} each)", kDefaultExtent))
-      ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2
-      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
-  cmd->add_option("--scalar", options->scalar_items, kScalarOptionHelp);
+  add_extent_options(*cmd, options->dims, options->scalar_items, "M=256,N=128,K=64");
   add_pipeline_options(*cmd, options->driver, options->defines);
   cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));

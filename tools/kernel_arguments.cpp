@@ -29,6 +29,15 @@ void add_seed_option(CLI::App& cmd, uint64_t& seed, const char* help) {
           [](std::string& text) { return text.starts_with("-") ? std::string("a seed is 0 to 2^64 - 1") : ""; }, ""));
 }
 
+void add_extent_options(CLI::App& cmd, std::string& dims, std::vector<std::string>& scalars, const char* example) {
+  cmd.add_option("--dims", dims, fmt::format("symbolic tensor extents, e.g. {} (default {} each)", example, kDefaultExtent))
+      ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
+  cmd.add_option("--scalar", scalars,
+                 "values of scalar parameters, e.g. --scalar alpha=0.5,n=-3 (repeatable; float scalars not\n"
+                 "given get a random value in [-1, 1), integer ones must be given; the values are printed)");
+}
+
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
   size_t start = 0;
   while (start < text.size()) {

@@ -27,6 +27,9 @@ namespace tilec::tools {
 // a negative one is refused, which would wrap), for `tilec run` and `tilec emulate`.
 void add_kernel_option(CLI::App& cmd, std::string& kernel, const char* what);
 void add_seed_option(CLI::App& cmd, uint64_t& seed, const char* help);
+// --dims M=..,N=.. (repeatable, joined with commas; `example` shows the form) and --scalar
+// NAME=VALUE (repeatable), read later by parse_dims and parse_scalars.
+void add_extent_options(CLI::App& cmd, std::string& dims, std::vector<std::string>& scalars, const char* example);
 
 // The extent of a dimension --dims does not name.
 inline constexpr int64_t kDefaultExtent = 256;
@@ -34,10 +37,6 @@ inline constexpr int64_t kDefaultExtent = 256;
 // False after printing what is malformed ("--dims M: expected NAME=POSITIVE_INTEGER, ...").
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out);
 
-// The --scalar option's help, shared by `tilec run` and `tilec emulate`.
-inline constexpr const char* kScalarOptionHelp =
-    "values of scalar parameters, e.g. --scalar alpha=0.5,n=-3 (repeatable; float scalars not\n"
-    "given get a random value in [-1, 1), integer ones must be given; the values are printed)";
 
 // False after printing what is malformed; each item of each --scalar option is NAME=NUMBER.
 bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBindings& out);

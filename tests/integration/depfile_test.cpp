@@ -45,6 +45,8 @@ TEST_F(Depfile, KeepsPathsAsGiven) {
   CommandResult r = tilec("compile " + tile_.string() + " -o gen/k.cu --depfile gen/deps/../k.d --emit ir");
   EXPECT_EQ(r.status, 1) << "gen/deps does not exist, so the depfile cannot be written";
   EXPECT_THAT(r.err, HasSubstr("cannot write dependency file 'gen/deps/../k.d'"));
+  EXPECT_FALSE(fs::exists(directory_ / "gen" / "k.cu")) << "an output without its dependency file looks up to date";
+  EXPECT_THAT(r.err, HasSubstr("removed 'gen/k.cu'"));
   r = tilec("compile " + tile_.string() + " -o gen/k.tir --depfile gen/k.d --emit ir");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_file(directory_ / "gen" / "k.d"), "gen/k.tir: " + tile_.string() + "\n");
