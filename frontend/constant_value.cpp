@@ -79,12 +79,31 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
   return ConstantValue{false, *r, 0};
 }
 
+std::errc parse_integer_literal(std::string_view text, int64_t& out) {
+  const bool negative = text.starts_with('-');
+  std::string_view digits = text.substr(negative ? 1 : 0);
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    base = 16;
+    digits.remove_prefix(2);
+  }
+  if (digits.empty() || digits[0] == '-' || digits[0] == '+') return std::errc::invalid_argument;
+  uint64_t magnitude = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+  if (ptr != digits.data() + digits.size()) return std::errc::invalid_argument;
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  if (ec == std::errc::result_out_of_range || magnitude > limit) return std::errc::result_out_of_range;
+  if (ec != std::errc()) return ec;
+  out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+  return std::errc();
+}
+
 std::optional<ConstantValue> parse_constant_value(const std::string& text, std::string& error) {
   ConstantValue c;
   const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, c.integer);
-  if (ec == std::errc() && ptr == end) return c;
-  if (ec == std::errc::result_out_of_range && ptr == end) {  // all digits: an integer, too wide
+  std::errc ec = parse_integer_literal(text, c.integer);
+  if (ec == std::errc()) return c;
+  if (ec == std::errc::result_out_of_range) {  // all digits: an integer, too wide
     error = text[0] == '-' ? "the integer is too small (limit -2^63)" : "the integer is too large (limit 2^63 - 1)";
     return std::nullopt;
   }

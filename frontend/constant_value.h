@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "ir/op_table.h"
 
@@ -30,7 +31,12 @@ std::optional<OpKind> binary_operator_op(std::string_view op);
 std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue a, ConstantValue b,
                                             std::string& error);
 
-// Reads the VALUE of -D NAME=VALUE: an integer, else a finite float; nullopt when neither, with
+// Reads all of `text` as an integer literal: decimal digits, or 0x/0X and hex digits (0xFF),
+// with an optional leading '-'. errc::result_out_of_range past i64, errc::invalid_argument when
+// `text` is not one.
+std::errc parse_integer_literal(std::string_view text, int64_t& out);
+
+// Reads the VALUE of -D NAME=VALUE: an integer (decimal or 0x hex), else a finite float; nullopt when neither, with
 // `error` saying why (not a number, an integer too wide for i64, a float out of range).
 std::optional<ConstantValue> parse_constant_value(const std::string& text, std::string& error);
 

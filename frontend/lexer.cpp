@@ -87,14 +87,20 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
     } else if (std::isdigit(static_cast<unsigned char>(c)) ||
                (c == '.' && std::isdigit(static_cast<unsigned char>(at(1))))) {
       bool is_float = false;
-      while (std::isdigit(static_cast<unsigned char>(at(0)))) advance();
+      const bool hex = c == '0' && (at(1) == 'x' || at(1) == 'X') && std::isxdigit(static_cast<unsigned char>(at(2)));
+      if (hex) {  // 0xFF: an integer in hex digits
+        advance();
+        advance();
+        while (std::isxdigit(static_cast<unsigned char>(at(0)))) advance();
+      }
+      while (!hex && std::isdigit(static_cast<unsigned char>(at(0)))) advance();
       // A '.' followed by another '.' is the range operator, not a decimal point.
-      if (at(0) == '.' && at(1) != '.') {
+      if (!hex && at(0) == '.' && at(1) != '.') {
         is_float = true;
         advance();
         while (std::isdigit(static_cast<unsigned char>(at(0)))) advance();
       }
-      if (at(0) == 'e' || at(0) == 'E') {
+      if (!hex && (at(0) == 'e' || at(0) == 'E')) {
         size_t save = pos;
         uint32_t save_line = line, save_column = column;
         advance();
@@ -111,10 +117,13 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
       if (is_identifier_char(at(0))) {
         while (is_identifier_char(at(0))) advance();
         diagnostics.error(token.location, fmt::format("malformed number '{}'", source.substr(start, pos - start)));
-        continue;
+        // Still a number to the parser, so that the rest of the line is not misread after it.
+        token.text = "0";
+        token.kind = TokenKind::integer;
+      } else {
+        token.text = source.substr(start, pos - start);
+        token.kind = is_float ? TokenKind::floating : TokenKind::integer;
       }
-      token.text = source.substr(start, pos - start);
-      token.kind = is_float ? TokenKind::floating : TokenKind::integer;
     } else {
       auto two = [&](char a, char b) { return c == a && at(1) == b; };
       TokenKind kind = TokenKind::end;

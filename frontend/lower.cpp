@@ -69,6 +69,11 @@ void Lowering::lower_constants(const Program& program) {
       error({}, fmt::format("-D {}: the program declares no constant named '{}'", name, name));
 }
 
+std::string Lowering::set_by_define(const std::string& name) const {
+  auto define = options_.defines.find(name);
+  return define == options_.defines.end() ? "" : fmt::format(" (-D {}={} set it)", name, define->second);
+}
+
 std::optional<Const> Lowering::parse_define(const std::string& name, const std::string& text) {
   std::string why;
   auto value = parse_constant_value(text, why);
@@ -87,6 +92,12 @@ Operand* Lowering::lookup(const std::string& name) {
 void Lowering::assign(const std::string& name, Operand operand, Location location) {
   if (constants_.count(name)) {
     error(location, fmt::format("'{}' is a constant and cannot be assigned", name));
+    return;
+  }
+  if (auto fixed = kernel_names_.find(name);
+      fixed != kernel_names_.end() && fixed->second != "a parameter") {  // scalar parameters may be rebound
+    error(location, fmt::format("'{}' is {} of the kernel and cannot be assigned; give the value another name",
+                                name, fixed->second));
     return;
   }
   size_t found = frames_.size();
@@ -116,22 +127,30 @@ void Lowering::assign(const std::string& name, Operand operand, Location locatio
   frames_[found].vars[name] = operand;
 }
 
-Value* Lowering::materialize(const Operand& operand, ScalarKind element, Location location) {
+Value* Lowering::materialize(const Operand& operand, ScalarKind element, Location location, const std::string& other) {
   if (operand.value) return operand.value;
   const Const& c = *operand.constant;
   builder_->set_location(location);
   if (is_float(element))
     return builder_->constant(Attribute(c.as_double()), Type::scalar(element));
   if (c.is_float) {
-    error(location, fmt::format("the number {} is not an integer ({} is expected here)", c.floating, to_string(element)));
+    if (!other.empty()) {
+      const bool named = other.find(' ') == std::string::npos;
+      error(location, fmt::format("the number {} is not an integer, and {} is {}; convert {} to a float first: "
+                                  "cast({}, f32)", c.floating, other, to_string(element), named ? other : "it",
+                                  named ? other : "..."));
+    } else
+      error(location, fmt::format("the number {} is not an integer ({} is expected here)", c.floating, to_string(element)));
     return builder_->constant(Attribute(int64_t{0}), Type::scalar(element));
   }
   // A number outside i8, i16, i32, u8, u16 or u32 would wrap silently: say so instead.
   auto range = element == ScalarKind::i1 ? std::nullopt : integer_range(element);
   if (range && (c.integer < range->lowest || c.integer > range->highest)) {
-    error(location, fmt::format("the number {} does not fit {} ({} to {}); convert the other operand to a wider "
-                                "type first, e.g. cast(x, i64)", c.integer, to_string(element), range->lowest,
-                                range->highest));
+    const bool named = !other.empty() && other.find(' ') == std::string::npos;
+    error(location, fmt::format("the number {} does not fit {} ({} to {}); convert {} to a wider type first: "
+                                "cast({}, {})", c.integer, to_string(element), range->lowest, range->highest,
+                                named ? other : "the other operand", named ? other : "...",
+                                c.integer >= INT32_MIN && c.integer <= INT32_MAX ? "i32" : "i64"));
     return builder_->constant(Attribute(int64_t{0}), Type::scalar(element));
   }
   return builder_->constant(Attribute(c.integer), Type::scalar(element));
@@ -160,7 +179,8 @@ std::optional<int64_t> Lowering::const_int(const Expr& expr, const char* what, i
   Operand operand = lower_expr(expr);
   if (!operand.ok()) return std::nullopt;
   if (operand.constant && operand.constant->is_float) {  // known, but not an integer (-D BR=2.5)
-    error(expr.location, fmt::format("{} must be an integer, not the number {}", what, operand.constant->floating));
+    error(expr.location, fmt::format("{} must be an integer, not the number {}{}", what, operand.constant->floating,
+                                     expr.kind == ExprKind::name ? set_by_define(expr.name) : ""));
     return std::nullopt;
   }
   if (!operand.constant) {
@@ -318,6 +338,11 @@ Operation* Lowering::lower_store(const Stmt& s) {
 }
 
 Operation* Lowering::lower_for(const Stmt& s) {
+  if (auto fixed = kernel_names_.find(s.name); fixed != kernel_names_.end()) {
+    error(s.location, fmt::format("'{}' is {} of the kernel; name the loop variable differently (it would hide it "
+                                       "in the loop)", s.name, fixed->second));
+    return nullptr;
+  }
   Value* lower = index_value(*s.lower, "a loop bound");
   Value* upper = index_value(*s.upper, "a loop bound");
   std::optional<int64_t> stages;
@@ -484,7 +509,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   std::vector<std::tuple<std::string, Value*, int64_t, Location>> symbols;
   std::set<std::string> seen_symbols;
   for (const Param& p : k.params) {
-    if (!kernel_names_.insert(p.name).second) {
+    if (!kernel_names_.emplace(p.name, "a parameter").second) {
       error(p.location, fmt::format("parameter '{}' is declared twice", p.name));
       continue;
     }
@@ -500,12 +525,12 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       const auto& [text, location] = p.dims[axis];
       if (std::isdigit(static_cast<unsigned char>(text[0]))) {
         int64_t n = 0;
-        auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-        if (ec != std::errc() || n <= 0) error(location, fmt::format("bad tensor dimension '{}'", text));
+        if (parse_integer_literal(text, n) != std::errc() || n <= 0) error(location, fmt::format("bad tensor dimension '{}'", text));
         dims.push_back(Dim::fixed(n));
       } else if (auto c = constants_.find(text); c != constants_.end()) {
         if (c->second.constant->is_float || c->second.constant->integer <= 0)
-          error(location, fmt::format("dimension '{}' names a constant that is not a positive integer", text));
+          error(location, fmt::format("dimension '{}' names a constant that is not a positive integer{}", text,
+                                      set_by_define(text)));
         dims.push_back(Dim::fixed(c->second.constant->integer));
       } else {
         dims.push_back(Dim::named(text));
@@ -524,7 +549,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
     Value* extent = builder.create(OpKind::dim, {tensor}, {Type::scalar(ScalarKind::index)}, {{"axis", Attribute(axis)}})->result();
     extent->set_name_hint(symbol);
     frames_.back().vars[symbol] = Operand{extent};
-    kernel_names_.insert(symbol);
+    kernel_names_.emplace(symbol, "a dimension");
   }
 
   // 2. the grid
@@ -561,7 +586,8 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
     Operation* ids = builder.create(OpKind::grid_ids, extents, index_types, attributes);
     for (size_t i = 0; i < grid.coordinates.size(); ++i) {
       const auto& [name, location] = grid.coordinates[i];
-      if (!kernel_names_.insert(name).second) error(location, fmt::format("'{}' is already defined", name));
+      if (!kernel_names_.emplace(name, "a grid coordinate").second)
+        error(location, fmt::format("'{}' is already defined", name));
       ids->result(i)->set_name_hint(name);
       frames_.back().vars[name] = Operand{ids->result(i)};
     }
@@ -570,7 +596,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
     // them are not reported as unknown too.
     builder.set_location(grid.location);
     for (const auto& [name, location] : grid.coordinates) {
-      if (!kernel_names_.insert(name).second) continue;
+      if (!kernel_names_.emplace(name, "a grid coordinate").second) continue;
       frames_.back().vars[name] = Operand{builder.constant(Attribute(int64_t{0}), Type::scalar(ScalarKind::index))};
     }
   }

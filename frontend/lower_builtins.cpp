@@ -397,6 +397,16 @@ Operand Lowering::lower_cast(const Expr& e, const Builtin&, const Expr*) {
   auto element = element_type(e.args[1]->name, e.args[1]->location);
   Operand x = lower_expr(*e.args[0]);
   if (!element || !x.ok()) return {};
+  // A number converts as a value of its own type would (docs/language.md): a float one to an
+  // integer truncates and saturates (cast(-1.0, u8) is 0), an integer one wraps (cast(-1, u8)
+  // is 255). Only a number the integer type holds becomes a constant of that type directly.
+  if (x.constant && !is_float(*element)) {
+    auto range = integer_range(*element);
+    if (x.constant->is_float)
+      x = Operand{materialize(x, ScalarKind::f32, e.location)};
+    else if (range && (x.constant->integer < range->lowest || x.constant->integer > range->highest))
+      x = Operand{materialize(x, ScalarKind::i64, e.location)};
+  }
   Value* v = materialize(x, *element, e.location);
   Type type = v->type().with_element(*element);
   if (type.is_tile()) type = type.with_space(MemorySpace::reg);

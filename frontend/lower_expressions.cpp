@@ -109,8 +109,10 @@ Value* Lowering::without_leading_ones(Value* value, size_t rank, Location locati
 std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
                           const Expr* ea, const Expr* eb) {
   ScalarKind element = a.value ? a.value->type().element() : b.value->type().element();
-  va = materialize(a, element, location);
-  vb = materialize(b, element, location);
+  const int errors = diagnostics_.error_count();
+  va = materialize(a, element, location, operand_text(eb, "other"));
+  vb = materialize(b, element, location, operand_text(ea, "other"));
+  if (diagnostics_.error_count() > errors) return std::nullopt;  // a number that does not fit, said once
   const Type ta = va->type(), tb = vb->type();  // as written, for the messages
   if (va->type().is_tile() && vb->type().is_tile() && va->type().element() == vb->type().element()) {
     const size_t rank = std::max(va->type().rank(), vb->type().rank());

@@ -4,6 +4,7 @@
 // (frontend/lower.h), whose comment describes the phases.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -50,6 +51,9 @@ class Lowering {
 
   // ---- constants --------------------------------------------------------------------------
   void lower_constants(const Program& program);
+  // " (-D NAME=VALUE set it)" for a constant the command line overrides, else "": for the
+  // messages about a constant's value.
+  std::string set_by_define(const std::string& name) const;
   std::optional<Const> parse_define(const std::string& name, const std::string& text);
 
   // ---- scopes -----------------------------------------------------------------------------
@@ -62,7 +66,9 @@ class Lowering {
   }
 
   // ---- types and values -------------------------------------------------------------------
-  Value* materialize(const Operand& operand, ScalarKind element, Location location);
+  // `other`: the operand a number meets (`q` in `q * 200`), named in the message when the
+  // number does not fit its type.
+  Value* materialize(const Operand& operand, ScalarKind element, Location location, const std::string& other = "");
   // A value with no typing context: integers become index, floats f32.
   Value* materialize(const Operand& operand, Location location);
   Value* index_value(const Expr& expr, const char* what);
@@ -143,7 +149,9 @@ class Lowering {
   const LowerOptions& options_;
   DiagnosticEngine& diagnostics_;
   std::unordered_map<std::string, Operand> constants_;
-  std::set<std::string> kernel_names_;
+  // The kernel's parameters, dims and grid coordinates, each with what it is ("a grid
+  // coordinate"): a dim or coordinate cannot be assigned, nor be a loop variable.
+  std::map<std::string, std::string> kernel_names_;
   std::unordered_map<std::string, std::string> out_of_scope_;  // name → why it is unknown here
   // Names whose last assignment failed (and was reported): a use of one is an error already
   // said, so it fails without a message of its own ("unknown name" would only repeat it).

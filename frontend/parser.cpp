@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "frontend/constant_value.h"
+
 namespace tilec::frontend {
 
 namespace {
@@ -465,8 +467,7 @@ class Parser {
       case TokenKind::integer: {
         next();
         e->kind = ExprKind::integer;
-        auto [ptr, ec] = std::from_chars(token.text.data(), token.text.data() + token.text.size(), e->integer);
-        if (ec != std::errc()) fail_at(token.location, fmt::format("integer {} is too large (limit 2^63 - 1)", token.text));
+        if (parse_integer_literal(token.text, e->integer) != std::errc()) fail_at(token.location, fmt::format("integer {} is too large (limit 2^63 - 1)", token.text));
         return e;
       }
       case TokenKind::floating: {

@@ -442,6 +442,26 @@ TEST(Cli, ArgmaxAndArgminGiveTheFirstIndexOfTheExtreme) {
   fs::remove(source);
 }
 
+// cast of a number converts it as a value of its type would (docs/language.md): an integer
+// wraps (cast(-1, u8) is 255, cast(300, u8) is 44), a float truncates and saturates
+// (cast(-1.0, u8) is 0, cast(1000.5, i8) is 127, cast(-2.9, i8) is -2). It was refused before.
+TEST(Cli, CastOfANumberWrapsOrSaturatesAsDocumented) {
+  fs::path source = temp_file("castnum.tile",
+      "kernel castnum(U: tensor<4, u8>, V: tensor<4, u8>, W: tensor<4, u8>, I: tensor<4, i8>, J: tensor<4, i8>)\n"
+      "    grid tiles(1) as (t) {\n"
+      "  store U[0] = full<4, u8>(cast(-1, u8));\n  store V[0] = full<4, u8>(cast(-1.0, u8));\n"
+      "  store W[0] = full<4, u8>(cast(300, u8));\n  store I[0] = full<4, i8>(cast(1000.5, i8));\n"
+      "  store J[0] = full<4, i8>(cast(-2.9, i8));\n}\n");
+  CommandResult r = run_command(tilec("run " + source.string() + " --check"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("output %U tensor<4xu8>: checksum 1020\n"));  // 4 · 255
+  EXPECT_THAT(r.out, HasSubstr("output %V tensor<4xu8>: checksum 0\n"));
+  EXPECT_THAT(r.out, HasSubstr("output %W tensor<4xu8>: checksum 176\n"));  // 4 · 44
+  EXPECT_THAT(r.out, HasSubstr("output %I tensor<4xi8>: checksum 508\n"));  // 4 · 127
+  EXPECT_THAT(r.out, HasSubstr("output %J tensor<4xi8>: checksum -8\n"));   // 4 · -2
+  fs::remove(source);
+}
+
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
 std::string kernel_with(const std::string& shape, const std::string& stages, const std::string& name = "x") {
   return "kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n"

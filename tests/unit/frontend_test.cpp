@@ -187,11 +187,15 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"float_coordinate", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <1>;\n  y = load X at [item(x)] : <8>;\n}", "a tile coordinate must be an index, not f32", 3},
         ErrorCase{"reshape_count", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = reshape<3, 2>(x);\n}", "reshape<...>() keeps the number of elements: tile<8xf32, reg> has 8, not 6", 3},
         ErrorCase{"reshape_without_shape", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = reshape(x);\n}", "reshape() takes the new shape first: write reshape<R, C>(x)", 3},
-        ErrorCase{"negative_number_for_u8", "kernel k(X: tensor<N, u8>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x + -1;\n}", "the number -1 does not fit u8 (0 to 255); convert the other operand to a wider type first, e.g. cast(x, i64)", 3},
+        ErrorCase{"negative_number_for_u8", "kernel k(X: tensor<N, u8>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x + -1;\n}", "the number -1 does not fit u8 (0 to 255); convert x to a wider type first: cast(x, i32)", 3},
         ErrorCase{"permute_needs_every_dimension", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  y = permute(x, 1);\n}", "permute() of tile<8x8xf32, reg> takes its 2 dimensions in their new order, got 1", 3},
         ErrorCase{"permute_names_a_dimension_twice", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  y = permute(x, 1, 1);\n}", "permute() takes each dimension of tile<8x8xf32, reg> once (0 to 1); 1 is named twice", 3},
-        ErrorCase{"number_past_u16", "kernel k(X: tensor<N, u16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x * 70000;\n}", "the number 70000 does not fit u16 (0 to 65535); convert the other operand to a wider type first, e.g. cast(x, i64)", 3},
-        ErrorCase{"number_wider_than_i8", "kernel k(X: tensor<N, i8>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x * 200;\n}", "the number 200 does not fit i8 (-128 to 127); convert the other operand to a wider type first, e.g. cast(x, i64)", 3},
+        ErrorCase{"number_past_u16", "kernel k(X: tensor<N, u16>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x * 70000;\n}", "the number 70000 does not fit u16 (0 to 65535); convert x to a wider type first: cast(x, i32)", 3},
+        ErrorCase{"float_number_meets_an_integer_tile", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  a = load X[i] : <8>;\n  s = a * 0.5;\n}", "the number 0.5 is not an integer, and a is i32; convert a to a float first: cast(a, f32)", 3},
+        ErrorCase{"assigning_a_dimension", "kernel k(X: tensor<M, f32>) grid tiles(1) as (i) {\n  M = 2;\n}", "'M' is a dimension of the kernel and cannot be assigned; give the value another name", 2},
+        ErrorCase{"assigning_a_grid_coordinate", "kernel k(X: tensor<M, f32>) grid tiles(1) as (i) {\n  i = i + 1;\n}", "'i' is a grid coordinate of the kernel and cannot be assigned", 2},
+        ErrorCase{"loop_variable_hides_a_coordinate", "kernel k(X: tensor<M, f32>) grid tiles(1) as (i) {\n  for i in 0 .. 2 {\n    store X[i] = zeros<8, f32>();\n  }\n}", "'i' is a grid coordinate of the kernel; name the loop variable differently", 2},
+        ErrorCase{"number_wider_than_i8", "kernel k(X: tensor<N, i8>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x * 200;\n}", "the number 200 does not fit i8 (-128 to 127); convert x to a wider type first: cast(x, i32)", 3},
         ErrorCase{"integer_mma", "kernel k(A: tensor<M, K, i8>) grid tiles(1) as (i) {\n  a = load A[i, 0] : <64, 16>;\n  c = mma(a, load A[0, i] : <16, 64>, zeros<64, 64, f32>());\n}", "the accumulator of an mma of i8 operands must be i32, not f32 (e.g. zeros<64, 64, i32>())", 3},
         ErrorCase{"index_plus_i32", "kernel k(X: tensor<N, f32>, off: i32) grid tiles(1) as (n) {\n  store X at [n * 64 + off] = load X[n] : <64>;\n}", "the left operand is an index (tile coordinates, loop variables and dims are) and off is i32; convert the index: cast(..., i32) around the left operand", 2},
         ErrorCase{"i32_plus_index", "kernel k(X: tensor<N, f32>, off: i32) grid tiles(1) as (n) {\n  store X at [off + n] = load X[n] : <64>;\n}", "n is an index (tile coordinates, loop variables and dims are) and off is i32; convert the index: cast(n, i32), or off to an index: cast(off, index)", 2},
@@ -226,6 +230,27 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"syntax_missing_semicolon", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>\n  store X[i] = x;\n}", "expected ';' after a statement", 2},
         ErrorCase{"syntax_bad_grid", "kernel k(X: tensor<N, f32>) grid blocks(1) as (i) {\n}", "unknown grid kind 'blocks'", 1}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// 0x literals are integers (bit masks); a malformed number is one error, not two (the parser
+// once went on to "expected an expression" at the ';' after it).
+TEST(Parser, HexLiteralsAreIntegersAndAMalformedNumberIsOneError) {
+  Compiled c = compile_tile("const MASK = 0xFF;\nconst BIG = -0X7fffFFFF;\n"
+                            "kernel k(X: tensor<N, u32>) grid tiles(1) as (i) {\n  store X[i] = load X[i] : <8> & 0x0F;\n}\n");
+  ASSERT_TRUE(c.module) << c.errors();
+  Compiled defined = compile_tile("const MASK = 1;\nkernel k(X: tensor<N, u32>) grid tiles(1) as (i) {\n"
+                                  "  store X[i] = load X[i] : <8> & MASK;\n}\n", {{"MASK", "0x10"}});
+  ASSERT_TRUE(defined.module) << defined.errors();
+  std::string ir = print_module(*defined.module);
+  EXPECT_NE(ir.find("value = 16"), std::string::npos) << ir;
+  Compiled bad = compile_tile("const A = 0x1g;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n"
+                              "  store X[i] = zeros<8, f32>();\n}\n");
+  EXPECT_FALSE(bad.module);
+  EXPECT_EQ(bad.diagnostics->error_count(), 1) << bad.errors();
+  EXPECT_NE(bad.errors().find("malformed number '0x1g'"), std::string::npos) << bad.errors();
+  Compiled wide = compile_tile("const A = 0x8000000000000000;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n"
+                               "  store X[i] = zeros<8, f32>();\n}\n");
+  EXPECT_NE(wide.errors().find("too large"), std::string::npos) << wide.errors();
+}
 
 TEST(Parser, ReportsSeveralSyntaxErrorsInOneRun) {
   Compiled c = compile_tile(
