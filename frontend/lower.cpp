@@ -319,9 +319,15 @@ Operation* Lowering::lower_store(const Stmt& s) {
     value.value = without_leading_ones(value.value, t.rank(), s.value->location);
   const Type& tile = value.value->type();
   if (tile.rank() > t.rank()) {
+    // A per-row result (a <BM, 1> column, a row reduction's) into a vector: say how to store it.
+    const bool column = tile.rank() == 2 && t.rank() == 1 && tile.shape()[1] == 1;
     error(s.value->location, fmt::format("storing a rank-{} tile into the rank-{} tensor '{}' (a tile may have "
-                                         "fewer dimensions than its tensor, or more of extent 1 in front, not more)",
-                                         tile.rank(), t.rank(), s.name));
+                                         "fewer dimensions than its tensor, or more of extent 1 in front, not more){}",
+                                         tile.rank(), t.rank(), s.name,
+                                         column ? fmt::format("; for one value per row, declare '{}' as "
+                                                              "tensor<..., 1, ...> (the same memory) and store "
+                                                              "{}[..., 0] = the column", s.name, s.name)
+                                                : ""));
     return nullptr;
   }
   if (tile.element() != t.element()) {

@@ -151,15 +151,17 @@ void TensorCoreKernel::emit_summary() {
       writer_.line(fmt::format("//   A of the mma at line {} (from registers): {} bytes at {}, 128B swizzle",
                                mma->location().line, tc_.mma_plans.at(mma).staging_bytes,
                                tc_.mma_plans.at(mma).staging_offset));
-  if (tc_.store_staging_offset >= 0)
-    for (const Operation* store : tc_.store_ops) {
-      const StorePlan& plan = tc_.store_plans.at(store);
-      if (plan.tma)
-        writer_.line(fmt::format(
-            "//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
-            "of {}x{} (128B swizzle)",
-            store->location().line, kStoreStagingBytes, tc_.store_staging_offset, plan.box_rows, plan.chunk_columns));
-    }
+  for (const Operation* store : tc_.store_ops) {
+    const StorePlan& plan = tc_.store_plans.at(store);
+    if (plan.tma)
+      writer_.line(fmt::format(
+          "//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
+          "of {}x{} (128B swizzle)",
+          store->location().line, kStoreStagingBytes, tc_.store_staging_offset, plan.box_rows, plan.chunk_columns));
+    else
+      writer_.line(fmt::format("//   store at line {}: each thread writes its elements from registers: {}",
+                               store->location().line, plan.direct_because));
+  }
   if (tc_.exchange_offset >= 0)
     writer_.line(fmt::format("//   row-reduction exchange between the compute warpgroups: {} bytes at {}",
                              tc_.exchange_bytes, tc_.exchange_offset));

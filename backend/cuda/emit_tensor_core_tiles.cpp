@@ -144,6 +144,7 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
 std::string TensorCoreKernel::element(const Value* value, const ElementContext& context) {
   if (!value->type().is_tile()) return plan_.expression(value);
   if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return element(read->second, context);
+  if (auto named = context.named.find(value); named != context.named.end()) return named->second;
   if (const Accumulator* accumulator = tc_.accumulator(value)) return context.accumulators.at(accumulator);
   if (const Fragment* held = tc_.fragment(value)) {
     if (held->columns == 1 && !context.row_vector)
@@ -151,6 +152,31 @@ std::string TensorCoreKernel::element(const Value* value, const ElementContext& 
     return fmt::format("{}[{}]", held->name, context.index);
   }
   return op_element(*value->defining_op(), context);
+}
+
+TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const Value* value, ElementContext context) {
+  std::map<const Value*, int> reads;
+  std::vector<const Value*> order;  // operands before their users
+  auto visit = [&](auto&& self, const Value* v) -> void {
+    if (!v->type().is_tile()) return;
+    if (auto read = tc_.lazy_reads.find(v); read != tc_.lazy_reads.end()) return self(self, read->second);
+    if (tc_.accumulator(v) || tc_.fragment(v)) return;  // registers already
+    if (reads[v]++ > 0) return;
+    const Operation& op = *v->defining_op();
+    if (op.kind() != OpKind::load && op.kind() != OpKind::full && op.kind() != OpKind::zeros &&
+        op.kind() != OpKind::iota)
+      for (const Value* operand : op.operands()) self(self, operand);
+    order.push_back(v);
+  };
+  visit(visit, value);
+  for (const Value* v : order) {
+    const OpKind kind = v->defining_op()->kind();
+    if (reads[v] < 2 || kind == OpKind::full || kind == OpKind::zeros || kind == OpKind::reshape) continue;
+    std::string name = names_.unique(plan_.expression(v) + "_element");
+    writer_.line(fmt::format("const auto {} = {};", name, element(v, context)));
+    context.named[v] = name;
+  }
+  return context;
 }
 
 // One element of the tile `op` computes, from its operands' elements.
@@ -240,19 +266,21 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
 void TensorCoreKernel::emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
                                             const ElementContext& context) {
   writer_.line(fmt::format("const int byte = ({}) * {};", box_column, byte_size(kind)));
+  const ElementContext named = hoist_repeated_elements(value, context);
   writer_.line(fmt::format("*reinterpret_cast<{}*>(staging_bytes + box + {}) = {};", element_type(kind),
-                           swizzled_offset("box_row", "byte", kPanelRowBytes), element(value, context)));
+                           swizzled_offset("box_row", "byte", kPanelRowBytes), element(value, named)));
 }
 
 void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
                                           const std::string& column_base, const ElementContext& context,
                                           const std::string& owner) {
   writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
+  const ElementContext named = hoist_repeated_elements(value, context);
   writer_.line(fmt::format("if ({}{}{}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
                            owner.empty() ? "" : owner + " && ", access.inside,
                            access.row_may_be_negative ? "0 <= index0 && " : "",
                            access.column_may_be_negative ? "0 <= index1 && " : "", access.rows, access.columns,
-                           access.base, access.pitch, element(value, context)));
+                           access.base, access.pitch, element(value, named)));
 }
 
 }  // namespace tilec::cuda::tensor_core

@@ -270,10 +270,14 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       return true;
     case OpKind::reshape: {
       const Type& input = op.operand(0)->type();
-      if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1)
-        return unsupported(op, "this reshape in a tensor-core kernel (only a row <N> broadcast as <1, N>: a row "
-                               "vector added to or multiplied with a tile, e.g. a bias); for one value per row, give "
-                               "the tensor as [M, 1] (the same memory as [M]) and load X[m, 0] : <BM, 1>");
+      if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1) {
+        const bool column_to_vector = input.rank() == 2 && op.result()->type().rank() == 1;
+        return unsupported(op, fmt::format("this reshape in a tensor-core kernel (only a row <N> broadcast as <1, N>: "
+                                           "a row vector added to or multiplied with a tile, e.g. a bias); for one "
+                                           "value per row, give the tensor as [M, 1] (the same memory as [M]) and {}",
+                                           column_to_vector ? "store the column itself: store X[m, 0] = column"
+                                                            : "load X[m, 0] : <BM, 1>"));
+      }
       return true;
     }
     default: break;
@@ -692,6 +696,16 @@ bool Analysis::hold_store(const Operation& op) {
     plan.buffers = kStoreStagingBytes / (plan.box_rows * kPanelRowBytes);
     plan.tma = per_warpgroup % plan.chunk_columns == 0 && !rows_64;
     plan.map = plan_.expression(plan.tensor) + "_store_map";
+    if (rows_64)
+      plan.direct_because = "64 rows (TMEM layout F spreads them over the lanes of four warps)";
+    else if (!plan.tma)
+      plan.direct_because = fmt::format("each compute warpgroup writes {} columns, not a multiple of a 128-byte box "
+                                        "row ({} {} columns)", per_warpgroup, plan.chunk_columns, to_string(element));
+  } else {
+    plan.direct_because = columns == 1 ? "a column (one value per row)"
+                                       : fmt::format("{} into a {} tensor (TMA stores move f32, i32, bf16 and f16 "
+                                                     "tiles of the tensor's own type)",
+                                                     to_string(element), to_string(plan.tensor->type().element()));
   }
   tc_.store_plans[&op] = plan;
   tc_.store_ops.push_back(&op);
@@ -774,7 +788,11 @@ bool Analysis::place_shared_memory() {
   for (const Operation* op : tc_.store_ops)
     if (!tc_.store_plans.at(op).tma)
       for (auto& [other, plan] : tc_.store_plans)
-        if (plan.tensor == tc_.store_plans.at(op).tensor) plan.tma = false;
+        if (plan.tensor == tc_.store_plans.at(op).tensor && plan.tma) {
+          plan.tma = false;
+          plan.direct_because = fmt::format("the store at line {} writes the same tensor directly (a tensor is "
+                                            "written all through TMA or not at all)", op->location().line);
+        }
   bool tma_stores = std::any_of(tc_.store_ops.begin(), tc_.store_ops.end(),
                                 [&](const Operation* op) { return tc_.store_plans.at(op).tma; });
   bool barriers_free = tc_.private_barrier + tc_.compute_threads / kWarpgroup <= kLastNamedBarrier;
@@ -782,7 +800,13 @@ bool Analysis::place_shared_memory() {
     tc_.store_staging_offset = offset;
     offset += staging;
   } else {
-    for (auto& [op, plan] : tc_.store_plans) plan.tma = false;
+    for (auto& [op, plan] : tc_.store_plans)
+      if (plan.tma) {
+        plan.tma = false;
+        plan.direct_because = barriers_free ? fmt::format("{} bytes of staging per compute warpgroup do not fit "
+                                                          "beside the stage buffers", kStoreStagingBytes)
+                                            : "no named barrier is left for the staging";
+      }
   }
   for (Barrier& barrier : tc_.barriers) {
     barrier.offset = offset;

@@ -19,7 +19,10 @@ std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
       return fmt::format("{} columns (a multiple of the {} compute warpgroups)", columns, warpgroups_);
     return "";
   }
-  if (rows != 64 * warpgroups_) return fmt::format("{} rows (64 per compute warpgroup: {})", rows, 64 * warpgroups_);
+  if (rows != 64 * warpgroups_)
+    return fmt::format("{} rows (WGMMA gives each of the kernel's {} compute warpgroup{} 64 rows, so its tiles have {} "
+                       "rows: BM = 64 or 128)",
+                       rows, warpgroups_, warpgroups_ == 1 ? "" : "s", 64 * warpgroups_);
   if (columns != 1 && columns % 8 != 0) return fmt::format("{} columns (a multiple of 8)", columns);
   return "";
 }

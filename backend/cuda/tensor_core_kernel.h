@@ -208,7 +208,15 @@ class TensorCoreKernel {
     bool row_vector = false;   // that fragment is a row vector
     // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled.
     std::map<const Accumulator*, std::string> accumulators;
+    // Values computed per element that a stored expression reads more than once, each declared
+    // as a local before it (hoist_repeated_elements): their names.
+    std::map<const Value*, std::string> named;
   };
+
+  // Declares each value computed per element that `value`'s element reads more than once (GELU's
+  // x = acc + bias, read four times) as a local `const auto`, operands first, and returns
+  // `context` naming them, so that the stored expression reads each once.
+  ElementContext hoist_repeated_elements(const Value* value, ElementContext context);
 
   // An iota's element at tile position (row, column): the position along its axis.
   std::string iota_element(const Operation& op, const std::string& row, const std::string& column);

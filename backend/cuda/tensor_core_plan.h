@@ -134,6 +134,7 @@ struct StorePlan {
   // each is loaded 32 columns at a time beside the others.
   std::vector<const Accumulator*> accumulators;
   bool tma = false;
+  std::string direct_because;  // why the stores are direct from registers, when !tma (the kernel's summary)
   int64_t chunk_columns = 0, box_rows = 0, buffers = 0;  // buffers: boxes of staging per warpgroup
   int64_t warpgroup_columns = 0;  // of the stored tile, the columns one compute warpgroup writes
   const Value* tensor = nullptr;

@@ -597,6 +597,37 @@ TEST(TensorCore, EpilogueStoresThroughTmaWhereTheStagingFits) {
   EXPECT_EQ(count(full.out, "C[index0 * N + index1]"), 1u);
 }
 
+// A value the stored expression reads several times is one local, declared before the store:
+// the tanh GELU reads h = acc + b five times, and spelling it out at each read made the
+// expression five loads of the bias deep (ptxas spilled the 128x256 tile's epilogue on sm_90a).
+// The numbers: ABiasVectorBroadcastsInATensorCoreEpilogue (tests/emulate/emulate_kernels_test.cpp).
+TEST(TensorCore, AValueTheStoreReadsSeveralTimesIsComputedOnce) {
+  const std::string source = R"(
+const BM = 128; const BN = 256; const BK = 64;
+kernel gelu(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, Bias: tensor<N, f32>, C: tensor<M, N, bf16>)
+    grid persistent(cdiv(M, BM), cdiv(N, BN)) as (m, n) {
+  acc = zeros<BM, BN, f32>();
+  for k in 0 .. cdiv(K, BK) pipeline(4) carry (acc) {
+    acc = mma(load A[m, k] : <BM, BK>, load B[k, n] : <BK, BN>, acc);
+  }
+  x = acc + load Bias[n] : <BN>;
+  store C[m, n] = cast(0.5 * x * (1.0 + tanh(0.79788 * (x + 0.044715 * x * x * x))), bf16);
+}
+)";
+  std::filesystem::path path = std::filesystem::temp_directory_path() / ("tilec_gelu_" + std::to_string(::getpid()) + ".tile");
+  write_file(path, source);
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec_binary() + " compile " + path.string() + " --target " + target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string store = r.out.substr(r.out.find("// store C"));
+    EXPECT_EQ(count(store, "const auto x_element = add_f32("), 1u) << store;
+    EXPECT_EQ(count(store, "Bias["), 1u) << "the bias is read once per element\n" << store;
+    EXPECT_EQ(count(store, "x_element"), 6u) << "declared, then read five times\n" << store;
+  }
+  std::filesystem::remove(path);
+}
+
 // Hostile hand-written IR: a sample's final IR with any one line removed, for both targets,
 // either compiles or is rejected with a located error (exit 1); never an internal error or a crash.
 void expect_every_deletion_compiled_or_rejected(const std::string& sample) {
