@@ -2,11 +2,13 @@
 //
 // What: loads feeding only mma operands become tma_loads into shared memory (see the header).
 // Phases, per kernel:
-//   0. Unit dimensions in memory: `reshape<BQ, D>(load T[b, i, h, 0] : <BQ, 1, D>)` feeding only
-//      mma operands (directly or through a transpose) becomes `load T[b, i, h, 0] {box =
-//      [BQ, 1, D]} : <BQ, D>`, and in a kernel with mma `store T[...] = reshape<BQ, 1, D>(x)` of a
-//      reshape only it uses becomes `store T[...] = x {box = [BQ, 1, D]}`: a tile between the
-//      tensor's dimensions ([B, S, H, D] attention) moves as one TMA box with no reshape.
+//   0. Unit dimensions in memory: `reshape<BQ, D>(load T[b, i, h, 0] : <BQ, 1, D>)` of a load
+//      only it uses becomes `load T[b, i, h, 0] {box = [BQ, 1, D]} : <BQ, D>` (in a kernel with
+//      mma, where it feeds only mma operands, directly or through a transpose), and
+//      `store T[...] = reshape<BQ, 1, D>(x)` of a reshape only it uses becomes
+//      `store T[...] = x {box = [BQ, 1, D]}`: a tile between the tensor's dimensions ([B, S, H, D]
+//      attention) moves as one TMA box with no reshape, and a plain kernel's 2-D tile stays a
+//      register tile (rank-3 tiles are not).
 //   1. Count each value's uses as an mma `a`/`b` operand and its other uses.
 //   2. A transpose used only as mma operands, of a load used only by it, becomes one
 //      `tma_load {transposed}` of the loaded box (the load and the transpose go).
@@ -73,7 +75,7 @@ void fold_unit_reshapes(Region& body) {
     });
     const bool drops = op.result()->type().rank() == 2;  // else it adds the unit dimensions
     if (drops && load && load->kind() == OpKind::load && !load->has_attr("box") && users[load->result()].size() == 1 &&
-        feeds_mma) {
+        (feeds_mma || !has_mma)) {
       std::vector<Attribute> box;
       for (int64_t extent : load->result()->type().shape()) box.emplace_back(extent);
       load->set_attr("box", Attribute(std::move(box)));
@@ -83,7 +85,7 @@ void fold_unit_reshapes(Region& body) {
       dead.push_back(&op);
       return;
     }
-    if (!drops && has_mma && uses.size() == 1 && uses.front()->kind() == OpKind::store && !uses.front()->has_attr("box") &&
+    if (!drops && uses.size() == 1 && uses.front()->kind() == OpKind::store && !uses.front()->has_attr("box") &&
         uses.front()->operands().back() == op.result() && uses.front()->operand(0) != op.result()) {
       Operation& store = *uses.front();
       std::vector<Attribute> box;

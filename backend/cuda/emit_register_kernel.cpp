@@ -15,6 +15,7 @@
 #include "backend/cuda/emit_register_kernel.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -105,7 +106,7 @@ class RegisterEmitter {
   void emit_fill(const Operation& op);
   void emit_reduction(const Operation& op);
   void emit_memory(const Operation& op);
-  std::string vector_start_check(const Operation& op, bool two_d, int64_t width, size_t lead) const;
+  std::string vector_start_check(const Operation& op, size_t column_operand, int64_t width) const;
   bool emit_column_store(const Operation& op);
   void emit_grid_ids(const Operation& op);
   void emit_for(const Operation& op);
@@ -398,11 +399,11 @@ void RegisterEmitter::emit_reduction(const Operation& op) {
 }
 
 // A load at element coordinates starts its rows at any column: whole vectors need that column
-// to be a multiple of the vector width too (" && (c % V == 0)"; "" for tile coordinates). `lead`
-// counts the slice coordinates before the tile's own.
-std::string RegisterEmitter::vector_start_check(const Operation& op, bool two_d, int64_t width, size_t lead) const {
+// (operand `column_operand`) to be a multiple of the vector width too (" && (c % V == 0)"; ""
+// for tile coordinates).
+std::string RegisterEmitter::vector_start_check(const Operation& op, size_t column_operand, int64_t width) const {
   if (!op.has_attr("elements")) return "";
-  std::string column = plan_.expression(op.operand(lead + (two_d ? 2 : 1)));
+  std::string column = plan_.expression(op.operand(column_operand));
   if (column == "0") return "";
   return fmt::format(" && ({} % {} == 0)", column, width);
 }
@@ -427,8 +428,39 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   std::vector<std::string> extents(all_extents.begin() + static_cast<std::ptrdiff_t>(lead), all_extents.end());
   std::string base = plan_.expression(tensor);
   std::string rows = two_d ? extents[0] : "1", columns = two_d ? extents[1] : extents[0];
+  std::string pitch;  // elements from row to row, where not `columns`
+  size_t row_operand = 1 + lead, column_operand = 1 + lead + (two_d ? 1 : 0);
   comment(op);
-  if (lead > 0) {
+  if (op.has_attr("box")) {
+    // Through a box (a <BQ, D> tile of a [B, S, H, D] tensor, register_layout.cpp checks its
+    // form): the rows lie along row_dimension(), `pitch` elements apart, the columns along the
+    // last dimension, and each other coordinate (a box extent of 1) is an element index that
+    // picks where the rows start; outside the tensor, there are no rows.
+    const size_t rank = all_extents.size(), row_dimension = cuda::row_dimension(op, rank);
+    std::vector<std::string> offsets, inside, after_rows;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      if (d > row_dimension) after_rows.push_back(all_extents[d]);
+      if (d == row_dimension) continue;
+      const std::string& at = plan_.expression(op.operand(1 + d));
+      inside.push_back(fmt::format("0 <= {0} && {0} < {1}", at, all_extents[d]));
+      std::vector<std::string> stride{fmt::format("static_cast<int64_t>({})", at)};
+      for (size_t e = d + 1; e < rank; ++e) stride.push_back(all_extents[e]);
+      if (at != "0") offsets.push_back(fmt::format("{}", fmt::join(stride, " * ")));
+    }
+    after_rows.push_back(all_extents[rank - 1]);
+    if (!offsets.empty()) {
+      base = names_.unique(base + "_box");
+      writer_.line(fmt::format("{} {} = {} + {};", store ? "auto* const" : "const auto* const", base,
+                               plan_.expression(tensor), fmt::join(offsets, " + ")));
+    }
+    rows = inside.empty() ? all_extents[row_dimension]
+                          : fmt::format("({} ? {} : 0)", fmt::join(inside, " && "), all_extents[row_dimension]);
+    columns = all_extents[rank - 1];
+    if (after_rows.size() > 1) pitch = fmt::format("{}", fmt::join(after_rows, " * "));
+    row_operand = 1 + row_dimension;
+    column_operand = rank;
+    lead = 0;
+  } else if (lead > 0) {
     std::string slice, inside;
     for (size_t d = 0; d < lead; ++d) {
       const std::string& at = plan_.expression(op.operand(1 + d));
@@ -449,8 +481,10 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   std::string flag = "false";  // whether whole vectors may move (one element: never)
   if (width > 1) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
     flag = names_.unique(plan_.expression(tensor) + "_vectors");
-    writer_.line(fmt::format("const bool {} = vectors_fit<{}>({}, {}){};", flag, width, base,
-                             two_d ? columns : std::to_string(width), vector_start_check(op, two_d, width, lead)));
+    writer_.line(fmt::format("const bool {} = vectors_fit<{}>({}, {}){}{};", flag, width, base,
+                             two_d ? (pitch.empty() ? columns : pitch) : std::to_string(width),
+                             pitch.empty() ? "" : fmt::format(" && {} % {} == 0", grouped(columns), width),
+                             vector_start_check(op, column_operand, width)));
   }
   // Vector slot s: row slot s / column_slots, column slot s % column_slots, lane 0.
   std::string first = width == 1 ? vector_slot_ : fmt::format("{} * {}", vector_slot_, width);
@@ -462,7 +496,6 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   parts.row_slot = row_slots == 1 ? "0" : column_slots == 1 ? vector_slot_
                                                             : fmt::format("{} / {}", vector_slot_, column_slots);
   auto global = [&](int axis, size_t operand) {
-    operand += lead;
     std::string tile_coordinate = plan_.expression(op.operand(operand));
     std::string local = coordinate(shape, axis, parts);
     std::string base = tile_coordinate == "0" ? ""
@@ -476,12 +509,14 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   std::string inside = store ? inside_frame(shape, parts) : "";
   std::string guard = owner.empty() ? inside : inside.empty() ? owner : owner + " && " + inside;
   CodeWriter::Block loop = open_loop(vector_slot_, vectors);
-  writer_.line(fmt::format("const Index {} = {};", row_, two_d ? global(0, 1) : "0"));
-  writer_.line(fmt::format("const Index {} = {};", column_, global(1, two_d ? 2 : 1)));
-  std::string call = store ? fmt::format("store_vector<{}>({}, {}, {}, {}, {}, {}, &{}[{}]);", width, base, row_,
-                                         column_, rows, columns, flag, plan_.expression(tile), first)
-                           : fmt::format("load_vector<{}>(&{}[{}], {}, {}, {}, {}, {}, {});", width,
-                                         plan_.expression(tile), first, base, row_, column_, rows, columns, flag);
+  writer_.line(fmt::format("const Index {} = {};", row_, two_d ? global(0, row_operand) : "0"));
+  writer_.line(fmt::format("const Index {} = {};", column_, global(1, column_operand)));
+  const std::string pitched = pitch.empty() ? "" : ", " + pitch;
+  std::string call = store ? fmt::format("store_vector<{}>({}, {}, {}, {}, {}, {}, &{}[{}]{});", width, base, row_,
+                                         column_, rows, columns, flag, plan_.expression(tile), first, pitched)
+                           : fmt::format("load_vector<{}>(&{}[{}], {}, {}, {}, {}, {}, {}{});", width,
+                                         plan_.expression(tile), first, base, row_, column_, rows, columns, flag,
+                                         pitched);
   writer_.line(guard.empty() ? call : fmt::format("if ({}) {}", guard, call));
 }
 
@@ -500,7 +535,7 @@ bool RegisterEmitter::emit_column_store(const Operation& op) {
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
   int64_t bytes = byte_size(tile->type().element());
   int64_t width = 16 / bytes;
-  if (op.has_attr("elements") || shape.size() != 2 || extents.size() != 2 || shape[1] != 1 || extents[1] != "1" ||
+  if (op.has_attr("elements") || op.has_attr("box") || shape.size() != 2 || extents.size() != 2 || shape[1] != 1 || extents[1] != "1" ||
       shape[0] != layout_.rows || layout_.rows == 1 || shape[0] % width != 0 || shape[0] / width > layout_.threads)
     return false;
   int64_t rows = shape[0];
@@ -739,29 +774,35 @@ template <int V, typename T, typename I> __device__ inline bool vectors_fit(cons
 // The tensor's extents convert to the index type of the coordinates (not deduced from them).
 template <typename I> struct IndexOf { using type = I; };
 
+// Rows lie `pitch` elements apart: `columns` unless given (a tile's rows in a [B, S, H, D] tensor
+// lie H·D apart).
 template <int V, typename T, typename I>
 __device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
-                                   typename IndexOf<I>::type columns, bool vectors) {
+                                   typename IndexOf<I>::type columns, bool vectors,
+                                   typename IndexOf<I>::type pitch = -1) {
+  if (pitch < 0) pitch = columns;
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
     using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
     constexpr int kPart = sizeof(Raw) / sizeof(T);
 #pragma unroll
     for (int part = 0; part < V; part += kPart) {
-      const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column + part));
+      const Raw raw = *reinterpret_cast<const Raw*>(base + (row * pitch + column + part));
       memcpy(out + part, &raw, sizeof(Raw));
     }
     return;
   }
 #pragma unroll
   for (int k = 0; k < V; ++k)
-    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * pitch + column + k] : T{};
 }
 
 // Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
 template <int V, typename T, typename I>
 __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
-                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in,
+                                    typename IndexOf<I>::type pitch = -1) {
+  if (pitch < 0) pitch = columns;
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
     using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
@@ -772,13 +813,13 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
       memcpy(&raw, in + part, sizeof(Raw));
       // __stwb (a plain write-back store) keeps this a vector store: nvcc would otherwise merge
       // it with the masked path below, whose stores are the same, into scalar stores.
-      __stwb(reinterpret_cast<Raw*>(base + (row * columns + column + part)), raw);
+      __stwb(reinterpret_cast<Raw*>(base + (row * pitch + column + part)), raw);
     }
     return;
   }
 #pragma unroll
   for (int k = 0; k < V; ++k)
-    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * pitch + column + k] = in[k];
 }
 )";
 }

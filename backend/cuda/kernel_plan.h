@@ -83,6 +83,15 @@ struct LaunchParameter {
 };
 std::vector<LaunchParameter> launch_parameters(const KernelPlan& plan);
 
+// The tensor dimension holding the rows of a TMA box, a stored tile or a register tile moved through a box: rank - 2, or with a `box`
+// attribute (memory_box) the last dimension before the columns whose box extent is not 1 (the S of
+// a [B, S, H, D] tensor read as [BQ, 1, D]). The dimensions between it and the last are the box's
+// unit *middle* dimensions, and those before it the batch.
+size_t row_dimension(const Operation& op, size_t rank);
+// "" when the backend moves `op`'s tile of stored shape [rows, columns] through its box: the
+// columns are the tensor's last dimension, the rows row_dimension(), every other extent 1.
+std::string box_problem(const Operation& op, const std::vector<int64_t>& stored, size_t rank);
+
 // The plan, or std::nullopt after reporting what the backend does not support.
 std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel,
                                               DiagnosticEngine& diagnostics);

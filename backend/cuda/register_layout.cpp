@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "backend/cuda/kernel_plan.h"
 #include "ir/ir.h"
 
 namespace tilec::cuda {
@@ -108,9 +109,16 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     if ((op.kind() == OpKind::transpose || moving_reshape) && reason.empty())
       reason = fmt::format("it has a {} ({}:{}), which moves elements between threads", op.name(),
                            op.location().line, op.location().column);
-    if (op.has_attr("box") && reason.empty())  // IR text: promote-mma-operands writes it in mma kernels only
-      reason = fmt::format("its {} ({}:{}) moves a tile through a box", op.name(), op.location().line,
-                           op.location().column);
+    // A tile moved through a box (a <BQ, D> tile of a [B, S, H, D] tensor) is a register tile
+    // when its rows lie along one dimension and its columns along the last (emit_memory).
+    if (op.has_attr("box") && reason.empty() && (op.kind() == OpKind::load || op.kind() == OpKind::store)) {
+      const Type& tile = op.kind() == OpKind::load ? op.result()->type() : op.operands().back()->type();
+      std::string why = tile.rank() == 2 ? box_problem(op, tile.shape(), op.operand(0)->type().rank())
+                                         : "a box around a tile that is not 2-D";
+      if (!why.empty())
+        reason = fmt::format("its {} ({}:{}) takes {}, which register tiles do not", op.name(), op.location().line,
+                             op.location().column, why);
+    }
     for (size_t i = 0; i < op.num_results(); ++i)
       if (op.result(i)->type().is_tile()) tiles.push_back(op.result(i));
     for (size_t r = 0; r < op.num_regions(); ++r)

@@ -30,31 +30,6 @@ const Accumulator* Plan::accumulator(const Value* value) const {
   return it == accumulator_of.end() ? nullptr : &accumulators[it->second];
 }
 
-size_t row_dimension(const Operation& op, size_t rank) {
-  if (rank < 2) return 0;
-  const Attribute* box = op.attr("box");
-  if (box && box->is_array() && box->as_array().size() <= rank) {
-    const Attribute::Array& extents = box->as_array();  // the tensor's trailing dimensions
-    const size_t first = rank - extents.size();
-    for (size_t d = rank - 1; d-- > first;)
-      if (!extents[d - first].is_int() || extents[d - first].as_int() != 1) return d;
-  }
-  return rank - 2;
-}
-
-std::string box_problem(const Operation& op, const std::vector<int64_t>& stored, size_t rank) {
-  const Attribute* attribute = op.attr("box");
-  if (!attribute) return "";
-  const std::vector<int64_t> box = memory_box(op, Type(), rank);
-  const size_t rows = row_dimension(op, rank);
-  bool fits = box.size() == rank && rank >= 2 && stored.size() == 2 && box[rows] == stored[0] &&
-              box[rank - 1] == stored[1];
-  for (size_t d = 0; fits && d < rank; ++d) fits = d == rows || d == rank - 1 || box[d] == 1;
-  return fits ? ""
-              : fmt::format("a tile moved through the box {} (the tile's columns in the tensor's last dimension, its "
-                            "rows in one dimension before it, every other extent 1)", attribute->to_string());
-}
-
 TensorCorePlan summarize(const Plan& tc) {
   TensorCorePlan summary;
   for (const StageBuffer& stage : tc.stages)

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backend/cuda/kernel_plan.h"
 #include "backend/cuda/tensor_core_fragments.h"
 #include "backend/cuda/tensor_core_prelude.h"
 #include "backend/target.h"
@@ -42,15 +43,6 @@ inline std::string wgmma_types(const target::MmaInstruction& form, ScalarKind a,
 }
 inline constexpr int64_t kStoreStagingBytes = 16384;  // per compute warpgroup, for TMA stores
 inline constexpr int64_t kLastNamedBarrier = 15;      // bar.sync ids are 0..15
-
-// The tensor dimension holding the rows of a TMA box or a stored tile: rank - 2, or with a `box`
-// attribute (memory_box) the last dimension before the columns whose box extent is not 1 (the S of
-// a [B, S, H, D] tensor read as [BQ, 1, D]). The dimensions between it and the last are the box's
-// unit *middle* dimensions, and those before it the batch.
-size_t row_dimension(const Operation& op, size_t rank);
-// "" when the backend moves `op`'s tile of stored shape [rows, columns] through its box: the
-// columns are the tensor's last dimension, the rows row_dimension(), every other extent 1.
-std::string box_problem(const Operation& op, const std::vector<int64_t>& stored, size_t rank);
 
 struct StageBuffer {
   const Operation* op = nullptr;

@@ -221,29 +221,35 @@ template <int V, typename T, typename I> __device__ inline bool vectors_fit(cons
 // The tensor's extents convert to the index type of the coordinates (not deduced from them).
 template <typename I> struct IndexOf { using type = I; };
 
+// Rows lie `pitch` elements apart: `columns` unless given (a tile's rows in a [B, S, H, D] tensor
+// lie H·D apart).
 template <int V, typename T, typename I>
 __device__ inline void load_vector(T* out, const T* base, I row, I column, typename IndexOf<I>::type rows,
-                                   typename IndexOf<I>::type columns, bool vectors) {
+                                   typename IndexOf<I>::type columns, bool vectors,
+                                   typename IndexOf<I>::type pitch = -1) {
+  if (pitch < 0) pitch = columns;
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
     using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
     constexpr int kPart = sizeof(Raw) / sizeof(T);
 #pragma unroll
     for (int part = 0; part < V; part += kPart) {
-      const Raw raw = *reinterpret_cast<const Raw*>(base + (row * columns + column + part));
+      const Raw raw = *reinterpret_cast<const Raw*>(base + (row * pitch + column + part));
       memcpy(out + part, &raw, sizeof(Raw));
     }
     return;
   }
 #pragma unroll
   for (int k = 0; k < V; ++k)
-    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * columns + column + k] : T{};
+    out[k] = row_inside && 0 <= column + k && column + k < columns ? base[row * pitch + column + k] : T{};
 }
 
 // Writes in[0 .. V - 1] to elements (row, column ..) of the tensor; elements outside are dropped.
 template <int V, typename T, typename I>
 __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I>::type rows,
-                                    typename IndexOf<I>::type columns, bool vectors, const T* in) {
+                                    typename IndexOf<I>::type columns, bool vectors, const T* in,
+                                    typename IndexOf<I>::type pitch = -1) {
+  if (pitch < 0) pitch = columns;
   const bool row_inside = 0 <= row && row < rows;
   if (vectors && row_inside && 0 <= column && column + V <= columns) {
     using Raw = typename RawVector<vector_access_bytes<V, T>()>::type;
@@ -254,13 +260,13 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
       memcpy(&raw, in + part, sizeof(Raw));
       // __stwb (a plain write-back store) keeps this a vector store: nvcc would otherwise merge
       // it with the masked path below, whose stores are the same, into scalar stores.
-      __stwb(reinterpret_cast<Raw*>(base + (row * columns + column + part)), raw);
+      __stwb(reinterpret_cast<Raw*>(base + (row * pitch + column + part)), raw);
     }
     return;
   }
 #pragma unroll
   for (int k = 0; k < V; ++k)
-    if (row_inside && 0 <= column + k && column + k < columns) base[row * columns + column + k] = in[k];
+    if (row_inside && 0 <= column + k && column + k < columns) base[row * pitch + column + k] = in[k];
 }
 
 // ---------------------------------------------------------------------------------------------

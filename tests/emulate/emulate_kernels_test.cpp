@@ -149,6 +149,21 @@ TEST(EmulateRuntime, EveryTcgen05CommitCoversAllEarlierMmas) {
 // plain forms (the register form leaves them to shared memory).
 TEST(EmulateRuntime, ReshapeMatchesTheInterpreter) { expect_plain_kernel_matches("reshape", {"Y", "W"}); }
 
+// Tiles between a tensor's dimensions in plain kernels (tests/emulate/kernels/unit_dims_rows.tile:
+// a qk-norm over [B, S, H, D], a row shift over [S, H, D]): the register form reads and writes
+// their rows H·D elements apart (issue 18: the reshapes kept such kernels in shared memory, and
+// the reason given blamed the reshape).
+TEST(EmulateRuntime, TilesBetweenATensorsDimensionsStayInRegisters) {
+  expect_plain_kernel_matches("unit_dims_rows", {"O", "Y"});
+  CommandResult compiled = run_command(tilec("compile tests/emulate/kernels/unit_dims_rows.tile"));
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  EXPECT_THAT(compiled.out, ::testing::HasSubstr("qk_norm: grid cdiv(S, 16) x H x B, 128 threads per CTA, tiles in registers"));
+  EXPECT_THAT(compiled.out, ::testing::HasSubstr("const auto* const Q_box = Q + static_cast<int64_t>(b) * S * H * 64 + "
+                                                 "static_cast<int64_t>(h) * 64;"));
+  EXPECT_THAT(compiled.out, ::testing::HasSubstr("Q_box, row, column, (0 <= b && b < B && 0 <= h && h < H ? S : 0), 64, "
+                                                 "Q_vectors, H * 64);"));
+}
+
 // A gather (issue 18: data-dependent coordinates could not be written): an embedding lookup whose
 // row comes from item() of a loaded id, and a row divided by item() of a whole-tile sum, in both
 // plain forms (the shared form reads the id from shared memory, then a barrier before its bytes
