@@ -26,7 +26,14 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
     return std::nullopt;
   }
   if (op == "**") {
-    if (a.is_float || b.is_float) return ConstantValue{true, 0, std::pow(a.as_double(), b.as_double())};
+    if (a.is_float || b.is_float) {
+      const double r = std::pow(a.as_double(), b.as_double());
+      if (!std::isfinite(r)) {
+        error = fmt::format("the constant expression {} ** {} is {}, not a finite number", a.as_double(), b.as_double(), r);
+        return std::nullopt;
+      }
+      return ConstantValue{true, 0, r};
+    }
     if (b.integer < 0) {
       error = fmt::format("{} ** {}: a negative integer exponent; write {}.0 ** {} for a float", a.integer, b.integer,
                           a.integer, b.integer);
@@ -53,6 +60,10 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
     else if (op == "/") r = x / y;
     else {
       error = fmt::format("'{}' needs integer constants", op);
+      return std::nullopt;
+    }
+    if (!std::isfinite(r)) {  // as a -D value, a float constant is a finite number
+      error = fmt::format("the constant expression {} {} {} is {}, not a finite number", x, op, y, r);
       return std::nullopt;
     }
     return ConstantValue{true, 0, r};

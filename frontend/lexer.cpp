@@ -88,10 +88,16 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
                (c == '.' && std::isdigit(static_cast<unsigned char>(at(1))))) {
       bool is_float = false;
       const bool hex = c == '0' && (at(1) == 'x' || at(1) == 'X') && std::isxdigit(static_cast<unsigned char>(at(2)));
-      if (hex) {  // 0xFF: an integer in hex digits
+      bool malformed = false;
+      if (hex) {  // 0xFF: an integer in hex digits (0x1.5 is no number: hex floats are not written)
         advance();
         advance();
         while (std::isxdigit(static_cast<unsigned char>(at(0)))) advance();
+        if (at(0) == '.' && at(1) != '.') {
+          malformed = true;
+          advance();
+          while (std::isalnum(static_cast<unsigned char>(at(0)))) advance();
+        }
       }
       while (!hex && std::isdigit(static_cast<unsigned char>(at(0)))) advance();
       // A '.' followed by another '.' is the range operator, not a decimal point.
@@ -114,7 +120,7 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
           column = save_column;
         }
       }
-      if (is_identifier_char(at(0))) {
+      if (malformed || is_identifier_char(at(0))) {
         while (is_identifier_char(at(0))) advance();
         diagnostics.error(token.location, fmt::format("malformed number '{}'", source.substr(start, pos - start)));
         // Still a number to the parser, so that the rest of the line is not misread after it.

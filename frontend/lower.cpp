@@ -15,7 +15,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
+#include <cmath>
 #include <set>
 
 #include "frontend/lowering.h"
@@ -131,8 +131,21 @@ Value* Lowering::materialize(const Operand& operand, ScalarKind element, Locatio
   if (operand.value) return operand.value;
   const Const& c = *operand.constant;
   builder_->set_location(location);
-  if (is_float(element))
+  if (is_float(element)) {
+    // Past the type's largest finite value, a number becomes inf (f8: the largest; float_formats.h).
+    const double largest = element == ScalarKind::f16      ? 65504.0
+                           : element == ScalarKind::f8e4m3 ? 448.0
+                           : element == ScalarKind::f8e5m2 ? 57344.0
+                           : element == ScalarKind::bf16   ? 3.3895313892515355e38
+                                                           : 3.4028234663852886e38;
+    if (std::fabs(c.as_double()) > largest)
+      diagnostics_.warning(location, fmt::format("the number {} is past the largest finite {} ({}): it becomes {}{}",
+                                                 c.as_double(), to_string(element), largest, c.as_double() < 0 ? "-" : "",
+                                                 element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2
+                                                     ? fmt::format("{}", largest)
+                                                     : "inf"));
     return builder_->constant(Attribute(c.as_double()), Type::scalar(element));
+  }
   if (c.is_float) {
     if (!other.empty()) {
       const bool named = other.find(' ') == std::string::npos;
@@ -150,7 +163,10 @@ Value* Lowering::materialize(const Operand& operand, ScalarKind element, Locatio
     error(location, fmt::format("the number {} does not fit {} ({} to {}); convert {} to a wider type first: "
                                 "cast({}, {})", c.integer, to_string(element), range->lowest, range->highest,
                                 named ? other : "the other operand", named ? other : "...",
-                                c.integer >= INT32_MIN && c.integer <= INT32_MAX ? "i32" : "i64"));
+                                // i32 where it holds both the number and every value of the type
+                                c.integer >= INT32_MIN && c.integer <= INT32_MAX && range->highest <= INT32_MAX
+                                    ? "i32"
+                                    : "i64"));
     return builder_->constant(Attribute(int64_t{0}), Type::scalar(element));
   }
   return builder_->constant(Attribute(c.integer), Type::scalar(element));
@@ -344,9 +360,12 @@ Operation* Lowering::lower_store(const Stmt& s) {
 }
 
 Operation* Lowering::lower_for(const Stmt& s) {
-  if (auto fixed = kernel_names_.find(s.name); fixed != kernel_names_.end()) {
-    error(s.location, fmt::format("'{}' is {} of the kernel; name the loop variable differently (it would hide it "
-                                       "in the loop)", s.name, fixed->second));
+  // A dim, a grid coordinate or a constant named again would mean the loop index inside the
+  // loop and itself outside it (scalar parameters may be rebound, as by an assignment).
+  auto fixed = kernel_names_.find(s.name);
+  if (constants_.count(s.name) || (fixed != kernel_names_.end() && fixed->second != "a parameter")) {
+    error(s.location, fmt::format("'{}' is {}; name the loop variable differently (it would hide it in the loop)",
+                                  s.name, fixed != kernel_names_.end() ? fixed->second + " of the kernel" : "a constant"));
     return nullptr;
   }
   Value* lower = index_value(*s.lower, "a loop bound");
@@ -360,7 +379,19 @@ Operation* Lowering::lower_for(const Stmt& s) {
   }
   std::vector<Value*> inits;
   bool ok = lower && upper && (!s.pipeline || stages);
+  std::set<std::string> carried;
   for (const auto& [name, location] : s.carried) {
+    if (!carried.insert(name).second) {
+      error(location, fmt::format("'{}' is carried twice; name it once in carry(...)", name));
+      ok = false;
+      continue;
+    }
+    if (auto fixed_name = kernel_names_.find(name); fixed_name != kernel_names_.end() && fixed_name->second != "a parameter") {
+      error(location, fmt::format("'{}' is {} of the kernel and cannot be carried (the loop cannot assign it)", name,
+                                  fixed_name->second));
+      ok = false;
+      continue;
+    }
     Operand* found = lookup(name);
     if (!found) {
       error(location, fmt::format("carried variable '{}' is not defined before the loop", name));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "frontend/lowering.h"
+#include "ir/fold.h"
 
 namespace tilec::frontend::detail {
 
@@ -165,7 +166,7 @@ Operand Lowering::lower_binary_function(const Expr& e, const Builtin& builtin, c
         error(e.location, "cdiv() needs a non-negative integer and a positive integer");
         return {};
       }
-      return Operand{nullptr, Const{false, (x.integer + y.integer - 1) / y.integer, 0}};
+      return Operand{nullptr, Const{false, *fold_integer(OpKind::cdiv, x.integer, y.integer), 0}};  // ir/fold.h
     }
     bool first = (x.as_double() > y.as_double()) == (f == "max");
     return Operand{nullptr, first ? x : y};

@@ -3,8 +3,10 @@
 // frontend/lower_builtins.cpp). Numbers stay folded constants (`Const`) until an
 // op needs them, then take the element type of the other operand.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <string_view>
 
 #include "frontend/lowering.h"
@@ -32,10 +34,21 @@ Operand Lowering::lower_expr(const Expr& e) {
     }
     case ExprKind::unary: return lower_unary(e);
     case ExprKind::binary: return lower_binary(e);
-    case ExprKind::call: return lower_call(e);
-    case ExprKind::tile_new: return lower_tile_new(e);
-    case ExprKind::load: return lower_load(e);
+    case ExprKind::call:
+      if (!builder_ && e.name != "cdiv" && e.name != "max" && e.name != "min" && e.name != "pow")
+        return not_a_constant(e, fmt::format("{}()", e.name));
+      return lower_call(e);
+    case ExprKind::tile_new: return builder_ ? lower_tile_new(e) : not_a_constant(e, "a tile");
+    case ExprKind::load: return builder_ ? lower_load(e) : not_a_constant(e, "a load");
   }
+  return {};
+}
+
+// Outside a kernel (a `const`), only what folds to a number: the rest needs a kernel's ops.
+Operand Lowering::not_a_constant(const Expr& e, const std::string& what) {
+  error(e.location, fmt::format("{} is not computed at compile time: a constant is numbers and earlier constants "
+                                "under + - * / % ** & | ^ ~ << >>, cdiv, max, min and pow",
+                                what));
   return {};
 }
 
@@ -48,6 +61,10 @@ Operand Lowering::lower_unary(const Expr& e) {
     Const c = *x.constant;
     if (e.op == "~" && c.is_float) {
       error(e.location, "'~' flips the bits of an integer, not of a float");
+      return {};
+    }
+    if (!c.is_float && e.op == "-" && c.integer == std::numeric_limits<int64_t>::min()) {
+      error(e.location, fmt::format("integer overflow in the constant expression -({})", c.integer));
       return {};
     }
     if (e.op == "~") c.integer = ~c.integer;
@@ -286,11 +303,16 @@ Operand Lowering::lower_reshape(const Expr& e) {
   Operand x = lower_expr(*e.args[0]);
   if (!x.ok()) return {};
   Type type = Type::tile(*shape, x.value ? x.value->type().element() : ScalarKind::f32);
-  if (!x.value || !x.value->type().is_tile() || x.value->type().element_count() != type.element_count()) {
+  if (!x.value || !x.value->type().is_tile()) {
+    const std::string ones = fmt::format("{}", fmt::join(std::vector<int64_t>(shape->size(), 1), ", "));
+    error(e.location, fmt::format("reshape<...>() takes a tile, not {}; a tile of one value is full<{}, {}>(x)",
+                                  x.value ? x.value->type().to_string() : "a number", ones,
+                                  to_string(type.element())));
+    return {};
+  }
+  if (x.value->type().element_count() != type.element_count()) {
     error(e.location, fmt::format("reshape<...>() keeps the number of elements: {} has {}, not {}",
-                                  x.value ? x.value->type().to_string() : "a number",
-                                  x.value && x.value->type().is_tile() ? x.value->type().element_count() : 1,
-                                  type.element_count()));
+                                  x.value->type().to_string(), x.value->type().element_count(), type.element_count()));
     return {};
   }
   return Operand{create(OpKind::reshape, {x.value}, type, e.location)};

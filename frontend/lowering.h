@@ -103,6 +103,8 @@ class Lowering {
   [[gnu::noinline]] Operand combine(const std::string& op, Operand a, Operand b, const Expr& left, const Expr& right,
                                     Location location);
   [[gnu::noinline]] Operand lower_unary(const Expr& e);  // -x, !mask, ~x
+  // "WHAT is not computed at compile time: ...", for a `const` that needs a kernel's ops.
+  Operand not_a_constant(const Expr& e, const std::string& what);
   Operand lower_call(const Expr& e);  // a builtin function (frontend/lower_builtins.cpp)
   Operand lower_tile_new(const Expr& e);
   Operand lower_reshape(const Expr& e);

@@ -4,7 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "frontend/constant_value.h"
@@ -474,6 +474,8 @@ class Parser {
         next();
         e->kind = ExprKind::floating;
         e->floating = std::strtod(std::string(token.text).c_str(), nullptr);
+        if (!std::isfinite(e->floating))
+          fail_at(token.location, fmt::format("the number {} is too large (a float is at most about 1.8e308)", token.text));
         return e;
       }
       case TokenKind::l_paren: {

@@ -41,10 +41,9 @@ constexpr FoldRule kRules[] = {
     {OpKind::mul, checked<mul>},
     {OpKind::div, [](int64_t a, int64_t b) { return divide(a, b, false); }},
     {OpKind::rem, [](int64_t a, int64_t b) { return divide(a, b, true); }},
-    {OpKind::cdiv, [](int64_t a, int64_t b) -> Result {
-       int64_t r = 0;
-       if (b <= 0 || a < 0 || __builtin_add_overflow(a, b - 1, &r)) return std::nullopt;
-       return r / b;
+    {OpKind::cdiv, [](int64_t a, int64_t b) -> Result {  // as the CUDA's cdiv: no (a + b - 1) to overflow
+       if (b <= 0 || a < 0) return std::nullopt;
+       return a / b + (a % b != 0 ? 1 : 0);
      }},
     {OpKind::max, [](int64_t a, int64_t b) -> Result { return std::max(a, b); }},
     {OpKind::min, [](int64_t a, int64_t b) -> Result { return std::min(a, b); }},

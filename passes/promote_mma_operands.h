@@ -5,9 +5,9 @@
 // memory (same operands and attributes), because the tensor cores read their operands there.
 // `transpose(load T[n, k] : <BN, BK>)` used only as mma operands becomes one
 // `tma_load T, n, k {transposed} : tile<BKxBN, smem>` (no data moves: as b, a K-major B; as a,
-// an MN-major A). `reshape<R, C>(load T[..] : <R, 1, C>)` (feeding mma, in a kernel with mma)
-// becomes a load {box = [R, 1, C]}, and a store of reshape<R, 1, C>(x) a store {box} of x (a
-// tile between its tensor's dimensions). docs/passes/promote_mma_operands.md.
+// an MN-major A). `reshape<R, C>(load T[..] : <R, 1, C>)` becomes a load {box = [R, 1, C]} (in
+// a kernel with mma, only where it feeds mma), and a store of reshape<R, 1, C>(x) a store {box}
+// of x (a tile between its tensor's dimensions). docs/passes/promote_mma_operands.md.
 #pragma once
 
 namespace tilec {

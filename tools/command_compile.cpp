@@ -135,8 +135,8 @@ int run_compile_with_dependency_file(const CompileOptions& options, const Depend
   if (write_dependency_file(path, options.output, {options.input})) return 0;
   // An output without its dependency file would look up to date to make and ninja: remove it.
   std::error_code ignored;
-  std::filesystem::remove(options.output, ignored);
-  fmt::print(stderr, "tilec: note: removed '{}' so that the build reruns this compile\n", options.output);
+  if (std::filesystem::remove(options.output, ignored))
+    fmt::print(stderr, "tilec: note: removed '{}' so that the build reruns this compile\n", options.output);
   return 1;
 }
 

@@ -6,10 +6,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
+
+#include "frontend/constant_value.h"
 
 namespace tilec::tools {
 
@@ -48,10 +50,7 @@ bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
     int64_t value = 0;
     bool ok = eq != std::string::npos && eq > 0;
     if (ok) {
-      const char* first = item.data() + eq + 1;
-      const char* last = item.data() + item.size();
-      auto [ptr, ec] = std::from_chars(first, last, value);
-      ok = ec == std::errc() && ptr == last && first != last && value > 0;
+      ok = frontend::parse_integer_literal(std::string_view(item).substr(eq + 1), value) == std::errc() && value > 0;
     }
     if (!ok) {
       fmt::print(stderr, "tilec: error: --dims {}: expected NAME=POSITIVE_INTEGER, e.g. --dims M=256,N=128\n", item);
@@ -92,12 +91,12 @@ bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBinding
       bool ok = eq != std::string::npos && eq > 0 && !text.empty();
       if (ok) {
         int64_t integer = 0;
-        auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), integer);
-        if (ec == std::errc() && ptr == text.data() + text.size()) {
+        const std::errc ec = frontend::parse_integer_literal(text, integer);  // decimal or 0x hex
+        if (ec == std::errc()) {
           set_scalar(out, item.substr(0, eq), integer, text);
           continue;
         }
-        if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size()) {
+        if (ec == std::errc::result_out_of_range) {
           fmt::print(stderr, "tilec: error: --scalar {}: the integer is outside the 64-bit range (-2^63 to 2^63 - 1)\n",
                      item);
           return false;

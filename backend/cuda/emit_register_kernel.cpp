@@ -420,61 +420,40 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   const Value* tile = store ? op.operands().back() : op.result();
   std::vector<int64_t> shape = tile->type().shape();
   std::vector<int64_t> m = as_matrix(shape);
-  const std::vector<std::string>& all_extents = plan_.tensor_dims.at(tensor);
+  const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
   bool two_d = shape.size() == 2;
-  // A tile of lower rank than its tensor is a slice (shape_in_tensor): its leading coordinates
-  // pick the rows x columns matrix at `base`, and a slice outside the tensor has no rows.
-  size_t lead = all_extents.size() - shape.size();
-  std::vector<std::string> extents(all_extents.begin() + static_cast<std::ptrdiff_t>(lead), all_extents.end());
-  std::string base = plan_.expression(tensor);
-  std::string rows = two_d ? extents[0] : "1", columns = two_d ? extents[1] : extents[0];
-  std::string pitch;  // elements from row to row, where not `columns`
-  size_t row_operand = 1 + lead, column_operand = 1 + lead + (two_d ? 1 : 0);
-  comment(op);
-  if (op.has_attr("box")) {
-    // Through a box (a <BQ, D> tile of a [B, S, H, D] tensor, register_layout.cpp checks its
-    // form): the rows lie along row_dimension(), `pitch` elements apart, the columns along the
-    // last dimension, and each other coordinate (a box extent of 1) is an element index that
-    // picks where the rows start; outside the tensor, there are no rows.
-    const size_t rank = all_extents.size(), row_dimension = cuda::row_dimension(op, rank);
-    std::vector<std::string> offsets, inside, after_rows;
-    for (size_t d = 0; d + 1 < rank; ++d) {
-      if (d > row_dimension) after_rows.push_back(all_extents[d]);
-      if (d == row_dimension) continue;
-      const std::string& at = plan_.expression(op.operand(1 + d));
-      inside.push_back(fmt::format("0 <= {0} && {0} < {1}", at, all_extents[d]));
-      std::vector<std::string> stride{fmt::format("static_cast<int64_t>({})", at)};
-      for (size_t e = d + 1; e < rank; ++e) stride.push_back(all_extents[e]);
-      if (at != "0") offsets.push_back(fmt::format("{}", fmt::join(stride, " * ")));
-    }
-    after_rows.push_back(all_extents[rank - 1]);
-    if (!offsets.empty()) {
-      base = names_.unique(base + "_box");
-      writer_.line(fmt::format("{} {} = {} + {};", store ? "auto* const" : "const auto* const", base,
-                               plan_.expression(tensor), fmt::join(offsets, " + ")));
-    }
-    rows = inside.empty() ? all_extents[row_dimension]
-                          : fmt::format("({} ? {} : 0)", fmt::join(inside, " && "), all_extents[row_dimension]);
-    columns = all_extents[rank - 1];
-    if (after_rows.size() > 1) pitch = fmt::format("{}", fmt::join(after_rows, " * "));
-    row_operand = 1 + row_dimension;
-    column_operand = rank;
-    lead = 0;
-  } else if (lead > 0) {
-    std::string slice, inside;
-    for (size_t d = 0; d < lead; ++d) {
-      const std::string& at = plan_.expression(op.operand(1 + d));
-      slice = d == 0   ? fmt::format("static_cast<int64_t>({})", at)
-              : d == 1 ? fmt::format("{} * {} + {}", slice, all_extents[d], at)
-                       : fmt::format("({}) * {} + {}", slice, all_extents[d], at);
-      inside += fmt::format("{}0 <= {} && {} < {}", d == 0 ? "" : " && ", at, at, all_extents[d]);
-    }
-    std::string matrix = two_d ? extents[0] + " * " + extents[1] : extents[0];
-    base = names_.unique(base + "_slice");
-    writer_.line(fmt::format("{} {} = {} + {}{}{} * {};", store ? "auto* const" : "const auto* const", base,
-                             plan_.expression(tensor), lead > 1 ? "(" : "", slice, lead > 1 ? ")" : "", matrix));
-    rows = fmt::format("({} ? {} : 0)", inside, rows);
+  // Where the tile lies in its tensor: its columns along the last dimension and its rows (a 2-D
+  // tile's) along `row_dimension`, `pitch` elements apart: rank - 2, or a box's (a <BQ, D> tile
+  // of a [B, S, H, D] tensor; register_layout.cpp checks the box's form). Every other
+  // coordinate is an element index (a slice's leading ones: shape_in_tensor; a box's unit
+  // dimensions) that moves `base` to where the rows start; outside the tensor there are no rows.
+  const size_t rank = extents.size();
+  const size_t row_dimension = !two_d ? rank : op.has_attr("box") ? cuda::row_dimension(op, rank) : rank - 2;
+  std::vector<std::string> offsets, in_tensor, after_rows;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    if (d > row_dimension) after_rows.push_back(extents[d]);
+    if (d == row_dimension) continue;
+    const std::string& at = plan_.expression(op.operand(1 + d));
+    in_tensor.push_back(fmt::format("0 <= {0} && {0} < {1}", at, extents[d]));
+    std::vector<std::string> stride{fmt::format("static_cast<int64_t>({})", at)};
+    for (size_t e = d + 1; e < rank; ++e) stride.push_back(extents[e]);
+    if (at != "0") offsets.push_back(fmt::format("{}", fmt::join(stride, " * ")));
   }
+  comment(op);
+  std::string base = plan_.expression(tensor);
+  if (!offsets.empty()) {
+    base = names_.unique(base + (op.has_attr("box") ? "_box" : "_slice"));
+    writer_.line(fmt::format("{} {} = {} + {};", store ? "auto* const" : "const auto* const", base,
+                             plan_.expression(tensor), fmt::join(offsets, " + ")));
+  }
+  const std::string row_extent = two_d ? extents[row_dimension] : "1";
+  const std::string rows =
+      in_tensor.empty() ? row_extent : fmt::format("({} ? {} : 0)", fmt::join(in_tensor, " && "), row_extent);
+  const std::string& columns = extents[rank - 1];
+  after_rows.push_back(columns);
+  // Elements from row to row, where not `columns`.
+  const std::string pitch = after_rows.size() > 1 ? fmt::format("{}", fmt::join(after_rows, " * ")) : "";
+  const size_t row_operand = 1 + row_dimension, column_operand = rank;
   int64_t width = layout_.width_of(shape);
   int64_t vectors = layout_.row_slots_of(shape) * layout_.column_slots_of(shape);
   if (!store) declare(tile);

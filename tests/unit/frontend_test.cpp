@@ -195,6 +195,16 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"assigning_a_dimension", "kernel k(X: tensor<M, f32>) grid tiles(1) as (i) {\n  M = 2;\n}", "'M' is a dimension of the kernel and cannot be assigned; give the value another name", 2},
         ErrorCase{"assigning_a_grid_coordinate", "kernel k(X: tensor<M, f32>) grid tiles(1) as (i) {\n  i = i + 1;\n}", "'i' is a grid coordinate of the kernel and cannot be assigned", 2},
         ErrorCase{"loop_variable_hides_a_coordinate", "kernel k(X: tensor<M, f32>) grid tiles(1) as (i) {\n  for i in 0 .. 2 {\n    store X[i] = zeros<8, f32>();\n  }\n}", "'i' is a grid coordinate of the kernel; name the loop variable differently", 2},
+        ErrorCase{"constant_calls_a_function", "const A = cast(1, i32);\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "cast() is not computed at compile time: a constant is numbers and earlier constants", 1},
+        ErrorCase{"constant_makes_a_tile", "const A = zeros<4, f32>();\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "a tile is not computed at compile time", 1},
+        ErrorCase{"negating_the_smallest_integer", "const A = -(-9223372036854775807 - 1);\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "integer overflow in the constant expression -(-9223372036854775808)", 1},
+        ErrorCase{"float_constant_past_the_largest", "const A = 1e300 * 1e300;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the constant expression 1e+300 * 1e+300 is inf, not a finite number", 1},
+        ErrorCase{"float_literal_past_the_largest", "const A = 1e999;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the number 1e999 is too large", 1},
+        ErrorCase{"loop_variable_hides_a_constant", "const BLOCK = 8;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  for BLOCK in 0 .. 2 {\n    store X[i] = zeros<8, f32>();\n  }\n}", "'BLOCK' is a constant; name the loop variable differently", 3},
+        ErrorCase{"carried_twice", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = zeros<8, f32>();\n  for j in 0 .. 2 carry (x, x) {\n    x = x + 1.0;\n  }\n}", "'x' is carried twice; name it once in carry(...)", 3},
+        ErrorCase{"carrying_a_coordinate", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  for j in 0 .. 2 carry (i) {\n    store X[i] = zeros<8, f32>();\n  }\n}", "'i' is a grid coordinate of the kernel and cannot be carried", 2},
+        ErrorCase{"reshape_of_a_number", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  y = reshape<1>(2.0);\n}", "reshape<...>() takes a tile, not a number; a tile of one value is full<1, f32>(x)", 2},
+        ErrorCase{"hex_float", "const A = 0x1.5;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "malformed number '0x1.5'", 1},
         ErrorCase{"number_wider_than_i8", "kernel k(X: tensor<N, i8>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x * 200;\n}", "the number 200 does not fit i8 (-128 to 127); convert x to a wider type first: cast(x, i32)", 3},
         ErrorCase{"integer_mma", "kernel k(A: tensor<M, K, i8>) grid tiles(1) as (i) {\n  a = load A[i, 0] : <64, 16>;\n  c = mma(a, load A[0, i] : <16, 64>, zeros<64, 64, f32>());\n}", "the accumulator of an mma of i8 operands must be i32, not f32 (e.g. zeros<64, 64, i32>())", 3},
         ErrorCase{"index_plus_i32", "kernel k(X: tensor<N, f32>, off: i32) grid tiles(1) as (n) {\n  store X at [n * 64 + off] = load X[n] : <64>;\n}", "the left operand is an index (tile coordinates, loop variables and dims are) and off is i32; convert the index: cast(..., i32) around the left operand", 2},
@@ -250,6 +260,17 @@ TEST(Parser, HexLiteralsAreIntegersAndAMalformedNumberIsOneError) {
   Compiled wide = compile_tile("const A = 0x8000000000000000;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n"
                                "  store X[i] = zeros<8, f32>();\n}\n");
   EXPECT_NE(wide.errors().find("too large"), std::string::npos) << wide.errors();
+}
+
+// A loop variable may take a scalar parameter's name, as an assignment may rebind it; a number
+// past an f16's range becomes inf, with a warning where it is written.
+TEST(Lowering, ALoopMayRebindAScalarParameterAndAnF16OverflowWarns) {
+  Compiled c = compile_tile("kernel k(X: tensor<N, f16>, n: i32) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n"
+                            "  for n in 0 .. 4 carry (x) {\n    x = x + 1.0;\n  }\n  store X[i] = x + 70000.0;\n}\n");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::string rendered = c.diagnostics->render_all();
+  EXPECT_NE(rendered.find("6:18: warning: the number 70000 is past the largest finite f16 (65504): it becomes inf"),
+            std::string::npos) << rendered;
 }
 
 TEST(Parser, ReportsSeveralSyntaxErrorsInOneRun) {
