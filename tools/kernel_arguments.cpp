@@ -50,10 +50,10 @@ bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
     int64_t value = 0;
     bool ok = eq != std::string::npos && eq > 0;
     if (ok) {
-      ok = frontend::parse_integer_literal(std::string_view(item).substr(eq + 1), value) == std::errc() && value > 0;
+      ok = frontend::parse_integer_literal(std::string_view(item).substr(eq + 1), value) == std::errc() && value >= 0;
     }
     if (!ok) {
-      fmt::print(stderr, "tilec: error: --dims {}: expected NAME=POSITIVE_INTEGER, e.g. --dims M=256,N=128\n", item);
+      fmt::print(stderr, "tilec: error: --dims {}: expected NAME=INTEGER (0 or more: an empty extent), e.g. --dims M=256,N=128\n", item);
       return false;
     }
     const std::string name = item.substr(0, eq);

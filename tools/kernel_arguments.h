@@ -1,7 +1,7 @@
 // tools/kernel_arguments.h — the symbolic extents a kernel runs with, for `tilec run` and
 // `tilec emulate`.
 //
-//   1. parse_dims reads --dims M=256,N=128 into bindings (every value a positive integer).
+//   1. parse_dims reads --dims M=256,N=128 into bindings (every value an integer, 0 or more).
 //   2. kernel_symbols lists the dimension symbols of a kernel's tensor parameters.
 //   3. bind_kernel_symbols gives each of them its --dims value, or kDefaultExtent.
 //   4. parse_scalars reads --scalar alpha=0.5,n=-3 (integers, or decimal/hex floats) for the
@@ -34,7 +34,7 @@ void add_extent_options(CLI::App& cmd, std::string& dims, std::vector<std::strin
 // The extent of a dimension --dims does not name.
 inline constexpr int64_t kDefaultExtent = 256;
 
-// False after printing what is malformed ("--dims M: expected NAME=POSITIVE_INTEGER, ...").
+// False after printing what is malformed ("--dims M: expected NAME=INTEGER (0 or more ...), ...").
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out);
 
 

@@ -241,7 +241,7 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
 TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
   CommandResult dims = run_command(tilec("run samples/softmax.tile --dims R=abc"));
   EXPECT_EQ(dims.status, 1);
-  EXPECT_THAT(dims.err, HasSubstr("expected NAME=POSITIVE_INTEGER"));
+  EXPECT_THAT(dims.err, HasSubstr("expected NAME=INTEGER (0 or more: an empty extent)"));
   CommandResult kernel = run_command(tilec("run samples/softmax.tile --kernel nope"));
   EXPECT_EQ(kernel.status, 1);
   EXPECT_THAT(kernel.err, HasSubstr("has no kernel named 'nope'"));
