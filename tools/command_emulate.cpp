@@ -393,7 +393,21 @@ int run_emulate(EmulateOptions options) {
   } else {
     cu = fs::absolute(options.cu, error);
   }
+  std::string given_cu;  // --cu: each kernel's launcher must be there, with the parameters the .tile gives it
+  if (!options.cu.empty()) {
+    std::ifstream in(options.cu, std::ios::binary);
+    given_cu.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   for (KernelJob& job : jobs) {
+    if (!options.cu.empty()) {
+      const std::string launcher = fmt::format("launch_{}({}, cudaStream_t", job.plan.name, cuda::parameter_list(job.plan));
+      if (given_cu.find(launcher) == std::string::npos) {
+        fmt::print(stderr, "tilec: error: --cu {} has no `{} stream)`: it was not compiled from {} as it is now "
+                   "(recompile it with `tilec compile`, or pick another kernel with --kernel)\n",
+                   options.cu, launcher, options.input);
+        return 1;
+      }
+    }
     // The driver calls the launcher with the backend's own parameter list; check they agree.
     std::vector<std::string> declared;
     for (const cuda::LaunchParameter& parameter : cuda::launch_parameters(job.plan))

@@ -705,6 +705,18 @@ TEST(EmulateRuntime, AHandBrokenCuIsReportedAsAMismatch) {
   fs::remove_all(dir);
 }
 
+// A .cu compiled from another program (or from this one before its parameters changed) is an
+// input error naming the launcher it lacks, not the host compiler's "not declared".
+TEST(EmulateRuntime, ACuFromAnotherProgramIsRefusedByName) {
+  fs::path dir = scratch("other");
+  CommandResult compiled = run_command(tilec("compile samples/vector_add.tile -o " + (dir / "other.cu").string()));
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  CommandResult r = run_command(tilec("emulate samples/softmax.tile --cu " + (dir / "other.cu").string()));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("has no `launch_softmax(const float* X, float* Y, int64_t R, cudaStream_t stream)`"));
+  fs::remove_all(dir);
+}
+
 // Register tiles whose frame is not a multiple of the CTA's threads: padded slots (rows past 24,
 // columns past 100) must be left out of the reductions and stores, every real element kept
 // (a slot formula without parentheses once dropped rows 16-23 of the column sum).
