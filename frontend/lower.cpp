@@ -340,9 +340,8 @@ Operation* Lowering::lower_store(const Stmt& s) {
     error(s.value->location, fmt::format("storing a rank-{} tile into the rank-{} tensor '{}' (a tile may have "
                                          "fewer dimensions than its tensor, or more of extent 1 in front, not more){}",
                                          tile.rank(), t.rank(), s.name,
-                                         column ? fmt::format("; for one value per row, declare '{}' as "
-                                                              "tensor<..., 1, ...> (the same memory) and store "
-                                                              "{}[..., 0] = the column", s.name, s.name)
+                                         column ? fmt::format("; for one value per row, store {}[...] = "
+                                                              "reshape<{}>(column)", s.name, tile.shape()[0])
                                                 : ""));
     return nullptr;
   }

@@ -395,8 +395,10 @@ class Verifier {
         for (size_t i = 1; i <= coordinates && i < op.num_operands(); ++i)
           if (!is_index(op.operand(i))) error(op, "tile coordinates must be index values");
         const Type& tile = op.kind() == OpKind::store ? op.operands().back()->type() : result();
-        // A tile of lower rank is a slice of the tensor (shape_in_tensor).
-        if (!tile.is_tile() || tile.rank() < 1 || tile.rank() > tensor.rank() || tile.element() != tensor.element())
+        // A tile of lower rank is a slice of the tensor (shape_in_tensor); one moved through a
+        // `box` may have more dimensions (a column [R, 1] of a vector), which check_box checks.
+        if (!tile.is_tile() || tile.rank() < 1 || (tile.rank() > tensor.rank() && !op.has_attr("box")) ||
+            tile.element() != tensor.element())
           error(op, fmt::format("tile {} does not match tensor {}", tile.to_string(), tensor.to_string()));
         else if (op.kind() == OpKind::tma_load && tile.space() != MemorySpace::smem)
           error(op, "a tma_load fills shared memory");

@@ -8,7 +8,9 @@
 //      `store T[...] = reshape<BQ, 1, D>(x)` of a reshape only it uses becomes
 //      `store T[...] = x {box = [BQ, 1, D]}`: a tile between the tensor's dimensions ([B, S, H, D]
 //      attention) moves as one TMA box with no reshape, and a plain kernel's 2-D tile stays a
-//      register tile (rank-3 tiles are not).
+//      register tile (rank-3 tiles are not). The same for a column and the vector holding it, in
+//      every kernel: `reshape<BM, 1>(load S[m] : <BM>)` becomes `load S[m] {box = [BM]} :
+//      <BM, 1>`, `store L[b, h, i] = reshape<BQ>(lse)` a store {box = [BQ]} of the column.
 //   1. Count each value's uses as an mma `a`/`b` operand and its other uses.
 //   2. A transpose used only as mma operands, of a load used only by it, becomes one
 //      `tma_load {transposed}` of the loaded box (the load and the transpose go).
@@ -49,11 +51,18 @@ bool middle_box(const std::vector<int64_t>& box, const std::vector<int64_t>& til
   return box[rows] == tile[0];
 }
 
-// Whether `op` is a reshape between a 2-D tile and its middle_box.
+// Whether `column` is [R, 1] and `vector` [R] (R > 1): a column whose rows lie along a tensor's
+// last dimension (a per-row value of an [M] vector), the form cuda::column_box moves.
+bool column_of_vector(const std::vector<int64_t>& column, const std::vector<int64_t>& vector) {
+  return column.size() == 2 && column[1] == 1 && column[0] > 1 && vector == std::vector<int64_t>{column[0]};
+}
+
+// Whether `op` is a reshape between a 2-D tile and its middle_box, or between a column and the
+// vector holding it.
 bool unit_reshape(const Operation& op) {
   if (op.kind() != OpKind::reshape || !op.operand(0)->type().is_tile()) return false;
   const std::vector<int64_t>&from = op.operand(0)->type().shape(), &to = op.result()->type().shape();
-  return middle_box(from, to) || middle_box(to, from);
+  return middle_box(from, to) || middle_box(to, from) || column_of_vector(from, to) || column_of_vector(to, from);
 }
 
 void fold_unit_reshapes(Region& body) {
@@ -74,8 +83,9 @@ void fold_unit_reshapes(Region& body) {
       return user->kind() == OpKind::transpose ? mma_operand(user->result()) : mma_operand(op.result());
     });
     const bool drops = op.result()->type().rank() == 2;  // else it adds the unit dimensions
+    const bool column = op.operand(0)->type().rank() == 1;  // a vector read as a column
     if (drops && load && load->kind() == OpKind::load && !load->has_attr("box") && users[load->result()].size() == 1 &&
-        (feeds_mma || !has_mma)) {
+        (feeds_mma || !has_mma || column)) {
       std::vector<Attribute> box;
       for (int64_t extent : load->result()->type().shape()) box.emplace_back(extent);
       load->set_attr("box", Attribute(std::move(box)));

@@ -429,6 +429,8 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   // dimensions) that moves `base` to where the rows start; outside the tensor there are no rows.
   const size_t rank = extents.size();
   const size_t row_dimension = !two_d ? rank : op.has_attr("box") ? cuda::row_dimension(op, rank) : rank - 2;
+  // A column_box's rows lie along the last dimension, one element apart, and it has no columns.
+  const bool column = column_box(op, rank);
   std::vector<std::string> offsets, in_tensor, after_rows;
   for (size_t d = 0; d + 1 < rank; ++d) {
     if (d > row_dimension) after_rows.push_back(extents[d]);
@@ -449,7 +451,7 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   const std::string row_extent = two_d ? extents[row_dimension] : "1";
   const std::string rows =
       in_tensor.empty() ? row_extent : fmt::format("({} ? {} : 0)", fmt::join(in_tensor, " && "), row_extent);
-  const std::string& columns = extents[rank - 1];
+  const std::string columns = column ? "1" : extents[rank - 1];
   after_rows.push_back(columns);
   // Elements from row to row, where not `columns`.
   const std::string pitch = after_rows.size() > 1 ? fmt::format("{}", fmt::join(after_rows, " * ")) : "";
@@ -489,7 +491,7 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   std::string guard = owner.empty() ? inside : inside.empty() ? owner : owner + " && " + inside;
   CodeWriter::Block loop = open_loop(vector_slot_, vectors);
   writer_.line(fmt::format("const Index {} = {};", row_, two_d ? global(0, row_operand) : "0"));
-  writer_.line(fmt::format("const Index {} = {};", column_, global(1, column_operand)));
+  writer_.line(fmt::format("const Index {} = {};", column_, column ? "0" : global(1, column_operand)));
   const std::string pitched = pitch.empty() ? "" : ", " + pitch;
   std::string call = store ? fmt::format("store_vector<{}>({}, {}, {}, {}, {}, {}, &{}[{}]{});", width, base, row_,
                                          column_, rows, columns, flag, plan_.expression(tile), first, pitched)

@@ -196,7 +196,12 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   // may be negative (element coordinates always are).
   access.column_may_be_negative = access.elements || !never_negative(op.operand(first + rank - 1));
   access.row_may_be_negative = rank > 1 && (access.elements || !never_negative(op.operand(first + row_dim)));
-  if (rank == 1) {  // a vector: one row
+  const bool column = column_box(op, rank);  // rows along the last dimension, one element apart
+  if (column) {
+    access.row_may_be_negative = access.column_may_be_negative;
+    access.column_may_be_negative = false;
+  }
+  if (rank == 1 && !column) {  // a vector: one row
     access.rows = "1";
     access.columns = access.pitch = extents[0];
     access.row = "0";
@@ -204,9 +209,9 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
     return access;
   }
   access.rows = extents[row_dim];
-  access.columns = access.pitch = extents[rank - 1];
+  access.columns = access.pitch = column ? "1" : extents[rank - 1];
   access.row = plan_.expression(op.operand(first + row_dim));
-  access.column = plan_.expression(op.operand(first + rank - 1));
+  access.column = column ? "0" : plan_.expression(op.operand(first + rank - 1));
   // Coordinates [from, to) as one index over the product of their extents (row-major); one
   // outside its extent (checked from the second on) gives -1, which TMA zero-fills and clips
   // like any other coordinate outside.

@@ -345,7 +345,16 @@ std::vector<LaunchParameter> launch_parameters(const KernelPlan& plan) {
   return result;
 }
 
+bool column_box(const Operation& op, size_t rank) {
+  if (!op.has_attr("box") || (op.kind() != OpKind::load && op.kind() != OpKind::store)) return false;
+  const Type& tile = op.kind() == OpKind::store ? op.operands().back()->type() : op.result()->type();
+  const std::vector<int64_t> box = memory_box(op, tile, rank);
+  return tile.rank() == 2 && tile.shape()[1] == 1 && tile.shape()[0] > 1 && !box.empty() &&
+         box.back() == tile.shape()[0];
+}
+
 size_t row_dimension(const Operation& op, size_t rank) {
+  if (column_box(op, rank)) return rank - 1;
   if (rank < 2) return 0;
   const Attribute* box = op.attr("box");
   if (box && box->is_array() && box->as_array().size() <= rank) {
@@ -359,7 +368,7 @@ size_t row_dimension(const Operation& op, size_t rank) {
 
 std::string box_problem(const Operation& op, const std::vector<int64_t>& stored, size_t rank) {
   const Attribute* attribute = op.attr("box");
-  if (!attribute) return "";
+  if (!attribute || column_box(op, rank)) return "";
   const std::vector<int64_t> box = memory_box(op, Type(), rank);
   const size_t rows = row_dimension(op, rank);
   bool fits = box.size() == rank && rank >= 2 && stored.size() == 2 && box[rows] == stored[0] &&

@@ -83,13 +83,20 @@ struct LaunchParameter {
 };
 std::vector<LaunchParameter> launch_parameters(const KernelPlan& plan);
 
-// The tensor dimension holding the rows of a TMA box, a stored tile or a register tile moved through a box: rank - 2, or with a `box`
-// attribute (memory_box) the last dimension before the columns whose box extent is not 1 (the S of
-// a [B, S, H, D] tensor read as [BQ, 1, D]). The dimensions between it and the last are the box's
-// unit *middle* dimensions, and those before it the batch.
+// Whether `op` (a load or store) moves a column [R, 1] (R > 1) through a box whose last extent
+// is R: the column's rows lie along the tensor's last dimension, one element apart, and it has
+// no column dimension (a per-row scale read from an [M] vector, attention's log-sum-exp stored
+// into [B, H, S]: `reshape<BM, 1>(load S[m] : <BM>)`, `store L[b, h, i] = reshape<BQ>(lse)`).
+bool column_box(const Operation& op, size_t rank);
+// The tensor dimension holding the rows of a TMA box, a stored tile or a tile moved through a
+// box: rank - 2; with a `box` attribute (memory_box) the last dimension before the columns whose
+// box extent is not 1 (the S of a [B, S, H, D] tensor read as [BQ, 1, D]), or the last one for a
+// column_box. The dimensions between it and the last are the box's unit *middle* dimensions,
+// and those before it the batch.
 size_t row_dimension(const Operation& op, size_t rank);
 // "" when the backend moves `op`'s tile of stored shape [rows, columns] through its box: the
-// columns are the tensor's last dimension, the rows row_dimension(), every other extent 1.
+// columns are the tensor's last dimension, the rows row_dimension(), every other extent 1; or a
+// column_box.
 std::string box_problem(const Operation& op, const std::vector<int64_t>& stored, size_t rank);
 
 // The plan, or std::nullopt after reporting what the backend does not support.

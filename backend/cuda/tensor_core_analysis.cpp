@@ -271,12 +271,10 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::reshape: {
       const Type& input = op.operand(0)->type();
       if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1) {
-        const bool column_to_vector = input.rank() == 2 && op.result()->type().rank() == 1;
-        return unsupported(op, fmt::format("this reshape in a tensor-core kernel (only a row <N> broadcast as <1, N>: "
-                                           "a row vector added to or multiplied with a tile, e.g. a bias); for one "
-                                           "value per row, give the tensor as [M, 1] (the same memory as [M]) and {}",
-                                           column_to_vector ? "store the column itself: store X[m, 0] = column"
-                                                            : "load X[m, 0] : <BM, 1>"));
+        return unsupported(op, "this reshape in a tensor-core kernel (only a row <N> broadcast as <1, N>: a row "
+                               "vector added to or multiplied with a tile, e.g. a bias; and a column moved to or from "
+                               "the vector holding it: reshape<BM, 1>(load X[m] : <BM>) reads one value per row, "
+                               "store X[m] = reshape<BM>(column) writes one)");
       }
       return true;
     }
@@ -626,8 +624,10 @@ static std::string describe(const Value* value) {
 // shape, loads and scalars.
 bool Analysis::hold_store(const Operation& op) {
   const Value* value = op.operands().back();
-  if (!value->type().is_tile() || value->type().rank() != 2 || op.operand(0)->type().rank() < 2)
-    return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a tensor of rank 2 or more)");
+  const bool column = column_box(op, op.operand(0)->type().rank());  // a column into a vector's elements
+  if (!value->type().is_tile() || value->type().rank() != 2 || (op.operand(0)->type().rank() < 2 && !column))
+    return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a tensor of rank 2 or "
+                           "more), or a column into a vector");
   int64_t rows = value->type().shape()[0], columns = value->type().shape()[1];
   // Where the family stores 64-row tiles (the rows of an M = 64 accumulator), directly, not through TMA.
   const bool rows_64 = stores_64_rows() && rows == 64;

@@ -404,7 +404,9 @@ bool TileExecution::read_tile(const Operation& op, size_t first, const Type& typ
 bool TileExecution::read_tile_as_stored(const Operation& op, size_t first, const Type& type, TileValue& out) {
   HostBuffer* tensor = tensor_operand(op, first);
   if (!tensor) return false;
-  if (!type.is_tile() || type.rank() < 1 || type.rank() > tensor->rank() || type.element() != tensor->element())
+  // A `box` may hold a tile of more dimensions than the tensor (a column [R, 1] of a vector).
+  if (!type.is_tile() || type.rank() < 1 || (type.rank() > tensor->rank() && !op.has_attr("box")) ||
+      type.element() != tensor->element())
     return fail(op, fmt::format("cannot load a {} from a {}", type.to_string(), tensor->describe()));
   if (op.num_operands() != first + 1 + tensor->rank())
     return fail(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", op.num_operands() - first - 1, tensor->rank()));
@@ -432,7 +434,8 @@ bool TileExecution::execute_store(const Operation& op) {
   if (!tensor) return false;
   const TileValue* tile = tile_operand(op, op.num_operands() - 1);
   if (!tile) return false;
-  if (tile->shape.empty() || tile->shape.size() > tensor->rank() || tile->element != tensor->element())
+  if (tile->shape.empty() || (tile->shape.size() > tensor->rank() && !op.has_attr("box")) ||
+      tile->element != tensor->element())
     return fail(op, fmt::format("cannot store a {} tile of rank {} into a {}", to_string(tile->element),
                                 tile->shape.size(), tensor->describe()));
   if (op.num_operands() != 2 + tensor->rank())

@@ -149,6 +149,20 @@ TEST(EmulateRuntime, EveryTcgen05CommitCoversAllEarlierMmas) {
 // plain forms (the register form leaves them to shared memory).
 TEST(EmulateRuntime, ReshapeMatchesTheInterpreter) { expect_plain_kernel_matches("reshape", {"Y", "W"}); }
 
+// A column and the vector holding it (issue 18: reshapes between <BM> and <BM, 1> kept plain
+// kernels in shared memory and were refused on the tensor cores): a per-row scale read from an
+// [R] vector and row results stored into [R] and [B, R] (tests/emulate/kernels/column_vectors.tile),
+// then the same around a GEMM and attention's log-sum-exp into [B, H, S] on both targets
+// (tests/emulate/tensor_core/column_vectors.tile).
+TEST(EmulateRuntime, AColumnMovesThroughTheVectorHoldingIt) {
+  expect_plain_kernel_matches("column_vectors", {"Y", "M", "L"});
+  CommandResult compiled = run_command(tilec("compile tests/emulate/kernels/column_vectors.tile"));
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  EXPECT_THAT(compiled.out, ::testing::HasSubstr("rowscale: grid cdiv(R, 4), 64 threads per CTA, tiles in registers"));
+  EXPECT_THAT(compiled.out, ::testing::HasSubstr("store_vector<1>(M, row, column, R, 1, false,"));
+  expect_tensor_core_kernel_matches("column_vectors", "M=200,N=128,K=72,B=2,H=2,S=130,T=100", {"C", "R", "O", "L"});
+}
+
 // Tiles between a tensor's dimensions in plain kernels (tests/emulate/kernels/unit_dims_rows.tile:
 // a qk-norm over [B, S, H, D], a row shift over [S, H, D]): the register form reads and writes
 // their rows H·D elements apart (issue 18: the reshapes kept such kernels in shared memory, and
