@@ -81,6 +81,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"exp", 1, false, OpKind::exp, &Lowering::lower_unary_function},
       {"exp2", 1, false, OpKind::exp2, &Lowering::lower_unary_function},
       {"fma", 3, false, OpKind::fma, &Lowering::lower_fma},
+      {"clamp", 3, false, OpKind::min, &Lowering::lower_clamp},
       {"sqrt", 1, false, OpKind::sqrt, &Lowering::lower_unary_function},
       {"rsqrt", 1, false, OpKind::rsqrt, &Lowering::lower_unary_function},
       {"relu", 1, false, OpKind::relu, &Lowering::lower_unary_function},
@@ -159,26 +160,45 @@ Operand Lowering::lower_binary_function(const Expr& e, const Builtin& builtin, c
   const std::string& f = e.name;
   Operand a = lower_expr(*e.args[0]), b = lower_expr(*e.args[1]);
   if (!a.ok() || !b.ok()) return {};
-  if (a.constant && b.constant) {
+  if (a.constant && b.constant && f == "cdiv") {
     const Const &x = *a.constant, &y = *b.constant;
-    if (f == "cdiv") {
-      if (x.is_float || y.is_float || y.integer <= 0 || x.integer < 0) {
-        error(e.location, "cdiv() needs a non-negative integer and a positive integer");
-        return {};
-      }
-      return Operand{nullptr, Const{false, *fold_integer(OpKind::cdiv, x.integer, y.integer), 0}};  // ir/fold.h
+    if (x.is_float || y.is_float || y.integer <= 0 || x.integer < 0) {
+      error(e.location, "cdiv() needs a non-negative integer and a positive integer");
+      return {};
     }
-    bool first = (x.as_double() > y.as_double()) == (f == "max");
-    return Operand{nullptr, first ? x : y};
+    return Operand{nullptr, Const{false, *fold_integer(OpKind::cdiv, x.integer, y.integer), 0}};  // ir/fold.h
   }
+  if (f != "cdiv") return extremum(builtin.kind, a, b, e.args[0].get(), e.args[1].get(), e.location);
   Value *va = nullptr, *vb = nullptr;
   auto result = unify(a, b, va, vb, e.location, e.args[0].get(), e.args[1].get());
   if (!result) return {};
-  if (f == "cdiv" && !is_integer(result->element())) {
+  if (!is_integer(result->element())) {
     error(e.location, "cdiv() needs integer operands");
     return {};
   }
   return Operand{create(builtin.kind, {va, vb}, *result, e.location)};
+}
+
+// max(a, b) or min(a, b) (`kind`) of two operands: the number itself for two numbers.
+Operand Lowering::extremum(OpKind kind, Operand a, Operand b, const Expr* ea, const Expr* eb, Location location) {
+  if (a.constant && b.constant) {
+    bool first = (a.constant->as_double() > b.constant->as_double()) == (kind == OpKind::max);
+    return first ? a : b;
+  }
+  Value *va = nullptr, *vb = nullptr;
+  auto result = unify(a, b, va, vb, location, ea, eb);
+  if (!result) return {};
+  return Operand{create(kind, {va, vb}, *result, location)};
+}
+
+// clamp(x, lo, hi) is min(max(x, lo), hi), as torch.clamp, but for NaN: max ignores a NaN x, so
+// clamp(NaN, lo, hi) is lo (docs/language.md).
+Operand Lowering::lower_clamp(const Expr& e, const Builtin&, const Expr*) {
+  Operand x = lower_expr(*e.args[0]), lo = lower_expr(*e.args[1]), hi = lower_expr(*e.args[2]);
+  if (!x.ok() || !lo.ok() || !hi.ok()) return {};
+  Operand low = extremum(OpKind::max, x, lo, e.args[0].get(), e.args[1].get(), e.location);
+  if (!low.ok()) return {};
+  return extremum(OpKind::min, low, hi, e.args[0].get(), e.args[2].get(), e.location);
 }
 
 // pow(a, b) is a ** b.

@@ -127,6 +127,8 @@ class Lowering {
   Operand lower_pow(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_unary_function(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_fma(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_clamp(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand extremum(OpKind kind, Operand a, Operand b, const Expr* ea, const Expr* eb, Location location);
   Operand lower_transpose(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_item(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_permute(const Expr& e, const Builtin& builtin, const Expr* axis);

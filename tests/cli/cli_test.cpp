@@ -462,6 +462,21 @@ TEST(Cli, CastOfANumberWrapsOrSaturatesAsDocumented) {
   fs::remove(source);
 }
 
+// clamp(x, lo, hi) is min(max(x, lo), hi) on floats, integers and numbers (a constant folds it).
+TEST(Cli, ClampBoundsEachElement) {
+  fs::path source = temp_file("clamp.tile",
+      "const TOP = clamp(9, 0, 2);\n"
+      "kernel clamped(F: tensor<8, f32>, I: tensor<8, i32>) grid tiles(1) as (t) {\n"
+      "  x = cast(iota<8, i32>(0), f32) - 3.5;\n"
+      "  store F[0] = clamp(x, -1.0, TOP);\n"
+      "  store I[0] = clamp(iota<8, i32>(0) - 3, -1, 2);\n}\n");
+  CommandResult r = run_command(tilec("run " + source.string() + " --check"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("output %F tensor<8xf32>: checksum 2.5\n"));  // -1 -1 -1 -0.5 0.5 1.5 2 2
+  EXPECT_THAT(r.out, HasSubstr("output %I tensor<8xi32>: checksum 4\n"));    // -1 -1 -1 0 1 2 2 2
+  fs::remove(source);
+}
+
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
 std::string kernel_with(const std::string& shape, const std::string& stages, const std::string& name = "x") {
   return "kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n"
