@@ -10,7 +10,8 @@
 //      attention) moves as one TMA box with no reshape, and a plain kernel's 2-D tile stays a
 //      register tile (rank-3 tiles are not). The same for a column and the vector holding it, in
 //      every kernel: `reshape<BM, 1>(load S[m] : <BM>)` becomes `load S[m] {box = [BM]} :
-//      <BM, 1>`, `store L[b, h, i] = reshape<BQ>(lse)` a store {box = [BQ]} of the column.
+//      <BM, 1>` (a load of its own where the vector has other uses), `store L[b, h, i] =
+//      reshape<BQ>(lse)` a store {box = [BQ]} of the column.
 //   1. Count each value's uses as an mma `a`/`b` operand and its other uses.
 //   2. A transpose used only as mma operands, of a load used only by it, becomes one
 //      `tma_load {transposed}` of the loaded box (the load and the transpose go).
@@ -75,6 +76,7 @@ void fold_unit_reshapes(Region& body) {
   };
   const bool has_mma = contains(body, OpKind::mma);
   std::vector<Operation*> dead;
+  std::vector<std::pair<Operation*, const Operation*>> reloads;  // a column's reshape, the shared load
   walk(body, [&](Operation& op) {
     if (!unit_reshape(op) || op.has_attr("box")) return;
     Operation* load = op.operand(0)->defining_op();
@@ -95,6 +97,11 @@ void fold_unit_reshapes(Region& body) {
       dead.push_back(&op);
       return;
     }
+    // A vector loaded once and used as a column and otherwise: the column gets a load of its own.
+    if (drops && column && load && load->kind() == OpKind::load && !load->has_attr("box")) {
+      reloads.emplace_back(&op, load);
+      return;
+    }
     if (!drops && uses.size() == 1 && uses.front()->kind() == OpKind::store && !uses.front()->has_attr("box") &&
         uses.front()->operands().back() == op.result() && uses.front()->operand(0) != op.result()) {
       Operation& store = *uses.front();
@@ -106,6 +113,20 @@ void fold_unit_reshapes(Region& body) {
     }
   });
   for (Operation* op : dead) op->parent_region()->take(op->parent_region()->position_of(op));
+  for (auto [reshape, load] : reloads) {
+    auto column = std::make_unique<Operation>(OpKind::load, load->location());
+    for (Value* operand : load->operands()) column->add_operand(operand);
+    for (const auto& [name, value] : load->attributes()) column->set_attr(name, value);
+    column->set_attr("box", Attribute(std::vector<Attribute>{Attribute(load->result()->type().shape()[0])}));
+    Value* result = column->add_result(reshape->result()->type());
+    result->set_name_hint(reshape->result()->name_hint());
+    Value* old = reshape->result();
+    Region& region = *reshape->parent_region();
+    const size_t position = region.position_of(reshape);
+    std::unique_ptr<Operation> taken = region.take(position);
+    region.insert(position, std::move(column));
+    replace_all_uses(body, old, result);
+  }
 }
 
 void promote_kernel(Region& body) {

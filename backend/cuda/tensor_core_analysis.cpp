@@ -271,6 +271,13 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::reshape: {
       const Type& input = op.operand(0)->type();
       if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1) {
+        const std::vector<int64_t>&from = input.shape(), &to = op.result()->type().shape();
+        const bool column_and_vector = (from.size() == 1 && to.size() == 2 && to[1] == 1) ||
+                                       (from.size() == 2 && from[1] == 1 && to.size() == 1);
+        if (column_and_vector)
+          return unsupported(op, "a reshape between a column <R, 1> and a vector <R> that is not straight from a "
+                                 "load (reshape<BM, 1>(load X[m] : <BM>)) or straight into a store "
+                                 "(store X[m] = reshape<BM>(column)): compute on the column <BM, 1> instead");
         return unsupported(op, "this reshape in a tensor-core kernel (only a row <N> broadcast as <1, N>: a row "
                                "vector added to or multiplied with a tile, e.g. a bias; and a column moved to or from "
                                "the vector holding it: reshape<BM, 1>(load X[m] : <BM>) reads one value per row, "
