@@ -63,9 +63,14 @@ int emit_front_end(const CompileOptions& options) {
 }
 
 int run_compile(const CompileOptions& options) {
-  if ((options.emit == "tokens" || options.emit == "ast") && !options.driver.stop_after.empty()) {
-    fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; --stop-after "
-               "applies to --emit ir\n", options.emit);
+  const bool front_end = options.emit == "tokens" || options.emit == "ast";
+  if (front_end && (!options.driver.stop_after.empty() || options.driver.print_ir_after_all ||
+                    !options.driver.print_ir_after.empty())) {
+    fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; {} applies to "
+               "--emit ir and cu\n", options.emit,
+               !options.driver.stop_after.empty() ? "--stop-after"
+               : options.driver.print_ir_after_all ? "--print-ir-after-all"
+                                                   : "--print-ir-after");
     return 1;
   }
   if (options.emit == "tokens" || options.emit == "ast") return emit_front_end(options);

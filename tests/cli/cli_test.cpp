@@ -217,6 +217,9 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
   CommandResult tokens = run_command(tilec("compile samples/gemm.tile --emit tokens --stop-after insert-sync"));
   EXPECT_EQ(tokens.status, 1);
   EXPECT_THAT(tokens.err, HasSubstr("--stop-after applies to --emit ir"));
+  CommandResult ast = run_command(tilec("compile samples/gemm.tile --emit ast --print-ir-after-all"));
+  EXPECT_EQ(ast.status, 1) << "the passes' IR would never be printed";
+  EXPECT_THAT(ast.err, HasSubstr("--print-ir-after-all applies to --emit ir and cu"));
   // IR text on stdin is read as IR (its first line says so), as a .tir file is.
   CommandResult piped = run_command("(" + tilec("compile samples/vector_add.tile --emit ir --stop-after parse | ") +
                                     tilec_binary() + " compile - --emit ir --stop-after fold-constants)");
