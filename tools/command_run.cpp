@@ -9,12 +9,19 @@
 //      --workers executor workers, and print each output's checksum.
 //   4. With --check, also run the parsed kernel on the same inputs and compare every output
 //      with the element type's tolerance; exit 1 with the first mismatching index.
+// With --timeout S, a run not done in S seconds stops with exit 1.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "ir/clone.h"
 #include "passes/pipeline.h"
@@ -44,6 +51,39 @@ struct RunOptions {
   int64_t sms = 4;  // what `sm_count` gives (persistent kernels' worker count)
   bool check = false;
   std::string report;  // --report OUT.html
+  double timeout = 0;  // --timeout SECONDS; 0: none
+};
+
+// --timeout: a thread that ends the process with exit 1 if the run is not done in time (a
+// kernel whose loop runs 2^63 times would run until killed). The executor's processes are
+// coroutines of this one, so nothing outlives it.
+class RunDeadline {
+ public:
+  explicit RunDeadline(double seconds) {
+    if (seconds <= 0) return;
+    watcher_ = std::thread([this, seconds] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (done_condition_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) return;
+      fmt::print(stderr, "tilec: error: the run did not finish in {} s (--timeout)\n", seconds);
+      std::fflush(stderr);
+      std::_Exit(1);
+    });
+  }
+  ~RunDeadline() {
+    if (!watcher_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_condition_.notify_all();
+    watcher_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_condition_;
+  bool done_ = false;
+  std::thread watcher_;
 };
 
 // "file:line:col" of a failed launch's op (the file alone when it has no location).
@@ -112,6 +152,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
 }
 
 int run_run(RunOptions options) {
+  RunDeadline deadline(options.timeout);
   std::map<std::string, std::string> defines;
   if (!parse_defines(options.defines, defines)) return 1;
   runtime::SymbolBindings symbols;
@@ -172,6 +213,9 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--sms", options->sms, "the SM count persistent kernels see (default 4)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");
+  cmd->add_option("--timeout", options->timeout, "seconds the whole run may take before it stops with exit 1 "
+                  "(default: no limit)")
+      ->check(CLI::Range(0.1, 86400.0));
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->driver.stop_after, "run the IR as it is after this stage")
       ->check(CLI::IsMember(stages));

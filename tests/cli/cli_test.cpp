@@ -465,6 +465,19 @@ TEST(Cli, CastOfANumberWrapsOrSaturatesAsDocumented) {
   fs::remove(source);
 }
 
+// --timeout stops a run that would not end (a loop of 2^63 - 1 trips) with exit 1 and says so.
+TEST(Cli, RunStopsAtItsTimeout) {
+  fs::path source = temp_file("endless.tile",
+      "kernel endless(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[0] : <8>;\n"
+      "  for j in 0 .. 9223372036854775807 carry (x) {\n    x = x + 1.0;\n  }\n  store X[0] = x;\n}\n");
+  CommandResult r = run_command(tilec("run " + source.string() + " --timeout 0.5"));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the run did not finish in 0.5 s (--timeout)"));
+  CommandResult quick = run_command(tilec("run samples/vector_add.tile --dims N=100 --timeout 60"));
+  EXPECT_EQ(quick.status, 0) << quick.err;
+  fs::remove(source);
+}
+
 // clamp(x, lo, hi) is min(max(x, lo), hi) on floats, integers and numbers (a constant folds it).
 TEST(Cli, ClampBoundsEachElement) {
   fs::path source = temp_file("clamp.tile",
