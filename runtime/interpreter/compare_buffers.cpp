@@ -23,8 +23,8 @@ Tolerance default_tolerance(ScalarKind element) {
 std::string BufferComparison::summary() const {
   if (!shapes_match) return "the buffers differ in element type or extents";
   if (mismatches == 0)
-    return fmt::format("ok (max abs error {:.3g}, max rel error {:.3g})", max_absolute_error,
-                       max_relative_error);
+    return fmt::format("ok (max abs error {:.3g}, max rel error {:.3g}{})", max_absolute_error, max_relative_error,
+                       both_nan == 0 ? "" : fmt::format("; {} of {} elements are NaN in both", both_nan, elements));
   return fmt::format("{} mismatches, first at [{}]: expected {}, got {} (max abs error {:.3g}, "
                      "max rel error {:.3g})",
                      mismatches, fmt::join(*first_mismatch, ", "), expected_value, actual_value,
@@ -38,6 +38,7 @@ BufferComparison compare_buffers(const HostBuffer& expected, const HostBuffer& a
     result.shapes_match = false;
     return result;
   }
+  result.elements = expected.element_count();
   Tolerance limit = tolerance.value_or(default_tolerance(expected.element()));
   if (limit.normwise > 0) {
     double largest = 0;
@@ -51,6 +52,7 @@ BufferComparison compare_buffers(const HostBuffer& expected, const HostBuffer& a
     bool match;
     if (std::isnan(want) || std::isnan(got)) {
       match = std::isnan(want) && std::isnan(got);
+      result.both_nan += match ? 1 : 0;
     } else if (std::isinf(want) || std::isinf(got)) {
       match = want == got;
     } else {

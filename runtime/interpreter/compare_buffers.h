@@ -29,6 +29,9 @@ Tolerance default_tolerance(ScalarKind element);
 struct BufferComparison {
   bool shapes_match = true;  // same element type and extents
   int64_t mismatches = 0;
+  // Elements that are NaN in both (they match, but a kernel whose output is NaN is rarely meant:
+  // a loop that never ran gives 0/0), and the number compared.
+  int64_t both_nan = 0, elements = 0;
   double max_absolute_error = 0;
   double max_relative_error = 0;  // over elements whose expected value is nonzero
   // The first mismatching element in row-major order, with both values.
@@ -37,7 +40,8 @@ struct BufferComparison {
   double actual_value = 0;
 
   bool ok() const { return shapes_match && mismatches == 0; }
-  // One line: "ok (max abs 1e-7, max rel 2e-6)" or "3 mismatches, first at [2, 5]: ...".
+  // One line: "ok (max abs 1e-7, max rel 2e-6)" (with "; 12 of 512 elements are NaN in both"
+  // where some are) or "3 mismatches, first at [2, 5]: ...".
   std::string summary() const;
 };
 

@@ -505,11 +505,11 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @causal_attention (line 15): tensor cores, sm_100a (tcgen05.mma into TMEM)
+// kernel @causal_attention (line 16): tensor cores, sm_100a (tcgen05.mma into TMEM)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 17: ii 1, 1 stage(s)
-//   schedule: loop at line 22: ii 33, 2 stage(s), pipeline(2)
+//   schedule: loop at line 18: ii 1, 1 stage(s)
+//   schedule: loop at line 23: ii 33, 2 stage(s), pipeline(2)
 // shared memory: 100448 bytes (1024 of them for aligning the base)
 //   pipe pipe_buffer: 2 slots x 8192 bytes at 0: B of mma from K (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_q_buffer: 1 slots x 16384 bytes at 16384: A of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)
@@ -520,35 +520,35 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   mbarrier pipe_q_empty: 1 slot(s) at 99368, 1 arrival(s) per phase, released by the compute agent
 //   mbarrier pipe_full_1: 2 slot(s) at 99376, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_empty_1: 2 slot(s) at 99392, 1 arrival(s) per phase, released by the compute agent
-//   A of the mma at line 31 (from registers): 16384 bytes at 49152, 128B swizzle
-//   store at line 34: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
+//   A of the mma at line 32 (from registers): 16384 bytes at 49152, 128B swizzle
+//   store at line 35: through shared memory (16384 bytes per compute warpgroup at 66560) and TMA, boxes of 128x32 (128B swizzle)
 //   row-reduction exchange between the compute warpgroups: 1024 bytes at 65536
 //   pipe pipe_s_buffer: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_2: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   register tile row_max: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum: 128x1 f32 in registers, 1 per thread
 //   register tile o: 128x64 f32 in registers, 32 per thread
-//   accumulator t12: 128x64 f32 in registers, 32 per thread
+//   accumulator t14: 128x64 f32 in registers, 32 per thread
 //   register tile scores: 128x64 f32 in registers, 32 per thread
-//   register tile t15: 128x64 i32 in registers, 32 per thread
+//   register tile t17: 128x64 i32 in registers, 32 per thread
 //   register tile query: 128x64 i32 in registers, 32 per thread
-//   register tile t18: 128x64 i32 in registers, 32 per thread
+//   register tile t20: 128x64 i32 in registers, 32 per thread
 //   register tile key: 128x64 i32 in registers, 32 per thread
-//   register tile t21: 128x64 i1 in registers, 32 per thread
 //   register tile t23: 128x64 i1 in registers, 32 per thread
-//   register tile t24: 128x64 i1 in registers, 32 per thread
+//   register tile t25: 128x64 i1 in registers, 32 per thread
+//   register tile t26: 128x64 i1 in registers, 32 per thread
 //   register tile s: 128x64 f32 in registers, 32 per thread
-//   register tile t25: 128x1 f32 in registers, 1 per thread
+//   register tile t27: 128x1 f32 in registers, 1 per thread
 //   register tile new_max: 128x1 f32 in registers, 1 per thread
-//   register tile t27: 128x64 f32 in registers, 32 per thread
+//   register tile t29: 128x64 f32 in registers, 32 per thread
 //   register tile p: 128x64 f32 in registers, 32 per thread
-//   register tile t28: 128x1 f32 in registers, 1 per thread
-//   register tile alpha: 128x1 f32 in registers, 1 per thread
-//   register tile t29: 128x1 f32 in registers, 1 per thread
 //   register tile t30: 128x1 f32 in registers, 1 per thread
+//   register tile alpha: 128x1 f32 in registers, 1 per thread
+//   register tile t31: 128x1 f32 in registers, 1 per thread
+//   register tile t32: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 1 per thread
-//   register tile t31: 128x64 bf16 in registers, 32 per thread
-//   accumulator t32: 128x64 f32 in registers, 32 per thread
+//   register tile t33: 128x64 bf16 in registers, 32 per thread
+//   accumulator t34: 128x64 f32 in registers, 32 per thread
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t S) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
@@ -561,7 +561,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
   const int64_t workers = tilec_sm_count();
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 17)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
   const int64_t worker = tile_number;
   const uint32_t pipe_full = shared_base + 99328;  // 2 mbarrier(s)
   const uint32_t pipe_empty = shared_base + 99344;  // 2 mbarrier(s)
@@ -595,12 +595,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
   __syncthreads();
   tilec_tcgen05_after_sync();
   const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));
-  // warp_specialize  (line 17)
+  // warp_specialize  (line 18)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_producer_index, pipe_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 17)
+      // pipe_producer_index, pipe_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 18)
       int64_t pipe_producer_index = 0;
       int64_t pipe_producer_phase = 1;
       int64_t pipe_q_producer_index = 0;
@@ -611,7 +611,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         const int64_t v0 = round * workers;
         const int64_t tile = v0 + worker;
         const bool v1 = (tile < tiles);
-        // pipe_producer_index_2, pipe_producer_phase_2, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_producer_index_3, pipe_producer_phase_3 = if v1  (line 17)
+        // pipe_producer_index_2, pipe_producer_phase_2, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_producer_index_3, pipe_producer_phase_3 = if v1  (line 18)
         int64_t pipe_producer_index_2{};
         int64_t pipe_producer_phase_2{};
         int64_t pipe_q_producer_index_1{};
@@ -622,29 +622,30 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           const int64_t i_1 = tile % tiles;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
-          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, 0  (line 18)
+          // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, 0  (line 19)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v2 = cdiv_i64(S, 64);
           const int64_t v3 = i_1 + 1;
-          const int64_t v4 = v3 * 2;
-          const int64_t v5 = min_i64(v2, v4);
-          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v5, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 22)
+          const int64_t v4 = v3 * 128;
+          const int64_t v5 = cdiv_i64(v4, 64);
+          const int64_t v6 = min_i64(v2, v5);
+          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v6, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 23)
           int64_t pipe_producer_index_4 = pipe_producer_index;
           int64_t pipe_producer_phase_4 = pipe_producer_phase;
           int64_t pipe_producer_index_5 = pipe_producer_index_1;
           int64_t pipe_producer_phase_5 = pipe_producer_phase_1;
-          for (int64_t j_1 = 0; j_1 < v5; j_1 += 1) {
+          for (int64_t j_1 = 0; j_1 < v6; j_1 += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 8192);
-            // tma_load_async pipe_buffer, pipe_producer_index_4, K, j_1, 0  (line 23)
+            // tma_load_async pipe_buffer, pipe_producer_index_4, K, j_1, 0  (line 24)
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 2 ? 0 : pipe_producer_index_4 + 1;
             const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 2 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 8192);
-            // tma_load_async pipe_buffer_1, pipe_producer_index_5, V, j_1, 0  (line 31)
+            // tma_load_async pipe_buffer_1, pipe_producer_index_5, V, j_1, 0  (line 32)
             tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
             const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 2 ? 0 : pipe_producer_index_5 + 1;
             const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 2 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
@@ -703,7 +704,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
     uint32_t accumulator_parity = 0;
-    // pipe_consumer_index, pipe_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 17)
+    // pipe_consumer_index, pipe_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 18)
     int64_t pipe_consumer_index = 0;
     int64_t pipe_consumer_phase = 0;
     int64_t pipe_q_consumer_index = 0;
@@ -719,10 +720,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
     int64_t pipe_consumer_index_2 = 0;
     int64_t pipe_consumer_phase_2 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v6 = round_1 * workers;
-      const int64_t tile_1 = v6 + worker;
-      const bool v7 = (tile_1 < tiles);
-      // pipe_consumer_index_3, pipe_consumer_phase_3, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_5, pipe_consumer_phase_5 = if v7  (line 17)
+      const int64_t v7 = round_1 * workers;
+      const int64_t tile_1 = v7 + worker;
+      const bool v8 = (tile_1 < tiles);
+      // pipe_consumer_index_3, pipe_consumer_phase_3, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_5, pipe_consumer_phase_5 = if v8  (line 18)
       int64_t pipe_consumer_index_3{};
       int64_t pipe_consumer_phase_3{};
       int64_t pipe_q_consumer_index_1{};
@@ -737,27 +738,28 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
       int64_t pipe_producer_phase_9{};
       int64_t pipe_consumer_index_5{};
       int64_t pipe_consumer_phase_5{};
-      if (v7) {
+      if (v8) {
         const int64_t i_2 = tile_1 % tiles;
-        // row_max = full -1e+30f  (line 19)
+        // row_max = full -1e+30f  (line 20)
         float row_max[1];
         #pragma unroll
         for (int i = 0; i < 1; ++i) row_max[i] = -1e+30f;
-        // row_sum = zeros  (line 20)
+        // row_sum = zeros  (line 21)
         float row_sum[1];
         #pragma unroll
         for (int i = 0; i < 1; ++i) row_sum[i] = 0.0f;
-        // o = zeros  (line 21)
+        // o = zeros  (line 22)
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
-        const int64_t v8 = cdiv_i64(S, 64);
-        const int64_t v9 = i_2 + 1;
-        const int64_t v10 = v9 * 2;
-        const int64_t v11 = min_i64(v8, v10);
+        const int64_t v9 = cdiv_i64(S, 64);
+        const int64_t v10 = i_2 + 1;
+        const int64_t v11 = v10 * 128;
+        const int64_t v12 = cdiv_i64(v11, 64);
+        const int64_t v13 = min_i64(v9, v12);
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_consumer_index_7, pipe_consumer_phase_7, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_8, pipe_consumer_phase_8 = for 0, v11, 1, row_max, row_sum, o, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2  (line 22)
+        // row_max_1, row_sum_1, o_1, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_consumer_index_7, pipe_consumer_phase_7, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_8, pipe_consumer_phase_8 = for 0, v13, 1, row_max, row_sum, o, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2  (line 23)
         int64_t pipe_consumer_index_6 = pipe_consumer_index;
         int64_t pipe_consumer_phase_6 = pipe_consumer_phase;
         int64_t pipe_consumer_index_7 = pipe_consumer_index_1;
@@ -770,22 +772,22 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         int64_t pipe_producer_phase_10 = pipe_producer_phase_8;
         int64_t pipe_consumer_index_8 = pipe_consumer_index_2;
         int64_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
-        for (int64_t j_2 = 0; j_2 < v11; j_2 += 1) {
-          // t12 = zeros  (line 23)
-          float t12[32];
+        for (int64_t j_2 = 0; j_2 < v13; j_2 += 1) {
+          // t14 = zeros  (line 24)
+          float t14[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t12[i] = 0.0f;
+          for (int i = 0; i < 32; ++i) t14[i] = 0.0f;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_6), static_cast<uint32_t>(pipe_consumer_phase_6));  // the MMA issuer reads the stage
-          const uint32_t t13 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 8192;  // slot of pipe_buffer
+          const uint32_t t15 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 8192;  // slot of pipe_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // t14 = mma q, t13, t12  (line 23)
+          // t16 = mma q, t15, t14  (line 24)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 0, 16, 1024), tilec_matrix_descriptor(t13 + 0, 16, 1024), 0x08100490u, false);
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 32, 16, 1024), tilec_matrix_descriptor(t13 + 32, 16, 1024), 0x08100490u, true);
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 64, 16, 1024), tilec_matrix_descriptor(t13 + 64, 16, 1024), 0x08100490u, true);
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 96, 16, 1024), tilec_matrix_descriptor(t13 + 96, 16, 1024), 0x08100490u, true);
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 0, 16, 1024), tilec_matrix_descriptor(t15 + 0, 16, 1024), 0x08100490u, false);
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 32, 16, 1024), tilec_matrix_descriptor(t15 + 32, 16, 1024), 0x08100490u, true);
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 64, 16, 1024), tilec_matrix_descriptor(t15 + 64, 16, 1024), 0x08100490u, true);
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 96, 16, 1024), tilec_matrix_descriptor(t15 + 96, 16, 1024), 0x08100490u, true);
             tilec_tcgen05_commit(accumulator_barrier);
           }
           tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);
@@ -797,7 +799,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t12[chunk * 32 + i] = add_f32(t12[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t14[chunk * 32 + i] = add_f32(t14[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -809,58 +811,58 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           const int64_t pipe_consumer_index_9 = pipe_consumer_index_6 + 1 == 2 ? 0 : pipe_consumer_index_6 + 1;
           const int64_t pipe_consumer_phase_9 = pipe_consumer_index_6 + 1 == 2 ? 1 - pipe_consumer_phase_6 : pipe_consumer_phase_6;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-          // scores = mul t14, 0.18033688f  (line 23)
+          // scores = mul t16, 0.18033688f  (line 24)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t12[i], 0.18033688f);
-          // t15 = iota  (line 24)
-          int32_t t15[32];
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t14[i], 0.18033688f);
+          // t17 = iota  (line 25)
+          int32_t t17[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
             (void)row, (void)column;
-            t15[i] = static_cast<int32_t>(row);
+            t17[i] = static_cast<int32_t>(row);
           }
-          const int64_t v16 = i_2 * 128;
-          const int32_t v17 = static_cast<int32_t>(v16);
-          // query = add t15, v17  (line 24)
+          const int64_t v18 = i_2 * 128;
+          const int32_t v19 = static_cast<int32_t>(v18);
+          // query = add t17, v19  (line 25)
           int32_t query[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) query[i] = static_cast<int32_t>(int64_t(t15[i]) + int64_t(v17));
-          // t18 = iota  (line 25)
-          int32_t t18[32];
+          for (int i = 0; i < 32; ++i) query[i] = static_cast<int32_t>(int64_t(t17[i]) + int64_t(v19));
+          // t20 = iota  (line 26)
+          int32_t t20[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
             (void)row, (void)column;
-            t18[i] = static_cast<int32_t>(column);
+            t20[i] = static_cast<int32_t>(column);
           }
-          const int64_t v19 = j_2 * 64;
-          const int32_t v20 = static_cast<int32_t>(v19);
-          // key = add t18, v20  (line 25)
+          const int64_t v21 = j_2 * 64;
+          const int32_t v22 = static_cast<int32_t>(v21);
+          // key = add t20, v22  (line 26)
           int32_t key[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t18[i]) + int64_t(v20));
-          // t21 = cmp key, query  (line 26)
-          bool t21[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) t21[i] = (key[i] <= query[i]);
-          const int32_t v22 = static_cast<int32_t>(S);
-          // t23 = cmp key, v22  (line 26)
+          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t20[i]) + int64_t(v22));
+          // t23 = cmp key, query  (line 27)
           bool t23[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t23[i] = (key[i] < v22);
-          // t24 = and t21, t23  (line 26)
-          bool t24[32];
+          for (int i = 0; i < 32; ++i) t23[i] = (key[i] <= query[i]);
+          const int32_t v24 = static_cast<int32_t>(S);
+          // t25 = cmp key, v24  (line 27)
+          bool t25[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t24[i] = (t21[i] && t23[i]);
+          for (int i = 0; i < 32; ++i) t25[i] = (key[i] < v24);
+          // t26 = and t23, t25  (line 27)
+          bool t26[32];
+          #pragma unroll
+          for (int i = 0; i < 32; ++i) t26[i] = (t23[i] && t25[i]);
           // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          // s = select t24, scores, -1e+30f  (line 26)
+          // s = select t26, scores, -1e+30f  (line 27)
           float s[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) s[i] = (t24[i] ? scores[i] : -1e+30f);
+          for (int i = 0; i < 32; ++i) s[i] = (t26[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
@@ -868,104 +870,104 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty_2: a register pipe's barrier; program order is its synchronization
-          // t25 = reduce_max s_1  (line 27)
-          float t25[1];
+          // t27 = reduce_max s_1  (line 28)
+          float t27[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t25[i] = -INFINITY;
+            for (int i = 0; i < 1; ++i) t27[i] = -INFINITY;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t25[0] = max_f32(t25[0], s[i]);
+            for (int i = 0; i < 32; ++i) t27[0] = max_f32(t27[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t25[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t27[0];
             tilec_named_barrier_sync(1, 256);
-            t25[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t27[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // stage_write pipe_buffer_2: t25 stays in registers
+          // stage_write pipe_buffer_2: t27 stays in registers
           // mbarrier_arrive pipe_full_2: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_producer_index_11 = pipe_producer_index_10 + 1 == 2 ? 0 : pipe_producer_index_10 + 1;
           const int64_t pipe_producer_phase_11 = pipe_producer_index_10 + 1 == 2 ? 1 - pipe_producer_phase_10 : pipe_producer_phase_10;
           // mbarrier_wait pipe_full_2: a register pipe's barrier; program order is its synchronization
-          // t26 = stage_read pipe_buffer_2: the registers of t25
-          // new_max = max row_max_1, t26  (line 27)
+          // t28 = stage_read pipe_buffer_2: the registers of t27
+          // new_max = max row_max_1, t28  (line 28)
           float new_max[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t25[i]);
+          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t27[i]);
           // mbarrier_arrive pipe_empty_2: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_consumer_index_10 = pipe_consumer_index_8 + 1 == 2 ? 0 : pipe_consumer_index_8 + 1;
           const int64_t pipe_consumer_phase_10 = pipe_consumer_index_8 + 1 == 2 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
-          // t27 = sub s_1, new_max  (line 28)
-          float t27[32];
+          // t29 = sub s_1, new_max  (line 29)
+          float t29[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t27[i] = sub_f32(s[i], new_max[0]);
+          for (int i = 0; i < 32; ++i) t29[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp2 t27  (line 28)
+          // p = exp2 t29  (line 29)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t27[i]);
-          // t28 = sub row_max_1, new_max  (line 29)
-          float t28[1];
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t29[i]);
+          // t30 = sub row_max_1, new_max  (line 30)
+          float t30[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t28[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp2 t28  (line 29)
+          for (int i = 0; i < 1; ++i) t30[i] = sub_f32(row_max[i], new_max[i]);
+          // alpha = exp2 t30  (line 30)
           float alpha[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t28[i]);
-          // t29 = mul row_sum_1, alpha  (line 30)
-          float t29[1];
+          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t30[i]);
+          // t31 = mul row_sum_1, alpha  (line 31)
+          float t31[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t29[i] = mul_f32(row_sum[i], alpha[i]);
-          // t30 = reduce_sum p  (line 30)
-          float t30[1];
+          for (int i = 0; i < 1; ++i) t31[i] = mul_f32(row_sum[i], alpha[i]);
+          // t32 = reduce_sum p  (line 31)
+          float t32[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t30[i] = 0.0f;
+            for (int i = 0; i < 1; ++i) t32[i] = 0.0f;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t30[0] = add_f32(t30[0], p[i]);
+            for (int i = 0; i < 32; ++i) t32[0] = add_f32(t32[0], p[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t30[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t32[0];
             tilec_named_barrier_sync(1, 256);
-            t30[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t32[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // row_sum_2 = add t29, t30  (line 30)
+          // row_sum_2 = add t31, t32  (line 31)
           float row_sum_2[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t29[i], t30[i]);
-          // t31 = cast p  (line 31)
-          __nv_bfloat16 t31[32];
+          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t31[i], t32[i]);
+          // t33 = cast p  (line 32)
+          __nv_bfloat16 t33[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t31[i] = from_f32<__nv_bfloat16>(p[i]);
-          // t32 = mul o_1, alpha  (line 31)
-          float t32[32];
+          for (int i = 0; i < 32; ++i) t33[i] = from_f32<__nv_bfloat16>(p[i]);
+          // t34 = mul o_1, alpha  (line 32)
+          float t34[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t32[i] = mul_f32(o[i], alpha[0]);
+          for (int i = 0; i < 32; ++i) t34[i] = mul_f32(o[i], alpha[0]);
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_7), static_cast<uint32_t>(pipe_consumer_phase_7));  // the MMA issuer reads the stage
-          const uint32_t t33 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_7) * 8192;  // slot of pipe_buffer_1
+          const uint32_t t35 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_7) * 8192;  // slot of pipe_buffer_1
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // o_2 = mma t31, t33, t32  (line 31)
+          // o_2 = mma t33, t35, t34  (line 32)
           {  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             unsigned char* const staging = shared_aligned + 49152;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
-              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = t31[i];
+              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = t33[i];
             }
           }
           tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma
           tilec_named_barrier_sync(1, 256);
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
-            tilec_tcgen05_mma(tmem_base + 64, tilec_matrix_descriptor((shared_base + 49152) + 0, 16, 1024), tilec_matrix_descriptor(t33 + 0, 8192, 1024), 0x08110490u, false);
-            tilec_tcgen05_mma(tmem_base + 64, tilec_matrix_descriptor((shared_base + 49152) + 32, 16, 1024), tilec_matrix_descriptor(t33 + 2048, 8192, 1024), 0x08110490u, true);
-            tilec_tcgen05_mma(tmem_base + 64, tilec_matrix_descriptor((shared_base + 49152) + 64, 16, 1024), tilec_matrix_descriptor(t33 + 4096, 8192, 1024), 0x08110490u, true);
-            tilec_tcgen05_mma(tmem_base + 64, tilec_matrix_descriptor((shared_base + 49152) + 96, 16, 1024), tilec_matrix_descriptor(t33 + 6144, 8192, 1024), 0x08110490u, true);
+            tilec_tcgen05_mma(tmem_base + 64, tilec_matrix_descriptor((shared_base + 49152) + 0, 16, 1024), tilec_matrix_descriptor(t35 + 0, 8192, 1024), 0x08110490u, false);
+            tilec_tcgen05_mma(tmem_base + 64, tilec_matrix_descriptor((shared_base + 49152) + 32, 16, 1024), tilec_matrix_descriptor(t35 + 2048, 8192, 1024), 0x08110490u, true);
+            tilec_tcgen05_mma(tmem_base + 64, tilec_matrix_descriptor((shared_base + 49152) + 64, 16, 1024), tilec_matrix_descriptor(t35 + 4096, 8192, 1024), 0x08110490u, true);
+            tilec_tcgen05_mma(tmem_base + 64, tilec_matrix_descriptor((shared_base + 49152) + 96, 16, 1024), tilec_matrix_descriptor(t35 + 6144, 8192, 1024), 0x08110490u, true);
             tilec_tcgen05_commit(accumulator_barrier);
           }
           tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);
@@ -977,7 +979,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 64 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t32[chunk * 32 + i] = add_f32(t32[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t34[chunk * 32 + i] = add_f32(t34[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -992,7 +994,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) o[i] = t32[i];
+          for (int i = 0; i < 32; ++i) o[i] = t34[i];
           const int64_t next_pipe_consumer_index_6 = pipe_consumer_index_9;
           const int64_t next_pipe_consumer_phase_6 = pipe_consumer_phase_9;
           const int64_t next_pipe_consumer_index_7 = pipe_consumer_index_11;
@@ -1023,7 +1025,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store O, i_2, 0, t34  (line 34)
+        // store O, i_2, 0, t36  (line 35)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores

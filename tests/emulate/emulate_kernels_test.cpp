@@ -163,6 +163,20 @@ TEST(EmulateRuntime, AColumnMovesThroughTheVectorHoldingIt) {
   expect_tensor_core_kernel_matches("column_vectors", "M=200,N=128,K=72,B=2,H=2,S=130,T=100", {"C", "R", "O", "L"});
 }
 
+// causal_attention with query blocks smaller than key blocks (-D BQ=64 -D BKV=128): its key loop
+// took (i + 1)·(BQ / BKV) = 0 blocks, every output was 0/0, and the interpreter's NaNs matched
+// (a helper's -D sweep). The bound is cdiv((i + 1)·BQ, BKV) now; NaNs in both are counted.
+TEST(EmulateRuntime, CausalAttentionTakesQueryBlocksSmallerThanKeyBlocks) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult r = run_command(tilec(std::string("emulate samples/causal_attention.tile -D BQ=64 -D BKV=128 "
+                                                    "--dims S=200 --sms 2 --schedules 1 --target ") + target));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, ::testing::HasSubstr("O ok (max abs error"));
+    EXPECT_THAT(r.out, ::testing::Not(::testing::HasSubstr("NaN")));
+  }
+}
+
 // Tiles between a tensor's dimensions in plain kernels (tests/emulate/kernels/unit_dims_rows.tile:
 // a qk-norm over [B, S, H, D], a row shift over [S, H, D]): the register form reads and writes
 // their rows H·D elements apart (issue 18: the reshapes kept such kernels in shared memory, and

@@ -169,7 +169,7 @@ const PlantedBug kBugs[] = {
      "staging reused:"},
     // causal_attention's producer loads one key block more than the consumer reads.
     {"sm90_producer_loads_a_block_nobody_reads", "causal_attention", "sm_90a", "S=200",
-     "const int64_t v5 = min_i64(v2, v4);", "const int64_t v5 = min_i64(v2, v4 + 1);", "race:"},
+     "const int64_t v6 = min_i64(v2, v5);", "const int64_t v6 = min_i64(v2, v5 + 1);", "race:"},
     // softmax's second reduction area placed past the CTA's shared memory (it corrupted the heap).
     {"sm90_plain_shared_area_past_the_end", "softmax", "sm_90a", kSoftmax, "constexpr int kReductionArea = 2048;",
      "constexpr int kReductionArea = 4096;", "out-of-bounds shared memory access: a write"},

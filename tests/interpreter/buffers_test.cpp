@@ -87,6 +87,19 @@ TEST(CompareBuffers, ReportsErrorsAndTheFirstMismatch) {
   EXPECT_FALSE(compare_buffers(expected, other_shape).shapes_match);
 }
 
+// NaN matches NaN, and the summary counts them: an output of 0/0 everywhere (a causal attention
+// whose key loop never ran) matched the interpreter's and read as a plain "ok".
+TEST(CompareBuffers, NansInBothMatchAndAreCounted) {
+  HostBuffer expected = testing::make_buffer(ScalarKind::f32, {4}, {1, NAN, NAN, 2});
+  BufferComparison both = compare_buffers(expected, expected);
+  EXPECT_TRUE(both.ok());
+  EXPECT_EQ(both.both_nan, 2);
+  EXPECT_EQ(both.summary(), "ok (max abs error 0, max rel error 0; 2 of 4 elements are NaN in both)");
+  HostBuffer finite = testing::make_buffer(ScalarKind::f32, {4}, {1, 0, 0, 2});
+  EXPECT_FALSE(compare_buffers(expected, finite).ok());
+  EXPECT_EQ(compare_buffers(finite, finite).summary(), "ok (max abs error 0, max rel error 0)");
+}
+
 TEST(CompareBuffers, TolerancesFollowTheElementType) {
   HostBuffer expected = testing::make_buffer(ScalarKind::bf16, {2}, {1.0, NAN});
   HostBuffer actual = testing::make_buffer(ScalarKind::bf16, {2}, {1.0078125, NAN});  // one bf16 ulp
