@@ -29,7 +29,8 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
     if (a.is_float || b.is_float) {
       const double r = std::pow(a.as_double(), b.as_double());
       if (!std::isfinite(r)) {
-        error = fmt::format("the constant expression {} ** {} is {}, not a finite number", a.as_double(), b.as_double(), r);
+        error = fmt::format("the constant expression {} ** {} is {}, not a finite number", a.as_double(),
+                            b.as_double(), r);
         return std::nullopt;
       }
       return ConstantValue{true, 0, r};

@@ -36,8 +36,9 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
 // `text` is not one.
 std::errc parse_integer_literal(std::string_view text, int64_t& out);
 
-// Reads the VALUE of -D NAME=VALUE: an integer (decimal or 0x hex), else a finite float; nullopt when neither, with
-// `error` saying why (not a number, an integer too wide for i64, a float out of range).
+// Reads the VALUE of -D NAME=VALUE: an integer (decimal or 0x hex), else a finite float; nullopt
+// when neither, with `error` saying why (not a number, an integer too wide for i64, a float out
+// of range).
 std::optional<ConstantValue> parse_constant_value(const std::string& text, std::string& error);
 
 }  // namespace tilec::frontend

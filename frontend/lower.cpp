@@ -139,11 +139,12 @@ Value* Lowering::materialize(const Operand& operand, ScalarKind element, Locatio
                            : element == ScalarKind::bf16   ? 3.3895313892515355e38
                                                            : 3.4028234663852886e38;
     if (std::fabs(c.as_double()) > largest)
-      diagnostics_.warning(location, fmt::format("the number {} is past the largest finite {} ({}): it becomes {}{}",
-                                                 c.as_double(), to_string(element), largest, c.as_double() < 0 ? "-" : "",
-                                                 element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2
-                                                     ? fmt::format("{}", largest)
-                                                     : "inf"));
+      diagnostics_.warning(location,
+                           fmt::format("the number {} is past the largest finite {} ({}): it becomes {}{}",
+                                       c.as_double(), to_string(element), largest, c.as_double() < 0 ? "-" : "",
+                                       element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2
+                                           ? fmt::format("{}", largest)
+                                           : "inf"));
     return builder_->constant(Attribute(c.as_double()), Type::scalar(element));
   }
   if (c.is_float) {
@@ -153,7 +154,8 @@ Value* Lowering::materialize(const Operand& operand, ScalarKind element, Locatio
                                   "cast({}, f32)", c.floating, other, to_string(element), named ? other : "it",
                                   named ? other : "..."));
     } else
-      error(location, fmt::format("the number {} is not an integer ({} is expected here)", c.floating, to_string(element)));
+      error(location,
+            fmt::format("the number {} is not an integer ({} is expected here)", c.floating, to_string(element)));
     return builder_->constant(Attribute(int64_t{0}), Type::scalar(element));
   }
   // A number outside i8, i16, i32, u8, u16 or u32 would wrap silently: say so instead.
@@ -363,8 +365,9 @@ Operation* Lowering::lower_for(const Stmt& s) {
   // loop and itself outside it (scalar parameters may be rebound, as by an assignment).
   auto fixed = kernel_names_.find(s.name);
   if (constants_.count(s.name) || (fixed != kernel_names_.end() && fixed->second != "a parameter")) {
-    error(s.location, fmt::format("'{}' is {}; name the loop variable differently (it would hide it in the loop)",
-                                  s.name, fixed != kernel_names_.end() ? fixed->second + " of the kernel" : "a constant"));
+    error(s.location,
+          fmt::format("'{}' is {}; name the loop variable differently (it would hide it in the loop)", s.name,
+                      fixed != kernel_names_.end() ? fixed->second + " of the kernel" : "a constant"));
     return nullptr;
   }
   Value* lower = index_value(*s.lower, "a loop bound");
@@ -385,7 +388,8 @@ Operation* Lowering::lower_for(const Stmt& s) {
       ok = false;
       continue;
     }
-    if (auto fixed_name = kernel_names_.find(name); fixed_name != kernel_names_.end() && fixed_name->second != "a parameter") {
+    if (auto fixed_name = kernel_names_.find(name);
+        fixed_name != kernel_names_.end() && fixed_name->second != "a parameter") {
       error(location, fmt::format("'{}' is {} of the kernel and cannot be carried (the loop cannot assign it)", name,
                                   fixed_name->second));
       ok = false;
@@ -561,7 +565,8 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       const auto& [text, location] = p.dims[axis];
       if (std::isdigit(static_cast<unsigned char>(text[0]))) {
         int64_t n = 0;
-        if (parse_integer_literal(text, n) != std::errc() || n <= 0) error(location, fmt::format("bad tensor dimension '{}'", text));
+        if (parse_integer_literal(text, n) != std::errc() || n <= 0)
+          error(location, fmt::format("bad tensor dimension '{}'", text));
         dims.push_back(Dim::fixed(n));
       } else if (auto c = constants_.find(text); c != constants_.end()) {
         if (c->second.constant->is_float || c->second.constant->integer <= 0)

@@ -250,7 +250,8 @@ Operand Lowering::lower_tile_new(const Expr& e) {
   if (e.name == "iota") {
     // iota<R, C, i32>(axis): each element's index along `axis` (a constant within the rank).
     if (!is_integer(*element) || *element == ScalarKind::index) {
-      error(e.location, fmt::format("iota<...> gives integers (an integer element type such as i32), not {}", to_string(*element)));
+      error(e.location, fmt::format("iota<...> gives integers (an integer element type such as i32), not {}",
+                                    to_string(*element)));
       return {};
     }
     std::optional<int64_t> axis;

@@ -467,7 +467,8 @@ class Parser {
       case TokenKind::integer: {
         next();
         e->kind = ExprKind::integer;
-        if (parse_integer_literal(token.text, e->integer) != std::errc()) fail_at(token.location, fmt::format("integer {} is too large (limit 2^63 - 1)", token.text));
+        if (parse_integer_literal(token.text, e->integer) != std::errc())
+          fail_at(token.location, fmt::format("integer {} is too large (limit 2^63 - 1)", token.text));
         return e;
       }
       case TokenKind::floating: {
@@ -475,7 +476,8 @@ class Parser {
         e->kind = ExprKind::floating;
         e->floating = std::strtod(std::string(token.text).c_str(), nullptr);
         if (!std::isfinite(e->floating))
-          fail_at(token.location, fmt::format("the number {} is too large (a float is at most about 1.8e308)", token.text));
+          fail_at(token.location,
+                  fmt::format("the number {} is too large (a float is at most about 1.8e308)", token.text));
         return e;
       }
       case TokenKind::l_paren: {

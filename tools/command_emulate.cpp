@@ -400,7 +400,8 @@ int run_emulate(EmulateOptions options) {
   }
   for (KernelJob& job : jobs) {
     if (!options.cu.empty()) {
-      const std::string launcher = fmt::format("launch_{}({}, cudaStream_t", job.plan.name, cuda::parameter_list(job.plan));
+      const std::string launcher =
+          fmt::format("launch_{}({}, cudaStream_t", job.plan.name, cuda::parameter_list(job.plan));
       if (given_cu.find(launcher) == std::string::npos) {
         fmt::print(stderr, "tilec: error: --cu {} has no `{} stream)`: it was not compiled from {} as it is now "
                    "(recompile it with `tilec compile`, or pick another kernel with --kernel)\n",

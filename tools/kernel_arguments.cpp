@@ -32,7 +32,8 @@ void add_seed_option(CLI::App& cmd, uint64_t& seed, const char* help) {
 }
 
 void add_extent_options(CLI::App& cmd, std::string& dims, std::vector<std::string>& scalars, const char* example) {
-  cmd.add_option("--dims", dims, fmt::format("symbolic tensor extents, e.g. {} (default {} each)", example, kDefaultExtent))
+  cmd.add_option("--dims", dims,
+                 fmt::format("symbolic tensor extents, e.g. {} (default {} each)", example, kDefaultExtent))
       ->delimiter(',')  // --dims M=1 --dims N=2 is M=1,N=2
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   cmd.add_option("--scalar", scalars,
@@ -53,7 +54,9 @@ bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
       ok = frontend::parse_integer_literal(std::string_view(item).substr(eq + 1), value) == std::errc() && value >= 0;
     }
     if (!ok) {
-      fmt::print(stderr, "tilec: error: --dims {}: expected NAME=INTEGER (0 or more: an empty extent), e.g. --dims M=256,N=128\n", item);
+      fmt::print(stderr,
+                 "tilec: error: --dims {}: expected NAME=INTEGER (0 or more: an empty extent), e.g. --dims M=256,N=128\n",
+                 item);
       return false;
     }
     const std::string name = item.substr(0, eq);

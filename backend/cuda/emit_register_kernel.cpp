@@ -516,7 +516,8 @@ bool RegisterEmitter::emit_column_store(const Operation& op) {
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
   int64_t bytes = byte_size(tile->type().element());
   int64_t width = 16 / bytes;
-  if (op.has_attr("elements") || op.has_attr("box") || shape.size() != 2 || extents.size() != 2 || shape[1] != 1 || extents[1] != "1" ||
+  if (op.has_attr("elements") || op.has_attr("box") || shape.size() != 2 || extents.size() != 2 || shape[1] != 1 ||
+      extents[1] != "1" ||
       shape[0] != layout_.rows || layout_.rows == 1 || shape[0] % width != 0 || shape[0] / width > layout_.threads)
     return false;
   int64_t rows = shape[0];
