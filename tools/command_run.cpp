@@ -97,10 +97,17 @@ std::string what(const runtime::LaunchResult& result) {
   return result.tile >= 0 ? fmt::format("{} (tile {})", result.message, result.tile) : result.message;
 }
 
-double checksum(const runtime::HostBuffer& buffer) {
+// The sum of the elements: exact for integer tensors (wrapping at 64 bits), to 9 digits for
+// float ones.
+std::string checksum(const runtime::HostBuffer& buffer) {
+  if (!is_float(buffer.element())) {
+    uint64_t sum = 0;
+    for (int64_t i = 0; i < buffer.element_count(); ++i) sum += static_cast<uint64_t>(buffer.load_int(i));
+    return fmt::format("{}", static_cast<int64_t>(sum));
+  }
   double sum = 0;
   for (int64_t i = 0; i < buffer.element_count(); ++i) sum += buffer.load_as_double(i);
-  return sum;
+  return fmt::format("{:.9g}", sum);
 }
 
 int run_one(const Operation& parsed, const Operation& lowered, const RunOptions& options,
@@ -130,7 +137,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   fmt::print("kernel {} [{}]: {} CTAs on {} workers\n", name, dims, result.tile_count, executor.worker_count());
   if (std::string scalars = actual.describe_scalars(); !scalars.empty()) fmt::print("  scalars: {}\n", scalars);
   for (size_t position : actual.outputs)
-    fmt::print("  output {} {}: checksum {:.9g}\n", actual.names[position],
+    fmt::print("  output {} {}: checksum {}\n", actual.names[position],
                actual.tensors[position].describe(), checksum(actual.tensors[position]));
   if (!options.check) return 0;
 

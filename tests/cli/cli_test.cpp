@@ -490,6 +490,12 @@ TEST(Cli, ClampBoundsEachElement) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("output %F tensor<8xf32>: checksum 2.5\n"));  // -1 -1 -1 -0.5 0.5 1.5 2 2
   EXPECT_THAT(r.out, HasSubstr("output %I tensor<8xi32>: checksum 4\n"));    // -1 -1 -1 0 1 2 2 2
+  // An integer output's checksum is exact (it printed 2.14748365e+09 for one INT_MAX).
+  fs::path big = temp_file("big.tile", "kernel big(X: tensor<4, i32>) grid tiles(1) as (t) {\n"
+                                       "  store X[0] = full<4, i32>(2147483647);\n}\n");
+  CommandResult exact = run_command(tilec("run " + big.string()));
+  EXPECT_THAT(exact.out, HasSubstr("output %X tensor<4xi32>: checksum 8589934588\n"));
+  fs::remove(big);
   fs::remove(source);
 }
 
