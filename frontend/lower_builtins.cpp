@@ -4,6 +4,7 @@
 // argument count) from the row; the handlers check the operands. Adding a function is a row and,
 // unless an existing handler fits (a one-operand elementwise op needs only the row), a handler.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <span>
@@ -23,6 +24,7 @@ struct Builtin {
   bool axis;         // takes `axis = k`
   OpKind kind;       // the op it makes (reductions: the first; mean and argmax make several)
   Operand (Lowering::*lower)(const Expr& e, const Builtin& builtin, const Expr* axis);
+  bool folds = false;  // on numbers it gives a number: a `const` may call it
 };
 
 namespace {
@@ -71,17 +73,17 @@ std::span<const Builtin> Lowering::builtin_table() {
   // whose op is kFloatsOnly convert an integer constant to f32 and refuse integer values.
   static constexpr Builtin kBuiltins[] = {
       {"sum", 0, true, OpKind::reduce_sum, &Lowering::lower_reduction},
-      {"max", 0, true, OpKind::max, &Lowering::lower_extremum},
-      {"min", 0, true, OpKind::min, &Lowering::lower_extremum},
+      {"max", 0, true, OpKind::max, &Lowering::lower_extremum, true},
+      {"min", 0, true, OpKind::min, &Lowering::lower_extremum, true},
       {"mean", 0, true, OpKind::reduce_sum, &Lowering::lower_reduction},
       {"argmax", 0, true, OpKind::reduce_max, &Lowering::lower_reduction},
       {"argmin", 0, true, OpKind::reduce_min, &Lowering::lower_reduction},
-      {"cdiv", 2, false, OpKind::cdiv, &Lowering::lower_binary_function},
-      {"pow", 2, false, OpKind::pow, &Lowering::lower_pow},
+      {"cdiv", 2, false, OpKind::cdiv, &Lowering::lower_binary_function, true},
+      {"pow", 2, false, OpKind::pow, &Lowering::lower_pow, true},
       {"exp", 1, false, OpKind::exp, &Lowering::lower_unary_function},
       {"exp2", 1, false, OpKind::exp2, &Lowering::lower_unary_function},
       {"fma", 3, false, OpKind::fma, &Lowering::lower_fma},
-      {"clamp", 3, false, OpKind::min, &Lowering::lower_clamp},
+      {"clamp", 3, false, OpKind::min, &Lowering::lower_clamp, true},
       {"sqrt", 1, false, OpKind::sqrt, &Lowering::lower_unary_function},
       {"rsqrt", 1, false, OpKind::rsqrt, &Lowering::lower_unary_function},
       {"relu", 1, false, OpKind::relu, &Lowering::lower_unary_function},
@@ -118,6 +120,15 @@ Operand Lowering::lower_call(const Expr& e) {
     if (row.name == f) builtin = &row;
   if (!builtin) {
     error(e.location, unknown_function(f, builtin_table()));
+    return {};
+  }
+  if (!builder_ && !builtin->folds) {  // a `const`: only what folds to a number
+    std::vector<std::string_view> folding;
+    for (const Builtin& row : builtin_table())
+      if (row.folds) folding.push_back(row.name);
+    error(e.location, fmt::format("{}() is not computed at compile time: a constant is numbers and earlier constants "
+                                  "under + - * / % ** & | ^ ~ << >> and {}",
+                                  f, fmt::join(folding, ", ")));
     return {};
   }
   const Expr* axis = nullptr;

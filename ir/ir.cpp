@@ -180,6 +180,12 @@ std::vector<int64_t> memory_box(const Operation& op, const Type& tile, size_t te
   return extents;
 }
 
+const Value* moved_tile(const Operation& op) {
+  if (op.kind() == OpKind::store) return op.num_operands() > 0 ? op.operands().back() : nullptr;
+  if (op.kind() == OpKind::load || op.kind() == OpKind::tma_load) return op.num_results() > 0 ? op.result() : nullptr;
+  return nullptr;
+}
+
 std::vector<int64_t> stored_shape(const Operation& op, const Type& tile) {
   if (!op.has_attr("transposed") || tile.rank() != 2) return tile.shape();
   return {tile.shape()[1], tile.shape()[0]};

@@ -225,6 +225,9 @@ std::vector<int64_t> permuted_shape(const std::vector<int64_t>& shape, const std
 // tile's own shape; either with a slice's leading 1s (shape_in_tensor). Empty when `box` is not
 // an array of positive integers of at most `tensor_rank` extents (the verifier reports it).
 std::vector<int64_t> memory_box(const Operation& op, const Type& tile, size_t tensor_rank);
+// The tile a load or tma_load reads (its result) or a store writes (its last operand); null for
+// any other op.
+const Value* moved_tile(const Operation& op);
 // The shape `op`'s tile has in memory: a transposed tma_load's [C, R] for its [R, C] result (the
 // box it reads, before the transpose), else the tile's own.
 std::vector<int64_t> stored_shape(const Operation& op, const Type& tile);

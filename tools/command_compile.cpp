@@ -73,7 +73,7 @@ int run_compile(const CompileOptions& options) {
                                                    : "--print-ir-after");
     return 1;
   }
-  if (options.emit == "tokens" || options.emit == "ast") return emit_front_end(options);
+  if (front_end) return emit_front_end(options);
   // A pass to print after the one the pipeline stops at never runs: say so rather than print nothing.
   if (!options.driver.stop_after.empty()) {
     const std::vector<std::string> stages = pipeline_stage_names();

@@ -37,7 +37,6 @@ inline constexpr int64_t kDefaultExtent = 256;
 // False after printing what is malformed ("--dims M: expected NAME=INTEGER (0 or more ...), ...").
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out);
 
-
 // False after printing what is malformed; each item of each --scalar option is NAME=NUMBER.
 bool parse_scalars(const std::vector<std::string>& items, runtime::ScalarBindings& out);
 

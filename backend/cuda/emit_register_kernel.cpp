@@ -417,7 +417,7 @@ void RegisterEmitter::emit_memory(const Operation& op) {
     writer_.line(fmt::format("__syncthreads();  // {} is stored and loaded here: the block's earlier accesses are done",
                              plan_.expression(tensor)));
   if (store && emit_column_store(op)) return;
-  const Value* tile = store ? op.operands().back() : op.result();
+  const Value* tile = moved_tile(op);
   std::vector<int64_t> shape = tile->type().shape();
   std::vector<int64_t> m = as_matrix(shape);
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);

@@ -347,7 +347,7 @@ std::vector<LaunchParameter> launch_parameters(const KernelPlan& plan) {
 
 bool column_box(const Operation& op, size_t rank) {
   if (!op.has_attr("box") || (op.kind() != OpKind::load && op.kind() != OpKind::store)) return false;
-  const Type& tile = op.kind() == OpKind::store ? op.operands().back()->type() : op.result()->type();
+  const Type& tile = moved_tile(op)->type();
   const std::vector<int64_t> box = memory_box(op, tile, rank);
   return tile.rank() == 2 && tile.shape()[1] == 1 && tile.shape()[0] > 1 && !box.empty() &&
          box.back() == tile.shape()[0];

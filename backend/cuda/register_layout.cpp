@@ -112,7 +112,7 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     // A tile moved through a box (a <BQ, D> tile of a [B, S, H, D] tensor) is a register tile
     // when its rows lie along one dimension and its columns along the last (emit_memory).
     if (op.has_attr("box") && reason.empty() && (op.kind() == OpKind::load || op.kind() == OpKind::store)) {
-      const Type& tile = op.kind() == OpKind::load ? op.result()->type() : op.operands().back()->type();
+      const Type& tile = moved_tile(op)->type();
       std::string why = tile.rank() == 2 ? box_problem(op, tile.shape(), op.operand(0)->type().rank())
                                          : "a box around a tile that is not 2-D";
       if (!why.empty())
@@ -124,7 +124,7 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     for (size_t r = 0; r < op.num_regions(); ++r)
       for (size_t i = 0; i < op.region(r).num_arguments(); ++i)
         if (op.region(r).argument(i)->type().is_tile()) tiles.push_back(op.region(r).argument(i));
-    const Value* moved = op.kind() == OpKind::load ? op.result() : op.kind() == OpKind::store ? op.operands().back() : nullptr;
+    const Value* moved = op.kind() == OpKind::load || op.kind() == OpKind::store ? moved_tile(op) : nullptr;
     if (moved) {
       int bytes = byte_size(moved->type().element());
       element_bytes = element_bytes == 0 ? bytes : std::min<int64_t>(element_bytes, bytes);

@@ -424,79 +424,75 @@ TEST(Cli, TileGridMmaKernelsCompileAndAScheduledOneSaysWhatToWrite) {
                                        "cluster = 2)` instead"));
   fs::remove(tiles);
   fs::remove(scheduled);
+}
 
-
+// `tilec run` of the .tile `source`, written to a temporary file named `name` and removed after.
+CommandResult run_tile(const std::string& name, const std::string& source, const std::string& options) {
+  fs::path path = temp_file(name, source);
+  CommandResult result = run_command(tilec("run " + path.string() + " " + options));
+  fs::remove(path);
+  return result;
 }
 
 // argmax / argmin (issue 18): the first index of the extreme, NaNs skipped, a row of NaNs gives
 // 0. The inputs are built from iota so the expected indices are known: row 0 peaks at column 2,
 // row 1 at 3; row 2 is 0 0 0 1 1 1 2 2 (first maximum 6, first minimum 0); row 3 is all NaN.
 TEST(Cli, ArgmaxAndArgminGiveTheFirstIndexOfTheExtreme) {
-  fs::path source = temp_file("argsem.tile",
+  CommandResult r = run_tile("argsem.tile",
       "kernel argsem(I: tensor<4, 1, i32>, J: tensor<4, 1, i32>) grid tiles(1) as (t) {\n"
       "  c = cast(iota<4, 8, i32>(1), f32);\n  r = cast(iota<4, 8, i32>(0), f32);\n"
       "  peak = -((c - r - 2.0) * (c - r - 2.0));\n"
       "  x = where(r == 2.0, cast(iota<4, 8, i32>(1) / 3, f32), where(r == 3.0, log(-1.0 - c), peak));\n"
-      "  store I[0, 0] = argmax(x, axis = 1);\n  store J[0, 0] = argmin(x, axis = 1);\n}\n");
-  CommandResult r = run_command(tilec("run " + source.string() + " --check"));
+      "  store I[0, 0] = argmax(x, axis = 1);\n  store J[0, 0] = argmin(x, axis = 1);\n}\n", "--check");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("output %I tensor<4x1xi32>: checksum 11\n"));  // 2 + 3 + 6 + 0
   EXPECT_THAT(r.out, HasSubstr("output %J tensor<4x1xi32>: checksum 14\n"));  // 7 + 7 + 0 + 0
-  fs::remove(source);
 }
 
 // cast of a number converts it as a value of its type would (docs/language.md): an integer
 // wraps (cast(-1, u8) is 255, cast(300, u8) is 44), a float truncates and saturates
 // (cast(-1.0, u8) is 0, cast(1000.5, i8) is 127, cast(-2.9, i8) is -2). It was refused before.
 TEST(Cli, CastOfANumberWrapsOrSaturatesAsDocumented) {
-  fs::path source = temp_file("castnum.tile",
+  CommandResult r = run_tile("castnum.tile",
       "kernel castnum(U: tensor<4, u8>, V: tensor<4, u8>, W: tensor<4, u8>, I: tensor<4, i8>, J: tensor<4, i8>)\n"
       "    grid tiles(1) as (t) {\n"
       "  store U[0] = full<4, u8>(cast(-1, u8));\n  store V[0] = full<4, u8>(cast(-1.0, u8));\n"
       "  store W[0] = full<4, u8>(cast(300, u8));\n  store I[0] = full<4, i8>(cast(1000.5, i8));\n"
-      "  store J[0] = full<4, i8>(cast(-2.9, i8));\n}\n");
-  CommandResult r = run_command(tilec("run " + source.string() + " --check"));
+      "  store J[0] = full<4, i8>(cast(-2.9, i8));\n}\n", "--check");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("output %U tensor<4xu8>: checksum 1020\n"));  // 4 · 255
   EXPECT_THAT(r.out, HasSubstr("output %V tensor<4xu8>: checksum 0\n"));
   EXPECT_THAT(r.out, HasSubstr("output %W tensor<4xu8>: checksum 176\n"));  // 4 · 44
   EXPECT_THAT(r.out, HasSubstr("output %I tensor<4xi8>: checksum 508\n"));  // 4 · 127
   EXPECT_THAT(r.out, HasSubstr("output %J tensor<4xi8>: checksum -8\n"));   // 4 · -2
-  fs::remove(source);
 }
 
 // --timeout stops a run that would not end (a loop of 2^63 - 1 trips) with exit 1 and says so.
 TEST(Cli, RunStopsAtItsTimeout) {
-  fs::path source = temp_file("endless.tile",
+  CommandResult r = run_tile("endless.tile",
       "kernel endless(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[0] : <8>;\n"
-      "  for j in 0 .. 9223372036854775807 carry (x) {\n    x = x + 1.0;\n  }\n  store X[0] = x;\n}\n");
-  CommandResult r = run_command(tilec("run " + source.string() + " --timeout 0.5"));
+      "  for j in 0 .. 9223372036854775807 carry (x) {\n    x = x + 1.0;\n  }\n  store X[0] = x;\n}\n", "--timeout 0.5");
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("the run did not finish in 0.5 s (--timeout)"));
   CommandResult quick = run_command(tilec("run samples/vector_add.tile --dims N=100 --timeout 60"));
   EXPECT_EQ(quick.status, 0) << quick.err;
-  fs::remove(source);
 }
 
 // clamp(x, lo, hi) is min(max(x, lo), hi) on floats, integers and numbers (a constant folds it).
 TEST(Cli, ClampBoundsEachElement) {
-  fs::path source = temp_file("clamp.tile",
+  CommandResult r = run_tile("clamp.tile",
       "const TOP = clamp(9, 0, 2);\n"
       "kernel clamped(F: tensor<8, f32>, I: tensor<8, i32>) grid tiles(1) as (t) {\n"
       "  x = cast(iota<8, i32>(0), f32) - 3.5;\n"
       "  store F[0] = clamp(x, -1.0, TOP);\n"
-      "  store I[0] = clamp(iota<8, i32>(0) - 3, -1, 2);\n}\n");
-  CommandResult r = run_command(tilec("run " + source.string() + " --check"));
+      "  store I[0] = clamp(iota<8, i32>(0) - 3, -1, 2);\n}\n", "--check");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("output %F tensor<8xf32>: checksum 2.5\n"));  // -1 -1 -1 -0.5 0.5 1.5 2 2
   EXPECT_THAT(r.out, HasSubstr("output %I tensor<8xi32>: checksum 4\n"));    // -1 -1 -1 0 1 2 2 2
   // An integer output's checksum is exact (it printed 2.14748365e+09 for one INT_MAX).
-  fs::path big = temp_file("big.tile", "kernel big(X: tensor<4, i32>) grid tiles(1) as (t) {\n"
-                                       "  store X[0] = full<4, i32>(2147483647);\n}\n");
-  CommandResult exact = run_command(tilec("run " + big.string()));
+  CommandResult exact = run_tile("big.tile", "kernel big(X: tensor<4, i32>) grid tiles(1) as (t) {\n"
+                                             "  store X[0] = full<4, i32>(2147483647);\n}\n", "");
   EXPECT_THAT(exact.out, HasSubstr("output %X tensor<4xi32>: checksum 8589934588\n"));
-  fs::remove(big);
-  fs::remove(source);
 }
 
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
