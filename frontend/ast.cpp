@@ -10,10 +10,23 @@ namespace {
 class AstPrinter {
  public:
   std::string print(const Program& program) {
-    for (const auto& c : program.constants) {
-      line(0, fmt::format("const {} @{}:{}", c.name, c.location.line, c.location.column));
+    // Each top-level assert after the constants declared before it.
+    size_t next_assertion = 0;
+    auto assertions_after = [&](size_t constants) {
+      for (; next_assertion < program.assertions.size() &&
+             program.assertions[next_assertion].after_constants <= constants; ++next_assertion) {
+        const Assertion& a = program.assertions[next_assertion];
+        line(0, fmt::format("assert {}", at(a.location)));
+        expr(1, *a.condition);
+      }
+    };
+    for (size_t i = 0; i < program.constants.size(); ++i) {
+      assertions_after(i);
+      const ConstDecl& c = program.constants[i];
+      line(0, fmt::format("const {} {}", c.name, at(c.location)));
       expr(1, *c.value);
     }
+    assertions_after(program.constants.size());
     for (const auto& k : program.kernels) kernel(k);
     return std::move(out_);
   }
@@ -83,6 +96,10 @@ class AstPrinter {
         block(depth + 1, s.body);
         break;
       }
+      case StmtKind::assert_:
+        line(depth, fmt::format("assert {}", at(s.location)));
+        expr(depth + 1, *s.value);
+        break;
       case StmtKind::if_else:
         line(depth, fmt::format("if {}", at(s.location)));
         expr(depth + 1, *s.value);

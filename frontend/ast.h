@@ -53,16 +53,16 @@ struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
 using Block = std::vector<StmtPtr>;
 
-enum class StmtKind { assign, store, for_loop, if_else };
+enum class StmtKind { assign, store, for_loop, if_else, assert_ };
 
 struct Stmt {
   StmtKind kind;
   Location location;
   std::vector<Annotation> annotations;
-  std::string name;                  // assign target, store tensor, loop variable
+  std::string name;                  // assign target, store tensor, loop variable, assert's text
   std::vector<ExprPtr> indices;      // store coordinates
   bool elements = false;             // store: `store T at [r, c]`, element coordinates
-  ExprPtr value;                     // assign/store value, if condition
+  ExprPtr value;                     // assign/store value, if/assert condition
   ExprPtr lower, upper;              // for bounds
   ExprPtr pipeline;                  // for: pipeline(stages), may be null
   std::vector<std::pair<std::string, Location>> carried;  // for: carry(names)
@@ -100,8 +100,17 @@ struct ConstDecl {
   ExprPtr value;
 };
 
+// `assert COND;` at the top level: checked when the constants before it are known.
+struct Assertion {
+  Location location;
+  std::string text;       // the condition as written, for the message
+  ExprPtr condition;
+  size_t after_constants;  // how many constants were declared before it
+};
+
 struct Program {
   std::vector<ConstDecl> constants;
+  std::vector<Assertion> assertions;
   std::vector<Kernel> kernels;
 };
 

@@ -18,6 +18,7 @@ constexpr std::pair<std::string_view, TokenKind> kKeywords[] = {
     {"if", TokenKind::kw_if},       {"else", TokenKind::kw_else},
     {"store", TokenKind::kw_store}, {"load", TokenKind::kw_load},
     {"carry", TokenKind::kw_carry}, {"pipeline", TokenKind::kw_pipeline},
+    {"assert", TokenKind::kw_assert},
 };
 
 // Longer identifiers are refused: no real name needs more, and diagnostics stay readable.
@@ -29,9 +30,9 @@ bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>
 }  // namespace
 
 std::string_view to_string(TokenKind kind) {
-  static constexpr std::array<std::string_view, 50> names = {
+  static constexpr std::array<std::string_view, 51> names = {
       "end of input", "identifier", "integer", "number", "'const'", "'kernel'", "'grid'", "'as'",
-      "'for'", "'in'", "'if'", "'else'", "'store'", "'load'", "'carry'", "'pipeline'", "'('", "')'",
+      "'for'", "'in'", "'if'", "'else'", "'store'", "'load'", "'carry'", "'pipeline'", "'assert'", "'('", "')'",
       "'{'", "'}'", "'['", "']'", "'<'", "'>'", "'<='", "'>='", "'=='", "'!='", "','", "':'", "';'",
       "'='", "'+'", "'-'", "'*'", "'/'", "'%'", "'..'", "'@'", "'**'", "'&&'", "'||'", "'!'",
       "'&'", "'|'", "'^'", "'~'", "'<<'", "'>>'", "?"};

@@ -18,7 +18,7 @@ enum class TokenKind {
   end, identifier, integer, floating,
   // keywords
   kw_const, kw_kernel, kw_grid, kw_as, kw_for, kw_in, kw_if, kw_else, kw_store, kw_load,
-  kw_carry, kw_pipeline,
+  kw_carry, kw_pipeline, kw_assert,
   // punctuation
   l_paren, r_paren, l_brace, r_brace, l_bracket, r_bracket, less, greater, less_equal,
   greater_equal, equal_equal, not_equal, comma, colon, semicolon, equal, plus, minus, star,

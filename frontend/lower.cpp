@@ -13,6 +13,7 @@
 #include "frontend/lower.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +25,28 @@
 namespace tilec::frontend {
 
 namespace detail {
+
+namespace {
+
+// Calls `visit` for every subexpression of `e`, `e` included.
+template <typename Visit>
+void visit_expressions(const Expr& e, const Visit& visit) {
+  visit(e);
+  for (const ExprPtr& a : e.args) visit_expressions(*a, visit);
+  for (const auto& [key, a] : e.keywords) visit_expressions(*a, visit);
+  for (const ExprPtr& a : e.shape) visit_expressions(*a, visit);
+}
+
+// The names a block assigns or loops over, at any depth.
+void names_defined(const Block& block, std::set<std::string>& names) {
+  for (const StmtPtr& s : block) {
+    if (s->kind == StmtKind::assign || s->kind == StmtKind::for_loop) names.insert(s->name);
+    names_defined(s->body, names);
+    names_defined(s->else_body, names);
+  }
+}
+
+}  // namespace
 
 std::unique_ptr<Module> Lowering::lower(const Program& program) {
   auto module = std::make_unique<Module>();
@@ -46,7 +69,17 @@ std::unique_ptr<Module> Lowering::lower(const Program& program) {
 
 void Lowering::lower_constants(const Program& program) {
   std::set<std::string> declared;
-  for (const ConstDecl& decl : program.constants) {
+  size_t next_assertion = 0;
+  auto check_assertions = [&](size_t constants) {
+    for (; next_assertion < program.assertions.size() &&
+           program.assertions[next_assertion].after_constants <= constants; ++next_assertion) {
+      const Assertion& a = program.assertions[next_assertion];
+      lower_assertion(*a.condition, a.text, a.location, nullptr);
+    }
+  };
+  for (size_t i = 0; i < program.constants.size(); ++i) {
+    check_assertions(i);
+    const ConstDecl& decl = program.constants[i];
     if (!declared.insert(decl.name).second) {
       error(decl.location, fmt::format("constant '{}' is defined twice", decl.name));
       continue;
@@ -64,6 +97,7 @@ void Lowering::lower_constants(const Program& program) {
     }
     if (value) constants_[decl.name] = Operand{nullptr, value};
   }
+  check_assertions(program.constants.size());
   for (const auto& [name, _] : options_.defines)
     if (!declared.count(name))
       error({}, fmt::format("-D {}: the program declares no constant named '{}'", name, name));
@@ -280,6 +314,12 @@ void Lowering::lower_stmt(const Stmt& s) {
     case StmtKind::store: anchor = lower_store(s); break;
     case StmtKind::for_loop: anchor = lower_for(s); break;
     case StmtKind::if_else: anchor = lower_if(s); break;
+    case StmtKind::assert_:
+      // lower_kernel lowered those at the top level of the body, before the grid.
+      if (frames_.size() > 1)
+        error(s.location, "an assert goes at the top level of a kernel's body or of the file: it is checked once, "
+                          "when the kernel is launched, not per tile or per iteration");
+      break;
   }
   apply_annotations(s, anchor);
 }
@@ -360,6 +400,30 @@ Operation* Lowering::lower_store(const Stmt& s) {
   return builder_->create(OpKind::store, operands, {}, attributes);
 }
 
+// Bounds that fold to an empty range (`0 .. BQ / BKV` with BQ < BKV) leave a loop that never
+// runs: nearly always a mistake, often a -D away from the values the kernel was written for.
+void Lowering::warn_if_no_iteration(const Stmt& s, const Value* lower, const Value* upper) {
+  auto constant = [](const Value* v) -> std::optional<int64_t> {
+    const Operation* op = v ? v->defining_op() : nullptr;
+    if (!op || op->kind() != OpKind::constant || !op->attr("value") || !op->attr("value")->is_int()) return std::nullopt;
+    return op->int_attr("value");
+  };
+  auto lo = constant(lower), hi = constant(upper);
+  if (!lo || !hi || *hi > *lo) return;
+  std::vector<std::string> defined;
+  for (const Expr* bound : {s.lower.get(), s.upper.get()})
+    visit_expressions(*bound, [&](const Expr& e) {
+      if (e.kind == ExprKind::name && options_.defines.count(e.name) &&
+          std::find(defined.begin(), defined.end(), e.name) == defined.end())
+        defined.push_back(e.name);
+    });
+  std::string with;
+  for (const std::string& name : defined)
+    with += fmt::format("{}-D {}={}", with.empty() ? " (with " : ", ", name, options_.defines.at(name));
+  diagnostics_.warning(s.location, fmt::format("this loop never runs: its bounds fold to {} .. {}{}", *lo, *hi,
+                                               with.empty() ? "" : with + ")"));
+}
+
 Operation* Lowering::lower_for(const Stmt& s) {
   // A dim, a grid coordinate or a constant named again would mean the loop index inside the
   // loop and itself outside it (scalar parameters may be rebound, as by an assignment).
@@ -372,6 +436,7 @@ Operation* Lowering::lower_for(const Stmt& s) {
   }
   Value* lower = index_value(*s.lower, "a loop bound");
   Value* upper = index_value(*s.upper, "a loop bound");
+  warn_if_no_iteration(s, lower, upper);
   std::optional<int64_t> stages;
   if (s.pipeline) stages = const_int(*s.pipeline, "the pipeline stage count", 1);
   if (stages && *stages > kMaxPipelineStages) {
@@ -533,6 +598,104 @@ Operation* Lowering::lower_if(const Stmt& s) {
   return branch;
 }
 
+
+std::optional<bool> Lowering::constant_condition(const Expr& e) {
+  bool constants_only = true;
+  visit_expressions(e, [&](const Expr& x) {
+    if (x.kind == ExprKind::name && !constants_.count(x.name)) constants_only = false;
+    if ((x.kind == ExprKind::call && !folds_on_numbers(x.name)) || x.kind == ExprKind::tile_new ||
+        x.kind == ExprKind::load)
+      constants_only = false;
+  });
+  if (!constants_only) return std::nullopt;
+  if (e.kind == ExprKind::unary && e.op == "!") {
+    auto a = constant_condition(*e.args[0]);
+    return a ? std::optional<bool>(!*a) : std::nullopt;
+  }
+  if (e.kind != ExprKind::binary) return std::nullopt;
+  if (e.op == "&&" || e.op == "||") {
+    auto a = constant_condition(*e.args[0]);
+    auto b = constant_condition(*e.args[1]);
+    if (!a || !b) return std::nullopt;
+    return e.op == "&&" ? *a && *b : *a || *b;
+  }
+  static const std::set<std::string> comparisons = {"<", "<=", ">", ">=", "==", "!="};
+  if (!comparisons.count(e.op)) return std::nullopt;
+  Operand a = lower_expr(*e.args[0]);
+  Operand b = lower_expr(*e.args[1]);
+  if (!a.constant || !b.constant) return std::nullopt;
+  auto compare = [&](auto x, auto y) {
+    if (e.op == "<") return x < y;
+    if (e.op == "<=") return x <= y;
+    if (e.op == ">") return x > y;
+    if (e.op == ">=") return x >= y;
+    if (e.op == "==") return x == y;
+    return x != y;
+  };
+  if (a.constant->is_float || b.constant->is_float) return compare(a.constant->as_double(), b.constant->as_double());
+  return compare(a.constant->integer, b.constant->integer);
+}
+
+void Lowering::lower_assertion(const Expr& condition, const std::string& text, Location location,
+                               const Kernel* kernel) {
+  bool reads_memory = false;
+  std::vector<std::string> names;
+  visit_expressions(condition, [&](const Expr& x) {
+    reads_memory |= x.kind == ExprKind::load || x.kind == ExprKind::tile_new;
+    if (x.kind == ExprKind::name && std::find(names.begin(), names.end(), x.name) == names.end())
+      names.push_back(x.name);
+  });
+  if (reads_memory) {
+    error(location, "an assert is checked once, on the host, when the kernel is launched: it cannot load a tensor or "
+                    "make a tile; it may read constants, dims and scalar parameters");
+    return;
+  }
+  int errors = diagnostics_.error_count();
+  if (!kernel) frames_.push_back({Frame::kernel, constants_, {}});
+  std::optional<bool> holds = constant_condition(condition);
+  if (!kernel) frames_.clear();
+  if (diagnostics_.error_count() > errors) return;
+  if (holds) {
+    if (*holds) return;
+    std::vector<std::string> values;
+    for (const std::string& name : names) {
+      const Const& value = *constants_.at(name).constant;
+      auto define = options_.defines.find(name);
+      values.push_back(fmt::format("{} = {}{}", name,
+                                   value.is_float ? fmt::format("{}", value.floating) : std::to_string(value.integer),
+                                   define == options_.defines.end() ? "" : " from -D"));
+    }
+    error(location, fmt::format("assert {} fails{}", text, values.empty() ? "" : fmt::format(" ({})", fmt::join(values, ", "))));
+    return;
+  }
+  if (!kernel) {
+    error(location, fmt::format("a top-level assert is checked when compiling, from constants; `{}` is not: an "
+                                "assert about dims or scalar parameters goes at the top of the kernel's body",
+                                text));
+    return;
+  }
+  // In a kernel: the grid's coordinates and the body's values do not exist at launch.
+  const std::string why = "an assert is checked once, when the kernel is launched, before any tile runs: it may read "
+                          "constants, dims and scalar parameters";
+  std::set<std::string> defined;
+  names_defined(kernel->body, defined);
+  std::map<std::string, std::string> notes;
+  for (const auto& [name, _] : kernel->grid.coordinates) notes[name] = fmt::format("{}, and '{}' is a grid coordinate", why, name);
+  for (const std::string& name : defined)
+    if (!notes.count(name)) notes[name] = fmt::format("{}, and '{}' is computed by the kernel", why, name);
+  for (const auto& [name, note] : notes) out_of_scope_[name] = note;
+  Operand value = lower_expr(condition);
+  for (const auto& [name, _] : notes) out_of_scope_.erase(name);
+  if (!value.ok()) return;
+  if (!value.value || !value.value->type().is_scalar() || value.value->type().element() != ScalarKind::i1) {
+    error(condition.location, fmt::format("an assert takes a condition (a comparison, or comparisons joined by && "
+                                          "and ||); `{}` is not one", text));
+    return;
+  }
+  builder_->set_location(location);
+  builder_->create(OpKind::assert_, {value.value}, {}, {{"text", Attribute(text)}});
+}
+
 std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   auto kernel = std::make_unique<Operation>(OpKind::kernel, k.location);
   kernel->set_attr("sym_name", k.name);
@@ -592,6 +755,10 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
     frames_.back().vars[symbol] = Operand{extent};
     kernel_names_.emplace(symbol, "a dimension");
   }
+
+  // 1b. asserts at the top level of the body: the launcher checks them before the grid
+  for (const StmtPtr& s : k.body)
+    if (s->kind == StmtKind::assert_) lower_assertion(*s->value, s->name, s->location, &k);
 
   // 2. the grid
   const Grid& grid = k.grid;

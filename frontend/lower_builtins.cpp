@@ -113,6 +113,12 @@ std::span<const Builtin> Lowering::builtin_table() {
   return kBuiltins;
 }
 
+bool Lowering::folds_on_numbers(const std::string& function) {
+  for (const Builtin& row : builtin_table())
+    if (row.name == function) return row.folds;
+  return false;
+}
+
 Operand Lowering::lower_call(const Expr& e) {
   const std::string& f = e.name;
   const Builtin* builtin = nullptr;

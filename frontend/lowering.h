@@ -115,6 +115,8 @@ class Lowering {
 
   // ---- builtin functions (frontend/lower_builtins.cpp): the handlers of its table's rows -----
   static std::span<const Builtin> builtin_table();
+  // Whether `function` is a builtin that gives a number on numbers (a `const` may call it).
+  static bool folds_on_numbers(const std::string& function);
   // Whether the call has `n` arguments (else an error).
   bool arity(const Expr& e, size_t n);
   // sum / mean / max / min of one tile: along `axis = k` (kept with extent 1), or with no axis
@@ -145,7 +147,16 @@ class Lowering {
   void apply_annotations(const Stmt& s, Operation* op);
   Operation* lower_store(const Stmt& s);
   Operation* lower_for(const Stmt& s);
+  void warn_if_no_iteration(const Stmt& s, const Value* lower, const Value* upper);
   Operation* lower_if(const Stmt& s);
+
+  // ---- asserts (frontend/lower.cpp) -------------------------------------------------------
+  // `assert COND;` at the top level of the file (`kernel` null) or of a kernel's body, lowered
+  // before the grid: a condition on constants is checked now (an error when it fails), one on
+  // dims and scalar parameters becomes an `assert` op the launcher checks.
+  void lower_assertion(const Expr& condition, const std::string& text, Location location, const Kernel* kernel);
+  // The condition's value when it reads only constants (comparisons, &&, ||, ! of them).
+  std::optional<bool> constant_condition(const Expr& e);
 
   // ---- kernels ----------------------------------------------------------------------------
   std::unique_ptr<Operation> lower_kernel(const Kernel& k);

@@ -26,14 +26,21 @@ class Parser {
   Parser(const std::vector<Token>& tokens, DiagnosticEngine& diagnostics)
       : tokens_(tokens), diagnostics_(diagnostics) {}
 
-  // program := { const_decl | kernel }
+  // program := { const_decl | assert | kernel }
   Program program() {
     Program program;
     while (!at(TokenKind::end)) {
       try {
-        if (at(TokenKind::kw_const)) program.constants.push_back(const_decl());
-        else if (at(TokenKind::kw_kernel)) program.kernels.push_back(kernel());
-        else fail("expected 'const' or 'kernel' at the top level");
+        if (at(TokenKind::kw_const)) {
+          program.constants.push_back(const_decl());
+        } else if (at(TokenKind::kw_assert)) {
+          StmtPtr s = assertion();
+          program.assertions.push_back({s->location, std::move(s->name), std::move(s->value), program.constants.size()});
+        } else if (at(TokenKind::kw_kernel)) {
+          program.kernels.push_back(kernel());
+        } else {
+          fail("expected 'const', 'assert' or 'kernel' at the top level");
+        }
       } catch (const SyntaxError&) {
         recover_top_level();
       }
@@ -88,7 +95,8 @@ class Parser {
     return std::string(expect(TokenKind::identifier, context).text);
   }
   void recover_top_level() {
-    while (!at(TokenKind::end) && !at(TokenKind::kw_const) && !at(TokenKind::kw_kernel)) next();
+    while (!at(TokenKind::end) && !at(TokenKind::kw_const) && !at(TokenKind::kw_assert) && !at(TokenKind::kw_kernel))
+      next();
   }
   // Skips to just after the next ';' at this nesting level, or to a '}' (not consumed).
   void recover_statement() {
@@ -242,7 +250,7 @@ class Parser {
     return b;
   }
 
-  // statement  := { annotation } ( assign | store | for | if )
+  // statement  := { annotation } ( assign | store | for | if | assert )
   // annotation := '@' IDENT [ '(' [ arg { ',' arg } ] ')' ]
   // arg        := expr | IDENT '=' expr
   StmtPtr statement() {
@@ -261,6 +269,7 @@ class Parser {
     if (at(TokenKind::kw_store)) s = store();
     else if (at(TokenKind::kw_for)) s = for_loop();
     else if (at(TokenKind::kw_if)) s = if_else();
+    else if (at(TokenKind::kw_assert)) s = assertion();
     else if (at(TokenKind::identifier)) s = assign();
     else fail(fmt::format("expected a statement, found {}", describe(peek())));
     s->annotations = std::move(annotations);
@@ -325,6 +334,31 @@ class Parser {
     }
     s->body = block();
     return s;
+  }
+
+  // assert := 'assert' expr ';'
+  StmtPtr assertion() {
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::assert_;
+    s->location = expect(TokenKind::kw_assert, "").location;
+    size_t first = pos_;
+    s->value = expr();
+    s->name = source_text(first, pos_);
+    expect_semicolon("after an assert");
+    return s;
+  }
+  // The source of tokens [first, end) as written, each run of spaces, newlines and comments
+  // between two tokens one space.
+  std::string source_text(size_t first, size_t end) const {
+    std::string text;
+    for (size_t i = first; i < end && i < tokens_.size(); ++i) {
+      if (i > first) {
+        const char* previous_end = tokens_[i - 1].text.data() + tokens_[i - 1].text.size();
+        if (tokens_[i].text.data() != previous_end) text += ' ';
+      }
+      text += tokens_[i].text;
+    }
+    return text;
   }
 
   // if := 'if' expr block [ 'else' ( if | block ) ]

@@ -26,6 +26,8 @@ namespace tilec {
     "this CTA's tile coordinates within a grid of the given extents")                             \
   X(sm_count, "sm_count", 0, 0, 1, 0, kPure, SIMT, -1,                                             \
     "the launching device's SM count, or the `workers` attribute when given (persistent-tiles)")  \
+  X(assert_, "assert", 1, 1, 0, 0, 0, SIMT, -1,                                                    \
+    "a launch precondition: the launch fails unless this i1 scalar holds (`text`: it as written)") \
   X(constant, "constant", 0, 0, 1, 0, kPure, SIMT, -1, "a scalar constant (attribute value)")        \
   X(dim, "dim", 1, 1, 1, 0, kPure, SIMT, -1, "extent of a tensor along `axis`")                      \
   X(add, "add", 2, 2, 1, 0, kPure | kElementwise, SIMT, -1, "elementwise a + b (broadcasting)")      \

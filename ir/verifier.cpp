@@ -18,7 +18,8 @@
 //     tanh, erf, log, log2, sin, cos, sigmoid, pow, floor, ceil, round and trunc take floats;
 //     `and`, `or`, `xor` and `not` take integers or i1, `shl` and `shr` integers.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
-//     ops come before it (the launcher evaluates them on the host).
+//     ops and `assert`s come before it (the launcher evaluates them on the host); an `assert`
+//     (of an i1 scalar, its `text` a string) sits directly in a kernel body, before `grid_ids`.
 //  6. Attributes: `axis` is an integer in range; `pipeline` an integer in 1..16; `predicate` one of
 //     lt le gt ge eq ne; the schedule constraints `tileas.schedule.constraint.gid`,
 //     `leader_gid` (integers ≥ 0), `max_depth` (integer ≥ 1) and `force_serial_execution` (unit);
@@ -82,6 +83,8 @@ class Verifier {
         if (seen_grid) error(*op, "a kernel has at most one grid_ids");
         if (seen_non_scalar) error(*op, "only pure scalar ops may come before grid_ids");
         seen_grid = true;
+      } else if (op->kind() == OpKind::assert_) {
+        if (seen_grid) error(*op, "an assert comes before grid_ids (the launcher checks it before any tile runs)");
       } else if (!seen_grid) {
         bool scalar_only = op->info().has(kPure) && op->num_regions() == 0;
         for (size_t i = 0; i < op->num_results(); ++i)
@@ -104,9 +107,9 @@ class Verifier {
       const Operation& op = *ops[i];
       if (op.info().has(kTerminator) && i + 1 != ops.size())
         error(op, "a terminator must be the last op of its region");
-      if (op.kind() == OpKind::grid_ids && region.parent_op() &&
+      if ((op.kind() == OpKind::grid_ids || op.kind() == OpKind::assert_) && region.parent_op() &&
           region.parent_op()->kind() != OpKind::kernel)
-        error(op, "grid_ids must sit directly in a kernel body");
+        error(op, fmt::format("{} must sit directly in a kernel body", op.name()));
       verify_op(op);
     }
     verify_pipe_region(region, [this](const Operation& at, const std::string& message) { error(at, message); });
@@ -272,6 +275,13 @@ class Verifier {
             error(op, "a clustered tiles grid has one extent (clusters along x)");
         }
         break;
+      case OpKind::assert_: {
+        if (!(type(0).is_scalar() && type(0).element() == ScalarKind::i1))
+          error(op, fmt::format("its condition is an i1 scalar, not {}", type(0).to_string()));
+        const Attribute* text = op.attr("text");
+        if (text && !text->is_string()) error(op, "'text' is a string (the condition as written)");
+        break;
+      }
       case OpKind::sm_count: {
         if (!result().is_index()) error(op, "the SM count is an index value");
         const Attribute* workers = op.attr("workers");

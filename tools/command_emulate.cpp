@@ -189,6 +189,27 @@ int explain_exit(const ProcessOutcome& outcome, const EmulateOptions& options, c
   return 1;
 }
 
+// An assert of the kernel's refused the launch in the interpreter: the emulated launcher must
+// refuse it too (an assert it does not check would be a tilec bug). Returns 1 either way.
+int expect_refused_launch(const runtime::LaunchResult& reference, std::vector<std::string> command,
+                          const EmulateOptions& options, const std::string& name, const WorkDirectory& work) {
+  const std::string where =
+      reference.location.known()
+          ? fmt::format("{}:{}:{}", options.input, reference.location.line, reference.location.column)
+          : options.input;
+  command.insert(command.end(), {"--policy", "eager", "--sms", std::to_string(options.sms)});
+  ProcessOutcome outcome = run_capturing(command, work.path);
+  if (outcome.started && !outcome.timed_out && outcome.signal == 0 && outcome.exit_status == 5) {
+    fmt::print(stderr, "{}: error: kernel {}: {}; the emulated launcher refuses it too (cudaErrorInvalidValue)\n",
+               where, name, reference.message);
+    return 1;
+  }
+  fmt::print(stderr, "{}{}: error: kernel {}: {}, but the emulated launcher did not refuse the launch (exit status "
+             "{}): a tilec bug, the launcher lacks the check\n", outcome.output, where, name, reference.message,
+             outcome.exit_status);
+  return 1;
+}
+
 struct KernelJob {
   const Operation* lowered = nullptr;
   const Operation* parsed = nullptr;
@@ -237,10 +258,6 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   runtime::KernelBuffers expected = inputs;
   auto reference_arguments = expected.arguments();
   runtime::LaunchResult reference = runtime::run_kernel(*job.parsed, reference_arguments, symbols, launch);
-  if (!reference.ok) {
-    fmt::print(stderr, "{}: error: kernel {} as parsed (the reference): {}\n", options.input, name, reference.message);
-    return 1;
-  }
   bool tensor_cores = contains(job.parsed->region(), OpKind::mma);
   // Register tiles add a float sum's terms in another order (backend/cuda/register_layout.h).
   bool reassociated_sums = options.plain_tiles == CudaEmitOptions::PlainTiles::registers &&
@@ -259,6 +276,12 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
     }
     fs::permissions(script_path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                     fs::perm_options::add, error);
+  }
+
+  if (!reference.ok && reference.failed_assert) return expect_refused_launch(reference, base, options, name, work);
+  if (!reference.ok) {
+    fmt::print(stderr, "{}: error: kernel {} as parsed (the reference): {}\n", options.input, name, reference.message);
+    return 1;
   }
 
   // Phase 6. Every schedule runs, even after one failed: a hazard should be reported in each.

@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <optional>
 #include <set>
@@ -229,6 +230,7 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
 }
 
 void BodyEmitter::emit_op(const Operation& op) {
+  if (mode_ != BodyMode::host && plan_.launch_checks.count(&op)) return;  // the launcher's
   switch (op.kind()) {
     case OpKind::constant:
       if (!op.result()->name_hint().empty()) {
@@ -657,22 +659,34 @@ void emit_buffer_declarations(const KernelPlan& plan, CodeWriter& out) {
   }
 }
 
-void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& out) {
+void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& out, bool with_launch_checks) {
   if (!plan.grid) {
     out.line("const int64_t tile_count = 1;  // no grid_ids: a single CTA");
     return;
   }
-  // Only the pre-grid ops the extents depend on, in program order.
+  // Only the pre-grid ops the extents (and the asserts) depend on, in program order.
   std::set<const Value*> needed(plan.grid->operands().begin(), plan.grid->operands().end());
-  std::vector<const Operation*> slice;
+  std::vector<const Operation*> slice, asserts;
   for (auto it = plan.pre_grid.rbegin(); it != plan.pre_grid.rend(); ++it) {
-    if (!needed.count((*it)->result())) continue;
-    slice.insert(slice.begin(), *it);
+    const bool check = with_launch_checks && (*it)->kind() == OpKind::assert_;
+    if (check) asserts.insert(asserts.begin(), *it);
+    else if ((*it)->num_results() != 1 || !needed.count((*it)->result())) continue;
+    else slice.insert(slice.begin(), *it);
     needed.insert((*it)->operands().begin(), (*it)->operands().end());
   }
-  BodyEmitter emitter(plan, BodyMode::reference, out);
+  BodyEmitter emitter(plan, BodyMode::host, out);
   if (with_scalar_ops)
     for (const Operation* op : slice) emitter.emit_op(*op);
+  for (const Operation* check : asserts) {
+    const Location& at = check->location();
+    std::string condition = plan.expression(check->operand(0));
+    if (!std::all_of(condition.begin(), condition.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+      condition = "(" + condition + ")";
+    out.line(fmt::format("if (!{}) return cudaErrorInvalidValue;  // assert {}{}", condition,
+                         check->has_attr("text") ? check->string_attr("text") : "",
+                         at.line ? fmt::format(" (line {})", at.line) : ""));
+  }
   std::vector<std::string> factors;
   for (const Value* extent : plan.grid->operands())
     factors.push_back(fmt::format("max_i64({}, 0)", plan.expression(extent)));
@@ -692,7 +706,7 @@ void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& 
     CodeWriter::Block function =
         writer.block(fmt::format("extern \"C\" cudaError_t launch_{}({}{}cudaStream_t stream) {{", plan.name,
                                  parameter_list(plan), plan.params.empty() && plan.dim_params.empty() ? "" : ", "));
-    emit_tile_count(plan, /*with_scalar_ops=*/true, writer);
+    emit_tile_count(plan, /*with_scalar_ops=*/true, writer, /*with_launch_checks=*/true);
     writer.line("if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do");
     writer.line("if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;");
     writer.lines(spec.setup);

@@ -20,7 +20,9 @@
 
 namespace tilec::cuda {
 
-enum class BodyMode { cta, reference };
+// cta: a kernel's body; reference: the harness's reference kernel; host: the launcher's scalar
+// ops before the grid, its asserts included (KernelPlan::launch_checks, which the others skip).
+enum class BodyMode { cta, reference, host };
 
 class BodyEmitter {
  public:
@@ -90,8 +92,10 @@ std::string argument_list(const KernelPlan& plan);
 // `float* const x = reinterpret_cast<float*>(shared_memory + 0);` for every tile buffer.
 void emit_buffer_declarations(const KernelPlan& plan, CodeWriter& out);
 // With `with_scalar_ops`, the pre-grid scalar ops the grid extents need (host or device code);
-// then `const int64_t tile_count = ...;`, the number of tiles (zero when an extent is not positive).
-void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& out);
+// with `with_launch_checks` (the launcher) also those its asserts need, and one
+// `if (!(condition)) return cudaErrorInvalidValue;` per assert; then
+// `const int64_t tile_count = ...;`, the number of tiles (zero when an extent is not positive).
+void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& out, bool with_launch_checks = false);
 // True when the kernel's grid uses the device's SM count (`sm_count` without `workers`): the
 // launcher copies it to device code (emit_cuda.cpp's tilec_sm_count helpers).
 bool queries_sm_count(const KernelPlan& plan);

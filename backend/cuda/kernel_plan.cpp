@@ -58,6 +58,7 @@ class Planner {
         if (op.get() == plan_.grid) break;
         plan_.pre_grid.push_back(op.get());
       }
+      plan_launch_checks(body);
     }
     plan_values(body);
     compute_live_ranges(body);
@@ -67,6 +68,38 @@ class Planner {
   }
 
  private:
+  // Walks the ops before the grid from the last: an op is launch-only when it is an assert, or
+  // when launch-only ops read its results and device code does not.
+  void plan_launch_checks(const Region& body) {
+    std::unordered_set<const Value*> device_reads, check_reads;
+    bool after_grid = false;
+    for (const auto& op : body.operations()) {
+      after_grid = after_grid || op.get() == plan_.grid;
+      if (!after_grid) continue;
+      walk_reads(*op, device_reads);
+    }
+    for (auto it = plan_.pre_grid.rbegin(); it != plan_.pre_grid.rend(); ++it) {
+      const Operation& op = **it;
+      bool device = false, check = op.kind() == OpKind::assert_;
+      for (size_t i = 0; i < op.num_results(); ++i) {
+        device = device || device_reads.count(op.result(i));
+        check = check || check_reads.count(op.result(i));
+      }
+      if (check && !device) {
+        plan_.launch_checks.insert(&op);
+        check_reads.insert(op.operands().begin(), op.operands().end());
+      } else {
+        device_reads.insert(op.operands().begin(), op.operands().end());
+      }
+    }
+  }
+  // Adds the operands of `op` and of every op nested in it to `reads`.
+  static void walk_reads(const Operation& op, std::unordered_set<const Value*>& reads) {
+    reads.insert(op.operands().begin(), op.operands().end());
+    for (size_t r = 0; r < op.num_regions(); ++r)
+      walk(op.region(r), [&](const Operation& nested) { reads.insert(nested.operands().begin(), nested.operands().end()); });
+  }
+
   void unsupported(const Operation& op, const std::string& what) {
     diagnostics_.error(op.location(),
                        fmt::format("the CUDA backend does not support {} yet", what));

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "backend/cuda/cuda_syntax.h"
@@ -43,7 +44,10 @@ struct KernelPlan {
   std::vector<std::string> dim_params;  // int64_t launch arguments: symbols, then `?` dims
   std::vector<std::string> dim_names;   // per dim_params: the symbol as the source spells it (the harness's NAME=)
   const Operation* grid = nullptr;      // the grid_ids op; null: a single CTA
-  std::vector<const Operation*> pre_grid;  // the pure scalar ops before grid_ids
+  std::vector<const Operation*> pre_grid;  // the pure scalar ops and asserts before grid_ids
+  // The asserts and the ops before the grid only they read: the launcher checks them (its
+  // BodyEmitter in BodyMode::host), device code leaves them out.
+  std::unordered_set<const Operation*> launch_checks;
   // CTAs per cluster: a `tiles` grid's `cluster` attribute (persistent-tiles writes it for
   // `cluster = C > 1`). Above 1 the launcher launches clusters of (C, 1, 1) CTAs, so the CTAs
   // of a cluster sit at consecutive blockIdx.x; the grid is then a multiple of C.

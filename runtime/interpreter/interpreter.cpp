@@ -20,12 +20,14 @@
 
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "ir/attribute_keys.h"
@@ -280,6 +282,7 @@ bool TileExecution::execute(const Operation& op) {
     case OpKind::grid_ids: return fail(op, "must sit directly in the kernel body, once");
     case OpKind::sm_count:
       return set_result(op, TileValue::scalar_int(ScalarKind::index, op.int_attr("workers", launch_.sm_count)));
+    case OpKind::assert_: return execute_assert(op);
     case OpKind::warp_specialize: return execute_warp_specialize(op);
     case OpKind::agent: return fail(op, "must sit directly in a warp_specialize region");
     default:
@@ -288,6 +291,36 @@ bool TileExecution::execute(const Operation& op) {
   }
   if (!problem.empty()) return fail(op, problem);
   return set_result(op, std::move(out));
+}
+
+// A failed assert names the dims and scalar parameters its condition reads, with their values.
+bool TileExecution::execute_assert(const Operation& op) {
+  const TileValue* condition = tile_operand(op, 0);
+  if (!condition) return false;
+  if (!condition->shape.empty() || condition->element != ScalarKind::i1) return fail(op, "needs an i1 scalar");
+  if (condition->ints[0] != 0) return true;
+  std::vector<std::string> values;
+  std::set<const Value*> seen;
+  std::vector<const Value*> work{op.operand(0)};
+  while (!work.empty()) {
+    const Value* value = work.back();
+    work.pop_back();
+    if (!seen.insert(value).second) continue;
+    const Operation* definition = value->defining_op();
+    if (!definition || definition->kind() == OpKind::dim) {
+      const RuntimeValue* known = lookup(value);
+      if (known && !known->tensor && known->tile.shape.empty() && !value->name_hint().empty())
+        values.push_back(fmt::format("{} = {}", value->name_hint(), known->tile.as_double(0)));
+      continue;
+    }
+    for (const Value* operand : definition->operands()) work.push_back(operand);
+  }
+  std::sort(values.begin(), values.end());
+  const std::string text = op.has_attr("text") ? op.string_attr("text") : "its condition";
+  fail_report(op.location(), fmt::format("assert {} does not hold at launch{}", text,
+                                         values.empty() ? "" : fmt::format(" ({})", fmt::join(values, ", "))));
+  error_.failed_assert = true;
+  return false;
 }
 
 bool TileExecution::execute_constant(const Operation& op) {
@@ -576,6 +609,7 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
       result.ok = false;
       result.location = host.error().location;
       result.message = host.error().message;
+      result.failed_assert = host.error().failed_assert;
       result.tile = tile;
       return result;
     };

@@ -58,6 +58,7 @@ struct LaunchState {
 struct OpError {
   Location location;
   std::string message;
+  bool failed_assert = false;  // the kernel's assert refused the launch
 };
 
 class AgentThreads;
@@ -96,6 +97,7 @@ class TileExecution {
   bool execute_load(const Operation& op);
   bool execute_store(const Operation& op);
   bool execute_constant(const Operation& op);
+  bool execute_assert(const Operation& op);
   // sync_ops.cpp
   bool execute_sync(const Operation& op);
   bool execute_pipe(const Operation& op);

@@ -490,11 +490,11 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uin
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @batched_gemm (line 14): tensor cores, sm_90a (WGMMA, accumulators in registers)
+// kernel @batched_gemm (line 15): tensor cores, sm_90a (WGMMA, accumulators in registers)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 15: ii 1, 1 stage(s)
-//   schedule: loop at line 18: ii 17, 1 stage(s), pipeline(4)
+//   schedule: loop at line 16: ii 1, 1 stage(s)
+//   schedule: loop at line 20: ii 17, 1 stage(s), pipeline(4)
 // shared memory: 230528 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 32768 bytes at 65536: B of mma from B (MN-major, 4 panel(s) of 64 columns, 128B swizzle)
@@ -502,7 +502,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16(float (&d)[128], uin
 //   mbarrier pipe_a_empty: 4 slot(s) at 229408, 2 arrival(s) per phase, released by the compute agent
 //   mbarrier pipe_b_full: 4 slot(s) at 229440, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_b_empty: 4 slot(s) at 229472, 2 arrival(s) per phase, released by the compute agent
-//   store at line 23: through shared memory (16384 bytes per compute warpgroup at 196608) and TMA, boxes of 64x32 (128B swizzle)
+//   store at line 25: through shared memory (16384 bytes per compute warpgroup at 196608) and TMA, boxes of 64x32 (128B swizzle)
 //   accumulator acc_1: 128x256 f32 in registers, 128 per thread
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t Q, int64_t N) {
@@ -512,13 +512,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(R, 128);
-  const int64_t v1 = cdiv_i64(N, 256);
+  const int64_t v5 = cdiv_i64(R, 128);
+  const int64_t v6 = cdiv_i64(N, 256);
   const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v0 * v1;
+  const int64_t tiles = v5 * v6;
   const int64_t rounds = cdiv_i64(tiles, workers);
   const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
+  // worker = grid_ids workers {schedule = "tiles"} : index  (line 16)
   const int64_t worker = tile_number;
   const uint32_t pipe_a_full = shared_base + 229376;  // 4 mbarrier(s)
   const uint32_t pipe_a_empty = shared_base + 229408;  // 4 mbarrier(s)
@@ -534,59 +534,59 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
     tilec_fence_barrier_init();
   }
   __syncthreads();
-  // warp_specialize  (line 15)
+  // warp_specialize  (line 16)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
-      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 15)
+      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 16)
       int64_t pipe_a_producer_index = 0;
       int64_t pipe_a_producer_phase = 1;
       int64_t pipe_b_producer_index = 0;
       int64_t pipe_b_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 15)
+        const int64_t v7 = round * workers;
+        const int64_t tile = v7 + worker;
+        const bool v8 = (tile < tiles);
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v8  (line 16)
         int64_t pipe_a_producer_index_1{};
         int64_t pipe_a_producer_phase_1{};
         int64_t pipe_b_producer_index_1{};
         int64_t pipe_b_producer_phase_1{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t m = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t n = v7 + v10;
+        if (v8) {
+          const int64_t v9 = 8 * v5;
+          const int64_t v10 = tile / v9;
+          const int64_t v11 = tile % v9;
+          const int64_t v12 = v10 * 8;
+          const int64_t v13 = v6 - v12;
+          const int64_t v14 = min_i64(8, v13);
+          const int64_t m = v11 / v14;
+          const int64_t v15 = v11 % v14;
+          const int64_t n = v12 + v15;
           const int64_t batch = m / 4;
-          const int64_t v11 = cdiv_i64(K, 64);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 18)
+          const int64_t v16 = cdiv_i64(K, 64);
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v16, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 20)
           int64_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int64_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int64_t pipe_b_producer_index_2 = pipe_b_producer_index;
           int64_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
-          for (int64_t k = 0; k < v11; k += 1) {
+          for (int64_t k = 0; k < v16; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
-            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 19)
+            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 21)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
             const int64_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
             const int64_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
-            const int64_t v12 = cdiv_i64(K, 64);
-            const int64_t v13 = batch * v12;
-            const int64_t v14 = v13 + k;
+            const int64_t v17 = cdiv_i64(K, 64);
+            const int64_t v18 = batch * v17;
+            const int64_t v19 = v18 + k;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 32768);
-            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, v14, n  (line 20)
-            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768, &B_map, static_cast<int32_t>(n * 256), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 24576, &B_map, static_cast<int32_t>(n * 256 + 192), static_cast<int32_t>(v14 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
+            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, v19, n  (line 22)
+            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768, &B_map, static_cast<int32_t>(n * 256), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
+            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
+            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
+            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 24576, &B_map, static_cast<int32_t>(n * 256 + 192), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             const int64_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
             const int64_t pipe_b_producer_phase_3 = pipe_b_producer_index_2 + 1 == 4 ? 1 - pipe_b_producer_phase_2 : pipe_b_producer_phase_2;
             const int64_t next_pipe_a_producer_index_2 = pipe_a_producer_index_3;
@@ -631,50 +631,50 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
-    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 15)
+    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 16)
     int64_t pipe_a_consumer_index = 0;
     int64_t pipe_a_consumer_phase = 0;
     int64_t pipe_b_consumer_index = 0;
     int64_t pipe_b_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v15 = round_1 * workers;
-      const int64_t tile_1 = v15 + worker;
-      const bool v16 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v16  (line 15)
+      const int64_t v20 = round_1 * workers;
+      const int64_t tile_1 = v20 + worker;
+      const bool v21 = (tile_1 < tiles);
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v21  (line 16)
       int64_t pipe_a_consumer_index_1{};
       int64_t pipe_a_consumer_phase_1{};
       int64_t pipe_b_consumer_index_1{};
       int64_t pipe_b_consumer_phase_1{};
-      if (v16) {
-        const int64_t v17 = 8 * v0;
-        const int64_t v18 = tile_1 / v17;
-        const int64_t v19 = tile_1 % v17;
-        const int64_t v20 = v18 * 8;
-        const int64_t v21 = v1 - v20;
-        const int64_t v22 = min_i64(8, v21);
-        const int64_t m_1 = v19 / v22;
-        const int64_t v23 = v19 % v22;
-        const int64_t n_1 = v20 + v23;
-        // acc_1 = zeros  (line 17)
+      if (v21) {
+        const int64_t v22 = 8 * v5;
+        const int64_t v23 = tile_1 / v22;
+        const int64_t v24 = tile_1 % v22;
+        const int64_t v25 = v23 * 8;
+        const int64_t v26 = v6 - v25;
+        const int64_t v27 = min_i64(8, v26);
+        const int64_t m_1 = v24 / v27;
+        const int64_t v28 = v24 % v27;
+        const int64_t n_1 = v25 + v28;
+        // acc_1 = zeros  (line 19)
         float acc_1[128];
         #pragma unroll
         for (int i = 0; i < 128; ++i) acc_1[i] = 0.0f;
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        const int64_t v24 = cdiv_i64(K, 64);
+        const int64_t v29 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for 0, v24, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 18)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for 0, v29, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 20)
         int64_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
         int64_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
         int64_t pipe_b_empty_held = -1;
         int64_t pipe_a_empty_held = -1;
-        for (int64_t k_1 = 0; k_1 < v24; k_1 += 1) {
+        for (int64_t k_1 = 0; k_1 < v29; k_1 += 1) {
           tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));
           const uint32_t b = pipe_b_buffer + static_cast<uint32_t>(pipe_b_consumer_index_2) * 32768;  // slot of pipe_b_buffer
-          // acc_3 = mma a, b, acc_2  (line 21)
+          // acc_3 = mma a, b, acc_2  (line 23)
           tilec_wgmma_fence();
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 0, 8192, 1024));
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 2048, 8192, 1024));
@@ -682,16 +682,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
           tilec_wgmma_m64n256k16_bf16(acc_1, tilec_matrix_descriptor(a + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 6144, 8192, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
-          const bool v25 = (pipe_b_empty_held >= 0);
-          // if v25  (line 21)
-          if (v25) {
+          const bool v30 = (pipe_b_empty_held >= 0);
+          // if v30  (line 23)
+          if (v30) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
           }
           const int64_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
           const int64_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
-          const bool v26 = (pipe_a_empty_held >= 0);
-          // if v26  (line 21)
-          if (v26) {
+          const bool v31 = (pipe_a_empty_held >= 0);
+          // if v31  (line 23)
+          if (v31) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
           }
           const int64_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
@@ -710,19 +710,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
           pipe_a_empty_held = next_pipe_a_empty_held;
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
-        const bool v27 = (pipe_b_empty_held >= 0);
-        // if v27  (line 18)
-        if (v27) {
+        const bool v32 = (pipe_b_empty_held >= 0);
+        // if v32  (line 20)
+        if (v32) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
         }
-        const bool v28 = (pipe_a_empty_held >= 0);
-        // if v28  (line 18)
-        if (v28) {
+        const bool v33 = (pipe_a_empty_held >= 0);
+        // if v33  (line 20)
+        if (v33) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
-        // store C, m_1, n_1, acc_2  (line 23)
+        // store C, m_1, n_1, acc_2  (line 25)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -785,7 +785,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
 
 // Launches batched_gemm_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t R, int64_t K, int64_t Q, int64_t N, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(R, 512);
+  const int64_t v1 = cdiv_i64(K, 64);
+  const int64_t v2 = v0 * v1;
+  const int64_t v3 = v2 * 64;
+  const bool v4 = (Q == v3);
   const int64_t workers = tilec_sm_count();
+  if (!v4) return cudaErrorInvalidValue;  // assert Q == cdiv(R, M) * cdiv(K, BK) * BK (line 17)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -270,7 +270,7 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 }
 
 // ---------------------------------------------------------------------------------------------
-// kernel @rope  (line 10)
+// kernel @rope  (line 11)
 // grid: cdiv(T, 16) tiles, one CTA of 128 threads each
 // tiles in registers: 16x64 frame over 128 threads: 16 x 8 threads (rows x columns), each 1 row(s) x 1 vector(s) of 8
 // shared memory: none
@@ -281,9 +281,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(128) rope_kernel(const __nv_bfloat16* X, __n
   const int thread_row = threadIdx.x / 8;
   const Index v0 = cdiv_index<Index>(T, 16);
   const uint32_t tile_number = blockIdx.x;
-  // t = grid_ids v0 {schedule = "tiles"} : index  (line 10)
+  // t = grid_ids v0 {schedule = "tiles"} : index  (line 11)
   const Index t = static_cast<Index>(tile_number);
-  // t1 = load X, t, 0 : tile<16x64xbf16, reg>  (line 11)
+  // t1 = load X, t, 0 : tile<16x64xbf16, reg>  (line 12)
   __nv_bfloat16 t1[8];
   const bool X_vectors = vectors_fit<8>(X, 128);
   #pragma unroll
@@ -292,13 +292,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(128) rope_kernel(const __nv_bfloat16* X, __n
     const Index column = thread_column * 8;
     load_vector<8>(&t1[s_1 * 8], X, row, column, T, 128, X_vectors);
   }
-  // x1 = cast t1 : tile<16x64xf32, reg>  (line 11)
+  // x1 = cast t1 : tile<16x64xf32, reg>  (line 12)
   float x1[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     x1[k] = to_f32(t1[k]);
   }
-  // t2 = load X, t, 1 : tile<16x64xbf16, reg>  (line 12)
+  // t2 = load X, t, 1 : tile<16x64xbf16, reg>  (line 13)
   __nv_bfloat16 t2[8];
   const bool X_vectors_1 = vectors_fit<8>(X, 128);
   #pragma unroll
@@ -307,19 +307,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(128) rope_kernel(const __nv_bfloat16* X, __n
     const Index column = 1 * 64 + thread_column * 8;
     load_vector<8>(&t2[s_1 * 8], X, row, column, T, 128, X_vectors_1);
   }
-  // x2 = cast t2 : tile<16x64xf32, reg>  (line 12)
+  // x2 = cast t2 : tile<16x64xf32, reg>  (line 13)
   float x2[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     x2[k] = to_f32(t2[k]);
   }
-  // t3 = iota {axis = 0} : tile<16x64xi32, reg>  (line 13)
+  // t3 = iota {axis = 0} : tile<16x64xi32, reg>  (line 14)
   int32_t t3[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t3[k] = static_cast<int32_t>(thread_row);
   }
-  // t4 = cast t3 : tile<16x64xf32, reg>  (line 13)
+  // t4 = cast t3 : tile<16x64xf32, reg>  (line 14)
   float t4[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
@@ -327,19 +327,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(128) rope_kernel(const __nv_bfloat16* X, __n
   }
   const Index v5 = t * 16;
   const float v6 = int_to_float<float>(v5);
-  // position = add t4, v6 : tile<16x64xf32, reg>  (line 13)
+  // position = add t4, v6 : tile<16x64xf32, reg>  (line 14)
   float position[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     position[k] = add_f32(t4[k], v6);
   }
-  // t7 = iota {axis = 1} : tile<16x64xi32, reg>  (line 14)
+  // t7 = iota {axis = 1} : tile<16x64xi32, reg>  (line 15)
   int32_t t7[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t7[k] = static_cast<int32_t>(thread_column * 8 + k % 8);
   }
-  // t8 = cast t7 : tile<16x64xf32, reg>  (line 14)
+  // t8 = cast t7 : tile<16x64xf32, reg>  (line 15)
   float t8[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
@@ -348,61 +348,61 @@ __global__ void TILEC_LAUNCH_BOUNDS(128) rope_kernel(const __nv_bfloat16* X, __n
   const float v9 = log2_f32(10000.0f);
   const float v10 = mul_f32(-2.0f, v9);
   const float v11 = div_f32(v10, 128.0f);
-  // t12 = mul t8, v11 : tile<16x64xf32, reg>  (line 14)
+  // t12 = mul t8, v11 : tile<16x64xf32, reg>  (line 15)
   float t12[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t12[k] = mul_f32(t8[k], v11);
   }
-  // theta = exp2 t12 : tile<16x64xf32, reg>  (line 14)
+  // theta = exp2 t12 : tile<16x64xf32, reg>  (line 15)
   float theta[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     theta[k] = exp2_f32(t12[k]);
   }
-  // angle = mul position, theta : tile<16x64xf32, reg>  (line 15)
+  // angle = mul position, theta : tile<16x64xf32, reg>  (line 16)
   float angle[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     angle[k] = mul_f32(position[k], theta[k]);
   }
-  // c = cos angle : tile<16x64xf32, reg>  (line 16)
+  // c = cos angle : tile<16x64xf32, reg>  (line 17)
   float c[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     c[k] = cos_f32(angle[k]);
   }
-  // s = sin angle : tile<16x64xf32, reg>  (line 17)
+  // s = sin angle : tile<16x64xf32, reg>  (line 18)
   float s[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     s[k] = sin_f32(angle[k]);
   }
-  // t13 = mul x1, c : tile<16x64xf32, reg>  (line 18)
+  // t13 = mul x1, c : tile<16x64xf32, reg>  (line 19)
   float t13[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t13[k] = mul_f32(x1[k], c[k]);
   }
-  // t14 = mul x2, s : tile<16x64xf32, reg>  (line 18)
+  // t14 = mul x2, s : tile<16x64xf32, reg>  (line 19)
   float t14[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t14[k] = mul_f32(x2[k], s[k]);
   }
-  // t15 = sub t13, t14 : tile<16x64xf32, reg>  (line 18)
+  // t15 = sub t13, t14 : tile<16x64xf32, reg>  (line 19)
   float t15[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t15[k] = sub_f32(t13[k], t14[k]);
   }
-  // t16 = cast t15 : tile<16x64xbf16, reg>  (line 18)
+  // t16 = cast t15 : tile<16x64xbf16, reg>  (line 19)
   __nv_bfloat16 t16[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t16[k] = from_f32<__nv_bfloat16>(t15[k]);
   }
-  // store Y, t, 0, t16  (line 18)
+  // store Y, t, 0, t16  (line 19)
   const bool Y_vectors = vectors_fit<8>(Y, 128);
   #pragma unroll
   for (int s_1 = 0; s_1 < 1; ++s_1) {
@@ -410,31 +410,31 @@ __global__ void TILEC_LAUNCH_BOUNDS(128) rope_kernel(const __nv_bfloat16* X, __n
     const Index column = thread_column * 8;
     store_vector<8>(Y, row, column, T, 128, Y_vectors, &t16[s_1 * 8]);
   }
-  // t17 = mul x2, c : tile<16x64xf32, reg>  (line 19)
+  // t17 = mul x2, c : tile<16x64xf32, reg>  (line 20)
   float t17[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t17[k] = mul_f32(x2[k], c[k]);
   }
-  // t18 = mul x1, s : tile<16x64xf32, reg>  (line 19)
+  // t18 = mul x1, s : tile<16x64xf32, reg>  (line 20)
   float t18[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t18[k] = mul_f32(x1[k], s[k]);
   }
-  // t19 = add t17, t18 : tile<16x64xf32, reg>  (line 19)
+  // t19 = add t17, t18 : tile<16x64xf32, reg>  (line 20)
   float t19[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t19[k] = add_f32(t17[k], t18[k]);
   }
-  // t20 = cast t19 : tile<16x64xbf16, reg>  (line 19)
+  // t20 = cast t19 : tile<16x64xbf16, reg>  (line 20)
   __nv_bfloat16 t20[8];
   #pragma unroll
   for (int k = 0; k < 8; ++k) {
     t20[k] = from_f32<__nv_bfloat16>(t19[k]);
   }
-  // store Y, t, 1, t20  (line 19)
+  // store Y, t, 1, t20  (line 20)
   const bool Y_vectors_1 = vectors_fit<8>(Y, 128);
   #pragma unroll
   for (int s_1 = 0; s_1 < 1; ++s_1) {

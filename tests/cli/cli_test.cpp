@@ -495,6 +495,45 @@ TEST(Cli, ClampBoundsEachElement) {
   EXPECT_THAT(exact.out, HasSubstr("output %X tensor<4xi32>: checksum 8589934588\n"));
 }
 
+// An assert in a kernel refuses the launch when it does not hold, naming the dims and scalars it
+// read; one on constants refuses the compile, naming the -D that set the value.
+TEST(Cli, AssertsRefuseLaunchesAndCompilesThatBreakThem) {
+  const std::string source = "const BLOCK = 128;\nassert BLOCK % 32 == 0;\n"
+                             "kernel scale(X: tensor<N, f32>, Y: tensor<N, f32>, s: f32)\n"
+                             "    grid tiles(cdiv(N, BLOCK)) as (i) {\n"
+                             "  assert N % BLOCK == 0 && s > 0.0;\n"
+                             "  store Y[i] = load X[i] : <BLOCK> * s;\n}\n";
+  CommandResult bad = run_tile("scale_assert.tile", source, "--dims N=1000 --scalar s=0.5");
+  EXPECT_EQ(bad.status, 1) << bad.out << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("scale_assert.tile:5:3: error: kernel scale: assert N % BLOCK == 0 && s > 0.0 does "
+                                 "not hold at launch (N = 1000, s = 0.5)"));
+  CommandResult negative = run_tile("scale_assert.tile", source, "--dims N=1024 --scalar s=-1");
+  EXPECT_THAT(negative.err, HasSubstr("(N = 1024, s = -1)"));
+  CommandResult good = run_tile("scale_assert.tile", source, "--dims N=1024 --scalar s=0.5 --check");
+  EXPECT_EQ(good.status, 0) << good.err;
+  EXPECT_THAT(good.out, HasSubstr("check %Y: ok"));
+  CommandResult defined = run_tile("scale_assert.tile", source, "-D BLOCK=100 --dims N=1000");
+  EXPECT_EQ(defined.status, 1);
+  EXPECT_THAT(defined.err, HasSubstr(":2:1: error: assert BLOCK % 32 == 0 fails (BLOCK = 100 from -D)"));
+}
+
+// A loop whose bounds fold to an empty range is warned about, naming the -D that emptied it
+// (causal_attention's key loop computed nothing at -D BQ=64 -D BKV=128, silently).
+TEST(Cli, ALoopThatNeverRunsIsWarnedAbout) {
+  fs::path path = temp_file("never.tile", "const BQ = 128;\nconst BKV = 64;\n"
+                                          "kernel never(X: tensor<N, f32>) grid tiles(1) as (i) {\n"
+                                          "  x = load X[0] : <8>;\n"
+                                          "  for j in 0 .. BQ / BKV carry (x) {\n    x = x + 1.0;\n  }\n"
+                                          "  store X[0] = x;\n}\n");
+  CommandResult fine = run_command(tilec("compile " + path.string() + " -o /dev/null"));
+  EXPECT_EQ(fine.status, 0) << fine.err;
+  EXPECT_THAT(fine.err, Not(HasSubstr("never runs")));
+  CommandResult empty = run_command(tilec("compile " + path.string() + " -D BQ=32 -o /dev/null"));
+  EXPECT_EQ(empty.status, 0) << empty.err;
+  EXPECT_THAT(empty.err, HasSubstr(":5:3: warning: this loop never runs: its bounds fold to 0 .. 0 (with -D BQ=32)"));
+  fs::remove(path);
+}
+
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
 std::string kernel_with(const std::string& shape, const std::string& stages, const std::string& name = "x") {
   return "kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n"

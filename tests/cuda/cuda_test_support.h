@@ -24,7 +24,8 @@ inline const std::filesystem::path kTestDir = TILEC_CUDA_TEST_DIR;
 
 // The input files every test runs over (tests/cuda/inputs/NAME.tir).
 inline const char* const kInputs[] = {"vector_add",    "scale_relu", "softmax",       "layernorm", "row_mean_loop",
-                                      "casts",         "bias_clamp_2d", "matmul",    "matmul_bt",     "bmm_bt"};
+                                      "casts",         "bias_clamp_2d", "matmul",    "matmul_bt",     "bmm_bt",
+                                      "launch_checks"};
 
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -67,7 +67,7 @@ TEST(CudaPlan, LiveBuffersAreDisjointAndDeadOnesAreReused) {
     expect_sound_layout(*plan, name);
     int64_t total = 0;
     for (const cuda::BufferPlan& buffer : plan->buffers) total += (buffer.bytes + 15) / 16 * 16;
-    if (std::string(name) != "vector_add") {
+    if (std::string(name) != "vector_add" && std::string(name) != "launch_checks") {  // tiles that all live at once
       EXPECT_LT(plan->shared_bytes, total) << name << ": no reuse";
     }
   }

@@ -529,6 +529,39 @@ TEST(EmulateRuntime, ScalarParametersAreGivenAndReported) {
   fs::remove(source);
 }
 
+// A kernel's assert: where it does not hold the interpreter refuses the launch and so must the
+// emulated launcher (cudaErrorInvalidValue), on both targets, plain and tensor-core; where it
+// holds both run and match.
+TEST(EmulateRuntime, AssertsRefuseTheLaunchInTheLauncherToo) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_assert_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "kernel scale(X: tensor<N, f32>, Y: tensor<N, f32>, s: f32) grid tiles(cdiv(N, 64)) as (i) {\n"
+             "  assert N % 64 == 0 && s > 0.0;\n  store Y[i] = load X[i] : <64> * s;\n}\n"
+             "kernel gemm(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>)\n"
+             "    grid persistent(cdiv(M, 64), cdiv(N, 64)) as (m, n) {\n"
+             "  assert K % 64 == 0;\n  acc = zeros<64, 64, f32>();\n"
+             "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {\n"
+             "    acc = mma(load A[m, k] : <64, 64>, load B[k, n] : <64, 64>, acc);\n  }\n"
+             "  store C[m, n] = acc;\n}\n");
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    const std::string refused_dims = std::string(" --target ") + target + " --dims N=96,M=64,K=96 --scalar s=0.5 --schedules 1";
+    CommandResult refused = run_command(tilec("emulate " + source.string() + " --kernel scale" + refused_dims));
+    EXPECT_EQ(refused.status, 1) << refused.out << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr(":2:3: error: kernel scale: assert N % 64 == 0 && s > 0.0 does not hold at "
+                                       "launch (N = 96, s = 0.5); the emulated launcher refuses it too"));
+    refused = run_command(tilec("emulate " + source.string() + " --kernel gemm" + refused_dims));
+    EXPECT_EQ(refused.status, 1) << refused.out << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr(":7:3: error: kernel gemm: assert K % 64 == 0 does not hold at launch (K = 96); "
+                                       "the emulated launcher refuses it too"));
+    CommandResult ran = run_command(tilec("emulate " + source.string() + " --target " + target +
+                                          " --dims N=128,M=64,K=128 --scalar s=0.5 --schedules 1"));
+    EXPECT_EQ(ran.status, 0) << ran.out << ran.err;
+    EXPECT_THAT(ran.out, HasSubstr("Y ok"));
+    EXPECT_THAT(ran.out, HasSubstr("C ok"));
+  }
+  fs::remove(source);
+}
+
 TEST(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"})
     for (const char* sample : {"vector_add", "softmax"}) {

@@ -71,8 +71,9 @@ TEST_P(Sample, PipelineIrIsDeterministicAndMatchesExpected) {
 TEST_P(Sample, RunCheckGivesTheSameResultsBeforeAndAfterThePipeline) {
   std::string name = GetParam();
   // Default extents (256) but for the batch and head counts (else bmm and head_softmax run 256
-  // matrices each), then odd ones that leave partial tiles at every edge.
-  for (const char* dims : {" --dims BATCH=2,H=2", " --dims M=77,N=136,K=48,R=37,BATCH=3,H=3"}) {
+  // matrices each), then odd ones that leave partial tiles at every edge (Q: batched_gemm's B,
+  // one batch of K padded to BK, as its assert asks).
+  for (const char* dims : {" --dims BATCH=2,H=2", " --dims M=77,N=136,K=48,R=37,Q=64,BATCH=3,H=3"}) {
     SCOPED_TRACE(dims);
     for (const char* workers : {" --workers 1", " --workers 3"}) {
       CommandResult r = run_command(tilec("run samples/" + name + ".tile --check --seed 7" + std::string(workers) + dims));
@@ -86,7 +87,7 @@ TEST_P(Sample, RunCheckGivesTheSameResultsBeforeAndAfterThePipeline) {
 TEST_P(Sample, RunOutputDoesNotDependOnTheWorkerCount) {
   std::string name = GetParam();
   auto checksums = [&](const char* workers) {
-    CommandResult r = run_command(tilec("run samples/" + name + ".tile --dims M=77,N=136,K=48,R=37,BATCH=3,H=3 --workers " + workers));
+    CommandResult r = run_command(tilec("run samples/" + name + ".tile --dims M=77,N=136,K=48,R=37,Q=64,BATCH=3,H=3 --workers " + workers));
     EXPECT_EQ(r.status, 0) << r.err;
     return r.out.substr(r.out.find('\n'));  // drop the line naming the worker count
   };

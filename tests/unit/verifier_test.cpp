@@ -95,6 +95,9 @@ INSTANTIATE_TEST_SUITE_P(
         // 5. placement
         Broken{"grid_twice", "%c0 = constant {value = 0} : index", "%c0 = constant {value = 0} : index\n  %g = grid_ids %M {schedule = \"tiles\"} : index", "at most one grid_ids"},
         Broken{"tile_before_grid", "  %m, %n = grid_ids", "  %early = zeros : tile<4xf32, reg>\n  %m, %n = grid_ids", "only pure scalar ops may come before grid_ids"},
+        Broken{"assert_after_grid", "  %c0 = constant {value = 0} : index", "  %c0 = constant {value = 0} : index\n  %ok = cmp %M, %c0 {predicate = \"gt\"} : i1\n  assert %ok", "an assert comes before grid_ids"},
+        Broken{"assert_of_index", "  %m, %n = grid_ids", "  assert %M\n  %m, %n = grid_ids", "its condition is an i1 scalar, not index"},
+        Broken{"assert_text", "  %m, %n = grid_ids", "  %ok = cmp %M, %N {predicate = \"gt\"} : i1\n  assert %ok {text = 3}\n  %m, %n = grid_ids", "'text' is a string"},
         // 6. attributes
         Broken{"gid_negative", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.gid = -1", "must be >= 0"},
         Broken{"max_depth_zero", "tileas.schedule.constraint.gid = 1", "tileas.schedule.constraint.max_depth = 0", "'tileas.schedule.constraint.max_depth' must be >= 1"},
@@ -111,6 +114,13 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"generator_name", "{pipeline = 2}", "{pipeline = 2, generator = \"greedy\"}", "'generator' must be"},
         Broken{"predicate", "{predicate = \"lt\"}", "{predicate = \"less\"}", "'predicate' must be one of"}),
     [](const auto& info) { return std::string(info.param.invariant); });
+
+TEST(Verifier, AssertsMustSitInTheKernelBody) {
+  std::string text = replace_once(kValid, "    yield %y\n", "    %t = cmp %k, %c1 {predicate = \"lt\"} : i1\n    assert %t\n    yield %y\n");
+  EXPECT_THAT(verify_text(text), HasSubstr("assert must sit directly in a kernel body"));
+  std::string valid = replace_once(kValid, "  %m, %n = grid_ids", "  %ok = cmp %M, %N {predicate = \"gt\"} : i1\n  assert %ok {text = \"M > N\"}\n  %m, %n = grid_ids");
+  EXPECT_EQ(verify_text(valid), "");
+}
 
 TEST(Verifier, GridIdsMustSitInTheKernelBody) {
   std::string text = replace_once(kValid, "    yield %y\n", "    %g = grid_ids %M {schedule = \"tiles\"} : index\n    yield %y\n");
