@@ -53,10 +53,9 @@ std::optional<std::string> emit_cuda_reporting(const Module& module, const CudaE
                                                DiagnosticEngine& diagnostics) {
   size_t reported = diagnostics.diagnostics().size();
   auto cuda = emit_cuda(module, options, diagnostics);
-  if (!cuda) {
-    for (size_t i = reported; i < diagnostics.diagnostics().size(); ++i)
-      fmt::print(stderr, "{}", diagnostics.render(diagnostics.diagnostics()[i]));
-  }
+  // The backend's errors, or its warnings (an accumulator budget nvcc will spill past).
+  for (size_t i = reported; i < diagnostics.diagnostics().size(); ++i)
+    fmt::print(stderr, "{}", diagnostics.render(diagnostics.diagnostics()[i]));
   return cuda;
 }
 

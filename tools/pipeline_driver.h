@@ -49,8 +49,9 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
 // should; a .tile (which records none) keeps the default.
 void adopt_recorded_target(const Module& module, DriverOptions& driver);
 
-// Emits the .cu for the module the pipeline produced; on failure prints the diagnostics the
-// emitter reported (what the backend does not support, where) and returns std::nullopt.
+// Emits the .cu for the module the pipeline produced; prints the diagnostics the emitter
+// reported (its warnings; on failure what the backend does not support, where, and then
+// returns std::nullopt).
 // `tilec compile` and `tilec emulate` both write their CUDA through this.
 std::optional<std::string> emit_cuda_reporting(const Module& module, const CudaEmitOptions& options,
                                                DiagnosticEngine& diagnostics);

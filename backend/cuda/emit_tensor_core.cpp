@@ -96,6 +96,7 @@ bool never_negative(const Value* value, int depth = 0) {
 namespace tensor_core {
 
 void TensorCoreKernel::write(std::string& out) {
+  find_ring_counters();
   emit_summary();
   emit_kernel();
   emit_launcher();
@@ -313,10 +314,15 @@ void TensorCoreKernel::emit_kernel() {
     writer_.line(
         "unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));");
     writer_.line("(void)shared_aligned;");
+    const std::vector<const Operation*> scalars = agent_scalars();
     for (const auto& op : kernel_.region().operations()) {
       if (op.get() == tc_.specialize) break;
-      emit_top_level(*op);
+      if (std::find(scalars.begin(), scalars.end(), op.get()) == scalars.end()) emit_top_level(*op);
     }
+    auto emit_scalars = [&] {
+      if (!scalars.empty()) writer_.line("// The grid's values, computed here: not live across the register rebalance.");
+      for (const Operation* op : scalars) emit_top_level(*op);
+    };
     {
       CodeWriter::Block first_thread = writer_.block("if (threadIdx.x == 0) {");
       for (const Barrier& barrier : tc_.barriers)
@@ -335,6 +341,7 @@ void TensorCoreKernel::emit_kernel() {
     writer_.line("// One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.");
     {
       CodeWriter::Block producer = writer_.block("if (threadIdx.x / 32 == 0 && tilec_elect_one()) {");
+      emit_scalars();
       emit_region(tc_.producer->region());
     }
     agents.next("} else {");
@@ -342,6 +349,7 @@ void TensorCoreKernel::emit_kernel() {
     writer_.line("const int compute_thread = static_cast<int>(threadIdx.x) - 128;");
     writer_.line("const int compute_warpgroup = compute_thread / 128;");
     writer_.line("(void)compute_warpgroup;");
+    emit_scalars();
     emit_setup(Setup::compute_prologue);
     emit_region(tc_.compute->region());
     if (tc_.store_staging_offset >= 0)
@@ -356,6 +364,75 @@ void TensorCoreKernel::emit_kernel() {
   writer_.line("#endif");
   writer_.line("}");
   writer_.line("");
+}
+
+void TensorCoreKernel::find_ring_counters() {
+  // From every candidate (stage_advance's results, the index values loops carry and `if`s give),
+  // leave out those that may hold anything else, until none is left out: a loop's value must
+  // start from a counter or 0 or 1 and be yielded a counter, an `if`'s must be one from both
+  // branches. (Loops carry the counters around `if`s that yield the loop's own values.)
+  std::vector<const Operation*> holders;
+  walk(kernel_.region(), [&](const Operation& op) {
+    if (op.kind() == OpKind::stage_advance) {
+      for (size_t i = 0; i < op.num_results(); ++i) ring_counters_.insert(op.result(i));
+    } else if (op.kind() == OpKind::for_ || op.kind() == OpKind::if_) {
+      holders.push_back(&op);
+      for (size_t i = 0; i < op.num_results(); ++i)
+        if (op.result(i)->type().is_index()) ring_counters_.insert(op.result(i));
+      if (op.kind() == OpKind::for_)
+        for (size_t i = 1; i < op.region().num_arguments(); ++i)
+          if (op.region().argument(i)->type().is_index()) ring_counters_.insert(op.region().argument(i));
+    }
+  });
+  auto counter_or_bit = [&](const Value* value) {
+    if (ring_counters_.count(value)) return true;
+    const Operation* op = value->defining_op();
+    return op && op->kind() == OpKind::constant && op->attr("value") && op->attr("value")->is_int() &&
+           op->int_attr("value") >= 0 && op->int_attr("value") <= 1;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto leave_out = [&](const Value* value) { changed = ring_counters_.erase(value) > 0 || changed; };
+    for (const Operation* op : holders) {
+      if (op->kind() == OpKind::for_) {
+        const Region& body = op->region();
+        for (size_t i = 1; i < body.num_arguments(); ++i)
+          if (!counter_or_bit(op->operand(2 + i)) || !ring_counters_.count(body.terminator()->operand(i - 1)) ||
+              !ring_counters_.count(body.argument(i)) || !ring_counters_.count(op->result(i - 1))) {
+            leave_out(body.argument(i));
+            leave_out(op->result(i - 1));
+          }
+      } else {
+        for (size_t i = 0; i < op->num_results(); ++i)
+          if (!ring_counters_.count(op->region(0).terminator()->operand(i)) ||
+              !ring_counters_.count(op->region(1).terminator()->operand(i)))
+            leave_out(op->result(i));
+      }
+    }
+  }
+}
+
+std::string_view TensorCoreKernel::scalar_type(const Value* value) const {
+  return ring_counters_.count(value) ? "int32_t" : element_type(value->type().element());
+}
+
+std::vector<const Operation*> TensorCoreKernel::agent_scalars() const {
+  std::vector<const Operation*> scalars;
+  std::unordered_set<const Value*> values;
+  for (const auto& op : kernel_.region().operations()) {
+    if (op.get() == tc_.specialize) break;
+    bool scalar = op->kind() == OpKind::grid_ids || (op->info().has(kPure) && !op->info().has(kSync) &&
+                                                     op->num_regions() == 0 && op->num_results() > 0);
+    for (size_t i = 0; i < op->num_results(); ++i) scalar = scalar && op->result(i)->type().is_scalar();
+    if (scalar) {
+      scalars.push_back(op.get());
+      for (size_t i = 0; i < op->num_results(); ++i) values.insert(op->result(i));
+      continue;
+    }
+    for (const Value* operand : op->operands())
+      if (values.count(operand)) return {};  // a barrier or buffer reads one: keep them at kernel scope
+  }
+  return scalars;
 }
 
 void TensorCoreKernel::emit_top_level(const Operation& op) {
@@ -447,9 +524,9 @@ void TensorCoreKernel::emit_op(const Operation& op) {
       const std::string& index = plan_.expression(op.operand(0));
       const std::string& phase = plan_.expression(op.operand(1));
       int64_t count = op.int_attr("count");
-      writer_.line(fmt::format("const int64_t {} = {} + 1 == {} ? 0 : {} + 1;", plan_.expression(op.result(0)), index,
+      writer_.line(fmt::format("const int32_t {} = {} + 1 == {} ? 0 : {} + 1;", plan_.expression(op.result(0)), index,
                                count, index));
-      writer_.line(fmt::format("const int64_t {} = {} + 1 == {} ? 1 - {} : {};", plan_.expression(op.result(1)), index,
+      writer_.line(fmt::format("const int32_t {} = {} + 1 == {} ? 1 - {} : {};", plan_.expression(op.result(1)), index,
                                count, phase, phase));
       return;
     }
@@ -558,7 +635,7 @@ void TensorCoreKernel::emit_yield(const Region& region, const std::vector<const 
   std::vector<std::string> temporaries;  // read all before writing any (a yield may swap values)
   for (const auto& [target, source] : scalars) {
     temporaries.push_back(names_.unique("next_" + plan_.expression(target)));
-    writer_.line(fmt::format("const {} {} = {};", element_type(source->type().element()), temporaries.back(),
+    writer_.line(fmt::format("const {} {} = {};", scalar_type(target), temporaries.back(),
                              plan_.expression(source)));
   }
   for (size_t i = 0; i < scalars.size(); ++i)
@@ -573,7 +650,7 @@ void TensorCoreKernel::emit_for(const Operation& op) {
     const Value* value = body.argument(i);
     carried.push_back(value);
     if (value->type().is_scalar())
-      writer_.line(fmt::format("{} {} = {};", element_type(value->type().element()), plan_.expression(value),
+      writer_.line(fmt::format("{} {} = {};", scalar_type(value), plan_.expression(value),
                                plan_.expression(op.operand(2 + i))));
   }
   if (auto copies = tc_.loop_copies.find(&op); copies != tc_.loop_copies.end())
@@ -595,7 +672,7 @@ void TensorCoreKernel::emit_if(const Operation& op) {
   for (size_t i = 0; i < op.num_results(); ++i) {
     results.push_back(op.result(i));
     writer_.line(
-        fmt::format("{} {}{{}};", element_type(op.result(i)->type().element()), plan_.expression(op.result(i))));
+        fmt::format("{} {}{{}};", scalar_type(op.result(i)), plan_.expression(op.result(i))));
   }
   CodeWriter::Block branches = writer_.block(fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
   for (size_t r = 0; r < 2; ++r) {

@@ -141,6 +141,7 @@ bool Analysis::analyze() {
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (!ok) return false;
+  warn_accumulator_registers();
   // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices; the
   // 4-D ones where its box has middle dimensions.
   auto need = [&](const Value* tensor, size_t rows) {
@@ -151,6 +152,33 @@ bool Analysis::analyze() {
   for (const auto& [store, plan] : tc_.store_plans)
     if (plan.tma) need(plan.tensor, plan.row_dimension);
   return !diagnostics_.has_errors();
+}
+
+void Analysis::warn_accumulator_registers() {
+  int64_t total = 0;
+  std::vector<std::string> parts;
+  for (const Fragment& fragment : tc_.fragments) {
+    if (!fragment.accumulator) continue;
+    const int64_t registers = tc_.layout.count(fragment.columns);
+    total += registers;
+    parts.push_back(fmt::format("{} {}", fragment.name, registers));
+  }
+  // Above the register file at the hardware's cap per thread, the agents set their own budgets.
+  const bool budgets = (kWarpgroup + tc_.compute_threads) * target_.max_thread_registers > target_.register_file;
+  const int64_t available = budgets ? tc_.compute->int_attr("registers") : target_.max_thread_registers;
+  if (total <= available) return;
+  const Operation* mma = nullptr;
+  walk(tc_.compute->region(), [&](const Operation& op) {
+    if (!mma && op.kind() == OpKind::mma) mma = &op;
+  });
+  diagnostics_.warning((mma ? mma : tc_.compute)->location(),
+                       fmt::format("the mma accumulators need {} registers per compute thread ({}), more than the {} "
+                                   "a compute thread has on {}: nvcc will spill them to local memory; make the tile "
+                                   "smaller (BN or BM){}",
+                                   total, fmt::join(parts, ", "), available, target_.name,
+                                   target_.mma == target::MmaFamily::wgmma ? ", or compile for sm_100a, whose accumulators "
+                                                                     "live in tensor memory"
+                                                                   : ""));
 }
 
 void Analysis::add_barrier(const Operation& op) {

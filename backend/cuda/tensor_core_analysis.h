@@ -121,6 +121,9 @@ class Analysis {
   bool hold_mma(const Operation& op);
   bool hold_store(const Operation& op);
   bool check_stage_buffers();
+  // Accumulators in registers stay live across the whole K loop: when they alone need more
+  // registers than a compute thread has, nvcc spills them (a warning that says what to change).
+  void warn_accumulator_registers();
   bool place_shared_memory();
 
  protected:

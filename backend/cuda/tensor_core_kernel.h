@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "backend/cuda/emit_kernel_body.h"
@@ -142,6 +143,18 @@ class TensorCoreKernel {
   void emit_kernel();
 
   void emit_top_level(const Operation& op);
+  // The kernel-scope scalar ops (the grid's extents, SM count and coordinates) when nothing at
+  // kernel scope reads them: each agent computes them after setting its register budget, so
+  // they do not live across `setmaxnreg` (ptxas spilled them there: attention at BKV = 128 on
+  // sm_100a). Empty when some kernel-scope op needs one: then they stay at kernel scope.
+  std::vector<const Operation*> agent_scalars() const;
+  // The ring indices and phases of the pipes (stage_advance's results, and the loop-carried and
+  // `if` values that only ever hold them, from small constants): below a pipe's depth and 0 or 1.
+  // They are int32_t: as int64_t a kernel of nine pipes spent 18 registers on them (gate_up at
+  // BM = 64, BN = 192 spilled on sm_90a).
+  void find_ring_counters();
+  // The C++ type a scalar value is declared with: int32_t for a ring counter, else its element's.
+  std::string_view scalar_type(const Value* value) const;
 
   void emit_region(const Region& region);
 
@@ -272,6 +285,7 @@ class TensorCoreKernel {
   CodeWriter writer_{out_};  // every statement of the kernel, at the depth of the blocks around it
   BodyEmitter body_;
   bool position_used_ = false;  // the element expression being built reads `row` / `column`
+  std::unordered_set<const Value*> ring_counters_;  // find_ring_counters
 };
 
 // sm_90a (emit_tensor_core_wgmma.cpp): WGMMA into register tiles, each compute warpgroup 64 rows;

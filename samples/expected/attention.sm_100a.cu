@@ -553,14 +553,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(S, 128);
-  const int64_t v1 = cdiv_i64(HD, 64);
-  const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v0 * v1;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 22)
-  const int64_t worker = tile_number;
   const uint32_t pipe_kt_full = shared_base + 99328;  // 2 mbarrier(s)
   const uint32_t pipe_kt_empty = shared_base + 99344;  // 2 mbarrier(s)
   const uint32_t pipe_kt_buffer = shared_base + 0;  // 2 slots of tile<64x64xbf16, smem>
@@ -598,24 +590,33 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v0 = cdiv_i64(S, 128);
+      const int64_t v1 = cdiv_i64(HD, 64);
+      const int64_t workers = tilec_sm_count();
+      const int64_t tiles = v0 * v1;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 22)
+      const int64_t worker = tile_number;
       // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_v_producer_index, pipe_v_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 22)
-      int64_t pipe_kt_producer_index = 0;
-      int64_t pipe_kt_producer_phase = 1;
-      int64_t pipe_q_producer_index = 0;
-      int64_t pipe_q_producer_phase = 1;
-      int64_t pipe_v_producer_index = 0;
-      int64_t pipe_v_producer_phase = 1;
+      int32_t pipe_kt_producer_index = 0;
+      int32_t pipe_kt_producer_phase = 1;
+      int32_t pipe_q_producer_index = 0;
+      int32_t pipe_q_producer_phase = 1;
+      int32_t pipe_v_producer_index = 0;
+      int32_t pipe_v_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
         // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 22)
-        int64_t pipe_kt_producer_index_1{};
-        int64_t pipe_kt_producer_phase_1{};
-        int64_t pipe_q_producer_index_1{};
-        int64_t pipe_q_producer_phase_1{};
-        int64_t pipe_v_producer_index_1{};
-        int64_t pipe_v_producer_phase_1{};
+        int32_t pipe_kt_producer_index_1{};
+        int32_t pipe_kt_producer_phase_1{};
+        int32_t pipe_q_producer_index_1{};
+        int32_t pipe_q_producer_phase_1{};
+        int32_t pipe_v_producer_index_1{};
+        int32_t pipe_v_producer_phase_1{};
         if (v3) {
           const int64_t v4 = 8 * v0;
           const int64_t v5 = tile / v4;
@@ -630,42 +631,42 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, h  (line 23)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
-          const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
-          const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
+          const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
+          const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v11 = cdiv_i64(T, 64);
           // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v11, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 27)
-          int64_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
-          int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
-          int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
-          int64_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
+          int32_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
+          int32_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
+          int32_t pipe_v_producer_index_2 = pipe_v_producer_index;
+          int32_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
           for (int64_t j_1 = 0; j_1 < v11; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
             // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j_1  (line 28)
             tilec_tma_load_2d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &Kt_map, static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(h * 64), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
-            const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
-            const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
+            const int32_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
+            const int32_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
             // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, j_1, h  (line 29)
             tilec_tma_load_2d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j_1 * 64), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
-            const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
-            const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
-            const int64_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
-            const int64_t next_pipe_kt_producer_phase_2 = pipe_kt_producer_phase_3;
-            const int64_t next_pipe_v_producer_index_2 = pipe_v_producer_index_3;
-            const int64_t next_pipe_v_producer_phase_2 = pipe_v_producer_phase_3;
+            const int32_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
+            const int32_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
+            const int32_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
+            const int32_t next_pipe_kt_producer_phase_2 = pipe_kt_producer_phase_3;
+            const int32_t next_pipe_v_producer_index_2 = pipe_v_producer_index_3;
+            const int32_t next_pipe_v_producer_phase_2 = pipe_v_producer_phase_3;
             pipe_kt_producer_index_2 = next_pipe_kt_producer_index_2;
             pipe_kt_producer_phase_2 = next_pipe_kt_producer_phase_2;
             pipe_v_producer_index_2 = next_pipe_v_producer_index_2;
             pipe_v_producer_phase_2 = next_pipe_v_producer_phase_2;
           }
-          const int64_t next_pipe_kt_producer_index_1 = pipe_kt_producer_index_2;
-          const int64_t next_pipe_kt_producer_phase_1 = pipe_kt_producer_phase_2;
-          const int64_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
-          const int64_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
-          const int64_t next_pipe_v_producer_index_1 = pipe_v_producer_index_2;
-          const int64_t next_pipe_v_producer_phase_1 = pipe_v_producer_phase_2;
+          const int32_t next_pipe_kt_producer_index_1 = pipe_kt_producer_index_2;
+          const int32_t next_pipe_kt_producer_phase_1 = pipe_kt_producer_phase_2;
+          const int32_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
+          const int32_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
+          const int32_t next_pipe_v_producer_index_1 = pipe_v_producer_index_2;
+          const int32_t next_pipe_v_producer_phase_1 = pipe_v_producer_phase_2;
           pipe_kt_producer_index_1 = next_pipe_kt_producer_index_1;
           pipe_kt_producer_phase_1 = next_pipe_kt_producer_phase_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1;
@@ -673,12 +674,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           pipe_v_producer_index_1 = next_pipe_v_producer_index_1;
           pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1;
         } else {
-          const int64_t next_pipe_kt_producer_index_1_1 = pipe_kt_producer_index;
-          const int64_t next_pipe_kt_producer_phase_1_1 = pipe_kt_producer_phase;
-          const int64_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
-          const int64_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
-          const int64_t next_pipe_v_producer_index_1_1 = pipe_v_producer_index;
-          const int64_t next_pipe_v_producer_phase_1_1 = pipe_v_producer_phase;
+          const int32_t next_pipe_kt_producer_index_1_1 = pipe_kt_producer_index;
+          const int32_t next_pipe_kt_producer_phase_1_1 = pipe_kt_producer_phase;
+          const int32_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
+          const int32_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
+          const int32_t next_pipe_v_producer_index_1_1 = pipe_v_producer_index;
+          const int32_t next_pipe_v_producer_phase_1_1 = pipe_v_producer_phase;
           pipe_kt_producer_index_1 = next_pipe_kt_producer_index_1_1;
           pipe_kt_producer_phase_1 = next_pipe_kt_producer_phase_1_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1_1;
@@ -686,12 +687,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           pipe_v_producer_index_1 = next_pipe_v_producer_index_1_1;
           pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1_1;
         }
-        const int64_t next_pipe_kt_producer_index = pipe_kt_producer_index_1;
-        const int64_t next_pipe_kt_producer_phase = pipe_kt_producer_phase_1;
-        const int64_t next_pipe_q_producer_index = pipe_q_producer_index_1;
-        const int64_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
-        const int64_t next_pipe_v_producer_index = pipe_v_producer_index_1;
-        const int64_t next_pipe_v_producer_phase = pipe_v_producer_phase_1;
+        const int32_t next_pipe_kt_producer_index = pipe_kt_producer_index_1;
+        const int32_t next_pipe_kt_producer_phase = pipe_kt_producer_phase_1;
+        const int32_t next_pipe_q_producer_index = pipe_q_producer_index_1;
+        const int32_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
+        const int32_t next_pipe_v_producer_index = pipe_v_producer_index_1;
+        const int32_t next_pipe_v_producer_phase = pipe_v_producer_phase_1;
         pipe_kt_producer_index = next_pipe_kt_producer_index;
         pipe_kt_producer_phase = next_pipe_kt_producer_phase;
         pipe_q_producer_index = next_pipe_q_producer_index;
@@ -705,41 +706,50 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v0 = cdiv_i64(S, 128);
+    const int64_t v1 = cdiv_i64(HD, 64);
+    const int64_t workers = tilec_sm_count();
+    const int64_t tiles = v0 * v1;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 22)
+    const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
     // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 22)
-    int64_t pipe_kt_consumer_index = 0;
-    int64_t pipe_kt_consumer_phase = 0;
-    int64_t pipe_q_consumer_index = 0;
-    int64_t pipe_q_consumer_phase = 0;
-    int64_t pipe_v_consumer_index = 0;
-    int64_t pipe_v_consumer_phase = 0;
-    int64_t pipe_s_producer_index = 0;
-    int64_t pipe_s_producer_phase = 1;
-    int64_t pipe_s_consumer_index = 0;
-    int64_t pipe_s_consumer_phase = 0;
-    int64_t pipe_producer_index = 0;
-    int64_t pipe_producer_phase = 1;
-    int64_t pipe_consumer_index = 0;
-    int64_t pipe_consumer_phase = 0;
+    int32_t pipe_kt_consumer_index = 0;
+    int32_t pipe_kt_consumer_phase = 0;
+    int32_t pipe_q_consumer_index = 0;
+    int32_t pipe_q_consumer_phase = 0;
+    int32_t pipe_v_consumer_index = 0;
+    int32_t pipe_v_consumer_phase = 0;
+    int32_t pipe_s_producer_index = 0;
+    int32_t pipe_s_producer_phase = 1;
+    int32_t pipe_s_consumer_index = 0;
+    int32_t pipe_s_consumer_phase = 0;
+    int32_t pipe_producer_index = 0;
+    int32_t pipe_producer_phase = 1;
+    int32_t pipe_consumer_index = 0;
+    int32_t pipe_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
       // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v13  (line 22)
-      int64_t pipe_kt_consumer_index_1{};
-      int64_t pipe_kt_consumer_phase_1{};
-      int64_t pipe_q_consumer_index_1{};
-      int64_t pipe_q_consumer_phase_1{};
-      int64_t pipe_v_consumer_index_1{};
-      int64_t pipe_v_consumer_phase_1{};
-      int64_t pipe_s_producer_index_1{};
-      int64_t pipe_s_producer_phase_1{};
-      int64_t pipe_s_consumer_index_1{};
-      int64_t pipe_s_consumer_phase_1{};
-      int64_t pipe_producer_index_1{};
-      int64_t pipe_producer_phase_1{};
-      int64_t pipe_consumer_index_1{};
-      int64_t pipe_consumer_phase_1{};
+      int32_t pipe_kt_consumer_index_1{};
+      int32_t pipe_kt_consumer_phase_1{};
+      int32_t pipe_q_consumer_index_1{};
+      int32_t pipe_q_consumer_phase_1{};
+      int32_t pipe_v_consumer_index_1{};
+      int32_t pipe_v_consumer_phase_1{};
+      int32_t pipe_s_producer_index_1{};
+      int32_t pipe_s_producer_phase_1{};
+      int32_t pipe_s_consumer_index_1{};
+      int32_t pipe_s_consumer_phase_1{};
+      int32_t pipe_producer_index_1{};
+      int32_t pipe_producer_phase_1{};
+      int32_t pipe_consumer_index_1{};
+      int32_t pipe_consumer_phase_1{};
       if (v13) {
         const int64_t v14 = 8 * v0;
         const int64_t v15 = tile_1 / v14;
@@ -766,18 +776,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
         // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v21, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 27)
-        int64_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
-        int64_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
-        int64_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
-        int64_t pipe_v_consumer_phase_2 = pipe_v_consumer_phase;
-        int64_t pipe_s_producer_index_2 = pipe_s_producer_index;
-        int64_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
-        int64_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
-        int64_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
-        int64_t pipe_producer_index_2 = pipe_producer_index;
-        int64_t pipe_producer_phase_2 = pipe_producer_phase;
-        int64_t pipe_consumer_index_2 = pipe_consumer_index;
-        int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
+        int32_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
+        int32_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
+        int32_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
+        int32_t pipe_v_consumer_phase_2 = pipe_v_consumer_phase;
+        int32_t pipe_s_producer_index_2 = pipe_s_producer_index;
+        int32_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
+        int32_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
+        int32_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
+        int32_t pipe_producer_index_2 = pipe_producer_index;
+        int32_t pipe_producer_phase_2 = pipe_producer_phase;
+        int32_t pipe_consumer_index_2 = pipe_consumer_index;
+        int32_t pipe_consumer_phase_2 = pipe_consumer_phase;
         for (int64_t j_2 = 0; j_2 < v21; j_2 += 1) {
           // t22 = zeros  (line 30)
           float t22[32];
@@ -814,8 +824,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           tilec_tcgen05_after_sync();
           // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2));  // when the MMAs reading it are done
-          const int64_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
-          const int64_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
+          const int32_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
+          const int32_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
           // scores = mul t23, 0.18033688f  (line 30)
           float scores[32];
@@ -848,8 +858,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           for (int i = 0; i < 32; ++i) s[i] = (t28[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
-          const int64_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
+          const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
+          const int32_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
@@ -869,8 +879,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           }
           // stage_write pipe_buffer: t29 stays in registers
           // mbarrier_arrive pipe_full: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
-          const int64_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
+          const int32_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
+          const int32_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
           // t30 = stage_read pipe_buffer: the registers of t29
           // new_max = max row_max_1, t30  (line 33)
@@ -878,15 +888,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           #pragma unroll
           for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t29[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
-          const int64_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
+          const int32_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
+          const int32_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
           // t31 = sub s_1, new_max  (line 34)
           float t31[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t31[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
-          const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
+          const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
+          const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
           // p = exp2 t31  (line 34)
           float p[32];
           #pragma unroll
@@ -970,26 +980,26 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           tilec_named_barrier_sync(1, 256);
           tilec_tcgen05_after_sync();
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2));  // when the MMAs reading it are done
-          const int64_t pipe_v_consumer_index_3 = pipe_v_consumer_index_2 + 1 == 2 ? 0 : pipe_v_consumer_index_2 + 1;
-          const int64_t pipe_v_consumer_phase_3 = pipe_v_consumer_index_2 + 1 == 2 ? 1 - pipe_v_consumer_phase_2 : pipe_v_consumer_phase_2;
+          const int32_t pipe_v_consumer_index_3 = pipe_v_consumer_index_2 + 1 == 2 ? 0 : pipe_v_consumer_index_2 + 1;
+          const int32_t pipe_v_consumer_phase_3 = pipe_v_consumer_index_2 + 1 == 2 ? 1 - pipe_v_consumer_phase_2 : pipe_v_consumer_phase_2;
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_max[i] = new_max[i];
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
           for (int i = 0; i < 32; ++i) o[i] = t36[i];
-          const int64_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
-          const int64_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
-          const int64_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
-          const int64_t next_pipe_v_consumer_phase_2 = pipe_v_consumer_phase_3;
-          const int64_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
-          const int64_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
-          const int64_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
-          const int64_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
-          const int64_t next_pipe_producer_index_2 = pipe_producer_index_3;
-          const int64_t next_pipe_producer_phase_2 = pipe_producer_phase_3;
-          const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_3;
-          const int64_t next_pipe_consumer_phase_2 = pipe_consumer_phase_3;
+          const int32_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
+          const int32_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
+          const int32_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
+          const int32_t next_pipe_v_consumer_phase_2 = pipe_v_consumer_phase_3;
+          const int32_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
+          const int32_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
+          const int32_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
+          const int32_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
+          const int32_t next_pipe_producer_index_2 = pipe_producer_index_3;
+          const int32_t next_pipe_producer_phase_2 = pipe_producer_phase_3;
+          const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_3;
+          const int32_t next_pipe_consumer_phase_2 = pipe_consumer_phase_3;
           pipe_kt_consumer_index_2 = next_pipe_kt_consumer_index_2;
           pipe_kt_consumer_phase_2 = next_pipe_kt_consumer_phase_2;
           pipe_v_consumer_index_2 = next_pipe_v_consumer_index_2;
@@ -1005,8 +1015,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         if (compute_thread == 0) tilec_tcgen05_commit(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_consumer_index));  // when the MMAs reading it are done
-        const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
-        const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
+        const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
+        const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         // store O, i_2, h_1, t37  (line 40)
         {
@@ -1038,20 +1048,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
             if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(h_1 * 64 + compute_warpgroup * 32 + chunk * 32), static_cast<int32_t>(i_2 * 128)); tilec_bulk_commit(); }
           }
         }
-        const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
-        const int64_t next_pipe_kt_consumer_phase_1 = pipe_kt_consumer_phase_2;
-        const int64_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
-        const int64_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
-        const int64_t next_pipe_v_consumer_index_1 = pipe_v_consumer_index_2;
-        const int64_t next_pipe_v_consumer_phase_1 = pipe_v_consumer_phase_2;
-        const int64_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
-        const int64_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
-        const int64_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
-        const int64_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
-        const int64_t next_pipe_producer_index_1 = pipe_producer_index_2;
-        const int64_t next_pipe_producer_phase_1 = pipe_producer_phase_2;
-        const int64_t next_pipe_consumer_index_1 = pipe_consumer_index_2;
-        const int64_t next_pipe_consumer_phase_1 = pipe_consumer_phase_2;
+        const int32_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
+        const int32_t next_pipe_kt_consumer_phase_1 = pipe_kt_consumer_phase_2;
+        const int32_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
+        const int32_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
+        const int32_t next_pipe_v_consumer_index_1 = pipe_v_consumer_index_2;
+        const int32_t next_pipe_v_consumer_phase_1 = pipe_v_consumer_phase_2;
+        const int32_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
+        const int32_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
+        const int32_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
+        const int32_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
+        const int32_t next_pipe_producer_index_1 = pipe_producer_index_2;
+        const int32_t next_pipe_producer_phase_1 = pipe_producer_phase_2;
+        const int32_t next_pipe_consumer_index_1 = pipe_consumer_index_2;
+        const int32_t next_pipe_consumer_phase_1 = pipe_consumer_phase_2;
         pipe_kt_consumer_index_1 = next_pipe_kt_consumer_index_1;
         pipe_kt_consumer_phase_1 = next_pipe_kt_consumer_phase_1;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1;
@@ -1067,20 +1077,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         pipe_consumer_index_1 = next_pipe_consumer_index_1;
         pipe_consumer_phase_1 = next_pipe_consumer_phase_1;
       } else {
-        const int64_t next_pipe_kt_consumer_index_1_1 = pipe_kt_consumer_index;
-        const int64_t next_pipe_kt_consumer_phase_1_1 = pipe_kt_consumer_phase;
-        const int64_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
-        const int64_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
-        const int64_t next_pipe_v_consumer_index_1_1 = pipe_v_consumer_index;
-        const int64_t next_pipe_v_consumer_phase_1_1 = pipe_v_consumer_phase;
-        const int64_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
-        const int64_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
-        const int64_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
-        const int64_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
-        const int64_t next_pipe_producer_index_1_1 = pipe_producer_index;
-        const int64_t next_pipe_producer_phase_1_1 = pipe_producer_phase;
-        const int64_t next_pipe_consumer_index_1_1 = pipe_consumer_index;
-        const int64_t next_pipe_consumer_phase_1_1 = pipe_consumer_phase;
+        const int32_t next_pipe_kt_consumer_index_1_1 = pipe_kt_consumer_index;
+        const int32_t next_pipe_kt_consumer_phase_1_1 = pipe_kt_consumer_phase;
+        const int32_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
+        const int32_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
+        const int32_t next_pipe_v_consumer_index_1_1 = pipe_v_consumer_index;
+        const int32_t next_pipe_v_consumer_phase_1_1 = pipe_v_consumer_phase;
+        const int32_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
+        const int32_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
+        const int32_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
+        const int32_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
+        const int32_t next_pipe_producer_index_1_1 = pipe_producer_index;
+        const int32_t next_pipe_producer_phase_1_1 = pipe_producer_phase;
+        const int32_t next_pipe_consumer_index_1_1 = pipe_consumer_index;
+        const int32_t next_pipe_consumer_phase_1_1 = pipe_consumer_phase;
         pipe_kt_consumer_index_1 = next_pipe_kt_consumer_index_1_1;
         pipe_kt_consumer_phase_1 = next_pipe_kt_consumer_phase_1_1;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1_1;
@@ -1096,20 +1106,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         pipe_consumer_index_1 = next_pipe_consumer_index_1_1;
         pipe_consumer_phase_1 = next_pipe_consumer_phase_1_1;
       }
-      const int64_t next_pipe_kt_consumer_index = pipe_kt_consumer_index_1;
-      const int64_t next_pipe_kt_consumer_phase = pipe_kt_consumer_phase_1;
-      const int64_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
-      const int64_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
-      const int64_t next_pipe_v_consumer_index = pipe_v_consumer_index_1;
-      const int64_t next_pipe_v_consumer_phase = pipe_v_consumer_phase_1;
-      const int64_t next_pipe_s_producer_index = pipe_s_producer_index_1;
-      const int64_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
-      const int64_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
-      const int64_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
-      const int64_t next_pipe_producer_index = pipe_producer_index_1;
-      const int64_t next_pipe_producer_phase = pipe_producer_phase_1;
-      const int64_t next_pipe_consumer_index = pipe_consumer_index_1;
-      const int64_t next_pipe_consumer_phase = pipe_consumer_phase_1;
+      const int32_t next_pipe_kt_consumer_index = pipe_kt_consumer_index_1;
+      const int32_t next_pipe_kt_consumer_phase = pipe_kt_consumer_phase_1;
+      const int32_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
+      const int32_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
+      const int32_t next_pipe_v_consumer_index = pipe_v_consumer_index_1;
+      const int32_t next_pipe_v_consumer_phase = pipe_v_consumer_phase_1;
+      const int32_t next_pipe_s_producer_index = pipe_s_producer_index_1;
+      const int32_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
+      const int32_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
+      const int32_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
+      const int32_t next_pipe_producer_index = pipe_producer_index_1;
+      const int32_t next_pipe_producer_phase = pipe_producer_phase_1;
+      const int32_t next_pipe_consumer_index = pipe_consumer_index_1;
+      const int32_t next_pipe_consumer_phase = pipe_consumer_phase_1;
       pipe_kt_consumer_index = next_pipe_kt_consumer_index;
       pipe_kt_consumer_phase = next_pipe_kt_consumer_phase;
       pipe_q_consumer_index = next_pipe_q_consumer_index;

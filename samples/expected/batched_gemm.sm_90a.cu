@@ -540,19 +540,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
       // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 16)
-      int64_t pipe_a_producer_index = 0;
-      int64_t pipe_a_producer_phase = 1;
-      int64_t pipe_b_producer_index = 0;
-      int64_t pipe_b_producer_phase = 1;
+      int32_t pipe_a_producer_index = 0;
+      int32_t pipe_a_producer_phase = 1;
+      int32_t pipe_b_producer_index = 0;
+      int32_t pipe_b_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v7 = round * workers;
         const int64_t tile = v7 + worker;
         const bool v8 = (tile < tiles);
         // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v8  (line 16)
-        int64_t pipe_a_producer_index_1{};
-        int64_t pipe_a_producer_phase_1{};
-        int64_t pipe_b_producer_index_1{};
-        int64_t pipe_b_producer_phase_1{};
+        int32_t pipe_a_producer_index_1{};
+        int32_t pipe_a_producer_phase_1{};
+        int32_t pipe_b_producer_index_1{};
+        int32_t pipe_b_producer_phase_1{};
         if (v8) {
           const int64_t v9 = 8 * v5;
           const int64_t v10 = tile / v9;
@@ -566,17 +566,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
           const int64_t batch = m / 4;
           const int64_t v16 = cdiv_i64(K, 64);
           // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v16, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 20)
-          int64_t pipe_a_producer_index_2 = pipe_a_producer_index;
-          int64_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
-          int64_t pipe_b_producer_index_2 = pipe_b_producer_index;
-          int64_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
+          int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
+          int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
+          int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
+          int32_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
           for (int64_t k = 0; k < v16; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
             // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 21)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
-            const int64_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
-            const int64_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
+            const int32_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
+            const int32_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
             const int64_t v17 = cdiv_i64(K, 64);
             const int64_t v18 = batch * v17;
             const int64_t v19 = v18 + k;
@@ -587,39 +587,39 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 24576, &B_map, static_cast<int32_t>(n * 256 + 192), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            const int64_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
-            const int64_t pipe_b_producer_phase_3 = pipe_b_producer_index_2 + 1 == 4 ? 1 - pipe_b_producer_phase_2 : pipe_b_producer_phase_2;
-            const int64_t next_pipe_a_producer_index_2 = pipe_a_producer_index_3;
-            const int64_t next_pipe_a_producer_phase_2 = pipe_a_producer_phase_3;
-            const int64_t next_pipe_b_producer_index_2 = pipe_b_producer_index_3;
-            const int64_t next_pipe_b_producer_phase_2 = pipe_b_producer_phase_3;
+            const int32_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
+            const int32_t pipe_b_producer_phase_3 = pipe_b_producer_index_2 + 1 == 4 ? 1 - pipe_b_producer_phase_2 : pipe_b_producer_phase_2;
+            const int32_t next_pipe_a_producer_index_2 = pipe_a_producer_index_3;
+            const int32_t next_pipe_a_producer_phase_2 = pipe_a_producer_phase_3;
+            const int32_t next_pipe_b_producer_index_2 = pipe_b_producer_index_3;
+            const int32_t next_pipe_b_producer_phase_2 = pipe_b_producer_phase_3;
             pipe_a_producer_index_2 = next_pipe_a_producer_index_2;
             pipe_a_producer_phase_2 = next_pipe_a_producer_phase_2;
             pipe_b_producer_index_2 = next_pipe_b_producer_index_2;
             pipe_b_producer_phase_2 = next_pipe_b_producer_phase_2;
           }
-          const int64_t next_pipe_a_producer_index_1 = pipe_a_producer_index_2;
-          const int64_t next_pipe_a_producer_phase_1 = pipe_a_producer_phase_2;
-          const int64_t next_pipe_b_producer_index_1 = pipe_b_producer_index_2;
-          const int64_t next_pipe_b_producer_phase_1 = pipe_b_producer_phase_2;
+          const int32_t next_pipe_a_producer_index_1 = pipe_a_producer_index_2;
+          const int32_t next_pipe_a_producer_phase_1 = pipe_a_producer_phase_2;
+          const int32_t next_pipe_b_producer_index_1 = pipe_b_producer_index_2;
+          const int32_t next_pipe_b_producer_phase_1 = pipe_b_producer_phase_2;
           pipe_a_producer_index_1 = next_pipe_a_producer_index_1;
           pipe_a_producer_phase_1 = next_pipe_a_producer_phase_1;
           pipe_b_producer_index_1 = next_pipe_b_producer_index_1;
           pipe_b_producer_phase_1 = next_pipe_b_producer_phase_1;
         } else {
-          const int64_t next_pipe_a_producer_index_1_1 = pipe_a_producer_index;
-          const int64_t next_pipe_a_producer_phase_1_1 = pipe_a_producer_phase;
-          const int64_t next_pipe_b_producer_index_1_1 = pipe_b_producer_index;
-          const int64_t next_pipe_b_producer_phase_1_1 = pipe_b_producer_phase;
+          const int32_t next_pipe_a_producer_index_1_1 = pipe_a_producer_index;
+          const int32_t next_pipe_a_producer_phase_1_1 = pipe_a_producer_phase;
+          const int32_t next_pipe_b_producer_index_1_1 = pipe_b_producer_index;
+          const int32_t next_pipe_b_producer_phase_1_1 = pipe_b_producer_phase;
           pipe_a_producer_index_1 = next_pipe_a_producer_index_1_1;
           pipe_a_producer_phase_1 = next_pipe_a_producer_phase_1_1;
           pipe_b_producer_index_1 = next_pipe_b_producer_index_1_1;
           pipe_b_producer_phase_1 = next_pipe_b_producer_phase_1_1;
         }
-        const int64_t next_pipe_a_producer_index = pipe_a_producer_index_1;
-        const int64_t next_pipe_a_producer_phase = pipe_a_producer_phase_1;
-        const int64_t next_pipe_b_producer_index = pipe_b_producer_index_1;
-        const int64_t next_pipe_b_producer_phase = pipe_b_producer_phase_1;
+        const int32_t next_pipe_a_producer_index = pipe_a_producer_index_1;
+        const int32_t next_pipe_a_producer_phase = pipe_a_producer_phase_1;
+        const int32_t next_pipe_b_producer_index = pipe_b_producer_index_1;
+        const int32_t next_pipe_b_producer_phase = pipe_b_producer_phase_1;
         pipe_a_producer_index = next_pipe_a_producer_index;
         pipe_a_producer_phase = next_pipe_a_producer_phase;
         pipe_b_producer_index = next_pipe_b_producer_index;
@@ -632,19 +632,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
     // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 16)
-    int64_t pipe_a_consumer_index = 0;
-    int64_t pipe_a_consumer_phase = 0;
-    int64_t pipe_b_consumer_index = 0;
-    int64_t pipe_b_consumer_phase = 0;
+    int32_t pipe_a_consumer_index = 0;
+    int32_t pipe_a_consumer_phase = 0;
+    int32_t pipe_b_consumer_index = 0;
+    int32_t pipe_b_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v20 = round_1 * workers;
       const int64_t tile_1 = v20 + worker;
       const bool v21 = (tile_1 < tiles);
       // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v21  (line 16)
-      int64_t pipe_a_consumer_index_1{};
-      int64_t pipe_a_consumer_phase_1{};
-      int64_t pipe_b_consumer_index_1{};
-      int64_t pipe_b_consumer_phase_1{};
+      int32_t pipe_a_consumer_index_1{};
+      int32_t pipe_a_consumer_phase_1{};
+      int32_t pipe_b_consumer_index_1{};
+      int32_t pipe_b_consumer_phase_1{};
       if (v21) {
         const int64_t v22 = 8 * v5;
         const int64_t v23 = tile_1 / v22;
@@ -663,10 +663,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
         const int64_t v29 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
         // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for 0, v29, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 20)
-        int64_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
-        int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
-        int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
-        int64_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
+        int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
+        int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
+        int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
+        int32_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
         int64_t pipe_b_empty_held = -1;
         int64_t pipe_a_empty_held = -1;
         for (int64_t k_1 = 0; k_1 < v29; k_1 += 1) {
@@ -687,19 +687,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
           if (v30) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
           }
-          const int64_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
-          const int64_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
+          const int32_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
+          const int32_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
           const bool v31 = (pipe_a_empty_held >= 0);
           // if v31  (line 23)
           if (v31) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
           }
-          const int64_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
-          const int64_t pipe_a_consumer_phase_3 = pipe_a_consumer_index_2 + 1 == 4 ? 1 - pipe_a_consumer_phase_2 : pipe_a_consumer_phase_2;
-          const int64_t next_pipe_a_consumer_index_2 = pipe_a_consumer_index_3;
-          const int64_t next_pipe_a_consumer_phase_2 = pipe_a_consumer_phase_3;
-          const int64_t next_pipe_b_consumer_index_2 = pipe_b_consumer_index_3;
-          const int64_t next_pipe_b_consumer_phase_2 = pipe_b_consumer_phase_3;
+          const int32_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
+          const int32_t pipe_a_consumer_phase_3 = pipe_a_consumer_index_2 + 1 == 4 ? 1 - pipe_a_consumer_phase_2 : pipe_a_consumer_phase_2;
+          const int32_t next_pipe_a_consumer_index_2 = pipe_a_consumer_index_3;
+          const int32_t next_pipe_a_consumer_phase_2 = pipe_a_consumer_phase_3;
+          const int32_t next_pipe_b_consumer_index_2 = pipe_b_consumer_index_3;
+          const int32_t next_pipe_b_consumer_phase_2 = pipe_b_consumer_phase_3;
           const int64_t next_pipe_b_empty_held = pipe_b_consumer_index_2;
           const int64_t next_pipe_a_empty_held = pipe_a_consumer_index_2;
           pipe_a_consumer_index_2 = next_pipe_a_consumer_index_2;
@@ -749,28 +749,28 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
             if (storer) { tilec_tma_store_2d(&C_store_map, staging + box, static_cast<int32_t>(n_1 * 256 + chunk * 32), static_cast<int32_t>(m_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
-        const int64_t next_pipe_a_consumer_index_1 = pipe_a_consumer_index_2;
-        const int64_t next_pipe_a_consumer_phase_1 = pipe_a_consumer_phase_2;
-        const int64_t next_pipe_b_consumer_index_1 = pipe_b_consumer_index_2;
-        const int64_t next_pipe_b_consumer_phase_1 = pipe_b_consumer_phase_2;
+        const int32_t next_pipe_a_consumer_index_1 = pipe_a_consumer_index_2;
+        const int32_t next_pipe_a_consumer_phase_1 = pipe_a_consumer_phase_2;
+        const int32_t next_pipe_b_consumer_index_1 = pipe_b_consumer_index_2;
+        const int32_t next_pipe_b_consumer_phase_1 = pipe_b_consumer_phase_2;
         pipe_a_consumer_index_1 = next_pipe_a_consumer_index_1;
         pipe_a_consumer_phase_1 = next_pipe_a_consumer_phase_1;
         pipe_b_consumer_index_1 = next_pipe_b_consumer_index_1;
         pipe_b_consumer_phase_1 = next_pipe_b_consumer_phase_1;
       } else {
-        const int64_t next_pipe_a_consumer_index_1_1 = pipe_a_consumer_index;
-        const int64_t next_pipe_a_consumer_phase_1_1 = pipe_a_consumer_phase;
-        const int64_t next_pipe_b_consumer_index_1_1 = pipe_b_consumer_index;
-        const int64_t next_pipe_b_consumer_phase_1_1 = pipe_b_consumer_phase;
+        const int32_t next_pipe_a_consumer_index_1_1 = pipe_a_consumer_index;
+        const int32_t next_pipe_a_consumer_phase_1_1 = pipe_a_consumer_phase;
+        const int32_t next_pipe_b_consumer_index_1_1 = pipe_b_consumer_index;
+        const int32_t next_pipe_b_consumer_phase_1_1 = pipe_b_consumer_phase;
         pipe_a_consumer_index_1 = next_pipe_a_consumer_index_1_1;
         pipe_a_consumer_phase_1 = next_pipe_a_consumer_phase_1_1;
         pipe_b_consumer_index_1 = next_pipe_b_consumer_index_1_1;
         pipe_b_consumer_phase_1 = next_pipe_b_consumer_phase_1_1;
       }
-      const int64_t next_pipe_a_consumer_index = pipe_a_consumer_index_1;
-      const int64_t next_pipe_a_consumer_phase = pipe_a_consumer_phase_1;
-      const int64_t next_pipe_b_consumer_index = pipe_b_consumer_index_1;
-      const int64_t next_pipe_b_consumer_phase = pipe_b_consumer_phase_1;
+      const int32_t next_pipe_a_consumer_index = pipe_a_consumer_index_1;
+      const int32_t next_pipe_a_consumer_phase = pipe_a_consumer_phase_1;
+      const int32_t next_pipe_b_consumer_index = pipe_b_consumer_index_1;
+      const int32_t next_pipe_b_consumer_phase = pipe_b_consumer_phase_1;
       pipe_a_consumer_index = next_pipe_a_consumer_index;
       pipe_a_consumer_phase = next_pipe_a_consumer_phase;
       pipe_b_consumer_index = next_pipe_b_consumer_index;

@@ -545,12 +545,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t tiles = cdiv_i64(S, 128);
-  const int64_t workers = tilec_sm_count();
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
-  const int64_t worker = tile_number;
   const uint32_t pipe_full = shared_base + 81920;  // 2 mbarrier(s)
   const uint32_t pipe_empty = shared_base + 81936;  // 2 mbarrier(s)
   const uint32_t pipe_buffer = shared_base + 0;  // 2 slots of tile<64x64xbf16, smem>
@@ -581,70 +575,77 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t tiles = cdiv_i64(S, 128);
+      const int64_t workers = tilec_sm_count();
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
+      const int64_t worker = tile_number;
       // pipe_producer_index, pipe_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 18)
-      int64_t pipe_producer_index = 0;
-      int64_t pipe_producer_phase = 1;
-      int64_t pipe_q_producer_index = 0;
-      int64_t pipe_q_producer_phase = 1;
-      int64_t pipe_producer_index_1 = 0;
-      int64_t pipe_producer_phase_1 = 1;
+      int32_t pipe_producer_index = 0;
+      int32_t pipe_producer_phase = 1;
+      int32_t pipe_q_producer_index = 0;
+      int32_t pipe_q_producer_phase = 1;
+      int32_t pipe_producer_index_1 = 0;
+      int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v0 = round * workers;
         const int64_t tile = v0 + worker;
         const bool v1 = (tile < tiles);
         // pipe_producer_index_2, pipe_producer_phase_2, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_producer_index_3, pipe_producer_phase_3 = if v1  (line 18)
-        int64_t pipe_producer_index_2{};
-        int64_t pipe_producer_phase_2{};
-        int64_t pipe_q_producer_index_1{};
-        int64_t pipe_q_producer_phase_1{};
-        int64_t pipe_producer_index_3{};
-        int64_t pipe_producer_phase_3{};
+        int32_t pipe_producer_index_2{};
+        int32_t pipe_producer_phase_2{};
+        int32_t pipe_q_producer_index_1{};
+        int32_t pipe_q_producer_phase_1{};
+        int32_t pipe_producer_index_3{};
+        int32_t pipe_producer_phase_3{};
         if (v1) {
           const int64_t i_1 = tile % tiles;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, 0  (line 19)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
-          const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
-          const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
+          const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
+          const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v2 = cdiv_i64(S, 64);
           const int64_t v3 = i_1 + 1;
           const int64_t v4 = v3 * 128;
           const int64_t v5 = cdiv_i64(v4, 64);
           const int64_t v6 = min_i64(v2, v5);
           // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v6, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 23)
-          int64_t pipe_producer_index_4 = pipe_producer_index;
-          int64_t pipe_producer_phase_4 = pipe_producer_phase;
-          int64_t pipe_producer_index_5 = pipe_producer_index_1;
-          int64_t pipe_producer_phase_5 = pipe_producer_phase_1;
+          int32_t pipe_producer_index_4 = pipe_producer_index;
+          int32_t pipe_producer_phase_4 = pipe_producer_phase;
+          int32_t pipe_producer_index_5 = pipe_producer_index_1;
+          int32_t pipe_producer_phase_5 = pipe_producer_phase_1;
           for (int64_t j_1 = 0; j_1 < v6; j_1 += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 8192);
             // tma_load_async pipe_buffer, pipe_producer_index_4, K, j_1, 0  (line 24)
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
-            const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 2 ? 0 : pipe_producer_index_4 + 1;
-            const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 2 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
+            const int32_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 2 ? 0 : pipe_producer_index_4 + 1;
+            const int32_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 2 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 8192);
             // tma_load_async pipe_buffer_1, pipe_producer_index_5, V, j_1, 0  (line 32)
             tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
-            const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 2 ? 0 : pipe_producer_index_5 + 1;
-            const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 2 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
-            const int64_t next_pipe_producer_index_4 = pipe_producer_index_6;
-            const int64_t next_pipe_producer_phase_4 = pipe_producer_phase_6;
-            const int64_t next_pipe_producer_index_5 = pipe_producer_index_7;
-            const int64_t next_pipe_producer_phase_5 = pipe_producer_phase_7;
+            const int32_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 2 ? 0 : pipe_producer_index_5 + 1;
+            const int32_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 2 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
+            const int32_t next_pipe_producer_index_4 = pipe_producer_index_6;
+            const int32_t next_pipe_producer_phase_4 = pipe_producer_phase_6;
+            const int32_t next_pipe_producer_index_5 = pipe_producer_index_7;
+            const int32_t next_pipe_producer_phase_5 = pipe_producer_phase_7;
             pipe_producer_index_4 = next_pipe_producer_index_4;
             pipe_producer_phase_4 = next_pipe_producer_phase_4;
             pipe_producer_index_5 = next_pipe_producer_index_5;
             pipe_producer_phase_5 = next_pipe_producer_phase_5;
           }
-          const int64_t next_pipe_producer_index_2 = pipe_producer_index_4;
-          const int64_t next_pipe_producer_phase_2 = pipe_producer_phase_4;
-          const int64_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
-          const int64_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
-          const int64_t next_pipe_producer_index_3 = pipe_producer_index_5;
-          const int64_t next_pipe_producer_phase_3 = pipe_producer_phase_5;
+          const int32_t next_pipe_producer_index_2 = pipe_producer_index_4;
+          const int32_t next_pipe_producer_phase_2 = pipe_producer_phase_4;
+          const int32_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
+          const int32_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
+          const int32_t next_pipe_producer_index_3 = pipe_producer_index_5;
+          const int32_t next_pipe_producer_phase_3 = pipe_producer_phase_5;
           pipe_producer_index_2 = next_pipe_producer_index_2;
           pipe_producer_phase_2 = next_pipe_producer_phase_2;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1;
@@ -652,12 +653,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           pipe_producer_index_3 = next_pipe_producer_index_3;
           pipe_producer_phase_3 = next_pipe_producer_phase_3;
         } else {
-          const int64_t next_pipe_producer_index_2_1 = pipe_producer_index;
-          const int64_t next_pipe_producer_phase_2_1 = pipe_producer_phase;
-          const int64_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
-          const int64_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
-          const int64_t next_pipe_producer_index_3_1 = pipe_producer_index_1;
-          const int64_t next_pipe_producer_phase_3_1 = pipe_producer_phase_1;
+          const int32_t next_pipe_producer_index_2_1 = pipe_producer_index;
+          const int32_t next_pipe_producer_phase_2_1 = pipe_producer_phase;
+          const int32_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
+          const int32_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
+          const int32_t next_pipe_producer_index_3_1 = pipe_producer_index_1;
+          const int32_t next_pipe_producer_phase_3_1 = pipe_producer_phase_1;
           pipe_producer_index_2 = next_pipe_producer_index_2_1;
           pipe_producer_phase_2 = next_pipe_producer_phase_2_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1_1;
@@ -665,12 +666,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           pipe_producer_index_3 = next_pipe_producer_index_3_1;
           pipe_producer_phase_3 = next_pipe_producer_phase_3_1;
         }
-        const int64_t next_pipe_producer_index = pipe_producer_index_2;
-        const int64_t next_pipe_producer_phase = pipe_producer_phase_2;
-        const int64_t next_pipe_q_producer_index = pipe_q_producer_index_1;
-        const int64_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
-        const int64_t next_pipe_producer_index_1 = pipe_producer_index_3;
-        const int64_t next_pipe_producer_phase_1 = pipe_producer_phase_3;
+        const int32_t next_pipe_producer_index = pipe_producer_index_2;
+        const int32_t next_pipe_producer_phase = pipe_producer_phase_2;
+        const int32_t next_pipe_q_producer_index = pipe_q_producer_index_1;
+        const int32_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
+        const int32_t next_pipe_producer_index_1 = pipe_producer_index_3;
+        const int32_t next_pipe_producer_phase_1 = pipe_producer_phase_3;
         pipe_producer_index = next_pipe_producer_index;
         pipe_producer_phase = next_pipe_producer_phase;
         pipe_q_producer_index = next_pipe_q_producer_index;
@@ -684,40 +685,47 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t tiles = cdiv_i64(S, 128);
+    const int64_t workers = tilec_sm_count();
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
+    const int64_t worker = tile_number;
     // pipe_consumer_index, pipe_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 18)
-    int64_t pipe_consumer_index = 0;
-    int64_t pipe_consumer_phase = 0;
-    int64_t pipe_q_consumer_index = 0;
-    int64_t pipe_q_consumer_phase = 0;
-    int64_t pipe_consumer_index_1 = 0;
-    int64_t pipe_consumer_phase_1 = 0;
-    int64_t pipe_s_producer_index = 0;
-    int64_t pipe_s_producer_phase = 1;
-    int64_t pipe_s_consumer_index = 0;
-    int64_t pipe_s_consumer_phase = 0;
-    int64_t pipe_producer_index_8 = 0;
-    int64_t pipe_producer_phase_8 = 1;
-    int64_t pipe_consumer_index_2 = 0;
-    int64_t pipe_consumer_phase_2 = 0;
+    int32_t pipe_consumer_index = 0;
+    int32_t pipe_consumer_phase = 0;
+    int32_t pipe_q_consumer_index = 0;
+    int32_t pipe_q_consumer_phase = 0;
+    int32_t pipe_consumer_index_1 = 0;
+    int32_t pipe_consumer_phase_1 = 0;
+    int32_t pipe_s_producer_index = 0;
+    int32_t pipe_s_producer_phase = 1;
+    int32_t pipe_s_consumer_index = 0;
+    int32_t pipe_s_consumer_phase = 0;
+    int32_t pipe_producer_index_8 = 0;
+    int32_t pipe_producer_phase_8 = 1;
+    int32_t pipe_consumer_index_2 = 0;
+    int32_t pipe_consumer_phase_2 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v7 = round_1 * workers;
       const int64_t tile_1 = v7 + worker;
       const bool v8 = (tile_1 < tiles);
       // pipe_consumer_index_3, pipe_consumer_phase_3, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_5, pipe_consumer_phase_5 = if v8  (line 18)
-      int64_t pipe_consumer_index_3{};
-      int64_t pipe_consumer_phase_3{};
-      int64_t pipe_q_consumer_index_1{};
-      int64_t pipe_q_consumer_phase_1{};
-      int64_t pipe_consumer_index_4{};
-      int64_t pipe_consumer_phase_4{};
-      int64_t pipe_s_producer_index_1{};
-      int64_t pipe_s_producer_phase_1{};
-      int64_t pipe_s_consumer_index_1{};
-      int64_t pipe_s_consumer_phase_1{};
-      int64_t pipe_producer_index_9{};
-      int64_t pipe_producer_phase_9{};
-      int64_t pipe_consumer_index_5{};
-      int64_t pipe_consumer_phase_5{};
+      int32_t pipe_consumer_index_3{};
+      int32_t pipe_consumer_phase_3{};
+      int32_t pipe_q_consumer_index_1{};
+      int32_t pipe_q_consumer_phase_1{};
+      int32_t pipe_consumer_index_4{};
+      int32_t pipe_consumer_phase_4{};
+      int32_t pipe_s_producer_index_1{};
+      int32_t pipe_s_producer_phase_1{};
+      int32_t pipe_s_consumer_index_1{};
+      int32_t pipe_s_consumer_phase_1{};
+      int32_t pipe_producer_index_9{};
+      int32_t pipe_producer_phase_9{};
+      int32_t pipe_consumer_index_5{};
+      int32_t pipe_consumer_phase_5{};
       if (v8) {
         const int64_t i_2 = tile_1 % tiles;
         // row_max = full -1e+30f  (line 20)
@@ -740,18 +748,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
         // row_max_1, row_sum_1, o_1, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_consumer_index_7, pipe_consumer_phase_7, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_8, pipe_consumer_phase_8 = for 0, v13, 1, row_max, row_sum, o, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2  (line 23)
-        int64_t pipe_consumer_index_6 = pipe_consumer_index;
-        int64_t pipe_consumer_phase_6 = pipe_consumer_phase;
-        int64_t pipe_consumer_index_7 = pipe_consumer_index_1;
-        int64_t pipe_consumer_phase_7 = pipe_consumer_phase_1;
-        int64_t pipe_s_producer_index_2 = pipe_s_producer_index;
-        int64_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
-        int64_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
-        int64_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
-        int64_t pipe_producer_index_10 = pipe_producer_index_8;
-        int64_t pipe_producer_phase_10 = pipe_producer_phase_8;
-        int64_t pipe_consumer_index_8 = pipe_consumer_index_2;
-        int64_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
+        int32_t pipe_consumer_index_6 = pipe_consumer_index;
+        int32_t pipe_consumer_phase_6 = pipe_consumer_phase;
+        int32_t pipe_consumer_index_7 = pipe_consumer_index_1;
+        int32_t pipe_consumer_phase_7 = pipe_consumer_phase_1;
+        int32_t pipe_s_producer_index_2 = pipe_s_producer_index;
+        int32_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
+        int32_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
+        int32_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
+        int32_t pipe_producer_index_10 = pipe_producer_index_8;
+        int32_t pipe_producer_phase_10 = pipe_producer_phase_8;
+        int32_t pipe_consumer_index_8 = pipe_consumer_index_2;
+        int32_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
         for (int64_t j_2 = 0; j_2 < v13; j_2 += 1) {
           // t14 = zeros  (line 24)
           float t14[32];
@@ -771,8 +779,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_consumer_index_6));  // one arrival per warpgroup
-          const int64_t pipe_consumer_index_9 = pipe_consumer_index_6 + 1 == 2 ? 0 : pipe_consumer_index_6 + 1;
-          const int64_t pipe_consumer_phase_9 = pipe_consumer_index_6 + 1 == 2 ? 1 - pipe_consumer_phase_6 : pipe_consumer_phase_6;
+          const int32_t pipe_consumer_index_9 = pipe_consumer_index_6 + 1 == 2 ? 0 : pipe_consumer_index_6 + 1;
+          const int32_t pipe_consumer_phase_9 = pipe_consumer_index_6 + 1 == 2 ? 1 - pipe_consumer_phase_6 : pipe_consumer_phase_6;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
           // scores = mul t16, 0.18033688f  (line 24)
           float scores[32];
@@ -828,8 +836,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           for (int i = 0; i < 32; ++i) s[i] = (t26[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
-          const int64_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
+          const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
+          const int32_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty_2: a register pipe's barrier; program order is its synchronization
@@ -847,8 +855,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           }
           // stage_write pipe_buffer_2: t27 stays in registers
           // mbarrier_arrive pipe_full_2: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_producer_index_11 = pipe_producer_index_10 + 1 == 2 ? 0 : pipe_producer_index_10 + 1;
-          const int64_t pipe_producer_phase_11 = pipe_producer_index_10 + 1 == 2 ? 1 - pipe_producer_phase_10 : pipe_producer_phase_10;
+          const int32_t pipe_producer_index_11 = pipe_producer_index_10 + 1 == 2 ? 0 : pipe_producer_index_10 + 1;
+          const int32_t pipe_producer_phase_11 = pipe_producer_index_10 + 1 == 2 ? 1 - pipe_producer_phase_10 : pipe_producer_phase_10;
           // mbarrier_wait pipe_full_2: a register pipe's barrier; program order is its synchronization
           // t28 = stage_read pipe_buffer_2: the registers of t27
           // new_max = max row_max_1, t28  (line 28)
@@ -856,15 +864,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           #pragma unroll
           for (int i = 0; i < 2; ++i) new_max[i] = max_f32(row_max[i], t27[i]);
           // mbarrier_arrive pipe_empty_2: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_consumer_index_10 = pipe_consumer_index_8 + 1 == 2 ? 0 : pipe_consumer_index_8 + 1;
-          const int64_t pipe_consumer_phase_10 = pipe_consumer_index_8 + 1 == 2 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
+          const int32_t pipe_consumer_index_10 = pipe_consumer_index_8 + 1 == 2 ? 0 : pipe_consumer_index_8 + 1;
+          const int32_t pipe_consumer_phase_10 = pipe_consumer_index_8 + 1 == 2 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
           // t29 = sub s_1, new_max  (line 29)
           float t29[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t29[i] = sub_f32(s[i], new_max[((i / 2) % 2)]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
-          const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
+          const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
+          const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
           // p = exp2 t29  (line 29)
           float p[32];
           #pragma unroll
@@ -921,26 +929,26 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           tilec_wgmma_commit();
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_7));  // one arrival per warpgroup
-          const int64_t pipe_consumer_index_11 = pipe_consumer_index_7 + 1 == 2 ? 0 : pipe_consumer_index_7 + 1;
-          const int64_t pipe_consumer_phase_11 = pipe_consumer_index_7 + 1 == 2 ? 1 - pipe_consumer_phase_7 : pipe_consumer_phase_7;
+          const int32_t pipe_consumer_index_11 = pipe_consumer_index_7 + 1 == 2 ? 0 : pipe_consumer_index_7 + 1;
+          const int32_t pipe_consumer_phase_11 = pipe_consumer_index_7 + 1 == 2 ? 1 - pipe_consumer_phase_7 : pipe_consumer_phase_7;
           #pragma unroll
           for (int i = 0; i < 2; ++i) row_max[i] = new_max[i];
           #pragma unroll
           for (int i = 0; i < 2; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
           for (int i = 0; i < 32; ++i) o[i] = t34[i];
-          const int64_t next_pipe_consumer_index_6 = pipe_consumer_index_9;
-          const int64_t next_pipe_consumer_phase_6 = pipe_consumer_phase_9;
-          const int64_t next_pipe_consumer_index_7 = pipe_consumer_index_11;
-          const int64_t next_pipe_consumer_phase_7 = pipe_consumer_phase_11;
-          const int64_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
-          const int64_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
-          const int64_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
-          const int64_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
-          const int64_t next_pipe_producer_index_10 = pipe_producer_index_11;
-          const int64_t next_pipe_producer_phase_10 = pipe_producer_phase_11;
-          const int64_t next_pipe_consumer_index_8 = pipe_consumer_index_10;
-          const int64_t next_pipe_consumer_phase_8 = pipe_consumer_phase_10;
+          const int32_t next_pipe_consumer_index_6 = pipe_consumer_index_9;
+          const int32_t next_pipe_consumer_phase_6 = pipe_consumer_phase_9;
+          const int32_t next_pipe_consumer_index_7 = pipe_consumer_index_11;
+          const int32_t next_pipe_consumer_phase_7 = pipe_consumer_phase_11;
+          const int32_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
+          const int32_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
+          const int32_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
+          const int32_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
+          const int32_t next_pipe_producer_index_10 = pipe_producer_index_11;
+          const int32_t next_pipe_producer_phase_10 = pipe_producer_phase_11;
+          const int32_t next_pipe_consumer_index_8 = pipe_consumer_index_10;
+          const int32_t next_pipe_consumer_phase_8 = pipe_consumer_phase_10;
           pipe_consumer_index_6 = next_pipe_consumer_index_6;
           pipe_consumer_phase_6 = next_pipe_consumer_phase_6;
           pipe_consumer_index_7 = next_pipe_consumer_index_7;
@@ -956,8 +964,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_consumer_index));  // one arrival per warpgroup
-        const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
-        const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
+        const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
+        const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         // store O, i_2, 0, t36  (line 35)
         {
@@ -986,20 +994,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
             if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + chunk * 32), static_cast<int32_t>(i_2 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
-        const int64_t next_pipe_consumer_index_3 = pipe_consumer_index_6;
-        const int64_t next_pipe_consumer_phase_3 = pipe_consumer_phase_6;
-        const int64_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
-        const int64_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
-        const int64_t next_pipe_consumer_index_4 = pipe_consumer_index_7;
-        const int64_t next_pipe_consumer_phase_4 = pipe_consumer_phase_7;
-        const int64_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
-        const int64_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
-        const int64_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
-        const int64_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
-        const int64_t next_pipe_producer_index_9 = pipe_producer_index_10;
-        const int64_t next_pipe_producer_phase_9 = pipe_producer_phase_10;
-        const int64_t next_pipe_consumer_index_5 = pipe_consumer_index_8;
-        const int64_t next_pipe_consumer_phase_5 = pipe_consumer_phase_8;
+        const int32_t next_pipe_consumer_index_3 = pipe_consumer_index_6;
+        const int32_t next_pipe_consumer_phase_3 = pipe_consumer_phase_6;
+        const int32_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
+        const int32_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
+        const int32_t next_pipe_consumer_index_4 = pipe_consumer_index_7;
+        const int32_t next_pipe_consumer_phase_4 = pipe_consumer_phase_7;
+        const int32_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
+        const int32_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
+        const int32_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
+        const int32_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
+        const int32_t next_pipe_producer_index_9 = pipe_producer_index_10;
+        const int32_t next_pipe_producer_phase_9 = pipe_producer_phase_10;
+        const int32_t next_pipe_consumer_index_5 = pipe_consumer_index_8;
+        const int32_t next_pipe_consumer_phase_5 = pipe_consumer_phase_8;
         pipe_consumer_index_3 = next_pipe_consumer_index_3;
         pipe_consumer_phase_3 = next_pipe_consumer_phase_3;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1;
@@ -1015,20 +1023,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         pipe_consumer_index_5 = next_pipe_consumer_index_5;
         pipe_consumer_phase_5 = next_pipe_consumer_phase_5;
       } else {
-        const int64_t next_pipe_consumer_index_3_1 = pipe_consumer_index;
-        const int64_t next_pipe_consumer_phase_3_1 = pipe_consumer_phase;
-        const int64_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
-        const int64_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
-        const int64_t next_pipe_consumer_index_4_1 = pipe_consumer_index_1;
-        const int64_t next_pipe_consumer_phase_4_1 = pipe_consumer_phase_1;
-        const int64_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
-        const int64_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
-        const int64_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
-        const int64_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
-        const int64_t next_pipe_producer_index_9_1 = pipe_producer_index_8;
-        const int64_t next_pipe_producer_phase_9_1 = pipe_producer_phase_8;
-        const int64_t next_pipe_consumer_index_5_1 = pipe_consumer_index_2;
-        const int64_t next_pipe_consumer_phase_5_1 = pipe_consumer_phase_2;
+        const int32_t next_pipe_consumer_index_3_1 = pipe_consumer_index;
+        const int32_t next_pipe_consumer_phase_3_1 = pipe_consumer_phase;
+        const int32_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
+        const int32_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
+        const int32_t next_pipe_consumer_index_4_1 = pipe_consumer_index_1;
+        const int32_t next_pipe_consumer_phase_4_1 = pipe_consumer_phase_1;
+        const int32_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
+        const int32_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
+        const int32_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
+        const int32_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
+        const int32_t next_pipe_producer_index_9_1 = pipe_producer_index_8;
+        const int32_t next_pipe_producer_phase_9_1 = pipe_producer_phase_8;
+        const int32_t next_pipe_consumer_index_5_1 = pipe_consumer_index_2;
+        const int32_t next_pipe_consumer_phase_5_1 = pipe_consumer_phase_2;
         pipe_consumer_index_3 = next_pipe_consumer_index_3_1;
         pipe_consumer_phase_3 = next_pipe_consumer_phase_3_1;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1_1;
@@ -1044,20 +1052,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
         pipe_consumer_index_5 = next_pipe_consumer_index_5_1;
         pipe_consumer_phase_5 = next_pipe_consumer_phase_5_1;
       }
-      const int64_t next_pipe_consumer_index = pipe_consumer_index_3;
-      const int64_t next_pipe_consumer_phase = pipe_consumer_phase_3;
-      const int64_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
-      const int64_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
-      const int64_t next_pipe_consumer_index_1 = pipe_consumer_index_4;
-      const int64_t next_pipe_consumer_phase_1 = pipe_consumer_phase_4;
-      const int64_t next_pipe_s_producer_index = pipe_s_producer_index_1;
-      const int64_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
-      const int64_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
-      const int64_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
-      const int64_t next_pipe_producer_index_8 = pipe_producer_index_9;
-      const int64_t next_pipe_producer_phase_8 = pipe_producer_phase_9;
-      const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_5;
-      const int64_t next_pipe_consumer_phase_2 = pipe_consumer_phase_5;
+      const int32_t next_pipe_consumer_index = pipe_consumer_index_3;
+      const int32_t next_pipe_consumer_phase = pipe_consumer_phase_3;
+      const int32_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
+      const int32_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
+      const int32_t next_pipe_consumer_index_1 = pipe_consumer_index_4;
+      const int32_t next_pipe_consumer_phase_1 = pipe_consumer_phase_4;
+      const int32_t next_pipe_s_producer_index = pipe_s_producer_index_1;
+      const int32_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
+      const int32_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
+      const int32_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
+      const int32_t next_pipe_producer_index_8 = pipe_producer_index_9;
+      const int32_t next_pipe_producer_phase_8 = pipe_producer_phase_9;
+      const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_5;
+      const int32_t next_pipe_consumer_phase_2 = pipe_consumer_phase_5;
       pipe_consumer_index = next_pipe_consumer_index;
       pipe_consumer_phase = next_pipe_consumer_phase;
       pipe_q_consumer_index = next_pipe_q_consumer_index;

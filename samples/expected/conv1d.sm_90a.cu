@@ -526,14 +526,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(T, 128);
-  const int64_t v1 = cdiv_i64(CO, 128);
-  const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v0 * v1;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 13)
-  const int64_t worker = tile_number;
   const uint32_t pipe_a_full = shared_base + 163840;  // 4 mbarrier(s)
   const uint32_t pipe_a_empty = shared_base + 163872;  // 4 mbarrier(s)
   const uint32_t pipe_a_buffer = shared_base + 0;  // 4 slots of tile<128x64xbf16, smem>
@@ -553,20 +545,29 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v0 = cdiv_i64(T, 128);
+      const int64_t v1 = cdiv_i64(CO, 128);
+      const int64_t workers = tilec_sm_count();
+      const int64_t tiles = v0 * v1;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 13)
+      const int64_t worker = tile_number;
       // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 13)
-      int64_t pipe_a_producer_index = 0;
-      int64_t pipe_a_producer_phase = 1;
-      int64_t pipe_b_producer_index = 0;
-      int64_t pipe_b_producer_phase = 1;
+      int32_t pipe_a_producer_index = 0;
+      int32_t pipe_a_producer_phase = 1;
+      int32_t pipe_b_producer_index = 0;
+      int32_t pipe_b_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
         // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 13)
-        int64_t pipe_a_producer_index_1{};
-        int64_t pipe_a_producer_phase_1{};
-        int64_t pipe_b_producer_index_1{};
-        int64_t pipe_b_producer_phase_1{};
+        int32_t pipe_a_producer_index_1{};
+        int32_t pipe_a_producer_phase_1{};
+        int32_t pipe_b_producer_index_1{};
+        int32_t pipe_b_producer_phase_1{};
         if (v3) {
           const int64_t v4 = 8 * v0;
           const int64_t v5 = tile / v4;
@@ -580,10 +581,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
           const int64_t v11 = cdiv_i64(CI, 64);
           const int64_t v12 = 3 * v11;
           // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v12, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 15)
-          int64_t pipe_a_producer_index_2 = pipe_a_producer_index;
-          int64_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
-          int64_t pipe_b_producer_index_2 = pipe_b_producer_index;
-          int64_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
+          int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
+          int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
+          int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
+          int32_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
           for (int64_t j_1 = 0; j_1 < v12; j_1 += 1) {
             const int64_t v13 = cdiv_i64(CI, 64);
             const int64_t tap = div_i64(j_1, v13);
@@ -597,46 +598,46 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
             // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, X, v17, v18  (line 18)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &X_map, static_cast<int32_t>(v18), static_cast<int32_t>(v17), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
-            const int64_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
-            const int64_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
+            const int32_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
+            const int32_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 16384);
             // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, W, tap, k, n  (line 19)
             tilec_tma_load_3d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 16384, &W_map, static_cast<int32_t>(n * 128), static_cast<int32_t>(k * 64), static_cast<int32_t>(tap), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_3d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 16384 + 8192, &W_map, static_cast<int32_t>(n * 128 + 64), static_cast<int32_t>(k * 64), static_cast<int32_t>(tap), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            const int64_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
-            const int64_t pipe_b_producer_phase_3 = pipe_b_producer_index_2 + 1 == 4 ? 1 - pipe_b_producer_phase_2 : pipe_b_producer_phase_2;
-            const int64_t next_pipe_a_producer_index_2 = pipe_a_producer_index_3;
-            const int64_t next_pipe_a_producer_phase_2 = pipe_a_producer_phase_3;
-            const int64_t next_pipe_b_producer_index_2 = pipe_b_producer_index_3;
-            const int64_t next_pipe_b_producer_phase_2 = pipe_b_producer_phase_3;
+            const int32_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
+            const int32_t pipe_b_producer_phase_3 = pipe_b_producer_index_2 + 1 == 4 ? 1 - pipe_b_producer_phase_2 : pipe_b_producer_phase_2;
+            const int32_t next_pipe_a_producer_index_2 = pipe_a_producer_index_3;
+            const int32_t next_pipe_a_producer_phase_2 = pipe_a_producer_phase_3;
+            const int32_t next_pipe_b_producer_index_2 = pipe_b_producer_index_3;
+            const int32_t next_pipe_b_producer_phase_2 = pipe_b_producer_phase_3;
             pipe_a_producer_index_2 = next_pipe_a_producer_index_2;
             pipe_a_producer_phase_2 = next_pipe_a_producer_phase_2;
             pipe_b_producer_index_2 = next_pipe_b_producer_index_2;
             pipe_b_producer_phase_2 = next_pipe_b_producer_phase_2;
           }
-          const int64_t next_pipe_a_producer_index_1 = pipe_a_producer_index_2;
-          const int64_t next_pipe_a_producer_phase_1 = pipe_a_producer_phase_2;
-          const int64_t next_pipe_b_producer_index_1 = pipe_b_producer_index_2;
-          const int64_t next_pipe_b_producer_phase_1 = pipe_b_producer_phase_2;
+          const int32_t next_pipe_a_producer_index_1 = pipe_a_producer_index_2;
+          const int32_t next_pipe_a_producer_phase_1 = pipe_a_producer_phase_2;
+          const int32_t next_pipe_b_producer_index_1 = pipe_b_producer_index_2;
+          const int32_t next_pipe_b_producer_phase_1 = pipe_b_producer_phase_2;
           pipe_a_producer_index_1 = next_pipe_a_producer_index_1;
           pipe_a_producer_phase_1 = next_pipe_a_producer_phase_1;
           pipe_b_producer_index_1 = next_pipe_b_producer_index_1;
           pipe_b_producer_phase_1 = next_pipe_b_producer_phase_1;
         } else {
-          const int64_t next_pipe_a_producer_index_1_1 = pipe_a_producer_index;
-          const int64_t next_pipe_a_producer_phase_1_1 = pipe_a_producer_phase;
-          const int64_t next_pipe_b_producer_index_1_1 = pipe_b_producer_index;
-          const int64_t next_pipe_b_producer_phase_1_1 = pipe_b_producer_phase;
+          const int32_t next_pipe_a_producer_index_1_1 = pipe_a_producer_index;
+          const int32_t next_pipe_a_producer_phase_1_1 = pipe_a_producer_phase;
+          const int32_t next_pipe_b_producer_index_1_1 = pipe_b_producer_index;
+          const int32_t next_pipe_b_producer_phase_1_1 = pipe_b_producer_phase;
           pipe_a_producer_index_1 = next_pipe_a_producer_index_1_1;
           pipe_a_producer_phase_1 = next_pipe_a_producer_phase_1_1;
           pipe_b_producer_index_1 = next_pipe_b_producer_index_1_1;
           pipe_b_producer_phase_1 = next_pipe_b_producer_phase_1_1;
         }
-        const int64_t next_pipe_a_producer_index = pipe_a_producer_index_1;
-        const int64_t next_pipe_a_producer_phase = pipe_a_producer_phase_1;
-        const int64_t next_pipe_b_producer_index = pipe_b_producer_index_1;
-        const int64_t next_pipe_b_producer_phase = pipe_b_producer_phase_1;
+        const int32_t next_pipe_a_producer_index = pipe_a_producer_index_1;
+        const int32_t next_pipe_a_producer_phase = pipe_a_producer_phase_1;
+        const int32_t next_pipe_b_producer_index = pipe_b_producer_index_1;
+        const int32_t next_pipe_b_producer_phase = pipe_b_producer_phase_1;
         pipe_a_producer_index = next_pipe_a_producer_index;
         pipe_a_producer_phase = next_pipe_a_producer_phase;
         pipe_b_producer_index = next_pipe_b_producer_index;
@@ -648,20 +649,29 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v0 = cdiv_i64(T, 128);
+    const int64_t v1 = cdiv_i64(CO, 128);
+    const int64_t workers = tilec_sm_count();
+    const int64_t tiles = v0 * v1;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 13)
+    const int64_t worker = tile_number;
     // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 13)
-    int64_t pipe_a_consumer_index = 0;
-    int64_t pipe_a_consumer_phase = 0;
-    int64_t pipe_b_consumer_index = 0;
-    int64_t pipe_b_consumer_phase = 0;
+    int32_t pipe_a_consumer_index = 0;
+    int32_t pipe_a_consumer_phase = 0;
+    int32_t pipe_b_consumer_index = 0;
+    int32_t pipe_b_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v19 = round_1 * workers;
       const int64_t tile_1 = v19 + worker;
       const bool v20 = (tile_1 < tiles);
       // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v20  (line 13)
-      int64_t pipe_a_consumer_index_1{};
-      int64_t pipe_a_consumer_phase_1{};
-      int64_t pipe_b_consumer_index_1{};
-      int64_t pipe_b_consumer_phase_1{};
+      int32_t pipe_a_consumer_index_1{};
+      int32_t pipe_a_consumer_phase_1{};
+      int32_t pipe_b_consumer_index_1{};
+      int32_t pipe_b_consumer_phase_1{};
       if (v20) {
         const int64_t v21 = 8 * v0;
         const int64_t v22 = tile_1 / v21;
@@ -681,10 +691,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
         const int64_t v29 = 3 * v28;
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
         // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for 0, v29, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 15)
-        int64_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
-        int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
-        int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
-        int64_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
+        int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
+        int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
+        int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
+        int32_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
         int64_t pipe_b_empty_held = -1;
         int64_t pipe_a_empty_held = -1;
         for (int64_t j_2 = 0; j_2 < v29; j_2 += 1) {
@@ -705,19 +715,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
           if (v30) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
           }
-          const int64_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
-          const int64_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
+          const int32_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
+          const int32_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
           const bool v31 = (pipe_a_empty_held >= 0);
           // if v31  (line 20)
           if (v31) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
           }
-          const int64_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
-          const int64_t pipe_a_consumer_phase_3 = pipe_a_consumer_index_2 + 1 == 4 ? 1 - pipe_a_consumer_phase_2 : pipe_a_consumer_phase_2;
-          const int64_t next_pipe_a_consumer_index_2 = pipe_a_consumer_index_3;
-          const int64_t next_pipe_a_consumer_phase_2 = pipe_a_consumer_phase_3;
-          const int64_t next_pipe_b_consumer_index_2 = pipe_b_consumer_index_3;
-          const int64_t next_pipe_b_consumer_phase_2 = pipe_b_consumer_phase_3;
+          const int32_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
+          const int32_t pipe_a_consumer_phase_3 = pipe_a_consumer_index_2 + 1 == 4 ? 1 - pipe_a_consumer_phase_2 : pipe_a_consumer_phase_2;
+          const int32_t next_pipe_a_consumer_index_2 = pipe_a_consumer_index_3;
+          const int32_t next_pipe_a_consumer_phase_2 = pipe_a_consumer_phase_3;
+          const int32_t next_pipe_b_consumer_index_2 = pipe_b_consumer_index_3;
+          const int32_t next_pipe_b_consumer_phase_2 = pipe_b_consumer_phase_3;
           const int64_t next_pipe_b_empty_held = pipe_b_consumer_index_2;
           const int64_t next_pipe_a_empty_held = pipe_a_consumer_index_2;
           pipe_a_consumer_index_2 = next_pipe_a_consumer_index_2;
@@ -767,28 +777,28 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
             if (storer) { tilec_tma_store_2d(&Y_store_map, staging + box, static_cast<int32_t>(n_1 * 128 + chunk * 32), static_cast<int32_t>(m_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
-        const int64_t next_pipe_a_consumer_index_1 = pipe_a_consumer_index_2;
-        const int64_t next_pipe_a_consumer_phase_1 = pipe_a_consumer_phase_2;
-        const int64_t next_pipe_b_consumer_index_1 = pipe_b_consumer_index_2;
-        const int64_t next_pipe_b_consumer_phase_1 = pipe_b_consumer_phase_2;
+        const int32_t next_pipe_a_consumer_index_1 = pipe_a_consumer_index_2;
+        const int32_t next_pipe_a_consumer_phase_1 = pipe_a_consumer_phase_2;
+        const int32_t next_pipe_b_consumer_index_1 = pipe_b_consumer_index_2;
+        const int32_t next_pipe_b_consumer_phase_1 = pipe_b_consumer_phase_2;
         pipe_a_consumer_index_1 = next_pipe_a_consumer_index_1;
         pipe_a_consumer_phase_1 = next_pipe_a_consumer_phase_1;
         pipe_b_consumer_index_1 = next_pipe_b_consumer_index_1;
         pipe_b_consumer_phase_1 = next_pipe_b_consumer_phase_1;
       } else {
-        const int64_t next_pipe_a_consumer_index_1_1 = pipe_a_consumer_index;
-        const int64_t next_pipe_a_consumer_phase_1_1 = pipe_a_consumer_phase;
-        const int64_t next_pipe_b_consumer_index_1_1 = pipe_b_consumer_index;
-        const int64_t next_pipe_b_consumer_phase_1_1 = pipe_b_consumer_phase;
+        const int32_t next_pipe_a_consumer_index_1_1 = pipe_a_consumer_index;
+        const int32_t next_pipe_a_consumer_phase_1_1 = pipe_a_consumer_phase;
+        const int32_t next_pipe_b_consumer_index_1_1 = pipe_b_consumer_index;
+        const int32_t next_pipe_b_consumer_phase_1_1 = pipe_b_consumer_phase;
         pipe_a_consumer_index_1 = next_pipe_a_consumer_index_1_1;
         pipe_a_consumer_phase_1 = next_pipe_a_consumer_phase_1_1;
         pipe_b_consumer_index_1 = next_pipe_b_consumer_index_1_1;
         pipe_b_consumer_phase_1 = next_pipe_b_consumer_phase_1_1;
       }
-      const int64_t next_pipe_a_consumer_index = pipe_a_consumer_index_1;
-      const int64_t next_pipe_a_consumer_phase = pipe_a_consumer_phase_1;
-      const int64_t next_pipe_b_consumer_index = pipe_b_consumer_index_1;
-      const int64_t next_pipe_b_consumer_phase = pipe_b_consumer_phase_1;
+      const int32_t next_pipe_a_consumer_index = pipe_a_consumer_index_1;
+      const int32_t next_pipe_a_consumer_phase = pipe_a_consumer_phase_1;
+      const int32_t next_pipe_b_consumer_index = pipe_b_consumer_index_1;
+      const int32_t next_pipe_b_consumer_phase = pipe_b_consumer_phase_1;
       pipe_a_consumer_index = next_pipe_a_consumer_index;
       pipe_a_consumer_phase = next_pipe_a_consumer_phase;
       pipe_b_consumer_index = next_pipe_b_consumer_index;

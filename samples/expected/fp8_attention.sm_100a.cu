@@ -565,14 +565,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(S, 128);
-  const int64_t v1 = cdiv_i64(HD, 64);
-  const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v0 * v1;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
-  const int64_t worker = tile_number;
   const uint32_t pipe_full = shared_base + 66560;  // 2 mbarrier(s)
   const uint32_t pipe_empty = shared_base + 66576;  // 2 mbarrier(s)
   const uint32_t pipe_buffer = shared_base + 0;  // 2 slots of tile<64x64xf8e4m3, smem>
@@ -610,24 +602,33 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v0 = cdiv_i64(S, 128);
+      const int64_t v1 = cdiv_i64(HD, 64);
+      const int64_t workers = tilec_sm_count();
+      const int64_t tiles = v0 * v1;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
+      const int64_t worker = tile_number;
       // pipe_producer_index, pipe_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 15)
-      int64_t pipe_producer_index = 0;
-      int64_t pipe_producer_phase = 1;
-      int64_t pipe_q_producer_index = 0;
-      int64_t pipe_q_producer_phase = 1;
-      int64_t pipe_producer_index_1 = 0;
-      int64_t pipe_producer_phase_1 = 1;
+      int32_t pipe_producer_index = 0;
+      int32_t pipe_producer_phase = 1;
+      int32_t pipe_q_producer_index = 0;
+      int32_t pipe_q_producer_phase = 1;
+      int32_t pipe_producer_index_1 = 0;
+      int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
         // pipe_producer_index_2, pipe_producer_phase_2, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 15)
-        int64_t pipe_producer_index_2{};
-        int64_t pipe_producer_phase_2{};
-        int64_t pipe_q_producer_index_1{};
-        int64_t pipe_q_producer_phase_1{};
-        int64_t pipe_producer_index_3{};
-        int64_t pipe_producer_phase_3{};
+        int32_t pipe_producer_index_2{};
+        int32_t pipe_producer_phase_2{};
+        int32_t pipe_q_producer_index_1{};
+        int32_t pipe_q_producer_phase_1{};
+        int32_t pipe_producer_index_3{};
+        int32_t pipe_producer_phase_3{};
         if (v3) {
           const int64_t i_1 = tile % v0;
           const int64_t h = tile / v0;
@@ -635,42 +636,42 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 8192);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, h  (line 16)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 8192, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
-          const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
-          const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
+          const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
+          const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v4 = cdiv_i64(T, 64);
           // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v4, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 20)
-          int64_t pipe_producer_index_4 = pipe_producer_index;
-          int64_t pipe_producer_phase_4 = pipe_producer_phase;
-          int64_t pipe_producer_index_5 = pipe_producer_index_1;
-          int64_t pipe_producer_phase_5 = pipe_producer_phase_1;
+          int32_t pipe_producer_index_4 = pipe_producer_index;
+          int32_t pipe_producer_phase_4 = pipe_producer_phase;
+          int32_t pipe_producer_index_5 = pipe_producer_index_1;
+          int32_t pipe_producer_phase_5 = pipe_producer_phase_1;
           for (int64_t j_1 = 0; j_1 < v4; j_1 += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 4096);
             // tma_load_async pipe_buffer, pipe_producer_index_4, K, j_1, h  (line 21)
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 4096, &K_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(j_1 * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
-            const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 2 ? 0 : pipe_producer_index_4 + 1;
-            const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 2 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
+            const int32_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 2 ? 0 : pipe_producer_index_4 + 1;
+            const int32_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 2 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 4096);
             // tma_load_async pipe_buffer_1, pipe_producer_index_5, Vt, h, j_1  (line 28)
             tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 4096, &Vt_map, static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(h * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
-            const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 2 ? 0 : pipe_producer_index_5 + 1;
-            const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 2 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
-            const int64_t next_pipe_producer_index_4 = pipe_producer_index_6;
-            const int64_t next_pipe_producer_phase_4 = pipe_producer_phase_6;
-            const int64_t next_pipe_producer_index_5 = pipe_producer_index_7;
-            const int64_t next_pipe_producer_phase_5 = pipe_producer_phase_7;
+            const int32_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 2 ? 0 : pipe_producer_index_5 + 1;
+            const int32_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 2 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
+            const int32_t next_pipe_producer_index_4 = pipe_producer_index_6;
+            const int32_t next_pipe_producer_phase_4 = pipe_producer_phase_6;
+            const int32_t next_pipe_producer_index_5 = pipe_producer_index_7;
+            const int32_t next_pipe_producer_phase_5 = pipe_producer_phase_7;
             pipe_producer_index_4 = next_pipe_producer_index_4;
             pipe_producer_phase_4 = next_pipe_producer_phase_4;
             pipe_producer_index_5 = next_pipe_producer_index_5;
             pipe_producer_phase_5 = next_pipe_producer_phase_5;
           }
-          const int64_t next_pipe_producer_index_2 = pipe_producer_index_4;
-          const int64_t next_pipe_producer_phase_2 = pipe_producer_phase_4;
-          const int64_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
-          const int64_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
-          const int64_t next_pipe_producer_index_3 = pipe_producer_index_5;
-          const int64_t next_pipe_producer_phase_3 = pipe_producer_phase_5;
+          const int32_t next_pipe_producer_index_2 = pipe_producer_index_4;
+          const int32_t next_pipe_producer_phase_2 = pipe_producer_phase_4;
+          const int32_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
+          const int32_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
+          const int32_t next_pipe_producer_index_3 = pipe_producer_index_5;
+          const int32_t next_pipe_producer_phase_3 = pipe_producer_phase_5;
           pipe_producer_index_2 = next_pipe_producer_index_2;
           pipe_producer_phase_2 = next_pipe_producer_phase_2;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1;
@@ -678,12 +679,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           pipe_producer_index_3 = next_pipe_producer_index_3;
           pipe_producer_phase_3 = next_pipe_producer_phase_3;
         } else {
-          const int64_t next_pipe_producer_index_2_1 = pipe_producer_index;
-          const int64_t next_pipe_producer_phase_2_1 = pipe_producer_phase;
-          const int64_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
-          const int64_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
-          const int64_t next_pipe_producer_index_3_1 = pipe_producer_index_1;
-          const int64_t next_pipe_producer_phase_3_1 = pipe_producer_phase_1;
+          const int32_t next_pipe_producer_index_2_1 = pipe_producer_index;
+          const int32_t next_pipe_producer_phase_2_1 = pipe_producer_phase;
+          const int32_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
+          const int32_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
+          const int32_t next_pipe_producer_index_3_1 = pipe_producer_index_1;
+          const int32_t next_pipe_producer_phase_3_1 = pipe_producer_phase_1;
           pipe_producer_index_2 = next_pipe_producer_index_2_1;
           pipe_producer_phase_2 = next_pipe_producer_phase_2_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1_1;
@@ -691,12 +692,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           pipe_producer_index_3 = next_pipe_producer_index_3_1;
           pipe_producer_phase_3 = next_pipe_producer_phase_3_1;
         }
-        const int64_t next_pipe_producer_index = pipe_producer_index_2;
-        const int64_t next_pipe_producer_phase = pipe_producer_phase_2;
-        const int64_t next_pipe_q_producer_index = pipe_q_producer_index_1;
-        const int64_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
-        const int64_t next_pipe_producer_index_1 = pipe_producer_index_3;
-        const int64_t next_pipe_producer_phase_1 = pipe_producer_phase_3;
+        const int32_t next_pipe_producer_index = pipe_producer_index_2;
+        const int32_t next_pipe_producer_phase = pipe_producer_phase_2;
+        const int32_t next_pipe_q_producer_index = pipe_q_producer_index_1;
+        const int32_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
+        const int32_t next_pipe_producer_index_1 = pipe_producer_index_3;
+        const int32_t next_pipe_producer_phase_1 = pipe_producer_phase_3;
         pipe_producer_index = next_pipe_producer_index;
         pipe_producer_phase = next_pipe_producer_phase;
         pipe_q_producer_index = next_pipe_q_producer_index;
@@ -710,41 +711,50 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v0 = cdiv_i64(S, 128);
+    const int64_t v1 = cdiv_i64(HD, 64);
+    const int64_t workers = tilec_sm_count();
+    const int64_t tiles = v0 * v1;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
+    const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
     // pipe_consumer_index, pipe_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 15)
-    int64_t pipe_consumer_index = 0;
-    int64_t pipe_consumer_phase = 0;
-    int64_t pipe_q_consumer_index = 0;
-    int64_t pipe_q_consumer_phase = 0;
-    int64_t pipe_consumer_index_1 = 0;
-    int64_t pipe_consumer_phase_1 = 0;
-    int64_t pipe_s_producer_index = 0;
-    int64_t pipe_s_producer_phase = 1;
-    int64_t pipe_s_consumer_index = 0;
-    int64_t pipe_s_consumer_phase = 0;
-    int64_t pipe_producer_index_8 = 0;
-    int64_t pipe_producer_phase_8 = 1;
-    int64_t pipe_consumer_index_2 = 0;
-    int64_t pipe_consumer_phase_2 = 0;
+    int32_t pipe_consumer_index = 0;
+    int32_t pipe_consumer_phase = 0;
+    int32_t pipe_q_consumer_index = 0;
+    int32_t pipe_q_consumer_phase = 0;
+    int32_t pipe_consumer_index_1 = 0;
+    int32_t pipe_consumer_phase_1 = 0;
+    int32_t pipe_s_producer_index = 0;
+    int32_t pipe_s_producer_phase = 1;
+    int32_t pipe_s_consumer_index = 0;
+    int32_t pipe_s_consumer_phase = 0;
+    int32_t pipe_producer_index_8 = 0;
+    int32_t pipe_producer_phase_8 = 1;
+    int32_t pipe_consumer_index_2 = 0;
+    int32_t pipe_consumer_phase_2 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v5 = round_1 * workers;
       const int64_t tile_1 = v5 + worker;
       const bool v6 = (tile_1 < tiles);
       // pipe_consumer_index_3, pipe_consumer_phase_3, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_5, pipe_consumer_phase_5 = if v6  (line 15)
-      int64_t pipe_consumer_index_3{};
-      int64_t pipe_consumer_phase_3{};
-      int64_t pipe_q_consumer_index_1{};
-      int64_t pipe_q_consumer_phase_1{};
-      int64_t pipe_consumer_index_4{};
-      int64_t pipe_consumer_phase_4{};
-      int64_t pipe_s_producer_index_1{};
-      int64_t pipe_s_producer_phase_1{};
-      int64_t pipe_s_consumer_index_1{};
-      int64_t pipe_s_consumer_phase_1{};
-      int64_t pipe_producer_index_9{};
-      int64_t pipe_producer_phase_9{};
-      int64_t pipe_consumer_index_5{};
-      int64_t pipe_consumer_phase_5{};
+      int32_t pipe_consumer_index_3{};
+      int32_t pipe_consumer_phase_3{};
+      int32_t pipe_q_consumer_index_1{};
+      int32_t pipe_q_consumer_phase_1{};
+      int32_t pipe_consumer_index_4{};
+      int32_t pipe_consumer_phase_4{};
+      int32_t pipe_s_producer_index_1{};
+      int32_t pipe_s_producer_phase_1{};
+      int32_t pipe_s_consumer_index_1{};
+      int32_t pipe_s_consumer_phase_1{};
+      int32_t pipe_producer_index_9{};
+      int32_t pipe_producer_phase_9{};
+      int32_t pipe_consumer_index_5{};
+      int32_t pipe_consumer_phase_5{};
       if (v6) {
         const int64_t i_2 = tile_1 % v0;
         const int64_t h_1 = tile_1 / v0;
@@ -764,18 +774,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 8192;  // slot of pipe_q_buffer
         // row_max_1, row_sum_1, o_1, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_consumer_index_7, pipe_consumer_phase_7, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_8, pipe_consumer_phase_8 = for 0, v7, 1, row_max, row_sum, o, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2  (line 20)
-        int64_t pipe_consumer_index_6 = pipe_consumer_index;
-        int64_t pipe_consumer_phase_6 = pipe_consumer_phase;
-        int64_t pipe_consumer_index_7 = pipe_consumer_index_1;
-        int64_t pipe_consumer_phase_7 = pipe_consumer_phase_1;
-        int64_t pipe_s_producer_index_2 = pipe_s_producer_index;
-        int64_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
-        int64_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
-        int64_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
-        int64_t pipe_producer_index_10 = pipe_producer_index_8;
-        int64_t pipe_producer_phase_10 = pipe_producer_phase_8;
-        int64_t pipe_consumer_index_8 = pipe_consumer_index_2;
-        int64_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
+        int32_t pipe_consumer_index_6 = pipe_consumer_index;
+        int32_t pipe_consumer_phase_6 = pipe_consumer_phase;
+        int32_t pipe_consumer_index_7 = pipe_consumer_index_1;
+        int32_t pipe_consumer_phase_7 = pipe_consumer_phase_1;
+        int32_t pipe_s_producer_index_2 = pipe_s_producer_index;
+        int32_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
+        int32_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
+        int32_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
+        int32_t pipe_producer_index_10 = pipe_producer_index_8;
+        int32_t pipe_producer_phase_10 = pipe_producer_phase_8;
+        int32_t pipe_consumer_index_8 = pipe_consumer_index_2;
+        int32_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
         for (int64_t j_2 = 0; j_2 < v7; j_2 += 1) {
           // t8 = zeros  (line 21)
           float t8[32];
@@ -810,8 +820,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           tilec_tcgen05_after_sync();
           // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty + 8 * static_cast<uint32_t>(pipe_consumer_index_6));  // when the MMAs reading it are done
-          const int64_t pipe_consumer_index_9 = pipe_consumer_index_6 + 1 == 2 ? 0 : pipe_consumer_index_6 + 1;
-          const int64_t pipe_consumer_phase_9 = pipe_consumer_index_6 + 1 == 2 ? 1 - pipe_consumer_phase_6 : pipe_consumer_phase_6;
+          const int32_t pipe_consumer_index_9 = pipe_consumer_index_6 + 1 == 2 ? 0 : pipe_consumer_index_6 + 1;
+          const int32_t pipe_consumer_phase_9 = pipe_consumer_index_6 + 1 == 2 ? 1 - pipe_consumer_phase_6 : pipe_consumer_phase_6;
           const float v11 = mul_f32(qk_scale, 0.18033688f);
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
           // scores = mul t10, v11  (line 21)
@@ -845,8 +855,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           for (int i = 0; i < 32; ++i) s[i] = (t16[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
-          const int64_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
+          const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
+          const int32_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty_2: a register pipe's barrier; program order is its synchronization
@@ -866,8 +876,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           }
           // stage_write pipe_buffer_2: t17 stays in registers
           // mbarrier_arrive pipe_full_2: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_producer_index_11 = pipe_producer_index_10 + 1 == 2 ? 0 : pipe_producer_index_10 + 1;
-          const int64_t pipe_producer_phase_11 = pipe_producer_index_10 + 1 == 2 ? 1 - pipe_producer_phase_10 : pipe_producer_phase_10;
+          const int32_t pipe_producer_index_11 = pipe_producer_index_10 + 1 == 2 ? 0 : pipe_producer_index_10 + 1;
+          const int32_t pipe_producer_phase_11 = pipe_producer_index_10 + 1 == 2 ? 1 - pipe_producer_phase_10 : pipe_producer_phase_10;
           // mbarrier_wait pipe_full_2: a register pipe's barrier; program order is its synchronization
           // t18 = stage_read pipe_buffer_2: the registers of t17
           // new_max = max row_max_1, t18  (line 24)
@@ -875,15 +885,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           #pragma unroll
           for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t17[i]);
           // mbarrier_arrive pipe_empty_2: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_consumer_index_10 = pipe_consumer_index_8 + 1 == 2 ? 0 : pipe_consumer_index_8 + 1;
-          const int64_t pipe_consumer_phase_10 = pipe_consumer_index_8 + 1 == 2 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
+          const int32_t pipe_consumer_index_10 = pipe_consumer_index_8 + 1 == 2 ? 0 : pipe_consumer_index_8 + 1;
+          const int32_t pipe_consumer_phase_10 = pipe_consumer_index_8 + 1 == 2 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
           // t19 = sub s_1, new_max  (line 25)
           float t19[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t19[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
-          const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
+          const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
+          const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
           // p = exp2 t19  (line 25)
           float p[32];
           #pragma unroll
@@ -965,26 +975,26 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           tilec_named_barrier_sync(1, 256);
           tilec_tcgen05_after_sync();
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_7));  // when the MMAs reading it are done
-          const int64_t pipe_consumer_index_11 = pipe_consumer_index_7 + 1 == 2 ? 0 : pipe_consumer_index_7 + 1;
-          const int64_t pipe_consumer_phase_11 = pipe_consumer_index_7 + 1 == 2 ? 1 - pipe_consumer_phase_7 : pipe_consumer_phase_7;
+          const int32_t pipe_consumer_index_11 = pipe_consumer_index_7 + 1 == 2 ? 0 : pipe_consumer_index_7 + 1;
+          const int32_t pipe_consumer_phase_11 = pipe_consumer_index_7 + 1 == 2 ? 1 - pipe_consumer_phase_7 : pipe_consumer_phase_7;
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_max[i] = new_max[i];
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
           for (int i = 0; i < 32; ++i) o[i] = t24[i];
-          const int64_t next_pipe_consumer_index_6 = pipe_consumer_index_9;
-          const int64_t next_pipe_consumer_phase_6 = pipe_consumer_phase_9;
-          const int64_t next_pipe_consumer_index_7 = pipe_consumer_index_11;
-          const int64_t next_pipe_consumer_phase_7 = pipe_consumer_phase_11;
-          const int64_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
-          const int64_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
-          const int64_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
-          const int64_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
-          const int64_t next_pipe_producer_index_10 = pipe_producer_index_11;
-          const int64_t next_pipe_producer_phase_10 = pipe_producer_phase_11;
-          const int64_t next_pipe_consumer_index_8 = pipe_consumer_index_10;
-          const int64_t next_pipe_consumer_phase_8 = pipe_consumer_phase_10;
+          const int32_t next_pipe_consumer_index_6 = pipe_consumer_index_9;
+          const int32_t next_pipe_consumer_phase_6 = pipe_consumer_phase_9;
+          const int32_t next_pipe_consumer_index_7 = pipe_consumer_index_11;
+          const int32_t next_pipe_consumer_phase_7 = pipe_consumer_phase_11;
+          const int32_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
+          const int32_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
+          const int32_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
+          const int32_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
+          const int32_t next_pipe_producer_index_10 = pipe_producer_index_11;
+          const int32_t next_pipe_producer_phase_10 = pipe_producer_phase_11;
+          const int32_t next_pipe_consumer_index_8 = pipe_consumer_index_10;
+          const int32_t next_pipe_consumer_phase_8 = pipe_consumer_phase_10;
           pipe_consumer_index_6 = next_pipe_consumer_index_6;
           pipe_consumer_phase_6 = next_pipe_consumer_phase_6;
           pipe_consumer_index_7 = next_pipe_consumer_index_7;
@@ -1000,8 +1010,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         if (compute_thread == 0) tilec_tcgen05_commit(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_consumer_index));  // when the MMAs reading it are done
-        const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
-        const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
+        const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
+        const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         // store O, i_2, h_1, t27  (line 31)
         {
@@ -1033,20 +1043,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
             if (storer) { tilec_tma_store_2d(&O_store_map, staging + box, static_cast<int32_t>(h_1 * 64 + compute_warpgroup * 32 + chunk * 32), static_cast<int32_t>(i_2 * 128)); tilec_bulk_commit(); }
           }
         }
-        const int64_t next_pipe_consumer_index_3 = pipe_consumer_index_6;
-        const int64_t next_pipe_consumer_phase_3 = pipe_consumer_phase_6;
-        const int64_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
-        const int64_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
-        const int64_t next_pipe_consumer_index_4 = pipe_consumer_index_7;
-        const int64_t next_pipe_consumer_phase_4 = pipe_consumer_phase_7;
-        const int64_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
-        const int64_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
-        const int64_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
-        const int64_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
-        const int64_t next_pipe_producer_index_9 = pipe_producer_index_10;
-        const int64_t next_pipe_producer_phase_9 = pipe_producer_phase_10;
-        const int64_t next_pipe_consumer_index_5 = pipe_consumer_index_8;
-        const int64_t next_pipe_consumer_phase_5 = pipe_consumer_phase_8;
+        const int32_t next_pipe_consumer_index_3 = pipe_consumer_index_6;
+        const int32_t next_pipe_consumer_phase_3 = pipe_consumer_phase_6;
+        const int32_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
+        const int32_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
+        const int32_t next_pipe_consumer_index_4 = pipe_consumer_index_7;
+        const int32_t next_pipe_consumer_phase_4 = pipe_consumer_phase_7;
+        const int32_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
+        const int32_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
+        const int32_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
+        const int32_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
+        const int32_t next_pipe_producer_index_9 = pipe_producer_index_10;
+        const int32_t next_pipe_producer_phase_9 = pipe_producer_phase_10;
+        const int32_t next_pipe_consumer_index_5 = pipe_consumer_index_8;
+        const int32_t next_pipe_consumer_phase_5 = pipe_consumer_phase_8;
         pipe_consumer_index_3 = next_pipe_consumer_index_3;
         pipe_consumer_phase_3 = next_pipe_consumer_phase_3;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1;
@@ -1062,20 +1072,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         pipe_consumer_index_5 = next_pipe_consumer_index_5;
         pipe_consumer_phase_5 = next_pipe_consumer_phase_5;
       } else {
-        const int64_t next_pipe_consumer_index_3_1 = pipe_consumer_index;
-        const int64_t next_pipe_consumer_phase_3_1 = pipe_consumer_phase;
-        const int64_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
-        const int64_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
-        const int64_t next_pipe_consumer_index_4_1 = pipe_consumer_index_1;
-        const int64_t next_pipe_consumer_phase_4_1 = pipe_consumer_phase_1;
-        const int64_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
-        const int64_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
-        const int64_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
-        const int64_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
-        const int64_t next_pipe_producer_index_9_1 = pipe_producer_index_8;
-        const int64_t next_pipe_producer_phase_9_1 = pipe_producer_phase_8;
-        const int64_t next_pipe_consumer_index_5_1 = pipe_consumer_index_2;
-        const int64_t next_pipe_consumer_phase_5_1 = pipe_consumer_phase_2;
+        const int32_t next_pipe_consumer_index_3_1 = pipe_consumer_index;
+        const int32_t next_pipe_consumer_phase_3_1 = pipe_consumer_phase;
+        const int32_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
+        const int32_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
+        const int32_t next_pipe_consumer_index_4_1 = pipe_consumer_index_1;
+        const int32_t next_pipe_consumer_phase_4_1 = pipe_consumer_phase_1;
+        const int32_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
+        const int32_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
+        const int32_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
+        const int32_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
+        const int32_t next_pipe_producer_index_9_1 = pipe_producer_index_8;
+        const int32_t next_pipe_producer_phase_9_1 = pipe_producer_phase_8;
+        const int32_t next_pipe_consumer_index_5_1 = pipe_consumer_index_2;
+        const int32_t next_pipe_consumer_phase_5_1 = pipe_consumer_phase_2;
         pipe_consumer_index_3 = next_pipe_consumer_index_3_1;
         pipe_consumer_phase_3 = next_pipe_consumer_phase_3_1;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1_1;
@@ -1091,20 +1101,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         pipe_consumer_index_5 = next_pipe_consumer_index_5_1;
         pipe_consumer_phase_5 = next_pipe_consumer_phase_5_1;
       }
-      const int64_t next_pipe_consumer_index = pipe_consumer_index_3;
-      const int64_t next_pipe_consumer_phase = pipe_consumer_phase_3;
-      const int64_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
-      const int64_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
-      const int64_t next_pipe_consumer_index_1 = pipe_consumer_index_4;
-      const int64_t next_pipe_consumer_phase_1 = pipe_consumer_phase_4;
-      const int64_t next_pipe_s_producer_index = pipe_s_producer_index_1;
-      const int64_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
-      const int64_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
-      const int64_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
-      const int64_t next_pipe_producer_index_8 = pipe_producer_index_9;
-      const int64_t next_pipe_producer_phase_8 = pipe_producer_phase_9;
-      const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_5;
-      const int64_t next_pipe_consumer_phase_2 = pipe_consumer_phase_5;
+      const int32_t next_pipe_consumer_index = pipe_consumer_index_3;
+      const int32_t next_pipe_consumer_phase = pipe_consumer_phase_3;
+      const int32_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
+      const int32_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
+      const int32_t next_pipe_consumer_index_1 = pipe_consumer_index_4;
+      const int32_t next_pipe_consumer_phase_1 = pipe_consumer_phase_4;
+      const int32_t next_pipe_s_producer_index = pipe_s_producer_index_1;
+      const int32_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
+      const int32_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
+      const int32_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
+      const int32_t next_pipe_producer_index_8 = pipe_producer_index_9;
+      const int32_t next_pipe_producer_phase_8 = pipe_producer_phase_9;
+      const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_5;
+      const int32_t next_pipe_consumer_phase_2 = pipe_consumer_phase_5;
       pipe_consumer_index = next_pipe_consumer_index;
       pipe_consumer_phase = next_pipe_consumer_phase;
       pipe_q_consumer_index = next_pipe_q_consumer_index;

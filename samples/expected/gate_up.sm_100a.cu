@@ -531,14 +531,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(M, 128);
-  const int64_t v1 = cdiv_i64(N, 128);
-  const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v0 * v1;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 11)
-  const int64_t worker = tile_number;
   const uint32_t pipe_x_full = shared_base + 229376;  // 4 mbarrier(s)
   const uint32_t pipe_x_empty = shared_base + 229408;  // 4 mbarrier(s)
   const uint32_t pipe_x_buffer = shared_base + 0;  // 4 slots of tile<128x64xbf16, smem>
@@ -570,24 +562,33 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v0 = cdiv_i64(M, 128);
+      const int64_t v1 = cdiv_i64(N, 128);
+      const int64_t workers = tilec_sm_count();
+      const int64_t tiles = v0 * v1;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 11)
+      const int64_t worker = tile_number;
       // pipe_x_producer_index, pipe_x_producer_phase, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 11)
-      int64_t pipe_x_producer_index = 0;
-      int64_t pipe_x_producer_phase = 1;
-      int64_t pipe_producer_index = 0;
-      int64_t pipe_producer_phase = 1;
-      int64_t pipe_producer_index_1 = 0;
-      int64_t pipe_producer_phase_1 = 1;
+      int32_t pipe_x_producer_index = 0;
+      int32_t pipe_x_producer_phase = 1;
+      int32_t pipe_producer_index = 0;
+      int32_t pipe_producer_phase = 1;
+      int32_t pipe_producer_index_1 = 0;
+      int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
         // pipe_x_producer_index_1, pipe_x_producer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 11)
-        int64_t pipe_x_producer_index_1{};
-        int64_t pipe_x_producer_phase_1{};
-        int64_t pipe_producer_index_2{};
-        int64_t pipe_producer_phase_2{};
-        int64_t pipe_producer_index_3{};
-        int64_t pipe_producer_phase_3{};
+        int32_t pipe_x_producer_index_1{};
+        int32_t pipe_x_producer_phase_1{};
+        int32_t pipe_producer_index_2{};
+        int32_t pipe_producer_phase_2{};
+        int32_t pipe_producer_index_3{};
+        int32_t pipe_producer_phase_3{};
         if (v3) {
           const int64_t v4 = 8 * v0;
           const int64_t v5 = tile / v4;
@@ -600,39 +601,39 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
           const int64_t n = v7 + v10;
           const int64_t v11 = cdiv_i64(K, 64);
           // pipe_x_producer_index_2, pipe_x_producer_phase_2, pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v11, 1, pipe_x_producer_index, pipe_x_producer_phase, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 14)
-          int64_t pipe_x_producer_index_2 = pipe_x_producer_index;
-          int64_t pipe_x_producer_phase_2 = pipe_x_producer_phase;
-          int64_t pipe_producer_index_4 = pipe_producer_index;
-          int64_t pipe_producer_phase_4 = pipe_producer_phase;
-          int64_t pipe_producer_index_5 = pipe_producer_index_1;
-          int64_t pipe_producer_phase_5 = pipe_producer_phase_1;
+          int32_t pipe_x_producer_index_2 = pipe_x_producer_index;
+          int32_t pipe_x_producer_phase_2 = pipe_x_producer_phase;
+          int32_t pipe_producer_index_4 = pipe_producer_index;
+          int32_t pipe_producer_phase_4 = pipe_producer_phase;
+          int32_t pipe_producer_index_5 = pipe_producer_index_1;
+          int32_t pipe_producer_phase_5 = pipe_producer_phase_1;
           for (int64_t k = 0; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_x_empty + 8 * static_cast<uint32_t>(pipe_x_producer_index_2), static_cast<uint32_t>(pipe_x_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_x_full + 8 * static_cast<uint32_t>(pipe_x_producer_index_2), 16384);
             // tma_load_async pipe_x_buffer, pipe_x_producer_index_2, X, m, k  (line 15)
             tilec_tma_load_2d(pipe_x_buffer + static_cast<uint32_t>(pipe_x_producer_index_2) * 16384, &X_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_x_full + 8 * static_cast<uint32_t>(pipe_x_producer_index_2));
-            const int64_t pipe_x_producer_index_3 = pipe_x_producer_index_2 + 1 == 4 ? 0 : pipe_x_producer_index_2 + 1;
-            const int64_t pipe_x_producer_phase_3 = pipe_x_producer_index_2 + 1 == 4 ? 1 - pipe_x_producer_phase_2 : pipe_x_producer_phase_2;
+            const int32_t pipe_x_producer_index_3 = pipe_x_producer_index_2 + 1 == 4 ? 0 : pipe_x_producer_index_2 + 1;
+            const int32_t pipe_x_producer_phase_3 = pipe_x_producer_index_2 + 1 == 4 ? 1 - pipe_x_producer_phase_2 : pipe_x_producer_phase_2;
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 16384);
             // tma_load_async pipe_buffer, pipe_producer_index_4, Wg, k, n  (line 16)
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384, &Wg_map, static_cast<int32_t>(n * 128), static_cast<int32_t>(k * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384 + 8192, &Wg_map, static_cast<int32_t>(n * 128 + 64), static_cast<int32_t>(k * 64), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
-            const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
-            const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
+            const int32_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
+            const int32_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 16384);
             // tma_load_async pipe_buffer_1, pipe_producer_index_5, Wu, k, n  (line 17)
             tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 16384, &Wu_map, static_cast<int32_t>(n * 128), static_cast<int32_t>(k * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
             tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 16384 + 8192, &Wu_map, static_cast<int32_t>(n * 128 + 64), static_cast<int32_t>(k * 64), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
-            const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 4 ? 0 : pipe_producer_index_5 + 1;
-            const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 4 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
-            const int64_t next_pipe_x_producer_index_2 = pipe_x_producer_index_3;
-            const int64_t next_pipe_x_producer_phase_2 = pipe_x_producer_phase_3;
-            const int64_t next_pipe_producer_index_4 = pipe_producer_index_6;
-            const int64_t next_pipe_producer_phase_4 = pipe_producer_phase_6;
-            const int64_t next_pipe_producer_index_5 = pipe_producer_index_7;
-            const int64_t next_pipe_producer_phase_5 = pipe_producer_phase_7;
+            const int32_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 4 ? 0 : pipe_producer_index_5 + 1;
+            const int32_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 4 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
+            const int32_t next_pipe_x_producer_index_2 = pipe_x_producer_index_3;
+            const int32_t next_pipe_x_producer_phase_2 = pipe_x_producer_phase_3;
+            const int32_t next_pipe_producer_index_4 = pipe_producer_index_6;
+            const int32_t next_pipe_producer_phase_4 = pipe_producer_phase_6;
+            const int32_t next_pipe_producer_index_5 = pipe_producer_index_7;
+            const int32_t next_pipe_producer_phase_5 = pipe_producer_phase_7;
             pipe_x_producer_index_2 = next_pipe_x_producer_index_2;
             pipe_x_producer_phase_2 = next_pipe_x_producer_phase_2;
             pipe_producer_index_4 = next_pipe_producer_index_4;
@@ -640,12 +641,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
             pipe_producer_index_5 = next_pipe_producer_index_5;
             pipe_producer_phase_5 = next_pipe_producer_phase_5;
           }
-          const int64_t next_pipe_x_producer_index_1 = pipe_x_producer_index_2;
-          const int64_t next_pipe_x_producer_phase_1 = pipe_x_producer_phase_2;
-          const int64_t next_pipe_producer_index_2 = pipe_producer_index_4;
-          const int64_t next_pipe_producer_phase_2 = pipe_producer_phase_4;
-          const int64_t next_pipe_producer_index_3 = pipe_producer_index_5;
-          const int64_t next_pipe_producer_phase_3 = pipe_producer_phase_5;
+          const int32_t next_pipe_x_producer_index_1 = pipe_x_producer_index_2;
+          const int32_t next_pipe_x_producer_phase_1 = pipe_x_producer_phase_2;
+          const int32_t next_pipe_producer_index_2 = pipe_producer_index_4;
+          const int32_t next_pipe_producer_phase_2 = pipe_producer_phase_4;
+          const int32_t next_pipe_producer_index_3 = pipe_producer_index_5;
+          const int32_t next_pipe_producer_phase_3 = pipe_producer_phase_5;
           pipe_x_producer_index_1 = next_pipe_x_producer_index_1;
           pipe_x_producer_phase_1 = next_pipe_x_producer_phase_1;
           pipe_producer_index_2 = next_pipe_producer_index_2;
@@ -653,12 +654,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
           pipe_producer_index_3 = next_pipe_producer_index_3;
           pipe_producer_phase_3 = next_pipe_producer_phase_3;
         } else {
-          const int64_t next_pipe_x_producer_index_1_1 = pipe_x_producer_index;
-          const int64_t next_pipe_x_producer_phase_1_1 = pipe_x_producer_phase;
-          const int64_t next_pipe_producer_index_2_1 = pipe_producer_index;
-          const int64_t next_pipe_producer_phase_2_1 = pipe_producer_phase;
-          const int64_t next_pipe_producer_index_3_1 = pipe_producer_index_1;
-          const int64_t next_pipe_producer_phase_3_1 = pipe_producer_phase_1;
+          const int32_t next_pipe_x_producer_index_1_1 = pipe_x_producer_index;
+          const int32_t next_pipe_x_producer_phase_1_1 = pipe_x_producer_phase;
+          const int32_t next_pipe_producer_index_2_1 = pipe_producer_index;
+          const int32_t next_pipe_producer_phase_2_1 = pipe_producer_phase;
+          const int32_t next_pipe_producer_index_3_1 = pipe_producer_index_1;
+          const int32_t next_pipe_producer_phase_3_1 = pipe_producer_phase_1;
           pipe_x_producer_index_1 = next_pipe_x_producer_index_1_1;
           pipe_x_producer_phase_1 = next_pipe_x_producer_phase_1_1;
           pipe_producer_index_2 = next_pipe_producer_index_2_1;
@@ -666,12 +667,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
           pipe_producer_index_3 = next_pipe_producer_index_3_1;
           pipe_producer_phase_3 = next_pipe_producer_phase_3_1;
         }
-        const int64_t next_pipe_x_producer_index = pipe_x_producer_index_1;
-        const int64_t next_pipe_x_producer_phase = pipe_x_producer_phase_1;
-        const int64_t next_pipe_producer_index = pipe_producer_index_2;
-        const int64_t next_pipe_producer_phase = pipe_producer_phase_2;
-        const int64_t next_pipe_producer_index_1 = pipe_producer_index_3;
-        const int64_t next_pipe_producer_phase_1 = pipe_producer_phase_3;
+        const int32_t next_pipe_x_producer_index = pipe_x_producer_index_1;
+        const int32_t next_pipe_x_producer_phase = pipe_x_producer_phase_1;
+        const int32_t next_pipe_producer_index = pipe_producer_index_2;
+        const int32_t next_pipe_producer_phase = pipe_producer_phase_2;
+        const int32_t next_pipe_producer_index_1 = pipe_producer_index_3;
+        const int32_t next_pipe_producer_phase_1 = pipe_producer_phase_3;
         pipe_x_producer_index = next_pipe_x_producer_index;
         pipe_x_producer_phase = next_pipe_x_producer_phase;
         pipe_producer_index = next_pipe_producer_index;
@@ -685,25 +686,34 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v0 = cdiv_i64(M, 128);
+    const int64_t v1 = cdiv_i64(N, 128);
+    const int64_t workers = tilec_sm_count();
+    const int64_t tiles = v0 * v1;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 11)
+    const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
     // pipe_x_consumer_index, pipe_x_consumer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0  (line 11)
-    int64_t pipe_x_consumer_index = 0;
-    int64_t pipe_x_consumer_phase = 0;
-    int64_t pipe_consumer_index = 0;
-    int64_t pipe_consumer_phase = 0;
-    int64_t pipe_consumer_index_1 = 0;
-    int64_t pipe_consumer_phase_1 = 0;
+    int32_t pipe_x_consumer_index = 0;
+    int32_t pipe_x_consumer_phase = 0;
+    int32_t pipe_consumer_index = 0;
+    int32_t pipe_consumer_phase = 0;
+    int32_t pipe_consumer_index_1 = 0;
+    int32_t pipe_consumer_phase_1 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
       // pipe_x_consumer_index_1, pipe_x_consumer_phase_1, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v13  (line 11)
-      int64_t pipe_x_consumer_index_1{};
-      int64_t pipe_x_consumer_phase_1{};
-      int64_t pipe_consumer_index_2{};
-      int64_t pipe_consumer_phase_2{};
-      int64_t pipe_consumer_index_3{};
-      int64_t pipe_consumer_phase_3{};
+      int32_t pipe_x_consumer_index_1{};
+      int32_t pipe_x_consumer_phase_1{};
+      int32_t pipe_consumer_index_2{};
+      int32_t pipe_consumer_phase_2{};
+      int32_t pipe_consumer_index_3{};
+      int32_t pipe_consumer_phase_3{};
       if (v13) {
         const int64_t v14 = 8 * v0;
         const int64_t v15 = tile_1 / v14;
@@ -722,12 +732,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
         const int64_t v21 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
         // g_1, u_1, pipe_x_consumer_index_2, pipe_x_consumer_phase_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5 = for 0, v21, 1, g, u, pipe_x_consumer_index, pipe_x_consumer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1  (line 14)
-        int64_t pipe_x_consumer_index_2 = pipe_x_consumer_index;
-        int64_t pipe_x_consumer_phase_2 = pipe_x_consumer_phase;
-        int64_t pipe_consumer_index_4 = pipe_consumer_index;
-        int64_t pipe_consumer_phase_4 = pipe_consumer_phase;
-        int64_t pipe_consumer_index_5 = pipe_consumer_index_1;
-        int64_t pipe_consumer_phase_5 = pipe_consumer_phase_1;
+        int32_t pipe_x_consumer_index_2 = pipe_x_consumer_index;
+        int32_t pipe_x_consumer_phase_2 = pipe_x_consumer_phase;
+        int32_t pipe_consumer_index_4 = pipe_consumer_index;
+        int32_t pipe_consumer_phase_4 = pipe_consumer_phase;
+        int32_t pipe_consumer_index_5 = pipe_consumer_index_1;
+        int32_t pipe_consumer_phase_5 = pipe_consumer_phase_1;
         for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_x_full + 8 * static_cast<uint32_t>(pipe_x_consumer_index_2), static_cast<uint32_t>(pipe_x_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t x = pipe_x_buffer + static_cast<uint32_t>(pipe_x_consumer_index_2) * 16384;  // slot of pipe_x_buffer
@@ -743,8 +753,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
           }
           g_started = true;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty + 8 * static_cast<uint32_t>(pipe_consumer_index_4));  // when the MMAs reading it are done
-          const int64_t pipe_consumer_index_6 = pipe_consumer_index_4 + 1 == 4 ? 0 : pipe_consumer_index_4 + 1;
-          const int64_t pipe_consumer_phase_6 = pipe_consumer_index_4 + 1 == 4 ? 1 - pipe_consumer_phase_4 : pipe_consumer_phase_4;
+          const int32_t pipe_consumer_index_6 = pipe_consumer_index_4 + 1 == 4 ? 0 : pipe_consumer_index_4 + 1;
+          const int32_t pipe_consumer_phase_6 = pipe_consumer_index_4 + 1 == 4 ? 1 - pipe_consumer_phase_4 : pipe_consumer_phase_4;
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5), static_cast<uint32_t>(pipe_consumer_phase_5));  // the MMA issuer reads the stage
           const uint32_t t23 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 16384;  // slot of pipe_buffer_1
           // u_2 = mma x, t23, u_1  (line 17)
@@ -757,17 +767,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
           }
           u_started = true;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5));  // when the MMAs reading it are done
-          const int64_t pipe_consumer_index_7 = pipe_consumer_index_5 + 1 == 4 ? 0 : pipe_consumer_index_5 + 1;
-          const int64_t pipe_consumer_phase_7 = pipe_consumer_index_5 + 1 == 4 ? 1 - pipe_consumer_phase_5 : pipe_consumer_phase_5;
+          const int32_t pipe_consumer_index_7 = pipe_consumer_index_5 + 1 == 4 ? 0 : pipe_consumer_index_5 + 1;
+          const int32_t pipe_consumer_phase_7 = pipe_consumer_index_5 + 1 == 4 ? 1 - pipe_consumer_phase_5 : pipe_consumer_phase_5;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_x_empty + 8 * static_cast<uint32_t>(pipe_x_consumer_index_2));  // when the MMAs reading it are done
-          const int64_t pipe_x_consumer_index_3 = pipe_x_consumer_index_2 + 1 == 4 ? 0 : pipe_x_consumer_index_2 + 1;
-          const int64_t pipe_x_consumer_phase_3 = pipe_x_consumer_index_2 + 1 == 4 ? 1 - pipe_x_consumer_phase_2 : pipe_x_consumer_phase_2;
-          const int64_t next_pipe_x_consumer_index_2 = pipe_x_consumer_index_3;
-          const int64_t next_pipe_x_consumer_phase_2 = pipe_x_consumer_phase_3;
-          const int64_t next_pipe_consumer_index_4 = pipe_consumer_index_6;
-          const int64_t next_pipe_consumer_phase_4 = pipe_consumer_phase_6;
-          const int64_t next_pipe_consumer_index_5 = pipe_consumer_index_7;
-          const int64_t next_pipe_consumer_phase_5 = pipe_consumer_phase_7;
+          const int32_t pipe_x_consumer_index_3 = pipe_x_consumer_index_2 + 1 == 4 ? 0 : pipe_x_consumer_index_2 + 1;
+          const int32_t pipe_x_consumer_phase_3 = pipe_x_consumer_index_2 + 1 == 4 ? 1 - pipe_x_consumer_phase_2 : pipe_x_consumer_phase_2;
+          const int32_t next_pipe_x_consumer_index_2 = pipe_x_consumer_index_3;
+          const int32_t next_pipe_x_consumer_phase_2 = pipe_x_consumer_phase_3;
+          const int32_t next_pipe_consumer_index_4 = pipe_consumer_index_6;
+          const int32_t next_pipe_consumer_phase_4 = pipe_consumer_phase_6;
+          const int32_t next_pipe_consumer_index_5 = pipe_consumer_index_7;
+          const int32_t next_pipe_consumer_phase_5 = pipe_consumer_phase_7;
           pipe_x_consumer_index_2 = next_pipe_x_consumer_index_2;
           pipe_x_consumer_phase_2 = next_pipe_x_consumer_phase_2;
           pipe_consumer_index_4 = next_pipe_consumer_index_4;
@@ -822,12 +832,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
           tilec_named_barrier_sync(1, 256);
           tilec_tcgen05_after_sync();
         }
-        const int64_t next_pipe_x_consumer_index_1 = pipe_x_consumer_index_2;
-        const int64_t next_pipe_x_consumer_phase_1 = pipe_x_consumer_phase_2;
-        const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_4;
-        const int64_t next_pipe_consumer_phase_2 = pipe_consumer_phase_4;
-        const int64_t next_pipe_consumer_index_3 = pipe_consumer_index_5;
-        const int64_t next_pipe_consumer_phase_3 = pipe_consumer_phase_5;
+        const int32_t next_pipe_x_consumer_index_1 = pipe_x_consumer_index_2;
+        const int32_t next_pipe_x_consumer_phase_1 = pipe_x_consumer_phase_2;
+        const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_4;
+        const int32_t next_pipe_consumer_phase_2 = pipe_consumer_phase_4;
+        const int32_t next_pipe_consumer_index_3 = pipe_consumer_index_5;
+        const int32_t next_pipe_consumer_phase_3 = pipe_consumer_phase_5;
         pipe_x_consumer_index_1 = next_pipe_x_consumer_index_1;
         pipe_x_consumer_phase_1 = next_pipe_x_consumer_phase_1;
         pipe_consumer_index_2 = next_pipe_consumer_index_2;
@@ -835,12 +845,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
         pipe_consumer_index_3 = next_pipe_consumer_index_3;
         pipe_consumer_phase_3 = next_pipe_consumer_phase_3;
       } else {
-        const int64_t next_pipe_x_consumer_index_1_1 = pipe_x_consumer_index;
-        const int64_t next_pipe_x_consumer_phase_1_1 = pipe_x_consumer_phase;
-        const int64_t next_pipe_consumer_index_2_1 = pipe_consumer_index;
-        const int64_t next_pipe_consumer_phase_2_1 = pipe_consumer_phase;
-        const int64_t next_pipe_consumer_index_3_1 = pipe_consumer_index_1;
-        const int64_t next_pipe_consumer_phase_3_1 = pipe_consumer_phase_1;
+        const int32_t next_pipe_x_consumer_index_1_1 = pipe_x_consumer_index;
+        const int32_t next_pipe_x_consumer_phase_1_1 = pipe_x_consumer_phase;
+        const int32_t next_pipe_consumer_index_2_1 = pipe_consumer_index;
+        const int32_t next_pipe_consumer_phase_2_1 = pipe_consumer_phase;
+        const int32_t next_pipe_consumer_index_3_1 = pipe_consumer_index_1;
+        const int32_t next_pipe_consumer_phase_3_1 = pipe_consumer_phase_1;
         pipe_x_consumer_index_1 = next_pipe_x_consumer_index_1_1;
         pipe_x_consumer_phase_1 = next_pipe_x_consumer_phase_1_1;
         pipe_consumer_index_2 = next_pipe_consumer_index_2_1;
@@ -848,12 +858,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gate_up_kernel(const __grid_constant
         pipe_consumer_index_3 = next_pipe_consumer_index_3_1;
         pipe_consumer_phase_3 = next_pipe_consumer_phase_3_1;
       }
-      const int64_t next_pipe_x_consumer_index = pipe_x_consumer_index_1;
-      const int64_t next_pipe_x_consumer_phase = pipe_x_consumer_phase_1;
-      const int64_t next_pipe_consumer_index = pipe_consumer_index_2;
-      const int64_t next_pipe_consumer_phase = pipe_consumer_phase_2;
-      const int64_t next_pipe_consumer_index_1 = pipe_consumer_index_3;
-      const int64_t next_pipe_consumer_phase_1 = pipe_consumer_phase_3;
+      const int32_t next_pipe_x_consumer_index = pipe_x_consumer_index_1;
+      const int32_t next_pipe_x_consumer_phase = pipe_x_consumer_phase_1;
+      const int32_t next_pipe_consumer_index = pipe_consumer_index_2;
+      const int32_t next_pipe_consumer_phase = pipe_consumer_phase_2;
+      const int32_t next_pipe_consumer_index_1 = pipe_consumer_index_3;
+      const int32_t next_pipe_consumer_phase_1 = pipe_consumer_phase_3;
       pipe_x_consumer_index = next_pipe_x_consumer_index;
       pipe_x_consumer_phase = next_pipe_x_consumer_phase;
       pipe_consumer_index = next_pipe_consumer_index;

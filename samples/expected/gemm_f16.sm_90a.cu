@@ -512,14 +512,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(M, 128);
-  const int64_t v1 = cdiv_i64(N, 256);
-  const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v0 * v1;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 10)
-  const int64_t worker = tile_number;
   const uint32_t pipe_a_full = shared_base + 229376;  // 4 mbarrier(s)
   const uint32_t pipe_a_empty = shared_base + 229408;  // 4 mbarrier(s)
   const uint32_t pipe_a_buffer = shared_base + 0;  // 4 slots of tile<128x64xf16, smem>
@@ -539,20 +531,29 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v0 = cdiv_i64(M, 128);
+      const int64_t v1 = cdiv_i64(N, 256);
+      const int64_t workers = tilec_sm_count();
+      const int64_t tiles = v0 * v1;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 10)
+      const int64_t worker = tile_number;
       // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 10)
-      int64_t pipe_a_producer_index = 0;
-      int64_t pipe_a_producer_phase = 1;
-      int64_t pipe_b_producer_index = 0;
-      int64_t pipe_b_producer_phase = 1;
+      int32_t pipe_a_producer_index = 0;
+      int32_t pipe_a_producer_phase = 1;
+      int32_t pipe_b_producer_index = 0;
+      int32_t pipe_b_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
         // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 10)
-        int64_t pipe_a_producer_index_1{};
-        int64_t pipe_a_producer_phase_1{};
-        int64_t pipe_b_producer_index_1{};
-        int64_t pipe_b_producer_phase_1{};
+        int32_t pipe_a_producer_index_1{};
+        int32_t pipe_a_producer_phase_1{};
+        int32_t pipe_b_producer_index_1{};
+        int32_t pipe_b_producer_phase_1{};
         if (v3) {
           const int64_t v4 = 8 * v0;
           const int64_t v5 = tile / v4;
@@ -565,17 +566,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
           const int64_t n = v7 + v10;
           const int64_t v11 = cdiv_i64(K, 64);
           // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 12)
-          int64_t pipe_a_producer_index_2 = pipe_a_producer_index;
-          int64_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
-          int64_t pipe_b_producer_index_2 = pipe_b_producer_index;
-          int64_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
+          int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
+          int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
+          int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
+          int32_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
           for (int64_t k = 0; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
             // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 13)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
-            const int64_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
-            const int64_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
+            const int32_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
+            const int32_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 32768);
             // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, k, n  (line 14)
@@ -583,39 +584,39 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 24576, &B_map, static_cast<int32_t>(n * 256 + 192), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            const int64_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
-            const int64_t pipe_b_producer_phase_3 = pipe_b_producer_index_2 + 1 == 4 ? 1 - pipe_b_producer_phase_2 : pipe_b_producer_phase_2;
-            const int64_t next_pipe_a_producer_index_2 = pipe_a_producer_index_3;
-            const int64_t next_pipe_a_producer_phase_2 = pipe_a_producer_phase_3;
-            const int64_t next_pipe_b_producer_index_2 = pipe_b_producer_index_3;
-            const int64_t next_pipe_b_producer_phase_2 = pipe_b_producer_phase_3;
+            const int32_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
+            const int32_t pipe_b_producer_phase_3 = pipe_b_producer_index_2 + 1 == 4 ? 1 - pipe_b_producer_phase_2 : pipe_b_producer_phase_2;
+            const int32_t next_pipe_a_producer_index_2 = pipe_a_producer_index_3;
+            const int32_t next_pipe_a_producer_phase_2 = pipe_a_producer_phase_3;
+            const int32_t next_pipe_b_producer_index_2 = pipe_b_producer_index_3;
+            const int32_t next_pipe_b_producer_phase_2 = pipe_b_producer_phase_3;
             pipe_a_producer_index_2 = next_pipe_a_producer_index_2;
             pipe_a_producer_phase_2 = next_pipe_a_producer_phase_2;
             pipe_b_producer_index_2 = next_pipe_b_producer_index_2;
             pipe_b_producer_phase_2 = next_pipe_b_producer_phase_2;
           }
-          const int64_t next_pipe_a_producer_index_1 = pipe_a_producer_index_2;
-          const int64_t next_pipe_a_producer_phase_1 = pipe_a_producer_phase_2;
-          const int64_t next_pipe_b_producer_index_1 = pipe_b_producer_index_2;
-          const int64_t next_pipe_b_producer_phase_1 = pipe_b_producer_phase_2;
+          const int32_t next_pipe_a_producer_index_1 = pipe_a_producer_index_2;
+          const int32_t next_pipe_a_producer_phase_1 = pipe_a_producer_phase_2;
+          const int32_t next_pipe_b_producer_index_1 = pipe_b_producer_index_2;
+          const int32_t next_pipe_b_producer_phase_1 = pipe_b_producer_phase_2;
           pipe_a_producer_index_1 = next_pipe_a_producer_index_1;
           pipe_a_producer_phase_1 = next_pipe_a_producer_phase_1;
           pipe_b_producer_index_1 = next_pipe_b_producer_index_1;
           pipe_b_producer_phase_1 = next_pipe_b_producer_phase_1;
         } else {
-          const int64_t next_pipe_a_producer_index_1_1 = pipe_a_producer_index;
-          const int64_t next_pipe_a_producer_phase_1_1 = pipe_a_producer_phase;
-          const int64_t next_pipe_b_producer_index_1_1 = pipe_b_producer_index;
-          const int64_t next_pipe_b_producer_phase_1_1 = pipe_b_producer_phase;
+          const int32_t next_pipe_a_producer_index_1_1 = pipe_a_producer_index;
+          const int32_t next_pipe_a_producer_phase_1_1 = pipe_a_producer_phase;
+          const int32_t next_pipe_b_producer_index_1_1 = pipe_b_producer_index;
+          const int32_t next_pipe_b_producer_phase_1_1 = pipe_b_producer_phase;
           pipe_a_producer_index_1 = next_pipe_a_producer_index_1_1;
           pipe_a_producer_phase_1 = next_pipe_a_producer_phase_1_1;
           pipe_b_producer_index_1 = next_pipe_b_producer_index_1_1;
           pipe_b_producer_phase_1 = next_pipe_b_producer_phase_1_1;
         }
-        const int64_t next_pipe_a_producer_index = pipe_a_producer_index_1;
-        const int64_t next_pipe_a_producer_phase = pipe_a_producer_phase_1;
-        const int64_t next_pipe_b_producer_index = pipe_b_producer_index_1;
-        const int64_t next_pipe_b_producer_phase = pipe_b_producer_phase_1;
+        const int32_t next_pipe_a_producer_index = pipe_a_producer_index_1;
+        const int32_t next_pipe_a_producer_phase = pipe_a_producer_phase_1;
+        const int32_t next_pipe_b_producer_index = pipe_b_producer_index_1;
+        const int32_t next_pipe_b_producer_phase = pipe_b_producer_phase_1;
         pipe_a_producer_index = next_pipe_a_producer_index;
         pipe_a_producer_phase = next_pipe_a_producer_phase;
         pipe_b_producer_index = next_pipe_b_producer_index;
@@ -627,20 +628,29 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v0 = cdiv_i64(M, 128);
+    const int64_t v1 = cdiv_i64(N, 256);
+    const int64_t workers = tilec_sm_count();
+    const int64_t tiles = v0 * v1;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 10)
+    const int64_t worker = tile_number;
     // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 10)
-    int64_t pipe_a_consumer_index = 0;
-    int64_t pipe_a_consumer_phase = 0;
-    int64_t pipe_b_consumer_index = 0;
-    int64_t pipe_b_consumer_phase = 0;
+    int32_t pipe_a_consumer_index = 0;
+    int32_t pipe_a_consumer_phase = 0;
+    int32_t pipe_b_consumer_index = 0;
+    int32_t pipe_b_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
       // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 10)
-      int64_t pipe_a_consumer_index_1{};
-      int64_t pipe_a_consumer_phase_1{};
-      int64_t pipe_b_consumer_index_1{};
-      int64_t pipe_b_consumer_phase_1{};
+      int32_t pipe_a_consumer_index_1{};
+      int32_t pipe_a_consumer_phase_1{};
+      int32_t pipe_b_consumer_index_1{};
+      int32_t pipe_b_consumer_phase_1{};
       if (v13) {
         const int64_t v14 = 8 * v0;
         const int64_t v15 = tile_1 / v14;
@@ -659,10 +669,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
         const int64_t v21 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
         // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for 0, v21, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 12)
-        int64_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
-        int64_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
-        int64_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
-        int64_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
+        int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
+        int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
+        int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
+        int32_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
         int64_t pipe_b_empty_held = -1;
         int64_t pipe_a_empty_held = -1;
         for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
@@ -683,19 +693,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
           if (v22) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
           }
-          const int64_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
-          const int64_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
+          const int32_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
+          const int32_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
           const bool v23 = (pipe_a_empty_held >= 0);
           // if v23  (line 15)
           if (v23) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
           }
-          const int64_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
-          const int64_t pipe_a_consumer_phase_3 = pipe_a_consumer_index_2 + 1 == 4 ? 1 - pipe_a_consumer_phase_2 : pipe_a_consumer_phase_2;
-          const int64_t next_pipe_a_consumer_index_2 = pipe_a_consumer_index_3;
-          const int64_t next_pipe_a_consumer_phase_2 = pipe_a_consumer_phase_3;
-          const int64_t next_pipe_b_consumer_index_2 = pipe_b_consumer_index_3;
-          const int64_t next_pipe_b_consumer_phase_2 = pipe_b_consumer_phase_3;
+          const int32_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
+          const int32_t pipe_a_consumer_phase_3 = pipe_a_consumer_index_2 + 1 == 4 ? 1 - pipe_a_consumer_phase_2 : pipe_a_consumer_phase_2;
+          const int32_t next_pipe_a_consumer_index_2 = pipe_a_consumer_index_3;
+          const int32_t next_pipe_a_consumer_phase_2 = pipe_a_consumer_phase_3;
+          const int32_t next_pipe_b_consumer_index_2 = pipe_b_consumer_index_3;
+          const int32_t next_pipe_b_consumer_phase_2 = pipe_b_consumer_phase_3;
           const int64_t next_pipe_b_empty_held = pipe_b_consumer_index_2;
           const int64_t next_pipe_a_empty_held = pipe_a_consumer_index_2;
           pipe_a_consumer_index_2 = next_pipe_a_consumer_index_2;
@@ -745,28 +755,28 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
             if (storer) { tilec_tma_store_2d(&C_store_map, staging + box, static_cast<int32_t>(n_1 * 256 + chunk * 32), static_cast<int32_t>(m_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
-        const int64_t next_pipe_a_consumer_index_1 = pipe_a_consumer_index_2;
-        const int64_t next_pipe_a_consumer_phase_1 = pipe_a_consumer_phase_2;
-        const int64_t next_pipe_b_consumer_index_1 = pipe_b_consumer_index_2;
-        const int64_t next_pipe_b_consumer_phase_1 = pipe_b_consumer_phase_2;
+        const int32_t next_pipe_a_consumer_index_1 = pipe_a_consumer_index_2;
+        const int32_t next_pipe_a_consumer_phase_1 = pipe_a_consumer_phase_2;
+        const int32_t next_pipe_b_consumer_index_1 = pipe_b_consumer_index_2;
+        const int32_t next_pipe_b_consumer_phase_1 = pipe_b_consumer_phase_2;
         pipe_a_consumer_index_1 = next_pipe_a_consumer_index_1;
         pipe_a_consumer_phase_1 = next_pipe_a_consumer_phase_1;
         pipe_b_consumer_index_1 = next_pipe_b_consumer_index_1;
         pipe_b_consumer_phase_1 = next_pipe_b_consumer_phase_1;
       } else {
-        const int64_t next_pipe_a_consumer_index_1_1 = pipe_a_consumer_index;
-        const int64_t next_pipe_a_consumer_phase_1_1 = pipe_a_consumer_phase;
-        const int64_t next_pipe_b_consumer_index_1_1 = pipe_b_consumer_index;
-        const int64_t next_pipe_b_consumer_phase_1_1 = pipe_b_consumer_phase;
+        const int32_t next_pipe_a_consumer_index_1_1 = pipe_a_consumer_index;
+        const int32_t next_pipe_a_consumer_phase_1_1 = pipe_a_consumer_phase;
+        const int32_t next_pipe_b_consumer_index_1_1 = pipe_b_consumer_index;
+        const int32_t next_pipe_b_consumer_phase_1_1 = pipe_b_consumer_phase;
         pipe_a_consumer_index_1 = next_pipe_a_consumer_index_1_1;
         pipe_a_consumer_phase_1 = next_pipe_a_consumer_phase_1_1;
         pipe_b_consumer_index_1 = next_pipe_b_consumer_index_1_1;
         pipe_b_consumer_phase_1 = next_pipe_b_consumer_phase_1_1;
       }
-      const int64_t next_pipe_a_consumer_index = pipe_a_consumer_index_1;
-      const int64_t next_pipe_a_consumer_phase = pipe_a_consumer_phase_1;
-      const int64_t next_pipe_b_consumer_index = pipe_b_consumer_index_1;
-      const int64_t next_pipe_b_consumer_phase = pipe_b_consumer_phase_1;
+      const int32_t next_pipe_a_consumer_index = pipe_a_consumer_index_1;
+      const int32_t next_pipe_a_consumer_phase = pipe_a_consumer_phase_1;
+      const int32_t next_pipe_b_consumer_index = pipe_b_consumer_index_1;
+      const int32_t next_pipe_b_consumer_phase = pipe_b_consumer_phase_1;
       pipe_a_consumer_index = next_pipe_a_consumer_index;
       pipe_a_consumer_phase = next_pipe_a_consumer_phase;
       pipe_b_consumer_index = next_pipe_b_consumer_index;

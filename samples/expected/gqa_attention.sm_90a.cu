@@ -581,14 +581,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(S, 128);
-  const int64_t workers = tilec_sm_count();
-  const int64_t v1 = v0 * H;
-  const int64_t tiles = v1 * BATCH;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
-  const int64_t worker = tile_number;
   const uint32_t pipe_kt_full = shared_base + 81920;  // 2 mbarrier(s)
   const uint32_t pipe_kt_empty = shared_base + 81936;  // 2 mbarrier(s)
   const uint32_t pipe_kt_buffer = shared_base + 0;  // 2 slots of tile<64x64xbf16, smem>
@@ -619,24 +611,33 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v0 = cdiv_i64(S, 128);
+      const int64_t workers = tilec_sm_count();
+      const int64_t v1 = v0 * H;
+      const int64_t tiles = v1 * BATCH;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
+      const int64_t worker = tile_number;
       // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_v_producer_index, pipe_v_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 18)
-      int64_t pipe_kt_producer_index = 0;
-      int64_t pipe_kt_producer_phase = 1;
-      int64_t pipe_q_producer_index = 0;
-      int64_t pipe_q_producer_phase = 1;
-      int64_t pipe_v_producer_index = 0;
-      int64_t pipe_v_producer_phase = 1;
+      int32_t pipe_kt_producer_index = 0;
+      int32_t pipe_kt_producer_phase = 1;
+      int32_t pipe_q_producer_index = 0;
+      int32_t pipe_q_producer_phase = 1;
+      int32_t pipe_v_producer_index = 0;
+      int32_t pipe_v_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
         // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 18)
-        int64_t pipe_kt_producer_index_1{};
-        int64_t pipe_kt_producer_phase_1{};
-        int64_t pipe_q_producer_index_1{};
-        int64_t pipe_q_producer_phase_1{};
-        int64_t pipe_v_producer_index_1{};
-        int64_t pipe_v_producer_phase_1{};
+        int32_t pipe_kt_producer_index_1{};
+        int32_t pipe_kt_producer_phase_1{};
+        int32_t pipe_q_producer_index_1{};
+        int32_t pipe_q_producer_phase_1{};
+        int32_t pipe_v_producer_index_1{};
+        int32_t pipe_v_producer_phase_1{};
         if (v3) {
           const int64_t b = tile / v1;
           const int64_t v4 = tile % v1;
@@ -648,42 +649,42 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, b, i_1, h, 0  (line 20)
           tilec_tma_load_4d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(h), static_cast<int32_t>(i_1 * 128), static_cast<int32_t>(b), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
-          const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
-          const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
+          const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
+          const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v6 = cdiv_i64(T, 64);
           // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v6, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 24)
-          int64_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
-          int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
-          int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
-          int64_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
+          int32_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
+          int32_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
+          int32_t pipe_v_producer_index_2 = pipe_v_producer_index;
+          int32_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
           for (int64_t j_1 = 0; j_1 < v6; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
             // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, K, b, j_1, g, 0  (line 25)
             tilec_tma_load_4d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(g), static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(b), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
-            const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
-            const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
+            const int32_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
+            const int32_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
             // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, b, j_1, g, 0  (line 26)
             tilec_tma_load_4d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(g), static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(b), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
-            const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
-            const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
-            const int64_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
-            const int64_t next_pipe_kt_producer_phase_2 = pipe_kt_producer_phase_3;
-            const int64_t next_pipe_v_producer_index_2 = pipe_v_producer_index_3;
-            const int64_t next_pipe_v_producer_phase_2 = pipe_v_producer_phase_3;
+            const int32_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
+            const int32_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
+            const int32_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
+            const int32_t next_pipe_kt_producer_phase_2 = pipe_kt_producer_phase_3;
+            const int32_t next_pipe_v_producer_index_2 = pipe_v_producer_index_3;
+            const int32_t next_pipe_v_producer_phase_2 = pipe_v_producer_phase_3;
             pipe_kt_producer_index_2 = next_pipe_kt_producer_index_2;
             pipe_kt_producer_phase_2 = next_pipe_kt_producer_phase_2;
             pipe_v_producer_index_2 = next_pipe_v_producer_index_2;
             pipe_v_producer_phase_2 = next_pipe_v_producer_phase_2;
           }
-          const int64_t next_pipe_kt_producer_index_1 = pipe_kt_producer_index_2;
-          const int64_t next_pipe_kt_producer_phase_1 = pipe_kt_producer_phase_2;
-          const int64_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
-          const int64_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
-          const int64_t next_pipe_v_producer_index_1 = pipe_v_producer_index_2;
-          const int64_t next_pipe_v_producer_phase_1 = pipe_v_producer_phase_2;
+          const int32_t next_pipe_kt_producer_index_1 = pipe_kt_producer_index_2;
+          const int32_t next_pipe_kt_producer_phase_1 = pipe_kt_producer_phase_2;
+          const int32_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
+          const int32_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
+          const int32_t next_pipe_v_producer_index_1 = pipe_v_producer_index_2;
+          const int32_t next_pipe_v_producer_phase_1 = pipe_v_producer_phase_2;
           pipe_kt_producer_index_1 = next_pipe_kt_producer_index_1;
           pipe_kt_producer_phase_1 = next_pipe_kt_producer_phase_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1;
@@ -691,12 +692,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           pipe_v_producer_index_1 = next_pipe_v_producer_index_1;
           pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1;
         } else {
-          const int64_t next_pipe_kt_producer_index_1_1 = pipe_kt_producer_index;
-          const int64_t next_pipe_kt_producer_phase_1_1 = pipe_kt_producer_phase;
-          const int64_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
-          const int64_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
-          const int64_t next_pipe_v_producer_index_1_1 = pipe_v_producer_index;
-          const int64_t next_pipe_v_producer_phase_1_1 = pipe_v_producer_phase;
+          const int32_t next_pipe_kt_producer_index_1_1 = pipe_kt_producer_index;
+          const int32_t next_pipe_kt_producer_phase_1_1 = pipe_kt_producer_phase;
+          const int32_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
+          const int32_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
+          const int32_t next_pipe_v_producer_index_1_1 = pipe_v_producer_index;
+          const int32_t next_pipe_v_producer_phase_1_1 = pipe_v_producer_phase;
           pipe_kt_producer_index_1 = next_pipe_kt_producer_index_1_1;
           pipe_kt_producer_phase_1 = next_pipe_kt_producer_phase_1_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1_1;
@@ -704,12 +705,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           pipe_v_producer_index_1 = next_pipe_v_producer_index_1_1;
           pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1_1;
         }
-        const int64_t next_pipe_kt_producer_index = pipe_kt_producer_index_1;
-        const int64_t next_pipe_kt_producer_phase = pipe_kt_producer_phase_1;
-        const int64_t next_pipe_q_producer_index = pipe_q_producer_index_1;
-        const int64_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
-        const int64_t next_pipe_v_producer_index = pipe_v_producer_index_1;
-        const int64_t next_pipe_v_producer_phase = pipe_v_producer_phase_1;
+        const int32_t next_pipe_kt_producer_index = pipe_kt_producer_index_1;
+        const int32_t next_pipe_kt_producer_phase = pipe_kt_producer_phase_1;
+        const int32_t next_pipe_q_producer_index = pipe_q_producer_index_1;
+        const int32_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
+        const int32_t next_pipe_v_producer_index = pipe_v_producer_index_1;
+        const int32_t next_pipe_v_producer_phase = pipe_v_producer_phase_1;
         pipe_kt_producer_index = next_pipe_kt_producer_index;
         pipe_kt_producer_phase = next_pipe_kt_producer_phase;
         pipe_q_producer_index = next_pipe_q_producer_index;
@@ -723,40 +724,49 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v0 = cdiv_i64(S, 128);
+    const int64_t workers = tilec_sm_count();
+    const int64_t v1 = v0 * H;
+    const int64_t tiles = v1 * BATCH;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
+    const int64_t worker = tile_number;
     // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 18)
-    int64_t pipe_kt_consumer_index = 0;
-    int64_t pipe_kt_consumer_phase = 0;
-    int64_t pipe_q_consumer_index = 0;
-    int64_t pipe_q_consumer_phase = 0;
-    int64_t pipe_v_consumer_index = 0;
-    int64_t pipe_v_consumer_phase = 0;
-    int64_t pipe_s_producer_index = 0;
-    int64_t pipe_s_producer_phase = 1;
-    int64_t pipe_s_consumer_index = 0;
-    int64_t pipe_s_consumer_phase = 0;
-    int64_t pipe_producer_index = 0;
-    int64_t pipe_producer_phase = 1;
-    int64_t pipe_consumer_index = 0;
-    int64_t pipe_consumer_phase = 0;
+    int32_t pipe_kt_consumer_index = 0;
+    int32_t pipe_kt_consumer_phase = 0;
+    int32_t pipe_q_consumer_index = 0;
+    int32_t pipe_q_consumer_phase = 0;
+    int32_t pipe_v_consumer_index = 0;
+    int32_t pipe_v_consumer_phase = 0;
+    int32_t pipe_s_producer_index = 0;
+    int32_t pipe_s_producer_phase = 1;
+    int32_t pipe_s_consumer_index = 0;
+    int32_t pipe_s_consumer_phase = 0;
+    int32_t pipe_producer_index = 0;
+    int32_t pipe_producer_phase = 1;
+    int32_t pipe_consumer_index = 0;
+    int32_t pipe_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v7 = round_1 * workers;
       const int64_t tile_1 = v7 + worker;
       const bool v8 = (tile_1 < tiles);
       // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v8  (line 18)
-      int64_t pipe_kt_consumer_index_1{};
-      int64_t pipe_kt_consumer_phase_1{};
-      int64_t pipe_q_consumer_index_1{};
-      int64_t pipe_q_consumer_phase_1{};
-      int64_t pipe_v_consumer_index_1{};
-      int64_t pipe_v_consumer_phase_1{};
-      int64_t pipe_s_producer_index_1{};
-      int64_t pipe_s_producer_phase_1{};
-      int64_t pipe_s_consumer_index_1{};
-      int64_t pipe_s_consumer_phase_1{};
-      int64_t pipe_producer_index_1{};
-      int64_t pipe_producer_phase_1{};
-      int64_t pipe_consumer_index_1{};
-      int64_t pipe_consumer_phase_1{};
+      int32_t pipe_kt_consumer_index_1{};
+      int32_t pipe_kt_consumer_phase_1{};
+      int32_t pipe_q_consumer_index_1{};
+      int32_t pipe_q_consumer_phase_1{};
+      int32_t pipe_v_consumer_index_1{};
+      int32_t pipe_v_consumer_phase_1{};
+      int32_t pipe_s_producer_index_1{};
+      int32_t pipe_s_producer_phase_1{};
+      int32_t pipe_s_consumer_index_1{};
+      int32_t pipe_s_consumer_phase_1{};
+      int32_t pipe_producer_index_1{};
+      int32_t pipe_producer_phase_1{};
+      int32_t pipe_consumer_index_1{};
+      int32_t pipe_consumer_phase_1{};
       if (v8) {
         const int64_t b_1 = tile_1 / v1;
         const int64_t v9 = tile_1 % v1;
@@ -778,18 +788,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
         // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v10, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 24)
-        int64_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
-        int64_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
-        int64_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
-        int64_t pipe_v_consumer_phase_2 = pipe_v_consumer_phase;
-        int64_t pipe_s_producer_index_2 = pipe_s_producer_index;
-        int64_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
-        int64_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
-        int64_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
-        int64_t pipe_producer_index_2 = pipe_producer_index;
-        int64_t pipe_producer_phase_2 = pipe_producer_phase;
-        int64_t pipe_consumer_index_2 = pipe_consumer_index;
-        int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
+        int32_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
+        int32_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
+        int32_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
+        int32_t pipe_v_consumer_phase_2 = pipe_v_consumer_phase;
+        int32_t pipe_s_producer_index_2 = pipe_s_producer_index;
+        int32_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
+        int32_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
+        int32_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
+        int32_t pipe_producer_index_2 = pipe_producer_index;
+        int32_t pipe_producer_phase_2 = pipe_producer_phase;
+        int32_t pipe_consumer_index_2 = pipe_consumer_index;
+        int32_t pipe_consumer_phase_2 = pipe_consumer_phase;
         for (int64_t j_2 = 0; j_2 < v10; j_2 += 1) {
           // t11 = zeros  (line 27)
           float t11[32];
@@ -809,8 +819,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2));  // one arrival per warpgroup
-          const int64_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
-          const int64_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
+          const int32_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
+          const int32_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
           // scores = mul t12, 0.18033688f  (line 27)
           float scores[32];
@@ -843,8 +853,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           for (int i = 0; i < 32; ++i) s[i] = (t17[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
-          const int64_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
+          const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
+          const int32_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
@@ -862,8 +872,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           }
           // stage_write pipe_buffer: t18 stays in registers
           // mbarrier_arrive pipe_full: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
-          const int64_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
+          const int32_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
+          const int32_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
           // t19 = stage_read pipe_buffer: the registers of t18
           // new_max = max row_max_1, t19  (line 30)
@@ -871,15 +881,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           #pragma unroll
           for (int i = 0; i < 2; ++i) new_max[i] = max_f32(row_max[i], t18[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
-          const int64_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
+          const int32_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
+          const int32_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
           // t20 = sub s_1, new_max  (line 31)
           float t20[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t20[i] = sub_f32(s[i], new_max[((i / 2) % 2)]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
-          const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
+          const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
+          const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
           // p = exp2 t20  (line 31)
           float p[32];
           #pragma unroll
@@ -936,26 +946,26 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           tilec_wgmma_commit();
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2));  // one arrival per warpgroup
-          const int64_t pipe_v_consumer_index_3 = pipe_v_consumer_index_2 + 1 == 2 ? 0 : pipe_v_consumer_index_2 + 1;
-          const int64_t pipe_v_consumer_phase_3 = pipe_v_consumer_index_2 + 1 == 2 ? 1 - pipe_v_consumer_phase_2 : pipe_v_consumer_phase_2;
+          const int32_t pipe_v_consumer_index_3 = pipe_v_consumer_index_2 + 1 == 2 ? 0 : pipe_v_consumer_index_2 + 1;
+          const int32_t pipe_v_consumer_phase_3 = pipe_v_consumer_index_2 + 1 == 2 ? 1 - pipe_v_consumer_phase_2 : pipe_v_consumer_phase_2;
           #pragma unroll
           for (int i = 0; i < 2; ++i) row_max[i] = new_max[i];
           #pragma unroll
           for (int i = 0; i < 2; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
           for (int i = 0; i < 32; ++i) o[i] = t25[i];
-          const int64_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
-          const int64_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
-          const int64_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
-          const int64_t next_pipe_v_consumer_phase_2 = pipe_v_consumer_phase_3;
-          const int64_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
-          const int64_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
-          const int64_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
-          const int64_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
-          const int64_t next_pipe_producer_index_2 = pipe_producer_index_3;
-          const int64_t next_pipe_producer_phase_2 = pipe_producer_phase_3;
-          const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_3;
-          const int64_t next_pipe_consumer_phase_2 = pipe_consumer_phase_3;
+          const int32_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
+          const int32_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
+          const int32_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
+          const int32_t next_pipe_v_consumer_phase_2 = pipe_v_consumer_phase_3;
+          const int32_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
+          const int32_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
+          const int32_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
+          const int32_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
+          const int32_t next_pipe_producer_index_2 = pipe_producer_index_3;
+          const int32_t next_pipe_producer_phase_2 = pipe_producer_phase_3;
+          const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_3;
+          const int32_t next_pipe_consumer_phase_2 = pipe_consumer_phase_3;
           pipe_kt_consumer_index_2 = next_pipe_kt_consumer_index_2;
           pipe_kt_consumer_phase_2 = next_pipe_kt_consumer_phase_2;
           pipe_v_consumer_index_2 = next_pipe_v_consumer_index_2;
@@ -971,8 +981,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_consumer_index));  // one arrival per warpgroup
-        const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
-        const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
+        const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
+        const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         // store O, b_1, i_2, h_1, 0, t26  (line 37)
         {
@@ -1001,20 +1011,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
             if (storer) { tilec_tma_store_4d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + chunk * 32), static_cast<int32_t>(h_1), static_cast<int32_t>(i_2 * 128 + compute_warpgroup * 64), static_cast<int32_t>(b_1)); tilec_bulk_commit(); }
           }
         }
-        const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
-        const int64_t next_pipe_kt_consumer_phase_1 = pipe_kt_consumer_phase_2;
-        const int64_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
-        const int64_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
-        const int64_t next_pipe_v_consumer_index_1 = pipe_v_consumer_index_2;
-        const int64_t next_pipe_v_consumer_phase_1 = pipe_v_consumer_phase_2;
-        const int64_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
-        const int64_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
-        const int64_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
-        const int64_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
-        const int64_t next_pipe_producer_index_1 = pipe_producer_index_2;
-        const int64_t next_pipe_producer_phase_1 = pipe_producer_phase_2;
-        const int64_t next_pipe_consumer_index_1 = pipe_consumer_index_2;
-        const int64_t next_pipe_consumer_phase_1 = pipe_consumer_phase_2;
+        const int32_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
+        const int32_t next_pipe_kt_consumer_phase_1 = pipe_kt_consumer_phase_2;
+        const int32_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
+        const int32_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
+        const int32_t next_pipe_v_consumer_index_1 = pipe_v_consumer_index_2;
+        const int32_t next_pipe_v_consumer_phase_1 = pipe_v_consumer_phase_2;
+        const int32_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
+        const int32_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
+        const int32_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
+        const int32_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
+        const int32_t next_pipe_producer_index_1 = pipe_producer_index_2;
+        const int32_t next_pipe_producer_phase_1 = pipe_producer_phase_2;
+        const int32_t next_pipe_consumer_index_1 = pipe_consumer_index_2;
+        const int32_t next_pipe_consumer_phase_1 = pipe_consumer_phase_2;
         pipe_kt_consumer_index_1 = next_pipe_kt_consumer_index_1;
         pipe_kt_consumer_phase_1 = next_pipe_kt_consumer_phase_1;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1;
@@ -1030,20 +1040,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         pipe_consumer_index_1 = next_pipe_consumer_index_1;
         pipe_consumer_phase_1 = next_pipe_consumer_phase_1;
       } else {
-        const int64_t next_pipe_kt_consumer_index_1_1 = pipe_kt_consumer_index;
-        const int64_t next_pipe_kt_consumer_phase_1_1 = pipe_kt_consumer_phase;
-        const int64_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
-        const int64_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
-        const int64_t next_pipe_v_consumer_index_1_1 = pipe_v_consumer_index;
-        const int64_t next_pipe_v_consumer_phase_1_1 = pipe_v_consumer_phase;
-        const int64_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
-        const int64_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
-        const int64_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
-        const int64_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
-        const int64_t next_pipe_producer_index_1_1 = pipe_producer_index;
-        const int64_t next_pipe_producer_phase_1_1 = pipe_producer_phase;
-        const int64_t next_pipe_consumer_index_1_1 = pipe_consumer_index;
-        const int64_t next_pipe_consumer_phase_1_1 = pipe_consumer_phase;
+        const int32_t next_pipe_kt_consumer_index_1_1 = pipe_kt_consumer_index;
+        const int32_t next_pipe_kt_consumer_phase_1_1 = pipe_kt_consumer_phase;
+        const int32_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
+        const int32_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
+        const int32_t next_pipe_v_consumer_index_1_1 = pipe_v_consumer_index;
+        const int32_t next_pipe_v_consumer_phase_1_1 = pipe_v_consumer_phase;
+        const int32_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
+        const int32_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
+        const int32_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
+        const int32_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
+        const int32_t next_pipe_producer_index_1_1 = pipe_producer_index;
+        const int32_t next_pipe_producer_phase_1_1 = pipe_producer_phase;
+        const int32_t next_pipe_consumer_index_1_1 = pipe_consumer_index;
+        const int32_t next_pipe_consumer_phase_1_1 = pipe_consumer_phase;
         pipe_kt_consumer_index_1 = next_pipe_kt_consumer_index_1_1;
         pipe_kt_consumer_phase_1 = next_pipe_kt_consumer_phase_1_1;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1_1;
@@ -1059,20 +1069,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         pipe_consumer_index_1 = next_pipe_consumer_index_1_1;
         pipe_consumer_phase_1 = next_pipe_consumer_phase_1_1;
       }
-      const int64_t next_pipe_kt_consumer_index = pipe_kt_consumer_index_1;
-      const int64_t next_pipe_kt_consumer_phase = pipe_kt_consumer_phase_1;
-      const int64_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
-      const int64_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
-      const int64_t next_pipe_v_consumer_index = pipe_v_consumer_index_1;
-      const int64_t next_pipe_v_consumer_phase = pipe_v_consumer_phase_1;
-      const int64_t next_pipe_s_producer_index = pipe_s_producer_index_1;
-      const int64_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
-      const int64_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
-      const int64_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
-      const int64_t next_pipe_producer_index = pipe_producer_index_1;
-      const int64_t next_pipe_producer_phase = pipe_producer_phase_1;
-      const int64_t next_pipe_consumer_index = pipe_consumer_index_1;
-      const int64_t next_pipe_consumer_phase = pipe_consumer_phase_1;
+      const int32_t next_pipe_kt_consumer_index = pipe_kt_consumer_index_1;
+      const int32_t next_pipe_kt_consumer_phase = pipe_kt_consumer_phase_1;
+      const int32_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
+      const int32_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
+      const int32_t next_pipe_v_consumer_index = pipe_v_consumer_index_1;
+      const int32_t next_pipe_v_consumer_phase = pipe_v_consumer_phase_1;
+      const int32_t next_pipe_s_producer_index = pipe_s_producer_index_1;
+      const int32_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
+      const int32_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
+      const int32_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
+      const int32_t next_pipe_producer_index = pipe_producer_index_1;
+      const int32_t next_pipe_producer_phase = pipe_producer_phase_1;
+      const int32_t next_pipe_consumer_index = pipe_consumer_index_1;
+      const int32_t next_pipe_consumer_phase = pipe_consumer_phase_1;
       pipe_kt_consumer_index = next_pipe_kt_consumer_index;
       pipe_kt_consumer_phase = next_pipe_kt_consumer_phase;
       pipe_q_consumer_index = next_pipe_q_consumer_index;

@@ -527,14 +527,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) linear_kernel(const __grid_constant_
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(M, 128);
-  const int64_t v1 = cdiv_i64(N, 256);
-  const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v0 * v1;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 11)
-  const int64_t worker = tile_number;
   const uint32_t pipe_full = shared_base + 229376;  // 4 mbarrier(s)
   const uint32_t pipe_empty = shared_base + 229408;  // 4 mbarrier(s)
   const uint32_t pipe_buffer = shared_base + 0;  // 4 slots of tile<128x64xbf16, smem>
@@ -561,20 +553,29 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) linear_kernel(const __grid_constant_
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v0 = cdiv_i64(M, 128);
+      const int64_t v1 = cdiv_i64(N, 256);
+      const int64_t workers = tilec_sm_count();
+      const int64_t tiles = v0 * v1;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 11)
+      const int64_t worker = tile_number;
       // pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1  (line 11)
-      int64_t pipe_producer_index = 0;
-      int64_t pipe_producer_phase = 1;
-      int64_t pipe_producer_index_1 = 0;
-      int64_t pipe_producer_phase_1 = 1;
+      int32_t pipe_producer_index = 0;
+      int32_t pipe_producer_phase = 1;
+      int32_t pipe_producer_index_1 = 0;
+      int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v2 = round * workers;
         const int64_t tile = v2 + worker;
         const bool v3 = (tile < tiles);
         // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 11)
-        int64_t pipe_producer_index_2{};
-        int64_t pipe_producer_phase_2{};
-        int64_t pipe_producer_index_3{};
-        int64_t pipe_producer_phase_3{};
+        int32_t pipe_producer_index_2{};
+        int32_t pipe_producer_phase_2{};
+        int32_t pipe_producer_index_3{};
+        int32_t pipe_producer_phase_3{};
         if (v3) {
           const int64_t v4 = 8 * v0;
           const int64_t v5 = tile / v4;
@@ -587,54 +588,54 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) linear_kernel(const __grid_constant_
           const int64_t n = v7 + v10;
           const int64_t v11 = cdiv_i64(K, 64);
           // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v11, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 13)
-          int64_t pipe_producer_index_4 = pipe_producer_index;
-          int64_t pipe_producer_phase_4 = pipe_producer_phase;
-          int64_t pipe_producer_index_5 = pipe_producer_index_1;
-          int64_t pipe_producer_phase_5 = pipe_producer_phase_1;
+          int32_t pipe_producer_index_4 = pipe_producer_index;
+          int32_t pipe_producer_phase_4 = pipe_producer_phase;
+          int32_t pipe_producer_index_5 = pipe_producer_index_1;
+          int32_t pipe_producer_phase_5 = pipe_producer_phase_1;
           for (int64_t k = 0; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 16384);
             // tma_load_async pipe_buffer, pipe_producer_index_4, X, m, k  (line 14)
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384, &X_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
-            const int64_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
-            const int64_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
+            const int32_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
+            const int32_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 32768);
             // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, n, k  (line 14)
             tilec_tma_load_2d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 32768, &W_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(n * 256), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
-            const int64_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 4 ? 0 : pipe_producer_index_5 + 1;
-            const int64_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 4 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
-            const int64_t next_pipe_producer_index_4 = pipe_producer_index_6;
-            const int64_t next_pipe_producer_phase_4 = pipe_producer_phase_6;
-            const int64_t next_pipe_producer_index_5 = pipe_producer_index_7;
-            const int64_t next_pipe_producer_phase_5 = pipe_producer_phase_7;
+            const int32_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 4 ? 0 : pipe_producer_index_5 + 1;
+            const int32_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 4 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
+            const int32_t next_pipe_producer_index_4 = pipe_producer_index_6;
+            const int32_t next_pipe_producer_phase_4 = pipe_producer_phase_6;
+            const int32_t next_pipe_producer_index_5 = pipe_producer_index_7;
+            const int32_t next_pipe_producer_phase_5 = pipe_producer_phase_7;
             pipe_producer_index_4 = next_pipe_producer_index_4;
             pipe_producer_phase_4 = next_pipe_producer_phase_4;
             pipe_producer_index_5 = next_pipe_producer_index_5;
             pipe_producer_phase_5 = next_pipe_producer_phase_5;
           }
-          const int64_t next_pipe_producer_index_2 = pipe_producer_index_4;
-          const int64_t next_pipe_producer_phase_2 = pipe_producer_phase_4;
-          const int64_t next_pipe_producer_index_3 = pipe_producer_index_5;
-          const int64_t next_pipe_producer_phase_3 = pipe_producer_phase_5;
+          const int32_t next_pipe_producer_index_2 = pipe_producer_index_4;
+          const int32_t next_pipe_producer_phase_2 = pipe_producer_phase_4;
+          const int32_t next_pipe_producer_index_3 = pipe_producer_index_5;
+          const int32_t next_pipe_producer_phase_3 = pipe_producer_phase_5;
           pipe_producer_index_2 = next_pipe_producer_index_2;
           pipe_producer_phase_2 = next_pipe_producer_phase_2;
           pipe_producer_index_3 = next_pipe_producer_index_3;
           pipe_producer_phase_3 = next_pipe_producer_phase_3;
         } else {
-          const int64_t next_pipe_producer_index_2_1 = pipe_producer_index;
-          const int64_t next_pipe_producer_phase_2_1 = pipe_producer_phase;
-          const int64_t next_pipe_producer_index_3_1 = pipe_producer_index_1;
-          const int64_t next_pipe_producer_phase_3_1 = pipe_producer_phase_1;
+          const int32_t next_pipe_producer_index_2_1 = pipe_producer_index;
+          const int32_t next_pipe_producer_phase_2_1 = pipe_producer_phase;
+          const int32_t next_pipe_producer_index_3_1 = pipe_producer_index_1;
+          const int32_t next_pipe_producer_phase_3_1 = pipe_producer_phase_1;
           pipe_producer_index_2 = next_pipe_producer_index_2_1;
           pipe_producer_phase_2 = next_pipe_producer_phase_2_1;
           pipe_producer_index_3 = next_pipe_producer_index_3_1;
           pipe_producer_phase_3 = next_pipe_producer_phase_3_1;
         }
-        const int64_t next_pipe_producer_index = pipe_producer_index_2;
-        const int64_t next_pipe_producer_phase = pipe_producer_phase_2;
-        const int64_t next_pipe_producer_index_1 = pipe_producer_index_3;
-        const int64_t next_pipe_producer_phase_1 = pipe_producer_phase_3;
+        const int32_t next_pipe_producer_index = pipe_producer_index_2;
+        const int32_t next_pipe_producer_phase = pipe_producer_phase_2;
+        const int32_t next_pipe_producer_index_1 = pipe_producer_index_3;
+        const int32_t next_pipe_producer_phase_1 = pipe_producer_phase_3;
         pipe_producer_index = next_pipe_producer_index;
         pipe_producer_phase = next_pipe_producer_phase;
         pipe_producer_index_1 = next_pipe_producer_index_1;
@@ -646,21 +647,30 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) linear_kernel(const __grid_constant_
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v0 = cdiv_i64(M, 128);
+    const int64_t v1 = cdiv_i64(N, 256);
+    const int64_t workers = tilec_sm_count();
+    const int64_t tiles = v0 * v1;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 11)
+    const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
     // pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1 = for 0, rounds, 1, 0, 0, 0, 0  (line 11)
-    int64_t pipe_consumer_index = 0;
-    int64_t pipe_consumer_phase = 0;
-    int64_t pipe_consumer_index_1 = 0;
-    int64_t pipe_consumer_phase_1 = 0;
+    int32_t pipe_consumer_index = 0;
+    int32_t pipe_consumer_phase = 0;
+    int32_t pipe_consumer_index_1 = 0;
+    int32_t pipe_consumer_phase_1 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v12 = round_1 * workers;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
       // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v13  (line 11)
-      int64_t pipe_consumer_index_2{};
-      int64_t pipe_consumer_phase_2{};
-      int64_t pipe_consumer_index_3{};
-      int64_t pipe_consumer_phase_3{};
+      int32_t pipe_consumer_index_2{};
+      int32_t pipe_consumer_phase_2{};
+      int32_t pipe_consumer_index_3{};
+      int32_t pipe_consumer_phase_3{};
       if (v13) {
         const int64_t v14 = 8 * v0;
         const int64_t v15 = tile_1 / v14;
@@ -677,10 +687,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) linear_kernel(const __grid_constant_
         const int64_t v21 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
         // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5 = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1  (line 13)
-        int64_t pipe_consumer_index_4 = pipe_consumer_index;
-        int64_t pipe_consumer_phase_4 = pipe_consumer_phase;
-        int64_t pipe_consumer_index_5 = pipe_consumer_index_1;
-        int64_t pipe_consumer_phase_5 = pipe_consumer_phase_1;
+        int32_t pipe_consumer_index_4 = pipe_consumer_index;
+        int32_t pipe_consumer_phase_4 = pipe_consumer_phase;
+        int32_t pipe_consumer_index_5 = pipe_consumer_index_1;
+        int32_t pipe_consumer_phase_5 = pipe_consumer_phase_1;
         for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_4), static_cast<uint32_t>(pipe_consumer_phase_4));  // the MMA issuer reads the stage
           const uint32_t t22 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
@@ -696,15 +706,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) linear_kernel(const __grid_constant_
           }
           acc_1_started = true;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5));  // when the MMAs reading it are done
-          const int64_t pipe_consumer_index_6 = pipe_consumer_index_5 + 1 == 4 ? 0 : pipe_consumer_index_5 + 1;
-          const int64_t pipe_consumer_phase_6 = pipe_consumer_index_5 + 1 == 4 ? 1 - pipe_consumer_phase_5 : pipe_consumer_phase_5;
+          const int32_t pipe_consumer_index_6 = pipe_consumer_index_5 + 1 == 4 ? 0 : pipe_consumer_index_5 + 1;
+          const int32_t pipe_consumer_phase_6 = pipe_consumer_index_5 + 1 == 4 ? 1 - pipe_consumer_phase_5 : pipe_consumer_phase_5;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty + 8 * static_cast<uint32_t>(pipe_consumer_index_4));  // when the MMAs reading it are done
-          const int64_t pipe_consumer_index_7 = pipe_consumer_index_4 + 1 == 4 ? 0 : pipe_consumer_index_4 + 1;
-          const int64_t pipe_consumer_phase_7 = pipe_consumer_index_4 + 1 == 4 ? 1 - pipe_consumer_phase_4 : pipe_consumer_phase_4;
-          const int64_t next_pipe_consumer_index_4 = pipe_consumer_index_7;
-          const int64_t next_pipe_consumer_phase_4 = pipe_consumer_phase_7;
-          const int64_t next_pipe_consumer_index_5 = pipe_consumer_index_6;
-          const int64_t next_pipe_consumer_phase_5 = pipe_consumer_phase_6;
+          const int32_t pipe_consumer_index_7 = pipe_consumer_index_4 + 1 == 4 ? 0 : pipe_consumer_index_4 + 1;
+          const int32_t pipe_consumer_phase_7 = pipe_consumer_index_4 + 1 == 4 ? 1 - pipe_consumer_phase_4 : pipe_consumer_phase_4;
+          const int32_t next_pipe_consumer_index_4 = pipe_consumer_index_7;
+          const int32_t next_pipe_consumer_phase_4 = pipe_consumer_phase_7;
+          const int32_t next_pipe_consumer_index_5 = pipe_consumer_index_6;
+          const int32_t next_pipe_consumer_phase_5 = pipe_consumer_phase_6;
           pipe_consumer_index_4 = next_pipe_consumer_index_4;
           pipe_consumer_phase_4 = next_pipe_consumer_phase_4;
           pipe_consumer_index_5 = next_pipe_consumer_index_5;
@@ -753,28 +763,28 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) linear_kernel(const __grid_constant_
           tilec_named_barrier_sync(1, 256);
           tilec_tcgen05_after_sync();
         }
-        const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_4;
-        const int64_t next_pipe_consumer_phase_2 = pipe_consumer_phase_4;
-        const int64_t next_pipe_consumer_index_3 = pipe_consumer_index_5;
-        const int64_t next_pipe_consumer_phase_3 = pipe_consumer_phase_5;
+        const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_4;
+        const int32_t next_pipe_consumer_phase_2 = pipe_consumer_phase_4;
+        const int32_t next_pipe_consumer_index_3 = pipe_consumer_index_5;
+        const int32_t next_pipe_consumer_phase_3 = pipe_consumer_phase_5;
         pipe_consumer_index_2 = next_pipe_consumer_index_2;
         pipe_consumer_phase_2 = next_pipe_consumer_phase_2;
         pipe_consumer_index_3 = next_pipe_consumer_index_3;
         pipe_consumer_phase_3 = next_pipe_consumer_phase_3;
       } else {
-        const int64_t next_pipe_consumer_index_2_1 = pipe_consumer_index;
-        const int64_t next_pipe_consumer_phase_2_1 = pipe_consumer_phase;
-        const int64_t next_pipe_consumer_index_3_1 = pipe_consumer_index_1;
-        const int64_t next_pipe_consumer_phase_3_1 = pipe_consumer_phase_1;
+        const int32_t next_pipe_consumer_index_2_1 = pipe_consumer_index;
+        const int32_t next_pipe_consumer_phase_2_1 = pipe_consumer_phase;
+        const int32_t next_pipe_consumer_index_3_1 = pipe_consumer_index_1;
+        const int32_t next_pipe_consumer_phase_3_1 = pipe_consumer_phase_1;
         pipe_consumer_index_2 = next_pipe_consumer_index_2_1;
         pipe_consumer_phase_2 = next_pipe_consumer_phase_2_1;
         pipe_consumer_index_3 = next_pipe_consumer_index_3_1;
         pipe_consumer_phase_3 = next_pipe_consumer_phase_3_1;
       }
-      const int64_t next_pipe_consumer_index = pipe_consumer_index_2;
-      const int64_t next_pipe_consumer_phase = pipe_consumer_phase_2;
-      const int64_t next_pipe_consumer_index_1 = pipe_consumer_index_3;
-      const int64_t next_pipe_consumer_phase_1 = pipe_consumer_phase_3;
+      const int32_t next_pipe_consumer_index = pipe_consumer_index_2;
+      const int32_t next_pipe_consumer_phase = pipe_consumer_phase_2;
+      const int32_t next_pipe_consumer_index_1 = pipe_consumer_index_3;
+      const int32_t next_pipe_consumer_phase_1 = pipe_consumer_phase_3;
       pipe_consumer_index = next_pipe_consumer_index;
       pipe_consumer_phase = next_pipe_consumer_phase;
       pipe_consumer_index_1 = next_pipe_consumer_index_1;

@@ -575,13 +575,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v0 = cdiv_i64(S, 128);
-  const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v0 * H;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 16)
-  const int64_t worker = tile_number;
   const uint32_t pipe_kt_full = shared_base + 99328;  // 2 mbarrier(s)
   const uint32_t pipe_kt_empty = shared_base + 99344;  // 2 mbarrier(s)
   const uint32_t pipe_kt_buffer = shared_base + 0;  // 2 slots of tile<64x64xbf16, smem>
@@ -619,24 +612,32 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v0 = cdiv_i64(S, 128);
+      const int64_t workers = tilec_sm_count();
+      const int64_t tiles = v0 * H;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 16)
+      const int64_t worker = tile_number;
       // pipe_kt_producer_index, pipe_kt_producer_phase, pipe_q_producer_index, pipe_q_producer_phase, pipe_v_producer_index, pipe_v_producer_phase = for 0, rounds, 1, 0, 1, 0, 1, 0, 1  (line 16)
-      int64_t pipe_kt_producer_index = 0;
-      int64_t pipe_kt_producer_phase = 1;
-      int64_t pipe_q_producer_index = 0;
-      int64_t pipe_q_producer_phase = 1;
-      int64_t pipe_v_producer_index = 0;
-      int64_t pipe_v_producer_phase = 1;
+      int32_t pipe_kt_producer_index = 0;
+      int32_t pipe_kt_producer_phase = 1;
+      int32_t pipe_q_producer_index = 0;
+      int32_t pipe_q_producer_phase = 1;
+      int32_t pipe_v_producer_index = 0;
+      int32_t pipe_v_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
         const int64_t v1 = round * workers;
         const int64_t tile = v1 + worker;
         const bool v2 = (tile < tiles);
         // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v2  (line 16)
-        int64_t pipe_kt_producer_index_1{};
-        int64_t pipe_kt_producer_phase_1{};
-        int64_t pipe_q_producer_index_1{};
-        int64_t pipe_q_producer_phase_1{};
-        int64_t pipe_v_producer_index_1{};
-        int64_t pipe_v_producer_phase_1{};
+        int32_t pipe_kt_producer_index_1{};
+        int32_t pipe_kt_producer_phase_1{};
+        int32_t pipe_q_producer_index_1{};
+        int32_t pipe_q_producer_phase_1{};
+        int32_t pipe_v_producer_index_1{};
+        int32_t pipe_v_producer_phase_1{};
         if (v2) {
           const int64_t v3 = 8 * v0;
           const int64_t v4 = tile / v3;
@@ -651,42 +652,42 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, h, i_1, 0  (line 17)
           tilec_tma_load_3d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 128), static_cast<int32_t>(h), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
-          const int64_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
-          const int64_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
+          const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
+          const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
           const int64_t v10 = cdiv_i64(T, 64);
           // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v10, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 21)
-          int64_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
-          int64_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
-          int64_t pipe_v_producer_index_2 = pipe_v_producer_index;
-          int64_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
+          int32_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
+          int32_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
+          int32_t pipe_v_producer_index_2 = pipe_v_producer_index;
+          int32_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
           for (int64_t j_1 = 0; j_1 < v10; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
             // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, K, h, j_1, 0  (line 22)
             tilec_tma_load_3d(pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_producer_index_2) * 8192, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(h), pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2));
-            const int64_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
-            const int64_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
+            const int32_t pipe_kt_producer_index_3 = pipe_kt_producer_index_2 + 1 == 2 ? 0 : pipe_kt_producer_index_2 + 1;
+            const int32_t pipe_kt_producer_phase_3 = pipe_kt_producer_index_2 + 1 == 2 ? 1 - pipe_kt_producer_phase_2 : pipe_kt_producer_phase_2;
             tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), static_cast<uint32_t>(pipe_v_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2), 8192);
             // tma_load_async pipe_v_buffer, pipe_v_producer_index_2, V, h, j_1, 0  (line 23)
             tilec_tma_load_3d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index_2) * 8192, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 64), static_cast<int32_t>(h), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index_2));
-            const int64_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
-            const int64_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
-            const int64_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
-            const int64_t next_pipe_kt_producer_phase_2 = pipe_kt_producer_phase_3;
-            const int64_t next_pipe_v_producer_index_2 = pipe_v_producer_index_3;
-            const int64_t next_pipe_v_producer_phase_2 = pipe_v_producer_phase_3;
+            const int32_t pipe_v_producer_index_3 = pipe_v_producer_index_2 + 1 == 2 ? 0 : pipe_v_producer_index_2 + 1;
+            const int32_t pipe_v_producer_phase_3 = pipe_v_producer_index_2 + 1 == 2 ? 1 - pipe_v_producer_phase_2 : pipe_v_producer_phase_2;
+            const int32_t next_pipe_kt_producer_index_2 = pipe_kt_producer_index_3;
+            const int32_t next_pipe_kt_producer_phase_2 = pipe_kt_producer_phase_3;
+            const int32_t next_pipe_v_producer_index_2 = pipe_v_producer_index_3;
+            const int32_t next_pipe_v_producer_phase_2 = pipe_v_producer_phase_3;
             pipe_kt_producer_index_2 = next_pipe_kt_producer_index_2;
             pipe_kt_producer_phase_2 = next_pipe_kt_producer_phase_2;
             pipe_v_producer_index_2 = next_pipe_v_producer_index_2;
             pipe_v_producer_phase_2 = next_pipe_v_producer_phase_2;
           }
-          const int64_t next_pipe_kt_producer_index_1 = pipe_kt_producer_index_2;
-          const int64_t next_pipe_kt_producer_phase_1 = pipe_kt_producer_phase_2;
-          const int64_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
-          const int64_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
-          const int64_t next_pipe_v_producer_index_1 = pipe_v_producer_index_2;
-          const int64_t next_pipe_v_producer_phase_1 = pipe_v_producer_phase_2;
+          const int32_t next_pipe_kt_producer_index_1 = pipe_kt_producer_index_2;
+          const int32_t next_pipe_kt_producer_phase_1 = pipe_kt_producer_phase_2;
+          const int32_t next_pipe_q_producer_index_1 = pipe_q_producer_index_2;
+          const int32_t next_pipe_q_producer_phase_1 = pipe_q_producer_phase_2;
+          const int32_t next_pipe_v_producer_index_1 = pipe_v_producer_index_2;
+          const int32_t next_pipe_v_producer_phase_1 = pipe_v_producer_phase_2;
           pipe_kt_producer_index_1 = next_pipe_kt_producer_index_1;
           pipe_kt_producer_phase_1 = next_pipe_kt_producer_phase_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1;
@@ -694,12 +695,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           pipe_v_producer_index_1 = next_pipe_v_producer_index_1;
           pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1;
         } else {
-          const int64_t next_pipe_kt_producer_index_1_1 = pipe_kt_producer_index;
-          const int64_t next_pipe_kt_producer_phase_1_1 = pipe_kt_producer_phase;
-          const int64_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
-          const int64_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
-          const int64_t next_pipe_v_producer_index_1_1 = pipe_v_producer_index;
-          const int64_t next_pipe_v_producer_phase_1_1 = pipe_v_producer_phase;
+          const int32_t next_pipe_kt_producer_index_1_1 = pipe_kt_producer_index;
+          const int32_t next_pipe_kt_producer_phase_1_1 = pipe_kt_producer_phase;
+          const int32_t next_pipe_q_producer_index_1_1 = pipe_q_producer_index;
+          const int32_t next_pipe_q_producer_phase_1_1 = pipe_q_producer_phase;
+          const int32_t next_pipe_v_producer_index_1_1 = pipe_v_producer_index;
+          const int32_t next_pipe_v_producer_phase_1_1 = pipe_v_producer_phase;
           pipe_kt_producer_index_1 = next_pipe_kt_producer_index_1_1;
           pipe_kt_producer_phase_1 = next_pipe_kt_producer_phase_1_1;
           pipe_q_producer_index_1 = next_pipe_q_producer_index_1_1;
@@ -707,12 +708,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           pipe_v_producer_index_1 = next_pipe_v_producer_index_1_1;
           pipe_v_producer_phase_1 = next_pipe_v_producer_phase_1_1;
         }
-        const int64_t next_pipe_kt_producer_index = pipe_kt_producer_index_1;
-        const int64_t next_pipe_kt_producer_phase = pipe_kt_producer_phase_1;
-        const int64_t next_pipe_q_producer_index = pipe_q_producer_index_1;
-        const int64_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
-        const int64_t next_pipe_v_producer_index = pipe_v_producer_index_1;
-        const int64_t next_pipe_v_producer_phase = pipe_v_producer_phase_1;
+        const int32_t next_pipe_kt_producer_index = pipe_kt_producer_index_1;
+        const int32_t next_pipe_kt_producer_phase = pipe_kt_producer_phase_1;
+        const int32_t next_pipe_q_producer_index = pipe_q_producer_index_1;
+        const int32_t next_pipe_q_producer_phase = pipe_q_producer_phase_1;
+        const int32_t next_pipe_v_producer_index = pipe_v_producer_index_1;
+        const int32_t next_pipe_v_producer_phase = pipe_v_producer_phase_1;
         pipe_kt_producer_index = next_pipe_kt_producer_index;
         pipe_kt_producer_phase = next_pipe_kt_producer_phase;
         pipe_q_producer_index = next_pipe_q_producer_index;
@@ -726,41 +727,49 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v0 = cdiv_i64(S, 128);
+    const int64_t workers = tilec_sm_count();
+    const int64_t tiles = v0 * H;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 16)
+    const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
     // pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0  (line 16)
-    int64_t pipe_kt_consumer_index = 0;
-    int64_t pipe_kt_consumer_phase = 0;
-    int64_t pipe_q_consumer_index = 0;
-    int64_t pipe_q_consumer_phase = 0;
-    int64_t pipe_v_consumer_index = 0;
-    int64_t pipe_v_consumer_phase = 0;
-    int64_t pipe_s_producer_index = 0;
-    int64_t pipe_s_producer_phase = 1;
-    int64_t pipe_s_consumer_index = 0;
-    int64_t pipe_s_consumer_phase = 0;
-    int64_t pipe_producer_index = 0;
-    int64_t pipe_producer_phase = 1;
-    int64_t pipe_consumer_index = 0;
-    int64_t pipe_consumer_phase = 0;
+    int32_t pipe_kt_consumer_index = 0;
+    int32_t pipe_kt_consumer_phase = 0;
+    int32_t pipe_q_consumer_index = 0;
+    int32_t pipe_q_consumer_phase = 0;
+    int32_t pipe_v_consumer_index = 0;
+    int32_t pipe_v_consumer_phase = 0;
+    int32_t pipe_s_producer_index = 0;
+    int32_t pipe_s_producer_phase = 1;
+    int32_t pipe_s_consumer_index = 0;
+    int32_t pipe_s_consumer_phase = 0;
+    int32_t pipe_producer_index = 0;
+    int32_t pipe_producer_phase = 1;
+    int32_t pipe_consumer_index = 0;
+    int32_t pipe_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
       const int64_t v11 = round_1 * workers;
       const int64_t tile_1 = v11 + worker;
       const bool v12 = (tile_1 < tiles);
       // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v12  (line 16)
-      int64_t pipe_kt_consumer_index_1{};
-      int64_t pipe_kt_consumer_phase_1{};
-      int64_t pipe_q_consumer_index_1{};
-      int64_t pipe_q_consumer_phase_1{};
-      int64_t pipe_v_consumer_index_1{};
-      int64_t pipe_v_consumer_phase_1{};
-      int64_t pipe_s_producer_index_1{};
-      int64_t pipe_s_producer_phase_1{};
-      int64_t pipe_s_consumer_index_1{};
-      int64_t pipe_s_consumer_phase_1{};
-      int64_t pipe_producer_index_1{};
-      int64_t pipe_producer_phase_1{};
-      int64_t pipe_consumer_index_1{};
-      int64_t pipe_consumer_phase_1{};
+      int32_t pipe_kt_consumer_index_1{};
+      int32_t pipe_kt_consumer_phase_1{};
+      int32_t pipe_q_consumer_index_1{};
+      int32_t pipe_q_consumer_phase_1{};
+      int32_t pipe_v_consumer_index_1{};
+      int32_t pipe_v_consumer_phase_1{};
+      int32_t pipe_s_producer_index_1{};
+      int32_t pipe_s_producer_phase_1{};
+      int32_t pipe_s_consumer_index_1{};
+      int32_t pipe_s_consumer_phase_1{};
+      int32_t pipe_producer_index_1{};
+      int32_t pipe_producer_phase_1{};
+      int32_t pipe_consumer_index_1{};
+      int32_t pipe_consumer_phase_1{};
       if (v12) {
         const int64_t v13 = 8 * v0;
         const int64_t v14 = tile_1 / v13;
@@ -787,18 +796,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
         // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v20, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 21)
-        int64_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
-        int64_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
-        int64_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
-        int64_t pipe_v_consumer_phase_2 = pipe_v_consumer_phase;
-        int64_t pipe_s_producer_index_2 = pipe_s_producer_index;
-        int64_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
-        int64_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
-        int64_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
-        int64_t pipe_producer_index_2 = pipe_producer_index;
-        int64_t pipe_producer_phase_2 = pipe_producer_phase;
-        int64_t pipe_consumer_index_2 = pipe_consumer_index;
-        int64_t pipe_consumer_phase_2 = pipe_consumer_phase;
+        int32_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
+        int32_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
+        int32_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
+        int32_t pipe_v_consumer_phase_2 = pipe_v_consumer_phase;
+        int32_t pipe_s_producer_index_2 = pipe_s_producer_index;
+        int32_t pipe_s_producer_phase_2 = pipe_s_producer_phase;
+        int32_t pipe_s_consumer_index_2 = pipe_s_consumer_index;
+        int32_t pipe_s_consumer_phase_2 = pipe_s_consumer_phase;
+        int32_t pipe_producer_index_2 = pipe_producer_index;
+        int32_t pipe_producer_phase_2 = pipe_producer_phase;
+        int32_t pipe_consumer_index_2 = pipe_consumer_index;
+        int32_t pipe_consumer_phase_2 = pipe_consumer_phase;
         for (int64_t j_2 = 0; j_2 < v20; j_2 += 1) {
           // t21 = zeros  (line 24)
           float t21[32];
@@ -835,8 +844,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           tilec_tcgen05_after_sync();
           // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2));  // when the MMAs reading it are done
-          const int64_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
-          const int64_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
+          const int32_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
+          const int32_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
           // scores = mul t22, 0.18033688f  (line 24)
           float scores[32];
@@ -869,8 +878,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           for (int i = 0; i < 32; ++i) s[i] = (t27[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
-          const int64_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
+          const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
+          const int32_t pipe_s_producer_phase_3 = pipe_s_producer_index_2 + 1 == 2 ? 1 - pipe_s_producer_phase_2 : pipe_s_producer_phase_2;
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
@@ -890,8 +899,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           }
           // stage_write pipe_buffer: t28 stays in registers
           // mbarrier_arrive pipe_full: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
-          const int64_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
+          const int32_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
+          const int32_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
           // t29 = stage_read pipe_buffer: the registers of t28
           // new_max = max row_max_1, t29  (line 27)
@@ -899,15 +908,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           #pragma unroll
           for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t28[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
-          const int64_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
+          const int32_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
+          const int32_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
           // t30 = sub s_1, new_max  (line 28)
           float t30[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t30[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          const int64_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
-          const int64_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
+          const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
+          const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
           // p = exp2 t30  (line 28)
           float p[32];
           #pragma unroll
@@ -991,26 +1000,26 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           tilec_named_barrier_sync(1, 256);
           tilec_tcgen05_after_sync();
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2));  // when the MMAs reading it are done
-          const int64_t pipe_v_consumer_index_3 = pipe_v_consumer_index_2 + 1 == 2 ? 0 : pipe_v_consumer_index_2 + 1;
-          const int64_t pipe_v_consumer_phase_3 = pipe_v_consumer_index_2 + 1 == 2 ? 1 - pipe_v_consumer_phase_2 : pipe_v_consumer_phase_2;
+          const int32_t pipe_v_consumer_index_3 = pipe_v_consumer_index_2 + 1 == 2 ? 0 : pipe_v_consumer_index_2 + 1;
+          const int32_t pipe_v_consumer_phase_3 = pipe_v_consumer_index_2 + 1 == 2 ? 1 - pipe_v_consumer_phase_2 : pipe_v_consumer_phase_2;
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_max[i] = new_max[i];
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
           for (int i = 0; i < 32; ++i) o[i] = t35[i];
-          const int64_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
-          const int64_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
-          const int64_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
-          const int64_t next_pipe_v_consumer_phase_2 = pipe_v_consumer_phase_3;
-          const int64_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
-          const int64_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
-          const int64_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
-          const int64_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
-          const int64_t next_pipe_producer_index_2 = pipe_producer_index_3;
-          const int64_t next_pipe_producer_phase_2 = pipe_producer_phase_3;
-          const int64_t next_pipe_consumer_index_2 = pipe_consumer_index_3;
-          const int64_t next_pipe_consumer_phase_2 = pipe_consumer_phase_3;
+          const int32_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
+          const int32_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
+          const int32_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
+          const int32_t next_pipe_v_consumer_phase_2 = pipe_v_consumer_phase_3;
+          const int32_t next_pipe_s_producer_index_2 = pipe_s_producer_index_3;
+          const int32_t next_pipe_s_producer_phase_2 = pipe_s_producer_phase_3;
+          const int32_t next_pipe_s_consumer_index_2 = pipe_s_consumer_index_3;
+          const int32_t next_pipe_s_consumer_phase_2 = pipe_s_consumer_phase_3;
+          const int32_t next_pipe_producer_index_2 = pipe_producer_index_3;
+          const int32_t next_pipe_producer_phase_2 = pipe_producer_phase_3;
+          const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_3;
+          const int32_t next_pipe_consumer_phase_2 = pipe_consumer_phase_3;
           pipe_kt_consumer_index_2 = next_pipe_kt_consumer_index_2;
           pipe_kt_consumer_phase_2 = next_pipe_kt_consumer_phase_2;
           pipe_v_consumer_index_2 = next_pipe_v_consumer_index_2;
@@ -1026,8 +1035,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         if (compute_thread == 0) tilec_tcgen05_commit(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_consumer_index));  // when the MMAs reading it are done
-        const int64_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
-        const int64_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
+        const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
+        const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         // store O, h_1, i_2, 0, t36  (line 34)
         {
@@ -1059,20 +1068,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
             if (storer) { tilec_tma_store_3d(&O_store_map, staging + box, static_cast<int32_t>(0 * 64 + compute_warpgroup * 32 + chunk * 32), static_cast<int32_t>(i_2 * 128), static_cast<int32_t>(h_1)); tilec_bulk_commit(); }
           }
         }
-        const int64_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
-        const int64_t next_pipe_kt_consumer_phase_1 = pipe_kt_consumer_phase_2;
-        const int64_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
-        const int64_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
-        const int64_t next_pipe_v_consumer_index_1 = pipe_v_consumer_index_2;
-        const int64_t next_pipe_v_consumer_phase_1 = pipe_v_consumer_phase_2;
-        const int64_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
-        const int64_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
-        const int64_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
-        const int64_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
-        const int64_t next_pipe_producer_index_1 = pipe_producer_index_2;
-        const int64_t next_pipe_producer_phase_1 = pipe_producer_phase_2;
-        const int64_t next_pipe_consumer_index_1 = pipe_consumer_index_2;
-        const int64_t next_pipe_consumer_phase_1 = pipe_consumer_phase_2;
+        const int32_t next_pipe_kt_consumer_index_1 = pipe_kt_consumer_index_2;
+        const int32_t next_pipe_kt_consumer_phase_1 = pipe_kt_consumer_phase_2;
+        const int32_t next_pipe_q_consumer_index_1 = pipe_q_consumer_index_2;
+        const int32_t next_pipe_q_consumer_phase_1 = pipe_q_consumer_phase_2;
+        const int32_t next_pipe_v_consumer_index_1 = pipe_v_consumer_index_2;
+        const int32_t next_pipe_v_consumer_phase_1 = pipe_v_consumer_phase_2;
+        const int32_t next_pipe_s_producer_index_1 = pipe_s_producer_index_2;
+        const int32_t next_pipe_s_producer_phase_1 = pipe_s_producer_phase_2;
+        const int32_t next_pipe_s_consumer_index_1 = pipe_s_consumer_index_2;
+        const int32_t next_pipe_s_consumer_phase_1 = pipe_s_consumer_phase_2;
+        const int32_t next_pipe_producer_index_1 = pipe_producer_index_2;
+        const int32_t next_pipe_producer_phase_1 = pipe_producer_phase_2;
+        const int32_t next_pipe_consumer_index_1 = pipe_consumer_index_2;
+        const int32_t next_pipe_consumer_phase_1 = pipe_consumer_phase_2;
         pipe_kt_consumer_index_1 = next_pipe_kt_consumer_index_1;
         pipe_kt_consumer_phase_1 = next_pipe_kt_consumer_phase_1;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1;
@@ -1088,20 +1097,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         pipe_consumer_index_1 = next_pipe_consumer_index_1;
         pipe_consumer_phase_1 = next_pipe_consumer_phase_1;
       } else {
-        const int64_t next_pipe_kt_consumer_index_1_1 = pipe_kt_consumer_index;
-        const int64_t next_pipe_kt_consumer_phase_1_1 = pipe_kt_consumer_phase;
-        const int64_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
-        const int64_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
-        const int64_t next_pipe_v_consumer_index_1_1 = pipe_v_consumer_index;
-        const int64_t next_pipe_v_consumer_phase_1_1 = pipe_v_consumer_phase;
-        const int64_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
-        const int64_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
-        const int64_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
-        const int64_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
-        const int64_t next_pipe_producer_index_1_1 = pipe_producer_index;
-        const int64_t next_pipe_producer_phase_1_1 = pipe_producer_phase;
-        const int64_t next_pipe_consumer_index_1_1 = pipe_consumer_index;
-        const int64_t next_pipe_consumer_phase_1_1 = pipe_consumer_phase;
+        const int32_t next_pipe_kt_consumer_index_1_1 = pipe_kt_consumer_index;
+        const int32_t next_pipe_kt_consumer_phase_1_1 = pipe_kt_consumer_phase;
+        const int32_t next_pipe_q_consumer_index_1_1 = pipe_q_consumer_index;
+        const int32_t next_pipe_q_consumer_phase_1_1 = pipe_q_consumer_phase;
+        const int32_t next_pipe_v_consumer_index_1_1 = pipe_v_consumer_index;
+        const int32_t next_pipe_v_consumer_phase_1_1 = pipe_v_consumer_phase;
+        const int32_t next_pipe_s_producer_index_1_1 = pipe_s_producer_index;
+        const int32_t next_pipe_s_producer_phase_1_1 = pipe_s_producer_phase;
+        const int32_t next_pipe_s_consumer_index_1_1 = pipe_s_consumer_index;
+        const int32_t next_pipe_s_consumer_phase_1_1 = pipe_s_consumer_phase;
+        const int32_t next_pipe_producer_index_1_1 = pipe_producer_index;
+        const int32_t next_pipe_producer_phase_1_1 = pipe_producer_phase;
+        const int32_t next_pipe_consumer_index_1_1 = pipe_consumer_index;
+        const int32_t next_pipe_consumer_phase_1_1 = pipe_consumer_phase;
         pipe_kt_consumer_index_1 = next_pipe_kt_consumer_index_1_1;
         pipe_kt_consumer_phase_1 = next_pipe_kt_consumer_phase_1_1;
         pipe_q_consumer_index_1 = next_pipe_q_consumer_index_1_1;
@@ -1117,20 +1126,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         pipe_consumer_index_1 = next_pipe_consumer_index_1_1;
         pipe_consumer_phase_1 = next_pipe_consumer_phase_1_1;
       }
-      const int64_t next_pipe_kt_consumer_index = pipe_kt_consumer_index_1;
-      const int64_t next_pipe_kt_consumer_phase = pipe_kt_consumer_phase_1;
-      const int64_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
-      const int64_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
-      const int64_t next_pipe_v_consumer_index = pipe_v_consumer_index_1;
-      const int64_t next_pipe_v_consumer_phase = pipe_v_consumer_phase_1;
-      const int64_t next_pipe_s_producer_index = pipe_s_producer_index_1;
-      const int64_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
-      const int64_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
-      const int64_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
-      const int64_t next_pipe_producer_index = pipe_producer_index_1;
-      const int64_t next_pipe_producer_phase = pipe_producer_phase_1;
-      const int64_t next_pipe_consumer_index = pipe_consumer_index_1;
-      const int64_t next_pipe_consumer_phase = pipe_consumer_phase_1;
+      const int32_t next_pipe_kt_consumer_index = pipe_kt_consumer_index_1;
+      const int32_t next_pipe_kt_consumer_phase = pipe_kt_consumer_phase_1;
+      const int32_t next_pipe_q_consumer_index = pipe_q_consumer_index_1;
+      const int32_t next_pipe_q_consumer_phase = pipe_q_consumer_phase_1;
+      const int32_t next_pipe_v_consumer_index = pipe_v_consumer_index_1;
+      const int32_t next_pipe_v_consumer_phase = pipe_v_consumer_phase_1;
+      const int32_t next_pipe_s_producer_index = pipe_s_producer_index_1;
+      const int32_t next_pipe_s_producer_phase = pipe_s_producer_phase_1;
+      const int32_t next_pipe_s_consumer_index = pipe_s_consumer_index_1;
+      const int32_t next_pipe_s_consumer_phase = pipe_s_consumer_phase_1;
+      const int32_t next_pipe_producer_index = pipe_producer_index_1;
+      const int32_t next_pipe_producer_phase = pipe_producer_phase_1;
+      const int32_t next_pipe_consumer_index = pipe_consumer_index_1;
+      const int32_t next_pipe_consumer_phase = pipe_consumer_phase_1;
       pipe_kt_consumer_index = next_pipe_kt_consumer_index;
       pipe_kt_consumer_phase = next_pipe_kt_consumer_phase;
       pipe_q_consumer_index = next_pipe_q_consumer_index;

@@ -534,6 +534,22 @@ TEST(Cli, ALoopThatNeverRunsIsWarnedAbout) {
   fs::remove(path);
 }
 
+// Two 128x256 accumulators need 256 registers per compute thread on sm_90a, more than the 232 it
+// has: nvcc spilled 2 KB and serialized the WGMMAs, silently. Now a warning says so and what to
+// change; sm_100a keeps accumulators in tensor memory and says nothing.
+TEST(Cli, AccumulatorsPastTheRegisterBudgetAreWarnedAbout) {
+  CommandResult hopper = run_command(tilec("compile samples/gate_up.tile -D BN=256 -D STAGES=2 -o /dev/null"));
+  EXPECT_EQ(hopper.status, 0) << hopper.err;
+  EXPECT_THAT(hopper.err, HasSubstr("gate_up.tile:16:9: warning: the mma accumulators need 256 registers per compute "
+                                    "thread (g 128, u 128), more than the 232 a compute thread has on sm_90a"));
+  CommandResult blackwell =
+      run_command(tilec("compile samples/gate_up.tile -D BN=256 -D STAGES=2 --target sm_100a -o /dev/null"));
+  EXPECT_EQ(blackwell.status, 0) << blackwell.err;
+  EXPECT_EQ(blackwell.err, "");
+  CommandResult fits = run_command(tilec("compile samples/gate_up.tile -o /dev/null"));
+  EXPECT_EQ(fits.err, "");
+}
+
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
 std::string kernel_with(const std::string& shape, const std::string& stages, const std::string& name = "x") {
   return "kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n"
