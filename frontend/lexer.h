@@ -27,6 +27,9 @@ enum class TokenKind {
 };
 
 std::string_view to_string(TokenKind kind);
+// const, kernel, grid, as, for, in, if, else, store, load, carry, pipeline, assert: reserved,
+// they cannot name a value.
+inline bool is_keyword(TokenKind kind) { return kind >= TokenKind::kw_const && kind <= TokenKind::kw_assert; }
 
 struct Token {
   TokenKind kind = TokenKind::end;

@@ -72,6 +72,9 @@ class Parser {
   }
   std::string describe(const Token& token) const {
     if (token.kind == TokenKind::end) return "end of input";
+    if (is_keyword(token.kind))
+      return fmt::format("'{}' (a keyword of the language, which cannot name a value: call it something else)",
+                         token.text);
     return fmt::format("'{}'", token.text);
   }
   const Token& expect(TokenKind kind, const char* context) {

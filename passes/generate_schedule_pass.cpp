@@ -249,8 +249,17 @@ void schedule_loop(Operation& loop, Scheduler& s) {
   if (result.ok() && requested > 0 && result.stages > requested) {
     bounded.max_stages = requested;
     sched::ScheduleResult retry = sched::generate_schedule(bounded, options);
+    // The serial schedule (one stage, the cost-based ii ladder's upper end) fits any budget: the
+    // fallback when the bounded search does not (pipeline(1) kept 17 stages and ran out of
+    // shared memory).
+    sched::ScheduleOptions serial = options;
+    serial.generator = sched::Generator::serial;
     if (retry.ok() && retry.stages <= requested && retry.warnings.empty()) {
       result = std::move(retry);
+      scheduled_graph = &bounded;
+    } else if (sched::ScheduleResult fallback = sched::generate_schedule(bounded, serial);
+               fallback.ok() && fallback.stages <= requested) {
+      result = std::move(fallback);
       scheduled_graph = &bounded;
     } else {
       s.ctx.diagnostics.warning(loop.location(),

@@ -9,7 +9,10 @@
 //      --workers executor workers, and print each output's checksum.
 //   4. With --check, also run the parsed kernel on the same inputs and compare every output
 //      with the element type's tolerance; exit 1 with the first mismatching index.
-// With --timeout S, a run not done in S seconds stops with exit 1.
+// With --timeout S, a run not done in S seconds stops with exit 1. With --inputs DIR a tensor
+// parameter X whose DIR/X.bin exists takes those bytes (row-major, as on the device) instead of
+// random ones; with --outputs DIR each output is written to DIR/Y.bin after the run, so a kernel
+// can be checked against a reference of the user's own (NumPy's tofile/fromfile).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -18,6 +21,9 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,7 +58,62 @@ struct RunOptions {
   bool check = false;
   std::string report;  // --report OUT.html
   double timeout = 0;  // --timeout SECONDS; 0: none
+  std::string inputs_dir;   // --inputs DIR
+  std::string outputs_dir;  // --outputs DIR
 };
+
+namespace fs = std::filesystem;
+
+// "X" for "%X": the file a tensor parameter's bytes are read from or written to.
+std::string file_name(const std::string& parameter) {
+  return (parameter.rfind('%', 0) == 0 ? parameter.substr(1) : parameter) + ".bin";
+}
+
+// --inputs DIR: each tensor parameter with a DIR/X.bin takes its bytes, which must be exactly
+// as many as the tensor has.
+bool read_given_inputs(const std::string& dir, runtime::KernelBuffers& buffers, const std::string& kernel) {
+  for (size_t i = 0; i < buffers.names.size(); ++i) {
+    if (!buffers.is_tensor[i]) continue;
+    const fs::path path = fs::path(dir) / file_name(buffers.names[i]);
+    if (!fs::exists(path)) continue;
+    std::ifstream in(path, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    runtime::HostBuffer& tensor = buffers.tensors[i];
+    if (!in.good() && !in.eof()) {
+      fmt::print(stderr, "tilec: error: kernel {}: cannot read {}\n", kernel, path.string());
+      return false;
+    }
+    if (bytes.size() != tensor.bytes().size()) {
+      fmt::print(stderr, "tilec: error: kernel {}: {} holds {} bytes, but {} {} is {} bytes ({} elements of {} "
+                 "bytes, row-major); give --dims for its extents\n", kernel, path.string(), bytes.size(),
+                 buffers.names[i], tensor.describe(), tensor.bytes().size(), tensor.element_count(),
+                 tensor.element_bytes());
+      return false;
+    }
+    tensor.bytes() = std::move(bytes);
+    fmt::print("  input {} {}: read from {}\n", buffers.names[i], tensor.describe(), path.string());
+  }
+  return true;
+}
+
+// --outputs DIR: each output tensor to DIR/Y.bin.
+bool write_outputs(const std::string& dir, const runtime::KernelBuffers& buffers, const std::string& kernel) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  for (size_t position : buffers.outputs) {
+    const fs::path path = fs::path(dir) / file_name(buffers.names[position]);
+    const std::vector<uint8_t>& bytes = buffers.tensors[position].bytes();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      fmt::print(stderr, "tilec: error: kernel {}: cannot write {}\n", kernel, path.string());
+      return false;
+    }
+    fmt::print("  output {}: written to {}\n", buffers.names[position], path.string());
+  }
+  return true;
+}
 
 // --timeout: a thread that ends the process with exit 1 if the run is not done in time (a
 // kernel whose loop runs 2^63 times would run until killed). The executor's processes are
@@ -121,6 +182,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
     fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
     return 1;
   }
+  if (!options.inputs_dir.empty() && !read_given_inputs(options.inputs_dir, inputs, name)) return 1;
   runtime::ExecutorTileRunner runner(executor);
   runtime::LaunchOptions launch;
   launch.runner = &runner;
@@ -139,6 +201,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   for (size_t position : actual.outputs)
     fmt::print("  output {} {}: checksum {}\n", actual.names[position],
                actual.tensors[position].describe(), checksum(actual.tensors[position]));
+  if (!options.outputs_dir.empty() && !write_outputs(options.outputs_dir, actual, name)) return 1;
   if (!options.check) return 0;
 
   runtime::KernelBuffers expected = inputs;
@@ -182,6 +245,11 @@ int run_run(RunOptions options) {
     report_unknown_kernel(options.input, options.kernel, *input.module);
     return 1;
   }
+  if (selected.size() > 1 && (!options.inputs_dir.empty() || !options.outputs_dir.empty())) {
+    fmt::print(stderr, "tilec: error: {} has {} kernels, and --inputs/--outputs name files after parameters: choose "
+               "one with --kernel NAME\n", options.input, selected.size());
+    return 1;
+  }
   std::vector<const Operation*> kernels;
   for (size_t i : selected) kernels.push_back(input.module->kernels()[i].get());
   warn_unused_dims(symbols, kernels);
@@ -208,8 +276,9 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run",
-      "Run a kernel on the CPU interpreter with random inputs; --check also runs the IR as parsed\n"
-      "and compares every output (tolerance per element type), exiting 1 at the first mismatch.");
+      "Run a kernel on the CPU interpreter with random inputs (or your own: --inputs, --outputs); --check\n"
+      "also runs the IR as parsed and compares every output (tolerance per element type), exiting 1 at\n"
+      "the first mismatch.");
   cmd->add_option("input", options->input, "the .tile source or .tir IR text")->required();
   add_kernel_option(*cmd, options->kernel, "run");
   add_extent_options(*cmd, options->dims, options->scalar_items, "M=256,N=128,K=64");
@@ -227,6 +296,14 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--stop-after", options->driver.stop_after, "run the IR as it is after this stage")
       ->check(CLI::IsMember(stages));
   cmd->add_option("--report", options->report, "also write the pipeline's HTML report (as tilec compile --report)");
+  cmd->add_option("--inputs", options->inputs_dir,
+                  "read tensor parameter X from DIR/X.bin where that file exists (raw row-major elements, as "
+                  "NumPy's tofile writes them; the others stay random)")
+      ->type_name("DIR");
+  cmd->add_option("--outputs", options->outputs_dir,
+                  "write each output tensor Y to DIR/Y.bin after the run (raw row-major elements; NumPy: "
+                  "fromfile(..., dtype).reshape(shape); bf16 as its 16 bits)")
+      ->type_name("DIR");
   cmd->callback([options, &run] { run = [options] { return run_run(*options); }; });
 }
 

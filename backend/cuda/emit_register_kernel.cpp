@@ -717,7 +717,12 @@ std::string_view register_tile_prelude() {
 #include <initializer_list>
 
 // Integer helpers in the kernel's index type (int32_t or int64_t).
-template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) { return a / b + (a % b != 0 ? 1 : 0); }
+// cdiv as cdiv_i64 computes it: the ceiling for any signs, by 0 and -1 as div_i64 divides.
+template <typename I> __host__ __device__ inline I cdiv_index(I a, I b) {
+  if (b == 0 || b == -1) return static_cast<I>(cdiv_i64(a, b));
+  const I r = a % b;
+  return a / b + (r != 0 && (r > 0) == (b > 0) ? 1 : 0);
+}
 template <typename I> __host__ __device__ inline I max_index(I a, I b) { return a < b ? b : a; }
 template <typename I> __host__ __device__ inline I min_index(I a, I b) { return a < b ? a : b; }
 

@@ -544,6 +544,15 @@ void TensorCoreKernel::emit_op(const Operation& op) {
       return;
     case OpKind::stage_read: {
       if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) {
+        bool read = false;  // a loop's last value that nothing after the loop reads
+        walk(tc_.compute->region(), [&](const Operation& user) {
+          read = read || std::find(user.operands().begin(), user.operands().end(), op.result()) != user.operands().end();
+        });
+        if (pipe->second.stored && !read) {
+          writer_.line(fmt::format("// {} = stage_read {}: not read, so not copied", plan_.expression(op.result()),
+                                   plan_.expression(op.operand(0))));
+          return;
+        }
         if (pipe->second.stored) {
           writer_.line(fmt::format("// {} = stage_read {}: a copy, which later writes leave alone",
                                    plan_.expression(op.result()), plan_.expression(op.operand(0))));

@@ -137,7 +137,7 @@ bool Analysis::analyze() {
     mark_stored_register_pipes();
     find_lazy_values();
     find_accumulators();
-    ok = place_register_pipes() && hold_region(tc_.compute->region());
+    ok = refuse_computed_b() && place_register_pipes() && hold_region(tc_.compute->region());
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (!ok) return false;
@@ -152,6 +152,17 @@ bool Analysis::analyze() {
   for (const auto& [store, plan] : tc_.store_plans)
     if (plan.tma) need(plan.tensor, plan.row_dimension);
   return !diagnostics_.has_errors();
+}
+
+bool Analysis::refuse_computed_b() {
+  bool ok = true;
+  walk(tc_.compute->region(), [&](const Operation& op) {
+    if (ok && op.kind() == OpKind::mma && !tc_.is_stage_read(op.operand(1)))
+      ok = unsupported(op, "an mma whose B is computed (a dequantized or scaled weight): the tensor cores read B "
+                           "from shared memory, where TMA puts a tile loaded as it is in memory; load B unchanged "
+                           "and scale the result, or compute on A (which may come from registers)");
+  });
+  return ok;
 }
 
 void Analysis::warn_accumulator_registers() {

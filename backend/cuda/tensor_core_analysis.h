@@ -121,6 +121,10 @@ class Analysis {
   bool hold_mma(const Operation& op);
   bool hold_store(const Operation& op);
   bool check_stage_buffers();
+  // An mma's B is a stage buffer TMA fills: one computed in registers is refused before the
+  // compute agent's tiles are laid out (whose errors, about the computed tile's rows, named
+  // the wrong problem).
+  bool refuse_computed_b();
   // Accumulators in registers stay live across the whole K loop: when they alone need more
   // registers than a compute thread has, nvcc spills them (a warning that says what to change).
   void warn_accumulator_registers();

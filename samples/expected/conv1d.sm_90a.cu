@@ -141,8 +141,14 @@ __host__ __device__ inline int64_t sub_i64(int64_t a, int64_t b) {
 __host__ __device__ inline int64_t mul_i64(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
-// cdiv is the ceiling of a / b for a >= 0, b > 0.
-__host__ __device__ inline int64_t cdiv_i64(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+// cdiv is the ceiling of a / b, for any signs (the remainder has a's sign: round the truncated
+// quotient up when it is nonzero and a and b agree in sign); by 0 and -1 as div_i64 divides.
+__host__ __device__ inline int64_t cdiv_i64(int64_t a, int64_t b) {
+  if (b == 0) return -1;
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  const int64_t r = a % b;
+  return a / b + (r != 0 && (r > 0) == (b > 0) ? 1 : 0);
+}
 // Division by a value that may be 0 or -1, defined as the interpreter defines it: x / 0 = -1,
 // x % 0 = x, INT64_MIN / -1 wraps.
 __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0 ? -1 : b == -1 ? sub_i64(0, a) : a / b; }

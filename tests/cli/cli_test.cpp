@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <vector>
+
 #include "../cli_runner.h"
 
 namespace tilec::testing {
@@ -548,6 +551,56 @@ TEST(Cli, AccumulatorsPastTheRegisterBudgetAreWarnedAbout) {
   EXPECT_EQ(blackwell.err, "");
   CommandResult fits = run_command(tilec("compile samples/gate_up.tile -o /dev/null"));
   EXPECT_EQ(fits.err, "");
+}
+
+// pipeline(1) on an mma loop whose cost-based schedule needs 17 stages: bounded to one stage it
+// takes the serial schedule (it kept 17 with a warning and ran out of shared memory).
+TEST(Cli, PipelineOneKeepsOneStage) {
+  fs::path path = temp_file("pipe1.tile",
+      "kernel pipe1(A: tensor<M, K, f32>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>)\n"
+      "    grid tiles(cdiv(M, 128), cdiv(N, 128)) as (m, n) {\n"
+      "  acc = zeros<128, 128, f32>();\n"
+      "  for k in 0 .. cdiv(K, 64) pipeline(1) carry (acc) {\n"
+      "    a = load A[m, k] : <128, 64>;\n    b = load B[k, n] : <64, 128>;\n"
+      "    acc = mma(cast(a, bf16), b, acc);\n    acc = mma(cast(a * 2.0, bf16), b, acc);\n  }\n"
+      "  store C[m, n] = acc;\n}\n");
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    CommandResult r = run_command(tilec("compile " + path.string() + " --target " + target + " --emit ir"));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_THAT(r.out, HasSubstr("generator = \"serial\", ii = 521, order = 7, pipeline = 1, stage = 0, stages = 1"));
+  }
+  fs::remove(path);
+}
+
+// --inputs DIR gives a tensor parameter the bytes of DIR/X.bin, --outputs DIR writes each output
+// to DIR/Y.bin: a kernel checked against the user's own data. A file of the wrong size is refused.
+TEST(Cli, RunReadsGivenInputsAndWritesOutputs) {
+  fs::path dir = fs::temp_directory_path() / ("tilec_run_io_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "in");
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  {
+    std::ofstream out(dir / "in" / "X.bin", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
+  }
+  fs::path source = temp_file("twice.tile", "kernel twice(X: tensor<N, f32>, Y: tensor<N, f32>)\n"
+                                            "    grid tiles(cdiv(N, 8)) as (i) {\n  store Y[i] = load X[i] : <8> * 2.0;\n}\n");
+  CommandResult r = run_command(tilec("run " + source.string() + " --dims N=10 --check --inputs " + (dir / "in").string() +
+                                      " --outputs " + (dir / "out").string()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("input %X tensor<10xf32>: read from "));
+  EXPECT_THAT(r.out, HasSubstr("output %Y tensor<10xf32>: checksum 110\n"));
+  EXPECT_THAT(r.out, HasSubstr("output %Y: written to "));
+  std::ifstream in(dir / "out" / "Y.bin", std::ios::binary);
+  std::vector<float> y(10);
+  in.read(reinterpret_cast<char*>(y.data()), static_cast<std::streamsize>(y.size() * sizeof(float)));
+  EXPECT_EQ(in.gcount(), 40);
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], 2 * x[i]) << i;
+  CommandResult wrong = run_command(tilec("run " + source.string() + " --dims N=12 --inputs " + (dir / "in").string()));
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_THAT(wrong.err, HasSubstr("X.bin holds 40 bytes, but %X tensor<12xf32> is 48 bytes (12 elements of 4 bytes"));
+  fs::remove(source);
+  fs::remove_all(dir);
 }
 
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.

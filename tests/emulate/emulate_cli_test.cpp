@@ -562,6 +562,29 @@ TEST(EmulateRuntime, AssertsRefuseTheLaunchInTheLauncherToo) {
   fs::remove(source);
 }
 
+// Index cdiv is the ceiling for any signs and divides by 0 as / does, in the interpreter and the
+// emitted CUDA alike: cdiv(-1, 16) ran one iteration on the GPU (a/b + (a%b != 0)) and none in
+// the interpreter, and an index division by a zero scalar killed the emulated program (SIGFPE).
+TEST(EmulateRuntime, IndexDivisionsAgreeForNegativeAndZeroDivisors) {
+  fs::path source = fs::temp_directory_path() / ("tilec_emulate_cdiv_" + std::to_string(::getpid()) + ".tile");
+  write_file(source,
+             "kernel divisions(Y: tensor<8, i64>, a: i64, b: i64) grid tiles(1) as (i) {\n"
+             "  x = cast(a, index);\n  y = cast(b, index);\n"
+             "  store Y at [0] = full<1, i64>(cast(cdiv(x, y), i64));\n"
+             "  store Y at [1] = full<1, i64>(cast(x / y, i64));\n"
+             "  store Y at [2] = full<1, i64>(cast(x % y, i64));\n"
+             "  n = zeros<1, f32>();\n"
+             "  for j in 0 .. cdiv(x, 16) carry (n) {\n    n = n + 1.0;\n  }\n"
+             "  store Y at [3] = cast(n, i64);\n}\n");
+  for (const char* values : {"a=-1,b=16", "a=-7,b=2", "a=7,b=-2", "a=-7,b=-2", "a=5,b=0", "a=5,b=-1"}) {
+    SCOPED_TRACE(values);
+    CommandResult r = run_command(tilec("emulate " + source.string() + " --schedules 1 --scalar " + values));
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Y ok"));
+  }
+  fs::remove(source);
+}
+
 TEST(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {
   for (const char* target : {"sm_90a", "sm_100a"})
     for (const char* sample : {"vector_add", "softmax"}) {

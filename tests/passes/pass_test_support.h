@@ -34,7 +34,8 @@ std::string run_pipeline_until(LoadedModule& input, const std::string& stop_afte
 std::vector<Operation*> body_ops(const Operation& kernel);
 
 // Runs `before` and `after` (the same kernel before and after a transformation) on the same
-// random inputs (every symbolic extent 70); empty when every output is bit-identical, else a
+// random inputs (every symbolic extent 70, but for batch and head counts and batched_gemm's Q);
+// empty when every output is bit-identical, else a
 // description of the difference.
 std::string compare_runs(const Operation& before, const Operation& after, uint64_t seed);
 
