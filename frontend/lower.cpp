@@ -360,6 +360,29 @@ void Lowering::apply_annotations(const Stmt& s, Operation* op) {
   }
 }
 
+void Lowering::warn_coordinate_per_element(const std::vector<ExprPtr>& indices, const std::string& tensor_name,
+                                           const Type& tensor, const std::vector<int64_t>& tile, Location location,
+                                           const char* verb) {
+  const size_t rank = tensor.rank();
+  if (indices.size() != rank || tile.size() > rank) return;
+  for (size_t k = 0; k < tile.size(); ++k) {
+    const size_t axis = rank - tile.size() + k;  // the slice rule: a tile's dims are the tensor's last
+    const Expr& index = *indices[axis];
+    const Dim& dim = tensor.dims()[axis];
+    if (tile[k] <= 1 || index.kind != ExprKind::name || dim.symbol.empty()) continue;
+    auto extent = coordinate_extents_.find(index.name);
+    if (extent == coordinate_extents_.end() || extent->second != dim.symbol) continue;
+    diagnostics_.warning(
+        location,
+        fmt::format("this {} {} elements along {}'s dimension {} at tile coordinate {} (elements {}·{} .. {}·{} + "
+                    "{}), but the grid runs {} over every element of {}; for element {} of {}, give the tile extent 1 "
+                    "there (reshape<{}>(x) is a vector along the last dimension)",
+                    verb, tile[k], tensor_name, dim.symbol, index.name, index.name, tile[k], index.name, tile[k],
+                    tile[k] - 1, index.name, dim.symbol, index.name, dim.symbol, tile[k]));
+    return;
+  }
+}
+
 Operation* Lowering::lower_store(const Stmt& s) {
   Value* tensor = tensor_named(s.name, s.location);
   if (!tensor) return nullptr;
@@ -393,6 +416,7 @@ Operation* Lowering::lower_store(const Stmt& s) {
                                          s.value->kind == ExprKind::name ? s.value->name : "...", to_string(t.element())));
     return nullptr;
   }
+  if (!s.elements) warn_coordinate_per_element(s.indices, s.name, t, tile.shape(), s.location, "store writes");
   operands.push_back(value.value);
   builder_->set_location(s.location);
   std::vector<std::pair<std::string, Attribute>> attributes;
@@ -705,6 +729,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   frames_.clear();
   frames_.push_back({Frame::kernel, constants_, {}});
   kernel_names_.clear();
+  coordinate_extents_.clear();
   out_of_scope_.clear();
   failed_.clear();
 
@@ -798,6 +823,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
         error(location, fmt::format("'{}' is already defined", name));
       ids->result(i)->set_name_hint(name);
       frames_.back().vars[name] = Operand{ids->result(i)};
+      if (grid.extents[i]->kind == ExprKind::name) coordinate_extents_[name] = grid.extents[i]->name;
     }
   } else {
     // The grid was reported; its names still stand for indices, so that the body's uses of

@@ -358,6 +358,7 @@ Operand Lowering::lower_load(const Expr& e) {
                                   shape->size(), tensor->type().rank(), e.name));
     return {};
   }
+  if (e.op != "at") warn_coordinate_per_element(e.args, e.name, tensor->type(), *shape, e.location, "load reads");
   std::vector<std::pair<std::string, Attribute>> attributes;
   if (e.op == "at") attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
   Value* loaded = create(OpKind::load, operands, Type::tile(*shape, tensor->type().element()), e.location, attributes);

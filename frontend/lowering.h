@@ -112,6 +112,13 @@ class Lowering {
   bool coordinates(const std::vector<ExprPtr>& indices, const Type& tensor, Location location,
                    std::vector<Value*>& out);
   Operand lower_load(const Expr& e);
+  // A tile of more than one element along a tensor dimension whose coordinate is a grid
+  // coordinate running over every element of that dimension (`grid ... (H) as (h)`, `L[b, h, i]`
+  // with a <BQ, 1> tile): the tile covers elements h·BQ.. of H, nearly always meant along another
+  // dimension. A warning that says what the store or load touches and what to write.
+  void warn_coordinate_per_element(const std::vector<ExprPtr>& indices, const std::string& tensor_name,
+                                   const Type& tensor, const std::vector<int64_t>& tile, Location location,
+                                   const char* verb);
 
   // ---- builtin functions (frontend/lower_builtins.cpp): the handlers of its table's rows -----
   static std::span<const Builtin> builtin_table();
@@ -167,6 +174,8 @@ class Lowering {
   // The kernel's parameters, dims and grid coordinates, each with what it is ("a grid
   // coordinate"): a dim or coordinate cannot be assigned, nor be a loop variable.
   std::map<std::string, std::string> kernel_names_;
+  // Grid coordinates whose extent is a bare name (`grid tiles(..., H) as (..., h)`): h → "H".
+  std::map<std::string, std::string> coordinate_extents_;
   std::unordered_map<std::string, std::string> out_of_scope_;  // name → why it is unknown here
   // Names whose last assignment failed (and was reported): a use of one is an error already
   // said, so it fails without a message of its own ("unknown name" would only repeat it).

@@ -603,6 +603,28 @@ TEST(Cli, RunReadsGivenInputsAndWritesOutputs) {
   fs::remove_all(dir);
 }
 
+// A <BQ, 1> column stored at [b, h, i] of [B, H, S] lies along H (a tile's dims are the tensor's
+// last), though the grid runs h over every head: it wrote heads h·128.. silently. A warning says
+// so and what to write; the vector form the user meant gets none.
+TEST(Cli, ATileAlongADimensionTheGridRunsPerElementIsWarnedAbout) {
+  const std::string head = "const BQ = 128;\n"
+                           "kernel lse(X: tensor<B, H, S, f32>, L: tensor<B, H, S, f32>)\n"
+                           "    grid tiles(cdiv(S, BQ), H, B) as (i, h, b) {\n"
+                           "  x = reshape<BQ, 1>(load X[b, h, i] : <BQ>);\n";
+  fs::path column = temp_file("column.tile", head + "  store L[b, h, i] = x + 1.0;\n}\n");
+  CommandResult warned = run_command(tilec("compile " + column.string() + " -o /dev/null"));
+  EXPECT_EQ(warned.status, 0) << warned.err;
+  EXPECT_THAT(warned.err, HasSubstr(":5:3: warning: this store writes 128 elements along L's dimension H at tile "
+                                    "coordinate h (elements h·128 .. h·128 + 127), but the grid runs h over every "
+                                    "element of H"));
+  fs::path vector = temp_file("vector.tile", head + "  store L[b, h, i] = reshape<BQ>(x + 1.0);\n}\n");
+  CommandResult quiet = run_command(tilec("compile " + vector.string() + " -o /dev/null"));
+  EXPECT_EQ(quiet.status, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  fs::remove(column);
+  fs::remove(vector);
+}
+
 // A one-kernel .tile program whose loop header, tile shape or names the limit tests vary.
 std::string kernel_with(const std::string& shape, const std::string& stages, const std::string& name = "x") {
   return "kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n"
