@@ -13,8 +13,10 @@
 //      <BM, 1>` (a load of its own where the vector has other uses), `store L[b, h, i] =
 //      reshape<BQ>(lse)` a store {box = [BQ]} of the column.
 //   1. Count each value's uses as an mma `a`/`b` operand and its other uses.
-//   2. A transpose used only as mma operands, of a load used only by it, becomes one
-//      `tma_load {transposed}` of the loaded box (the load and the transpose go).
+//   2. A transpose used only as mma operands, of a load used only as mma operands and by such
+//      transposes, becomes one `tma_load {transposed}` of the loaded box (the transpose goes,
+//      and the load once nothing else reads it; otherwise the load becomes a tma_load of its own
+//      in 3: a tile both ways, two TMA boxes).
 //   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result.
 // A load with `elements` (element coordinates) keeps them: its TMA box starts at that element.
 // Invariants kept: results are unchanged (a tma_load reads what the load read; the interpreter
@@ -140,16 +142,26 @@ void promote_kernel(Region& body) {
   });
   // transpose(load T[n, k] : <BN, BK>) used only as mma operands becomes one
   // `tma_load T, n, k {transposed} : tile<BK x BN, smem>`: the box is read as stored and the
-  // descriptors say so (a K-major B, an MN-major A); no element moves.
+  // descriptors say so (a K-major B, an MN-major A); no element moves. The load may have other
+  // uses, each an mma operand or such a transpose.
+  auto is_mma_transpose = [&](const Value* transposed) {  // a transpose's result
+    return mma_uses.count(transposed) && mma_uses[transposed] == uses[transposed];
+  };
+  std::unordered_map<const Value*, int> transposes_of;  // how many mma-only transposes read each value
+  walk(body, [&](Operation& op) {
+    if (op.kind() == OpKind::transpose && is_mma_transpose(op.result())) ++transposes_of[op.operand(0)];
+  });
+  auto only_mma_operands = [&](const Value* value) {
+    return uses[value] == mma_uses[value] + transposes_of[value];
+  };
   std::function<void(Region&)> fold_transposes = [&](Region& region) {
     auto& ops = region.operations();
     for (size_t i = 0; i < ops.size(); ++i) {
       Operation& op = *ops[i];
       for (size_t r = 0; r < op.num_regions(); ++r) fold_transposes(op.region(r));
-      if (op.kind() != OpKind::transpose || !mma_uses.count(op.result()) || mma_uses[op.result()] != uses[op.result()])
-        continue;
+      if (op.kind() != OpKind::transpose || !is_mma_transpose(op.result())) continue;
       Operation* load = op.operand(0)->defining_op();
-      if (!load || load->kind() != OpKind::load || uses[load->result()] != 1) continue;
+      if (!load || load->kind() != OpKind::load || !only_mma_operands(load->result())) continue;
       auto replacement = std::make_unique<Operation>(OpKind::tma_load, load->location());
       for (Value* operand : load->operands()) replacement->add_operand(operand);
       for (const auto& [name, value] : load->attributes()) replacement->set_attr(name, value);
@@ -160,6 +172,11 @@ void promote_kernel(Region& body) {
       std::unique_ptr<Operation> taken = region.take(i);
       region.insert(i, std::move(replacement));
       replace_all_uses(body, old, result);
+      // The load stays where it has other uses (the same tile as-is, or another transpose): each
+      // of those gets its own TMA box (FlashAttention's backward reads Q and dO both ways).
+      --uses[load->result()];
+      if (--other_uses[load->result()] == 0) other_uses.erase(load->result());
+      if (uses[load->result()] > 0) continue;
       Region* load_region = load->parent_region();
       size_t load_position = load_region->position_of(load);
       load_region->take(load_position);

@@ -280,9 +280,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       return unsupported(op, "a scan (cumsum, cumprod, cummax or cummin) in a tensor-core kernel (plain kernels "
                              "take it: compute it in a kernel of its own)");
     case OpKind::transpose:
-      return unsupported(op, "this transpose in a tensor-core kernel: only a loaded tile used only as an mma operand "
-                             "may be transposed (e.g. mma(a, transpose(load W[n, k] : <BN, BK>), acc)); give the "
-                             "other tiles in the layout they are used in");
+      return unsupported(op, "this transpose in a tensor-core kernel: only a loaded tile used only as mma operands (as "
+                             "it is or transposed) may be transposed (e.g. mma(a, transpose(load W[n, k] : <BN, BK>), "
+                             "acc)); give the other tiles in the layout they are used in");
     case OpKind::zeros: case OpKind::full: case OpKind::iota: case OpKind::mma: case OpKind::store:
       if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
       if (op.has(attr::async) && !waits_for_mma_groups())

@@ -48,6 +48,13 @@ TEST(EmulateRuntime, IntegerMmasMatchTheInterpreterExactly) {
     expect_tensor_core_kernel_matches("int8_mixed", "M=200,N=296,K=200", {"Y", "Z"}, tiles, /*exact=*/true);
 }
 
+// One loaded tile used both as it is and transposed (FlashAttention's backward reads K so: S =
+// Q·Kᵀ, then dQ = S·K), each use a TMA box of its own (tests/emulate/tensor_core/both_ways.tile;
+// it was refused), on both targets with S and T ragged.
+TEST(EmulateRuntime, ATileUsedAsItIsAndTransposedMatchesTheInterpreter) {
+  expect_tensor_core_kernel_matches("both_ways", "S=200,T=136", {"DQ"});
+}
+
 // A tf32 A from registers (issue 18: refused, "tf32 A only from shared memory"): an MLP block whose
 // hidden layer relu(X·W1ᵀ) is the A of the second mma (tests/emulate/tensor_core/tf32_mlp.tile),
 // written to shared memory before it on both targets; HID ragged inside the one hidden tile.
