@@ -243,7 +243,8 @@ TEST_P(PlanInvariants, SharedMemoryBarriersAndTmemAreConsistent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MmaSamples, PlanInvariants,
-                         ::testing::Combine(::testing::Values("attention", "batched_gemm", "bmm", "causal_attention",
+                         ::testing::Combine(::testing::Values("attention", "attention_backward", "batched_gemm", "bmm",
+                                                              "causal_attention",
                                                               "conv1d", "fp8_attention", "fp8_linear", "gate_up", "gemm", "gqa_attention", "int8_linear",
                                                               "gemm_bias_relu", "gemm_f16", "linear", "mha", "moe_grouped_gemm",
                                                               "tf32_linear", "weight_grad"),

@@ -8,9 +8,12 @@
 //                   cdiv(K, 64)·64 rows of B per batch: K need not be a multiple of 64)
 //   attention       O = softmax(Q·K^T·SCALE)·V per head of 64 columns (T = 200 keys: the last
 //                   block of 64 is cut short and masked; SCALE 1/8)
+//   attention_backward  dV = Pᵀ·dO and dK = (P ∘ (dO·Vᵀ - Δ))ᵀ·Q·SCALE from Q, K, V, dO and the
+//                   forward's LSE (base 2) and Δ, computed here in double (S = 200 queries,
+//                   T = 136 keys: both ragged; SCALE 1/8)
 // The gemms' products are exact in f32 and the interpreter adds them in increasing k, so the
 // loops give the same bits; attention rounds P to bf16 before the second mma, so it is compared
-// with a tolerance.
+// with a tolerance (attention_backward rounds P and dS).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -144,6 +147,67 @@ TEST(SampleReference, AttentionIsSoftmaxOfScaledScoresTimesValues) {
     }
   // P in bf16 (8 significant bits) bounds the error by about 2^-8 of max |V|.
   expect_equal(expected, O, {0, 0.01});
+}
+
+TEST(SampleReference, AttentionBackwardGivesTheGradientsOfSoftmaxAttention) {
+  auto module = final_ir("attention_backward");
+  ASSERT_TRUE(module);
+  const int64_t S = 200, T = 136, D = 64;
+  const double scale = 0.125;
+  HostBuffer Q(ScalarKind::bf16, {S, D}), K(ScalarKind::bf16, {T, D}), V(ScalarKind::bf16, {T, D}),
+      dO(ScalarKind::bf16, {S, D}), LSE(ScalarKind::f32, {S}), Delta(ScalarKind::f32, {S}),
+      dK(ScalarKind::f32, {T, D}), dV(ScalarKind::f32, {T, D});
+  runtime::fill_random(Q, 11, {-2, 2});
+  runtime::fill_random(K, 12, {-2, 2});
+  runtime::fill_random(V, 13);
+  runtime::fill_random(dO, 14);
+  // The forward pass, in double: P, the base-2 log-sum-exp and Δ = rowsum(dO ∘ O).
+  std::vector<double> P(S * T);
+  for (int64_t s = 0; s < S; ++s) {
+    double largest = -INFINITY, total = 0;
+    for (int64_t t = 0; t < T; ++t) {
+      double score = 0;
+      for (int64_t d = 0; d < D; ++d) score += double(Q.load_float(s * D + d)) * K.load_float(t * D + d);
+      P[s * T + t] = score * scale;
+      largest = std::max(largest, P[s * T + t]);
+    }
+    for (int64_t t = 0; t < T; ++t) total += P[s * T + t] = std::exp(P[s * T + t] - largest);
+    for (int64_t t = 0; t < T; ++t) P[s * T + t] /= total;
+    LSE.store_float(s, static_cast<float>((largest + std::log(total)) / std::log(2.0)));
+    double delta = 0;
+    for (int64_t d = 0; d < D; ++d) {
+      double o = 0;
+      for (int64_t t = 0; t < T; ++t) o += P[s * T + t] * V.load_float(t * D + d);
+      delta += o * dO.load_float(s * D + d);
+    }
+    Delta.store_float(s, static_cast<float>(delta));
+  }
+  run(*module, {&Q, &K, &V, &dO, &LSE, &Delta, &dK, &dV});
+  // The gradients: dS = P ∘ (dP - Δ), dP = dO·Vᵀ.
+  std::vector<double> dS(S * T);
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t t = 0; t < T; ++t) {
+      double dp = 0;
+      for (int64_t d = 0; d < D; ++d) dp += double(dO.load_float(s * D + d)) * V.load_float(t * D + d);
+      dS[s * T + t] = P[s * T + t] * (dp - Delta.load_float(s));
+    }
+  HostBuffer expected_dK(ScalarKind::f32, {T, D}), expected_dV(ScalarKind::f32, {T, D});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t d = 0; d < D; ++d) {
+      double dk = 0, dv = 0;
+      for (int64_t s = 0; s < S; ++s) {
+        dk += dS[s * T + t] * Q.load_float(s * D + d);
+        dv += P[s * T + t] * dO.load_float(s * D + d);
+      }
+      expected_dK.store_float(t * D + d, static_cast<float>(dk * scale));
+      expected_dV.store_float(t * D + d, static_cast<float>(dv));
+    }
+  // P and dS in bf16 (8 significant bits) before the mmas bound the error by a few 2^-8 of the
+  // largest gradient.
+  runtime::Tolerance tolerance;
+  tolerance.normwise = 0.02;
+  expect_equal(expected_dV, dV, tolerance);
+  expect_equal(expected_dK, dK, tolerance);
 }
 
 }  // namespace
