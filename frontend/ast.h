@@ -59,7 +59,8 @@ struct Stmt {
   StmtKind kind;
   Location location;
   std::vector<Annotation> annotations;
-  std::string name;                  // assign target, store tensor, loop variable, assert's text
+  std::string name;                  // assign target, store tensor, loop variable
+  std::string text;                  // assert: the condition as written, for messages
   std::vector<ExprPtr> indices;      // store coordinates
   bool elements = false;             // store: `store T at [r, c]`, element coordinates
   ExprPtr value;                     // assign/store value, if/assert condition

@@ -20,33 +20,13 @@
 #include <set>
 
 #include "frontend/lowering.h"
+#include "ir/fold.h"
 #include "ir/verifier.h"  // kMaxPipelineStages
 
 namespace tilec::frontend {
 
 namespace detail {
 
-namespace {
-
-// Calls `visit` for every subexpression of `e`, `e` included.
-template <typename Visit>
-void visit_expressions(const Expr& e, const Visit& visit) {
-  visit(e);
-  for (const ExprPtr& a : e.args) visit_expressions(*a, visit);
-  for (const auto& [key, a] : e.keywords) visit_expressions(*a, visit);
-  for (const ExprPtr& a : e.shape) visit_expressions(*a, visit);
-}
-
-// The names a block assigns or loops over, at any depth.
-void names_defined(const Block& block, std::set<std::string>& names) {
-  for (const StmtPtr& s : block) {
-    if (s->kind == StmtKind::assign || s->kind == StmtKind::for_loop) names.insert(s->name);
-    names_defined(s->body, names);
-    names_defined(s->else_body, names);
-  }
-}
-
-}  // namespace
 
 std::unique_ptr<Module> Lowering::lower(const Program& program) {
   auto module = std::make_unique<Module>();
@@ -68,6 +48,7 @@ std::unique_ptr<Module> Lowering::lower(const Program& program) {
 }
 
 void Lowering::lower_constants(const Program& program) {
+  for (const ConstDecl& decl : program.constants) declared_constants_.insert(decl.name);
   std::set<std::string> declared;
   size_t next_assertion = 0;
   auto check_assertions = [&](size_t constants) {
@@ -427,12 +408,8 @@ Operation* Lowering::lower_store(const Stmt& s) {
 // Bounds that fold to an empty range (`0 .. BQ / BKV` with BQ < BKV) leave a loop that never
 // runs: nearly always a mistake, often a -D away from the values the kernel was written for.
 void Lowering::warn_if_no_iteration(const Stmt& s, const Value* lower, const Value* upper) {
-  auto constant = [](const Value* v) -> std::optional<int64_t> {
-    const Operation* op = v ? v->defining_op() : nullptr;
-    if (!op || op->kind() != OpKind::constant || !op->attr("value") || !op->attr("value")->is_int()) return std::nullopt;
-    return op->int_attr("value");
-  };
-  auto lo = constant(lower), hi = constant(upper);
+  if (!lower || !upper) return;
+  auto lo = constant_integer(lower), hi = constant_integer(upper);
   if (!lo || !hi || *hi > *lo) return;
   std::vector<std::string> defined;
   for (const Expr* bound : {s.lower.get(), s.upper.get()})
@@ -623,103 +600,6 @@ Operation* Lowering::lower_if(const Stmt& s) {
 }
 
 
-std::optional<bool> Lowering::constant_condition(const Expr& e) {
-  bool constants_only = true;
-  visit_expressions(e, [&](const Expr& x) {
-    if (x.kind == ExprKind::name && !constants_.count(x.name)) constants_only = false;
-    if ((x.kind == ExprKind::call && !folds_on_numbers(x.name)) || x.kind == ExprKind::tile_new ||
-        x.kind == ExprKind::load)
-      constants_only = false;
-  });
-  if (!constants_only) return std::nullopt;
-  if (e.kind == ExprKind::unary && e.op == "!") {
-    auto a = constant_condition(*e.args[0]);
-    return a ? std::optional<bool>(!*a) : std::nullopt;
-  }
-  if (e.kind != ExprKind::binary) return std::nullopt;
-  if (e.op == "&&" || e.op == "||") {
-    auto a = constant_condition(*e.args[0]);
-    auto b = constant_condition(*e.args[1]);
-    if (!a || !b) return std::nullopt;
-    return e.op == "&&" ? *a && *b : *a || *b;
-  }
-  static const std::set<std::string> comparisons = {"<", "<=", ">", ">=", "==", "!="};
-  if (!comparisons.count(e.op)) return std::nullopt;
-  Operand a = lower_expr(*e.args[0]);
-  Operand b = lower_expr(*e.args[1]);
-  if (!a.constant || !b.constant) return std::nullopt;
-  auto compare = [&](auto x, auto y) {
-    if (e.op == "<") return x < y;
-    if (e.op == "<=") return x <= y;
-    if (e.op == ">") return x > y;
-    if (e.op == ">=") return x >= y;
-    if (e.op == "==") return x == y;
-    return x != y;
-  };
-  if (a.constant->is_float || b.constant->is_float) return compare(a.constant->as_double(), b.constant->as_double());
-  return compare(a.constant->integer, b.constant->integer);
-}
-
-void Lowering::lower_assertion(const Expr& condition, const std::string& text, Location location,
-                               const Kernel* kernel) {
-  bool reads_memory = false;
-  std::vector<std::string> names;
-  visit_expressions(condition, [&](const Expr& x) {
-    reads_memory |= x.kind == ExprKind::load || x.kind == ExprKind::tile_new;
-    if (x.kind == ExprKind::name && std::find(names.begin(), names.end(), x.name) == names.end())
-      names.push_back(x.name);
-  });
-  if (reads_memory) {
-    error(location, "an assert is checked once, on the host, when the kernel is launched: it cannot load a tensor or "
-                    "make a tile; it may read constants, dims and scalar parameters");
-    return;
-  }
-  int errors = diagnostics_.error_count();
-  if (!kernel) frames_.push_back({Frame::kernel, constants_, {}});
-  std::optional<bool> holds = constant_condition(condition);
-  if (!kernel) frames_.clear();
-  if (diagnostics_.error_count() > errors) return;
-  if (holds) {
-    if (*holds) return;
-    std::vector<std::string> values;
-    for (const std::string& name : names) {
-      const Const& value = *constants_.at(name).constant;
-      auto define = options_.defines.find(name);
-      values.push_back(fmt::format("{} = {}{}", name,
-                                   value.is_float ? fmt::format("{}", value.floating) : std::to_string(value.integer),
-                                   define == options_.defines.end() ? "" : " from -D"));
-    }
-    error(location, fmt::format("assert {} fails{}", text, values.empty() ? "" : fmt::format(" ({})", fmt::join(values, ", "))));
-    return;
-  }
-  if (!kernel) {
-    error(location, fmt::format("a top-level assert is checked when compiling, from constants; `{}` is not: an "
-                                "assert about dims or scalar parameters goes at the top of the kernel's body",
-                                text));
-    return;
-  }
-  // In a kernel: the grid's coordinates and the body's values do not exist at launch.
-  const std::string why = "an assert is checked once, when the kernel is launched, before any tile runs: it may read "
-                          "constants, dims and scalar parameters";
-  std::set<std::string> defined;
-  names_defined(kernel->body, defined);
-  std::map<std::string, std::string> notes;
-  for (const auto& [name, _] : kernel->grid.coordinates) notes[name] = fmt::format("{}, and '{}' is a grid coordinate", why, name);
-  for (const std::string& name : defined)
-    if (!notes.count(name)) notes[name] = fmt::format("{}, and '{}' is computed by the kernel", why, name);
-  for (const auto& [name, note] : notes) out_of_scope_[name] = note;
-  Operand value = lower_expr(condition);
-  for (const auto& [name, _] : notes) out_of_scope_.erase(name);
-  if (!value.ok()) return;
-  if (!value.value || !value.value->type().is_scalar() || value.value->type().element() != ScalarKind::i1) {
-    error(condition.location, fmt::format("an assert takes a condition (a comparison, or comparisons joined by && "
-                                          "and ||); `{}` is not one", text));
-    return;
-  }
-  builder_->set_location(location);
-  builder_->create(OpKind::assert_, {value.value}, {}, {{"text", Attribute(text)}});
-}
-
 std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   auto kernel = std::make_unique<Operation>(OpKind::kernel, k.location);
   kernel->set_attr("sym_name", k.name);
@@ -782,8 +662,10 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   }
 
   // 1b. asserts at the top level of the body: the launcher checks them before the grid
-  for (const StmtPtr& s : k.body)
-    if (s->kind == StmtKind::assert_) lower_assertion(*s->value, s->name, s->location, &k);
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    const Stmt& s = *k.body[i];
+    if (s.kind == StmtKind::assert_) lower_assertion(*s.value, s.text, s.location, &k, i);
+  }
 
   // 2. the grid
   const Grid& grid = k.grid;

@@ -39,6 +39,15 @@ struct Frame {
 
 struct Builtin;  // a row of the builtin function table (frontend/lower_builtins.cpp)
 
+// Calls `visit` for every subexpression of `e`, `e` included.
+template <typename Visit>
+void visit_expressions(const Expr& e, const Visit& visit) {
+  visit(e);
+  for (const ExprPtr& a : e.args) visit_expressions(*a, visit);
+  for (const auto& [key, a] : e.keywords) visit_expressions(*a, visit);
+  for (const ExprPtr& a : e.shape) visit_expressions(*a, visit);
+}
+
 class Lowering {
  public:
   Lowering(const LowerOptions& options, DiagnosticEngine& diagnostics)
@@ -157,11 +166,13 @@ class Lowering {
   void warn_if_no_iteration(const Stmt& s, const Value* lower, const Value* upper);
   Operation* lower_if(const Stmt& s);
 
-  // ---- asserts (frontend/lower.cpp) -------------------------------------------------------
+  // ---- asserts (frontend/lower_asserts.cpp) -------------------------------------------------------
   // `assert COND;` at the top level of the file (`kernel` null) or of a kernel's body, lowered
   // before the grid: a condition on constants is checked now (an error when it fails), one on
   // dims and scalar parameters becomes an `assert` op the launcher checks.
-  void lower_assertion(const Expr& condition, const std::string& text, Location location, const Kernel* kernel);
+  // `position`: the assert's index among the kernel body's statements.
+  void lower_assertion(const Expr& condition, const std::string& text, Location location, const Kernel* kernel,
+                       size_t position = 0);
   // The condition's value when it reads only constants (comparisons, &&, ||, ! of them).
   std::optional<bool> constant_condition(const Expr& e);
 
@@ -171,6 +182,7 @@ class Lowering {
   const LowerOptions& options_;
   DiagnosticEngine& diagnostics_;
   std::unordered_map<std::string, Operand> constants_;
+  std::set<std::string> declared_constants_;  // every `const` of the program, for the assert messages
   // The kernel's parameters, dims and grid coordinates, each with what it is ("a grid
   // coordinate"): a dim or coordinate cannot be assigned, nor be a loop variable.
   std::map<std::string, std::string> kernel_names_;

@@ -35,7 +35,8 @@ class Parser {
           program.constants.push_back(const_decl());
         } else if (at(TokenKind::kw_assert)) {
           StmtPtr s = assertion();
-          program.assertions.push_back({s->location, std::move(s->name), std::move(s->value), program.constants.size()});
+          program.assertions.push_back(
+              {s->location, std::move(s->text), std::move(s->value), program.constants.size()});
         } else if (at(TokenKind::kw_kernel)) {
           program.kernels.push_back(kernel());
         } else {
@@ -72,14 +73,18 @@ class Parser {
   }
   std::string describe(const Token& token) const {
     if (token.kind == TokenKind::end) return "end of input";
-    if (is_keyword(token.kind))
-      return fmt::format("'{}' (a keyword of the language, which cannot name a value: call it something else)",
-                         token.text);
     return fmt::format("'{}'", token.text);
+  }
+  // As describe, for a token where a name may stand: a keyword says it cannot be one.
+  std::string describe_as_name(const Token& token) const {
+    if (!is_keyword(token.kind)) return describe(token);
+    return fmt::format("'{}' (a keyword of the language, which cannot name a value: call it something else)",
+                       token.text);
   }
   const Token& expect(TokenKind kind, const char* context) {
     if (!at(kind))
-      fail(fmt::format("expected {} {}, found {}", to_string(kind), context, describe(peek())));
+      fail(fmt::format("expected {} {}, found {}", to_string(kind), context,
+                       kind == TokenKind::identifier ? describe_as_name(peek()) : describe(peek())));
     return next();
   }
   // A missing ';' at the end of a line is reported just after the previous token, and parsing
@@ -274,7 +279,7 @@ class Parser {
     else if (at(TokenKind::kw_if)) s = if_else();
     else if (at(TokenKind::kw_assert)) s = assertion();
     else if (at(TokenKind::identifier)) s = assign();
-    else fail(fmt::format("expected a statement, found {}", describe(peek())));
+    else fail(fmt::format("expected a statement, found {}", describe_as_name(peek())));
     s->annotations = std::move(annotations);
     return s;
   }
@@ -344,9 +349,12 @@ class Parser {
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::assert_;
     s->location = expect(TokenKind::kw_assert, "").location;
+    if (at(TokenKind::equal))
+      fail_at(s->location, "'assert' is a keyword (assert COND; checks a condition when the kernel is launched): "
+                           "name the variable something else");
     size_t first = pos_;
     s->value = expr();
-    s->name = source_text(first, pos_);
+    s->text = source_text(first, pos_);
     expect_semicolon("after an assert");
     return s;
   }
@@ -583,7 +591,7 @@ class Parser {
         return with_height(std::move(e));
       }
       default:
-        fail(fmt::format("expected an expression, found {}", describe(token)));
+        fail(fmt::format("expected an expression, found {}", describe_as_name(token)));
     }
   }
   void call_arguments(std::vector<ExprPtr>& args, std::vector<std::pair<std::string, ExprPtr>>& keywords) {

@@ -41,7 +41,7 @@ constexpr FoldRule kRules[] = {
     {OpKind::mul, checked<mul>},
     {OpKind::div, [](int64_t a, int64_t b) { return divide(a, b, false); }},
     {OpKind::rem, [](int64_t a, int64_t b) { return divide(a, b, true); }},
-    {OpKind::cdiv, [](int64_t a, int64_t b) -> Result {  // as the CUDA's cdiv: no (a + b - 1) to overflow
+    {OpKind::cdiv, [](int64_t a, int64_t b) -> Result {  // a >= 0, b > 0: no (a + b - 1) to overflow
        if (b <= 0 || a < 0) return std::nullopt;
        return a / b + (a % b != 0 ? 1 : 0);
      }},

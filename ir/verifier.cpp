@@ -19,7 +19,7 @@
 //     `and`, `or`, `xor` and `not` take integers or i1, `shl` and `shr` integers.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
 //     ops and `assert`s come before it (the launcher evaluates them on the host); an `assert`
-//     (of an i1 scalar, its `text` a string) sits directly in a kernel body, before `grid_ids`.
+//     (of an i1 scalar, its `text` a string) sits directly in a kernel body, before its `grid_ids`.
 //  6. Attributes: `axis` is an integer in range; `pipeline` an integer in 1..16; `predicate` one of
 //     lt le gt ge eq ne; the schedule constraints `tileas.schedule.constraint.gid`,
 //     `leader_gid` (integers ≥ 0), `max_depth` (integer ≥ 1) and `force_serial_execution` (unit);
@@ -78,7 +78,9 @@ class Verifier {
     verify_attributes(kernel);
     const Region& body = kernel.region();
     bool seen_grid = false, seen_non_scalar = false;
+    const Operation* first_assert = nullptr;
     for (const auto& op : body.operations()) {
+      if (op->kind() == OpKind::assert_ && !first_assert) first_assert = op.get();
       if (op->kind() == OpKind::grid_ids) {
         if (seen_grid) error(*op, "a kernel has at most one grid_ids");
         if (seen_non_scalar) error(*op, "only pure scalar ops may come before grid_ids");
@@ -92,6 +94,9 @@ class Verifier {
         seen_non_scalar |= !scalar_only && !op->info().has(kTerminator);
       }
     }
+    if (first_assert && !seen_grid)
+      error(*first_assert, "an assert needs the kernel's grid_ids after it (the launcher checks it before sizing "
+                           "the grid)");
     verify_region(body, OpKind::return_);
   }
 

@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "ir/clone.h"
@@ -70,12 +71,22 @@ std::string file_name(const std::string& parameter) {
 }
 
 // --inputs DIR: each tensor parameter with a DIR/X.bin takes its bytes, which must be exactly
-// as many as the tensor has.
-bool read_given_inputs(const std::string& dir, runtime::KernelBuffers& buffers, const std::string& kernel) {
+// as many as the tensor has; a tensor the kernel reads without one stays random, and says so.
+bool read_given_inputs(const std::string& dir, const Operation& kernel_op, runtime::KernelBuffers& buffers,
+                       const std::string& kernel) {
+  std::set<size_t> read;  // the parameters the kernel loads from
+  walk(kernel_op.region(), [&](const Operation& op) {
+    if (auto access = tensor_access(op); access && access->reads && access->tensor->is_argument())
+      read.insert(access->tensor->index());
+  });
   for (size_t i = 0; i < buffers.names.size(); ++i) {
     if (!buffers.is_tensor[i]) continue;
     const fs::path path = fs::path(dir) / file_name(buffers.names[i]);
-    if (!fs::exists(path)) continue;
+    if (!fs::exists(path)) {
+      if (read.count(i))
+        fmt::print("  input {} {}: random (no {})\n", buffers.names[i], buffers.tensors[i].describe(), path.string());
+      continue;
+    }
     std::ifstream in(path, std::ios::binary);
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     runtime::HostBuffer& tensor = buffers.tensors[i];
@@ -96,10 +107,29 @@ bool read_given_inputs(const std::string& dir, runtime::KernelBuffers& buffers, 
   return true;
 }
 
+// Before the run: --inputs names a directory; --outputs another, which exists or can be made (in
+// one directory a tensor both read and written would overwrite its input file).
+bool check_data_directories(const RunOptions& options) {
+  std::error_code error;
+  if (!options.inputs_dir.empty() && !fs::is_directory(options.inputs_dir, error)) {
+    fmt::print(stderr, "tilec: error: --inputs {}: not a directory\n", options.inputs_dir);
+    return false;
+  }
+  if (options.outputs_dir.empty()) return true;
+  if (!fs::create_directories(options.outputs_dir, error) && error) {
+    fmt::print(stderr, "tilec: error: --outputs {}: {}\n", options.outputs_dir, error.message());
+    return false;
+  }
+  if (!options.inputs_dir.empty() && fs::equivalent(options.inputs_dir, options.outputs_dir, error)) {
+    fmt::print(stderr, "tilec: error: --inputs and --outputs name the same directory, where an output would "
+               "overwrite the input of the same name: give --outputs another\n");
+    return false;
+  }
+  return true;
+}
+
 // --outputs DIR: each output tensor to DIR/Y.bin.
 bool write_outputs(const std::string& dir, const runtime::KernelBuffers& buffers, const std::string& kernel) {
-  std::error_code error;
-  fs::create_directories(dir, error);
   for (size_t position : buffers.outputs) {
     const fs::path path = fs::path(dir) / file_name(buffers.names[position]);
     const std::vector<uint8_t>& bytes = buffers.tensors[position].bytes();
@@ -182,7 +212,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
     fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
     return 1;
   }
-  if (!options.inputs_dir.empty() && !read_given_inputs(options.inputs_dir, inputs, name)) return 1;
+  if (!options.inputs_dir.empty() && !read_given_inputs(options.inputs_dir, lowered, inputs, name)) return 1;
   runtime::ExecutorTileRunner runner(executor);
   runtime::LaunchOptions launch;
   launch.runner = &runner;
@@ -245,6 +275,7 @@ int run_run(RunOptions options) {
     report_unknown_kernel(options.input, options.kernel, *input.module);
     return 1;
   }
+  if (!check_data_directories(options)) return 1;
   if (selected.size() > 1 && (!options.inputs_dir.empty() || !options.outputs_dir.empty())) {
     fmt::print(stderr, "tilec: error: {} has {} kernels, and --inputs/--outputs name files after parameters: choose "
                "one with --kernel NAME\n", options.input, selected.size());

@@ -24,6 +24,7 @@
 #include "backend/cuda/emit_harness.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <deque>
 #include <functional>
@@ -271,7 +272,21 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
   std::string separator = arguments.empty() ? "" : ", ";
 
   writer.line("// The kernel under test, then the reference on its own copies of the written tensors.");
-  writer.line(fmt::format("HARNESS_CHECK(launch_{}({}{}nullptr));", launched.name, arguments, separator));
+  std::vector<std::string> asserts;  // a refused launch names them: the dims given may break one
+  for (const Operation* op : plan.pre_grid)
+    if (op->kind() == OpKind::assert_)
+      asserts.push_back(fmt::format("`{}` (line {})", op->string_attr("text"), op->location().line));
+  if (asserts.empty()) {
+    writer.line(fmt::format("HARNESS_CHECK(launch_{}({}{}nullptr));", launched.name, arguments, separator));
+  } else {
+    writer.line(fmt::format("const cudaError_t launched = launch_{}({}{}nullptr);", launched.name, arguments,
+                            separator));
+    std::string text = fmt::format("the kernel's asserts must hold at these dims: {}", fmt::join(asserts, ", "));
+    std::string literal;  // as a C++ string literal (a .tir's text may hold anything)
+    for (char c : text) literal += c == '"' || c == '\\' ? std::string{'\\', c} : c == '\n' ? "\\n" : std::string{c};
+    writer.line(fmt::format("if (launched == cudaErrorInvalidValue) std::printf(\"%s\\n\", \"{}\");", literal));
+    writer.line("HARNESS_CHECK(launched);");
+  }
   writer.line("HARNESS_CHECK(cudaDeviceSynchronize());");
   emit_tile_count(plan, /*with_scalar_ops=*/true, writer);
   writer.line(fmt::format("const int64_t slots = std::min<int64_t>(tile_count, {});", kReferenceSlots));

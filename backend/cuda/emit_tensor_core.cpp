@@ -25,6 +25,7 @@
 #include "backend/cuda/tensor_core_kernel.h"
 #include "ir/attribute_keys.h"
 #include "ir/diagnostic.h"
+#include "ir/fold.h"
 #include "ir/ir.h"
 
 namespace tilec::cuda {
@@ -96,7 +97,7 @@ bool never_negative(const Value* value, int depth = 0) {
 namespace tensor_core {
 
 void TensorCoreKernel::write(std::string& out) {
-  find_ring_counters();
+  compute_ring_counters();
   emit_summary();
   emit_kernel();
   emit_launcher();
@@ -320,7 +321,8 @@ void TensorCoreKernel::emit_kernel() {
       if (std::find(scalars.begin(), scalars.end(), op.get()) == scalars.end()) emit_top_level(*op);
     }
     auto emit_scalars = [&] {
-      if (!scalars.empty()) writer_.line("// The grid's values, computed here: not live across the register rebalance.");
+      if (!scalars.empty())
+        writer_.line("// The grid's values, computed here: not live across the register rebalance.");
       for (const Operation* op : scalars) emit_top_level(*op);
     };
     {
@@ -366,14 +368,15 @@ void TensorCoreKernel::emit_kernel() {
   writer_.line("");
 }
 
-void TensorCoreKernel::find_ring_counters() {
+void TensorCoreKernel::compute_ring_counters() {
   // From every candidate (stage_advance's results, the index values loops carry and `if`s give),
-  // leave out those that may hold anything else, until none is left out: a loop's value must
-  // start from a counter or 0 or 1 and be yielded a counter, an `if`'s must be one from both
-  // branches. (Loops carry the counters around `if`s that yield the loop's own values.)
+  // leave out those that may hold anything else, until none is left out: a stage_advance must
+  // advance counters, a loop's value must start from a counter or 0 or 1 and be yielded a
+  // counter, an `if`'s must be one from both branches. (Loops carry the counters around `if`s that yield the loop's own values.)
   std::vector<const Operation*> holders;
   walk(kernel_.region(), [&](const Operation& op) {
     if (op.kind() == OpKind::stage_advance) {
+      holders.push_back(&op);
       for (size_t i = 0; i < op.num_results(); ++i) ring_counters_.insert(op.result(i));
     } else if (op.kind() == OpKind::for_ || op.kind() == OpKind::if_) {
       holders.push_back(&op);
@@ -385,16 +388,19 @@ void TensorCoreKernel::find_ring_counters() {
     }
   });
   auto counter_or_bit = [&](const Value* value) {
-    if (ring_counters_.count(value)) return true;
-    const Operation* op = value->defining_op();
-    return op && op->kind() == OpKind::constant && op->attr("value") && op->attr("value")->is_int() &&
-           op->int_attr("value") >= 0 && op->int_attr("value") <= 1;
+    const std::optional<int64_t> constant = constant_integer(value);
+    return ring_counters_.count(value) > 0 || (constant && *constant >= 0 && *constant <= 1);
   };
   for (bool changed = true; changed;) {
     changed = false;
     auto leave_out = [&](const Value* value) { changed = ring_counters_.erase(value) > 0 || changed; };
     for (const Operation* op : holders) {
-      if (op->kind() == OpKind::for_) {
+      if (op->kind() == OpKind::stage_advance) {  // advances a counter (hand-written IR may not)
+        if (!counter_or_bit(op->operand(0)) || !counter_or_bit(op->operand(1))) {
+          leave_out(op->result(0));
+          leave_out(op->result(1));
+        }
+      } else if (op->kind() == OpKind::for_) {
         const Region& body = op->region();
         for (size_t i = 1; i < body.num_arguments(); ++i)
           if (!counter_or_bit(op->operand(2 + i)) || !ring_counters_.count(body.terminator()->operand(i - 1)) ||
@@ -421,6 +427,7 @@ std::vector<const Operation*> TensorCoreKernel::agent_scalars() const {
   std::unordered_set<const Value*> values;
   for (const auto& op : kernel_.region().operations()) {
     if (op.get() == tc_.specialize) break;
+    if (plan_.launch_checks.count(op.get())) continue;  // the launcher's: device code leaves them out
     bool scalar = op->kind() == OpKind::grid_ids || (op->info().has(kPure) && !op->info().has(kSync) &&
                                                      op->num_regions() == 0 && op->num_results() > 0);
     for (size_t i = 0; i < op->num_results(); ++i) scalar = scalar && op->result(i)->type().is_scalar();
@@ -524,10 +531,10 @@ void TensorCoreKernel::emit_op(const Operation& op) {
       const std::string& index = plan_.expression(op.operand(0));
       const std::string& phase = plan_.expression(op.operand(1));
       int64_t count = op.int_attr("count");
-      writer_.line(fmt::format("const int32_t {} = {} + 1 == {} ? 0 : {} + 1;", plan_.expression(op.result(0)), index,
-                               count, index));
-      writer_.line(fmt::format("const int32_t {} = {} + 1 == {} ? 1 - {} : {};", plan_.expression(op.result(1)), index,
-                               count, phase, phase));
+      writer_.line(fmt::format("const {} {} = {} + 1 == {} ? 0 : {} + 1;", scalar_type(op.result(0)),
+                               plan_.expression(op.result(0)), index, count, index));
+      writer_.line(fmt::format("const {} {} = {} + 1 == {} ? 1 - {} : {};", scalar_type(op.result(1)),
+                               plan_.expression(op.result(1)), index, count, phase, phase));
       return;
     }
     case OpKind::stage_write:
@@ -546,7 +553,8 @@ void TensorCoreKernel::emit_op(const Operation& op) {
       if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) {
         bool read = false;  // a loop's last value that nothing after the loop reads
         walk(tc_.compute->region(), [&](const Operation& user) {
-          read = read || std::find(user.operands().begin(), user.operands().end(), op.result()) != user.operands().end();
+          const auto& operands = user.operands();
+          read = read || std::find(operands.begin(), operands.end(), op.result()) != operands.end();
         });
         if (pipe->second.stored && !read) {
           writer_.line(fmt::format("// {} = stage_read {}: not read, so not copied", plan_.expression(op.result()),

@@ -97,7 +97,8 @@ class Planner {
   static void walk_reads(const Operation& op, std::unordered_set<const Value*>& reads) {
     reads.insert(op.operands().begin(), op.operands().end());
     for (size_t r = 0; r < op.num_regions(); ++r)
-      walk(op.region(r), [&](const Operation& nested) { reads.insert(nested.operands().begin(), nested.operands().end()); });
+      walk(op.region(r),
+           [&](const Operation& nested) { reads.insert(nested.operands().begin(), nested.operands().end()); });
   }
 
   void unsupported(const Operation& op, const std::string& what) {

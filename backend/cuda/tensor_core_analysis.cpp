@@ -172,7 +172,8 @@ void Analysis::warn_accumulator_registers() {
     if (!fragment.accumulator) continue;
     const int64_t registers = tc_.layout.count(fragment.columns);
     total += registers;
-    parts.push_back(fmt::format("{} {}", fragment.name, registers));
+    parts.push_back(fmt::format("{}x{} {}: {}", fragment.rows, fragment.columns, to_string(fragment.element),
+                                registers));
   }
   // Above the register file at the hardware's cap per thread, the agents set their own budgets.
   const bool budgets = (kWarpgroup + tc_.compute_threads) * target_.max_thread_registers > target_.register_file;
@@ -184,12 +185,15 @@ void Analysis::warn_accumulator_registers() {
   });
   diagnostics_.warning((mma ? mma : tc_.compute)->location(),
                        fmt::format("the mma accumulators need {} registers per compute thread ({}), more than the {} "
-                                   "a compute thread has on {}: nvcc will spill them to local memory; make the tile "
-                                   "smaller (BN or BM){}",
+                                   "a compute thread has on {}: nvcc will spill them to local memory; give the tiles "
+                                   "fewer columns (BN; attention's BKV or D){}{}",
                                    total, fmt::join(parts, ", "), available, target_.name,
-                                   target_.mma == target::MmaFamily::wgmma ? ", or compile for sm_100a, whose accumulators "
-                                                                     "live in tensor memory"
-                                                                   : ""));
+                                   tc_.compute_threads == kWarpgroup ? ", or 128 rows (BM or BQ: two compute "
+                                                                       "warpgroups share them)"
+                                                                     : "",
+                                   target_.mma == target::MmaFamily::wgmma
+                                       ? ", or compile for sm_100a, whose accumulators live in tensor memory"
+                                       : ""));
 }
 
 void Analysis::add_barrier(const Operation& op) {

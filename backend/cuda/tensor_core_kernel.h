@@ -152,7 +152,7 @@ class TensorCoreKernel {
   // `if` values that only ever hold them, from small constants): below a pipe's depth and 0 or 1.
   // They are int32_t: as int64_t a kernel of nine pipes spent 18 registers on them (gate_up at
   // BM = 64, BN = 192 spilled on sm_90a).
-  void find_ring_counters();
+  void compute_ring_counters();
   // The C++ type a scalar value is declared with: int32_t for a ring counter, else its element's.
   std::string_view scalar_type(const Value* value) const;
 
@@ -285,7 +285,7 @@ class TensorCoreKernel {
   CodeWriter writer_{out_};  // every statement of the kernel, at the depth of the blocks around it
   BodyEmitter body_;
   bool position_used_ = false;  // the element expression being built reads `row` / `column`
-  std::unordered_set<const Value*> ring_counters_;  // find_ring_counters
+  std::unordered_set<const Value*> ring_counters_;  // compute_ring_counters
 };
 
 // sm_90a (emit_tensor_core_wgmma.cpp): WGMMA into register tiles, each compute warpgroup 64 rows;

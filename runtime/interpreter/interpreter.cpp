@@ -310,7 +310,9 @@ bool TileExecution::execute_assert(const Operation& op) {
     if (!definition || definition->kind() == OpKind::dim) {
       const RuntimeValue* known = lookup(value);
       if (known && !known->tensor && known->tile.shape.empty() && !value->name_hint().empty())
-        values.push_back(fmt::format("{} = {}", value->name_hint(), known->tile.as_double(0)));
+        values.push_back(known->tile.holds_floats()
+                             ? fmt::format("{} = {}", value->name_hint(), known->tile.as_double(0))
+                             : fmt::format("{} = {}", value->name_hint(), known->tile.ints[0]));
       continue;
     }
     for (const Value* operand : definition->operands()) work.push_back(operand);

@@ -533,14 +533,6 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const int64_t v5 = cdiv_i64(R, 128);
-  const int64_t v6 = cdiv_i64(N, 256);
-  const int64_t workers = tilec_sm_count();
-  const int64_t tiles = v5 * v6;
-  const int64_t rounds = cdiv_i64(tiles, workers);
-  const int64_t tile_number = blockIdx.x;
-  // worker = grid_ids workers {schedule = "tiles"} : index  (line 16)
-  const int64_t worker = tile_number;
   const uint32_t pipe_a_full = shared_base + 229376;  // 4 mbarrier(s)
   const uint32_t pipe_a_empty = shared_base + 229408;  // 4 mbarrier(s)
   const uint32_t pipe_a_buffer = shared_base + 0;  // 4 slots of tile<128x64xbf16, smem>
@@ -567,6 +559,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
     if (threadIdx.x / 32 == 0 && tilec_elect_one()) {
+      // The grid's values, computed here: not live across the register rebalance.
+      const int64_t v5 = cdiv_i64(R, 128);
+      const int64_t v6 = cdiv_i64(N, 256);
+      const int64_t workers = tilec_sm_count();
+      const int64_t tiles = v5 * v6;
+      const int64_t rounds = cdiv_i64(tiles, workers);
+      const int64_t tile_number = blockIdx.x;
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 16)
+      const int64_t worker = tile_number;
       // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 16)
       int32_t pipe_a_producer_index = 0;
       int32_t pipe_a_producer_phase = 1;
@@ -659,6 +660,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
     const int compute_thread = static_cast<int>(threadIdx.x) - 128;
     const int compute_warpgroup = compute_thread / 128;
     (void)compute_warpgroup;
+    // The grid's values, computed here: not live across the register rebalance.
+    const int64_t v5 = cdiv_i64(R, 128);
+    const int64_t v6 = cdiv_i64(N, 256);
+    const int64_t workers = tilec_sm_count();
+    const int64_t tiles = v5 * v6;
+    const int64_t rounds = cdiv_i64(tiles, workers);
+    const int64_t tile_number = blockIdx.x;
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 16)
+    const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
     // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 16)
     int32_t pipe_a_consumer_index = 0;

@@ -544,7 +544,7 @@ TEST(Cli, AccumulatorsPastTheRegisterBudgetAreWarnedAbout) {
   CommandResult hopper = run_command(tilec("compile samples/gate_up.tile -D BN=256 -D STAGES=2 -o /dev/null"));
   EXPECT_EQ(hopper.status, 0) << hopper.err;
   EXPECT_THAT(hopper.err, HasSubstr("gate_up.tile:16:9: warning: the mma accumulators need 256 registers per compute "
-                                    "thread (g 128, u 128), more than the 232 a compute thread has on sm_90a"));
+                                    "thread (128x256 f32: 128, 128x256 f32: 128), more than the 232 a compute thread has on sm_90a"));
   CommandResult blackwell =
       run_command(tilec("compile samples/gate_up.tile -D BN=256 -D STAGES=2 --target sm_100a -o /dev/null"));
   EXPECT_EQ(blackwell.status, 0) << blackwell.err;

@@ -188,11 +188,6 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
   }
 }
 
-// K-major tiles whose rows are 64 or 32 bytes of K (bf16 BK = 32 or 16, fp8 BK = 64, tf32
-// BK = 16) take the 64- or 32-byte swizzle: their TMA maps say so, their matrix descriptors pass
-// the swizzle (the descriptor values are checked against the reference tables in
-// layout_tables_test), and TMA fills them one box per tile. They were refused ("a multiple of 64:
-// one 128-byte swizzle row"). MN-major tiles (gemm's B) keep the 128-byte swizzle.
 // A B computed in registers (a dequantized weight) is refused as such on both targets; sm_90a
 // named the computed tile's rows instead ("a register tile tile<64x128xu8, reg>: 64 rows").
 TEST(TensorCore, AComputedBIsRefusedForWhatItIs) {
@@ -218,6 +213,11 @@ TEST(TensorCore, AComputedBIsRefusedForWhatItIs) {
   std::filesystem::remove(file);
 }
 
+// K-major tiles whose rows are 64 or 32 bytes of K (bf16 BK = 32 or 16, fp8 BK = 64, tf32
+// BK = 16) take the 64- or 32-byte swizzle: their TMA maps say so, their matrix descriptors pass
+// the swizzle (the descriptor values are checked against the reference tables in
+// layout_tables_test), and TMA fills them one box per tile. They were refused ("a multiple of 64:
+// one 128-byte swizzle row"). MN-major tiles (gemm's B) keep the 128-byte swizzle.
 TEST(TensorCore, ShortKTilesTakeTheSixtyFourAndThirtyTwoByteSwizzles) {
   struct Case {
     const char* defines;

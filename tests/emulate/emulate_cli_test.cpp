@@ -8,7 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
+#include <fstream>
 #include <regex>
 
 #include "emulate_checks.h"
@@ -576,13 +578,30 @@ TEST(EmulateRuntime, IndexDivisionsAgreeForNegativeAndZeroDivisors) {
              "  n = zeros<1, f32>();\n"
              "  for j in 0 .. cdiv(x, 16) carry (n) {\n    n = n + 1.0;\n  }\n"
              "  store Y at [3] = cast(n, i64);\n}\n");
-  for (const char* values : {"a=-1,b=16", "a=-7,b=2", "a=7,b=-2", "a=-7,b=-2", "a=5,b=0", "a=5,b=-1"}) {
-    SCOPED_TRACE(values);
-    CommandResult r = run_command(tilec("emulate " + source.string() + " --schedules 1 --scalar " + values));
+  // a, b: cdiv, /, % and the trips of 0 .. cdiv(a, 16), as the docs define them.
+  struct Case {
+    const char* values;
+    std::array<int64_t, 4> expected;
+  };
+  const fs::path outputs = fs::temp_directory_path() / ("tilec_emulate_cdiv_out_" + std::to_string(::getpid()));
+  for (const Case& c : {Case{"a=-1,b=16", {0, 0, -1, 0}}, Case{"a=-7,b=2", {-3, -3, -1, 0}},
+                        Case{"a=7,b=-2", {-3, -3, 1, 1}}, Case{"a=-7,b=-2", {4, 3, -1, 0}},
+                        Case{"a=5,b=0", {-1, -1, 5, 1}}, Case{"a=5,b=-1", {-5, -5, 0, 1}}}) {
+    SCOPED_TRACE(c.values);
+    CommandResult r = run_command(tilec("emulate " + source.string() + " --schedules 1 --scalar " + c.values));
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("Y ok"));
+    // The interpreter's values, which the emulated CUDA matched.
+    CommandResult run = run_command(tilec("run " + source.string() + " --scalar " + std::string(c.values) +
+                                          " --outputs " + outputs.string()));
+    ASSERT_EQ(run.status, 0) << run.err;
+    std::ifstream in(outputs / "Y.bin", std::ios::binary);
+    std::array<int64_t, 8> y{};
+    in.read(reinterpret_cast<char*>(y.data()), sizeof(y));
+    for (size_t i = 0; i < c.expected.size(); ++i) EXPECT_EQ(y[i], c.expected[i]) << i;
   }
   fs::remove(source);
+  fs::remove_all(outputs);
 }
 
 TEST(EmulateRuntime, PlainSamplesMatchTheInterpreterOnBothTargets) {

@@ -120,6 +120,16 @@ TEST(Verifier, AssertsMustSitInTheKernelBody) {
   EXPECT_THAT(verify_text(text), HasSubstr("assert must sit directly in a kernel body"));
   std::string valid = replace_once(kValid, "  %m, %n = grid_ids", "  %ok = cmp %M, %N {predicate = \"gt\"} : i1\n  assert %ok {text = \"M > N\"}\n  %m, %n = grid_ids");
   EXPECT_EQ(verify_text(valid), "");
+  // The launcher checks asserts before it sizes the grid: a kernel without one has no place for them.
+  const char* no_grid = R"(module
+kernel @k(%A: tensor<M, K, bf16>) {
+  %M = dim %A {axis = 0} : index
+  %c0 = constant {value = 0} : index
+  %ok = cmp %M, %c0 {predicate = "gt"} : i1
+  assert %ok
+  return
+})";
+  EXPECT_THAT(verify_text(no_grid), HasSubstr("an assert needs the kernel's grid_ids after it"));
 }
 
 TEST(Verifier, GridIdsMustSitInTheKernelBody) {
