@@ -13,7 +13,6 @@
 #include "frontend/lower.h"
 
 #include <fmt/core.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +25,6 @@
 namespace tilec::frontend {
 
 namespace detail {
-
 
 std::unique_ptr<Module> Lowering::lower(const Program& program) {
   auto module = std::make_unique<Module>();
@@ -598,7 +596,6 @@ Operation* Lowering::lower_if(const Stmt& s) {
   }
   return branch;
 }
-
 
 std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   auto kernel = std::make_unique<Operation>(OpKind::kernel, k.location);

@@ -372,7 +372,8 @@ void TensorCoreKernel::compute_ring_counters() {
   // From every candidate (stage_advance's results, the index values loops carry and `if`s give),
   // leave out those that may hold anything else, until none is left out: a stage_advance must
   // advance counters, a loop's value must start from a counter or 0 or 1 and be yielded a
-  // counter, an `if`'s must be one from both branches. (Loops carry the counters around `if`s that yield the loop's own values.)
+  // counter, an `if`'s must be one from both branches. (Loops carry the counters around `if`s
+  // that yield the loop's own values: so every candidate starts in, and only leaves.)
   std::vector<const Operation*> holders;
   walk(kernel_.region(), [&](const Operation& op) {
     if (op.kind() == OpKind::stage_advance) {
