@@ -348,16 +348,23 @@ void Lowering::warn_coordinate_per_element(const std::vector<ExprPtr>& indices, 
     const size_t axis = rank - tile.size() + k;  // the slice rule: a tile's dims are the tensor's last
     const Expr& index = *indices[axis];
     const Dim& dim = tensor.dims()[axis];
-    if (tile[k] <= 1 || index.kind != ExprKind::name || dim.symbol.empty()) continue;
+    if (tile[k] <= 1 || index.kind != ExprKind::name) continue;
     auto extent = coordinate_extents_.find(index.name);
-    if (extent == coordinate_extents_.end() || extent->second != dim.symbol) continue;
+    if (extent == coordinate_extents_.end()) continue;
+    const CoordinateExtent& runs = extent->second;
+    if (dim.symbol.empty() ? runs.value != dim.extent : runs.symbol != dim.symbol) continue;
+    const std::string dim_name = dim.symbol.empty() ? fmt::format("{} (of extent {})", axis, dim.extent) : dim.symbol;
     diagnostics_.warning(
         location,
         fmt::format("this {} {} elements along {}'s dimension {} at tile coordinate {} (elements {}·{} .. {}·{} + "
-                    "{}), but the grid runs {} over every element of {}; for element {} of {}, give the tile extent 1 "
-                    "there (reshape<{}>(x) is a vector along the last dimension)",
-                    verb, tile[k], tensor_name, dim.symbol, index.name, index.name, tile[k], index.name, tile[k],
-                    tile[k] - 1, index.name, dim.symbol, index.name, dim.symbol, tile[k]));
+                    "{}), but the grid runs {} over every element of that dimension; for element {} of it, give "
+                    "the tile extent 1 there ({})",
+                    verb, tile[k], tensor_name, dim_name, index.name, index.name, tile[k], index.name, tile[k],
+                    tile[k] - 1, index.name, index.name,
+                    std::string_view(verb).rfind("store", 0) == 0
+                        ? fmt::format("store reshape<{}>(x): a vector along the last dimension", tile[k])
+                        : fmt::format("reshape<{}, 1>(load ... : <{}>) reads a column of the last dimension",
+                                      tile[k], tile[k])));
     return;
   }
 }
@@ -702,7 +709,14 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
         error(location, fmt::format("'{}' is already defined", name));
       ids->result(i)->set_name_hint(name);
       frames_.back().vars[name] = Operand{ids->result(i)};
-      if (grid.extents[i]->kind == ExprKind::name) coordinate_extents_[name] = grid.extents[i]->name;
+      const Expr& extent = *grid.extents[i];
+      if (extent.kind == ExprKind::integer) coordinate_extents_[name] = {"", extent.integer};
+      if (extent.kind == ExprKind::name) {
+        auto constant = constants_.find(extent.name);
+        coordinate_extents_[name] = constant != constants_.end() && !constant->second.constant->is_float
+                                        ? CoordinateExtent{"", constant->second.constant->integer}
+                                        : CoordinateExtent{extent.name, std::nullopt};
+      }
     }
   } else {
     // The grid was reported; its names still stand for indices, so that the body's uses of

@@ -186,8 +186,13 @@ class Lowering {
   // The kernel's parameters, dims and grid coordinates, each with what it is ("a grid
   // coordinate"): a dim or coordinate cannot be assigned, nor be a loop variable.
   std::map<std::string, std::string> kernel_names_;
-  // Grid coordinates whose extent is a bare name (`grid tiles(..., H) as (..., h)`): h → "H".
-  std::map<std::string, std::string> coordinate_extents_;
+  // Grid coordinates whose extent is a bare name or number (`grid tiles(..., H) as (..., h)`): h →
+  // "H", or the number (a constant's value) the extent is.
+  struct CoordinateExtent {
+    std::string symbol;
+    std::optional<int64_t> value;
+  };
+  std::map<std::string, CoordinateExtent> coordinate_extents_;
   std::unordered_map<std::string, std::string> out_of_scope_;  // name → why it is unknown here
   // Names whose last assignment failed (and was reported): a use of one is an error already
   // said, so it fails without a message of its own ("unknown name" would only repeat it).

@@ -17,7 +17,8 @@
 //      transposes, becomes one `tma_load {transposed}` of the loaded box (the transpose goes,
 //      and the load once nothing else reads it; otherwise the load becomes a tma_load of its own
 //      in 3: a tile both ways, two TMA boxes).
-//   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result.
+//   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result
+//      (two, one per role, when it is the A of one mma and the B of another).
 // A load with `elements` (element coordinates) keeps them: its TMA box starts at that element.
 // Invariants kept: results are unchanged (a tma_load reads what the load read; the interpreter
 // checks it before and after); the replacement sits at the replaced op's position, so SSA
@@ -83,8 +84,10 @@ void fold_unit_reshapes(Region& body) {
     if (!unit_reshape(op) || op.has_attr("box")) return;
     Operation* load = op.operand(0)->defining_op();
     const std::vector<Operation*>& uses = users[op.result()];
+    // Every use an mma a or b, or a transpose whose every use is one (a tile read both ways).
     const bool feeds_mma = !uses.empty() && std::all_of(uses.begin(), uses.end(), [&](const Operation* user) {
-      return user->kind() == OpKind::transpose ? mma_operand(user->result()) : mma_operand(op.result());
+      if (user->kind() == OpKind::transpose) return mma_operand(user->result());
+      return user->kind() == OpKind::mma && user->operand(2) != op.result();
     });
     const bool drops = op.result()->type().rank() == 2;  // else it adds the unit dimensions
     const bool column = op.operand(0)->type().rank() == 1;  // a vector read as a column
@@ -131,6 +134,30 @@ void fold_unit_reshapes(Region& body) {
   }
 }
 
+// A tile read as A by one mma and as B by another (or as both by one: X·X) becomes two TMA boxes
+// of the same memory, the second just after the first: the backends give a stage buffer one
+// role. `position`: the tma_load's in `region`.
+void split_roles(Region& body, Region& region, size_t& position) {
+  Operation& load = *region.operations()[position];
+  Value* result = load.result();
+  bool as_a = false, as_b = false;
+  walk(body, [&](Operation& user) {
+    if (user.kind() != OpKind::mma) return;
+    as_a = as_a || user.operand(0) == result;
+    as_b = as_b || user.operand(1) == result;
+  });
+  if (!as_a || !as_b) return;
+  auto copy = std::make_unique<Operation>(OpKind::tma_load, load.location());
+  for (Value* operand : load.operands()) copy->add_operand(operand);
+  for (const auto& [name, value] : load.attributes()) copy->set_attr(name, value);
+  Value* b = copy->add_result(result->type());
+  b->set_name_hint(result->name_hint());
+  region.insert(++position, std::move(copy));
+  walk(body, [&](Operation& user) {
+    if (user.kind() == OpKind::mma && user.operand(1) == result) user.set_operand(1, b);
+  });
+}
+
 void promote_kernel(Region& body) {
   fold_unit_reshapes(body);
   std::unordered_map<const Value*, int> mma_uses, other_uses, uses;
@@ -175,6 +202,7 @@ void promote_kernel(Region& body) {
       // The load stays where it has other uses (the same tile as-is, or another transpose): each
       // of those gets its own TMA box (FlashAttention's backward reads Q and dO both ways).
       --uses[load->result()];
+      --transposes_of[load->result()];
       if (--other_uses[load->result()] == 0) other_uses.erase(load->result());
       if (uses[load->result()] > 0) continue;
       Region* load_region = load->parent_region();
@@ -199,6 +227,7 @@ void promote_kernel(Region& body) {
       std::unique_ptr<Operation> taken = region.take(i);
       region.insert(i, std::move(replacement));
       replace_all_uses(body, old, result);
+      split_roles(body, region, i);
     }
   };
   visit(body);

@@ -281,7 +281,8 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
   } else {
     writer.line(fmt::format("const cudaError_t launched = launch_{}({}{}nullptr);", launched.name, arguments,
                             separator));
-    std::string text = fmt::format("the kernel's asserts must hold at these dims: {}", fmt::join(asserts, ", "));
+    std::string text = fmt::format("the launcher refused the launch; the kernel's asserts must hold at these dims "
+                                   "and scalars: {}", fmt::join(asserts, ", "));
     std::string literal;  // as a C++ string literal (a .tir's text may hold anything)
     for (char c : text) literal += c == '"' || c == '\\' ? std::string{'\\', c} : c == '\n' ? "\\n" : std::string{c};
     writer.line(fmt::format("if (launched == cudaErrorInvalidValue) std::printf(\"%s\\n\", \"{}\");", literal));

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <functional>
 #include <stdexcept>
 #include <utility>
@@ -166,14 +167,31 @@ bool Analysis::refuse_computed_b() {
 }
 
 void Analysis::warn_accumulator_registers() {
+  // Accumulators live together when mmas in one innermost loop write them (the loop carries its
+  // own, and recomputes the others each step); loops one after another hold theirs in turn.
+  std::map<const Operation*, std::vector<const Fragment*>> by_loop;
+  walk(tc_.compute->region(), [&](const Operation& op) {
+    const Fragment* fragment = op.kind() == OpKind::mma ? tc_.fragment(op.result()) : nullptr;
+    if (!fragment || !fragment->accumulator) return;
+    const Operation* loop = op.parent_op();
+    while (loop && loop->kind() != OpKind::for_ && loop != tc_.compute) loop = loop->parent_op();
+    std::vector<const Fragment*>& held = by_loop[loop];
+    if (std::find(held.begin(), held.end(), fragment) == held.end()) held.push_back(fragment);
+  });
   int64_t total = 0;
   std::vector<std::string> parts;
-  for (const Fragment& fragment : tc_.fragments) {
-    if (!fragment.accumulator) continue;
-    const int64_t registers = tc_.layout.count(fragment.columns);
-    total += registers;
-    parts.push_back(fmt::format("{}x{} {}: {}", fragment.rows, fragment.columns, to_string(fragment.element),
-                                registers));
+  for (const auto& [loop, fragments] : by_loop) {
+    int64_t sum = 0;
+    std::vector<std::string> these;
+    for (const Fragment* fragment : fragments) {
+      const int64_t registers = tc_.layout.count(fragment->columns);
+      sum += registers;
+      these.push_back(fmt::format("{}x{} {}: {}", fragment->rows, fragment->columns, to_string(fragment->element),
+                                  registers));
+    }
+    if (sum <= total) continue;
+    total = sum;
+    parts = std::move(these);
   }
   // Above the register file at the hardware's cap per thread, the agents set their own budgets.
   const bool budgets = (kWarpgroup + tc_.compute_threads) * target_.max_thread_registers > target_.register_file;

@@ -551,6 +551,21 @@ TEST(Cli, AccumulatorsPastTheRegisterBudgetAreWarnedAbout) {
   EXPECT_EQ(blackwell.err, "");
   CommandResult fits = run_command(tilec("compile samples/gate_up.tile -o /dev/null"));
   EXPECT_EQ(fits.err, "");
+  // Two such accumulators in loops one after another are live in turn (nvcc: no spills).
+  fs::path two = temp_file("two_loops.tile",
+      "kernel two(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>, D: tensor<M, N, f32>)\n"
+      "    grid tiles(cdiv(M, 128), cdiv(N, 256)) as (m, n) {\n"
+      "  c = zeros<128, 256, f32>();\n"
+      "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (c) {\n"
+      "    c = mma(load A[m, k] : <128, 64>, load B[k, n] : <64, 256>, c);\n  }\n"
+      "  store C[m, n] = c;\n  d = zeros<128, 256, f32>();\n"
+      "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (d) {\n"
+      "    d = mma(load A[m, k] : <128, 64>, load B[k, n] : <64, 256>, d);\n  }\n"
+      "  store D[m, n] = d;\n}\n");
+  CommandResult in_turn = run_command(tilec("compile " + two.string() + " -o /dev/null"));
+  EXPECT_EQ(in_turn.status, 0) << in_turn.err;
+  EXPECT_EQ(in_turn.err, "");
+  fs::remove(two);
 }
 
 // pipeline(1) on an mma loop whose cost-based schedule needs 17 stages: bounded to one stage it
@@ -616,7 +631,17 @@ TEST(Cli, ATileAlongADimensionTheGridRunsPerElementIsWarnedAbout) {
   EXPECT_EQ(warned.status, 0) << warned.err;
   EXPECT_THAT(warned.err, HasSubstr(":5:3: warning: this store writes 128 elements along L's dimension H at tile "
                                     "coordinate h (elements h·128 .. h·128 + 127), but the grid runs h over every "
-                                    "element of H"));
+                                    "element of that dimension"));
+  // The same with the heads a constant (a fixed extent) and the grid running over it.
+  fs::path fixed = temp_file("fixed.tile", "const BQ = 128;\nconst NH = 8;\n"
+                                           "kernel lse(X: tensor<B, NH, S, f32>, L: tensor<B, NH, S, f32>)\n"
+                                           "    grid tiles(cdiv(S, BQ), NH, B) as (i, h, b) {\n"
+                                           "  x = reshape<BQ, 1>(load X[b, h, i] : <BQ>);\n"
+                                           "  store L[b, h, i] = x;\n}\n");
+  CommandResult constant = run_command(tilec("compile " + fixed.string() + " -o /dev/null"));
+  EXPECT_THAT(constant.err, HasSubstr(":6:3: warning: this store writes 128 elements along L's dimension 1 (of "
+                                      "extent 8) at tile coordinate h"));
+  fs::remove(fixed);
   fs::path vector = temp_file("vector.tile", head + "  store L[b, h, i] = reshape<BQ>(x + 1.0);\n}\n");
   CommandResult quiet = run_command(tilec("compile " + vector.string() + " -o /dev/null"));
   EXPECT_EQ(quiet.status, 0) << quiet.err;

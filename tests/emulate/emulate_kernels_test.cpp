@@ -55,6 +55,13 @@ TEST(EmulateRuntime, ATileUsedAsItIsAndTransposedMatchesTheInterpreter) {
   expect_tensor_core_kernel_matches("both_ways", "S=200,T=136", {"DQ"});
 }
 
+// One loaded tile as several mma operands (tests/emulate/tensor_core/roles.tile; both were
+// refused): K read transposed by two heads and as it is by both, and a tile that is the A of one
+// mma and the B of another, on both targets.
+TEST(EmulateRuntime, ATileReadInSeveralRolesMatchesTheInterpreter) {
+  expect_tensor_core_kernel_matches("roles", "S=200,T=136", {"O1", "O2", "P", "G"});
+}
+
 // A tf32 A from registers (issue 18: refused, "tf32 A only from shared memory"): an MLP block whose
 // hidden layer relu(X·W1ᵀ) is the A of the second mma (tests/emulate/tensor_core/tf32_mlp.tile),
 // written to shared memory before it on both targets; HID ragged inside the one hidden tile.
