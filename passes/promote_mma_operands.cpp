@@ -16,7 +16,8 @@
 //   2. A transpose used only as mma operands, of a load used only as mma operands and by such
 //      transposes, becomes one `tma_load {transposed}` of the loaded box (the transpose goes,
 //      and the load once nothing else reads it; otherwise the load becomes a tma_load of its own
-//      in 3: a tile both ways, two TMA boxes).
+//      in 3: a tile both ways, two TMA boxes). Transposes of one load in one region in the same
+//      role share the box.
 //   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result
 //      (two, one per role, when it is the A of one mma and the B of another).
 // A load with `elements` (element coordinates) keeps them: its TMA box starts at that element.
@@ -28,6 +29,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "ir/ir.h"
@@ -181,6 +184,19 @@ void promote_kernel(Region& body) {
   auto only_mma_operands = [&](const Value* value) {
     return uses[value] == mma_uses[value] + transposes_of[value];
   };
+  // The one role (0: A, 1: B) every mma use of `value` gives it; -1 when there are both.
+  auto role_of = [&](const Value* value) {
+    int role = -2;
+    walk(body, [&](Operation& user) {
+      if (user.kind() != OpKind::mma) return;
+      for (int i = 0; i < 2; ++i)
+        if (user.operand(static_cast<size_t>(i)) == value) role = role == -2 || role == i ? i : -1;
+    });
+    return role;
+  };
+  // Transposed boxes made so far, per load, region and role: a later transpose of the same load in
+  // the same role reads the same box (grouped-query heads sharing K).
+  std::map<std::tuple<const Value*, const Region*, int>, Value*> boxes;
   std::function<void(Region&)> fold_transposes = [&](Region& region) {
     auto& ops = region.operations();
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -189,16 +205,25 @@ void promote_kernel(Region& body) {
       if (op.kind() != OpKind::transpose || !is_mma_transpose(op.result())) continue;
       Operation* load = op.operand(0)->defining_op();
       if (!load || load->kind() != OpKind::load || !only_mma_operands(load->result())) continue;
-      auto replacement = std::make_unique<Operation>(OpKind::tma_load, load->location());
-      for (Value* operand : load->operands()) replacement->add_operand(operand);
-      for (const auto& [name, value] : load->attributes()) replacement->set_attr(name, value);
-      replacement->set_attr("transposed", Attribute());
-      Value* result = replacement->add_result(op.result()->type().with_space(MemorySpace::smem));
-      result->set_name_hint(op.result()->name_hint().empty() ? load->result()->name_hint() : op.result()->name_hint());
+      const int role = role_of(op.result());
       Value* old = op.result();
-      std::unique_ptr<Operation> taken = region.take(i);
-      region.insert(i, std::move(replacement));
-      replace_all_uses(body, old, result);
+      const size_t position = i;
+      if (auto box = boxes.find({load->result(), &region, role}); role >= 0 && box != boxes.end()) {
+        replace_all_uses(body, old, box->second);
+        std::unique_ptr<Operation> taken = region.take(i--);  // the next op is at i + 1 again
+      } else {
+        auto replacement = std::make_unique<Operation>(OpKind::tma_load, load->location());
+        for (Value* operand : load->operands()) replacement->add_operand(operand);
+        for (const auto& [name, value] : load->attributes()) replacement->set_attr(name, value);
+        replacement->set_attr("transposed", Attribute());
+        Value* result = replacement->add_result(op.result()->type().with_space(MemorySpace::smem));
+        result->set_name_hint(op.result()->name_hint().empty() ? load->result()->name_hint()
+                                                               : op.result()->name_hint());
+        std::unique_ptr<Operation> taken = region.take(i);
+        region.insert(i, std::move(replacement));
+        replace_all_uses(body, old, result);
+        if (role >= 0) boxes[{load->result(), &region, role}] = result;
+      }
       // The load stays where it has other uses (the same tile as-is, or another transpose): each
       // of those gets its own TMA box (FlashAttention's backward reads Q and dO both ways).
       --uses[load->result()];
@@ -208,7 +233,7 @@ void promote_kernel(Region& body) {
       Region* load_region = load->parent_region();
       size_t load_position = load_region->position_of(load);
       load_region->take(load_position);
-      if (load_region == &region && load_position < i) --i;
+      if (load_region == &region && load_position < position) --i;
     }
   };
   fold_transposes(body);
