@@ -354,17 +354,20 @@ void Lowering::warn_coordinate_per_element(const std::vector<ExprPtr>& indices, 
     const CoordinateExtent& runs = extent->second;
     if (dim.symbol.empty() ? runs.value != dim.extent : runs.symbol != dim.symbol) continue;
     const std::string dim_name = dim.symbol.empty() ? fmt::format("{} (of extent {})", axis, dim.extent) : dim.symbol;
+    // A column <N, 1> meant along the last dimension is the usual case: say how to write it.
+    std::string column_hint;
+    if (tile.size() == 2 && tile[1] == 1)
+      column_hint = std::string_view(verb).rfind("store", 0) == 0
+                        ? fmt::format(" (store reshape<{}>(x): a vector along the last dimension)", tile[k])
+                        : fmt::format(" (reshape<{}, 1>(load ... : <{}>) reads a column of the last dimension)",
+                                      tile[k], tile[k]);
     diagnostics_.warning(
         location,
         fmt::format("this {} {} elements along {}'s dimension {} at tile coordinate {} (elements {}·{} .. {}·{} + "
                     "{}), but the grid runs {} over every element of that dimension; for element {} of it, give "
-                    "the tile extent 1 there ({})",
+                    "the tile extent 1 there{}",
                     verb, tile[k], tensor_name, dim_name, index.name, index.name, tile[k], index.name, tile[k],
-                    tile[k] - 1, index.name, index.name,
-                    std::string_view(verb).rfind("store", 0) == 0
-                        ? fmt::format("store reshape<{}>(x): a vector along the last dimension", tile[k])
-                        : fmt::format("reshape<{}, 1>(load ... : <{}>) reads a column of the last dimension",
-                                      tile[k], tile[k])));
+                    tile[k] - 1, index.name, index.name, column_hint));
     return;
   }
 }

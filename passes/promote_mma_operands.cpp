@@ -24,7 +24,8 @@
 // Invariants kept: results are unchanged (a tma_load reads what the load read; the interpreter
 // checks it before and after); the replacement sits at the replaced op's position, so SSA
 // dominance holds. Runs first: the scheduler and the sync passes see the TMA loads.
-// Cost: O(ops) per kernel, plus a use rewrite per promoted load.
+// Cost: O(ops) per kernel, plus a use rewrite per promoted load and a walk per transpose and
+// per promoted load (their mma roles).
 #include "passes/promote_mma_operands.h"
 
 #include <algorithm>
@@ -197,6 +198,7 @@ void promote_kernel(Region& body) {
   // Transposed boxes made so far, per load, region and role: a later transpose of the same load in
   // the same role reads the same box (grouped-query heads sharing K).
   std::map<std::tuple<const Value*, const Region*, int>, Value*> boxes;
+  std::vector<Operation*> dead;  // loads whose every use became a transposed box
   std::function<void(Region&)> fold_transposes = [&](Region& region) {
     auto& ops = region.operations();
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -207,7 +209,6 @@ void promote_kernel(Region& body) {
       if (!load || load->kind() != OpKind::load || !only_mma_operands(load->result())) continue;
       const int role = role_of(op.result());
       Value* old = op.result();
-      const size_t position = i;
       if (auto box = boxes.find({load->result(), &region, role}); role >= 0 && box != boxes.end()) {
         replace_all_uses(body, old, box->second);
         std::unique_ptr<Operation> taken = region.take(i--);  // the next op is at i + 1 again
@@ -223,20 +224,20 @@ void promote_kernel(Region& body) {
         region.insert(i, std::move(replacement));
         replace_all_uses(body, old, result);
         if (role >= 0) boxes[{load->result(), &region, role}] = result;
+        split_roles(body, region, i);  // mma(t, t): a box per role
       }
       // The load stays where it has other uses (the same tile as-is, or another transpose): each
       // of those gets its own TMA box (FlashAttention's backward reads Q and dO both ways).
       --uses[load->result()];
       --transposes_of[load->result()];
       if (--other_uses[load->result()] == 0) other_uses.erase(load->result());
-      if (uses[load->result()] > 0) continue;
-      Region* load_region = load->parent_region();
-      size_t load_position = load_region->position_of(load);
-      load_region->take(load_position);
-      if (load_region == &region && load_position < position) --i;
+      if (uses[load->result()] == 0) dead.push_back(load);
     }
   };
   fold_transposes(body);
+  // After the walk: a load removed from an outer region while an inner one is walked would shift
+  // the ops the outer walk has yet to visit.
+  for (Operation* load : dead) load->parent_region()->take(load->parent_region()->position_of(load));
   std::function<void(Region&)> visit = [&](Region& region) {
     auto& ops = region.operations();
     for (size_t i = 0; i < ops.size(); ++i) {

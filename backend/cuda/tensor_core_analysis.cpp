@@ -167,17 +167,49 @@ bool Analysis::refuse_computed_b() {
 }
 
 void Analysis::warn_accumulator_registers() {
-  // Accumulators live together when mmas in one innermost loop write them (the loop carries its
-  // own, and recomputes the others each step); loops one after another hold theirs in turn.
+  // Accumulators live together in a loop whose mmas write them: those it writes, those a loop
+  // around it carries, and those written before it and read after it. Loops one after another
+  // whose accumulators end with them hold theirs in turn.
   std::map<const Operation*, std::vector<const Fragment*>> by_loop;
+  std::unordered_map<const Operation*, size_t> position;  // in program order
+  std::unordered_map<const Operation*, size_t> last;       // a loop's last nested op
+  std::vector<const Operation*> order;
   walk(tc_.compute->region(), [&](const Operation& op) {
-    const Fragment* fragment = op.kind() == OpKind::mma ? tc_.fragment(op.result()) : nullptr;
-    if (!fragment || !fragment->accumulator) return;
-    const Operation* loop = op.parent_op();
-    while (loop && loop->kind() != OpKind::for_ && loop != tc_.compute) loop = loop->parent_op();
-    std::vector<const Fragment*>& held = by_loop[loop];
-    if (std::find(held.begin(), held.end(), fragment) == held.end()) held.push_back(fragment);
+    position[&op] = order.size();
+    order.push_back(&op);
+    for (const Operation* parent = op.parent_op(); parent && parent != tc_.compute; parent = parent->parent_op())
+      last[parent] = position[&op];
   });
+  auto add = [](std::vector<const Fragment*>& held, const Fragment* fragment) {
+    if (fragment && fragment->accumulator && std::find(held.begin(), held.end(), fragment) == held.end())
+      held.push_back(fragment);
+  };
+  for (const Operation* op : order) {
+    const Fragment* fragment = op->kind() == OpKind::mma ? tc_.fragment(op->result()) : nullptr;
+    if (!fragment || !fragment->accumulator) continue;
+    const Operation* loop = op->parent_op();
+    while (loop && loop->kind() != OpKind::for_ && loop != tc_.compute) loop = loop->parent_op();
+    add(by_loop[loop], fragment);
+  }
+  for (auto& [loop, held] : by_loop) {
+    if (!loop || loop == tc_.compute) continue;
+    for (const Operation* outer = loop->parent_op(); outer && outer != tc_.compute; outer = outer->parent_op())
+      if (outer->kind() == OpKind::for_)
+        for (size_t i = 1; i < outer->region().num_arguments(); ++i) add(held, tc_.fragment(outer->region().argument(i)));
+    const size_t start = position.at(loop), end = last.count(loop) ? last.at(loop) : start;
+    for (const Operation* op : order) {
+      if (op->kind() != OpKind::mma || position.at(op) >= start) continue;
+      const Fragment* written = tc_.fragment(op->result());
+      for (size_t after = end + 1; written && after < order.size(); ++after) {
+        const auto& operands = order[after]->operands();
+        if (std::any_of(operands.begin(), operands.end(),
+                        [&](const Value* value) { return tc_.fragment(value) == written; })) {
+          add(held, written);
+          break;
+        }
+      }
+    }
+  }
   int64_t total = 0;
   std::vector<std::string> parts;
   for (const auto& [loop, fragments] : by_loop) {
