@@ -98,7 +98,8 @@ void Lowering::lower_assertion(const Expr& condition, const std::string& text, L
                                    value.is_float ? fmt::format("{}", value.floating) : std::to_string(value.integer),
                                    define == options_.defines.end() ? "" : " from -D"));
     }
-    error(location, fmt::format("assert {} fails{}", text, values.empty() ? "" : fmt::format(" ({})", fmt::join(values, ", "))));
+    error(location,
+          fmt::format("assert {} fails{}", text, values.empty() ? "" : fmt::format(" ({})", fmt::join(values, ", "))));
     return;
   }
   if (!kernel) {

@@ -195,7 +195,8 @@ void Analysis::warn_accumulator_registers() {
     if (!loop || loop == tc_.compute) continue;
     for (const Operation* outer = loop->parent_op(); outer && outer != tc_.compute; outer = outer->parent_op())
       if (outer->kind() == OpKind::for_)
-        for (size_t i = 1; i < outer->region().num_arguments(); ++i) add(held, tc_.fragment(outer->region().argument(i)));
+        for (size_t i = 1; i < outer->region().num_arguments(); ++i)
+          add(held, tc_.fragment(outer->region().argument(i)));
     const size_t start = position.at(loop), end = last.count(loop) ? last.at(loop) : start;
     for (const Operation* op : order) {
       if (op->kind() != OpKind::mma || position.at(op) >= start) continue;

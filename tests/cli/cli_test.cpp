@@ -544,7 +544,8 @@ TEST(Cli, AccumulatorsPastTheRegisterBudgetAreWarnedAbout) {
   CommandResult hopper = run_command(tilec("compile samples/gate_up.tile -D BN=256 -D STAGES=2 -o /dev/null"));
   EXPECT_EQ(hopper.status, 0) << hopper.err;
   EXPECT_THAT(hopper.err, HasSubstr("gate_up.tile:16:9: warning: the mma accumulators need 256 registers per compute "
-                                    "thread (128x256 f32: 128, 128x256 f32: 128), more than the 232 a compute thread has on sm_90a"));
+                                    "thread (128x256 f32: 128, 128x256 f32: 128), more than the 232 a compute thread "
+                                    "has on sm_90a"));
   CommandResult blackwell =
       run_command(tilec("compile samples/gate_up.tile -D BN=256 -D STAGES=2 --target sm_100a -o /dev/null"));
   EXPECT_EQ(blackwell.status, 0) << blackwell.err;
@@ -606,9 +607,10 @@ TEST(Cli, RunReadsGivenInputsAndWritesOutputs) {
     out.write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
   }
   fs::path source = temp_file("twice.tile", "kernel twice(X: tensor<N, f32>, Y: tensor<N, f32>)\n"
-                                            "    grid tiles(cdiv(N, 8)) as (i) {\n  store Y[i] = load X[i] : <8> * 2.0;\n}\n");
-  CommandResult r = run_command(tilec("run " + source.string() + " --dims N=10 --check --inputs " + (dir / "in").string() +
-                                      " --outputs " + (dir / "out").string()));
+                                            "    grid tiles(cdiv(N, 8)) as (i) {\n"
+                                            "  store Y[i] = load X[i] : <8> * 2.0;\n}\n");
+  CommandResult r = run_command(tilec("run " + source.string() + " --dims N=10 --check --inputs " +
+                                      (dir / "in").string() + " --outputs " + (dir / "out").string()));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("input %X tensor<10xf32>: read from "));
   EXPECT_THAT(r.out, HasSubstr("output %Y tensor<10xf32>: checksum 110\n"));

@@ -546,7 +546,8 @@ TEST(EmulateRuntime, AssertsRefuseTheLaunchInTheLauncherToo) {
              "    acc = mma(load A[m, k] : <64, 64>, load B[k, n] : <64, 64>, acc);\n  }\n"
              "  store C[m, n] = acc;\n}\n");
   for (const char* target : {"sm_90a", "sm_100a"}) {
-    const std::string refused_dims = std::string(" --target ") + target + " --dims N=96,M=64,K=96 --scalar s=0.5 --schedules 1";
+    const std::string refused_dims =
+        std::string(" --target ") + target + " --dims N=96,M=64,K=96 --scalar s=0.5 --schedules 1";
     CommandResult refused = run_command(tilec("emulate " + source.string() + " --kernel scale" + refused_dims));
     EXPECT_EQ(refused.status, 1) << refused.out << refused.err;
     EXPECT_THAT(refused.err, HasSubstr(":2:3: error: kernel scale: assert N % 64 == 0 && s > 0.0 does not hold at "
