@@ -106,14 +106,6 @@ bool make_work_directory(const EmulateOptions& options, WorkDirectory& work) {
   return true;
 }
 
-bool write_file(const fs::path& path, const void* data, size_t bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  out.close();
-  if (!out) fmt::print(stderr, "tilec: error: cannot write '{}'\n", path.string());
-  return static_cast<bool>(out);
-}
-
 // Phase 1: a --cu file must exist and carry tilec's header line.
 bool check_given_cu(const std::string& path) {
   std::ifstream in(path);
@@ -249,10 +241,10 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   fs::path data = work.path / name;
   std::error_code error;
   fs::create_directories(data, error);
-  for (size_t i = 0; i < inputs.names.size(); ++i)
-    if (inputs.is_tensor[i] &&
-        !write_file(data / driver_input_file(i), inputs.tensors[i].bytes().data(), inputs.tensors[i].bytes().size()))
-      return 1;
+  for (size_t i = 0; i < inputs.names.size(); ++i) {
+    const std::vector<uint8_t>& bytes = inputs.tensors[i].bytes();
+    if (inputs.is_tensor[i] && !write_binary_file(data / driver_input_file(i), bytes.data(), bytes.size())) return 1;
+  }
   runtime::ExecutorTileRunner runner(executor);
   runtime::LaunchOptions launch;
   launch.runner = &runner;
@@ -311,8 +303,9 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
     int status = 0;
     for (size_t position : inputs.outputs) {
       runtime::HostBuffer& buffer = actual.tensors[position];
-      std::ifstream in(data / driver_output_file(position), std::ios::binary);
-      std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      // A missing file reads as no bytes: the size check below says what the program wrote.
+      std::vector<uint8_t> bytes =
+          read_binary_file(data / driver_output_file(position)).value_or(std::vector<uint8_t>());
       std::string output = inputs.names[position].substr(inputs.names[position].rfind('%') == 0 ? 1 : 0);
       if (bytes.size() != buffer.bytes().size()) {
         fmt::print(stderr, "tilec: error: {}: the emulated program wrote {} bytes of {}, expected {}\n", where,
@@ -414,7 +407,7 @@ int run_emulate(EmulateOptions options) {
   std::error_code error;
   if (options.cu.empty()) {
     cu = work.path / (fs::path(options.input).stem().string() + ".cu");
-    if (!write_file(cu, cuda->data(), cuda->size())) return 1;
+    if (!write_binary_file(cu, cuda->data(), cuda->size())) return 1;
   } else {
     cu = fs::absolute(options.cu, error);
   }
@@ -446,7 +439,7 @@ int run_emulate(EmulateOptions options) {
     job.driver = work.path / ("emulate_" + job.plan.name + ".cpp");
     job.driver_key_text = driver_source(job.plan, "");
     std::string text = driver_source(job.plan, cu.string());
-    if (!write_file(job.driver, text.data(), text.size())) return 1;
+    if (!write_binary_file(job.driver, text.data(), text.size())) return 1;
   }
 
   // Phases 4–6.

@@ -22,8 +22,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,13 +85,13 @@ bool read_given_inputs(const std::string& dir, const Operation& kernel_op, runti
         fmt::print("  input {} {}: random (no {})\n", buffers.names[i], buffers.tensors[i].describe(), path.string());
       continue;
     }
-    std::ifstream in(path, std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    runtime::HostBuffer& tensor = buffers.tensors[i];
-    if (!in.good() && !in.eof()) {
+    std::optional<std::vector<uint8_t>> given = read_binary_file(path);
+    if (!given) {
       fmt::print(stderr, "tilec: error: kernel {}: cannot read {}\n", kernel, path.string());
       return false;
     }
+    std::vector<uint8_t>& bytes = *given;
+    runtime::HostBuffer& tensor = buffers.tensors[i];
     if (bytes.size() != tensor.bytes().size()) {
       fmt::print(stderr, "tilec: error: kernel {}: {} holds {} bytes, but {} {} is {} bytes ({} elements of {} "
                  "bytes, row-major); give --dims for its extents\n", kernel, path.string(), bytes.size(),
@@ -129,17 +127,11 @@ bool check_data_directories(const RunOptions& options) {
 }
 
 // --outputs DIR: each output tensor to DIR/Y.bin.
-bool write_outputs(const std::string& dir, const runtime::KernelBuffers& buffers, const std::string& kernel) {
+bool write_outputs(const std::string& dir, const runtime::KernelBuffers& buffers) {
   for (size_t position : buffers.outputs) {
     const fs::path path = fs::path(dir) / file_name(buffers.names[position]);
     const std::vector<uint8_t>& bytes = buffers.tensors[position].bytes();
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      fmt::print(stderr, "tilec: error: kernel {}: cannot write {}\n", kernel, path.string());
-      return false;
-    }
+    if (!write_binary_file(path, bytes.data(), bytes.size())) return false;
     fmt::print("  output {}: written to {}\n", buffers.names[position], path.string());
   }
   return true;
@@ -231,7 +223,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   for (size_t position : actual.outputs)
     fmt::print("  output {} {}: checksum {}\n", actual.names[position],
                actual.tensors[position].describe(), checksum(actual.tensors[position]));
-  if (!options.outputs_dir.empty() && !write_outputs(options.outputs_dir, actual, name)) return 1;
+  if (!options.outputs_dir.empty() && !write_outputs(options.outputs_dir, actual)) return 1;
   if (!options.check) return 0;
 
   runtime::KernelBuffers expected = inputs;

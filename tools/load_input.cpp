@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 #include "frontend/lexer.h"
@@ -164,6 +165,20 @@ bool write_output(const std::string& path, const std::string& text) {
     return false;
   }
   return true;
+}
+
+bool write_binary_file(const std::filesystem::path& path, const void* data, size_t bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  out.close();
+  if (!out) fmt::print(stderr, "tilec: error: cannot write '{}'\n", path.string());
+  return static_cast<bool>(out);
+}
+
+std::optional<std::vector<uint8_t>> read_binary_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 }  // namespace tilec::tools

@@ -6,6 +6,8 @@
 // input errors with a clear message.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,5 +38,11 @@ bool parse_defines(const std::vector<std::string>& items, std::map<std::string, 
 
 // Writes `text` to `path`, or to stdout when path is empty or "-"; false after printing why not.
 bool write_output(const std::string& path, const std::string& text);
+
+// Raw bytes of a tensor or generated file: `tilec emulate`'s driver data and `tilec run
+// --inputs/--outputs`. The write prints "tilec: error: cannot write 'PATH'" on failure; the read
+// gives nullopt when the file cannot be opened.
+bool write_binary_file(const std::filesystem::path& path, const void* data, size_t bytes);
+std::optional<std::vector<uint8_t>> read_binary_file(const std::filesystem::path& path);
 
 }  // namespace tilec::tools
