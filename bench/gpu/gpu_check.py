@@ -63,6 +63,10 @@ GPU_ROUNDS = {
     "attention": "S=2000,T=1000,HD=1024", "conv1d": "T=8000,CI=1000,CO=1000,TAPS=3",
     "mha": "H=16,S=2000,T=1000", "fp8_attention": "S=2000,T=1000,HD=1024",
     "moe_grouped_gemm": "M=2000,N=4000,K=1000,E=8", "gqa_attention": "BATCH=2,H=16,G=4,S=2000,T=1000",
+    # causal_attention's reference runs one GPU thread per 128-row query block, over all the keys
+    # before it: at 16896 rows and more it takes minutes (run 17), so its rounds are checked by the
+    # BQ = 64 variant below (313 blocks on 132 SMs) and the sample at 63 blocks.
+    "causal_attention": "S=8000", "attention_backward": "S=3000,T=20000",
 }
 # (sample, shape name, dims) — every dims string is NAME=VALUE,...; the harness reads NAME=VALUE.
 CHECKS = []
@@ -93,6 +97,8 @@ VARIANTS = {
     "gemm_bn32": ("gemm", [], ["BN=32"]),
     "gemm_bn16": ("gemm", [], ["BN=16"]),
     "attention_bkv32": ("attention", [], ["BKV=32"]),
+    # Query blocks smaller than key blocks (emulate_kernels_test runs it).
+    "causal_attention_bq64": ("causal_attention", [], ["BQ=64", "BKV=128"]),
 }
 CHECKS += [
     ("gemm", "unaligned_k", "M=136,N=300,K=100"), ("gemm", "unaligned_n", "M=64,N=131,K=72"),
@@ -110,6 +116,7 @@ CHECKS += [
     ("gemm_bn32", "ragged", "M=200,N=72,K=200"), ("gemm_bn32", "gpu_rounds", "M=2000,N=1000,K=1000"),
     ("gemm_bn16", "ragged", "M=200,N=40,K=200"), ("gemm_bn16", "gpu_rounds", "M=2000,N=1000,K=1000"),
     ("attention_bkv32", "ragged_t", "S=200,T=200,HD=128"), ("attention_bkv32", "gpu_rounds", "S=2000,T=1000,HD=1024"),
+    ("causal_attention_bq64", "ragged", "S=200"), ("causal_attention_bq64", "gpu_rounds", "S=20000"),
 ]
 # The plain samples, in both forms (the register form, and .shared: --plain-tiles=shared).
 for s, shapes in SWEEP.items():
@@ -134,6 +141,33 @@ EMULATE_KERNELS = emulate_kernels()
 for s, (_, dims) in EMULATE_KERNELS.items():
     CHECKS += [(s, "emulate_test", dims), (s + ".shared", "emulate_test", dims)]
 
+# The tensor-core kernels of tests/emulate/tensor_core/ at the shapes tests/emulate/
+# emulate_kernels_test.cpp emulates them (name -> dims), and one larger shape where the kernel
+# takes any: {name: [dims, ...]}. Their programs are named tc_NAME (kernels/ has names of its own
+# that are the same: column_vectors, emitter_names).
+TENSOR_CORE_KERNELS = {
+    "linear_bias": ["M=200,N=296,K=72", "M=2000,N=4000,K=1000"],
+    "int8_mixed": ["M=200,N=296,K=200", "M=2000,N=4000,K=1008"],
+    "both_ways": ["S=200,T=136", "S=2000,T=1000"],
+    "roles": ["S=200,T=136", "S=2000,T=1000"],
+    "tf32_mlp": ["M=200,N=136,K=72,HID=56"],
+    "attention_lse": ["S=200,T=136,HD=128,H=2", "S=2000,T=1000,HD=1024,H=16"],
+    "expert_linear": ["E=2,M=200,N=136,K=72", "E=8,M=1000,N=1000,K=1000"],
+    "negative_coordinates": ["M=200,N=136,K=72", "M=2000,N=4000,K=1000"],
+    "key_padding_attention": ["B=2,H=2,S=136,T=72", "B=4,H=8,S=1000,T=1000"],
+    "device_scalars": ["B=3,G=2,M=100,N=72,K=40"],
+    "minus_one_store": ["M=200,N=136,K=72"],
+    "row_argmax": ["M=200,K=72,V=200,NB=4"],
+    "block_sparse": ["M=200,N=72,K=256,NNZ=3,E=2"],
+    "empty_k_loop": ["B=2,M=200,N=72,K=64"],
+    "sdpa_bhsd": ["B=2,H=3,S=136,T=72", "B=2,H=16,S=1000,T=1000"],
+    "emitter_names": ["M=130,N=200,K=64"],
+    "dual_gemm": ["M=200,N=72,K=136", "M=2000,N=1000,K=1000"],
+    "column_vectors": ["M=200,N=128,K=72,B=2,H=2,S=130,T=100"],
+}
+for s, shapes in TENSOR_CORE_KERNELS.items():
+    CHECKS += [("tc_" + s, "emulate_test" if i == 0 else "gpu_rounds", dims) for i, dims in enumerate(shapes)]
+
 # Timings: tensor-core samples at 8192 (check=0: the reference only counts the work), plain
 # samples at a few hundred MB in both forms (their reference always runs).
 TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=8192"),
@@ -150,7 +184,9 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("gemm_tiles", "M=8192,N=8192,K=8192"), ("attention_keys_as_rows", "S=4096,T=4096,HD=1024"),
               ("tf32_linear_bn128", "M=8192,N=8192,K=8192"), ("attention_bkv128", "S=4096,T=4096,HD=1024"),
               ("attention_stages3", "S=4096,T=4096,HD=1024"), ("gemm_bk32", "M=8192,N=8192,K=8192"),
-              ("gemm_bn32", "M=8192,N=8192,K=8192"), ("attention_bkv32", "S=4096,T=4096,HD=1024")]
+              ("gemm_bn32", "M=8192,N=8192,K=8192"), ("attention_bkv32", "S=4096,T=4096,HD=1024"),
+              # One head over 16384 rows: 128 CTAs (the grids walk query or key blocks of 128).
+              ("causal_attention", "S=16384"), ("attention_backward", "S=16384,T=16384")]
 PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), ("broadcast", "R=8192,C=8192"),
                  ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("rope", "T=131072"),
                  ("softmax", "R=131072"),
@@ -161,14 +197,24 @@ SANITIZER_RUNS = [("gemm", "M=200,N=296,K=200"), ("attention", "S=200,T=200,HD=6
                   ("gate_up", "M=300,N=520,K=72"), ("softmax", "R=7"), ("gemv", "M=37,K=1000"),
                   ("mha", "H=2,S=200,T=136"), ("gemm_bn16", "M=200,N=40,K=200"),
                   ("attention_bkv32", "S=200,T=200,HD=128"), ("int8", EMULATE_KERNELS["int8"][1]),
-                  ("cumsum", EMULATE_KERNELS["cumsum"][1])]
+                  ("cumsum", EMULATE_KERNELS["cumsum"][1]), ("attention_backward", "S=200,T=136"),
+                  ("causal_attention", "S=200"), ("int8_linear", "M=200,N=296,K=256"),
+                  ("fp8_attention", "S=200,T=136,HD=64"), ("gqa_attention", "BATCH=1,H=2,G=1,S=136,T=200"),
+                  ("rope", "T=300"), ("rope.shared", "T=300"), ("tc_roles", "S=200,T=136"),
+                  ("tc_both_ways", "S=200,T=136"), ("tc_key_padding_attention", "B=2,H=2,S=136,T=72"),
+                  ("tc_row_argmax", "M=200,K=72,V=200,NB=4"), ("tc_device_scalars", "B=3,G=2,M=100,N=72,K=40"),
+                  ("batched_gemm", "R=1024,N=136,K=104,Q=256"), ("moe_grouped_gemm", "M=200,N=296,K=200,E=2"),
+                  ("conv1d", "T=300,CI=200,CO=136,TAPS=3"), ("tc_attention_lse", "S=200,T=136,HD=128,H=2")]
 
 
 def emit(args, tile, src, program, extra):
     """tilec compile TILE --emit-harness to SRC/PROGRAM.cu; returns the (.cu, program) job for nvcc."""
     cu = src / f"{program.name}.cu"
-    subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness", *extra,
-                    "-o", str(cu)], check=True)
+    r = subprocess.run([args.tilec, "compile", str(tile), "--target", "sm_90a", "--emit-harness", *extra,
+                        "-o", str(cu)], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"{program.name}: tilec compile FAILED\n{r.stderr}", flush=True)
+        return None
     return cu, program
 
 
@@ -180,6 +226,7 @@ def build(args):
     jobs = []
     tiles = [(tile.stem, tile, is_plain(tile.stem)) for tile in sorted((ROOT / "samples").glob("*.tile"))]
     tiles += [(name, tile, True) for name, (tile, _) in EMULATE_KERNELS.items()]
+    tiles += [("tc_" + name, ROOT / "tests/emulate/tensor_core" / f"{name}.tile", False) for name in TENSOR_CORE_KERNELS]
     for name, tile, plain in tiles:
         forms = [("", [])]
         if plain:
@@ -209,7 +256,8 @@ def build(args):
             shutil.copyfile(cu, built)
         return cu.name, r.returncode, r.stderr
 
-    failed = 0
+    failed = sum(job is None for job in jobs)
+    jobs = [job for job in jobs if job is not None]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for name, rc, err in pool.map(nvcc, jobs):
             print(f"{name}: {'ok' if rc == 0 else 'FAILED'}", flush=True)
@@ -269,7 +317,7 @@ def stage_checks(r, jobs):
         program = r.dir / sample
         if not program.exists():
             return {"sample": sample, "shape": shape, "dims": dims, "result": "missing"}
-        rc, text = r.run([str(program), *harness_args(dims)], 40)
+        rc, text = r.run([str(program), *harness_args(dims)], 90)  # the largest references take 40 s
         errors = re.findall(r"(\S+): max abs error ([\d.e+-]+|nan|inf).*?(\d+) of (\d+) elements outside", text)
         result = "PASS" if rc == 0 and text.rstrip().endswith("PASS") else ("TIMEOUT" if rc == 124 else f"FAIL rc={rc}")
         return {"sample": sample, "shape": shape, "dims": dims, "result": result,
@@ -358,6 +406,19 @@ S = T = 4096; H = 16; D = 64
 q = torch.rand(1, H, S, D, device="cuda", dtype=torch.bfloat16); k = torch.rand(1, H, T, D, device="cuda", dtype=torch.bfloat16)
 v = torch.rand(1, H, T, D, device="cuda", dtype=torch.bfloat16)
 us = timed(lambda: F.scaled_dot_product_attention(q, k, v)); out["sdpa_bf16_S4096_T4096_H16_D64"] = {"us": us, "tflops": 4 * S * T * D * H / us / 1e6}
+# One head over 16384 rows, as causal_attention and attention_backward are timed: the causal
+# forward, and the backward alone (dQ, dK and dV; tilec's sample computes dK and dV).
+S = 16384
+q1 = torch.rand(1, 1, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+k1 = torch.rand(1, 1, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+v1 = torch.rand(1, 1, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+with torch.no_grad():
+    us = timed(lambda: F.scaled_dot_product_attention(q1, k1, v1, is_causal=True))
+out["sdpa_causal_bf16_S16384_H1_D64"] = {"us": us, "tflops": 2 * S * S * D / us / 1e6}
+o1 = F.scaled_dot_product_attention(q1, k1, v1); g1 = torch.rand_like(o1)
+us = timed(lambda: torch.autograd.grad(o1, (q1, k1, v1), g1, retain_graph=True))
+out["sdpa_backward_bf16_S16384_H1_D64"] = {"us": us, "tflops_dk_dv_only": 8 * S * S * D / us / 1e6,
+                                           "tflops_all": 10 * S * S * D / us / 1e6}
 x = torch.empty(256 * 2**20 // 4, device="cuda"); y = torch.empty_like(x)
 us = timed(lambda: y.copy_(x)); out["copy_256MiB"] = {"us": us, "gbs": 2 * x.numel() * 4 / us / 1e3}
 print("BASELINES " + json.dumps(out))
@@ -375,18 +436,28 @@ def stage_baselines(r):
     r.save()
 
 
-def stage_sanitizer(r):
+def stage_sanitizer(r, jobs):
+    # `jobs` runs at once (the sanitizers are mostly host work); --samples picks programs here too.
     tool_path = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
-    for sample, dims in SANITIZER_RUNS:
-        for tool in ["memcheck", "racecheck", "synccheck"]:
-            if r.past_deadline():
-                return
-            rc, text = r.run([tool_path, "--tool", tool, "--error-exitcode", "99", str(r.dir / sample),
-                              *harness_args(dims), "check=1"], 60)
-            summary = re.findall(r"ERROR SUMMARY: .*|RACECHECK SUMMARY: .*", text)
-            row = {"sample": sample, "dims": dims, "tool": tool, "rc": rc, "summary": summary[-1] if summary else text[-300:]}
+
+    def one(case):
+        sample, dims, tool = case
+        if r.past_deadline():
+            return None
+        rc, text = r.run([tool_path, "--tool", tool, "--error-exitcode", "99", str(r.dir / sample),
+                          *harness_args(dims), "check=1"], 90)
+        summary = re.findall(r"ERROR SUMMARY: .*|RACECHECK SUMMARY: .*", text)
+        return {"sample": sample, "dims": dims, "tool": tool, "rc": rc, "summary": summary[-1] if summary else text[-300:]}
+
+    cases = [(sample, dims, tool) for sample, dims in SANITIZER_RUNS
+             if not r.samples or sample.split(".")[0] in r.samples
+             for tool in ["memcheck", "racecheck", "synccheck"]]
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for row in pool.map(one, cases):
+            if row is None:
+                continue
             r.results["sanitizer"].append(row)
-            print(f"sanitizer {tool} {sample} {dims}: rc={rc} {row['summary']}", flush=True)
+            print(f"sanitizer {row['tool']} {row['sample']} {row['dims']}: rc={row['rc']} {row['summary']}", flush=True)
             r.save()
 
 
@@ -414,7 +485,7 @@ def run(args):
     stage_device(r)
     stages = {"checks": lambda: stage_checks(r, args.jobs), "tc-timings": lambda: stage_tc_timings(r),
               "baselines": lambda: stage_baselines(r), "plain-timings": lambda: stage_plain_timings(r),
-              "sanitizer": lambda: stage_sanitizer(r)}
+              "sanitizer": lambda: stage_sanitizer(r, args.jobs)}
     for name in args.stages.split(","):
         if r.past_deadline():
             print(f"deadline passed: stage {name} and those after it skipped", flush=True)

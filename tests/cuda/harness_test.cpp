@@ -113,6 +113,24 @@ TEST(Harness, ReferenceReadsF32MmaOperandsAsTf32) {
   EXPECT_NE(gemm.out.find("mul_f32(to_f32("), std::string::npos);
 }
 
+// A tensor-core kernel renames parameters that meet its own locals (`row` is `row_1` in its
+// launcher) while the plain reference keeps them: the check declares the reference's names and
+// passes them to the launcher by position (--emit-harness failed with an internal error; found
+// building every tensor-core test kernel for an H200).
+TEST(Harness, RenamedTensorCoreParametersAreCalledByPosition) {
+  CommandResult emitted = tilec("compile tests/emulate/tensor_core/emitter_names.tile --emit-harness");
+  ASSERT_EQ(emitted.status, 0) << emitted.err;
+  EXPECT_NE(emitted.out.find("launch_emitter_names(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, "
+                             "float row_1, float column_1"),
+            std::string::npos)
+      << "the launcher no longer renames `row`: this test checks nothing";
+  std::string check = function_text(emitted.out, "static int check_emitter_names(");
+  EXPECT_NE(check.find("const float row = "), std::string::npos) << check;
+  EXPECT_NE(check.find("launch_emitter_names(A, B, C, row, column, i, j, box, chunk, lane, warp, staging, "),
+            std::string::npos)
+      << check;
+}
+
 // nvcc builds (links) the tensor-core gemm's, attention's and tf32_linear's harnesses for both
 // targets (the plain backend's harnesses: cuda_nvcc_test).
 TEST(Harness, TensorCoreHarnessesLinkWithNvccForBothTargets) {
