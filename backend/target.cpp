@@ -22,8 +22,9 @@ constexpr MmaInput kInt8[] = {{ScalarKind::i8, "s8", 1}, {ScalarKind::u8, "u8", 
 
 // WGMMA (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): m64nNkK per
 // warpgroup, K 32 bytes; only 16-bit inputs take transposes. A register A is fed as registers
-// for 16-bit inputs only, whose A fragment is the accumulator's layout (8-bit and tf32 A
-// fragments are laid out otherwise; such an A is written to shared memory). N may be any
+// for 16-bit inputs, whose A fragment is the accumulator's layout, and for 8-bit floats, whose
+// fragment the backend builds from that layout with shuffles within each quad of lanes (tf32 and
+// 8-bit integer A from registers are written to shared memory). N may be any
 // multiple of 8 up to 256: the backend takes that with B K-major ([N, K], N its rows); with B
 // MN-major ([K, N]), multiples of 64 (whole 128-byte panels of B) and 32 or 16 (one 64- or
 // 32-byte panel).
@@ -33,7 +34,7 @@ constexpr MmaInstruction kWgmma[] = {
      .a_registers = true, .mn_major = true},
     {.kind = "f8f6f4", .what = "8-bit", .about = "8-bit floats (the instruction descriptor gives e4m3 or e5m2)",
      .inputs = k8Bit, .m = 64, .k = 32, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
-     .a_registers = false, .mn_major = false},
+     .a_registers = true, .mn_major = false},
     {.kind = "tf32", .what = "tf32", .about = "f32 inputs read as tf32 (the instruction descriptor's formats are 2)",
      .inputs = kTf32, .m = 64, .k = 8, .n_multiple = 64, .n_max = 256, .n_min = 16, .n_step = 8,
      .a_registers = false, .mn_major = false},

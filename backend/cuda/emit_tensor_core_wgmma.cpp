@@ -26,7 +26,8 @@ std::string WgmmaAnalysis::unmatched_rows(int64_t m, const std::vector<const tar
 }
 
 // A register tile is the A operand itself where the instruction reads A from registers (16-bit
-// inputs); the others (8-bit, tf32) are staged in shared memory (hold_mma's staging_bytes).
+// and 8-bit floats); the others (tf32, 8-bit integers) are staged in shared memory (hold_mma's
+// staging_bytes).
 void WgmmaAnalysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   const target::MmaInstruction& row = *plan.instruction;
   plan.wgmma = {.n = operands.n, .k = row.k, .types = wgmma_types(row, plan.input, plan.input_b),
@@ -88,7 +89,7 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   const StageBuffer* a_stage = a_registers || staged ? nullptr : &tc_.read_stage(op.operand(0));
   const std::string function = wgmma_function(plan.wgmma);
   std::string packed;
-  if (a_registers) {
+  if (a_registers && plan.instruction->k == 16) {
     // Columns 16s..16s+15 of A are registers 8s..8s+7 of its fragment, two per 32-bit register;
     // packed before the fence so that no instruction touches WGMMA registers between the MMAs.
     packed = names_.unique(a_registers->name + "_pairs");
@@ -96,6 +97,19 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
     writer_.line("#pragma unroll");
     writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = tilec_pack_pair({}[2 * i], {}[2 * i + 1]);",
                              a_registers->columns / 4, packed, a_registers->name, a_registers->name));
+  } else if (a_registers) {
+    // 8-bit: register r of step s (word 4s + r) holds row half r mod 2 of the 8-column groups
+    // 4s + 2(r / 2) and the next, lane q's columns 4q..4q+3 of their 16 (tilec_wgmma_a_bytes moves
+    // them between the quad's lanes). In the accumulator layout, register 4g + 2h + c of a lane is
+    // column c of its pair in group g, row half h.
+    packed = names_.unique(a_registers->name + "_words");
+    writer_.line(fmt::format("uint32_t {}[{}];", packed, a_registers->columns / 8));
+    writer_.line("#pragma unroll");
+    CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", a_registers->columns / 8));
+    writer_.line("const int first = 4 * (4 * (i / 4) + 2 * (i % 4 / 2)) + 2 * (i % 2);  // group 4s + 2(r / 2), half r mod 2");
+    writer_.line(fmt::format("{0}[i] = tilec_wgmma_a_bytes(tilec_pack_bytes({1}[first], {1}[first + 1], {1}[first + 4], "
+                             "{1}[first + 5]));",
+                             packed, a_registers->name));
   }
   writer_.line("tilec_wgmma_fence();");
   if (a_registers) {

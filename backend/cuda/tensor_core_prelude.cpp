@@ -546,35 +546,72 @@ std::string wgmma_wrapper(const WgmmaShape& shape) {
       fmt::arg("d_type", d_type), fmt::arg("d_element", shape.integer ? "int32_t" : "float"));
 }
 
-// The same with A from registers: four registers of two 16-bit elements per thread, in the
-// layout of a WGMMA accumulator's columns 16k..16k+15 (so an mma's result, cast, is an A operand).
-// PTX has no trans-a for a register A; the emulation call passes kTransposeA (0).
+// The same with A from registers: four 32-bit registers per thread. 16-bit types (`m64nNk16`):
+// two elements per register, in the layout of a WGMMA accumulator's columns 16k..16k+15 (so an
+// mma's result, cast, is an A operand). 8-bit floats (`m64nNk32`, A and B types possibly
+// e4m3 x e5m2): four elements per register, lane mod 4 holding four consecutive columns
+// (tilec_wgmma_a_bytes builds them from the accumulator layout), and PTX takes no transpose
+// immediates for them. PTX has no trans-a for a register A; the emulation call passes
+// kTransposeA (0).
 std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
   const int64_t n = shape.n;
-  const std::string& element = shape.types;
   const bool b_k_major = shape.b_k_major;
+  const auto [a_type, b_type] = operand_types(shape.types);
   int64_t registers = n / 2;
   std::string list, outputs;
   accumulator_operands(registers, false, list, outputs);
+  std::string immediates = fmt::format("{}, {}", kScaleA, kScaleB);
+  if (shape.transposes) immediates += fmt::format(", {}", transpose_b(b_k_major));
   return fmt::format(
-      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x 16, registers) * B (16 x {0}, {17}).\n"
+      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x {k}, registers) * B ({k} x {0}, {17}){type}.\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,\n"
       "    uint64_t b TILEC_SITE) {{\n"
       "#ifndef TILEC_EMULATE\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{3}.{3} {{{4}}}, {{%{1}, %{6}, %{7}, %{8}}}, %{9}, p, {12}, {13}, {15};\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{a_type}.{b_type} {{{4}}}, {{%{1}, %{6}, %{7}, %{8}}}, %{9}, p, "
+      "{immediates};\\n}}\\n\"\n"
       "      : {10}\n"
       "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"n\"({11}));\n"
       "#else\n"
       "  const uint32_t a[4] = {{a0, a1, a2, a3}};\n"
-      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{3}, ::tilec_emu::ptx::Operand::{3}, 0, a, b,\n"
+      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{a_type}, ::tilec_emu::ptx::Operand::{b_type}, 0, "
+      "a, b,\n"
       "                                    {16}, {12}, {13}, {14}, {15}, tilec_line);\n"
       "#endif\n"
       "}}\n",
-      n, registers, wgmma_function(shape), element, list, registers + 5, registers + 1,
+      n, registers, wgmma_function(shape), "", list, registers + 5, registers + 1,
       registers + 2, registers + 3, registers + 4, outputs, kScaleD, kScaleA, kScaleB, kTransposeA,
-      transpose_b(b_k_major), kScaleD != 0 ? "true" : "false", b_k_major ? "K-major" : "N-major");
+      shape.transposes ? transpose_b(b_k_major) : 0, kScaleD != 0 ? "true" : "false", b_k_major ? "K-major" : "N-major",
+      fmt::arg("k", shape.k), fmt::arg("a_type", a_type), fmt::arg("b_type", b_type),
+      fmt::arg("immediates", immediates),
+      fmt::arg("type", shape.transposes ? std::string() : a_type == b_type ? ", " + a_type : ", " + a_type + " x " + b_type));
 }
+
+// One register of WGMMA's 8-bit A fragment from the accumulator layout, in which lane q of each
+// quad holds columns 2q and 2q+1 of every 8 (a row's two bytes per 8-column group): `word` is this
+// lane's bytes of two neighbouring groups (the first group's in the low half). Lane q takes the
+// four columns 4q..4q+3 of the two groups' 16: lanes 2(q mod 2) and 2(q mod 2) + 1 hold them, in the
+// first group for q < 2 and in the second for q >= 2 (three xor shuffles, then a pick of halves).
+constexpr std::string_view kWgmmaAbytes = R"(
+// Four 8-bit elements in one register, the first in the low byte.
+template <typename T>
+__device__ __forceinline__ uint32_t tilec_pack_bytes(T b0, T b1, T b2, T b3) {
+  return static_cast<uint32_t>(b0.__x) | static_cast<uint32_t>(b1.__x) << 8 | static_cast<uint32_t>(b2.__x) << 16 |
+         static_cast<uint32_t>(b3.__x) << 24;
+}
+// A register of WGMMA's 8-bit A fragment (lane q mod 4: columns 4q..4q+3 of 16) from `word`, this
+// lane's bytes of two 8-column groups in the accumulator layout (columns 2q, 2q+1 of each; the
+// first group in the low half): lanes 2(q mod 2) and 2(q mod 2) + 1 hold the four, in the first
+// group for q < 2, the second for q >= 2.
+__device__ __forceinline__ uint32_t tilec_wgmma_a_bytes(uint32_t word) {
+  const uint32_t one = __shfl_xor_sync(0xffffffffu, word, 1), two = __shfl_xor_sync(0xffffffffu, word, 2),
+                 three = __shfl_xor_sync(0xffffffffu, word, 3);
+  const int q = threadIdx.x % 4;
+  const uint32_t low = q == 0 ? word : q == 1 ? three : q == 2 ? two : one;  // from lane 2(q mod 2)
+  const uint32_t high = q == 0 ? one : q == 1 ? two : q == 2 ? three : word;  // from lane 2(q mod 2) + 1
+  return q < 2 ? (low & 0xffffu) | high << 16 : low >> 16 | (high & 0xffff0000u);
+}
+)";
 
 }  // namespace
 
@@ -595,6 +632,11 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
     return out;
   }
   out += kHopper;
+  for (const WgmmaShape& shape : needs.wgmma_shapes)
+    if (shape.register_a && shape.k == 32) {
+      out += kWgmmaAbytes;
+      break;
+    }
   for (const WgmmaShape& shape : needs.wgmma_shapes)
     out += shape.register_a ? wgmma_register_a_wrapper(shape) : wgmma_wrapper(shape);
   return out;

@@ -30,7 +30,7 @@ struct WgmmaShape {
   std::string types;
   bool integer = false;     // s32 accumulators (8-bit integer inputs): no scale-a/b immediates
   bool transposes = false;  // the form takes MN-major operands: PTX spells the transpose immediates
-  bool register_a = false;  // A from registers (16-bit only)
+  bool register_a = false;  // A from registers (16-bit and 8-bit floats)
   bool a_mn_major = false;  // A MN-major in shared memory (a transposed A)
   bool b_k_major = false;   // B K-major (8-bit and tf32 always)
   auto operator<=>(const WgmmaShape&) const = default;

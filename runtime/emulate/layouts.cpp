@@ -174,6 +174,15 @@ RowColumn wgmma_register_a_b16(int thread, int reg, int half) {
   return wgmma_accumulator(thread, 2 * reg + half);
 }
 
+RowColumn wgmma_register_a_b8(int thread, int reg, int byte) {
+  // The accumulator's rows (register parity: the 8-row half); lane mod 4 holds four consecutive
+  // columns (not two), and registers 2 and 3 the columns 16 further.
+  RowColumn position;
+  position.row = 16 * (thread / 32) + (thread % 32) / 4 + 8 * (reg % 2);
+  position.column = 16 * (reg / 2) + 4 * (thread % 4) + byte;
+  return position;
+}
+
 // --- 5. the tcgen05 instruction descriptor -----------------------------------------------------
 namespace {
 

@@ -57,6 +57,9 @@ RowColumn wgmma_accumulator(int thread, int reg);
 // WGMMA A from registers, 16-bit elements (64×16): half `half` (0 = bits 0–15) of register
 // `reg` (0..3) of `thread`.
 RowColumn wgmma_register_a_b16(int thread, int reg, int half);
+// WGMMA A from registers, 8-bit elements (64×32, e4m3/e5m2): byte `byte` (0 = bits 0–7) of
+// register `reg` (0..3) of `thread`.
+RowColumn wgmma_register_a_b8(int thread, int reg, int byte);
 
 // A tcgen05 instruction descriptor (the 32-bit idesc of tcgen05.mma), decoded.
 enum class MmaKind { f16, tf32, f8f6f4, i8 };

@@ -194,15 +194,18 @@ void perform_float_wgmma(Cta& c, AsyncOp& op) {
   std::vector<float> d = dense_accumulators<float>(op);
   std::vector<float> a;
   if (op.register_a) {
-    a.assign(64 * 16, 0.0f);
+    // 64 × K, K = 32 bytes of the type: 16 two-byte or 32 one-byte elements per row.
     const OperandType type = operand_type(op.a_type);
+    const int size = operand_bytes(type), k = 32 / size;
+    a.assign(static_cast<size_t>(64 * k), 0.0f);
     for (int t = 0; t < 128; ++t)
       for (int r = 0; r < 4; ++r)
-        for (int half = 0; half < 2; ++half) {
-          const layout::RowColumn at = layout::wgmma_register_a_b16(t, r, half);
-          const uint32_t bits = op.a_fragments[static_cast<size_t>(t * 4 + r)] >> (16 * half);
+        for (int part = 0; part < 4 / size; ++part) {
+          const layout::RowColumn at =
+              size == 2 ? layout::wgmma_register_a_b16(t, r, part) : layout::wgmma_register_a_b8(t, r, part);
+          const uint32_t bits = op.a_fragments[static_cast<size_t>(t * 4 + r)] >> (8 * size * part);
           const uint8_t bytes[2] = {static_cast<uint8_t>(bits & 0xff), static_cast<uint8_t>((bits >> 8) & 0xff)};
-          a[static_cast<size_t>(at.row * 16 + at.column)] = operand_to_float(type, bytes);
+          a[static_cast<size_t>(at.row * k + at.column)] = operand_to_float(type, bytes);
         }
   }
   if (!op.invalid)
@@ -455,8 +458,9 @@ void issue_wgmma(void* d, layout::ElementFormat accumulator_format, bool emulate
   const int type_bytes = operand_bytes(operand_type(a_type));
   if (type_bytes != operand_bytes(operand_type(b_type)) || (type_bytes != 1 && a_type != b_type))
     report(HazardKind::invalid_operand, line, "wgmma.mma_async with A and B of different types other than e4m3 and e5m2");
-  if (a_registers && type_bytes != 2)
-    report(HazardKind::invalid_operand, line, "wgmma.mma_async with A from registers of a type other than f16/bf16 is not emulated");
+  if (a_registers && (type_bytes == 4 || accumulator_format == layout::ElementFormat::s32))
+    report(HazardKind::invalid_operand, line,
+           "wgmma.mma_async with A from registers of a type other than f16/bf16/e4m3/e5m2 is not emulated");
   if (type_bytes != 2 && (trans_a != 0 || trans_b != 0))
     report(HazardKind::invalid_operand, line, "wgmma.mma_async transposes an 8-bit or tf32 operand: PTX reads those K-major only");
   const int warpgroup = thread.linear / 128;

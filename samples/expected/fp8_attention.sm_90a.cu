@@ -467,6 +467,25 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bflo
 __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
   return static_cast<uint32_t>(__half_as_ushort(low)) | static_cast<uint32_t>(__half_as_ushort(high)) << 16;
 }
+
+// Four 8-bit elements in one register, the first in the low byte.
+template <typename T>
+__device__ __forceinline__ uint32_t tilec_pack_bytes(T b0, T b1, T b2, T b3) {
+  return static_cast<uint32_t>(b0.__x) | static_cast<uint32_t>(b1.__x) << 8 | static_cast<uint32_t>(b2.__x) << 16 |
+         static_cast<uint32_t>(b3.__x) << 24;
+}
+// A register of WGMMA's 8-bit A fragment (lane q mod 4: columns 4q..4q+3 of 16) from `word`, this
+// lane's bytes of two 8-column groups in the accumulator layout (columns 2q, 2q+1 of each; the
+// first group in the low half): lanes 2(q mod 2) and 2(q mod 2) + 1 hold the four, in the first
+// group for q < 2, the second for q >= 2.
+__device__ __forceinline__ uint32_t tilec_wgmma_a_bytes(uint32_t word) {
+  const uint32_t one = __shfl_xor_sync(0xffffffffu, word, 1), two = __shfl_xor_sync(0xffffffffu, word, 2),
+                 three = __shfl_xor_sync(0xffffffffu, word, 3);
+  const int q = threadIdx.x % 4;
+  const uint32_t low = q == 0 ? word : q == 1 ? three : q == 2 ? two : one;  // from lane 2(q mod 2)
+  const uint32_t high = q == 0 ? one : q == 1 ? two : q == 2 ? three : word;  // from lane 2(q mod 2) + 1
+  return q < 2 ? (low & 0xffffu) | high << 16 : low >> 16 | (high & 0xffff0000u);
+}
 // D (64 x 64, f32, 32 registers per thread) += A (64 x 32, K-major) * B (32 x 64, K-major), e4m3.
 __device__ __forceinline__ void tilec_wgmma_m64n64k32_e4m3_bk(float (&d)[32], uint64_t a, uint64_t b TILEC_SITE) {
 #ifndef TILEC_EMULATE
@@ -482,6 +501,23 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k32_e4m3_bk(float (&d)[32], ui
                                     nullptr, b, true, 1, 1, 0, 0, tilec_line);
 #endif
 }
+// D (64 x 64, f32, 32 registers per thread) += A (64 x 32, registers) * B (32 x 64, K-major), e4m3.
+__device__ __forceinline__ void tilec_wgmma_m64n64k32_e4m3_register_a_bk(float (&d)[32], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+    uint64_t b TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "n"(1));
+#else
+  const uint32_t a[4] = {a0, a1, a2, a3};
+  ::tilec_emu::ptx::wgmma_mma_async(d, 64, ::tilec_emu::ptx::Operand::e4m3, ::tilec_emu::ptx::Operand::e4m3, 0, a, b,
+                                    true, 1, 1, 0, 0, tilec_line);
+#endif
+}
 
 // -----------------------------------------------------------------------------------------------
 // kernel @fp8_attention (line 13): tensor cores, sm_90a (WGMMA, accumulators in registers)
@@ -489,18 +525,17 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k32_e4m3_bk(float (&d)[32], ui
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 15: ii 1, 1 stage(s)
 //   schedule: loop at line 20: ii 33, 2 stage(s), pipeline(2)
-// shared memory: 66640 bytes (1024 of them for aligning the base)
+// shared memory: 58448 bytes (1024 of them for aligning the base)
 //   pipe pipe_buffer: 2 slots x 4096 bytes at 0: B of mma from K (K-major, 1 panel(s) of 64 columns, 64B swizzle)
 //   pipe pipe_q_buffer: 1 slots x 8192 bytes at 8192: A of mma from Q (K-major, 1 panel(s) of 64 columns, 64B swizzle)
 //   pipe pipe_buffer_1: 2 slots x 4096 bytes at 16384: B of mma from Vt (K-major, 1 panel(s) of 64 columns, 64B swizzle)
-//   mbarrier pipe_full: 2 slot(s) at 65536, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty: 2 slot(s) at 65552, 2 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_q_full: 1 slot(s) at 65568, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_q_empty: 1 slot(s) at 65576, 2 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_full_1: 2 slot(s) at 65584, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty_1: 2 slot(s) at 65600, 2 arrival(s) per phase, released by the compute agent
-//   A of the mma at line 28 (from registers): 8192 bytes at 24576, 128B swizzle
-//   store at line 31: through shared memory (16384 bytes per compute warpgroup at 32768) and TMA, boxes of 64x32 (128B swizzle)
+//   mbarrier pipe_full: 2 slot(s) at 57344, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty: 2 slot(s) at 57360, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_q_full: 1 slot(s) at 57376, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_q_empty: 1 slot(s) at 57384, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_full_1: 2 slot(s) at 57392, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty_1: 2 slot(s) at 57408, 2 arrival(s) per phase, released by the compute agent
+//   store at line 31: through shared memory (16384 bytes per compute warpgroup at 24576) and TMA, boxes of 64x32 (128B swizzle)
 //   pipe pipe_s_buffer: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_2: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   register tile row_max: 128x1 f32 in registers, 2 per thread
@@ -531,14 +566,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const uint32_t pipe_full = shared_base + 65536;  // 2 mbarrier(s)
-  const uint32_t pipe_empty = shared_base + 65552;  // 2 mbarrier(s)
+  const uint32_t pipe_full = shared_base + 57344;  // 2 mbarrier(s)
+  const uint32_t pipe_empty = shared_base + 57360;  // 2 mbarrier(s)
   const uint32_t pipe_buffer = shared_base + 0;  // 2 slots of tile<64x64xf8e4m3, smem>
-  const uint32_t pipe_q_full = shared_base + 65568;  // 1 mbarrier(s)
-  const uint32_t pipe_q_empty = shared_base + 65576;  // 1 mbarrier(s)
+  const uint32_t pipe_q_full = shared_base + 57376;  // 1 mbarrier(s)
+  const uint32_t pipe_q_empty = shared_base + 57384;  // 1 mbarrier(s)
   const uint32_t pipe_q_buffer = shared_base + 8192;  // 1 slots of tile<128x64xf8e4m3, smem>
-  const uint32_t pipe_full_1 = shared_base + 65584;  // 2 mbarrier(s)
-  const uint32_t pipe_empty_1 = shared_base + 65600;  // 2 mbarrier(s)
+  const uint32_t pipe_full_1 = shared_base + 57392;  // 2 mbarrier(s)
+  const uint32_t pipe_empty_1 = shared_base + 57408;  // 2 mbarrier(s)
   const uint32_t pipe_buffer_1 = shared_base + 16384;  // 2 slots of tile<64x64xf8e4m3, smem>
   // pipe_s_full: a register pipe's barrier, not needed (one agent, program order)
   // pipe_s_empty: a register pipe's barrier, not needed (one agent, program order)
@@ -878,21 +913,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           const uint32_t t25 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_7) * 4096;  // slot of pipe_buffer_1
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // o_2 = mma t23, t25, t24  (line 28)
-          tilec_wgmma_wait<0>();  // the WGMMAs that read the staged A before are done
-          {  // A to shared memory in the 64-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r / 2 % 4)
-            const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            unsigned char* const staging = shared_aligned + 24576;
-            #pragma unroll
-            for (int i = 0; i < 32; ++i) {
-              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (8 * (i / 4) + 2 * (lane % 4) + i % 2);
-              *reinterpret_cast<__nv_fp8_e4m3*>(staging + column / 64 * 8192 + row * 64 + ((column % 64 * 1 / 16) ^ (row / 2 % 4)) * 16 + column % 64 * 1 % 16) = t23[i];
-            }
+          uint32_t t23_words[8];
+          #pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            const int first = 4 * (4 * (i / 4) + 2 * (i % 4 / 2)) + 2 * (i % 2);  // group 4s + 2(r / 2), half r mod 2
+            t23_words[i] = tilec_wgmma_a_bytes(tilec_pack_bytes(t23[first], t23[first + 1], t23[first + 4], t23[first + 5]));
           }
-          tilec_fence_proxy_async();  // the writes above are read by wgmma.mma_async
-          tilec_named_barrier_sync(1, 256);
           tilec_wgmma_fence();
-          tilec_wgmma_m64n64k32_e4m3_bk(t24, tilec_matrix_descriptor((shared_base + 24576) + 0 + static_cast<uint32_t>(compute_warpgroup) * 4096, 16, 512, 64), tilec_matrix_descriptor(t25 + 0, 16, 512, 64));
-          tilec_wgmma_m64n64k32_e4m3_bk(t24, tilec_matrix_descriptor((shared_base + 24576) + 32 + static_cast<uint32_t>(compute_warpgroup) * 4096, 16, 512, 64), tilec_matrix_descriptor(t25 + 32, 16, 512, 64));
+          tilec_wgmma_m64n64k32_e4m3_register_a_bk(t24, t23_words[0], t23_words[1], t23_words[2], t23_words[3], tilec_matrix_descriptor(t25 + 0, 16, 512, 64));
+          tilec_wgmma_m64n64k32_e4m3_register_a_bk(t24, t23_words[4], t23_words[5], t23_words[6], t23_words[7], tilec_matrix_descriptor(t25 + 32, 16, 512, 64));
           tilec_wgmma_commit();
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_7));  // one arrival per warpgroup
@@ -938,7 +967,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
-          const uint32_t staging = shared_base + 32768 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          const uint32_t staging = shared_base + 24576 + static_cast<uint32_t>(compute_warpgroup) * 16384;
           unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
           for (int chunk = 0; chunk < 2; ++chunk) {
@@ -1086,7 +1115,7 @@ extern "C" cudaError_t launch_fp8_attention(const __nv_fp8_e4m3* Q, const __nv_f
   CUtensorMap O_store_map;
   if (const cudaError_t status = tilec_tensor_map(&O_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, O_tma.data, 2, 1, O_tma.map_rows(), O_tma.map_columns(), O_tma.pitch, 64, 32); status != cudaSuccess)
     return status;
-  const size_t shared_bytes = 66640;
+  const size_t shared_bytes = 58448;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(fp8_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;

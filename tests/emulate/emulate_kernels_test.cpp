@@ -70,6 +70,15 @@ TEST(EmulateRuntime, ATf32RegisterAIsStagedThroughSharedMemory) {
   expect_tensor_core_kernel_matches("tf32_mlp", "M=200,N=136,K=72,HID=56", {"Y"});
 }
 
+// 8-bit register A operands (tests/emulate/tensor_core/fp8_mlp.tile): an MLP block whose hidden
+// layer, cast to e4m3 or e5m2, is the A of the second mma. On sm_90a WGMMA reads it from
+// registers, the bytes moved between the lanes of each quad into its 8-bit fragment (it was written
+// to shared memory behind a wait for every earlier WGMMA and a barrier: fp8 attention ran slower
+// than bf16 on an H200); sm_100a stages it. Exact: the products of 8-bit values sum exactly in f32.
+TEST(EmulateRuntime, An8BitRegisterAIsFedAsRegistersOnSm90a) {
+  expect_tensor_core_kernel_matches("fp8_mlp", "M=200,N=136,K=200,HID=100", {"Y"}, "", /*exact=*/true);
+}
+
 // A column of per-row values stored from a tensor-core epilogue (found writing kernels from the
 // docs: "a stored tile tile<128x1xf32, reg>: a row vector" was refused): attention's log-sum-exp
 // into LSE [S, H] (tests/emulate/tensor_core/attention_lse.tile), one writer per row, on both

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -162,23 +163,26 @@ TEST(WgmmaFragments, Accumulator) {
   std::printf("wgmma_accumulator: %ld (thread, register[, half]) entries checked\n", checked);
 }
 
-TEST(WgmmaFragments, RegisterA16Bit) {
+TEST(WgmmaFragments, RegisterA16And8Bit) {
   LOAD_TABLE(table, "wgmma_register_a.json");
   long checked = 0;
-  bool found = false;
+  std::set<std::string> found;
   for (const json& entry : table["cases"]) {
-    if (entry["id"] != "b16_64x16") continue;  // the 8-bit form is not used by tilec
-    found = true;
+    const std::string id = entry["id"];
+    if (id != "b16_64x16" && id != "b8_64x32") continue;
+    found.insert(id);
+    const bool bytes = id == "b8_64x32";  // four 8-bit parts per register, else two 16-bit halves
     for (int thread = 0; thread < 128; ++thread)
       for (int reg = 0; reg < 4; ++reg)
-        for (int half = 0; half < 2; ++half, ++checked) {
-          RowColumn position = wgmma_register_a_b16(thread, reg, half);
-          ASSERT_EQ(position.row, entry["row"][thread][reg][half].get<int>());
-          ASSERT_EQ(position.column, entry["col"][thread][reg][half].get<int>());
+        for (int part = 0; part < (bytes ? 4 : 2); ++part, ++checked) {
+          RowColumn position =
+              bytes ? wgmma_register_a_b8(thread, reg, part) : wgmma_register_a_b16(thread, reg, part);
+          ASSERT_EQ(position.row, entry["row"][thread][reg][part].get<int>()) << id;
+          ASSERT_EQ(position.column, entry["col"][thread][reg][part].get<int>()) << id;
         }
   }
-  EXPECT_TRUE(found);
-  std::printf("wgmma_register_a: %ld b16 entries checked\n", checked);
+  EXPECT_EQ(found.size(), 2u);
+  std::printf("wgmma_register_a: %ld b16 and b8 entries checked\n", checked);
 }
 
 // --- tcgen05_instr_desc.json ---------------------------------------------------------------------

@@ -366,7 +366,7 @@ void wgmma_commit_group(int line);                                             /
 void wgmma_wait_group(int pending, int line);                                  // wgmma.wait_group.sync.aligned N
 // wgmma.mma_async.sync.aligned.m64n{n}k{K}.f32.{a_type}.{b_type} (K: 32 bytes of the types; they
 // differ only as e4m3 and e5m2): d holds n/2 f32 registers; A from shared memory (a_descriptor)
-// or, when a_registers is not null (16-bit types only), from 4 registers.
+// or, when a_registers is not null (16-bit types and e4m3/e5m2), from 4 registers.
 void wgmma_mma_async(float* d, int n, Operand a_type, Operand b_type, uint64_t a_descriptor, const uint32_t* a_registers,
                      uint64_t b_descriptor, bool scale_d, int scale_a, int scale_b, int trans_a, int trans_b,
                      int line);
