@@ -20,7 +20,8 @@
 // (row * C + r, n), skipped by a second `if` when that is past e0 (a ragged last cluster row).
 // A `grid tiles` kernel with mma (one CTA per tile; the tensor-core backend only runs the walking
 // form) gets the same rewrite with one worker per tile: %workers is the tile count, no sm_count,
-// one round, and the worker grid carries the unit attribute `per_tile`. Either form reads one
+// one round (cdiv(tiles, tiles), left unfolded), and the worker grid carries the unit attribute
+// `per_tile`. Either form reads one
 // or two extents as (e0, 1) and (e0, e1).
 // Phases per kernel: 1. find and check the persistent grid (one to three extents, cluster size);
 // 2. build the worker grid, the tile loop and the guards before the old grid; 3. move the body
@@ -193,7 +194,11 @@ class PersistentTiles {
     Value* total = named(batches ? arithmetic.mul(per_batch, batches) : per_batch, "tiles");
     if (per_tile) workers = total;
     Value* walkers = cluster == 1 ? workers : named(arithmetic.div(workers, cluster_size), "clusters");
-    Value* rounds = per_tile ? arithmetic.constant(1) : named(arithmetic.cdiv(total, walkers), "rounds");
+    // One round per worker when each tile has its own CTA, written as the division all the same
+    // (cdiv(tiles, tiles): 1, or -1 and no round for no tiles): nvcc makes straight-line code of a
+    // loop of constant trip count 1, in which ptxas serialized the WGMMAs (C7515), as it does
+    // not in the walking form's loop.
+    Value* rounds = named(arithmetic.cdiv(total, walkers), "rounds");
     std::vector<std::pair<std::string, Attribute>> grid_attributes{{"schedule", Attribute("tiles")}};
     if (cluster > 1) grid_attributes.push_back({"cluster", Attribute(cluster)});
     if (per_tile) grid_attributes.push_back({"per_tile", Attribute()});
