@@ -8,8 +8,9 @@
 //   3. Per kernel (or --kernel NAME): plan it as the backend does and write a driver .cpp that
 //      #includes the .cu and calls its launcher (tools/emulate_driver.h gives the protocol).
 //   4. Build each driver with the runtime (tools/emulate_build.h; cached by content hash).
-//   5. Make inputs from --seed, --dims and --scalar (as `tilec run`), write them to files, and run the
-//      interpreter on the parsed kernel for the expected outputs.
+//   5. Make inputs from --seed, --dims and --scalar (as `tilec run`; --inputs DIR reads tensors
+//      from DIR/X.bin as `tilec run` does), write them to files, and run the interpreter on the
+//      parsed kernel for the expected outputs.
 //   6. Run the program once per schedule (eager, lazy, then random with seeds S, S+1, ...),
 //      forwarding its reports; map its exit status (tilec_emulate.h §6) to ours; compare each
 //      output (tensor-core kernels with a wider tolerance: they sum in another order).
@@ -65,6 +66,7 @@ struct EmulateOptions {
   std::string cu;        // --cu FILE.cu
   std::string host_cxx;  // --host-cxx PATH
   std::string keep;      // --keep DIR
+  std::string inputs_dir;  // --inputs DIR
   double timeout = 300;
   bool no_hazards = false;
   bool verbose = false;
@@ -236,6 +238,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
     fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
     return 1;
   }
+  if (!options.inputs_dir.empty() && !read_given_inputs(options.inputs_dir, *job.lowered, inputs, name)) return 1;
   if (std::string scalars = inputs.describe_scalars(); !scalars.empty())
     fmt::print("kernel {}: scalars {}\n", name, scalars);
   fs::path data = work.path / name;
@@ -396,6 +399,12 @@ int run_emulate(EmulateOptions options) {
     report_unknown_kernel(options.input, options.kernel, module);
     return 1;
   }
+  if (!check_inputs_directory(options.inputs_dir)) return 1;
+  if (jobs.size() > 1 && !options.inputs_dir.empty()) {
+    fmt::print(stderr, "tilec: error: {} has {} kernels, and --inputs names files after parameters: choose one "
+               "with --kernel NAME\n", options.input, jobs.size());
+    return 1;
+  }
   std::vector<const Operation*> kernels;
   for (const KernelJob& job : jobs) kernels.push_back(job.lowered);
   warn_unused_dims(given, kernels);
@@ -477,6 +486,10 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
                   "run this .cu (one `tilec compile` wrote, edited by hand or not) instead of emitting one");
   cmd->add_option("--host-cxx", options->host_cxx,
                   "the host C++ compiler (default: $TILEC_HOST_CXX, else c++, g++ or clang++ on PATH)");
+  cmd->add_option("--inputs", options->inputs_dir,
+                  "read tensor parameter X from DIR/X.bin where that file exists (raw row-major elements, as "
+                  "NumPy's tofile writes them; the others stay random), for the emulated CUDA and the interpreter")
+      ->type_name("DIR");
   cmd->add_option("--keep", options->keep,
                   "keep the .cu, drivers, programs, data files and a rerun script in this directory");
   cmd->add_option("--timeout", options->timeout, "seconds one run may take before it is killed (default 300)")

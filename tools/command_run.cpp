@@ -63,56 +63,11 @@ struct RunOptions {
 
 namespace fs = std::filesystem;
 
-// "X" for "%X": the file a tensor parameter's bytes are read from or written to.
-std::string file_name(const std::string& parameter) {
-  return (parameter.rfind('%', 0) == 0 ? parameter.substr(1) : parameter) + ".bin";
-}
-
-// --inputs DIR: each tensor parameter with a DIR/X.bin takes its bytes, which must be exactly
-// as many as the tensor has; a tensor the kernel reads without one stays random, and says so.
-bool read_given_inputs(const std::string& dir, const Operation& kernel_op, runtime::KernelBuffers& buffers,
-                       const std::string& kernel) {
-  std::set<size_t> read;  // the parameters the kernel loads from
-  walk(kernel_op.region(), [&](const Operation& op) {
-    if (auto access = tensor_access(op); access && access->reads && access->tensor->is_argument())
-      read.insert(access->tensor->index());
-  });
-  for (size_t i = 0; i < buffers.names.size(); ++i) {
-    if (!buffers.is_tensor[i]) continue;
-    const fs::path path = fs::path(dir) / file_name(buffers.names[i]);
-    if (!fs::exists(path)) {
-      if (read.count(i))
-        fmt::print("  input {} {}: random (no {})\n", buffers.names[i], buffers.tensors[i].describe(), path.string());
-      continue;
-    }
-    std::optional<std::vector<uint8_t>> given = read_binary_file(path);
-    if (!given) {
-      fmt::print(stderr, "tilec: error: kernel {}: cannot read {}\n", kernel, path.string());
-      return false;
-    }
-    std::vector<uint8_t>& bytes = *given;
-    runtime::HostBuffer& tensor = buffers.tensors[i];
-    if (bytes.size() != tensor.bytes().size()) {
-      fmt::print(stderr, "tilec: error: kernel {}: {} holds {} bytes, but {} {} is {} bytes ({} elements of {} "
-                 "bytes, row-major); give --dims for its extents\n", kernel, path.string(), bytes.size(),
-                 buffers.names[i], tensor.describe(), tensor.bytes().size(), tensor.element_count(),
-                 tensor.element_bytes());
-      return false;
-    }
-    tensor.bytes() = std::move(bytes);
-    fmt::print("  input {} {}: read from {}\n", buffers.names[i], tensor.describe(), path.string());
-  }
-  return true;
-}
-
 // Before the run: --inputs names a directory; --outputs another, which exists or can be made (in
 // one directory a tensor both read and written would overwrite its input file).
 bool check_data_directories(const RunOptions& options) {
   std::error_code error;
-  if (!options.inputs_dir.empty() && !fs::is_directory(options.inputs_dir, error)) {
-    fmt::print(stderr, "tilec: error: --inputs {}: not a directory\n", options.inputs_dir);
-    return false;
-  }
+  if (!check_inputs_directory(options.inputs_dir)) return false;
   if (options.outputs_dir.empty()) return true;
   if (!fs::create_directories(options.outputs_dir, error) && error) {
     fmt::print(stderr, "tilec: error: --outputs {}: {}\n", options.outputs_dir, error.message());
@@ -129,7 +84,7 @@ bool check_data_directories(const RunOptions& options) {
 // --outputs DIR: each output tensor to DIR/Y.bin.
 bool write_outputs(const std::string& dir, const runtime::KernelBuffers& buffers) {
   for (size_t position : buffers.outputs) {
-    const fs::path path = fs::path(dir) / file_name(buffers.names[position]);
+    const fs::path path = fs::path(dir) / tensor_file_name(buffers.names[position]);
     const std::vector<uint8_t>& bytes = buffers.tensors[position].bytes();
     if (!write_binary_file(path, bytes.data(), bytes.size())) return false;
     fmt::print("  output {}: written to {}\n", buffers.names[position], path.string());

@@ -6,12 +6,16 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <set>
 #include <map>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
 
 #include "frontend/constant_value.h"
+#include "tools/load_input.h"
 
 namespace tilec::tools {
 
@@ -182,6 +186,52 @@ void warn_unused_dims(const runtime::SymbolBindings& given, const std::vector<co
     }
     if (!used) fmt::print(stderr, "tilec: warning: --dims {}: no kernel run has a dimension named {}\n", symbol, symbol);
   }
+}
+
+std::string tensor_file_name(const std::string& parameter) {
+  return (parameter.rfind('%', 0) == 0 ? parameter.substr(1) : parameter) + ".bin";
+}
+
+bool check_inputs_directory(const std::string& dir) {
+  std::error_code error;
+  if (dir.empty() || std::filesystem::is_directory(dir, error)) return true;
+  fmt::print(stderr, "tilec: error: --inputs {}: not a directory\n", dir);
+  return false;
+}
+
+bool read_given_inputs(const std::string& dir, const Operation& kernel_op, runtime::KernelBuffers& buffers,
+                       const std::string& kernel) {
+  std::set<size_t> read;  // the parameters the kernel loads from
+  walk(kernel_op.region(), [&](const Operation& op) {
+    if (auto access = tensor_access(op); access && access->reads && access->tensor->is_argument())
+      read.insert(access->tensor->index());
+  });
+  for (size_t i = 0; i < buffers.names.size(); ++i) {
+    if (!buffers.is_tensor[i]) continue;
+    const std::filesystem::path path = std::filesystem::path(dir) / tensor_file_name(buffers.names[i]);
+    if (!std::filesystem::exists(path)) {
+      if (read.count(i))
+        fmt::print("  input {} {}: random (no {})\n", buffers.names[i], buffers.tensors[i].describe(), path.string());
+      continue;
+    }
+    std::optional<std::vector<uint8_t>> given = read_binary_file(path);
+    if (!given) {
+      fmt::print(stderr, "tilec: error: kernel {}: cannot read {}\n", kernel, path.string());
+      return false;
+    }
+    std::vector<uint8_t>& bytes = *given;
+    runtime::HostBuffer& tensor = buffers.tensors[i];
+    if (bytes.size() != tensor.bytes().size()) {
+      fmt::print(stderr, "tilec: error: kernel {}: {} holds {} bytes, but {} {} is {} bytes ({} elements of {} "
+                 "bytes, row-major); give --dims for its extents\n", kernel, path.string(), bytes.size(),
+                 buffers.names[i], tensor.describe(), tensor.bytes().size(), tensor.element_count(),
+                 tensor.element_bytes());
+      return false;
+    }
+    tensor.bytes() = std::move(bytes);
+    fmt::print("  input {} {}: read from {}\n", buffers.names[i], tensor.describe(), path.string());
+  }
+  return true;
 }
 
 }  // namespace tilec::tools

@@ -58,4 +58,15 @@ runtime::SymbolBindings bind_kernel_symbols(const Operation& kernel, const runti
 // Prints a warning for each --dims name that no kernel in `kernels` has.
 void warn_unused_dims(const runtime::SymbolBindings& given, const std::vector<const Operation*>& kernels);
 
+// Your own data (`tilec run --inputs/--outputs`, `tilec emulate --inputs`): a tensor parameter X
+// is the raw row-major bytes of DIR/X.bin ("%X" names X.bin too).
+std::string tensor_file_name(const std::string& parameter);
+// --inputs DIR must name a directory (an empty `dir` is no --inputs); false after printing why.
+bool check_inputs_directory(const std::string& dir);
+// --inputs DIR: each tensor parameter of `buffers` with a DIR/X.bin takes its bytes, which must be
+// exactly as many as the tensor has; a tensor `kernel_op` reads without one stays random, and
+// says so. False after printing what is wrong ("tilec: error: kernel K: ...").
+bool read_given_inputs(const std::string& dir, const Operation& kernel_op, runtime::KernelBuffers& buffers,
+                       const std::string& kernel);
+
 }  // namespace tilec::tools

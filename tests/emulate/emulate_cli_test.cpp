@@ -44,7 +44,7 @@ TEST(Emulate, HelpNamesEveryOption) {
   CommandResult r = run_command(tilec("emulate --help"));
   EXPECT_EQ(r.status, 0);
   for (const char* option : {"--target", "--kernel", "--dims", "-D", "--seed", "--schedules", "--sms", "--workers",
-                             "--cu", "--host-cxx", "--keep", "--timeout", "--no-hazards", "--plain-tiles"})
+                             "--cu", "--host-cxx", "--keep", "--timeout", "--no-hazards", "--plain-tiles", "--inputs"})
     EXPECT_THAT(r.out, HasSubstr(option));
 }
 
@@ -529,6 +529,43 @@ TEST(EmulateRuntime, ScalarParametersAreGivenAndReported) {
     EXPECT_THAT(r.out, HasSubstr("Q ok"));
   }
   fs::remove(source);
+}
+
+// --inputs DIR (as `tilec run --inputs`): a tensor parameter X takes the bytes of DIR/X.bin in
+// the emulated program (the data file --keep keeps is that file) and in the interpreter; a file of
+// the wrong size, a missing directory and a file of two kernels without --kernel are refused (a
+// helper writing kernels from the docs had to edit the kept data files by hand).
+TEST(EmulateRuntime, GivenInputsReachTheEmulatedProgram) {
+  fs::path dir = fs::temp_directory_path() / ("tilec_emulate_inputs_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "in");
+  std::vector<int32_t> x(20);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i * i) - 100;
+  {
+    std::ofstream out(dir / "in" / "X.bin", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(int32_t)));
+  }
+  const std::string kernel = "kernel twice(X: tensor<N, i32>, Y: tensor<N, i32>)\n"
+                             "    grid tiles(cdiv(N, 8)) as (i) {\n  store Y[i] = load X[i] : <8> * 2;\n}\n";
+  fs::path source = dir / "twice.tile";
+  write_file(source, kernel);
+  CommandResult r = run_command(tilec("emulate " + source.string() + " --dims N=20 --schedules 1 --inputs " +
+                                      (dir / "in").string() + " --keep " + (dir / "keep").string()));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("input %X tensor<20xi32>: read from "));
+  EXPECT_THAT(r.out, HasSubstr("Y ok (max abs error 0"));
+  EXPECT_EQ(read_file(dir / "keep" / "twice" / "arg0.in"), read_file(dir / "in" / "X.bin"));
+  CommandResult wrong = run_command(tilec("emulate " + source.string() + " --dims N=24 --inputs " + (dir / "in").string()));
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_THAT(wrong.err, HasSubstr("X.bin holds 80 bytes, but %X tensor<24xi32> is 96 bytes"));
+  CommandResult missing = run_command(tilec("emulate " + source.string() + " --inputs " + (dir / "none").string()));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_THAT(missing.err, HasSubstr("none: not a directory"));
+  write_file(source, kernel + "kernel again(X: tensor<N, i32>, Z: tensor<N, i32>)\n"
+                              "    grid tiles(cdiv(N, 8)) as (i) {\n  store Z[i] = load X[i] : <8> + 1;\n}\n");
+  CommandResult two = run_command(tilec("emulate " + source.string() + " --inputs " + (dir / "in").string()));
+  EXPECT_EQ(two.status, 1);
+  EXPECT_THAT(two.err, HasSubstr("has 2 kernels, and --inputs names files after parameters: choose one with --kernel"));
+  fs::remove_all(dir);
 }
 
 // A kernel's assert: where it does not hold the interpreter refuses the launch and so must the
