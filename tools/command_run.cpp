@@ -25,9 +25,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 
+#include "backend/cuda/emit_cuda.h"
 #include "ir/clone.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
@@ -198,6 +198,25 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   return status;
 }
 
+// The interpreter runs kernels the CUDA backend refuses (a tensor-core epilogue it cannot map, a
+// grid it does not take): after a full pipeline, each refusal `tilec compile` would report is
+// printed as a warning, so that a --check that passes is not read as "this compiles". The
+// backend's own warnings (register budgets) are compile's to print.
+void warn_if_the_backend_refuses(const Module& module, const DriverOptions& driver, const DiagnosticEngine& input) {
+  DiagnosticEngine scratch = input;
+  const size_t before = scratch.diagnostics().size();
+  CudaEmitOptions options;
+  options.target = driver.target;
+  if (emit_cuda(module, options, scratch)) return;
+  for (size_t i = before; i < scratch.diagnostics().size(); ++i) {
+    Diagnostic refusal = scratch.diagnostics()[i];
+    if (refusal.severity != Severity::error) continue;
+    refusal.severity = Severity::warning;
+    refusal.message = fmt::format("tilec compile --target {} refuses this: {}", driver.target->name, refusal.message);
+    fmt::print(stderr, "{}", scratch.render(refusal));
+  }
+}
+
 int run_run(RunOptions options) {
   RunDeadline deadline(options.timeout);
   std::map<std::string, std::string> defines;
@@ -230,6 +249,7 @@ int run_run(RunOptions options) {
   }
   std::vector<const Operation*> kernels;
   for (size_t i : selected) kernels.push_back(input.module->kernels()[i].get());
+  if (driver.stop_after.empty()) warn_if_the_backend_refuses(*input.module, driver, *input.diagnostics);
   warn_unused_dims(symbols, kernels);
   warn_unused_scalars(options.scalars, kernels);
   runtime::ExecutorOptions executor_options;

@@ -596,6 +596,32 @@ TEST(Cli, PipelineOneKeepsOneStage) {
   fs::remove(path);
 }
 
+// The interpreter runs kernels the CUDA backend refuses; `tilec run` says so, located, as a
+// warning naming the target, so that a passing --check is not read as "this compiles" (found by a
+// helper writing kernels from the docs: a tensor-core kernel dividing by its accumulator's
+// maximum ran and checked, and compile refused it). A kernel the backend takes gets no warning.
+TEST(Cli, RunWarnsWhereCompileWouldRefuse) {
+  fs::path source = temp_file("refused.tile",
+                              "kernel scaled(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>)\n"
+                              "    grid persistent(cdiv(M, 128), cdiv(N, 64)) as (m, n) {\n"
+                              "  acc = zeros<128, 64, f32>();\n"
+                              "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {\n"
+                              "    acc = mma(load A[m, k] : <128, 64>, load B[k, n] : <64, 64>, acc);\n"
+                              "  }\n"
+                              "  store C[m, n] = acc / item(max(acc));\n}\n");
+  CommandResult r = run_command(tilec("run " + source.string() + " --check --dims M=128,N=64,K=64 --target sm_100a"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("check %C: ok"));
+  EXPECT_THAT(r.err, HasSubstr("refused.tile:7:30: warning: tilec compile --target sm_100a refuses this: the "
+                               "tensor-core CUDA backend (sm_100a) does not support a 'reduce_max' along axis 0"));
+  CommandResult stopped = run_command(tilec("run " + source.string() + " --dims M=128,N=64,K=64 --stop-after parse"));
+  EXPECT_EQ(stopped.err.find("refuses"), std::string::npos) << "no backend after a partial pipeline";
+  CommandResult gemm = run_command(tilec("run samples/gemm.tile --dims M=128,N=256,K=64"));
+  EXPECT_EQ(gemm.status, 0) << gemm.err;
+  EXPECT_EQ(gemm.err.find("warning"), std::string::npos) << gemm.err;
+  fs::remove(source);
+}
+
 // --inputs DIR gives a tensor parameter the bytes of DIR/X.bin, --outputs DIR writes each output
 // to DIR/Y.bin: a kernel checked against the user's own data. A file of the wrong size is refused.
 TEST(Cli, RunReadsGivenInputsAndWritesOutputs) {
