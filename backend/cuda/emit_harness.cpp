@@ -161,9 +161,10 @@ std::string element_count(const KernelPlan& plan, const Value* tensor) {
 
 // The check calls the kernel's launcher with the reference's names, by position: the two plans must
 // agree in every parameter's type and constness (their names may differ: the tensor-core kernel
-// renames parameters that meet its own locals, `row` to `row_1`, and the plain reference does not).
+// renames parameters that meet its own locals, `row` to `row_1`, and the plain reference does not)
+// and in their dimensions, which are named as the source names them in both.
 bool same_parameter_types(const KernelPlan& a, const KernelPlan& b) {
-  if (a.params.size() != b.params.size() || a.dim_params.size() != b.dim_params.size()) return false;
+  if (a.params.size() != b.params.size() || a.dim_names != b.dim_names) return false;
   for (size_t i = 0; i < a.params.size(); ++i)
     if (a.params[i].value->type() != b.params[i].value->type() || a.params[i].written != b.params[i].written)
       return false;

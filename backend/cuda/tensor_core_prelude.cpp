@@ -563,25 +563,25 @@ std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
   std::string immediates = fmt::format("{}, {}", kScaleA, kScaleB);
   if (shape.transposes) immediates += fmt::format(", {}", transpose_b(b_k_major));
   return fmt::format(
-      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x {k}, registers) * B ({k} x {0}, {17}){type}.\n"
+      "// D (64 x {0}, f32, {1} registers per thread) += A (64 x {k}, registers) * B ({k} x {0}, {16}){type}.\n"
       "__device__ __forceinline__ void {2}(float (&d)[{1}], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,\n"
       "    uint64_t b TILEC_SITE) {{\n"
       "#ifndef TILEC_EMULATE\n"
-      "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{5}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{a_type}.{b_type} {{{4}}}, {{%{1}, %{6}, %{7}, %{8}}}, %{9}, p, "
+      "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{4}, 0;\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{a_type}.{b_type} {{{3}}}, {{%{1}, %{5}, %{6}, %{7}}}, %{8}, p, "
       "{immediates};\\n}}\\n\"\n"
-      "      : {10}\n"
-      "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"n\"({11}));\n"
+      "      : {9}\n"
+      "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"n\"({10}));\n"
       "#else\n"
       "  const uint32_t a[4] = {{a0, a1, a2, a3}};\n"
       "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{a_type}, ::tilec_emu::ptx::Operand::{b_type}, 0, "
       "a, b,\n"
-      "                                    {16}, {12}, {13}, {14}, {15}, tilec_line);\n"
+      "                                    {15}, {11}, {12}, {13}, {14}, tilec_line);\n"
       "#endif\n"
       "}}\n",
-      n, registers, wgmma_function(shape), "", list, registers + 5, registers + 1,
-      registers + 2, registers + 3, registers + 4, outputs, kScaleD, kScaleA, kScaleB, kTransposeA,
-      shape.transposes ? transpose_b(b_k_major) : 0, kScaleD != 0 ? "true" : "false", b_k_major ? "K-major" : "N-major",
+      n, registers, wgmma_function(shape), list, registers + 5, registers + 1, registers + 2, registers + 3,
+      registers + 4, outputs, kScaleD, kScaleA, kScaleB, kTransposeA, shape.transposes ? transpose_b(b_k_major) : 0,
+      kScaleD != 0 ? "true" : "false", b_k_major ? "K-major" : "N-major",
       fmt::arg("k", shape.k), fmt::arg("a_type", a_type), fmt::arg("b_type", b_type),
       fmt::arg("immediates", immediates),
       fmt::arg("type", shape.transposes ? std::string() : a_type == b_type ? ", " + a_type : ", " + a_type + " x " + b_type));

@@ -64,7 +64,7 @@ GPU_ROUNDS = {
     "mha": "H=16,S=2000,T=1000", "fp8_attention": "S=2000,T=1000,HD=1024",
     "moe_grouped_gemm": "M=2000,N=4000,K=1000,E=8", "gqa_attention": "BATCH=2,H=16,G=4,S=2000,T=1000",
     # causal_attention's reference runs one GPU thread per 128-row query block, over all the keys
-    # before it: at 16896 rows and more it takes minutes (run 17), so its rounds are checked by the
+    # before it: at 16896 rows and more it runs past 20 s (run 17), so its rounds are checked by the
     # BQ = 64 variant below (313 blocks on 132 SMs) and the sample at 63 blocks.
     "causal_attention": "S=8000", "attention_backward": "S=3000,T=20000",
 }

@@ -307,13 +307,15 @@ void check_arguments(const std::string& instruction, const AsmStatement& stateme
     if (!same_truth(a[6], scale_d)) fail("scale-d is " + scale_d + ", the call passes " + a[6]);
     std::vector<std::string> immediates(rest.begin() + 3, rest.end());
     // Shared-memory A: scale-a, scale-b, trans-a, trans-b; register A has no trans-a (0); 8-bit
-    // and tf32 inputs have neither (both K-major: 0, 0); integer inputs have none (1, 1, 0, 0).
+    // and tf32 inputs have neither (both K-major: 0, 0), and tf32 A comes from shared memory only
+    // (8-bit float A from registers too); integer inputs have none (1, 1, 0, 0).
     std::vector<std::string> passed = {a[7], a[8], a[9], a[10]};
     if (integer) {
       if (register_a || !immediates.empty()) return fail("integer inputs take no immediates and A from shared memory");
       immediates = {"1", "1", "0", "0"};
     } else if (k_major_only) {
-      if (register_a || immediates.size() != 2) return fail(type_a + " inputs take 2 immediates and A from shared memory");
+      if (register_a && type_a == "tf32") return fail("tf32 inputs take A from shared memory");
+      if (immediates.size() != 2) return fail(type_a + " inputs take 2 immediates");
       immediates.insert(immediates.end(), {"0", "0"});
     } else if (register_a) {
       if (immediates.size() != 3) return fail("register A takes 3 immediates");

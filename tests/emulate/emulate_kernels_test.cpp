@@ -65,7 +65,8 @@ TEST(EmulateRuntime, ATileReadInSeveralRolesMatchesTheInterpreter) {
 // A tf32 A from registers (issue 18: refused, "tf32 A only from shared memory"): an MLP block whose
 // hidden layer relu(X·W1ᵀ) is the A of the second mma (tests/emulate/tensor_core/tf32_mlp.tile),
 // written to shared memory before it on both targets; HID ragged inside the one hidden tile.
-// (samples/fp8_attention.tile, in the sample sweep, does the same with an e4m3 P.)
+// (samples/fp8_attention.tile, in the sample sweep, does the same with an e4m3 P on sm_100a;
+// sm_90a reads that one from registers: fp8_mlp below.)
 TEST(EmulateRuntime, ATf32RegisterAIsStagedThroughSharedMemory) {
   expect_tensor_core_kernel_matches("tf32_mlp", "M=200,N=136,K=72,HID=56", {"Y"});
 }
