@@ -63,9 +63,9 @@ struct EmulateOptions {
   int schedules = 2;
   int64_t sms = 4;
   unsigned workers = 1;
-  std::string cu;        // --cu FILE.cu
-  std::string host_cxx;  // --host-cxx PATH
-  std::string keep;      // --keep DIR
+  std::string cu;          // --cu FILE.cu
+  std::string host_cxx;    // --host-cxx PATH
+  std::string keep;        // --keep DIR
   std::string inputs_dir;  // --inputs DIR
   double timeout = 300;
   bool no_hazards = false;

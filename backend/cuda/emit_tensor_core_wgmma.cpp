@@ -106,9 +106,10 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
     writer_.line(fmt::format("uint32_t {}[{}];", packed, a_registers->columns / 8));
     writer_.line("#pragma unroll");
     CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", a_registers->columns / 8));
-    writer_.line("const int first = 4 * (4 * (i / 4) + 2 * (i % 4 / 2)) + 2 * (i % 2);  // group 4s + 2(r / 2), half r mod 2");
-    writer_.line(fmt::format("{0}[i] = tilec_wgmma_a_bytes(tilec_pack_bytes({1}[first], {1}[first + 1], {1}[first + 4], "
-                             "{1}[first + 5]));",
+    writer_.line("// group 4s + 2(r / 2), row half r mod 2");
+    writer_.line("const int first = 4 * (4 * (i / 4) + 2 * (i % 4 / 2)) + 2 * (i % 2);");
+    writer_.line(fmt::format("{0}[i] = tilec_wgmma_a_bytes(tilec_pack_bytes({1}[first], {1}[first + 1], "
+                             "{1}[first + 4], {1}[first + 5]));",
                              packed, a_registers->name));
   }
   writer_.line("tilec_wgmma_fence();");

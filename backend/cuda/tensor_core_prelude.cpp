@@ -568,14 +568,14 @@ std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
       "    uint64_t b TILEC_SITE) {{\n"
       "#ifndef TILEC_EMULATE\n"
       "  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{4}, 0;\\n\"\n"
-      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{a_type}.{b_type} {{{3}}}, {{%{1}, %{5}, %{6}, %{7}}}, %{8}, p, "
-      "{immediates};\\n}}\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n{0}k{k}.f32.{a_type}.{b_type} {{{3}}}, "
+      "{{%{1}, %{5}, %{6}, %{7}}}, %{8}, p, {immediates};\\n}}\\n\"\n"
       "      : {9}\n"
       "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"n\"({10}));\n"
       "#else\n"
       "  const uint32_t a[4] = {{a0, a1, a2, a3}};\n"
-      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{a_type}, ::tilec_emu::ptx::Operand::{b_type}, 0, "
-      "a, b,\n"
+      "  ::tilec_emu::ptx::wgmma_mma_async(d, {0}, ::tilec_emu::ptx::Operand::{a_type}, "
+      "::tilec_emu::ptx::Operand::{b_type}, 0, a, b,\n"
       "                                    {15}, {11}, {12}, {13}, {14}, tilec_line);\n"
       "#endif\n"
       "}}\n",
@@ -584,7 +584,9 @@ std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
       kScaleD != 0 ? "true" : "false", b_k_major ? "K-major" : "N-major",
       fmt::arg("k", shape.k), fmt::arg("a_type", a_type), fmt::arg("b_type", b_type),
       fmt::arg("immediates", immediates),
-      fmt::arg("type", shape.transposes ? std::string() : a_type == b_type ? ", " + a_type : ", " + a_type + " x " + b_type));
+      fmt::arg("type", shape.transposes   ? std::string()
+                       : a_type == b_type ? ", " + a_type
+                                          : ", " + a_type + " x " + b_type));
 }
 
 // One register of WGMMA's 8-bit A fragment from the accumulator layout, in which lane q of each

@@ -916,7 +916,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           uint32_t t23_words[8];
           #pragma unroll
           for (int i = 0; i < 8; ++i) {
-            const int first = 4 * (4 * (i / 4) + 2 * (i % 4 / 2)) + 2 * (i % 2);  // group 4s + 2(r / 2), half r mod 2
+            // group 4s + 2(r / 2), row half r mod 2
+            const int first = 4 * (4 * (i / 4) + 2 * (i % 4 / 2)) + 2 * (i % 2);
             t23_words[i] = tilec_wgmma_a_bytes(tilec_pack_bytes(t23[first], t23[first + 1], t23[first + 4], t23[first + 5]));
           }
           tilec_wgmma_fence();
