@@ -421,9 +421,9 @@ int run_emulate(EmulateOptions options) {
     cu = fs::absolute(options.cu, error);
   }
   std::string given_cu;  // --cu: each kernel's launcher must be there, with the parameters the .tile gives it
-  if (!options.cu.empty()) {
-    std::ifstream in(options.cu, std::ios::binary);
-    given_cu.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (!options.cu.empty()) {  // check_given_cu opened it; a file gone since reads as empty, as before
+    std::vector<uint8_t> bytes = read_binary_file(options.cu).value_or(std::vector<uint8_t>());
+    given_cu.assign(bytes.begin(), bytes.end());
   }
   for (KernelJob& job : jobs) {
     if (!options.cu.empty()) {
