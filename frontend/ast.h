@@ -63,6 +63,7 @@ struct Stmt {
   std::string text;                  // assert: the condition as written, for messages
   std::vector<ExprPtr> indices;      // store coordinates
   bool elements = false;             // store: `store T at [r, c]`, element coordinates
+  bool accumulate = false;           // store: `store T[i] += tile`, added to the tensor's elements
   ExprPtr value;                     // assign/store value, if/assert condition
   ExprPtr lower, upper;              // for bounds
   ExprPtr pipeline;                  // for: pipeline(stages), may be null

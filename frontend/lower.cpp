@@ -405,11 +405,19 @@ Operation* Lowering::lower_store(const Stmt& s) {
                                          s.value->kind == ExprKind::name ? s.value->name : "...", to_string(t.element())));
     return nullptr;
   }
+  if (s.accumulate && !accumulates_atomically(t.element())) {
+    error(s.location, fmt::format("'store {}[...] +=' adds atomically, which the GPU does for f32, f16, bf16, i32, "
+                                  "u32 and i64 elements, not {}: add into a tensor of one of those types, or write {} "
+                                  "tensor with '='",
+                                  s.name, to_string(t.element()), with_article(t.element())));
+    return nullptr;
+  }
   if (!s.elements) warn_coordinate_per_element(s.indices, s.name, t, tile.shape(), s.location, "store writes");
   operands.push_back(value.value);
   builder_->set_location(s.location);
   std::vector<std::pair<std::string, Attribute>> attributes;
   if (s.elements) attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
+  if (s.accumulate) attributes.push_back({"accumulate", Attribute()});  // added to the tensor's elements
   return builder_->create(OpKind::store, operands, {}, attributes);
 }
 

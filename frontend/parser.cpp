@@ -296,7 +296,7 @@ class Parser {
     return s;
   }
 
-  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']' '=' expr ';'
+  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']' ( '=' | '+=' ) expr ';'
   StmtPtr store() {
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::store;
@@ -310,6 +310,12 @@ class Parser {
     do s->indices.push_back(expr());
     while (accept(TokenKind::comma));
     expect(TokenKind::r_bracket, "after the tile coordinates");
+    // `+=` (the lexer's '+' and '=' side by side) adds the tile to what the tensor holds.
+    if (at(TokenKind::plus) && peek(1).kind == TokenKind::equal &&
+        peek(1).location == Location{peek().location.line, peek().location.column + 1}) {
+      next();
+      s->accumulate = true;
+    }
     expect(TokenKind::equal, "before the stored value");
     s->value = expr();
     expect_semicolon("after a statement");

@@ -106,8 +106,18 @@ std::optional<TensorAccess> tensor_access(const Operation& op) {
   const OpInfo& info = op.info();
   if (info.tensor_operand < 0 || static_cast<size_t>(info.tensor_operand) >= op.num_operands()) return std::nullopt;
   return TensorAccess{.tensor = op.operand(static_cast<size_t>(info.tensor_operand)),
-                      .reads = info.has(kReadsMemory),
+                      .reads = info.has(kReadsMemory) || accumulates(op),
                       .writes = info.has(kWritesMemory)};
+}
+
+bool accumulates(const Operation& op) { return op.kind() == OpKind::store && op.has_attr("accumulate"); }
+
+bool accumulates_atomically(ScalarKind element) {
+  switch (element) {
+    case ScalarKind::f32: case ScalarKind::f16: case ScalarKind::bf16:
+    case ScalarKind::i32: case ScalarKind::u32: case ScalarKind::i64: return true;
+    default: return false;
+  }
 }
 
 bool contains(const Region& region, OpKind kind) {

@@ -200,15 +200,22 @@ void walk(const Region& region, const std::function<void(const Operation&)>& vis
 void walk(Module& module, const std::function<void(Operation&)>& visit);
 
 // The global tensor an op itself reads or writes, from the op table (kReadsMemory, kWritesMemory
-// and the tensor operand): load, tma_load and tma_load_async read it, store writes it. The one
-// place passes, the interpreter and the backends learn an op's memory effect; a for/if has none
-// of its own (walk its regions).
+// and the tensor operand): load, tma_load and tma_load_async read it, store writes it (and
+// reads it too when it accumulates). The one place passes, the interpreter and the backends
+// learn an op's memory effect; a for/if has none of its own (walk its regions).
 struct TensorAccess {
   Value* tensor = nullptr;
   bool reads = false;
   bool writes = false;
 };
 std::optional<TensorAccess> tensor_access(const Operation& op);
+
+// Whether `op` is a store with `accumulate` (`store T[i] += tile`): each element is added to the
+// tensor's atomically, so tiles (CTAs) may add to the same elements in any order.
+bool accumulates(const Operation& op);
+// The element types an accumulating store takes: those CUDA's atomicAdd adds (f32, f16, bf16,
+// i32, u32, and i64 as a 64-bit unsigned add).
+bool accumulates_atomically(ScalarKind element);
 
 // The permutation a `transpose` applies: result dimension i is operand dimension dims[i]. Its
 // `dims` attribute (`permute(x, 2, 0, 1)`), or [1, 0] without one (a 2-D tile's rows and columns

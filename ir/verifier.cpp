@@ -417,6 +417,11 @@ class Verifier {
           error(op, fmt::format("tile {} does not match tensor {}", tile.to_string(), tensor.to_string()));
         else if (op.kind() == OpKind::tma_load && tile.space() != MemorySpace::smem)
           error(op, "a tma_load fills shared memory");
+        else if (op.has_attr("accumulate") && (op.kind() != OpKind::store || !op.attr("accumulate")->is_unit()))
+          error(op, "'accumulate' is a unit attribute of store (write `accumulate`)");
+        else if (accumulates(op) && !accumulates_atomically(tensor.element()))
+          error(op, fmt::format("an accumulating store adds f32, f16, bf16, i32, u32 or i64 elements atomically, "
+                                "not {}", to_string(tensor.element())));
         else check_box(op, tile, tensor);
         break;
       }

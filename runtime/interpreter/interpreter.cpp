@@ -488,22 +488,39 @@ bool TileExecution::execute_store(const Operation& op) {
   const std::vector<int64_t> shape = memory_box(op, stored, tensor->rank());  // a slice's leading 1s, a box's unit dims
   if (shape.empty() || !same_but_unit_dims(shape, tile->shape))
     return fail(op, fmt::format("cannot store a {} through the box {}", stored.to_string(), op.attr("box")->to_string()));
+  // An element's owner: the one tile that stored it, or kAdded once tiles accumulate into it
+  // (any number may; a tile that stored it may add to it too, but no other).
+  constexpr int64_t kAdded = -2;
+  const bool adds = accumulates(op);
+  std::unique_lock<std::mutex> adding(launch_.accumulate_mutex, std::defer_lock);
+  if (adds) adding.lock();
   for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
     if (owners) {
       int64_t expected = -1;
       auto& owner = (*owners)[static_cast<size_t>(i)];
-      if (!owner.compare_exchange_strong(expected, tile_) && expected != tile_ && race_other < 0) {
+      if (!owner.compare_exchange_strong(expected, adds ? kAdded : tile_) && expected != tile_ &&
+          !(adds && expected == kAdded) && race_index < 0) {
         race_other = expected;
         race_index = i;
       }
     }
-    if (tile->holds_floats()) tensor->store_float(i, tile->floats[static_cast<size_t>(t)]);
+    if (tile->holds_floats())
+      tensor->store_float(i, (adds ? tensor->load_float(i) : 0.0f) + tile->floats[static_cast<size_t>(t)]);
+    else if (adds)  // wrapping: the sum in uint64_t, wrapped to the element type by store_int
+      tensor->store_int(i, static_cast<int64_t>(static_cast<uint64_t>(tensor->load_int(i)) +
+                                                static_cast<uint64_t>(tile->ints[static_cast<size_t>(t)])));
     else tensor->store_int(i, tile->ints[static_cast<size_t>(t)]);
   }, op.has_attr("elements"));
-  if (race_other >= 0)
-    return fail(op, fmt::format("race: tiles {} and {} both store element [{}] of {}", race_other, tile_,
-                                fmt::join(tensor->coordinates_of(race_index), ", "),
-                                launch_.buffer_names.at(tensor)));
+  if (race_index >= 0) {
+    const std::string element = fmt::format("element [{}] of {}", fmt::join(tensor->coordinates_of(race_index), ", "),
+                                            launch_.buffer_names.at(tensor));
+    if (race_other == kAdded)
+      return fail(op, fmt::format("race: tile {} stores {}, which tiles add to (+=); add to it too, or store "
+                                  "it from one tile", tile_, element));
+    return fail(op, adds ? fmt::format("race: tile {} adds to {}, which tile {} stores (=); every tile writing it "
+                                       "must add (+=)", tile_, element, race_other)
+                         : fmt::format("race: tiles {} and {} both store {}", race_other, tile_, element));
+  }
   return true;
 }
 

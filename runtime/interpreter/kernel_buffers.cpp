@@ -17,6 +17,9 @@ namespace tilec::runtime {
 
 namespace {
 
+// Normwise, at least, for a float tensor tiles add to (output_tolerance).
+constexpr double kAddedInAnyOrder = 1e-5;
+
 // The bytes a launch's tensors may need: half of the machine's memory, at least 1 GiB. A tensor
 // needs twice its bytes (a copy for --check) and, when the kernel stores to it, 8 bytes per
 // element more (the race check's owner table).
@@ -65,15 +68,18 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     return false;
   }
   const Region& body = kernel.region();
-  std::vector<bool> loaded(body.num_arguments(), false), stored(body.num_arguments(), false);
+  std::vector<bool> loaded(body.num_arguments(), false), stored(body.num_arguments(), false),
+      added(body.num_arguments(), false);
   walk(const_cast<Region&>(body), [&](Operation& op) {
     auto access = tensor_access(op);
     if (!access || !access->tensor->is_argument() || access->tensor->owner_region() != &body) return;
     size_t position = access->tensor->index();
     stored[position] = stored[position] || access->writes;
     loaded[position] = loaded[position] || access->reads;
+    added[position] = added[position] || accumulates(op);
   });
   buffers = KernelBuffers{};
+  buffers.added = added;
   const uint64_t budget = tensor_budget_bytes();
   uint64_t total_bytes = 0;
   for (size_t i = 0; i < body.num_arguments(); ++i) {
@@ -163,13 +169,21 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   return true;
 }
 
+Tolerance output_tolerance(const KernelBuffers& buffers, size_t position, std::optional<Tolerance> tolerance) {
+  Tolerance within = tolerance.value_or(default_tolerance(buffers.tensors.at(position).element()));
+  if (position < buffers.added.size() && buffers.added[position] && is_float(buffers.tensors.at(position).element()))
+    within.normwise = std::max(within.normwise, std::max(within.relative, kAddedInAnyOrder));
+  return within;
+}
+
 std::vector<OutputComparison> compare_outputs(const KernelBuffers& expected,
                                               const KernelBuffers& actual) {
   std::vector<OutputComparison> results;
   for (size_t position : expected.outputs) {
     OutputComparison output{expected.names[position], {}};
     if (position < actual.tensors.size())
-      output.comparison = compare_buffers(expected.tensors[position], actual.tensors[position]);
+      output.comparison = compare_buffers(expected.tensors[position], actual.tensors[position],
+                                          output_tolerance(expected, position));
     else
       output.comparison.shapes_match = false;
     results.push_back(std::move(output));

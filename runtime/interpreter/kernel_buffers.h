@@ -29,6 +29,7 @@ struct KernelBuffers {
   std::vector<KernelArgument> scalars;   // per parameter; unused for tensors
   std::vector<bool> is_tensor;
   std::vector<size_t> outputs;           // positions of the tensors the kernel stores to
+  std::vector<bool> added;               // per parameter: some store adds to it (`+=`, in any tile order)
   std::vector<std::string> scalar_sources;  // per parameter: "given", "dims", "random"; "" for tensors
 
   // "alpha=0.25 (random), n=5" for the scalar parameters (names without '%'); "" when none.
@@ -50,6 +51,11 @@ struct OutputComparison {
   std::string name;
   BufferComparison comparison;
 };
+
+// The tolerance an output is compared with: `tolerance` (its type's default when none), made
+// normwise where tiles add to the tensor (`+=`): the GPU adds them in whatever order its CTAs
+// run, so a sum that cancels is only as exact as its largest terms.
+Tolerance output_tolerance(const KernelBuffers& buffers, size_t position, std::optional<Tolerance> tolerance = {});
 
 // Compares the outputs of two runs that started from the same KernelBuffers.
 std::vector<OutputComparison> compare_outputs(const KernelBuffers& expected,

@@ -47,6 +47,7 @@ using OwnerTable = std::vector<std::atomic<int64_t>>;
 // State shared by all tiles of one launch.
 struct LaunchState {
   std::unordered_map<const HostBuffer*, std::unique_ptr<OwnerTable>> owners;  // race check
+  std::mutex accumulate_mutex;  // an accumulating store's read-modify-writes, one tile at a time
   std::unordered_map<const HostBuffer*, std::string> buffer_names;
   std::mutex error_mutex;
   std::atomic<int64_t> lowest_failed_tile{INT64_MAX};

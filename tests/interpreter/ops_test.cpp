@@ -1,9 +1,11 @@
 // tests/interpreter/ops_test.cpp — the meaning of each op (docs/ir.md) on small .tir kernels.
 // Expected numbers are written out or computed here in plain C++, never by the interpreter.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "ir/parser.h"
@@ -722,6 +724,77 @@ kernel @clash(%Y: tensor<4, f32>) {
   EXPECT_NE(result.message.find("race: tiles 0 and 1 both store element [0] of %Y"), std::string::npos) << result.message;
   EXPECT_EQ(result.location.line, 6u);
   EXPECT_EQ(result.tile, 1);
+}
+
+// `store T[i] += tile` (issue 18: split-K and dQ need tiles adding into one output): every tile
+// adds its tile to what the tensor holds, in any tile order and on any number of workers; the
+// integer sum wraps to the element type.
+TEST(InterpreterOps, TilesAddingToOneElementSumInAnyOrder) {
+  auto module = parse_verified(R"(module
+kernel @add(%X: tensor<3, 4, f32>, %Y: tensor<4, f32>, %W: tensor<4, i32>) {
+  %three = constant {value = 3} : index
+  %zero = constant {value = 0} : index
+  %i = grid_ids %three : index
+  %x = load %X, %i, %zero : tile<1x4xf32, reg>
+  %row = reshape %x : tile<4xf32, reg>
+  store %Y, %zero, %row {accumulate}
+  %big = constant {value = 1073741824} : i32
+  %w = full %big : tile<4xi32, reg>
+  store %W, %zero, %w {accumulate}
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  const HostBuffer X = make_buffer(ScalarKind::f32, {3, 4}, {1, 2, 3, 4, 10, 20, 30, 40, 100, 200, 300, 400});
+  const HostBuffer Y = make_buffer(ScalarKind::f32, {4}, {0.5, -1, 0, 1000});
+  const HostBuffer W = make_buffer(ScalarKind::i32, {4}, {0, 1, -1, 5});
+  ReverseTileRunner reverse;
+  ThreadTileRunner threads(3);
+  for (TileRunner* runner : std::initializer_list<TileRunner*>{nullptr, &reverse, &threads}) {
+    HostBuffer x = X, y = Y, w = W;
+    LaunchResult result = launch(*module, {&x, &y, &w}, {}, runner);
+    ASSERT_TRUE(result.ok) << result.describe();
+    EXPECT_EQ(buffer_values(y), (std::vector<double>{111.5, 221, 333, 1444}));
+    // 3 · 2^30 wraps past 2^31 - 1: 3221225472 - 2^32 = -1073741824.
+    EXPECT_EQ(buffer_values(w), (std::vector<double>{-1073741824, -1073741823, -1073741825, -1073741819}));
+  }
+}
+
+// A tile storing an element that other tiles add to is a race, whichever runs first: the sum
+// would depend on the order.
+TEST(InterpreterOps, StoringAnElementOtherTilesAddToIsARace) {
+  for (const char* storer : {"0", "1"}) {
+    auto module = parse_verified(fmt::format(R"(module
+kernel @clash(%Y: tensor<4, f32>) {{
+  %two = constant {{value = 2}} : index
+  %zero = constant {{value = 0}} : index
+  %storer = constant {{value = {}}} : index
+  %i = grid_ids %two : index
+  %t = zeros : tile<4xf32, reg>
+  %stores = cmp %i, %storer {{predicate = "eq"}} : i1
+  if %stores {{
+    store %Y, %zero, %t loc(10:5)
+    yield
+  }} {{
+    store %Y, %zero, %t {{accumulate}} loc(13:5)
+    yield
+  }}
+  return
+}}
+)", storer));
+    ASSERT_TRUE(module);
+    HostBuffer Y(ScalarKind::f32, {4});
+    LaunchResult result = launch(*module, {&Y});
+    ASSERT_FALSE(result.ok);
+    // Tiles run in index order: the second one finds the first one's write.
+    if (std::string(storer) == "0")
+      EXPECT_EQ(result.message, "'store': race: tile 1 adds to element [0] of %Y, which tile 0 stores (=); every tile writing "
+                                "it must add (+=)");
+    else
+      EXPECT_EQ(result.message, "'store': race: tile 1 stores element [0] of %Y, which tiles add to (+=); add to it too, or "
+                                "store it from one tile");
+    EXPECT_EQ(result.tile, 1);
+  }
 }
 
 TEST(InterpreterOps, MalformedOpsGiveErrorsWithLocations) {

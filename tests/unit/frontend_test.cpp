@@ -235,6 +235,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"grid_arity", "kernel k(X: tensor<N, f32>) grid tiles(4, 4) as (i) {\n}", "the grid has 2 extents but names 1 coordinate; give one name per extent", 1},
         ErrorCase{"coordinate_count", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "1 tile coordinates given for a rank-2 tensor", 2},
         ErrorCase{"tile_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "the tile shape has 2 dimensions, more than the rank-1 tensor 'X' (a tile may have fewer: the leading coordinates then pick a slice; or more of extent 1 in front)", 2},
+        ErrorCase{"add_narrow_ints", "kernel k(X: tensor<N, i8>) grid tiles(1) as (i) {\n  store X[i] += load X[i] : <8>;\n}", "'store X[...] +=' adds atomically, which the GPU does for f32, f16, bf16, i32, u32 and i64 elements, not i8: add into a tensor of one of those types, or write an i8 tensor with '='", 2},
+        ErrorCase{"add_spaced", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] + = load X[i] : <8>;\n}", "expected '=' before the stored value", 2},
         ErrorCase{"store_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, 8, f32>();\n}", "storing a rank-2 tile into the rank-1 tensor 'X' (a tile may have fewer dimensions than its tensor, or more of extent 1 in front, not more)", 2},
         ErrorCase{"if_type_change", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  if i < 1 { x = cast(x, bf16); }\n}", "has type tile<8xbf16, reg> after the then-branch", 3},
         ErrorCase{"syntax_missing_semicolon", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>\n  store X[i] = x;\n}", "expected ';' after a statement", 2},
@@ -443,6 +445,24 @@ kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
     if (op.kind() == OpKind::store) elements.push_back(op.has_attr("elements"));
   });
   EXPECT_EQ(elements, (std::vector<bool>{true, false}));
+}
+
+// `store T[i] += tile` (issue 18) lowers to a store with `accumulate`, at tile and at element
+// coordinates; the tensor it adds to counts as read as well as written.
+TEST(Lowering, AnAddingStoreCarriesTheAccumulateAttribute) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
+  store Y[i] += load X[i] : <8>;
+  store Y at [i * 8 + 3] += load X[i] : <8>;
+  store X[i] = load X[i] : <8>;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::pair<bool, bool>> stores;  // (accumulate, read)
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() == OpKind::store) stores.emplace_back(op.has_attr("accumulate"), tensor_access(op)->reads);
+  });
+  EXPECT_EQ(stores, (std::vector<std::pair<bool, bool>>{{true, true}, {true, true}, {false, false}}));
 }
 
 // A statement whose value fails is reported once: later uses of its name (and of names computed

@@ -1,5 +1,6 @@
 // tests/unit/verifier_test.cpp — the verifier accepts valid IR and rejects each invariant it
 // lists (ir/verifier.cpp), with a message naming what broke.
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -82,6 +83,8 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"box_extents", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k, %n {box = [32, 32]} :", "'box' [32, 32] does not hold the tile tile<32x64xbf16, smem>"},
         Broken{"box_rank", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k, %n {box = [1, 32, 1, 64]} :", "'box' must be an array of at most 2 positive extents"},
         Broken{"box_of_store", "store %C, %m, %n, %out", "store %C, %m, %n, %out {box = [64, 0]}", "'box' must be an array of at most 2 positive extents"},
+        Broken{"accumulate_on_load", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k, %n {accumulate} :", "'accumulate' is a unit attribute of store (write `accumulate`)"},
+        Broken{"accumulate_value", "store %C, %m, %n, %out", "store %C, %m, %n, %out {accumulate = 1}", "'accumulate' is a unit attribute of store"},
         Broken{"mma_shapes", "%y = mma %a, %b, %x", "%y = mma %a, %a, %x", "do not form a matrix product"},
         Broken{"grid_types", "%m, %n = grid_ids %M, %N", "%m, %n = grid_ids %M, %A", "grid extents must be index values"},
         Broken{"dim_axis", "%N = dim %C {axis = 1}", "%N = dim %C {axis = 2}", "needs an 'axis' within the tensor's rank"},
@@ -114,6 +117,27 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"generator_name", "{pipeline = 2}", "{pipeline = 2, generator = \"greedy\"}", "'generator' must be"},
         Broken{"predicate", "{predicate = \"lt\"}", "{predicate = \"less\"}", "'predicate' must be one of"}),
     [](const auto& info) { return std::string(info.param.invariant); });
+
+// CUDA's atomicAdd adds f32, f16, bf16, i32, u32 and (unsigned) 64-bit integers: an
+// accumulating store of any other element type is refused in IR text too.
+TEST(Verifier, AnAccumulatingStoreAddsOnlyWhatAtomicAddTakes) {
+  constexpr const char* kAdd = R"(module
+kernel @k(%X: tensor<8, ELEMENT>) {
+  %c0 = constant {value = 0} : index
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %x = load %X, %c0 : tile<8xELEMENT, reg>
+  store %X, %c0, %x {accumulate}
+  return
+}
+)";
+  for (const char* element : {"f32", "f16", "bf16", "i32", "u32", "i64"})
+    EXPECT_EQ(verify_text(replace_once(replace_once(kAdd, "ELEMENT", element), "ELEMENT", element)), "") << element;
+  for (const char* element : {"i8", "u8", "i16", "u16", "f8e4m3"})
+    EXPECT_THAT(verify_text(replace_once(replace_once(kAdd, "ELEMENT", element), "ELEMENT", element)),
+                HasSubstr(fmt::format("an accumulating store adds f32, f16, bf16, i32, u32 or i64 elements atomically, "
+                                      "not {}", element)));
+}
 
 TEST(Verifier, AssertsMustSitInTheKernelBody) {
   std::string text = replace_once(kValid, "    yield %y\n", "    %t = cmp %k, %c1 {predicate = \"lt\"} : i1\n    assert %t\n    yield %y\n");
