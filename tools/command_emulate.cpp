@@ -327,7 +327,8 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
         tolerance = runtime::Tolerance{std::max(own.relative, cuda::kReassociatedSumTolerance), own.absolute,
                                        cuda::kReassociatedSumTolerance};
       }
-      runtime::BufferComparison comparison = runtime::compare_buffers(expected.tensors[position], buffer, tolerance);
+      runtime::BufferComparison comparison = runtime::compare_buffers(
+          expected.tensors[position], buffer, runtime::output_tolerance(inputs, position, tolerance));
       // A mismatch's details go to stderr once; the schedule's closing line only names it.
       results += fmt::format("{}{} {}", results.empty() ? "" : ", ", output,
                              comparison.ok() ? comparison.summary() : "differs (error above)");

@@ -68,4 +68,11 @@ std::string combining_expression(OpKind kind, bool floating, std::string_view ac
   return fmt::format(fmt::runtime(pattern), fmt::arg("a", acc), fmt::arg("b", next), fmt::arg("int", "i64"));
 }
 
+std::string atomic_add_statement(ScalarKind element, std::string_view address, std::string_view value) {
+  if (element == ScalarKind::i64)
+    return fmt::format("atomicAdd(reinterpret_cast<unsigned long long*>({}), static_cast<unsigned long long>({}));",
+                       address, value);
+  return fmt::format("atomicAdd({}, {});", address, value);
+}
+
 }  // namespace tilec::cuda

@@ -50,4 +50,10 @@ std::span<const ElementSpelling> element_spellings();
 // here; std::logic_error for any other op.
 std::string combining_expression(OpKind kind, bool floating, std::string_view acc, std::string_view next);
 
+// The statement an accumulating store (`store T[i] += tile`) writes for one element: `value`,
+// of the tensor's element type `element`, added atomically at `address` (a T*) by CUDA's
+// atomicAdd, whose 64-bit integer form is unsigned (the same bits: a wrapping add). Every CUDA
+// form of the store (shared-memory loop, register tiles, tensor-core epilogue) spells it here.
+std::string atomic_add_statement(ScalarKind element, std::string_view address, std::string_view value);
+
 }  // namespace tilec::cuda

@@ -530,8 +530,11 @@ void BodyEmitter::emit_store(const Operation& op) {
   comment(op);
   tile_loop(tile.element_count(), [&] {
     emit_tensor_index(op, tile);
-    out_.line(fmt::format("if (in_bounds) {}[{}] = {}[elem];", plan_.expression(op.operand(0)),
-                          tensor_offset(plan_.tensor_dims.at(op.operand(0))), plan_.expression(value)));
+    const std::string target = fmt::format("{}[{}]", plan_.expression(op.operand(0)),
+                                           tensor_offset(plan_.tensor_dims.at(op.operand(0))));
+    const std::string element = fmt::format("{}[elem]", plan_.expression(value));
+    out_.line(fmt::format("if (in_bounds) {}", accumulates(op) ? atomic_add_statement(tile.element(), "&" + target, element)
+                                                             : fmt::format("{} = {};", target, element)));
   });
 }
 

@@ -417,7 +417,8 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   if (stored_and_loaded_.count(tensor))
     writer_.line(fmt::format("__syncthreads();  // {} is stored and loaded here: the block's earlier accesses are done",
                              plan_.expression(tensor)));
-  if (store && emit_column_store(op)) return;
+  const bool adds = accumulates(op);  // one atomicAdd per element: no vectors, no staged column
+  if (store && !adds && emit_column_store(op)) return;
   const Value* tile = moved_tile(op);
   std::vector<int64_t> shape = tile->type().shape();
   std::vector<int64_t> m = as_matrix(shape);
@@ -461,7 +462,7 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   int64_t vectors = layout_.row_slots_of(shape) * layout_.column_slots_of(shape);
   if (!store) declare(tile);
   std::string flag = "false";  // whether whole vectors may move (one element: never)
-  if (width > 1) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
+  if (width > 1 && !adds) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
     flag = names_.unique(plan_.expression(tensor) + "_vectors");
     writer_.line(fmt::format("const bool {} = vectors_fit<{}>({}, {}){}{};", flag, width, base,
                              two_d ? (pitch.empty() ? columns : pitch) : std::to_string(width),
@@ -494,6 +495,18 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   writer_.line(fmt::format("const Index {} = {};", row_, two_d ? global(0, row_operand) : "0"));
   writer_.line(fmt::format("const Index {} = {};", column_, column ? "0" : global(1, column_operand)));
   const std::string pitched = pitch.empty() ? "" : ", " + pitch;
+  if (adds) {
+    const std::string k = names_.unique("lane");
+    const std::string at = fmt::format("{} + {}", column_, k);
+    const std::string address = fmt::format("&{}[{} * {} + {}]", base, row_, pitch.empty() ? columns : grouped(pitch), at);
+    const std::string add = atomic_add_statement(tile->type().element(), address,
+                                                 fmt::format("{}[{} + {}]", plan_.expression(tile), first, k));
+    const std::string inside_tensor =
+        fmt::format("0 <= {0} && {0} < {1} && 0 <= {2} && {2} < {3}", row_, rows, at, grouped(columns));
+    std::string body = fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) if ({2}) {3}", k, width, inside_tensor, add);
+    writer_.line(guard.empty() ? body : fmt::format("if ({}) {}", guard, body));
+    return;
+  }
   std::string call = store ? fmt::format("store_vector<{}>({}, {}, {}, {}, {}, {}, &{}[{}]{});", width, base, row_,
                                          column_, rows, columns, flag, plan_.expression(tile), first, pitched)
                            : fmt::format("load_vector<{}>(&{}[{}], {}, {}, {}, {}, {}, {}{});", width,

@@ -276,11 +276,13 @@ void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess
                                           const std::string& owner) {
   writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
   const ElementContext named = hoist_repeated_elements(value, context);
-  writer_.line(fmt::format("if ({}{}{}{}index0 < {} && index1 < {}) {}[index0 * {} + index1] = {};",
-                           owner.empty() ? "" : owner + " && ", access.inside,
-                           access.row_may_be_negative ? "0 <= index0 && " : "",
+  const std::string target = fmt::format("{}[index0 * {} + index1]", access.base, access.pitch);
+  writer_.line(fmt::format("if ({}{}{}{}index0 < {} && index1 < {}) {}", owner.empty() ? "" : owner + " && ",
+                           access.inside, access.row_may_be_negative ? "0 <= index0 && " : "",
                            access.column_may_be_negative ? "0 <= index1 && " : "", access.rows, access.columns,
-                           access.base, access.pitch, element(value, named)));
+                           access.adds ? atomic_add_statement(value->type().element(), "&" + target,
+                                                              element(value, named))
+                                       : fmt::format("{} = {};", target, element(value, named))));
 }
 
 }  // namespace tilec::cuda::tensor_core

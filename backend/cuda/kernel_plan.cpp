@@ -156,7 +156,10 @@ class Planner {
       auto access = tensor_access(op);
       if (!access || !access->writes) return;
       for (ParamPlan& param : plan_.params)
-        if (param.value == access->tensor) param.written = true;
+        if (param.value == access->tensor) {
+          param.written = true;
+          param.added = param.added || accumulates(op);
+        }
     });
   }
 

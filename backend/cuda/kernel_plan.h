@@ -25,6 +25,7 @@ struct ParamPlan {
   const Value* value = nullptr;
   std::string name;      // C++ parameter name
   bool written = false;  // a tensor some `store` writes (so not a pointer to const)
+  bool added = false;    // a tensor some `store ... +=` adds to (atomically, in any CTA order)
 };
 
 struct BufferPlan {

@@ -808,6 +808,10 @@ bool Analysis::hold_store(const Operation& op) {
                                                      "tiles of the tensor's own type)",
                                                      to_string(element), to_string(plan.tensor->type().element()));
   }
+  if (accumulates(op)) {  // TMA's reducing store (cp.reduce.async.bulk) is not written yet
+    plan.tma = false;
+    plan.direct_because = "it adds (+=): each thread adds the elements it holds, atomically";
+  }
   tc_.store_plans[&op] = plan;
   tc_.store_ops.push_back(&op);
   return true;

@@ -21,11 +21,13 @@
 #error "tilec_emulate.h is the CPU emulation of CUDA: build with -DTILEC_EMULATE (tilec emulate does)"
 #endif
 
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 // --- 1. keywords -----------------------------------------------------------------------------
@@ -167,6 +169,31 @@ inline T __shfl_xor_sync_at(unsigned mask, T value, int lane_mask, int line) {
   return result;
 }
 #define __shfl_xor_sync(mask, value, lane_mask, ...) __shfl_xor_sync_at((mask), (value), (lane_mask), __LINE__)
+
+// atomicAdd (an accumulating store, `store T[i] += tile`): a compare-and-swap loop on the
+// element's bits, so CTAs running on several worker threads add as the GPU does: each add whole
+// and rounded once to the element type, in some order. Integers wrap; halves add in f32 and
+// round back (to nearest even), as the hardware's f16 and bf16 adds round.
+template <typename T>
+inline T atomicAdd(T* address, std::type_identity_t<T> value) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomicAdd of 2, 4 or 8 bytes");
+  using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+  std::atomic_ref<Bits> bits(*reinterpret_cast<Bits*>(address));
+  Bits expected = bits.load();
+  for (;;) {
+    T before, after;
+    std::memcpy(&before, &expected, sizeof(T));
+    if constexpr (std::is_integral_v<T>)
+      after = static_cast<T>(static_cast<std::make_unsigned_t<T>>(before) + static_cast<std::make_unsigned_t<T>>(value));
+    else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      after = before + value;
+    else
+      after = T(static_cast<float>(before) + static_cast<float>(value));
+    Bits desired;
+    std::memcpy(&desired, &after, sizeof(T));
+    if (bits.compare_exchange_weak(expected, desired)) return before;
+  }
+}
 
 // --- 4. host API ---------------------------------------------------------------------------------
 enum cudaError_t {
