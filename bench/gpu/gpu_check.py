@@ -67,6 +67,7 @@ GPU_ROUNDS = {
     # before it: at 16896 rows and more it runs past 20 s (run 17), so its rounds are checked by the
     # BQ = 64 variant below (313 blocks on 132 SMs) and the sample at 63 blocks.
     "causal_attention": "S=8000", "attention_backward": "S=3000,T=20000",
+    "splitk_gemm": "M=1000,N=1000,K=8000",
 }
 # (sample, shape name, dims) — every dims string is NAME=VALUE,...; the harness reads NAME=VALUE.
 CHECKS = []
@@ -158,6 +159,7 @@ TENSOR_CORE_KERNELS = {
     "device_scalars": ["B=3,G=2,M=100,N=72,K=40"],
     "minus_one_store": ["M=200,N=136,K=72"],
     "row_argmax": ["M=200,K=72,V=200,NB=4"],
+    "accumulate_epilogue": ["M=200,N=136,K=200", "M=2000,N=4000,K=1000"],
     "block_sparse": ["M=200,N=72,K=256,NNZ=3,E=2"],
     "empty_k_loop": ["B=2,M=200,N=72,K=64"],
     "sdpa_bhsd": ["B=2,H=3,S=136,T=72", "B=2,H=16,S=1000,T=1000"],
@@ -188,7 +190,9 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("attention_stages3", "S=4096,T=4096,HD=1024"), ("gemm_bk32", "M=8192,N=8192,K=8192"),
               ("gemm_bn32", "M=8192,N=8192,K=8192"), ("attention_bkv32", "S=4096,T=4096,HD=1024"),
               # One head over 16384 rows: 128 CTAs (the grids walk query or key blocks of 128).
-              ("causal_attention", "S=16384"), ("attention_backward", "S=16384,T=16384")]
+              ("causal_attention", "S=16384"), ("attention_backward", "S=16384,T=16384"),
+              # Split-K's shape: 16 x 16 output tiles x 4 splits = 1024 CTAs, each a quarter of K.
+              ("splitk_gemm", "M=2048,N=2048,K=16384")]
 PLAIN_TIMINGS = [("vector_add", "N=67108864"), ("scale_relu", "M=8192,N=8192"), ("broadcast", "R=8192,C=8192"),
                  ("reduction_tree", "R=32768"), ("silu", "M=8192,N=8192"), ("rope", "T=131072"),
                  ("softmax", "R=131072"),
@@ -207,7 +211,7 @@ SANITIZER_RUNS = [("gemm", "M=200,N=296,K=200"), ("attention", "S=200,T=200,HD=6
                   ("tc_row_argmax", "M=200,K=72,V=200,NB=4"), ("tc_device_scalars", "B=3,G=2,M=100,N=72,K=40"),
                   ("batched_gemm", "R=1024,N=136,K=104,Q=256"), ("moe_grouped_gemm", "M=200,N=296,K=200,E=2"),
                   ("conv1d", "T=300,CI=200,CO=136,TAPS=3"), ("tc_attention_lse", "S=200,T=136,HD=128,H=2"),
-                  ("tc_fp8_mlp", "M=200,N=136,K=200,HID=100")]
+                  ("tc_fp8_mlp", "M=200,N=136,K=200,HID=100"), ("splitk_gemm", "M=200,N=136,K=680")]
 
 
 def emit(args, tile, src, program, extra):

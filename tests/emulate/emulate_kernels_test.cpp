@@ -71,6 +71,24 @@ TEST(EmulateRuntime, ATf32RegisterAIsStagedThroughSharedMemory) {
   expect_tensor_core_kernel_matches("tf32_mlp", "M=200,N=136,K=72,HID=56", {"Y"});
 }
 
+// Adding stores (`store T[i] += tile`; issue 18: split-K and gradients gathered over blocks need
+// CTAs adding into one output): plain kernels whose CTAs add column sums into one row of f32,
+// bf16 and i32 and whole tiles into f16, i64 (at element coordinates) and wrapping u32 tensors
+// (tests/emulate/kernels/accumulate.tile), in both plain forms; the interpreter's sums are
+// checked against values worked out by hand in InterpreterOps.TilesAddingToOneElementSumInAnyOrder.
+TEST(EmulateRuntime, AddingStoresMatchTheInterpreter) {
+  expect_plain_kernel_matches("accumulate", {"S", "H", "I", "F", "L", "U"});
+}
+
+// The same in a tensor-core epilogue: a GEMM split in two over K adds its bf16 result and its row
+// sums (a column) element by element from registers
+// (tests/emulate/tensor_core/accumulate_epilogue.tile), on both targets, ragged, with 128- and
+// 64-row tiles.
+TEST(EmulateRuntime, AddingStoresInATensorCoreEpilogueMatchTheInterpreter) {
+  for (const char* tiles : {"", " -D BM=64"})
+    expect_tensor_core_kernel_matches("accumulate_epilogue", "M=200,N=136,K=200", {"C", "S"}, tiles);
+}
+
 // 8-bit register A operands (tests/emulate/tensor_core/fp8_mlp.tile): an MLP block whose hidden
 // layer, cast to e4m3 or e5m2, is the A of the second mma. On sm_90a WGMMA reads it from
 // registers, the bytes moved between the lanes of each quad into its 8-bit fragment (it was written

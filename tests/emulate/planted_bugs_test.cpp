@@ -182,6 +182,9 @@ const PlantedBug kBugs[] = {
      "RawVector<vector_access_bytes<V, T>()>::type;\n    constexpr int kPart = sizeof(Raw) / sizeof(T);\n#pragma unroll\n"
      "    for (int part = 0; part < V; part += kPart) {\n      const Raw",
      "invalid memory access: a general-protection fault"},
+    // split-K's adding store writing its partial instead of adding it: C keeps one split's sum.
+    {"sm90_splitk_partial_overwrites", "splitk_gemm", "sm_90a", "M=200,N=136,K=680",
+     "atomicAdd(&C[index0 * N + index1], acc_1[i]);", "C[index0 * N + index1] = acc_1[i];", kNumbers},
 };
 
 // The text with its only occurrence of `find` replaced, or why not.
