@@ -249,8 +249,9 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
     if (inputs.is_tensor[i] && !write_binary_file(data / driver_input_file(i), bytes.data(), bytes.size())) return 1;
   }
   runtime::ExecutorTileRunner runner(executor);
+  runtime::SerialTileRunner in_order;  // tiles adding to a float tensor: one order (KernelBuffers::adds_floats)
   runtime::LaunchOptions launch;
-  launch.runner = &runner;
+  launch.runner = inputs.adds_floats() ? static_cast<runtime::TileRunner*>(&in_order) : &runner;
   launch.sm_count = options.sms;
   runtime::KernelBuffers expected = inputs;
   auto reference_arguments = expected.arguments();

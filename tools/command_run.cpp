@@ -161,8 +161,9 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   }
   if (!options.inputs_dir.empty() && !read_given_inputs(options.inputs_dir, lowered, inputs, name)) return 1;
   runtime::ExecutorTileRunner runner(executor);
+  runtime::SerialTileRunner in_order;  // tiles adding to a float tensor: one order (KernelBuffers::adds_floats)
   runtime::LaunchOptions launch;
-  launch.runner = &runner;
+  launch.runner = inputs.adds_floats() ? static_cast<runtime::TileRunner*>(&in_order) : &runner;
   launch.sm_count = options.sms;
 
   runtime::KernelBuffers actual = inputs;
@@ -173,7 +174,9 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
     return 1;
   }
   // One program per CTA: per tile of a `grid tiles` kernel, per SM (--sms) of a persistent one.
-  fmt::print("kernel {} [{}]: {} CTAs on {} workers\n", name, dims, result.tile_count, executor.worker_count());
+  fmt::print("kernel {} [{}]: {} CTAs on {}\n", name, dims, result.tile_count,
+             inputs.adds_floats() ? std::string("1 worker, in order (they add to a float tensor)")
+                                  : fmt::format("{} workers", executor.worker_count()));
   if (std::string scalars = actual.describe_scalars(); !scalars.empty()) fmt::print("  scalars: {}\n", scalars);
   for (size_t position : actual.outputs)
     fmt::print("  output {} {}: checksum {}\n", actual.names[position],

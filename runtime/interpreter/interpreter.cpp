@@ -488,19 +488,29 @@ bool TileExecution::execute_store(const Operation& op) {
   const std::vector<int64_t> shape = memory_box(op, stored, tensor->rank());  // a slice's leading 1s, a box's unit dims
   if (shape.empty() || !same_but_unit_dims(shape, tile->shape))
     return fail(op, fmt::format("cannot store a {} through the box {}", stored.to_string(), op.attr("box")->to_string()));
-  // An element's owner: the one tile that stored it, or kAdded once tiles accumulate into it
-  // (any number may; a tile that stored it may add to it too, but no other).
-  constexpr int64_t kAdded = -2;
+  // An element's owner: -1 (none), the tile that stored it (>= 0), the one tile that added to it
+  // (added_by(t) <= -3), or kAddedByTiles once a second tile adds. Tiles may add to an element
+  // any number of times, and a tile may both store and add to one no other tile writes.
+  constexpr int64_t kAddedByTiles = -2;
+  auto added_by = [](int64_t tile) { return -3 - tile; };
   const bool adds = accumulates(op);
   std::unique_lock<std::mutex> adding(launch_.accumulate_mutex, std::defer_lock);
   if (adds) adding.lock();
+  auto claim = [&](std::atomic<int64_t>& owner) {  // false: a race
+    int64_t seen = owner.load();
+    for (;;) {
+      int64_t want;
+      if (seen == -1 || seen == tile_ || seen == added_by(tile_)) want = adds && seen != tile_ ? added_by(tile_) : tile_;
+      else if (adds && (seen == kAddedByTiles || seen <= -3)) want = kAddedByTiles;
+      else return false;  // another tile stored it, or (a plain store) other tiles add to it
+      if (seen == want || owner.compare_exchange_weak(seen, want)) return true;
+    }
+  };
   for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
-    if (owners) {
-      int64_t expected = -1;
+    if (owners && race_index < 0) {
       auto& owner = (*owners)[static_cast<size_t>(i)];
-      if (!owner.compare_exchange_strong(expected, adds ? kAdded : tile_) && expected != tile_ &&
-          !(adds && expected == kAdded) && race_index < 0) {
-        race_other = expected;
+      if (!claim(owner)) {
+        race_other = owner.load();
         race_index = i;
       }
     }
@@ -514,9 +524,11 @@ bool TileExecution::execute_store(const Operation& op) {
   if (race_index >= 0) {
     const std::string element = fmt::format("element [{}] of {}", fmt::join(tensor->coordinates_of(race_index), ", "),
                                             launch_.buffer_names.at(tensor));
-    if (race_other == kAdded)
-      return fail(op, fmt::format("race: tile {} stores {}, which tiles add to (+=); add to it too, or store "
-                                  "it from one tile", tile_, element));
+    if (race_other < 0)  // added to by other tiles
+      return fail(op, fmt::format("race: tile {} stores {}, which {} to (+=); add to it too, or store "
+                                  "it from one tile", tile_, element,
+                                  race_other == kAddedByTiles ? std::string("other tiles add")
+                                                              : fmt::format("tile {} adds", -3 - race_other)));
     return fail(op, adds ? fmt::format("race: tile {} adds to {}, which tile {} stores (=); every tile writing it "
                                        "must add (+=)", tile_, element, race_other)
                          : fmt::format("race: tiles {} and {} both store {}", race_other, tile_, element));

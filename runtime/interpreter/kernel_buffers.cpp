@@ -48,6 +48,12 @@ std::vector<KernelArgument> KernelBuffers::arguments() {
   return result;
 }
 
+bool KernelBuffers::adds_floats() const {
+  for (size_t i = 0; i < added.size() && i < tensors.size(); ++i)
+    if (added[i] && is_float(tensors[i].element())) return true;
+  return false;
+}
+
 std::string KernelBuffers::describe_scalars() const {
   std::string text;
   for (size_t i = 0; i < names.size(); ++i) {

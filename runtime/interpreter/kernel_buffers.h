@@ -37,6 +37,11 @@ struct KernelBuffers {
 
   // The arguments for run_kernel, pointing into this object's tensors.
   std::vector<KernelArgument> arguments();
+
+  // Whether tiles add (`+=`) to a float tensor: its sum rounds differently in another tile order,
+  // so `tilec run` and `tilec emulate` run such a kernel's tiles in index order on one worker
+  // (reproducible runs; --check's two runs then differ only where the pipeline reorders tiles).
+  bool adds_floats() const;
 };
 
 // Values given for scalar parameters by name (without '%').

@@ -761,7 +761,8 @@ kernel @add(%X: tensor<3, 4, f32>, %Y: tensor<4, f32>, %W: tensor<4, i32>) {
 }
 
 // A tile storing an element that other tiles add to is a race, whichever runs first: the sum
-// would depend on the order.
+// would depend on the order. One tile may both add to an element and store it, in either order,
+// and a third tile adding to an element two others added to is no race either.
 TEST(InterpreterOps, StoringAnElementOtherTilesAddToIsARace) {
   for (const char* storer : {"0", "1"}) {
     auto module = parse_verified(fmt::format(R"(module
@@ -791,10 +792,43 @@ kernel @clash(%Y: tensor<4, f32>) {{
       EXPECT_EQ(result.message, "'store': race: tile 1 adds to element [0] of %Y, which tile 0 stores (=); every tile writing "
                                 "it must add (+=)");
     else
-      EXPECT_EQ(result.message, "'store': race: tile 1 stores element [0] of %Y, which tiles add to (+=); add to it too, or "
-                                "store it from one tile");
+      EXPECT_EQ(result.message, "'store': race: tile 1 stores element [0] of %Y, which tile 0 adds to (+=); add to it too, "
+                                "or store it from one tile");
     EXPECT_EQ(result.tile, 1);
   }
+  auto own = parse_verified(R"(module
+kernel @own(%Y: tensor<8, f32>) {
+  %three = constant {value = 3} : index
+  %zero = constant {value = 0} : index
+  %i = grid_ids %three : index
+  %v = cast %i : f32
+  %t = full %v : tile<4xf32, reg>
+  %t0 = cmp %i, %zero {predicate = "eq"} : i1
+  if %t0 {
+    store %Y, %zero, %t {accumulate}
+    store %Y, %zero, %t
+    store %Y, %zero, %t {accumulate}
+    yield
+  } {
+    yield
+  }
+  %one = constant {value = 1} : index
+  %late = cmp %i, %zero {predicate = "ne"} : i1
+  if %late {
+    store %Y, %one, %t {accumulate}
+    yield
+  } {
+    yield
+  }
+  return
+}
+)");
+  ASSERT_TRUE(own);
+  HostBuffer Y = make_buffer(ScalarKind::f32, {8}, {1, 1, 1, 1, 1, 1, 1, 1});
+  LaunchResult result = launch(*own, {&Y});
+  ASSERT_TRUE(result.ok) << result.describe();
+  // Tile 0: 1 + 0, then 0, then + 0; tiles 1 and 2 add 1 and 2 to the second tile.
+  EXPECT_EQ(buffer_values(Y), (std::vector<double>{0, 0, 0, 0, 4, 4, 4, 4}));
 }
 
 TEST(InterpreterOps, MalformedOpsGiveErrorsWithLocations) {
