@@ -112,6 +112,12 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
                              "{1}[first + 4], {1}[first + 5]));",
                              packed, a_registers->name));
   }
+  // A fresh accumulator's fill stays before the fence (else ptxas serializes the WGMMAs: C7519).
+  if (const Operation* fill = op.operand(2)->defining_op();
+      fill && (fill->kind() == OpKind::zeros || fill->kind() == OpKind::full)) {
+    needs_.wgmma_operand_fence = true;
+    writer_.line(fmt::format("tilec_wgmma_pin({});  // its fill stays before the fence", result.name));
+  }
   writer_.line("tilec_wgmma_fence();");
   if (a_registers) {
     for (int64_t step = 0; step < a_registers->columns / plan.instruction->k; ++step)

@@ -594,6 +594,20 @@ std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
 // lane's bytes of two neighbouring groups (the first group's in the low half). Lane q takes the
 // four columns 4q..4q+3 of the two groups' 16: lanes 2(q mod 2) and 2(q mod 2) + 1 hold them, in the
 // first group for q < 2 and in the second for q >= 2 (three xor shuffles, then a pick of halves).
+// CUTLASS's warpgroup_fence_operand: an empty asm reading and writing each accumulator register.
+constexpr std::string_view kWgmmaPin = R"(
+// The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
+// so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
+// (ptxas then injects a warpgroup.arrive before it: note C7519).
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+#ifndef TILEC_EMULATE
+  static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#endif
+}
+)";
+
 constexpr std::string_view kWgmmaAbytes = R"(
 // Four 8-bit elements in one register, the first in the low byte.
 template <typename T>
@@ -634,6 +648,7 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
     return out;
   }
   out += kHopper;
+  if (needs.wgmma_operand_fence) out += kWgmmaPin;
   for (const WgmmaShape& shape : needs.wgmma_shapes)
     if (shape.register_a && shape.k == 32) {
       out += kWgmmaAbytes;

@@ -467,6 +467,17 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bflo
 __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
   return static_cast<uint32_t>(__half_as_ushort(low)) | static_cast<uint32_t>(__half_as_ushort(high)) << 16;
 }
+
+// The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
+// so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
+// (ptxas then injects a warpgroup.arrive before it: note C7519).
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+#ifndef TILEC_EMULATE
+  static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#endif
+}
 // D (64 x 64, f32, 32 registers per thread) += A (64 x 16, K-major) * B (16 x 64, N-major).
 __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16(float (&d)[32], uint64_t a, uint64_t b TILEC_SITE) {
 #ifndef TILEC_EMULATE
@@ -784,6 +795,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // t23 = mma q, kt, t22  (line 30)
+          tilec_wgmma_pin(t22);  // its fill stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 0, 8192, 1024));
           tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 2048, 8192, 1024));

@@ -468,6 +468,17 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
   return static_cast<uint32_t>(__half_as_ushort(low)) | static_cast<uint32_t>(__half_as_ushort(high)) << 16;
 }
 
+// The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
+// so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
+// (ptxas then injects a warpgroup.arrive before it: note C7519).
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+#ifndef TILEC_EMULATE
+  static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#endif
+}
+
 // Four 8-bit elements in one register, the first in the low byte.
 template <typename T>
 __device__ __forceinline__ uint32_t tilec_pack_bytes(T b0, T b1, T b2, T b3) {
@@ -789,6 +800,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           const uint32_t t9 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 4096;  // slot of pipe_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // t10 = mma q, t9, t8  (line 21)
+          tilec_wgmma_pin(t8);  // its fill stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k32_e4m3_bk(t8, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 4096, 16, 512, 64), tilec_matrix_descriptor(t9 + 0, 16, 512, 64));
           tilec_wgmma_m64n64k32_e4m3_bk(t8, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 4096, 16, 512, 64), tilec_matrix_descriptor(t9 + 32, 16, 512, 64));
