@@ -61,8 +61,15 @@ std::string TensorCoreKernel::operand_descriptor(const StageBuffer& operand, con
                                                  const std::string& k_major_row_offset, const std::string& mn_offset) {
   const int64_t swizzle = operand.swizzle_bytes;
   if (operand.k_major()) return k_major_descriptor(slot, operand.panel_bytes(), step, k_major_row_offset, swizzle);
-  return fmt::format("tilec_matrix_descriptor({} + {}{}, {})", slot, step * mma_k(operand.tile.element()) * swizzle,
-                     mn_offset, descriptor_strides(operand.panel_bytes(), swizzle));
+  return mn_major_descriptor(slot, operand.panel_bytes(), step, operand.tile.element(), mn_offset, swizzle);
+}
+
+// K step `step` of an MN-major operand at `base`: K rows of `swizzle` bytes per panel of M (or N)
+// columns, `panel` bytes apart; the step's first row is mma_k rows further.
+std::string TensorCoreKernel::mn_major_descriptor(const std::string& base, int64_t panel, int64_t step,
+                                                  ScalarKind element, const std::string& mn_offset, int64_t swizzle) {
+  return fmt::format("tilec_matrix_descriptor({} + {}{}, {})", base, step * mma_k(element) * swizzle, mn_offset,
+                     descriptor_strides(panel, swizzle));
 }
 
 TensorCoreKernel::StagedA TensorCoreKernel::stage_register_a(const Fragment& a, int64_t staging_offset,

@@ -259,11 +259,14 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   int64_t per_warpgroup = result.columns * kWarpgroup / tc_.compute_threads;
   std::string a_base = plan_.expression(op.operand(0));
   int64_t a_panel = 0, k = 0, a_swizzle = kPanelRowBytes;
-  const StageBuffer* a_stage = nullptr;  // A from a stage buffer (else staged from registers, K-major)
+  // A from a stage buffer, else staged from registers: K-major, or MN-major where A is the
+  // transpose of the register tile (its rows, K, staged as they are).
+  const StageBuffer* a_stage = nullptr;
   if (plan.a_registers) {
-    const Fragment& a = *tc_.fragment(op.operand(0));
+    const Fragment& a = *tc_.a_fragment(op);
     const StagedA staged = stage_register_a(a, plan.staging_offset, "tcgen05.mma");
-    a_base = staged.base, a_panel = staged.panel, a_swizzle = staged.swizzle, k = a.columns;
+    a_base = staged.base, a_panel = staged.panel, a_swizzle = staged.swizzle;
+    k = plan.a_transposed ? a.rows : a.columns;
   } else {
     a_stage = &tc_.read_stage(op.operand(0));
     a_panel = a_stage->panel_bytes();
@@ -275,11 +278,12 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
     for (int64_t step = 0; step < k / plan.instruction->k; ++step)
       writer_.line(fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction),
                                plan.tmem_column,
-                               a_stage ? operand_descriptor(*a_stage, a_base, step)
-                                       : k_major_descriptor(a_base, a_panel, step, "", a_swizzle),
+                               a_stage          ? operand_descriptor(*a_stage, a_base, step)
+                               : plan.a_transposed ? mn_major_descriptor(a_base, a_panel, step, plan.input, "", a_swizzle)
+                                                   : k_major_descriptor(a_base, a_panel, step, "", a_swizzle),
                                operand_descriptor(b, plan_.expression(op.operand(1)), step),
                                instruction_descriptor(plan, result.rows, result.columns, b.transposed,
-                                                      !a_stage || a_stage->k_major()),
+                                                      a_stage ? a_stage->k_major() : !plan.a_transposed),
                                step == 0 ? "false" : "true"));
     writer_.line("tilec_tcgen05_commit(accumulator_barrier);");
   }

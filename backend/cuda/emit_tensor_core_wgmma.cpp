@@ -32,8 +32,9 @@ void WgmmaAnalysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
   const target::MmaInstruction& row = *plan.instruction;
   plan.wgmma = {.n = operands.n, .k = row.k, .types = wgmma_types(row, plan.input, plan.input_b),
                 .integer = row.accumulator == ScalarKind::i32, .transposes = row.mn_major,
-                .register_a = operands.a_registers != nullptr && row.a_registers,
-                .a_mn_major = operands.a && !operands.a->k_major(), .b_k_major = operands.b->transposed};
+                .register_a = operands.a_registers != nullptr && row.a_registers && !operands.a_transposed,
+                .a_mn_major = (operands.a && !operands.a->k_major()) || operands.a_transposed,
+                .b_k_major = operands.b->transposed};
   needs_.wgmma_shapes.insert(plan.wgmma);
 }
 
@@ -84,7 +85,11 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   std::optional<StagedA> staged;  // a register A the instruction reads from shared memory
   if (plan.a_registers && !a_registers) {
     writer_.line("tilec_wgmma_wait<0>();  // the WGMMAs that read the staged A before are done");
-    staged = stage_register_a(*tc_.fragment(op.operand(0)), plan.staging_offset, "wgmma.mma_async");
+    // A staged Aᵀ's rows are K, not M: each warpgroup writes rows every warpgroup's WGMMAs read.
+    if (plan.a_transposed && tc_.compute_threads > kWarpgroup)
+      writer_.line(fmt::format("tilec_named_barrier_sync({}, {});  // and every other warpgroup's", tc_.private_barrier,
+                               tc_.compute_threads));
+    staged = stage_register_a(*tc_.a_fragment(op), plan.staging_offset, "wgmma.mma_async");
   }
   const StageBuffer* a_stage = a_registers || staged ? nullptr : &tc_.read_stage(op.operand(0));
   const std::string function = wgmma_function(plan.wgmma);
@@ -112,11 +117,15 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
                              "{1}[first + 4], {1}[first + 5]));",
                              packed, a_registers->name));
   }
-  // A fresh accumulator's fill stays before the fence (else ptxas serializes the WGMMAs: C7519).
-  if (const Operation* fill = op.operand(2)->defining_op();
-      fill && (fill->kind() == OpKind::zeros || fill->kind() == OpKind::full)) {
+  // An accumulator that does not come straight from the previous mma (a loop's carried tile, an
+  // mma result) is computed here, a fill, a copy or a rescale: its registers are final before the
+  // fence, so nvcc may not sink that work past it (ptxas would inject a warpgroup.arrive, note
+  // C7519, and serialize the WGMMAs). A chain (gemm's K loop) is left as it was.
+  const Value* acc = op.operand(2);
+  const bool chained = acc->is_argument() || (acc->defining_op() && acc->defining_op()->kind() == OpKind::mma);
+  if (!chained || plan.copy) {
     needs_.wgmma_operand_fence = true;
-    writer_.line(fmt::format("tilec_wgmma_pin({});  // its fill stays before the fence", result.name));
+    writer_.line(fmt::format("tilec_wgmma_pin({});  // its fill, copy or rescale stays before the fence", result.name));
   }
   writer_.line("tilec_wgmma_fence();");
   if (a_registers) {
@@ -124,10 +133,20 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
       writer_.line(fmt::format("{0}({1}, {2}[{3}], {2}[{4}], {2}[{5}], {2}[{6}], {7});", function, result.name, packed,
                                4 * step, 4 * step + 1, 4 * step + 2, 4 * step + 3,
                                operand_descriptor(b, b_slot, step)));
+  } else if (staged && plan.a_transposed) {
+    // The staged tile is Aᵀ as held, K rows of M: an MN-major A, each warpgroup's 64 rows of M one
+    // panel further, each K step 16 rows of the swizzle further.
+    for (int64_t step = 0; step < tc_.a_fragment(op)->rows / plan.instruction->k; ++step)
+      writer_.line(fmt::format("{}({}, {}, {});", function, result.name,
+                               mn_major_descriptor(staged->base, staged->panel, step, plan.input,
+                                                   fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}",
+                                                               staged->panel),
+                                                   staged->swizzle),
+                               operand_descriptor(b, b_slot, step)));
   } else if (staged) {
     // Each warpgroup's 64 rows of the staged (K-major) A.
     const std::string rows = fmt::format(" + static_cast<uint32_t>(compute_warpgroup) * {}", 64 * staged->swizzle);
-    for (int64_t step = 0; step < tc_.fragment(op.operand(0))->columns / plan.instruction->k; ++step)
+    for (int64_t step = 0; step < tc_.a_fragment(op)->columns / plan.instruction->k; ++step)
       writer_.line(fmt::format("{}({}, {}, {});", function, result.name,
                                k_major_descriptor(staged->base, staged->panel, step, rows, staged->swizzle),
                                operand_descriptor(b, b_slot, step)));

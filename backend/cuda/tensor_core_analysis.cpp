@@ -284,6 +284,11 @@ bool Analysis::check_agent(const Operation& agent, bool producer) {
   return ok;
 }
 
+constexpr const char* kTransposeRule =
+    "this transpose in a tensor-core kernel: a loaded tile may be transposed where mmas read it (e.g. mma(a, "
+    "transpose(load W[n, k] : <BN, BK>), acc)), and a register tile where it is the A of mmas only (dQ = dS·K "
+    "from dSᵀ: mma(transpose(ds_t), k, dq)); give the other tiles in the layout they are used in";
+
 bool Analysis::check_op(const Operation& op, bool producer) {
   switch (op.kind()) {
     case OpKind::mbarrier_wait:
@@ -334,10 +339,9 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::scan_min:
       return unsupported(op, "a scan (cumsum, cumprod, cummax or cummin) in a tensor-core kernel (plain kernels "
                              "take it: compute it in a kernel of its own)");
-    case OpKind::transpose:
-      return unsupported(op, "this transpose in a tensor-core kernel: only a loaded tile used only as mma operands (as "
-                             "it is or transposed) may be transposed (e.g. mma(a, transpose(load W[n, k] : <BN, BK>), "
-                             "acc)); give the other tiles in the layout they are used in");
+    case OpKind::transpose:  // of a register tile read as mmas' A: hold_transpose
+      if (!producer && op.result()->type().rank() == 2) return true;
+      return unsupported(op, kTransposeRule);
     case OpKind::zeros: case OpKind::full: case OpKind::iota: case OpKind::mma: case OpKind::store:
       if (producer) return unsupported(op, fmt::format("'{}' on the producer agent", op.name()));
       if (op.has(attr::async) && !waits_for_mma_groups())
@@ -550,6 +554,17 @@ bool Analysis::hold_op(const Operation& op) {
     case OpKind::if_: return hold_region(op.region(0)) && hold_region(op.region(1));
     case OpKind::mma: return hold_mma(op);
     case OpKind::store: return hold_store(op);
+    case OpKind::transpose: {
+      // A register tile [K, M] read as the [M, K] A of mmas: staged to shared memory row by row
+      // as it is held, the MN-major A (16-bit inputs only) of each mma (hold_mma).
+      const auto& users = users_[op.result()];
+      const bool only_a = !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
+        return user->kind() == OpKind::mma && user->operand(0) == op.result() && user->operand(1) != op.result();
+      });
+      if (!only_a || !tc_.fragment(op.operand(0))) return unsupported(op, kTransposeRule);
+      tc_.transposed_a[op.result()] = op.operand(0);
+      return true;
+    }
     case OpKind::stage_read:
       if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) {
         if (tc_.lazy_reads.count(op.result())) return true;  // a row computed where it is read
@@ -624,7 +639,8 @@ bool Analysis::hold_mma(const Operation& op) {
   const Value* acc = op.operand(2);
   StageBuffer* a = stage_operand(op, 0);
   StageBuffer* b = stage_operand(op, 1);
-  const Fragment* a_registers = a ? nullptr : tc_.fragment(op.operand(0));
+  const bool a_transposed = tc_.transposed_a.count(op.operand(0)) != 0;
+  const Fragment* a_registers = a ? nullptr : tc_.a_fragment(op);
   if (!b || (!a && !a_registers))
     return unsupported(op, "an mma whose B is not a stage buffer filled by TMA or whose A is neither such a stage "
                            "buffer nor a register tile");
@@ -647,6 +663,9 @@ bool Analysis::hold_mma(const Operation& op) {
   if (a && a->transposed && !form.mn_major)
     return unsupported(op, fmt::format("an mma of {} whose A is [K, M] in memory: {} MMAs read A K-major. Give "
                                        "a as [M, K]", to_string(input), form.what));
+  if (a_transposed && !form.mn_major)
+    return unsupported(op, fmt::format("an mma of {} whose A is the transpose of a register tile: {} MMAs read A "
+                                       "K-major (16-bit inputs take it)", to_string(input), form.what));
   if (!b->transposed && !form.mn_major)
     return unsupported(op, fmt::format("an mma of {} whose B is [K, N] in memory: {} MMAs read B K-major. Give "
                                        "the weight as [N, K] and write transpose(load W[n, k] : <BN, BK>) as mma's b",
@@ -655,7 +674,8 @@ bool Analysis::hold_mma(const Operation& op) {
   if (acc_type.rank() != 2 || acc_type.element() != form.accumulator)
     return unsupported(op, fmt::format("an mma of {} into {} ({} accumulators)", to_string(input), acc_type.to_string(),
                                        to_string(form.accumulator)));
-  int64_t m = acc_type.shape()[0], n = acc_type.shape()[1], k = a ? a->tile.shape()[1] : a_registers->columns;
+  int64_t m = acc_type.shape()[0], n = acc_type.shape()[1],
+          k = a ? a->tile.shape()[1] : a_transposed ? a_registers->rows : a_registers->columns;
   const int64_t units = mma_units();
   const target::MmaInstruction* row = nullptr;
   for (const target::MmaInstruction* candidate : rows)
@@ -687,9 +707,11 @@ bool Analysis::hold_mma(const Operation& op) {
   plan.input_b = input_b;
   plan.instruction = row;
   plan.a_registers = a_registers != nullptr;
-  // A register A the instruction does not read from registers (MmaInstruction::a_registers) is
-  // written to shared memory first (stage_register_a): its bytes, placed with the stages.
-  if (a_registers && !row->a_registers) plan.staging_bytes = m * k * byte_size(input);
+  plan.a_transposed = a_transposed;
+  // A register A the instruction does not read from registers (MmaInstruction::a_registers), or
+  // a transposed one, is written to shared memory first (stage_register_a): its bytes, placed
+  // with the stages.
+  if (a_registers && (!row->a_registers || a_transposed)) plan.staging_bytes = m * k * byte_size(input);
   if (auto chain = tc_.accumulator_of.find(acc); chain != tc_.accumulator_of.end()) {
     tc_.accumulators[chain->second].input = input;  // sm_100a: D stays in TMEM
   } else {
@@ -708,7 +730,7 @@ bool Analysis::hold_mma(const Operation& op) {
                                          "32x32b reads 32, 16 or 8 columns at a time: a multiple of 8)",
                                          n, store_columns(n)));
   }
-  plan_mma(plan, MmaOperands{.n = n, .a = a, .a_registers = a_registers, .b = b});
+  plan_mma(plan, MmaOperands{.n = n, .a = a, .a_registers = a_registers, .a_transposed = a_transposed, .b = b});
   tc_.mma_plans[&op] = plan;
   tc_.mma_ops.push_back(&op);
   return true;

@@ -64,6 +64,7 @@ class Analysis {
     int64_t n = 0;
     const StageBuffer* a = nullptr;         // A from a stage buffer, or
     const Fragment* a_registers = nullptr;  // from registers
+    bool a_transposed = false;              // the transpose of a_registers, staged MN-major
     const StageBuffer* b = nullptr;
   };
   virtual void plan_mma(MmaPlan& plan, const MmaOperands& operands) = 0;

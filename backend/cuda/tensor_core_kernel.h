@@ -203,6 +203,9 @@ class TensorCoreKernel {
   // first panel. K-major ones (A as loaded, a transposed B): k_major_descriptor.
   static std::string operand_descriptor(const StageBuffer& operand, const std::string& slot, int64_t step,
                                         const std::string& k_major_row_offset = "", const std::string& mn_offset = "");
+  // An MN-major operand's descriptor for K step `step` (operand_descriptor's, for a staged one too).
+  static std::string mn_major_descriptor(const std::string& base, int64_t panel, int64_t step, ScalarKind element,
+                                         const std::string& mn_offset, int64_t swizzle);
 
   void emit_mma(const Operation& op);
 

@@ -15,6 +15,11 @@ const Fragment* Plan::fragment(const Value* value) const {
   return it == fragment_of.end() ? nullptr : &fragments[it->second];
 }
 
+const Fragment* Plan::a_fragment(const Operation& mma) const {
+  auto transposed = transposed_a.find(mma.operand(0));
+  return fragment(transposed == transposed_a.end() ? mma.operand(0) : transposed->second);
+}
+
 bool Plan::is_stage_read(const Value* value) const {
   const Operation* read = value->defining_op();
   return read && read->kind() == OpKind::stage_read && stage_of.count(read->operand(0));

@@ -111,6 +111,7 @@ struct MmaPlan {
   ScalarKind input_b = ScalarKind::bf16;  // B's: the same, or the other 8-bit float (e4m3 x e5m2)
   const target::MmaInstruction* instruction = nullptr;  // the target's MMA form it matched
   bool a_registers = false;  // A is a register tile (else a stage buffer TMA fills)
+  bool a_transposed = false;  // A is transpose(register tile): staged as the MN-major A it is
   bool registers = false;    // D is a register tile (else a TMEM accumulator, sm_100a)
   bool copy = false;       // D starts as a copy of the accumulator operand (something else reads it)
   int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
@@ -162,6 +163,9 @@ struct Plan {
   std::unordered_map<const Value*, size_t> accumulator_of;
   std::vector<Fragment> fragments;
   std::unordered_map<const Value*, size_t> fragment_of;  // values sharing registers share a fragment
+  // transpose(register tile) read only as mmas' A -> that tile: the registers are written to shared
+  // memory as they are, rows along K, which the MMA reads as an MN-major A (no element moves).
+  std::unordered_map<const Value*, const Value*> transposed_a;
   std::unordered_set<const Value*> lazy;                 // computed element by element at their store
   // A lazy row read from a register pipe (a row loaded a stage before it is used): the value the
   // pipe's one write gave, computed where the read is used.
@@ -185,6 +189,8 @@ struct Plan {
 
   // The register fragment holding `value`, or null.
   const Fragment* fragment(const Value* value) const;
+  // The register tile an mma's A comes from: A's fragment, or the one transpose(A) reads.
+  const Fragment* a_fragment(const Operation& mma) const;
   // Whether `value` is a stage_read of a stage buffer in shared memory, and that buffer.
   bool is_stage_read(const Value* value) const;
   const StageBuffer& read_stage(const Value* value) const;

@@ -599,11 +599,13 @@ constexpr std::string_view kWgmmaPin = R"(
 // The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
 // so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
 // (ptxas then injects a warpgroup.arrive before it: note C7519).
-template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N] TILEC_SITE) {
 #ifndef TILEC_EMULATE
   static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#else
+  (void)d, (void)tilec_line;  // no instruction: it only constrains nvcc
 #endif
 }
 )";

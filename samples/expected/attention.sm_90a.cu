@@ -471,11 +471,13 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
 // The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
 // so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
 // (ptxas then injects a warpgroup.arrive before it: note C7519).
-template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N] TILEC_SITE) {
 #ifndef TILEC_EMULATE
   static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#else
+  (void)d, (void)tilec_line;  // no instruction: it only constrains nvcc
 #endif
 }
 // D (64 x 64, f32, 32 registers per thread) += A (64 x 16, K-major) * B (16 x 64, N-major).
@@ -795,7 +797,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // t23 = mma q, kt, t22  (line 30)
-          tilec_wgmma_pin(t22);  // its fill stays before the fence
+          tilec_wgmma_pin(t22);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 0, 8192, 1024));
           tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 2048, 8192, 1024));
@@ -924,6 +926,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           uint32_t t35_pairs[16];
           #pragma unroll
           for (int i = 0; i < 16; ++i) t35_pairs[i] = tilec_pack_pair(t35[2 * i], t35[2 * i + 1]);
+          tilec_wgmma_pin(t36);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16_register_a(t36, t35_pairs[0], t35_pairs[1], t35_pairs[2], t35_pairs[3], tilec_matrix_descriptor(v + 0, 8192, 1024));
           tilec_wgmma_m64n64k16_bf16_register_a(t36, t35_pairs[4], t35_pairs[5], t35_pairs[6], t35_pairs[7], tilec_matrix_descriptor(v + 2048, 8192, 1024));

@@ -511,11 +511,11 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @attention_backward (line 18): tensor cores, sm_100a (tcgen05.mma into TMEM)
+// kernel @attention_backward (line 20): tensor cores, sm_100a (tcgen05.mma into TMEM)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 21: ii 1, 1 stage(s)
-//   schedule: loop at line 26: ii 287, 2 stage(s), pipeline(2)
+//   schedule: loop at line 23: ii 1, 1 stage(s)
+//   schedule: loop at line 28: ii 287, 2 stage(s), pipeline(2)
 // shared memory: 165040 bytes (1024 of them for aligning the base)
 //   pipe pipe_q_buffer: 2 slots x 8192 bytes at 0: B of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_k_buffer: 1 slots x 16384 bytes at 16384: A of mma from K (K-major, 1 panel(s) of 64 columns, 128B swizzle)
@@ -535,10 +535,10 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   mbarrier pipe_q_empty_1: 2 slot(s) at 163952, 1 arrival(s) per phase, released by the compute agent
 //   mbarrier pipe_do_full_1: 2 slot(s) at 163968, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_do_empty_1: 2 slot(s) at 163984, 1 arrival(s) per phase, released by the compute agent
-//   A of the mma at line 32 (from registers): 16384 bytes at 98304, 128B swizzle
-//   A of the mma at line 35 (from registers): 16384 bytes at 114688, 128B swizzle
-//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA, boxes of 128x32 (128B swizzle)
-//   store at line 38: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA, boxes of 128x32 (128B swizzle)
+//   A of the mma at line 34 (from registers): 16384 bytes at 98304, 128B swizzle
+//   A of the mma at line 37 (from registers): 16384 bytes at 114688, 128B swizzle
+//   store at line 39: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA, boxes of 128x32 (128B swizzle)
+//   store at line 40: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA, boxes of 128x32 (128B swizzle)
 //   pipe pipe_buffer: pipe<tile<64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_1: pipe<tile<64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_2: pipe<tile<128x64xi1, reg>, 2> in registers (written and read by the compute agent in program order)
@@ -623,7 +623,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
   __syncthreads();
   tilec_tcgen05_after_sync();
   const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));
-  // warp_specialize  (line 21)
+  // warp_specialize  (line 23)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
@@ -633,9 +633,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
       const int64_t workers = tilec_sm_count();
       const int64_t rounds = cdiv_i64(tiles, workers);
       const int64_t tile_number = blockIdx.x;
-      // worker = grid_ids workers {schedule = "tiles"} : index  (line 21)
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 23)
       const int64_t worker = tile_number;
-      // pipe_q_producer_index, pipe_q_producer_phase, pipe_k_producer_index, pipe_k_producer_phase, pipe_v_producer_index, pipe_v_producer_phase, pipe_do_producer_index, pipe_do_producer_phase, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_do_producer_index_1, pipe_do_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1  (line 21)
+      // pipe_q_producer_index, pipe_q_producer_phase, pipe_k_producer_index, pipe_k_producer_phase, pipe_v_producer_index, pipe_v_producer_phase, pipe_do_producer_index, pipe_do_producer_phase, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_do_producer_index_1, pipe_do_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1  (line 23)
       int32_t pipe_q_producer_index = 0;
       int32_t pipe_q_producer_phase = 1;
       int32_t pipe_k_producer_index = 0;
@@ -652,7 +652,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         const int64_t v0 = round * workers;
         const int64_t tile = v0 + worker;
         const bool v1 = (tile < tiles);
-        // pipe_q_producer_index_2, pipe_q_producer_phase_2, pipe_k_producer_index_1, pipe_k_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1, pipe_do_producer_index_2, pipe_do_producer_phase_2, pipe_q_producer_index_3, pipe_q_producer_phase_3, pipe_do_producer_index_3, pipe_do_producer_phase_3 = if v1  (line 21)
+        // pipe_q_producer_index_2, pipe_q_producer_phase_2, pipe_k_producer_index_1, pipe_k_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1, pipe_do_producer_index_2, pipe_do_producer_phase_2, pipe_q_producer_index_3, pipe_q_producer_phase_3, pipe_do_producer_index_3, pipe_do_producer_phase_3 = if v1  (line 23)
         int32_t pipe_q_producer_index_2{};
         int32_t pipe_q_producer_phase_2{};
         int32_t pipe_k_producer_index_1{};
@@ -669,18 +669,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int64_t j_1 = tile % tiles;
           tilec_mbarrier_wait(pipe_k_empty + 8 * static_cast<uint32_t>(pipe_k_producer_index), static_cast<uint32_t>(pipe_k_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_k_full + 8 * static_cast<uint32_t>(pipe_k_producer_index), 16384);
-          // tma_load_async pipe_k_buffer, pipe_k_producer_index, K, j_1, 0  (line 22)
+          // tma_load_async pipe_k_buffer, pipe_k_producer_index, K, j_1, 0  (line 24)
           tilec_tma_load_2d(pipe_k_buffer + static_cast<uint32_t>(pipe_k_producer_index) * 16384, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 128), pipe_k_full + 8 * static_cast<uint32_t>(pipe_k_producer_index));
           const int32_t pipe_k_producer_index_2 = pipe_k_producer_index + 1 == 1 ? 0 : pipe_k_producer_index + 1;
           const int32_t pipe_k_producer_phase_2 = pipe_k_producer_index + 1 == 1 ? 1 - pipe_k_producer_phase : pipe_k_producer_phase;
           tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index), static_cast<uint32_t>(pipe_v_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index), 16384);
-          // tma_load_async pipe_v_buffer, pipe_v_producer_index, V, j_1, 0  (line 23)
+          // tma_load_async pipe_v_buffer, pipe_v_producer_index, V, j_1, 0  (line 25)
           tilec_tma_load_2d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index) * 16384, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 128), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index));
           const int32_t pipe_v_producer_index_2 = pipe_v_producer_index + 1 == 1 ? 0 : pipe_v_producer_index + 1;
           const int32_t pipe_v_producer_phase_2 = pipe_v_producer_index + 1 == 1 ? 1 - pipe_v_producer_phase : pipe_v_producer_phase;
           const int64_t v2 = cdiv_i64(S, 64);
-          // pipe_q_producer_index_4, pipe_q_producer_phase_4, pipe_do_producer_index_4, pipe_do_producer_phase_4, pipe_q_producer_index_5, pipe_q_producer_phase_5, pipe_do_producer_index_5, pipe_do_producer_phase_5 = for 0, v2, 1, pipe_q_producer_index, pipe_q_producer_phase, pipe_do_producer_index, pipe_do_producer_phase, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_do_producer_index_1, pipe_do_producer_phase_1  (line 26)
+          // pipe_q_producer_index_4, pipe_q_producer_phase_4, pipe_do_producer_index_4, pipe_do_producer_phase_4, pipe_q_producer_index_5, pipe_q_producer_phase_5, pipe_do_producer_index_5, pipe_do_producer_phase_5 = for 0, v2, 1, pipe_q_producer_index, pipe_q_producer_phase, pipe_do_producer_index, pipe_do_producer_phase, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_do_producer_index_1, pipe_do_producer_phase_1  (line 28)
           int32_t pipe_q_producer_index_4 = pipe_q_producer_index;
           int32_t pipe_q_producer_phase_4 = pipe_q_producer_phase;
           int32_t pipe_do_producer_index_4 = pipe_do_producer_index;
@@ -692,25 +692,25 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           for (int64_t i_1 = 0; i_1 < v2; i_1 += 1) {
             tilec_mbarrier_wait(pipe_q_empty_1 + 8 * static_cast<uint32_t>(pipe_q_producer_index_5), static_cast<uint32_t>(pipe_q_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_q_full_1 + 8 * static_cast<uint32_t>(pipe_q_producer_index_5), 8192);
-            // tma_load_async pipe_q_buffer_1, pipe_q_producer_index_5, Q, i_1, 0  (line 27)
+            // tma_load_async pipe_q_buffer_1, pipe_q_producer_index_5, Q, i_1, 0  (line 29)
             tilec_tma_load_2d(pipe_q_buffer_1 + static_cast<uint32_t>(pipe_q_producer_index_5) * 8192, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 64), pipe_q_full_1 + 8 * static_cast<uint32_t>(pipe_q_producer_index_5));
             const int32_t pipe_q_producer_index_6 = pipe_q_producer_index_5 + 1 == 2 ? 0 : pipe_q_producer_index_5 + 1;
             const int32_t pipe_q_producer_phase_6 = pipe_q_producer_index_5 + 1 == 2 ? 1 - pipe_q_producer_phase_5 : pipe_q_producer_phase_5;
             tilec_mbarrier_wait(pipe_do_empty_1 + 8 * static_cast<uint32_t>(pipe_do_producer_index_5), static_cast<uint32_t>(pipe_do_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_do_full_1 + 8 * static_cast<uint32_t>(pipe_do_producer_index_5), 8192);
-            // tma_load_async pipe_do_buffer_1, pipe_do_producer_index_5, DO, i_1, 0  (line 28)
+            // tma_load_async pipe_do_buffer_1, pipe_do_producer_index_5, DO, i_1, 0  (line 30)
             tilec_tma_load_2d(pipe_do_buffer_1 + static_cast<uint32_t>(pipe_do_producer_index_5) * 8192, &DO_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 64), pipe_do_full_1 + 8 * static_cast<uint32_t>(pipe_do_producer_index_5));
             const int32_t pipe_do_producer_index_6 = pipe_do_producer_index_5 + 1 == 2 ? 0 : pipe_do_producer_index_5 + 1;
             const int32_t pipe_do_producer_phase_6 = pipe_do_producer_index_5 + 1 == 2 ? 1 - pipe_do_producer_phase_5 : pipe_do_producer_phase_5;
             tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index_4), static_cast<uint32_t>(pipe_q_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index_4), 8192);
-            // tma_load_async pipe_q_buffer, pipe_q_producer_index_4, Q, i_1, 0  (line 27)
+            // tma_load_async pipe_q_buffer, pipe_q_producer_index_4, Q, i_1, 0  (line 29)
             tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index_4) * 8192, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 64), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index_4));
             const int32_t pipe_q_producer_index_7 = pipe_q_producer_index_4 + 1 == 2 ? 0 : pipe_q_producer_index_4 + 1;
             const int32_t pipe_q_producer_phase_7 = pipe_q_producer_index_4 + 1 == 2 ? 1 - pipe_q_producer_phase_4 : pipe_q_producer_phase_4;
             tilec_mbarrier_wait(pipe_do_empty + 8 * static_cast<uint32_t>(pipe_do_producer_index_4), static_cast<uint32_t>(pipe_do_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_do_full + 8 * static_cast<uint32_t>(pipe_do_producer_index_4), 8192);
-            // tma_load_async pipe_do_buffer, pipe_do_producer_index_4, DO, i_1, 0  (line 28)
+            // tma_load_async pipe_do_buffer, pipe_do_producer_index_4, DO, i_1, 0  (line 30)
             tilec_tma_load_2d(pipe_do_buffer + static_cast<uint32_t>(pipe_do_producer_index_4) * 8192, &DO_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 64), pipe_do_full + 8 * static_cast<uint32_t>(pipe_do_producer_index_4));
             const int32_t pipe_do_producer_index_7 = pipe_do_producer_index_4 + 1 == 2 ? 0 : pipe_do_producer_index_4 + 1;
             const int32_t pipe_do_producer_phase_7 = pipe_do_producer_index_4 + 1 == 2 ? 1 - pipe_do_producer_phase_4 : pipe_do_producer_phase_4;
@@ -817,10 +817,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
     const int64_t workers = tilec_sm_count();
     const int64_t rounds = cdiv_i64(tiles, workers);
     const int64_t tile_number = blockIdx.x;
-    // worker = grid_ids workers {schedule = "tiles"} : index  (line 21)
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 23)
     const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
-    // pipe_q_consumer_index, pipe_q_consumer_phase, pipe_k_consumer_index, pipe_k_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_do_consumer_index, pipe_do_consumer_phase, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_dpt_producer_index, pipe_dpt_producer_phase, pipe_dpt_consumer_index, pipe_dpt_consumer_phase, pipe_do_consumer_index_1, pipe_do_consumer_phase_1, pipe_producer_index_3, pipe_producer_phase_3, pipe_consumer_index_3, pipe_consumer_phase_3 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0  (line 21)
+    // pipe_q_consumer_index, pipe_q_consumer_phase, pipe_k_consumer_index, pipe_k_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_do_consumer_index, pipe_do_consumer_phase, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_dpt_producer_index, pipe_dpt_producer_phase, pipe_dpt_consumer_index, pipe_dpt_consumer_phase, pipe_do_consumer_index_1, pipe_do_consumer_phase_1, pipe_producer_index_3, pipe_producer_phase_3, pipe_consumer_index_3, pipe_consumer_phase_3 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0  (line 23)
     int32_t pipe_q_consumer_index = 0;
     int32_t pipe_q_consumer_phase = 0;
     int32_t pipe_k_consumer_index = 0;
@@ -857,7 +857,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
       const int64_t v3 = round_1 * workers;
       const int64_t tile_1 = v3 + worker;
       const bool v4 = (tile_1 < tiles);
-      // pipe_q_consumer_index_2, pipe_q_consumer_phase_2, pipe_k_consumer_index_1, pipe_k_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_producer_index_4, pipe_producer_phase_4, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_producer_index_5, pipe_producer_phase_5, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_producer_index_6, pipe_producer_phase_6, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_do_consumer_index_2, pipe_do_consumer_phase_2, pipe_q_consumer_index_3, pipe_q_consumer_phase_3, pipe_dpt_producer_index_1, pipe_dpt_producer_phase_1, pipe_dpt_consumer_index_1, pipe_dpt_consumer_phase_1, pipe_do_consumer_index_3, pipe_do_consumer_phase_3, pipe_producer_index_7, pipe_producer_phase_7, pipe_consumer_index_7, pipe_consumer_phase_7 = if v4  (line 21)
+      // pipe_q_consumer_index_2, pipe_q_consumer_phase_2, pipe_k_consumer_index_1, pipe_k_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_producer_index_4, pipe_producer_phase_4, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_producer_index_5, pipe_producer_phase_5, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_producer_index_6, pipe_producer_phase_6, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_do_consumer_index_2, pipe_do_consumer_phase_2, pipe_q_consumer_index_3, pipe_q_consumer_phase_3, pipe_dpt_producer_index_1, pipe_dpt_producer_phase_1, pipe_dpt_consumer_index_1, pipe_dpt_consumer_phase_1, pipe_do_consumer_index_3, pipe_do_consumer_phase_3, pipe_producer_index_7, pipe_producer_phase_7, pipe_consumer_index_7, pipe_consumer_phase_7 = if v4  (line 23)
       int32_t pipe_q_consumer_index_2{};
       int32_t pipe_q_consumer_phase_2{};
       int32_t pipe_k_consumer_index_1{};
@@ -892,11 +892,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
       int32_t pipe_consumer_phase_7{};
       if (v4) {
         const int64_t j_2 = tile_1 % tiles;
-        // dk = zeros  (line 24)
+        // dk = zeros  (line 26)
         float dk[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) dk[i] = 0.0f;
-        // dv = zeros  (line 25)
+        // dv = zeros  (line 27)
         float dv[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) dv[i] = 0.0f;
@@ -907,7 +907,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index), static_cast<uint32_t>(pipe_v_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index) * 16384;  // slot of pipe_v_buffer
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // dk_1, dv_1, pipe_q_consumer_index_4, pipe_q_consumer_phase_4, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_9, pipe_consumer_phase_9, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_10, pipe_consumer_phase_10, pipe_do_consumer_index_4, pipe_do_consumer_phase_4, pipe_q_consumer_index_5, pipe_q_consumer_phase_5, pipe_dpt_producer_index_2, pipe_dpt_producer_phase_2, pipe_dpt_consumer_index_2, pipe_dpt_consumer_phase_2, pipe_do_consumer_index_5, pipe_do_consumer_phase_5, pipe_producer_index_11, pipe_producer_phase_11, pipe_consumer_index_11, pipe_consumer_phase_11 = for 0, v5, 1, dk, dv, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_do_consumer_index, pipe_do_consumer_phase, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_dpt_producer_index, pipe_dpt_producer_phase, pipe_dpt_consumer_index, pipe_dpt_consumer_phase, pipe_do_consumer_index_1, pipe_do_consumer_phase_1, pipe_producer_index_3, pipe_producer_phase_3, pipe_consumer_index_3, pipe_consumer_phase_3  (line 26)
+        // dk_1, dv_1, pipe_q_consumer_index_4, pipe_q_consumer_phase_4, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_9, pipe_consumer_phase_9, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_10, pipe_consumer_phase_10, pipe_do_consumer_index_4, pipe_do_consumer_phase_4, pipe_q_consumer_index_5, pipe_q_consumer_phase_5, pipe_dpt_producer_index_2, pipe_dpt_producer_phase_2, pipe_dpt_consumer_index_2, pipe_dpt_consumer_phase_2, pipe_do_consumer_index_5, pipe_do_consumer_phase_5, pipe_producer_index_11, pipe_producer_phase_11, pipe_consumer_index_11, pipe_consumer_phase_11 = for 0, v5, 1, dk, dv, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_do_consumer_index, pipe_do_consumer_phase, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_dpt_producer_index, pipe_dpt_producer_phase, pipe_dpt_consumer_index, pipe_dpt_consumer_phase, pipe_do_consumer_index_1, pipe_do_consumer_phase_1, pipe_producer_index_3, pipe_producer_phase_3, pipe_consumer_index_3, pipe_consumer_phase_3  (line 28)
         int32_t pipe_q_consumer_index_4 = pipe_q_consumer_index;
         int32_t pipe_q_consumer_phase_4 = pipe_q_consumer_phase;
         int32_t pipe_producer_index_8 = pipe_producer_index;
@@ -937,7 +937,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         int32_t pipe_consumer_index_11 = pipe_consumer_index_3;
         int32_t pipe_consumer_phase_11 = pipe_consumer_phase_3;
         for (int64_t i_2 = 0; i_2 < v5; i_2 += 1) {
-          // t6 = zeros  (line 29)
+          // t6 = zeros  (line 31)
           float t6[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t6[i] = 0.0f;
@@ -945,7 +945,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index_4), static_cast<uint32_t>(pipe_q_consumer_phase_4));  // the MMA issuer reads the stage
           const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index_4) * 8192;  // slot of pipe_q_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // st = mma k, q, t6  (line 29)
+          // st = mma k, q, t6  (line 31)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(k + 0, 16, 1024), tilec_matrix_descriptor(q + 0, 16, 1024), 0x08100490u, false);
@@ -974,7 +974,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_consumer_index_4));  // when the MMAs reading it are done
           const int32_t pipe_q_consumer_index_6 = pipe_q_consumer_index_4 + 1 == 2 ? 0 : pipe_q_consumer_index_4 + 1;
           const int32_t pipe_q_consumer_phase_6 = pipe_q_consumer_index_4 + 1 == 2 ? 1 - pipe_q_consumer_phase_4 : pipe_q_consumer_phase_4;
-          // t7 = iota  (line 30)
+          // t7 = iota  (line 32)
           int32_t t7[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
@@ -985,13 +985,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           }
           const int64_t v8 = i_2 * 64;
           const int32_t v9 = static_cast<int32_t>(v8);
-          // query = add t7, v9  (line 30)
+          // query = add t7, v9  (line 32)
           int32_t query[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) query[i] = static_cast<int32_t>(int64_t(t7[i]) + int64_t(v9));
           const int32_t v10 = static_cast<int32_t>(S);
           // mbarrier_wait pipe_empty_2: a register pipe's barrier; program order is its synchronization
-          // t11 = cmp query, v10  (line 31)
+          // t11 = cmp query, v10  (line 33)
           bool t11[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t11[i] = (query[i] < v10);
@@ -1001,7 +1001,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int32_t pipe_producer_phase_12 = pipe_producer_index_10 + 1 == 2 ? 1 - pipe_producer_phase_10 : pipe_producer_phase_10;
           // mbarrier_wait pipe_empty_3: a register pipe's barrier; program order is its synchronization
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-          // t12 = mul st, 0.18033688f  (line 31)
+          // t12 = mul st, 0.18033688f  (line 33)
           float t12[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t12[i] = mul_f32(t6[i], 0.18033688f);
@@ -1021,7 +1021,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int32_t pipe_consumer_phase_12 = pipe_consumer_index_8 + 1 == 2 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
           // mbarrier_wait pipe_full_3: a register pipe's barrier; program order is its synchronization
           // t16 = stage_read pipe_buffer_3: the registers of t12
-          // t17 = sub t16, t15  (line 31)
+          // t17 = sub t16, t15  (line 33)
           float t17[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
@@ -1033,20 +1033,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           // mbarrier_arrive pipe_empty_3: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_13 = pipe_consumer_index_11 + 1 == 2 ? 0 : pipe_consumer_index_11 + 1;
           const int32_t pipe_consumer_phase_13 = pipe_consumer_index_11 + 1 == 2 ? 1 - pipe_consumer_phase_11 : pipe_consumer_phase_11;
-          // t18 = exp2 t17  (line 31)
+          // t18 = exp2 t17  (line 33)
           float t18[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t18[i] = exp2_f32(t17[i]);
           // mbarrier_wait pipe_full_2: a register pipe's barrier; program order is its synchronization
           // t19 = stage_read pipe_buffer_2: the registers of t11
-          // pt = select t19, t18, 0.0f  (line 31)
+          // pt = select t19, t18, 0.0f  (line 33)
           float pt[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) pt[i] = (t11[i] ? t18[i] : 0.0f);
           // mbarrier_arrive pipe_empty_2: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_14 = pipe_consumer_index_10 + 1 == 2 ? 0 : pipe_consumer_index_10 + 1;
           const int32_t pipe_consumer_phase_14 = pipe_consumer_index_10 + 1 == 2 ? 1 - pipe_consumer_phase_10 : pipe_consumer_phase_10;
-          // t20 = cast pt  (line 32)
+          // t20 = cast pt  (line 34)
           __nv_bfloat16 t20[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t20[i] = from_f32<__nv_bfloat16>(pt[i]);
@@ -1054,7 +1054,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_do_full_1 + 8 * static_cast<uint32_t>(pipe_do_consumer_index_5), static_cast<uint32_t>(pipe_do_consumer_phase_5));  // the MMA issuer reads the stage
           const uint32_t do_1 = pipe_do_buffer_1 + static_cast<uint32_t>(pipe_do_consumer_index_5) * 8192;  // slot of pipe_do_buffer_1
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // dv_2 = mma t20, do_1, dv_1  (line 32)
+          // dv_2 = mma t20, do_1, dv_1  (line 34)
           {  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             unsigned char* const staging = shared_aligned + 98304;
@@ -1093,7 +1093,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_do_empty_1 + 8 * static_cast<uint32_t>(pipe_do_consumer_index_5));  // when the MMAs reading it are done
           const int32_t pipe_do_consumer_index_6 = pipe_do_consumer_index_5 + 1 == 2 ? 0 : pipe_do_consumer_index_5 + 1;
           const int32_t pipe_do_consumer_phase_6 = pipe_do_consumer_index_5 + 1 == 2 ? 1 - pipe_do_consumer_phase_5 : pipe_do_consumer_phase_5;
-          // t21 = zeros  (line 33)
+          // t21 = zeros  (line 35)
           float t21[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t21[i] = 0.0f;
@@ -1102,7 +1102,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const uint32_t do_2 = pipe_do_buffer + static_cast<uint32_t>(pipe_do_consumer_index_4) * 8192;  // slot of pipe_do_buffer
           // mbarrier_wait pipe_dpt_empty: a register pipe's barrier; program order is its synchronization
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // dpt = mma v, do_2, t21  (line 33)
+          // dpt = mma v, do_2, t21  (line 35)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
             tilec_tcgen05_mma(tmem_base + 128, tilec_matrix_descriptor(v + 0, 16, 1024), tilec_matrix_descriptor(do_2 + 0, 16, 1024), 0x08100490u, false);
@@ -1146,7 +1146,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int32_t pipe_consumer_phase_15 = pipe_consumer_index_9 + 1 == 2 ? 1 - pipe_consumer_phase_9 : pipe_consumer_phase_9;
           // mbarrier_wait pipe_dpt_full: a register pipe's barrier; program order is its synchronization
           // dpt_1 = stage_read pipe_dpt_buffer: the registers of t21
-          // t25 = sub dpt_1, t24  (line 34)
+          // t25 = sub dpt_1, t24  (line 36)
           float t25[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
@@ -1158,11 +1158,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           // mbarrier_arrive pipe_dpt_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_dpt_consumer_index_3 = pipe_dpt_consumer_index_2 + 1 == 2 ? 0 : pipe_dpt_consumer_index_2 + 1;
           const int32_t pipe_dpt_consumer_phase_3 = pipe_dpt_consumer_index_2 + 1 == 2 ? 1 - pipe_dpt_consumer_phase_2 : pipe_dpt_consumer_phase_2;
-          // dst = mul pt, t25  (line 34)
+          // dst = mul pt, t25  (line 36)
           float dst[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) dst[i] = mul_f32(pt[i], t25[i]);
-          // t26 = cast dst  (line 35)
+          // t26 = cast dst  (line 37)
           __nv_bfloat16 t26[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t26[i] = from_f32<__nv_bfloat16>(dst[i]);
@@ -1170,7 +1170,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full_1 + 8 * static_cast<uint32_t>(pipe_q_consumer_index_5), static_cast<uint32_t>(pipe_q_consumer_phase_5));  // the MMA issuer reads the stage
           const uint32_t q_1 = pipe_q_buffer_1 + static_cast<uint32_t>(pipe_q_consumer_index_5) * 8192;  // slot of pipe_q_buffer_1
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // dk_2 = mma t26, q_1, dk_1  (line 35)
+          // dk_2 = mma t26, q_1, dk_1  (line 37)
           {  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             unsigned char* const staging = shared_aligned + 114688;
@@ -1275,7 +1275,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         const int32_t pipe_k_consumer_index_2 = pipe_k_consumer_index + 1 == 1 ? 0 : pipe_k_consumer_index + 1;
         const int32_t pipe_k_consumer_phase_2 = pipe_k_consumer_index + 1 == 1 ? 1 - pipe_k_consumer_phase : pipe_k_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store DK, j_2, 0, t27  (line 37)
+        // store DK, j_2, 0, t27  (line 39)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1306,7 +1306,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           }
         }
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order and the accumulator barrier
-        // store DV, j_2, 0, dv_1  (line 38)
+        // store DV, j_2, 0, dv_1  (line 40)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores

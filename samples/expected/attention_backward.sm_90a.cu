@@ -471,11 +471,13 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
 // The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
 // so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
 // (ptxas then injects a warpgroup.arrive before it: note C7519).
-template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N] TILEC_SITE) {
 #ifndef TILEC_EMULATE
   static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#else
+  (void)d, (void)tilec_line;  // no instruction: it only constrains nvcc
 #endif
 }
 // D (64 x 64, f32, 32 registers per thread) += A (64 x 16, K-major) * B (16 x 64, K-major).
@@ -512,11 +514,11 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @attention_backward (line 18): tensor cores, sm_90a (WGMMA, accumulators in registers)
+// kernel @attention_backward (line 20): tensor cores, sm_90a (WGMMA, accumulators in registers)
 // grid: workers CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 21: ii 1, 1 stage(s)
-//   schedule: loop at line 26: ii 287, 2 stage(s), pipeline(2)
+//   schedule: loop at line 23: ii 1, 1 stage(s)
+//   schedule: loop at line 28: ii 287, 2 stage(s), pipeline(2)
 // shared memory: 132256 bytes (1024 of them for aligning the base)
 //   pipe pipe_q_buffer: 2 slots x 8192 bytes at 0: B of mma from Q (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_k_buffer: 1 slots x 16384 bytes at 16384: A of mma from K (K-major, 1 panel(s) of 64 columns, 128B swizzle)
@@ -536,8 +538,8 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 //   mbarrier pipe_q_empty_1: 2 slot(s) at 131184, 2 arrival(s) per phase, released by the compute agent
 //   mbarrier pipe_do_full_1: 2 slot(s) at 131200, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_do_empty_1: 2 slot(s) at 131216, 2 arrival(s) per phase, released by the compute agent
-//   store at line 37: through shared memory (16384 bytes per compute warpgroup at 98304) and TMA, boxes of 64x32 (128B swizzle)
-//   store at line 38: through shared memory (16384 bytes per compute warpgroup at 98304) and TMA, boxes of 64x32 (128B swizzle)
+//   store at line 39: through shared memory (16384 bytes per compute warpgroup at 98304) and TMA, boxes of 64x32 (128B swizzle)
+//   store at line 40: through shared memory (16384 bytes per compute warpgroup at 98304) and TMA, boxes of 64x32 (128B swizzle)
 //   pipe pipe_buffer: pipe<tile<64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_1: pipe<tile<64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_2: pipe<tile<128x64xi1, reg>, 2> in registers (written and read by the compute agent in program order)
@@ -615,7 +617,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
     tilec_fence_barrier_init();
   }
   __syncthreads();
-  // warp_specialize  (line 21)
+  // warp_specialize  (line 23)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
@@ -625,9 +627,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
       const int64_t workers = tilec_sm_count();
       const int64_t rounds = cdiv_i64(tiles, workers);
       const int64_t tile_number = blockIdx.x;
-      // worker = grid_ids workers {schedule = "tiles"} : index  (line 21)
+      // worker = grid_ids workers {schedule = "tiles"} : index  (line 23)
       const int64_t worker = tile_number;
-      // pipe_q_producer_index, pipe_q_producer_phase, pipe_k_producer_index, pipe_k_producer_phase, pipe_v_producer_index, pipe_v_producer_phase, pipe_do_producer_index, pipe_do_producer_phase, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_do_producer_index_1, pipe_do_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1  (line 21)
+      // pipe_q_producer_index, pipe_q_producer_phase, pipe_k_producer_index, pipe_k_producer_phase, pipe_v_producer_index, pipe_v_producer_phase, pipe_do_producer_index, pipe_do_producer_phase, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_do_producer_index_1, pipe_do_producer_phase_1 = for 0, rounds, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1  (line 23)
       int32_t pipe_q_producer_index = 0;
       int32_t pipe_q_producer_phase = 1;
       int32_t pipe_k_producer_index = 0;
@@ -644,7 +646,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         const int64_t v0 = round * workers;
         const int64_t tile = v0 + worker;
         const bool v1 = (tile < tiles);
-        // pipe_q_producer_index_2, pipe_q_producer_phase_2, pipe_k_producer_index_1, pipe_k_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1, pipe_do_producer_index_2, pipe_do_producer_phase_2, pipe_q_producer_index_3, pipe_q_producer_phase_3, pipe_do_producer_index_3, pipe_do_producer_phase_3 = if v1  (line 21)
+        // pipe_q_producer_index_2, pipe_q_producer_phase_2, pipe_k_producer_index_1, pipe_k_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1, pipe_do_producer_index_2, pipe_do_producer_phase_2, pipe_q_producer_index_3, pipe_q_producer_phase_3, pipe_do_producer_index_3, pipe_do_producer_phase_3 = if v1  (line 23)
         int32_t pipe_q_producer_index_2{};
         int32_t pipe_q_producer_phase_2{};
         int32_t pipe_k_producer_index_1{};
@@ -661,18 +663,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int64_t j_1 = tile % tiles;
           tilec_mbarrier_wait(pipe_k_empty + 8 * static_cast<uint32_t>(pipe_k_producer_index), static_cast<uint32_t>(pipe_k_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_k_full + 8 * static_cast<uint32_t>(pipe_k_producer_index), 16384);
-          // tma_load_async pipe_k_buffer, pipe_k_producer_index, K, j_1, 0  (line 22)
+          // tma_load_async pipe_k_buffer, pipe_k_producer_index, K, j_1, 0  (line 24)
           tilec_tma_load_2d(pipe_k_buffer + static_cast<uint32_t>(pipe_k_producer_index) * 16384, &K_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 128), pipe_k_full + 8 * static_cast<uint32_t>(pipe_k_producer_index));
           const int32_t pipe_k_producer_index_2 = pipe_k_producer_index + 1 == 1 ? 0 : pipe_k_producer_index + 1;
           const int32_t pipe_k_producer_phase_2 = pipe_k_producer_index + 1 == 1 ? 1 - pipe_k_producer_phase : pipe_k_producer_phase;
           tilec_mbarrier_wait(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_producer_index), static_cast<uint32_t>(pipe_v_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index), 16384);
-          // tma_load_async pipe_v_buffer, pipe_v_producer_index, V, j_1, 0  (line 23)
+          // tma_load_async pipe_v_buffer, pipe_v_producer_index, V, j_1, 0  (line 25)
           tilec_tma_load_2d(pipe_v_buffer + static_cast<uint32_t>(pipe_v_producer_index) * 16384, &V_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(j_1 * 128), pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_producer_index));
           const int32_t pipe_v_producer_index_2 = pipe_v_producer_index + 1 == 1 ? 0 : pipe_v_producer_index + 1;
           const int32_t pipe_v_producer_phase_2 = pipe_v_producer_index + 1 == 1 ? 1 - pipe_v_producer_phase : pipe_v_producer_phase;
           const int64_t v2 = cdiv_i64(S, 64);
-          // pipe_q_producer_index_4, pipe_q_producer_phase_4, pipe_do_producer_index_4, pipe_do_producer_phase_4, pipe_q_producer_index_5, pipe_q_producer_phase_5, pipe_do_producer_index_5, pipe_do_producer_phase_5 = for 0, v2, 1, pipe_q_producer_index, pipe_q_producer_phase, pipe_do_producer_index, pipe_do_producer_phase, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_do_producer_index_1, pipe_do_producer_phase_1  (line 26)
+          // pipe_q_producer_index_4, pipe_q_producer_phase_4, pipe_do_producer_index_4, pipe_do_producer_phase_4, pipe_q_producer_index_5, pipe_q_producer_phase_5, pipe_do_producer_index_5, pipe_do_producer_phase_5 = for 0, v2, 1, pipe_q_producer_index, pipe_q_producer_phase, pipe_do_producer_index, pipe_do_producer_phase, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_do_producer_index_1, pipe_do_producer_phase_1  (line 28)
           int32_t pipe_q_producer_index_4 = pipe_q_producer_index;
           int32_t pipe_q_producer_phase_4 = pipe_q_producer_phase;
           int32_t pipe_do_producer_index_4 = pipe_do_producer_index;
@@ -684,25 +686,25 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           for (int64_t i_1 = 0; i_1 < v2; i_1 += 1) {
             tilec_mbarrier_wait(pipe_q_empty_1 + 8 * static_cast<uint32_t>(pipe_q_producer_index_5), static_cast<uint32_t>(pipe_q_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_q_full_1 + 8 * static_cast<uint32_t>(pipe_q_producer_index_5), 8192);
-            // tma_load_async pipe_q_buffer_1, pipe_q_producer_index_5, Q, i_1, 0  (line 27)
+            // tma_load_async pipe_q_buffer_1, pipe_q_producer_index_5, Q, i_1, 0  (line 29)
             tilec_tma_load_2d(pipe_q_buffer_1 + static_cast<uint32_t>(pipe_q_producer_index_5) * 8192, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 64), pipe_q_full_1 + 8 * static_cast<uint32_t>(pipe_q_producer_index_5));
             const int32_t pipe_q_producer_index_6 = pipe_q_producer_index_5 + 1 == 2 ? 0 : pipe_q_producer_index_5 + 1;
             const int32_t pipe_q_producer_phase_6 = pipe_q_producer_index_5 + 1 == 2 ? 1 - pipe_q_producer_phase_5 : pipe_q_producer_phase_5;
             tilec_mbarrier_wait(pipe_do_empty_1 + 8 * static_cast<uint32_t>(pipe_do_producer_index_5), static_cast<uint32_t>(pipe_do_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_do_full_1 + 8 * static_cast<uint32_t>(pipe_do_producer_index_5), 8192);
-            // tma_load_async pipe_do_buffer_1, pipe_do_producer_index_5, DO, i_1, 0  (line 28)
+            // tma_load_async pipe_do_buffer_1, pipe_do_producer_index_5, DO, i_1, 0  (line 30)
             tilec_tma_load_2d(pipe_do_buffer_1 + static_cast<uint32_t>(pipe_do_producer_index_5) * 8192, &DO_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 64), pipe_do_full_1 + 8 * static_cast<uint32_t>(pipe_do_producer_index_5));
             const int32_t pipe_do_producer_index_6 = pipe_do_producer_index_5 + 1 == 2 ? 0 : pipe_do_producer_index_5 + 1;
             const int32_t pipe_do_producer_phase_6 = pipe_do_producer_index_5 + 1 == 2 ? 1 - pipe_do_producer_phase_5 : pipe_do_producer_phase_5;
             tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index_4), static_cast<uint32_t>(pipe_q_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index_4), 8192);
-            // tma_load_async pipe_q_buffer, pipe_q_producer_index_4, Q, i_1, 0  (line 27)
+            // tma_load_async pipe_q_buffer, pipe_q_producer_index_4, Q, i_1, 0  (line 29)
             tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index_4) * 8192, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 64), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index_4));
             const int32_t pipe_q_producer_index_7 = pipe_q_producer_index_4 + 1 == 2 ? 0 : pipe_q_producer_index_4 + 1;
             const int32_t pipe_q_producer_phase_7 = pipe_q_producer_index_4 + 1 == 2 ? 1 - pipe_q_producer_phase_4 : pipe_q_producer_phase_4;
             tilec_mbarrier_wait(pipe_do_empty + 8 * static_cast<uint32_t>(pipe_do_producer_index_4), static_cast<uint32_t>(pipe_do_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_do_full + 8 * static_cast<uint32_t>(pipe_do_producer_index_4), 8192);
-            // tma_load_async pipe_do_buffer, pipe_do_producer_index_4, DO, i_1, 0  (line 28)
+            // tma_load_async pipe_do_buffer, pipe_do_producer_index_4, DO, i_1, 0  (line 30)
             tilec_tma_load_2d(pipe_do_buffer + static_cast<uint32_t>(pipe_do_producer_index_4) * 8192, &DO_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 64), pipe_do_full + 8 * static_cast<uint32_t>(pipe_do_producer_index_4));
             const int32_t pipe_do_producer_index_7 = pipe_do_producer_index_4 + 1 == 2 ? 0 : pipe_do_producer_index_4 + 1;
             const int32_t pipe_do_producer_phase_7 = pipe_do_producer_index_4 + 1 == 2 ? 1 - pipe_do_producer_phase_4 : pipe_do_producer_phase_4;
@@ -809,9 +811,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
     const int64_t workers = tilec_sm_count();
     const int64_t rounds = cdiv_i64(tiles, workers);
     const int64_t tile_number = blockIdx.x;
-    // worker = grid_ids workers {schedule = "tiles"} : index  (line 21)
+    // worker = grid_ids workers {schedule = "tiles"} : index  (line 23)
     const int64_t worker = tile_number;
-    // pipe_q_consumer_index, pipe_q_consumer_phase, pipe_k_consumer_index, pipe_k_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_do_consumer_index, pipe_do_consumer_phase, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_dpt_producer_index, pipe_dpt_producer_phase, pipe_dpt_consumer_index, pipe_dpt_consumer_phase, pipe_do_consumer_index_1, pipe_do_consumer_phase_1, pipe_producer_index_3, pipe_producer_phase_3, pipe_consumer_index_3, pipe_consumer_phase_3 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0  (line 21)
+    // pipe_q_consumer_index, pipe_q_consumer_phase, pipe_k_consumer_index, pipe_k_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_do_consumer_index, pipe_do_consumer_phase, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_dpt_producer_index, pipe_dpt_producer_phase, pipe_dpt_consumer_index, pipe_dpt_consumer_phase, pipe_do_consumer_index_1, pipe_do_consumer_phase_1, pipe_producer_index_3, pipe_producer_phase_3, pipe_consumer_index_3, pipe_consumer_phase_3 = for 0, rounds, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0  (line 23)
     int32_t pipe_q_consumer_index = 0;
     int32_t pipe_q_consumer_phase = 0;
     int32_t pipe_k_consumer_index = 0;
@@ -848,7 +850,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
       const int64_t v3 = round_1 * workers;
       const int64_t tile_1 = v3 + worker;
       const bool v4 = (tile_1 < tiles);
-      // pipe_q_consumer_index_2, pipe_q_consumer_phase_2, pipe_k_consumer_index_1, pipe_k_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_producer_index_4, pipe_producer_phase_4, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_producer_index_5, pipe_producer_phase_5, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_producer_index_6, pipe_producer_phase_6, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_do_consumer_index_2, pipe_do_consumer_phase_2, pipe_q_consumer_index_3, pipe_q_consumer_phase_3, pipe_dpt_producer_index_1, pipe_dpt_producer_phase_1, pipe_dpt_consumer_index_1, pipe_dpt_consumer_phase_1, pipe_do_consumer_index_3, pipe_do_consumer_phase_3, pipe_producer_index_7, pipe_producer_phase_7, pipe_consumer_index_7, pipe_consumer_phase_7 = if v4  (line 21)
+      // pipe_q_consumer_index_2, pipe_q_consumer_phase_2, pipe_k_consumer_index_1, pipe_k_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_producer_index_4, pipe_producer_phase_4, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_producer_index_5, pipe_producer_phase_5, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_producer_index_6, pipe_producer_phase_6, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_do_consumer_index_2, pipe_do_consumer_phase_2, pipe_q_consumer_index_3, pipe_q_consumer_phase_3, pipe_dpt_producer_index_1, pipe_dpt_producer_phase_1, pipe_dpt_consumer_index_1, pipe_dpt_consumer_phase_1, pipe_do_consumer_index_3, pipe_do_consumer_phase_3, pipe_producer_index_7, pipe_producer_phase_7, pipe_consumer_index_7, pipe_consumer_phase_7 = if v4  (line 23)
       int32_t pipe_q_consumer_index_2{};
       int32_t pipe_q_consumer_phase_2{};
       int32_t pipe_k_consumer_index_1{};
@@ -883,11 +885,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
       int32_t pipe_consumer_phase_7{};
       if (v4) {
         const int64_t j_2 = tile_1 % tiles;
-        // dk = zeros  (line 24)
+        // dk = zeros  (line 26)
         float dk[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) dk[i] = 0.0f;
-        // dv = zeros  (line 25)
+        // dv = zeros  (line 27)
         float dv[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) dv[i] = 0.0f;
@@ -898,7 +900,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index), static_cast<uint32_t>(pipe_v_consumer_phase));
         const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index) * 16384;  // slot of pipe_v_buffer
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // dk_1, dv_1, pipe_q_consumer_index_4, pipe_q_consumer_phase_4, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_9, pipe_consumer_phase_9, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_10, pipe_consumer_phase_10, pipe_do_consumer_index_4, pipe_do_consumer_phase_4, pipe_q_consumer_index_5, pipe_q_consumer_phase_5, pipe_dpt_producer_index_2, pipe_dpt_producer_phase_2, pipe_dpt_consumer_index_2, pipe_dpt_consumer_phase_2, pipe_do_consumer_index_5, pipe_do_consumer_phase_5, pipe_producer_index_11, pipe_producer_phase_11, pipe_consumer_index_11, pipe_consumer_phase_11 = for 0, v5, 1, dk, dv, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_do_consumer_index, pipe_do_consumer_phase, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_dpt_producer_index, pipe_dpt_producer_phase, pipe_dpt_consumer_index, pipe_dpt_consumer_phase, pipe_do_consumer_index_1, pipe_do_consumer_phase_1, pipe_producer_index_3, pipe_producer_phase_3, pipe_consumer_index_3, pipe_consumer_phase_3  (line 26)
+        // dk_1, dv_1, pipe_q_consumer_index_4, pipe_q_consumer_phase_4, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_9, pipe_consumer_phase_9, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_10, pipe_consumer_phase_10, pipe_do_consumer_index_4, pipe_do_consumer_phase_4, pipe_q_consumer_index_5, pipe_q_consumer_phase_5, pipe_dpt_producer_index_2, pipe_dpt_producer_phase_2, pipe_dpt_consumer_index_2, pipe_dpt_consumer_phase_2, pipe_do_consumer_index_5, pipe_do_consumer_phase_5, pipe_producer_index_11, pipe_producer_phase_11, pipe_consumer_index_11, pipe_consumer_phase_11 = for 0, v5, 1, dk, dv, pipe_q_consumer_index, pipe_q_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_do_consumer_index, pipe_do_consumer_phase, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_dpt_producer_index, pipe_dpt_producer_phase, pipe_dpt_consumer_index, pipe_dpt_consumer_phase, pipe_do_consumer_index_1, pipe_do_consumer_phase_1, pipe_producer_index_3, pipe_producer_phase_3, pipe_consumer_index_3, pipe_consumer_phase_3  (line 28)
         int32_t pipe_q_consumer_index_4 = pipe_q_consumer_index;
         int32_t pipe_q_consumer_phase_4 = pipe_q_consumer_phase;
         int32_t pipe_producer_index_8 = pipe_producer_index;
@@ -928,7 +930,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         int32_t pipe_consumer_index_11 = pipe_consumer_index_3;
         int32_t pipe_consumer_phase_11 = pipe_consumer_phase_3;
         for (int64_t i_2 = 0; i_2 < v5; i_2 += 1) {
-          // t6 = zeros  (line 29)
+          // t6 = zeros  (line 31)
           float t6[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t6[i] = 0.0f;
@@ -936,8 +938,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index_4), static_cast<uint32_t>(pipe_q_consumer_phase_4));
           const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index_4) * 8192;  // slot of pipe_q_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // st = mma k, q, t6  (line 29)
-          tilec_wgmma_pin(t6);  // its fill stays before the fence
+          // st = mma k, q, t6  (line 31)
+          tilec_wgmma_pin(t6);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16_bk(t6, tilec_matrix_descriptor(k + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(q + 0, 16, 1024));
           tilec_wgmma_m64n64k16_bf16_bk(t6, tilec_matrix_descriptor(k + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(q + 32, 16, 1024));
@@ -949,7 +951,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_consumer_index_4));  // one arrival per warpgroup
           const int32_t pipe_q_consumer_index_6 = pipe_q_consumer_index_4 + 1 == 2 ? 0 : pipe_q_consumer_index_4 + 1;
           const int32_t pipe_q_consumer_phase_6 = pipe_q_consumer_index_4 + 1 == 2 ? 1 - pipe_q_consumer_phase_4 : pipe_q_consumer_phase_4;
-          // t7 = iota  (line 30)
+          // t7 = iota  (line 32)
           int32_t t7[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
@@ -960,13 +962,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           }
           const int64_t v8 = i_2 * 64;
           const int32_t v9 = static_cast<int32_t>(v8);
-          // query = add t7, v9  (line 30)
+          // query = add t7, v9  (line 32)
           int32_t query[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) query[i] = static_cast<int32_t>(int64_t(t7[i]) + int64_t(v9));
           const int32_t v10 = static_cast<int32_t>(S);
           // mbarrier_wait pipe_empty_2: a register pipe's barrier; program order is its synchronization
-          // t11 = cmp query, v10  (line 31)
+          // t11 = cmp query, v10  (line 33)
           bool t11[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t11[i] = (query[i] < v10);
@@ -976,7 +978,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int32_t pipe_producer_phase_12 = pipe_producer_index_10 + 1 == 2 ? 1 - pipe_producer_phase_10 : pipe_producer_phase_10;
           // mbarrier_wait pipe_empty_3: a register pipe's barrier; program order is its synchronization
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-          // t12 = mul st, 0.18033688f  (line 31)
+          // t12 = mul st, 0.18033688f  (line 33)
           float t12[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t12[i] = mul_f32(t6[i], 0.18033688f);
@@ -996,7 +998,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int32_t pipe_consumer_phase_12 = pipe_consumer_index_8 + 1 == 2 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
           // mbarrier_wait pipe_full_3: a register pipe's barrier; program order is its synchronization
           // t16 = stage_read pipe_buffer_3: the registers of t12
-          // t17 = sub t16, t15  (line 31)
+          // t17 = sub t16, t15  (line 33)
           float t17[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
@@ -1008,20 +1010,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           // mbarrier_arrive pipe_empty_3: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_13 = pipe_consumer_index_11 + 1 == 2 ? 0 : pipe_consumer_index_11 + 1;
           const int32_t pipe_consumer_phase_13 = pipe_consumer_index_11 + 1 == 2 ? 1 - pipe_consumer_phase_11 : pipe_consumer_phase_11;
-          // t18 = exp2 t17  (line 31)
+          // t18 = exp2 t17  (line 33)
           float t18[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t18[i] = exp2_f32(t17[i]);
           // mbarrier_wait pipe_full_2: a register pipe's barrier; program order is its synchronization
           // t19 = stage_read pipe_buffer_2: the registers of t11
-          // pt = select t19, t18, 0.0f  (line 31)
+          // pt = select t19, t18, 0.0f  (line 33)
           float pt[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) pt[i] = (t11[i] ? t18[i] : 0.0f);
           // mbarrier_arrive pipe_empty_2: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_14 = pipe_consumer_index_10 + 1 == 2 ? 0 : pipe_consumer_index_10 + 1;
           const int32_t pipe_consumer_phase_14 = pipe_consumer_index_10 + 1 == 2 ? 1 - pipe_consumer_phase_10 : pipe_consumer_phase_10;
-          // t20 = cast pt  (line 32)
+          // t20 = cast pt  (line 34)
           __nv_bfloat16 t20[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t20[i] = from_f32<__nv_bfloat16>(pt[i]);
@@ -1029,7 +1031,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           tilec_mbarrier_wait(pipe_do_full_1 + 8 * static_cast<uint32_t>(pipe_do_consumer_index_5), static_cast<uint32_t>(pipe_do_consumer_phase_5));
           const uint32_t do_1 = pipe_do_buffer_1 + static_cast<uint32_t>(pipe_do_consumer_index_5) * 8192;  // slot of pipe_do_buffer_1
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // dv_2 = mma t20, do_1, dv_1  (line 32)
+          // dv_2 = mma t20, do_1, dv_1  (line 34)
           uint32_t t20_pairs[16];
           #pragma unroll
           for (int i = 0; i < 16; ++i) t20_pairs[i] = tilec_pack_pair(t20[2 * i], t20[2 * i + 1]);
@@ -1043,7 +1045,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_do_empty_1 + 8 * static_cast<uint32_t>(pipe_do_consumer_index_5));  // one arrival per warpgroup
           const int32_t pipe_do_consumer_index_6 = pipe_do_consumer_index_5 + 1 == 2 ? 0 : pipe_do_consumer_index_5 + 1;
           const int32_t pipe_do_consumer_phase_6 = pipe_do_consumer_index_5 + 1 == 2 ? 1 - pipe_do_consumer_phase_5 : pipe_do_consumer_phase_5;
-          // t21 = zeros  (line 33)
+          // t21 = zeros  (line 35)
           float t21[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t21[i] = 0.0f;
@@ -1052,8 +1054,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const uint32_t do_2 = pipe_do_buffer + static_cast<uint32_t>(pipe_do_consumer_index_4) * 8192;  // slot of pipe_do_buffer
           // mbarrier_wait pipe_dpt_empty: a register pipe's barrier; program order is its synchronization
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // dpt = mma v, do_2, t21  (line 33)
-          tilec_wgmma_pin(t21);  // its fill stays before the fence
+          // dpt = mma v, do_2, t21  (line 35)
+          tilec_wgmma_pin(t21);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16_bk(t21, tilec_matrix_descriptor(v + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(do_2 + 0, 16, 1024));
           tilec_wgmma_m64n64k16_bf16_bk(t21, tilec_matrix_descriptor(v + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(do_2 + 32, 16, 1024));
@@ -1080,7 +1082,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int32_t pipe_consumer_phase_15 = pipe_consumer_index_9 + 1 == 2 ? 1 - pipe_consumer_phase_9 : pipe_consumer_phase_9;
           // mbarrier_wait pipe_dpt_full: a register pipe's barrier; program order is its synchronization
           // dpt_1 = stage_read pipe_dpt_buffer: the registers of t21
-          // t25 = sub dpt_1, t24  (line 34)
+          // t25 = sub dpt_1, t24  (line 36)
           float t25[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) {
@@ -1092,11 +1094,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           // mbarrier_arrive pipe_dpt_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_dpt_consumer_index_3 = pipe_dpt_consumer_index_2 + 1 == 2 ? 0 : pipe_dpt_consumer_index_2 + 1;
           const int32_t pipe_dpt_consumer_phase_3 = pipe_dpt_consumer_index_2 + 1 == 2 ? 1 - pipe_dpt_consumer_phase_2 : pipe_dpt_consumer_phase_2;
-          // dst = mul pt, t25  (line 34)
+          // dst = mul pt, t25  (line 36)
           float dst[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) dst[i] = mul_f32(pt[i], t25[i]);
-          // t26 = cast dst  (line 35)
+          // t26 = cast dst  (line 37)
           __nv_bfloat16 t26[32];
           #pragma unroll
           for (int i = 0; i < 32; ++i) t26[i] = from_f32<__nv_bfloat16>(dst[i]);
@@ -1104,7 +1106,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           tilec_mbarrier_wait(pipe_q_full_1 + 8 * static_cast<uint32_t>(pipe_q_consumer_index_5), static_cast<uint32_t>(pipe_q_consumer_phase_5));
           const uint32_t q_1 = pipe_q_buffer_1 + static_cast<uint32_t>(pipe_q_consumer_index_5) * 8192;  // slot of pipe_q_buffer_1
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // dk_2 = mma t26, q_1, dk_1  (line 35)
+          // dk_2 = mma t26, q_1, dk_1  (line 37)
           uint32_t t26_pairs[16];
           #pragma unroll
           for (int i = 0; i < 16; ++i) t26_pairs[i] = tilec_pack_pair(t26[2 * i], t26[2 * i + 1]);
@@ -1184,7 +1186,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         const int32_t pipe_k_consumer_index_2 = pipe_k_consumer_index + 1 == 1 ? 0 : pipe_k_consumer_index + 1;
         const int32_t pipe_k_consumer_phase_2 = pipe_k_consumer_index + 1 == 1 ? 1 - pipe_k_consumer_phase : pipe_k_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store DK, j_2, 0, t27  (line 37)
+        // store DK, j_2, 0, t27  (line 39)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1212,7 +1214,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           }
         }
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
-        // store DV, j_2, 0, dv_1  (line 38)
+        // store DV, j_2, 0, dv_1  (line 40)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores

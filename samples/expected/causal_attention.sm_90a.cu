@@ -471,11 +471,13 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
 // The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
 // so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
 // (ptxas then injects a warpgroup.arrive before it: note C7519).
-template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N] TILEC_SITE) {
 #ifndef TILEC_EMULATE
   static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#else
+  (void)d, (void)tilec_line;  // no instruction: it only constrains nvcc
 #endif
 }
 // D (64 x 64, f32, 32 registers per thread) += A (64 x 16, K-major) * B (16 x 64, K-major).
@@ -787,7 +789,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           const uint32_t t15 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 8192;  // slot of pipe_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // t16 = mma q, t15, t14  (line 24)
-          tilec_wgmma_pin(t14);  // its fill stays before the fence
+          tilec_wgmma_pin(t14);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16_bk(t14, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t15 + 0, 16, 1024));
           tilec_wgmma_m64n64k16_bf16_bk(t14, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t15 + 32, 16, 1024));
@@ -939,6 +941,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           uint32_t t33_pairs[16];
           #pragma unroll
           for (int i = 0; i < 16; ++i) t33_pairs[i] = tilec_pack_pair(t33[2 * i], t33[2 * i + 1]);
+          tilec_wgmma_pin(t34);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16_register_a(t34, t33_pairs[0], t33_pairs[1], t33_pairs[2], t33_pairs[3], tilec_matrix_descriptor(t35 + 0, 8192, 1024));
           tilec_wgmma_m64n64k16_bf16_register_a(t34, t33_pairs[4], t33_pairs[5], t33_pairs[6], t33_pairs[7], tilec_matrix_descriptor(t35 + 2048, 8192, 1024));

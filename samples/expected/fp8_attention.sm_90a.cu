@@ -471,11 +471,13 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
 // The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
 // so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
 // (ptxas then injects a warpgroup.arrive before it: note C7519).
-template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N] TILEC_SITE) {
 #ifndef TILEC_EMULATE
   static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#else
+  (void)d, (void)tilec_line;  // no instruction: it only constrains nvcc
 #endif
 }
 
@@ -800,7 +802,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           const uint32_t t9 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 4096;  // slot of pipe_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // t10 = mma q, t9, t8  (line 21)
-          tilec_wgmma_pin(t8);  // its fill stays before the fence
+          tilec_wgmma_pin(t8);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k32_e4m3_bk(t8, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 4096, 16, 512, 64), tilec_matrix_descriptor(t9 + 0, 16, 512, 64));
           tilec_wgmma_m64n64k32_e4m3_bk(t8, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 4096, 16, 512, 64), tilec_matrix_descriptor(t9 + 32, 16, 512, 64));
@@ -932,6 +934,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
             const int first = 4 * (4 * (i / 4) + 2 * (i % 4 / 2)) + 2 * (i % 2);
             t23_words[i] = tilec_wgmma_a_bytes(tilec_pack_bytes(t23[first], t23[first + 1], t23[first + 4], t23[first + 5]));
           }
+          tilec_wgmma_pin(t24);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k32_e4m3_register_a_bk(t24, t23_words[0], t23_words[1], t23_words[2], t23_words[3], tilec_matrix_descriptor(t25 + 0, 16, 512, 64));
           tilec_wgmma_m64n64k32_e4m3_register_a_bk(t24, t23_words[4], t23_words[5], t23_words[6], t23_words[7], tilec_matrix_descriptor(t25 + 32, 16, 512, 64));

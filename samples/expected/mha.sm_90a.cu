@@ -493,11 +493,13 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
 // The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
 // so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
 // (ptxas then injects a warpgroup.arrive before it: note C7519).
-template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N]) {
+template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N] TILEC_SITE) {
 #ifndef TILEC_EMULATE
   static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(reinterpret_cast<uint32_t&>(d[i])) :: "memory");
+#else
+  (void)d, (void)tilec_line;  // no instruction: it only constrains nvcc
 #endif
 }
 // D (64 x 64, f32, 32 registers per thread) += A (64 x 16, K-major) * B (16 x 64, K-major).
@@ -815,7 +817,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // t22 = mma q, kt, t21  (line 24)
-          tilec_wgmma_pin(t21);  // its fill stays before the fence
+          tilec_wgmma_pin(t21);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16_bk(t21, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 0, 16, 1024));
           tilec_wgmma_m64n64k16_bf16_bk(t21, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 32, 16, 1024));
@@ -944,6 +946,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           uint32_t t34_pairs[16];
           #pragma unroll
           for (int i = 0; i < 16; ++i) t34_pairs[i] = tilec_pack_pair(t34[2 * i], t34[2 * i + 1]);
+          tilec_wgmma_pin(t35);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
           tilec_wgmma_m64n64k16_bf16_register_a(t35, t34_pairs[0], t34_pairs[1], t34_pairs[2], t34_pairs[3], tilec_matrix_descriptor(v + 0, 8192, 1024));
           tilec_wgmma_m64n64k16_bf16_register_a(t35, t34_pairs[4], t34_pairs[5], t34_pairs[6], t34_pairs[7], tilec_matrix_descriptor(v + 2048, 8192, 1024));

@@ -6,6 +6,7 @@
 // walk K through the descriptors; the register split fits the SM; the launcher keeps the plain
 // backend's signature; configurations the emitter does not support fail at the op's location.
 // (samples_test compiles every emitted sample with nvcc for both targets and checks for spills.)
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -211,6 +212,39 @@ TEST(TensorCore, AComputedBIsRefusedForWhatItIs) {
         << r.err;
   }
   std::filesystem::remove(file);
+}
+
+// transpose() of a register tile is an mma's A only, and only for 16-bit inputs (MN-major A): as
+// a B it is a computed B; of an 8-bit tile it is refused at the mma, saying why.
+TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
+  struct Case {
+    const char* name;
+    const char* element;
+    std::string line;  // line 5
+    std::string message;
+  };
+  const Case cases[] = {
+      {"as_b", "bf16", "  y = mma(load Q[i, 0] : <64, 64>, transpose(cast(p_t, bf16)), zeros<64, 64, f32>());\n",
+       ":5:7: error: the tensor-core CUDA backend (sm_90a) does not support an mma whose B is computed"},
+      {"eight_bit", "f8e4m3", "  y = mma(transpose(cast(p_t, f8e4m3)), transpose(load Q[i, 0] : <64, 64>), zeros<64, 64, f32>());\n",
+       ":5:7: error: the tensor-core CUDA backend (sm_90a) does not support an mma of f8e4m3 whose A is the transpose "
+       "of a register tile: 8-bit MMAs read A K-major (16-bit inputs take it)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::filesystem::path file =
+        std::filesystem::temp_directory_path() / ("tilec_transposed_a_" + std::to_string(::getpid()) + ".tile");
+    write_file(file, fmt::format("kernel t(Q: tensor<S, 64, {0}>, K: tensor<T, 64, {0}>, Y: tensor<S, 64, f32>)\n"
+                                 "    grid tiles(cdiv(S, 64)) as (i) {{\n"
+                                 "  k = load K[0, 0] : <64, 64>;\n"
+                                 "  p_t = mma(k, transpose(load Q[i, 0] : <64, 64>), zeros<64, 64, f32>());\n"
+                                 "{1}  store Y[i, 0] = y;\n}}\n",
+                                 c.element, c.line));
+    CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target sm_90a -o /dev/null");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    std::filesystem::remove(file);
+  }
 }
 
 // K-major tiles whose rows are 64 or 32 bytes of K (bf16 BK = 32 or 16, fp8 BK = 64, tf32

@@ -89,6 +89,26 @@ TEST(EmulateRuntime, AddingStoresInATensorCoreEpilogueMatchTheInterpreter) {
     expect_tensor_core_kernel_matches("accumulate_epilogue", "M=200,N=136,K=200", {"C", "S"}, tiles);
 }
 
+// The transpose of a register tile as an mma's A (issue 18's list: "transpose of a computed tile as
+// an mma operand"; dQ needed a kernel of its own): Pᵀ computed per key block, transpose(Pᵀ) the A of
+// P·K (tests/emulate/tensor_core/transposed_register_a.tile), staged as held and read MN-major, on
+// both targets, with one compute warpgroup and with two (BKV = 128: each writes K rows the other's
+// WGMMAs read). The emulator reads the staged bytes through the descriptor as the PTX ISA lays
+// them out (checked against the golden tables), so a transpose staged wrongly differs.
+TEST(EmulateRuntime, ATransposedRegisterTileIsAnMmasA) {
+  for (const char* tiles : {"", " -D BKV=128 -D BQ=128"})
+    expect_tensor_core_kernel_matches("transposed_register_a", "S=200,T=136", {"DQ"}, tiles);
+}
+
+// FlashAttention-2's whole backward in one kernel (tests/emulate/tensor_core/
+// attention_backward_dq.tile): dK and dV as samples/attention_backward.tile, and dQ = dS·K·SCALE
+// from transpose(dSᵀ), added over the key blocks with `store DQ[i, 0] += ...`, on both targets
+// with S and T ragged (SampleReference.AttentionBackwardWithDqGivesAllThreeGradients checks the
+// interpreter's gradients against the formulas).
+TEST(EmulateRuntime, AttentionBackwardAddsDqAcrossKeyBlocks) {
+  expect_tensor_core_kernel_matches("attention_backward_dq", "S=200,T=136", {"DQ", "DK", "DV"});
+}
+
 // 8-bit register A operands (tests/emulate/tensor_core/fp8_mlp.tile): an MLP block whose hidden
 // layer, cast to e4m3 or e5m2, is the A of the second mma. On sm_90a WGMMA reads it from
 // registers, the bytes moved between the lanes of each quad into its 8-bit fragment (it was written

@@ -10,7 +10,8 @@
 //                   block of 64 is cut short and masked; SCALE 1/8)
 //   attention_backward  dV = Pᵀ·dO and dK = (P ∘ (dO·Vᵀ - Δ))ᵀ·Q·SCALE from Q, K, V, dO and the
 //                   forward's LSE (base 2) and Δ, computed here in double (S = 200 queries,
-//                   T = 136 keys: both ragged; SCALE 1/8)
+//                   T = 136 keys: both ragged; SCALE 1/8); with dQ = (P ∘ (dO·Vᵀ - Δ))·K·SCALE
+//                   too for tests/emulate/tensor_core/attention_backward_dq.tile
 // The gemms' products are exact in f32 and the interpreter adds them in increasing k, so the
 // loops give the same bits; attention rounds P to bf16 before the second mma, so it is compared
 // with a tolerance (attention_backward rounds P and dS).
@@ -149,14 +150,14 @@ TEST(SampleReference, AttentionIsSoftmaxOfScaledScoresTimesValues) {
   expect_equal(expected, O, {0, 0.01});
 }
 
-TEST(SampleReference, AttentionBackwardGivesTheGradientsOfSoftmaxAttention) {
-  auto module = final_ir("attention_backward");
-  ASSERT_TRUE(module);
+// Runs an attention backward kernel (dK, dV, and dQ when `with_dq`: its parameters Q, K, V, dO,
+// LSE, Δ, [dQ,] dK, dV) on random inputs and checks its gradients against the formulas in double.
+void expect_attention_gradients(const Module& module, bool with_dq) {
   const int64_t S = 200, T = 136, D = 64;
   const double scale = 0.125;
   HostBuffer Q(ScalarKind::bf16, {S, D}), K(ScalarKind::bf16, {T, D}), V(ScalarKind::bf16, {T, D}),
       dO(ScalarKind::bf16, {S, D}), LSE(ScalarKind::f32, {S}), Delta(ScalarKind::f32, {S}),
-      dK(ScalarKind::f32, {T, D}), dV(ScalarKind::f32, {T, D});
+      dQ(ScalarKind::f32, {S, D}), dK(ScalarKind::f32, {T, D}), dV(ScalarKind::f32, {T, D});
   runtime::fill_random(Q, 11, {-2, 2});
   runtime::fill_random(K, 12, {-2, 2});
   runtime::fill_random(V, 13);
@@ -182,7 +183,8 @@ TEST(SampleReference, AttentionBackwardGivesTheGradientsOfSoftmaxAttention) {
     }
     Delta.store_float(s, static_cast<float>(delta));
   }
-  run(*module, {&Q, &K, &V, &dO, &LSE, &Delta, &dK, &dV});
+  if (with_dq) run(module, {&Q, &K, &V, &dO, &LSE, &Delta, &dQ, &dK, &dV});
+  else run(module, {&Q, &K, &V, &dO, &LSE, &Delta, &dK, &dV});
   // The gradients: dS = P ∘ (dP - Δ), dP = dO·Vᵀ.
   std::vector<double> dS(S * T);
   for (int64_t s = 0; s < S; ++s)
@@ -191,7 +193,8 @@ TEST(SampleReference, AttentionBackwardGivesTheGradientsOfSoftmaxAttention) {
       for (int64_t d = 0; d < D; ++d) dp += double(dO.load_float(s * D + d)) * V.load_float(t * D + d);
       dS[s * T + t] = P[s * T + t] * (dp - Delta.load_float(s));
     }
-  HostBuffer expected_dK(ScalarKind::f32, {T, D}), expected_dV(ScalarKind::f32, {T, D});
+  HostBuffer expected_dK(ScalarKind::f32, {T, D}), expected_dV(ScalarKind::f32, {T, D}),
+      expected_dQ(ScalarKind::f32, {S, D});
   for (int64_t t = 0; t < T; ++t)
     for (int64_t d = 0; d < D; ++d) {
       double dk = 0, dv = 0;
@@ -202,12 +205,39 @@ TEST(SampleReference, AttentionBackwardGivesTheGradientsOfSoftmaxAttention) {
       expected_dK.store_float(t * D + d, static_cast<float>(dk * scale));
       expected_dV.store_float(t * D + d, static_cast<float>(dv));
     }
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t d = 0; d < D; ++d) {
+      double dq = 0;
+      for (int64_t t = 0; t < T; ++t) dq += dS[s * T + t] * K.load_float(t * D + d);
+      expected_dQ.store_float(s * D + d, static_cast<float>(dq * scale));
+    }
   // P and dS in bf16 (8 significant bits) before the mmas bound the error by a few 2^-8 of the
   // largest gradient.
   runtime::Tolerance tolerance;
   tolerance.normwise = 0.02;
   expect_equal(expected_dV, dV, tolerance);
   expect_equal(expected_dK, dK, tolerance);
+  if (with_dq) expect_equal(expected_dQ, dQ, tolerance);
+}
+
+TEST(SampleReference, AttentionBackwardGivesTheGradientsOfSoftmaxAttention) {
+  auto module = final_ir("attention_backward");
+  ASSERT_TRUE(module);
+  expect_attention_gradients(*module, /*with_dq=*/false);
+}
+
+// The whole backward with dQ added over the key blocks (tests/emulate/tensor_core/
+// attention_backward_dq.tile: transpose(dSᵀ) as an mma's A, `store DQ[i, 0] += ...`), through the
+// pipeline for sm_90a; dQ starts at zero, so it is dQ itself.
+TEST(SampleReference, AttentionBackwardWithDqGivesAllThreeGradients) {
+  CommandResult compiled =
+      run_command(tilec_binary() + " compile " +
+                  (source_dir() / "tests/emulate/tensor_core/attention_backward_dq.tile").string() +
+                  " --target sm_90a --emit ir");
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  auto module = parse_verified(compiled.out);
+  ASSERT_TRUE(module);
+  expect_attention_gradients(*module, /*with_dq=*/true);
 }
 
 }  // namespace
