@@ -24,6 +24,9 @@
 //      budget: fewer stages are kept with a note; more → regenerate with max_stages = S (the
 //      engine raises ii until the schedule fits), and when even that does not fit, keep the
 //      first schedule and warn at the loop.
+//   Then a transpose that costs nothing moves to its first user's cycle (and stage): the
+//   tensor-core backend reads a transposed register tile where an mma reads it
+//   (keep_free_transposes_with_their_users).
 //   5. Validate with the engine's validator (failure: internal error, exit 2); engine warnings
 //      (constraints the serial generator cannot honour) become warnings at the op they name.
 // Invariants: never moves ops or changes what a kernel computes; terminators get no schedule.
@@ -32,6 +35,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -156,6 +160,39 @@ bool coordinates_from_loaded_data(const Region& body) {
   return false;
 }
 
+// A transpose that costs nothing (no latency, no resources: the tensor-core backend stages the
+// tile it transposes where each mma reads it as A, mma(transpose(ds_t), k, dq)) moves to the
+// cycle of its first user, so it shares that user's stage. Published a stage earlier, its
+// transposed value would cross stages in registers, which no thread layout holds; its operand
+// crosses instead. Its edges stay kept (its users' latency from it is 0). A transpose in a
+// `group`, or read inside a nested region, stays.
+void keep_free_transposes_with_their_users(const std::vector<Operation*>& ops, const sched::LoopGraph& graph,
+                                           sched::ScheduleResult& result) {
+  bool moved = false;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = *ops[i];
+    if (op.kind() != OpKind::transpose || graph.ops[i].latency != 0 || !graph.ops[i].uses.empty() ||
+        graph.ops[i].constraints.group >= 0)
+      continue;
+    int first = -1;
+    bool nested = false;
+    for (size_t j = i + 1; j < ops.size(); ++j) {
+      const auto& operands = ops[j]->operands();
+      if (std::find(operands.begin(), operands.end(), op.result()) != operands.end()) {
+        if (first < 0 || result.ops[j].cycle < first) first = result.ops[j].cycle;
+      } else {
+        std::set<const Value*> inner;
+        collect_uses(*ops[j], inner);
+        nested = nested || inner.count(op.result()) != 0;
+      }
+    }
+    if (first < 0 || nested || first == result.ops[i].cycle) continue;
+    result.ops[i].cycle = first;
+    moved = true;
+  }
+  if (moved) sched::assign_stages_and_orders(result);
+}
+
 void schedule_loop(Operation& loop, Scheduler& s) {
   Region& body = loop.region();
   std::vector<Operation*> ops;
@@ -273,6 +310,8 @@ void schedule_loop(Operation& loop, Scheduler& s) {
   if (!result.ok())
     throw std::logic_error(fmt::format("generate-schedule: the engine rejected the loop at {}: {}",
                                        where(loop.location()), result.errors.front()));
+
+  keep_free_transposes_with_their_users(ops, *scheduled_graph, result);
 
   // Phase 5: validate, report, publish.
   bool constraints_kept = result.generator == sched::Generator::cost_based && result.warnings.empty();

@@ -117,8 +117,8 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
                              "{1}[first + 4], {1}[first + 5]));",
                              packed, a_registers->name));
   }
-  // An accumulator that does not come straight from the previous mma (a loop's carried tile, an
-  // mma result) is computed here, a fill, a copy or a rescale: its registers are final before the
+  // An accumulator computed before this mma (a fill, a copy, a rescale: anything but a loop's
+  // carried tile or an mma's result used in place) is pinned: its registers are final before the
   // fence, so nvcc may not sink that work past it (ptxas would inject a warpgroup.arrive, note
   // C7519, and serialize the WGMMAs). A chain (gemm's K loop) is left as it was.
   const Value* acc = op.operand(2);

@@ -666,6 +666,12 @@ bool Analysis::hold_mma(const Operation& op) {
   if (a_transposed && !form.mn_major)
     return unsupported(op, fmt::format("an mma of {} whose A is the transpose of a register tile: {} MMAs read A "
                                        "K-major (16-bit inputs take it)", to_string(input), form.what));
+  // Staged as held, the transposed tile's rows are 128-byte swizzle panels of M (stage_register_a).
+  if (a_transposed && a_registers->columns % panel_columns(input) != 0)
+    return unsupported(op, fmt::format("an mma whose A is the transpose of a {}x{} register tile (its {} columns, "
+                                       "A's M, must be a multiple of {}: whole 128-byte rows)",
+                                       a_registers->rows, a_registers->columns, a_registers->columns,
+                                       panel_columns(input)));
   if (!b->transposed && !form.mn_major)
     return unsupported(op, fmt::format("an mma of {} whose B is [K, N] in memory: {} MMAs read B K-major. Give "
                                        "the weight as [N, K] and write transpose(load W[n, k] : <BN, BK>) as mma's b",

@@ -210,10 +210,11 @@ class TensorCoreKernel {
   void emit_mma(const Operation& op);
 
   // A register tile `a` written to the shared memory at `staging_offset` as TMA would have
-  // loaded it, K-major: panels of `swizzle` bytes of each row (128, or 64 or 32 when K is that
+  // loaded it: panels of `swizzle` bytes of each row (128, or 64 or 32 when its rows are that
   // short), `panel` bytes apart; then fence.proxy.async and a barrier of the compute threads, so
-  // that `reader` (the MMA instruction, for the comment) may read it through
-  // k_major_descriptor(base, panel, step, ..., swizzle).
+  // that `reader` (the MMA instruction, for the comment) may read it: as a K-major A through
+  // k_major_descriptor(base, panel, step, ..., swizzle), or, when the mma's A is its transpose
+  // (rows along K, columns along M), as an MN-major A through mn_major_descriptor.
   struct StagedA {
     std::string base;  // the staging's uint32_t shared address
     int64_t panel = 0, swizzle = 0;

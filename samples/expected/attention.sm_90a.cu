@@ -469,8 +469,8 @@ __device__ __forceinline__ uint32_t tilec_pack_pair(__half low, __half high) {
 }
 
 // The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
-// so nvcc cannot sink their fill (zeros, a constant) past wgmma.fence into the WGMMA's operands
-// (ptxas then injects a warpgroup.arrive before it: note C7519).
+// so nvcc cannot sink what computed them (a fill, a copy, a rescale) past wgmma.fence into the
+// WGMMA's operands (ptxas then injects a warpgroup.arrive before it: note C7519).
 template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (&d)[N] TILEC_SITE) {
 #ifndef TILEC_EMULATE
   static_assert(sizeof(T) == 4, "WGMMA accumulators are 32-bit");

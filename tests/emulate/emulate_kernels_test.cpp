@@ -93,11 +93,13 @@ TEST(EmulateRuntime, AddingStoresInATensorCoreEpilogueMatchTheInterpreter) {
 // an mma operand"; dQ needed a kernel of its own): Pᵀ computed per key block, transpose(Pᵀ) the A of
 // P·K (tests/emulate/tensor_core/transposed_register_a.tile), staged as held and read MN-major, on
 // both targets, with one compute warpgroup and with two (BKV = 128: each writes K rows the other's
-// WGMMAs read). The emulator reads the staged bytes through the descriptor as the PTX ISA lays
-// them out (checked against the golden tables), so a transpose staged wrongly differs.
+// WGMMAs read), and from fresh zeros in a loop pipelined three deep (DQ2: the transpose was
+// scheduled a stage before its mma, and refused). The emulator reads the staged bytes through the
+// descriptor as the PTX ISA lays them out (checked against the golden tables), so a transpose
+// staged wrongly differs.
 TEST(EmulateRuntime, ATransposedRegisterTileIsAnMmasA) {
   for (const char* tiles : {"", " -D BKV=128 -D BQ=128"})
-    expect_tensor_core_kernel_matches("transposed_register_a", "S=200,T=136", {"DQ"}, tiles);
+    expect_tensor_core_kernel_matches("transposed_register_a", "S=200,T=136", {"DQ", "DQ2"}, tiles);
 }
 
 // FlashAttention-2's whole backward in one kernel (tests/emulate/tensor_core/
