@@ -406,10 +406,10 @@ Operation* Lowering::lower_store(const Stmt& s) {
     return nullptr;
   }
   if (s.accumulate && !accumulates_atomically(t.element())) {
-    error(s.location, fmt::format("'store {}[...] +=' adds atomically, which the GPU does for f32, f16, bf16, i32, "
+    error(s.location, fmt::format("'store {}{}[...] +=' adds atomically, which the GPU does for f32, f16, bf16, i32, "
                                   "u32 and i64 elements, not {}: add into a tensor of one of those types, or write {} "
                                   "tensor with '='",
-                                  s.name, to_string(t.element()), with_article(t.element())));
+                                  s.name, s.elements ? " at " : "", to_string(t.element()), with_article(t.element())));
     return nullptr;
   }
   if (!s.elements) warn_coordinate_per_element(s.indices, s.name, t, tile.shape(), s.location, "store writes");

@@ -561,6 +561,12 @@ bool Analysis::hold_op(const Operation& op) {
       const bool only_a = !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
         return user->kind() == OpKind::mma && user->operand(0) == op.result() && user->operand(1) != op.result();
       });
+      // cast(transpose(x)) read as an A: the same tile as transpose(cast(x)), which the rule takes.
+      if (users.size() == 1 && users.front()->kind() == OpKind::cast && tc_.fragment(op.operand(0)))
+        return unsupported(op, fmt::format("this transpose of a register tile cast afterwards (to {}): write the "
+                                           "cast inside it, transpose(cast(x, {})), the form an mma's A takes",
+                                           to_string(users.front()->result()->type().element()),
+                                           to_string(users.front()->result()->type().element())));
       if (!only_a || !tc_.fragment(op.operand(0))) return unsupported(op, kTransposeRule);
       tc_.transposed_a[op.result()] = op.operand(0);
       return true;
@@ -949,11 +955,26 @@ bool Analysis::place_shared_memory() {
   // Dynamic shared memory is 16-byte aligned; the kernel rounds its base up to 1024 bytes.
   tc_.shared_bytes = offset + kSwizzleAtomBytes;
   if (tc_.shared_bytes > target_.shared_memory_bytes) {
+    // The deepest loop: without pipeline(S) its schedule chose its own depth, which the user never asked for.
+    const Operation* deepest = nullptr;
+    walk(kernel_.region(), [&](const Operation& op) {
+      if (op.kind() == OpKind::for_ && op.has(attr::stages) &&
+          (!deepest || op.get(attr::stages) > deepest->get(attr::stages)))
+        deepest = &op;
+    });
+    std::string fix = "use fewer stages or smaller tiles";
+    if (deepest && deepest->get(attr::stages) > 1)
+      fix = deepest->has_attr("pipeline")
+                ? fmt::format("use fewer stages (the loop at {}:{} has pipeline({})) or smaller tiles",
+                              deepest->location().line, deepest->location().column, deepest->int_attr("pipeline"))
+                : fmt::format("the loop at {}:{} has no pipeline(S), and its schedule is {} stages deep: bound it "
+                              "with pipeline(2) (or 3, 4), or use smaller tiles",
+                              deepest->location().line, deepest->location().column, deepest->get(attr::stages));
     diagnostics_.error(kernel_.location(),
                        fmt::format("kernel @{} needs {} bytes of shared memory for its stage buffers and barriers; the "
-                                   "{} budget is {} bytes ({} KiB): use fewer stages or smaller tiles",
+                                   "{} budget is {} bytes ({} KiB): {}",
                                    kernel_name(kernel_), tc_.shared_bytes, target_.name, target_.shared_memory_bytes,
-                                   target_.shared_memory_bytes / 1024));
+                                   target_.shared_memory_bytes / 1024, fix));
     return false;
   }
   return true;

@@ -20,8 +20,8 @@ std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
     return "";
   }
   if (rows != 64 * warpgroups_)
-    return fmt::format("{} rows (WGMMA gives each of the kernel's {} compute warpgroup{} 64 rows, so its tiles have {} "
-                       "rows: BM = 64 or 128)",
+    return fmt::format("{} rows (WGMMA gives each of the kernel's {} compute warpgroup{} 64 rows, so every tile it "
+                       "holds in registers has {} rows: make the tiles' rows (BM, BQ, BKV) all 64 or all 128)",
                        rows, warpgroups_, warpgroups_ == 1 ? "" : "s", 64 * warpgroups_);
   if (columns != 1 && columns % 8 != 0) return fmt::format("{} columns (a multiple of 8)", columns);
   return "";

@@ -215,7 +215,8 @@ TEST(TensorCore, AComputedBIsRefusedForWhatItIs) {
 }
 
 // transpose() of a register tile is an mma's A only, and only for 16-bit inputs (MN-major A): as
-// a B it is a computed B; of an 8-bit tile it is refused at the mma, saying why.
+// a B it is a computed B; cast after the transpose it names the form to write; of an 8-bit tile
+// it is refused at the mma, saying why.
 TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
   struct Case {
     const char* name;
@@ -226,6 +227,9 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
   const Case cases[] = {
       {"as_b", "bf16", "  y = mma(load Q[i, 0] : <64, 64>, transpose(cast(p_t, bf16)), zeros<64, 64, f32>());\n",
        ":5:7: error: the tensor-core CUDA backend (sm_90a) does not support an mma whose B is computed"},
+      {"cast_after", "bf16", "  y = mma(cast(transpose(p_t), bf16), k, zeros<64, 64, f32>());\n",
+       ":5:16: error: the tensor-core CUDA backend (sm_90a) does not support this transpose of a register tile cast "
+       "afterwards (to bf16): write the cast inside it, transpose(cast(x, bf16))"},
       {"eight_bit", "f8e4m3", "  y = mma(transpose(cast(p_t, f8e4m3)), transpose(load Q[i, 0] : <64, 64>), zeros<64, 64, f32>());\n",
        ":5:7: error: the tensor-core CUDA backend (sm_90a) does not support an mma of f8e4m3 whose A is the transpose "
        "of a register tile: 8-bit MMAs read A K-major (16-bit inputs take it)"},
@@ -245,6 +249,23 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     std::filesystem::remove(file);
   }
+}
+
+// A loop without pipeline(S) is scheduled as deep as its schedule likes (attention's backward: 18
+// stages); past the shared memory the error names the loop and the bound to write, not "use
+// fewer stages" for stages the user never asked for.
+TEST(TensorCore, AnUnboundedPipelineThatOverflowsSharedMemoryNamesItsLoop) {
+  std::string source = replace_once(read_file(source_dir() / "samples" / "attention_backward.tile"),
+                                    " pipeline(STAGES) carry (dk, dv)", " carry (dk, dv)");
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tilec_unbounded_" + std::to_string(::getpid()) + ".tile");
+  write_file(file, source);
+  CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target sm_90a -o /dev/null");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("the loop at [0-9]+:3 has no pipeline\\(S\\), and its schedule is "
+                                                  "[0-9]+ stages deep: bound it with pipeline\\(2\\)")))
+      << r.err;
+  std::filesystem::remove(file);
 }
 
 // K-major tiles whose rows are 64 or 32 bytes of K (bf16 BK = 32 or 16, fp8 BK = 64, tf32
