@@ -56,6 +56,14 @@ class Parser {
     return tokens_[i];
   }
   bool at(TokenKind kind) const { return peek().kind == kind; }
+  // An arithmetic operator with '=' right after it (`+=`, `-=`, `*=`, ...: two tokens side by side).
+  bool compound_assignment() const {
+    const Token& op = peek();
+    const bool arithmetic = op.kind == TokenKind::plus || op.kind == TokenKind::minus || op.kind == TokenKind::star ||
+                            op.kind == TokenKind::slash || op.kind == TokenKind::percent;
+    return arithmetic && peek(1).kind == TokenKind::equal &&
+           peek(1).location == Location{op.location.line, op.location.column + static_cast<uint32_t>(op.text.size())};
+  }
   const Token& next() {
     const Token& token = peek();
     if (pos_ + 1 < tokens_.size()) ++pos_;
@@ -290,6 +298,9 @@ class Parser {
     s->kind = StmtKind::assign;
     s->location = peek().location;
     s->name = identifier("");
+    if (compound_assignment())
+      fail(fmt::format("'{}=' is not an assignment: a value is assigned with '=' ({} = {} {} ...); only a store adds "
+                       "in place (store T[i] += tile)", peek().text, s->name, s->name, peek().text));
     expect(TokenKind::equal, "after a name (assignment)");
     s->value = expr();
     expect_semicolon("after a statement");
@@ -311,10 +322,14 @@ class Parser {
     while (accept(TokenKind::comma));
     expect(TokenKind::r_bracket, "after the tile coordinates");
     // `+=` (the lexer's '+' and '=' side by side) adds the tile to what the tensor holds.
-    if (at(TokenKind::plus) && peek(1).kind == TokenKind::equal &&
-        peek(1).location == Location{peek().location.line, peek().location.column + 1}) {
+    if (at(TokenKind::plus) && peek(1).kind == TokenKind::equal) {
+      if (!compound_assignment()) fail("write '+=' without a space between '+' and '='");
       next();
       s->accumulate = true;
+    } else if (compound_assignment()) {
+      fail(fmt::format("a store writes with '=' or adds with '+=' (atomically); there is no '{}=': {}", peek().text,
+                       peek().kind == TokenKind::minus ? "add the negated term, store T[...] += -(...)"
+                                                       : "compute the new value and store it with '='"));
     }
     expect(TokenKind::equal, "before the stored value");
     s->value = expr();
