@@ -339,7 +339,7 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::scan_min:
       return unsupported(op, "a scan (cumsum, cumprod, cummax or cummin) in a tensor-core kernel (plain kernels "
                              "take it: compute it in a kernel of its own)");
-    case OpKind::transpose:  // of a register tile read as mmas' A: hold_transpose
+    case OpKind::transpose:  // of a register tile read as mmas' A: hold_op checks its users
       if (!producer && op.result()->type().rank() == 2) return true;
       return unsupported(op, kTransposeRule);
     case OpKind::zeros: case OpKind::full: case OpKind::iota: case OpKind::mma: case OpKind::store:
@@ -557,12 +557,17 @@ bool Analysis::hold_op(const Operation& op) {
     case OpKind::transpose: {
       // A register tile [K, M] read as the [M, K] A of mmas: staged to shared memory row by row
       // as it is held, the MN-major A (16-bit inputs only) of each mma (hold_mma).
+      auto read_as_a = [&](const Value* value) {
+        const auto& users = users_[value];
+        return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
+          return user->kind() == OpKind::mma && user->operand(0) == value && user->operand(1) != value;
+        });
+      };
       const auto& users = users_[op.result()];
-      const bool only_a = !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
-        return user->kind() == OpKind::mma && user->operand(0) == op.result() && user->operand(1) != op.result();
-      });
+      const bool only_a = read_as_a(op.result());
       // cast(transpose(x)) read as an A: the same tile as transpose(cast(x)), which the rule takes.
-      if (users.size() == 1 && users.front()->kind() == OpKind::cast && tc_.fragment(op.operand(0)))
+      if (users.size() == 1 && users.front()->kind() == OpKind::cast && read_as_a(users.front()->result()) &&
+          tc_.fragment(op.operand(0)))
         return unsupported(op, fmt::format("this transpose of a register tile cast afterwards (to {}): write the "
                                            "cast inside it, transpose(cast(x, {})), the form an mma's A takes",
                                            to_string(users.front()->result()->type().element()),

@@ -589,11 +589,6 @@ std::string wgmma_register_a_wrapper(const WgmmaShape& shape) {
                                           : ", " + a_type + " x " + b_type));
 }
 
-// One register of WGMMA's 8-bit A fragment from the accumulator layout, in which lane q of each
-// quad holds columns 2q and 2q+1 of every 8 (a row's two bytes per 8-column group): `word` is this
-// lane's bytes of two neighbouring groups (the first group's in the low half). Lane q takes the
-// four columns 4q..4q+3 of the two groups' 16: lanes 2(q mod 2) and 2(q mod 2) + 1 hold them, in the
-// first group for q < 2 and in the second for q >= 2 (three xor shuffles, then a pick of halves).
 // CUTLASS's warpgroup_fence_operand: an empty asm reading and writing each accumulator register.
 constexpr std::string_view kWgmmaPin = R"(
 // The accumulator's registers pinned where they stand: an empty asm that reads and writes each,
@@ -610,6 +605,11 @@ template <typename T, int N> __device__ __forceinline__ void tilec_wgmma_pin(T (
 }
 )";
 
+// One register of WGMMA's 8-bit A fragment from the accumulator layout, in which lane q of each
+// quad holds columns 2q and 2q+1 of every 8 (a row's two bytes per 8-column group): `word` is this
+// lane's bytes of two neighbouring groups (the first group's in the low half). Lane q takes the
+// four columns 4q..4q+3 of the two groups' 16: lanes 2(q mod 2) and 2(q mod 2) + 1 hold them, in the
+// first group for q < 2 and in the second for q >= 2 (three xor shuffles, then a pick of halves).
 constexpr std::string_view kWgmmaAbytes = R"(
 // Four 8-bit elements in one register, the first in the low byte.
 template <typename T>
