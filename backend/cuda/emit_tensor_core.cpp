@@ -690,8 +690,8 @@ void TensorCoreKernel::emit_if(const Operation& op) {
   std::vector<const Value*> results;
   for (size_t i = 0; i < op.num_results(); ++i) {
     results.push_back(op.result(i));
-    writer_.line(
-        fmt::format("{} {}{{}};", scalar_type(op.result(i)), plan_.expression(op.result(i))));
+    if (const Fragment* tile = tc_.fragment(op.result(i))) declare_fragment(*tile);  // each branch copies into it
+    else writer_.line(fmt::format("{} {}{{}};", scalar_type(op.result(i)), plan_.expression(op.result(i))));
   }
   CodeWriter::Block branches = writer_.block(fmt::format("if ({}) {{", plan_.expression(op.operand(0))));
   for (size_t r = 0; r < 2; ++r) {

@@ -299,12 +299,12 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::stage_advance: case OpKind::named_barrier_sync: case OpKind::named_barrier_arrive:
     case OpKind::event_set: case OpKind::event_wait: case OpKind::for_:
       return true;
-    case OpKind::if_:
+    case OpKind::if_:  // a tile it assigns is a register tile of its own (hold_if)
       for (size_t i = 0; i < op.num_results(); ++i)
-        if (!op.result(i)->type().is_scalar())
-          return unsupported(op, "an 'if' that assigns a tile (its registers, or TMEM, are fixed for both paths): "
-                                 "compute the tile on both and pick with where(), e.g. acc = where(keep, relu(acc), "
-                                 "acc); an 'if' whose branches only store, or assign scalars, is fine");
+        if (!op.result(i)->type().is_scalar() && (producer || op.result(i)->type().rank() != 2))
+          return unsupported(op, "an 'if' that assigns a tile other than a 2-D register tile of the compute agent: "
+                                 "compute the tile on both paths and pick with where(), e.g. acc = where(keep, "
+                                 "relu(acc), acc)");
       return true;
     case OpKind::tma_load_async: return check_tma(op);
     case OpKind::stage_read:
@@ -542,6 +542,23 @@ bool Analysis::owns_registers(const Value* value) {
   return users_[value].size() == 1 && !(def && def->kind() == OpKind::stage_read);
 }
 
+// A tile an `if` assigns gets registers of its own; each branch's yield copies its register tile
+// into them (emit_yield), so the paths may compute it from different tiles.
+bool Analysis::hold_if(const Operation& op) {
+  if (!hold_region(op.region(0)) || !hold_region(op.region(1))) return false;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    if (op.result(i)->type().is_scalar()) continue;
+    for (size_t r = 0; r < 2; ++r)
+      if (!tc_.fragment(op.region(r).terminator()->operand(i)))
+        return unsupported(op, fmt::format("an 'if' whose {} branch gives its tile {} from something other than "
+                                           "a register tile (a TMEM accumulator, a loaded tile, a row): make it a "
+                                           "register tile first (x * 1.0), or pick with where()",
+                                           r == 0 ? "then" : "else", i + 1));
+    if (!new_fragment(op, op.result(i))) return false;
+  }
+  return true;
+}
+
 bool Analysis::hold_region(const Region& region) {
   for (const auto& op : region.operations())
     if (!hold_op(*op)) return false;
@@ -551,7 +568,7 @@ bool Analysis::hold_region(const Region& region) {
 bool Analysis::hold_op(const Operation& op) {
   switch (op.kind()) {
     case OpKind::for_: return hold_loop(op);
-    case OpKind::if_: return hold_region(op.region(0)) && hold_region(op.region(1));
+    case OpKind::if_: return hold_if(op);
     case OpKind::mma: return hold_mma(op);
     case OpKind::store: return hold_store(op);
     case OpKind::transpose: {

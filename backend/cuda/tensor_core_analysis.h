@@ -116,6 +116,7 @@ class Analysis {
   bool new_fragment(const Operation& op, const Value* value, const Type& type);
   bool place_register_pipes();
   bool owns_registers(const Value* value);
+  bool hold_if(const Operation& op);
   bool hold_region(const Region& region);
   bool hold_op(const Operation& op);
   bool hold_loop(const Operation& loop);

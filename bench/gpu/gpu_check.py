@@ -162,6 +162,7 @@ TENSOR_CORE_KERNELS = {
     "accumulate_epilogue": ["M=200,N=136,K=200", "M=2000,N=4000,K=1000"],
     "transposed_register_a": ["S=200,T=136", "S=2000,T=1000"],
     "attention_backward_dq": ["S=200,T=136", "S=3000,T=20000"],
+    "if_tile": ["M=300,N=136,K=100,S=200,T=296,HD=128", "M=2000,N=4000,K=1000,S=2000,T=1000,HD=1024"],
     "block_sparse": ["M=200,N=72,K=256,NNZ=3,E=2"],
     "empty_k_loop": ["B=2,M=200,N=72,K=64"],
     "sdpa_bhsd": ["B=2,H=3,S=136,T=72", "B=2,H=16,S=1000,T=1000"],

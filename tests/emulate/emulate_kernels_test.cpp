@@ -111,6 +111,14 @@ TEST(EmulateRuntime, AttentionBackwardAddsDqAcrossKeyBlocks) {
   expect_tensor_core_kernel_matches("attention_backward_dq", "S=200,T=136", {"DQ", "DK", "DV"});
 }
 
+// An `if` that assigns a tile in tensor-core kernels (issue 18's list: refused, "its registers, or
+// TMEM, are fixed for both paths"): the tile gets registers of its own, each branch copies into
+// them (tests/emulate/tensor_core/if_tile.tile: an epilogue picked per tile row, so both paths run,
+// and attention masking only its last key block inside the pipelined loop), on both targets.
+TEST(EmulateRuntime, AnIfAssigningATileMatchesTheInterpreter) {
+  expect_tensor_core_kernel_matches("if_tile", "M=300,N=136,K=100,S=200,T=296,HD=128", {"C", "O"});
+}
+
 // 8-bit register A operands (tests/emulate/tensor_core/fp8_mlp.tile): an MLP block whose hidden
 // layer, cast to e4m3 or e5m2, is the A of the second mma. On sm_90a WGMMA reads it from
 // registers, the bytes moved between the lanes of each quad into its 8-bit fragment (it was written

@@ -200,16 +200,17 @@ TEST(SampleCuda, ATileGridGemmKeepsItsWgmmasInFlight) {
   for (const char* suffix : {".tile", ".cu", ".o"}) fs::remove(stem + suffix);
 }
 
-// Tensor-core test kernels whose accumulators are computed before their mmas, for sm_90a: nvcc
-// sank tf32_mlp's zero fill (tests/emulate/tensor_core/) past wgmma.fence and ptxas injected a
+// Tensor-core test kernels (tests/emulate/tensor_core/) whose accumulators are computed before
+// their mmas, for sm_90a: nvcc sank tf32_mlp's zero fill past wgmma.fence and ptxas injected a
 // warpgroup.arrive ("C7519"); the dQ kernels' copies out of a register pipe gave C7519 and C7520
-// (serialized WGMMAs). tilec_wgmma_pin keeps that work before the fence; no spills either.
+// (serialized WGMMAs). tilec_wgmma_pin keeps that work before the fence; no spills either. With
+// them if_tile (an `if` assigning tiles, in the epilogue and in attention's loop).
 TEST(SampleCuda, AccumulatorsComputedBeforeTheirMmasKeepTheWgmmasInFlight) {
   std::string nvcc = nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
   const std::pair<const char*, const char*> kernels[] = {
       {"tf32_mlp", ""}, {"transposed_register_a", ""}, {"transposed_register_a", " -D BQ=128 -D BKV=128"},
-      {"attention_backward_dq", ""}};
+      {"attention_backward_dq", ""}, {"if_tile", ""}};
   for (const auto& [name, defines] : kernels) {
     SCOPED_TRACE(std::string(name) + defines);
     const std::string stem = (fs::temp_directory_path() / ("tilec_pinned_" + std::to_string(::getpid()))).string();
