@@ -63,7 +63,8 @@ struct Stmt {
   std::string text;                  // assert: the condition as written, for messages
   std::vector<ExprPtr> indices;      // store coordinates
   bool elements = false;             // store: `store T at [r, c]`, element coordinates
-  bool accumulate = false;           // store: `store T[i] += tile`, added to the tensor's elements
+  std::string combine;               // store: "+=", "max=" or "min=" (combined atomically with the
+                                     // tensor's elements), empty for '=' (overwrites them)
   ExprPtr value;                     // assign/store value, if/assert condition
   ExprPtr lower, upper;              // for bounds
   ExprPtr pipeline;                  // for: pipeline(stages), may be null

@@ -405,11 +405,13 @@ Operation* Lowering::lower_store(const Stmt& s) {
                                          s.value->kind == ExprKind::name ? s.value->name : "...", to_string(t.element())));
     return nullptr;
   }
-  if (s.accumulate && !accumulates_atomically(t.element())) {
-    error(s.location, fmt::format("'store {}{}[...] +=' adds atomically, which the GPU does for f32, f16, bf16, i32, "
-                                  "u32 and i64 elements, not {}: add into a tensor of one of those types, or write {} "
-                                  "tensor with '='",
-                                  s.name, s.elements ? " at " : "", to_string(t.element()), with_article(t.element())));
+  if (!s.combine.empty() && !accumulates_atomically(t.element())) {
+    error(s.location, fmt::format("'store {}{}[...] {}' {} atomically, which the GPU does for f32, f16, bf16, i32, "
+                                  "u32 and i64 elements, not {}: combine into a tensor of one of those types, or "
+                                  "write {} tensor with '='",
+                                  s.name, s.elements ? " at " : "", s.combine,
+                                  s.combine == "+=" ? "adds" : s.combine == "max=" ? "takes the maximum" : "takes the minimum",
+                                  to_string(t.element()), with_article(t.element())));
     return nullptr;
   }
   if (!s.elements) warn_coordinate_per_element(s.indices, s.name, t, tile.shape(), s.location, "store writes");
@@ -417,7 +419,8 @@ Operation* Lowering::lower_store(const Stmt& s) {
   builder_->set_location(s.location);
   std::vector<std::pair<std::string, Attribute>> attributes;
   if (s.elements) attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
-  if (s.accumulate) attributes.push_back({"accumulate", Attribute()});  // added to the tensor's elements
+  if (s.combine == "+=") attributes.push_back({"accumulate", Attribute()});  // added to the tensor's elements
+  else if (!s.combine.empty()) attributes.push_back({"accumulate", Attribute(s.combine.substr(0, 3))});  // max, min
   return builder_->create(OpKind::store, operands, {}, attributes);
 }
 

@@ -307,7 +307,7 @@ class Parser {
     return s;
   }
 
-  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']' ( '=' | '+=' ) expr ';'
+  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']' ( '=' | '+=' | 'max=' | 'min=' ) expr ';'
   StmtPtr store() {
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::store;
@@ -321,13 +321,20 @@ class Parser {
     do s->indices.push_back(expr());
     while (accept(TokenKind::comma));
     expect(TokenKind::r_bracket, "after the tile coordinates");
-    // `+=` (the lexer's '+' and '=' side by side) adds the tile to what the tensor holds.
+    // `+=` (the lexer's '+' and '=' side by side) adds the tile to what the tensor holds; `max=`
+    // and `min=` (a name and '=') keep the larger or smaller of each pair of elements.
     if (at(TokenKind::plus) && peek(1).kind == TokenKind::equal) {
       if (!compound_assignment()) fail("write '+=' without a space between '+' and '='");
       next();
-      s->accumulate = true;
+      s->combine = "+=";
+    } else if (at(TokenKind::identifier) && (peek().text == "max" || peek().text == "min") &&
+               peek(1).kind == TokenKind::equal) {
+      if (peek(1).location != Location{peek().location.line, peek().location.column + 3})
+        fail(fmt::format("write '{}=' without a space between '{}' and '='", peek().text, peek().text));
+      s->combine = std::string(next().text) + "=";
     } else if (compound_assignment()) {
-      fail(fmt::format("a store writes with '=' or adds with '+=' (atomically); there is no '{}=': {}", peek().text,
+      fail(fmt::format("a store writes with '=', or combines atomically with '+=', 'max=' or 'min='; there is no "
+                       "'{}=': {}", peek().text,
                        peek().kind == TokenKind::minus ? "add the negated term, store T[...] += -(...)"
                                                        : "compute the new value and store it with '='"));
     }

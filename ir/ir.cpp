@@ -110,7 +110,25 @@ std::optional<TensorAccess> tensor_access(const Operation& op) {
                       .writes = info.has(kWritesMemory)};
 }
 
-bool accumulates(const Operation& op) { return op.kind() == OpKind::store && op.has_attr("accumulate"); }
+StoreCombine store_combine(const Operation& op) {
+  if (op.kind() != OpKind::store || !op.has_attr("accumulate")) return StoreCombine::none;
+  const Attribute& how = *op.attr("accumulate");
+  if (how.is_string() && how.as_string() == "max") return StoreCombine::max;
+  if (how.is_string() && how.as_string() == "min") return StoreCombine::min;
+  return StoreCombine::add;  // unit; the verifier refuses any other value
+}
+
+const char* store_combine_spelling(StoreCombine combine) {
+  switch (combine) {
+    case StoreCombine::none: return "=";
+    case StoreCombine::add: return "+=";
+    case StoreCombine::max: return "max=";
+    case StoreCombine::min: return "min=";
+  }
+  return "=";
+}
+
+bool accumulates(const Operation& op) { return store_combine(op) != StoreCombine::none; }
 
 bool accumulates_atomically(ScalarKind element) {
   switch (element) {

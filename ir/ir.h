@@ -210,11 +210,16 @@ struct TensorAccess {
 };
 std::optional<TensorAccess> tensor_access(const Operation& op);
 
-// Whether `op` is a store with `accumulate` (`store T[i] += tile`): each element is added to the
-// tensor's atomically, so tiles (CTAs) may add to the same elements in any order.
+// How `op` combines each element with what the tensor holds (StoreCombine, ir/op_table.h);
+// `none` for a plain store and every other op.
+StoreCombine store_combine(const Operation& op);
+// "+=", "max=", "min=" (and "=" for none): how the source spells it, for messages.
+const char* store_combine_spelling(StoreCombine combine);
+// Whether `op` is a store that combines (any of add, max, min) rather than overwrites.
 bool accumulates(const Operation& op);
-// The element types an accumulating store takes: those CUDA's atomicAdd adds (f32, f16, bf16,
-// i32, u32, and i64 as a 64-bit unsigned add).
+// The element types a combining store takes: those CUDA's atomicAdd adds (f32, f16, bf16, i32,
+// u32, and i64 as a 64-bit unsigned add); atomicMax/atomicMin take the integers, and a
+// compare-and-swap loop takes max and min of the floats.
 bool accumulates_atomically(ScalarKind element);
 
 // The permutation a `transpose` applies: result dimension i is operand dimension dims[i]. Its

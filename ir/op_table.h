@@ -149,6 +149,12 @@ enum class OpKind : uint16_t {
 #undef TILEC_OP_ENUM
 };
 
+// How a store combines each element with what the tensor holds: `none` overwrites it; `add`
+// (attribute `accumulate`, `store T[i] += tile`), `max` and `min` (`accumulate = "max"`,
+// `store T[i] max= tile`) combine atomically, so tiles (CTAs) may combine into the same elements
+// in any order.
+enum class StoreCombine : uint8_t { none, add, max, min };
+
 // Hardware pipes an op issues on (DESIGN.md §4.2); `none` for structure.
 enum class Pipe : uint8_t { none, TMA, MMA, SIMT, LSU, SFU };
 std::string_view to_string(Pipe pipe);

@@ -42,6 +42,11 @@ namespace tilec {
 
 namespace {
 
+// A store's `accumulate`: unit (add) or the string "max" or "min".
+bool valid_accumulate(const Attribute& how) {
+  return how.is_unit() || (how.is_string() && (how.as_string() == "max" || how.as_string() == "min"));
+}
+
 class Verifier {
  public:
   explicit Verifier(DiagnosticEngine& diagnostics) : diagnostics_(diagnostics) {}
@@ -417,11 +422,12 @@ class Verifier {
           error(op, fmt::format("tile {} does not match tensor {}", tile.to_string(), tensor.to_string()));
         else if (op.kind() == OpKind::tma_load && tile.space() != MemorySpace::smem)
           error(op, "a tma_load fills shared memory");
-        else if (op.has_attr("accumulate") && (op.kind() != OpKind::store || !op.attr("accumulate")->is_unit()))
-          error(op, "'accumulate' is a unit attribute of store (write `accumulate`)");
+        else if (op.has_attr("accumulate") && (op.kind() != OpKind::store || !valid_accumulate(*op.attr("accumulate"))))
+          error(op, "'accumulate' is an attribute of store: `accumulate` (add), `accumulate = \"max\"` or "
+                    "`accumulate = \"min\"`");
         else if (accumulates(op) && !accumulates_atomically(tensor.element()))
-          error(op, fmt::format("an accumulating store adds f32, f16, bf16, i32, u32 or i64 elements atomically, "
-                                "not {}", to_string(tensor.element())));
+          error(op, fmt::format("a combining store ({}) works on f32, f16, bf16, i32, u32 or i64 elements atomically, "
+                                "not {}", store_combine_spelling(store_combine(op)), to_string(tensor.element())));
         else check_box(op, tile, tensor);
         break;
       }

@@ -32,6 +32,7 @@
 
 #include "ir/attribute_keys.h"
 #include "ir/ir.h"
+#include "runtime/interpreter/element_semantics.h"
 #include "runtime/interpreter/tile_arithmetic.h"
 #include "runtime/interpreter/cta_state.h"
 #include "runtime/interpreter/tile_execution.h"
@@ -488,24 +489,33 @@ bool TileExecution::execute_store(const Operation& op) {
   const std::vector<int64_t> shape = memory_box(op, stored, tensor->rank());  // a slice's leading 1s, a box's unit dims
   if (shape.empty() || !same_but_unit_dims(shape, tile->shape))
     return fail(op, fmt::format("cannot store a {} through the box {}", stored.to_string(), op.attr("box")->to_string()));
-  // An element's owner: -1 (none), the tile that stored it (>= 0), the one tile that added to it
-  // (added_by(t) <= -3), or kAddedByTiles once a second tile adds. Tiles may add to an element
-  // any number of times, and a tile may both store and add to one no other tile writes.
-  constexpr int64_t kAddedByTiles = -2;
-  auto added_by = [](int64_t tile) { return -3 - tile; };
-  const bool adds = accumulates(op);
-  std::unique_lock<std::mutex> adding(launch_.accumulate_mutex, std::defer_lock);
-  if (adds) adding.lock();
+  // An element's owner: -1 (none), the tile that stored it (>= 0), the one tile that combined
+  // into it with combine kind k (combined_by(t, k) <= -5), or by_tiles(k) once a second tile
+  // does; k is 0 for `+=`, 1 for `max=`, 2 for `min=`. Tiles may combine into an element any
+  // number of times, all the same way (adds and maxima interleaved in CTA order would give
+  // different results), and a tile may both store and combine into one no other tile writes.
+  const StoreCombine combine = store_combine(op);
+  const int64_t kind = combine == StoreCombine::max ? 1 : combine == StoreCombine::min ? 2 : 0;
+  auto by_tiles = [](int64_t k) { return -2 - k; };
+  auto combined_by = [](int64_t tile, int64_t k) { return -5 - (3 * tile + k); };
+  auto kind_of = [](int64_t owner) { return owner <= -5 ? (-5 - owner) % 3 : -2 - owner; };  // owner <= -2
+  const bool combines = combine != StoreCombine::none;
+  std::unique_lock<std::mutex> combining(launch_.accumulate_mutex, std::defer_lock);
+  if (combines) combining.lock();
   auto claim = [&](std::atomic<int64_t>& owner) {  // false: a race
     int64_t seen = owner.load();
     for (;;) {
+      const bool own = seen <= -5 && (-5 - seen) / 3 == tile_;
       int64_t want;
-      if (seen == -1 || seen == tile_ || seen == added_by(tile_)) want = adds && seen != tile_ ? added_by(tile_) : tile_;
-      else if (adds && (seen == kAddedByTiles || seen <= -3)) want = kAddedByTiles;
-      else return false;  // another tile stored it, or (a plain store) other tiles add to it
+      if (seen == -1 || seen == tile_ || own) want = combines && seen != tile_ ? combined_by(tile_, kind) : tile_;
+      else if (combines && seen <= -2 && kind_of(seen) == kind) want = by_tiles(kind);
+      else return false;  // another tile stored it, combines into it another way, or (a store) combines into it
       if (seen == want || owner.compare_exchange_weak(seen, want)) return true;
     }
   };
+  const auto& semantics = element_semantics(combine == StoreCombine::max   ? OpKind::max
+                                            : combine == StoreCombine::min ? OpKind::min
+                                                                           : OpKind::add);
   for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
     if (owners && race_index < 0) {
       auto& owner = (*owners)[static_cast<size_t>(i)];
@@ -514,24 +524,36 @@ bool TileExecution::execute_store(const Operation& op) {
         race_index = i;
       }
     }
-    if (tile->holds_floats())
-      tensor->store_float(i, (adds ? tensor->load_float(i) : 0.0f) + tile->floats[static_cast<size_t>(t)]);
-    else if (adds)  // wrapping: the sum in uint64_t, wrapped to the element type by store_int
-      tensor->store_int(i, static_cast<int64_t>(static_cast<uint64_t>(tensor->load_int(i)) +
-                                                static_cast<uint64_t>(tile->ints[static_cast<size_t>(t)])));
-    else tensor->store_int(i, tile->ints[static_cast<size_t>(t)]);
+    const size_t at = static_cast<size_t>(t);
+    if (!combines && tile->holds_floats()) tensor->store_float(i, tile->floats[at]);
+    else if (!combines) tensor->store_int(i, tile->ints[at]);
+    else if (tile->holds_floats()) tensor->store_float(i, semantics.f32_binary(tensor->load_float(i), tile->floats[at]));
+    else tensor->store_int(i, semantics.integer_binary(tensor->load_int(i), tile->ints[at]));  // wrapped by store_int
   }, op.has_attr("elements"));
   if (race_index >= 0) {
     const std::string element = fmt::format("element [{}] of {}", fmt::join(tensor->coordinates_of(race_index), ", "),
                                             launch_.buffer_names.at(tensor));
-    if (race_other < 0)  // added to by other tiles
-      return fail(op, fmt::format("race: tile {} stores {}, which {} to (+=); add to it too, or store "
-                                  "it from one tile", tile_, element,
-                                  race_other == kAddedByTiles ? std::string("other tiles add")
-                                                              : fmt::format("tile {} adds", -3 - race_other)));
-    return fail(op, adds ? fmt::format("race: tile {} adds to {}, which tile {} stores (=); every tile writing it "
-                                       "must add (+=)", tile_, element, race_other)
-                         : fmt::format("race: tiles {} and {} both store {}", race_other, tile_, element));
+    // What tiles combining with kind k do to the element: one tile, several, the bare verb.
+    struct Verbs { const char *one, *several, *base, *spelling; };
+    static constexpr Verbs kVerbs[3] = {{"adds to", "add to", "add", "+="},
+                                        {"takes the maximum into", "take the maximum into", "take the maximum", "max="},
+                                        {"takes the minimum into", "take the minimum into", "take the minimum", "min="}};
+    auto others = [&](int64_t owner) {  // "tile 0 adds to (+=)", "other tiles add to (+=)"
+      const Verbs& v = kVerbs[kind_of(owner)];
+      return owner <= -5 ? fmt::format("tile {} {} ({})", (-5 - owner) / 3, v.one, v.spelling)
+                         : fmt::format("other tiles {} ({})", v.several, v.spelling);
+    };
+    const Verbs& mine = kVerbs[kind];
+    if (race_other < -1 && !combines)
+      return fail(op, fmt::format("race: tile {} stores {}, which {}; {} it too, or store it from one tile", tile_,
+                                  element, others(race_other), kVerbs[kind_of(race_other)].several));
+    if (race_other < -1)
+      return fail(op, fmt::format("race: tile {} {} {} ({}), which {}; every tile combining into an element must do "
+                                  "it the same way (the result would depend on the order of the CTAs)",
+                                  tile_, mine.one, element, mine.spelling, others(race_other)));
+    return fail(op, combines ? fmt::format("race: tile {} {} {}, which tile {} stores (=); every tile writing it "
+                                           "must {} ({})", tile_, mine.one, element, race_other, mine.base, mine.spelling)
+                             : fmt::format("race: tiles {} and {} both store {}", race_other, tile_, element));
   }
   return true;
 }

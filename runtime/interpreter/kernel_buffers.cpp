@@ -82,7 +82,7 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     size_t position = access->tensor->index();
     stored[position] = stored[position] || access->writes;
     loaded[position] = loaded[position] || access->reads;
-    added[position] = added[position] || accumulates(op);
+    added[position] = added[position] || store_combine(op) == StoreCombine::add;  // max, min: exact in any order
   });
   buffers = KernelBuffers{};
   buffers.added = added;

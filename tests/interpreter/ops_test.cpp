@@ -831,6 +831,90 @@ kernel @own(%Y: tensor<8, f32>) {
   EXPECT_EQ(buffer_values(Y), (std::vector<double>{0, 0, 0, 0, 4, 4, 4, 4}));
 }
 
+// `store T[i] max= tile` and `min=` (store {accumulate = "max"} / "min"): tiles keep the larger
+// (smaller) of each pair in any order, exactly; a NaN operand is ignored (maxNum), a u32 compares
+// unsigned and an i64 signed.
+TEST(InterpreterOps, TilesTakingMaximaAndMinimaAgreeInAnyOrder) {
+  auto module = parse_verified(R"(module
+kernel @extrema(%X: tensor<3, 4, f32>, %Y: tensor<4, f32>, %Z: tensor<4, bf16>, %U: tensor<3, u32>, %L: tensor<3, i64>) {
+  %three = constant {value = 3} : index
+  %zero = constant {value = 0} : index
+  %i = grid_ids %three : index
+  %x = load %X, %i, %zero : tile<1x4xf32, reg>
+  %row = reshape %x : tile<4xf32, reg>
+  store %Y, %zero, %row {accumulate = "max"}
+  %half = cast %row : tile<4xbf16, reg>
+  store %Z, %zero, %half {accumulate = "min"}
+  %k = cast %i : u32
+  %scale = constant {value = 1610612736} : u32
+  %u = mul %k, %scale : u32
+  %ut = full %u : tile<1xu32, reg>
+  store %U, %zero, %ut {accumulate = "max"}
+  %s = cast %i : i64
+  %m = constant {value = -5000000000} : i64
+  %l = mul %s, %m : i64
+  %lt = full %l : tile<1xi64, reg>
+  store %L, %zero, %lt {accumulate = "min"}
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const HostBuffer X = make_buffer(ScalarKind::f32, {3, 4}, {1, -2, nan, 4, -10, 20, 30, nan, 100, -200, 3, -4});
+  const HostBuffer Y = make_buffer(ScalarKind::f32, {4}, {0.5, -1, 0, 1000});
+  const HostBuffer Z = make_buffer(ScalarKind::bf16, {4}, {0.5, -1, 0, 1000});
+  const HostBuffer U = make_buffer(ScalarKind::u32, {3}, {7, 7, 7});
+  const HostBuffer L = make_buffer(ScalarKind::i64, {3}, {7, 7, 7});
+  ReverseTileRunner reverse;
+  ThreadTileRunner threads(3);
+  for (TileRunner* runner : std::initializer_list<TileRunner*>{nullptr, &reverse, &threads}) {
+    HostBuffer x = X, y = Y, z = Z, u = U, l = L;
+    LaunchResult result = launch(*module, {&x, &y, &z, &u, &l}, {}, runner);
+    ASSERT_TRUE(result.ok) << result.describe();
+    EXPECT_EQ(buffer_values(y), (std::vector<double>{100, 20, 30, 1000}));
+    EXPECT_EQ(buffer_values(z), (std::vector<double>{-10, -200, 0, -4}));
+    // Tile 2's 2 · 1610612736 = 3221225472 (above 2^31: negative if compared signed) is the largest.
+    EXPECT_EQ(buffer_values(u), (std::vector<double>{3221225472, 7, 7}));
+    EXPECT_EQ(buffer_values(l), (std::vector<double>{-10000000000, 7, 7}));
+  }
+}
+
+// Tiles combining into one element in different ways (an add and a max) give a result that
+// depends on their order: a race, named with both; a store to an element others take the
+// maximum into is one too.
+TEST(InterpreterOps, CombiningIntoOneElementTwoWaysIsARace) {
+  for (const char* other : {"{accumulate}", ""}) {
+    auto module = parse_verified(fmt::format(R"(module
+kernel @clash(%Y: tensor<4, f32>) {{
+  %two = constant {{value = 2}} : index
+  %zero = constant {{value = 0}} : index
+  %i = grid_ids %two : index
+  %t = zeros : tile<4xf32, reg>
+  %first = cmp %i, %zero {{predicate = "eq"}} : i1
+  if %first {{
+    store %Y, %zero, %t {{accumulate = "max"}}
+    yield
+  }} {{
+    store %Y, %zero, %t {}
+    yield
+  }}
+  return
+}}
+)", other));
+    ASSERT_TRUE(module);
+    HostBuffer Y(ScalarKind::f32, {4});
+    LaunchResult result = launch(*module, {&Y});
+    ASSERT_FALSE(result.ok);
+    if (std::string(other).empty())
+      EXPECT_EQ(result.message, "'store': race: tile 1 stores element [0] of %Y, which tile 0 takes the maximum into "
+                                "(max=); take the maximum into it too, or store it from one tile");
+    else
+      EXPECT_EQ(result.message, "'store': race: tile 1 adds to element [0] of %Y (+=), which tile 0 takes the maximum "
+                                "into (max=); every tile combining into an element must do it the same way (the "
+                                "result would depend on the order of the CTAs)");
+  }
+}
+
 TEST(InterpreterOps, MalformedOpsGiveErrorsWithLocations) {
   // Unverified IR (the verifier would reject both): the interpreter must still not crash.
   DiagnosticEngine diagnostics;

@@ -235,9 +235,11 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"grid_arity", "kernel k(X: tensor<N, f32>) grid tiles(4, 4) as (i) {\n}", "the grid has 2 extents but names 1 coordinate; give one name per extent", 1},
         ErrorCase{"coordinate_count", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "1 tile coordinates given for a rank-2 tensor", 2},
         ErrorCase{"tile_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "the tile shape has 2 dimensions, more than the rank-1 tensor 'X' (a tile may have fewer: the leading coordinates then pick a slice; or more of extent 1 in front)", 2},
-        ErrorCase{"add_narrow_ints", "kernel k(X: tensor<N, i8>) grid tiles(1) as (i) {\n  store X[i] += load X[i] : <8>;\n}", "'store X[...] +=' adds atomically, which the GPU does for f32, f16, bf16, i32, u32 and i64 elements, not i8: add into a tensor of one of those types, or write an i8 tensor with '='", 2},
+        ErrorCase{"add_narrow_ints", "kernel k(X: tensor<N, i8>) grid tiles(1) as (i) {\n  store X[i] += load X[i] : <8>;\n}", "'store X[...] +=' adds atomically, which the GPU does for f32, f16, bf16, i32, u32 and i64 elements, not i8: combine into a tensor of one of those types, or write an i8 tensor with '='", 2},
+        ErrorCase{"max_narrow_ints", "kernel k(X: tensor<N, u16>) grid tiles(1) as (i) {\n  store X at [i] max= load X[i] : <8>;\n}", "'store X at [...] max=' takes the maximum atomically, which the GPU does for f32, f16, bf16, i32, u32 and i64 elements, not u16", 2},
+        ErrorCase{"max_spaced", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] max = load X[i] : <8>;\n}", "write 'max=' without a space between 'max' and '='", 2},
         ErrorCase{"add_spaced", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] + = load X[i] : <8>;\n}", "write '+=' without a space between '+' and '='", 2},
-        ErrorCase{"subtract_store", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] -= load X[i] : <8>;\n}", "a store writes with '=' or adds with '+=' (atomically); there is no '-=': add the negated term, store T[...] += -(...)", 2},
+        ErrorCase{"subtract_store", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] -= load X[i] : <8>;\n}", "a store writes with '=', or combines atomically with '+=', 'max=' or 'min='; there is no '-=': add the negated term, store T[...] += -(...)", 2},
         ErrorCase{"add_assign", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  x += 1.0;\n}", "'+=' is not an assignment: a value is assigned with '=' (x = x + ...); only a store adds in place (store T[i] += tile)", 3},
         ErrorCase{"store_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, 8, f32>();\n}", "storing a rank-2 tile into the rank-1 tensor 'X' (a tile may have fewer dimensions than its tensor, or more of extent 1 in front, not more)", 2},
         ErrorCase{"if_type_change", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  if i < 1 { x = cast(x, bf16); }\n}", "has type tile<8xbf16, reg> after the then-branch", 3},
@@ -465,6 +467,25 @@ kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
     if (op.kind() == OpKind::store) stores.emplace_back(op.has_attr("accumulate"), tensor_access(op)->reads);
   });
   EXPECT_EQ(stores, (std::vector<std::pair<bool, bool>>{{true, true}, {true, true}, {false, false}}));
+}
+
+// `store T[i] max= tile` and `min=` lower to a store with `accumulate = "max"` / "min", which
+// reads the tensor too.
+TEST(Lowering, MaxAndMinStoresCarryTheirCombine) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
+  store Y[i] max= load X[i] : <8>;
+  store Y at [i * 8 + 3] min= load X[i] : <8>;
+  store Y[i] += load X[i] : <8>;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::pair<StoreCombine, bool>> stores;  // (combine, read)
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() == OpKind::store) stores.emplace_back(store_combine(op), tensor_access(op)->reads);
+  });
+  EXPECT_EQ(stores, (std::vector<std::pair<StoreCombine, bool>>{
+                        {StoreCombine::max, true}, {StoreCombine::min, true}, {StoreCombine::add, true}}));
 }
 
 // A statement whose value fails is reported once: later uses of its name (and of names computed

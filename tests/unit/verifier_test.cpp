@@ -83,8 +83,9 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"box_extents", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k, %n {box = [32, 32]} :", "'box' [32, 32] does not hold the tile tile<32x64xbf16, smem>"},
         Broken{"box_rank", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k, %n {box = [1, 32, 1, 64]} :", "'box' must be an array of at most 2 positive extents"},
         Broken{"box_of_store", "store %C, %m, %n, %out", "store %C, %m, %n, %out {box = [64, 0]}", "'box' must be an array of at most 2 positive extents"},
-        Broken{"accumulate_on_load", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k, %n {accumulate} :", "'accumulate' is a unit attribute of store (write `accumulate`)"},
-        Broken{"accumulate_value", "store %C, %m, %n, %out", "store %C, %m, %n, %out {accumulate = 1}", "'accumulate' is a unit attribute of store"},
+        Broken{"accumulate_on_load", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k, %n {accumulate} :", "'accumulate' is an attribute of store: `accumulate` (add), `accumulate = \"max\"` or `accumulate = \"min\"`"},
+        Broken{"accumulate_value", "store %C, %m, %n, %out", "store %C, %m, %n, %out {accumulate = 1}", "'accumulate' is an attribute of store: `accumulate` (add)"},
+        Broken{"accumulate_product", "store %C, %m, %n, %out", "store %C, %m, %n, %out {accumulate = \"mul\"}", "'accumulate' is an attribute of store: `accumulate` (add)"},
         Broken{"mma_shapes", "%y = mma %a, %b, %x", "%y = mma %a, %a, %x", "do not form a matrix product"},
         Broken{"grid_types", "%m, %n = grid_ids %M, %N", "%m, %n = grid_ids %M, %A", "grid extents must be index values"},
         Broken{"dim_axis", "%N = dim %C {axis = 1}", "%N = dim %C {axis = 2}", "needs an 'axis' within the tensor's rank"},
@@ -131,12 +132,16 @@ kernel @k(%X: tensor<8, ELEMENT>) {
   return
 }
 )";
-  for (const char* element : {"f32", "f16", "bf16", "i32", "u32", "i64"})
-    EXPECT_EQ(verify_text(replace_once(replace_once(kAdd, "ELEMENT", element), "ELEMENT", element)), "") << element;
-  for (const char* element : {"i8", "u8", "i16", "u16", "f8e4m3"})
-    EXPECT_THAT(verify_text(replace_once(replace_once(kAdd, "ELEMENT", element), "ELEMENT", element)),
-                HasSubstr(fmt::format("an accumulating store adds f32, f16, bf16, i32, u32 or i64 elements atomically, "
-                                      "not {}", element)));
+  for (const auto& [attribute, spelling] : {std::pair{"{accumulate}", "+="}, {"{accumulate = \"max\"}", "max="},
+                                            {"{accumulate = \"min\"}", "min="}}) {
+    const std::string text = replace_once(kAdd, "{accumulate}", attribute);
+    for (const char* element : {"f32", "f16", "bf16", "i32", "u32", "i64"})
+      EXPECT_EQ(verify_text(replace_once(replace_once(text, "ELEMENT", element), "ELEMENT", element)), "") << element;
+    for (const char* element : {"i8", "u8", "i16", "u16", "f8e4m3"})
+      EXPECT_THAT(verify_text(replace_once(replace_once(text, "ELEMENT", element), "ELEMENT", element)),
+                  HasSubstr(fmt::format("a combining store ({}) works on f32, f16, bf16, i32, u32 or i64 elements "
+                                        "atomically, not {}", spelling, element)));
+  }
 }
 
 TEST(Verifier, AssertsMustSitInTheKernelBody) {
