@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <stdexcept>
+
 namespace tilec::cuda {
 namespace {
 
@@ -68,11 +70,54 @@ std::string combining_expression(OpKind kind, bool floating, std::string_view ac
   return fmt::format(fmt::runtime(pattern), fmt::arg("a", acc), fmt::arg("b", next), fmt::arg("int", "i64"));
 }
 
-std::string atomic_add_statement(ScalarKind element, std::string_view address, std::string_view value) {
-  if (element == ScalarKind::i64)
+std::string atomic_combine_statement(StoreCombine combine, ScalarKind element, std::string_view address,
+                                     std::string_view value) {
+  if (combine == StoreCombine::add && element == ScalarKind::i64)
     return fmt::format("atomicAdd(reinterpret_cast<unsigned long long*>({}), static_cast<unsigned long long>({}));",
                        address, value);
-  return fmt::format("atomicAdd({}, {});", address, value);
+  if (combine == StoreCombine::add) return fmt::format("atomicAdd({}, {});", address, value);
+  if (combine != StoreCombine::max && combine != StoreCombine::min)
+    throw std::logic_error("atomic_combine_statement: a store that overwrites combines nothing");
+  const bool max = combine == StoreCombine::max;
+  if (is_float(element)) return fmt::format("tilec_atomic_{}({}, {});", max ? "max" : "min", address, value);
+  const char* function = max ? "atomicMax" : "atomicMin";
+  if (element == ScalarKind::i64)
+    return fmt::format("{}(reinterpret_cast<long long*>({}), static_cast<long long>({}));", function, address, value);
+  return fmt::format("{}({}, {});", function, address, value);
+}
+
+std::string_view atomic_extremum_prelude() {
+  return R"(
+// Atomic max and min of a floating-point element (`store T[i] max= tile`, `min=`; CUDA's atomicMax
+// and atomicMin take integers only): a compare-and-swap loop on the element's bits, combining in f32
+// with max_f32 / min_f32 as the elementwise max and min do (a NaN operand is ignored). The first
+// compare expects the identity (-inf for max, +inf for min) instead of reading the element, so
+// every access to it is atomic; it already holds the result when combining changes nothing.
+template <typename T> struct TilecAtomicWord { using type = unsigned short; };  // __half, __nv_bfloat16
+template <> struct TilecAtomicWord<float> { using type = unsigned int; };
+template <typename T>
+__device__ inline void tilec_atomic_extremum(T* address, T value, bool max) {
+  using Word = typename TilecAtomicWord<T>::type;
+  static_assert(sizeof(T) == sizeof(Word), "f32, f16 or bf16 elements");
+  Word* word = reinterpret_cast<Word*>(address);
+  const T identity = from_f32<T>(max ? -INFINITY : INFINITY);
+  Word seen;
+  memcpy(&seen, &identity, sizeof seen);
+  for (;;) {
+    T before;
+    memcpy(&before, &seen, sizeof before);
+    const T after = from_f32<T>(max ? max_f32(to_f32(before), to_f32(value)) : min_f32(to_f32(before), to_f32(value)));
+    Word wanted;
+    memcpy(&wanted, &after, sizeof wanted);
+    if (wanted == seen) return;
+    const Word found = atomicCAS(word, seen, wanted);
+    if (found == seen) return;
+    seen = found;
+  }
+}
+template <typename T> __device__ inline void tilec_atomic_max(T* address, T value) { tilec_atomic_extremum(address, value, true); }
+template <typename T> __device__ inline void tilec_atomic_min(T* address, T value) { tilec_atomic_extremum(address, value, false); }
+)";
 }
 
 }  // namespace tilec::cuda

@@ -50,10 +50,17 @@ std::span<const ElementSpelling> element_spellings();
 // here; std::logic_error for any other op.
 std::string combining_expression(OpKind kind, bool floating, std::string_view acc, std::string_view next);
 
-// The statement an accumulating store (`store T[i] += tile`) writes for one element: `value`,
-// of the tensor's element type `element`, added atomically at `address` (a T*) by CUDA's
-// atomicAdd, whose 64-bit integer form is unsigned (the same bits: a wrapping add). Every CUDA
-// form of the store (shared-memory loop, register tiles, tensor-core epilogue) spells it here.
-std::string atomic_add_statement(ScalarKind element, std::string_view address, std::string_view value);
+// The statement a combining store (`store T[i] += tile`, `max=`, `min=`) writes for one element:
+// `value`, of the tensor's element type `element`, combined atomically into `address` (a T*).
+// Adds are CUDA's atomicAdd (its 64-bit integer form unsigned: the same bits, a wrapping add);
+// integer maxima and minima are atomicMax / atomicMin (i64 as long long); float ones the
+// prelude's tilec_atomic_max / tilec_atomic_min (atomic_extremum_prelude). Every CUDA form of
+// the store (shared-memory loop, register tiles, tensor-core epilogue) spells it here.
+std::string atomic_combine_statement(StoreCombine combine, ScalarKind element, std::string_view address,
+                                     std::string_view value);
+
+// The helpers float maxima and minima need (tilec_atomic_max, tilec_atomic_min: a
+// compare-and-swap loop), for a file with a kernel that has one (ParamPlan::float_extrema).
+std::string_view atomic_extremum_prelude();
 
 }  // namespace tilec::cuda

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "backend/cuda/cuda_prelude.h"
+#include "backend/cuda/element_spellings.h"
 #include "backend/cuda/emit_harness.h"
 #include "backend/cuda/emit_kernel_body.h"
 #include "backend/cuda/emit_register_kernel.h"
@@ -244,6 +245,10 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   if (std::any_of(plans.begin(), plans.end(), cuda::queries_sm_count)) out += kSmCountHelpers;
   if (any_tensor_core(plans)) out += cuda::tensor_core_prelude(needs);
   if (any_registers) out += cuda::register_tile_prelude();
+  if (std::any_of(plans.begin(), plans.end(), [](const KernelPlan& plan) {
+        return std::any_of(plan.params.begin(), plan.params.end(), [](const cuda::ParamPlan& p) { return p.float_extrema; });
+      }))
+    out += cuda::atomic_extremum_prelude();
   if (any_shared)
     out += fmt::format("\n// Threads per CTA of every kernel in this file.\nconstexpr int kBlockThreads = {};\n\n",
                        kBlockThreads);

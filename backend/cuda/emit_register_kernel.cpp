@@ -417,7 +417,7 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   if (stored_and_loaded_.count(tensor))
     writer_.line(fmt::format("__syncthreads();  // {} is stored and loaded here: the block's earlier accesses are done",
                              plan_.expression(tensor)));
-  const bool adds = accumulates(op);  // one atomicAdd per element: no vectors, no staged column
+  const bool adds = accumulates(op);  // one atomic per element (+=, max=, min=): no vectors, no staged column
   if (store && !adds && emit_column_store(op)) return;
   const Value* tile = moved_tile(op);
   std::vector<int64_t> shape = tile->type().shape();
@@ -499,8 +499,8 @@ void RegisterEmitter::emit_memory(const Operation& op) {
     const std::string k = names_.unique("lane");
     const std::string at = fmt::format("{} + {}", column_, k);
     const std::string address = fmt::format("&{}[{} * {} + {}]", base, row_, pitch.empty() ? columns : grouped(pitch), at);
-    const std::string add = atomic_add_statement(tile->type().element(), address,
-                                                 fmt::format("{}[{} + {}]", plan_.expression(tile), first, k));
+    const std::string add = atomic_combine_statement(store_combine(op), tile->type().element(), address,
+                                                     fmt::format("{}[{} + {}]", plan_.expression(tile), first, k));
     const std::string inside_tensor =
         fmt::format("0 <= {0} && {0} < {1} && 0 <= {2} && {2} < {3}", row_, rows, at, grouped(columns));
     std::string body = fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) if ({2}) {3}", k, width, inside_tensor, add);

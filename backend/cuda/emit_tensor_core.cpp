@@ -192,7 +192,7 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   MatrixAccess access;
   access.base = plan_.expression(tensor);
   access.elements = op.has_attr("elements");
-  access.adds = accumulates(op);
+  access.combine = store_combine(op);
   const size_t rank = extents.size();
   const size_t row_dim = row_dimension(op, rank);  // rank - 2 but through a box with middle dimensions
   // The row and column coordinates (the last two; a vector's one), checked against 0 where they

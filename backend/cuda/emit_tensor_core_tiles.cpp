@@ -280,9 +280,10 @@ void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess
   writer_.line(fmt::format("if ({}{}{}{}index0 < {} && index1 < {}) {}", owner.empty() ? "" : owner + " && ",
                            access.inside, access.row_may_be_negative ? "0 <= index0 && " : "",
                            access.column_may_be_negative ? "0 <= index1 && " : "", access.rows, access.columns,
-                           access.adds ? atomic_add_statement(value->type().element(), "&" + target,
-                                                              element(value, named))
-                                       : fmt::format("{} = {};", target, element(value, named))));
+                           access.combine != StoreCombine::none
+                               ? atomic_combine_statement(access.combine, value->type().element(), "&" + target,
+                                                          element(value, named))
+                               : fmt::format("{} = {};", target, element(value, named))));
 }
 
 }  // namespace tilec::cuda::tensor_core

@@ -158,7 +158,10 @@ class Planner {
       for (ParamPlan& param : plan_.params)
         if (param.value == access->tensor) {
           param.written = true;
-          param.added = param.added || accumulates(op);
+          const StoreCombine combine = store_combine(op);
+          param.added = param.added || combine == StoreCombine::add;
+          param.float_extrema = param.float_extrema || ((combine == StoreCombine::max || combine == StoreCombine::min) &&
+                                                        is_float(access->tensor->type().element()));
         }
     });
   }

@@ -26,6 +26,8 @@ struct ParamPlan {
   std::string name;      // C++ parameter name
   bool written = false;  // a tensor some `store` writes (so not a pointer to const)
   bool added = false;    // a tensor some `store ... +=` adds to (atomically, in any CTA order)
+  bool float_extrema = false;  // a float tensor some `store ... max=` or `min=` combines into
+                               // (tilec_atomic_max / _min, a compare-and-swap loop)
 };
 
 struct BufferPlan {

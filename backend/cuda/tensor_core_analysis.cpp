@@ -866,7 +866,10 @@ bool Analysis::hold_store(const Operation& op) {
   }
   if (accumulates(op)) {  // TMA's reducing store (cp.reduce.async.bulk) is not written yet
     plan.tma = false;
-    plan.direct_because = "it adds (+=): each thread adds the elements it holds, atomically";
+    plan.direct_because = store_combine(op) == StoreCombine::add
+                              ? "it adds (+=): each thread adds the elements it holds, atomically"
+                              : fmt::format("it combines ({}): each thread combines the elements it holds, atomically",
+                                            store_combine_spelling(store_combine(op)));
   }
   tc_.store_plans[&op] = plan;
   tc_.store_ops.push_back(&op);

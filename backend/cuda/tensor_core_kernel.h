@@ -118,7 +118,8 @@ class TensorCoreKernel {
     std::string rows, columns;  // the matrix's extents
     std::string pitch;          // elements from one row to the next: columns, or middles · columns
     bool elements = false;      // `load T at [r, c]` / `store T at [r, c]`
-    bool adds = false;          // `store T[i, j] += tile`: each element added atomically
+    // `store T[i, j] += tile` (max=, min=): each element combined atomically; none overwrites.
+    StoreCombine combine = StoreCombine::none;
     // Whether the row (column) coordinate may be negative (never_negative, emit_tensor_core.cpp):
     // the elements there are outside the tensor, read as zeros and not written.
     bool row_may_be_negative = false, column_may_be_negative = false;

@@ -89,6 +89,27 @@ TEST(EmulateRuntime, AddingStoresInATensorCoreEpilogueMatchTheInterpreter) {
     expect_tensor_core_kernel_matches("accumulate_epilogue", "M=200,N=136,K=200", {"C", "S"}, tiles);
 }
 
+// Maxima and minima combined across CTAs (`store T[i] max= tile`, `min=`; issue 18: "atomics other
+// than add", an FP8 amax): plain kernels whose CTAs take a per-tensor amax into one element, column
+// maxima into a bf16 row and minima into an i32 one, row minima into an f16 column, and whole
+// tiles into u32 (unsigned: the values pass 2^31) and i64 (at element coordinates)
+// (tests/emulate/kernels/extrema.tile), in both plain forms: float ones through the prelude's
+// compare-and-swap loop, integer ones through atomicMax / atomicMin. Exact: maxima and minima do
+// not depend on the order. The interpreter's are checked against values worked out by hand in
+// InterpreterOps.TilesTakingMaximaAndMinimaAgreeInAnyOrder.
+TEST(EmulateRuntime, MaximaAndMinimaAcrossCtasMatchTheInterpreter) {
+  expect_plain_kernel_matches("extrema", {"A", "H", "I", "N", "U", "L"});
+}
+
+// The same in a tensor-core epilogue: each row's amax over the column tiles into an f32 column,
+// its minimum into a bf16 one, and the larger of two K halves' partial products into i32
+// (tests/emulate/tensor_core/extrema_epilogue.tile), element by element from registers, on both
+// targets, ragged, with 128 x 128 and 64 x 64 tiles.
+TEST(EmulateRuntime, MaximaAndMinimaInATensorCoreEpilogueMatchTheInterpreter) {
+  for (const char* tiles : {"", " -D BM=64 -D BN=64"})
+    expect_tensor_core_kernel_matches("extrema_epilogue", "M=200,N=136,K=200", {"C", "AMAX", "LO", "P"}, tiles);
+}
+
 // The transpose of a register tile as an mma's A (issue 18's list: "transpose of a computed tile as
 // an mma operand"; dQ needed a kernel of its own): Pᵀ computed per key block, transpose(Pᵀ) the A of
 // P·K (tests/emulate/tensor_core/transposed_register_a.tile), staged as held and read MN-major, on

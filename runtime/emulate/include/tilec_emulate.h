@@ -195,6 +195,28 @@ inline T atomicAdd(T* address, std::type_identity_t<T> value) {
   }
 }
 
+// atomicCAS (the compare-and-swap a float max= or min= loops on, tilec_atomic_extremum) and
+// atomicMax / atomicMin (integer max= and min=), atomic across worker threads as atomicAdd is.
+template <typename T>
+inline T atomicCAS(T* address, std::type_identity_t<T> compare, std::type_identity_t<T> value) {
+  static_assert(std::is_unsigned_v<T> && (sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8),
+                "atomicCAS of unsigned short, unsigned int or unsigned long long");
+  std::atomic_ref<T>(*address).compare_exchange_strong(compare, value);
+  return compare;  // the value found: `compare` itself when the swap happened
+}
+template <typename T>
+inline T tilec_atomic_extreme_integer(T* address, T value, bool max) {
+  static_assert(std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8), "atomicMax/atomicMin of 4 or 8 bytes");
+  std::atomic_ref<T> element(*address);
+  T seen = element.load();
+  while ((max ? seen < value : value < seen) && !element.compare_exchange_weak(seen, value)) {}
+  return seen;
+}
+template <typename T>
+inline T atomicMax(T* address, std::type_identity_t<T> value) { return tilec_atomic_extreme_integer(address, value, true); }
+template <typename T>
+inline T atomicMin(T* address, std::type_identity_t<T> value) { return tilec_atomic_extreme_integer(address, value, false); }
+
 // --- 4. host API ---------------------------------------------------------------------------------
 enum cudaError_t {
   cudaSuccess = 0,
