@@ -185,6 +185,10 @@ const PlantedBug kBugs[] = {
     // split-K's adding store writing its partial instead of adding it: C keeps one split's sum.
     {"sm90_splitk_partial_overwrites", "splitk_gemm", "sm_90a", "M=200,N=136,K=680",
      "atomicAdd(&C[index0 * N + index1], acc_1[i]);", "C[index0 * N + index1] = acc_1[i];", kNumbers},
+    // fp8_quantize's float max= giving up when its compare-and-swap finds another value (the
+    // first one always does: it expects -inf): AMAX keeps what it held.
+    {"sm90_amax_compare_and_swap_gives_up", "fp8_quantize", "sm_90a", "R=77,C=300",
+     "    if (found == seen) return;\n", "    return;\n", kNumbers},
 };
 
 // The text with its only occurrence of `find` replaced, or why not.
