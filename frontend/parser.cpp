@@ -301,6 +301,9 @@ class Parser {
     if (compound_assignment())
       fail(fmt::format("'{}=' is not an assignment: a value is assigned with '=' ({} = {} {} ...); only a store adds "
                        "in place (store T[i] += tile)", peek().text, s->name, s->name, peek().text));
+    if (at(TokenKind::identifier) && (peek().text == "max" || peek().text == "min") && peek(1).kind == TokenKind::equal)
+      fail(fmt::format("'{0}=' is not an assignment: a value is assigned with '=' ({1} = {0}({1}, ...)); only a store "
+                       "combines in place (store T[i] {0}= tile)", peek().text, s->name));
     expect(TokenKind::equal, "after a name (assignment)");
     s->value = expr();
     expect_semicolon("after a statement");
@@ -332,7 +335,10 @@ class Parser {
       if (peek(1).location != Location{peek().location.line, peek().location.column + 3})
         fail(fmt::format("write '{}=' without a space between '{}' and '='", peek().text, peek().text));
       s->combine = std::string(next().text) + "=";
-    } else if (compound_assignment()) {
+    } else if (compound_assignment() ||
+               (at(TokenKind::identifier) && peek(1).kind == TokenKind::equal &&
+                peek(1).location == Location{peek().location.line,
+                                             peek().location.column + static_cast<uint32_t>(peek().text.size())})) {
       fail(fmt::format("a store writes with '=', or combines atomically with '+=', 'max=' or 'min='; there is no "
                        "'{}=': {}", peek().text,
                        peek().kind == TokenKind::minus ? "add the negated term, store T[...] += -(...)"

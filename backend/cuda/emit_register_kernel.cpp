@@ -19,11 +19,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/element_spellings.h"
 #include "backend/cuda/emit_kernel_body.h"
+#include "ir/fold.h"
 
 namespace tilec::cuda {
 
@@ -55,13 +57,39 @@ class RegisterEmitter {
     warps_ = layout_.threads / 32;
     // Tensors the kernel both stores and loads: their threads may hold different elements of
     // the two tiles (the layouts follow the shapes), so every access waits for the earlier ones.
-    std::set<const Value*> loaded, stored;
+    // Tensors two store ops may write one element of from different threads (`store Y[0] max=
+    // x;` then `store Y at [7] min= ...`): each store waits for the earlier ones, so the element
+    // is written in program order.
+    std::set<const Value*> loaded;
+    std::map<const Value*, std::vector<const Operation*>> stores;
     walk(plan_.kernel->region(), [&](const Operation& op) {
-      if (op.kind() == OpKind::store) stored.insert(op.operand(0));
+      if (op.kind() == OpKind::store) stores[op.operand(0)].push_back(&op);
       if (op.kind() == OpKind::load || op.kind() == OpKind::tma_load) loaded.insert(op.operand(0));
     });
-    for (const Value* tensor : stored)
+    for (const auto& [tensor, ops] : stores) {
       if (loaded.count(tensor)) stored_and_loaded_.insert(tensor);
+      for (size_t i = 0; i < ops.size(); ++i)
+        for (size_t j = i + 1; j < ops.size(); ++j)
+          if (!stores_in_thread_order(*ops[i], *ops[j])) stored_twice_.insert(tensor);
+    }
+  }
+
+  // Whether two stores of one tensor need no barrier between them: tiles of one shape at tile
+  // coordinates (so a thread holds the same element of each), either the same coordinates (each
+  // element written by one thread, in program order) or coordinates that differ only in one
+  // dimension, by two different constants (no element in common: rope's two halves of a row).
+  static bool stores_in_thread_order(const Operation& a, const Operation& b) {
+    if (a.has_attr("elements") || b.has_attr("elements") || a.has_attr("box") || b.has_attr("box") ||
+        a.num_operands() != b.num_operands() || a.operands().back()->type() != b.operands().back()->type())
+      return false;
+    int differing = 0;
+    for (size_t i = 1; i + 1 < a.num_operands(); ++i) {
+      if (a.operand(i) == b.operand(i)) continue;
+      const std::optional<int64_t> x = constant_integer(a.operand(i)), y = constant_integer(b.operand(i));
+      if (!x || !y) return false;
+      if (*x != *y) ++differing;
+    }
+    return differing <= 1;
   }
 
   int64_t emit_kernel();
@@ -117,6 +145,7 @@ class RegisterEmitter {
   const KernelPlan& plan_;
   const RegisterLayout& layout_;
   std::set<const Value*> stored_and_loaded_;
+  std::set<const Value*> stored_twice_;  // by two store ops that may share an element (stores_in_thread_order)
   std::string& out_;
   NameTable names_;
   std::string body_;  // the kernel's statements, written before its head (which needs their shared memory)
@@ -416,6 +445,9 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   const Value* tensor = op.operand(0);
   if (stored_and_loaded_.count(tensor))
     writer_.line(fmt::format("__syncthreads();  // {} is stored and loaded here: the block's earlier accesses are done",
+                             plan_.expression(tensor)));
+  else if (store && stored_twice_.count(tensor))
+    writer_.line(fmt::format("__syncthreads();  // {} is written by several stores: the block's earlier ones are done",
                              plan_.expression(tensor)));
   const bool adds = accumulates(op);  // one atomic per element (+=, max=, min=): no vectors, no staged column
   if (store && !adds && emit_column_store(op)) return;

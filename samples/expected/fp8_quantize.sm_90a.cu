@@ -285,7 +285,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // and atomicMin take integers only): a compare-and-swap loop on the element's bits, combining in f32
 // with max_f32 / min_f32 as the elementwise max and min do (a NaN operand is ignored). The first
 // compare expects the identity (-inf for max, +inf for min) instead of reading the element, so
-// every access to it is atomic; it already holds the result when combining changes nothing.
+// every access to it is atomic; it always swaps (an element holding NaN becomes the value, even
+// the identity), and once the element is read, a result equal to it needs no swap.
 template <typename T> struct TilecAtomicWord { using type = unsigned short; };  // __half, __nv_bfloat16
 template <> struct TilecAtomicWord<float> { using type = unsigned int; };
 template <typename T>
@@ -296,13 +297,13 @@ __device__ inline void tilec_atomic_extremum(T* address, T value, bool max) {
   const T identity = from_f32<T>(max ? -INFINITY : INFINITY);
   Word seen;
   memcpy(&seen, &identity, sizeof seen);
-  for (;;) {
+  for (bool guessed = true;; guessed = false) {
     T before;
     memcpy(&before, &seen, sizeof before);
     const T after = from_f32<T>(max ? max_f32(to_f32(before), to_f32(value)) : min_f32(to_f32(before), to_f32(value)));
     Word wanted;
     memcpy(&wanted, &after, sizeof wanted);
-    if (wanted == seen) return;
+    if (!guessed && wanted == seen) return;
     const Word found = atomicCAS(word, seen, wanted);
     if (found == seen) return;
     seen = found;

@@ -92,13 +92,23 @@ TEST(EmulateRuntime, AddingStoresInATensorCoreEpilogueMatchTheInterpreter) {
 // Maxima and minima combined across CTAs (`store T[i] max= tile`, `min=`; issue 18: "atomics other
 // than add", an FP8 amax): plain kernels whose CTAs take a per-tensor amax into one element, column
 // maxima into a bf16 row and minima into an i32 one, row minima into an f16 column, and whole
-// tiles into u32 (unsigned: the values pass 2^31) and i64 (at element coordinates)
-// (tests/emulate/kernels/extrema.tile), in both plain forms: float ones through the prelude's
-// compare-and-swap loop, integer ones through atomicMax / atomicMin. Exact: maxima and minima do
-// not depend on the order. The interpreter's are checked against values worked out by hand in
-// InterpreterOps.TilesTakingMaximaAndMinimaAgreeInAnyOrder.
+// tiles into u32 (unsigned: the values pass 2^31) and i64 (at element coordinates), and the
+// infinities into elements holding NaN (the compare-and-swap loop's first guess is the identity:
+// it returned without a swap) (tests/emulate/kernels/extrema.tile), in both plain forms: float
+// ones through the prelude's compare-and-swap loop, integer ones through atomicMax / atomicMin.
+// Exact: maxima and minima do not depend on the order. The interpreter's are checked against
+// values worked out by hand in InterpreterOps.TilesTakingMaximaAndMinimaAgreeInAnyOrder.
 TEST(EmulateRuntime, MaximaAndMinimaAcrossCtasMatchTheInterpreter) {
-  expect_plain_kernel_matches("extrema", {"A", "H", "I", "N", "U", "L"});
+  expect_plain_kernel_matches("extrema", {"A", "H", "I", "N", "U", "L", "Z", "B"});
+}
+
+// Two stores of one tensor whose tiles differ (a <2048> max= of a row, then a one-element min=
+// into its last element, which another thread of the register form holds): each waits for the
+// block's earlier stores, so the element is written in program order (it was a race between
+// threads 255 and 0 in the register form). Tiles of one shape at the same coordinates, or at
+// coordinates two constants apart (rope's two halves), keep no barrier.
+TEST(EmulateRuntime, StoresOfOneTensorFromDifferentThreadsKeepProgramOrder) {
+  expect_plain_kernel_matches("store_order", {"Y", "H"});
 }
 
 // The same in a tensor-core epilogue: each row's amax over the column tiles into an f32 column,
