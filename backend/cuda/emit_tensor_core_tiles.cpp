@@ -72,21 +72,24 @@ void TensorCoreKernel::emit_item(const Operation& op) {
 // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
 // across the threads holding the other columns of its rows. f32, or i32 (argmax's index
 // minimum, an integer accumulator's row sum: a sum wraps, as the interpreter's).
+std::pair<const char*, std::string> TensorCoreKernel::reduction_step(OpKind kind, ScalarKind element) {
+  const bool floating = element == ScalarKind::f32;
+  const char* identity = kind == OpKind::reduce_max   ? (floating ? "-INFINITY" : "INT32_MIN")
+                         : kind == OpKind::reduce_min ? (floating ? "INFINITY" : "INT32_MAX")
+                                                      : (floating ? "0.0f" : "0");
+  return {identity, floating ? combining_expression(kind, true, "{0}", "{1}")
+                             : fmt::format("static_cast<int32_t>({})", combining_expression(kind, false, "{0}", "{1}"))};
+}
+
 void TensorCoreKernel::emit_reduction(const Operation& op) {
+  if (tc_.folded_reductions.count(&op)) return;  // along axis 0, into its stores (emit_folded_store)
   const Fragment& result = *tc_.fragment(op.result());
   const Fragment& input = *tc_.fragment(op.operand(0));
-  OpKind kind = op.kind();
-  const bool floating = result.element == ScalarKind::f32;
-  const std::string combine = floating ? combining_expression(kind, true, "{0}", "{1}")
-                                       : fmt::format("static_cast<int32_t>({})",
-                                                     combining_expression(kind, false, "{0}", "{1}"));
+  const auto [identity, combine] = reduction_step(op.kind(), result.element);
   comment(op);
   declare_fragment(result);
   CodeWriter::Block scope = writer_.block("{");
   writer_.line("#pragma unroll");
-  const char* identity = kind == OpKind::reduce_max   ? (floating ? "-INFINITY" : "INT32_MIN")
-                         : kind == OpKind::reduce_min ? (floating ? "INFINITY" : "INT32_MAX")
-                                                      : (floating ? "0.0f" : "0");
   writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", tc_.layout.count(1), result.name, identity));
   std::string slot = fmt::format("{}[{}]", result.name, tc_.layout.row_slot("i"));
   writer_.line("#pragma unroll");
@@ -193,6 +196,10 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
 
 void TensorCoreKernel::emit_store(const Operation& op) {
   const StorePlan& plan = tc_.store_plans.at(&op);
+  if (plan.folded) {
+    emit_folded_store(op, plan);
+    return;
+  }
   if (plan.tma) {
     emit_tma_store(op, plan);
     return;
@@ -274,16 +281,42 @@ void TensorCoreKernel::emit_staging_element(const Value* value, ScalarKind kind,
 void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
                                           const std::string& column_base, const ElementContext& context,
                                           const std::string& owner) {
-  writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
   const ElementContext named = hoist_repeated_elements(value, context);
+  emit_stored_expression(element(value, named), value->type().element(), access, row_base, column_base, owner);
+}
+
+void TensorCoreKernel::emit_stored_expression(const std::string& stored, ScalarKind element, const MatrixAccess& access,
+                                              const std::string& row_base, const std::string& column_base,
+                                              const std::string& owner) {
+  writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
   const std::string target = fmt::format("{}[index0 * {} + index1]", access.base, access.pitch);
   writer_.line(fmt::format("if ({}{}{}{}index0 < {} && index1 < {}) {}", owner.empty() ? "" : owner + " && ",
                            access.inside, access.row_may_be_negative ? "0 <= index0 && " : "",
                            access.column_may_be_negative ? "0 <= index1 && " : "", access.rows, access.columns,
                            access.combine != StoreCombine::none
-                               ? atomic_combine_statement(access.combine, value->type().element(), "&" + target,
-                                                          element(value, named))
-                               : fmt::format("{} = {};", target, element(value, named))));
+                               ? atomic_combine_statement(access.combine, element, "&" + target, stored)
+                               : fmt::format("{} = {};", target, stored)));
+}
+
+// A store of a held column's axis-0 reduction (StorePlan::folded): each thread combines the rows
+// it holds, and the threads that own them (one per row) combine their partials into the element
+// atomically, the store's own way (the analysis matched it to the reduction's).
+void TensorCoreKernel::emit_folded_store(const Operation& op, const StorePlan& plan) {
+  const Operation& reduction = *plan.folded;
+  const Fragment& column = *tc_.fragment(reduction.operand(0));
+  const MatrixAccess access = matrix_access(op, 1);
+  const auto [identity, combine] = reduction_step(reduction.kind(), column.element);
+  comment(reduction);
+  comment(op);
+  CodeWriter::Block scope = writer_.block("{");
+  writer_.line(FragmentLayout::position_variables());
+  writer_.line(fmt::format("{} folded = {};", element_type(column.element), identity));
+  writer_.line("#pragma unroll");
+  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) folded = {};", tc_.layout.count(1),
+                           fmt::format(fmt::runtime(combine), "folded", column.name + "[i]")));
+  writer_.line("const int row = 0, column = 0;");
+  emit_stored_expression("folded", column.element, access, access.row_origin(1), access.column_origin(1),
+                         tc_.layout.column_owner(column.rows));
 }
 
 }  // namespace tilec::cuda::tensor_core

@@ -321,11 +321,17 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     }
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: {
       const Type& input = op.operand(0)->type();
-      if (!producer && op.int_attr("axis", -1) == 0)
-        return unsupported(op, fmt::format("a '{}' along axis 0 (a column's, or of a whole tile): compute agents reduce "
-                                           "2-D f32 and i32 tiles along axis 1, per row; store the per-row results (a <BM, 1> "
+      // Along axis 0 only a column, and only into combining stores (hold_op: folded_reduction).
+      if (!producer && op.int_attr("axis", -1) == 0 &&
+          (input.rank() != 2 || input.shape()[1] != 1 ||
+           (input.element() != ScalarKind::f32 && input.element() != ScalarKind::i32)))
+        return unsupported(op, fmt::format("a '{}' along axis 0 of a {} (a column's sums or extremes): compute "
+                                           "agents reduce 2-D f32 and i32 tiles along axis 1, per row, and a column "
+                                           "along axis 0 into a store that combines the same way (a whole tile's "
+                                           "maximum: store T[0, 0] max= max(x)); store the per-row results (a <BM, 1> "
                                            "column) and reduce them in a kernel of its own",
-                                           op.name()));
+                                           op.name(), input.to_string()));
+      if (!producer && op.int_attr("axis", -1) == 0) return true;
       if (producer || op.int_attr("axis", -1) != 1 || input.rank() != 2 ||
           (input.element() != ScalarKind::f32 && input.element() != ScalarKind::i32))
         return unsupported(op, fmt::format("this '{}' of a {} tile (compute agents reduce 2-D f32 and i32 tiles along "
@@ -609,6 +615,7 @@ bool Analysis::hold_op(const Operation& op) {
       return true;
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum:
       if (!tc_.fragment(op.operand(0))) return unsupported(op, "a reduction of a tile that is not a register tile");
+      if (op.int_attr("axis", -1) == 0) return folded_reduction(op);
       return new_fragment(op, op.result());
     case OpKind::item:  // every thread computes the element itself
       if (!tc_.lazy.count(op.operand(0)) && !tc_.lazy_reads.count(op.operand(0)))
@@ -779,8 +786,45 @@ static std::string describe(const Value* value) {
 
 // A stored value is computed element by element from register tiles, TMEM accumulators of its
 // shape, loads and scalars.
+// A column's reduction along axis 0 (check_op took only those) has no registers of its own: every
+// reader must be a store that combines the same way (max=, min=, +=), which folds it in
+// (emit_folded_store): each thread combines the rows it holds, and the threads atomically.
+bool Analysis::folded_reduction(const Operation& op) {
+  const StoreCombine combine = op.kind() == OpKind::reduce_max   ? StoreCombine::max
+                               : op.kind() == OpKind::reduce_min ? StoreCombine::min
+                                                                 : StoreCombine::add;
+  const auto& users = users_[op.result()];
+  if (users.empty() || !std::all_of(users.begin(), users.end(), [&](const Operation* user) {
+        return user->kind() == OpKind::store && user->operands().back() == op.result() &&
+               store_combine(*user) == combine;
+      }))
+    return unsupported(op, fmt::format("a '{0}' along axis 0 (a column's, or of a whole tile) read other than by a "
+                                       "store that combines the same way: the threads hold a column's rows apart; "
+                                       "write it into a tensor, store T[0, 0] {1} {2}(...) (each thread combines its "
+                                       "rows, atomically), or store the per-row results (a <BM, 1> column) and "
+                                       "reduce them in a kernel of its own",
+                                       op.name(), store_combine_spelling(combine),
+                                       combine == StoreCombine::add ? "sum" : combine == StoreCombine::max ? "max" : "min"));
+  tc_.folded_reductions.insert(&op);
+  return true;
+}
+
 bool Analysis::hold_store(const Operation& op) {
   const Value* value = op.operands().back();
+  if (const Operation* def = value->defining_op(); def && tc_.folded_reductions.count(def)) {
+    StorePlan plan;
+    plan.tensor = op.operand(0);
+    plan.folded = def;
+    const size_t rank = plan.tensor->type().rank();
+    if (rank < 2) return unsupported(op, "a folded reduction stored into a vector (give a [1, 1] tensor)");
+    if (std::string box = box_problem(op, {1, 1}, rank); !box.empty()) return unsupported(op, box);
+    plan.row_dimension = row_dimension(op, rank);
+    plan.direct_because = fmt::format("it combines ({}) a column's reduction: each thread its rows, atomically",
+                                      store_combine_spelling(store_combine(op)));
+    tc_.store_plans[&op] = plan;
+    tc_.store_ops.push_back(&op);
+    return true;
+  }
   const bool column = column_box(op, op.operand(0)->type().rank());  // a column into a vector's elements
   if (!value->type().is_tile() || value->type().rank() != 2 || (op.operand(0)->type().rank() < 2 && !column))
     return unsupported(op, "a store that is not a 2-D tile into a matrix or a batch of them (a tensor of rank 2 or "

@@ -122,6 +122,7 @@ class Analysis {
   bool hold_loop(const Operation& loop);
   bool hold_mma(const Operation& op);
   bool hold_store(const Operation& op);
+  bool folded_reduction(const Operation& op);
   bool check_stage_buffers();
   // An mma's B is a stage buffer TMA fills: one computed in registers is refused before the
   // compute agent's tiles are laid out (whose errors, about the computed tile's rows, named

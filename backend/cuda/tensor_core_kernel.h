@@ -184,6 +184,10 @@ class TensorCoreKernel {
   // reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
   // across the threads holding the other columns of its rows.
   void emit_reduction(const Operation& op);
+  // A reduce_max / reduce_min / reduce_sum's identity and its step ("{0}" the running value,
+  // "{1}" the next), for f32 or i32 elements.
+  static std::pair<const char*, std::string> reduction_step(OpKind kind, ScalarKind element);
+  void emit_folded_store(const Operation& op, const StorePlan& plan);
 
   // The W-byte swizzle (W = `swizzle_bytes`: 128, 64 or 32) puts 16-byte chunk c of row `row` of
   // a tile at chunk c ^ swizzle_row_bits(row): the row start's address bits 7.. (row·W/128),
@@ -266,9 +270,14 @@ class TensorCoreKernel {
   void emit_staging_element(const Value* value, ScalarKind kind, const std::string& box_column,
                             const ElementContext& context);
 
-  // `owner`: FragmentLayout::owner of the stored tile, the threads that write ("" for all).
+  // The stored value's element at (row, column), written (or combined) into the tensor where it
+  // lies inside. `owner`: FragmentLayout::owner of the stored tile, the threads that write ("" for
+  // all). emit_stored_expression: the same for an expression already spelled (`stored`, of type
+  // `element`).
   void emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
                           const std::string& column_base, const ElementContext& context, const std::string& owner);
+  void emit_stored_expression(const std::string& stored, ScalarKind element, const MatrixAccess& access,
+                              const std::string& row_base, const std::string& column_base, const std::string& owner);
 
   void emit_yield(const Region& region, const std::vector<const Value*>& targets);
 

@@ -746,7 +746,8 @@ void expect_every_deletion_compiled_or_rejected(const std::string& sample) {
 
 // item() in a tensor-core kernel reads loaded elements (samples/moe_grouped_gemm.tile,
 // tests/emulate/tensor_core/device_scalars.tile); a whole-tile sum of the accumulator would be a
-// reduction along axis 0, which is refused at its location with what to write instead.
+// reduction along axis 0, which only a store combining the same way takes (+=): refused at its
+// location with what to write instead.
 TEST(TensorCore, ItemOfAWholeTileSumIsRefusedWithWhatToWriteInstead) {
   std::string source = replace_once(read_file(source_dir() / "samples" / "gemm.tile"), "  store C[m, n] = acc;",
                                     "  store C[m, n] = acc * item(sum(acc));");
@@ -757,8 +758,9 @@ TEST(TensorCore, ItemOfAWholeTileSumIsRefusedWithWhatToWriteInstead) {
     CommandResult refused =
         run_command(tilec_binary() + " compile " + path.string() + " --target " + target + " -o /dev/null");
     EXPECT_EQ(refused.status, 1);
-    EXPECT_NE(refused.err.find("does not support a 'reduce_sum' along axis 0 (a column's, or of a whole tile): compute "
-                               "agents reduce 2-D f32 and i32 tiles along axis 1, per row; store the per-row results"),
+    EXPECT_NE(refused.err.find("does not support a 'reduce_sum' along axis 0 (a column's, or of a whole tile) read "
+                               "other than by a store that combines the same way: the threads hold a column's rows "
+                               "apart; write it into a tensor, store T[0, 0] += sum(...)"),
               std::string::npos)
         << refused.err;
   }

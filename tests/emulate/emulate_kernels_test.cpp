@@ -113,11 +113,14 @@ TEST(EmulateRuntime, StoresOfOneTensorFromDifferentThreadsKeepProgramOrder) {
 
 // The same in a tensor-core epilogue: each row's amax over the column tiles into an f32 column,
 // its minimum into a bf16 one, and the larger of two K halves' partial products into i32
-// (tests/emulate/tensor_core/extrema_epilogue.tile), element by element from registers, on both
-// targets, ragged, with 128 x 128 and 64 x 64 tiles.
+// (tests/emulate/tensor_core/extrema_epilogue.tile), element by element from registers; and the
+// whole tile's amax, sum and (i32) minimum into one element each, the column of the rows' results
+// reduced along axis 0 inside the combining store (it was refused: "a 'reduce_max' along axis 0");
+// on both targets, ragged, with 128 x 128 and 64 x 64 tiles.
 TEST(EmulateRuntime, MaximaAndMinimaInATensorCoreEpilogueMatchTheInterpreter) {
   for (const char* tiles : {"", " -D BM=64 -D BN=64"})
-    expect_tensor_core_kernel_matches("extrema_epilogue", "M=200,N=136,K=200", {"C", "AMAX", "LO", "P"}, tiles);
+    expect_tensor_core_kernel_matches("extrema_epilogue", "M=200,N=136,K=200",
+                                      {"C", "AMAX", "LO", "P", "TMAX", "TSUM", "TMIN"}, tiles);
 }
 
 // The transpose of a register tile as an mma's A (issue 18's list: "transpose of a computed tile as
