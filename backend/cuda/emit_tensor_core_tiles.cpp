@@ -298,25 +298,35 @@ void TensorCoreKernel::emit_stored_expression(const std::string& stored, ScalarK
                                : fmt::format("{} = {};", target, stored)));
 }
 
-// A store of a held column's axis-0 reduction (StorePlan::folded): each thread combines the rows
-// it holds, and the threads that own them (one per row) combine their partials into the element
-// atomically, the store's own way (the analysis matched it to the reduction's).
+// A store of an axis-0 reduction of a held tile (StorePlan::folded), combined the store's own way
+// (the analysis matched it to the reduction's). A column (a whole tile's second step): each
+// thread combines the rows it holds, and the column's owner threads (one per row) combine their
+// partials into the element. A tile of several columns: each thread combines each element it
+// holds into its column's element.
 void TensorCoreKernel::emit_folded_store(const Operation& op, const StorePlan& plan) {
   const Operation& reduction = *plan.folded;
-  const Fragment& column = *tc_.fragment(reduction.operand(0));
+  const Fragment& input = *tc_.fragment(reduction.operand(0));
   const MatrixAccess access = matrix_access(op, 1);
-  const auto [identity, combine] = reduction_step(reduction.kind(), column.element);
   comment(reduction);
   comment(op);
   CodeWriter::Block scope = writer_.block("{");
   writer_.line(FragmentLayout::position_variables());
-  writer_.line(fmt::format("{} folded = {};", element_type(column.element), identity));
   writer_.line("#pragma unroll");
+  if (input.columns > 1) {
+    CodeWriter::Block loop =
+        writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(input.columns)));
+    writer_.line(fmt::format("const int row = 0, column = {};", tc_.layout.column("i", input.columns)));
+    emit_stored_expression(input.name + "[i]", input.element, access, access.row_origin(1),
+                           access.column_origin(input.columns), tc_.layout.owner(input.rows));
+    return;
+  }
+  const auto [identity, combine] = reduction_step(reduction.kind(), input.element);
+  writer_.line(fmt::format("{} folded = {};", element_type(input.element), identity));
   writer_.line(fmt::format("for (int i = 0; i < {}; ++i) folded = {};", tc_.layout.count(1),
-                           fmt::format(fmt::runtime(combine), "folded", column.name + "[i]")));
+                           fmt::format(fmt::runtime(combine), "folded", input.name + "[i]")));
   writer_.line("const int row = 0, column = 0;");
-  emit_stored_expression("folded", column.element, access, access.row_origin(1), access.column_origin(1),
-                         tc_.layout.column_owner(column.rows));
+  emit_stored_expression("folded", input.element, access, access.row_origin(1), access.column_origin(1),
+                         tc_.layout.column_owner(input.rows));
 }
 
 }  // namespace tilec::cuda::tensor_core

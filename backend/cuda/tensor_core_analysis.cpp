@@ -321,17 +321,10 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     }
     case OpKind::reduce_max: case OpKind::reduce_min: case OpKind::reduce_sum: {
       const Type& input = op.operand(0)->type();
-      // Along axis 0 only a column, and only into combining stores (hold_op: folded_reduction).
-      if (!producer && op.int_attr("axis", -1) == 0 &&
-          (input.rank() != 2 || input.shape()[1] != 1 ||
-           (input.element() != ScalarKind::f32 && input.element() != ScalarKind::i32)))
-        return unsupported(op, fmt::format("a '{}' along axis 0 of a {} (a column's sums or extremes): compute "
-                                           "agents reduce 2-D f32 and i32 tiles along axis 1, per row, and a column "
-                                           "along axis 0 into a store that combines the same way (a whole tile's "
-                                           "maximum: store T[0, 0] max= max(x)); store the per-row results (a <BM, 1> "
-                                           "column) and reduce them in a kernel of its own",
-                                           op.name(), input.to_string()));
-      if (!producer && op.int_attr("axis", -1) == 0) return true;
+      // Along axis 0 only into combining stores (hold_op: folded_reduction).
+      if (!producer && op.int_attr("axis", -1) == 0 && input.rank() == 2 &&
+          (input.element() == ScalarKind::f32 || input.element() == ScalarKind::i32))
+        return true;
       if (producer || op.int_attr("axis", -1) != 1 || input.rank() != 2 ||
           (input.element() != ScalarKind::f32 && input.element() != ScalarKind::i32))
         return unsupported(op, fmt::format("this '{}' of a {} tile (compute agents reduce 2-D f32 and i32 tiles along "
@@ -786,9 +779,10 @@ static std::string describe(const Value* value) {
 
 // A stored value is computed element by element from register tiles, TMEM accumulators of its
 // shape, loads and scalars.
-// A column's reduction along axis 0 (check_op took only those) has no registers of its own: every
-// reader must be a store that combines the same way (max=, min=, +=), which folds it in
-// (emit_folded_store): each thread combines the rows it holds, and the threads atomically.
+// A reduction along axis 0 of a held tile (check_op took only those; a column's, or a whole
+// tile's second step) has no registers of its own: every reader must be a store that combines the
+// same way (max=, min=, +=), which folds it in (emit_folded_store): the threads holding each
+// column combine its rows atomically.
 bool Analysis::folded_reduction(const Operation& op) {
   const StoreCombine combine = op.kind() == OpKind::reduce_max   ? StoreCombine::max
                                : op.kind() == OpKind::reduce_min ? StoreCombine::min
@@ -816,11 +810,14 @@ bool Analysis::hold_store(const Operation& op) {
     plan.tensor = op.operand(0);
     plan.folded = def;
     const size_t rank = plan.tensor->type().rank();
-    if (rank < 2) return unsupported(op, "a folded reduction stored into a vector (give a [1, 1] tensor)");
-    if (std::string box = box_problem(op, {1, 1}, rank); !box.empty()) return unsupported(op, box);
+    const int64_t columns = value->type().shape()[1];
+    if (rank < 2)
+      return unsupported(op, fmt::format("a reduction along axis 0 stored into a vector (give a [1, {}] tensor)",
+                                         columns == 1 ? "1" : "N"));
+    if (std::string box = box_problem(op, {1, columns}, rank); !box.empty()) return unsupported(op, box);
     plan.row_dimension = row_dimension(op, rank);
-    plan.direct_because = fmt::format("it combines ({}) a column's reduction: each thread its rows, atomically",
-                                      store_combine_spelling(store_combine(op)));
+    plan.direct_because = fmt::format("it combines ({}) a reduction along axis 0: the threads holding each column "
+                                      "combine its rows, atomically", store_combine_spelling(store_combine(op)));
     tc_.store_plans[&op] = plan;
     tc_.store_ops.push_back(&op);
     return true;

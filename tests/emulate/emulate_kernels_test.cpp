@@ -123,6 +123,16 @@ TEST(EmulateRuntime, MaximaAndMinimaInATensorCoreEpilogueMatchTheInterpreter) {
                                       {"C", "AMAX", "LO", "P", "TMAX", "TSUM", "TMIN"}, tiles);
 }
 
+// Reductions along axis 0 in a tensor-core epilogue (issue 18's list: "reductions along axis 0"
+// were refused), into stores that combine the same way: per-column amax, sum and i32 minimum over
+// the row tiles, and the whole tile's amax (tests/emulate/tensor_core/column_extrema.tile), on
+// both targets, persistent, ragged, with 128 x 128 and 64 x 64 tiles.
+TEST(EmulateRuntime, ColumnReductionsFoldIntoCombiningStores) {
+  for (const char* tiles : {"", " -D BM=64 -D BN=64"})
+    expect_tensor_core_kernel_matches("column_extrema", "M=400,N=300,K=72", {"C", "CAMAX", "CSUM", "CMIN", "TAMAX"},
+                                      tiles);
+}
+
 // The transpose of a register tile as an mma's A (issue 18's list: "transpose of a computed tile as
 // an mma operand"; dQ needed a kernel of its own): Pᵀ computed per key block, transpose(Pᵀ) the A of
 // P·K (tests/emulate/tensor_core/transposed_register_a.tile), staged as held and read MN-major, on
