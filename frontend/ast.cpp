@@ -79,7 +79,7 @@ class AstPrinter {
         expr(depth + 1, *s.value);
         break;
       case StmtKind::store:
-        line(depth, fmt::format("store {}{} {}", s.name, s.combine.empty() ? "" : " " + s.combine, at(s.location)));
+        line(depth, fmt::format("store {}{} {}", s.name, s.combine == StoreCombine::none ? "" : std::string(" ") + store_combine_spelling(s.combine), at(s.location)));
         for (const auto& i : s.indices) expr(depth + 1, *i);
         expr(depth + 1, *s.value);
         break;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/diagnostic.h"
+#include "ir/op_table.h"
 
 namespace tilec::frontend {
 
@@ -63,8 +64,8 @@ struct Stmt {
   std::string text;                  // assert: the condition as written, for messages
   std::vector<ExprPtr> indices;      // store coordinates
   bool elements = false;             // store: `store T at [r, c]`, element coordinates
-  std::string combine;               // store: "+=", "max=" or "min=" (combined atomically with the
-                                     // tensor's elements), empty for '=' (overwrites them)
+  StoreCombine combine = StoreCombine::none;  // store: `+=`, `max=`, `min=` (combined atomically
+                                             // with the tensor's elements), none for '='
   ExprPtr value;                     // assign/store value, if/assert condition
   ExprPtr lower, upper;              // for bounds
   ExprPtr pipeline;                  // for: pipeline(stages), may be null

@@ -405,12 +405,14 @@ Operation* Lowering::lower_store(const Stmt& s) {
                                          s.value->kind == ExprKind::name ? s.value->name : "...", to_string(t.element())));
     return nullptr;
   }
-  if (!s.combine.empty() && !accumulates_atomically(t.element())) {
+  if (s.combine != StoreCombine::none && !accumulates_atomically(t.element())) {
     error(s.location, fmt::format("'store {}{}[...] {}' {} atomically, which the GPU does for f32, f16, bf16, i32, "
                                   "u32 and i64 elements, not {}: combine into a tensor of one of those types, or "
                                   "write {} tensor with '='",
-                                  s.name, s.elements ? " at " : "", s.combine,
-                                  s.combine == "+=" ? "adds" : s.combine == "max=" ? "takes the maximum" : "takes the minimum",
+                                  s.name, s.elements ? " at " : "", store_combine_spelling(s.combine),
+                                  s.combine == StoreCombine::add   ? "adds"
+                                  : s.combine == StoreCombine::max ? "takes the maximum"
+                                                                   : "takes the minimum",
                                   to_string(t.element()), with_article(t.element())));
     return nullptr;
   }
@@ -419,8 +421,9 @@ Operation* Lowering::lower_store(const Stmt& s) {
   builder_->set_location(s.location);
   std::vector<std::pair<std::string, Attribute>> attributes;
   if (s.elements) attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
-  if (s.combine == "+=") attributes.push_back({"accumulate", Attribute()});  // added to the tensor's elements
-  else if (!s.combine.empty()) attributes.push_back({"accumulate", Attribute(s.combine.substr(0, 3))});  // max, min
+  if (s.combine == StoreCombine::add) attributes.push_back({"accumulate", Attribute()});  // added to the tensor's elements
+  else if (s.combine == StoreCombine::max) attributes.push_back({"accumulate", Attribute("max")});
+  else if (s.combine == StoreCombine::min) attributes.push_back({"accumulate", Attribute("min")});
   return builder_->create(OpKind::store, operands, {}, attributes);
 }
 

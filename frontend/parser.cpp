@@ -64,6 +64,11 @@ class Parser {
     return arithmetic && peek(1).kind == TokenKind::equal &&
            peek(1).location == Location{op.location.line, op.location.column + static_cast<uint32_t>(op.text.size())};
   }
+  // `max` or `min` with '=' after it (`max=`, `min =`: a store's combine, or a mistake).
+  bool extremum_assignment() const {
+    return at(TokenKind::identifier) && (peek().text == "max" || peek().text == "min") &&
+           peek(1).kind == TokenKind::equal;
+  }
   const Token& next() {
     const Token& token = peek();
     if (pos_ + 1 < tokens_.size()) ++pos_;
@@ -301,7 +306,7 @@ class Parser {
     if (compound_assignment())
       fail(fmt::format("'{}=' is not an assignment: a value is assigned with '=' ({} = {} {} ...); only a store adds "
                        "in place (store T[i] += tile)", peek().text, s->name, s->name, peek().text));
-    if (at(TokenKind::identifier) && (peek().text == "max" || peek().text == "min") && peek(1).kind == TokenKind::equal)
+    if (extremum_assignment())
       fail(fmt::format("'{0}=' is not an assignment: a value is assigned with '=' ({1} = {0}({1}, ...)); only a store "
                        "combines in place (store T[i] {0}= tile)", peek().text, s->name));
     expect(TokenKind::equal, "after a name (assignment)");
@@ -329,12 +334,11 @@ class Parser {
     if (at(TokenKind::plus) && peek(1).kind == TokenKind::equal) {
       if (!compound_assignment()) fail("write '+=' without a space between '+' and '='");
       next();
-      s->combine = "+=";
-    } else if (at(TokenKind::identifier) && (peek().text == "max" || peek().text == "min") &&
-               peek(1).kind == TokenKind::equal) {
+      s->combine = StoreCombine::add;
+    } else if (extremum_assignment()) {
       if (peek(1).location != Location{peek().location.line, peek().location.column + 3})
         fail(fmt::format("write '{}=' without a space between '{}' and '='", peek().text, peek().text));
-      s->combine = std::string(next().text) + "=";
+      s->combine = next().text == "max" ? StoreCombine::max : StoreCombine::min;
     } else if (compound_assignment() ||
                (at(TokenKind::identifier) && peek(1).kind == TokenKind::equal &&
                 peek(1).location == Location{peek().location.line,

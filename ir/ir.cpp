@@ -118,14 +118,23 @@ StoreCombine store_combine(const Operation& op) {
   return StoreCombine::add;  // unit; the verifier refuses any other value
 }
 
-const char* store_combine_spelling(StoreCombine combine) {
+OpKind combining_op(StoreCombine combine) {
   switch (combine) {
-    case StoreCombine::none: return "=";
-    case StoreCombine::add: return "+=";
-    case StoreCombine::max: return "max=";
-    case StoreCombine::min: return "min=";
+    case StoreCombine::add: return OpKind::add;
+    case StoreCombine::max: return OpKind::max;
+    case StoreCombine::min: return OpKind::min;
+    case StoreCombine::none: break;
   }
-  return "=";
+  throw std::logic_error("combining_op: a store that overwrites combines nothing");
+}
+
+StoreCombine store_combine_of_reduction(OpKind reduction) {
+  switch (reduction) {
+    case OpKind::reduce_sum: return StoreCombine::add;
+    case OpKind::reduce_max: return StoreCombine::max;
+    case OpKind::reduce_min: return StoreCombine::min;
+    default: return StoreCombine::none;
+  }
 }
 
 bool accumulates(const Operation& op) { return store_combine(op) != StoreCombine::none; }

@@ -213,8 +213,12 @@ std::optional<TensorAccess> tensor_access(const Operation& op);
 // How `op` combines each element with what the tensor holds (StoreCombine, ir/op_table.h);
 // `none` for a plain store and every other op.
 StoreCombine store_combine(const Operation& op);
-// "+=", "max=", "min=" (and "=" for none): how the source spells it, for messages.
-const char* store_combine_spelling(StoreCombine combine);
+// The elementwise op a combine applies to the tensor's element and the stored one (add, max,
+// min; std::logic_error for none; combining_op(OpKind) in ir/op_table.h is a reduction's), and
+// the combine a reduction's result folds into (reduce_sum: add, reduce_max: max, reduce_min:
+// min; none for any other op).
+OpKind combining_op(StoreCombine combine);
+StoreCombine store_combine_of_reduction(OpKind reduction);
 // Whether `op` is a store that combines (any of add, max, min) rather than overwrites.
 bool accumulates(const Operation& op);
 // The element types a combining store takes: those CUDA's atomicAdd adds (f32, f16, bf16, i32,

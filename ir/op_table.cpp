@@ -62,4 +62,14 @@ std::optional<Pipe> parse_pipe(std::string_view text) {
   return std::nullopt;
 }
 
+const char* store_combine_spelling(StoreCombine combine) {
+  switch (combine) {
+    case StoreCombine::none: return "=";
+    case StoreCombine::add: return "+=";
+    case StoreCombine::max: return "max=";
+    case StoreCombine::min: return "min=";
+  }
+  return "=";
+}
+
 }  // namespace tilec

@@ -154,6 +154,8 @@ enum class OpKind : uint16_t {
 // `store T[i] max= tile`) combine atomically, so tiles (CTAs) may combine into the same elements
 // in any order.
 enum class StoreCombine : uint8_t { none, add, max, min };
+// "+=", "max=", "min=" (and "=" for none): how the source spells it, for messages.
+const char* store_combine_spelling(StoreCombine combine);
 
 // Hardware pipes an op issues on (DESIGN.md §4.2); `none` for structure.
 enum class Pipe : uint8_t { none, TMA, MMA, SIMT, LSU, SFU };

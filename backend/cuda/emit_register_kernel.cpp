@@ -57,9 +57,9 @@ class RegisterEmitter {
     warps_ = layout_.threads / 32;
     // Tensors the kernel both stores and loads: their threads may hold different elements of
     // the two tiles (the layouts follow the shapes), so every access waits for the earlier ones.
-    // Tensors two store ops may write one element of from different threads (`store Y[0] max=
-    // x;` then `store Y at [7] min= ...`): each store waits for the earlier ones, so the element
-    // is written in program order.
+    // Tensors two stores may write one element of from different threads (`store Y[0] max= x;`
+    // then `store Y at [7] min= ...`, or one store at element coordinates that move in a loop):
+    // each store waits for the earlier ones, so the element is written in program order.
     std::set<const Value*> loaded;
     std::map<const Value*, std::vector<const Operation*>> stores;
     walk(plan_.kernel->region(), [&](const Operation& op) {
@@ -69,18 +69,24 @@ class RegisterEmitter {
     for (const auto& [tensor, ops] : stores) {
       if (loaded.count(tensor)) stored_and_loaded_.insert(tensor);
       for (size_t i = 0; i < ops.size(); ++i)
-        for (size_t j = i + 1; j < ops.size(); ++j)
+        for (size_t j = i; j < ops.size(); ++j)
           if (!stores_in_thread_order(*ops[i], *ops[j])) stored_twice_.insert(tensor);
     }
   }
 
-  // Whether two stores of one tensor need no barrier between them: tiles of one shape at tile
-  // coordinates (so a thread holds the same element of each), either the same coordinates (each
-  // element written by one thread, in program order) or coordinates that differ only in one
-  // dimension, by two different constants (no element in common: rope's two halves of a row).
-  static bool stores_in_thread_order(const Operation& a, const Operation& b) {
+  // Whether two stores of one tensor (or one store with itself, over the iterations of its loops)
+  // need no barrier between them: both combine the same way (atomics that commute), or tiles of
+  // one shape at tile coordinates going out the same way (so a thread holds the same element of
+  // each) with the same coordinates (each element written by one thread, in program order) or
+  // coordinates that differ only in one dimension, by two different constants (no element in
+  // common: rope's two halves of a row). A store at element coordinates that a loop moves is
+  // paired with itself: its tile shifts by elements, from thread to thread.
+  bool stores_in_thread_order(const Operation& a, const Operation& b) const {
+    if (accumulates(a) && store_combine(a) == store_combine(b)) return true;
+    if (&a == &b) return !(a.has_attr("elements") || a.has_attr("box")) || !coordinates_move_in_a_loop(a);
     if (a.has_attr("elements") || b.has_attr("elements") || a.has_attr("box") || b.has_attr("box") ||
-        a.num_operands() != b.num_operands() || a.operands().back()->type() != b.operands().back()->type())
+        a.num_operands() != b.num_operands() || a.operands().back()->type() != b.operands().back()->type() ||
+        stages_column(a) != stages_column(b))
       return false;
     int differing = 0;
     for (size_t i = 1; i + 1 < a.num_operands(); ++i) {
@@ -90,6 +96,31 @@ class RegisterEmitter {
       if (*x != *y) ++differing;
     }
     return differing <= 1;
+  }
+
+  // Whether a coordinate of `store` is computed inside a loop around it (the loop's variable, or
+  // from it).
+  static bool coordinates_move_in_a_loop(const Operation& store) {
+    for (const Operation* loop = store.parent_op(); loop; loop = loop->parent_op()) {
+      if (loop->kind() != OpKind::for_) continue;
+      for (size_t i = 1; i + 1 < store.num_operands(); ++i)
+        for (const Operation* around = store.operand(i)->owner_region()->parent_op(); around;
+             around = around->parent_op())
+          if (around == loop) return true;
+    }
+    return false;
+  }
+
+  // Whether a store goes out through emit_column_store: a plain store of a <rows, 1> column into
+  // a [M, 1] matrix, staged in shared memory and written by the first threads, several rows each.
+  bool stages_column(const Operation& op) const {
+    if (op.kind() != OpKind::store || accumulates(op)) return false;
+    const std::vector<int64_t>& shape = op.operands().back()->type().shape();
+    const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
+    const int64_t width = 16 / byte_size(op.operands().back()->type().element());
+    return !op.has_attr("elements") && !op.has_attr("box") && shape.size() == 2 && extents.size() == 2 &&
+           shape[1] == 1 && extents[1] == "1" && shape[0] == layout_.rows && layout_.rows != 1 &&
+           shape[0] % width == 0 && shape[0] / width <= layout_.threads;
   }
 
   int64_t emit_kernel();
@@ -450,7 +481,7 @@ void RegisterEmitter::emit_memory(const Operation& op) {
     writer_.line(fmt::format("__syncthreads();  // {} is written by several stores: the block's earlier ones are done",
                              plan_.expression(tensor)));
   const bool adds = accumulates(op);  // one atomic per element (+=, max=, min=): no vectors, no staged column
-  if (store && !adds && emit_column_store(op)) return;
+  if (emit_column_store(op)) return;
   const Value* tile = moved_tile(op);
   std::vector<int64_t> shape = tile->type().shape();
   std::vector<int64_t> m = as_matrix(shape);
@@ -556,16 +587,12 @@ void RegisterEmitter::emit_memory(const Operation& op) {
 // the first only, as the interpreter drops the rest). Returns false (nothing written) for any
 // other store, and for element coordinates (`store T at [r, c]`), which the general path takes.
 bool RegisterEmitter::emit_column_store(const Operation& op) {
+  if (!stages_column(op)) return false;
   const Value* tensor = op.operand(0);
   const Value* tile = op.operands().back();
   const std::vector<int64_t>& shape = tile->type().shape();
   const std::vector<std::string>& extents = plan_.tensor_dims.at(tensor);
-  int64_t bytes = byte_size(tile->type().element());
-  int64_t width = 16 / bytes;
-  if (op.has_attr("elements") || op.has_attr("box") || shape.size() != 2 || extents.size() != 2 || shape[1] != 1 ||
-      extents[1] != "1" ||
-      shape[0] != layout_.rows || layout_.rows == 1 || shape[0] % width != 0 || shape[0] / width > layout_.threads)
-    return false;
+  const int64_t bytes = byte_size(tile->type().element()), width = 16 / bytes;
   int64_t rows = shape[0];
   column_bytes_ = std::max(column_bytes_, (rows * bytes + 15) / 16 * 16);
   std::string type = type_of(tile->type().element());

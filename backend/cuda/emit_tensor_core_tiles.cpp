@@ -69,9 +69,6 @@ void TensorCoreKernel::emit_item(const Operation& op) {
   writer_.line(fmt::format("{} = {};", name, value));
 }
 
-// reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
-// across the threads holding the other columns of its rows. f32, or i32 (argmax's index
-// minimum, an integer accumulator's row sum: a sum wraps, as the interpreter's).
 std::pair<const char*, std::string> TensorCoreKernel::reduction_step(OpKind kind, ScalarKind element) {
   const bool floating = element == ScalarKind::f32;
   const char* identity = kind == OpKind::reduce_max   ? (floating ? "-INFINITY" : "INT32_MIN")
@@ -81,6 +78,9 @@ std::pair<const char*, std::string> TensorCoreKernel::reduction_step(OpKind kind
                              : fmt::format("static_cast<int32_t>({})", combining_expression(kind, false, "{0}", "{1}"))};
 }
 
+// reduce_max / reduce_min / reduce_sum along the columns: each thread over its registers, then
+// across the threads holding the other columns of its rows. f32, or i32 (argmax's index
+// minimum, an integer accumulator's row sum: a sum wraps, as the interpreter's).
 void TensorCoreKernel::emit_reduction(const Operation& op) {
   if (tc_.folded_reductions.count(&op)) return;  // along axis 0, into its stores (emit_folded_store)
   const Fragment& result = *tc_.fragment(op.result());
@@ -88,6 +88,13 @@ void TensorCoreKernel::emit_reduction(const Operation& op) {
   const auto [identity, combine] = reduction_step(op.kind(), result.element);
   comment(op);
   declare_fragment(result);
+  if (input.columns == 1) {  // a column's rows, each one element: the column itself (the threads
+    // holding a row hold copies of it, which combining across them would count again)
+    writer_.line("#pragma unroll");
+    writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {}[i];", tc_.layout.count(1), result.name,
+                             input.name));
+    return;
+  }
   CodeWriter::Block scope = writer_.block("{");
   writer_.line("#pragma unroll");
   writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[i] = {};", tc_.layout.count(1), result.name, identity));
@@ -311,8 +318,8 @@ void TensorCoreKernel::emit_folded_store(const Operation& op, const StorePlan& p
   comment(op);
   CodeWriter::Block scope = writer_.block("{");
   writer_.line(FragmentLayout::position_variables());
-  writer_.line("#pragma unroll");
   if (input.columns > 1) {
+    writer_.line("#pragma unroll");
     CodeWriter::Block loop =
         writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(input.columns)));
     writer_.line(fmt::format("const int row = 0, column = {};", tc_.layout.column("i", input.columns)));
@@ -322,6 +329,7 @@ void TensorCoreKernel::emit_folded_store(const Operation& op, const StorePlan& p
   }
   const auto [identity, combine] = reduction_step(reduction.kind(), input.element);
   writer_.line(fmt::format("{} folded = {};", element_type(input.element), identity));
+  writer_.line("#pragma unroll");
   writer_.line(fmt::format("for (int i = 0; i < {}; ++i) folded = {};", tc_.layout.count(1),
                            fmt::format(fmt::runtime(combine), "folded", input.name + "[i]")));
   writer_.line("const int row = 0, column = 0;");

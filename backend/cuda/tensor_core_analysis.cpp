@@ -777,32 +777,44 @@ static std::string describe(const Value* value) {
   return def && def->location().known() ? fmt::format("the value of line {}", def->location().line) : "a value";
 }
 
-// A stored value is computed element by element from register tiles, TMEM accumulators of its
-// shape, loads and scalars.
 // A reduction along axis 0 of a held tile (check_op took only those; a column's, or a whole
 // tile's second step) has no registers of its own: every reader must be a store that combines the
 // same way (max=, min=, +=), which folds it in (emit_folded_store): the threads holding each
 // column combine its rows atomically.
 bool Analysis::folded_reduction(const Operation& op) {
-  const StoreCombine combine = op.kind() == OpKind::reduce_max   ? StoreCombine::max
-                               : op.kind() == OpKind::reduce_min ? StoreCombine::min
-                                                                 : StoreCombine::add;
+  const StoreCombine combine = store_combine_of_reduction(op.kind());
   const auto& users = users_[op.result()];
   if (users.empty() || !std::all_of(users.begin(), users.end(), [&](const Operation* user) {
         return user->kind() == OpKind::store && user->operands().back() == op.result() &&
                store_combine(*user) == combine;
       }))
-    return unsupported(op, fmt::format("a '{0}' along axis 0 (a column's, or of a whole tile) read other than by a "
-                                       "store that combines the same way: the threads hold a column's rows apart; "
-                                       "write it into a tensor, store T[0, 0] {1} {2}(...) (each thread combines its "
-                                       "rows, atomically), or store the per-row results (a <BM, 1> column) and "
-                                       "reduce them in a kernel of its own",
-                                       op.name(), store_combine_spelling(combine),
-                                       combine == StoreCombine::add ? "sum" : combine == StoreCombine::max ? "max" : "min"));
+  {
+    // What to write: the reduction straight into a store combining its way, into an f32 or i32
+    // tensor (a cast after it is a reader too).
+    const bool column = op.operand(0)->type().shape()[1] == 1;
+    const char* function = combine == StoreCombine::add ? "sum" : combine == StoreCombine::max ? "max" : "min";
+    const bool cast = std::any_of(users.begin(), users.end(), [](const Operation* user) {
+      return user->kind() == OpKind::cast;
+    });
+    return unsupported(op, fmt::format("a '{}' along axis 0 ({}) read other than by a store that combines the same "
+                                       "way: the threads hold a column's rows apart; write it straight into one, "
+                                       "{}{}, or store the per-row results (a <BM, 1> column) and reduce them in a "
+                                       "kernel of its own",
+                                       op.name(), column ? "of a whole tile, or a column" : "a column's",
+                                       column ? fmt::format("store T[0, 0] {} {}(x)", store_combine_spelling(combine),
+                                                            function)
+                                              : fmt::format("store T[0, n] {} {}(x, axis = 0)",
+                                                            store_combine_spelling(combine), function),
+                                       cast ? fmt::format(" into an {} tensor (cast it in a kernel of its own)",
+                                                          to_string(op.result()->type().element()))
+                                            : ""));
+  }
   tc_.folded_reductions.insert(&op);
   return true;
 }
 
+// A stored value is computed element by element from register tiles, TMEM accumulators of its
+// shape, loads and scalars (or is a folded reduction).
 bool Analysis::hold_store(const Operation& op) {
   const Value* value = op.operands().back();
   if (const Operation* def = value->defining_op(); def && tc_.folded_reductions.count(def)) {
@@ -975,8 +987,8 @@ bool Analysis::place_shared_memory() {
     offset += (plan.staging_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
   }
   bool reduces = false;
-  walk(tc_.compute->region(), [&](const Operation& op) {
-    reduces = reduces || op.info().has(kReduction);
+  walk(tc_.compute->region(), [&](const Operation& op) {  // folded ones exchange nothing
+    reduces = reduces || (op.info().has(kReduction) && !tc_.folded_reductions.count(&op));
   });
   if (reduces && rows_split_across_warpgroups()) {  // row reductions exchange partial results
     tc_.exchange_offset = offset;

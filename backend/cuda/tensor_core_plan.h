@@ -133,8 +133,8 @@ struct StorePlan {
   const Value* tensor = nullptr;
   size_t row_dimension = 0;  // of the tensor (row_dimension())
   std::string map;  // the tensor map parameter (TMA)
-  // A store of an axis-0 reduction of a held column (`store AMAX[0, 0] max= max(abs(acc))`): the
-  // reduction, folded into the store: each owner thread combines its rows, then atomically.
+  // A store of an axis-0 reduction of a held tile or column (`store CA[0, n] max= max(abs(acc),
+  // axis = 0)`, `store AMAX[0, 0] max= max(abs(acc))`): the reduction, folded into the store.
   const Operation* folded = nullptr;
 };
 
@@ -170,7 +170,7 @@ struct Plan {
   // memory as they are, rows along K, which the MMA reads as an MN-major A (no element moves).
   std::unordered_map<const Value*, const Value*> transposed_a;
   std::unordered_set<const Value*> lazy;                 // computed element by element at their store
-  // Axis-0 reductions of held columns, folded into the combining stores that read them
+  // Axis-0 reductions of held tiles or columns, folded into the combining stores that read them
   // (StorePlan::folded): no registers, nothing emitted where they stand.
   std::unordered_set<const Operation*> folded_reductions;
   // A lazy row read from a register pipe (a row loaded a stage before it is used): the value the

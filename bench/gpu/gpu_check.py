@@ -162,6 +162,7 @@ TENSOR_CORE_KERNELS = {
     "accumulate_epilogue": ["M=200,N=136,K=200", "M=2000,N=4000,K=1000"],
     "extrema_epilogue": ["M=200,N=136,K=200", "M=2000,N=4000,K=1000"],
     "column_extrema": ["M=400,N=300,K=72", "M=2000,N=4000,K=1000"],
+    "column_reductions": ["M=200,N=300,K=72"],
     "transposed_register_a": ["S=200,T=136", "S=2000,T=1000"],
     "attention_backward_dq": ["S=200,T=136", "S=3000,T=20000"],
     "if_tile": ["M=300,N=136,K=100,S=200,T=296,HD=128", "M=2000,N=4000,K=1000,S=2000,T=1000,HD=1024"],

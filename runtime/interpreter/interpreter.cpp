@@ -513,9 +513,7 @@ bool TileExecution::execute_store(const Operation& op) {
       if (seen == want || owner.compare_exchange_weak(seen, want)) return true;
     }
   };
-  const auto& semantics = element_semantics(combine == StoreCombine::max   ? OpKind::max
-                                            : combine == StoreCombine::min ? OpKind::min
-                                                                           : OpKind::add);
+  const auto& semantics = element_semantics(combining_op(combines ? combine : StoreCombine::add));
   for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
     if (owners && race_index < 0) {
       auto& owner = (*owners)[static_cast<size_t>(i)];
