@@ -796,11 +796,11 @@ bool Analysis::folded_reduction(const Operation& op) {
     const bool cast = std::any_of(users.begin(), users.end(), [](const Operation* user) {
       return user->kind() == OpKind::cast;
     });
-    return unsupported(op, fmt::format("a '{}' along axis 0 ({}) read other than by a store that combines the same "
-                                       "way: the threads hold a column's rows apart; write it straight into one, "
-                                       "{}{}, or store the per-row results (a <BM, 1> column) and reduce them in a "
-                                       "kernel of its own",
-                                       op.name(), column ? "of a whole tile, or a column" : "a column's",
+    return unsupported(op, fmt::format("a {}() along axis 0 ({}; '{}') read other than by a store that combines "
+                                       "the same way: the threads hold a column's rows apart; write it straight into "
+                                       "one, {}{}, or store the per-row results (a <BM, 1> column) and reduce them in "
+                                       "a kernel of its own",
+                                       function, column ? "of a whole tile, or a column" : "a column's", op.name(),
                                        column ? fmt::format("store T[0, 0] {} {}(x)", store_combine_spelling(combine),
                                                             function)
                                               : fmt::format("store T[0, n] {} {}(x, axis = 0)",

@@ -613,7 +613,7 @@ TEST(Cli, RunWarnsWhereCompileWouldRefuse) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("check %C: ok"));
   EXPECT_THAT(r.err, HasSubstr("refused.tile:7:30: warning: tilec compile --target sm_100a refuses this: the "
-                               "tensor-core CUDA backend (sm_100a) does not support a 'reduce_max' along axis 0"));
+                               "tensor-core CUDA backend (sm_100a) does not support a max() along axis 0"));
   CommandResult stopped = run_command(tilec("run " + source.string() + " --dims M=128,N=64,K=64 --stop-after parse"));
   EXPECT_EQ(stopped.err.find("refuses"), std::string::npos) << "no backend after a partial pipeline";
   CommandResult gemm = run_command(tilec("run samples/gemm.tile --dims M=128,N=256,K=64"));

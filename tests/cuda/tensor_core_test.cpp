@@ -758,9 +758,9 @@ TEST(TensorCore, ItemOfAWholeTileSumIsRefusedWithWhatToWriteInstead) {
     CommandResult refused =
         run_command(tilec_binary() + " compile " + path.string() + " --target " + target + " -o /dev/null");
     EXPECT_EQ(refused.status, 1);
-    EXPECT_NE(refused.err.find("does not support a 'reduce_sum' along axis 0 (of a whole tile, or a column) read "
-                               "other than by a store that combines the same way: the threads hold a column's rows "
-                               "apart; write it straight into one, store T[0, 0] += sum(x), or store the per-row"),
+    EXPECT_NE(refused.err.find("does not support a sum() along axis 0 (of a whole tile, or a column; 'reduce_sum') "
+                               "read other than by a store that combines the same way: the threads hold a column's "
+                               "rows apart; write it straight into one, store T[0, 0] += sum(x), or store the per-row"),
               std::string::npos)
         << refused.err;
   }

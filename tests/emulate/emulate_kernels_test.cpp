@@ -117,7 +117,7 @@ TEST(EmulateRuntime, StoresOfOneTensorFromDifferentThreadsKeepProgramOrder) {
 // its minimum into a bf16 one, and the larger of two K halves' partial products into i32
 // (tests/emulate/tensor_core/extrema_epilogue.tile), element by element from registers; and the
 // whole tile's amax, sum and (i32) minimum into one element each, the column of the rows' results
-// reduced along axis 0 inside the combining store (it was refused: "a 'reduce_max' along axis 0");
+// reduced along axis 0 inside the combining store (it was refused: "a 'reduce_max' along axis 0 ...");
 // on both targets, ragged, with 128 x 128 and 64 x 64 tiles.
 TEST(EmulateRuntime, MaximaAndMinimaInATensorCoreEpilogueMatchTheInterpreter) {
   for (const char* tiles : {"", " -D BM=64 -D BN=64"})
