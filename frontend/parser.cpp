@@ -56,13 +56,19 @@ class Parser {
     return tokens_[i];
   }
   bool at(TokenKind kind) const { return peek().kind == kind; }
+  // Whether '=' follows the current token with no space between (`+=`, `max=`: two tokens).
+  bool equal_follows() const {
+    const Token& token = peek();
+    return peek(1).kind == TokenKind::equal &&
+           peek(1).location ==
+               Location{token.location.line, token.location.column + static_cast<uint32_t>(token.text.size())};
+  }
   // An arithmetic operator with '=' right after it (`+=`, `-=`, `*=`, ...: two tokens side by side).
   bool compound_assignment() const {
     const Token& op = peek();
     const bool arithmetic = op.kind == TokenKind::plus || op.kind == TokenKind::minus || op.kind == TokenKind::star ||
                             op.kind == TokenKind::slash || op.kind == TokenKind::percent;
-    return arithmetic && peek(1).kind == TokenKind::equal &&
-           peek(1).location == Location{op.location.line, op.location.column + static_cast<uint32_t>(op.text.size())};
+    return arithmetic && equal_follows();
   }
   // `max` or `min` with '=' after it (`max=`, `min =`: a store's combine, or a mistake).
   bool extremum_assignment() const {
@@ -336,13 +342,10 @@ class Parser {
       next();
       s->combine = StoreCombine::add;
     } else if (extremum_assignment()) {
-      if (peek(1).location != Location{peek().location.line, peek().location.column + 3})
+      if (!equal_follows())
         fail(fmt::format("write '{}=' without a space between '{}' and '='", peek().text, peek().text));
       s->combine = next().text == "max" ? StoreCombine::max : StoreCombine::min;
-    } else if (compound_assignment() ||
-               (at(TokenKind::identifier) && peek(1).kind == TokenKind::equal &&
-                peek(1).location == Location{peek().location.line,
-                                             peek().location.column + static_cast<uint32_t>(peek().text.size())})) {
+    } else if (compound_assignment() || (at(TokenKind::identifier) && equal_follows())) {
       fail(fmt::format("a store writes with '=', or combines atomically with '+=', 'max=' or 'min='; there is no "
                        "'{}=': {}", peek().text,
                        peek().kind == TokenKind::minus ? "add the negated term, store T[...] += -(...)"
