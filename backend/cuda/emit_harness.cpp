@@ -65,6 +65,63 @@ Tolerance tolerance(ScalarKind kind) {
 // about sqrt(64)/3 ≈ 2.7.
 constexpr Tolerance kMmaTolerance = {1e-2, 1e-2};
 
+// Unit roundoff of a float element type: half the distance from 1 to the next value.
+double unit_roundoff(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::f16: return 0x1p-11;
+    case ScalarKind::bf16: return 0x1p-8;
+    case ScalarKind::f8e4m3: return 0x1p-4;
+    case ScalarKind::f8e5m2: return 0x1p-3;
+    default: return 0x1p-24;
+  }
+}
+
+// Whether the tile `value` is computed from a float the launcher may sum in another order than the
+// reference: a float mma's result (the tensor cores' order of the K products) or, with
+// `register_sums`, a float reduce_sum (the register form's). Follows operands through ops, and
+// into a loop's or an if's regions (any such op there counts); stops at anything not a tile.
+bool from_reordered_float(const Value* value, bool register_sums, std::vector<const Value*>& seen) {
+  if (!value->type().is_tile() || std::find(seen.begin(), seen.end(), value) != seen.end()) return false;
+  seen.push_back(value);
+  const Operation* op = value->is_argument() ? value->owner_region()->parent_op() : value->defining_op();
+  if (!op || (value->is_argument() && op->kind() != OpKind::for_ && op->kind() != OpKind::if_)) return false;
+  auto reorders = [&](const Operation& candidate) {
+    return (candidate.kind() == OpKind::mma && is_float(candidate.result(0)->type().element())) ||
+           (register_sums && candidate.kind() == OpKind::reduce_sum &&
+            is_float(candidate.operand(0)->type().element()));
+  };
+  bool found = reorders(*op);
+  for (size_t i = 0; i < op->num_regions() && !found; ++i)
+    walk(op->region(i), [&](const Operation& inner) { found = found || reorders(inner); });
+  for (const Value* operand : op->operands())
+    found = found || from_reordered_float(operand, register_sums, seen);
+  return found;
+}
+
+// The elements of `tensor` each run of the kernel's body adds to (`+=`): every adding store's tile,
+// counted once (a store in a loop adds more).
+int64_t elements_added_per_tile(const Operation& kernel, const Value* tensor) {
+  int64_t elements = 0;
+  walk(kernel.region(), [&](const Operation& op) {
+    std::optional<TensorAccess> access = tensor_access(op);
+    if (access && access->writes && access->tensor == tensor && store_combine(op) == StoreCombine::add)
+      elements += moved_tile(op)->type().element_count();
+  });
+  return elements;
+}
+
+// Whether what a kernel stores to `tensor` is computed from such a float (from_reordered_float).
+bool stores_reordered_floats(const Operation& kernel, const Value* tensor, bool register_sums) {
+  bool found = false;
+  std::vector<const Value*> seen;
+  walk(kernel.region(), [&](const Operation& op) {
+    std::optional<TensorAccess> access = tensor_access(op);
+    if (!found && access && access->writes && access->tensor == tensor)
+      found = from_reordered_float(moved_tile(op), register_sums, seen);
+  });
+  return found;
+}
+
 // One kernel of the harness: the plan whose launcher it times (the final module's) and the plan
 // its reference runs (the same one, or the kernel before scheduling for a tensor-core kernel).
 struct HarnessKernel {
@@ -76,8 +133,10 @@ struct HarnessKernel {
 constexpr const char* kHarnessHelpers = R"(// ---------------------------------------------------------------------------------------------
 // Harness (--emit-harness): checks each kernel against its naive reference and times it.
 //   nvcc -std=c++17 -gencode arch=compute_XX,code=sm_XX -o check THIS_FILE.cu && ./check [NAME=VALUE]...
+// NAME=VALUE sets a dimension or a scalar; integers=1 fills float tensors with -1, 0 and 1.
 // ---------------------------------------------------------------------------------------------
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -103,9 +162,10 @@ static double harness_argument(int argc, char** argv, const char* name, double f
   return fallback;
 }
 
-// Deterministic pseudo-random values (splitmix64): floats in [-1, 1), integers in [-8, 8).
+// Deterministic pseudo-random values (splitmix64): floats in [-1, 1), integers in [-8, 8). With
+// `integers` (the `integers=1` argument), floats too are whole: -1, 0 or 1.
 template <typename T>
-static void harness_fill(std::vector<T>& data, uint64_t seed) {
+static void harness_fill(std::vector<T>& data, uint64_t seed, bool integers) {
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   for (T& x : data) {
     uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -115,7 +175,7 @@ static void harness_fill(std::vector<T>& data, uint64_t seed) {
     const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
     if constexpr (std::is_same_v<T, bool>) x = u < 0.5;
     else if constexpr (std::is_integral_v<T>) x = static_cast<T>(static_cast<int64_t>(u * 16) - 8);
-    else x = from_f32<T>(static_cast<float>(2.0 * u - 1.0));
+    else x = from_f32<T>(static_cast<float>(integers ? std::floor(3 * u) - 1 : 2 * u - 1));
   }
 }
 
@@ -126,28 +186,36 @@ static double harness_double(T x) {
 }
 
 // Prints the largest errors of `got` against `want`; true when every element is within
-// absolute + normwise * max|want| + relative * |want| (NaN matches only NaN).
+// absolute + normwise * max|want| (over the finite elements) + relative * |want|; NaN matches
+// only NaN, and an infinity only the same infinity. A failure names its first element.
 template <typename T>
 static bool harness_compare(const char* name, const std::vector<T>& got, const std::vector<T>& want,
                             double absolute, double relative, double normwise = 0) {
   double max_absolute = 0, max_relative = 0, largest = 0;
-  size_t outside = 0;
+  size_t outside = 0, first = 0;
   for (size_t i = 0; i < want.size(); ++i)
-    if (!std::isnan(harness_double(want[i]))) largest = std::max(largest, std::fabs(harness_double(want[i])));
+    if (std::isfinite(harness_double(want[i]))) largest = std::max(largest, std::fabs(harness_double(want[i])));
   absolute += normwise * largest;
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = harness_double(got[i]), w = harness_double(want[i]);
+    bool within;
     if (std::isnan(g) || std::isnan(w)) {
-      if (!(std::isnan(g) && std::isnan(w))) ++outside;
-      continue;
+      within = std::isnan(g) && std::isnan(w);
+    } else if (std::isinf(g) || std::isinf(w)) {
+      within = g == w;
+    } else {
+      const double error = std::fabs(g - w);
+      max_absolute = std::max(max_absolute, error);
+      if (w != 0) max_relative = std::max(max_relative, error / std::fabs(w));
+      within = error <= absolute + relative * std::fabs(w);
     }
-    const double error = g == w ? 0.0 : std::fabs(g - w);
-    max_absolute = std::max(max_absolute, error);
-    if (w != 0) max_relative = std::max(max_relative, error / std::fabs(w));
-    if (!(error <= absolute + relative * std::fabs(w))) ++outside;
+    if (!within && outside++ == 0) first = i;
   }
   std::printf("  %s: max abs error %.3g, max rel error %.3g, %zu of %zu elements outside tolerance: %s\n",
               name, max_absolute, max_relative, outside, got.size(), outside == 0 ? "PASS" : "FAIL");
+  if (outside > 0)
+    std::printf("    first at element %zu (row-major): want %.9g, got %.9g\n", first, harness_double(want[first]),
+                harness_double(got[first]));
   return outside == 0;
 }
 
@@ -207,6 +275,36 @@ void emit_reference_kernel(const HarnessKernel& kernel, std::string& out) {
   writer.line("");
 }
 
+// harness_compare's tolerance arguments for the written tensor `param` (its element count in the
+// variable `count`): "absolute, relative[, normwise]".
+std::string comparison_tolerance(const HarnessKernel& kernel, const ParamPlan& param, const std::string& count) {
+  const KernelPlan& plan = *kernel.reference;
+  const ScalarKind element = param.value->type().element();
+  // Float sums the launcher reassociates: the register form's (the bound of register_layout.h), or
+  // the tensor cores' order of the K products.
+  const bool reassociated = plan.register_tiles && has_float_sum(*plan.kernel);
+  if (!is_float(element)) {
+    // Exact, except that an integer computed from such a float (floor, a cast) may land one step
+    // off where the other order moves the float across an integer.
+    return stores_reordered_floats(*plan.kernel, param.value, reassociated) ? "1, 0" : "0, 0";
+  }
+  Tolerance within = tolerance(element);
+  if (kernel.counts_work)
+    within = {std::max(within.absolute, kMmaTolerance.absolute), std::max(within.relative, kMmaTolerance.relative)};
+  if (reassociated) within.relative = std::max(within.relative, kReassociatedSumTolerance);
+  double normwise = reassociated ? kReassociatedSumTolerance : 0.0;
+  std::string text = fmt::format("{}, {}", within.absolute, within.relative);
+  if (!param.added) return normwise > 0 ? fmt::format("{}, {}", text, normwise) : text;
+  // CTAs adding to a float tensor (+=) do so in any order, each sum rounded to the element type: up
+  // to one unit roundoff of the running sum per tile adding to an element, about tiles x elements
+  // added per tile / the tensor's elements (bf16 rows summed over 21 CTAs in another order than
+  // the reference's differed by 0.5 in 37 on an H200).
+  normwise = std::max({normwise, within.relative, kReassociatedSumTolerance});
+  return fmt::format("{}, std::max({}, std::ceil(static_cast<double>(tile_count) * {} / std::max<double>({}, 1)) * {})",
+                     text, normwise, elements_added_per_tile(*plan.kernel, param.value), count,
+                     unit_roundoff(element));
+}
+
 // `static int check_NAME(argc, argv)`: the inputs, the kernel and then its reference on copies of
 // the written tensors, the comparison of each written tensor, the timing.
 void emit_check(const HarnessKernel& kernel, std::string& out) {
@@ -244,6 +342,10 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
     writer.line("// check=0: time only (the reference then only counts its work).");
     writer.line(fmt::format("const bool {} = harness_argument(argc, argv, \"check\", 1) != 0;", check));
   }
+  std::string integers = names.unique("integers");
+  writer.line("// integers=1: float tensors hold -1, 0 and 1, so every sum is exact in any order and at any");
+  writer.line("// accumulation precision (an mma result cast to 8 bits is then compared exactly).");
+  writer.line(fmt::format("const bool {} = harness_argument(argc, argv, \"integers\", 0) != 0;", integers));
   writer.line(fmt::format("std::printf(\"{}:{}\\n\"{});", plan.name, report_format, report_values));
 
   // Tensors: host data, device copies; written tensors get a second copy for the reference.
@@ -265,7 +367,7 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
     writer.line(fmt::format("// {}: {}", param.name, type.to_string()));
     writer.line(fmt::format("const size_t {} = {};", count, element_count(plan, param.value)));
     writer.line(fmt::format("std::vector<{}> {}({});", element, host, count));
-    writer.line(fmt::format("harness_fill({}, {});", host, i + 1));
+    writer.line(fmt::format("harness_fill({}, {}, {});", host, i + 1, integers));
     std::vector<std::string> copies = {param.name};
     if (param.written) copies.push_back(names.unique(param.name + "_reference"));
     for (const std::string& copy : copies) {
@@ -342,27 +444,14 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
       std::string_view element = element_type(type.element());
       const std::string& count = counts.at(param.value);
       std::string got = names.unique(param.name + "_got"), want = names.unique(param.name + "_want");
-      Tolerance within = tolerance(type.element());
-      if (kernel.counts_work)
-        within = {std::max(within.absolute, kMmaTolerance.absolute),
-                  std::max(within.relative, kMmaTolerance.relative)};
-      // Float sums reassociated by the register form: the bound of register_layout.h.
-      bool reassociated = plan.register_tiles && has_float_sum(*plan.kernel);
-      if (reassociated) within.relative = std::max(within.relative, kReassociatedSumTolerance);
-      double normwise = reassociated ? kReassociatedSumTolerance : 0.0;
-      // CTAs adding to a float tensor (+=) do so in any order: each partial sum rounded to the
-      // element type, so normwise at the type's own precision (as output_tolerance for emulate).
-      if (param.added && is_float(type.element()))
-        normwise = std::max({normwise, within.relative, kReassociatedSumTolerance});
       writer.line(fmt::format("std::vector<{0}> {1}({2}), {3}({2});", element, got, count, want));
       writer.line(fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}, {} * sizeof({}), cudaMemcpyDeviceToHost));", got,
                               param.name, count, element));
       writer.line(
           fmt::format("HARNESS_CHECK(cudaMemcpy({}.data(), {}_reference, {} * sizeof({}), cudaMemcpyDeviceToHost));",
                       want, param.name, count, element));
-      writer.line(fmt::format("pass = harness_compare(\"{}\", {}, {}, {}, {}{}) && pass;", param.name, got, want,
-                              within.absolute, within.relative,
-                              normwise > 0 ? fmt::format(", {}", normwise) : ""));
+      writer.line(fmt::format("pass = harness_compare(\"{}\", {}, {}, {}) && pass;", param.name, got, want,
+                              comparison_tolerance(kernel, param, count)));
     }
     if (checked) {
       checked->next("} else {");

@@ -172,8 +172,11 @@ TENSOR_CORE_KERNELS = {
     "emitter_names": ["M=130,N=200,K=64"],
     "dual_gemm": ["M=200,N=72,K=136", "M=2000,N=1000,K=1000"],
     "column_vectors": ["M=200,N=128,K=72,B=2,H=2,S=130,T=100"],
-    # An 8-bit float register A, fed as registers on sm_90a since the H200 runs (never on a GPU yet).
-    "fp8_mlp": ["M=200,N=136,K=200,HID=100", "M=2000,N=1000,K=1024,HID=128"],
+    # An 8-bit float register A, fed as registers on sm_90a. With whole inputs (integers=1): the
+    # hidden layer cast to 8 bits is exact then. With inputs in [-1, 1), the tensor cores' FP8 sums
+    # round h differently from the reference's f32 ones, and the cast flips some of h's 8-bit
+    # values: 1120 of 27200 outputs off by up to 0.25 on an H200 (run 18), exact with integers=1.
+    "fp8_mlp": ["M=200,N=136,K=200,HID=100,integers=1", "M=2000,N=1000,K=1024,HID=128,integers=1"],
 }
 for s, shapes in TENSOR_CORE_KERNELS.items():
     CHECKS += [("tc_" + s, "emulate_test" if i == 0 else "gpu_rounds", dims) for i, dims in enumerate(shapes)]
@@ -217,7 +220,7 @@ SANITIZER_RUNS = [("gemm", "M=200,N=296,K=200"), ("attention", "S=200,T=200,HD=6
                   ("tc_row_argmax", "M=200,K=72,V=200,NB=4"), ("tc_device_scalars", "B=3,G=2,M=100,N=72,K=40"),
                   ("batched_gemm", "R=1024,N=136,K=104,Q=256"), ("moe_grouped_gemm", "M=200,N=296,K=200,E=2"),
                   ("conv1d", "T=300,CI=200,CO=136,TAPS=3"), ("tc_attention_lse", "S=200,T=136,HD=128,H=2"),
-                  ("tc_fp8_mlp", "M=200,N=136,K=200,HID=100"), ("splitk_gemm", "M=200,N=136,K=680")]
+                  ("tc_fp8_mlp", "M=200,N=136,K=200,HID=100,integers=1"), ("splitk_gemm", "M=200,N=136,K=680")]
 
 
 def emit(args, tile, src, program, extra):

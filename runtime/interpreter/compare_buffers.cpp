@@ -43,7 +43,7 @@ BufferComparison compare_buffers(const HostBuffer& expected, const HostBuffer& a
   if (limit.normwise > 0) {
     double largest = 0;
     for (int64_t i = 0; i < expected.element_count(); ++i)
-      if (!std::isnan(expected.load_as_double(i))) largest = std::max(largest, std::fabs(expected.load_as_double(i)));
+      if (std::isfinite(expected.load_as_double(i))) largest = std::max(largest, std::fabs(expected.load_as_double(i)));
     limit.absolute += limit.normwise * largest;
   }
   for (int64_t i = 0; i < expected.element_count(); ++i) {

@@ -169,5 +169,105 @@ TEST(Harness, TensorCoreHarnessesLinkWithNvccForBothTargets) {
   if (!HasFailure()) std::filesystem::remove_all(directory);
 }
 
+// The text from `head` up to and including the first line that starts with `}` after it.
+std::string definition(const std::string& text, const std::string& head) {
+  size_t start = text.find(head);
+  if (start == std::string::npos) return "";
+  size_t end = text.find("\n}\n", start);
+  return end == std::string::npos ? "" : text.substr(start, end + 3 - start);
+}
+
+// The harness's host helpers, harness_fill and harness_compare, compiled with the host C++ compiler
+// and run on floats: NaN matches only NaN, an infinity only the same infinity (an H200 run compared
+// -inf with -inf as outside: 0 * inf made the tolerance NaN), the normwise part takes the largest
+// finite element, a failure names its first element; integers=1 fills -1, 0 and 1.
+TEST(Harness, CompareMatchesInfinitiesAndFillGivesWholeValues) {
+  const char* compiler = std::getenv("TILEC_HOST_CXX");
+  std::string cxx = compiler && *compiler ? compiler : "c++";
+  if (run_command(cxx + " --version").status != 0) GTEST_SKIP() << "no host C++ compiler (" << cxx << ")";
+  CommandResult emitted = tilec("compile tests/emulate/kernels/extrema.tile --emit-harness --target sm_90a");
+  ASSERT_EQ(emitted.status, 0) << emitted.err;
+  std::string helpers;
+  for (const char* head : {"template <typename T>\nstatic void harness_fill(", "template <typename T>\nstatic double harness_double(",
+                           "template <typename T>\nstatic bool harness_compare("}) {
+    std::string text = definition(emitted.out, head);
+    ASSERT_FALSE(text.empty()) << head;
+    helpers += text + "\n";
+  }
+  std::string program = "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <limits>\n"
+                        "#include <type_traits>\n#include <vector>\n"
+                        "template <typename T> T from_f32(float x) { return x; }\n"
+                        "float to_f32(float x) { return x; }\n" + helpers + R"(
+int main() {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  std::vector<float> want = {-inf, inf, nan, 1.0f}, same = want, finite = {-1e30f, inf, nan, 1.0f}, far = {-inf, inf, nan, 1.5f};
+  int failures = 0;
+  failures += !harness_compare("same", same, want, 1e-5, 1e-5);            // PASS
+  failures += !harness_compare("same_normwise", same, want, 0, 0, 0.01);   // PASS
+  failures += harness_compare("finite", finite, want, 1e-5, 1e-5);         // FAIL: first at element 0
+  failures += harness_compare("far", far, want, 0, 0, 0.1);                // FAIL: 0.5 > 0.1 * 1
+  failures += !harness_compare("near", far, want, 0, 0, 0.5);              // PASS
+  std::vector<float> filled(1000);
+  harness_fill(filled, 3, true);
+  int counts[3] = {0, 0, 0};
+  for (float x : filled) {
+    if (x != -1 && x != 0 && x != 1) ++failures;
+    else ++counts[static_cast<int>(x) + 1];
+  }
+  for (int count : counts) failures += count < 250;
+  harness_fill(filled, 3, false);
+  for (float x : filled) failures += !(x >= -1 && x < 1) || x == std::floor(x) && x != 0 && x != -1;
+  std::printf("failures %d\n", failures);
+  return failures;
+}
+)";
+  std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("tilec_harness_compare_" + std::to_string(getpid()));
+  std::filesystem::create_directories(directory);
+  write_file(directory / "compare.cpp", program);
+  CommandResult built = run_command(cxx + " -std=c++17 -o '" + (directory / "compare").string() + "' '" +
+                                    (directory / "compare.cpp").string() + "'");
+  ASSERT_EQ(built.status, 0) << built.out << built.err << "\n" << program;
+  CommandResult ran = run_command("'" + (directory / "compare").string() + "'");
+  EXPECT_EQ(ran.status, 0) << ran.out;
+  EXPECT_NE(ran.out.find("  same: max abs error 0, max rel error 0, 0 of 4 elements outside tolerance: PASS"), std::string::npos)
+      << ran.out;
+  EXPECT_NE(ran.out.find("  same_normwise: max abs error 0, max rel error 0, 0 of 4 elements outside tolerance: PASS"),
+            std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("  finite: max abs error 0, max rel error 0, 1 of 4 elements outside tolerance: FAIL\n"
+                         "    first at element 0 (row-major): want -inf, got -1.00000002e+30"),
+            std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("  far: max abs error 0.5, max rel error 0.5, 1 of 4 elements outside tolerance: FAIL\n"
+                         "    first at element 3 (row-major): want 1, got 1.5"),
+            std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("  near: max abs error 0.5, max rel error 0.5, 0 of 4 elements outside tolerance: PASS"),
+            std::string::npos) << ran.out;
+  if (!HasFailure()) std::filesystem::remove_all(directory);
+}
+
+// Each written tensor's tolerance: an integer is exact unless it is computed from a float the
+// launcher sums in another order (an mma's accumulator, floored: one step off); a float tensor
+// CTAs add to allows one unit roundoff per tile adding to an element (tiles x elements each adds
+// / the tensor's elements).
+TEST(Harness, ToleranceFollowsWhatEachTensorIsComputedFrom) {
+  CommandResult plain = tilec("compile tests/emulate/kernels/accumulate.tile --emit-harness --target sm_90a");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  for (const char* exact : {"I", "L", "U"})
+    EXPECT_NE(plain.out.find(std::string("harness_compare(\"") + exact + "\", " + exact + "_got, " + exact + "_want, 0, 0)"),
+              std::string::npos) << exact;
+  EXPECT_NE(plain.out.find("harness_compare(\"H\", H_got, H_want, 0.01, 0.01, std::max(0.01, std::ceil(static_cast<double>"
+                           "(tile_count) * 128 / std::max<double>(H_count, 1)) * 0.00390625))"),
+            std::string::npos);
+  CommandResult mma = tilec("compile tests/emulate/tensor_core/extrema_epilogue.tile --emit-harness --target sm_90a");
+  ASSERT_EQ(mma.status, 0) << mma.err;
+  for (const char* floored : {"P", "TMIN"})
+    EXPECT_NE(mma.out.find(std::string("harness_compare(\"") + floored + "\", " + floored + "_got, " + floored + "_want, 1, 0)"),
+              std::string::npos) << floored;
+  EXPECT_NE(mma.out.find("harness_compare(\"C\", C_got, C_want, 0.01, 0.01, std::max(0.01, std::ceil(static_cast<double>"
+                         "(tile_count) * 16384 / std::max<double>(C_count, 1)) * 0.00390625))"),
+            std::string::npos);
+  EXPECT_NE(mma.out.find("harness_argument(argc, argv, \"integers\", 0) != 0"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tilec::testing

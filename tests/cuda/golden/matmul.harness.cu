@@ -270,8 +270,10 @@ extern "C" cudaError_t launch_matmul(const __half* A, const __half* B, float* C,
 // ---------------------------------------------------------------------------------------------
 // Harness (--emit-harness): checks each kernel against its naive reference and times it.
 //   nvcc -std=c++17 -gencode arch=compute_XX,code=sm_XX -o check THIS_FILE.cu && ./check [NAME=VALUE]...
+// NAME=VALUE sets a dimension or a scalar; integers=1 fills float tensors with -1, 0 and 1.
 // ---------------------------------------------------------------------------------------------
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -297,9 +299,10 @@ static double harness_argument(int argc, char** argv, const char* name, double f
   return fallback;
 }
 
-// Deterministic pseudo-random values (splitmix64): floats in [-1, 1), integers in [-8, 8).
+// Deterministic pseudo-random values (splitmix64): floats in [-1, 1), integers in [-8, 8). With
+// `integers` (the `integers=1` argument), floats too are whole: -1, 0 or 1.
 template <typename T>
-static void harness_fill(std::vector<T>& data, uint64_t seed) {
+static void harness_fill(std::vector<T>& data, uint64_t seed, bool integers) {
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   for (T& x : data) {
     uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -309,7 +312,7 @@ static void harness_fill(std::vector<T>& data, uint64_t seed) {
     const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
     if constexpr (std::is_same_v<T, bool>) x = u < 0.5;
     else if constexpr (std::is_integral_v<T>) x = static_cast<T>(static_cast<int64_t>(u * 16) - 8);
-    else x = from_f32<T>(static_cast<float>(2.0 * u - 1.0));
+    else x = from_f32<T>(static_cast<float>(integers ? std::floor(3 * u) - 1 : 2 * u - 1));
   }
 }
 
@@ -320,28 +323,36 @@ static double harness_double(T x) {
 }
 
 // Prints the largest errors of `got` against `want`; true when every element is within
-// absolute + normwise * max|want| + relative * |want| (NaN matches only NaN).
+// absolute + normwise * max|want| (over the finite elements) + relative * |want|; NaN matches
+// only NaN, and an infinity only the same infinity. A failure names its first element.
 template <typename T>
 static bool harness_compare(const char* name, const std::vector<T>& got, const std::vector<T>& want,
                             double absolute, double relative, double normwise = 0) {
   double max_absolute = 0, max_relative = 0, largest = 0;
-  size_t outside = 0;
+  size_t outside = 0, first = 0;
   for (size_t i = 0; i < want.size(); ++i)
-    if (!std::isnan(harness_double(want[i]))) largest = std::max(largest, std::fabs(harness_double(want[i])));
+    if (std::isfinite(harness_double(want[i]))) largest = std::max(largest, std::fabs(harness_double(want[i])));
   absolute += normwise * largest;
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = harness_double(got[i]), w = harness_double(want[i]);
+    bool within;
     if (std::isnan(g) || std::isnan(w)) {
-      if (!(std::isnan(g) && std::isnan(w))) ++outside;
-      continue;
+      within = std::isnan(g) && std::isnan(w);
+    } else if (std::isinf(g) || std::isinf(w)) {
+      within = g == w;
+    } else {
+      const double error = std::fabs(g - w);
+      max_absolute = std::max(max_absolute, error);
+      if (w != 0) max_relative = std::max(max_relative, error / std::fabs(w));
+      within = error <= absolute + relative * std::fabs(w);
     }
-    const double error = g == w ? 0.0 : std::fabs(g - w);
-    max_absolute = std::max(max_absolute, error);
-    if (w != 0) max_relative = std::max(max_relative, error / std::fabs(w));
-    if (!(error <= absolute + relative * std::fabs(w))) ++outside;
+    if (!within && outside++ == 0) first = i;
   }
   std::printf("  %s: max abs error %.3g, max rel error %.3g, %zu of %zu elements outside tolerance: %s\n",
               name, max_absolute, max_relative, outside, got.size(), outside == 0 ? "PASS" : "FAIL");
+  if (outside > 0)
+    std::printf("    first at element %zu (row-major): want %.9g, got %.9g\n", first, harness_double(want[first]),
+                harness_double(got[first]));
   return outside == 0;
 }
 
@@ -419,25 +430,28 @@ static int check_matmul(int argc, char** argv) {
   const int64_t N = static_cast<int64_t>(harness_argument(argc, argv, "N", 1000));
   // check=0: time only (the reference then only counts its work).
   const bool check_reference = harness_argument(argc, argv, "check", 1) != 0;
+  // integers=1: float tensors hold -1, 0 and 1, so every sum is exact in any order and at any
+  // accumulation precision (an mma result cast to 8 bits is then compared exactly).
+  const bool integers = harness_argument(argc, argv, "integers", 0) != 0;
   std::printf("matmul: M=%lld K=%lld N=%lld\n", static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(N));
   // A: tensor<M, K, f16>
   const size_t A_count = static_cast<size_t>(M) * static_cast<size_t>(K);
   std::vector<__half> A_host(A_count);
-  harness_fill(A_host, 1);
+  harness_fill(A_host, 1, integers);
   __half* A = nullptr;
   HARNESS_CHECK(cudaMalloc(&A, std::max<size_t>(A_count, 1) * sizeof(__half)));
   HARNESS_CHECK(cudaMemcpy(A, A_host.data(), A_count * sizeof(__half), cudaMemcpyHostToDevice));
   // B: tensor<K, N, f16>
   const size_t B_count = static_cast<size_t>(K) * static_cast<size_t>(N);
   std::vector<__half> B_host(B_count);
-  harness_fill(B_host, 2);
+  harness_fill(B_host, 2, integers);
   __half* B = nullptr;
   HARNESS_CHECK(cudaMalloc(&B, std::max<size_t>(B_count, 1) * sizeof(__half)));
   HARNESS_CHECK(cudaMemcpy(B, B_host.data(), B_count * sizeof(__half), cudaMemcpyHostToDevice));
   // C: tensor<M, N, f32>
   const size_t C_count = static_cast<size_t>(M) * static_cast<size_t>(N);
   std::vector<float> C_host(C_count);
-  harness_fill(C_host, 3);
+  harness_fill(C_host, 3, integers);
   float* C = nullptr;
   HARNESS_CHECK(cudaMalloc(&C, std::max<size_t>(C_count, 1) * sizeof(float)));
   HARNESS_CHECK(cudaMemcpy(C, C_host.data(), C_count * sizeof(float), cudaMemcpyHostToDevice));
