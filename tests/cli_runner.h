@@ -60,4 +60,12 @@ inline bool blessing() {
 }
 inline std::filesystem::path source_dir() { return TILEC_SOURCE_DIR; }
 
+// The host C++ compiler tests build small programs with ($TILEC_HOST_CXX, else c++), or "" when it
+// does not run.
+inline std::string host_cxx() {
+  const char* given = std::getenv("TILEC_HOST_CXX");
+  std::string cxx = given && *given ? given : "c++";
+  return run_command(cxx + " --version").status == 0 ? cxx : "";
+}
+
 }  // namespace tilec::testing

@@ -466,6 +466,15 @@ uint64_t shuffle_xor(unsigned mask, uint64_t value, int lane_mask, int line) {
   return warp_collective(value, lane_mask & 31, "__shfl_xor_sync", line, nullptr);
 }
 
+uint64_t shuffle_index(unsigned mask, uint64_t value, int source_lane, int line) {
+  if (mask != 0xffffffffu)
+    report(HazardKind::invalid_operand, line, "__shfl_sync with a partial mask is not emulated (the emitter uses 0xffffffff)");
+  uint64_t lanes[32];
+  warp_collective(value, 0, "__shfl_sync", line, lanes);
+  const int source = source_lane & 31, present = std::min(32, cta().thread_count - self().warp * 32);
+  return source < present ? lanes[source] : value;
+}
+
 void syncwarp(unsigned mask, int line) {
   (void)mask;
   warp_collective(0, 0, "__syncwarp", line, nullptr);

@@ -492,12 +492,9 @@ __device__ __forceinline__ uint32_t tilec_pack_bytes(T b0, T b1, T b2, T b3) {
 // first group in the low half): lanes 2(q mod 2) and 2(q mod 2) + 1 hold the four, in the first
 // group for q < 2, the second for q >= 2.
 __device__ __forceinline__ uint32_t tilec_wgmma_a_bytes(uint32_t word) {
-  const uint32_t one = __shfl_xor_sync(0xffffffffu, word, 1), two = __shfl_xor_sync(0xffffffffu, word, 2),
-                 three = __shfl_xor_sync(0xffffffffu, word, 3);
-  const int q = threadIdx.x % 4;
-  const uint32_t low = q == 0 ? word : q == 1 ? three : q == 2 ? two : one;  // from lane 2(q mod 2)
-  const uint32_t high = q == 0 ? one : q == 1 ? two : q == 2 ? three : word;  // from lane 2(q mod 2) + 1
-  return q < 2 ? (low & 0xffffu) | high << 16 : low >> 16 | (high & 0xffff0000u);
+  const unsigned q = threadIdx.x % 4, source = (threadIdx.x & ~3u) | (q & 1u) << 1;  // lane 2(q mod 2)
+  const uint32_t low = __shfl_sync(0xffffffffu, word, source), high = __shfl_sync(0xffffffffu, word, source + 1);
+  return __byte_perm(low, high, q < 2 ? 0x5410 : 0x7632);  // the two low halves, or the two high ones
 }
 // D (64 x 64, f32, 32 registers per thread) += A (64 x 32, K-major) * B (32 x 64, K-major), e4m3.
 __device__ __forceinline__ void tilec_wgmma_m64n64k32_e4m3_bk(float (&d)[32], uint64_t a, uint64_t b TILEC_SITE) {

@@ -182,9 +182,8 @@ std::string definition(const std::string& text, const std::string& head) {
 // -inf with -inf as outside: 0 * inf made the tolerance NaN), the normwise part takes the largest
 // finite element, a failure names its first element; integers=1 fills -1, 0 and 1.
 TEST(Harness, CompareMatchesInfinitiesAndFillGivesWholeValues) {
-  const char* compiler = std::getenv("TILEC_HOST_CXX");
-  std::string cxx = compiler && *compiler ? compiler : "c++";
-  if (run_command(cxx + " --version").status != 0) GTEST_SKIP() << "no host C++ compiler (" << cxx << ")";
+  const std::string cxx = host_cxx();
+  if (cxx.empty()) GTEST_SKIP() << "no host C++ compiler ($TILEC_HOST_CXX or c++)";
   CommandResult emitted = tilec("compile tests/emulate/kernels/extrema.tile --emit-harness --target sm_90a");
   ASSERT_EQ(emitted.status, 0) << emitted.err;
   std::string helpers;

@@ -16,6 +16,10 @@
 //  2. Register A (wgmma_register_a.json, b16_64x16): emit_wgmma's pairs (`tilec_pack_pair(x[2i],
 //     x[2i+1])`, pairs 4s..4s+3 as a0..a3 of step s) over FragmentLayout's positions, and the
 //     prelude's pack (low half = first) and operand order (tensor_core_prelude.cpp).
+//     8-bit (b8_64x32): each word `W[i] = tilec_wgmma_a_bytes(tilec_pack_bytes(x[..], x[..], x[..],
+//     x[..]))` of the accumulator-layout tile x (wgmma_accumulator.json), words 4s..4s+3 as a0..a3
+//     of step s; the prelude's tilec_pack_bytes and tilec_wgmma_a_bytes (lane shuffles, a byte
+//     permute) as written, built with the host compiler over CUDA's shuffle and PRMT semantics.
 //  3. Matrix descriptors (smem_canonical.json k_steps): every `tilec_matrix_descriptor(...)` call
 //     emit_wgmma / emit_tcgen05_* write (a_address, b_descriptor: start per k-step and per
 //     warpgroup, LBO, SBO), evaluated through the prelude's own tilec_matrix_descriptor body
@@ -330,6 +334,117 @@ TEST(BackendLayoutTables, RegisterAPairsAreWgmmaALayout) {
   }
   std::printf("register A: %ld sites, %ld (thread, register, half) entries\n", sites, compared);
   EXPECT_GT(sites, 0) << "attention.sm_90a packs P as a register A operand";
+}
+
+// A program that runs the prelude's tilec_wgmma_a_bytes (and tilec_pack_bytes) from `cuda` for the
+// 128 threads of a warpgroup: each line of the file it is given holds the 128 threads' packed words
+// (hex), each output line what each thread's call returns. CUDA's primitives as the PTX ISA defines them: shfl.sync
+// reads lane `source` mod 32 of the caller's warp; prmt picks byte (s >> 4n) & 7 of y:x.
+std::string byte_moving_program(const std::string& cuda) {
+  auto definition = [&](const std::string& head) {
+    size_t start = cuda.find(head), end = start == std::string::npos ? start : cuda.find("\n}\n", start);
+    if (end == std::string::npos) throw std::runtime_error("the prelude has no " + head);
+    return cuda.substr(start, end + 3 - start);
+  };
+  return "#include <cstdint>\n#include <cstdio>\n"
+         "struct { unsigned x; } threadIdx;\n"
+         "static uint32_t lanes[128];\n"
+         "static uint32_t __shfl_sync(unsigned, uint32_t, unsigned source) { return lanes[(threadIdx.x & ~31u) | (source & 31u)]; }\n"
+         "static uint32_t __shfl_xor_sync(unsigned, uint32_t, unsigned mask) { return lanes[threadIdx.x ^ (mask & 31u)]; }\n"
+         "static unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {\n"
+         "  const uint64_t bytes = uint64_t{y} << 32 | x;\n"
+         "  unsigned r = 0;\n"
+         "  for (int n = 0; n < 4; ++n) r |= unsigned(bytes >> (8 * ((s >> (4 * n)) & 7)) & 0xff) << (8 * n);\n"
+         "  return r;\n"
+         "}\n"
+         "#define __device__\n#define __forceinline__ inline\n" +
+         definition("template <typename T>\n__device__ __forceinline__ uint32_t tilec_pack_bytes(") +
+         definition("__device__ __forceinline__ uint32_t tilec_wgmma_a_bytes(") + R"(
+int main(int argc, char** argv) {
+  std::FILE* in = argc > 1 ? std::fopen(argv[1], "r") : nullptr;
+  if (!in) return 2;
+  for (;;) {
+    for (unsigned& word : lanes) if (std::fscanf(in, "%x", &word) != 1) return 0;
+    for (unsigned t = 0; t < 128; ++t) {
+      threadIdx.x = t;
+      std::printf("%x ", tilec_wgmma_a_bytes(lanes[t]));
+    }
+    std::printf("\n");
+  }
+}
+)";
+}
+
+TEST(BackendLayoutTables, EightBitRegisterAWordsAreWgmmaALayout) {
+  const std::string cxx = testing::host_cxx();
+  if (cxx.empty()) GTEST_SKIP() << "no host C++ compiler ($TILEC_HOST_CXX or c++)";
+  LOAD_TABLE(a_table, "wgmma_register_a.json");
+  LOAD_TABLE(accumulators, "wgmma_accumulator.json");
+  const json& a_layout = find_entry(a_table["cases"], "b8_64x32");
+  static const std::regex words(R"(uint32_t (\w+)\[(\d+)\];\n\s*#pragma unroll\n\s*for \(int i = 0; i < \2; \+\+i\) \{\n.*\n)"
+                                R"(\s*const int first = (.+);\n\s*\1\[i\] = tilec_wgmma_a_bytes\(tilec_pack_bytes\((\w+)\[(.+?)\], \4\[(.+?)\], \4\[(.+?)\], \4\[(.+?)\]\)\);)");
+  const std::filesystem::path directory = std::filesystem::temp_directory_path() / ("tilec_a_bytes_" + std::to_string(getpid()));
+  std::filesystem::create_directories(directory);
+  long compared = 0, sites = 0;
+  for (const Emitted& e : emitted_samples()) {
+    if (e.blackwell()) continue;
+    SCOPED_TRACE(e.label);
+    for (auto it = std::sregex_iterator(e.text.begin(), e.text.end(), words); it != std::sregex_iterator(); ++it) {
+      const std::smatch& m = *it;
+      const std::string name = m[1], first = m[3], source = m[4];
+      const uint64_t count = std::stoull(m[2]), columns = 2 * declared_count(e, source);
+      ASSERT_EQ(count * 8, columns) << "four bytes of 64 rows per word and thread";
+      const json* accumulator = nullptr;
+      for (const json& c : accumulators["cases"])
+        if (c["accumulator"] == "f32" && c["n"].get<uint64_t>() == columns) accumulator = &c;
+      ASSERT_NE(accumulator, nullptr) << columns << " columns";
+      // Two runs: the accumulator's bytes carry their row, then their column (both < 256).
+      std::string input;
+      for (int property = 0; property < 2; ++property)
+        for (uint64_t i = 0; i < count; ++i) {
+          const uint64_t base = evaluate(first, {{"i", i}});
+          for (uint64_t thread = 0; thread < 128; ++thread) {
+            uint32_t word = 0;
+            for (int byte = 0; byte < 4; ++byte) {
+              const uint64_t reg = evaluate(m[5 + byte].str(), {{"first", base}});
+              word |= (*accumulator)[property == 0 ? "row" : "col"][thread][reg].get<uint32_t>() << (8 * byte);
+            }
+            char hex[16];
+            std::snprintf(hex, sizeof hex, thread == 127 ? "%x\n" : "%x ", word);
+            input += hex;
+          }
+        }
+      const std::string label = "site" + std::to_string(sites++);
+      testing::write_file(directory / (label + ".cpp"), byte_moving_program(e.text));
+      testing::write_file(directory / (label + ".in"), input);
+      testing::CommandResult built = testing::run_command(cxx + " -std=c++17 -o '" + (directory / label).string() + "' '" +
+                                                          (directory / (label + ".cpp")).string() + "'");
+      ASSERT_EQ(built.status, 0) << built.err;
+      testing::CommandResult ran = testing::run_command("'" + (directory / label).string() + "' '" + (directory / (label + ".in")).string() + "'");
+      ASSERT_EQ(ran.status, 0) << ran.err;
+      std::istringstream out(ran.out);
+      std::vector<uint32_t> results;
+      for (std::string hex; out >> hex;) results.push_back(static_cast<uint32_t>(std::stoul(hex, nullptr, 16)));
+      ASSERT_EQ(results.size(), 2 * count * 128);
+      for (uint64_t i = 0; i < count; ++i)
+        for (uint64_t thread = 0; thread < 128; ++thread)
+          for (int byte = 0; byte < 4; ++byte, ++compared) {
+            const uint64_t r = i % 4, step = i / 4;
+            const auto at = [&](int property) { return results[(property * count + i) * 128 + thread] >> (8 * byte) & 0xff; };
+            Position expected{a_layout["row"][thread][r][byte].get<uint64_t>(), 32 * step + a_layout["col"][thread][r][byte].get<uint64_t>()};
+            ASSERT_EQ((Position{at(0), at(1)}), expected) << "thread " << thread << ", word " << i << " (" << name << "), byte " << byte;
+          }
+      // The calls: wrapper(d, W[4s], .., W[4s+3], b descriptor) in order of s.
+      std::regex call("_register_a\\w*\\(\\w+, " + name + R"(\[(\d+)\], )" + name + R"(\[(\d+)\], )" + name + R"(\[(\d+)\], )" + name + R"(\[(\d+)\], )");
+      uint64_t step = 0;
+      for (auto c = std::sregex_iterator(e.text.begin(), e.text.end(), call); c != std::sregex_iterator(); ++c, ++step)
+        for (int r = 0; r < 4; ++r) EXPECT_EQ(std::stoull((*c)[r + 1]), 4 * step + r) << "a" << r << " of step " << step;
+      EXPECT_EQ(step, count / 4) << "one register-A WGMMA per 32 columns of " << source;
+    }
+  }
+  std::printf("8-bit register A: %ld (thread, word, byte) entries at %ld sites\n", compared, sites);
+  EXPECT_GT(sites, 0) << "fp8_attention feeds P to WGMMA as 8-bit registers";
+  if (!HasFailure()) std::filesystem::remove_all(directory);
 }
 
 // ============================================================================== 3. descriptors

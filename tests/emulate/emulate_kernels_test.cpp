@@ -176,9 +176,10 @@ TEST(EmulateRuntime, AnIfAssigningATileMatchesTheInterpreter) {
 
 // 8-bit register A operands (tests/emulate/tensor_core/fp8_mlp.tile): an MLP block whose hidden
 // layer, cast to e4m3 or e5m2, is the A of the second mma. On sm_90a WGMMA reads it from
-// registers, the bytes moved between the lanes of each quad into its 8-bit fragment (it was written
-// to shared memory behind a wait for every earlier WGMMA and a barrier: fp8 attention ran slower
-// than bf16 on an H200); sm_100a stages it. Exact: the products of 8-bit values sum exactly in f32.
+// registers, the bytes moved between the lanes of each quad into its 8-bit fragment (two shuffles
+// and a byte permute; the fragment against the golden table: cuda_layout_tables_test); sm_100a
+// stages it. Exact: the products of 8-bit values sum exactly in f32 (on an H200 the FP8 tensor
+// cores' sums differ, and the cast to 8 bits flips values: bench/gpu checks it with integers=1).
 TEST(EmulateRuntime, An8BitRegisterAIsFedAsRegistersOnSm90a) {
   expect_tensor_core_kernel_matches("fp8_mlp", "M=200,N=136,K=200,HID=100", {"Y"}, "", /*exact=*/true);
 }

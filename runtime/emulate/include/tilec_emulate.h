@@ -8,8 +8,9 @@
 //      emulated form;
 //   2. the element types (__half, __nv_bfloat16, __nv_fp8_e4m3, __nv_fp8_e5m2) with the
 //      conversions CUDA defines (round to nearest even; f8 saturating);
-//   3. threadIdx/blockIdx/blockDim/gridDim, __syncthreads, __shfl_xor_sync, __trap: each CUDA
-//      thread is a fiber of its CTA (runtime/emulate/cta.h), and these read or block it;
+//   3. threadIdx/blockIdx/blockDim/gridDim, __syncthreads, __shfl_xor_sync, __shfl_sync, __trap:
+//      each CUDA thread is a fiber of its CTA (runtime/emulate/cta.h), and these read or block it;
+//      __byte_perm computes;
 //   4. the host API the launchers call (cudaFuncSetAttribute, cudaMemcpyToSymbolAsync, the driver
 //      entry point for cuTensorMapEncodeTiled, cudaLaunchKernelEx, ...);
 //   5. tilec_emu::ptx::* — one function per PTX instruction the prelude helpers wrap: the
@@ -145,6 +146,7 @@ unsigned char* dynamic_shared_memory();
 void syncthreads(int line);
 void syncwarp(unsigned mask, int line);
 uint64_t shuffle_xor(unsigned mask, uint64_t value, int lane_mask, int line);
+uint64_t shuffle_index(unsigned mask, uint64_t value, int source_lane, int line);
 [[noreturn]] void trap(int line);
 uint32_t shared_address(const void* pointer, int line);
 }  // namespace tilec_emu
@@ -169,6 +171,26 @@ inline T __shfl_xor_sync_at(unsigned mask, T value, int lane_mask, int line) {
   return result;
 }
 #define __shfl_xor_sync(mask, value, lane_mask, ...) __shfl_xor_sync_at((mask), (value), (lane_mask), __LINE__)
+template <typename T>
+inline T __shfl_sync_at(unsigned mask, T value, int source_lane, int line) {
+  static_assert(sizeof(T) <= 8, "__shfl_sync of a value wider than 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  bits = ::tilec_emu::shuffle_index(mask, bits, source_lane, line);
+  T result;
+  std::memcpy(&result, &bits, sizeof(T));
+  return result;
+}
+#define __shfl_sync(mask, value, source_lane, ...) __shfl_sync_at((mask), (value), (source_lane), __LINE__)
+
+// __byte_perm(x, y, s): byte n of the result is byte (s >> 4n) & 7 of the eight bytes y:x (x's
+// low byte first), as PRMT's default mode picks them.
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const uint64_t bytes = static_cast<uint64_t>(y) << 32 | x;
+  unsigned result = 0;
+  for (int n = 0; n < 4; ++n) result |= static_cast<unsigned>(bytes >> (8 * ((s >> (4 * n)) & 7)) & 0xffu) << (8 * n);
+  return result;
+}
 
 // atomicAdd (an accumulating store, `store T[i] += tile`): a compare-and-swap loop on the
 // element's bits, so CTAs running on several worker threads add as the GPU does: each add whole
