@@ -157,9 +157,11 @@ void TensorCoreKernel::emit_summary() {
     const StorePlan& plan = tc_.store_plans.at(store);
     if (plan.tma)
       writer_.line(fmt::format(
-          "//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA, boxes "
+          "//   store at line {}: through shared memory ({} bytes per compute warpgroup at {}) and TMA{}, boxes "
           "of {}x{} (128B swizzle)",
-          store->location().line, kStoreStagingBytes, tc_.store_staging_offset, plan.box_rows, plan.chunk_columns));
+          store->location().line, kStoreStagingBytes, tc_.store_staging_offset,
+          accumulates(*store) ? " adding each box to the tensor (cp.reduce.async.bulk .add)" : "", plan.box_rows,
+          plan.chunk_columns));
     else
       writer_.line(fmt::format("//   store at line {}: each thread writes its elements from registers: {}",
                                store->location().line, plan.direct_because));

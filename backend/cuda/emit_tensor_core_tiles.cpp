@@ -270,8 +270,12 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
     emit_staging_chunk(value, plan, store_row, store_column);
     writer_.line("tilec_fence_proxy_async();  // the box is read by TMA");
     writer_.line(sync);
-    writer_.line(fmt::format("if (storer) {{ tilec_tma_store_{}d(&{}, staging + box, {}); tilec_bulk_commit(); }}",
-                             access.tma_rank(), plan.map, access.tma_coordinates(store_column, store_row)));
+    // `+=`: TMA adds the box to the tensor (cp.reduce.async.bulk), atomically per element.
+    const bool adds = accumulates(op);
+    needs_.tma_reduce_add |= adds;
+    writer_.line(fmt::format("if (storer) {{ tilec_tma_{}_{}d(&{}, staging + box, {}); tilec_bulk_commit(); }}",
+                             adds ? "reduce_add" : "store", access.tma_rank(), plan.map,
+                             access.tma_coordinates(store_column, store_row)));
   }
   emit_accumulators_read(plan);
 }

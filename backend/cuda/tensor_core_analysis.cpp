@@ -917,10 +917,15 @@ bool Analysis::hold_store(const Operation& op) {
                                                      "tiles of the tensor's own type)",
                                                      to_string(element), to_string(plan.tensor->type().element()));
   }
-  if (accumulates(op)) {  // TMA's reducing store (cp.reduce.async.bulk) is not written yet
+  // `+=` into a matrix goes through TMA as a plain store does, each box added to the tensor by TMA's
+  // reducing store (cp.reduce.async.bulk .add takes every staged type: f32, i32, bf16, f16).
+  // max= and min= combine element by element (its .max and .min take no f32), and so does `+=`
+  // into a batch of matrices (the 3-D and 4-D reducing stores are not written yet).
+  if (accumulates(op) && (store_combine(op) != StoreCombine::add || rank > 2)) {
     plan.tma = false;
     plan.direct_because = store_combine(op) == StoreCombine::add
-                              ? "it adds (+=): each thread adds the elements it holds, atomically"
+                              ? fmt::format("it adds (+=) to a rank-{} tensor: each thread adds the elements it holds, "
+                                            "atomically", rank)
                               : fmt::format("it combines ({}): each thread combines the elements it holds, atomically",
                                             store_combine_spelling(store_combine(op)));
   }

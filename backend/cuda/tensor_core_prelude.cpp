@@ -630,6 +630,21 @@ __device__ __forceinline__ uint32_t tilec_wgmma_a_bytes(uint32_t word) {
 }
 )";
 
+// `store T[i] += tile` through TMA (a rank-2 tensor): cp.reduce.async.bulk.tensor's .add.
+constexpr std::string_view kTmaReduceAdd = R"(
+// As tilec_tma_store_2d, but each element of the box is added to the tensor's, atomically, in the
+// tensor map's type (`store T[i] += tile`: split-K and other CTAs adding into one tile).
+__device__ __forceinline__ void tilec_tma_reduce_add_2d(const CUtensorMap* map, uint32_t source, int32_t inner,
+                                                        int32_t outer TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+#else
+  ::tilec_emu::ptx::tma_reduce_add_2d(map, source, inner, outer, tilec_line);
+#endif
+}
+)";
+
 }  // namespace
 
 std::string wgmma_function(const WgmmaShape& shape) {
@@ -641,6 +656,7 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   std::string out(kCommon);
   if (needs.tma_3d) out += kTma3d;
   if (needs.tma_4d) out += kTma4d;
+  if (needs.tma_reduce_add) out += kTmaReduceAdd;
   if (needs.target->mma == target::MmaFamily::tcgen05) {
     out += kBlackwell;
     for (int width : needs.tmem_load_widths) out += tmem_load_wrapper(width);

@@ -88,6 +88,7 @@ struct AsyncOp {
   TensorMapFields map{};
   int32_t coordinates[5] = {};  // element coordinates, dimension 0 first
   uint32_t shared_address = 0;  // destination (load) or source (store)
+  bool add = false;             // store: cp.reduce.async.bulk .add (each element added, atomically)
   uint32_t barrier = 0;         // load: completes transaction bytes here
   uint32_t bytes = 0;
   // WGMMA

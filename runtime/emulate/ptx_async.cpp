@@ -14,6 +14,8 @@
 // operations are performed in issue order (the accumulator chains through them); TMA
 // operations in any order.
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <initializer_list>
 
 #include "runtime/emulate/emulator.h"
@@ -21,6 +23,60 @@
 namespace tilec_emu {
 
 namespace {
+
+// The tensor-map data types cp.reduce.async.bulk.tensor's .add takes that tilec's stores use.
+constexpr uint32_t kMapU32 = 2, kMapS32 = 3, kMapF16 = 6, kMapF32 = 7, kMapBf16 = 9;
+bool adds(uint32_t data_type) {
+  return data_type == kMapU32 || data_type == kMapS32 || data_type == kMapF16 || data_type == kMapF32 ||
+         data_type == kMapBf16;
+}
+
+// `element` becomes combine(element, value) in one compare-and-swap (CTAs on several worker threads
+// add as the GPU does: each add whole, in some order).
+template <typename Bits, typename Combine>
+void combine_atomically(uint8_t* element, const uint8_t* value, Combine combine) {
+  Bits operand;
+  std::memcpy(&operand, value, sizeof operand);
+  std::atomic_ref<Bits> bits(*reinterpret_cast<Bits*>(element));
+  Bits seen = bits.load();
+  while (!bits.compare_exchange_weak(seen, combine(seen, operand))) {
+  }
+}
+
+float f32_of(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+uint32_t bits_of(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+// One element of a reducing TMA store: added in the map's type, as atomicAdd adds (integers wrap;
+// f16 and bf16 add in f32 and round back to nearest even).
+void add_element(uint32_t data_type, uint8_t* element, const uint8_t* value) {
+  switch (data_type) {
+    case kMapF32:
+      combine_atomically<uint32_t>(element, value, [](uint32_t a, uint32_t b) { return bits_of(f32_of(a) + f32_of(b)); });
+      break;
+    case kMapF16:
+      combine_atomically<uint16_t>(element, value, [](uint16_t a, uint16_t b) {
+        return float_to_half_bits(half_bits_to_float(a) + half_bits_to_float(b));
+      });
+      break;
+    case kMapBf16:
+      combine_atomically<uint16_t>(element, value, [](uint16_t a, uint16_t b) {
+        return float_to_bfloat16_bits(f32_of(uint32_t{a} << 16) + f32_of(uint32_t{b} << 16));
+      });
+      break;
+    default:  // s32, u32: wrapping
+      combine_atomically<uint32_t>(element, value, [](uint32_t a, uint32_t b) { return a + b; });
+      break;
+  }
+}
 
 std::string hex(uint64_t value) {
   char text[24];
@@ -270,7 +326,7 @@ void perform(AsyncOp& op) {
       break;
     }
     case AsyncKind::tma_store:
-      if (!op.invalid) tma_store(op.map, op.coordinates, c.shared, op.shared_address);
+      if (!op.invalid) tma_store(op.map, op.coordinates, c.shared, op.shared_address, op.add ? add_element : nullptr);
       break;
     case AsyncKind::wgmma: perform_wgmma(c, op); break;
     case AsyncKind::tcgen05_mma: {
@@ -350,14 +406,22 @@ void issue_tma_load(uint32_t destination, const CUtensorMap* map, std::initializ
   submit(op);
 }
 
-// cp.async.bulk.tensor.{2,3,4}d (store): the box from `source` to `coordinates`.
+// cp.async.bulk.tensor.{2,3,4}d (store): the box from `source` to `coordinates`; with `add`,
+// cp.reduce.async.bulk.tensor's .add, which takes the types add_element adds.
 void issue_tma_store(const CUtensorMap* map, uint32_t source, std::initializer_list<int32_t> coordinates, int line,
-                     const char* what) {
+                     const char* what, bool add = false) {
   ThreadState& thread = self();
   scan_generic_writes(thread, line);
   const TensorMapFields& fields = tensor_map(map, static_cast<uint32_t>(coordinates.size()), line, what);
   AsyncOp& op = new_async_op(AsyncKind::tma_store, line);
   op.map = fields;
+  op.add = add;
+  if (add && !adds(fields.data_type)) {
+    report(HazardKind::invalid_operand, line,
+           std::string(what) + " of a tensor map of data type " + std::to_string(fields.data_type) +
+               " (its .add takes f32, f16, bf16, s32 and u32 here)");
+    op.invalid = true;
+  }
   std::copy(coordinates.begin(), coordinates.end(), op.coordinates);
   op.shared_address = source;
   op.bytes = tma_box_bytes(fields);
@@ -384,6 +448,10 @@ void tma_load_3d(uint32_t destination, const CUtensorMap* map, int32_t inner, in
 
 void tma_store_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer, int line) {
   issue_tma_store(map, source, {inner, outer}, line, "cp.async.bulk.tensor.2d (store)");
+}
+
+void tma_reduce_add_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer, int line) {
+  issue_tma_store(map, source, {inner, outer}, line, "cp.reduce.async.bulk.tensor.2d (add)", true);
 }
 
 void tma_store_3d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t middle, int32_t outer, int line) {

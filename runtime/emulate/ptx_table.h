@@ -39,6 +39,7 @@ inline constexpr auto kPtxTable = std::to_array<PtxInstruction>({
     {"cp.async.bulk.tensor.3d.global.shared::cta.bulk_group", "tma_store_3d"},
     {"cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "tma_load_4d"},
     {"cp.async.bulk.tensor.4d.global.shared::cta.bulk_group", "tma_store_4d"},
+    {"cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group", "tma_reduce_add_2d"},
     {"cp.async.bulk.commit_group", "bulk_commit_group"},
     {"cp.async.bulk.wait_group.read", "bulk_wait_group_read"},
     {"cp.async.bulk.wait_group", "bulk_wait_group"},

@@ -246,7 +246,8 @@ uint32_t tma_load(const TensorMapFields& map, const int32_t* coordinates, uint8_
   return tma_box_bytes(map);
 }
 
-void tma_store(const TensorMapFields& map, const int32_t* coordinates, const uint8_t* shared, uint32_t source) {
+void tma_store(const TensorMapFields& map, const int32_t* coordinates, const uint8_t* shared, uint32_t source,
+               CombineElement combine) {
   const layout::Swizzle swizzle = tensor_map_swizzle(map);
   auto* global = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(map.global_address));
   const uint32_t columns = box_elements(map, 0), row_bytes = columns * map.element_bytes;
@@ -260,8 +261,9 @@ void tma_store(const TensorMapFields& map, const int32_t* coordinates, const uin
     for (uint32_t c = 0; c < columns; ++c) {
       int64_t x = int64_t{coordinates[0]} + int64_t{c} * map.element_strides[0];
       if (x < 0 || static_cast<uint64_t>(x) >= map.extents[0]) continue;
-      std::memcpy(global + row.offset + static_cast<uint64_t>(x) * map.element_bytes, packed.data() + c * map.element_bytes,
-                  map.element_bytes);
+      uint8_t* const element = global + row.offset + static_cast<uint64_t>(x) * map.element_bytes;
+      if (combine) combine(map.data_type, element, packed.data() + c * map.element_bytes);
+      else std::memcpy(element, packed.data() + c * map.element_bytes, map.element_bytes);
     }
   }
 }

@@ -52,8 +52,11 @@ layout::Swizzle tensor_map_swizzle(const TensorMapFields& map);
 // packed rows of dimension-0 elements × element bytes (dimension 1 numbering the rows fastest,
 // then 2, ...), each 16-byte chunk at its swizzled absolute address (layout::apply_swizzle).
 uint32_t tma_load(const TensorMapFields& map, const int32_t* coordinates, uint8_t* shared, uint32_t destination);
-// The reverse: writes the in-bounds part of the box at `source` to global memory.
-void tma_store(const TensorMapFields& map, const int32_t* coordinates, const uint8_t* shared, uint32_t source);
+// The reverse: writes the in-bounds part of the box at `source` to global memory; with `combine`,
+// calls it on each element instead (the tensor's element, then the box's: cp.reduce.async.bulk).
+using CombineElement = void (*)(uint32_t data_type, uint8_t* element, const uint8_t* value);
+void tma_store(const TensorMapFields& map, const int32_t* coordinates, const uint8_t* shared, uint32_t source,
+               CombineElement combine = nullptr);
 // The same at (inner, outer) of a rank-1 or rank-2 map (a rank-1 map is one row).
 uint32_t tma_load_2d(const TensorMapFields& map, int32_t inner, int32_t outer, uint8_t* shared,
                      uint32_t destination);

@@ -417,6 +417,18 @@ struct TilecTmaTensor {
   }
 };
 
+// As tilec_tma_store_2d, but each element of the box is added to the tensor's, atomically, in the
+// tensor map's type (`store T[i] += tile`: split-K and other CTAs adding into one tile).
+__device__ __forceinline__ void tilec_tma_reduce_add_2d(const CUtensorMap* map, uint32_t source, int32_t inner,
+                                                        int32_t outer TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+#else
+  ::tilec_emu::ptx::tma_reduce_add_2d(map, source, inner, outer, tilec_line);
+#endif
+}
+
 // sm_100a: tcgen05 and TMEM. A shared-memory matrix descriptor with the 128-, 64- or 32-byte
 // swizzle (layout type 2, 4 or 6 in bits 61-63, i.e. 3 - swizzle_bytes / 64 at bit 62), version
 // 1 in bit 46.
@@ -501,30 +513,30 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 14: ii 1, 1 stage(s)
 //   schedule: loop at line 17: ii 17, 1 stage(s), pipeline(4)
-// shared memory: 132240 bytes (1024 of them for aligning the base)
+// shared memory: 165008 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 16384 bytes at 65536: B of mma from B (MN-major, 2 panel(s) of 64 columns, 128B swizzle)
-//   mbarrier pipe_a_full: 4 slot(s) at 131072, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_a_empty: 4 slot(s) at 131104, 1 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_b_full: 4 slot(s) at 131136, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_b_empty: 4 slot(s) at 131168, 1 arrival(s) per phase, released by the compute agent
-//   store at line 22: each thread writes its elements from registers: it adds (+=): each thread adds the elements it holds, atomically
+//   mbarrier pipe_a_full: 4 slot(s) at 163840, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_a_empty: 4 slot(s) at 163872, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_b_full: 4 slot(s) at 163904, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_b_empty: 4 slot(s) at 163936, 1 arrival(s) per phase, released by the compute agent
+//   store at line 22: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA adding each box to the tensor (cp.reduce.async.bulk .add), boxes of 128x32 (128B swizzle)
 //   accumulator acc_1: 128x128 f32 in TMEM columns 0..127
 // -----------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
+__global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
   TILEC_DYNAMIC_SHARED(1024, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const uint32_t pipe_a_full = shared_base + 131072;  // 4 mbarrier(s)
-  const uint32_t pipe_a_empty = shared_base + 131104;  // 4 mbarrier(s)
+  const uint32_t pipe_a_full = shared_base + 163840;  // 4 mbarrier(s)
+  const uint32_t pipe_a_empty = shared_base + 163872;  // 4 mbarrier(s)
   const uint32_t pipe_a_buffer = shared_base + 0;  // 4 slots of tile<128x64xbf16, smem>
-  const uint32_t pipe_b_full = shared_base + 131136;  // 4 mbarrier(s)
-  const uint32_t pipe_b_empty = shared_base + 131168;  // 4 mbarrier(s)
-  const uint32_t accumulator_barrier = shared_base + 131200;
-  const uint32_t tmem_slot = shared_base + 131208;
+  const uint32_t pipe_b_full = shared_base + 163904;  // 4 mbarrier(s)
+  const uint32_t pipe_b_empty = shared_base + 163936;  // 4 mbarrier(s)
+  const uint32_t accumulator_barrier = shared_base + 163968;
+  const uint32_t tmem_slot = shared_base + 163976;
   const uint32_t pipe_b_buffer = shared_base + 65536;  // 4 slots of tile<64x128xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_a_full + 8 * slot, 1);
@@ -723,20 +735,34 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
           tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);
           accumulator_parity ^= 1;
           tilec_tcgen05_after_sync();
-          // Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-          const int row = (warp * 32 + lane);
-          const int first_column = compute_warpgroup * 64;
+          const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
+          const uint32_t staging = shared_base + 131072 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
           for (int chunk = 0; chunk < 2; ++chunk) {
-            uint32_t values[32];
-            tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(first_column + chunk * 32), values);
-            #pragma unroll
-            for (int i = 0; i < 32; ++i) {
-              const int column = first_column + chunk * 32 + i;
-              const int64_t index0 = m_1 * 128 + row, index1 = n_1 * 128 + column;
-              if (index0 < M && index1 < N) atomicAdd(&C[index0 * N + index1], (acc_1_started ? __uint_as_float(values[i]) : 0.0f));
+            const uint32_t box = static_cast<uint32_t>(chunk % 1) * 16384;
+            if (storer) {  // the box is free once at most 0 newer store(s) still read staging
+              if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<0>();
             }
+            tilec_named_barrier_sync(2 + compute_warpgroup, 128);
+            const int row = warp * 32 + lane, box_row = row;
+            const int first_column = compute_warpgroup * 64 + chunk * 32;
+            #pragma unroll
+            for (int piece = 0; piece < 1; ++piece) {
+              uint32_t values[32];
+              tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(first_column + piece * 32), values);
+              #pragma unroll
+              for (int i = 0; i < 32; ++i) {
+                const int column = first_column + piece * 32 + i, index = chunk * 32 + piece * 32 + i;
+                (void)column, (void)index;
+                const int byte = (piece * 32 + i) * 4;
+                *reinterpret_cast<float*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = (acc_1_started ? __uint_as_float(values[i]) : 0.0f);
+              }
+            }
+            tilec_fence_proxy_async();  // the box is read by TMA
+            tilec_named_barrier_sync(2 + compute_warpgroup, 128);
+            if (storer) { tilec_tma_reduce_add_2d(&C_store_map, staging + box, static_cast<int32_t>(n_1 * 128 + compute_warpgroup * 64 + chunk * 32), static_cast<int32_t>(m_1 * 128)); tilec_bulk_commit(); }
           }
           // TMEM is read: a later MMA may overwrite it.
           tilec_tcgen05_before_sync();
@@ -770,6 +796,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
       pipe_b_consumer_index = next_pipe_b_consumer_index;
       pipe_b_consumer_phase = next_pipe_b_consumer_phase;
     }
+    if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written
     // Every compute thread is done with TMEM: the first compute warp frees it.
     tilec_tcgen05_before_sync();
     tilec_named_barrier_sync(1, 256);
@@ -796,20 +823,27 @@ extern "C" cudaError_t launch_splitk_gemm(const __nv_bfloat16* A, const __nv_bfl
   TilecTmaTensor B_tma;
   if (const cudaError_t status = B_tma.prepare(B, K, N, 2, false, stream); status != cudaSuccess)
     return status;
+  TilecTmaTensor C_tma;
+  if (const cudaError_t status = C_tma.prepare(C, M, N, 4, true, stream); status != cudaSuccess)
+    return status;
   CUtensorMap A_map;
   if (const cudaError_t status = tilec_tensor_map(&A_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, A_tma.data, 2, 1, A_tma.map_rows(), A_tma.map_columns(), A_tma.pitch, 128, 64); status != cudaSuccess)
     return status;
   CUtensorMap B_map;
   if (const cudaError_t status = tilec_tensor_map(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B_tma.data, 2, 1, B_tma.map_rows(), B_tma.map_columns(), B_tma.pitch, 64, 64); status != cudaSuccess)
     return status;
-  const size_t shared_bytes = 132240;
+  CUtensorMap C_store_map;
+  if (const cudaError_t status = tilec_tensor_map(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, 2, 1, C_tma.map_rows(), C_tma.map_columns(), C_tma.pitch, 128, 32); status != cudaSuccess)
+    return status;
+  const size_t shared_bytes = 165008;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(splitk_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
-  TILEC_LAUNCH(splitk_gemm_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, A_map, B_map, A, B, C, M, K, N);
+  TILEC_LAUNCH(splitk_gemm_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, A_map, B_map, C_store_map, A, B, C, M, K, N);
   if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;
   if (const cudaError_t status = A_tma.finish(); status != cudaSuccess) return status;
   if (const cudaError_t status = B_tma.finish(); status != cudaSuccess) return status;
+  if (const cudaError_t status = C_tma.finish(); status != cudaSuccess) return status;
   return cudaSuccess;
 }
 

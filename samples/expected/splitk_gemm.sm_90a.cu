@@ -417,6 +417,18 @@ struct TilecTmaTensor {
   }
 };
 
+// As tilec_tma_store_2d, but each element of the box is added to the tensor's, atomically, in the
+// tensor map's type (`store T[i] += tile`: split-K and other CTAs adding into one tile).
+__device__ __forceinline__ void tilec_tma_reduce_add_2d(const CUtensorMap* map, uint32_t source, int32_t inner,
+                                                        int32_t outer TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+               :: "l"(map), "r"(inner), "r"(outer), "r"(source) : "memory");
+#else
+  ::tilec_emu::ptx::tma_reduce_add_2d(map, source, inner, outer, tilec_line);
+#endif
+}
+
 // sm_90a: WGMMA. A shared-memory matrix descriptor with the 128-, 64- or 32-byte swizzle
 // (layout type 1, 2 or 3 in bits 62-63: 3 - swizzle_bytes / 64).
 __device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, uint32_t leading_bytes,
@@ -478,28 +490,28 @@ __device__ __forceinline__ void tilec_wgmma_m64n128k16_bf16(float (&d)[64], uint
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 14: ii 1, 1 stage(s)
 //   schedule: loop at line 17: ii 17, 1 stage(s), pipeline(4)
-// shared memory: 132224 bytes (1024 of them for aligning the base)
+// shared memory: 164992 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 16384 bytes at 65536: B of mma from B (MN-major, 2 panel(s) of 64 columns, 128B swizzle)
-//   mbarrier pipe_a_full: 4 slot(s) at 131072, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_a_empty: 4 slot(s) at 131104, 2 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_b_full: 4 slot(s) at 131136, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_b_empty: 4 slot(s) at 131168, 2 arrival(s) per phase, released by the compute agent
-//   store at line 22: each thread writes its elements from registers: it adds (+=): each thread adds the elements it holds, atomically
+//   mbarrier pipe_a_full: 4 slot(s) at 163840, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_a_empty: 4 slot(s) at 163872, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_b_full: 4 slot(s) at 163904, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_b_empty: 4 slot(s) at 163936, 2 arrival(s) per phase, released by the compute agent
+//   store at line 22: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA adding each box to the tensor (cp.reduce.async.bulk .add), boxes of 64x32 (128B swizzle)
 //   accumulator acc_1: 128x128 f32 in registers, 64 per thread
 // -----------------------------------------------------------------------------------------------
-__global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
+__global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
   TILEC_DYNAMIC_SHARED(1024, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const uint32_t pipe_a_full = shared_base + 131072;  // 4 mbarrier(s)
-  const uint32_t pipe_a_empty = shared_base + 131104;  // 4 mbarrier(s)
+  const uint32_t pipe_a_full = shared_base + 163840;  // 4 mbarrier(s)
+  const uint32_t pipe_a_empty = shared_base + 163872;  // 4 mbarrier(s)
   const uint32_t pipe_a_buffer = shared_base + 0;  // 4 slots of tile<128x64xbf16, smem>
-  const uint32_t pipe_b_full = shared_base + 131136;  // 4 mbarrier(s)
-  const uint32_t pipe_b_empty = shared_base + 131168;  // 4 mbarrier(s)
+  const uint32_t pipe_b_full = shared_base + 163904;  // 4 mbarrier(s)
+  const uint32_t pipe_b_empty = shared_base + 163936;  // 4 mbarrier(s)
   const uint32_t pipe_b_buffer = shared_base + 65536;  // 4 slots of tile<64x128xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_a_full + 8 * slot, 1);
@@ -713,14 +725,29 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // store C, m_1, n_1, acc_2  (line 22)
         {
-          // WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row
-          // 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
+          const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
+          const uint32_t staging = shared_base + 131072 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
-          for (int i = 0; i < 64; ++i) {
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (8 * (i / 4) + 2 * (lane % 4) + i % 2);
-            const int64_t index0 = m_1 * 128 + row, index1 = n_1 * 128 + column;
-            if (index0 < M && index1 < N) atomicAdd(&C[index0 * N + index1], acc_1[i]);
+          for (int chunk = 0; chunk < 4; ++chunk) {
+            const uint32_t box = static_cast<uint32_t>(chunk % 2) * 8192;
+            if (storer) {  // the box is free once at most 1 newer store(s) still read staging
+              if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<1>();
+            }
+            tilec_named_barrier_sync(2 + compute_warpgroup, 128);
+            #pragma unroll
+            for (int j = 0; j < 16; ++j) {
+              const int i = chunk * 16 + j;
+              const int box_row = warp * 16 + lane / 4 + 8 * ((i / 2) % 2);
+              const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+              (void)row;
+              const int byte = (column - chunk * 32) * 4;
+              *reinterpret_cast<float*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = acc_1[i];
+            }
+            tilec_fence_proxy_async();  // the box is read by TMA
+            tilec_named_barrier_sync(2 + compute_warpgroup, 128);
+            if (storer) { tilec_tma_reduce_add_2d(&C_store_map, staging + box, static_cast<int32_t>(n_1 * 128 + chunk * 32), static_cast<int32_t>(m_1 * 128 + compute_warpgroup * 64)); tilec_bulk_commit(); }
           }
         }
         const int32_t next_pipe_a_consumer_index_1 = pipe_a_consumer_index_2;
@@ -750,6 +777,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
       pipe_b_consumer_index = next_pipe_b_consumer_index;
       pipe_b_consumer_phase = next_pipe_b_consumer_phase;
     }
+    if (compute_thread % 128 == 0) tilec_bulk_wait_all();  // this warpgroup's TMA stores are written
   }
 #else
   __trap();  // built for another architecture than sm_90a
@@ -772,20 +800,27 @@ extern "C" cudaError_t launch_splitk_gemm(const __nv_bfloat16* A, const __nv_bfl
   TilecTmaTensor B_tma;
   if (const cudaError_t status = B_tma.prepare(B, K, N, 2, false, stream); status != cudaSuccess)
     return status;
+  TilecTmaTensor C_tma;
+  if (const cudaError_t status = C_tma.prepare(C, M, N, 4, true, stream); status != cudaSuccess)
+    return status;
   CUtensorMap A_map;
   if (const cudaError_t status = tilec_tensor_map(&A_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, A_tma.data, 2, 1, A_tma.map_rows(), A_tma.map_columns(), A_tma.pitch, 128, 64); status != cudaSuccess)
     return status;
   CUtensorMap B_map;
   if (const cudaError_t status = tilec_tensor_map(&B_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, B_tma.data, 2, 1, B_tma.map_rows(), B_tma.map_columns(), B_tma.pitch, 64, 64); status != cudaSuccess)
     return status;
-  const size_t shared_bytes = 132224;
+  CUtensorMap C_store_map;
+  if (const cudaError_t status = tilec_tensor_map(&C_store_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, C_tma.data, 2, 1, C_tma.map_rows(), C_tma.map_columns(), C_tma.pitch, 64, 32); status != cudaSuccess)
+    return status;
+  const size_t shared_bytes = 164992;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(splitk_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;
-  TILEC_LAUNCH(splitk_gemm_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, A_map, B_map, A, B, C, M, K, N);
+  TILEC_LAUNCH(splitk_gemm_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, A_map, B_map, C_store_map, A, B, C, M, K, N);
   if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;
   if (const cudaError_t status = A_tma.finish(); status != cudaSuccess) return status;
   if (const cudaError_t status = B_tma.finish(); status != cudaSuccess) return status;
+  if (const cudaError_t status = C_tma.finish(); status != cudaSuccess) return status;
   return cudaSuccess;
 }
 

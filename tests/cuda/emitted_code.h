@@ -236,6 +236,8 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"moe_grouped_gemm", "", "moe_grouped_gemm"},
                                       {"tf32_linear", "", "tf32_linear"},
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},
+                                      // `+=` through TMA's reducing store
+                                      {"splitk_gemm", "", "splitk_gemm"},
                                       // K-major tiles of 64 and 32 bytes of K: the 64- and 32-byte swizzles
                                       {"linear", " -D BM=64 -D BN=64 -D BK=32", ""},
                                       {"linear", " -D BM=64 -D BN=64 -D BK=16", ""},

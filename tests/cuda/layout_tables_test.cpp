@@ -806,7 +806,7 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
 // What a staging block writes into: the TMA store's box (map, origin, encoded box) or, for an A
 // from registers (sm_100a), the operand tile of the MMA after the block.
 struct StagingTarget {
-  std::vector<std::string> store;  // tilec_tma_store_2d's (or _3d's) arguments (empty: an A operand)
+  std::vector<std::string> store;  // tilec_tma_store_2d's (_3d's, tilec_tma_reduce_add_2d's) arguments (empty: an A operand)
   uint64_t box_rows = 0, box_columns = 0;
   OperandTile tile;
 };
@@ -814,6 +814,10 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
   StagingTarget target;
   for (size_t i = scope; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
+    // An adding store's tilec_tma_reduce_add_2d takes the same arguments as tilec_tma_store_2d.
+    if (size_t add = code.find("tilec_tma_reduce_add_2d("); add != std::string::npos) {
+      code.replace(add, 24, "tilec_tma_store_2d(");
+    }
     size_t at = code.find("tilec_tma_store_");
     if (at != std::string::npos && (code.compare(at, 19, "tilec_tma_store_2d(") == 0 || code.compare(at, 19, "tilec_tma_store_3d(") == 0 ||
                                     code.compare(at, 19, "tilec_tma_store_4d(") == 0)) {

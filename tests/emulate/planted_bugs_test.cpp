@@ -182,9 +182,10 @@ const PlantedBug kBugs[] = {
      "RawVector<vector_access_bytes<V, T>()>::type;\n    constexpr int kPart = sizeof(Raw) / sizeof(T);\n#pragma unroll\n"
      "    for (int part = 0; part < V; part += kPart) {\n      const Raw",
      "invalid memory access: a general-protection fault"},
-    // split-K's adding store writing its partial instead of adding it: C keeps one split's sum.
+    // split-K's adding store writing its partial instead of adding it (TMA's plain store for its
+    // reducing one): C keeps one split's sum.
     {"sm90_splitk_partial_overwrites", "splitk_gemm", "sm_90a", "M=200,N=136,K=680",
-     "atomicAdd(&C[index0 * N + index1], acc_1[i]);", "C[index0 * N + index1] = acc_1[i];", kNumbers},
+     "if (storer) { tilec_tma_reduce_add_2d(&C_store_map,", "if (storer) { tilec_tma_store_2d(&C_store_map,", kNumbers},
     // fp8_quantize's float max= giving up when its compare-and-swap finds another value (the
     // first one always does: it expects -inf): AMAX keeps what it held.
     {"sm90_amax_compare_and_swap_gives_up", "fp8_quantize", "sm_90a", "R=77,C=300",

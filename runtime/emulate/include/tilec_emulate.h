@@ -420,6 +420,8 @@ void tma_load_4d(uint32_t destination, const CUtensorMap* map, int32_t column, i
                  int32_t batch, uint32_t barrier, int line);                   // cp.async.bulk.tensor.4d ... complete_tx
 void tma_store_4d(const CUtensorMap* map, uint32_t source, int32_t column, int32_t middle, int32_t row, int32_t batch,
                   int line);                                                   // cp.async.bulk.tensor.4d.global ... bulk_group
+void tma_reduce_add_2d(const CUtensorMap* map, uint32_t source, int32_t inner, int32_t outer,
+                       int line);  // cp.reduce.async.bulk.tensor.2d ... .add: as tma_store_2d, each element added
 void bulk_commit_group(int line);                                              // cp.async.bulk.commit_group
 void bulk_wait_group_read(int pending, int line);                              // cp.async.bulk.wait_group.read N
 void bulk_wait_group(int pending, int line);                                   // cp.async.bulk.wait_group N
