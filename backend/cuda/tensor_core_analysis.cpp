@@ -913,8 +913,8 @@ bool Analysis::hold_store(const Operation& op) {
                                         "row ({} {} columns)", per_warpgroup, plan.chunk_columns, to_string(element));
   } else {
     plan.direct_because = columns == 1 ? "a column (one value per row)"
-                                       : fmt::format("{} into a {} tensor (TMA stores move f32, i32, bf16 and f16 "
-                                                     "tiles of the tensor's own type)",
+                                       : fmt::format("{} values into a tensor of {} (TMA stores move f32, i32, bf16 "
+                                                     "and f16 tiles of the tensor's own type)",
                                                      to_string(element), to_string(plan.tensor->type().element()));
   }
   // `+=` into a matrix goes through TMA as a plain store does, each box added to the tensor by TMA's
@@ -1005,6 +1005,25 @@ bool Analysis::place_shared_memory() {
   int64_t fixed = kSwizzleAtomBytes + family_shared_bytes();
   for (const Barrier& barrier : tc_.barriers) fixed += 8 * barrier.slots;
   int64_t staging = kStoreStagingBytes * (tc_.compute_threads / kWarpgroup);
+  // A tensor the kernel also reads is written directly: TMA's writes land asynchronously (the
+  // bulk wait before the next box waits only for the staging to be read), so a later load could
+  // miss them, and into the launcher's padded copy where rows are unaligned, which a load from
+  // registers does not read.
+  for (auto& [op, plan] : tc_.store_plans) {
+    if (!plan.tma) continue;
+    const Operation* reader = nullptr;
+    walk(kernel_.region(), [&](const Operation& other) {
+      std::optional<TensorAccess> access = tensor_access(other);
+      if (!reader && other.kind() != OpKind::store && access && access->reads && access->tensor == plan.tensor)
+        reader = &other;
+    });
+    if (reader) {
+      plan.tma = false;
+      plan.direct_because = fmt::format("the kernel also reads the tensor (line {}), which must see these writes in "
+                                        "order (TMA's land asynchronously)",
+                                        reader->location().line);
+    }
+  }
   // A tensor is written all through TMA or not at all: the launcher may give TMA a padded copy
   // of it and copy that back after the kernel, which would undo direct stores to the tensor.
   for (const Operation* op : tc_.store_ops)

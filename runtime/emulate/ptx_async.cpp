@@ -281,7 +281,7 @@ void perform_wgmma(Cta& c, AsyncOp& op) {
 const char* async_kind_name(AsyncKind kind) {
   switch (kind) {
     case AsyncKind::tma_load: return "TMA load (cp.async.bulk.tensor)";
-    case AsyncKind::tma_store: return "TMA store (cp.async.bulk.tensor)";
+    case AsyncKind::tma_store: return "TMA store (cp.async.bulk.tensor, or cp.reduce.async.bulk.tensor's add)";
     case AsyncKind::wgmma: return "wgmma.mma_async";
     case AsyncKind::tcgen05_mma: return "tcgen05.mma";
     case AsyncKind::tcgen05_commit: return "tcgen05.commit";

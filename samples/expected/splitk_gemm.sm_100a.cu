@@ -508,11 +508,11 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @splitk_gemm (line 13): tensor cores, sm_100a (tcgen05.mma into TMEM)
+// kernel @splitk_gemm (line 14): tensor cores, sm_100a (tcgen05.mma into TMEM)
 // grid: (cdiv(M, 128) * cdiv(N, 128)) * 4 CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 14: ii 1, 1 stage(s)
-//   schedule: loop at line 17: ii 17, 1 stage(s), pipeline(4)
+//   schedule: loop at line 15: ii 1, 1 stage(s)
+//   schedule: loop at line 18: ii 17, 1 stage(s), pipeline(4)
 // shared memory: 165008 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 16384 bytes at 65536: B of mma from B (MN-major, 2 panel(s) of 64 columns, 128B swizzle)
@@ -520,7 +520,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   mbarrier pipe_a_empty: 4 slot(s) at 163872, 1 arrival(s) per phase, released by the compute agent
 //   mbarrier pipe_b_full: 4 slot(s) at 163904, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_b_empty: 4 slot(s) at 163936, 1 arrival(s) per phase, released by the compute agent
-//   store at line 22: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA adding each box to the tensor (cp.reduce.async.bulk .add), boxes of 128x32 (128B swizzle)
+//   store at line 23: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA adding each box to the tensor (cp.reduce.async.bulk .add), boxes of 128x32 (128B swizzle)
 //   accumulator acc_1: 128x128 f32 in TMEM columns 0..127
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
@@ -551,7 +551,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
   __syncthreads();
   tilec_tcgen05_after_sync();
   const uint32_t tmem_base = *reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));
-  // warp_specialize  (line 14)
+  // warp_specialize  (line 15)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
@@ -563,9 +563,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
       const int64_t tiles = v2 * 4;
       const int64_t rounds = cdiv_i64(tiles, tiles);
       const int64_t tile_number = blockIdx.x;
-      // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 14)
+      // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 15)
       const int64_t worker = tile_number;
-      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 14)
+      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 15)
       int32_t pipe_a_producer_index = 0;
       int32_t pipe_a_producer_phase = 1;
       int32_t pipe_b_producer_index = 0;
@@ -574,7 +574,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         const int64_t v3 = round * tiles;
         const int64_t tile = v3 + worker;
         const bool v4 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v4  (line 14)
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v4  (line 15)
         int32_t pipe_a_producer_index_1{};
         int32_t pipe_a_producer_phase_1{};
         int32_t pipe_b_producer_index_1{};
@@ -591,7 +591,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
           const int64_t v9 = v8 * share;
           const int64_t v10 = cdiv_i64(K, 64);
           const int64_t v11 = min_i64(v9, v10);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for v7, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 17)
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for v7, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 18)
           int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
@@ -599,13 +599,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
           for (int64_t k = v7; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
-            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 18)
+            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 19)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
             const int32_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
             const int32_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 16384);
-            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, k, n  (line 19)
+            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, k, n  (line 20)
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 16384, &B_map, static_cast<int32_t>(n * 128), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 16384 + 8192, &B_map, static_cast<int32_t>(n * 128 + 64), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             const int32_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
@@ -659,10 +659,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
     const int64_t tiles = v2 * 4;
     const int64_t rounds = cdiv_i64(tiles, tiles);
     const int64_t tile_number = blockIdx.x;
-    // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 14)
+    // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 15)
     const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
-    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 14)
+    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 15)
     int32_t pipe_a_consumer_index = 0;
     int32_t pipe_a_consumer_phase = 0;
     int32_t pipe_b_consumer_index = 0;
@@ -671,7 +671,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
       const int64_t v12 = round_1 * tiles;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 14)
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 15)
       int32_t pipe_a_consumer_index_1{};
       int32_t pipe_a_consumer_phase_1{};
       int32_t pipe_b_consumer_index_1{};
@@ -683,7 +683,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         const int64_t n_1 = v14 / v0;
         const int64_t v15 = cdiv_i64(K, 64);
         const int64_t share_1 = cdiv_i64(v15, 4);
-        // acc_1 = zeros  (line 16)
+        // acc_1 = zeros  (line 17)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
         const int64_t v16 = s_1 * share_1;
@@ -692,7 +692,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         const int64_t v19 = cdiv_i64(K, 64);
         const int64_t v20 = min_i64(v18, v19);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for v16, v20, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 17)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for v16, v20, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 18)
         int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
@@ -702,7 +702,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t b = pipe_b_buffer + static_cast<uint32_t>(pipe_b_consumer_index_2) * 16384;  // slot of pipe_b_buffer
-          // acc_3 = mma a, b, acc_2  (line 20)
+          // acc_3 = mma a, b, acc_2  (line 21)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(a + 0, 16, 1024), tilec_matrix_descriptor(b + 0, 8192, 1024), 0x08210490u, acc_1_started);
@@ -728,7 +728,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         }
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order and the accumulator barrier
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order and the accumulator barrier
-        // store C, m_1, n_1, acc_2  (line 22)
+        // store C, m_1, n_1, acc_2  (line 23)
         {
           // The MMAs into the accumulator are complete when the accumulator barrier's phase is.
           if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);

@@ -485,11 +485,11 @@ __device__ __forceinline__ void tilec_wgmma_m64n128k16_bf16(float (&d)[64], uint
 }
 
 // -----------------------------------------------------------------------------------------------
-// kernel @splitk_gemm (line 13): tensor cores, sm_90a (WGMMA, accumulators in registers)
+// kernel @splitk_gemm (line 14): tensor cores, sm_90a (WGMMA, accumulators in registers)
 // grid: (cdiv(M, 128) * cdiv(N, 128)) * 4 CTAs of 384 threads
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
-//   schedule: loop at line 14: ii 1, 1 stage(s)
-//   schedule: loop at line 17: ii 17, 1 stage(s), pipeline(4)
+//   schedule: loop at line 15: ii 1, 1 stage(s)
+//   schedule: loop at line 18: ii 17, 1 stage(s), pipeline(4)
 // shared memory: 164992 bytes (1024 of them for aligning the base)
 //   pipe pipe_a_buffer: 4 slots x 16384 bytes at 0: A of mma from A (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   pipe pipe_b_buffer: 4 slots x 16384 bytes at 65536: B of mma from B (MN-major, 2 panel(s) of 64 columns, 128B swizzle)
@@ -497,7 +497,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n128k16_bf16(float (&d)[64], uint
 //   mbarrier pipe_a_empty: 4 slot(s) at 163872, 2 arrival(s) per phase, released by the compute agent
 //   mbarrier pipe_b_full: 4 slot(s) at 163904, 1 arrival(s) per phase, filled by the producer's TMA
 //   mbarrier pipe_b_empty: 4 slot(s) at 163936, 2 arrival(s) per phase, released by the compute agent
-//   store at line 22: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA adding each box to the tensor (cp.reduce.async.bulk .add), boxes of 64x32 (128B swizzle)
+//   store at line 23: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA adding each box to the tensor (cp.reduce.async.bulk .add), boxes of 64x32 (128B swizzle)
 //   accumulator acc_1: 128x128 f32 in registers, 64 per thread
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
@@ -521,7 +521,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
     tilec_fence_barrier_init();
   }
   __syncthreads();
-  // warp_specialize  (line 14)
+  // warp_specialize  (line 15)
   if (threadIdx.x < 128) {
     tilec_lower_registers<40>();
     // One elected thread of warp 0 runs the producer; the other threads of the warpgroup are done.
@@ -533,9 +533,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
       const int64_t tiles = v2 * 4;
       const int64_t rounds = cdiv_i64(tiles, tiles);
       const int64_t tile_number = blockIdx.x;
-      // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 14)
+      // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 15)
       const int64_t worker = tile_number;
-      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 14)
+      // pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase = for 0, rounds, 1, 0, 1, 0, 1  (line 15)
       int32_t pipe_a_producer_index = 0;
       int32_t pipe_a_producer_phase = 1;
       int32_t pipe_b_producer_index = 0;
@@ -544,7 +544,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         const int64_t v3 = round * tiles;
         const int64_t tile = v3 + worker;
         const bool v4 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v4  (line 14)
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v4  (line 15)
         int32_t pipe_a_producer_index_1{};
         int32_t pipe_a_producer_phase_1{};
         int32_t pipe_b_producer_index_1{};
@@ -561,7 +561,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
           const int64_t v9 = v8 * share;
           const int64_t v10 = cdiv_i64(K, 64);
           const int64_t v11 = min_i64(v9, v10);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for v7, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 17)
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for v7, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 18)
           int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
@@ -569,13 +569,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
           for (int64_t k = v7; k < v11; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
-            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 18)
+            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 19)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
             const int32_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
             const int32_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 16384);
-            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, k, n  (line 19)
+            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, k, n  (line 20)
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 16384, &B_map, static_cast<int32_t>(n * 128), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 16384 + 8192, &B_map, static_cast<int32_t>(n * 128 + 64), static_cast<int32_t>(k * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             const int32_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
@@ -629,9 +629,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
     const int64_t tiles = v2 * 4;
     const int64_t rounds = cdiv_i64(tiles, tiles);
     const int64_t tile_number = blockIdx.x;
-    // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 14)
+    // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 15)
     const int64_t worker = tile_number;
-    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 14)
+    // pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase = for 0, rounds, 1, 0, 0, 0, 0  (line 15)
     int32_t pipe_a_consumer_index = 0;
     int32_t pipe_a_consumer_phase = 0;
     int32_t pipe_b_consumer_index = 0;
@@ -640,7 +640,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
       const int64_t v12 = round_1 * tiles;
       const int64_t tile_1 = v12 + worker;
       const bool v13 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 14)
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 15)
       int32_t pipe_a_consumer_index_1{};
       int32_t pipe_a_consumer_phase_1{};
       int32_t pipe_b_consumer_index_1{};
@@ -652,7 +652,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         const int64_t n_1 = v14 / v0;
         const int64_t v15 = cdiv_i64(K, 64);
         const int64_t share_1 = cdiv_i64(v15, 4);
-        // acc_1 = zeros  (line 16)
+        // acc_1 = zeros  (line 17)
         float acc_1[64];
         #pragma unroll
         for (int i = 0; i < 64; ++i) acc_1[i] = 0.0f;
@@ -663,7 +663,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         const int64_t v19 = cdiv_i64(K, 64);
         const int64_t v20 = min_i64(v18, v19);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for v16, v20, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 17)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for v16, v20, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 18)
         int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
@@ -675,7 +675,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));
           const uint32_t b = pipe_b_buffer + static_cast<uint32_t>(pipe_b_consumer_index_2) * 16384;  // slot of pipe_b_buffer
-          // acc_3 = mma a, b, acc_2  (line 20)
+          // acc_3 = mma a, b, acc_2  (line 21)
           tilec_wgmma_fence();
           tilec_wgmma_m64n128k16_bf16(acc_1, tilec_matrix_descriptor(a + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 0, 8192, 1024));
           tilec_wgmma_m64n128k16_bf16(acc_1, tilec_matrix_descriptor(a + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 2048, 8192, 1024));
@@ -684,14 +684,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
           tilec_wgmma_commit();
           tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
           const bool v21 = (pipe_b_empty_held >= 0);
-          // if v21  (line 20)
+          // if v21  (line 21)
           if (v21) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
           }
           const int32_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
           const int32_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
           const bool v22 = (pipe_a_empty_held >= 0);
-          // if v22  (line 20)
+          // if v22  (line 21)
           if (v22) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
           }
@@ -712,18 +712,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
         const bool v23 = (pipe_b_empty_held >= 0);
-        // if v23  (line 17)
+        // if v23  (line 18)
         if (v23) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
         }
         const bool v24 = (pipe_a_empty_held >= 0);
-        // if v24  (line 17)
+        // if v24  (line 18)
         if (v24) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
-        // store C, m_1, n_1, acc_2  (line 22)
+        // store C, m_1, n_1, acc_2  (line 23)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores

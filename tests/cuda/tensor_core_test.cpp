@@ -682,6 +682,34 @@ TEST(TensorCore, EpilogueStoresThroughTmaWhereTheStagingFits) {
   EXPECT_EQ(count(full.out, "C[index0 * N + index1]"), 1u);
 }
 
+// `+=` goes through TMA's reducing store like `=` through its plain one (splitk_gemm), but not into
+// a tensor the kernel also reads (the read must see the writes, which TMA lands asynchronously);
+// a TMA store after another one into the same tensor first waits for that one's writes (bulk
+// operations are not ordered with one another). tests/emulate/tensor_core/stores_then_reads.tile;
+// its numbers: EmulateRuntime.StoresThenReadsOfOneTensorSeeEachOther.
+TEST(TensorCore, AddingStoresGoThroughTmaWhereNothingReadsTheirWrites) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    CommandResult splitk = compile_sample("splitk_gemm", target);
+    ASSERT_EQ(splitk.status, 0) << splitk.err;
+    EXPECT_EQ(count(splitk.out, "tilec_tma_reduce_add_2d(&C_store_map, staging + box, "), 1u);
+    EXPECT_EQ(count(splitk.out, "atomicAdd("), 0u);
+    CommandResult both = tilec_at_root(std::string("compile tests/emulate/tensor_core/stores_then_reads.tile --target ") + target);
+    ASSERT_EQ(both.status, 0) << both.err;
+    EXPECT_NE(both.out.find("store at line 18: each thread writes its elements from registers: the kernel also reads "
+                            "the tensor (line 19)"),
+              std::string::npos) << both.out.substr(0, 6000);
+    EXPECT_EQ(count(both.out, "tilec_tma_store_2d(&E_store_map, staging + box, "), 1u);
+    EXPECT_EQ(count(both.out, "tilec_tma_reduce_add_2d(&E_store_map, staging + box, "), 1u);
+    // The add's first box waits for all of this thread's bulk writes; the plain store's, only reads.
+    EXPECT_EQ(count(both.out, "if (chunk == 0) tilec_bulk_wait_all(); else tilec_bulk_wait_read<"), 1u);
+    const size_t plain = both.out.find("tilec_tma_store_2d(&E_store_map"), wait_all = both.out.find("if (chunk == 0) tilec_bulk_wait_all();"),
+                 add = both.out.find("tilec_tma_reduce_add_2d(&E_store_map");
+    EXPECT_LT(plain, wait_all);
+    EXPECT_LT(wait_all, add);
+  }
+}
+
 // A value the stored expression reads several times is one local, declared before the store:
 // the tanh GELU reads h = acc + b five times, and spelling it out at each read made the
 // expression five loads of the bias deep (ptxas spilled the 128x256 tile's epilogue on sm_90a).

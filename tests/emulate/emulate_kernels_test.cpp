@@ -174,6 +174,14 @@ TEST(EmulateRuntime, AnIfAssigningATileMatchesTheInterpreter) {
   expect_tensor_core_kernel_matches("if_tile", "M=300,N=136,K=100,S=200,T=296,HD=128", {"C", "O"});
 }
 
+// A tensor stored and then read, or stored twice, in a tensor-core epilogue
+// (tests/emulate/tensor_core/stores_then_reads.tile): the read sees the add (the store is direct:
+// TMA's writes land asynchronously, here into a padded copy since f32 rows of 101 are unaligned),
+// and a plain store then an add through TMA give 1.5 x the product.
+TEST(EmulateRuntime, StoresThenReadsOfOneTensorSeeEachOther) {
+  expect_tensor_core_kernel_matches("stores_then_reads", "M=200,N=101,K=300", {"C", "D", "E"});
+}
+
 // 8-bit register A operands (tests/emulate/tensor_core/fp8_mlp.tile): an MLP block whose hidden
 // layer, cast to e4m3 or e5m2, is the A of the second mma. On sm_90a WGMMA reads it from
 // registers, the bytes moved between the lanes of each quad into its 8-bit fragment (two shuffles

@@ -430,8 +430,8 @@ static int check_matmul(int argc, char** argv) {
   const int64_t N = static_cast<int64_t>(harness_argument(argc, argv, "N", 1000));
   // check=0: time only (the reference then only counts its work).
   const bool check_reference = harness_argument(argc, argv, "check", 1) != 0;
-  // integers=1: float tensors hold -1, 0 and 1, so every sum is exact in any order and at any
-  // accumulation precision (an mma result cast to 8 bits is then compared exactly).
+  // integers=1: float tensors hold -1, 0 and 1, so sums of products stay whole (exact in any order
+  // while they fit the type's mantissa: an mma result cast to 8 bits then matches the reference's).
   const bool integers = harness_argument(argc, argv, "integers", 0) != 0;
   std::printf("matmul: M=%lld K=%lld N=%lld\n", static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(N));
   // A: tensor<M, K, f16>

@@ -526,8 +526,8 @@ __global__ void softmax_reference(const float* X, float* Y, int64_t R, unsigned 
 
 static int check_softmax(int argc, char** argv) {
   const int64_t R = static_cast<int64_t>(harness_argument(argc, argv, "R", 1000));
-  // integers=1: float tensors hold -1, 0 and 1, so every sum is exact in any order and at any
-  // accumulation precision (an mma result cast to 8 bits is then compared exactly).
+  // integers=1: float tensors hold -1, 0 and 1, so sums of products stay whole (exact in any order
+  // while they fit the type's mantissa: an mma result cast to 8 bits then matches the reference's).
   const bool integers = harness_argument(argc, argv, "integers", 0) != 0;
   std::printf("softmax: R=%lld\n", static_cast<long long>(R));
   // X: tensor<R, 256, f32>
