@@ -14,7 +14,6 @@
 // operations are performed in issue order (the accumulator chains through them); TMA
 // operations in any order.
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <initializer_list>
 
@@ -31,50 +30,22 @@ bool adds(uint32_t data_type) {
          data_type == kMapBf16;
 }
 
-// `element` becomes combine(element, value) in one compare-and-swap (CTAs on several worker threads
-// add as the GPU does: each add whole, in some order).
-template <typename Bits, typename Combine>
-void combine_atomically(uint8_t* element, const uint8_t* value, Combine combine) {
-  Bits operand;
-  std::memcpy(&operand, value, sizeof operand);
-  std::atomic_ref<Bits> bits(*reinterpret_cast<Bits*>(element));
-  Bits seen = bits.load();
-  while (!bits.compare_exchange_weak(seen, combine(seen, operand))) {
-  }
+// One element of a reducing TMA store, added with the emulated atomicAdd (tilec_emulate.h) in the
+// map's type: the same whole, atomic add in some order as an adding store's (integers wrap; f16
+// and bf16 add in f32 and round back to nearest even).
+template <typename T>
+void add_as(uint8_t* element, const uint8_t* value) {
+  T operand;
+  std::memcpy(static_cast<void*>(&operand), value, sizeof operand);
+  atomicAdd(reinterpret_cast<T*>(element), operand);
 }
 
-float f32_of(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-
-uint32_t bits_of(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
-
-// One element of a reducing TMA store: added in the map's type, as atomicAdd adds (integers wrap;
-// f16 and bf16 add in f32 and round back to nearest even).
 void add_element(uint32_t data_type, uint8_t* element, const uint8_t* value) {
   switch (data_type) {
-    case kMapF32:
-      combine_atomically<uint32_t>(element, value, [](uint32_t a, uint32_t b) { return bits_of(f32_of(a) + f32_of(b)); });
-      break;
-    case kMapF16:
-      combine_atomically<uint16_t>(element, value, [](uint16_t a, uint16_t b) {
-        return float_to_half_bits(half_bits_to_float(a) + half_bits_to_float(b));
-      });
-      break;
-    case kMapBf16:
-      combine_atomically<uint16_t>(element, value, [](uint16_t a, uint16_t b) {
-        return float_to_bfloat16_bits(f32_of(uint32_t{a} << 16) + f32_of(uint32_t{b} << 16));
-      });
-      break;
-    default:  // s32, u32: wrapping
-      combine_atomically<uint32_t>(element, value, [](uint32_t a, uint32_t b) { return a + b; });
-      break;
+    case kMapF32: add_as<float>(element, value); break;
+    case kMapF16: add_as<__half>(element, value); break;
+    case kMapBf16: add_as<__nv_bfloat16>(element, value); break;
+    default: add_as<uint32_t>(element, value); break;  // s32 and u32 wrap alike
   }
 }
 

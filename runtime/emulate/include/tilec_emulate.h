@@ -160,26 +160,27 @@ uint32_t shared_address(const void* pointer, int line);
 #define __trap() ::tilec_emu::trap(__LINE__)
 #define __cvta_generic_to_shared(pointer) ::tilec_emu::shared_address((pointer), __LINE__)
 
-template <typename T>
-inline T __shfl_xor_sync_at(unsigned mask, T value, int lane_mask, int line) {
-  static_assert(sizeof(T) <= 8, "__shfl_xor_sync of a value wider than 8 bytes");
+// A shuffle of any value of up to 8 bytes: its bits through `shuffle` (shuffle_xor, shuffle_index).
+template <typename T, typename Shuffle>
+inline T tilec_shuffle_bits(T value, Shuffle shuffle) {
+  static_assert(sizeof(T) <= 8, "a shuffle of a value wider than 8 bytes");
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
-  bits = ::tilec_emu::shuffle_xor(mask, bits, lane_mask, line);
+  bits = shuffle(bits);
   T result;
   std::memcpy(&result, &bits, sizeof(T));
   return result;
 }
+
+template <typename T>
+inline T __shfl_xor_sync_at(unsigned mask, T value, int lane_mask, int line) {
+  return tilec_shuffle_bits(value, [&](uint64_t bits) { return ::tilec_emu::shuffle_xor(mask, bits, lane_mask, line); });
+}
 #define __shfl_xor_sync(mask, value, lane_mask, ...) __shfl_xor_sync_at((mask), (value), (lane_mask), __LINE__)
 template <typename T>
 inline T __shfl_sync_at(unsigned mask, T value, int source_lane, int line) {
-  static_assert(sizeof(T) <= 8, "__shfl_sync of a value wider than 8 bytes");
-  uint64_t bits = 0;
-  std::memcpy(&bits, &value, sizeof(T));
-  bits = ::tilec_emu::shuffle_index(mask, bits, source_lane, line);
-  T result;
-  std::memcpy(&result, &bits, sizeof(T));
-  return result;
+  return tilec_shuffle_bits(value,
+                            [&](uint64_t bits) { return ::tilec_emu::shuffle_index(mask, bits, source_lane, line); });
 }
 #define __shfl_sync(mask, value, source_lane, ...) __shfl_sync_at((mask), (value), (source_lane), __LINE__)
 
@@ -204,7 +205,8 @@ inline T atomicAdd(T* address, std::type_identity_t<T> value) {
   Bits expected = bits.load();
   for (;;) {
     T before, after;
-    std::memcpy(&before, &expected, sizeof(T));
+    // void*: __half and __nv_bfloat16 are trivially copyable, though not trivial types.
+    std::memcpy(static_cast<void*>(&before), &expected, sizeof(T));
     if constexpr (std::is_integral_v<T>)
       after = static_cast<T>(static_cast<std::make_unsigned_t<T>>(before) + static_cast<std::make_unsigned_t<T>>(value));
     else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
