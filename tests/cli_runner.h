@@ -68,4 +68,22 @@ inline std::string host_cxx() {
   return run_command(cxx + " --version").status == 0 ? cxx : "";
 }
 
+// `source` written to DIRECTORY/NAME.cpp and built by the host compiler `cxx` (host_cxx()) into
+// DIRECTORY/NAME: the compiler's result.
+inline CommandResult build_host_program(const std::string& cxx, const std::filesystem::path& directory,
+                                        const std::string& name, const std::string& source) {
+  write_file(directory / (name + ".cpp"), source);
+  return run_command(cxx + " -std=c++17 -o '" + (directory / name).string() + "' '" +
+                     (directory / (name + ".cpp")).string() + "'");
+}
+
+// The part of `text` from `head` to the first line after it that is a lone `}`, that line included
+// (a function as a generated .cu prints it), or "" when either is missing.
+inline std::string definition_text(const std::string& text, const std::string& head) {
+  const size_t start = text.find(head);
+  if (start == std::string::npos) return "";
+  const size_t end = text.find("\n}\n", start);
+  return end == std::string::npos ? "" : text.substr(start, end + 3 - start);
+}
+
 }  // namespace tilec::testing

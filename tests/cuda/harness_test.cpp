@@ -169,14 +169,6 @@ TEST(Harness, TensorCoreHarnessesLinkWithNvccForBothTargets) {
   if (!HasFailure()) std::filesystem::remove_all(directory);
 }
 
-// The text from `head` up to and including the first line that starts with `}` after it.
-std::string definition(const std::string& text, const std::string& head) {
-  size_t start = text.find(head);
-  if (start == std::string::npos) return "";
-  size_t end = text.find("\n}\n", start);
-  return end == std::string::npos ? "" : text.substr(start, end + 3 - start);
-}
-
 // The harness's host helpers, harness_fill and harness_compare, compiled with the host C++ compiler
 // and run on floats: NaN matches only NaN, an infinity only the same infinity (an H200 run compared
 // -inf with -inf as outside: 0 * inf made the tolerance NaN), the normwise part takes the largest
@@ -189,7 +181,7 @@ TEST(Harness, CompareMatchesInfinitiesAndFillGivesWholeValues) {
   std::string helpers;
   for (const char* head : {"template <typename T>\nstatic void harness_fill(", "template <typename T>\nstatic double harness_double(",
                            "template <typename T>\nstatic bool harness_compare("}) {
-    std::string text = definition(emitted.out, head);
+    std::string text = definition_text(emitted.out, head);
     ASSERT_FALSE(text.empty()) << head;
     helpers += text + "\n";
   }
@@ -223,9 +215,7 @@ int main() {
   std::filesystem::path directory =
       std::filesystem::temp_directory_path() / ("tilec_harness_compare_" + std::to_string(getpid()));
   std::filesystem::create_directories(directory);
-  write_file(directory / "compare.cpp", program);
-  CommandResult built = run_command(cxx + " -std=c++17 -o '" + (directory / "compare").string() + "' '" +
-                                    (directory / "compare.cpp").string() + "'");
+  CommandResult built = build_host_program(cxx, directory, "compare", program);
   ASSERT_EQ(built.status, 0) << built.out << built.err << "\n" << program;
   CommandResult ran = run_command("'" + (directory / "compare").string() + "'");
   EXPECT_EQ(ran.status, 0) << ran.out;

@@ -342,9 +342,9 @@ TEST(BackendLayoutTables, RegisterAPairsAreWgmmaALayout) {
 // reads lane `source` mod 32 of the caller's warp; prmt picks byte (s >> 4n) & 7 of y:x.
 std::string byte_moving_program(const std::string& cuda) {
   auto definition = [&](const std::string& head) {
-    size_t start = cuda.find(head), end = start == std::string::npos ? start : cuda.find("\n}\n", start);
-    if (end == std::string::npos) throw std::runtime_error("the prelude has no " + head);
-    return cuda.substr(start, end + 3 - start);
+    std::string text = testing::definition_text(cuda, head);
+    if (text.empty()) throw std::runtime_error("the prelude has no " + head);
+    return text;
   };
   return "#include <cstdint>\n#include <cstdio>\n"
          "struct { unsigned x; } threadIdx;\n"
@@ -415,10 +415,8 @@ TEST(BackendLayoutTables, EightBitRegisterAWordsAreWgmmaALayout) {
           }
         }
       const std::string label = "site" + std::to_string(sites++);
-      testing::write_file(directory / (label + ".cpp"), byte_moving_program(e.text));
       testing::write_file(directory / (label + ".in"), input);
-      testing::CommandResult built = testing::run_command(cxx + " -std=c++17 -o '" + (directory / label).string() + "' '" +
-                                                          (directory / (label + ".cpp")).string() + "'");
+      testing::CommandResult built = testing::build_host_program(cxx, directory, label, byte_moving_program(e.text));
       ASSERT_EQ(built.status, 0) << built.err;
       testing::CommandResult ran = testing::run_command("'" + (directory / label).string() + "' '" + (directory / (label + ".in")).string() + "'");
       ASSERT_EQ(ran.status, 0) << ran.err;
