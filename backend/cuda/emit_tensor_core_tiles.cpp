@@ -262,16 +262,12 @@ void TensorCoreKernel::emit_tma_store(const Operation& op, const StorePlan& plan
     {
       CodeWriter::Block storer = writer_.block(fmt::format(
           "if (storer) {{  // the box is free once at most {} newer store(s) still read staging", plan.buffers - 1));
-      // After an earlier TMA store to the same tensor, the first box waits until that store's
-      // writes are done (bulk operations are not ordered with one another): `=` then `+=` lands so.
-      const bool rewrites = std::any_of(tc_.store_ops.begin(), std::find(tc_.store_ops.begin(), tc_.store_ops.end(), &op),
-                                        [&](const Operation* earlier) {
-                                          const StorePlan& other = tc_.store_plans.at(earlier);
-                                          return other.tma && other.tensor == plan.tensor;
-                                        });
+      // The first box waits for earlier TMA stores' writes where this one may write over them
+      // (Analysis::plan_store_order), else only until they have read their staging.
+      const bool waits = !plan.waits_because.empty();
       writer_.line(fmt::format("if (chunk == 0) {}; else tilec_bulk_wait_read<{}>();{}",
-                               rewrites ? "tilec_bulk_wait_all()" : "tilec_bulk_wait_read<0>()", plan.buffers - 1,
-                               rewrites ? "  // first, the earlier store's writes are done" : ""));
+                               waits ? "tilec_bulk_wait_all()" : "tilec_bulk_wait_read<0>()", plan.buffers - 1,
+                               waits ? "  // first, " + plan.waits_because : ""));
     }
     writer_.line(sync);
     std::string store_row = row_base, store_column = column_base;

@@ -934,6 +934,44 @@ bool Analysis::hold_store(const Operation& op) {
   return true;
 }
 
+namespace {
+
+// Whether `value` is defined inside `loop`'s body (by an op there or as one of its arguments).
+bool defined_inside(const Value* value, const Operation* loop) {
+  const Region* region = value->is_argument() ? value->owner_region() : value->defining_op()->parent_region();
+  for (const Operation* op = region ? region->parent_op() : nullptr; op; op = op->parent_op())
+    if (op == loop) return true;
+  return false;
+}
+
+}  // namespace
+
+// A TMA store's writes land asynchronously, and bulk operations are not ordered with one another:
+// a store that may write where an earlier TMA store of the tensor wrote waits for those writes
+// first. That is a store after another of the same tensor (`=` then `+=`), and a store in a loop
+// whose iterations store the same box (its coordinates are computed outside the loop).
+void Analysis::plan_store_order() {
+  for (size_t i = 0; i < tc_.store_ops.size(); ++i) {
+    const Operation& op = *tc_.store_ops[i];
+    StorePlan& plan = tc_.store_plans.at(&op);
+    if (!plan.tma) continue;
+    for (size_t j = 0; j < i && plan.waits_because.empty(); ++j) {
+      const StorePlan& earlier = tc_.store_plans.at(tc_.store_ops[j]);
+      if (earlier.tma && earlier.tensor == plan.tensor)
+        plan.waits_because = fmt::format("the earlier store's writes (line {}) are done",
+                                         tc_.store_ops[j]->location().line);
+    }
+    const auto& operands = op.operands();
+    for (const Operation* loop = op.parent_op(); loop && loop != tc_.compute && plan.waits_because.empty();
+         loop = loop->parent_op())
+      if (loop->kind() == OpKind::for_ &&
+          std::none_of(operands.begin() + 1, operands.end() - 1,
+                       [&](const Value* index) { return defined_inside(index, loop); }))
+        plan.waits_because = fmt::format("the previous iteration's writes of this box (loop at line {}) are done",
+                                         loop->location().line);
+  }
+}
+
 bool Analysis::check_stage_buffers() {
   for (StageBuffer& buffer : tc_.stages) {
     const Type& tile = buffer.tile;
@@ -1049,6 +1087,7 @@ bool Analysis::place_shared_memory() {
                                             : "no named barrier is left for the staging";
       }
   }
+  plan_store_order();
   for (Barrier& barrier : tc_.barriers) {
     barrier.offset = offset;
     offset += 8 * barrier.slots;

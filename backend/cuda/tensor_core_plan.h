@@ -133,6 +133,9 @@ struct StorePlan {
   const Value* tensor = nullptr;
   size_t row_dimension = 0;  // of the tensor (row_dimension())
   std::string map;  // the tensor map parameter (TMA)
+  // TMA: why its first box waits until the thread's earlier TMA stores have written (bulk
+  // operations are not ordered with one another), empty when it need not.
+  std::string waits_because;
   // A store of an axis-0 reduction of a held tile or column (`store CA[0, n] max= max(abs(acc),
   // axis = 0)`, `store AMAX[0, 0] max= max(abs(acc))`): the reduction, folded into the store.
   const Operation* folded = nullptr;

@@ -176,6 +176,9 @@ struct ThreadState {
   // bulk groups (TMA stores)
   std::vector<std::vector<uint32_t>> bulk_groups;
   std::vector<uint32_t> bulk_uncommitted;
+  // TMA stores whose writes to global memory this thread has not waited for: a .read wait frees
+  // their shared source, only cp.async.bulk.wait_group (without .read) their writes.
+  std::vector<uint32_t> bulk_writing;
   // tcgen05
   std::vector<uint32_t> tcgen05_recent;   // mma ids that later commits still vouch for
   uint64_t tcgen05_issued = 0, tcgen05_performed = 0;
@@ -316,6 +319,7 @@ enum class HazardKind {
   missing_wgmma_fence,
   missing_barrier_init_fence,
   staging_reused,
+  unordered_stores,    // TMA stores to overlapping global memory with no wait for the first's writes
   layout_mismatch,
   uninitialized_read,
   barrier_misuse,

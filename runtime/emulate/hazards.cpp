@@ -118,6 +118,7 @@ const char* kind_name(HazardKind kind) {
     case HazardKind::missing_wgmma_fence: return "missing wgmma.fence";
     case HazardKind::missing_barrier_init_fence: return "missing barrier-init fence";
     case HazardKind::staging_reused: return "staging reused";
+    case HazardKind::unordered_stores: return "unordered TMA stores";
     case HazardKind::layout_mismatch: return "layout mismatch";
     case HazardKind::uninitialized_read: return "uninitialized read";
     case HazardKind::barrier_misuse: return "barrier misuse";

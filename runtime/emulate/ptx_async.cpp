@@ -377,6 +377,48 @@ void issue_tma_load(uint32_t destination, const CUtensorMap* map, std::initializ
   submit(op);
 }
 
+// Whether two TMA stores write some element in common: maps of one tensor (same address, rank and
+// strides) whose boxes, cut to the tensor, intersect in every dimension.
+bool stores_overlap(const AsyncOp& a, const AsyncOp& b) {
+  const TensorMapFields &x = a.map, &y = b.map;
+  if (x.global_address != y.global_address || x.rank != y.rank) return false;
+  for (uint32_t d = 0; d < x.rank; ++d) {
+    if (x.strides_bytes[d] != y.strides_bytes[d] || x.extents[d] != y.extents[d]) return false;
+    const int64_t extent = static_cast<int64_t>(x.extents[d]);
+    const int64_t begin = std::max<int64_t>({a.coordinates[d], b.coordinates[d], 0});
+    const int64_t end = std::min<int64_t>({int64_t{a.coordinates[d]} + x.box[d], int64_t{b.coordinates[d]} + y.box[d],
+                                           extent});
+    if (begin >= end) return false;
+  }
+  return true;
+}
+
+// "(x, y)": a TMA operation's box coordinates, innermost first, as the instruction takes them.
+std::string box_at(const AsyncOp& op) {
+  std::string text = "(";
+  for (uint32_t d = 0; d < op.map.rank; ++d) text += (d ? ", " : "") + std::to_string(op.coordinates[d]);
+  return text + ")";
+}
+
+// Bulk operations are not ordered with one another: a TMA store that writes what an earlier one
+// of the thread writes lands before or after it unless the thread waited for the earlier one's
+// writes (cp.async.bulk.wait_group; .read waits for its reads only). Two reducing adds commute.
+void check_store_order(ThreadState& thread, const AsyncOp& op) {
+  if (!options().hazards || op.invalid) return;
+  Cta& c = cta();
+  for (uint32_t id : thread.bulk_writing) {
+    const AsyncOp& earlier = *c.ops[id];
+    if (earlier.invalid || (earlier.add && op.add) || !stores_overlap(earlier, op)) continue;
+    report(HazardKind::unordered_stores, op.line,
+           "thread " + std::to_string(op.issuer) + "'s TMA store of the box at " + box_at(op) +
+               " writes elements its store of the box at " + box_at(earlier) + " (" + cu_location(earlier.line) +
+               ") also writes, with no wait for that store's writes between them: either may land last "
+               "(cp.async.bulk.wait_group, without .read, orders them)",
+           {cu_location(earlier.line) + ": note: the earlier store"});
+    return;
+  }
+}
+
 // cp.async.bulk.tensor.{2,3,4}d (store): the box from `source` to `coordinates`; with `add`,
 // cp.reduce.async.bulk.tensor's .add, which takes the types add_element adds.
 void issue_tma_store(const CUtensorMap* map, uint32_t source, std::initializer_list<int32_t> coordinates, int line,
@@ -401,7 +443,9 @@ void issue_tma_store(const CUtensorMap* map, uint32_t source, std::initializer_l
   std::vector<uint32_t> chunks;
   if (chunk_range(source, op.bytes, chunks, op))
     check_async_read(op, thread.clock, chunks, static_cast<int>(tensor_map_swizzle(fields)));
+  check_store_order(thread, op);
   thread.bulk_uncommitted.push_back(op.id);
+  thread.bulk_writing.push_back(op.id);
   submit(op);
 }
 
@@ -452,7 +496,15 @@ void bulk_wait_group_read(int pending, int line) {
 }
 
 void bulk_wait_group(int pending, int line) {
-  wait_for_groups(self(), self().bulk_groups, pending, line, "cp.async.bulk.wait_group");
+  ThreadState& thread = self();
+  wait_for_groups(thread, thread.bulk_groups, pending, line, "cp.async.bulk.wait_group");
+  // Every store but those of the `pending` newest groups (and uncommitted ones) has written,
+  // those a .read wait retired earlier included: later stores are ordered after them.
+  std::vector<uint32_t> unwritten = thread.bulk_uncommitted;
+  for (const auto& group : thread.bulk_groups) unwritten.insert(unwritten.end(), group.begin(), group.end());
+  std::erase_if(thread.bulk_writing, [&](uint32_t id) {
+    return std::find(unwritten.begin(), unwritten.end(), id) == unwritten.end();
+  });
 }
 
 // --- WGMMA ---------------------------------------------------------------------------------------

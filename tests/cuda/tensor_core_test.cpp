@@ -696,17 +696,25 @@ TEST(TensorCore, AddingStoresGoThroughTmaWhereNothingReadsTheirWrites) {
     EXPECT_EQ(count(splitk.out, "atomicAdd("), 0u);
     CommandResult both = tilec_at_root(std::string("compile tests/emulate/tensor_core/stores_then_reads.tile --target ") + target);
     ASSERT_EQ(both.status, 0) << both.err;
-    EXPECT_NE(both.out.find("store at line 18: each thread writes its elements from registers: the kernel also reads "
-                            "the tensor (line 19)"),
+    EXPECT_NE(both.out.find("store at line 20: each thread writes its elements from registers: the kernel also reads "
+                            "the tensor (line 21)"),
               std::string::npos) << both.out.substr(0, 6000);
     EXPECT_EQ(count(both.out, "tilec_tma_store_2d(&E_store_map, staging + box, "), 1u);
     EXPECT_EQ(count(both.out, "tilec_tma_reduce_add_2d(&E_store_map, staging + box, "), 1u);
     // The add's first box waits for all of this thread's bulk writes; the plain store's, only reads.
-    EXPECT_EQ(count(both.out, "if (chunk == 0) tilec_bulk_wait_all(); else tilec_bulk_wait_read<"), 1u);
+    // So does the store of the same box at every k-step of store_every_step (the F store).
+    EXPECT_EQ(count(both.out, "if (chunk == 0) tilec_bulk_wait_all(); else tilec_bulk_wait_read<"), 2u);
     const size_t plain = both.out.find("tilec_tma_store_2d(&E_store_map"), wait_all = both.out.find("if (chunk == 0) tilec_bulk_wait_all();"),
                  add = both.out.find("tilec_tma_reduce_add_2d(&E_store_map");
     EXPECT_LT(plain, wait_all);
     EXPECT_LT(wait_all, add);
+    EXPECT_NE(both.out.find("// first, the earlier store's writes (line 31) are done"),
+              std::string::npos);
+    EXPECT_NE(both.out.find("// first, the previous iteration's writes of this box (loop at line 38) are done"),
+              std::string::npos);
+    const size_t every_step = both.out.find("tilec_tma_store_2d(&F_store_map"),
+                 last_wait = both.out.rfind("if (chunk == 0) tilec_bulk_wait_all();");
+    EXPECT_LT(last_wait, every_step);
   }
 }
 

@@ -5,12 +5,23 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include "emulate_checks.h"
 
 namespace tilec::testing {
 namespace {
+
+namespace fs = std::filesystem;
+
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
+  return count;
+}
 
 // floor, ceil, round and trunc (issue 18) as emitted CUDA, on exact quarters (halves included, so
 // round's ties to even are exercised, and negative zeros), in both plain forms:
@@ -179,7 +190,39 @@ TEST(EmulateRuntime, AnIfAssigningATileMatchesTheInterpreter) {
 // TMA's writes land asynchronously, here into a padded copy since f32 rows of 101 are unaligned),
 // and a plain store then an add through TMA give 1.5 x the product.
 TEST(EmulateRuntime, StoresThenReadsOfOneTensorSeeEachOther) {
-  expect_tensor_core_kernel_matches("stores_then_reads", "M=200,N=101,K=300", {"C", "D", "E"});
+  expect_tensor_core_kernel_matches("stores_then_reads", "M=200,N=101,K=300", {"C", "D", "E", "F"});
+}
+
+// The same kernels with each TMA store that waits for an earlier one's writes (`=` then `+=`, and
+// a store of the same box at every k-step) waiting only for its staging to be read, as the
+// emitter did before: the emulator reports each pair as unordered TMA stores, by name, in every
+// schedule (bulk operations land in no set order, though it performs them in issue order).
+TEST(EmulateRuntime, TmaStoresOverAnEarlierStoresBoxWithoutAWaitAreReported) {
+  const std::string wait = "if (chunk == 0) tilec_bulk_wait_all();";
+  const fs::path directory = fs::temp_directory_path() / ("tilec_unordered_stores_" + std::to_string(::getpid()));
+  fs::create_directories(directory);
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    const fs::path cu = directory / (std::string(target) + ".cu");
+    CommandResult compiled = run_command(tilec("compile tests/emulate/tensor_core/stores_then_reads.tile --target " +
+                                               std::string(target) + " -o " + cu.string()));
+    ASSERT_EQ(compiled.status, 0) << compiled.err;
+    std::string text = read_file(cu);
+    int waits = 0;
+    for (size_t at = text.find(wait); at != std::string::npos; at = text.find(wait, at), ++waits)
+      text.replace(at, wait.size(), "if (chunk == 0) tilec_bulk_wait_read<0>();");
+    EXPECT_EQ(waits, 2) << "one wait in assign_then_add and one in store_every_step";
+    write_file(cu, text);
+    for (const char* kernel : {"assign_then_add", "store_every_step"}) {
+      SCOPED_TRACE(kernel);
+      CommandResult r = run_command(tilec("emulate tests/emulate/tensor_core/stores_then_reads.tile --cu " +
+                                          cu.string() + " --kernel " + kernel + " --target " + target +
+                                          " --dims M=200,N=101,K=300 --sms 2 --schedules 3"));
+      EXPECT_NE(r.status, 0) << r.out << r.err;
+      EXPECT_EQ(count_of(r.err, "unordered TMA stores:"), 3u) << r.out << r.err;
+    }
+  }
+  fs::remove_all(directory);
 }
 
 // 8-bit register A operands (tests/emulate/tensor_core/fp8_mlp.tile): an MLP block whose hidden
