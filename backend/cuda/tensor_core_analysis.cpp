@@ -275,6 +275,22 @@ void Analysis::add_stage_buffer(const Operation& op) {
 }
 
 // Every op of an agent is one this emitter writes; records TMA sources and register pipes.
+namespace {
+
+// The reduction along axis 0 whose row [1, C] `op` reshapes into the vector [C] a store into a
+// vector takes (`store CS[n] += sum(acc, axis = 0)` with CS a [N] tensor), or null.
+const Operation* row_of_axis0_reduction(const Operation& op) {
+  if (op.kind() != OpKind::reshape) return nullptr;
+  const Type &from = op.operand(0)->type(), &to = op.result()->type();
+  const Operation* def = op.operand(0)->defining_op();
+  if (from.rank() != 2 || from.shape()[0] != 1 || to.rank() != 1 || !def || !def->info().has(kReduction) ||
+      def->int_attr("axis", -1) != 0)
+    return nullptr;
+  return def;
+}
+
+}  // namespace
+
 bool Analysis::check_agent(const Operation& agent, bool producer) {
   bool ok = true;
   walk(agent.region(), [&](const Operation& op) {
@@ -367,6 +383,7 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       return true;
     case OpKind::reshape: {
       const Type& input = op.operand(0)->type();
+      if (!producer && row_of_axis0_reduction(op)) return true;  // folded with it into its stores
       if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1) {
         const std::vector<int64_t>&from = input.shape(), &to = op.result()->type().shape();
         const bool column_and_vector = (from.size() == 1 && to.size() == 2 && to[1] == 1) ||
@@ -783,10 +800,17 @@ static std::string describe(const Value* value) {
 // column combine its rows atomically.
 bool Analysis::folded_reduction(const Operation& op) {
   const StoreCombine combine = store_combine_of_reduction(op.kind());
+  auto combining_stores = [&](const Value* value) {
+    const auto& users = users_[value];
+    return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
+      return user->kind() == OpKind::store && user->operands().back() == value && store_combine(*user) == combine;
+    });
+  };
+  // Its users: stores combining its way, or a reshape of its row into a vector that they store.
   const auto& users = users_[op.result()];
   if (users.empty() || !std::all_of(users.begin(), users.end(), [&](const Operation* user) {
-        return user->kind() == OpKind::store && user->operands().back() == op.result() &&
-               store_combine(*user) == combine;
+        return user->kind() == OpKind::store ? combining_stores(op.result())
+                                             : row_of_axis0_reduction(*user) == &op && combining_stores(user->result());
       }))
   {
     // What to write: the reduction straight into a store combining its way, into an f32 or i32
@@ -817,13 +841,18 @@ bool Analysis::folded_reduction(const Operation& op) {
 // shape, loads and scalars (or is a folded reduction).
 bool Analysis::hold_store(const Operation& op) {
   const Value* value = op.operands().back();
-  if (const Operation* def = value->defining_op(); def && tc_.folded_reductions.count(def)) {
+  // A reduction along axis 0 folded into the store: its row, or the vector that row is reshaped
+  // into for a store into a vector.
+  const Operation* def = value->defining_op();
+  const Operation* vector_of = def ? row_of_axis0_reduction(*def) : nullptr;
+  if (vector_of) def = vector_of;
+  if (def && tc_.folded_reductions.count(def)) {
     StorePlan plan;
     plan.tensor = op.operand(0);
     plan.folded = def;
     const size_t rank = plan.tensor->type().rank();
-    const int64_t columns = value->type().shape()[1];
-    if (rank < 2)
+    const int64_t columns = def->result()->type().shape()[1];
+    if (rank < 2 && !vector_of)
       return unsupported(op, fmt::format("a reduction along axis 0 stored into a vector (give a [1, {}] tensor)",
                                          columns == 1 ? "1" : "N"));
     if (std::string box = box_problem(op, {1, columns}, rank); !box.empty()) return unsupported(op, box);

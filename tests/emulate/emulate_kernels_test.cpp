@@ -149,10 +149,11 @@ TEST(EmulateRuntime, ColumnReductionsFoldIntoCombiningStores) {
 // A column's reduction along axis 1 is the column (tests/emulate/tensor_core/column_reductions.tile:
 // found by a helper writing kernels from the docs; a sum counted each row once per thread holding
 // a copy, 4x on sm_90a, and a maximum mixed rows r and r + 8), and a whole column's sum into one
-// element, on both targets with 128- and 64-row tiles.
+// element, on both targets with 128- and 64-row tiles; reductions along axis 0 into vectors (V, X:
+// a helper's kernel `store CS[n] += sum(acc, axis = 0)` into a [N] tensor was refused).
 TEST(EmulateRuntime, AColumnReducedAlongItsRowsIsItself) {
   for (const char* tiles : {"", " -D BM=64"})
-    expect_tensor_core_kernel_matches("column_reductions", "M=200,N=300,K=72", {"R", "Q", "T"}, tiles);
+    expect_tensor_core_kernel_matches("column_reductions", "M=200,N=300,K=72", {"R", "Q", "T", "V", "X"}, tiles);
 }
 
 // The transpose of a register tile as an mma's A (issue 18's list: "transpose of a computed tile as
