@@ -246,7 +246,11 @@ Operand Lowering::lower_unary_function(const Expr& e, const Builtin& builtin, co
 Operand Lowering::lower_fma(const Expr& e, const Builtin&, const Expr*) {
   Operand a = lower_expr(*e.args[0]), b = lower_expr(*e.args[1]), c = lower_expr(*e.args[2]);
   if (!a.ok() || !b.ok() || !c.ok()) return {};
-  if (!a.value && !b.value && !c.value) a = Operand{materialize(a, ScalarKind::f32, e.location)};
+  // Numbers take the element type of the operands that have one (f32 when all three are numbers).
+  const Value* typed = a.value ? a.value : b.value ? b.value : c.value;
+  const ScalarKind element = typed ? typed->type().element() : ScalarKind::f32;
+  if (!a.value && !b.value) a = Operand{materialize(a, element, e.location, operand_text(e.args[1].get(), "other"))};
+  if (!a.value) return {};
   Value *va = nullptr, *vb = nullptr, *vab = nullptr, *vc = nullptr;
   auto product = unify(a, b, va, vb, e.location, e.args[0].get(), e.args[1].get());
   if (!product) return {};

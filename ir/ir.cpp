@@ -88,6 +88,13 @@ Operation* Module::find_kernel(std::string_view name) const {
 
 std::string kernel_name(const Operation& kernel) { return kernel.string_attr("sym_name"); }
 
+bool defined_inside(const Value& value, const Operation& op) {
+  const Region* region = value.is_argument() ? value.owner_region() : value.defining_op()->parent_region();
+  for (const Operation* around = region ? region->parent_op() : nullptr; around; around = around->parent_op())
+    if (around == &op) return true;
+  return false;
+}
+
 void walk(Region& region, const std::function<void(Operation&)>& visit) {
   for (auto& op : region.operations()) {
     visit(*op);

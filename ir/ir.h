@@ -195,6 +195,10 @@ class Module {
 std::string kernel_name(const Operation& kernel);
 
 // Visits every op nested under `region` in program order (pre-order: an op before its regions).
+// Whether `value` is defined inside `op`'s regions: by an op nested there, or as an argument of
+// one of them (a loop's induction variable or carried value).
+bool defined_inside(const Value& value, const Operation& op);
+
 void walk(Region& region, const std::function<void(Operation&)>& visit);
 void walk(const Region& region, const std::function<void(const Operation&)>& visit);
 void walk(Module& module, const std::function<void(Operation&)>& visit);

@@ -30,6 +30,7 @@
 #include "ir/verifier.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <set>
 #include <unordered_set>
@@ -234,12 +235,17 @@ class Verifier {
   void verify_types(const Operation& op) {
     auto type = [&](size_t i) -> const Type& { return op.operand(i)->type(); };
     auto result = [&](size_t i = 0) -> const Type& { return op.result(i)->type(); };
-    auto elementwise = [&] {  // operands broadcast to the result
+    auto elementwise = [&] {  // operands broadcast to the result (fma's three together)
       if (!op.info().has(kElementwise)) return;
-      Type expected = op.num_operands() == 1 ? type(0) : broadcast_type(type(0), type(1));
+      Type expected = type(0);
+      for (size_t i = 1; i < op.num_operands() && !expected.is_none(); ++i) expected = broadcast_type(expected, type(i));
       if (expected.is_tile()) expected = expected.with_space(MemorySpace::reg);
       if (expected.is_none())
-        error(op, fmt::format("operands {} and {} do not broadcast", type(0).to_string(), type(1).to_string()));
+        error(op, fmt::format("operands {} do not broadcast", [&] {
+                std::vector<std::string> types;
+                for (const Value* operand : op.operands()) types.push_back(operand->type().to_string());
+                return fmt::format("{}", fmt::join(types, ", "));
+              }()));
       else if (!(result() == expected))
         error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
     };

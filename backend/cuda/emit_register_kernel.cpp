@@ -104,9 +104,7 @@ class RegisterEmitter {
     for (const Operation* loop = store.parent_op(); loop; loop = loop->parent_op()) {
       if (loop->kind() != OpKind::for_) continue;
       for (size_t i = 1; i + 1 < store.num_operands(); ++i)
-        for (const Operation* around = store.operand(i)->owner_region()->parent_op(); around;
-             around = around->parent_op())
-          if (around == loop) return true;
+        if (defined_inside(*store.operand(i), *loop)) return true;
     }
     return false;
   }

@@ -963,18 +963,6 @@ bool Analysis::hold_store(const Operation& op) {
   return true;
 }
 
-namespace {
-
-// Whether `value` is defined inside `loop`'s body (by an op there or as one of its arguments).
-bool defined_inside(const Value* value, const Operation* loop) {
-  const Region* region = value->is_argument() ? value->owner_region() : value->defining_op()->parent_region();
-  for (const Operation* op = region ? region->parent_op() : nullptr; op; op = op->parent_op())
-    if (op == loop) return true;
-  return false;
-}
-
-}  // namespace
-
 // A TMA store's writes land asynchronously, and bulk operations are not ordered with one another:
 // a store that may write where an earlier TMA store of the tensor wrote waits for those writes
 // first. That is a store after another of the same tensor (`=` then `+=`), and a store in a loop
@@ -995,7 +983,7 @@ void Analysis::plan_store_order() {
          loop = loop->parent_op())
       if (loop->kind() == OpKind::for_ &&
           std::none_of(operands.begin() + 1, operands.end() - 1,
-                       [&](const Value* index) { return defined_inside(index, loop); }))
+                       [&](const Value* index) { return defined_inside(*index, *loop); }))
         plan.waits_because = fmt::format("the previous iteration's writes of this box (loop at line {}) are done",
                                          loop->location().line);
   }

@@ -386,8 +386,13 @@ TEST(EmulateRuntime, AColumnStoreWritesOnlyFromTheColumnBlockInsideTheTensor) {
 }
 
 // fma (one rounding: fmaf on the host and the GPU) of f32 tiles broadcast with a row and a
-// number, and of bf16 tiles, in both plain forms.
-TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z"}); }
+// number, of bf16 tiles, and with the shape from its third operand, in both plain forms.
+TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z", "U"}); }
+
+// Stores at element coordinates a loop moves, computed from its variable (topk.tile).
+TEST(EmulateRuntime, StoresAtElementCoordinatesAComputedLoopIndexMovesMatchTheInterpreter) {
+  expect_plain_kernel_matches("topk", {"IDX", "VAL"});
+}
 
 // float → integer casts out of the type's range saturate and NaN gives 0, as the interpreter
 // defines them and cvt.rzi does on the GPU (the emitted CUDA used to convert through int64_t and
