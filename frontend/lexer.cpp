@@ -54,6 +54,9 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
     }
   };
   auto at = [&](size_t offset) { return pos + offset < source.size() ? source[pos + offset] : '\0'; };
+  // A UTF-8 byte-order mark (editors on Windows write one) is no part of the program; the first
+  // line's columns start after it, as gcc and clang count them.
+  if (source.substr(0, 3) == "\xEF\xBB\xBF") pos = 3;
 
   while (pos < source.size()) {
     char c = source[pos];

@@ -161,20 +161,28 @@ Value* Lowering::materialize(const Operand& operand, ScalarKind element, Locatio
     return builder_->constant(Attribute(c.as_double()), Type::scalar(element));
   }
   if (c.is_float) {
+    // As written: 2.0, not fmt's shortest "2", which reads as an integer.
+    std::string number = fmt::format("{}", c.floating);
+    if (number.find_first_of(".eEn") == std::string::npos) number += ".0";
     if (!other.empty()) {
       const bool named = other.find(' ') == std::string::npos;
       error(location, fmt::format("the number {} is not an integer, and {} is {}; convert {} to a float first: "
-                                  "cast({}, f32)", c.floating, other, to_string(element), named ? other : "it",
+                                  "cast({}, f32)", number, other, to_string(element), named ? other : "it",
                                   named ? other : "..."));
     } else
       error(location,
-            fmt::format("the number {} is not an integer ({} is expected here)", c.floating, to_string(element)));
+            fmt::format("the number {} is not an integer ({} is expected here)", number, to_string(element)));
     return builder_->constant(Attribute(int64_t{0}), Type::scalar(element));
   }
   // A number outside i8, i16, i32, u8, u16 or u32 would wrap silently: say so instead.
   auto range = element == ScalarKind::i1 ? std::nullopt : integer_range(element);
   if (range && (c.integer < range->lowest || c.integer > range->highest)) {
-    const bool named = !other.empty() && other.find(' ') == std::string::npos;
+    if (other.empty()) {  // nothing to convert: the type is the one expected here (full<8, u8>(300))
+      error(location, fmt::format("the number {} does not fit {} ({} to {}), the type expected here", c.integer,
+                                  to_string(element), range->lowest, range->highest));
+      return builder_->constant(Attribute(int64_t{0}), Type::scalar(element));
+    }
+    const bool named = other.find(' ') == std::string::npos;
     error(location, fmt::format("the number {} does not fit {} ({} to {}); convert {} to a wider type first: "
                                 "cast({}, {})", c.integer, to_string(element), range->lowest, range->highest,
                                 named ? other : "the other operand", named ? other : "...",

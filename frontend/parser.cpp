@@ -100,11 +100,33 @@ class Parser {
     return fmt::format("'{}' (a keyword of the language, which cannot name a value: call it something else)",
                        token.text);
   }
+  // One extent of a tile shape <...>: an expression without comparisons or shifts, whose '>'
+  // would end the shape; a shift there is asked for in parentheses.
+  ExprPtr shape_extent() {
+    ExprPtr extent = additive();
+    if (at(TokenKind::greater_greater) || at(TokenKind::less_less))
+      fail(fmt::format("a shift inside a tile shape <...>, where '>' ends the shape: put it in parentheses, "
+                       "e.g. <(BM {} 1)>", at(TokenKind::greater_greater) ? ">>" : "<<"));
+    return extent;
+  }
   const Token& expect(TokenKind kind, const char* context) {
     if (!at(kind))
-      fail(fmt::format("expected {} {}, found {}", to_string(kind), context,
-                       kind == TokenKind::identifier ? describe_as_name(peek()) : describe(peek())));
+      fail(fmt::format("expected {} {}, found {}{}", to_string(kind), context,
+                       kind == TokenKind::identifier ? describe_as_name(peek()) : describe(peek()), slip_hint(kind)));
     return next();
+  }
+  // What a Python or C habit at the current token is written as here, or "".
+  std::string slip_hint(TokenKind expected) const {
+    const Token& token = peek();
+    if (token.kind == TokenKind::identifier) {
+      if (token.text == "and") return " (write 'and' as &&)";
+      if (token.text == "or") return " (write 'or' as ||)";
+      if (token.text == "not") return " (write 'not' as !)";
+    }
+    // `if s = 0.0 {`, `where(x = 0.0, ...)`: a test written as an assignment.
+    if (token.kind == TokenKind::equal && (expected == TokenKind::l_brace || expected == TokenKind::r_paren))
+      return " (compare with ==)";
+    return "";
   }
   // A missing ';' at the end of a line is reported just after the previous token, and parsing
   // goes on as if it were there, so the next line's errors are not swallowed by recovery.
@@ -128,7 +150,8 @@ class Parser {
   // Skips to just after the next ';' at this nesting level, or to a '}' (not consumed).
   void recover_statement() {
     int depth = 0;
-    while (!at(TokenKind::end)) {
+    // A 'kernel' or 'const' begins the next declaration: a '}' is missing before it (block()).
+    while (!at(TokenKind::end) && !at(TokenKind::kw_kernel) && !at(TokenKind::kw_const)) {
       if (at(TokenKind::l_brace)) ++depth;
       if (at(TokenKind::r_brace)) {
         if (depth == 0) return;
@@ -264,16 +287,29 @@ class Parser {
   // block := '{' { statement } '}'
   Block block() {
     NestingGuard guard(*this, /*block=*/true);
-    expect(TokenKind::l_brace, "to open a block");
+    const Location open = expect(TokenKind::l_brace, "to open a block").location;
     Block b;
-    while (!at(TokenKind::r_brace) && !at(TokenKind::end)) {
+    // A 'kernel' or 'const' inside a block, or the end of the file, means a '}' is missing: said
+    // once, at the innermost open block, whose '{' it names (the blocks around it end there too,
+    // and the next kernel is parsed as one).
+    auto unclosed = [&] { return at(TokenKind::kw_kernel) || at(TokenKind::kw_const) || at(TokenKind::end); };
+    while (!at(TokenKind::r_brace) && !unclosed()) {
       try {
         b.push_back(statement());
       } catch (const SyntaxError&) {
         recover_statement();
       }
     }
-    expect(TokenKind::r_brace, "to close a block");
+    if (unclosed()) {
+      if (unclosed_reported_ != pos_)
+        diagnostics_.error(peek().location,
+                           fmt::format("expected '}}' to close the block opened at line {}, column {}, found {}",
+                                       open.line, open.column,
+                                       at(TokenKind::end) ? std::string("the end of the file") : describe(peek())));
+      unclosed_reported_ = pos_;
+      return b;
+    }
+    next();
     return b;
   }
 
@@ -461,7 +497,15 @@ class Parser {
       case TokenKind::less: case TokenKind::less_equal: case TokenKind::greater:
       case TokenKind::greater_equal: case TokenKind::equal_equal: case TokenKind::not_equal: {
         const Token& op = next();
-        return binary(std::string(op.text), op.location, std::move(left), shift());
+        ExprPtr right = shift();
+        switch (peek().kind) {  // Python's a < b < c
+          case TokenKind::less: case TokenKind::less_equal: case TokenKind::greater:
+          case TokenKind::greater_equal: case TokenKind::equal_equal: case TokenKind::not_equal:
+            fail(fmt::format("comparisons do not chain: write a {0} b && b {1} c for a {0} b {1} c", op.text,
+                             peek().text));
+          default: break;
+        }
+        return binary(std::string(op.text), op.location, std::move(left), std::move(right));
       }
       default: return left;
     }
@@ -586,7 +630,7 @@ class Parser {
         expect(TokenKind::r_bracket, "after the tile coordinates");
         expect(TokenKind::colon, "before the tile shape (load T[i, j] : <rows, cols>)");
         expect(TokenKind::less, "to open the tile shape");
-        do e->shape.push_back(additive());
+        do e->shape.push_back(shape_extent());
         while (accept(TokenKind::comma));
         expect(TokenKind::greater, "to close the tile shape");
         return with_height(std::move(e));
@@ -597,7 +641,7 @@ class Parser {
         if (e->name == "reshape" && at(TokenKind::less)) {  // the shape only: the element is x's
           e->kind = ExprKind::tile_new;
           next();
-          do e->shape.push_back(additive());
+          do e->shape.push_back(shape_extent());
           while (accept(TokenKind::comma));
           expect(TokenKind::greater, "to close the tile shape (reshape<rows, cols>(x))");
           expect(TokenKind::l_paren, "after reshape<...>");
@@ -614,7 +658,7 @@ class Parser {
               next();
               break;
             }
-            e->shape.push_back(additive());
+            e->shape.push_back(shape_extent());
             expect(TokenKind::comma, "in a tile shape (zeros<rows, cols, f32>)");
           }
           expect(TokenKind::l_paren, fmt::format("after {}<...>", e->name).c_str());
@@ -651,6 +695,7 @@ class Parser {
   const std::vector<Token>& tokens_;
   DiagnosticEngine& diagnostics_;
   size_t pos_ = 0;
+  size_t unclosed_reported_ = static_cast<size_t>(-1);  // the token a missing '}' was reported at
   int depth_ = 0;
   int blocks_ = 0;  // blocks among the depth_ levels
 };

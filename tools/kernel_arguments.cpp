@@ -184,7 +184,10 @@ void warn_unused_dims(const runtime::SymbolBindings& given, const std::vector<co
       for (size_t i = 0; i < body.num_arguments(); ++i)
         used |= body.argument(i)->type().is_scalar() && body.argument(i)->name_hint() == symbol;
     }
-    if (!used) fmt::print(stderr, "tilec: warning: --dims {}: no kernel run has a dimension named {}\n", symbol, symbol);
+    if (!used)
+      fmt::print(stderr,
+                 "tilec: warning: --dims {0}: no kernel run has a dimension named {0} (a `const` is set with -D "
+                 "{0}={1})\n", symbol, value);
   }
 }
 

@@ -360,7 +360,9 @@ bool TileExecution::execute_for(const Operation& op) {
   int64_t iterations = 0;
   for (int64_t iv = lower; iv < upper; ++iterations) {
     if (iterations == launch_.max_loop_iterations)
-      return fail(op, fmt::format("ran more than {} iterations (raise LaunchOptions::max_loop_iterations)",
+      return fail(op, fmt::format("ran more than {} iterations, the interpreter's limit per loop (it stops loops "
+                                  "that would not end): run it with fewer iterations, e.g. smaller --dims or --scalar "
+                                  "values",
                                   launch_.max_loop_iterations));
     bind(body.argument(0), RuntimeValue{TileValue::scalar_int(ScalarKind::index, iv), nullptr});
     for (size_t i = 0; i < carried_count; ++i) bind(body.argument(1 + i), std::move(carried[i]));

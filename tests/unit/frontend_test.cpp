@@ -212,6 +212,13 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"float_remainder", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = x % 2.5;\n}", "'%' takes integers, not f32; for floats write x - trunc(x / y) * y", 3},
         ErrorCase{"fill_with_an_index", "kernel k(O: tensor<4, i32>) grid tiles(4) as (i) {\n  store O[i] = full<1, i32>(i);\n}", "the fill value must be an i32 scalar, and i is an index (tile coordinates, loop variables and dims are); convert it: cast(i, i32)", 2},
         ErrorCase{"index_cast_of_tile", "kernel k(L: tensor<4, i32>, X: tensor<N, f32>) grid tiles(1) as (n) {\n  store X[cast(load L[0] : <1>, index)] = load X[n] : <64>;\n}", "cast(x, index) takes an integer scalar (an item(), an i32 parameter), not tile<1xi32, reg>", 2},
+        ErrorCase{"number_past_the_tiles_type", "kernel k(B: tensor<N, u8>) grid tiles(1) as (i) {\n  store B[0] = full<8, u8>(300);\n}", "the number 300 does not fit u8 (0 to 255), the type expected here", 2},
+        ErrorCase{"float_loop_bound", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  for j in 0.0 .. 3 {\n    store X[i] = zeros<8, f32>();\n  }\n}", "the number 0.0 is not an integer (index is expected here)", 2},
+        ErrorCase{"shift_in_a_tile_shape", "const BM = 16;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <BM >> 1>;\n}", "a shift inside a tile shape <...>, where '>' ends the shape: put it in parentheses, e.g. <(BM >> 1)>", 3},
+        ErrorCase{"chained_comparison", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = where(0.0 < x < 1.0, x, 0.0);\n}", "comparisons do not chain: write a < b && b < c for a < b < c", 3},
+        ErrorCase{"python_and", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = where(x > 0.0 and x < 1.0, x, 0.0);\n}", "found 'and' (write 'and' as &&)", 3},
+        ErrorCase{"assignment_as_a_test", "kernel k(X: tensor<N, f32>, s: f32) grid tiles(1) as (i) {\n  if s = 0.0 {\n    store X[i] = zeros<8, f32>();\n  }\n}", "found '=' (compare with ==)", 2},
+        ErrorCase{"missing_closing_brace", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  for j in 0 .. 2 {\n    store X[i] = zeros<8, f32>();\n}\nkernel k2(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}\n", "expected '}' to close the block opened at line 1, column 50, found 'kernel'", 5},
         ErrorCase{"non_ascii_name", "kernel k(X: tensor<N, f32>) grid tiles(1) as (n) {\n  x\xc2\xb5 = load X[n] : <64>;\n}", "unexpected non-ASCII character, bytes 0xc2 0xb5 (non-ASCII characters may appear only in comments)", 2},
         ErrorCase{"wide_integer_mma", "kernel k(A: tensor<M, K, i16>) grid tiles(1) as (i) {\n  a = load A[i, 0] : <64, 16>;\n  c = mma(a, load A[0, i] : <16, 64>, zeros<64, 64, i32>());\n}", "mma takes bf16, f16, f8e4m3, f8e5m2 or f32 operands (into an f32 accumulator) or i8 and u8 operands (into an i32 accumulator), not i16 and i16; convert them, e.g. cast(a, bf16)", 3},
         ErrorCase{"cumsum_without_axis", "kernel k(X: tensor<N, N, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  s = cumsum(x);\n}", "cumsum() of tile<8x8xf32, reg> needs an axis: cumsum(x, axis = 1) scans along each row", 3},
@@ -268,6 +275,18 @@ TEST(Parser, HexLiteralsAreIntegersAndAMalformedNumberIsOneError) {
   Compiled wide = compile_tile("const A = 0x8000000000000000;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n"
                                "  store X[i] = zeros<8, f32>();\n}\n");
   EXPECT_NE(wide.errors().find("too large"), std::string::npos) << wide.errors();
+}
+
+// A UTF-8 byte-order mark at the start of a file (editors on Windows write one) is skipped, and
+// the first line's columns count from after it; it was "unexpected non-ASCII character" at 1:1.
+TEST(Parser, AByteOrderMarkBeginningTheFileIsSkipped) {
+  Compiled c = compile_tile("\xEF\xBB\xBF" "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n"
+                            "  store X[i] = zeros<8, f32>();\n}\n");
+  ASSERT_TRUE(c.module) << c.errors();
+  Compiled bad = compile_tile("\xEF\xBB\xBF" "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) { store X[i] = foo; }\n");
+  ASSERT_FALSE(bad.module);
+  ASSERT_EQ(bad.diagnostics->diagnostics().size(), 1u) << bad.errors();
+  EXPECT_EQ(bad.diagnostics->diagnostics()[0].location.column, 65u) << bad.errors();
 }
 
 // A loop variable may take a scalar parameter's name, as an assignment may rebind it; a number
