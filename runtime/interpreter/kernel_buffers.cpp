@@ -140,7 +140,8 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
         // (A double past f32's range converts to float with undefined behaviour: refuse it first.)
         const bool in_f32 = std::abs(value) <= static_cast<double>(std::numeric_limits<float>::max());
         const float held = in_f32 ? round_to_format(type.element(), static_cast<float>(value)) : INFINITY;
-        if (!std::isfinite(held)) {
+        // Past the largest finite value is refused, also for e4m3, which would saturate it silently.
+        if (!std::isfinite(held) || std::abs(value) > static_cast<double>(largest_finite(type.element()))) {
           message = fmt::format("--scalar {}={}: {} is {}, whose finite values are at most {} in magnitude", hint, value,
                                 buffers.names.back(), type.to_string(), largest_finite(type.element()));
           return false;

@@ -301,6 +301,14 @@ TEST(Cli, RunTakesScalarParametersAndReportsThem) {
   EXPECT_EQ(overflow.status, 1);
   EXPECT_THAT(overflow.err, HasSubstr("%alpha is f32, whose finite values are at most 3.4028235e+38 in magnitude"));
   fs::remove(scaled);
+  // e4m3 has no infinity: a value past 448 saturated to it silently, where f16's past 65504 was refused.
+  fs::path eight = fs::temp_directory_path() / ("tilec_cli_e4m3_scalar_" + std::to_string(::getpid()) + ".tile");
+  write_file(eight, "kernel k(X: tensor<N, f32>, g: f8e4m3) grid tiles(1) as (i) {\n"
+                    "  store X[i] = full<8, f32>(cast(g, f32));\n}\n");
+  CommandResult saturated = run_command(tilec("run " + eight.string() + " --dims N=8 --scalar g=1000"));
+  EXPECT_EQ(saturated.status, 1) << saturated.out;
+  EXPECT_THAT(saturated.err, HasSubstr("--scalar g=1000: %g is f8e4m3, whose finite values are at most 448 in magnitude"));
+  fs::remove(eight);
 }
 
 // Found by a helper: --dims whose tensors overflow 64 bits of bytes crashed `run` and `emulate`
