@@ -700,7 +700,12 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   const Grid& grid = k.grid;
   std::vector<Value*> extents;
   for (const auto& e : grid.extents)
-    if (Value* v = index_value(*e, "a grid extent")) extents.push_back(v);
+    if (Value* v = index_value(*e, "a grid extent")) {
+      // A negative extent known here is refused here (the interpreter refuses one computed at launch).
+      if (auto constant = constant_integer(v); constant && *constant < 0)
+        error(e->location, fmt::format("a grid extent must not be negative; this one is {}", *constant));
+      extents.push_back(v);
+    }
   if (grid.extents.size() != grid.coordinates.size())
     error(grid.location, fmt::format("the grid has {} extent{} but names {} coordinate{}; give one name per extent",
                                      grid.extents.size(), grid.extents.size() == 1 ? "" : "s", grid.coordinates.size(),
