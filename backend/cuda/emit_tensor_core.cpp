@@ -181,10 +181,19 @@ void TensorCoreKernel::emit_summary() {
                              accumulator.rows, accumulator.columns, to_string(accumulator.element),
                              accumulator.tmem_column,
                              accumulator.tmem_column + accumulator.columns - 1));
-  for (const Fragment& held : tc_.fragments)
-    writer_.line(fmt::format("//   {} {}: {}x{} {} in registers, {} per thread",
+  for (size_t i = 0; i < tc_.fragments.size(); ++i) {
+    const Fragment& held = tc_.fragments[i];
+    // sm_100a: an accumulator in registers rather than TMEM, and why (one reason per chain).
+    std::string because;
+    for (const auto& [value, why] : tc_.registers_because)
+      if (auto it = tc_.fragment_of.find(value); it != tc_.fragment_of.end() && it->second == i) because = why;
+    writer_.line(fmt::format("//   {} {}: {}x{} {} in registers, {} per thread{}",
                              held.accumulator ? "accumulator" : "register tile", held.name, held.rows, held.columns,
-                             to_string(held.element), tc_.layout.count(held.columns)));
+                             to_string(held.element), tc_.layout.count(held.columns),
+                             because.empty() ? ""
+                                             : "; not in TMEM, since " + because +
+                                                   ": each mma into it is waited for and read back from TMEM"));
+  }
   writer_.line("// " + rule);
 }
 

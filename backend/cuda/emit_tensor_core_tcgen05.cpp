@@ -62,6 +62,7 @@ void Tcgen05Analysis::find_accumulators() {
   for (const Value* key : order) {
     const std::vector<const Value*>& members = groups[key];
     const Value* zeros = nullptr;
+    const Operation* reader = nullptr;  // the first user that keeps the chain out of TMEM
     bool ok = true, written = false;
     for (const Value* value : members) {
       const Operation* def = value->defining_op();
@@ -78,12 +79,21 @@ void Tcgen05Analysis::find_accumulators() {
         bool chained =
             (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
             (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
-        ok =
-            ok && (chained || user->kind() == OpKind::store || (lazy_capable(*user) && tc_.lazy.count(user->result())));
+        const bool held = chained || user->kind() == OpKind::store ||
+                          (lazy_capable(*user) && tc_.lazy.count(user->result()));
+        if (!held && !reader) reader = user;
+        ok = ok && held;
       }
       if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
     }
-    if (!ok || !zeros || !written) continue;
+    if (!ok || !zeros || !written) {
+      if (zeros && written && reader)
+        for (const Value* value : members)
+          tc_.registers_because[value] =
+              fmt::format("line {} ({}) reads it (TMEM keeps accumulators only mmas and stores read)",
+                          reader->location().line, reader->name());
+      continue;
+    }
     Accumulator accumulator;
     accumulator.name = plan_.expression(zeros);
     accumulator.zeros = zeros->defining_op();

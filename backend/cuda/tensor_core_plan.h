@@ -167,6 +167,10 @@ struct Plan {
   std::unordered_map<const Value*, RegisterPipe> register_pipes;
   std::vector<Accumulator> accumulators;  // sm_100a: the chains kept in TMEM
   std::unordered_map<const Value*, size_t> accumulator_of;
+  // sm_100a: a chain from zeros through mmas kept in registers instead, by its values -> why
+  // ("line 12 (reduce_max) reads it ..."): each mma into it is then waited for and read back
+  // from TMEM columns of its own. The kernel's summary says so.
+  std::unordered_map<const Value*, std::string> registers_because;
   std::vector<Fragment> fragments;
   std::unordered_map<const Value*, size_t> fragment_of;  // values sharing registers share a fragment
   // transpose(register tile) read only as mmas' A -> that tile: the registers are written to shared

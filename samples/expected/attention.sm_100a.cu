@@ -533,8 +533,8 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   pipe pipe_buffer: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   register tile row_max: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum: 128x1 f32 in registers, 1 per thread
-//   register tile o: 128x64 f32 in registers, 32 per thread
-//   accumulator t22: 128x64 f32 in registers, 32 per thread
+//   register tile o: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 37 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
+//   accumulator t22: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 30 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 //   register tile scores: 128x64 f32 in registers, 32 per thread
 //   register tile t24: 128x64 i32 in registers, 32 per thread
 //   register tile key: 128x64 i32 in registers, 32 per thread
@@ -550,7 +550,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   register tile t34: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 1 per thread
 //   register tile t35: 128x64 bf16 in registers, 32 per thread
-//   accumulator t36: 128x64 f32 in registers, 32 per thread
+//   accumulator t36: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 37 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)

@@ -546,7 +546,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   pipe pipe_buffer_3: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   accumulator dk: 128x64 f32 in registers, 32 per thread
 //   accumulator dv: 128x64 f32 in registers, 32 per thread
-//   accumulator t6: 128x64 f32 in registers, 32 per thread
+//   accumulator t6: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 33 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 //   register tile t7: 128x64 i32 in registers, 32 per thread
 //   register tile query: 128x64 i32 in registers, 32 per thread
 //   register tile t11: 128x64 i1 in registers, 32 per thread
@@ -555,7 +555,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   register tile t18: 128x64 f32 in registers, 32 per thread
 //   register tile pt: 128x64 f32 in registers, 32 per thread
 //   register tile t20: 128x64 bf16 in registers, 32 per thread
-//   accumulator t21: 128x64 f32 in registers, 32 per thread
+//   accumulator t21: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 35 (stage_write) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 //   register tile t25: 128x64 f32 in registers, 32 per thread
 //   register tile dst: 128x64 f32 in registers, 32 per thread
 //   register tile t26: 128x64 bf16 in registers, 32 per thread

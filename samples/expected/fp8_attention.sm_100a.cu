@@ -545,8 +545,8 @@ __device__ __forceinline__ void tilec_tcgen05_mma_f8f6f4(uint32_t tmem, uint64_t
 //   pipe pipe_buffer_2: pipe<tile<128x1xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   register tile row_max: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum: 128x1 f32 in registers, 1 per thread
-//   register tile o: 128x64 f32 in registers, 32 per thread
-//   accumulator t8: 128x64 f32 in registers, 32 per thread
+//   register tile o: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 28 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
+//   accumulator t8: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 21 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 //   register tile scores: 128x64 f32 in registers, 32 per thread
 //   register tile t12: 128x64 i32 in registers, 32 per thread
 //   register tile key: 128x64 i32 in registers, 32 per thread
@@ -562,7 +562,7 @@ __device__ __forceinline__ void tilec_tcgen05_mma_f8f6f4(uint32_t tmem, uint64_t
 //   register tile t22: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 1 per thread
 //   register tile t23: 128x64 f8e4m3 in registers, 32 per thread
-//   accumulator t24: 128x64 f32 in registers, 32 per thread
+//   accumulator t24: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 28 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap Vt_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_fp8_e4m3* Q, const __nv_fp8_e4m3* K, const __nv_fp8_e4m3* Vt, float* O, float qk_scale, float v_scale, int64_t S, int64_t HD, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)

@@ -718,6 +718,34 @@ TEST(TensorCore, AddingStoresGoThroughTmaWhereNothingReadsTheirWrites) {
   }
 }
 
+// sm_100a keeps an accumulator in TMEM only while mmas and stores alone read it; a row reduction
+// in the epilogue keeps the whole chain in registers, each k-step's mma waited for and read back,
+// which a helper found only by its spills. The summary names the reader.
+TEST(TensorCore, TheSummarySaysWhichReaderKeepsAnAccumulatorOutOfTmem) {
+  const std::string source = R"(
+const BM = 128; const BN = 128; const BK = 64;
+kernel row_max(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>, R: tensor<M, 1, f32>)
+    grid persistent(cdiv(M, BM), cdiv(N, BN)) as (m, n) {
+  acc = zeros<BM, BN, f32>();
+  for k in 0 .. cdiv(K, BK) pipeline(3) carry (acc) {
+    acc = mma(load A[m, k] : <BM, BK>, load B[k, n] : <BK, BN>, acc);
+  }
+  store C[m, n] = acc;
+  store R[m, 0] max= max(acc, axis = 1);
+}
+)";
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("tilec_row_max_" + std::to_string(::getpid()) + ".tile");
+  write_file(path, source);
+  CommandResult tc = run_command(tilec_binary() + " compile " + path.string() + " --target sm_100a");
+  ASSERT_EQ(tc.status, 0) << tc.err;
+  EXPECT_NE(tc.out.find("in registers, 64 per thread; not in TMEM, since line 10 (reduce_max) reads it (TMEM keeps "
+                        "accumulators only mmas and stores read)"),
+            std::string::npos)
+      << tc.out.substr(0, 4000);
+  std::filesystem::remove(path);
+}
+
 // A value the stored expression reads several times is one local, declared before the store:
 // the tanh GELU reads h = acc + b five times, and spelling it out at each read made the
 // expression five loads of the bias deep (ptxas spilled the 128x256 tile's epilogue on sm_90a).
