@@ -561,8 +561,15 @@ Operation* Lowering::lower_if(const Stmt& s) {
   Operand cond = lower_expr(*s.value);
   if (!cond.ok()) return nullptr;
   if (!cond.value || !(cond.value->type() == Type::scalar(ScalarKind::i1))) {
-    error(s.value->location, "the condition of 'if' must be a scalar comparison");
-    return nullptr;
+    const bool tile = cond.value && cond.value->type().is_tile();
+    error(s.value->location,
+          tile ? fmt::format("the condition of 'if' must be a scalar comparison, not {}; to choose element by "
+                             "element, write where(condition, a, b)", cond.value->type().to_string())
+               : std::string("the condition of 'if' must be a scalar comparison"));
+    // The branches are still lowered (on a stand-in condition), so that the names they assign
+    // are not reported as unknown after the if.
+    builder_->set_location(s.value->location);
+    cond.value = builder_->constant(Attribute(int64_t{0}), Type::scalar(ScalarKind::i1));
   }
   builder_->set_location(s.location);
   Operation* branch = builder_->create(OpKind::if_, {cond.value}, {});
@@ -650,8 +657,9 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       error(p.location, fmt::format("parameter '{}' is declared twice", p.name));
       continue;
     }
-    auto element = element_type(p.element, p.element_location);
-    if (!element) continue;
+    // An unknown element type is reported; the parameter still exists (as f32), so that its uses
+    // are not reported as unknown names too.
+    const std::optional<ScalarKind> element = element_type(p.element, p.element_location).value_or(ScalarKind::f32);
     if (!p.is_tensor) {
       frames_.back().vars[p.name] = Operand{body.add_argument(Type::scalar(*element), p.name)};
       continue;

@@ -124,7 +124,11 @@ TEST(Lowering, AnErrorBindingNamesReportsNoUnknownNamesAfterIt) {
   for (const char* source : {
            "kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i, j) {\n  store X[i] = load X[j] : <8>;\n}",
            "kernel k(X: tensor<N, f32>, c: i32) grid tiles(cdiv(N, 8)) as (i) {\n  if c > 0 {\n    y = load X[i] : <8>;\n"
-           "  } else {\n    y = 1;\n  }\n  store X[i] = y;\n}"}) {
+           "  } else {\n    y = 1;\n  }\n  store X[i] = y;\n}",
+           // an if on a tile, and a parameter of an unknown element type (a helper's kernels)
+           "kernel k(X: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {\n  x = load X[i] : <8>;\n"
+           "  if x > 0.0 { y = x; } else { y = -x; }\n  store X[i] = y;\n}",
+           "kernel k(X: tensor<N, f33>) grid tiles(1) as (i) {\n  store X[i] = load X[i] : <8>;\n}"}) {
     Compiled c = compile_tile(source);
     EXPECT_FALSE(c.module);
     EXPECT_EQ(c.diagnostics->error_count(), 1) << c.errors();
