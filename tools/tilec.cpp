@@ -41,6 +41,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // An option of one value given twice: CLI11 says "--seed: At Most 1 required but received 2".
+    const std::string what = e.what();
+    if (const size_t at = what.find(": At Most 1 required"); dynamic_cast<const CLI::ArgumentMismatch*>(&e) &&
+                                                               at != std::string::npos) {
+      fmt::print(stderr, "tilec: error: {} is given more than once; give it once (--dims, --scalar and -D may "
+                         "repeat: the last value of a name is used)\n", what.substr(0, at));
+      return 1;
+    }
     int status = app.exit(e);
     return status == 0 ? 0 : 1;
   }

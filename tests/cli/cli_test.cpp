@@ -774,6 +774,14 @@ TEST(CliLimits, UnknownTargetNamesTheChoices) {
   EXPECT_THAT(r.err, HasSubstr("sm_90a"));
 }
 
+// An option of one value given twice is an error that says so (it was CLI11's "--seed: At Most 1
+// required but received 2"), where --dims, --scalar and -D repeat with a warning.
+TEST(CliLimits, AnOptionOfOneValueGivenTwiceIsNamed) {
+  CommandResult r = run_command(tilec("run samples/vector_add.tile --seed 1 --seed 2"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("tilec: error: --seed is given more than once; give it once"));
+}
+
 // IR a target-reading pass (build-resources, ...) has run on belongs to that target; IR before
 // them (the front end's) compiles for either.
 TEST(CliLimits, IrCompiledForOneTargetIsRefusedForAnother) {
