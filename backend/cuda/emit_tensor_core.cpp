@@ -187,12 +187,18 @@ void TensorCoreKernel::emit_summary() {
     std::string because;
     for (const auto& [value, why] : tc_.registers_because)
       if (auto it = tc_.fragment_of.find(value); it != tc_.fragment_of.end() && it->second == i) because = why;
+    for (const auto& [value, index] : tc_.loaded_after_loop)
+      if (auto it = tc_.fragment_of.find(value); it != tc_.fragment_of.end() && it->second == i)
+        because = fmt::format("read from the TMEM accumulator {} once its loop is done",
+                              tc_.accumulators[index].name);
     writer_.line(fmt::format("//   {} {}: {}x{} {} in registers, {} per thread{}",
                              held.accumulator ? "accumulator" : "register tile", held.name, held.rows, held.columns,
                              to_string(held.element), tc_.layout.count(held.columns),
-                             because.empty() ? ""
-                                             : "; not in TMEM, since " + because +
-                                                   ": each mma into it is waited for and read back from TMEM"));
+                             because.empty()                  ? ""
+                             : because.rfind("read from", 0) == 0 ? "; " + because
+                                                              : "; not in TMEM, since " + because +
+                                                                    ": each mma into it is waited for and read back "
+                                                                    "from TMEM"));
   }
   writer_.line("// " + rule);
 }
@@ -689,11 +695,14 @@ void TensorCoreKernel::emit_for(const Operation& op) {
       copy_fragment(*tc_.fragment(body.argument(i)), *tc_.fragment(op.operand(2 + i)));
     }
   const std::string& iv = plan_.expression(body.argument(0));
-  CodeWriter::Block loop = writer_.block(fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv,
-                                                     plan_.expression(op.operand(0)), plan_.expression(op.operand(1)),
-                                                     plan_.expression(op.operand(2))));
-  emit_region(body);
-  emit_yield(body, carried);
+  {
+    CodeWriter::Block loop = writer_.block(fmt::format("for (int64_t {0} = {1}; {0} < {2}; {0} += {3}) {{", iv,
+                                                       plan_.expression(op.operand(0)), plan_.expression(op.operand(1)),
+                                                       plan_.expression(op.operand(2))));
+    emit_region(body);
+    emit_yield(body, carried);
+  }
+  emit_after_loop(op);
 }
 
 void TensorCoreKernel::emit_if(const Operation& op) {

@@ -63,6 +63,7 @@ void Tcgen05Analysis::find_accumulators() {
     const std::vector<const Value*>& members = groups[key];
     const Value* zeros = nullptr;
     const Operation* reader = nullptr;  // the first user that keeps the chain out of TMEM
+    std::vector<const Value*> loaded;   // loop results read other than by mmas and stores
     bool ok = true, written = false;
     for (const Value* value : members) {
       const Operation* def = value->defining_op();
@@ -75,14 +76,23 @@ void Tcgen05Analysis::find_accumulators() {
       } else if (!def && !value->is_argument()) {
         ok = false;
       }
+      bool chained_use = false;
+      const Operation* unheld = nullptr;
       for (const Operation* user : users_[value]) {
         bool chained =
             (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
             (user->kind() == OpKind::yield && user->parent_op() && user->parent_op()->kind() == OpKind::for_);
         const bool held = chained || user->kind() == OpKind::store ||
                           (lazy_capable(*user) && tc_.lazy.count(user->result()));
-        if (!held && !reader) reader = user;
-        ok = ok && held;
+        chained_use = chained_use || chained;
+        if (!held && !unheld) unheld = user;
+      }
+      // A loop's result nothing chains on from is read into registers after the loop instead.
+      if (unheld && def && def->kind() == OpKind::for_ && !chained_use) {
+        loaded.push_back(value);
+      } else if (unheld) {
+        if (!reader) reader = unheld;
+        ok = false;
       }
       if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
     }
@@ -94,13 +104,15 @@ void Tcgen05Analysis::find_accumulators() {
                           reader->location().line, reader->name());
       continue;
     }
+    for (const Value* value : loaded) tc_.loaded_after_loop[value] = tc_.accumulators.size();
     Accumulator accumulator;
     accumulator.name = plan_.expression(zeros);
     accumulator.zeros = zeros->defining_op();
     accumulator.rows = zeros->type().shape()[0];
     accumulator.columns = zeros->type().shape()[1];
     accumulator.element = zeros->type().element();
-    for (const Value* value : members) tc_.accumulator_of[value] = tc_.accumulators.size();
+    for (const Value* value : members)
+      if (!tc_.loaded_after_loop.count(value)) tc_.accumulator_of[value] = tc_.accumulators.size();
     tc_.accumulators.push_back(accumulator);
   }
 }
@@ -315,6 +327,40 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
     writer_.line(fmt::format("for (int i = 0; i < {2}; ++i) {0}[chunk * {2} + i] = {1};", result.name, sum, width));
   }
   emit_tmem_release();
+}
+
+// A loop result read from its TMEM accumulator once the loop is done (Plan::loaded_after_loop):
+// the MMAs are waited for, each thread reads its row's columns into the register tile (zeros
+// where no mma ran), and TMEM is released for the next tile's MMAs.
+void Tcgen05Kernel::emit_after_loop(const Operation& op) {
+  for (size_t r = 0; r < op.num_results(); ++r) {
+    auto loaded = tc_.loaded_after_loop.find(op.result(r));
+    if (loaded == tc_.loaded_after_loop.end()) continue;
+    const Accumulator& accumulator = tc_.accumulators[loaded->second];
+    const Fragment& result = *tc_.fragment(op.result(r));
+    const int64_t per_warpgroup = result.columns * kWarpgroup / tc_.compute_threads;
+    writer_.line(fmt::format("// {}: the accumulator {}, read from TMEM once the loop is done", result.name,
+                             accumulator.name));
+    declare_fragment(result);
+    emit_accumulator_wait();
+    const int64_t width = tmem_load_width(per_warpgroup);
+    {
+      CodeWriter::Block scope = writer_.block("{");
+      writer_.line(FragmentLayout::position_variables());
+      writer_.line("#pragma unroll");
+      CodeWriter::Block chunks =
+          writer_.block(fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
+      writer_.line(fmt::format("uint32_t values[{}];", width));
+      writer_.line(fmt::format("tilec_tmem_load_{2}(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {0} + "
+                               "static_cast<uint32_t>(compute_warpgroup * {1} + chunk * {2}), values);",
+                               accumulator.tmem_column, per_warpgroup, width));
+      writer_.line("#pragma unroll");
+      writer_.line(fmt::format("for (int i = 0; i < {0}; ++i) {1}[chunk * {0} + i] = {2}_started ? {3} : {4};", width,
+                               result.name, accumulator.name, tmem_cell(accumulator.element, "values[i]"),
+                               zero_literal(accumulator.element)));
+    }
+    emit_tmem_release();
+  }
 }
 
 void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan, const MatrixAccess& access,

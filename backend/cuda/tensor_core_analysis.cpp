@@ -191,6 +191,9 @@ void Analysis::warn_accumulator_registers() {
     while (loop && loop->kind() != OpKind::for_ && loop != tc_.compute) loop = loop->parent_op();
     add(by_loop[loop], fragment);
   }
+  // sm_100a: an accumulator read into registers once its loop is done is held whole there too.
+  for (const auto& [value, index] : tc_.loaded_after_loop)
+    if (const Fragment* fragment = tc_.fragment(value)) by_loop[value->defining_op()].push_back(fragment);
   for (auto& [loop, held] : by_loop) {
     if (!loop || loop == tc_.compute) continue;
     for (const Operation* outer = loop->parent_op(); outer && outer != tc_.compute; outer = outer->parent_op())
@@ -656,7 +659,11 @@ bool Analysis::hold_loop(const Operation& loop) {
     const Value* argument = body.argument(i);
     if (argument->type().is_scalar()) continue;
     const Value* init = loop.operand(2 + i);
-    if (tc_.accumulator_of.count(argument)) continue;  // a TMEM group: its yield is in it too
+    if (tc_.accumulator_of.count(argument)) {  // a TMEM group: its yield is in it too
+      // The result is read from TMEM into a register tile after the loop (Plan::loaded_after_loop).
+      if (tc_.loaded_after_loop.count(loop.result(i - 1)) && !new_fragment(loop, loop.result(i - 1))) return false;
+      continue;
+    }
     if (!tc_.fragment(init))
       return unsupported(loop, "a loop carrying a tile that is neither an mma accumulator nor a register tile");
     if (owns_registers(init)) {

@@ -82,6 +82,8 @@ class TensorCoreKernel {
   // Before a store reads the accumulators it names, and after.
   virtual void emit_accumulators_ready(const StorePlan& plan) = 0;
   virtual void emit_accumulators_read(const StorePlan& plan) = 0;
+  // After a loop: its results that are read from accumulators once it is done.
+  virtual void emit_after_loop(const Operation& op) = 0;
 
   // ----------------------------------------------------------------------------- emission
   void comment(const Operation& op);
@@ -323,6 +325,7 @@ class WgmmaKernel final : public TensorCoreKernel {
                           std::string& store_column) override;
   void emit_accumulators_ready(const StorePlan& plan) override;
   void emit_accumulators_read(const StorePlan& plan) override;
+  void emit_after_loop(const Operation&) override {}  // every loop result is a register tile already
 };
 
 // sm_100a (emit_tensor_core_tcgen05.cpp): one thread issues tcgen05.mma into TMEM columns the
@@ -344,6 +347,7 @@ class Tcgen05Kernel final : public TensorCoreKernel {
                           std::string& store_column) override;
   void emit_accumulators_ready(const StorePlan& plan) override;
   void emit_accumulators_read(const StorePlan& plan) override;
+  void emit_after_loop(const Operation& op) override;
 
   // tcgen05.mma's instruction descriptor. Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's
   // format within the kind (MmaInput::format: kind::f16 has f16 0 and bf16 1, kind::tf32 tf32 2,

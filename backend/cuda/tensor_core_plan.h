@@ -171,6 +171,10 @@ struct Plan {
   // ("line 12 (reduce_max) reads it ..."): each mma into it is then waited for and read back
   // from TMEM columns of its own. The kernel's summary says so.
   std::unordered_map<const Value*, std::string> registers_because;
+  // sm_100a: a loop's result that something other than mmas and stores reads (a row reduction in
+  // the epilogue) -> the TMEM accumulator the loop carries: the chain stays in TMEM through the
+  // loop, and the result is a register tile read from it once the loop is done.
+  std::unordered_map<const Value*, size_t> loaded_after_loop;
   std::vector<Fragment> fragments;
   std::unordered_map<const Value*, size_t> fragment_of;  // values sharing registers share a fragment
   // transpose(register tile) read only as mmas' A -> that tile: the registers are written to shared

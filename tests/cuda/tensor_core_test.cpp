@@ -718,10 +718,12 @@ TEST(TensorCore, AddingStoresGoThroughTmaWhereNothingReadsTheirWrites) {
   }
 }
 
-// sm_100a keeps an accumulator in TMEM only while mmas and stores alone read it; a row reduction
-// in the epilogue keeps the whole chain in registers, each k-step's mma waited for and read back,
-// which a helper found only by its spills. The summary names the reader.
-TEST(TensorCore, TheSummarySaysWhichReaderKeepsAnAccumulatorOutOfTmem) {
+// sm_100a keeps an accumulator in TMEM while mmas and stores alone read it in its loop: a row
+// reduction in the epilogue (row_max) reads the loop's result, which is read from TMEM into
+// registers once the loop is done; one inside the loop (running_max) keeps the whole chain in
+// registers, every k-step's mma waited for and read back. The summary says which, and why (a
+// helper found the epilogue case only by its spills: the chain was in registers then too).
+TEST(TensorCore, TheSummarySaysWhereAnAccumulatorIsHeldAndWhy) {
   const std::string source = R"(
 const BM = 128; const BN = 128; const BK = 64;
 kernel row_max(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>, R: tensor<M, 1, f32>)
@@ -733,13 +735,25 @@ kernel row_max(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32
   store C[m, n] = acc;
   store R[m, 0] max= max(acc, axis = 1);
 }
+kernel running_max(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, R: tensor<M, 1, f32>)
+    grid persistent(cdiv(M, BM), cdiv(N, BN)) as (m, n) {
+  acc = zeros<BM, BN, f32>();
+  for k in 0 .. cdiv(K, BK) pipeline(3) carry (acc) {
+    acc = mma(load A[m, k] : <BM, BK>, load B[k, n] : <BK, BN>, acc);
+    store R[m, 0] max= max(acc, axis = 1);
+  }
+}
 )";
   std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("tilec_row_max_" + std::to_string(::getpid()) + ".tile");
   write_file(path, source);
   CommandResult tc = run_command(tilec_binary() + " compile " + path.string() + " --target sm_100a");
   ASSERT_EQ(tc.status, 0) << tc.err;
-  EXPECT_NE(tc.out.find("in registers, 64 per thread; not in TMEM, since line 10 (reduce_max) reads it (TMEM keeps "
+  EXPECT_NE(tc.out.find("in registers, 64 per thread; read from the TMEM accumulator acc_1 once its loop is done"),
+            std::string::npos)
+      << tc.out.substr(0, 4000);
+  EXPECT_NE(tc.out.find("// acc_2: the accumulator acc_1, read from TMEM once the loop is done"), std::string::npos);
+  EXPECT_NE(tc.out.find("in registers, 64 per thread; not in TMEM, since line 17 (reduce_max) reads it (TMEM keeps "
                         "accumulators only mmas and stores read)"),
             std::string::npos)
       << tc.out.substr(0, 4000);
