@@ -76,6 +76,24 @@ TEST(Emulate, ACuTilecDidNotWriteIsRejected) {
   fs::remove_all(dir);
 }
 
+// --cu runs for the target its header names: an sm_100a .cu emulated without --target trapped in
+// the architecture guard ("build with the emulation macro of its target"), naming no option (a
+// helper following the docs); a --target that contradicts the header is an input error.
+TEST(Emulate, AGivenCuRunsForTheTargetItsHeaderNames) {
+  fs::path dir = scratch("target");
+  const std::string cu = (dir / "gemm.cu").string();
+  ASSERT_EQ(run_command(tilec("compile samples/gemm.tile --target sm_100a -o " + cu)).status, 0);
+  CommandResult taken = run_command(tilec("emulate samples/gemm.tile --cu " + cu + " --dims M=64,N=64,K=64 --sms 1 "
+                                          "--schedules 1"));
+  EXPECT_EQ(taken.status, 0) << taken.out << taken.err;
+  EXPECT_THAT(taken.out, HasSubstr("sm_100a, schedule eager: C ok"));
+  CommandResult contradicted = run_command(tilec("emulate samples/gemm.tile --target sm_90a --cu " + cu));
+  EXPECT_EQ(contradicted.status, 1);
+  EXPECT_THAT(contradicted.err, HasSubstr("--cu " + cu + " was compiled for sm_100a, and --target is sm_90a: give "
+                                          "--target sm_100a"));
+  fs::remove_all(dir);
+}
+
 // An extent of 0 (issue 18: --dims refused it, so the launcher's empty-tensor paths ran on no
 // CPU): a GEMM with K = 0 runs its empty K loop on a TMA copy of one zero element and stores
 // zeros; with M = 0 its grid is empty; a plain kernel with N = 0 launches nothing.
