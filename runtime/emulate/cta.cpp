@@ -158,7 +158,7 @@ void report_deadlock(Cta& c) {
   if (!exited.empty()) notes.push_back("note: threads " + thread_ranges(exited) + " have exited");
   for (uint32_t id : c.pending) {
     const AsyncOp& op = *c.ops[id];
-    notes.push_back(cu_location(op.line) + ": note: " + async_kind_name(op.kind) + " issued by thread " +
+    notes.push_back(cu_location(op.line) + ": note: " + async_op_name(op) + " issued by thread " +
                     std::to_string(op.issuer) + " cannot complete" +
                     (op.kind == AsyncKind::wgmma && !op.formed
                          ? " (only " + std::to_string(op.registered) + " of the warpgroup's 128 threads issued it)"

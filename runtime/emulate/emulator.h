@@ -67,7 +67,6 @@ struct Epoch {
 
 // --- asynchronous operations -----------------------------------------------------------------
 enum class AsyncKind { tma_load, tma_store, wgmma, tcgen05_mma, tcgen05_commit };
-const char* async_kind_name(AsyncKind kind);
 
 struct Cta;
 struct ThreadState;
@@ -112,6 +111,8 @@ struct AsyncOp {
   bool accumulate = false;
   std::vector<uint32_t> covered;  // commit: the mma ids it waits for
 };
+// "TMA store (cp.async.bulk.tensor)", "wgmma.mma_async", ...: what an operation is, for reports.
+const char* async_op_name(const AsyncOp& op);
 
 // --- synchronization objects --------------------------------------------------------------------
 struct MBarrier {

@@ -136,7 +136,7 @@ std::string byte_range(uint32_t first_chunk, uint32_t last_chunk) {
 }
 
 std::string op_at(const AsyncOp& op) {
-  return std::string(async_kind_name(op.kind)) + " issued at " + cu_location(op.line) + " by thread " +
+  return std::string(async_op_name(op)) + " issued at " + cu_location(op.line) + " by thread " +
          std::to_string(op.issuer);
 }
 
@@ -253,7 +253,7 @@ bool chunk_range(uint32_t first, uint32_t count, std::vector<uint32_t>& chunks, 
     char text[96];
     std::snprintf(text, sizeof text, "shared bytes [0x%x, 0x%llx), past the CTA's %zu", first,
                   static_cast<unsigned long long>(uint64_t{first} + count), c.shared_bytes);
-    report(HazardKind::invalid_operand, op.line, std::string(async_kind_name(op.kind)) + " reaches " + text);
+    report(HazardKind::invalid_operand, op.line, std::string(async_op_name(op)) + " reaches " + text);
     op.invalid = true;
     return false;
   }

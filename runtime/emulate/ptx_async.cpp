@@ -116,7 +116,7 @@ bool operand_chunks(const layout::MatrixDescriptor& descriptor, bool mn_major, i
       const uint32_t chunk = layout::operand_address(descriptor, mn_major, element_bytes, i, j) / 16;
       if (chunk >= limit) {
         report(HazardKind::invalid_operand, op.line,
-               std::string(async_kind_name(op.kind)) + ": its " + name + " operand reaches shared address " +
+               std::string(async_op_name(op)) + ": its " + name + " operand reaches shared address " +
                    hex(uint64_t{chunk} * 16) + ", past the CTA's " + std::to_string(cta().shared_bytes) + " bytes");
         op.invalid = true;
         return false;
@@ -249,10 +249,11 @@ void perform_wgmma(Cta& c, AsyncOp& op) {
 
 }  // namespace
 
-const char* async_kind_name(AsyncKind kind) {
-  switch (kind) {
+const char* async_op_name(const AsyncOp& op) {
+  switch (op.kind) {
     case AsyncKind::tma_load: return "TMA load (cp.async.bulk.tensor)";
-    case AsyncKind::tma_store: return "TMA store (cp.async.bulk.tensor, or cp.reduce.async.bulk.tensor's add)";
+    case AsyncKind::tma_store:
+      return op.add ? "TMA reducing store (cp.reduce.async.bulk.tensor .add)" : "TMA store (cp.async.bulk.tensor)";
     case AsyncKind::wgmma: return "wgmma.mma_async";
     case AsyncKind::tcgen05_mma: return "tcgen05.mma";
     case AsyncKind::tcgen05_commit: return "tcgen05.commit";
