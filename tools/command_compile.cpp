@@ -67,10 +67,11 @@ int run_compile(const CompileOptions& options) {
   if (front_end && (!options.driver.stop_after.empty() || options.driver.print_ir_after_all ||
                     !options.driver.print_ir_after.empty())) {
     fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; {} applies to "
-               "--emit ir and cu\n", options.emit,
+               "{}\n", options.emit,
                !options.driver.stop_after.empty() ? "--stop-after"
                : options.driver.print_ir_after_all ? "--print-ir-after-all"
-                                                   : "--print-ir-after");
+                                                   : "--print-ir-after",
+               !options.driver.stop_after.empty() ? "--emit ir" : "--emit ir and cu");
     return 1;
   }
   if (front_end) return emit_front_end(options);
@@ -105,7 +106,8 @@ int run_compile(const CompileOptions& options) {
   if (pipeline_status != 0) return pipeline_status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
-  if (!driver.stop_after.empty()) {
+  // Stopping after the last pass is the whole pipeline: the .cu is written as without it.
+  if (!driver.stop_after.empty() && driver.stop_after != pipeline_stage_names().back()) {
     fmt::print(stderr, "tilec: error: --stop-after {} stops before code generation; use --emit ir\n", driver.stop_after);
     return 1;
   }
@@ -172,7 +174,8 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
       ->check(CLI::IsMember({"tokens", "ast", "ir", "cu"}));
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->driver.stop_after,
-                  fmt::format("stop after this stage: {}", fmt::join(stages, ", ")))
+                  fmt::format("stop after this stage, with --emit ir (prints the IR there): {}",
+                              fmt::join(stages, ", ")))
       ->check(CLI::IsMember(stages));
   cmd->add_flag("--print-ir-after-all", options->driver.print_ir_after_all, "print the IR to stderr after every pass");
   cmd->add_option("--print-ir-after", options->driver.print_ir_after, "print the IR to stderr after this pass (repeatable)")

@@ -284,7 +284,7 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   add_kernel_option(*cmd, options->kernel, "run");
   add_extent_options(*cmd, options->dims, options->scalar_items, "M=256,N=128,K=64");
   add_pipeline_options(*cmd, options->driver, options->defines);
-  cmd->add_option("--workers", options->workers, "executor worker threads (default: one per hardware thread)")
+  cmd->add_option("--workers", options->workers, "executor worker threads (default, or 0: one per hardware thread)")
       ->check(CLI::Range(0u, 64u));
   add_seed_option(*cmd, options->seed, "seed of the random inputs (default 1)");
   cmd->add_option("--sms", options->sms, "the SM count persistent kernels see (default 4)")

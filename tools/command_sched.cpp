@@ -53,7 +53,7 @@ void add_sched_command(CLI::App& app, CommandRunner& run) {
   auto options = std::make_shared<SchedOptions>();
   CLI::App* command = app.add_subcommand(
       "sched", "Modulo-schedule a loop dependence graph given as JSON (the scheduling lab)");
-  command->add_option("input", options->input, "loop graph JSON file, or - for stdin")->required();
+  command->add_option("input", options->input, "loop dependence graph (JSON, docs/passes/generate_schedule.md), or - for stdin")->required();
   command->add_option("--generator", options->generator, "schedule generator")
       ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
   command->callback([options, &run] { run = [options] { return run_sched(*options); }; });

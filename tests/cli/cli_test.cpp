@@ -223,6 +223,14 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
   CommandResult ast = run_command(tilec("compile samples/gemm.tile --emit ast --print-ir-after-all"));
   EXPECT_EQ(ast.status, 1) << "the passes' IR would never be printed";
   EXPECT_THAT(ast.err, HasSubstr("--print-ir-after-all applies to --emit ir and cu"));
+  // --stop-after with --emit cu: before the last pass it is refused, naming --emit ir; after the
+  // last one it is the whole pipeline (it was refused too, as "stops before code generation").
+  CommandResult early = run_command(tilec("compile samples/gemm.tile --stop-after insert-sync -o /dev/null"));
+  EXPECT_EQ(early.status, 1);
+  EXPECT_THAT(early.err, HasSubstr("--stop-after insert-sync stops before code generation; use --emit ir"));
+  CommandResult whole = run_command(tilec("compile samples/gemm.tile --stop-after issuer-only-waits"));
+  EXPECT_EQ(whole.status, 0) << whole.err;
+  EXPECT_EQ(whole.out, run_command(tilec("compile samples/gemm.tile")).out);
   // IR text on stdin is read as IR (its first line says so), as a .tir file is.
   CommandResult piped = run_command("(" + tilec("compile samples/vector_add.tile --emit ir --stop-after parse | ") +
                                     tilec_binary() + " compile - --emit ir --stop-after fold-constants)");
