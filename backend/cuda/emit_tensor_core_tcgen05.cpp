@@ -278,7 +278,6 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   const Fragment& result = *tc_.fragment(op.result());
   const Fragment& acc = *tc_.fragment(op.operand(2));
   const StageBuffer& b = tc_.read_stage(op.operand(1));
-  int64_t per_warpgroup = result.columns * kWarpgroup / tc_.compute_threads;
   std::string a_base = plan_.expression(op.operand(0));
   int64_t a_panel = 0, k = 0, a_swizzle = kPanelRowBytes;
   // A from a stage buffer, else staged from registers: K-major, or MN-major where A is the
@@ -311,22 +310,30 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
   }
   emit_accumulator_phase_wait();
   if (plan.copy) declare_fragment(result);
-  const int64_t width = tmem_load_width(per_warpgroup);
-  {
-    CodeWriter::Block scope = writer_.block("{");
-    writer_.line(FragmentLayout::position_variables());
-    CodeWriter::Block chunks =
-        writer_.block(fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
-    writer_.line(fmt::format("uint32_t values[{}];", width));
-    writer_.line(fmt::format("tilec_tmem_load_{2}(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {0} + "
-                             "static_cast<uint32_t>(compute_warpgroup * {1} + chunk * {2}), values);",
-                             plan.tmem_column, per_warpgroup, width));
-    writer_.line("#pragma unroll");
-    const std::string sum = accumulate_cell(result.element, fmt::format("{}[chunk * {} + i]", acc.name, width),
-                                            "values[i]");
-    writer_.line(fmt::format("for (int i = 0; i < {2}; ++i) {0}[chunk * {2} + i] = {1};", result.name, sum, width));
-  }
+  emit_tmem_into_fragment(result, plan.tmem_column, [&](const std::string& index) {
+    return accumulate_cell(result.element, fmt::format("{}[{}]", acc.name, index), "values[i]");
+  });
   emit_tmem_release();
+}
+
+// Each thread reads its row of `fragment`'s columns from TMEM (from `tmem_column`; each compute
+// warpgroup its share), a tcgen05.ld width at a time, and sets register `index` of the fragment to
+// value(index), in which `values[i]` is the 32-bit cell.
+void Tcgen05Kernel::emit_tmem_into_fragment(const Fragment& fragment, int64_t tmem_column,
+                                            const std::function<std::string(const std::string&)>& value) {
+  const int64_t per_warpgroup = fragment.columns * kWarpgroup / tc_.compute_threads;
+  const int64_t width = tmem_load_width(per_warpgroup);
+  CodeWriter::Block scope = writer_.block("{");
+  writer_.line(FragmentLayout::position_variables());
+  CodeWriter::Block chunks =
+      writer_.block(fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
+  writer_.line(fmt::format("uint32_t values[{}];", width));
+  writer_.line(fmt::format("tilec_tmem_load_{2}(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {0} + "
+                           "static_cast<uint32_t>(compute_warpgroup * {1} + chunk * {2}), values);",
+                           tmem_column, per_warpgroup, width));
+  writer_.line("#pragma unroll");
+  const std::string index = fmt::format("chunk * {} + i", width);
+  writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}[{}] = {};", width, fragment.name, index, value(index)));
 }
 
 // A loop result read from its TMEM accumulator once the loop is done (Plan::loaded_after_loop):
@@ -338,27 +345,14 @@ void Tcgen05Kernel::emit_after_loop(const Operation& op) {
     if (loaded == tc_.loaded_after_loop.end()) continue;
     const Accumulator& accumulator = tc_.accumulators[loaded->second];
     const Fragment& result = *tc_.fragment(op.result(r));
-    const int64_t per_warpgroup = result.columns * kWarpgroup / tc_.compute_threads;
     writer_.line(fmt::format("// {}: the accumulator {}, read from TMEM once the loop is done", result.name,
                              accumulator.name));
     declare_fragment(result);
     emit_accumulator_wait();
-    const int64_t width = tmem_load_width(per_warpgroup);
-    {
-      CodeWriter::Block scope = writer_.block("{");
-      writer_.line(FragmentLayout::position_variables());
-      writer_.line("#pragma unroll");
-      CodeWriter::Block chunks =
-          writer_.block(fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", per_warpgroup / width));
-      writer_.line(fmt::format("uint32_t values[{}];", width));
-      writer_.line(fmt::format("tilec_tmem_load_{2}(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + {0} + "
-                               "static_cast<uint32_t>(compute_warpgroup * {1} + chunk * {2}), values);",
-                               accumulator.tmem_column, per_warpgroup, width));
-      writer_.line("#pragma unroll");
-      writer_.line(fmt::format("for (int i = 0; i < {0}; ++i) {1}[chunk * {0} + i] = {2}_started ? {3} : {4};", width,
-                               result.name, accumulator.name, tmem_cell(accumulator.element, "values[i]"),
-                               zero_literal(accumulator.element)));
-    }
+    emit_tmem_into_fragment(result, accumulator.tmem_column, [&](const std::string&) {
+      return fmt::format("{}_started ? {} : {}", accumulator.name, tmem_cell(accumulator.element, "values[i]"),
+                         zero_literal(accumulator.element));
+    });
     emit_tmem_release();
   }
 }

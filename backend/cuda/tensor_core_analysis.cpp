@@ -277,7 +277,6 @@ void Analysis::add_stage_buffer(const Operation& op) {
   tc_.stages.push_back(buffer);
 }
 
-// Every op of an agent is one this emitter writes; records TMA sources and register pipes.
 namespace {
 
 // The reduction along axis 0 whose row [1, C] `op` reshapes into the vector [C] a store into a
@@ -294,6 +293,7 @@ const Operation* row_of_axis0_reduction(const Operation& op) {
 
 }  // namespace
 
+// Every op of an agent is one this emitter writes; records TMA sources and register pipes.
 bool Analysis::check_agent(const Operation& agent, bool producer) {
   bool ok = true;
   walk(agent.region(), [&](const Operation& op) {

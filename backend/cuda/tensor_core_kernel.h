@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -348,6 +349,8 @@ class Tcgen05Kernel final : public TensorCoreKernel {
   void emit_accumulators_ready(const StorePlan& plan) override;
   void emit_accumulators_read(const StorePlan& plan) override;
   void emit_after_loop(const Operation& op) override;
+  void emit_tmem_into_fragment(const Fragment& fragment, int64_t tmem_column,
+                               const std::function<std::string(const std::string&)>& value);
 
   // tcgen05.mma's instruction descriptor. Bits 4-5: D is f32. Bits 7-9 and 10-12, A's and B's
   // format within the kind (MmaInput::format: kind::f16 has f16 0 and bf16 1, kind::tf32 tf32 2,
