@@ -23,11 +23,6 @@ CommandResult tilec(const std::string& arguments) {
   return run_command("cd " + source_dir().string() + " && " + tilec_binary() + " " + arguments);
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // The text of the first function whose head contains `head`, up to the closing brace at column 0.
 std::string function_text(const std::string& cuda, const std::string& head) {
@@ -43,7 +38,8 @@ TEST(Harness, TensorCoreGemmChecksTheFinalLauncherAgainstTheKernelBeforeScheduli
     ASSERT_EQ(r.status, 0) << target << "\n" << r.err;
     // The launcher under test is the warp-specialized one, with the plain signature.
     const std::string parameters = "const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N";
-    EXPECT_EQ(count(r.out, "extern \"C\" cudaError_t launch_gemm(" + parameters + ", cudaStream_t stream)"), 1u) << target;
+    EXPECT_EQ(occurrences(r.out, "extern \"C\" cudaError_t launch_gemm(" + parameters + ", cudaStream_t stream)"), 1u)
+        << target;
     // The reference takes the same parameters, then its count-only switch and scratch.
     std::string reference = function_text(r.out, "__global__ void gemm_reference(");
     ASSERT_FALSE(reference.empty()) << target;
@@ -52,7 +48,8 @@ TEST(Harness, TensorCoreGemmChecksTheFinalLauncherAgainstTheKernelBeforeScheduli
     // ... and runs the kernel as written: tile loops, no pipeline, barrier or tensor-core code.
     for (const char* scheduled : {"mbarrier", "stage", "warp", "wgmma", "tcgen05", "__syncthreads", "tilec_tma"})
       EXPECT_EQ(reference.find(scheduled), std::string::npos) << target << ": reference contains " << scheduled;
-    EXPECT_EQ(count(reference, "for (int elem = 0; elem < 32768; ++elem)"), 5u) << "zeros, carry in, mma, carry out, store:\n" << reference;
+    EXPECT_EQ(occurrences(reference, "for (int elem = 0; elem < 32768; ++elem)"), 5u)
+        << "zeros, carry in, mma, carry out, store:\n" << reference;
     EXPECT_NE(reference.find("for (int step = 0; step < 64; ++step) sum = add_f32(sum, mul_f32(to_f32(a[(elem / 256) * 64 + step]), "
                              "to_f32(b[step * 256 + elem % 256])));"),
               std::string::npos)
@@ -60,7 +57,7 @@ TEST(Harness, TensorCoreGemmChecksTheFinalLauncherAgainstTheKernelBeforeScheduli
     // 2 * 128 * 256 * 64 flop per whole-tile mma.
     EXPECT_NE(reference.find("atomicAdd(&gemm_reference_flops, 4194304ull);"), std::string::npos) << reference;
     std::string check = function_text(r.out, "static int check_gemm(");
-    EXPECT_EQ(count(check, "launch_gemm(A, B, C, M, K, N, nullptr)"), 3u) << "once checked, warm-up, timed loop";
+    EXPECT_EQ(occurrences(check, "launch_gemm(A, B, C, M, K, N, nullptr)"), 3u) << "once checked, warm-up, timed loop";
     EXPECT_NE(check.find("TILEC_LAUNCH(gemm_reference, static_cast<unsigned>((slots + 31) / 32), 32, 0, nullptr, A, B, C_reference, M, K, N, "
                          "!check_reference, scratch, slots);"),
               std::string::npos)

@@ -33,11 +33,6 @@ CommandResult compile_gemm(const std::string& target, const std::string& defines
   return compile_sample("gemm", target, defines);
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // The arrival count each barrier is initialized with: `tilec_mbarrier_init(NAME + 8 * slot, N)`.
 std::map<std::string, int> barrier_counts(const std::string& cuda) {
@@ -54,7 +49,7 @@ TEST(TensorCore, BarrierCountsMatchWhoArrives) {
   std::map<std::string, int> counts = barrier_counts(hopper.out);
   // Full barriers: the producer's one arrive.expect_tx; empty: one arrival per compute warpgroup.
   EXPECT_EQ(counts, (std::map<std::string, int>{{"pipe_a_full", 1}, {"pipe_a_empty", 2}, {"pipe_b_full", 1}, {"pipe_b_empty", 2}}));
-  EXPECT_EQ(count(hopper.out, "compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty"), 2u);
+  EXPECT_EQ(occurrences(hopper.out, "compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty"), 2u);
 
   CommandResult narrow = compile_gemm("sm_90a", " -D BM=64");
   ASSERT_EQ(narrow.status, 0) << narrow.err;
@@ -65,11 +60,11 @@ TEST(TensorCore, BarrierCountsMatchWhoArrives) {
   ASSERT_EQ(blackwell.status, 0) << blackwell.err;
   counts = barrier_counts(blackwell.out);
   EXPECT_EQ(counts["pipe_a_empty"], 1) << "tcgen05.commit arrives once";
-  EXPECT_EQ(count(blackwell.out, "if (compute_thread == 0) tilec_tcgen05_commit(pipe_b_empty"), 1u);
+  EXPECT_EQ(occurrences(blackwell.out, "if (compute_thread == 0) tilec_tcgen05_commit(pipe_b_empty"), 1u);
   EXPECT_NE(blackwell.out.find("tilec_mbarrier_init(accumulator_barrier, 1);"), std::string::npos);
   // Only the MMA issuer waits on full barriers: a thread a lap behind would misread the parity.
-  EXPECT_EQ(count(blackwell.out, "if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full"), 1u);
-  EXPECT_EQ(count(blackwell.out, "tilec_mbarrier_wait(pipe_a_full"), 1u);
+  EXPECT_EQ(occurrences(blackwell.out, "if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full"), 1u);
+  EXPECT_EQ(occurrences(blackwell.out, "tilec_mbarrier_wait(pipe_a_full"), 1u);
 }
 
 // Every full barrier expects the bytes of the boxes its slot's TMA loads bring: 64-column panels
@@ -124,12 +119,12 @@ TEST(TensorCore, MmaStepsWalkKThroughTheDescriptors) {
 TEST(TensorCore, StagesAreReleasedOneStepLateOnlyWhenTwoOrMoreDeep) {
   CommandResult deep = compile_gemm("sm_90a");
   ASSERT_EQ(deep.status, 0) << deep.err;
-  EXPECT_EQ(count(deep.out, "tilec_wgmma_wait<1>();"), 1u);
-  EXPECT_EQ(count(deep.out, "tilec_wgmma_wait<0>();"), 1u);
+  EXPECT_EQ(occurrences(deep.out, "tilec_wgmma_wait<1>();"), 1u);
+  EXPECT_EQ(occurrences(deep.out, "tilec_wgmma_wait<0>();"), 1u);
   for (const char* pipe : {"pipe_a", "pipe_b"}) {
     std::string held = std::string(pipe) + "_empty_held";
     std::string release = "tilec_mbarrier_arrive(" + std::string(pipe) + "_empty + 8 * static_cast<uint32_t>(" + held + "));";
-    EXPECT_EQ(count(deep.out, release), 2u) << pipe << ": in the loop and after it";
+    EXPECT_EQ(occurrences(deep.out, release), 2u) << pipe << ": in the loop and after it";
     size_t in_loop = deep.out.find(release), wait_all = deep.out.find("tilec_wgmma_wait<0>();");
     size_t after_loop = deep.out.find(release, in_loop + 1);
     EXPECT_LT(in_loop, wait_all);
@@ -138,9 +133,9 @@ TEST(TensorCore, StagesAreReleasedOneStepLateOnlyWhenTwoOrMoreDeep) {
   }
   CommandResult shallow = compile_gemm("sm_90a", " -D STAGES=1");
   ASSERT_EQ(shallow.status, 0) << shallow.err;
-  EXPECT_EQ(count(shallow.out, "tilec_wgmma_wait<1>();"), 0u);
-  EXPECT_EQ(count(shallow.out, "_held"), 0u);
-  EXPECT_EQ(count(shallow.out, "if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty"), 1u);
+  EXPECT_EQ(occurrences(shallow.out, "tilec_wgmma_wait<1>();"), 0u);
+  EXPECT_EQ(occurrences(shallow.out, "_held"), 0u);
+  EXPECT_EQ(occurrences(shallow.out, "if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty"), 1u);
 }
 
 TEST(TensorCore, RegistersFitTheSmAndTheLauncherKeepsThePlainSignature) {
@@ -375,12 +370,12 @@ TEST(TensorCore, BatchedTensorsUseThreeDimensionalBoxes) {
     SCOPED_TRACE(target);
     CommandResult r = compile_sample("bmm", target);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(count(r.out, "tilec_tma_load_3d(pipe_a_buffer"), 1u) << "A: one 64-column panel";
-    EXPECT_EQ(count(r.out, "tilec_tma_load_3d(pipe_w_buffer"), 4u) << "B: four panels of BN = 256";
+    EXPECT_EQ(occurrences(r.out, "tilec_tma_load_3d(pipe_a_buffer"), 1u) << "A: one 64-column panel";
+    EXPECT_EQ(occurrences(r.out, "tilec_tma_load_3d(pipe_w_buffer"), 4u) << "B: four panels of BN = 256";
     EXPECT_NE(r.out.find("static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), static_cast<int32_t>(b), "),
               std::string::npos) << "A's box at (k·BK, m·BM, b)";
     EXPECT_NE(r.out.find("tilec_tma_store_3d(&C_store_map"), std::string::npos);
-    EXPECT_EQ(count(r.out, "tilec_tensor_map(&"), 3u);
+    EXPECT_EQ(occurrences(r.out, "tilec_tensor_map(&"), 3u);
     EXPECT_NE(r.out.find("A_tma.data, 3, A_tma.empty() ? 1 : BATCH, A_tma.empty() ? 1 : M, A_tma.map_columns()"),
               std::string::npos);
     EXPECT_NE(r.out.find("A_tma.prepare(A, BATCH * M, K, 2, false, stream)"), std::string::npos) << "copied as B·M rows";
@@ -412,13 +407,13 @@ TEST(TensorCore, Fp8LinearUsesTheEightBitInstructionsAndRefusesAnMnMajorB) {
     SCOPED_TRACE(target);
     CommandResult r = compile_sample("fp8_linear", target);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_UINT8, "), 2u) << "X and W";
+    EXPECT_EQ(occurrences(r.out, "CU_TENSOR_MAP_DATA_TYPE_UINT8, "), 2u) << "X and W";
     if (std::string(target) == "sm_90a") {
       EXPECT_NE(r.out.find("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"), std::string::npos);
-      EXPECT_EQ(count(r.out, "tilec_wgmma_m64n256k32_e4m3_bk(acc"), 4u) << "BK = 128: four steps of 32";
+      EXPECT_EQ(occurrences(r.out, "tilec_wgmma_m64n256k32_e4m3_bk(acc"), 4u) << "BK = 128: four steps of 32";
     } else {
       EXPECT_NE(r.out.find("tcgen05.mma.cta_group::1.kind::f8f6f4"), std::string::npos);
-      EXPECT_EQ(count(r.out, "tilec_tcgen05_mma_f8f6f4(tmem_base"), 4u) << "BK = 128: four steps of 32";
+      EXPECT_EQ(occurrences(r.out, "tilec_tcgen05_mma_f8f6f4(tmem_base"), 4u) << "BK = 128: four steps of 32";
     }
   }
   std::string source = replace_once(read_file(source_dir() / "samples" / "fp8_linear.tile"), "W: tensor<N, K, f8e4m3>",
@@ -443,14 +438,14 @@ TEST(TensorCore, Tf32LinearUsesTheTf32InstructionsAndRefusesAnMnMajorB) {
     SCOPED_TRACE(target);
     CommandResult r = compile_sample("tf32_linear", target);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, "), 3u) << "X, W and Y";
+    EXPECT_EQ(occurrences(r.out, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, "), 3u) << "X, W and Y";
     if (std::string(target) == "sm_90a") {
       EXPECT_NE(r.out.find("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"), std::string::npos);
       EXPECT_EQ(r.out.find(", p, 1, 1, "), std::string::npos) << "tf32 takes no transpose immediates";
-      EXPECT_EQ(count(r.out, "tilec_wgmma_m64n256k8_tf32_bk(acc"), 4u) << "BK = 32: four steps of 8";
+      EXPECT_EQ(occurrences(r.out, "tilec_wgmma_m64n256k8_tf32_bk(acc"), 4u) << "BK = 32: four steps of 8";
     } else {
       EXPECT_NE(r.out.find("tcgen05.mma.cta_group::1.kind::tf32"), std::string::npos);
-      EXPECT_EQ(count(r.out, "tilec_tcgen05_mma_tf32(tmem_base"), 4u) << "BK = 32: four steps of 8";
+      EXPECT_EQ(occurrences(r.out, "tilec_tcgen05_mma_tf32(tmem_base"), 4u) << "BK = 32: four steps of 8";
       // D f32 (bit 4), A and B tf32 (2 at bits 7 and 10), both K-major, N / 8 = 32, M / 16 = 8.
       EXPECT_NE(r.out.find("0x08400910u"), std::string::npos);
     }
@@ -495,7 +490,7 @@ TEST(TensorCore, AnEightBitRegisterAIsFedAsRegistersOnSm90aAndStagedOnSm100a) {
   EXPECT_NE(hopper.out.find("{%32, %33, %34, %35}, %36, p, 1, 1;"), std::string::npos)
       << "A in four registers; 8-bit forms take no transpose immediates";
   EXPECT_NE(hopper.out.find("_words[i] = tilec_wgmma_a_bytes(tilec_pack_bytes("), std::string::npos);
-  EXPECT_EQ(count(hopper.out, "tilec_wgmma_m64n64k32_e4m3_register_a_bk(t"), 2u) << "BKV = 64: two steps of 32";
+  EXPECT_EQ(occurrences(hopper.out, "tilec_wgmma_m64n64k32_e4m3_register_a_bk(t"), 2u) << "BKV = 64: two steps of 32";
   EXPECT_EQ(hopper.out.find("staged A"), std::string::npos);
   EXPECT_EQ(hopper.out.find("(from registers): 8192 bytes"), std::string::npos) << "no staging buffer";
   CommandResult blackwell = compile_sample("fp8_attention", "sm_100a");
@@ -515,17 +510,17 @@ TEST(TensorCore, Int8LinearUsesTheIntegerInstructions) {
     SCOPED_TRACE(target);
     CommandResult r = compile_sample("int8_linear", target);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(count(r.out, "CU_TENSOR_MAP_DATA_TYPE_UINT8, "), 2u) << "X and W";
+    EXPECT_EQ(occurrences(r.out, "CU_TENSOR_MAP_DATA_TYPE_UINT8, "), 2u) << "X and W";
     if (std::string(target) == "sm_90a") {
       EXPECT_NE(r.out.find("wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {%0,"), std::string::npos);
       EXPECT_NE(r.out.find("tilec_wgmma_m64n256k32_s8_bk(int32_t (&d)[128]"), std::string::npos);
       EXPECT_NE(r.out.find("%128, %129, p;"), std::string::npos) << "integers take no scale or transpose immediates";
       EXPECT_NE(r.out.find("\"+r\"(d[127])"), std::string::npos);
-      EXPECT_EQ(count(r.out, "tilec_wgmma_m64n256k32_s8_bk(acc"), 4u) << "BK = 128: four steps of 32";
+      EXPECT_EQ(occurrences(r.out, "tilec_wgmma_m64n256k32_s8_bk(acc"), 4u) << "BK = 128: four steps of 32";
     } else {
       EXPECT_NE(r.out.find("tcgen05.mma.cta_group::1.kind::i8"), std::string::npos);
       // N = 256 (32 << 17), M = 128 (8 << 24), B K-major, formats s8 (1 << 7, 1 << 10), D S32 (2 << 4).
-      EXPECT_EQ(count(r.out, "0x084004a0u"), 4u) << "BK = 128: four steps of 32";
+      EXPECT_EQ(occurrences(r.out, "0x084004a0u"), 4u) << "BK = 128: four steps of 32";
       EXPECT_NE(r.out.find("static_cast<int32_t>(values[i])"), std::string::npos) << "TMEM cells read as s32";
     }
   }
@@ -568,8 +563,8 @@ TEST(TensorCore, AttentionKeepsItsTilesInRegistersOnSm90a) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(barrier_counts(r.out), (std::map<std::string, int>{{"pipe_kt_full", 1}, {"pipe_kt_empty", 2}, {"pipe_v_full", 1},
                                                                {"pipe_v_empty", 2}, {"pipe_q_full", 1}, {"pipe_q_empty", 2}}));
-  EXPECT_EQ(count(r.out, "tilec_mbarrier_wait(pipe_s_"), 0u);
-  EXPECT_EQ(count(r.out, "tilec_mbarrier_arrive(pipe_s_"), 0u);
+  EXPECT_EQ(occurrences(r.out, "tilec_mbarrier_wait(pipe_s_"), 0u);
+  EXPECT_EQ(occurrences(r.out, "tilec_mbarrier_arrive(pipe_s_"), 0u);
   std::regex step(R"(tilec_wgmma_m64n64k16_bf16_register_a\((\w+), (\w+)\[(\d+)\], \w+\[(\d+)\], \w+\[(\d+)\], \w+\[(\d+)\], )"
                   R"(tilec_matrix_descriptor\(v \+ (\d+), 8192, 1024\)\);)");
   long steps = 0;
@@ -581,7 +576,8 @@ TEST(TensorCore, AttentionKeepsItsTilesInRegistersOnSm90a) {
   std::string before_mma = between(r.out, "o_2 = mma", "_register_a(");
   ASSERT_NE(before_mma, "");
   EXPECT_LT(before_mma.find("tilec_pack_pair("), before_mma.find("tilec_wgmma_fence();"));
-  EXPECT_EQ(count(r.out, "__shfl_xor_sync(0xffffffffu, "), 8u) << "two reductions, two rows per thread, masks 1 and 2";
+  EXPECT_EQ(occurrences(r.out, "__shfl_xor_sync(0xffffffffu, "), 8u)
+      << "two reductions, two rows per thread, masks 1 and 2";
   // The summary comment (lines "//   ...") stays in the header, before the kernel.
   size_t kernel = r.out.find("__global__");
   ASSERT_NE(kernel, std::string::npos);
@@ -602,12 +598,12 @@ TEST(TensorCore, AttentionWithThreeStagesCarriesTheRowMaxInARegisterPipeOfItsOwn
                          "compute agent in program order; a loop carries it)"),
               std::string::npos);
     EXPECT_NE(r.out.find("float pipe_row_max_buffer["), std::string::npos);
-    EXPECT_EQ(count(r.out, "// stage_write pipe_row_max_buffer: a copy of "), 2u) << "before the loop and in it";
-    EXPECT_EQ(count(r.out, "= stage_read pipe_row_max_buffer: a copy, which later writes leave alone"), 1u)
+    EXPECT_EQ(occurrences(r.out, "// stage_write pipe_row_max_buffer: a copy of "), 2u) << "before the loop and in it";
+    EXPECT_EQ(occurrences(r.out, "= stage_read pipe_row_max_buffer: a copy, which later writes leave alone"), 1u)
         << "in the loop";
     // The drain after the loop reads the last row max, which nothing reads: no copy (nvcc warned
     // that it was set but never used).
-    EXPECT_EQ(count(r.out, "= stage_read pipe_row_max_buffer: not read, so not copied"), 1u);
+    EXPECT_EQ(occurrences(r.out, "= stage_read pipe_row_max_buffer: not read, so not copied"), 1u);
     EXPECT_NE(r.out.find("stage_read pipe_new_max_buffer: the registers of new_max"), std::string::npos);
   }
   CommandResult run = tilec_at_root("run samples/attention.tile -D STAGES=3 --check --dims S=200,T=200,HD=128");
@@ -628,9 +624,9 @@ TEST(TensorCore, AttentionStagesPThroughSharedMemoryOnSm100a) {
   EXPECT_TRUE(fence < sync && sync < issue) << staging;
   EXPECT_NE(r.out.find("tilec_tcgen05_mma(tmem_base + 0, "), std::string::npos);
   EXPECT_NE(r.out.find("tilec_tmem_alloc<128>"), std::string::npos);
-  EXPECT_EQ(count(r.out, "tilec_tcgen05_commit(accumulator_barrier)"), 2u);
-  EXPECT_EQ(count(r.out, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity)"), 2u);
-  EXPECT_EQ(count(r.out, "exchange[compute_warpgroup * 128 + warp * 32 + lane] = "), 2u);
+  EXPECT_EQ(occurrences(r.out, "tilec_tcgen05_commit(accumulator_barrier)"), 2u);
+  EXPECT_EQ(occurrences(r.out, "tilec_mbarrier_wait(accumulator_barrier, accumulator_parity)"), 2u);
+  EXPECT_EQ(occurrences(r.out, "exchange[compute_warpgroup * 128 + warp * 32 + lane] = "), 2u);
 
   // 64 query rows: sm_90a holds them in one warpgroup; sm_100a in TMEM layout F (M = 64 tcgen05.mma,
   // instruction descriptor M field 4), where lanes 0..15 of each warp own the rows: only they
@@ -668,18 +664,19 @@ TEST(TensorCore, EpilogueStoresThroughTmaWhereTheStagingFits) {
     EXPECT_NE(r.out.find("for (int chunk = 0; chunk < " + std::to_string(c.chunks) + "; ++chunk) {"), std::string::npos);
     // chunks x 32 columns = the columns a warpgroup holds (all 256 on sm_90a, half on sm_100a)
     EXPECT_EQ(c.chunks * c.column_step, std::string(c.target) == "sm_90a" ? 256 : 128);
-    EXPECT_EQ(count(r.out, "tilec_tma_store_2d(&C_store_map, staging + box, "), 1u);
+    EXPECT_EQ(occurrences(r.out, "tilec_tma_store_2d(&C_store_map, staging + box, "), 1u);
     EXPECT_NE(r.out.find("const __grid_constant__ CUtensorMap C_store_map"), std::string::npos);
     // The IR's barrier 1 (the accumulator's mutex, compute agent only) is gone
     // (prune-named-barriers): private 1, ours 2..3.
-    EXPECT_EQ(count(r.out, "tilec_named_barrier_sync(2 + compute_warpgroup, 128);"), 2u) << "private 1, ours 2..3";
+    EXPECT_EQ(occurrences(r.out, "tilec_named_barrier_sync(2 + compute_warpgroup, 128);"), 2u)
+        << "private 1, ours 2..3";
     EXPECT_NE(r.out.find("tilec_bulk_wait_all();"), std::string::npos);
-    EXPECT_EQ(count(r.out, "C[index0 * N + index1]"), 0u);
+    EXPECT_EQ(occurrences(r.out, "C[index0 * N + index1]"), 0u);
   }
   CommandResult full = compile_gemm("sm_90a", " -D BN=192 -D STAGES=5");
   ASSERT_EQ(full.status, 0) << full.err;
-  EXPECT_EQ(count(full.out, "tilec_tma_store_2d("), 1u) << "only the prelude's definition";
-  EXPECT_EQ(count(full.out, "C[index0 * N + index1]"), 1u);
+  EXPECT_EQ(occurrences(full.out, "tilec_tma_store_2d("), 1u) << "only the prelude's definition";
+  EXPECT_EQ(occurrences(full.out, "C[index0 * N + index1]"), 1u);
 }
 
 // `+=` goes through TMA's reducing store like `=` through its plain one (splitk_gemm), but not into
@@ -692,18 +689,18 @@ TEST(TensorCore, AddingStoresGoThroughTmaWhereNothingReadsTheirWrites) {
     SCOPED_TRACE(target);
     CommandResult splitk = compile_sample("splitk_gemm", target);
     ASSERT_EQ(splitk.status, 0) << splitk.err;
-    EXPECT_EQ(count(splitk.out, "tilec_tma_reduce_add_2d(&C_store_map, staging + box, "), 1u);
-    EXPECT_EQ(count(splitk.out, "atomicAdd("), 0u);
+    EXPECT_EQ(occurrences(splitk.out, "tilec_tma_reduce_add_2d(&C_store_map, staging + box, "), 1u);
+    EXPECT_EQ(occurrences(splitk.out, "atomicAdd("), 0u);
     CommandResult both = tilec_at_root(std::string("compile tests/emulate/tensor_core/stores_then_reads.tile --target ") + target);
     ASSERT_EQ(both.status, 0) << both.err;
     EXPECT_NE(both.out.find("store at line 20: each thread writes its elements from registers: the kernel also reads "
                             "the tensor (line 21)"),
               std::string::npos) << both.out.substr(0, 6000);
-    EXPECT_EQ(count(both.out, "tilec_tma_store_2d(&E_store_map, staging + box, "), 1u);
-    EXPECT_EQ(count(both.out, "tilec_tma_reduce_add_2d(&E_store_map, staging + box, "), 1u);
+    EXPECT_EQ(occurrences(both.out, "tilec_tma_store_2d(&E_store_map, staging + box, "), 1u);
+    EXPECT_EQ(occurrences(both.out, "tilec_tma_reduce_add_2d(&E_store_map, staging + box, "), 1u);
     // The add's first box waits for all of this thread's bulk writes; the plain store's, only reads.
     // So does the store of the same box at every k-step of store_every_step (the F store).
-    EXPECT_EQ(count(both.out, "if (chunk == 0) tilec_bulk_wait_all(); else tilec_bulk_wait_read<"), 2u);
+    EXPECT_EQ(occurrences(both.out, "if (chunk == 0) tilec_bulk_wait_all(); else tilec_bulk_wait_read<"), 2u);
     const size_t plain = both.out.find("tilec_tma_store_2d(&E_store_map"), wait_all = both.out.find("if (chunk == 0) tilec_bulk_wait_all();"),
                  add = both.out.find("tilec_tma_reduce_add_2d(&E_store_map");
     EXPECT_LT(plain, wait_all);
@@ -784,9 +781,9 @@ kernel gelu(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, Bias: tensor<N, f32>, 
     CommandResult r = run_command(tilec_binary() + " compile " + path.string() + " --target " + target);
     ASSERT_EQ(r.status, 0) << r.err;
     const std::string store = r.out.substr(r.out.find("// store C"));
-    EXPECT_EQ(count(store, "const auto x_element = add_f32("), 1u) << store;
-    EXPECT_EQ(count(store, "Bias["), 1u) << "the bias is read once per element\n" << store;
-    EXPECT_EQ(count(store, "x_element"), 6u) << "declared, then read five times\n" << store;
+    EXPECT_EQ(occurrences(store, "const auto x_element = add_f32("), 1u) << store;
+    EXPECT_EQ(occurrences(store, "Bias["), 1u) << "the bias is read once per element\n" << store;
+    EXPECT_EQ(occurrences(store, "x_element"), 6u) << "declared, then read five times\n" << store;
   }
   std::filesystem::remove(path);
 }

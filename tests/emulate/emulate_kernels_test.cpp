@@ -17,12 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-size_t count_of(const std::string& text, const std::string& part) {
-  size_t count = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
-  return count;
-}
-
 // floor, ceil, round and trunc (issue 18) as emitted CUDA, on exact quarters (halves included, so
 // round's ties to even are exercised, and negative zeros), in both plain forms:
 // the emitted floorf / ceilf / rintf / truncf give the interpreter's values.
@@ -220,7 +214,7 @@ TEST(EmulateRuntime, TmaStoresOverAnEarlierStoresBoxWithoutAWaitAreReported) {
                                           cu.string() + " --kernel " + kernel + " --target " + target +
                                           " --dims M=200,N=101,K=300 --sms 2 --schedules 3"));
       EXPECT_NE(r.status, 0) << r.out << r.err;
-      EXPECT_EQ(count_of(r.err, "unordered TMA stores:"), 3u) << r.out << r.err;
+      EXPECT_EQ(occurrences(r.err, "unordered TMA stores:"), 3u) << r.out << r.err;
     }
   }
   fs::remove_all(directory);
