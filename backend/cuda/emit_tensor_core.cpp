@@ -183,22 +183,22 @@ void TensorCoreKernel::emit_summary() {
                              accumulator.tmem_column + accumulator.columns - 1));
   for (size_t i = 0; i < tc_.fragments.size(); ++i) {
     const Fragment& held = tc_.fragments[i];
-    // sm_100a: an accumulator in registers rather than TMEM, and why (one reason per chain).
-    std::string because;
+    // sm_100a: a chain kept in registers rather than TMEM, and why (one reason per chain), or
+    // a loop's result read from its TMEM accumulator.
+    auto held_here = [&](const Value* value) {
+      auto it = tc_.fragment_of.find(value);
+      return it != tc_.fragment_of.end() && it->second == i;
+    };
+    std::string where;
     for (const auto& [value, why] : tc_.registers_because)
-      if (auto it = tc_.fragment_of.find(value); it != tc_.fragment_of.end() && it->second == i) because = why;
+      if (held_here(value))
+        where = fmt::format("; not in TMEM, since {}: each mma into it is waited for and read back from TMEM", why);
     for (const auto& [value, index] : tc_.loaded_after_loop)
-      if (auto it = tc_.fragment_of.find(value); it != tc_.fragment_of.end() && it->second == i)
-        because = fmt::format("read from the TMEM accumulator {} once its loop is done",
-                              tc_.accumulators[index].name);
+      if (held_here(value))
+        where = fmt::format("; read from the TMEM accumulator {} once its loop is done", tc_.accumulators[index].name);
     writer_.line(fmt::format("//   {} {}: {}x{} {} in registers, {} per thread{}",
                              held.accumulator ? "accumulator" : "register tile", held.name, held.rows, held.columns,
-                             to_string(held.element), tc_.layout.count(held.columns),
-                             because.empty()                  ? ""
-                             : because.rfind("read from", 0) == 0 ? "; " + because
-                                                              : "; not in TMEM, since " + because +
-                                                                    ": each mma into it is waited for and read back "
-                                                                    "from TMEM"));
+                             to_string(held.element), tc_.layout.count(held.columns), where));
   }
   writer_.line("// " + rule);
 }
