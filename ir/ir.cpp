@@ -95,6 +95,34 @@ bool defined_inside(const Value& value, const Operation& op) {
   return false;
 }
 
+bool never_negative(const Value* value, int depth) {
+  if (depth > 64) return false;
+  auto all = [&](const Operation& op) {
+    for (const Value* operand : op.operands())
+      if (!never_negative(operand, depth + 1)) return false;
+    return true;
+  };
+  if (value->is_argument()) {
+    const Operation* loop = value->owner_region()->parent_op();
+    return loop && loop->kind() == OpKind::for_ && value->index() == 0 && never_negative(loop->operand(0), depth + 1) &&
+           never_negative(loop->operand(2), depth + 1);
+  }
+  const Operation& op = *value->defining_op();
+  switch (op.kind()) {
+    case OpKind::dim: case OpKind::grid_ids: case OpKind::sm_count: return true;
+    case OpKind::constant: return op.attr("value") && op.attr("value")->is_int() && op.int_attr("value") >= 0;
+    case OpKind::add: case OpKind::mul: case OpKind::min: case OpKind::cdiv: return all(op);
+    case OpKind::max:
+      return std::any_of(op.operands().begin(), op.operands().end(),
+                         [&](const Value* operand) { return never_negative(operand, depth + 1); });
+    case OpKind::div:
+      return never_negative(op.operand(0), depth + 1) &&
+             (op.has_attr("positive_divisor") || never_negative(op.operand(1), depth + 1));
+    case OpKind::rem: return never_negative(op.operand(0), depth + 1);  // C's remainder has the dividend's sign
+    default: return false;
+  }
+}
+
 void walk(Region& region, const std::function<void(Operation&)>& visit) {
   for (auto& op : region.operations()) {
     visit(*op);

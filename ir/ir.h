@@ -194,11 +194,18 @@ class Module {
 // The kernel's symbol name (its `sym_name` attribute).
 std::string kernel_name(const Operation& kernel);
 
-// Visits every op nested under `region` in program order (pre-order: an op before its regions).
 // Whether `value` is defined inside `op`'s regions: by an op nested there, or as an argument of
 // one of them (a loop's induction variable or carried value).
 bool defined_inside(const Value& value, const Operation& op);
 
+// Whether an index is known never to be negative: grid coordinates, dims, SM counts, constants
+// of 0 or more, a loop's induction variable from such a start by such a step, and sums,
+// products and minima of such, maxima with one such operand, quotients by a positive divisor and
+// remainders of such a dividend. A coordinate computed otherwise (`n - 1`, a scalar parameter) may be negative: a
+// load there must read zeros, not the memory before the tensor.
+bool never_negative(const Value* value, int depth = 0);
+
+// Visits every op nested under `region` in program order (pre-order: an op before its regions).
 void walk(Region& region, const std::function<void(Operation&)>& visit);
 void walk(const Region& region, const std::function<void(const Operation&)>& visit);
 void walk(Module& module, const std::function<void(Operation&)>& visit);

@@ -164,9 +164,24 @@ class PersistentTiles {
     builder.set_insertion_point(&body, grid_position);
     builder.set_location(grid.location());
     IrArithmetic arithmetic{builder};
-    Value* rows = grid.operand(0);
+    // The old grid refuses a negative extent at launch (the interpreter does), and the tile count
+    // of two would be positive: an assert keeps the refusal (the launcher checks it), and the
+    // extent is read as max(e, 0), which never_negative proves and the decode can trust.
+    std::vector<Value*> extents;
+    for (size_t d = 0; d < grid.num_operands(); ++d) {
+      Value* extent = grid.operand(d);
+      if (!never_negative(extent)) {
+        Value* zero = arithmetic.constant(0);
+        Value* holds = builder.create(OpKind::cmp, {extent, zero}, {Type::scalar(ScalarKind::i1)},
+                                      {{"predicate", Attribute("ge")}})->result();
+        builder.create(OpKind::assert_, {holds}, {}, {{"text", Attribute(fmt::format("grid extent {} >= 0", d + 1))}});
+        extent = arithmetic.max(extent, zero);
+      }
+      extents.push_back(extent);
+    }
+    Value* rows = extents[0];
     // A one-extent tile grid is a column of tiles: N has one tile.
-    Value* columns = grid.num_operands() >= 2 ? grid.operand(1) : arithmetic.constant(1);
+    Value* columns = extents.size() >= 2 ? extents[1] : arithmetic.constant(1);
     Value* workers = nullptr;
     Value* count = nullptr;
     if (!per_tile) {
@@ -188,7 +203,7 @@ class PersistentTiles {
                       "workers");
       cluster_rows = named(arithmetic.cdiv(rows, cluster_size), "cluster_rows");
     }
-    Value* batches = grid.num_operands() == 3 ? grid.operand(2) : nullptr;
+    Value* batches = extents.size() == 3 ? extents[2] : nullptr;
     Value* per_batch = grid.num_operands() >= 2 ? arithmetic.mul(cluster_rows, columns) : cluster_rows;
     Value* total = named(batches ? arithmetic.mul(per_batch, batches) : per_batch, "tiles");
     if (per_tile) workers = total;

@@ -203,8 +203,9 @@ int explain_exit(const ProcessOutcome& outcome, const EmulateOptions& options, c
   return 1;
 }
 
-// An assert of the kernel's refused the launch in the interpreter: the emulated launcher must
-// refuse it too (an assert it does not check would be a tilec bug). Returns 1 either way.
+// An assert of the kernel's, or a negative grid extent, refused the launch in the interpreter:
+// the emulated launcher must refuse it too (a check it lacks would be a tilec bug). Returns 1
+// either way.
 int expect_refused_launch(const runtime::LaunchResult& reference, std::vector<std::string> command,
                           const EmulateOptions& options, const std::string& name, const WorkDirectory& work) {
   const std::string where =
@@ -213,7 +214,7 @@ int expect_refused_launch(const runtime::LaunchResult& reference, std::vector<st
           : options.input;
   command.insert(command.end(), {"--policy", "eager", "--sms", std::to_string(options.sms)});
   ProcessOutcome outcome = run_capturing(command, work.path);
-  // Exit 5 is any launcher error: the assert's is cudaErrorInvalidValue with no detail.
+  // Exit 5 is any launcher error: a refused launch is cudaErrorInvalidValue with no detail.
   if (outcome.started && !outcome.timed_out && outcome.signal == 0 && outcome.exit_status == 5 &&
       outcome.output.find("the launcher returned cudaErrorInvalidValue\n") != std::string::npos) {
     fmt::print(stderr, "{}: error: kernel {}: {}; the emulated launcher refuses it too (cudaErrorInvalidValue)\n",
@@ -296,7 +297,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
                     fs::perm_options::add, error);
   }
 
-  if (!reference.ok && reference.failed_assert) return expect_refused_launch(reference, base, options, name, work);
+  if (!reference.ok && reference.refused_launch) return expect_refused_launch(reference, base, options, name, work);
   if (!reference.ok) {
     fmt::print(stderr, "{}: error: kernel {} as parsed (the reference): {}\n", options.input, name, reference.message);
     return 1;

@@ -62,36 +62,6 @@ const char* tensor_map_type(ScalarKind kind) {
   }
 }
 
-// Whether an index is known never to be negative: grid coordinates, dims, SM counts, constants
-// of 0 or more, a loop's induction variable from such a start by such a step, and sums,
-// products, minima and maxima of such, quotients by a positive divisor and remainders of such a
-// dividend. A coordinate computed otherwise (`n - 1`, a scalar parameter) may be negative: a
-// load there must read zeros, not the memory before the tensor.
-bool never_negative(const Value* value, int depth = 0) {
-  if (depth > 64) return false;
-  auto all = [&](const Operation& op) {
-    for (const Value* operand : op.operands())
-      if (!never_negative(operand, depth + 1)) return false;
-    return true;
-  };
-  if (value->is_argument()) {
-    const Operation* loop = value->owner_region()->parent_op();
-    return loop && loop->kind() == OpKind::for_ && value->index() == 0 && never_negative(loop->operand(0), depth + 1) &&
-           never_negative(loop->operand(2), depth + 1);
-  }
-  const Operation& op = *value->defining_op();
-  switch (op.kind()) {
-    case OpKind::dim: case OpKind::grid_ids: case OpKind::sm_count: return true;
-    case OpKind::constant: return op.attr("value") && op.attr("value")->is_int() && op.int_attr("value") >= 0;
-    case OpKind::add: case OpKind::mul: case OpKind::min: case OpKind::max: case OpKind::cdiv: return all(op);
-    case OpKind::div:
-      return never_negative(op.operand(0), depth + 1) &&
-             (op.has_attr("positive_divisor") || never_negative(op.operand(1), depth + 1));
-    case OpKind::rem: return never_negative(op.operand(0), depth + 1);  // C's remainder has the dividend's sign
-    default: return false;
-  }
-}
-
 }  // namespace
 
 namespace tensor_core {

@@ -322,7 +322,7 @@ bool TileExecution::execute_assert(const Operation& op) {
   const std::string text = op.has_attr("text") ? op.string_attr("text") : "its condition";
   fail_report(op.location(), fmt::format("assert {} does not hold at launch{}", text,
                                          values.empty() ? "" : fmt::format(" ({})", fmt::join(values, ", "))));
-  error_.failed_assert = true;
+  error_.refused_launch = true;
   return false;
 }
 
@@ -662,7 +662,7 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
       result.ok = false;
       result.location = host.error().location;
       result.message = host.error().message;
-      result.failed_assert = host.error().failed_assert;
+      result.refused_launch = host.error().refused_launch;
       result.tile = tile;
       return result;
     };
@@ -690,8 +690,14 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
         return host_failure(-1);
       }
       extents[d] = extent->tile.ints[0];
-      if (extents[d] < 0 || (extents[d] > 0 && tile_count > (int64_t{1} << 40) / extents[d])) {
-        host.fail(grid, fmt::format("grid extent {} is negative or the grid is too large", extents[d]));
+      if (extents[d] < 0) {
+        host.fail(grid, fmt::format("grid extent {} is negative", extents[d]));
+        LaunchResult refused = host_failure(-1);
+        refused.refused_launch = true;  // the launcher returns cudaErrorInvalidValue too
+        return refused;
+      }
+      if (extents[d] > 0 && tile_count > (int64_t{1} << 40) / extents[d]) {
+        host.fail(grid, "the grid has more than 2^40 tiles");
         return host_failure(-1);
       }
       tile_count *= extents[d];

@@ -55,9 +55,10 @@ struct LaunchResult {
   std::string message;
   int64_t tile = -1;   // the failing tile's linear index, -1 outside the grid
   int64_t tile_count = 0;
-  // An assert of the kernel's does not hold: the launch is refused, as the CUDA launcher refuses
-  // it (cudaErrorInvalidValue); the message says which assert and the values it read.
-  bool failed_assert = false;
+  // An assert of the kernel's does not hold, or a grid extent is negative: the launch is refused,
+  // as the CUDA launcher refuses it (cudaErrorInvalidValue); the message says which assert and
+  // the values it read, or which extent.
+  bool refused_launch = false;
 
   // "line:col: message" (or just the message when the location is unknown).
   std::string describe() const;

@@ -59,7 +59,7 @@ struct LaunchState {
 struct OpError {
   Location location;
   std::string message;
-  bool failed_assert = false;  // the kernel's assert refused the launch
+  bool refused_launch = false;  // the kernel's assert refused the launch (LaunchResult::refused_launch)
 };
 
 class AgentThreads;

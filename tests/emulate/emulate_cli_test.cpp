@@ -586,23 +586,24 @@ TEST(EmulateRuntime, GivenInputsReachTheEmulatedProgram) {
   fs::remove_all(dir);
 }
 
-// A kernel's assert: where it does not hold the interpreter refuses the launch and so must the
-// emulated launcher (cudaErrorInvalidValue), on both targets, plain and tensor-core; where it
-// holds both run and match.
-TEST(EmulateRuntime, AssertsRefuseTheLaunchInTheLauncherToo) {
+// A kernel's assert, or a grid extent, that fails at launch: the interpreter refuses the launch
+// and so must the emulated launcher (cudaErrorInvalidValue), on both targets, plain and
+// tensor-core (whose persistent grid asserts its extents: two negative ones would multiply to a
+// positive tile count); where all hold both run and match.
+TEST(EmulateRuntime, AssertsAndNegativeGridsRefuseTheLaunchInTheLauncherToo) {
   fs::path source = fs::temp_directory_path() / ("tilec_emulate_assert_" + std::to_string(::getpid()) + ".tile");
   write_file(source,
-             "kernel scale(X: tensor<N, f32>, Y: tensor<N, f32>, s: f32) grid tiles(cdiv(N, 64)) as (i) {\n"
+             "kernel scale(X: tensor<N, f32>, Y: tensor<N, f32>, s: f32, t: i32) grid tiles(cast(t, index)) as (i) {\n"
              "  assert N % 64 == 0 && s > 0.0;\n  store Y[i] = load X[i] : <64> * s;\n}\n"
-             "kernel gemm(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>)\n"
-             "    grid persistent(cdiv(M, 64), cdiv(N, 64)) as (m, n) {\n"
+             "kernel gemm(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>, t: i32)\n"
+             "    grid persistent(cdiv(M, 64) * cast(t, index), cdiv(N, 64) * cast(t, index)) as (m, n) {\n"
              "  assert K % 64 == 0;\n  acc = zeros<64, 64, f32>();\n"
              "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {\n"
              "    acc = mma(load A[m, k] : <64, 64>, load B[k, n] : <64, 64>, acc);\n  }\n"
              "  store C[m, n] = acc;\n}\n");
   for (const char* target : {"sm_90a", "sm_100a"}) {
     const std::string refused_dims =
-        std::string(" --target ") + target + " --dims N=96,M=64,K=96 --scalar s=0.5 --schedules 1";
+        std::string(" --target ") + target + " --dims N=96,M=64,K=96 --scalar s=0.5,t=1 --schedules 1";
     CommandResult refused = run_command(tilec("emulate " + source.string() + " --kernel scale" + refused_dims));
     EXPECT_EQ(refused.status, 1) << refused.out << refused.err;
     EXPECT_THAT(refused.err, HasSubstr(":2:3: error: kernel scale: assert N % 64 == 0 && s > 0.0 does not hold at "
@@ -611,8 +612,18 @@ TEST(EmulateRuntime, AssertsRefuseTheLaunchInTheLauncherToo) {
     EXPECT_EQ(refused.status, 1) << refused.out << refused.err;
     EXPECT_THAT(refused.err, HasSubstr(":7:3: error: kernel gemm: assert K % 64 == 0 does not hold at launch (K = 96); "
                                        "the emulated launcher refuses it too"));
+    const std::string negative_dims =
+        std::string(" --target ") + target + " --dims N=128,M=64,K=128 --scalar s=0.5,t=-2 --schedules 1";
+    refused = run_command(tilec("emulate " + source.string() + " --kernel scale" + negative_dims));
+    EXPECT_EQ(refused.status, 1) << refused.out << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr(":1:73: error: kernel scale: 'grid_ids': grid extent -2 is negative; the "
+                                       "emulated launcher refuses it too"));
+    refused = run_command(tilec("emulate " + source.string() + " --kernel gemm" + negative_dims));
+    EXPECT_EQ(refused.status, 1) << refused.out << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr(":6:10: error: kernel gemm: 'grid_ids': grid extent -2 is negative; the "
+                                       "emulated launcher refuses it too"));
     CommandResult ran = run_command(tilec("emulate " + source.string() + " --target " + target +
-                                          " --dims N=128,M=64,K=128 --scalar s=0.5 --schedules 1"));
+                                          " --dims N=128,M=64,K=128 --scalar s=0.5,t=2 --schedules 1"));
     EXPECT_EQ(ran.status, 0) << ran.out << ran.err;
     EXPECT_THAT(ran.out, HasSubstr("Y ok"));
     EXPECT_THAT(ran.out, HasSubstr("C ok"));
