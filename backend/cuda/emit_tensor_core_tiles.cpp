@@ -71,8 +71,10 @@ void TensorCoreKernel::emit_item(const Operation& op) {
 
 std::pair<const char*, std::string> TensorCoreKernel::reduction_step(OpKind kind, ScalarKind element) {
   const bool floating = element == ScalarKind::f32;
-  const char* identity = kind == OpKind::reduce_max   ? (floating ? "-INFINITY" : "INT32_MIN")
-                         : kind == OpKind::reduce_min ? (floating ? "INFINITY" : "INT32_MAX")
+  // max_f32 and min_f32 return the other operand of a NaN, so NAN is their identity and a row of
+  // NaNs stays NaN, as in the interpreter (from -INFINITY it became -inf).
+  const char* identity = kind == OpKind::reduce_max   ? (floating ? "NAN" : "INT32_MIN")
+                         : kind == OpKind::reduce_min ? (floating ? "NAN" : "INT32_MAX")
                                                       : (floating ? "0.0f" : "0");
   return {identity, floating ? combining_expression(kind, true, "{0}", "{1}")
                              : fmt::format("static_cast<int32_t>({})", combining_expression(kind, false, "{0}", "{1}"))};

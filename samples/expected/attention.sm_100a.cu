@@ -873,7 +873,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           float t29[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t29[i] = -INFINITY;
+            for (int i = 0; i < 1; ++i) t29[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t29[0] = max_f32(t29[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;

@@ -850,7 +850,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           float t29[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t29[i] = -INFINITY;
+            for (int i = 0; i < 2; ++i) t29[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t29[((i / 2) % 2)] = max_f32(t29[((i / 2) % 2)], s[i]);
             t29[0] = max_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 1));

@@ -888,7 +888,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           float t27[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t27[i] = -INFINITY;
+            for (int i = 0; i < 1; ++i) t27[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t27[0] = max_f32(t27[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;

@@ -865,7 +865,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           float t27[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t27[i] = -INFINITY;
+            for (int i = 0; i < 2; ++i) t27[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t27[((i / 2) % 2)] = max_f32(t27[((i / 2) % 2)], s[i]);
             t27[0] = max_f32(t27[0], __shfl_xor_sync(0xffffffffu, t27[0], 1));

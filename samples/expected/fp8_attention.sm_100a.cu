@@ -870,7 +870,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           float t17[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t17[i] = -INFINITY;
+            for (int i = 0; i < 1; ++i) t17[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t17[0] = max_f32(t17[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;

@@ -851,7 +851,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           float t17[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t17[i] = -INFINITY;
+            for (int i = 0; i < 2; ++i) t17[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t17[((i / 2) % 2)] = max_f32(t17[((i / 2) % 2)], s[i]);
             t17[0] = max_f32(t17[0], __shfl_xor_sync(0xffffffffu, t17[0], 1));

@@ -905,7 +905,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           float t18[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t18[i] = -INFINITY;
+            for (int i = 0; i < 1; ++i) t18[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t18[0] = max_f32(t18[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;

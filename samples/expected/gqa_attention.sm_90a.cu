@@ -882,7 +882,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           float t18[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t18[i] = -INFINITY;
+            for (int i = 0; i < 2; ++i) t18[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t18[((i / 2) % 2)] = max_f32(t18[((i / 2) % 2)], s[i]);
             t18[0] = max_f32(t18[0], __shfl_xor_sync(0xffffffffu, t18[0], 1));

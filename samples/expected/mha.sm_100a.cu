@@ -893,7 +893,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           float t28[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t28[i] = -INFINITY;
+            for (int i = 0; i < 1; ++i) t28[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t28[0] = max_f32(t28[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;

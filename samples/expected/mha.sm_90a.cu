@@ -870,7 +870,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           float t28[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t28[i] = -INFINITY;
+            for (int i = 0; i < 2; ++i) t28[i] = NAN;
             #pragma unroll
             for (int i = 0; i < 32; ++i) t28[((i / 2) % 2)] = max_f32(t28[((i / 2) % 2)], s[i]);
             t28[0] = max_f32(t28[0], __shfl_xor_sync(0xffffffffu, t28[0], 1));
