@@ -34,13 +34,17 @@ struct Format {
   int exponent_bits;
   int bias;
   double max_finite;
-  bool has_infinity;  // IEEE-style: all-ones exponent is inf/NaN; otherwise saturate
+  bool has_infinity;  // IEEE-style: the all-ones exponent holds inf and NaNs (e4m3's holds one NaN)
+  bool saturates;     // encoding an infinity or a value past max_finite gives max_finite (the fp8
+                      // conversions tilec emits are .satfinite); otherwise infinity
   uint32_t nan_bits;
 };
-constexpr Format kHalf{10, 5, 15, 65504.0, true, 0x7e00};
-constexpr Format kBfloat16{7, 8, 127, 3.3895313892515355e38, true, 0x7fc0};
-constexpr Format kE4m3{3, 4, 7, 448.0, false, 0x7f};
-constexpr Format kE5m2{2, 5, 15, 57344.0, false, 0x7f};
+constexpr Format kHalf{10, 5, 15, 65504.0, true, false, 0x7e00};
+constexpr Format kBfloat16{7, 8, 127, 3.3895313892515355e38, true, false, 0x7fc0};
+constexpr Format kE4m3{3, 4, 7, 448.0, false, true, 0x7f};
+// e5m2 decodes 0x7c as inf and 0x7d-0x7f as NaN (an input tensor may hold them), but encodes
+// saturating, as e4m3 does.
+constexpr Format kE5m2{2, 5, 15, 57344.0, true, true, 0x7f};
 
 uint32_t encode(double value, const Format& f) {
   const uint32_t sign = std::signbit(value) ? 1u << (f.mantissa_bits + f.exponent_bits) : 0u;
@@ -57,7 +61,7 @@ uint32_t encode(double value, const Format& f) {
     return sign | field << f.mantissa_bits | m;
   };
   const uint32_t infinity = sign | all_ones << f.mantissa_bits;
-  if (std::isinf(magnitude)) return f.has_infinity ? infinity : largest();
+  if (std::isinf(magnitude)) return f.saturates ? largest() : infinity;
   if (magnitude == 0) return sign;
   const int min_normal = 1 - f.bias;
   int exponent = 0;
@@ -68,7 +72,7 @@ uint32_t encode(double value, const Format& f) {
   std::fesetround(FE_TONEAREST);
   const double rounded = std::ldexp(std::nearbyint(std::ldexp(magnitude, -unit)), unit);
   std::fesetround(saved);
-  if (rounded > f.max_finite) return f.has_infinity ? infinity : largest();
+  if (rounded > f.max_finite) return f.saturates ? largest() : infinity;
   if (rounded == 0) return sign;
   std::frexp(rounded, &exponent);
   const int rounded_lead = exponent - 1;
