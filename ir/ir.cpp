@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace tilec {
 
@@ -121,6 +122,20 @@ bool never_negative(const Value* value, int depth) {
     case OpKind::rem: return never_negative(op.operand(0), depth + 1);  // C's remainder has the dividend's sign
     default: return false;
   }
+}
+
+bool computed_from(const Value* value, const std::function<bool(const Value&)>& found) {
+  std::vector<const Value*> work{value};
+  std::unordered_set<const Value*> seen;
+  while (!work.empty()) {
+    const Value* next = work.back();
+    work.pop_back();
+    if (!seen.insert(next).second) continue;
+    if (found(*next)) return true;
+    const Operation* owner = next->is_argument() ? next->owner_region()->parent_op() : next->defining_op();
+    if (owner) work.insert(work.end(), owner->operands().begin(), owner->operands().end());
+  }
+  return false;
 }
 
 void walk(Region& region, const std::function<void(Operation&)>& visit) {

@@ -205,6 +205,11 @@ bool defined_inside(const Value& value, const Operation& op);
 // load there must read zeros, not the memory before the tensor.
 bool never_negative(const Value* value, int depth = 0);
 
+// Whether `found` holds for `value` or for a value it is computed from: the operands of its
+// defining op, transitively (a region argument's: its op's operands, a loop's bounds and initial
+// values). Each value is visited once.
+bool computed_from(const Value* value, const std::function<bool(const Value&)>& found);
+
 // Visits every op nested under `region` in program order (pre-order: an op before its regions).
 void walk(Region& region, const std::function<void(Operation&)>& visit);
 void walk(const Region& region, const std::function<void(const Operation&)>& visit);

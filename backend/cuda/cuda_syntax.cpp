@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,12 @@ std::string integer_literal(int64_t value) {
   if (value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max())
     return std::to_string(value);
   return std::to_string(value) + "LL";
+}
+
+std::string grouped(const std::string& text) {
+  bool simple = std::all_of(text.begin(), text.end(),
+                            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return simple ? text : "(" + text + ")";
 }
 
 std::string literal(const Attribute& value, ScalarKind kind) {

@@ -27,6 +27,8 @@ std::string zero_literal(ScalarKind kind);
 std::string float_literal(float value);
 // A decimal integer literal that is an int64_t expression (`42`, `4294967296LL`).
 std::string integer_literal(int64_t value);
+// `text`, in parentheses unless it is one identifier or number: an expression as an operand.
+std::string grouped(const std::string& text);
 
 // Hands out C++ identifiers: each name once, none reserved.
 class NameTable {

@@ -677,20 +677,12 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& o
     else slice.insert(slice.begin(), *it);
     needed.insert((*it)->operands().begin(), (*it)->operands().end());
   }
-  // An expression as an operand of `!` or `<`: parenthesized unless it is one name.
-  auto operand = [&](const Value* value) {
-    std::string text = plan.expression(value);
-    if (std::all_of(text.begin(), text.end(),
-                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
-      return text;
-    return "(" + text + ")";
-  };
   BodyEmitter emitter(plan, BodyMode::host, out);
   if (with_scalar_ops)
     for (const Operation* op : slice) emitter.emit_op(*op);
   for (const Operation* check : asserts) {
     const Location& at = check->location();
-    out.line(fmt::format("if (!{}) return cudaErrorInvalidValue;  // assert {}{}", operand(check->operand(0)),
+    out.line(fmt::format("if (!{}) return cudaErrorInvalidValue;  // assert {}{}", grouped(plan.expression(check->operand(0))),
                          check->has_attr("text") ? check->string_attr("text") : "",
                          at.line ? fmt::format(" (line {})", at.line) : ""));
   }
@@ -699,7 +691,7 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& o
     // The interpreter refuses a negative extent computed at launch; so does the launcher.
     if (with_launch_checks && !never_negative(extent)) {
       const int line = plan.grid->location().line;
-      out.line(fmt::format("if ({} < 0) return cudaErrorInvalidValue;  // a negative grid extent{}", operand(extent),
+      out.line(fmt::format("if ({} < 0) return cudaErrorInvalidValue;  // a negative grid extent{}", grouped(plan.expression(extent)),
                            line ? fmt::format(" (line {})", line) : ""));
     }
     factors.push_back(fmt::format("max_i64({}, 0)", plan.expression(extent)));
@@ -784,8 +776,8 @@ void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& 
                       "config.numAttrs = 1;\n",
                       plan.cluster_size, plan.cluster_size - 1, spec.threads));
     }
+    if (!spec.narrow_comment.empty()) writer.line("// " + spec.narrow_comment);
     if (!spec.narrow_condition.empty()) {
-      if (!spec.narrow_comment.empty()) writer.line("// " + spec.narrow_comment);
       CodeWriter::Block narrow = writer.block(fmt::format("if ({}) {{", spec.narrow_condition));
       launch(spec.narrow_kernel);
     }

@@ -113,7 +113,7 @@ struct LaunchSpec {
   // The kernel to launch (default NAME_kernel); with `narrow_condition`, a host expression,
   // `narrow_kernel` is launched instead where it holds (the 32-bit index instantiation).
   std::string kernel, narrow_kernel, narrow_condition;
-  std::string narrow_comment;  // why narrow_condition suffices, one line
+  std::string narrow_comment;  // why narrow_condition suffices (or why there is none), one line
 };
 // The `extern "C" cudaError_t launch_NAME(<parameter_list(plan)>, cudaStream_t)` function: the
 // tile count, an empty or oversized grid, `spec.setup`, the shared-memory opt-in, the SM count

@@ -31,11 +31,23 @@ namespace tilec::cuda {
 
 namespace {
 
-// `text`, in parentheses unless it is one identifier or number.
-std::string grouped(const std::string& text) {
-  bool simple = std::all_of(text.begin(), text.end(),
-                            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-  return simple ? text : "(" + text + ")";
+// Whether a cast to index reads a value computed from memory (an id loaded from a tensor, as an
+// embedding gather's): such a coordinate may need all 64 bits, as the interpreter's, where the
+// 32-bit instantiation would cut an id of 2^32 + 1 to row 1 instead of reading zeros outside the
+// table. A value carried around a loop counts as read from memory (not followed).
+bool coordinates_from_memory(const Operation& kernel) {
+  bool found = false;
+  walk(kernel.region(), [&](const Operation& op) {
+    if (found || op.kind() != OpKind::cast || op.result()->type().element() != ScalarKind::index ||
+        op.operand(0)->type().element() == ScalarKind::index)
+      return;
+    found = computed_from(op.operand(0), [](const Value& value) {
+      const Operation* owner = value.is_argument() ? value.owner_region()->parent_op() : value.defining_op();
+      return owner && ((value.is_argument() && owner->kind() == OpKind::for_ && value.index() > 0) ||
+                       owner->info().has(kReadsMemory));
+    });
+  });
+  return found;
 }
 
 int log2_of(int64_t power_of_two) {
@@ -772,6 +784,10 @@ int64_t RegisterEmitter::emit_kernel() {
     launch.narrow_condition += (launch.narrow_condition.empty() ? "" : " && ") + tensor;
   if (launch.narrow_condition.empty()) launch.narrow_condition = "true";
   launch.narrow_comment = "Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.";
+  if (coordinates_from_memory(kernel)) {
+    launch.narrow_condition.clear();
+    launch.narrow_comment = "Coordinates read from memory may need all 64 bits: the 64-bit instantiation only.";
+  }
   emit_launcher(plan_, launch, out_);
   return shared;
 }

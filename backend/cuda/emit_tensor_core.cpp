@@ -186,6 +186,11 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   // may be negative (element coordinates always are).
   access.column_may_be_negative = access.elements || !never_negative(op.operand(first + rank - 1));
   access.row_may_be_negative = rank > 1 && (access.elements || !never_negative(op.operand(first + row_dim)));
+  for (size_t d = 0; d < rank; ++d)
+    access.wide = access.wide || computed_from(op.operand(first + d), [](const Value& value) {
+                    const Operation* cast = value.defining_op();
+                    return cast && cast->kind() == OpKind::cast && cast->operand(0)->type().element() != ScalarKind::index;
+                  });
   const bool column = column_box(op, rank);  // rows along the last dimension, one element apart
   if (column) {
     access.row_may_be_negative = access.column_may_be_negative;
@@ -243,7 +248,9 @@ std::string TensorCoreKernel::MatrixAccess::tma_coordinates(const std::string& i
   if (!middle.empty()) coordinates.push_back(middle);
   coordinates.push_back(outer);
   if (!middle.empty() || !batch.empty()) coordinates.push_back(batch.empty() ? "0" : batch);
-  for (std::string& coordinate : coordinates) coordinate = fmt::format("static_cast<int32_t>({})", coordinate);
+  for (std::string& coordinate : coordinates)
+    coordinate = wide ? fmt::format("tilec_tma_coordinate({})", coordinate)
+                      : fmt::format("static_cast<int32_t>({})", coordinate);
   return join(coordinates, ", ");
 }
 

@@ -126,6 +126,9 @@ class TensorCoreKernel {
     // Whether the row (column) coordinate may be negative (never_negative, emit_tensor_core.cpp):
     // the elements there are outside the tensor, read as zeros and not written.
     bool row_may_be_negative = false, column_may_be_negative = false;
+    // Whether a coordinate is computed from a value cast to an index (loaded data, a scalar
+    // parameter): it may lie past the 32 bits of a TMA coordinate, which saturate (not wrap).
+    bool wide = false;
     // The first row (column) of a tile of `extent` rows (columns): coordinate · extent, or the
     // element coordinate itself.
     std::string row_origin(int64_t extent) const;

@@ -248,6 +248,12 @@ __device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier
   ::tilec_emu::ptx::mbarrier_arrive_expect_tx(barrier, bytes, tilec_line);
 #endif
 }
+// A TMA coordinate (32 bits) from an index computed from data or a scalar: saturated, so that one
+// far outside the tensor stays outside (zero-filled, not written) instead of wrapping into it; at
+// most 2^31 - 257, so no box of up to 256 elements starting there wraps either.
+__device__ __forceinline__ int32_t tilec_tma_coordinate(int64_t coordinate) {
+  return static_cast<int32_t>(coordinate < INT32_MIN ? INT32_MIN : coordinate > INT32_MAX - 256 ? INT32_MAX - 256 : coordinate);
+}
 // One box of a 2-D tensor map into shared memory; completes `bytes` on `barrier`. Coordinates
 // are elements, innermost first; out-of-bounds elements are filled with zeros.
 __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner,

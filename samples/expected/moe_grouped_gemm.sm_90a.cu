@@ -248,6 +248,12 @@ __device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier
   ::tilec_emu::ptx::mbarrier_arrive_expect_tx(barrier, bytes, tilec_line);
 #endif
 }
+// A TMA coordinate (32 bits) from an index computed from data or a scalar: saturated, so that one
+// far outside the tensor stays outside (zero-filled, not written) instead of wrapping into it; at
+// most 2^31 - 257, so no box of up to 256 elements starting there wraps either.
+__device__ __forceinline__ int32_t tilec_tma_coordinate(int64_t coordinate) {
+  return static_cast<int32_t>(coordinate < INT32_MIN ? INT32_MIN : coordinate > INT32_MAX - 256 ? INT32_MAX - 256 : coordinate);
+}
 // One box of a 2-D tensor map into shared memory; completes `bytes` on `barrier`. Coordinates
 // are elements, innermost first; out-of-bounds elements are filled with zeros.
 __device__ __forceinline__ void tilec_tma_load_2d(uint32_t destination, const CUtensorMap* map, int32_t inner,
@@ -603,7 +609,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 16384);
             // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, v14, n, k  (line 21)
-            tilec_tma_load_3d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 16384, &W_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(n * 128), static_cast<int32_t>(v14), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
+            tilec_tma_load_3d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 16384, &W_map, tilec_tma_coordinate(k * 64), tilec_tma_coordinate(n * 128), tilec_tma_coordinate(v14), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
             const int32_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 4 ? 0 : pipe_producer_index_5 + 1;
             const int32_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 4 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
             const int32_t next_pipe_producer_index_4 = pipe_producer_index_6;

@@ -254,6 +254,13 @@ TEST(EmulateRuntime, NegativeTileCoordinatesReadZerosAndWriteNothingInATensorCor
   expect_tensor_core_kernel_matches("negative_coordinates", "M=200,N=136,K=72", {"Y"});
 }
 
+// TMA coordinates computed from an offset read from memory (tests/emulate/tensor_core/
+// loaded_offsets.tile), on both targets: one 2^32 past A reads zeros (cast to 32 bits it wrapped
+// back into A; a helper planting far offsets found it).
+TEST(EmulateRuntime, TmaCoordinatesFromLoadedOffsetsSaturate) {
+  expect_tensor_core_kernel_matches("loaded_offsets", "M=200,N=72,K=136", {"C", "F"});
+}
+
 // A row loaded inside a pipelined mma loop (found writing kernels from the docs: a key padding
 // mask row was refused, "a register tile tile<64xf32, reg> (2-D only)"): the schedule carries it
 // a stage in a register pipe, through which it passes as a row read per element
@@ -370,8 +377,11 @@ TEST(EmulateRuntime, TilesBetweenATensorsDimensionsStayInRegisters) {
 // A gather (issue 18: data-dependent coordinates could not be written): an embedding lookup whose
 // row comes from item() of a loaded id, and a row divided by item() of a whole-tile sum, in both
 // plain forms (the shared form reads the id from shared memory, then a barrier before its bytes
-// are reused: without it the lookup raced with the next tile's writes).
-TEST(EmulateRuntime, AnEmbeddingLookupGathersRowsAtLoadedIds) { expect_plain_kernel_matches("embedding", {"Y", "Z"}); }
+// are reused: without it the lookup raced with the next tile's writes); an id plus 2^32 reads
+// zeros (the 32-bit index instantiation cut it back into the table).
+TEST(EmulateRuntime, AnEmbeddingLookupGathersRowsAtLoadedIds) {
+  expect_plain_kernel_matches("embedding", {"Y", "Z", "W"});
+}
 
 // A column tile stored from a grid that also walks columns (found writing a log-sum-exp): only
 // the CTAs of column block 0 may write the one-column output (the register form's staged column
