@@ -112,8 +112,23 @@ __host__ __device__ inline float rsqrt_f32(float x) { return div_f32(1.0f, sqrt_
 __host__ __device__ inline float exp_f32(float x) { return expf(x); }
 __host__ __device__ inline float exp2_f32(float x) { return exp2f(x); }  // one ex2.approx.f32
 __host__ __device__ inline float fma_f32(float a, float b, float c) { return fmaf(a, b, c); }  // one rounding
-__host__ __device__ inline float max_f32(float a, float b) { return fmaxf(a, b); }
-__host__ __device__ inline float min_f32(float a, float b) { return fminf(a, b); }
+// A NaN operand gives the other one, and -0.0 is below +0.0 whatever the order: PTX's max.f32 and
+// min.f32 (what fmaxf and fminf are on the GPU); on the host (tilec emulate) fmaxf may give either
+// zero (glibc gives the first), so the zeros are ordered by hand.
+__host__ __device__ inline float max_f32(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return fmaxf(a, b);
+#else
+  return a == b ? (std::signbit(a) ? b : a) : fmaxf(a, b);
+#endif
+}
+__host__ __device__ inline float min_f32(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return fminf(a, b);
+#else
+  return a == b ? (std::signbit(a) ? a : b) : fminf(a, b);
+#endif
+}
 __host__ __device__ inline float relu_f32(float x) { return x > 0.0f ? x : 0.0f; }
 __host__ __device__ inline float tanh_f32(float x) { return tanhf(x); }
 __host__ __device__ inline float erf_f32(float x) { return erff(x); }
