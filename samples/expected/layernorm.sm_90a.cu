@@ -181,7 +181,18 @@ __host__ __device__ inline int64_t shr_i64(int64_t a, int64_t n) { return n < 0 
 // Casts: integer → float rounds once to nearest even; float → integer truncates toward zero and
 // saturates at the type's range, NaN giving 0 (as cvt.rzi does, and the interpreter).
 template <typename T> __host__ __device__ inline T int_to_float(int64_t x) { return from_f32<T>(static_cast<float>(x)); }
-template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>(int64_t x) { return __double2bfloat16(static_cast<double>(x)); }
+// One rounding to nearest even: past 2^53 the double in between is rounded to odd (its low bit
+// records what was dropped), so rounding it to bf16's 8 bits is exact where rounding it to nearest
+// first would round twice (2^62 + 2^54 + 1 gave 2^62, not 2^62 + 2^55).
+template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>(int64_t x) {
+  const unsigned long long magnitude = x < 0 ? 0ULL - static_cast<unsigned long long>(x) : static_cast<unsigned long long>(x);
+  int dropped = 0;
+  while ((magnitude >> dropped) >= (1ULL << 53)) ++dropped;
+  unsigned long long kept = magnitude >> dropped;
+  if (dropped > 0 && (magnitude & ((1ULL << dropped) - 1)) != 0) kept |= 1;
+  const double odd = static_cast<double>(kept) * static_cast<double>(1ULL << dropped);
+  return __double2bfloat16(x < 0 ? -odd : odd);
+}
 template <typename T> __host__ __device__ inline T float_to_int(float x) {
   const bool is_signed = static_cast<T>(-1) < static_cast<T>(0);
   const int bits = 8 * static_cast<int>(sizeof(T)) - (is_signed ? 1 : 0);  // value bits: 7, 8, 15, 31, 63
