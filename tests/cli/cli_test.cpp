@@ -308,6 +308,13 @@ TEST(Cli, RunTakesScalarParametersAndReportsThem) {
   CommandResult overflow = run_command(tilec("run " + scaled.string() + " --dims N=16 --scalar n=1,alpha=1e300"));
   EXPECT_EQ(overflow.status, 1);
   EXPECT_THAT(overflow.err, HasSubstr("%alpha is f32, whose finite values are at most 3.4028235e+38 in magnitude"));
+  // A value that rounds to the largest finite one is taken: 3.4028235e+38, as the message spells
+  // that one, was refused by that very message.
+  CommandResult largest = run_command(tilec("run " + scaled.string() + " --dims N=16 --scalar n=1,alpha=3.4028235e38"));
+  EXPECT_EQ(largest.status, 0) << largest.err;
+  EXPECT_THAT(largest.out, HasSubstr("alpha=3.40282347e+38"));
+  CommandResult past = run_command(tilec("run " + scaled.string() + " --dims N=16 --scalar n=1,alpha=3.4028236e38"));
+  EXPECT_EQ(past.status, 1);
   fs::remove(scaled);
   // e4m3 has no infinity: a value past 448 saturated to it silently, where f16's past 65504 was refused.
   fs::path eight = fs::temp_directory_path() / ("tilec_cli_e4m3_scalar_" + std::to_string(::getpid()) + ".tile");
@@ -317,6 +324,17 @@ TEST(Cli, RunTakesScalarParametersAndReportsThem) {
   EXPECT_EQ(saturated.status, 1) << saturated.out;
   EXPECT_THAT(saturated.err, HasSubstr("--scalar g=1000: %g is f8e4m3, whose finite values are at most 448 in magnitude"));
   fs::remove(eight);
+  // f16: 65519 rounds to 65504 and is taken; 65520 rounds to infinity.
+  fs::path half = fs::temp_directory_path() / ("tilec_cli_f16_scalar_" + std::to_string(::getpid()) + ".tile");
+  write_file(half, "kernel k(X: tensor<N, f32>, h: f16) grid tiles(1) as (i) {\n"
+                   "  store X[i] = full<8, f32>(cast(h, f32));\n}\n");
+  CommandResult rounded = run_command(tilec("run " + half.string() + " --dims N=8 --scalar h=65519"));
+  EXPECT_EQ(rounded.status, 0) << rounded.err;
+  EXPECT_THAT(rounded.out, HasSubstr("scalars: h=65504"));
+  CommandResult infinite = run_command(tilec("run " + half.string() + " --dims N=8 --scalar h=65520"));
+  EXPECT_EQ(infinite.status, 1);
+  EXPECT_THAT(infinite.err, HasSubstr("--scalar h=65520: %h is f16, whose finite values are at most 65504 in magnitude"));
+  fs::remove(half);
 }
 
 // Found by a helper: --dims whose tensors overflow 64 bits of bytes crashed `run` and `emulate`
