@@ -562,16 +562,22 @@ Operand Lowering::lower_reduction(const Expr& e, const Builtin&, const Expr* axi
   if (f == "argmax" || f == "argmin") return lower_arg_extremum(e, x.value, axes.front());
   OpKind kind = f == "max" ? OpKind::reduce_max : f == "min" ? OpKind::reduce_min : OpKind::reduce_sum;
   Value* value = x.value;
+  // A mean of a narrower float is taken in f32 and rounded once: its sum may overflow the type
+  // (64 f16 2000s), and its element count may not be one (257 is a bf16 256).
+  const bool widened = f == "mean" && element != ScalarKind::f32;
+  if (widened) value = create(OpKind::cast, {value}, type.with_element(ScalarKind::f32), e.location);
   int64_t count = 1;
   for (int64_t a : axes) {
     std::vector<int64_t> shape = value->type().shape();
     count *= shape[static_cast<size_t>(a)];
     shape[static_cast<size_t>(a)] = 1;
-    value = create(kind, {value}, Type::tile(shape, element), e.location, {{"axis", Attribute(a)}});
+    value = create(kind, {value}, Type::tile(shape, value->type().element()), e.location, {{"axis", Attribute(a)}});
   }
   if (f == "mean") {
-    Value* n = materialize(Operand{nullptr, Const{true, 0, static_cast<double>(count)}}, element, e.location);
+    Value* n = materialize(Operand{nullptr, Const{true, 0, static_cast<double>(count)}}, value->type().element(),
+                           e.location);
     value = create(OpKind::div, {value, n}, value->type(), e.location);
+    if (widened) value = create(OpKind::cast, {value}, value->type().with_element(element), e.location);
   }
   return Operand{value};
 }

@@ -269,6 +269,26 @@ TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
   fs::remove(racy);
 }
 
+// A mean of f16 or bf16 elements is taken in f32 and rounded once (a helper found both): the sum
+// of 64 f16 2000s is past f16 (the mean was inf), and 257 is a bf16 256 (three bf16 3s gave
+// 3.015625).
+TEST(Cli, AMeanOfNarrowFloatsIsTakenInF32) {
+  fs::path source = fs::temp_directory_path() / ("tilec_cli_mean_" + std::to_string(::getpid()) + ".tile");
+  fs::path outputs = fs::temp_directory_path() / ("tilec_cli_mean_out_" + std::to_string(::getpid()));
+  write_file(source, "kernel means(Y: tensor<2, f32>) grid tiles(1) as (i) {\n"
+                     "  store Y at [0] = cast(mean(full<64, f16>(2000.0)), f32);\n"
+                     "  store Y at [1] = cast(mean(full<257, bf16>(3.0)), f32);\n}\n");
+  CommandResult r = run_command(tilec("run " + source.string() + " --check --outputs " + outputs.string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(outputs / "Y.bin", std::ios::binary);
+  float y[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(y), sizeof(y));
+  EXPECT_EQ(y[0], 2000.0f);
+  EXPECT_EQ(y[1], 3.0f);
+  fs::remove(source);
+  fs::remove_all(outputs);
+}
+
 // Scalar parameters (issue 18, defect 3): --scalar sets them, an integer one must be given, a
 // float one not given is random, and every value used is printed (tilec emulate: emulate_cli_test).
 TEST(Cli, RunTakesScalarParametersAndReportsThem) {
