@@ -387,6 +387,14 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::reshape: {
       const Type& input = op.operand(0)->type();
       if (!producer && row_of_axis0_reduction(op)) return true;  // folded with it into its stores
+      // The row of an axis-0 reduction computed on before a store into a vector: the reduction
+      // says what to write (folded_reduction), not this reshape the store made.
+      if (!producer && input.rank() == 2 && input.shape()[0] == 1 && op.result()->type().rank() == 1 &&
+          computed_from(op.operand(0), [](const Value& value) {
+            const Operation* def = value.defining_op();
+            return def && def->info().has(kReduction) && def->int_attr("axis", -1) == 0;
+          }))
+        return true;
       if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1) {
         const std::vector<int64_t>&from = input.shape(), &to = op.result()->type().shape();
         const bool column_and_vector = (from.size() == 1 && to.size() == 2 && to[1] == 1) ||
@@ -827,6 +835,10 @@ bool Analysis::folded_reduction(const Operation& op) {
     const bool cast = std::any_of(users.begin(), users.end(), [](const Operation* user) {
       return user->kind() == OpKind::cast;
     });
+    // A sum scaled after it: the scale goes inside, on each element.
+    const bool scaled = combine == StoreCombine::add && std::any_of(users.begin(), users.end(), [](const Operation* user) {
+      return user->kind() == OpKind::mul || user->kind() == OpKind::div;
+    });
     return unsupported(op, fmt::format("a {}() along axis 0 ({}; '{}') read other than by a store that combines "
                                        "the same way: the threads hold a column's rows apart; write it straight into "
                                        "one, {}{}, or store the per-row results (a <BM, 1> column) and reduce them in "
@@ -834,11 +846,12 @@ bool Analysis::folded_reduction(const Operation& op) {
                                        function, column ? "of a whole tile, or a column" : "a column's", op.name(),
                                        column ? fmt::format("store T[0, 0] {} {}(x)", store_combine_spelling(combine),
                                                             function)
-                                              : fmt::format("store T[0, n] {} {}(x, axis = 0)",
+                                              : fmt::format("store T[0, n] {} {}(x, axis = 0) (T[n] for a vector T)",
                                                             store_combine_spelling(combine), function),
                                        cast ? fmt::format(" into an {} tensor (cast it in a kernel of its own)",
                                                           to_string(op.result()->type().element()))
-                                            : ""));
+                                       : scaled ? " with the scale inside, sum(x * s, axis = 0)"
+                                                : ""));
   }
   tc_.folded_reductions.insert(&op);
   return true;

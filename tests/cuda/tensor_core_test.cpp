@@ -842,6 +842,41 @@ TEST(TensorCore, ItemOfAWholeTileSumIsRefusedWithWhatToWriteInstead) {
   std::filesystem::remove(path);
 }
 
+// The same for a column reduction computed on before a store into a vector (found by a helper
+// porting kernels): it was refused as "this reshape in a tensor-core kernel", a reshape the store
+// makes and the author never wrote; a scaled sum is told to take the scale inside.
+TEST(TensorCore, AColumnReductionComputedOnBeforeAVectorStoreSaysWhatToWrite) {
+  const std::string gemm = read_file(source_dir() / "samples" / "gemm.tile");
+  struct Case {
+    const char* parameter;
+    const char* store;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"C: tensor<M, N, f32>, V: tensor<N, f16>", "  store V[n] min= cast(min(acc, axis = 0), f16);",
+       "a min() along axis 0 (a column's; 'reduce_min') read other than by a store that combines the same way: the "
+       "threads hold a column's rows apart; write it straight into one, store T[0, n] min= min(x, axis = 0) (T[n] for "
+       "a vector T) into an f32 tensor"},
+      {"C: tensor<M, N, f32>, V: tensor<N, f32>, s: f32", "  store V[n] += sum(acc, axis = 0) * s;",
+       "store T[0, n] += sum(x, axis = 0) (T[n] for a vector T) with the scale inside, sum(x * s, axis = 0)"},
+  };
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("tilec_column_vector_" + std::to_string(::getpid()) + ".tile");
+  for (const Case& c : cases) {
+    std::string source = replace_once(gemm, "C: tensor<M, N, f32>", c.parameter);
+    source = replace_once(source, "  store C[m, n] = acc;", std::string("  store C[m, n] = acc;\n") + c.store);
+    write_file(path, source);
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      CommandResult refused =
+          run_command(tilec_binary() + " compile " + path.string() + " --target " + target + " -o /dev/null");
+      EXPECT_EQ(refused.status, 1);
+      EXPECT_NE(refused.err.find(c.expected), std::string::npos) << refused.err;
+      EXPECT_EQ(refused.err.find("this reshape"), std::string::npos) << refused.err;
+    }
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(TensorCore, EveryOneLineDeletionOfGemmIsCompiledOrRejected) { expect_every_deletion_compiled_or_rejected("gemm"); }
 
 TEST(TensorCore, EveryOneLineDeletionOfAttentionIsCompiledOrRejected) {
