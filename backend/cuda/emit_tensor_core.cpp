@@ -704,7 +704,10 @@ void TensorCoreKernel::emit_if(const Operation& op) {
 // copy with rows padded to 16 bytes when TMA cannot address it), then its maps over that.
 void TensorCoreKernel::emit_launcher() {
   LaunchSpec launch;
-  launch.summary = "encodes the tensor maps, then one persistent CTA per worker.";
+  // persistent-tiles' worker grid: one CTA per SM walking the tiles, or one per tile (`per_tile`).
+  launch.summary = plan_.grid && plan_.grid->has_attr("per_tile")
+                       ? "encodes the tensor maps, then one CTA per tile."
+                       : "encodes the tensor maps, then one persistent CTA per worker.";
   const std::vector<TensorMap> maps = tensor_maps();
   std::vector<const Value*> tensors;
   for (const TensorMap& map : maps)

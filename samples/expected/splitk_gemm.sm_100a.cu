@@ -839,7 +839,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
 #endif
 }
 
-// Launches splitk_gemm_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
+// Launches splitk_gemm_kernel on `stream`: encodes the tensor maps, then one CTA per tile.
 extern "C" cudaError_t launch_splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
   const int64_t v0 = cdiv_i64(M, 128);
   const int64_t v1 = cdiv_i64(N, 128);
