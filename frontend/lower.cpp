@@ -648,6 +648,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   coordinate_extents_.clear();
   out_of_scope_.clear();
   failed_.clear();
+  const int errors_before = diagnostics_.error_count();
 
   // 1. parameters and symbolic dims
   std::vector<std::tuple<std::string, Value*, int64_t, Location>> symbols;
@@ -771,6 +772,14 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   builder.set_location({});
   builder.create(OpKind::return_, {}, {});
   builder_ = nullptr;
+  // A kernel writes only through its stores: without one, a launch has no effect (unless a store
+  // was written and failed).
+  bool stores = false;
+  walk(kernel->region(), [&](const Operation& op) { stores = stores || op.kind() == OpKind::store; });
+  if (!stores && diagnostics_.error_count() == errors_before)
+    diagnostics_.warning(k.location, fmt::format("kernel {} stores nothing: launching it has no effect (write its "
+                                                 "results with `store T[...] = value`)",
+                                                 k.name));
   return kernel;
 }
 

@@ -305,6 +305,20 @@ TEST(Lowering, ALoopMayRebindAScalarParameterAndAnF16OverflowWarns) {
             std::string::npos) << rendered;
 }
 
+// A kernel without a store has no effect when launched (found by a helper porting kernels: it
+// compiled silently); one store anywhere, in a loop or a branch, is enough.
+TEST(Lowering, AKernelThatStoresNothingWarns) {
+  Compiled none = compile_tile("kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n}\n");
+  ASSERT_TRUE(none.module) << none.errors();
+  EXPECT_NE(none.diagnostics->render_all().find("1:1: warning: kernel k stores nothing: launching it has no effect"),
+            std::string::npos)
+      << none.diagnostics->render_all();
+  Compiled nested = compile_tile("kernel k(X: tensor<N, f32>, n: i32) grid tiles(1) as (i) {\n"
+                                 "  if n > 0 {\n    store X[i] = zeros<8, f32>();\n  }\n}\n");
+  ASSERT_TRUE(nested.module) << nested.errors();
+  EXPECT_EQ(nested.diagnostics->render_all().find("stores nothing"), std::string::npos);
+}
+
 TEST(Parser, ReportsSeveralSyntaxErrorsInOneRun) {
   Compiled c = compile_tile(
       "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = = 1;\n  y = 2 +;\n  store X[i] = x;\n}\n");
