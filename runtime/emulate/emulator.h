@@ -184,6 +184,14 @@ struct ThreadState {
   std::vector<uint32_t> tcgen05_recent;   // mma ids that later commits still vouch for
   uint64_t tcgen05_issued = 0, tcgen05_performed = 0;
   std::vector<uint32_t> tcgen05_fence_clocks;    // own clock at each before_thread_sync
+  // tcgen05.ld results not yet waited for: the registers hold a NaN until tcgen05.wait::ld (the
+  // PTX ISA leaves them undefined), which writes the loaded values.
+  struct PendingTmemLoad {
+    uint32_t* values;
+    std::vector<uint32_t> loaded;
+    int line;
+  };
+  std::vector<PendingTmemLoad> tmem_loads;
   uint32_t registers = 0;  // setmaxnreg
   std::vector<uint32_t> initialized_barriers;  // mbarrier.init since its last init fence
 };
@@ -346,7 +354,10 @@ bool ordered_after(const Clock& clock, const AsyncOp& op);
 // The 16-byte chunks of [first, first + count), or false (reported) when outside shared memory.
 bool chunk_range(uint32_t first, uint32_t count, std::vector<uint32_t>& chunks, AsyncOp& op);
 // `swizzle`: the layout::Swizzle the operation reads or writes with, -1 when it has none.
-void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle);
+// `generic_order`, where given, orders the reader after generic (st.shared) writes instead of
+// `clock`: tcgen05.mma's, the clock of its thread's last tcgen05.fence::after_thread_sync.
+void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle,
+                      const Clock* generic_order = nullptr);
 void check_async_write(AsyncOp& writer, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle);
 void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t column, uint32_t columns);
 // An overwrite (or free) of TMEM by `issuer` at `line`, described as `what`: every earlier

@@ -328,9 +328,11 @@ void scan_generic_writes(ThreadState& thread, int line) {
            finding.notes);
 }
 
-void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle) {
+void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle,
+                      const Clock* generic_order) {
   Cta& c = cta();
   if (!c.scanning) return;
+  const Clock& generic = generic_order ? *generic_order : clock;
   OrderCache order(clock);
   Finding race, fence, layout, uninitialized;
   for (uint32_t chunk : chunks) {
@@ -352,7 +354,13 @@ void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uin
                        layout::swizzle_name(static_cast<layout::Swizzle>(history.swizzle)) + " swizzle");
     } else if (history.generic_writer >= 0) {
       const uint32_t slot = c.thread_slot(history.generic_writer);
-      if (clock[slot] < history.generic_clock)
+      if (generic[slot] < history.generic_clock && clock[slot] >= history.generic_clock)
+        race.add(HazardKind::missing_tcgen05_fence, chunk,
+                 "the " + op_at(reader) + " reads shared memory written by " + describe_thread(history.generic_writer) +
+                     ", which a barrier orders before the issuing thread, but no tcgen05.fence::after_thread_sync "
+                     "between that barrier and the issue orders the tcgen05.mma after it",
+                 {cu_location(history.generic_line) + ": note: the write was found at the writer's synchronization here"});
+      else if (generic[slot] < history.generic_clock)
         race.add(HazardKind::race, chunk,
                  "the " + op_at(reader) + " reads shared memory written by " + describe_thread(history.generic_writer) +
                      ", which is not ordered before the read (no barrier between the write and the issue)",
@@ -503,7 +511,7 @@ void check_tmem_read(ThreadState& thread, int line, int quarter, uint32_t column
 
 // What a CTA leaves behind when its last thread exits: TMEM it did not free, TMA stores that may
 // still read its shared memory, TMA loads that may still write it (the next CTA on the SM gets
-// both).
+// both), tcgen05.ld results no tcgen05.wait::ld made valid.
 void check_cta_exit() {
   Cta& c = cta();
   if (!options().hazards) return;
@@ -527,6 +535,10 @@ void check_cta_exit() {
         report(HazardKind::staging_reused, c.ops[id]->line,
                "the CTA exited while the " + op_at(*c.ops[id]) +
                    " may still read its shared memory: no cp.async.bulk.wait_group.read waited for it");
+    if (!thread.tmem_loads.empty())
+      report(HazardKind::tmem_misuse, thread.tmem_loads.front().line,
+             "thread " + std::to_string(thread.linear) +
+                 " exited with this tcgen05.ld not waited for: its registers are undefined until tcgen05.wait::ld");
   }
   for (const auto& op : c.ops)
     if (op->kind == AsyncKind::tma_load && !op->invalid && !ordered_after(exit, *op))

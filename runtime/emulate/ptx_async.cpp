@@ -763,6 +763,12 @@ void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, ui
     const layout::MatrixDescriptor a = layout::decode_sm100_descriptor(a_descriptor);
     const layout::MatrixDescriptor b = layout::decode_sm100_descriptor(b_descriptor);
     std::vector<uint32_t> chunks;
+    // Other threads' ordinary writes of the operands are ordered before the mma by a barrier and
+    // then the issuing thread's tcgen05.fence::after_thread_sync (its own earlier writes by program
+    // order): the clock of that fence, not of a barrier with no such fence since. TMA writes are
+    // ordered by the mbarrier wait itself.
+    Clock fenced = thread.tcgen05_clock;
+    fenced[thread.linear] = thread.clock[thread.linear];
     for (const auto& [descriptor, raw, mn_major, extent, name] :
          {std::tuple{a, a_descriptor, instruction.a_mn_major, instruction.m, "A"},
           std::tuple{b, b_descriptor, instruction.b_mn_major, instruction.n, "B"}}) {
@@ -770,7 +776,7 @@ void tcgen05_mma(uint32_t tmem, uint64_t a_descriptor, uint64_t b_descriptor, ui
         report(HazardKind::invalid_operand, line, std::string("tcgen05.mma ") + name + " descriptor " + hex(raw) + ": " + descriptor.error);
         op.invalid = true;
       } else if (operand_chunks(descriptor, mn_major, element_bytes, extent, k, chunks, op, name)) {
-        check_async_read(op, thread.clock, chunks, static_cast<int>(descriptor.swizzle));
+        check_async_read(op, thread.clock, chunks, static_cast<int>(descriptor.swizzle), &fenced);
       }
     }
     const uint32_t column = tmem & 0xffff;
@@ -830,13 +836,25 @@ void tcgen05_ld_32x32b(uint32_t address, uint32_t* values, int count, int line) 
     return;
   }
   if (thread.lane == 0) check_tmem_read(thread, line, static_cast<int>(quarter), column, static_cast<uint32_t>(count));
+  // The values land at tcgen05.wait::ld; until then the registers read as a NaN (0x7fc0dead), so
+  // a read before the wait gives numbers that differ.
+  ThreadState::PendingTmemLoad pending{values, std::vector<uint32_t>(static_cast<size_t>(count)), line};
   for (int r = 0; r < count; ++r) {
     const layout::LaneColumn at = layout::tmem_access(layout::TmemShape::lanes32_bits32, count, thread.lane, r);
-    values[r] = c.tmem[(lane_base + static_cast<uint32_t>(at.lane)) * 512 + column + static_cast<uint32_t>(at.column)];
+    pending.loaded[static_cast<size_t>(r)] =
+        c.tmem[(lane_base + static_cast<uint32_t>(at.lane)) * 512 + column + static_cast<uint32_t>(at.column)];
+    values[r] = 0x7fc0deadu;
   }
+  thread.tmem_loads.push_back(std::move(pending));
 }
 
-void tcgen05_wait_ld(int line) { (void)line; }
+void tcgen05_wait_ld(int line) {
+  (void)line;
+  ThreadState& thread = self();
+  for (const ThreadState::PendingTmemLoad& pending : thread.tmem_loads)
+    std::copy(pending.loaded.begin(), pending.loaded.end(), pending.values);
+  thread.tmem_loads.clear();
+}
 
 }  // namespace ptx
 

@@ -119,6 +119,11 @@ const PlantedBug kBugs[] = {
      "(static_cast<uint32_t>(warp * 16) << 16)", "TMEM misuse:"},
     {"sm100_register_count_not_multiple_of_8", "gemm", "sm_100a", kGemm, "tilec_lower_registers<40>();",
      "tilec_lower_registers<44>();", "register pool:"},
+    // The registers of a tcgen05.ld are undefined until tcgen05.wait::ld (the emulator filled them
+    // at the load; a helper's mutation testing found it): they read as NaN, and the thread exits
+    // with the load not waited for.
+    {"sm100_tmem_load_not_waited", "gemm", "sm_100a", kGemm, "  ::tilec_emu::ptx::tcgen05_wait_ld(tilec_line);\n", "",
+     "TMEM misuse:"},
 
     // --- attention ---
     {"sm90_attention_register_a_pairs", "attention", "sm_90a", kAttention, "t35_pairs[0], t35_pairs[1]",
@@ -135,6 +140,12 @@ const PlantedBug kBugs[] = {
      "          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_v_empty", "race:"},
     {"sm100_attention_missing_proxy_fence", "attention", "sm_100a", kAttention,
      "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma", "", "missing fence.proxy.async:"},
+    // P's ordinary stores are ordered before the P·V mma by the barrier and the issuing thread's
+    // tcgen05.fence::after_thread_sync; without the fence the mma is not ordered after the barrier
+    // (the emulator ordered it by the barrier alone; found by mutation testing).
+    {"sm100_attention_p_read_without_after_thread_sync", "attention", "sm_100a", kAttention,
+     "            tilec_tcgen05_after_sync();\n            tilec_tcgen05_mma(tmem_base + 64,",
+     "            tilec_tcgen05_mma(tmem_base + 64,", "missing tcgen05 fence:"},
     {"sm100_attention_p_staged_without_barrier", "attention", "sm_100a", kAttention,
      "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma\n          tilec_named_barrier_sync(1, 256);",
      "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma", "race:"},
