@@ -272,7 +272,6 @@ constexpr size_t kMaxSharedBytes = kMaxDynamicShared + 1024;
 // This OS thread's shared-memory window for a CTA of `bytes` (at most kMaxSharedBytes): 1024-
 // aligned, its bytes ending where a guard page begins (global_memory.cpp); reused by the next CTA.
 unsigned char* shared_window(size_t bytes);
-bool in_cuda_thread();  // a CUDA thread (a fiber of a CTA) runs on this OS thread now
 // Who runs on this OS thread now: "thread T (warp W, warpgroup G) of CTA (x, y, z)", or the
 // emulator itself between threads, into `out` (the fault handler's, which exits right after).
 void describe_running_thread(char* out, size_t size);

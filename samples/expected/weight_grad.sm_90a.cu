@@ -212,6 +212,9 @@ __host__ __device__ inline int64_t tilec_sm_count() {
 #ifdef __CUDA_ARCH__
   return tilec_sm_count_on_device;
 #else
+#ifdef TILEC_EMULATE
+  if (::tilec_emu::in_cuda_thread()) return tilec_sm_count_on_device;  // device code, as on the GPU
+#endif
   int device = 0, count = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count < 1)

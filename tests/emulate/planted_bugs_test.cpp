@@ -87,6 +87,11 @@ const PlantedBug kBugs[] = {
     {"sm90_wrong_empty_arrival_count", "gemm", "sm_90a", kGemm, "tilec_mbarrier_init(pipe_a_empty + 8 * slot, 2)",
      "tilec_mbarrier_init(pipe_a_empty + 8 * slot, 1)", "race:|deadlock:"},
 
+    // The launcher copies the SM count it sized the grid with for device code to read; emulated
+    // device code read the host's count instead (no __CUDA_ARCH__), so dropping the copy passed
+    // (found by mutation testing). Device code now reads 0 workers: no tile runs.
+    {"sm90_sm_count_not_copied_to_device", "gemm", "sm_90a", kGemm, "&launch_sm_count, sizeof(int64_t), 0,",
+     "&launch_sm_count, 0, 0,", kNumbers},
     {"sm90_register_file_overdrawn", "gemm", "sm_90a", kGemm, "tilec_raise_registers<232>();",
      "tilec_raise_registers<240>();", "setmaxnreg.inc to find"},
 

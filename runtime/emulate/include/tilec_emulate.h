@@ -136,6 +136,9 @@ struct dim3 {
 };
 
 namespace tilec_emu {
+// Whether a CUDA thread (a fiber of a CTA) runs on this OS thread now: device code, which has
+// no __CUDA_ARCH__ here.
+bool in_cuda_thread();
 // The running CUDA thread's ids (fiber-local; valid inside a kernel only).
 const uint3& current_thread_index();
 const uint3& current_block_index();
