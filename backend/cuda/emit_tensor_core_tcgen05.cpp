@@ -63,6 +63,7 @@ void Tcgen05Analysis::find_accumulators() {
     const std::vector<const Value*>& members = groups[key];
     const Value* zeros = nullptr;
     const Operation* reader = nullptr;  // the first user that keeps the chain out of TMEM
+    const Operation* computed_a = nullptr;  // the first mma into it whose A is not a loaded stage
     std::vector<const Value*> loaded;   // loop results read other than by mmas and stores
     bool ok = true, written = false;
     for (const Value* value : members) {
@@ -71,6 +72,7 @@ void Tcgen05Analysis::find_accumulators() {
         ok = ok && !zeros && (value->type().element() == ScalarKind::f32 || value->type().element() == ScalarKind::i32);
         zeros = value;
       } else if (def && def->kind() == OpKind::mma) {
+        if (!tc_.is_stage_read(def->operand(0)) && !computed_a) computed_a = def;
         ok = ok && tc_.is_stage_read(def->operand(0));
         written = true;
       } else if (!def && !value->is_argument()) {
@@ -97,11 +99,16 @@ void Tcgen05Analysis::find_accumulators() {
       if (def && def->kind() != OpKind::zeros && def->kind() != OpKind::mma && def->kind() != OpKind::for_) ok = false;
     }
     if (!ok || !zeros || !written) {
+      std::string why;
       if (zeros && written && reader)
-        for (const Value* value : members)
-          tc_.registers_because[value] =
-              fmt::format("line {} ({}) reads it (TMEM keeps accumulators only mmas and stores read)",
+        why = fmt::format("line {} ({}) reads it (TMEM keeps accumulators only mmas and stores read)",
                           reader->location().line, reader->name());
+      else if (zeros && written && computed_a)
+        why = fmt::format("the mma of line {} takes an A computed in registers (TMEM keeps accumulators of mmas "
+                          "whose A and B are loaded tiles)",
+                          computed_a->location().line);
+      if (!why.empty())
+        for (const Value* value : members) tc_.registers_because[value] = why;
       continue;
     }
     for (const Value* value : loaded) tc_.loaded_after_loop[value] = tc_.accumulators.size();
