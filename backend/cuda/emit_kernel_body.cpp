@@ -682,7 +682,8 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& o
     for (const Operation* op : slice) emitter.emit_op(*op);
   for (const Operation* check : asserts) {
     const Location& at = check->location();
-    out.line(fmt::format("if (!{}) return cudaErrorInvalidValue;  // assert {}{}", grouped(plan.expression(check->operand(0))),
+    out.line(fmt::format("if (!{}) return cudaErrorInvalidValue;  // assert {}{}",
+                         grouped(plan.expression(check->operand(0))),
                          check->has_attr("text") ? check->string_attr("text") : "",
                          at.line ? fmt::format(" (line {})", at.line) : ""));
   }
@@ -691,8 +692,8 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& o
     // The interpreter refuses a negative extent computed at launch; so does the launcher.
     if (with_launch_checks && !never_negative(extent)) {
       const int line = plan.grid->location().line;
-      out.line(fmt::format("if ({} < 0) return cudaErrorInvalidValue;  // a negative grid extent{}", grouped(plan.expression(extent)),
-                           line ? fmt::format(" (line {})", line) : ""));
+      out.line(fmt::format("if ({} < 0) return cudaErrorInvalidValue;  // a negative grid extent{}",
+                           grouped(plan.expression(extent)), line ? fmt::format(" (line {})", line) : ""));
     }
     factors.push_back(fmt::format("max_i64({}, 0)", plan.expression(extent)));
   }

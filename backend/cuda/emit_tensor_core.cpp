@@ -186,11 +186,11 @@ TensorCoreKernel::MatrixAccess TensorCoreKernel::matrix_access(const Operation& 
   // may be negative (element coordinates always are).
   access.column_may_be_negative = access.elements || !never_negative(op.operand(first + rank - 1));
   access.row_may_be_negative = rank > 1 && (access.elements || !never_negative(op.operand(first + row_dim)));
-  for (size_t d = 0; d < rank; ++d)
-    access.wide = access.wide || computed_from(op.operand(first + d), [](const Value& value) {
-                    const Operation* cast = value.defining_op();
-                    return cast && cast->kind() == OpKind::cast && cast->operand(0)->type().element() != ScalarKind::index;
-                  });
+  auto cast_to_index = [](const Value& value) {
+    const Operation* cast = value.defining_op();
+    return cast && cast->kind() == OpKind::cast && cast->operand(0)->type().element() != ScalarKind::index;
+  };
+  for (size_t d = 0; d < rank; ++d) access.wide = access.wide || computed_from(op.operand(first + d), cast_to_index);
   const bool column = column_box(op, rank);  // rows along the last dimension, one element apart
   if (column) {
     access.row_may_be_negative = access.column_may_be_negative;

@@ -836,9 +836,10 @@ bool Analysis::folded_reduction(const Operation& op) {
       return user->kind() == OpKind::cast;
     });
     // A sum scaled after it: the scale goes inside, on each element.
-    const bool scaled = combine == StoreCombine::add && std::any_of(users.begin(), users.end(), [](const Operation* user) {
-      return user->kind() == OpKind::mul || user->kind() == OpKind::div;
-    });
+    const bool scaled = combine == StoreCombine::add &&
+                        std::any_of(users.begin(), users.end(), [](const Operation* user) {
+                          return user->kind() == OpKind::mul || user->kind() == OpKind::div;
+                        });
     return unsupported(op, fmt::format("a {}() along axis 0 ({}; '{}') read other than by a store that combines "
                                        "the same way: the threads hold a column's rows apart; write it straight into "
                                        "one, {}{}, or store the per-row results (a <BM, 1> column) and reduce them in "

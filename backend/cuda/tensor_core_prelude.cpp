@@ -90,7 +90,8 @@ __device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier
 // far outside the tensor stays outside (zero-filled, not written) instead of wrapping into it; at
 // most 2^31 - 257, so no box of up to 256 elements starting there wraps either.
 __device__ __forceinline__ int32_t tilec_tma_coordinate(int64_t coordinate) {
-  return static_cast<int32_t>(coordinate < INT32_MIN ? INT32_MIN : coordinate > INT32_MAX - 256 ? INT32_MAX - 256 : coordinate);
+  const int64_t highest = INT32_MAX - 256;
+  return static_cast<int32_t>(coordinate < INT32_MIN ? INT32_MIN : coordinate > highest ? highest : coordinate);
 }
 // One box of a 2-D tensor map into shared memory; completes `bytes` on `barrier`. Coordinates
 // are elements, innermost first; out-of-bounds elements are filled with zeros.

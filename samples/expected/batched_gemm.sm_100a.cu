@@ -184,7 +184,8 @@ template <typename T> __host__ __device__ inline T int_to_float(int64_t x) { ret
 // records what was dropped), so rounding it to bf16's 8 bits is exact where rounding it to nearest
 // first would round twice (2^62 + 2^54 + 1 gave 2^62, not 2^62 + 2^55).
 template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>(int64_t x) {
-  const unsigned long long magnitude = x < 0 ? 0ULL - static_cast<unsigned long long>(x) : static_cast<unsigned long long>(x);
+  const unsigned long long bits = static_cast<unsigned long long>(x);
+  const unsigned long long magnitude = x < 0 ? 0ULL - bits : bits;
   int dropped = 0;
   while ((magnitude >> dropped) >= (1ULL << 53)) ++dropped;
   unsigned long long kept = magnitude >> dropped;
@@ -281,7 +282,8 @@ __device__ __forceinline__ void tilec_mbarrier_arrive_expect_tx(uint32_t barrier
 // far outside the tensor stays outside (zero-filled, not written) instead of wrapping into it; at
 // most 2^31 - 257, so no box of up to 256 elements starting there wraps either.
 __device__ __forceinline__ int32_t tilec_tma_coordinate(int64_t coordinate) {
-  return static_cast<int32_t>(coordinate < INT32_MIN ? INT32_MIN : coordinate > INT32_MAX - 256 ? INT32_MAX - 256 : coordinate);
+  const int64_t highest = INT32_MAX - 256;
+  return static_cast<int32_t>(coordinate < INT32_MIN ? INT32_MIN : coordinate > highest ? highest : coordinate);
 }
 // One box of a 2-D tensor map into shared memory; completes `bytes` on `barrier`. Coordinates
 // are elements, innermost first; out-of-bounds elements are filled with zeros.

@@ -185,7 +185,8 @@ template <typename T> __host__ __device__ inline T int_to_float(int64_t x) { ret
 // records what was dropped), so rounding it to bf16's 8 bits is exact where rounding it to nearest
 // first would round twice (2^62 + 2^54 + 1 gave 2^62, not 2^62 + 2^55).
 template <> __host__ __device__ inline __nv_bfloat16 int_to_float<__nv_bfloat16>(int64_t x) {
-  const unsigned long long magnitude = x < 0 ? 0ULL - static_cast<unsigned long long>(x) : static_cast<unsigned long long>(x);
+  const unsigned long long bits = static_cast<unsigned long long>(x);
+  const unsigned long long magnitude = x < 0 ? 0ULL - bits : bits;
   int dropped = 0;
   while ((magnitude >> dropped) >= (1ULL << 53)) ++dropped;
   unsigned long long kept = magnitude >> dropped;
