@@ -21,7 +21,9 @@
 // A `grid tiles` kernel with mma (one CTA per tile; the tensor-core backend only runs the walking
 // form) gets the same rewrite with one worker per tile: %workers is the tile count, no sm_count,
 // one round (cdiv(tiles, tiles), left unfolded), and the worker grid carries the unit attribute
-// `per_tile`. Either form reads one or two extents as (e0, 1) and (e0, e1).
+// `per_tile`. Either form reads one or two extents as (e0, 1) and (e0, e1). An extent not known
+// to be non-negative (from a scalar) is asserted `>= 0` before the worker grid (the old grid's
+// refusal of a negative extent, checked by the launcher) and read as max(e, 0).
 // Phases per kernel: 1. find and check the persistent grid (one to three extents, cluster size);
 // 2. build the worker grid, the tile loop and the guards before the old grid; 3. move the body
 // into the innermost guard and replace the old coordinates by the decoded ones; 4. erase the
