@@ -279,16 +279,19 @@ void Analysis::add_stage_buffer(const Operation& op) {
 
 namespace {
 
+// Whether `value` is the result of a reduction along axis 0.
+bool axis0_reduction(const Value& value) {
+  const Operation* def = value.defining_op();
+  return def && def->info().has(kReduction) && def->int_attr("axis", -1) == 0;
+}
+
 // The reduction along axis 0 whose row [1, C] `op` reshapes into the vector [C] a store into a
 // vector takes (`store CS[n] += sum(acc, axis = 0)` with CS a [N] tensor), or null.
 const Operation* row_of_axis0_reduction(const Operation& op) {
   if (op.kind() != OpKind::reshape) return nullptr;
   const Type &from = op.operand(0)->type(), &to = op.result()->type();
-  const Operation* def = op.operand(0)->defining_op();
-  if (from.rank() != 2 || from.shape()[0] != 1 || to.rank() != 1 || !def || !def->info().has(kReduction) ||
-      def->int_attr("axis", -1) != 0)
-    return nullptr;
-  return def;
+  if (from.rank() != 2 || from.shape()[0] != 1 || to.rank() != 1 || !axis0_reduction(*op.operand(0))) return nullptr;
+  return op.operand(0)->defining_op();
 }
 
 }  // namespace
@@ -390,10 +393,7 @@ bool Analysis::check_op(const Operation& op, bool producer) {
       // The row of an axis-0 reduction computed on before a store into a vector: the reduction
       // says what to write (folded_reduction), not this reshape the store made.
       if (!producer && input.rank() == 2 && input.shape()[0] == 1 && op.result()->type().rank() == 1 &&
-          computed_from(op.operand(0), [](const Value& value) {
-            const Operation* def = value.defining_op();
-            return def && def->info().has(kReduction) && def->int_attr("axis", -1) == 0;
-          }))
+          computed_from(op.operand(0), axis0_reduction))
         return true;
       if (producer || input.rank() != 1 || op.result()->type().rank() != 2 || op.result()->type().shape()[0] != 1) {
         const std::vector<int64_t>&from = input.shape(), &to = op.result()->type().shape();
