@@ -53,16 +53,18 @@ DistanceClosure::DistanceClosure(const LoopGraph& graph, int ii)
 }
 
 int evaluate_slot_pressure(const ReservationTable& table, int op, int cycle) {
-  std::vector<ReservationTable::Cell> cells = table.cells_of(op, cycle);
-  if (cells.empty()) return 0;
+  if (!table.touches_cells(op)) return 0;
   int upper = 0;
-  for (const auto& cell : cells) upper = std::max(upper, table.capacity(cell.resource));
+  table.for_each_cell(op, cycle, [&](const ReservationTable::Cell& cell) {
+    upper = std::max(upper, table.capacity(cell.resource));
+  });
   auto probe = [&](int cap) {
-    for (const auto& cell : cells) {
+    bool fits = true;
+    table.for_each_cell(op, cycle, [&](const ReservationTable::Cell& cell) {
       int after = table.held(cell.resource, cell.row) + cell.units;
-      if (after > table.capacity(cell.resource) || after > cap) return false;
-    }
-    return true;
+      if (after > table.capacity(cell.resource) || after > cap) fits = false;
+    });
+    return fits;
   };
   int threshold = search_threshold(probe, 0, upper);
   return threshold < 0 ? upper + 1 : threshold;
@@ -74,11 +76,12 @@ int evaluate_bank_pressure(const ReservationTable& table, const std::vector<int>
   auto stage_of = [ii](int at) { return at >= 0 ? at / ii : -((-at + ii - 1) / ii); };
   int in_iteration = 0;
   int carried = 0;
-  for (const auto& cell : table.cells_of(op, cycle))
+  table.for_each_cell(op, cycle, [&](const ReservationTable::Cell& cell) {
     for (int holder : table.holders(cell.resource, cell.row)) {
       if (stage_of(cycles[holder]) == stage_of(cycle)) ++in_iteration;
       else ++carried;
     }
+  });
   auto probe = [&](int budget) { return in_iteration + carried <= budget; };
   return std::max(0, search_threshold(probe, 0, in_iteration + carried));
 }

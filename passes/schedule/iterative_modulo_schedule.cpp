@@ -147,9 +147,10 @@ ModuloAttempt iterative_modulo_schedule(const LoopGraph& graph, const LoopGraphI
     if (chosen < 0) {
       chosen = (previous[op] == unscheduled || low > previous[op]) ? low : previous[op] + 1L;
       if (chosen > limit) return attempt;
-      for (const ReservationTable::Cell& cell : table.cells_of(op, static_cast<int>(chosen)))
+      table.for_each_cell(op, static_cast<int>(chosen), [&](const ReservationTable::Cell& cell) {
         while (table.held(cell.resource, cell.row) + cell.units > table.capacity(cell.resource))
           evict(table.holders(cell.resource, cell.row).front());
+      });
     }
     int t = static_cast<int>(chosen);
     for (int edge_id : index.successors[op]) {

@@ -57,11 +57,4 @@ void ReservationTable::clear() {
   for (auto& list : holders_) list.clear();
 }
 
-std::vector<ReservationTable::Cell> ReservationTable::cells_of(int op, int cycle) const {
-  std::vector<Cell> cells;
-  for (const FoldedUse& use : footprint_[op])
-    cells.push_back({use.resource, row_of(cycle, use.offset), use.units});
-  return cells;
-}
-
 }  // namespace tilec::schedule

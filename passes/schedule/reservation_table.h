@@ -29,8 +29,14 @@ class ReservationTable {
     int row;
     int units;   // what the op needs in this cell
   };
-  // The cells the op touches when it starts at `cycle`.
-  std::vector<Cell> cells_of(int op, int cycle) const;
+  // Calls visit(Cell) for each cell the op touches when it starts at `cycle` (a visitor, not a
+  // vector: the cost-based generator probes cells millions of times, and an allocation each was
+  // most of its time under AddressSanitizer).
+  template <typename Visit>
+  void for_each_cell(int op, int cycle, Visit&& visit) const {
+    for (const FoldedUse& use : footprint_[op]) visit(Cell{use.resource, row_of(cycle, use.offset), use.units});
+  }
+  bool touches_cells(int op) const { return !footprint_[op].empty(); }
   int held(int resource, int row) const { return held_[index(resource, row)]; }
   int capacity(int resource) const { return capacity_[resource]; }
   // Ops holding units of the cell, one entry per op.

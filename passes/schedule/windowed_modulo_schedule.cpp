@@ -70,7 +70,7 @@ ModuloAttempt windowed_modulo_schedule(const LoopGraph& graph, const LoopGraphIn
   // Ops that seating `op` at `t` would evict (resource holders first, then group members).
   auto evictions = [&](int op, int t) {
     std::vector<int> victims;
-    for (const ReservationTable::Cell& cell : table.cells_of(op, t)) {
+    table.for_each_cell(op, t, [&](const ReservationTable::Cell& cell) {
       int excess = table.held(cell.resource, cell.row) + cell.units - table.capacity(cell.resource);
       for (int holder : table.holders(cell.resource, cell.row)) {
         if (excess <= 0) break;
@@ -79,7 +79,7 @@ ModuloAttempt windowed_modulo_schedule(const LoopGraph& graph, const LoopGraphIn
         for (const ResourceUse& use : graph.ops[holder].uses)
           if (use.resource == cell.resource) excess -= use.occupancy;
       }
-    }
+    });
     int group = index.group_of[op];
     if (group >= 0)
       for (int member : index.group_members[group])
