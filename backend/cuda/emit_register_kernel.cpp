@@ -19,8 +19,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "backend/cuda/cuda_syntax.h"
 #include "backend/cuda/element_spellings.h"
@@ -49,6 +52,238 @@ bool coordinates_from_memory(const Operation& kernel) {
   });
   return found;
 }
+
+// Host expressions (doubles, from the launcher's parameters) bounding |v| for each index value a
+// register kernel computes: the launcher takes the 32-bit instantiation only when every bound,
+// and every coordinate's reach a tile past it, stays below 2^31. Tensors of at most 2^30
+// elements keep in-bounds coordinates small, but a coordinate computed past the tensor must
+// still read zeros: `load X at [i * 2^30]` wrapped in int32_t to element 0 at i = 4 (found by a
+// helper auditing the docs). Doubles are exact below 2^53 and keep their order above it, so a
+// bound never wraps. nullopt: no bound the launcher can compute (a value read from memory, an
+// index carried around a loop, a float cast to an index); the kernel then runs in 64 bits.
+// A bound scale·T + offset, T a host expression of the launcher's parameters that is never
+// negative ("" for none: the bound is the number `offset`).
+struct Bound {
+  std::string text;
+  double scale = 1, offset = 0;
+
+  static Bound of_number(double number) { return {"", 0, number}; }
+  static Bound of_text(std::string text) { return {std::move(text), 1, 0}; }
+  bool constant() const { return text.empty(); }
+  // Whether this bound is at least `other` for every value of T (the same T, or a number).
+  bool covers(const Bound& other) const {
+    return (other.constant() || (text == other.text && scale >= other.scale)) && offset >= other.offset;
+  }
+  std::string spelled() const {
+    if (constant()) return fmt::format("{:.1f}", offset);
+    std::string scaled = text;
+    if (scale != 1 && scale < 1 && std::floor(1 / scale) == 1 / scale) scaled = fmt::format("{} / {:.1f}", text, 1 / scale);
+    else if (scale != 1) scaled = fmt::format("{} * {}", text, scale);
+    if (offset == 0) return scaled;
+    return fmt::format("({} {} {:.1f})", scaled, offset < 0 ? '-' : '+', std::fabs(offset));
+  }
+};
+
+class IndexBounds {
+ public:
+  explicit IndexBounds(const KernelPlan& plan) : plan_(plan) {}
+
+  std::optional<Bound> of(const Value* value) {
+    auto found = memo_.find(value);
+    if (found != memo_.end()) return found->second;
+    memo_[value] = std::nullopt;  // a cycle (none in SSA but through loop arguments) stays unknown
+    std::optional<Bound> bound = compute(value);
+    if (bound && bound->text.size() > 4000) bound.reset();  // a deep expression: not worth the launcher's text
+    memo_[value] = bound;
+    return bound;
+  }
+
+  // The bounds of every index value of the kernel and of every load's and store's coordinate
+  // reach that depend on the launch (constants are checked here), each left out where another
+  // covers it; false when one has no bound or a constant one is 2^31 or more.
+  bool collect(const Operation& kernel, std::vector<std::string>& spelled) {
+    bool known = true;
+    std::vector<Bound> bounds;
+    auto add = [&](const std::optional<Bound>& bound) {
+      if (!bound || (bound->constant() && !(bound->offset < 2147483647.0))) known = false;
+      if (!bound || bound->constant()) return;
+      for (const Bound& kept : bounds)
+        if (kept.covers(*bound)) return;
+      std::erase_if(bounds, [&](const Bound& kept) { return bound->covers(kept); });
+      bounds.push_back(*bound);
+    };
+    walk(kernel.region(), [&](const Operation& op) {
+      if (!known) return;
+      for (size_t r = 0; r < op.num_results(); ++r)
+        if (const Value* result = op.result(r); result->type().element() == ScalarKind::index &&
+                                                (result->type().is_scalar() || result->type().is_tile()))
+          add(of(result));
+      if (op.kind() != OpKind::load && op.kind() != OpKind::store) return;
+      // A coordinate c moves the tile to c·extent (tile coordinates) or c (elements), and its
+      // elements reach a tile's extent past that.
+      // The extent along each axis is the box's (memory_box); a transposed store's, or one that
+      // does not line up, is the tile's largest.
+      const Type& tile = moved_tile(op)->type();
+      const size_t coordinates = (op.kind() == OpKind::load ? op.num_operands() : op.num_operands() - 1) - 1;
+      std::vector<int64_t> box = memory_box(op, tile, coordinates);
+      if (box.size() != coordinates || op.has_attr("transposed")) {
+        int64_t largest = 1;
+        for (int64_t e : tile.shape()) largest = std::max(largest, e);
+        box.assign(coordinates, largest);
+      }
+      for (size_t d = 0; d < coordinates; ++d) {
+        std::optional<Bound> at = of(op.operand(1 + d));
+        const double extent = static_cast<double>(box[d]);
+        if (at && op.has_attr("elements")) at = plus(*at, extent);
+        else if (at) at = times(plus(*at, 1), extent);
+        add(at);
+      }
+    });
+    // A tensor's extent D is at most 2^30 already (index32_fits): a bound s·D + c below 2^31 at
+    // D = 2^30 is left out.
+    walk(kernel.region(), [&](const Operation& op) {
+      if (op.kind() != OpKind::dim) return;
+      const std::string extent = of(op.result())->text;
+      std::erase_if(bounds, [&](const Bound& kept) {
+        return kept.text == extent && kept.scale * 1073741824.0 + kept.offset < 2147483647.0;
+      });
+    });
+    for (const Bound& bound : bounds) spelled.push_back(bound.spelled());
+    return known;
+  }
+
+ private:
+  static Bound plus(Bound a, double number) {
+    a.offset += number;
+    return a;
+  }
+  static Bound times(Bound a, double factor) {  // factor >= 0
+    a.scale *= factor;
+    a.offset *= factor;
+    if (a.scale == 0) a.text.clear();
+    return a;
+  }
+  static Bound sum(const Bound& a, const Bound& b) {
+    if (b.constant()) return plus(a, b.offset);
+    if (a.constant()) return plus(b, a.offset);
+    if (a.text == b.text) return {a.text, a.scale + b.scale, a.offset + b.offset};
+    return plus(Bound::of_text(fmt::format("({} + {})", Bound{a.text, a.scale, 0}.spelled(), Bound{b.text, b.scale, 0}.spelled())),
+                a.offset + b.offset);
+  }
+  static Bound product(const Bound& a, const Bound& b) {
+    if (b.constant()) return times(a, b.offset);
+    if (a.constant()) return times(b, a.offset);
+    return Bound::of_text(fmt::format("({} * {})", a.spelled(), b.spelled()));
+  }
+  static Bound larger(const Bound& a, const Bound& b) {
+    if (a.covers(b)) return a;
+    if (b.covers(a)) return b;
+    if (a.text == b.text) return {a.text, std::max(a.scale, b.scale), std::max(a.offset, b.offset)};
+    return Bound::of_text(fmt::format("std::fmax({}, {})", a.spelled(), b.spelled()));
+  }
+  // Below an exclusive upper end `a`: a - 1 (an empty range runs nothing, so a negative bound
+  // never meets a value).
+  static Bound below(const Bound& a) { return plus(a, -1); }
+  // The constant divisor of a div or cdiv, when it is one other than 0.
+  static std::optional<double> constant_divisor(const Operation& op) {
+    const Operation* divisor = op.operand(1)->defining_op();
+    if (!divisor || divisor->kind() != OpKind::constant || !divisor->attr("value") || !divisor->attr("value")->is_int() ||
+        divisor->int_attr("value") == 0)
+      return std::nullopt;
+    return std::fabs(static_cast<double>(divisor->int_attr("value")));
+  }
+
+  std::optional<Bound> compute(const Value* value) {
+    if (value->is_argument()) {
+      const Operation* owner = value->owner_region()->parent_op();
+      if (owner && owner->kind() == OpKind::kernel) {
+        for (const ParamPlan& param : plan_.params)
+          if (param.value == value && !is_float(value->type().element()))
+            return Bound::of_text(fmt::format("std::fabs(double({}))", param.name));
+        return std::nullopt;
+      }
+      // A loop's induction variable lies between its bounds; carried values are not followed.
+      if (owner && owner->kind() == OpKind::for_ && value->index() == 0) {
+        auto low = of(owner->operand(0)), high = of(owner->operand(1));
+        if (!low || !high) return std::nullopt;
+        return larger(*low, below(*high));
+      }
+      return std::nullopt;
+    }
+    const Operation& op = *value->defining_op();
+    auto a = op.num_operands() > 0 ? of(op.operand(0)) : std::nullopt;
+    auto b = op.num_operands() > 1 ? of(op.operand(1)) : std::nullopt;
+    switch (op.kind()) {
+      case OpKind::constant:
+        if (const Attribute* v = op.attr("value"); v && v->is_int())
+          return Bound::of_number(std::fabs(static_cast<double>(v->as_int())));
+        return std::nullopt;
+      case OpKind::dim: return Bound::of_text(fmt::format("double({})", plan_.expression(value)));  // >= 0: index32_fits
+      case OpKind::grid_ids: {  // 0 <= coordinate < extent
+        auto extent = of(op.operand(value->index()));
+        if (!extent) return std::nullopt;
+        return below(*extent);
+      }
+      case OpKind::sm_count: return Bound::of_number(1 << 20);  // an SM count: far below any bound that matters
+      case OpKind::iota: return Bound::of_number(static_cast<double>(value->type().element_count()));
+      case OpKind::zeros: return Bound::of_number(0);
+      case OpKind::cast: {
+        ScalarKind from = op.operand(0)->type().element();
+        if (from == ScalarKind::i1) return Bound::of_number(1);
+        if (is_float(from)) return std::nullopt;
+        if (a) return a;
+        // A narrow integer computed otherwise lies in its type's range.
+        if (auto range = integer_range(from))
+          return Bound::of_number(static_cast<double>(std::max(-range->lowest, range->highest)));
+        return std::nullopt;
+      }
+      case OpKind::shl: {
+        const Operation* shift = op.operand(1)->defining_op();
+        if (!a || !shift || shift->kind() != OpKind::constant || !shift->attr("value")->is_int()) return std::nullopt;
+        const int64_t n = shift->int_attr("value");
+        if (n < 0 || n > 63) return Bound::of_number(0);  // shl_i64 gives 0
+        return times(*a, std::ldexp(1.0, static_cast<int>(n)));
+      }
+      case OpKind::select: {
+        auto c = of(op.operand(2));
+        if (!b || !c) return std::nullopt;
+        return larger(*b, *c);
+      }
+      default: break;
+    }
+    if (!a) return std::nullopt;
+    switch (op.kind()) {
+      // |a / d| <= |a| / |d| and |cdiv(a, d)| <= |a| / |d| + 1 for a constant d other than 0;
+      // otherwise |a / b| <= max(|a|, 1) (by 0: -1, by -1: -a) and |cdiv(a, b)| <= |a| + 1.
+      case OpKind::div:
+        if (auto d = constant_divisor(op)) return times(*a, 1 / *d);
+        return larger(*a, Bound::of_number(1));
+      case OpKind::cdiv:
+        if (auto d = constant_divisor(op)) return plus(times(*a, 1 / *d), 1);
+        return plus(*a, 1);
+      case OpKind::not_: return plus(*a, 1);
+      case OpKind::rem: case OpKind::neg: case OpKind::abs: case OpKind::shr: case OpKind::reduce_max:
+      case OpKind::reduce_min: case OpKind::scan_max: case OpKind::scan_min: case OpKind::reshape:
+      case OpKind::transpose: case OpKind::item:
+        return a;
+      case OpKind::reduce_sum: case OpKind::scan_sum:
+        return times(*a, static_cast<double>(op.operand(0)->type().element_count()));
+      default: break;
+    }
+    if (!b) return std::nullopt;
+    switch (op.kind()) {
+      case OpKind::add: case OpKind::sub: return sum(*a, *b);
+      case OpKind::mul: return product(*a, *b);
+      case OpKind::max: case OpKind::min: return larger(*a, *b);
+      case OpKind::and_: case OpKind::or_: case OpKind::xor_:  // below twice the larger, in two's complement
+        return plus(times(larger(*a, *b), 2), 1);
+      default: return std::nullopt;
+    }
+  }
+
+  const KernelPlan& plan_;
+  std::unordered_map<const Value*, std::optional<Bound>> memo_;
+};
 
 int log2_of(int64_t power_of_two) {
   int bits = 0;
@@ -784,9 +1019,17 @@ int64_t RegisterEmitter::emit_kernel() {
     launch.narrow_condition += (launch.narrow_condition.empty() ? "" : " && ") + tensor;
   if (launch.narrow_condition.empty()) launch.narrow_condition = "true";
   launch.narrow_comment = "Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.";
+  std::vector<std::string> bounds;
   if (coordinates_from_memory(kernel)) {
     launch.narrow_condition.clear();
     launch.narrow_comment = "Coordinates read from memory may need all 64 bits: the 64-bit instantiation only.";
+  } else if (!IndexBounds(plan_).collect(kernel, bounds)) {
+    launch.narrow_condition.clear();
+    launch.narrow_comment = "An index that may reach 2^31, or with no bound the launcher can check (carried around a "
+                            "loop, from a float): the 64-bit instantiation only.";
+  } else if (!bounds.empty()) {
+    launch.narrow_condition += fmt::format(" && index32_bounds_fit({{{}}})", fmt::join(bounds, ", "));
+    launch.narrow_comment = "Tensors of at most 2^30 elements and indices bounded below 2^31: the 32-bit instantiation.";
   }
   emit_launcher(plan_, launch, out_);
   return shared;
@@ -799,6 +1042,7 @@ std::string_view register_tile_prelude() {
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
 // ---------------------------------------------------------------------------------------------
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 
@@ -821,6 +1065,14 @@ inline bool index32_fits(std::initializer_list<int64_t> extents) {
     elements *= extent;
     if (elements > (int64_t{1} << 30)) return false;
   }
+  return true;
+}
+
+// Whether each bound on an index's magnitude (IndexBounds in emit_register_kernel.cpp: doubles
+// from the extents and scalars) stays below 2^31; NaN (inf * 0) does not.
+inline bool index32_bounds_fit(std::initializer_list<double> bounds) {
+  for (double bound : bounds)
+    if (!(bound < 2147483647.0)) return false;
   return true;
 }
 

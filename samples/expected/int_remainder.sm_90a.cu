@@ -210,6 +210,7 @@ template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
 // ---------------------------------------------------------------------------------------------
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 
@@ -232,6 +233,14 @@ inline bool index32_fits(std::initializer_list<int64_t> extents) {
     elements *= extent;
     if (elements > (int64_t{1} << 30)) return false;
   }
+  return true;
+}
+
+// Whether each bound on an index's magnitude (IndexBounds in emit_register_kernel.cpp: doubles
+// from the extents and scalars) stays below 2^31; NaN (inf * 0) does not.
+inline bool index32_bounds_fit(std::initializer_list<double> bounds) {
+  for (double bound : bounds)
+    if (!(bound < 2147483647.0)) return false;
   return true;
 }
 

@@ -385,6 +385,14 @@ TEST(EmulateRuntime, AnEmbeddingLookupGathersRowsAtLoadedIds) {
   expect_plain_kernel_matches("embedding", {"Y", "Z", "W"});
 }
 
+// Coordinates computed past the tensor from a grid coordinate (i * 2^30; found by a helper
+// auditing the docs): the 32-bit instantiation wrapped them back inside the tensor where the
+// interpreter reads zeros; the launcher now bounds every computed index before taking it
+// (tests/emulate/kernels/computed_coordinates.tile).
+TEST(EmulateRuntime, CoordinatesComputedPastTheTensorReadZerosInBothIndexWidths) {
+  expect_plain_kernel_matches("computed_coordinates", {"Y", "Z", "W"});
+}
+
 // A column tile stored from a grid that also walks columns (found writing a log-sum-exp): only
 // the CTAs of column block 0 may write the one-column output (the register form's staged column
 // store ignored the column coordinate, so later blocks overwrote it).

@@ -210,6 +210,7 @@ template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
 // ---------------------------------------------------------------------------------------------
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 
@@ -232,6 +233,14 @@ inline bool index32_fits(std::initializer_list<int64_t> extents) {
     elements *= extent;
     if (elements > (int64_t{1} << 30)) return false;
   }
+  return true;
+}
+
+// Whether each bound on an index's magnitude (IndexBounds in emit_register_kernel.cpp: doubles
+// from the extents and scalars) stays below 2^31; NaN (inf * 0) does not.
+inline bool index32_bounds_fit(std::initializer_list<double> bounds) {
+  for (double bound : bounds)
+    if (!(bound < 2147483647.0)) return false;
   return true;
 }
 
@@ -425,11 +434,7 @@ extern "C" cudaError_t launch_row_mean(const float* A, float* S, int64_t M, int6
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;
   const size_t shared_bytes = 64;
-  // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
-  if (index32_fits({M, K}) && index32_fits({M, 1})) {
-    TILEC_LAUNCH(row_mean_kernel<int32_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, A, S, M, K);
-    return cudaGetLastError();
-  }
+  // An index that may reach 2^31, or with no bound the launcher can check (carried around a loop, from a float): the 64-bit instantiation only.
   TILEC_LAUNCH(row_mean_kernel<int64_t>, static_cast<unsigned>(tile_count), 256, shared_bytes, stream, A, S, M, K);
   return cudaGetLastError();
 }
