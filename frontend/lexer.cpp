@@ -43,9 +43,13 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
   std::vector<Token> tokens;
   size_t pos = 0;
   uint32_t line = 1, column = 1;
+  // A line ends at "\n", "\r\n" or a lone "\r" (old Mac files), as DiagnosticEngine counts lines.
+  auto line_end = [&](size_t at) {
+    return source[at] == '\n' || (source[at] == '\r' && (at + 1 >= source.size() || source[at + 1] != '\n'));
+  };
   auto advance = [&](size_t n = 1) {
     for (size_t i = 0; i < n && pos < source.size(); ++i, ++pos) {
-      if (source[pos] == '\n') {
+      if (line_end(pos)) {
         ++line;
         column = 1;
       } else {
@@ -65,7 +69,7 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
       continue;
     }
     if (c == '/' && at(1) == '/') {
-      while (pos < source.size() && source[pos] != '\n') advance();
+      while (pos < source.size() && !line_end(pos)) advance();
       continue;
     }
     if (c == '/' && at(1) == '*') {

@@ -15,8 +15,10 @@ void DiagnosticEngine::locate_in(std::string file_name, std::string_view source)
   located_file_name_ = std::move(file_name);
   source_ = source;
   line_starts_.assign(1, 0);
+  // Lines end at "\n", "\r\n" or a lone "\r" (old Mac files), as the lexer counts them.
   for (size_t i = 0; i < source_.size(); ++i)
-    if (source_[i] == '\n') line_starts_.push_back(i + 1);
+    if (source_[i] == '\n' || (source_[i] == '\r' && (i + 1 == source_.size() || source_[i + 1] != '\n')))
+      line_starts_.push_back(i + 1);
 }
 
 void DiagnosticEngine::error(Location location, std::string message) {
@@ -57,9 +59,12 @@ std::string DiagnosticEngine::render(const Diagnostic& diagnostic) const {
   std::string_view line = source_line(diagnostic.location.line);
   if (!line.empty()) {
     out += fmt::format("  {}\n  ", line);
-    // Keep tabs so the caret lines up under the same column in a terminal.
-    for (uint32_t i = 1; i < diagnostic.location.column && i <= line.size(); ++i)
-      out += line[i - 1] == '\t' ? '\t' : ' ';
+    // Columns count bytes (as clang's do); the caret pads one space per character, so UTF-8
+    // continuation bytes add none, and keeps tabs, so it lines up in a terminal.
+    for (uint32_t i = 1; i < diagnostic.location.column && i <= line.size(); ++i) {
+      const unsigned char byte = static_cast<unsigned char>(line[i - 1]);
+      if ((byte & 0xC0) != 0x80) out += byte == '\t' ? '\t' : ' ';
+    }
     out += "^\n";
   }
   return out;

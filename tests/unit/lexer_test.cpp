@@ -79,5 +79,23 @@ TEST(Diagnostics, RenderShowsFileLineColumnSourceAndCaret) {
   EXPECT_EQ(diagnostics.render_all(), "k.tile:2:3: error: something is wrong\n    bad here\n    ^\n");
 }
 
+// Found by a helper writing wrong programs: the caret sat one column right per UTF-8 continuation
+// byte before it (`/* ∑ über → */ ... y` put it 5 columns past y), and a file with bare CR line
+// ends read as one line. Columns stay byte counts, as clang's.
+TEST(Diagnostics, TheCaretCountsCharactersAndALoneCarriageReturnEndsALine) {
+  const std::string source = "a = 1;\r/* \xE2\x88\x91 \xC3\xBC */ y;\r";
+  DiagnosticEngine diagnostics("k.tile", source);
+  std::vector<Token> tokens = lex(source, diagnostics);
+  const Token* y = nullptr;
+  for (const Token& token : tokens)
+    if (token.text == "y") y = &token;
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->location.line, 2u);
+  EXPECT_EQ(y->location.column, 14u);  // bytes: "/* " 3, the sum sign 3, " " 1, the u-umlaut 2, " */ " 4
+  diagnostics.error(y->location, "unknown name 'y'");
+  EXPECT_EQ(diagnostics.render_all(),
+            "k.tile:2:14: error: unknown name 'y'\n  /* \xE2\x88\x91 \xC3\xBC */ y;\n            ^\n");
+}
+
 }  // namespace
 }  // namespace tilec::frontend
