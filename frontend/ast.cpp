@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace tilec::frontend {
 
 namespace {
@@ -49,7 +51,7 @@ class AstPrinter {
     for (const auto& [c, _] : k.grid.coordinates) coords += (coords.empty() ? "" : ", ") + c;
     line(1, fmt::format("grid {} as ({}) {}", k.grid.kind, coords, at(k.grid.location)));
     for (const auto& e : k.grid.extents) expr(2, *e);
-    for (const auto& [key, e] : k.grid.options) {
+    for (const auto& [key, _, e] : k.grid.options) {
       line(2, key + " =");
       expr(3, *e);
     }
@@ -141,5 +143,20 @@ class AstPrinter {
 }  // namespace
 
 std::string print_ast(const Program& program) { return AstPrinter().print(program); }
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
 
 }  // namespace tilec::frontend

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -86,7 +87,12 @@ struct Grid {
   std::string kind;  // "tiles" | "persistent"
   Location location;
   std::vector<ExprPtr> extents;
-  std::vector<std::pair<std::string, ExprPtr>> options;  // swizzle = 8, cluster = 1, order = 0
+  struct Option {
+    std::string key;
+    Location location;  // the key's
+    ExprPtr value;
+  };
+  std::vector<Option> options;  // swizzle = 8, cluster = 1, order = 0
   std::vector<std::pair<std::string, Location>> coordinates;
 };
 
@@ -119,5 +125,8 @@ struct Program {
 };
 
 std::string print_ast(const Program& program);
+
+// How many single-character edits turn `a` into `b` (for "did you mean").
+size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace tilec::frontend

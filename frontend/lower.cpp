@@ -75,6 +75,7 @@ void Lowering::lower_constants(const Program& program) {
       value = operand.constant;
     }
     if (value) constants_[decl.name] = Operand{nullptr, value};
+    else refused_constants_.insert(decl.name);
   }
   check_assertions(program.constants.size());
   for (const auto& [name, _] : options_.defines)
@@ -111,6 +112,12 @@ void Lowering::assign(const std::string& name, Operand operand, Location locatio
       fixed != kernel_names_.end() && fixed->second != "a parameter") {  // scalar parameters may be rebound
     error(location, fmt::format("'{}' is {} of the kernel and cannot be assigned; give the value another name",
                                 name, fixed->second));
+    return;
+  }
+  if (auto loop = loop_variables_.find(name); loop != loop_variables_.end()) {
+    error(location, fmt::format("'{}' is the variable of the loop at {}:{}, which counts it, and cannot be assigned; "
+                                "give the value another name",
+                                name, loop->second.line, loop->second.column));
     return;
   }
   size_t found = frames_.size();
@@ -312,7 +319,12 @@ void Lowering::lower_stmt(const Stmt& s) {
 }
 
 void Lowering::apply_annotations(const Stmt& s, Operation* op) {
+  std::set<std::string> given;
   for (const Annotation& a : s.annotations) {
+    if (!given.insert(a.name).second) {
+      error(a.location, fmt::format("@{} is given twice on this statement; keep one", a.name));
+      continue;
+    }
     auto positional = [&](size_t n, const char* usage) {
       if (a.args.size() == n) return true;
       error(a.location, fmt::format("@{} takes {}", a.name, usage));
@@ -322,11 +334,26 @@ void Lowering::apply_annotations(const Stmt& s, Operation* op) {
       error(a.location, fmt::format("unknown annotation '@{}' (expected @group, @max_depth or @serial)", a.name));
       continue;
     }
-    for (const auto& [key, value] : a.keywords)
+    for (size_t k = 0; k < a.keywords.size(); ++k) {
+      const auto& [key, value] = a.keywords[k];
       if (!(a.name == "group" && key == "leader"))
         error(value->location, fmt::format("@{} takes no keyword '{}'", a.name, key));
+      else if (k > 0 && a.keywords[0].first == key)
+        error(value->location, fmt::format("@{} takes '{}' once", a.name, key));
+    }
     if (!op) {
       error(a.location, fmt::format("@{} needs a statement that creates an operation", a.name));
+      continue;
+    }
+    // Checked here, on the loops the author wrote: persistent-tiles puts a tensor-core kernel's
+    // body in a loop of its own, where parse-constraints would take any op as inside one.
+    const bool in_loop = std::any_of(frames_.begin(), frames_.end(), [](const Frame& f) { return f.kind == Frame::loop; });
+    if (a.name == "max_depth" && !in_loop) {
+      error(a.location, "@max_depth constrains a loop stage, so it goes on a statement inside a loop");
+      continue;
+    }
+    if (a.name == "serial" && !in_loop && s.kind != StmtKind::for_loop) {
+      error(a.location, "@serial goes on a loop or on a statement inside one");
       continue;
     }
     if (a.name == "serial") {
@@ -441,9 +468,14 @@ void Lowering::warn_if_no_iteration(const Stmt& s, const Value* lower, const Val
   if (!lower || !upper) return;
   auto lo = constant_integer(lower), hi = constant_integer(upper);
   if (!lo || !hi || *hi > *lo) return;
+  diagnostics_.warning(s.location, fmt::format("this loop never runs: its bounds fold to {} .. {}{}", *lo, *hi,
+                                               defines_in({s.lower.get(), s.upper.get()})));
+}
+
+std::string Lowering::defines_in(std::initializer_list<const Expr*> expressions) const {
   std::vector<std::string> defined;
-  for (const Expr* bound : {s.lower.get(), s.upper.get()})
-    visit_expressions(*bound, [&](const Expr& e) {
+  for (const Expr* expression : expressions)
+    visit_expressions(*expression, [&](const Expr& e) {
       if (e.kind == ExprKind::name && options_.defines.count(e.name) &&
           std::find(defined.begin(), defined.end(), e.name) == defined.end())
         defined.push_back(e.name);
@@ -451,8 +483,7 @@ void Lowering::warn_if_no_iteration(const Stmt& s, const Value* lower, const Val
   std::string with;
   for (const std::string& name : defined)
     with += fmt::format("{}-D {}={}", with.empty() ? " (with " : ", ", name, options_.defines.at(name));
-  diagnostics_.warning(s.location, fmt::format("this loop never runs: its bounds fold to {} .. {}{}", *lo, *hi,
-                                               with.empty() ? "" : with + ")"));
+  return with.empty() ? "" : with + ")";
 }
 
 Operation* Lowering::lower_for(const Stmt& s) {
@@ -465,9 +496,17 @@ Operation* Lowering::lower_for(const Stmt& s) {
                       fixed != kernel_names_.end() ? fixed->second + " of the kernel" : "a constant"));
     return nullptr;
   }
+  if (auto enclosing = loop_variables_.find(s.name); enclosing != loop_variables_.end()) {
+    error(s.location, fmt::format("'{}' is already the variable of the loop at {}:{}; name this loop's variable "
+                                  "differently (it would hide it in the loop)",
+                                  s.name, enclosing->second.line, enclosing->second.column));
+    return nullptr;
+  }
+  const int errors_before = diagnostics_.error_count();
   Value* lower = index_value(*s.lower, "a loop bound");
   Value* upper = index_value(*s.upper, "a loop bound");
-  warn_if_no_iteration(s, lower, upper);
+  // A bound refused above stands in as 0: no warning about what it folds to.
+  if (diagnostics_.error_count() == errors_before) warn_if_no_iteration(s, lower, upper);
   std::optional<int64_t> stages;
   if (s.pipeline) stages = const_int(*s.pipeline, "the pipeline stage count", 1);
   if (stages && *stages > kMaxPipelineStages) {
@@ -488,6 +527,13 @@ Operation* Lowering::lower_for(const Stmt& s) {
         fixed_name != kernel_names_.end() && fixed_name->second != "a parameter") {
       error(location, fmt::format("'{}' is {} of the kernel and cannot be carried (the loop cannot assign it)", name,
                                   fixed_name->second));
+      ok = false;
+      continue;
+    }
+    if (name == s.name || loop_variables_.count(name)) {
+      const Location loop = name == s.name ? s.location : loop_variables_.at(name);
+      error(location, fmt::format("'{}' is the variable of the loop at {}:{}, which counts it, and cannot be carried",
+                                  name, loop.line, loop.column));
       ok = false;
       continue;
     }
@@ -520,7 +566,9 @@ Operation* Lowering::lower_for(const Stmt& s) {
   Builder inner(&body);
   builder_ = &inner;
   frames_.push_back(std::move(frame));
+  loop_variables_[s.name] = s.location;
   lower_block(s.body);
+  loop_variables_.erase(s.name);
   std::vector<Value*> yielded;
   for (size_t i = 0; i < s.carried.size(); ++i) {
     const auto& [name, location] = s.carried[i];
@@ -672,7 +720,9 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       if (std::isdigit(static_cast<unsigned char>(text[0]))) {
         int64_t n = 0;
         if (parse_integer_literal(text, n) != std::errc() || n <= 0)
-          error(location, fmt::format("bad tensor dimension '{}'", text));
+          error(location, fmt::format("bad tensor dimension '{}': a dimension is a positive integer (up to 2^63 - 1) "
+                                      "or a symbol such as N",
+                                      text));
         dims.push_back(Dim::fixed(n));
       } else if (auto c = constants_.find(text); c != constants_.end()) {
         if (c->second.constant->is_float || c->second.constant->integer <= 0)
@@ -721,9 +771,23 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
                                      grid.coordinates.size() == 1 ? "" : "s"));
   if (grid.extents.size() > 3) error(grid.location, "a grid has at most 3 dimensions");
   std::vector<std::pair<std::string, Attribute>> attributes{{"schedule", Attribute(grid.kind)}};
-  for (const auto& [key, value] : grid.options) {
+  std::set<std::string> given;
+  for (const auto& [key, key_location, value] : grid.options) {
+    const bool known = key == "order" || key == "swizzle" || key == "cluster" || key == "workers";
+    if (!known) {
+      error(key_location, fmt::format("unknown grid option '{}' ({}swizzle, cluster, order and workers are those of "
+                                      "persistent grids)",
+                                      key, grid.kind == "persistent" ? "" : "a tiles grid takes none; "));
+      continue;
+    }
     if (grid.kind != "persistent") {
-      error(value->location, fmt::format("'{}' is an option of persistent grids", key));
+      error(key_location, fmt::format("'{}' is an option of persistent grids; a tiles grid takes none (write grid "
+                                      "persistent(...) for it)",
+                                      key));
+      continue;
+    }
+    if (!given.insert(key).second) {
+      error(key_location, fmt::format("grid option '{}' is given twice", key));
       continue;
     }
     if (key == "order") {
@@ -734,8 +798,6 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       const char* what = key == "swizzle" ? "the swizzle panel width" : key == "cluster" ? "the cluster size" : "the worker count";
       if (auto n = const_int(*value, what, 1))
         attributes.push_back({key, Attribute(*n)});
-    } else {
-      error(value->location, fmt::format("unknown grid option '{}' (swizzle, cluster, order, workers)", key));
     }
   }
   if (extents.size() == grid.extents.size() && extents.size() == grid.coordinates.size() && !extents.empty()) {

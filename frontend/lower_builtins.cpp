@@ -29,22 +29,6 @@ struct Builtin {
 
 namespace {
 
-// How many single-character edits turn `a` into `b` (for "did you mean").
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // "unknown function 'tanhh'; did you mean 'tanh'? (known: sum, max, ...)".
 std::string unknown_function(const std::string& name, std::span<const Builtin> builtins) {
   for (std::string_view constructor : {"zeros", "full", "iota"})
@@ -180,12 +164,24 @@ Operand Lowering::lower_binary_function(const Expr& e, const Builtin& builtin, c
   if (a.constant && b.constant && f == "cdiv") {
     const Const &x = *a.constant, &y = *b.constant;
     if (x.is_float || y.is_float || y.integer <= 0 || x.integer < 0) {
-      error(e.location, "cdiv() needs a non-negative integer and a positive integer");
+      error(e.location, fmt::format("cdiv() needs a non-negative integer and a positive integer; these are {} and "
+                                    "{}{}",
+                                    x.is_float ? fmt::format("{}", x.floating) : std::to_string(x.integer),
+                                    y.is_float ? fmt::format("{}", y.floating) : std::to_string(y.integer),
+                                    defines_in({e.args[0].get(), e.args[1].get()})));
       return {};
     }
     return Operand{nullptr, Const{false, *fold_integer(OpKind::cdiv, x.integer, y.integer), 0}};  // ir/fold.h
   }
   if (f != "cdiv") return extremum(builtin.kind, a, b, e.args[0].get(), e.args[1].get(), e.location);
+  // A float operand would first be refused as a number to convert, with advice (cast the other
+  // operand to f32) that cdiv() then refuses too.
+  for (const Operand* operand : {&a, &b})
+    if ((operand->constant && operand->constant->is_float) || (operand->value && is_float(operand->value->type().element()))) {
+      error(e.location, "cdiv() takes integers (an index or an integer type); write the operand as one, or "
+                        "cast(x, index)");
+      return {};
+    }
   Value *va = nullptr, *vb = nullptr;
   auto result = unify(a, b, va, vb, e.location, e.args[0].get(), e.args[1].get());
   if (!result) return {};

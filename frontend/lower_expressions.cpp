@@ -18,7 +18,7 @@ Operand Lowering::lower_expr(const Expr& e) {
     case ExprKind::integer: return Operand{nullptr, Const{false, e.integer, 0}};
     case ExprKind::floating: return Operand{nullptr, Const{true, 0, e.floating}};
     case ExprKind::name: {
-      if (failed_.count(e.name)) return {};  // its assignment's error was reported
+      if (failed_.count(e.name) || refused_constants_.count(e.name)) return {};  // its error was reported
       Operand* found = lookup(e.name);
       if (!found) {
         auto note = out_of_scope_.find(e.name);

@@ -4,6 +4,7 @@
 // (frontend/lower.h), whose comment describes the phases.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,6 +64,8 @@ class Lowering {
   // " (-D NAME=VALUE set it)" for a constant the command line overrides, else "": for the
   // messages about a constant's value.
   std::string set_by_define(const std::string& name) const;
+  // " (with -D A=1, -D B=2)" for the names in `expressions` that -D sets, or "".
+  std::string defines_in(std::initializer_list<const Expr*> expressions) const;
   std::optional<Const> parse_define(const std::string& name, const std::string& text);
 
   // ---- scopes -----------------------------------------------------------------------------
@@ -186,6 +189,9 @@ class Lowering {
   // The kernel's parameters, dims and grid coordinates, each with what it is ("a grid
   // coordinate"): a dim or coordinate cannot be assigned, nor be a loop variable.
   std::map<std::string, std::string> kernel_names_;
+  // The variables of the loops being lowered (outermost first), each with its loop's location:
+  // the loop counts them, so they can be neither assigned nor carried nor named again inside.
+  std::map<std::string, Location> loop_variables_;
   // Grid coordinates whose extent is a bare name or number (`grid tiles(..., H) as (..., h)`): h →
   // "H", or the number (a constant's value) the extent is.
   struct CoordinateExtent {
@@ -197,6 +203,9 @@ class Lowering {
   // Names whose last assignment failed (and was reported): a use of one is an error already
   // said, so it fails without a message of its own ("unknown name" would only repeat it).
   std::unordered_set<std::string> failed_;
+  // Constants whose value was refused (reported there, a -D named): their uses say nothing more,
+  // where "unknown name" would blame the use.
+  std::unordered_set<std::string> refused_constants_;
   std::vector<Frame> frames_;
   Builder* builder_ = nullptr;
 };

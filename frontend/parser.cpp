@@ -265,9 +265,10 @@ class Parser {
     expect(TokenKind::l_paren, "after the grid kind");
     do {
       if (at(TokenKind::identifier) && peek(1).kind == TokenKind::equal) {
+        Location key_location = peek().location;
         std::string key = identifier("");
         next();
-        g.options.push_back({key, expr()});
+        g.options.push_back({key, key_location, expr()});
       } else {
         if (!g.options.empty()) fail("grid extents come before the options");
         g.extents.push_back(expr());
@@ -351,8 +352,20 @@ class Parser {
     if (extremum_assignment())
       fail(fmt::format("'{0}=' is not an assignment: a value is assigned with '=' ({1} = {0}({1}, ...)); only a store "
                        "combines in place (store T[i] {0}= tile)", peek().text, s->name));
+    // `stor Z[i] = x;`: a misspelled statement keyword reads as an assignment to a name.
+    if (!at(TokenKind::equal) && s->name.size() > 1) {
+      for (const char* keyword : {"store", "for", "if", "assert", "kernel", "const"})
+        if (edit_distance(s->name, keyword) <= (std::string_view(keyword).size() > 2 ? 2u : 1u))
+          fail_at(s->location, fmt::format("unknown statement '{}'; did you mean '{}'? (a statement is NAME = value; "
+                                           "or starts with store, for, if or assert)",
+                                           s->name, keyword));
+    }
     expect(TokenKind::equal, "after a name (assignment)");
     s->value = expr();
+    // `x = lod X[i]`: a misspelled `load` reads as a name followed by another.
+    if (s->value->kind == ExprKind::name && at(TokenKind::identifier) && edit_distance(s->value->name, "load") <= 2)
+      fail_at(s->value->location, fmt::format("unknown name '{}' before '{}'; did you mean 'load'?", s->value->name,
+                                              peek().text));
     expect_semicolon("after a statement");
     return s;
   }

@@ -24,6 +24,7 @@ bool sub(int64_t a, int64_t b, int64_t* r) { return __builtin_sub_overflow(a, b,
 bool mul(int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); }
 
 Result divide(int64_t a, int64_t b, bool remainder) {
+  if (remainder && b == -1) return 0;  // INT64_MIN % -1 is 0, which fits (C++ leaves it undefined)
   if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
   return remainder ? a % b : a / b;
 }

@@ -278,8 +278,8 @@ void schedule_loop(Operation& loop, Scheduler& s) {
                                                       "attributes 'latency' and 'resources') cannot be scheduled: {}",
                                                       sched::check_loop_graph(graph).front()));
   if (graph.force_serial && s.generator == sched::Generator::cost_based)
-    s.ctx.diagnostics.warning(loop.location(), "force_serial_execution on this loop is overridden by "
-                                               "--generator cost-based");
+    s.ctx.diagnostics.warning(loop.location(), "@serial on this loop (force_serial_execution) is "
+                                               "overridden by --generator cost-based");
   sched::ScheduleResult result = sched::generate_schedule(graph, options);
   const sched::LoopGraph* scheduled_graph = &graph;
   sched::LoopGraph bounded = graph;

@@ -141,7 +141,7 @@ bool parse_kernel(Operation& kernel, PassContext& ctx) {
     bool known = false;
     for (const auto& other : constraints) known |= other.gid && *other.gid == *c.leader_gid;
     if (!known) {
-      ctx.diagnostics.error(c.op->location(), fmt::format("leader_gid {} names a group that no op has", *c.leader_gid));
+      ctx.diagnostics.error(c.op->location(), fmt::format("@group(..., leader = {0}) (leader_gid) names group {0}, which no op has", *c.leader_gid));
       ok = false;
       continue;
     }

@@ -147,7 +147,7 @@ class PersistentTiles {
       return false;
     }
     if (cluster < 1 || cluster > target_.max_cluster || (cluster & (cluster - 1)) != 0) {
-      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: cluster = {} must be a power of two from 1 "
+      diagnostics_.error(grid.location(), fmt::format("grid option cluster = {} must be a power of two from 1 "
                                                       "to {} (the CTAs of a cluster along M)",
                                                       cluster, target_.max_cluster));
       return false;
@@ -156,7 +156,7 @@ class PersistentTiles {
     order.swizzle = grid.int_attr("swizzle", 1);
     order.column_major = grid.string_attr("order", "column") != "row";
     if (order.swizzle < 1) {
-      diagnostics_.error(grid.location(), fmt::format("persistent-tiles: swizzle = {} must be at least 1", order.swizzle));
+      diagnostics_.error(grid.location(), fmt::format("grid option swizzle = {} must be at least 1", order.swizzle));
       return false;
     }
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <map>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
@@ -184,10 +185,23 @@ void warn_unused_dims(const runtime::SymbolBindings& given, const std::vector<co
       for (size_t i = 0; i < body.num_arguments(); ++i)
         used |= body.argument(i)->type().is_scalar() && body.argument(i)->name_hint() == symbol;
     }
-    if (!used)
-      fmt::print(stderr,
-                 "tilec: warning: --dims {0}: no kernel run has a dimension named {0} (a `const` is set with -D "
-                 "{0}={1})\n", symbol, value);
+    if (used) continue;
+    // Name the dimensions there are, the one spelled alike first (`n` for N).
+    std::vector<std::string> dimensions;
+    std::string alike;
+    auto lower = [](std::string text) {
+      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return text;
+    };
+    for (const Operation* kernel : kernels)
+      for (const std::string& name : kernel_symbols(*kernel)) {
+        if (std::find(dimensions.begin(), dimensions.end(), name) == dimensions.end()) dimensions.push_back(name);
+        if (alike.empty() && lower(name) == lower(symbol)) alike = name;
+      }
+    std::string known = dimensions.empty() ? "it has none" : fmt::format("its dimensions: {}", fmt::join(dimensions, ", "));
+    fmt::print(stderr, "tilec: warning: --dims {0}={1}: no kernel run has a dimension named {0} ({2}{3}; a `const` is "
+               "set with -D, not --dims)\n",
+               symbol, value, known, alike.empty() ? "" : fmt::format("; did you mean {}?", alike));
   }
 }
 
@@ -212,10 +226,17 @@ bool read_given_inputs(const std::string& dir, const Operation& kernel_op, runti
   for (size_t i = 0; i < buffers.names.size(); ++i) {
     if (!buffers.is_tensor[i]) continue;
     const std::filesystem::path path = std::filesystem::path(dir) / tensor_file_name(buffers.names[i]);
-    if (!std::filesystem::exists(path)) {
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) {
       if (read.count(i))
         fmt::print("  input {} {}: random (no {})\n", buffers.names[i], buffers.tensors[i].describe(), path.string());
       continue;
+    }
+    if (!std::filesystem::is_regular_file(path, error)) {
+      fmt::print(stderr, "tilec: error: kernel {}: {} is {}, not a file of {}'s bytes\n", kernel, path.string(),
+                 std::filesystem::is_directory(path, error) ? "a directory" : "not a regular file",
+                 buffers.names[i].rfind('%', 0) == 0 ? buffers.names[i].substr(1) : buffers.names[i]);
+      return false;
     }
     std::optional<std::vector<uint8_t>> given = read_binary_file(path);
     if (!given) {

@@ -31,6 +31,17 @@ std::string read_all(std::istream& in) {
   return buffer.str();
 }
 
+// At most kMaxInputBytes of `in` into `text`; false when there is more (standard input, or a
+// device such as /dev/zero, has no size to check first: it was read until memory ran out).
+bool read_within_limit(std::istream& in, std::string& text) {
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) return false;
+  }
+  return true;
+}
+
 // IR text that tilec printed from a .tile names it (`module {source = "F"}`), and its loc()
 // positions are lines and columns of F, not of the .tir: located diagnostics from here on name
 // F and quote F's line when F can be read here (else they quote nothing rather than a wrong
@@ -60,7 +71,15 @@ bool is_ir_file(const std::string& path) {
 
 std::optional<std::string> read_source_file(const std::string& path) {
   std::error_code ec;
-  if (path == "-") return read_all(std::cin);
+  auto too_large = [&](const std::string& name) {
+    fmt::print(stderr, "tilec: error: '{}' is more than {} bytes, the limit\n", name, kMaxInputBytes);
+    return std::nullopt;
+  };
+  if (path == "-") {
+    std::string text;
+    if (!read_within_limit(std::cin, text)) return too_large("<stdin>");
+    return text;
+  }
   auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) {
     fmt::print(stderr, "tilec: error: cannot open '{}': no such file\n", path);
@@ -80,7 +99,9 @@ std::optional<std::string> read_source_file(const std::string& path) {
     fmt::print(stderr, "tilec: error: cannot read '{}': {}\n", path, std::strerror(errno));
     return std::nullopt;
   }
-  return read_all(in);
+  std::string text;
+  if (!read_within_limit(in, text)) return too_large(path);
+  return text;
 }
 
 // Whether `source` reads as IR text: its first word, past blank lines and `//` comments, is
@@ -176,6 +197,8 @@ bool write_binary_file(const std::filesystem::path& path, const void* data, size
 }
 
 std::optional<std::vector<uint8_t>> read_binary_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;  // a directory, a device: no bytes to take
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

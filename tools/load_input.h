@@ -41,7 +41,7 @@ bool write_output(const std::string& path, const std::string& text);
 
 // Raw bytes of a tensor or generated file: `tilec emulate`'s driver data and `tilec run
 // --inputs/--outputs`. The write prints "tilec: error: cannot write 'PATH'" on failure; the read
-// gives nullopt when the file cannot be opened.
+// gives nullopt when the file cannot be opened or is not a regular file (a directory, a device).
 bool write_binary_file(const std::filesystem::path& path, const void* data, size_t bytes);
 std::optional<std::vector<uint8_t>> read_binary_file(const std::filesystem::path& path);
 

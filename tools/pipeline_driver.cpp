@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "ir/clone.h"
+#include "ir/printer.h"
 #include "passes/pipeline.h"
 
 namespace tilec::tools {
@@ -29,6 +30,9 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
       fmt::print(stderr, "// ----- IR after {} -----\n{}", pass, ir);
     if (options.after_pass) options.after_pass(pass, ir);
   };
+  // "parse" is the front end, before the first pass: its IR is the module as it comes in.
+  if (std::find(options.print_ir_after.begin(), options.print_ir_after.end(), "parse") != options.print_ir_after.end())
+    fmt::print(stderr, "// ----- IR after parse -----\n{}", print_module(module));
   PipelineStatus status = pipeline.run(module, ctx, pipeline_options);
   if (options.timings) *options.timings = pipeline.timings();
   if (options.time_passes) {

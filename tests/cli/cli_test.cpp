@@ -77,6 +77,73 @@ TEST(Cli, BadPathsAreClearErrors) {
   EXPECT_THAT(unwritable.err, HasSubstr("cannot write '/no/such/dir/out.cu'"));
 }
 
+// Found by a helper writing wrong programs: standard input and devices had no size limit
+// (`compile /dev/zero` read until memory ran out), and an --inputs entry that is a directory
+// ended in an internal error.
+TEST(Cli, StandardInputDevicesAndInputDirectoriesAreBoundedInputErrors) {
+  CommandResult piped = run_command("(head -c 17000000 /dev/zero | tr '\\0' ' ' | " + tilec_binary() + " compile - -o /dev/null)");
+  EXPECT_EQ(piped.status, 1) << piped.err;
+  EXPECT_THAT(piped.err, HasSubstr("'<stdin>' is more than 16777216 bytes, the limit"));
+  CommandResult device = run_command(tilec("compile /dev/zero -o /dev/null"));
+  EXPECT_EQ(device.status, 1) << device.err;
+  EXPECT_THAT(device.err, HasSubstr("'/dev/zero' is more than 16777216 bytes, the limit"));
+  const fs::path inputs = fs::temp_directory_path() / ("tilec_cli_inputs_" + std::to_string(::getpid()));
+  fs::create_directories(inputs / "X.bin");
+  CommandResult directory = run_command(tilec("run samples/vector_add.tile --dims N=256 --inputs " + inputs.string()));
+  EXPECT_EQ(directory.status, 1) << directory.err;
+  EXPECT_THAT(directory.err, HasSubstr("X.bin is a directory, not a file of X's bytes"));
+  fs::remove_all(inputs);
+}
+
+// --print-ir-after parse printed nothing ("parse" is the front end, not a pass); a --dims name no
+// kernel has suggested a -D that would fail too, where the user meant another spelling.
+TEST(Cli, PrintIrAfterParseAndAMisspelledDimension) {
+  CommandResult parsed = run_command(tilec("compile samples/vector_add.tile --print-ir-after parse -o /dev/null"));
+  EXPECT_EQ(parsed.status, 0) << parsed.err;
+  EXPECT_THAT(parsed.err, HasSubstr("// ----- IR after parse -----\n// tilec IR\nmodule {passes = [\"parse\"]"));
+  CommandResult dims = run_command(tilec("run samples/vector_add.tile --dims n=64"));
+  EXPECT_THAT(dims.err, HasSubstr("--dims n=64: no kernel run has a dimension named n (its dimensions: N; did you mean "
+                                  "N?; a `const` is set with -D, not --dims)"));
+}
+
+// Found by a helper writing wrong programs: a misspelled statement keyword or `load` gave an
+// unrelated syntax error; a float cdiv() operand was told to cast the other operand to f32 (which
+// cdiv then refused); a refused loop bound went on to warn that the loop never runs; a constant
+// `B % -1` was called an overflow.
+TEST(Cli, MisspellingsAndFloatCdivOperandsSayWhatToWrite) {
+  auto compile = [](const std::string& body, const std::string& grid = "cdiv(N, 128)") {
+    fs::path path = temp_file("typo.tile", "const B = -9223372036854775807 - 1;\nconst C = B % -1;\n"
+                                           "kernel v(X: tensor<N, f32>, Z: tensor<N, f32>) grid tiles(" + grid +
+                                           ") as (q) {\n  x = load X[q] : <128>;\n" + body + "\n  store Z[q] = x;\n}\n");
+    CommandResult r = run_command(tilec("compile " + path.string() + " -o /dev/null"));
+    fs::remove(path);
+    return r;
+  };
+  EXPECT_EQ(compile("").status, 0);
+  EXPECT_THAT(compile("  stor Z[q] = x;").err, HasSubstr(":5:3: error: unknown statement 'stor'; did you mean 'store'?"));
+  EXPECT_THAT(compile("  fro j in 0 .. 2 { }").err, HasSubstr("unknown statement 'fro'; did you mean 'for'?"));
+  EXPECT_THAT(compile("  y = lod X[q] : <128>;").err, HasSubstr(":5:7: error: unknown name 'lod' before 'X'; did you "
+                                                                   "mean 'load'?"));
+  CommandResult cdiv = compile("", "cdiv(N, 128.0)");
+  EXPECT_EQ(cdiv.status, 1);
+  EXPECT_THAT(cdiv.err, HasSubstr("cdiv() takes integers (an index or an integer type)"));
+  EXPECT_THAT(cdiv.err, Not(HasSubstr("cast(N, f32)")));
+  CommandResult bound = compile("  for j in 0 .. 4.5 carry (x) { x = x + 1.0; }");
+  EXPECT_THAT(bound.err, HasSubstr("the number 4.5 is not an integer"));
+  EXPECT_THAT(bound.err, Not(HasSubstr("never runs")));
+  // A constant refused for a -D value names the -D, and its uses say nothing more ("unknown name
+  // 'TILES'" blamed the grid).
+  fs::path tiles = temp_file("tiles.tile", "const BM = 64;\nconst TILES = cdiv(4096, BM);\nkernel v(X: tensor<N, f32>, "
+                                           "Z: tensor<N, f32>) grid tiles(TILES) as (i) {\n  store Z[i] = load X[i] "
+                                           ": <128>;\n}\n");
+  CommandResult refused = run_command(tilec("compile " + tiles.string() + " -D BM=0 -o /dev/null"));
+  fs::remove(tiles);
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_THAT(refused.err, HasSubstr("cdiv() needs a non-negative integer and a positive integer; these are 4096 and "
+                                     "0 (with -D BM=0)"));
+  EXPECT_THAT(refused.err, Not(HasSubstr("unknown name")));
+}
+
 TEST(Cli, ATirThatFailsTheVerifierIsAnInputError) {
   fs::path bad = temp_file("bad.tir", "module\nkernel @k() {\n  %0 = add : index loc(3:3)\n  return\n}\n");
   CommandResult r = run_command(tilec("compile " + bad.string() + " --emit ir"));
