@@ -33,6 +33,7 @@ struct Expr {
   ExprKind kind;
   Location location;
   std::string name;  // identifier, callee, tensor, or tile constructor
+  Location name_location;  // load: the tensor's name (errors about the tensor point there)
   std::string op;    // operator text for unary/binary
   int64_t integer = 0;
   double floating = 0;
@@ -62,6 +63,7 @@ struct Stmt {
   Location location;
   std::vector<Annotation> annotations;
   std::string name;                  // assign target, store tensor, loop variable
+  Location name_location;            // store: the tensor's name (errors about the tensor point there)
   std::string text;                  // assert: the condition as written, for messages
   std::vector<ExprPtr> indices;      // store coordinates
   bool elements = false;             // store: `store T at [r, c]`, element coordinates

@@ -408,10 +408,10 @@ void Lowering::warn_coordinate_per_element(const std::vector<ExprPtr>& indices, 
 }
 
 Operation* Lowering::lower_store(const Stmt& s) {
-  Value* tensor = tensor_named(s.name, s.location);
+  Value* tensor = tensor_named(s.name, s.name_location);
   if (!tensor) return nullptr;
   std::vector<Value*> operands{tensor};
-  if (!coordinates(s.indices, tensor->type(), s.location, operands)) return nullptr;
+  if (!coordinates(s.indices, tensor->type(), s.name_location, operands)) return nullptr;
   Operand value = lower_expr(*s.value);
   if (!value.ok()) return nullptr;
   const Type& t = tensor->type();

@@ -340,10 +340,10 @@ bool Lowering::coordinates(const std::vector<ExprPtr>& indices, const Type& tens
 }
 
 Operand Lowering::lower_load(const Expr& e) {
-  Value* tensor = tensor_named(e.name, e.location);
+  Value* tensor = tensor_named(e.name, e.name_location);
   if (!tensor) return {};
   std::vector<Value*> operands{tensor};
-  if (!coordinates(e.args, tensor->type(), e.location, operands)) return {};
+  if (!coordinates(e.args, tensor->type(), e.name_location, operands)) return {};
   auto shape = tile_shape(e.shape);
   if (!shape) return {};
   // NumPy-style: dims of extent 1 in front of the tensor's rank (a bias row <1, BN> of a vector)

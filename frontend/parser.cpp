@@ -375,6 +375,7 @@ class Parser {
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::store;
     s->location = expect(TokenKind::kw_store, "").location;
+    s->name_location = peek().location;
     s->name = identifier("after 'store'");
     if (at(TokenKind::identifier) && peek().text == "at") {  // store T at [r, c]: element coordinates
       next();
@@ -632,6 +633,7 @@ class Parser {
       case TokenKind::kw_load: {
         next();
         e->kind = ExprKind::load;
+        e->name_location = peek().location;
         e->name = identifier("after 'load' (a tensor parameter)");
         if (at(TokenKind::identifier) && peek().text == "at") {  // load T at [r, c]: element coordinates
           next();

@@ -122,6 +122,9 @@ TEST(Cli, MisspellingsAndFloatCdivOperandsSayWhatToWrite) {
   EXPECT_EQ(compile("").status, 0);
   EXPECT_THAT(compile("  stor Z[q] = x;").err, HasSubstr(":5:3: error: unknown statement 'stor'; did you mean 'store'?"));
   EXPECT_THAT(compile("  fro j in 0 .. 2 { }").err, HasSubstr("unknown statement 'fro'; did you mean 'for'?"));
+  // Errors about a store's or load's tensor point at its name, not at `store` / `load`.
+  EXPECT_THAT(compile("  store W[q] = x;").err, HasSubstr(":5:9: error: unknown tensor 'W'"));
+  EXPECT_THAT(compile("  y = load X[q, 0] : <128>;").err, HasSubstr(":5:12: error: 2 tile coordinates given"));
   EXPECT_THAT(compile("  y = lod X[q] : <128>;").err, HasSubstr(":5:7: error: unknown name 'lod' before 'X'; did you "
                                                                    "mean 'load'?"));
   CommandResult cdiv = compile("", "cdiv(N, 128.0)");
