@@ -39,6 +39,24 @@ std::string_view to_string(TokenKind kind) {
   return names[static_cast<size_t>(kind)];
 }
 
+namespace {
+// Whether a token leaves the parser expecting an operand next (after an operator, an opening
+// bracket, a comma or `=`): a character the lexer refuses there stands in as a number.
+bool expects_operand(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::plus: case TokenKind::minus: case TokenKind::star: case TokenKind::slash:
+    case TokenKind::percent: case TokenKind::star_star: case TokenKind::equal: case TokenKind::l_paren:
+    case TokenKind::l_bracket: case TokenKind::comma: case TokenKind::less: case TokenKind::greater:
+    case TokenKind::less_equal: case TokenKind::greater_equal: case TokenKind::equal_equal:
+    case TokenKind::not_equal: case TokenKind::amp_amp: case TokenKind::pipe_pipe: case TokenKind::bang:
+    case TokenKind::amp: case TokenKind::pipe: case TokenKind::caret: case TokenKind::tilde:
+    case TokenKind::less_less: case TokenKind::greater_greater: case TokenKind::dot_dot:
+      return true;
+    default: return false;
+  }
+}
+}  // namespace
+
 std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
   std::vector<Token> tokens;
   size_t pos = 0;
@@ -113,6 +131,11 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
         is_float = true;
         advance();
         while (std::isdigit(static_cast<unsigned char>(at(0)))) advance();
+        // A second decimal point (1.2.3) makes no number: one malformed number, not 1.2 then .3.
+        if (at(0) == '.' && std::isdigit(static_cast<unsigned char>(at(1)))) {
+          malformed = true;
+          while (at(0) == '.' || std::isdigit(static_cast<unsigned char>(at(0)))) advance();
+        }
       }
       if (!hex && (at(0) == 'e' || at(0) == 'E')) {
         size_t save = pos;
@@ -122,6 +145,8 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
         if (std::isdigit(static_cast<unsigned char>(at(0)))) {
           is_float = true;
           while (std::isdigit(static_cast<unsigned char>(at(0)))) advance();
+        } else if (source[pos - 1] == '+' || source[pos - 1] == '-') {
+          malformed = true;  // `1e+` with no digits: the sign is part of the malformed number
         } else {
           pos = save;
           line = save_line;
@@ -195,6 +220,7 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
                             fmt::format("unexpected {} (non-ASCII characters may appear only in comments)",
                                         bytes == 1 ? "byte " + spelled : "non-ASCII character, bytes " + spelled));
           advance(bytes);
+          if (!tokens.empty() && expects_operand(tokens.back().kind)) tokens.push_back({TokenKind::integer, "0", token.location});
           continue;
         }
         if (std::isprint(byte))
@@ -202,6 +228,9 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
         else
           diagnostics.error(token.location, fmt::format("unexpected control character 0x{:02x}", byte));
         advance();
+        // Where an expression needed one, the character stands in as a number, so the parser
+        // does not report the gap it leaves too (`x + $;` said "expected an expression" after it).
+        if (!tokens.empty() && expects_operand(tokens.back().kind)) tokens.push_back({TokenKind::integer, "0", token.location});
         continue;
       }
       advance(length);

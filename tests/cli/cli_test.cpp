@@ -122,6 +122,12 @@ TEST(Cli, MisspellingsAndFloatCdivOperandsSayWhatToWrite) {
   EXPECT_EQ(compile("").status, 0);
   EXPECT_THAT(compile("  stor Z[q] = x;").err, HasSubstr(":5:3: error: unknown statement 'stor'; did you mean 'store'?"));
   EXPECT_THAT(compile("  fro j in 0 .. 2 { }").err, HasSubstr("unknown statement 'fro'; did you mean 'for'?"));
+  // One error per bad character or number: `x + $` went on to "expected an expression", and
+  // 1.2.3 read as 1.2 then ".3".
+  CommandResult lexed = compile("  y = x + $;\n  w = 1.2.3 + 1e+;");
+  EXPECT_EQ(occurrences(lexed.err, "error:"), 3u) << lexed.err;
+  EXPECT_THAT(lexed.err, HasSubstr("malformed number '1.2.3'"));
+  EXPECT_THAT(lexed.err, HasSubstr("malformed number '1e+'"));
   // Errors about a store's or load's tensor point at its name, not at `store` / `load`.
   EXPECT_THAT(compile("  store W[q] = x;").err, HasSubstr(":5:9: error: unknown tensor 'W'"));
   EXPECT_THAT(compile("  y = load X[q, 0] : <128>;").err, HasSubstr(":5:12: error: 2 tile coordinates given"));
