@@ -223,6 +223,10 @@ class Parser {
     p.name = identifier("as a parameter name");
     expect(TokenKind::colon, "after a parameter name");
     const Token& type = expect(TokenKind::identifier, "as a parameter type");
+    if (type.text != "tensor" && at(TokenKind::less))
+      fail_at(type.location, fmt::format("unknown parameter type '{}<'; a tensor parameter is tensor<dims..., "
+                                         "TYPE>{}",
+                                         type.text, edit_distance(type.text, "tensor") <= 2 ? " (did you mean 'tensor'?)" : ""));
     if (type.text != "tensor") {
       p.element = std::string(type.text);
       p.element_location = type.location;
@@ -681,6 +685,12 @@ class Parser {
           expect(TokenKind::r_paren, "to close the call");
           return with_height(std::move(e));
         }
+        if (at(TokenKind::less) && looks_like_tile_constructor())
+          for (const char* constructor : {"zeros", "full", "iota", "reshape"})
+            if (edit_distance(e->name, constructor) <= 2)
+              fail_at(e->location, fmt::format("unknown tile constructor '{}'; did you mean '{}'? (zeros, full and iota "
+                                               "make tiles: zeros<rows, cols, f32>())",
+                                               e->name, constructor));
         if (!accept(TokenKind::l_paren)) {
           e->kind = ExprKind::name;
           return e;
@@ -694,6 +704,18 @@ class Parser {
         fail(fmt::format("expected an expression, found {}", describe_as_name(token)));
     }
   }
+  // At '<': whether what follows reads as a tile constructor's `<extents, ..., TYPE>(`, numbers and
+  // names between commas, rather than a comparison (`zero<128, f32>()`, misspelled zeros).
+  bool looks_like_tile_constructor() const {
+    for (size_t k = 1; k < 32; ++k) {
+      const TokenKind kind = peek(k).kind;
+      if (kind == TokenKind::greater) return k > 1 && peek(k + 1).kind == TokenKind::l_paren;
+      const bool item = k % 2 == 1;  // <item , item , ... >
+      if (item ? kind != TokenKind::integer && kind != TokenKind::identifier : kind != TokenKind::comma) return false;
+    }
+    return false;
+  }
+
   void call_arguments(std::vector<ExprPtr>& args, std::vector<std::pair<std::string, ExprPtr>>& keywords) {
     do {
       if (at(TokenKind::identifier) && peek(1).kind == TokenKind::equal) {

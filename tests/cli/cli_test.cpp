@@ -128,6 +128,13 @@ TEST(Cli, MisspellingsAndFloatCdivOperandsSayWhatToWrite) {
   EXPECT_EQ(occurrences(lexed.err, "error:"), 3u) << lexed.err;
   EXPECT_THAT(lexed.err, HasSubstr("malformed number '1.2.3'"));
   EXPECT_THAT(lexed.err, HasSubstr("malformed number '1e+'"));
+  EXPECT_THAT(compile("  y = x + zero<128, f32>();").err,
+              HasSubstr(":5:11: error: unknown tile constructor 'zero'; did you mean 'zeros'?"));
+  fs::path typed = temp_file("typed.tile", "kernel v(X: Tensor<N, f32>) grid tiles(1) as (i) {\n}\n");
+  EXPECT_THAT(run_command(tilec("compile " + typed.string())).err,
+              HasSubstr(":1:13: error: unknown parameter type 'Tensor<'; a tensor parameter is tensor<dims..., TYPE> "
+                        "(did you mean 'tensor'?)"));
+  fs::remove(typed);
   // Errors about a store's or load's tensor point at its name, not at `store` / `load`.
   EXPECT_THAT(compile("  store W[q] = x;").err, HasSubstr(":5:9: error: unknown tensor 'W'"));
   EXPECT_THAT(compile("  y = load X[q, 0] : <128>;").err, HasSubstr(":5:12: error: 2 tile coordinates given"));
