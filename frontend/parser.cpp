@@ -40,7 +40,11 @@ class Parser {
         } else if (at(TokenKind::kw_kernel)) {
           program.kernels.push_back(kernel());
         } else {
-          fail("expected 'const', 'assert' or 'kernel' at the top level");
+          std::string hint;
+          if (at(TokenKind::identifier))
+            for (const char* keyword : {"kernel", "const", "assert"})
+              if (edit_distance(peek().text, keyword) <= 2) hint = fmt::format(" (did you mean '{}'?)", keyword);
+          fail(fmt::format("expected 'const', 'assert' or 'kernel' at the top level{}", hint));
         }
       } catch (const SyntaxError&) {
         recover_top_level();

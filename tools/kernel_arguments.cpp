@@ -55,8 +55,14 @@ bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {
     size_t eq = item.find('=');
     int64_t value = 0;
     bool ok = eq != std::string::npos && eq > 0;
+    std::errc parsed = std::errc();
     if (ok) {
-      ok = frontend::parse_integer_literal(std::string_view(item).substr(eq + 1), value) == std::errc() && value >= 0;
+      parsed = frontend::parse_integer_literal(std::string_view(item).substr(eq + 1), value);
+      ok = parsed == std::errc() && value >= 0;
+    }
+    if (parsed == std::errc::result_out_of_range) {
+      fmt::print(stderr, "tilec: error: --dims {}: the extent is past 2^63 - 1, the largest an extent may be\n", item);
+      return false;
     }
     if (!ok) {
       fmt::print(stderr,

@@ -135,6 +135,12 @@ TEST(Cli, MisspellingsAndFloatCdivOperandsSayWhatToWrite) {
               HasSubstr(":1:13: error: unknown parameter type 'Tensor<'; a tensor parameter is tensor<dims..., TYPE> "
                         "(did you mean 'tensor'?)"));
   fs::remove(typed);
+  fs::path kernal = temp_file("kernal.tile", "kernal v(X: tensor<N, f32>) grid tiles(1) as (i) {\n}\n");
+  EXPECT_THAT(run_command(tilec("compile " + kernal.string())).err,
+              HasSubstr("expected 'const', 'assert' or 'kernel' at the top level (did you mean 'kernel'?)"));
+  fs::remove(kernal);
+  EXPECT_THAT(run_command(tilec("run samples/vector_add.tile --dims N=99999999999999999999")).err,
+              HasSubstr("--dims N=99999999999999999999: the extent is past 2^63 - 1"));
   // Errors about a store's or load's tensor point at its name, not at `store` / `load`.
   EXPECT_THAT(compile("  store W[q] = x;").err, HasSubstr(":5:9: error: unknown tensor 'W'"));
   EXPECT_THAT(compile("  y = load X[q, 0] : <128>;").err, HasSubstr(":5:12: error: 2 tile coordinates given"));
