@@ -413,7 +413,11 @@ Operation* Lowering::lower_store(const Stmt& s) {
   std::vector<Value*> operands{tensor};
   if (!coordinates(s.indices, tensor->type(), s.name_location, operands)) return nullptr;
   Operand value = lower_expr(*s.value);
-  if (!value.ok()) return nullptr;
+  if (!value.ok()) {
+    // A store is never dropped without a word: the error must have been said.
+    if (!diagnostics_.has_errors()) error(s.location, "internal error: the stored value failed without a message");
+    return nullptr;
+  }
   const Type& t = tensor->type();
   if (!value.value || !value.value->type().is_tile()) {
     error(s.value->location, "store writes a tile; make one with full<...>(value)");

@@ -245,8 +245,13 @@ Operand Lowering::lower_fma(const Expr& e, const Builtin&, const Expr*) {
   // Numbers take the element type of the operands that have one (f32 when all three are numbers).
   const Value* typed = a.value ? a.value : b.value ? b.value : c.value;
   const ScalarKind element = typed ? typed->type().element() : ScalarKind::f32;
-  if (!a.value && !b.value) a = Operand{materialize(a, element, e.location, operand_text(e.args[1].get(), "other"))};
-  if (!a.value) return {};
+  // Two numbers in the product: the first becomes a value of that type. (A number times a tile
+  // is unify's to convert: the guard below once returned nothing for `fma(2.0, x, x)`, which
+  // dropped its store without a word; found by a helper running random kernels.)
+  if (!a.value && !b.value) {
+    a = Operand{materialize(a, element, e.location, operand_text(e.args[1].get(), "other"))};
+    if (!a.value) return {};
+  }
   Value *va = nullptr, *vb = nullptr, *vab = nullptr, *vc = nullptr;
   auto product = unify(a, b, va, vb, e.location, e.args[0].get(), e.args[1].get());
   if (!product) return {};

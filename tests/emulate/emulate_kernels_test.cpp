@@ -402,7 +402,11 @@ TEST(EmulateRuntime, AColumnStoreWritesOnlyFromTheColumnBlockInsideTheTensor) {
 
 // fma (one rounding: fmaf on the host and the GPU) of f32 tiles broadcast with a row and a
 // number, of bf16 tiles, and with the shape from its third operand, in both plain forms.
-TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z", "U"}); }
+TEST(EmulateRuntime, ARowSumTimesAReshapedColumnTakesTheReassociatedTolerance) {
+  expect_plain_kernel_matches("column_reshape_sum", {"Y"});
+}
+
+TEST(EmulateRuntime, FmaMatchesTheInterpreter) { expect_plain_kernel_matches("fma", {"Y", "Z", "U", "T"}); }
 
 // Stores at element coordinates a loop moves, computed from its variable (topk.tile).
 TEST(EmulateRuntime, StoresAtElementCoordinatesAComputedLoopIndexMovesMatchTheInterpreter) {
