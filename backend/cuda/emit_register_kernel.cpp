@@ -53,14 +53,6 @@ bool coordinates_from_memory(const Operation& kernel) {
   return found;
 }
 
-// Host expressions (doubles, from the launcher's parameters) bounding |v| for each index value a
-// register kernel computes: the launcher takes the 32-bit instantiation only when every bound,
-// and every coordinate's reach a tile past it, stays below 2^31. Tensors of at most 2^30
-// elements keep in-bounds coordinates small, but a coordinate computed past the tensor must
-// still read zeros: `load X at [i * 2^30]` wrapped in int32_t to element 0 at i = 4 (found by a
-// helper auditing the docs). Doubles are exact below 2^53 and keep their order above it, so a
-// bound never wraps. nullopt: no bound the launcher can compute (a value read from memory, an
-// index carried around a loop, a float cast to an index); the kernel then runs in 64 bits.
 // A bound scale·T + offset, T a host expression of the launcher's parameters that is never
 // negative ("" for none: the bound is the number `offset`).
 struct Bound {
@@ -84,6 +76,14 @@ struct Bound {
   }
 };
 
+// Host expressions (doubles, from the launcher's parameters) bounding |v| for each index value a
+// register kernel computes: the launcher takes the 32-bit instantiation only when every bound,
+// and every coordinate's reach a tile past it, stays below 2^31. Tensors of at most 2^30
+// elements keep in-bounds coordinates small, but a coordinate computed past the tensor must
+// still read zeros: `load X at [i * 2^30]` wrapped in int32_t to element 0 at i = 4 (found by a
+// helper auditing the docs). Doubles are exact below 2^53 and keep their order above it, so a
+// bound never wraps. nullopt: no bound the launcher can compute (a value read from memory, an
+// index carried around a loop, a float cast to an index); the kernel then runs in 64 bits.
 class IndexBounds {
  public:
   explicit IndexBounds(const KernelPlan& plan) : plan_(plan) {}
