@@ -159,4 +159,10 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::string_view spelled_like(std::string_view name, std::initializer_list<std::string_view> words, size_t within) {
+  for (std::string_view word : words)
+    if (edit_distance(name, word) <= (word.size() > 2 ? within : std::min<size_t>(within, 1))) return word;
+  return {};
+}
+
 }  // namespace tilec::frontend

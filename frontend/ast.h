@@ -4,6 +4,7 @@
 // (frontend/lower.cpp). `print_ast` gives the indented form `tilec compile --emit ast` shows.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -130,5 +131,8 @@ std::string print_ast(const Program& program);
 
 // How many single-character edits turn `a` into `b` (for "did you mean").
 size_t edit_distance(std::string_view a, std::string_view b);
+// The first of `words` within `within` edits of `name` (a word of 2 letters or fewer: within one),
+// or "": the "did you mean" of a misspelled keyword.
+std::string_view spelled_like(std::string_view name, std::initializer_list<std::string_view> words, size_t within = 2);
 
 }  // namespace tilec::frontend

@@ -61,19 +61,20 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
   std::vector<Token> tokens;
   size_t pos = 0;
   uint32_t line = 1, column = 1;
-  // A line ends at "\n", "\r\n" or a lone "\r" (old Mac files), as DiagnosticEngine counts lines.
-  auto line_end = [&](size_t at) {
-    return source[at] == '\n' || (source[at] == '\r' && (at + 1 >= source.size() || source[at + 1] != '\n'));
-  };
   auto advance = [&](size_t n = 1) {
     for (size_t i = 0; i < n && pos < source.size(); ++i, ++pos) {
-      if (line_end(pos)) {
+      if (ends_line(source, pos)) {
         ++line;
         column = 1;
       } else {
         ++column;
       }
     }
+  };
+  // Where an expression needed an operand, a character the lexer refuses stands in as a number,
+  // so the parser does not report the gap it leaves too (`x + $;` said "expected an expression").
+  auto stand_in_for_operand = [&](Location location) {
+    if (!tokens.empty() && expects_operand(tokens.back().kind)) tokens.push_back({TokenKind::integer, "0", location});
   };
   auto at = [&](size_t offset) { return pos + offset < source.size() ? source[pos + offset] : '\0'; };
   // A UTF-8 byte-order mark (editors on Windows write one) is no part of the program; the first
@@ -87,7 +88,7 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
       continue;
     }
     if (c == '/' && at(1) == '/') {
-      while (pos < source.size() && !line_end(pos)) advance();
+      while (pos < source.size() && !ends_line(source, pos)) advance();
       continue;
     }
     if (c == '/' && at(1) == '*') {
@@ -220,7 +221,7 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
                             fmt::format("unexpected {} (non-ASCII characters may appear only in comments)",
                                         bytes == 1 ? "byte " + spelled : "non-ASCII character, bytes " + spelled));
           advance(bytes);
-          if (!tokens.empty() && expects_operand(tokens.back().kind)) tokens.push_back({TokenKind::integer, "0", token.location});
+          stand_in_for_operand(token.location);
           continue;
         }
         if (std::isprint(byte))
@@ -228,9 +229,7 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
         else
           diagnostics.error(token.location, fmt::format("unexpected control character 0x{:02x}", byte));
         advance();
-        // Where an expression needed one, the character stands in as a number, so the parser
-        // does not report the gap it leaves too (`x + $;` said "expected an expression" after it).
-        if (!tokens.empty() && expects_operand(tokens.back().kind)) tokens.push_back({TokenKind::integer, "0", token.location});
+        stand_in_for_operand(token.location);
         continue;
       }
       advance(length);

@@ -40,11 +40,10 @@ class Parser {
         } else if (at(TokenKind::kw_kernel)) {
           program.kernels.push_back(kernel());
         } else {
-          std::string hint;
-          if (at(TokenKind::identifier))
-            for (const char* keyword : {"kernel", "const", "assert"})
-              if (edit_distance(peek().text, keyword) <= 2) hint = fmt::format(" (did you mean '{}'?)", keyword);
-          fail(fmt::format("expected 'const', 'assert' or 'kernel' at the top level{}", hint));
+          std::string_view keyword = at(TokenKind::identifier) ? spelled_like(peek().text, {"kernel", "const", "assert"})
+                                                               : std::string_view();
+          fail(fmt::format("expected 'const', 'assert' or 'kernel' at the top level{}",
+                           keyword.empty() ? "" : fmt::format(" (did you mean '{}'?)", keyword)));
         }
       } catch (const SyntaxError&) {
         recover_top_level();
@@ -230,7 +229,7 @@ class Parser {
     if (type.text != "tensor" && at(TokenKind::less))
       fail_at(type.location, fmt::format("unknown parameter type '{}<'; a tensor parameter is tensor<dims..., "
                                          "TYPE>{}",
-                                         type.text, edit_distance(type.text, "tensor") <= 2 ? " (did you mean 'tensor'?)" : ""));
+                                         type.text, spelled_like(type.text, {"tensor"}).empty() ? "" : " (did you mean 'tensor'?)"));
     if (type.text != "tensor") {
       p.element = std::string(type.text);
       p.element_location = type.location;
@@ -361,17 +360,16 @@ class Parser {
       fail(fmt::format("'{0}=' is not an assignment: a value is assigned with '=' ({1} = {0}({1}, ...)); only a store "
                        "combines in place (store T[i] {0}= tile)", peek().text, s->name));
     // `stor Z[i] = x;`: a misspelled statement keyword reads as an assignment to a name.
-    if (!at(TokenKind::equal) && s->name.size() > 1) {
-      for (const char* keyword : {"store", "for", "if", "assert", "kernel", "const"})
-        if (edit_distance(s->name, keyword) <= (std::string_view(keyword).size() > 2 ? 2u : 1u))
-          fail_at(s->location, fmt::format("unknown statement '{}'; did you mean '{}'? (a statement is NAME = value; "
-                                           "or starts with store, for, if or assert)",
-                                           s->name, keyword));
-    }
+    if (!at(TokenKind::equal) && s->name.size() > 1)
+      if (std::string_view keyword = spelled_like(s->name, {"store", "for", "if", "assert", "kernel", "const"});
+          !keyword.empty())
+        fail_at(s->location, fmt::format("unknown statement '{}'; did you mean '{}'? (a statement is NAME = value; "
+                                         "or starts with store, for, if or assert)",
+                                         s->name, keyword));
     expect(TokenKind::equal, "after a name (assignment)");
     s->value = expr();
     // `x = lod X[i]`: a misspelled `load` reads as a name followed by another.
-    if (s->value->kind == ExprKind::name && at(TokenKind::identifier) && edit_distance(s->value->name, "load") <= 2)
+    if (s->value->kind == ExprKind::name && at(TokenKind::identifier) && !spelled_like(s->value->name, {"load"}).empty())
       fail_at(s->value->location, fmt::format("unknown name '{}' before '{}'; did you mean 'load'?", s->value->name,
                                               peek().text));
     expect_semicolon("after a statement");
@@ -690,11 +688,11 @@ class Parser {
           return with_height(std::move(e));
         }
         if (at(TokenKind::less) && looks_like_tile_constructor())
-          for (const char* constructor : {"zeros", "full", "iota", "reshape"})
-            if (edit_distance(e->name, constructor) <= 2)
-              fail_at(e->location, fmt::format("unknown tile constructor '{}'; did you mean '{}'? (zeros, full and iota "
-                                               "make tiles: zeros<rows, cols, f32>())",
-                                               e->name, constructor));
+          if (std::string_view constructor = spelled_like(e->name, {"zeros", "full", "iota", "reshape"});
+              !constructor.empty())
+            fail_at(e->location, fmt::format("unknown tile constructor '{}'; did you mean '{}'? (zeros, full and iota "
+                                             "make tiles: zeros<rows, cols, f32>())",
+                                             e->name, constructor));
         if (!accept(TokenKind::l_paren)) {
           e->kind = ExprKind::name;
           return e;

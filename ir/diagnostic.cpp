@@ -15,10 +15,8 @@ void DiagnosticEngine::locate_in(std::string file_name, std::string_view source)
   located_file_name_ = std::move(file_name);
   source_ = source;
   line_starts_.assign(1, 0);
-  // Lines end at "\n", "\r\n" or a lone "\r" (old Mac files), as the lexer counts them.
   for (size_t i = 0; i < source_.size(); ++i)
-    if (source_[i] == '\n' || (source_[i] == '\r' && (i + 1 == source_.size() || source_[i + 1] != '\n')))
-      line_starts_.push_back(i + 1);
+    if (ends_line(source_, i)) line_starts_.push_back(i + 1);
 }
 
 void DiagnosticEngine::error(Location location, std::string message) {

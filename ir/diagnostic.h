@@ -21,6 +21,12 @@ struct Location {
   friend bool operator==(const Location&, const Location&) = default;
 };
 
+// Whether a line ends at source[at]: "\n", or a "\r" not followed by "\n" (old Mac files; "\r\n"
+// ends at its "\n"). The lexer and DiagnosticEngine count lines by it alike.
+inline bool ends_line(std::string_view source, size_t at) {
+  return source[at] == '\n' || (source[at] == '\r' && (at + 1 >= source.size() || source[at + 1] != '\n'));
+}
+
 enum class Severity { error, warning, note };
 
 struct Diagnostic {

@@ -212,7 +212,11 @@ void warn_unused_dims(const runtime::SymbolBindings& given, const std::vector<co
 }
 
 std::string tensor_file_name(const std::string& parameter) {
-  return (parameter.rfind('%', 0) == 0 ? parameter.substr(1) : parameter) + ".bin";
+  return source_name(parameter) + ".bin";
+}
+
+std::string source_name(const std::string& parameter) {
+  return parameter.rfind('%', 0) == 0 ? parameter.substr(1) : parameter;
 }
 
 bool check_inputs_directory(const std::string& dir) {
@@ -241,7 +245,7 @@ bool read_given_inputs(const std::string& dir, const Operation& kernel_op, runti
     if (!std::filesystem::is_regular_file(path, error)) {
       fmt::print(stderr, "tilec: error: kernel {}: {} is {}, not a file of {}'s bytes\n", kernel, path.string(),
                  std::filesystem::is_directory(path, error) ? "a directory" : "not a regular file",
-                 buffers.names[i].rfind('%', 0) == 0 ? buffers.names[i].substr(1) : buffers.names[i]);
+                 source_name(buffers.names[i]));
       return false;
     }
     std::optional<std::vector<uint8_t>> given = read_binary_file(path);

@@ -61,6 +61,8 @@ void warn_unused_dims(const runtime::SymbolBindings& given, const std::vector<co
 // Your own data (`tilec run --inputs/--outputs`, `tilec emulate --inputs`): a tensor parameter X
 // is the raw row-major bytes of DIR/X.bin ("%X" names X.bin too).
 std::string tensor_file_name(const std::string& parameter);
+// A parameter's name as the source spells it ("%X" is X).
+std::string source_name(const std::string& parameter);
 // --inputs DIR must name a directory (an empty `dir` is no --inputs); false after printing why.
 bool check_inputs_directory(const std::string& dir);
 // --inputs DIR: each tensor parameter of `buffers` with a DIR/X.bin takes its bytes, which must be
