@@ -97,6 +97,11 @@ std::string Lowering::operand_text(const Expr* e, const char* position) {
   return fmt::format("the {} operand", position);
 }
 
+std::string Lowering::source_type(const Type& type) {
+  if (!type.is_tile()) return type.to_string();
+  return fmt::format("tile<{}, {}>", fmt::join(type.shape(), ", "), to_string(type.element()));
+}
+
 // NumPy's rule for tiles of different rank: the shorter shape gains leading 1s (a reshape), then
 // the tiles broadcast at equal rank: <BN> with <BM, BN> is a row of BN.
 Value* Lowering::with_rank(Value* value, size_t rank, Location location) {
@@ -135,7 +140,7 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
   Type result = broadcast_type(va->type(), vb->type());
   if (result.is_none()) {
     if (!(ta.is_scalar() || ta.is_tile()) || !(tb.is_scalar() || tb.is_tile()))
-      error(location, fmt::format("cannot combine {} and {}", ta.to_string(), tb.to_string()));
+      error(location, fmt::format("cannot combine {} and {}", source_type(ta), source_type(tb)));
     else if (ta.element() != tb.element() && (ta.element() == ScalarKind::index || tb.element() == ScalarKind::index)) {
       // Tiles have no index elements: convert the index, or an integer scalar to one.
       const bool left = ta.element() == ScalarKind::index;
@@ -154,6 +159,16 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
                                   index, other_text, other,
                                   named ? fmt::format("cast({}, {})", index, other)
                                         : fmt::format("cast(..., {}) around {}", other, index), also));
+    } else if (ta.element() != tb.element() && (ta.element() == ScalarKind::i1 || tb.element() == ScalarKind::i1)) {
+      // Converting a number to a mask is never what was meant: convert the mask.
+      const bool left = ta.element() == ScalarKind::i1;
+      const std::string mask = operand_text(left ? ea : eb, left ? "left" : "right");
+      const std::string other(to_string(left ? tb.element() : ta.element()));
+      error(location, fmt::format("element types differ: {} is a mask (i1) and {} is {}; convert the mask: {} is 1 "
+                                  "where it holds and 0 elsewhere (or choose with where(mask, a, b))",
+                                  mask, operand_text(left ? eb : ea, left ? "right" : "left"), other,
+                                  mask.find(' ') == std::string::npos ? fmt::format("cast({}, {})", mask, other)
+                                                                       : fmt::format("cast(..., {})", other)));
     } else if (ta.element() != tb.element()) {
       error(location, fmt::format("element types differ: {} is {} and {} is {}; convert one, e.g. cast({}, {})",
                                   operand_text(ea, "left"), to_string(ta.element()), operand_text(eb, "right"),
@@ -161,7 +176,7 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
     } else {
       error(location, fmt::format("tile shapes do not broadcast: {} and {} (aligned at their last dimension, as in "
                                   "NumPy, each dimension must be equal or 1)",
-                                  ta.to_string(), tb.to_string()));
+                                  source_type(ta), source_type(tb)));
     }
     return std::nullopt;
   }
@@ -282,7 +297,7 @@ Operand Lowering::lower_tile_new(const Expr& e) {
                               : fmt::format("cast(..., {})", to_string(*element))));
     else
       error(e.args[0]->location, fmt::format("the fill value must be {} scalar, not {}", with_article(*element),
-                                             given.to_string()));
+                                             source_type(given)));
     return {};
   }
   return Operand{create(OpKind::full, {fill}, type, e.location)};
@@ -303,13 +318,13 @@ Operand Lowering::lower_reshape(const Expr& e) {
   if (!x.value || !x.value->type().is_tile()) {
     const std::string ones = fmt::format("{}", fmt::join(std::vector<int64_t>(shape->size(), 1), ", "));
     error(e.location, fmt::format("reshape<...>() takes a tile, not {}; a tile of one value is full<{}, {}>(x)",
-                                  x.value ? x.value->type().to_string() : "a number", ones,
+                                  x.value ? source_type(x.value->type()) : "a number", ones,
                                   to_string(type.element())));
     return {};
   }
   if (x.value->type().element_count() != type.element_count()) {
     error(e.location, fmt::format("reshape<...>() keeps the number of elements: {} has {}, not {}",
-                                  x.value->type().to_string(), x.value->type().element_count(), type.element_count()));
+                                  source_type(x.value->type()), x.value->type().element_count(), type.element_count()));
     return {};
   }
   return Operand{create(OpKind::reshape, {x.value}, type, e.location)};
