@@ -143,7 +143,17 @@ class Parser {
     }
     fail(fmt::format("expected ';' {}, found {}", context, describe(peek())));
   }
+  // A keyword on the same line as the token before it was meant as a name (`kernel const(`):
+  // reported, then parsing goes on with it as the name, so the rest of the line is not misread
+  // as the declaration the keyword begins. On a line of its own it may begin the next
+  // declaration, where recovery resumes.
   std::string identifier(const char* context) {
+    const Token& token = peek();
+    if (is_keyword(token.kind) && pos_ > 0 && token.location.line == tokens_[pos_ - 1].location.line) {
+      diagnostics_.error(token.location, fmt::format("expected {} {}, found {}", to_string(TokenKind::identifier),
+                                                     context, describe_as_name(token)));
+      return std::string(next().text);
+    }
     return std::string(expect(TokenKind::identifier, context).text);
   }
   void recover_top_level() {

@@ -284,6 +284,19 @@ TEST(Parser, HexLiteralsAreIntegersAndAMalformedNumberIsOneError) {
   EXPECT_NE(wide.errors().find("too large"), std::string::npos) << wide.errors();
 }
 
+// A keyword used as a name on the line it belongs to is one error, and parsing goes on with it as
+// the name: `kernel const(` was two, the second "expected identifier after 'const'" at '('.
+TEST(Parser, AKeywordUsedAsANameIsOneError) {
+  for (const char* source : {"kernel const(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = load X[i] : <8>;\n}\n",
+                             "kernel k(X: tensor<N, f32>, for: f32) grid tiles(1) as (i) {\n  store X[i] = load X[i] : <8>;\n}\n",
+                             "const kernel = 4;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = load X[i] : <8>;\n}\n"}) {
+    Compiled c = compile_tile(source);
+    EXPECT_FALSE(c.module) << source;
+    EXPECT_EQ(c.diagnostics->error_count(), 1) << c.errors();
+    EXPECT_NE(c.errors().find("(a keyword of the language, which cannot name a value"), std::string::npos) << c.errors();
+  }
+}
+
 // A UTF-8 byte-order mark at the start of a file (editors on Windows write one) is skipped, and
 // the first line's columns count from after it; it was "unexpected non-ASCII character" at 1:1.
 TEST(Parser, AByteOrderMarkBeginningTheFileIsSkipped) {
