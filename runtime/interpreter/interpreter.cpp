@@ -531,6 +531,7 @@ bool TileExecution::execute_store(const Operation& op) {
     else tensor->store_int(i, semantics.integer_binary(tensor->load_int(i), tile->ints[at]));  // wrapped by store_int
   }, op.has_attr("elements"));
   if (race_index >= 0) {
+    launch_.raced.store(true);
     const std::string element = fmt::format("element [{}] of {}", fmt::join(tensor->coordinates_of(race_index), ", "),
                                             launch_.buffer_names.at(tensor));
     // What tiles combining with kind k do to the element: one tile, several, the bare verb.
@@ -752,6 +753,16 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
     SerialTileRunner serial;
     TileRunner& runner = options.runner ? *options.runner : serial;
     runner.run_tiles(tile_count, run_tile);
+    if (launch.raced.load() && &runner != &serial) {
+      // Which two tiles a race report names depends on the order concurrent tiles reached the
+      // element, so on the worker count: the report is a serial rerun's (the lowest tiles that
+      // collide), the same on every machine. It stores again; a launch that races has failed.
+      for (auto& [tensor, table] : launch.owners)
+        for (auto& owner : *table) owner.store(-1, std::memory_order_relaxed);
+      launch.raced.store(false);
+      launch.lowest_failed_tile.store(INT64_MAX);
+      serial.run_tiles(tile_count, run_tile);
+    }
     if (launch.lowest_failed_tile.load() != INT64_MAX) return launch.error;
     LaunchResult result;
     result.tile_count = tile_count;

@@ -51,6 +51,7 @@ struct LaunchState {
   std::unordered_map<const HostBuffer*, std::string> buffer_names;
   std::mutex error_mutex;
   std::atomic<int64_t> lowest_failed_tile{INT64_MAX};
+  std::atomic<bool> raced{false};  // a store race was found (which pair depends on the tiles' order)
   int64_t max_loop_iterations = 0;
   int64_t sm_count = 4;  // LaunchOptions::sm_count
   LaunchResult error;  // valid when lowest_failed_tile != INT64_MAX or a host error occurred

@@ -718,12 +718,18 @@ kernel @clash(%Y: tensor<4, f32>) {
 }
 )");
   ASSERT_TRUE(module);
-  HostBuffer Y(ScalarKind::f32, {4});
-  LaunchResult result = launch(*module, {&Y});
-  ASSERT_FALSE(result.ok);
-  EXPECT_NE(result.message.find("race: tiles 0 and 1 both store element [0] of %Y"), std::string::npos) << result.message;
-  EXPECT_EQ(result.location.line, 6u);
-  EXPECT_EQ(result.tile, 1);
+  // The pair named is the lowest two in any tile order (a run on several workers named whichever
+  // pair reached the element in the other order, e.g. "tiles 2 and 0" running in reverse).
+  ReverseTileRunner reverse;
+  ThreadTileRunner threads(3);
+  for (TileRunner* runner : std::initializer_list<TileRunner*>{nullptr, &reverse, &threads}) {
+    HostBuffer Y(ScalarKind::f32, {4});
+    LaunchResult result = launch(*module, {&Y}, {}, runner);
+    ASSERT_FALSE(result.ok);
+    EXPECT_NE(result.message.find("race: tiles 0 and 1 both store element [0] of %Y"), std::string::npos) << result.message;
+    EXPECT_EQ(result.location.line, 6u);
+    EXPECT_EQ(result.tile, 1);
+  }
 }
 
 // `store T[i] += tile` (issue 18: split-K and dQ need tiles adding into one output): every tile
