@@ -34,6 +34,9 @@ struct PlantedBug {
   const char* find;     // must occur exactly once in the expected .cu
   const char* replace;
   const char* report;   // what each schedule's report must contain (alternatives split by '|')
+  // A page that shows this bug's eager report (its indented block beginning `    SAMPLE.cu:`,
+  // reflowed at will), which must still be what the emulator prints, line numbers included.
+  const char* shown_in = nullptr;
 };
 
 std::ostream& operator<<(std::ostream& out, const PlantedBug& bug) { return out << bug.name; }
@@ -60,8 +63,8 @@ const PlantedBug kBugs[] = {
     {"sm90_parity_flipped", "gemm", "sm_90a", kGemm, "static_cast<uint32_t>(pipe_a_consumer_phase_2))",
      "static_cast<uint32_t>(1 - pipe_a_consumer_phase_2))", "race:"},
     {"sm90_missing_wgmma_fence", "gemm", "sm_90a", kGemm, "          tilec_wgmma_fence();\n", "", "missing wgmma.fence:"},
-    {"sm90_missing_proxy_fence", "gemm", "sm_90a", kGemm, "tilec_fence_proxy_async();  // the box is read by TMA", "",
-     "missing fence.proxy.async:"},
+    {"sm90_missing_proxy_fence", "gemm", "sm_90a", kGemm,
+     "            tilec_fence_proxy_async();  // the box is read by TMA\n", "", "missing fence.proxy.async:"},
     {"sm90_staging_reused_early", "gemm", "sm_90a", kGemm,
      "if (chunk == 0) tilec_bulk_wait_read<0>(); else tilec_bulk_wait_read<1>();", "", "staging reused:"},
     {"sm90_wrong_expect_tx", "gemm", "sm_90a", kGemm, "(pipe_a_producer_index_2), 16384);",
@@ -98,7 +101,7 @@ const PlantedBug kBugs[] = {
     // --- gemm, sm_100a (tcgen05, TMEM) ---
     {"sm100_missing_after_thread_sync", "gemm", "sm_100a", kGemm,
      "accumulator_parity ^= 1;\n          tilec_tcgen05_after_sync();", "accumulator_parity ^= 1;",
-     "missing tcgen05 fence:"},
+     "missing tcgen05 fence:", "docs/tutorial.md"},
     {"sm100_missing_before_thread_sync", "gemm", "sm_100a", kGemmRounds,
      "          tilec_tcgen05_before_sync();\n          tilec_named_barrier_sync(1, 256);",
      "          tilec_named_barrier_sync(1, 256);", "missing tcgen05 fence:"},
@@ -114,8 +117,9 @@ const PlantedBug kBugs[] = {
     // The descriptor's swizzle field: the 64-byte mode (4 at bit 61) where TMA wrote the 128-byte one (2).
     {"sm100_wrong_swizzle", "gemm", "sm_100a", kGemm, "static_cast<uint64_t>(3 - swizzle_bytes / 64) << 62",
      "static_cast<uint64_t>(4 - swizzle_bytes / 64) << 62", "layout mismatch:"},
-    {"sm100_missing_proxy_fence", "gemm", "sm_100a", kGemm, "tilec_fence_proxy_async();  // the box is read by TMA", "",
-     "missing fence.proxy.async:"},
+    {"sm100_missing_proxy_fence", "gemm", "sm_100a", kGemm,
+     "            tilec_fence_proxy_async();  // the box is read by TMA\n", "", "missing fence.proxy.async:",
+     "docs/emulation.md"},
     {"sm100_wrong_expect_tx", "gemm", "sm_100a", kGemm, "(pipe_b_producer_index_2), 32768);",
      "(pipe_b_producer_index_2), 16384);", "deadlock:"},
     {"sm100_staging_reused_early", "gemm", "sm_100a", kGemm,
@@ -263,6 +267,29 @@ fs::path work_directory() {
   return path;
 }
 
+// Text with every run of whitespace one space: a page's reflowed report compares with the
+// emulator's long lines.
+std::string words(const std::string& text) {
+  std::istringstream in(text);
+  std::string joined;
+  for (std::string word; in >> word;) joined += (joined.empty() ? "" : " ") + word;
+  return joined;
+}
+
+// The indented block of `page` beginning with a line `    FILE:...`, as words; "" if none.
+std::string shown_report(const std::string& page, const std::string& file) {
+  std::istringstream lines(page);
+  std::string line, block;
+  bool inside = false;
+  while (std::getline(lines, line)) {
+    if (!inside && line.rfind("    " + file + ":", 0) != 0) continue;
+    if (inside && line.rfind("    ", 0) != 0) break;
+    inside = true;
+    block += line + "\n";
+  }
+  return words(block);
+}
+
 class PlantedBugs : public ::testing::TestWithParam<PlantedBug> {};
 
 TEST_P(PlantedBugs, IsReportedInEverySchedule) {
@@ -273,7 +300,9 @@ TEST_P(PlantedBugs, IsReportedInEverySchedule) {
   std::string error;
   const std::string mutated = mutate(original, bug, error);
   ASSERT_TRUE(error.empty()) << bug.name << ": " << error << ":\n" << bug.find;
-  const fs::path cu = work_directory() / (std::string(bug.name) + ".cu");
+  // SAMPLE.cu in a directory of the bug's own, as a page's `tilec compile ... -o SAMPLE.cu` names it.
+  const fs::path cu = work_directory() / bug.name / (std::string(bug.sample) + ".cu");
+  fs::create_directories(cu.parent_path());
   write_file(cu, mutated);
 
   CommandResult result = run_command(emulate(bug, cu));
@@ -284,6 +313,15 @@ TEST_P(PlantedBugs, IsReportedInEverySchedule) {
     ASSERT_NE(it, reports.end()) << "schedule " << schedule << " did not fail:\n" << result.out << result.err;
     EXPECT_TRUE(reports_one_of(it->second, bug.report)) << "schedule " << schedule << " does not report " << bug.report
                                                          << ":\n" << it->second;
+  }
+  if (bug.shown_in && reports.count("eager")) {
+    const std::string shown = shown_report(read_file(source_dir() / bug.shown_in), cu.filename().string());
+    ASSERT_FALSE(shown.empty()) << bug.shown_in << " shows no report of " << cu.filename();
+    std::string eager = reports.at("eager");
+    const std::string directory = cu.parent_path().string() + "/";
+    for (size_t at; (at = eager.find(directory)) != std::string::npos;) eager.erase(at, directory.size());
+    EXPECT_NE(words(eager).find(shown), std::string::npos)
+        << bug.shown_in << " shows a report the emulator no longer prints; update the page to:\n" << eager;
   }
 }
 
