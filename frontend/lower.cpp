@@ -215,7 +215,7 @@ Value* Lowering::index_value(const Expr& expr, const char* what) {
       !value->type().is_index())  // an integer computed at run time (item() of a loaded id): as an index
     value = create(OpKind::cast, {value}, Type::scalar(ScalarKind::index), expr.location);
   if (!value->type().is_index()) {
-    error(expr.location, fmt::format("{} must be an index, not {}", what, source_type(value->type())));
+    error(expr.location, fmt::format("{} must be an index, not {}", what, value->type().to_source_string()));
     return nullptr;
   }
   return value;
@@ -589,7 +589,7 @@ Operation* Lowering::lower_for(const Stmt& s) {
                            to_string(end.element()));
       }
       error(location, fmt::format("carried '{}' changes type in the loop: {} before, {} at the end of the body{}",
-                                  name, source_type(inits[i]->type()), source_type(end), hint));
+                                  name, inits[i]->type().to_source_string(), end.to_source_string(), hint));
     }
     yielded.push_back(v);
   }
@@ -616,7 +616,7 @@ Operation* Lowering::lower_if(const Stmt& s) {
     const bool tile = cond.value && cond.value->type().is_tile();
     error(s.value->location,
           tile ? fmt::format("the condition of 'if' must be a scalar comparison, not {}; to choose element by "
-                             "element, write where(condition, a, b)", source_type(cond.value->type()))
+                             "element, write where(condition, a, b)", cond.value->type().to_source_string())
                : std::string("the condition of 'if' must be a scalar comparison"));
     // The branches are still lowered (on a stand-in condition), so that the names they assign
     // are not reported as unknown after the if.
@@ -668,7 +668,7 @@ Operation* Lowering::lower_if(const Stmt& s) {
     builder_ = outer;
     if (!(values[0]->type() == values[1]->type())) {
       error(s.location, fmt::format("'{}' has type {} after the then-branch but {} after the else-branch",
-                                    name, source_type(values[0]->type()), source_type(values[1]->type())));
+                                    name, values[0]->type().to_source_string(), values[1]->type().to_source_string()));
     }
     yields[0].push_back(values[0]);
     yields[1].push_back(values[1]);

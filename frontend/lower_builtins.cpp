@@ -229,7 +229,7 @@ Operand Lowering::lower_unary_function(const Expr& e, const Builtin& builtin, co
   ScalarKind element = v->type().element();
   if ((floats_only && !is_float(element)) || element == ScalarKind::i1) {
     error(e.location, fmt::format("{}() needs a {} operand, not {}{}", f, floats_only ? "floating-point" : "numeric",
-                                  source_type(v->type()),
+                                  v->type().to_source_string(),
                                   floats_only ? convert_hint(f, operand_text(e.args[0].get(), "first")) : ""));
     return {};
   }
@@ -265,12 +265,12 @@ Operand Lowering::lower_fma(const Expr& e, const Builtin&, const Expr*) {
   Type type = broadcast_type(broadcast_type(va->type(), vb->type()), vc->type());
   if (type.is_none()) {
     error(e.location, fmt::format("fma(): the shapes of a·b ({}) and c ({}) do not broadcast", product->to_string(),
-                                  source_type(vc->type())));
+                                  vc->type().to_source_string()));
     return {};
   }
   if (!is_float(type.element())) {
     error(e.location, fmt::format("fma() needs floating-point operands, not {}; convert them: fma(cast({}, f32), ...)",
-                                  source_type(type), operand_text(e.args[0].get(), "first")));
+                                  type.to_source_string(), operand_text(e.args[0].get(), "first")));
     return {};
   }
   if (type.is_tile()) type = type.with_space(MemorySpace::reg);
@@ -283,7 +283,7 @@ Operand Lowering::lower_transpose(const Expr& e, const Builtin&, const Expr*) {
   if (!x.ok()) return {};
   if (!x.value || !x.value->type().is_tile() || x.value->type().rank() != 2) {
     error(e.args[0]->location, fmt::format("transpose() swaps the rows and columns of a 2-D tile, not {}",
-                                           x.value ? source_type(x.value->type()) : "a number"));
+                                           x.value ? x.value->type().to_source_string() : "a number"));
     return {};
   }
   const Type& type = x.value->type();
@@ -304,14 +304,14 @@ Operand Lowering::lower_permute(const Expr& e, const Builtin&, const Expr*) {
   if (!x.ok()) return {};
   if (!x.value || !x.value->type().is_tile()) {
     error(e.args[0]->location, fmt::format("permute() reorders the dimensions of a tile, not {}",
-                                           x.value ? source_type(x.value->type()) : "a number"));
+                                           x.value ? x.value->type().to_source_string() : "a number"));
     return {};
   }
   const Type& type = x.value->type();
   const int64_t rank = static_cast<int64_t>(type.rank());
   if (static_cast<int64_t>(e.args.size()) != rank + 1) {
     error(e.location, fmt::format("permute() of {} takes its {} dimension{} in their new order, got {}",
-                                  source_type(type), rank, rank == 1 ? "" : "s", e.args.size() - 1));
+                                  type.to_source_string(), rank, rank == 1 ? "" : "s", e.args.size() - 1));
     return {};
   }
   std::vector<int64_t> dims;
@@ -320,7 +320,7 @@ Operand Lowering::lower_permute(const Expr& e, const Builtin&, const Expr*) {
     if (!d) return {};
     if (*d >= rank || std::find(dims.begin(), dims.end(), *d) != dims.end()) {
       error(e.args[i]->location, fmt::format("permute() takes each dimension of {} once (0 to {}); {} is {}",
-                                             source_type(type), rank - 1, *d,
+                                             type.to_source_string(), rank - 1, *d,
                                              *d >= rank ? "not one of them" : "named twice"));
       return {};
     }
@@ -345,7 +345,7 @@ std::optional<int64_t> Lowering::axis_of(const Expr& axis, const Type& type) {
   auto k = const_int(axis, "the axis", -rank);
   if (!k) return std::nullopt;
   if (*k >= rank) {
-    error(axis.location, fmt::format("axis {} is out of range for {}", *k, source_type(type)));
+    error(axis.location, fmt::format("axis {} is out of range for {}", *k, type.to_source_string()));
     return std::nullopt;
   }
   return *k < 0 ? *k + rank : *k;
@@ -358,7 +358,7 @@ Operand Lowering::lower_scan(const Expr& e, const Builtin& builtin, const Expr* 
   if (!x.ok()) return {};
   if (!x.value || !x.value->type().is_tile() || x.value->type().element() == ScalarKind::i1) {
     error(e.args[0]->location, fmt::format("{}() scans a tile of numbers, not {}", builtin.name,
-                                           x.value ? source_type(x.value->type()) : "a number"));
+                                           x.value ? x.value->type().to_source_string() : "a number"));
     return {};
   }
   const Type& type = x.value->type();
@@ -369,7 +369,7 @@ Operand Lowering::lower_scan(const Expr& e, const Builtin& builtin, const Expr* 
     along = *k;
   } else if (type.rank() != 1) {
     error(e.location, fmt::format("{0}() of {1} needs an axis: {0}(x, axis = 1) scans along each row", builtin.name,
-                                  source_type(type)));
+                                  type.to_source_string()));
     return {};
   }
   return Operand{create(builtin.kind, {x.value}, type.with_space(MemorySpace::reg), e.location,
@@ -401,7 +401,7 @@ Operand Lowering::lower_where(const Expr& e, const Builtin&, const Expr*) {
   vb = with_rank(vb, rank, e.location);
   Type type = broadcast_type(condition->type(), broadcast_type(va->type(), vb->type()).with_element(ScalarKind::i1));
   if (type.is_none()) {
-    error(e.location, fmt::format("where(): the condition {} does not broadcast with {}", source_type(c.value->type()),
+    error(e.location, fmt::format("where(): the condition {} does not broadcast with {}", c.value->type().to_source_string(),
                                   values->to_string()));
     return {};
   }
@@ -417,7 +417,7 @@ Operand Lowering::lower_item(const Expr& e, const Builtin&, const Expr*) {
   if (!x.value || !x.value->type().is_tile() || x.value->type().element_count() != 1) {
     error(e.location, fmt::format("item() takes a tile of one element (every extent 1), not {}; reduce it first, "
                                   "e.g. item(sum(x))",
-                                  x.value ? source_type(x.value->type()) : "a number"));
+                                  x.value ? x.value->type().to_source_string() : "a number"));
     return {};
   }
   return Operand{create(OpKind::item, {x.value}, Type::scalar(x.value->type().element()), e.location)};
@@ -468,7 +468,7 @@ Operand Lowering::lower_index_cast(const Expr& e) {
   if (!integer_scalar) {
     error(e.location, fmt::format("cast(x, index) takes an integer scalar (an item(), an i32 parameter), not {}; "
                                   "tiles hold element types (f32, ..., i64)",
-                                  x.value ? source_type(x.value->type()) : "a float number"));
+                                  x.value ? x.value->type().to_source_string() : "a float number"));
     return {};
   }
   Value* v = materialize(x, ScalarKind::index, e.location);
@@ -500,7 +500,7 @@ Operand Lowering::lower_mma(const Expr& e, const Builtin&, const Expr*) {
                            tb.shape()[1], operand_text(e.args[2].get(), "third"), tc.shape()[1]);
   if (!mismatch.empty()) {
     error(e.location, fmt::format("mma shapes do not match ({} · {} + {}): {}; mma(a, b, acc) takes a [M, K], b [K, N] "
-                                  "and acc [M, N]", source_type(ta), source_type(tb), source_type(tc), mismatch));
+                                  "and acc [M, N]", ta.to_source_string(), tb.to_source_string(), tc.to_source_string(), mismatch));
     return {};
   }
   const std::optional<ScalarKind> accumulator = mma_accumulator(ta.element());
@@ -555,7 +555,7 @@ Operand Lowering::lower_reduction(const Expr& e, const Builtin&, const Expr* axi
   } else if (f == "argmax" || f == "argmin") {
     error(e.location, fmt::format("{0}() of {1} needs an axis: {0}(x, axis = {2}) along the last axis (each row), "
                                   "axis = 0 along the first",
-                                  f, source_type(type), type.rank() - 1));
+                                  f, type.to_source_string(), type.rank() - 1));
     return {};
   } else {
     for (int64_t a = static_cast<int64_t>(type.rank()); a-- > 0;) axes.push_back(a);

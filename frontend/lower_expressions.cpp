@@ -97,11 +97,6 @@ std::string Lowering::operand_text(const Expr* e, const char* position) {
   return fmt::format("the {} operand", position);
 }
 
-std::string Lowering::source_type(const Type& type) {
-  if (!type.is_tile()) return type.to_string();
-  return fmt::format("tile<{}, {}>", fmt::join(type.shape(), ", "), to_string(type.element()));
-}
-
 // NumPy's rule for tiles of different rank: the shorter shape gains leading 1s (a reshape), then
 // the tiles broadcast at equal rank: <BN> with <BM, BN> is a row of BN.
 Value* Lowering::with_rank(Value* value, size_t rank, Location location) {
@@ -140,7 +135,7 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
   Type result = broadcast_type(va->type(), vb->type());
   if (result.is_none()) {
     if (!(ta.is_scalar() || ta.is_tile()) || !(tb.is_scalar() || tb.is_tile()))
-      error(location, fmt::format("cannot combine {} and {}", source_type(ta), source_type(tb)));
+      error(location, fmt::format("cannot combine {} and {}", ta.to_source_string(), tb.to_source_string()));
     else if (ta.element() != tb.element() && (ta.element() == ScalarKind::index || tb.element() == ScalarKind::index)) {
       // Tiles have no index elements: convert the index, or an integer scalar to one.
       const bool left = ta.element() == ScalarKind::index;
@@ -176,7 +171,7 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
     } else {
       error(location, fmt::format("tile shapes do not broadcast: {} and {} (aligned at their last dimension, as in "
                                   "NumPy, each dimension must be equal or 1)",
-                                  source_type(ta), source_type(tb)));
+                                  ta.to_source_string(), tb.to_source_string()));
     }
     return std::nullopt;
   }
@@ -297,7 +292,7 @@ Operand Lowering::lower_tile_new(const Expr& e) {
                               : fmt::format("cast(..., {})", to_string(*element))));
     else
       error(e.args[0]->location, fmt::format("the fill value must be {} scalar, not {}", with_article(*element),
-                                             source_type(given)));
+                                             given.to_source_string()));
     return {};
   }
   return Operand{create(OpKind::full, {fill}, type, e.location)};
@@ -318,13 +313,13 @@ Operand Lowering::lower_reshape(const Expr& e) {
   if (!x.value || !x.value->type().is_tile()) {
     const std::string ones = fmt::format("{}", fmt::join(std::vector<int64_t>(shape->size(), 1), ", "));
     error(e.location, fmt::format("reshape<...>() takes a tile, not {}; a tile of one value is full<{}, {}>(x)",
-                                  x.value ? source_type(x.value->type()) : "a number", ones,
+                                  x.value ? x.value->type().to_source_string() : "a number", ones,
                                   to_string(type.element())));
     return {};
   }
   if (x.value->type().element_count() != type.element_count()) {
     error(e.location, fmt::format("reshape<...>() keeps the number of elements: {} has {}, not {}",
-                                  source_type(x.value->type()), x.value->type().element_count(), type.element_count()));
+                                  x.value->type().to_source_string(), x.value->type().element_count(), type.element_count()));
     return {};
   }
   return Operand{create(OpKind::reshape, {x.value}, type, e.location)};

@@ -97,9 +97,6 @@ class Lowering {
   std::optional<Const> fold(const std::string& op, Const a, Const b, Location location);
   // How a message names an operand: its variable, or a description of its position.
   static std::string operand_text(const Expr* e, const char* position);
-  // How a message names a type: as the language writes it (tile<128, 64, f32>, like zeros<...>),
-  // never the IR's spelling with its memory space (tile<128x64xf32, reg>).
-  static std::string source_type(const Type& type);
   // A tile of lower rank as one of `rank` dimensions: NumPy's leading 1s, through a reshape.
   Value* with_rank(Value* value, size_t rank, Location location);
   // Whether a tile has more than `rank` dims, those in front of the last `rank` all of extent 1;

@@ -161,6 +161,13 @@ Type Type::payload() const {
   return t;
 }
 
+std::string Type::to_source_string() const {
+  if (kind_ != Kind::tile) return to_string();
+  std::string s = "tile<";
+  for (int64_t d : shape_) s += std::to_string(d) + ", ";
+  return s + std::string(tilec::to_string(element_)) + ">";
+}
+
 std::string Type::to_string() const {
   switch (kind_) {
     case Kind::none: return "none";

@@ -94,6 +94,9 @@ class Type {
   Type payload() const;
 
   std::string to_string() const;
+  // As a .tile program writes it, for messages a source's author reads: tile<128, 64, f32> (the
+  // shape and element of zeros<...>), without the IR's memory space; other kinds as to_string.
+  std::string to_source_string() const;
   friend bool operator==(const Type&, const Type&) = default;
 
  private:

@@ -549,9 +549,9 @@ bool Analysis::place_register_pipes() {
 bool Analysis::new_fragment(const Operation& op, const Value* value) { return new_fragment(op, value, value->type()); }
 
 bool Analysis::new_fragment(const Operation& op, const Value* value, const Type& type) {
-  if (type.rank() != 2) return unsupported(op, fmt::format("a register tile {} (2-D only)", type.to_string()));
+  if (type.rank() != 2) return unsupported(op, fmt::format("a register tile {} (2-D only)", type.to_source_string()));
   std::string why = tc_.layout.unsupported(type.shape()[0], type.shape()[1]);
-  if (!why.empty()) return unsupported(op, fmt::format("a register tile {}: {}", type.to_string(), why));
+  if (!why.empty()) return unsupported(op, fmt::format("a register tile {}: {}", type.to_source_string(), why));
   Fragment fragment;
   fragment.name = plan_.expression(value);
   fragment.element = type.element();
@@ -738,7 +738,7 @@ bool Analysis::hold_mma(const Operation& op) {
                                        to_string(input), form.what));
   const Type& acc_type = acc->type();
   if (acc_type.rank() != 2 || acc_type.element() != form.accumulator)
-    return unsupported(op, fmt::format("an mma of {} into {} ({} accumulators)", to_string(input), acc_type.to_string(),
+    return unsupported(op, fmt::format("an mma of {} into {} ({} accumulators)", to_string(input), acc_type.to_source_string(),
                                        to_string(form.accumulator)));
   int64_t m = acc_type.shape()[0], n = acc_type.shape()[1],
           k = a ? a->tile.shape()[1] : a_transposed ? a_registers->rows : a_registers->columns;
@@ -893,7 +893,7 @@ bool Analysis::hold_store(const Operation& op) {
   const bool rows_64 = stores_64_rows() && rows == 64;
   // A column (rows x 1, one value per row) is written from the threads holding each row.
   std::string why = rows_64 ? "" : tc_.layout.unsupported(rows, columns);
-  if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_string(), why));
+  if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_source_string(), why));
   std::vector<const Accumulator*> accumulators;
   std::string why_not;  // the first leaf that breaks the rule, said for a user
   std::function<void(const Value*)> visit = [&](const Value* leaf) {
@@ -1022,7 +1022,7 @@ bool Analysis::check_stage_buffers() {
         buffer.stored()[0] % 8 != 0 || buffer.stored()[0] > 256)
       return unsupported(*buffer.op, fmt::format("a stage tile {} (the mma input types, rows a multiple of 8 up to "
                                                  "256, rows of a multiple of 128 bytes, or of 64 or 32 bytes of K)",
-                                                 tile.to_string()));
+                                                 tile.to_source_string()));
     buffer.slot_bytes = tile.element_count() * byte_size(tile.element());
     for (const Value* barrier : {buffer.full, buffer.empty}) {
       auto it = tc_.barrier_of.find(barrier);
