@@ -402,7 +402,9 @@ int run_emulate(EmulateOptions options) {
 
   // Phase 3.
   std::vector<KernelJob> jobs;
-  for (const auto& kernel : module.kernels()) {
+  const std::vector<std::string> names = cuda::kernel_names(module);  // as the emitter gives them
+  for (size_t k = 0; k < module.kernels().size(); ++k) {
+    const auto& kernel = module.kernels()[k];
     if (!options.kernel.empty() && kernel_name(*kernel) != options.kernel) continue;
     KernelJob job;
     job.lowered = kernel.get();
@@ -412,7 +414,7 @@ int run_emulate(EmulateOptions options) {
       return 2;
     }
     size_t reported = input.diagnostics->diagnostics().size();
-    auto plan = cuda::compute_kernel_plan(*kernel, *input.diagnostics);
+    auto plan = cuda::compute_kernel_plan(*kernel, *input.diagnostics, names[k]);
     if (!plan) {
       for (size_t i = reported; i < input.diagnostics->diagnostics().size(); ++i)
         fmt::print(stderr, "{}", input.diagnostics->render(input.diagnostics->diagnostics()[i]));

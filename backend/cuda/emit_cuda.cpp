@@ -189,12 +189,20 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   std::vector<KernelPlan> plans;
   std::vector<cuda::LayoutChoice> choices;  // per plan: the register layout, or why the shared form
   bool failed = false;
-  for (const auto& kernel : module.kernels()) {
-    std::optional<KernelPlan> plan = cuda::compute_kernel_plan(*kernel, diagnostics);
+  const std::vector<std::string> names = cuda::kernel_names(module);  // the kernels' functions share the file
+  for (size_t k = 0; k < module.kernels().size(); ++k) {
+    const auto& kernel = module.kernels()[k];
+    std::optional<KernelPlan> plan = cuda::compute_kernel_plan(*kernel, diagnostics, names[k]);
     if (!plan) {
       failed = true;
       continue;
     }
+    if (plan->name != kernel_name(*kernel))
+      diagnostics.warning(kernel->location(),
+                          fmt::format("kernel '{0}' is emitted as {1}_kernel, launched by launch_{1} ('{0}' is "
+                                      "reserved in CUDA C++, or another kernel's functions take its names); rename "
+                                      "the kernel to choose the launcher's name",
+                                      kernel_name(*kernel), plan->name));
     plan->block_threads = kBlockThreads;
     cuda::LayoutChoice choice;
     if (!plan->tensor_core && options.plain_tiles == CudaEmitOptions::PlainTiles::registers)

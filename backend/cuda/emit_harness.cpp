@@ -552,7 +552,7 @@ bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference,
         failed = true;
         continue;
       }
-      std::optional<KernelPlan> planned = compute_kernel_plan(*before, diagnostics);
+      std::optional<KernelPlan> planned = compute_kernel_plan(*before, diagnostics, plan.name);
       if (!planned) {
         failed = true;
         continue;

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
 #include "backend/cuda/cuda_syntax.h"
 
@@ -36,9 +37,9 @@ class Planner {
   Planner(const Operation& kernel, DiagnosticEngine& diagnostics)
       : kernel_(kernel), diagnostics_(diagnostics) {}
 
-  std::optional<KernelPlan> run() {
+  std::optional<KernelPlan> run(const std::string& name) {
     plan_.kernel = &kernel_;
-    plan_.name = NameTable().unique(kernel_name(kernel_));
+    plan_.name = name;
     names_.reserve(plan_.name + "_kernel");  // the __global__ function and its launcher, which
     names_.reserve("launch_" + plan_.name);  // take the user's names as parameters
     const Region& body = kernel_.region();
@@ -348,9 +349,36 @@ class Planner {
 
 }  // namespace
 
-std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel,
-                                              DiagnosticEngine& diagnostics) {
-  return Planner(kernel, diagnostics).run();
+std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel, DiagnosticEngine& diagnostics,
+                                              const std::string& name) {
+  return Planner(kernel, diagnostics).run(name);
+}
+
+std::vector<std::string> kernel_names(const Module& module) {
+  const auto& kernels = module.kernels();
+  std::vector<std::string> names(kernels.size());
+  std::set<std::string> functions;  // NAME_kernel and launch_NAME of the names given out
+  auto free = [&](const std::string& name) {
+    return !functions.count(name + "_kernel") && !functions.count("launch_" + name);
+  };
+  NameTable table;  // hands out main_1, main_2, ... past the names taken
+  auto take = [&](size_t i, std::string name) {
+    functions.insert(name + "_kernel");
+    functions.insert("launch_" + name);
+    table.reserve(name);
+    names[i] = std::move(name);
+  };
+  for (size_t i = 0; i < kernels.size(); ++i) {  // first every name that is its own
+    const std::string own = kernel_name(*kernels[i]);
+    if (NameTable().unique(own) == own && free(own)) take(i, own);
+  }
+  for (size_t i = 0; i < kernels.size(); ++i) {  // then the others, renamed
+    if (!names[i].empty()) continue;
+    std::string name = table.unique(kernel_name(*kernels[i]));
+    while (!free(name)) name = table.unique(kernel_name(*kernels[i]));
+    take(i, name);
+  }
+  return names;
 }
 
 std::vector<LaunchParameter> launch_parameters(const KernelPlan& plan) {

@@ -106,8 +106,13 @@ size_t row_dimension(const Operation& op, size_t rank);
 // column_box.
 std::string box_problem(const Operation& op, const std::vector<int64_t>& stored, size_t rank);
 
-// The plan, or std::nullopt after reporting what the backend does not support.
-std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel,
-                                              DiagnosticEngine& diagnostics);
+// The plan, or std::nullopt after reporting what the backend does not support; `name` is the
+// kernel's KernelPlan::name, from kernel_names.
+std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel, DiagnosticEngine& diagnostics,
+                                              const std::string& name);
+// Each kernel's KernelPlan::name, in the module's order: its own name where C++ leaves it free,
+// else a fresh one (`main_1` for `main`) whose NAME_kernel and launch_NAME no other kernel's
+// functions take. Every kernel of a file, so its functions do not collide.
+std::vector<std::string> kernel_names(const Module& module);
 
 }  // namespace tilec::cuda

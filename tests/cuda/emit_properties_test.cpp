@@ -2,6 +2,7 @@
 // backend reports: shared-memory layout, synchronization, names, literals, determinism,
 // unsupported ops at their source location, the shared-memory budget, bad targets.
 #include <algorithm>
+#include <cstring>
 #include <regex>
 #include <stdexcept>
 
@@ -62,7 +63,7 @@ TEST(CudaPlan, LiveBuffersAreDisjointAndDeadOnesAreReused) {
     DiagnosticEngine diagnostics;
     auto module = parse_input(name, diagnostics);
     ASSERT_TRUE(module) << name;
-    auto plan = cuda::compute_kernel_plan(*module->kernels()[0], diagnostics);
+    auto plan = cuda::compute_kernel_plan(*module->kernels()[0], diagnostics, kernel_name(*module->kernels()[0]));
     ASSERT_TRUE(plan) << name << diagnostics.render_all();
     expect_sound_layout(*plan, name);
     int64_t total = 0;
@@ -99,7 +100,7 @@ kernel @loop(%X: tensor<N, f32>, %Y: tensor<N, f32>) {
   DiagnosticEngine diagnostics("loop.tir", text);
   auto module = parse_module(text, diagnostics);
   ASSERT_TRUE(module) << diagnostics.render_all();
-  auto plan = cuda::compute_kernel_plan(*module->kernels()[0], diagnostics);
+  auto plan = cuda::compute_kernel_plan(*module->kernels()[0], diagnostics, kernel_name(*module->kernels()[0]));
   ASSERT_TRUE(plan) << diagnostics.render_all();
   expect_sound_layout(*plan, "loop");
   auto buffer = [&](const std::string& name) -> const cuda::BufferPlan& {
@@ -125,7 +126,7 @@ TEST(CudaPlan, LoopResultsShareTheCarriedBuffers) {
   DiagnosticEngine diagnostics;
   auto module = parse_input("row_mean_loop", diagnostics);
   ASSERT_TRUE(module);
-  auto plan = cuda::compute_kernel_plan(*module->kernels()[0], diagnostics);
+  auto plan = cuda::compute_kernel_plan(*module->kernels()[0], diagnostics, kernel_name(*module->kernels()[0]));
   ASSERT_TRUE(plan);
   const Operation* loop = nullptr;
   for (const auto& op : module->kernels()[0]->region().operations())
@@ -275,6 +276,35 @@ TEST(CudaEmit, EveryKernelOfAModuleGetsAKernelALauncherAndAHarnessCheck) {
   }
   EXPECT_EQ(count(cuda, "constexpr int kBlockThreads"), 1u);
   EXPECT_EQ(count(cuda, "int main("), 1u);
+}
+
+// Kernel names are handed out over the whole file: a kernel `main` (reserved) was emitted as
+// main_1_kernel / launch_main_1 in a file whose kernel `main_1` took the same names, and nvcc
+// refused the file. Names that are their own keep them; the renamed one is warned about.
+TEST(CudaEmit, ARenamedKernelTakesNoOtherKernelsFunctionNames) {
+  const std::string vector_add = read_file(kTestDir / "inputs" / "vector_add.tir");
+  const std::string kernel = vector_add.substr(vector_add.find("kernel @"));
+  std::string text = vector_add.substr(0, vector_add.find("kernel @"));
+  for (const char* name : {"main", "main_1", "launch_b", "b_kernel"}) {
+    std::string renamed = kernel;
+    renamed.replace(renamed.find("@vector_add"), std::strlen("@vector_add"), std::string("@") + name);
+    text += renamed;
+  }
+  CudaEmitOptions options;
+  options.plain_tiles = kShared;
+  Emitted emitted = emit_text(text, "names.tir", options);
+  ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+  const std::string& cuda = *emitted.cuda;
+  // launch_b's kernel function launch_b_kernel is b_kernel's launcher: b_kernel is renamed too.
+  for (const char* name : {"main_2", "main_1", "launch_b", "b_kernel_1"}) {
+    EXPECT_EQ(count(cuda, std::string("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) ") + name + "_kernel("), 1u)
+        << name;
+    EXPECT_EQ(count(cuda, std::string("extern \"C\" cudaError_t launch_") + name + "("), 1u) << name;
+  }
+  EXPECT_NE(emitted.diagnostics.find("warning: kernel 'main' is emitted as main_2_kernel, launched by launch_main_2"),
+            std::string::npos) << emitted.diagnostics;
+  EXPECT_NE(emitted.diagnostics.find("warning: kernel 'b_kernel' is emitted as b_kernel_1_kernel"), std::string::npos)
+      << emitted.diagnostics;
 }
 
 // mma (tests/cuda/inputs/matmul.tir): element (i, j) = acc(i, j) + Σk a(i, k)·b(k, j), products and

@@ -47,7 +47,9 @@ Planned plan_sample(const std::string& name, const std::string& target) {
     planned.errors = diagnostics.render_all();
     return planned;
   }
-  std::optional<cuda::KernelPlan> kernel = cuda::compute_kernel_plan(*planned.module->kernels().front(), diagnostics);
+  std::optional<cuda::KernelPlan> kernel =
+      cuda::compute_kernel_plan(*planned.module->kernels().front(), diagnostics,
+                                kernel_name(*planned.module->kernels().front()));
   if (!kernel) {
     planned.errors = diagnostics.render_all();
     return planned;
