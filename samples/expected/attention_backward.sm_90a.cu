@@ -600,7 +600,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap DO_map, const __grid_constant__ CUtensorMap DK_store_map, const __grid_constant__ CUtensorMap DV_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, const __nv_bfloat16* DO, const float* LSE, const float* DELTA, float* DK, float* DV, int64_t S, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
-  TILEC_DYNAMIC_SHARED(1024, shared_memory);
+  TILEC_DYNAMIC_SHARED(16, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));

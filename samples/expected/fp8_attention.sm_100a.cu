@@ -603,7 +603,7 @@ __device__ __forceinline__ void tilec_tcgen05_mma_f8f6f4(uint32_t tmem, uint64_t
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap Vt_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_fp8_e4m3* Q, const __nv_fp8_e4m3* K, const __nv_fp8_e4m3* Vt, float* O, float qk_scale, float v_scale, int64_t S, int64_t HD, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
-  TILEC_DYNAMIC_SHARED(1024, shared_memory);
+  TILEC_DYNAMIC_SHARED(16, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));

@@ -565,7 +565,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_kernel(const __grid_constant__ CUtensorMap A_map, const __grid_constant__ CUtensorMap B_map, const __grid_constant__ CUtensorMap C_store_map, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
-  TILEC_DYNAMIC_SHARED(1024, shared_memory);
+  TILEC_DYNAMIC_SHARED(16, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));

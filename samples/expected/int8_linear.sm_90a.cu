@@ -550,7 +550,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k32_s8_bk(int32_t (&d)[128], 
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) int8_linear_kernel(const __grid_constant__ CUtensorMap X_map, const __grid_constant__ CUtensorMap W_map, const __grid_constant__ CUtensorMap Y_store_map, const int8_t* X, const int8_t* W, const float* x_scale, const float* w_scale, __nv_bfloat16* Y, int64_t M, int64_t K, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
-  TILEC_DYNAMIC_SHARED(1024, shared_memory);
+  TILEC_DYNAMIC_SHARED(16, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));

@@ -587,7 +587,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid_constant__ CUtensorMap X_map, const __grid_constant__ CUtensorMap W_map, const __grid_constant__ CUtensorMap Y_store_map, const __nv_bfloat16* X, const __nv_bfloat16* W, const float* Bias, const int32_t* Expert, __nv_bfloat16* Y, int64_t M, int64_t K, int64_t E, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
-  TILEC_DYNAMIC_SHARED(1024, shared_memory);
+  TILEC_DYNAMIC_SHARED(16, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));

@@ -550,7 +550,7 @@ __device__ __forceinline__ void tilec_wgmma_m64n256k16_bf16_am(float (&d)[128], 
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) weight_grad_kernel(const __grid_constant__ CUtensorMap X_map, const __grid_constant__ CUtensorMap dY_map, const __grid_constant__ CUtensorMap dW_store_map, const __nv_bfloat16* X, const __nv_bfloat16* dY, float* dW, int64_t T, int64_t IN, int64_t OUT) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
-  TILEC_DYNAMIC_SHARED(1024, shared_memory);
+  TILEC_DYNAMIC_SHARED(16, shared_memory);
   // The 128-byte swizzle repeats every 1024 bytes: stage buffers start on such a boundary.
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));

@@ -7,12 +7,14 @@
 // backend's signature; configurations the emitter does not support fail at the op's location.
 // (samples_test compiles every emitted sample with nvcc for both targets and checks for spills.)
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <unistd.h>
 
 #include "../cli_runner.h"
@@ -185,6 +187,34 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+}
+
+// Every kernel of a file declares the one extern __shared__ array with one alignment: a plain
+// kernel's 16 beside a tensor-core kernel's 1024 drew nvcc's warning #1886-D (found by a helper).
+TEST(TensorCore, PlainAndTensorCoreKernelsDeclareDynamicSharedMemoryAlike) {
+  const std::string source = "kernel rowmax(X: tensor<R, 256, f32>, Y: tensor<R, 1, f32>) grid tiles(cdiv(R, 4)) as (r) {\n"
+                             "  store Y[r, 0] = max(load X[r, 0] : <4, 256>, axis = 1);\n}\n"
+                             "kernel gemm(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, f32>)\n"
+                             "    grid persistent(cdiv(M, 128), cdiv(N, 128)) as (m, n) {\n"
+                             "  acc = zeros<128, 128, f32>();\n"
+                             "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {\n"
+                             "    acc = mma(load A[m, k] : <128, 64>, load B[k, n] : <64, 128>, acc);\n  }\n"
+                             "  store C[m, n] = acc;\n}\n";
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tilec_mixed_" + std::to_string(::getpid()) + ".tile");
+  write_file(file, source);
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + target);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::set<std::string> alignments;
+    const std::regex declaration(R"(\n\s*TILEC_DYNAMIC_SHARED\((\d+), shared_memory\);)");
+    for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), declaration); it != std::sregex_iterator(); ++it)
+      alignments.insert((*it)[1]);
+    EXPECT_EQ(alignments.size(), 1u) << target << ": " << fmt::format("{}", fmt::join(alignments, ", "));
+    EXPECT_NE(r.out.find("rowmax_kernel("), std::string::npos);
+    EXPECT_NE(r.out.find("gemm_kernel("), std::string::npos);
+  }
+  std::filesystem::remove(file);
 }
 
 // A B computed in registers (a dequantized weight) is refused as such on both targets; sm_90a
