@@ -55,8 +55,10 @@ class KernelPrinter {
       do name = std::to_string(next_number_++);
       while (taken_.count(name));
     } else {
+      // The smallest free suffix; those below the last one given for `hint` stay taken, so the
+      // search resumes there (a name reassigned 10,000 times printed in quadratic time).
       name = hint;
-      for (int suffix = 1; taken_.count(name); ++suffix) name = fmt::format("{}_{}", hint, suffix);
+      for (int& suffix = next_suffix_[hint]; taken_.count(name);) name = fmt::format("{}_{}", hint, ++suffix);
     }
     taken_.insert(name);
     return names_[value] = "%" + name;
@@ -100,6 +102,7 @@ class KernelPrinter {
   std::string out_;
   std::unordered_map<const Value*, std::string> names_;
   std::set<std::string> taken_;
+  std::unordered_map<std::string, int> next_suffix_;  // per hint: the last suffix given
   int next_number_ = 0;
 };
 

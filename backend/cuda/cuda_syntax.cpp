@@ -209,7 +209,10 @@ std::string NameTable::unique(std::string_view hint) {
                                     [&](std::string_view prefix) { return base.starts_with(prefix); }) ||
                         std::any_of(std::begin(kReservedSuffixes), std::end(kReservedSuffixes),
                                     [&](std::string_view suffix) { return base.ends_with(suffix); });
-  int suffix = 1;
+  // The smallest free suffix: those below the last one given for `base` are all taken (names
+  // are never given back), so the search resumes there, linear in the names, not quadratic.
+  int& suffix = next_suffix_[base];
+  suffix = std::max(suffix, 1);
   std::string name = api_name ? fmt::format("{}_{}", base, suffix++) : base;
   while (taken_.count(name)) name = fmt::format("{}_{}", base, suffix++);
   taken_.insert(name);

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "ir/attributes.h"
 #include "ir/types.h"
@@ -44,6 +45,7 @@ class NameTable {
 
  private:
   std::set<std::string, std::less<>> taken_;
+  std::unordered_map<std::string, int> next_suffix_;  // per base: the suffix to try first
 };
 
 }  // namespace tilec::cuda

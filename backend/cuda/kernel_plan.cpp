@@ -316,12 +316,15 @@ class Planner {
   // Phase 5.
   void place_buffers() {
     std::vector<BufferPlan>& buffers = plan_.buffers;
+    // The buffers placed so far by last use: those live at a buffer's first use are found without
+    // scanning every earlier one (quadratic in a long kernel's values).
+    std::set<std::pair<int64_t, size_t>> placed;
     for (size_t i = 0; i < buffers.size(); ++i) {
       BufferPlan& buffer = buffers[i];
       std::vector<const BufferPlan*> live;
-      for (size_t j = 0; j < i; ++j)
-        if (buffers[j].first_use <= buffer.last_use && buffer.first_use <= buffers[j].last_use)
-          live.push_back(&buffers[j]);
+      for (auto it = placed.lower_bound({buffer.first_use, 0}); it != placed.end(); ++it)
+        if (buffers[it->second].first_use <= buffer.last_use) live.push_back(&buffers[it->second]);
+      placed.insert({buffer.last_use, i});
       std::vector<int64_t> candidates = {0};
       for (const BufferPlan* other : live) candidates.push_back((other->offset + other->bytes + 15) / 16 * 16);
       std::sort(candidates.begin(), candidates.end());

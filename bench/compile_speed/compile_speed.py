@@ -6,7 +6,8 @@
 # is timed with --emit ir instead, and the row says so. For each emitted .cu, the median of
 # --nvcc-runs (default 3) `nvcc -std=c++17 -gencode ... -c` compiles, and the ratio
 # tilec / nvcc. A first row times `tilec --help`, the process start-up every compile pays.
-# Then gemm's --time-passes report, showing where tilec's time goes.
+# Then a scaling table (generated kernels of 1,000 to 16,000 statements: is compile time linear?)
+# and gemm's --time-passes report, showing where tilec's time goes.
 # Usage: compile_speed.py --tilec build/tools/tilec [--samples samples] [--nvcc PATH]
 #        [--target sm_90a|sm_100a] [--runs 11] [--nvcc-runs 3]
 import argparse
@@ -57,6 +58,38 @@ def find_nvcc(given):
     return "/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None
 
 
+# Generated kernels of n statements: `rebind` reassigns one name n times (every CUDA and IR name
+# then needs a fresh suffix), `lets` gives each of n values its own name. Linear time is the
+# goal: the last column, ms per 1,000 statements, should stay flat as n grows.
+SCALING_SIZES = (1000, 4000, 16000)
+
+
+def scaling_kernel(family, n):
+    lines = ["kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 128)) as (i) {",
+             "  v0 = load X[i] : <128>;"]
+    if family == "rebind":
+        lines += ["  v0 = v0 * 1.0001;"] * n
+        lines.append("  store Y[i] = v0;")
+    else:
+        lines += [f"  v{j} = v{j - 1} * 1.0001 + 0.5;" for j in range(1, n + 1)]
+        lines.append(f"  store Y[i] = v{n};")
+    return "\n".join(lines + ["}", ""])
+
+
+def scaling(options):
+    print()
+    print(f"scaling: tilec compile of generated kernels, median of 3 (-o /dev/null, target {options.target})")
+    print(f"{'family':<8} {'statements':>10} {'ms':>9} {'ms/1000':>9}")
+    with tempfile.TemporaryDirectory(prefix="tilec_compile_scaling_") as scratch:
+        for family in ("rebind", "lets"):
+            for n in SCALING_SIZES:
+                tile = pathlib.Path(scratch) / f"{family}{n}.tile"
+                tile.write_text(scaling_kernel(family, n))
+                seconds = median_time([options.tilec, "compile", str(tile), "--target", options.target,
+                                       "-o", os.devnull], 3)
+                print(f"{family:<8} {n:>10} {seconds * 1e3:9.0f} {seconds * 1e6 / n:9.1f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description="tilec compile time against nvcc's")
     parser.add_argument("--tilec", required=True)
@@ -105,6 +138,7 @@ def main():
 
     for note in notes:
         print(f"note: {note}")
+    scaling(options)
     gemm = pathlib.Path(options.samples) / "gemm.tile"
     if gemm.exists():
         print()
