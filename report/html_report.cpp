@@ -112,10 +112,20 @@ std::string schedule_section(const Module* module) {
     out += fmt::format("<h3>{}: II {}, {} stage{}{}</h3>\n", escape_html(loop.title), loop.ii, loop.stages,
                        loop.stages == 1 ? "" : "s",
                        loop.generator.empty() ? "" : ", generator " + escape_html(loop.generator));
-    out += "<p class=\"note\">Modulo reservation table: each cell lists the ops holding that slot at that cycle modulo II.</p>\n";
-    out += "<div class=\"figure\">" + render_reservation_table(loop) + "</div>\n";
-    out += "<p class=\"note\">One iteration over cycles; dashed lines every II cycles separate the stages.</p>\n";
-    out += "<div class=\"figure\">" + render_gantt(loop) + "</div>\n";
+    if (loop.ii > kMaxTableColumns) {
+      out += fmt::format("<p class=\"note\">No reservation table: II {} is longer than the {} columns drawn.</p>\n",
+                         loop.ii, kMaxTableColumns);
+    } else {
+      out += "<p class=\"note\">Modulo reservation table: each cell lists the ops holding that slot at that cycle modulo II.</p>\n";
+      out += "<div class=\"figure\">" + render_reservation_table(loop) + "</div>\n";
+    }
+    if (const int64_t cycles = iteration_cycles(loop); cycles > kMaxGanttCycles) {
+      out += fmt::format("<p class=\"note\">No Gantt chart: one iteration spans {} cycles, more than the {} drawn.</p>\n",
+                         cycles, kMaxGanttCycles);
+    } else {
+      out += "<p class=\"note\">One iteration over cycles; dashed lines every II cycles separate the stages.</p>\n";
+      out += "<div class=\"figure\">" + render_gantt(loop) + "</div>\n";
+    }
   }
   return out;
 }

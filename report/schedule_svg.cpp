@@ -157,9 +157,14 @@ std::string render_reservation_table(const ScheduledLoop& loop) {
   return svg;
 }
 
-std::string render_gantt(const ScheduledLoop& loop) {
+int64_t iteration_cycles(const ScheduledLoop& loop) {
   int64_t end = loop.ii;
   for (const ScheduledOp& op : loop.ops) end = std::max(end, start_cycle(op, loop.ii) + op.latency);
+  return end;
+}
+
+std::string render_gantt(const ScheduledLoop& loop) {
+  const int64_t end = iteration_cycles(loop);
   const int row_height = 20, header = 24;
   const int scale = static_cast<int>(std::clamp<int64_t>(800 / std::max<int64_t>(end, 1), 4, 40));
   const int width = kLabelWidth + scale * static_cast<int>(end) + 40;

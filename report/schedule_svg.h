@@ -43,11 +43,21 @@ struct ScheduledLoop {
 // Every `for` carrying an `ii` attribute, kernels in module order, loops in program order.
 std::vector<ScheduledLoop> collect_scheduled_loops(const Module& module);
 
+// The longest charts drawn: a reservation table of II columns, a Gantt chart of one iteration's
+// cycles. Past them (a hand-edited `ii = 10000000`) the report says so instead of drawing
+// gigabytes of SVG.
+inline constexpr int64_t kMaxTableColumns = 512;
+inline constexpr int64_t kMaxGanttCycles = 8192;
+
 // Rows: slots (or the op's pipe when it publishes no resources); columns: cycle mod II; each
-// cell lists the ops holding the slot then. Returns one <svg> element.
+// cell lists the ops holding the slot then. Returns one <svg> element; II <= kMaxTableColumns.
 std::string render_reservation_table(const ScheduledLoop& loop);
 
-// One row per op, a bar from its cycle for its latency, coloured by stage. One <svg> element.
+// The cycles one iteration spans: II, or past it to the end of the last op.
+int64_t iteration_cycles(const ScheduledLoop& loop);
+
+// One row per op, a bar from its cycle for its latency, coloured by stage. One <svg> element;
+// iteration_cycles <= kMaxGanttCycles.
 std::string render_gantt(const ScheduledLoop& loop);
 
 // The colour of a stage (shared by both charts and the legend).

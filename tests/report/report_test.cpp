@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 
@@ -134,6 +135,24 @@ TEST(Report, ScheduledLoopGetsReservationTableAndGantt) {
   // says so and shows only the rest.
   EXPECT_NE(compiled.page.find("Already run when the input was written: parse, promote-mma-operands, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule."), std::string::npos);
   EXPECT_EQ(count(compiled.page, "<details class=\"ir pass\""), compiled.passes_printed);
+}
+
+// A hand-edited II past what a chart can draw gets a note instead of the charts: `ii = 10000000`
+// was a bad_alloc (exit 2), and 2000000000 ran for minutes (found by a helper).
+TEST(Report, AnIiTooLongToDrawIsNamedNotDrawn) {
+  const std::string text = read_file(source_dir() / "tests" / "report" / "scheduled_gemm.tir");
+  const size_t at = text.find("ii = 8,");
+  ASSERT_NE(at, std::string::npos);
+  const fs::path input = scratch("huge_ii.tir");
+  write_file(input, text.substr(0, at) + "ii = 2000000000," + text.substr(at + std::strlen("ii = 8,")));
+  Compiled compiled = compile_with_report(input);
+  ASSERT_EQ(compiled.result.status, 0) << compiled.result.err;
+  EXPECT_EQ(count(compiled.page, "class=\"mrt\""), 0u);
+  EXPECT_EQ(count(compiled.page, "class=\"gantt\""), 0u);
+  EXPECT_NE(compiled.page.find("No reservation table: II 2000000000 is longer than the 512 columns drawn."),
+            std::string::npos);
+  EXPECT_NE(compiled.page.find("No Gantt chart: one iteration spans 2000000000 cycles"), std::string::npos);
+  EXPECT_LT(compiled.page.size(), 1u << 20);
 }
 
 TEST(Report, SameInputGivesSamePageButForTimes) {
