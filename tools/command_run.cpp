@@ -124,15 +124,18 @@ class RunDeadline {
   std::thread watcher_;
 };
 
-// "file:line:col" of a failed launch's op (the file alone when it has no location).
-std::string where(const std::string& input, const runtime::LaunchResult& result) {
-  if (!result.location.known()) return input;
-  return fmt::format("{}:{}:{}", input, result.location.line, result.location.column);
-}
-
-// The failure without its location (where() gives that), with the tile when there is one.
-std::string what(const runtime::LaunchResult& result) {
-  return result.tile >= 0 ? fmt::format("{} (tile {})", result.message, result.tile) : result.message;
+// A failed launch, at its op's location as every diagnostic is (the source line quoted, and
+// for IR text printed from a .tile, that file's: a .tir's loc() points into it), with the tile
+// when there is one; the input's name alone when the failure has no location.
+void report_failure(const DiagnosticEngine& diagnostics, const runtime::LaunchResult& result, const std::string& kernel) {
+  const std::string message = fmt::format("kernel {}: {}", kernel, result.tile >= 0
+                                                                       ? fmt::format("{} (tile {})", result.message, result.tile)
+                                                                       : result.message);
+  if (!result.location.known()) {
+    fmt::print(stderr, "{}: error: {}\n", diagnostics.file_name(), message);
+    return;
+  }
+  fmt::print(stderr, "{}", diagnostics.render(Diagnostic{Severity::error, result.location, message}));
 }
 
 // The sum of the elements: exact for integer tensors (wrapping at 64 bits), to 9 digits for
@@ -149,7 +152,7 @@ std::string checksum(const runtime::HostBuffer& buffer) {
 }
 
 int run_one(const Operation& parsed, const Operation& lowered, const RunOptions& options,
-            runtime::SymbolBindings symbols, runtime::Executor& executor) {
+            runtime::SymbolBindings symbols, runtime::Executor& executor, const DiagnosticEngine& diagnostics) {
   std::string name = kernel_name(lowered);
   std::string dims;
   symbols = bind_kernel_symbols(lowered, symbols, dims);
@@ -170,7 +173,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   auto arguments = actual.arguments();
   runtime::LaunchResult result = runtime::run_kernel(lowered, arguments, symbols, launch);
   if (!result.ok) {
-    fmt::print(stderr, "{}: error: kernel {}: {}\n", where(options.input, result), name, what(result));
+    report_failure(diagnostics, result, name);
     return 1;
   }
   // One program per CTA: per tile of a `grid tiles` kernel, per SM (--sms) of a persistent one.
@@ -188,7 +191,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   auto reference_arguments = expected.arguments();
   runtime::LaunchResult reference = runtime::run_kernel(parsed, reference_arguments, symbols, launch);
   if (!reference.ok) {
-    fmt::print(stderr, "{}: error: kernel {} as parsed: {}\n", where(options.input, reference), name, what(reference));
+    report_failure(diagnostics, reference, name + " as parsed");
     return 1;
   }
   int status = 0;
@@ -266,7 +269,7 @@ int run_run(RunOptions options) {
       fmt::print(stderr, "tilec: internal error: kernel {} disappeared in the pipeline\n", kernel_name(lowered));
       return 2;
     }
-    status = std::max(status, run_one(*original, lowered, options, symbols, executor));
+    status = std::max(status, run_one(*original, lowered, options, symbols, executor, *input.diagnostics));
   }
   return status;
 }

@@ -362,5 +362,26 @@ TEST(InterpreterAgents, TilecRunReportsDeadlocksAndRacesAtTheirOps) {
   fs::remove(bad);
 }
 
+// IR text printed from a .tile locates its ops in that file: a launch failure names the .tile's
+// line and quotes it, as the verifier's errors do (it named the .tir with the .tile's line and
+// column, and quoted nothing; found by a helper).
+TEST(InterpreterAgents, TilecRunReportsAFailureInIrTextAtItsTileLine) {
+  namespace fs = std::filesystem;
+  std::string gemm = read_source("samples/expected/gemm.tir");
+  const size_t wait = gemm.find("mbarrier_wait %pipe_a_full");
+  ASSERT_NE(wait, std::string::npos);
+  const size_t begin = gemm.rfind('\n', wait) + 1, end = gemm.find('\n', wait) + 1;
+  fs::path bad = fs::temp_directory_path() / ("tilec_agents_" + std::to_string(::getpid()) + "_gemm.tir");
+  testing::write_file(bad, gemm.substr(0, begin) + gemm.substr(end));
+  testing::CommandResult r = testing::run_command(testing::tilec_binary() + " run " + bad.string() + " --check");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "samples/gemm.tile:14:11: error: kernel gemm: race: %pipe_a_buffer[0] read by agent "
+                              "'compute' before its fill 1 was committed"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "      acc = mma(a, b, acc);\n            ^")) << r.err;
+  EXPECT_FALSE(contains(r.err, bad.string())) << r.err;
+  fs::remove(bad);
+}
+
 }  // namespace
 }  // namespace tilec::runtime
