@@ -64,8 +64,48 @@ void PassManager::add(Pass pass) {
   passes_.push_back(std::move(pass));
 }
 
+// What the module's own attributes must be before the pipeline trusts them: `passes` the names
+// of this pipeline's passes, each once; `target` a target tilec knows. A hand-edited header was
+// read as far as it made sense (`passes = "parse"` as none, `target = "sm_80"` as the default).
+bool PassManager::verify_module_attributes(const Module& module, DiagnosticEngine& diagnostics) const {
+  bool ok = true;
+  if (auto it = module.attributes().find("passes"); it != module.attributes().end()) {
+    std::vector<std::string> names = {"parse"};  // the stage that made the IR, then the passes
+    for (const Pass& pass : passes_) names.push_back(pass.name);
+    std::vector<std::string> seen;
+    const bool array = it->second.is_array();
+    for (size_t i = 0; array && i < it->second.as_array().size() && ok; ++i) {
+      const Attribute& a = it->second.as_array()[i];
+      if (!a.is_string() || std::find(names.begin(), names.end(), a.as_string()) == names.end()) {
+        diagnostics.error({}, fmt::format("the module's 'passes' lists {}, which is not a pass of the pipeline ({})",
+                                          a.to_string(), fmt::join(names, ", ")));
+        ok = false;
+      } else if (std::find(seen.begin(), seen.end(), a.as_string()) != seen.end()) {
+        diagnostics.error({}, fmt::format("the module's 'passes' lists \"{}\" twice", a.as_string()));
+        ok = false;
+      }
+      if (a.is_string()) seen.push_back(a.as_string());
+    }
+    if (!array) {
+      diagnostics.error({}, fmt::format("the module's 'passes' must be an array of pass names, e.g. passes = "
+                                        "[\"parse\"], not {}", it->second.to_string()));
+      ok = false;
+    }
+  }
+  if (auto it = module.attributes().find("target");
+      it != module.attributes().end() && (!it->second.is_string() || !target::find_target(it->second.as_string()))) {
+    std::vector<std::string_view> names;
+    for (const target::Target& t : target::targets()) names.push_back(t.name);
+    diagnostics.error({}, fmt::format("the module's 'target' is {}, which is not a target of tilec ({})",
+                                      it->second.to_string(), fmt::join(names, " or ")));
+    ok = false;
+  }
+  return ok;
+}
+
 PipelineStatus PassManager::run(Module& module, PassContext& ctx, const PipelineOptions& options) {
   timings_.clear();
+  if (!verify_module_attributes(module, ctx.diagnostics)) return PipelineStatus::input_error;
   std::vector<std::string> done = passes_run(module);
   auto ran = [&](const std::string& name) { return std::find(done.begin(), done.end(), name) != done.end(); };
   const std::string target(ctx.target.name);
@@ -100,6 +140,23 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
         return PipelineStatus::input_error;
       }
   }
+  // Options aimed at passes the input already records: the IR as it was after them is gone.
+  if (!options.stop_after.empty() && ran(options.stop_after) && options.stop_after != done.back()) {
+    ctx.diagnostics.error({}, fmt::format("--stop-after {0}: the input already records the passes after '{0}', up to "
+                                          "'{1}', so its IR after '{0}' is not there to stop at; stop after '{1}' or "
+                                          "a later pass, or compile the .tile source",
+                                          options.stop_after, done.back()));
+    return PipelineStatus::input_error;
+  }
+  for (const std::string& pass : options.print_after)
+    if (pass != "parse" && ran(pass))
+      ctx.diagnostics.warning({}, fmt::format("--print-ir-after {}: the input already records '{}', which does not "
+                                              "run again, so nothing is printed after it",
+                                              pass, pass));
+  if (ctx.generator != "auto" && ran("generate-schedule"))
+    ctx.diagnostics.warning({}, fmt::format("--generator {}: the input already records 'generate-schedule', whose "
+                                            "schedule it keeps; compile the .tile source to schedule it again",
+                                            ctx.generator));
   if (options.stop_after == "parse" || (!options.stop_after.empty() && ran(options.stop_after)))
     return PipelineStatus::ok;
   for (const Pass& pass : passes_) {

@@ -83,6 +83,7 @@ class PassManager {
   const std::vector<PassTiming>& timings() const { return timings_; }
 
  private:
+  bool verify_module_attributes(const Module& module, DiagnosticEngine& diagnostics) const;
   std::vector<Pass> passes_;
   std::vector<PassTiming> timings_;
 };

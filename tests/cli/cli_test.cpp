@@ -933,6 +933,56 @@ TEST(CliLimits, IrCompiledForOneTargetIsRefusedForAnother) {
   EXPECT_EQ(run_command(tilec("compile " + parsed.string() + " --target sm_90a -o /dev/null")).status, 0);
 }
 
+// The module header's own attributes are checked before the pipeline trusts them: an unknown
+// target was read as the default (and later named as the --target to give), `passes = "parse"`
+// as no pass run, and an unknown or repeated pass was kept (found by a helper).
+TEST(CliLimits, AHandEditedModuleHeaderIsCheckedLikeTheOptions) {
+  fs::path parsed = temp_file("header.tir", "");
+  ASSERT_EQ(run_command(tilec("compile samples/vector_add.tile --emit ir --stop-after parse -o " + parsed.string())).status, 0);
+  const std::string text = read_file(parsed);
+  const std::string header = "passes = [\"parse\"]";
+  ASSERT_THAT(text, HasSubstr(header));
+  struct Case {
+    std::string from, to, message;
+  };
+  for (const Case& c : {Case{"target = \"sm_90a\"", "target = \"sm_80\"",
+                             "error: the module's 'target' is \"sm_80\", which is not a target of tilec (sm_90a or sm_100a)"},
+                        Case{header, "passes = \"parse\"", "error: the module's 'passes' must be an array of pass names"},
+                        Case{header, "passes = [\"parse\", \"bogus\"]",
+                             "error: the module's 'passes' lists \"bogus\", which is not a pass of the pipeline (parse, "},
+                        Case{header, "passes = [\"parse\", \"parse\"]", "error: the module's 'passes' lists \"parse\" twice"}}) {
+    std::string edited = text;
+    ASSERT_NE(edited.find(c.from), std::string::npos) << c.from;
+    edited.replace(edited.find(c.from), c.from.size(), c.to);
+    write_file(parsed, edited);
+    for (const char* command : {"compile ", "run "}) {
+      CommandResult r = run_command(tilec(command + parsed.string() + (command[0] == 'c' ? " -o /dev/null" : "")));
+      EXPECT_EQ(r.status, 1) << c.to;
+      EXPECT_THAT(r.err, HasSubstr(c.message)) << command << c.to;
+    }
+  }
+  fs::remove(parsed);
+}
+
+// Options aimed at passes a .tir already records: --stop-after one of them printed the IR after
+// the last recorded pass as if it were the IR after that one; --print-ir-after and --generator
+// did nothing, silently (found by a helper).
+TEST(CliLimits, OptionsForPassesTheIrAlreadyRecordsAreNamed) {
+  const std::string materialized = (source_dir() / "tests" / "golden" / "insert-sync" / "gemm_sm90a.tir").string();
+  CommandResult stop = run_command(tilec("compile " + materialized + " --emit ir --stop-after generate-schedule -o /dev/null"));
+  EXPECT_EQ(stop.status, 1);
+  EXPECT_THAT(stop.err, HasSubstr("error: --stop-after generate-schedule: the input already records the passes after "
+                                  "'generate-schedule', up to 'materialize-schedule', so its IR after "
+                                  "'generate-schedule' is not there to stop at"));
+  EXPECT_EQ(run_command(tilec("compile " + materialized + " --emit ir --stop-after materialize-schedule -o /dev/null")).status, 0);
+  CommandResult ignored =
+      run_command(tilec("compile " + materialized + " --print-ir-after build-resources --generator serial -o /dev/null"));
+  EXPECT_EQ(ignored.status, 0) << ignored.err;
+  EXPECT_THAT(ignored.err, HasSubstr("warning: --print-ir-after build-resources: the input already records "
+                                     "'build-resources', which does not run again"));
+  EXPECT_THAT(ignored.err, HasSubstr("warning: --generator serial: the input already records 'generate-schedule'"));
+}
+
 TEST(CliLimits, BytesOutsideAsciiAreRefusedOutsideCommentsOnly) {
   std::string body = kernel_with("8", "2");
   fs::path code = temp_file("latin1.tile", "// caf\xe9\n" + body.insert(body.find("store"), "\xff"));
