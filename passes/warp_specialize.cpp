@@ -284,7 +284,7 @@ class KernelSplitter {
       });
     if (creation_inside)
       return internal_error(ops[split]->location(), "an mbarrier_create or stage_buffer lies inside the split body");
-    if (!check_empty_arrivals(barriers)) return false;
+    if (!check_arrivals(barriers)) return false;
 
     compute_threads_ = kWarpgroupThreads * compute_warpgroups(body, split, end);
     Location location = ops[split]->location();
@@ -312,19 +312,26 @@ class KernelSplitter {
     return false;
   }
 
-  // One consumer agent: every empty barrier must expect exactly one arrival per phase.
-  bool check_empty_arrivals(const BarrierRoles& barriers) {
-    for (const Value* empty : barriers.empty) {
-      const Operation* create = empty->defining_op();
-      if (!create || create->kind() != OpKind::mbarrier_create) continue;
-      if (create->int_attr("arrivals") != 1) {  // insert-sync writes 1: edited IR text
-        diagnostics_.error(create->location(),
-                           fmt::format("kernel @{}: the empty mbarrier %{} expects {} arrivals per phase, but its one "
-                                       "consumer agent arrives once (give it arrivals = 1, as insert-sync does)",
-                                       kernel_name(kernel_), empty->name_hint(), create->int_attr("arrivals")));
-        return false;
+  // One producer and one consumer agent: every full barrier (the producer's one arrival with its
+  // transaction bytes) and every empty one (the consumer's release) must expect exactly one
+  // arrival per phase. insert-sync writes 1; edited IR text may not, and a barrier expecting two
+  // never completes a phase (the kernel deadlocks on the GPU).
+  bool check_arrivals(const BarrierRoles& barriers) {
+    for (const auto& [set, kind, agent] : {std::tuple{&barriers.full, "full", "producer agent arrives once, with "
+                                                                              "its transaction bytes"},
+                                           std::tuple{&barriers.empty, "empty", "consumer agent arrives once"}})
+      for (const Value* barrier : *set) {
+        const Operation* create = barrier->defining_op();
+        if (!create || create->kind() != OpKind::mbarrier_create) continue;
+        if (create->int_attr("arrivals") != 1) {
+          diagnostics_.error(create->location(),
+                             fmt::format("kernel @{}: the {} mbarrier %{} expects {} arrivals per phase, but its one {} "
+                                         "(give it arrivals = 1, as insert-sync does)",
+                                         kernel_name(kernel_), kind, barrier->name_hint(), create->int_attr("arrivals"),
+                                         agent));
+          return false;
+        }
       }
-    }
     return true;
   }
 

@@ -50,6 +50,17 @@ TEST(Cli, AnEditedBarrierArrivalCountIsAnInputError) {
   EXPECT_THAT(r.err, HasSubstr("samples/gemm.tile:13:3: error: kernel @gemm: the empty mbarrier %a_pipe_empty expects 2 "
                                "arrivals per phase, but its one consumer agent arrives once"));
   EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
+  // A full barrier too: it compiled, and the kernel would deadlock on the GPU (found by a helper).
+  std::string full = read_file(source_dir() / "tests" / "golden" / "warp-specialize" / "gemm.tir");
+  const std::string full_from = "%a_pipe_full = mbarrier_create {arrivals = 1";
+  ASSERT_NE(full.find(full_from), std::string::npos);
+  full.replace(full.find(full_from), full_from.size(), "%a_pipe_full = mbarrier_create {arrivals = 2");
+  fs::path full_path = temp_file("full_arrivals.tir", full);
+  CommandResult f = run_command(tilec("compile " + full_path.string() + " -o /dev/null"));
+  fs::remove(full_path);
+  EXPECT_EQ(f.status, 1) << f.err;
+  EXPECT_THAT(f.err, HasSubstr("error: kernel @gemm: the full mbarrier %a_pipe_full expects 2 arrivals per phase, but "
+                               "its one producer agent arrives once, with its transaction bytes"));
 }
 
 TEST(Cli, UsageErrorsExitOne) {
