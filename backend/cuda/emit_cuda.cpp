@@ -56,6 +56,8 @@ __host__ __device__ inline int64_t tilec_sm_count() {
 )";
 
 constexpr int kBlockThreads = 256;
+// The bytes of kernel arguments CUDA passes (its parameter space, sm_70 and later from CUDA 12.1).
+constexpr int64_t kMaxParameterBytes = 32764;
 
 bool any_tensor_core(const std::vector<KernelPlan>& plans) {
   return std::any_of(plans.begin(), plans.end(), [](const KernelPlan& plan) { return plan.tensor_core; });
@@ -203,6 +205,23 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
                                       "reserved in CUDA C++, or another kernel's functions take its names); rename "
                                       "the kernel to choose the launcher's name",
                                       kernel_name(*kernel), plan->name));
+    // CUDA passes a kernel's arguments in a parameter space of 32764 bytes (sm_70 and later, CUDA
+    // 12.1); past it nvcc refuses the .cu ("Formal parameter space overflowed"). Each pointer,
+    // scalar and extent takes at most 8 bytes, and a tensor-core kernel's TMA map 128.
+    const int64_t tensors = std::count_if(plan->params.begin(), plan->params.end(),
+                                          [](const cuda::ParamPlan& p) { return p.value->type().is_tensor(); });
+    const int64_t parameter_bytes = 8 * static_cast<int64_t>(plan->params.size() + plan->dim_params.size()) +
+                                    (plan->tensor_core ? 128 * tensors : 0);
+    if (parameter_bytes > kMaxParameterBytes) {
+      diagnostics.error(kernel->location(),
+                        fmt::format("kernel @{} takes {} parameters and {} extent{}, up to {} bytes of kernel "
+                                    "arguments; CUDA passes at most {}: give it fewer tensors (stack tensors of one "
+                                    "shape into one with a leading index)",
+                                    kernel_name(*kernel), plan->params.size(), plan->dim_params.size(),
+                                    plan->dim_params.size() == 1 ? "" : "s", parameter_bytes, kMaxParameterBytes));
+      failed = true;
+      continue;
+    }
     plan->block_threads = kBlockThreads;
     cuda::LayoutChoice choice;
     if (!plan->tensor_core && options.plain_tiles == CudaEmitOptions::PlainTiles::registers)

@@ -913,6 +913,25 @@ TEST(CliLimits, SharedMemoryBudgetIsNamedWithTheFigure) {
   EXPECT_THAT(r.err, ::testing::MatchesRegex("(.|\n)*needs [0-9]+ bytes of shared memory(.|\n)*budget is 232448 bytes(.|\n)*"));
 }
 
+// A kernel whose arguments overflow CUDA's 32764-byte parameter space is refused with the figure:
+// 5000 tensors compiled, and nvcc refused the .cu ("Formal parameter space overflowed"; found by
+// a helper). 4091 pointers and one extent (32736 bytes) still compile, with nvcc too.
+TEST(CliLimits, KernelArgumentsPastCudasParameterSpaceAreRefused) {
+  auto kernel_of = [](int tensors) {
+    std::string source = "kernel k(";
+    for (int i = 0; i < tensors; ++i) source += "X" + std::to_string(i) + ": tensor<N, f32>, ";
+    return source + "Y: tensor<N, f32>) grid tiles(cdiv(N, 128)) as (i) {\n  store Y[i] = load X0[i] : <128>;\n}\n";
+  };
+  fs::path many = temp_file("many_parameters.tile", kernel_of(5000));
+  CommandResult r = run_command(tilec("compile " + many.string() + " -o /dev/null"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr(":1:1: error: kernel @k takes 5001 parameters and 1 extent, up to 40016 bytes of kernel "
+                               "arguments; CUDA passes at most 32764"));
+  write_file(many, kernel_of(4090));
+  EXPECT_EQ(run_command(tilec("compile " + many.string() + " -o /dev/null")).status, 0);
+  fs::remove(many);
+}
+
 TEST(CliLimits, UnknownTargetNamesTheChoices) {
   CommandResult r = run_command(tilec("compile samples/vector_add.tile --target sm_80"));
   EXPECT_EQ(r.status, 1);
