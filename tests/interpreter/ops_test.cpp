@@ -706,6 +706,24 @@ kernel @loop(%X: tensor<8, f32>, %alpha: f32, %Y: tensor<4, f32>) {
   EXPECT_EQ(buffer_values(Y), (std::vector<double>{3.0, 3.5, 4.0, 4.5}));
 }
 
+// A grid of more tiles than a CUDA launch takes is refused as the launcher refuses it: the
+// interpreter started on 10^10 tiles and ran for hours (found by a helper).
+TEST(InterpreterOps, AGridPastWhatALaunchTakesIsRefused) {
+  auto module = parse_verified(R"(module
+kernel @wide(%Y: tensor<4, f32>) {
+  %many = constant {value = 100000} : index
+  %i, %j = grid_ids %many, %many : index, index loc(3:3)
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer Y(ScalarKind::f32, {4});
+  LaunchResult result = launch(*module, {&Y});
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.message.find("the grid has 10000000000 tiles; a launch takes at most 2^31 - 1"), std::string::npos)
+      << result.message;
+}
+
 TEST(InterpreterOps, TwoTilesStoringOneElementIsARace) {
   auto module = parse_verified(R"(module
 kernel @clash(%Y: tensor<4, f32>) {
