@@ -274,6 +274,10 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   runtime::LaunchOptions launch;
   launch.runner = inputs.adds_floats() ? static_cast<runtime::TileRunner*>(&in_order) : &runner;
   launch.sm_count = options.sms;
+  // --timeout bounds the interpreter's reference run too (it ran nested loops without end).
+  launch.deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options.timeout));
+  launch.deadline_seconds = options.timeout;
   runtime::KernelBuffers expected = inputs;
   auto reference_arguments = expected.arguments();
   runtime::LaunchResult reference = runtime::run_kernel(*job.parsed, reference_arguments, symbols, launch);
@@ -521,7 +525,9 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
       ->type_name("DIR");
   cmd->add_option("--keep", options->keep,
                   "keep the .cu, drivers, programs, data files and a rerun script in this directory");
-  cmd->add_option("--timeout", options->timeout, "seconds one run may take before it is killed (default 300)")
+  cmd->add_option("--timeout", options->timeout,
+                  "seconds one run (the emulated program, or the interpreter's reference run) may take before it is "
+                  "stopped (default 300)")
       ->check(CLI::Range(0.1, 86400.0));
   cmd->add_flag("--no-hazards", options->no_hazards,
                 "skip the happens-before checker (faster; deadlocks are still reported)");

@@ -13,8 +13,10 @@
 // the lowest tile index is reported, so the result does not depend on the runner.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -43,8 +45,14 @@ struct LaunchOptions {
   TileRunner* runner = nullptr;  // null: tiles run serially in index order
   // Report a race when two tiles store to the same element (costs 8 bytes per stored element).
   bool detect_store_races = true;
-  // A `for` running more iterations than this ends the launch with an error instead of hanging.
+  // A `for` running more iterations than this ends the launch with an error instead of hanging;
+  // so do a tile's loops together past max_tile_iterations (nested loops, each under the first).
   int64_t max_loop_iterations = int64_t{1} << 24;
+  int64_t max_tile_iterations = int64_t{1} << 24;
+  // When set, a launch still running then ends with an error naming `deadline_seconds` (tilec
+  // emulate's --timeout for its reference run: the interpreter checks it between iterations).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  double deadline_seconds = 0;
   // What `sm_count` gives when it has no `workers` attribute (`tilec run --sms N`).
   int64_t sm_count = 4;
 };

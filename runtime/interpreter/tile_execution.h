@@ -11,10 +11,12 @@
 #include <fmt/core.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +55,9 @@ struct LaunchState {
   std::atomic<int64_t> lowest_failed_tile{INT64_MAX};
   std::atomic<bool> raced{false};  // a store race was found (which pair depends on the tiles' order)
   int64_t max_loop_iterations = 0;
+  int64_t max_tile_iterations = 0;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // LaunchOptions::deadline
+  double deadline_seconds = 0;
   int64_t sm_count = 4;  // LaunchOptions::sm_count
   LaunchResult error;  // valid when lowest_failed_tile != INT64_MAX or a host error occurred
 };
@@ -142,6 +147,7 @@ class TileExecution {
   const TileExecution* parent_ = nullptr;
   LaunchState& launch_;
   int64_t tile_;
+  int64_t loop_iterations_ = 0;  // every loop's iterations in this execution, nested ones included
   std::unique_ptr<CtaState> owned_cta_;  // the tile's; agents share their tile's
   CtaState* cta_ = nullptr;
   int agent_ = 0;  // index into CtaState::agents; 0 is "main"

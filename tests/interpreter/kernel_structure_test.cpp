@@ -117,6 +117,20 @@ kernel @loop(%Y: tensor<1, i32>, %lb: index, %step: index) {
   result = run_kernel(kernel, std::vector<KernelArgument>{&Y, int64_t{0}, int64_t{1}}, {}, options);
   ASSERT_FALSE(result.ok);
   EXPECT_NE(result.message.find("ran more than 2 iterations"), std::string::npos) << result.message;
+  // A tile's loops together: loops nested in loops, each under the per-loop limit, ran for hours.
+  LaunchOptions per_tile;
+  per_tile.max_tile_iterations = 2;
+  result = run_kernel(kernel, std::vector<KernelArgument>{&Y, int64_t{0}, int64_t{1}}, {}, per_tile);
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.message.find("the tile's loops ran more than 2 iterations together"), std::string::npos)
+      << result.message;
+  // A deadline (emulate's --timeout for its reference run) ends a launch still running.
+  LaunchOptions late;
+  late.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  late.deadline_seconds = 7;
+  result = run_kernel(kernel, std::vector<KernelArgument>{&Y, int64_t{0}, int64_t{1}}, {}, late);
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.message.find("the run did not finish in 7 s (--timeout)"), std::string::npos) << result.message;
 }
 
 }  // namespace
