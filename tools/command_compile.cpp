@@ -64,14 +64,27 @@ int emit_front_end(const CompileOptions& options) {
 
 int run_compile(const CompileOptions& options) {
   const bool front_end = options.emit == "tokens" || options.emit == "ast";
-  if (front_end && (!options.driver.stop_after.empty() || options.driver.print_ir_after_all ||
-                    !options.driver.print_ir_after.empty())) {
-    fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; {} applies to "
-               "{}\n", options.emit,
-               !options.driver.stop_after.empty() ? "--stop-after"
-               : options.driver.print_ir_after_all ? "--print-ir-after-all"
-                                                   : "--print-ir-after",
-               !options.driver.stop_after.empty() ? "--emit ir" : "--emit ir and cu");
+  // An option the chosen output never reaches is an error, not ignored: --report and
+  // --emit-harness wrote nothing beside --emit tokens (found by a helper).
+  struct PipelineOption {
+    bool given;
+    const char *name, *applies_to;
+  };
+  for (const PipelineOption& option : {PipelineOption{!options.driver.stop_after.empty(), "--stop-after", "--emit ir"},
+                                       PipelineOption{options.driver.print_ir_after_all, "--print-ir-after-all",
+                                                      "--emit ir and cu"},
+                                       PipelineOption{!options.driver.print_ir_after.empty(), "--print-ir-after",
+                                                      "--emit ir and cu"},
+                                       PipelineOption{!options.report.empty(), "--report", "--emit ir and cu"},
+                                       PipelineOption{options.emit_harness, "--emit-harness", "--emit cu"}})
+    if (front_end && option.given) {
+      fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; {} applies to {}\n",
+                 options.emit, option.name, option.applies_to);
+      return 1;
+    }
+  if (options.emit == "ir" && options.emit_harness) {
+    fmt::print(stderr, "tilec: error: --emit-harness adds a checking main() to the .cu; it applies to --emit cu, "
+               "not --emit ir\n");
     return 1;
   }
   if (front_end) return emit_front_end(options);

@@ -312,6 +312,19 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
   EXPECT_EQ(again.status, 0) << again.err;
   EXPECT_THAT(again.err, HasSubstr("warning: --dims N is given twice (10, then 20); 20 is used"));
   EXPECT_THAT(again.err, HasSubstr("warning: -D BLOCK is given twice (512, then 256); 256 is used"));
+  // An option the chosen output never reaches is an error (--report and --emit-harness were
+  // silently dropped beside --emit tokens, ast or ir; a helper).
+  for (const auto& [given, message] :
+       {std::pair{" --emit tokens --report /dev/null", "--emit tokens writes what the front end reads, before any pass; "
+                                                       "--report applies to --emit ir and cu"},
+        std::pair{" --emit ast --emit-harness", "--emit ast writes what the front end reads, before any pass; "
+                                                "--emit-harness applies to --emit cu"},
+        std::pair{" --emit ir --emit-harness", "--emit-harness adds a checking main() to the .cu; it applies to --emit "
+                                               "cu, not --emit ir"}}) {
+    CommandResult r = run_command(tilec(std::string("compile samples/gemm.tile -o /dev/null") + given));
+    EXPECT_EQ(r.status, 1) << given;
+    EXPECT_THAT(r.err, HasSubstr(message)) << given;
+  }
   // A pass to print after the one the pipeline stops at never runs: a warning, not silence.
   CommandResult late = run_command(
       tilec("compile samples/gemm.tile --emit ir --stop-after parse-constraints --print-ir-after insert-sync -o /dev/null"));
