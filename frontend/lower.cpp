@@ -543,7 +543,9 @@ Operation* Lowering::lower_for(const Stmt& s) {
     }
     Operand* found = lookup(name);
     if (!found) {
-      error(location, fmt::format("carried variable '{}' is not defined before the loop", name));
+      // A name whose assignment failed has its error already (-D BM=0 in zeros<BM, ...>).
+      if (!failed_.count(name) && !refused_constants_.count(name))
+        error(location, fmt::format("carried variable '{}' is not defined before the loop", name));
       ok = false;
       continue;
     }
