@@ -347,6 +347,9 @@ class IrParser {
   // ---- structure --------------------------------------------------------------------------
   std::unique_ptr<Operation> parse_kernel() {
     Location at = here();
+    if (text_.substr(pos_, 6) == "module" && (pos_ + 6 == text_.size() || !std::isalnum(static_cast<unsigned char>(text_[pos_ + 6]))))
+      fail_at(at, "a second module: IR text holds one (a --print-ir-after-all dump holds one per pass, each after "
+                  "its '// ----- IR after PASS -----' line); keep the one to resume from in a file of its own");
     expect_word("kernel");
     if (!consume('@')) fail("expected '@' before the kernel name");
     std::string name = word();
