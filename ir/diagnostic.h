@@ -27,6 +27,21 @@ inline bool ends_line(std::string_view source, size_t at) {
   return source[at] == '\n' || (source[at] == '\r' && (at + 1 >= source.size() || source[at + 1] != '\n'));
 }
 
+// The line and column of byte `at` of `text` (lines as ends_line counts them): where a reader
+// that reports a byte offset (nlohmann-json's parse errors) went wrong.
+inline Location location_of(std::string_view text, size_t at) {
+  Location location{1, 1};
+  for (size_t index = 0; index < at && index < text.size(); ++index) {
+    if (ends_line(text, index)) {
+      ++location.line;
+      location.column = 1;
+    } else {
+      ++location.column;
+    }
+  }
+  return location;
+}
+
 enum class Severity { error, warning, note };
 
 struct Diagnostic {

@@ -30,7 +30,8 @@ int run_sched(const SchedOptions& options) {
   const std::string& text = *source;
   schedule::LabInput input = schedule::parse_schedule_lab(text);
   if (!input.errors.empty()) {
-    for (const std::string& error : input.errors) fmt::print(stderr, "{}: error: {}\n", label, error);
+    const std::string where = input.position.empty() ? label : label + ":" + input.position;
+    for (const std::string& error : input.errors) fmt::print(stderr, "{}: error: {}\n", where, error);
     return 1;
   }
   schedule::ScheduleOptions schedule_options;

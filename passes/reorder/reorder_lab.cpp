@@ -12,25 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ir/diagnostic.h"
+
 namespace tilec::reorder {
 
 namespace {
 
 using nlohmann::json;
-
-std::string line_and_column(std::string_view text, std::size_t byte) {
-  int line = 1;
-  int column = 1;
-  for (std::size_t index = 0; index < byte && index < text.size(); ++index) {
-    if (text[index] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return fmt::format("{}:{}", line, column);
-}
 
 // Reads a list of strings; returns an error message or "".
 std::string read_names(const json& statement, const char* field, std::vector<std::string>& names) {
@@ -92,7 +80,8 @@ LabParse parse_reorder_lab(std::string_view text) {
     std::string message = error.what();
     // nlohmann's message starts with "[json.exception.parse_error.101] parse error at ...".
     if (auto colon = message.find("parse error"); colon != std::string::npos) message = message.substr(colon);
-    parse.position = line_and_column(text, error.byte > 0 ? error.byte - 1 : 0);
+    const Location at = location_of(text, error.byte > 0 ? error.byte - 1 : 0);
+    parse.position = fmt::format("{}:{}", at.line, at.column);
     parse.error = "malformed JSON: " + message;
     return parse;
   } catch (const json::exception& error) {

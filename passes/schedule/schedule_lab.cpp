@@ -14,6 +14,7 @@
 
 #include "backend/machine_model.h"
 #include "backend/target.h"
+#include "ir/diagnostic.h"
 
 namespace tilec::schedule {
 namespace {
@@ -220,10 +221,18 @@ LabInput parse_schedule_lab(std::string_view json_text) {
   json document;
   try {
     document = json::parse(json_text.begin(), json_text.end());
+  } catch (const json::parse_error& error) {
+    // At the line and column, as the reorder lab and every diagnostic say it.
+    std::string message = error.what();
+    if (auto at = message.find("parse error"); at != std::string::npos) message = message.substr(at);
+    const Location at = location_of(json_text, error.byte > 0 ? error.byte - 1 : 0);
+    input.position = fmt::format("{}:{}", at.line, at.column);
+    input.errors.push_back("malformed JSON: " + message);
+    return input;
   } catch (const json::exception& error) {
     std::string message = error.what();
     if (auto bracket = message.find("] "); bracket != std::string::npos) message = message.substr(bracket + 2);
-    input.errors.push_back("invalid JSON: " + message);
+    input.errors.push_back("malformed JSON: " + message);
     return input;
   }
   parse_document(document, input);

@@ -14,6 +14,7 @@ namespace tilec::schedule {
 struct LabInput {
   LoopGraph graph;
   std::vector<std::string> errors;  // JSON syntax, shape and loop-graph errors, one each
+  std::string position;             // "line:col" when the JSON itself is malformed
 };
 
 // Reads the lab format. Besides DESIGN.md §4.1: an op may carry "gid", "leader_gid" and
