@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <unordered_map>
 
 #include "ir/attribute_keys.h"
@@ -155,12 +156,19 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
       need_kind(0, Type::Kind::pipe, "a stage buffer");
       if (!operand_type(1).is_index()) error(op, "operand 1 (the slot) must be an index");
       break;
-    case OpKind::warp_specialize:
-      for (const auto& inner : op.region().operations())
+    case OpKind::warp_specialize: {
+      std::set<std::string> names;  // an agent is found by its name (the backend's roles, reports)
+      for (const auto& inner : op.region().operations()) {
         if (inner->kind() != OpKind::agent && inner->kind() != OpKind::yield)
           error(*inner, "only agent ops may appear in a warp_specialize region");
+        const Attribute* name = inner->kind() == OpKind::agent ? inner->attr("name") : nullptr;
+        if (name && name->is_string() && !names.insert(name->as_string()).second)
+          error(*inner, fmt::format("agent '{}' appears twice in this warp_specialize; give each agent its own name",
+                                    name->as_string()));
+      }
       verify_agents_disjoint(op, error);
       break;
+    }
     default: break;
   }
 }

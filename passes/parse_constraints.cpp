@@ -22,9 +22,12 @@
 #include "passes/parse_constraints.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "ir/ir.h"
@@ -133,6 +136,27 @@ bool parse_kernel(Operation& kernel, PassContext& ctx) {
   });
 
   // Phase 2: the group union-find.
+  // A chain of leaders that comes back to where it started has no group to lead it: its members
+  // were all marked group_pending, waiting for a leader that is never seated.
+  std::map<int64_t, const OpConstraint*> led;  // gid → its first op naming a leader
+  for (const auto& c : constraints)
+    if (c.gid && c.leader_gid && *c.leader_gid != *c.gid) led.try_emplace(*c.gid, &c);
+  std::set<int64_t> in_reported_cycle;
+  for (const auto& [gid, first] : led) {
+    std::vector<int64_t> chain = {gid};
+    for (auto next = led.find(*first->leader_gid); next != led.end() && next->first != gid &&
+                                                   std::find(chain.begin(), chain.end(), next->first) == chain.end();
+         next = led.find(*next->second->leader_gid))
+      chain.push_back(next->first);
+    if (*led.at(chain.back())->leader_gid != gid || in_reported_cycle.count(gid)) continue;
+    in_reported_cycle.insert(chain.begin(), chain.end());
+    ctx.diagnostics.error(first->op->location(),
+                          fmt::format("@group({}, leader = {}): the leaders form a cycle ({} -> {}), so no group leads "
+                                      "them; give the first group of the chain no leader",
+                                      gid, *first->leader_gid, fmt::join(chain, " -> "), gid));
+    ok = false;
+  }
+
   GroupUnionFind groups;
   for (const auto& c : constraints)
     if (c.gid) groups.add(*c.gid);

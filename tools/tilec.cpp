@@ -2,11 +2,13 @@
 //
 // Exit status contract (DESIGN.md §4): 0 success; 1 the input is wrong; 2 an internal error,
 // which is a bug in tilec. Any exception that escapes a subcommand is such a bug, so it is
-// reported here with "internal error" and exit 2, never as a crash.
+// reported here with "internal error" and exit 2, never as a crash; running out of memory is the
+// machine's limit (exit 1, saying so).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <exception>
+#include <new>
 #include <string>
 
 #include "tools/commands.h"
@@ -54,6 +56,12 @@ int main(int argc, char** argv) {
   }
   try {
     return run ? run() : 1;
+  } catch (const std::bad_alloc&) {
+    // Past what the budgets foresee (a compile of a vast input, a run under a tight limit): the
+    // machine's limit, not a tilec bug.
+    fmt::print(stderr, "tilec: error: out of memory: the input needs more than this machine (or its ulimit -v) "
+               "gives; give smaller --dims or a smaller kernel\n");
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "tilec: internal error: {}\n", e.what());
     return 2;

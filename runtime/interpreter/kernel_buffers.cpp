@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,14 +21,23 @@ namespace {
 // Normwise, at least, for a float tensor tiles add to (output_tolerance).
 constexpr double kAddedInAnyOrder = 1e-5;
 
-// The bytes a launch's tensors may need: half of the machine's memory, at least 1 GiB. A tensor
-// needs twice its bytes (a copy for --check) and, when the kernel stores to it, 8 bytes per
-// element more (the race check's owner table).
-uint64_t tensor_budget_bytes() {
+// The bytes a launch's tensors may need: half of the machine's memory, at least 1 GiB, and half
+// of the process's address-space limit when one is set (`ulimit -v`: past it the allocation
+// failed, an internal error after minutes of filling tensors). A tensor needs twice its bytes
+// (a copy for --check) and, when the kernel stores to it, 8 bytes per element more (the race
+// check's owner table). `which` says which bound it is, for the message.
+uint64_t tensor_budget_bytes(std::string& which) {
   const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
   const uint64_t memory = pages > 0 && page_bytes > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes)
                                                       : uint64_t{4} << 30;
-  return std::max<uint64_t>(memory / 2, uint64_t{1} << 30);
+  uint64_t budget = std::max<uint64_t>(memory / 2, uint64_t{1} << 30);
+  which = "half of its memory";
+  if (rlimit limit; getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                    static_cast<uint64_t>(limit.rlim_cur) / 2 < budget) {
+    budget = static_cast<uint64_t>(limit.rlim_cur) / 2;
+    which = "half of the process's address-space limit, ulimit -v";
+  }
+  return budget;
 }
 
 // The bytes a run needs for a tensor of `dims` of `element` (tensor_budget_bytes), or 0 when
@@ -86,8 +96,31 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   });
   buffers = KernelBuffers{};
   buffers.added = added;
-  const uint64_t budget = tensor_budget_bytes();
+  std::string bound;
+  const uint64_t budget = tensor_budget_bytes(bound);
+  // Every tensor's bytes are added up before the first is made: a run past the budget is refused
+  // at once, not after filling the tensors that fit.
   uint64_t total_bytes = 0;
+  for (size_t i = 0; i < body.num_arguments(); ++i) {
+    const Type& type = body.argument(i)->type();
+    std::vector<int64_t> dims;
+    std::string problem;
+    if (!type.is_tensor() || !resolve_tensor_dims(type, symbols, dims, problem)) continue;  // reported below
+    const uint64_t bytes = tensor_bytes(dims, type.element(), stored[i]);
+    const std::string name = body.argument(i)->name_hint().empty() ? fmt::format("argument {}", i)
+                                                                    : "%" + body.argument(i)->name_hint();
+    const bool overflows = (bytes == 0 && std::count(dims.begin(), dims.end(), 0) == 0) ||
+                           __builtin_add_overflow(total_bytes, bytes, &total_bytes);
+    if (overflows || total_bytes > budget) {
+      message = fmt::format("{} of {} elements brings what the CPU run needs for its tensors to {} (each twice, "
+                            "for --check, and an output's race-check owners); at most {} bytes here ({}): give "
+                            "smaller --dims",
+                            name, fmt::join(dims, "x"),
+                            overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", total_bytes),
+                            budget, bound);
+      return false;
+    }
+  }
   for (size_t i = 0; i < body.num_arguments(); ++i) {
     const Value* parameter = body.argument(i);
     const Type& type = parameter->type();
@@ -103,18 +136,6 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
       std::string problem;
       if (!resolve_tensor_dims(type, symbols, dims, problem)) {
         message = fmt::format("{}: {}", buffers.names.back(), problem);
-        return false;
-      }
-      const uint64_t bytes = tensor_bytes(dims, type.element(), stored[i]);
-      const bool overflows = (bytes == 0 && std::count(dims.begin(), dims.end(), 0) == 0) ||
-                             __builtin_add_overflow(total_bytes, bytes, &total_bytes);
-      if (overflows || total_bytes > budget) {
-        message = fmt::format("{} of {} elements brings what the CPU run needs for its tensors to {} (each twice, "
-                              "for --check, and an output's race-check owners); at most {} bytes on this machine "
-                              "(half of its memory): give smaller --dims",
-                              buffers.names.back(), fmt::join(dims, "x"),
-                              overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", total_bytes),
-                              budget);
         return false;
       }
       buffers.tensors.back() = HostBuffer(type.element(), dims);

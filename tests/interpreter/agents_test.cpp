@@ -373,7 +373,9 @@ TEST(InterpreterAgents, TilecRunReportsAFailureInIrTextAtItsTileLine) {
   const size_t begin = gemm.rfind('\n', wait) + 1, end = gemm.find('\n', wait) + 1;
   fs::path bad = fs::temp_directory_path() / ("tilec_agents_" + std::to_string(::getpid()) + "_gemm.tir");
   testing::write_file(bad, gemm.substr(0, begin) + gemm.substr(end));
-  testing::CommandResult r = testing::run_command(testing::tilec_binary() + " run " + bad.string() + " --check");
+  // From the source directory, where the module's `source = "samples/gemm.tile"` is found.
+  testing::CommandResult r = testing::run_command("cd " + testing::source_dir().string() + " && " +
+                                                  testing::tilec_binary() + " run " + bad.string() + " --check");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.err, "samples/gemm.tile:14:11: error: kernel gemm: race: %pipe_a_buffer[0] read by agent "
                               "'compute' before its fill 1 was committed"))

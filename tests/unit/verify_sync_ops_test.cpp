@@ -76,7 +76,12 @@ INSTANTIATE_TEST_SUITE_P(
                "  warp_specialize {\n    agent {name = \"producer\"} {\n      %x = constant {value = 2} : index\n      yield\n    }\n"
                "    agent {name = \"compute\"} {\n      mbarrier_arrive %empty, %x\n      yield\n    }\n    yield\n  }\n  return\n",
                "operand 1 is defined in agent 'producer' but used in agent 'compute'"},
-        Broken{"agent_name", "  return\n", "  warp_specialize {\n    agent {name = 3} {\n    }\n  }\n  return\n", "an agent needs a string 'name'"}),
+        Broken{"agent_name", "  return\n", "  warp_specialize {\n    agent {name = 3} {\n    }\n  }\n  return\n", "an agent needs a string 'name'"},
+        // compile accepted it and run refused it (found by a helper).
+        Broken{"agent_twice", "  return\n",
+               "  warp_specialize {\n    agent {name = \"producer\"} {\n      yield\n    }\n"
+               "    agent {name = \"producer\"} {\n      yield\n    }\n    yield\n  }\n  return\n",
+               "agent 'producer' appears twice in this warp_specialize"}),
     [](const auto& info) { return std::string(info.param.rule); });
 
 }  // namespace
