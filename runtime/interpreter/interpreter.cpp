@@ -707,24 +707,20 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
         refused.refused_launch = true;  // the launcher returns cudaErrorInvalidValue too
         return refused;
       }
-      // The launcher refuses more than INT_MAX tiles (a CUDA grid's x extent), so the GPU never
-      // runs such a grid: neither does the interpreter (it started on 10^10 tiles and ran for hours).
-      constexpr int64_t kMaxTiles = 2147483647;
-      if (extents[d] > 0 && tile_count > kMaxTiles / extents[d]) {
-        int64_t product = 1;
-        bool exact = true;
-        for (size_t e = 0; e < extents.size() && exact; ++e) {
-          const RuntimeValue* x = host.lookup(grid.operand(e));
-          const int64_t n = x && !x->tensor && x->tile.shape.empty() && !x->tile.holds_floats() ? x->tile.ints[0] : -1;
-          exact = n >= 0 && (n == 0 || product <= INT64_MAX / n);
-          if (exact) product *= n;
-        }
-        host.fail(grid, fmt::format("the grid has {} tiles; a launch takes at most 2^31 - 1 (the launcher returns "
-                                    "cudaErrorInvalidConfiguration): use larger tiles, or a persistent grid",
-                                    exact ? std::to_string(product) : std::string("more than 2^63")));
-        return host_failure(-1);
-      }
-      tile_count *= extents[d];
+    }
+    // The launcher refuses more than INT_MAX tiles (a CUDA grid's x extent), so the GPU never runs
+    // such a grid: neither does the interpreter (it started on 10^10 tiles and ran for hours). An
+    // extent of 0 makes the grid empty, whatever the others.
+    constexpr int64_t kMaxTiles = 2147483647;
+    bool past_int64 = false;
+    for (int64_t extent : extents)
+      past_int64 = past_int64 || __builtin_mul_overflow(tile_count, extent, &tile_count);
+    if (std::count(extents.begin(), extents.end(), 0) > 0) tile_count = 0;
+    else if (past_int64 || tile_count > kMaxTiles) {
+      host.fail(grid, fmt::format("the grid has {} tiles; a launch takes at most 2^31 - 1 (the launcher returns "
+                                  "cudaErrorInvalidConfiguration): use larger tiles, or a persistent grid",
+                                  past_int64 ? std::string("more than 2^63") : std::to_string(tile_count)));
+      return host_failure(-1);
     }
     if (grid.num_results() != extents.size()) {
       host.fail(grid, "gives one coordinate per grid extent");

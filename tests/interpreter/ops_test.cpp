@@ -722,6 +722,19 @@ kernel @wide(%Y: tensor<4, f32>) {
   ASSERT_FALSE(result.ok);
   EXPECT_NE(result.message.find("the grid has 10000000000 tiles; a launch takes at most 2^31 - 1"), std::string::npos)
       << result.message;
+  // An extent of 0 empties the grid whatever the others are, as the launcher's tile_count == 0.
+  auto empty = parse_verified(R"(module
+kernel @empty(%Y: tensor<4, f32>) {
+  %many = constant {value = 100000} : index
+  %none = constant {value = 0} : index
+  %i, %j, %k = grid_ids %many, %many, %none : index, index, index loc(4:3)
+  return
+}
+)");
+  ASSERT_TRUE(empty);
+  LaunchResult nothing = launch(*empty, {&Y});
+  EXPECT_TRUE(nothing.ok) << nothing.describe();
+  EXPECT_EQ(nothing.tile_count, 0);
 }
 
 TEST(InterpreterOps, TwoTilesStoringOneElementIsARace) {
