@@ -4,8 +4,10 @@
 //      clang++ on PATH; its `--version` text identifies it in cache keys.
 //   2. build_runtime_archive: every source runtime/emulate/runtime_sources.txt lists, compiled
 //      with the emulation flags and archived (`ar rcs`): cache/emulate/runtime-KEY.a.
-//   3. build_emulated_program: the driver (which #includes the .cu) linked with that archive,
-//      Boost.Context and pthreads: cache/emulate/program-KEY.
+//   3. build_emulated_program: the headers every program includes first, precompiled once
+//      (cache/emulate/prelude-KEY.h and its .gch or .pch); then the driver (which #includes the
+//      .cu), compiled -including them and linked with that archive, Boost.Context and pthreads:
+//      cache/emulate/program-KEY.
 // Cache (emulation_cache_directory): $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
 // ~/.cache/tilec. A key hashes the compiler's path and --version text, the flags, and every
 // byte the build reads: all files under runtime/emulate/, all headers under runtime/, the

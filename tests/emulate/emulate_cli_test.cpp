@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -744,6 +745,28 @@ TEST(EmulateRuntime, ASecondRunDoesNotRecompile) {
   CommandResult quiet = run_command(tilec("emulate samples/vector_add.tile --dims N=5000 --seed 7"));
   EXPECT_EQ(quiet.status, 0);
   EXPECT_THAT(quiet.err, Not(HasSubstr("compiling")));
+}
+
+// The standard headers and tilec_emulate.h are precompiled once per compiler, flags and runtime
+// (about half of a program's compile with g++ 12), and each program's compile -includes them;
+// a precompiled header the compiler passes over would show as a note under --verbose.
+TEST(EmulateRuntime, ProgramsCompileAgainstThePrecompiledHeaders) {
+  fs::path dir = scratch("prelude");
+  // A comment no other run has, so the program is compiled here rather than found in the cache.
+  std::string cu = read_file(source_dir() / "samples" / "expected" / "vector_add.sm_90a.cu") +
+                   "// " + std::to_string(::getpid()) + " " +
+                   std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "\n";
+  write_file(dir / "vector_add.cu", cu);
+  CommandResult r = run_command(tilec("emulate samples/vector_add.tile --dims N=300 --schedules 1 --verbose --cu " +
+                                      (dir / "vector_add.cu").string()));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Z ok"));
+  std::smatch include;
+  ASSERT_TRUE(std::regex_search(r.err, include, std::regex(R"(-include (\S+/prelude-[0-9a-f]+\.h) )"))) << r.err;
+  const std::string header = include[1];
+  EXPECT_TRUE(fs::exists(header + ".gch") || fs::exists(header + ".pch")) << header;
+  EXPECT_THAT(r.err, Not(HasSubstr("were not used")));
+  fs::remove_all(dir);
 }
 
 // Inline PTX outside a guarded helper cannot run on the host: the build fails (exit 1, never 2)
