@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ir/diagnostic.h"
+#include "passes/json_input.h"
 
 namespace tilec::reorder {
 
@@ -73,25 +73,13 @@ std::string read_statement(const json& item, Statement& statement) {
 
 LabParse parse_reorder_lab(std::string_view text) {
   LabParse parse;
-  json document;
-  try {
-    document = json::parse(text);
-  } catch (const json::parse_error& error) {
-    std::string message = error.what();
-    // nlohmann's message starts with "[json.exception.parse_error.101] parse error at ...".
-    if (auto colon = message.find("parse error"); colon != std::string::npos) message = message.substr(colon);
-    const Location at = location_of(text, error.byte > 0 ? error.byte - 1 : 0);
-    parse.position = fmt::format("{}:{}", at.line, at.column);
-    parse.error = "malformed JSON: " + message;
-    return parse;
-  } catch (const json::exception& error) {
-    // Not a syntax error but a value the reader cannot hold, e.g. a number out of range
-    // (out_of_range.406 for 1e400): still the input's fault.
-    std::string message = error.what();
-    if (auto bracket = message.find("] "); bracket != std::string::npos) message = message.substr(bracket + 2);
-    parse.error = "malformed JSON: " + message;
+  JsonInput read = parse_json_input(text);
+  if (!read.error.empty()) {
+    parse.error = read.error;
+    parse.position = read.position;
     return parse;
   }
+  const json& document = read.document;
   if (!document.is_object()) {
     parse.error = "the input must be a JSON object with \"stmts\"";
     return parse;

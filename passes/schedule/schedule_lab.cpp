@@ -14,7 +14,7 @@
 
 #include "backend/machine_model.h"
 #include "backend/target.h"
-#include "ir/diagnostic.h"
+#include "passes/json_input.h"
 
 namespace tilec::schedule {
 namespace {
@@ -218,23 +218,13 @@ void parse_document(const json& document, LabInput& input) {
 
 LabInput parse_schedule_lab(std::string_view json_text) {
   LabInput input;
-  json document;
-  try {
-    document = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& error) {
-    // At the line and column, as the reorder lab and every diagnostic say it.
-    std::string message = error.what();
-    if (auto at = message.find("parse error"); at != std::string::npos) message = message.substr(at);
-    const Location at = location_of(json_text, error.byte > 0 ? error.byte - 1 : 0);
-    input.position = fmt::format("{}:{}", at.line, at.column);
-    input.errors.push_back("malformed JSON: " + message);
-    return input;
-  } catch (const json::exception& error) {
-    std::string message = error.what();
-    if (auto bracket = message.find("] "); bracket != std::string::npos) message = message.substr(bracket + 2);
-    input.errors.push_back("malformed JSON: " + message);
+  JsonInput read = parse_json_input(json_text);
+  if (!read.error.empty()) {
+    input.errors.push_back(read.error);
+    input.position = read.position;
     return input;
   }
+  const json& document = read.document;
   parse_document(document, input);
   if (input.errors.empty()) input.errors = check_loop_graph(input.graph);
   return input;
