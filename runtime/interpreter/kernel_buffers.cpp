@@ -98,24 +98,30 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   buffers.added = added;
   std::string bound;
   const uint64_t budget = tensor_budget_bytes(bound);
-  // Every tensor's bytes are added up before the first is made: a run past the budget is refused
-  // at once, not after filling the tensors that fit.
+  // Each parameter's name and each tensor's extents, found once; every tensor's bytes are added
+  // up before the first is made: a run past the budget is refused at once, not after filling the
+  // tensors that fit.
+  std::vector<std::string> names(body.num_arguments());
+  std::vector<std::vector<int64_t>> extents(body.num_arguments());
   uint64_t total_bytes = 0;
   for (size_t i = 0; i < body.num_arguments(); ++i) {
     const Type& type = body.argument(i)->type();
-    std::vector<int64_t> dims;
-    std::string problem;
-    if (!type.is_tensor() || !resolve_tensor_dims(type, symbols, dims, problem)) continue;  // reported below
+    const std::string& hint = body.argument(i)->name_hint();
+    names[i] = hint.empty() ? fmt::format("argument {}", i) : "%" + hint;
+    if (!type.is_tensor()) continue;
+    std::vector<int64_t>& dims = extents[i];
+    if (std::string problem; !resolve_tensor_dims(type, symbols, dims, problem)) {
+      message = fmt::format("{}: {}", names[i], problem);
+      return false;
+    }
     const uint64_t bytes = tensor_bytes(dims, type.element(), stored[i]);
-    const std::string name = body.argument(i)->name_hint().empty() ? fmt::format("argument {}", i)
-                                                                    : "%" + body.argument(i)->name_hint();
     const bool overflows = (bytes == 0 && std::count(dims.begin(), dims.end(), 0) == 0) ||
                            __builtin_add_overflow(total_bytes, bytes, &total_bytes);
     if (overflows || total_bytes > budget) {
       message = fmt::format("{} of {} elements brings what the CPU run needs for its tensors to {} (each twice, "
                             "for --check, and an output's race-check owners); at most {} bytes here ({}): give "
                             "smaller --dims",
-                            name, fmt::join(dims, "x"),
+                            names[i], fmt::join(dims, "x"),
                             overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", total_bytes),
                             budget, bound);
       return false;
@@ -125,20 +131,14 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     const Value* parameter = body.argument(i);
     const Type& type = parameter->type();
     const std::string& hint = parameter->name_hint();
-    buffers.names.push_back(hint.empty() ? fmt::format("argument {}", i) : "%" + hint);
+    buffers.names.push_back(names[i]);
     buffers.is_tensor.push_back(type.is_tensor());
     buffers.tensors.emplace_back();
     buffers.scalars.emplace_back(int64_t{0});
     buffers.scalar_sources.emplace_back();
     uint64_t stream_seed = derive_seed(seed, i);
     if (type.is_tensor()) {
-      std::vector<int64_t> dims;
-      std::string problem;
-      if (!resolve_tensor_dims(type, symbols, dims, problem)) {
-        message = fmt::format("{}: {}", buffers.names.back(), problem);
-        return false;
-      }
-      buffers.tensors.back() = HostBuffer(type.element(), dims);
+      buffers.tensors.back() = HostBuffer(type.element(), extents[i]);
       if (loaded[i] || !stored[i]) fill_random(buffers.tensors.back(), stream_seed);
       if (stored[i]) buffers.outputs.push_back(i);
       continue;
