@@ -369,8 +369,7 @@ bool TileExecution::execute_for(const Operation& op) {
                                   "interpreter's limit per tile: run it with fewer iterations, e.g. smaller --dims or "
                                   "--scalar values",
                                   launch_.max_tile_iterations));
-    if ((loop_iterations_ & 1023) == 0 && launch_.deadline && std::chrono::steady_clock::now() > *launch_.deadline)
-      return fail(op, fmt::format("the run did not finish in {} s (--timeout)", launch_.deadline_seconds));
+    if ((loop_iterations_ & 1023) == 0 && launch_.past_deadline()) return fail(op, launch_.deadline_message());
     bind(body.argument(0), RuntimeValue{TileValue::scalar_int(ScalarKind::index, iv), nullptr});
     for (size_t i = 0; i < carried_count; ++i) bind(body.argument(1 + i), std::move(carried[i]));
     if (!run_ops(body, 0, &yielded)) return false;
@@ -748,13 +747,11 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
     // Phase 4: one execution per tile; the lowest failing tile's error is the launch's.
     auto run_tile = [&](int64_t tile) {
       if (tile > launch.lowest_failed_tile.load(std::memory_order_relaxed)) return;
-      if (launch.deadline && std::chrono::steady_clock::now() > *launch.deadline) {  // many tiles without loops
+      if (launch.past_deadline()) {  // many tiles without loops
         std::lock_guard<std::mutex> lock(launch.error_mutex);
         if (tile >= launch.lowest_failed_tile.load()) return;
         launch.lowest_failed_tile.store(tile);
-        launch.error = LaunchResult{false, grid.location(),
-                                    fmt::format("the run did not finish in {} s (--timeout)", launch.deadline_seconds),
-                                    tile, tile_count};
+        launch.error = LaunchResult{false, grid.location(), launch.deadline_message(), tile, tile_count};
         return;
       }
       TileExecution execution(&host.values(), launch, tile);

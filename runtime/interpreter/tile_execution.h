@@ -60,6 +60,11 @@ struct LaunchState {
   double deadline_seconds = 0;
   int64_t sm_count = 4;  // LaunchOptions::sm_count
   LaunchResult error;  // valid when lowest_failed_tile != INT64_MAX or a host error occurred
+
+  // Whether the deadline has passed (checked between tiles and every 1024 loop iterations), and
+  // the error that then ends the launch.
+  bool past_deadline() const { return deadline && std::chrono::steady_clock::now() > *deadline; }
+  std::string deadline_message() const { return fmt::format("the run did not finish in {} s (--timeout)", deadline_seconds); }
 };
 
 struct OpError {
