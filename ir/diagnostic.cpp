@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tilec {
@@ -56,13 +57,25 @@ std::string DiagnosticEngine::render(const Diagnostic& diagnostic) const {
     out = fmt::format("{}: {}: {}\n", file_name_, label, diagnostic.message);
   std::string_view line = source_line(diagnostic.location.line);
   if (!line.empty()) {
-    out += fmt::format("  {}\n  ", line);
+    // A long line is quoted in part: kQuotedBytes around the column, "..." where text is left
+    // out (a generated 400 KB line gave 400 KB of stderr per error). Cuts fall between UTF-8
+    // characters.
+    constexpr size_t kQuotedBytes = 160;
+    const auto continuation = [&](size_t at) { return at < line.size() && (static_cast<unsigned char>(line[at]) & 0xC0) == 0x80; };
+    const size_t at = std::min<size_t>(diagnostic.location.column > 0 ? diagnostic.location.column - 1 : 0, line.size());
+    size_t begin = 0, end = line.size();
+    if (line.size() > kQuotedBytes) {
+      begin = std::min(at > kQuotedBytes / 2 ? at - kQuotedBytes / 2 : 0, line.size() - kQuotedBytes);
+      end = begin + kQuotedBytes;
+      while (begin > 0 && continuation(begin)) --begin;
+      while (continuation(end)) --end;
+    }
+    const std::string_view before = begin > 0 ? "..." : "", after = end < line.size() ? "..." : "";
+    out += fmt::format("  {}{}{}\n  {}", before, line.substr(begin, end - begin), after, before.empty() ? "" : "   ");
     // Columns count bytes (as clang's do); the caret pads one space per character, so UTF-8
     // continuation bytes add none, and keeps tabs, so it lines up in a terminal.
-    for (uint32_t i = 1; i < diagnostic.location.column && i <= line.size(); ++i) {
-      const unsigned char byte = static_cast<unsigned char>(line[i - 1]);
-      if ((byte & 0xC0) != 0x80) out += byte == '\t' ? '\t' : ' ';
-    }
+    for (size_t i = begin; i < at && i < end; ++i)
+      if (!continuation(i)) out += line[i] == '\t' ? '\t' : ' ';
     out += "^\n";
   }
   return out;

@@ -97,5 +97,29 @@ TEST(Diagnostics, TheCaretCountsCharactersAndALoneCarriageReturnEndsALine) {
             "k.tile:2:14: error: unknown name 'y'\n  /* \xE2\x88\x91 \xC3\xBC */ y;\n            ^\n");
 }
 
+// A generated 400 KB line gave 400 KB of stderr per error (a helper's scale hunt): a long line is
+// quoted as the 160 bytes around the column, "..." on each cut side, the caret still under it.
+TEST(Diagnostics, ALongLineIsQuotedAroundTheColumn) {
+  std::string source = std::string(5000, 'a') + " bad " + std::string(5000, 'b') + "\n";
+  DiagnosticEngine diagnostics("k.tile", source);
+  diagnostics.error({1, 5002}, "unknown name 'bad'");
+  const std::string rendered = diagnostics.render_all();
+  EXPECT_LT(rendered.size(), 400u) << rendered;
+  const size_t quoted = rendered.find('\n') + 1, caret_line = rendered.find('\n', quoted) + 1;
+  const std::string quote = rendered.substr(quoted, caret_line - quoted - 1);
+  EXPECT_EQ(quote.substr(0, 5), "  ...");
+  EXPECT_EQ(quote.substr(quote.size() - 3), "...");
+  const size_t caret = rendered.find('^', caret_line) - caret_line;
+  EXPECT_EQ(quote.substr(caret, 3), "bad") << rendered;
+  // Near the start, nothing is cut before; a cut never splits a UTF-8 character (the u-umlaut).
+  std::string umlauts;
+  for (int i = 0; i < 200; ++i) umlauts += "\xC3\xBC";
+  DiagnosticEngine start("k.tile", "x " + umlauts + "\n");
+  start.error({1, 1}, "here");
+  const std::string head = start.render_all();
+  EXPECT_NE(head.find("\n  x \xC3\xBC"), std::string::npos) << head;
+  EXPECT_NE(head.find("\xC3\xBC...\n  ^\n"), std::string::npos) << head;
+}
+
 }  // namespace
 }  // namespace tilec::frontend
