@@ -638,6 +638,11 @@ class Parser {
         if (!std::isfinite(e->floating))
           fail_at(token.location,
                   fmt::format("the number {} is too large (a float is at most about 1.8e308)", token.text));
+        // A nonzero literal that reads as 0 (1e-400) is refused as -D refuses it, not silently 0.
+        const std::string_view mantissa = token.text.substr(0, token.text.find_first_of("eE"));
+        if (e->floating == 0 && mantissa.find_first_of("123456789") != std::string_view::npos)
+          fail_at(token.location, fmt::format("the number {} is too small to represent (a nonzero float is at least "
+                                              "about 4.9e-324 in magnitude; write 0 for zero)", token.text));
         return e;
       }
       case TokenKind::l_paren: {
