@@ -208,7 +208,7 @@ template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return
 
 // The number of SMs (persistent kernels' workers): the host asks the current device; device
 // code reads the value the launcher copied before the launch.
-__device__ int64_t tilec_sm_count_on_device = 0;
+static __device__ int64_t tilec_sm_count_on_device = 0;  // static: two files link, also with -rdc=true
 __host__ __device__ inline int64_t tilec_sm_count() {
 #ifdef __CUDA_ARCH__
   return tilec_sm_count_on_device;

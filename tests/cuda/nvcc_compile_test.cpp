@@ -1,6 +1,6 @@
 // tests/cuda/nvcc_compile_test.cpp — every input's CUDA compiles with nvcc for sm_90a and for
-// sm_100a with no register spills (ptxas -v), and the harnesses build and link (softmax; matmul's
-// mma harness for both targets).
+// sm_100a with no register spills (ptxas -v), the harnesses build and link (softmax; matmul's
+// mma harness for both targets), and two files built with -rdc=true device-link.
 //
 // nvcc is slow (seconds per file), so all compiles run in one test, two at a time. The sm_90a
 // files compile with `-c` (host and device code, the documented command); the sm_100a files
@@ -70,6 +70,26 @@ TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
     jobs.push_back({file.filename().string() + " (linked)",
                     nvcc + " -std=c++17 -gencode arch=compute_" + capability + ",code=sm_" + capability + " -o '" +
                         (directory / (std::string("matmul_check.") + target)).string() + "' '" + file.string() + "'"});
+  }
+  // Two files with relocatable device code device-link: every file-scope __device__ variable of
+  // the emitted CUDA is static (tilec_sm_count_on_device was not, and nvlink refused the second
+  // definition; a helper's build-system hunt). The files are the persistent gemm sample's, the
+  // second with its kernel and launcher renamed.
+  {
+    const std::string gemm = read_file(kTestDir.parent_path().parent_path() / "samples" / "expected" / "gemm.sm_90a.cu");
+    ASSERT_NE(gemm.find("tilec_sm_count_on_device"), std::string::npos);
+    const std::string renamed = std::regex_replace(gemm, std::regex(R"(\b(launch_gemm|gemm_kernel)\b)"), "$1_copy");
+    ASSERT_NE(renamed, gemm);
+    std::string command;
+    for (const auto& [stem, text] : {std::pair{"rdc_a", gemm}, std::pair{"rdc_b", renamed}}) {
+      std::filesystem::path file = directory / (std::string(stem) + ".cu");
+      std::ofstream(file) << text;
+      command += nvcc + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -rdc=true -c '" + file.string() + "' -o '" +
+                 file.string() + ".o' && ";
+    }
+    jobs.push_back({"two files with -rdc=true (device-linked)",
+                    command + nvcc + " -gencode arch=compute_90a,code=sm_90a -dlink '" + (directory / "rdc_a.cu.o").string() +
+                        "' '" + (directory / "rdc_b.cu.o").string() + "' -o '" + (directory / "rdc_link.o").string() + "'"});
   }
 
   std::atomic<size_t> next{0};
