@@ -142,6 +142,42 @@ struct DependencyFileOptions {
   bool next_to_output = false;  // -M: write OUTPUT.d
 };
 
+// Whether two paths name one file that writing one would destroy the other with: a regular file
+// (or one not there yet) reached both ways, through links or `..`. Devices (/dev/null) may be named
+// twice.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status first = fs::status(a, ec), second = fs::status(b, ec);
+  if ((fs::exists(first) && !fs::is_regular_file(first)) || (fs::exists(second) && !fs::is_regular_file(second)))
+    return false;
+  if (fs::exists(first) && fs::exists(second)) return fs::equivalent(a, b, ec);
+  return fs::weakly_canonical(fs::absolute(a, ec), ec) == fs::weakly_canonical(fs::absolute(b, ec), ec);
+}
+
+// Every file compile reads or writes is a different file: `-o k.tile` on k.tile replaced the
+// source with CUDA, `--depfile` onto -o's file replaced the .cu with one rule (a helper's hunt).
+bool files_are_distinct(const CompileOptions& options, const std::string& dependency_file) {
+  struct Named {
+    const char* role;
+    std::string path;
+  };
+  std::vector<Named> files;
+  if (options.input != "-") files.push_back({"the input", options.input});
+  if (!options.output.empty() && options.output != "-") files.push_back({"-o", options.output});
+  if (!dependency_file.empty()) files.push_back({"the dependency file", dependency_file});
+  if (!options.report.empty()) files.push_back({"--report", options.report});
+  for (size_t i = 0; i < files.size(); ++i)
+    for (size_t j = i + 1; j < files.size(); ++j)
+      if (same_file(files[i].path, files[j].path)) {
+        fmt::print(stderr, "tilec: error: {} and {} are the same file '{}'; {}\n", files[i].role, files[j].role,
+                   files[j].path, i == 0 ? "writing it would destroy the input: give the output another name"
+                                         : "give each its own file");
+        return false;
+      }
+  return true;
+}
+
 int run_compile_with_dependency_file(const CompileOptions& options, const DependencyFileOptions& depfile) {
   bool wanted = !depfile.path.empty() || depfile.next_to_output;
   if (wanted && (options.output.empty() || options.output == "-")) {
@@ -149,10 +185,12 @@ int run_compile_with_dependency_file(const CompileOptions& options, const Depend
                depfile.next_to_output ? "-M" : "--depfile");
     return 1;
   }
+  const std::string dependency_file =
+      !wanted ? std::string() : depfile.next_to_output ? dependency_file_next_to(options.output) : depfile.path;
+  if (!files_are_distinct(options, dependency_file)) return 1;
   int status = run_compile(options);
   if (status != 0 || !wanted) return status;
-  std::string path = depfile.next_to_output ? dependency_file_next_to(options.output) : depfile.path;
-  if (write_dependency_file(path, options.output, {options.input})) return 0;
+  if (write_dependency_file(dependency_file, options.output, {options.input})) return 0;
   // An output without its dependency file would look up to date to make and ninja: remove it.
   std::error_code ignored;
   if (std::filesystem::remove(options.output, ignored))

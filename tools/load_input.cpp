@@ -2,6 +2,7 @@
 #include "tools/load_input.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <cctype>
 
@@ -82,7 +83,10 @@ std::optional<std::string> read_source_file(const std::string& path) {
   }
   auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) {
-    fmt::print(stderr, "tilec: error: cannot open '{}': no such file\n", path);
+    // Say why: a missing file, but also a directory on the way that cannot be searched, a path
+    // too long, a loop of symlinks.
+    const bool missing = !ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory;
+    fmt::print(stderr, "tilec: error: cannot open '{}': {}\n", path, missing ? std::string("no such file") : ec.message());
     return std::nullopt;
   }
   if (std::filesystem::is_directory(status)) {
@@ -171,21 +175,40 @@ bool parse_defines(const std::vector<std::string>& items, std::map<std::string, 
 
 bool write_output(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
-    fmt::print("{}", text);
-    std::fflush(stdout);
-    return true;
+    // A failed write leaves stdout's error flag set; main() reports it (once) and exits 1.
+    return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0;
   }
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  const fs::file_status status = fs::symlink_status(path, ec);
+  if (fs::is_directory(status)) {
     fmt::print(stderr, "tilec: error: cannot write '{}': it is a directory\n", path);
     return false;
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !(out << text) || !out.flush()) {
-    fmt::print(stderr, "tilec: error: cannot write '{}': {}\n", path, std::strerror(errno));
-    return false;
+  // A regular file (or a new one) is written beside it and renamed into place, so a failed write
+  // (a full disk) never leaves a truncated file that make would take as up to date. Anything else
+  // (/dev/null, a FIFO, a symlink) is written where it is.
+  const bool in_place = fs::exists(status) && !fs::is_regular_file(status);
+  const std::string target = in_place ? path : path + fmt::format(".tilec-{}.tmp", ::getpid());
+  bool written = false;
+  int error = 0;
+  if (std::FILE* out = std::fopen(target.c_str(), "wb")) {
+    written = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0;
+    error = errno;
+    written = (std::fclose(out) == 0) && written;
+    if (!written && !error) error = errno;
+  } else {
+    error = errno;
   }
-  return true;
+  if (written && !in_place && std::rename(target.c_str(), path.c_str()) != 0) {
+    written = false;
+    error = errno;
+  }
+  if (!written) {
+    if (!in_place) std::remove(target.c_str());
+    fmt::print(stderr, "tilec: error: cannot write '{}': {}\n", path, std::strerror(error ? error : EIO));
+  }
+  return written;
 }
 
 bool write_binary_file(const std::filesystem::path& path, const void* data, size_t bytes) {

@@ -7,17 +7,36 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <system_error>
 
 #include "tools/commands.h"
+
+namespace {
+
+int standard_output_failed() {
+  const int error = errno;
+  fmt::print(stderr, "tilec: error: cannot write to standard output: {}\n",
+             error ? std::strerror(error) : "the write failed");
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tilec — a tile kernel compiler: .tile programs to CUDA C++ for sm_90a and sm_100a.\n"
                "Run 'tilec SUBCOMMAND --help' for the options of each subcommand."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tilec 0.1.0");
+  // Command-line errors read as every other error does.
+  app.failure_message([](const CLI::App* app, const CLI::Error& e) {
+    return "tilec: error: " + CLI::FailureMessage::simple(app, e);
+  });
 
   tilec::tools::CommandRunner run;
   tilec::tools::add_compile_command(app, run);
@@ -26,7 +45,16 @@ int main(int argc, char** argv) {
   tilec::tools::add_sched_command(app, run);
   tilec::tools::add_emulate_command(app, run);
 
-  // A first word that names no subcommand (CLI11 would say only "A subcommand is required").
+  // A first word that names no subcommand, or an option tilec itself does not have (CLI11 would
+  // say only "A subcommand is required").
+  if (argc > 1 && argv[1][0] == '-') {
+    const std::string option = argv[1];
+    if (option != "-h" && option != "--help" && option != "--version") {
+      fmt::print(stderr, "tilec: error: unknown option '{}': tilec takes --help, --version or a subcommand first "
+                         "(tilec compile FILE.tile; tilec --help lists them)\n", option);
+      return 1;
+    }
+  }
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
     bool known = false;
@@ -55,13 +83,21 @@ int main(int argc, char** argv) {
     return status == 0 ? 0 : 1;
   }
   try {
-    return run ? run() : 1;
+    const int status = run ? run() : 1;
+    // Output that could not be written (a full disk, /dev/full, a closed stdout) is the
+    // environment's fault: exit 1 saying so, never 0 with the output lost.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) return standard_output_failed();
+    return status;
   } catch (const std::bad_alloc&) {
     // Past what the budgets foresee (a compile of a vast input, a run under a tight limit): the
     // machine's limit, not a tilec bug.
     fmt::print(stderr, "tilec: error: out of memory: the input needs more than this machine (or its ulimit -v) "
                "gives; give smaller --dims or a smaller kernel\n");
     return 1;
+  } catch (const std::system_error& e) {
+    if (std::ferror(stdout)) return standard_output_failed();  // fmt::print's throw on a failed write
+    fmt::print(stderr, "tilec: internal error: {}\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "tilec: internal error: {}\n", e.what());
     return 2;

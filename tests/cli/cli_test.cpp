@@ -67,6 +67,60 @@ TEST(Cli, UsageErrorsExitOne) {
   EXPECT_EQ(run_command(tilec("compile samples/vector_add.tile -D BLOCK")).status, 1);
 }
 
+// Found by a helper using tilec from build systems: output lost to a full disk exited 0 (--emit
+// ir) or 2, "internal error" (the .cu); a failed -o write left a truncated file that make took as
+// up to date; -o onto the input replaced the source. Writes past `ulimit -f` fail as a full disk
+// does (SIGXFSZ ignored, so the write returns EFBIG).
+TEST(Cli, AnOutputThatCannotBeWrittenIsAnErrorAndLeavesNoPartFile) {
+  if (fs::exists("/dev/full"))
+    for (const char* emit : {"cu", "ir"}) {
+      CommandResult full =
+          run_command("(" + tilec(std::string("compile samples/vector_add.tile --emit ") + emit + " > /dev/full)"));
+      EXPECT_EQ(full.status, 1) << emit << full.err;
+      EXPECT_THAT(full.err, HasSubstr("tilec: error: cannot write to standard output: No space left on device"));
+    }
+  const fs::path out = temp_file("kept.cu", "the .cu of an earlier build\n");
+  CommandResult big = run_command("trap '' XFSZ; ulimit -f 4; " + tilec("compile samples/gemm.tile -o " + out.string()));
+  EXPECT_EQ(big.status, 1) << big.err;
+  EXPECT_THAT(big.err, HasSubstr("cannot write '" + out.string() + "'"));
+  EXPECT_EQ(read_file(out), "the .cu of an earlier build\n") << "a failed write keeps the earlier file whole";
+  for (const auto& entry : fs::directory_iterator(out.parent_path()))
+    EXPECT_EQ(entry.path().filename().string().find(out.filename().string() + ".tilec-"), std::string::npos) << entry.path();
+  fs::remove(out);
+  const fs::path source = temp_file("self.tile", read_file(source_dir() / "samples" / "vector_add.tile"));
+  CommandResult self = run_command(tilec("compile " + source.string() + " -o " + source.parent_path().string() + "/./" +
+                                         source.filename().string()));
+  EXPECT_EQ(self.status, 1);
+  EXPECT_THAT(self.err, HasSubstr("the input and -o are the same file"));
+  EXPECT_THAT(read_file(source), HasSubstr("kernel vector_add"));
+  CommandResult twice = run_command(tilec("compile " + source.string() + " -o k.cu --report k.cu"));
+  EXPECT_EQ(twice.status, 1);
+  EXPECT_THAT(twice.err, HasSubstr("-o and --report are the same file 'k.cu'; give each its own file"));
+  fs::remove(source);
+}
+
+// The input's path is quoted in the .cu's header comment: a line break in it put the rest of
+// the name outside the comment, and nvcc failed (a helper's hunt); a backslash ending it would
+// splice the next line into the comment.
+TEST(Cli, TheHeaderCommentKeepsAnyFileNameInsideIt) {
+  const fs::path source = temp_file("line\nbreak\\", read_file(source_dir() / "samples" / "vector_add.tile"));
+  CommandResult r = run_command(tilec("compile '" + source.string() + "'"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string name = source.filename().string();
+  EXPECT_THAT(r.out, HasSubstr("//   source:   " + source.parent_path().string() + "/" +
+                               name.substr(0, name.find('\n')) + "\\x0abreak\\x5c\n//   target:"));
+  fs::remove(source);
+}
+
+TEST(Cli, CommandLineErrorsSayTilecError) {
+  CommandResult typo = run_command(tilec("--versio"));
+  EXPECT_EQ(typo.status, 1);
+  EXPECT_THAT(typo.err, HasSubstr("tilec: error: unknown option '--versio'"));
+  CommandResult missing = run_command(tilec("sched"));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_THAT(missing.err, HasSubstr("tilec: error: input is required"));
+}
+
 TEST(Cli, BadPathsAreClearErrors) {
   CommandResult missing = run_command(tilec("compile no/such/file.tile"));
   EXPECT_EQ(missing.status, 1);
