@@ -12,8 +12,15 @@ namespace tilec::tools {
 std::string escape_make_path(const std::string& path) {
   std::string escaped;
   escaped.reserve(path.size());
-  for (char c : path) {
-    if (c == ' ' || c == '#') escaped += '\\';
+  for (size_t i = 0; i < path.size(); ++i) {
+    const char c = path[i];
+    if (c == ' ' || c == '\t') {
+      // Make's rule for blanks: 2N+1 backslashes before one are N backslashes and the blank, so
+      // the backslashes already written before it are doubled, then one more escapes it.
+      for (size_t j = i; j > 0 && path[j - 1] == '\\'; --j) escaped += '\\';
+      escaped += '\\';
+    }
+    if (c == '#') escaped += '\\';
     if (c == '$') escaped += '$';
     escaped += c;
   }
@@ -33,6 +40,13 @@ std::string dependency_file_next_to(const std::string& output) { return output +
 
 bool write_dependency_file(const std::string& path, const std::string& target,
                            const std::vector<std::string>& dependencies) {
+  // A newline cannot be written in a make rule at all.
+  for (const std::string& name : dependencies)
+    if (name.find_first_of("\n\r") != std::string::npos || target.find_first_of("\n\r") != std::string::npos) {
+      fmt::print(stderr, "tilec: error: cannot write dependency file '{}': a make rule cannot name a path with a "
+                         "line break in it; rename the file\n", path);
+      return false;
+    }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out || !(out << format_dependency_file(target, dependencies)) || !out.flush()) {
     fmt::print(stderr, "tilec: error: cannot write dependency file '{}': {}\n", path, std::strerror(errno));

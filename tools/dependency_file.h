@@ -3,7 +3,8 @@
 // A build system (ninja through meson's or CMake's DEPFILE, make through -include) reads
 // `OUTPUT: INPUT...` to know which files a generated .cu came from, so that touching any of
 // them regenerates it. The language has no include statement yet, so a compile reads exactly
-// one file: its input. Paths are escaped the way GCC writes them (space, '#', '$').
+// one file: its input. Paths are escaped the way GCC writes them (blanks, '#', '$'); a path with a
+// line break cannot be written, and is refused.
 #pragma once
 
 #include <string>
@@ -11,7 +12,8 @@
 
 namespace tilec::tools {
 
-// Escapes one path for a make rule: ' ' → "\ ", '#' → "\#", '$' → "$$".
+// Escapes one path for a make rule as GCC does: a space or tab gets a backslash, and the
+// backslashes just before it are doubled ("a\ b" → "a\\\ b"); '#' → "\#", '$' → "$$".
 std::string escape_make_path(const std::string& path);
 
 // "target: dep1 dep2\n", each path escaped; a "-" (stdin) dependency is left out.

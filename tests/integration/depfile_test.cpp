@@ -66,6 +66,21 @@ TEST_F(Depfile, EscapesSpacesHashesAndDollars) {
   EXPECT_EQ(read_file(directory_ / "out put.cu.d"), "out\\ put.cu: my\\ kernel\\#1$$.tile\n");
 }
 
+// GCC's rule for blanks after backslashes (a helper's hunt: "a\ b.tile" was written "a\\ b.tile",
+// which ninja reads as two missing files, so the .cu was rebuilt on every build); a tab is a blank
+// too; a line break cannot be written at all.
+TEST_F(Depfile, EscapesBackslashesBeforeBlanksAsGccDoes) {
+  fs::copy_file(tile_, directory_ / "a\\ b\tc.tile");
+  CommandResult r = tilec("compile 'a\\ b\tc.tile' -o k.cu -M");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(directory_ / "k.cu.d"), "k.cu: a\\\\\\ b\\\tc.tile\n");
+  fs::copy_file(tile_, directory_ / "line\nbreak.tile");
+  r = tilec("compile 'line\nbreak.tile' -o l.cu -M");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("a make rule cannot name a path with a line break in it"));
+  EXPECT_FALSE(fs::exists(directory_ / "l.cu"));
+}
+
 TEST_F(Depfile, NeedsAnOutputFile) {
   CommandResult r = tilec("compile vector_add.tile --depfile out.d");
   EXPECT_EQ(r.status, 1);
