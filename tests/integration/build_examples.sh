@@ -7,7 +7,8 @@
 #   1. the project configures and builds, and the host program vector_add_demo exists;
 #   2. a second build has nothing to do (the depfile causes no spurious work);
 #   3. touching the .tile regenerates vector_add.cu (newer mtime, same bytes);
-#   4. touching the tilec binary regenerates vector_add.cu.
+#   4. touching the tilec binary regenerates vector_add.cu;
+#   5. (CMake) .tile files of one name in two folders get a .cu each, and OUTPUT and OPTIONS work.
 # Exit 77 (meson's "skipped") with the reason when nvcc is absent; the CMake half is skipped
 # with a printed reason when cmake is absent. The GPU code is only built, never run.
 set -euo pipefail
@@ -82,6 +83,28 @@ if command -v cmake >/dev/null; then
   if cmake -G Ninja -S "$work/cmake" -B "$work/cmake-build" -DTILEC_EXECUTABLE="$work/tilec" \
       -DCMAKE_CUDA_COMPILER="$nvcc_path" >"$work/cmake-setup.log" 2>&1; then
     check_project cmake "$work/cmake-build"
+    # Kernels whose names collide, and tilec options: .tile files of one name in two folders,
+    # a name with a dot in it, -D through OPTIONS (only their .cu files are built: no nvcc).
+    echo "== cmake: kernels of one name in two folders, OPTIONS"
+    mkdir -p "$work/cmake/kernels/a" "$work/cmake/kernels/b"
+    cp "$work/cmake/vector_add.tile" "$work/cmake/kernels/a/vector_add.tile"
+    cp "$work/cmake/vector_add.tile" "$work/cmake/kernels/b/vector_add.tile"
+    cp "$work/cmake/vector_add.tile" "$work/cmake/vector_add.fwd.tile"
+    cat >> "$work/cmake/CMakeLists.txt" <<'CMAKE'
+add_library(tilec_variants OBJECT main.cu)
+tilec_add_kernel(tilec_variants kernels/a/vector_add.tile)
+tilec_add_kernel(tilec_variants kernels/b/vector_add.tile OPTIONS -D BLOCK=512)
+tilec_add_kernel(tilec_variants vector_add.fwd.tile OUTPUT forward/vector_add.cu)
+CMAKE
+    if cmake "$work/cmake-build" >"$work/cmake-variants.log" 2>&1 &&
+        ninja -C "$work/cmake-build" kernels/a/vector_add.cu kernels/b/vector_add.cu forward/vector_add.cu \
+          >>"$work/cmake-variants.log" 2>&1; then
+      grep -q 'cdiv(N, 1024)' "$work/cmake-build/kernels/a/vector_add.cu" || fail "cmake: kernels/a/vector_add.cu is not BLOCK=1024's"
+      grep -q 'cdiv(N, 512)' "$work/cmake-build/kernels/b/vector_add.cu" || fail "cmake: OPTIONS -D BLOCK=512 did not reach tilec"
+      [ -f "$work/cmake-build/forward/vector_add.cu" ] || fail "cmake: OUTPUT forward/vector_add.cu was not written"
+    else
+      cat "$work/cmake-variants.log"; fail "cmake: kernels of one name in two folders did not configure and generate"
+    fi
   else
     cat "$work/cmake-setup.log"; fail "cmake: configure failed"
   fi

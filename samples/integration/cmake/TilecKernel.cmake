@@ -1,10 +1,15 @@
 # TilecKernel.cmake — tilec_add_kernel(): compile a .tile file to CUDA inside a CMake build.
 #
 #   include(TilecKernel.cmake)
-#   tilec_add_kernel(my_target kernels/foo.tile [TARGET_ARCH sm_90a|sm_100a])
+#   tilec_add_kernel(my_target kernels/foo.tile [TARGET_ARCH sm_90a|sm_100a] [OUTPUT name.cu]
+#                    [OPTIONS tilec-option...])
 #
-# Runs `tilec compile foo.tile -o ${CMAKE_CURRENT_BINARY_DIR}/foo.cu --depfile foo.cu.d` and adds
-# the generated .cu to `my_target`'s sources (the target must exist and have CUDA enabled).
+# Runs `tilec compile kernels/foo.tile -o ${CMAKE_CURRENT_BINARY_DIR}/kernels/foo.cu --depfile
+# kernels/foo.cu.d` and adds the generated .cu to `my_target`'s sources (the target must exist and
+# have CUDA enabled). The .cu keeps the .tile's path below the current source directory (a .tile
+# outside it: its file name), so kernels/a/k.tile and kernels/b/k.tile, or attn.fwd.tile and
+# attn.bwd.tile, get .cu files of their own. OUTPUT names the .cu instead (relative to the current
+# binary directory); OPTIONS are passed to tilec compile as they are (`OPTIONS -D BN=96`).
 # The .cu is regenerated when the .tile changes (tilec's depfile) or the tilec binary changes.
 # tilec is found through the TILEC_EXECUTABLE cache variable, else on PATH.
 # TARGET_ARCH defaults to sm_90a; nvcc's architecture comes from CMAKE_CUDA_ARCHITECTURES
@@ -14,7 +19,7 @@ cmake_minimum_required(VERSION 3.25)
 find_program(TILEC_EXECUTABLE tilec DOC "path to the tilec binary")
 
 function(tilec_add_kernel target tile_file)
-  cmake_parse_arguments(PARSE_ARGV 2 TILEC "" "TARGET_ARCH" "")
+  cmake_parse_arguments(PARSE_ARGV 2 TILEC "" "TARGET_ARCH;OUTPUT" "OPTIONS")
   if(TILEC_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tilec_add_kernel: unknown arguments: ${TILEC_UNPARSED_ARGUMENTS}")
   endif()
@@ -29,17 +34,28 @@ function(tilec_add_kernel target tile_file)
   endif()
 
   get_filename_component(tile_path "${tile_file}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-  get_filename_component(kernel_name "${tile_file}" NAME_WE)
-  set(cu_file "${CMAKE_CURRENT_BINARY_DIR}/${kernel_name}.cu")
-  set(dep_file "${CMAKE_CURRENT_BINARY_DIR}/${kernel_name}.cu.d")
+  if(TILEC_OUTPUT)
+    set(cu_name "${TILEC_OUTPUT}")
+  else()
+    file(RELATIVE_PATH cu_name "${CMAKE_CURRENT_SOURCE_DIR}" "${tile_path}")
+    if(cu_name MATCHES "^\\.\\./")
+      get_filename_component(cu_name "${tile_path}" NAME)
+    endif()
+    string(REGEX REPLACE "\\.tile$" "" cu_name "${cu_name}")
+    set(cu_name "${cu_name}.cu")
+  endif()
+  set(cu_file "${CMAKE_CURRENT_BINARY_DIR}/${cu_name}")
+  set(dep_file "${cu_file}.d")
+  get_filename_component(cu_directory "${cu_file}" DIRECTORY)
+  file(MAKE_DIRECTORY "${cu_directory}")
 
   add_custom_command(
     OUTPUT "${cu_file}"
     COMMAND "${TILEC_EXECUTABLE}" compile "${tile_path}" -o "${cu_file}"
-            --target ${TILEC_TARGET_ARCH} --depfile "${dep_file}"
+            --target ${TILEC_TARGET_ARCH} --depfile "${dep_file}" ${TILEC_OPTIONS}
     DEPENDS "${tile_path}" "${TILEC_EXECUTABLE}"
     DEPFILE "${dep_file}"
-    COMMENT "tilec: ${tile_file} -> ${kernel_name}.cu (${TILEC_TARGET_ARCH})"
+    COMMENT "tilec: ${tile_file} -> ${cu_name} (${TILEC_TARGET_ARCH})"
     VERBATIM)
   target_sources(${target} PRIVATE "${cu_file}")
 endfunction()
