@@ -33,6 +33,7 @@ struct CompileOptions {
   DriverOptions driver;  // target, stop-after, printing, timing, max-events, generator
   bool emit_harness = false;
   std::string report;   // --report OUT.html
+  std::string header;   // --header OUT.h: the launchers' declarations
   CudaEmitOptions::PlainTiles plain_tiles = CudaEmitOptions::PlainTiles::registers;
 };
 
@@ -76,7 +77,8 @@ int run_compile(const CompileOptions& options) {
                                        PipelineOption{!options.driver.print_ir_after.empty(), "--print-ir-after",
                                                       "--emit ir and cu"},
                                        PipelineOption{!options.report.empty(), "--report", "--emit ir and cu"},
-                                       PipelineOption{options.emit_harness, "--emit-harness", "--emit cu"}})
+                                       PipelineOption{options.emit_harness, "--emit-harness", "--emit cu"},
+                                       PipelineOption{!options.header.empty(), "--header", "--emit cu"}})
     if (front_end && option.given) {
       fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; {} applies to {}\n",
                  options.emit, option.name, option.applies_to);
@@ -85,6 +87,11 @@ int run_compile(const CompileOptions& options) {
   if (options.emit == "ir" && options.emit_harness) {
     fmt::print(stderr, "tilec: error: --emit-harness adds a checking main() to the .cu; it applies to --emit cu, "
                "not --emit ir\n");
+    return 1;
+  }
+  if (options.emit == "ir" && !options.header.empty()) {
+    fmt::print(stderr, "tilec: error: --header declares the launchers of the .cu; it applies to --emit cu, not --emit "
+               "ir\n");
     return 1;
   }
   if (front_end) return emit_front_end(options);
@@ -131,9 +138,12 @@ int run_compile(const CompileOptions& options) {
   emit_options.harness = options.emit_harness;
   emit_options.plain_tiles = options.plain_tiles;
   emit_options.reference = before_scheduling.get();
+  std::string header;
+  if (!options.header.empty()) emit_options.launcher_header = &header;
   auto cuda = emit_cuda_reporting(module, emit_options, *input.diagnostics);
   if (!cuda) return 1;
-  return write_output(options.output, *cuda) ? 0 : 1;
+  if (!write_output(options.output, *cuda)) return 1;
+  return options.header.empty() || write_output(options.header, header) ? 0 : 1;
 }
 
 // --depfile FILE / -M: after a successful compile, record what the output was made from.
@@ -167,6 +177,7 @@ bool files_are_distinct(const CompileOptions& options, const std::string& depend
   if (!options.output.empty() && options.output != "-") files.push_back({"-o", options.output});
   if (!dependency_file.empty()) files.push_back({"the dependency file", dependency_file});
   if (!options.report.empty()) files.push_back({"--report", options.report});
+  if (!options.header.empty()) files.push_back({"--header", options.header});
   for (size_t i = 0; i < files.size(); ++i)
     for (size_t j = i + 1; j < files.size(); ++j)
       if (same_file(files[i].path, files[j].path)) {
@@ -235,6 +246,10 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
   cmd->add_flag("--time-passes", options->driver.time_passes, "print the time each pass took to stderr");
   cmd->add_option("--report", options->report,
                   "write one self-contained HTML page: source, pass timeline, IR after each pass, schedules, events");
+  cmd->add_option("--header", options->header,
+                  "also write a header declaring the launchers (extern \"C\" launch_NAME): include it where you "
+                  "call them, and a kernel whose parameters change fails to compile there instead of getting "
+                  "wrong arguments");
   add_plain_tiles_option(*cmd, options->plain_tiles);
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");

@@ -37,6 +37,10 @@ struct CudaEmitOptions {
   // tile op a loop followed by __syncthreads() (the first backend's form, kept for comparison).
   enum class PlainTiles { registers, shared };
   PlainTiles plain_tiles = PlainTiles::registers;
+  // When set (--header): receives a header declaring every kernel's launcher, with the CUDA
+  // headers its parameter types need. A caller that includes it fails to compile when a kernel's
+  // parameters change, where a copied prototype passed wrong arguments at run time.
+  std::string* launcher_header = nullptr;
 };
 
 // The .cu text, or std::nullopt after reporting (at the op's location) an op or type this

@@ -706,13 +706,16 @@ bool queries_sm_count(const KernelPlan& plan) {
   });
 }
 
+std::string launcher_declaration(const KernelPlan& plan) {
+  return fmt::format("extern \"C\" cudaError_t launch_{}({}{}cudaStream_t stream)", plan.name, parameter_list(plan),
+                     plan.params.empty() && plan.dim_params.empty() ? "" : ", ");
+}
+
 void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& out) {
   CodeWriter writer(out);
   writer.line(fmt::format("// Launches {}_kernel on `stream`: {}", plan.name, spec.summary));
   {
-    CodeWriter::Block function =
-        writer.block(fmt::format("extern \"C\" cudaError_t launch_{}({}{}cudaStream_t stream) {{", plan.name,
-                                 parameter_list(plan), plan.params.empty() && plan.dim_params.empty() ? "" : ", "));
+    CodeWriter::Block function = writer.block(launcher_declaration(plan) + " {");
     emit_tile_count(plan, /*with_scalar_ops=*/true, writer, /*with_launch_checks=*/true);
     writer.line("if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do");
     writer.line("if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;");

@@ -121,6 +121,9 @@ struct LaunchSpec {
 // (plan.cluster_size, 1, 1) when that is above 1 (a grid that is not whole clusters fails with
 // cudaErrorInvalidConfiguration).
 void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& out);
+// `extern "C" cudaError_t launch_NAME(const float* X, ..., int64_t N, cudaStream_t stream)`: the
+// launcher's declaration, as emit_launcher defines it and --header declares it.
+std::string launcher_declaration(const KernelPlan& plan);
 // The grid extents as a reader would write them: `cdiv(N, 1024) x 4`.
 std::string describe_grid(const KernelPlan& plan);
 

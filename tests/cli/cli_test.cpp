@@ -112,6 +112,46 @@ TEST(Cli, TheHeaderCommentKeepsAnyFileNameInsideIt) {
   fs::remove(source);
 }
 
+// --header declares the launchers, so a call that no longer matches the kernel fails to compile
+// (a helper's hunt: a copied prototype linked after a parameter was added, and N got the stream).
+// The calls are compiled by the host compiler against the emulation's CUDA headers (no nvcc).
+TEST(Cli, TheLauncherHeaderMakesAStaleCallACompileError) {
+  const fs::path dir = fs::temp_directory_path() / ("tilec_cli_header_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string tile = read_file(source_dir() / "samples" / "vector_add.tile");
+  const std::string from = "Z: tensor<N, f32>)";
+  ASSERT_NE(tile.find(from), std::string::npos);
+  tile.replace(tile.find(from), from.size(), "Z: tensor<N, f32>, alpha: f32)");
+  write_file(dir / "k.tile", tile);
+  CommandResult r = run_command(tilec("compile " + (dir / "k.tile").string() + " -o " + (dir / "k.cu").string() +
+                                      " --header " + (dir / "k.h").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string header = read_file(dir / "k.h");
+  EXPECT_THAT(header, HasSubstr("#pragma once\n"));
+  EXPECT_THAT(header, HasSubstr("extern \"C\" cudaError_t launch_vector_add(const float* X, const float* Y, float* Z, "
+                                "float alpha, int64_t N, cudaStream_t stream);"));
+  EXPECT_THAT(read_file(dir / "k.cu"), HasSubstr("extern \"C\" cudaError_t launch_vector_add(const float* X, const "
+                                                 "float* Y, float* Z, float alpha, int64_t N, cudaStream_t stream) {"));
+  const std::string cxx = "c++ -std=c++20 -fsyntax-only -DTILEC_EMULATE -I" +
+                          (source_dir() / "runtime" / "emulate" / "include").string() + " -I" + dir.string() + " ";
+  write_file(dir / "now.cpp", "#include \"k.h\"\ncudaError_t f(float* p) { return launch_vector_add(p, p, p, 2.0f, 8, nullptr); }\n");
+  write_file(dir / "stale.cpp", "#include \"k.h\"\ncudaError_t f(float* p) { return launch_vector_add(p, p, p, 8, nullptr); }\n");
+  CommandResult now = run_command(cxx + (dir / "now.cpp").string());
+  EXPECT_EQ(now.status, 0) << now.err;
+  CommandResult stale = run_command(cxx + (dir / "stale.cpp").string());
+  EXPECT_NE(stale.status, 0) << "the call without alpha compiled";
+  EXPECT_THAT(stale.err, HasSubstr("launch_vector_add"));
+  // --header belongs to the .cu: with --emit ir it is an error, and it may not be -o's file.
+  CommandResult ir = run_command(tilec("compile samples/vector_add.tile --emit ir --header " + (dir / "x.h").string()));
+  EXPECT_EQ(ir.status, 1);
+  EXPECT_THAT(ir.err, HasSubstr("--header declares the launchers of the .cu; it applies to --emit cu"));
+  CommandResult same = run_command(tilec("compile samples/vector_add.tile -o " + (dir / "x.h").string() + " --header " +
+                                         (dir / "x.h").string()));
+  EXPECT_EQ(same.status, 1);
+  EXPECT_THAT(same.err, HasSubstr("-o and --header are the same file"));
+  fs::remove_all(dir);
+}
+
 TEST(Cli, CommandLineErrorsSayTilecError) {
   CommandResult typo = run_command(tilec("--versio"));
   EXPECT_EQ(typo.status, 1);

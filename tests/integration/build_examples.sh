@@ -8,7 +8,8 @@
 #   2. a second build has nothing to do (the depfile causes no spurious work);
 #   3. touching the .tile regenerates vector_add.cu (newer mtime, same bytes);
 #   4. touching the tilec binary regenerates vector_add.cu;
-#   5. (CMake) .tile files of one name in two folders get a .cu each, and OUTPUT and OPTIONS work.
+#   5. (meson) a parameter added to the kernel makes main.cpp's call, against vector_add.h, fail;
+#   6. (CMake) .tile files of one name in two folders get a .cu each, and OUTPUT and OPTIONS work.
 # Exit 77 (meson's "skipped") with the reason when nvcc is absent; the CMake half is skipped
 # with a printed reason when cmake is absent. The GPU code is only built, never run.
 set -euo pipefail
@@ -46,6 +47,8 @@ check_project() {
   [ -f "$build/vector_add.cu" ] || { fail "$name: no vector_add.cu in $build"; return; }
   grep -q 'extern "C" cudaError_t launch_vector_add' "$build/vector_add.cu" \
     || fail "$name: vector_add.cu has no launch_vector_add"
+  grep -q 'extern "C" cudaError_t launch_vector_add(.*);' "$build/vector_add.h" \
+    || fail "$name: vector_add.h does not declare launch_vector_add"
 
   echo "== $name: second build is a no-op"
   ninja -C "$build" -n | grep -q 'no work to do' || fail "$name: a second build still has work to do"
@@ -73,6 +76,15 @@ echo "== meson: configure"
 if meson setup "$work/meson-build" "$work/meson" -Dtilec="$work/tilec" >"$work/meson-setup.log" 2>&1; then
   # meson puts the generated file at the build root: the target is named vector_add.cu there.
   check_project meson "$work/meson-build"
+  # A parameter added to the kernel: main.cpp's call, compiled against the regenerated header,
+  # fails instead of passing the stream as N.
+  echo "== meson: a changed kernel signature fails to compile at the call"
+  sed -i 's/Z: tensor<N, f32>)/Z: tensor<N, f32>, alpha: f32)/' "$work/meson/vector_add.tile"
+  if ninja -C "$work/meson-build" >"$work/meson-stale.log" 2>&1; then
+    fail "meson: main.cpp still built against a kernel that takes alpha"
+  elif ! grep -q 'launch_vector_add' "$work/meson-stale.log"; then
+    cat "$work/meson-stale.log"; fail "meson: the build failed, but not at the launcher's call"
+  fi
 else
   cat "$work/meson-setup.log"; fail "meson: configure failed"
 fi

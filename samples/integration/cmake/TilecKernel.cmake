@@ -4,12 +4,15 @@
 #   tilec_add_kernel(my_target kernels/foo.tile [TARGET_ARCH sm_90a|sm_100a] [OUTPUT name.cu]
 #                    [OPTIONS tilec-option...])
 #
-# Runs `tilec compile kernels/foo.tile -o ${CMAKE_CURRENT_BINARY_DIR}/kernels/foo.cu --depfile
-# kernels/foo.cu.d` and adds the generated .cu to `my_target`'s sources (the target must exist and
-# have CUDA enabled). The .cu keeps the .tile's path below the current source directory (a .tile
-# outside it: its file name), so kernels/a/k.tile and kernels/b/k.tile, or attn.fwd.tile and
-# attn.bwd.tile, get .cu files of their own. OUTPUT names the .cu instead (relative to the current
-# binary directory); OPTIONS are passed to tilec compile as they are (`OPTIONS -D BN=96`).
+# Runs `tilec compile kernels/foo.tile -o ${CMAKE_CURRENT_BINARY_DIR}/kernels/foo.cu --header
+# kernels/foo.h --depfile kernels/foo.cu.d` and adds the .cu and the header (the launchers'
+# declarations) to `my_target`'s sources (the target must exist and have CUDA enabled). The
+# current binary directory goes on the target's include path: the caller writes
+# #include "kernels/foo.h", and a kernel whose parameters change fails to compile at the call.
+# The .cu keeps the .tile's path below the current source directory (a .tile outside it: its
+# file name), so kernels/a/k.tile and kernels/b/k.tile, or attn.fwd.tile and attn.bwd.tile, get
+# files of their own. OUTPUT names the .cu instead (relative to the current binary directory;
+# the header is the same name with .h); OPTIONS go to tilec compile as they are (`OPTIONS -D BN=96`).
 # The .cu is regenerated when the .tile changes (tilec's depfile) or the tilec binary changes.
 # tilec is found through the TILEC_EXECUTABLE cache variable, else on PATH.
 # TARGET_ARCH defaults to sm_90a; nvcc's architecture comes from CMAKE_CUDA_ARCHITECTURES
@@ -46,16 +49,19 @@ function(tilec_add_kernel target tile_file)
   endif()
   set(cu_file "${CMAKE_CURRENT_BINARY_DIR}/${cu_name}")
   set(dep_file "${cu_file}.d")
+  string(REGEX REPLACE "\\.cu$" "" header_file "${cu_file}")
+  set(header_file "${header_file}.h")
   get_filename_component(cu_directory "${cu_file}" DIRECTORY)
   file(MAKE_DIRECTORY "${cu_directory}")
 
   add_custom_command(
-    OUTPUT "${cu_file}"
-    COMMAND "${TILEC_EXECUTABLE}" compile "${tile_path}" -o "${cu_file}"
+    OUTPUT "${cu_file}" "${header_file}"
+    COMMAND "${TILEC_EXECUTABLE}" compile "${tile_path}" -o "${cu_file}" --header "${header_file}"
             --target ${TILEC_TARGET_ARCH} --depfile "${dep_file}" ${TILEC_OPTIONS}
     DEPENDS "${tile_path}" "${TILEC_EXECUTABLE}"
     DEPFILE "${dep_file}"
     COMMENT "tilec: ${tile_file} -> ${cu_name} (${TILEC_TARGET_ARCH})"
     VERBATIM)
-  target_sources(${target} PRIVATE "${cu_file}")
+  target_sources(${target} PRIVATE "${cu_file}" "${header_file}")
+  target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_BINARY_DIR}")
 endfunction()

@@ -1,17 +1,18 @@
 // main.cu — host program for the tilec integration example: Z = X + Y on the GPU.
 //
-// vector_add.cu is generated from vector_add.tile by `tilec compile`; it defines the C
-// launcher declared below. This program fills two vectors, launches the kernel through it,
-// copies the sum back and checks every element. It needs a GPU to run; it builds without one.
+// vector_add.cu is generated from vector_add.tile by `tilec compile`, and vector_add.h (its
+// --header) declares the C launcher it defines. This program fills two vectors, launches the
+// kernel through it, copies the sum back and checks every element. It needs a GPU to run; it
+// builds without one.
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
 #include <cuda_runtime.h>
 
-// The launcher tilec emits for `kernel vector_add(X, Y, Z)` (see the generated .cu).
-extern "C" cudaError_t launch_vector_add(const float* X, const float* Y, float* Z, int64_t N,
-                                         cudaStream_t stream);
+// launch_vector_add(X, Y, Z, N, stream), for `kernel vector_add(X, Y, Z)`: a change to the
+// kernel's parameters makes the call below a compile error.
+#include "vector_add.h"
 
 static bool check(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return true;
