@@ -661,6 +661,15 @@ std::string wgmma_function(const WgmmaShape& shape) {
 
 std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   std::string out(kCommon);
+  // Built for another architecture (-arch=sm_90 without the "a", a second -gencode), the kernels
+  // trap at launch (their arch guard); nvcc says so while compiling instead of the build passing.
+  out += fmt::format(
+      "\n// Device code for another architecture than {0} traps at launch: say so when it is compiled.\n"
+      "#if defined(__CUDA_ARCH__) && !defined({1})\n"
+      "#warning \"tilec: this file's tensor-core kernels are for {0} and trap on any other architecture: compile it "
+      "with -gencode arch=compute_{2},code=sm_{2}\"\n"
+      "#endif\n",
+      needs.target->name, needs.target->feature_macro, needs.target->architecture);
   if (needs.tma_3d) out += kTma3d;
   if (needs.tma_4d) out += kTma4d;
   if (needs.tma_reduce_add) out += kTmaReduceAdd;

@@ -469,6 +469,11 @@ struct TilecTmaTensor {
   }
 };
 
+// Device code for another architecture than sm_100a traps at launch: say so when it is compiled.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM100_ALL)
+#warning "tilec: this file's tensor-core kernels are for sm_100a and trap on any other architecture: compile it with -gencode arch=compute_100a,code=sm_100a"
+#endif
+
 // A box of a 3-D tensor map into shared memory at (inner, middle, outer); as tilec_tma_load_2d.
 __device__ __forceinline__ void tilec_tma_load_3d(uint32_t destination, const CUtensorMap* map, int32_t inner,
                                                   int32_t middle, int32_t outer, uint32_t barrier TILEC_SITE) {

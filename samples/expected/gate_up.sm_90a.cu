@@ -469,6 +469,11 @@ struct TilecTmaTensor {
   }
 };
 
+// Device code for another architecture than sm_90a traps at launch: say so when it is compiled.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#warning "tilec: this file's tensor-core kernels are for sm_90a and trap on any other architecture: compile it with -gencode arch=compute_90a,code=sm_90a"
+#endif
+
 // sm_90a: WGMMA. A shared-memory matrix descriptor with the 128-, 64- or 32-byte swizzle
 // (layout type 1, 2 or 3 in bits 62-63: 3 - swizzle_bytes / 64).
 __device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, uint32_t leading_bytes,

@@ -469,6 +469,11 @@ struct TilecTmaTensor {
   }
 };
 
+// Device code for another architecture than sm_90a traps at launch: say so when it is compiled.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#warning "tilec: this file's tensor-core kernels are for sm_90a and trap on any other architecture: compile it with -gencode arch=compute_90a,code=sm_90a"
+#endif
+
 // Host: a tensor map over `batches` x `rows` x `middles` x `columns` elements (row-major; rows of
 // `columns` lie `row_bytes` apart), with boxes of `box_rows` rows of `box_columns` columns at one
 // middle and one batch: a tile whose rows are middles · row_bytes apart, swizzled as

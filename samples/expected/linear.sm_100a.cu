@@ -469,6 +469,11 @@ struct TilecTmaTensor {
   }
 };
 
+// Device code for another architecture than sm_100a traps at launch: say so when it is compiled.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM100_ALL)
+#warning "tilec: this file's tensor-core kernels are for sm_100a and trap on any other architecture: compile it with -gencode arch=compute_100a,code=sm_100a"
+#endif
+
 // sm_100a: tcgen05 and TMEM. A shared-memory matrix descriptor with the 128-, 64- or 32-byte
 // swizzle (layout type 2, 4 or 6 in bits 61-63, i.e. 3 - swizzle_bytes / 64 at bit 62), version
 // 1 in bit 46.

@@ -451,6 +451,11 @@ struct TilecTmaTensor {
   }
 };
 
+// Device code for another architecture than sm_100a traps at launch: say so when it is compiled.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM100_ALL)
+#warning "tilec: this file's tensor-core kernels are for sm_100a and trap on any other architecture: compile it with -gencode arch=compute_100a,code=sm_100a"
+#endif
+
 // As tilec_tma_store_2d, but each element of the box is added to the tensor's, atomically, in the
 // tensor map's type (`store T[i] += tile`: split-K and other CTAs adding into one tile).
 __device__ __forceinline__ void tilec_tma_reduce_add_2d(const CUtensorMap* map, uint32_t source, int32_t inner,

@@ -471,9 +471,13 @@ std::vector<std::string> check_kernels(const std::string& cuda, const std::strin
     if (line.starts_with("__global__ void ") && line.find("_kernel(") != std::string::npos &&
         !line.starts_with("__global__ void TILEC_LAUNCH_BOUNDS("))
       problems.push_back(file + ": a kernel without TILEC_LAUNCH_BOUNDS: " + line);
+    // The guards, and the wrong-architecture #warning (device code only: never in emulation,
+    // which has no __CUDA_ARCH__).
     if (line.find("__CUDA_ARCH_FEAT_SM") != std::string::npos && line.starts_with("#if") &&
         line != "#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)" &&
-        line != "#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)")
+        line != "#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)" &&
+        line != "#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)" &&
+        line != "#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM100_ALL)")
       problems.push_back(file + ": an arch guard without its emulation macro: " + line);
   }
   // (The harness's reference kernels name a slot of global scratch `shared_memory` too.)

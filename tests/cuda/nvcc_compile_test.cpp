@@ -87,6 +87,10 @@ TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
       command += nvcc + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -rdc=true -c '" + file.string() + "' -o '" +
                  file.string() + ".o' && ";
     }
+    // Built for plain sm_90 (no "a"), the kernels would trap at launch: nvcc warns while compiling.
+    jobs.push_back({"gemm for sm_90 (warned)", nvcc + " -std=c++17 -gencode arch=compute_90,code=sm_90 -cubin '" +
+                                                    (directory / "rdc_a.cu").string() + "' -o '" +
+                                                    (directory / "sm_90.cubin").string() + "'"});
     jobs.push_back({"two files with -rdc=true (device-linked)",
                     command + nvcc + " -gencode arch=compute_90a,code=sm_90a -dlink '" + (directory / "rdc_a.cu.o").string() +
                         "' '" + (directory / "rdc_b.cu.o").string() + "' -o '" + (directory / "rdc_link.o").string() + "'"});
@@ -110,6 +114,13 @@ TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
     if (job.command.find("-Xptxas -v") != std::string::npos) {
       EXPECT_GT(reports, 0u) << job.name << ": no ptxas report\n" << job.output;
     }
+  }
+  for (const Job& job : jobs) {
+    if (job.name != "gemm for sm_90 (warned)") continue;
+    EXPECT_NE(job.output.find("tilec: this file's tensor-core kernels are for sm_90a and trap on any other "
+                              "architecture"),
+              std::string::npos)
+        << job.output;
   }
   EXPECT_TRUE(std::filesystem::exists(directory / "softmax_check"));
   EXPECT_TRUE(std::filesystem::exists(directory / "matmul_check.sm_90a"));
