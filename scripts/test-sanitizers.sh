@@ -30,7 +30,8 @@
 #                                        sanitized interpreter's
 #      Protocol/*TripCount.* but the ragged and longest trip counts  likewise: the other trip
 #                                        counts run the same passes and interpreter paths
-#      Sample.RunOutputDoesNotDependOnTheWorkerCount, EmulateRuntime.TwoWorkersGiveTheSameResultsAndReports
+#      Sample.RunOutputDoesNotDependOnTheWorkerCount, EmulateRuntime.TwoWorkersGiveTheSameResultsAndReports,
+#      RunCheck's --workers 3 runs (TILEC_TEST_WORKER_COUNTS=1, tests/samples/samples_test.cpp)
 #                                        the same runs again with other worker counts: the
 #                                        executor's threads are ThreadSanitizer's (scripts/test-tsan.sh),
 #                                        and the emulated programs are not sanitized
@@ -83,7 +84,7 @@ PY
 ((${#targets[@]})) || { echo "sanitizers: no targets found for the tests in $build_dir" >&2; exit 1; }
 ninja -C "$build_dir" -j2 "${targets[@]}" || exit 1
 status=0
-TILEC_TEST_NVCC=off GTEST_FILTER="-Report.ScreenshotInHeadlessChromium:$sweep_shapes:$trip_counts:$worker_counts" \
+TILEC_TEST_NVCC=off TILEC_TEST_WORKER_COUNTS=1 GTEST_FILTER="-Report.ScreenshotInHeadlessChromium:$sweep_shapes:$trip_counts:$worker_counts" \
   meson test -C "$build_dir" --no-rebuild --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${tests[@]}" || status=1
 log="$build_dir/meson-logs/testlog.txt"
 count() { awk -F: "/^$1:/{gsub(/ /,\"\",\$2);s+=\$2}END{print s+0}" "$log" 2>/dev/null || echo 0; }
