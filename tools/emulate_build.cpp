@@ -380,7 +380,6 @@ std::optional<fs::path> build_emulated_program(const EmulationBuild& build) {
   auto archive = build_runtime_archive(build, root, cache, flags, runtime_key);
   if (!archive) return std::nullopt;
   flags.push_back("-D" + std::string(build.target->emulate_macro));
-  std::optional<fs::path> prelude = build_precompiled_prelude(build, cache, flags, runtime_key);
 
   // Phase 3: the program.
   auto cu = read_bytes(build.cu);
@@ -401,6 +400,9 @@ std::optional<fs::path> build_emulated_program(const EmulationBuild& build) {
     if (build.verbose) fmt::print(stderr, "tilec: using the cached emulated program {}\n", program.string());
     return program;
   }
+  // Only a program to compile needs the prelude (a compiler that cannot precompile would
+  // otherwise retry on every run of a cached program).
+  std::optional<fs::path> prelude = build_precompiled_prelude(build, cache, flags, runtime_key);
   auto scratch = make_scratch(cache);
   if (!scratch) return std::nullopt;
   ScratchRemover remover{*scratch};

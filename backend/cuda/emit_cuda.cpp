@@ -198,8 +198,6 @@ void emit_kernel(const KernelPlan& plan, std::string& out) {
   cuda::emit_launcher(plan, launch, out);
 }
 
-}  // namespace
-
 // --header: the launchers' declarations, and the CUDA headers their parameter types need.
 std::string launcher_header(const CudaEmitOptions& options, std::string_view source,
                             const std::vector<KernelPlan>& plans) {
@@ -226,6 +224,8 @@ std::string launcher_header(const CudaEmitOptions& options, std::string_view sou
                        cuda::launcher_declaration(plan));
   return out;
 }
+
+}  // namespace
 
 std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions& options,
                                      DiagnosticEngine& diagnostics) {
