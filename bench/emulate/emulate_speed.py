@@ -14,7 +14,8 @@ a busy machine is visible as such. Nothing here asserts a time.
 
 A second table times the host compile of one emulated program (the runtime archive already
 built): the command `tilec emulate --verbose` prints, rerun as it is (-including the precompiled
-headers) and without the -include (the baseline: the headers parsed from text).
+headers, linked by gold where it is installed), without the -include (the headers parsed from
+text), and without -fuse-ld=gold (GNU ld's link).
 
 Run: ninja -C build emulate-speed
  or: bench/emulate/emulate_speed.py --tilec build/tools/tilec --samples samples [--repeat 3] [--part compile]
@@ -93,7 +94,7 @@ COMPILE_CASES = [("gemm", "sm_90a"), ("gemm", "sm_100a"), ("softmax", "sm_90a")]
 
 def compile_times(args, env, work):
     print(f"\nhost compile of one emulated program, medians of {args.repeat}")
-    print(f"{'sample':12} {'target':8} {'precompiled headers':>20} {'headers as text':>16}")
+    print(f"{'sample':12} {'target':8} {'as tilec builds':>16} {'headers as text':>16} {'GNU ld':>8}")
     for sample, target in COMPILE_CASES:
         cu = os.path.join(work, f"{sample}_{target}.cu")
         subprocess.run([args.tilec, "compile", os.path.join(args.samples, sample + ".tile"), "--target", target,
@@ -106,7 +107,7 @@ def compile_times(args, env, work):
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         lines = result.stderr.splitlines()
         command = next((shlex.split(lines[i + 1].removeprefix("tilec:   ")) for i, line in enumerate(lines[:-1])
-                        if line.startswith("tilec: compiling ")), None)
+                        if line == f"tilec: compiling {cu}"), None)
         if result.returncode != 0 or command is None:
             sys.exit(f"emulate_speed: emulating {cu} printed no compile command ({result.returncode}):\n{result.stderr}")
         command[command.index("-o") + 1] = os.path.join(work, "program")
@@ -114,8 +115,10 @@ def compile_times(args, env, work):
         if "-include" in plain:
             at = plain.index("-include")
             del plain[at - 1:at + 2]  # -Winvalid-pch -include HEADER
-        print(f"{sample:12} {target:8} {median_of(command, env, args.repeat):19.2f}s "
-              f"{median_of(plain, env, args.repeat):15.2f}s", flush=True)
+        gnu_ld = [word for word in command if word != "-fuse-ld=gold"]
+        gnu_ld_time = f"{median_of(gnu_ld, env, args.repeat):7.2f}s" if gnu_ld != command else f"{'(same)':>8}"
+        print(f"{sample:12} {target:8} {median_of(command, env, args.repeat):15.2f}s "
+              f"{median_of(plain, env, args.repeat):15.2f}s {gnu_ld_time}", flush=True)
 
 
 if __name__ == "__main__":
