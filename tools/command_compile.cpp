@@ -66,10 +66,11 @@ int emit_front_end(const CompileOptions& options) {
 int run_compile(const CompileOptions& options) {
   const bool front_end = options.emit == "tokens" || options.emit == "ast";
   // An option the chosen output never reaches is an error, not ignored: --report and
-  // --emit-harness wrote nothing beside --emit tokens (found by a helper).
+  // --emit-harness wrote nothing beside --emit tokens (found by a helper). `does` says what an
+  // option of --emit cu alone adds to the .cu, for the error under --emit ir.
   struct PipelineOption {
     bool given;
-    const char *name, *applies_to;
+    const char *name, *applies_to, *does = nullptr;
   };
   for (const PipelineOption& option : {PipelineOption{!options.driver.stop_after.empty(), "--stop-after", "--emit ir"},
                                        PipelineOption{options.driver.print_ir_after_all, "--print-ir-after-all",
@@ -77,22 +78,20 @@ int run_compile(const CompileOptions& options) {
                                        PipelineOption{!options.driver.print_ir_after.empty(), "--print-ir-after",
                                                       "--emit ir and cu"},
                                        PipelineOption{!options.report.empty(), "--report", "--emit ir and cu"},
-                                       PipelineOption{options.emit_harness, "--emit-harness", "--emit cu"},
-                                       PipelineOption{!options.header.empty(), "--header", "--emit cu"}})
-    if (front_end && option.given) {
+                                       PipelineOption{options.emit_harness, "--emit-harness", "--emit cu",
+                                                      "adds a checking main() to the .cu"},
+                                       PipelineOption{!options.header.empty(), "--header", "--emit cu",
+                                                      "declares the launchers of the .cu"}}) {
+    if (!option.given) continue;
+    if (front_end) {
       fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; {} applies to {}\n",
                  options.emit, option.name, option.applies_to);
       return 1;
     }
-  if (options.emit == "ir" && options.emit_harness) {
-    fmt::print(stderr, "tilec: error: --emit-harness adds a checking main() to the .cu; it applies to --emit cu, "
-               "not --emit ir\n");
-    return 1;
-  }
-  if (options.emit == "ir" && !options.header.empty()) {
-    fmt::print(stderr, "tilec: error: --header declares the launchers of the .cu; it applies to --emit cu, not --emit "
-               "ir\n");
-    return 1;
+    if (options.emit == "ir" && option.does) {
+      fmt::print(stderr, "tilec: error: {} {}; it applies to --emit cu, not --emit ir\n", option.name, option.does);
+      return 1;
+    }
   }
   if (front_end) return emit_front_end(options);
   // A pass to print after the one the pipeline stops at never runs: say so rather than print nothing.
