@@ -150,6 +150,33 @@ struct ScratchRemover {
   }
 };
 
+// The lookup-or-build of every cache entry (phases 2, 2b and 3). Under LOCKED.lock (LOCKED is
+// the entry, or the file it belongs with), an existing `entry` is used as it is ("using the
+// cached WHAT" under --verbose); else `build(scratch)` makes it in a fresh scratch directory,
+// returning the file it made there, which is renamed to `entry`. Std::nullopt when the build
+// failed (`build` said why) or the entry cannot be written (said here unless `quiet`).
+template <typename Build>
+std::optional<fs::path> cached_entry(const fs::path& cache, const fs::path& locked, const fs::path& entry,
+                                     const char* what, bool verbose, bool quiet, Build&& build) {
+  EntryLock lock(locked);
+  if (fs::exists(entry)) {
+    if (verbose) fmt::print(stderr, "tilec: using the cached {} {}\n", what, entry.string());
+    return entry;
+  }
+  auto scratch = make_scratch(cache);
+  if (!scratch) return std::nullopt;
+  ScratchRemover remover{*scratch};
+  std::optional<fs::path> built = build(*scratch);
+  if (!built) return std::nullopt;
+  std::error_code error;
+  fs::rename(*built, entry, error);
+  if (error) {
+    if (!quiet) fmt::print(stderr, "tilec: error: cannot write '{}': {}\n", entry.string(), error.message());
+    return std::nullopt;
+  }
+  return entry;
+}
+
 // The runtime's sources (paths relative to the source root), from runtime_sources.txt.
 std::optional<std::vector<std::string>> runtime_sources(const fs::path& root) {
   fs::path list = root / "runtime" / "emulate" / "runtime_sources.txt";
@@ -206,48 +233,38 @@ std::optional<fs::path> build_runtime_archive(const EmulationBuild& build, const
   }
   key = hash.hex();
   fs::path archive = cache / ("runtime-" + key + ".a");
-  EntryLock lock(archive);
-  if (fs::exists(archive)) {
-    if (build.verbose) fmt::print(stderr, "tilec: using the cached emulation runtime {}\n", archive.string());
-    return archive;
-  }
-  auto scratch = make_scratch(cache);
-  if (!scratch) return std::nullopt;
-  ScratchRemover remover{*scratch};
-  // The first run takes a while (a minute on two cores): say so, whatever the verbosity.
-  fmt::print(stderr, "tilec: compiling the emulation runtime ({} sources; once, then cached in {})\n",
-             sources->size(), cache.string());
-  if (build.verbose) fmt::print(stderr, "tilec:   into {}\n", archive.string());
-  std::vector<std::vector<std::string>> commands;
-  std::vector<std::string> objects;
-  for (size_t i = 0; i < sources->size(); ++i) {
-    std::vector<std::string> command = {build.compiler.path};
-    command.insert(command.end(), flags.begin(), flags.end());
-    objects.push_back((*scratch / fmt::format("{}.o", i)).string());
-    command.insert(command.end(), {"-c", (root / (*sources)[i]).string(), "-o", objects.back()});
-    if (build.verbose) fmt::print(stderr, "tilec:   {}\n", shell_words(command));
-    commands.push_back(std::move(command));
-  }
-  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<ProcessOutcome> outcomes = run_all(commands, jobs, *scratch);
-  for (size_t i = 0; i < outcomes.size(); ++i)
-    if (!outcomes[i].succeeded()) {
-      report_failed_build(fmt::format("compiling the emulation runtime's {}", (*sources)[i]), commands[i], outcomes[i]);
+  return cached_entry(cache, archive, archive, "emulation runtime", build.verbose, false,
+                      [&](const fs::path& scratch) -> std::optional<fs::path> {
+    // The first run takes a while (a minute on two cores): say so, whatever the verbosity.
+    fmt::print(stderr, "tilec: compiling the emulation runtime ({} sources; once, then cached in {})\n",
+               sources->size(), cache.string());
+    if (build.verbose) fmt::print(stderr, "tilec:   into {}\n", archive.string());
+    std::vector<std::vector<std::string>> commands;
+    std::vector<std::string> objects;
+    for (size_t i = 0; i < sources->size(); ++i) {
+      std::vector<std::string> command = {build.compiler.path};
+      command.insert(command.end(), flags.begin(), flags.end());
+      objects.push_back((scratch / fmt::format("{}.o", i)).string());
+      command.insert(command.end(), {"-c", (root / (*sources)[i]).string(), "-o", objects.back()});
+      if (build.verbose) fmt::print(stderr, "tilec:   {}\n", shell_words(command));
+      commands.push_back(std::move(command));
+    }
+    unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<ProcessOutcome> outcomes = run_all(commands, jobs, scratch);
+    for (size_t i = 0; i < outcomes.size(); ++i)
+      if (!outcomes[i].succeeded()) {
+        report_failed_build(fmt::format("compiling the emulation runtime's {}", (*sources)[i]), commands[i], outcomes[i]);
+        return std::nullopt;
+      }
+    std::vector<std::string> ar = {"ar", "rcs", (scratch / "runtime.a").string()};
+    ar.insert(ar.end(), objects.begin(), objects.end());
+    ProcessOutcome archived = run_capturing(ar, scratch);
+    if (!archived.succeeded()) {
+      report_failed_build("archiving the emulation runtime", ar, archived);
       return std::nullopt;
     }
-  std::vector<std::string> ar = {"ar", "rcs", (*scratch / "runtime.a").string()};
-  ar.insert(ar.end(), objects.begin(), objects.end());
-  ProcessOutcome archived = run_capturing(ar, *scratch);
-  if (!archived.succeeded()) {
-    report_failed_build("archiving the emulation runtime", ar, archived);
-    return std::nullopt;
-  }
-  fs::rename(*scratch / "runtime.a", archive, error);
-  if (error) {
-    fmt::print(stderr, "tilec: error: cannot write '{}': {}\n", archive.string(), error.message());
-    return std::nullopt;
-  }
-  return archive;
+    return scratch / "runtime.a";
+  });
 }
 
 // Phase 2b: the headers every program parses first, precompiled: the standard headers the
@@ -271,36 +288,30 @@ std::optional<fs::path> build_precompiled_prelude(const EmulationBuild& build, c
   hash.add(kPrelude);
   fs::path header = cache / ("prelude-" + hash.hex() + ".h");
   fs::path compiled = fs::path(header).concat(clang ? ".pch" : ".gch");
-  EntryLock lock(header);
-  if (fs::exists(compiled)) {
-    if (build.verbose) fmt::print(stderr, "tilec: using the cached precompiled headers {}\n", compiled.string());
-    return header;
-  }
-  auto scratch = make_scratch(cache);
-  if (!scratch) return std::nullopt;
-  ScratchRemover remover{*scratch};
-  std::error_code error;
-  if (!fs::exists(header)) {
-    std::ofstream(*scratch / "prelude.h", std::ios::binary) << kPrelude;
-    fs::rename(*scratch / "prelude.h", header, error);
-    if (error) return std::nullopt;
-  }
-  std::vector<std::string> command = {build.compiler.path};
-  command.insert(command.end(), flags.begin(), flags.end());
-  // -pthread as the program's compile has it (it defines _REENTRANT, and a precompiled header
-  // is only used under the macros it was built with).
-  // -c, or g++ given -pthread goes on to link.
-  command.insert(command.end(), {"-pthread", "-c", "-x", "c++-header", header.string(), "-o", (*scratch / "prelude").string()});
-  if (build.verbose) fmt::print(stderr, "tilec: precompiling the emulation headers\ntilec:   {}\n", shell_words(command));
-  ProcessOutcome outcome = run_capturing(command, *scratch);
-  if (!outcome.succeeded()) {
-    if (build.verbose) fmt::print(stderr, "tilec: note: the host compiler cannot precompile them; compiling without:\n{}",
-                                  first_lines(outcome.output, 5));
-    return std::nullopt;
-  }
-  fs::rename(*scratch / "prelude", compiled, error);
-  if (error) return std::nullopt;
-  return header;
+  auto built = cached_entry(cache, header, compiled, "precompiled headers", build.verbose, true,
+                            [&](const fs::path& scratch) -> std::optional<fs::path> {
+    std::error_code error;
+    if (!fs::exists(header)) {
+      std::ofstream(scratch / "prelude.h", std::ios::binary) << kPrelude;
+      fs::rename(scratch / "prelude.h", header, error);
+      if (error) return std::nullopt;
+    }
+    std::vector<std::string> command = {build.compiler.path};
+    command.insert(command.end(), flags.begin(), flags.end());
+    // -pthread as the program's compile has it (it defines _REENTRANT, and a precompiled header
+    // is only used under the macros it was built with).
+    // -c, or g++ given -pthread goes on to link.
+    command.insert(command.end(), {"-pthread", "-c", "-x", "c++-header", header.string(), "-o", (scratch / "prelude").string()});
+    if (build.verbose) fmt::print(stderr, "tilec: precompiling the emulation headers\ntilec:   {}\n", shell_words(command));
+    ProcessOutcome outcome = run_capturing(command, scratch);
+    if (!outcome.succeeded()) {
+      if (build.verbose) fmt::print(stderr, "tilec: note: the host compiler cannot precompile them; compiling without:\n{}",
+                                    first_lines(outcome.output, 5));
+      return std::nullopt;
+    }
+    return scratch / "prelude";
+  });
+  return built ? std::optional(header) : std::nullopt;
 }
 
 }  // namespace
@@ -395,41 +406,31 @@ std::optional<fs::path> build_emulated_program(const EmulationBuild& build) {
   hash.add(build.driver_key_text);
   // Not the prelude: the program is the same with or without it.
   fs::path program = cache / ("program-" + hash.hex());
-  EntryLock lock(program);
-  if (fs::exists(program)) {
-    if (build.verbose) fmt::print(stderr, "tilec: using the cached emulated program {}\n", program.string());
-    return program;
-  }
-  // Only a program to compile needs the prelude (a compiler that cannot precompile would
-  // otherwise retry on every run of a cached program).
-  std::optional<fs::path> prelude = build_precompiled_prelude(build, cache, flags, runtime_key);
-  auto scratch = make_scratch(cache);
-  if (!scratch) return std::nullopt;
-  ScratchRemover remover{*scratch};
-  std::vector<std::string> command = {build.compiler.path};
-  command.insert(command.end(), flags.begin(), flags.end());
-  // -Winvalid-pch: a precompiled prelude the compiler passes over says why (the compile reads
-  // the header's text instead, correct but slower); --verbose shows it.
-  if (prelude) command.insert(command.end(), {"-Winvalid-pch", "-include", prelude->string()});
-  command.insert(command.end(), {build.driver.string(), "-x", "none", archive->string(), "-lboost_context",
-                                 "-pthread", "-o", (*scratch / "program").string()});
-  // GNU ld takes a third of the build (0.33 s for gemm, reading the runtime archive's debug
-  // lines); gold links the same program in half that. Not in the key: the program is the same.
-  if (resolve_program("ld.gold")) command.push_back("-fuse-ld=gold");
-  if (build.verbose) fmt::print(stderr, "tilec: compiling {}\ntilec:   {}\n", build.cu.string(), shell_words(command));
-  ProcessOutcome compiled = run_capturing(command, *scratch);
-  if (!compiled.succeeded()) {
-    report_failed_build(fmt::format("compiling {} with the host compiler", build.cu.string()), command, compiled);
-    return std::nullopt;
-  }
-  if (build.verbose && compiled.output.find("-Winvalid-pch") != std::string::npos)
-    fmt::print(stderr, "tilec: note: the precompiled headers were not used:\n{}", first_lines(compiled.output, 5));
-  fs::rename(*scratch / "program", program, error);
-  if (error) {
-    fmt::print(stderr, "tilec: error: cannot write '{}': {}\n", program.string(), error.message());
-    return std::nullopt;
-  }
-  return program;
+  return cached_entry(cache, program, program, "emulated program", build.verbose, false,
+                      [&](const fs::path& scratch) -> std::optional<fs::path> {
+    // Only a program to compile needs the prelude (a compiler that cannot precompile would
+    // otherwise retry on every run of a cached program).
+    std::optional<fs::path> prelude = build_precompiled_prelude(build, cache, flags, runtime_key);
+    std::vector<std::string> command = {build.compiler.path};
+    command.insert(command.end(), flags.begin(), flags.end());
+    // -Winvalid-pch: a precompiled prelude the compiler passes over says why (the compile reads
+    // the header's text instead, correct but slower); --verbose shows it.
+    if (prelude) command.insert(command.end(), {"-Winvalid-pch", "-include", prelude->string()});
+    command.insert(command.end(), {build.driver.string(), "-x", "none", archive->string(), "-lboost_context",
+                                   "-pthread", "-o", (scratch / "program").string()});
+    // GNU ld takes a third of the build (0.33 s for gemm, reading the runtime archive's debug
+    // lines); gold links the same program in half that. Not in the key: the program is the same.
+    if (resolve_program("ld.gold")) command.push_back("-fuse-ld=gold");
+    if (build.verbose) fmt::print(stderr, "tilec: compiling {}\ntilec:   {}\n", build.cu.string(), shell_words(command));
+    ProcessOutcome compiled = run_capturing(command, scratch);
+    if (!compiled.succeeded()) {
+      report_failed_build(fmt::format("compiling {} with the host compiler", build.cu.string()), command, compiled);
+      return std::nullopt;
+    }
+    if (build.verbose && compiled.output.find("-Winvalid-pch") != std::string::npos)
+      fmt::print(stderr, "tilec: note: the precompiled headers were not used:\n{}", first_lines(compiled.output, 5));
+    return scratch / "program";
+  });
 }
 
 }  // namespace tilec::tools

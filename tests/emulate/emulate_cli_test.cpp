@@ -768,7 +768,9 @@ TEST(EmulateRuntime, ProgramsCompileAgainstThePrecompiledHeaders) {
   EXPECT_TRUE(fs::exists(header + ".gch") || fs::exists(header + ".pch")) << header;
   EXPECT_THAT(r.err, Not(HasSubstr("were not used")));
   // Linked by gold where it is installed (GNU ld takes twice as long); the program ran above.
-  if (system("command -v ld.gold >/dev/null 2>&1") == 0) EXPECT_THAT(r.err, HasSubstr(" -fuse-ld=gold"));
+  if (system("command -v ld.gold >/dev/null 2>&1") == 0) {
+    EXPECT_THAT(r.err, HasSubstr(" -fuse-ld=gold"));
+  }
   fs::remove_all(dir);
 }
 
