@@ -8,8 +8,8 @@
 #   TILEC_FUZZ_JOBS     targets fuzzed at the same time (default 2)
 # Build directory: build-sanitize (or $TILEC_FUZZ_BUILD), the sanitizer build the whole test
 # suite also runs in (scripts/test-sanitizers.sh): scripts/setup-sanitize.sh installs clang and
-# configures it with ASan + UBSan, coverage instrumentation everywhere
-# (-fsanitize=fuzzer-no-link) and -fsanitize=fuzzer on the fuzz executables only (-Dfuzzing=true).
+# configures it with ASan + UBSan, coverage instrumentation everywhere but the test programs'
+# own sources (-fsanitize=fuzzer-no-link) and -fsanitize=fuzzer on the fuzz executables only (-Dfuzzing=true).
 # Each input may take at most 2 GiB (-rss_limit_mb) and 5 s (-timeout, wall clock), except
 # tile_source's: it runs the whole pass pipeline for two targets, up to about 1.5 s of CPU per
 # input under ASan, so its bound is 30 s, far enough above that for a loaded machine not to

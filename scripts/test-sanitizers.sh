@@ -6,8 +6,9 @@
 # Usage: scripts/test-sanitizers.sh [BUILD_DIR]   (default: build-sanitize)
 # Environment: TILEC_FUZZ_SECONDS per fuzz target (default 30; 0 skips fuzzing).
 # 1. scripts/setup-sanitize.sh installs clang and configures BUILD_DIR (ASan + UBSan, -O1, no
-#    debug info, coverage instrumentation, fuzz targets); ninja builds what the suites that run
-#    (2.) depend on, and the fuzz targets.
+#    debug info, coverage instrumentation, fuzz targets; the test programs' own sources are not
+#    instrumented, the libraries and tilec they drive are); ninja builds what the suites that
+#    run (2.) depend on, and the fuzz targets.
 # 2. `meson test` runs every suite there; the end-to-end suites spawn the sanitized tilec, so a
 #    memory error, a leak or undefined behaviour on any path they reach fails the test. Left
 #    out, because they run no tilec code under the sanitizers that other tests do not:
