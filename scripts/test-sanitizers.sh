@@ -36,6 +36,9 @@
 #                                        the same runs again with other worker counts: the
 #                                        executor's threads are ThreadSanitizer's (scripts/test-tsan.sh),
 #                                        and the emulated programs are not sanitized
+#      TensorCore.EveryOneLineDeletionOf*'s second target, Determinism's second run  under
+#                                        TILEC_SANITIZE (meson.build) each mutated IR compiles for
+#                                        one target and each command runs once
 #    $TILEC_TEST_EMULATE_CACHE (tests/emulate/emulate_test_support.h), when set, is the emulation
 #    build cache the emulate suites use; .ci/run points it at the first stage's, so programs the
 #    first stage built are not compiled again.

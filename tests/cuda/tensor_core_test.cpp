@@ -15,6 +15,7 @@
 #include <iterator>
 #include <regex>
 #include <set>
+#include <string_view>
 #include <unistd.h>
 
 #include "../cli_runner.h"
@@ -848,13 +849,19 @@ void expect_every_deletion_compiled_or_rejected(const std::string& sample) {
     start = end == std::string::npos ? text.size() : end + 1;
   }
   auto path = std::filesystem::temp_directory_path() / ("tilec_tc_deletion_" + std::to_string(::getpid()) + ".tir");
-  size_t rejected = 0;
+  size_t compiled = 0, rejected = 0;
   for (size_t removed = 0; removed < lines.size(); ++removed) {
     std::string mutated;
     for (size_t i = 0; i < lines.size(); ++i)
       if (i != removed) mutated += lines[i] + "\n";
     write_file(path, mutated);
     for (const char* target : {"sm_90a", "sm_100a"}) {
+#ifdef TILEC_SANITIZE
+      // Under the sanitizers (a sanitized tilec is four times slower) each deletion is compiled
+      // for one target, the two in turn; the first stage compiles each for both.
+      if ((removed % 2 == 0) != (std::string_view(target) == "sm_90a")) continue;
+#endif
+      ++compiled;
       CommandResult r = run_command(tilec_binary() + " compile " + path.string() + " --target " + target + " -o /dev/null");
       EXPECT_TRUE(r.status == 0 || r.status == 1) << "line " << removed + 1 << " removed, " << target << ": exit " << r.status
                                                   << "\n" << r.err;
@@ -865,7 +872,7 @@ void expect_every_deletion_compiled_or_rejected(const std::string& sample) {
     }
   }
   std::filesystem::remove(path);
-  EXPECT_GT(rejected, lines.size()) << "most deletions break the IR and must be reported";
+  EXPECT_GT(2 * rejected, compiled) << "most deletions break the IR and must be reported";
 }
 
 // item() in a tensor-core kernel reads loaded elements (samples/moe_grouped_gemm.tile,

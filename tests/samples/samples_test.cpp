@@ -272,11 +272,13 @@ TEST(Determinism, TirAndLabInputsGiveTheSameBytesTwice) {
   ASSERT_GT(commands.size(), 20u);
   for (const std::string& command : commands) {
     CommandResult first = run_command(tilec(command));
-    CommandResult second = run_command(tilec(command));
     EXPECT_TRUE(first.status == 0 || first.status == 1) << command << "\n" << first.err;
+#ifndef TILEC_SANITIZE  // under the sanitizers one run is what a sanitized tilec adds; the first stage compares two
+    CommandResult second = run_command(tilec(command));
     EXPECT_EQ(first.status, second.status) << command;
     EXPECT_EQ(first.out, second.out) << command;
     EXPECT_EQ(first.err, second.err) << command;
+#endif
   }
 }
 
