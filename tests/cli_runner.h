@@ -68,13 +68,6 @@ inline std::string host_cxx() {
   return run_command(cxx + " --version").status == 0 ? cxx : "";
 }
 
-// How many times `part` occurs in `text` (overlapping occurrences each count).
-inline size_t occurrences(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
-
 // `source` written to DIRECTORY/NAME.cpp and built by the host compiler `cxx` (host_cxx()) into
 // DIRECTORY/NAME: the compiler's result.
 inline CommandResult build_host_program(const std::string& cxx, const std::filesystem::path& directory,

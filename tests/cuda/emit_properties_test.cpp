@@ -11,19 +11,16 @@
 #include "backend/cuda/element_spellings.h"
 #include "backend/cuda/kernel_plan.h"
 #include "tests/cuda/cuda_test_support.h"
+#include "tests/edit_text.h"
 
 namespace tilec::cuda_test {
 namespace {
 
+using tilec::testing::occurrences;
+
 // Most tests here check the shared-memory form of plain kernels (tests/cuda/register_tiles_test.cpp
 // checks the register form).
 constexpr CudaEmitOptions::PlainTiles kShared = CudaEmitOptions::PlainTiles::shared;
-
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 // The text of the function whose signature contains `signature`, up to its closing "\n}\n".
 std::string function_text(const std::string& cuda, const std::string& signature) {
@@ -148,17 +145,17 @@ TEST(CudaEmit, EveryTileLoopIsFollowedByABarrier) {
     std::string reference = function_text(*emitted.cuda, "_reference(");
     ASSERT_FALSE(kernel.empty()) << name;
     ASSERT_FALSE(reference.empty()) << name;
-    size_t loops = count(kernel, "for (int elem = threadIdx.x;");
+    size_t loops = occurrences(kernel, "for (int elem = threadIdx.x;");
     EXPECT_GT(loops, 0u) << name;
-    EXPECT_EQ(count(kernel, "__syncthreads();"), loops) << name;
+    EXPECT_EQ(occurrences(kernel, "__syncthreads();"), loops) << name;
     std::regex loop_then_barrier(R"(elem \+= kBlockThreads\) \{\n(?:[^\n]*\n)*?\s*\}\n\s*__syncthreads\(\);)");
     EXPECT_EQ(static_cast<size_t>(std::distance(
                   std::sregex_iterator(kernel.begin(), kernel.end(), loop_then_barrier),
                   std::sregex_iterator())),
               loops)
         << name;
-    EXPECT_EQ(count(reference, "__syncthreads"), 0u) << name;
-    EXPECT_EQ(count(reference, "for (int elem = 0;"), loops) << name;
+    EXPECT_EQ(occurrences(reference, "__syncthreads"), 0u) << name;
+    EXPECT_EQ(occurrences(reference, "for (int elem = 0;"), loops) << name;
   }
 }
 
@@ -270,12 +267,12 @@ TEST(CudaEmit, EveryKernelOfAModuleGetsAKernelALauncherAndAHarnessCheck) {
   ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
   const std::string& cuda = *emitted.cuda;
   for (const char* name : {"vector_add", "scale_relu"}) {
-    EXPECT_EQ(count(cuda, std::string("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) ") + name + "_kernel("), 1u);
-    EXPECT_EQ(count(cuda, std::string("extern \"C\" cudaError_t launch_") + name + "("), 1u);
-    EXPECT_EQ(count(cuda, std::string("failures += check_") + name + "(argc, argv);"), 1u);
+    EXPECT_EQ(occurrences(cuda, std::string("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) ") + name + "_kernel("), 1u);
+    EXPECT_EQ(occurrences(cuda, std::string("extern \"C\" cudaError_t launch_") + name + "("), 1u);
+    EXPECT_EQ(occurrences(cuda, std::string("failures += check_") + name + "(argc, argv);"), 1u);
   }
-  EXPECT_EQ(count(cuda, "constexpr int kBlockThreads"), 1u);
-  EXPECT_EQ(count(cuda, "int main("), 1u);
+  EXPECT_EQ(occurrences(cuda, "constexpr int kBlockThreads"), 1u);
+  EXPECT_EQ(occurrences(cuda, "int main("), 1u);
 }
 
 // Kernel names are handed out over the whole file: a kernel `main` (reserved) was emitted as
@@ -297,9 +294,9 @@ TEST(CudaEmit, ARenamedKernelTakesNoOtherKernelsFunctionNames) {
   const std::string& cuda = *emitted.cuda;
   // launch_b's kernel function launch_b_kernel is b_kernel's launcher: b_kernel is renamed too.
   for (const char* name : {"main_2", "main_1", "launch_b", "b_kernel_1"}) {
-    EXPECT_EQ(count(cuda, std::string("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) ") + name + "_kernel("), 1u)
+    EXPECT_EQ(occurrences(cuda, std::string("__global__ void TILEC_LAUNCH_BOUNDS(kBlockThreads) ") + name + "_kernel("), 1u)
         << name;
-    EXPECT_EQ(count(cuda, std::string("extern \"C\" cudaError_t launch_") + name + "("), 1u) << name;
+    EXPECT_EQ(occurrences(cuda, std::string("extern \"C\" cudaError_t launch_") + name + "("), 1u) << name;
   }
   EXPECT_NE(emitted.diagnostics.find("warning: kernel 'main' is emitted as main_2_kernel, launched by launch_main_2"),
             std::string::npos) << emitted.diagnostics;
@@ -323,7 +320,7 @@ TEST(CudaEmit, MmaSumsInF32InIncreasingKInBothModesAndTheReferenceCountsIt) {
                         "      acc_3[elem] = sum;\n    }\n    __syncthreads();\n"),
             std::string::npos)
       << kernel;
-  EXPECT_EQ(count(kernel, "count_only") + count(kernel, "reference_flops"), 0u);
+  EXPECT_EQ(occurrences(kernel, "count_only") + occurrences(kernel, "reference_flops"), 0u);
   EXPECT_NE(reference.find("      if (!count_only) {\n        for (int elem = 0; elem < 2048; ++elem) {\n"
                            "          float sum = acc_2[elem];\n          " + sum_line +
                            "          acc_3[elem] = sum;\n        }\n      }\n"
@@ -336,7 +333,7 @@ TEST(CudaEmit, MmaSumsInF32InIncreasingKInBothModesAndTheReferenceCountsIt) {
   // A kernel without mma keeps the old harness: no counter, no check=0.
   Emitted softmax = emit_input("softmax", "sm_90a", /*harness=*/true);
   ASSERT_TRUE(softmax.cuda);
-  EXPECT_EQ(count(*softmax.cuda, "count_only") + count(*softmax.cuda, "TFLOP/s") + count(*softmax.cuda, "\"check\""), 0u);
+  EXPECT_EQ(occurrences(*softmax.cuda, "count_only") + occurrences(*softmax.cuda, "TFLOP/s") + occurrences(*softmax.cuda, "\"check\""), 0u);
 }
 
 // A `transposed` tma_load reads the [C, R] box at its tile coordinates and gives the transpose

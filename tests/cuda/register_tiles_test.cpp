@@ -14,15 +14,12 @@
 
 #include "backend/cuda/register_layout.h"
 #include "tests/cuda/cuda_test_support.h"
+#include "tests/edit_text.h"
 
 namespace tilec::cuda_test {
 namespace {
 
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
+using tilec::testing::occurrences;
 
 bool is_power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
@@ -110,14 +107,14 @@ TEST(RegisterTiles, SoftmaxIsRegisterCodeWithVectorsAndShuffles) {
   std::string kernel = kernel_text(cuda, "softmax");
   ASSERT_FALSE(kernel.empty());
   EXPECT_NE(cuda.find("template <typename Index>\n__global__ void TILEC_LAUNCH_BOUNDS("), std::string::npos);
-  EXPECT_EQ(count(kernel, "for (int elem"), 0u) << "a tile loop of the shared-memory form";
-  EXPECT_GT(count(kernel, "load_vector<4>"), 0u);
-  EXPECT_GT(count(kernel, "store_vector<4>"), 0u);
-  EXPECT_GT(count(kernel, "__shfl_xor_sync(0xffffffffu, acc, 1)"), 0u);
+  EXPECT_EQ(occurrences(kernel, "for (int elem"), 0u) << "a tile loop of the shared-memory form";
+  EXPECT_GT(occurrences(kernel, "load_vector<4>"), 0u);
+  EXPECT_GT(occurrences(kernel, "store_vector<4>"), 0u);
+  EXPECT_GT(occurrences(kernel, "__shfl_xor_sync(0xffffffffu, acc, 1)"), 0u);
   // A 32x256 frame has a row for each of the 8 warps: 32 threads per row, so both reductions are
   // shuffles only, with no barrier and no shared memory.
-  EXPECT_EQ(count(kernel, "__syncthreads()"), 0u);
-  EXPECT_EQ(count(kernel, "shared_memory"), 0u);
+  EXPECT_EQ(occurrences(kernel, "__syncthreads()"), 0u);
+  EXPECT_EQ(occurrences(kernel, "shared_memory"), 0u);
   EXPECT_NE(cuda.find("tiles in registers"), std::string::npos);
 }
 
@@ -128,9 +125,9 @@ TEST(RegisterTiles, AReductionInsideALoopWaitsForItsReadersBeforeTheNextIteratio
   ASSERT_FALSE(kernel.empty());
   // row_mean's 16x128 frame keeps a row inside one warp: its reduction is shuffles only. The
   // one barrier stages the 16x1 mean for its 16-byte stores (rows held by different threads).
-  EXPECT_EQ(count(kernel, "_partials"), 0u);
-  EXPECT_EQ(count(kernel, "__syncthreads"), 1u);
-  EXPECT_EQ(count(kernel, "__syncthreads();  // the column is staged"), 1u);
+  EXPECT_EQ(occurrences(kernel, "_partials"), 0u);
+  EXPECT_EQ(occurrences(kernel, "__syncthreads"), 1u);
+  EXPECT_EQ(occurrences(kernel, "__syncthreads();  // the column is staged"), 1u);
   EXPECT_NE(kernel.find("store_vector<4>(S, Index(0), column, 1, M,"), std::string::npos) << kernel;
 
   // A wide row reduced inside a loop: the partials cross warps, so the loop body ends its
@@ -158,8 +155,8 @@ kernel @wide(%X: tensor<R, 2048, f32>, %Y: tensor<R, 1, f32>) {
   Emitted wide = emit_text(text, "wide.tir", CudaEmitOptions{});
   ASSERT_TRUE(wide.cuda) << wide.diagnostics;
   std::string wide_kernel = kernel_text(*wide.cuda, "wide");
-  EXPECT_EQ(count(wide_kernel, "__syncthreads();  // the warps' partials are written"), 1u) << wide_kernel;
-  EXPECT_EQ(count(wide_kernel, "__syncthreads();  // every warp has read the partials"), 1u) << wide_kernel;
+  EXPECT_EQ(occurrences(wide_kernel, "__syncthreads();  // the warps' partials are written"), 1u) << wide_kernel;
+  EXPECT_EQ(occurrences(wide_kernel, "__syncthreads();  // every warp has read the partials"), 1u) << wide_kernel;
 }
 
 // Two columns stored one after the other (a row max and a row sum; a layernorm's mean and rstd)
@@ -191,8 +188,8 @@ kernel @two_cols(%X: tensor<R, 64, f32>, %V: tensor<R, 1, f32>, %S: tensor<R, 1,
   ASSERT_NE(first_read, std::string::npos) << kernel;
   ASSERT_NE(second_write, std::string::npos) << kernel;
   const std::string between = kernel.substr(first_read, second_write - first_read);
-  EXPECT_EQ(count(between, "__syncthreads();  // the column staged before is read"), 1u) << kernel;
-  EXPECT_EQ(count(kernel, "__syncthreads();  // the column staged before is read"), 1u) << "not before the first";
+  EXPECT_EQ(occurrences(between, "__syncthreads();  // the column staged before is read"), 1u) << kernel;
+  EXPECT_EQ(occurrences(kernel, "__syncthreads();  // the column staged before is read"), 1u) << "not before the first";
 }
 
 TEST(RegisterTiles, KernelsWhoseTilesFitNoFrameKeepSharedMemoryAndSayWhy) {

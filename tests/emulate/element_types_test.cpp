@@ -54,9 +54,13 @@ TEST(EmulatedFp8, ConversionsSaturateAndKeepNaN) {
   // Every finite byte survives a round trip.
   for (int bits = 0; bits < 256; ++bits) {
     const float e5m2 = e5m2_bits_to_float(static_cast<uint8_t>(bits));
-    if (std::isfinite(e5m2)) EXPECT_EQ(float_to_e5m2_bits(e5m2), bits) << bits;
+    if (std::isfinite(e5m2)) {
+      EXPECT_EQ(float_to_e5m2_bits(e5m2), bits) << bits;
+    }
     const float e4m3 = e4m3_bits_to_float(static_cast<uint8_t>(bits));
-    if (std::isfinite(e4m3)) EXPECT_EQ(float_to_e4m3_bits(e4m3), bits) << bits;
+    if (std::isfinite(e4m3)) {
+      EXPECT_EQ(float_to_e4m3_bits(e4m3), bits) << bits;
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "passes/reorder/compute_dependences.h"
 #include "passes/reorder/segment.h"
 
 namespace tilec::reorder::oracle {
@@ -202,6 +203,15 @@ inline Segment random_segment(std::mt19937& random, int count, bool gpu_pipes, i
     segment.statements.push_back(std::move(statement));
   }
   return segment;
+}
+
+// The engine's dependence graph as the oracle's edge set, to compare with derive_edges.
+inline std::set<Edge> edges_of(const DependenceGraph& graph) {
+  std::set<Edge> edges;
+  for (int consumer = 0; consumer < static_cast<int>(graph.predecessors.size()); ++consumer) {
+    for (int producer : graph.predecessors[consumer]) edges.insert({producer, consumer});
+  }
+  return edges;
 }
 
 }  // namespace tilec::reorder::oracle

@@ -27,14 +27,6 @@ Statement make(std::string name, Pipe pipe, std::vector<std::string> reads, std:
   return statement;
 }
 
-std::set<oracle::Edge> edges_of(const DependenceGraph& graph) {
-  std::set<oracle::Edge> edges;
-  for (int consumer = 0; consumer < static_cast<int>(graph.predecessors.size()); ++consumer) {
-    for (int producer : graph.predecessors[consumer]) edges.insert({producer, consumer});
-  }
-  return edges;
-}
-
 TEST(ReorderDependences, RawWawWarAndAWriteClearsTheReaders) {
   Segment segment;
   segment.statements = {
@@ -48,10 +40,10 @@ TEST(ReorderDependences, RawWawWarAndAWriteClearsTheReaders) {
   };
   DependenceGraph graph = compute_dependences(segment);
   std::set<oracle::Edge> expected = {{0, 1}, {0, 2}, {0, 3}, {1, 3}, {2, 3}, {3, 4}, {4, 5}, {5, 6}};
-  EXPECT_EQ(edges_of(graph), expected);
+  EXPECT_EQ(oracle::edges_of(graph), expected);
   EXPECT_EQ(graph.edge_count, 8);
   EXPECT_EQ(graph.consumer_pipes[0], 1u << static_cast<int>(Pipe::V));  // 3 is on its own pipe
-  EXPECT_EQ(edges_of(graph), oracle::derive_edges(segment));
+  EXPECT_EQ(oracle::edges_of(graph), oracle::derive_edges(segment));
 }
 
 TEST(ReorderDependences, ControlChainAndBarrierOrdering) {
@@ -69,8 +61,8 @@ TEST(ReorderDependences, ControlChainAndBarrierOrdering) {
   };
   DependenceGraph graph = compute_dependences(segment);
   std::set<oracle::Edge> expected = {{0, 2}, {1, 4}, {2, 5}, {3, 5}, {4, 5}, {2, 6}, {5, 6}, {5, 7}, {6, 8}};
-  EXPECT_EQ(edges_of(graph), expected);
-  EXPECT_EQ(edges_of(graph), oracle::derive_edges(segment));
+  EXPECT_EQ(oracle::edges_of(graph), expected);
+  EXPECT_EQ(oracle::edges_of(graph), oracle::derive_edges(segment));
 }
 
 TEST(ReorderCheckOrder, RejectsBrokenOrdersAndCountsBroadcastEvents) {

@@ -17,14 +17,6 @@
 namespace tilec::reorder {
 namespace {
 
-std::set<oracle::Edge> edges_of(const DependenceGraph& graph) {
-  std::set<oracle::Edge> edges;
-  for (int consumer = 0; consumer < static_cast<int>(graph.predecessors.size()); ++consumer) {
-    for (int producer : graph.predecessors[consumer]) edges.insert({producer, consumer});
-  }
-  return edges;
-}
-
 void check_result(const Segment& segment, int limit, const ReorderResult& result, const std::string& label) {
   const int count = static_cast<int>(segment.statements.size());
   std::vector<int> sorted = result.order;
@@ -51,7 +43,7 @@ TEST(ReorderProperties, DependencesMatchTheDefinitions) {
   std::mt19937 random(1);
   for (int trial = 0; trial < 2000; ++trial) {
     Segment segment = oracle::random_segment(random, 1 + static_cast<int>(random() % 30), trial % 2 == 0);
-    ASSERT_EQ(edges_of(compute_dependences(segment)), oracle::derive_edges(segment)) << "trial " << trial;
+    ASSERT_EQ(oracle::edges_of(compute_dependences(segment)), oracle::derive_edges(segment)) << "trial " << trial;
   }
 }
 

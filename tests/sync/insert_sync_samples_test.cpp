@@ -33,7 +33,9 @@ TEST(InsertSyncSamples, EveryKernelComputesTheSameBeforeAndAfterThePass) {
     ASSERT_TRUE(before.module && after.module) << before.diagnostics->render_all();
     // .tile inputs stop just before insert-sync; the golden .tir inputs start there (stopping
     // after a pass they record already is an error).
-    if (path.extension() == ".tile") ASSERT_EQ(run_pipeline_until(before, "reorder-events"), "");
+    if (path.extension() == ".tile") {
+      ASSERT_EQ(run_pipeline_until(before, "reorder-events"), "");
+    }
     ASSERT_EQ(run_pipeline_until(after, "insert-sync"), "");
     for (size_t index = 0; index < before.module->kernels().size(); ++index) {
       const Operation& kernel_before = *before.module->kernels()[index];
