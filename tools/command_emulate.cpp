@@ -28,6 +28,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "backend/cuda/emit_kernel_body.h"
@@ -81,6 +82,7 @@ constexpr runtime::Tolerance kMmaTolerance = {1e-2, 1e-2};
 struct WorkDirectory {
   fs::path path;
   bool keep = false;
+  std::optional<RemovedOnSignal> on_signal;  // a temporary one is removed when a signal stops tilec too
   ~WorkDirectory() {
     std::error_code ignored;
     if (!keep && !path.empty()) fs::remove_all(path, ignored);
@@ -105,6 +107,7 @@ bool make_work_directory(const EmulateOptions& options, WorkDirectory& work) {
     return false;
   }
   work.path = pattern;
+  work.on_signal.emplace(work.path);
   return true;
 }
 

@@ -144,6 +144,7 @@ class EntryLock {
 
 struct ScratchRemover {
   fs::path path;
+  RemovedOnSignal on_signal{path};
   ~ScratchRemover() {
     std::error_code ignored;
     if (!path.empty()) fs::remove_all(path, ignored);

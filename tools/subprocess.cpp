@@ -4,15 +4,22 @@
 //      or at tilec's stderr (forwarded), then execvp; a failed exec exits 127 after writing
 //      why to a pipe the parent reads, so "not found" is told apart from the program's own 127.
 //   2. wait: waitpid; with a timeout, poll every few milliseconds and SIGKILL at the deadline.
+//   3. RemovedOnSignal: running children are kept in a fixed table from fork to reaping; the
+//      handler uses only async-signal-safe calls (kill, waitpid, nanosleep, openat, getdents64,
+//      unlinkat) on fixed tables, since it may interrupt anything, malloc included.
 #include "tools/subprocess.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -20,6 +27,103 @@
 namespace tilec::tools {
 
 namespace {
+
+// Phase 3's tables: a slot is in use while its pid is non-zero / its path's first byte is.
+constexpr int kSlots = 64, kDirectories = 8;
+std::array<volatile pid_t, kSlots> running_children{};
+std::array<std::array<char, 4096>, kDirectories> removed_directories{};
+std::array<volatile sig_atomic_t, kDirectories> directory_used{};
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+void note_child(pid_t pid) {
+  for (volatile pid_t& slot : running_children)
+    if (slot == 0) {
+      slot = pid;
+      return;
+    }
+}
+
+// waitpid, and the child leaves the table once reaped.
+pid_t reap(pid_t pid, int* status, int options) {
+  pid_t done = waitpid(pid, status, options);
+  if (done > 0)
+    for (volatile pid_t& slot : running_children)
+      if (slot == done) slot = 0;
+  return done;
+}
+
+// `name` under the directory `parent` and, if it is a directory, everything in it (to a depth of
+// 16; emulate's directories are two deep). Entries are read again from the start after each
+// pass, since removing while reading may skip some.
+void remove_tree(int parent, const char* name, int depth) {
+  if (unlinkat(parent, name, 0) == 0 || (errno != EISDIR && errno != EPERM)) return;
+  int directory = depth < 16 ? openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (directory >= 0) {
+    for (int pass = 0; pass < 64; ++pass) {
+      lseek(directory, 0, SEEK_SET);
+      bool removed = false;
+      alignas(8) char entries[4096];
+      for (ssize_t n; (n = getdents64(directory, entries, sizeof entries)) > 0;)
+        for (ssize_t at = 0; at < n;) {
+          const auto* entry = reinterpret_cast<const struct dirent64*>(entries + at);
+          at += entry->d_reclen;
+          const char* entry_name = entry->d_name;
+          if (entry_name[0] == '.' && (entry_name[1] == 0 || (entry_name[1] == '.' && entry_name[2] == 0))) continue;
+          remove_tree(directory, entry_name, depth + 1);
+          removed = true;
+        }
+      if (!removed) break;
+    }
+    close(directory);
+  }
+  unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+extern "C" void remove_and_end(int signal_number) {
+  // The children get the same signal and two seconds to end (the compiler driver stops its own
+  // children and removes its temporary files), then SIGKILL.
+  for (volatile pid_t& slot : running_children)
+    if (slot > 0) kill(slot, signal_number);
+  const struct timespec tick = {0, 10'000'000};
+  for (int waited = 0; waited < 200; ++waited) {
+    bool left = false;
+    for (volatile pid_t& slot : running_children) {
+      pid_t pid = slot;
+      if (pid <= 0) continue;
+      pid_t done = waitpid(pid, nullptr, WNOHANG);
+      if (done == pid || (done < 0 && errno == ECHILD)) slot = 0;
+      else left = true;
+    }
+    if (!left) break;
+    nanosleep(&tick, nullptr);
+  }
+  for (volatile pid_t& slot : running_children) {
+    pid_t pid = slot;
+    if (pid <= 0) continue;
+    kill(pid, SIGKILL);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  for (int i = 0; i < kDirectories; ++i)
+    if (directory_used[i]) remove_tree(AT_FDCWD, removed_directories[i].data(), 0);
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);  // delivered when the handler returns: tilec ends as the signal says
+}
+
+void install_handlers() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  for (int signal_number : kSignals) {
+    struct sigaction action {};
+    if (sigaction(signal_number, nullptr, &action) == 0 && action.sa_handler == SIG_IGN) continue;
+    action = {};
+    action.sa_handler = remove_and_end;
+    sigemptyset(&action.sa_mask);
+    for (int blocked : kSignals) sigaddset(&action.sa_mask, blocked);
+    sigaction(signal_number, &action, nullptr);
+  }
+}
 
 std::string read_whole(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -65,6 +169,7 @@ pid_t spawn(const std::vector<std::string>& arguments, const std::string& output
     (void)ignored;
     _exit(127);
   }
+  note_child(pid);
   close(report[1]);
   char buffer[256];
   ssize_t n = read(report[0], buffer, sizeof buffer);
@@ -72,7 +177,7 @@ pid_t spawn(const std::vector<std::string>& arguments, const std::string& output
   if (n > 0) {
     error = "cannot run " + arguments[0] + ": " + std::string(buffer, static_cast<size_t>(n));
     int status = 0;
-    waitpid(pid, &status, 0);
+    reap(pid, &status, 0);
     return -1;
   }
   return pid;
@@ -85,7 +190,7 @@ void record(int status, ProcessOutcome& outcome) {
 
 int wait_for(pid_t pid) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (reap(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return status;
 }
@@ -128,7 +233,7 @@ std::vector<ProcessOutcome> run_all(const std::vector<std::vector<std::string>>&
     }
     if (running.empty()) continue;
     int status = 0;
-    pid_t done = waitpid(-1, &status, 0);
+    pid_t done = reap(-1, &status, 0);
     if (done < 0) {
       if (errno == EINTR) continue;
       // No child left to wait for (should not happen): take the rest as failed.
@@ -157,7 +262,7 @@ ProcessOutcome run_forwarding(const std::vector<std::string>& arguments, double 
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   for (;;) {
     int status = 0;
-    pid_t done = waitpid(pid, &status, WNOHANG);
+    pid_t done = reap(pid, &status, WNOHANG);
     if (done == pid) {
       record(status, outcome);
       return outcome;
@@ -189,6 +294,22 @@ std::string shell_words(const std::vector<std::string>& arguments) {
     out += '\'';
   }
   return out;
+}
+
+RemovedOnSignal::RemovedOnSignal(const std::filesystem::path& directory) {
+  std::error_code error;
+  const std::string path = std::filesystem::absolute(directory, error).string();
+  for (int i = 0; i < kDirectories && slot_ < 0; ++i)
+    if (!directory_used[i] && !error && path.size() < removed_directories[i].size()) {
+      std::memcpy(removed_directories[i].data(), path.c_str(), path.size() + 1);
+      directory_used[i] = 1;
+      slot_ = i;
+    }
+  install_handlers();
+}
+
+RemovedOnSignal::~RemovedOnSignal() {
+  if (slot_ >= 0) directory_used[slot_] = 0;
 }
 
 }  // namespace tilec::tools

@@ -774,6 +774,29 @@ TEST(EmulateRuntime, ProgramsCompileAgainstThePrecompiledHeaders) {
   fs::remove_all(dir);
 }
 
+// A stopped run (Ctrl-C, or a build system's SIGTERM) left its working directory (the data
+// files of large --dims are gigabytes) and the cache's scratch directory behind, with the
+// compiler's temporary files: now the compilers are stopped and both removed, and tilec ends by
+// the signal. Stopped while the runtime compiles, in a cache of its own.
+TEST(Emulate, ASignalRemovesTheWorkingAndScratchDirectories) {
+  fs::path dir = scratch("signal");
+  fs::create_directories(dir / "tmp");
+  const std::string script =
+      "export TMPDIR=" + (dir / "tmp").string() + " TILEC_CACHE_DIR=" + (dir / "cache").string() + "; cd " +
+      source_dir().string() + " && { " + tilec_binary() +
+      " emulate samples/gemm.tile --dims M=128,N=128,K=128 >/dev/null 2>&1 & pid=$!; "
+      "for i in $(seq 300); do ls " + (dir / "cache" / "emulate").string() +
+      " 2>/dev/null | grep -q '^tmp[.]' && break; sleep 0.1; done; kill -TERM $pid; wait $pid; echo status $?; }";
+  CommandResult r = run_command("sh -c '" + script + "'");
+  EXPECT_THAT(r.out, HasSubstr("status 143")) << r.out << r.err;  // 128 + SIGTERM
+  std::vector<std::string> left;
+  for (const fs::path& folder : {dir / "tmp", dir / "cache" / "emulate"})
+    for (const auto& entry : fs::directory_iterator(folder))
+      if (entry.path().extension() != ".lock") left.push_back(entry.path().string());
+  EXPECT_TRUE(left.empty()) << ::testing::PrintToString(left);
+  fs::remove_all(dir);
+}
+
 // Inline PTX outside a guarded helper cannot run on the host: the build fails (exit 1, never 2)
 // and the note says where PTX belongs.
 TEST(EmulateRuntime, InlinePtxOutsideAHelperIsExplained) {
