@@ -236,7 +236,7 @@ std::optional<fs::path> build_runtime_archive(const EmulationBuild& build, const
   fs::path archive = cache / ("runtime-" + key + ".a");
   return cached_entry(cache, archive, archive, "emulation runtime", build.verbose, false,
                       [&](const fs::path& scratch) -> std::optional<fs::path> {
-    // The first run takes a while (a minute on two cores): say so, whatever the verbosity.
+    // The first run takes a while (20 s on two cores): say so, whatever the verbosity.
     fmt::print(stderr, "tilec: compiling the emulation runtime ({} sources; once, then cached in {})\n",
                sources->size(), cache.string());
     if (build.verbose) fmt::print(stderr, "tilec:   into {}\n", archive.string());
