@@ -38,11 +38,11 @@ std::string shell_words(const std::vector<std::string>& arguments);
 
 // While one lives, SIGINT, SIGTERM or SIGHUP (Ctrl-C, a build system stopping tilec) first
 // passes the signal on to the children the functions above are running and waits for them (two
-// seconds, then SIGKILL), then removes
-// the directory with everything in it, then ends tilec by that signal. `emulate`'s working
-// directory and the build cache's scratch directories hold one: a stopped run left them behind
-// (the data files of large --dims are gigabytes). A signal tilec was started ignoring (nohup's
-// SIGHUP) stays ignored. At most eight at a time; past that a directory is not registered.
+// seconds, then SIGKILL), then removes the directory with everything in it, then ends tilec by
+// that signal. `emulate`'s working directory and the build cache's scratch directories hold
+// one: a stopped run left them behind (the data files of large --dims are gigabytes). A signal
+// tilec was started ignoring (nohup's SIGHUP) stays ignored. At most eight at a time; past that
+// a directory is not registered.
 class RemovedOnSignal {
  public:
   explicit RemovedOnSignal(const std::filesystem::path& directory);
