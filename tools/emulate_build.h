@@ -6,8 +6,8 @@
 //      with the emulation flags and archived (`ar rcs`): cache/emulate/runtime-KEY.a.
 //   3. build_emulated_program: the headers every program includes first, precompiled once
 //      (cache/emulate/prelude-KEY.h and its .gch or .pch); then the driver (which #includes the
-//      .cu), compiled -including them and linked with that archive, Boost.Context and pthreads (by gold where ld.gold is on PATH):
-//      cache/emulate/program-KEY.
+//      .cu), compiled -including them and linked with that archive, Boost.Context and pthreads
+//      (by gold where ld.gold is on PATH): cache/emulate/program-KEY.
 // Cache (emulation_cache_directory): $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
 // ~/.cache/tilec. A key hashes the compiler's path and --version text, the flags, and every
 // byte the build reads: all files under runtime/emulate/, all headers under runtime/, the

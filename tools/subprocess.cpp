@@ -28,7 +28,8 @@ namespace tilec::tools {
 
 namespace {
 
-// Phase 3's tables: a slot is in use while its pid is non-zero / its path's first byte is.
+// Phase 3's tables: a child's slot is in use while its pid is non-zero, a directory's while its
+// directory_used flag is set (the path is written before the flag).
 constexpr int kSlots = 64, kDirectories = 8;
 std::array<volatile pid_t, kSlots> running_children{};
 std::array<std::array<char, 4096>, kDirectories> removed_directories{};
