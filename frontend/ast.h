@@ -71,6 +71,7 @@ struct Stmt {
   StoreCombine combine = StoreCombine::none;  // store: `+=`, `max=`, `min=` (combined atomically
                                              // with the tensor's elements), none for '='
   ExprPtr value;                     // assign/store value, if/assert condition
+  ExprPtr mask;                      // store: `store T[i] = x if m`, the elements written (null: all)
   ExprPtr lower, upper;              // for bounds
   ExprPtr pipeline;                  // for: pipeline(stages), may be null
   std::vector<std::pair<std::string, Location>> carried;  // for: carry(names)

@@ -407,6 +407,39 @@ void Lowering::warn_coordinate_per_element(const std::vector<ExprPtr>& indices, 
   }
 }
 
+// A masked store's mask (`store T[i] = x if m`): i1, a scalar or a tile that broadcasts to the
+// stored tile, given the tile's rank (leading 1s added or dropped as for the tile); null after an
+// error.
+Value* Lowering::lower_store_mask(const Expr& e, const Type& tile) {
+  Operand mask = lower_expr(e);
+  if (!mask.ok()) return nullptr;
+  if (mask.constant) {
+    error(e.location, "a store's mask is a comparison of tiles or scalars (store T[i] = x if row < n); for a store "
+                      "that always or never happens, drop the mask or the store");
+    return nullptr;
+  }
+  const Type& type = mask.value->type();
+  if (type.element() != ScalarKind::i1 || !(type.is_tile() || type.is_scalar())) {
+    error(e.location, fmt::format("a store's mask is an i1 mask (a comparison such as row < n), not {}; the elements "
+                                  "where it holds are written", type.to_source_string()));
+    return nullptr;
+  }
+  Value* value = mask.value;
+  if (type.is_tile() && leading_ones(type, tile.rank())) value = without_leading_ones(value, tile.rank(), e.location);
+  if (value->type().is_tile()) value = with_rank(value, tile.rank(), e.location);
+  const Type& fitted = value->type();
+  bool fits = fitted.is_scalar() || fitted.rank() == tile.rank();
+  for (size_t d = 0; fits && fitted.is_tile() && d < fitted.rank(); ++d)
+    fits = fitted.shape()[d] == 1 || fitted.shape()[d] == tile.shape()[d];
+  if (!fits) {
+    error(e.location, fmt::format("the mask {} does not broadcast to the stored {} (aligned at their last dimension, "
+                                  "as in NumPy, each dimension must be equal or 1)",
+                                  type.to_source_string(), tile.to_source_string()));
+    return nullptr;
+  }
+  return value;
+}
+
 Operation* Lowering::lower_store(const Stmt& s) {
   Value* tensor = tensor_named(s.name, s.name_location);
   if (!tensor) return nullptr;
@@ -456,10 +489,16 @@ Operation* Lowering::lower_store(const Stmt& s) {
     return nullptr;
   }
   if (!s.elements) warn_coordinate_per_element(s.indices, s.name, t, tile.shape(), s.location, "store writes");
+  if (s.mask) {
+    Value* mask = lower_store_mask(*s.mask, tile);
+    if (!mask) return nullptr;
+    operands.push_back(mask);
+  }
   operands.push_back(value.value);
   builder_->set_location(s.location);
   std::vector<std::pair<std::string, Attribute>> attributes;
   if (s.elements) attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
+  if (s.mask) attributes.push_back({"masked", Attribute()});  // the operand before the tile is the mask
   if (s.combine == StoreCombine::add) attributes.push_back({"accumulate", Attribute()});  // added to the tensor's elements
   else if (s.combine == StoreCombine::max) attributes.push_back({"accumulate", Attribute("max")});
   else if (s.combine == StoreCombine::min) attributes.push_back({"accumulate", Attribute("min")});

@@ -165,6 +165,7 @@ class Lowering {
   void lower_stmt(const Stmt& s);
   void apply_annotations(const Stmt& s, Operation* op);
   Operation* lower_store(const Stmt& s);
+  Value* lower_store_mask(const Expr& e, const Type& tile);
   Operation* lower_for(const Stmt& s);
   void warn_if_no_iteration(const Stmt& s, const Value* lower, const Value* upper);
   Operation* lower_if(const Stmt& s);

@@ -386,7 +386,8 @@ class Parser {
     return s;
   }
 
-  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']' ( '=' | '+=' | 'max=' | 'min=' ) expr ';'
+  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']' ( '=' | '+=' | 'max=' | 'min=' ) expr
+  //          [ 'if' expr ] ';'
   StmtPtr store() {
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::store;
@@ -419,6 +420,12 @@ class Parser {
     }
     expect(TokenKind::equal, "before the stored value");
     s->value = expr();
+    if (accept(TokenKind::kw_if)) {  // a masked store: only the elements where the mask holds
+      s->mask = expr();
+      if (at(TokenKind::kw_else))
+        fail("a masked store has no 'else': the elements where the mask is false keep what the tensor holds; to "
+             "store one value or another, store where(mask, a, b)");
+    }
     expect_semicolon("after a statement");
     return s;
   }

@@ -273,6 +273,18 @@ const Value* moved_tile(const Operation& op) {
   return nullptr;
 }
 
+const Value* store_mask(const Operation& op) {
+  if (op.kind() != OpKind::store || !op.has_attr("masked") || op.num_operands() < 3) return nullptr;
+  return op.operand(op.num_operands() - 2);
+}
+
+size_t coordinate_count(const Operation& op) {
+  const size_t after_tensor = op.num_operands() > 0 ? op.num_operands() - 1 : 0;
+  if (op.kind() != OpKind::store) return after_tensor;
+  const size_t trailing = op.has_attr("masked") ? 2 : 1;  // the mask and the tile
+  return after_tensor >= trailing ? after_tensor - trailing : 0;
+}
+
 std::vector<int64_t> stored_shape(const Operation& op, const Type& tile) {
   if (!op.has_attr("transposed") || tile.rank() != 2) return tile.shape();
   return {tile.shape()[1], tile.shape()[0]};

@@ -260,6 +260,13 @@ std::vector<int64_t> memory_box(const Operation& op, const Type& tile, size_t te
 // The tile a load or tma_load reads (its result) or a store writes (its last operand); null for
 // any other op.
 const Value* moved_tile(const Operation& op);
+// A masked store (`store T[i, j] = x if m`, unit attribute `masked`) writes only the elements
+// where its i1 mask holds: the operand before the tile, of the tile's rank (or a scalar), whose
+// shape broadcasts to the tile's. Its mask, or null for an unmasked store and any other op.
+const Value* store_mask(const Operation& op);
+// How many coordinate operands a load, tma_load or store has: those after the tensor, before a
+// store's mask and tile.
+size_t coordinate_count(const Operation& op);
 // The shape `op`'s tile has in memory: a transposed tma_load's [C, R] for its [R, C] result (the
 // box it reads, before the transpose), else the tile's own.
 std::vector<int64_t> stored_shape(const Operation& op, const Type& tile);

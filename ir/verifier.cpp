@@ -12,7 +12,7 @@
 //     `transpose` swaps a 2-D tile's extents; `reshape` keeps the element type and count;
 //     `item` gives the scalar of a one-element tile;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
-//     type; `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
+//     type (a `masked` store's mask, before its tile, is i1 and broadcasts to it); `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
 //     `grid_ids` takes and gives index values; `dim` reads an axis of a tensor; `constant` holds
 //     a value of its result's kind; `rem` and `cdiv` take integers; exp, exp2, fma, sqrt, rsqrt,
 //     tanh, erf, log, log2, sin, cos, sigmoid, pow, floor, ceil, round and trunc take floats;
@@ -411,7 +411,7 @@ class Verifier {
       case OpKind::tma_load:
       case OpKind::store: {
         const Type& tensor = type(0);
-        size_t coordinates = op.num_operands() - 1 - (op.kind() == OpKind::store ? 1 : 0);
+        size_t coordinates = coordinate_count(op);
         if (!tensor.is_tensor()) {
           error(op, "the first operand must be a tensor");
           break;
@@ -434,6 +434,11 @@ class Verifier {
         else if (accumulates(op) && !accumulates_atomically(tensor.element()))
           error(op, fmt::format("a combining store ({}) works on f32, f16, bf16, i32, u32 or i64 elements atomically, "
                                 "not {}", store_combine_spelling(store_combine(op)), to_string(tensor.element())));
+        else if (op.has_attr("masked") && (op.kind() != OpKind::store || !op.attr("masked")->is_unit()))
+          error(op, "'masked' is a unit attribute of store (its operand before the tile is the mask)");
+        else if (const Value* mask = store_mask(op); mask && !mask_fits(mask->type(), tile))
+          error(op, fmt::format("the mask {} must be i1, a scalar or a tile of the stored tile's rank whose shape "
+                                "broadcasts to {}", mask->type().to_string(), tile.to_string()));
         else check_box(op, tile, tensor);
         break;
       }
@@ -457,6 +462,16 @@ class Verifier {
         break;
       }
     }
+  }
+
+  // A store's mask: i1, a scalar or a tile of the stored tile's rank broadcasting to it.
+  static bool mask_fits(const Type& mask, const Type& tile) {
+    if (mask.element() != ScalarKind::i1) return false;
+    if (mask.is_scalar()) return true;
+    if (!mask.is_tile() || mask.rank() != tile.rank()) return false;
+    for (size_t d = 0; d < mask.rank(); ++d)
+      if (mask.shape()[d] != 1 && mask.shape()[d] != tile.shape()[d]) return false;
+    return true;
   }
 
   // A `box` (memory_box) holds the tile's elements in the tensor through unit dimensions.

@@ -111,8 +111,10 @@ void fold_unit_reshapes(Region& body) {
       reloads.emplace_back(&op, load);
       return;
     }
+    // (A masked store keeps its reshape: its mask has the reshaped tile's shape.)
     if (!drops && uses.size() == 1 && uses.front()->kind() == OpKind::store && !uses.front()->has_attr("box") &&
-        uses.front()->operands().back() == op.result() && uses.front()->operand(0) != op.result()) {
+        !store_mask(*uses.front()) && uses.front()->operands().back() == op.result() &&
+        uses.front()->operand(0) != op.result()) {
       Operation& store = *uses.front();
       std::vector<Attribute> box;
       for (int64_t extent : op.result()->type().shape()) box.emplace_back(extent);

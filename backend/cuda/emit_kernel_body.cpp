@@ -533,7 +533,8 @@ void BodyEmitter::emit_store(const Operation& op) {
     const std::string target = fmt::format("{}[{}]", plan_.expression(op.operand(0)),
                                            tensor_offset(plan_.tensor_dims.at(op.operand(0))));
     const std::string element = fmt::format("{}[elem]", plan_.expression(value));
-    out_.line(fmt::format("if (in_bounds) {}", accumulates(op) ? atomic_combine_statement(store_combine(op), tile.element(), "&" + target, element)
+    const Value* mask = store_mask(op);  // a masked store writes where it holds
+    out_.line(fmt::format("if (in_bounds{}) {}", mask ? " && " + element_of(mask, tile.shape()) : "", accumulates(op) ? atomic_combine_statement(store_combine(op), tile.element(), "&" + target, element)
                                                              : fmt::format("{} = {};", target, element)));
   });
 }

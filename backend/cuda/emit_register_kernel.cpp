@@ -124,7 +124,7 @@ class IndexBounds {
       // The extent along each axis is the box's (memory_box); a transposed store's, or one that
       // does not line up, is the tile's largest.
       const Type& tile = moved_tile(op)->type();
-      const size_t coordinates = (op.kind() == OpKind::load ? op.num_operands() : op.num_operands() - 1) - 1;
+      const size_t coordinates = coordinate_count(op);
       std::vector<int64_t> box = memory_box(op, tile, coordinates);
       if (box.size() != coordinates || op.has_attr("transposed")) {
         int64_t largest = 1;
@@ -336,7 +336,7 @@ class RegisterEmitter {
         stages_column(a) != stages_column(b))
       return false;
     int differing = 0;
-    for (size_t i = 1; i + 1 < a.num_operands(); ++i) {
+    for (size_t i = 1; i <= coordinate_count(a); ++i) {
       if (a.operand(i) == b.operand(i)) continue;
       const std::optional<int64_t> x = constant_integer(a.operand(i)), y = constant_integer(b.operand(i));
       if (!x || !y) return false;
@@ -350,7 +350,7 @@ class RegisterEmitter {
   static bool coordinates_move_in_a_loop(const Operation& store) {
     for (const Operation* loop = store.parent_op(); loop; loop = loop->parent_op()) {
       if (loop->kind() != OpKind::for_) continue;
-      for (size_t i = 1; i + 1 < store.num_operands(); ++i)
+      for (size_t i = 1; i <= coordinate_count(store); ++i)
         if (defined_inside(*store.operand(i), *loop)) return true;
     }
     return false;
@@ -359,7 +359,7 @@ class RegisterEmitter {
   // Whether a store goes out through emit_column_store: a plain store of a <rows, 1> column into
   // a [M, 1] matrix, staged in shared memory and written by the first threads, several rows each.
   bool stages_column(const Operation& op) const {
-    if (op.kind() != OpKind::store || accumulates(op)) return false;
+    if (op.kind() != OpKind::store || accumulates(op) || store_mask(op)) return false;
     const std::vector<int64_t>& shape = op.operands().back()->type().shape();
     const std::vector<std::string>& extents = plan_.tensor_dims.at(op.operand(0));
     const int64_t width = 16 / byte_size(op.operands().back()->type().element());
@@ -726,6 +726,8 @@ void RegisterEmitter::emit_memory(const Operation& op) {
     writer_.line(fmt::format("__syncthreads();  // {} is written by several stores: the block's earlier ones are done",
                              plan_.expression(tensor)));
   const bool adds = accumulates(op);  // one atomic per element (+=, max=, min=): no vectors, no staged column
+  const Value* mask = store_mask(op);  // a masked store: element by element, those where it holds
+  const bool per_element = adds || mask;
   if (emit_column_store(op)) return;
   const Value* tile = moved_tile(op);
   std::vector<int64_t> shape = tile->type().shape();
@@ -770,7 +772,7 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   int64_t vectors = layout_.row_slots_of(shape) * layout_.column_slots_of(shape);
   if (!store) declare(tile);
   std::string flag = "false";  // whether whole vectors may move (one element: never)
-  if (width > 1 && !adds) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
+  if (width > 1 && !per_element) {  // a 1-D tensor has no row pitch: only the pointer's alignment matters
     flag = names_.unique(plan_.expression(tensor) + "_vectors");
     writer_.line(fmt::format("const bool {} = vectors_fit<{}>({}, {}){}{};", flag, width, base,
                              two_d ? (pitch.empty() ? columns : pitch) : std::to_string(width),
@@ -803,15 +805,19 @@ void RegisterEmitter::emit_memory(const Operation& op) {
   writer_.line(fmt::format("const Index {} = {};", row_, two_d ? global(0, row_operand) : "0"));
   writer_.line(fmt::format("const Index {} = {};", column_, column ? "0" : global(1, column_operand)));
   const std::string pitched = pitch.empty() ? "" : ", " + pitch;
-  if (adds) {
+  if (per_element) {
     const std::string k = names_.unique("lane");
     const std::string at = fmt::format("{} + {}", column_, k);
-    const std::string address = fmt::format("&{}[{} * {} + {}]", base, row_, pitch.empty() ? columns : grouped(pitch), at);
-    const std::string add = atomic_combine_statement(store_combine(op), tile->type().element(), address,
-                                                     fmt::format("{}[{} + {}]", plan_.expression(tile), first, k));
-    const std::string inside_tensor =
+    const std::string target = fmt::format("{}[{} * {} + {}]", base, row_, pitch.empty() ? columns : grouped(pitch), at);
+    const std::string slot = fmt::format("{} + {}", first, k);
+    const std::string element = fmt::format("{}[{}]", plan_.expression(tile), slot);
+    const std::string write = adds ? atomic_combine_statement(store_combine(op), tile->type().element(), "&" + target,
+                                                              element)
+                                   : fmt::format("{} = {};", target, element);
+    std::string inside_tensor =
         fmt::format("0 <= {0} && {0} < {1} && 0 <= {2} && {2} < {3}", row_, rows, at, grouped(columns));
-    std::string body = fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) if ({2}) {3}", k, width, inside_tensor, add);
+    if (mask) inside_tensor += " && " + operand_element(mask, shape, slot);
+    std::string body = fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) if ({2}) {3}", k, width, inside_tensor, write);
     writer_.line(guard.empty() ? body : fmt::format("if ({}) {}", guard, body));
     return;
   }

@@ -220,6 +220,12 @@ void TensorCoreKernel::emit_store(const Operation& op) {
   std::string column_base = access.column_origin(columns);
   comment(op);
   CodeWriter::Block scope = writer_.block("{");
+  // A masked store (the analysis made it direct): each element is written where the mask holds.
+  store_mask_ = store_mask(op);
+  struct Unmask {
+    const Value*& mask;
+    ~Unmask() { mask = nullptr; }
+  } unmask{store_mask_};
   if (columns == 1) {
     // A column (one value per row: a log-sum-exp, a row maximum) from the registers of the
     // threads holding each row; one of them writes it.
@@ -299,15 +305,19 @@ void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess
                                           const std::string& column_base, const ElementContext& context,
                                           const std::string& owner) {
   const ElementContext named = hoist_repeated_elements(value, context);
-  emit_stored_expression(element(value, named), value->type().element(), access, row_base, column_base, owner);
+  std::string condition;  // a masked store's mask at this element
+  if (store_mask_) condition = element(store_mask_, hoist_repeated_elements(store_mask_, named));
+  emit_stored_expression(element(value, named), value->type().element(), access, row_base, column_base, owner,
+                         condition);
 }
 
 void TensorCoreKernel::emit_stored_expression(const std::string& stored, ScalarKind element, const MatrixAccess& access,
                                               const std::string& row_base, const std::string& column_base,
-                                              const std::string& owner) {
+                                              const std::string& owner, const std::string& condition) {
   writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
   const std::string target = fmt::format("{}[index0 * {} + index1]", access.base, access.pitch);
-  writer_.line(fmt::format("if ({}{}{}{}index0 < {} && index1 < {}) {}", owner.empty() ? "" : owner + " && ",
+  writer_.line(fmt::format("if ({}{}{}{}{}index0 < {} && index1 < {}) {}", owner.empty() ? "" : owner + " && ",
+                           condition.empty() ? "" : fmt::format("({}) && ", condition),
                            access.inside, access.row_may_be_negative ? "0 <= index0 && " : "",
                            access.column_may_be_negative ? "0 <= index1 && " : "", access.rows, access.columns,
                            access.combine != StoreCombine::none

@@ -868,6 +868,11 @@ bool Analysis::hold_store(const Operation& op) {
   const Operation* vector_of = def ? row_of_axis0_reduction(*def) : nullptr;
   if (vector_of) def = vector_of;
   if (def && tc_.folded_reductions.count(def)) {
+    if (store_mask(op))
+      return unsupported(op, fmt::format("a masked store of a reduction along axis 0; mask the reduced tile instead "
+                                         "(where(m, x, {}) before the reduction)",
+                                         store_combine(op) == StoreCombine::add ? "0.0"
+                                         : store_combine(op) == StoreCombine::max ? "-1.0e30" : "1.0e30"));
     StorePlan plan;
     plan.tensor = op.operand(0);
     plan.folded = def;
@@ -927,6 +932,8 @@ bool Analysis::hold_store(const Operation& op) {
     for (const Value* operand : def->operands()) visit(operand);
   };
   visit(value);
+  const Value* mask = store_mask(op);
+  if (mask) visit(mask);  // read per element beside the value
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
   const int64_t per_warpgroup = store_columns(columns);
   if (!accumulators.empty() && target::tmem_load_width(per_warpgroup) == 0)
@@ -979,6 +986,10 @@ bool Analysis::hold_store(const Operation& op) {
                               : fmt::format("it combines ({}): each thread combines the elements it holds, atomically",
                                             store_combine_spelling(store_combine(op)));
   }
+  if (mask) {  // TMA writes whole boxes
+    plan.tma = false;
+    plan.direct_because = "it is masked (TMA would write whole boxes)";
+  }
   tc_.store_plans[&op] = plan;
   tc_.store_ops.push_back(&op);
   return true;
@@ -1003,7 +1014,7 @@ void Analysis::plan_store_order() {
     for (const Operation* loop = op.parent_op(); loop && loop != tc_.compute && plan.waits_because.empty();
          loop = loop->parent_op())
       if (loop->kind() == OpKind::for_ &&
-          std::none_of(operands.begin() + 1, operands.end() - 1,
+          std::none_of(operands.begin() + 1, operands.begin() + 1 + static_cast<std::ptrdiff_t>(coordinate_count(op)),
                        [&](const Value* index) { return defined_inside(*index, *loop); }))
         plan.waits_because = fmt::format("the previous iteration's writes of this box (loop at line {}) are done",
                                          loop->location().line);

@@ -282,8 +282,10 @@ class TensorCoreKernel {
   // `element`).
   void emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
                           const std::string& column_base, const ElementContext& context, const std::string& owner);
+  // `condition`: a masked store's mask at the element ("" for none).
   void emit_stored_expression(const std::string& stored, ScalarKind element, const MatrixAccess& access,
-                              const std::string& row_base, const std::string& column_base, const std::string& owner);
+                              const std::string& row_base, const std::string& column_base, const std::string& owner,
+                              const std::string& condition = "");
 
   void emit_yield(const Region& region, const std::vector<const Value*>& targets);
 
@@ -307,6 +309,7 @@ class TensorCoreKernel {
   BodyEmitter body_;
   bool position_used_ = false;  // the element expression being built reads `row` / `column`
   std::unordered_set<const Value*> ring_counters_;  // compute_ring_counters
+  const Value* store_mask_ = nullptr;  // the mask of the masked store being written (emit_store)
 };
 
 // sm_90a (emit_tensor_core_wgmma.cpp): WGMMA into register tiles, each compute warpgroup 64 rows;

@@ -482,8 +482,16 @@ bool TileExecution::execute_store(const Operation& op) {
       tile->element != tensor->element())
     return fail(op, fmt::format("cannot store a {} tile of rank {} into a {}", to_string(tile->element),
                                 tile->shape.size(), tensor->describe()));
-  if (op.num_operands() != 2 + tensor->rank())
-    return fail(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", op.num_operands() - 2, tensor->rank()));
+  if (coordinate_count(op) != tensor->rank())
+    return fail(op, fmt::format("takes {} tile coordinates for a rank-{} tensor", coordinate_count(op), tensor->rank()));
+  // A masked store writes the elements where its mask (broadcast to the tile) holds.
+  std::vector<char> written;
+  if (store_mask(op)) {
+    const TileValue* mask = tile_operand(op, op.num_operands() - 2);
+    if (!mask) return false;
+    std::string problem = broadcast_mask(*mask, tile->shape, written);
+    if (!problem.empty()) return fail(op, problem);
+  }
   std::vector<int64_t> coordinates(tensor->rank());
   for (size_t d = 0; d < tensor->rank(); ++d)
     if (!integer_operand(op, 1 + d, coordinates[d])) return false;
@@ -523,6 +531,7 @@ bool TileExecution::execute_store(const Operation& op) {
   };
   const auto& semantics = element_semantics(combining_op(combines ? combine : StoreCombine::add));
   for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
+    if (!written.empty() && !written[static_cast<size_t>(t)]) return;  // masked off: not written, no owner
     if (owners && race_index < 0) {
       auto& owner = (*owners)[static_cast<size_t>(i)];
       if (!claim(owner)) {

@@ -10,6 +10,7 @@
 #include "runtime/interpreter/tile_arithmetic.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <limits>
@@ -243,6 +244,20 @@ std::string evaluate_select(const TileValue& condition, const TileValue& a, cons
     if (out.holds_floats()) out.floats[at] = pick_a ? a.floats[from_a(i)] : b.floats[from_b(i)];
     else out.ints[at] = pick_a ? a.ints[from_a(i)] : b.ints[from_b(i)];
   }
+  return {};
+}
+
+std::string broadcast_mask(const TileValue& mask, const std::vector<int64_t>& shape, std::vector<char>& out) {
+  std::vector<int64_t> broadcast;
+  if (mask.holds_floats() || mask.element != ScalarKind::i1) return "the store's mask must be i1";
+  if (!broadcast_shapes(mask.shape, shape, broadcast) || broadcast != shape)
+    return fmt::format("the store's mask of shape [{}] does not broadcast to the tile's [{}]", fmt::join(mask.shape, ", "),
+                       fmt::join(shape, ", "));
+  SourceIndex from_mask(shape, mask.shape);
+  int64_t count = 1;
+  for (int64_t extent : shape) count *= extent;
+  out.assign(static_cast<size_t>(count), 0);
+  for (int64_t i = 0; i < count; ++i) out[static_cast<size_t>(i)] = mask.ints[from_mask(i)] != 0;
   return {};
 }
 

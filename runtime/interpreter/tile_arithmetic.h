@@ -60,6 +60,10 @@ std::string evaluate_select(const TileValue& condition, const TileValue& a, cons
 // i_k along dimension dims[k]; [1, 0] gives out[j, i] = a[i, j].
 std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& dims, TileValue& out);
 
+// A store's i1 mask broadcast to the stored tile's `shape`: out[i] is whether element i (row-major)
+// is written. An error message when the mask is not i1 or does not broadcast.
+std::string broadcast_mask(const TileValue& mask, const std::vector<int64_t>& shape, std::vector<char>& out);
+
 // reduce_sum / reduce_max / reduce_min along `axis` (kept with extent 1).
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
 // scan_sum / scan_prod / scan_max / scan_min: the inclusive prefix sums, products, maxima or
