@@ -37,6 +37,22 @@ TEST(EmulateRuntime, TilesOfDifferentRankBroadcastAsInNumPy) {
   expect_plain_kernel_matches("rank_broadcast", {"Y", "Z", "V", "U"});
 }
 
+// Masked stores (`store T[i] = x if m`, tests/emulate/kernels/masked_stores.tile): full-tile,
+// column, row and scalar masks, masked `+=` and `max=`, and a KV cache's rows appended at element
+// coordinates of a rank-3 tensor with none written past T, in both plain forms. Elements masked
+// off keep the tensor's random values, so a store that ignored its mask would differ.
+TEST(EmulateRuntime, MaskedStoresWriteOnlyWhereTheMaskHolds) {
+  expect_plain_kernel_matches("masked_stores", {"Y", "Z", "V", "W", "A", "M", "Cache"});
+}
+
+// The same in a tensor-core epilogue (tests/emulate/tensor_core/masked_epilogue.tile): SYRK's lower
+// triangle of A·Aᵀ, a column mask and one computed from the accumulator, masked += and max= and a
+// masked column, stored directly (not by TMA) on both targets, ragged, and on 64 x 64 tiles.
+TEST(EmulateRuntime, MaskedStoresInATensorCoreEpilogueMatchTheInterpreter) {
+  for (const char* tiles : {"", " -D BM=64 -D BN=64"})
+    expect_tensor_core_kernel_matches("masked_epilogue", "M=200,K=72", {"C", "D", "S", "U", "R"}, tiles, true);
+}
+
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
 // accumulator, then the tanh GELU (tests/emulate/tensor_core/linear_bias.tile), on both targets
 // at a ragged shape where CTAs walk several tiles.

@@ -12,6 +12,7 @@
 #include "runtime/interpreter/float_formats.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/interpreter/tile_runner.h"
+#include "tests/edit_text.h"
 #include "tests/interpreter/test_support.h"
 
 namespace tilec::runtime {
@@ -761,6 +762,43 @@ kernel @clash(%Y: tensor<4, f32>) {
     EXPECT_EQ(result.location.line, 6u);
     EXPECT_EQ(result.tile, 1);
   }
+}
+
+// A masked store (`store Y[0] = t if iota == i`) writes only where its mask holds, and only those
+// elements are the tile's: three tiles each writing one element of the same tile of Y is no race,
+// and the element no tile writes keeps its value. Two tiles whose masks overlap race.
+TEST(InterpreterOps, MaskedStoresWriteAndClaimOnlyTheirElements) {
+  const char* kText = R"(module
+kernel @masked(%Y: tensor<4, f32>) {
+  %three = constant {value = 3} : index
+  %zero = constant {value = 0} : index
+  %i = grid_ids %three : index
+  %lane = iota {axis = 0} : tile<4xi32, reg>
+  %mine = cast %i : i32
+  %m = cmp %lane, %mine {predicate = "eq"} : tile<4xi1, reg>
+  %value = cast %mine : f32
+  %t = full %value : tile<4xf32, reg>
+  store %Y, %zero, %m, %t {masked} loc(10:3)
+  return
+}
+)";
+  ReverseTileRunner reverse;
+  ThreadTileRunner threads(3);
+  auto disjoint = parse_verified(kText);  // tile i writes element i
+  ASSERT_TRUE(disjoint);
+  for (TileRunner* runner : std::initializer_list<TileRunner*>{nullptr, &reverse, &threads}) {
+    HostBuffer y = make_buffer(ScalarKind::f32, {4}, {-1, -1, -1, -1});
+    LaunchResult result = launch(*disjoint, {&y}, {}, runner);
+    ASSERT_TRUE(result.ok) << result.describe();
+    EXPECT_EQ(buffer_values(y), (std::vector<double>{0, 1, 2, -1}));
+  }
+  // lane <= i: tile 0 writes element 0, tile 1 elements 0 and 1, ...
+  auto racing = parse_verified(testing::replace_once(kText, "{predicate = \"eq\"}", "{predicate = \"le\"}"));
+  ASSERT_TRUE(racing);
+  HostBuffer y(ScalarKind::f32, {4});
+  LaunchResult result = launch(*racing, {&y});
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.message.find("race: tiles 0 and 1 both store element [0] of %Y"), std::string::npos) << result.message;
 }
 
 // `store T[i] += tile` (issue 18: split-K and dQ need tiles adding into one output): every tile

@@ -266,6 +266,10 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"max_spaced", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] max = load X[i] : <8>;\n}", "write 'max=' without a space between 'max' and '='", 2},
         ErrorCase{"add_spaced", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] + = load X[i] : <8>;\n}", "write '+=' without a space between '+' and '='", 2},
         ErrorCase{"subtract_store", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] -= load X[i] : <8>;\n}", "a store writes with '=', or combines atomically with '+=', 'max=' or 'min='; there is no '-=': add the negated term, store T[...] += -(...)", 2},
+        ErrorCase{"masked_store_else", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = x if x > 0.0 else 0.0;\n}", "a masked store has no 'else': the elements where the mask is false keep what the tensor holds; to store one value or another, store where(mask, a, b)", 3},
+        ErrorCase{"masked_store_by_numbers", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = x if x;\n}", "a store's mask is an i1 mask (a comparison such as row < n), not tile<8, f32>; the elements where it holds are written", 3},
+        ErrorCase{"masked_store_shape", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  store X[i, 0] = x if iota<4, 8, i32>(0) < 2;\n}", "the mask tile<4, 8, i1> does not broadcast to the stored tile<8, 4, f32>", 3},
+        ErrorCase{"masked_store_constant", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = load X[i] : <8> if 1;\n}", "a store's mask is a comparison of tiles or scalars (store T[i] = x if row < n); for a store that always or never happens, drop the mask or the store", 2},
         ErrorCase{"add_assign", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  x += 1.0;\n}", "'+=' is not an assignment: a value is assigned with '=' (x = x + ...); only a store adds in place (store T[i] += tile)", 3},
         ErrorCase{"store_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, 8, f32>();\n}", "storing a rank-2 tile into the rank-1 tensor 'X' (a tile may have fewer dimensions than its tensor, or more of extent 1 in front, not more)", 2},
         ErrorCase{"if_type_change", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  if i < 1 { x = cast(x, bf16); }\n}", "has type tile<8, bf16> after the then-branch", 3},
@@ -551,6 +555,30 @@ kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
   });
   EXPECT_EQ(stores, (std::vector<std::pair<StoreCombine, bool>>{
                         {StoreCombine::max, true}, {StoreCombine::min, true}, {StoreCombine::add, true}}));
+}
+
+// `store T[i] = x if m` lowers to a store marked `masked` whose operand before the tile is the
+// mask, brought to the tile's rank (a <8> row of a <4, 8> tile becomes <1, 8>; a scalar stays);
+// an unmasked store has no mask, and its coordinates are counted the same way.
+TEST(Lowering, AMaskedStoreTakesItsMaskBeforeTheTile) {
+  Compiled c = compile_tile(R"(
+kernel k(X: tensor<N, M, f32>, Y: tensor<N, M, f32>, n: i32) grid tiles(cdiv(N, 4)) as (i) {
+  x = load X[i, 0] : <4, 8>;
+  store Y[i, 0] = x if iota<8, i32>(0) < n;
+  store Y[i, 0] += x if n > 0;
+  store Y[i, 0] = x;
+}
+)");
+  ASSERT_TRUE(c.module) << c.errors();
+  std::vector<std::string> masks;
+  walk(*c.module, [&](Operation& op) {
+    if (op.kind() != OpKind::store) return;
+    EXPECT_EQ(coordinate_count(op), 2u);
+    const Value* mask = store_mask(op);
+    masks.push_back(mask ? mask->type().to_string() : "none");
+    if (mask) EXPECT_EQ(op.operand(op.num_operands() - 2), mask);
+  });
+  EXPECT_EQ(masks, (std::vector<std::string>{"tile<1x8xi1, reg>", "i1", "none"}));
 }
 
 // A statement whose value fails is reported once: later uses of its name (and of names computed

@@ -43,6 +43,11 @@ kernel @k(%A: tensor<M, K, bf16>, %C: tensor<M, N, f32>) {
 
 TEST(Verifier, AcceptsValidIr) { EXPECT_EQ(verify_text(kValid), ""); }
 
+// A masked store's mask (the operand before its tile) may be an i1 scalar.
+TEST(Verifier, AcceptsAMaskedStore) {
+  EXPECT_EQ(verify_text(replace_once(kValid, "store %C, %m, %n, %out", "store %C, %m, %n, %p, %out {masked}")), "");
+}
+
 struct Broken {
   const char* invariant;
   const char* from;
@@ -86,6 +91,9 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"accumulate_on_load", "%b = tma_load %A, %k, %n :", "%b = tma_load %A, %k, %n {accumulate} :", "'accumulate' is an attribute of store: `accumulate` (add), `accumulate = \"max\"` or `accumulate = \"min\"`"},
         Broken{"accumulate_value", "store %C, %m, %n, %out", "store %C, %m, %n, %out {accumulate = 1}", "'accumulate' is an attribute of store: `accumulate` (add)"},
         Broken{"accumulate_product", "store %C, %m, %n, %out", "store %C, %m, %n, %out {accumulate = \"mul\"}", "'accumulate' is an attribute of store: `accumulate` (add)"},
+        Broken{"masked_by_a_number", "store %C, %m, %n, %out", "store %C, %m, %n, %r, %out {masked}", "the mask tile<64x1xf32, reg> must be i1, a scalar or a tile of the stored tile's rank whose shape broadcasts to tile<64x64xf32, reg>"},
+        Broken{"mask_without_masked", "store %C, %m, %n, %out", "store %C, %m, %n, %p, %out", "takes 3 tile coordinates for a rank-2 tensor"},
+        Broken{"masked_value", "store %C, %m, %n, %out", "store %C, %m, %n, %p, %out {masked = 1}", "'masked' is a unit attribute of store"},
         Broken{"mma_shapes", "%y = mma %a, %b, %x", "%y = mma %a, %a, %x", "do not form a matrix product"},
         Broken{"grid_types", "%m, %n = grid_ids %M, %N", "%m, %n = grid_ids %M, %A", "grid extents must be index values"},
         Broken{"dim_axis", "%N = dim %C {axis = 1}", "%N = dim %C {axis = 2}", "needs an 'axis' within the tensor's rank"},
