@@ -399,6 +399,13 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         const std::vector<int64_t>&from = input.shape(), &to = op.result()->type().shape();
         const bool column_and_vector = (from.size() == 1 && to.size() == 2 && to[1] == 1) ||
                                        (from.size() == 2 && from[1] == 1 && to.size() == 1);
+        const auto& block = op.parent_region()->operations();
+        if (std::any_of(block.begin(), block.end(), [&](const auto& user) {
+              return store_mask(*user) && user->operands().back() == op.result();
+            }))
+          return unsupported(op, "a masked store of a tile reshaped between the tensor's dimensions (its mask has the "
+                                 "reshaped shape, which tensor-core epilogues do not hold); store it unmasked, or "
+                                 "from a plain kernel");
         if (column_and_vector)
           return unsupported(op, "a reshape between a column <R, 1> and a vector <R> that is not straight from a "
                                  "load (reshape<BM, 1>(load X[m] : <BM>)) or straight into a store "
@@ -870,7 +877,7 @@ bool Analysis::hold_store(const Operation& op) {
   if (def && tc_.folded_reductions.count(def)) {
     if (store_mask(op))
       return unsupported(op, fmt::format("a masked store of a reduction along axis 0; mask the reduced tile instead "
-                                         "(where(m, x, {}) before the reduction)",
+                                         "(where(mask, x, {}) before the reduction)",
                                          store_combine(op) == StoreCombine::add ? "0.0"
                                          : store_combine(op) == StoreCombine::max ? "-1.0e30" : "1.0e30"));
     StorePlan plan;

@@ -280,6 +280,41 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
   }
 }
 
+// Masked stores in a tensor-core epilogue take the forms it holds: the store of a folded axis-0
+// reduction and of a tile reshaped between the tensor's dimensions are refused at the op, saying
+// what to write instead (plain kernels take both).
+TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) {
+  struct Case {
+    const char* name;
+    std::string tensor, store, message;
+  };
+  const Case cases[] = {
+      {"folded_reduction", "CS: tensor<1, N, f32>", "  store CS[0, n] max= max(acc, axis = 0) if n > 0;\n",
+       ":6:3: error: the tensor-core CUDA backend (sm_90a) does not support a masked store of a reduction along "
+       "axis 0; mask the reduced tile instead (where(mask, x, -1.0e30) before the reduction)"},
+      {"between_dimensions", "O: tensor<M, 1, N, f32>",
+       "  store O[m, 0, n] = reshape<64, 1, 64>(acc) if iota<64, 1, 64, i32>(0) < 9;\n",
+       ":6:22: error: the tensor-core CUDA backend (sm_90a) does not support a masked store of a tile reshaped "
+       "between the tensor's dimensions"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::filesystem::path file =
+        std::filesystem::temp_directory_path() / ("tilec_masked_" + std::to_string(::getpid()) + ".tile");
+    write_file(file, fmt::format("kernel t(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, {})\n"
+                                 "    grid persistent(cdiv(M, 64), cdiv(N, 64)) as (m, n) {{\n"
+                                 "  acc = zeros<64, 64, f32>();\n"
+                                 "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n"
+                                 "    acc = mma(load A[m, k] : <64, 64>, load B[k, n] : <64, 64>, acc); }}\n"
+                                 "{}}}\n",
+                                 c.tensor, c.store));
+    CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target sm_90a -o /dev/null");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    std::filesystem::remove(file);
+  }
+}
+
 // A loop without pipeline(S) is scheduled as deep as its schedule likes (attention's backward: 18
 // stages); past the shared memory the error names the loop and the bound to write, not "use
 // fewer stages" for stages the user never asked for.
