@@ -125,6 +125,7 @@ class AstPrinter {
       case ExprKind::call: line(depth, fmt::format("call {}", e.name)); break;
       case ExprKind::tile_new: line(depth, fmt::format("{} <{}>", e.name, e.element)); break;
       case ExprKind::load: line(depth, fmt::format("load {}", e.name)); break;
+      case ExprKind::subscript: line(depth, "subscript"); break;
     }
     for (const auto& a : e.args) expr(depth + 1, *a);
     for (const auto& [key, a] : e.keywords) {
@@ -134,6 +135,13 @@ class AstPrinter {
     if (!e.shape.empty()) {
       line(depth + 1, "shape");
       for (const auto& s : e.shape) expr(depth + 2, *s);
+    }
+    for (const Range& r : e.ranges) {
+      line(depth + 1, r.range ? "range" : "index");
+      for (const auto* part : {&r.start, &r.stop, &r.step}) {
+        if (*part) expr(depth + 2, **part);
+        else if (r.range) line(depth + 2, "-");
+      }
     }
   }
 

@@ -28,6 +28,15 @@ enum class ExprKind {
   call,        // f(args, key = value)     (name = callee)
   tile_new,    // zeros<shape, elem>() / full<shape, elem>(value) / iota<...>(axis) / reshape<shape>(x)
   load,        // load T[i, j] : <shape>   (name = tensor; op = "at": element coordinates)
+  subscript,   // x[a:b, ::s]  (args[0] = the tile; `ranges` one per dimension written)
+};
+
+// One dimension of a subscript, `start:stop:step` with any part left out (null), or a lone index
+// (`range` false: the parser keeps it for a message that says how to write it).
+struct Range {
+  ExprPtr start, stop, step;
+  bool range = true;
+  Location location;
 };
 
 struct Expr {
@@ -41,6 +50,7 @@ struct Expr {
   std::vector<ExprPtr> args;                              // operands, call args, load indices
   std::vector<std::pair<std::string, ExprPtr>> keywords;  // call keyword arguments
   std::vector<ExprPtr> shape;                             // load / tile_new shape
+  std::vector<Range> ranges;                              // subscript: one per dimension written
   std::string element;                                    // tile_new element type
   int height = 0;  // operators on the longest path down to a leaf (the parser bounds it)
 };

@@ -37,7 +37,7 @@ std::optional<bool> Lowering::constant_condition(const Expr& e) {
   visit_expressions(e, [&](const Expr& x) {
     if (x.kind == ExprKind::name && !constants_.count(x.name)) constants_only = false;
     if ((x.kind == ExprKind::call && !folds_on_numbers(x.name)) || x.kind == ExprKind::tile_new ||
-        x.kind == ExprKind::load)
+        x.kind == ExprKind::load || x.kind == ExprKind::subscript)
       constants_only = false;
   });
   if (!constants_only) return std::nullopt;

@@ -85,6 +85,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"trunc", 1, false, OpKind::trunc, &Lowering::lower_unary_function},
       {"transpose", 1, false, OpKind::transpose, &Lowering::lower_transpose},
       {"permute", 0, false, OpKind::transpose, &Lowering::lower_permute},
+      {"concat", 0, true, OpKind::concat, &Lowering::lower_concat},
       {"cumsum", 1, true, OpKind::scan_sum, &Lowering::lower_scan},
       {"cumprod", 1, true, OpKind::scan_prod, &Lowering::lower_scan},
       {"cummax", 1, true, OpKind::scan_max, &Lowering::lower_scan},
@@ -337,6 +338,57 @@ Operand Lowering::lower_permute(const Expr& e, const Builtin&, const Expr*) {
   }
   return Operand{create(OpKind::transpose, {x.value}, Type::tile(permuted_shape(type.shape(), dims), type.element()),
                         e.location, std::move(attributes))};
+}
+
+// concat(a, b, ..., axis = k): the tiles one after another along axis k (0 when not given, as
+// torch.cat's dim), equal in every other dimension and of one element type; tiles of lower rank
+// gain leading 1s first, as operands do.
+Operand Lowering::lower_concat(const Expr& e, const Builtin&, const Expr* axis) {
+  if (e.args.size() < 2) {
+    error(e.location, "concat() joins two tiles or more: concat(a, b, axis = 1)");
+    return {};
+  }
+  std::vector<Value*> parts;
+  size_t rank = 0;
+  for (const auto& arg : e.args) {
+    Operand part = lower_expr(*arg);
+    if (!part.ok()) return {};
+    if (!part.value || !part.value->type().is_tile()) {
+      error(arg->location, fmt::format("concat() joins tiles, not {} (make one with full<...>(value))",
+                                       part.value ? part.value->type().to_source_string() : "a number"));
+      return {};
+    }
+    parts.push_back(part.value);
+    rank = std::max(rank, part.value->type().rank());
+  }
+  for (Value*& part : parts) part = with_rank(part, rank, e.location);
+  const Type& first = parts.front()->type();
+  int64_t k = 0;
+  if (axis) {
+    auto named = axis_of(*axis, first);
+    if (!named) return {};
+    k = *named;
+  }
+  std::vector<int64_t> shape = first.shape();
+  shape[static_cast<size_t>(k)] = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Type& t = parts[i]->type();
+    if (t.element() != first.element()) {
+      error(e.args[i]->location, fmt::format("concat() joins tiles of one element type: {} and {} (convert one with "
+                                             "cast)", first.to_source_string(), t.to_source_string()));
+      return {};
+    }
+    for (size_t d = 0; d < rank; ++d)
+      if (d != static_cast<size_t>(k) && t.shape()[d] != first.shape()[d]) {
+        error(e.args[i]->location, fmt::format("concat() along axis {} joins tiles equal in every other dimension: "
+                                               "{} and {} differ in dimension {}",
+                                               k, first.to_source_string(), t.to_source_string(), d));
+        return {};
+      }
+    shape[static_cast<size_t>(k)] += t.shape()[static_cast<size_t>(k)];
+  }
+  return Operand{create(OpKind::concat, parts, Type::tile(shape, first.element()), e.location,
+                        {{"axis", Attribute(k)}})};
 }
 
 // The axis `axis = k` names in `type` (negative: counted from the end), or nullopt after an error.

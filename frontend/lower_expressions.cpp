@@ -37,6 +37,7 @@ Operand Lowering::lower_expr(const Expr& e) {
     case ExprKind::call: return lower_call(e);  // which refuses, in a `const`, a function that does not fold
     case ExprKind::tile_new: return builder_ ? lower_tile_new(e) : not_a_constant(e, "a tile");
     case ExprKind::load: return builder_ ? lower_load(e) : not_a_constant(e, "a load");
+    case ExprKind::subscript: return builder_ ? lower_subscript(e) : not_a_constant(e, "a subscript of a tile");
   }
   return {};
 }
@@ -373,6 +374,81 @@ Operand Lowering::lower_load(const Expr& e) {
   if (e.op == "at") attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
   Value* loaded = create(OpKind::load, operands, Type::tile(*shape, tensor->type().element()), e.location, attributes);
   return Operand{with_rank(loaded, requested, e.location)};
+}
+
+}  // namespace tilec::frontend::detail
+
+namespace tilec::frontend::detail {
+
+// x[a:b, c:d:s]: NumPy's basic slicing of a tile, with constant bounds. A part left out is the
+// dimension's start, end or step 1; a negative start or stop counts from the end; dimensions not
+// written are taken whole. The slice must lie inside the tile and hold at least one element: a
+// bound past the extent is an error here, not clipped as NumPy clips it. The result keeps the
+// rank (a lone index, which NumPy would drop a dimension for, is refused with the range to write).
+Operand Lowering::lower_subscript(const Expr& e) {
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  if (!x.value || !x.value->type().is_tile()) {
+    error(e.location, fmt::format("a subscript x[a:b] slices a tile, not {}",
+                                  x.value ? x.value->type().to_source_string() : "a number"));
+    return {};
+  }
+  const Type& type = x.value->type();
+  if (e.ranges.size() > type.rank()) {
+    error(e.location, fmt::format("{} ranges for the rank-{} {}", e.ranges.size(), type.rank(), type.to_source_string()));
+    return {};
+  }
+  std::vector<int64_t> starts, steps, shape;
+  bool whole = true;
+  for (size_t d = 0; d < type.rank(); ++d) {
+    const int64_t extent = type.shape()[d];
+    int64_t start = 0, stop = extent, step = 1;
+    if (d < e.ranges.size()) {
+      const Range& r = e.ranges[d];
+      if (!r.range) {
+        auto index = const_int(*r.start, "a tile index", -extent);
+        if (!index) return {};
+        const int64_t at = *index < 0 ? *index + extent : *index;
+        error(r.location, fmt::format("a subscript keeps every dimension: write {}:{} for element {} of dimension {} "
+                                      "(a tile of extent 1 there; reshape<...> drops it)",
+                                      at, at + 1, at, d));
+        return {};
+      }
+      auto bound = [&](const ExprPtr& part, int64_t fallback, const char* what) -> std::optional<int64_t> {
+        if (!part) return fallback;
+        auto value = const_int(*part, what, -extent);
+        if (!value) return std::nullopt;
+        return *value < 0 ? *value + extent : *value;
+      };
+      auto a = bound(r.start, 0, "a slice's start"), b = bound(r.stop, extent, "a slice's stop");
+      if (!a || !b) return {};
+      if (r.step) {
+        auto s = const_int(*r.step, "a slice's step", 1);
+        if (!s) return {};
+        step = *s;
+      }
+      start = *a;
+      stop = *b;
+      if (stop > extent || start >= stop) {
+        error(r.location, fmt::format("the range {}:{} of dimension {} (extent {}) {}", start, stop, d, extent,
+                                      stop > extent ? "goes past its end" : "holds no element"));
+        return {};
+      }
+    }
+    starts.push_back(start);
+    steps.push_back(step);
+    shape.push_back((stop - start + step - 1) / step);
+    whole = whole && start == 0 && step == 1 && shape.back() == extent;
+  }
+  if (whole) return x;
+  auto array = [](const std::vector<int64_t>& values) {
+    Attribute::Array items;
+    for (int64_t value : values) items.push_back(Attribute(value));
+    return Attribute(std::move(items));
+  };
+  std::vector<std::pair<std::string, Attribute>> attributes{{"starts", array(starts)}};
+  if (std::any_of(steps.begin(), steps.end(), [](int64_t s) { return s != 1; })) attributes.push_back({"steps", array(steps)});
+  return Operand{create(OpKind::slice, {x.value}, Type::tile(shape, type.element()), e.location, attributes)};
 }
 
 }  // namespace tilec::frontend::detail

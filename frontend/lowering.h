@@ -153,6 +153,7 @@ class Lowering {
   Operand lower_transpose(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_item(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_permute(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_concat(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);
@@ -165,6 +166,7 @@ class Lowering {
   void lower_stmt(const Stmt& s);
   void apply_annotations(const Stmt& s, Operation* op);
   Operation* lower_store(const Stmt& s);
+  Operand lower_subscript(const Expr& e);
   Value* lower_store_mask(const Expr& e, const Type& tile);
   Operation* lower_for(const Stmt& s);
   void warn_if_no_iteration(const Stmt& s, const Value* lower, const Value* upper);

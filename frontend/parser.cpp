@@ -612,14 +612,48 @@ class Parser {
     }
     return power();
   }
-  // power := primary [ '**' unary ]      (right-associative: a ** b ** c = a ** (b ** c);
+  // power := postfix [ '**' unary ]      (right-associative: a ** b ** c = a ** (b ** c);
   //                                       -x ** 2 = -(x ** 2), as in Python)
   ExprPtr power() {
-    ExprPtr base = primary();
+    ExprPtr base = postfix();
     if (!at(TokenKind::star_star)) return base;
     NestingGuard guard(*this);
     const Token& op = next();
     return binary(std::string(op.text), op.location, std::move(base), unary());
+  }
+  // postfix := primary { '[' range { ',' range } ']' }
+  // range   := [ expr ] ':' [ expr ] [ ':' [ expr ] ] | expr      (NumPy's start:stop:step; a
+  //                                                              lone index is refused in lowering)
+  ExprPtr postfix() {
+    ExprPtr e = primary();
+    while (at(TokenKind::l_bracket)) {
+      NestingGuard guard(*this);
+      auto sliced = std::make_unique<Expr>();
+      sliced->kind = ExprKind::subscript;
+      sliced->location = next().location;
+      sliced->args.push_back(std::move(e));
+      do sliced->ranges.push_back(range());
+      while (accept(TokenKind::comma));
+      expect(TokenKind::r_bracket, "to close the subscript (x[a:b, c:d])");
+      e = with_height(std::move(sliced));
+    }
+    return e;
+  }
+  Range range() {
+    Range r;
+    r.location = peek().location;
+    auto part = [&]() -> ExprPtr {
+      return at(TokenKind::colon) || at(TokenKind::comma) || at(TokenKind::r_bracket) ? nullptr : expr();
+    };
+    r.start = part();
+    if (!accept(TokenKind::colon)) {
+      if (!r.start) fail("expected a range (start:stop, or ':' for all of a dimension) in the subscript");
+      r.range = false;
+      return r;
+    }
+    r.stop = part();
+    if (accept(TokenKind::colon)) r.step = part();
+    return r;
   }
   // primary := INTEGER | FLOAT | '(' expr ')' | load | tile_new
   //          | IDENT [ '(' [ arg { ',' arg } ] ')' ]

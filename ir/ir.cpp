@@ -240,6 +240,28 @@ std::vector<int64_t> transpose_dims(const Operation& transpose) {
   return permutation;
 }
 
+namespace {
+
+std::vector<int64_t> integer_array(const Attribute* array) {
+  std::vector<int64_t> values;
+  if (!array || !array->is_array()) return values;
+  for (const Attribute& value : array->as_array()) {
+    if (!value.is_int()) return {};
+    values.push_back(value.as_int());
+  }
+  return values;
+}
+
+}  // namespace
+
+std::vector<int64_t> slice_starts(const Operation& slice) { return integer_array(slice.attr("starts")); }
+
+std::vector<int64_t> slice_steps(const Operation& slice) {
+  if (!slice.has_attr("steps") && slice.num_results() == 1)
+    return std::vector<int64_t>(slice.result()->type().rank(), 1);
+  return integer_array(slice.attr("steps"));
+}
+
 bool is_dimension_permutation(const std::vector<int64_t>& dims, size_t rank) {
   std::vector<bool> seen(rank, false);
   for (int64_t d : dims) {

@@ -246,6 +246,11 @@ bool accumulates_atomically(ScalarKind element);
 // `dims` attribute (`permute(x, 2, 0, 1)`), or [1, 0] without one (a 2-D tile's rows and columns
 // swapped); empty when `dims` is not an array of integers (the verifier reports it).
 std::vector<int64_t> transpose_dims(const Operation& transpose);
+// A `slice`'s first element along each dimension (`starts`) and the distance between the elements
+// it takes (`steps`, all 1 when absent); empty when the attribute is not an array of integers (the
+// verifier reports it).
+std::vector<int64_t> slice_starts(const Operation& slice);
+std::vector<int64_t> slice_steps(const Operation& slice);
 // Whether `dims` names each of 0 .. rank - 1 once.
 bool is_dimension_permutation(const std::vector<int64_t>& dims, size_t rank);
 // The shape `shape` has after the permutation `dims` (shape[dims[0]], shape[dims[1]], ...).

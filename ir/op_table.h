@@ -83,6 +83,10 @@ namespace tilec {
     "the one element of a tile of one element, as a scalar (PyTorch's x.item())")                \
   X(reshape, "reshape", 1, 1, 1, 0, kPure, SIMT, -1,                                                \
     "the tile's elements in row-major order under another shape of as many (the front end inserts it to broadcast tiles of different rank)") \
+  X(slice, "slice", 1, 1, 1, 0, kPure, SIMT, -1,                                                    \
+    "the elements at `starts` + i·`steps` along each dimension, as many as the result has (x[a:b:s])") \
+  X(concat, "concat", 2, -1, 1, 0, kPure, SIMT, -1,                                                \
+    "the tiles one after another along `axis`, equal in every other dimension (torch.cat)")       \
   X(scan_sum, "scan_sum", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix sum along `axis` (cumsum)")   \
   X(scan_prod, "scan_prod", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix product along `axis` (cumprod)") \
   X(scan_max, "scan_max", 1, 1, 1, 0, kPure, SIMT, -1, "running maximum along `axis` (cummax)")       \

@@ -9,7 +9,8 @@
 //  4. Types per op: index bounds for `for`, carried values match inits, region arguments,
 //     yields and results; `if` takes an i1 and both regions yield the results' types;
 //     elementwise operands broadcast to the result type; reductions keep the axis with extent 1;
-//     `transpose` swaps a 2-D tile's extents; `reshape` keeps the element type and count;
+//     `transpose` swaps a 2-D tile's extents; `slice` stays inside its operand; `concat`'s tiles
+//     differ only along its axis; `reshape` keeps the element type and count;
 //     `item` gives the scalar of a one-element tile;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
 //     type (a `masked` store's mask, before its tile, is i1 and broadcasts to it); `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
@@ -374,6 +375,50 @@ class Verifier {
         }
         Type expected = Type::tile(permuted_shape(input.shape(), dims), input.element());
         if (!(result() == expected)) error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
+        break;
+      }
+      case OpKind::slice: {
+        const Type& input = type(0);
+        const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
+        if (!input.is_tile() || !result().is_tile() || result().rank() != input.rank() ||
+            result().element() != input.element()) {
+          error(op, fmt::format("slices a tile into a tile of its rank and element type, not {} from {}",
+                                result().to_string(), input.to_string()));
+          break;
+        }
+        if (starts.size() != input.rank() || steps.size() != input.rank()) {
+          error(op, fmt::format("needs 'starts' (and 'steps', if any): {} integers", input.rank()));
+          break;
+        }
+        for (size_t d = 0; d < input.rank(); ++d)
+          if (starts[d] < 0 || steps[d] < 1 ||
+              starts[d] + (result().shape()[d] - 1) * steps[d] >= input.shape()[d]) {
+            error(op, fmt::format("takes {} elements from {} by {} along dimension {}, past its extent {}",
+                                  result().shape()[d], starts[d], steps[d], d, input.shape()[d]));
+            break;
+          }
+        break;
+      }
+      case OpKind::concat: {
+        const Type& first = type(0);
+        const int64_t axis = op.int_attr("axis", -1);
+        if (!first.is_tile() || axis < 0 || axis >= static_cast<int64_t>(first.rank())) {
+          error(op, "concatenates tiles along an 'axis' within their rank");
+          break;
+        }
+        std::vector<int64_t> shape = first.shape();
+        shape[static_cast<size_t>(axis)] = 0;
+        bool fits = true;
+        for (size_t i = 0; i < op.num_operands() && fits; ++i) {
+          const Type& t = type(i);
+          fits = t.is_tile() && t.rank() == first.rank() && t.element() == first.element();
+          for (size_t d = 0; fits && d < t.rank(); ++d)
+            fits = d == static_cast<size_t>(axis) || t.shape()[d] == first.shape()[d];
+          if (fits) shape[static_cast<size_t>(axis)] += t.shape()[static_cast<size_t>(axis)];
+        }
+        if (!fits) error(op, fmt::format("concatenates tiles of one element type and rank, equal but along axis {}", axis));
+        else if (!(result() == Type::tile(shape, first.element())))
+          error(op, fmt::format("result must be {}", Type::tile(shape, first.element()).to_string()));
         break;
       }
       case OpKind::scan_sum:

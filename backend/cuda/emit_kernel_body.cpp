@@ -257,6 +257,8 @@ void BodyEmitter::emit_op(const Operation& op) {
     case OpKind::reduce_max:
     case OpKind::reduce_min: emit_reduction(op); return;
     case OpKind::transpose: emit_transpose(op); return;
+    case OpKind::slice: emit_slice(op); return;
+    case OpKind::concat: emit_concat(op); return;
     case OpKind::reshape:  // row-major both: element e is element e
       comment(op);
       tile_loop(op.result()->type().element_count(), [&] {
@@ -313,6 +315,55 @@ void BodyEmitter::emit_transpose(const Operation& op) {
   tile_loop(type.element_count(), [&] {
     out_.line(fmt::format("{}[elem] = {}[{}];", plan_.expression(op.result()), plan_.expression(op.operand(0)),
                           join(terms, " + ")));
+  });
+}
+
+// Result element (i0, i1, ...) reads the operand at (starts[0] + i0·steps[0], ...).
+void BodyEmitter::emit_slice(const Operation& op) {
+  const Type& type = op.result()->type();
+  const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
+  const std::vector<int64_t> input_strides = strides_of(op.operand(0)->type().shape());
+  std::vector<std::string> terms;
+  for (size_t d = 0; d < starts.size(); ++d) {
+    std::string at = coordinate(type.shape(), d, "elem");
+    if (steps[d] != 1) at = at == "0" ? at : fmt::format("({}) * {}", at, steps[d]);
+    if (starts[d] != 0) at = at == "0" ? std::to_string(starts[d]) : fmt::format("{} + {}", starts[d], at);
+    if (at != "0") terms.push_back(input_strides[d] == 1 ? at : fmt::format("({}) * {}", at, input_strides[d]));
+  }
+  comment(op);
+  tile_loop(type.element_count(), [&] {
+    out_.line(fmt::format("{}[elem] = {}[{}];", plan_.expression(op.result()), plan_.expression(op.operand(0)),
+                          terms.empty() ? "0" : join(terms, " + ")));
+  });
+}
+
+// Result element (..., i_axis, ...) reads the operand whose span along the axis holds i_axis, at
+// i_axis less where that span starts: one test per operand after the first.
+void BodyEmitter::emit_concat(const Operation& op) {
+  const Type& type = op.result()->type();
+  const size_t axis = static_cast<size_t>(op.int_attr("axis"));
+  comment(op);
+  tile_loop(type.element_count(), [&] {
+    out_.line(fmt::format("const int64_t along = {};", coordinate(type.shape(), axis, "elem")));
+    int64_t offset = 0;
+    for (size_t i = 0; i < op.num_operands(); ++i) {
+      const int64_t extent = op.operand(i)->type().shape()[axis];
+      // The operand's linear index: the result's, moved back by the span's start along the axis
+      // and rescaled to the operand's shape (its extent along the axis differs).
+      const std::vector<int64_t> from = strides_of(op.operand(i)->type().shape());
+      std::vector<std::string> terms;
+      for (size_t d = 0; d < type.rank(); ++d) {
+        std::string at = d == axis ? (offset == 0 ? "along" : fmt::format("(along - {})", offset))
+                                   : coordinate(type.shape(), d, "elem");
+        if (at != "0") terms.push_back(from[d] == 1 ? at : fmt::format("({}) * {}", at, from[d]));
+      }
+      const std::string read = fmt::format("{}[elem] = {}[{}];", plan_.expression(op.result()),
+                                           plan_.expression(op.operand(i)), terms.empty() ? "0" : join(terms, " + "));
+      const bool last = i + 1 == op.num_operands();
+      out_.line(last ? (i == 0 ? read : fmt::format("else {}", read))
+                     : fmt::format("{}if (along < {}) {}", i == 0 ? "" : "else ", offset + extent, read));
+      offset += extent;
+    }
   });
 }
 

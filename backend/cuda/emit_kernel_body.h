@@ -64,6 +64,8 @@ class BodyEmitter {
   void emit_fill(const Operation& op);
   void emit_reduction(const Operation& op);
   void emit_transpose(const Operation& op);
+  void emit_slice(const Operation& op);
+  void emit_concat(const Operation& op);
   void emit_scan(const Operation& op);
   void emit_mma(const Operation& op);
   void emit_load(const Operation& op);

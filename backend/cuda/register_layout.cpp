@@ -106,7 +106,9 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     // A reshape that keeps the matrix (a row <N> as <1, N>) keeps every thread's slots.
     const bool moving_reshape = op.kind() == OpKind::reshape &&
                                 as_matrix(op.operand(0)->type().shape()) != as_matrix(op.result()->type().shape());
-    if ((op.kind() == OpKind::transpose || moving_reshape) && reason.empty())
+    if ((op.kind() == OpKind::transpose || op.kind() == OpKind::slice || op.kind() == OpKind::concat ||
+         moving_reshape) &&
+        reason.empty())
       reason = fmt::format("it has a {} ({}:{}), which moves elements between threads", op.name(),
                            op.location().line, op.location().column);
     // A tile moved through a box (a <BQ, D> tile of a [B, S, H, D] tensor) is a register tile

@@ -360,6 +360,12 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::scan_min:
       return unsupported(op, "a scan (cumsum, cumprod, cummax or cummin) in a tensor-core kernel (plain kernels "
                              "take it: compute it in a kernel of its own)");
+    case OpKind::slice:
+    case OpKind::concat:
+      return unsupported(op, fmt::format("{} in a tensor-core kernel (its elements move between the threads holding "
+                                         "them; plain kernels take it: compute it in a kernel of its own, or load "
+                                         "the parts as tiles of their own)",
+                                         op.kind() == OpKind::slice ? "a subscript x[a:b]" : "concat()"));
     case OpKind::transpose:  // of a register tile read as mmas' A: hold_op checks its users
       if (!producer && op.result()->type().rank() == 2) return true;
       return unsupported(op, kTransposeRule);

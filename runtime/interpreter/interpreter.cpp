@@ -256,6 +256,21 @@ bool TileExecution::execute(const Operation& op) {
       problem = evaluate_transpose(*a, transpose_dims(op), out);
       break;
     }
+    case OpKind::slice: {
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      problem = evaluate_slice(*a, slice_starts(op), slice_steps(op), op.result()->type().shape(), out);
+      break;
+    }
+    case OpKind::concat: {
+      std::vector<const TileValue*> parts;
+      for (size_t i = 0; i < op.num_operands(); ++i) {
+        parts.push_back(tile_operand(op, i));
+        if (!parts.back()) return false;
+      }
+      problem = evaluate_concat(parts, op.int_attr("axis", -1), out);
+      break;
+    }
     case OpKind::reduce_sum:
     case OpKind::reduce_max:
     case OpKind::reduce_min: {

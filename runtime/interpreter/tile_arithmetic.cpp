@@ -261,6 +261,70 @@ std::string broadcast_mask(const TileValue& mask, const std::vector<int64_t>& sh
   return {};
 }
 
+namespace {
+
+// Row-major strides of `shape`.
+std::vector<int64_t> strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
+  return stride;
+}
+
+void copy_element(const TileValue& from, int64_t i, TileValue& to, int64_t j) {
+  if (from.holds_floats()) to.floats[static_cast<size_t>(j)] = from.floats[static_cast<size_t>(i)];
+  else to.ints[static_cast<size_t>(j)] = from.ints[static_cast<size_t>(i)];
+}
+
+}  // namespace
+
+std::string evaluate_slice(const TileValue& a, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+                           const std::vector<int64_t>& shape, TileValue& out) {
+  const size_t rank = a.shape.size();
+  if (shape.size() != rank || starts.size() != rank || steps.size() != rank)
+    return fmt::format("slices a rank-{} tile with {} starts and {} steps into a rank-{} one", rank, starts.size(),
+                       steps.size(), shape.size());
+  for (size_t d = 0; d < rank; ++d)
+    if (starts[d] < 0 || steps[d] < 1 || shape[d] < 1 || starts[d] + (shape[d] - 1) * steps[d] >= a.shape[d])
+      return fmt::format("the slice along dimension {} leaves the tile (extent {})", d, a.shape[d]);
+  out = TileValue::zeros(a.element, shape);
+  const std::vector<int64_t> from = strides(a.shape), to = strides(shape);
+  for (int64_t j = 0; j < out.count(); ++j) {
+    int64_t i = 0;
+    for (size_t d = 0; d < rank; ++d) i += (starts[d] + j / to[d] % shape[d] * steps[d]) * from[d];
+    copy_element(a, i, out, j);
+  }
+  return {};
+}
+
+std::string evaluate_concat(const std::vector<const TileValue*>& parts, int64_t axis, TileValue& out) {
+  if (parts.empty()) return "concatenates no tiles";
+  const TileValue& first = *parts.front();
+  const size_t rank = first.shape.size();
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) return "needs an 'axis' within the tiles' rank";
+  const size_t along = static_cast<size_t>(axis);
+  std::vector<int64_t> shape = first.shape;
+  shape[along] = 0;
+  for (const TileValue* part : parts) {
+    if (part->element != first.element || part->shape.size() != rank) return "concatenates tiles of one type and rank";
+    for (size_t d = 0; d < rank; ++d)
+      if (d != along && part->shape[d] != first.shape[d]) return "concatenated tiles differ off the axis";
+    shape[along] += part->shape[along];
+  }
+  out = TileValue::zeros(first.element, shape);
+  const std::vector<int64_t> to = strides(shape);
+  int64_t offset = 0;  // where the part starts along the axis
+  for (const TileValue* part : parts) {
+    const std::vector<int64_t> from = strides(part->shape);
+    for (int64_t i = 0; i < part->count(); ++i) {
+      int64_t j = 0;
+      for (size_t d = 0; d < rank; ++d) j += (i / from[d] % part->shape[d] + (d == along ? offset : 0)) * to[d];
+      copy_element(*part, i, out, j);
+    }
+    offset += part->shape[along];
+  }
+  return {};
+}
+
 std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& dims, TileValue& out) {
   const size_t rank = a.shape.size();
   if (!is_dimension_permutation(dims, rank))

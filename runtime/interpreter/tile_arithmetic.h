@@ -64,6 +64,12 @@ std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& d
 // is written. An error message when the mask is not i1 or does not broadcast.
 std::string broadcast_mask(const TileValue& mask, const std::vector<int64_t>& shape, std::vector<char>& out);
 
+// slice: out[i0, i1, ...] = a[starts[0] + i0·steps[0], ...] for a result of `shape`.
+std::string evaluate_slice(const TileValue& a, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+                           const std::vector<int64_t>& shape, TileValue& out);
+// concat: the tiles one after another along `axis` (equal in every other dimension).
+std::string evaluate_concat(const std::vector<const TileValue*>& parts, int64_t axis, TileValue& out);
+
 // reduce_sum / reduce_max / reduce_min along `axis` (kept with extent 1).
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
 // scan_sum / scan_prod / scan_max / scan_min: the inclusive prefix sums, products, maxima or

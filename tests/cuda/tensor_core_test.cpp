@@ -282,7 +282,7 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
 
 // Masked stores in a tensor-core epilogue take the forms it holds: the store of a folded axis-0
 // reduction and of a tile reshaped between the tensor's dimensions are refused at the op, saying
-// what to write instead (plain kernels take both).
+// what to write instead (plain kernels take both); so are subscripts and concat().
 TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) {
   struct Case {
     const char* name;
@@ -292,6 +292,9 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
       {"folded_reduction", "CS: tensor<1, N, f32>", "  store CS[0, n] max= max(acc, axis = 0) if n > 0;\n",
        ":6:3: error: the tensor-core CUDA backend (sm_90a) does not support a masked store of a reduction along "
        "axis 0; mask the reduced tile instead (where(mask, x, -1.0e30) before the reduction)"},
+      {"subscript", "Y: tensor<M, N, f32>", "  store Y[m, n] = concat(acc[:, 32:], acc[:, :32], axis = 1);\n",
+       ":6:29: error: the tensor-core CUDA backend (sm_90a) does not support a subscript x[a:b] in a tensor-core "
+       "kernel"},
       {"between_dimensions", "O: tensor<M, 1, N, f32>",
        "  store O[m, 0, n] = reshape<64, 1, 64>(acc) if iota<64, 1, 64, i32>(0) < 9;\n",
        ":6:22: error: the tensor-core CUDA backend (sm_90a) does not support a masked store of a tile reshaped "

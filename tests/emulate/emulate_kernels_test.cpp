@@ -45,6 +45,14 @@ TEST(EmulateRuntime, MaskedStoresWriteOnlyWhereTheMaskHolds) {
   expect_plain_kernel_matches("masked_stores", {"Y", "Z", "V", "W", "A", "M", "Cache"});
 }
 
+// Subscripts and concat() (tests/emulate/kernels/slices.tile): RoPE's rotate-half, the interleaved
+// halves x[:, ::2] and x[:, 1::2], rows by a negative start and a step, three tiles along axis 0,
+// a column broadcast back, and a rank-1 tile, in both plain forms (the register form keeps such a
+// kernel in shared memory, so both run the shared form's index arithmetic).
+TEST(EmulateRuntime, SubscriptsAndConcatMatchTheInterpreter) {
+  expect_plain_kernel_matches("slices", {"Y", "Z", "W", "M", "U"});
+}
+
 // The same in a tensor-core epilogue (tests/emulate/tensor_core/masked_epilogue.tile): SYRK's lower
 // triangle of A·Aᵀ, a column mask and one computed from the accumulator, masked += and max= and a
 // masked column, stored directly (not by TMA) on both targets, ragged, and on 64 x 64 tiles.

@@ -1,5 +1,5 @@
 // tests/interpreter/shape_ops_test.cpp — the ops that move a tile's elements or take one out:
-// transpose, reshape and item (docs/ir.md), on small .tir kernels. Expected numbers are written
+// transpose, slice, concat, reshape and item (docs/ir.md), on small .tir kernels. Expected numbers are written
 // out here, never computed by the interpreter.
 #include <gtest/gtest.h>
 
@@ -31,6 +31,36 @@ kernel @tr(%X: tensor<2, 3, i32>, %Y: tensor<3, 2, i32>) {
   HostBuffer X = make_buffer(ScalarKind::i32, {2, 3}, {1, 2, 3, 4, 5, 6}), Y(ScalarKind::i32, {3, 2});
   ASSERT_TRUE(launch_first(*module, {&X, &Y}).ok);
   EXPECT_EQ(buffer_values(Y), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+}
+
+// slice takes the elements at starts + i·steps: of the 2 x 4 tile [[1, 2, 3, 4], [5, 6, 7, 8]],
+// starts [0, 1] and steps [1, 2] give columns 1 and 3 of both rows, and concat along axis 1 puts
+// columns 2..3 before the whole tile; along axis 0 it stacks the rows of a 1 x 4 slice under it.
+TEST(InterpreterShapeOps, SliceAndConcatMoveTheElementsTheySay) {
+  auto module = parse_verified(R"(module
+kernel @sc(%X: tensor<2, 4, i32>, %S: tensor<2, 2, i32>, %C: tensor<2, 6, i32>, %R: tensor<3, 4, i32>) {
+  %one = constant {value = 1} : index
+  %z = constant {value = 0} : index
+  %i = grid_ids %one : index
+  %x = load %X, %z, %z : tile<2x4xi32, reg>
+  %s = slice %x {starts = [0, 1], steps = [1, 2]} : tile<2x2xi32, reg>
+  store %S, %z, %z, %s
+  %right = slice %x {starts = [0, 2]} : tile<2x2xi32, reg>
+  %c = concat %right, %x {axis = 1} : tile<2x6xi32, reg>
+  store %C, %z, %z, %c
+  %last = slice %x {starts = [1, 0]} : tile<1x4xi32, reg>
+  %r = concat %x, %last {axis = 0} : tile<3x4xi32, reg>
+  store %R, %z, %z, %r
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::i32, {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  HostBuffer S(ScalarKind::i32, {2, 2}), C(ScalarKind::i32, {2, 6}), R(ScalarKind::i32, {3, 4});
+  ASSERT_TRUE(launch_first(*module, {&X, &S, &C, &R}).ok);
+  EXPECT_EQ(buffer_values(S), (std::vector<double>{2, 4, 6, 8}));
+  EXPECT_EQ(buffer_values(C), (std::vector<double>{3, 4, 1, 2, 3, 4, 7, 8, 5, 6, 7, 8}));
+  EXPECT_EQ(buffer_values(R), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 5, 6, 7, 8}));
 }
 
 // reshape keeps the row-major order: [1, 2, 3, 4, 5, 6] as 2 x 3 is [3, 2] as 3 x 2 (not the
