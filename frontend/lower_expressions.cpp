@@ -376,10 +376,6 @@ Operand Lowering::lower_load(const Expr& e) {
   return Operand{with_rank(loaded, requested, e.location)};
 }
 
-}  // namespace tilec::frontend::detail
-
-namespace tilec::frontend::detail {
-
 // x[a:b, c:d:s]: NumPy's basic slicing of a tile, with constant bounds. A part left out is the
 // dimension's start, end or step 1; a negative start or stop counts from the end; dimensions not
 // written are taken whole. The slice must lie inside the tile and hold at least one element: a

@@ -565,6 +565,9 @@ class Parser {
     for (const ExprPtr& arg : e->args) height = std::max(height, arg->height);
     for (const auto& [key, arg] : e->keywords) height = std::max(height, arg->height);
     for (const ExprPtr& extent : e->shape) height = std::max(height, extent->height);
+    for (const Range& r : e->ranges)
+      for (const ExprPtr* part : {&r.start, &r.stop, &r.step})
+        if (*part) height = std::max(height, (*part)->height);
     e->height = height + 1;
     if (e->height > kMaxExpressionHeight)
       fail_at(e->location, fmt::format("expression nested more than {} operators deep; split it over several "
