@@ -477,14 +477,18 @@ Operation* Lowering::lower_store(const Stmt& s) {
                                          s.value->kind == ExprKind::name ? s.value->name : "...", to_string(t.element())));
     return nullptr;
   }
-  if (s.combine != StoreCombine::none && !accumulates_atomically(t.element())) {
-    error(s.location, fmt::format("'store {}{}[...] {}' {} atomically, which the GPU does for f32, f16, bf16, i32, "
-                                  "u32 and i64 elements, not {}: combine into a tensor of one of those types, or "
-                                  "write {} tensor with '='",
-                                  s.name, s.elements ? " at " : "", store_combine_spelling(s.combine),
-                                  s.combine == StoreCombine::add   ? "adds"
-                                  : s.combine == StoreCombine::max ? "takes the maximum"
-                                                                   : "takes the minimum",
+  if (s.combine != StoreCombine::none && !combines_atomically(s.combine, t.element())) {
+    const bool bitwise = s.combine == StoreCombine::and_ || s.combine == StoreCombine::or_ || s.combine == StoreCombine::xor_;
+    const char* verb = s.combine == StoreCombine::add   ? "adds"
+                       : s.combine == StoreCombine::max ? "takes the maximum"
+                       : s.combine == StoreCombine::min ? "takes the minimum"
+                       : s.combine == StoreCombine::and_ ? "ands the bits"
+                       : s.combine == StoreCombine::or_  ? "ors the bits"
+                                                         : "xors the bits";
+    error(s.location, fmt::format("'store {}{}[...] {}' {} atomically, which the GPU does for {} elements, not {}: "
+                                  "combine into a tensor of one of those types, or write {} tensor with '='",
+                                  s.name, s.elements ? " at " : "", store_combine_spelling(s.combine), verb,
+                                  bitwise ? "i32, u32 and i64" : "f32, f16, bf16, i32, u32 and i64",
                                   to_string(t.element()), with_article(t.element())));
     return nullptr;
   }
@@ -502,6 +506,9 @@ Operation* Lowering::lower_store(const Stmt& s) {
   if (s.combine == StoreCombine::add) attributes.push_back({"accumulate", Attribute()});  // added to the tensor's elements
   else if (s.combine == StoreCombine::max) attributes.push_back({"accumulate", Attribute("max")});
   else if (s.combine == StoreCombine::min) attributes.push_back({"accumulate", Attribute("min")});
+  else if (s.combine == StoreCombine::and_) attributes.push_back({"accumulate", Attribute("and")});
+  else if (s.combine == StoreCombine::or_) attributes.push_back({"accumulate", Attribute("or")});
+  else if (s.combine == StoreCombine::xor_) attributes.push_back({"accumulate", Attribute("xor")});
   return builder_->create(OpKind::store, operands, {}, attributes);
 }
 

@@ -386,7 +386,8 @@ class Parser {
     return s;
   }
 
-  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']' ( '=' | '+=' | 'max=' | 'min=' ) expr
+  // store := 'store' IDENT [ 'at' ] '[' expr { ',' expr } ']'
+  //          ( '=' | '+=' | 'max=' | 'min=' | '&=' | '|=' | '^=' ) expr
   //          [ 'if' expr ] ';'
   StmtPtr store() {
     auto s = std::make_unique<Stmt>();
@@ -412,8 +413,13 @@ class Parser {
       if (!equal_follows())
         fail(fmt::format("write '{}=' without a space between '{}' and '='", peek().text, peek().text));
       s->combine = next().text == "max" ? StoreCombine::max : StoreCombine::min;
+    } else if ((at(TokenKind::amp) || at(TokenKind::pipe) || at(TokenKind::caret)) && peek(1).kind == TokenKind::equal) {
+      if (!equal_follows())
+        fail(fmt::format("write '{}=' without a space between '{}' and '='", peek().text, peek().text));
+      const TokenKind op = next().kind;  // `&=`, `|=`, `^=`: bitwise, integers
+      s->combine = op == TokenKind::amp ? StoreCombine::and_ : op == TokenKind::pipe ? StoreCombine::or_ : StoreCombine::xor_;
     } else if (compound_assignment() || (at(TokenKind::identifier) && equal_follows())) {
-      fail(fmt::format("a store writes with '=', or combines atomically with '+=', 'max=' or 'min='; there is no "
+      fail(fmt::format("a store writes with '=', or combines atomically with '+=', 'max=', 'min=', '&=', '|=' or '^='; there is no "
                        "'{}=': {}", peek().text,
                        peek().kind == TokenKind::minus ? "add the negated term, store T[...] += -(...)"
                                                        : "compute the new value and store it with '='"));

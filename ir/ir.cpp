@@ -165,6 +165,9 @@ StoreCombine store_combine(const Operation& op) {
   const Attribute& how = *op.attr("accumulate");
   if (how.is_string() && how.as_string() == "max") return StoreCombine::max;
   if (how.is_string() && how.as_string() == "min") return StoreCombine::min;
+  if (how.is_string() && how.as_string() == "and") return StoreCombine::and_;
+  if (how.is_string() && how.as_string() == "or") return StoreCombine::or_;
+  if (how.is_string() && how.as_string() == "xor") return StoreCombine::xor_;
   return StoreCombine::add;  // unit; the verifier refuses any other value
 }
 
@@ -173,6 +176,9 @@ OpKind combining_op(StoreCombine combine) {
     case StoreCombine::add: return OpKind::add;
     case StoreCombine::max: return OpKind::max;
     case StoreCombine::min: return OpKind::min;
+    case StoreCombine::and_: return OpKind::and_;
+    case StoreCombine::or_: return OpKind::or_;
+    case StoreCombine::xor_: return OpKind::xor_;
     case StoreCombine::none: break;
   }
   throw std::logic_error("combining_op: a store that overwrites combines nothing");
@@ -188,6 +194,12 @@ StoreCombine store_combine_of_reduction(OpKind reduction) {
 }
 
 bool accumulates(const Operation& op) { return store_combine(op) != StoreCombine::none; }
+
+bool combines_atomically(StoreCombine combine, ScalarKind element) {
+  if (combine == StoreCombine::and_ || combine == StoreCombine::or_ || combine == StoreCombine::xor_)
+    return element == ScalarKind::i32 || element == ScalarKind::u32 || element == ScalarKind::i64;
+  return accumulates_atomically(element);
+}
 
 bool accumulates_atomically(ScalarKind element) {
   switch (element) {

@@ -241,6 +241,9 @@ bool accumulates(const Operation& op);
 // u32, and i64 as a 64-bit unsigned add); atomicMax/atomicMin take the integers, and a
 // compare-and-swap loop takes max and min of the floats.
 bool accumulates_atomically(ScalarKind element);
+// Whether a store may combine `element`s that way: the bitwise ones (atomicAnd, atomicOr,
+// atomicXor) take i32, u32 and i64; add, max and min what accumulates_atomically says.
+bool combines_atomically(StoreCombine combine, ScalarKind element);
 
 // The permutation a `transpose` applies: result dimension i is operand dimension dims[i]. Its
 // `dims` attribute (`permute(x, 2, 0, 1)`), or [1, 0] without one (a 2-D tile's rows and columns

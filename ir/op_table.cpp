@@ -68,6 +68,9 @@ const char* store_combine_spelling(StoreCombine combine) {
     case StoreCombine::add: return "+=";
     case StoreCombine::max: return "max=";
     case StoreCombine::min: return "min=";
+    case StoreCombine::and_: return "&=";
+    case StoreCombine::or_: return "|=";
+    case StoreCombine::xor_: return "^=";
   }
   return "=";
 }

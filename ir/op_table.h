@@ -155,10 +155,11 @@ enum class OpKind : uint16_t {
 
 // How a store combines each element with what the tensor holds: `none` overwrites it; `add`
 // (attribute `accumulate`, `store T[i] += tile`), `max` and `min` (`accumulate = "max"`,
-// `store T[i] max= tile`) combine atomically, so tiles (CTAs) may combine into the same elements
-// in any order.
-enum class StoreCombine : uint8_t { none, add, max, min };
-// "+=", "max=", "min=" (and "=" for none): how the source spells it, for messages.
+// `store T[i] max= tile`) and the bitwise `and_`, `or_` and `xor_` of integers (`accumulate =
+// "and"`, `store T[i] |= tile`) combine atomically, so tiles (CTAs) may combine into the same
+// elements in any order.
+enum class StoreCombine : uint8_t { none, add, max, min, and_, or_, xor_ };
+// "+=", "max=", "min=", "&=", "|=", "^=" (and "=" for none): how the source spells it, for messages.
 const char* store_combine_spelling(StoreCombine combine);
 
 // Hardware pipes an op issues on (DESIGN.md §4.2); `none` for structure.

@@ -44,9 +44,12 @@ namespace tilec {
 
 namespace {
 
-// A store's `accumulate`: unit (add) or the string "max" or "min".
+// A store's `accumulate`: unit (add) or the string "max", "min", "and", "or" or "xor".
 bool valid_accumulate(const Attribute& how) {
-  return how.is_unit() || (how.is_string() && (how.as_string() == "max" || how.as_string() == "min"));
+  if (how.is_unit()) return true;
+  if (!how.is_string()) return false;
+  const std::string& name = how.as_string();
+  return name == "max" || name == "min" || name == "and" || name == "or" || name == "xor";
 }
 
 class Verifier {
@@ -474,11 +477,14 @@ class Verifier {
         else if (op.kind() == OpKind::tma_load && tile.space() != MemorySpace::smem)
           error(op, "a tma_load fills shared memory");
         else if (op.has_attr("accumulate") && (op.kind() != OpKind::store || !valid_accumulate(*op.attr("accumulate"))))
-          error(op, "'accumulate' is an attribute of store: `accumulate` (add), `accumulate = \"max\"` or "
-                    "`accumulate = \"min\"`");
-        else if (accumulates(op) && !accumulates_atomically(tensor.element()))
-          error(op, fmt::format("a combining store ({}) works on f32, f16, bf16, i32, u32 or i64 elements atomically, "
-                                "not {}", store_combine_spelling(store_combine(op)), to_string(tensor.element())));
+          error(op, "'accumulate' is an attribute of store: `accumulate` (add), or `accumulate = \"max\"`, \"min\", "
+                    "\"and\", \"or\" or \"xor\"");
+        else if (accumulates(op) && !combines_atomically(store_combine(op), tensor.element()))
+          error(op, fmt::format("a combining store ({}) works on {} elements atomically, not {}",
+                                store_combine_spelling(store_combine(op)),
+                                accumulates_atomically(tensor.element()) ? "i32, u32 or i64"
+                                                                         : "f32, f16, bf16, i32, u32 or i64",
+                                to_string(tensor.element())));
         else if (op.has_attr("masked") && (op.kind() != OpKind::store || !op.attr("masked")->is_unit()))
           error(op, "'masked' is a unit attribute of store (its operand before the tile is the mask)");
         else if (const Value* mask = store_mask(op); mask && !mask_fits(mask->type(), tile))

@@ -108,6 +108,11 @@ bool make_work_directory(const EmulateOptions& options, WorkDirectory& work) {
   }
   work.path = pattern;
   work.on_signal.emplace(work.path);
+  // The compilers' temporary files (gcc's cc*.s) go inside it too, so a signal that stops tilec
+  // mid-compile leaves none behind in $TMPDIR: the handler removes this directory once the
+  // compilers are gone.
+  const fs::path temporaries = work.path / "tmp";
+  if (fs::create_directory(temporaries, error)) set_children_temporary_directory(temporaries);
   return true;
 }
 

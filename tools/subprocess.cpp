@@ -1,12 +1,17 @@
 // tools/subprocess.cpp — fork/exec, waiting, timeouts (see header).
 //
-//   1. spawn: fork; the child points stdin at /dev/null and stdout/stderr at a file (captured)
-//      or at tilec's stderr (forwarded), then execvp; a failed exec exits 127 after writing
-//      why to a pipe the parent reads, so "not found" is told apart from the program's own 127.
-//   2. wait: waitpid; with a timeout, poll every few milliseconds and SIGKILL at the deadline.
+//   1. spawn: fork; the child leads a process group of its own (so a signal reaches the compiler
+//      driver's own children too: cc1plus, as), points stdin at /dev/null and stdout/stderr at a
+//      file (captured) or at tilec's stderr (forwarded), then execvp; a failed exec exits 127
+//      after writing why to a pipe the parent reads, so "not found" is told apart from the
+//      program's own 127.
+//   2. wait: waitpid; with a timeout, poll every few milliseconds and SIGKILL the group at the
+//      deadline.
 //   3. RemovedOnSignal: running children are kept in a fixed table from fork to reaping; the
-//      handler uses only async-signal-safe calls (kill, waitpid, nanosleep, openat, getdents64,
-//      unlinkat) on fixed tables, since it may interrupt anything, malloc included.
+//      handler (installed by the first spawn, so a Ctrl-C, which reaches only tilec's own group,
+//      is passed on to every child's) uses only async-signal-safe calls (kill, waitpid,
+//      nanosleep, openat, getdents64, unlinkat) on fixed tables, since it may interrupt anything,
+//      malloc included.
 #include "tools/subprocess.h"
 
 #include <dirent.h>
@@ -35,6 +40,12 @@ std::array<volatile pid_t, kSlots> running_children{};
 std::array<std::array<char, 4096>, kDirectories> removed_directories{};
 std::array<volatile sig_atomic_t, kDirectories> directory_used{};
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+std::string children_temporary_directory;  // set_children_temporary_directory
+
+// The signal to the process group `pid` leads (spawn made one), or to `pid` alone should it not.
+void signal_group(pid_t pid, int signal_number) {
+  if (kill(-pid, signal_number) != 0) kill(pid, signal_number);
+}
 
 void note_child(pid_t pid) {
   for (volatile pid_t& slot : running_children)
@@ -81,10 +92,10 @@ void remove_tree(int parent, const char* name, int depth) {
 }
 
 extern "C" void remove_and_end(int signal_number) {
-  // The children get the same signal and two seconds to end (the compiler driver stops its own
-  // children and removes its temporary files), then SIGKILL.
+  // The children's groups get the same signal and two seconds to end (the compiler driver removes
+  // its temporary files), then SIGKILL.
   for (volatile pid_t& slot : running_children)
-    if (slot > 0) kill(slot, signal_number);
+    if (slot > 0) signal_group(slot, signal_number);
   const struct timespec tick = {0, 10'000'000};
   for (int waited = 0; waited < 200; ++waited) {
     bool left = false;
@@ -101,7 +112,7 @@ extern "C" void remove_and_end(int signal_number) {
   for (volatile pid_t& slot : running_children) {
     pid_t pid = slot;
     if (pid <= 0) continue;
-    kill(pid, SIGKILL);
+    signal_group(pid, SIGKILL);
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
@@ -135,12 +146,24 @@ std::string read_whole(const std::filesystem::path& path) {
 
 // Phase 1. `output_path` empty: stdout and stderr go to tilec's stderr.
 pid_t spawn(const std::vector<std::string>& arguments, const std::string& output_path, std::string& error) {
+  install_handlers();
   int report[2];
   if (pipe(report) != 0) {
     error = std::string("pipe: ") + std::strerror(errno);
     return -1;
   }
   fcntl(report[1], F_SETFD, FD_CLOEXEC);
+  // The child's argv and environment, built before the fork: after it only exec-safe calls.
+  std::vector<char*> argv;
+  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> variables;
+  if (!children_temporary_directory.empty()) variables.push_back("TMPDIR=" + children_temporary_directory);
+  std::vector<char*> environment;
+  for (std::string& variable : variables) environment.push_back(variable.data());
+  for (char** variable = environ; *variable; ++variable)
+    if (variables.empty() || std::strncmp(*variable, "TMPDIR=", 7) != 0) environment.push_back(*variable);
+  environment.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
     error = std::string("fork: ") + std::strerror(errno);
@@ -149,6 +172,7 @@ pid_t spawn(const std::vector<std::string>& arguments, const std::string& output
     return -1;
   }
   if (pid == 0) {
+    setpgid(0, 0);
     close(report[0]);
     int input = open("/dev/null", O_RDONLY);
     if (input >= 0) dup2(input, 0);
@@ -161,15 +185,13 @@ pid_t spawn(const std::vector<std::string>& arguments, const std::string& output
     } else {
       dup2(2, 1);
     }
-    std::vector<char*> argv;
-    for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), environment.data());
     std::string why = std::strerror(errno);
     ssize_t ignored = write(report[1], why.data(), why.size());
     (void)ignored;
     _exit(127);
   }
+  setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before a signal
   note_child(pid);
   close(report[1]);
   char buffer[256];
@@ -270,7 +292,7 @@ ProcessOutcome run_forwarding(const std::vector<std::string>& arguments, double 
     }
     if (done < 0 && errno != EINTR) return outcome;
     if (std::chrono::steady_clock::now() >= deadline) {
-      kill(pid, SIGKILL);
+      signal_group(pid, SIGKILL);
       wait_for(pid);
       outcome.timed_out = true;
       return outcome;
@@ -295,6 +317,10 @@ std::string shell_words(const std::vector<std::string>& arguments) {
     out += '\'';
   }
   return out;
+}
+
+void set_children_temporary_directory(const std::filesystem::path& directory) {
+  children_temporary_directory = directory.string();
 }
 
 RemovedOnSignal::RemovedOnSignal(const std::filesystem::path& directory) {

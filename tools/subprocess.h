@@ -33,6 +33,11 @@ std::vector<ProcessOutcome> run_all(const std::vector<std::vector<std::string>>&
 // `timeout_seconds` <= 0: no limit.
 ProcessOutcome run_forwarding(const std::vector<std::string>& arguments, double timeout_seconds);
 
+// Children started after this get TMPDIR=`directory` (tilec's own environment is unchanged):
+// `emulate` points the compilers' temporary files (gcc's cc*.s) into its working directory, which
+// a signal removes once they are gone. Empty: children inherit tilec's TMPDIR.
+void set_children_temporary_directory(const std::filesystem::path& directory);
+
 // The command as a user would type it in a shell (arguments quoted where needed).
 std::string shell_words(const std::vector<std::string>& arguments);
 

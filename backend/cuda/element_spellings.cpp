@@ -76,6 +76,15 @@ std::string atomic_combine_statement(StoreCombine combine, ScalarKind element, s
     return fmt::format("atomicAdd(reinterpret_cast<unsigned long long*>({}), static_cast<unsigned long long>({}));",
                        address, value);
   if (combine == StoreCombine::add) return fmt::format("atomicAdd({}, {});", address, value);
+  if (combine == StoreCombine::and_ || combine == StoreCombine::or_ || combine == StoreCombine::xor_) {
+    // Integers only (combines_atomically): the bits of an i64 as CUDA's unsigned long long.
+    const char* function = combine == StoreCombine::and_ ? "atomicAnd" : combine == StoreCombine::or_ ? "atomicOr"
+                                                                                                        : "atomicXor";
+    if (element == ScalarKind::i64)
+      return fmt::format("{}(reinterpret_cast<unsigned long long*>({}), static_cast<unsigned long long>({}));", function,
+                         address, value);
+    return fmt::format("{}({}, {});", function, address, value);
+  }
   if (combine != StoreCombine::max && combine != StoreCombine::min)
     throw std::logic_error("atomic_combine_statement: a store that overwrites combines nothing");
   const bool max = combine == StoreCombine::max;

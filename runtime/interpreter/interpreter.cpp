@@ -521,22 +521,24 @@ bool TileExecution::execute_store(const Operation& op) {
   if (shape.empty() || !same_but_unit_dims(shape, tile->shape))
     return fail(op, fmt::format("cannot store a {} through the box {}", stored.to_string(), op.attr("box")->to_string()));
   // An element's owner: -1 (none), the tile that stored it (>= 0), the one tile that combined
-  // into it with combine kind k (combined_by(t, k) <= -5), or by_tiles(k) once a second tile
-  // does; k is 0 for `+=`, 1 for `max=`, 2 for `min=`. Tiles may combine into an element any
-  // number of times, all the same way (adds and maxima interleaved in CTA order would give
-  // different results), and a tile may both store and combine into one no other tile writes.
+  // into it with combine kind k (combined_by(t, k) <= -8), or by_tiles(k) (-2 .. -7) once a
+  // second tile does; k is 0 for `+=`, 1 for `max=`, 2 for `min=`, 3 to 5 for `&=`, `|=`, `^=`
+  // (StoreCombine's order). Tiles may combine into an element any number of times, all the same
+  // way (adds and maxima interleaved in CTA order would give different results), and a tile may
+  // both store and combine into one no other tile writes.
+  constexpr int64_t kKinds = 6;
   const StoreCombine combine = store_combine(op);
-  const int64_t kind = combine == StoreCombine::max ? 1 : combine == StoreCombine::min ? 2 : 0;
+  const int64_t kind = std::max<int64_t>(0, static_cast<int64_t>(combine) - 1);
   auto by_tiles = [](int64_t k) { return -2 - k; };
-  auto combined_by = [](int64_t tile, int64_t k) { return -5 - (3 * tile + k); };
-  auto kind_of = [](int64_t owner) { return owner <= -5 ? (-5 - owner) % 3 : -2 - owner; };  // owner <= -2
+  auto combined_by = [](int64_t tile, int64_t k) { return -8 - (kKinds * tile + k); };
+  auto kind_of = [](int64_t owner) { return owner <= -8 ? (-8 - owner) % kKinds : -2 - owner; };  // owner <= -2
   const bool combines = combine != StoreCombine::none;
   std::unique_lock<std::mutex> combining(launch_.accumulate_mutex, std::defer_lock);
   if (combines) combining.lock();
   auto claim = [&](std::atomic<int64_t>& owner) {  // false: a race
     int64_t seen = owner.load();
     for (;;) {
-      const bool own = seen <= -5 && (-5 - seen) / 3 == tile_;
+      const bool own = seen <= -8 && (-8 - seen) / kKinds == tile_;
       int64_t want;
       if (seen == -1 || seen == tile_ || own) want = combines && seen != tile_ ? combined_by(tile_, kind) : tile_;
       else if (combines && seen <= -2 && kind_of(seen) == kind) want = by_tiles(kind);
@@ -566,12 +568,16 @@ bool TileExecution::execute_store(const Operation& op) {
                                             launch_.buffer_names.at(tensor));
     // What tiles combining with kind k do to the element: one tile, several, the bare verb.
     struct Verbs { const char *one, *several, *base, *spelling; };
-    static constexpr Verbs kVerbs[3] = {{"adds to", "add to", "add", "+="},
-                                        {"takes the maximum into", "take the maximum into", "take the maximum", "max="},
-                                        {"takes the minimum into", "take the minimum into", "take the minimum", "min="}};
+    static constexpr Verbs kVerbs[kKinds] = {
+        {"adds to", "add to", "add", "+="},
+        {"takes the maximum into", "take the maximum into", "take the maximum", "max="},
+        {"takes the minimum into", "take the minimum into", "take the minimum", "min="},
+        {"ands bits into", "and bits into", "and bits into it", "&="},
+        {"ors bits into", "or bits into", "or bits into it", "|="},
+        {"xors bits into", "xor bits into", "xor bits into it", "^="}};
     auto others = [&](int64_t owner) {  // "tile 0 adds to (+=)", "other tiles add to (+=)"
       const Verbs& v = kVerbs[kind_of(owner)];
-      return owner <= -5 ? fmt::format("tile {} {} ({})", (-5 - owner) / 3, v.one, v.spelling)
+      return owner <= -8 ? fmt::format("tile {} {} ({})", (-8 - owner) / kKinds, v.one, v.spelling)
                          : fmt::format("other tiles {} ({})", v.several, v.spelling);
     };
     const Verbs& mine = kVerbs[kind];

@@ -45,6 +45,12 @@ TEST(EmulateRuntime, MaskedStoresWriteOnlyWhereTheMaskHolds) {
   expect_plain_kernel_matches("masked_stores", {"Y", "Z", "V", "W", "A", "M", "Cache"});
 }
 
+// Bitwise combining stores (`&=`, `|=`, `^=`; tests/emulate/kernels/bitwise_stores.tile): i32,
+// u32 and i64 tensors combined by three CTAs each, in any order, one masked, in both plain forms.
+TEST(EmulateRuntime, BitwiseCombiningStoresMatchTheInterpreter) {
+  expect_plain_kernel_matches("bitwise_stores", {"O", "A", "L"});
+}
+
 // Subscripts and concat() (tests/emulate/kernels/slices.tile): RoPE's rotate-half, the interleaved
 // halves x[:, ::2] and x[:, 1::2], rows by a negative start and a step, three tiles along axis 0,
 // a column broadcast back, and a rank-1 tile, in both plain forms (the register form keeps such a
@@ -54,11 +60,11 @@ TEST(EmulateRuntime, SubscriptsAndConcatMatchTheInterpreter) {
 }
 
 // The same in a tensor-core epilogue (tests/emulate/tensor_core/masked_epilogue.tile): SYRK's lower
-// triangle of A·Aᵀ, a column mask and one computed from the accumulator, masked += and max= and a
-// masked column, stored directly (not by TMA) on both targets, ragged, and on 64 x 64 tiles.
+// triangle of A·Aᵀ, a column mask and one computed from the accumulator, masked +=, max= and |=
+// and a masked column, stored directly (not by TMA) on both targets, ragged, and on 64 x 64 tiles.
 TEST(EmulateRuntime, MaskedStoresInATensorCoreEpilogueMatchTheInterpreter) {
   for (const char* tiles : {"", " -D BM=64 -D BN=64"})
-    expect_tensor_core_kernel_matches("masked_epilogue", "M=200,K=72", {"C", "D", "S", "U", "R"}, tiles, true);
+    expect_tensor_core_kernel_matches("masked_epilogue", "M=200,K=72", {"C", "D", "S", "U", "R", "P"}, tiles, true);
 }
 
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the

@@ -801,6 +801,53 @@ kernel @masked(%Y: tensor<4, f32>) {
   EXPECT_NE(result.message.find("race: tiles 0 and 1 both store element [0] of %Y"), std::string::npos) << result.message;
 }
 
+// Bitwise combining stores: three tiles or their bits into one element in any order (bit i from
+// tile i), xor them into another, and and them into a third; a tile or-ing into an element another
+// adds to is a race, whichever runs first.
+TEST(InterpreterOps, TilesCombiningBitsIntoOneElementAgreeInAnyOrder) {
+  const char* kText = R"(module
+kernel @bits(%O: tensor<1, i32>, %X: tensor<1, u32>, %A: tensor<1, i64>) {
+  %three = constant {value = 3} : index
+  %zero = constant {value = 0} : index
+  %i = grid_ids %three : index
+  %one = constant {value = 1} : i32
+  %shift = cast %i : i32
+  %bit = shl %one, %shift : i32
+  %b = full %bit : tile<1xi32, reg>
+  store %O, %zero, %b {accumulate = "or"}
+  %u = cast %bit : u32
+  %x = full %u : tile<1xu32, reg>
+  store %X, %zero, %x {accumulate = "xor"}
+  %w = cast %bit : i64
+  %n = not %w : i64
+  %a = full %n : tile<1xi64, reg>
+  store %A, %zero, %a {accumulate = "and"} loc(17:3)
+  return
+}
+)";
+  auto module = parse_verified(kText);
+  ASSERT_TRUE(module);
+  ReverseTileRunner reverse;
+  ThreadTileRunner threads(3);
+  for (TileRunner* runner : std::initializer_list<TileRunner*>{nullptr, &reverse, &threads}) {
+    HostBuffer o = make_buffer(ScalarKind::i32, {1}, {16}), x = make_buffer(ScalarKind::u32, {1}, {5});
+    HostBuffer a = make_buffer(ScalarKind::i64, {1}, {-1});
+    LaunchResult result = launch(*module, {&o, &x, &a}, {}, runner);
+    ASSERT_TRUE(result.ok) << result.describe();
+    EXPECT_EQ(buffer_values(o), (std::vector<double>{23}));  // 16 | 1 | 2 | 4
+    EXPECT_EQ(buffer_values(x), (std::vector<double>{2}));   // 5 ^ 1 ^ 2 ^ 4
+    EXPECT_EQ(buffer_values(a), (std::vector<double>{-8}));  // -1 & ~1 & ~2 & ~4
+  }
+  auto racing = parse_verified(testing::replace_once(kText, "store %A, %zero, %a {accumulate = \"and\"}",
+                                                     "store %O, %zero, %b {accumulate}"));
+  ASSERT_TRUE(racing);
+  HostBuffer o(ScalarKind::i32, {1}), x(ScalarKind::u32, {1}), a(ScalarKind::i64, {1});
+  LaunchResult result = launch(*racing, {&o, &x, &a});
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.message.find("every tile combining into an element must do it the same way"), std::string::npos)
+      << result.message;
+}
+
 // `store T[i] += tile` (issue 18: split-K and dQ need tiles adding into one output): every tile
 // adds its tile to what the tensor holds, in any tile order and on any number of workers; the
 // integer sum wraps to the element type.

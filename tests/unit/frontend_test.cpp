@@ -261,11 +261,11 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"tile_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8, 8>;\n}", "the tile shape has 2 dimensions, more than the rank-1 tensor 'X' (a tile may have fewer: the leading coordinates then pick a slice; or more of extent 1 in front)", 2},
         ErrorCase{"add_narrow_ints", "kernel k(X: tensor<N, i8>) grid tiles(1) as (i) {\n  store X[i] += load X[i] : <8>;\n}", "'store X[...] +=' adds atomically, which the GPU does for f32, f16, bf16, i32, u32 and i64 elements, not i8: combine into a tensor of one of those types, or write an i8 tensor with '='", 2},
         ErrorCase{"max_narrow_ints", "kernel k(X: tensor<N, u16>) grid tiles(1) as (i) {\n  store X at [i] max= load X[i] : <8>;\n}", "'store X at [...] max=' takes the maximum atomically, which the GPU does for f32, f16, bf16, i32, u32 and i64 elements, not u16", 2},
-        ErrorCase{"mul_store", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] mul= load X[i] : <8>;\n}", "a store writes with '=', or combines atomically with '+=', 'max=' or 'min='; there is no 'mul=': compute the new value and store it with '='", 2},
+        ErrorCase{"mul_store", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] mul= load X[i] : <8>;\n}", "a store writes with '=', or combines atomically with '+=', 'max=', 'min=', '&=', '|=' or '^='; there is no 'mul=': compute the new value and store it with '='", 2},
         ErrorCase{"max_assign", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  x max= 1.0;\n}", "'max=' is not an assignment: a value is assigned with '=' (x = max(x, ...)); only a store combines in place (store T[i] max= tile)", 3},
         ErrorCase{"max_spaced", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] max = load X[i] : <8>;\n}", "write 'max=' without a space between 'max' and '='", 2},
         ErrorCase{"add_spaced", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] + = load X[i] : <8>;\n}", "write '+=' without a space between '+' and '='", 2},
-        ErrorCase{"subtract_store", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] -= load X[i] : <8>;\n}", "a store writes with '=', or combines atomically with '+=', 'max=' or 'min='; there is no '-=': add the negated term, store T[...] += -(...)", 2},
+        ErrorCase{"subtract_store", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] -= load X[i] : <8>;\n}", "a store writes with '=', or combines atomically with '+=', 'max=', 'min=', '&=', '|=' or '^='; there is no '-=': add the negated term, store T[...] += -(...)", 2},
         ErrorCase{"masked_store_else", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = x if x > 0.0 else 0.0;\n}", "a masked store has no 'else': the elements where the mask is false keep what the tensor holds; to store one value or another, store where(mask, a, b)", 3},
         ErrorCase{"masked_store_by_numbers", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store X[i] = x if x;\n}", "a store's mask is an i1 mask (a comparison such as row < n), not tile<8, f32>; the elements where it holds are written", 3},
         ErrorCase{"masked_store_shape", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  store X[i, 0] = x if iota<4, 8, i32>(0) < 2;\n}", "the mask tile<4, 8, i1> does not broadcast to the stored tile<8, 4, f32>", 3},
@@ -278,6 +278,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"subscript_bound", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  y = x[i:];\n}", "a slice's start must be an integer known at compile time", 3},
         ErrorCase{"concat_shapes", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  y = concat(x, x[:, 1:], axis = 0);\n}", "concat() along axis 0 joins tiles equal in every other dimension: tile<8, 4, f32> and tile<8, 3, f32> differ in dimension 1", 3},
         ErrorCase{"concat_one", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  y = concat(load X[i, 0] : <8, 4>);\n}", "concat() joins two tiles or more: concat(a, b, axis = 1)", 2},
+        ErrorCase{"or_floats", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] |= load X[i] : <8>;\n}", "'store X[...] |=' ors the bits atomically, which the GPU does for i32, u32 and i64 elements, not f32: combine into a tensor of one of those types, or write an f32 tensor with '='", 2},
+        ErrorCase{"spaced_xor_store", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  store X[i] ^ = load X[i] : <8>;\n}", "write '^=' without a space between '^' and '='", 2},
         ErrorCase{"add_assign", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  x += 1.0;\n}", "'+=' is not an assignment: a value is assigned with '=' (x = x + ...); only a store adds in place (store T[i] += tile)", 3},
         ErrorCase{"store_above_tensor_rank", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, 8, f32>();\n}", "storing a rank-2 tile into the rank-1 tensor 'X' (a tile may have fewer dimensions than its tensor, or more of extent 1 in front, not more)", 2},
         ErrorCase{"if_type_change", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  if i < 1 { x = cast(x, bf16); }\n}", "has type tile<8, bf16> after the then-branch", 3},
@@ -546,14 +548,17 @@ kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
   EXPECT_EQ(stores, (std::vector<std::pair<bool, bool>>{{true, true}, {true, true}, {false, false}}));
 }
 
-// `store T[i] max= tile` and `min=` lower to a store with `accumulate = "max"` / "min", which
-// reads the tensor too.
+// `store T[i] max= tile` and `min=` lower to a store with `accumulate = "max"` / "min", and the
+// bitwise `&=`, `|=`, `^=` to "and", "or", "xor"; each reads the tensor too.
 TEST(Lowering, MaxAndMinStoresCarryTheirCombine) {
   Compiled c = compile_tile(R"(
-kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
+kernel k(X: tensor<N, f32>, Y: tensor<N, f32>, Q: tensor<N, i64>, Z: tensor<N, i64>) grid tiles(cdiv(N, 8)) as (i) {
   store Y[i] max= load X[i] : <8>;
   store Y at [i * 8 + 3] min= load X[i] : <8>;
   store Y[i] += load X[i] : <8>;
+  store Z[i] &= load Q[i] : <8>;
+  store Z[i] |= load Q[i] : <8>;
+  store Z[i] ^= load Q[i] : <8>;
 }
 )");
   ASSERT_TRUE(c.module) << c.errors();
@@ -562,7 +567,8 @@ kernel k(X: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 8)) as (i) {
     if (op.kind() == OpKind::store) stores.emplace_back(store_combine(op), tensor_access(op)->reads);
   });
   EXPECT_EQ(stores, (std::vector<std::pair<StoreCombine, bool>>{
-                        {StoreCombine::max, true}, {StoreCombine::min, true}, {StoreCombine::add, true}}));
+                        {StoreCombine::max, true}, {StoreCombine::min, true}, {StoreCombine::add, true},
+                        {StoreCombine::and_, true}, {StoreCombine::or_, true}, {StoreCombine::xor_, true}}));
 }
 
 // `store T[i] = x if m` lowers to a store marked `masked` whose operand before the tile is the
@@ -584,7 +590,9 @@ kernel k(X: tensor<N, M, f32>, Y: tensor<N, M, f32>, n: i32) grid tiles(cdiv(N, 
     EXPECT_EQ(coordinate_count(op), 2u);
     const Value* mask = store_mask(op);
     masks.push_back(mask ? mask->type().to_string() : "none");
-    if (mask) EXPECT_EQ(op.operand(op.num_operands() - 2), mask);
+    if (mask) {
+      EXPECT_EQ(op.operand(op.num_operands() - 2), mask);
+    }
   });
   EXPECT_EQ(masks, (std::vector<std::string>{"tile<1x8xi1, reg>", "i1", "none"}));
 }

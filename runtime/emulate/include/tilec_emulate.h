@@ -244,6 +244,24 @@ inline T atomicMax(T* address, std::type_identity_t<T> value) { return tilec_ato
 template <typename T>
 inline T atomicMin(T* address, std::type_identity_t<T> value) { return tilec_atomic_extreme_integer(address, value, false); }
 
+// atomicAnd / atomicOr / atomicXor (`store T[i] &= tile`, `|=`, `^=`): the bits of 4- or 8-byte
+// integers, atomic across worker threads.
+template <typename T>
+inline T atomicAnd(T* address, std::type_identity_t<T> value) {
+  static_assert(std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8), "atomicAnd of 4 or 8 bytes");
+  return std::atomic_ref<T>(*address).fetch_and(value);
+}
+template <typename T>
+inline T atomicOr(T* address, std::type_identity_t<T> value) {
+  static_assert(std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8), "atomicOr of 4 or 8 bytes");
+  return std::atomic_ref<T>(*address).fetch_or(value);
+}
+template <typename T>
+inline T atomicXor(T* address, std::type_identity_t<T> value) {
+  static_assert(std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8), "atomicXor of 4 or 8 bytes");
+  return std::atomic_ref<T>(*address).fetch_xor(value);
+}
+
 // --- 4. host API ---------------------------------------------------------------------------------
 enum cudaError_t {
   cudaSuccess = 0,
