@@ -427,11 +427,7 @@ Value* Lowering::lower_store_mask(const Expr& e, const Type& tile) {
   Value* value = mask.value;
   if (type.is_tile() && leading_ones(type, tile.rank())) value = without_leading_ones(value, tile.rank(), e.location);
   if (value->type().is_tile()) value = with_rank(value, tile.rank(), e.location);
-  const Type& fitted = value->type();
-  bool fits = fitted.is_scalar() || fitted.rank() == tile.rank();
-  for (size_t d = 0; fits && fitted.is_tile() && d < fitted.rank(); ++d)
-    fits = fitted.shape()[d] == 1 || fitted.shape()[d] == tile.shape()[d];
-  if (!fits) {
+  if (!mask_fits(value->type(), tile)) {
     error(e.location, fmt::format("the mask {} does not broadcast to the stored {} (aligned at their last dimension, "
                                   "as in NumPy, each dimension must be equal or 1)",
                                   type.to_source_string(), tile.to_source_string()));

@@ -312,6 +312,15 @@ const Value* store_mask(const Operation& op) {
   return op.operand(op.num_operands() - 2);
 }
 
+bool mask_fits(const Type& mask, const Type& tile) {
+  if (mask.element() != ScalarKind::i1) return false;
+  if (mask.is_scalar()) return true;
+  if (!mask.is_tile() || !tile.is_tile() || mask.rank() != tile.rank()) return false;
+  for (size_t d = 0; d < mask.rank(); ++d)
+    if (mask.shape()[d] != 1 && mask.shape()[d] != tile.shape()[d]) return false;
+  return true;
+}
+
 size_t coordinate_count(const Operation& op) {
   const size_t after_tensor = op.num_operands() > 0 ? op.num_operands() - 1 : 0;
   if (op.kind() != OpKind::store) return after_tensor;

@@ -272,6 +272,9 @@ const Value* moved_tile(const Operation& op);
 // where its i1 mask holds: the operand before the tile, of the tile's rank (or a scalar), whose
 // shape broadcasts to the tile's. Its mask, or null for an unmasked store and any other op.
 const Value* store_mask(const Operation& op);
+// Whether `mask` may mask a store of `tile`: i1, a scalar or a tile of the tile's rank whose shape
+// broadcasts to it (the verifier's rule, which lowering meets).
+bool mask_fits(const Type& mask, const Type& tile);
 // How many coordinate operands a load, tma_load or store has: those after the tensor, before a
 // store's mask and tile.
 size_t coordinate_count(const Operation& op);

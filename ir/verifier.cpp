@@ -515,16 +515,6 @@ class Verifier {
     }
   }
 
-  // A store's mask: i1, a scalar or a tile of the stored tile's rank broadcasting to it.
-  static bool mask_fits(const Type& mask, const Type& tile) {
-    if (mask.element() != ScalarKind::i1) return false;
-    if (mask.is_scalar()) return true;
-    if (!mask.is_tile() || mask.rank() != tile.rank()) return false;
-    for (size_t d = 0; d < mask.rank(); ++d)
-      if (mask.shape()[d] != 1 && mask.shape()[d] != tile.shape()[d]) return false;
-    return true;
-  }
-
   // A `box` (memory_box) holds the tile's elements in the tensor through unit dimensions.
   void check_box(const Operation& op, const Type& tile, const Type& tensor) {
     if (!op.has_attr("box")) return;

@@ -333,8 +333,8 @@ std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& d
   out = TileValue::zeros(a.element, shape);
   // The operand's strides, in the result's dimension order: result element (i0, i1, ...) reads
   // operand element i_k along operand dimension dims[k].
-  std::vector<int64_t> stride(rank, 1), from_stride(rank);
-  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * a.shape[d];
+  const std::vector<int64_t> stride = strides(a.shape);
+  std::vector<int64_t> from_stride(rank);
   for (size_t k = 0; k < rank; ++k) from_stride[k] = stride[static_cast<size_t>(dims[k])];
   const int64_t count = out.count();
   for (int64_t i = 0; i < count; ++i) {
@@ -344,8 +344,7 @@ std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& d
       from += static_cast<int64_t>(rest % extent) * from_stride[k];
       rest /= extent;
     }
-    if (a.holds_floats()) out.floats[static_cast<size_t>(i)] = a.floats[static_cast<size_t>(from)];
-    else out.ints[static_cast<size_t>(i)] = a.ints[static_cast<size_t>(from)];
+    copy_element(a, from, out, i);
   }
   return {};
 }
