@@ -34,6 +34,7 @@ struct CompileOptions {
   bool emit_harness = false;
   std::string report;   // --report OUT.html
   std::string header;   // --header OUT.h: the launchers' declarations
+  std::string kernel_prefix;  // --kernel-prefix P
   CudaEmitOptions::PlainTiles plain_tiles = CudaEmitOptions::PlainTiles::registers;
 };
 
@@ -137,6 +138,7 @@ int run_compile(const CompileOptions& options) {
   emit_options.harness = options.emit_harness;
   emit_options.plain_tiles = options.plain_tiles;
   emit_options.reference = before_scheduling.get();
+  emit_options.kernel_prefix = options.kernel_prefix;
   std::string header;
   if (!options.header.empty()) emit_options.launcher_header = &header;
   auto cuda = emit_cuda_reporting(module, emit_options, *input.diagnostics);
@@ -250,6 +252,7 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
                   "call them, and a kernel whose parameters change fails to compile there instead of getting "
                   "wrong arguments");
   add_plain_tiles_option(*cmd, options->plain_tiles);
+  add_kernel_prefix_option(*cmd, options->kernel_prefix);
   cmd->add_flag("--emit-harness", options->emit_harness,
                 "add a main() that runs the kernel against a naive reference and prints TFLOP/s");
   cmd->callback([options, depfile, &run] {

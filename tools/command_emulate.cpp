@@ -72,6 +72,7 @@ struct EmulateOptions {
   bool no_hazards = false;
   bool verbose = false;
   CudaEmitOptions::PlainTiles plain_tiles = CudaEmitOptions::PlainTiles::registers;
+  std::string kernel_prefix;  // --kernel-prefix P: the names the emitted (or --cu) file gives the kernels
 };
 
 // Outputs of kernels with `mma` may differ in the last bits: tensor cores sum the K products in
@@ -407,6 +408,7 @@ int run_emulate(EmulateOptions options) {
     emit_options.target = options.driver.target;
     emit_options.source_name = options.input;
     emit_options.plain_tiles = options.plain_tiles;
+    emit_options.kernel_prefix = options.kernel_prefix;
     emit_options.passes = passes_run(*input.module);
     cuda = emit_cuda_reporting(module, emit_options, *input.diagnostics);
     if (!cuda) return 1;
@@ -414,7 +416,8 @@ int run_emulate(EmulateOptions options) {
 
   // Phase 3.
   std::vector<KernelJob> jobs;
-  const std::vector<std::string> names = cuda::kernel_names(module);  // as the emitter gives them
+  // As the emitter gives them.
+  const std::vector<std::string> names = cuda::kernel_names(module, options.kernel_prefix);
   for (size_t k = 0; k < module.kernels().size(); ++k) {
     const auto& kernel = module.kernels()[k];
     if (!options.kernel.empty() && kernel_name(*kernel) != options.kernel) continue;
@@ -471,8 +474,11 @@ int run_emulate(EmulateOptions options) {
           fmt::format("launch_{}({}, cudaStream_t", job.plan.name, cuda::parameter_list(job.plan));
       if (given_cu.find(launcher) == std::string::npos) {
         fmt::print(stderr, "tilec: error: --cu {} has no `{} stream)`: it was not compiled from {} as it is now "
-                   "(recompile it with `tilec compile`, or pick another kernel with --kernel)\n",
-                   options.cu, launcher, options.input);
+                   "(recompile it with `tilec compile`, or pick another kernel with --kernel){}\n",
+                   options.cu, launcher, options.input,
+                   options.kernel_prefix.empty() ? "; a file compiled with --kernel-prefix P needs --kernel-prefix P "
+                                                   "here too"
+                                                 : "");
         return 1;
       }
     }
@@ -515,6 +521,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   add_extent_options(*cmd, options->dims, options->scalar_items, "M=200,N=136,K=72");
   add_pipeline_options(*cmd, options->driver, options->defines);
   add_plain_tiles_option(*cmd, options->plain_tiles);
+  add_kernel_prefix_option(*cmd, options->kernel_prefix);
   add_seed_option(*cmd, options->seed, "seed of the random inputs, and of the first random schedule (default 1)");
   cmd->add_option("--schedules", options->schedules,
                   "how many runs: eager, lazy, then random with seeds S, S+1, ... (default 2)")

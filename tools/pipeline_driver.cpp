@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "backend/cuda/cuda_syntax.h"
 #include "ir/clone.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
@@ -73,6 +74,18 @@ void add_plain_tiles_option(CLI::App& cmd, CudaEmitOptions::PlainTiles& tiles) {
          "loads and stores, shuffle reductions; kernels whose tiles fit no one layout keep shared) or shared (every "
          "tile op a loop through shared memory and a barrier: the first backend's form, for comparison)")
       ->check(CLI::IsMember({"registers", "shared"}));
+}
+
+void add_kernel_prefix_option(CLI::App& cmd, std::string& prefix) {
+  cmd.add_option("--kernel-prefix", prefix,
+                 "put PREFIX in front of every kernel's names: with sm90_, kernel gemm becomes sm90_gemm_kernel, "
+                 "launched by launch_sm90_gemm (and so declared by --header), so that files compiled from one "
+                 ".tile for two targets or two -D configurations link into one program")
+      ->type_name("PREFIX")
+      ->check([](const std::string& value) {
+        std::string why = cuda::kernel_prefix_problem(value);
+        return why.empty() ? why : fmt::format("'{}' {}", value, why);
+      });
 }
 
 void adopt_recorded_target(const Module& module, DriverOptions& driver) {

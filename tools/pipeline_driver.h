@@ -63,4 +63,7 @@ void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std:
 // --plain-tiles registers|shared: how kernels without tensor cores keep their tiles.
 void add_plain_tiles_option(CLI::App& cmd, CudaEmitOptions::PlainTiles& tiles);
 
+// --kernel-prefix P: P in front of every kernel's function names (checked as it is parsed).
+void add_kernel_prefix_option(CLI::App& cmd, std::string& prefix);
+
 }  // namespace tilec::tools

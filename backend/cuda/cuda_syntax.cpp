@@ -195,6 +195,22 @@ void NameTable::reserve_tensor_core_locals() {
   for (std::string_view name : kTensorCoreLocals) taken_.insert(std::string(name));
 }
 
+std::string kernel_prefix_problem(std::string_view prefix) {
+  if (prefix.empty()) return "";
+  if (!std::all_of(prefix.begin(), prefix.end(), is_identifier_char))
+    return "is not the start of a C++ identifier: use letters, digits and '_' (e.g. sm90_)";
+  if (!((prefix.front() >= 'a' && prefix.front() <= 'z') || (prefix.front() >= 'A' && prefix.front() <= 'Z')))
+    return "must start with a letter (names starting with '_' or a digit are not C++ identifiers or are reserved)";
+  if (prefix.find("__") != std::string_view::npos)
+    return "holds '__', which C++ reserves: use single underscores";
+  for (std::string_view reserved : kReservedPrefixes)
+    if (prefix.starts_with(reserved))
+      return fmt::format("would make names starting with '{}', which the CUDA toolkit or tilec's own code use: pick "
+                         "another (e.g. sm90_)",
+                         reserved);
+  return "";
+}
+
 std::string NameTable::unique(std::string_view hint) {
   std::string base;
   for (char c : hint) {

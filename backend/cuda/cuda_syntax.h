@@ -31,6 +31,11 @@ std::string integer_literal(int64_t value);
 // `text`, in parentheses unless it is one identifier or number: an expression as an operand.
 std::string grouped(const std::string& text);
 
+// Why `prefix` cannot go in front of kernels' names (--kernel-prefix), or "" when it can: it
+// must start a C++ identifier no one else owns (a letter, then letters, digits and single
+// underscores; not cuda..., CU_..., tilec_..., which the toolkit and the emitter use).
+std::string kernel_prefix_problem(std::string_view prefix);
+
 // Hands out C++ identifiers: each name once, none reserved.
 class NameTable {
  public:

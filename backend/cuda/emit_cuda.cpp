@@ -234,7 +234,12 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   std::vector<KernelPlan> plans;
   std::vector<cuda::LayoutChoice> choices;  // per plan: the register layout, or why the shared form
   bool failed = false;
-  const std::vector<std::string> names = cuda::kernel_names(module);  // the kernels' functions share the file
+  if (std::string why = cuda::kernel_prefix_problem(options.kernel_prefix); !why.empty()) {
+    diagnostics.error(Location{}, fmt::format("--kernel-prefix '{}' {}", options.kernel_prefix, why));
+    return std::nullopt;
+  }
+  // The kernels' functions share the file.
+  const std::vector<std::string> names = cuda::kernel_names(module, options.kernel_prefix);
   for (size_t k = 0; k < module.kernels().size(); ++k) {
     const auto& kernel = module.kernels()[k];
     std::optional<KernelPlan> plan = cuda::compute_kernel_plan(*kernel, diagnostics, names[k]);
@@ -242,12 +247,12 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       failed = true;
       continue;
     }
-    if (plan->name != kernel_name(*kernel))
+    if (plan->name != options.kernel_prefix + kernel_name(*kernel))
       diagnostics.warning(kernel->location(),
-                          fmt::format("kernel '{0}' is emitted as {1}_kernel, launched by launch_{1} ('{0}' is "
+                          fmt::format("kernel '{0}' is emitted as {1}_kernel, launched by launch_{1} ('{2}{0}' is "
                                       "reserved in CUDA C++, or another kernel's functions take its names); rename "
                                       "the kernel to choose the launcher's name",
-                                      kernel_name(*kernel), plan->name));
+                                      kernel_name(*kernel), plan->name, options.kernel_prefix));
     // CUDA passes a kernel's arguments in a parameter space of 32764 bytes (sm_70 and later, CUDA
     // 12.1); past it nvcc refuses the .cu ("Formal parameter space overflowed"). Each pointer,
     // scalar and extent takes at most 8 bytes, and a tensor-core kernel's TMA map 128.

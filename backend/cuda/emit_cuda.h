@@ -41,6 +41,10 @@ struct CudaEmitOptions {
   // headers its parameter types need. A caller that includes it fails to compile when a kernel's
   // parameters change, where a copied prototype passed wrong arguments at run time.
   std::string* launcher_header = nullptr;
+  // --kernel-prefix: put in front of every kernel's name (sm90_gemm_kernel, launch_sm90_gemm),
+  // so that files compiled from one source (for two targets, or two -D configurations) link
+  // into one program. A C++ identifier's start (cuda::kernel_prefix_problem says why not).
+  std::string kernel_prefix;
 };
 
 // The .cu text, or std::nullopt after reporting (at the op's location) an op or type this

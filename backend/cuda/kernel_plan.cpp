@@ -357,7 +357,7 @@ std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel, Diagnosti
   return Planner(kernel, diagnostics).run(name);
 }
 
-std::vector<std::string> kernel_names(const Module& module) {
+std::vector<std::string> kernel_names(const Module& module, const std::string& prefix) {
   const auto& kernels = module.kernels();
   std::vector<std::string> names(kernels.size());
   std::set<std::string> functions;  // NAME_kernel and launch_NAME of the names given out
@@ -372,13 +372,13 @@ std::vector<std::string> kernel_names(const Module& module) {
     names[i] = std::move(name);
   };
   for (size_t i = 0; i < kernels.size(); ++i) {  // first every name that is its own
-    const std::string own = kernel_name(*kernels[i]);
+    const std::string own = prefix + kernel_name(*kernels[i]);
     if (NameTable().unique(own) == own && free(own)) take(i, own);
   }
   for (size_t i = 0; i < kernels.size(); ++i) {  // then the others, renamed
     if (!names[i].empty()) continue;
-    std::string name = table.unique(kernel_name(*kernels[i]));
-    while (!free(name)) name = table.unique(kernel_name(*kernels[i]));
+    std::string name = table.unique(prefix + kernel_name(*kernels[i]));
+    while (!free(name)) name = table.unique(prefix + kernel_name(*kernels[i]));
     take(i, name);
   }
   return names;

@@ -112,7 +112,9 @@ std::optional<KernelPlan> compute_kernel_plan(const Operation& kernel, Diagnosti
                                               const std::string& name);
 // Each kernel's KernelPlan::name, in the module's order: its own name where C++ leaves it free,
 // else a fresh one (`main_1` for `main`) whose NAME_kernel and launch_NAME no other kernel's
-// functions take. Every kernel of a file, so its functions do not collide.
-std::vector<std::string> kernel_names(const Module& module);
+// functions take. Every kernel of a file, so its functions do not collide. `prefix` (--kernel-prefix,
+// a C++ identifier's start) goes in front of every name: `sm90_` gives sm90_gemm_kernel and
+// launch_sm90_gemm, so files compiled from one source for two targets link into one program.
+std::vector<std::string> kernel_names(const Module& module, const std::string& prefix = "");
 
 }  // namespace tilec::cuda

@@ -153,6 +153,38 @@ TEST(Cli, TheLauncherHeaderMakesAStaleCallACompileError) {
   fs::remove_all(dir);
 }
 
+// --kernel-prefix renames every kernel's functions (a library compiles one .tile for sm_90a and
+// sm_100a, and both files defined gemm_kernel and launch_gemm); a prefix that would not make C++
+// identifiers of our own is refused, naming what to write.
+TEST(Cli, AKernelPrefixRenamesTheKernelsFunctions) {
+  CommandResult r = run_command(tilec("compile samples/softmax.tile --kernel-prefix lib2_"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("lib2_softmax_kernel("));
+  EXPECT_THAT(r.out, HasSubstr("extern \"C\" cudaError_t launch_lib2_softmax("));
+  EXPECT_THAT(r.out, Not(HasSubstr("launch_softmax(")));
+  EXPECT_THAT(r.err, Not(HasSubstr("warning")));
+  // A kernel whose prefixed name C++ reserves is renamed, and the warning names the prefix.
+  const fs::path line = temp_file("line.tile", "kernel line(X: tensor<N, f32>) grid tiles(1) as (i) {\n"
+                                                "  store X[i] = zeros<8, f32>();\n}\n");
+  CommandResult renamed = run_command(tilec("compile " + line.string() + " --kernel-prefix in"));
+  fs::remove(line);
+  ASSERT_EQ(renamed.status, 0) << renamed.err;
+  EXPECT_THAT(renamed.out, HasSubstr("launch_inline_1("));
+  EXPECT_THAT(renamed.err, HasSubstr("kernel 'line' is emitted as inline_1_kernel, launched by launch_inline_1 "
+                                     "('inline' is reserved in CUDA C++"));
+  for (const auto& [prefix, why] : std::vector<std::pair<std::string, std::string>>{
+           {"9x", "must start with a letter"},
+           {"_x", "must start with a letter"},
+           {"a__b", "holds '__', which C++ reserves"},
+           {"a-b", "is not the start of a C++ identifier"},
+           {"tilec_", "would make names starting with 'tilec_'"},
+           {"cudaFoo", "would make names starting with 'cuda'"}}) {
+    CommandResult bad = run_command(tilec("compile samples/softmax.tile --kernel-prefix " + prefix));
+    EXPECT_NE(bad.status, 0) << prefix;
+    EXPECT_THAT(bad.err, HasSubstr("tilec: error: --kernel-prefix: '" + prefix + "' " + why)) << prefix;
+  }
+}
+
 TEST(Cli, CommandLineErrorsSayTilecError) {
   CommandResult typo = run_command(tilec("--versio"));
   EXPECT_EQ(typo.status, 1);

@@ -1,6 +1,7 @@
 // tests/cuda/nvcc_compile_test.cpp — every input's CUDA compiles with nvcc for sm_90a and for
 // sm_100a with no register spills (ptxas -v), the harnesses build and link (softmax; matmul's
-// mma harness for both targets), and two files built with -rdc=true device-link.
+// mma harness for both targets), two files built with -rdc=true device-link, and one source
+// compiled for both targets with --kernel-prefix links into one program.
 //
 // nvcc is slow (seconds per file), so all compiles run in one test, two at a time. The sm_90a
 // files compile with `-c` (host and device code, the documented command); the sm_100a files
@@ -96,6 +97,38 @@ TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
                         "' '" + (directory / "rdc_b.cu.o").string() + "' -o '" + (directory / "rdc_link.o").string() + "'"});
   }
 
+  // One source compiled for both targets, each with its own --kernel-prefix, links into one
+  // program that picks a launcher at run time (a library for Hopper and Blackwell): without the
+  // prefixes both files define matmul_kernel and launch_matmul, and the link fails.
+  {
+    std::string command, objects;
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      const std::string capability = std::string(target).substr(3);
+      CudaEmitOptions options;
+      options.target = target::find_target(target);
+      options.source_name = "inputs/matmul.tir";
+      options.kernel_prefix = "sm" + capability.substr(0, capability.size() - 1) + "_";
+      std::string header;
+      options.launcher_header = &header;
+      Emitted emitted = emit_text(read_file(kTestDir / "inputs" / "matmul.tir"), options.source_name, options);
+      ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+      ASSERT_NE(header.find("launch_" + options.kernel_prefix + "matmul("), std::string::npos) << header;
+      std::filesystem::path file = directory / ("prefixed." + std::string(target) + ".cu");
+      std::ofstream(file) << *emitted.cuda;
+      std::ofstream(directory / ("prefixed." + std::string(target) + ".h")) << header;
+      command += nvcc + " -std=c++17 -gencode arch=compute_" + capability + ",code=sm_" + capability + " -c '" +
+                 file.string() + "' -o '" + file.string() + ".o' && ";
+      objects += " '" + file.string() + ".o'";
+    }
+    std::filesystem::path main_file = directory / "prefixed_main.cu";
+    std::ofstream(main_file) << "#include \"prefixed.sm_90a.h\"\n#include \"prefixed.sm_100a.h\"\n"
+                                "int main(int argc, char**) { return (argc > 1 ? launch_sm100_matmul : "
+                                "launch_sm90_matmul) == nullptr; }\n";
+    jobs.push_back({"one source for two targets with --kernel-prefix (linked)",
+                    command + nvcc + " -std=c++17 -I'" + directory.string() + "'" + objects + " '" +
+                        main_file.string() + "' -o '" + (directory / "prefixed_program").string() + "'"});
+  }
+
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < jobs.size();) run(jobs[i], directory / (std::to_string(i) + ".log"));
@@ -125,6 +158,7 @@ TEST(Nvcc, EveryInputCompilesForBothTargetsAndTheHarnessLinks) {
   EXPECT_TRUE(std::filesystem::exists(directory / "softmax_check"));
   EXPECT_TRUE(std::filesystem::exists(directory / "matmul_check.sm_90a"));
   EXPECT_TRUE(std::filesystem::exists(directory / "matmul_check.sm_100a"));
+  EXPECT_TRUE(std::filesystem::exists(directory / "prefixed_program"));
   if (!HasFailure()) std::filesystem::remove_all(directory);
 }
 

@@ -46,7 +46,8 @@ TEST(Emulate, HelpNamesEveryOption) {
   CommandResult r = run_command(tilec("emulate --help"));
   EXPECT_EQ(r.status, 0);
   for (const char* option : {"--target", "--kernel", "--dims", "-D", "--seed", "--schedules", "--sms", "--workers",
-                             "--cu", "--host-cxx", "--keep", "--timeout", "--no-hazards", "--plain-tiles", "--inputs"})
+                             "--cu", "--host-cxx", "--keep", "--timeout", "--no-hazards", "--plain-tiles", "--inputs",
+                             "--kernel-prefix"})
     EXPECT_THAT(r.out, HasSubstr(option));
 }
 
@@ -80,15 +81,21 @@ TEST(Emulate, ACuTilecDidNotWriteIsRejected) {
 
 // --cu runs for the target its header names: an sm_100a .cu emulated without --target trapped in
 // the architecture guard ("build with the emulation macro of its target"), naming no option (a
-// helper following the docs); a --target that contradicts the header is an input error.
+// helper following the docs); a --target that contradicts the header is an input error. The
+// file is compiled with --kernel-prefix (as for a library holding both targets' kernels), which
+// emulate must be given too: without it the launcher it looks for is not there, and it says so.
 TEST(Emulate, AGivenCuRunsForTheTargetItsHeaderNames) {
   fs::path dir = scratch("target");
   const std::string cu = (dir / "gemm.cu").string();
-  ASSERT_EQ(run_command(tilec("compile samples/gemm.tile --target sm_100a -o " + cu)).status, 0);
-  CommandResult taken = run_command(tilec("emulate samples/gemm.tile --cu " + cu + " --dims M=64,N=64,K=64 --sms 1 "
-                                          "--schedules 1"));
+  ASSERT_EQ(run_command(tilec("compile samples/gemm.tile --target sm_100a --kernel-prefix sm100_ -o " + cu)).status, 0);
+  CommandResult unprefixed = run_command(tilec("emulate samples/gemm.tile --cu " + cu));
+  EXPECT_EQ(unprefixed.status, 1);
+  EXPECT_THAT(unprefixed.err, HasSubstr("has no `launch_gemm(const __nv_bfloat16* A"));
+  EXPECT_THAT(unprefixed.err, HasSubstr("a file compiled with --kernel-prefix P needs --kernel-prefix P here too"));
+  CommandResult taken = run_command(tilec("emulate samples/gemm.tile --cu " + cu + " --kernel-prefix sm100_ "
+                                          "--dims M=64,N=64,K=64 --sms 1 --schedules 1"));
   EXPECT_EQ(taken.status, 0) << taken.out << taken.err;
-  EXPECT_THAT(taken.out, HasSubstr("sm_100a, schedule eager: C ok"));
+  EXPECT_THAT(taken.out, HasSubstr("kernel sm100_gemm [K=64,M=64,N=64] sm_100a, schedule eager: C ok"));
   CommandResult contradicted = run_command(tilec("emulate samples/gemm.tile --target sm_90a --cu " + cu));
   EXPECT_EQ(contradicted.status, 1);
   EXPECT_THAT(contradicted.err, HasSubstr("--cu " + cu + " was compiled for sm_100a, and --target is sm_90a: give "
