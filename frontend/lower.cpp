@@ -474,13 +474,8 @@ Operation* Lowering::lower_store(const Stmt& s) {
     return nullptr;
   }
   if (s.combine != StoreCombine::none && !combines_atomically(s.combine, t.element())) {
-    const bool bitwise = s.combine == StoreCombine::and_ || s.combine == StoreCombine::or_ || s.combine == StoreCombine::xor_;
-    const char* verb = s.combine == StoreCombine::add   ? "adds"
-                       : s.combine == StoreCombine::max ? "takes the maximum"
-                       : s.combine == StoreCombine::min ? "takes the minimum"
-                       : s.combine == StoreCombine::and_ ? "ands the bits"
-                       : s.combine == StoreCombine::or_  ? "ors the bits"
-                                                         : "xors the bits";
+    const bool bitwise = is_bitwise(s.combine);
+    const char* verb = store_combine_verb(s.combine);
     error(s.location, fmt::format("'store {}{}[...] {}' {} atomically, which the GPU does for {} elements, not {}: "
                                   "combine into a tensor of one of those types, or write {} tensor with '='",
                                   s.name, s.elements ? " at " : "", store_combine_spelling(s.combine), verb,
@@ -499,12 +494,9 @@ Operation* Lowering::lower_store(const Stmt& s) {
   std::vector<std::pair<std::string, Attribute>> attributes;
   if (s.elements) attributes.push_back({"elements", Attribute()});  // the coordinates are element indices
   if (s.mask) attributes.push_back({"masked", Attribute()});  // the operand before the tile is the mask
-  if (s.combine == StoreCombine::add) attributes.push_back({"accumulate", Attribute()});  // added to the tensor's elements
-  else if (s.combine == StoreCombine::max) attributes.push_back({"accumulate", Attribute("max")});
-  else if (s.combine == StoreCombine::min) attributes.push_back({"accumulate", Attribute("min")});
-  else if (s.combine == StoreCombine::and_) attributes.push_back({"accumulate", Attribute("and")});
-  else if (s.combine == StoreCombine::or_) attributes.push_back({"accumulate", Attribute("or")});
-  else if (s.combine == StoreCombine::xor_) attributes.push_back({"accumulate", Attribute("xor")});
+  // `+=` is a unit `accumulate` (added to the tensor's elements); the others name their combine.
+  if (s.combine == StoreCombine::add) attributes.push_back({"accumulate", Attribute()});
+  else if (const char* how = store_combine_attribute(s.combine)) attributes.push_back({"accumulate", Attribute(how)});
   return builder_->create(OpKind::store, operands, {}, attributes);
 }
 

@@ -409,15 +409,16 @@ class Parser {
       if (!compound_assignment()) fail("write '+=' without a space between '+' and '='");
       next();
       s->combine = StoreCombine::add;
-    } else if (extremum_assignment()) {
+    } else if (extremum_assignment() ||
+               ((at(TokenKind::amp) || at(TokenKind::pipe) || at(TokenKind::caret)) && peek(1).kind == TokenKind::equal)) {
       if (!equal_follows())
         fail(fmt::format("write '{}=' without a space between '{}' and '='", peek().text, peek().text));
-      s->combine = next().text == "max" ? StoreCombine::max : StoreCombine::min;
-    } else if ((at(TokenKind::amp) || at(TokenKind::pipe) || at(TokenKind::caret)) && peek(1).kind == TokenKind::equal) {
-      if (!equal_follows())
-        fail(fmt::format("write '{}=' without a space between '{}' and '='", peek().text, peek().text));
-      const TokenKind op = next().kind;  // `&=`, `|=`, `^=`: bitwise, integers
-      s->combine = op == TokenKind::amp ? StoreCombine::and_ : op == TokenKind::pipe ? StoreCombine::or_ : StoreCombine::xor_;
+      const Token op = next();  // `max=`, `min=`; `&=`, `|=`, `^=`: bitwise, integers
+      s->combine = op.text == "max"               ? StoreCombine::max
+                   : op.text == "min"             ? StoreCombine::min
+                   : op.kind == TokenKind::amp    ? StoreCombine::and_
+                   : op.kind == TokenKind::pipe   ? StoreCombine::or_
+                                                  : StoreCombine::xor_;
     } else if (compound_assignment() || (at(TokenKind::identifier) && equal_follows())) {
       fail(fmt::format("a store writes with '=', or combines atomically with '+=', 'max=', 'min=', '&=', '|=' or '^='; there is no "
                        "'{}=': {}", peek().text,

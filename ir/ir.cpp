@@ -163,11 +163,7 @@ std::optional<TensorAccess> tensor_access(const Operation& op) {
 StoreCombine store_combine(const Operation& op) {
   if (op.kind() != OpKind::store || !op.has_attr("accumulate")) return StoreCombine::none;
   const Attribute& how = *op.attr("accumulate");
-  if (how.is_string() && how.as_string() == "max") return StoreCombine::max;
-  if (how.is_string() && how.as_string() == "min") return StoreCombine::min;
-  if (how.is_string() && how.as_string() == "and") return StoreCombine::and_;
-  if (how.is_string() && how.as_string() == "or") return StoreCombine::or_;
-  if (how.is_string() && how.as_string() == "xor") return StoreCombine::xor_;
+  if (how.is_string()) return parse_store_combine_attribute(how.as_string()).value_or(StoreCombine::add);
   return StoreCombine::add;  // unit; the verifier refuses any other value
 }
 
@@ -196,7 +192,7 @@ StoreCombine store_combine_of_reduction(OpKind reduction) {
 bool accumulates(const Operation& op) { return store_combine(op) != StoreCombine::none; }
 
 bool combines_atomically(StoreCombine combine, ScalarKind element) {
-  if (combine == StoreCombine::and_ || combine == StoreCombine::or_ || combine == StoreCombine::xor_)
+  if (is_bitwise(combine))
     return element == ScalarKind::i32 || element == ScalarKind::u32 || element == ScalarKind::i64;
   return accumulates_atomically(element);
 }
@@ -240,18 +236,6 @@ bool has_uses(Region& region, const Value* value) {
   return used;
 }
 
-std::vector<int64_t> transpose_dims(const Operation& transpose) {
-  const Attribute* dims = transpose.attr("dims");
-  if (!dims) return {1, 0};
-  std::vector<int64_t> permutation;
-  if (!dims->is_array()) return permutation;
-  for (const Attribute& d : dims->as_array()) {
-    if (!d.is_int()) return {};
-    permutation.push_back(d.as_int());
-  }
-  return permutation;
-}
-
 namespace {
 
 std::vector<int64_t> integer_array(const Attribute* array) {
@@ -265,6 +249,11 @@ std::vector<int64_t> integer_array(const Attribute* array) {
 }
 
 }  // namespace
+
+std::vector<int64_t> transpose_dims(const Operation& transpose) {
+  const Attribute* dims = transpose.attr("dims");
+  return dims ? integer_array(dims) : std::vector<int64_t>{1, 0};
+}
 
 std::vector<int64_t> slice_starts(const Operation& slice) { return integer_array(slice.attr("starts")); }
 

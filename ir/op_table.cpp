@@ -62,17 +62,45 @@ std::optional<Pipe> parse_pipe(std::string_view text) {
   return std::nullopt;
 }
 
-const char* store_combine_spelling(StoreCombine combine) {
-  switch (combine) {
-    case StoreCombine::none: return "=";
-    case StoreCombine::add: return "+=";
-    case StoreCombine::max: return "max=";
-    case StoreCombine::min: return "min=";
-    case StoreCombine::and_: return "&=";
-    case StoreCombine::or_: return "|=";
-    case StoreCombine::xor_: return "^=";
-  }
-  return "=";
+namespace {
+
+// Each way a store combines: its source spelling, its `accumulate` string and what it does.
+struct StoreCombineInfo {
+  StoreCombine combine;
+  const char* spelling;
+  const char* attribute;  // nullptr: none (no attribute) and add (a unit attribute)
+  const char* verb;
+};
+constexpr StoreCombineInfo kStoreCombines[] = {
+    {StoreCombine::none, "=", nullptr, "writes"},
+    {StoreCombine::add, "+=", nullptr, "adds"},
+    {StoreCombine::max, "max=", "max", "takes the maximum"},
+    {StoreCombine::min, "min=", "min", "takes the minimum"},
+    {StoreCombine::and_, "&=", "and", "ands the bits"},
+    {StoreCombine::or_, "|=", "or", "ors the bits"},
+    {StoreCombine::xor_, "^=", "xor", "xors the bits"},
+};
+
+const StoreCombineInfo& store_combine_info(StoreCombine combine) {
+  for (const StoreCombineInfo& info : kStoreCombines)
+    if (info.combine == combine) return info;
+  throw std::logic_error("store_combine_info: a StoreCombine missing from kStoreCombines");
+}
+
+}  // namespace
+
+const char* store_combine_spelling(StoreCombine combine) { return store_combine_info(combine).spelling; }
+const char* store_combine_attribute(StoreCombine combine) { return store_combine_info(combine).attribute; }
+const char* store_combine_verb(StoreCombine combine) { return store_combine_info(combine).verb; }
+
+std::optional<StoreCombine> parse_store_combine_attribute(std::string_view name) {
+  for (const StoreCombineInfo& info : kStoreCombines)
+    if (info.attribute && name == info.attribute) return info.combine;
+  return std::nullopt;
+}
+
+bool is_bitwise(StoreCombine combine) {
+  return combine == StoreCombine::and_ || combine == StoreCombine::or_ || combine == StoreCombine::xor_;
 }
 
 }  // namespace tilec

@@ -161,6 +161,15 @@ enum class OpKind : uint16_t {
 enum class StoreCombine : uint8_t { none, add, max, min, and_, or_, xor_ };
 // "+=", "max=", "min=", "&=", "|=", "^=" (and "=" for none): how the source spells it, for messages.
 const char* store_combine_spelling(StoreCombine combine);
+// The string of a store's `accumulate` attribute: "max", "min", "and", "or", "xor"; nullptr for
+// `add` (a unit attribute) and `none` (no attribute).
+const char* store_combine_attribute(StoreCombine combine);
+// The combine whose attribute string is `name`, or std::nullopt.
+std::optional<StoreCombine> parse_store_combine_attribute(std::string_view name);
+// What it does to each element, for messages: "adds", "takes the maximum", "ors the bits", ...
+const char* store_combine_verb(StoreCombine combine);
+// `and_`, `or_`, `xor_`: combines integers' bits.
+bool is_bitwise(StoreCombine combine);
 
 // Hardware pipes an op issues on (DESIGN.md §4.2); `none` for structure.
 enum class Pipe : uint8_t { none, TMA, MMA, SIMT, LSU, SFU };

@@ -48,8 +48,7 @@ namespace {
 bool valid_accumulate(const Attribute& how) {
   if (how.is_unit()) return true;
   if (!how.is_string()) return false;
-  const std::string& name = how.as_string();
-  return name == "max" || name == "min" || name == "and" || name == "or" || name == "xor";
+  return parse_store_combine_attribute(how.as_string()).has_value();
 }
 
 class Verifier {

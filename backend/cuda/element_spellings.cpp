@@ -76,7 +76,7 @@ std::string atomic_combine_statement(StoreCombine combine, ScalarKind element, s
     return fmt::format("atomicAdd(reinterpret_cast<unsigned long long*>({}), static_cast<unsigned long long>({}));",
                        address, value);
   if (combine == StoreCombine::add) return fmt::format("atomicAdd({}, {});", address, value);
-  if (combine == StoreCombine::and_ || combine == StoreCombine::or_ || combine == StoreCombine::xor_) {
+  if (is_bitwise(combine)) {
     // Integers only (combines_atomically): the bits of an i64 as CUDA's unsigned long long.
     const char* function = combine == StoreCombine::and_ ? "atomicAnd" : combine == StoreCombine::or_ ? "atomicOr"
                                                                                                         : "atomicXor";
