@@ -147,17 +147,21 @@ void Lowering::assign(const std::string& name, Operand operand, Location locatio
   frames_[found].vars[name] = operand;
 }
 
+double largest_finite_number(ScalarKind element) {
+  return element == ScalarKind::f16      ? 65504.0
+         : element == ScalarKind::f8e4m3 ? 448.0
+         : element == ScalarKind::f8e5m2 ? 57344.0
+         : element == ScalarKind::bf16   ? 3.3895313892515355e38
+                                         : 3.4028234663852886e38;
+}
+
 Value* Lowering::materialize(const Operand& operand, ScalarKind element, Location location, const std::string& other) {
   if (operand.value) return operand.value;
   const Const& c = *operand.constant;
   builder_->set_location(location);
   if (is_float(element)) {
     // Past the type's largest finite value, a number becomes inf (f8: the largest; float_formats.h).
-    const double largest = element == ScalarKind::f16      ? 65504.0
-                           : element == ScalarKind::f8e4m3 ? 448.0
-                           : element == ScalarKind::f8e5m2 ? 57344.0
-                           : element == ScalarKind::bf16   ? 3.3895313892515355e38
-                                                           : 3.4028234663852886e38;
+    const double largest = largest_finite_number(element);
     if (std::fabs(c.as_double()) > largest)
       diagnostics_.warning(location,
                            fmt::format("the number {} is past the largest finite {} ({}): it becomes {}{}",

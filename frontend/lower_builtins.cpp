@@ -75,10 +75,18 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"erf", 1, false, OpKind::erf, &Lowering::lower_unary_function},
       {"log", 1, false, OpKind::log, &Lowering::lower_unary_function},
       {"log2", 1, false, OpKind::log2, &Lowering::lower_unary_function},
+      {"log1p", 1, false, OpKind::log1p, &Lowering::lower_unary_function},
+      {"expm1", 1, false, OpKind::expm1, &Lowering::lower_unary_function},
       {"sin", 1, false, OpKind::sin, &Lowering::lower_unary_function},
       {"cos", 1, false, OpKind::cos, &Lowering::lower_unary_function},
+      {"tan", 1, false, OpKind::tan, &Lowering::lower_unary_function},
+      {"atan", 1, false, OpKind::atan, &Lowering::lower_unary_function},
       {"sigmoid", 1, false, OpKind::sigmoid, &Lowering::lower_unary_function},
       {"abs", 1, false, OpKind::abs, &Lowering::lower_unary_function},
+      {"sign", 1, false, OpKind::select, &Lowering::lower_sign},
+      {"isnan", 1, false, OpKind::cmp, &Lowering::lower_float_class},
+      {"isinf", 1, false, OpKind::cmp, &Lowering::lower_float_class},
+      {"isfinite", 1, false, OpKind::cmp, &Lowering::lower_float_class},
       {"floor", 1, false, OpKind::floor, &Lowering::lower_unary_function},
       {"ceil", 1, false, OpKind::ceil, &Lowering::lower_unary_function},
       {"round", 1, false, OpKind::round, &Lowering::lower_unary_function},
@@ -236,6 +244,56 @@ Operand Lowering::lower_unary_function(const Expr& e, const Builtin& builtin, co
   }
   Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
   return Operand{create(builtin.kind, {v}, type, e.location)};
+}
+
+// sign(x): 1 where x > 0, -1 where x < 0, else x itself (0, -0.0 and NaN stay), in x's type, as
+// torch.sign: two comparisons and two selects.
+Operand Lowering::lower_sign(const Expr& e, const Builtin&, const Expr*) {
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  Value* v = materialize(x, e.location);
+  const ScalarKind element = v->type().element();
+  if (element == ScalarKind::i1) {
+    error(e.location, fmt::format("sign() needs a numeric operand, not {}", v->type().to_source_string()));
+    return {};
+  }
+  const Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
+  const Type mask = type.with_element(ScalarKind::i1);
+  auto number = [&](int64_t n) {
+    return materialize(is_float(element) ? Operand{nullptr, Const{true, 0, static_cast<double>(n)}}
+                                         : Operand{nullptr, Const{false, n, 0}},
+                       element, e.location);
+  };
+  Value* zero = number(0);
+  Value* negative = create(OpKind::cmp, {v, zero}, mask, e.location, {{"predicate", Attribute("lt")}});
+  Value* positive = create(OpKind::cmp, {v, zero}, mask, e.location, {{"predicate", Attribute("gt")}});
+  // Unsigned values are never below 0: their sign is 1 or 0 (`number(-1)` would not fit).
+  const bool is_unsigned = element == ScalarKind::u8 || element == ScalarKind::u16 || element == ScalarKind::u32;
+  Value* rest = is_unsigned ? v : create(OpKind::select, {negative, number(-1), v}, type, e.location);
+  return Operand{create(OpKind::select, {positive, number(1), rest}, type, e.location)};
+}
+
+// isnan(x), isinf(x), isfinite(x): i1 masks of a float's class, from comparisons every backend
+// has: x != x holds only for NaN; |x| above the type's largest finite value only for ±inf; |x|
+// at most it for every finite x (NaN compares false). f8e4m3 has no infinity: isinf is false.
+Operand Lowering::lower_float_class(const Expr& e, const Builtin&, const Expr*) {
+  const std::string& f = e.name;
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  Value* v = materialize(x, ScalarKind::f32, e.location);
+  const ScalarKind element = v->type().element();
+  if (!is_float(element)) {
+    error(e.location, fmt::format("{}() needs a floating-point operand, not {}{}", f, v->type().to_source_string(),
+                                  element == ScalarKind::i1 ? "" : " (integers are always finite)"));
+    return {};
+  }
+  const Type mask = (v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type()).with_element(ScalarKind::i1);
+  if (f == "isnan") return Operand{create(OpKind::cmp, {v, v}, mask, e.location, {{"predicate", Attribute("ne")}})};
+  Value* magnitude = create(OpKind::abs, {v}, v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type(),
+                            e.location);
+  Value* largest = materialize(Operand{nullptr, Const{true, 0, largest_finite_number(element)}}, element, e.location);
+  return Operand{create(OpKind::cmp, {magnitude, largest}, mask, e.location,
+                        {{"predicate", Attribute(f == "isinf" ? "gt" : "le")}})};
 }
 
 // fma(a, b, c): a·b + c rounded once, elementwise; the three operands broadcast together and

@@ -40,6 +40,9 @@ struct Frame {
 
 struct Builtin;  // a row of the builtin function table (frontend/lower_builtins.cpp)
 
+// The largest finite value of a float element type (f32, f16, bf16, f8e4m3, f8e5m2).
+double largest_finite_number(ScalarKind element);
+
 // Calls `visit` for every subexpression of `e`, `e` included.
 template <typename Visit>
 void visit_expressions(const Expr& e, const Visit& visit) {
@@ -148,6 +151,8 @@ class Lowering {
   Operand lower_pow(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_unary_function(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_fma(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_sign(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_float_class(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_clamp(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand extremum(OpKind kind, Operand a, Operand b, const Expr* ea, const Expr* eb, Location location);
   Operand lower_transpose(const Expr& e, const Builtin& builtin, const Expr* axis);

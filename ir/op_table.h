@@ -51,6 +51,10 @@ namespace tilec {
   X(erf, "erf", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise error function")             \
   X(log, "log", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise natural logarithm")          \
   X(log2, "log2", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise base-2 logarithm")         \
+  X(log1p, "log1p", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise log(1 + x), exact near 0") \
+  X(expm1, "expm1", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise e^x - 1, exact near 0")   \
+  X(tan, "tan", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise tangent (radians)")           \
+  X(atan, "atan", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise arc tangent (radians)")     \
   X(sin, "sin", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise sine (radians)")             \
   X(cos, "cos", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise cosine (radians)")           \
   X(sigmoid, "sigmoid", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise 1 / (1 + e^-x)")     \

@@ -135,6 +135,10 @@ __host__ __device__ inline float tanh_f32(float x) { return tanhf(x); }
 __host__ __device__ inline float erf_f32(float x) { return erff(x); }
 __host__ __device__ inline float log_f32(float x) { return logf(x); }
 __host__ __device__ inline float log2_f32(float x) { return log2f(x); }
+__host__ __device__ inline float log1p_f32(float x) { return log1pf(x); }
+__host__ __device__ inline float expm1_f32(float x) { return expm1f(x); }
+__host__ __device__ inline float tan_f32(float x) { return tanf(x); }
+__host__ __device__ inline float atan_f32(float x) { return atanf(x); }
 __host__ __device__ inline float sin_f32(float x) { return sinf(x); }  // the accurate sinf, not __sinf
 __host__ __device__ inline float cos_f32(float x) { return cosf(x); }
 __host__ __device__ inline float sigmoid_f32(float x) { return div_f32(1.0f, add_f32(1.0f, expf(-x))); }
@@ -317,7 +321,7 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 }
 
 // ---------------------------------------------------------------------------------------------
-// kernel @activations  (line 10)
+// kernel @activations  (line 11)
 // grid: cdiv(M, 16) tiles, one CTA of 256 threads each
 // tiles in registers: 16x64 frame over 256 threads: 16 x 16 threads (rows x columns), each 1 row(s) x 1 vector(s) of 4
 // shared memory: 1088 bytes, one area of warp partials for the reductions and a column staged for vector stores
@@ -332,9 +336,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
   const int lane = threadIdx.x % 32;
   const Index v0 = cdiv_index<Index>(M, 16);
   const uint32_t tile_number = blockIdx.x;
-  // m = grid_ids v0 {schedule = "tiles"} : index  (line 12)
+  // m = grid_ids v0 {schedule = "tiles"} : index  (line 13)
   const Index m = static_cast<Index>(tile_number);
-  // x = load X, m, 0 : tile<16x64xf32, reg>  (line 13)
+  // x = load X, m, 0 : tile<16x64xf32, reg>  (line 14)
   float x[4];
   const bool X_vectors = vectors_fit<4>(X, 64);
   #pragma unroll
@@ -343,37 +347,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = thread_column * 4;
     load_vector<4>(&x[s * 4], X, row, column, M, 64, X_vectors);
   }
-  // t1 = mul 0.5f, x : tile<16x64xf32, reg>  (line 14)
+  // t1 = mul 0.5f, x : tile<16x64xf32, reg>  (line 15)
   float t1[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t1[k] = mul_f32(0.5f, x[k]);
   }
-  // t2 = mul x, 0.70710677f : tile<16x64xf32, reg>  (line 14)
+  // t2 = mul x, 0.70710677f : tile<16x64xf32, reg>  (line 15)
   float t2[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t2[k] = mul_f32(x[k], 0.70710677f);
   }
-  // t3 = erf t2 : tile<16x64xf32, reg>  (line 14)
+  // t3 = erf t2 : tile<16x64xf32, reg>  (line 15)
   float t3[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t3[k] = erf_f32(t2[k]);
   }
-  // t4 = add 1.0f, t3 : tile<16x64xf32, reg>  (line 14)
+  // t4 = add 1.0f, t3 : tile<16x64xf32, reg>  (line 15)
   float t4[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t4[k] = add_f32(1.0f, t3[k]);
   }
-  // t5 = mul t1, t4 : tile<16x64xf32, reg>  (line 14)
+  // t5 = mul t1, t4 : tile<16x64xf32, reg>  (line 15)
   float t5[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t5[k] = mul_f32(t1[k], t4[k]);
   }
-  // store G, m, 0, t5  (line 14)
+  // store G, m, 0, t5  (line 15)
   const bool G_vectors = vectors_fit<4>(G, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
@@ -381,19 +385,19 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = thread_column * 4;
     store_vector<4>(G, row, column, M, 64, G_vectors, &t5[s * 4]);
   }
-  // t6 = sigmoid x : tile<16x64xf32, reg>  (line 15)
+  // t6 = sigmoid x : tile<16x64xf32, reg>  (line 16)
   float t6[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t6[k] = sigmoid_f32(x[k]);
   }
-  // t7 = mul x, t6 : tile<16x64xf32, reg>  (line 15)
+  // t7 = mul x, t6 : tile<16x64xf32, reg>  (line 16)
   float t7[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
     t7[k] = mul_f32(x[k], t6[k]);
   }
-  // store A, m, 0, t7  (line 15)
+  // store A, m, 0, t7  (line 16)
   const bool A_vectors = vectors_fit<4>(A, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
@@ -401,111 +405,129 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     const Index column = thread_column * 4;
     store_vector<4>(A, row, column, M, 64, A_vectors, &t7[s * 4]);
   }
-  // t8 = exp x : tile<16x64xf32, reg>  (line 16)
+  // t8 = max x, 0.0f : tile<16x64xf32, reg>  (line 17)
   float t8[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t8[k] = exp_f32(x[k]);
+    t8[k] = max_f32(x[k], 0.0f);
   }
-  // t9 = add 1.0f, t8 : tile<16x64xf32, reg>  (line 16)
+  // t9 = abs x : tile<16x64xf32, reg>  (line 17)
   float t9[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t9[k] = add_f32(1.0f, t8[k]);
+    t9[k] = abs_f32(x[k]);
   }
-  // t10 = log t9 : tile<16x64xf32, reg>  (line 16)
+  // t10 = neg t9 : tile<16x64xf32, reg>  (line 17)
   float t10[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t10[k] = log_f32(t9[k]);
+    t10[k] = -t9[k];
   }
-  // store P, m, 0, t10  (line 16)
+  // t11 = exp t10 : tile<16x64xf32, reg>  (line 17)
+  float t11[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t11[k] = exp_f32(t10[k]);
+  }
+  // t12 = log1p t11 : tile<16x64xf32, reg>  (line 17)
+  float t12[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t12[k] = log1p_f32(t11[k]);
+  }
+  // t13 = add t8, t12 : tile<16x64xf32, reg>  (line 17)
+  float t13[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t13[k] = add_f32(t8[k], t12[k]);
+  }
+  // store P, m, 0, t13  (line 17)
   const bool P_vectors = vectors_fit<4>(P, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = m * 16 + thread_row;
     const Index column = thread_column * 4;
-    store_vector<4>(P, row, column, M, 64, P_vectors, &t10[s * 4]);
+    store_vector<4>(P, row, column, M, 64, P_vectors, &t13[s * 4]);
   }
-  const float v11 = -T;
-  // t12 = cmp x, v11 {predicate = "gt"} : tile<16x64xi1, reg>  (line 17)
-  bool t12[4];
-  #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    t12[k] = (x[k] > v11);
-  }
-  // t13 = cmp x, T {predicate = "lt"} : tile<16x64xi1, reg>  (line 17)
-  bool t13[4];
-  #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    t13[k] = (x[k] < T);
-  }
-  // t14 = and t12, t13 : tile<16x64xi1, reg>  (line 17)
-  bool t14[4];
-  #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    t14[k] = (t12[k] && t13[k]);
-  }
-  // t15 = cmp x, 0.0f {predicate = "ge"} : tile<16x64xi1, reg>  (line 17)
+  const float v14 = -T;
+  // t15 = cmp x, v14 {predicate = "gt"} : tile<16x64xi1, reg>  (line 18)
   bool t15[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t15[k] = (x[k] >= 0.0f);
+    t15[k] = (x[k] > v14);
   }
-  // t16 = not t15 : tile<16x64xi1, reg>  (line 17)
+  // t16 = cmp x, T {predicate = "lt"} : tile<16x64xi1, reg>  (line 18)
   bool t16[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t16[k] = (!t15[k]);
+    t16[k] = (x[k] < T);
   }
-  // keep = or t14, t16 : tile<16x64xi1, reg>  (line 17)
+  // t17 = and t15, t16 : tile<16x64xi1, reg>  (line 18)
+  bool t17[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t17[k] = (t15[k] && t16[k]);
+  }
+  // t18 = cmp x, 0.0f {predicate = "ge"} : tile<16x64xi1, reg>  (line 18)
+  bool t18[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t18[k] = (x[k] >= 0.0f);
+  }
+  // t19 = not t18 : tile<16x64xi1, reg>  (line 18)
+  bool t19[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    t19[k] = (!t18[k]);
+  }
+  // keep = or t17, t19 : tile<16x64xi1, reg>  (line 18)
   bool keep[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    keep[k] = (t14[k] || t16[k]);
+    keep[k] = (t17[k] || t19[k]);
   }
-  // t17 = tanh x : tile<16x64xf32, reg>  (line 18)
-  float t17[4];
+  // t20 = tanh x : tile<16x64xf32, reg>  (line 19)
+  float t20[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t17[k] = tanh_f32(x[k]);
+    t20[k] = tanh_f32(x[k]);
   }
-  // t18 = select keep, x, t17 : tile<16x64xf32, reg>  (line 18)
-  float t18[4];
+  // t21 = select keep, x, t20 : tile<16x64xf32, reg>  (line 19)
+  float t21[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t18[k] = (keep[k] ? x[k] : t17[k]);
+    t21[k] = (keep[k] ? x[k] : t20[k]);
   }
-  // store C, m, 0, t18  (line 18)
+  // store C, m, 0, t21  (line 19)
   const bool C_vectors = vectors_fit<4>(C, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = m * 16 + thread_row;
     const Index column = thread_column * 4;
-    store_vector<4>(C, row, column, M, 64, C_vectors, &t18[s * 4]);
+    store_vector<4>(C, row, column, M, 64, C_vectors, &t21[s * 4]);
   }
-  // t19 = abs x : tile<16x64xf32, reg>  (line 19)
-  float t19[4];
+  // t22 = abs x : tile<16x64xf32, reg>  (line 20)
+  float t22[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t19[k] = abs_f32(x[k]);
+    t22[k] = abs_f32(x[k]);
   }
-  // t20 = pow t19, 1.5f : tile<16x64xf32, reg>  (line 19)
-  float t20[4];
+  // t23 = pow t22, 1.5f : tile<16x64xf32, reg>  (line 20)
+  float t23[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t20[k] = pow_f32(t19[k], 1.5f);
+    t23[k] = pow_f32(t22[k], 1.5f);
   }
-  // store E, m, 0, t20  (line 19)
+  // store E, m, 0, t23  (line 20)
   const bool E_vectors = vectors_fit<4>(E, 64);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
     const Index row = m * 16 + thread_row;
     const Index column = thread_column * 4;
-    store_vector<4>(E, row, column, M, 64, E_vectors, &t20[s * 4]);
+    store_vector<4>(E, row, column, M, 64, E_vectors, &t23[s * 4]);
   }
-  // t21 = reduce_min x {axis = 1} : tile<16x1xf32, reg>  (line 20)
-  float t21[1];
+  // t24 = reduce_min x {axis = 1} : tile<16x1xf32, reg>  (line 21)
+  float t24[1];
   #pragma unroll
   for (int o = 0; o < 1; ++o) {
     float acc = NAN;
@@ -515,10 +537,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     acc = min_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
     acc = min_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = min_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
-    t21[o] = acc;
+    t24[o] = acc;
   }
-  // t22 = reduce_sum x {axis = 1} : tile<16x1xf32, reg>  (line 20)
-  float t22[1];
+  // t25 = reduce_sum x {axis = 1} : tile<16x1xf32, reg>  (line 21)
+  float t25[1];
   #pragma unroll
   for (int o_1 = 0; o_1 < 1; ++o_1) {
     float acc = 0.0f;
@@ -528,52 +550,52 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
-    t22[o_1] = acc;
+    t25[o_1] = acc;
   }
-  // t23 = reduce_sum t22 {axis = 0} : tile<1x1xf32, reg>  (line 20)
-  float t23[1];
-  float* const t23_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
+  // t26 = reduce_sum t25 {axis = 0} : tile<1x1xf32, reg>  (line 21)
+  float t26[1];
+  float* const t26_partials = reinterpret_cast<float*>(shared_memory + 0);  // area 0
   #pragma unroll
   for (int o_2 = 0; o_2 < 1; ++o_2) {
     float acc = 0.0f;
-    acc = add_f32(acc, t22[0 * 1 + o_2]);
+    acc = add_f32(acc, t25[0 * 1 + o_2]);
     acc = add_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
-    t23_partials[(o_2 * 8 + warp) * 32 + lane] = acc;
+    t26_partials[(o_2 * 8 + warp) * 32 + lane] = acc;
   }
   __syncthreads();  // the warps' partials are written
   #pragma unroll
   for (int o_2 = 0; o_2 < 1; ++o_2) {
-    float acc = t23_partials[(o_2 * 8 + (warp & ~7)) * 32 + lane];
+    float acc = t26_partials[(o_2 * 8 + (warp & ~7)) * 32 + lane];
     #pragma unroll
-    for (int j = 1; j < 8; ++j) acc = add_f32(acc, t23_partials[(o_2 * 8 + ((warp & ~7) | j)) * 32 + lane]);
-    t23[o_2] = acc;
+    for (int j = 1; j < 8; ++j) acc = add_f32(acc, t26_partials[(o_2 * 8 + ((warp & ~7) | j)) * 32 + lane]);
+    t26[o_2] = acc;
   }
-  // t24 = div t23, 1024.0f : tile<1x1xf32, reg>  (line 20)
-  float t24[1];
+  // t27 = div t26, 1024.0f : tile<1x1xf32, reg>  (line 21)
+  float t27[1];
   #pragma unroll
   for (int k = 0; k < 1; ++k) {
-    t24[k] = div_f32(t23[k], 1024.0f);
+    t27[k] = div_f32(t26[k], 1024.0f);
   }
-  // t25 = add t21, t24 : tile<16x1xf32, reg>  (line 20)
-  float t25[1];
+  // t28 = add t24, t27 : tile<16x1xf32, reg>  (line 21)
+  float t28[1];
   #pragma unroll
   for (int k = 0; k < 1; ++k) {
-    t25[k] = add_f32(t21[k], t24[k]);
+    t28[k] = add_f32(t24[k], t27[k]);
   }
-  // store R, m, 0, t25  (line 20)
-  float* const t25_column = reinterpret_cast<float*>(shared_memory + kColumnStage);
+  // store R, m, 0, t28  (line 21)
+  float* const t28_column = reinterpret_cast<float*>(shared_memory + kColumnStage);
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
-    if (thread_column == 0) t25_column[thread_row] = t25[s];
+    if (thread_column == 0) t28_column[thread_row] = t28[s];
   }
   __syncthreads();  // the column is staged
   const bool R_vectors = vectors_fit<4>(R, 4);
   if (threadIdx.x < 4) {
     const Index column = m * 16 + threadIdx.x * 4;
-    store_vector<4>(R, Index(0), column, 1, M, R_vectors, &t25_column[threadIdx.x * 4]);
+    store_vector<4>(R, Index(0), column, 1, M, R_vectors, &t28_column[threadIdx.x * 4]);
   }
-  // t26 = reduce_max x {axis = 1} : tile<16x1xf32, reg>  (line 21)
-  float t26[1];
+  // t29 = reduce_max x {axis = 1} : tile<16x1xf32, reg>  (line 22)
+  float t29[1];
   #pragma unroll
   for (int o_3 = 0; o_3 < 1; ++o_3) {
     float acc = NAN;
@@ -583,63 +605,63 @@ __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, floa
     acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
     acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = max_f32(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
-    t26[o_3] = acc;
+    t29[o_3] = acc;
   }
-  // t27 = cmp x, t26 {predicate = "eq"} : tile<16x64xi1, reg>  (line 21)
-  bool t27[4];
+  // t30 = cmp x, t29 {predicate = "eq"} : tile<16x64xi1, reg>  (line 22)
+  bool t30[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t27[k] = (x[k] == t26[0]);
+    t30[k] = (x[k] == t29[0]);
   }
-  // t28 = iota {axis = 1} : tile<16x64xi32, reg>  (line 21)
-  int32_t t28[4];
+  // t31 = iota {axis = 1} : tile<16x64xi32, reg>  (line 22)
+  int32_t t31[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t28[k] = static_cast<int32_t>(thread_column * 4 + k % 4);
+    t31[k] = static_cast<int32_t>(thread_column * 4 + k % 4);
   }
-  // t29 = select t27, t28, 64 : tile<16x64xi32, reg>  (line 21)
-  int32_t t29[4];
+  // t32 = select t30, t31, 64 : tile<16x64xi32, reg>  (line 22)
+  int32_t t32[4];
   #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    t29[k] = (t27[k] ? t28[k] : 64);
+    t32[k] = (t30[k] ? t31[k] : 64);
   }
-  // t30 = reduce_min t29 {axis = 1} : tile<16x1xi32, reg>  (line 21)
-  int32_t t30[1];
+  // t33 = reduce_min t32 {axis = 1} : tile<16x1xi32, reg>  (line 22)
+  int32_t t33[1];
   #pragma unroll
   for (int o_4 = 0; o_4 < 1; ++o_4) {
     int64_t acc = INT64_MAX;
     #pragma unroll
-    for (int j = 0; j < 4; ++j) acc = min_i64(acc, static_cast<int64_t>(t29[o_4 * 4 + j]));
+    for (int j = 0; j < 4; ++j) acc = min_i64(acc, static_cast<int64_t>(t32[o_4 * 4 + j]));
     acc = min_i64(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
     acc = min_i64(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
     acc = min_i64(acc, __shfl_xor_sync(0xffffffffu, acc, 4));
     acc = min_i64(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
-    t30[o_4] = static_cast<int32_t>(acc);
+    t33[o_4] = static_cast<int32_t>(acc);
   }
-  // t31 = cmp t30, 64 {predicate = "eq"} : tile<16x1xi1, reg>  (line 21)
-  bool t31[1];
+  // t34 = cmp t33, 64 {predicate = "eq"} : tile<16x1xi1, reg>  (line 22)
+  bool t34[1];
   #pragma unroll
   for (int k = 0; k < 1; ++k) {
-    t31[k] = (t30[k] == 64);
+    t34[k] = (t33[k] == 64);
   }
-  // t32 = select t31, 0, t30 : tile<16x1xi32, reg>  (line 21)
-  int32_t t32[1];
+  // t35 = select t34, 0, t33 : tile<16x1xi32, reg>  (line 22)
+  int32_t t35[1];
   #pragma unroll
   for (int k = 0; k < 1; ++k) {
-    t32[k] = (t31[k] ? 0 : t30[k]);
+    t35[k] = (t34[k] ? 0 : t33[k]);
   }
-  // store I, m, 0, t32  (line 21)
-  int32_t* const t32_column = reinterpret_cast<int32_t*>(shared_memory + kColumnStage);
+  // store I, m, 0, t35  (line 22)
+  int32_t* const t35_column = reinterpret_cast<int32_t*>(shared_memory + kColumnStage);
   __syncthreads();  // the column staged before is read
   #pragma unroll
   for (int s = 0; s < 1; ++s) {
-    if (thread_column == 0) t32_column[thread_row] = t32[s];
+    if (thread_column == 0) t35_column[thread_row] = t35[s];
   }
   __syncthreads();  // the column is staged
   const bool I_vectors = vectors_fit<4>(I, 4);
   if (threadIdx.x < 4) {
     const Index column = m * 16 + threadIdx.x * 4;
-    store_vector<4>(I, Index(0), column, 1, M, I_vectors, &t32_column[threadIdx.x * 4]);
+    store_vector<4>(I, Index(0), column, 1, M, I_vectors, &t35_column[threadIdx.x * 4]);
   }
 }
 

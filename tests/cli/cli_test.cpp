@@ -759,6 +759,42 @@ TEST(Cli, ArgmaxAndArgminGiveTheFirstIndexOfTheExtreme) {
   EXPECT_THAT(r.out, HasSubstr("output %J tensor<4x1xi32>: checksum 14\n"));  // 7 + 7 + 0 + 0
 }
 
+// sign, isnan, isinf and isfinite (issue 18) on -2, -0.0, 0, 3, inf, -inf, NaN and 1e-30:
+// sign keeps the zeros' signs and NaN (R counts the negative signs: -2, -0.0 and -inf); the
+// classes are 1 (NaN), 2 (±inf) and 4 (finite); in f16, 3·40000 and -2·40000 overflow to inf as
+// well; f8e4m3 has no inf (its largest, 448, is where inf saturates) and keeps NaN.
+TEST(Cli, SignAndTheFloatClassesGiveTheDocumentedValues) {
+  CommandResult r = run_tile("classes.tile",
+      "kernel classes(S: tensor<8, f32>, R: tensor<8, i32>, F: tensor<8, i32>, G: tensor<8, i32>, E: tensor<8, i32>,\n"
+      "               N: tensor<8, i32>, U: tensor<8, u8>) grid tiles(1) as (t) {\n"
+      "  c = iota<8, i32>(0);\n"
+      "  x = where(c == 0, -2.0, where(c == 1, -0.0, where(c == 2, 0.0, where(c == 3, 3.0, where(c == 4, exp(1000.0),\n"
+      "      where(c == 5, -exp(1000.0), where(c == 6, log(-1.0), 1.0e-30)))))));\n"
+      "  s = sign(x);\n"
+      "  store S[0] = where(isnan(x), 100.0, s);\n"
+      "  store R[0] = cast(s < 0.0 || 1.0 / s < 0.0, i32);\n"
+      "  store F[0] = cast(isnan(x), i32) + 2 * cast(isinf(x), i32) + 4 * cast(isfinite(x), i32);\n"
+      "  store G[0] = cast(isinf(cast(x * 40000.0, f16)), i32);\n"
+      "  e = cast(x, f8e4m3);\n"
+      "  store E[0] = 2 * cast(isinf(e), i32) + cast(isnan(e), i32);\n"
+      "  store N[0] = sign(c - 2);\n"
+      "  store U[0] = sign(cast(c, u8));\n}\n", "--check");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("output %S tensor<8xf32>: checksum 101\n"));  // -1 - 0 + 0 + 1 + 1 - 1 + 100 + 1
+  EXPECT_THAT(r.out, HasSubstr("output %R tensor<8xi32>: checksum 3\n"));
+  EXPECT_THAT(r.out, HasSubstr("output %F tensor<8xi32>: checksum 25\n"));   // 4 + 4 + 4 + 4 + 2 + 2 + 1 + 4
+  EXPECT_THAT(r.out, HasSubstr("output %G tensor<8xi32>: checksum 4\n"));    // -80000, 120000, ±inf
+  EXPECT_THAT(r.out, HasSubstr("output %E tensor<8xi32>: checksum 1\n"));    // the NaN only
+  EXPECT_THAT(r.out, HasSubstr("output %N tensor<8xi32>: checksum 3\n"));    // -1 - 1 + 0 + 5 · 1
+  EXPECT_THAT(r.out, HasSubstr("output %U tensor<8xu8>: checksum 7\n"));     // 0 + 7 · 1
+  CommandResult integer = run_tile("isnan_int.tile",
+      "kernel k(X: tensor<8, i32>, Y: tensor<8, i32>) grid tiles(1) as (t) {\n"
+      "  store Y[0] = cast(isnan(load X[0] : <8>), i32);\n}\n", "");
+  EXPECT_EQ(integer.status, 1);
+  EXPECT_THAT(integer.err, HasSubstr("isnan() needs a floating-point operand, not tile<8, i32> (integers are always "
+                                     "finite)"));
+}
+
 // cast of a number converts it as a value of its type would (docs/language.md): an integer
 // wraps (cast(-1, u8) is 255, cast(300, u8) is 44), a float truncates and saturates
 // (cast(-1.0, u8) is 0, cast(1000.5, i8) is 127, cast(-2.9, i8) is -2). It was refused before.

@@ -25,6 +25,12 @@ TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
   expect_plain_kernel_matches("rounding", {"Y", "Z"});
 }
 
+// log1p, expm1, tan, atan (log1pf, expm1f, tanf, atanf) and sign, isnan, isinf, isfinite
+// (comparisons and selects) among infinities and NaNs, in both plain forms (issue 18).
+TEST(EmulateRuntime, FloatClassesAndTheNewMathFunctionsMatchTheInterpreter) {
+  expect_plain_kernel_matches("float_classes", {"Y", "S", "F", "M", "V"});
+}
+
 // exp2 (2^x: one ex2.approx on the GPU, exp2f on the host) of integers, of x·log2(e), and of a
 // bf16 tile, in both plain forms; the samples' softmax runs it on the tensor cores.
 TEST(EmulateRuntime, Exp2MatchesTheInterpreter) { expect_plain_kernel_matches("exp2", {"Y", "Z"}); }
