@@ -5,9 +5,12 @@
 //      with --cu, check the given file is a .cu tilec wrote.
 //   2. Load the input and run the pipeline as `tilec compile` does (a copy of the IR as parsed
 //      is kept for the reference); emit the .cu for --target unless --cu gives one.
-//   3. Per kernel (or --kernel NAME): plan it as the backend does and write a driver .cpp that
-//      #includes the .cu and calls its launcher (tools/emulate_driver.h gives the protocol).
-//   4. Build each driver with the runtime (tools/emulate_build.h; cached by content hash).
+//   3. Plan each kernel (or --kernel NAME) as the backend does and write one driver .cpp that
+//      #includes the .cu and calls the launcher its KERNEL argument names (tools/emulate_driver.h
+//      gives the protocol).
+//   4. Build the driver with the runtime (tools/emulate_build.h; cached by content hash): one
+//      program for the file's kernels, since each build compiles the whole .cu.
+//   Then per kernel:
 //   5. Make inputs from --seed, --dims and --scalar (as `tilec run`; --inputs DIR reads tensors
 //      from DIR/X.bin as `tilec run` does), write them to files, and run the interpreter on the
 //      parsed kernel for the expected outputs.
@@ -15,7 +18,7 @@
 //      forwarding its reports; map its exit status (tilec_emulate.h §6) to ours; compare each
 //      output (tensor-core kernels with a wider tolerance: they sum in another order).
 // Everything goes to a temporary directory, or to --keep DIR, which keeps the .cu, the
-// drivers, the programs and the data files for a rerun by hand.
+// driver, the program, the data files and a rerun script per kernel.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -240,24 +243,12 @@ struct KernelJob {
   const Operation* lowered = nullptr;
   const Operation* parsed = nullptr;
   cuda::KernelPlan plan;
-  fs::path driver;
-  std::string driver_key_text;
 };
 
-// Phases 4–6 for one kernel.
-int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const HostCompiler& compiler,
-                   const fs::path& cu, const runtime::SymbolBindings& given, runtime::Executor& executor,
-                   const WorkDirectory& work) {
+// Phases 5–6 for one kernel, run by `program` (the file's emulated kernels).
+int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs::path& program, const fs::path& cu,
+                   const runtime::SymbolBindings& given, runtime::Executor& executor, const WorkDirectory& work) {
   const std::string& name = job.plan.name;
-  EmulationBuild build{compiler, options.driver.target, cu, job.driver, job.driver_key_text, options.verbose};
-  auto program = build_emulated_program(build);
-  if (!program) return 1;
-  if (work.keep) {
-    std::error_code error;
-    fs::path kept = work.path / ("emulate_" + name);
-    fs::copy_file(*program, kept, fs::copy_options::overwrite_existing, error);
-    if (!error) program = kept;
-  }
 
   // Phase 5.
   std::string dims;
@@ -298,7 +289,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const Ho
   bool reassociated_sums = options.plain_tiles == CudaEmitOptions::PlainTiles::registers &&
                            cuda::has_float_sum(*job.parsed) && cuda::choose_register_layout(*job.lowered).layout;
 
-  std::vector<std::string> base = {program->string(), cu.string(), data.string()};
+  std::vector<std::string> base = {program.string(), cu.string(), data.string(), name};
   for (const std::string& value : driver_value_arguments(job.plan, inputs)) base.push_back(value);
   if (work.keep) {
     const fs::path script_path = work.path / ("run_" + name + ".sh");
@@ -491,16 +482,29 @@ int run_emulate(EmulateOptions options) {
                  job.plan.name);
       return 2;
     }
-    job.driver = work.path / ("emulate_" + job.plan.name + ".cpp");
-    job.driver_key_text = driver_source(job.plan, "");
-    std::string text = driver_source(job.plan, cu.string());
-    if (!write_binary_file(job.driver, text.data(), text.size())) return 1;
+  }
+  // One driver and one program for every kernel: each compile of a driver compiles the whole .cu.
+  std::vector<const cuda::KernelPlan*> plans;
+  for (const KernelJob& job : jobs) plans.push_back(&job.plan);
+  const std::string stem = "emulate_" + fs::path(options.input).stem().string();
+  const fs::path driver = work.path / (stem + ".cpp");
+  const std::string text = driver_source(plans, cu.string());
+  if (!write_binary_file(driver, text.data(), text.size())) return 1;
+
+  // Phase 4.
+  EmulationBuild build{*compiler, options.driver.target, cu, driver, driver_source(plans, ""), options.verbose};
+  std::optional<fs::path> program = build_emulated_program(build);
+  if (!program) return 1;
+  if (work.keep) {
+    fs::path kept = work.path / stem;
+    fs::copy_file(*program, kept, fs::copy_options::overwrite_existing, error);
+    if (!error) program = kept;
   }
 
-  // Phases 4–6.
+  // Phases 5–6.
   runtime::Executor executor(runtime::ExecutorOptions{});
   for (const KernelJob& job : jobs)
-    if (int status = emulate_kernel(job, options, *compiler, cu, given, executor, work); status != 0) return status;
+    if (int status = emulate_kernel(job, options, *program, cu, given, executor, work); status != 0) return status;
   fmt::print("ok\n");
   return 0;
 }
@@ -539,7 +543,7 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
                   "NumPy's tofile writes them; the others stay random), for the emulated CUDA and the interpreter")
       ->type_name("DIR");
   cmd->add_option("--keep", options->keep,
-                  "keep the .cu, drivers, programs, data files and a rerun script in this directory");
+                  "keep the .cu, the driver and program, the data files and a rerun script per kernel in this directory");
   cmd->add_option("--timeout", options->timeout,
                   "seconds one run (the emulated program, or the interpreter's reference run) may take before it is "
                   "stopped (default 300)")

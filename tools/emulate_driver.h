@@ -1,10 +1,12 @@
-// tools/emulate_driver.h — the main() `tilec emulate` builds around one kernel's launcher.
+// tools/emulate_driver.h — the main() `tilec emulate` builds around the launchers of a file.
 //
-// The driver #includes the .cu and calls its `extern "C" launch_NAME(...)` with the parameters
-// in the order and C++ types the backend emits them (cuda::launch_parameters). Protocol:
-//   PROGRAM CU_PATH DATA_DIR [NAME=VALUE]... [--policy P] [--seed S] [--sms N] [--workers N]
-//           [--no-hazards] [--bounds end|start]
+// The driver #includes the .cu and calls one of its `extern "C" launch_NAME(...)` with the
+// parameters in the order and C++ types the backend emits them (cuda::launch_parameters): one
+// program runs every kernel of the file (each compile of it compiles the whole .cu). Protocol:
+//   PROGRAM CU_PATH DATA_DIR KERNEL [NAME=VALUE]... [--policy P] [--seed S] [--sms N]
+//           [--workers N] [--no-hazards] [--bounds end|start]
 //   CU_PATH            the .cu its reports name (tilec_emu::configure's third argument)
+//   KERNEL             the kernel (KernelPlan::name) whose launcher it calls
 //   DATA_DIR/argI.in   the bytes of tensor parameter I (kernel parameter position I), exactly
 //                      runtime::HostBuffer::bytes(); read into memory between guard pages
 //                      (tilec_emu::allocate_global, named "tensor X" in its reports)
@@ -23,9 +25,9 @@
 
 namespace tilec::tools {
 
-// The driver's text; `cu_include` is the path in its #include line (empty: the text used as
-// the cache key, which must not depend on where the .cu lies).
-std::string driver_source(const cuda::KernelPlan& plan, const std::string& cu_include);
+// The driver's text for `plans` (a file's kernels); `cu_include` is the path in its #include line
+// (empty: the text used as the cache key, which must not depend on where the .cu lies).
+std::string driver_source(const std::vector<const cuda::KernelPlan*>& plans, const std::string& cu_include);
 
 // PROGRAM's NAME=VALUE arguments for `buffers` (made by make_kernel_buffers for plan.kernel).
 std::vector<std::string> driver_value_arguments(const cuda::KernelPlan& plan, const runtime::KernelBuffers& buffers);

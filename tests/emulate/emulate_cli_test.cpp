@@ -157,6 +157,7 @@ TEST(Emulate, AFailedHostBuildShowsTheCompilerOutputAndCommand) {
 
 // The driver includes the .cu by absolute path and calls launch_NAME with the launcher's own
 // parameters in the launcher's order; tensors come from DATA_DIR/argI.in, scalars by name.
+// It is emulate_STEM.cpp for the input STEM.tile.
 TEST(Emulate, TheDriverCallsTheLauncherWithItsParametersInOrder) {
   fs::path dir = scratch("driver");
   fs::path compiler = failing_compiler(dir);
@@ -203,6 +204,19 @@ TEST(Emulate, TheDriverCallsTheLauncherWithItsParametersInOrder) {
   EXPECT_THAT(scale, HasSubstr("const float scale = float(static_cast<float>(tilec_emulate_driver::real(argc, argv, \"scale\")))"));
   EXPECT_THAT(scale, HasSubstr("tilec_emulate_driver::write_tensor(data_directory, 1, Y, Y_bytes)"));
   EXPECT_THAT(scale, Not(HasSubstr("write_tensor(data_directory, 0,")));
+  // A file's kernels share one driver (each compile of one compiles the whole .cu): a function
+  // per kernel, picked by the KERNEL argument.
+  fs::path both = dir / "fp8_quantize";
+  CommandResult r = run_command(tilec("emulate samples/fp8_quantize.tile --keep " + both.string() + " --host-cxx " +
+                                      compiler.string()));
+  EXPECT_EQ(r.status, 1) << r.err;
+  std::string driver = read_file(both / "emulate_fp8_quantize.cpp");
+  for (const char* kernel : {"amax", "quantize"}) {
+    EXPECT_THAT(driver, HasSubstr(std::string("static int tilec_emulate_run_") + kernel + "(int argc, char** argv) {"));
+    EXPECT_THAT(driver, HasSubstr(std::string("if (std::strcmp(tilec_emulate_kernel, \"") + kernel +
+                                  "\") == 0) return tilec_emulate_run_" + kernel + "(argc, argv);"));
+    EXPECT_THAT(driver, HasSubstr(std::string("= launch_") + kernel + "("));
+  }
   fs::remove_all(dir);
 }
 
