@@ -287,10 +287,10 @@ Operand Lowering::lower_float_class(const Expr& e, const Builtin&, const Expr*) 
                                   element == ScalarKind::i1 ? "" : " (integers are always finite)"));
     return {};
   }
-  const Type mask = (v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type()).with_element(ScalarKind::i1);
+  const Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
+  const Type mask = type.with_element(ScalarKind::i1);
   if (f == "isnan") return Operand{create(OpKind::cmp, {v, v}, mask, e.location, {{"predicate", Attribute("ne")}})};
-  Value* magnitude = create(OpKind::abs, {v}, v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type(),
-                            e.location);
+  Value* magnitude = create(OpKind::abs, {v}, type, e.location);
   Value* largest = materialize(Operand{nullptr, Const{true, 0, largest_finite_number(element)}}, element, e.location);
   return Operand{create(OpKind::cmp, {magnitude, largest}, mask, e.location,
                         {{"predicate", Attribute(f == "isinf" ? "gt" : "le")}})};

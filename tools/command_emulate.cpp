@@ -543,7 +543,8 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
                   "NumPy's tofile writes them; the others stay random), for the emulated CUDA and the interpreter")
       ->type_name("DIR");
   cmd->add_option("--keep", options->keep,
-                  "keep the .cu, the driver and program, the data files and a rerun script per kernel in this directory");
+                  "keep the .cu, the driver and program, the data files and a rerun script per kernel in this "
+                  "directory");
   cmd->add_option("--timeout", options->timeout,
                   "seconds one run (the emulated program, or the interpreter's reference run) may take before it is "
                   "stopped (default 300)")

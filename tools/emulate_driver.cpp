@@ -97,7 +97,8 @@ std::string run_function(const cuda::KernelPlan& plan) {
   std::string status = names.unique("launch_status");
   std::string exit_status = names.unique("exit_status");
   std::string saved = names.unique("saved");
-  std::string out = fmt::format("\n// Kernel {0}: launch_{0} on the tensors in DATA_DIR and the values of NAME=VALUE.\n", plan.name);
+  std::string out =
+      fmt::format("\n// Kernel {0}: launch_{0} on the tensors in DATA_DIR and the values of NAME=VALUE.\n", plan.name);
   out += fmt::format("static int tilec_emulate_run_{}(int argc, char** argv) {{\n", plan.name);
   out += fmt::format("  const char* const {} = argv[2];\n", data);
   std::vector<std::string> arguments;
@@ -171,9 +172,11 @@ std::string driver_source(const std::vector<const cuda::KernelPlan*>& plans, con
   out += "  if (!tilec_emu::configure(argc, argv, argc > 1 ? argv[1] : \"\")) return tilec_emu::exit_usage;\n";
   out += "  const char* const tilec_emulate_kernel = argc > 3 ? argv[3] : \"\";\n";
   for (const cuda::KernelPlan* plan : plans)
-    out += fmt::format("  if (std::strcmp(tilec_emulate_kernel, \"{0}\") == 0) return tilec_emulate_run_{0}(argc, argv);\n", plan->name);
-  out += fmt::format("  std::fprintf(stderr, \"usage: %s CU_PATH DATA_DIR KERNEL [NAME=VALUE]... [emulator options]; KERNEL is "
-                     "one of: {}\\n\", argv[0]);\n", kernels);
+    out += fmt::format("  if (std::strcmp(tilec_emulate_kernel, \"{0}\") == 0) return tilec_emulate_run_{0}(argc, argv);\n",
+                       plan->name);
+  out += fmt::format("  std::fprintf(stderr, \"usage: %s CU_PATH DATA_DIR KERNEL [NAME=VALUE]... [emulator options]; \"\n"
+                     "               \"KERNEL is one of: {}\\n\", argv[0]);\n",
+                     kernels);
   out += "  return tilec_emu::exit_usage;\n";
   out += "}\n";
   return out;
