@@ -81,6 +81,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"cos", 1, false, OpKind::cos, &Lowering::lower_unary_function},
       {"tan", 1, false, OpKind::tan, &Lowering::lower_unary_function},
       {"atan", 1, false, OpKind::atan, &Lowering::lower_unary_function},
+      {"atan2", 2, false, OpKind::atan2, &Lowering::lower_atan2},
       {"sigmoid", 1, false, OpKind::sigmoid, &Lowering::lower_unary_function},
       {"abs", 1, false, OpKind::abs, &Lowering::lower_unary_function},
       {"sign", 1, false, OpKind::select, &Lowering::lower_sign},
@@ -244,6 +245,24 @@ Operand Lowering::lower_unary_function(const Expr& e, const Builtin& builtin, co
   }
   Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
   return Operand{create(builtin.kind, {v}, type, e.location)};
+}
+
+// atan2(y, x): the angle of the point (x, y) in radians, -pi..pi, elementwise; the two broadcast
+// together and share one float type (a number takes the other's).
+Operand Lowering::lower_atan2(const Expr& e, const Builtin&, const Expr*) {
+  Operand y = lower_expr(*e.args[0]), x = lower_expr(*e.args[1]);
+  if (!y.ok() || !x.ok()) return {};
+  if (y.constant && x.constant) y = Operand{materialize(y, ScalarKind::f32, e.location)};  // two numbers: f32
+  Value *vy = nullptr, *vx = nullptr;
+  auto result = unify(y, x, vy, vx, e.location, e.args[0].get(), e.args[1].get());
+  if (!result) return {};
+  if (!is_float(result->element())) {
+    error(e.location, fmt::format("atan2() takes floats, not {}; convert the operands: atan2(cast(y, f32), "
+                                  "cast(x, f32))",
+                                  to_string(result->element())));
+    return {};
+  }
+  return Operand{create(OpKind::atan2, {vy, vx}, *result, e.location)};
 }
 
 // sign(x): 1 where x > 0, -1 where x < 0, else x itself (0, -0.0 and NaN stay), in x's type, as

@@ -55,6 +55,7 @@ namespace tilec {
   X(expm1, "expm1", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise e^x - 1, exact near 0")   \
   X(tan, "tan", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise tangent (radians)")           \
   X(atan, "atan", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise arc tangent (radians)")     \
+  X(atan2, "atan2", 2, 2, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise angle of (x, y)") \
   X(sin, "sin", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise sine (radians)")             \
   X(cos, "cos", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise cosine (radians)")           \
   X(sigmoid, "sigmoid", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise 1 / (1 + e^-x)")     \

@@ -37,6 +37,7 @@ constexpr ElementSpelling kSpellings[] = {
     {.kind = OpKind::cos, .f32 = "cos_f32({a})"},
     {.kind = OpKind::sigmoid, .f32 = "sigmoid_f32({a})"},
     {.kind = OpKind::pow, .f32 = "pow_f32({a}, {b})"},
+    {.kind = OpKind::atan2, .f32 = "atan2_f32({a}, {b})"},
     {.kind = OpKind::abs, .f32 = "abs_f32({a})", .integer = "abs_i64({a})"},
     {.kind = OpKind::floor, .f32 = "floor_f32({a})"},
     {.kind = OpKind::ceil, .f32 = "ceil_f32({a})"},

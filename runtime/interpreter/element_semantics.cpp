@@ -42,6 +42,7 @@ constexpr ElementSemantics kRows[] = {
     {.kind = OpKind::min, .f32_binary = float_min,
      .integer_binary = [](int64_t a, int64_t b) { return std::min(a, b); }},
     {.kind = OpKind::pow, .f32_binary = [](float a, float b) { return std::pow(a, b); }},
+    {.kind = OpKind::atan2, .f32_binary = [](float y, float x) { return std::atan2(y, x); }},
     {.kind = OpKind::fma, .f32_ternary = [](float a, float b, float c) { return std::fma(a, b, c); }},
     {.kind = OpKind::neg, .f32_unary = [](float x) { return -x; },
      .integer_unary = [](int64_t x) { return wrapping(0 - bits(x)); }},

@@ -25,7 +25,7 @@ TEST(EmulateRuntime, RoundingFunctionsMatchTheInterpreterOnHalves) {
   expect_plain_kernel_matches("rounding", {"Y", "Z"});
 }
 
-// log1p, expm1, tan, atan (log1pf, expm1f, tanf, atanf) and sign, isnan, isinf, isfinite
+// log1p, expm1, tan, atan, atan2 (log1pf, expm1f, tanf, atanf, atan2f) and sign, isnan, isinf, isfinite
 // (comparisons and selects) among infinities and NaNs, in both plain forms (issue 18).
 TEST(EmulateRuntime, FloatClassesAndTheNewMathFunctionsMatchTheInterpreter) {
   expect_plain_kernel_matches("float_classes", {"Y", "S", "F", "M", "V"});

@@ -386,11 +386,11 @@ kernel @math(%X: tensor<4, f32>, %T: tensor<4, f32>, %E: tensor<4, f32>, %L: ten
   }
 }
 
-// log1p, expm1, tan and atan are <cmath>'s in f32: near 0, log1p and expm1 keep the digits that
+// log1p, expm1, tan, atan and atan2 are <cmath>'s in f32: near 0, log1p and expm1 keep the digits that
 // log(1 + x) and exp(x) - 1 lose (log1p(1e-7) is 1e-7 to the last bit; log(1 + 1e-7) is off by 19%).
-TEST(InterpreterOps, Log1pExpm1TanAndAtanAreTheF32Functions) {
+TEST(InterpreterOps, Log1pExpm1TanAtanAndAtan2AreTheF32Functions) {
   auto module = parse_verified(R"(module
-kernel @math(%X: tensor<4, f32>, %L: tensor<4, f32>, %E: tensor<4, f32>, %T: tensor<4, f32>, %A: tensor<4, f32>) {
+kernel @math(%X: tensor<4, f32>, %L: tensor<4, f32>, %E: tensor<4, f32>, %T: tensor<4, f32>, %A: tensor<4, f32>, %B: tensor<4, f32>) {
   %one = constant {value = 1} : index
   %i = grid_ids %one : index
   %x = load %X, %i : tile<4xf32, reg>
@@ -398,6 +398,9 @@ kernel @math(%X: tensor<4, f32>, %L: tensor<4, f32>, %E: tensor<4, f32>, %T: ten
   %e = expm1 %x : tile<4xf32, reg>
   %t = tan %x : tile<4xf32, reg>
   %a = atan %x : tile<4xf32, reg>
+  %m = neg %x : tile<4xf32, reg>
+  %b = atan2 %x, %m : tile<4xf32, reg>
+  store %B, %i, %b
   store %L, %i, %l
   store %E, %i, %e
   store %T, %i, %t
@@ -407,15 +410,19 @@ kernel @math(%X: tensor<4, f32>, %L: tensor<4, f32>, %E: tensor<4, f32>, %T: ten
 )");
   ASSERT_TRUE(module);
   std::vector<double> x = {-0.5, 1e-7, 0.75, 3};
-  HostBuffer X = make_buffer(ScalarKind::f32, {4}, x), L(ScalarKind::f32, {4}), E = L, T = L, A = L;
-  ASSERT_TRUE(launch(*module, {&X, &L, &E, &T, &A}).ok);
+  HostBuffer X = make_buffer(ScalarKind::f32, {4}, x), L(ScalarKind::f32, {4}), E = L, T = L, A = L, B = L;
+  ASSERT_TRUE(launch(*module, {&X, &L, &E, &T, &A, &B}).ok);
   for (int i = 0; i < 4; ++i) {
     float xf = static_cast<float>(x[i]);
     EXPECT_EQ(L.load_float(i), std::log1p(xf)) << i;
     EXPECT_EQ(E.load_float(i), std::expm1(xf)) << i;
     EXPECT_EQ(T.load_float(i), std::tan(xf)) << i;
     EXPECT_EQ(A.load_float(i), std::atan(xf)) << i;
+    EXPECT_EQ(B.load_float(i), std::atan2(xf, -xf)) << i;
   }
+  EXPECT_NEAR(B.load_float(0), -0.7853981633974483, 1e-6);  // atan2(-0.5, 0.5) = -π/4
+  EXPECT_NEAR(B.load_float(3), 2.356194490192345, 1e-6);     // atan2(3, -3) = 3π/4: the quadrant kept
+
   EXPECT_NEAR(L.load_float(1), 1e-7, 1e-7 * 1e-6);
   EXPECT_NEAR(E.load_float(1), 1e-7, 1e-7 * 1e-6);
   EXPECT_NEAR(A.load_float(3), 1.2490457723982544, 1e-6);  // atan(3), independently
