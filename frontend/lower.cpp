@@ -478,12 +478,10 @@ Operation* Lowering::lower_store(const Stmt& s) {
     return nullptr;
   }
   if (s.combine != StoreCombine::none && !combines_atomically(s.combine, t.element())) {
-    const bool bitwise = is_bitwise(s.combine);
-    const char* verb = store_combine_verb(s.combine);
     error(s.location, fmt::format("'store {}{}[...] {}' {} atomically, which the GPU does for {} elements, not {}: "
                                   "combine into a tensor of one of those types, or write {} tensor with '='",
-                                  s.name, s.elements ? " at " : "", store_combine_spelling(s.combine), verb,
-                                  bitwise ? "i32, u32 and i64" : "f32, f16, bf16, i32, u32 and i64",
+                                  s.name, s.elements ? " at " : "", store_combine_spelling(s.combine),
+                                  store_combine_verb(s.combine), combinable_elements(s.combine, "and"),
                                   to_string(t.element()), with_article(t.element())));
     return nullptr;
   }

@@ -243,8 +243,7 @@ Operand Lowering::lower_unary_function(const Expr& e, const Builtin& builtin, co
                                   floats_only ? convert_hint(f, operand_text(e.args[0].get(), "first")) : ""));
     return {};
   }
-  Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
-  return Operand{create(builtin.kind, {v}, type, e.location)};
+  return Operand{create(builtin.kind, {v}, in_registers(v->type()), e.location)};
 }
 
 // atan2(y, x): the angle of the point (x, y) in radians, -pi..pi, elementwise; the two broadcast
@@ -276,7 +275,7 @@ Operand Lowering::lower_sign(const Expr& e, const Builtin&, const Expr*) {
     error(e.location, fmt::format("sign() needs a numeric operand, not {}", v->type().to_source_string()));
     return {};
   }
-  const Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
+  const Type type = in_registers(v->type());
   const Type mask = type.with_element(ScalarKind::i1);
   auto number = [&](int64_t n) {
     return materialize(is_float(element) ? Operand{nullptr, Const{true, 0, static_cast<double>(n)}}
@@ -286,9 +285,10 @@ Operand Lowering::lower_sign(const Expr& e, const Builtin&, const Expr*) {
   Value* zero = number(0);
   Value* negative = create(OpKind::cmp, {v, zero}, mask, e.location, {{"predicate", Attribute("lt")}});
   Value* positive = create(OpKind::cmp, {v, zero}, mask, e.location, {{"predicate", Attribute("gt")}});
-  // Unsigned values are never below 0: their sign is 1 or 0 (`number(-1)` would not fit).
-  const bool is_unsigned = element == ScalarKind::u8 || element == ScalarKind::u16 || element == ScalarKind::u32;
-  Value* rest = is_unsigned ? v : create(OpKind::select, {negative, number(-1), v}, type, e.location);
+  // Values of a type whose range starts at 0 (u8, u16, u32) are never below it: their sign is 1
+  // or 0 (`number(-1)` would not fit).
+  const std::optional<IntegerRange> range = integer_range(element);
+  Value* rest = range && range->lowest == 0 ? v : create(OpKind::select, {negative, number(-1), v}, type, e.location);
   return Operand{create(OpKind::select, {positive, number(1), rest}, type, e.location)};
 }
 
@@ -306,7 +306,7 @@ Operand Lowering::lower_float_class(const Expr& e, const Builtin&, const Expr*) 
                                   element == ScalarKind::i1 ? "" : " (integers are always finite)"));
     return {};
   }
-  const Type type = v->type().is_tile() ? v->type().with_space(MemorySpace::reg) : v->type();
+  const Type type = in_registers(v->type());
   const Type mask = type.with_element(ScalarKind::i1);
   if (f == "isnan") return Operand{create(OpKind::cmp, {v, v}, mask, e.location, {{"predicate", Attribute("ne")}})};
   Value* magnitude = create(OpKind::abs, {v}, type, e.location);

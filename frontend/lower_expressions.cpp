@@ -79,9 +79,7 @@ Operand Lowering::lower_unary(const Expr& e) {
           fmt::format("'~' flips the bits of an integer (or negates a mask), not of {}", to_string(element)));
     return {};
   }
-  const Type& type = x.value->type();
-  return Operand{create(e.op == "-" ? OpKind::neg : OpKind::not_, {x.value},
-                        type.is_tile() ? type.with_space(MemorySpace::reg) : type, e.location)};
+  return Operand{create(e.op == "-" ? OpKind::neg : OpKind::not_, {x.value}, in_registers(x.value->type()), e.location)};
 }
 
 std::optional<Const> Lowering::fold(const std::string& op, Const a, Const b, Location location) {

@@ -40,6 +40,9 @@ struct Frame {
 
 struct Builtin;  // a row of the builtin function table (frontend/lower_builtins.cpp)
 
+// `type` as the result of arithmetic on it: a tile lives in registers; a scalar is as it is.
+inline Type in_registers(const Type& type) { return type.is_tile() ? type.with_space(MemorySpace::reg) : type; }
+
 // The largest finite value of a float element type (f32, f16, bf16, f8e4m3, f8e5m2).
 double largest_finite_number(ScalarKind element);
 

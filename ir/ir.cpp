@@ -197,6 +197,10 @@ bool combines_atomically(StoreCombine combine, ScalarKind element) {
   return accumulates_atomically(element);
 }
 
+std::string combinable_elements(StoreCombine combine, std::string_view conjunction) {
+  return std::string(is_bitwise(combine) ? "" : "f32, f16, bf16, ") + "i32, u32 " + std::string(conjunction) + " i64";
+}
+
 bool accumulates_atomically(ScalarKind element) {
   switch (element) {
     case ScalarKind::f32: case ScalarKind::f16: case ScalarKind::bf16:

@@ -244,6 +244,9 @@ bool accumulates_atomically(ScalarKind element);
 // Whether a store may combine `element`s that way: the bitwise ones (atomicAnd, atomicOr,
 // atomicXor) take i32, u32 and i64; add, max and min what accumulates_atomically says.
 bool combines_atomically(StoreCombine combine, ScalarKind element);
+// Those element types for messages, the last joined by `conjunction`: "i32, u32 or i64" for the
+// bitwise combines, "f32, f16, bf16, i32, u32 or i64" for the others.
+std::string combinable_elements(StoreCombine combine, std::string_view conjunction);
 
 // The permutation a `transpose` applies: result dimension i is operand dimension dims[i]. Its
 // `dims` attribute (`permute(x, 2, 0, 1)`), or [1, 0] without one (a 2-D tile's rows and columns

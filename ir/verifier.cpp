@@ -481,9 +481,7 @@ class Verifier {
                     "\"and\", \"or\" or \"xor\"");
         else if (accumulates(op) && !combines_atomically(store_combine(op), tensor.element()))
           error(op, fmt::format("a combining store ({}) works on {} elements atomically, not {}",
-                                store_combine_spelling(store_combine(op)),
-                                accumulates_atomically(tensor.element()) ? "i32, u32 or i64"
-                                                                         : "f32, f16, bf16, i32, u32 or i64",
+                                store_combine_spelling(store_combine(op)), combinable_elements(store_combine(op), "or"),
                                 to_string(tensor.element())));
         else if (op.has_attr("masked") && (op.kind() != OpKind::store || !op.attr("masked")->is_unit()))
           error(op, "'masked' is a unit attribute of store (its operand before the tile is the mask)");

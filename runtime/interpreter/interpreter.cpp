@@ -568,18 +568,19 @@ bool TileExecution::execute_store(const Operation& op) {
     const std::string element = fmt::format("element [{}] of {}", fmt::join(tensor->coordinates_of(race_index), ", "),
                                             launch_.buffer_names.at(tensor));
     // What tiles combining with kind k do to the element: one tile, several, the bare verb.
-    struct Verbs { const char *one, *several, *base, *spelling; };
+    struct Verbs { const char *one, *several, *base; };
     static constexpr Verbs kVerbs[kKinds] = {
-        {"adds to", "add to", "add", "+="},
-        {"takes the maximum into", "take the maximum into", "take the maximum", "max="},
-        {"takes the minimum into", "take the minimum into", "take the minimum", "min="},
-        {"ands bits into", "and bits into", "and bits into it", "&="},
-        {"ors bits into", "or bits into", "or bits into it", "|="},
-        {"xors bits into", "xor bits into", "xor bits into it", "^="}};
+        {"adds to", "add to", "add"},
+        {"takes the maximum into", "take the maximum into", "take the maximum"},
+        {"takes the minimum into", "take the minimum into", "take the minimum"},
+        {"ands bits into", "and bits into", "and bits into it"},
+        {"ors bits into", "or bits into", "or bits into it"},
+        {"xors bits into", "xor bits into", "xor bits into it"}};
+    auto spelling = [](int64_t k) { return store_combine_spelling(static_cast<StoreCombine>(k + 1)); };  // "+=", ...
     auto others = [&](int64_t owner) {  // "tile 0 adds to (+=)", "other tiles add to (+=)"
       const Verbs& v = kVerbs[kind_of(owner)];
-      return owner <= -8 ? fmt::format("tile {} {} ({})", (-8 - owner) / kKinds, v.one, v.spelling)
-                         : fmt::format("other tiles {} ({})", v.several, v.spelling);
+      return owner <= -8 ? fmt::format("tile {} {} ({})", (-8 - owner) / kKinds, v.one, spelling(kind_of(owner)))
+                         : fmt::format("other tiles {} ({})", v.several, spelling(kind_of(owner)));
     };
     const Verbs& mine = kVerbs[kind];
     if (race_other < -1 && !combines)
@@ -588,9 +589,9 @@ bool TileExecution::execute_store(const Operation& op) {
     if (race_other < -1)
       return fail(op, fmt::format("race: tile {} {} {} ({}), which {}; every tile combining into an element must do "
                                   "it the same way (the result would depend on the order of the CTAs)",
-                                  tile_, mine.one, element, mine.spelling, others(race_other)));
+                                  tile_, mine.one, element, spelling(kind), others(race_other)));
     return fail(op, combines ? fmt::format("race: tile {} {} {}, which tile {} stores (=); every tile writing it "
-                                           "must {} ({})", tile_, mine.one, element, race_other, mine.base, mine.spelling)
+                                           "must {} ({})", tile_, mine.one, element, race_other, mine.base, spelling(kind))
                              : fmt::format("race: tiles {} and {} both store {}", race_other, tile_, element));
   }
   return true;

@@ -151,6 +151,17 @@ kernel @k(%X: tensor<8, ELEMENT>) {
                   HasSubstr(fmt::format("a combining store ({}) works on f32, f16, bf16, i32, u32 or i64 elements "
                                         "atomically, not {}", spelling, element)));
   }
+  // The bitwise combines name their own types, for floats and narrow integers alike.
+  for (const auto& [attribute, spelling] : {std::pair{"{accumulate = \"and\"}", "&="}, {"{accumulate = \"or\"}", "|="},
+                                            {"{accumulate = \"xor\"}", "^="}}) {
+    const std::string text = replace_once(kAdd, "{accumulate}", attribute);
+    for (const char* element : {"i32", "u32", "i64"})
+      EXPECT_EQ(verify_text(replace_once(replace_once(text, "ELEMENT", element), "ELEMENT", element)), "") << element;
+    for (const char* element : {"i8", "u16", "f32"})
+      EXPECT_THAT(verify_text(replace_once(replace_once(text, "ELEMENT", element), "ELEMENT", element)),
+                  HasSubstr(fmt::format("a combining store ({}) works on i32, u32 or i64 elements atomically, not {}",
+                                        spelling, element)));
+  }
 }
 
 TEST(Verifier, AssertsMustSitInTheKernelBody) {
