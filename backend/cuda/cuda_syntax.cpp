@@ -173,7 +173,8 @@ constexpr std::string_view kTensorCoreLocals[] = {
     "address", "box", "box_row", "byte", "chunk", "row", "column", "compute_thread", "compute_warpgroup",
     "elected", "first_column", "i", "j", "index", "instruction", "lane", "warp", "piece", "shared_aligned",
     "shared_base", "staging", "staging_bytes", "storer", "tmem", "tmem_base", "tmem_slot", "values",
-    "accumulator_barrier", "accumulator_parity", "exchange"};
+    "accumulator_barrier", "accumulator_parity", "exchange", "origin0", "origin1", "corner", "row_step",
+    "column_step"};
 
 // Prefixes of the names of the CUDA runtime and driver APIs and of tilec's own helpers and
 // macros, and suffixes of the names the tensor-core emitter makes from a tensor's or an

@@ -383,26 +383,27 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
   }
   writer_.line(FragmentLayout::position_variables());
   // One row per thread: every register of the fragment is in the same row.
-  writer_.line(fmt::format("const int row = {};", tc_.layout.row("0", false, rows)));
+  declare_store_corner(access, row_base, column_base, tc_.layout.thread_row(rows),
+                       tc_.layout.thread_column(value->type().shape()[1]));
   const std::string lanes = "(static_cast<uint32_t>(warp * 32) << 16)";  // the warp's 32 TMEM lanes
-  writer_.line(fmt::format("const int first_column = compute_warpgroup * {};", half));
   if (accumulators) {
     writer_.line("#pragma unroll");
     {
       CodeWriter::Block chunks =
           writer_.block(fmt::format("for (int chunk = 0; chunk < {}; ++chunk) {{", half / width));
-      emit_accumulator_loads(plan.accumulators, lanes, fmt::format("first_column + chunk * {}", width), width, context);
+      emit_accumulator_loads(plan.accumulators, lanes, fmt::format("thread_column + chunk * {}", width), width,
+                             context);
       writer_.line("#pragma unroll");
       CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", width));
-      writer_.line(fmt::format("const int column = first_column + chunk * {} + i;", width));
-      emit_store_element(value, access, row_base, column_base, context, tc_.layout.owner(rows));
+      emit_store_position("0", fmt::format("chunk * {} + i", width));
+      emit_store_element(value, access, context, tc_.layout.owner(rows));
     }
     emit_tmem_release();
   } else {
     writer_.line("#pragma unroll");
     CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", half));
-    writer_.line("const int column = first_column + i;");
-    emit_store_element(value, access, row_base, column_base, context, tc_.layout.owner(rows));
+    emit_store_position("0", "i");
+    emit_store_element(value, access, context, tc_.layout.owner(rows));
   }
 }
 

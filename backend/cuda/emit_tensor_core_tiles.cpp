@@ -230,11 +230,11 @@ void TensorCoreKernel::emit_store(const Operation& op) {
     // A column (one value per row: a log-sum-exp, a row maximum) from the registers of the
     // threads holding each row; one of them writes it.
     writer_.line(FragmentLayout::position_variables());
+    declare_store_corner(access, row_base, column_base, tc_.layout.thread_row(rows), "0");
     writer_.line("#pragma unroll");
     CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(1)));
-    writer_.line(fmt::format("const int row = {}, column = 0;", tc_.layout.row("i", true, rows)));
-    emit_store_element(value, access, row_base, column_base, ElementContext{.row_vector = true},
-                       tc_.layout.column_owner(rows));
+    emit_store_position(tc_.layout.row_step("i", true), "0");
+    emit_store_element(value, access, ElementContext{.row_vector = true}, tc_.layout.column_owner(rows));
     return;
   }
   emit_element_store(value, plan, access, row_base, column_base);
@@ -301,21 +301,35 @@ void TensorCoreKernel::emit_staging_element(const Value* value, ScalarKind kind,
                            swizzled_offset("box_row", "byte", kPanelRowBytes), element(value, named)));
 }
 
-void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access, const std::string& row_base,
-                                          const std::string& column_base, const ElementContext& context,
-                                          const std::string& owner) {
+void TensorCoreKernel::declare_store_corner(const MatrixAccess& access, const std::string& row_base,
+                                            const std::string& column_base, const std::string& thread_row,
+                                            const std::string& thread_column) {
+  writer_.line(fmt::format("const int thread_row = tilec_opaque({}), thread_column = tilec_opaque({});", thread_row,
+                           thread_column));
+  writer_.line(fmt::format("const int64_t origin0 = {} + thread_row, origin1 = {} + thread_column;", row_base,
+                           column_base));
+  writer_.line(fmt::format("auto* const corner = {} + (origin0 * {} + origin1);  // this thread's first element",
+                           access.base, access.pitch));
+}
+
+void TensorCoreKernel::emit_store_position(const std::string& row_step, const std::string& column_step) {
+  writer_.line(fmt::format("const int row_step = {}, column_step = {};", row_step, column_step));
+  writer_.line("const int row = thread_row + row_step, column = thread_column + column_step;");
+  writer_.line("(void)row, (void)column;");
+}
+
+void TensorCoreKernel::emit_store_element(const Value* value, const MatrixAccess& access,
+                                          const ElementContext& context, const std::string& owner) {
   const ElementContext named = hoist_repeated_elements(value, context);
   std::string condition;  // a masked store's mask at this element
   if (store_mask_) condition = element(store_mask_, hoist_repeated_elements(store_mask_, named));
-  emit_stored_expression(element(value, named), value->type().element(), access, row_base, column_base, owner,
-                         condition);
+  emit_stored_expression(element(value, named), value->type().element(), access, owner, condition);
 }
 
 void TensorCoreKernel::emit_stored_expression(const std::string& stored, ScalarKind element, const MatrixAccess& access,
-                                              const std::string& row_base, const std::string& column_base,
                                               const std::string& owner, const std::string& condition) {
-  writer_.line(fmt::format("const int64_t index0 = {} + row, index1 = {} + column;", row_base, column_base));
-  const std::string target = fmt::format("{}[index0 * {} + index1]", access.base, access.pitch);
+  writer_.line("const int64_t index0 = origin0 + row_step, index1 = origin1 + column_step;");
+  const std::string target = fmt::format("corner[row_step * {} + column_step]", access.pitch);
   writer_.line(fmt::format("if ({}{}{}{}{}index0 < {} && index1 < {}) {}", owner.empty() ? "" : owner + " && ",
                            condition.empty() ? "" : fmt::format("({}) && ", condition),
                            access.inside, access.row_may_be_negative ? "0 <= index0 && " : "",
@@ -339,12 +353,13 @@ void TensorCoreKernel::emit_folded_store(const Operation& op, const StorePlan& p
   CodeWriter::Block scope = writer_.block("{");
   writer_.line(FragmentLayout::position_variables());
   if (input.columns > 1) {
+    declare_store_corner(access, access.row_origin(1), access.column_origin(input.columns), "0",
+                         tc_.layout.thread_column(input.columns));
     writer_.line("#pragma unroll");
     CodeWriter::Block loop =
         writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(input.columns)));
-    writer_.line(fmt::format("const int row = 0, column = {};", tc_.layout.column("i", input.columns)));
-    emit_stored_expression(input.name + "[i]", input.element, access, access.row_origin(1),
-                           access.column_origin(input.columns), tc_.layout.owner(input.rows));
+    emit_store_position("0", tc_.layout.column_step("i", input.columns));
+    emit_stored_expression(input.name + "[i]", input.element, access, tc_.layout.owner(input.rows));
     return;
   }
   const auto [identity, combine] = reduction_step(reduction.kind(), input.element);
@@ -352,9 +367,9 @@ void TensorCoreKernel::emit_folded_store(const Operation& op, const StorePlan& p
   writer_.line("#pragma unroll");
   writer_.line(fmt::format("for (int i = 0; i < {}; ++i) folded = {};", tc_.layout.count(1),
                            fmt::format(fmt::runtime(combine), "folded", input.name + "[i]")));
-  writer_.line("const int row = 0, column = 0;");
-  emit_stored_expression("folded", input.element, access, access.row_origin(1), access.column_origin(1),
-                         tc_.layout.column_owner(input.rows));
+  declare_store_corner(access, access.row_origin(1), access.column_origin(1), "0", "0");
+  emit_store_position("0", "0");
+  emit_stored_expression("folded", input.element, access, tc_.layout.column_owner(input.rows));
 }
 
 }  // namespace tilec::cuda::tensor_core

@@ -184,11 +184,12 @@ void WgmmaKernel::emit_element_store(const Value* value, const StorePlan&, const
   writer_.line("// WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row");
   writer_.line("// 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).");
   writer_.line(FragmentLayout::position_variables());
+  declare_store_corner(access, row_base, column_base, tc_.layout.thread_row(value->type().shape()[0]),
+                       tc_.layout.thread_column(columns));
   writer_.line("#pragma unroll");
   CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", tc_.layout.count(columns)));
-  writer_.line(fmt::format("const int row = {}, column = {};", tc_.layout.row("i", false, value->type().shape()[0]),
-                           tc_.layout.column("i", columns)));
-  emit_store_element(value, access, row_base, column_base, ElementContext{}, "");
+  emit_store_position(tc_.layout.row_step("i", false), tc_.layout.column_step("i", columns));
+  emit_store_element(value, access, ElementContext{}, "");
 }
 
 void WgmmaKernel::emit_staging_chunk(const Value* value, const StorePlan& plan, std::string& store_row,

@@ -41,16 +41,41 @@ std::string FragmentLayout::column_owner(int64_t rows) const {
   return condition;
 }
 
+namespace {
+
+// "(origin + step)", or "(origin)" for a step of 0.
+std::string position(const std::string& origin, const std::string& step) {
+  return step == "0" ? fmt::format("({})", origin) : fmt::format("({} + {})", origin, step);
+}
+
+}  // namespace
+
 std::string FragmentLayout::row(const std::string& i, bool row_vector, int64_t rows) const {
-  if (tcgen05_) return rows == 64 ? "(warp * 16 + lane % 16)" : "(warp * 32 + lane)";
-  return fmt::format("(compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * {})",
-                     row_vector ? i : fmt::format("(({} / 2) % 2)", i));
+  return position(thread_row(rows), row_step(i, row_vector));
 }
 
 std::string FragmentLayout::column(const std::string& i, int64_t columns) const {
+  return columns == 1 ? "0" : position(thread_column(columns), column_step(i, columns));
+}
+
+std::string FragmentLayout::thread_row(int64_t rows) const {
+  if (tcgen05_) return rows == 64 ? "warp * 16 + lane % 16" : "warp * 32 + lane";
+  return "compute_warpgroup * 64 + warp * 16 + lane / 4";
+}
+
+std::string FragmentLayout::row_step(const std::string& i, bool row_vector) const {
+  if (tcgen05_) return "0";  // one row per thread
+  return row_vector ? fmt::format("8 * {}", i) : fmt::format("8 * (({} / 2) % 2)", i);
+}
+
+std::string FragmentLayout::thread_column(int64_t columns) const {
   if (columns == 1) return "0";
-  if (tcgen05_) return fmt::format("(compute_warpgroup * {} + {})", columns / warpgroups_, i);
-  return fmt::format("(8 * ({0} / 4) + 2 * (lane % 4) + {0} % 2)", i);
+  return tcgen05_ ? fmt::format("compute_warpgroup * {}", columns / warpgroups_) : "2 * (lane % 4)";
+}
+
+std::string FragmentLayout::column_step(const std::string& i, int64_t columns) const {
+  if (columns == 1) return "0";
+  return tcgen05_ ? i : fmt::format("8 * ({0} / 4) + {0} % 2", i);
 }
 
 std::string FragmentLayout::row_slot(const std::string& i) const {

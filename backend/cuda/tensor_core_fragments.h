@@ -43,6 +43,13 @@ class FragmentLayout {
   // of `rows` rows.
   std::string row(const std::string& i, bool row_vector, int64_t rows) const;
   std::string column(const std::string& i, int64_t columns) const;
+  // The same split in two: the position of the thread's register 0 (over `lane`, `warp` and
+  // `compute_warpgroup`) and register `i`'s step from it (over `i` alone, so a constant in an
+  // unrolled loop): row(i) is thread_row + row_step(i), column(i) thread_column + column_step(i).
+  std::string thread_row(int64_t rows) const;
+  std::string row_step(const std::string& i, bool row_vector) const;
+  std::string thread_column(int64_t columns) const;
+  std::string column_step(const std::string& i, int64_t columns) const;
   // The register of a row vector holding the row of a tile's register `i`.
   std::string row_slot(const std::string& i) const;
   // The declarations `row` and `column` need, as one line.

@@ -368,6 +368,18 @@ __device__ __forceinline__ void tilec_named_barrier_arrive(uint32_t id, uint32_t
   ::tilec_emu::ptx::named_barrier_arrive(id, threads, tilec_line);
 #endif
 }
+// `value`, which the compiler may not take to equal any other value: each store element by
+// element starts its positions from one, so what it computes per element (bounds, masks) is not
+// kept for the tile's next store (kept, such values spilled: a triangle mask and its complement
+// stored from one accumulator). The empty asm constrains the compiler only; it emits nothing.
+__device__ __forceinline__ int tilec_opaque(int value TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("" : "+r"(value));
+#else
+  (void)tilec_line;  // no instruction to emulate
+#endif
+  return value;
+}
 template <uint32_t Registers> __device__ __forceinline__ void tilec_lower_registers(TILEC_SITE_ONLY) {
 #ifndef TILEC_EMULATE
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(Registers));
@@ -798,17 +810,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) syrk_kernel(const __grid_constant__ 
           tilec_tcgen05_after_sync();
           // Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-          const int row = (warp * 32 + lane);
-          const int first_column = compute_warpgroup * 64;
+          const int thread_row = tilec_opaque(warp * 32 + lane), thread_column = tilec_opaque(compute_warpgroup * 64);
+          const int64_t origin0 = m_1 * 128 + thread_row, origin1 = n_1 * 128 + thread_column;
+          auto* const corner = C + (origin0 * N + origin1);  // this thread's first element
           #pragma unroll
           for (int chunk = 0; chunk < 2; ++chunk) {
             uint32_t values[32];
-            tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(first_column + chunk * 32), values);
+            tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(thread_column + chunk * 32), values);
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
-              const int column = first_column + chunk * 32 + i;
-              const int64_t index0 = m_1 * 128 + row, index1 = n_1 * 128 + column;
-              if (((static_cast<int32_t>(int64_t(static_cast<int32_t>(column)) + int64_t(v37)) <= static_cast<int32_t>(int64_t(static_cast<int32_t>(row)) + int64_t(v34)))) && index0 < N && index1 < N) C[index0 * N + index1] = from_f32<__nv_bfloat16>((acc_1_started ? __uint_as_float(values[i]) : 0.0f));
+              const int row_step = 0, column_step = chunk * 32 + i;
+              const int row = thread_row + row_step, column = thread_column + column_step;
+              (void)row, (void)column;
+              const int64_t index0 = origin0 + row_step, index1 = origin1 + column_step;
+              if (((static_cast<int32_t>(int64_t(static_cast<int32_t>(column)) + int64_t(v37)) <= static_cast<int32_t>(int64_t(static_cast<int32_t>(row)) + int64_t(v34)))) && index0 < N && index1 < N) corner[row_step * N + column_step] = from_f32<__nv_bfloat16>((acc_1_started ? __uint_as_float(values[i]) : 0.0f));
             }
           }
           // TMEM is read: a later MMA may overwrite it.

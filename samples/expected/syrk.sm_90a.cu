@@ -368,6 +368,18 @@ __device__ __forceinline__ void tilec_named_barrier_arrive(uint32_t id, uint32_t
   ::tilec_emu::ptx::named_barrier_arrive(id, threads, tilec_line);
 #endif
 }
+// `value`, which the compiler may not take to equal any other value: each store element by
+// element starts its positions from one, so what it computes per element (bounds, masks) is not
+// kept for the tile's next store (kept, such values spilled: a triangle mask and its complement
+// stored from one accumulator). The empty asm constrains the compiler only; it emits nothing.
+__device__ __forceinline__ int tilec_opaque(int value TILEC_SITE) {
+#ifndef TILEC_EMULATE
+  asm volatile("" : "+r"(value));
+#else
+  (void)tilec_line;  // no instruction to emulate
+#endif
+  return value;
+}
 template <uint32_t Registers> __device__ __forceinline__ void tilec_lower_registers(TILEC_SITE_ONLY) {
 #ifndef TILEC_EMULATE
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(Registers));
@@ -789,11 +801,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) syrk_kernel(const __grid_constant__ 
           // WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row
           // 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
+          const int thread_row = tilec_opaque(compute_warpgroup * 64 + warp * 16 + lane / 4), thread_column = tilec_opaque(2 * (lane % 4));
+          const int64_t origin0 = m_1 * 128 + thread_row, origin1 = n_1 * 128 + thread_column;
+          auto* const corner = C + (origin0 * N + origin1);  // this thread's first element
           #pragma unroll
           for (int i = 0; i < 64; ++i) {
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (8 * (i / 4) + 2 * (lane % 4) + i % 2);
-            const int64_t index0 = m_1 * 128 + row, index1 = n_1 * 128 + column;
-            if (((static_cast<int32_t>(int64_t(static_cast<int32_t>(column)) + int64_t(v41)) <= static_cast<int32_t>(int64_t(static_cast<int32_t>(row)) + int64_t(v38)))) && index0 < N && index1 < N) C[index0 * N + index1] = from_f32<__nv_bfloat16>(acc_1[i]);
+            const int row_step = 8 * ((i / 2) % 2), column_step = 8 * (i / 4) + i % 2;
+            const int row = thread_row + row_step, column = thread_column + column_step;
+            (void)row, (void)column;
+            const int64_t index0 = origin0 + row_step, index1 = origin1 + column_step;
+            if (((static_cast<int32_t>(int64_t(static_cast<int32_t>(column)) + int64_t(v41)) <= static_cast<int32_t>(int64_t(static_cast<int32_t>(row)) + int64_t(v38)))) && index0 < N && index1 < N) corner[row_step * N + column_step] = from_f32<__nv_bfloat16>(acc_1[i]);
           }
         }
         const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_4;

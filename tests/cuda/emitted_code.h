@@ -29,8 +29,8 @@ using Variables = std::map<std::string, uint64_t>;
 
 // ------------------------------------------------------------------------------ expressions
 // C integer expressions: literals (decimal, hex, u/l suffixes), names (`threadIdx.x` is read as
-// `threadIdx_x`), ( ), static_cast<T>(e) (uint32_t truncates), unary - and ~, * / % + - << >> & ^ |
-// with C's precedence. Unsigned 64-bit arithmetic; every value here is non-negative.
+// `threadIdx_x`), ( ), static_cast<T>(e) (uint32_t truncates), tilec_opaque(e) (the prelude's
+// barrier to the compiler: e), unary - and ~, * / % + - << >> & ^ | with C's precedence. Unsigned 64-bit arithmetic; every value here is non-negative.
 class Expression {
  public:
   explicit Expression(std::string text) : text_(std::move(text)) {
@@ -123,6 +123,7 @@ class Expression {
       int inner = parse_primary();
       return type == "uint32_t" ? add({"u32", 0, "", inner, -1}) : inner;
     }
+    if (word == "tilec_opaque") return parse_primary();  // its parenthesized operand
     return add({"name", 0, word, -1, -1});
   }
   uint64_t evaluate(int index, const Variables& variables, bool unknown_zero) const {

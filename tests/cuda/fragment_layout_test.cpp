@@ -216,5 +216,38 @@ TEST(FragmentLayout, Sm100aSixtyFourRowsAreTmemLayoutFAsTcgen05LdReadsIt) {
   }
 }
 
+// The stores address each register's element as the thread's first element plus steps
+// (TensorCoreKernel::declare_store_corner): thread_row and row_step must add up to row, and
+// likewise for columns, and the steps may not depend on the thread (the evaluator knows no
+// `lane`, `warp` or `compute_warpgroup` there), or the unrolled loop's steps are not constants.
+TEST(FragmentLayout, ThreadOriginPlusRegisterStepIsThePosition) {
+  for (bool blackwell : {false, true})
+    for (long warpgroups : {1L, 2L})
+      for (long rows : {64L, 128L}) {
+        FragmentLayout layout(blackwell ? target::MmaFamily::tcgen05 : target::MmaFamily::wgmma, warpgroups);
+        for (long columns : {1L, 64L, 128L}) {
+          if (!layout.unsupported(rows, columns).empty()) continue;
+          SCOPED_TRACE(std::string(blackwell ? "sm_100a" : "sm_90a") + ", warpgroups " + std::to_string(warpgroups) +
+                       ", " + std::to_string(rows) + " x " + std::to_string(columns));
+          const bool row_vector = columns == 1;
+          for (long thread = 0; thread < 128 * warpgroups; ++thread) {
+            std::map<std::string, long> position{{"lane", thread % 32},
+                                                 {"warp", (thread % 128) / 32},
+                                                 {"compute_warpgroup", thread / 128}};
+            const long first_row = Evaluator(layout.thread_row(rows), position).run();
+            const long first_column = Evaluator(layout.thread_column(columns), position).run();
+            for (long i = 0; i < layout.count(columns); ++i) {
+              const std::map<std::string, long> register_only{{"i", i}};
+              const long row_step = Evaluator(layout.row_step("i", row_vector), register_only).run();
+              const long column_step = Evaluator(layout.column_step("i", columns), register_only).run();
+              const Position p = held(layout, thread, i, columns, rows);
+              EXPECT_EQ(first_row + row_step, p.row) << "thread " << thread << ", register " << i;
+              EXPECT_EQ(first_column + column_step, p.column) << "thread " << thread << ", register " << i;
+            }
+          }
+        }
+      }
+}
+
 }  // namespace
 }  // namespace tilec::cuda

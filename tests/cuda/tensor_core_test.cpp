@@ -543,11 +543,13 @@ TEST(TensorCore, AColumnIsStoredByOneThreadPerRow) {
   const std::string source = "tests/emulate/tensor_core/attention_lse.tile";
   CommandResult hopper = tilec_at_root("compile " + source + " --target sm_90a");
   ASSERT_EQ(hopper.status, 0) << hopper.err;
-  EXPECT_NE(hopper.out.find("if (lane % 4 == 0 && index0 < S && index1 < H) LSE[index0 * H + index1] = "),
+  EXPECT_NE(hopper.out.find("auto* const corner = LSE + (origin0 * H + origin1);"), std::string::npos);
+  EXPECT_NE(hopper.out.find("if (lane % 4 == 0 && index0 < S && index1 < H) corner[row_step * H + column_step] = "),
             std::string::npos);
   CommandResult blackwell = tilec_at_root("compile " + source + " --target sm_100a");
   ASSERT_EQ(blackwell.status, 0) << blackwell.err;
-  EXPECT_NE(blackwell.out.find("if (compute_warpgroup == 0 && index0 < S && index1 < H) LSE[index0 * H + index1] = "),
+  EXPECT_NE(blackwell.out.find("if (compute_warpgroup == 0 && index0 < S && index1 < H) corner[row_step * H + "
+                               "column_step] = "),
             std::string::npos);
 }
 
@@ -745,12 +747,12 @@ TEST(TensorCore, EpilogueStoresThroughTmaWhereTheStagingFits) {
     EXPECT_EQ(occurrences(r.out, "tilec_named_barrier_sync(2 + compute_warpgroup, 128);"), 2u)
         << "private 1, ours 2..3";
     EXPECT_NE(r.out.find("tilec_bulk_wait_all();"), std::string::npos);
-    EXPECT_EQ(occurrences(r.out, "C[index0 * N + index1]"), 0u);
+    EXPECT_EQ(occurrences(r.out, "auto* const corner = C + "), 0u);
   }
   CommandResult full = compile_gemm("sm_90a", " -D BN=192 -D STAGES=5");
   ASSERT_EQ(full.status, 0) << full.err;
   EXPECT_EQ(occurrences(full.out, "tilec_tma_store_2d("), 1u) << "only the prelude's definition";
-  EXPECT_EQ(occurrences(full.out, "C[index0 * N + index1]"), 1u);
+  EXPECT_EQ(occurrences(full.out, "auto* const corner = C + "), 1u);
 }
 
 // `+=` goes through TMA's reducing store like `=` through its plain one (splitk_gemm), but not into
