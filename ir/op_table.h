@@ -55,6 +55,10 @@ namespace tilec {
   X(expm1, "expm1", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise e^x - 1, exact near 0")   \
   X(tan, "tan", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise tangent (radians)")           \
   X(atan, "atan", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise arc tangent (radians)")     \
+  X(asin, "asin", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise arc sine (radians)")       \
+  X(acos, "acos", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise arc cosine (radians)")     \
+  X(sinh, "sinh", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise hyperbolic sine")          \
+  X(cosh, "cosh", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise hyperbolic cosine")        \
   X(atan2, "atan2", 2, 2, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise angle of (x, y)") \
   X(sin, "sin", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise sine (radians)")             \
   X(cos, "cos", 1, 1, 1, 0, kPure | kElementwise | kFloatsOnly, SFU, -1, "elementwise cosine (radians)")           \

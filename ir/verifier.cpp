@@ -16,8 +16,8 @@
 //     type (a `masked` store's mask, before its tile, is i1 and broadcasts to it); `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
 //     `grid_ids` takes and gives index values; `dim` reads an axis of a tensor; `constant` holds
 //     a value of its result's kind; `rem` and `cdiv` take integers; exp, exp2, fma, sqrt, rsqrt,
-//     tanh, erf, log, log2, log1p, expm1, sin, cos, tan, atan, atan2, sigmoid, pow, floor, ceil,
-//     round and trunc take floats;
+//     tanh, erf, log, log2, log1p, expm1, sin, cos, tan, atan, atan2, asin, acos, sinh, cosh,
+//     sigmoid, pow, floor, ceil, round and trunc take floats;
 //     `and`, `or`, `xor` and `not` take integers or i1, `shl` and `shr` integers.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
 //     ops and `assert`s come before it (the launcher evaluates them on the host); an `assert`

@@ -169,6 +169,7 @@ bool TileExecution::execute(const Operation& op) {
     case OpKind::neg: case OpKind::exp: case OpKind::exp2: case OpKind::sqrt: case OpKind::rsqrt: case OpKind::relu:
     case OpKind::tanh: case OpKind::erf: case OpKind::log: case OpKind::log2: case OpKind::sin: case OpKind::cos:
     case OpKind::log1p: case OpKind::expm1: case OpKind::tan: case OpKind::atan:
+    case OpKind::asin: case OpKind::acos: case OpKind::sinh: case OpKind::cosh:
     case OpKind::sigmoid: case OpKind::abs:
     case OpKind::floor: case OpKind::ceil: case OpKind::round: case OpKind::trunc: case OpKind::not_: {
       const TileValue* a = tile_operand(op, 0);

@@ -41,8 +41,8 @@ struct TileValue {
 std::string evaluate_binary(OpKind kind, const std::string& predicate, const TileValue& a,
                             const TileValue& b, TileValue& out);
 
-// neg exp sqrt rsqrt relu tanh erf log log2 log1p expm1 sin cos tan atan sigmoid abs not (the f32
-// functions of <cmath>).
+// neg exp sqrt rsqrt relu tanh erf log log2 log1p expm1 sin cos tan atan asin acos sinh cosh
+// sigmoid abs not (the f32 functions of <cmath>).
 std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out);
 
 // cast to `target` (float ↔ float and int → float round to nearest even; float → int

@@ -139,6 +139,10 @@ __host__ __device__ inline float log1p_f32(float x) { return log1pf(x); }
 __host__ __device__ inline float expm1_f32(float x) { return expm1f(x); }
 __host__ __device__ inline float tan_f32(float x) { return tanf(x); }
 __host__ __device__ inline float atan_f32(float x) { return atanf(x); }
+__host__ __device__ inline float asin_f32(float x) { return asinf(x); }
+__host__ __device__ inline float acos_f32(float x) { return acosf(x); }
+__host__ __device__ inline float sinh_f32(float x) { return sinhf(x); }
+__host__ __device__ inline float cosh_f32(float x) { return coshf(x); }
 __host__ __device__ inline float atan2_f32(float y, float x) { return atan2f(y, x); }
 __host__ __device__ inline float sin_f32(float x) { return sinf(x); }  // the accurate sinf, not __sinf
 __host__ __device__ inline float cos_f32(float x) { return cosf(x); }

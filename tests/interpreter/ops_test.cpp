@@ -429,6 +429,50 @@ kernel @math(%X: tensor<4, f32>, %L: tensor<4, f32>, %E: tensor<4, f32>, %T: ten
   EXPECT_NEAR(T.load_float(2), 0.9315964599440725, 1e-6);  // tan(0.75)
 }
 
+// asin, acos, sinh and cosh are <cmath>'s in f32; asin and acos of |x| > 1 are NaN (no real angle).
+TEST(InterpreterOps, AsinAcosSinhAndCoshAreTheF32Functions) {
+  auto module = parse_verified(R"(module
+kernel @math(%X: tensor<4, f32>, %S: tensor<4, f32>, %C: tensor<4, f32>, %H: tensor<4, f32>, %K: tensor<4, f32>) {
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i : tile<4xf32, reg>
+  %s = asin %x : tile<4xf32, reg>
+  %c = acos %x : tile<4xf32, reg>
+  %h = sinh %x : tile<4xf32, reg>
+  %k = cosh %x : tile<4xf32, reg>
+  store %S, %i, %s
+  store %C, %i, %c
+  store %H, %i, %h
+  store %K, %i, %k
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  std::vector<double> x = {-0.5, 1e-7, 1, 2};
+  HostBuffer X = make_buffer(ScalarKind::f32, {4}, x), S(ScalarKind::f32, {4}), C = S, H = S, K = S;
+  ASSERT_TRUE(launch(*module, {&X, &S, &C, &H, &K}).ok);
+  for (int i = 0; i < 3; ++i) {
+    float xf = static_cast<float>(x[i]);
+    EXPECT_EQ(S.load_float(i), std::asin(xf)) << i;
+    EXPECT_EQ(C.load_float(i), std::acos(xf)) << i;
+  }
+  for (int i = 0; i < 4; ++i) {
+    float xf = static_cast<float>(x[i]);
+    EXPECT_EQ(H.load_float(i), std::sinh(xf)) << i;
+    EXPECT_EQ(K.load_float(i), std::cosh(xf)) << i;
+  }
+  EXPECT_NEAR(S.load_float(0), -0.5235987755982989, 1e-6);  // asin(-1/2) = -π/6
+  EXPECT_NEAR(C.load_float(0), 2.0943951023931957, 1e-6);   // acos(-1/2) = 2π/3
+  EXPECT_NEAR(S.load_float(2), 1.5707963267948966, 1e-6);   // asin(1) = π/2
+  EXPECT_EQ(C.load_float(2), 0.0f);                         // acos(1)
+  EXPECT_TRUE(std::isnan(S.load_float(3)) && std::isnan(C.load_float(3))) << "asin(2), acos(2)";
+  EXPECT_NEAR(S.load_float(1), 1e-7, 1e-7 * 1e-6);           // asin(x) ~ x near 0
+  EXPECT_NEAR(H.load_float(1), 1e-7, 1e-7 * 1e-6);           // sinh(x) ~ x near 0
+  EXPECT_NEAR(H.load_float(3), 3.626860407847019, 1e-5);    // sinh(2) = (e^2 - e^-2) / 2
+  EXPECT_NEAR(K.load_float(3), 3.7621956910836314, 1e-5);   // cosh(2) = (e^2 + e^-2) / 2
+  EXPECT_EQ(K.load_float(1), 1.0f);
+}
+
 // floor, ceil, round and trunc (issue 18): round takes halves to the even neighbour, as
 // torch.round and CUDA's rintf do (not away from zero, as C's roundf does).
 TEST(InterpreterOps, RoundingFunctionsRoundDownUpToEvenAndTowardZero) {
