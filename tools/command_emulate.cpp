@@ -5,12 +5,13 @@
 //      with --cu, check the given file is a .cu tilec wrote.
 //   2. Load the input and run the pipeline as `tilec compile` does (a copy of the IR as parsed
 //      is kept for the reference); emit the .cu for --target unless --cu gives one.
-//   3. Plan each kernel (or --kernel NAME) as the backend does and write one driver .cpp that
-//      #includes the .cu and calls the launcher its KERNEL argument names (tools/emulate_driver.h
-//      gives the protocol).
+//   3. Plan each kernel as the backend does and write one driver .cpp that #includes the .cu
+//      and calls the launcher its KERNEL argument names (tools/emulate_driver.h gives the
+//      protocol).
 //   4. Build the driver with the runtime (tools/emulate_build.h; cached by content hash): one
-//      program for the file's kernels, since each build compiles the whole .cu.
-//   Then per kernel:
+//      program for the file's kernels, since each build compiles the whole .cu, and the same
+//      program whichever kernels --kernel picks.
+//   Then per kernel (every one, or --kernel NAME):
 //   5. Make inputs from --seed, --dims and --scalar (as `tilec run`; --inputs DIR reads tensors
 //      from DIR/X.bin as `tilec run` does), write them to files, and run the interpreter on the
 //      parsed kernel for the expected outputs.
@@ -405,13 +406,20 @@ int run_emulate(EmulateOptions options) {
     if (!cuda) return 1;
   }
 
-  // Phase 3.
+  // Phase 3: every kernel is planned and in the driver (the program is the file's, whichever
+  // kernels --kernel picks: one cache entry); `selected` are the ones emulated.
   std::vector<KernelJob> jobs;
+  std::vector<size_t> selected;  // into jobs
   // As the emitter gives them.
   const std::vector<std::string> names = cuda::kernel_names(module, options.kernel_prefix);
+  if (!options.kernel.empty() &&
+      std::none_of(module.kernels().begin(), module.kernels().end(),
+                   [&](const auto& kernel) { return kernel_name(*kernel) == options.kernel; })) {
+    report_unknown_kernel(options.input, options.kernel, module);
+    return 1;
+  }
   for (size_t k = 0; k < module.kernels().size(); ++k) {
     const auto& kernel = module.kernels()[k];
-    if (!options.kernel.empty() && kernel_name(*kernel) != options.kernel) continue;
     KernelJob job;
     job.lowered = kernel.get();
     job.parsed = parsed->find_kernel(kernel_name(*kernel));
@@ -428,19 +436,16 @@ int run_emulate(EmulateOptions options) {
     }
     job.plan = std::move(*plan);
     jobs.push_back(std::move(job));
-  }
-  if (jobs.empty()) {
-    report_unknown_kernel(options.input, options.kernel, module);
-    return 1;
+    if (options.kernel.empty() || kernel_name(*kernel) == options.kernel) selected.push_back(jobs.size() - 1);
   }
   if (!check_inputs_directory(options.inputs_dir)) return 1;
-  if (jobs.size() > 1 && !options.inputs_dir.empty()) {
+  if (selected.size() > 1 && !options.inputs_dir.empty()) {
     fmt::print(stderr, "tilec: error: {} has {} kernels, and --inputs names files after parameters: choose one "
-               "with --kernel NAME\n", options.input, jobs.size());
+               "with --kernel NAME\n", options.input, selected.size());
     return 1;
   }
   std::vector<const Operation*> kernels;
-  for (const KernelJob& job : jobs) kernels.push_back(job.lowered);
+  for (size_t job : selected) kernels.push_back(jobs[job].lowered);
   warn_unused_dims(given, kernels);
   warn_unused_scalars(options.scalars, kernels);
 
@@ -503,8 +508,8 @@ int run_emulate(EmulateOptions options) {
 
   // Phases 5–6.
   runtime::Executor executor(runtime::ExecutorOptions{});
-  for (const KernelJob& job : jobs)
-    if (int status = emulate_kernel(job, options, *program, cu, given, executor, work); status != 0) return status;
+  for (size_t job : selected)
+    if (int status = emulate_kernel(jobs[job], options, *program, cu, given, executor, work); status != 0) return status;
   fmt::print("ok\n");
   return 0;
 }

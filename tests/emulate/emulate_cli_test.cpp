@@ -769,6 +769,22 @@ TEST(EmulateRuntime, ASecondRunDoesNotRecompile) {
   EXPECT_THAT(quiet.err, Not(HasSubstr("compiling")));
 }
 
+// --kernel K runs K in the program of the whole file (its driver has every kernel): emulating
+// the file and then one of its kernels builds once. It built a program of K alone, another cache
+// entry compiling the same .cu again.
+TEST(EmulateRuntime, OneKernelRunsInTheProgramOfItsFile) {
+  const std::string command = "emulate samples/fp8_quantize.tile --dims R=40,C=300 --seed 3 --verbose";
+  CommandResult whole = run_command(tilec(command));
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  EXPECT_THAT(whole.out, HasSubstr("kernel amax"));
+  CommandResult one = run_command(tilec(command + " --kernel quantize"));
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_THAT(one.err, HasSubstr("using the cached emulated program"));
+  EXPECT_THAT(one.err, Not(HasSubstr("tilec: compiling")));
+  EXPECT_THAT(one.out, HasSubstr("kernel quantize [C=300,R=40] sm_90a, schedule eager: Q ok"));
+  EXPECT_THAT(one.out, Not(HasSubstr("kernel amax")));
+}
+
 // The standard headers and tilec_emulate.h are precompiled once per compiler, flags and runtime
 // (about half of a program's compile with g++ 12), and each program's compile -includes them;
 // a precompiled header the compiler passes over would show as a note under --verbose.
