@@ -470,7 +470,8 @@ int run_emulate(EmulateOptions options) {
           fmt::format("launch_{}({}, cudaStream_t", job.plan.name, cuda::parameter_list(job.plan));
       if (given_cu.find(launcher) == std::string::npos) {
         fmt::print(stderr, "tilec: error: --cu {} has no `{} stream)`: it was not compiled from {} as it is now "
-                   "(recompile it with `tilec compile`, or pick another kernel with --kernel){}\n",
+                   "(recompile it with `tilec compile`: the emulated program calls every kernel's launcher, "
+                   "whichever --kernel runs){}\n",
                    options.cu, launcher, options.input,
                    options.kernel_prefix.empty() ? "; a file compiled with --kernel-prefix P needs --kernel-prefix P "
                                                    "here too"

@@ -372,10 +372,10 @@ __device__ __forceinline__ void tilec_named_barrier_arrive(uint32_t id, uint32_t
   ::tilec_emu::ptx::named_barrier_arrive(id, threads, tilec_line);
 #endif
 }
-// `value`, which the compiler may not take to equal any other value: each store element by
-// element starts its positions from one, so what it computes per element (bounds, masks) is not
-// kept for the tile's next store (kept, such values spilled: a triangle mask and its complement
-// stored from one accumulator). The empty asm constrains the compiler only; it emits nothing.
+// `value`, which the compiler may not take to equal any other: each element-by-element store
+// takes the thread's position through one, so its bounds and masks per element are not kept for
+// the tile's next store (kept, they spilled: a triangle mask and its complement stored from one
+// accumulator). The empty asm constrains the compiler only; it emits no instruction.
 __device__ __forceinline__ int tilec_opaque(int value TILEC_SITE) {
 #ifndef TILEC_EMULATE
   asm volatile("" : "+r"(value));
