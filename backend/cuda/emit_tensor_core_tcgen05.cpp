@@ -382,9 +382,10 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
     writer_.line("// Warp w reads TMEM lanes 32·(w mod 4)..: one row per thread; each warpgroup takes its columns.");
   }
   writer_.line(FragmentLayout::position_variables());
-  // One row per thread: every register of the fragment is in the same row.
-  declare_store_corner(access, row_base, column_base, tc_.layout.thread_row(rows),
-                       tc_.layout.thread_column(value->type().shape()[1]));
+  // One row per thread: every register of the fragment is in the same row (row_step is 0).
+  const int64_t columns = value->type().shape()[1];
+  declare_store_corner(access, row_base, column_base, tc_.layout.thread_row(rows), tc_.layout.thread_column(columns));
+  const std::string row_step = tc_.layout.row_step("i", false);
   const std::string lanes = "(static_cast<uint32_t>(warp * 32) << 16)";  // the warp's 32 TMEM lanes
   if (accumulators) {
     writer_.line("#pragma unroll");
@@ -395,14 +396,14 @@ void Tcgen05Kernel::emit_element_store(const Value* value, const StorePlan& plan
                              context);
       writer_.line("#pragma unroll");
       CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", width));
-      emit_store_position("0", fmt::format("chunk * {} + i", width));
+      emit_store_position(row_step, tc_.layout.column_step(fmt::format("chunk * {} + i", width), columns));
       emit_store_element(value, access, context, tc_.layout.owner(rows));
     }
     emit_tmem_release();
   } else {
     writer_.line("#pragma unroll");
     CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", half));
-    emit_store_position("0", "i");
+    emit_store_position(row_step, tc_.layout.column_step("i", columns));
     emit_store_element(value, access, context, tc_.layout.owner(rows));
   }
 }
