@@ -443,16 +443,17 @@ void Tcgen05Kernel::emit_accumulators_read(const StorePlan& plan) {
 
 // sm_100a stores: load 32 columns of each accumulator the store reads (TMEM lane base `lanes`,
 // first column `column`) into values, values_1, ..., and say in `context` where each element is.
-void Tcgen05Kernel::emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators,
+void Tcgen05Kernel::emit_accumulator_loads(const std::vector<AccumulatorRead>& accumulators,
                                            const std::string& lanes, const std::string& column, int64_t width,
                                            ElementContext& context) {
   for (size_t k = 0; k < accumulators.size(); ++k) {
-    const Accumulator& accumulator = *accumulators[k];
+    const Accumulator& accumulator = *accumulators[k].accumulator;
     std::string values = k == 0 ? "values" : fmt::format("values_{}", k);
     writer_.line(fmt::format("uint32_t {}[{}];", values, width));
+    // A column slice of the accumulator (acc[:, a:b]) reads from its column a on.
     writer_.line(fmt::format("tilec_tmem_load_{}(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", width, lanes,
-                             accumulator.tmem_column, column, values));
-    context.accumulators[&accumulator] =
+                             accumulator.tmem_column + accumulators[k].column, column, values));
+    context.accumulators[accumulators[k]] =
         fmt::format("({}_started ? {} : {})", accumulator.name, tmem_cell(accumulator.element, values + "[i]"),
                     zero_literal(accumulator.element));
   }

@@ -151,53 +151,72 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
                      access.columns, access.base, zero_literal(op.result()->type().element()), inside, access.pitch);
 }
 
+std::string TensorCoreKernel::ElementContext::column() const {
+  return column_shift == 0 ? "column" : fmt::format("(column + {})", column_shift);
+}
+
 // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
 // element, lazily computed values at (`row`, `column`), scalars.
 std::string TensorCoreKernel::element(const Value* value, const ElementContext& context) {
   if (!value->type().is_tile()) return plan_.expression(value);
   if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return element(read->second, context);
-  if (auto named = context.named.find(value); named != context.named.end()) return named->second;
-  if (const Accumulator* accumulator = tc_.accumulator(value)) return context.accumulators.at(accumulator);
+  if (auto named = context.named.find({value, context.column_shift}); named != context.named.end())
+    return named->second;
+  if (const Accumulator* accumulator = tc_.accumulator(value))
+    return context.accumulators.at({accumulator, context.column_shift});
   if (const Fragment* held = tc_.fragment(value)) {
     if (held->columns == 1 && !context.row_vector)
       return fmt::format("{}[{}]", held->name, tc_.layout.row_slot(context.index));
-    return fmt::format("{}[{}]", held->name, context.index);
+    return fmt::format("{}[{}]", held->name, tc_.layout.sliced_register(context.index, context.column_shift));
   }
   return op_element(*value->defining_op(), context);
 }
 
 TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const Value* value, ElementContext context) {
-  std::map<const Value*, int> reads;
-  std::vector<const Value*> order;  // operands before their users
-  auto visit = [&](auto&& self, const Value* v) -> void {
+  // Each value by the column shift it is read at: a value read in two slices is two elements.
+  using Read = std::pair<const Value*, int64_t>;
+  std::map<Read, int> reads;
+  std::vector<Read> order;  // operands before their users
+  auto visit = [&](auto&& self, const Value* v, int64_t shift) -> void {
     if (!v->type().is_tile()) return;
-    if (auto read = tc_.lazy_reads.find(v); read != tc_.lazy_reads.end()) return self(self, read->second);
+    if (auto read = tc_.lazy_reads.find(v); read != tc_.lazy_reads.end()) return self(self, read->second, shift);
     if (tc_.accumulator(v) || tc_.fragment(v)) return;  // registers already
-    if (reads[v]++ > 0) return;
+    if (reads[{v, shift}]++ > 0) return;
     const Operation& op = *v->defining_op();
+    const int64_t inner = op.kind() == OpKind::slice ? shift + slice_starts(op)[1] : shift;
     if (op.kind() != OpKind::load && op.kind() != OpKind::full && op.kind() != OpKind::zeros &&
         op.kind() != OpKind::iota)
-      for (const Value* operand : op.operands()) self(self, operand);
-    order.push_back(v);
+      for (const Value* operand : op.operands()) self(self, operand, inner);
+    order.push_back({v, shift});
   };
-  visit(visit, value);
-  for (const Value* v : order) {
+  visit(visit, value, context.column_shift);
+  for (const Read& read : order) {
+    const auto [v, shift] = read;
     const OpKind kind = v->defining_op()->kind();
-    if (reads[v] < 2 || kind == OpKind::full || kind == OpKind::zeros || kind == OpKind::reshape) continue;
+    if (reads[read] < 2 || kind == OpKind::full || kind == OpKind::zeros || kind == OpKind::reshape ||
+        kind == OpKind::slice)
+      continue;
     std::string name = names_.unique(plan_.expression(v) + "_element");
-    writer_.line(fmt::format("const auto {} = {};", name, element(v, context)));
-    context.named[v] = name;
+    ElementContext at = context;
+    at.column_shift = shift;
+    writer_.line(fmt::format("const auto {} = {};", name, element(v, at)));
+    context.named[read] = name;
   }
   return context;
 }
 
 // One element of the tile `op` computes, from its operands' elements.
 std::string TensorCoreKernel::op_element(const Operation& op, const ElementContext& context) {
-  if (op.kind() == OpKind::load) return load_element(op, "row", "column");
+  if (op.kind() == OpKind::load) return load_element(op, "row", context.column());
   if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
   if (op.kind() == OpKind::zeros) return zero_literal(op.result()->type().element());
-  if (op.kind() == OpKind::iota) return iota_element(op, "row", "column");
+  if (op.kind() == OpKind::iota) return iota_element(op, "row", context.column());
   if (op.kind() == OpKind::reshape) return element(op.operand(0), context);  // <N> as <1, N>: column c is element c
+  if (op.kind() == OpKind::slice) {  // x[:, a:b]: column c is x's column a + c
+    ElementContext inner = context;
+    inner.column_shift += slice_starts(op)[1];
+    return element(op.operand(0), inner);
+  }
   std::vector<std::string> operands;
   for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
   return body_.element_expression(op, operands);

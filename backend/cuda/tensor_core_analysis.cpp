@@ -360,12 +360,24 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::scan_min:
       return unsupported(op, "a scan (cumsum, cumprod, cummax or cummin) in a tensor-core kernel (plain kernels "
                              "take it: compute it in a kernel of its own)");
-    case OpKind::slice:
+    case OpKind::slice: {
+      // Columns a:b of every row: the elements stay in the threads holding them (hold_op checks
+      // the register tiles it reads).
+      const Type& input = op.operand(0)->type();
+      const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
+      if (!producer && input.rank() == 2 && starts[0] == 0 && steps[0] == 1 && steps[1] == 1 &&
+          op.result()->type().shape()[0] == input.shape()[0])
+        return true;
+      return unsupported(op, "this subscript in a tensor-core kernel: it takes a tile's columns a:b of every row "
+                             "(x[:, 64:128], one part of a fused projection's accumulator); rows, steps and "
+                             "rank-1 subscripts move elements between the threads holding them (plain kernels take "
+                             "them: compute it in a kernel of its own, or load the part as a tile of its own)");
+    }
     case OpKind::concat:
-      return unsupported(op, fmt::format("{} in a tensor-core kernel (its elements move between the threads holding "
-                                         "them; plain kernels take it: compute it in a kernel of its own, or load "
-                                         "the parts as tiles of their own)",
-                                         op.kind() == OpKind::slice ? "a subscript x[a:b]" : "concat()"));
+      return unsupported(op, "concat() in a tensor-core kernel (its elements move between the threads holding them; "
+                             "plain kernels take it: compute it in a kernel of its own, or store the parts into "
+                             "their columns one by one, store Y[m, 0] = a; store Y[m, 1] = b, with tiles as wide as "
+                             "each part)");
     case OpKind::transpose:  // of a register tile read as mmas' A: hold_op checks its users
       if (!producer && op.result()->type().rank() == 2) return true;
       return unsupported(op, kTransposeRule);
@@ -469,7 +481,7 @@ bool Analysis::check_tma(const Operation& op) {
 bool Analysis::lazy_capable(const Operation& op) {
   return op.num_results() == 1 && op.result()->type().is_tile() && op.num_regions() == 0 &&
          (op.kind() == OpKind::load || op.kind() == OpKind::full || op.kind() == OpKind::zeros || op.kind() == OpKind::iota ||
-          op.kind() == OpKind::reshape || op.info().has(kElementwise));
+          op.kind() == OpKind::reshape || op.kind() == OpKind::slice || op.info().has(kElementwise));
 }
 
 // A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy"). A row
@@ -657,6 +669,9 @@ bool Analysis::hold_op(const Operation& op) {
                                "result); it takes loaded elements and arithmetic on them (a scale, an index), e.g. "
                                "item(load Scale[0] : <1>)");
       return true;
+    case OpKind::slice:  // computed per element where it is read, or held as a register tile of its own
+      if (!check_sliced_registers(op)) return false;
+      break;
     case OpKind::reshape:  // a row: computed per element where it is read, never held
       if (!tc_.lazy.count(op.result()))
         return unsupported(op, "a row <N> as <1, N> read other than by elementwise arithmetic or a store (combine it "
@@ -822,6 +837,39 @@ static std::string describe(const Value* value) {
   return def && def->location().known() ? fmt::format("the value of line {}", def->location().line) : "a value";
 }
 
+// A column slice reads the elements `start` columns on in the tiles it is computed from: in
+// their registers, where those stay in the thread (FragmentLayout::slice_problem); TMEM
+// accumulators, loads and positions at any column.
+bool Analysis::check_sliced_registers(const Operation& slice) {
+  const int64_t start = slice_starts(slice)[1], width = slice.result()->type().shape()[1];
+  std::string why;
+  const Value* held = nullptr;
+  std::function<void(const Value*)> visit = [&](const Value* value) {
+    if (!value->type().is_tile() || !why.empty()) return;
+    if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return visit(read->second);
+    if (const Fragment* fragment = tc_.fragment(value)) {
+      if (fragment->columns > 1) why = tc_.layout.slice_problem(fragment->columns, start, width);
+      held = value;
+      return;
+    }
+    const Operation* def = value->defining_op();
+    if (!def || !tc_.lazy.count(value) || def->kind() == OpKind::load) return;
+    for (const Value* operand : def->operands()) visit(operand);
+  };
+  visit(slice.operand(0));
+  if (why.empty()) return true;
+  const std::vector<int64_t>& shape = held->type().shape();
+  const bool tcgen05 = target_.mma == target::MmaFamily::tcgen05;
+  return unsupported(
+      slice, fmt::format("this slice of {} ({}, held in registers) at columns {}:{}: {}; {}, or keep the tile whole "
+                         "and mask the columns outside {}:{} (where() of an iota<{}, {}, i32>(1))",
+                         describe(held), held->type().to_source_string(), start, start + width, why,
+                         tcgen05 ? "slice an accumulator only in what its stores compute (TMEM is read at any "
+                                   "column), use 64-row tiles (one compute warpgroup holds whole rows)"
+                                 : "start it at a multiple of 8",
+                         start, start + width, shape[0], shape[1]));
+}
+
 // A reduction along axis 0 of a held tile (check_op took only those; a column's, or a whole
 // tile's second step) has no registers of its own: every reader must be a store that combines the
 // same way (max=, min=, +=), which folds it in (emit_folded_store): the threads holding each
@@ -912,27 +960,29 @@ bool Analysis::hold_store(const Operation& op) {
   // A column (rows x 1, one value per row) is written from the threads holding each row.
   std::string why = rows_64 ? "" : tc_.layout.unsupported(rows, columns);
   if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_source_string(), why));
-  std::vector<const Accumulator*> accumulators;
+  std::vector<AccumulatorRead> accumulators;
   std::string why_not;  // the first leaf that breaks the rule, said for a user
-  std::function<void(const Value*)> visit = [&](const Value* leaf) {
+  // `leaf` is read as a tile of `width` columns from its column `shift` on (a column slice of it).
+  std::function<void(const Value*, int64_t, int64_t)> visit = [&](const Value* leaf, int64_t width, int64_t shift) {
     if (!leaf->type().is_tile() || !why_not.empty()) return;
     if (const Accumulator* accumulator = tc_.accumulator(leaf)) {
-      if (accumulator->rows != rows || accumulator->columns != columns)
+      const AccumulatorRead read{accumulator, shift};
+      if (accumulator->rows != rows || accumulator->columns != width)
         why_not = fmt::format("it reads the accumulator {} ({}x{}) in a tile of {}x{}; a store reads accumulators "
-                              "of its own shape", describe(leaf), accumulator->rows, accumulator->columns, rows, columns);
-      else if (std::find(accumulators.begin(), accumulators.end(), accumulator) == accumulators.end())
-        accumulators.push_back(accumulator);
+                              "of its own shape", describe(leaf), accumulator->rows, accumulator->columns, rows, width);
+      else if (std::find(accumulators.begin(), accumulators.end(), read) == accumulators.end())
+        accumulators.push_back(read);
       return;
     }
     if (const Fragment* held = tc_.fragment(leaf)) {
-      if (held->rows != rows || (held->columns != columns && held->columns != 1))
+      if (held->rows != rows || (held->columns != width && held->columns != 1))
         why_not = fmt::format("it reads {} ({} rows, {} columns) in a tile of {}x{}; only tiles of the stored "
                               "shape or one column of it combine in a store", describe(leaf), held->rows,
-                              held->columns, rows, columns);
+                              held->columns, rows, width);
       return;
     }
     if (auto read = tc_.lazy_reads.find(leaf); read != tc_.lazy_reads.end()) {
-      visit(read->second);
+      visit(read->second, width, shift);
       return;
     }
     const Operation* def = leaf->defining_op();
@@ -942,11 +992,15 @@ bool Analysis::hold_store(const Operation& op) {
       return;
     }
     if (def->kind() == OpKind::load) return;
-    for (const Value* operand : def->operands()) visit(operand);
+    if (def->kind() == OpKind::slice) {
+      visit(def->operand(0), def->operand(0)->type().shape()[1], shift + slice_starts(*def)[1]);
+      return;
+    }
+    for (const Value* operand : def->operands()) visit(operand, width, shift);
   };
-  visit(value);
+  visit(value, columns, 0);
   const Value* mask = store_mask(op);
-  if (mask) visit(mask);  // read per element beside the value
+  if (mask) visit(mask, columns, 0);  // read per element beside the value
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
   const int64_t per_warpgroup = store_columns(columns);
   if (!accumulators.empty() && target::tmem_load_width(per_warpgroup) == 0)

@@ -123,6 +123,7 @@ class Analysis {
   bool hold_mma(const Operation& op);
   bool hold_store(const Operation& op);
   bool folded_reduction(const Operation& op);
+  bool check_sliced_registers(const Operation& slice);
   void plan_store_order();
   bool check_stage_buffers();
   // An mma's B is a stage buffer TMA fills: one computed in registers is refused before the

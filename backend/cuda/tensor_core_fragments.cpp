@@ -82,6 +82,24 @@ std::string FragmentLayout::row_slot(const std::string& i) const {
   return tcgen05_ ? "0" : fmt::format("(({} / 2) % 2)", i);
 }
 
+std::string FragmentLayout::slice_problem(int64_t columns, int64_t start, int64_t width) const {
+  if (tcgen05_)
+    return warpgroups_ == 1 || width == columns
+               ? ""
+               : fmt::format("each of the {} compute warpgroups holds its part of every row's columns ({} of the {}), "
+                             "so a slice {} wide would take columns from the other",
+                             warpgroups_, columns / warpgroups_, columns, width);
+  return start % 8 == 0 ? ""
+                        : fmt::format("WGMMA's layout gives each thread 2 of every 8 columns, so a slice of a register "
+                                      "tile starts at a multiple of 8 (not {})",
+                                      start);
+}
+
+std::string FragmentLayout::sliced_register(const std::string& i, int64_t start) const {
+  if (start == 0) return i;
+  return fmt::format("({} + {})", i, tcgen05_ ? start : start / 2);
+}
+
 std::string FragmentLayout::combine_rows(const std::string& r, const std::string& combine,
                                          const std::string& exchange, const std::string& barrier) const {
   auto apply = [&](const std::string& a, const std::string& b) { return fmt::format(fmt::runtime(combine), a, b); };

@@ -52,6 +52,14 @@ class FragmentLayout {
   std::string column_step(const std::string& i, int64_t columns) const;
   // The register of a row vector holding the row of a tile's register `i`.
   std::string row_slot(const std::string& i) const;
+  // A column slice x[:, start:start + width] of a held tile x of `columns` columns read from the
+  // thread's own registers: "" when each thread holds its slice elements, else why not (sm_90a:
+  // a start that is not a multiple of 8; sm_100a with two compute warpgroups: each holds half of
+  // each row's columns, so a narrower tile's halves are other columns). sliced_register: then the
+  // register of x holding the element of the slice's register `i` (sm_90a: i + start/2, 8
+  // columns being 4 registers; sm_100a: i + start).
+  std::string slice_problem(int64_t columns, int64_t start, int64_t width) const;
+  std::string sliced_register(const std::string& i, int64_t start) const;
   // The declarations `row` and `column` need, as one line.
   static std::string position_variables() {
     return "const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;";

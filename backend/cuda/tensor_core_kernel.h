@@ -236,11 +236,18 @@ class TensorCoreKernel {
   struct ElementContext {
     std::string index = "i";   // the register of the fragment being computed
     bool row_vector = false;   // that fragment is a row vector
-    // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled.
-    std::map<const Accumulator*, std::string> accumulators;
+    // Columns from the element being computed to the one read: the starts of the column slices
+    // (x[:, 64:128]) the read is inside (FragmentLayout::sliced_register for registers).
+    int64_t column_shift = 0;
+    // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled,
+    // by the accumulator and the column it is read from (AccumulatorRead).
+    std::map<AccumulatorRead, std::string> accumulators;
     // Values computed per element that a stored expression reads more than once, each declared
-    // as a local before it (hoist_repeated_elements): their names.
-    std::map<const Value*, std::string> named;
+    // as a local before it (hoist_repeated_elements): their names, by the value and the column
+    // shift it is read at.
+    std::map<std::pair<const Value*, int64_t>, std::string> named;
+    // The tile column of the element read, as C++ (`column`, shifted by a slice).
+    std::string column() const;
   };
 
   // Declares each value computed per element that `value`'s element reads more than once (GELU's
@@ -392,7 +399,7 @@ class Tcgen05Kernel final : public TensorCoreKernel {
 
   // Load `width` columns of each accumulator a store reads (TMEM lane base `lanes`, first column
   // `column`) into values, values_1, ..., and say in `context` where each element is.
-  void emit_accumulator_loads(const std::vector<const Accumulator*>& accumulators, const std::string& lanes,
+  void emit_accumulator_loads(const std::vector<AccumulatorRead>& accumulators, const std::string& lanes,
                               const std::string& column, int64_t width, ElementContext& context);
 
   // The MMAs into TMEM issued so far are complete when the accumulator barrier's phase is: the

@@ -7,6 +7,7 @@
 // (TensorCorePlan).
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -119,13 +120,21 @@ struct MmaPlan {
   WgmmaShape wgmma;  // sm_90a: the instruction (its wrapper is wgmma_function(wgmma))
 };
 
+// A TMEM accumulator as a store reads it: from its column `column` on (a column slice of it,
+// acc[:, 64:128], reads from 64).
+struct AccumulatorRead {
+  const Accumulator* accumulator = nullptr;
+  int64_t column = 0;
+  auto operator<=>(const AccumulatorRead&) const = default;
+};
+
 // How a store is written: each thread at its elements (direct), or through shared memory and TMA:
 // each compute warpgroup writes boxes of `box_rows` x `chunk_columns` (128 bytes a row, 128-byte
 // swizzle) into its staging and one of its threads stores them.
 struct StorePlan {
   // The TMEM accumulators it reads (sm_100a), in the order the stored expression meets them;
   // each is loaded 32 columns at a time beside the others.
-  std::vector<const Accumulator*> accumulators;
+  std::vector<AccumulatorRead> accumulators;
   bool tma = false;
   std::string direct_because;  // why the stores are direct from registers, when !tma (the kernel's summary)
   int64_t chunk_columns = 0, box_rows = 0, buffers = 0;  // buffers: boxes of staging per warpgroup

@@ -282,7 +282,7 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
 
 // Masked stores in a tensor-core epilogue take the forms it holds: the store of a folded axis-0
 // reduction and of a tile reshaped between the tensor's dimensions are refused at the op, saying
-// what to write instead (plain kernels take both); so are subscripts and concat().
+// what to write instead (plain kernels take both); so is concat().
 TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) {
   struct Case {
     const char* name;
@@ -292,9 +292,9 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
       {"folded_reduction", "CS: tensor<1, N, f32>", "  store CS[0, n] max= max(acc, axis = 0) if n > 0;\n",
        ":6:3: error: the tensor-core CUDA backend (sm_90a) does not support a masked store of a reduction along "
        "axis 0; mask the reduced tile instead (where(mask, x, -1.0e30) before the reduction)"},
-      {"subscript", "Y: tensor<M, N, f32>", "  store Y[m, n] = concat(acc[:, 32:], acc[:, :32], axis = 1);\n",
-       ":6:29: error: the tensor-core CUDA backend (sm_90a) does not support a subscript x[a:b] in a tensor-core "
-       "kernel"},
+      {"concat", "Y: tensor<M, N, f32>", "  store Y[m, n] = concat(acc[:, 32:], acc[:, :32], axis = 1);\n",
+       ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support concat() in a tensor-core kernel (its "
+       "elements move between the threads holding them"},
       {"between_dimensions", "O: tensor<M, 1, N, f32>",
        "  store O[m, 0, n] = reshape<64, 1, 64>(acc) if iota<64, 1, 64, i32>(0) < 9;\n",
        ":6:22: error: the tensor-core CUDA backend (sm_90a) does not support a masked store of a tile reshaped "
@@ -314,6 +314,55 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
     CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target sm_90a -o /dev/null");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    std::filesystem::remove(file);
+  }
+}
+
+// Column slices (acc[:, a:b]) stay in the threads holding the elements; those that would move
+// them are refused at the subscript, saying what to write instead: rows and steps on both
+// targets; on sm_90a a register tile's slice not at a multiple of 8 (WGMMA's layout); on sm_100a
+// with two compute warpgroups a slice of a register tile (each holds half of every row), while
+// the same slice where only stores read it comes from TMEM and compiles.
+TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
+  struct Case {
+    const char *name, *target;
+    std::string line;  // line 6
+    std::string message;  // "" when it compiles
+  };
+  const std::string rule = "does not support this subscript in a tensor-core kernel: it takes a tile's columns a:b "
+                           "of every row";
+  const Case cases[] = {
+      {"rows", "sm_90a", "  store Y[m, 0] = acc[0:32, :];\n", ":6:22: error: the tensor-core CUDA backend (sm_90a) " + rule},
+      {"step", "sm_100a", "  store Y[m, n] = acc[:, ::2];\n", ":6:22: error: the tensor-core CUDA backend (sm_100a) " + rule},
+      {"sm90_start", "sm_90a", "  store Y[m, n] = acc[:, 4:12];\n",
+       ":6:22: error: the tensor-core CUDA backend (sm_90a) does not support this slice of %acc (tile<128, 64, f32>, "
+       "held in registers) at columns 4:12: WGMMA's layout gives each thread 2 of every 8 columns, so a slice of a "
+       "register tile starts at a multiple of 8 (not 4); start it at a multiple of 8, or keep the tile whole and "
+       "mask the columns outside 4:12 (where() of an iota<128, 64, i32>(1))"},
+      {"sm90_reduced", "sm_90a", "  store R[m, 0] = max(acc[:, 8:40], axis = 1);\n", ""},
+      {"sm100_reduced", "sm_100a", "  store R[m, 0] = max(acc[:, 0:32], axis = 1);\n",
+       ":6:26: error: the tensor-core CUDA backend (sm_100a) does not support this slice of %acc (tile<128, 64, f32>, "
+       "held in registers) at columns 0:32: each of the 2 compute warpgroups holds its part of every row's columns "
+       "(32 of the 64), so a slice 32 wide would take columns from the other; slice an accumulator only in what its "
+       "stores compute (TMEM is read at any column), use 64-row tiles"},
+      {"sm100_stored", "sm_100a", "  store Y[m, n] = acc[:, 32:] * 2.0;\n", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::filesystem::path file =
+        std::filesystem::temp_directory_path() / ("tilec_column_slice_" + std::to_string(::getpid()) + ".tile");
+    write_file(file, fmt::format("kernel t(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, Y: tensor<M, N, f32>, "
+                                 "R: tensor<M, 1, f32>)\n"
+                                 "    grid persistent(cdiv(M, 128), cdiv(N, 64)) as (m, n) {{\n"
+                                 "  acc = zeros<128, 64, f32>();\n"
+                                 "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n"
+                                 "    acc = mma(load A[m, k] : <128, 64>, load B[k, n] : <64, 64>, acc); }}\n"
+                                 "{}}}\n",
+                                 c.line));
+    CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + c.target +
+                                  " -o /dev/null");
+    EXPECT_EQ(r.status, c.message.empty() ? 0 : 1) << r.err;
+    if (!c.message.empty()) EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     std::filesystem::remove(file);
   }
 }
