@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -450,10 +451,19 @@ void Tcgen05Kernel::emit_accumulator_loads(const std::vector<AccumulatorRead>& a
     const Accumulator& accumulator = *accumulators[k].accumulator;
     std::string values = k == 0 ? "values" : fmt::format("values_{}", k);
     writer_.line(fmt::format("uint32_t {}[{}];", values, width));
-    // A column slice of the accumulator (acc[:, a:b]) reads from its column a on.
+    // A column slice of the accumulator (acc[:, a:b]) reads from its column a on; a concat's
+    // part only where the part lies, its load clamped into the accumulator elsewhere (the store
+    // takes another part's values there: the parts meet at multiples of the width).
+    const int64_t shift = accumulators[k].column;
+    std::string first = shift == 0 ? column : fmt::format("{} {} {}", column, shift < 0 ? '-' : '+', std::abs(shift));
+    if (accumulators[k].partial) {
+      const std::string from = names_.unique("from");
+      writer_.line(fmt::format("const int {} = {};", from, first));
+      first = fmt::format("{0} < 0 ? 0 : {0} > {1} ? {1} : {0}", from, accumulator.columns - width);
+    }
     writer_.line(fmt::format("tilec_tmem_load_{}(tmem_base + {} + {} + static_cast<uint32_t>({}), {});", width, lanes,
-                             accumulator.tmem_column + accumulators[k].column, column, values));
-    context.accumulators[accumulators[k]] =
+                             accumulator.tmem_column, first, values));
+    context.accumulators[{&accumulator, shift}] =
         fmt::format("({}_started ? {} : {})", accumulator.name, tmem_cell(accumulator.element, values + "[i]"),
                     zero_literal(accumulator.element));
   }

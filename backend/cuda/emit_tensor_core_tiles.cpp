@@ -183,10 +183,9 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
     if (tc_.accumulator(v) || tc_.fragment(v)) return;  // registers already
     if (reads[{v, shift}]++ > 0) return;
     const Operation& op = *v->defining_op();
-    const int64_t inner = op.kind() == OpKind::slice ? shift + slice_starts(op)[1] : shift;
     if (op.kind() != OpKind::load && op.kind() != OpKind::full && op.kind() != OpKind::zeros &&
         op.kind() != OpKind::iota)
-      for (const Value* operand : op.operands()) self(self, operand, inner);
+      for (size_t k = 0; k < op.num_operands(); ++k) self(self, op.operand(k), shift + operand_column_shift(op, k));
     order.push_back({v, shift});
   };
   visit(visit, value, context.column_shift);
@@ -194,7 +193,7 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
     const auto [v, shift] = read;
     const OpKind kind = v->defining_op()->kind();
     if (reads[read] < 2 || kind == OpKind::full || kind == OpKind::zeros || kind == OpKind::reshape ||
-        kind == OpKind::slice)
+        kind == OpKind::slice || kind == OpKind::concat)
       continue;
     std::string name = names_.unique(plan_.expression(v) + "_element");
     ElementContext at = context;
@@ -216,6 +215,29 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
     ElementContext inner = context;
     inner.column_shift += slice_starts(op)[1];
     return element(op.operand(0), inner);
+  }
+  if (op.kind() == OpKind::concat) {  // along axis 1: column c is part k's c - o_k, where o_k <= c < o_k + w_k
+    std::string out, close;
+    for (size_t k = 0; k < op.num_operands(); ++k) {
+      ElementContext inner = context;
+      inner.column_shift += operand_column_shift(op, k);
+      const std::string part = element(op.operand(k), inner);
+      if (k + 1 == op.num_operands()) {
+        out += part;
+        break;
+      }
+      // Below the next part's first column, in this element's column (its register's, where the
+      // layout tells it without the thread: a constant once the loop is unrolled).
+      const int64_t next = -operand_column_shift(op, k + 1) - context.column_shift;
+      std::string below = tc_.layout.column_below(context.index, next);
+      if (below.empty()) {
+        position_used_ = true;
+        below = fmt::format("column < {}", next);
+      }
+      out += fmt::format("({} ? {} : ", below, part);
+      close += ")";
+    }
+    return out + close;
   }
   std::vector<std::string> operands;
   for (const Value* operand : op.operands()) operands.push_back(element(operand, context));

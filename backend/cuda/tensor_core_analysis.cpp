@@ -374,10 +374,13 @@ bool Analysis::check_op(const Operation& op, bool producer) {
                              "them: compute it in a kernel of its own, or load the part as a tile of its own)");
     }
     case OpKind::concat:
-      return unsupported(op, "concat() in a tensor-core kernel (its elements move between the threads holding them; "
-                             "plain kernels take it: compute it in a kernel of its own, or store the parts into "
-                             "their columns one by one, store Y[m, 0] = a; store Y[m, 1] = b, with tiles as wide as "
-                             "each part)");
+      // Tiles side by side along the columns: each element is read where its part holds it
+      // (hold_op checks the register tiles it reads).
+      if (!producer && op.result()->type().rank() == 2 && op.int_attr("axis", -1) == 1) return true;
+      return unsupported(op, "this concat() in a tensor-core kernel: it puts 2-D tiles side by side along axis 1 "
+                             "(RoPE's rotate-half, concat(-x[:, 32:], x[:, :32], axis = 1)); along axis 0 or of "
+                             "rank-1 tiles its elements move between the threads holding them (plain kernels take "
+                             "it: compute it in a kernel of its own, or store the parts one by one)");
     case OpKind::transpose:  // of a register tile read as mmas' A: hold_op checks its users
       if (!producer && op.result()->type().rank() == 2) return true;
       return unsupported(op, kTransposeRule);
@@ -481,7 +484,8 @@ bool Analysis::check_tma(const Operation& op) {
 bool Analysis::lazy_capable(const Operation& op) {
   return op.num_results() == 1 && op.result()->type().is_tile() && op.num_regions() == 0 &&
          (op.kind() == OpKind::load || op.kind() == OpKind::full || op.kind() == OpKind::zeros || op.kind() == OpKind::iota ||
-          op.kind() == OpKind::reshape || op.kind() == OpKind::slice || op.info().has(kElementwise));
+          op.kind() == OpKind::reshape || op.kind() == OpKind::slice || op.kind() == OpKind::concat ||
+          op.info().has(kElementwise));
 }
 
 // A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy"). A row
@@ -670,6 +674,7 @@ bool Analysis::hold_op(const Operation& op) {
                                "item(load Scale[0] : <1>)");
       return true;
     case OpKind::slice:  // computed per element where it is read, or held as a register tile of its own
+    case OpKind::concat:
       if (!check_sliced_registers(op)) return false;
       break;
     case OpKind::reshape:  // a row: computed per element where it is read, never held
@@ -837,37 +842,51 @@ static std::string describe(const Value* value) {
   return def && def->location().known() ? fmt::format("the value of line {}", def->location().line) : "a value";
 }
 
-// A column slice reads the elements `start` columns on in the tiles it is computed from: in
-// their registers, where those stay in the thread (FragmentLayout::slice_problem); TMEM
-// accumulators, loads and positions at any column.
-bool Analysis::check_sliced_registers(const Operation& slice) {
-  const int64_t start = slice_starts(slice)[1], width = slice.result()->type().shape()[1];
-  std::string why;
-  const Value* held = nullptr;
-  std::function<void(const Value*)> visit = [&](const Value* value) {
-    if (!value->type().is_tile() || !why.empty()) return;
-    if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return visit(read->second);
-    if (const Fragment* fragment = tc_.fragment(value)) {
-      if (fragment->columns > 1) why = tc_.layout.slice_problem(fragment->columns, start, width);
-      held = value;
-      return;
-    }
-    const Operation* def = value->defining_op();
-    if (!def || !tc_.lazy.count(value) || def->kind() == OpKind::load) return;
-    for (const Value* operand : def->operands()) visit(operand);
-  };
-  visit(slice.operand(0));
-  if (why.empty()) return true;
-  const std::vector<int64_t>& shape = held->type().shape();
+// A column slice (or a concat's part) reads the elements `start` columns on in the tiles it is
+// computed from: in their registers, where those stay in the thread
+// (FragmentLayout::slice_problem); TMEM accumulators, loads and positions at any column.
+bool Analysis::check_sliced_registers(const Operation& op) {
+  const int64_t width = op.result()->type().shape()[1];
   const bool tcgen05 = target_.mma == target::MmaFamily::tcgen05;
-  return unsupported(
-      slice, fmt::format("this slice of {} ({}, held in registers) at columns {}:{}: {}; {}, or keep the tile whole "
-                         "and mask the columns outside {}:{} (where() of an iota<{}, {}, i32>(1))",
-                         describe(held), held->type().to_source_string(), start, start + width, why,
-                         tcgen05 ? "slice an accumulator only in what its stores compute (TMEM is read at any "
-                                   "column), use 64-row tiles (one compute warpgroup holds whole rows)"
-                                 : "start it at a multiple of 8",
-                         start, start + width, shape[0], shape[1]));
+  for (size_t k = 0; k < op.num_operands(); ++k) {
+    const int64_t start = operand_column_shift(op, k);
+    std::string why;
+    const Value* held = nullptr;
+    std::function<void(const Value*)> visit = [&](const Value* value) {
+      if (!value->type().is_tile() || !why.empty()) return;
+      if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return visit(read->second);
+      if (const Fragment* fragment = tc_.fragment(value)) {
+        if (fragment->columns > 1) why = tc_.layout.slice_problem(fragment->columns, start, width);
+        held = value;
+        return;
+      }
+      const Operation* def = value->defining_op();
+      if (!def || !tc_.lazy.count(value) || def->kind() == OpKind::load) return;
+      for (const Value* operand : def->operands()) visit(operand);
+    };
+    visit(op.operand(k));
+    if (why.empty()) continue;
+    const std::string tile = fmt::format("{} ({}, held in registers)", describe(held), held->type().to_source_string());
+    if (op.kind() == OpKind::concat) {
+      const int64_t part = op.operand(k)->type().shape()[1];
+      return unsupported(op, fmt::format("this concat() of {} as its columns {}:{}: {}; {}", tile, -start,
+                                         -start + part, why,
+                                         tcgen05 ? "concatenate accumulators only in what their stores compute (TMEM "
+                                                   "is read at any column), or use 64-row tiles (one compute "
+                                                   "warpgroup holds whole rows)"
+                                                 : "make each part a multiple of 8 columns wide"));
+    }
+    const std::vector<int64_t>& shape = held->type().shape();
+    return unsupported(
+        op, fmt::format("this slice of {} at columns {}:{}: {}; {}, or keep the tile whole and mask the columns "
+                        "outside {}:{} (where() of an iota<{}, {}, i32>(1))",
+                        tile, start, start + width, why,
+                        tcgen05 ? "slice an accumulator only in what its stores compute (TMEM is read at any "
+                                  "column), use 64-row tiles (one compute warpgroup holds whole rows)"
+                                : "start it at a multiple of 8",
+                        start, start + width, shape[0], shape[1]));
+  }
+  return true;
 }
 
 // A reduction along axis 0 of a held tile (check_op took only those; a column's, or a whole
@@ -962,16 +981,24 @@ bool Analysis::hold_store(const Operation& op) {
   if (!why.empty()) return unsupported(op, fmt::format("a stored tile {}: {}", value->type().to_source_string(), why));
   std::vector<AccumulatorRead> accumulators;
   std::string why_not;  // the first leaf that breaks the rule, said for a user
-  // `leaf` is read as a tile of `width` columns from its column `shift` on (a column slice of it).
-  std::function<void(const Value*, int64_t, int64_t)> visit = [&](const Value* leaf, int64_t width, int64_t shift) {
+  // Where a concat()'s parts meet, in columns of the stored tile.
+  std::vector<int64_t> seams;
+  // `leaf` is read as a tile of `width` columns from its column `shift` on (a column slice of it,
+  // or a concat's part: `partial`, read only where the part lies).
+  std::function<void(const Value*, int64_t, int64_t, bool)> visit = [&](const Value* leaf, int64_t width,
+                                                                        int64_t shift, bool partial) {
     if (!leaf->type().is_tile() || !why_not.empty()) return;
     if (const Accumulator* accumulator = tc_.accumulator(leaf)) {
-      const AccumulatorRead read{accumulator, shift};
+      auto read = std::find_if(accumulators.begin(), accumulators.end(), [&](const AccumulatorRead& r) {
+        return r.accumulator == accumulator && r.column == shift;
+      });
       if (accumulator->rows != rows || accumulator->columns != width)
         why_not = fmt::format("it reads the accumulator {} ({}x{}) in a tile of {}x{}; a store reads accumulators "
                               "of its own shape", describe(leaf), accumulator->rows, accumulator->columns, rows, width);
-      else if (std::find(accumulators.begin(), accumulators.end(), read) == accumulators.end())
-        accumulators.push_back(read);
+      else if (read == accumulators.end())
+        accumulators.push_back({accumulator, shift, partial});
+      else
+        read->partial = read->partial || partial;
       return;
     }
     if (const Fragment* held = tc_.fragment(leaf)) {
@@ -982,7 +1009,7 @@ bool Analysis::hold_store(const Operation& op) {
       return;
     }
     if (auto read = tc_.lazy_reads.find(leaf); read != tc_.lazy_reads.end()) {
-      visit(read->second, width, shift);
+      visit(read->second, width, shift, partial);
       return;
     }
     const Operation* def = leaf->defining_op();
@@ -992,16 +1019,28 @@ bool Analysis::hold_store(const Operation& op) {
       return;
     }
     if (def->kind() == OpKind::load) return;
-    if (def->kind() == OpKind::slice) {
-      visit(def->operand(0), def->operand(0)->type().shape()[1], shift + slice_starts(*def)[1]);
+    if (def->kind() == OpKind::slice || def->kind() == OpKind::concat) {
+      for (size_t k = 0; k < def->num_operands(); ++k) {
+        const int64_t part_shift = shift + operand_column_shift(*def, k);
+        if (def->kind() == OpKind::concat && k > 0) seams.push_back(-part_shift);
+        visit(def->operand(k), def->operand(k)->type().shape()[1], part_shift,
+              partial || def->kind() == OpKind::concat);
+      }
       return;
     }
-    for (const Value* operand : def->operands()) visit(operand, width, shift);
+    for (const Value* operand : def->operands()) visit(operand, width, shift, partial);
   };
-  visit(value, columns, 0);
+  visit(value, columns, 0, false);
   const Value* mask = store_mask(op);
-  if (mask) visit(mask, columns, 0);  // read per element beside the value
+  if (mask) visit(mask, columns, 0, false);  // read per element beside the value
   if (!why_not.empty()) return unsupported(op, fmt::format("this store: {}", why_not));
+  // TMEM accumulators are read 32 (or 16 or 8) columns at a time, each load a part's or another's.
+  const auto seam = std::find_if(seams.begin(), seams.end(), [](int64_t s) { return s % 32 != 0; });
+  if (!accumulators.empty() && seam != seams.end())
+    return unsupported(op, fmt::format("a concat() whose parts meet at column {} of the stored tile, with TMEM "
+                                       "accumulators in it: a store reads TMEM 32 columns at a time, each from "
+                                       "one part, so parts meet at multiples of 32",
+                                       *seam));
   const int64_t per_warpgroup = store_columns(columns);
   if (!accumulators.empty() && target::tmem_load_width(per_warpgroup) == 0)
     return unsupported(op,

@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include <cstdlib>
+
 namespace tilec::cuda {
 
 std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
@@ -90,9 +92,14 @@ std::string FragmentLayout::slice_problem(int64_t columns, int64_t start, int64_
                              "so a slice {} wide would take columns from the other",
                              warpgroups_, columns / warpgroups_, columns, width);
   return start % 8 == 0 ? ""
-                        : fmt::format("WGMMA's layout gives each thread 2 of every 8 columns, so a slice of a register "
-                                      "tile starts at a multiple of 8 (not {})",
-                                      start);
+                        : fmt::format("WGMMA's layout gives each thread 2 of every 8 columns, so a slice or concat() "
+                                      "moves a register tile's columns by a multiple of 8 (not {})",
+                                      std::abs(start));
+}
+
+std::string FragmentLayout::column_below(const std::string& i, int64_t bound) const {
+  if (tcgen05_) return warpgroups_ == 1 ? fmt::format("{} < {}", i, bound) : "";
+  return bound % 8 == 0 ? fmt::format("8 * (({}) / 4) < {}", i, bound) : "";
 }
 
 std::string FragmentLayout::sliced_register(const std::string& i, int64_t start) const {

@@ -59,6 +59,10 @@ class FragmentLayout {
   // register of x holding the element of the slice's register `i` (sm_90a: i + start/2, 8
   // columns being 4 registers; sm_100a: i + start).
   std::string slice_problem(int64_t columns, int64_t start, int64_t width) const;
+  // Whether register `i`'s column is below `bound`, as C++ over `i` alone ("" where it depends on
+  // the thread: sm_100a with two compute warpgroups, or sm_90a with a bound that is not a multiple
+  // of 8, where the thread's 2·(lane mod 4) decides).
+  std::string column_below(const std::string& i, int64_t bound) const;
   std::string sliced_register(const std::string& i, int64_t start) const;
   // The declarations `row` and `column` need, as one line.
   static std::string position_variables() {

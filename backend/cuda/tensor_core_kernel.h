@@ -241,7 +241,7 @@ class TensorCoreKernel {
     int64_t column_shift = 0;
     // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled,
     // by the accumulator and the column it is read from (AccumulatorRead).
-    std::map<AccumulatorRead, std::string> accumulators;
+    std::map<std::pair<const Accumulator*, int64_t>, std::string> accumulators;
     // Values computed per element that a stored expression reads more than once, each declared
     // as a local before it (hoist_repeated_elements): their names, by the value and the column
     // shift it is read at.

@@ -77,4 +77,12 @@ TensorCorePlan summarize(const Plan& tc) {
   return summary;
 }
 
+int64_t operand_column_shift(const Operation& op, size_t k) {
+  if (op.kind() == OpKind::slice) return slice_starts(op)[1];
+  if (op.kind() != OpKind::concat) return 0;
+  int64_t offset = 0;
+  for (size_t i = 0; i < k; ++i) offset += op.operand(i)->type().shape()[1];
+  return -offset;
+}
+
 }  // namespace tilec::cuda::tensor_core

@@ -121,12 +121,19 @@ struct MmaPlan {
 };
 
 // A TMEM accumulator as a store reads it: from its column `column` on (a column slice of it,
-// acc[:, 64:128], reads from 64).
+// acc[:, 64:128], reads from 64). `partial`: a part of a concat() reads it, only where the part
+// lies; elsewhere the columns read may lie outside the accumulator (`column` may be negative), and
+// are clamped into it (Tcgen05Kernel::emit_accumulator_loads).
 struct AccumulatorRead {
   const Accumulator* accumulator = nullptr;
   int64_t column = 0;
-  auto operator<=>(const AccumulatorRead&) const = default;
+  bool partial = false;
 };
+
+// Columns from an element of `op`'s column-sliced result to the element of operand `k` it reads:
+// a slice x[:, a:b] reads column a + c of x (a); a concat() along axis 1, part k's column
+// c - o_k where o_k is the part's first column (-o_k); 0 for every other op.
+int64_t operand_column_shift(const Operation& op, size_t k);
 
 // How a store is written: each thread at its elements (direct), or through shared memory and TMA:
 // each compute warpgroup writes boxes of `box_rows` x `chunk_columns` (128 bytes a row, 128-byte

@@ -318,11 +318,12 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
   }
 }
 
-// Column slices (acc[:, a:b]) stay in the threads holding the elements; those that would move
-// them are refused at the subscript, saying what to write instead: rows and steps on both
-// targets; on sm_90a a register tile's slice not at a multiple of 8 (WGMMA's layout); on sm_100a
-// with two compute warpgroups a slice of a register tile (each holds half of every row), while
-// the same slice where only stores read it comes from TMEM and compiles.
+// Column slices (acc[:, a:b]) and concat() along axis 1 stay in the threads holding the elements;
+// those that would move them are refused at the op, saying what to write instead: rows and steps
+// on both targets; on sm_90a a register tile's slice not at a multiple of 8 (WGMMA's layout), or
+// its concat() at such a column; on sm_100a with two compute warpgroups a slice of a register
+// tile (each holds half of every row), while the same slice where only stores read it comes from
+// TMEM and compiles, and a concat() of TMEM reads whose parts meet inside a 32-column load.
 TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
   struct Case {
     const char *name, *target;
@@ -336,8 +337,8 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
       {"step", "sm_100a", "  store Y[m, n] = acc[:, ::2];\n", ":6:22: error: the tensor-core CUDA backend (sm_100a) " + rule},
       {"sm90_start", "sm_90a", "  store Y[m, n] = acc[:, 4:12];\n",
        ":6:22: error: the tensor-core CUDA backend (sm_90a) does not support this slice of %acc (tile<128, 64, f32>, "
-       "held in registers) at columns 4:12: WGMMA's layout gives each thread 2 of every 8 columns, so a slice of a "
-       "register tile starts at a multiple of 8 (not 4); start it at a multiple of 8, or keep the tile whole and "
+       "held in registers) at columns 4:12: WGMMA's layout gives each thread 2 of every 8 columns, so a slice or "
+       "concat() moves a register tile's columns by a multiple of 8 (not 4); start it at a multiple of 8, or keep the tile whole and "
        "mask the columns outside 4:12 (where() of an iota<128, 64, i32>(1))"},
       {"sm90_reduced", "sm_90a", "  store R[m, 0] = max(acc[:, 8:40], axis = 1);\n", ""},
       {"sm100_reduced", "sm_100a", "  store R[m, 0] = max(acc[:, 0:32], axis = 1);\n",
@@ -346,6 +347,18 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
        "(32 of the 64), so a slice 32 wide would take columns from the other; slice an accumulator only in what its "
        "stores compute (TMEM is read at any column), use 64-row tiles"},
       {"sm100_stored", "sm_100a", "  store Y[m, n] = acc[:, 32:] * 2.0;\n", ""},
+      {"axis0", "sm_90a", "  store Y[m, n] = concat(acc, acc, axis = 0)[0:128];\n",
+       ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this concat() in a tensor-core kernel: it "
+       "puts 2-D tiles side by side along axis 1"},
+      {"sm90_concat", "sm_90a", "  store Y[m, n] = concat(acc[:, :4], acc[:, :60], axis = 1);\n",
+       ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this concat() of %acc (tile<128, 64, f32>, "
+       "held in registers) as its columns 4:64: WGMMA's layout gives each thread 2 of every 8 columns, so a slice or "
+       "concat() moves a register tile's columns by a multiple of 8 (not 4); make each part a multiple of 8 columns wide"},
+      {"sm90_rotated", "sm_90a", "  store Y[m, n] = concat(acc[:, 16:], acc[:, :16], axis = 1);\n", ""},
+      {"sm100_seam", "sm_100a", "  store Y[m, n] = concat(acc[:, 16:], acc[:, :16], axis = 1);\n",
+       ":6:3: error: the tensor-core CUDA backend (sm_100a) does not support a concat() whose parts meet at column 48 "
+       "of the stored tile, with TMEM accumulators in it: a store reads TMEM 32 columns at a time, each from one part, "
+       "so parts meet at multiples of 32"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -362,7 +375,9 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
     CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + c.target +
                                   " -o /dev/null");
     EXPECT_EQ(r.status, c.message.empty() ? 0 : 1) << r.err;
-    if (!c.message.empty()) EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    if (!c.message.empty()) {
+      EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    }
     std::filesystem::remove(file);
   }
 }
