@@ -166,6 +166,11 @@ void TensorCoreKernel::emit_summary() {
     for (const auto& [value, index] : tc_.loaded_after_loop)
       if (held_here(value))
         where = fmt::format("; read from the TMEM accumulator {} once its loop is done", tc_.accumulators[index].name);
+    for (const Value* slice : tc_.loaded_slices)
+      if (held_here(slice))
+        where = fmt::format("; columns {}:{} of the TMEM accumulator {}, read once its loop is done",
+                            slice_starts(*slice->defining_op())[1], slice_starts(*slice->defining_op())[1] + held.columns,
+                            tc_.accumulator(slice->defining_op()->operand(0))->name);
     writer_.line(fmt::format("//   {} {}: {}x{} {} in registers, {} per thread{}",
                              held.accumulator ? "accumulator" : "register tile", held.name, held.rows, held.columns,
                              to_string(held.element), tc_.layout.count(held.columns), where));
@@ -604,8 +609,9 @@ void TensorCoreKernel::emit_op(const Operation& op) {
     default: break;
   }
   if (op.num_results() == 1 && op.result()->type().is_tile()) {
-    if (tc_.fragment(op.result())) emit_fragment_op(op);
-    return;  // else computed per element where a store writes it
+    // Else computed per element where a store writes it, or read from TMEM after its loop.
+    if (tc_.fragment(op.result()) && !tc_.loaded_slices.count(op.result())) emit_fragment_op(op);
+    return;
   }
   body_.emit_op(op);
 }

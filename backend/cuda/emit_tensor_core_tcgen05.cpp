@@ -66,6 +66,7 @@ void Tcgen05Analysis::find_accumulators() {
     const Operation* reader = nullptr;  // the first user that keeps the chain out of TMEM
     const Operation* computed_a = nullptr;  // the first mma into it whose A is not a loaded stage
     std::vector<const Value*> loaded;   // loop results read other than by mmas and stores
+    std::vector<const Value*> sliced;   // those read only through column slices (two warpgroups)
     bool ok = true, written = false;
     for (const Value* value : members) {
       const Operation* def = value->defining_op();
@@ -91,8 +92,12 @@ void Tcgen05Analysis::find_accumulators() {
         if (!held && !unheld) unheld = user;
       }
       // A loop's result nothing chains on from is read into registers after the loop instead.
+      const auto& users = users_[value];
+      const bool only_slices = tc_.compute_threads > kWarpgroup && std::all_of(users.begin(), users.end(), [](const Operation* user) {
+        return user->kind() == OpKind::slice;
+      });
       if (unheld && def && def->kind() == OpKind::for_ && !chained_use) {
-        loaded.push_back(value);
+        (only_slices ? sliced : loaded).push_back(value);
       } else if (unheld) {
         if (!reader) reader = unheld;
         ok = false;
@@ -113,6 +118,12 @@ void Tcgen05Analysis::find_accumulators() {
       continue;
     }
     for (const Value* value : loaded) tc_.loaded_after_loop[value] = tc_.accumulators.size();
+    for (const Value* value : sliced)
+      for (const Operation* slice : users_[value]) {  // register tiles now, so stores read them, not TMEM
+        tc_.lazy.erase(slice->result());
+        tc_.sliced_after_loop[value].push_back(slice->result());
+        tc_.loaded_slices.insert(slice->result());
+      }
     Accumulator accumulator;
     accumulator.name = plan_.expression(zeros);
     accumulator.zeros = zeros->defining_op();
@@ -350,17 +361,36 @@ void Tcgen05Kernel::emit_tmem_into_fragment(const Fragment& fragment, int64_t tm
 void Tcgen05Kernel::emit_after_loop(const Operation& op) {
   for (size_t r = 0; r < op.num_results(); ++r) {
     auto loaded = tc_.loaded_after_loop.find(op.result(r));
-    if (loaded == tc_.loaded_after_loop.end()) continue;
-    const Accumulator& accumulator = tc_.accumulators[loaded->second];
+    auto sliced = tc_.sliced_after_loop.find(op.result(r));
+    if (loaded == tc_.loaded_after_loop.end() && sliced == tc_.sliced_after_loop.end()) continue;
+    const Accumulator& accumulator = loaded != tc_.loaded_after_loop.end() ? tc_.accumulators[loaded->second]
+                                                                          : *tc_.accumulator(op.result(r));
+    auto cell = [&](const std::string&) {
+      return fmt::format("{}_started ? {} : {}", accumulator.name, tmem_cell(accumulator.element, "values[i]"),
+                         zero_literal(accumulator.element));
+    };
+    if (loaded == tc_.loaded_after_loop.end()) {  // only its column slices (Plan::sliced_after_loop)
+      std::vector<const Fragment*> slices;
+      for (const Value* slice : sliced->second) {
+        slices.push_back(tc_.fragment(slice));
+        writer_.line(fmt::format("// {}: columns {}:{} of the accumulator {}, read from TMEM once the loop is done",
+                                 slices.back()->name, slice_starts(*slice->defining_op())[1],
+                                 slice_starts(*slice->defining_op())[1] + slices.back()->columns, accumulator.name));
+        declare_fragment(*slices.back());
+      }
+      emit_accumulator_wait();
+      for (size_t k = 0; k < slices.size(); ++k)
+        emit_tmem_into_fragment(*slices[k], accumulator.tmem_column + slice_starts(*sliced->second[k]->defining_op())[1],
+                                cell);
+      emit_tmem_release();
+      continue;
+    }
     const Fragment& result = *tc_.fragment(op.result(r));
     writer_.line(fmt::format("// {}: the accumulator {}, read from TMEM once the loop is done", result.name,
                              accumulator.name));
     declare_fragment(result);
     emit_accumulator_wait();
-    emit_tmem_into_fragment(result, accumulator.tmem_column, [&](const std::string&) {
-      return fmt::format("{}_started ? {} : {}", accumulator.name, tmem_cell(accumulator.element, "values[i]"),
-                         zero_literal(accumulator.element));
-    });
+    emit_tmem_into_fragment(result, accumulator.tmem_column, cell);
     emit_tmem_release();
   }
 }

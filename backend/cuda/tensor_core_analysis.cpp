@@ -675,6 +675,7 @@ bool Analysis::hold_op(const Operation& op) {
       return true;
     case OpKind::slice:  // computed per element where it is read, or held as a register tile of its own
     case OpKind::concat:
+      if (tc_.loaded_slices.count(op.result())) return true;  // read from TMEM after its loop (hold_loop)
       if (!check_sliced_registers(op)) return false;
       break;
     case OpKind::reshape:  // a row: computed per element where it is read, never held
@@ -703,6 +704,9 @@ bool Analysis::hold_loop(const Operation& loop) {
     if (tc_.accumulator_of.count(argument)) {  // a TMEM group: its yield is in it too
       // The result is read from TMEM into a register tile after the loop (Plan::loaded_after_loop).
       if (tc_.loaded_after_loop.count(loop.result(i - 1)) && !new_fragment(loop, loop.result(i - 1))) return false;
+      if (auto sliced = tc_.sliced_after_loop.find(loop.result(i - 1)); sliced != tc_.sliced_after_loop.end())
+        for (const Value* slice : sliced->second)  // each slice read from its TMEM columns (Plan::sliced_after_loop)
+          if (!new_fragment(*slice->defining_op(), slice)) return false;
       continue;
     }
     if (!tc_.fragment(init))

@@ -282,7 +282,7 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
 
 // Masked stores in a tensor-core epilogue take the forms it holds: the store of a folded axis-0
 // reduction and of a tile reshaped between the tensor's dimensions are refused at the op, saying
-// what to write instead (plain kernels take both); so is concat().
+// what to write instead (plain kernels take both).
 TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) {
   struct Case {
     const char* name;
@@ -292,9 +292,6 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
       {"folded_reduction", "CS: tensor<1, N, f32>", "  store CS[0, n] max= max(acc, axis = 0) if n > 0;\n",
        ":6:3: error: the tensor-core CUDA backend (sm_90a) does not support a masked store of a reduction along "
        "axis 0; mask the reduced tile instead (where(mask, x, -1.0e30) before the reduction)"},
-      {"concat", "Y: tensor<M, N, f32>", "  store Y[m, n] = concat(acc[:, 32:], acc[:, :32], axis = 1);\n",
-       ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support concat() in a tensor-core kernel (its "
-       "elements move between the threads holding them"},
       {"between_dimensions", "O: tensor<M, 1, N, f32>",
        "  store O[m, 0, n] = reshape<64, 1, 64>(acc) if iota<64, 1, 64, i32>(0) < 9;\n",
        ":6:22: error: the tensor-core CUDA backend (sm_90a) does not support a masked store of a tile reshaped "
@@ -321,13 +318,14 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
 // Column slices (acc[:, a:b]) and concat() along axis 1 stay in the threads holding the elements;
 // those that would move them are refused at the op, saying what to write instead: rows and steps
 // on both targets; on sm_90a a register tile's slice not at a multiple of 8 (WGMMA's layout), or
-// its concat() at such a column; on sm_100a with two compute warpgroups a slice of a register
-// tile (each holds half of every row), while the same slice where only stores read it comes from
-// TMEM and compiles, and a concat() of TMEM reads whose parts meet inside a 32-column load.
+// its concat() at such a column; on sm_100a with two compute warpgroups a slice of a computed
+// register tile (each holds half of every row), while slices of a loop's accumulator come from
+// TMEM and compile (read by stores, or each into a register tile of its own after the loop),
+// and a concat() of TMEM reads whose parts meet inside a 32-column load.
 TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
   struct Case {
     const char *name, *target;
-    std::string line;  // line 6
+    std::string line;  // from line 6
     std::string message;  // "" when it compiles
   };
   const std::string rule = "does not support this subscript in a tensor-core kernel: it takes a tile's columns a:b "
@@ -341,8 +339,9 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
        "concat() moves a register tile's columns by a multiple of 8 (not 4); start it at a multiple of 8, or keep the tile whole and "
        "mask the columns outside 4:12 (where() of an iota<128, 64, i32>(1))"},
       {"sm90_reduced", "sm_90a", "  store R[m, 0] = max(acc[:, 8:40], axis = 1);\n", ""},
-      {"sm100_reduced", "sm_100a", "  store R[m, 0] = max(acc[:, 0:32], axis = 1);\n",
-       ":6:26: error: the tensor-core CUDA backend (sm_100a) does not support this slice of %acc (tile<128, 64, f32>, "
+      {"sm100_reduced", "sm_100a", "  store R[m, 0] = max(acc[:, 0:32], axis = 1);\n", ""},
+      {"sm100_computed", "sm_100a", "  h = relu(acc);\n  store R[m, 0] = max(h[:, 0:32], axis = 1);\n",
+       ":7:24: error: the tensor-core CUDA backend (sm_100a) does not support this slice of %h (tile<128, 64, f32>, "
        "held in registers) at columns 0:32: each of the 2 compute warpgroups holds its part of every row's columns "
        "(32 of the 64), so a slice 32 wide would take columns from the other; slice an accumulator only in what its "
        "stores compute (TMEM is read at any column), use 64-row tiles"},

@@ -75,12 +75,13 @@ TEST(EmulateRuntime, MaskedStoresInATensorCoreEpilogueMatchTheInterpreter) {
 
 // Column slices and concat() of an accumulator in a tensor-core kernel
 // (tests/emulate/tensor_core/column_slices.tile): a fused QKV projection's three parts, SwiGLU's
-// gate and up from one accumulator, a gate read as a register tile for its softmax, and a rotary
-// embedding's rotate-half, on both targets at ragged shapes (TMA and direct stores, TMEM columns
-// and registers).
+// gate and up from one accumulator, a gate read as a register tile for its softmax (64 rows) and
+// its RMS norm (128 rows: sm_100a reads each slice from TMEM into registers of its own), and a
+// rotary embedding's rotate-half, on both targets at ragged shapes (TMA and direct stores, TMEM
+// columns and registers).
 TEST(EmulateRuntime, ColumnSlicesAndConcatOfAnAccumulatorMatchTheInterpreter) {
   expect_tensor_core_kernel_matches("column_slices", "M=200,K=72,D=100,N=300,F=100,F2=200",
-                                    {"Q", "Kp", "V", "Y", "G", "Rq"});
+                                    {"Q", "Kp", "V", "Y", "G", "Rq", "Yn"});
 }
 
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
