@@ -66,7 +66,7 @@ void Tcgen05Analysis::find_accumulators() {
     const Operation* reader = nullptr;  // the first user that keeps the chain out of TMEM
     const Operation* computed_a = nullptr;  // the first mma into it whose A is not a loaded stage
     std::vector<const Value*> loaded;   // loop results read other than by mmas and stores
-    std::vector<const Value*> sliced;   // those read only through column slices (two warpgroups)
+    std::vector<const Value*> sliced;   // those read other than by stores only through column slices (two warpgroups)
     bool ok = true, written = false;
     for (const Value* value : members) {
       const Operation* def = value->defining_op();
@@ -82,6 +82,7 @@ void Tcgen05Analysis::find_accumulators() {
       }
       bool chained_use = false;
       const Operation* unheld = nullptr;
+      bool only_slices = tc_.compute_threads > kWarpgroup;  // every user not held is a column slice
       for (const Operation* user : users_[value]) {
         bool chained =
             (user->kind() == OpKind::mma && user->operand(2) == value) || user->kind() == OpKind::for_ ||
@@ -90,12 +91,9 @@ void Tcgen05Analysis::find_accumulators() {
                           (lazy_capable(*user) && tc_.lazy.count(user->result()));
         chained_use = chained_use || chained;
         if (!held && !unheld) unheld = user;
+        if (!held) only_slices = only_slices && user->kind() == OpKind::slice;
       }
       // A loop's result nothing chains on from is read into registers after the loop instead.
-      const auto& users = users_[value];
-      const bool only_slices = tc_.compute_threads > kWarpgroup && std::all_of(users.begin(), users.end(), [](const Operation* user) {
-        return user->kind() == OpKind::slice;
-      });
       if (unheld && def && def->kind() == OpKind::for_ && !chained_use) {
         (only_slices ? sliced : loaded).push_back(value);
       } else if (unheld) {
@@ -119,11 +117,11 @@ void Tcgen05Analysis::find_accumulators() {
     }
     for (const Value* value : loaded) tc_.loaded_after_loop[value] = tc_.accumulators.size();
     for (const Value* value : sliced)
-      for (const Operation* slice : users_[value]) {  // register tiles now, so stores read them, not TMEM
-        tc_.lazy.erase(slice->result());
-        tc_.sliced_after_loop[value].push_back(slice->result());
-        tc_.loaded_slices.insert(slice->result());
-      }
+      for (const Operation* slice : users_[value])  // the ones stores do not compute from TMEM themselves
+        if (!tc_.lazy.count(slice->result())) {
+          tc_.sliced_after_loop[value].push_back(slice->result());
+          tc_.loaded_slices.insert(slice->result());
+        }
     Accumulator accumulator;
     accumulator.name = plan_.expression(zeros);
     accumulator.zeros = zeros->defining_op();

@@ -89,7 +89,7 @@ std::string FragmentLayout::slice_problem(int64_t columns, int64_t start, int64_
     return warpgroups_ == 1 || width == columns
                ? ""
                : fmt::format("each of the {} compute warpgroups holds its part of every row's columns ({} of the {}), "
-                             "so a slice {} wide would take columns from the other",
+                             "so a tile {} wide made from its columns would take some from the other",
                              warpgroups_, columns / warpgroups_, columns, width);
   return start % 8 == 0 ? ""
                         : fmt::format("WGMMA's layout gives each thread 2 of every 8 columns, so a slice or concat() "

@@ -191,11 +191,11 @@ struct Plan {
   // the epilogue) -> the TMEM accumulator the loop carries: the chain stays in TMEM through the
   // loop, and the result is a register tile read from it once the loop is done.
   std::unordered_map<const Value*, size_t> loaded_after_loop;
-  // sm_100a with two compute warpgroups: such a loop result that only column slices read
-  // (acc[:, :BF], acc[:, BF:]) -> those slices, in program order; each is read from its columns of
-  // the TMEM accumulator into a register tile of its own once the loop is done (a slice of the
-  // whole result's register tile would take columns the other warpgroup holds). loaded_slices:
-  // the slices.
+  // sm_100a with two compute warpgroups: such a loop result that, besides stores (and what they
+  // compute), only column slices read (acc[:, :BF] for a row reduction) -> those slices, in
+  // program order; each is read from its columns of the TMEM accumulator into a register tile of
+  // its own once the loop is done (a slice of the whole result's register tile would take columns
+  // the other warpgroup holds), while the stores still read TMEM. loaded_slices: the slices.
   std::unordered_map<const Value*, std::vector<const Value*>> sliced_after_loop;
   std::unordered_set<const Value*> loaded_slices;
   std::vector<Fragment> fragments;

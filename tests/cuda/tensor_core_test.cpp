@@ -343,8 +343,8 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
       {"sm100_computed", "sm_100a", "  h = relu(acc);\n  store R[m, 0] = max(h[:, 0:32], axis = 1);\n",
        ":7:24: error: the tensor-core CUDA backend (sm_100a) does not support this slice of %h (tile<128, 64, f32>, "
        "held in registers) at columns 0:32: each of the 2 compute warpgroups holds its part of every row's columns "
-       "(32 of the 64), so a slice 32 wide would take columns from the other; slice an accumulator only in what its "
-       "stores compute (TMEM is read at any column), use 64-row tiles"},
+       "(32 of the 64), so a tile 32 wide made from its columns would take some from the other; slice an accumulator "
+       "only in what its stores compute (TMEM is read at any column), use 64-row tiles"},
       {"sm100_stored", "sm_100a", "  store Y[m, n] = acc[:, 32:] * 2.0;\n", ""},
       {"axis0", "sm_90a", "  store Y[m, n] = concat(acc, acc, axis = 0)[0:128];\n",
        ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this concat() in a tensor-core kernel: it "
