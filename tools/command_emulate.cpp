@@ -243,6 +243,7 @@ int expect_refused_launch(const runtime::LaunchResult& reference, std::vector<st
 struct KernelJob {
   const Operation* lowered = nullptr;
   const Operation* parsed = nullptr;
+  const DiagnosticEngine* diagnostics = nullptr;  // the input's: a failure is reported at its op
   cuda::KernelPlan plan;
 };
 
@@ -307,7 +308,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs
 
   if (!reference.ok && reference.refused_launch) return expect_refused_launch(reference, base, options, name, work);
   if (!reference.ok) {
-    fmt::print(stderr, "{}: error: kernel {} as parsed (the reference): {}\n", options.input, name, reference.message);
+    report_launch_failure(*job.diagnostics, reference, name + " as parsed (the reference)");
     return 1;
   }
 
@@ -422,6 +423,7 @@ int run_emulate(EmulateOptions options) {
     const auto& kernel = module.kernels()[k];
     KernelJob job;
     job.lowered = kernel.get();
+    job.diagnostics = input.diagnostics.get();
     job.parsed = parsed->find_kernel(kernel_name(*kernel));
     if (!job.parsed) {
       fmt::print(stderr, "tilec: internal error: kernel {} disappeared in the pipeline\n", kernel_name(*kernel));

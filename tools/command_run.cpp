@@ -124,20 +124,6 @@ class RunDeadline {
   std::thread watcher_;
 };
 
-// A failed launch, at its op's location as every diagnostic is (the source line quoted, and
-// for IR text printed from a .tile, that file's: a .tir's loc() points into it), with the tile
-// when there is one; the input's name alone when the failure has no location.
-void report_failure(const DiagnosticEngine& diagnostics, const runtime::LaunchResult& result, const std::string& kernel) {
-  const std::string message = fmt::format("kernel {}: {}", kernel, result.tile >= 0
-                                                                       ? fmt::format("{} (tile {})", result.message, result.tile)
-                                                                       : result.message);
-  if (!result.location.known()) {
-    fmt::print(stderr, "{}: error: {}\n", diagnostics.file_name(), message);
-    return;
-  }
-  fmt::print(stderr, "{}", diagnostics.render(Diagnostic{Severity::error, result.location, message}));
-}
-
 // The sum of the elements: exact for integer tensors (wrapping at 64 bits), to 9 digits for
 // float ones.
 std::string checksum(const runtime::HostBuffer& buffer) {
@@ -173,7 +159,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   auto arguments = actual.arguments();
   runtime::LaunchResult result = runtime::run_kernel(lowered, arguments, symbols, launch);
   if (!result.ok) {
-    report_failure(diagnostics, result, name);
+    report_launch_failure(diagnostics, result, name);
     return 1;
   }
   // One program per CTA: per tile of a `grid tiles` kernel, per SM (--sms) of a persistent one.
@@ -191,7 +177,7 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   auto reference_arguments = expected.arguments();
   runtime::LaunchResult reference = runtime::run_kernel(parsed, reference_arguments, symbols, launch);
   if (!reference.ok) {
-    report_failure(diagnostics, reference, name + " as parsed");
+    report_launch_failure(diagnostics, reference, name + " as parsed");
     return 1;
   }
   int status = 0;

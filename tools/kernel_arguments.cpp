@@ -150,6 +150,18 @@ void report_unknown_kernel(const std::string& input, const std::string& kernel, 
              names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
 }
 
+void report_launch_failure(const DiagnosticEngine& diagnostics, const runtime::LaunchResult& result,
+                           const std::string& kernel) {
+  const std::string message = fmt::format("kernel {}: {}", kernel, result.tile >= 0
+                                                                       ? fmt::format("{} (tile {})", result.message, result.tile)
+                                                                       : result.message);
+  if (!result.location.known()) {
+    fmt::print(stderr, "{}: error: {}\n", diagnostics.file_name(), message);
+    return;
+  }
+  fmt::print(stderr, "{}", diagnostics.render(Diagnostic{Severity::error, result.location, message}));
+}
+
 std::vector<std::string> kernel_symbols(const Operation& kernel) {
   std::vector<std::string> symbols;
   const Region& body = kernel.region();

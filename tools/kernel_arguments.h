@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/diagnostic.h"
 #include "ir/ir.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/interpreter/kernel_buffers.h"
@@ -45,6 +46,13 @@ void warn_unused_scalars(const runtime::ScalarBindings& given, const std::vector
 
 // "tilec: error: IN has no kernel named 'K' (its kernels: a, b)", for --kernel naming none.
 void report_unknown_kernel(const std::string& input, const std::string& kernel, const Module& module);
+
+// A failed launch of `kernel` ("K", or "K as parsed" for the reference), at its op's location as
+// every diagnostic is (the source line quoted, and for IR text printed from a .tile, that file's:
+// a .tir's loc() points into it), with the tile when there is one; the input's name alone when
+// the failure has no location.
+void report_launch_failure(const DiagnosticEngine& diagnostics, const runtime::LaunchResult& result,
+                           const std::string& kernel);
 
 // Every symbolic dim of the kernel's tensors, in parameter order.
 std::vector<std::string> kernel_symbols(const Operation& kernel);

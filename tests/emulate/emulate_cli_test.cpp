@@ -374,6 +374,13 @@ TEST(EmulateRuntime, StoresAtElementCoordinatesMatchTheInterpreter) {
   CommandResult race = run_command(tilec("run " + source.string() + " --dims R=8,C=64"));
   EXPECT_NE(race.status, 0);
   EXPECT_THAT(race.err, HasSubstr("race"));
+  // emulate reports the reference's failure as run does: at the store, the line quoted (it gave
+  // the file's name alone).
+  CommandResult emulated = run_command(tilec("emulate " + source.string() + " --dims R=8,C=64"));
+  EXPECT_EQ(emulated.status, 1);
+  EXPECT_THAT(emulated.err, HasSubstr(source.string() + ":2:3: error: kernel overlap as parsed (the reference): "
+                                                        "'store': race: tiles 0 and 1 both store element"));
+  EXPECT_THAT(emulated.err, HasSubstr("\n    store Y at [i * 8, j * 16]"));
   fs::remove(source);
 }
 
