@@ -881,6 +881,11 @@ bool Analysis::check_sliced_registers(const Operation& op) {
                                                  : "make each part a multiple of 8 columns wide"));
     }
     const std::vector<int64_t>& shape = held->type().shape();
+    const Operation* def = held->defining_op();
+    if (def && def->kind() == OpKind::load)  // the columns may be loaded as a tile of their own
+      return unsupported(op, fmt::format("this slice of {} at columns {}:{}: {}; load those columns as a tile of their "
+                                         "own (at element coordinates: load T at [r, c + {}] : <{}, {}>)",
+                                         tile, start, start + width, why, start, shape[0], width));
     return unsupported(
         op, fmt::format("this slice of {} at columns {}:{}: {}; {}, or keep the tile whole and mask the columns "
                         "outside {}:{} (where() of an iota<{}, {}, i32>(1))",

@@ -318,10 +318,11 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
 // Column slices (acc[:, a:b]) and concat() along axis 1 stay in the threads holding the elements;
 // those that would move them are refused at the op, saying what to write instead: rows and steps
 // on both targets; on sm_90a a register tile's slice not at a multiple of 8 (WGMMA's layout), or
-// its concat() at such a column; on sm_100a with two compute warpgroups a slice of a computed
-// register tile (each holds half of every row), while slices of a loop's accumulator come from
-// TMEM and compile (read by stores, or each into a register tile of its own after the loop),
-// and a concat() of TMEM reads whose parts meet inside a 32-column load.
+// its concat() at such a column; on sm_100a with two compute warpgroups a slice of a computed or
+// loaded register tile (each holds half of every row; a loaded one is loaded as its columns),
+// while slices of a loop's accumulator come from TMEM and compile (read by stores, or each into
+// a register tile of its own after the loop), and a concat() of TMEM reads whose parts meet
+// inside a 32-column load.
 TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
   struct Case {
     const char *name, *target;
@@ -346,6 +347,11 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
        "(32 of the 64), so a tile 32 wide made from its columns would take some from the other; slice an accumulator "
        "only in what its stores compute (TMEM is read at any column), use 64-row tiles"},
       {"sm100_stored", "sm_100a", "  store Y[m, n] = acc[:, 32:] * 2.0;\n", ""},
+      {"sm100_loaded", "sm_100a", "  a = load A[m, 0] : <128, 128>;\n  store R[m, 0] = max(cast(a[:, 64:], f32), axis = 1);\n",
+       ":7:29: error: the tensor-core CUDA backend (sm_100a) does not support this slice of %a (tile<128, 128, bf16>, "
+       "held in registers) at columns 64:128: each of the 2 compute warpgroups holds its part of every row's columns "
+       "(64 of the 128), so a tile 64 wide made from its columns would take some from the other; load those columns "
+       "as a tile of their own (at element coordinates: load T at [r, c + 64] : <128, 64>)"},
       {"axis0", "sm_90a", "  store Y[m, n] = concat(acc, acc, axis = 0)[0:128];\n",
        ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this concat() in a tensor-core kernel: it "
        "puts 2-D tiles side by side along axis 1"},
