@@ -705,8 +705,16 @@ bool Analysis::hold_loop(const Operation& loop) {
       // The result is read from TMEM into a register tile after the loop (Plan::loaded_after_loop).
       if (tc_.loaded_after_loop.count(loop.result(i - 1)) && !new_fragment(loop, loop.result(i - 1))) return false;
       if (auto sliced = tc_.sliced_after_loop.find(loop.result(i - 1)); sliced != tc_.sliced_after_loop.end())
-        for (const Value* slice : sliced->second)  // each slice read from its TMEM columns (Plan::sliced_after_loop)
+        for (const Value* slice : sliced->second) {  // each read from its TMEM columns (Plan::sliced_after_loop)
+          const int64_t columns = slice->type().shape()[1];
+          if (target::tmem_load_width(store_columns(columns)) == 0)
+            return unsupported(*slice->defining_op(),
+                               fmt::format("a slice of a TMEM accumulator read into registers, {} columns, {} per "
+                                           "warpgroup (tcgen05.ld 32x32b reads 32, 16 or 8 columns at a time: a "
+                                           "multiple of 8)",
+                                           columns, store_columns(columns)));
           if (!new_fragment(*slice->defining_op(), slice)) return false;
+        }
       continue;
     }
     if (!tc_.fragment(init))

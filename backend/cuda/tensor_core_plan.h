@@ -7,7 +7,6 @@
 // (TensorCorePlan).
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <string>
 #include <unordered_map>

@@ -341,6 +341,10 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
        "mask the columns outside 4:12 (where() of an iota<128, 64, i32>(1))"},
       {"sm90_reduced", "sm_90a", "  store R[m, 0] = max(acc[:, 8:40], axis = 1);\n", ""},
       {"sm100_reduced", "sm_100a", "  store R[m, 0] = max(acc[:, 0:32], axis = 1);\n", ""},
+      {"sm100_reduced_narrow", "sm_100a", "  store R[m, 0] = max(acc[:, 0:36], axis = 1);\n",
+       ":6:26: error: the tensor-core CUDA backend (sm_100a) does not support a slice of a TMEM accumulator read into "
+       "registers, 36 columns, 18 per warpgroup (tcgen05.ld 32x32b reads 32, 16 or 8 columns at a time: a multiple of "
+       "8)"},
       {"sm100_computed", "sm_100a", "  h = relu(acc);\n  store R[m, 0] = max(h[:, 0:32], axis = 1);\n",
        ":7:24: error: the tensor-core CUDA backend (sm_100a) does not support this slice of %h (tile<128, 64, f32>, "
        "held in registers) at columns 0:32: each of the 2 compute warpgroups holds its part of every row's columns "
