@@ -32,6 +32,9 @@ namespace tilec::cuda {
 
 namespace {
 
+// A rank-1 tile, or one of one row: a bias, a scale (which no thread holds as a register tile).
+bool is_row(const Type& type) { return type.rank() == 1 || (type.rank() == 2 && type.shape()[0] == 1); }
+
 std::string join(const std::vector<std::string>& parts, const char* separator) {
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) text += (i ? separator : "") + parts[i];
@@ -123,6 +126,11 @@ void TensorCoreKernel::emit_summary() {
       writer_.line(fmt::format("//   A of the mma at line {} (from registers): {} bytes at {}, 128B swizzle",
                                mma->location().line, tc_.mma_plans.at(mma).staging_bytes,
                                tc_.mma_plans.at(mma).staging_offset));
+  for (const Operation* mma : tc_.mma_ops)
+    if (const MmaPlan& plan = tc_.mma_plans.at(mma); plan.b_computed)
+      writer_.line(fmt::format("//   B of the mma at line {} (computed by the compute threads): {} bytes at {}, "
+                               "MN-major, 128B swizzle",
+                               mma->location().line, plan.computed_b.slot_bytes, plan.b_staging_offset));
   for (const Operation* store : tc_.store_ops) {
     const StorePlan& plan = tc_.store_plans.at(store);
     if (plan.tma)
@@ -549,8 +557,10 @@ void TensorCoreKernel::emit_op(const Operation& op) {
       }
       writer_.line(fmt::format("// stage_write {}: {} {}", plan_.expression(op.operand(0)),
                                plan_.expression(op.operand(2)),
-                               tc_.lazy.count(op.operand(2)) ? "(a row), computed per element where it is read"
-                                                             : "stays in registers"));
+                               !tc_.lazy.count(op.operand(2)) ? "stays in registers"
+                               : is_row(op.operand(2)->type())
+                                   ? "(a row), computed per element where it is read"
+                                   : "(read into a computed B), computed per element where it is read"));
       return;
     case OpKind::stage_read: {
       if (auto pipe = tc_.register_pipes.find(op.operand(0)); pipe != tc_.register_pipes.end()) {
@@ -572,9 +582,9 @@ void TensorCoreKernel::emit_op(const Operation& op) {
           return;
         }
         if (auto read = tc_.lazy_reads.find(op.result()); read != tc_.lazy_reads.end())
-          writer_.line(fmt::format("// {} = stage_read {}: the row {}, computed per element where it is read",
+          writer_.line(fmt::format("// {} = stage_read {}: the {} {}, computed per element where it is read",
                                    plan_.expression(op.result()), plan_.expression(op.operand(0)),
-                                   plan_.expression(read->second)));
+                                   is_row(read->second->type()) ? "row" : "tile", plan_.expression(read->second)));
         else
           writer_.line(fmt::format("// {} = stage_read {}: the registers of {}", plan_.expression(op.result()),
                                    plan_.expression(op.operand(0)), tc_.fragment(op.result())->name));

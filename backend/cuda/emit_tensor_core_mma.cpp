@@ -105,6 +105,35 @@ TensorCoreKernel::StagedA TensorCoreKernel::stage_register_a(const Fragment& a, 
   return staged;
 }
 
+std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPlan& plan, std::string_view reader) {
+  const Value* b = mma.operand(1);
+  const std::vector<int64_t>& shape = b->type().shape();
+  const ScalarKind element = b->type().element();
+  const int64_t columns = panel_columns(element);
+  {
+    CodeWriter::Block staging = writer_.block(fmt::format(
+        "{{  // B computed: each compute thread writes its elements as TMA would load the tile (MN-major, 16-byte "
+        "chunk c of row r at chunk c ^ ({}))",
+        swizzle_row_bits("r", kPanelRowBytes)));
+    writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", plan.b_staging_offset));
+    writer_.line("#pragma unroll 4");
+    CodeWriter::Block loop =
+        writer_.block(fmt::format("for (int e = 0; e < {}; ++e) {{", shape[0] * shape[1] / tc_.compute_threads));
+    writer_.line(fmt::format("const int row = (e * {0} + compute_thread) / {1}, column = (e * {0} + compute_thread) % {1};",
+                             tc_.compute_threads, shape[1]));
+    writer_.line("(void)row, (void)column;");
+    const ElementContext named = hoist_repeated_elements(b, ElementContext{});
+    writer_.line(fmt::format("*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {};", element_type(element),
+                             columns, plan.computed_b.panel_bytes(),
+                             swizzled_offset("row", fmt::format("column % {} * {}", columns, byte_size(element)),
+                                             kPanelRowBytes),
+                             this->element(b, named)));
+  }
+  writer_.line(fmt::format("tilec_fence_proxy_async();  // the writes above are read by {}", reader));
+  writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads));
+  return fmt::format("(shared_base + {})", plan.b_staging_offset);
+}
+
 void TensorCoreKernel::emit_mma(const Operation& op) {
   comment(op);
   issue_mma(op, tc_.mma_plans.at(&op));

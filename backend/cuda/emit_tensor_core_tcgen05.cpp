@@ -64,7 +64,7 @@ void Tcgen05Analysis::find_accumulators() {
     const std::vector<const Value*>& members = groups[key];
     const Value* zeros = nullptr;
     const Operation* reader = nullptr;  // the first user that keeps the chain out of TMEM
-    const Operation* computed_a = nullptr;  // the first mma into it whose A is not a loaded stage
+    const Operation* computed_a = nullptr;  // the first mma into it whose A or B is not a loaded stage
     std::vector<const Value*> loaded;   // loop results read other than by mmas and stores
     std::vector<const Value*> sliced;   // those read other than by stores only through column slices (two warpgroups)
     bool ok = true, written = false;
@@ -74,8 +74,9 @@ void Tcgen05Analysis::find_accumulators() {
         ok = ok && !zeros && (value->type().element() == ScalarKind::f32 || value->type().element() == ScalarKind::i32);
         zeros = value;
       } else if (def && def->kind() == OpKind::mma) {
-        if (!tc_.is_stage_read(def->operand(0)) && !computed_a) computed_a = def;
-        ok = ok && tc_.is_stage_read(def->operand(0));
+        const bool loaded = tc_.is_stage_read(def->operand(0)) && tc_.is_stage_read(def->operand(1));
+        if (!loaded && !computed_a) computed_a = def;
+        ok = ok && loaded;
         written = true;
       } else if (!def && !value->is_argument()) {
         ok = false;
@@ -108,9 +109,10 @@ void Tcgen05Analysis::find_accumulators() {
         why = fmt::format("line {} ({}) reads it (TMEM keeps accumulators only mmas and stores read)",
                           reader->location().line, reader->name());
       else if (zeros && written && computed_a)
-        why = fmt::format("the mma of line {} takes an A computed in registers (TMEM keeps accumulators of mmas "
-                          "whose A and B are loaded tiles)",
-                          computed_a->location().line);
+        why = fmt::format("the mma of line {} takes {} (TMEM keeps accumulators of mmas whose A and B are loaded "
+                          "tiles)",
+                          computed_a->location().line,
+                          tc_.is_stage_read(computed_a->operand(0)) ? "a computed B" : "an A computed in registers");
       if (!why.empty())
         for (const Value* value : members) tc_.registers_because[value] = why;
       continue;
@@ -294,7 +296,10 @@ void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan) {
 void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan) {
   const Fragment& result = *tc_.fragment(op.result());
   const Fragment& acc = *tc_.fragment(op.operand(2));
-  const StageBuffer& b = tc_.read_stage(op.operand(1));
+  // A computed B is written where the MMA before read it, which is complete (waited for below).
+  const StageBuffer& b = plan.b_computed ? plan.computed_b : tc_.read_stage(op.operand(1));
+  const std::string b_slot =
+      plan.b_computed ? stage_computed_b(op, plan, "tcgen05.mma") : plan_.expression(op.operand(1));
   std::string a_base = plan_.expression(op.operand(0));
   int64_t a_panel = 0, k = 0, a_swizzle = kPanelRowBytes;
   // A from a stage buffer, else staged from registers: K-major, or MN-major where A is the
@@ -319,7 +324,7 @@ void Tcgen05Kernel::emit_into_registers(const Operation& op, const MmaPlan& plan
                                a_stage          ? operand_descriptor(*a_stage, a_base, step)
                                : plan.a_transposed ? mn_major_descriptor(a_base, a_panel, step, plan.input, "", a_swizzle)
                                                    : k_major_descriptor(a_base, a_panel, step, "", a_swizzle),
-                               operand_descriptor(b, plan_.expression(op.operand(1)), step),
+                               operand_descriptor(b, b_slot, step),
                                instruction_descriptor(plan, result.rows, result.columns, b.transposed,
                                                       a_stage ? a_stage->k_major() : !plan.a_transposed),
                                step == 0 ? "false" : "true"));

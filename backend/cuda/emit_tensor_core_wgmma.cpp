@@ -75,8 +75,16 @@ std::string_view WgmmaKernel::event_order() const {
 // WGMMA into the register tile, A from shared memory or from registers.
 void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   const Fragment& result = *tc_.fragment(op.result());
-  const StageBuffer& b = tc_.read_stage(op.operand(1));
-  const std::string& b_slot = plan_.expression(op.operand(1));
+  std::string b_slot = plan_.expression(op.operand(1));
+  if (plan.b_computed) {  // written where the WGMMAs before this one read it: after they are done, in every warpgroup
+    // (an mma with a computed B is never deferred, so its own wait after it has done this already)
+    writer_.line("tilec_wgmma_wait<0>();  // the WGMMAs that read the computed B before are done");
+    if (tc_.compute_threads > kWarpgroup)
+      writer_.line(fmt::format("tilec_named_barrier_sync({}, {});  // and every other warpgroup's", tc_.private_barrier,
+                               tc_.compute_threads));
+    b_slot = stage_computed_b(op, plan, "wgmma.mma_async");
+  }
+  const StageBuffer& b = plan.b_computed ? plan.computed_b : tc_.read_stage(op.operand(1));
   const Fragment* a_registers = plan.wgmma.register_a ? tc_.fragment(op.operand(0)) : nullptr;
   if (plan.copy) {
     declare_fragment(result);

@@ -155,13 +155,43 @@ bool Analysis::analyze() {
   return !diagnostics_.has_errors();
 }
 
+static std::string describe(const Value* value);
+
 bool Analysis::refuse_computed_b() {
   bool ok = true;
   walk(tc_.compute->region(), [&](const Operation& op) {
-    if (ok && op.kind() == OpKind::mma && !tc_.is_stage_read(op.operand(1)))
-      ok = unsupported(op, "an mma whose B is computed (a dequantized or scaled weight): the tensor cores read B "
-                           "from shared memory, where TMA puts a tile loaded as it is in memory; load B unchanged "
-                           "and scale the result, or compute on A (which may come from registers)");
+    if (!ok || op.kind() != OpKind::mma || tc_.is_stage_read(op.operand(1))) return;
+    // Computed element by element (stage_computed_b) from loads, positions and scalars: what
+    // each thread can compute at any (k, n) of the tile.
+    const Value* b = op.operand(1);
+    std::string why;
+    std::function<void(const Value*)> visit = [&](const Value* value) {
+      if (!value->type().is_tile() || !why.empty()) return;
+      if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return visit(read->second);
+      const Operation* def = value->defining_op();
+      if (def && (def->kind() == OpKind::transpose || def->kind() == OpKind::slice || def->kind() == OpKind::concat ||
+                  (def->kind() == OpKind::reshape &&  // a row <N> as <1, N>, broadcast over K, is read per element
+                   !(def->operand(0)->type().rank() == 1 && value->type().shape()[0] == 1))))
+        why = fmt::format("reads a '{}'", def->name());
+      else if (!tc_.lazy.count(value) || !def || tc_.fragment(value) || tc_.accumulator(value))
+        why = fmt::format("reads {}, which the compute threads hold in registers", describe(value));
+      else if (def->kind() != OpKind::load)
+        for (const Value* operand : def->operands()) visit(operand);
+    };
+    visit(b);
+    const Type& type = b->type();
+    const bool wide = type.rank() == 2 && type.shape()[1] % panel_columns(type.element()) == 0;
+    if (why.empty() && (type.element() != ScalarKind::bf16 && type.element() != ScalarKind::f16))
+      why = fmt::format("is {} tile", with_article(type.element()));
+    else if (why.empty() && !wide)
+      why = fmt::format("is {} columns wide", type.rank() == 2 ? type.shape()[1] : 0);
+    if (!why.empty())
+      ok = unsupported(op, fmt::format("an mma whose computed B {}: the compute threads write a computed B into "
+                                       "shared memory element by element from loads, positions and scalars (a "
+                                       "dequantized weight, cast(load W[k, n] : <BK, BN>, bf16) * scale), as a "
+                                       "bf16 or f16 [K, N] tile whose N is a multiple of 64 (whole 128-byte rows); or "
+                                       "load B unchanged and scale the result",
+                                       why));
   });
   return ok;
 }
@@ -498,10 +528,21 @@ void Analysis::find_lazy_values() {
   };
   // A row may also pass through a register pipe that is not stored (the schedule loads it a
   // stage before its use; the write precedes every read in its block): each read is then the
-  // written row, computed where it is read.
+  // written row, computed where it is read. So may a tile that only elementwise ops into an mma's
+  // B read (a computed B's quantized weight): the B is computed element by element anyway.
+  std::function<bool(const Value*)> into_computed_b = [&](const Value* value) {
+    const auto& users = users_[value];
+    return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
+      return (user->kind() == OpKind::mma && user->operand(1) == value && user->operand(0) != value) ||
+             (lazy_capable(*user) && into_computed_b(user->result()));
+    });
+  };
   std::unordered_map<const Value*, const RegisterPipe*> pipe_of_read;
   auto pass_through = [&](const RegisterPipe& pipe) {
-    return !pipe.stored && !pipe.writes.empty() && is_row(pipe.writes.front()->operand(2));
+    return !pipe.stored && !pipe.writes.empty() &&
+           (is_row(pipe.writes.front()->operand(2)) ||
+            std::all_of(pipe.reads.begin(), pipe.reads.end(),
+                        [&](const Operation* read) { return into_computed_b(read->result()); }));
   };
   std::vector<const Value*> candidates;
   walk(tc_.compute->region(), [&](const Operation& op) {
@@ -529,6 +570,8 @@ void Analysis::find_lazy_values() {
       for (const Operation* user : users_[value])
         lazy = lazy && (user->kind() == OpKind::store || user->kind() == OpKind::item ||
                         (lazy_capable(*user) && tc_.lazy.count(user->result())) ||
+                        // a computed B, written element by element into shared memory (refuse_computed_b)
+                        (user->kind() == OpKind::mma && user->operand(1) == value && user->operand(0) != value) ||
                         (is_row(value) && user->info().has(kElementwise)) ||
                         (user->kind() == OpKind::stage_write && reads_lazy(*user)));
       if (!lazy) {
@@ -746,11 +789,21 @@ bool Analysis::hold_mma(const Operation& op) {
   StageBuffer* b = stage_operand(op, 1);
   const bool a_transposed = tc_.transposed_a.count(op.operand(0)) != 0;
   const Fragment* a_registers = a ? nullptr : tc_.a_fragment(op);
+  // A computed B (refuse_computed_b took it): written into shared memory as TMA would load it.
+  StageBuffer computed;
+  if (!b && tc_.lazy.count(op.operand(1))) {
+    computed.op = &op;
+    computed.tile = op.operand(1)->type();
+    computed.depth = 1;
+    computed.slot_bytes = computed.tile.element_count() * byte_size(computed.tile.element());
+    computed.role = StageBuffer::Role::b;
+    b = &computed;
+  }
   if (!b || (!a && !a_registers))
     return unsupported(op, "an mma whose B is not a stage buffer filled by TMA or whose A is neither such a stage "
                            "buffer nor a register tile");
   for (auto [buffer, role] : {std::pair{a, StageBuffer::Role::a}, std::pair{b, StageBuffer::Role::b}}) {
-    if (!buffer) continue;
+    if (!buffer || buffer == &computed) continue;
     if (buffer->role != StageBuffer::Role::none && buffer->role != role)
       return unsupported(op, "a stage buffer read as both A and B of mma");
     buffer->role = role;
@@ -823,6 +876,10 @@ bool Analysis::hold_mma(const Operation& op) {
   // a transposed one, is written to shared memory first (stage_register_a): its bytes, placed
   // with the stages.
   if (a_registers && (!row->a_registers || a_transposed)) plan.staging_bytes = m * k * byte_size(input);
+  if (b == &computed) {
+    plan.b_computed = true;
+    plan.computed_b = computed;
+  }
   if (auto chain = tc_.accumulator_of.find(acc); chain != tc_.accumulator_of.end()) {
     tc_.accumulators[chain->second].input = input;  // sm_100a: D stays in TMEM
   } else {
@@ -1195,11 +1252,17 @@ bool Analysis::place_shared_memory() {
     buffer.offset = offset;
     offset += (buffer.depth * buffer.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
   }
-  for (const Operation* mma : tc_.mma_ops) {  // sm_100a: A operands from registers, swizzled like a TMA panel
+  for (const Operation* mma : tc_.mma_ops) {  // A operands from registers, swizzled like a TMA panel
     MmaPlan& plan = tc_.mma_plans.at(mma);
     if (plan.staging_bytes == 0) continue;
     plan.staging_offset = offset;
     offset += (plan.staging_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+  }
+  for (const Operation* mma : tc_.mma_ops) {  // computed B operands, likewise
+    MmaPlan& plan = tc_.mma_plans.at(mma);
+    if (!plan.b_computed) continue;
+    plan.b_staging_offset = offset;
+    offset += (plan.computed_b.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
   }
   bool reduces = false;
   walk(tc_.compute->region(), [&](const Operation& op) {  // folded ones exchange nothing

@@ -126,9 +126,9 @@ class Analysis {
   bool check_sliced_registers(const Operation& slice);
   void plan_store_order();
   bool check_stage_buffers();
-  // An mma's B is a stage buffer TMA fills: one computed in registers is refused before the
-  // compute agent's tiles are laid out (whose errors, about the computed tile's rows, named
-  // the wrong problem).
+  // An mma's B is a stage buffer TMA fills, or computed element by element (MmaPlan::b_computed);
+  // any other is refused before the compute agent's tiles are laid out (whose errors, about the
+  // computed tile's rows, named the wrong problem).
   bool refuse_computed_b();
   // Accumulators in registers stay live across the whole K loop: when they alone need more
   // registers than a compute thread has, nvcc spills them (a warning that says what to change).

@@ -233,6 +233,14 @@ class TensorCoreKernel {
   };
   StagedA stage_register_a(const Fragment& a, int64_t staging_offset, std::string_view reader);
 
+  // A computed B (MmaPlan::b_computed) written into its staging as TMA would have loaded it (an
+  // MN-major [K, N] tile: 64-column panels of K rows of 128 bytes, 128-byte swizzle), compute
+  // thread t computing elements t, t + T, t + 2T, ... (T compute threads: consecutive threads
+  // take consecutive columns) from the loads and scalars it reads; then
+  // fence.proxy.async and a barrier of the compute threads, so that `reader` may read it. The
+  // staging's shared address, for the descriptors: operand_descriptor(plan.computed_b, address, step).
+  std::string stage_computed_b(const Operation& mma, const MmaPlan& plan, std::string_view reader);
+
   struct ElementContext {
     std::string index = "i";   // the register of the fragment being computed
     bool row_vector = false;   // that fragment is a row vector

@@ -117,6 +117,13 @@ struct MmaPlan {
   int64_t tmem_column = 0;  // sm_100a, registers: where tcgen05.mma computes A·B
   int64_t staging_bytes = 0, staging_offset = 0;  // sm_100a: A from registers through shared memory
   WgmmaShape wgmma;  // sm_90a: the instruction (its wrapper is wgmma_function(wgmma))
+  // B computed element by element (a dequantized weight, cast(load W[k, n] : <BK, BN>, bf16)): the
+  // compute threads write it into shared memory at b_staging_offset as TMA would have loaded it,
+  // an MN-major [K, N] tile in the 128-byte swizzle that `computed_b` describes (no tensor, no
+  // barriers), and the MMA reads it there (TensorCoreKernel::stage_computed_b).
+  bool b_computed = false;
+  StageBuffer computed_b;
+  int64_t b_staging_offset = 0;
 };
 
 // A TMEM accumulator as a store reads it: from its column `column` on (a column slice of it,

@@ -218,28 +218,50 @@ TEST(TensorCore, PlainAndTensorCoreKernelsDeclareDynamicSharedMemoryAlike) {
   std::filesystem::remove(file);
 }
 
-// A B computed in registers (a dequantized weight) is refused as such on both targets; sm_90a
-// named the computed tile's rows instead ("a register tile tile<64x128xu8, reg>: 64 rows").
-TEST(TensorCore, AComputedBIsRefusedForWhatItIs) {
-  const std::string source = "kernel dequant(X: tensor<M, K, bf16>, Wq: tensor<K, N, u8>, Y: tensor<M, N, f32>)\n"
-                             "    grid persistent(cdiv(M, 128), cdiv(N, 128)) as (m, n) {\n"
-                             "  acc = zeros<128, 128, f32>();\n"
-                             "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {\n"
-                             "    w = cast(cast(cast(load Wq[k, n] : <64, 128>, i32) - 128, f32), bf16);\n"
-                             "    acc = mma(load X[m, k] : <128, 64>, w, acc);\n  }\n"
-                             "  store Y[m, n] = acc;\n}\n";
+// A computed B (a dequantized weight) compiles on both targets, written into shared memory by the
+// compute threads (tests/emulate/tensor_core/computed_b.tile runs it); one that is not bf16 or
+// f16, not whole 128-byte rows wide, or read from a tile held in registers is refused as such
+// (sm_90a named the computed tile's rows instead: "a register tile tile<64x128xu8, reg>: 64 rows").
+TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
+  struct Case {
+    const char* name;
+    int64_t n;  // BN
+    std::string body;  // lines 5 and 6
+    std::string message;  // "" when it compiles
+  };
+  const std::string rule = "the compute threads write a computed B into shared memory element by element from "
+                           "loads, positions and scalars";
+  const Case cases[] = {
+      {"u8", 128, "    w = cast(cast(cast(load Wq[k, n] : <64, 128>, i32) - 128, f32), bf16);\n"
+                  "    acc = mma(load X[m, k] : <128, 64>, w, acc);\n", ""},
+      {"f32", 128, "    w = cast(load Wq[k, n] : <64, 128>, f32);\n    acc = mma(load Xf[m, k] : <128, 64>, w, acc);\n",
+       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B is an f32 tile: " + rule},
+      {"narrow", 32, "    w = cast(load Wq[k, n] : <64, 32>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n",
+       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B is 32 columns wide: " +
+           rule},
+      {"held", 128, "    w = cast(load Wq[k, n] : <64, 128>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n"
+                    "    store R[m, k] = max(cast(w, f32), axis = 1);\n",
+       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B reads %w, which the "
+       "compute threads hold in registers: " + rule},
+  };
   std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tilec_dequant_" + std::to_string(::getpid()) + ".tile");
-  write_file(file, source);
-  for (const char* target : {"sm_90a", "sm_100a"}) {
-    SCOPED_TRACE(target);
-    CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + target);
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.err.find(":6:11: error: the tensor-core CUDA backend (" + std::string(target) +
-                         ") does not support an mma whose B is computed (a dequantized or scaled weight)"),
-              std::string::npos)
-        << r.err;
-  }
+  for (const Case& c : cases)
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      SCOPED_TRACE(std::string(c.name) + " " + target);
+      write_file(file, fmt::format("kernel dequant(X: tensor<M, K, bf16>, Xf: tensor<M, K, f32>, Wq: tensor<K, N, u8>, "
+                                   "Y: tensor<M, N, f32>, R: tensor<M, K, f32>)\n"
+                                   "    grid persistent(cdiv(M, 128), cdiv(N, {0})) as (m, n) {{\n"
+                                   "  acc = zeros<128, {0}, f32>();\n"
+                                   "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n{1}  }}\n"
+                                   "  store Y[m, n] = acc;\n}}\n",
+                                   c.n, c.body));
+      CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + target + " -o /dev/null");
+      EXPECT_EQ(r.status, c.message.empty() ? 0 : 1) << r.err;
+      if (!c.message.empty()) {
+        EXPECT_NE(r.err.find(fmt::format(fmt::runtime(c.message), target)), std::string::npos) << r.err;
+      }
+    }
   std::filesystem::remove(file);
 }
 
@@ -255,7 +277,8 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
   };
   const Case cases[] = {
       {"as_b", "bf16", "  y = mma(load Q[i, 0] : <64, 64>, transpose(cast(p_t, bf16)), zeros<64, 64, f32>());\n",
-       ":5:7: error: the tensor-core CUDA backend (sm_90a) does not support an mma whose B is computed"},
+       ":5:7: error: the tensor-core CUDA backend (sm_90a) does not support an mma whose computed B reads a "
+       "'transpose'"},
       {"cast_after", "bf16", "  y = mma(cast(transpose(p_t), bf16), k, zeros<64, 64, f32>());\n",
        ":5:16: error: the tensor-core CUDA backend (sm_90a) does not support this transpose of a register tile cast "
        "afterwards (to bf16): write the cast inside it, transpose(cast(x, bf16))"},

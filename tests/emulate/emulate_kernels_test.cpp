@@ -84,6 +84,15 @@ TEST(EmulateRuntime, ColumnSlicesAndConcatOfAnAccumulatorMatchTheInterpreter) {
                                     {"Q", "Kp", "V", "Y", "G", "Rq", "Yn"});
 }
 
+// A computed B (tests/emulate/tensor_core/computed_b.tile): int8 weights dequantized in the K
+// loop, per output channel and per group of K rows (u8 with a zero point), written into shared
+// memory by the compute threads and read by the MMAs, on both targets at ragged shapes, with 128-
+// and 64-row tiles.
+TEST(EmulateRuntime, AComputedBMatchesTheInterpreter) {
+  for (const char* tiles : {"", " -D BM=64"})
+    expect_tensor_core_kernel_matches("computed_b", "M=200,K=136,N=200,G=3", {"Y", "Z"}, tiles);
+}
+
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
 // accumulator, then the tanh GELU (tests/emulate/tensor_core/linear_bias.tile), on both targets
 // at a ragged shape where CTAs walk several tiles.
