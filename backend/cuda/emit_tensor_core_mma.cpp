@@ -106,15 +106,16 @@ TensorCoreKernel::StagedA TensorCoreKernel::stage_register_a(const Fragment& a, 
 }
 
 std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPlan& plan, std::string_view reader) {
-  const Value* b = mma.operand(1);
+  // B, or for B = transpose(x) the [N, K] tile x, written as it is: a K-major B.
+  const Value* b = plan.computed_b.transposed ? mma.operand(1)->defining_op()->operand(0) : mma.operand(1);
   const std::vector<int64_t>& shape = b->type().shape();
   const ScalarKind element = b->type().element();
   const int64_t columns = panel_columns(element);
   {
     CodeWriter::Block staging = writer_.block(fmt::format(
-        "{{  // B computed: each compute thread writes its elements as TMA would load the tile (MN-major, 16-byte "
+        "{{  // B computed: each compute thread writes its elements as TMA would load the tile ({}, 16-byte "
         "chunk c of row r at chunk c ^ ({}))",
-        swizzle_row_bits("r", kPanelRowBytes)));
+        plan.computed_b.transposed ? "[N, K], K-major" : "MN-major", swizzle_row_bits("r", kPanelRowBytes)));
     writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", plan.b_staging_offset));
     writer_.line("#pragma unroll 4");
     CodeWriter::Block loop =

@@ -157,13 +157,25 @@ bool Analysis::analyze() {
 
 static std::string describe(const Value* value);
 
+const Value* Analysis::computed_b(const Operation& mma, bool& transposed) const {
+  const Value* b = mma.operand(1);
+  transposed = false;
+  if (tc_.is_stage_read(b)) return nullptr;
+  if (const Operation* def = b->defining_op(); def && def->kind() == OpKind::transpose) {
+    transposed = true;
+    return def->operand(0);
+  }
+  return b;
+}
+
 bool Analysis::refuse_computed_b() {
   bool ok = true;
   walk(tc_.compute->region(), [&](const Operation& op) {
     if (!ok || op.kind() != OpKind::mma || tc_.is_stage_read(op.operand(1))) return;
     // Computed element by element (stage_computed_b) from loads, positions and scalars: what
-    // each thread can compute at any (k, n) of the tile.
-    const Value* b = op.operand(1);
+    // each thread can compute at any (k, n) of the tile (of x, at any (n, k), for B = transpose(x)).
+    bool transposed = false;
+    const Value* b = computed_b(op, transposed);
     std::string why;
     std::function<void(const Value*)> visit = [&](const Value* value) {
       if (!value->type().is_tile() || !why.empty()) return;
@@ -184,13 +196,15 @@ bool Analysis::refuse_computed_b() {
     if (why.empty() && (type.element() != ScalarKind::bf16 && type.element() != ScalarKind::f16))
       why = fmt::format("is {} tile", with_article(type.element()));
     else if (why.empty() && !wide)
-      why = fmt::format("is {} columns wide", type.rank() == 2 ? type.shape()[1] : 0);
+      why = fmt::format("{} {} columns{} wide", transposed ? "transposes a tile" : "is",
+                        type.rank() == 2 ? type.shape()[1] : 0, transposed ? " (K)" : "");
     if (!why.empty())
       ok = unsupported(op, fmt::format("an mma whose computed B {}: the compute threads write a computed B into "
                                        "shared memory element by element from loads, positions and scalars (a "
                                        "dequantized weight, cast(load W[k, n] : <BK, BN>, bf16) * scale), as a "
-                                       "bf16 or f16 [K, N] tile whose N is a multiple of 64 (whole 128-byte rows); or "
-                                       "load B unchanged and scale the result",
+                                       "bf16 or f16 [K, N] tile whose N is a multiple of 64 (whole 128-byte rows), or "
+                                       "the transpose of an [N, K] one whose K is; or load B unchanged and scale the "
+                                       "result",
                                        why));
   });
   return ok;
@@ -530,10 +544,18 @@ void Analysis::find_lazy_values() {
   // stage before its use; the write precedes every read in its block): each read is then the
   // written row, computed where it is read. So may a tile that only elementwise ops into an mma's
   // B read (a computed B's quantized weight): the B is computed element by element anyway.
+  // A transpose whose every reader is an mma reading it as B.
+  auto transposed_into_b = [&](const Value* value) {
+    const auto& users = users_[value];
+    return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
+      return user->kind() == OpKind::mma && user->operand(1) == value && user->operand(0) != value;
+    });
+  };
   std::function<bool(const Value*)> into_computed_b = [&](const Value* value) {
     const auto& users = users_[value];
     return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
       return (user->kind() == OpKind::mma && user->operand(1) == value && user->operand(0) != value) ||
+             (user->kind() == OpKind::transpose && transposed_into_b(user->result())) ||
              (lazy_capable(*user) && into_computed_b(user->result()));
     });
   };
@@ -570,8 +592,10 @@ void Analysis::find_lazy_values() {
       for (const Operation* user : users_[value])
         lazy = lazy && (user->kind() == OpKind::store || user->kind() == OpKind::item ||
                         (lazy_capable(*user) && tc_.lazy.count(user->result())) ||
-                        // a computed B, written element by element into shared memory (refuse_computed_b)
+                        // a computed B, written element by element into shared memory (refuse_computed_b),
+                        // or what a computed B transposes
                         (user->kind() == OpKind::mma && user->operand(1) == value && user->operand(0) != value) ||
+                        (user->kind() == OpKind::transpose && transposed_into_b(user->result())) ||
                         (is_row(value) && user->info().has(kElementwise)) ||
                         (user->kind() == OpKind::stage_write && reads_lazy(*user)));
       if (!lazy) {
@@ -681,6 +705,12 @@ bool Analysis::hold_op(const Operation& op) {
       };
       const auto& users = users_[op.result()];
       const bool only_a = read_as_a(op.result());
+      // The B of mmas, of a tile computed per element: written transposed (K-major) into shared
+      // memory where the mma is (stage_computed_b).
+      if (tc_.lazy.count(op.operand(0)) && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
+            return user->kind() == OpKind::mma && user->operand(1) == op.result() && user->operand(0) != op.result();
+          }))
+        return true;
       // cast(transpose(x)) read as an A: the same tile as transpose(cast(x)), which the rule takes.
       if (users.size() == 1 && users.front()->kind() == OpKind::cast && read_as_a(users.front()->result()) &&
           tc_.fragment(op.operand(0)))
@@ -791,9 +821,11 @@ bool Analysis::hold_mma(const Operation& op) {
   const Fragment* a_registers = a ? nullptr : tc_.a_fragment(op);
   // A computed B (refuse_computed_b took it): written into shared memory as TMA would load it.
   StageBuffer computed;
-  if (!b && tc_.lazy.count(op.operand(1))) {
+  bool b_transposed = false;
+  if (const Value* source = computed_b(op, b_transposed); !b && source && tc_.lazy.count(source)) {
     computed.op = &op;
     computed.tile = op.operand(1)->type();
+    computed.transposed = b_transposed;  // [N, K] in shared memory: a K-major B
     computed.depth = 1;
     computed.slot_bytes = computed.tile.element_count() * byte_size(computed.tile.element());
     computed.role = StageBuffer::Role::b;

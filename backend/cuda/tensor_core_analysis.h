@@ -130,6 +130,10 @@ class Analysis {
   // any other is refused before the compute agent's tiles are laid out (whose errors, about the
   // computed tile's rows, named the wrong problem).
   bool refuse_computed_b();
+  // An mma's B the compute threads compute (MmaPlan::b_computed): the value they compute per
+  // element, B itself or, for B = transpose(x) (a PyTorch-layout [N, K] weight), x; or null for a
+  // B TMA loads. `transposed` says which.
+  const Value* computed_b(const Operation& mma, bool& transposed) const;
   // Accumulators in registers stay live across the whole K loop: when they alone need more
   // registers than a compute thread has, nvcc spills them (a warning that says what to change).
   void warn_accumulator_registers();

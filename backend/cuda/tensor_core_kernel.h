@@ -234,7 +234,8 @@ class TensorCoreKernel {
   StagedA stage_register_a(const Fragment& a, int64_t staging_offset, std::string_view reader);
 
   // A computed B (MmaPlan::b_computed) written into its staging as TMA would have loaded it (an
-  // MN-major [K, N] tile: 64-column panels of K rows of 128 bytes, 128-byte swizzle), compute
+  // MN-major [K, N] tile: 64-column panels of K rows of 128 bytes, 128-byte swizzle; for B =
+  // transpose(x), x as an [N, K] tile, panels of 64 K columns: a K-major B), compute
   // thread t computing elements t, t + T, t + 2T, ... (T compute threads: consecutive threads
   // take consecutive columns) from the loads and scalars it reads; then
   // fence.proxy.async and a barrier of the compute threads, so that `reader` may read it. The

@@ -120,7 +120,8 @@ struct MmaPlan {
   // B computed element by element (a dequantized weight, cast(load W[k, n] : <BK, BN>, bf16)): the
   // compute threads write it into shared memory at b_staging_offset as TMA would have loaded it,
   // an MN-major [K, N] tile in the 128-byte swizzle that `computed_b` describes (no tensor, no
-  // barriers), and the MMA reads it there (TensorCoreKernel::stage_computed_b).
+  // barriers; `transposed` for B = transpose(x), x [N, K] written as it is: K-major), and the MMA
+  // reads it there (TensorCoreKernel::stage_computed_b).
   bool b_computed = false;
   StageBuffer computed_b;
   int64_t b_staging_offset = 0;

@@ -218,9 +218,10 @@ TEST(TensorCore, PlainAndTensorCoreKernelsDeclareDynamicSharedMemoryAlike) {
   std::filesystem::remove(file);
 }
 
-// A computed B (a dequantized weight) compiles on both targets, written into shared memory by the
-// compute threads (tests/emulate/tensor_core/computed_b.tile runs it); one that is not bf16 or
-// f16, not whole 128-byte rows wide, or read from a tile held in registers is refused as such
+// A computed B (a dequantized weight, as it is or transposed from nn.Linear's [N, K]) compiles on
+// both targets, written into shared memory by the compute threads
+// (tests/emulate/tensor_core/computed_b.tile runs it); one that is not bf16 or f16, not whole
+// 128-byte rows wide, or read from a tile held in registers is refused as such
 // (sm_90a named the computed tile's rows instead: "a register tile tile<64x128xu8, reg>: 64 rows").
 TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
   struct Case {
@@ -239,6 +240,12 @@ TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
       {"narrow", 32, "    w = cast(load Wq[k, n] : <64, 32>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n",
        ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B is 32 columns wide: " +
            rule},
+      {"transposed", 128, "    w = cast(load Wq[n, k] : <128, 64>, bf16);\n"
+                          "    acc = mma(load X[m, k] : <128, 64>, transpose(w), acc);\n", ""},
+      {"transposed_narrow", 128, "    w = cast(load Wq[n, k] : <128, 32>, bf16);\n"
+                                 "    acc = mma(load X[m, k] : <128, 32>, transpose(w), acc);\n",
+       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B transposes a tile 32 "
+       "columns (K) wide: " + rule},
       {"held", 128, "    w = cast(load Wq[k, n] : <64, 128>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n"
                     "    store R[m, k] = max(cast(w, f32), axis = 1);\n",
        ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B reads %w, which the "
@@ -277,8 +284,8 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
   };
   const Case cases[] = {
       {"as_b", "bf16", "  y = mma(load Q[i, 0] : <64, 64>, transpose(cast(p_t, bf16)), zeros<64, 64, f32>());\n",
-       ":5:7: error: the tensor-core CUDA backend (sm_90a) does not support an mma whose computed B reads a "
-       "'transpose'"},
+       ":5:7: error: the tensor-core CUDA backend (sm_90a) does not support an mma whose computed B reads %p_t, "
+       "which the compute threads hold in registers"},
       {"cast_after", "bf16", "  y = mma(cast(transpose(p_t), bf16), k, zeros<64, 64, f32>());\n",
        ":5:16: error: the tensor-core CUDA backend (sm_90a) does not support this transpose of a register tile cast "
        "afterwards (to bf16): write the cast inside it, transpose(cast(x, bf16))"},

@@ -85,12 +85,13 @@ TEST(EmulateRuntime, ColumnSlicesAndConcatOfAnAccumulatorMatchTheInterpreter) {
 }
 
 // A computed B (tests/emulate/tensor_core/computed_b.tile): int8 weights dequantized in the K
-// loop, per output channel and per group of K rows (u8 with a zero point), written into shared
-// memory by the compute threads and read by the MMAs, on both targets at ragged shapes, with 128-
-// and 64-row tiles.
+// loop, per output channel, per group of K rows (u8 with a zero point) and in nn.Linear's [N, K]
+// layout (the transpose of the dequantized tile, written K-major), written into shared memory by
+// the compute threads and read by the MMAs, on both targets at ragged shapes, with 128- and
+// 64-row tiles.
 TEST(EmulateRuntime, AComputedBMatchesTheInterpreter) {
   for (const char* tiles : {"", " -D BM=64"})
-    expect_tensor_core_kernel_matches("computed_b", "M=200,K=136,N=200,G=3", {"Y", "Z"}, tiles);
+    expect_tensor_core_kernel_matches("computed_b", "M=200,K=136,N=200,G=3", {"Y", "Z", "L"}, tiles);
 }
 
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
