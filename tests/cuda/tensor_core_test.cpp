@@ -310,6 +310,18 @@ TEST(TensorCore, ATransposedRegisterTileIsOnlyA16BitA) {
   }
 }
 
+// A GEMM of A [M, K] and B [K, N] on tiles of `rows` x 64, its epilogue `epilogue` (lines 6 on),
+// with `outputs` its further parameters.
+std::string gemm_with_epilogue(const std::string& outputs, int64_t rows, const std::string& epilogue) {
+  return fmt::format("kernel t(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, {0})\n"
+                     "    grid persistent(cdiv(M, {1}), cdiv(N, 64)) as (m, n) {{\n"
+                     "  acc = zeros<{1}, 64, f32>();\n"
+                     "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n"
+                     "    acc = mma(load A[m, k] : <{1}, 64>, load B[k, n] : <64, 64>, acc); }}\n"
+                     "{2}}}\n",
+                     outputs, rows, epilogue);
+}
+
 // Masked stores in a tensor-core epilogue take the forms it holds: the store of a folded axis-0
 // reduction and of a tile reshaped between the tensor's dimensions are refused at the op, saying
 // what to write instead (plain kernels take both).
@@ -331,13 +343,7 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
     SCOPED_TRACE(c.name);
     std::filesystem::path file =
         std::filesystem::temp_directory_path() / ("tilec_masked_" + std::to_string(::getpid()) + ".tile");
-    write_file(file, fmt::format("kernel t(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, {})\n"
-                                 "    grid persistent(cdiv(M, 64), cdiv(N, 64)) as (m, n) {{\n"
-                                 "  acc = zeros<64, 64, f32>();\n"
-                                 "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n"
-                                 "    acc = mma(load A[m, k] : <64, 64>, load B[k, n] : <64, 64>, acc); }}\n"
-                                 "{}}}\n",
-                                 c.tensor, c.store));
+    write_file(file, gemm_with_epilogue(c.tensor, 64, c.store));
     CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target sm_90a -o /dev/null");
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
@@ -403,14 +409,7 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
     SCOPED_TRACE(c.name);
     std::filesystem::path file =
         std::filesystem::temp_directory_path() / ("tilec_column_slice_" + std::to_string(::getpid()) + ".tile");
-    write_file(file, fmt::format("kernel t(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, Y: tensor<M, N, f32>, "
-                                 "R: tensor<M, 1, f32>)\n"
-                                 "    grid persistent(cdiv(M, 128), cdiv(N, 64)) as (m, n) {{\n"
-                                 "  acc = zeros<128, 64, f32>();\n"
-                                 "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n"
-                                 "    acc = mma(load A[m, k] : <128, 64>, load B[k, n] : <64, 64>, acc); }}\n"
-                                 "{}}}\n",
-                                 c.line));
+    write_file(file, gemm_with_epilogue("Y: tensor<M, N, f32>, R: tensor<M, 1, f32>", 128, c.line));
     CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + c.target +
                                   " -o /dev/null");
     EXPECT_EQ(r.status, c.message.empty() ? 0 : 1) << r.err;
