@@ -157,6 +157,11 @@ bool Analysis::analyze() {
 
 static std::string describe(const Value* value);
 
+// Whether `user` is an mma reading `value` as its B (and not as its A too).
+static bool reads_as_b(const Operation& user, const Value* value) {
+  return user.kind() == OpKind::mma && user.operand(1) == value && user.operand(0) != value;
+}
+
 const Value* Analysis::computed_b(const Operation& mma, bool& transposed) const {
   const Value* b = mma.operand(1);
   transposed = false;
@@ -540,25 +545,26 @@ void Analysis::find_lazy_values() {
     const Type& type = value->type();
     return type.rank() == 1 || (type.rank() == 2 && type.shape()[0] == 1);
   };
-  // A row may also pass through a register pipe that is not stored (the schedule loads it a
-  // stage before its use; the write precedes every read in its block): each read is then the
-  // written row, computed where it is read. So may a tile that only elementwise ops into an mma's
-  // B read (a computed B's quantized weight): the B is computed element by element anyway.
-  // A transpose whose every reader is an mma reading it as B.
+  // A transpose whose every reader is an mma reading it as B (a computed B's [N, K] form), and a
+  // value that only elementwise ops into such Bs read.
   auto transposed_into_b = [&](const Value* value) {
     const auto& users = users_[value];
     return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
-      return user->kind() == OpKind::mma && user->operand(1) == value && user->operand(0) != value;
+      return reads_as_b(*user, value);
     });
   };
   std::function<bool(const Value*)> into_computed_b = [&](const Value* value) {
     const auto& users = users_[value];
     return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
-      return (user->kind() == OpKind::mma && user->operand(1) == value && user->operand(0) != value) ||
+      return reads_as_b(*user, value) ||
              (user->kind() == OpKind::transpose && transposed_into_b(user->result())) ||
              (lazy_capable(*user) && into_computed_b(user->result()));
     });
   };
+  // A row may also pass through a register pipe that is not stored (the schedule loads it a
+  // stage before its use; the write precedes every read in its block): each read is then the
+  // written row, computed where it is read. So may a tile that only elementwise ops into an mma's
+  // B read (a computed B's quantized weight): the B is computed element by element anyway.
   std::unordered_map<const Value*, const RegisterPipe*> pipe_of_read;
   auto pass_through = [&](const RegisterPipe& pipe) {
     return !pipe.stored && !pipe.writes.empty() &&
@@ -594,7 +600,7 @@ void Analysis::find_lazy_values() {
                         (lazy_capable(*user) && tc_.lazy.count(user->result())) ||
                         // a computed B, written element by element into shared memory (refuse_computed_b),
                         // or what a computed B transposes
-                        (user->kind() == OpKind::mma && user->operand(1) == value && user->operand(0) != value) ||
+                        reads_as_b(*user, value) ||
                         (user->kind() == OpKind::transpose && transposed_into_b(user->result())) ||
                         (is_row(value) && user->info().has(kElementwise)) ||
                         (user->kind() == OpKind::stage_write && reads_lazy(*user)));
@@ -708,7 +714,7 @@ bool Analysis::hold_op(const Operation& op) {
       // The B of mmas, of a tile computed per element: written transposed (K-major) into shared
       // memory where the mma is (stage_computed_b).
       if (tc_.lazy.count(op.operand(0)) && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
-            return user->kind() == OpKind::mma && user->operand(1) == op.result() && user->operand(0) != op.result();
+            return reads_as_b(*user, op.result());
           }))
         return true;
       // cast(transpose(x)) read as an A: the same tile as transpose(cast(x)), which the rule takes.
