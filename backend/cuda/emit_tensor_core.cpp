@@ -32,9 +32,6 @@ namespace tilec::cuda {
 
 namespace {
 
-// A rank-1 tile, or one of one row: a bias, a scale (which no thread holds as a register tile).
-bool is_row(const Type& type) { return type.rank() == 1 || (type.rank() == 2 && type.shape()[0] == 1); }
-
 std::string join(const std::vector<std::string>& parts, const char* separator) {
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) text += (i ? separator : "") + parts[i];
@@ -129,8 +126,9 @@ void TensorCoreKernel::emit_summary() {
   for (const Operation* mma : tc_.mma_ops)
     if (const MmaPlan& plan = tc_.mma_plans.at(mma); plan.b_computed)
       writer_.line(fmt::format("//   B of the mma at line {} (computed by the compute threads): {} bytes at {}, "
-                               "MN-major, 128B swizzle",
-                               mma->location().line, plan.computed_b.slot_bytes, plan.b_staging_offset));
+                               "{}, 128B swizzle",
+                               mma->location().line, plan.computed_b.slot_bytes, plan.b_staging_offset,
+                               plan.computed_b.k_major() ? "K-major ([N, K])" : "MN-major"));
   for (const Operation* store : tc_.store_ops) {
     const StorePlan& plan = tc_.store_plans.at(store);
     if (plan.tma)

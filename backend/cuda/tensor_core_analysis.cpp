@@ -162,6 +162,12 @@ static bool reads_as_b(const Operation& user, const Value* value) {
   return user.kind() == OpKind::mma && user.operand(1) == value && user.operand(0) != value;
 }
 
+bool Analysis::read_only_as_b(const Value* value) {
+  const auto& users = users_[value];
+  return !users.empty() &&
+         std::all_of(users.begin(), users.end(), [&](const Operation* user) { return reads_as_b(*user, value); });
+}
+
 const Value* Analysis::computed_b(const Operation& mma, bool& transposed) const {
   const Value* b = mma.operand(1);
   transposed = false;
@@ -541,23 +547,13 @@ bool Analysis::lazy_capable(const Operation& op) {
 // (a rank-1 tile, or one of one row: a bias, a scale), which no thread could hold as a fragment,
 // is also lazy where elementwise ops into register tiles read it: they compute it per element.
 void Analysis::find_lazy_values() {
-  auto is_row = [](const Value* value) {
-    const Type& type = value->type();
-    return type.rank() == 1 || (type.rank() == 2 && type.shape()[0] == 1);
-  };
-  // A transpose whose every reader is an mma reading it as B (a computed B's [N, K] form), and a
-  // value that only elementwise ops into such Bs read.
-  auto transposed_into_b = [&](const Value* value) {
-    const auto& users = users_[value];
-    return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
-      return reads_as_b(*user, value);
-    });
-  };
+  // A value that only elementwise ops into the B of mmas read (directly or transposed: a computed
+  // B's [N, K] form).
   std::function<bool(const Value*)> into_computed_b = [&](const Value* value) {
     const auto& users = users_[value];
     return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
       return reads_as_b(*user, value) ||
-             (user->kind() == OpKind::transpose && transposed_into_b(user->result())) ||
+             (user->kind() == OpKind::transpose && read_only_as_b(user->result())) ||
              (lazy_capable(*user) && into_computed_b(user->result()));
     });
   };
@@ -568,7 +564,7 @@ void Analysis::find_lazy_values() {
   std::unordered_map<const Value*, const RegisterPipe*> pipe_of_read;
   auto pass_through = [&](const RegisterPipe& pipe) {
     return !pipe.stored && !pipe.writes.empty() &&
-           (is_row(pipe.writes.front()->operand(2)) ||
+           (is_row(pipe.writes.front()->operand(2)->type()) ||
             std::all_of(pipe.reads.begin(), pipe.reads.end(),
                         [&](const Operation* read) { return into_computed_b(read->result()); }));
   };
@@ -601,8 +597,8 @@ void Analysis::find_lazy_values() {
                         // a computed B, written element by element into shared memory (refuse_computed_b),
                         // or what a computed B transposes
                         reads_as_b(*user, value) ||
-                        (user->kind() == OpKind::transpose && transposed_into_b(user->result())) ||
-                        (is_row(value) && user->info().has(kElementwise)) ||
+                        (user->kind() == OpKind::transpose && read_only_as_b(user->result())) ||
+                        (is_row(value->type()) && user->info().has(kElementwise)) ||
                         (user->kind() == OpKind::stage_write && reads_lazy(*user)));
       if (!lazy) {
         tc_.lazy.erase(value);
@@ -713,10 +709,7 @@ bool Analysis::hold_op(const Operation& op) {
       const bool only_a = read_as_a(op.result());
       // The B of mmas, of a tile computed per element: written transposed (K-major) into shared
       // memory where the mma is (stage_computed_b).
-      if (tc_.lazy.count(op.operand(0)) && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
-            return reads_as_b(*user, op.result());
-          }))
-        return true;
+      if (tc_.lazy.count(op.operand(0)) && read_only_as_b(op.result())) return true;
       // cast(transpose(x)) read as an A: the same tile as transpose(cast(x)), which the rule takes.
       if (users.size() == 1 && users.front()->kind() == OpKind::cast && read_as_a(users.front()->result()) &&
           tc_.fragment(op.operand(0)))

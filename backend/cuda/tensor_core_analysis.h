@@ -134,6 +134,8 @@ class Analysis {
   // element, B itself or, for B = transpose(x) (a PyTorch-layout [N, K] weight), x; or null for a
   // B TMA loads. `transposed` says which.
   const Value* computed_b(const Operation& mma, bool& transposed) const;
+  // Whether every reader of `value` is an mma reading it as B (and not as A too).
+  bool read_only_as_b(const Value* value);
   // Accumulators in registers stay live across the whole K loop: when they alone need more
   // registers than a compute thread has, nvcc spills them (a warning that says what to change).
   void warn_accumulator_registers();

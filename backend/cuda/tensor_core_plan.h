@@ -137,6 +137,9 @@ struct AccumulatorRead {
   bool partial = false;
 };
 
+// A rank-1 tile, or one of one row: a bias, a scale (which no thread holds as a register tile).
+inline bool is_row(const Type& type) { return type.rank() == 1 || (type.rank() == 2 && type.shape()[0] == 1); }
+
 // Columns from an element of `op`'s column-sliced result to the element of operand `k` it reads:
 // a slice x[:, a:b] reads column a + c of x (a); a concat() along axis 1, part k's column
 // c - o_k where o_k is the part's first column (-o_k); 0 for every other op.
