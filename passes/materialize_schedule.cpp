@@ -27,7 +27,10 @@
 //      `pipe_consumer_wait` goes before the first anchor, `pipe_consumer_release` after the
 //      last (before it when the last is the terminator), and every use anchored there reads the
 //      waited value. A tied group's loop result that nothing reads is drained: a wait and a
-//      release right after the loop.
+//      release right after the loop. A shared-memory tile that elementwise ops read (a computed
+//      B's quantized weight) is released after the last op of the region those ops' results
+//      reach on their way to an mma's B (last_computed_b_reader): the tensor-core backend reads
+//      the slot where the mma is.
 //   6. Depth: max over producers of the enclosing loop's `stages` and `pipeline`, and of
 //      anchor stage − producer stage + 1 in one region; 1 outside loops; one more when the
 //      group is tied through a carried slot (a value waits across the back edge).
@@ -326,6 +329,11 @@ class KernelMaterializer {
         if (region->position_of(entry.second) < region->position_of(first)) first = entry.second;
         if (region->position_of(entry.second) > region->position_of(last)) last = entry.second;
       }
+      if (payload.is_tile() && payload.space() == MemorySpace::smem)
+        for (const auto& entry : uses)
+          if (Operation* reader = last_computed_b_reader(entry.first.user, entry.second);
+              region->position_of(reader) > region->position_of(last))
+            last = reader;
       Operation* wait = insert(*first, false, *first, OpKind::pipe_consumer_wait, {pipe}, {payload});
       wait->result()->set_name_hint(uses.front().first.user->operand(uses.front().first.operand)->name_hint());
       const bool last_is_terminator = last->info().has(kTerminator);
@@ -342,6 +350,35 @@ class KernelMaterializer {
       insert(*drain, true, *loop, OpKind::pipe_consumer_release, {pipe}, {});
     }
     return true;
+  }
+
+  // The last op of the anchor's region holding a reader of what the elementwise `user` computed from a tile
+  // in shared memory, through elementwise ops and transposes, up to the mmas reading it as B (a
+  // computed B, which the tensor-core backend computes element by element from the shared slot
+  // where each mma reads it: so the slot is released after them, in the same iteration, as the
+  // body runs in program order); `anchor` (the use's) when `user` is not an elementwise op in the
+  // anchor's region.
+  Operation* last_computed_b_reader(Operation* user, Operation* anchor) {
+    Region& region = *anchor->parent_region();
+    Operation* last = anchor;
+    if (user != anchor || !user->info().has(kElementwise)) return last;
+    std::vector<Operation*> work{user};
+    std::set<Operation*> seen;
+    Operation* last_mma = nullptr;  // the op of `region` holding the last mma reached
+    while (!work.empty()) {
+      Operation* op = work.back();
+      work.pop_back();
+      if (!seen.insert(op).second) continue;
+      if (op->kind() == OpKind::mma) {
+        Operation* holder = op;  // the op of `region` holding it (an mma inside an `if`: the `if`)
+        while (holder && holder->parent_region() != &region) holder = holder->parent_op();
+        if (holder && (!last_mma || region.position_of(holder) > region.position_of(last_mma))) last_mma = holder;
+        continue;
+      }
+      if (op->num_results() != 1 || (!op->info().has(kElementwise) && op->kind() != OpKind::transpose)) continue;
+      for (const Use& use : uses_[op->result()]) work.push_back(use.user);
+    }
+    return last_mma && region.position_of(last_mma) > region.position_of(last) ? last_mma : last;
   }
 
   // Phase 7: `order` becomes the rank within its stage in program order.

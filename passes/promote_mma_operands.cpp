@@ -20,6 +20,8 @@
 //      role share the box.
 //   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result
 //      (two, one per role, when it is the A of one mma and the B of another).
+//   4. A 2-D 8- or 16-bit load that only elementwise ops carry into mmas' B (a computed B's
+//      quantized weight) becomes a tma_load whose shared-memory result those ops read.
 // A load with `elements` (element coordinates) keeps them: its TMA box starts at that element.
 // Invariants kept: results are unchanged (a tma_load reads what the load read; the interpreter
 // checks it before and after); the replacement sits at the replaced op's position, so SSA
@@ -164,6 +166,62 @@ void split_roles(Region& body, Region& region, size_t& position) {
   });
 }
 
+// Whether only elementwise ops (same-shaped results, at least one of them) carry `value` into
+// the B of mmas, at B's shape (`transposed`: into transpose(x), then B, at x's shape): a
+// dequantized weight, cast(cast(load Wq[k, n] : <BK, BN>, f32) * scale, bf16), the tensor-core
+// backend computes element by element into shared memory before the mma reads it.
+bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operation*>>& users, const Value* value,
+                     bool through_elementwise) {
+  auto found = users.find(value);
+  if (found == users.end() || found->second.empty()) return false;
+  return std::all_of(found->second.begin(), found->second.end(), [&](const Operation* user) {
+    if (user->kind() == OpKind::mma)
+      return through_elementwise && user->operand(1) == value && user->operand(0) != value && user->operand(2) != value;
+    if (user->kind() == OpKind::transpose) {
+      if (!through_elementwise) return false;
+      auto readers = users.find(user->result());
+      return readers != users.end() && !readers->second.empty() &&
+             std::all_of(readers->second.begin(), readers->second.end(), [&](const Operation* mma) {
+               return mma->kind() == OpKind::mma && mma->operand(1) == user->result() &&
+                      mma->operand(0) != user->result() && mma->operand(2) != user->result();
+             });
+    }
+    return user->info().has(kElementwise) && user->result()->type().shape() == value->type().shape() &&
+           into_computed_b(users, user->result(), true);
+  });
+}
+
+// Phase 4: a 2-D load that only elementwise ops carry into mmas' B becomes a tma_load with a
+// shared-memory result; the elementwise ops then read it there (a quantized weight is copied by
+// TMA, not read element by element from global memory). Element types TMA copies and the
+// tensor-core stage buffers hold.
+void promote_computed_b_inputs(Region& body) {
+  auto users = users_of(body);
+  std::function<void(Region&)> visit = [&](Region& region) {
+    auto& ops = region.operations();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Operation& op = *ops[i];
+      for (size_t r = 0; r < op.num_regions(); ++r) visit(op.region(r));
+      if (op.kind() != OpKind::load || op.result()->type().rank() != 2 || !into_computed_b(users, op.result(), false))
+        continue;
+      const ScalarKind element = op.result()->type().element();
+      if (element != ScalarKind::i8 && element != ScalarKind::u8 && element != ScalarKind::f8e4m3 &&
+          element != ScalarKind::f8e5m2 && element != ScalarKind::bf16 && element != ScalarKind::f16)
+        continue;
+      auto replacement = std::make_unique<Operation>(OpKind::tma_load, op.location());
+      for (Value* operand : op.operands()) replacement->add_operand(operand);
+      for (const auto& [name, value] : op.attributes()) replacement->set_attr(name, value);
+      Value* result = replacement->add_result(op.result()->type().with_space(MemorySpace::smem));
+      result->set_name_hint(op.result()->name_hint());
+      Value* old = op.result();
+      std::unique_ptr<Operation> taken = region.take(i);
+      region.insert(i, std::move(replacement));
+      replace_all_uses(body, old, result);
+    }
+  };
+  visit(body);
+}
+
 void promote_kernel(Region& body) {
   fold_unit_reshapes(body);
   std::unordered_map<const Value*, int> mma_uses, other_uses, uses;
@@ -259,6 +317,7 @@ void promote_kernel(Region& body) {
     }
   };
   visit(body);
+  promote_computed_b_inputs(body);
 }
 
 }  // namespace

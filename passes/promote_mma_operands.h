@@ -7,7 +7,9 @@
 // `tma_load T, n, k {transposed} : tile<BKxBN, smem>` (no data moves: as b, a K-major B; as a,
 // an MN-major A). `reshape<R, C>(load T[..] : <R, 1, C>)` becomes a load {box = [R, 1, C]} (in
 // a kernel with mma, only where it feeds mma), and a store of reshape<R, 1, C>(x) a store {box}
-// of x (a tile between its tensor's dimensions). docs/passes/promote_mma_operands.md.
+// of x (a tile between its tensor's dimensions). An 8- or 16-bit 2-D load that only elementwise
+// ops carry into mmas' B (a quantized weight) becomes a tma_load too, which those ops read in
+// shared memory. docs/passes/promote_mma_operands.md.
 #pragma once
 
 namespace tilec {
