@@ -111,9 +111,16 @@ void TensorCoreKernel::emit_summary() {
   writer_.line(fmt::format("// shared memory: {} bytes (1024 of them for aligning the base)", tc_.shared_bytes));
   for (const StageBuffer& buffer : tc_.stages)
     writer_.line(fmt::format(
-        "//   pipe {}: {} slots x {} bytes at {}: {} of mma from {} ({}, {} panel(s) of {} columns, {}B swizzle)",
-        buffer.name, buffer.depth, buffer.slot_bytes, buffer.offset, buffer.role == StageBuffer::Role::a ? "A" : "B",
-        plan_.expression(buffer.tensor), buffer.k_major() ? "K-major" : "MN-major", buffer.panels(),
+        "//   pipe {}: {} slots x {} bytes at {}: {} from {} ({}, {} panel(s) of {} columns, {}B swizzle)",
+        buffer.name, buffer.depth, buffer.slot_bytes, buffer.offset,
+        buffer.role == StageBuffer::Role::a          ? "A of mma"
+        : buffer.role == StageBuffer::Role::computed ? "read element by element into a computed B"
+                                                     : "B of mma",
+        plan_.expression(buffer.tensor),
+        buffer.role == StageBuffer::Role::computed ? "as stored"
+        : buffer.k_major()                         ? "K-major"
+                                                   : "MN-major",
+        buffer.panels(),
         buffer.panel_columns(), buffer.swizzle_bytes));
   for (const Barrier& barrier : tc_.barriers)
     writer_.line(fmt::format("//   mbarrier {}: {} slot(s) at {}, {} arrival(s) per phase, {}", barrier.name,

@@ -135,6 +135,14 @@ std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPl
   return fmt::format("(shared_base + {})", plan.b_staging_offset);
 }
 
+std::string TensorCoreKernel::shared_element(const StageBuffer& buffer, const std::string& slot, const std::string& row,
+                                             const std::string& column) {
+  const int64_t columns = buffer.panel_columns(), bytes = byte_size(buffer.tile.element());
+  return fmt::format("*reinterpret_cast<const {}*>(shared_aligned + ({} - shared_base) + {} / {} * {} + {})",
+                     element_type(buffer.tile.element()), slot, column, columns, buffer.panel_bytes(),
+                     swizzled_offset(row, fmt::format("{} % {} * {}", column, columns, bytes), buffer.swizzle_bytes));
+}
+
 void TensorCoreKernel::emit_mma(const Operation& op) {
   comment(op);
   issue_mma(op, tc_.mma_plans.at(&op));

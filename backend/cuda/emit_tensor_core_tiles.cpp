@@ -184,7 +184,7 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
     if (reads[{v, shift}]++ > 0) return;
     const Operation& op = *v->defining_op();
     if (op.kind() != OpKind::load && op.kind() != OpKind::full && op.kind() != OpKind::zeros &&
-        op.kind() != OpKind::iota)
+        op.kind() != OpKind::iota && op.kind() != OpKind::stage_read)
       for (size_t k = 0; k < op.num_operands(); ++k) self(self, op.operand(k), shift + operand_column_shift(op, k));
     order.push_back({v, shift});
   };
@@ -210,6 +210,8 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
   if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
   if (op.kind() == OpKind::zeros) return zero_literal(op.result()->type().element());
   if (op.kind() == OpKind::iota) return iota_element(op, "row", context.column());
+  if (op.kind() == OpKind::stage_read)  // a computed B's input, which TMA copied
+    return shared_element(tc_.read_stage(op.result()), plan_.expression(op.result()), "row", context.column());
   if (op.kind() == OpKind::reshape) return element(op.operand(0), context);  // <N> as <1, N>: column c is element c
   if (op.kind() == OpKind::slice) {  // x[:, a:b]: column c is x's column a + c
     ElementContext inner = context;

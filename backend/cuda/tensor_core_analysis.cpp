@@ -191,6 +191,15 @@ bool Analysis::refuse_computed_b() {
     std::function<void(const Value*)> visit = [&](const Value* value) {
       if (!value->type().is_tile() || !why.empty()) return;
       if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return visit(read->second);
+      if (StageBuffer* shared = tc_.is_stage_read(value) ? &tc_.stages[tc_.stage_of.at(value->defining_op()->operand(0))]
+                                                         : nullptr) {
+        // A tile TMA copied (promote-mma-operands phase 4), read element by element from its slot.
+        if (shared->role != StageBuffer::Role::none && shared->role != StageBuffer::Role::computed)
+          why = fmt::format("reads {}, which an mma also reads as its {}", describe(value),
+                            shared->role == StageBuffer::Role::a ? "A" : "B");
+        shared->role = StageBuffer::Role::computed;
+        return;
+      }
       const Operation* def = value->defining_op();
       if (def && (def->kind() == OpKind::transpose || def->kind() == OpKind::slice || def->kind() == OpKind::concat ||
                   (def->kind() == OpKind::reshape &&  // a row <N> as <1, N>, broadcast over K, is read per element
@@ -1237,6 +1246,7 @@ bool Analysis::check_stage_buffers() {
     const Type& tile = buffer.tile;
     if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
     if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
+    if (buffer.role == StageBuffer::Role::computed && !computed_b_input_read_lazily(buffer)) return false;
     const int64_t row_bytes = tile.rank() == 2 ? buffer.stored()[1] * byte_size(tile.element()) : 0;
     if (row_bytes == 64 || row_bytes == 32) buffer.swizzle_bytes = row_bytes;
     if (tile.rank() != 2 || target::mma_instructions(target_, tile.element()).empty() ||
@@ -1276,6 +1286,22 @@ bool Analysis::check_stage_buffers() {
   return true;
 }
 
+
+// The slot of a computed B's input is read where the mma is (stage_computed_b), and released
+// after it (materialize-schedule, last_computed_b_reader): so every read of it must be computed
+// there, element by element, never held.
+bool Analysis::computed_b_input_read_lazily(const StageBuffer& buffer) {
+  bool ok = true;
+  walk(tc_.compute->region(), [&](const Operation& read) {
+    if (!ok || read.kind() != OpKind::stage_read || read.operand(0) != buffer.op->result()) return;
+    for (const Operation* user : users_[read.result()])
+      if (user->kind() == OpKind::mma || !tc_.lazy.count(user->result()))
+        ok = unsupported(*user, fmt::format("this {} of a tile TMA copied for a computed B: the compute threads read "
+                                            "such a tile only while they compute the B from it, element by element",
+                                            user->name()));
+  });
+  return ok;
+}
 
 bool Analysis::place_shared_memory() {
   int64_t offset = 0;

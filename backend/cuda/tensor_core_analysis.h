@@ -134,6 +134,9 @@ class Analysis {
   // element, B itself or, for B = transpose(x) (a PyTorch-layout [N, K] weight), x; or null for a
   // B TMA loads. `transposed` says which.
   const Value* computed_b(const Operation& mma, bool& transposed) const;
+  // A stage buffer holding a computed B's input: every read of it computed where the mma is; false
+  // after reporting.
+  bool computed_b_input_read_lazily(const StageBuffer& buffer);
   // Whether every reader of `value` is an mma reading it as B (and not as A too).
   bool read_only_as_b(const Value* value);
   // Accumulators in registers stay live across the whole K loop: when they alone need more

@@ -241,6 +241,11 @@ class TensorCoreKernel {
   // fence.proxy.async and a barrier of the compute threads, so that `reader` may read it. The
   // staging's shared address, for the descriptors: operand_descriptor(plan.computed_b, address, step).
   std::string stage_computed_b(const Operation& mma, const MmaPlan& plan, std::string_view reader);
+  // An element of the slot `slot` (its uint32_t shared address) of a computed B's input, which TMA
+  // filled (StageBuffer::Role::computed): at tile position (`row`, `column`), in the panels and
+  // swizzle the buffer's tensor map gives.
+  static std::string shared_element(const StageBuffer& buffer, const std::string& slot, const std::string& row,
+                                    const std::string& column);
 
   struct ElementContext {
     std::string index = "i";   // the register of the fragment being computed

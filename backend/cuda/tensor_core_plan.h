@@ -53,7 +53,9 @@ struct StageBuffer {
   const Value* empty = nullptr;
   const Value* tensor = nullptr;  // filled by tma_load_async from this tensor
   std::string map;                // its CUtensorMap parameter
-  enum class Role { none, a, b } role = Role::none;
+  // An mma's A or B, or (computed) the input of a computed B the compute threads read element by
+  // element (a quantized weight: MmaPlan::b_computed, TensorCoreKernel::shared_element).
+  enum class Role { none, a, b, computed } role = Role::none;
   // Filled by `tma_load_async {transposed}`: the slot holds the transpose of the logical tile
   // (B: [N, K], K contiguous, a K-major B; A: [K, M], an MN-major A); `stored()` is the shape in
   // shared memory.
