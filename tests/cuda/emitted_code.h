@@ -234,6 +234,7 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"mha", "", "mha"}, {"gqa_attention", "", "gqa_attention"},
                                       {"linear", "", "linear"}, {"fp8_linear", "", "fp8_linear"},
                                       {"int8_linear", "", "int8_linear"}, {"fp8_attention", "", "fp8_attention"},
+                                      {"w8a16_linear", "", "w8a16_linear"},
                                       {"moe_grouped_gemm", "", "moe_grouped_gemm"},
                                       {"tf32_linear", "", "tf32_linear"},
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},
