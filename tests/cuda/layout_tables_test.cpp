@@ -5,7 +5,7 @@
 // The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
 // CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128, 32
 // and 16, gemm_f16, gemm_bias_relu, batched_gemm, attention (also BKV = 32), mha, linear, fp8_linear,
-// int8_linear, fp8_attention, tf32_linear, gate_up; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
+// int8_linear, fp8_attention, tf32_linear, gate_up, w8a16_linear; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
 // again, the files in samples/expected/. The emitted expressions are evaluated by a small
 // interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
 // loops with constant bounds), for every compute thread and register.
@@ -47,7 +47,9 @@
 //     `box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16` (swizzled_offset),
 //     with the box origin of its tilec_tma_store_2d call and the box the launcher encodes
 //     (prelude: CU_TENSOR_MAP_SWIZZLE_128B); and sm_100a's A staging from registers
-//     (emit_tcgen05_into_registers) against the A tile of smem_canonical.json.
+//     (emit_tcgen05_into_registers) against the A tile of smem_canonical.json; a computed B's
+//     staging (stage_computed_b) against its B tile there, and its reads of the weight TMA
+//     copied (shared_element) against the TMA box of the swizzle the weight's map encodes.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -170,6 +172,19 @@ struct OperandTile {
 OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, uint64_t k_steps, uint64_t swizzle) {
   OperandTile tile;
   std::smatch match;
+  if (std::regex_match(base, match, std::regex(R"(\(shared_base \+ (\d+)\))")) && !is_a) {
+    // A computed B (the compute threads write it): bf16 or f16, [K, N] MN-major or [N, K] K-major.
+    auto summary = e.search(R"(B of the mma at line \d+ \(computed by the compute threads\): (\d+) bytes at )" +
+                            match[1].str() + R"(, (K-major|MN-major).*?, (\d+)B swizzle)");
+    if (!summary) throw std::runtime_error("no computed B summary for " + base);
+    auto cast = e.search(R"(reinterpret_cast<(\w+)\*>\(staging \+ column / )");
+    tile.element = cast && (*cast)[1] == "__half" ? "f16" : "bf16";
+    const uint64_t k = 16 * k_steps, mn = std::stoull((*summary)[1]) / (2 * k);
+    tile.major = (*summary)[2] == "K-major" ? "K" : "MN";
+    tile.id = "b16_" + tile.major + "_" + (*summary)[3].str() + "B_" + std::to_string(mn) + "x" + std::to_string(k);
+    tile.offset = std::stoull(match[1]);
+    return tile;
+  }
   if (std::regex_match(base, match, std::regex(R"(\(shared_base \+ (\d+)\))"))) {
     auto summary = e.search(R"(A of the mma at line \d+ \(from registers\): (\d+) bytes at )" + match[1].str() + ",");
     if (!summary) throw std::runtime_error("no A staging summary for " + base);
@@ -802,14 +817,17 @@ TEST(BackendLayoutTables, TmemLoadsReadWhatTheCodeAssumes) {
 
 // ============================================================================== 6. staging
 // What a staging block writes into: the TMA store's box (map, origin, encoded box) or, for an A
-// from registers (sm_100a), the operand tile of the MMA after the block.
+// from registers (sm_100a) or a computed B (`// B computed:` opens its block), the operand tile
+// of the MMA after the block.
 struct StagingTarget {
-  std::vector<std::string> store;  // tilec_tma_store_2d's (_3d's, tilec_tma_reduce_add_2d's) arguments (empty: an A operand)
+  std::vector<std::string> store;  // tilec_tma_store_2d's (_3d's, tilec_tma_reduce_add_2d's) arguments (empty: an operand)
   uint64_t box_rows = 0, box_columns = 0;
+  bool computed_b = false;
   OperandTile tile;
 };
 StagingTarget staging_target(const Emitted& e, size_t scope) {
   StagingTarget target;
+  target.computed_b = scope > 0 && e.lines[scope - 1].find("// B computed:") != std::string::npos;
   for (size_t i = scope; i < e.lines.size(); ++i) {
     std::string code = code_of(e.lines[i]);
     // An adding store's tilec_tma_reduce_add_2d takes the same arguments as tilec_tma_store_2d.
@@ -831,12 +849,56 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
       std::vector<MmaLine> lines = mma_lines(e);
       size_t index = 0;
       while (lines[index].line != i) ++index;
-      target.tile = operand_tile(e, split_base(lines[index].descriptors[0][0]).first, true, steps_of(lines, index),
-                                 descriptor_swizzle(lines[index].descriptors[0]));
+      const std::vector<std::string>& operand =
+          target.computed_b ? lines[index].descriptors.back() : lines[index].descriptors[0];
+      target.tile = operand_tile(e, split_base(operand[0]).first, !target.computed_b, steps_of(lines, index),
+                                 descriptor_swizzle(operand));
       return target;
     }
   }
   throw std::runtime_error("a staging block without a TMA store or an MMA after it");
+}
+
+// A computed B's reads of the weight TMA copied (TensorCoreKernel::shared_element):
+// `*reinterpret_cast<const T*>(shared_aligned + (slot - shared_base) + offset)`, with the stage
+// tile's rows, its panels and swizzle (from the kernel's summary, checked against the swizzle
+// its tensor map encodes), and the TMA box of that swizzle in the table (bf16 boxes: the swizzle
+// is of bytes, so an 8-bit tile's 64-byte rows are a bf16 tile's 32 columns). Per statement.
+struct WeightRead {
+  std::string offset;
+  uint64_t swizzle_bytes = 0, panel_columns = 0, rows = 0, bytes = 0;
+  const json* box = nullptr;
+};
+const std::vector<WeightRead>& weight_reads_of(const Emitted& e, const std::string& statement, const json& swizzle) {
+  static std::map<std::string, std::vector<WeightRead>> cache;
+  if (auto it = cache.find(e.label + "\n" + statement); it != cache.end()) return it->second;
+  std::vector<WeightRead> reads;
+  static const std::regex weight(R"(\*reinterpret_cast<const \w+\*>\(shared_aligned \+ \((\w+) - shared_base\) \+ )");
+  for (auto it = std::sregex_iterator(statement.begin(), statement.end(), weight); it != std::sregex_iterator(); ++it) {
+    const size_t call = statement.find('(', static_cast<size_t>(it->position(0)) + std::string("*reinterpret_cast<").size());
+    const std::string inside = call_arguments(statement, call).front();  // shared_aligned + (slot - ..) + offset
+    WeightRead read;
+    read.offset = inside.substr(inside.find(") + ") + 4);
+    const std::string slot = (*it)[1];
+    auto declared = e.search("const uint32_t " + slot + R"( = (\w+) \+ static_cast<uint32_t>\(\w+\) \* \d+;)");
+    if (!declared) throw std::runtime_error("no slot " + slot);
+    const std::string buffer = (*declared)[1];
+    auto tile = e.search("const uint32_t " + buffer + R"( = shared_base \+ \d+;  // \d+ slots of tile<(\d+)x(\d+)x(\w+), smem>)");
+    auto summary = e.search("//   pipe " + buffer + R"(: .*read element by element into a computed B from (\w+) \(as stored, \d+ panel\(s\) of (\d+) columns, (\d+)B swizzle\))");
+    if (!tile || !summary) throw std::runtime_error("no stage buffer or summary of " + buffer);
+    read.swizzle_bytes = std::stoull((*summary)[3]), read.panel_columns = std::stoull((*summary)[2]);
+    read.rows = std::stoull((*tile)[1]), read.bytes = read.swizzle_bytes / read.panel_columns;
+    // The tensor map TMA fills it through has that swizzle (128 bytes: the helper's default).
+    auto encoded = e.search(R"(tilec_tensor_map\(&)" + (*summary)[1].str() +
+                            R"(_map, [^;]*?(?:, (CU_TENSOR_MAP_SWIZZLE_\w+))?\); status)");
+    if (!encoded) throw std::runtime_error("no tensor map of " + (*summary)[1].str());
+    EXPECT_EQ((*encoded)[1].matched ? (*encoded)[1].str() : std::string("CU_TENSOR_MAP_SWIZZLE_128B"),
+              "CU_TENSOR_MAP_SWIZZLE_" + std::to_string(read.swizzle_bytes) + "B");
+    read.box = &find_entry(swizzle["boxes"], "bf16_" + std::to_string(read.swizzle_bytes) + "B_128x" +
+                                                 std::to_string(read.swizzle_bytes / 2));
+    reads.push_back(read);
+  }
+  return cache[e.label + "\n" + statement] = reads;
 }
 
 TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
@@ -845,8 +907,8 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   LOAD_TABLE(accumulator, "wgmma_accumulator.json");
   static const std::regex sink(R"(^\*reinterpret_cast<(\w+)\*>\((staging_bytes|staging) \+ (.*)\) = (.*);$)");
   static const std::regex array(R"((\w+)\[(\w+)\])");
-  long stores = 0, a_writes = 0;
-  std::set<std::string> boxes, a_tiles;
+  long stores = 0, a_writes = 0, b_writes = 0, weight_reads = 0;
+  std::set<std::string> boxes, a_tiles, b_tiles;
   for (const Emitted& e : emitted_samples()) {
     SCOPED_TRACE(e.label);
     // The store maps below pass no swizzle (their calls end with the box): the helper's default.
@@ -886,6 +948,26 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
         ASSERT_TRUE(v.count("row") && v.count("column"));
         ASSERT_EQ((Position{v.at("row"), v.at("column")}), element) << "thread " << thread << ": " << code;
       }
+      if (target.computed_b) {  // element (row, column) of B [K, N] (MN-major) or of x [N, K] (K-major)
+        // The weight it is computed from, read at the same (row, column) from the slot TMA filled.
+        for (const WeightRead& read : weight_reads_of(e, value, swizzle)) {
+          const uint64_t r = element.row, b = element.column % read.panel_columns * read.bytes;
+          const uint64_t expected = element.column / read.panel_columns * read.rows * read.swizzle_bytes +
+                                    r / 128 * 128 * read.swizzle_bytes +
+                                    (*read.box)["chunk_offsets"][r % 128][b / 16].get<uint64_t>() + b % 16;
+          ++weight_reads;
+          ASSERT_EQ(evaluate(read.offset, v), expected) << (*read.box)["id"].get<std::string>() << ", thread " << thread
+                                                         << ", weight element " << element << ": " << read.offset;
+        }
+        const json& layout = canonical_tile(canonical["cases"], target.tile.id);
+        ++b_writes;
+        b_tiles.insert(target.tile.id + (e.blackwell() ? " sm_100a" : " sm_90a"));
+        const bool k_major = target.tile.major == "K";
+        ASSERT_EQ(address - target.tile.offset, table_offset(layout, k_major ? element.row : element.column,
+                                                             k_major ? element.column : element.row))
+            << target.tile.id << ", thread " << thread << ", element " << element;
+        return;
+      }
       if (target.store.empty()) {  // A from registers into the operand tile
         const json& layout = canonical_tile(canonical["cases"], target.tile.id);
         ++a_writes;
@@ -913,13 +995,18 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
           << layout["id"].get<std::string>() << ", thread " << thread << ", box element (" << r << ", " << c << ")";
     });
   }
-  std::printf("staging: %ld epilogue writes, %ld A writes; boxes:", stores, a_writes);
+  std::printf("staging: %ld epilogue writes, %ld A writes, %ld computed-B writes (", stores, a_writes, b_writes);
+  for (const std::string& id : b_tiles) std::printf(" %s;", id.c_str());
+  std::printf(" ), %ld weight reads; boxes:", weight_reads);
   for (const std::string& id : boxes) std::printf(" %s;", id.c_str());
   std::printf("\n");
   EXPECT_TRUE(a_tiles.count("b16_K_128B_128x64 sm_100a") && a_tiles.count("b16_K_64B_128x32 sm_100a") &&
               a_tiles.count("b16_K_128B_64x64 sm_100a"))
       << "attention's staged P with BKV = 64 and 32, and BQ = 64 (lanes 0..15 write, TMEM layout F)";
   EXPECT_TRUE(a_tiles.count("b8_K_64B_128x64 sm_100a")) << "fp8_attention's staged e4m3 P";
+  EXPECT_TRUE(b_tiles.count("b16_K_128B_128x64 sm_90a") && b_tiles.count("b16_K_128B_128x64 sm_100a"))
+      << "w8a16_linear's dequantized [N, K] weight";
+  EXPECT_GT(weight_reads, 0) << "w8a16_linear's weight, read from the slot TMA filled";
   EXPECT_FALSE(a_tiles.count("b8_K_64B_128x64 sm_90a")) << "sm_90a reads fp8_attention's P from registers";
   EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&
               boxes.count("bf16_128B_128x64 (64 rows)") && boxes.count("bf16_128B_128x64 (128 rows)"));

@@ -272,6 +272,44 @@ TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
   std::filesystem::remove(file);
 }
 
+// A computed B's 8- or 16-bit weight is copied by TMA into a stage buffer of its own, which the
+// compute threads read element by element as they write the B (promote-mma-operands phase 4):
+// no thread reads the weight from global memory. An f32 weight (twice a bf16 one's shared memory)
+// stays a load each thread reads where it writes the B.
+TEST(TensorCore, AComputedBsWeightIsCopiedByTmaUnlessItIsF32) {
+  struct Case {
+    const char* name;
+    const char* element;  // Wq's
+    std::string b;        // the mma's B
+    bool tma;
+  };
+  const Case cases[] = {
+      {"i8", "i8", "cast(cast(load Wq[k, n] : <64, 128>, f32) * 0.5, bf16)", true},
+      {"transposed_u8", "u8", "transpose(cast(cast(cast(load Wq[n, k] : <128, 64>, i32) - 128, f32), bf16))", true},
+      {"f16", "f16", "cast(cast(load Wq[k, n] : <64, 128>, f32) * 2.0, bf16)", true},
+      {"f32", "f32", "cast(load Wq[k, n] : <64, 128>, bf16)", false},
+  };
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tilec_tma_weight_" + std::to_string(::getpid()) + ".tile");
+  for (const Case& c : cases)
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      SCOPED_TRACE(std::string(c.name) + " " + target);
+      write_file(file, fmt::format("kernel dequant(X: tensor<M, K, bf16>, Wq: tensor<{0}, {1}>, Y: tensor<M, N, f32>)\n"
+                                   "    grid persistent(cdiv(M, 128), cdiv(N, 128)) as (m, n) {{\n"
+                                   "  acc = zeros<128, 128, f32>();\n"
+                                   "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n"
+                                   "    acc = mma(load X[m, k] : <128, 64>, {2}, acc);\n  }}\n"
+                                   "  store Y[m, n] = acc;\n}}\n",
+                                   c.b.find("Wq[n, k]") != std::string::npos ? "N, K" : "K, N", c.element, c.b));
+      CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + target);
+      ASSERT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(r.out.find("&Wq_map") != std::string::npos, c.tma) << r.out;
+      EXPECT_EQ(r.out.find("read element by element into a computed B from Wq") != std::string::npos, c.tma);
+      EXPECT_EQ(r.out.find("Wq[") == std::string::npos, c.tma) << "the weight read from global memory";
+    }
+  std::filesystem::remove(file);
+}
+
 // transpose() of a register tile is an mma's A only, and only for 16-bit inputs (MN-major A): as
 // a B it is a computed B; cast after the transpose it names the form to write; of an 8-bit tile
 // it is refused at the mma, saying why.

@@ -54,6 +54,8 @@ constexpr const char* kSoftmax = "R=7";
 constexpr const char* kRmsnorm = "R=7";
 constexpr const char* kColumnSum = "M=77,N=300";
 constexpr const char* kGemv = "M=37,K=1000";
+// w8a16_linear: BM = BN = 128, BK = 64, 4 stages; K = 520 gives 9 k-steps, the weight's rows 520 bytes.
+constexpr const char* kW8a16 = "M=200,N=296,K=520";
 constexpr const char* kLinear = "M=200,N=296,K=200";  // linear: BM 128, BN 256, BK 64  // BM 16, BK 512: a ragged last row block and K block
 
 constexpr const char* kNumbers = "differs from the interpreter";
@@ -163,6 +165,13 @@ const PlantedBug kBugs[] = {
      "          }\n          // stage_write pipe_buffer: t29",
      "          }\n          // stage_write pipe_buffer: t29", kNumbers},
 
+    // --- w8a16_linear: a weight TMA copies, which the compute threads dequantize into the B ---
+    // The compute threads read the weight's slot without waiting for its TMA load: the producer
+    // laps them and refills slots they have not released.
+    {"sm90_w8a16_weight_read_before_its_load_lands", "w8a16_linear", "sm_90a", kW8a16,
+     "          tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_8), "
+     "static_cast<uint32_t>(pipe_consumer_phase_8));\n",
+     "", "race:"},
     // --- plain kernels with register tiles (shuffle reductions, warp partials in shared memory) ---
     // softmax's row maximum read before every warp wrote its partial: stale partials skew it.
     {"sm90_plain_partials_read_before_written", "softmax", "sm_90a", kSoftmax,
@@ -355,7 +364,8 @@ INSTANTIATE_TEST_SUITE_P(Emitted, Unmutated,
                                            Control{"softmax", "sm_90a", kSoftmax},
                                            Control{"column_sum", "sm_100a", kColumnSum},
                                            Control{"rmsnorm", "sm_90a", kRmsnorm},
-                                           Control{"gemv", "sm_90a", kGemv}),
+                                           Control{"gemv", "sm_90a", kGemv},
+                                           Control{"w8a16_linear", "sm_90a", kW8a16}),
                          [](const ::testing::TestParamInfo<Control>& info) {
                            return std::string(info.param.sample) + "_" + info.param.target + "_" +
                                   std::to_string(info.index);
