@@ -74,7 +74,9 @@ void Tcgen05Analysis::find_accumulators() {
         ok = ok && !zeros && (value->type().element() == ScalarKind::f32 || value->type().element() == ScalarKind::i32);
         zeros = value;
       } else if (def && def->kind() == OpKind::mma) {
-        const bool loaded = tc_.is_stage_read(def->operand(0)) && tc_.is_stage_read(def->operand(1));
+        // A loaded; B loaded or computed (written into shared memory where the mma is: its staging
+        // is rewritten once the MMA before it is done, computed_b_barrier). Any other B is refused.
+        const bool loaded = tc_.is_stage_read(def->operand(0));
         if (!loaded && !computed_a) computed_a = def;
         ok = ok && loaded;
         written = true;
@@ -109,10 +111,9 @@ void Tcgen05Analysis::find_accumulators() {
         why = fmt::format("line {} ({}) reads it (TMEM keeps accumulators only mmas and stores read)",
                           reader->location().line, reader->name());
       else if (zeros && written && computed_a)
-        why = fmt::format("the mma of line {} takes {} (TMEM keeps accumulators of mmas whose A and B are loaded "
-                          "tiles)",
-                          computed_a->location().line,
-                          tc_.is_stage_read(computed_a->operand(0)) ? "a computed B" : "an A computed in registers");
+        why = fmt::format("the mma of line {} takes an A computed in registers (TMEM keeps accumulators of mmas "
+                          "whose A is a loaded tile)",
+                          computed_a->location().line);
       if (!why.empty())
         for (const Value* value : members) tc_.registers_because[value] = why;
       continue;
@@ -183,14 +184,24 @@ bool Tcgen05Analysis::one_thread_issues_mma() const { return true; }
 
 bool Tcgen05Analysis::rows_split_across_warpgroups() const { return tc_.compute_threads > kWarpgroup; }
 
-int64_t Tcgen05Analysis::family_shared_bytes() const { return 16; }
+int64_t Tcgen05Analysis::family_shared_bytes() const { return computed_b_into_tmem() ? 24 : 16; }
 
-// The accumulator barrier and the TMEM base address tcgen05.alloc writes.
+bool Tcgen05Analysis::computed_b_into_tmem() const {
+  return std::any_of(tc_.mma_plans.begin(), tc_.mma_plans.end(),
+                     [](const auto& entry) { return entry.second.b_computed && !entry.second.registers; });
+}
+
+// The accumulator barrier, the TMEM base address tcgen05.alloc writes, and the barrier of the
+// MMAs that read a computed B into a TMEM accumulator.
 void Tcgen05Analysis::place_family_shared(int64_t& offset) {
   tc_.accumulator_barrier_offset = offset;
   offset += 8;
   tc_.tmem_slot_offset = offset;
   offset += 8;
+  if (computed_b_into_tmem()) {
+    tc_.computed_b_barrier_offset = offset;
+    offset += 8;
+  }
 }
 
 // ---------------------------------------------------------------------------- writing
@@ -200,8 +211,15 @@ void Tcgen05Kernel::emit_setup(Setup point) {
       writer_.line(
           fmt::format("const uint32_t accumulator_barrier = shared_base + {};", tc_.accumulator_barrier_offset));
       writer_.line(fmt::format("const uint32_t tmem_slot = shared_base + {};", tc_.tmem_slot_offset));
+      if (tc_.computed_b_barrier_offset >= 0)
+        writer_.line(fmt::format("const uint32_t computed_b_barrier = shared_base + {};  // the MMAs that read a "
+                                 "computed B's staging",
+                                 tc_.computed_b_barrier_offset));
       return;
-    case Setup::barrier_init: writer_.line("tilec_mbarrier_init(accumulator_barrier, 1);"); return;
+    case Setup::barrier_init:
+      writer_.line("tilec_mbarrier_init(accumulator_barrier, 1);");
+      if (tc_.computed_b_barrier_offset >= 0) writer_.line("tilec_mbarrier_init(computed_b_barrier, 1);");
+      return;
     case Setup::before_sync:
       writer_.line(
           fmt::format("if (threadIdx.x / 32 == {}) tilec_tmem_alloc<{}>(tmem_slot);  // the first compute warp",
@@ -213,7 +231,13 @@ void Tcgen05Kernel::emit_setup(Setup point) {
       writer_.line("const uint32_t tmem_base = "
                    "*reinterpret_cast<volatile uint32_t*>(shared_aligned + (tmem_slot - shared_base));");
       return;
-    case Setup::compute_prologue: writer_.line("uint32_t accumulator_parity = 0;"); return;
+    case Setup::compute_prologue:
+      writer_.line("uint32_t accumulator_parity = 0;");
+      if (tc_.computed_b_barrier_offset >= 0) {  // the computed B's staging: whether an MMA may still read it
+        writer_.line("uint32_t computed_b_parity = 0;");
+        writer_.line("bool computed_b_read = false;");
+      }
+      return;
     case Setup::compute_epilogue:
       writer_.line("// Every compute thread is done with TMEM: the first compute warp frees it.");
       writer_.line("tilec_tcgen05_before_sync();");
@@ -272,23 +296,36 @@ void Tcgen05Kernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   else emit_into_tmem(op, plan);
 }
 
-// An accumulator kept in TMEM: the first mma overwrites it, the others add.
+// An accumulator kept in TMEM: the first mma overwrites it, the others add. A computed B is
+// written into its staging once the MMAs that read it before are done (their commit on
+// computed_b_barrier; every compute thread writes it), and this MMA's commit follows.
 void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan) {
   const Accumulator& accumulator = *tc_.accumulator(op.result());
   const StageBuffer& a = tc_.read_stage(op.operand(0));
-  const StageBuffer& b = tc_.read_stage(op.operand(1));
+  const StageBuffer& b = plan.b_computed ? plan.computed_b : tc_.read_stage(op.operand(1));
+  std::string b_slot = plan_.expression(op.operand(1));
+  if (plan.b_computed) {
+    {
+      CodeWriter::Block wait = writer_.block("if (computed_b_read) {  // by the MMAs issued before: wait until done");
+      writer_.line("tilec_mbarrier_wait(computed_b_barrier, computed_b_parity);");
+      writer_.line("computed_b_parity ^= 1;");
+    }
+    b_slot = stage_computed_b(op, plan, "tcgen05.mma");
+  }
   {
     CodeWriter::Block issuer = writer_.block("if (compute_thread == 0) {");
     writer_.line("tilec_tcgen05_after_sync();");
     for (int64_t step = 0; step < a.tile.shape()[1] / plan.instruction->k; ++step)
       writer_.line(fmt::format("{}(tmem_base + {}, {}, {}, 0x{:08x}u, {});", mma_function(*plan.instruction),
                                accumulator.tmem_column, operand_descriptor(a, plan_.expression(op.operand(0)), step),
-                               operand_descriptor(b, plan_.expression(op.operand(1)), step),
+                               operand_descriptor(b, b_slot, step),
                                instruction_descriptor(plan, accumulator.rows, accumulator.columns, b.transposed,
                                                       a.k_major()),
                                step == 0 ? accumulator.name + "_started" : "true"));
+    if (plan.b_computed) writer_.line("tilec_tcgen05_commit(computed_b_barrier);  // the staging may be rewritten");
   }
   writer_.line(fmt::format("{}_started = true;", accumulator.name));
+  if (plan.b_computed) writer_.line("computed_b_read = true;");
 }
 
 // D in registers: A·B into TMEM columns of this mma's own (A from registers is

@@ -200,6 +200,8 @@ class Tcgen05Analysis final : public Analysis {
   bool rows_split_across_warpgroups() const override;
   int64_t family_shared_bytes() const override;
   void place_family_shared(int64_t& offset) override;
+  // Whether an mma reads a computed B into a TMEM accumulator (its staging needs a barrier).
+  bool computed_b_into_tmem() const;
 };
 
 }  // namespace tilec::cuda::tensor_core

@@ -233,6 +233,9 @@ struct Plan {
   int64_t exchange_offset = -1, exchange_bytes = 0;  // row reductions across warpgroups
   int64_t store_staging_offset = -1;  // TMA stores: kStoreStagingBytes per compute warpgroup
   int64_t accumulator_barrier_offset = 0, tmem_slot_offset = 0;  // sm_100a
+  // sm_100a: the barrier tcgen05.commit arrives on once the MMAs reading a computed B's staging
+  // into a TMEM accumulator are done (-1: no such mma).
+  int64_t computed_b_barrier_offset = -1;
   int64_t shared_bytes = 0;
   int64_t tmem_columns = 0;  // sm_100a: allocated (a power of two from 32), else 0
   // A named barrier id the IR does not use, for the emitter's compute-agent barriers (TMA stores

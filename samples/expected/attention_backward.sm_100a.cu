@@ -607,8 +607,8 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   pipe pipe_buffer_2: pipe<tile<128x64xi1, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_dpt_buffer: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_3: pipe<tile<128x64xf32, reg>, 2> in registers (written and read by the compute agent in program order)
-//   accumulator dk: 128x64 f32 in registers, 32 per thread; not in TMEM, since the mma of line 37 takes an A computed in registers (TMEM keeps accumulators of mmas whose A and B are loaded tiles): each mma into it is waited for and read back from TMEM
-//   accumulator dv: 128x64 f32 in registers, 32 per thread; not in TMEM, since the mma of line 34 takes an A computed in registers (TMEM keeps accumulators of mmas whose A and B are loaded tiles): each mma into it is waited for and read back from TMEM
+//   accumulator dk: 128x64 f32 in registers, 32 per thread; not in TMEM, since the mma of line 37 takes an A computed in registers (TMEM keeps accumulators of mmas whose A is a loaded tile): each mma into it is waited for and read back from TMEM
+//   accumulator dv: 128x64 f32 in registers, 32 per thread; not in TMEM, since the mma of line 34 takes an A computed in registers (TMEM keeps accumulators of mmas whose A is a loaded tile): each mma into it is waited for and read back from TMEM
 //   accumulator t6: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 33 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 //   register tile t7: 128x64 i32 in registers, 32 per thread
 //   register tile query: 128x64 i32 in registers, 32 per thread

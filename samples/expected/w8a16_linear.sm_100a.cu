@@ -579,7 +579,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 15: ii 1, 1 stage(s)
 //   schedule: loop at line 17: ii 143, 4 stage(s), pipeline(4)
-// shared memory: 148624 bytes (1024 of them for aligning the base)
+// shared memory: 148632 bytes (1024 of them for aligning the base)
 //   pipe pipe_buffer: 4 slots x 8192 bytes at 0: read element by element into a computed B from W (as stored, 1 panel(s) of 64 columns, 64B swizzle)
 //   pipe pipe_buffer_3: 4 slots x 16384 bytes at 32768: A of mma from X (K-major, 1 panel(s) of 64 columns, 128B swizzle)
 //   mbarrier pipe_full: 4 slot(s) at 147456, 1 arrival(s) per phase, filled by the producer's TMA
@@ -590,7 +590,7 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   store at line 21: through shared memory (16384 bytes per compute warpgroup at 114688) and TMA, boxes of 128x64 (128B swizzle)
 //   pipe pipe_buffer_1: pipe<tile<128x1xf32, reg>, 4> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_2: pipe<tile<128x64xf32, reg>, 4> in registers (written and read by the compute agent in program order)
-//   accumulator acc_1: 128x128 f32 in registers, 64 per thread; not in TMEM, since the mma of line 19 takes a computed B (TMEM keeps accumulators of mmas whose A and B are loaded tiles): each mma into it is waited for and read back from TMEM
+//   accumulator acc_1: 128x128 f32 in TMEM columns 0..127
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_constant__ CUtensorMap W_map, const __grid_constant__ CUtensorMap X_map, const __grid_constant__ CUtensorMap Y_store_map, const __nv_bfloat16* X, const int8_t* W, const float* w_scale, const float* bias, __nv_bfloat16* Y, int64_t M, int64_t K, int64_t N) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
@@ -612,6 +612,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
   const uint32_t pipe_empty_3 = shared_base + 147552;  // 4 mbarrier(s)
   const uint32_t accumulator_barrier = shared_base + 147584;
   const uint32_t tmem_slot = shared_base + 147592;
+  const uint32_t computed_b_barrier = shared_base + 147600;  // the MMAs that read a computed B's staging
   const uint32_t pipe_buffer_3 = shared_base + 32768;  // 4 slots of tile<128x64xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_full + 8 * slot, 1);
@@ -619,6 +620,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_full_3 + 8 * slot, 1);
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_empty_3 + 8 * slot, 1);
     tilec_mbarrier_init(accumulator_barrier, 1);
+    tilec_mbarrier_init(computed_b_barrier, 1);
     tilec_fence_barrier_init();
   }
   if (threadIdx.x / 32 == 4) tilec_tmem_alloc<128>(tmem_slot);  // the first compute warp
@@ -735,6 +737,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
     // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
     const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
+    uint32_t computed_b_parity = 0;
+    bool computed_b_read = false;
     // pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = for 0, rounds, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0  (line 15)
     int32_t pipe_consumer_index = 0;
     int32_t pipe_consumer_phase = 0;
@@ -776,9 +780,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
         const int64_t v20 = v16 % v19;
         const int64_t n_1 = v17 + v20;
         // acc_1 = zeros  (line 16)
-        float acc_1[64];
-        #pragma unroll
-        for (int i = 0; i < 64; ++i) acc_1[i] = 0.0f;
+        bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
         const int64_t v21 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
@@ -823,6 +825,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           const uint32_t t29 = pipe_buffer_3 + static_cast<uint32_t>(pipe_consumer_index_11) * 16384;  // slot of pipe_buffer_3
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           // acc_3 = mma t29, t28, acc_2  (line 19)
+          if (computed_b_read) {  // by the MMAs issued before: wait until done
+            tilec_mbarrier_wait(computed_b_barrier, computed_b_parity);
+            computed_b_parity ^= 1;
+          }
           {  // B computed: each compute thread writes its elements as TMA would load the tile ([N, K], K-major, 16-byte chunk c of row r at chunk c ^ (r % 8))
             unsigned char* const staging = shared_aligned + 98304;
             #pragma unroll 4
@@ -836,28 +842,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           tilec_named_barrier_sync(1, 256);
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 0, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 0, 16, 1024), 0x08200490u, false);
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 0, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 0, 16, 1024), 0x08200490u, acc_1_started);
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 32, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 32, 16, 1024), 0x08200490u, true);
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 64, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 64, 16, 1024), 0x08200490u, true);
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 96, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 96, 16, 1024), 0x08200490u, true);
-            tilec_tcgen05_commit(accumulator_barrier);
+            tilec_tcgen05_commit(computed_b_barrier);  // the staging may be rewritten
           }
-          tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);
-          accumulator_parity ^= 1;
-          tilec_tcgen05_after_sync();
-          {
-            const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            for (int chunk = 0; chunk < 2; ++chunk) {
-              uint32_t values[32];
-              tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(compute_warpgroup * 64 + chunk * 32), values);
-              #pragma unroll
-              for (int i = 0; i < 32; ++i) acc_1[chunk * 32 + i] = add_f32(acc_1[chunk * 32 + i], __uint_as_float(values[i]));
-            }
-          }
-          // TMEM is read: a later MMA may overwrite it.
-          tilec_tcgen05_before_sync();
-          tilec_named_barrier_sync(1, 256);
-          tilec_tcgen05_after_sync();
+          acc_1_started = true;
+          computed_b_read = true;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty_3 + 8 * static_cast<uint32_t>(pipe_consumer_index_11));  // when the MMAs reading it are done
           const int32_t pipe_consumer_index_14 = pipe_consumer_index_11 + 1 == 4 ? 0 : pipe_consumer_index_11 + 1;
           const int32_t pipe_consumer_phase_14 = pipe_consumer_index_11 + 1 == 4 ? 1 - pipe_consumer_phase_11 : pipe_consumer_phase_11;
@@ -893,6 +885,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         // store Y, m_1, n_1, t33  (line 21)
         {
+          // The MMAs into the accumulator are complete when the accumulator barrier's phase is.
+          if (compute_thread == 0) tilec_tcgen05_commit(accumulator_barrier);
+          tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);
+          accumulator_parity ^= 1;
+          tilec_tcgen05_after_sync();
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
           const uint32_t staging = shared_base + 114688 + static_cast<uint32_t>(compute_warpgroup) * 16384;
@@ -908,18 +905,24 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
             const int first_column = compute_warpgroup * 64 + chunk * 64;
             #pragma unroll
             for (int piece = 0; piece < 2; ++piece) {
+              uint32_t values[32];
+              tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(first_column + piece * 32), values);
               #pragma unroll
               for (int i = 0; i < 32; ++i) {
                 const int column = first_column + piece * 32 + i, index = chunk * 64 + piece * 32 + i;
                 (void)column, (void)index;
                 const int byte = (piece * 32 + i) * 2;
-                *reinterpret_cast<__nv_bfloat16*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = from_f32<__nv_bfloat16>(add_f32(acc_1[index], ((n_1 * 128 + column) < N ? bias[(n_1 * 128 + column)] : 0.0f)));
+                *reinterpret_cast<__nv_bfloat16*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = from_f32<__nv_bfloat16>(add_f32((acc_1_started ? __uint_as_float(values[i]) : 0.0f), ((n_1 * 128 + column) < N ? bias[(n_1 * 128 + column)] : 0.0f)));
               }
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
             if (storer) { tilec_tma_store_2d(&Y_store_map, staging + box, static_cast<int32_t>(n_1 * 128 + compute_warpgroup * 64 + chunk * 64), static_cast<int32_t>(m_1 * 128)); tilec_bulk_commit(); }
           }
+          // TMEM is read: a later MMA may overwrite it.
+          tilec_tcgen05_before_sync();
+          tilec_named_barrier_sync(1, 256);
+          tilec_tcgen05_after_sync();
         }
         const int32_t next_pipe_consumer_index_4 = pipe_consumer_index_8;
         const int32_t next_pipe_consumer_phase_4 = pipe_consumer_phase_8;
@@ -1032,7 +1035,7 @@ extern "C" cudaError_t launch_w8a16_linear(const __nv_bfloat16* X, const int8_t*
   CUtensorMap Y_store_map;
   if (const cudaError_t status = tilec_tensor_map(&Y_store_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Y_tma.data, 2, 1, Y_tma.map_rows(), Y_tma.map_columns(), Y_tma.pitch, 128, 64); status != cudaSuccess)
     return status;
-  const size_t shared_bytes = 148624;
+  const size_t shared_bytes = 148632;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(w8a16_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;

@@ -981,7 +981,7 @@ kernel computed_a(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, C: tensor<M, N, 
   // An A computed in registers kept the chain out of TMEM too, and the summary said nothing (a
   // helper found it through the epilogue-like wait and read-back of every k-step).
   EXPECT_NE(tc.out.find("in registers, 64 per thread; not in TMEM, since the mma of line 24 takes an A computed in "
-                        "registers (TMEM keeps accumulators of mmas whose A and B are loaded tiles)"),
+                        "registers (TMEM keeps accumulators of mmas whose A is a loaded tile)"),
             std::string::npos)
       << tc.out;
   std::filesystem::remove(path);

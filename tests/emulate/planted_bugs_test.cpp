@@ -172,6 +172,9 @@ const PlantedBug kBugs[] = {
      "          tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_8), "
      "static_cast<uint32_t>(pipe_consumer_phase_8));\n",
      "", "race:"},
+    // sm_100a writes the next B into the staging without waiting for the tcgen05.mma that reads it.
+    {"sm100_w8a16_staging_rewritten_before_mma_done", "w8a16_linear", "sm_100a", kW8a16,
+     "            tilec_mbarrier_wait(computed_b_barrier, computed_b_parity);\n", "", "race:"},
     // --- plain kernels with register tiles (shuffle reductions, warp partials in shared memory) ---
     // softmax's row maximum read before every warp wrote its partial: stale partials skew it.
     {"sm90_plain_partials_read_before_written", "softmax", "sm_90a", kSoftmax,
@@ -365,7 +368,8 @@ INSTANTIATE_TEST_SUITE_P(Emitted, Unmutated,
                                            Control{"column_sum", "sm_100a", kColumnSum},
                                            Control{"rmsnorm", "sm_90a", kRmsnorm},
                                            Control{"gemv", "sm_90a", kGemv},
-                                           Control{"w8a16_linear", "sm_90a", kW8a16}),
+                                           Control{"w8a16_linear", "sm_90a", kW8a16},
+                                           Control{"w8a16_linear", "sm_100a", kW8a16}),
                          [](const ::testing::TestParamInfo<Control>& info) {
                            return std::string(info.param.sample) + "_" + info.param.target + "_" +
                                   std::to_string(info.index);
