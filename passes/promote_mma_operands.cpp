@@ -193,8 +193,8 @@ bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operatio
 
 // Phase 4: a 2-D load that only elementwise ops carry into mmas' B becomes a tma_load with a
 // shared-memory result; the elementwise ops then read it there (a quantized weight is copied by
-// TMA, not read element by element from global memory). Element types TMA copies and the
-// tensor-core stage buffers hold.
+// TMA, not read element by element from global memory). Element types and row lengths TMA copies
+// and the tensor-core stage buffers hold.
 void promote_computed_b_inputs(Region& body) {
   auto users = users_of(body);
   std::function<void(Region&)> visit = [&](Region& region) {
@@ -208,6 +208,10 @@ void promote_computed_b_inputs(Region& body) {
       if (element != ScalarKind::i8 && element != ScalarKind::u8 && element != ScalarKind::f8e4m3 &&
           element != ScalarKind::f8e5m2 && element != ScalarKind::bf16 && element != ScalarKind::f16)
         continue;
+      // Rows a shared-memory swizzle takes (32 or 64 bytes, or whole 128-byte rows); a narrower
+      // tile stays a register load.
+      const int64_t row_bytes = op.result()->type().shape()[1] * byte_size(element);
+      if (row_bytes != 32 && row_bytes != 64 && row_bytes % 128 != 0) continue;
       auto replacement = std::make_unique<Operation>(OpKind::tma_load, op.location());
       for (Value* operand : op.operands()) replacement->add_operand(operand);
       for (const auto& [name, value] : op.attributes()) replacement->set_attr(name, value);

@@ -110,12 +110,12 @@ std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPl
   const Value* b = plan.computed_b.transposed ? mma.operand(1)->defining_op()->operand(0) : mma.operand(1);
   const std::vector<int64_t>& shape = b->type().shape();
   const ScalarKind element = b->type().element();
-  const int64_t columns = panel_columns(element);
+  const int64_t columns = plan.computed_b.panel_columns(), swizzle = plan.computed_b.swizzle_bytes;
   {
     CodeWriter::Block staging = writer_.block(fmt::format(
         "{{  // B computed: each compute thread writes its elements as TMA would load the tile ({}, 16-byte "
         "chunk c of row r at chunk c ^ ({}))",
-        plan.computed_b.transposed ? "[N, K], K-major" : "MN-major", swizzle_row_bits("r", kPanelRowBytes)));
+        plan.computed_b.transposed ? "[N, K], K-major" : "MN-major", swizzle_row_bits("r", swizzle)));
     writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", plan.b_staging_offset));
     writer_.line("#pragma unroll 4");
     CodeWriter::Block loop =
@@ -127,7 +127,7 @@ std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPl
     writer_.line(fmt::format("*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {};", element_type(element),
                              columns, plan.computed_b.panel_bytes(),
                              swizzled_offset("row", fmt::format("column % {} * {}", columns, byte_size(element)),
-                                             kPanelRowBytes),
+                                             swizzle),
                              this->element(b, named)));
   }
   writer_.line(fmt::format("tilec_fence_proxy_async();  // the writes above are read by {}", reader));

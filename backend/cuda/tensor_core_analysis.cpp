@@ -212,7 +212,9 @@ bool Analysis::refuse_computed_b() {
     };
     visit(b);
     const Type& type = b->type();
-    const bool wide = type.rank() == 2 && type.shape()[1] % panel_columns(type.element()) == 0;
+    // Whole 128-byte rows, or one row of 64 or 32 bytes (the 64- and 32-byte swizzles).
+    const int64_t row_bytes = type.rank() == 2 ? type.shape()[1] * byte_size(type.element()) : 0;
+    const bool wide = row_bytes > 0 && (row_bytes % kPanelRowBytes == 0 || row_bytes == 64 || row_bytes == 32);
     if (why.empty() && (type.element() != ScalarKind::bf16 && type.element() != ScalarKind::f16))
       why = fmt::format("is {} tile", with_article(type.element()));
     else if (why.empty() && !wide)
@@ -222,9 +224,9 @@ bool Analysis::refuse_computed_b() {
       ok = unsupported(op, fmt::format("an mma whose computed B {}: the compute threads write a computed B into "
                                        "shared memory element by element from loads, positions and scalars (a "
                                        "dequantized weight, cast(load W[k, n] : <BK, BN>, bf16) * scale), as a "
-                                       "bf16 or f16 [K, N] tile whose N is a multiple of 64 (whole 128-byte rows), or "
-                                       "the transpose of an [N, K] one whose K is; or load B unchanged and scale the "
-                                       "result",
+                                       "bf16 or f16 [K, N] tile whose N is a multiple of 64 (whole 128-byte rows), 32 "
+                                       "or 16, or the transpose of an [N, K] one whose K is; or load B unchanged and "
+                                       "scale the result",
                                        why));
   });
   return ok;
@@ -837,6 +839,11 @@ bool Analysis::hold_mma(const Operation& op) {
     computed.depth = 1;
     computed.slot_bytes = computed.tile.element_count() * byte_size(computed.tile.element());
     computed.role = StageBuffer::Role::b;
+    // Rows of 64 or 32 bytes (32 or 16 bf16 columns: N of an [K, N] B, K of an [N, K] one) take
+    // the swizzle of their width, as a TMA box of such rows does; longer rows the 128-byte one.
+    if (const int64_t row_bytes = computed.stored()[1] * byte_size(computed.tile.element());
+        row_bytes == 64 || row_bytes == 32)
+      computed.swizzle_bytes = row_bytes;
     b = &computed;
   }
   if (!b || (!a && !a_registers))

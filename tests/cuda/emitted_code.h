@@ -235,6 +235,8 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"linear", "", "linear"}, {"fp8_linear", "", "fp8_linear"},
                                       {"int8_linear", "", "int8_linear"}, {"fp8_attention", "", "fp8_attention"},
                                       {"w8a16_linear", "", "w8a16_linear"},
+                                      // K = 32: the computed B's 64-byte rows, the weight's 32-byte ones
+                                      {"w8a16_linear", " -D BK=32", ""},
                                       {"moe_grouped_gemm", "", "moe_grouped_gemm"},
                                       {"tf32_linear", "", "tf32_linear"},
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},

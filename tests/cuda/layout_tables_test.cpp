@@ -1004,8 +1004,9 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
               a_tiles.count("b16_K_128B_64x64 sm_100a"))
       << "attention's staged P with BKV = 64 and 32, and BQ = 64 (lanes 0..15 write, TMEM layout F)";
   EXPECT_TRUE(a_tiles.count("b8_K_64B_128x64 sm_100a")) << "fp8_attention's staged e4m3 P";
-  EXPECT_TRUE(b_tiles.count("b16_K_128B_128x64 sm_90a") && b_tiles.count("b16_K_128B_128x64 sm_100a"))
-      << "w8a16_linear's dequantized [N, K] weight";
+  EXPECT_TRUE(b_tiles.count("b16_K_128B_128x64 sm_90a") && b_tiles.count("b16_K_128B_128x64 sm_100a") &&
+              b_tiles.count("b16_K_64B_128x32 sm_90a"))
+      << "w8a16_linear's dequantized [N, K] weight, with BK = 64 and 32";
   EXPECT_GT(weight_reads, 0) << "w8a16_linear's weight, read from the slot TMA filled";
   EXPECT_FALSE(a_tiles.count("b8_K_64B_128x64 sm_90a")) << "sm_90a reads fp8_attention's P from registers";
   EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&

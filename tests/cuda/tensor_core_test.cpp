@@ -220,8 +220,9 @@ TEST(TensorCore, PlainAndTensorCoreKernelsDeclareDynamicSharedMemoryAlike) {
 
 // A computed B (a dequantized weight, as it is or transposed from nn.Linear's [N, K]) compiles on
 // both targets, written into shared memory by the compute threads
-// (tests/emulate/tensor_core/computed_b.tile runs it); one that is not bf16 or f16, not whole
-// 128-byte rows wide, or read from a tile held in registers is refused as such
+// (tests/emulate/tensor_core/computed_b.tile runs it), rows of whole 128 bytes or of 64 or 32 (the
+// narrower swizzles); one that is not bf16 or f16, of rows of other widths, or read from a tile
+// held in registers is refused as such
 // (sm_90a named the computed tile's rows instead: "a register tile tile<64x128xu8, reg>: 64 rows").
 TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
   struct Case {
@@ -237,14 +238,19 @@ TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
                   "    acc = mma(load X[m, k] : <128, 64>, w, acc);\n", ""},
       {"f32", 128, "    w = cast(load Wq[k, n] : <64, 128>, f32);\n    acc = mma(load Xf[m, k] : <128, 64>, w, acc);\n",
        ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B is an f32 tile: " + rule},
-      {"narrow", 32, "    w = cast(load Wq[k, n] : <64, 32>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n",
-       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B is 32 columns wide: " +
+      // 32 and 16 columns: rows of 64 and 32 bytes, the narrower swizzles; 48 is neither.
+      {"narrow", 32, "    w = cast(load Wq[k, n] : <64, 32>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n", ""},
+      {"narrower", 16, "    w = cast(load Wq[k, n] : <64, 16>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n", ""},
+      {"ragged", 48, "    w = cast(load Wq[k, n] : <64, 48>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n",
+       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B is 48 columns wide: " +
            rule},
       {"transposed", 128, "    w = cast(load Wq[n, k] : <128, 64>, bf16);\n"
                           "    acc = mma(load X[m, k] : <128, 64>, transpose(w), acc);\n", ""},
       {"transposed_narrow", 128, "    w = cast(load Wq[n, k] : <128, 32>, bf16);\n"
-                                 "    acc = mma(load X[m, k] : <128, 32>, transpose(w), acc);\n",
-       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B transposes a tile 32 "
+                                 "    acc = mma(load X[m, k] : <128, 32>, transpose(w), acc);\n", ""},
+      {"transposed_ragged", 128, "    w = cast(load Wq[n, k] : <128, 48>, bf16);\n"
+                                 "    acc = mma(load X[m, k] : <128, 48>, transpose(w), acc);\n",
+       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B transposes a tile 48 "
        "columns (K) wide: " + rule},
       {"held", 128, "    w = cast(load Wq[k, n] : <64, 128>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n"
                     "    store R[m, k] = max(cast(w, f32), axis = 1);\n",

@@ -88,9 +88,10 @@ TEST(EmulateRuntime, ColumnSlicesAndConcatOfAnAccumulatorMatchTheInterpreter) {
 // loop, per output channel, per group of K rows (u8 with a zero point) and in nn.Linear's [N, K]
 // layout (the transpose of the dequantized tile, written K-major), written into shared memory by
 // the compute threads and read by the MMAs, on both targets at ragged shapes, with 128- and
-// 64-row tiles.
+// 64-row tiles, and with 32-column ones (the B's 64-byte rows, the weight's 32-byte rows, which
+// TMA copies with the narrower swizzles).
 TEST(EmulateRuntime, AComputedBMatchesTheInterpreter) {
-  for (const char* tiles : {"", " -D BM=64"})
+  for (const char* tiles : {"", " -D BM=64", " -D BN=32 -D BK=32"})
     expect_tensor_core_kernel_matches("computed_b", "M=200,K=136,N=200,G=3", {"Y", "Z", "L"}, tiles);
 }
 
