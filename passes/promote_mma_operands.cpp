@@ -166,6 +166,21 @@ void split_roles(Region& body, Region& region, size_t& position) {
   });
 }
 
+// The load at `i` in `region` becomes a tma_load of the same operands and attributes whose result,
+// in shared memory, every use of the load's reads.
+void replace_with_tma_load(Region& body, Region& region, size_t i) {
+  const Operation& load = *region.operations()[i];
+  auto replacement = std::make_unique<Operation>(OpKind::tma_load, load.location());
+  for (Value* operand : load.operands()) replacement->add_operand(operand);
+  for (const auto& [name, value] : load.attributes()) replacement->set_attr(name, value);
+  Value* result = replacement->add_result(load.result()->type().with_space(MemorySpace::smem));
+  result->set_name_hint(load.result()->name_hint());
+  Value* old = load.result();
+  std::unique_ptr<Operation> taken = region.take(i);
+  region.insert(i, std::move(replacement));
+  replace_all_uses(body, old, result);
+}
+
 // Whether only elementwise ops (same-shaped results, at least one of them) carry `value` into
 // the B of mmas, at B's shape (`transposed`: into transpose(x), then B, at x's shape): a
 // dequantized weight, cast(cast(load Wq[k, n] : <BK, BN>, f32) * scale, bf16), the tensor-core
@@ -212,15 +227,7 @@ void promote_computed_b_inputs(Region& body) {
       // tile stays a register load.
       const int64_t row_bytes = op.result()->type().shape()[1] * byte_size(element);
       if (row_bytes != 32 && row_bytes != 64 && row_bytes % 128 != 0) continue;
-      auto replacement = std::make_unique<Operation>(OpKind::tma_load, op.location());
-      for (Value* operand : op.operands()) replacement->add_operand(operand);
-      for (const auto& [name, value] : op.attributes()) replacement->set_attr(name, value);
-      Value* result = replacement->add_result(op.result()->type().with_space(MemorySpace::smem));
-      result->set_name_hint(op.result()->name_hint());
-      Value* old = op.result();
-      std::unique_ptr<Operation> taken = region.take(i);
-      region.insert(i, std::move(replacement));
-      replace_all_uses(body, old, result);
+      replace_with_tma_load(body, region, i);
     }
   };
   visit(body);
@@ -308,15 +315,7 @@ void promote_kernel(Region& body) {
       Operation& op = *ops[i];
       for (size_t r = 0; r < op.num_regions(); ++r) visit(op.region(r));
       if (op.kind() != OpKind::load || !mma_uses.count(op.result()) || other_uses.count(op.result())) continue;
-      auto replacement = std::make_unique<Operation>(OpKind::tma_load, op.location());
-      for (Value* operand : op.operands()) replacement->add_operand(operand);
-      for (const auto& [name, value] : op.attributes()) replacement->set_attr(name, value);
-      Value* result = replacement->add_result(op.result()->type().with_space(MemorySpace::smem));
-      result->set_name_hint(op.result()->name_hint());
-      Value* old = op.result();
-      std::unique_ptr<Operation> taken = region.take(i);
-      region.insert(i, std::move(replacement));
-      replace_all_uses(body, old, result);
+      replace_with_tma_load(body, region, i);
       split_roles(body, region, i);
     }
   };
