@@ -352,12 +352,12 @@ class KernelMaterializer {
     return true;
   }
 
-  // The last op of the anchor's region holding a reader of what the elementwise `user` computed from a tile
-  // in shared memory, through elementwise ops and transposes, up to the mmas reading it as B (a
-  // computed B, which the tensor-core backend computes element by element from the shared slot
-  // where each mma reads it: so the slot is released after them, in the same iteration, as the
-  // body runs in program order); `anchor` (the use's) when `user` is not an elementwise op in the
-  // anchor's region.
+  // The last op of the anchor's region holding an mma that what the elementwise `user` computed
+  // from a tile in shared memory reaches as B, through elementwise ops and transposes (a computed
+  // B, which the tensor-core backend computes element by element from the shared slot where each
+  // mma reads it: so the slot is released after them, in the same iteration, as the body runs in
+  // program order); `anchor` (the use's) when `user` is not an elementwise op in the anchor's
+  // region or reaches no mma later.
   Operation* last_computed_b_reader(Operation* user, Operation* anchor) {
     Region& region = *anchor->parent_region();
     Operation* last = anchor;

@@ -181,10 +181,11 @@ void replace_with_tma_load(Region& body, Region& region, size_t i) {
   replace_all_uses(body, old, result);
 }
 
-// Whether only elementwise ops (same-shaped results, at least one of them) carry `value` into
-// the B of mmas, at B's shape (`transposed`: into transpose(x), then B, at x's shape): a
-// dequantized weight, cast(cast(load Wq[k, n] : <BK, BN>, f32) * scale, bf16), the tensor-core
-// backend computes element by element into shared memory before the mma reads it.
+// Whether only elementwise ops (same-shaped results, at least one of them: `through_elementwise`
+// says whether `value` is one's) carry `value` into the B of mmas, directly or through a
+// transpose only mmas read as B: a dequantized weight, cast(cast(load Wq[k, n] : <BK, BN>, f32) *
+// scale, bf16), which the tensor-core backend computes element by element into shared memory
+// before the mma reads it.
 bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operation*>>& users, const Value* value,
                      bool through_elementwise) {
   auto found = users.find(value);

@@ -193,10 +193,8 @@ bool Analysis::refuse_computed_b() {
       if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return visit(read->second);
       if (StageBuffer* shared = tc_.is_stage_read(value) ? &tc_.stages[tc_.stage_of.at(value->defining_op()->operand(0))]
                                                          : nullptr) {
-        // A tile TMA copied (promote-mma-operands phase 4), read element by element from its slot.
-        if (shared->role != StageBuffer::Role::none && shared->role != StageBuffer::Role::computed)
-          why = fmt::format("reads {}, which an mma also reads as its {}", describe(value),
-                            shared->role == StageBuffer::Role::a ? "A" : "B");
+        // A tile TMA copied (promote-mma-operands phase 4), read element by element from its slot
+        // (hold_mma refuses it as an mma's operand too).
         shared->role = StageBuffer::Role::computed;
         return;
       }
@@ -851,6 +849,8 @@ bool Analysis::hold_mma(const Operation& op) {
                            "buffer nor a register tile");
   for (auto [buffer, role] : {std::pair{a, StageBuffer::Role::a}, std::pair{b, StageBuffer::Role::b}}) {
     if (!buffer || buffer == &computed) continue;
+    if (buffer->role == StageBuffer::Role::computed)
+      return unsupported(op, "a stage buffer read both as an mma operand and into a computed B");
     if (buffer->role != StageBuffer::Role::none && buffer->role != role)
       return unsupported(op, "a stage buffer read as both A and B of mma");
     buffer->role = role;
