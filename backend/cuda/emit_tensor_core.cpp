@@ -133,10 +133,13 @@ void TensorCoreKernel::emit_summary() {
   for (const Operation* mma : tc_.mma_ops)
     if (const MmaPlan& plan = tc_.mma_plans.at(mma); plan.b_computed)
       writer_.line(fmt::format("//   B of the mma at line {} (computed by the compute threads): {} bytes at {}, "
-                               "{}, {}B swizzle",
+                               "{}, {}B swizzle{}",
                                mma->location().line, plan.computed_b.slot_bytes, plan.b_staging_offset,
                                plan.computed_b.k_major() ? "K-major ([N, K])" : "MN-major",
-                               plan.computed_b.swizzle_bytes));
+                               plan.computed_b.swizzle_bytes,
+                               plan.b_staging_buffers == 2
+                                   ? "; two such buffers, written in turn: one while the MMA before reads the other"
+                                   : ""));
   for (const Operation* store : tc_.store_ops) {
     const StorePlan& plan = tc_.store_plans.at(store);
     if (plan.tma)

@@ -105,18 +105,25 @@ TensorCoreKernel::StagedA TensorCoreKernel::stage_register_a(const Fragment& a, 
   return staged;
 }
 
-std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPlan& plan, std::string_view reader) {
+std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPlan& plan, std::string_view reader,
+                                               const std::string& buffer) {
   // B, or for B = transpose(x) the [N, K] tile x, written as it is: a K-major B.
   const Value* b = plan.computed_b.transposed ? mma.operand(1)->defining_op()->operand(0) : mma.operand(1);
   const std::vector<int64_t>& shape = b->type().shape();
   const ScalarKind element = b->type().element();
   const int64_t columns = plan.computed_b.panel_columns(), swizzle = plan.computed_b.swizzle_bytes;
+  // The staging's offset in shared memory: the buffer `buffer` names, each of whole swizzle atoms.
+  const std::string offset =
+      buffer.empty() ? std::to_string(plan.b_staging_offset)
+                     : fmt::format("{} + {} * {}", plan.b_staging_offset, buffer,
+                                   (plan.computed_b.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes *
+                                       kSwizzleAtomBytes);
   {
     CodeWriter::Block staging = writer_.block(fmt::format(
         "{{  // B computed: each compute thread writes its elements as TMA would load the tile ({}, 16-byte "
         "chunk c of row r at chunk c ^ ({}))",
         plan.computed_b.transposed ? "[N, K], K-major" : "MN-major", swizzle_row_bits("r", swizzle)));
-    writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", plan.b_staging_offset));
+    writer_.line(fmt::format("unsigned char* const staging = shared_aligned + {};", offset));
     writer_.line("#pragma unroll 4");
     CodeWriter::Block loop =
         writer_.block(fmt::format("for (int e = 0; e < {}; ++e) {{", shape[0] * shape[1] / tc_.compute_threads));
@@ -132,7 +139,7 @@ std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPl
   }
   writer_.line(fmt::format("tilec_fence_proxy_async();  // the writes above are read by {}", reader));
   writer_.line(fmt::format("tilec_named_barrier_sync({}, {});", tc_.private_barrier, tc_.compute_threads));
-  return fmt::format("(shared_base + {})", plan.b_staging_offset);
+  return fmt::format("(shared_base + {})", offset);
 }
 
 std::string TensorCoreKernel::shared_element(const StageBuffer& buffer, const std::string& slot, const std::string& row,

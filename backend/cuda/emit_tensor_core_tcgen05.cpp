@@ -155,6 +155,7 @@ void Tcgen05Analysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
     plan.tmem_column = tmem_used_;
     tmem_used_ += operands.n;
   }
+  if (plan.b_computed && !plan.registers) plan.b_staging_buffers = 2;
   needs_.tcgen05_kinds.emplace(plan.instruction->kind, plan.instruction);
 }
 
@@ -184,15 +185,15 @@ bool Tcgen05Analysis::one_thread_issues_mma() const { return true; }
 
 bool Tcgen05Analysis::rows_split_across_warpgroups() const { return tc_.compute_threads > kWarpgroup; }
 
-int64_t Tcgen05Analysis::family_shared_bytes() const { return computed_b_into_tmem() ? 24 : 16; }
+int64_t Tcgen05Analysis::family_shared_bytes() const { return computed_b_into_tmem() ? 32 : 16; }
 
 bool Tcgen05Analysis::computed_b_into_tmem() const {
   return std::any_of(tc_.mma_plans.begin(), tc_.mma_plans.end(),
                      [](const auto& entry) { return entry.second.b_computed && !entry.second.registers; });
 }
 
-// The accumulator barrier, the TMEM base address tcgen05.alloc writes, and the barrier of the
-// MMAs that read a computed B into a TMEM accumulator.
+// The accumulator barrier, the TMEM base address tcgen05.alloc writes, and the barriers of the
+// MMAs that read a computed B's staging buffers (two) into a TMEM accumulator.
 void Tcgen05Analysis::place_family_shared(int64_t& offset) {
   tc_.accumulator_barrier_offset = offset;
   offset += 8;
@@ -200,7 +201,7 @@ void Tcgen05Analysis::place_family_shared(int64_t& offset) {
   offset += 8;
   if (computed_b_into_tmem()) {
     tc_.computed_b_barrier_offset = offset;
-    offset += 8;
+    offset += 16;
   }
 }
 
@@ -212,13 +213,14 @@ void Tcgen05Kernel::emit_setup(Setup point) {
           fmt::format("const uint32_t accumulator_barrier = shared_base + {};", tc_.accumulator_barrier_offset));
       writer_.line(fmt::format("const uint32_t tmem_slot = shared_base + {};", tc_.tmem_slot_offset));
       if (tc_.computed_b_barrier_offset >= 0)
-        writer_.line(fmt::format("const uint32_t computed_b_barrier = shared_base + {};  // the MMAs that read a "
-                                 "computed B's staging",
+        writer_.line(fmt::format("const uint32_t computed_b_barrier = shared_base + {};  // 2: the MMAs that read a "
+                                 "computed B's staging buffer",
                                  tc_.computed_b_barrier_offset));
       return;
     case Setup::barrier_init:
       writer_.line("tilec_mbarrier_init(accumulator_barrier, 1);");
-      if (tc_.computed_b_barrier_offset >= 0) writer_.line("tilec_mbarrier_init(computed_b_barrier, 1);");
+      if (tc_.computed_b_barrier_offset >= 0)
+        writer_.line("for (uint32_t buffer = 0; buffer < 2; ++buffer) tilec_mbarrier_init(computed_b_barrier + 8 * buffer, 1);");
       return;
     case Setup::before_sync:
       writer_.line(
@@ -233,9 +235,10 @@ void Tcgen05Kernel::emit_setup(Setup point) {
       return;
     case Setup::compute_prologue:
       writer_.line("uint32_t accumulator_parity = 0;");
-      if (tc_.computed_b_barrier_offset >= 0) {  // the computed B's staging: whether an MMA may still read it
-        writer_.line("uint32_t computed_b_parity = 0;");
-        writer_.line("bool computed_b_read = false;");
+      if (tc_.computed_b_barrier_offset >= 0) {
+        // The computed B's staging buffer written next, and per buffer (a bit each) whether MMAs
+        // read it and its barrier's parity.
+        writer_.line("uint32_t computed_b_buffer = 0, computed_b_read = 0, computed_b_parity = 0;");
       }
       return;
     case Setup::compute_epilogue:
@@ -297,8 +300,9 @@ void Tcgen05Kernel::issue_mma(const Operation& op, const MmaPlan& plan) {
 }
 
 // An accumulator kept in TMEM: the first mma overwrites it, the others add. A computed B is
-// written into its staging once the MMAs that read it before are done (their commit on
-// computed_b_barrier; every compute thread writes it), and this MMA's commit follows.
+// written into its staging buffers in turn, each once the MMAs that read it before are done
+// (their commit on the buffer's barrier; every compute thread writes it), so it is written while
+// the MMA of the K step before reads the other; this MMA's commit follows.
 void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan) {
   const Accumulator& accumulator = *tc_.accumulator(op.result());
   const StageBuffer& a = tc_.read_stage(op.operand(0));
@@ -306,11 +310,14 @@ void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan) {
   std::string b_slot = plan_.expression(op.operand(1));
   if (plan.b_computed) {
     {
-      CodeWriter::Block wait = writer_.block("if (computed_b_read) {  // by the MMAs issued before: wait until done");
-      writer_.line("tilec_mbarrier_wait(computed_b_barrier, computed_b_parity);");
-      writer_.line("computed_b_parity ^= 1;");
+      CodeWriter::Block wait =
+          writer_.block("if (computed_b_read >> computed_b_buffer & 1) {  // by MMAs issued before: wait until done");
+      writer_.line("tilec_mbarrier_wait(computed_b_barrier + 8 * computed_b_buffer, computed_b_parity >> "
+                   "computed_b_buffer & 1);");
+      writer_.line("computed_b_parity ^= 1u << computed_b_buffer;");
     }
-    b_slot = stage_computed_b(op, plan, "tcgen05.mma");
+    // One buffer where two did not fit (place_shared_memory): computed_b_buffer stays 0.
+    b_slot = stage_computed_b(op, plan, "tcgen05.mma", plan.b_staging_buffers == 2 ? "computed_b_buffer" : "");
   }
   {
     CodeWriter::Block issuer = writer_.block("if (compute_thread == 0) {");
@@ -322,10 +329,14 @@ void Tcgen05Kernel::emit_into_tmem(const Operation& op, const MmaPlan& plan) {
                                instruction_descriptor(plan, accumulator.rows, accumulator.columns, b.transposed,
                                                       a.k_major()),
                                step == 0 ? accumulator.name + "_started" : "true"));
-    if (plan.b_computed) writer_.line("tilec_tcgen05_commit(computed_b_barrier);  // the staging may be rewritten");
+    if (plan.b_computed)
+      writer_.line("tilec_tcgen05_commit(computed_b_barrier + 8 * computed_b_buffer);  // the buffer may be rewritten");
   }
   writer_.line(fmt::format("{}_started = true;", accumulator.name));
-  if (plan.b_computed) writer_.line("computed_b_read = true;");
+  if (plan.b_computed) {
+    writer_.line("computed_b_read |= 1u << computed_b_buffer;");
+    if (plan.b_staging_buffers == 2) writer_.line("computed_b_buffer ^= 1;");
+  }
 }
 
 // D in registers: A·B into TMEM columns of this mma's own (A from registers is

@@ -1310,7 +1310,34 @@ bool Analysis::computed_b_input_read_lazily(const StageBuffer& buffer) {
   return ok;
 }
 
+// Lays out shared memory. sm_100a's second staging buffer of a computed B
+// (MmaPlan::b_staging_buffers) stays only where everything fits beside it and no TMA store gives
+// way to it; otherwise each such staging has one buffer (each B then waits for the MMA before).
 bool Analysis::place_shared_memory() {
+  const std::unordered_map<const Operation*, StorePlan> planned = tc_.store_plans;
+  const auto tma_stores = [&] {
+    return std::count_if(tc_.store_plans.begin(), tc_.store_plans.end(), [](const auto& entry) { return entry.second.tma; });
+  };
+  std::vector<MmaPlan*> doubled;
+  for (auto& [op, plan] : tc_.mma_plans)
+    if (plan.b_staging_buffers == 2) doubled.push_back(&plan);
+  lay_out_shared_memory();
+  if (!doubled.empty()) {
+    const bool fits = tc_.shared_bytes <= target_.shared_memory_bytes;
+    const auto stores_with_two = tma_stores();
+    for (MmaPlan* plan : doubled) plan->b_staging_buffers = 1;
+    tc_.store_plans = planned;
+    lay_out_shared_memory();
+    if (fits && stores_with_two == tma_stores()) {
+      for (MmaPlan* plan : doubled) plan->b_staging_buffers = 2;
+      tc_.store_plans = planned;
+      lay_out_shared_memory();
+    }
+  }
+  return tc_.shared_bytes <= target_.shared_memory_bytes || report_shared_memory_overflow();
+}
+
+void Analysis::lay_out_shared_memory() {
   int64_t offset = 0;
   for (StageBuffer& buffer : tc_.stages) {
     buffer.offset = offset;
@@ -1326,7 +1353,8 @@ bool Analysis::place_shared_memory() {
     MmaPlan& plan = tc_.mma_plans.at(mma);
     if (!plan.b_computed) continue;
     plan.b_staging_offset = offset;
-    offset += (plan.computed_b.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+    offset += plan.b_staging_buffers * ((plan.computed_b.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes *
+                                        kSwizzleAtomBytes);
   }
   bool reduces = false;
   walk(tc_.compute->region(), [&](const Operation& op) {  // folded ones exchange nothing
@@ -1394,55 +1422,55 @@ bool Analysis::place_shared_memory() {
   place_family_shared(offset);
   // Dynamic shared memory is 16-byte aligned; the kernel rounds its base up to 1024 bytes.
   tc_.shared_bytes = offset + kSwizzleAtomBytes;
-  if (tc_.shared_bytes > target_.shared_memory_bytes) {
-    // The loop to fix: the deepest pipeline(S) the user wrote, else the deepest schedule (without
-    // pipeline(S) a schedule chooses its own depth, which the user never asked for).
-    const Operation* deepest = nullptr;
-    const auto depth = [](const Operation& op) {
-      return std::pair(op.has_attr("pipeline") ? op.int_attr("pipeline") : 0, op.get(attr::stages));
-    };
-    walk(kernel_.region(), [&](const Operation& op) {
-      if (op.kind() == OpKind::for_ && op.has(attr::stages) && (!deepest || depth(op) > depth(*deepest)))
-        deepest = &op;
-    });
-    // The deepest ring that fits: every stage buffer cut to `slots` (its barriers, a few bytes a
-    // slot, are left as they are, so the estimate errs toward fewer).
-    const auto rounded = [](int64_t bytes) { return (bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes; };
-    int64_t deepest_ring = 0, per_slot = 0;
-    for (const StageBuffer& buffer : tc_.stages) {
-      deepest_ring = std::max(deepest_ring, buffer.depth);
-      per_slot += buffer.slot_bytes;
-    }
-    int64_t fitting = 0;
-    for (int64_t slots = deepest_ring - 1; slots >= 1 && fitting == 0; --slots) {
-      int64_t bytes = tc_.shared_bytes;
-      for (const StageBuffer& buffer : tc_.stages)
-        bytes += rounded(std::min(buffer.depth, slots) * buffer.slot_bytes) - rounded(buffer.depth * buffer.slot_bytes);
-      if (bytes <= target_.shared_memory_bytes) fitting = slots;
-    }
-    const std::string ring = deepest_ring > 1 ? fmt::format("; the stage buffers take {} bytes a slot, {} slots deep",
-                                                            per_slot, deepest_ring)
-                                              : "";
-    const std::string fits = fitting > 0 ? fmt::format(" ({} fit{})", fitting, fitting == 1 ? "s" : "") : "";
-    std::string fix = "use smaller tiles";
-    if (deepest && deepest->has_attr("pipeline"))
-      fix = fmt::format("use fewer stages{}: pipeline({}) here, or smaller tiles", fits,
-                        deepest->int_attr("pipeline"));
-    else if (deepest && deepest->get(attr::stages) > 1)
-      fix = fmt::format("this loop has no pipeline(S), and its schedule is {} stages deep: bound it with "
-                        "pipeline(2) (or 3, 4), or use smaller tiles",
-                        deepest->get(attr::stages));
-    else if (fitting > 0)
-      fix = fmt::format("use fewer stages{} or smaller tiles", fits);
-    // At the loop whose ring overflows, which is where the fix is written.
-    diagnostics_.error(deepest ? deepest->location() : kernel_.location(),
-                       fmt::format("kernel @{} needs {} bytes of shared memory for its stage buffers and barriers{}; "
-                                   "the {} budget is {} bytes ({} KiB): {}",
-                                   kernel_name(kernel_), tc_.shared_bytes, ring, target_.name,
-                                   target_.shared_memory_bytes, target_.shared_memory_bytes / 1024, fix));
-    return false;
+}
+
+bool Analysis::report_shared_memory_overflow() {
+  // The loop to fix: the deepest pipeline(S) the user wrote, else the deepest schedule (without
+  // pipeline(S) a schedule chooses its own depth, which the user never asked for).
+  const Operation* deepest = nullptr;
+  const auto depth = [](const Operation& op) {
+    return std::pair(op.has_attr("pipeline") ? op.int_attr("pipeline") : 0, op.get(attr::stages));
+  };
+  walk(kernel_.region(), [&](const Operation& op) {
+    if (op.kind() == OpKind::for_ && op.has(attr::stages) && (!deepest || depth(op) > depth(*deepest)))
+      deepest = &op;
+  });
+  // The deepest ring that fits: every stage buffer cut to `slots` (its barriers, a few bytes a
+  // slot, are left as they are, so the estimate errs toward fewer).
+  const auto rounded = [](int64_t bytes) { return (bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes; };
+  int64_t deepest_ring = 0, per_slot = 0;
+  for (const StageBuffer& buffer : tc_.stages) {
+    deepest_ring = std::max(deepest_ring, buffer.depth);
+    per_slot += buffer.slot_bytes;
   }
-  return true;
+  int64_t fitting = 0;
+  for (int64_t slots = deepest_ring - 1; slots >= 1 && fitting == 0; --slots) {
+    int64_t bytes = tc_.shared_bytes;
+    for (const StageBuffer& buffer : tc_.stages)
+      bytes += rounded(std::min(buffer.depth, slots) * buffer.slot_bytes) - rounded(buffer.depth * buffer.slot_bytes);
+    if (bytes <= target_.shared_memory_bytes) fitting = slots;
+  }
+  const std::string ring = deepest_ring > 1 ? fmt::format("; the stage buffers take {} bytes a slot, {} slots deep",
+                                                          per_slot, deepest_ring)
+                                            : "";
+  const std::string fits = fitting > 0 ? fmt::format(" ({} fit{})", fitting, fitting == 1 ? "s" : "") : "";
+  std::string fix = "use smaller tiles";
+  if (deepest && deepest->has_attr("pipeline"))
+    fix = fmt::format("use fewer stages{}: pipeline({}) here, or smaller tiles", fits,
+                      deepest->int_attr("pipeline"));
+  else if (deepest && deepest->get(attr::stages) > 1)
+    fix = fmt::format("this loop has no pipeline(S), and its schedule is {} stages deep: bound it with "
+                      "pipeline(2) (or 3, 4), or use smaller tiles",
+                      deepest->get(attr::stages));
+  else if (fitting > 0)
+    fix = fmt::format("use fewer stages{} or smaller tiles", fits);
+  // At the loop whose ring overflows, which is where the fix is written.
+  diagnostics_.error(deepest ? deepest->location() : kernel_.location(),
+                     fmt::format("kernel @{} needs {} bytes of shared memory for its stage buffers and barriers{}; "
+                                 "the {} budget is {} bytes ({} KiB): {}",
+                                 kernel_name(kernel_), tc_.shared_bytes, ring, target_.name,
+                                 target_.shared_memory_bytes, target_.shared_memory_bytes / 1024, fix));
+  return false;
 }
 
 }  // namespace tilec::cuda::tensor_core

@@ -143,6 +143,10 @@ class Analysis {
   // registers than a compute thread has, nvcc spills them (a warning that says what to change).
   void warn_accumulator_registers();
   bool place_shared_memory();
+  // place_shared_memory's steps: the offsets and tc_.shared_bytes; the error when they overflow
+  // the target's budget (false).
+  void lay_out_shared_memory();
+  bool report_shared_memory_overflow();
 
  protected:
   const KernelPlan& plan_;

@@ -240,7 +240,9 @@ class TensorCoreKernel {
   // take consecutive columns) from the loads and scalars it reads; then
   // fence.proxy.async and a barrier of the compute threads, so that `reader` may read it. The
   // staging's shared address, for the descriptors: operand_descriptor(plan.computed_b, address, step).
-  std::string stage_computed_b(const Operation& mma, const MmaPlan& plan, std::string_view reader);
+  // With `buffer` (a C++ expression), into that one of the plan's staging buffers.
+  std::string stage_computed_b(const Operation& mma, const MmaPlan& plan, std::string_view reader,
+                               const std::string& buffer = "");
   // An element of the slot `slot` (its uint32_t shared address) of a computed B's input, which TMA
   // filled (StageBuffer::Role::computed): at tile position (`row`, `column`), in the panels and
   // swizzle the buffer's tensor map gives.

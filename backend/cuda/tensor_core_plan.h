@@ -127,6 +127,10 @@ struct MmaPlan {
   bool b_computed = false;
   StageBuffer computed_b;
   int64_t b_staging_offset = 0;
+  // Buffers of that staging, computed_b.slot_bytes (rounded to 1024) apart: two on sm_100a with
+  // a TMEM accumulator, written in turn, so the B of one K step is written while the MMA of the
+  // one before reads the other (Tcgen05Kernel::emit_into_tmem); else one.
+  int64_t b_staging_buffers = 1;
 };
 
 // A TMEM accumulator as a store reads it: from its column `column` on (a column slice of it,
@@ -233,8 +237,8 @@ struct Plan {
   int64_t exchange_offset = -1, exchange_bytes = 0;  // row reductions across warpgroups
   int64_t store_staging_offset = -1;  // TMA stores: kStoreStagingBytes per compute warpgroup
   int64_t accumulator_barrier_offset = 0, tmem_slot_offset = 0;  // sm_100a
-  // sm_100a: the barrier tcgen05.commit arrives on once the MMAs reading a computed B's staging
-  // into a TMEM accumulator are done (-1: no such mma).
+  // sm_100a: the barriers, one per staging buffer, tcgen05.commit arrives on once the MMAs reading
+  // a computed B's staging buffer into a TMEM accumulator are done (-1: no such mma).
   int64_t computed_b_barrier_offset = -1;
   int64_t shared_bytes = 0;
   int64_t tmem_columns = 0;  // sm_100a: allocated (a power of two from 32), else 0

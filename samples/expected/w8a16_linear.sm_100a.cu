@@ -579,15 +579,15 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 15: ii 1, 1 stage(s)
 //   schedule: loop at line 17: ii 143, 4 stage(s), pipeline(4)
-// shared memory: 148632 bytes (1024 of them for aligning the base)
+// shared memory: 165024 bytes (1024 of them for aligning the base)
 //   pipe pipe_buffer: 4 slots x 8192 bytes at 0: read element by element into a computed B from W (as stored, 1 panel(s) of 64 columns, 64B swizzle)
 //   pipe pipe_buffer_3: 4 slots x 16384 bytes at 32768: A of mma from X (K-major, 1 panel(s) of 64 columns, 128B swizzle)
-//   mbarrier pipe_full: 4 slot(s) at 147456, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty: 4 slot(s) at 147488, 1 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_full_3: 4 slot(s) at 147520, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty_3: 4 slot(s) at 147552, 1 arrival(s) per phase, released by the compute agent
-//   B of the mma at line 19 (computed by the compute threads): 16384 bytes at 98304, K-major ([N, K]), 128B swizzle
-//   store at line 21: through shared memory (16384 bytes per compute warpgroup at 114688) and TMA, boxes of 128x64 (128B swizzle)
+//   mbarrier pipe_full: 4 slot(s) at 163840, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty: 4 slot(s) at 163872, 1 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_full_3: 4 slot(s) at 163904, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty_3: 4 slot(s) at 163936, 1 arrival(s) per phase, released by the compute agent
+//   B of the mma at line 19 (computed by the compute threads): 16384 bytes at 98304, K-major ([N, K]), 128B swizzle; two such buffers, written in turn: one while the MMA before reads the other
+//   store at line 21: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA, boxes of 128x64 (128B swizzle)
 //   pipe pipe_buffer_1: pipe<tile<128x1xf32, reg>, 4> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_2: pipe<tile<128x64xf32, reg>, 4> in registers (written and read by the compute agent in program order)
 //   accumulator acc_1: 128x128 f32 in TMEM columns 0..127
@@ -599,8 +599,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const uint32_t pipe_full = shared_base + 147456;  // 4 mbarrier(s)
-  const uint32_t pipe_empty = shared_base + 147488;  // 4 mbarrier(s)
+  const uint32_t pipe_full = shared_base + 163840;  // 4 mbarrier(s)
+  const uint32_t pipe_empty = shared_base + 163872;  // 4 mbarrier(s)
   const uint32_t pipe_buffer = shared_base + 0;  // 4 slots of tile<128x64xi8, smem>
   // pipe_full_1: a register pipe's barrier, not needed (one agent, program order)
   // pipe_empty_1: a register pipe's barrier, not needed (one agent, program order)
@@ -608,11 +608,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
   // pipe_full_2: a register pipe's barrier, not needed (one agent, program order)
   // pipe_empty_2: a register pipe's barrier, not needed (one agent, program order)
   // pipe_buffer_2: pipe<tile<128x64xf32, reg>, 4> in registers: the compute threads read what they wrote
-  const uint32_t pipe_full_3 = shared_base + 147520;  // 4 mbarrier(s)
-  const uint32_t pipe_empty_3 = shared_base + 147552;  // 4 mbarrier(s)
-  const uint32_t accumulator_barrier = shared_base + 147584;
-  const uint32_t tmem_slot = shared_base + 147592;
-  const uint32_t computed_b_barrier = shared_base + 147600;  // the MMAs that read a computed B's staging
+  const uint32_t pipe_full_3 = shared_base + 163904;  // 4 mbarrier(s)
+  const uint32_t pipe_empty_3 = shared_base + 163936;  // 4 mbarrier(s)
+  const uint32_t accumulator_barrier = shared_base + 163968;
+  const uint32_t tmem_slot = shared_base + 163976;
+  const uint32_t computed_b_barrier = shared_base + 163984;  // 2: the MMAs that read a computed B's staging buffer
   const uint32_t pipe_buffer_3 = shared_base + 32768;  // 4 slots of tile<128x64xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_full + 8 * slot, 1);
@@ -620,7 +620,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_full_3 + 8 * slot, 1);
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_empty_3 + 8 * slot, 1);
     tilec_mbarrier_init(accumulator_barrier, 1);
-    tilec_mbarrier_init(computed_b_barrier, 1);
+    for (uint32_t buffer = 0; buffer < 2; ++buffer) tilec_mbarrier_init(computed_b_barrier + 8 * buffer, 1);
     tilec_fence_barrier_init();
   }
   if (threadIdx.x / 32 == 4) tilec_tmem_alloc<128>(tmem_slot);  // the first compute warp
@@ -737,8 +737,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
     // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
     const int64_t worker = tile_number;
     uint32_t accumulator_parity = 0;
-    uint32_t computed_b_parity = 0;
-    bool computed_b_read = false;
+    uint32_t computed_b_buffer = 0, computed_b_read = 0, computed_b_parity = 0;
     // pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = for 0, rounds, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0  (line 15)
     int32_t pipe_consumer_index = 0;
     int32_t pipe_consumer_phase = 0;
@@ -825,12 +824,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           const uint32_t t29 = pipe_buffer_3 + static_cast<uint32_t>(pipe_consumer_index_11) * 16384;  // slot of pipe_buffer_3
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           // acc_3 = mma t29, t28, acc_2  (line 19)
-          if (computed_b_read) {  // by the MMAs issued before: wait until done
-            tilec_mbarrier_wait(computed_b_barrier, computed_b_parity);
-            computed_b_parity ^= 1;
+          if (computed_b_read >> computed_b_buffer & 1) {  // by MMAs issued before: wait until done
+            tilec_mbarrier_wait(computed_b_barrier + 8 * computed_b_buffer, computed_b_parity >> computed_b_buffer & 1);
+            computed_b_parity ^= 1u << computed_b_buffer;
           }
           {  // B computed: each compute thread writes its elements as TMA would load the tile ([N, K], K-major, 16-byte chunk c of row r at chunk c ^ (r % 8))
-            unsigned char* const staging = shared_aligned + 98304;
+            unsigned char* const staging = shared_aligned + 98304 + computed_b_buffer * 16384;
             #pragma unroll 4
             for (int e = 0; e < 32; ++e) {
               const int row = (e * 256 + compute_thread) / 64, column = (e * 256 + compute_thread) % 64;
@@ -842,14 +841,15 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           tilec_named_barrier_sync(1, 256);
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 0, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 0, 16, 1024), 0x08200490u, acc_1_started);
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 32, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 32, 16, 1024), 0x08200490u, true);
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 64, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 64, 16, 1024), 0x08200490u, true);
-            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 96, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 96, 16, 1024), 0x08200490u, true);
-            tilec_tcgen05_commit(computed_b_barrier);  // the staging may be rewritten
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 0, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 0, 16, 1024), 0x08200490u, acc_1_started);
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 32, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 32, 16, 1024), 0x08200490u, true);
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 64, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 64, 16, 1024), 0x08200490u, true);
+            tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(t29 + 96, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 96, 16, 1024), 0x08200490u, true);
+            tilec_tcgen05_commit(computed_b_barrier + 8 * computed_b_buffer);  // the buffer may be rewritten
           }
           acc_1_started = true;
-          computed_b_read = true;
+          computed_b_read |= 1u << computed_b_buffer;
+          computed_b_buffer ^= 1;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty_3 + 8 * static_cast<uint32_t>(pipe_consumer_index_11));  // when the MMAs reading it are done
           const int32_t pipe_consumer_index_14 = pipe_consumer_index_11 + 1 == 4 ? 0 : pipe_consumer_index_11 + 1;
           const int32_t pipe_consumer_phase_14 = pipe_consumer_index_11 + 1 == 4 ? 1 - pipe_consumer_phase_11 : pipe_consumer_phase_11;
@@ -892,7 +892,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           tilec_tcgen05_after_sync();
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
-          const uint32_t staging = shared_base + 114688 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          const uint32_t staging = shared_base + 131072 + static_cast<uint32_t>(compute_warpgroup) * 16384;
           unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
           for (int chunk = 0; chunk < 1; ++chunk) {
@@ -1035,7 +1035,7 @@ extern "C" cudaError_t launch_w8a16_linear(const __nv_bfloat16* X, const int8_t*
   CUtensorMap Y_store_map;
   if (const cudaError_t status = tilec_tensor_map(&Y_store_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Y_tma.data, 2, 1, Y_tma.map_rows(), Y_tma.map_columns(), Y_tma.pitch, 128, 64); status != cudaSuccess)
     return status;
-  const size_t shared_bytes = 148632;
+  const size_t shared_bytes = 165024;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(w8a16_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;

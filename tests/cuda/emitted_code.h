@@ -426,10 +426,12 @@ inline std::pair<size_t, size_t> enclosing_scope(const std::vector<std::string>&
   throw std::runtime_error("no enclosing scope for: " + lines[at]);
 }
 
-// The start variables of compute thread `thread` (shared_base, shared_aligned, tmem_base: 0).
+// The start variables of compute thread `thread` (shared_base, shared_aligned, tmem_base and the
+// computed B's staging buffer computed_b_buffer: 0).
 inline Variables thread_variables(uint64_t thread) {
   return {{"compute_thread", thread}, {"compute_warpgroup", thread / 128}, {"threadIdx_x", thread + 128},
-          {"shared_base", 0},         {"shared_aligned", 0},               {"tmem_base", 0}};
+          {"shared_base", 0},         {"shared_aligned", 0},               {"tmem_base", 0},
+          {"computed_b_buffer", 0}};
 }
 
 // Runs, for every compute thread, every `{` scope holding a statement that starts with `start`

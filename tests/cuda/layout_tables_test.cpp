@@ -172,8 +172,11 @@ struct OperandTile {
 OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, uint64_t k_steps, uint64_t swizzle) {
   OperandTile tile;
   std::smatch match;
-  if (std::regex_match(base, match, std::regex(R"(\(shared_base \+ (\d+)\))")) && !is_a) {
-    // A computed B (the compute threads write it): bf16 or f16, [K, N] MN-major or [N, K] K-major.
+  if (std::regex_match(base, match, std::regex(R"(\(shared_base \+ (\d+)(?: \+ computed_b_buffer \* (\d+))?\))")) &&
+      !is_a) {
+    // A computed B (the compute threads write it): bf16 or f16, [K, N] MN-major or [N, K] K-major;
+    // on sm_100a in one of two buffers, whole swizzle atoms apart (the staging writes are checked
+    // in buffer 0: the variable is 0 in thread_variables).
     auto summary = e.search(R"(B of the mma at line \d+ \(computed by the compute threads\): (\d+) bytes at )" +
                             match[1].str() + R"(, (K-major|MN-major).*?, (\d+)B swizzle)");
     if (!summary) throw std::runtime_error("no computed B summary for " + base);
@@ -183,6 +186,10 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
     tile.major = (*summary)[2] == "K-major" ? "K" : "MN";
     tile.id = "b16_" + tile.major + "_" + (*summary)[3].str() + "B_" + std::to_string(mn) + "x" + std::to_string(k);
     tile.offset = std::stoull(match[1]);
+    if (match[2].matched) {  // the second buffer's place
+      tile.slot_bytes = std::stoull(match[2]);
+      EXPECT_GE(tile.slot_bytes, std::stoull((*summary)[1])) << "the staging buffers overlap";
+    }
     return tile;
   }
   if (std::regex_match(base, match, std::regex(R"(\(shared_base \+ (\d+)\))"))) {

@@ -316,6 +316,32 @@ TEST(TensorCore, AComputedBsWeightIsCopiedByTmaUnlessItIsF32) {
   std::filesystem::remove(file);
 }
 
+// sm_100a writes a computed B into two staging buffers in turn (one while the MMA before reads
+// the other) where both fit beside the stage buffers, and into one where they do not: a 128 x 128
+// bf16 weight with BK = 128 three stages deep compiles with one buffer (it did before there were
+// two), and with two stages with two.
+TEST(TensorCore, Sm100aDoublesAComputedBsStagingWhereItFits) {
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tilec_staging_" + std::to_string(::getpid()) + ".tile");
+  write_file(file, "const STAGES = 2;\n"
+                   "kernel dequant(X: tensor<M, K, bf16>, Wq: tensor<K, N, bf16>, S: tensor<N, f32>, Y: tensor<M, N, f32>)\n"
+                   "    grid persistent(cdiv(M, 128), cdiv(N, 128)) as (m, n) {\n"
+                   "  acc = zeros<128, 128, f32>();\n"
+                   "  for k in 0 .. cdiv(K, 128) pipeline(STAGES) carry (acc) {\n"
+                   "    w = cast(cast(load Wq[k, n] : <128, 128>, f32) * load S[n] : <128>, bf16);\n"
+                   "    acc = mma(load X[m, k] : <128, 128>, w, acc);\n  }\n"
+                   "  store Y[m, n] = acc;\n}\n");
+  for (int stages : {2, 3}) {
+    SCOPED_TRACE(stages);
+    CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target sm_100a -D STAGES=" +
+                                  std::to_string(stages));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find("two such buffers, written in turn") != std::string::npos, stages == 2) << r.out.substr(0, 3000);
+    EXPECT_EQ(r.out.find("computed_b_buffer ^= 1;") != std::string::npos, stages == 2);
+  }
+  std::filesystem::remove(file);
+}
+
 // transpose() of a register tile is an mma's A only, and only for 16-bit inputs (MN-major A): as
 // a B it is a computed B; cast after the transpose it names the form to write; of an 8-bit tile
 // it is refused at the mma, saying why.

@@ -172,9 +172,16 @@ const PlantedBug kBugs[] = {
      "          tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_8), "
      "static_cast<uint32_t>(pipe_consumer_phase_8));\n",
      "", "race:"},
-    // sm_100a writes the next B into the staging without waiting for the tcgen05.mma that reads it.
+    // sm_100a writes a B into a staging buffer without waiting for the tcgen05.mma that read it
+    // two K steps before; or waits on the parity it waited on last time (which passes at once
+    // while the next phase is pending, so the write races the MMA, and later waits for a phase
+    // whose commit comes after the wait: a deadlock).
     {"sm100_w8a16_staging_rewritten_before_mma_done", "w8a16_linear", "sm_100a", kW8a16,
-     "            tilec_mbarrier_wait(computed_b_barrier, computed_b_parity);\n", "", "race:"},
+     "            tilec_mbarrier_wait(computed_b_barrier + 8 * computed_b_buffer, computed_b_parity >> "
+     "computed_b_buffer & 1);\n",
+     "", "race:"},
+    {"sm100_w8a16_staging_parity_not_flipped", "w8a16_linear", "sm_100a", kW8a16,
+     "            computed_b_parity ^= 1u << computed_b_buffer;\n", "", "race:|deadlock:"},
     // --- plain kernels with register tiles (shuffle reductions, warp partials in shared memory) ---
     // softmax's row maximum read before every warp wrote its partial: stale partials skew it.
     {"sm90_plain_partials_read_before_written", "softmax", "sm_90a", kSoftmax,
