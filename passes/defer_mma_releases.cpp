@@ -2,10 +2,12 @@
 //
 // Phases, per kernel (only when the target's MMAs are waited for in groups):
 //   1. Every mma inside an agent gets `async`, and `mma_wait {pending = 0}` right after it.
-//   2. Each such mma directly in a `for` body qualifies for deferral when A and B are stage_reads
-//      of buffers at least 2 slots deep, its accumulator is a region argument of that loop, its
-//      result is used only by the loop's yield, and the body arrives on both buffers' empty
-//      barriers for the slots read, after the mma.
+//   2. Each such mma directly in a `for` body qualifies for deferral when A is a stage_read of a
+//      buffer at least 2 slots deep and B is one too or computed (a value an op defines: the
+//      tensor-core backend writes it into staging of its own, two buffers when the mma is
+//      deferred), its accumulator is a region argument of that loop, its result is used only by
+//      the loop's yield, and the body arrives on the buffers' empty barriers for the slots read,
+//      after the mma.
 //   3. Per loop with qualifying mmas: their waits become `pending = 1`; for each distinct arrive
 //      they release by (two mmas may share A), the loop carries a `held` slot (seeded with -1),
 //      the arrive becomes `if held >= 0 { arrive held }` and the yield carries the slot just
@@ -59,7 +61,10 @@ std::vector<Operation*> deferrable_releases(Operation& mma) {
   if (!loop || loop->kind() != OpKind::for_) return {};
   Region& body = loop->region();
   std::optional<StageOperand> a = stage_operand(mma.operand(0)), b = stage_operand(mma.operand(1));
-  if (!a || !b || a->depth < 2 || b->depth < 2) return {};
+  // B a stage_read, or computed (a dequantized weight, which the tensor-core backend writes into
+  // staging of its own where the mma is: a register value here, read when the mma is issued).
+  const bool computed_b = !b && mma.operand(1)->defining_op() != nullptr;
+  if (!a || a->depth < 2 || (!computed_b && (!b || b->depth < 2))) return {};
   // Only a loop-carried accumulator nothing else reads may stay in flight across iterations.
   if (mma.operand(2)->owner_region() != &body) return {};
   int uses = 0;
@@ -76,13 +81,15 @@ std::vector<Operation*> deferrable_releases(Operation& mma) {
   for (size_t i = body.position_of(&mma) + 1; i < body.operations().size(); ++i) {
     Operation& op = *body.operations()[i];
     if (op.kind() != OpKind::mbarrier_arrive) continue;
-    for (const StageOperand& operand : {*a, *b})
+    std::vector<StageOperand> operands{*a};
+    if (b) operands.push_back(*b);
+    for (const StageOperand& operand : operands)
       if (op.operand(0) == operand.empty && op.operand(1) == operand.read->operand(1)) {
         arrives.push_back(&op);
         break;
       }
   }
-  if (arrives.size() != 2) return {};
+  if (arrives.size() != (b ? 2u : 1u)) return {};
   return arrives;
 }
 

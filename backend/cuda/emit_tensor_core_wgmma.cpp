@@ -36,6 +36,15 @@ void WgmmaAnalysis::plan_mma(MmaPlan& plan, const MmaOperands& operands) {
                 .a_mn_major = (operands.a && !operands.a->k_major()) || operands.a_transposed,
                 .b_k_major = operands.b->transposed};
   needs_.wgmma_shapes.insert(plan.wgmma);
+  // A computed B of an mma whose wait lets it run on (defer-mma-releases: pending = 1) is written
+  // into two staging buffers in turn: the next one while this WGMMA still reads its own.
+  if (plan.b_computed) {
+    const Operation& mma = *operands.b->op;
+    const Region& region = *mma.parent_region();
+    const size_t next = region.position_of(&mma) + 1;
+    const Operation* wait = next < region.operations().size() ? region.operations()[next].get() : nullptr;
+    if (wait && wait->kind() == OpKind::mma_wait && wait->int_attr("pending") > 0) plan.b_staging_buffers = 2;
+  }
 }
 
 bool WgmmaAnalysis::stores_64_rows() const { return false; }  // a warpgroup's 64 rows are half of an M = 128 tile
@@ -61,7 +70,14 @@ int64_t WgmmaAnalysis::family_shared_bytes() const { return 0; }
 void WgmmaAnalysis::place_family_shared(int64_t&) {}
 
 // ---------------------------------------------------------------------------- writing
-void WgmmaKernel::emit_setup(Setup) {}  // registers need no allocation
+// Registers need no allocation; a computed B's staging buffers (MmaPlan::b_staging_buffers) take
+// turns.
+void WgmmaKernel::emit_setup(Setup point) {
+  if (point != Setup::compute_prologue) return;
+  if (std::any_of(tc_.mma_plans.begin(), tc_.mma_plans.end(),
+                  [](const auto& entry) { return entry.second.b_staging_buffers == 2; }))
+    writer_.line("uint32_t computed_b_buffer = 0;  // the computed B's staging buffer written next");
+}
 
 void WgmmaKernel::emit_release(const std::string& address) {
   writer_.line(
@@ -77,12 +93,14 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   const Fragment& result = *tc_.fragment(op.result());
   std::string b_slot = plan_.expression(op.operand(1));
   if (plan.b_computed) {  // written where the WGMMAs before this one read it: after they are done, in every warpgroup
-    // (an mma with a computed B is never deferred, so its own wait after it has done this already)
-    writer_.line("tilec_wgmma_wait<0>();  // the WGMMAs that read the computed B before are done");
+    if (plan.b_staging_buffers == 2)  // this buffer's last reader, two K steps before, is done: the wait after the
+      writer_.line("tilec_wgmma_wait<1>();  // WGMMA of the step before (pending = 1) left only that one running");
+    else
+      writer_.line("tilec_wgmma_wait<0>();  // the WGMMAs that read the computed B before are done");
     if (tc_.compute_threads > kWarpgroup)
       writer_.line(fmt::format("tilec_named_barrier_sync({}, {});  // and every other warpgroup's", tc_.private_barrier,
                                tc_.compute_threads));
-    b_slot = stage_computed_b(op, plan, "wgmma.mma_async");
+    b_slot = stage_computed_b(op, plan, "wgmma.mma_async", plan.b_staging_buffers == 2 ? "computed_b_buffer" : "");
   }
   const StageBuffer& b = plan.b_computed ? plan.computed_b : tc_.read_stage(op.operand(1));
   const Fragment* a_registers = plan.wgmma.register_a ? tc_.fragment(op.operand(0)) : nullptr;
@@ -171,6 +189,7 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
           operand_descriptor(b, b_slot, step)));
   }
   writer_.line("tilec_wgmma_commit();");
+  if (plan.b_staging_buffers == 2) writer_.line("computed_b_buffer ^= 1;");
   if (!op.has(attr::async)) writer_.line("tilec_wgmma_wait<0>();  // an mma completes where it stands");
 }
 

@@ -556,15 +556,15 @@ __device__ __forceinline__ void tilec_wgmma_m64n128k16_bf16_bk(float (&d)[64], u
 //   agents: producer warpgroup 0 (128 threads, 40 registers, one elected thread issues TMA), compute warpgroups 1..2 (256 threads, 232 registers)
 //   schedule: loop at line 15: ii 1, 1 stage(s)
 //   schedule: loop at line 17: ii 143, 4 stage(s), pipeline(4)
-// shared memory: 148608 bytes (1024 of them for aligning the base)
+// shared memory: 164992 bytes (1024 of them for aligning the base)
 //   pipe pipe_buffer: 4 slots x 8192 bytes at 0: read element by element into a computed B from W (as stored, 1 panel(s) of 64 columns, 64B swizzle)
 //   pipe pipe_buffer_3: 4 slots x 16384 bytes at 32768: A of mma from X (K-major, 1 panel(s) of 64 columns, 128B swizzle)
-//   mbarrier pipe_full: 4 slot(s) at 147456, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty: 4 slot(s) at 147488, 2 arrival(s) per phase, released by the compute agent
-//   mbarrier pipe_full_3: 4 slot(s) at 147520, 1 arrival(s) per phase, filled by the producer's TMA
-//   mbarrier pipe_empty_3: 4 slot(s) at 147552, 2 arrival(s) per phase, released by the compute agent
-//   B of the mma at line 19 (computed by the compute threads): 16384 bytes at 98304, K-major ([N, K]), 128B swizzle
-//   store at line 21: through shared memory (16384 bytes per compute warpgroup at 114688) and TMA, boxes of 64x64 (128B swizzle)
+//   mbarrier pipe_full: 4 slot(s) at 163840, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty: 4 slot(s) at 163872, 2 arrival(s) per phase, released by the compute agent
+//   mbarrier pipe_full_3: 4 slot(s) at 163904, 1 arrival(s) per phase, filled by the producer's TMA
+//   mbarrier pipe_empty_3: 4 slot(s) at 163936, 2 arrival(s) per phase, released by the compute agent
+//   B of the mma at line 19 (computed by the compute threads): 16384 bytes at 98304, K-major ([N, K]), 128B swizzle; two such buffers, written in turn: one while the MMA before reads the other
+//   store at line 21: through shared memory (16384 bytes per compute warpgroup at 131072) and TMA, boxes of 64x64 (128B swizzle)
 //   pipe pipe_buffer_1: pipe<tile<128x1xf32, reg>, 4> in registers (written and read by the compute agent in program order)
 //   pipe pipe_buffer_2: pipe<tile<128x64xf32, reg>, 4> in registers (written and read by the compute agent in program order)
 //   accumulator acc_1: 128x128 f32 in registers, 64 per thread
@@ -576,8 +576,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
   const uint32_t shared_base = (tilec_shared_address(shared_memory) + 1023u) & ~1023u;
   unsigned char* const shared_aligned = shared_memory + (shared_base - tilec_shared_address(shared_memory));
   (void)shared_aligned;
-  const uint32_t pipe_full = shared_base + 147456;  // 4 mbarrier(s)
-  const uint32_t pipe_empty = shared_base + 147488;  // 4 mbarrier(s)
+  const uint32_t pipe_full = shared_base + 163840;  // 4 mbarrier(s)
+  const uint32_t pipe_empty = shared_base + 163872;  // 4 mbarrier(s)
   const uint32_t pipe_buffer = shared_base + 0;  // 4 slots of tile<128x64xi8, smem>
   // pipe_full_1: a register pipe's barrier, not needed (one agent, program order)
   // pipe_empty_1: a register pipe's barrier, not needed (one agent, program order)
@@ -585,8 +585,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
   // pipe_full_2: a register pipe's barrier, not needed (one agent, program order)
   // pipe_empty_2: a register pipe's barrier, not needed (one agent, program order)
   // pipe_buffer_2: pipe<tile<128x64xf32, reg>, 4> in registers: the compute threads read what they wrote
-  const uint32_t pipe_full_3 = shared_base + 147520;  // 4 mbarrier(s)
-  const uint32_t pipe_empty_3 = shared_base + 147552;  // 4 mbarrier(s)
+  const uint32_t pipe_full_3 = shared_base + 163904;  // 4 mbarrier(s)
+  const uint32_t pipe_empty_3 = shared_base + 163936;  // 4 mbarrier(s)
   const uint32_t pipe_buffer_3 = shared_base + 32768;  // 4 slots of tile<128x64xbf16, smem>
   if (threadIdx.x == 0) {
     for (uint32_t slot = 0; slot < 4; ++slot) tilec_mbarrier_init(pipe_full + 8 * slot, 1);
@@ -704,6 +704,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
     const int64_t tile_number = blockIdx.x;
     // worker = grid_ids workers {schedule = "tiles"} : index  (line 15)
     const int64_t worker = tile_number;
+    uint32_t computed_b_buffer = 0;  // the computed B's staging buffer written next
     // pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = for 0, rounds, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0  (line 15)
     int32_t pipe_consumer_index = 0;
     int32_t pipe_consumer_phase = 0;
@@ -751,7 +752,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
         const int64_t v21 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_producer_index_12, pipe_producer_phase_12, pipe_consumer_index_9, pipe_consumer_phase_9, pipe_producer_index_13, pipe_producer_phase_13, pipe_consumer_index_10, pipe_consumer_phase_10, pipe_consumer_index_11, pipe_consumer_phase_11 = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3  (line 17)
+        // acc_2, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_producer_index_12, pipe_producer_phase_12, pipe_consumer_index_9, pipe_consumer_phase_9, pipe_producer_index_13, pipe_producer_phase_13, pipe_consumer_index_10, pipe_consumer_phase_10, pipe_consumer_index_11, pipe_consumer_phase_11, pipe_empty_held = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3, -1  (line 17)
         int32_t pipe_consumer_index_8 = pipe_consumer_index;
         int32_t pipe_consumer_phase_8 = pipe_consumer_phase;
         int32_t pipe_producer_index_12 = pipe_producer_index_8;
@@ -764,6 +765,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
         int32_t pipe_consumer_phase_10 = pipe_consumer_phase_2;
         int32_t pipe_consumer_index_11 = pipe_consumer_index_3;
         int32_t pipe_consumer_phase_11 = pipe_consumer_phase_3;
+        int64_t pipe_empty_held = -1;
         for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
           tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_8), static_cast<uint32_t>(pipe_consumer_phase_8));
           const uint32_t t22 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_8) * 8192;  // slot of pipe_buffer
@@ -792,10 +794,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           const uint32_t t29 = pipe_buffer_3 + static_cast<uint32_t>(pipe_consumer_index_11) * 16384;  // slot of pipe_buffer_3
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // acc_3 = mma t29, t28, acc_2  (line 19)
-          tilec_wgmma_wait<0>();  // the WGMMAs that read the computed B before are done
+          tilec_wgmma_wait<1>();  // WGMMA of the step before (pending = 1) left only that one running
           tilec_named_barrier_sync(1, 256);  // and every other warpgroup's
           {  // B computed: each compute thread writes its elements as TMA would load the tile ([N, K], K-major, 16-byte chunk c of row r at chunk c ^ (r % 8))
-            unsigned char* const staging = shared_aligned + 98304;
+            unsigned char* const staging = shared_aligned + 98304 + computed_b_buffer * 16384;
             #pragma unroll 4
             for (int e = 0; e < 32; ++e) {
               const int row = (e * 256 + compute_thread) / 64, column = (e * 256 + compute_thread) % 64;
@@ -806,13 +808,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           tilec_fence_proxy_async();  // the writes above are read by wgmma.mma_async
           tilec_named_barrier_sync(1, 256);
           tilec_wgmma_fence();
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 0, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 32, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 64, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304) + 96, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 0, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 32, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 64, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 96, 16, 1024));
           tilec_wgmma_commit();
-          tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
-          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_3 + 8 * static_cast<uint32_t>(pipe_consumer_index_11));  // one arrival per warpgroup
+          computed_b_buffer ^= 1;
+          tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
+          const bool v30 = (pipe_empty_held >= 0);
+          // if v30  (line 19)
+          if (v30) {
+            if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_3 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
+          }
           const int32_t pipe_consumer_index_14 = pipe_consumer_index_11 + 1 == 4 ? 0 : pipe_consumer_index_11 + 1;
           const int32_t pipe_consumer_phase_14 = pipe_consumer_index_11 + 1 == 4 ? 1 - pipe_consumer_phase_11 : pipe_consumer_phase_11;
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_consumer_index_8));  // one arrival per warpgroup
@@ -830,6 +837,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           const int32_t next_pipe_consumer_phase_10 = pipe_consumer_phase_12;
           const int32_t next_pipe_consumer_index_11 = pipe_consumer_index_14;
           const int32_t next_pipe_consumer_phase_11 = pipe_consumer_phase_14;
+          const int64_t next_pipe_empty_held = pipe_consumer_index_11;
           pipe_consumer_index_8 = next_pipe_consumer_index_8;
           pipe_consumer_phase_8 = next_pipe_consumer_phase_8;
           pipe_producer_index_12 = next_pipe_producer_index_12;
@@ -842,14 +850,21 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           pipe_consumer_phase_10 = next_pipe_consumer_phase_10;
           pipe_consumer_index_11 = next_pipe_consumer_index_11;
           pipe_consumer_phase_11 = next_pipe_consumer_phase_11;
+          pipe_empty_held = next_pipe_empty_held;
+        }
+        tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
+        const bool v31 = (pipe_empty_held >= 0);
+        // if v31  (line 17)
+        if (v31) {
+          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_3 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store Y, m_1, n_1, t33  (line 21)
+        // store Y, m_1, n_1, t35  (line 21)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
-          const uint32_t staging = shared_base + 114688 + static_cast<uint32_t>(compute_warpgroup) * 16384;
+          const uint32_t staging = shared_base + 131072 + static_cast<uint32_t>(compute_warpgroup) * 16384;
           unsigned char* const staging_bytes = shared_aligned + (staging - shared_base);
           #pragma unroll
           for (int chunk = 0; chunk < 2; ++chunk) {
@@ -979,7 +994,7 @@ extern "C" cudaError_t launch_w8a16_linear(const __nv_bfloat16* X, const int8_t*
   CUtensorMap Y_store_map;
   if (const cudaError_t status = tilec_tensor_map(&Y_store_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, Y_tma.data, 2, 1, Y_tma.map_rows(), Y_tma.map_columns(), Y_tma.pitch, 64, 64); status != cudaSuccess)
     return status;
-  const size_t shared_bytes = 148608;
+  const size_t shared_bytes = 164992;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   const cudaError_t status = cudaFuncSetAttribute(w8a16_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
   if (status != cudaSuccess) return status;

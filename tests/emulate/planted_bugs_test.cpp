@@ -172,6 +172,10 @@ const PlantedBug kBugs[] = {
      "          tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_8), "
      "static_cast<uint32_t>(pipe_consumer_phase_8));\n",
      "", "race:"},
+    // sm_90a writes every K step's B into the same staging buffer, which the WGMMA of the step
+    // before, still in flight (wait_group 1), reads.
+    {"sm90_w8a16_staging_buffer_not_alternated", "w8a16_linear", "sm_90a", kW8a16,
+     "          computed_b_buffer ^= 1;\n", "", "race:"},
     // sm_100a writes a B into a staging buffer without waiting for the tcgen05.mma that read it
     // two K steps before; or waits on the parity it waited on last time (which passes at once
     // while the next phase is pending, so the write races the MMA, and later waits for a phase
