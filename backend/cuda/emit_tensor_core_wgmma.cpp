@@ -93,8 +93,8 @@ void WgmmaKernel::issue_mma(const Operation& op, const MmaPlan& plan) {
   const Fragment& result = *tc_.fragment(op.result());
   std::string b_slot = plan_.expression(op.operand(1));
   if (plan.b_computed) {  // written where the WGMMAs before this one read it: after they are done, in every warpgroup
-    if (plan.b_staging_buffers == 2)  // this buffer's last reader, two K steps before, is done: the wait after the
-      writer_.line("tilec_wgmma_wait<1>();  // WGMMA of the step before (pending = 1) left only that one running");
+    if (plan.b_staging_buffers == 2)  // the wait after the last step's WGMMAs (pending = 1) retired the ones before
+      writer_.line("tilec_wgmma_wait<1>();  // this buffer's readers (two steps before) are done; the other's may run");
     else
       writer_.line("tilec_wgmma_wait<0>();  // the WGMMAs that read the computed B before are done");
     if (tc_.compute_threads > kWarpgroup)

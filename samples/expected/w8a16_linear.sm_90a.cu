@@ -794,7 +794,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           const uint32_t t29 = pipe_buffer_3 + static_cast<uint32_t>(pipe_consumer_index_11) * 16384;  // slot of pipe_buffer_3
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           // acc_3 = mma t29, t28, acc_2  (line 19)
-          tilec_wgmma_wait<1>();  // WGMMA of the step before (pending = 1) left only that one running
+          tilec_wgmma_wait<1>();  // this buffer's readers (two steps before) are done; the other's may run
           tilec_named_barrier_sync(1, 256);  // and every other warpgroup's
           {  // B computed: each compute thread writes its elements as TMA would load the tile ([N, K], K-major, 16-byte chunk c of row r at chunk c ^ (r % 8))
             unsigned char* const staging = shared_aligned + 98304 + computed_b_buffer * 16384;
