@@ -115,9 +115,7 @@ std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPl
   // The staging's offset in shared memory: the buffer `buffer` names, each of whole swizzle atoms.
   const std::string offset =
       buffer.empty() ? std::to_string(plan.b_staging_offset)
-                     : fmt::format("{} + {} * {}", plan.b_staging_offset, buffer,
-                                   (plan.computed_b.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes *
-                                       kSwizzleAtomBytes);
+                     : fmt::format("{} + {} * {}", plan.b_staging_offset, buffer, plan.b_staging_buffer_bytes());
   {
     CodeWriter::Block staging = writer_.block(fmt::format(
         "{{  // B computed: each compute thread writes its elements as TMA would load the tile ({}, 16-byte "

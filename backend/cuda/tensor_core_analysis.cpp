@@ -211,8 +211,7 @@ bool Analysis::refuse_computed_b() {
     visit(b);
     const Type& type = b->type();
     // Whole 128-byte rows, or one row of 64 or 32 bytes (the 64- and 32-byte swizzles).
-    const int64_t row_bytes = type.rank() == 2 ? type.shape()[1] * byte_size(type.element()) : 0;
-    const bool wide = row_bytes > 0 && (row_bytes % kPanelRowBytes == 0 || row_bytes == 64 || row_bytes == 32);
+    const bool wide = type.rank() == 2 && row_swizzle(type.shape()[1] * byte_size(type.element())) != 0;
     if (why.empty() && (type.element() != ScalarKind::bf16 && type.element() != ScalarKind::f16))
       why = fmt::format("is {} tile", with_article(type.element()));
     else if (why.empty() && !wide)
@@ -838,10 +837,10 @@ bool Analysis::hold_mma(const Operation& op) {
     computed.slot_bytes = computed.tile.element_count() * byte_size(computed.tile.element());
     computed.role = StageBuffer::Role::b;
     // Rows of 64 or 32 bytes (32 or 16 bf16 columns: N of an [K, N] B, K of an [N, K] one) take
-    // the swizzle of their width, as a TMA box of such rows does; longer rows the 128-byte one.
-    if (const int64_t row_bytes = computed.stored()[1] * byte_size(computed.tile.element());
-        row_bytes == 64 || row_bytes == 32)
-      computed.swizzle_bytes = row_bytes;
+    // the swizzle of their width, as a TMA box of such rows does; longer rows the 128-byte one
+    // (refuse_computed_b refused any other).
+    if (const int64_t swizzle = row_swizzle(computed.stored()[1] * byte_size(computed.tile.element())))
+      computed.swizzle_bytes = swizzle;
     b = &computed;
   }
   if (!b || (!a && !a_registers))
@@ -1255,7 +1254,7 @@ bool Analysis::check_stage_buffers() {
     if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
     if (buffer.role == StageBuffer::Role::computed && !computed_b_input_read_lazily(buffer)) return false;
     const int64_t row_bytes = tile.rank() == 2 ? buffer.stored()[1] * byte_size(tile.element()) : 0;
-    if (row_bytes == 64 || row_bytes == 32) buffer.swizzle_bytes = row_bytes;
+    if (const int64_t swizzle = row_swizzle(row_bytes)) buffer.swizzle_bytes = swizzle;
     if (tile.rank() != 2 || target::mma_instructions(target_, tile.element()).empty() ||
         buffer.stored()[1] % buffer.panel_columns() != 0 ||
         buffer.stored()[0] % 8 != 0 || buffer.stored()[0] > 256)
@@ -1341,20 +1340,19 @@ void Analysis::lay_out_shared_memory() {
   int64_t offset = 0;
   for (StageBuffer& buffer : tc_.stages) {
     buffer.offset = offset;
-    offset += (buffer.depth * buffer.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+    offset += atom_rounded(buffer.depth * buffer.slot_bytes);
   }
   for (const Operation* mma : tc_.mma_ops) {  // A operands from registers, swizzled like a TMA panel
     MmaPlan& plan = tc_.mma_plans.at(mma);
     if (plan.staging_bytes == 0) continue;
     plan.staging_offset = offset;
-    offset += (plan.staging_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+    offset += atom_rounded(plan.staging_bytes);
   }
   for (const Operation* mma : tc_.mma_ops) {  // computed B operands, likewise
     MmaPlan& plan = tc_.mma_plans.at(mma);
     if (!plan.b_computed) continue;
     plan.b_staging_offset = offset;
-    offset += plan.b_staging_buffers * ((plan.computed_b.slot_bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes *
-                                        kSwizzleAtomBytes);
+    offset += plan.b_staging_buffers * plan.b_staging_buffer_bytes();
   }
   bool reduces = false;
   walk(tc_.compute->region(), [&](const Operation& op) {  // folded ones exchange nothing
@@ -1437,7 +1435,6 @@ bool Analysis::report_shared_memory_overflow() {
   });
   // The deepest ring that fits: every stage buffer cut to `slots` (its barriers, a few bytes a
   // slot, are left as they are, so the estimate errs toward fewer).
-  const auto rounded = [](int64_t bytes) { return (bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes; };
   int64_t deepest_ring = 0, per_slot = 0;
   for (const StageBuffer& buffer : tc_.stages) {
     deepest_ring = std::max(deepest_ring, buffer.depth);
@@ -1447,7 +1444,8 @@ bool Analysis::report_shared_memory_overflow() {
   for (int64_t slots = deepest_ring - 1; slots >= 1 && fitting == 0; --slots) {
     int64_t bytes = tc_.shared_bytes;
     for (const StageBuffer& buffer : tc_.stages)
-      bytes += rounded(std::min(buffer.depth, slots) * buffer.slot_bytes) - rounded(buffer.depth * buffer.slot_bytes);
+      bytes += atom_rounded(std::min(buffer.depth, slots) * buffer.slot_bytes) -
+               atom_rounded(buffer.depth * buffer.slot_bytes);
     if (bytes <= target_.shared_memory_bytes) fitting = slots;
   }
   const std::string ring = deepest_ring > 1 ? fmt::format("; the stage buffers take {} bytes a slot, {} slots deep",

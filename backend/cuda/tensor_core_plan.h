@@ -36,6 +36,16 @@ inline int64_t panel_columns(ScalarKind element) { return kPanelRowBytes / byte_
 // K of one MMA step, 32 bytes of it: 8 for tf32, 16 for 16-bit inputs, 32 for 8-bit ones (every
 // row of Target::mma_forms has this K; a unit test holds them to it).
 inline int64_t mma_k(ScalarKind element) { return kMmaKBytes / byte_size(element); }
+// `bytes` rounded up to whole swizzle atoms: the room each tile takes in shared memory.
+inline int64_t atom_rounded(int64_t bytes) {
+  return (bytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+}
+// The swizzle a tile of `row_bytes`-byte rows takes, as TMA would write it: 128 bytes for whole
+// 128-byte rows, 64 or 32 for one row of that length; 0 where none does.
+inline int64_t row_swizzle(int64_t row_bytes) {
+  if (row_bytes > 0 && row_bytes % kPanelRowBytes == 0) return kPanelRowBytes;
+  return row_bytes == 64 || row_bytes == 32 ? row_bytes : 0;
+}
 // The WGMMA wrapper's type: A's PTX type, then "_" and B's when they differ ("e4m3_e5m2").
 inline std::string wgmma_types(const target::MmaInstruction& form, ScalarKind a, ScalarKind b) {
   const std::string a_ptx(form.input(a)->ptx);
@@ -131,6 +141,8 @@ struct MmaPlan {
   // a TMEM accumulator, written in turn, so the B of one K step is written while the MMA of the
   // one before reads the other (Tcgen05Kernel::emit_into_tmem); else one.
   int64_t b_staging_buffers = 1;
+  // The bytes between those buffers (whole swizzle atoms).
+  int64_t b_staging_buffer_bytes() const { return atom_rounded(computed_b.slot_bytes); }
 };
 
 // A TMEM accumulator as a store reads it: from its column `column` on (a column slice of it,
