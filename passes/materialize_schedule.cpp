@@ -27,8 +27,8 @@
 //      `pipe_consumer_wait` goes before the first anchor, `pipe_consumer_release` after the
 //      last (before it when the last is the terminator), and every use anchored there reads the
 //      waited value. A tied group's loop result that nothing reads is drained: a wait and a
-//      release right after the loop. A shared-memory tile that elementwise ops read (a computed
-//      B's quantized weight) is released after the last op of the region those ops' results
+//      release right after the loop. A shared-memory tile that elementwise ops, slices or
+//      concats read (a computed B's quantized weight) is released after the last op of the region those ops' results
 //      reach on their way to an mma's B (last_computed_b_reader): the tensor-core backend reads
 //      the slot where the mma is.
 //   6. Depth: max over producers of the enclosing loop's `stages` and `pipeline`, and of
@@ -352,16 +352,20 @@ class KernelMaterializer {
     return true;
   }
 
-  // The last op of the anchor's region holding an mma that what the elementwise `user` computed
-  // from a tile in shared memory reaches as B, through elementwise ops and transposes (a computed
-  // B, which the tensor-core backend computes element by element from the shared slot where each
-  // mma reads it: so the slot is released after them, in the same iteration, as the body runs in
-  // program order); `anchor` (the use's) when `user` is not an elementwise op in the anchor's
-  // region or reaches no mma later.
+  // The last op of the anchor's region holding an mma that what `user` (an elementwise op, a
+  // slice or a concat) computed from a tile in shared memory reaches as B, through such ops and
+  // transposes (a computed B, which the tensor-core backend computes element by element from the
+  // shared slot where each mma reads it: so the slot is released after them, in the same
+  // iteration, as the body runs in program order); `anchor` (the use's) when `user` is not such
+  // an op in the anchor's region or reaches no mma later.
   Operation* last_computed_b_reader(Operation* user, Operation* anchor) {
     Region& region = *anchor->parent_region();
     Operation* last = anchor;
-    if (user != anchor || !user->info().has(kElementwise)) return last;
+    auto carries = [](const Operation& op) {
+      return op.num_results() == 1 && (op.info().has(kElementwise) || op.kind() == OpKind::slice ||
+                                       op.kind() == OpKind::concat);
+    };
+    if (user != anchor || !carries(*user)) return last;
     std::vector<Operation*> work{user};
     std::set<Operation*> seen;
     Operation* last_mma = nullptr;  // the op of `region` holding the last mma reached
@@ -375,7 +379,7 @@ class KernelMaterializer {
         if (holder && (!last_mma || region.position_of(holder) > region.position_of(last_mma))) last_mma = holder;
         continue;
       }
-      if (op->num_results() != 1 || (!op->info().has(kElementwise) && op->kind() != OpKind::transpose)) continue;
+      if (!carries(*op) && !(op->kind() == OpKind::transpose && op->num_results() == 1)) continue;
       for (const Use& use : uses_[op->result()]) work.push_back(use.user);
     }
     return last_mma && region.position_of(last_mma) > region.position_of(last) ? last_mma : last;

@@ -182,10 +182,10 @@ void replace_with_tma_load(Region& body, Region& region, size_t i) {
 }
 
 // Whether only elementwise ops (same-shaped results, at least one of them: `through_elementwise`
-// says whether `value` is one's) carry `value` into the B of mmas, directly or through a
-// transpose only mmas read as B: a dequantized weight, cast(cast(load Wq[k, n] : <BK, BN>, f32) *
-// scale, bf16), which the tensor-core backend computes element by element into shared memory
-// before the mma reads it.
+// says whether `value` is one's), slices and concats carry `value` into the B of mmas, directly
+// or through a transpose only mmas read as B: a dequantized weight, cast(cast(load Wq[k, n] :
+// <BK, BN>, f32) * scale, bf16), which the tensor-core backend computes element by element into
+// shared memory before the mma reads it.
 bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operation*>>& users, const Value* value,
                      bool through_elementwise) {
   auto found = users.find(value);
@@ -202,7 +202,12 @@ bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operatio
                       mma->operand(0) != user->result() && mma->operand(2) != user->result();
              });
     }
-    return user->info().has(kElementwise) && user->result()->type().shape() == value->type().shape() &&
+    // Columns of it (a slice), or it beside others along the columns (a concat: two int4 halves
+    // of a packed byte, side by side along K): the backend reads each element where it lies.
+    const bool moves_columns = (user->kind() == OpKind::slice || user->kind() == OpKind::concat) &&
+                               user->result()->type().rank() == 2;
+    return (moves_columns ||
+            (user->info().has(kElementwise) && user->result()->type().shape() == value->type().shape())) &&
            into_computed_b(users, user->result(), true);
   });
 }

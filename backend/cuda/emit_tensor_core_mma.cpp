@@ -128,7 +128,7 @@ std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPl
     writer_.line(fmt::format("const int row = (e * {0} + compute_thread) / {1}, column = (e * {0} + compute_thread) % {1};",
                              tc_.compute_threads, shape[1]));
     writer_.line("(void)row, (void)column;");
-    const ElementContext named = hoist_repeated_elements(b, ElementContext{});
+    const ElementContext named = hoist_repeated_elements(b, ElementContext{.index = ""});
     writer_.line(fmt::format("*reinterpret_cast<{}*>(staging + column / {} * {} + {}) = {};", element_type(element),
                              columns, plan.computed_b.panel_bytes(),
                              swizzled_offset("row", fmt::format("column % {} * {}", columns, byte_size(element)),

@@ -231,7 +231,7 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
       // Below the next part's first column, in this element's column (its register's, where the
       // layout tells it without the thread: a constant once the loop is unrolled).
       const int64_t next = -operand_column_shift(op, k + 1) - context.column_shift;
-      std::string below = tc_.layout.column_below(context.index, next);
+      std::string below = context.index.empty() ? "" : tc_.layout.column_below(context.index, next);
       if (below.empty()) {
         position_used_ = true;
         below = fmt::format("column < {}", next);

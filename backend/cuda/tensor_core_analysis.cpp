@@ -198,8 +198,10 @@ bool Analysis::refuse_computed_b() {
         shared->role = StageBuffer::Role::computed;
         return;
       }
+      // Slices and concats along the columns are read where each element lies (op_element;
+      // hold_op refuses the others): the two int4 halves of a packed byte side by side along K.
       const Operation* def = value->defining_op();
-      if (def && (def->kind() == OpKind::transpose || def->kind() == OpKind::slice || def->kind() == OpKind::concat ||
+      if (def && (def->kind() == OpKind::transpose ||
                   (def->kind() == OpKind::reshape &&  // a row <N> as <1, N>, broadcast over K, is read per element
                    !(def->operand(0)->type().rank() == 1 && value->type().shape()[0] == 1))))
         why = fmt::format("reads a '{}'", def->name());

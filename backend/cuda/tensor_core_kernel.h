@@ -250,7 +250,9 @@ class TensorCoreKernel {
                                     const std::string& column);
 
   struct ElementContext {
-    std::string index = "i";   // the register of the fragment being computed
+    // The register of the fragment being computed; empty where no fragment is (a computed B's
+    // elements, at the position variables row and column).
+    std::string index = "i";
     bool row_vector = false;   // that fragment is a row vector
     // Columns from the element being computed to the one read: the starts of the column slices
     // (x[:, 64:128]) the read is inside (FragmentLayout::sliced_register for registers).

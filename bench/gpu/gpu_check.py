@@ -59,6 +59,7 @@ GPU_ROUNDS = {
     "gemm": "M=2000,N=4000,K=1000", "gemm_f16": "M=2000,N=4000,K=1000", "gemm_bias_relu": "M=2000,N=4000,K=1000",
     "linear": "M=2000,N=4000,K=1000", "gate_up": "M=2000,N=4000,K=1000", "fp8_linear": "M=2000,N=4000,K=1008",
     "int8_linear": "M=2000,N=4000,K=1008", "w8a16_linear": "M=2000,N=4000,K=1008",
+    "w4a16_linear": "M=2000,N=4000,K=1024,KP=512,G=8",
     "tf32_linear": "M=2000,N=4000,K=1000", "weight_grad": "IN=2000,OUT=4000,T=1000",
     "batched_gemm": "R=4096,N=4000,K=200,Q=2048", "bmm": "BATCH=8,M=1000,N=1000,K=1000",
     "attention": "S=2000,T=1000,HD=1024", "conv1d": "T=8000,CI=1000,CO=1000,TAPS=3",
@@ -68,7 +69,7 @@ GPU_ROUNDS = {
     # before it: at 16896 rows and more it runs past 20 s (run 17), so its rounds are checked by the
     # BQ = 64 variant below (313 blocks on 132 SMs) and the sample at 63 blocks.
     "causal_attention": "S=8000", "attention_backward": "S=3000,T=20000",
-    "splitk_gemm": "M=1000,N=1000,K=8000",
+    "splitk_gemm": "M=1000,N=1000,K=8000", "syrk": "N=4000,K=1000",
 }
 # (sample, shape name, dims) — every dims string is NAME=VALUE,...; the harness reads NAME=VALUE.
 CHECKS = []
@@ -192,6 +193,7 @@ TC_TIMINGS = [("gemm", "M=8192,N=8192,K=8192"), ("gemm_f16", "M=8192,N=8192,K=81
               ("linear", "M=8192,N=8192,K=8192"), ("gemm_bias_relu", "M=8192,N=8192,K=8192"),
               ("gate_up", "M=8192,N=8192,K=8192"), ("fp8_linear", "M=8192,N=8192,K=8192"),
               ("int8_linear", "M=8192,N=8192,K=8192"), ("w8a16_linear", "M=8192,N=8192,K=8192"),
+              ("w4a16_linear", "M=8192,N=8192,K=8192,KP=4096,G=64"),
               ("moe_grouped_gemm", "M=8192,N=8192,K=8192,E=8"),
               ("tf32_linear", "M=8192,N=8192,K=8192"), ("weight_grad", "IN=8192,OUT=8192,T=8192"),
               ("conv1d", "T=65536,CI=1024,CO=1024,TAPS=3"),

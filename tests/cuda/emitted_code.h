@@ -237,6 +237,8 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"w8a16_linear", "", "w8a16_linear"},
                                       // K = 32: the computed B's 64-byte rows, the weight's 32-byte ones
                                       {"w8a16_linear", " -D BK=32", ""},
+                                      // 4-bit weights: two halves of each byte side by side along K
+                                      {"w4a16_linear", "", "w4a16_linear"},
                                       {"moe_grouped_gemm", "", "moe_grouped_gemm"},
                                       {"tf32_linear", "", "tf32_linear"},
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},

@@ -124,6 +124,29 @@ const json& canonical_tile(const json& cases, const std::string& id) {
   return *best;
 }
 
+// A K-major tile of more K than one swizzle atom holds ("b16_K_128B_128x128": 64 bf16 columns a
+// 128-byte row): panels of the atom's K, one after another, each all of MN (the tables'
+// mn_first order, which lays every MN atom of one K atom before the next K atom, carried on
+// along K). The panel's id and K, the panels and the bytes from one to the next; for any other
+// tile, the tile itself as its one panel.
+struct KPanels {
+  std::string id;
+  uint64_t k = 0, count = 1, bytes = 0;
+};
+KPanels k_panels(const std::string& id) {
+  static const std::regex k_major(R"((b(\d+)_K_(\d+)B)_(\d+)x(\d+))");
+  std::smatch m;
+  if (!std::regex_match(id, m, k_major)) return {id, 0, 1, 0};
+  const uint64_t swizzle = std::stoull(m[3]), mn = std::stoull(m[4]), k = std::stoull(m[5]);
+  const uint64_t atom_k = swizzle * 8 / std::stoull(m[2]);
+  if (k <= atom_k) return {id, k, 1, 0};
+  EXPECT_EQ(k % atom_k, 0u) << id << ": whole panels of K";
+  return {m[1].str() + "_" + std::to_string(mn) + "x" + std::to_string(atom_k), atom_k, k / atom_k, mn * swizzle};
+}
+
+// The byte offset of element (mn, k) of tile `id`, panel by panel (k_panels).
+uint64_t panelled_offset(const json& cases, const std::string& id, uint64_t mn, uint64_t k);
+
 // The MN extent in a tile id ("b16_MN_64B_32x64": 32).
 uint64_t operand_mn(const std::string& id) {
   return std::stoull(id.substr(id.rfind('_') + 1, id.rfind('x') - id.rfind('_') - 1));
@@ -134,6 +157,12 @@ uint64_t table_offset(const json& tile, uint64_t mn, uint64_t k) {
   uint64_t per_chunk = tile["chunk_elems"].get<uint64_t>(), element_bytes = tile["element_bits"].get<uint64_t>() / 8;
   if (tile["major"] == "K") return tile["chunk_offsets"][mn][k / per_chunk].get<uint64_t>() + k % per_chunk * element_bytes;
   return tile["chunk_offsets"][k][mn / per_chunk].get<uint64_t>() + mn % per_chunk * element_bytes;
+}
+
+uint64_t panelled_offset(const json& cases, const std::string& id, uint64_t mn, uint64_t k) {
+  const KPanels panels = k_panels(id);
+  if (panels.count == 1) return table_offset(canonical_tile(cases, id), mn, k);
+  return k / panels.k * panels.bytes + table_offset(canonical_tile(cases, panels.id), mn, k % panels.k);
 }
 
 struct Position {
@@ -487,7 +516,10 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         ASSERT_TRUE(call.size() == 3u || call.size() == 4u) << "address, leading and stride bytes[, swizzle bytes]";
         auto [base, start] = split_base(call[0]);
         OperandTile operand = operand_tile(e, base, is_a, steps, descriptor_swizzle(call));
-        const json& tile = canonical_tile(table["cases"], operand.id);
+        // A tile of several K panels: each K step is one of a panel's, that many panels further.
+        const KPanels panels = k_panels(operand.id);
+        const size_t panel_steps = steps / panels.count, panel = mma.step / panel_steps;
+        const json& tile = canonical_tile(table["cases"], panels.id);
         // A sub-block of one MN atom has no second atom for LBO to reach (README 1.1: unused).
         const bool one_atom = tile["id"] != operand.id && operand.major == "MN" &&
                               operand_mn(operand.id) <= tile["atom_mn"].get<uint64_t>();
@@ -497,12 +529,12 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
         (is_a ? a_major : b_major) = operand.major;
         EXPECT_EQ(operand.offset % 1024, 0u) << "tile base";
         EXPECT_EQ(operand.slot_bytes % 1024, 0u) << "slot size";
-        if (tile["id"] == operand.id) {
-          ASSERT_EQ(tile["k_steps"].size(), steps) << operand.id << ": one MMA per k-step";
+        if (tile["id"] == panels.id) {
+          ASSERT_EQ(tile["k_steps"].size(), panel_steps) << operand.id << ": one MMA per k-step";
         } else {
-          ASSERT_GE(tile["k_steps"].size(), steps) << operand.id << " in " << tile["id"] << ": one MMA per k-step";
+          ASSERT_GE(tile["k_steps"].size(), panel_steps) << operand.id << " in " << tile["id"] << ": one MMA per k-step";
         }
-        const json& step = tile["k_steps"][mma.step];
+        const json& step = tile["k_steps"][mma.step % panel_steps];
         const uint64_t warpgroups = start.find("compute_warpgroup") != std::string::npos ? e.compute_threads() / 128 : 1;
         for (uint64_t warpgroup = 0; warpgroup < warpgroups; ++warpgroup) {
           Variables v{{"compute_warpgroup", warpgroup}};
@@ -513,6 +545,7 @@ TEST(BackendLayoutTables, MatrixDescriptorsAreCanonicalTiles) {
           if (warpgroup == 0) {
             EXPECT_EQ(expected_start, step["start"].get<uint64_t>());
           }
+          expected_start += panel * panels.bytes;
           uint64_t expected = parse_hex(step[e.blackwell() ? "desc_sm100" : "desc_sm90"]);
           expected = (expected & ~uint64_t{0x3fff}) | ((expected_start & 0x3ffff) >> 4);
           uint64_t actual = evaluate(body, {{"address", address}, {"leading_bytes", leading}, {"stride_bytes", stride},
@@ -872,8 +905,8 @@ StagingTarget staging_target(const Emitted& e, size_t scope) {
 // its tensor map encodes), and the TMA box of that swizzle in the table (bf16 boxes: the swizzle
 // is of bytes, so an 8-bit tile's 64-byte rows are a bf16 tile's 32 columns). Per statement.
 struct WeightRead {
-  std::string offset;
-  uint64_t swizzle_bytes = 0, panel_columns = 0, rows = 0, bytes = 0;
+  std::string offset, column;  // the byte offset in the slot; the tile column it reads
+  uint64_t swizzle_bytes = 0, panel_columns = 0, rows = 0, columns = 0, bytes = 0;
   const json* box = nullptr;
 };
 const std::vector<WeightRead>& weight_reads_of(const Emitted& e, const std::string& statement, const json& swizzle) {
@@ -886,6 +919,7 @@ const std::vector<WeightRead>& weight_reads_of(const Emitted& e, const std::stri
     const std::string inside = call_arguments(statement, call).front();  // shared_aligned + (slot - ..) + offset
     WeightRead read;
     read.offset = inside.substr(inside.find(") + ") + 4);
+    read.column = read.offset.substr(0, read.offset.find(" / "));  // `column / 64 * 8192 + ...`
     const std::string slot = (*it)[1];
     auto declared = e.search("const uint32_t " + slot + R"( = (\w+) \+ static_cast<uint32_t>\(\w+\) \* \d+;)");
     if (!declared) throw std::runtime_error("no slot " + slot);
@@ -894,7 +928,8 @@ const std::vector<WeightRead>& weight_reads_of(const Emitted& e, const std::stri
     auto summary = e.search("//   pipe " + buffer + R"(: .*read element by element into a computed B from (\w+) \(as stored, \d+ panel\(s\) of (\d+) columns, (\d+)B swizzle\))");
     if (!tile || !summary) throw std::runtime_error("no stage buffer or summary of " + buffer);
     read.swizzle_bytes = std::stoull((*summary)[3]), read.panel_columns = std::stoull((*summary)[2]);
-    read.rows = std::stoull((*tile)[1]), read.bytes = read.swizzle_bytes / read.panel_columns;
+    read.rows = std::stoull((*tile)[1]), read.columns = std::stoull((*tile)[2]);
+    read.bytes = read.swizzle_bytes / read.panel_columns;
     // The tensor map TMA fills it through has that swizzle (128 bytes: the helper's default).
     auto encoded = e.search(R"(tilec_tensor_map\(&)" + (*summary)[1].str() +
                             R"(_map, [^;]*?(?:, (CU_TENSOR_MAP_SWIZZLE_\w+))?\); status)");
@@ -956,32 +991,42 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
         ASSERT_EQ((Position{v.at("row"), v.at("column")}), element) << "thread " << thread << ": " << code;
       }
       if (target.computed_b) {  // element (row, column) of B [K, N] (MN-major) or of x [N, K] (K-major)
-        // The weight it is computed from, read at the same (row, column) from the slot TMA filled.
-        for (const WeightRead& read : weight_reads_of(e, value, swizzle)) {
-          const uint64_t r = element.row, b = element.column % read.panel_columns * read.bytes;
-          const uint64_t expected = element.column / read.panel_columns * read.rows * read.swizzle_bytes +
+        // The weight it is computed from, read from the slot TMA filled in its row, at the column
+        // the read names: the element's own, or shifted where a concat puts the weight's columns
+        // further along (the two halves of a packed byte). Of the reads a concat chooses between,
+        // the element's is the one whose column lies in the weight tile.
+        const std::vector<WeightRead>& reads = weight_reads_of(e, value, swizzle);
+        size_t inside = 0;
+        for (const WeightRead& read : reads) {
+          const uint64_t column = evaluate(read.column, v);
+          if (column >= read.columns) continue;
+          ++inside;
+          const uint64_t r = element.row, b = column % read.panel_columns * read.bytes;
+          const uint64_t expected = column / read.panel_columns * read.rows * read.swizzle_bytes +
                                     r / 128 * 128 * read.swizzle_bytes +
                                     (*read.box)["chunk_offsets"][r % 128][b / 16].get<uint64_t>() + b % 16;
           ++weight_reads;
           ASSERT_EQ(evaluate(read.offset, v), expected) << (*read.box)["id"].get<std::string>() << ", thread " << thread
-                                                         << ", weight element " << element << ": " << read.offset;
+                                                         << ", weight element (" << r << ", " << column
+                                                         << "): " << read.offset;
         }
-        const json& layout = canonical_tile(canonical["cases"], target.tile.id);
+        ASSERT_TRUE(reads.empty() || inside > 0) << "thread " << thread << ", element " << element
+                                                 << ": no weight read inside the tile";
         ++b_writes;
         b_tiles.insert(target.tile.id + (e.blackwell() ? " sm_100a" : " sm_90a"));
         const bool k_major = target.tile.major == "K";
-        ASSERT_EQ(address - target.tile.offset, table_offset(layout, k_major ? element.row : element.column,
-                                                             k_major ? element.column : element.row))
+        ASSERT_EQ(address - target.tile.offset,
+                  panelled_offset(canonical["cases"], target.tile.id, k_major ? element.row : element.column,
+                                  k_major ? element.column : element.row))
             << target.tile.id << ", thread " << thread << ", element " << element;
         return;
       }
       if (target.store.empty()) {  // A from registers into the operand tile
-        const json& layout = canonical_tile(canonical["cases"], target.tile.id);
         ++a_writes;
         a_tiles.insert(target.tile.id + (e.blackwell() ? " sm_100a" : " sm_90a"));
         // A staged f32 (tf32) element c is 16-bit element 2c of its b16 tile.
         const uint64_t column = target.tile.element == "tf32" ? 2 * element.column : element.column;
-        ASSERT_EQ(address - target.tile.offset, table_offset(layout, element.row, column))
+        ASSERT_EQ(address - target.tile.offset, panelled_offset(canonical["cases"], target.tile.id, element.row, column))
             << target.tile.id << ", thread " << thread << ", element " << element;
         return;
       }
@@ -1014,6 +1059,8 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
   EXPECT_TRUE(b_tiles.count("b16_K_128B_128x64 sm_90a") && b_tiles.count("b16_K_128B_128x64 sm_100a") &&
               b_tiles.count("b16_K_64B_128x32 sm_90a"))
       << "w8a16_linear's dequantized [N, K] weight, with BK = 64 and 32";
+  EXPECT_TRUE(b_tiles.count("b16_K_128B_128x128 sm_90a") && b_tiles.count("b16_K_128B_128x128 sm_100a"))
+      << "w4a16_linear's [N, K] weight of two panels, its packed bytes' two halves side by side";
   EXPECT_GT(weight_reads, 0) << "w8a16_linear's weight, read from the slot TMA filled";
   EXPECT_FALSE(a_tiles.count("b8_K_64B_128x64 sm_90a")) << "sm_90a reads fp8_attention's P from registers";
   EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&

@@ -4,6 +4,7 @@
 // partial tiles, against a plain loop written here from the header's formula:
 //   gemm_f16        C = A·B (f16 in, f32 accumulate)
 //   gemm_bias_relu  C = bf16(relu(A·B + bias row))
+//   w4a16_linear    Y = bf16(X·dequant(W)ᵀ), two 4-bit weights a byte, a scale per group
 //   batched_gemm    C_z = A_z·B_z, batches folded into rows (M = 512 rows of A and C per batch,
 //                   cdiv(K, 64)·64 rows of B per batch: K need not be a multiple of 64)
 //   attention       O = softmax(Q·K^T·SCALE)·V per head of 64 columns (T = 200 keys: the last
@@ -23,6 +24,7 @@
 
 #include "../cli_runner.h"
 #include "runtime/interpreter/compare_buffers.h"
+#include "runtime/interpreter/float_formats.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/interpreter/random_fill.h"
 #include "runtime/interpreter/tile_runner.h"
@@ -113,6 +115,37 @@ TEST(SampleReference, BatchedGemmMultipliesEachBatchByItsOwnB) {
     for (int64_t n = 0; n < N; ++n)
       expected.store_float(r * N + n, dot(A, r, B, (r / rows_per_batch) * padded_K, n, K));
   expect_equal(expected, C, {0, 0});
+}
+
+// Unpacks the weights from the bytes as the header says (a group's byte j: the weight at j in its
+// low four bits, at GROUP / 2 + j in its high four), so a kernel that swapped the halves, read
+// the wrong group's scale or dropped the zero point gives other numbers.
+TEST(SampleReference, W4a16LinearUnpacksTwoWeightsPerByteAndScalesEachGroup) {
+  auto module = final_ir("w4a16_linear");
+  ASSERT_TRUE(module);
+  const int64_t M = 150, N = 200, group = 128, G = 3, K = G * group, KP = K / 2;
+  HostBuffer X(ScalarKind::bf16, {M, K}), W(ScalarKind::u8, {N, KP}), scale(ScalarKind::f32, {N, G}),
+      Y(ScalarKind::bf16, {M, N});
+  runtime::fill_random(X, 11);
+  runtime::fill_random(W, 12);  // all 256 bytes: every pair of 4-bit weights
+  runtime::fill_random(scale, 13, {0.01, 0.1});
+  run(*module, {&X, &W, &scale, &Y});
+  HostBuffer expected(ScalarKind::bf16, {M, N});
+  for (int64_t n = 0; n < N; ++n) {
+    std::vector<float> weight(K);  // row n of dequant(W), rounded to bf16 as the B is
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t g = k / group, j = k % group;
+      const int64_t byte = W.load_int(n * KP + g * group / 2 + j % (group / 2));
+      const int64_t q = j < group / 2 ? byte & 15 : byte >> 4;
+      weight[k] = runtime::round_to_format(ScalarKind::bf16, static_cast<float>(q - 8) * scale.load_float(n * G + g));
+    }
+    for (int64_t m = 0; m < M; ++m) {
+      float sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += X.load_float(m * K + k) * weight[k];
+      expected.store_float(m * N + n, sum);
+    }
+  }
+  expect_equal(expected, Y, {0, 0});
 }
 
 TEST(SampleReference, AttentionIsSoftmaxOfScaledScoresTimesValues) {
