@@ -143,7 +143,8 @@ std::string TensorCoreKernel::stage_computed_b(const Operation& mma, const MmaPl
 std::string TensorCoreKernel::shared_element(const StageBuffer& buffer, const std::string& slot, const std::string& row,
                                              const std::string& column) {
   const int64_t columns = buffer.panel_columns(), bytes = byte_size(buffer.tile.element());
-  return fmt::format("*reinterpret_cast<const {}*>(shared_aligned + ({} - shared_base) + {} / {} * {} + {})",
+  needs_.shared_read = true;
+  return fmt::format("tilec_shared_read<{}>(shared_aligned + ({} - shared_base) + {} / {} * {} + {})",
                      element_type(buffer.tile.element()), slot, column, columns, buffer.panel_bytes(),
                      swizzled_offset(row, fmt::format("{} % {} * {}", column, columns, bytes), buffer.swizzle_bytes));
 }

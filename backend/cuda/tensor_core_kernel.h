@@ -246,8 +246,8 @@ class TensorCoreKernel {
   // An element of the slot `slot` (its uint32_t shared address) of a computed B's input, which TMA
   // filled (StageBuffer::Role::computed): at tile position (`row`, `column`), in the panels and
   // swizzle the buffer's tensor map gives.
-  static std::string shared_element(const StageBuffer& buffer, const std::string& slot, const std::string& row,
-                                    const std::string& column);
+  std::string shared_element(const StageBuffer& buffer, const std::string& slot, const std::string& row,
+                             const std::string& column);
 
   struct ElementContext {
     // The register of the fragment being computed; empty where no fragment is (a computed B's

@@ -664,6 +664,21 @@ __device__ __forceinline__ void tilec_tma_reduce_add_2d(const CUtensorMap* map, 
 }
 )";
 
+// A computed B's input that TMA copied, read element by element by the compute threads.
+constexpr std::string_view kSharedRead = R"(
+// One element of a stage buffer TMA fills, read by this thread with an ordinary load (a computed
+// B's quantized weight). Emulated, the read is checked against the TMA writes of its bytes: it
+// must come after the wait that completes the one it reads, and before the release that lets
+// the next one overwrite it.
+template <typename T>
+__device__ __forceinline__ T tilec_shared_read(const unsigned char* address TILEC_SITE) {
+#ifdef TILEC_EMULATE
+  ::tilec_emu::ptx::shared_read(address, sizeof(T), tilec_line);
+#endif
+  return *reinterpret_cast<const T*>(address);
+}
+)";
+
 }  // namespace
 
 std::string wgmma_function(const WgmmaShape& shape) {
@@ -685,6 +700,7 @@ std::string tensor_core_prelude(const TensorCoreNeeds& needs) {
   if (needs.tma_3d) out += kTma3d;
   if (needs.tma_4d) out += kTma4d;
   if (needs.tma_reduce_add) out += kTmaReduceAdd;
+  if (needs.shared_read) out += kSharedRead;
   if (needs.target->mma == target::MmaFamily::tcgen05) {
     out += kBlackwell;
     for (int width : needs.tmem_load_widths) out += tmem_load_wrapper(width);

@@ -49,6 +49,7 @@ struct TensorCoreNeeds {
   bool tma_3d = false;          // a TMA load or store of a rank-3 tensor (a batch of matrices)
   bool tma_4d = false;          // one through a box with middle dimensions ([BQ, 1, D] of [B, S, H, D])
   bool tma_reduce_add = false;  // `store T[i] += tile` through TMA (tilec_tma_reduce_add_2d)
+  bool shared_read = false;     // a computed B reads a stage buffer TMA fills (tilec_shared_read)
   bool wgmma_operand_fence = false;  // sm_90a: an accumulator computed before the mma (tilec_wgmma_pin)
 };
 

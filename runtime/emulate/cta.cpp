@@ -416,6 +416,18 @@ uint32_t shared_address(const void* pointer, int line) {
   return static_cast<uint32_t>(p - c.shared);
 }
 
+namespace ptx {
+void shared_read(const void* address, uint32_t bytes, int line) {
+  ThreadState& thread = self();
+  const uint32_t first = shared_address(address, line);
+  if (first + uint64_t{bytes} > cta().shared_bytes) {
+    report(HazardKind::invalid_operand, line, "an ordinary load past the CTA's shared memory");
+    return;
+  }
+  check_generic_read(thread, first, bytes, line);
+}
+}  // namespace ptx
+
 void syncthreads(int line) { named_barrier_wait(0, static_cast<uint32_t>(cta().thread_count), true, line, "__syncthreads()"); }
 
 namespace {

@@ -197,6 +197,14 @@ struct ThreadState {
 };
 
 // A shared-memory chunk's history (16 bytes).
+// A checked ordinary read of a chunk (tilec_shared_read): the reader, its own clock entry at the
+// read (ordered before whoever acquires its next release) and the .cu line.
+struct GenericRead {
+  int thread = 0;
+  uint32_t clock = 0;
+  int line = 0;
+};
+
 struct ChunkHistory {
   uint32_t async_writer = 0;           // op id + 1, 0 = none
   int generic_writer = -1;             // thread, -1 = none
@@ -205,6 +213,7 @@ struct ChunkHistory {
   int generic_line = 0;                // the sync point where the write was found
   uint8_t swizzle = 0xff;              // the swizzle mode of the TMA write (0xff: not TMA)
   std::vector<uint32_t> async_readers;  // op ids since the last write
+  std::vector<GenericRead> generic_readers;  // checked ordinary reads since the last write, one per thread
 };
 
 // A TMEM cell group's history (32 lanes × 1 column).
@@ -358,6 +367,10 @@ bool chunk_range(uint32_t first, uint32_t count, std::vector<uint32_t>& chunks, 
 void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle,
                       const Clock* generic_order = nullptr);
 void check_async_write(AsyncOp& writer, const Clock& clock, const std::vector<uint32_t>& chunks, int swizzle);
+// An ordinary read of shared bytes [first, first + count) by `thread` (tilec_shared_read): the
+// last TMA write of each chunk must be complete for the thread; the read is remembered, so that
+// the next TMA write of the chunk is checked against it (check_async_write).
+void check_generic_read(ThreadState& thread, uint32_t first, uint32_t count, int line);
 void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t column, uint32_t columns);
 // An overwrite (or free) of TMEM by `issuer` at `line`, described as `what`: every earlier
 // tcgen05.ld of those cells must be released (before_thread_sync) and acquired by `clock`.

@@ -14,13 +14,17 @@
 //   3. A generic write (found by comparing shared memory with its shadow copy at the thread's
 //      next switch, acquire or fence) needs every async reader since the last write complete for
 //      the writer: a TMA store still reading its staging is "staging reused".
+//   3b. A checked generic read (tilec_shared_read: a computed B's weight, which TMA copies)
+//      needs the chunk's last async write complete for the reader; check 2 then also needs the
+//      read ordered before the next async write (C_issuer[reader] ≥ the reader's clock at the
+//      read): a slot released before its last read is refilled while it is still read.
 //   4. TMEM (per 32-lane quarter and column): tcgen05.ld needs the last tcgen05.mma complete
 //      for the reader's tcgen05 clock (its clock at its last tcgen05.fence::after_thread_sync);
 //      tcgen05.mma needs every earlier reader's read released by a before_thread_sync fence
 //      and that fence's clock acquired. An order that holds for the ordinary clock but not the
 //      tcgen05 one is a missing tcgen05 fence.
-// Generic loads are not seen (not instrumented): a race between two generic accesses shows up
-// only as different results between schedules.
+// Other generic loads are not seen (not instrumented): a race between two generic accesses shows
+// up only as different results between schedules.
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -108,6 +112,19 @@ void add_report(Report report) {
       return;
     }
   if (reports.size() < kMaxReports) reports.push_back(std::move(report));
+}
+
+const char* kind_name(HazardKind kind);
+
+// Whether a report of this kind at this line was made already: it counts once more.
+bool counted_again(HazardKind kind, int line) {
+  std::lock_guard<std::mutex> lock(report_mutex);
+  for (Report& existing : reports)
+    if (existing.kind == kind_name(kind) && existing.line == line) {
+      ++existing.count;
+      return true;
+    }
+  return false;
 }
 
 const char* kind_name(HazardKind kind) {
@@ -312,6 +329,7 @@ void scan_generic_writes(ThreadState& thread, int line) {
                     describe_thread(thread.linear) + " writes shared memory that the " +
                         op_at(*c.ops[history.async_writer - 1]) + " also writes, unordered");
       history.async_readers.clear();
+      history.generic_readers.clear();
       history.async_writer = 0;
       history.swizzle = 0xff;
       history.generic_writer = thread.linear;
@@ -401,20 +419,65 @@ void check_async_write(AsyncOp& writer, const Clock& clock, const std::vector<ui
                  {cu_location(reader.line) + ": note: the read is issued here; the slot may be refilled only after "
                                              "its reader has released it"});
     }
+    for (const GenericRead& read : history.generic_readers) {
+      if (clock[c.thread_slot(read.thread)] >= read.clock) continue;
+      if (race.found && race.kind == HazardKind::race) {  // the message says the first; the range grows
+        race.add(HazardKind::race, chunk, {});
+        continue;
+      }
+      race.add(HazardKind::race, chunk,
+               "the " + op_at(writer) + " overwrites shared memory that " + describe_thread(read.thread) +
+                   " reads with an ordinary load, which is not ordered before this write (the read comes after "
+                   "the release of its slot that the writer waited for, or the writer waited for none)",
+               {cu_location(read.line) + ": note: the read is here; release the slot after the last read of it"});
+    }
     if (history.async_writer && history.async_writer - 1 != writer.id) {
       const AsyncOp& previous = *c.ops[history.async_writer - 1];
-      if (!order.complete(previous) && history.async_readers.empty())
+      if (!order.complete(previous) && history.async_readers.empty() && history.generic_readers.empty())
         race.add(HazardKind::race, chunk,
                  "the " + op_at(writer) + " overwrites shared memory the " + op_at(previous) +
                      " writes, with no read and no completion in between");
     }
     history.async_readers.clear();
+    history.generic_readers.clear();
     history.async_writer = writer.id + 1;
     history.generic_writer = -1;
     history.swizzle = static_cast<uint8_t>(swizzle < 0 ? 0xff : swizzle);
   }
   if (race.found)
     report(race.kind, writer.line, race.message + " (bytes " + byte_range(race.first, race.last) + ")", race.notes);
+}
+
+void check_generic_read(ThreadState& thread, uint32_t first, uint32_t count, int line) {
+  Cta& c = cta();
+  if (!c.scanning) return;
+  OrderCache order(thread.clock);
+  const AsyncOp* unordered = nullptr;  // the first TMA write the read is not ordered after
+  uint32_t first_chunk = 0, last_chunk = 0;
+  const uint32_t clock = thread.clock[thread.linear];
+  for (uint32_t chunk = first / 16; chunk < (first + count + 15) / 16; ++chunk) {
+    ChunkHistory& history = c.chunks[chunk];
+    if (history.async_writer && !order.complete(*c.ops[history.async_writer - 1])) {
+      if (!unordered) unordered = c.ops[history.async_writer - 1].get(), first_chunk = chunk;
+      last_chunk = chunk;
+    }
+    std::vector<GenericRead>& readers = history.generic_readers;
+    auto mine = std::find_if(readers.begin(), readers.end(),
+                             [&](const GenericRead& read) { return read.thread == thread.linear; });
+    if (mine == readers.end())
+      readers.push_back(GenericRead{thread.linear, clock, line});
+    else
+      *mine = GenericRead{thread.linear, clock, line};
+  }
+  // Every element of a computed B reads the slot: the message is built once per line.
+  if (!unordered || counted_again(HazardKind::race, line)) return;
+  report(HazardKind::race, line,
+         describe_thread(thread.linear) + " reads shared memory that the " + op_at(*unordered) +
+             " writes, but is not ordered after that write's completion" +
+             (unordered->performed ? "" : " (it has not even been performed yet)") + " (bytes " +
+             byte_range(first_chunk, last_chunk) + ")",
+         {cu_location(unordered->line) + ": note: the write is issued here; a wait on the phase of the mbarrier it "
+                                         "completes orders them"});
 }
 
 void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t column, uint32_t columns) {

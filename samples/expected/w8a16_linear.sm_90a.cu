@@ -495,6 +495,18 @@ struct TilecTmaTensor {
 #warning "tilec: this file's tensor-core kernels are for sm_90a and trap on any other architecture: compile it with -gencode arch=compute_90a,code=sm_90a"
 #endif
 
+// One element of a stage buffer TMA fills, read by this thread with an ordinary load (a computed
+// B's quantized weight). Emulated, the read is checked against the TMA writes of its bytes: it
+// must come after the wait that completes the one it reads, and before the release that lets
+// the next one overwrite it.
+template <typename T>
+__device__ __forceinline__ T tilec_shared_read(const unsigned char* address TILEC_SITE) {
+#ifdef TILEC_EMULATE
+  ::tilec_emu::ptx::shared_read(address, sizeof(T), tilec_line);
+#endif
+  return *reinterpret_cast<const T*>(address);
+}
+
 // sm_90a: WGMMA. A shared-memory matrix descriptor with the 128-, 64- or 32-byte swizzle
 // (layout type 1, 2 or 3 in bits 62-63: 3 - swizzle_bytes / 64).
 __device__ __forceinline__ uint64_t tilec_matrix_descriptor(uint32_t address, uint32_t leading_bytes,
@@ -802,7 +814,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
             for (int e = 0; e < 32; ++e) {
               const int row = (e * 256 + compute_thread) / 64, column = (e * 256 + compute_thread) % 64;
               (void)row, (void)column;
-              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = from_f32<__nv_bfloat16>(mul_f32(int_to_float<float>(*reinterpret_cast<const int8_t*>(shared_aligned + (t22 - shared_base) + column / 64 * 8192 + row * 64 + ((column % 64 * 1 / 16) ^ (row / 2 % 4)) * 16 + column % 64 * 1 % 16)), ((n_1 * 128 + row) < N && (0 * 1 + 0) < 1 ? w_scale[(n_1 * 128 + row) * 1 + (0 * 1 + 0)] : 0.0f)));
+              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = from_f32<__nv_bfloat16>(mul_f32(int_to_float<float>(tilec_shared_read<int8_t>(shared_aligned + (t22 - shared_base) + column / 64 * 8192 + row * 64 + ((column % 64 * 1 / 16) ^ (row / 2 % 4)) * 16 + column % 64 * 1 % 16)), ((n_1 * 128 + row) < N && (0 * 1 + 0) < 1 ? w_scale[(n_1 * 128 + row) * 1 + (0 * 1 + 0)] : 0.0f)));
             }
           }
           tilec_fence_proxy_async();  // the writes above are read by wgmma.mma_async

@@ -913,9 +913,9 @@ const std::vector<WeightRead>& weight_reads_of(const Emitted& e, const std::stri
   static std::map<std::string, std::vector<WeightRead>> cache;
   if (auto it = cache.find(e.label + "\n" + statement); it != cache.end()) return it->second;
   std::vector<WeightRead> reads;
-  static const std::regex weight(R"(\*reinterpret_cast<const \w+\*>\(shared_aligned \+ \((\w+) - shared_base\) \+ )");
+  static const std::regex weight(R"(tilec_shared_read<\w+>\(shared_aligned \+ \((\w+) - shared_base\) \+ )");
   for (auto it = std::sregex_iterator(statement.begin(), statement.end(), weight); it != std::sregex_iterator(); ++it) {
-    const size_t call = statement.find('(', static_cast<size_t>(it->position(0)) + std::string("*reinterpret_cast<").size());
+    const size_t call = statement.find('(', static_cast<size_t>(it->position(0)));
     const std::string inside = call_arguments(statement, call).front();  // shared_aligned + (slot - ..) + offset
     WeightRead read;
     read.offset = inside.substr(inside.find(") + ") + 4);

@@ -32,11 +32,14 @@ struct PlantedBug {
   const char* target;
   const char* dims;
   const char* find;     // must occur exactly once in the expected .cu
-  const char* replace;
+  const char* replace;  // (with `after`: what stays where `find` was)
   const char* report;   // what each schedule's report must contain (alternatives split by '|')
   // A page that shows this bug's eager report (its indented block beginning `    SAMPLE.cu:`,
   // reflowed at will), which must still be what the emulator prints, line numbers included.
   const char* shown_in = nullptr;
+  // A line moved: `find` is also inserted after the only occurrence of this text, which comes
+  // before it (a slot released right after its wait instead of after its last read).
+  const char* after = nullptr;
 };
 
 std::ostream& operator<<(std::ostream& out, const PlantedBug& bug) { return out << bug.name; }
@@ -56,6 +59,9 @@ constexpr const char* kColumnSum = "M=77,N=300";
 constexpr const char* kGemv = "M=37,K=1000";
 // w8a16_linear: BM = BN = 128, BK = 64, 4 stages; K = 520 gives 9 k-steps, the weight's rows 520 bytes.
 constexpr const char* kW8a16 = "M=200,N=296,K=520";
+// w4a16_linear: BM = BN = BK = 128, 3 stages; K = 640 gives 5 k-steps (the producer laps), the
+// packed rows 320 bytes; two tiles, one per CTA.
+constexpr const char* kW4a16 = "M=128,N=256,K=640,KP=320,G=5";
 constexpr const char* kLinear = "M=200,N=296,K=200";  // linear: BM 128, BN 256, BK 64  // BM 16, BK 512: a ragged last row block and K block
 
 constexpr const char* kNumbers = "differs from the interpreter";
@@ -186,6 +192,23 @@ const PlantedBug kBugs[] = {
      "", "race:"},
     {"sm100_w8a16_staging_parity_not_flipped", "w8a16_linear", "sm_100a", kW8a16,
      "            computed_b_parity ^= 1u << computed_b_buffer;\n", "", "race:|deadlock:"},
+    // --- w4a16_linear: both 4-bit halves of each byte read from the slot TMA filled ---
+    // The packed weight's slot released right after its wait, as an operand's would be at its
+    // read, though the compute threads read it later, where the mma computes its B: the producer
+    // refills it while they read (the ordinary reads tilec_shared_read checks), or laps them so
+    // far that they wait for a phase already gone.
+    {"sm90_w4a16_weight_released_before_its_last_read", "w4a16_linear", "sm_90a", kW4a16,
+     "          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_packed_empty + 8 * "
+     "static_cast<uint32_t>(pipe_packed_consumer_index_2));  // one arrival per warpgroup\n",
+     "", "race:|deadlock:", nullptr,
+     "          tilec_mbarrier_wait(pipe_packed_full + 8 * static_cast<uint32_t>(pipe_packed_consumer_index_2), "
+     "static_cast<uint32_t>(pipe_packed_consumer_phase_2));\n"},
+    {"sm100_w4a16_weight_released_before_its_last_read", "w4a16_linear", "sm_100a", kW4a16,
+     "          if (compute_thread == 0) tilec_tcgen05_commit(pipe_packed_empty + 8 * "
+     "static_cast<uint32_t>(pipe_packed_consumer_index_2));  // when the MMAs reading it are done\n",
+     "", "race:|deadlock:", nullptr,
+     "          tilec_mbarrier_wait(pipe_packed_full + 8 * static_cast<uint32_t>(pipe_packed_consumer_index_2), "
+     "static_cast<uint32_t>(pipe_packed_consumer_phase_2));\n"},
     // --- plain kernels with register tiles (shuffle reductions, warp partials in shared memory) ---
     // softmax's row maximum read before every warp wrote its partial: stale partials skew it.
     {"sm90_plain_partials_read_before_written", "softmax", "sm_90a", kSoftmax,
@@ -246,7 +269,16 @@ std::string mutate(const std::string& text, const PlantedBug& bug, std::string& 
     error = "the text to mutate occurs more than once";
     return {};
   }
-  return text.substr(0, at) + bug.replace + text.substr(at + std::strlen(bug.find));
+  std::string mutated = text.substr(0, at) + bug.replace + text.substr(at + std::strlen(bug.find));
+  if (bug.after) {
+    const size_t before = mutated.find(bug.after);
+    if (before == std::string::npos || before >= at || mutated.find(bug.after, before + 1) != std::string::npos) {
+      error = "the text to move the line after is not once in the expected .cu, before the line";
+      return {};
+    }
+    mutated.insert(before + std::strlen(bug.after), bug.find);
+  }
+  return mutated;
 }
 
 // What the runs printed before each schedule's closing error line (that line included).

@@ -449,6 +449,9 @@ void bulk_commit_group(int line);                                              /
 void bulk_wait_group_read(int pending, int line);                              // cp.async.bulk.wait_group.read N
 void bulk_wait_group(int pending, int line);                                   // cp.async.bulk.wait_group N
 void fence_proxy_async(int line);                                              // fence.proxy.async.shared::cta
+// An ordinary load of `bytes` of shared memory (ld.shared, not an asm helper's): checked against
+// the TMA writes of those bytes (tilec_shared_read, a computed B's weight).
+void shared_read(const void* address, uint32_t bytes, int line);
 // warps, barriers, registers
 bool elect_one(int line);                                                      // elect.sync _|P, 0xffffffff
 void named_barrier_sync(uint32_t id, uint32_t threads, int line);              // bar.sync
