@@ -214,18 +214,28 @@ bool Analysis::refuse_computed_b() {
     const Type& type = b->type();
     // Whole 128-byte rows, or one row of 64 or 32 bytes (the 64- and 32-byte swizzles).
     const bool wide = type.rank() == 2 && row_swizzle(type.shape()[1] * byte_size(type.element())) != 0;
-    if (why.empty() && (type.element() != ScalarKind::bf16 && type.element() != ScalarKind::f16))
-      why = fmt::format("is {} tile", with_article(type.element()));
+    // 16-bit either way; 8-bit (W4A8: FP8 or int8 activations) only K-major, as 8-bit MMAs read B.
+    const ScalarKind element = type.element();
+    const bool sixteen_bit = element == ScalarKind::bf16 || element == ScalarKind::f16;
+    const bool eight_bit = element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2 ||
+                           element == ScalarKind::i8 || element == ScalarKind::u8;
+    if (why.empty() && eight_bit && !transposed)
+      why = fmt::format("is {} [K, N] tile (8-bit MMAs read B K-major: compute the [N, K] tile and give mma its "
+                        "transpose())",
+                        with_article(element));
+    else if (why.empty() && !sixteen_bit && !eight_bit)
+      why = fmt::format("is {} tile", with_article(element));
     else if (why.empty() && !wide)
       why = fmt::format("{} {} columns{} wide", transposed ? "transposes a tile" : "is",
                         type.rank() == 2 ? type.shape()[1] : 0, transposed ? " (K)" : "");
     if (!why.empty())
       ok = unsupported(op, fmt::format("an mma whose computed B {}: the compute threads write a computed B into "
-                                       "shared memory element by element from loads, positions and scalars (a "
-                                       "dequantized weight, cast(load W[k, n] : <BK, BN>, bf16) * scale), as a "
-                                       "bf16 or f16 [K, N] tile whose N is a multiple of 64 (whole 128-byte rows), 32 "
-                                       "or 16, or the transpose of an [N, K] one whose K is; or load B unchanged and "
-                                       "scale the result",
+                                       "shared memory element by element from loads, positions and scalars, and "
+                                       "column slices and concats of them (a dequantized weight, cast(load W[k, n] : "
+                                       "<BK, BN>, bf16) * scale), as a bf16 or f16 [K, N] tile whose rows are whole "
+                                       "128 bytes, 64 or 32 (N a multiple of 64, 32 or 16), or the transpose of an [N, "
+                                       "K] one, bf16, f16 or 8-bit, whose rows (K) are; or load B unchanged and scale "
+                                       "the result",
                                        why));
   });
   return ok;

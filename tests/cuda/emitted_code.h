@@ -239,6 +239,7 @@ inline const std::vector<Emitted>& emitted_samples() {
                                       {"w8a16_linear", " -D BK=32", ""},
                                       // 4-bit weights: two halves of each byte side by side along K
                                       {"w4a16_linear", "", "w4a16_linear"},
+                                      {"w4a8_linear", "", "w4a8_linear"},
                                       {"moe_grouped_gemm", "", "moe_grouped_gemm"},
                                       {"tf32_linear", "", "tf32_linear"},
                                       {"gate_up", "", "gate_up"}, {"weight_grad", "", "weight_grad"},

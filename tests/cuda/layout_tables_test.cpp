@@ -209,11 +209,17 @@ OperandTile operand_tile(const Emitted& e, const std::string& base, bool is_a, u
     auto summary = e.search(R"(B of the mma at line \d+ \(computed by the compute threads\): (\d+) bytes at )" +
                             match[1].str() + R"(, (K-major|MN-major).*?, (\d+)B swizzle)");
     if (!summary) throw std::runtime_error("no computed B summary for " + base);
+    // 16-bit, or 8-bit (W4A8: e4m3 or int8, K-major): the type the staging writes, which sets K
+    // per step (16 or 32).
     auto cast = e.search(R"(reinterpret_cast<(\w+)\*>\(staging \+ column / )");
-    tile.element = cast && (*cast)[1] == "__half" ? "f16" : "bf16";
-    const uint64_t k = 16 * k_steps, mn = std::stoull((*summary)[1]) / (2 * k);
+    const std::string type = cast ? (*cast)[1].str() : "";
+    tile.element = type == "__half" ? "f16" : type == "__nv_fp8_e4m3" ? "e4m3" : type == "__nv_fp8_e5m2" ? "e5m2"
+                 : type == "int8_t" ? "s8" : type == "uint8_t" ? "u8" : "bf16";
+    const uint64_t element_bytes = tile.element == "f16" || tile.element == "bf16" ? 2 : 1;
+    const uint64_t k = 32 / element_bytes * k_steps, mn = std::stoull((*summary)[1]) / (element_bytes * k);
     tile.major = (*summary)[2] == "K-major" ? "K" : "MN";
-    tile.id = "b16_" + tile.major + "_" + (*summary)[3].str() + "B_" + std::to_string(mn) + "x" + std::to_string(k);
+    tile.id = std::string(element_bytes == 1 ? "b8_" : "b16_") + tile.major + "_" + (*summary)[3].str() + "B_" +
+              std::to_string(mn) + "x" + std::to_string(k);
     tile.offset = std::stoull(match[1]);
     if (match[2].matched) {  // the second buffer's place
       tile.slot_bytes = std::stoull(match[2]);
@@ -968,7 +974,9 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
       if (!targets.count(scope)) targets[scope] = staging_target(e, scope);
       const StagingTarget& target = targets[scope];
       const std::string type = m[1], value = m[4];
-      const uint64_t element_bytes = type == "float" || type == "int32_t" ? 4 : 2;
+      const uint64_t element_bytes = type == "float" || type == "int32_t" ? 4
+                                   : type == "__nv_fp8_e4m3" || type == "__nv_fp8_e5m2" || type == "int8_t" ? 1
+                                                                                                          : 2;
       const uint64_t address = evaluate(m[2] + " + " + m[3], v);
       const uint64_t chunk = v.count("chunk") ? v.at("chunk") : 0;
       EXPECT_TRUE(written[std::make_tuple(scope, thread / 128, chunk)].insert(address).second) << "two writes at " << address;
@@ -1061,6 +1069,8 @@ TEST(BackendLayoutTables, StagingOffsetsAreTmaAndCanonicalLayouts) {
       << "w8a16_linear's dequantized [N, K] weight, with BK = 64 and 32";
   EXPECT_TRUE(b_tiles.count("b16_K_128B_128x128 sm_90a") && b_tiles.count("b16_K_128B_128x128 sm_100a"))
       << "w4a16_linear's [N, K] weight of two panels, its packed bytes' two halves side by side";
+  EXPECT_TRUE(b_tiles.count("b8_K_128B_128x128 sm_90a") && b_tiles.count("b8_K_128B_128x128 sm_100a"))
+      << "w4a8_linear's e4m3 [N, K] weight";
   EXPECT_GT(weight_reads, 0) << "w8a16_linear's weight, read from the slot TMA filled";
   EXPECT_FALSE(a_tiles.count("b8_K_64B_128x64 sm_90a")) << "sm_90a reads fp8_attention's P from registers";
   EXPECT_TRUE(boxes.count("f32_128B_128x32 (64 rows)") && boxes.count("f32_128B_128x32 (128 rows)") &&

@@ -249,7 +249,7 @@ INSTANTIATE_TEST_SUITE_P(MmaSamples, PlanInvariants,
                                                               "causal_attention",
                                                               "conv1d", "fp8_attention", "fp8_linear", "gate_up", "gemm", "gqa_attention", "int8_linear",
                                                               "gemm_bias_relu", "gemm_f16", "linear", "mha", "moe_grouped_gemm",
-                                                              "syrk", "tf32_linear", "w4a16_linear", "w8a16_linear",
+                                                              "syrk", "tf32_linear", "w4a16_linear", "w4a8_linear", "w8a16_linear",
                                                               "weight_grad"),
                                             ::testing::Values("sm_90a", "sm_100a")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });

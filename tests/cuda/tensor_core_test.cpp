@@ -221,8 +221,9 @@ TEST(TensorCore, PlainAndTensorCoreKernelsDeclareDynamicSharedMemoryAlike) {
 // A computed B (a dequantized weight, as it is or transposed from nn.Linear's [N, K]) compiles on
 // both targets, written into shared memory by the compute threads
 // (tests/emulate/tensor_core/computed_b.tile runs it), rows of whole 128 bytes or of 64 or 32 (the
-// narrower swizzles); one that is not bf16 or f16, of rows of other widths, or read from a tile
-// held in registers is refused as such
+// narrower swizzles), and an 8-bit one K-major (the transpose of its [N, K] tile); one that is
+// not bf16, f16 or 8-bit, an 8-bit [K, N] one, of rows of other widths, or read from a tile held
+// in registers is refused as such
 // (sm_90a named the computed tile's rows instead: "a register tile tile<64x128xu8, reg>: 64 rows").
 TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
   struct Case {
@@ -252,6 +253,15 @@ TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
                                  "    acc = mma(load X[m, k] : <128, 48>, transpose(w), acc);\n",
        ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B transposes a tile 48 "
        "columns (K) wide: " + rule},
+      // 8-bit (W4A8, W8A8 with a dequantized weight): K-major only, as the 8-bit MMAs read B.
+      {"e4m3_transposed", 128, "    w = cast(cast(load Wq[n, k] : <128, 64>, f32) - 128.0, f8e4m3);\n"
+                               "    acc = mma(load X8[m, k] : <128, 64>, transpose(w), acc);\n", ""},
+      {"i8_transposed", 128, "    w = cast(cast(load Wq[n, k] : <128, 64>, i32) - 128, i8);\n"
+                             "    acc = mma(load Xi[m, k] : <128, 64>, transpose(w), acc);\n", ""},
+      {"e4m3", 128, "    w = cast(cast(load Wq[k, n] : <64, 128>, f32) - 128.0, f8e4m3);\n"
+                    "    acc = mma(load X8[m, k] : <128, 64>, w, acc);\n",
+       ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B is an f8e4m3 [K, N] "
+       "tile (8-bit MMAs read B K-major: compute the [N, K] tile and give mma its transpose()): " + rule},
       {"held", 128, "    w = cast(load Wq[k, n] : <64, 128>, bf16);\n    acc = mma(load X[m, k] : <128, 64>, w, acc);\n"
                     "    store R[m, k] = max(cast(w, f32), axis = 1);\n",
        ":6:11: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B reads %w, which the "
@@ -263,12 +273,13 @@ TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
     for (const char* target : {"sm_90a", "sm_100a"}) {
       SCOPED_TRACE(std::string(c.name) + " " + target);
       write_file(file, fmt::format("kernel dequant(X: tensor<M, K, bf16>, Xf: tensor<M, K, f32>, Wq: tensor<K, N, u8>, "
-                                   "Y: tensor<M, N, f32>, R: tensor<M, K, f32>)\n"
+                                   "X8: tensor<M, K, f8e4m3>, Xi: tensor<M, K, i8>, Y: tensor<M, N, {2}>, "
+                                   "R: tensor<M, K, f32>)\n"
                                    "    grid persistent(cdiv(M, 128), cdiv(N, {0})) as (m, n) {{\n"
-                                   "  acc = zeros<128, {0}, f32>();\n"
+                                   "  acc = zeros<128, {0}, {2}>();\n"
                                    "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n{1}  }}\n"
                                    "  store Y[m, n] = acc;\n}}\n",
-                                   c.n, c.body));
+                                   c.n, c.body, std::string(c.name) == "i8_transposed" ? "i32" : "f32"));
       CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + target + " -o /dev/null");
       EXPECT_EQ(r.status, c.message.empty() ? 0 : 1) << r.err;
       if (!c.message.empty()) {

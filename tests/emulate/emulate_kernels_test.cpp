@@ -91,11 +91,12 @@ TEST(EmulateRuntime, ColumnSlicesAndConcatOfAnAccumulatorMatchTheInterpreter) {
 // 64-row tiles, and with 32-column ones (the B's 64-byte rows, the weight's 32-byte rows, which
 // TMA copies with the narrower swizzles). With 4-bit weights two a byte (KP = K / 2 bytes a row),
 // the halves concatenated along K, and column slices of them for two groups a step: bytes rows
-// of 32 and 64 bytes TMA copies, and of 16 (BK = 32), which stay register loads.
+// of 32 and 64 bytes TMA copies, and of 16 (BK = 32), which stay register loads. And W4A8: the
+// halves unpacked into an 8-bit B (e4m3 and i8, K-major) for 8-bit activations.
 TEST(EmulateRuntime, AComputedBMatchesTheInterpreter) {
   for (const char* tiles : {"", " -D BM=64", " -D BN=32 -D BK=32"})
-    expect_tensor_core_kernel_matches("computed_b", "M=200,K=136,KP=68,N=200,G=3", {"Y", "Z", "L", "S4", "T4"},
-                                      tiles);
+    expect_tensor_core_kernel_matches("computed_b", "M=200,K=136,KP=68,N=200,G=3",
+                                      {"Y", "Z", "L", "S4", "T4", "F8", "I8"}, tiles);
 }
 
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the

@@ -5,6 +5,7 @@
 //   gemm_f16        C = A·B (f16 in, f32 accumulate)
 //   gemm_bias_relu  C = bf16(relu(A·B + bias row))
 //   w4a16_linear    Y = bf16(X·dequant(W)ᵀ), two 4-bit weights a byte, a scale per group
+//   w4a8_linear     Y = bf16(X·(W - 8)ᵀ·x_scale·w_scale[n]), X in e4m3, W as w4a16_linear's
 //   batched_gemm    C_z = A_z·B_z, batches folded into rows (M = 512 rows of A and C per batch,
 //                   cdiv(K, 64)·64 rows of B per batch: K need not be a multiple of 64)
 //   attention       O = softmax(Q·K^T·SCALE)·V per head of 64 columns (T = 200 keys: the last
@@ -145,6 +146,32 @@ TEST(SampleReference, W4a16LinearUnpacksTwoWeightsPerByteAndScalesEachGroup) {
       expected.store_float(m * N + n, sum);
     }
   }
+  expect_equal(expected, Y, {0, 0});
+}
+
+// The same bytes with FP8 activations: the B is the integer weights (exact in e4m3), the scales
+// multiply the accumulator.
+TEST(SampleReference, W4a8LinearMultipliesFp8ActivationsByTheUnpackedWeights) {
+  auto module = final_ir("w4a8_linear");
+  ASSERT_TRUE(module);
+  const int64_t M = 150, N = 200, group = 128, K = 3 * group, KP = K / 2;
+  const float x_scale = 0.75f;
+  HostBuffer X(ScalarKind::f8e4m3, {M, K}), W(ScalarKind::u8, {N, KP}), w_scale(ScalarKind::f32, {N}),
+      Y(ScalarKind::bf16, {M, N});
+  runtime::fill_random(X, 14);
+  runtime::fill_random(W, 15);
+  runtime::fill_random(w_scale, 16, {0.01, 0.1});
+  run(*module, {&X, &W, &w_scale, static_cast<double>(x_scale), &Y});
+  HostBuffer expected(ScalarKind::bf16, {M, N});
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      float sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t j = k % group, byte = W.load_int(n * KP + k / group * group / 2 + j % (group / 2));
+        sum += X.load_float(m * K + k) * static_cast<float>((j < group / 2 ? byte & 15 : byte >> 4) - 8);
+      }
+      expected.store_float(m * N + n, sum * x_scale * w_scale.load_float(n));
+    }
   expect_equal(expected, Y, {0, 0});
 }
 
