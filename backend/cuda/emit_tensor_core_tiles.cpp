@@ -152,6 +152,7 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
 }
 
 std::string TensorCoreKernel::ElementContext::column() const {
+  if (column_is_pinned(column_shift)) return std::to_string(pinned_column(column_shift));  // a broadcast column
   return column_shift == 0 ? "column" : fmt::format("(column + {})", column_shift);
 }
 
@@ -176,29 +177,71 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
   // Each value by the column shift it is read at: a value read in two slices is two elements.
   using Read = std::pair<const Value*, int64_t>;
   std::map<Read, int> reads;
+  // Where each read is valid: a concat's part only in its own columns (elsewhere its element,
+  // at a shifted column, may lie outside its tile: a slot's bytes before its start, a load's
+  // column -16). "" is everywhere; kMixed, under two different conditions (not hoisted).
+  static const std::string kMixed = "\x01";
+  std::map<Read, std::string> guards;
   std::vector<Read> order;  // operands before their users
-  auto visit = [&](auto&& self, const Value* v, int64_t shift) -> void {
+  auto below = [&](int64_t bound) {  // the element's column is below `bound`, as op_element's concat tests it
+    std::string test = context.index.empty() ? "" : tc_.layout.column_below(context.index, bound);
+    if (test.empty()) {
+      position_used_ = true;
+      test = fmt::format("column < {}", bound);
+    }
+    return test;
+  };
+  auto both = [](const std::string& a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : fmt::format("{} && {}", a, b);
+  };
+  auto visit = [&](auto&& self, const Value* v, int64_t shift, const std::string& guard) -> void {
     if (!v->type().is_tile()) return;
-    if (auto read = tc_.lazy_reads.find(v); read != tc_.lazy_reads.end()) return self(self, read->second, shift);
+    if (auto read = tc_.lazy_reads.find(v); read != tc_.lazy_reads.end()) return self(self, read->second, shift, guard);
     if (tc_.accumulator(v) || tc_.fragment(v)) return;  // registers already
-    if (reads[{v, shift}]++ > 0) return;
+    const Read read{v, shift};
+    const bool first = reads[read]++ == 0;
+    if (first) {
+      guards[read] = guard;
+    } else {
+      // Read everywhere on one path: valid everywhere. Under another condition: mixed.
+      const std::string& known = guards[read];
+      const std::string merged = known.empty() || guard.empty() ? "" : known == guard ? known : kMixed;
+      if (merged == known) return;
+      guards[read] = merged;  // and again through the operands, which change with it
+    }
     const Operation& op = *v->defining_op();
     if (op.kind() != OpKind::load && op.kind() != OpKind::full && op.kind() != OpKind::zeros &&
         op.kind() != OpKind::iota && op.kind() != OpKind::stage_read)
-      for (size_t k = 0; k < op.num_operands(); ++k) self(self, op.operand(k), shift + operand_column_shift(op, k));
-    order.push_back({v, shift});
+      for (size_t k = 0; k < op.num_operands(); ++k) {
+        std::string inner = guards[read];
+        if (op.kind() == OpKind::concat && column_is_pinned(shift)) {  // one column: one part reads it
+          const int64_t column = pinned_column(shift) + operand_column_shift(op, k);
+          if (column < 0 || (column >= op.operand(k)->type().shape()[1] && k + 1 < op.num_operands())) continue;
+        } else if (op.kind() == OpKind::concat && inner != kMixed) {
+          // Part k: from its first column to the next part's, in the element's own columns.
+          if (k > 0) inner = both(inner, fmt::format("!({})", below(-operand_column_shift(op, k) - shift)));
+          if (k + 1 < op.num_operands()) inner = both(inner, below(-operand_column_shift(op, k + 1) - shift));
+        }
+        self(self, op.operand(k), operand_element_shift(op, k, shift), inner);
+      }
+    if (first) order.push_back(read);
   };
-  visit(visit, value, context.column_shift);
+  visit(visit, value, context.column_shift, "");
   for (const Read& read : order) {
     const auto [v, shift] = read;
     const OpKind kind = v->defining_op()->kind();
-    if (reads[read] < 2 || kind == OpKind::full || kind == OpKind::zeros || kind == OpKind::reshape ||
-        kind == OpKind::slice || kind == OpKind::concat)
+    const std::string& guard = guards[read];
+    if (reads[read] < 2 || guard == kMixed || kind == OpKind::full || kind == OpKind::zeros ||
+        kind == OpKind::reshape || kind == OpKind::slice || kind == OpKind::concat)
       continue;
     std::string name = names_.unique(plan_.expression(v) + "_element");
     ElementContext at = context;
     at.column_shift = shift;
-    writer_.line(fmt::format("const auto {} = {};", name, element(v, at)));
+    if (guard.empty())
+      writer_.line(fmt::format("const auto {} = {};", name, element(v, at)));
+    else  // computed only in its part's columns
+      writer_.line(fmt::format("const auto {} = ({}) ? {} : {}{{}};", name, guard, element(v, at),
+                               element_type(v->type().element())));
     context.named[read] = name;
   }
   return context;
@@ -219,6 +262,15 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
     return element(op.operand(0), inner);
   }
   if (op.kind() == OpKind::concat) {  // along axis 1: column c is part k's c - o_k, where o_k <= c < o_k + w_k
+    if (column_is_pinned(context.column_shift))  // one column (broadcast): the part holding it
+      for (size_t k = 0; k < op.num_operands(); ++k) {
+        const int64_t column = pinned_column(context.column_shift) + operand_column_shift(op, k);
+        if (column < op.operand(k)->type().shape()[1] || k + 1 == op.num_operands()) {
+          ElementContext inner = context;
+          inner.column_shift += operand_column_shift(op, k);
+          return element(op.operand(k), inner);
+        }
+      }
     std::string out, close;
     for (size_t k = 0; k < op.num_operands(); ++k) {
       ElementContext inner = context;
@@ -242,7 +294,11 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
     return out + close;
   }
   std::vector<std::string> operands;
-  for (const Value* operand : op.operands()) operands.push_back(element(operand, context));
+  for (size_t k = 0; k < op.num_operands(); ++k) {
+    ElementContext inner = context;
+    inner.column_shift = operand_element_shift(op, k, context.column_shift);
+    operands.push_back(element(op.operand(k), inner));
+  }
   return body_.element_expression(op, operands);
 }
 

@@ -138,7 +138,8 @@ bool Analysis::analyze() {
     mark_stored_register_pipes();
     find_lazy_values();
     find_accumulators();
-    ok = refuse_computed_b() && place_register_pipes() && hold_region(tc_.compute->region());
+    ok = refuse_computed_b() && place_register_pipes() && hold_region(tc_.compute->region()) &&
+         refuse_column_broadcasts();
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (!ok) return false;
@@ -237,6 +238,39 @@ bool Analysis::refuse_computed_b() {
                                        "K] one, bf16, f16 or 8-bit, whose rows (K) are; or load B unchanged and scale "
                                        "the result",
                                        why));
+  });
+  return ok;
+}
+
+// An elementwise op broadcasts a one-column operand along its columns (acc * s[:, 2:3]): every
+// element reads that column's element of its row (operand_element_shift). A loaded or computed
+// column is read so; one of a register tile or an accumulator is not, as each thread holds only
+// some columns of its rows.
+bool Analysis::refuse_column_broadcasts() {
+  bool ok = true;
+  std::function<bool(const Value*)> thread_local_column = [&](const Value* value) {
+    if (!value->type().is_tile()) return true;
+    if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return thread_local_column(read->second);
+    if (tc_.accumulator(value)) return false;
+    if (const Fragment* held = tc_.fragment(value)) return held->columns == 1;
+    const Operation* def = value->defining_op();
+    if (!def || !tc_.lazy.count(value)) return true;
+    return std::all_of(def->operands().begin(), def->operands().end(), thread_local_column);
+  };
+  walk(tc_.compute->region(), [&](const Operation& op) {
+    if (!ok || !op.info().has(kElementwise) || op.num_results() != 1) return;
+    const Type& result = op.result()->type();
+    if (!result.is_tile() || result.rank() != 2 || result.shape()[1] == 1) return;
+    for (const Value* operand : op.operands())
+      if (operand->type().is_tile() && operand->type().rank() == 2 && operand->type().shape()[1] == 1 &&
+          !thread_local_column(operand)) {
+        ok = unsupported(op, fmt::format("this '{}' of a column of a tile the compute threads hold in registers "
+                                         "({}), broadcast along the columns: each thread holds only some columns of "
+                                         "its rows (load the column as a tile of its own, or compute it with a row "
+                                         "reduction, max(x, axis = 1))",
+                                         op.name(), describe(operand)));
+        return;
+      }
   });
   return ok;
 }

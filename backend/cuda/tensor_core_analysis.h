@@ -130,6 +130,7 @@ class Analysis {
   // any other is refused before the compute agent's tiles are laid out (whose errors, about the
   // computed tile's rows, named the wrong problem).
   bool refuse_computed_b();
+  bool refuse_column_broadcasts();
   // An mma's B the compute threads compute (MmaPlan::b_computed): the value they compute per
   // element, B itself or, for B = transpose(x) (a PyTorch-layout [N, K] weight), x; or null for a
   // B TMA loads. `transposed` says which.

@@ -77,6 +77,15 @@ TensorCorePlan summarize(const Plan& tc) {
   return summary;
 }
 
+int64_t operand_element_shift(const Operation& op, size_t k, int64_t shift) {
+  const Type& operand = op.operand(k)->type();
+  const Type& result = op.result()->type();
+  if (op.info().has(kElementwise) && !column_is_pinned(shift) && operand.is_tile() && operand.rank() == 2 &&
+      operand.shape()[1] == 1 && result.rank() == 2 && result.shape()[1] > 1)
+    return kPinnedColumn;
+  return shift + operand_column_shift(op, k);
+}
+
 int64_t operand_column_shift(const Operation& op, size_t k) {
   if (op.kind() == OpKind::slice) return slice_starts(op)[1];
   if (op.kind() != OpKind::concat) return 0;

@@ -163,6 +163,15 @@ inline bool is_row(const Type& type) { return type.rank() == 1 || (type.rank() =
 // c - o_k where o_k is the part's first column (-o_k); 0 for every other op.
 int64_t operand_column_shift(const Operation& op, size_t k);
 
+// The column shift of operand `k`'s element that an element of `op` at `shift` reads: `shift`
+// plus operand_column_shift, or, where an elementwise op broadcasts a one-column operand along
+// its columns (acc * s[:, 2:3]), that operand's column 0 whatever the element's: kPinnedColumn,
+// from which further shifts count (column_is_pinned; pinned_column gives the column).
+constexpr int64_t kPinnedColumn = int64_t{1} << 40;
+inline bool column_is_pinned(int64_t shift) { return shift >= kPinnedColumn / 2; }
+inline int64_t pinned_column(int64_t shift) { return shift - kPinnedColumn; }
+int64_t operand_element_shift(const Operation& op, size_t k, int64_t shift);
+
 // How a store is written: each thread at its elements (direct), or through shared memory and TMA:
 // each compute warpgroup writes boxes of `box_rows` x `chunk_columns` (128 bytes a row, 128-byte
 // swizzle) into its staging and one of its threads stores them.

@@ -174,6 +174,8 @@ TENSOR_CORE_KERNELS = {
     "emitter_names": ["M=130,N=200,K=64"],
     "dual_gemm": ["M=200,N=72,K=136", "M=2000,N=1000,K=1000"],
     "column_vectors": ["M=200,N=128,K=72,B=2,H=2,S=130,T=100"],
+    # One column of a tile broadcast along the columns; MXFP4-style weights in a computed B.
+    "broadcast_columns": ["M=200,K=136,KP=68,N=200,G=5,F=4", "M=2000,K=1024,KP=512,N=4000,G=32,F=4"],
     # Stores of a tensor the kernel then reads (direct) or stores again (TMA, waiting between).
     "stores_then_reads": ["M=200,N=101,K=300", "M=2000,N=1000,K=1000"],
     # An 8-bit float register A, fed as registers on sm_90a. With whole inputs (integers=1): the

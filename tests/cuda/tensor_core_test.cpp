@@ -439,7 +439,7 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
 // loaded register tile (each holds half of every row; a loaded one is loaded as its columns),
 // while slices of a loop's accumulator come from TMEM and compile (read by stores, or each into
 // a register tile of its own after the loop), and a concat() of TMEM reads whose parts meet
-// inside a 32-column load.
+// inside a 32-column load; and one column of a register tile broadcast along the columns.
 TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
   struct Case {
     const char *name, *target;
@@ -481,6 +481,15 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
        "held in registers) as its columns 4:64: WGMMA's layout gives each thread 2 of every 8 columns, so a slice or "
        "concat() moves a register tile's columns by a multiple of 8 (not 4); make each part a multiple of 8 columns wide"},
       {"sm90_rotated", "sm_90a", "  store Y[m, n] = concat(acc[:, 16:], acc[:, :16], axis = 1);\n", ""},
+      // One column broadcast along the columns: each element reads that column of its row, which
+      // the threads holding a register tile's row do not all hold (a loaded column is read so:
+      // tests/emulate/tensor_core/broadcast_columns.tile).
+      {"sm90_column_broadcast", "sm_90a", "  store Y[m, n] = acc * acc[:, 8:9];\n",
+       ":6:23: error: the tensor-core CUDA backend (sm_90a) does not support this 'mul' of a column of a tile the "
+       "compute threads hold in registers"},
+      {"sm100_column_broadcast", "sm_100a", "  h = relu(acc);\n  store Y[m, n] = h * h[:, 0:1];\n",
+       ":7:21: error: the tensor-core CUDA backend (sm_100a) does not support this 'mul' of a column of a tile the "
+       "compute threads hold in registers"},
       {"sm100_seam", "sm_100a", "  store Y[m, n] = concat(acc[:, 16:], acc[:, :16], axis = 1);\n",
        ":6:3: error: the tensor-core CUDA backend (sm_100a) does not support a concat() whose parts meet at column 48 "
        "of the stored tile, with TMEM accumulators in it: a store reads TMEM 32 columns at a time, each from one part, "

@@ -99,6 +99,16 @@ TEST(EmulateRuntime, AComputedBMatchesTheInterpreter) {
                                       {"Y", "Z", "L", "S4", "T4", "F8", "I8"}, tiles);
 }
 
+// One column of a tile broadcast along the columns (tests/emulate/tensor_core/broadcast_columns.tile):
+// an epilogue's acc * s[:, 2:3], read at column 2 in every element (it read the element's own
+// column, silently, before), and MXFP4-style weights whose computed B multiplies each block's
+// slices by its own column of the scale tile, concatenated in four parts; both targets, 128- and
+// 64-row tiles, at a ragged shape.
+TEST(EmulateRuntime, ABroadcastColumnIsReadAtItsOwnColumn) {
+  for (const char* tiles : {"", " -D BM=64"})
+    expect_tensor_core_kernel_matches("broadcast_columns", "M=200,K=136,KP=68,N=200,G=5,F=4", {"Y", "Z"}, tiles);
+}
+
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
 // accumulator, then the tanh GELU (tests/emulate/tensor_core/linear_bias.tile), on both targets
 // at a ragged shape where CTAs walk several tiles.
