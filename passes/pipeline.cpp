@@ -38,7 +38,7 @@ PassManager build_pipeline() {
   PassManager pm;
   // promote-mma-operands first: which loads feed the tensor cores decides what every later pass
   // schedules (a TMA load is asynchronous, on its own pipe) and synchronizes.
-  pm.add({.name = "promote-mma-operands", .run = promote_mma_operands});
+  pm.add({.name = "promote-mma-operands", .run = promote_mma_operands, .reads_target = true});
   pm.add({.name = "fold-constants", .run = fold_constants});
   // persistent-tiles right after fold-constants (before DESIGN.md's place for it): its tile loop
   // is then an ordinary enclosing loop for the scheduler and insert-sync, which carries the

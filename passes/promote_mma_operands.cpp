@@ -20,8 +20,10 @@
 //      role share the box.
 //   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result
 //      (two, one per role, when it is the A of one mma and the B of another).
-//   4. A 2-D 8- or 16-bit load that only elementwise ops carry into mmas' B (a computed B's
-//      quantized weight) becomes a tma_load whose shared-memory result those ops read.
+//   4. A 2-D 8- or 16-bit load that only elementwise ops, slices and concats carry into mmas'
+//      B (a computed B's quantized weight) becomes a tma_load whose shared-memory result those
+//      ops read, where its loop's stage buffers, `pipeline` deep, and the computed Bs' staging
+//      fit the target's shared memory (fits_shared_memory); elsewhere it stays a register load.
 // A load with `elements` (element coordinates) keeps them: its TMA box starts at that element.
 // Invariants kept: results are unchanged (a tma_load reads what the load read; the interpreter
 // checks it before and after); the replacement sits at the replaced op's position, so SSA
@@ -36,6 +38,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "backend/target.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
 
@@ -212,11 +215,32 @@ bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operatio
   });
 }
 
+// Whether the loop `region` belongs to still fits the target's shared memory with a stage buffer
+// of `extra` more bytes a slot: its TMA-loaded tiles and `extra`, `pipeline` slots deep (the
+// depth materialize-schedule gives them at least), and one staging of each computed B (the B of
+// an mma that no TMA load fills). An estimate before the schedule and the layout, which decide
+// the bytes (the backend reports what does not fit); barriers and alignment take the margin.
+bool fits_shared_memory(const Region& region, int64_t extra, int64_t budget) {
+  const Operation* loop = region.parent_op();
+  const int64_t depth = loop && loop->kind() == OpKind::for_ ? std::max<int64_t>(1, loop->int_attr("pipeline", 1)) : 1;
+  int64_t slot = extra, staging = 0;
+  auto bytes = [](const Type& tile) { return tile.element_count() * byte_size(tile.element()); };
+  for (const auto& op : region.operations()) {
+    if (op->kind() == OpKind::tma_load) slot += bytes(op->result()->type());
+    if (op->kind() == OpKind::mma) {
+      const Operation* b = op->operand(1)->defining_op();
+      if (!b || b->kind() != OpKind::tma_load) staging += bytes(op->operand(1)->type());
+    }
+  }
+  constexpr int64_t kMargin = 2048;  // barriers, the base's alignment
+  return slot * depth + staging + kMargin <= budget;
+}
+
 // Phase 4: a 2-D load that only elementwise ops carry into mmas' B becomes a tma_load with a
 // shared-memory result; the elementwise ops then read it there (a quantized weight is copied by
 // TMA, not read element by element from global memory). Element types and row lengths TMA copies
 // and the tensor-core stage buffers hold.
-void promote_computed_b_inputs(Region& body) {
+void promote_computed_b_inputs(Region& body, int64_t shared_budget) {
   auto users = users_of(body);
   std::function<void(Region&)> visit = [&](Region& region) {
     auto& ops = region.operations();
@@ -233,13 +257,15 @@ void promote_computed_b_inputs(Region& body) {
       // tile stays a register load.
       const int64_t row_bytes = op.result()->type().shape()[1] * byte_size(element);
       if (row_bytes != 32 && row_bytes != 64 && row_bytes % 128 != 0) continue;
+      if (!fits_shared_memory(region, op.result()->type().element_count() * byte_size(element), shared_budget))
+        continue;
       replace_with_tma_load(body, region, i);
     }
   };
   visit(body);
 }
 
-void promote_kernel(Region& body) {
+void promote_kernel(Region& body, int64_t shared_budget) {
   fold_unit_reshapes(body);
   std::unordered_map<const Value*, int> mma_uses, other_uses, uses;
   walk(body, [&](Operation& op) {
@@ -326,13 +352,13 @@ void promote_kernel(Region& body) {
     }
   };
   visit(body);
-  promote_computed_b_inputs(body);
+  promote_computed_b_inputs(body, shared_budget);
 }
 
 }  // namespace
 
-bool promote_mma_operands(Module& module, PassContext&) {
-  for (auto& kernel : module.kernels()) promote_kernel(kernel->region());
+bool promote_mma_operands(Module& module, PassContext& ctx) {
+  for (auto& kernel : module.kernels()) promote_kernel(kernel->region(), ctx.target.shared_memory_bytes);
   return true;
 }
 

@@ -292,32 +292,39 @@ TEST(TensorCore, AComputedBIsWrittenToSharedMemoryOrRefusedForWhatItIs) {
 // A computed B's 8- or 16-bit weight is copied by TMA into a stage buffer of its own, which the
 // compute threads read element by element as they write the B (promote-mma-operands phase 4):
 // no thread reads the weight from global memory. An f32 weight (twice a bf16 one's shared memory)
-// stays a load each thread reads where it writes the B.
-TEST(TensorCore, AComputedBsWeightIsCopiedByTmaUnlessItIsF32) {
+// stays a load each thread reads where it writes the B, and so does one whose stage buffers, with
+// the others and the B's staging, would not fit the shared memory: BN = 256 and BK = 128 three
+// stages deep (refused for shared memory when its weight was copied by TMA), two stages fit.
+TEST(TensorCore, AComputedBsWeightIsCopiedByTmaUnlessItIsF32OrDoesNotFit) {
   struct Case {
     const char* name;
     const char* element;  // Wq's
     std::string b;        // the mma's B
     bool tma;
+    int bn = 128, bk = 64, stages = 2;
   };
   const Case cases[] = {
-      {"i8", "i8", "cast(cast(load Wq[k, n] : <64, 128>, f32) * 0.5, bf16)", true},
-      {"transposed_u8", "u8", "transpose(cast(cast(cast(load Wq[n, k] : <128, 64>, i32) - 128, f32), bf16))", true},
-      {"f16", "f16", "cast(cast(load Wq[k, n] : <64, 128>, f32) * 2.0, bf16)", true},
-      {"f32", "f32", "cast(load Wq[k, n] : <64, 128>, bf16)", false},
+      {"i8", "i8", "cast(cast(load Wq[k, n] : <BK, BN>, f32) * 0.5, bf16)", true},
+      {"transposed_u8", "u8", "transpose(cast(cast(cast(load Wq[n, k] : <BN, BK>, i32) - 128, f32), bf16))", true},
+      {"f16", "f16", "cast(cast(load Wq[k, n] : <BK, BN>, f32) * 2.0, bf16)", true},
+      {"f32", "f32", "cast(load Wq[k, n] : <BK, BN>, bf16)", false},
+      {"wide_two_stages", "i8", "transpose(cast(load Wq[n, k] : <BN, BK>, bf16))", true, 256, 128, 2},
+      {"wide_three_stages", "i8", "transpose(cast(load Wq[n, k] : <BN, BK>, bf16))", false, 256, 128, 3},
   };
   std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tilec_tma_weight_" + std::to_string(::getpid()) + ".tile");
   for (const Case& c : cases)
     for (const char* target : {"sm_90a", "sm_100a"}) {
       SCOPED_TRACE(std::string(c.name) + " " + target);
-      write_file(file, fmt::format("kernel dequant(X: tensor<M, K, bf16>, Wq: tensor<{0}, {1}>, Y: tensor<M, N, f32>)\n"
-                                   "    grid persistent(cdiv(M, 128), cdiv(N, 128)) as (m, n) {{\n"
-                                   "  acc = zeros<128, 128, f32>();\n"
-                                   "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {{\n"
-                                   "    acc = mma(load X[m, k] : <128, 64>, {2}, acc);\n  }}\n"
+      write_file(file, fmt::format("const BN = {3}; const BK = {4};\n"
+                                   "kernel dequant(X: tensor<M, K, bf16>, Wq: tensor<{0}, {1}>, Y: tensor<M, N, f32>)\n"
+                                   "    grid persistent(cdiv(M, 128), cdiv(N, BN)) as (m, n) {{\n"
+                                   "  acc = zeros<128, BN, f32>();\n"
+                                   "  for k in 0 .. cdiv(K, BK) pipeline({5}) carry (acc) {{\n"
+                                   "    acc = mma(load X[m, k] : <128, BK>, {2}, acc);\n  }}\n"
                                    "  store Y[m, n] = acc;\n}}\n",
-                                   c.b.find("Wq[n, k]") != std::string::npos ? "N, K" : "K, N", c.element, c.b));
+                                   c.b.find("Wq[n, k]") != std::string::npos ? "N, K" : "K, N", c.element, c.b, c.bn,
+                                   c.bk, c.stages));
       CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " --target " + target);
       ASSERT_EQ(r.status, 0) << r.err;
       EXPECT_EQ(r.out.find("&Wq_map") != std::string::npos, c.tma) << r.out;
