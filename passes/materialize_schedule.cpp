@@ -28,9 +28,9 @@
 //      last (before it when the last is the terminator), and every use anchored there reads the
 //      waited value. A tied group's loop result that nothing reads is drained: a wait and a
 //      release right after the loop. A shared-memory tile that elementwise ops, slices or
-//      concats read (a computed B's quantized weight) is released after the last op of the region those ops' results
-//      reach on their way to an mma's B (last_computed_b_reader): the tensor-core backend reads
-//      the slot where the mma is.
+//      concats read (a computed B's quantized weight) is released after the last op of the
+//      region those ops' results reach on their way to an mma's B (last_computed_b_reader): the
+//      tensor-core backend reads the slot where the mma is.
 //   6. Depth: max over producers of the enclosing loop's `stages` and `pipeline`, and of
 //      anchor stage − producer stage + 1 in one region; 1 outside loops; one more when the
 //      group is tied through a carried slot (a value waits across the back edge).

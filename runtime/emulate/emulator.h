@@ -196,7 +196,6 @@ struct ThreadState {
   std::vector<uint32_t> initialized_barriers;  // mbarrier.init since its last init fence
 };
 
-// A shared-memory chunk's history (16 bytes).
 // A checked ordinary read of a chunk (tilec_shared_read): the reader, its own clock entry at the
 // read (ordered before whoever acquires its next release) and the .cu line.
 struct GenericRead {
@@ -205,6 +204,7 @@ struct GenericRead {
   int line = 0;
 };
 
+// A shared-memory chunk's history (16 bytes).
 struct ChunkHistory {
   uint32_t async_writer = 0;           // op id + 1, 0 = none
   int generic_writer = -1;             // thread, -1 = none
