@@ -56,6 +56,7 @@
 #include "ir/ir.h"
 #include "passes/agent_of.h"
 #include "passes/pass_manager.h"
+#include "passes/promote_mma_operands.h"
 
 namespace tilec {
 
@@ -331,7 +332,7 @@ class KernelMaterializer {
       }
       if (payload.is_tile() && payload.space() == MemorySpace::smem)
         for (const auto& entry : uses)
-          if (Operation* reader = last_computed_b_reader(entry.first.user, entry.second);
+          if (Operation* reader = last_computed_b_reader(entry.first, entry.second);
               region->position_of(reader) > region->position_of(last))
             last = reader;
       Operation* wait = insert(*first, false, *first, OpKind::pipe_consumer_wait, {pipe}, {payload});
@@ -352,21 +353,18 @@ class KernelMaterializer {
     return true;
   }
 
-  // The last op of the anchor's region holding an mma that what `user` (an elementwise op, a
-  // slice or a concat) computed from a tile in shared memory reaches as B, through such ops and
-  // transposes (a computed B, which the tensor-core backend computes element by element from the
-  // shared slot where each mma reads it: so the slot is released after them, in the same
-  // iteration, as the body runs in program order); `anchor` (the use's) when `user` is not such
-  // an op in the anchor's region or reaches no mma later.
-  Operation* last_computed_b_reader(Operation* user, Operation* anchor) {
+  // The last op of the anchor's region holding an mma that what the use's user computed from a
+  // tile in shared memory reaches as B, through ops that carry it into a computed B
+  // (carries_into_computed_b: elementwise ops, slices, concats) and transposes (a computed B,
+  // which the tensor-core backend computes element by element from the shared slot where each
+  // mma reads it: so the slot is released after them, in the same iteration, as the body runs in
+  // program order); `anchor` (the use's) when the user is no such op in the anchor's region or
+  // reaches no mma later.
+  Operation* last_computed_b_reader(const Use& use, Operation* anchor) {
     Region& region = *anchor->parent_region();
     Operation* last = anchor;
-    auto carries = [](const Operation& op) {
-      return op.num_results() == 1 && (op.info().has(kElementwise) || op.kind() == OpKind::slice ||
-                                       op.kind() == OpKind::concat);
-    };
-    if (user != anchor || !carries(*user)) return last;
-    std::vector<Operation*> work{user};
+    if (use.user != anchor || !carries_into_computed_b(*use.user, *use.user->operand(use.operand))) return last;
+    std::vector<Operation*> work{use.user};
     std::set<Operation*> seen;
     Operation* last_mma = nullptr;  // the op of `region` holding the last mma reached
     while (!work.empty()) {
@@ -379,8 +377,10 @@ class KernelMaterializer {
         if (holder && (!last_mma || region.position_of(holder) > region.position_of(last_mma))) last_mma = holder;
         continue;
       }
-      if (!carries(*op) && !(op->kind() == OpKind::transpose && op->num_results() == 1)) continue;
-      for (const Use& use : uses_[op->result()]) work.push_back(use.user);
+      for (const Use& next : uses_[op->result()])
+        if (next.user->kind() == OpKind::mma || next.user->kind() == OpKind::transpose ||
+            carries_into_computed_b(*next.user, *op->result()))
+          work.push_back(next.user);
     }
     return last_mma && region.position_of(last_mma) > region.position_of(last) ? last_mma : last;
   }

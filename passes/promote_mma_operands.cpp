@@ -205,15 +205,21 @@ bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operatio
                       mma->operand(0) != user->result() && mma->operand(2) != user->result();
              });
     }
-    // Columns of it (a slice), or it beside others along the columns (a concat: two int4 halves
-    // of a packed byte, side by side along K): the backend reads each element where it lies.
-    const bool moves_columns = (user->kind() == OpKind::slice || user->kind() == OpKind::concat) &&
-                               user->result()->type().rank() == 2;
-    return (moves_columns ||
-            (user->info().has(kElementwise) && user->result()->type().shape() == value->type().shape())) &&
-           into_computed_b(users, user->result(), true);
+    return carries_into_computed_b(*user, *value) && into_computed_b(users, user->result(), true);
   });
 }
+
+}  // namespace
+
+bool carries_into_computed_b(const Operation& user, const Value& input) {
+  if (user.num_results() != 1) return false;
+  // Columns of it (a slice), or it beside others along the columns (a concat: two int4 halves of
+  // a packed byte, side by side along K): the backend reads each element where it lies.
+  if (user.kind() == OpKind::slice || user.kind() == OpKind::concat) return user.result()->type().rank() == 2;
+  return user.info().has(kElementwise) && user.result()->type().shape() == input.type().shape();
+}
+
+namespace {
 
 // Whether the loop `region` belongs to still fits the target's shared memory with a stage buffer
 // of `extra` more bytes a slot: its TMA-loaded tiles and `extra`, `pipeline` slots deep (the

@@ -8,13 +8,23 @@
 // an MN-major A). `reshape<R, C>(load T[..] : <R, 1, C>)` becomes a load {box = [R, 1, C]} (in
 // a kernel with mma, only where it feeds mma), and a store of reshape<R, 1, C>(x) a store {box}
 // of x (a tile between its tensor's dimensions). An 8- or 16-bit 2-D load that only elementwise
-// ops carry into mmas' B (a quantized weight) becomes a tma_load too, which those ops read in
-// shared memory. docs/passes/promote_mma_operands.md.
+// ops, slices and concats carry into mmas' B (a quantized weight) becomes a tma_load too, where
+// its stages fit the target's shared memory, which those ops read in shared memory.
+// docs/passes/promote_mma_operands.md.
 #pragma once
 
 namespace tilec {
 class Module;
+class Operation;
+class Value;
 struct PassContext;
 
 bool promote_mma_operands(Module& module, PassContext& ctx);
+
+// Whether `user` carries its operand `input` on the way into a computed B, which the tensor-core
+// backend computes element by element: an elementwise op of `input`'s shape, or a 2-D slice or
+// concat (columns of it, or it beside other parts). Phase 4 follows such ops from a quantized
+// weight to mmas' B; materialize-schedule releases the weight's shared-memory slot after the
+// last mma they reach.
+bool carries_into_computed_b(const Operation& user, const Value& input);
 }  // namespace tilec
