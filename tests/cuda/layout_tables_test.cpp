@@ -5,7 +5,8 @@
 // The backend's formulas are taken from the backend itself: FragmentLayout's expressions, and the
 // CUDA that `tilec compile` writes now for the tensor-core samples (gemm, gemm with BN = 128, 32
 // and 16, gemm_f16, gemm_bias_relu, batched_gemm, attention (also BKV = 32), mha, linear, fp8_linear,
-// int8_linear, fp8_attention, tf32_linear, gate_up, w8a16_linear; sm_90a and sm_100a; emitted_code.h lists them) and, the same checks
+// int8_linear, fp8_attention, tf32_linear, gate_up, w8a16_linear, w4a16_linear, w4a8_linear; sm_90a and sm_100a;
+// emitted_code.h lists them) and, the same checks
 // again, the files in samples/expected/. The emitted expressions are evaluated by a small
 // interpreter of the C++ subset they use (integer expressions, `const int` declarations, `for`
 // loops with constant bounds), for every compute thread and register.
@@ -28,7 +29,8 @@
 //     summary says so: a transposed load, samples/linear.tile). Documented
 //     exception (README, Verification): LBO when lbo_used is false (attention's 64x64 Kt and V).
 //     Also WGMMA's trans-a/trans-b immediates against the tiles' major-ness, and 1024-byte
-//     alignment of every tile base.
+//     alignment of every tile base. A K-major tile of more K than one swizzle row (BK = 128 of
+//     bf16) is that row's tile per panel, the panels one after another (k_panels).
 //  4. tcgen05 instruction descriptors (tcgen05_instr_desc.json): the constants emit_tcgen05_*
 //     write (tcgen05_instruction), looked up by the kind in the prelude's asm, the A/B types, the
 //     accumulator's rows/columns, A K-major, B MN-major or K-major (linear.tile).
@@ -48,8 +50,10 @@
 //     with the box origin of its tilec_tma_store_2d call and the box the launcher encodes
 //     (prelude: CU_TENSOR_MAP_SWIZZLE_128B); and sm_100a's A staging from registers
 //     (emit_tcgen05_into_registers) against the A tile of smem_canonical.json; a computed B's
-//     staging (stage_computed_b) against its B tile there, and its reads of the weight TMA
-//     copied (shared_element) against the TMA box of the swizzle the weight's map encodes.
+//     staging (stage_computed_b) against its B tile there (16-bit, or 8-bit K-major), and its
+//     reads of the weight TMA copied (shared_element, tilec_shared_read) against the TMA box of
+//     the swizzle the weight's map encodes, at the column each read names (a concat's parts read
+//     their weight at shifted columns).
 #include <gtest/gtest.h>
 
 #include <cctype>
