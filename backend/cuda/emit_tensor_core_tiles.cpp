@@ -183,14 +183,6 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
   static const std::string kMixed = "\x01";
   std::map<Read, std::string> guards;
   std::vector<Read> order;  // operands before their users
-  auto below = [&](int64_t bound) {  // the element's column is below `bound`, as op_element's concat tests it
-    std::string test = context.index.empty() ? "" : tc_.layout.column_below(context.index, bound);
-    if (test.empty()) {
-      position_used_ = true;
-      test = fmt::format("column < {}", bound);
-    }
-    return test;
-  };
   auto both = [](const std::string& a, const std::string& b) {
     return a.empty() ? b : b.empty() ? a : fmt::format("{} && {}", a, b);
   };
@@ -215,12 +207,13 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
       for (size_t k = 0; k < op.num_operands(); ++k) {
         std::string inner = guards[read];
         if (op.kind() == OpKind::concat && column_is_pinned(shift)) {  // one column: one part reads it
-          const int64_t column = pinned_column(shift) + operand_column_shift(op, k);
-          if (column < 0 || (column >= op.operand(k)->type().shape()[1] && k + 1 < op.num_operands())) continue;
+          if (k != concat_part_at(op, pinned_column(shift))) continue;
         } else if (op.kind() == OpKind::concat && inner != kMixed) {
           // Part k: from its first column to the next part's, in the element's own columns.
-          if (k > 0) inner = both(inner, fmt::format("!({})", below(-operand_column_shift(op, k) - shift)));
-          if (k + 1 < op.num_operands()) inner = both(inner, below(-operand_column_shift(op, k + 1) - shift));
+          ElementContext at = context;
+          at.column_shift = shift;
+          if (k > 0) inner = both(inner, fmt::format("!({})", column_below(at, -operand_column_shift(op, k))));
+          if (k + 1 < op.num_operands()) inner = both(inner, column_below(at, -operand_column_shift(op, k + 1)));
         }
         self(self, op.operand(k), operand_element_shift(op, k, shift), inner);
       }
@@ -247,6 +240,16 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
   return context;
 }
 
+std::string TensorCoreKernel::column_below(const ElementContext& context, int64_t bound) {
+  const int64_t column = bound - context.column_shift;  // in the element's own columns
+  std::string test = context.index.empty() ? "" : tc_.layout.column_below(context.index, column);
+  if (test.empty()) {
+    position_used_ = true;
+    test = fmt::format("column < {}", column);
+  }
+  return test;
+}
+
 // One element of the tile `op` computes, from its operands' elements.
 std::string TensorCoreKernel::op_element(const Operation& op, const ElementContext& context) {
   if (op.kind() == OpKind::load) return load_element(op, "row", context.column());
@@ -262,15 +265,12 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
     return element(op.operand(0), inner);
   }
   if (op.kind() == OpKind::concat) {  // along axis 1: column c is part k's c - o_k, where o_k <= c < o_k + w_k
-    if (column_is_pinned(context.column_shift))  // one column (broadcast): the part holding it
-      for (size_t k = 0; k < op.num_operands(); ++k) {
-        const int64_t column = pinned_column(context.column_shift) + operand_column_shift(op, k);
-        if (column < op.operand(k)->type().shape()[1] || k + 1 == op.num_operands()) {
-          ElementContext inner = context;
-          inner.column_shift += operand_column_shift(op, k);
-          return element(op.operand(k), inner);
-        }
-      }
+    if (column_is_pinned(context.column_shift)) {  // one column (broadcast): the part holding it
+      const size_t k = concat_part_at(op, pinned_column(context.column_shift));
+      ElementContext inner = context;
+      inner.column_shift += operand_column_shift(op, k);
+      return element(op.operand(k), inner);
+    }
     std::string out, close;
     for (size_t k = 0; k < op.num_operands(); ++k) {
       ElementContext inner = context;
@@ -280,15 +280,8 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
         out += part;
         break;
       }
-      // Below the next part's first column, in this element's column (its register's, where the
-      // layout tells it without the thread: a constant once the loop is unrolled).
-      const int64_t next = -operand_column_shift(op, k + 1) - context.column_shift;
-      std::string below = context.index.empty() ? "" : tc_.layout.column_below(context.index, next);
-      if (below.empty()) {
-        position_used_ = true;
-        below = fmt::format("column < {}", next);
-      }
-      out += fmt::format("({} ? {} : ", below, part);
+      // Below the next part's first column.
+      out += fmt::format("({} ? {} : ", column_below(context, -operand_column_shift(op, k + 1)), part);
       close += ")";
     }
     return out + close;

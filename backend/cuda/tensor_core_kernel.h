@@ -288,6 +288,10 @@ class TensorCoreKernel {
 
   // One element of the tile `op` computes, from its operands' elements.
   std::string op_element(const Operation& op, const ElementContext& context);
+  // C++ that holds where the element `context` computes lies left of column `bound` of its own
+  // tile: from its register where the layout tells it without the thread (a constant once the
+  // loop is unrolled), else from the position variable `column`. How a concat picks its part.
+  std::string column_below(const ElementContext& context, int64_t bound);
 
   void emit_store(const Operation& op);
 

@@ -86,6 +86,13 @@ int64_t operand_element_shift(const Operation& op, size_t k, int64_t shift) {
   return shift + operand_column_shift(op, k);
 }
 
+size_t concat_part_at(const Operation& concat, int64_t column) {
+  size_t k = 0;
+  while (k + 1 < concat.num_operands() && column + operand_column_shift(concat, k) >= concat.operand(k)->type().shape()[1])
+    ++k;
+  return k;
+}
+
 int64_t operand_column_shift(const Operation& op, size_t k) {
   if (op.kind() == OpKind::slice) return slice_starts(op)[1];
   if (op.kind() != OpKind::concat) return 0;

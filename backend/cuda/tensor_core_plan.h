@@ -162,6 +162,9 @@ inline bool is_row(const Type& type) { return type.rank() == 1 || (type.rank() =
 // a slice x[:, a:b] reads column a + c of x (a); a concat() along axis 1, part k's column
 // c - o_k where o_k is the part's first column (-o_k); 0 for every other op.
 int64_t operand_column_shift(const Operation& op, size_t k);
+// The part of a concat along axis 1 that holds column `column` of its result (the last part for
+// a column past its end).
+size_t concat_part_at(const Operation& concat, int64_t column);
 
 // The column shift of operand `k`'s element that an element of `op` at `shift` reads: `shift`
 // plus operand_column_shift, or, where an elementwise op broadcasts a one-column operand along

@@ -104,27 +104,30 @@ std::string file_name() {
   return options().cu_path.empty() ? std::string("kernel.cu") : options().cu_path;
 }
 
-void add_report(Report report) {
-  std::lock_guard<std::mutex> lock(report_mutex);
+// Whether a report of this kind at this line was made already: it counts once more. The caller
+// holds report_mutex.
+bool counted_again_locked(const std::string& kind, int line) {
   for (Report& existing : reports)
-    if (existing.kind == report.kind && existing.line == report.line) {
-      ++existing.count;
-      return;
-    }
-  if (reports.size() < kMaxReports) reports.push_back(std::move(report));
-}
-
-const char* kind_name(HazardKind kind);
-
-// Whether a report of this kind at this line was made already: it counts once more.
-bool counted_again(HazardKind kind, int line) {
-  std::lock_guard<std::mutex> lock(report_mutex);
-  for (Report& existing : reports)
-    if (existing.kind == kind_name(kind) && existing.line == line) {
+    if (existing.kind == kind && existing.line == line) {
       ++existing.count;
       return true;
     }
   return false;
+}
+
+void add_report(Report report) {
+  std::lock_guard<std::mutex> lock(report_mutex);
+  if (!counted_again_locked(report.kind, report.line) && reports.size() < kMaxReports)
+    reports.push_back(std::move(report));
+}
+
+const char* kind_name(HazardKind kind);
+
+// counted_again_locked, taking the lock: a caller that finds a hazard on every element builds its
+// message only when this says it is new.
+bool counted_again(HazardKind kind, int line) {
+  std::lock_guard<std::mutex> lock(report_mutex);
+  return counted_again_locked(kind_name(kind), line);
 }
 
 const char* kind_name(HazardKind kind) {
@@ -257,6 +260,19 @@ std::string barrier_name(uint32_t address) {
   return std::string("at shared ") + hex;
 }
 
+namespace {
+// A read by `reader` of shared memory the async `writer` writes, not ordered after its completion.
+std::string read_before_write_completes(const std::string& reader, const AsyncOp& writer) {
+  return reader + " reads shared memory that the " + op_at(writer) +
+         " writes, but is not ordered after that write's completion" +
+         (writer.performed ? "" : " (it has not even been performed yet)");
+}
+std::string write_issued_note(const AsyncOp& writer) {
+  return cu_location(writer.line) + ": note: the write is issued here; a wait on the phase of the mbarrier it completes "
+                                    "orders them";
+}
+}  // namespace
+
 bool ordered_after(const Clock& clock, const AsyncOp& op) {
   for (const Epoch& epoch : op.completion)
     if (epoch.slot < clock.size() && clock[epoch.slot] >= epoch.value) return true;
@@ -358,12 +374,8 @@ void check_async_read(AsyncOp& reader, const Clock& clock, const std::vector<uin
     if (history.async_writer) {
       const AsyncOp& writer = *c.ops[history.async_writer - 1];
       if (!order.complete(writer))
-        race.add(HazardKind::race, chunk,
-                 "the " + op_at(reader) + " reads shared memory that the " + op_at(writer) +
-                     " writes, but is not ordered after that write's completion" +
-                     (writer.performed ? "" : " (it has not even been performed yet)"),
-                 {cu_location(writer.line) + ": note: the write is issued here; a wait on the phase of the mbarrier it "
-                                             "completes orders them"});
+        race.add(HazardKind::race, chunk, read_before_write_completes("the " + op_at(reader), writer),
+                 {write_issued_note(writer)});
       if (swizzle >= 0 && history.swizzle != 0xff && history.swizzle != swizzle)
         layout.add(HazardKind::layout_mismatch, chunk,
                    "the " + op_at(reader) + " reads with the " +
@@ -472,12 +484,9 @@ void check_generic_read(ThreadState& thread, uint32_t first, uint32_t count, int
   // Every element of a computed B reads the slot: the message is built once per line.
   if (!unordered || counted_again(HazardKind::race, line)) return;
   report(HazardKind::race, line,
-         describe_thread(thread.linear) + " reads shared memory that the " + op_at(*unordered) +
-             " writes, but is not ordered after that write's completion" +
-             (unordered->performed ? "" : " (it has not even been performed yet)") + " (bytes " +
+         read_before_write_completes(describe_thread(thread.linear), *unordered) + " (bytes " +
              byte_range(first_chunk, last_chunk) + ")",
-         {cu_location(unordered->line) + ": note: the write is issued here; a wait on the phase of the mbarrier it "
-                                         "completes orders them"});
+         {write_issued_note(*unordered)});
 }
 
 void check_tmem_write(AsyncOp& writer, const Clock& clock, int lanes, uint32_t column, uint32_t columns) {
