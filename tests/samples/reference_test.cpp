@@ -118,6 +118,15 @@ TEST(SampleReference, BatchedGemmMultipliesEachBatchByItsOwnB) {
   expect_equal(expected, C, {0, 0});
 }
 
+// The 4-bit weight (0..15) at (n, k) of an [N, KP] u8 tensor packed as samples/w4a16_linear.tile
+// says: byte j of row n's group of `group` weights holds the weight j in its low four bits and
+// group / 2 + j in its high four.
+int64_t packed_weight(const HostBuffer& W, int64_t group, int64_t n, int64_t k) {
+  const int64_t j = k % group, half = group / 2;
+  const int64_t byte = W.load_int(n * W.dims()[1] + k / group * half + j % half);
+  return j < half ? byte & 15 : byte >> 4;
+}
+
 // Unpacks the weights from the bytes as the header says (a group's byte j: the weight at j in its
 // low four bits, at GROUP / 2 + j in its high four), so a kernel that swapped the halves, read
 // the wrong group's scale or dropped the zero point gives other numbers.
@@ -134,12 +143,9 @@ TEST(SampleReference, W4a16LinearUnpacksTwoWeightsPerByteAndScalesEachGroup) {
   HostBuffer expected(ScalarKind::bf16, {M, N});
   for (int64_t n = 0; n < N; ++n) {
     std::vector<float> weight(K);  // row n of dequant(W), rounded to bf16 as the B is
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t g = k / group, j = k % group;
-      const int64_t byte = W.load_int(n * KP + g * group / 2 + j % (group / 2));
-      const int64_t q = j < group / 2 ? byte & 15 : byte >> 4;
-      weight[k] = runtime::round_to_format(ScalarKind::bf16, static_cast<float>(q - 8) * scale.load_float(n * G + g));
-    }
+    for (int64_t k = 0; k < K; ++k)
+      weight[k] = runtime::round_to_format(
+          ScalarKind::bf16, static_cast<float>(packed_weight(W, group, n, k) - 8) * scale.load_float(n * G + k / group));
     for (int64_t m = 0; m < M; ++m) {
       float sum = 0;
       for (int64_t k = 0; k < K; ++k) sum += X.load_float(m * K + k) * weight[k];
@@ -166,10 +172,8 @@ TEST(SampleReference, W4a8LinearMultipliesFp8ActivationsByTheUnpackedWeights) {
   for (int64_t n = 0; n < N; ++n)
     for (int64_t m = 0; m < M; ++m) {
       float sum = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t j = k % group, byte = W.load_int(n * KP + k / group * group / 2 + j % (group / 2));
-        sum += X.load_float(m * K + k) * static_cast<float>((j < group / 2 ? byte & 15 : byte >> 4) - 8);
-      }
+      for (int64_t k = 0; k < K; ++k)
+        sum += X.load_float(m * K + k) * static_cast<float>(packed_weight(W, group, n, k) - 8);
       expected.store_float(m * N + n, sum * x_scale * w_scale.load_float(n));
     }
   expect_equal(expected, Y, {0, 0});
