@@ -99,6 +99,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"transpose", 1, false, OpKind::transpose, &Lowering::lower_transpose},
       {"permute", 0, false, OpKind::transpose, &Lowering::lower_permute},
       {"concat", 0, true, OpKind::concat, &Lowering::lower_concat},
+      {"interleave", 0, true, OpKind::interleave, &Lowering::lower_interleave},
       {"cumsum", 1, true, OpKind::scan_sum, &Lowering::lower_scan},
       {"cumprod", 1, true, OpKind::scan_prod, &Lowering::lower_scan},
       {"cummax", 1, true, OpKind::scan_max, &Lowering::lower_scan},
@@ -421,12 +422,11 @@ Operand Lowering::lower_permute(const Expr& e, const Builtin&, const Expr*) {
                         e.location, std::move(attributes))};
 }
 
-// concat(a, b, ..., axis = k): the tiles one after another along axis k (0 when not given, as
-// torch.cat's dim), equal in every other dimension and of one element type; tiles of lower rank
-// gain leading 1s first, as operands do.
-Operand Lowering::lower_concat(const Expr& e, const Builtin&, const Expr* axis) {
+// The tiles concat() or interleave() (`name`) joins, of one rank (lower ranks gain leading 1s,
+// as operands do) and one element type; empty after an error.
+std::vector<Value*> Lowering::joined_tiles(const Expr& e, std::string_view name) {
   if (e.args.size() < 2) {
-    error(e.location, "concat() joins two tiles or more: concat(a, b, axis = 1)");
+    error(e.location, fmt::format("{0}() joins two tiles or more: {0}(a, b, axis = 1)", name));
     return {};
   }
   std::vector<Value*> parts;
@@ -435,7 +435,7 @@ Operand Lowering::lower_concat(const Expr& e, const Builtin&, const Expr* axis) 
     Operand part = lower_expr(*arg);
     if (!part.ok()) return {};
     if (!part.value || !part.value->type().is_tile()) {
-      error(arg->location, fmt::format("concat() joins tiles, not {} (make one with full<...>(value))",
+      error(arg->location, fmt::format("{}() joins tiles, not {} (make one with full<...>(value))", name,
                                        part.value ? part.value->type().to_source_string() : "a number"));
       return {};
     }
@@ -443,6 +443,21 @@ Operand Lowering::lower_concat(const Expr& e, const Builtin&, const Expr* axis) 
     rank = std::max(rank, part.value->type().rank());
   }
   for (Value*& part : parts) part = with_rank(part, rank, e.location);
+  const Type& first = parts.front()->type();
+  for (size_t i = 1; i < parts.size(); ++i)
+    if (parts[i]->type().element() != first.element()) {
+      error(e.args[i]->location, fmt::format("{}() joins tiles of one element type: {} and {} (convert one with "
+                                             "cast)", name, first.to_source_string(), parts[i]->type().to_source_string()));
+      return {};
+    }
+  return parts;
+}
+
+// concat(a, b, ..., axis = k): the tiles one after another along axis k (0 when not given, as
+// torch.cat's dim), equal in every other dimension.
+Operand Lowering::lower_concat(const Expr& e, const Builtin&, const Expr* axis) {
+  std::vector<Value*> parts = joined_tiles(e, "concat");
+  if (parts.empty()) return {};
   const Type& first = parts.front()->type();
   int64_t k = 0;
   if (axis) {
@@ -454,12 +469,7 @@ Operand Lowering::lower_concat(const Expr& e, const Builtin&, const Expr* axis) 
   shape[static_cast<size_t>(k)] = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Type& t = parts[i]->type();
-    if (t.element() != first.element()) {
-      error(e.args[i]->location, fmt::format("concat() joins tiles of one element type: {} and {} (convert one with "
-                                             "cast)", first.to_source_string(), t.to_source_string()));
-      return {};
-    }
-    for (size_t d = 0; d < rank; ++d)
+    for (size_t d = 0; d < first.rank(); ++d)
       if (d != static_cast<size_t>(k) && t.shape()[d] != first.shape()[d]) {
         error(e.args[i]->location, fmt::format("concat() along axis {} joins tiles equal in every other dimension: "
                                                "{} and {} differ in dimension {}",
@@ -469,6 +479,33 @@ Operand Lowering::lower_concat(const Expr& e, const Builtin&, const Expr* axis) 
     shape[static_cast<size_t>(k)] += t.shape()[static_cast<size_t>(k)];
   }
   return Operand{create(OpKind::concat, parts, Type::tile(shape, first.element()), e.location,
+                        {{"axis", Attribute(k)}})};
+}
+
+// interleave(a, b, ..., axis = k): the tiles' elements in turn along axis k (the last when not
+// given, as Triton's tl.interleave): element i along it is tile i % n's element i / n. The tiles
+// have one shape. The inverse of the stepped slices x[:, 0::n], ..., x[:, n-1::n]; so two int4
+// weights packed in a byte, low half first, unpack to interleave(w & 15, w >> 4).
+Operand Lowering::lower_interleave(const Expr& e, const Builtin&, const Expr* axis) {
+  std::vector<Value*> parts = joined_tiles(e, "interleave");
+  if (parts.empty()) return {};
+  const Type& first = parts.front()->type();
+  int64_t k = static_cast<int64_t>(first.rank()) - 1;
+  if (axis) {
+    auto named = axis_of(*axis, first);
+    if (!named) return {};
+    k = *named;
+  }
+  for (size_t i = 1; i < parts.size(); ++i)
+    if (parts[i]->type().shape() != first.shape()) {
+      error(e.args[i]->location, fmt::format("interleave() takes tiles of one shape: {} and {} (slice or broadcast "
+                                             "one to the other's)",
+                                             first.to_source_string(), parts[i]->type().to_source_string()));
+      return {};
+    }
+  std::vector<int64_t> shape = first.shape();
+  shape[static_cast<size_t>(k)] *= static_cast<int64_t>(parts.size());
+  return Operand{create(OpKind::interleave, parts, Type::tile(shape, first.element()), e.location,
                         {{"axis", Attribute(k)}})};
 }
 

@@ -163,6 +163,8 @@ class Lowering {
   Operand lower_item(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_permute(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_concat(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_interleave(const Expr& e, const Builtin& builtin, const Expr* axis);
+  std::vector<Value*> joined_tiles(const Expr& e, std::string_view name);
   Operand lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);

@@ -96,6 +96,8 @@ namespace tilec {
     "the elements at `starts` + i·`steps` along each dimension, as many as the result has (x[a:b:s])") \
   X(concat, "concat", 2, -1, 1, 0, kPure, SIMT, -1,                                                \
     "the tiles one after another along `axis`, equal in every other dimension (torch.cat)")       \
+  X(interleave, "interleave", 2, -1, 1, 0, kPure, SIMT, -1,                                        \
+    "the tiles' elements in turn along `axis` (element i from tile i % n at i / n), of one shape (tl.interleave)") \
   X(scan_sum, "scan_sum", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix sum along `axis` (cumsum)")   \
   X(scan_prod, "scan_prod", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix product along `axis` (cumprod)") \
   X(scan_max, "scan_max", 1, 1, 1, 0, kPure, SIMT, -1, "running maximum along `axis` (cummax)")       \

@@ -10,7 +10,8 @@
 //     yields and results; `if` takes an i1 and both regions yield the results' types;
 //     elementwise operands broadcast to the result type; reductions keep the axis with extent 1;
 //     `transpose` swaps a 2-D tile's extents; `slice` stays inside its operand; `concat`'s tiles
-//     differ only along its axis; `reshape` keeps the element type and count;
+//     differ only along its axis; `interleave`'s tiles are of one type and its result as many
+//     times longer along its axis; `reshape` keeps the element type and count;
 //     `item` gives the scalar of a one-element tile;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
 //     type (a `masked` store's mask, before its tile, is i1 and broadcasts to it); `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
@@ -420,6 +421,22 @@ class Verifier {
           if (fits) shape[static_cast<size_t>(axis)] += t.shape()[static_cast<size_t>(axis)];
         }
         if (!fits) error(op, fmt::format("concatenates tiles of one element type and rank, equal but along axis {}", axis));
+        else if (!(result() == Type::tile(shape, first.element())))
+          error(op, fmt::format("result must be {}", Type::tile(shape, first.element()).to_string()));
+        break;
+      }
+      case OpKind::interleave: {
+        const Type& first = type(0);
+        const int64_t axis = op.int_attr("axis", -1);
+        if (!first.is_tile() || axis < 0 || axis >= static_cast<int64_t>(first.rank())) {
+          error(op, "interleaves tiles along an 'axis' within their rank");
+          break;
+        }
+        bool same = true;
+        for (size_t i = 1; i < op.num_operands(); ++i) same = same && type(i) == first;
+        std::vector<int64_t> shape = first.shape();
+        shape[static_cast<size_t>(axis)] *= static_cast<int64_t>(op.num_operands());
+        if (!same) error(op, "interleaves tiles of one type");
         else if (!(result() == Type::tile(shape, first.element())))
           error(op, fmt::format("result must be {}", Type::tile(shape, first.element()).to_string()));
         break;

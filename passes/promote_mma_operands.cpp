@@ -20,8 +20,8 @@
 //      role share the box.
 //   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result
 //      (two, one per role, when it is the A of one mma and the B of another).
-//   4. A 2-D 8- or 16-bit load that only elementwise ops, slices and concats carry into mmas'
-//      B (a computed B's quantized weight) becomes a tma_load whose shared-memory result those
+//   4. A 2-D 8- or 16-bit load that only elementwise ops, slices, concats and interleaves carry
+//      into mmas' B (a computed B's quantized weight) becomes a tma_load whose shared-memory result those
 //      ops read, where its loop's stage buffers, `pipeline` deep, and the computed Bs' staging
 //      fit the target's shared memory (fits_shared_memory); elsewhere it stays a register load.
 // A load with `elements` (element coordinates) keeps them: its TMA box starts at that element.
@@ -185,7 +185,7 @@ void replace_with_tma_load(Region& body, Region& region, size_t i) {
 }
 
 // Whether only elementwise ops (same-shaped results, at least one of them: `through_elementwise`
-// says whether `value` is one's), slices and concats carry `value` into the B of mmas, directly
+// says whether `value` is one's), slices, concats and interleaves carry `value` into the B of mmas, directly
 // or through a transpose only mmas read as B: a dequantized weight, cast(cast(load Wq[k, n] :
 // <BK, BN>, f32) * scale, bf16), which the tensor-core backend computes element by element into
 // shared memory before the mma reads it.
@@ -214,8 +214,10 @@ bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operatio
 bool carries_into_computed_b(const Operation& user, const Value& input) {
   if (user.num_results() != 1) return false;
   // Columns of it (a slice), or it beside others along the columns (a concat: two int4 halves of
-  // a packed byte, side by side along K): the backend reads each element where it lies.
-  if (user.kind() == OpKind::slice || user.kind() == OpKind::concat) return user.result()->type().rank() == 2;
+  // a packed byte, side by side along K) or in turn with them (an interleave: the halves of
+  // sequentially packed bytes): the backend reads each element where it lies.
+  if (user.kind() == OpKind::slice || user.kind() == OpKind::concat || user.kind() == OpKind::interleave)
+    return user.result()->type().rank() == 2;
   return user.info().has(kElementwise) && user.result()->type().shape() == input.type().shape();
 }
 

@@ -8,8 +8,8 @@
 // an MN-major A). `reshape<R, C>(load T[..] : <R, 1, C>)` becomes a load {box = [R, 1, C]} (in
 // a kernel with mma, only where it feeds mma), and a store of reshape<R, 1, C>(x) a store {box}
 // of x (a tile between its tensor's dimensions). An 8- or 16-bit 2-D load that only elementwise
-// ops, slices and concats carry into mmas' B (a quantized weight) becomes a tma_load too, where
-// its stages fit the target's shared memory, which those ops read in shared memory.
+// ops, slices, concats and interleaves carry into mmas' B (a quantized weight) becomes a
+// tma_load too, where its stages fit the target's shared memory, which those ops read there.
 // docs/passes/promote_mma_operands.md.
 #pragma once
 

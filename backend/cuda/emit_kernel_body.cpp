@@ -259,6 +259,7 @@ void BodyEmitter::emit_op(const Operation& op) {
     case OpKind::transpose: emit_transpose(op); return;
     case OpKind::slice: emit_slice(op); return;
     case OpKind::concat: emit_concat(op); return;
+    case OpKind::interleave: emit_interleave(op); return;
     case OpKind::reshape:  // row-major both: element e is element e
       comment(op);
       tile_loop(op.result()->type().element_count(), [&] {
@@ -364,6 +365,30 @@ void BodyEmitter::emit_concat(const Operation& op) {
                      : fmt::format("{}if (along < {}) {}", i == 0 ? "" : "else ", offset + extent, read));
       offset += extent;
     }
+  });
+}
+
+// Result element (..., i_axis, ...) reads operand i_axis % n at i_axis / n along the axis.
+void BodyEmitter::emit_interleave(const Operation& op) {
+  const Type& type = op.result()->type();
+  const size_t axis = static_cast<size_t>(op.int_attr("axis"));
+  const int64_t n = static_cast<int64_t>(op.num_operands());
+  const std::vector<int64_t> from = strides_of(op.operand(0)->type().shape());
+  std::vector<std::string> terms;
+  for (size_t d = 0; d < type.rank(); ++d) {
+    const std::string at = d == axis ? fmt::format("along / {}", n) : coordinate(type.shape(), d, "elem");
+    if (at != "0") terms.push_back(from[d] == 1 ? at : fmt::format("({}) * {}", at, from[d]));
+  }
+  const std::string index = terms.empty() ? "0" : join(terms, " + ");
+  comment(op);
+  tile_loop(type.element_count(), [&] {
+    out_.line(fmt::format("const int64_t along = {};", coordinate(type.shape(), axis, "elem")));
+    std::string parts;
+    for (int64_t k = n - 1; k >= 0; --k) {
+      const std::string read = fmt::format("{}[{}]", plan_.expression(op.operand(static_cast<size_t>(k))), index);
+      parts = k == n - 1 ? read : fmt::format("along % {} == {} ? {} : {}", n, k, read, parts);
+    }
+    out_.line(fmt::format("{}[elem] = {};", plan_.expression(op.result()), parts));
   });
 }
 

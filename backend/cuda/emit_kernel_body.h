@@ -66,6 +66,7 @@ class BodyEmitter {
   void emit_transpose(const Operation& op);
   void emit_slice(const Operation& op);
   void emit_concat(const Operation& op);
+  void emit_interleave(const Operation& op);
   void emit_scan(const Operation& op);
   void emit_mma(const Operation& op);
   void emit_load(const Operation& op);

@@ -153,7 +153,7 @@ std::string TensorCoreKernel::load_element(const Operation& op, const std::strin
 
 std::string TensorCoreKernel::ElementContext::column() const {
   if (column_is_pinned(column_shift)) return std::to_string(pinned_column(column_shift));  // a broadcast column
-  return column_shift == 0 ? "column" : fmt::format("(column + {})", column_shift);
+  return column_shift == 0 ? column_base : fmt::format("({} + {})", column_base, column_shift);
 }
 
 // One element of `value` as a C++ expression: registers of fragments, a TMEM accumulator's
@@ -203,7 +203,8 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
     }
     const Operation& op = *v->defining_op();
     if (op.kind() != OpKind::load && op.kind() != OpKind::full && op.kind() != OpKind::zeros &&
-        op.kind() != OpKind::iota && op.kind() != OpKind::stage_read)
+        op.kind() != OpKind::iota && op.kind() != OpKind::stage_read &&
+        op.kind() != OpKind::interleave)  // its parts are read at other positions: not hoisted
       for (size_t k = 0; k < op.num_operands(); ++k) {
         std::string inner = guards[read];
         if (op.kind() == OpKind::concat && column_is_pinned(shift)) {  // one column: one part reads it
@@ -225,7 +226,7 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
     const OpKind kind = v->defining_op()->kind();
     const std::string& guard = guards[read];
     if (reads[read] < 2 || guard == kMixed || kind == OpKind::full || kind == OpKind::zeros ||
-        kind == OpKind::reshape || kind == OpKind::slice || kind == OpKind::concat)
+        kind == OpKind::reshape || kind == OpKind::slice || kind == OpKind::concat || kind == OpKind::interleave)
       continue;
     std::string name = names_.unique(plan_.expression(v) + "_element");
     ElementContext at = context;
@@ -242,22 +243,23 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
 
 std::string TensorCoreKernel::column_below(const ElementContext& context, int64_t bound) {
   const int64_t column = bound - context.column_shift;  // in the element's own columns
-  std::string test = context.index.empty() ? "" : tc_.layout.column_below(context.index, column);
+  std::string test = context.index.empty() || !context.in_place() ? "" : tc_.layout.column_below(context.index, column);
   if (test.empty()) {
     position_used_ = true;
-    test = fmt::format("column < {}", column);
+    test = fmt::format("{} < {}", context.column_base, column);
   }
   return test;
 }
 
 // One element of the tile `op` computes, from its operands' elements.
 std::string TensorCoreKernel::op_element(const Operation& op, const ElementContext& context) {
-  if (op.kind() == OpKind::load) return load_element(op, "row", context.column());
+  if (op.kind() == OpKind::load) return load_element(op, context.row, context.column());
   if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
   if (op.kind() == OpKind::zeros) return zero_literal(op.result()->type().element());
-  if (op.kind() == OpKind::iota) return iota_element(op, "row", context.column());
+  if (op.kind() == OpKind::iota) return iota_element(op, context.row, context.column());
   if (op.kind() == OpKind::stage_read)  // a computed B's input, which TMA copied
-    return shared_element(tc_.read_stage(op.result()), plan_.expression(op.result()), "row", context.column());
+    return shared_element(tc_.read_stage(op.result()), plan_.expression(op.result()), context.row, context.column());
+  if (op.kind() == OpKind::interleave) return interleave_element(op, context);
   if (op.kind() == OpKind::reshape) return element(op.operand(0), context);  // <N> as <1, N>: column c is element c
   if (op.kind() == OpKind::slice) {  // x[:, a:b]: column c is x's column a + c
     ElementContext inner = context;
@@ -293,6 +295,35 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
     operands.push_back(element(op.operand(k), inner));
   }
   return body_.element_expression(op, operands);
+}
+
+// interleave(p_0, ..., p_n-1): position i along the axis is part i % n's element at i / n. Only
+// loads, positions, rows and scalars are under it (hold_op): each part is computed at its own
+// position, from nothing hoisted at the element's.
+std::string TensorCoreKernel::interleave_element(const Operation& op, const ElementContext& context) {
+  const int64_t n = static_cast<int64_t>(op.num_operands());
+  ElementContext inner = context;
+  inner.index.clear();
+  inner.named.clear();
+  inner.column_shift = 0;
+  std::string along;  // the element's position along the axis
+  position_used_ = true;
+  if (op.int_attr("axis") == 0) {
+    along = context.row;
+    inner.row = fmt::format("({} / {})", along, n);
+    inner.column_base = context.column();
+  } else if (column_is_pinned(context.column_shift)) {  // one column (broadcast): one part, one position
+    const int64_t column = pinned_column(context.column_shift);
+    inner.column_shift = kPinnedColumn + column / n;
+    return element(op.operand(static_cast<size_t>(column % n)), inner);
+  } else {
+    along = context.column();
+    inner.column_base = fmt::format("({} / {})", along, n);
+  }
+  std::string out = element(op.operand(static_cast<size_t>(n - 1)), inner);
+  for (int64_t k = n - 2; k >= 0; --k)
+    out = fmt::format("({} % {} == {} ? {} : {})", along, n, k, element(op.operand(static_cast<size_t>(k)), inner), out);
+  return out;
 }
 
 void TensorCoreKernel::emit_store(const Operation& op) {

@@ -107,6 +107,7 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     const bool moving_reshape = op.kind() == OpKind::reshape &&
                                 as_matrix(op.operand(0)->type().shape()) != as_matrix(op.result()->type().shape());
     if ((op.kind() == OpKind::transpose || op.kind() == OpKind::slice || op.kind() == OpKind::concat ||
+         op.kind() == OpKind::interleave ||
          moving_reshape) &&
         reason.empty())
       reason = fmt::format("it has a {} ({}:{}), which moves elements between threads", op.name(),

@@ -199,8 +199,8 @@ bool Analysis::refuse_computed_b() {
         shared->role = StageBuffer::Role::computed;
         return;
       }
-      // Slices and concats along the columns are read where each element lies (op_element;
-      // hold_op refuses the others): the two int4 halves of a packed byte side by side along K.
+      // Slices and concats along the columns and interleaves are read where each element lies
+      // (op_element; hold_op refuses the others): the two int4 halves of a packed byte along K.
       const Operation* def = value->defining_op();
       if (def && (def->kind() == OpKind::transpose ||
                   (def->kind() == OpKind::reshape &&  // a row <N> as <1, N>, broadcast over K, is read per element
@@ -232,7 +232,7 @@ bool Analysis::refuse_computed_b() {
     if (!why.empty())
       ok = unsupported(op, fmt::format("an mma whose computed B {}: the compute threads write a computed B into "
                                        "shared memory element by element from loads, positions and scalars, and "
-                                       "column slices and concats of them (a dequantized weight, cast(load W[k, n] : "
+                                       "column slices, concats and interleaves of them (a dequantized weight, cast(load W[k, n] : "
                                        "<BK, BN>, bf16) * scale), as a bf16 or f16 [K, N] tile whose rows are whole "
                                        "128 bytes, 64 or 32 (N a multiple of 64, 32 or 16), or the transpose of an [N, "
                                        "K] one, bf16, f16 or 8-bit, whose rows (K) are; or load B unchanged and scale "
@@ -490,6 +490,12 @@ bool Analysis::check_op(const Operation& op, bool producer) {
                              "(RoPE's rotate-half, concat(-x[:, 32:], x[:, :32], axis = 1)); along axis 0 or of "
                              "rank-1 tiles its elements move between the threads holding them (plain kernels take "
                              "it: compute it in a kernel of its own, or store the parts one by one)");
+    case OpKind::interleave:
+      // Computed per element, each part at its own position (hold_op checks that no register
+      // tile is under it).
+      if (!producer && op.result()->type().rank() == 2) return true;
+      return unsupported(op, "this interleave() in a tensor-core kernel: it takes 2-D tiles (plain kernels take "
+                             "others: compute it in a kernel of its own)");
     case OpKind::transpose:  // of a register tile read as mmas' A: hold_op checks its users
       if (!producer && op.result()->type().rank() == 2) return true;
       return unsupported(op, kTransposeRule);
@@ -594,10 +600,11 @@ bool Analysis::lazy_capable(const Operation& op) {
   return op.num_results() == 1 && op.result()->type().is_tile() && op.num_regions() == 0 &&
          (op.kind() == OpKind::load || op.kind() == OpKind::full || op.kind() == OpKind::zeros || op.kind() == OpKind::iota ||
           op.kind() == OpKind::reshape || op.kind() == OpKind::slice || op.kind() == OpKind::concat ||
-          op.info().has(kElementwise));
+          op.kind() == OpKind::interleave || op.info().has(kElementwise));
 }
 
-// A value is lazy when every user is a store or a lazy value (a fixpoint from "all lazy"). A row
+// A value is lazy when every user is a store, an interleave or a lazy value (a fixpoint from "all
+// lazy"). A row
 // (a rank-1 tile, or one of one row: a bias, a scale), which no thread could hold as a fragment,
 // is also lazy where elementwise ops into register tiles read it: they compute it per element.
 void Analysis::find_lazy_values() {
@@ -647,6 +654,7 @@ void Analysis::find_lazy_values() {
         lazy = tc_.lazy.count(read->second->writes.front()->operand(2)) != 0;
       for (const Operation* user : users_[value])
         lazy = lazy && (user->kind() == OpKind::store || user->kind() == OpKind::item ||
+                        user->kind() == OpKind::interleave ||  // read at the part's own positions
                         (lazy_capable(*user) && tc_.lazy.count(user->result())) ||
                         // a computed B, written element by element into shared memory (refuse_computed_b),
                         // or what a computed B transposes
@@ -803,6 +811,9 @@ bool Analysis::hold_op(const Operation& op) {
     case OpKind::concat:
       if (tc_.loaded_slices.count(op.result())) return true;  // read from TMEM after its loop (hold_loop)
       if (!check_sliced_registers(op)) return false;
+      break;
+    case OpKind::interleave:
+      if (!check_interleaved_tiles(op)) return false;
       break;
     case OpKind::reshape:  // a row: computed per element where it is read, never held
       if (!tc_.lazy.count(op.result()))
@@ -1001,6 +1012,33 @@ static std::string describe(const Value* value) {
   if (!value->name_hint().empty()) return "%" + value->name_hint();
   const Operation* def = value->defining_op();
   return def && def->location().known() ? fmt::format("the value of line {}", def->location().line) : "a value";
+}
+
+// An interleave's part is read at other positions than the element's, i / n along its axis:
+// only what the compute threads compute there (loads, positions, rows, scalars, arithmetic on
+// them), not a tile in registers, which holds each thread's own positions.
+bool Analysis::check_interleaved_tiles(const Operation& op) {
+  const Value* held = nullptr;
+  std::function<void(const Value*)> visit = [&](const Value* value) {
+    if (!value->type().is_tile() || held) return;
+    if (auto read = tc_.lazy_reads.find(value); read != tc_.lazy_reads.end()) return visit(read->second);
+    if (tc_.is_stage_read(value)) return;  // a tile TMA copied, read from its slot at any position
+    if (tc_.fragment(value) || tc_.accumulator(value) || !tc_.lazy.count(value)) {
+      held = value;
+      return;
+    }
+    const Operation* def = value->defining_op();
+    if (def && def->kind() != OpKind::load)
+      for (const Value* operand : def->operands()) visit(operand);
+  };
+  for (const Value* part : op.operands()) visit(part);
+  if (!held) return true;
+  return unsupported(op, fmt::format("this interleave() of {} ({}), which the compute threads hold in registers: "
+                                     "each thread holds its own positions of a register tile, and an interleave "
+                                     "reads its parts at others; interleave loaded tiles and arithmetic on them "
+                                     "(interleave(w & 15, w >> 4) of a packed weight), or compute it in a plain "
+                                     "kernel",
+                                     describe(held), held->type().to_source_string()));
 }
 
 // A column slice (or a concat's part) reads the elements `start` columns on in the tiles it is

@@ -257,6 +257,10 @@ class TensorCoreKernel {
     // Columns from the element being computed to the one read: the starts of the column slices
     // (x[:, 64:128]) the read is inside (FragmentLayout::sliced_register for registers).
     int64_t column_shift = 0;
+    // The element's row and column as C++ before column_shift: the position variables, or,
+    // inside an interleave's part, where that part's element lies ((column / 2) for two parts).
+    std::string row = "row";
+    std::string column_base = "column";
     // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled,
     // by the accumulator and the column it is read from (AccumulatorRead).
     std::map<std::pair<const Accumulator*, int64_t>, std::string> accumulators;
@@ -266,6 +270,9 @@ class TensorCoreKernel {
     std::map<std::pair<const Value*, int64_t>, std::string> named;
     // The tile column of the element read, as C++ (`column`, shifted by a slice).
     std::string column() const;
+    // The element is at its fragment's position (not moved by an interleave): registers and the
+    // layout's position tests apply.
+    bool in_place() const { return column_base == "column" && row == "row"; }
   };
 
   // Declares each value computed per element that `value`'s element reads more than once (GELU's
@@ -288,6 +295,7 @@ class TensorCoreKernel {
 
   // One element of the tile `op` computes, from its operands' elements.
   std::string op_element(const Operation& op, const ElementContext& context);
+  std::string interleave_element(const Operation& op, const ElementContext& context);
   // C++ that holds where the element `context` computes lies left of column `bound` of its own
   // tile: from its register where the layout tells it without the thread (a constant once the
   // loop is unrolled), else from the position variable `column`. How a concat picks its part.

@@ -264,13 +264,15 @@ bool TileExecution::execute(const Operation& op) {
       problem = evaluate_slice(*a, slice_starts(op), slice_steps(op), op.result()->type().shape(), out);
       break;
     }
-    case OpKind::concat: {
+    case OpKind::concat:
+    case OpKind::interleave: {
       std::vector<const TileValue*> parts;
       for (size_t i = 0; i < op.num_operands(); ++i) {
         parts.push_back(tile_operand(op, i));
         if (!parts.back()) return false;
       }
-      problem = evaluate_concat(parts, op.int_attr("axis", -1), out);
+      problem = op.kind() == OpKind::concat ? evaluate_concat(parts, op.int_attr("axis", -1), out)
+                                            : evaluate_interleave(parts, op.int_attr("axis", -1), out);
       break;
     }
     case OpKind::reduce_sum:

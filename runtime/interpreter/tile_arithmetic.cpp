@@ -325,6 +325,31 @@ std::string evaluate_concat(const std::vector<const TileValue*>& parts, int64_t 
   return {};
 }
 
+std::string evaluate_interleave(const std::vector<const TileValue*>& parts, int64_t axis, TileValue& out) {
+  if (parts.empty()) return "interleaves no tiles";
+  const TileValue& first = *parts.front();
+  const size_t rank = first.shape.size();
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) return "needs an 'axis' within the tiles' rank";
+  for (const TileValue* part : parts)
+    if (part->element != first.element || part->shape != first.shape) return "interleaves tiles of one type";
+  const size_t along = static_cast<size_t>(axis);
+  const int64_t n = static_cast<int64_t>(parts.size());
+  std::vector<int64_t> shape = first.shape;
+  shape[along] *= n;
+  out = TileValue::zeros(first.element, shape);
+  const std::vector<int64_t> from = strides(first.shape), to = strides(shape);
+  for (int64_t k = 0; k < n; ++k)  // part k's element i along the axis is the result's n * i + k
+    for (int64_t i = 0; i < first.count(); ++i) {
+      int64_t j = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t at = i / from[d] % first.shape[d];
+        j += (d == along ? at * n + k : at) * to[d];
+      }
+      copy_element(*parts[static_cast<size_t>(k)], i, out, j);
+    }
+  return {};
+}
+
 std::string evaluate_transpose(const TileValue& a, const std::vector<int64_t>& dims, TileValue& out) {
   const size_t rank = a.shape.size();
   if (!is_dimension_permutation(dims, rank))

@@ -70,6 +70,8 @@ std::string evaluate_slice(const TileValue& a, const std::vector<int64_t>& start
                            const std::vector<int64_t>& shape, TileValue& out);
 // concat: the tiles one after another along `axis` (equal in every other dimension).
 std::string evaluate_concat(const std::vector<const TileValue*>& parts, int64_t axis, TileValue& out);
+// interleave: the tiles' elements in turn along `axis` (element i from tile i % n at i / n).
+std::string evaluate_interleave(const std::vector<const TileValue*>& parts, int64_t axis, TileValue& out);
 
 // reduce_sum / reduce_max / reduce_min along `axis` (kept with extent 1).
 std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);

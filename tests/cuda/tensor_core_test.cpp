@@ -497,6 +497,12 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
       {"sm100_column_broadcast", "sm_100a", "  h = relu(acc);\n  store Y[m, n] = h * h[:, 0:1];\n",
        ":7:21: error: the tensor-core CUDA backend (sm_100a) does not support this 'mul' of a column of a tile the "
        "compute threads hold in registers"},
+      // An interleave reads its parts at other positions than the element's: not a register tile.
+      {"sm90_interleave", "sm_90a", "  store Y[m, 0] = interleave(acc[:, :32], acc[:, 32:]);\n",
+       ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this interleave() of %acc (tile<128, 64, "
+       "f32>), which the compute threads hold in registers: each thread holds its own positions of a register tile, "
+       "and an interleave reads its parts at others"},
+      {"sm100_interleave_loaded", "sm_100a", "  a = load A[m, 0] : <128, 32>;\n  store Y[m, n] = acc * cast(interleave(a, a), f32);\n", ""},
       {"sm100_seam", "sm_100a", "  store Y[m, n] = concat(acc[:, 16:], acc[:, :16], axis = 1);\n",
        ":6:3: error: the tensor-core CUDA backend (sm_100a) does not support a concat() whose parts meet at column 48 "
        "of the stored tile, with TMEM accumulators in it: a store reads TMEM 32 columns at a time, each from one part, "

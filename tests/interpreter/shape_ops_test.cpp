@@ -63,6 +63,34 @@ kernel @sc(%X: tensor<2, 4, i32>, %S: tensor<2, 2, i32>, %C: tensor<2, 6, i32>, 
   EXPECT_EQ(buffer_values(R), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 5, 6, 7, 8}));
 }
 
+// interleave takes its tiles' elements in turn: along axis 1, [[1, 2], [3, 4]] and [[5, 6], [7, 8]]
+// give [[1, 5, 2, 6], [3, 7, 4, 8]]; three tiles along axis 0 give their rows in turn.
+TEST(InterpreterShapeOps, InterleaveTakesItsTilesElementsInTurn) {
+  auto module = parse_verified(R"(module
+kernel @il(%X: tensor<2, 4, i32>, %C: tensor<2, 4, i32>, %R: tensor<3, 4, i32>) {
+  %one = constant {value = 1} : index
+  %z = constant {value = 0} : index
+  %i = grid_ids %one : index
+  %x = load %X, %z, %z : tile<2x4xi32, reg>
+  %a = slice %x {starts = [0, 0]} : tile<2x2xi32, reg>
+  %b = slice %x {starts = [0, 2]} : tile<2x2xi32, reg>
+  %c = interleave %a, %b {axis = 1} : tile<2x4xi32, reg>
+  store %C, %z, %z, %c
+  %first = slice %x {starts = [0, 0]} : tile<1x4xi32, reg>
+  %second = slice %x {starts = [1, 0]} : tile<1x4xi32, reg>
+  %r = interleave %second, %first, %second {axis = 0} : tile<3x4xi32, reg>
+  store %R, %z, %z, %r
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::i32, {2, 4}, {1, 2, 5, 6, 3, 4, 7, 8});
+  HostBuffer C(ScalarKind::i32, {2, 4}), R(ScalarKind::i32, {3, 4});
+  ASSERT_TRUE(launch_first(*module, {&X, &C, &R}).ok);
+  EXPECT_EQ(buffer_values(C), (std::vector<double>{1, 5, 2, 6, 3, 7, 4, 8}));
+  EXPECT_EQ(buffer_values(R), (std::vector<double>{3, 4, 7, 8, 1, 2, 5, 6, 3, 4, 7, 8}));
+}
+
 // reshape keeps the row-major order: [1, 2, 3, 4, 5, 6] as 2 x 3 is [3, 2] as 3 x 2 (not the
 // transpose), and a <3> row made <1, 3> broadcasts over the rows of a 2 x 3 tile.
 TEST(InterpreterShapeOps, ReshapeKeepsRowMajorOrder) {

@@ -103,6 +103,8 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"and_on_floats", "%s = sub %acc, %r", "%s = and %acc, %r", "'and': takes integer or i1 operands"},
         Broken{"transpose_shape", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = transpose %r : tile<64x1xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "result must be tile<1x64xf32, reg>"},
         Broken{"transpose_dims_not_a_permutation", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = transpose %r {dims = [0, 0]} : tile<1x64xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "'dims' must be a permutation of the tile's dimensions"},
+        Broken{"interleave_shape", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = interleave %r, %r {axis = 1} : tile<128x1xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "result must be tile<64x2xf32, reg>"},
+        Broken{"interleave_types", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = interleave %r, %acc {axis = 1} : tile<64x2xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "interleaves tiles of one type"},
         Broken{"reduce_min_shape", "%r = reduce_max %acc {axis = 1} : tile<64x1xf32, reg>", "%r = reduce_min %acc {axis = 1} : tile<1x64xf32, reg>", "result must be tile<64x1xf32, reg>"},
         Broken{"constant_kind", "%c1 = constant {value = 1} : index", "%c1 = constant {value = 1.0} : index", "'value' (float) does not match"},
         // 5. placement
