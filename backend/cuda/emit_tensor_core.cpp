@@ -514,6 +514,32 @@ std::string TensorCoreKernel::slot_address(const Value* barrier, const Value* sl
   return fmt::format("{} + 8 * static_cast<uint32_t>({})", plan_.expression(barrier), plan_.expression(slot));
 }
 
+// One thread of each warpgroup releases a stage every compute thread waited for. An MMA after
+// the wait makes the warpgroup's threads all pass it first (its instructions complete only when
+// every warp issued them). With none between (the mmas in a loop that ran no step: a persistent
+// tile whose K range is empty, with A loaded before the loop), a thread could release the stage
+// while another still waits for it: the producer refills it, the full barrier completes two
+// phases, and the late thread waits for the parity it missed forever. So: walk back from the
+// release, out through `if`s, to the wait on the same slot; an mma on the way (not one inside a
+// loop, which may run no step) settles it. A release defer-mma-releases held (its slot a carried
+// value, released after a later step's MMA) finds no such wait; nor does it need one. Not when
+// only the MMA issuer waited (issuer-only-waits): it is the thread that releases.
+bool TensorCoreKernel::release_needs_sync(const Operation& arrive) const {
+  const Value* slot = arrive.operand(1);
+  const Operation* at = &arrive;
+  for (const Region* region = arrive.parent_region(); region;) {
+    for (size_t i = region->position_of(at); i-- > 0;) {
+      const Operation& op = *region->operations()[i];
+      if (op.kind() == OpKind::mma) return false;
+      if (op.kind() == OpKind::mbarrier_wait && op.operand(1) == slot) return !op.has(attr::issuer);
+    }
+    at = region->parent_op();
+    if (!at || at->kind() != OpKind::if_) return false;
+    region = at->parent_region();
+  }
+  return false;
+}
+
 void TensorCoreKernel::emit_op(const Operation& op) {
   bool producer = in_agent(op, tc_.producer);
   if ((op.kind() == OpKind::mbarrier_wait || op.kind() == OpKind::mbarrier_arrive) &&
@@ -541,8 +567,13 @@ void TensorCoreKernel::emit_op(const Operation& op) {
         writer_.line(fmt::format("tilec_mbarrier_arrive_expect_tx({}, {});", address, op.int_attr("expect_tx")));
       else if (producer)
         writer_.line(fmt::format("tilec_mbarrier_arrive({});", address));
-      else
+      else {
+        if (release_needs_sync(op))
+          writer_.line(fmt::format("tilec_named_barrier_sync({}, {});  // every compute thread is past its wait for "
+                                   "the stage (no MMA since made it so)",
+                                   tc_.private_barrier, tc_.compute_threads));
         emit_release(address);
+      }
       return;
     }
     case OpKind::tma_load_async: emit_tma(op); return;

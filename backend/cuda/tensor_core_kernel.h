@@ -170,6 +170,10 @@ class TensorCoreKernel {
   bool in_agent(const Operation& op, const Operation* agent) const;
 
   std::string slot_address(const Value* barrier, const Value* slot) const;
+  // Whether a compute agent's release of a stage (`arrive`, by one thread of each warpgroup)
+  // must first sync the compute threads: every thread waited for the stage, and no MMA between
+  // that wait and the release made them all pass it (a loop that ran no step); see emit_op.
+  bool release_needs_sync(const Operation& arrive) const;
 
   void emit_op(const Operation& op);
 

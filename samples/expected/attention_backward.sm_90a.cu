@@ -1242,9 +1242,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
+        tilec_named_barrier_sync(1, 256);  // every compute thread is past its wait for the stage (no MMA since made it so)
         if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_consumer_index));  // one arrival per warpgroup
         const int32_t pipe_v_consumer_index_2 = pipe_v_consumer_index + 1 == 1 ? 0 : pipe_v_consumer_index + 1;
         const int32_t pipe_v_consumer_phase_2 = pipe_v_consumer_index + 1 == 1 ? 1 - pipe_v_consumer_phase : pipe_v_consumer_phase;
+        tilec_named_barrier_sync(1, 256);  // every compute thread is past its wait for the stage (no MMA since made it so)
         if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_k_empty + 8 * static_cast<uint32_t>(pipe_k_consumer_index));  // one arrival per warpgroup
         const int32_t pipe_k_consumer_index_2 = pipe_k_consumer_index + 1 == 1 ? 0 : pipe_k_consumer_index + 1;
         const int32_t pipe_k_consumer_phase_2 = pipe_k_consumer_index + 1 == 1 ? 1 - pipe_k_consumer_phase : pipe_k_consumer_phase;

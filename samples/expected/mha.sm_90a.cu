@@ -1052,6 +1052,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           pipe_consumer_phase_2 = next_pipe_consumer_phase_2;
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
+        tilec_named_barrier_sync(1, 256);  // every compute thread is past its wait for the stage (no MMA since made it so)
         if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_consumer_index));  // one arrival per warpgroup
         const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;

@@ -409,6 +409,20 @@ TEST(EmulateRuntime, LoadedTmaCoordinatesAndEmptyKLoopsRunOnTheTensorCores) {
   expect_tensor_core_kernel_matches("empty_k_loop", "B=2,M=200,N=72,K=64", {"C"});
 }
 
+// A loaded once per tile before a K loop that runs no step in later tiles (empty_k_loop.tile's
+// tail_k_loop): its stage is released after the loop by one thread of each warpgroup, which on
+// sm_90a left another thread waiting for the refilled stage's missed phase: a deadlock in the
+// first random schedule (seed 1) on one SM, where each CTA walks several tiles. Found writing
+// kernels from the docs.
+TEST(EmulateRuntime, AStageReleasedAfterAnEmptyLoopWaitsForEveryThread) {
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(target);
+    expect_emulation_matches(std::string("tests/emulate/tensor_core/empty_k_loop.tile --kernel tail_k_loop --dims "
+                                         "M=600,K=128,N=72 --schedules 3 --sms 1 --target ") + target,
+                             "D");
+  }
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.
