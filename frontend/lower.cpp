@@ -238,7 +238,8 @@ std::optional<int64_t> Lowering::const_int(const Expr& expr, const char* what, i
     return std::nullopt;
   }
   if (operand.constant->integer < minimum) {
-    error(expr.location, fmt::format("{} must be at least {}, got {}", what, minimum, operand.constant->integer));
+    error(expr.location, fmt::format("{} must be at least {}, got {}{}", what, minimum, operand.constant->integer,
+                                     defines_in({&expr})));
     return std::nullopt;
   }
   return operand.constant->integer;
@@ -738,7 +739,6 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   coordinate_extents_.clear();
   out_of_scope_.clear();
   failed_.clear();
-  const int errors_before = diagnostics_.error_count();
 
   // 1. parameters and symbolic dims
   std::vector<std::tuple<std::string, Value*, int64_t, Location>> symbols;
@@ -877,10 +877,10 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
   builder.create(OpKind::return_, {}, {});
   builder_ = nullptr;
   // A kernel writes only through its stores: without one, a launch has no effect (unless a store
-  // was written and failed).
+  // was written and failed, here or through a constant that failed before the kernel).
   bool stores = false;
   walk(kernel->region(), [&](const Operation& op) { stores = stores || op.kind() == OpKind::store; });
-  if (!stores && diagnostics_.error_count() == errors_before)
+  if (!stores && diagnostics_.error_count() == 0)
     diagnostics_.warning(k.location, fmt::format("kernel {} stores nothing: launching it has no effect (write its "
                                                  "results with `store T[...] = value`)",
                                                  k.name));

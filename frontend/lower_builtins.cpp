@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <span>
 #include <string>
 #include <string_view>
@@ -191,12 +192,27 @@ Operand Lowering::lower_binary_function(const Expr& e, const Builtin& builtin, c
   if (f != "cdiv") return extremum(builtin.kind, a, b, e.args[0].get(), e.args[1].get(), e.location);
   // A float operand would first be refused as a number to convert, with advice (cast the other
   // operand to f32) that cdiv() then refuses too.
-  for (const Operand* operand : {&a, &b})
-    if ((operand->constant && operand->constant->is_float) || (operand->value && is_float(operand->value->type().element()))) {
-      error(e.location, "cdiv() takes integers (an index or an integer type); write the operand as one, or "
-                        "cast(x, index)");
+  for (size_t i = 0; i < 2; ++i) {
+    const Operand& operand = i == 0 ? a : b;
+    const std::string text = operand_text(e.args[i].get(), i == 0 ? "first" : "second");
+    if (operand.constant && operand.constant->is_float) {  // const B = 32.0, or -D B=32.0
+      const double number = operand.constant->floating;
+      const bool whole = std::abs(number) < 1e15 && number == std::trunc(number);  // 32.0: write 32
+      error(e.location, fmt::format("cdiv() takes integers (an index or an integer type), and {} is the number {}{}: "
+                                    "write an integer{}",
+                                    text, whole ? fmt::format("{:.1f}", number) : fmt::format("{}", number),
+                                    defines_in({e.args[i].get()}),
+                                    whole ? fmt::format(" ({})", static_cast<int64_t>(number)) : ""));
       return {};
     }
+    if (operand.value && is_float(operand.value->type().element())) {
+      error(e.location, fmt::format("cdiv() takes integers (an index or an integer type), and {} is {}: convert it "
+                                    "first, e.g. cast({}, i32) (which truncates toward zero)",
+                                    text, operand.value->type().to_source_string(),
+                                    text.find(' ') == std::string::npos ? text : "..."));
+      return {};
+    }
+  }
   Value *va = nullptr, *vb = nullptr;
   auto result = unify(a, b, va, vb, e.location, e.args[0].get(), e.args[1].get());
   if (!result) return {};

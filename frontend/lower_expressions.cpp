@@ -168,9 +168,21 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
                                   operand_text(ea, "left"), to_string(ta.element()), operand_text(eb, "right"),
                                   to_string(tb.element()), operand_text(eb, "right"), to_string(ta.element())));
     } else {
+      // A vector of one value per row (a per-channel scale of an [N, K] weight) beside a matrix
+      // lines up with its columns; NumPy's fix is the vector as a column, s[:, None].
+      std::string hint;
+      const Type& vector = ta.rank() == 1 ? ta : tb;
+      const Type& matrix = ta.rank() == 1 ? tb : ta;
+      if (vector.is_tile() && matrix.is_tile() && vector.rank() == 1 && matrix.rank() == 2 &&
+          vector.shape()[0] == matrix.shape()[0]) {
+        const std::string text = operand_text(ta.rank() == 1 ? ea : eb, ta.rank() == 1 ? "left" : "right");
+        hint = fmt::format("; for one value per row, make the {} a column: reshape<{}, 1>({})",
+                           text.find(' ') == std::string::npos ? text : text.substr(4), vector.shape()[0],
+                           text.find(' ') == std::string::npos ? text : "...");
+      }
       error(location, fmt::format("tile shapes do not broadcast: {} and {} (aligned at their last dimension, as in "
-                                  "NumPy, each dimension must be equal or 1)",
-                                  ta.to_source_string(), tb.to_source_string()));
+                                  "NumPy, each dimension must be equal or 1){}",
+                                  ta.to_source_string(), tb.to_source_string(), hint));
     }
     return std::nullopt;
   }

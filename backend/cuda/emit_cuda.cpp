@@ -289,6 +289,8 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       failed = true;
       continue;
     }
+    if (!choice.spill.empty())
+      diagnostics.warning(choice.spill_at.known() ? choice.spill_at : kernel->location(), choice.spill);
     plans.push_back(std::move(*plan));
     choices.push_back(std::move(choice));
   }

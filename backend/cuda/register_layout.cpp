@@ -9,11 +9,13 @@
 #include "backend/cuda/register_layout.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "backend/cuda/kernel_plan.h"
 #include "ir/ir.h"
+#include "ir/live_ranges.h"
 
 namespace tilec::cuda {
 
@@ -164,6 +166,35 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     return choice;
   }
   choice.layout = layout;
+  // Registers a tile's slots take (two 16-bit elements share one, four 8-bit ones).
+  auto registers = [&](const void* tile) {
+    const Type& type = static_cast<const Value*>(tile)->type();
+    return (layout.slots_of(as_matrix(type.shape())) * byte_size(type.element()) + 3) / 4;
+  };
+  // An elementwise op's result is computed element by element where it is read (its loops are
+  // unrolled straight-line code nvcc interleaves), so it needs no registers of its own; the
+  // loaded, carried and reduced tiles do.
+  const PeakLive peak = peak_live(
+      kernel.region(),
+      [](const Value* value) -> const void* {
+        const Operation* def = value->defining_op();
+        return value->type().is_tile() && !(def && def->info().has(kElementwise)) ? value : nullptr;
+      },
+      registers);
+  if (peak.total > kSpillRegisters) {
+    std::vector<std::string> tiles;
+    for (const void* tile : peak.holders) {
+      const Value* value = static_cast<const Value*>(tile);
+      const Operation* def = value->defining_op();
+      tiles.push_back(fmt::format("{}{}", value->type().to_source_string(),
+                                  def && def->location().known() ? fmt::format(" (line {})", def->location().line) : ""));
+    }
+    choice.spill = fmt::format("{} tiles live here take {} registers per thread in the register form ({}), more than "
+                               "the {} a thread can spare: nvcc will spill some to local memory; use smaller tiles, "
+                               "keep fewer live at once, or compile with --plain-tiles shared",
+                               peak.holders.size(), peak.total, fmt::join(tiles, ", "), kSpillRegisters);
+    choice.spill_at = peak.at->location();
+  }
   return choice;
 }
 

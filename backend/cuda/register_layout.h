@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/diagnostic.h"
+
 namespace tilec {
 class Operation;
 }
@@ -65,10 +67,15 @@ inline constexpr int64_t kMaxSlotsPerThread = 64;
 // The layout for `kernel`, or the reason it keeps the shared-memory form: a tile of rank above
 // 2, two tiles whose shapes fit no common frame, a frame above kMaxSlotsPerThread elements per
 // thread, an mma. `vector_bytes` caps V·size (16).
+// With a layout, `spill` says where its tiles live at once would take more registers per thread
+// than kSpillRegisters (which nvcc then spills: a warning, not another form).
 struct LayoutChoice {
   std::optional<RegisterLayout> layout;
   std::string reason;  // why not, when !layout
+  std::string spill;
+  Location spill_at;
 };
+inline constexpr int64_t kSpillRegisters = 200;  // of 255: the rest for addresses, indices, temporaries
 LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_bytes = 16);
 
 // Whether `kernel` has a floating-point reduce_sum: in the register form its terms are added in

@@ -15,6 +15,7 @@
 #include "ir/attribute_keys.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
+#include "ir/live_ranges.h"
 
 namespace tilec::cuda::tensor_core {
 
@@ -143,7 +144,7 @@ bool Analysis::analyze() {
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
   if (!ok) return false;
-  warn_accumulator_registers();
+  if (!warn_accumulator_registers()) warn_register_tiles();
   // The 3-D TMA helpers, where a stage buffer or a TMA store addresses a batch of matrices; the
   // 4-D ones where its box has middle dimensions.
   auto need = [&](const Value* tensor, size_t rows) {
@@ -275,7 +276,53 @@ bool Analysis::refuse_column_broadcasts() {
   return ok;
 }
 
-void Analysis::warn_accumulator_registers() {
+// The registers a compute thread has: the hardware's cap, or the agents' budgets where the
+// register file cannot give every thread the cap.
+int64_t Analysis::compute_thread_registers() const {
+  const bool budgets = (kWarpgroup + tc_.compute_threads) * target_.max_thread_registers > target_.register_file;
+  return budgets ? tc_.compute->int_attr("registers") : target_.max_thread_registers;
+}
+
+// What the accumulator warning leaves out: every register tile (a loaded or computed tile, a
+// cast P, a row's statistics) counts, live from the first op that writes or reads it to the
+// last, and through the whole of a loop it is live into (a later step reads it again). Above
+// the registers a compute thread has at the busiest op, nvcc spills (found by helpers writing
+// kernels from the docs: a blockwise FP8 GEMM's two 128x256 tiles, attention's backward with
+// its S, P, dP and dS beside three accumulators, spilled with no word from tilec).
+void Analysis::warn_register_tiles() {
+  auto registers = [&](const Fragment& fragment) {
+    return (tc_.layout.count(fragment.columns) * byte_size(fragment.element) + 3) / 4;
+  };
+  // A column slice held on its own (g = acc[:, :64]) is a copy of the registers nvcc keeps once;
+  // an elementwise op's tile is computed element by element where it is read (nvcc interleaves
+  // the unrolled loops), needing none of its own.
+  const PeakLive peak = peak_live(
+      tc_.compute->region(),
+      [&](const Value* value) -> const void* {
+        const Operation* def = value->defining_op();
+        return def && (def->kind() == OpKind::slice || def->info().has(kElementwise)) ? nullptr : tc_.fragment(value);
+      },
+      [&](const void* fragment) { return registers(*static_cast<const Fragment*>(fragment)); });
+  const int64_t available = compute_thread_registers();
+  if (peak.total <= available) return;
+  std::vector<std::string> parts;
+  for (const void* held : peak.holders) {
+    const Fragment& fragment = *static_cast<const Fragment*>(held);
+    parts.push_back(fmt::format("{} {}x{} {}: {}", fragment.name, fragment.rows, fragment.columns,
+                                to_string(fragment.element), registers(fragment)));
+  }
+  diagnostics_.warning(peak.at->location().known() ? peak.at->location() : tc_.compute->location(),
+                       fmt::format("the register tiles live here need {} registers per compute thread ({}), more "
+                                   "than the {} a compute thread has on {}: nvcc will spill them to local memory; "
+                                   "give the tiles fewer columns (BN; attention's BKV or D){}, or keep fewer tiles "
+                                   "live at once",
+                                   peak.total, fmt::join(parts, ", "), available, target_.name,
+                                   tc_.compute_threads == kWarpgroup ? ", or 128 rows (BM or BQ: two compute "
+                                                                       "warpgroups share them)"
+                                                                     : ""));
+}
+
+bool Analysis::warn_accumulator_registers() {
   // Accumulators live together in a loop whose mmas write them: those it writes, those a loop
   // around it carries, and those written before it and read after it. Loops one after another
   // whose accumulators end with them hold theirs in turn.
@@ -338,10 +385,8 @@ void Analysis::warn_accumulator_registers() {
     total = sum;
     parts = std::move(these);
   }
-  // Above the register file at the hardware's cap per thread, the agents set their own budgets.
-  const bool budgets = (kWarpgroup + tc_.compute_threads) * target_.max_thread_registers > target_.register_file;
-  const int64_t available = budgets ? tc_.compute->int_attr("registers") : target_.max_thread_registers;
-  if (total <= available) return;
+  const int64_t available = compute_thread_registers();
+  if (total <= available) return false;
   const Operation* mma = nullptr;
   walk(tc_.compute->region(), [&](const Operation& op) {
     if (!mma && op.kind() == OpKind::mma) mma = &op;
@@ -357,6 +402,7 @@ void Analysis::warn_accumulator_registers() {
                                    target_.mma == target::MmaFamily::wgmma
                                        ? ", or compile for sm_100a, whose accumulators live in tensor memory"
                                        : ""));
+  return true;
 }
 
 void Analysis::add_barrier(const Operation& op) {
@@ -1519,10 +1565,11 @@ bool Analysis::report_shared_memory_overflow() {
   });
   // The deepest ring that fits: every stage buffer cut to `slots` (its barriers, a few bytes a
   // slot, are left as they are, so the estimate errs toward fewer).
-  int64_t deepest_ring = 0, per_slot = 0;
+  int64_t deepest_ring = 0, per_slot = 0, shallower = 0;  // the deepest ring's slot, the others' bytes
+  for (const StageBuffer& buffer : tc_.stages) deepest_ring = std::max(deepest_ring, buffer.depth);
   for (const StageBuffer& buffer : tc_.stages) {
-    deepest_ring = std::max(deepest_ring, buffer.depth);
-    per_slot += buffer.slot_bytes;
+    if (buffer.depth == deepest_ring) per_slot += buffer.slot_bytes;
+    else shallower += buffer.depth * buffer.slot_bytes;
   }
   int64_t fitting = 0;
   for (int64_t slots = deepest_ring - 1; slots >= 1 && fitting == 0; --slots) {
@@ -1532,9 +1579,13 @@ bool Analysis::report_shared_memory_overflow() {
                atom_rounded(buffer.depth * buffer.slot_bytes);
     if (bytes <= target_.shared_memory_bytes) fitting = slots;
   }
-  const std::string ring = deepest_ring > 1 ? fmt::format("; the stage buffers take {} bytes a slot, {} slots deep",
-                                                          per_slot, deepest_ring)
-                                            : "";
+  // What the ring takes, and apart from it what shallower buffers (a tile loaded once per tile,
+  // before the loop) take: so the figures add up.
+  std::string ring;
+  if (deepest_ring > 1)
+    ring = fmt::format("; the stage buffers {} slots deep take {} bytes a slot ({} bytes){}", deepest_ring, per_slot,
+                       per_slot * deepest_ring,
+                       shallower > 0 ? fmt::format(", the shallower ones {} bytes", shallower) : "");
   const std::string fits = fitting > 0 ? fmt::format(" ({} fit{})", fitting, fitting == 1 ? "s" : "") : "";
   std::string fix = "use smaller tiles";
   if (deepest && deepest->has_attr("pipeline"))

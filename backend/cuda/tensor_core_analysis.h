@@ -143,7 +143,11 @@ class Analysis {
   bool read_only_as_b(const Value* value);
   // Accumulators in registers stay live across the whole K loop: when they alone need more
   // registers than a compute thread has, nvcc spills them (a warning that says what to change).
-  void warn_accumulator_registers();
+  // Warn where nvcc will spill register tiles: the accumulators (true when it warned), else
+  // every register tile live at once.
+  bool warn_accumulator_registers();
+  void warn_register_tiles();
+  int64_t compute_thread_registers() const;
   bool place_shared_memory();
   // place_shared_memory's steps: the offsets and tc_.shared_bytes; the error when they overflow
   // the target's budget (false).

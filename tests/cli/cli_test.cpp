@@ -416,6 +416,18 @@ TEST(Cli, StageOptionsPrintWhatTheySay) {
     EXPECT_THAT(r->err, Not(HasSubstr("unknown name")));
     EXPECT_THAT(r->err, Not(HasSubstr("not an integer")));
   }
+  // A value that is a number but the wrong one names the -D that set it; a float where cdiv()
+  // takes integers says to write the integer (it advised cast(x, index), which refuses floats);
+  // and a kernel whose stores failed through a constant is not also said to store nothing
+  // (found by a helper writing kernels from the docs).
+  CommandResult zero = run_command(tilec("compile samples/vector_add.tile -D BLOCK=0 -o /dev/null"));
+  EXPECT_EQ(zero.status, 1);
+  EXPECT_THAT(zero.err, HasSubstr("a tile dimension must be at least 1, got 0 (with -D BLOCK=0)"));
+  CommandResult fraction = run_command(tilec("compile samples/vector_add.tile -D BLOCK=32.0 -o /dev/null"));
+  EXPECT_EQ(fraction.status, 1);
+  EXPECT_THAT(fraction.err, HasSubstr("cdiv() takes integers (an index or an integer type), and BLOCK is the number "
+                                      "32.0 (with -D BLOCK=32.0): write an integer (32)"));
+  for (const CommandResult* r : {&zero, &fraction}) EXPECT_THAT(r->err, Not(HasSubstr("stores nothing")));
 }
 
 // What a user types that CLI11 alone answered badly (found auditing the docs and the command line).
@@ -917,6 +929,60 @@ TEST(Cli, AccumulatorsPastTheRegisterBudgetAreWarnedAbout) {
   CommandResult together = run_command(tilec("compile " + two.string() + " -o /dev/null"));
   EXPECT_THAT(together.err, HasSubstr("warning: the mma accumulators need 256 registers per compute thread"));
   fs::remove(two);
+}
+
+// Register tiles other than accumulators count too (found by helpers writing kernels from the
+// docs, nvcc spilling with no word from tilec): DeepSeek-style blockwise FP8 scaling, a 128x256
+// product per K block added into a 128x256 register tile (ptxas: 524 bytes of spill stores on
+// sm_90a); a plain kernel's four loaded 64x256 tiles live at once (704 bytes). Each is warned
+// about at the line where the tiles are live; at BN = 128 neither is. Elementwise results are
+// not counted: nvcc computes them element by element where they are read.
+TEST(Cli, RegisterTilesLiveAtOncePastTheBudgetAreWarnedAbout) {
+  fs::path blockwise = temp_file("blockwise.tile",
+      "const BN = 256;\n"
+      "kernel r(A: tensor<M, K, f8e4m3>, B: tensor<N, K, f8e4m3>, SA: tensor<M, KB, f32>, Y: tensor<M, N, bf16>)\n"
+      "    grid persistent(cdiv(M, 128), cdiv(N, BN)) as (m, n) {\n"
+      "  acc = zeros<128, BN, f32>();\n"
+      "  for k in 0 .. cdiv(K, 128) pipeline(2) carry (acc) {\n"
+      "    part = mma(load A[m, k] : <128, 128>, transpose(load B[n, k] : <BN, 128>), zeros<128, BN, f32>());\n"
+      "    acc = acc + part * load SA[m, k] : <128, 1>;\n  }\n"
+      "  store Y[m, n] = cast(acc, bf16);\n}\n");
+  CommandResult wide = run_command(tilec("compile " + blockwise.string() + " -o /dev/null"));
+  EXPECT_EQ(wide.status, 0) << wide.err;
+  EXPECT_THAT(wide.err, HasSubstr(":7:24: warning: the register tiles live here need 258 registers per compute thread "
+                                  "(acc_1 128x256 f32: 128, t8 128x256 f32: 128, t11 128x1 f32: 2), more than the 232 "
+                                  "a compute thread has on sm_90a: nvcc will spill them"));
+  CommandResult narrow = run_command(tilec("compile " + blockwise.string() + " -D BN=128 -o /dev/null"));
+  EXPECT_EQ(narrow.err, "");
+  fs::path plain = temp_file("four_tiles.tile",
+      "const BN = 256;\n"
+      "kernel spill(Y: tensor<M, N, f32>, A: tensor<M, N, f32>, B: tensor<M, N, f32>, C: tensor<M, N, f32>)\n"
+      "    grid tiles(cdiv(M, 64), cdiv(N, BN)) as (i, j) {\n"
+      "  a = load A[i, j] : <64, BN>;\n  b = load B[i, j] : <64, BN>;\n  c = load C[i, j] : <64, BN>;\n"
+      "  d = load Y[i, j] : <64, BN>;\n"
+      "  store Y[i, j] = a * b + c * d + sum(a, axis = 1) + sum(b, axis = 1) + sum(c, axis = 1) + sum(d, axis = 1);\n}\n");
+  CommandResult many = run_command(tilec("compile " + plain.string() + " -o /dev/null"));
+  EXPECT_EQ(many.status, 0) << many.err;
+  EXPECT_THAT(many.err, HasSubstr(": warning: 4 tiles live here take 256 registers per thread in the register form "
+                                  "(tile<64, 256, f32> (line 4), tile<64, 256, f32> (line 5), tile<64, 256, f32> (line "
+                                  "6), tile<64, 256, f32> (line 7)), more than the 200 a thread can spare"));
+  EXPECT_THAT(many.err, HasSubstr("or compile with --plain-tiles shared"));
+  EXPECT_EQ(run_command(tilec("compile " + plain.string() + " -D BN=128 -o /dev/null")).err, "");
+  fs::remove(blockwise);
+  fs::remove(plain);
+}
+
+// A grid coordinate the kernel never reads is marked used in the CUDA (nvcc's warning #177
+// "declared but never referenced" otherwise; found by a helper writing kernels from the docs).
+TEST(Cli, AnUnusedGridCoordinateDrawsNoNvccWarning) {
+  fs::path path = temp_file("unused_coordinate.tile",
+      "kernel k(X: tensor<8, f32>, Y: tensor<8, f32>) grid tiles(1, 1) as (i, j) {\n"
+      "  store Y[j] = cumsum(load X[0] : <8>);\n}\n");
+  CommandResult r = run_command(tilec("compile " + path.string()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(void)i;"));
+  EXPECT_THAT(r.out, Not(HasSubstr("(void)j;")));
+  fs::remove(path);
 }
 
 // pipeline(1) on an mma loop whose cost-based schedule needs 17 stages: bounded to one stage it
