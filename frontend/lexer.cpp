@@ -81,6 +81,7 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
   // line's columns start after it, as gcc and clang count them.
   if (source.substr(0, 3) == "\xEF\xBB\xBF") pos = 3;
 
+  bool unterminated_comment = false;
   while (pos < source.size()) {
     char c = source[pos];
     if (std::isspace(static_cast<unsigned char>(c))) {
@@ -95,7 +96,10 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
       Location start{line, column};
       advance(2);
       while (pos < source.size() && !(source[pos] == '*' && at(1) == '/')) advance();
-      if (pos >= source.size()) diagnostics.error(start, "unterminated block comment");
+      if (pos >= source.size()) {
+        diagnostics.error(start, "unterminated block comment");
+        unterminated_comment = true;
+      }
       advance(2);
       continue;
     }
@@ -238,7 +242,9 @@ std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics) {
     }
     tokens.push_back(token);
   }
-  tokens.push_back({TokenKind::end, {}, {line, column}});
+  // The end of a file that ends inside a comment is spelled "/*": the parser says nothing more of
+  // the blocks it leaves open (the comment's error is the cause).
+  tokens.push_back({TokenKind::end, unterminated_comment ? "/*" : std::string_view{}, {line, column}});
   return tokens;
 }
 

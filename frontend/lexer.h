@@ -37,7 +37,8 @@ struct Token {
   Location location;
 };
 
-// Lexes the whole source; errors go to `diagnostics`. The last token is always `end`.
+// Lexes the whole source; errors go to `diagnostics`. The last token is always `end` (its text
+// "/*" where the source ends inside a block comment, which has been reported).
 std::vector<Token> lex(std::string_view source, DiagnosticEngine& diagnostics);
 
 }  // namespace tilec::frontend

@@ -445,7 +445,7 @@ Operation* Lowering::lower_store(const Stmt& s) {
   Value* tensor = tensor_named(s.name, s.name_location);
   if (!tensor) return nullptr;
   std::vector<Value*> operands{tensor};
-  if (!coordinates(s.indices, tensor->type(), s.name_location, operands)) return nullptr;
+  if (!coordinates(s.indices, tensor->type(), s.name_location, s.elements, operands)) return nullptr;
   Operand value = lower_expr(*s.value);
   if (!value.ok()) {
     // A store is never dropped without a word: the error must have been said.

@@ -531,7 +531,10 @@ std::optional<int64_t> Lowering::axis_of(const Expr& axis, const Type& type) {
   auto k = const_int(axis, "the axis", -rank);
   if (!k) return std::nullopt;
   if (*k >= rank) {
-    error(axis.location, fmt::format("axis {} is out of range for {}", *k, type.to_source_string()));
+    error(axis.location,
+          fmt::format("axis {} is out of range for the rank-{} {}: its axes are {} (or, from the end, {})", *k, rank,
+                      type.to_source_string(), rank == 1 ? "0" : fmt::format("0 to {}", rank - 1),
+                      rank == 1 ? "-1" : fmt::format("-{} to -1", rank)));
     return std::nullopt;
   }
   return *k < 0 ? *k + rank : *k;
@@ -578,7 +581,7 @@ Operand Lowering::lower_where(const Expr& e, const Builtin&, const Expr*) {
     vb = materialize(b, element, e.location);
     values = Type::scalar(element);
   } else {
-    values = unify(a, b, va, vb, e.location, e.args[1].get(), e.args[2].get());
+    values = unify(a, b, va, vb, e.location, e.args[1].get(), e.args[2].get(), {"second", "third"});
   }
   if (!values) return {};
   const size_t rank = std::max({c.value->type().rank(), va->type().rank(), vb->type().rank()});

@@ -119,7 +119,7 @@ Value* Lowering::without_leading_ones(Value* value, size_t rank, Location locati
 }
 
 std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
-                          const Expr* ea, const Expr* eb) {
+                          const Expr* ea, const Expr* eb, std::pair<const char*, const char*> positions) {
   ScalarKind element = a.value ? a.value->type().element() : b.value->type().element();
   const int errors = diagnostics_.error_count();
   va = materialize(a, element, location, operand_text(eb, "other"));
@@ -138,10 +138,10 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
     else if (ta.element() != tb.element() && (ta.element() == ScalarKind::index || tb.element() == ScalarKind::index)) {
       // Tiles have no index elements: convert the index, or an integer scalar to one.
       const bool left = ta.element() == ScalarKind::index;
-      const std::string index = operand_text(left ? ea : eb, left ? "left" : "right");
+      const std::string index = operand_text(left ? ea : eb, left ? positions.first : positions.second);
       const std::string other(to_string(left ? tb.element() : ta.element()));
       const Type& other_type = left ? tb : ta;
-      const std::string other_text = operand_text(left ? eb : ea, left ? "right" : "left");
+      const std::string other_text = operand_text(left ? eb : ea, left ? positions.second : positions.first);
       const bool named = index.find(' ') == std::string::npos;
       std::string also;
       if (other_type.is_scalar() && is_integer(other_type.element()))
@@ -156,17 +156,21 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
     } else if (ta.element() != tb.element() && (ta.element() == ScalarKind::i1 || tb.element() == ScalarKind::i1)) {
       // Converting a number to a mask is never what was meant: convert the mask.
       const bool left = ta.element() == ScalarKind::i1;
-      const std::string mask = operand_text(left ? ea : eb, left ? "left" : "right");
+      const std::string mask = operand_text(left ? ea : eb, left ? positions.first : positions.second);
       const std::string other(to_string(left ? tb.element() : ta.element()));
       error(location, fmt::format("element types differ: {} is a mask (i1) and {} is {}; convert the mask: {} is 1 "
                                   "where it holds and 0 elsewhere (or choose with where(mask, a, b))",
-                                  mask, operand_text(left ? eb : ea, left ? "right" : "left"), other,
+                                  mask, operand_text(left ? eb : ea, left ? positions.second : positions.first), other,
                                   mask.find(' ') == std::string::npos ? fmt::format("cast({}, {})", mask, other)
                                                                        : fmt::format("cast(..., {})", other)));
     } else if (ta.element() != tb.element()) {
-      error(location, fmt::format("element types differ: {} is {} and {} is {}; convert one, e.g. cast({}, {})",
-                                  operand_text(ea, "left"), to_string(ta.element()), operand_text(eb, "right"),
-                                  to_string(tb.element()), operand_text(eb, "right"), to_string(ta.element())));
+      const std::string first = operand_text(ea, positions.first), second = operand_text(eb, positions.second);
+      const std::string target(to_string(ta.element()));
+      error(location, fmt::format("element types differ: {} is {} and {} is {}; convert one, e.g. {}", first,
+                                  to_string(ta.element()), second, to_string(tb.element()),
+                                  second.find(' ') == std::string::npos
+                                      ? fmt::format("cast({}, {})", second, target)
+                                      : fmt::format("cast(..., {}) around {}", target, second)));
     } else {
       // A vector of one value per row (a per-channel scale of an [N, K] weight) beside a matrix
       // lines up with its columns; NumPy's fix is the vector as a column, s[:, None].
@@ -175,7 +179,8 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
       const Type& matrix = ta.rank() == 1 ? tb : ta;
       if (vector.is_tile() && matrix.is_tile() && vector.rank() == 1 && matrix.rank() == 2 &&
           vector.shape()[0] == matrix.shape()[0]) {
-        const std::string text = operand_text(ta.rank() == 1 ? ea : eb, ta.rank() == 1 ? "left" : "right");
+        const std::string text =
+            ta.rank() == 1 ? operand_text(ea, positions.first) : operand_text(eb, positions.second);
         hint = fmt::format("; for one value per row, make the {} a column: reshape<{}, 1>({})",
                            text.find(' ') == std::string::npos ? text : text.substr(4), vector.shape()[0],
                            text.find(' ') == std::string::npos ? text : "...");
@@ -347,13 +352,14 @@ Value* Lowering::tensor_named(const std::string& name, Location location) {
 }
 
 bool Lowering::coordinates(const std::vector<ExprPtr>& indices, const Type& tensor, Location location,
-                 std::vector<Value*>& out) {
+                           bool elements, std::vector<Value*>& out) {
+  const char* kind = elements ? "element" : "tile";
   if (indices.size() != tensor.rank()) {
-    error(location, fmt::format("{} tile coordinates given for a rank-{} tensor", indices.size(), tensor.rank()));
+    error(location, fmt::format("{} {} coordinates given for a rank-{} tensor", indices.size(), kind, tensor.rank()));
     return false;
   }
   for (const auto& index : indices) {
-    Value* v = index_value(*index, "a tile coordinate");
+    Value* v = index_value(*index, elements ? "an element coordinate" : "a tile coordinate");
     if (!v) return false;
     out.push_back(v);
   }
@@ -364,7 +370,7 @@ Operand Lowering::lower_load(const Expr& e) {
   Value* tensor = tensor_named(e.name, e.name_location);
   if (!tensor) return {};
   std::vector<Value*> operands{tensor};
-  if (!coordinates(e.args, tensor->type(), e.name_location, operands)) return {};
+  if (!coordinates(e.args, tensor->type(), e.name_location, e.op == "at", operands)) return {};
   auto shape = tile_shape(e.shape);
   if (!shape) return {};
   // NumPy-style: dims of extent 1 in front of the tensor's rank (a bias row <1, BN> of a vector)

@@ -111,9 +111,11 @@ class Lowering {
   Value* without_leading_ones(Value* value, size_t rank, Location location);
   // Gives both operands values of one element type, and tiles of one rank (with_rank); the
   // result type of the elementwise op. `ea` and `eb` (may be null) are the operands'
-  // expressions, for messages.
+  // expressions, for messages, which call them by `positions` where they have no name (the
+  // "left" and "right" operand of a + b; where()'s "second" and "third").
   std::optional<Type> unify(Operand& a, Operand& b, Value*& va, Value*& vb, Location location,
-                            const Expr* ea = nullptr, const Expr* eb = nullptr);
+                            const Expr* ea = nullptr, const Expr* eb = nullptr,
+                            std::pair<const char*, const char*> positions = {"left", "right"});
   Operand lower_binary(const Expr& e) { return lower_binary(e.op, *e.args[0], *e.args[1], e.location); }
   // `left op right` for a binary operator (or pow(left, right) as "**").
   Operand lower_binary(const std::string& op, const Expr& left, const Expr& right, Location location);
@@ -127,7 +129,8 @@ class Lowering {
   Operand lower_tile_new(const Expr& e);
   Operand lower_reshape(const Expr& e);
   Value* tensor_named(const std::string& name, Location location);
-  bool coordinates(const std::vector<ExprPtr>& indices, const Type& tensor, Location location,
+  // `elements`: `T at [...]`, element coordinates (else tile coordinates), for the messages.
+  bool coordinates(const std::vector<ExprPtr>& indices, const Type& tensor, Location location, bool elements,
                    std::vector<Value*>& out);
   Operand lower_load(const Expr& e);
   // A tile of more than one element along a tensor dimension whose coordinate is a grid

@@ -319,7 +319,7 @@ class Parser {
       }
     }
     if (unclosed()) {
-      if (unclosed_reported_ != pos_)
+      if (unclosed_reported_ != pos_ && !(at(TokenKind::end) && peek().text == "/*"))
         diagnostics_.error(peek().location,
                            fmt::format("expected '}}' to close the block opened at line {}, column {}, found {}",
                                        open.line, open.column,

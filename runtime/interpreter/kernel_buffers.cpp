@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <unordered_map>
+#include <vector>
 
 #include "ir/ir.h"
 #include "runtime/interpreter/float_formats.h"
@@ -86,6 +89,36 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   const Region& body = kernel.region();
   std::vector<bool> loaded(body.num_arguments(), false), stored(body.num_arguments(), false),
       added(body.num_arguments(), false);
+  // Packed words: an integer tensor whose loaded tiles are shifted or masked (q >> 4 & 15, GPTQ's
+  // eight nibbles in an i32) holds bits, not small numbers: it is filled over its type's whole
+  // range, or every nibble past the first would be alike (the sign's) and one read at the wrong
+  // shift would go unseen. Through subscripts and reshapes to the shift or mask, and, in IR the
+  // pipeline made, through the stage buffers a load's tile crosses (written, or filled by TMA,
+  // and read back).
+  std::unordered_map<const Value*, std::vector<const Operation*>> users, buffer_reads;
+  walk(body, [&](const Operation& op) {
+    for (const Value* operand : op.operands()) users[operand].push_back(&op);
+    if (op.kind() == OpKind::stage_read) buffer_reads[op.operand(0)].push_back(&op);
+  });
+  std::function<bool(const Value*)> bits_read;
+  auto buffer_bits_read = [&](const Value* buffer) {
+    const auto& reads = buffer_reads[buffer];
+    return std::any_of(reads.begin(), reads.end(), [&](const Operation* read) { return bits_read(read->result()); });
+  };
+  bits_read = [&](const Value* value) {
+    for (const Operation* user : users[value]) {
+      if ((user->info().has(kBitwise) || user->kind() == OpKind::shl || user->kind() == OpKind::shr) &&
+          user->operand(0) == value)
+        return true;
+      if ((user->kind() == OpKind::slice || user->kind() == OpKind::reshape || user->kind() == OpKind::transpose) &&
+          bits_read(user->result()))
+        return true;
+      if (user->kind() == OpKind::stage_write && user->operand(2) == value && buffer_bits_read(user->operand(0)))
+        return true;
+    }
+    return false;
+  };
+  std::vector<bool> words(body.num_arguments(), false);
   walk(const_cast<Region&>(body), [&](Operation& op) {
     auto access = tensor_access(op);
     if (!access || !access->tensor->is_argument() || access->tensor->owner_region() != &body) return;
@@ -93,6 +126,10 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     stored[position] = stored[position] || access->writes;
     loaded[position] = loaded[position] || access->reads;
     added[position] = added[position] || store_combine(op) == StoreCombine::add;  // max, min: exact in any order
+    const ScalarKind element = access->tensor->type().element();
+    if (access->reads && is_integer(element) && element != ScalarKind::i1 && !words[position])
+      words[position] = op.kind() == OpKind::tma_load_async ? buffer_bits_read(op.operand(0))
+                                                           : op.num_results() == 1 && bits_read(op.result());
   });
   buffers = KernelBuffers{};
   buffers.added = added;
@@ -139,7 +176,7 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     uint64_t stream_seed = derive_seed(seed, i);
     if (type.is_tensor()) {
       buffers.tensors.back() = HostBuffer(type.element(), extents[i]);
-      if (loaded[i] || !stored[i]) fill_random(buffers.tensors.back(), stream_seed);
+      if (loaded[i] || !stored[i]) fill_random(buffers.tensors.back(), stream_seed, RandomRange{.whole = words[i]});
       if (stored[i]) buffers.outputs.push_back(i);
       continue;
     }

@@ -34,9 +34,15 @@ void fill_random(HostBuffer& buffer, uint64_t seed, RandomRange range) {
   if (buffer.element() == ScalarKind::i1) low = 0, high = 1;
   // 8-bit integers are quantized data, whose values span the type: draw from all of it, so that
   // an int8 product meets -128 · -128 and 255 · 127, not only -1, 0 and 1.
-  if (buffer.element() == ScalarKind::i8 || buffer.element() == ScalarKind::u8) {
-    const IntegerRange whole = *integer_range(buffer.element());
-    low = whole.lowest, high = whole.highest;
+  // So are packed words (range.whole): a nibble read at the wrong shift must differ.
+  if (buffer.element() == ScalarKind::i8 || buffer.element() == ScalarKind::u8 ||
+      (range.whole && buffer.element() != ScalarKind::i1)) {
+    const std::optional<IntegerRange> whole = integer_range(buffer.element());
+    if (!whole) {  // i64: all 2^64 values
+      for (int64_t i = 0; i < count; ++i) buffer.store_int(i, static_cast<int64_t>(generator.next()));
+      return;
+    }
+    low = whole->lowest, high = whole->highest;
   }
   uint64_t span = high >= low ? static_cast<uint64_t>(high - low) + 1 : 1;
   for (int64_t i = 0; i < count; ++i) {

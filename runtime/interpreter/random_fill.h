@@ -26,11 +26,12 @@ class SplitMix64 {
 struct RandomRange {
   double low = -1.0;
   double high = 1.0;
+  bool whole = false;  // integers: every value of the type (packed bits: each of them varies)
 };
 
 // Fills every element of `buffer`; the same (seed, range, element type, size) gives the same
-// bytes. Integer buffers use [floor(low), floor(high)] (i1: 0 or 1; i8 and u8, quantized data:
-// their whole range).
+// bytes. Integer buffers use [floor(low), floor(high)] (i1: 0 or 1; i8 and u8, quantized data,
+// and any integer type under `whole`, packed words: their whole range).
 void fill_random(HostBuffer& buffer, uint64_t seed, RandomRange range = {});
 
 // A per-argument seed derived from a run's seed, so arguments get independent streams.

@@ -56,6 +56,47 @@ TEST(KernelBuffers, MadeFromTheKernelTypesAndSeed) {
   EXPECT_EQ(message, "%X: the extent C is not bound");
 }
 
+// An integer tensor whose loaded tile is shifted or masked holds packed words (GPTQ's eight
+// nibbles in an i32): it is filled over the whole type, so every nibble varies; one read as
+// numbers keeps the small range (indices, counts), -1, 0 and 1. Also through a stage buffer, as
+// the pipeline leaves a load the schedule moved a stage ahead.
+TEST(KernelBuffers, PackedWordsSpanTheirWholeType) {
+  auto module = testing::parse_verified(R"(module
+kernel @unpack(%Q: tensor<N, i32>, %P: tensor<N, i32>, %I: tensor<N, i32>, %Y: tensor<N, i32>) {
+  %N = dim %Q {axis = 0} : index
+  %z = constant {value = 0} : index
+  %four = constant {value = 4} : i32
+  %i = grid_ids %z : index
+  %q = load %Q, %z : tile<64xi32, reg>
+  %low = shr %q, %four : tile<64xi32, reg>
+  %full = mbarrier_create {count = 1, arrivals = 1} : mbarrier
+  %empty = mbarrier_create {count = 1, arrivals = 1} : mbarrier
+  %buffer = stage_buffer %full, %empty : pipe<tile<64xi32, reg>, 1>
+  %p = load %P, %z : tile<64xi32, reg>
+  stage_write %buffer, %z, %p
+  %read = stage_read %buffer, %z : tile<64xi32, reg>
+  %masked = and %read, %four : tile<64xi32, reg>
+  %n = load %I, %z : tile<64xi32, reg>
+  %sum = add %low, %masked : tile<64xi32, reg>
+  %y = add %sum, %n : tile<64xi32, reg>
+  store %Y, %z, %y
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  KernelBuffers buffers;
+  std::string message;
+  ASSERT_TRUE(make_kernel_buffers(*module->kernels().front(), {{"N", 64}}, 3, buffers, message)) << message;
+  auto widest = [&](size_t i) {
+    int64_t most = 0;
+    for (int64_t k = 0; k < 64; ++k) most = std::max(most, std::abs(buffers.tensors[i].load_int(k)));
+    return most;
+  };
+  EXPECT_GT(widest(0), int64_t{1} << 24);  // Q: shifted
+  EXPECT_GT(widest(1), int64_t{1} << 24);  // P: masked after a stage buffer
+  EXPECT_LE(widest(2), 1);                 // I: added, a number
+}
+
 TEST(KernelBuffers, CheckFindsNoDifferenceForAnEquivalentRunAndReportsAChangedOne) {
   auto before = scaled("add"), same = scaled("add"), broken = scaled("sub");
   ASSERT_TRUE(before && same && broken);

@@ -156,6 +156,16 @@ TEST_P(LoweringErrors, ReportsTheMessageAtTheLine) {
   EXPECT_TRUE(found) << "expected '" << e.message << "' on line " << e.line << ", got:\n" << c.errors();
 }
 
+// A file that ends inside a block comment leaves its kernel's block open: the comment is the one
+// error (a second, "expected '}' ... found the end of the file", had no line to show).
+TEST(Lowering, AnUnterminatedCommentIsTheOnlyError) {
+  Compiled c = compile_tile("kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = load X[i] : <8>;\n"
+                            "  /* never closed\n");
+  ASSERT_EQ(c.diagnostics->diagnostics().size(), 1u) << c.errors();
+  EXPECT_EQ(c.diagnostics->diagnostics()[0].message, "unterminated block comment");
+  EXPECT_EQ(c.diagnostics->diagnostics()[0].location.line, 3);
+}
+
 // The other side of float_literal_below_the_smallest: a zero mantissa is zero at any exponent, and
 // a subnormal (1e-310) is a value.
 TEST(Lowering, ZeroAtATinyExponentAndSubnormalsAreNumbers) {
@@ -198,7 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"float_function_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = tanh(x);\n}", "tanh() needs a floating-point operand, not tile<8, i32>; convert it: tanh(cast(x, f32))", 3},
         ErrorCase{"sin_of_int", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = sin(x);\n}", "sin() needs a floating-point operand, not tile<8, i32>; convert it: sin(cast(x, f32))", 3},
         ErrorCase{"item_of_a_row", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = item(x);\n}", "item() takes a tile of one element (every extent 1), not tile<8, f32>; reduce it first, e.g. item(sum(x))", 3},
-        ErrorCase{"float_coordinate", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <1>;\n  y = load X at [item(x)] : <8>;\n}", "a tile coordinate must be an index, not f32", 3},
+        ErrorCase{"float_coordinate", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <1>;\n  y = load X at [item(x)] : <8>;\n}", "an element coordinate must be an index, not f32", 3},
         ErrorCase{"reshape_count", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = reshape<3, 2>(x);\n}", "reshape<...>() keeps the number of elements: tile<8, f32> has 8, not 6", 3},
         ErrorCase{"reshape_without_shape", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = reshape(x);\n}", "reshape() takes the new shape first: write reshape<R, C>(x)", 3},
         ErrorCase{"negative_number_for_u8", "kernel k(X: tensor<N, u8>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = x + -1;\n}", "the number -1 does not fit u8 (0 to 255); convert x to a wider type first: cast(x, i32)", 3},
@@ -281,6 +291,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"interleave_types", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 4>;\n  y = interleave(x, cast(x, i32), axis = 0);\n}", "interleave() joins tiles of one element type: tile<8, 4, f32> and tile<8, 4, i32> (convert one with cast)", 3},
         ErrorCase{"cdiv_float_value", "kernel k(X: tensor<N, f32>, f: f32) grid tiles(cdiv(N, f)) as (i) {\n  store X[i] = load X[i] : <8>;\n}", "cdiv() takes integers (an index or an integer type), and f is f32: convert it first, e.g. cast(f, i32)", 1},
         ErrorCase{"broadcast_vector_per_row", "kernel k(X: tensor<N, M, f32>, S: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i, 0] = load X[i, 0] : <8, 4> * load S[i] : <8>;\n}", "each dimension must be equal or 1); for one value per row, make the right operand a column: reshape<8, 1>(...)", 2},
+        ErrorCase{"where_third_argument", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  y = where(x > 0.0, x, cast(x, f16));\n}", "element types differ: x is f32 and the third operand is f16; convert one, e.g. cast(..., f32) around the third operand", 3},
+        ErrorCase{"axis_out_of_range", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = sum(load X[i] : <8>, axis = 2);\n}", "axis 2 is out of range for the rank-1 tile<8, f32>: its axes are 0 (or, from the end, -1)", 2},
         ErrorCase{"concat_one", "kernel k(X: tensor<N, M, f32>) grid tiles(1) as (i) {\n  y = concat(load X[i, 0] : <8, 4>);\n}", "concat() joins two tiles or more: concat(a, b, axis = 1)", 2},
         ErrorCase{"or_floats", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] |= load X[i] : <8>;\n}", "'store X[...] |=' ors the bits atomically, which the GPU does for i32, u32 and i64 elements, not f32: combine into a tensor of one of those types, or write an f32 tensor with '='", 2},
         ErrorCase{"spaced_xor_store", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  store X[i] ^ = load X[i] : <8>;\n}", "write '^=' without a space between '^' and '='", 2},
