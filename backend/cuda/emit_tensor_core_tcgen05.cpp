@@ -94,7 +94,7 @@ void Tcgen05Analysis::find_accumulators() {
                           (lazy_capable(*user) && tc_.lazy.count(user->result()));
         chained_use = chained_use || chained;
         if (!held && !unheld) unheld = user;
-        if (!held) only_slices = only_slices && user->kind() == OpKind::slice;
+        if (!held) only_slices = only_slices && user->kind() == OpKind::slice && !moves_positions(*user);
       }
       // A loop's result nothing chains on from is read into registers after the loop instead.
       if (unheld && def && def->kind() == OpKind::for_ && !chained_use) {

@@ -204,7 +204,7 @@ TensorCoreKernel::ElementContext TensorCoreKernel::hoist_repeated_elements(const
     const Operation& op = *v->defining_op();
     if (op.kind() != OpKind::load && op.kind() != OpKind::full && op.kind() != OpKind::zeros &&
         op.kind() != OpKind::iota && op.kind() != OpKind::stage_read &&
-        op.kind() != OpKind::interleave)  // its parts are read at other positions: not hoisted
+        !moves_positions(op))  // its operands are read at other positions: not hoisted
       for (size_t k = 0; k < op.num_operands(); ++k) {
         std::string inner = guards[read];
         if (op.kind() == OpKind::concat && column_is_pinned(shift)) {  // one column: one part reads it
@@ -259,7 +259,7 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
   if (op.kind() == OpKind::iota) return iota_element(op, context.row, context.column());
   if (op.kind() == OpKind::stage_read)  // a computed B's input, which TMA copied
     return shared_element(tc_.read_stage(op.result()), plan_.expression(op.result()), context.row, context.column());
-  if (op.kind() == OpKind::interleave) return interleave_element(op, context);
+  if (moves_positions(op)) return moved_element(op, context);
   if (op.kind() == OpKind::reshape) return element(op.operand(0), context);  // <N> as <1, N>: column c is element c
   if (op.kind() == OpKind::slice) {  // x[:, a:b]: column c is x's column a + c
     ElementContext inner = context;
@@ -297,21 +297,60 @@ std::string TensorCoreKernel::op_element(const Operation& op, const ElementConte
   return body_.element_expression(op, operands);
 }
 
-// interleave(p_0, ..., p_n-1): position i along the axis is part i % n's element at i / n. Only
-// loads, positions, rows and scalars are under it (hold_op): each part is computed at its own
-// position, from nothing hoisted at the element's.
-std::string TensorCoreKernel::interleave_element(const Operation& op, const ElementContext& context) {
-  const int64_t n = static_cast<int64_t>(op.num_operands());
+namespace {
+
+// `x * step + start` as C++, without the parts that change nothing.
+std::string affine(const std::string& x, int64_t step, int64_t start) {
+  const std::string scaled = step == 1 ? x : fmt::format("{} * {}", x, step);
+  if (start == 0) return step == 1 ? x : fmt::format("({})", scaled);
+  return fmt::format("({} + {})", scaled, start);
+}
+
+}  // namespace
+
+// An op that reads its operands at other positions (moves_positions): each operand's element is
+// computed at its own row and column, from nothing hoisted at the element's (hold_op allows only
+// what the compute threads compute at any position under it).
+//   interleave(p_0, ..., p_n-1): position i along the axis is part i % n's at i / n;
+//   x[a:b:s, c:d:t]: row r is x's a + r·s, column j its c + j·t;
+//   concat(p_0, ..., axis = 0): row r is part k's r - o_k, where o_k <= r < o_k + h_k.
+std::string TensorCoreKernel::moved_element(const Operation& op, const ElementContext& context) {
   ElementContext inner = context;
   inner.index.clear();
   inner.named.clear();
-  inner.column_shift = 0;
-  std::string along;  // the element's position along the axis
   position_used_ = true;
+  if (op.kind() == OpKind::slice) {
+    const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
+    inner.row = affine(context.row, steps[0], starts[0]);
+    if (column_is_pinned(context.column_shift)) {  // one column (broadcast): the one it reads
+      inner.column_shift = kPinnedColumn + starts[1] + pinned_column(context.column_shift) * steps[1];
+    } else {
+      inner.column_base = affine(context.column(), steps[1], starts[1]);
+      inner.column_shift = 0;
+    }
+    return element(op.operand(0), inner);
+  }
+  const int64_t n = static_cast<int64_t>(op.num_operands());
+  if (op.kind() == OpKind::concat) {  // along axis 0
+    std::string out, close;
+    int64_t offset = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      inner.row = offset == 0 ? context.row : fmt::format("({} - {})", context.row, offset);
+      const std::string part = element(op.operand(static_cast<size_t>(k)), inner);
+      offset += op.operand(static_cast<size_t>(k))->type().shape()[0];
+      if (k + 1 == n) {
+        out += part;
+        break;
+      }
+      out += fmt::format("({} < {} ? {} : ", context.row, offset, part);
+      close += ")";
+    }
+    return out + close;
+  }
+  std::string along;  // an interleave: the element's position along the axis
   if (op.int_attr("axis") == 0) {
     along = context.row;
     inner.row = fmt::format("({} / {})", along, n);
-    inner.column_base = context.column();
   } else if (column_is_pinned(context.column_shift)) {  // one column (broadcast): one part, one position
     const int64_t column = pinned_column(context.column_shift);
     inner.column_shift = kPinnedColumn + column / n;
@@ -319,6 +358,7 @@ std::string TensorCoreKernel::interleave_element(const Operation& op, const Elem
   } else {
     along = context.column();
     inner.column_base = fmt::format("({} / {})", along, n);
+    inner.column_shift = 0;
   }
   std::string out = element(op.operand(static_cast<size_t>(n - 1)), inner);
   for (int64_t k = n - 2; k >= 0; --k)

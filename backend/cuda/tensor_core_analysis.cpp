@@ -515,27 +515,23 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::scan_min:
       return unsupported(op, "a scan (cumsum, cumprod, cummax or cummin) in a tensor-core kernel (plain kernels "
                              "take it: compute it in a kernel of its own)");
-    case OpKind::slice: {
-      // Columns a:b of every row: the elements stay in the threads holding them (hold_op checks
-      // the register tiles it reads).
-      const Type& input = op.operand(0)->type();
-      const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
-      if (!producer && input.rank() == 2 && starts[0] == 0 && steps[0] == 1 && steps[1] == 1 &&
-          op.result()->type().shape()[0] == input.shape()[0])
-        return true;
-      return unsupported(op, "this subscript in a tensor-core kernel: it takes a tile's columns a:b of every row "
-                             "(x[:, 64:128], one part of a fused projection's accumulator); rows, steps and "
-                             "rank-1 subscripts move elements between the threads holding them (plain kernels take "
-                             "them: compute it in a kernel of its own, or load the part as a tile of its own)");
-    }
+    case OpKind::slice:
+      // Columns a:b of every row stay in the threads holding them; rows and steps are computed
+      // per element (hold_op checks the register tiles it reads).
+      if (!producer && op.operand(0)->type().rank() == 2) return true;
+      return unsupported(op, "this subscript in a tensor-core kernel: it takes a 2-D tile's columns a:b of every "
+                             "row (x[:, 64:128], one part of a fused projection's accumulator), or rows and steps "
+                             "of a loaded tile; a rank-1 subscript moves elements between the threads holding "
+                             "them (plain kernels take it: compute it in a kernel of its own, or load the part as "
+                             "a tile of its own)");
     case OpKind::concat:
-      // Tiles side by side along the columns: each element is read where its part holds it
-      // (hold_op checks the register tiles it reads).
-      if (!producer && op.result()->type().rank() == 2 && op.int_attr("axis", -1) == 1) return true;
-      return unsupported(op, "this concat() in a tensor-core kernel: it puts 2-D tiles side by side along axis 1 "
-                             "(RoPE's rotate-half, concat(-x[:, 32:], x[:, :32], axis = 1)); along axis 0 or of "
-                             "rank-1 tiles its elements move between the threads holding them (plain kernels take "
-                             "it: compute it in a kernel of its own, or store the parts one by one)");
+      // Tiles side by side along the columns: each element is read where its part holds it; or
+      // one after another along the rows, computed per element (hold_op checks what it reads).
+      if (!producer && op.result()->type().rank() == 2) return true;
+      return unsupported(op, "this concat() in a tensor-core kernel: it joins 2-D tiles (RoPE's rotate-half, "
+                             "concat(-x[:, 32:], x[:, :32], axis = 1)); of rank-1 tiles its elements move between "
+                             "the threads holding them (plain kernels take it: compute it in a kernel of its own, "
+                             "or store the parts one by one)");
     case OpKind::interleave:
       // Computed per element, each part at its own position (hold_op checks that no register
       // tile is under it).
@@ -649,10 +645,10 @@ bool Analysis::lazy_capable(const Operation& op) {
           op.kind() == OpKind::interleave || op.info().has(kElementwise));
 }
 
-// A value is lazy when every user is a store, an interleave or a lazy value (a fixpoint from "all
-// lazy"). A row
-// (a rank-1 tile, or one of one row: a bias, a scale), which no thread could hold as a fragment,
-// is also lazy where elementwise ops into register tiles read it: they compute it per element.
+// A value is lazy when every user is a store, an op that moves positions (an interleave, a slice
+// of rows) or a lazy value (a fixpoint from "all lazy"). A row (a rank-1 tile, or one of one row:
+// a bias, a scale), which no thread could hold as a fragment, is also lazy where elementwise ops
+// into register tiles read it: they compute it per element.
 void Analysis::find_lazy_values() {
   // A value that only elementwise ops into the B of mmas read (directly or transposed: a computed
   // B's [N, K] form).
@@ -700,7 +696,7 @@ void Analysis::find_lazy_values() {
         lazy = tc_.lazy.count(read->second->writes.front()->operand(2)) != 0;
       for (const Operation* user : users_[value])
         lazy = lazy && (user->kind() == OpKind::store || user->kind() == OpKind::item ||
-                        user->kind() == OpKind::interleave ||  // read at the part's own positions
+                        moves_positions(*user) ||  // read at its own positions (an interleave's part)
                         (lazy_capable(*user) && tc_.lazy.count(user->result())) ||
                         // a computed B, written element by element into shared memory (refuse_computed_b),
                         // or what a computed B transposes
@@ -855,11 +851,9 @@ bool Analysis::hold_op(const Operation& op) {
       return true;
     case OpKind::slice:  // computed per element where it is read, or held as a register tile of its own
     case OpKind::concat:
-      if (tc_.loaded_slices.count(op.result())) return true;  // read from TMEM after its loop (hold_loop)
-      if (!check_sliced_registers(op)) return false;
-      break;
     case OpKind::interleave:
-      if (!check_interleaved_tiles(op)) return false;
+      if (tc_.loaded_slices.count(op.result())) return true;  // read from TMEM after its loop (hold_loop)
+      if (!(moves_positions(op) ? check_moved_tiles(op) : check_sliced_registers(op))) return false;
       break;
     case OpKind::reshape:  // a row: computed per element where it is read, never held
       if (!tc_.lazy.count(op.result()))
@@ -1060,10 +1054,11 @@ static std::string describe(const Value* value) {
   return def && def->location().known() ? fmt::format("the value of line {}", def->location().line) : "a value";
 }
 
-// An interleave's part is read at other positions than the element's, i / n along its axis:
-// only what the compute threads compute there (loads, positions, rows, scalars, arithmetic on
-// them), not a tile in registers, which holds each thread's own positions.
-bool Analysis::check_interleaved_tiles(const Operation& op) {
+// An op that moves positions (an interleave, a slice of rows or with a step, a concat along axis
+// 0) reads its operands at other positions than the element's: only what the compute threads
+// compute there (loads, positions, rows, scalars, arithmetic on them), not a tile in registers,
+// which holds each thread's own positions.
+bool Analysis::check_moved_tiles(const Operation& op) {
   const Value* held = nullptr;
   std::function<void(const Value*)> visit = [&](const Value* value) {
     if (!value->type().is_tile() || held) return;
@@ -1079,12 +1074,16 @@ bool Analysis::check_interleaved_tiles(const Operation& op) {
   };
   for (const Value* part : op.operands()) visit(part);
   if (!held) return true;
-  return unsupported(op, fmt::format("this interleave() of {} ({}), which the compute threads hold in registers: "
-                                     "each thread holds its own positions of a register tile, and an interleave "
-                                     "reads its parts at others; interleave loaded tiles and arithmetic on them "
-                                     "(interleave(w & 15, w >> 4) of a packed weight), or compute it in a plain "
-                                     "kernel",
-                                     describe(held), held->type().to_source_string()));
+  const std::string what = op.kind() == OpKind::interleave ? "interleave()"
+                           : op.kind() == OpKind::concat   ? "concat() along axis 0"
+                                                           : "subscript (rows, or a step)";
+  const std::string name = describe(held);
+  return unsupported(op, fmt::format("this {} of {} ({}): it reads {} at other positions than the elements it "
+                                     "gives, and each compute thread holds only its own positions of it ({}); apply "
+                                     "it to loaded tiles and arithmetic on them (interleave(w & 15, w >> 4) of a "
+                                     "packed weight, rows of a loaded tile), or compute it in a plain kernel",
+                                     what, name, held->type().to_source_string(), name,
+                                     tc_.accumulator(held) ? "in tensor memory" : "in registers"));
 }
 
 // A column slice (or a concat's part) reads the elements `start` columns on in the tiles it is
@@ -1269,6 +1268,10 @@ bool Analysis::hold_store(const Operation& op) {
       return;
     }
     if (def->kind() == OpKind::load) return;
+    if (moves_positions(*def)) {  // no register tile under it (check_moved_tiles)
+      for (const Value* operand : def->operands()) visit(operand, operand->type().shape()[1], 0, partial);
+      return;
+    }
     if (def->kind() == OpKind::slice || def->kind() == OpKind::concat) {
       for (size_t k = 0; k < def->num_operands(); ++k) {
         const int64_t part_shift = shift + operand_column_shift(*def, k);

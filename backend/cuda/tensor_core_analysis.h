@@ -124,7 +124,7 @@ class Analysis {
   bool hold_store(const Operation& op);
   bool folded_reduction(const Operation& op);
   bool check_sliced_registers(const Operation& slice);
-  bool check_interleaved_tiles(const Operation& interleave);
+  bool check_moved_tiles(const Operation& op);
   void plan_store_order();
   bool check_stage_buffers();
   // An mma's B is a stage buffer TMA fills, or computed element by element (MmaPlan::b_computed);

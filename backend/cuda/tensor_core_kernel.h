@@ -299,7 +299,7 @@ class TensorCoreKernel {
 
   // One element of the tile `op` computes, from its operands' elements.
   std::string op_element(const Operation& op, const ElementContext& context);
-  std::string interleave_element(const Operation& op, const ElementContext& context);
+  std::string moved_element(const Operation& op, const ElementContext& context);
   // C++ that holds where the element `context` computes lies left of column `bound` of its own
   // tile: from its register where the layout tells it without the thread (a constant once the
   // loop is unrolled), else from the position variable `column`. How a concat picks its part.

@@ -86,6 +86,15 @@ int64_t operand_element_shift(const Operation& op, size_t k, int64_t shift) {
   return shift + operand_column_shift(op, k);
 }
 
+bool moves_positions(const Operation& op) {
+  if (op.kind() == OpKind::interleave) return true;
+  if (op.kind() == OpKind::concat) return op.int_attr("axis", -1) == 0;
+  if (op.kind() != OpKind::slice || op.result()->type().rank() != 2) return false;
+  const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
+  return starts[0] != 0 || steps[0] != 1 || steps[1] != 1 ||
+         op.result()->type().shape()[0] != op.operand(0)->type().shape()[0];
+}
+
 size_t concat_part_at(const Operation& concat, int64_t column) {
   size_t k = 0;
   while (k + 1 < concat.num_operands() && column + operand_column_shift(concat, k) >= concat.operand(k)->type().shape()[1])

@@ -174,6 +174,11 @@ constexpr int64_t kPinnedColumn = int64_t{1} << 40;
 inline bool column_is_pinned(int64_t shift) { return shift >= kPinnedColumn / 2; }
 inline int64_t pinned_column(int64_t shift) { return shift - kPinnedColumn; }
 int64_t operand_element_shift(const Operation& op, size_t k, int64_t shift);
+// Whether `op` reads its operands at other rows, or at columns not a fixed shift away, than the
+// element it gives: an interleave; a slice of rows or with a step (x[8:24], x[:, ::2]); a concat
+// along axis 0. Such an op is computed per element from what the compute threads compute at
+// any position (loads, positions, rows, scalars), never from a register tile.
+bool moves_positions(const Operation& op);
 
 // How a store is written: each thread at its elements (direct), or through shared memory and TMA:
 // each compute warpgroup writes boxes of `box_rows` x `chunk_columns` (128 bytes a row, 128-byte

@@ -466,7 +466,7 @@ TEST(TensorCore, MaskedStoresTheEpilogueDoesNotHoldAreRefusedSayingWhatToWrite) 
 
 // Column slices (acc[:, a:b]) and concat() along axis 1 stay in the threads holding the elements;
 // those that would move them are refused at the op, saying what to write instead: rows and steps
-// on both targets; on sm_90a a register tile's slice not at a multiple of 8 (WGMMA's layout), or
+// of a register tile or an accumulator on both targets (of a loaded tile, computed per element); on sm_90a a register tile's slice not at a multiple of 8 (WGMMA's layout), or
 // its concat() at such a column; on sm_100a with two compute warpgroups a slice of a computed or
 // loaded register tile (each holds half of every row; a loaded one is loaded as its columns),
 // while slices of a loop's accumulator come from TMEM and compile (read by stores, or each into
@@ -478,11 +478,16 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
     std::string line;  // from line 6
     std::string message;  // "" when it compiles
   };
-  const std::string rule = "does not support this subscript in a tensor-core kernel: it takes a tile's columns a:b "
-                           "of every row";
+  const std::string rule = "does not support this subscript (rows, or a step) of %acc (tile<128, 64, f32>): it reads "
+                           "%acc at other positions than the elements it gives, and each compute thread holds only "
+                           "its own positions of it";
   const Case cases[] = {
-      {"rows", "sm_90a", "  store Y[m, 0] = acc[0:32, :];\n", ":6:22: error: the tensor-core CUDA backend (sm_90a) " + rule},
-      {"step", "sm_100a", "  store Y[m, n] = acc[:, ::2];\n", ":6:22: error: the tensor-core CUDA backend (sm_100a) " + rule},
+      {"rows", "sm_90a", "  store Y[m, 0] = acc[0:32, :];\n",
+       ":6:22: error: the tensor-core CUDA backend (sm_90a) " + rule + " (in registers)"},
+      {"step", "sm_100a", "  store Y[m, n] = acc[:, ::2];\n",
+       ":6:22: error: the tensor-core CUDA backend (sm_100a) " + rule + " (in tensor memory)"},
+      // A loaded tile's rows and steps are computed per element (tests/emulate/tensor_core/row_moves.tile).
+      {"loaded_rows", "sm_90a", "  a = load A[m, 0] : <256, 64>;\n  store Y[m, n] = acc + cast(a[::2], f32);\n", ""},
       {"sm90_start", "sm_90a", "  store Y[m, n] = acc[:, 4:12];\n",
        ":6:22: error: the tensor-core CUDA backend (sm_90a) does not support this slice of %acc (tile<128, 64, f32>, "
        "held in registers) at columns 4:12: WGMMA's layout gives each thread 2 of every 8 columns, so a slice or "
@@ -506,8 +511,8 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
        "(64 of the 128), so a tile 64 wide made from its columns would take some from the other; load those columns "
        "as a tile of their own (at element coordinates: load T at [r, c + 64] : <128, 64>)"},
       {"axis0", "sm_90a", "  store Y[m, n] = concat(acc, acc, axis = 0)[0:128];\n",
-       ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this concat() in a tensor-core kernel: it "
-       "puts 2-D tiles side by side along axis 1"},
+       ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this concat() along axis 0 of %acc (tile<128, "
+       "64, f32>): it reads %acc at other positions than the elements it gives"},
       {"sm90_concat", "sm_90a", "  store Y[m, n] = concat(acc[:, :4], acc[:, :60], axis = 1);\n",
        ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this concat() of %acc (tile<128, 64, f32>, "
        "held in registers) as its columns 4:64: WGMMA's layout gives each thread 2 of every 8 columns, so a slice or "
@@ -525,8 +530,8 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
       // An interleave reads its parts at other positions than the element's: not a register tile.
       {"sm90_interleave", "sm_90a", "  store Y[m, 0] = interleave(acc[:, :32], acc[:, 32:]);\n",
        ":6:19: error: the tensor-core CUDA backend (sm_90a) does not support this interleave() of %acc (tile<128, 64, "
-       "f32>), which the compute threads hold in registers: each thread holds its own positions of a register tile, "
-       "and an interleave reads its parts at others"},
+       "f32>): it reads %acc at other positions than the elements it gives, and each compute thread holds only its "
+       "own positions of it (in registers)"},
       {"sm100_interleave_loaded", "sm_100a", "  a = load A[m, 0] : <128, 32>;\n  store Y[m, n] = acc * cast(interleave(a, a), f32);\n", ""},
       {"sm100_seam", "sm_100a", "  store Y[m, n] = concat(acc[:, 16:], acc[:, :16], axis = 1);\n",
        ":6:3: error: the tensor-core CUDA backend (sm_100a) does not support a concat() whose parts meet at column 48 "

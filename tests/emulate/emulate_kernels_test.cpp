@@ -128,6 +128,17 @@ TEST(EmulateRuntime, InterleavedPartsAreReadAtTheirOwnPositions) {
                                       {"Y", "Z", "G", "E", "R"}, tiles);
 }
 
+// Rows and steps in tensor-core kernels (tests/emulate/tensor_core/row_moves.tile): 4-bit weights
+// packed planar along K in [K/2, N] bytes, unpacked by a concat along axis 0 into a computed B
+// (the bytes copied by TMA), two loaded halves stacked along the rows, every other row and column
+// of a larger tile and a taller tile's second half in an epilogue; both targets, 128- and 64-row
+// tiles.
+TEST(EmulateRuntime, RowsAndStepsOfLoadedTilesAreComputedPerElement) {
+  for (const char* tiles : {"", " -D BM=64"})
+    expect_tensor_core_kernel_matches("row_moves", "M=200,K=136,KH=68,N=200,MH=100,M2=400,N2=400", {"Y", "E", "F"},
+                                      tiles);
+}
+
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
 // accumulator, then the tanh GELU (tests/emulate/tensor_core/linear_bias.tile), on both targets
 // at a ragged shape where CTAs walk several tiles.
