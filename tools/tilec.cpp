@@ -13,6 +13,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "tools/commands.h"
@@ -67,6 +68,21 @@ int main(int argc, char** argv) {
                  argv[1], names);
       return 1;
     }
+  }
+  // `-D B= 32` (a space after '='): CLI11 would take "B=" and say only that 32 was not expected.
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view word = argv[i], next = i + 1 < argc ? argv[i + 1] : "";
+    std::string_view define;
+    if (word == "-D") define = next;
+    else if (word.starts_with("-D") && word.size() > 2) define = word.substr(2);
+    if (define.empty() || !define.ends_with('=')) continue;
+    const int value = word == "-D" ? i + 2 : i + 1;
+    if (value < argc)
+      fmt::print(stderr, "tilec: error: -D {} has no value (the next word, '{}', is not part of it); write -D "
+                         "NAME=VALUE as one word (-D {}{})\n", define, argv[value], define, argv[value]);
+    else
+      fmt::print(stderr, "tilec: error: -D {} has no value; give one: -D {}VALUE\n", define, define);
+    return 1;
   }
   try {
     app.parse(argc, argv);

@@ -428,6 +428,11 @@ TEST(Cli, StageOptionsPrintWhatTheySay) {
   EXPECT_THAT(fraction.err, HasSubstr("cdiv() takes integers (an index or an integer type), and BLOCK is the number "
                                       "32.0 (with -D BLOCK=32.0): write an integer (32)"));
   for (const CommandResult* r : {&zero, &fraction}) EXPECT_THAT(r->err, Not(HasSubstr("stores nothing")));
+  // A space after the '=' (CLI11 said only "The following arguments were not expected: 32").
+  CommandResult spaced = run_command(tilec("compile samples/vector_add.tile -D BLOCK= 256 -o /dev/null"));
+  EXPECT_EQ(spaced.status, 1);
+  EXPECT_THAT(spaced.err, HasSubstr("tilec: error: -D BLOCK= has no value (the next word, '256', is not part of it); "
+                                    "write -D NAME=VALUE as one word (-D BLOCK=256)"));
 }
 
 // What a user types that CLI11 alone answered badly (found auditing the docs and the command line).
