@@ -319,9 +319,12 @@ std::string TensorCoreKernel::moved_element(const Operation& op, const ElementCo
   inner.index.clear();
   inner.named.clear();
   position_used_ = true;
+  // A result of one row broadcast along the rows (s[1:2] of a <2, BN> load, times a <BM, BN>
+  // tile) is its row 0 at every row of the tile.
+  const std::string row = op.result()->type().shape()[0] == 1 ? "0" : context.row;
   if (op.kind() == OpKind::slice) {
     const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
-    inner.row = affine(context.row, steps[0], starts[0]);
+    inner.row = affine(row, steps[0], starts[0]);
     if (column_is_pinned(context.column_shift)) {  // one column (broadcast): the one it reads
       inner.column_shift = kPinnedColumn + starts[1] + pinned_column(context.column_shift) * steps[1];
     } else {
@@ -335,21 +338,21 @@ std::string TensorCoreKernel::moved_element(const Operation& op, const ElementCo
     std::string out, close;
     int64_t offset = 0;
     for (int64_t k = 0; k < n; ++k) {
-      inner.row = offset == 0 ? context.row : fmt::format("({} - {})", context.row, offset);
+      inner.row = offset == 0 ? row : fmt::format("({} - {})", row, offset);
       const std::string part = element(op.operand(static_cast<size_t>(k)), inner);
       offset += op.operand(static_cast<size_t>(k))->type().shape()[0];
       if (k + 1 == n) {
         out += part;
         break;
       }
-      out += fmt::format("({} < {} ? {} : ", context.row, offset, part);
+      out += fmt::format("({} < {} ? {} : ", row, offset, part);
       close += ")";
     }
     return out + close;
   }
   std::string along;  // an interleave: the element's position along the axis
   if (op.int_attr("axis") == 0) {
-    along = context.row;
+    along = row;
     inner.row = fmt::format("({} / {})", along, n);
   } else if (column_is_pinned(context.column_shift)) {  // one column (broadcast): one part, one position
     const int64_t column = pinned_column(context.column_shift);

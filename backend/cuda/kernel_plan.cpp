@@ -205,6 +205,21 @@ class Planner {
       if (op.kind() == OpKind::for_) check_carried_tiles(op);
     });
     if (tensor_core_ops.empty()) return;
+    // An mma loop no TMA load feeds was not split into agents: say what makes one (found by a
+    // helper writing kernels from the docs: both operands computed).
+    const Operation* mma = nullptr;
+    walk(kernel_.region(), [&](const Operation& op) {
+      if (!mma && op.kind() == OpKind::mma) mma = &op;
+    });
+    if (mma) {
+      diagnostics_.error(mma->location(),
+                         "this mma's loop has no operand TMA copies, which the tensor-core backend builds its "
+                         "pipeline around: load A or B unchanged (mma(load X[m, k] : <BM, BK>, b, acc), scaling "
+                         "the result instead of the operand), or give a computed B an 8- or 16-bit weight to "
+                         "start from (cast(load Wq[k, n] : <BK, BN>, f32) * scale: TMA copies the i8 tile)");
+      failed_ = true;
+      return;
+    }
     std::vector<std::string> kinds;
     for (const Operation* op : tensor_core_ops)
       kinds.push_back(fmt::format("'{}' ({}:{})", op->name(), op->location().line, op->location().column));

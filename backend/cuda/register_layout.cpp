@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "backend/cuda/kernel_plan.h"
 #include "ir/ir.h"
@@ -173,12 +174,21 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
   };
   // An elementwise op's result is computed element by element where it is read (its loops are
   // unrolled straight-line code nvcc interleaves), so it needs no registers of its own; the
-  // loaded, carried and reduced tiles do.
+  // loaded, carried and reduced tiles do. A loop's carried tile is one, whatever its name: its
+  // initial value, the loop body's argument and the loop's result.
+  std::function<const Value*(const Value*)> carried = [&](const Value* value) -> const Value* {
+    const Operation* loop = value->is_argument() ? value->owner_region()->parent_op() : value->defining_op();
+    if (!loop || loop->kind() != OpKind::for_ || (value->is_argument() && value->index() == 0)) return value;
+    return carried(loop->operand(value->is_argument() ? 2 + value->index() : 3 + value->index()));
+  };
   const PeakLive peak = peak_live(
       kernel.region(),
-      [](const Value* value) -> const void* {
+      [&](const Value* value) -> const void* {
+        if (!value->type().is_tile()) return nullptr;
+        const Value* held = carried(value);
+        if (held != value) return held;  // carried: held across the steps, however it began
         const Operation* def = value->defining_op();
-        return value->type().is_tile() && !(def && def->info().has(kElementwise)) ? value : nullptr;
+        return def && def->info().has(kElementwise) ? nullptr : value;
       },
       registers);
   if (peak.total > kSpillRegisters) {
@@ -190,8 +200,8 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
                                   def && def->location().known() ? fmt::format(" (line {})", def->location().line) : ""));
     }
     choice.spill = fmt::format("{} tiles live here take {} registers per thread in the register form ({}), more than "
-                               "the {} a thread can spare: nvcc will spill some to local memory; use smaller tiles, "
-                               "keep fewer live at once, or compile with --plain-tiles shared",
+                               "the {} a thread can spare: nvcc is likely to spill some to local memory; use smaller "
+                               "tiles, keep fewer live at once, or compile with --plain-tiles shared",
                                peak.holders.size(), peak.total, fmt::join(tiles, ", "), kSpillRegisters);
     choice.spill_at = peak.at->location();
   }

@@ -75,7 +75,7 @@ struct LayoutChoice {
   std::string spill;
   Location spill_at;
 };
-inline constexpr int64_t kSpillRegisters = 200;  // of 255: the rest for addresses, indices, temporaries
+inline constexpr int64_t kSpillRegisters = 232;  // of 255: the rest for addresses, indices, temporaries
 LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_bytes = 16);
 
 // Whether `kernel` has a floating-point reduce_sum: in the register form its terms are added in

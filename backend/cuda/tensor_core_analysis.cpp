@@ -665,11 +665,34 @@ void Analysis::find_lazy_values() {
   // written row, computed where it is read. So may a tile that only elementwise ops into an mma's
   // B read (a computed B's quantized weight): the B is computed element by element anyway.
   std::unordered_map<const Value*, const RegisterPipe*> pipe_of_read;
+  // A value only ops that move positions read (through elementwise ops): an interleave's or an
+  // axis-0 concat's part, computed where the op reads it.
+  std::function<bool(const Value*)> into_moved = [&](const Value* value) {
+    const auto& users = users_[value];
+    return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
+      return moves_positions(*user) || (lazy_capable(*user) && into_moved(user->result()));
+    });
+  };
   auto pass_through = [&](const RegisterPipe& pipe) {
     return !pipe.stored && !pipe.writes.empty() &&
            (is_row(pipe.writes.front()->operand(2)->type()) ||
-            std::all_of(pipe.reads.begin(), pipe.reads.end(),
-                        [&](const Operation* read) { return into_computed_b(read->result()); }));
+            std::all_of(pipe.reads.begin(), pipe.reads.end(), [&](const Operation* read) {
+              return into_computed_b(read->result()) || into_moved(read->result());
+            }));
+  };
+  // A column computed from loads, positions and scalars alone (s[:, 2:3] of a loaded <BM, 4>
+  // tile): each element a register tile's arithmetic reads is computed at its row, as a row's
+  // is at its column (an mma's result or a reduction under it would be a register tile).
+  std::function<bool(const Value*)> per_element = [&](const Value* value) {
+    if (!value->type().is_tile()) return true;
+    const Operation* def = value->defining_op();
+    if (!def || !lazy_capable(*def)) return false;
+    return def->kind() == OpKind::load ||
+           std::all_of(def->operands().begin(), def->operands().end(), per_element);
+  };
+  auto loaded_column = [&](const Value* value) {
+    const Type& type = value->type();
+    return type.rank() == 2 && type.shape()[1] == 1 && type.shape()[0] > 1 && per_element(value);
   };
   std::vector<const Value*> candidates;
   walk(tc_.compute->region(), [&](const Operation& op) {
@@ -702,7 +725,7 @@ void Analysis::find_lazy_values() {
                         // or what a computed B transposes
                         reads_as_b(*user, value) ||
                         (user->kind() == OpKind::transpose && read_only_as_b(user->result())) ||
-                        (is_row(value->type()) && user->info().has(kElementwise)) ||
+                        ((is_row(value->type()) || loaded_column(value)) && user->info().has(kElementwise)) ||
                         (user->kind() == OpKind::stage_write && reads_lazy(*user)));
       if (!lazy) {
         tc_.lazy.erase(value);

@@ -176,6 +176,12 @@ TENSOR_CORE_KERNELS = {
     "column_vectors": ["M=200,N=128,K=72,B=2,H=2,S=130,T=100"],
     # One column of a tile broadcast along the columns; MXFP4-style weights in a computed B.
     "broadcast_columns": ["M=200,K=136,KP=68,N=200,G=5,F=4", "M=2000,K=1024,KP=512,N=4000,G=32,F=4"],
+    # interleave(): 4-bit weights packed in order (two a byte along K, AWQ's and GPTQ's eight a
+    # word) in computed Bs, interleaved loads in an epilogue and as a register A.
+    "interleave": ["M=200,K=136,KP=68,NP=25,K8=17,N=200,NH=100,KH=68",
+                   "M=2000,K=1024,KP=512,NP=500,K8=128,N=4000,NH=2000,KH=512"],
+    # Rows and steps of loaded tiles: weights packed planar along K (a concat along axis 0).
+    "row_moves": ["M=200,K=136,KH=68,N=200,MH=100,M2=400,N2=400"],
     # Stores of a tensor the kernel then reads (direct) or stores again (TMA, waiting between).
     "stores_then_reads": ["M=200,N=101,K=300", "M=2000,N=1000,K=1000"],
     # An 8-bit float register A, fed as registers on sm_90a. With whole inputs (integers=1): the

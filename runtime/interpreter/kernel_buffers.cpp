@@ -92,7 +92,8 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   // Packed words: an integer tensor whose loaded tiles are shifted or masked (q >> 4 & 15, GPTQ's
   // eight nibbles in an i32) holds bits, not small numbers: it is filled over its type's whole
   // range, or every nibble past the first would be alike (the sign's) and one read at the wrong
-  // shift would go unseen. Through subscripts and reshapes to the shift or mask, and, in IR the
+  // shift would go unseen. Through subscripts, reshapes, concats, interleaves and integer casts to
+  // the shift or mask, and, in IR the
   // pipeline made, through the stage buffers a load's tile crosses (written, or filled by TMA,
   // and read back).
   std::unordered_map<const Value*, std::vector<const Operation*>> users, buffer_reads;
@@ -110,9 +111,13 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
       if ((user->info().has(kBitwise) || user->kind() == OpKind::shl || user->kind() == OpKind::shr) &&
           user->operand(0) == value)
         return true;
-      if ((user->kind() == OpKind::slice || user->kind() == OpKind::reshape || user->kind() == OpKind::transpose) &&
-          bits_read(user->result()))
-        return true;
+      // Moved (a subscript, a reshape, an interleave of words, Triton's AWQ unpack) or converted
+      // to another integer type on the way.
+      const bool moved = user->kind() == OpKind::slice || user->kind() == OpKind::reshape ||
+                         user->kind() == OpKind::transpose || user->kind() == OpKind::interleave ||
+                         user->kind() == OpKind::concat ||
+                         (user->kind() == OpKind::cast && is_integer(user->result()->type().element()));
+      if (moved && bits_read(user->result())) return true;
       if (user->kind() == OpKind::stage_write && user->operand(2) == value && buffer_bits_read(user->operand(0)))
         return true;
     }

@@ -106,7 +106,7 @@ TEST(EmulateRuntime, AComputedBMatchesTheInterpreter) {
 // 64-row tiles, at a ragged shape.
 TEST(EmulateRuntime, ABroadcastColumnIsReadAtItsOwnColumn) {
   for (const char* tiles : {"", " -D BM=64"})
-    expect_tensor_core_kernel_matches("broadcast_columns", "M=200,K=136,KP=68,N=200,G=5,F=4", {"Y", "Z"}, tiles);
+    expect_tensor_core_kernel_matches("broadcast_columns", "M=200,K=136,KP=68,N=200,G=5,F=4", {"Y", "Z", "R"}, tiles);
 }
 
 // interleave() (tests/emulate/kernels/interleave.tile): columns in turn, packed 4-bit halves,
@@ -118,25 +118,27 @@ TEST(EmulateRuntime, InterleaveMatchesTheInterpreter) {
 // interleave() in tensor-core kernels (tests/emulate/tensor_core/interleave.tile): 4-bit weights
 // packed sequentially two a byte along K (a computed B from a TMA-copied slot), eight a word along
 // N in AWQ's order and along K as GPTQ packs them (from global memory, along axis 0), interleaved
-// loads in an epilogue and as a register A; both targets, 128- and 64-row tiles. The packed i32
+// loads in an epilogue and as a register A (one interleaved along the rows, with a computed B);
+// both targets, 128- and 64-row tiles. The packed i32
 // words are random over all 32 bits (make_kernel_buffers: a tensor whose tiles are shifted or
 // masked; as -1, 0 and 1, their nibbles were all alike, and a part read at the wrong nibble went
 // unseen).
 TEST(EmulateRuntime, InterleavedPartsAreReadAtTheirOwnPositions) {
   for (const char* tiles : {"", " -D BM=64"})
-    expect_tensor_core_kernel_matches("interleave", "M=200,K=136,KP=68,NP=25,K8=17,N=200,NH=100,KH=68",
-                                      {"Y", "Z", "G", "E", "R"}, tiles);
+    expect_tensor_core_kernel_matches("interleave", "M=200,K=136,KP=68,NP=25,K8=17,N=200,NH=100,KH=68,MH=100",
+                                      {"Y", "Z", "G", "E", "R", "Q"}, tiles);
 }
 
 // Rows and steps in tensor-core kernels (tests/emulate/tensor_core/row_moves.tile): 4-bit weights
 // packed planar along K in [K/2, N] bytes, unpacked by a concat along axis 0 into a computed B
 // (the bytes copied by TMA), two loaded halves stacked along the rows, every other row and column
-// of a larger tile and a taller tile's second half in an epilogue; both targets, 128- and 64-row
-// tiles.
+// of a larger tile and a taller tile's second half in an epilogue, and one row of a loaded pair
+// broadcast over 32 rows of a computed B and over an epilogue (it was read at the wrong row);
+// both targets, 128- and 64-row tiles.
 TEST(EmulateRuntime, RowsAndStepsOfLoadedTilesAreComputedPerElement) {
   for (const char* tiles : {"", " -D BM=64"})
-    expect_tensor_core_kernel_matches("row_moves", "M=200,K=136,KH=68,N=200,MH=100,M2=400,N2=400", {"Y", "E", "F"},
-                                      tiles);
+    expect_tensor_core_kernel_matches("row_moves", "M=200,K=136,KH=68,N=200,MH=100,M2=400,N2=400,KG=5,PR=2",
+                                      {"Y", "E", "F", "G"}, tiles);
 }
 
 // The same in a tensor-core epilogue: nn.Linear's bias vector b [N] as a <BN> row added to the
