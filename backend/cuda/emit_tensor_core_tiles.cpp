@@ -322,6 +322,7 @@ std::string TensorCoreKernel::moved_element(const Operation& op, const ElementCo
   // A result of one row broadcast along the rows (s[1:2] of a <2, BN> load, times a <BM, BN>
   // tile) is its row 0 at every row of the tile.
   const std::string row = op.result()->type().shape()[0] == 1 ? "0" : context.row;
+  inner.row = row;
   if (op.kind() == OpKind::slice) {
     const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
     inner.row = affine(row, steps[0], starts[0]);

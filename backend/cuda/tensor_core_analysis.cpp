@@ -648,7 +648,8 @@ bool Analysis::lazy_capable(const Operation& op) {
 // A value is lazy when every user is a store, an op that moves positions (an interleave, a slice
 // of rows) or a lazy value (a fixpoint from "all lazy"). A row (a rank-1 tile, or one of one row:
 // a bias, a scale), which no thread could hold as a fragment, is also lazy where elementwise ops
-// into register tiles read it: they compute it per element.
+// into register tiles read it: they compute it per element; so is a column computed from loads
+// alone (loaded_column).
 void Analysis::find_lazy_values() {
   // A value that only elementwise ops into the B of mmas read (directly or transposed: a computed
   // B's [N, K] form).

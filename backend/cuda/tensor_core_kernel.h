@@ -261,8 +261,9 @@ class TensorCoreKernel {
     // Columns from the element being computed to the one read: the starts of the column slices
     // (x[:, 64:128]) the read is inside (FragmentLayout::sliced_register for registers).
     int64_t column_shift = 0;
-    // The element's row and column as C++ before column_shift: the position variables, or,
-    // inside an interleave's part, where that part's element lies ((column / 2) for two parts).
+    // The element's row and column as C++ before column_shift: the position variables, or, in
+    // an operand of an op that moves positions (moves_positions), where the operand's element
+    // lies ((column / 2) in an interleave's part of two, (row + 64) in x[64:]).
     std::string row = "row";
     std::string column_base = "column";
     // Each TMEM accumulator's element (stores on sm_100a), from the registers tcgen05.ld filled,
@@ -274,8 +275,8 @@ class TensorCoreKernel {
     std::map<std::pair<const Value*, int64_t>, std::string> named;
     // The tile column of the element read, as C++ (`column`, shifted by a slice).
     std::string column() const;
-    // The element is at its fragment's position (not moved by an interleave): registers and the
-    // layout's position tests apply.
+    // The element is at its fragment's position (no op moved it): registers and the layout's
+    // position tests apply.
     bool in_place() const { return column_base == "column" && row == "row"; }
   };
 
