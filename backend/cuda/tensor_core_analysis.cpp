@@ -1408,7 +1408,19 @@ bool Analysis::check_stage_buffers() {
   for (StageBuffer& buffer : tc_.stages) {
     const Type& tile = buffer.tile;
     if (!buffer.tensor) return unsupported(*buffer.op, "a stage buffer no TMA load fills");
-    if (buffer.role == StageBuffer::Role::none) return unsupported(*buffer.op, "a stage buffer mma does not read");
+    if (buffer.role == StageBuffer::Role::none) {
+      // Nothing reads the tile TMA copies: the mma that read it computed an accumulator nothing
+      // reads, and was dropped. Said at the load (it was said at the grid, as "a stage buffer
+      // mma does not read"; found by a helper writing kernels from the docs).
+      const Operation* fill = buffer.op;
+      walk(kernel_.region(), [&](const Operation& op) {
+        if (fill == buffer.op && op.kind() == OpKind::tma_load_async && op.operand(0) == buffer.op->result())
+          fill = &op;
+      });
+      return unsupported(*fill, "a tile loaded for an mma whose result nothing reads (the loop's accumulator is "
+                                "never stored or used after it, so the mma was dropped): store the accumulator, or "
+                                "remove the loop");
+    }
     if (buffer.role == StageBuffer::Role::computed && !computed_b_input_read_lazily(buffer)) return false;
     const int64_t row_bytes = tile.rank() == 2 ? buffer.stored()[1] * byte_size(tile.element()) : 0;
     if (const int64_t swizzle = row_swizzle(row_bytes)) buffer.swizzle_bytes = swizzle;

@@ -997,6 +997,18 @@ TEST(Cli, AnMmaLoopWithoutATmaOperandSaysWhatToLoad) {
     EXPECT_THAT(r.err, HasSubstr(":7:11: error: this mma's loop has no operand TMA copies"));
     EXPECT_THAT(r.err, Not(HasSubstr("mbarrier_create")));
   }
+  // An accumulator nothing reads: the mma is dropped, and its loads are said to feed nothing, at
+  // the load (it was "a stage buffer mma does not read", at the grid).
+  write_file(path, "kernel dead(X: tensor<M, K, bf16>, W: tensor<K, N, bf16>, E: tensor<M, N, f32>)\n"
+                   "    grid persistent(cdiv(M, 128), cdiv(N, 128)) as (m, n) {\n"
+                   "  acc = zeros<128, 128, f32>();\n"
+                   "  for k in 0 .. cdiv(K, 64) pipeline(2) carry (acc) {\n"
+                   "    acc = mma(load X[m, k] : <128, 64>, load W[k, n] : <64, 128>, acc);\n  }\n"
+                   "  store E[m, n] = zeros<128, 128, f32>();\n}\n");
+  CommandResult dead = run_command(tilec("compile " + path.string() + " -o /dev/null"));
+  EXPECT_EQ(dead.status, 1);
+  EXPECT_THAT(dead.err, HasSubstr(":5:15: error: the tensor-core CUDA backend (sm_90a) does not support a tile loaded "
+                                  "for an mma whose result nothing reads"));
   fs::remove(path);
 }
 
