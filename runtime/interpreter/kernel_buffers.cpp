@@ -93,20 +93,29 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   // eight nibbles in an i32) holds bits, not small numbers: it is filled over its type's whole
   // range, or every nibble past the first would be alike (the sign's) and one read at the wrong
   // shift would go unseen. Through subscripts, reshapes, concats, interleaves and integer casts to
-  // the shift or mask, and, in IR the
-  // pipeline made, through the stage buffers a load's tile crosses (written, or filled by TMA,
-  // and read back).
+  // the shift or mask, and, in IR the pipeline made, through the stage buffers a load's tile
+  // crosses (written, or filled by TMA, and read back; each value's answer kept, as a carried
+  // tile's pipe writes what it read).
   std::unordered_map<const Value*, std::vector<const Operation*>> users, buffer_reads;
   walk(body, [&](const Operation& op) {
     for (const Value* operand : op.operands()) users[operand].push_back(&op);
     if (op.kind() == OpKind::stage_read) buffer_reads[op.operand(0)].push_back(&op);
   });
   std::function<bool(const Value*)> bits_read;
+  std::unordered_map<const Value*, bool> known;  // a value in progress counts as false
   auto buffer_bits_read = [&](const Value* buffer) {
     const auto& reads = buffer_reads[buffer];
     return std::any_of(reads.begin(), reads.end(), [&](const Operation* read) { return bits_read(read->result()); });
   };
+  std::function<bool(const Value*)> follow;
   bits_read = [&](const Value* value) {
+    if (auto found = known.find(value); found != known.end()) return found->second;
+    known[value] = false;
+    const bool bits = follow(value);
+    known[value] = bits;
+    return bits;
+  };
+  follow = [&](const Value* value) {
     for (const Operation* user : users[value]) {
       if ((user->info().has(kBitwise) || user->kind() == OpKind::shl || user->kind() == OpKind::shr) &&
           user->operand(0) == value)
