@@ -462,8 +462,9 @@ std::vector<Value*> Lowering::joined_tiles(const Expr& e, std::string_view name)
   const Type& first = parts.front()->type();
   for (size_t i = 1; i < parts.size(); ++i)
     if (parts[i]->type().element() != first.element()) {
-      error(e.args[i]->location, fmt::format("{}() joins tiles of one element type: {} and {} (convert one with "
-                                             "cast)", name, first.to_source_string(), parts[i]->type().to_source_string()));
+      error(e.args[i]->location,
+            fmt::format("{}() joins tiles of one element type: {} and {} (convert one with cast)", name,
+                        first.to_source_string(), parts[i]->type().to_source_string()));
       return {};
     }
   return parts;

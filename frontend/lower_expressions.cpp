@@ -181,8 +181,7 @@ std::optional<Type> Lowering::unify(Operand& a, Operand& b, Value*& va, Value*& 
           vector.shape()[0] == matrix.shape()[0]) {
         const std::string text =
             ta.rank() == 1 ? operand_text(ea, positions.first) : operand_text(eb, positions.second);
-        hint = fmt::format("; for one value per row, make the {} a column: reshape<{}, 1>({})",
-                           text.find(' ') == std::string::npos ? text : text.substr(4), vector.shape()[0],
+        hint = fmt::format("; for one value per row, make {} a column: reshape<{}, 1>({})", text, vector.shape()[0],
                            text.find(' ') == std::string::npos ? text : "...");
       }
       error(location, fmt::format("tile shapes do not broadcast: {} and {} (aligned at their last dimension, as in "

@@ -28,9 +28,9 @@
 //      last (before it when the last is the terminator), and every use anchored there reads the
 //      waited value. A tied group's loop result that nothing reads is drained: a wait and a
 //      release right after the loop. A shared-memory tile that elementwise ops, slices,
-//      concats or interleaves read (a computed B's quantized weight) is released after the last op of the
-//      region those ops' results reach on their way to an mma's B (last_computed_b_reader): the
-//      tensor-core backend reads the slot where the mma is.
+//      concats or interleaves read (a computed B's quantized weight) is released after the last
+//      op of the region those ops' results reach on their way to an mma's B
+//      (last_computed_b_reader): the tensor-core backend reads the slot where the mma is.
 //   6. Depth: max over producers of the enclosing loop's `stages` and `pipeline`, and of
 //      anchor stage − producer stage + 1 in one region; 1 outside loops; one more when the
 //      group is tied through a carried slot (a value waits across the back edge).
@@ -355,10 +355,10 @@ class KernelMaterializer {
 
   // The last op of the anchor's region holding an mma that what the use's user computed from a
   // tile in shared memory reaches as B, through ops that carry it into a computed B
-  // (carries_into_computed_b: elementwise ops, slices, concats, interleaves) and transposes (a computed B,
-  // which the tensor-core backend computes element by element from the shared slot where each
-  // mma reads it: so the slot is released after them, in the same iteration, as the body runs in
-  // program order); `anchor` (the use's) when the user is no such op in the anchor's region or
+  // (carries_into_computed_b: elementwise ops, slices, concats, interleaves) and transposes (a
+  // computed B, which the tensor-core backend computes element by element from the shared slot
+  // where each mma reads it: so the slot is released after them, in the same iteration, as the
+  // body runs in program order); `anchor` (the use's) when the user is no such op in the anchor's region or
   // reaches no mma later.
   Operation* last_computed_b_reader(const Use& use, Operation* anchor) {
     Region& region = *anchor->parent_region();

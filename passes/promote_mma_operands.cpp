@@ -21,9 +21,10 @@
 //   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result
 //      (two, one per role, when it is the A of one mma and the B of another).
 //   4. A 2-D 8- or 16-bit load that only elementwise ops, slices, concats and interleaves carry
-//      into mmas' B (a computed B's quantized weight) becomes a tma_load whose shared-memory result those
-//      ops read, where its loop's stage buffers, `pipeline` deep, and the computed Bs' staging
-//      fit the target's shared memory (fits_shared_memory); elsewhere it stays a register load.
+//      into mmas' B (a computed B's quantized weight) becomes a tma_load whose shared-memory
+//      result those ops read, where its loop's stage buffers, `pipeline` deep, and the computed
+//      Bs' staging fit the target's shared memory (fits_shared_memory); elsewhere it stays a
+//      register load.
 // A load with `elements` (element coordinates) keeps them: its TMA box starts at that element.
 // Invariants kept: results are unchanged (a tma_load reads what the load read; the interpreter
 // checks it before and after); the replacement sits at the replaced op's position, so SSA
@@ -185,10 +186,10 @@ void replace_with_tma_load(Region& body, Region& region, size_t i) {
 }
 
 // Whether only elementwise ops (same-shaped results, at least one of them: `through_elementwise`
-// says whether `value` is one's), slices, concats and interleaves carry `value` into the B of mmas, directly
-// or through a transpose only mmas read as B: a dequantized weight, cast(cast(load Wq[k, n] :
-// <BK, BN>, f32) * scale, bf16), which the tensor-core backend computes element by element into
-// shared memory before the mma reads it.
+// says whether `value` is one's), slices, concats and interleaves carry `value` into the B of
+// mmas, directly or through a transpose only mmas read as B: a dequantized weight,
+// cast(cast(load Wq[k, n] : <BK, BN>, f32) * scale, bf16), which the tensor-core backend computes
+// element by element into shared memory before the mma reads it.
 bool into_computed_b(const std::unordered_map<const Value*, std::vector<Operation*>>& users, const Value* value,
                      bool through_elementwise) {
   auto found = users.find(value);

@@ -629,13 +629,13 @@ void BodyEmitter::emit_grid_ids(const Operation& op) {
     out_.line(fmt::format("const int64_t {} = {};", plan_.expression(op.result(d)), text));
   }
   // A coordinate the kernel never reads (grid tiles(1) as (i)) would draw nvcc's warning #177.
-  for (size_t d = 0; d < rank; ++d) {
-    bool used = false;
-    walk(*op.parent_region(), [&](const Operation& user) {
-      for (const Value* operand : user.operands()) used = used || operand == op.result(d);
-    });
-    if (!used) out_.line(fmt::format("(void){};", plan_.expression(op.result(d))));
-  }
+  std::vector<bool> used(rank, false);
+  walk(*op.parent_region(), [&](const Operation& user) {
+    for (const Value* operand : user.operands())
+      for (size_t d = 0; d < rank; ++d) used[d] = used[d] || operand == op.result(d);
+  });
+  for (size_t d = 0; d < rank; ++d)
+    if (!used[d]) out_.line(fmt::format("(void){};", plan_.expression(op.result(d))));
 }
 
 void BodyEmitter::emit_copy(const std::string& destination, const Value* source) {

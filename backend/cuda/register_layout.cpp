@@ -196,8 +196,9 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     for (const void* tile : peak.holders) {
       const Value* value = static_cast<const Value*>(tile);
       const Operation* def = value->defining_op();
+      const bool located = def && def->location().known();
       tiles.push_back(fmt::format("{}{}", value->type().to_source_string(),
-                                  def && def->location().known() ? fmt::format(" (line {})", def->location().line) : ""));
+                                  located ? fmt::format(" (line {})", def->location().line) : ""));
     }
     choice.spill = fmt::format("{} tiles live here take {} registers per thread in the register form ({}), more than "
                                "the {} a thread can spare: nvcc is likely to spill some to local memory; use smaller "

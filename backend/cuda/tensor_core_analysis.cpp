@@ -233,8 +233,9 @@ bool Analysis::refuse_computed_b() {
     if (!why.empty())
       ok = unsupported(op, fmt::format("an mma whose computed B {}: the compute threads write a computed B into "
                                        "shared memory element by element from loads, positions and scalars, and "
-                                       "column slices, concats and interleaves of them (a dequantized weight, cast(load W[k, n] : "
-                                       "<BK, BN>, bf16) * scale), as a bf16 or f16 [K, N] tile whose rows are whole "
+                                       "column slices, concats and interleaves of them (a dequantized weight, "
+                                       "cast(load W[k, n] : <BK, BN>, bf16) * scale), as a bf16 or f16 [K, N] tile "
+                                       "whose rows are whole "
                                        "128 bytes, 64 or 32 (N a multiple of 64, 32 or 16), or the transpose of an [N, "
                                        "K] one, bf16, f16 or 8-bit, whose rows (K) are; or load B unchanged and scale "
                                        "the result",
