@@ -253,6 +253,14 @@ std::string TensorCoreKernel::column_below(const ElementContext& context, int64_
 
 // One element of the tile `op` computes, from its operands' elements.
 std::string TensorCoreKernel::op_element(const Operation& op, const ElementContext& context) {
+  // A tile of one row broadcast along the rows (a <1, BN> iota, s[1:2] of a <2, BN> load) is its
+  // row 0 at every row of the tile that reads it.
+  const Type& type = op.result()->type();
+  if (type.rank() == 2 && type.shape()[0] == 1 && context.row != "0") {
+    ElementContext pinned = context;
+    pinned.row = "0";
+    return op_element(op, pinned);
+  }
   if (op.kind() == OpKind::load) return load_element(op, context.row, context.column());
   if (op.kind() == OpKind::full) return plan_.expression(op.operand(0));
   if (op.kind() == OpKind::zeros) return zero_literal(op.result()->type().element());
@@ -319,13 +327,9 @@ std::string TensorCoreKernel::moved_element(const Operation& op, const ElementCo
   inner.index.clear();
   inner.named.clear();
   position_used_ = true;
-  // A result of one row broadcast along the rows (s[1:2] of a <2, BN> load, times a <BM, BN>
-  // tile) is its row 0 at every row of the tile.
-  const std::string row = op.result()->type().shape()[0] == 1 ? "0" : context.row;
-  inner.row = row;
   if (op.kind() == OpKind::slice) {
     const std::vector<int64_t> starts = slice_starts(op), steps = slice_steps(op);
-    inner.row = affine(row, steps[0], starts[0]);
+    inner.row = affine(context.row, steps[0], starts[0]);
     if (column_is_pinned(context.column_shift)) {  // one column (broadcast): the one it reads
       inner.column_shift = kPinnedColumn + starts[1] + pinned_column(context.column_shift) * steps[1];
     } else {
@@ -339,21 +343,21 @@ std::string TensorCoreKernel::moved_element(const Operation& op, const ElementCo
     std::string out, close;
     int64_t offset = 0;
     for (int64_t k = 0; k < n; ++k) {
-      inner.row = offset == 0 ? row : fmt::format("({} - {})", row, offset);
+      inner.row = offset == 0 ? context.row : fmt::format("({} - {})", context.row, offset);
       const std::string part = element(op.operand(static_cast<size_t>(k)), inner);
       offset += op.operand(static_cast<size_t>(k))->type().shape()[0];
       if (k + 1 == n) {
         out += part;
         break;
       }
-      out += fmt::format("({} < {} ? {} : ", row, offset, part);
+      out += fmt::format("({} < {} ? {} : ", context.row, offset, part);
       close += ")";
     }
     return out + close;
   }
   std::string along;  // an interleave: the element's position along the axis
   if (op.int_attr("axis") == 0) {
-    along = row;
+    along = context.row;
     inner.row = fmt::format("({} / {})", along, n);
   } else if (column_is_pinned(context.column_shift)) {  // one column (broadcast): one part, one position
     const int64_t column = pinned_column(context.column_shift);
@@ -365,8 +369,10 @@ std::string TensorCoreKernel::moved_element(const Operation& op, const ElementCo
     inner.column_shift = 0;
   }
   std::string out = element(op.operand(static_cast<size_t>(n - 1)), inner);
-  for (int64_t k = n - 2; k >= 0; --k)
-    out = fmt::format("({} % {} == {} ? {} : {})", along, n, k, element(op.operand(static_cast<size_t>(k)), inner), out);
+  for (int64_t k = n - 2; k >= 0; --k) {
+    const std::string part = element(op.operand(static_cast<size_t>(k)), inner);
+    out = fmt::format("({} % {} == {} ? {} : {})", along, n, k, part, out);
+  }
   return out;
 }
 
