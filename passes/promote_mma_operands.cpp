@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <unordered_map>
 
@@ -79,6 +80,44 @@ bool unit_reshape(const Operation& op) {
   return middle_box(from, to) || middle_box(to, from) || column_of_vector(from, to) || column_of_vector(to, from);
 }
 
+// The mask of a store through a box, computed again at the stored 2-D tile's shape: the mask's
+// dimension `rows` and its last, the others all 1 (the box's unit ones). Iotas along those two,
+// splats, reshapes of a 2-D tile into the box and elementwise ops of them are recomputed before
+// the store (appended to `built` in order, operands first), the other values reused; null where
+// the mask is computed otherwise (an iota along a unit dimension, a load), so the store keeps its
+// reshape. Memoized in `done`; the old ops are left for fold-constants to erase.
+Value* mask_at_tile_shape(Value* mask, size_t rows, std::vector<std::unique_ptr<Operation>>& built,
+                          std::unordered_map<Value*, Value*>& done) {
+  if (!mask->type().is_tile()) return mask;
+  if (auto it = done.find(mask); it != done.end()) return it->second;
+  const std::vector<int64_t>& shape = mask->type().shape();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (d != rows && d + 1 != shape.size() && shape[d] != 1) return nullptr;
+  const Type flat = mask->type().with_shape({shape[rows], shape.back()});
+  Operation* def = mask->defining_op();
+  if (!def || def->num_results() != 1 || def->num_regions() != 0) return nullptr;
+  if (def->kind() == OpKind::reshape) {
+    Value* from = def->operand(0);
+    return done[mask] = from->type().shape() == flat.shape() ? from : nullptr;
+  }
+  const bool splat = def->kind() == OpKind::zeros || def->kind() == OpKind::full;
+  const int64_t axis = def->int_attr("axis", -1);
+  if (!splat && !def->info().has(kElementwise) &&
+      !(def->kind() == OpKind::iota && (axis == static_cast<int64_t>(rows) || axis + 1 == static_cast<int64_t>(shape.size()))))
+    return nullptr;
+  auto copy = std::make_unique<Operation>(def->kind(), def->location());
+  for (const auto& [name, value] : def->attributes()) copy->set_attr(name, value);
+  if (def->kind() == OpKind::iota) copy->set_attr("axis", Attribute(int64_t{axis == static_cast<int64_t>(rows) ? 0 : 1}));
+  for (Value* operand : def->operands()) {
+    Value* at_shape = splat ? operand : mask_at_tile_shape(operand, rows, built, done);
+    if (!at_shape) return done[mask] = nullptr;
+    copy->add_operand(at_shape);
+  }
+  Value* result = copy->add_result(flat);
+  built.push_back(std::move(copy));
+  return done[mask] = result;
+}
+
 void fold_unit_reshapes(Region& body) {
   auto users = users_of(body);
   auto mma_operand = [&](const Value* value) {  // every use an mma a or b
@@ -90,6 +129,7 @@ void fold_unit_reshapes(Region& body) {
   const bool has_mma = contains(body, OpKind::mma);
   std::vector<Operation*> dead;
   std::vector<std::pair<Operation*, const Operation*>> reloads;  // a column's reshape, the shared load
+  std::vector<Operation*> stores;  // reshapes into unit dimensions that only a store reads
   walk(body, [&](Operation& op) {
     if (!unit_reshape(op) || op.has_attr("box")) return;
     Operation* load = op.operand(0)->defining_op();
@@ -117,18 +157,34 @@ void fold_unit_reshapes(Region& body) {
       reloads.emplace_back(&op, load);
       return;
     }
-    // (A masked store keeps its reshape: its mask has the reshaped tile's shape.)
     if (!drops && uses.size() == 1 && uses.front()->kind() == OpKind::store && !uses.front()->has_attr("box") &&
-        !store_mask(*uses.front()) && uses.front()->operands().back() == op.result() &&
-        uses.front()->operand(0) != op.result()) {
-      Operation& store = *uses.front();
-      std::vector<Attribute> box;
-      for (int64_t extent : op.result()->type().shape()) box.emplace_back(extent);
-      store.set_attr("box", Attribute(std::move(box)));
-      store.set_operand(store.num_operands() - 1, op.operand(0));
-      dead.push_back(&op);
-    }
+        uses.front()->operands().back() == op.result() && uses.front()->operand(0) != op.result())
+      stores.push_back(&op);
   });
+  // A store of a reshape into unit dimensions stores the tile through a box. A masked one's mask is
+  // computed again at the tile's shape (mask_at_tile_shape), after the walk, which must not see
+  // ops inserted; where it cannot be (or for a column's vector), the store keeps its reshape.
+  for (Operation* reshape : stores) {
+    Operation& store = *users[reshape->result()].front();
+    if (store_mask(store)) {
+      const std::vector<int64_t>& shape = reshape->result()->type().shape();
+      if (shape.size() < 3) continue;
+      size_t rows = shape.size() - 2;
+      while (rows > 0 && shape[rows] == 1) --rows;
+      std::unordered_map<Value*, Value*> done;
+      std::vector<std::unique_ptr<Operation>> built;
+      Value* mask = mask_at_tile_shape(store.operand(store.num_operands() - 2), rows, built, done);
+      if (!mask) continue;
+      Region& region = *store.parent_region();
+      for (auto& copy : built) region.insert(region.position_of(&store), std::move(copy));
+      store.set_operand(store.num_operands() - 2, mask);
+    }
+    std::vector<Attribute> box;
+    for (int64_t extent : reshape->result()->type().shape()) box.emplace_back(extent);
+    store.set_attr("box", Attribute(std::move(box)));
+    store.set_operand(store.num_operands() - 1, reshape->operand(0));
+    dead.push_back(reshape);
+  }
   for (Operation* op : dead) op->parent_region()->take(op->parent_region()->position_of(op));
   for (auto [reshape, load] : reloads) {
     auto column = std::make_unique<Operation>(OpKind::load, load->location());

@@ -582,9 +582,10 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         if (std::any_of(block.begin(), block.end(), [&](const auto& user) {
               return store_mask(*user) && user->operands().back() == op.result();
             }))
-          return unsupported(op, "a masked store of a tile reshaped between the tensor's dimensions (its mask has the "
-                                 "reshaped shape, which tensor-core epilogues do not hold); store it unmasked, or "
-                                 "from a plain kernel");
+          return unsupported(op, "a masked store of a tile reshaped between the tensor's dimensions whose mask is "
+                                 "not computed from iotas along its rows or columns, scalars, a reshape of a 2-D "
+                                 "tile and elementwise ops (those are computed again at the 2-D tile's shape): "
+                                 "write it so, e.g. iota<BQ, 1, 1, i32>(0) < n");
         if (column_and_vector)
           return unsupported(op, "a reshape between a column <R, 1> and a vector <R> that is not straight from a "
                                  "load (reshape<BM, 1>(load X[m] : <BM>)) or straight into a store "

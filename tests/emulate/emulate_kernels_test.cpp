@@ -375,6 +375,41 @@ TEST(EmulateRuntime, AMaskRowLoadedInTheKeyLoopPassesThroughItsRegisterPipe) {
   expect_tensor_core_kernel_matches("key_padding_attention", "B=2,H=2,S=136,T=72", {"O"});
 }
 
+// Variable-length attention over packed [TOTAL, H, D] tokens (tests/emulate/tensor_core/
+// varlen_attention.tile; issue 18: a masked store of a tile between a tensor's dimensions was
+// refused on the tensor cores): sequences of 37, 63 and 90 tokens, so query tiles run into the
+// next sequence and only the mask keeps two CTAs off one row. run --check (the IR as parsed keeps
+// the <BQ, 1, 1> mask) and both targets, 64- and 128-row tiles; without the mask run reports the race.
+TEST(EmulateRuntime, AVarlenAttentionMasksItsStoreBetweenTheTensorsDimensions) {
+  const fs::path inputs = fs::temp_directory_path() / ("tilec_varlen_" + std::to_string(::getpid()));
+  fs::create_directories(inputs);
+  const int32_t offsets[] = {0, 37, 100, 190};
+  write_file(inputs / "CU.bin", std::string(reinterpret_cast<const char*>(offsets), sizeof offsets));
+  const std::string source = "tests/emulate/tensor_core/varlen_attention.tile";
+  const std::string shape = " --dims TOTAL=200,H=2,NSEQ=3,NSEQ1=4,MAXLEN=90 --inputs " + inputs.string();
+  CommandResult checked = run_command(tilec("run " + source + " --check" + shape));
+  EXPECT_EQ(checked.status, 0) << checked.out << checked.err;
+  EXPECT_THAT(checked.out, ::testing::HasSubstr("check %O: ok"));
+  for (const char* tiles : {"", " -D BQ=128"})
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      SCOPED_TRACE(std::string(target) + tiles);
+      CommandResult r = run_command(tilec("emulate " + source + tiles + shape + " --target " + target +
+                                          " --sms 2 --schedules 1"));
+      EXPECT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, ::testing::HasSubstr("O ok (max abs error"));
+      EXPECT_THAT(r.out, ::testing::HasSubstr("LSE ok (max abs error"));
+    }
+  const fs::path unmasked = inputs / "unmasked.tile";
+  std::string text = read_file(source_dir() / source);
+  const std::string mask = " if iota<BQ, 1, 1, i32>(0) + cast(i * BQ, i32) < len;";
+  ASSERT_NE(text.find(mask), std::string::npos);
+  write_file(unmasked, text.replace(text.find(mask), mask.size(), ";"));
+  CommandResult raced = run_command(tilec("run " + unmasked.string() + shape));
+  EXPECT_NE(raced.status, 0);
+  EXPECT_THAT(raced.err, ::testing::HasSubstr("race: tiles 0 and 1 both store element [64, 0, 0] of %O"));
+  fs::remove_all(inputs);
+}
+
 // Scalars read from device memory in a tensor-core kernel (issue 18: "item() in a tensor-core
 // kernel" was refused; tests/emulate/tensor_core/device_scalars.tile): a matrix index the
 // producer's TMA takes, a per-batch loop bound both agents walk (1, 2 or 3 steps of BK = 32 over
@@ -480,14 +515,15 @@ TEST(EmulateRuntime, CausalAttentionTakesQueryBlocksSmallerThanKeyBlocks) {
 }
 
 // Tiles between a tensor's dimensions in plain kernels (tests/emulate/kernels/unit_dims_rows.tile:
-// a qk-norm over [B, S, H, D], a row shift over [S, H, D]): the register form reads and writes
-// their rows H·D elements apart (issue 18: the reshapes kept such kernels in shared memory, and
-// the reason given blamed the reshape).
+// a qk-norm over [B, S, H, D], a row shift over [S, H, D], a masked store): the register form
+// reads and writes their rows H·D elements apart (issue 18: the reshapes kept such kernels in
+// shared memory, and the reason given blamed the reshape; a masked store kept its reshape).
 TEST(EmulateRuntime, TilesBetweenATensorsDimensionsStayInRegisters) {
-  expect_plain_kernel_matches("unit_dims_rows", {"O", "Y"});
+  expect_plain_kernel_matches("unit_dims_rows", {"O", "Y", "Z"});
   CommandResult compiled = run_command(tilec("compile tests/emulate/kernels/unit_dims_rows.tile"));
   ASSERT_EQ(compiled.status, 0) << compiled.err;
   EXPECT_THAT(compiled.out, ::testing::HasSubstr("qk_norm: grid cdiv(S, 16) x H x B, 128 threads per CTA, tiles in registers"));
+  EXPECT_THAT(compiled.out, ::testing::HasSubstr("masked_rows: grid cdiv(S, 16) x H, 256 threads per CTA, tiles in registers"));
   EXPECT_THAT(compiled.out, ::testing::HasSubstr("const auto* const Q_box = Q + static_cast<int64_t>(b) * S * H * 64 + "
                                                  "static_cast<int64_t>(h) * 64;"));
   EXPECT_THAT(compiled.out, ::testing::HasSubstr("Q_box, row, column, (0 <= b && b < B && 0 <= h && h < H ? S : 0), 64, "
