@@ -29,8 +29,8 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
     if (a.is_float || b.is_float) {
       const double r = std::pow(a.as_double(), b.as_double());
       if (!std::isfinite(r)) {
-        error = fmt::format("the constant expression {} ** {} is {}, not a finite number", a.as_double(),
-                            b.as_double(), r);
+        error = fmt::format("the constant expression pow({}, {}) is {}, not a finite number", a.as_double(),
+                            b.as_double(), std::isnan(r) ? "NaN" : r > 0 ? "inf" : "-inf");
         return std::nullopt;
       }
       return ConstantValue{true, 0, r};
@@ -64,7 +64,9 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
       return std::nullopt;
     }
     if (!std::isfinite(r)) {  // as a -D value, a float constant is a finite number
-      error = fmt::format("the constant expression {} {} {} is {}, not a finite number", x, op, y, r);
+      auto shown = [](double v) { return v < 0 ? fmt::format("({})", v) : fmt::format("{}", v); };  // -8 ** 0.5 reads as -(8 ** 0.5)
+      error = fmt::format("the constant expression {} {} {} is {}, not a finite number", shown(x), op, shown(y),
+                          std::isnan(r) ? "NaN" : r > 0 ? "inf" : "-inf");
       return std::nullopt;
     }
     return ConstantValue{true, 0, r};

@@ -316,6 +316,7 @@ Operand Lowering::lower_sign(const Expr& e, const Builtin&, const Expr*) {
 // isnan(x), isinf(x), isfinite(x): i1 masks of a float's class, from comparisons every backend
 // has: x != x holds only for NaN; |x| above the type's largest finite value only for ±inf; |x|
 // at most it for every finite x (NaN compares false). f8e4m3 has no infinity: isinf is false.
+// f8e5m2's magnitude is taken in f32: its arithmetic saturates, so abs(inf) would be finite.
 Operand Lowering::lower_float_class(const Expr& e, const Builtin&, const Expr*) {
   const std::string& f = e.name;
   Operand x = lower_expr(*e.args[0]);
@@ -330,8 +331,11 @@ Operand Lowering::lower_float_class(const Expr& e, const Builtin&, const Expr*) 
   const Type type = in_registers(v->type());
   const Type mask = type.with_element(ScalarKind::i1);
   if (f == "isnan") return Operand{create(OpKind::cmp, {v, v}, mask, e.location, {{"predicate", Attribute("ne")}})};
-  Value* magnitude = create(OpKind::abs, {v}, type, e.location);
-  Value* largest = materialize(Operand{nullptr, Const{true, 0, largest_finite_number(element)}}, element, e.location);
+  // An f8e5m2 result saturates (abs(inf) would be its largest finite value): its magnitude is an f32.
+  const ScalarKind measured = element == ScalarKind::f8e5m2 ? ScalarKind::f32 : element;
+  Value* magnitude = create(OpKind::abs, {measured == element ? v : create(OpKind::cast, {v}, type.with_element(measured), e.location)},
+                            type.with_element(measured), e.location);
+  Value* largest = materialize(Operand{nullptr, Const{true, 0, largest_finite_number(element)}}, measured, e.location);
   return Operand{create(OpKind::cmp, {magnitude, largest}, mask, e.location,
                         {{"predicate", Attribute(f == "isinf" ? "gt" : "le")}})};
 }
@@ -730,9 +734,10 @@ Operand Lowering::lower_reduction(const Expr& e, const Builtin&, const Expr* axi
   const Type& type = x.value->type();
   ScalarKind element = type.element();
   if (element == ScalarKind::i1 || (f == "mean" && !is_float(element))) {
+    std::string operand = operand_text(e.args[0].get(), "first");
+    if (operand.rfind("the ", 0) == 0) operand = element == ScalarKind::i1 ? "mask" : "x";  // an expression
     error(e.args[0]->location, fmt::format("{}() of {} tile; convert it first: {}(cast({}, {}))", f,
-                                           with_article(element), f, operand_text(e.args[0].get(), "first"),
-                                           f == "mean" ? "f32" : "i32"));
+                                           with_article(element), f, operand, f == "mean" ? "f32" : "i32"));
     return {};
   }
   std::vector<int64_t> axes;

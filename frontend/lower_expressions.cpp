@@ -284,6 +284,12 @@ Operand Lowering::lower_tile_new(const Expr& e) {
       error(e.location, fmt::format("iota<...>(axis) takes a constant axis from 0 to {}", shape->size() - 1));
       return {};
     }
+    const int64_t last = (*shape)[static_cast<size_t>(*axis)] - 1;
+    if (auto range = integer_range(*element); range && last > range->highest) {
+      error(e.location, fmt::format("this iota counts to {} along axis {}, past {}'s largest value {}: give it a "
+                                    "wider element type (i32)", last, *axis, to_string(*element), range->highest));
+      return {};
+    }
     return Operand{create(OpKind::iota, {}, type, e.location, {{"axis", Attribute(*axis)}})};
   }
   if (e.args.size() != 1) {

@@ -787,8 +787,11 @@ class Parser {
   void call_arguments(std::vector<ExprPtr>& args, std::vector<std::pair<std::string, ExprPtr>>& keywords) {
     do {
       if (at(TokenKind::identifier) && peek(1).kind == TokenKind::equal) {
+        const Location where = peek(0).location;
         std::string key = identifier("");
         next();
+        if (std::any_of(keywords.begin(), keywords.end(), [&](const auto& given) { return given.first == key; }))
+          fail_at(where, fmt::format("'{}' is given twice in this call; keep one", key));
         keywords.push_back({key, expr()});
       } else {
         if (!keywords.empty()) fail("positional arguments come before keyword arguments");

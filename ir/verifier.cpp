@@ -350,6 +350,11 @@ class Verifier {
           error(op, "gives a tile of integers");
         else if (axis < 0 || axis >= static_cast<int64_t>(result().rank()))
           error(op, "needs an 'axis' within the tile's rank");
+        else if (auto range = integer_range(result().element());
+                 range && result().shape()[static_cast<size_t>(axis)] - 1 > range->highest)
+          error(op, fmt::format("counts to {} along axis {}, past {}'s largest value {}",
+                                result().shape()[static_cast<size_t>(axis)] - 1, axis, to_string(result().element()),
+                                range->highest));
         break;
       }
       case OpKind::zeros:

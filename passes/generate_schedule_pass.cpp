@@ -23,7 +23,8 @@
 //      above 1 is ignored with a note). On an mma loop `pipeline = S` is the user's stage
 //      budget: fewer stages are kept with a note; more → regenerate with max_stages = S (the
 //      engine raises ii until the schedule fits), and when even that does not fit, keep the
-//      first schedule and warn at the loop.
+//      first schedule and warn at the loop. Without `pipeline = S` the budget is
+//      kStagesWithoutPipeline (4), silently.
 //   Then a transpose that costs nothing moves to its first user's cycle (and stage): the
 //   tensor-core backend reads a transposed register tile where an mma reads it
 //   (keep_free_transposes_with_their_users).
@@ -50,6 +51,9 @@
 namespace tilec {
 
 namespace {
+
+// The stages an mma loop without pipeline(S) may take (the flagship GEMM's pipeline(4)).
+constexpr int kStagesWithoutPipeline = 4;
 
 namespace sched = schedule;
 
@@ -283,22 +287,26 @@ void schedule_loop(Operation& loop, Scheduler& s) {
   sched::ScheduleResult result = sched::generate_schedule(graph, options);
   const sched::LoopGraph* scheduled_graph = &graph;
   sched::LoopGraph bounded = graph;
-  if (result.ok() && requested > 0 && result.stages > requested) {
-    bounded.max_stages = requested;
+  // An mma loop without pipeline(S) is bounded at kStagesWithoutPipeline: a deeper schedule (an
+  // atomic store's latency gave one 33 stages) would take a stage buffer per stage and overflow
+  // shared memory, in a loop whose author asked for nothing.
+  const int bound = requested > 0 ? requested : pipelined ? kStagesWithoutPipeline : 0;
+  if (result.ok() && bound > 0 && result.stages > bound) {
+    bounded.max_stages = bound;
     sched::ScheduleResult retry = sched::generate_schedule(bounded, options);
     // The serial schedule (one stage, the cost-based ii ladder's upper end) fits any budget: the
     // fallback when the bounded search does not (pipeline(1) kept 17 stages and ran out of
     // shared memory).
     sched::ScheduleOptions serial = options;
     serial.generator = sched::Generator::serial;
-    if (retry.ok() && retry.stages <= requested && retry.warnings.empty()) {
+    if (retry.ok() && retry.stages <= bound && retry.warnings.empty()) {
       result = std::move(retry);
       scheduled_graph = &bounded;
     } else if (sched::ScheduleResult fallback = sched::generate_schedule(bounded, serial);
-               fallback.ok() && fallback.stages <= requested) {
+               fallback.ok() && fallback.stages <= bound) {
       result = std::move(fallback);
       scheduled_graph = &bounded;
-    } else {
+    } else if (requested > 0) {
       s.ctx.diagnostics.warning(loop.location(),
                                 fmt::format("pipeline({}) asks for at most {} stages, but the schedule needs {}; "
                                             "keeping {} stages", requested, requested, result.stages, result.stages));

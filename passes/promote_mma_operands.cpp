@@ -18,7 +18,8 @@
 //      and the load once nothing else reads it; otherwise the load becomes a tma_load of its own
 //      in 3: a tile both ways, two TMA boxes). Transposes of one load in one region in the same
 //      role share the box.
-//   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result
+//   3. A load read as an mma's B and by other ops gets a second load the mmas read. Every
+//      other load used only as mma operands becomes a tma_load with a shared-memory result
 //      (two, one per role, when it is the A of one mma and the B of another).
 //   4. A 2-D 8- or 16-bit load that only elementwise ops, slices, concats and interleaves carry
 //      into mmas' B (a computed B's quantized weight) becomes a tma_load whose shared-memory
@@ -406,6 +407,34 @@ void promote_kernel(Region& body, int64_t shared_budget) {
   // After the walk: a load removed from an outer region while an inner one is walked would shift
   // the ops the outer walk has yet to visit.
   for (Operation* load : dead) load->parent_region()->take(load->parent_region()->position_of(load));
+  // A load read as an mma's B and otherwise too (`b = load B[k, n]; acc = mma(a, b, acc);
+  // store BMax[0, 0] max= max(abs(cast(b, f32)))`) gets a second load at its position for the
+  // mmas, promoted below (WGMMA and tcgen05 read B from shared memory only); the first stays for
+  // the other uses. A load read as A only and otherwise stays one register load: a register A.
+  std::function<void(Region&)> split_b = [&](Region& region) {
+    auto& ops = region.operations();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Operation& op = *ops[i];
+      for (size_t r = 0; r < op.num_regions(); ++r) split_b(op.region(r));
+      if (op.kind() != OpKind::load || !mma_uses.count(op.result()) || !other_uses.count(op.result()) ||
+          role_of(op.result()) == 0)
+        continue;
+      auto copy = std::make_unique<Operation>(OpKind::load, op.location());
+      for (Value* operand : op.operands()) copy->add_operand(operand);
+      for (const auto& [name, value] : op.attributes()) copy->set_attr(name, value);
+      Value* operand = copy->add_result(op.result()->type());
+      operand->set_name_hint(op.result()->name_hint());
+      walk(body, [&](Operation& user) {
+        if (user.kind() == OpKind::mma)
+          for (size_t k = 0; k < 2; ++k)
+            if (user.operand(k) == op.result()) user.set_operand(k, operand);
+      });
+      mma_uses[operand] = mma_uses[op.result()];
+      mma_uses.erase(op.result());
+      region.insert(++i, std::move(copy));
+    }
+  };
+  split_b(body);
   std::function<void(Region&)> visit = [&](Region& region) {
     auto& ops = region.operations();
     for (size_t i = 0; i < ops.size(); ++i) {

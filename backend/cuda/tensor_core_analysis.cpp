@@ -139,7 +139,7 @@ bool Analysis::analyze() {
     mark_stored_register_pipes();
     find_lazy_values();
     find_accumulators();
-    ok = refuse_computed_b() && place_register_pipes() && hold_region(tc_.compute->region()) &&
+    ok = hold_loads_stored_over() && refuse_computed_b() && place_register_pipes() && hold_region(tc_.compute->region()) &&
          refuse_column_broadcasts();
   }
   ok = ok && check_stage_buffers() && place_shared_memory();
@@ -579,7 +579,12 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         const bool column_and_vector = (from.size() == 1 && to.size() == 2 && to[1] == 1) ||
                                        (from.size() == 2 && from[1] == 1 && to.size() == 1);
         const auto& block = op.parent_region()->operations();
-        if (std::any_of(block.begin(), block.end(), [&](const auto& user) {
+        // A row <1, N> stored into a vector: a row of its own, which no thread holds.
+        if (!producer && from.size() == 2 && from[0] == 1 && to.size() == 1 && to[0] == from[1])
+          return unsupported(op, tc_.layout.unsupported(1, from[1]) +
+                                     " (a column sum folds into a combining store of each tile: store CS[n] += "
+                                     "sum(x, axis = 0))");
+        if (to.size() >= 3 && std::any_of(block.begin(), block.end(), [&](const auto& user) {
               return store_mask(*user) && user->operands().back() == op.result();
             }))
           return unsupported(op, "a masked store of a tile reshaped between the tensor's dimensions whose mask is "
@@ -740,6 +745,63 @@ void Analysis::find_lazy_values() {
     if (tc_.lazy.count(read)) tc_.lazy_reads[read] = pipe->writes.front()->operand(2);
 }
 
+
+// A lazy value is computed where it is used. A load of a tensor the compute agent stores into
+// between the load and a use would read there what the store wrote, not what was loaded (a fused
+// SGD update's `w = load W[m, n]; store W[m, n] = w - lr * acc; store Old[m, n] = w;`): such a 2-D
+// load becomes a register tile, read where it stands (each thread reads the elements it holds,
+// the ones it stores: no other thread's store comes between). A row or a column, which no thread
+// holds, is refused; so is item() of a tensor the agent stores into, which every thread reads
+// while others may be storing.
+bool Analysis::hold_loads_stored_over() {
+  std::unordered_map<const Operation*, size_t> position;
+  std::unordered_map<const Value*, std::vector<const Operation*>> stores;  // by tensor, in program order
+  walk(tc_.compute->region(), [&](const Operation& op) {
+    position.emplace(&op, position.size());
+    if (op.kind() == OpKind::store) stores[op.operand(0)].push_back(&op);
+  });
+  // The last op that computes `value` where it stands: its non-lazy users, through lazy ones.
+  std::function<size_t(const Value*)> last_use = [&](const Value* value) {
+    size_t last = 0;
+    for (const Operation* user : users_[value])
+      last = std::max(last, user->num_results() == 1 && tc_.lazy.count(user->result()) ? last_use(user->result())
+                                                                                        : position.at(user));
+    return last;
+  };
+  bool ok = true;
+  walk(tc_.compute->region(), [&](const Operation& op) {
+    if (op.kind() != OpKind::load || !tc_.lazy.count(op.result())) return;
+    auto stored = stores.find(op.operand(0));
+    if (stored == stores.end()) return;
+    const std::vector<const Operation*>& into = stored->second;
+    auto reads_item = [&](const Operation* user) { return user->kind() == OpKind::item; };
+    if (std::any_of(users_[op.result()].begin(), users_[op.result()].end(), reads_item)) {
+      ok = unsupported(op, fmt::format("item() of {}, which this kernel also stores into (line {}): each compute "
+                                       "thread reads it where it uses the value, while other threads may have "
+                                       "stored; read it from another tensor, or in an earlier kernel",
+                                       describe(op.operand(0)), into.front()->location().line)) &&
+           ok;
+      return;
+    }
+    const size_t at = position.at(&op), used = last_use(op.result());
+    auto between = std::find_if(into.begin(), into.end(), [&](const Operation* store) {
+      return position.at(store) > at && position.at(store) < used;
+    });
+    if (between == into.end()) return;
+    const Type& type = op.result()->type();
+    if (type.rank() != 2 || type.shape()[0] == 1 || type.shape()[1] == 1) {
+      ok = unsupported(op, fmt::format("a {} of {} used after the store into it at line {} (a row or a column, "
+                                       "which no thread holds in registers, is read where it is used): use it "
+                                       "before that store, or load it from another tensor",
+                                       type.rank() == 1 || type.shape()[0] == 1 ? "row" : "column",
+                                       describe(op.operand(0)), (*between)->location().line)) &&
+           ok;
+      return;
+    }
+    tc_.lazy.erase(op.result());
+  });
+  return ok;
+}
 
 // Plan::read_stage, in the mutable form the analysis fills in (a buffer's role), or nullptr.
 StageBuffer* Analysis::stage_operand(const Operation& op, size_t i) {

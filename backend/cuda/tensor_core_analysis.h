@@ -111,6 +111,7 @@ class Analysis {
   // through the others.
   void mark_stored_register_pipes();
   void find_lazy_values();
+  bool hold_loads_stored_over();
   StageBuffer* stage_operand(const Operation& op, size_t i);
   bool new_fragment(const Operation& op, const Value* value);
   bool new_fragment(const Operation& op, const Value* value, const Type& type);

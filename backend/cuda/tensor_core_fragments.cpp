@@ -24,8 +24,10 @@ std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
   if (rows != 64 * warpgroups_)
     return fmt::format("{} rows (WGMMA gives each of the kernel's {} compute warpgroup{} 64 rows, so every tile it "
                        "holds in registers has {} rows: give the tiles held in registers (BM or BQ rows; a key block "
-                       "held as a tile, BKV) 64 rows, or 128, all alike)",
-                       rows, warpgroups_, warpgroups_ == 1 ? "" : "s", 64 * warpgroups_);
+                       "held as a tile, BKV) {} rows, all alike, or make them all {}, which runs {} compute "
+                       "warpgroup{})",
+                       rows, warpgroups_, warpgroups_ == 1 ? "" : "s", 64 * warpgroups_, 64 * warpgroups_,
+                       warpgroups_ == 1 ? 128 : 64, warpgroups_ == 1 ? 2 : 1, warpgroups_ == 1 ? "s" : "");
   if (columns != 1 && columns % 8 != 0) return fmt::format("{} columns (a multiple of 8)", columns);
   return "";
 }

@@ -446,6 +446,45 @@ void for_each_in_bounds(const HostBuffer& tensor, const std::vector<int64_t>& co
   }
 }
 
+// The owner tables' encoding (LaunchState::owners): an element's owner is -1 (none), the tile
+// that stored it (>= 0), the one tile that combined into it with combine kind k
+// (combined_by(t, k) <= -8), or by_tiles(k) (-2 .. -7) once a second tile does; k is 0 for `+=`,
+// 1 for `max=`, 2 for `min=`, 3 to 5 for `&=`, `|=`, `^=` (StoreCombine's order).
+constexpr int64_t kKinds = 6;
+constexpr int64_t by_tiles(int64_t k) { return -2 - k; }
+constexpr int64_t combined_by(int64_t tile, int64_t k) { return -8 - (kKinds * tile + k); }
+constexpr int64_t kind_of(int64_t owner) { return owner <= -8 ? (-8 - owner) % kKinds : -2 - owner; }  // owner <= -2
+// The one tile that wrote an element (-1: none, or several).
+constexpr int64_t writing_tile(int64_t owner) { return owner >= 0 ? owner : owner <= -8 ? (-8 - owner) / kKinds : -1; }
+
+// What tiles combining with kind k do to an element: one tile, several, the bare verb.
+struct CombineVerbs {
+  const char *one, *several, *base;
+};
+constexpr CombineVerbs kCombineVerbs[kKinds] = {{"adds to", "add to", "add"},
+                                                {"takes the maximum into", "take the maximum into", "take the maximum"},
+                                                {"takes the minimum into", "take the minimum into", "take the minimum"},
+                                                {"ands bits into", "and bits into", "and bits into it"},
+                                                {"ors bits into", "or bits into", "or bits into it"},
+                                                {"xors bits into", "xor bits into", "xor bits into it"}};
+
+// What a race between a read and another tile's write says to do.
+constexpr const char* kReadWriteAdvice =
+    "a tile may read only elements no other tile of the launch writes (CTAs run in no set order, so it would read "
+    "the old value or the new one): read them from another tensor, or write them in an earlier kernel";
+
+// "+=", "max=", ... for combine kind k.
+std::string combine_spelling(int64_t k) { return store_combine_spelling(static_cast<StoreCombine>(k + 1)); }
+
+// Who wrote an element and how, for a race message: "tile 0 stores (=)", "tile 0 adds to (+=)",
+// "other tiles add to (+=)". `owner` is not -1.
+std::string writers_of(int64_t owner) {
+  if (owner >= 0) return fmt::format("tile {} stores (=)", owner);
+  const CombineVerbs& v = kCombineVerbs[kind_of(owner)];
+  return owner <= -8 ? fmt::format("tile {} {} ({})", writing_tile(owner), v.one, combine_spelling(kind_of(owner)))
+                     : fmt::format("other tiles {} ({})", v.several, combine_spelling(kind_of(owner)));
+}
+
 bool TileExecution::execute_load(const Operation& op) {
   TileValue out;
   if (!read_tile(op, 0, op.result()->type(), out)) return false;
@@ -489,7 +528,37 @@ bool TileExecution::read_tile_as_stored(const Operation& op, size_t first, const
     for_each_in_bounds(*tensor, coordinates, shape, [&](int64_t t, int64_t i) {
       out.ints[static_cast<size_t>(t)] = tensor->load_int(i);
     }, elements);
-  return true;
+  return tile_ < 0 || check_read_by_this_tile(op, *tensor, coordinates, shape, elements);
+}
+
+// A tensor the kernel also stores: this tile's reads are recorded (LaunchState::readers), and an
+// element another tile wrote is a race (CTAs run in no set order: it may read the old value or
+// the new one).
+bool TileExecution::check_read_by_this_tile(const Operation& op, const HostBuffer& tensor,
+                                            const std::vector<int64_t>& coordinates, const std::vector<int64_t>& shape,
+                                            bool elements) {
+  auto read = launch_.readers.find(&tensor);
+  if (read == launch_.readers.end()) return true;
+  OwnerTable& readers = *read->second;
+  const OwnerTable& owners = *launch_.owners.at(&tensor);
+  int64_t writer = -1, race_index = -1;
+  for_each_in_bounds(tensor, coordinates, shape, [&](int64_t, int64_t i) {
+    if (race_index >= 0) return;
+    const int64_t owner = owners[static_cast<size_t>(i)].load();
+    if (owner != -1 && writing_tile(owner) != tile_) {
+      writer = owner;
+      race_index = i;
+      return;
+    }
+    auto& reader = readers[static_cast<size_t>(i)];
+    for (int64_t seen = reader.load(); seen != tile_ && seen != -2;)
+      if (reader.compare_exchange_weak(seen, seen == -1 ? tile_ : -2)) break;
+  }, elements);
+  if (race_index < 0) return true;
+  launch_.raced.store(true);
+  return fail(op, fmt::format("race: tile {} reads element [{}] of {}, which {}; {}", tile_,
+                              fmt::join(tensor.coordinates_of(race_index), ", "), launch_.buffer_names.at(&tensor),
+                              writers_of(writer), kReadWriteAdvice));
 }
 
 bool TileExecution::execute_store(const Operation& op) {
@@ -515,27 +584,24 @@ bool TileExecution::execute_store(const Operation& op) {
   for (size_t d = 0; d < tensor->rank(); ++d)
     if (!integer_operand(op, 1 + d, coordinates[d])) return false;
   OwnerTable* owners = nullptr;
+  OwnerTable* readers = nullptr;
   if (tile_ >= 0) {
     auto it = launch_.owners.find(tensor);
     if (it != launch_.owners.end()) owners = it->second.get();
+    auto read = launch_.readers.find(tensor);
+    if (read != launch_.readers.end()) readers = read->second.get();
   }
-  int64_t race_other = -1, race_index = -1;
+  int64_t race_other = -1, race_index = -1, race_reader = -1, reader_index = -1;
   const Type& stored = op.operands().back()->type();
   const std::vector<int64_t> shape = memory_box(op, stored, tensor->rank());  // a slice's leading 1s, a box's unit dims
   if (shape.empty() || !same_but_unit_dims(shape, tile->shape))
     return fail(op, fmt::format("cannot store a {} through the box {}", stored.to_string(), op.attr("box")->to_string()));
-  // An element's owner: -1 (none), the tile that stored it (>= 0), the one tile that combined
-  // into it with combine kind k (combined_by(t, k) <= -8), or by_tiles(k) (-2 .. -7) once a
-  // second tile does; k is 0 for `+=`, 1 for `max=`, 2 for `min=`, 3 to 5 for `&=`, `|=`, `^=`
-  // (StoreCombine's order). Tiles may combine into an element any number of times, all the same
-  // way (adds and maxima interleaved in CTA order would give different results), and a tile may
-  // both store and combine into one no other tile writes.
-  constexpr int64_t kKinds = 6;
+  // Each element's owner (kKinds above). Tiles may combine into an element any number of times,
+  // all the same way (adds and maxima interleaved in CTA order would give different results), and
+  // a tile may both store and combine into one no other tile writes; none may write one another
+  // tile reads (readers: in-place kernels).
   const StoreCombine combine = store_combine(op);
   const int64_t kind = std::max<int64_t>(0, static_cast<int64_t>(combine) - 1);
-  auto by_tiles = [](int64_t k) { return -2 - k; };
-  auto combined_by = [](int64_t tile, int64_t k) { return -8 - (kKinds * tile + k); };
-  auto kind_of = [](int64_t owner) { return owner <= -8 ? (-8 - owner) % kKinds : -2 - owner; };  // owner <= -2
   const bool combines = combine != StoreCombine::none;
   std::unique_lock<std::mutex> combining(launch_.accumulate_mutex, std::defer_lock);
   if (combines) combining.lock();
@@ -560,6 +626,13 @@ bool TileExecution::execute_store(const Operation& op) {
         race_index = i;
       }
     }
+    if (readers && race_reader == -1) {
+      const int64_t reader = (*readers)[static_cast<size_t>(i)].load();
+      if (reader != -1 && reader != tile_) {
+        race_reader = reader;
+        reader_index = i;
+      }
+    }
     const size_t at = static_cast<size_t>(t);
     if (!combines && tile->holds_floats()) tensor->store_float(i, tile->floats[at]);
     else if (!combines) tensor->store_int(i, tile->ints[at]);
@@ -570,32 +643,26 @@ bool TileExecution::execute_store(const Operation& op) {
     launch_.raced.store(true);
     const std::string element = fmt::format("element [{}] of {}", fmt::join(tensor->coordinates_of(race_index), ", "),
                                             launch_.buffer_names.at(tensor));
-    // What tiles combining with kind k do to the element: one tile, several, the bare verb.
-    struct Verbs { const char *one, *several, *base; };
-    static constexpr Verbs kVerbs[kKinds] = {
-        {"adds to", "add to", "add"},
-        {"takes the maximum into", "take the maximum into", "take the maximum"},
-        {"takes the minimum into", "take the minimum into", "take the minimum"},
-        {"ands bits into", "and bits into", "and bits into it"},
-        {"ors bits into", "or bits into", "or bits into it"},
-        {"xors bits into", "xor bits into", "xor bits into it"}};
-    auto spelling = [](int64_t k) { return store_combine_spelling(static_cast<StoreCombine>(k + 1)); };  // "+=", ...
-    auto others = [&](int64_t owner) {  // "tile 0 adds to (+=)", "other tiles add to (+=)"
-      const Verbs& v = kVerbs[kind_of(owner)];
-      return owner <= -8 ? fmt::format("tile {} {} ({})", (-8 - owner) / kKinds, v.one, spelling(kind_of(owner)))
-                         : fmt::format("other tiles {} ({})", v.several, spelling(kind_of(owner)));
-    };
-    const Verbs& mine = kVerbs[kind];
+    const CombineVerbs& mine = kCombineVerbs[kind];
     if (race_other < -1 && !combines)
       return fail(op, fmt::format("race: tile {} stores {}, which {}; {} it too, or store it from one tile", tile_,
-                                  element, others(race_other), kVerbs[kind_of(race_other)].several));
+                                  element, writers_of(race_other), kCombineVerbs[kind_of(race_other)].several));
     if (race_other < -1)
       return fail(op, fmt::format("race: tile {} {} {} ({}), which {}; every tile combining into an element must do "
                                   "it the same way (the result would depend on the order of the CTAs)",
-                                  tile_, mine.one, element, spelling(kind), others(race_other)));
+                                  tile_, mine.one, element, combine_spelling(kind), writers_of(race_other)));
     return fail(op, combines ? fmt::format("race: tile {} {} {}, which tile {} stores (=); every tile writing it "
-                                           "must {} ({})", tile_, mine.one, element, race_other, mine.base, spelling(kind))
+                                           "must {} ({})", tile_, mine.one, element, race_other, mine.base,
+                                           combine_spelling(kind))
                              : fmt::format("race: tiles {} and {} both store {}", race_other, tile_, element));
+  }
+  if (race_reader != -1) {
+    launch_.raced.store(true);
+    return fail(op, fmt::format("race: tile {} {} element [{}] of {}, which {} {}; {}", tile_,
+                                combines ? kCombineVerbs[kind].one : "stores",
+                                fmt::join(tensor->coordinates_of(reader_index), ", "), launch_.buffer_names.at(tensor),
+                                race_reader >= 0 ? fmt::format("tile {}", race_reader) : std::string("other tiles"),
+                                race_reader >= 0 ? "reads" : "read", kReadWriteAdvice));
   }
   return true;
 }
@@ -777,6 +844,17 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
         for (auto& owner : *table) owner.store(-1, std::memory_order_relaxed);
         launch.owners.emplace(target->tensor, std::move(table));
       });
+      // A stored tensor a load reads too (an in-place kernel) also records its elements' readers.
+      walk(const_cast<Region&>(body), [&](Operation& op) {
+        auto access = tensor_access(op);
+        if (!access || !access->reads || op.kind() == OpKind::store) return;
+        const RuntimeValue* target = host.lookup(access->tensor);
+        if (!target || !target->tensor || !launch.owners.count(target->tensor) || launch.readers.count(target->tensor))
+          return;
+        auto table = std::make_unique<OwnerTable>(static_cast<size_t>(target->tensor->element_count()));
+        for (auto& reader : *table) reader.store(-1, std::memory_order_relaxed);
+        launch.readers.emplace(target->tensor, std::move(table));
+      });
     }
 
     // Phase 4: one execution per tile; the lowest failing tile's error is the launch's.
@@ -817,8 +895,9 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
       // Which two tiles a race report names depends on the order concurrent tiles reached the
       // element, so on the worker count: the report is a serial rerun's (the lowest tiles that
       // collide), the same on every machine. It stores again; a launch that races has failed.
-      for (auto& [tensor, table] : launch.owners)
-        for (auto& owner : *table) owner.store(-1, std::memory_order_relaxed);
+      for (auto* tables : {&launch.owners, &launch.readers})
+        for (auto& [tensor, table] : *tables)
+          for (auto& owner : *table) owner.store(-1, std::memory_order_relaxed);
       launch.raced.store(false);
       launch.lowest_failed_tile.store(INT64_MAX);
       serial.run_tiles(tile_count, run_tile);

@@ -44,9 +44,11 @@ uint64_t tensor_budget_bytes(std::string& which) {
 }
 
 // The bytes a run needs for a tensor of `dims` of `element` (tensor_budget_bytes), or 0 when
-// that overflows 64 bits.
-uint64_t tensor_bytes(const std::vector<int64_t>& dims, ScalarKind element, bool stored) {
-  uint64_t per_element = 2 * static_cast<uint64_t>(byte_size(element)) + (stored ? 8 : 0), bytes = per_element;
+// that overflows 64 bits: twice its elements, and for a stored one its race check's owners (and
+// readers, where a load reads it too).
+uint64_t tensor_bytes(const std::vector<int64_t>& dims, ScalarKind element, bool stored, bool read) {
+  uint64_t per_element = 2 * static_cast<uint64_t>(byte_size(element)) + (stored ? 8 : 0) + (stored && read ? 8 : 0),
+           bytes = per_element;
   for (int64_t extent : dims)
     if (extent < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &bytes)) return 0;
   return bytes;
@@ -88,7 +90,7 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   }
   const Region& body = kernel.region();
   std::vector<bool> loaded(body.num_arguments(), false), stored(body.num_arguments(), false),
-      added(body.num_arguments(), false);
+      added(body.num_arguments(), false), read(body.num_arguments(), false);
   // Packed words: an integer tensor whose loaded tiles are shifted or masked (q >> 4 & 15, GPTQ's
   // eight nibbles in an i32) holds bits, not small numbers: it is filled over its type's whole
   // range, or every nibble past the first would be alike (the sign's) and one read at the wrong
@@ -140,6 +142,7 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
     stored[position] = stored[position] || access->writes;
     loaded[position] = loaded[position] || access->reads;
     added[position] = added[position] || store_combine(op) == StoreCombine::add;  // max, min: exact in any order
+    read[position] = read[position] || (access->reads && op.kind() != OpKind::store);
     const ScalarKind element = access->tensor->type().element();
     if (access->reads && is_integer(element) && element != ScalarKind::i1 && !words[position])
       words[position] = op.kind() == OpKind::tma_load_async ? buffer_bits_read(op.operand(0))
@@ -165,12 +168,12 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
       message = fmt::format("{}: {}", names[i], problem);
       return false;
     }
-    const uint64_t bytes = tensor_bytes(dims, type.element(), stored[i]);
+    const uint64_t bytes = tensor_bytes(dims, type.element(), stored[i], read[i]);
     const bool overflows = (bytes == 0 && std::count(dims.begin(), dims.end(), 0) == 0) ||
                            __builtin_add_overflow(total_bytes, bytes, &total_bytes);
     if (overflows || total_bytes > budget) {
       message = fmt::format("{} of {} elements brings what the CPU run needs for its tensors to {} (each twice, "
-                            "for --check, and an output's race-check owners); at most {} bytes here ({}): give "
+                            "for --check, and an output's race-check owners and readers); at most {} bytes here ({}): give "
                             "smaller --dims",
                             names[i], fmt::join(dims, "x"),
                             overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", total_bytes),

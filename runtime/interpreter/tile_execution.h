@@ -49,11 +49,13 @@ using OwnerTable = std::vector<std::atomic<int64_t>>;
 // State shared by all tiles of one launch.
 struct LaunchState {
   std::unordered_map<const HostBuffer*, std::unique_ptr<OwnerTable>> owners;  // race check
+  // Of a stored tensor a load reads too: per element, the tile that read it (-1: none; -2: several).
+  std::unordered_map<const HostBuffer*, std::unique_ptr<OwnerTable>> readers;
   std::mutex accumulate_mutex;  // an accumulating store's read-modify-writes, one tile at a time
   std::unordered_map<const HostBuffer*, std::string> buffer_names;
   std::mutex error_mutex;
   std::atomic<int64_t> lowest_failed_tile{INT64_MAX};
-  std::atomic<bool> raced{false};  // a store race was found (which pair depends on the tiles' order)
+  std::atomic<bool> raced{false};  // a race was found (which pair depends on the tiles' order)
   int64_t max_loop_iterations = 0;
   int64_t max_tile_iterations = 0;
   std::optional<std::chrono::steady_clock::time_point> deadline;  // LaunchOptions::deadline
@@ -141,6 +143,8 @@ class TileExecution {
   // The tile at tile coordinates given by operands first+1.. of the tensor operand `first`.
   bool read_tile(const Operation& op, size_t first, const Type& type, TileValue& out);
   bool read_tile_as_stored(const Operation& op, size_t first, const Type& type, TileValue& out);
+  bool check_read_by_this_tile(const Operation& op, const HostBuffer& tensor, const std::vector<int64_t>& coordinates,
+                               const std::vector<int64_t>& shape, bool elements);
   // Operand fetchers: report through fail() and return null / false on a wrong kind.
   const TileValue* tile_operand(const Operation& op, size_t i);
   bool integer_operand(const Operation& op, size_t i, int64_t& out);

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -373,6 +374,59 @@ TEST(EmulateRuntime, TmaCoordinatesFromLoadedOffsetsSaturate) {
 // (tests/emulate/tensor_core/key_padding_attention.tile, u8 mask over [B, T]), on both targets.
 TEST(EmulateRuntime, AMaskRowLoadedInTheKeyLoopPassesThroughItsRegisterPipe) {
   expect_tensor_core_kernel_matches("key_padding_attention", "B=2,H=2,S=136,T=72", {"O"});
+}
+
+// isinf and isfinite of f8e5m2 infinities read from memory (a helper's op sweep): the magnitude was
+// taken in f8e5m2, whose abs() saturates to 57344, so +-inf counted as finite. Bytes +inf, -inf,
+// 57344 and 1: isinf + 2 * isfinite is 1, 1, 2, 2, in the interpreter and as emitted CUDA.
+TEST(EmulateRuntime, Fp8E5m2InfinitiesAreInfinite) {
+  const fs::path directory = fs::temp_directory_path() / ("tilec_e5m2_" + std::to_string(::getpid()));
+  fs::create_directories(directory / "in");
+  write_file(directory / "in" / "E.bin", std::string("\x7c\xfc\x7b\x3c", 4));
+  write_file(directory / "classes.tile",
+             "kernel classes(E: tensor<4, f8e5m2>, C: tensor<4, i32>) grid tiles(1) as (t) {\n"
+             "  e = load E[0] : <4>;\n"
+             "  store C[0] = cast(isinf(e), i32) + 2 * cast(isfinite(e), i32);\n"
+             "}\n");
+  const std::string source = (directory / "classes.tile").string(), inputs = " --inputs " + (directory / "in").string();
+  CommandResult run = run_command(tilec("run " + source + inputs + " --outputs " + directory.string()));
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  const std::string bytes = read_file(directory / "C.bin");
+  ASSERT_EQ(bytes.size(), 16u);
+  std::vector<int32_t> classes(4);
+  std::memcpy(classes.data(), bytes.data(), 16);
+  EXPECT_EQ(classes, (std::vector<int32_t>{1, 1, 2, 2}));
+  for (const char* form : {"registers", "shared"})
+    expect_emulation_matches(source + inputs + " --schedules 1 --plain-tiles " + form, "C");
+  fs::remove_all(directory);
+}
+
+// Loads of a tensor the epilogue also stores into (tests/emulate/tensor_core/loads_stored_over.tile;
+// issue 18, found writing training kernels): an SGD update with momentum that keeps the old
+// weights, and a tile added twice, read what was loaded, not what the store before their use
+// wrote (the epilogue computed the load again at the later store); a B read by the mma and an
+// amax compiles (a second load of B is the mma's). Both targets, ragged. item() of a tensor the
+// kernel stores into is refused, saying why.
+TEST(EmulateRuntime, LoadsUsedAfterAStoreIntoTheirTensorKeepTheLoadedValues) {
+  expect_tensor_core_kernel_matches("loads_stored_over", "M=100,N=72,K=80", {"W", "Mom", "Old", "C", "BMax"}, "", true);
+  const fs::path file = fs::temp_directory_path() / ("tilec_item_stored_" + std::to_string(::getpid()) + ".tile");
+  write_file(file, "kernel amax_scale(A: tensor<M, K, bf16>, B: tensor<K, N, bf16>, AMAX: tensor<1, 1, f32>,\n"
+                   "                  Y: tensor<M, N, f32>) grid persistent(cdiv(M, 64), cdiv(N, 64)) as (m, n) {\n"
+                   "  acc = zeros<64, 64, f32>();\n"
+                   "  for k in 0 .. cdiv(K, 64) carry (acc) {\n"
+                   "    acc = mma(load A[m, k] : <64, 64>, load B[k, n] : <64, 64>, acc); }\n"
+                   "  s = item(load AMAX[0, 0] : <1, 1>);\n"
+                   "  store AMAX[0, 0] max= max(abs(acc));\n"
+                   "  store Y[m, n] = acc / s;\n"
+                   "}\n");
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    CommandResult r = run_command(tilec("compile " + file.string() + " -o /dev/null --target " + target));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_THAT(r.err, ::testing::HasSubstr(":6:12: error: the tensor-core CUDA backend (" + std::string(target) +
+                                            ") does not support item() of %AMAX, which this kernel also stores into "
+                                            "(line 7)"));
+  }
+  fs::remove(file);
 }
 
 // Variable-length attention over packed [TOTAL, H, D] tokens (tests/emulate/tensor_core/

@@ -851,6 +851,60 @@ kernel @clash(%Y: tensor<4, f32>) {
   }
 }
 
+// An in-place kernel: each tile loads Y's tile at `shift` elements past its own and stores its
+// own. With shift 0 it reads only what it writes (no race, Y doubled); with shift 1 tile 0 reads
+// element 4, which tile 1 stores: a race whichever runs first (the read after the write, or the
+// write after the read), reported for the lowest pair in any tile order. An adding store races
+// with a read the same way.
+TEST(InterpreterOps, ATileReadingAnElementAnotherTileWritesIsARace) {
+  const char* kText = R"(module
+kernel @in_place(%Y: tensor<8, f32>) {
+  %two = constant {value = 2} : index
+  %four = constant {value = 4} : index
+  %shift = constant {value = 0} : index
+  %i = grid_ids %two : index
+  %first = mul %i, %four : index
+  %at = add %first, %shift : index
+  %x = load %Y, %at {elements} : tile<4xf32, reg> loc(8:3)
+  %y = add %x, %x : tile<4xf32, reg>
+  store %Y, %i, %y loc(10:3)
+  return
+}
+)";
+  ReverseTileRunner reverse;
+  ThreadTileRunner threads(2);
+  auto own = parse_verified(kText);
+  ASSERT_TRUE(own);
+  for (TileRunner* runner : std::initializer_list<TileRunner*>{nullptr, &reverse, &threads}) {
+    HostBuffer y = make_buffer(ScalarKind::f32, {8}, {0, 1, 2, 3, 4, 5, 6, 7});
+    LaunchResult result = launch(*own, {&y}, {}, runner);
+    ASSERT_TRUE(result.ok) << result.describe();
+    EXPECT_EQ(buffer_values(y), (std::vector<double>{0, 2, 4, 6, 8, 10, 12, 14}));
+  }
+  auto shifted = parse_verified(testing::replace_once(kText, "{value = 0} : index\n  %i", "{value = 1} : index\n  %i"));
+  ASSERT_TRUE(shifted);
+  for (TileRunner* runner : std::initializer_list<TileRunner*>{nullptr, &reverse, &threads}) {
+    HostBuffer y(ScalarKind::f32, {8});
+    LaunchResult result = launch(*shifted, {&y}, {}, runner);
+    ASSERT_FALSE(result.ok);
+    EXPECT_NE(result.message.find("race: tile 1 stores element [4] of %Y, which tile 0 reads; a tile may read only "
+                                  "elements no other tile of the launch writes"),
+              std::string::npos)
+        << result.message;
+    EXPECT_EQ(result.location.line, 10u);
+  }
+  // Tile 1 reads first in reverse order only: the serial rerun names the same pair.
+  auto adding = parse_verified(testing::replace_once(
+      testing::replace_once(kText, "{value = 0} : index\n  %i", "{value = 1} : index\n  %i"), "store %Y, %i, %y",
+      "store %Y, %i, %y {accumulate}"));
+  ASSERT_TRUE(adding);
+  HostBuffer y(ScalarKind::f32, {8});
+  LaunchResult result = launch(*adding, {&y}, {}, &reverse);
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.message.find("race: tile 1 adds to element [4] of %Y, which tile 0 reads"), std::string::npos)
+      << result.message;
+}
+
 // A masked store (`store Y[0] = t if iota == i`) writes only where its mask holds, and only those
 // elements are the tile's: three tiles each writing one element of the same tile of Y is no race,
 // and the element no tile writes keeps its value. Two tiles whose masks overlap race.

@@ -223,6 +223,13 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"constant_makes_a_tile", "const A = zeros<4, f32>();\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "a tile is not computed at compile time", 1},
         ErrorCase{"negating_the_smallest_integer", "const A = -(-9223372036854775807 - 1);\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "integer overflow in the constant expression -(-9223372036854775808)", 1},
         ErrorCase{"float_constant_past_the_largest", "const A = 1e300 * 1e300;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the constant expression 1e+300 * 1e+300 is inf, not a finite number", 1},
+        // pow(-8, 0.5) printed as "-8 ** 0.5 is -nan", which reads as -(8 ** 0.5) (a helper's op sweep).
+        ErrorCase{"float_power_is_nan", "const A = pow(-8, 0.5);\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the constant expression pow(-8, 0.5) is NaN, not a finite number", 1},
+        ErrorCase{"float_product_of_a_negative", "const A = -1e300 * 1e300;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the constant expression (-1e+300) * 1e+300 is -inf, not a finite number", 1},
+        // iota<300, u8> counted past 255: the interpreter kept 256.., the GPU wrapped them.
+        ErrorCase{"iota_past_its_type", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  a = iota<300, u8>(0);\n  store X[i] = cast(a, f32);\n}", "this iota counts to 299 along axis 0, past u8's largest value 255: give it a wider element type (i32)", 2},
+        ErrorCase{"keyword_given_twice", "kernel k(X: tensor<N, M, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  store Y[i] = sum(x, axis = 1, axis = 0);\n}", "'axis' is given twice in this call; keep one", 3},
+        ErrorCase{"sum_of_a_mask_expression", "kernel k(X: tensor<N, f32>, Y: tensor<1, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store Y[0] = reshape<1>(sum(x > 0.0));\n}", "sum() of an i1 tile; convert it first: sum(cast(mask, i32))", 3},
         ErrorCase{"float_literal_past_the_largest", "const A = 1e999;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the number 1e999 is too large", 1},
         // 1e-400 read as 0 without a word (a helper's edge-value hunt); 0e-400 is just zero.
         ErrorCase{"float_literal_below_the_smallest", "const A = 1e-400;\nconst Z = 0e-400;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the number 1e-400 is too small to represent", 1},
