@@ -19,6 +19,11 @@ std::optional<OpKind> binary_operator_op(std::string_view op) {
   return std::nullopt;
 }
 
+std::string float_text(double value) {
+  const bool whole = std::isfinite(value) && std::abs(value) < 1e15 && value == std::trunc(value);
+  return whole ? fmt::format("{:.1f}", value) : fmt::format("{}", value);
+}
+
 std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue a, ConstantValue b,
                                             std::string& error) {
   if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=" || op == "&&" || op == "||") {

@@ -22,6 +22,10 @@ struct ConstantValue {
   double as_double() const { return is_float ? floating : static_cast<double>(integer); }
 };
 
+// A float as a message shows it: a whole number keeps a decimal point (1.0, not 1, which would
+// read as the integer the message asks for).
+std::string float_text(double value);
+
 // The op a binary operator stands for, where one op does: + - * / % & | ^ << >> (not **, the
 // comparisons, && or ||, which lower otherwise). The front end's lowering and folding both read it.
 std::optional<OpKind> binary_operator_op(std::string_view op);

@@ -67,12 +67,17 @@ void Lowering::lower_constants(const Program& program) {
     auto define = options_.defines.find(decl.name);
     if (define != options_.defines.end()) value = parse_define(define->first, define->second);
     // A -D value that is wrong was reported; the declared value keeps its uses from follow-on errors.
-    if (!value) {
+    // An integer -D value of a float constant is that float (-D SCALE=1 of `const SCALE = 0.5`:
+    // an integer would make SCALE / 2 an integer division).
+    if (!value || !value->is_float) {
       frames_.push_back({Frame::kernel, constants_, {}});
       Operand operand = lower_expr(*decl.value);
       frames_.clear();
-      if (operand.value) error(decl.location, fmt::format("constant '{}' must be computable at compile time", decl.name));
-      value = operand.constant;
+      if (!value && operand.value)
+        error(decl.location, fmt::format("constant '{}' must be computable at compile time", decl.name));
+      if (!value) value = operand.constant;
+      else if (operand.constant && operand.constant->is_float)
+        value = Const{true, 0, static_cast<double>(value->integer)};
     }
     if (value) constants_[decl.name] = Operand{nullptr, value};
     else refused_constants_.insert(decl.name);
@@ -229,7 +234,7 @@ std::optional<int64_t> Lowering::const_int(const Expr& expr, const char* what, i
   Operand operand = lower_expr(expr);
   if (!operand.ok()) return std::nullopt;
   if (operand.constant && operand.constant->is_float) {  // known, but not an integer (-D BR=2.5)
-    error(expr.location, fmt::format("{} must be an integer, not the number {}{}", what, operand.constant->floating,
+    error(expr.location, fmt::format("{} must be an integer, not the number {}{}", what, float_text(operand.constant->floating),
                                      expr.kind == ExprKind::name ? set_by_define(expr.name) : ""));
     return std::nullopt;
   }

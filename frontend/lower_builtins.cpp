@@ -37,6 +37,19 @@ std::string unknown_function(const std::string& name, std::span<const Builtin> b
       return fmt::format("{}() is a tile constructor: write {}<R, C, f32>({})", name, name,
                          name == "zeros" ? "" : name == "full" ? "value" : "axis");
   if (name == "reshape") return "reshape() takes the new shape first: write reshape<R, C>(x)";
+  // What other languages spell a conversion, a matrix product or a constructor.
+  static constexpr std::pair<std::string_view, std::string_view> kElsewhere[] = {
+      {"float", "cast(x, f32)"}, {"int", "cast(x, i32)"},  {"f32", "cast(x, f32)"},
+      {"f16", "cast(x, f16)"},   {"bf16", "cast(x, bf16)"}, {"i32", "cast(x, i32)"},
+      {"to", "cast(x, f32)"},    {"astype", "cast(x, f32)"}, {"dot", "mma(a, b, acc)"},
+      {"matmul", "mma(a, b, acc)"}, {"ones", "full<R, C, f32>(1.0)"}, {"arange", "iota<N, i32>(0)"},
+      {"empty", "zeros<R, C, f32>()"}};
+  for (const auto& [spelled, written] : kElsewhere)
+    if (name == spelled)
+      return fmt::format("unknown function '{}': write {}{}", name, written,
+                         written.starts_with("cast") ? " (cast converts to any element type)"
+                         : written.starts_with("mma") ? " (the product of two tiles added to an accumulator)"
+                                                      : "");
   std::string known, nearest;
   size_t best = 3;  // suggest only a name within two edits
   for (const Builtin& builtin : builtins) {
@@ -140,7 +153,11 @@ Operand Lowering::lower_call(const Expr& e) {
   const Expr* axis = nullptr;
   for (const auto& [k, v] : e.keywords) {
     if (k != "axis") {
-      error(v->location, fmt::format("{}() takes no keyword '{}'", f, k));
+      error(v->location, fmt::format("{}() takes no keyword '{}'{}", f, k,
+                                     builtin->axis && (k == "dim" || k == "axes" || k == "keepdim" || k == "keepdims")
+                                         ? k == "dim" || k == "axes" ? "; write axis = ..."
+                                                                     : " (the reduced dimension is kept, as extent 1)"
+                                         : ""));
       return {};
     }
     if (!axis) axis = v.get();
@@ -200,7 +217,7 @@ Operand Lowering::lower_binary_function(const Expr& e, const Builtin& builtin, c
       const bool whole = std::abs(number) < 1e15 && number == std::trunc(number);  // 32.0: write 32
       error(e.location, fmt::format("cdiv() takes integers (an index or an integer type), and {} is the number {}{}: "
                                     "write an integer{}",
-                                    text, whole ? fmt::format("{:.1f}", number) : fmt::format("{}", number),
+                                    text, float_text(number),
                                     defines_in({e.args[i].get()}),
                                     whole ? fmt::format(" ({})", static_cast<int64_t>(number)) : ""));
       return {};

@@ -753,12 +753,19 @@ class Parser {
           expect(TokenKind::r_paren, "to close the call");
           return with_height(std::move(e));
         }
-        if (at(TokenKind::less) && looks_like_tile_constructor())
+        if (at(TokenKind::less) && looks_like_tile_constructor()) {
+          // NumPy's and PyTorch's constructors.
+          if (e->name == "ones" || e->name == "empty" || e->name == "arange")
+            fail_at(e->location, fmt::format("unknown tile constructor '{}': write {}", e->name,
+                                             e->name == "ones"    ? "full<rows, cols, f32>(1.0)"
+                                             : e->name == "empty" ? "zeros<rows, cols, f32>()"
+                                                                  : "iota<n, i32>(0)"));
           if (std::string_view constructor = spelled_like(e->name, {"zeros", "full", "iota", "reshape"});
               !constructor.empty())
             fail_at(e->location, fmt::format("unknown tile constructor '{}'; did you mean '{}'? (zeros, full and iota "
                                              "make tiles: zeros<rows, cols, f32>())",
                                              e->name, constructor));
+        }
         if (!accept(TokenKind::l_paren)) {
           e->kind = ExprKind::name;
           return e;

@@ -139,8 +139,16 @@ bool parse_kernel(Operation& kernel, PassContext& ctx) {
   // A chain of leaders that comes back to where it started has no group to lead it: its members
   // were all marked group_pending, waiting for a leader that is never seated.
   std::map<int64_t, const OpConstraint*> led;  // gid → its first op naming a leader
-  for (const auto& c : constraints)
+  std::set<int64_t> self_led;  // reported once per group
+  for (const auto& c : constraints) {
     if (c.gid && c.leader_gid && *c.leader_gid != *c.gid) led.try_emplace(*c.gid, &c);
+    if (c.gid && c.leader_gid && *c.leader_gid == *c.gid && self_led.insert(*c.gid).second) {
+      ctx.diagnostics.error(c.op->location(), fmt::format("@group({0}, leader = {0}): a group cannot lead itself; "
+                                                          "name another group, or leave the leader out",
+                                                          *c.gid));
+      ok = false;
+    }
+  }
   std::set<int64_t> in_reported_cycle;
   for (const auto& [gid, first] : led) {
     std::vector<int64_t> chain = {gid};

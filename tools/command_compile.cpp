@@ -73,7 +73,10 @@ int run_compile(const CompileOptions& options) {
     bool given;
     const char *name, *applies_to, *does = nullptr;
   };
-  for (const PipelineOption& option : {PipelineOption{!options.driver.stop_after.empty(), "--stop-after", "--emit ir"},
+  for (const PipelineOption& option : {PipelineOption{!options.defines.empty(), "-D", "--emit ir and cu (the tokens "
+                                                      "and the syntax tree are the source's, before constants are "
+                                                      "computed)"},
+                                       PipelineOption{!options.driver.stop_after.empty(), "--stop-after", "--emit ir"},
                                        PipelineOption{options.driver.print_ir_after_all, "--print-ir-after-all",
                                                       "--emit ir and cu"},
                                        PipelineOption{!options.driver.print_ir_after.empty(), "--print-ir-after",
@@ -144,7 +147,12 @@ int run_compile(const CompileOptions& options) {
   auto cuda = emit_cuda_reporting(module, emit_options, *input.diagnostics);
   if (!cuda) return 1;
   if (!write_output(options.output, *cuda)) return 1;
-  return options.header.empty() || write_output(options.header, header) ? 0 : 1;
+  if (options.header.empty() || write_output(options.header, header)) return 0;
+  // A .cu without its header would look up to date to make and ninja: remove it.
+  std::error_code ignored;
+  if (!options.output.empty() && options.output != "-" && std::filesystem::remove(options.output, ignored))
+    fmt::print(stderr, "tilec: note: removed '{}' so that the build reruns this compile\n", options.output);
+  return 1;
 }
 
 // --depfile FILE / -M: after a successful compile, record what the output was made from.

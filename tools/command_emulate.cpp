@@ -553,10 +553,9 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--keep", options->keep,
                   "keep the .cu, the driver and program, the data files and a rerun script per kernel in this "
                   "directory");
-  cmd->add_option("--timeout", options->timeout,
-                  "seconds one run (the emulated program, or the interpreter's reference run) may take before it is "
-                  "stopped (default 300)")
-      ->check(CLI::Range(0.1, 86400.0));
+  add_timeout_option(*cmd, options->timeout,
+                     "seconds one run (the emulated program, or the interpreter's reference run) may take before it "
+                     "is stopped (default 300)");
   cmd->add_flag("--no-hazards", options->no_hazards,
                 "skip the happens-before checker (faster; deadlocks are still reported)");
   cmd->add_flag("-v,--verbose", options->verbose, "say what is compiled or taken from the cache, and each command");

@@ -279,9 +279,8 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
   cmd->add_option("--sms", options->sms, "the SM count persistent kernels see (default 4)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--check", options->check, "also run the IR as parsed and compare the outputs");
-  cmd->add_option("--timeout", options->timeout, "seconds the whole run may take before it stops with exit 1 "
-                  "(default: no limit)")
-      ->check(CLI::Range(0.1, 86400.0));
+  add_timeout_option(*cmd, options->timeout,
+                     "seconds the whole run may take before it stops with exit 1 (default: no limit)");
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->driver.stop_after, "run the IR as it is after this stage")
       ->check(CLI::IsMember(stages));

@@ -11,6 +11,7 @@
 #include <set>
 #include <map>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
@@ -33,7 +34,28 @@ void add_kernel_option(CLI::App& cmd, std::string& kernel, const char* what) {
 void add_seed_option(CLI::App& cmd, uint64_t& seed, const char* help) {
   cmd.add_option("--seed", seed, help)
       ->check(CLI::Validator(
-          [](std::string& text) { return text.starts_with("-") ? std::string("a seed is 0 to 2^64 - 1") : ""; }, ""));
+          [](std::string& text) {
+            // Digits only, and no more than 2^64 - 1 (CLI11 would take 99999999999999999999 as 2^64 - 1).
+            uint64_t value = 0;
+            const char* end = text.data() + text.size();
+            auto [stop, error] = std::from_chars(text.data(), end, value);
+            return text.empty() || error != std::errc() || stop != end ? std::string("a seed is 0 to 2^64 - 1")
+                                                                        : std::string();
+          },
+          ""));
+}
+
+void add_timeout_option(CLI::App& cmd, double& seconds, const std::string& help) {
+  cmd.add_option("--timeout", seconds, help)
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            return end == text.c_str() || *end != '\0' || !(value >= 0.1 && value <= 86400.0)
+                       ? fmt::format("{} is not a number of seconds from 0.1 to 86400", text)
+                       : std::string();
+          },
+          "SECONDS"));
 }
 
 void add_extent_options(CLI::App& cmd, std::string& dims, std::vector<std::string>& scalars, const char* example) {

@@ -28,6 +28,9 @@ namespace tilec::tools {
 // a negative one is refused, which would wrap), for `tilec run` and `tilec emulate`.
 void add_kernel_option(CLI::App& cmd, std::string& kernel, const char* what);
 void add_seed_option(CLI::App& cmd, uint64_t& seed, const char* help);
+
+// --timeout SECONDS, 0.1 to 86400 (NaN is not in that range either).
+void add_timeout_option(CLI::App& cmd, double& seconds, const std::string& help);
 // --dims M=..,N=.. (repeatable, joined with commas; `example` shows the form) and --scalar
 // NAME=VALUE (repeatable), read later by parse_dims and parse_scalars.
 void add_extent_options(CLI::App& cmd, std::string& dims, std::vector<std::string>& scalars, const char* example);

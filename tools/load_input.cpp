@@ -137,7 +137,8 @@ LoadedInput load_input(const std::string& path, const std::map<std::string, std:
     if (!defines.empty()) diagnostics.error({}, "-D applies to .tile sources, not to IR text");
     else if ((input.module = parse_module(input.source, diagnostics))) {
       report_against_origin(*input.module, path, diagnostics);
-      if (!verify_module(*input.module, diagnostics)) input.module.reset();
+      if (input.module->kernels().empty()) diagnostics.error({1, 1}, "the module defines no kernel");
+      else if (!verify_module(*input.module, diagnostics)) input.module.reset();
     }
   } else {
     auto tokens = frontend::lex(input.source, diagnostics);

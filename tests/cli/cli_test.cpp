@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <string_view>
 #include <vector>
@@ -500,9 +501,37 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
   CommandResult negative_seed = run_command(tilec("run samples/vector_add.tile --seed -1"));  // it wrapped to 2^64 - 1
   EXPECT_EQ(negative_seed.status, 1);
   EXPECT_THAT(negative_seed.err, HasSubstr("--seed: a seed is 0 to 2^64 - 1"));
+  // 2^64 and more became 2^64 - 1, and --timeout nan stopped the run at once (a helper's CLI hunt).
+  CommandResult huge_seed = run_command(tilec("run samples/vector_add.tile --seed 18446744073709551616"));
+  EXPECT_EQ(huge_seed.status, 1);
+  EXPECT_THAT(huge_seed.err, HasSubstr("--seed: a seed is 0 to 2^64 - 1"));
+  for (const char* command : {"run", "emulate"}) {
+    CommandResult nan_timeout = run_command(tilec(std::string(command) + " samples/vector_add.tile --timeout nan"));
+    EXPECT_EQ(nan_timeout.status, 1);
+    EXPECT_THAT(nan_timeout.err, HasSubstr("--timeout: nan is not a number of seconds from 0.1 to 86400"));
+  }
   CommandResult no_kernel = run_command(tilec("run samples/vector_add.tile --kernel ''"));
   EXPECT_EQ(no_kernel.status, 1);
   EXPECT_THAT(no_kernel.err, HasSubstr("--kernel: an empty kernel name"));
+}
+
+// -D SCALE=1 of `const SCALE = 0.5` made SCALE an integer, and SCALE / 2 an integer division
+// (a helper's CLI hunt): an integer value of a float constant is that float.
+TEST(Cli, AnIntegerDefineOfAFloatConstantIsAFloat) {
+  fs::path source = temp_file("float_define.tile",
+      "const SCALE = 0.5;\nconst HALF = SCALE / 2;\n"
+      "kernel k(X: tensor<N, f32>, Z: tensor<N, f32>) grid tiles(cdiv(N, 4)) as (i) {\n"
+      "  store Z[i] = load X[i] : <4> * 0.0 + HALF;\n}\n");
+  fs::path outputs = fs::temp_directory_path() / ("tilec_float_define_" + std::to_string(::getpid()));
+  fs::create_directories(outputs);
+  CommandResult r = run_command(tilec("run " + source.string() + " --dims N=4 -D SCALE=1 --outputs " + outputs.string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string bytes = read_file(outputs / "Z.bin");
+  ASSERT_EQ(bytes.size(), 16u);
+  float z[4];
+  std::memcpy(z, bytes.data(), sizeof z);
+  for (float value : z) EXPECT_EQ(value, 0.5f);
+  fs::remove_all(outputs);
 }
 
 TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
@@ -1344,6 +1373,32 @@ TEST(CliLimits, EveryReaderRefusesEmptyFilesAndDirectories) {
   CommandResult into_directory = run_command(tilec("compile samples/vector_add.tile -o samples"));
   EXPECT_EQ(into_directory.status, 1);
   EXPECT_THAT(into_directory.err, HasSubstr("cannot write 'samples': it is a directory"));
+  // A module without kernels compiled to an empty .cu, emulated "ok" and ran as "no kernel named ''"
+  // (a CLI hunt): every command says it defines no kernel.
+  fs::path no_kernel = temp_file("no_kernel.tir", "module {}\n");
+  for (const char* command : {"compile", "run", "emulate"}) {
+    CommandResult r = run_command(tilec(std::string(command) + " " + no_kernel.string()));
+    EXPECT_EQ(r.status, 1) << command;
+    EXPECT_THAT(r.err, HasSubstr(":1:1: error: the module defines no kernel")) << command;
+  }
+  fs::remove(no_kernel);
+}
+
+// A .cu whose --header could not be written stayed behind, up to date to make (a CLI hunt): it is
+// removed, as when the dependency file fails. -D under --emit tokens or ast, which show the source
+// before constants are computed, was ignored: it is refused.
+TEST(CliLimits, AFailedHeaderRemovesTheCudaAndDefinesNeedConstants) {
+  fs::path cu = fs::temp_directory_path() / ("tilec_header_" + std::to_string(::getpid()) + ".cu");
+  CommandResult header = run_command(tilec("compile samples/vector_add.tile -o " + cu.string() +
+                                           " --header /nonexistent/directory/h.h"));
+  EXPECT_EQ(header.status, 1);
+  EXPECT_THAT(header.err, HasSubstr("so that the build reruns this compile"));
+  EXPECT_FALSE(fs::exists(cu));
+  for (const char* emit : {"tokens", "ast"}) {
+    CommandResult r = run_command(tilec(std::string("compile samples/vector_add.tile --emit ") + emit + " -D BLOCK=64"));
+    EXPECT_EQ(r.status, 1) << emit;
+    EXPECT_THAT(r.err, HasSubstr("-D applies to --emit ir and cu")) << emit;
+  }
 }
 
 }  // namespace
