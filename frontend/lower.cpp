@@ -253,7 +253,11 @@ std::optional<int64_t> Lowering::const_int(const Expr& expr, const char* what, i
 std::optional<ScalarKind> Lowering::element_type(const std::string& name, Location location) {
   auto kind = parse_scalar_kind(name);
   if (!kind || *kind == ScalarKind::index || *kind == ScalarKind::i1) {
-    error(location, fmt::format("unknown element type '{}' (expected f32, f16, bf16, f8e4m3, f8e5m2, i8, i16, i32, i64, u8, u16 or u32)", name));
+    error(location, fmt::format("unknown element type '{}' (expected f32, f16, bf16, f8e4m3, f8e5m2, i8, i16, i32, "
+                                "i64, u8, u16 or u32){}",
+                                name, kind == ScalarKind::index ? "; for an index, give an i32 or i64 and convert it "
+                                                                  "where it is used: cast(x, index)"
+                                                                : ""));
     return std::nullopt;
   }
   return kind;
@@ -755,9 +759,11 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
     }
     // An unknown element type is reported; the parameter still exists (as f32), so that its uses
     // are not reported as unknown names too.
-    const std::optional<ScalarKind> element = element_type(p.element, p.element_location).value_or(ScalarKind::f32);
+    const std::optional<ScalarKind> known = element_type(p.element, p.element_location);
+    const std::optional<ScalarKind> element = known.value_or(ScalarKind::f32);
     if (!p.is_tensor) {
       frames_.back().vars[p.name] = Operand{body.add_argument(Type::scalar(*element), p.name)};
+      if (!known) failed_.insert(p.name);  // its uses, of a type it does not have, are not errors of their own
       continue;
     }
     std::vector<Dim> dims;

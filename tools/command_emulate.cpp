@@ -250,7 +250,8 @@ struct KernelJob {
 // Phases 5–6 for one kernel, run by `program` (the file's emulated kernels).
 int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs::path& program, const fs::path& cu,
                    const runtime::SymbolBindings& given, runtime::Executor& executor, const WorkDirectory& work) {
-  const std::string& name = job.plan.name;
+  const std::string& name = job.plan.name;  // the emitted kernel's: its files and its launcher
+  const std::string shown = kernel_name(*job.lowered);  // the source's, which --kernel takes
 
   // Phase 5.
   std::string dims;
@@ -258,12 +259,12 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs
   runtime::KernelBuffers inputs;
   std::string message;
   if (!runtime::make_kernel_buffers(*job.lowered, symbols, options.seed, inputs, message, options.scalars)) {
-    fmt::print(stderr, "tilec: error: kernel {}: {}\n", name, message);
+    fmt::print(stderr, "tilec: error: kernel {}: {}\n", shown, message);
     return 1;
   }
-  if (!options.inputs_dir.empty() && !read_given_inputs(options.inputs_dir, *job.lowered, inputs, name)) return 1;
+  if (!options.inputs_dir.empty() && !read_given_inputs(options.inputs_dir, *job.lowered, inputs, shown)) return 1;
   if (std::string scalars = inputs.describe_scalars(); !scalars.empty())
-    fmt::print("kernel {}: scalars {}\n", name, scalars);
+    fmt::print("kernel {}: scalars {}\n", shown, scalars);
   fs::path data = work.path / name;
   std::error_code error;
   fs::create_directories(data, error);
@@ -306,9 +307,9 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs
                     fs::perm_options::add, error);
   }
 
-  if (!reference.ok && reference.refused_launch) return expect_refused_launch(reference, base, options, name, work);
+  if (!reference.ok && reference.refused_launch) return expect_refused_launch(reference, base, options, shown, work);
   if (!reference.ok) {
-    report_launch_failure(*job.diagnostics, reference, name + " as parsed (the reference)");
+    report_launch_failure(*job.diagnostics, reference, shown + " as parsed (the reference)");
     return 1;
   }
 
@@ -322,7 +323,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs
     if (options.no_hazards) command.push_back("--no-hazards");
     for (size_t position : inputs.outputs) fs::remove(data / driver_output_file(position), error);
     if (options.verbose) fmt::print(stderr, "tilec: running {}\n", shell_words(command));
-    std::string where = fmt::format("kernel {}, schedule {}", name, schedule.describe());
+    std::string where = fmt::format("kernel {}, schedule {}", shown, schedule.describe());
     auto start = std::chrono::steady_clock::now();
     ProcessOutcome outcome = run_forwarding(command, options.timeout);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -369,7 +370,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs
         status = 1;
       }
     }
-    fmt::print("kernel {} [{}] {}, schedule {}: {}, {:.2f} s\n", name, dims, options.driver.target->name,
+    fmt::print("kernel {} [{}] {}, schedule {}: {}, {:.2f} s\n", shown, dims, options.driver.target->name,
                schedule.describe(), results.empty() ? "no outputs" : results, seconds);
     std::fflush(stdout);
     if (status != 0) overall = 1;

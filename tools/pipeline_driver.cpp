@@ -104,7 +104,7 @@ void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std:
            driver.target = target::find_target(name);
            driver.target_given = true;
          },
-         "GPU target the pipeline compiles for (default sm_90a)")
+         "GPU target the pipeline compiles for (default sm_90a; an IR file's own target, which it records)")
       ->check(CLI::IsMember(names));
   cmd.add_option("-D", defines, "override a constant: -D NAME=VALUE (repeatable)")->allow_extra_args(false);
   cmd.add_option("--max-events", driver.max_events, "reorder-events: live cross-pipe events allowed per pipe pair (default 8)")

@@ -538,6 +538,24 @@ bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference,
   bool failed = false;
   for (const KernelPlan& plan : plans) {
     HarnessKernel kernel{&plan, &plan, false};
+    // The harness's own NAME=VALUE flags: a dim or scalar of one of those names would set both.
+    std::vector<std::string> named = plan.dim_names;
+    for (const ParamPlan& param : plan.params)
+      if (!param.value->type().is_tensor())
+        named.push_back(param.value->name_hint().empty() ? param.name : param.value->name_hint());
+    for (const std::string& name : named)
+      if (name == "check" || name == "integers") {
+        diagnostics.error(plan.kernel->location(),
+                          fmt::format("--emit-harness: kernel @{} has a {} named '{}', which the harness's own "
+                                      "{}=1 flag also sets; rename it",
+                                      kernel_name(*plan.kernel),
+                                      std::find(plan.dim_names.begin(), plan.dim_names.end(), name) !=
+                                              plan.dim_names.end()
+                                          ? "dimension"
+                                          : "scalar parameter",
+                                      name, name));
+        failed = true;
+      }
     if (plan.tensor_core) {
       const Operation* before = nullptr;
       if (reference)

@@ -235,10 +235,9 @@ bool Analysis::refuse_computed_b() {
                                        "shared memory element by element from loads, positions and scalars, and "
                                        "column slices, concats and interleaves of them (a dequantized weight, "
                                        "cast(load W[k, n] : <BK, BN>, bf16) * scale), as a bf16 or f16 [K, N] tile "
-                                       "whose rows are whole "
-                                       "128 bytes, 64 or 32 (N a multiple of 64, 32 or 16), or the transpose of an [N, "
-                                       "K] one, bf16, f16 or 8-bit, whose rows (K) are; or load B unchanged and scale "
-                                       "the result",
+                                       "whose rows are whole 128 bytes (N a multiple of 64) or one row of 64 or 32 "
+                                       "bytes (N = 32 or 16), or the transpose of an [N, K] one, bf16, f16 or 8-bit, "
+                                       "whose rows (K) are; or load B unchanged and scale the result",
                                        why));
   });
   return ok;
@@ -465,7 +464,9 @@ bool Analysis::check_agent(const Operation& agent, bool producer) {
 constexpr const char* kTransposeRule =
     "this transpose in a tensor-core kernel: a loaded tile may be transposed where mmas read it (e.g. mma(a, "
     "transpose(load W[n, k] : <BN, BK>), acc)), and a register tile where it is the A of mmas only (dQ = dS·K "
-    "from dSᵀ: mma(transpose(ds_t), k, dq)); give the other tiles in the layout they are used in";
+    "from dSᵀ: mma(transpose(ds_t), k, dq)); give the other tiles in the layout they are used in (a transposed "
+    "product is Cᵀ = Bᵀ·Aᵀ: mma(transpose(load B[k, n] : <BK, BN>), transpose(load A[m, k] : <BM, BK>), acc), "
+    "stored as it is)";
 
 bool Analysis::check_op(const Operation& op, bool producer) {
   switch (op.kind()) {
@@ -1214,6 +1215,11 @@ bool Analysis::check_sliced_registers(const Operation& op) {
       return unsupported(op, fmt::format("this slice of {} at columns {}:{}: {}; load those columns as a tile of their "
                                          "own (at element coordinates: load T at [r, c + {}] : <{}, {}>)",
                                          tile, start, start + width, why, start, shape[0], width));
+    if (width == 1)  // one column, read per row: a row reduction of the masked tile gives it
+      return unsupported(
+          op, fmt::format("this slice of {} at columns {}:{}: {}; take the column as a row reduction of the "
+                          "masked tile instead: sum(where(iota<{}, {}, i32>(1) == {}, x, 0.0), axis = 1)",
+                          tile, start, start + width, why, shape[0], shape[1], start));
     return unsupported(
         op, fmt::format("this slice of {} at columns {}:{}: {}; {}, or keep the tile whole and mask the columns "
                         "outside {}:{} (where() of an iota<{}, {}, i32>(1))",

@@ -1394,6 +1394,13 @@ TEST(CliLimits, AFailedHeaderRemovesTheCudaAndDefinesNeedConstants) {
   EXPECT_EQ(header.status, 1);
   EXPECT_THAT(header.err, HasSubstr("so that the build reruns this compile"));
   EXPECT_FALSE(fs::exists(cu));
+  // A dimension named like the harness's integers=1 flag was set by it too.
+  fs::path flags = temp_file("harness_flags.tile", "kernel k(X: tensor<integers, f32>) grid tiles(cdiv(integers, 8)) as (i) {\n"
+                                                   "  store X[i] = zeros<8, f32>();\n}\n");
+  CommandResult harness = run_command(tilec("compile " + flags.string() + " --emit-harness -o /dev/null"));
+  EXPECT_EQ(harness.status, 1);
+  EXPECT_THAT(harness.err, HasSubstr("--emit-harness: kernel @k has a dimension named 'integers', which the harness's "
+                                     "own integers=1 flag also sets; rename it"));
   for (const char* emit : {"tokens", "ast"}) {
     CommandResult r = run_command(tilec(std::string("compile samples/vector_add.tile --emit ") + emit + " -D BLOCK=64"));
     EXPECT_EQ(r.status, 1) << emit;

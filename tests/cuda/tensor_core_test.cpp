@@ -495,6 +495,11 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
        "held in registers) at columns 4:12: WGMMA's layout gives each thread 2 of every 8 columns, so a slice or "
        "concat() moves a register tile's columns by a multiple of 8 (not 4); start it at a multiple of 8, or keep the tile whole and "
        "mask the columns outside 4:12 (where() of an iota<128, 64, i32>(1))"},
+      // One column broadcast along the rows: masking does not broadcast it (a helper followed that hint).
+      {"sm90_column", "sm_90a", "  store Y[m, n] = acc * acc[:, 3:4];\n",
+       "at columns 3:4: WGMMA's layout gives each thread 2 of every 8 columns, so a slice or concat() moves a "
+       "register tile's columns by a multiple of 8 (not 3); take the column as a row reduction of the masked tile "
+       "instead: sum(where(iota<128, 64, i32>(1) == 3, x, 0.0), axis = 1)"},
       {"sm90_reduced", "sm_90a", "  store R[m, 0] = max(acc[:, 8:40], axis = 1);\n", ""},
       {"sm100_reduced", "sm_100a", "  store R[m, 0] = max(acc[:, 0:32], axis = 1);\n", ""},
       {"sm100_reduced_narrow", "sm_100a", "  store R[m, 0] = max(acc[:, 0:36], axis = 1);\n",

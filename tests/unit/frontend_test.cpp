@@ -236,6 +236,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"reduction_with_dim", "kernel k(X: tensor<N, M, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  store Y[i] = sum(x, dim = 1);\n}", "sum() takes no keyword 'dim'; write axis = ...", 3},
         ErrorCase{"ones_constructor", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = ones<8, f32>();\n}", "unknown tile constructor 'ones': write full<rows, cols, f32>(1.0)", 2},
         ErrorCase{"float_axis_shows_its_point", "kernel k(X: tensor<N, M, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  store Y[i] = sum(x, axis = 1.0);\n}", "the axis must be an integer, not the number 1.0", 3},
+        // A follow-on error called the parameter f32 (a helper's tensor-core hunt).
+        ErrorCase{"index_scalar_parameter", "kernel k(X: tensor<N, f32>, off: index) grid tiles(1) as (i) {\n  store X at [i * 8 + off] = zeros<8, f32>();\n}", "unknown element type 'index' (expected f32, f16, bf16, f8e4m3, f8e5m2, i8, i16, i32, i64, u8, u16 or u32); for an index, give an i32 or i64 and convert it where it is used: cast(x, index)", 1},
         ErrorCase{"float_literal_past_the_largest", "const A = 1e999;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the number 1e999 is too large", 1},
         // 1e-400 read as 0 without a word (a helper's edge-value hunt); 0e-400 is just zero.
         ErrorCase{"float_literal_below_the_smallest", "const A = 1e-400;\nconst Z = 0e-400;\nkernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  store X[i] = zeros<8, f32>();\n}", "the number 1e-400 is too small to represent", 1},
