@@ -77,6 +77,9 @@ std::string DiagnosticEngine::render(const Diagnostic& diagnostic) const {
     for (size_t i = begin; i < at && i < end; ++i)
       if (!continuation(i)) out += line[i] == '\t' ? '\t' : ' ';
     out += "^\n";
+  } else if (diagnostic.location.known() && diagnostic.location.line == line_starts_.size() && !source_.empty() &&
+             source_line(diagnostic.location.line).empty()) {
+    out += "  (the end of the file)\n  ^\n";  // past the last line: nothing to quote, but where it is
   }
   return out;
 }

@@ -13,17 +13,21 @@
 namespace tilec::cuda::tensor_core {
 
 // A loop over the registers of a fragment of `rows` x `columns`: `name[i] = value;`, with `row`
-// and `column` declared when the value reads them.
+// and `column` declared when the value reads them. The thread's lane and warp are computed once,
+// before the loop: inside it (signed % and / per register) nvcc left a 64-register loop rolled,
+// so the fragments it indexed went to local memory and ptxas serialized the WGMMAs (C7514).
 void TensorCoreKernel::emit_fragment_loop(int64_t rows, int64_t columns, const std::string& assignment,
                                           bool position) {
   int64_t count = tc_.layout.count(columns);
-  writer_.line("#pragma unroll");
   if (!position) {
+    writer_.line("#pragma unroll");
     writer_.line(fmt::format("for (int i = 0; i < {}; ++i) {}", count, assignment));
     return;
   }
-  CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", count));
+  CodeWriter::Block scope = writer_.block("{");
   writer_.line(FragmentLayout::position_variables());
+  writer_.line("#pragma unroll");
+  CodeWriter::Block loop = writer_.block(fmt::format("for (int i = 0; i < {}; ++i) {{", count));
   writer_.line(fmt::format("const int row = {}, column = {};", tc_.layout.row("i", columns == 1, rows),
                            tc_.layout.column("i", columns)));
   writer_.line("(void)row, (void)column;");

@@ -295,12 +295,15 @@ void Analysis::warn_register_tiles() {
   };
   // A column slice held on its own (g = acc[:, :64]) is a copy of the registers nvcc keeps once;
   // an elementwise op's tile is computed element by element where it is read (nvcc interleaves
-  // the unrolled loops), needing none of its own.
+  // the unrolled loops), needing none of its own; so is an iota, each element its position (a
+  // 64x256 column index counted 128 registers ptxas never gave it).
   const PeakLive peak = peak_live(
       tc_.compute->region(),
       [&](const Value* value) -> const void* {
         const Operation* def = value->defining_op();
-        return def && (def->kind() == OpKind::slice || def->info().has(kElementwise)) ? nullptr : tc_.fragment(value);
+        return def && (def->kind() == OpKind::slice || def->kind() == OpKind::iota || def->info().has(kElementwise))
+                   ? nullptr
+                   : tc_.fragment(value);
       },
       [&](const void* fragment) { return registers(*static_cast<const Fragment*>(fragment)); });
   const int64_t available = compute_thread_registers();
@@ -313,8 +316,8 @@ void Analysis::warn_register_tiles() {
   }
   diagnostics_.warning(peak.at->location().known() ? peak.at->location() : tc_.compute->location(),
                        fmt::format("the register tiles live here need {} registers per compute thread ({}), more "
-                                   "than the {} a compute thread has on {}: nvcc will spill them to local memory; "
-                                   "give the tiles fewer columns (BN; attention's BKV or D){}, or keep fewer tiles "
+                                   "than the {} a compute thread has on {}: nvcc is likely to spill them to local "
+                                   "memory; give the tiles fewer columns (BN; attention's BKV or D){}, or keep fewer tiles "
                                    "live at once",
                                    peak.total, fmt::join(parts, ", "), available, target_.name,
                                    tc_.compute_threads == kWarpgroup ? ", or 128 rows (BM or BQ: two compute "

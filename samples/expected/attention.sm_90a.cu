@@ -879,12 +879,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t22[i], 0.18033688f);
           // t24 = iota  (line 31)
           int32_t t24[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
-            (void)row, (void)column;
-            t24[i] = static_cast<int32_t>(column);
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
+              (void)row, (void)column;
+              t24[i] = static_cast<int32_t>(column);
+            }
           }
           const int64_t v25 = j_2 * 64;
           const int32_t v26 = static_cast<int32_t>(v25);

@@ -1016,12 +1016,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           const int32_t pipe_q_consumer_phase_6 = pipe_q_consumer_index_4 + 1 == 2 ? 1 - pipe_q_consumer_phase_4 : pipe_q_consumer_phase_4;
           // t7 = iota  (line 32)
           int32_t t7[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
-            (void)row, (void)column;
-            t7[i] = static_cast<int32_t>(column);
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
+              (void)row, (void)column;
+              t7[i] = static_cast<int32_t>(column);
+            }
           }
           const int64_t v8 = i_2 * 64;
           const int32_t v9 = static_cast<int32_t>(v8);
@@ -1063,12 +1065,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           // t16 = stage_read pipe_buffer_3: the registers of t12
           // t17 = sub t16, t15  (line 33)
           float t17[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
-            (void)row, (void)column;
-            t17[i] = sub_f32(t12[i], ((i_2 * 64 + column) < S ? LSE[(i_2 * 64 + column)] : 0.0f));
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
+              (void)row, (void)column;
+              t17[i] = sub_f32(t12[i], ((i_2 * 64 + column) < S ? LSE[(i_2 * 64 + column)] : 0.0f));
+            }
           }
           // mbarrier_arrive pipe_empty_3: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_13 = pipe_consumer_index_11 + 1 == 2 ? 0 : pipe_consumer_index_11 + 1;
@@ -1147,12 +1151,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_backward_kernel(const __gr
           // dpt_1 = stage_read pipe_dpt_buffer: the registers of t21
           // t25 = sub dpt_1, t24  (line 36)
           float t25[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
-            (void)row, (void)column;
-            t25[i] = sub_f32(t21[i], ((i_2 * 64 + column) < S ? DELTA[(i_2 * 64 + column)] : 0.0f));
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
+              (void)row, (void)column;
+              t25[i] = sub_f32(t21[i], ((i_2 * 64 + column) < S ? DELTA[(i_2 * 64 + column)] : 0.0f));
+            }
           }
           // mbarrier_arrive pipe_dpt_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_dpt_consumer_index_3 = pipe_dpt_consumer_index_2 + 1 == 2 ? 0 : pipe_dpt_consumer_index_2 + 1;

@@ -871,12 +871,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t14[i], 0.18033688f);
           // t17 = iota  (line 25)
           int32_t t17[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
-            (void)row, (void)column;
-            t17[i] = static_cast<int32_t>(row);
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
+              (void)row, (void)column;
+              t17[i] = static_cast<int32_t>(row);
+            }
           }
           const int64_t v18 = i_2 * 128;
           const int32_t v19 = static_cast<int32_t>(v18);
@@ -886,12 +888,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) causal_attention_kernel(const __grid
           for (int i = 0; i < 32; ++i) query[i] = static_cast<int32_t>(int64_t(t17[i]) + int64_t(v19));
           // t20 = iota  (line 26)
           int32_t t20[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
-            (void)row, (void)column;
-            t20[i] = static_cast<int32_t>(column);
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
+              (void)row, (void)column;
+              t20[i] = static_cast<int32_t>(column);
+            }
           }
           const int64_t v21 = j_2 * 64;
           const int32_t v22 = static_cast<int32_t>(v21);

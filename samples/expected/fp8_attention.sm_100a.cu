@@ -899,12 +899,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t8[i], v11);
           // t12 = iota  (line 22)
           int32_t t12[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
-            (void)row, (void)column;
-            t12[i] = static_cast<int32_t>(column);
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
+              (void)row, (void)column;
+              t12[i] = static_cast<int32_t>(column);
+            }
           }
           const int64_t v13 = j_2 * 64;
           const int32_t v14 = static_cast<int32_t>(v13);

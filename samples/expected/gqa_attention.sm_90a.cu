@@ -911,12 +911,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t11[i], 0.18033688f);
           // t13 = iota  (line 28)
           int32_t t13[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
-            (void)row, (void)column;
-            t13[i] = static_cast<int32_t>(column);
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
+              (void)row, (void)column;
+              t13[i] = static_cast<int32_t>(column);
+            }
           }
           const int64_t v14 = j_2 * 64;
           const int32_t v15 = static_cast<int32_t>(v14);

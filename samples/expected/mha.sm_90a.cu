@@ -899,12 +899,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t21[i], 0.18033688f);
           // t23 = iota  (line 25)
           int32_t t23[32];
-          #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+          {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
-            const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
-            (void)row, (void)column;
-            t23[i] = static_cast<int32_t>(column);
+            #pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
+              (void)row, (void)column;
+              t23[i] = static_cast<int32_t>(column);
+            }
           }
           const int64_t v24 = j_2 * 64;
           const int32_t v25 = static_cast<int32_t>(v24);

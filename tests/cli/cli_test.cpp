@@ -985,7 +985,7 @@ TEST(Cli, RegisterTilesLiveAtOncePastTheBudgetAreWarnedAbout) {
   EXPECT_EQ(wide.status, 0) << wide.err;
   EXPECT_THAT(wide.err, HasSubstr(":6:80: warning: the register tiles live here need 256 registers per compute thread "
                                   "(acc_1 128x256 f32: 128, t8 128x256 f32: 128), more than the 232 a compute thread "
-                                  "has on sm_90a: nvcc will spill them"));
+                                  "has on sm_90a: nvcc is likely to spill them"));
   CommandResult narrow = run_command(tilec("compile " + blockwise.string() + " -D BN=128 -o /dev/null"));
   EXPECT_EQ(narrow.err, "");
   fs::path plain = temp_file("four_tiles.tile",

@@ -401,6 +401,13 @@ TEST(EmulateRuntime, Fp8E5m2InfinitiesAreInfinite) {
   fs::remove_all(directory);
 }
 
+// A register tile of the epilogue stored masked and reduced (tests/emulate/tensor_core/
+// register_epilogue.tile), whose loops now compute lane and warp before them: the numbers, on
+// both targets, ragged.
+TEST(EmulateRuntime, ARegisterEpilogueStoredMaskedAndReducedMatchesTheInterpreter) {
+  expect_tensor_core_kernel_matches("register_epilogue", "M=200,N=136,K=72,NT=2", {"Y", "RS"});
+}
+
 // Loads of a tensor the epilogue also stores into (tests/emulate/tensor_core/loads_stored_over.tile;
 // issue 18, found writing training kernels): an SGD update with momentum that keeps the old
 // weights, and a tile added twice, read what was loaded, not what the store before their use

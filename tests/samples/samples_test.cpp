@@ -282,6 +282,35 @@ TEST(SampleCuda, ManyElementStoresOfOneAccumulatorDoNotSpill) {
     for (const char* suffix : {".cu", ".cu.cubin"}) fs::remove(stem + "." + arch + suffix);
 }
 
+// A register tile computed from the accumulator (tests/emulate/tensor_core/register_epilogue.tile):
+// its per-register loop declared lane and warp inside, nvcc left it rolled, and sm_90a put the
+// tile and the accumulator in 512 bytes of local memory (no spill reported) and serialized the
+// WGMMAs (C7514). No stack frame and no C75xx note on either target.
+TEST(SampleCuda, ARegisterEpilogueKeepsItsTilesInRegisters) {
+  std::string nvcc = nvcc_path();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
+  const std::string stem = (fs::temp_directory_path() / ("tilec_register_epilogue_" + std::to_string(::getpid()))).string();
+  std::vector<std::future<CommandResult>> builds;
+  for (const std::string arch : {"90a", "100a"}) {
+    const std::string cu = stem + "." + arch + ".cu";
+    CommandResult compiled = run_command(tilec("compile tests/emulate/tensor_core/register_epilogue.tile --target sm_" +
+                                               arch + " -o " + cu));
+    ASSERT_EQ(compiled.status, 0) << compiled.err;
+    builds.push_back(std::async(std::launch::async, [=] {
+      return run_command(nvcc + " -std=c++17 -gencode arch=compute_" + arch + ",code=sm_" + arch +
+                         " -Xptxas -v -cubin " + cu + " -o " + cu + ".cubin");
+    }));
+  }
+  for (std::future<CommandResult>& build : builds) {
+    CommandResult r = build.get();
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("0 bytes stack frame, 0 bytes spill stores"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("(C75"), std::string::npos) << r.err;
+  }
+  for (const char* arch : {"90a", "100a"})
+    for (const char* suffix : {".cu", ".cu.cubin"}) fs::remove(stem + "." + arch + suffix);
+}
+
 // The .tile samples above are compiled twice; here every .tir input the suites keep goes through
 // the whole pipeline twice, to IR and to CUDA for each target, and every lab input through
 // `tilec sched` / `tilec reorder` twice: the same input must give the same bytes (status,
