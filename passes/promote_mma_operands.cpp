@@ -2,7 +2,9 @@
 //
 // What: loads feeding only mma operands become tma_loads into shared memory (see the header).
 // Phases, per kernel:
-//   0. Unit dimensions in memory: `reshape<BQ, D>(load T[b, i, h, 0] : <BQ, 1, D>)` of a load
+//   0. Unit dimensions in memory (fold_unit_reshapes), then split_mma_loads: a load read by
+//      mmas (as B, or transposed) and by other ops gets a second load every mma use reads.
+//      Unit dimensions: `reshape<BQ, D>(load T[b, i, h, 0] : <BQ, 1, D>)` of a load
 //      only it uses becomes `load T[b, i, h, 0] {box = [BQ, 1, D]} : <BQ, D>` (in a kernel with
 //      mma, where it feeds only mma operands, directly or through a transpose), and
 //      `store T[...] = reshape<BQ, 1, D>(x)` of a reshape only it uses becomes
@@ -18,8 +20,7 @@
 //      and the load once nothing else reads it; otherwise the load becomes a tma_load of its own
 //      in 3: a tile both ways, two TMA boxes). Transposes of one load in one region in the same
 //      role share the box.
-//   3. A load read as an mma's B and by other ops gets a second load the mmas read. Every
-//      other load used only as mma operands becomes a tma_load with a shared-memory result
+//   3. Every other load used only as mma operands becomes a tma_load with a shared-memory result
 //      (two, one per role, when it is the A of one mma and the B of another).
 //   4. A 2-D 8- or 16-bit load that only elementwise ops, slices, concats and interleaves carry
 //      into mmas' B (a computed B's quantized weight) becomes a tma_load whose shared-memory
@@ -81,38 +82,51 @@ bool unit_reshape(const Operation& op) {
   return middle_box(from, to) || middle_box(to, from) || column_of_vector(from, to) || column_of_vector(to, from);
 }
 
-// The mask of a store through a box, computed again at the stored 2-D tile's shape: the mask's
-// dimension `rows` and its last, the others all 1 (the box's unit ones). Iotas along those two,
-// splats, reshapes of a 2-D tile into the box and elementwise ops of them are recomputed before
-// the store (appended to `built` in order, operands first), the other values reused; null where
-// the mask is computed otherwise (an iota along a unit dimension, a load), so the store keeps its
-// reshape. Memoized in `done`; the old ops are left for fold-constants to erase.
-Value* mask_at_tile_shape(Value* mask, size_t rows, std::vector<std::unique_ptr<Operation>>& built,
+// The mask of a store through a box, computed again at the stored 2-D tile's shape: a value of
+// shape [.., R, 1, .., 1, C] (every dimension 1 but its last and the last other one, its rows, as
+// middle_box's; so a row <1, 1, C> and a column <R, 1, 1> too) as [R, C]. Iotas along those two,
+// splats, reshapes (of a tile of those extents: a 2-D one, or a rank-4 mask; a row <C> becomes
+// <1, C>) and elementwise ops of them are recomputed before the store (appended to `built` in
+// order, operands first), the other values reused; null where the mask is computed otherwise (an
+// iota along a unit dimension, a load), so the store keeps its reshape. Memoized in `done`; the
+// old ops are left for fold-constants to erase.
+Value* mask_at_tile_shape(Value* mask, std::vector<std::unique_ptr<Operation>>& built,
                           std::unordered_map<Value*, Value*>& done) {
   if (!mask->type().is_tile()) return mask;
   if (auto it = done.find(mask); it != done.end()) return it->second;
   const std::vector<int64_t>& shape = mask->type().shape();
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (d != rows && d + 1 != shape.size() && shape[d] != 1) return nullptr;
+  if (shape.size() < 2) return done[mask] = nullptr;
+  size_t rows = shape.size() - 2;
+  while (rows > 0 && shape[rows] == 1) --rows;
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    if (d != rows && shape[d] != 1) return done[mask] = nullptr;
   const Type flat = mask->type().with_shape({shape[rows], shape.back()});
   Operation* def = mask->defining_op();
-  if (!def || def->num_results() != 1 || def->num_regions() != 0) return nullptr;
+  if (!def || def->num_results() != 1 || def->num_regions() != 0) return done[mask] = nullptr;
+  auto copy = std::make_unique<Operation>(def->kind(), def->location());
   if (def->kind() == OpKind::reshape) {
     Value* from = def->operand(0);
-    return done[mask] = from->type().shape() == flat.shape() ? from : nullptr;
-  }
-  const bool splat = def->kind() == OpKind::zeros || def->kind() == OpKind::full;
-  const int64_t axis = def->int_attr("axis", -1);
-  if (!splat && !def->info().has(kElementwise) &&
-      !(def->kind() == OpKind::iota && (axis == static_cast<int64_t>(rows) || axis + 1 == static_cast<int64_t>(shape.size()))))
-    return nullptr;
-  auto copy = std::make_unique<Operation>(def->kind(), def->location());
-  for (const auto& [name, value] : def->attributes()) copy->set_attr(name, value);
-  if (def->kind() == OpKind::iota) copy->set_attr("axis", Attribute(int64_t{axis == static_cast<int64_t>(rows) ? 0 : 1}));
-  for (Value* operand : def->operands()) {
-    Value* at_shape = splat ? operand : mask_at_tile_shape(operand, rows, built, done);
-    if (!at_shape) return done[mask] = nullptr;
-    copy->add_operand(at_shape);
+    const std::vector<int64_t>& extents = from->type().shape();
+    if (extents == flat.shape()) return done[mask] = from;
+    if (extents.size() == 1 && flat.shape()[0] == 1 && extents[0] == flat.shape()[1]) {
+      copy->add_operand(from);  // a row <C> as <1, C>, which every backend broadcasts
+    } else if (extents.size() >= 2 && same_but_unit_dims(extents, flat.shape())) {
+      return done[mask] = mask_at_tile_shape(from, built, done);  // the same elements in the same order
+    } else {
+      return done[mask] = nullptr;
+    }
+  } else {
+    const bool splat = def->kind() == OpKind::zeros || def->kind() == OpKind::full;
+    const int64_t axis = def->int_attr("axis", -1);
+    const bool along = axis == static_cast<int64_t>(rows) || axis + 1 == static_cast<int64_t>(shape.size());
+    if (!splat && !def->info().has(kElementwise) && !(def->kind() == OpKind::iota && along)) return done[mask] = nullptr;
+    for (const auto& [name, value] : def->attributes()) copy->set_attr(name, value);
+    if (def->kind() == OpKind::iota) copy->set_attr("axis", Attribute(int64_t{axis == static_cast<int64_t>(rows) ? 0 : 1}));
+    for (Value* operand : def->operands()) {
+      Value* at_shape = splat ? operand : mask_at_tile_shape(operand, built, done);
+      if (!at_shape) return done[mask] = nullptr;
+      copy->add_operand(at_shape);
+    }
   }
   Value* result = copy->add_result(flat);
   built.push_back(std::move(copy));
@@ -168,13 +182,10 @@ void fold_unit_reshapes(Region& body) {
   for (Operation* reshape : stores) {
     Operation& store = *users[reshape->result()].front();
     if (store_mask(store)) {
-      const std::vector<int64_t>& shape = reshape->result()->type().shape();
-      if (shape.size() < 3) continue;
-      size_t rows = shape.size() - 2;
-      while (rows > 0 && shape[rows] == 1) --rows;
+      if (reshape->result()->type().rank() < 3) continue;
       std::unordered_map<Value*, Value*> done;
       std::vector<std::unique_ptr<Operation>> built;
-      Value* mask = mask_at_tile_shape(store.operand(store.num_operands() - 2), rows, built, done);
+      Value* mask = mask_at_tile_shape(store.operand(store.num_operands() - 2), built, done);
       if (!mask) continue;
       Region& region = *store.parent_region();
       for (auto& copy : built) region.insert(region.position_of(&store), std::move(copy));
@@ -331,8 +342,58 @@ void promote_computed_b_inputs(Region& body, int64_t shared_budget) {
   visit(body);
 }
 
+// A load read by mmas and by other ops too, where an mma reads it as B or transposed
+// (`b = load B[k, n]; acc = mma(a, b, acc); store BMax[0, 0] max= max(abs(cast(b, f32)))`, or a
+// K read as K and Kᵀ and also reduced), gets a second load just after it that every mma use reads
+// (directly, or through a transpose only mmas read); promote_kernel then makes that one TMA boxes,
+// as for any load only mmas read (WGMMA and tcgen05 read B from shared memory only), and the first
+// keeps the other uses. A load that mmas read only as A, directly, stays one register load: a
+// register A.
+void split_mma_loads(Region& body) {
+  auto users = users_of(body);
+  auto only_mma_operand = [&](const Value* value) {  // every use an mma's a or b
+    const auto& uses = users[value];
+    return !uses.empty() && std::all_of(uses.begin(), uses.end(), [&](const Operation* user) {
+      return user->kind() == OpKind::mma && user->operand(2) != value;
+    });
+  };
+  std::vector<Operation*> loads;
+  walk(body, [&](Operation& op) {
+    if (op.kind() == OpKind::load) loads.push_back(&op);
+  });
+  for (Operation* load : loads) {
+    Value* value = load->result();
+    std::vector<std::pair<Operation*, size_t>> mma_reads;  // (user, operand) to read the second load
+    bool other = false, needs_shared = false;
+    for (Operation* user : users[value]) {
+      if (user->kind() == OpKind::mma && user->operand(2) != value) {
+        for (size_t k = 0; k < 2; ++k)
+          if (user->operand(k) == value) {
+            mma_reads.emplace_back(user, k);
+            needs_shared = needs_shared || k == 1;
+          }
+      } else if (user->kind() == OpKind::transpose && only_mma_operand(user->result())) {
+        mma_reads.emplace_back(user, 0);
+        needs_shared = true;
+      } else {
+        other = true;
+      }
+    }
+    if (mma_reads.empty() || !other || !needs_shared) continue;
+    auto copy = std::make_unique<Operation>(OpKind::load, load->location());
+    for (Value* operand : load->operands()) copy->add_operand(operand);
+    for (const auto& [name, attribute] : load->attributes()) copy->set_attr(name, attribute);
+    Value* second = copy->add_result(value->type());
+    second->set_name_hint(value->name_hint());
+    for (auto [user, k] : mma_reads) user->set_operand(k, second);
+    Region& region = *load->parent_region();
+    region.insert(region.position_of(load) + 1, std::move(copy));
+  }
+}
+
 void promote_kernel(Region& body, int64_t shared_budget) {
   fold_unit_reshapes(body);
+  split_mma_loads(body);
   std::unordered_map<const Value*, int> mma_uses, other_uses, uses;
   walk(body, [&](Operation& op) {
     for (size_t i = 0; i < op.num_operands(); ++i) {
@@ -407,34 +468,6 @@ void promote_kernel(Region& body, int64_t shared_budget) {
   // After the walk: a load removed from an outer region while an inner one is walked would shift
   // the ops the outer walk has yet to visit.
   for (Operation* load : dead) load->parent_region()->take(load->parent_region()->position_of(load));
-  // A load read as an mma's B and otherwise too (`b = load B[k, n]; acc = mma(a, b, acc);
-  // store BMax[0, 0] max= max(abs(cast(b, f32)))`) gets a second load at its position for the
-  // mmas, promoted below (WGMMA and tcgen05 read B from shared memory only); the first stays for
-  // the other uses. A load read as A only and otherwise stays one register load: a register A.
-  std::function<void(Region&)> split_b = [&](Region& region) {
-    auto& ops = region.operations();
-    for (size_t i = 0; i < ops.size(); ++i) {
-      Operation& op = *ops[i];
-      for (size_t r = 0; r < op.num_regions(); ++r) split_b(op.region(r));
-      if (op.kind() != OpKind::load || !mma_uses.count(op.result()) || !other_uses.count(op.result()) ||
-          role_of(op.result()) == 0)
-        continue;
-      auto copy = std::make_unique<Operation>(OpKind::load, op.location());
-      for (Value* operand : op.operands()) copy->add_operand(operand);
-      for (const auto& [name, value] : op.attributes()) copy->set_attr(name, value);
-      Value* operand = copy->add_result(op.result()->type());
-      operand->set_name_hint(op.result()->name_hint());
-      walk(body, [&](Operation& user) {
-        if (user.kind() == OpKind::mma)
-          for (size_t k = 0; k < 2; ++k)
-            if (user.operand(k) == op.result()) user.set_operand(k, operand);
-      });
-      mma_uses[operand] = mma_uses[op.result()];
-      mma_uses.erase(op.result());
-      region.insert(++i, std::move(copy));
-    }
-  };
-  split_b(body);
   std::function<void(Region&)> visit = [&](Region& region) {
     auto& ops = region.operations();
     for (size_t i = 0; i < ops.size(); ++i) {
