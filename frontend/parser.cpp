@@ -757,8 +757,8 @@ class Parser {
           // NumPy's and PyTorch's constructors.
           if (e->name == "ones" || e->name == "empty" || e->name == "arange")
             fail_at(e->location, fmt::format("unknown tile constructor '{}': write {}", e->name,
-                                             e->name == "ones"    ? "full<rows, cols, f32>(1.0)"
-                                             : e->name == "empty" ? "zeros<rows, cols, f32>()"
+                                             e->name == "ones"    ? "full<shape, type>(1) (full fills a tile with one value)"
+                                             : e->name == "empty" ? "zeros<shape, type>()"
                                                                   : "iota<n, i32>(0)"));
           if (std::string_view constructor = spelled_like(e->name, {"zeros", "full", "iota", "reshape"});
               !constructor.empty())

@@ -236,6 +236,9 @@ class PersistentTiles {
     inner.set_location(grid.location());
     IrArithmetic loop_arithmetic{inner};
     Value* tile = named(loop_arithmetic.add(loop_arithmetic.mul(round, walkers), walker), "tile");
+    // The tile this round walks, which the interpreter's race check counts as the writer and
+    // reader (two tiles one CTA walks may not race either). Not a cluster's: its CTAs share it.
+    if (cluster == 1) tile->defining_op()->set_attr("tile_index", Attribute());
     Region* then_region = &add_guard(inner, tile, total, grid.location());
 
     Builder decode_builder(then_region);

@@ -165,7 +165,8 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
   // One program per CTA: per tile of a `grid tiles` kernel, per SM (--sms) of a persistent one.
   fmt::print("kernel {} [{}]: {} CTAs on {}\n", name, dims, result.tile_count,
              inputs.adds_floats() ? std::string("1 worker, in order (they add to a float tensor)")
-                                  : fmt::format("{} workers", executor.worker_count()));
+                                  : fmt::format("{} worker{}", executor.worker_count(),
+                                                executor.worker_count() == 1 ? "" : "s"));
   if (std::string scalars = actual.describe_scalars(); !scalars.empty()) fmt::print("  scalars: {}\n", scalars);
   for (size_t position : actual.outputs)
     fmt::print("  output {} {}: checksum {}\n", actual.names[position],

@@ -290,10 +290,20 @@ bool read_given_inputs(const std::string& dir, const Operation& kernel_op, runti
     std::vector<uint8_t>& bytes = *given;
     runtime::HostBuffer& tensor = buffers.tensors[i];
     if (bytes.size() != tensor.bytes().size()) {
+      // Whole elements of another size, as many as the tensor has: a file of another element type
+      // (one written for another kernel's parameter of the name), not other extents.
+      const bool other_type = bytes.size() % static_cast<size_t>(tensor.element_count() > 0 ? tensor.element_count() : 1) == 0 &&
+                              tensor.element_count() > 0 && !bytes.empty();
       fmt::print(stderr, "tilec: error: kernel {}: {} holds {} bytes, but {} {} is {} bytes ({} elements of {} "
-                 "bytes, row-major); give --dims for its extents\n", kernel, path.string(), bytes.size(),
+                 "bytes, row-major); {}\n", kernel, path.string(), bytes.size(),
                  buffers.names[i], tensor.describe(), tensor.bytes().size(), tensor.element_count(),
-                 tensor.element_bytes());
+                 tensor.element_bytes(),
+                 other_type ? fmt::format("that is {0} byte{1} an element: write it as {2} elements (or, for "
+                                          "other extents, give --dims)",
+                                          bytes.size() / static_cast<size_t>(tensor.element_count()),
+                                          bytes.size() == static_cast<size_t>(tensor.element_count()) ? "" : "s",
+                                          to_string(tensor.element()))
+                            : std::string("give --dims for its extents"));
       return false;
     }
     tensor.bytes() = std::move(bytes);

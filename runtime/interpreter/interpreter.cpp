@@ -115,6 +115,9 @@ bool TileExecution::run_ops(const Region& region, size_t first, std::vector<Runt
       return true;
     }
     if (!execute(op)) return false;
+    if (op.has_attr("tile_index") && op.num_results() == 1)
+      if (const RuntimeValue* walked = lookup(op.result()); walked && !walked->tile.ints.empty())
+        walked_tile_ = walked->tile.ints[0];
   }
   return true;
 }
@@ -545,18 +548,18 @@ bool TileExecution::check_read_by_this_tile(const Operation& op, const HostBuffe
   for_each_in_bounds(tensor, coordinates, shape, [&](int64_t, int64_t i) {
     if (race_index >= 0) return;
     const int64_t owner = owners[static_cast<size_t>(i)].load();
-    if (owner != -1 && writing_tile(owner) != tile_) {
+    if (owner != -1 && writing_tile(owner) != race_tile()) {
       writer = owner;
       race_index = i;
       return;
     }
     auto& reader = readers[static_cast<size_t>(i)];
-    for (int64_t seen = reader.load(); seen != tile_ && seen != -2;)
-      if (reader.compare_exchange_weak(seen, seen == -1 ? tile_ : -2)) break;
+    for (int64_t seen = reader.load(); seen != race_tile() && seen != -2;)
+      if (reader.compare_exchange_weak(seen, seen == -1 ? race_tile() : -2)) break;
   }, elements);
   if (race_index < 0) return true;
   launch_.raced.store(true);
-  return fail(op, fmt::format("race: tile {} reads element [{}] of {}, which {}; {}", tile_,
+  return fail(op, fmt::format("race: tile {} reads element [{}] of {}, which {}; {}", race_tile(),
                               fmt::join(tensor.coordinates_of(race_index), ", "), launch_.buffer_names.at(&tensor),
                               writers_of(writer), kReadWriteAdvice));
 }
@@ -585,7 +588,7 @@ bool TileExecution::execute_store(const Operation& op) {
     if (!integer_operand(op, 1 + d, coordinates[d])) return false;
   OwnerTable* owners = nullptr;
   OwnerTable* readers = nullptr;
-  if (tile_ >= 0) {
+  if (race_tile() >= 0) {
     auto it = launch_.owners.find(tensor);
     if (it != launch_.owners.end()) owners = it->second.get();
     auto read = launch_.readers.find(tensor);
@@ -608,9 +611,9 @@ bool TileExecution::execute_store(const Operation& op) {
   auto claim = [&](std::atomic<int64_t>& owner) {  // false: a race
     int64_t seen = owner.load();
     for (;;) {
-      const bool own = seen <= -8 && (-8 - seen) / kKinds == tile_;
+      const bool own = seen <= -8 && (-8 - seen) / kKinds == race_tile();
       int64_t want;
-      if (seen == -1 || seen == tile_ || own) want = combines && seen != tile_ ? combined_by(tile_, kind) : tile_;
+      if (seen == -1 || seen == race_tile() || own) want = combines && seen != race_tile() ? combined_by(race_tile(), kind) : race_tile();
       else if (combines && seen <= -2 && kind_of(seen) == kind) want = by_tiles(kind);
       else return false;  // another tile stored it, combines into it another way, or (a store) combines into it
       if (seen == want || owner.compare_exchange_weak(seen, want)) return true;
@@ -628,7 +631,7 @@ bool TileExecution::execute_store(const Operation& op) {
     }
     if (readers && race_reader == -1) {
       const int64_t reader = (*readers)[static_cast<size_t>(i)].load();
-      if (reader != -1 && reader != tile_) {
+      if (reader != -1 && reader != race_tile()) {
         race_reader = reader;
         reader_index = i;
       }
@@ -645,20 +648,20 @@ bool TileExecution::execute_store(const Operation& op) {
                                             launch_.buffer_names.at(tensor));
     const CombineVerbs& mine = kCombineVerbs[kind];
     if (race_other < -1 && !combines)
-      return fail(op, fmt::format("race: tile {} stores {}, which {}; {} it too, or store it from one tile", tile_,
+      return fail(op, fmt::format("race: tile {} stores {}, which {}; {} it too, or store it from one tile", race_tile(),
                                   element, writers_of(race_other), kCombineVerbs[kind_of(race_other)].several));
     if (race_other < -1)
       return fail(op, fmt::format("race: tile {} {} {} ({}), which {}; every tile combining into an element must do "
                                   "it the same way (the result would depend on the order of the CTAs)",
-                                  tile_, mine.one, element, combine_spelling(kind), writers_of(race_other)));
+                                  race_tile(), mine.one, element, combine_spelling(kind), writers_of(race_other)));
     return fail(op, combines ? fmt::format("race: tile {} {} {}, which tile {} stores (=); every tile writing it "
-                                           "must {} ({})", tile_, mine.one, element, race_other, mine.base,
+                                           "must {} ({})", race_tile(), mine.one, element, race_other, mine.base,
                                            combine_spelling(kind))
-                             : fmt::format("race: tiles {} and {} both store {}", race_other, tile_, element));
+                             : fmt::format("race: tiles {} and {} both store {}", race_other, race_tile(), element));
   }
   if (race_reader != -1) {
     launch_.raced.store(true);
-    return fail(op, fmt::format("race: tile {} {} element [{}] of {}, which {} {}; {}", tile_,
+    return fail(op, fmt::format("race: tile {} {} element [{}] of {}, which {} {}; {}", race_tile(),
                                 combines ? kCombineVerbs[kind].one : "stores",
                                 fmt::join(tensor->coordinates_of(reader_index), ", "), launch_.buffer_names.at(tensor),
                                 race_reader >= 0 ? fmt::format("tile {}", race_reader) : std::string("other tiles"),

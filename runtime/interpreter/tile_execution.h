@@ -156,6 +156,10 @@ class TileExecution {
   const TileExecution* parent_ = nullptr;
   LaunchState& launch_;
   int64_t tile_;
+  // The tile a persistent walk is at (the `tile_index` op's value, set as each round starts;
+  // -1 before one): the race check's writer and reader, else tile_.
+  int64_t walked_tile_ = -1;
+  int64_t race_tile() const { return walked_tile_ >= 0 ? walked_tile_ : tile_; }
   int64_t loop_iterations_ = 0;  // every loop's iterations in this execution, nested ones included
   std::unique_ptr<CtaState> owned_cta_;  // the tile's; agents share their tile's
   CtaState* cta_ = nullptr;

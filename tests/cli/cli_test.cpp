@@ -549,6 +549,18 @@ TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
   EXPECT_EQ(race.status, 1);
   EXPECT_THAT(race.err, HasSubstr("race"));
   fs::remove(racy);
+  // Tile 4 writes what tile 0 read, in a persistent grid whose 4 CTAs walk 10 tiles: CTA 0 walks
+  // both, and run (the pipeline's IR, without --check) counted CTAs, so saw no race (a helper's
+  // hunt). It counts the tiles each CTA walks.
+  fs::path walked = temp_file("walked.tile",
+      "kernel p(X: tensor<N, f32>, Y: tensor<N, f32>) grid persistent(cdiv(N, 32)) as (i) {\n"
+      "  if i == 0 {\n    store Y[0] = load X[0] : <32>;\n  }\n"
+      "  if i == 4 {\n    store X[0] = full<32, f32>(1.0);\n  }\n}\n");
+  CommandResult walked_race = run_command(tilec("run " + walked.string() + " --dims N=300 --sms 4"));
+  EXPECT_EQ(walked_race.status, 1);
+  EXPECT_THAT(walked_race.err, HasSubstr(":6:5: error: kernel p: 'store': race: tile 4 stores element [0] of %X, "
+                                         "which tile 0 reads"));
+  fs::remove(walked);
 }
 
 // A mean of f16 or bf16 elements is taken in f32 and rounded once (a helper found both): the sum
