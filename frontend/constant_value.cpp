@@ -117,7 +117,10 @@ std::errc parse_integer_literal(std::string_view text, int64_t& out) {
   return std::errc();
 }
 
-std::optional<ConstantValue> parse_constant_value(const std::string& text, std::string& error) {
+std::optional<ConstantValue> parse_constant_value(const std::string& given, std::string& error) {
+  // A leading + is the number's sign, as a C or Python literal reads it (from_chars takes none).
+  const std::string text = given.size() > 1 && given[0] == '+' && given[1] != '-' && given[1] != '+' ? given.substr(1)
+                                                                                                       : given;
   ConstantValue c;
   const char* end = text.data() + text.size();
   std::errc ec = parse_integer_literal(text, c.integer);

@@ -76,16 +76,31 @@ void Lowering::lower_constants(const Program& program) {
       if (!value && operand.value)
         error(decl.location, fmt::format("constant '{}' must be computable at compile time", decl.name));
       if (!value) value = operand.constant;
-      else if (operand.constant && operand.constant->is_float)
-        value = Const{true, 0, static_cast<double>(value->integer)};
+      else if (operand.constant && operand.constant->is_float)  // -D SCALE=-0 is -0.0
+        value = Const{true, 0, define->second.starts_with("-") && value->integer == 0 ? -0.0
+                                                                                       : static_cast<double>(value->integer)};
     }
     if (value) constants_[decl.name] = Operand{nullptr, value};
     else refused_constants_.insert(decl.name);
   }
   check_assertions(program.constants.size());
-  for (const auto& [name, _] : options_.defines)
-    if (!declared.count(name))
-      error({}, fmt::format("-D {}: the program declares no constant named '{}'", name, name));
+  for (const auto& [name, value] : options_.defines) {
+    if (declared.count(name)) continue;
+    // A dimension's extent is given where the kernel runs, not when it compiles.
+    bool dimension = false, parameter = false;
+    for (const auto& kernel : program.kernels)
+      for (const Param& param : kernel.params) {
+        parameter = parameter || (!param.is_tensor && param.name == name);
+        for (const auto& [dim, location] : param.dims) dimension = dimension || dim == name;
+      }
+    error({}, fmt::format("-D {}: the program declares no constant named '{}'{}", name, name,
+                          dimension   ? fmt::format("; {} is a dimension, bound at launch: give it to tilec run or "
+                                                    "emulate as --dims {}={} (the launcher takes it as an argument)",
+                                                    name, name, value)
+                          : parameter ? fmt::format("; {} is a scalar parameter: give it to tilec run or emulate as "
+                                                    "--scalar {}={}", name, name, value)
+                                      : ""));
+  }
 }
 
 std::string Lowering::set_by_define(const std::string& name) const {

@@ -155,8 +155,10 @@ Operand Lowering::lower_call(const Expr& e) {
     if (k != "axis") {
       error(v->location, fmt::format("{}() takes no keyword '{}'{}", f, k,
                                      builtin->axis && (k == "dim" || k == "axes" || k == "keepdim" || k == "keepdims")
-                                         ? k == "dim" || k == "axes" ? "; write axis = ..."
-                                                                     : " (the reduced dimension is kept, as extent 1)"
+                                         ? k == "dim" || k == "axes"
+                                               ? "; write axis = ..."
+                                               : " (along an axis the reduced dimension is kept, as extent 1; a "
+                                                 "whole-tile reduction gives one value)"
                                          : ""));
       return {};
     }
