@@ -398,6 +398,14 @@ TEST(Cli, StageOptionsPrintWhatTheySay) {
   CommandResult undeclared = run_command(tilec("compile samples/vector_add.tile -D NOPE=1"));
   EXPECT_EQ(undeclared.status, 1);
   EXPECT_THAT(undeclared.err, HasSubstr("no constant named 'NOPE'"));
+  // A dimension given with -D is bound at launch: the message says how (a CLI hunt).
+  CommandResult dimension = run_command(tilec("compile samples/vector_add.tile -D N=5"));
+  EXPECT_EQ(dimension.status, 1);
+  EXPECT_THAT(dimension.err, HasSubstr("-D N: the program declares no constant named 'N'; N is a dimension, bound at "
+                                       "launch: give it to tilec run or emulate as --dims N=5"));
+  // A leading + is the value's sign (it was "not a number").
+  CommandResult plus = run_command(tilec("compile samples/vector_add.tile -D BLOCK=+64 -o /dev/null"));
+  EXPECT_EQ(plus.status, 0) << plus.err;
   // A -D value that is wrong says why, and only that: the constant keeps its declared value, so
   // its uses are not reported too.
   CommandResult wide = run_command(tilec("compile samples/vector_add.tile -D BLOCK=99999999999999999999"));
