@@ -996,10 +996,12 @@ int64_t RegisterEmitter::emit_kernel() {
       out_ += fmt::format("  constexpr int kColumnStage = {};  // bytes: a column staged for vector stores\n",
                           reduction_bytes());
   }
+  // (void): a kernel whose tiles are all scalars, or that stores nothing, reads neither (nvcc warned).
   if (layout_.threads_per_row > 1)
-    out_ += fmt::format("  const int thread_column = threadIdx.x % {};\n", layout_.threads_per_row);
+    out_ += fmt::format("  const int thread_column = threadIdx.x % {};  (void)thread_column;\n",
+                        layout_.threads_per_row);
   if (layout_.thread_rows > 1)
-    out_ += fmt::format("  const int thread_row = threadIdx.x / {};\n", layout_.threads_per_row);
+    out_ += fmt::format("  const int thread_row = threadIdx.x / {};  (void)thread_row;\n", layout_.threads_per_row);
   if (uses_warp_) out_ += "  const int warp = threadIdx.x / 32;\n";
   if (uses_lane_) out_ += "  const int lane = threadIdx.x % 32;\n";
   out_ += body_;

@@ -335,8 +335,8 @@ template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) activations_kernel(const float* X, float* G, float* A, float* P, float* C, float* E, float* R, int32_t* I, float T, Index M) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
   constexpr int kColumnStage = 1024;  // bytes: a column staged for vector stores
-  const int thread_column = threadIdx.x % 16;
-  const int thread_row = threadIdx.x / 16;
+  const int thread_column = threadIdx.x % 16;  (void)thread_column;
+  const int thread_row = threadIdx.x / 16;  (void)thread_row;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const Index v0 = cdiv_index<Index>(M, 16);

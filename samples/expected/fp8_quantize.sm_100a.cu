@@ -366,8 +366,8 @@ template <typename T> __device__ inline void tilec_atomic_min(T* address, T valu
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) amax_kernel(const __nv_bfloat16* X, float* AMAX, Index R, Index C) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  const int thread_column = threadIdx.x % 32;
-  const int thread_row = threadIdx.x / 32;
+  const int thread_column = threadIdx.x % 32;  (void)thread_column;
+  const int thread_row = threadIdx.x / 32;  (void)thread_row;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const Index v0 = cdiv_index<Index>(R, 32);
@@ -463,8 +463,8 @@ extern "C" cudaError_t launch_amax(const __nv_bfloat16* X, float* AMAX, int64_t 
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) quantize_kernel(const __nv_bfloat16* X, const float* AMAX, __nv_fp8_e4m3* Q, Index R, Index C) {
-  const int thread_column = threadIdx.x % 16;
-  const int thread_row = threadIdx.x / 16;
+  const int thread_column = threadIdx.x % 16;  (void)thread_column;
+  const int thread_row = threadIdx.x / 16;  (void)thread_row;
   const Index v0 = cdiv_index<Index>(R, 32);
   const Index v1 = cdiv_index<Index>(C, 256);
   const uint32_t tile_number = blockIdx.x;

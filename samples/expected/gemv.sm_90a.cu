@@ -335,8 +335,8 @@ template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) gemv_kernel(const __nv_bfloat16* A, const __nv_bfloat16* X, float* Y, Index M, Index K) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
   constexpr int kColumnStage = 0;  // bytes: a column staged for vector stores
-  const int thread_column = threadIdx.x % 32;
-  const int thread_row = threadIdx.x / 32;
+  const int thread_column = threadIdx.x % 32;  (void)thread_column;
+  const int thread_row = threadIdx.x / 32;  (void)thread_row;
   const Index v0 = cdiv_index<Index>(M, 16);
   const uint32_t tile_number = blockIdx.x;
   // m = grid_ids v0 {schedule = "tiles"} : index  (line 7)

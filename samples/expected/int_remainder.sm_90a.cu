@@ -335,8 +335,8 @@ template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(64) int_remainder_kernel(const int32_t* X, const int32_t* D, int32_t* Q, int32_t* Q2, int32_t* S, int32_t* W, Index M) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
   constexpr int kColumnStage = 0;  // bytes: a column staged for vector stores
-  const int thread_column = threadIdx.x % 8;
-  const int thread_row = threadIdx.x / 8;
+  const int thread_column = threadIdx.x % 8;  (void)thread_column;
+  const int thread_row = threadIdx.x / 8;  (void)thread_row;
   const Index v0 = cdiv_index<Index>(M, 8);
   const uint32_t tile_number = blockIdx.x;
   // m = grid_ids v0 {schedule = "tiles"} : index  (line 9)

@@ -334,8 +334,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) rmsnorm_kernel(const __nv_bfloat16* X, const __nv_bfloat16* W, __nv_bfloat16* Y, Index R) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
-  const int thread_column = threadIdx.x % 128;
-  const int thread_row = threadIdx.x / 128;
+  const int thread_column = threadIdx.x % 128;  (void)thread_column;
+  const int thread_row = threadIdx.x / 128;  (void)thread_row;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const Index v0 = cdiv_index<Index>(R, 4);

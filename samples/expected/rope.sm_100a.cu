@@ -333,8 +333,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(128) rope_kernel(const __nv_bfloat16* X, __nv_bfloat16* Y, Index T) {
-  const int thread_column = threadIdx.x % 8;
-  const int thread_row = threadIdx.x / 8;
+  const int thread_column = threadIdx.x % 8;  (void)thread_column;
+  const int thread_row = threadIdx.x / 8;  (void)thread_row;
   const Index v0 = cdiv_index<Index>(T, 16);
   const uint32_t tile_number = blockIdx.x;
   // t = grid_ids v0 {schedule = "tiles"} : index  (line 11)

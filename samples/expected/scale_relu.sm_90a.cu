@@ -333,8 +333,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) scale_relu_kernel(const float* X, float* Y, float scale, float shift, Index M, Index N) {
-  const int thread_column = threadIdx.x % 32;
-  const int thread_row = threadIdx.x / 32;
+  const int thread_column = threadIdx.x % 32;  (void)thread_column;
+  const int thread_row = threadIdx.x / 32;  (void)thread_row;
   const Index v0 = cdiv_index<Index>(M, 32);
   const Index v1 = cdiv_index<Index>(N, 128);
   const uint32_t tile_number = blockIdx.x;

@@ -333,8 +333,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) silu_kernel(const __nv_bfloat16* X, __nv_bfloat16* Y, Index M, Index N) {
-  const int thread_column = threadIdx.x % 32;
-  const int thread_row = threadIdx.x / 32;
+  const int thread_column = threadIdx.x % 32;  (void)thread_column;
+  const int thread_row = threadIdx.x / 32;  (void)thread_row;
   const Index v0 = cdiv_index<Index>(M, 16);
   const Index v1 = cdiv_index<Index>(N, 256);
   const uint32_t tile_number = blockIdx.x;

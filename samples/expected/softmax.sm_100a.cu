@@ -335,8 +335,8 @@ template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) softmax_kernel(const float* X, float* Y, Index R) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
   constexpr int kReductionArea = 2048;  // bytes: the second area's offset
-  const int thread_column = threadIdx.x % 128;
-  const int thread_row = threadIdx.x / 128;
+  const int thread_column = threadIdx.x % 128;  (void)thread_column;
+  const int thread_row = threadIdx.x / 128;  (void)thread_row;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const Index v0 = cdiv_index<Index>(R, 4);

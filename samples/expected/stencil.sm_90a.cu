@@ -333,8 +333,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) stencil_kernel(const float* X, float* Y, Index R, Index C) {
-  const int thread_column = threadIdx.x % 16;
-  const int thread_row = threadIdx.x / 16;
+  const int thread_column = threadIdx.x % 16;  (void)thread_column;
+  const int thread_row = threadIdx.x / 16;  (void)thread_row;
   const Index v0 = cdiv_index<Index>(R, 16);
   const Index v1 = cdiv_index<Index>(C, 64);
   const uint32_t tile_number = blockIdx.x;

@@ -1072,6 +1072,12 @@ TEST(Cli, AnUnusedGridCoordinateDrawsNoNvccWarning) {
   EXPECT_THAT(r.out, HasSubstr("(void)i;"));
   EXPECT_THAT(r.out, Not(HasSubstr("(void)j;")));
   fs::remove(path);
+  // Nor does a kernel that reads no thread position (thread_row was declared but never referenced).
+  fs::path empty = temp_file("empty_kernel.tile", "kernel k() grid tiles(1) as (i) {\n}\n");
+  CommandResult nothing = run_command(tilec("compile " + empty.string()));
+  EXPECT_EQ(nothing.status, 0) << nothing.err;
+  EXPECT_THAT(nothing.out, HasSubstr("const int thread_row = threadIdx.x / 1;  (void)thread_row;"));
+  fs::remove(empty);
 }
 
 // pipeline(1) on an mma loop whose cost-based schedule needs 17 stages: bounded to one stage it

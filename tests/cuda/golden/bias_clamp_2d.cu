@@ -333,8 +333,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) bias_clamp_kernel(const __half* X, const __half* bias, __half* Y, __half limit, Index M, Index X_dim1, Index bias_dim1, Index Y_dim1) {
-  const int thread_column = threadIdx.x % 8;
-  const int thread_row = threadIdx.x / 8;
+  const int thread_column = threadIdx.x % 8;  (void)thread_column;
+  const int thread_row = threadIdx.x / 8;  (void)thread_row;
   const Index rows = 32;
   const Index cols = 64;
   const Index row_tiles = cdiv_index<Index>(M, rows);

@@ -333,8 +333,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, Index N) {
-  const int thread_column = threadIdx.x % 16;
-  const int thread_row = threadIdx.x / 16;
+  const int thread_column = threadIdx.x % 16;  (void)thread_column;
+  const int thread_row = threadIdx.x / 16;  (void)thread_row;
   const Index block = 256;
   const Index tiles = cdiv_index<Index>(N, block);
   const uint32_t tile_number = blockIdx.x;

@@ -333,7 +333,7 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(32) launch_checks_kernel(const float* X, float* Y, float s, Index N) {
-  const int thread_column = threadIdx.x % 32;
+  const int thread_column = threadIdx.x % 32;  (void)thread_column;
   const Index v4 = cdiv_index<Index>(N, 128);
   const uint32_t tile_number = blockIdx.x;
   // i = grid_ids v4 {schedule = "tiles"} : index  (line 4)

@@ -333,8 +333,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) layernorm_kernel(const __nv_bfloat16* X, const float* gamma, const float* beta, __nv_bfloat16* Y, Index R) {
-  const int thread_column = threadIdx.x % 32;
-  const int thread_row = threadIdx.x / 32;
+  const int thread_column = threadIdx.x % 32;  (void)thread_column;
+  const int thread_row = threadIdx.x / 32;  (void)thread_row;
   const Index rows = 8;
   const Index tiles = cdiv_index<Index>(R, rows);
   const uint32_t tile_number = blockIdx.x;

@@ -335,8 +335,8 @@ template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) row_mean_kernel(const float* A, float* S, Index M, Index K) {
   TILEC_DYNAMIC_SHARED(16, shared_memory);
   constexpr int kColumnStage = 0;  // bytes: a column staged for vector stores
-  const int thread_column = threadIdx.x % 32;
-  const int thread_row = threadIdx.x / 32;
+  const int thread_column = threadIdx.x % 32;  (void)thread_column;
+  const int thread_row = threadIdx.x / 32;  (void)thread_row;
   const Index rows = 16;
   const Index cols = 128;
   const Index tiles = cdiv_index<Index>(M, rows);

@@ -333,7 +333,7 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(128) scale_relu_kernel(const float* X, float* Y, float alpha, Index N) {
-  const int thread_column = threadIdx.x % 128;
+  const int thread_column = threadIdx.x % 128;  (void)thread_column;
   const Index block = 512;
   const Index tiles = cdiv_index<Index>(N, block);
   const uint32_t tile_number = blockIdx.x;

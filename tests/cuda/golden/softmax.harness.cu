@@ -333,8 +333,8 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) softmax_kernel(const float* X, float* Y, Index R) {
-  const int thread_column = threadIdx.x % 32;
-  const int thread_row = threadIdx.x / 32;
+  const int thread_column = threadIdx.x % 32;  (void)thread_column;
+  const int thread_row = threadIdx.x / 32;  (void)thread_row;
   const Index v0 = cdiv_index<Index>(R, 32);
   const uint32_t tile_number = blockIdx.x;
   // r = grid_ids v0 {schedule = "tiles"} : index

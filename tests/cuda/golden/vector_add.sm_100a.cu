@@ -333,7 +333,7 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
 __global__ void TILEC_LAUNCH_BOUNDS(256) vector_add_kernel(const float* X, const float* Y, float* Z, Index N) {
-  const int thread_column = threadIdx.x % 256;
+  const int thread_column = threadIdx.x % 256;  (void)thread_column;
   const Index v0 = cdiv_index<Index>(N, 1024);
   const uint32_t tile_number = blockIdx.x;
   // i = grid_ids v0 {schedule = "tiles"} : index  (line 2)
