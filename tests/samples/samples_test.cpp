@@ -251,6 +251,28 @@ TEST(SampleCuda, AccumulatorsComputedBeforeTheirMmasKeepTheWgmmasInFlight) {
   }
 }
 
+// tests/emulate/tensor_core/NAME.tile compiled for both targets and built by nvcc with ptxas's
+// report (-Xptxas -v), the two builds side by side: each build's result (status, stderr).
+std::vector<CommandResult> ptxas_reports(const std::string& nvcc, const std::string& name) {
+  const std::string stem = (fs::temp_directory_path() / ("tilec_" + name + "_" + std::to_string(::getpid()))).string();
+  std::vector<std::future<CommandResult>> builds;
+  for (const std::string arch : {"90a", "100a"}) {
+    const std::string cu = stem + "." + arch + ".cu";
+    CommandResult compiled = run_command(tilec("compile tests/emulate/tensor_core/" + name + ".tile --target sm_" +
+                                               arch + " -o " + cu));
+    EXPECT_EQ(compiled.status, 0) << compiled.err;
+    builds.push_back(std::async(std::launch::async, [=] {
+      return run_command(nvcc + " -std=c++17 -gencode arch=compute_" + arch + ",code=sm_" + arch +
+                         " -Xptxas -v -cubin " + cu + " -o " + cu + ".cubin");
+    }));
+  }
+  std::vector<CommandResult> reports;
+  for (std::future<CommandResult>& build : builds) reports.push_back(build.get());
+  for (const char* arch : {"90a", "100a"})
+    for (const char* suffix : {".cu", ".cu.cubin"}) fs::remove(stem + "." + arch + suffix);
+  return reports;
+}
+
 // Element-by-element stores of one 128 x 128 accumulator (masked_epilogue's six: masks from
 // iotas, from the accumulator, per row and per tile; =, +=, max=, |=). Each element's 64-bit offset
 // and each register's bounds and masks, the same in every store, were computed once and held
@@ -260,26 +282,11 @@ TEST(SampleCuda, AccumulatorsComputedBeforeTheirMmasKeepTheWgmmasInFlight) {
 TEST(SampleCuda, ManyElementStoresOfOneAccumulatorDoNotSpill) {
   std::string nvcc = nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
-  const std::string stem = (fs::temp_directory_path() / ("tilec_element_stores_" + std::to_string(::getpid()))).string();
-  std::vector<std::future<CommandResult>> builds;
-  for (const std::string arch : {"90a", "100a"}) {
-    const std::string cu = stem + "." + arch + ".cu";
-    CommandResult compiled = run_command(tilec("compile tests/emulate/tensor_core/masked_epilogue.tile --target sm_" +
-                                               arch + " -o " + cu));
-    ASSERT_EQ(compiled.status, 0) << compiled.err;
-    builds.push_back(std::async(std::launch::async, [=] {
-      return run_command(nvcc + " -std=c++17 -gencode arch=compute_" + arch + ",code=sm_" + arch +
-                         " -Xptxas -v -cubin " + cu + " -o " + cu + ".cubin");
-    }));
-  }
-  for (std::future<CommandResult>& build : builds) {
-    CommandResult r = build.get();
+  for (const CommandResult& r : ptxas_reports(nvcc, "masked_epilogue")) {
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("0 bytes spill stores"), std::string::npos) << "no ptxas report:\n" << r.err;
     EXPECT_FALSE(std::regex_search(r.err, std::regex(R"(([1-9][0-9]*) bytes spill (stores|loads))"))) << r.err;
   }
-  for (const char* arch : {"90a", "100a"})
-    for (const char* suffix : {".cu", ".cu.cubin"}) fs::remove(stem + "." + arch + suffix);
 }
 
 // A register tile computed from the accumulator (tests/emulate/tensor_core/register_epilogue.tile):
@@ -289,26 +296,11 @@ TEST(SampleCuda, ManyElementStoresOfOneAccumulatorDoNotSpill) {
 TEST(SampleCuda, ARegisterEpilogueKeepsItsTilesInRegisters) {
   std::string nvcc = nvcc_path();
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at /usr/local/cuda/bin/nvcc or on PATH";
-  const std::string stem = (fs::temp_directory_path() / ("tilec_register_epilogue_" + std::to_string(::getpid()))).string();
-  std::vector<std::future<CommandResult>> builds;
-  for (const std::string arch : {"90a", "100a"}) {
-    const std::string cu = stem + "." + arch + ".cu";
-    CommandResult compiled = run_command(tilec("compile tests/emulate/tensor_core/register_epilogue.tile --target sm_" +
-                                               arch + " -o " + cu));
-    ASSERT_EQ(compiled.status, 0) << compiled.err;
-    builds.push_back(std::async(std::launch::async, [=] {
-      return run_command(nvcc + " -std=c++17 -gencode arch=compute_" + arch + ",code=sm_" + arch +
-                         " -Xptxas -v -cubin " + cu + " -o " + cu + ".cubin");
-    }));
-  }
-  for (std::future<CommandResult>& build : builds) {
-    CommandResult r = build.get();
+  for (const CommandResult& r : ptxas_reports(nvcc, "register_epilogue")) {
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("0 bytes stack frame, 0 bytes spill stores"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("(C75"), std::string::npos) << r.err;
   }
-  for (const char* arch : {"90a", "100a"})
-    for (const char* suffix : {".cu", ".cu.cubin"}) fs::remove(stem + "." + arch + suffix);
 }
 
 // The .tile samples above are compiled twice; here every .tir input the suites keep goes through
