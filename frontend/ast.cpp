@@ -173,4 +173,11 @@ std::string_view spelled_like(std::string_view name, std::initializer_list<std::
   return {};
 }
 
+std::string_view constructor_elsewhere(std::string_view name) {
+  if (name == "ones") return "full<shape, type>(1) (full fills a tile with one value)";
+  if (name == "empty") return "zeros<shape, type>()";
+  if (name == "arange") return "iota<n, i32>(0)";
+  return "";
+}
+
 }  // namespace tilec::frontend

@@ -19,6 +19,13 @@ std::optional<OpKind> binary_operator_op(std::string_view op) {
   return std::nullopt;
 }
 
+namespace {
+
+// A result that is not a finite number, as a message names it.
+const char* nonfinite_text(double value) { return std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf"; }
+
+}  // namespace
+
 std::string float_text(double value) {
   const bool whole = std::isfinite(value) && std::abs(value) < 1e15 && value == std::trunc(value);
   return whole ? fmt::format("{:.1f}", value) : fmt::format("{}", value);
@@ -35,7 +42,7 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
       const double r = std::pow(a.as_double(), b.as_double());
       if (!std::isfinite(r)) {
         error = fmt::format("the constant expression pow({}, {}) is {}, not a finite number", a.as_double(),
-                            b.as_double(), std::isnan(r) ? "NaN" : r > 0 ? "inf" : "-inf");
+                            b.as_double(), nonfinite_text(r));
         return std::nullopt;
       }
       return ConstantValue{true, 0, r};
@@ -71,7 +78,7 @@ std::optional<ConstantValue> fold_constants(const std::string& op, ConstantValue
     if (!std::isfinite(r)) {  // as a -D value, a float constant is a finite number
       auto shown = [](double v) { return v < 0 ? fmt::format("({})", v) : fmt::format("{}", v); };  // -8 ** 0.5 reads as -(8 ** 0.5)
       error = fmt::format("the constant expression {} {} {} is {}, not a finite number", shown(x), op, shown(y),
-                          std::isnan(r) ? "NaN" : r > 0 ? "inf" : "-inf");
+                          nonfinite_text(r));
       return std::nullopt;
     }
     return ConstantValue{true, 0, r};

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "frontend/lowering.h"
@@ -76,9 +77,8 @@ void Lowering::lower_constants(const Program& program) {
       if (!value && operand.value)
         error(decl.location, fmt::format("constant '{}' must be computable at compile time", decl.name));
       if (!value) value = operand.constant;
-      else if (operand.constant && operand.constant->is_float)  // -D SCALE=-0 is -0.0
-        value = Const{true, 0, define->second.starts_with("-") && value->integer == 0 ? -0.0
-                                                                                       : static_cast<double>(value->integer)};
+      else if (operand.constant && operand.constant->is_float)  // the text read as a float: -D SCALE=-0 is -0.0
+        value = Const{true, 0, std::strtod(define->second.c_str(), nullptr)};
     }
     if (value) constants_[decl.name] = Operand{nullptr, value};
     else refused_constants_.insert(decl.name);

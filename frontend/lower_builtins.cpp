@@ -37,19 +37,19 @@ std::string unknown_function(const std::string& name, std::span<const Builtin> b
       return fmt::format("{}() is a tile constructor: write {}<R, C, f32>({})", name, name,
                          name == "zeros" ? "" : name == "full" ? "value" : "axis");
   if (name == "reshape") return "reshape() takes the new shape first: write reshape<R, C>(x)";
-  // What other languages spell a conversion, a matrix product or a constructor.
+  if (std::string_view written = constructor_elsewhere(name); !written.empty())
+    return fmt::format("unknown function '{}': write {}", name, written);
+  // What other languages spell a conversion or a matrix product.
   static constexpr std::pair<std::string_view, std::string_view> kElsewhere[] = {
       {"float", "cast(x, f32)"}, {"int", "cast(x, i32)"},  {"f32", "cast(x, f32)"},
       {"f16", "cast(x, f16)"},   {"bf16", "cast(x, bf16)"}, {"i32", "cast(x, i32)"},
       {"to", "cast(x, f32)"},    {"astype", "cast(x, f32)"}, {"dot", "mma(a, b, acc)"},
-      {"matmul", "mma(a, b, acc)"}, {"ones", "full<R, C, f32>(1.0)"}, {"arange", "iota<N, i32>(0)"},
-      {"empty", "zeros<R, C, f32>()"}};
+      {"matmul", "mma(a, b, acc)"}};
   for (const auto& [spelled, written] : kElsewhere)
     if (name == spelled)
       return fmt::format("unknown function '{}': write {}{}", name, written,
                          written.starts_with("cast") ? " (cast converts to any element type)"
-                         : written.starts_with("mma") ? " (the product of two tiles added to an accumulator)"
-                                                      : "");
+                                                     : " (the product of two tiles added to an accumulator)");
   std::string known, nearest;
   size_t best = 3;  // suggest only a name within two edits
   for (const Builtin& builtin : builtins) {

@@ -754,12 +754,8 @@ class Parser {
           return with_height(std::move(e));
         }
         if (at(TokenKind::less) && looks_like_tile_constructor()) {
-          // NumPy's and PyTorch's constructors.
-          if (e->name == "ones" || e->name == "empty" || e->name == "arange")
-            fail_at(e->location, fmt::format("unknown tile constructor '{}': write {}", e->name,
-                                             e->name == "ones"    ? "full<shape, type>(1) (full fills a tile with one value)"
-                                             : e->name == "empty" ? "zeros<shape, type>()"
-                                                                  : "iota<n, i32>(0)"));
+          if (std::string_view written = constructor_elsewhere(e->name); !written.empty())
+            fail_at(e->location, fmt::format("unknown tile constructor '{}': write {}", e->name, written));
           if (std::string_view constructor = spelled_like(e->name, {"zeros", "full", "iota", "reshape"});
               !constructor.empty())
             fail_at(e->location, fmt::format("unknown tile constructor '{}'; did you mean '{}'? (zeros, full and iota "

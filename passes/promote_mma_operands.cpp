@@ -43,6 +43,7 @@
 #include <unordered_map>
 
 #include "backend/target.h"
+#include "ir/clone.h"
 #include "ir/ir.h"
 #include "passes/pass_manager.h"
 
@@ -59,13 +60,28 @@ std::unordered_map<const Value*, std::vector<Operation*>> users_of(Region& body)
   return users;
 }
 
+// Whether every use of `value` is an mma's a or b (not its accumulator).
+bool only_mma_operands(const std::unordered_map<const Value*, std::vector<Operation*>>& users, const Value* value) {
+  auto it = users.find(value);
+  return it != users.end() && !it->second.empty() &&
+         std::all_of(it->second.begin(), it->second.end(), [&](const Operation* user) {
+           return user->kind() == OpKind::mma && user->operand(2) != value;
+         });
+}
+
+// The dimension of `shape` (rank 2 or more) that holds a 2-D tile's rows when its other
+// dimensions but the last are 1: the last one before the last that is not 1, else 0.
+size_t row_dimension(const std::vector<int64_t>& shape) {
+  size_t rows = shape.size() - 2;
+  while (rows > 0 && shape[rows] == 1) --rows;
+  return rows;
+}
+
 // Whether `box` holds the 2-D `tile` with unit middle dimensions: [.., R, 1, .., 1, C] for [R, C]
 // (leading 1s are a slice's), the form the tensor-core backend moves as one TMA box.
 bool middle_box(const std::vector<int64_t>& box, const std::vector<int64_t>& tile) {
   if (tile.size() != 2 || box.size() < 3 || box.back() != tile[1] || !same_but_unit_dims(box, tile)) return false;
-  size_t rows = box.size() - 2;
-  while (rows > 0 && box[rows] == 1) --rows;
-  return box[rows] == tile[0];
+  return box[row_dimension(box)] == tile[0];
 }
 
 // Whether `column` is [R, 1] and `vector` [R] (R > 1): a column whose rows lie along a tensor's
@@ -96,51 +112,43 @@ Value* mask_at_tile_shape(Value* mask, std::vector<std::unique_ptr<Operation>>& 
   if (auto it = done.find(mask); it != done.end()) return it->second;
   const std::vector<int64_t>& shape = mask->type().shape();
   if (shape.size() < 2) return done[mask] = nullptr;
-  size_t rows = shape.size() - 2;
-  while (rows > 0 && shape[rows] == 1) --rows;
+  const size_t rows = row_dimension(shape);
   for (size_t d = 0; d + 1 < shape.size(); ++d)
     if (d != rows && shape[d] != 1) return done[mask] = nullptr;
   const Type flat = mask->type().with_shape({shape[rows], shape.back()});
   Operation* def = mask->defining_op();
   if (!def || def->num_results() != 1 || def->num_regions() != 0) return done[mask] = nullptr;
-  auto copy = std::make_unique<Operation>(def->kind(), def->location());
+  ValueMapping at_shape;  // the operands' values at the tile's shape
+  const int64_t axis = def->int_attr("axis", -1);
   if (def->kind() == OpKind::reshape) {
     Value* from = def->operand(0);
     const std::vector<int64_t>& extents = from->type().shape();
     if (extents == flat.shape()) return done[mask] = from;
-    if (extents.size() == 1 && flat.shape()[0] == 1 && extents[0] == flat.shape()[1]) {
-      copy->add_operand(from);  // a row <C> as <1, C>, which every backend broadcasts
-    } else if (extents.size() >= 2 && same_but_unit_dims(extents, flat.shape())) {
+    if (extents.size() >= 2 && same_but_unit_dims(extents, flat.shape()))
       return done[mask] = mask_at_tile_shape(from, built, done);  // the same elements in the same order
-    } else {
-      return done[mask] = nullptr;
-    }
+    // Else only a row <C> as <1, C> (which every backend broadcasts): the reshape, to that shape.
+    if (extents.size() != 1 || flat.shape()[0] != 1 || extents[0] != flat.shape()[1]) return done[mask] = nullptr;
   } else {
     const bool splat = def->kind() == OpKind::zeros || def->kind() == OpKind::full;
-    const int64_t axis = def->int_attr("axis", -1);
     const bool along = axis == static_cast<int64_t>(rows) || axis + 1 == static_cast<int64_t>(shape.size());
     if (!splat && !def->info().has(kElementwise) && !(def->kind() == OpKind::iota && along)) return done[mask] = nullptr;
-    for (const auto& [name, value] : def->attributes()) copy->set_attr(name, value);
-    if (def->kind() == OpKind::iota) copy->set_attr("axis", Attribute(int64_t{axis == static_cast<int64_t>(rows) ? 0 : 1}));
-    for (Value* operand : def->operands()) {
-      Value* at_shape = splat ? operand : mask_at_tile_shape(operand, built, done);
-      if (!at_shape) return done[mask] = nullptr;
-      copy->add_operand(at_shape);
-    }
+    if (!splat)  // a splat's operand is its scalar
+      for (Value* operand : def->operands()) {
+        Value* recomputed = mask_at_tile_shape(operand, built, done);
+        if (!recomputed) return done[mask] = nullptr;
+        at_shape[operand] = recomputed;
+      }
   }
-  Value* result = copy->add_result(flat);
+  std::unique_ptr<Operation> copy = clone_operation(*def, at_shape);
+  if (def->kind() == OpKind::iota) copy->set_attr("axis", Attribute(int64_t{axis == static_cast<int64_t>(rows) ? 0 : 1}));
+  Value* result = copy->result();
+  result->set_type(flat);
   built.push_back(std::move(copy));
   return done[mask] = result;
 }
 
 void fold_unit_reshapes(Region& body) {
   auto users = users_of(body);
-  auto mma_operand = [&](const Value* value) {  // every use an mma a or b
-    const std::vector<Operation*>& uses = users[value];
-    return !uses.empty() && std::all_of(uses.begin(), uses.end(), [&](const Operation* user) {
-      return user->kind() == OpKind::mma && user->operand(2) != value;
-    });
-  };
   const bool has_mma = contains(body, OpKind::mma);
   std::vector<Operation*> dead;
   std::vector<std::pair<Operation*, const Operation*>> reloads;  // a column's reshape, the shared load
@@ -151,7 +159,7 @@ void fold_unit_reshapes(Region& body) {
     const std::vector<Operation*>& uses = users[op.result()];
     // Every use an mma a or b, or a transpose whose every use is one (a tile read both ways).
     const bool feeds_mma = !uses.empty() && std::all_of(uses.begin(), uses.end(), [&](const Operation* user) {
-      if (user->kind() == OpKind::transpose) return mma_operand(user->result());
+      if (user->kind() == OpKind::transpose) return only_mma_operands(users, user->result());
       return user->kind() == OpKind::mma && user->operand(2) != op.result();
     });
     const bool drops = op.result()->type().rank() == 2;  // else it adds the unit dimensions
@@ -351,12 +359,6 @@ void promote_computed_b_inputs(Region& body, int64_t shared_budget) {
 // register A.
 void split_mma_loads(Region& body) {
   auto users = users_of(body);
-  auto only_mma_operand = [&](const Value* value) {  // every use an mma's a or b
-    const auto& uses = users[value];
-    return !uses.empty() && std::all_of(uses.begin(), uses.end(), [&](const Operation* user) {
-      return user->kind() == OpKind::mma && user->operand(2) != value;
-    });
-  };
   std::vector<Operation*> loads;
   walk(body, [&](Operation& op) {
     if (op.kind() == OpKind::load) loads.push_back(&op);
@@ -372,7 +374,7 @@ void split_mma_loads(Region& body) {
             mma_reads.emplace_back(user, k);
             needs_shared = needs_shared || k == 1;
           }
-      } else if (user->kind() == OpKind::transpose && only_mma_operand(user->result())) {
+      } else if (user->kind() == OpKind::transpose && only_mma_operands(users, user->result())) {
         mma_reads.emplace_back(user, 0);
         needs_shared = true;
       } else {
@@ -380,12 +382,9 @@ void split_mma_loads(Region& body) {
       }
     }
     if (mma_reads.empty() || !other || !needs_shared) continue;
-    auto copy = std::make_unique<Operation>(OpKind::load, load->location());
-    for (Value* operand : load->operands()) copy->add_operand(operand);
-    for (const auto& [name, attribute] : load->attributes()) copy->set_attr(name, attribute);
-    Value* second = copy->add_result(value->type());
-    second->set_name_hint(value->name_hint());
-    for (auto [user, k] : mma_reads) user->set_operand(k, second);
+    ValueMapping same;
+    std::unique_ptr<Operation> copy = clone_operation(*load, same);
+    for (auto [user, k] : mma_reads) user->set_operand(k, copy->result());
     Region& region = *load->parent_region();
     region.insert(region.position_of(load) + 1, std::move(copy));
   }

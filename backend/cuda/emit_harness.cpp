@@ -42,6 +42,12 @@ namespace tilec::cuda {
 
 namespace {
 
+// A scalar parameter's NAME as the source spells it, which the harness's NAME=VALUE sets (the C++
+// name may differ).
+const std::string& source_name(const ParamPlan& param) {
+  return param.value->name_hint().empty() ? param.name : param.value->name_hint();
+}
+
 constexpr int64_t kDefaultDimension = 1000;
 constexpr int64_t kReferenceSlots = 1024;  // tiles the reference runs at once (scratch slots)
 
@@ -364,14 +370,13 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
     if (type.is_tensor()) continue;
     ScalarKind kind = type.element();
     std::string_view element = element_type(kind);
-    const std::string& source_name = param.value->name_hint().empty() ? param.name : param.value->name_hint();
-    std::string value = fmt::format("harness_argument(argc, argv, \"{}\", {})", source_name,
+    std::string value = fmt::format("harness_argument(argc, argv, \"{}\", {})", source_name(param),
                                     is_float(kind) ? "0.5" : "3");
     if (is_float(kind)) value = fmt::format("from_f32<{}>(static_cast<float>({}))", element, value);
     else if (kind == ScalarKind::i1) value = fmt::format("({} != 0)", value);
     else value = fmt::format("static_cast<{}>({})", element, value);
     writer.line(fmt::format("const {} {} = {};", element, param.name, value));
-    report_format += fmt::format(" {}=%g", source_name);
+    report_format += fmt::format(" {}=%g", source_name(param));
     report_values += fmt::format(", harness_double({})", param.name);
   }
   std::string check = kernel.counts_work ? names.unique("check_reference") : "";
@@ -539,23 +544,18 @@ bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference,
   for (const KernelPlan& plan : plans) {
     HarnessKernel kernel{&plan, &plan, false};
     // The harness's own NAME=VALUE flags: a dim or scalar of one of those names would set both.
-    std::vector<std::string> named = plan.dim_names;
+    auto refuse_flag_name = [&](const std::string& name, const char* what) {
+      if (name != "check" && name != "integers") return;
+      diagnostics.error(plan.kernel->location(),
+                        fmt::format("--emit-harness: kernel @{} has a {} named '{}', which the harness's own {}=1 "
+                                    "flag also sets; rename it",
+                                    kernel_name(*plan.kernel), what, name, name));
+      failed = true;
+    };
+    for (const std::string& name : plan.dim_names) refuse_flag_name(name, "dimension");
     for (const ParamPlan& param : plan.params)
       if (!param.value->type().is_tensor())
-        named.push_back(param.value->name_hint().empty() ? param.name : param.value->name_hint());
-    for (const std::string& name : named)
-      if (name == "check" || name == "integers") {
-        diagnostics.error(plan.kernel->location(),
-                          fmt::format("--emit-harness: kernel @{} has a {} named '{}', which the harness's own "
-                                      "{}=1 flag also sets; rename it",
-                                      kernel_name(*plan.kernel),
-                                      std::find(plan.dim_names.begin(), plan.dim_names.end(), name) !=
-                                              plan.dim_names.end()
-                                          ? "dimension"
-                                          : "scalar parameter",
-                                      name, name));
-        failed = true;
-      }
+        refuse_flag_name(source_name(param), "scalar parameter");
     if (plan.tensor_core) {
       const Operation* before = nullptr;
       if (reference)
