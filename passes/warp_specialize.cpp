@@ -271,6 +271,7 @@ class KernelSplitter {
         specialized_already = specialized_already || op.kind() == OpKind::warp_specialize;
       });
     if (!producer_work || specialized_already) return true;
+    if (!check_reads_ahead_of_stores(body, split, end)) return false;
 
     BarrierRoles barriers;
     bool creation_inside = false;
@@ -310,6 +311,68 @@ class KernelSplitter {
   bool internal_error(Location location, const std::string& what) {
     diagnostics_.error(location, fmt::format("internal error: warp-specialize: kernel @{}: {}", kernel_name(kernel_), what));
     return false;
+  }
+
+  // The producer's loads (its TMA loads, and the loads its stage writes copy) run ahead of the
+  // compute agent, as far as the stages allow, with nothing ordering them after the compute
+  // agent's stores. A load of a tensor the kernel stores into would not see a store that comes
+  // before it: one earlier in the body, or one later in a loop around both (the next iteration's
+  // load). Refused, by name (found by a helper writing chunked linear attention with its state
+  // in a tensor). A persistent kernel's loop over tiles does not count: two tiles that read and
+  // write one element race, which the interpreter reports.
+  bool check_reads_ahead_of_stores(Region& body, size_t split, size_t end) {
+    const Operation* tile_loop_parent = nullptr;  // the kernel body, when its tiles are walked in a loop
+    for (const auto& op : body.operations())
+      if (op->kind() == OpKind::grid_ids && op->has_attr("per_tile")) tile_loop_parent = &kernel_;
+    std::vector<const Operation*> reads, stores;
+    std::unordered_map<const Operation*, size_t> position;
+    for (size_t i = split; i < end; ++i)
+      walk_op(*body.operations()[i], [&](Operation& op) {
+        position.emplace(&op, position.size());
+        auto access = tensor_access(op);
+        if (access && access->writes) stores.push_back(&op);
+        if (access && access->reads && agent_of(op) == AgentRole::producer) reads.push_back(&op);
+        if (op.kind() == OpKind::stage_write && !in_registers(op.operand(0)))
+          if (const Operation* copied = op.operand(2)->defining_op(); copied && is_plain_read(*copied))
+            reads.push_back(copied);
+      });
+    auto loops_around = [&](const Operation* op) {
+      std::vector<const Operation*> loops;
+      for (const Operation* parent = op->parent_region()->parent_op(); parent && parent != &kernel_;
+           parent = parent->parent_region()->parent_op())
+        if (parent->kind() == OpKind::for_ &&
+            !(tile_loop_parent && parent->parent_region()->parent_op() == tile_loop_parent))
+          loops.push_back(parent);
+      return loops;
+    };
+    for (const Operation* read : reads) {
+      const Value* tensor = tensor_access(*read)->tensor;
+      const std::vector<const Operation*> read_loops = loops_around(read);
+      for (const Operation* store : stores) {
+        if (tensor_access(*store)->tensor != tensor) continue;
+        const Operation* shared_loop = nullptr;
+        for (const Operation* loop : loops_around(store))
+          if (!shared_loop && std::find(read_loops.begin(), read_loops.end(), loop) != read_loops.end()) shared_loop = loop;
+        const bool earlier = position.count(store) && position.count(read) && position.at(store) < position.at(read);
+        if (!earlier && !shared_loop) continue;
+        const std::string where =
+            earlier ? fmt::format("the store into it at line {}", store->location().line)
+                    : fmt::format("the store into it at line {} in an earlier iteration of the loop at line {}",
+                                  store->location().line, shared_loop->location().line);
+        diagnostics_.error(read->location(),
+                           fmt::format("kernel @{}: this load of {} is issued by the TMA producer warp, which runs "
+                                       "ahead of the compute warps, so it would not see {}; a tensor-core kernel "
+                                       "cannot read back what it stores: carry the value in a variable, or store "
+                                       "it in one kernel and read it in the next",
+                                       kernel_name(kernel_), describe_tensor(tensor), where));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static std::string describe_tensor(const Value* tensor) {
+    return tensor->name_hint().empty() ? std::string("a tensor") : tensor->name_hint();
   }
 
   // One producer and one consumer agent: every full barrier (the producer's one arrival with its
