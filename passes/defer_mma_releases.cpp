@@ -5,8 +5,8 @@
 //   2. Each such mma directly in a `for` body qualifies for deferral when A is a stage_read of a
 //      buffer at least 2 slots deep and B is one too or computed (a value an op defines: the
 //      tensor-core backend writes it into staging of its own, two buffers when the mma is
-//      deferred), its accumulator is a region argument of that loop, its result is used only by
-//      the loop's yield, and the body arrives on the buffers' empty barriers for the slots read,
+//      deferred), its accumulator is a region argument of that loop that only the mma reads, its
+//      result is used only by the loop's yield, and the body arrives on the buffers' empty barriers for the slots read,
 //      after the mma.
 //   3. Per loop with qualifying mmas: their waits become `pending = 1`; for each distinct arrive
 //      they release by (two mmas may share A), the loop carries a `held` slot (seeded with -1),
@@ -77,6 +77,14 @@ std::vector<Operation*> deferrable_releases(Operation& mma) {
       }
   });
   if (uses != 1 || !yielded) return {};
+  // Nor may anything else read the accumulator the loop carries in (the previous iteration's
+  // result, still in flight when deferred): a state read before its own update, as chunked linear
+  // attention's `mma(cast(state, bf16), ...)` then `state = mma(..., state)`.
+  int reads = 0;
+  walk(body, [&](Operation& op) {
+    for (size_t i = 0; i < op.num_operands(); ++i) reads += op.operand(i) == mma.operand(2) ? 1 : 0;
+  });
+  if (reads != 1) return {};
   std::vector<Operation*> arrives;
   for (size_t i = body.position_of(&mma) + 1; i < body.operations().size(); ++i) {
     Operation& op = *body.operations()[i];

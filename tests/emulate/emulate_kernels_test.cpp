@@ -437,6 +437,18 @@ TEST(EmulateRuntime, LoadsUsedAfterAStoreIntoTheirTensorKeepTheLoadedValues) {
   fs::remove(file);
 }
 
+// A carried accumulator another mma reads before its own update (tests/emulate/tensor_core/
+// state_read_before_update.tile; issue 18, found writing chunked linear attention): run --check
+// passes (it reported the race in flight after defer-mma-releases), and both targets give the
+// interpreter's numbers at a ragged T (sm_90a gave zeros from the second chunk on).
+TEST(EmulateRuntime, AStateReadBeforeItsUpdateIsWaitedForInItsIteration) {
+  CommandResult checked =
+      run_command(tilec("run tests/emulate/tensor_core/state_read_before_update.tile --check --dims T=200"));
+  EXPECT_EQ(checked.status, 0) << checked.out << checked.err;
+  EXPECT_THAT(checked.out, ::testing::HasSubstr("check %Out: ok"));
+  expect_tensor_core_kernel_matches("state_read_before_update", "T=200", {"Out"});
+}
+
 // Variable-length attention over packed [TOTAL, H, D] tokens (tests/emulate/tensor_core/
 // varlen_attention.tile; issue 18: a masked store of a tile between a tensor's dimensions was
 // refused on the tensor cores): sequences of 37, 63 and 90 tokens, so query tiles run into the
