@@ -44,12 +44,14 @@ std::string unknown_function(const std::string& name, std::span<const Builtin> b
       {"float", "cast(x, f32)"}, {"int", "cast(x, i32)"},  {"f32", "cast(x, f32)"},
       {"f16", "cast(x, f16)"},   {"bf16", "cast(x, bf16)"}, {"i32", "cast(x, i32)"},
       {"to", "cast(x, f32)"},    {"astype", "cast(x, f32)"}, {"dot", "mma(a, b, acc)"},
-      {"matmul", "mma(a, b, acc)"}};
+      {"matmul", "mma(a, b, acc)"}, {"bit_cast", "bitcast(x, i32)"}, {"view", "bitcast(x, i32)"},
+      {"reinterpret", "bitcast(x, i32)"}};
   for (const auto& [spelled, written] : kElsewhere)
     if (name == spelled)
       return fmt::format("unknown function '{}': write {}{}", name, written,
-                         written.starts_with("cast") ? " (cast converts to any element type)"
-                                                     : " (the product of two tiles added to an accumulator)");
+                         written.starts_with("cast")      ? " (cast converts to any element type)"
+                         : written.starts_with("bitcast") ? " (the bits read as another type of the same width)"
+                                                          : " (the product of two tiles added to an accumulator)");
   std::string known, nearest;
   size_t best = 3;  // suggest only a name within two edits
   for (const Builtin& builtin : builtins) {
@@ -120,6 +122,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"cummin", 1, true, OpKind::scan_min, &Lowering::lower_scan},
       {"item", 1, false, OpKind::item, &Lowering::lower_item},
       {"cast", 2, false, OpKind::cast, &Lowering::lower_cast},
+      {"bitcast", 2, false, OpKind::bitcast, &Lowering::lower_bitcast},
       {"where", 3, false, OpKind::select, &Lowering::lower_where},
       {"mma", 3, false, OpKind::mma, &Lowering::lower_mma},
   };
@@ -668,6 +671,45 @@ Operand Lowering::lower_cast(const Expr& e, const Builtin&, const Expr*) {
   if (type.is_tile()) type = type.with_space(MemorySpace::reg);
   if (v->type() == type) return Operand{v};
   return Operand{create(OpKind::cast, {v}, type, e.location)};
+}
+
+// bitcast(x, i32): each element's bits read as another element type of the same width (f32 as
+// i32 or u32, bf16 as i16, e4m3 as u8, ...). A number is an f32 or the integer type of the
+// target's width (unsigned where it is past the signed range: bitcast(0xff800000, f32) is -inf).
+Operand Lowering::lower_bitcast(const Expr& e, const Builtin&, const Expr*) {
+  if (e.args[1]->kind != ExprKind::name) {
+    error(e.args[1]->location, "bitcast() takes an element type as its second argument: bitcast(x, i32)");
+    return {};
+  }
+  auto element = element_type(e.args[1]->name, e.args[1]->location);
+  Operand x = lower_expr(*e.args[0]);
+  if (!element || !x.ok()) return {};
+  auto width = [](ScalarKind kind) {
+    return kind == ScalarKind::i1 || kind == ScalarKind::index ? 0 : 8 * byte_size(kind);
+  };
+  ScalarKind number_type = ScalarKind::f32;
+  if (x.constant && !x.constant->is_float) {
+    const int bits = width(*element);
+    const ScalarKind signed_type = bits == 8 ? ScalarKind::i8 : bits == 16 ? ScalarKind::i16 : bits == 32 ? ScalarKind::i32 : ScalarKind::i64;
+    const ScalarKind unsigned_type = bits == 8 ? ScalarKind::u8 : bits == 16 ? ScalarKind::u16 : bits == 32 ? ScalarKind::u32 : ScalarKind::i64;
+    auto range = integer_range(signed_type);
+    number_type = range && x.constant->integer > range->highest ? unsigned_type : signed_type;
+  }
+  Value* v = materialize(x, number_type, e.location);
+  if (!v) return {};
+  const ScalarKind from = v->type().element();
+  if (width(from) != width(*element)) {
+    error(e.location, fmt::format("bitcast({}) reads the bits of {} ({}) as {} ({}): bitcast keeps the width; "
+                                  "cast(x, {}) converts the value",
+                                  e.args[1]->name, with_article(from),
+                                  width(from) ? fmt::format("{} bits", width(from)) : std::string("a mask"),
+                                  with_article(*element), fmt::format("{} bits", width(*element)), e.args[1]->name));
+    return {};
+  }
+  Type type = v->type().with_element(*element);
+  if (type.is_tile()) type = type.with_space(MemorySpace::reg);
+  if (v->type() == type) return Operand{v};
+  return Operand{create(OpKind::bitcast, {v}, type, e.location)};
 }
 
 // cast(x, index): an integer scalar (an item(), a parameter) as an index, the type of dims and

@@ -172,6 +172,7 @@ class Lowering {
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_index_cast(const Expr& e);
+  Operand lower_bitcast(const Expr& e, const Builtin& builtin, const Expr* axis);
   static std::string convert_hint(const std::string& f, const std::string& operand);
   Operand lower_mma(const Expr& e, const Builtin& builtin, const Expr* axis);
 

@@ -84,6 +84,8 @@ namespace tilec {
     "elementwise a >> b, arithmetic (the sign fills; unsigned values have none): b negative or at least 64 gives 0 or -1") \
   X(cast, "cast", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1,                                        \
     "element type conversion (round to nearest even)")                                           \
+  X(bitcast, "bitcast", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1,                                  \
+    "each element's bits read as another element type of the same width (no conversion)")          \
   X(zeros, "zeros", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of zeros")                                  \
   X(full, "full", 1, 1, 1, 0, kPure, SIMT, -1, "a tile filled with a scalar")                        \
   X(iota, "iota", 0, 0, 1, 0, kPure, SIMT, -1, "a tile of each element's index along `axis`")        \

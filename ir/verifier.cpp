@@ -11,7 +11,8 @@
 //     elementwise operands broadcast to the result type; reductions keep the axis with extent 1;
 //     `transpose` swaps a 2-D tile's extents; `slice` stays inside its operand; `concat`'s tiles
 //     differ only along its axis; `interleave`'s tiles are of one type and its result as many
-//     times longer along its axis; `reshape` keeps the element type and count;
+//     times longer along its axis; `reshape` keeps the element type and count; `bitcast` keeps the
+//     shape and the element width (8, 16 or 32 bits; not i1 or index);
 //     `item` gives the scalar of a one-element tile;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
 //     type (a `masked` store's mask, before its tile, is i1 and broadcasts to it); `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
@@ -344,6 +345,16 @@ class Verifier {
         if (!(type(0).with_element(result().element()).with_space(result().space()) == result()))
           error(op, "changes only the element type");
         break;
+      case OpKind::bitcast: {
+        const ScalarKind from = type(0).element(), to = result().element();
+        auto bits = [](ScalarKind kind) { return kind == ScalarKind::i1 || kind == ScalarKind::index ? 0 : 8 * byte_size(kind); };
+        if (!(type(0).with_element(to).with_space(result().space()) == result()))
+          error(op, "changes only the element type");
+        else if (bits(from) == 0 || bits(from) != bits(to))
+          error(op, fmt::format("reads {} as {}: bitcast takes element types of the same width (not i1 or index)",
+                                to_string(from), to_string(to)));
+        break;
+      }
       case OpKind::iota: {
         int64_t axis = op.int_attr("axis", -1);
         if (!result().is_tile() || !is_integer(result().element()))

@@ -155,7 +155,7 @@ constexpr std::string_view kReserved[] = {
     "tanh_f32", "erf_f32", "log_f32", "log2_f32", "sin_f32", "cos_f32", "sigmoid_f32", "abs_f32", "pow_f32", "div_i64", "rem_i64", "abs_i64",
     "floor_f32", "ceil_f32", "round_f32", "trunc_f32", "exp2_f32", "fma_f32", "log1p_f32", "expm1_f32", "tan_f32",
     "atan_f32", "atan2_f32", "asin_f32", "acos_f32", "sinh_f32", "cosh_f32",
-    "int_to_float", "float_to_int", "kBlockThreads", "shared_memory", "scratch", "slot",
+    "int_to_float", "float_to_int", "bits_as", "kBlockThreads", "shared_memory", "scratch", "slot",
     "slots", "elem", "pos", "acc", "stream", "status", "shared_bytes",
     "tile_number", "tile_count", "in_bounds", "index0", "index1", "index2", "index3", "index4", "index5", "index6",
     "index7", "next", "argc", "argv", "pass", "bytes", "seconds", "milliseconds", "start",

@@ -201,6 +201,9 @@ std::string BodyEmitter::compute(const Operation& op, const std::vector<std::str
     return fmt::format("static_cast<{}>({})", result_type, x);
   }
 
+  if (op.kind() == OpKind::bitcast)
+    return fmt::format("bits_as<{}>(static_cast<{}>({}))", result_type, element_type(input), args[0]);
+
   if (is_float(input)) {
     bool narrow = input != ScalarKind::f32;
     std::vector<std::string> f32;

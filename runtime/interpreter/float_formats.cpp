@@ -124,8 +124,9 @@ float decode_float(ScalarKind kind, uint32_t bits) {
   uint32_t top_field = (1u << format.exponent_bits) - 1;
   float magnitude;
   if (format.has_infinity && field == top_field) {
+    // A NaN keeps its payload, the quiet bit included (a signaling one is read as it is stored).
     magnitude = mantissa == 0 ? std::numeric_limits<float>::infinity()
-                              : std::bit_cast<float>(0x7FC00000u | (mantissa << (23 - format.mantissa_bits)));
+                              : std::bit_cast<float>(0x7F800000u | (mantissa << (23 - format.mantissa_bits)));
   } else if (!format.has_infinity && field == top_field && mantissa == (1u << format.mantissa_bits) - 1) {
     magnitude = std::numeric_limits<float>::quiet_NaN();
   } else if (field == 0) {
@@ -141,6 +142,15 @@ uint32_t encode_float(ScalarKind kind, float value) {
   uint32_t bits = std::bit_cast<uint32_t>(value);
   if (kind == ScalarKind::f32) return bits;
   return encode_f32_bits(format_of(kind), bits);
+}
+
+uint32_t format_bits(ScalarKind kind, float value) {
+  const FloatFormat& format = format_of(kind);
+  if (kind == ScalarKind::f32 || !format.has_infinity || std::isfinite(value)) return encode_float(kind, value);
+  const uint32_t f32 = std::bit_cast<uint32_t>(value);
+  const uint32_t top = static_cast<uint32_t>(((1u << format.exponent_bits) - 1) << format.mantissa_bits);
+  const uint32_t payload = (f32 & 0x7FFFFFu) >> (23 - format.mantissa_bits);  // 0 for an infinity
+  return ((f32 >> 31) != 0 ? sign_bit(format) : 0) | top | payload;
 }
 
 float round_to_format(ScalarKind kind, float value) {

@@ -11,7 +11,8 @@
 // Overflow: f16 and bf16 follow IEEE (a value that rounds past the largest finite becomes ±inf).
 // Both f8 formats saturate, as the GPU's `cvt.rn.satfinite` does: a finite value that rounds
 // past the largest finite, and ±inf itself, become ± the largest finite. NaN stays NaN in every
-// format (sign kept, quiet bit set, the payload's top bits kept where the target has room).
+// format (sign kept, quiet bit set, the payload's top bits kept where the target has room);
+// decoding keeps a NaN's payload and quiet bit as they are.
 // Subnormals are produced and read in every format (no flush to zero).
 // Every value of every format here is exactly representable in f32, so decoding is exact.
 #pragma once
@@ -26,6 +27,11 @@ namespace tilec::runtime {
 // is its own bit pattern). The pattern sits in the low bits of the result.
 float decode_float(ScalarKind format, uint32_t bits);
 uint32_t encode_float(ScalarKind format, float value);
+// The bit pattern of a value `format` holds (one decode_float or round_to_format gave), as a
+// store copies it and bitcast reads it: encode_float's, except that an f8e5m2 infinity (which a
+// load reads, and no rounding makes) stays infinity rather than saturating, and a NaN keeps its
+// payload, a signaling one staying signaling.
+uint32_t format_bits(ScalarKind format, float value);
 
 // Rounds an f32 to the nearest value of `format` (f32: unchanged), as an f32.
 float round_to_format(ScalarKind format, float value);

@@ -36,6 +36,10 @@ void HostBuffer::store_float(int64_t index, float value) {
   store_bits(index, encode_float(element_, value));
 }
 
+void HostBuffer::store_held_float(int64_t index, float value) {
+  store_bits(index, format_bits(element_, value));
+}
+
 int64_t HostBuffer::load_int(int64_t index) const {
   // The stored bits, sign- or zero-extended as the element type reads: what store_int wrapped.
   return wrap_integer(element_, static_cast<int64_t>(load_bits(index)));

@@ -29,6 +29,9 @@ class HostBuffer {
   // Element access by linear (row-major) index.
   float load_float(int64_t index) const;
   void store_float(int64_t index, float value);  // rounds to the element type
+  // A value the element type holds (loaded, or rounded to it), bit for bit: an f8e5m2 infinity
+  // or a signaling NaN a load read is stored as it was (format_bits), as the GPU copies it.
+  void store_held_float(int64_t index, float value);
   int64_t load_int(int64_t index) const;
   void store_int(int64_t index, int64_t value);  // wraps to the element type
   // Either kind, as a double (for reports and comparisons).

@@ -186,6 +186,12 @@ bool TileExecution::execute(const Operation& op) {
       problem = evaluate_cast(*a, op.result()->type().element(), out);
       break;
     }
+    case OpKind::bitcast: {
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      problem = evaluate_bitcast(*a, op.result()->type().element(), out);
+      break;
+    }
     case OpKind::fma: {
       const TileValue* a = tile_operand(op, 0);
       const TileValue* b = a ? tile_operand(op, 1) : nullptr;
@@ -637,7 +643,7 @@ bool TileExecution::execute_store(const Operation& op) {
       }
     }
     const size_t at = static_cast<size_t>(t);
-    if (!combines && tile->holds_floats()) tensor->store_float(i, tile->floats[at]);
+    if (!combines && tile->holds_floats()) tensor->store_held_float(i, tile->floats[at]);
     else if (!combines) tensor->store_int(i, tile->ints[at]);
     else if (tile->holds_floats()) tensor->store_float(i, semantics.f32_binary(tensor->load_float(i), tile->floats[at]));
     else tensor->store_int(i, semantics.integer_binary(tensor->load_int(i), tile->ints[at]));  // wrapped by store_int

@@ -213,6 +213,23 @@ std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out)
   return {};
 }
 
+std::string evaluate_bitcast(const TileValue& a, ScalarKind target, TileValue& out) {
+  if (a.element == ScalarKind::i1 || target == ScalarKind::i1 || byte_size(a.element) != byte_size(target))
+    return fmt::format("bitcast from {} to {}: the element types must be of one width", to_string(a.element),
+                       to_string(target));
+  const uint64_t mask = byte_size(target) == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * byte_size(target))) - 1;
+  out = TileValue::zeros(target, a.shape);
+  const int64_t count = a.count();
+  for (int64_t i = 0; i < count; ++i) {
+    size_t at = static_cast<size_t>(i);
+    uint64_t bits = a.holds_floats() ? format_bits(a.element, a.floats[at]) : static_cast<uint64_t>(a.ints[at]);
+    bits &= mask;
+    if (out.holds_floats()) out.floats[at] = decode_float(target, static_cast<uint32_t>(bits));
+    else out.ints[at] = wrap_integer(target, static_cast<int64_t>(bits));
+  }
+  return {};
+}
+
 std::string evaluate_fma(const TileValue& a, const TileValue& b, const TileValue& c, TileValue& out) {
   if (!a.holds_floats() || a.element != b.element || a.element != c.element)
     return "fma takes three float operands of one element type";

@@ -49,6 +49,10 @@ std::string evaluate_unary(OpKind kind, const TileValue& a, TileValue& out);
 // truncates toward zero, saturating; int → int wraps).
 std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out);
 
+// bitcast to `target`, a type of the element's width: each element's bits (format_bits for a
+// float) read as `target`.
+std::string evaluate_bitcast(const TileValue& a, ScalarKind target, TileValue& out);
+
 // a·b + c with one rounding (std::fma in f32), then rounded to the element type; all three
 // broadcast together; floats only.
 std::string evaluate_fma(const TileValue& a, const TileValue& b, const TileValue& c, TileValue& out);

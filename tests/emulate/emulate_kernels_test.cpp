@@ -678,6 +678,41 @@ TEST(EmulateRuntime, BitwiseOperatorsAndShiftsMatchTheInterpreter) {
   expect_plain_kernel_matches("bitwise", {"Y", "V", "B", "F"});
 }
 
+// bitcast (issue 18; tests/emulate/kernels/bitcast.tile) in both plain forms against the
+// interpreter, and the interpreter's bits against the patterns the kernel writes: every f8e5m2
+// and e4m3 pattern stored and read back as integers unchanged (an e5m2 infinity and signaling
+// NaN copied as the GPU copies them, not saturated or quieted), and bf16 patterns across the
+// 16-bit range.
+TEST(EmulateRuntime, BitcastReadsTheBitsAndStoresCopyThem) {
+  expect_plain_kernel_matches("bitcast", {"E5", "E4", "E5B", "E4B", "H", "HB", "EXP", "NEG", "SR"});
+  const fs::path outputs = fs::temp_directory_path() / ("tilec_bitcast_" + std::to_string(::getpid()));
+  fs::create_directories(outputs);
+  CommandResult r = run_command(tilec("run tests/emulate/kernels/bitcast.tile --dims R=8,C=100 --outputs " +
+                                      outputs.string()));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string e5 = read_file(outputs / "E5.bin"), e5b = read_file(outputs / "E5B.bin"),
+                    e4 = read_file(outputs / "E4.bin"), e4b = read_file(outputs / "E4B.bin"),
+                    h = read_file(outputs / "H.bin"), hb = read_file(outputs / "HB.bin");
+  ASSERT_EQ(e5.size(), 800u);
+  ASSERT_EQ(h.size(), 1600u);
+  for (int row = 0; row < 8; ++row)
+    for (int column = 0; column < 100; ++column) {
+      const int at = row * 100 + column;
+      const int n = (row % 4) * 64 + column % 64 + (row / 4) * 256;  // the kernel's n, per tile
+      SCOPED_TRACE(::testing::Message() << "[" << row << ", " << column << "]");
+      EXPECT_EQ(static_cast<uint8_t>(e5[at]), n & 255);
+      EXPECT_EQ(e5b[at], e5[at]);
+      EXPECT_EQ(static_cast<uint8_t>(e4[at]), n & 255);
+      EXPECT_EQ(e4b[at], e4[at]);
+      uint16_t bits = 0, read = 0;
+      std::memcpy(&bits, h.data() + 2 * at, 2);
+      std::memcpy(&read, hb.data() + 2 * at, 2);
+      EXPECT_EQ(bits, static_cast<uint16_t>(n * 131 + (column / 64) * 7));
+      EXPECT_EQ(read, bits);
+    }
+  fs::remove_all(outputs);
+}
+
 // cumsum (issue 18) as emitted CUDA: along rows and columns, of f32, bf16 (f32 running sums,
 // each rounded) and i32 tiles, ragged; the register form falls back to shared-memory tiles for
 // it (one thread per line). Both forms.

@@ -115,6 +115,22 @@ TEST(FloatFormats, F8MatchesBruteForceNearestValue) {
   }
 }
 
+// What a load reads, a store copies: decoding keeps a NaN's payload and quiet bit, and
+// format_bits gives every pattern of every 8- and 16-bit format back (an e5m2 infinity is not
+// saturated, a signaling NaN not quieted, the sign of a NaN kept), where encode_float, the
+// rounding of a computed value, saturates e5m2 and quiets NaNs as the GPU's conversions do.
+TEST(FloatFormats, FormatBitsGiveEveryLoadedPatternBack) {
+  for (ScalarKind kind : {ScalarKind::f8e4m3, ScalarKind::f8e5m2, ScalarKind::f16, ScalarKind::bf16}) {
+    const uint32_t patterns = kind == ScalarKind::f16 || kind == ScalarKind::bf16 ? 65536 : 256;
+    for (uint32_t bits = 0; bits < patterns; ++bits)
+      ASSERT_EQ(format_bits(kind, decode_float(kind, bits)), bits) << to_string(kind) << " pattern " << bits;
+  }
+  EXPECT_EQ(format_bits(ScalarKind::f8e5m2, INFINITY), 0x7Cu);
+  EXPECT_EQ(format_bits(ScalarKind::f8e5m2, -INFINITY), 0xFCu);
+  EXPECT_EQ(encode_float(ScalarKind::f8e5m2, decode_float(ScalarKind::f8e5m2, 0x7D)), 0x7Fu);  // quieted
+  EXPECT_EQ(format_bits(ScalarKind::f32, std::bit_cast<float>(0xFF800001u)), 0xFF800001u);
+}
+
 TEST(FloatFormats, F8SpecialValues) {
   EXPECT_EQ(largest_finite(ScalarKind::f8e4m3), 448.0f);
   EXPECT_EQ(largest_finite(ScalarKind::f8e5m2), 57344.0f);

@@ -306,6 +306,40 @@ kernel @special(%X: tensor<4, f16>, %E: tensor<4, f16>, %S: tensor<4, f32>, %Q: 
   }
 }
 
+// bitcast reads the bits: an f32's as a u32 (1.0 is 0x3F800000, -0.0 the sign bit alone), a
+// bf16's as an i16 (sign-extended), and i32 bits back as an f32 (-inf).
+TEST(InterpreterOps, BitcastReadsTheBitsAsAnotherTypeOfTheSameWidth) {
+  auto module = parse_verified(R"(module
+kernel @bits(%X: tensor<4, f32>, %H: tensor<4, bf16>, %N: tensor<4, i32>, %U: tensor<4, u32>, %S: tensor<4, i16>,
+             %F: tensor<4, f32>) {
+  %one = constant {value = 1} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i : tile<4xf32, reg>
+  %u = bitcast %x : tile<4xu32, reg>
+  %h = load %H, %i : tile<4xbf16, reg>
+  %s = bitcast %h : tile<4xi16, reg>
+  %n = load %N, %i : tile<4xi32, reg>
+  %f = bitcast %n : tile<4xf32, reg>
+  store %U, %i, %u
+  store %S, %i, %s
+  store %F, %i, %f
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  HostBuffer X = make_buffer(ScalarKind::f32, {4}, {1.0, -0.0, 0.5, -2.0}),
+             H = make_buffer(ScalarKind::bf16, {4}, {1.0, -1.0, 0.0, -0.0}),
+             N = make_buffer(ScalarKind::i32, {4}, {0x3F800000, static_cast<double>(0xFF800000u - 0x100000000LL), 1, 0}),
+             U(ScalarKind::u32, {4}), S(ScalarKind::i16, {4}), F(ScalarKind::f32, {4});
+  ASSERT_TRUE(launch(*module, {&X, &H, &N, &U, &S, &F}).ok);
+  EXPECT_EQ(buffer_values(U), (std::vector<double>{0x3F800000, 0x80000000u, 0x3F000000, 0xC0000000u}));
+  EXPECT_EQ(buffer_values(S), (std::vector<double>{0x3F80, 0xBF80 - 0x10000, 0, -0x8000}));
+  EXPECT_EQ(F.load_float(0), 1.0f);
+  EXPECT_EQ(F.load_float(1), -INFINITY);
+  EXPECT_EQ(F.load_float(2), 0x1p-149f);  // the smallest subnormal
+  EXPECT_EQ(F.load_float(3), 0.0f);
+}
+
 // sin, cos (radians) and log2 at values whose results are known without <cmath>: exact powers of
 // two for log2, the quarter turns, odd and even symmetry, and sin² + cos² = 1 (within f32
 // rounding) at arguments up to a few hundred radians, as rotary embeddings reach.

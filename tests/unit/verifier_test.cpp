@@ -105,6 +105,8 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"transpose_dims_not_a_permutation", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = transpose %r {dims = [0, 0]} : tile<1x64xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "'dims' must be a permutation of the tile's dimensions"},
         Broken{"interleave_shape", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = interleave %r, %r {axis = 1} : tile<128x1xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "result must be tile<64x2xf32, reg>"},
         Broken{"interleave_types", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = interleave %r, %acc {axis = 1} : tile<64x2xf32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "interleaves tiles of one type"},
+        Broken{"bitcast_width", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = bitcast %r : tile<64x1xi16, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "'bitcast': reads f32 as i16: bitcast takes element types of the same width (not i1 or index)"},
+        Broken{"bitcast_shape", "%s = sub %acc, %r : tile<64x64xf32, reg>", "%t = bitcast %r : tile<1x64xi32, reg>\n  %s = sub %acc, %r : tile<64x64xf32, reg>", "'bitcast': changes only the element type"},
         Broken{"reduce_min_shape", "%r = reduce_max %acc {axis = 1} : tile<64x1xf32, reg>", "%r = reduce_min %acc {axis = 1} : tile<1x64xf32, reg>", "result must be tile<64x1xf32, reg>"},
         Broken{"constant_kind", "%c1 = constant {value = 1} : index", "%c1 = constant {value = 1.0} : index", "'value' (float) does not match"},
         // 5. placement

@@ -215,6 +215,14 @@ template <typename T> __host__ __device__ inline T float_to_int(float x) {
   return static_cast<T>(x);
 }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
+// bitcast: an element's bits read as another type of the same width (memcpy, which nvcc turns
+// into a register move).
+template <typename To, typename From> __host__ __device__ inline To bits_as(From x) {
+  static_assert(sizeof(To) == sizeof(From), "bitcast keeps the width");
+  To y;
+  memcpy(&y, &x, sizeof y);
+  return y;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
@@ -332,7 +340,7 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
 // shared memory: none
 // ---------------------------------------------------------------------------------------------
 template <typename Index>
-__global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, Index N) {
+__global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, uint32_t* U, int16_t* S, Index N) {
   const int thread_column = threadIdx.x % 16;  (void)thread_column;
   const int thread_row = threadIdx.x / 16;  (void)thread_row;
   const Index block = 256;
@@ -344,10 +352,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
   __nv_bfloat16 xb[16];
   const bool X_vectors = vectors_fit<16>(X, 16);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s_1 = 0; s_1 < 1; ++s_1) {
     const Index row = 0;
     const Index column = i * 256 + thread_column * 16;
-    load_vector<16>(&xb[s * 16], X, row, column, 1, N, X_vectors);
+    load_vector<16>(&xb[s_1 * 16], X, row, column, 1, N, X_vectors);
   }
   // x = cast xb : tile<256xf32, reg>
   float x[16];
@@ -365,10 +373,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
   // store F, i, y
   const bool F_vectors = vectors_fit<16>(F, 16);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s_1 = 0; s_1 < 1; ++s_1) {
     const Index row = 0;
     const Index column = i * 256 + thread_column * 16;
-    if (thread_row == 0) store_vector<16>(F, row, column, 1, N, F_vectors, &y[s * 16]);
+    if (thread_row == 0) store_vector<16>(F, row, column, 1, N, F_vectors, &y[s_1 * 16]);
   }
   // yb = cast y : tile<256xbf16, reg>
   __nv_bfloat16 yb[16];
@@ -379,10 +387,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
   // store B, i, yb
   const bool B_vectors = vectors_fit<16>(B, 16);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s_1 = 0; s_1 < 1; ++s_1) {
     const Index row = 0;
     const Index column = i * 256 + thread_column * 16;
-    if (thread_row == 0) store_vector<16>(B, row, column, 1, N, B_vectors, &yb[s * 16]);
+    if (thread_row == 0) store_vector<16>(B, row, column, 1, N, B_vectors, &yb[s_1 * 16]);
   }
   // h = cast xb : tile<256xf16, reg>
   __half h[16];
@@ -399,10 +407,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
   // store H, i, hh
   const bool H_vectors = vectors_fit<16>(H, 16);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s_1 = 0; s_1 < 1; ++s_1) {
     const Index row = 0;
     const Index column = i * 256 + thread_column * 16;
-    if (thread_row == 0) store_vector<16>(H, row, column, 1, N, H_vectors, &hh[s * 16]);
+    if (thread_row == 0) store_vector<16>(H, row, column, 1, N, H_vectors, &hh[s_1 * 16]);
   }
   // q = cast y : tile<256xf8e4m3, reg>
   __nv_fp8_e4m3 q[16];
@@ -413,10 +421,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
   // store Q, i, q
   const bool Q_vectors = vectors_fit<16>(Q, 16);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s_1 = 0; s_1 < 1; ++s_1) {
     const Index row = 0;
     const Index column = i * 256 + thread_column * 16;
-    if (thread_row == 0) store_vector<16>(Q, row, column, 1, N, Q_vectors, &q[s * 16]);
+    if (thread_row == 0) store_vector<16>(Q, row, column, 1, N, Q_vectors, &q[s_1 * 16]);
   }
   const float big = 100.0f;
   // z = mul x, big : tile<256xf32, reg>
@@ -434,15 +442,43 @@ __global__ void TILEC_LAUNCH_BOUNDS(32) casts_kernel(const __nv_bfloat16* X, flo
   // store I, i, n
   const bool I_vectors = vectors_fit<16>(I, 16);
   #pragma unroll
-  for (int s = 0; s < 1; ++s) {
+  for (int s_1 = 0; s_1 < 1; ++s_1) {
     const Index row = 0;
     const Index column = i * 256 + thread_column * 16;
-    if (thread_row == 0) store_vector<16>(I, row, column, 1, N, I_vectors, &n[s * 16]);
+    if (thread_row == 0) store_vector<16>(I, row, column, 1, N, I_vectors, &n[s_1 * 16]);
+  }
+  // u = bitcast y : tile<256xu32, reg>
+  uint32_t u[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    u[k] = bits_as<uint32_t>(static_cast<float>(y[k]));
+  }
+  // store U, i, u
+  const bool U_vectors = vectors_fit<16>(U, 16);
+  #pragma unroll
+  for (int s_1 = 0; s_1 < 1; ++s_1) {
+    const Index row = 0;
+    const Index column = i * 256 + thread_column * 16;
+    if (thread_row == 0) store_vector<16>(U, row, column, 1, N, U_vectors, &u[s_1 * 16]);
+  }
+  // s = bitcast xb : tile<256xi16, reg>
+  int16_t s[16];
+  #pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    s[k] = bits_as<int16_t>(static_cast<__nv_bfloat16>(xb[k]));
+  }
+  // store S, i, s
+  const bool S_vectors = vectors_fit<16>(S, 16);
+  #pragma unroll
+  for (int s_1 = 0; s_1 < 1; ++s_1) {
+    const Index row = 0;
+    const Index column = i * 256 + thread_column * 16;
+    if (thread_row == 0) store_vector<16>(S, row, column, 1, N, S_vectors, &s[s_1 * 16]);
   }
 }
 
 // Launches casts_kernel on `stream`: one CTA per tile; returns the launch status.
-extern "C" cudaError_t launch_casts(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, int64_t N, cudaStream_t stream) {
+extern "C" cudaError_t launch_casts(const __nv_bfloat16* X, float* F, __nv_bfloat16* B, __half* H, __nv_fp8_e4m3* Q, int32_t* I, uint32_t* U, int16_t* S, int64_t N, cudaStream_t stream) {
   const int64_t block = 256;
   const int64_t tiles = cdiv_i64(N, block);
   const int64_t tile_count = max_i64(tiles, 0);
@@ -451,10 +487,10 @@ extern "C" cudaError_t launch_casts(const __nv_bfloat16* X, float* F, __nv_bfloa
   const size_t shared_bytes = 0;
   // Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.
   if (index32_fits({N})) {
-    TILEC_LAUNCH(casts_kernel<int32_t>, static_cast<unsigned>(tile_count), 32, shared_bytes, stream, X, F, B, H, Q, I, N);
+    TILEC_LAUNCH(casts_kernel<int32_t>, static_cast<unsigned>(tile_count), 32, shared_bytes, stream, X, F, B, H, Q, I, U, S, N);
     return cudaGetLastError();
   }
-  TILEC_LAUNCH(casts_kernel<int64_t>, static_cast<unsigned>(tile_count), 32, shared_bytes, stream, X, F, B, H, Q, I, N);
+  TILEC_LAUNCH(casts_kernel<int64_t>, static_cast<unsigned>(tile_count), 32, shared_bytes, stream, X, F, B, H, Q, I, U, S, N);
   return cudaGetLastError();
 }
 

@@ -215,6 +215,14 @@ template <typename T> __host__ __device__ inline T float_to_int(float x) {
   return static_cast<T>(x);
 }
 template <> __host__ __device__ inline bool float_to_int<bool>(float x) { return x != 0.0f; }
+// bitcast: an element's bits read as another type of the same width (memcpy, which nvcc turns
+// into a register move).
+template <typename To, typename From> __host__ __device__ inline To bits_as(From x) {
+  static_assert(sizeof(To) == sizeof(From), "bitcast keeps the width");
+  To y;
+  memcpy(&y, &x, sizeof y);
+  return y;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
