@@ -5,17 +5,20 @@
 // `__f*_rn` intrinsics, which nvcc never contracts into an FMA, so a GPU result equals the CPU
 // interpreter's bit for bit (exp and exp2 excepted: CUDA's expf and exp2f are within 2 ulp of the C library's);
 // integer arithmetic is 64-bit. Every helper is __host__ __device__ so the host launcher can
-// evaluate the scalar ops that size the grid with the same code.
+// evaluate the scalar ops that size the grid with the same code. The helpers go into an unnamed
+// namespace (emit_cuda.cpp opens it after the preamble): two generated files link into one
+// program, with or without -rdc, and a user's function of the same name replaces none of them.
 #include "backend/cuda/cuda_prelude.h"
 
 namespace tilec::cuda {
 
-std::string_view cuda_prelude() {
-  return R"(#include <cstdint>
+std::string cuda_preamble(bool tensor_maps) {
+  std::string out(R"(#include <cstdint>
 #include <cstddef>
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -39,12 +42,17 @@ std::string_view cuda_prelude() {
 #define TILEC_SITE , int tilec_line = __builtin_LINE()
 #define TILEC_SITE_ONLY int tilec_line = __builtin_LINE()
 #endif
+)");
+  if (tensor_maps) out += "#include <cuda.h>  // CUtensorMap and its enums (a header only: nothing links against libcuda)\n";
+  return out;
+}
 
+std::string_view cuda_prelude() {
+  return R"(
 // ---------------------------------------------------------------------------------------------
 // Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
-// type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
-// use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL
-// or __CUDA_ARCH_FEAT_SM100_ALL.
+// type with round-to-nearest-even; integer and index arithmetic is 64-bit. These helpers use no
+// architecture-specific instruction.
 // ---------------------------------------------------------------------------------------------
 __host__ __device__ inline float to_f32(float x) { return x; }
 __host__ __device__ inline float to_f32(__half x) { return __half2float(x); }

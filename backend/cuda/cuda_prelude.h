@@ -2,10 +2,15 @@
 // includes and the small host/device helpers that give IR arithmetic its exact meaning.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace tilec::cuda {
 
+// The toolkit includes (with <cuda.h> for a file with tensor maps) and the launch macros: what
+// comes before the helpers' unnamed namespace.
+std::string cuda_preamble(bool tensor_maps);
+// The element helpers, every generated file's first.
 std::string_view cuda_prelude();
 
 }  // namespace tilec::cuda

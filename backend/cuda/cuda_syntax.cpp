@@ -141,6 +141,23 @@ constexpr std::string_view kReserved[] = {
     "or_eq", "xor_eq", "not_eq", "export", "requires", "concept", "consteval", "constinit",
     "co_await", "co_return", "co_yield", "NULL", "EOF", "int8_t", "int16_t", "uint16_t", "uintptr_t",
     "INT32_MAX", "INT32_MIN", "INT64_MAX", "INT64_MIN", "memcpy", "strlen", "strncmp", "atof",
+    // macros of the headers a generated file (or the host code including its header) brings in,
+    // and names GNU C++ predefines: a tensor named one is renamed (found building kernels into
+    // programs: RAND_MAX broke the .cu, errno silently changed a declared type)
+    "CHAR_BIT", "SCHAR_MIN", "SCHAR_MAX", "UCHAR_MAX", "CHAR_MIN", "CHAR_MAX", "MB_LEN_MAX", "SHRT_MIN",
+    "SHRT_MAX", "USHRT_MAX", "INT_MIN", "UINT_MAX", "LONG_MIN", "LONG_MAX", "ULONG_MAX", "LLONG_MIN",
+    "LLONG_MAX", "ULLONG_MAX", "INT8_MIN", "INT8_MAX", "INT16_MIN", "INT16_MAX", "UINT8_MAX", "UINT16_MAX",
+    "UINT32_MAX", "UINT64_MAX", "INTPTR_MIN", "INTPTR_MAX", "UINTPTR_MAX", "SIZE_MAX", "PTRDIFF_MIN",
+    "PTRDIFF_MAX", "WCHAR_MIN", "WCHAR_MAX", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "FP_NAN", "FP_INFINITE",
+    "FP_ZERO", "FP_SUBNORMAL", "FP_NORMAL", "FP_ILOGB0", "FP_ILOGBNAN", "MATH_ERRNO", "MATH_ERREXCEPT",
+    "math_errhandling", "M_E", "M_LOG2E", "M_LOG10E", "M_LN2", "M_LN10", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI",
+    "M_2_PI", "M_2_SQRTPI", "M_SQRT2", "M_SQRT1_2", "FLT_MAX", "FLT_MIN", "FLT_EPSILON", "FLT_DIG",
+    "FLT_MANT_DIG", "FLT_RADIX", "FLT_TRUE_MIN", "DBL_MAX", "DBL_MIN", "DBL_EPSILON", "DBL_DIG", "DBL_MANT_DIG",
+    "DBL_TRUE_MIN", "LDBL_MAX", "LDBL_MIN", "LDBL_EPSILON", "RAND_MAX", "EXIT_SUCCESS", "EXIT_FAILURE",
+    "MB_CUR_MAX", "BUFSIZ", "FILENAME_MAX", "FOPEN_MAX", "L_tmpnam", "TMP_MAX", "SEEK_SET", "SEEK_CUR",
+    "SEEK_END", "stdin", "stdout", "stderr", "errno", "EDOM", "ERANGE", "EILSEQ", "SIGINT", "SIGTERM",
+    "SIGABRT", "SIGFPE", "SIGILL", "SIGSEGV", "SIG_DFL", "SIG_IGN", "SIG_ERR", "CLOCKS_PER_SEC", "linux", "unix",
+    "i386", "offsetof", "va_start", "va_end", "va_arg", "setjmp",
     // CUDA
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "cudaStream_t",
     "cudaError_t", "__half", "__nv_bfloat16", "__nv_fp8_e4m3", "__nv_fp8_e5m2", "expf",
@@ -181,7 +198,7 @@ constexpr std::string_view kTensorCoreLocals[] = {
 // macros, and suffixes of the names the tensor-core emitter makes from a tensor's or an
 // accumulator's (`A_map`, `C_store_map`, `C_tma`, `acc_started`): a name with one is renamed
 // (`cudaSuccess` -> `cudaSuccess_1`).
-constexpr std::string_view kReservedPrefixes[] = {"cuda", "cuTensor", "cuuint", "CUDA_", "CU_", "CUtensor", "CUresult",
+constexpr std::string_view kReservedPrefixes[] = {"cuda", "cuTensor", "cuuint", "CUDA_", "CUDART_", "CU_", "CUtensor", "CUresult",
                                                   "tilec_", "Tilec", "TILEC_", "harness_"};
 constexpr std::string_view kReservedSuffixes[] = {"_map", "_tma", "_started"};
 

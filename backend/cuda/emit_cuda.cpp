@@ -39,7 +39,7 @@ using cuda::KernelPlan;
 constexpr std::string_view kSmCountHelpers = R"(
 // The number of SMs (persistent kernels' workers): the host asks the current device; device
 // code reads the value the launcher copied before the launch.
-static __device__ int64_t tilec_sm_count_on_device = 0;  // static: two files link, also with -rdc=true
+__device__ int64_t tilec_sm_count_on_device = 0;  // this file's (the unnamed namespace): two files link, also with -rdc=true
 __host__ __device__ inline int64_t tilec_sm_count() {
 #ifdef __CUDA_ARCH__
   return tilec_sm_count_on_device;
@@ -321,6 +321,12 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   if (failed) return std::nullopt;
 
   std::string out = header_comment(module, options, plans, forms);
+  out += cuda::cuda_preamble(any_tensor_core(plans));
+  // The helpers have internal linkage: another generated file's, or a user's function of the same
+  // name (cdiv_i64), is never the one called, also when -rdc=true -G keeps one weak copy.
+  // nvcc warns of every helper a file does not call once they are internal (#177): not here.
+  out += "\n#ifdef __CUDACC__\n#pragma nv_diag_suppress 177  // a helper this file does not use\n#endif\n"
+         "namespace {  // tilec's helpers: this file's own\n";
   out += cuda::cuda_prelude();
   if (std::any_of(plans.begin(), plans.end(), cuda::queries_sm_count)) out += kSmCountHelpers;
   if (any_tensor_core(plans)) out += cuda::tensor_core_prelude(needs);
@@ -329,6 +335,7 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
         return std::any_of(plan.params.begin(), plan.params.end(), [](const cuda::ParamPlan& p) { return p.float_extrema; });
       }))
     out += cuda::atomic_extremum_prelude();
+  out += "\n}  // namespace\n#ifdef __CUDACC__\n#pragma nv_diag_default 177\n#endif\n";
   if (any_shared)
     out += fmt::format("\n// Threads per CTA of every kernel in this file.\nconstexpr int kBlockThreads = {};\n\n",
                        kBlockThreads);

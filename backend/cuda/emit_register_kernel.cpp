@@ -1050,9 +1050,6 @@ std::string_view register_tile_prelude() {
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
 // ---------------------------------------------------------------------------------------------
-#include <cmath>
-#include <cstring>
-#include <initializer_list>
 
 // Integer helpers in the kernel's index type (int32_t or int64_t).
 // cdiv as cdiv_i64 computes it: the ceiling for any signs, by 0 and -1 as div_i64 divides.

@@ -36,8 +36,6 @@ constexpr std::string_view kCommon = R"(
 // Tensor-core helpers: mbarriers, TMA, named barriers, register rebalancing and shared-memory
 // matrix descriptors. Device code only runs in the arch-guarded kernel bodies below.
 // ---------------------------------------------------------------------------------------------
-#include <cuda.h>  // CUtensorMap and its enums (a header only: nothing links against libcuda)
-
 __device__ __forceinline__ uint32_t tilec_shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
@@ -207,16 +205,22 @@ typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32
 inline cudaError_t tilec_encode_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
                                            const cuuint64_t* extents, const cuuint64_t* strides, const cuuint32_t* box,
                                            CUtensorMapSwizzle swizzle) {
-  static TilecEncodeTiled encode = nullptr;
-  if (!encode) {
+  // Looked up once, by the first launch of any thread (a static's initialization is thread-safe).
+  struct Lookup {
+    cudaError_t status;
+    TilecEncodeTiled encode;
+  };
+  static const Lookup lookup = [] {
     void* entry = nullptr;
     cudaDriverEntryPointQueryResult found{};
     const cudaError_t status = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
                                                                 cudaEnableDefault, &found);
-    if (status != cudaSuccess) return status;
-    if (found != cudaDriverEntryPointSuccess || !entry) return cudaErrorNotSupported;
-    encode = reinterpret_cast<TilecEncodeTiled>(entry);
-  }
+    if (status != cudaSuccess) return Lookup{status, nullptr};
+    if (found != cudaDriverEntryPointSuccess || !entry) return Lookup{cudaErrorNotSupported, nullptr};
+    return Lookup{cudaSuccess, reinterpret_cast<TilecEncodeTiled>(entry)};
+  }();
+  if (lookup.status != cudaSuccess) return lookup.status;
+  const TilecEncodeTiled encode = lookup.encode;
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
                                  CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -40,11 +41,15 @@
 #define TILEC_SITE_ONLY int tilec_line = __builtin_LINE()
 #endif
 
+#ifdef __CUDACC__
+#pragma nv_diag_suppress 177  // a helper this file does not use
+#endif
+namespace {  // tilec's helpers: this file's own
+
 // ---------------------------------------------------------------------------------------------
 // Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
-// type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
-// use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL
-// or __CUDA_ARCH_FEAT_SM100_ALL.
+// type with round-to-nearest-even; integer and index arithmetic is 64-bit. These helpers use no
+// architecture-specific instruction.
 // ---------------------------------------------------------------------------------------------
 __host__ __device__ inline float to_f32(float x) { return x; }
 __host__ __device__ inline float to_f32(__half x) { return __half2float(x); }
@@ -228,9 +233,6 @@ template <typename To, typename From> __host__ __device__ inline To bits_as(From
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
 // ---------------------------------------------------------------------------------------------
-#include <cmath>
-#include <cstring>
-#include <initializer_list>
 
 // Integer helpers in the kernel's index type (int32_t or int64_t).
 // cdiv as cdiv_i64 computes it: the ceiling for any signs, by 0 and -1 as div_i64 divides.
@@ -364,6 +366,11 @@ __device__ inline void tilec_atomic_extremum(T* address, T value, bool max) {
 }
 template <typename T> __device__ inline void tilec_atomic_max(T* address, T value) { tilec_atomic_extremum(address, value, true); }
 template <typename T> __device__ inline void tilec_atomic_min(T* address, T value) { tilec_atomic_extremum(address, value, false); }
+
+}  // namespace
+#ifdef __CUDACC__
+#pragma nv_diag_default 177
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // kernel @amax  (line 10)

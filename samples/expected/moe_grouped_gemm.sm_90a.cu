@@ -14,6 +14,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -37,12 +38,17 @@
 #define TILEC_SITE , int tilec_line = __builtin_LINE()
 #define TILEC_SITE_ONLY int tilec_line = __builtin_LINE()
 #endif
+#include <cuda.h>  // CUtensorMap and its enums (a header only: nothing links against libcuda)
+
+#ifdef __CUDACC__
+#pragma nv_diag_suppress 177  // a helper this file does not use
+#endif
+namespace {  // tilec's helpers: this file's own
 
 // ---------------------------------------------------------------------------------------------
 // Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
-// type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
-// use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL
-// or __CUDA_ARCH_FEAT_SM100_ALL.
+// type with round-to-nearest-even; integer and index arithmetic is 64-bit. These helpers use no
+// architecture-specific instruction.
 // ---------------------------------------------------------------------------------------------
 __host__ __device__ inline float to_f32(float x) { return x; }
 __host__ __device__ inline float to_f32(__half x) { return __half2float(x); }
@@ -225,7 +231,7 @@ template <typename To, typename From> __host__ __device__ inline To bits_as(From
 
 // The number of SMs (persistent kernels' workers): the host asks the current device; device
 // code reads the value the launcher copied before the launch.
-static __device__ int64_t tilec_sm_count_on_device = 0;  // static: two files link, also with -rdc=true
+__device__ int64_t tilec_sm_count_on_device = 0;  // this file's (the unnamed namespace): two files link, also with -rdc=true
 __host__ __device__ inline int64_t tilec_sm_count() {
 #ifdef __CUDA_ARCH__
   return tilec_sm_count_on_device;
@@ -245,8 +251,6 @@ __host__ __device__ inline int64_t tilec_sm_count() {
 // Tensor-core helpers: mbarriers, TMA, named barriers, register rebalancing and shared-memory
 // matrix descriptors. Device code only runs in the arch-guarded kernel bodies below.
 // ---------------------------------------------------------------------------------------------
-#include <cuda.h>  // CUtensorMap and its enums (a header only: nothing links against libcuda)
-
 __device__ __forceinline__ uint32_t tilec_shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
@@ -416,16 +420,22 @@ typedef CUresult (*TilecEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32
 inline cudaError_t tilec_encode_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
                                            const cuuint64_t* extents, const cuuint64_t* strides, const cuuint32_t* box,
                                            CUtensorMapSwizzle swizzle) {
-  static TilecEncodeTiled encode = nullptr;
-  if (!encode) {
+  // Looked up once, by the first launch of any thread (a static's initialization is thread-safe).
+  struct Lookup {
+    cudaError_t status;
+    TilecEncodeTiled encode;
+  };
+  static const Lookup lookup = [] {
     void* entry = nullptr;
     cudaDriverEntryPointQueryResult found{};
     const cudaError_t status = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
                                                                 cudaEnableDefault, &found);
-    if (status != cudaSuccess) return status;
-    if (found != cudaDriverEntryPointSuccess || !entry) return cudaErrorNotSupported;
-    encode = reinterpret_cast<TilecEncodeTiled>(entry);
-  }
+    if (status != cudaSuccess) return Lookup{status, nullptr};
+    if (found != cudaDriverEntryPointSuccess || !entry) return Lookup{cudaErrorNotSupported, nullptr};
+    return Lookup{cudaSuccess, reinterpret_cast<TilecEncodeTiled>(entry)};
+  }();
+  if (lookup.status != cudaSuccess) return lookup.status;
+  const TilecEncodeTiled encode = lookup.encode;
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   const CUresult result = encode(map, type, rank, const_cast<void*>(base), extents, strides, box, element_strides,
                                  CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
@@ -579,6 +589,11 @@ __device__ __forceinline__ void tilec_wgmma_m64n128k16_bf16_bk(float (&d)[64], u
                                     nullptr, b, true, 1, 1, 0, 0, tilec_line);
 #endif
 }
+
+}  // namespace
+#ifdef __CUDACC__
+#pragma nv_diag_default 177
+#endif
 
 // -----------------------------------------------------------------------------------------------
 // kernel @moe_grouped_gemm (line 15): tensor cores, sm_90a (WGMMA, accumulators in registers)

@@ -14,6 +14,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -38,11 +39,15 @@
 #define TILEC_SITE_ONLY int tilec_line = __builtin_LINE()
 #endif
 
+#ifdef __CUDACC__
+#pragma nv_diag_suppress 177  // a helper this file does not use
+#endif
+namespace {  // tilec's helpers: this file's own
+
 // ---------------------------------------------------------------------------------------------
 // Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
-// type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
-// use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL
-// or __CUDA_ARCH_FEAT_SM100_ALL.
+// type with round-to-nearest-even; integer and index arithmetic is 64-bit. These helpers use no
+// architecture-specific instruction.
 // ---------------------------------------------------------------------------------------------
 __host__ __device__ inline float to_f32(float x) { return x; }
 __host__ __device__ inline float to_f32(__half x) { return __half2float(x); }
@@ -222,6 +227,11 @@ template <typename To, typename From> __host__ __device__ inline To bits_as(From
   memcpy(&y, &x, sizeof y);
   return y;
 }
+
+}  // namespace
+#ifdef __CUDACC__
+#pragma nv_diag_default 177
+#endif
 
 // Threads per CTA of every kernel in this file.
 constexpr int kBlockThreads = 256;

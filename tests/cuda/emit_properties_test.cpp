@@ -137,6 +137,27 @@ TEST(CudaPlan, LoopResultsShareTheCarriedBuffers) {
 
 // In the CTA kernel every tile op is a block-strided loop followed by __syncthreads(); the
 // reference kernel has neither.
+// The prelude's helpers sit in an unnamed namespace after the includes and before the first
+// kernel, so nothing of them is an external name (a helper's hunt: with -rdc=true -G two files
+// shared one weak tilec_sm_count, and a user's cdiv_i64 replaced the launcher's). Kernels and
+// launchers stay outside it.
+TEST(CudaEmit, HelpersHaveInternalLinkageAndKernelsDoNot) {
+  for (const char* input : {"matmul", "vector_add"}) {
+    Emitted emitted = emit_input(input, "sm_90a");
+    ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+    const std::string& cuda = *emitted.cuda;
+    const size_t open = cuda.find("\nnamespace {"), close = cuda.find("\n}  // namespace\n");
+    ASSERT_NE(open, std::string::npos) << input;
+    ASSERT_NE(close, std::string::npos) << input;
+    EXPECT_LT(cuda.rfind("#include <", open), open);
+    EXPECT_EQ(cuda.find("#include <", open), std::string::npos) << input << ": an include inside the namespace";
+    EXPECT_GT(cuda.find("inline float to_f32(float x)"), open);
+    EXPECT_LT(cuda.find("inline float to_f32(float x)"), close);
+    EXPECT_GT(cuda.find("__global__"), close) << input;
+    EXPECT_GT(cuda.find("extern \"C\""), close) << input;
+  }
+}
+
 TEST(CudaEmit, EveryTileLoopIsFollowedByABarrier) {
   for (const char* name : kInputs) {
     Emitted emitted = emit_input(name, "sm_90a", /*harness=*/true, kShared);

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -39,11 +40,15 @@
 #define TILEC_SITE_ONLY int tilec_line = __builtin_LINE()
 #endif
 
+#ifdef __CUDACC__
+#pragma nv_diag_suppress 177  // a helper this file does not use
+#endif
+namespace {  // tilec's helpers: this file's own
+
 // ---------------------------------------------------------------------------------------------
 // Element helpers (docs/ir.md): floating-point elements compute in f32 and round back to their
-// type with round-to-nearest-even; integer and index arithmetic is 64-bit. The kernels below
-// use no architecture-specific instruction, so nothing is guarded by __CUDA_ARCH_FEAT_SM90_ALL
-// or __CUDA_ARCH_FEAT_SM100_ALL.
+// type with round-to-nearest-even; integer and index arithmetic is 64-bit. These helpers use no
+// architecture-specific instruction.
 // ---------------------------------------------------------------------------------------------
 __host__ __device__ inline float to_f32(float x) { return x; }
 __host__ __device__ inline float to_f32(__half x) { return __half2float(x); }
@@ -227,9 +232,6 @@ template <typename To, typename From> __host__ __device__ inline To bits_as(From
 // ---------------------------------------------------------------------------------------------
 // Register tiles (docs/backend_cuda.md): vector loads and stores, index arithmetic.
 // ---------------------------------------------------------------------------------------------
-#include <cmath>
-#include <cstring>
-#include <initializer_list>
 
 // Integer helpers in the kernel's index type (int32_t or int64_t).
 // cdiv as cdiv_i64 computes it: the ceiling for any signs, by 0 and -1 as div_i64 divides.
@@ -332,6 +334,11 @@ __device__ inline void store_vector(T* base, I row, I column, typename IndexOf<I
   for (int k = 0; k < V; ++k)
     if (row_inside && 0 <= column + k && column + k < columns) base[row * pitch + column + k] = in[k];
 }
+
+}  // namespace
+#ifdef __CUDACC__
+#pragma nv_diag_default 177
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // kernel @bias_clamp
