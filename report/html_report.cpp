@@ -231,7 +231,7 @@ std::string render_html_report(const ReportInput& input) {
   out += "<h2 id=\"source\">Source</h2>\n" + numbered_lines(split_lines(input.source_text), nullptr);
   out += timeline(input);
   out += ir_sections(input);
-  out += schedule_section(input.final_module);
+  out += schedule_section(input.scheduled_module ? input.scheduled_module : input.final_module);
   out += event_section(input.final_module, input.max_events);
   out += sync_section(input.final_module);
   out += "</body>\n</html>\n";

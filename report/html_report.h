@@ -31,6 +31,9 @@ struct ReportInput {
   std::string diagnostics;    // rendered diagnostics (warnings included), may be empty
   int max_events = 8;
   const Module* final_module = nullptr;  // null when lowering failed
+  // The module as the scheduler left it (before materialize-schedule rewrote its loops into
+  // agents' copies without the published cycles): the schedule charts draw it; null: final_module.
+  const Module* scheduled_module = nullptr;
 };
 
 std::string render_html_report(const ReportInput& input);

@@ -64,6 +64,16 @@ int emit_front_end(const CompileOptions& options) {
   return write_output(options.output, out) ? 0 : 1;
 }
 
+// Removes an output written before a later one (--header, the dependency file) failed, so that
+// make and ninja do not take it for up to date. Only a regular file: -o /dev/null (a device) or a
+// link stays as it is (a helper's hunt removed /dev/null itself).
+void remove_stale_output(const std::string& path) {
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ignored))) return;
+  if (std::filesystem::remove(path, ignored))
+    fmt::print(stderr, "tilec: note: removed '{}' so that the build reruns this compile\n", path);
+}
+
 int run_compile(const CompileOptions& options) {
   const bool front_end = options.emit == "tokens" || options.emit == "ast";
   // An option the chosen output never reaches is an error, not ignored: --report and
@@ -125,12 +135,16 @@ int run_compile(const CompileOptions& options) {
   }
   ReportRecorder recorder(options.report, options.input, input.source, module, driver.max_events, driver);
   int pipeline_status = run_pipeline(module, *input.diagnostics, driver);
-  if (!recorder.finish(pipeline_status, *input.diagnostics, module)) return 1;
+  // Stopping after the last pass is the whole pipeline: the .cu is written as without it.
+  const bool stops_early = !driver.stop_after.empty() && driver.stop_after != pipeline_stage_names().back();
+  const bool generates = pipeline_status == 0 && options.emit != "ir" && !stops_early;
+  // The page says how the compile ended: after the backend, when it runs (its errors are the
+  // compile's: a report said "ok" of a kernel the backend refused).
+  if (!generates && !recorder.finish(pipeline_status, *input.diagnostics, module)) return 1;
   if (pipeline_status != 0) return pipeline_status;
 
   if (options.emit == "ir") return write_output(options.output, print_module(module)) ? 0 : 1;
-  // Stopping after the last pass is the whole pipeline: the .cu is written as without it.
-  if (!driver.stop_after.empty() && driver.stop_after != pipeline_stage_names().back()) {
+  if (stops_early) {
     fmt::print(stderr, "tilec: error: --stop-after {} stops before code generation; use --emit ir\n", driver.stop_after);
     return 1;
   }
@@ -145,13 +159,12 @@ int run_compile(const CompileOptions& options) {
   std::string header;
   if (!options.header.empty()) emit_options.launcher_header = &header;
   auto cuda = emit_cuda_reporting(module, emit_options, *input.diagnostics);
+  if (!recorder.finish(cuda ? 0 : 1, *input.diagnostics, module)) return 1;
   if (!cuda) return 1;
   if (!write_output(options.output, *cuda)) return 1;
   if (options.header.empty() || write_output(options.header, header)) return 0;
   // A .cu without its header would look up to date to make and ninja: remove it.
-  std::error_code ignored;
-  if (!options.output.empty() && options.output != "-" && std::filesystem::remove(options.output, ignored))
-    fmt::print(stderr, "tilec: note: removed '{}' so that the build reruns this compile\n", options.output);
+  if (!options.output.empty() && options.output != "-") remove_stale_output(options.output);
   return 1;
 }
 
@@ -212,9 +225,7 @@ int run_compile_with_dependency_file(const CompileOptions& options, const Depend
   if (status != 0 || !wanted) return status;
   if (write_dependency_file(dependency_file, options.output, {options.input})) return 0;
   // An output without its dependency file would look up to date to make and ninja: remove it.
-  std::error_code ignored;
-  if (std::filesystem::remove(options.output, ignored))
-    fmt::print(stderr, "tilec: note: removed '{}' so that the build reruns this compile\n", options.output);
+  remove_stale_output(options.output);
   return 1;
 }
 

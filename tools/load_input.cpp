@@ -190,7 +190,10 @@ bool write_output(const std::string& path, const std::string& text) {
   // (a full disk) never leaves a truncated file that make would take as up to date. Anything else
   // (/dev/null, a FIFO, a symlink) is written where it is.
   const bool in_place = fs::exists(status) && !fs::is_regular_file(status);
-  const std::string target = in_place ? path : path + fmt::format(".tilec-{}.tmp", ::getpid());
+  // The temporary's name is short, not the output's plus a suffix: an output name of 240 to 255
+  // bytes (NAME_MAX) is written too.
+  const std::string target =
+      in_place ? path : (fs::path(path).parent_path() / fmt::format(".tilec-{}.tmp", ::getpid())).string();
   bool written = false;
   int error = 0;
   if (std::FILE* out = std::fopen(target.c_str(), "wb")) {

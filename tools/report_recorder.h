@@ -2,6 +2,7 @@
 // through the driver's hooks and writes the page (report/html_report.h) when it ends.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ class ReportRecorder {
   std::string path_;
   report::ReportInput report_;
   std::vector<PassTiming> timings_;
+  // The IR before materialize-schedule ran (empty once it has, or when the input had run it),
+  // and the module parsed from it for the schedule charts.
+  std::string scheduled_ir_;
+  bool materialized_now_ = false;
+  std::unique_ptr<Module> scheduled_module_;
 };
 
 }  // namespace tilec::tools

@@ -1420,6 +1420,25 @@ TEST(CliLimits, AFailedHeaderRemovesTheCudaAndDefinesNeedConstants) {
   EXPECT_EQ(header.status, 1);
   EXPECT_THAT(header.err, HasSubstr("so that the build reruns this compile"));
   EXPECT_FALSE(fs::exists(cu));
+  // Only a regular file is removed: -o /dev/null lost /dev/null itself (a learner's hunt), and a
+  // link stays a link. An output name of 250 bytes is written (its temporary's name was longer
+  // than NAME_MAX).
+  const fs::path target = fs::temp_directory_path() / ("tilec_link_target_" + std::to_string(::getpid()) + ".cu");
+  const fs::path link = fs::temp_directory_path() / ("tilec_link_" + std::to_string(::getpid()) + ".cu");
+  write_file(target, "old\n");
+  fs::create_symlink(target, link);
+  CommandResult linked = run_command(tilec("compile samples/vector_add.tile -o " + link.string() +
+                                           " --header /nonexistent/directory/h.h"));
+  EXPECT_EQ(linked.status, 1);
+  EXPECT_THAT(linked.err, ::testing::Not(HasSubstr("removed")));
+  EXPECT_TRUE(fs::is_symlink(link));
+  fs::remove(link);
+  fs::remove(target);
+  const fs::path long_name = fs::temp_directory_path() / (std::string(250, 'k') + ".cu");
+  CommandResult named = run_command(tilec("compile samples/vector_add.tile -o " + long_name.string()));
+  EXPECT_EQ(named.status, 0) << named.err;
+  EXPECT_TRUE(fs::exists(long_name));
+  fs::remove(long_name);
   // A dimension named like the harness's integers=1 flag was set by it too.
   fs::path flags = temp_file("harness_flags.tile", "kernel k(X: tensor<integers, f32>) grid tiles(cdiv(integers, 8)) as (i) {\n"
                                                    "  store X[i] = zeros<8, f32>();\n}\n");

@@ -135,6 +135,22 @@ TEST(Report, ScheduledLoopGetsReservationTableAndGantt) {
   // says so and shows only the rest.
   EXPECT_NE(compiled.page.find("Already run when the input was written: parse, promote-mma-operands, fold-constants, persistent-tiles, parse-constraints, build-resources, generate-schedule."), std::string::npos);
   EXPECT_EQ(count(compiled.page, "<details class=\"ir pass\""), compiled.passes_printed);
+  // The charts draw the loop as scheduled, not the producer agent's copy materialize-schedule and
+  // warp-specialize make of it (a learner's hunt: no mma, and every op "cycle not published").
+  EXPECT_NE(compiled.page.find("<title>%acc_3 = mma (line 14) (stage 1)</title>"), std::string::npos);
+  EXPECT_EQ(compiled.page.find("not published"), std::string::npos);
+}
+
+// A compile the backend refuses is not "ok" on its page (it was: the page was written before the
+// backend ran).
+TEST(Report, ABackendErrorIsTheOutcome) {
+  fs::path page = scratch("refused.html");
+  CommandResult r = run_command(tilec_binary() + " compile " + (source_dir() / "samples" / "gemm.tile").string() +
+                                " -D BM=96 -o /dev/null --report " + page.string());
+  EXPECT_EQ(r.status, 1);
+  const std::string text = read_file(page);
+  EXPECT_NE(text.find("outcome: <b>input error</b>"), std::string::npos);
+  EXPECT_NE(text.find("does not support a register tile"), std::string::npos);
 }
 
 // A hand-edited II past what a chart can draw gets a note instead of the charts: `ii = 10000000`
