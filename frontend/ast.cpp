@@ -152,26 +152,6 @@ class AstPrinter {
 
 std::string print_ast(const Program& program) { return AstPrinter().print(program); }
 
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string_view spelled_like(std::string_view name, std::initializer_list<std::string_view> words, size_t within) {
-  for (std::string_view word : words)
-    if (edit_distance(name, word) <= (word.size() > 2 ? within : std::min<size_t>(within, 1))) return word;
-  return {};
-}
 
 std::string_view constructor_elsewhere(std::string_view name) {
   if (name == "ones") return "full<shape, type>(1) (full fills a tile with one value)";

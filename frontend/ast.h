@@ -140,11 +140,6 @@ struct Program {
 
 std::string print_ast(const Program& program);
 
-// How many single-character edits turn `a` into `b` (for "did you mean").
-size_t edit_distance(std::string_view a, std::string_view b);
-// The first of `words` within `within` edits of `name` (a word of 2 letters or fewer: within one),
-// or "": the "did you mean" of a misspelled keyword.
-std::string_view spelled_like(std::string_view name, std::initializer_list<std::string_view> words, size_t within = 2);
 // NumPy's and PyTorch's tile constructor `name` (ones, empty, arange) as this language writes it,
 // or "": the answer to `ones<8, f32>()` and `ones(...)` alike.
 std::string_view constructor_elsewhere(std::string_view name);

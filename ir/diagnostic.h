@@ -6,7 +6,9 @@
 // It knows no source language: the frontend and the IR parser both use it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +27,32 @@ struct Location {
 // ends at its "\n"). The lexer and DiagnosticEngine count lines by it alike.
 inline bool ends_line(std::string_view source, size_t at) {
   return source[at] == '\n' || (source[at] == '\r' && (at + 1 >= source.size() || source[at + 1] != '\n'));
+}
+
+// How many single-character edits turn `a` into `b` (for "did you mean"). Inline: the labs'
+// readers, which link no IR, use it too.
+inline size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first of `words` within `within` edits of `name` (a word of 2 letters or fewer: within one),
+// or "": the "did you mean" of a misspelled keyword or field.
+inline std::string_view spelled_like(std::string_view name, std::initializer_list<std::string_view> words,
+                                     size_t within = 2) {
+  for (std::string_view word : words)
+    if (edit_distance(name, word) <= (word.size() > 2 ? within : std::min<size_t>(within, 1))) return word;
+  return {};
 }
 
 // The line and column of byte `at` of `text` (lines as ends_line counts them): where a reader

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -38,6 +41,21 @@ inline JsonInput parse_json_input(std::string_view text) {
     input.error = "malformed JSON: " + message;
   }
   return input;
+}
+
+// The first key of `object` (in key order) that is none of `known`, as an error ("unknown field
+// \"reeds\" (did you mean \"reads\"?); known: ..."), or "": a mistyped field would otherwise be
+// read as absent, and a misspelled "distance" as 0.
+inline std::string unknown_field(const nlohmann::json& object, std::initializer_list<std::string_view> known) {
+  if (!object.is_object()) return {};
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string_view near = spelled_like(key, known);
+    return fmt::format("unknown field \"{}\"{}; known: {}", key,
+                       near.empty() ? std::string() : fmt::format(" (did you mean \"{}\"?)", near), fmt::join(known, ", "));
+  }
+  return {};
 }
 
 }  // namespace tilec

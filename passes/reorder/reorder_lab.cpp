@@ -1,8 +1,9 @@
 // passes/reorder/reorder_lab.cpp — read and write the reorder lab's JSON.
 //
 // Reading checks everything a user can get wrong and says where: malformed JSON (line and
-// column), a missing or mistyped field, an unknown pipe or kind, a duplicate statement name,
-// a max_events that is not a positive integer. Fields: "max_events" (optional, default 8);
+// column), a missing, mistyped or unknown field, an unknown pipe or kind, a duplicate statement
+// name, a max_events that is not a positive integer. Fields: "name" (a label, optional),
+// "max_events" (optional, default 8);
 // "stmts": [{"name", "pipe", optional "reads", "writes" (string lists), "kind"
 // ("compute" | "control" | "barrier"), "barrier" (bool), "loc" (string)}].
 #include "passes/reorder/reorder_lab.h"
@@ -34,6 +35,9 @@ std::string read_names(const json& statement, const char* field, std::vector<std
 
 std::string read_statement(const json& item, Statement& statement) {
   if (!item.is_object()) return "must be an object";
+  if (std::string unknown = unknown_field(item, {"name", "pipe", "reads", "writes", "kind", "barrier", "loc"});
+      !unknown.empty())
+    return unknown;
   auto name = item.find("name");
   if (name == item.end()) return "missing field \"name\"";
   if (!name->is_string() || name->get<std::string>().empty()) return "\"name\" must be a non-empty string";
@@ -84,10 +88,14 @@ LabParse parse_reorder_lab(std::string_view text) {
     parse.error = "the input must be a JSON object with \"stmts\"";
     return parse;
   }
+  if (std::string unknown = unknown_field(document, {"name", "max_events", "stmts"}); !unknown.empty()) {
+    parse.error = unknown;
+    return parse;
+  }
   LabInput input;
   if (auto limit = document.find("max_events"); limit != document.end()) {
     if (!limit->is_number_integer() || limit->get<std::int64_t>() < 1 || limit->get<std::int64_t>() > 1000000) {
-      parse.error = "\"max_events\" must be a positive integer";
+      parse.error = "\"max_events\" must be an integer from 1 to 1000000";
       return parse;
     }
     input.max_events = limit->get<int>();

@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -28,7 +29,8 @@ struct Reader {
     auto it = object.find(key);
     if (it == object.end()) return false;
     if (!it->is_number_integer()) {
-      errors.push_back(fmt::format("{}.{} must be an integer", where, key));
+      const bool whole = it->is_number_float() && std::trunc(it->get<double>()) == it->get<double>();
+      errors.push_back(fmt::format("{}.{} {}", where, key, whole ? "is out of range" : "must be an integer"));
       return false;
     }
     long value = it->get<long>();
@@ -68,6 +70,11 @@ void parse_document(const json& document, LabInput& input) {
     input.errors.push_back("the input must be a JSON object with \"ops\"");
     return;
   }
+  auto known_fields = [&](const json& object, std::initializer_list<std::string_view> known, const std::string& where) {
+    if (std::string unknown = unknown_field(object, known); !unknown.empty())
+      input.errors.push_back(where.empty() ? unknown : where + ": " + unknown);
+  };
+  known_fields(document, {"name", "target", "resources", "ops", "edges", "constraints"}, "");
   std::map<std::string, int> resource_of;
   if (auto it = document.find("resources"); it != document.end()) {
     if (!it->is_object()) {
@@ -122,6 +129,7 @@ void parse_document(const json& document, LabInput& input) {
       op.name = where;
     }
     where = fmt::format("op '{}'", op.name);
+    known_fields(entry, {"name", "latency", "kind", "async", "uses", "gid", "leader_gid", "max_depth"}, where);
     bool has_latency = read.integer(entry, "latency", op.latency, where);
     if (read.text(entry, "kind", op.kind, where)) {
       const target::OpFootprint* footprint = model ? model->find_footprint(op.kind) : nullptr;
@@ -150,6 +158,7 @@ void parse_document(const json& document, LabInput& input) {
             input.errors.push_back(where + ".uses holds a non-object");
             continue;
           }
+          known_fields(use_entry, {"resource", "at", "for", "occupancy"}, where + ".uses");
           ResourceUse use;
           std::string resource;
           if (!read.text(use_entry, "resource", resource, where + ".uses")) {
@@ -183,6 +192,7 @@ void parse_document(const json& document, LabInput& input) {
           input.errors.push_back(where + " must be an object");
           continue;
         }
+        known_fields(entry, {"from", "to", "latency", "distance"}, where);
         std::string from, to;
         bool named = read.text(entry, "from", from, where) & read.text(entry, "to", to, where);
         if (!named) {
@@ -208,6 +218,7 @@ void parse_document(const json& document, LabInput& input) {
     if (!constraints->is_object()) {
       input.errors.push_back("\"constraints\" must be an object");
     } else {
+      known_fields(*constraints, {"force_serial", "max_stages"}, "constraints");
       read.boolean(*constraints, "force_serial", graph.force_serial, "constraints");
       read.integer(*constraints, "max_stages", graph.max_stages, "constraints");
     }

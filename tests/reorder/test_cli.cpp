@@ -115,7 +115,11 @@ TEST(ReorderCli, BadInputIsAClearMessageAndExitOne) {
       {R"({"stmts": [{"pipe": "V"}]})", "<stdin>: error: stmts[0]: missing field \"name\""},
       {R"({"stmts": [{"name": "a"}]})", "<stdin>: error: stmts[0]: 'a': missing field \"pipe\""},
       {R"({"max_events": 8})", "<stdin>: error: missing field \"stmts\""},
-      {R"({"max_events": -1, "stmts": []})", "<stdin>: error: \"max_events\" must be a positive integer"},
+      {R"({"max_events": -1, "stmts": []})", "<stdin>: error: \"max_events\" must be an integer from 1 to 1000000"},
+      // A misspelled field was read as absent (a learner's hunt: "reeds" gave no dependences).
+      {R"({"stmts": [{"name": "a", "pipe": "V", "reeds": ["x"]}]})",
+       "<stdin>: error: stmts[0]: unknown field \"reeds\" (did you mean \"reads\"?); known: name, pipe, reads"},
+      {R"({"max_event": 2, "stmts": []})", "<stdin>: error: unknown field \"max_event\" (did you mean \"max_events\"?)"},
       {R"({"stmts": [{"name": "a", "pipe": "V", "reads": "x"}]})",
        "<stdin>: error: stmts[0]: 'a': \"reads\" must be a list of strings"},
       {R"({"stmts": [{"name": "a", "pipe": "V", "kind": "loop"}]})",

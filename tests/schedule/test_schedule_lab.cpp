@@ -85,6 +85,25 @@ TEST(ScheduleLab, LatencyDefaultsToTheSourceOp) {
   EXPECT_EQ(lab.graph.edges[0].distance, 0);
 }
 
+// A misspelled field is an error naming it, at every level (a learner's hunt: "distnace" read as
+// distance 0 made a cycle the message blamed on the graph); a number past the range says so.
+TEST(ScheduleLab, UnknownFieldsAreNamed) {
+  LabInput lab = parse_schedule_lab(R"({"ops": [{"name": "a", "latency": 1, "uses": [{"resource": "r", "fro": 1}]},
+      {"name": "b", "latncy": 1}], "resources": {"r": 1},
+    "edges": [{"from": "a", "to": "b", "distnace": 1}], "constraints": {"max_stage": 2}, "targt": "sm_90a"})");
+  const std::vector<std::string> expected = {
+      "unknown field \"targt\" (did you mean \"target\"?); known: name, target, resources, ops, edges, constraints",
+      "op 'a'.uses: unknown field \"fro\" (did you mean \"for\"?); known: resource, at, for, occupancy",
+      "op 'b': unknown field \"latncy\" (did you mean \"latency\"?); known: name, latency, kind, async, uses, gid, "
+      "leader_gid, max_depth",
+      "edges[0]: unknown field \"distnace\" (did you mean \"distance\"?); known: from, to, latency, distance",
+      "constraints: unknown field \"max_stage\" (did you mean \"max_stages\"?); known: force_serial, max_stages"};
+  EXPECT_EQ(lab.errors, expected);
+  LabInput huge = parse_schedule_lab(R"({"ops": [{"name": "a", "latency": 99999999999999999999}]})");
+  ASSERT_EQ(huge.errors.size(), 1u);
+  EXPECT_EQ(huge.errors[0], "op 'a'.latency is out of range");
+}
+
 TEST(ScheduleLab, GemmMainLoopOnSm100a) {
   // Two TMA loads (8 cycles of the TMA each: ResMII 16), the MMA's accumulator recurrence
   // (latency 16, distance 1: RecMII 16), and the release of a triple-buffered stage. (With
