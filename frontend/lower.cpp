@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <set>
 
@@ -175,21 +176,48 @@ double largest_finite_number(ScalarKind element) {
                                          : 3.4028234663852886e38;
 }
 
+double round_to_element(ScalarKind element, double value, bool& overflows) {
+  overflows = std::isinf(value);
+  if (!std::isfinite(value) || value == 0.0) return value;
+  const int mantissa_bits = element == ScalarKind::f16 ? 10 : element == ScalarKind::bf16 ? 7
+                            : element == ScalarKind::f8e5m2 ? 2 : element == ScalarKind::f8e4m3 ? 3 : 23;
+  const int minimum_exponent = element == ScalarKind::f16 || element == ScalarKind::f8e5m2 ? -14
+                               : element == ScalarKind::f8e4m3                           ? -6
+                                                                                         : -126;
+  int exponent = 0;
+  std::frexp(std::fabs(value), &exponent);  // |value| = m · 2^exponent, m in [0.5, 1)
+  const int quantum = std::max(exponent - 1, minimum_exponent) - mantissa_bits;
+  double magnitude = std::ldexp(std::nearbyint(std::ldexp(std::fabs(value), -quantum)), quantum);  // ties to even
+  const double largest = largest_finite_number(element);
+  if (magnitude > largest) {
+    overflows = true;
+    magnitude = element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2 ? largest
+                                                                                : std::numeric_limits<double>::infinity();
+  }
+  return std::copysign(magnitude, value);
+}
+
 Value* Lowering::materialize(const Operand& operand, ScalarKind element, Location location, const std::string& other) {
   if (operand.value) return operand.value;
   const Const& c = *operand.constant;
   builder_->set_location(location);
   if (is_float(element)) {
+    // Rounded to the type once, here (f16, bf16, f8: the constant then holds an exact value of the
+    // type, which every later conversion keeps; f32 as written, which one conversion rounds).
     // Past the type's largest finite value, a number becomes inf (f8: the largest; float_formats.h).
-    const double largest = largest_finite_number(element);
-    if (std::fabs(c.as_double()) > largest)
+    bool overflows = false;
+    const double rounded = round_to_element(element, c.as_double(), overflows);
+    if (overflows && std::isfinite(c.as_double()))
       diagnostics_.warning(location,
                            fmt::format("the number {} is past the largest finite {} ({}): it becomes {}{}",
-                                       c.as_double(), to_string(element), largest, c.as_double() < 0 ? "-" : "",
+                                       c.as_double(), to_string(element), largest_finite_number(element),
+                                       c.as_double() < 0 ? "-" : "",
                                        element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2
-                                           ? fmt::format("{}", largest)
+                                           ? fmt::format("{}", largest_finite_number(element))
                                            : "inf"));
-    return builder_->constant(Attribute(c.as_double()), Type::scalar(element));
+    const bool narrow = element != ScalarKind::f32;
+    return builder_->constant(Attribute(narrow && std::isfinite(rounded) ? rounded : c.as_double()),
+                              Type::scalar(element));
   }
   if (c.is_float) {
     // As written: 2.0, not fmt's shortest "2", which reads as an integer.

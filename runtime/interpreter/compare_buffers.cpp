@@ -25,10 +25,14 @@ std::string BufferComparison::summary() const {
   if (mismatches == 0)
     return fmt::format("ok (max abs error {:.3g}, max rel error {:.3g}{})", max_absolute_error, max_relative_error,
                        both_nan == 0 ? "" : fmt::format("; {} of {} elements are NaN in both", both_nan, elements));
-  return fmt::format("{} mismatches, first at [{}]: expected {}, got {} (max abs error {:.3g}, "
+  // The error statistics are of finite pairs: where the first mismatch is not one (inf against
+  // NaN), "max abs error 0" beside it would read as a contradiction (a helper's hunt).
+  const bool finite_pair = std::isfinite(expected_value) && std::isfinite(actual_value);
+  return fmt::format("{} mismatches, first at [{}]: expected {}, got {} ({}max abs error {:.3g}, "
                      "max rel error {:.3g})",
                      mismatches, fmt::join(*first_mismatch, ", "), expected_value, actual_value,
-                     max_absolute_error, max_relative_error);
+                     finite_pair ? "" : "a non-finite value; among finite pairs ", max_absolute_error,
+                     max_relative_error);
 }
 
 BufferComparison compare_buffers(const HostBuffer& expected, const HostBuffer& actual,

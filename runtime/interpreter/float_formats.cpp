@@ -198,6 +198,10 @@ float truncate_to_tf32(float value) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(value) & ~uint32_t{0x1fff});
 }
 
+float flush_subnormal(float value) {
+  return std::fpclassify(value) == FP_SUBNORMAL ? std::copysign(0.0f, value) : value;
+}
+
 float largest_finite(ScalarKind kind) {
   if (kind == ScalarKind::f32) return std::numeric_limits<float>::max();
   return decode_float(kind, format_of(kind).largest_finite);

@@ -52,6 +52,11 @@ int64_t wrap_integer(ScalarKind integer_type, int64_t value);
 // dropped, a truncation toward zero; infinities and NaNs stay what they are.
 float truncate_to_tf32(float value);
 
+// A subnormal f32 as zero of its sign, others as they are: what the GPU's f32 atomic and TMA
+// reducing adds (atom/red.add.f32, cp.reduce.async.bulk .add.f32) do to operands and results,
+// where every other f32 operation keeps subnormals.
+float flush_subnormal(float value);
+
 // The largest finite value of a float format.
 float largest_finite(ScalarKind format);
 

@@ -33,6 +33,7 @@
 #include "ir/attribute_keys.h"
 #include "ir/ir.h"
 #include "runtime/interpreter/element_semantics.h"
+#include "runtime/interpreter/float_formats.h"
 #include "runtime/interpreter/tile_arithmetic.h"
 #include "runtime/interpreter/cta_state.h"
 #include "runtime/interpreter/tile_execution.h"
@@ -645,6 +646,8 @@ bool TileExecution::execute_store(const Operation& op) {
     const size_t at = static_cast<size_t>(t);
     if (!combines && tile->holds_floats()) tensor->store_held_float(i, tile->floats[at]);
     else if (!combines) tensor->store_int(i, tile->ints[at]);
+    else if (tile->holds_floats() && combine == StoreCombine::add && tensor->element() == ScalarKind::f32)
+      tensor->store_float(i, flush_subnormal(flush_subnormal(tensor->load_float(i)) + flush_subnormal(tile->floats[at])));
     else if (tile->holds_floats()) tensor->store_float(i, semantics.f32_binary(tensor->load_float(i), tile->floats[at]));
     else tensor->store_int(i, semantics.integer_binary(tensor->load_int(i), tile->ints[at]));  // wrapped by store_int
   }, op.has_attr("elements"));

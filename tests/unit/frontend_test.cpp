@@ -3,6 +3,9 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "frontend/lowering.h"
 #include "passes/pass_manager.h"
 #include "passes/promote_mma_operands.h"
 #include "test_support.h"
@@ -373,6 +376,32 @@ TEST(Lowering, ALoopMayRebindAScalarParameterAndAnF16OverflowWarns) {
   std::string rendered = c.diagnostics->render_all();
   EXPECT_NE(rendered.find("6:18: warning: the number 70000 is past the largest finite f16 (65504): it becomes inf"),
             std::string::npos) << rendered;
+}
+
+// A number becomes its type's nearest value in one rounding from the double (a helper found f16's
+// 1 + 2^-11 + 2^-40 became 1 through f32), and only a number that rounds past the largest finite
+// value warns (65519 is f16's 65504, not inf; 464 is e4m3's 448 by ties to even).
+TEST(Lowering, NumbersRoundOnceToTheirTypeAndWarnOnlyWhenTheyOverflow) {
+  bool overflows = false;
+  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f16, 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40), overflows),
+            1.0 + std::ldexp(1.0, -10));
+  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::bf16, 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40), overflows),
+            1.0 + std::ldexp(1.0, -7));
+  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f16, 65519.0, overflows), 65504.0);
+  EXPECT_FALSE(overflows);
+  EXPECT_TRUE(std::isinf(frontend::detail::round_to_element(ScalarKind::f16, 65520.0, overflows)));
+  EXPECT_TRUE(overflows);
+  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f8e4m3, 464.0, overflows), 448.0);
+  EXPECT_FALSE(overflows);
+  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f8e4m3, -470.0, overflows), -448.0);
+  EXPECT_TRUE(overflows);
+  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f16, std::ldexp(3.0, -26), overflows), std::ldexp(1.0, -24));  // subnormal
+  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f32, 3.40282356e38, overflows), 3.4028234663852886e38);
+  EXPECT_FALSE(overflows);
+  Compiled c = compile_tile("kernel k(X: tensor<N, f16>, B: tensor<N, bf16>) grid tiles(1) as (i) {\n"
+                            "  store X[i] = load X[i] : <8> + 65519.0;\n  store B[i] = load B[i] : <8> * 3.39e38;\n}\n");
+  ASSERT_TRUE(c.module) << c.errors();
+  EXPECT_EQ(c.diagnostics->render_all().find("past the largest finite"), std::string::npos) << c.diagnostics->render_all();
 }
 
 // A kernel without a store has no effect when launched (found by a helper porting kernels: it

@@ -199,7 +199,9 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
 // atomicAdd (an accumulating store, `store T[i] += tile`): a compare-and-swap loop on the
 // element's bits, so CTAs running on several worker threads add as the GPU does: each add whole
 // and rounded once to the element type, in some order. Integers wrap; halves add in f32 and
-// round back (to nearest even), as the hardware's f16 and bf16 adds round.
+// round back (to nearest even), as the hardware's f16 and bf16 adds round; an f32 add flushes
+// subnormal operands and results to zero of their sign, as atom.add.f32 and red.add.f32 do (the
+// PTX ISA; RED.E.ADD.F32.FTZ.RN in SASS), and the TMA's reducing .add.f32 alike.
 template <typename T>
 inline T atomicAdd(T* address, std::type_identity_t<T> value) {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomicAdd of 2, 4 or 8 bytes");
@@ -212,7 +214,10 @@ inline T atomicAdd(T* address, std::type_identity_t<T> value) {
     std::memcpy(static_cast<void*>(&before), &expected, sizeof(T));
     if constexpr (std::is_integral_v<T>)
       after = static_cast<T>(static_cast<std::make_unsigned_t<T>>(before) + static_cast<std::make_unsigned_t<T>>(value));
-    else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    else if constexpr (std::is_same_v<T, float>) {
+      auto flush = [](float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; };
+      after = flush(flush(before) + flush(value));
+    } else if constexpr (std::is_same_v<T, double>)
       after = before + value;
     else
       after = T(static_cast<float>(before) + static_cast<float>(value));
