@@ -415,8 +415,9 @@ class IrParser {
       while (consume(','));
     }
     if (result_types.size() != result_names.size())
-      fail_at(at, fmt::format("'{}' names {} results but gives {} types", name,
-                              result_names.size(), result_types.size()));
+      fail_at(at, fmt::format("'{}' names {} result{} but gives {} type{}", name, result_names.size(),
+                              result_names.size() == 1 ? "" : "s", result_types.size(),
+                              result_types.size() == 1 ? "" : "s"));
     op->set_location(optional_location());
     // Regions see the values defined before the op, and their own arguments; the op's results
     // are defined after its regions.

@@ -50,7 +50,7 @@ void add_reorder_command(CLI::App& app, CommandRunner& run) {
       "reorder", "Event-limited reorder lab: reorder a JSON statement list so no pipe pair holds more than "
                  "N live cross-pipe events; prints the order as JSON.");
   command->add_option("input", arguments->input, "statement list (JSON, docs/passes/reorder_events.md), or - for stdin")->required();
-  command->add_option("--max-events", arguments->max_events, "live events allowed per pipe pair (overrides the file)")
+  command->add_option("--max-events", arguments->max_events, "live events allowed per pipe pair (overrides the file's \"max_events\"; default 8, the hardware's event ids per pipe pair)")
       ->check(CLI::Range(1, 1 << 20));
   command->callback([arguments, &run] { run = [arguments] { return run_reorder(*arguments); }; });
 }

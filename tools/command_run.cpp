@@ -163,7 +163,10 @@ int run_one(const Operation& parsed, const Operation& lowered, const RunOptions&
     return 1;
   }
   // One program per CTA: per tile of a `grid tiles` kernel, per SM (--sms) of a persistent one.
-  fmt::print("kernel {} [{}]: {} CTAs on {}\n", name, dims, result.tile_count,
+  // Which IR ran, when not the whole pipeline's (a learner comparing the stages could not tell).
+  const std::string stage =
+      options.driver.stop_after.empty() ? std::string() : fmt::format(", the IR after {}", options.driver.stop_after);
+  fmt::print("kernel {} [{}]{}: {} CTA{} on {}\n", name, dims, stage, result.tile_count, result.tile_count == 1 ? "" : "s",
              inputs.adds_floats() ? std::string("1 worker, in order (they add to a float tensor)")
                                   : fmt::format("{} worker{}", executor.worker_count(),
                                                 executor.worker_count() == 1 ? "" : "s"));
@@ -292,7 +295,7 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
       ->type_name("DIR");
   cmd->add_option("--outputs", options->outputs_dir,
                   "write each output tensor Y to DIR/Y.bin after the run (raw row-major elements; NumPy: "
-                  "fromfile(..., dtype).reshape(shape); bf16 as its 16 bits)")
+                  "fromfile(..., dtype).reshape(shape); bf16 as its 16 bits), creating DIR if it is not there")
       ->type_name("DIR");
   cmd->callback([options, &run] { run = [options] { return run_run(*options); }; });
 }

@@ -142,8 +142,8 @@ std::vector<std::string> check_loop_graph(const LoopGraph& graph) {
       const Resource& resource = graph.resources[cell >> 32];
       if (units > resource.capacity) {
         errors.push_back(fmt::format(
-            "op '{}' needs {} units of '{}' in one cycle but its capacity is {}; it can never fit",
-            op.name, units, resource.name, resource.capacity));
+            "op '{}' needs {} unit{} of '{}' in one cycle but its capacity is {}; it can never fit",
+            op.name, units, units == 1 ? "" : "s", resource.name, resource.capacity));
         break;
       }
     }

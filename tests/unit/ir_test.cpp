@@ -92,7 +92,7 @@ TEST(IrText, ParseErrorsPointAtTheProblem) {
       {"module\nkernel @k() {\n  %0 = add %x, %x : index\n  return\n}\n", "use of undefined value %x", 3, 12},
       {"module\nkernel @k(%a: tile<4xf99, reg>) {\n  return\n}\n", "unknown element type 'f99'", 2, 22},
       {"module\nkernel @k() {\n  %0 = constant {value = 1} : index\n  %0 = constant {value = 2} : index\n  return\n}\n", "value %0 is defined twice", 4, 3},
-      {"module\nkernel @k() {\n  %0, %1 = constant {value = 1} : index\n  return\n}\n", "names 2 results but gives 1 types", 3, 3},
+      {"module\nkernel @k() {\n  %0, %1 = constant {value = 1} : index\n  return\n}\n", "names 2 results but gives 1 type", 3, 3},
       {"module\nkernel @k() {\n  return\n", "missing '}'", 4, 1},
   };
   for (const Case& c : cases) {
