@@ -207,6 +207,12 @@ bool Analysis::refuse_computed_b() {
                   (def->kind() == OpKind::reshape &&  // a row <N> as <1, N>, broadcast over K, is read per element
                    !(def->operand(0)->type().rank() == 1 && value->type().shape()[0] == 1))))
         why = fmt::format("reads a '{}'", def->name());
+      else if (def && def->kind() == OpKind::stage_read && tc_.register_pipes.count(def->operand(0)))
+        // The schedule put part of the B's computation in an earlier stage than the mma (a
+        // helper's hunt: it depended on the order of unrelated statements).
+        why = fmt::format("reads {}, which the loop's schedule computes a stage before the mma and carries to it "
+                          "in registers (give the loop pipeline(1), which keeps one stage)",
+                          describe(value));
       else if (!tc_.lazy.count(value) || !def || tc_.fragment(value) || tc_.accumulator(value))
         why = fmt::format("reads {}, which the compute threads hold in registers", describe(value));
       else if (def->kind() != OpKind::load)
