@@ -250,8 +250,10 @@ void sweep(Region& region, const Liveness& liveness, Region& root, Graveyard& gr
 
 class KernelSplitter {
  public:
-  KernelSplitter(Operation& kernel, const target::Target& target, DiagnosticEngine& diagnostics)
-      : kernel_(kernel), target_(target), diagnostics_(diagnostics) {}
+  // `tiles_walked`: persistent-tiles has run, so a tensor-core kernel's top-level loop is its walk
+  // over tiles (one CTA per tile, or per SM), the user's loops inside it.
+  KernelSplitter(Operation& kernel, const target::Target& target, DiagnosticEngine& diagnostics, bool tiles_walked)
+      : kernel_(kernel), target_(target), diagnostics_(diagnostics), tiles_walked_(tiles_walked) {}
 
   bool run() {
     Region& body = kernel_.region();
@@ -318,12 +320,14 @@ class KernelSplitter {
   // agent's stores. A load of a tensor the kernel stores into would not see a store that comes
   // before it: one earlier in the body, or one later in a loop around both (the next iteration's
   // load). Refused, by name (found by a helper writing chunked linear attention with its state
-  // in a tensor). A persistent kernel's loop over tiles does not count: two tiles that read and
-  // write one element race, which the interpreter reports.
+  // in a tensor). The loop over tiles does not count, a persistent grid's included (an in-place
+  // kernel reading and writing its own tile): two tiles that read and write one element race,
+  // which the interpreter reports.
   bool check_reads_ahead_of_stores(Region& body, size_t split, size_t end) {
     const Operation* tile_loop_parent = nullptr;  // the kernel body, when its tiles are walked in a loop
     for (const auto& op : body.operations())
-      if (op->kind() == OpKind::grid_ids && op->has_attr("per_tile")) tile_loop_parent = &kernel_;
+      if (op->kind() == OpKind::grid_ids && (op->has_attr("per_tile") || (tiles_walked_ && op->string_attr("schedule") == "tiles")))
+        tile_loop_parent = &kernel_;
     std::vector<const Operation*> reads, stores;
     std::unordered_map<const Operation*, size_t> position;
     for (size_t i = split; i < end; ++i)
@@ -448,13 +452,16 @@ class KernelSplitter {
   DiagnosticEngine& diagnostics_;
   Graveyard graveyard_;
   int64_t compute_threads_ = kWarpgroupThreads;
+  bool tiles_walked_ = false;
 };
 
 }  // namespace
 
 bool warp_specialize(Module& module, PassContext& ctx) {
+  const std::vector<std::string> ran = passes_run(module);
+  const bool tiles_walked = std::find(ran.begin(), ran.end(), "persistent-tiles") != ran.end();
   for (auto& kernel : module.kernels())
-    if (!KernelSplitter(*kernel, ctx.target, ctx.diagnostics).run()) return false;
+    if (!KernelSplitter(*kernel, ctx.target, ctx.diagnostics, tiles_walked).run()) return false;
   return true;
 }
 

@@ -183,6 +183,38 @@ const Value* Analysis::computed_b(const Operation& mma, bool& transposed) const 
 
 bool Analysis::refuse_computed_b() {
   bool ok = true;
+  // The compute agent's stores, by tensor, and every op's place in program order: a computed B
+  // loaded from a tensor the agent stores into before the load (earlier, or in an earlier
+  // iteration of a loop around both; the top-level loop walks tiles) reads elements other threads
+  // stored, with nothing ordering the stores first (a helper's hunt: stale numbers from the
+  // second iteration on).
+  const Region& agent = tc_.compute->region();
+  std::unordered_map<const Operation*, size_t> position;
+  std::unordered_map<const Value*, std::vector<const Operation*>> stores;
+  walk(agent, [&](const Operation& op) {
+    position.emplace(&op, position.size());
+    if (auto access = tensor_access(op); access && access->writes) stores[access->tensor].push_back(&op);
+  });
+  auto loops_around = [&](const Operation* op) {
+    std::vector<const Operation*> loops;
+    for (const Operation* parent = op->parent_region()->parent_op(); parent && parent->parent_region();
+         parent = parent->parent_region()->parent_op())
+      if (parent->kind() == OpKind::for_ && parent->parent_region() != &agent) loops.push_back(parent);
+    return loops;
+  };
+  auto stored_before = [&](const Operation& load) -> std::string {
+    auto found = stores.find(load.operand(0));
+    if (found == stores.end()) return {};
+    const std::vector<const Operation*> load_loops = loops_around(&load);
+    for (const Operation* store : found->second) {
+      if (position.at(store) < position.at(&load)) return fmt::format("at line {}", store->location().line);
+      for (const Operation* loop : loops_around(store))
+        if (std::find(load_loops.begin(), load_loops.end(), loop) != load_loops.end())
+          return fmt::format("at line {}, in an earlier iteration of the loop at line {}", store->location().line,
+                             loop->location().line);
+    }
+    return {};
+  };
   walk(tc_.compute->region(), [&](const Operation& op) {
     if (!ok || op.kind() != OpKind::mma || tc_.is_stage_read(op.operand(1))) return;
     // Computed element by element (stage_computed_b) from loads, positions and scalars: what
@@ -217,6 +249,11 @@ bool Analysis::refuse_computed_b() {
         why = fmt::format("reads {}, which the compute threads hold in registers", describe(value));
       else if (def->kind() != OpKind::load)
         for (const Value* operand : def->operands()) visit(operand);
+      else if (std::string store = stored_before(*def); !store.empty())
+        why = fmt::format("reads {}, which this kernel stores into {}: the compute threads write the B from "
+                          "elements other threads stored, with nothing ordering those stores first (read it from "
+                          "another tensor, or store it in one kernel and read it in the next)",
+                          describe(def->operand(0)), store);
     };
     visit(b);
     const Type& type = b->type();

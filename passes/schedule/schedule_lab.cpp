@@ -29,8 +29,9 @@ struct Reader {
     auto it = object.find(key);
     if (it == object.end()) return false;
     if (!it->is_number_integer()) {
-      const bool whole = it->is_number_float() && std::trunc(it->get<double>()) == it->get<double>();
-      errors.push_back(fmt::format("{}.{} {}", where, key, whole ? "is out of range" : "must be an integer"));
+      // A whole number too large for an integer (1e20) reads as a float: past the range, not a fraction.
+      const bool huge = it->is_number_float() && std::fabs(it->get<double>()) > static_cast<double>(1L << 30);
+      errors.push_back(fmt::format("{}.{} {}", where, key, huge ? "is out of range" : "must be an integer"));
       return false;
     }
     long value = it->get<long>();

@@ -243,6 +243,51 @@ TEST(TensorCore, PlainAndTensorCoreKernelsDeclareDynamicSharedMemoryAlike) {
   std::filesystem::remove(file);
 }
 
+// A tensor the kernel stores into and reads back: a TMA load of it after the store, or in a later
+// iteration of a loop around both, is refused (the producer runs ahead); so is a computed B
+// loaded from it (the compute threads read other threads' elements). A persistent in-place kernel
+// that loads its own tile and overwrites it compiles: the loop over tiles is not such a loop (a
+// helper found it refused while the same kernel as `grid tiles` compiled).
+TEST(TensorCore, ATensorStoredBeforeItIsReadBackIsRefusedButAnInPlaceTileIsNot) {
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tilec_read_back_" + std::to_string(::getpid()) + ".tile");
+  struct Case {
+    std::string text, message;  // "" when it compiles
+  };
+  const Case cases[] = {
+      {"kernel inplace(X: tensor<M, 64, bf16>, W: tensor<64, 64, bf16>) grid persistent(cdiv(M, 64)) as (i) {\n"
+       "  y = mma(load X[i, 0] : <64, 64>, load W[0, 0] : <64, 64>, zeros<64, 64, f32>());\n"
+       "  store X[i, 0] = cast(y, bf16);\n}\n",
+       ""},
+      {"kernel cb(A: tensor<M, 64, bf16>, W: tensor<64, 64, f32>, O: tensor<M, 64, f32>) grid tiles(1) as (t) {\n"
+       "  for c in 0 .. cdiv(M, 64) {\n"
+       "    o = mma(load A[c, 0] : <64, 64>, cast(load W[0, 0] : <64, 64> * 0.5, bf16), zeros<64, 64, f32>());\n"
+       "    store O[c, 0] = o;\n    store W[0, 0] = o;\n  }\n}\n",
+       ":3:9: error: the tensor-core CUDA backend ({}) does not support an mma whose computed B reads %W, which this "
+       "kernel stores into at line 5, in an earlier iteration of the loop at line 2: the compute threads write the B "
+       "from elements other threads stored"},
+      {"kernel pre(A: tensor<M, 64, bf16>, W: tensor<64, 64, bf16>, O: tensor<M, 64, f32>) grid persistent(1) as (t) {\n"
+       "  store W[0, 0] = zeros<64, 64, bf16>();\n"
+       "  for c in 0 .. cdiv(M, 64) {\n"
+       "    store O[c, 0] = mma(load A[c, 0] : <64, 64>, load W[0, 0] : <64, 64>, zeros<64, 64, f32>());\n  }\n}\n",
+       ":4:50: error: kernel @pre: this load of W is issued by the TMA producer warp, which runs ahead of the compute "
+       "warps, so it would not see the store into it at line 2"},
+  };
+  for (const Case& c : cases)
+    for (const char* target : {"sm_90a", "sm_100a"}) {
+      SCOPED_TRACE(c.text + target);
+      write_file(file, c.text);
+      CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " -o /dev/null --target " + target);
+      if (c.message.empty()) {
+        EXPECT_EQ(r.status, 0) << r.err;
+      } else {
+        EXPECT_EQ(r.status, 1);
+        EXPECT_NE(r.err.find(fmt::format(fmt::runtime(c.message), target)), std::string::npos) << r.err;
+      }
+    }
+  std::filesystem::remove(file);
+}
+
 // A computed B the loop's schedule starts a stage before its mma (attention over a dequantized V,
 // computed before the first mma; a helper's hunt) reaches the mma through a register pipe, which
 // the B's per-element writes cannot read: the message says so and what keeps one stage, and with
