@@ -702,7 +702,9 @@ Operand Lowering::lower_bitcast(const Expr& e, const Builtin&, const Expr*) {
     error(e.location, fmt::format("bitcast({}) reads the bits of {} ({}) as {} ({}): bitcast keeps the width; "
                                   "cast(x, {}) converts the value",
                                   e.args[1]->name, with_article(from),
-                                  width(from) ? fmt::format("{} bits", width(from)) : std::string("a mask"),
+                                  width(from)                 ? fmt::format("{} bits", width(from))
+                                  : from == ScalarKind::i1 ? std::string("a mask")
+                                                           : std::string("no fixed width"),
                                   with_article(*element), fmt::format("{} bits", width(*element)), e.args[1]->name));
     return {};
   }

@@ -36,6 +36,7 @@
 #include <sstream>
 
 #include "backend/cuda/emit_kernel_body.h"
+#include "backend/cuda/emit_harness.h"
 #include "backend/cuda/kernel_plan.h"
 #include "backend/cuda/register_layout.h"
 #include "ir/clone.h"
@@ -350,7 +351,14 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs
       }
       buffer.bytes() = std::move(bytes);
       std::optional<runtime::Tolerance> tolerance;
-      if (tensor_cores) {
+      if (!is_float(buffer.element())) {
+        // Integers exactly, as the harness compares them, but for one made whole from a float the
+        // GPU sums in another order (one step off). They had the floats' tolerance: a bitcast hash
+        // 200000 off, or an exponent field off by one, passed (an adversarial helper's edits).
+        const bool rounded = cuda::stores_rounded_floats(*job.parsed, job.parsed->region().argument(position),
+                                                         reassociated_sums);
+        tolerance = runtime::Tolerance{0.0, rounded ? 1.0 : 0.0};
+      } else if (tensor_cores) {
         runtime::Tolerance own = runtime::default_tolerance(buffer.element());
         tolerance = runtime::Tolerance{std::max(own.relative, kMmaTolerance.relative),
                                        std::max(own.absolute, kMmaTolerance.absolute)};

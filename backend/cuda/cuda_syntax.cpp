@@ -84,10 +84,17 @@ std::string literal(const Attribute& value, ScalarKind kind) {
   int64_t integer = value.is_int()    ? value.as_int()
                     : value.is_bool() ? (value.as_bool() ? 1 : 0)
                                       : truncated(number);
-  // f32 rounding of the double; beyond the f32 range the conversion is undefined, so say infinity.
-  float single = number > std::numeric_limits<float>::max()     ? std::numeric_limits<float>::infinity()
-                 : number < -std::numeric_limits<float>::max()  ? -std::numeric_limits<float>::infinity()
-                                                                : static_cast<float>(number);
+  // f32 rounding of the double, to nearest: up to half an f32 ulp past FLT_MAX (3.4028235e38, as
+  // NumPy prints FLT_MAX) is FLT_MAX, as the interpreter rounds it (this said INFINITY: a masked
+  // softmax's -3.4028235e38 gave NaN on the GPU only); from there on infinity (the conversion
+  // itself is undefined beyond the range, so it is not asked).
+  const double largest = std::numeric_limits<float>::max();
+  const double rounds_to_infinity = largest + std::ldexp(1.0, 103);  // FLT_MAX + half its ulp (a tie: to even, inf)
+  float single = number >= rounds_to_infinity   ? std::numeric_limits<float>::infinity()
+                 : number <= -rounds_to_infinity ? -std::numeric_limits<float>::infinity()
+                 : number > largest             ? std::numeric_limits<float>::max()
+                 : number < -largest            ? -std::numeric_limits<float>::max()
+                                                : static_cast<float>(number);
   switch (kind) {
     case ScalarKind::i1: return integer != 0 ? "true" : "false";
     case ScalarKind::i8: return integer_literal(static_cast<int8_t>(integer));

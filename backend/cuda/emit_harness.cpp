@@ -151,17 +151,6 @@ bool rounds_reordered_float(const Value* value, bool register_sums) {
   return false;
 }
 
-// Whether an integer that a kernel stores to `tensor` is made elementwise from such a float
-// (rounds_reordered_float).
-bool stores_rounded_floats(const Operation& kernel, const Value* tensor, bool register_sums) {
-  bool found = false;
-  walk(kernel.region(), [&](const Operation& op) {
-    std::optional<TensorAccess> access = tensor_access(op);
-    if (!found && access && access->writes && access->tensor == tensor)
-      found = rounds_reordered_float(moved_tile(op), register_sums);
-  });
-  return found;
-}
 
 // One kernel of the harness: the plan whose launcher it times (the final module's) and the plan
 // its reference runs (the same one, or the kernel before scheduling for a tensor-core kernel).
@@ -534,6 +523,17 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
 }
 
 }  // namespace
+
+// (emit_harness.h) Through rounds_reordered_float.
+bool stores_rounded_floats(const Operation& kernel, const Value* tensor, bool register_sums) {
+  bool found = false;
+  walk(kernel.region(), [&](const Operation& op) {
+    std::optional<TensorAccess> access = tensor_access(op);
+    if (!found && access && access->writes && access->tensor == tensor)
+      found = rounds_reordered_float(moved_tile(op), register_sums);
+  });
+  return found;
+}
 
 bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference, DiagnosticEngine& diagnostics,
                   std::string& out) {

@@ -15,4 +15,10 @@ namespace tilec::cuda {
 bool emit_harness(const std::vector<KernelPlan>& plans, const Module* reference, DiagnosticEngine& diagnostics,
                   std::string& out);
 
+// Whether an integer `tensor` of `kernel` is stored elementwise from a float the GPU may sum in
+// another order than the reference (an mma's result, or with `register_sums` a float reduce_sum)
+// and made whole (a cast, a floor): it may land one step off. Every other integer output is exact.
+// The harness and `tilec emulate` compare integers so.
+bool stores_rounded_floats(const Operation& kernel, const Value* tensor, bool register_sums);
+
 }  // namespace tilec::cuda

@@ -36,7 +36,7 @@ namespace {
 // Limits that keep reservation tables (ii rows) and ii searches within memory and time: far
 // memory, the longest latency the machine models know, is a few thousand cycles.
 constexpr int max_latency = 1 << 20;
-constexpr int max_reservation = 1 << 16;
+constexpr int max_reservation = 1 << 12;  // the cost-based search grows with it: 2 x 4096 cycles take about 1 s
 constexpr long max_loop_span = 1L << 22;
 
 bool valid_op(const LoopGraph& graph, int op) { return op >= 0 && op < graph.op_count(); }

@@ -154,7 +154,10 @@ uint32_t format_bits(ScalarKind kind, float value) {
 }
 
 float round_to_format(ScalarKind kind, float value) {
-  if (kind == ScalarKind::f32) return value;
+  // A NaN comes out quiet, as every conversion and arithmetic makes it (a signaling one a load
+  // read is held as it is, for a copy).
+  if (kind == ScalarKind::f32)
+    return std::isnan(value) ? std::bit_cast<float>(std::bit_cast<uint32_t>(value) | 0x400000u) : value;
   return decode_float(kind, encode_float(kind, value));
 }
 

@@ -119,7 +119,10 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
   };
   follow = [&](const Value* value) {
     for (const Operation* user : users[value]) {
-      if ((user->info().has(kBitwise) || user->kind() == OpKind::shl || user->kind() == OpKind::shr) &&
+      // Its bits read as a float, or bitwise: filled over the whole range (read through bitcast,
+      // -1, 0 and 1 were a NaN, zero and the smallest subnormal; a helper's hunt).
+      if ((user->info().has(kBitwise) || user->kind() == OpKind::shl || user->kind() == OpKind::shr ||
+           user->kind() == OpKind::bitcast) &&
           user->operand(0) == value)
         return true;
       // Moved (a subscript, a reshape, an interleave of words, Triton's AWQ unpack) or converted

@@ -240,6 +240,11 @@ TEST(CudaSyntax, LiteralsRoundTrip) {
   EXPECT_EQ(cuda::literal(Attribute(-1.0e30), ScalarKind::f32), "-1e+30f");
   EXPECT_EQ(cuda::literal(Attribute(1.0e300), ScalarKind::f32), "INFINITY");
   EXPECT_EQ(cuda::literal(Attribute(-1.0e300), ScalarKind::f32), "-INFINITY");
+  // Up to half an ulp past FLT_MAX rounds to FLT_MAX, as the interpreter has it: NumPy's
+  // -3.4028235e38, a masked softmax's sentinel, was -INFINITY (NaN rows on the GPU only).
+  EXPECT_EQ(cuda::literal(Attribute(-3.4028235e38), ScalarKind::f32), "-3.4028235e+38f");
+  EXPECT_EQ(cuda::literal(Attribute(3.4028235677973366e38), ScalarKind::f32), "INFINITY");  // the tie: to even
+  EXPECT_EQ(cuda::literal(Attribute(3.4028235677973362e38), ScalarKind::f32), "3.4028235e+38f");
   EXPECT_EQ(cuda::literal(Attribute(1.0e30), ScalarKind::i64), "9223372036854775807LL");
 }
 

@@ -713,6 +713,29 @@ TEST(EmulateRuntime, BitcastReadsTheBitsAndStoresCopyThem) {
   fs::remove_all(outputs);
 }
 
+// Integer outputs are compared exactly, also in a kernel whose float sums the GPU reassociates
+// (they took the floats' tolerance there: a u32 hash off by one, or 200000, passed; an
+// adversarial helper's edits). An integer read through bitcast is filled over its whole range.
+TEST(EmulateRuntime, IntegerOutputsAreComparedExactly) {
+  const fs::path dir = fs::temp_directory_path() / ("tilec_exact_ints_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path tile = dir / "hs.tile", cu = dir / "hs.cu";
+  write_file(tile, "kernel hs(X: tensor<R, C, f32>, S: tensor<R, 1, f32>, H: tensor<R, C, u32>) grid tiles(cdiv(R, 4)) "
+                   "as (i) {\n  x = load X[i, 0] : <4, 256>;\n  store S[i, 0] = sum(x, axis = 1);\n"
+                   "  store H[i, 0] = bitcast(x, u32) ^ 2654435769;\n}\n");
+  CommandResult compiled = run_command(tilec("compile " + tile.string() + " -o " + cu.string()));
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  std::string text = read_file(cu);
+  const std::string key = "int64_t(2654435769LL)";
+  ASSERT_NE(text.find(key), std::string::npos);
+  write_file(cu, text.replace(text.find(key), key.size(), "int64_t(2654435768LL)"));
+  CommandResult r = run_command(tilec("emulate " + tile.string() + " --cu " + cu.string() + " --dims R=8,C=256 --schedules 1"));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("H differs from the interpreter's result"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("S ok (max abs error"));
+  fs::remove_all(dir);
+}
+
 // cumsum (issue 18) as emitted CUDA: along rows and columns, of f32, bf16 (f32 running sums,
 // each rounded) and i32 tiles, ragged; the register form falls back to shared-memory tiles for
 // it (one thread per line). Both forms.

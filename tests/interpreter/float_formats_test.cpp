@@ -129,6 +129,9 @@ TEST(FloatFormats, FormatBitsGiveEveryLoadedPatternBack) {
   EXPECT_EQ(format_bits(ScalarKind::f8e5m2, -INFINITY), 0xFCu);
   EXPECT_EQ(encode_float(ScalarKind::f8e5m2, decode_float(ScalarKind::f8e5m2, 0x7D)), 0x7Fu);  // quieted
   EXPECT_EQ(format_bits(ScalarKind::f32, std::bit_cast<float>(0xFF800001u)), 0xFF800001u);
+  // A conversion (cast to f32 of a loaded signaling NaN) or arithmetic quiets it.
+  EXPECT_EQ(std::bit_cast<uint32_t>(round_to_format(ScalarKind::f32, decode_float(ScalarKind::f16, 0x7C01))),
+            0x7FC02000u);
 }
 
 TEST(FloatFormats, F8SpecialValues) {

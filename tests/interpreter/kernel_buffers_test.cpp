@@ -59,11 +59,12 @@ TEST(KernelBuffers, MadeFromTheKernelTypesAndSeed) {
 // An integer tensor whose loaded tile is shifted or masked holds packed words (GPTQ's eight
 // nibbles in an i32): it is filled over the whole type, so every nibble varies; one read as
 // numbers keeps the small range (indices, counts), -1, 0 and 1. Also through a stage buffer, as
-// the pipeline leaves a load the schedule moved a stage ahead, and through an interleave and an
-// integer cast.
+// the pipeline leaves a load the schedule moved a stage ahead, through an interleave and an
+// integer cast, and read as a float's bits (bitcast).
 TEST(KernelBuffers, PackedWordsSpanTheirWholeType) {
   auto module = testing::parse_verified(R"(module
-kernel @unpack(%Q: tensor<N, i32>, %P: tensor<N, i32>, %I: tensor<N, i32>, %R: tensor<N, u16>, %Y: tensor<N, i32>) {
+kernel @unpack(%Q: tensor<N, i32>, %P: tensor<N, i32>, %I: tensor<N, i32>, %R: tensor<N, u16>, %Y: tensor<N, i32>,
+               %B: tensor<N, i32>, %F: tensor<N, f32>) {
   %N = dim %Q {axis = 0} : index
   %z = constant {value = 0} : index
   %four = constant {value = 4} : i32
@@ -81,6 +82,9 @@ kernel @unpack(%Q: tensor<N, i32>, %P: tensor<N, i32>, %I: tensor<N, i32>, %R: t
   %sum = add %low, %masked : tile<64xi32, reg>
   %y = add %sum, %n : tile<64xi32, reg>
   store %Y, %z, %y
+  %b = load %B, %z : tile<64xi32, reg>
+  %f = bitcast %b : tile<64xf32, reg>
+  store %F, %z, %f
   %r = load %R, %z : tile<64xu16, reg>
   %twice = interleave %r, %r {axis = 0} : tile<128xu16, reg>
   %wide = cast %twice : tile<128xi32, reg>
@@ -103,6 +107,7 @@ kernel @unpack(%Q: tensor<N, i32>, %P: tensor<N, i32>, %I: tensor<N, i32>, %R: t
   EXPECT_GT(widest(1), int64_t{1} << 24);  // P: masked after a stage buffer
   EXPECT_LE(widest(2), 1);                 // I: added, a number
   EXPECT_GT(widest(3), 1 << 12);           // R: interleaved (Triton's AWQ unpack), widened, shifted
+  EXPECT_GT(widest(5), int64_t{1} << 24);  // B: read as a float's bits (bitcast; -1, 0, 1 are NaN, 0, a subnormal)
 }
 
 TEST(KernelBuffers, CheckFindsNoDifferenceForAnEquivalentRunAndReportsAChangedOne) {
