@@ -191,8 +191,8 @@ double round_to_element(ScalarKind element, double value, bool& overflows) {
   const double largest = largest_finite_number(element);
   if (magnitude > largest) {
     overflows = true;
-    magnitude = element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2 ? largest
-                                                                                : std::numeric_limits<double>::infinity();
+    const bool saturates = element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2;
+    magnitude = saturates ? largest : std::numeric_limits<double>::infinity();
   }
   return std::copysign(magnitude, value);
 }

@@ -689,9 +689,12 @@ Operand Lowering::lower_bitcast(const Expr& e, const Builtin&, const Expr*) {
   };
   ScalarKind number_type = ScalarKind::f32;
   if (x.constant && !x.constant->is_float) {
+    // {signed, unsigned} integer of 8, 16, 32 and 64 bits.
+    static constexpr std::pair<ScalarKind, ScalarKind> kIntegers[] = {
+        {ScalarKind::i8, ScalarKind::u8}, {ScalarKind::i16, ScalarKind::u16},
+        {ScalarKind::i32, ScalarKind::u32}, {ScalarKind::i64, ScalarKind::i64}};
     const int bits = width(*element);
-    const ScalarKind signed_type = bits == 8 ? ScalarKind::i8 : bits == 16 ? ScalarKind::i16 : bits == 32 ? ScalarKind::i32 : ScalarKind::i64;
-    const ScalarKind unsigned_type = bits == 8 ? ScalarKind::u8 : bits == 16 ? ScalarKind::u16 : bits == 32 ? ScalarKind::u32 : ScalarKind::i64;
+    const auto [signed_type, unsigned_type] = kIntegers[bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 2 : 3];
     auto range = integer_range(signed_type);
     number_type = range && x.constant->integer > range->highest ? unsigned_type : signed_type;
   }

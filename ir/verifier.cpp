@@ -347,7 +347,9 @@ class Verifier {
         break;
       case OpKind::bitcast: {
         const ScalarKind from = type(0).element(), to = result().element();
-        auto bits = [](ScalarKind kind) { return kind == ScalarKind::i1 || kind == ScalarKind::index ? 0 : 8 * byte_size(kind); };
+        auto bits = [](ScalarKind kind) {
+          return kind == ScalarKind::i1 || kind == ScalarKind::index ? 0 : 8 * byte_size(kind);
+        };
         if (!(type(0).with_element(to).with_space(result().space()) == result()))
           error(op, "changes only the element type");
         else if (bits(from) == 0 || bits(from) != bits(to))

@@ -6,8 +6,8 @@
 //      buffer at least 2 slots deep and B is one too or computed (a value an op defines: the
 //      tensor-core backend writes it into staging of its own, two buffers when the mma is
 //      deferred), its accumulator is a region argument of that loop that only the mma reads, its
-//      result is used only by the loop's yield, and the body arrives on the buffers' empty barriers for the slots read,
-//      after the mma.
+//      result is used only by the loop's yield, and the body arrives on the buffers' empty
+//      barriers for the slots read, after the mma.
 //   3. Per loop with qualifying mmas: their waits become `pending = 1`; for each distinct arrive
 //      they release by (two mmas may share A), the loop carries a `held` slot (seeded with -1),
 //      the arrive becomes `if held >= 0 { arrive held }` and the yield carries the slot just

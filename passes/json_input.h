@@ -52,8 +52,8 @@ inline std::string unknown_field(const nlohmann::json& object, std::initializer_
     const std::string& key = item.key();
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     const std::string_view near = spelled_like(key, known);
-    return fmt::format("unknown field \"{}\"{}; known: {}", key,
-                       near.empty() ? std::string() : fmt::format(" (did you mean \"{}\"?)", near), fmt::join(known, ", "));
+    const std::string guess = near.empty() ? std::string() : fmt::format(" (did you mean \"{}\"?)", near);
+    return fmt::format("unknown field \"{}\"{}; known: {}", key, guess, fmt::join(known, ", "));
   }
   return {};
 }

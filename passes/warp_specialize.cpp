@@ -326,7 +326,8 @@ class KernelSplitter {
   bool check_reads_ahead_of_stores(Region& body, size_t split, size_t end) {
     const Operation* tile_loop_parent = nullptr;  // the kernel body, when its tiles are walked in a loop
     for (const auto& op : body.operations())
-      if (op->kind() == OpKind::grid_ids && (op->has_attr("per_tile") || (tiles_walked_ && op->string_attr("schedule") == "tiles")))
+      if (op->kind() == OpKind::grid_ids &&
+          (op->has_attr("per_tile") || (tiles_walked_ && op->string_attr("schedule") == "tiles")))
         tile_loop_parent = &kernel_;
     std::vector<const Operation*> reads, stores;
     std::unordered_map<const Operation*, size_t> position;
@@ -356,7 +357,8 @@ class KernelSplitter {
         if (tensor_access(*store)->tensor != tensor) continue;
         const Operation* shared_loop = nullptr;
         for (const Operation* loop : loops_around(store))
-          if (!shared_loop && std::find(read_loops.begin(), read_loops.end(), loop) != read_loops.end()) shared_loop = loop;
+          if (!shared_loop && std::find(read_loops.begin(), read_loops.end(), loop) != read_loops.end())
+            shared_loop = loop;
         const bool earlier = position.count(store) && position.count(read) && position.at(store) < position.at(read);
         if (!earlier && !shared_loop) continue;
         const std::string where =

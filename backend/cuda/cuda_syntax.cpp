@@ -205,8 +205,8 @@ constexpr std::string_view kTensorCoreLocals[] = {
 // macros, and suffixes of the names the tensor-core emitter makes from a tensor's or an
 // accumulator's (`A_map`, `C_store_map`, `C_tma`, `acc_started`): a name with one is renamed
 // (`cudaSuccess` -> `cudaSuccess_1`).
-constexpr std::string_view kReservedPrefixes[] = {"cuda", "cuTensor", "cuuint", "CUDA_", "CUDART_", "CU_", "CUtensor", "CUresult",
-                                                  "tilec_", "Tilec", "TILEC_", "harness_"};
+constexpr std::string_view kReservedPrefixes[] = {"cuda", "cuTensor", "cuuint", "CUDA_", "CUDART_", "CU_",
+                                                  "CUtensor", "CUresult", "tilec_", "Tilec", "TILEC_", "harness_"};
 constexpr std::string_view kReservedSuffixes[] = {"_map", "_tma", "_started"};
 
 bool is_identifier_char(char c) {
