@@ -168,35 +168,6 @@ void Lowering::assign(const std::string& name, Operand operand, Location locatio
   frames_[found].vars[name] = operand;
 }
 
-double largest_finite_number(ScalarKind element) {
-  return element == ScalarKind::f16      ? 65504.0
-         : element == ScalarKind::f8e4m3 ? 448.0
-         : element == ScalarKind::f8e5m2 ? 57344.0
-         : element == ScalarKind::bf16   ? 3.3895313892515355e38
-                                         : 3.4028234663852886e38;
-}
-
-double round_to_element(ScalarKind element, double value, bool& overflows) {
-  overflows = std::isinf(value);
-  if (!std::isfinite(value) || value == 0.0) return value;
-  const int mantissa_bits = element == ScalarKind::f16 ? 10 : element == ScalarKind::bf16 ? 7
-                            : element == ScalarKind::f8e5m2 ? 2 : element == ScalarKind::f8e4m3 ? 3 : 23;
-  const int minimum_exponent = element == ScalarKind::f16 || element == ScalarKind::f8e5m2 ? -14
-                               : element == ScalarKind::f8e4m3                           ? -6
-                                                                                         : -126;
-  int exponent = 0;
-  std::frexp(std::fabs(value), &exponent);  // |value| = m · 2^exponent, m in [0.5, 1)
-  const int quantum = std::max(exponent - 1, minimum_exponent) - mantissa_bits;
-  double magnitude = std::ldexp(std::nearbyint(std::ldexp(std::fabs(value), -quantum)), quantum);  // ties to even
-  const double largest = largest_finite_number(element);
-  if (magnitude > largest) {
-    overflows = true;
-    const bool saturates = element == ScalarKind::f8e4m3 || element == ScalarKind::f8e5m2;
-    magnitude = saturates ? largest : std::numeric_limits<double>::infinity();
-  }
-  return std::copysign(magnitude, value);
-}
-
 Value* Lowering::materialize(const Operand& operand, ScalarKind element, Location location, const std::string& other) {
   if (operand.value) return operand.value;
   const Const& c = *operand.constant;

@@ -43,13 +43,6 @@ struct Builtin;  // a row of the builtin function table (frontend/lower_builtins
 // `type` as the result of arithmetic on it: a tile lives in registers; a scalar is as it is.
 inline Type in_registers(const Type& type) { return type.is_tile() ? type.with_space(MemorySpace::reg) : type; }
 
-// The largest finite value of a float element type (f32, f16, bf16, f8e4m3, f8e5m2).
-double largest_finite_number(ScalarKind element);
-// A number as the nearest value of a float element type, rounded once from the double (ties to
-// even, subnormals kept): f16's 1 + 2^-11 + 2^-40 is 1 + 2^-10, where rounding through f32 first
-// gave 1. `overflows` says whether it rounded past the largest finite value: it is then inf (f8:
-// the largest, saturated).
-double round_to_element(ScalarKind element, double value, bool& overflows);
 
 // Calls `visit` for every subexpression of `e`, `e` included.
 template <typename Visit>

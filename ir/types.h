@@ -27,6 +27,13 @@ bool is_float(ScalarKind kind);
 bool is_integer(ScalarKind kind);  // integers and index
 // Bytes one element occupies in memory (f8 → 1, bf16 → 2, i1 → 1, i8 → 1, index → 8).
 int byte_size(ScalarKind kind);
+// The largest finite value of a float element type (f32, f16, bf16, f8e4m3, f8e5m2).
+double largest_finite_number(ScalarKind element);
+// A number as the nearest value of a float element type, rounded once from the double (ties to
+// even, subnormals kept): f16's 1 + 2^-11 + 2^-40 is 1 + 2^-10, where rounding through f32 first
+// gave 1. `overflows` says whether it rounded past the largest finite value: it is then inf (f8:
+// the largest, saturated). The front end's numbers and `--scalar` values round so.
+double round_to_element(ScalarKind element, double value, bool& overflows);
 // The values of an integer element type narrower than 64 bits (i1: 0 and 1; i8, i16, i32 in
 // two's complement; u8, u16, u32 from 0): what a number must fit, where arithmetic wraps to and
 // where a cast from a float saturates. nullopt for i64, index and the floats.

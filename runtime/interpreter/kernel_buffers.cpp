@@ -215,18 +215,13 @@ bool make_kernel_buffers(const Operation& kernel, const SymbolBindings& symbols,
       }
       if (floating) {
         const double value = std::visit([](auto v) { return static_cast<double>(v); }, given->second);
-        // Rounded to f32, then to the type: a value rounding to the largest finite one is taken
+        // Rounded to the type once, as a number in the source is (1 + 2^-11 + 2^-40 is f16's
+        // 1 + 2^-10; through f32 it was 1): a value rounding to the largest finite one is taken
         // (3.4028235e38, FLT_MAX's shortest spelling, lies just above it; 65519 is an f16 65504).
-        // From FLT_MAX + half its ulp on, f32 rounds to infinity; a double past FLT_MAX converts
-        // with undefined behaviour, so below that limit it is clamped first (the same rounding).
-        const double largest_f32 = static_cast<double>(std::numeric_limits<float>::max());
-        const bool in_f32 = std::abs(value) < largest_f32 + std::ldexp(1.0, 103);
-        const float held = in_f32 ? round_to_format(type.element(), static_cast<float>(std::clamp(value, -largest_f32,
-                                                                                                   largest_f32)))
-                                  : INFINITY;
-        // Past the largest finite value is refused, also for FP8, which would saturate it silently.
-        const bool fp8 = type.element() == ScalarKind::f8e4m3 || type.element() == ScalarKind::f8e5m2;
-        if (!std::isfinite(held) || (fp8 && std::abs(value) > static_cast<double>(largest_finite(type.element())))) {
+        // One rounding past it is refused, also for FP8, which would saturate it silently.
+        bool overflows = false;
+        const float held = static_cast<float>(round_to_element(type.element(), value, overflows));
+        if (overflows) {
           message = fmt::format("--scalar {}={}: {} is {}, whose finite values are at most {} in magnitude", hint, value,
                                 buffers.names.back(), type.to_string(), largest_finite(type.element()));
           return false;

@@ -656,6 +656,10 @@ TEST(Cli, RunTakesScalarParametersAndReportsThem) {
   CommandResult infinite = run_command(tilec("run " + half.string() + " --dims N=8 --scalar h=65520"));
   EXPECT_EQ(infinite.status, 1);
   EXPECT_THAT(infinite.err, HasSubstr("--scalar h=65520: %h is f16, whose finite values are at most 65504 in magnitude"));
+  // Rounded once, as a number in the source: 1 + 2^-11 + 2^-40 is 1 + 2^-10 (through f32 it was 1).
+  CommandResult once = run_command(tilec("run " + half.string() + " --dims N=8 --scalar h=1.000488281250909494701772928237915039062"));
+  EXPECT_EQ(once.status, 0) << once.err;
+  EXPECT_THAT(once.out, HasSubstr("scalars: h=1.00097656"));
   fs::remove(half);
 }
 

@@ -383,20 +383,20 @@ TEST(Lowering, ALoopMayRebindAScalarParameterAndAnF16OverflowWarns) {
 // value warns (65519 is f16's 65504, not inf; 464 is e4m3's 448 by ties to even).
 TEST(Lowering, NumbersRoundOnceToTheirTypeAndWarnOnlyWhenTheyOverflow) {
   bool overflows = false;
-  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f16, 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40), overflows),
+  EXPECT_EQ(round_to_element(ScalarKind::f16, 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40), overflows),
             1.0 + std::ldexp(1.0, -10));
-  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::bf16, 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40), overflows),
+  EXPECT_EQ(round_to_element(ScalarKind::bf16, 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40), overflows),
             1.0 + std::ldexp(1.0, -7));
-  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f16, 65519.0, overflows), 65504.0);
+  EXPECT_EQ(round_to_element(ScalarKind::f16, 65519.0, overflows), 65504.0);
   EXPECT_FALSE(overflows);
-  EXPECT_TRUE(std::isinf(frontend::detail::round_to_element(ScalarKind::f16, 65520.0, overflows)));
+  EXPECT_TRUE(std::isinf(round_to_element(ScalarKind::f16, 65520.0, overflows)));
   EXPECT_TRUE(overflows);
-  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f8e4m3, 464.0, overflows), 448.0);
+  EXPECT_EQ(round_to_element(ScalarKind::f8e4m3, 464.0, overflows), 448.0);
   EXPECT_FALSE(overflows);
-  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f8e4m3, -470.0, overflows), -448.0);
+  EXPECT_EQ(round_to_element(ScalarKind::f8e4m3, -470.0, overflows), -448.0);
   EXPECT_TRUE(overflows);
-  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f16, std::ldexp(3.0, -26), overflows), std::ldexp(1.0, -24));  // subnormal
-  EXPECT_EQ(frontend::detail::round_to_element(ScalarKind::f32, 3.40282356e38, overflows), 3.4028234663852886e38);
+  EXPECT_EQ(round_to_element(ScalarKind::f16, std::ldexp(3.0, -26), overflows), std::ldexp(1.0, -24));  // subnormal
+  EXPECT_EQ(round_to_element(ScalarKind::f32, 3.40282356e38, overflows), 3.4028234663852886e38);
   EXPECT_FALSE(overflows);
   Compiled c = compile_tile("kernel k(X: tensor<N, f16>, B: tensor<N, bf16>) grid tiles(1) as (i) {\n"
                             "  store X[i] = load X[i] : <8> + 65519.0;\n  store B[i] = load B[i] : <8> * 3.39e38;\n}\n");
