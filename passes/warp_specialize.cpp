@@ -38,6 +38,7 @@
 #include "ir/clone.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
+#include "ir/program_order.h"
 #include "passes/agent_of.h"
 #include "passes/pass_manager.h"
 
@@ -324,16 +325,14 @@ class KernelSplitter {
   // kernel reading and writing its own tile): two tiles that read and write one element race,
   // which the interpreter reports.
   bool check_reads_ahead_of_stores(Region& body, size_t split, size_t end) {
-    const Operation* tile_loop_parent = nullptr;  // the kernel body, when its tiles are walked in a loop
+    const Region* tile_walk = nullptr;  // the kernel body, when its tiles are walked in a loop
     for (const auto& op : body.operations())
       if (op->kind() == OpKind::grid_ids &&
           (op->has_attr("per_tile") || (tiles_walked_ && op->string_attr("schedule") == "tiles")))
-        tile_loop_parent = &kernel_;
+        tile_walk = &body;
     std::vector<const Operation*> reads, stores;
-    std::unordered_map<const Operation*, size_t> position;
     for (size_t i = split; i < end; ++i)
       walk_op(*body.operations()[i], [&](Operation& op) {
-        position.emplace(&op, position.size());
         auto access = tensor_access(op);
         if (access && access->writes) stores.push_back(&op);
         if (access && access->reads && agent_of(op) == AgentRole::producer) reads.push_back(&op);
@@ -341,30 +340,17 @@ class KernelSplitter {
           if (const Operation* copied = op.operand(2)->defining_op(); copied && is_plain_read(*copied))
             reads.push_back(copied);
       });
-    auto loops_around = [&](const Operation* op) {
-      std::vector<const Operation*> loops;
-      for (const Operation* parent = op->parent_region()->parent_op(); parent && parent != &kernel_;
-           parent = parent->parent_region()->parent_op())
-        if (parent->kind() == OpKind::for_ &&
-            !(tile_loop_parent && parent->parent_region()->parent_op() == tile_loop_parent))
-          loops.push_back(parent);
-      return loops;
-    };
+    const ProgramOrder order(body, tile_walk);
     for (const Operation* read : reads) {
       const Value* tensor = tensor_access(*read)->tensor;
-      const std::vector<const Operation*> read_loops = loops_around(read);
       for (const Operation* store : stores) {
         if (tensor_access(*store)->tensor != tensor) continue;
-        const Operation* shared_loop = nullptr;
-        for (const Operation* loop : loops_around(store))
-          if (!shared_loop && std::find(read_loops.begin(), read_loops.end(), loop) != read_loops.end())
-            shared_loop = loop;
-        const bool earlier = position.count(store) && position.count(read) && position.at(store) < position.at(read);
-        if (!earlier && !shared_loop) continue;
+        const ProgramOrder::Before before = order.runs_before(*store, *read);
+        if (!before) continue;
         const std::string where =
-            earlier ? fmt::format("the store into it at line {}", store->location().line)
-                    : fmt::format("the store into it at line {} in an earlier iteration of the loop at line {}",
-                                  store->location().line, shared_loop->location().line);
+            before.earlier ? fmt::format("the store into it at line {}", store->location().line)
+                           : fmt::format("the store into it at line {} in an earlier iteration of the loop at line {}",
+                                         store->location().line, before.loop->location().line);
         diagnostics_.error(read->location(),
                            fmt::format("kernel @{}: this load of {} is issued by the TMA producer warp, which runs "
                                        "ahead of the compute warps, so it would not see {}; a tensor-core kernel "
@@ -376,6 +362,7 @@ class KernelSplitter {
     }
     return true;
   }
+
 
   static std::string describe_tensor(const Value* tensor) {
     return tensor->name_hint().empty() ? std::string("a tensor") : tensor->name_hint();

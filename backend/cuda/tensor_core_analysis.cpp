@@ -15,6 +15,7 @@
 #include "ir/attribute_keys.h"
 #include "ir/diagnostic.h"
 #include "ir/ir.h"
+#include "ir/program_order.h"
 #include "ir/live_ranges.h"
 
 namespace tilec::cuda::tensor_core {
@@ -189,30 +190,19 @@ bool Analysis::refuse_computed_b() {
   // stored, with nothing ordering the stores first (a helper's hunt: stale numbers from the
   // second iteration on).
   const Region& agent = tc_.compute->region();
-  std::unordered_map<const Operation*, size_t> position;
+  const ProgramOrder order(agent, &agent);
   std::unordered_map<const Value*, std::vector<const Operation*>> stores;
   walk(agent, [&](const Operation& op) {
-    position.emplace(&op, position.size());
     if (auto access = tensor_access(op); access && access->writes) stores[access->tensor].push_back(&op);
   });
-  auto loops_around = [&](const Operation* op) {
-    std::vector<const Operation*> loops;
-    for (const Operation* parent = op->parent_region()->parent_op(); parent && parent->parent_region();
-         parent = parent->parent_region()->parent_op())
-      if (parent->kind() == OpKind::for_ && parent->parent_region() != &agent) loops.push_back(parent);
-    return loops;
-  };
   auto stored_before = [&](const Operation& load) -> std::string {
     auto found = stores.find(load.operand(0));
     if (found == stores.end()) return {};
-    const std::vector<const Operation*> load_loops = loops_around(&load);
-    for (const Operation* store : found->second) {
-      if (position.at(store) < position.at(&load)) return fmt::format("at line {}", store->location().line);
-      for (const Operation* loop : loops_around(store))
-        if (std::find(load_loops.begin(), load_loops.end(), loop) != load_loops.end())
-          return fmt::format("at line {}, in an earlier iteration of the loop at line {}", store->location().line,
-                             loop->location().line);
-    }
+    for (const Operation* store : found->second)
+      if (const ProgramOrder::Before before = order.runs_before(*store, load); before)
+        return before.earlier ? fmt::format("at line {}", store->location().line)
+                              : fmt::format("at line {}, in an earlier iteration of the loop at line {}",
+                                            store->location().line, before.loop->location().line);
     return {};
   };
   walk(tc_.compute->region(), [&](const Operation& op) {
