@@ -684,16 +684,13 @@ Operand Lowering::lower_bitcast(const Expr& e, const Builtin&, const Expr*) {
   auto element = element_type(e.args[1]->name, e.args[1]->location);
   Operand x = lower_expr(*e.args[0]);
   if (!element || !x.ok()) return {};
-  auto width = [](ScalarKind kind) {
-    return kind == ScalarKind::i1 || kind == ScalarKind::index ? 0 : 8 * byte_size(kind);
-  };
   ScalarKind number_type = ScalarKind::f32;
   if (x.constant && !x.constant->is_float) {
     // {signed, unsigned} integer of 8, 16, 32 and 64 bits.
     static constexpr std::pair<ScalarKind, ScalarKind> kIntegers[] = {
         {ScalarKind::i8, ScalarKind::u8}, {ScalarKind::i16, ScalarKind::u16},
         {ScalarKind::i32, ScalarKind::u32}, {ScalarKind::i64, ScalarKind::i64}};
-    const int bits = width(*element);
+    const int bits = bitcast_width(*element);
     const auto [signed_type, unsigned_type] = kIntegers[bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 2 : 3];
     auto range = integer_range(signed_type);
     number_type = range && x.constant->integer > range->highest ? unsigned_type : signed_type;
@@ -701,14 +698,14 @@ Operand Lowering::lower_bitcast(const Expr& e, const Builtin&, const Expr*) {
   Value* v = materialize(x, number_type, e.location);
   if (!v) return {};
   const ScalarKind from = v->type().element();
-  if (width(from) != width(*element)) {
-    error(e.location, fmt::format("bitcast({}) reads the bits of {} ({}) as {} ({}): bitcast keeps the width; "
+  if (bitcast_width(from) != bitcast_width(*element)) {
+    const std::string from_width = bitcast_width(from)      ? fmt::format("{} bits", bitcast_width(from))
+                                   : from == ScalarKind::i1 ? std::string("a mask")
+                                                            : std::string("no fixed width");
+    error(e.location, fmt::format("bitcast({}) reads the bits of {} ({}) as {} ({} bits): bitcast keeps the width; "
                                   "cast(x, {}) converts the value",
-                                  e.args[1]->name, with_article(from),
-                                  width(from)                 ? fmt::format("{} bits", width(from))
-                                  : from == ScalarKind::i1 ? std::string("a mask")
-                                                           : std::string("no fixed width"),
-                                  with_article(*element), fmt::format("{} bits", width(*element)), e.args[1]->name));
+                                  e.args[1]->name, with_article(from), from_width, with_article(*element),
+                                  bitcast_width(*element), e.args[1]->name));
     return {};
   }
   Type type = v->type().with_element(*element);

@@ -64,6 +64,10 @@ std::optional<ScalarKind> mma_accumulator(ScalarKind operand) {
   }
 }
 
+int bitcast_width(ScalarKind kind) {
+  return kind == ScalarKind::i1 || kind == ScalarKind::index ? 0 : 8 * byte_size(kind);
+}
+
 int byte_size(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::i1: return 1;

@@ -27,6 +27,9 @@ bool is_float(ScalarKind kind);
 bool is_integer(ScalarKind kind);  // integers and index
 // Bytes one element occupies in memory (f8 → 1, bf16 → 2, i1 → 1, i8 → 1, index → 8).
 int byte_size(ScalarKind kind);
+// The bits of an element a bitcast reads: 8 × byte_size, and 0 for i1 and index, which have no
+// width of their own to read (a mask; a 64-bit or 32-bit index by the launcher's choice).
+int bitcast_width(ScalarKind kind);
 // The largest finite value of a float element type (f32, f16, bf16, f8e4m3, f8e5m2).
 double largest_finite_number(ScalarKind element);
 // A number as the nearest value of a float element type, rounded once from the double (ties to

@@ -347,12 +347,9 @@ class Verifier {
         break;
       case OpKind::bitcast: {
         const ScalarKind from = type(0).element(), to = result().element();
-        auto bits = [](ScalarKind kind) {
-          return kind == ScalarKind::i1 || kind == ScalarKind::index ? 0 : 8 * byte_size(kind);
-        };
         if (!(type(0).with_element(to).with_space(result().space()) == result()))
           error(op, "changes only the element type");
-        else if (bits(from) == 0 || bits(from) != bits(to))
+        else if (bitcast_width(from) == 0 || bitcast_width(from) != bitcast_width(to))
           error(op, fmt::format("reads {} as {}: bitcast takes element types of the same width (not i1 or index)",
                                 to_string(from), to_string(to)));
         break;

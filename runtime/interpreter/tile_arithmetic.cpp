@@ -214,7 +214,7 @@ std::string evaluate_cast(const TileValue& a, ScalarKind target, TileValue& out)
 }
 
 std::string evaluate_bitcast(const TileValue& a, ScalarKind target, TileValue& out) {
-  if (a.element == ScalarKind::i1 || target == ScalarKind::i1 || byte_size(a.element) != byte_size(target))
+  if (bitcast_width(a.element) == 0 || bitcast_width(a.element) != bitcast_width(target))
     return fmt::format("bitcast from {} to {}: the element types must be of one width", to_string(a.element),
                        to_string(target));
   const uint64_t mask = byte_size(target) == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * byte_size(target))) - 1;
