@@ -2,6 +2,7 @@
 #include "tools/report_recorder.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -18,14 +19,7 @@ ReportRecorder::ReportRecorder(std::string path, const std::string& input_name, 
   report_.initial_ir = print_module(module);
   report_.passes_before = passes_run(module);
   report_.max_events = max_events;
-  const bool materialized = std::find(report_.passes_before.begin(), report_.passes_before.end(),
-                                      "materialize-schedule") != report_.passes_before.end();
-  if (!materialized) scheduled_ir_ = report_.initial_ir;
-  driver.after_pass = [this](const std::string& pass, const std::string& ir) {
-    report_.passes.push_back({pass, ir, 0.0});
-    if (pass == "materialize-schedule") materialized_now_ = true;
-    if (!materialized_now_) scheduled_ir_ = ir;
-  };
+  driver.after_pass = [this](const std::string& pass, const std::string& ir) { report_.passes.push_back({pass, ir, 0.0}); };
   driver.timings = &timings_;
 }
 
@@ -37,10 +31,15 @@ bool ReportRecorder::finish(int pipeline_status, const DiagnosticEngine& diagnos
   report_.outcome = pipeline_status == 0 ? "ok" : pipeline_status == 1 ? "input error" : "internal error";
   report_.diagnostics = diagnostics.render_all();
   report_.final_module = &module;
-  // The schedule charts draw the loops as published, when this run materialized them.
-  if (materialized_now_ && !scheduled_ir_.empty()) {
+  // The schedule charts draw the loops as published when this run materialized them: the IR
+  // just before materialize-schedule (the snapshot before its own, or the input's).
+  const auto materialized = std::find_if(report_.passes.begin(), report_.passes.end(), [](const auto& snapshot) {
+    return snapshot.pass == "materialize-schedule";
+  });
+  if (materialized != report_.passes.end()) {
     DiagnosticEngine ignored;
-    scheduled_module_ = parse_module(scheduled_ir_, ignored);
+    scheduled_module_ = parse_module(
+        materialized == report_.passes.begin() ? report_.initial_ir : std::prev(materialized)->ir, ignored);
     report_.scheduled_module = scheduled_module_.get();
   }
   return write_output(path_, report::render_html_report(report_));

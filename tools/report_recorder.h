@@ -31,10 +31,7 @@ class ReportRecorder {
   std::string path_;
   report::ReportInput report_;
   std::vector<PassTiming> timings_;
-  // The IR before materialize-schedule ran (empty once it has, or when the input had run it),
-  // and the module parsed from it for the schedule charts.
-  std::string scheduled_ir_;
-  bool materialized_now_ = false;
+  // The module before materialize-schedule, parsed for the schedule charts.
   std::unique_ptr<Module> scheduled_module_;
 };
 
