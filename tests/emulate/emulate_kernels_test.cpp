@@ -100,6 +100,14 @@ TEST(EmulateRuntime, AComputedBMatchesTheInterpreter) {
                                       {"Y", "Z", "L", "S4", "T4", "F8", "I8"}, tiles);
 }
 
+// A computed B the cost-based schedule starts two stages before its mma
+// (tests/emulate/tensor_core/early_computed_b.tile: attention over an FP8 V dequantized in the
+// loop, pipeline(3)), through two register pipes, read where the B is written: both targets match
+// the interpreter, with no race on the TMA slot the B's loads wait in.
+TEST(EmulateRuntime, AComputedBScheduledTwoStagesEarlyMatches) {
+  expect_tensor_core_kernel_matches("early_computed_b", "M=100,T=136", {"O"});
+}
+
 // One column of a tile broadcast along the columns (tests/emulate/tensor_core/broadcast_columns.tile):
 // an epilogue's acc * s[:, 2:3], read at column 2 in every element (it read the element's own
 // column, silently, before), and MXFP4-style weights whose computed B multiplies each block's
