@@ -127,11 +127,16 @@ int run_compile(const CompileOptions& options) {
   // --emit-harness: tensor-core kernels' references come from the module before scheduling.
   std::unique_ptr<Module> before_scheduling;
   if (options.emit_harness) {
-    driver.keep_after = "fold-constants";
-    driver.kept = &before_scheduling;
-    // A .tir that stops right after fold-constants is its own module before scheduling.
+    // A .tir that stops right after fold-constants is its own module before scheduling; one that
+    // went further has none to keep (and asking the pipeline for it warned about a
+    // --print-ir-after fold-constants the user never gave).
     std::vector<std::string> ran = passes_run(module);
-    if (!ran.empty() && ran.back() == "fold-constants") before_scheduling = clone_module(module);
+    if (!ran.empty() && ran.back() == "fold-constants") {
+      before_scheduling = clone_module(module);
+    } else if (std::find(ran.begin(), ran.end(), "fold-constants") == ran.end()) {
+      driver.keep_after = "fold-constants";
+      driver.kept = &before_scheduling;
+    }
   }
   ReportRecorder recorder(options.report, options.input, input.source, module, driver.max_events, driver);
   int pipeline_status = run_pipeline(module, *input.diagnostics, driver);
@@ -213,6 +218,11 @@ bool files_are_distinct(const CompileOptions& options, const std::string& depend
 
 int run_compile_with_dependency_file(const CompileOptions& options, const DependencyFileOptions& depfile) {
   bool wanted = !depfile.path.empty() || depfile.next_to_output;
+  if (!depfile.path.empty() && depfile.next_to_output) {
+    fmt::print(stderr, "tilec: error: -M and --depfile both name the dependency file: give one (-M puts it next to "
+                       "-o's file, as OUT.d)\n");
+    return 1;
+  }
   if (wanted && (options.output.empty() || options.output == "-")) {
     fmt::print(stderr, "tilec: error: {} needs -o FILE: a dependency file names the output it describes\n",
                depfile.next_to_output ? "-M" : "--depfile");
@@ -247,12 +257,15 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
           },
           "PATH"));
   auto depfile = std::make_shared<DependencyFileOptions>();
-  CLI::Option* depfile_option = cmd->add_option(
-      "--depfile", depfile->path, "also write a make-style dependency file 'OUT: IN' to this path (needs -o)");
-  cmd->add_flag("-M", depfile->next_to_output, "like --depfile OUT.d: the dependency file next to -o's file")
-      ->excludes(depfile_option);
+  // Not both: checked in run_compile_with_dependency_file (CLI11's excludes() printed "Excludes: -M"
+  // into the option column of --help).
+  cmd->add_option("--depfile", depfile->path,
+                  "also write a make-style dependency file 'OUT: IN' to this path (needs -o; not with -M)")
+      ->type_name("FILE");
+  cmd->add_flag("-M", depfile->next_to_output,
+                "like --depfile OUT.d: the dependency file next to -o's file (not with --depfile)");
   add_pipeline_options(*cmd, options->driver, options->defines);
-  cmd->add_option("--emit", options->emit, "what to write: tokens, ast, ir or cu")
+  cmd->add_option("--emit", options->emit, "what to write: tokens, ast, ir or cu (default cu)")
       ->check(CLI::IsMember({"tokens", "ast", "ir", "cu"}));
   std::vector<std::string> stages = pipeline_stage_names();
   cmd->add_option("--stop-after", options->driver.stop_after,

@@ -241,6 +241,11 @@ int expect_refused_launch(const runtime::LaunchResult& reference, std::vector<st
   return 1;
 }
 
+// The name the work files take from the input: its stem, or `stdin` for `-` (not `-.cu`).
+std::string input_stem(const std::string& input) {
+  return input == "-" ? std::string("stdin") : fs::path(input).stem().string();
+}
+
 struct KernelJob {
   const Operation* lowered = nullptr;
   const Operation* parsed = nullptr;
@@ -295,6 +300,10 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs
 
   std::vector<std::string> base = {program.string(), cu.string(), data.string(), name};
   for (const std::string& value : driver_value_arguments(job.plan, inputs)) base.push_back(value);
+  // The runs name a --cu file as the user gave it (`gemm.cu:842`, as the .tile's path), the rerun
+  // script by its absolute path, which holds wherever it is run from.
+  std::vector<std::string> run_base = base;
+  if (!options.cu.empty()) run_base[1] = options.cu;
   if (work.keep) {
     const fs::path script_path = work.path / ("run_" + name + ".sh");
     {
@@ -317,7 +326,7 @@ int emulate_kernel(const KernelJob& job, const EmulateOptions& options, const fs
   // Phase 6. Every schedule runs, even after one failed: a hazard should be reported in each.
   int overall = 0;
   for (const Schedule& schedule : schedules(options)) {
-    std::vector<std::string> command = base;
+    std::vector<std::string> command = run_base;
     command.insert(command.end(), {"--policy", schedule.policy, "--seed", std::to_string(schedule.seed), "--bounds",
                                    schedule.bounds, "--sms", std::to_string(options.sms), "--workers",
                                    std::to_string(options.workers)});
@@ -465,7 +474,7 @@ int run_emulate(EmulateOptions options) {
   fs::path cu;
   std::error_code error;
   if (options.cu.empty()) {
-    cu = work.path / (fs::path(options.input).stem().string() + ".cu");
+    cu = work.path / (input_stem(options.input) + ".cu");
     if (!write_binary_file(cu, cuda->data(), cuda->size())) return 1;
   } else {
     cu = fs::absolute(options.cu, error);
@@ -503,7 +512,7 @@ int run_emulate(EmulateOptions options) {
   // One driver and one program for every kernel: each compile of a driver compiles the whole .cu.
   std::vector<const cuda::KernelPlan*> plans;
   for (const KernelJob& job : jobs) plans.push_back(&job.plan);
-  const std::string stem = "emulate_" + fs::path(options.input).stem().string();
+  const std::string stem = "emulate_" + input_stem(options.input);
   const fs::path driver = work.path / (stem + ".cpp");
   const std::string text = driver_source(plans, cu.string());
   if (!write_binary_file(driver, text.data(), text.size())) return 1;
@@ -535,8 +544,10 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
       "Run the CUDA tilec emits on the CPU: build the .cu with a host C++ compiler against tilec's\n"
       "emulation runtime (cached), run it on random inputs under several schedules of its asynchronous\n"
       "operations, report hazards and deadlocks by .cu and .tile line, and compare every output with the\n"
-      "interpreter's result. No GPU needed. See docs/emulation.md.");
-  cmd->add_option("input", options->input, "the .tile source or .tir IR text (the reference, and the kernel's parameters)")
+      "interpreter's result. No GPU needed. Builds are cached in $TILEC_CACHE_DIR, else\n"
+      "$XDG_CACHE_HOME/tilec, else ~/.cache/tilec; the first run compiles the runtime (a minute or\n"
+      "more). See docs/emulation.md.");
+  cmd->add_option("input", options->input, "the .tile source or .tir IR text (the reference, and the kernel's parameters; '-' reads stdin)")
       ->required();
   add_kernel_option(*cmd, options->kernel, "emulate");
   add_extent_options(*cmd, options->dims, options->scalar_items, "M=200,N=136,K=72");
@@ -561,7 +572,8 @@ void add_emulate_command(CLI::App& app, CommandRunner& run) {
       ->type_name("DIR");
   cmd->add_option("--keep", options->keep,
                   "keep the .cu, the driver and program, the data files and a rerun script per kernel in this "
-                  "directory");
+                  "directory")
+      ->type_name("DIR");
   add_timeout_option(*cmd, options->timeout,
                      "seconds one run (the emulated program, or the interpreter's reference run) may take before it "
                      "is stopped (default 300)");

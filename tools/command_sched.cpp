@@ -55,7 +55,7 @@ void add_sched_command(CLI::App& app, CommandRunner& run) {
   CLI::App* command = app.add_subcommand(
       "sched", "Modulo-schedule a loop dependence graph given as JSON (the scheduling lab)");
   command->add_option("input", options->input, "loop dependence graph (JSON, docs/passes/generate_schedule.md), or - for stdin")->required();
-  command->add_option("--generator", options->generator, "schedule generator")
+  command->add_option("--generator", options->generator, "schedule generator: auto (default: serial for a forced-serial loop, one of fewer than 8 ops, or one with no asynchronous or limited-resource op; cost-based otherwise), serial (one iteration after another) or cost-based (modulo scheduling)")
       ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
   command->callback([options, &run] { run = [options] { return run_sched(*options); }; });
 }

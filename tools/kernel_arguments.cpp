@@ -65,7 +65,7 @@ void add_extent_options(CLI::App& cmd, std::string& dims, std::vector<std::strin
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   cmd.add_option("--scalar", scalars,
                  "values of scalar parameters, e.g. --scalar alpha=0.5,n=-3 (repeatable; float scalars not\n"
-                 "given get a random value in [-1, 1), integer ones must be given; the values are printed)");
+                 "given get a random value in [-1, 1), integer ones must be given, here or in --dims; the values are\nprinted)");
 }
 
 bool parse_dims(const std::string& text, runtime::SymbolBindings& out) {

@@ -109,7 +109,7 @@ void add_pipeline_options(CLI::App& cmd, DriverOptions& driver, std::vector<std:
   cmd.add_option("-D", defines, "override a constant: -D NAME=VALUE (repeatable)")->allow_extra_args(false);
   cmd.add_option("--max-events", driver.max_events, "reorder-events: live cross-pipe events allowed per pipe pair (default 8)")
       ->check(CLI::Range(1, 1 << 20));
-  cmd.add_option("--generator", driver.generator, "schedule generator: auto, serial or cost-based")
+  cmd.add_option("--generator", driver.generator, "schedule generator: auto (default: cost-based modulo scheduling for loops with mma, as the engine picks; serial for the others), serial (one iteration after another) or cost-based")
       ->check(CLI::IsMember({"auto", "serial", "cost-based"}));
 }
 

@@ -311,9 +311,10 @@ bool reports_one_of(const std::string& report, const std::string& alternatives) 
   return false;
 }
 
+// `cu` is given relative to the source directory, where the command runs: a report names it as given.
 std::string emulate(const PlantedBug& bug, const fs::path& cu) {
-  return tilec(std::string("emulate samples/") + bug.sample + ".tile --target " + bug.target + " --cu " + cu.string() +
-               " --dims " + bug.dims + " --sms 2 --schedules 3");
+  return tilec(std::string("emulate samples/") + bug.sample + ".tile --target " + bug.target + " --cu " +
+               fs::relative(cu, source_dir()).string() + " --dims " + bug.dims + " --sms 2 --schedules 3");
 }
 
 fs::path work_directory() {
@@ -373,7 +374,9 @@ TEST_P(PlantedBugs, IsReportedInEverySchedule) {
     const std::string shown = shown_report(read_file(source_dir() / bug.shown_in), cu.filename().string());
     ASSERT_FALSE(shown.empty()) << bug.shown_in << " shows no report of " << cu.filename();
     std::string eager = reports.at("eager");
-    const std::string directory = cu.parent_path().string() + "/";
+    // The report names the .cu as the command gave it (a page's `--cu gemm.cu` shows `gemm.cu:842`).
+    const std::string directory = fs::relative(cu, source_dir()).parent_path().string() + "/";
+    EXPECT_EQ(eager.rfind(directory + cu.filename().string() + ":", 0), 0u) << eager;
     for (size_t at; (at = eager.find(directory)) != std::string::npos;) eager.erase(at, directory.size());
     EXPECT_NE(words(eager).find(shown), std::string::npos)
         << bug.shown_in << " shows a report the emulator no longer prints; update the page to:\n" << eager;

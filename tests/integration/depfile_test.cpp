@@ -95,6 +95,8 @@ TEST_F(Depfile, NeedsAnOutputFile) {
 TEST_F(Depfile, BothFormsAtOnceIsAUsageError) {
   CommandResult r = tilec("compile vector_add.tile -o out.cu -M --depfile out.d");
   EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("tilec: error: -M and --depfile both name the dependency file: give one"));
+  EXPECT_FALSE(fs::exists(directory_ / "out.cu"));
   EXPECT_FALSE(fs::exists(directory_ / "out.d"));
   EXPECT_FALSE(fs::exists(directory_ / "out.cu.d"));
 }
