@@ -1001,6 +1001,19 @@ bool Analysis::hold_op(const Operation& op) {
   return true;
 }
 
+// Why a tile of `columns` columns read from TMEM has a width tcgen05.ld cannot read: each compute
+// warpgroup reads its share of the columns (a hunt's SwiGLU read acc[:, 40:80] and was told "a
+// multiple of 8" of its 40 columns).
+std::string Analysis::tmem_read_width(int64_t columns) const {
+  const int64_t per_warpgroup = store_columns(columns);
+  const int64_t multiple = columns / per_warpgroup * 8;
+  return fmt::format("{} columns wide: {}tcgen05.ld 32x32b reads 32, 16 or 8 columns at a time, so the tile must be "
+                     "a multiple of {} columns wide{}",
+                     columns,
+                     multiple > 8 ? fmt::format("the compute warpgroups read {} columns each, and ", per_warpgroup) : "",
+                     multiple, multiple > 8 ? " (or use 64-row tiles, which one warpgroup reads)" : "");
+}
+
 // Carried TMEM accumulators stay in place; a carried register tile lives in its initial
 // value's registers when nothing else reads that value, else in a copy; the yield copies a
 // new value into them.
@@ -1019,10 +1032,7 @@ bool Analysis::hold_loop(const Operation& loop) {
           const int64_t columns = slice->type().shape()[1];
           if (target::tmem_load_width(store_columns(columns)) == 0)
             return unsupported(*slice->defining_op(),
-                               fmt::format("a slice of a TMEM accumulator read into registers, {} columns, {} per "
-                                           "warpgroup (tcgen05.ld 32x32b reads 32, 16 or 8 columns at a time: a "
-                                           "multiple of 8)",
-                                           columns, store_columns(columns)));
+                               fmt::format("a slice of a TMEM accumulator read into registers, {}", tmem_read_width(columns)));
           if (!new_fragment(*slice->defining_op(), slice)) return false;
         }
       continue;
@@ -1434,10 +1444,7 @@ bool Analysis::hold_store(const Operation& op) {
                                        *seam));
   const int64_t per_warpgroup = store_columns(columns);
   if (!accumulators.empty() && target::tmem_load_width(per_warpgroup) == 0)
-    return unsupported(op,
-                       fmt::format("a TMEM accumulator of {} columns, {} per warpgroup (tcgen05.ld 32x32b reads 32, "
-                                   "16 or 8 columns at a time: a multiple of 8)",
-                                   columns, per_warpgroup));
+    return unsupported(op, fmt::format("a store of a tile read from a TMEM accumulator, {}", tmem_read_width(columns)));
   StorePlan plan;
   plan.accumulators = accumulators;
   plan.tensor = op.operand(0);

@@ -121,6 +121,7 @@ class Analysis {
   bool hold_region(const Region& region);
   bool hold_op(const Operation& op);
   bool hold_loop(const Operation& loop);
+  std::string tmem_read_width(int64_t columns) const;  // why tcgen05.ld cannot read that width
   bool hold_mma(const Operation& op);
   bool hold_store(const Operation& op);
   bool folded_reduction(const Operation& op);

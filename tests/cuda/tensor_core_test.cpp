@@ -583,8 +583,16 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
       {"sm100_reduced", "sm_100a", "  store R[m, 0] = max(acc[:, 0:32], axis = 1);\n", ""},
       {"sm100_reduced_narrow", "sm_100a", "  store R[m, 0] = max(acc[:, 0:36], axis = 1);\n",
        ":6:26: error: the tensor-core CUDA backend (sm_100a) does not support a slice of a TMEM accumulator read into "
-       "registers, 36 columns, 18 per warpgroup (tcgen05.ld 32x32b reads 32, 16 or 8 columns at a time: a multiple of "
-       "8)"},
+       "registers, 36 columns wide: the compute warpgroups read 18 columns each, and tcgen05.ld 32x32b reads 32, 16 or 8 "
+       "columns at a time, so the tile must be a multiple of 16 columns wide (or use 64-row tiles, which one warpgroup "
+       "reads)"},
+      // A store of 40 columns from TMEM: 20 for each warpgroup, which tcgen05.ld cannot read (a
+      // hunt's SwiGLU epilogue; the message said "a multiple of 8" of the 40).
+      {"sm100_stored_narrow", "sm_100a", "  store Y[m, n] = acc[:, 0:40] * 2.0;\n",
+       ":6:3: error: the tensor-core CUDA backend (sm_100a) does not support a store of a tile read from a TMEM "
+       "accumulator, 40 columns wide: the compute warpgroups read 20 columns each, and tcgen05.ld 32x32b reads 32, 16 "
+       "or 8 columns at a time, so the tile must be a multiple of 16 columns wide (or use 64-row tiles, which one "
+       "warpgroup reads)"},
       {"sm100_computed", "sm_100a", "  h = relu(acc);\n  store R[m, 0] = max(h[:, 0:32], axis = 1);\n",
        ":7:24: error: the tensor-core CUDA backend (sm_100a) does not support this slice of %h (tile<128, 64, f32>, "
        "held in registers) at columns 0:32: each of the 2 compute warpgroups holds its part of every row's columns "
