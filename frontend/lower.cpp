@@ -48,7 +48,7 @@ std::unique_ptr<Module> Lowering::lower(const Program& program) {
 }
 
 void Lowering::lower_constants(const Program& program) {
-  for (const ConstDecl& decl : program.constants) declared_constants_.insert(decl.name);
+  for (const ConstDecl& decl : program.constants) declared_constants_.emplace(decl.name, decl.location);
   std::set<std::string> declared;
   size_t next_assertion = 0;
   auto check_assertions = [&](size_t constants) {
@@ -771,6 +771,13 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       error(p.location, fmt::format("parameter '{}' is declared twice", p.name));
       continue;
     }
+    // The kernel would read the parameter where the program's constant is meant, or the reverse
+    // (a hunt's `const s = 2.0;` beside a parameter s: f32 used the parameter, silently), as a loop
+    // variable named like a constant would.
+    if (auto constant = declared_constants_.find(p.name); constant != declared_constants_.end())
+      error(p.location, fmt::format("parameter '{}' has the name of the constant at {}:{}; rename one (in the kernel "
+                                    "the parameter would hide the constant)",
+                                    p.name, constant->second.line, constant->second.column));
     // An unknown element type is reported; the parameter still exists (as f32), so that its uses
     // are not reported as unknown names too.
     const std::optional<ScalarKind> known = element_type(p.element, p.element_location);

@@ -201,7 +201,8 @@ class Lowering {
   const LowerOptions& options_;
   DiagnosticEngine& diagnostics_;
   std::unordered_map<std::string, Operand> constants_;
-  std::set<std::string> declared_constants_;  // every `const` of the program, for the assert messages
+  // Every `const` of the program and where (the assert messages; a parameter of the same name).
+  std::map<std::string, Location> declared_constants_;
   // The kernel's parameters, dims and grid coordinates, each with what it is ("a grid
   // coordinate"): a dim or coordinate cannot be assigned, nor be a loop variable.
   std::map<std::string, std::string> kernel_names_;

@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include <map>
 #include <variant>
 
 #include "backend/cuda/cuda_syntax.h"
@@ -97,6 +98,12 @@ std::string run_function(const cuda::KernelPlan& plan) {
   std::string status = names.unique("launch_status");
   std::string exit_status = names.unique("exit_status");
   std::string saved = names.unique("saved");
+  // Each tensor's byte count, named after it past every parameter's name (a tensor X_bytes beside
+  // X clashed with X's count).
+  std::map<int, std::string> byte_counts;
+  for (const cuda::LaunchParameter& parameter : parameters)
+    if (parameter.param >= 0 && plan.params[static_cast<size_t>(parameter.param)].value->type().is_tensor())
+      byte_counts[parameter.param] = names.unique(parameter.name + "_bytes");
   std::string out =
       fmt::format("\n// Kernel {0}: launch_{0} on the tensors in DATA_DIR and the values of NAME=VALUE.\n", plan.name);
   out += fmt::format("static int tilec_emulate_run_{}(int argc, char** argv) {{\n", plan.name);
@@ -112,10 +119,12 @@ std::string run_function(const cuda::KernelPlan& plan) {
     const Type& type = plan.params[static_cast<size_t>(parameter.param)].value->type();
     if (type.is_tensor()) {
       std::string element = pointee(parameter.type);
-      out += fmt::format("  size_t {0}_bytes = 0;  // {1}\n", parameter.name, type.to_string());
+      const std::string& bytes = byte_counts.at(parameter.param);
+      out += fmt::format("  size_t {0} = 0;  // {1}\n", bytes, type.to_string());
       out += fmt::format(
-          "  {0}* const {1} = static_cast<{0}*>(tilec_emulate_driver::read_tensor({2}, {3}, \"tensor {4}\", {1}_bytes));\n",
-          element, parameter.name, data, parameter.param, plan.params[static_cast<size_t>(parameter.param)].value->name_hint());
+          "  {0}* const {1} = static_cast<{0}*>(tilec_emulate_driver::read_tensor({2}, {3}, \"tensor {4}\", {5}));\n",
+          element, parameter.name, data, parameter.param, plan.params[static_cast<size_t>(parameter.param)].value->name_hint(),
+          bytes);
       continue;
     }
     ScalarKind kind = type.element();
@@ -137,8 +146,8 @@ std::string run_function(const cuda::KernelPlan& plan) {
   out += fmt::format("  if ({} == cudaSuccess) {{\n", status);
   for (const cuda::LaunchParameter& parameter : parameters) {
     if (parameter.param < 0 || parameter.type.rfind("const ", 0) == 0 || parameter.type.back() != '*') continue;
-    out += fmt::format("    {0} = tilec_emulate_driver::write_tensor({1}, {2}, {3}, {3}_bytes) && {0};\n", saved, data,
-                       parameter.param, parameter.name);
+    out += fmt::format("    {0} = tilec_emulate_driver::write_tensor({1}, {2}, {3}, {4}) && {0};\n", saved, data,
+                       parameter.param, parameter.name, byte_counts.at(parameter.param));
   }
   out += "  }\n";
   out += fmt::format("  const int {} = tilec_emu::finish({});\n", exit_status, status);

@@ -165,6 +165,9 @@ constexpr std::string_view kReserved[] = {
     "SEEK_END", "stdin", "stdout", "stderr", "errno", "EDOM", "ERANGE", "EILSEQ", "SIGINT", "SIGTERM",
     "SIGABRT", "SIGFPE", "SIGILL", "SIGSEGV", "SIG_DFL", "SIG_IGN", "SIG_ERR", "CLOCKS_PER_SEC", "linux", "unix",
     "i386", "offsetof", "va_start", "va_end", "va_arg", "setjmp",
+    // the atomics a `+=`, `|=`, `max=` store calls (a value of the name hid the function in its scope)
+    "atomicAdd", "atomicSub", "atomicOr", "atomicAnd", "atomicXor", "atomicMax", "atomicMin", "atomicCAS",
+    "atomicExch", "atomicInc", "atomicDec",
     // CUDA
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "cudaStream_t",
     "cudaError_t", "__half", "__nv_bfloat16", "__nv_fp8_e4m3", "__nv_fp8_e5m2", "expf",
@@ -192,6 +195,12 @@ constexpr std::string_view kReserved[] = {
     "thread_row", "thread_column", "kColumnStage", "kReductionArea", "kPart", "copied", "count_only",
     "failed", "launch_sm_count", "tilec_line"};
 
+// Every other macro of the headers around a generated .cu (PATH_MAX, BIG_ENDIAN, EINVAL: a hunt's
+// tensors named so broke the .cu), listed by scripts/reserved_macros.sh.
+constexpr std::string_view kReservedMacros[] = {
+#include "backend/cuda/reserved_macros.inc"
+};
+
 // Locals the tensor-core kernels declare by hand in blocks that read user values (an epilogue's
 // `row`, `column` and loop counter `i`): reserved in those kernels only (reserve_tensor_core_locals).
 constexpr std::string_view kTensorCoreLocals[] = {
@@ -217,6 +226,7 @@ bool is_identifier_char(char c) {
 
 NameTable::NameTable() {
   for (std::string_view name : kReserved) taken_.insert(std::string(name));
+  for (std::string_view name : kReservedMacros) taken_.insert(std::string(name));
 }
 
 void NameTable::reserve_tensor_core_locals() {
@@ -237,6 +247,18 @@ std::string kernel_prefix_problem(std::string_view prefix) {
                          "another (e.g. sm90_)",
                          reserved);
   return "";
+}
+
+std::string kernel_rename_reason(std::string_view name) {
+  const std::string quoted = fmt::format("'{}'", name);
+  if (!std::all_of(name.begin(), name.end(), is_identifier_char))
+    return quoted + " holds characters a C++ identifier cannot";
+  if (name.empty() || name.front() == '_' || (name.front() >= '0' && name.front() <= '9'))
+    return quoted + " starts with '_' or a digit, which C++ reserves or does not take";
+  if (name.find("__") != std::string_view::npos) return quoted + " holds '__', which C++ reserves";
+  if (name.back() == '_') return fmt::format("{0}_kernel would hold '__', which C++ reserves", name);
+  if (NameTable().unique(name) != name) return quoted + " is reserved in CUDA C++ or by tilec's own code";
+  return "another kernel's functions take its names";
 }
 
 std::string NameTable::unique(std::string_view hint) {

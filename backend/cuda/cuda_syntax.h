@@ -36,6 +36,11 @@ std::string grouped(const std::string& text);
 // underscores; not cuda..., CU_..., tilec_..., which the toolkit and the emitter use).
 std::string kernel_prefix_problem(std::string_view prefix);
 
+// Why a kernel named `name` (its prefix included) is emitted under another name: its spelling
+// (characters an identifier cannot hold, a leading '_' or digit, "__", a trailing '_' that would
+// make NAME__kernel), a name CUDA C++ or tilec reserves, or else another kernel's names.
+std::string kernel_rename_reason(std::string_view name);
+
 // Hands out C++ identifiers: each name once, none reserved.
 class NameTable {
  public:

@@ -249,10 +249,10 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
     }
     if (plan->name != options.kernel_prefix + kernel_name(*kernel))
       diagnostics.warning(kernel->location(),
-                          fmt::format("kernel '{0}' is emitted as {1}_kernel, launched by launch_{1} ('{2}{0}' is "
-                                      "reserved in CUDA C++, or another kernel's functions take its names); rename "
+                          fmt::format("kernel '{0}' is emitted as {1}_kernel, launched by launch_{1} ({2}); rename "
                                       "the kernel to choose the launcher's name",
-                                      kernel_name(*kernel), plan->name, options.kernel_prefix));
+                                      kernel_name(*kernel), plan->name,
+                                      cuda::kernel_rename_reason(options.kernel_prefix + kernel_name(*kernel))));
     // CUDA passes a kernel's arguments in a parameter space of 32764 bytes (sm_70 and later, CUDA
     // 12.1); past it nvcc refuses the .cu ("Formal parameter space overflowed"). Each pointer,
     // scalar and extent takes at most 8 bytes, and a tensor-core kernel's TMA map 128.

@@ -42,6 +42,8 @@ class Planner {
     plan_.name = name;
     names_.reserve(plan_.name + "_kernel");  // the __global__ function and its launcher, which
     names_.reserve("launch_" + plan_.name);  // take the user's names as parameters
+    names_.reserve(plan_.name + "_reference");        // --emit-harness: the reference kernel and its
+    names_.reserve(plan_.name + "_reference_flops");  // work counter, which a parameter would hide
     const Region& body = kernel_.region();
     for (const auto& op : body.operations())
       plan_.tensor_core = plan_.tensor_core || op->kind() == OpKind::warp_specialize;

@@ -308,7 +308,7 @@ TEST(CudaEmit, ARenamedKernelTakesNoOtherKernelsFunctionNames) {
   const std::string vector_add = read_file(kTestDir / "inputs" / "vector_add.tir");
   const std::string kernel = vector_add.substr(vector_add.find("kernel @"));
   std::string text = vector_add.substr(0, vector_add.find("kernel @"));
-  for (const char* name : {"main", "main_1", "launch_b", "b_kernel"}) {
+  for (const char* name : {"main", "main_1", "launch_b", "b_kernel", "gemm_", "a.b"}) {
     std::string renamed = kernel;
     renamed.replace(renamed.find("@vector_add"), std::strlen("@vector_add"), std::string("@") + name);
     text += renamed;
@@ -326,7 +326,20 @@ TEST(CudaEmit, ARenamedKernelTakesNoOtherKernelsFunctionNames) {
   }
   EXPECT_NE(emitted.diagnostics.find("warning: kernel 'main' is emitted as main_2_kernel, launched by launch_main_2"),
             std::string::npos) << emitted.diagnostics;
-  EXPECT_NE(emitted.diagnostics.find("warning: kernel 'b_kernel' is emitted as b_kernel_1_kernel"), std::string::npos)
+  EXPECT_NE(emitted.diagnostics.find("warning: kernel 'b_kernel' is emitted as b_kernel_1_kernel, launched by "
+                                     "launch_b_kernel_1 (another kernel's functions take its names)"),
+            std::string::npos)
+      << emitted.diagnostics;
+  // Each warning says why (a hunt's `gemm_` was "reserved in CUDA C++").
+  EXPECT_NE(emitted.diagnostics.find("('main' is reserved in CUDA C++ or by tilec's own code)"), std::string::npos)
+      << emitted.diagnostics;
+  EXPECT_NE(emitted.diagnostics.find("kernel 'gemm_' is emitted as gemm_kernel, launched by launch_gemm "
+                                     "(gemm__kernel would hold '__', which C++ reserves)"),
+            std::string::npos)
+      << emitted.diagnostics;
+  EXPECT_NE(emitted.diagnostics.find("kernel 'a.b' is emitted as a_b_kernel, launched by launch_a_b ('a.b' holds "
+                                     "characters a C++ identifier cannot)"),
+            std::string::npos)
       << emitted.diagnostics;
 }
 

@@ -128,6 +128,27 @@ TEST(Harness, RenamedTensorCoreParametersAreCalledByPosition) {
       << check;
 }
 
+// A tensor named like the harness's reference kernel (NAME_reference) or its work counter
+// (NAME_reference_flops) is renamed, so neither hides them (a hunt's harness did not compile:
+// TILEC_LAUNCH(k_reference, ...) launched a float*).
+TEST(Harness, ParametersNamedLikeTheReferenceAndItsCounterAreRenamed) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tilec_harness_names_" + std::to_string(getpid()) + ".tile");
+  std::string gemm = read_file(source_dir() / "samples" / "gemm.tile");
+  for (const std::string from : {"C: tensor", "store C["})
+    gemm.replace(gemm.find(from) + from.find('C'), 1, "gemm_reference_flops");
+  write_file(file, gemm + "\nkernel k(k_reference: tensor<N, f32>, Y: tensor<N, f32>) grid tiles(cdiv(N, 256)) as (i) {\n"
+                          "  store Y[i] = load k_reference[i] : <256>;\n}\n");
+  CommandResult emitted = tilec("compile " + file.string() + " --emit-harness");
+  std::filesystem::remove(file);
+  ASSERT_EQ(emitted.status, 0) << emitted.err;
+  EXPECT_NE(emitted.out.find("extern \"C\" cudaError_t launch_k(const float* k_reference_1, float* Y,"), std::string::npos);
+  EXPECT_NE(emitted.out.find("__global__ void k_reference(const float* k_reference_1,"), std::string::npos);
+  EXPECT_NE(emitted.out.find("float* gemm_reference_flops_1, int64_t M"), std::string::npos);
+  EXPECT_NE(emitted.out.find("atomicAdd(&gemm_reference_flops, "), std::string::npos);
+  EXPECT_EQ(emitted.out.find("atomicAdd(&gemm_reference_flops_1"), std::string::npos);
+}
+
 // nvcc builds (links) the tensor-core gemm's, attention's and tf32_linear's harnesses for both
 // targets (the plain backend's harnesses: cuda_nvcc_test).
 TEST(Harness, TensorCoreHarnessesLinkWithNvccForBothTargets) {

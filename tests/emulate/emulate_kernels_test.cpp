@@ -557,6 +557,14 @@ TEST(EmulateRuntime, UserNamesNeverMeetTheEmittersOwn) {
   expect_plain_kernel_matches("emitter_names", {"Y", "S"});
 }
 
+// Names the headers around the .cu define as macros (PATH_MAX, BIG_ENDIAN, EINVAL), a value named
+// atomicAdd beside a `+=` store, and tensors X and X_bytes
+// (tests/emulate/kernels/header_macros.tile; a hunt's kernels named so did not compile): renamed in
+// the .cu and the emulation driver, which compile and give the interpreter's numbers.
+TEST(EmulateRuntime, NamesLikeHeaderMacrosAndAtomicsAreRenamed) {
+  expect_plain_kernel_matches("header_macros", {"EINVAL", "S"});
+}
+
 // Two GEMMs in one K loop (tests/emulate/tensor_core/dual_gemm.tile; found by a helper): on sm_100a
 // the emulator kept an MMA covered by four tcgen05.commits only, and reported a false race when
 // the epilogue waited on a fifth. Every commit covers all earlier MMAs of its thread.
