@@ -617,6 +617,39 @@ TEST(EmulateRuntime, GivenInputsReachTheEmulatedProgram) {
   fs::remove_all(dir);
 }
 
+// Given inputs whose sum cancels far below its terms (1e30, 62 ones and -1e30 at another position
+// in each row: a helper's differential hunt) differ in the register form, which adds in another
+// order, by more than the bound: the mismatch says why and what to run instead, and the shared
+// form, in the interpreter's order, matches.
+TEST(EmulateRuntime, AGivenSumThatCancelsSaysTheRegisterFormAddsInAnotherOrder) {
+  fs::path dir = fs::temp_directory_path() / ("tilec_emulate_cancel_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "in");
+  std::vector<float> x;
+  for (int position : {1, 2, 3, 4, 5, 8, 16, 31, 32, 33, 48, 63}) {
+    std::vector<float> row(64, 1.0f);
+    row[0] = 1e30f;
+    row[static_cast<size_t>(position)] = -1e30f;
+    x.insert(x.end(), row.begin(), row.end());
+  }
+  {
+    std::ofstream out(dir / "in" / "X.bin", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
+  }
+  fs::path source = dir / "row_sum.tile";
+  write_file(source, "kernel row_sum(X: tensor<R, 64, f32>, S: tensor<R, 1, f32>) grid tiles(R) as (r) {\n"
+                     "  store S[r, 0] = sum(load X[r, 0] : <1, 64>, axis = 1);\n}\n");
+  const std::string run = "emulate " + source.string() + " --dims R=12 --schedules 1 --inputs " + (dir / "in").string();
+  CommandResult registers = run_command(tilec(run));
+  EXPECT_EQ(registers.status, 1) << registers.out << registers.err;
+  EXPECT_THAT(registers.err, HasSubstr("S differs from the interpreter's result"));
+  EXPECT_THAT(registers.err, HasSubstr("note: this kernel's float sums add in another order in the register form than "
+                                       "in the interpreter"));
+  EXPECT_THAT(registers.err, HasSubstr("rerun with --plain-tiles shared, which adds in the interpreter's order"));
+  CommandResult shared = run_command(tilec(run + " --plain-tiles shared"));
+  EXPECT_EQ(shared.status, 0) << shared.out << shared.err;
+  fs::remove_all(dir);
+}
+
 // A kernel's assert, or a grid extent, that fails at launch: the interpreter refuses the launch
 // and so must the emulated launcher (cudaErrorInvalidValue), on both targets, plain and
 // tensor-core (whose persistent grid asserts its extents: two negative ones would multiply to a
