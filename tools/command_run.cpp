@@ -272,7 +272,8 @@ void add_run_command(CLI::App& app, CommandRunner& run) {
       "run",
       "Run a kernel on the CPU interpreter with random inputs (or your own: --inputs, --outputs); --check\n"
       "also runs the IR as parsed and compares every output (tolerance per element type), exiting 1 at\n"
-      "the first mismatch.");
+      "the first mismatch. The interpreter runs kernels the CUDA backend refuses: each refusal `tilec\n"
+      "compile` would report is printed as a warning, so a passing --check is not \"this compiles\".");
   cmd->add_option("input", options->input, "the .tile source or .tir IR text ('-' reads stdin)")->required();
   add_kernel_option(*cmd, options->kernel, "run");
   add_extent_options(*cmd, options->dims, options->scalar_items, "M=256,N=128,K=64");
