@@ -159,8 +159,16 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
       return choice;
     }
   }
-  RegisterLayout layout = blocked_layout(rows, columns, element_bytes == 0 ? 4 : element_bytes, vector_bytes);
-  int64_t per_thread = layout.slots_of({rows, columns});
+  // A frame too big for 256 threads (a 32768-wide softmax row, a 4 x 8192 RMSNorm: a hunt's
+  // kernels took the shared form and overflowed shared memory) spreads over 512 or 1024, a CTA's
+  // most, so that each thread holds at most kMaxSlotsPerThread of it.
+  RegisterLayout layout;
+  int64_t per_thread = 0;
+  for (int64_t threads : {256, 512, 1024}) {
+    layout = blocked_layout(rows, columns, element_bytes == 0 ? 4 : element_bytes, vector_bytes, threads);
+    per_thread = layout.slots_of({rows, columns});
+    if (per_thread <= kMaxSlotsPerThread) break;
+  }
   if (per_thread > kMaxSlotsPerThread) {
     choice.reason = fmt::format("a {}x{} tile would take {} registers per thread (more than {})", rows, columns,
                                 per_thread, kMaxSlotsPerThread);
@@ -191,7 +199,8 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
         return def && def->info().has(kElementwise) ? nullptr : value;
       },
       registers);
-  if (peak.total > kSpillRegisters) {
+  const int64_t spare = spare_registers(layout.threads);
+  if (peak.total > spare) {
     std::vector<std::string> tiles;
     for (const void* tile : peak.holders) {
       const Value* value = static_cast<const Value*>(tile);
@@ -201,9 +210,9 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
                                   located ? fmt::format(" (line {})", def->location().line) : ""));
     }
     choice.spill = fmt::format("{} tiles live here take {} registers per thread in the register form ({}), more than "
-                               "the {} a thread can spare: nvcc is likely to spill some to local memory; use smaller "
+                               "the {} a thread can spare in a CTA of {} threads: nvcc is likely to spill some to local memory; use smaller "
                                "tiles, keep fewer live at once, or compile with --plain-tiles shared",
-                               peak.holders.size(), peak.total, fmt::join(tiles, ", "), kSpillRegisters);
+                               peak.holders.size(), peak.total, fmt::join(tiles, ", "), spare, layout.threads);
     choice.spill_at = peak.at->location();
   }
   return choice;

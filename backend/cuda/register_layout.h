@@ -17,6 +17,7 @@
 // in row-major order over (row_slots(r), column_slots(c), width(c)).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,7 +34,8 @@ namespace tilec::cuda {
 struct RegisterLayout {
   int64_t rows = 1, columns = 1;  // the frame R×C: the largest tile extents of the kernel
   int64_t vector = 1;             // V: contiguous elements per thread along a row
-  int64_t threads = 256;          // threads per CTA (a power of two, 32 to 256)
+  int64_t threads = 256;          // threads per CTA (a power of two, 32 to 1024; above 256 only for frames
+                                  // of more than kMaxSlotsPerThread elements per thread at 256)
   int64_t threads_per_row = 1;    // threads side by side along the columns (a power of two)
   int64_t thread_rows = 1;        // threads / threads_per_row
   int64_t row_slots = 1;          // rows per thread: ceil(rows / thread_rows)
@@ -68,7 +70,7 @@ inline constexpr int64_t kMaxSlotsPerThread = 64;
 // 2, two tiles whose shapes fit no common frame, a frame above kMaxSlotsPerThread elements per
 // thread, an mma. `vector_bytes` caps V·size (16).
 // With a layout, `spill` says where its tiles live at once would take more registers per thread
-// than kSpillRegisters (which nvcc then spills: a warning, not another form).
+// than spare_registers(threads) (which nvcc then spills: a warning, not another form).
 struct LayoutChoice {
   std::optional<RegisterLayout> layout;
   std::string reason;  // why not, when !layout
@@ -76,6 +78,11 @@ struct LayoutChoice {
   Location spill_at;
 };
 inline constexpr int64_t kSpillRegisters = 232;  // of 255: the rest for addresses, indices, temporaries
+// The registers a thread of a CTA of `threads` can spare for tiles: kSpillRegisters of 255 at 256
+// threads; a CTA of 512 or 1024 shares the SM's 65536 (128 or 64 each), less the same 23.
+inline constexpr int64_t spare_registers(int64_t threads) {
+  return std::min<int64_t>(255, 65536 / threads) - (255 - kSpillRegisters);
+}
 LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_bytes = 16);
 
 // Whether `kernel` has a floating-point reduce_sum: in the register form its terms are added in

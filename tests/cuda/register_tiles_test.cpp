@@ -215,6 +215,46 @@ kernel @mixed(%X: tensor<8, 4, f32>, %Y: tensor<4, 8, f32>) {
   EXPECT_NE(matmul.cuda->find("tiles in shared memory: it has an mma"), std::string::npos);
 }
 
+// A frame of more than 64 elements per thread at 256 threads (a 32768-wide softmax row, a
+// 4 x 8192 RMSNorm: a hunt's kernels took the shared form and overflowed shared memory) spreads
+// over 512 or 1024 threads, each holding at most kMaxSlotsPerThread, with the spill warning's
+// budget of that CTA size (65536 registers shared: 128 or 64 a thread, less 23); a frame no
+// CTA holds keeps the shared form.
+TEST(RegisterTiles, FramesTooBigFor256ThreadsTake512Or1024) {
+  auto kernel = [](const std::string& shape, const std::string& tile) {
+    return "module\n\nkernel @wide(%X: tensor<" + shape + ", f32>) {\n  %0 = constant {value = 0} : index\n"
+           "  %x = load %X, %0, %0 : tile<" + tile + "xf32, reg>\n  store %X, %0, %0, %x\n  return\n}\n";
+  };
+  const struct {
+    std::string tile;
+    const char* header;
+    bool spills;
+  } cases[] = {{"4x8192", "512 threads per CTA, tiles in registers", false},
+               {"1x32768", "512 threads per CTA, tiles in registers", false},
+               {"1x65536", "1024 threads per CTA, tiles in registers", true},
+               {"2x65536", "tiles in shared memory: a 2x65536 tile would take 128 registers per thread (more than 64)",
+                false}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.tile);
+    std::string shape = c.tile;
+    shape.replace(shape.find('x'), 1, ", ");
+    Emitted emitted = emit_text(kernel(shape, c.tile), "wide.tir", CudaEmitOptions{});
+    if (c.tile == "2x65536") {  // the shared form's 512 KiB do not fit either: refused, saying why
+      EXPECT_NE(emitted.diagnostics.find(c.header), std::string::npos) << emitted.diagnostics;
+      continue;
+    }
+    ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;
+    EXPECT_NE(emitted.cuda->find(c.header), std::string::npos) << emitted.cuda->substr(0, 600);
+    EXPECT_EQ(emitted.diagnostics.find("more than the 41 a thread can spare in a CTA of 1024 threads") !=
+                  std::string::npos,
+              c.spills)
+        << emitted.diagnostics;
+  }
+  EXPECT_EQ(cuda::spare_registers(256), cuda::kSpillRegisters);
+  EXPECT_EQ(cuda::spare_registers(512), 105);
+  EXPECT_EQ(cuda::spare_registers(1024), 41);
+}
+
 TEST(RegisterTiles, TheLauncherRunsThe32BitInstantiationOnlyWhenEveryTensorFits) {
   Emitted emitted = emit_input("bias_clamp_2d", "sm_90a");
   ASSERT_TRUE(emitted.cuda) << emitted.diagnostics;

@@ -557,6 +557,30 @@ TEST(EmulateRuntime, UserNamesNeverMeetTheEmittersOwn) {
   expect_plain_kernel_matches("emitter_names", {"Y", "S"});
 }
 
+// A softmax over one 30000-wide row of a 32768-wide tile, and an RMSNorm of 4 x 8192 bf16 rows (a
+// hunt's LLM kernels: the shared form overflowed shared memory): 512 threads per CTA in the
+// register form, on the emulated GPU as in the interpreter. (The shared form cannot hold them.)
+TEST(EmulateRuntime, WideRowsTake512ThreadsAndMatch) {
+  const fs::path dir = fs::temp_directory_path() / ("tilec_wide_rows_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_file(dir / "wide.tile",
+             "kernel softmax(L: tensor<B, V, f32>, P: tensor<B, V, f32>) grid tiles(B) as (b) {\n"
+             "  x = load L at [b, 0] : <1, 32768>;\n  e = exp(x - max(x, axis = 1));\n"
+             "  store P at [b, 0] = e / sum(e, axis = 1);\n}\n"
+             "kernel rmsnorm(X: tensor<R, 8192, bf16>, W: tensor<8192, bf16>, Y: tensor<R, 8192, bf16>)\n"
+             "    grid tiles(cdiv(R, 4)) as (r) {\n  x = cast(load X[r, 0] : <4, 8192>, f32);\n"
+             "  ms = sum(x * x, axis = 1) / 8192;\n"
+             "  store Y[r, 0] = cast(x * rsqrt(ms + 0.000001) * cast(load W[0] : <8192>, f32), bf16);\n}\n");
+  CommandResult r = run_command(tilec("emulate " + (dir / "wide.tile").string() + " --dims B=2,V=30000,R=6 --schedules 1"));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("P ok (max abs error"));
+  EXPECT_THAT(r.out, HasSubstr("Y ok (max abs error"));
+  CommandResult header = run_command(tilec("compile " + (dir / "wide.tile").string()));
+  EXPECT_THAT(header.out, HasSubstr("softmax: grid B, 512 threads per CTA, tiles in registers"));
+  EXPECT_THAT(header.out, HasSubstr("rmsnorm: grid cdiv(R, 4), 512 threads per CTA, tiles in registers"));
+  fs::remove_all(dir);
+}
+
 // Names the headers around the .cu define as macros (PATH_MAX, BIG_ENDIAN, EINVAL), a value named
 // atomicAdd beside a `+=` store, and tensors X and X_bytes
 // (tests/emulate/kernels/header_macros.tile; a hunt's kernels named so did not compile): renamed in
