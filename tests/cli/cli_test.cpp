@@ -1023,7 +1023,8 @@ TEST(Cli, RegisterTilesLiveAtOncePastTheBudgetAreWarnedAbout) {
   EXPECT_EQ(many.status, 0) << many.err;
   EXPECT_THAT(many.err, HasSubstr(": warning: 4 tiles live here take 256 registers per thread in the register form "
                                   "(tile<64, 256, f32> (line 4), tile<64, 256, f32> (line 5), tile<64, 256, f32> (line "
-                                  "6), tile<64, 256, f32> (line 7)), more than the 232 a thread can spare: nvcc is "
+                                  "6), tile<64, 256, f32> (line 7)), more than the 232 a thread can spare in a CTA of 256 "
+                                  "threads: nvcc is "
                                   "likely to spill some"));
   EXPECT_THAT(many.err, HasSubstr("or compile with --plain-tiles shared"));
   EXPECT_EQ(run_command(tilec("compile " + plain.string() + " -D BN=128 -o /dev/null")).err, "");
@@ -1260,8 +1261,9 @@ TEST(CliLimits, HostileSizesAreInputErrorsWithALocation) {
 }
 
 TEST(CliLimits, SharedMemoryBudgetIsNamedWithTheFigure) {
-  // 64 rows of 1024 f32 elements: 256 KiB for one tile buffer alone.
-  CommandResult r = run_command(tilec("compile samples/softmax.tile -D BR=64 -D D=1024 -o /dev/null"));
+  // 128 rows of 1024 f32 elements: 512 KiB for one tile buffer alone, and 128 registers a thread
+  // even over 1024 threads (64 rows take the register form over 1024, with a spill warning).
+  CommandResult r = run_command(tilec("compile samples/softmax.tile -D BR=128 -D D=1024 -o /dev/null"));
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.err, HasSubstr("samples/softmax.tile:6:1: error: kernel @softmax needs "));
   EXPECT_THAT(r.err, ::testing::MatchesRegex("(.|\n)*needs [0-9]+ bytes of shared memory(.|\n)*budget is 232448 bytes(.|\n)*"));
