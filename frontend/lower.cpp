@@ -47,6 +47,16 @@ std::unique_ptr<Module> Lowering::lower(const Program& program) {
   return module;
 }
 
+// A parameter or grid coordinate named like a constant would be read in the kernel where the
+// constant is meant (a hunt's `const s = 2.0;` beside a parameter s: f32 used the parameter,
+// silently; `as (SCALE)` the tile index), as a loop variable named like one would.
+void Lowering::refuse_hiding_a_constant(const std::string& name, Location location, const char* what) {
+  if (auto constant = declared_constants_.find(name); constant != declared_constants_.end())
+    error(location, fmt::format("{} '{}' has the name of the constant at {}:{}; rename one (in the kernel the {} "
+                                "would hide the constant)",
+                                what, name, constant->second.line, constant->second.column, what));
+}
+
 void Lowering::lower_constants(const Program& program) {
   for (const ConstDecl& decl : program.constants) declared_constants_.emplace(decl.name, decl.location);
   std::set<std::string> declared;
@@ -771,13 +781,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       error(p.location, fmt::format("parameter '{}' is declared twice", p.name));
       continue;
     }
-    // The kernel would read the parameter where the program's constant is meant, or the reverse
-    // (a hunt's `const s = 2.0;` beside a parameter s: f32 used the parameter, silently), as a loop
-    // variable named like a constant would.
-    if (auto constant = declared_constants_.find(p.name); constant != declared_constants_.end())
-      error(p.location, fmt::format("parameter '{}' has the name of the constant at {}:{}; rename one (in the kernel "
-                                    "the parameter would hide the constant)",
-                                    p.name, constant->second.line, constant->second.column));
+    refuse_hiding_a_constant(p.name, p.location, "parameter");
     // An unknown element type is reported; the parameter still exists (as f32), so that its uses
     // are not reported as unknown names too.
     const std::optional<ScalarKind> known = element_type(p.element, p.element_location);
@@ -882,6 +886,7 @@ std::unique_ptr<Operation> Lowering::lower_kernel(const Kernel& k) {
       const auto& [name, location] = grid.coordinates[i];
       if (!kernel_names_.emplace(name, "a grid coordinate").second)
         error(location, fmt::format("'{}' is already defined", name));
+      refuse_hiding_a_constant(name, location, "grid coordinate");
       ids->result(i)->set_name_hint(name);
       frames_.back().vars[name] = Operand{ids->result(i)};
       const Expr& extent = *grid.extents[i];

@@ -203,6 +203,7 @@ class Lowering {
   std::unordered_map<std::string, Operand> constants_;
   // Every `const` of the program and where (the assert messages; a parameter of the same name).
   std::map<std::string, Location> declared_constants_;
+  void refuse_hiding_a_constant(const std::string& name, Location location, const char* what);
   // The kernel's parameters, dims and grid coordinates, each with what it is ("a grid
   // coordinate"): a dim or coordinate cannot be assigned, nor be a loop variable.
   std::map<std::string, std::string> kernel_names_;

@@ -193,7 +193,10 @@ constexpr std::string_view kReserved[] = {
     // locals the plain kernels and the launchers spell by hand (a parameter or value of the same
     // name would be shadowed where they are declared, or redeclared)
     "thread_row", "thread_column", "kColumnStage", "kReductionArea", "kPart", "copied", "count_only",
-    "failed", "launch_sm_count", "tilec_line"};
+    "failed", "launch_sm_count", "tilec_line",
+    // the position along a concat's or an interleave's axis (the shared form, and every harness's
+    // reference kernel)
+    "along"};
 
 // Every other macro of the headers around a generated .cu (PATH_MAX, BIG_ENDIAN, EINVAL: a hunt's
 // tensors named so broke the .cu), listed by scripts/reserved_macros.sh.
@@ -208,7 +211,11 @@ constexpr std::string_view kTensorCoreLocals[] = {
     "elected", "first_column", "i", "j", "index", "instruction", "lane", "warp", "piece", "shared_aligned",
     "shared_base", "staging", "staging_bytes", "storer", "tmem", "tmem_base", "tmem_slot", "values",
     "accumulator_barrier", "accumulator_parity", "exchange", "origin0", "origin1", "corner", "row_step",
-    "column_step"};
+    "column_step",
+    // found by an adversarial helper: the staging loop's `e` shadowed a scalar a computed B read
+    // (silently wrong numbers), sm_100a's computed-B ring, the 8-bit A packing loop's `first`,
+    // a folded store's `folded`
+    "e", "computed_b_barrier", "computed_b_buffer", "computed_b_read", "computed_b_parity", "first", "folded"};
 
 // Prefixes of the names of the CUDA runtime and driver APIs and of tilec's own helpers and
 // macros, and suffixes of the names the tensor-core emitter makes from a tensor's or an
@@ -224,9 +231,10 @@ bool is_identifier_char(char c) {
 
 }  // namespace
 
-NameTable::NameTable() {
+NameTable::NameTable(bool reserve_macros) {
   for (std::string_view name : kReserved) taken_.insert(std::string(name));
-  for (std::string_view name : kReservedMacros) taken_.insert(std::string(name));
+  if (reserve_macros)
+    for (std::string_view name : kReservedMacros) taken_.insert(std::string(name));
 }
 
 void NameTable::reserve_tensor_core_locals() {
@@ -257,7 +265,7 @@ std::string kernel_rename_reason(std::string_view name) {
     return quoted + " starts with '_' or a digit, which C++ reserves or does not take";
   if (name.find("__") != std::string_view::npos) return quoted + " holds '__', which C++ reserves";
   if (name.back() == '_') return fmt::format("{0}_kernel would hold '__', which C++ reserves", name);
-  if (NameTable().unique(name) != name) return quoted + " is reserved in CUDA C++ or by tilec's own code";
+  if (NameTable(false).unique(name) != name) return quoted + " is reserved in CUDA C++ or by tilec's own code";
   return "another kernel's functions take its names";
 }
 

@@ -44,7 +44,9 @@ std::string kernel_rename_reason(std::string_view name);
 // Hands out C++ identifiers: each name once, none reserved.
 class NameTable {
  public:
-  NameTable();
+  // `reserve_macros`: the header macros too (reserved_macros.inc), which a kernel's name need not
+  // avoid: it is only ever part of an identifier (EOF_kernel, launch_EOF), never one itself.
+  explicit NameTable(bool reserve_macros = true);
   // A fresh identifier close to `hint` (sanitized; `hint_1`, `hint_2` when taken).
   std::string unique(std::string_view hint);
   // Marks `name` as taken (a name the emitter spells by hand).

@@ -381,7 +381,7 @@ std::vector<std::string> kernel_names(const Module& module, const std::string& p
   auto free = [&](const std::string& name) {
     return !functions.count(name + "_kernel") && !functions.count("launch_" + name);
   };
-  NameTable table;  // hands out main_1, main_2, ... past the names taken
+  NameTable table(false);  // hands out main_1, main_2, ... past the names taken
   auto take = [&](size_t i, std::string name) {
     functions.insert(name + "_kernel");
     functions.insert("launch_" + name);
@@ -390,7 +390,7 @@ std::vector<std::string> kernel_names(const Module& module, const std::string& p
   };
   for (size_t i = 0; i < kernels.size(); ++i) {  // first every name that is its own
     const std::string own = prefix + kernel_name(*kernels[i]);
-    if (NameTable().unique(own) == own && free(own)) take(i, own);
+    if (NameTable(false).unique(own) == own && free(own)) take(i, own);
   }
   for (size_t i = 0; i < kernels.size(); ++i) {  // then the others, renamed
     if (!names[i].empty()) continue;

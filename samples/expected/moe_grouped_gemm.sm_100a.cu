@@ -701,7 +701,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
           const int64_t v10 = v6 % v9;
           const int64_t n = v7 + v10;
           const int64_t v11 = m * 128;
-          const int32_t e = (0 <= (v11 + 0) && (v11 + 0) < M ? Expert[(v11 + 0)] : 0);
+          const int32_t e_1 = (0 <= (v11 + 0) && (v11 + 0) < M ? Expert[(v11 + 0)] : 0);
           const int64_t v13 = cdiv_i64(K, 64);
           // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v13, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 20)
           int32_t pipe_producer_index_4 = pipe_producer_index;
@@ -715,7 +715,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384, &X_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             const int32_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
             const int32_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
-            const int64_t v14 = static_cast<int64_t>(e);
+            const int64_t v14 = static_cast<int64_t>(e_1);
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 16384);
             // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, v14, n, k  (line 21)
@@ -799,7 +799,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
         const int64_t v23 = v19 % v22;
         const int64_t n_1 = v20 + v23;
         const int64_t v24 = m_1 * 128;
-        const int32_t e_1 = (0 <= (v24 + 0) && (v24 + 0) < M ? Expert[(v24 + 0)] : 0);
+        const int32_t e_2 = (0 <= (v24 + 0) && (v24 + 0) < M ? Expert[(v24 + 0)] : 0);
         // acc_1 = zeros  (line 19)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
@@ -840,7 +840,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
           pipe_consumer_phase_5 = next_pipe_consumer_phase_5;
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        const int64_t v29 = static_cast<int64_t>(e_1);
+        const int64_t v29 = static_cast<int64_t>(e_2);
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
         // store Y, m_1, n_1, t33  (line 23)
         {

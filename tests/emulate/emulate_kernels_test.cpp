@@ -546,15 +546,16 @@ TEST(EmulateRuntime, RankFourTensorsFoldTheirBatchCoordinatesOnTheTensorCores) {
   expect_tensor_core_kernel_matches("sdpa_bhsd", "B=2,H=3,S=136,T=72", {"O"});
 }
 
-// Parameters named like the locals an epilogue declares (row, i, chunk, lane, ...) and like CUDA
-// names (tests/emulate/tensor_core/emitter_names.tile; found by a helper: a `row` was shadowed
+// Parameters and values named like the locals an epilogue, a computed B's staging, an 8-bit A's
+// packing or a folded store declare (row, i, chunk, lane, e, computed_b_parity, first, folded, ...)
+// and like CUDA names (tests/emulate/tensor_core/emitter_names.tile; found by a helper: a `row` was shadowed
 // and the numbers were wrong), on both targets, and in a plain kernel like its helpers and
 // template parameter (tests/emulate/kernels/emitter_names.tile: nvcc rejected the .cu).
 TEST(EmulateRuntime, UserNamesNeverMeetTheEmittersOwn) {
-  expect_tensor_core_kernel_matches("emitter_names", "M=130,N=200,K=64", {"C"},
+  expect_tensor_core_kernel_matches("emitter_names", "M=130,N=200,K=64,T=136", {"C", "D", "S", "O"},
                                     " --scalar row=2,column=3,i=5,j=7,box=11,chunk=13,lane=17,warp=19,staging=23,"
                                     "cudaSuccess=29");
-  expect_plain_kernel_matches("emitter_names", {"Y", "S"});
+  expect_plain_kernel_matches("emitter_names", {"Y", "S", "Ya"});
 }
 
 // A softmax over one 30000-wide row of a 32768-wide tile, and an RMSNorm of 4 x 8192 bf16 rows (a
