@@ -484,7 +484,13 @@ int run_emulate(EmulateOptions options) {
     cu = work.path / (input_stem(options.input) + ".cu");
     if (!write_binary_file(cu, cuda->data(), cuda->size())) return 1;
   } else {
-    cu = fs::absolute(options.cu, error);
+    cu = fs::absolute(options.cu, error).lexically_normal();  // `dir/./k.cu` as `dir/k.cu` in messages
+  }
+  // The driver #includes the .cu by this path, where a double quote or a line break cannot stand.
+  if (cu.string().find_first_of("\"\n") != std::string::npos) {
+    fmt::print(stderr, "tilec: error: the .cu's path {} holds a double quote or a line break, which the emulation "
+                       "driver's #include cannot spell: move the file, or emulate without --cu\n", cu.string());
+    return 1;
   }
   std::string given_cu;  // --cu: each kernel's launcher must be there, with the parameters the .tile gives it
   if (!options.cu.empty()) {  // check_given_cu opened it; a file gone since reads as empty, as before

@@ -76,6 +76,14 @@ TEST(Emulate, ACuTilecDidNotWriteIsRejected) {
   CommandResult missing = run_command(tilec("emulate samples/vector_add.tile --cu " + (dir / "absent.cu").string()));
   EXPECT_EQ(missing.status, 1);
   EXPECT_THAT(missing.err, HasSubstr("cannot open"));
+  // A path the driver's #include cannot spell (an adversarial helper's directory with a '"').
+  fs::create_directories(dir / "a\"b");
+  CommandResult compiled = run_command(tilec("compile samples/vector_add.tile -o '" + (dir / "a\"b" / "k.cu").string() + "'"));
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  CommandResult quoted = run_command(tilec("emulate samples/vector_add.tile --cu '" + (dir / "a\"b" / "k.cu").string() + "'"));
+  EXPECT_EQ(quoted.status, 1);
+  EXPECT_THAT(quoted.err, HasSubstr("holds a double quote or a line break, which the emulation driver's #include cannot "
+                                    "spell: move the file, or emulate without --cu"));
   fs::remove_all(dir);
 }
 
