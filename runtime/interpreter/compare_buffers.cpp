@@ -23,8 +23,13 @@ Tolerance default_tolerance(ScalarKind element) {
 std::string BufferComparison::summary() const {
   if (!shapes_match) return "the buffers differ in element type or extents";
   if (mismatches == 0)
-    return fmt::format("ok (max abs error {:.3g}, max rel error {:.3g}{})", max_absolute_error, max_relative_error,
-                       both_nan == 0 ? "" : fmt::format("; {} of {} elements are NaN in both", both_nan, elements));
+    return fmt::format("ok (max abs error {:.3g}, max rel error {:.3g}{}{})", max_absolute_error, max_relative_error,
+                       both_nan == 0 ? "" : fmt::format("; {} of {} elements are NaN in both", both_nan, elements),
+                       // "ok" beside a relative error of 1 (a split-K bf16 += from two workers) says why
+                       normwise_only == 0 ? ""
+                                          : fmt::format("; {} of {} within the bound of sums added in any order only, "
+                                                        "which the largest |value| sets",
+                                                        normwise_only, elements));
   // The error statistics are of finite pairs: where the first mismatch is not one (inf against
   // NaN), "max abs error 0" beside it would read as a contradiction (a helper's hunt).
   const bool finite_pair = std::isfinite(expected_value) && std::isfinite(actual_value);
@@ -44,6 +49,7 @@ BufferComparison compare_buffers(const HostBuffer& expected, const HostBuffer& a
   }
   result.elements = expected.element_count();
   Tolerance limit = tolerance.value_or(default_tolerance(expected.element()));
+  const double elementwise_absolute = limit.absolute;
   if (limit.normwise > 0) {
     double largest = 0;
     for (int64_t i = 0; i < expected.element_count(); ++i)
@@ -64,6 +70,7 @@ BufferComparison compare_buffers(const HostBuffer& expected, const HostBuffer& a
       result.max_absolute_error = std::max(result.max_absolute_error, error);
       if (want != 0) result.max_relative_error = std::max(result.max_relative_error, error / std::fabs(want));
       match = error <= limit.absolute + limit.relative * std::fabs(want);
+      if (match && error > elementwise_absolute + limit.relative * std::fabs(want)) ++result.normwise_only;
     }
     if (match) continue;
     if (result.mismatches++ == 0) {

@@ -32,6 +32,8 @@ struct BufferComparison {
   // Elements that are NaN in both (they match, but a kernel whose output is NaN is rarely meant:
   // a loop that never ran gives 0/0), and the number compared.
   int64_t both_nan = 0, elements = 0;
+  // Elements that match only through the normwise term (an order-dependent sum's bound).
+  int64_t normwise_only = 0;
   double max_absolute_error = 0;
   double max_relative_error = 0;  // over elements whose expected value is nonzero
   // The first mismatching element in row-major order, with both values.

@@ -100,6 +100,22 @@ TEST(CompareBuffers, NansInBothMatchAndAreCounted) {
   EXPECT_EQ(compare_buffers(finite, finite).summary(), "ok (max abs error 0, max rel error 0)");
 }
 
+// An element that matches only through the normwise term (a sum added in any order: split-K's
+// bf16 += from two workers read "ok" beside a relative error of 1, a helper's hunt) is counted,
+// and the summary says which bound let it through.
+TEST(CompareBuffers, ElementsWithinTheNormwiseBoundOnlyAreCounted) {
+  HostBuffer expected = testing::make_buffer(ScalarKind::f32, {3}, {100, 1, 2});
+  HostBuffer actual = testing::make_buffer(ScalarKind::f32, {3}, {100, 1.5, 2});
+  Tolerance tolerance;
+  tolerance.normwise = 0.01;  // 1 of the largest |value|, 100
+  BufferComparison within = compare_buffers(expected, actual, tolerance);
+  EXPECT_TRUE(within.ok());
+  EXPECT_EQ(within.normwise_only, 1);
+  EXPECT_EQ(within.summary(), "ok (max abs error 0.5, max rel error 0.5; 1 of 3 within the bound of sums added in any "
+                              "order only, which the largest |value| sets)");
+  EXPECT_EQ(compare_buffers(expected, expected, tolerance).summary(), "ok (max abs error 0, max rel error 0)");
+}
+
 TEST(CompareBuffers, TolerancesFollowTheElementType) {
   HostBuffer expected = testing::make_buffer(ScalarKind::bf16, {2}, {1.0, NAN});
   HostBuffer actual = testing::make_buffer(ScalarKind::bf16, {2}, {1.0078125, NAN});  // one bf16 ulp
