@@ -120,6 +120,7 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"cumprod", 1, true, OpKind::scan_prod, &Lowering::lower_scan},
       {"cummax", 1, true, OpKind::scan_max, &Lowering::lower_scan},
       {"cummin", 1, true, OpKind::scan_min, &Lowering::lower_scan},
+      {"sort", 1, true, OpKind::sort, &Lowering::lower_sort},
       {"item", 1, false, OpKind::item, &Lowering::lower_item},
       {"cast", 2, false, OpKind::cast, &Lowering::lower_cast},
       {"bitcast", 2, false, OpKind::bitcast, &Lowering::lower_bitcast},
@@ -155,6 +156,7 @@ Operand Lowering::lower_call(const Expr& e) {
   }
   const Expr* axis = nullptr;
   for (const auto& [k, v] : e.keywords) {
+    if (k == "descending" && builtin->kind == OpKind::sort) continue;  // lower_sort reads it
     if (k != "axis") {
       error(v->location, fmt::format("{}() takes no keyword '{}'{}", f, k,
                                      builtin->axis && (k == "dim" || k == "axes" || k == "keepdim" || k == "keepdims")
@@ -590,6 +592,43 @@ Operand Lowering::lower_scan(const Expr& e, const Builtin& builtin, const Expr* 
   }
   return Operand{create(builtin.kind, {x.value}, type.with_space(MemorySpace::reg), e.location,
                         {{"axis", Attribute(along)}})};
+}
+
+// sort(x, axis = k, descending = 1): every line along the axis in order, ascending unless
+// descending = 1 (a 1-D tile needs no axis). NaNs come after every number (before, descending)
+// and -0.0 before +0.0, so the order is the same on the GPU.
+Operand Lowering::lower_sort(const Expr& e, const Builtin& builtin, const Expr* axis) {
+  int64_t descending = 0;
+  for (const auto& [k, v] : e.keywords) {
+    if (k != "descending") continue;
+    std::optional<int64_t> given = const_int(*v, "sort()'s descending", 0);
+    if (!given) return {};
+    if (*given > 1) {
+      error(v->location, fmt::format("sort()'s descending is 0 (ascending, the default) or 1, got {}", *given));
+      return {};
+    }
+    descending = *given;
+  }
+  Operand x = lower_expr(*e.args[0]);
+  if (!x.ok()) return {};
+  if (!x.value || !x.value->type().is_tile() || x.value->type().element() == ScalarKind::i1) {
+    error(e.args[0]->location, fmt::format("sort() sorts a tile of numbers, not {}",
+                                           x.value ? x.value->type().to_source_string() : "a number"));
+    return {};
+  }
+  const Type& type = x.value->type();
+  int64_t along = 0;
+  if (axis) {
+    auto k = axis_of(*axis, type);
+    if (!k) return {};
+    along = *k;
+  } else if (type.rank() != 1) {
+    error(e.location, fmt::format("{0}() of {1} needs an axis: {0}(x, axis = 1) sorts each row", builtin.name,
+                                  type.to_source_string()));
+    return {};
+  }
+  return Operand{create(builtin.kind, {x.value}, type.with_space(MemorySpace::reg), e.location,
+                        {{"axis", Attribute(along)}, {"descending", Attribute(descending)}})};
 }
 
 // where(condition, a, b): a where the i1 condition holds, else b, broadcasting all three.

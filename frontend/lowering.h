@@ -167,6 +167,7 @@ class Lowering {
   Operand lower_interleave(const Expr& e, const Builtin& builtin, const Expr* axis);
   std::vector<Value*> joined_tiles(const Expr& e, std::string_view name);
   Operand lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_sort(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_cast(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_index_cast(const Expr& e);

@@ -104,6 +104,8 @@ namespace tilec {
   X(scan_prod, "scan_prod", 1, 1, 1, 0, kPure, SIMT, -1, "inclusive prefix product along `axis` (cumprod)") \
   X(scan_max, "scan_max", 1, 1, 1, 0, kPure, SIMT, -1, "running maximum along `axis` (cummax)")       \
   X(scan_min, "scan_min", 1, 1, 1, 0, kPure, SIMT, -1, "running minimum along `axis` (cummin)")       \
+  X(sort, "sort", 1, 1, 1, 0, kPure, SIMT, -1,                                                      \
+    "every line along `axis` in ascending order (descending with `descending` = 1): NaNs after every number, -0.0 before +0.0") \
   X(reduce_sum, "reduce_sum", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \
     "sum along `axis`, keeping it with extent 1")                                                \
   X(reduce_max, "reduce_max", 1, 1, 1, 0, kPure | kReduction, SIMT, -1,                              \

@@ -13,7 +13,8 @@
 //     differ only along its axis; `interleave`'s tiles are of one type and its result as many
 //     times longer along its axis; `reshape` keeps the element type and count; `bitcast` keeps the
 //     shape and the element width (8, 16 or 32 bits; not i1 or index);
-//     `item` gives the scalar of a one-element tile;
+//     `item` gives the scalar of a one-element tile; `sort` keeps its tile's type (not i1), its
+//     `descending` 0 or 1;
 //     `load`/`tma_load`/`store` take a tensor and one index per dimension and match its element
 //     type (a `masked` store's mask, before its tile, is i1 and broadcasts to it); `mma` shapes are [M,K]·[K,N] + [M,N] and its `async` is a unit attribute;
 //     `grid_ids` takes and gives index values; `dim` reads an axis of a tensor; `constant` holds
@@ -464,6 +465,16 @@ class Verifier {
         int64_t axis = op.int_attr("axis", -1);
         if (!input.is_tile() || input.element() == ScalarKind::i1) error(op, "scans a tile of numbers");
         else if (axis < 0 || axis >= static_cast<int64_t>(input.rank())) error(op, "needs an 'axis' within the tile's rank");
+        else if (!(result() == input.with_space(MemorySpace::reg)))
+          error(op, fmt::format("result must be {}", input.with_space(MemorySpace::reg).to_string()));
+        break;
+      }
+      case OpKind::sort: {
+        const Type& input = type(0);
+        int64_t axis = op.int_attr("axis", -1), descending = op.int_attr("descending", 0);
+        if (!input.is_tile() || input.element() == ScalarKind::i1) error(op, "sorts a tile of numbers");
+        else if (axis < 0 || axis >= static_cast<int64_t>(input.rank())) error(op, "needs an 'axis' within the tile's rank");
+        else if (descending != 0 && descending != 1) error(op, "attribute 'descending' must be 0 or 1");
         else if (!(result() == input.with_space(MemorySpace::reg)))
           error(op, fmt::format("result must be {}", input.with_space(MemorySpace::reg).to_string()));
         break;

@@ -235,4 +235,60 @@ template <typename To, typename From> __host__ __device__ inline To bits_as(From
 )";
 }
 
+// sort's order (docs/ir.md): integers by value; floats by value with -0.0 before +0.0 and every
+// NaN after every number, NaNs equivalent among themselves. A line is heap-sorted in place by one
+// thread, in n log n comparisons and no memory of its own; NaNs of different bits may end up in
+// another order than the interpreter's stable sort (a comparison takes NaN for NaN).
+std::string_view sort_prelude() {
+  return R"(
+// ---------------------------------------------------------------------------------------------
+// sort: one line of `count` elements `stride` apart, in place (heapsort), ascending or descending.
+// ---------------------------------------------------------------------------------------------
+// Integers by value (the float types take the overloads below, exact matches before a template).
+template <typename T> __host__ __device__ inline bool tilec_sorts_before(T a, T b) { return a < b; }
+__host__ __device__ inline bool tilec_float_sorts_before(float a, float b) {
+  const bool a_nan = a != a, b_nan = b != b;
+  if (a_nan || b_nan) return !a_nan && b_nan;
+  return a < b || (a == b && std::signbit(a) && !std::signbit(b));
+}
+__host__ __device__ inline bool tilec_sorts_before(float a, float b) { return tilec_float_sorts_before(a, b); }
+__host__ __device__ inline bool tilec_sorts_before(__half a, __half b) { return tilec_float_sorts_before(to_f32(a), to_f32(b)); }
+__host__ __device__ inline bool tilec_sorts_before(__nv_bfloat16 a, __nv_bfloat16 b) {
+  return tilec_float_sorts_before(to_f32(a), to_f32(b));
+}
+__host__ __device__ inline bool tilec_sorts_before(__nv_fp8_e4m3 a, __nv_fp8_e4m3 b) {
+  return tilec_float_sorts_before(to_f32(a), to_f32(b));
+}
+__host__ __device__ inline bool tilec_sorts_before(__nv_fp8_e5m2 a, __nv_fp8_e5m2 b) {
+  return tilec_float_sorts_before(to_f32(a), to_f32(b));
+}
+template <typename T>
+__host__ __device__ inline void tilec_sort_line(T* line, int64_t count, int64_t stride, bool descending) {
+  auto before = [&](int64_t i, int64_t j) {
+    return descending ? tilec_sorts_before(line[j * stride], line[i * stride])
+                      : tilec_sorts_before(line[i * stride], line[j * stride]);
+  };
+  auto swap = [&](int64_t i, int64_t j) {
+    const T kept = line[i * stride];
+    line[i * stride] = line[j * stride];
+    line[j * stride] = kept;
+  };
+  // A heap whose root sorts last; each step moves the root behind the heap.
+  auto sift = [&](int64_t root, int64_t end) {
+    for (int64_t child = 2 * root + 1; child < end; child = 2 * root + 1) {
+      if (child + 1 < end && before(child, child + 1)) ++child;
+      if (!before(root, child)) return;
+      swap(root, child);
+      root = child;
+    }
+  };
+  for (int64_t start = count / 2 - 1; start >= 0; --start) sift(start, count);
+  for (int64_t end = count - 1; end > 0; --end) {
+    swap(0, end);
+    sift(0, end);
+  }
+}
+)";
+}
+
 }  // namespace tilec::cuda

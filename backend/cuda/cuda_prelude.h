@@ -12,5 +12,7 @@ namespace tilec::cuda {
 std::string cuda_preamble(bool tensor_maps);
 // The element helpers, every generated file's first.
 std::string_view cuda_prelude();
+// tilec_sort_line, for a file with a `sort` (the shared form's and the harness's reference).
+std::string_view sort_prelude();
 
 }  // namespace tilec::cuda

@@ -335,6 +335,9 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
         return std::any_of(plan.params.begin(), plan.params.end(), [](const cuda::ParamPlan& p) { return p.float_extrema; });
       }))
     out += cuda::atomic_extremum_prelude();
+  if (std::any_of(plans.begin(), plans.end(),
+                  [](const KernelPlan& plan) { return contains(plan.kernel->region(), OpKind::sort); }))
+    out += cuda::sort_prelude();
   out += "\n}  // namespace\n#ifdef __CUDACC__\n#pragma nv_diag_default 177\n#endif\n";
   if (any_shared)
     out += fmt::format("\n// Threads per CTA of every kernel in this file.\nconstexpr int kBlockThreads = {};\n\n",

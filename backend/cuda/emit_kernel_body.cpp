@@ -273,6 +273,7 @@ void BodyEmitter::emit_op(const Operation& op) {
     case OpKind::scan_prod:
     case OpKind::scan_max:
     case OpKind::scan_min: emit_scan(op); return;
+    case OpKind::sort: emit_sort(op); return;
     case OpKind::mma: emit_mma(op); return;
     case OpKind::zeros:
     case OpKind::full:
@@ -471,6 +472,27 @@ void BodyEmitter::emit_scan(const Operation& op) {
     out_.line(fmt::format("acc = pos == 0 ? {} : {};",
                           floating ? read : fmt::format("static_cast<int64_t>({})", read), combined));
     out_.line(fmt::format("{}[{}] = {};", out, at, narrowed_accumulator(kind)));
+  });
+}
+
+// One line along `axis` per loop iteration (a thread each in `cta` mode): the line copied, then
+// sorted in place by the prelude's tilec_sort_line (heapsort; sort_prelude).
+void BodyEmitter::emit_sort(const Operation& op) {
+  const Type& type = op.result()->type();
+  const std::vector<int64_t>& shape = type.shape();
+  const size_t axis = static_cast<size_t>(op.int_attr("axis"));
+  const int64_t inner = product(shape, axis + 1, shape.size());
+  const int64_t extent = shape[axis], lines = type.element_count() / extent;
+  const std::string in = plan_.expression(op.operand(0)), out = plan_.expression(op.result());
+  // elem numbers the lines: (outer o, inner i) starts at element o·extent·inner + i.
+  const std::string start = inner == 1 ? fmt::format("elem * {}", extent)
+                                       : fmt::format("elem / {0} * {1} + elem % {0}", inner, extent * inner);
+  comment(op);
+  tile_loop(lines, [&] {
+    out_.line(fmt::format("for (int pos = 0; pos < {0}; ++pos) {1}[{2} + pos * {3}] = {4}[{2} + pos * {3}];", extent, out,
+                          start, inner, in));
+    out_.line(fmt::format("tilec_sort_line(&{}[{}], {}, {}, {});", out, start, extent, inner,
+                          op.int_attr("descending", 0) != 0 ? "true" : "false"));
   });
 }
 

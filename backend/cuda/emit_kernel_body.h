@@ -68,6 +68,7 @@ class BodyEmitter {
   void emit_concat(const Operation& op);
   void emit_interleave(const Operation& op);
   void emit_scan(const Operation& op);
+  void emit_sort(const Operation& op);
   void emit_mma(const Operation& op);
   void emit_load(const Operation& op);
   void emit_store(const Operation& op);

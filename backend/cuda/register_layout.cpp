@@ -103,6 +103,9 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
   walk(kernel.region(), [&](const Operation& op) {
     if (op.kind() == OpKind::mma && reason.empty())
       reason = fmt::format("it has an mma ({}:{})", op.location().line, op.location().column);
+    if (op.kind() == OpKind::sort && reason.empty())
+      reason = fmt::format("it has a sort ({}:{}), whose lines cross threads", op.location().line,
+                           op.location().column);
     if (is_scan(op.kind()) && reason.empty())
       reason = fmt::format("it has a scan ({}:{}), whose running values cross threads", op.location().line,
                            op.location().column);

@@ -553,6 +553,8 @@ bool Analysis::check_op(const Operation& op, bool producer) {
     case OpKind::scan_min:
       return unsupported(op, "a scan (cumsum, cumprod, cummax or cummin) in a tensor-core kernel (plain kernels "
                              "take it: compute it in a kernel of its own)");
+    case OpKind::sort:
+      return unsupported(op, "a sort in a tensor-core kernel (plain kernels take it: sort in a kernel of its own)");
     case OpKind::slice:
       // Columns a:b of every row stay in the threads holding them; rows and steps are computed
       // per element (hold_op checks the register tiles it reads).

@@ -246,6 +246,14 @@ bool TileExecution::execute(const Operation& op) {
       problem = evaluate_scan(op.kind(), axis->as_int(), *a, out);
       break;
     }
+    case OpKind::sort: {
+      const TileValue* a = tile_operand(op, 0);
+      if (!a) return false;
+      const Attribute* axis = op.attr("axis");
+      if (!axis || !axis->is_int()) return fail(op, "needs an integer 'axis' attribute");
+      problem = evaluate_sort(axis->as_int(), op.int_attr("descending", 0) != 0, *a, out);
+      break;
+    }
     case OpKind::item: {
       const TileValue* a = tile_operand(op, 0);
       if (!a) return false;

@@ -12,7 +12,9 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "ir/ir.h"
@@ -410,6 +412,36 @@ std::string evaluate_scan(OpKind kind, int64_t axis, const TileValue& a, TileVal
           running = k == 0 ? a.ints[at(k)] : integer_binary(combine, running, a.ints[at(k)]);
           out.ints[at(k)] = wrap_integer(a.element, running);
         }
+      }
+    }
+  return {};
+}
+
+std::string evaluate_sort(int64_t axis, bool descending, const TileValue& a, TileValue& out) {
+  AxisLines lines;
+  if (std::string problem = lines_along(a.shape, axis, lines); !problem.empty()) return problem;
+  const int64_t extent = lines.extent, inner = lines.inner;
+  out = a;
+  // A strict weak order: numbers by value with -0.0 first, then every NaN (equivalent).
+  auto float_before = [](float x, float y) {
+    if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
+    return x < y || (x == y && std::signbit(x) && !std::signbit(y));
+  };
+  for (int64_t o = 0; o < lines.outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t k) { return static_cast<size_t>((o * extent + k) * inner + in); };
+      if (a.holds_floats()) {
+        std::vector<float> line(static_cast<size_t>(extent));
+        for (int64_t k = 0; k < extent; ++k) line[static_cast<size_t>(k)] = a.floats[at(k)];
+        std::stable_sort(line.begin(), line.end(),
+                         [&](float x, float y) { return descending ? float_before(y, x) : float_before(x, y); });
+        for (int64_t k = 0; k < extent; ++k) out.floats[at(k)] = line[static_cast<size_t>(k)];
+      } else {
+        std::vector<int64_t> line(static_cast<size_t>(extent));
+        for (int64_t k = 0; k < extent; ++k) line[static_cast<size_t>(k)] = a.ints[at(k)];
+        if (descending) std::sort(line.begin(), line.end(), std::greater<>());
+        else std::sort(line.begin(), line.end());
+        for (int64_t k = 0; k < extent; ++k) out.ints[at(k)] = line[static_cast<size_t>(k)];
       }
     }
   return {};

@@ -83,6 +83,9 @@ std::string evaluate_reduce(OpKind kind, int64_t axis, const TileValue& a, TileV
 // minima along `axis`, in index order: floats run in f32 (the first element as it is) and each
 // prefix is rounded to the element type (as reduce_sum rounds its one), integers wrap.
 std::string evaluate_scan(OpKind kind, int64_t axis, const TileValue& a, TileValue& out);
+// sort: every line along `axis` in ascending order (descending: the reverse), floats with NaNs
+// after every number and -0.0 before +0.0 (NaNs among themselves in their order).
+std::string evaluate_sort(int64_t axis, bool descending, const TileValue& a, TileValue& out);
 
 // acc + a·b with products and sums in f32 (int64 for integers), k increasing, rounded once to
 // the accumulator's type at the end.

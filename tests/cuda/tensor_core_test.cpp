@@ -1265,6 +1265,26 @@ TEST(TensorCore, ItemOfAWholeTileSumIsRefusedWithWhatToWriteInstead) {
   std::filesystem::remove(path);
 }
 
+// A sort in a tensor-core kernel is refused at the sort, saying plain kernels take it.
+TEST(TensorCore, ASortIsRefusedSayingPlainKernelsTakeIt) {
+  std::string source = replace_once(read_file(source_dir() / "samples" / "gemm.tile"), "  store C[m, n] = acc;",
+                                    "  store C[m, n] = sort(acc, axis = 1);");
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("tilec_sort_" + std::to_string(::getpid()) + ".tile");
+  write_file(path, source);
+  for (const char* target : {"sm_90a", "sm_100a"}) {
+    CommandResult refused =
+        run_command(tilec_binary() + " compile " + path.string() + " --target " + target + " -o /dev/null");
+    EXPECT_EQ(refused.status, 1);
+    EXPECT_NE(refused.err.find(":16:19: error: the tensor-core CUDA backend (" + std::string(target) +
+                               ") does not support a sort in a tensor-core kernel (plain kernels take it: sort in a "
+                               "kernel of its own)"),
+              std::string::npos)
+        << refused.err;
+  }
+  std::filesystem::remove(path);
+}
+
 // The same for a column reduction computed on before a store into a vector (found by a helper
 // porting kernels): it was refused as "this reshape in a tensor-core kernel", a reshape the store
 // makes and the author never wrote; a scaled sum is told to take the scale inside.

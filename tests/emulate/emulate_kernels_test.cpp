@@ -582,6 +582,13 @@ TEST(EmulateRuntime, WideRowsTake512ThreadsAndMatch) {
   fs::remove_all(dir);
 }
 
+// sort (tests/emulate/kernels/sort.tile): rows and columns of f32 with NaNs and both zeros (their
+// order compared bit for bit), bf16, i32 and u8, ascending and descending, and a top-k mask from a
+// row's k-th largest: the shared form's heapsort of each line gives the interpreter's order.
+TEST(EmulateRuntime, SortMatchesTheInterpreter) {
+  expect_plain_kernel_matches("sort", {"Up", "Down", "Cols", "Zeros", "H", "I", "U", "Top"});
+}
+
 // Names the headers around the .cu define as macros (PATH_MAX, BIG_ENDIAN, EINVAL), a value named
 // atomicAdd beside a `+=` store, and tensors X and X_bytes
 // (tests/emulate/kernels/header_macros.tile; a hunt's kernels named so did not compile): renamed in

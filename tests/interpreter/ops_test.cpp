@@ -571,6 +571,52 @@ kernel @scan(%X: tensor<2, 3, f32>, %B: tensor<2, 3, bf16>, %I: tensor<2, 3, i32
   EXPECT_EQ(buffer_values(J), (std::vector<double>{2147483647, -2147483648.0, -2147483647, -1, -3, -6}));
 }
 
+// sort: each line in ascending order along its axis (descending = 1: the reverse), floats with
+// -0.0 before +0.0 and NaNs after every number (first, descending); integers by value, u8 as
+// unsigned.
+TEST(InterpreterOps, SortOrdersEachLineWithNansLastAndNegativeZeroFirst) {
+  auto module = parse_verified(R"(module
+kernel @sorts(%X: tensor<2, 4, f32>, %U: tensor<2, 4, u8>, %A: tensor<2, 4, f32>, %D: tensor<2, 4, f32>, %C: tensor<2, 4, f32>, %V: tensor<2, 4, u8>) {
+  %one = constant {value = 1} : index
+  %zero = constant {value = 0} : index
+  %i = grid_ids %one : index
+  %x = load %X, %i, %zero : tile<2x4xf32, reg>
+  %a = sort %x {axis = 1, descending = 0} : tile<2x4xf32, reg>
+  %d = sort %x {axis = 1, descending = 1} : tile<2x4xf32, reg>
+  %c = sort %x {axis = 0, descending = 0} : tile<2x4xf32, reg>
+  %u = load %U, %i, %zero : tile<2x4xu8, reg>
+  %v = sort %u {axis = 1, descending = 1} : tile<2x4xu8, reg>
+  store %A, %i, %zero, %a
+  store %D, %i, %zero, %d
+  store %C, %i, %zero, %c
+  store %V, %i, %zero, %v
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  const double nan = std::nan("");
+  HostBuffer X = make_buffer(ScalarKind::f32, {2, 4}, {nan, 0.0, -1, -0.0, 3, -INFINITY, 2, 3});
+  HostBuffer U = make_buffer(ScalarKind::u8, {2, 4}, {200, 7, 255, 0, 1, 2, 3, 4});
+  HostBuffer A(ScalarKind::f32, {2, 4}), D = A, C = A, V(ScalarKind::u8, {2, 4});
+  ASSERT_TRUE(launch(*module, {&X, &U, &A, &D, &C, &V}).ok);
+  const std::vector<double> up = buffer_values(A), down = buffer_values(D), columns = buffer_values(C);
+  EXPECT_EQ(up[0], -1);
+  EXPECT_TRUE(up[1] == 0 && std::signbit(up[1])) << "-0.0 before +0.0";
+  EXPECT_TRUE(up[2] == 0 && !std::signbit(up[2]));
+  EXPECT_TRUE(std::isnan(up[3])) << "NaN last";
+  EXPECT_EQ((std::vector<double>(up.begin() + 4, up.end())), (std::vector<double>{-INFINITY, 2, 3, 3}));
+  EXPECT_TRUE(std::isnan(down[0])) << "NaN first, descending";
+  EXPECT_TRUE(down[1] == 0 && !std::signbit(down[1]) && down[2] == 0 && std::signbit(down[2]));
+  EXPECT_EQ(down[3], -1);
+  // Along axis 0 each column of two: (NaN, 3) -> (3, NaN), (0, -inf) -> (-inf, 0), ...
+  EXPECT_EQ(columns[0], 3);
+  EXPECT_TRUE(std::isnan(columns[4]));
+  EXPECT_EQ(columns[1], -INFINITY);
+  EXPECT_EQ(columns[2], -1);
+  EXPECT_EQ(columns[6], 2);
+  EXPECT_EQ(buffer_values(V), (std::vector<double>{255, 200, 7, 0, 4, 3, 2, 1}));
+}
+
 // scan_prod, scan_max and scan_min (cumprod, cummax, cummin): running products, maxima and
 // minima in index order; a NaN is skipped by max and min as by `max`; i32 products wrap.
 TEST(InterpreterOps, ScansOfProductsMaximaAndMinimaRunInIndexOrder) {

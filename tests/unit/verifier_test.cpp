@@ -70,6 +70,9 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"operand_count", "%s = sub %acc, %r", "%s = sub %acc", "'sub': has 1 operands, expected 2"},
         Broken{"result_count", "store %C, %m, %n, %out", "%z = store %C, %m, %n, %out : index", "'store': has 1 results, expected 0"},
         Broken{"duplicate_kernel", "  return\n}\n", "  return\n}\nkernel @k() {\n  return\n}\n", "kernel @k is defined twice"},
+        Broken{"sort_descending", "%s = sub %acc, %r", "%s = sort %acc {axis = 1, descending = 2}",
+               "attribute 'descending' must be 0 or 1"},
+        Broken{"sort_axis", "%s = sub %acc, %r", "%s = sort %acc {axis = 2, descending = 0}", "needs an 'axis' within the tile's rank"},
         // 2. terminators
         Broken{"missing_return", "  store %C, %m, %n, %out\n  return\n", "  store %C, %m, %n, %out\n", "its region must end with 'return'"},
         Broken{"terminator_inside", "    yield %y\n  }", "    yield %y\n    yield %y\n  }", "a terminator must be the last op"},
