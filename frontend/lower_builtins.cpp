@@ -569,13 +569,15 @@ std::optional<int64_t> Lowering::axis_of(const Expr& axis, const Type& type) {
   return *k < 0 ? *k + rank : *k;
 }
 
-// cumsum / cumprod / cummax / cummin(x, axis = k): the inclusive prefix sums, products, maxima
-// or minima along axis k (a rank-1 tile's axis is 0).
-Operand Lowering::lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis) {
+// f(x, axis = k) of a tile of numbers, keeping its shape, line by line along axis k (a rank-1
+// tile's axis is 0): the scans and sort. `does` says what f does to a tile ("scans"), `per_row`
+// to each row ("scans along each row"); `attributes` go on the op beside the axis.
+Operand Lowering::lower_line_op(const Expr& e, const Builtin& builtin, const Expr* axis, std::string_view does,
+                                std::string_view per_row, std::vector<std::pair<std::string, Attribute>> attributes) {
   Operand x = lower_expr(*e.args[0]);
   if (!x.ok()) return {};
   if (!x.value || !x.value->type().is_tile() || x.value->type().element() == ScalarKind::i1) {
-    error(e.args[0]->location, fmt::format("{}() scans a tile of numbers, not {}", builtin.name,
+    error(e.args[0]->location, fmt::format("{}() {} a tile of numbers, not {}", builtin.name, does,
                                            x.value ? x.value->type().to_source_string() : "a number"));
     return {};
   }
@@ -586,17 +588,23 @@ Operand Lowering::lower_scan(const Expr& e, const Builtin& builtin, const Expr* 
     if (!k) return {};
     along = *k;
   } else if (type.rank() != 1) {
-    error(e.location, fmt::format("{0}() of {1} needs an axis: {0}(x, axis = 1) scans along each row", builtin.name,
-                                  type.to_source_string()));
+    error(e.location, fmt::format("{0}() of {1} needs an axis: {0}(x, axis = 1) {2}", builtin.name,
+                                  type.to_source_string(), per_row));
     return {};
   }
-  return Operand{create(builtin.kind, {x.value}, type.with_space(MemorySpace::reg), e.location,
-                        {{"axis", Attribute(along)}})};
+  attributes.insert(attributes.begin(), {"axis", Attribute(along)});
+  return Operand{create(builtin.kind, {x.value}, type.with_space(MemorySpace::reg), e.location, std::move(attributes))};
+}
+
+// cumsum / cumprod / cummax / cummin(x, axis = k): the inclusive prefix sums, products, maxima
+// or minima along axis k.
+Operand Lowering::lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis) {
+  return lower_line_op(e, builtin, axis, "scans", "scans along each row", {});
 }
 
 // sort(x, axis = k, descending = 1): every line along the axis in order, ascending unless
-// descending = 1 (a 1-D tile needs no axis). NaNs come after every number (before, descending)
-// and -0.0 before +0.0, so the order is the same on the GPU.
+// descending = 1. NaNs come after every number (before, descending) and -0.0 before +0.0, so the
+// order is the same on the GPU.
 Operand Lowering::lower_sort(const Expr& e, const Builtin& builtin, const Expr* axis) {
   int64_t descending = 0;
   for (const auto& [k, v] : e.keywords) {
@@ -609,26 +617,7 @@ Operand Lowering::lower_sort(const Expr& e, const Builtin& builtin, const Expr* 
     }
     descending = *given;
   }
-  Operand x = lower_expr(*e.args[0]);
-  if (!x.ok()) return {};
-  if (!x.value || !x.value->type().is_tile() || x.value->type().element() == ScalarKind::i1) {
-    error(e.args[0]->location, fmt::format("sort() sorts a tile of numbers, not {}",
-                                           x.value ? x.value->type().to_source_string() : "a number"));
-    return {};
-  }
-  const Type& type = x.value->type();
-  int64_t along = 0;
-  if (axis) {
-    auto k = axis_of(*axis, type);
-    if (!k) return {};
-    along = *k;
-  } else if (type.rank() != 1) {
-    error(e.location, fmt::format("{0}() of {1} needs an axis: {0}(x, axis = 1) sorts each row", builtin.name,
-                                  type.to_source_string()));
-    return {};
-  }
-  return Operand{create(builtin.kind, {x.value}, type.with_space(MemorySpace::reg), e.location,
-                        {{"axis", Attribute(along)}, {"descending", Attribute(descending)}})};
+  return lower_line_op(e, builtin, axis, "sorts", "sorts each row", {{"descending", Attribute(descending)}});
 }
 
 // where(condition, a, b): a where the i1 condition holds, else b, broadcasting all three.

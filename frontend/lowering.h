@@ -166,6 +166,8 @@ class Lowering {
   Operand lower_concat(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_interleave(const Expr& e, const Builtin& builtin, const Expr* axis);
   std::vector<Value*> joined_tiles(const Expr& e, std::string_view name);
+  Operand lower_line_op(const Expr& e, const Builtin& builtin, const Expr* axis, std::string_view does,
+                        std::string_view per_row, std::vector<std::pair<std::string, Attribute>> attributes);
   Operand lower_scan(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_sort(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_where(const Expr& e, const Builtin& builtin, const Expr* axis);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <functional>
 #include <stdexcept>
 #include <utility>
@@ -701,14 +702,18 @@ void Analysis::find_lazy_values() {
   // B's [N, K] form), through register pipes too: a B the schedule computes across two stage
   // boundaries (attention over a dequantized V, pipeline(3): cast and scale in stage 0, the bf16
   // cast in stage 1, the mma in stage 2) crosses one pipe into another.
+  std::set<const Value*> pipes_followed;  // a pipe met again (one a loop carries into itself) is no B's
   std::function<bool(const Value*)> into_computed_b = [&](const Value* value) {
     const auto& users = users_[value];
     return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Operation* user) {
       if (user->kind() == OpKind::stage_write && user->operand(2) == value) {
         auto pipe = tc_.register_pipes.find(user->operand(0));
-        return pipe != tc_.register_pipes.end() && !pipe->second.stored &&
-               std::all_of(pipe->second.reads.begin(), pipe->second.reads.end(),
-                           [&](const Operation* read) { return into_computed_b(read->result()); });
+        if (pipe == tc_.register_pipes.end() || pipe->second.stored || !pipes_followed.insert(pipe->first).second)
+          return false;
+        const bool into_b = std::all_of(pipe->second.reads.begin(), pipe->second.reads.end(),
+                                        [&](const Operation* read) { return into_computed_b(read->result()); });
+        pipes_followed.erase(pipe->first);
+        return into_b;
       }
       return reads_as_b(*user, value) ||
              (user->kind() == OpKind::transpose && read_only_as_b(user->result())) ||
