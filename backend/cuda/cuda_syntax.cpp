@@ -193,7 +193,7 @@ constexpr std::string_view kReserved[] = {
     // locals the plain kernels and the launchers spell by hand (a parameter or value of the same
     // name would be shadowed where they are declared, or redeclared)
     "thread_row", "thread_column", "kColumnStage", "kReductionArea", "kPart", "copied", "count_only",
-    "failed", "launch_sm_count", "tilec_line",
+    "failed", "launch_sm_count", "tilec_line", "opted_in", "opted_in1",
     // the position along a concat's or an interleave's axis (the shared form, and every harness's
     // reference kernel)
     "along"};

@@ -837,9 +837,10 @@ void emit_launcher(const KernelPlan& plan, const LaunchSpec& spec, std::string& 
     if (spec.shared_bytes > 48 * 1024) {
       writer.line("// Above 48 KiB of dynamic shared memory a kernel must opt in.");
       for (size_t i = 0; i < kernels.size(); ++i)
-        writer.lines(fmt::format("const cudaError_t status{0} = cudaFuncSetAttribute({1}, "
+        // Not `status`: the launcher's later checks declare their own (-Wshadow warned of each).
+        writer.lines(fmt::format("const cudaError_t opted_in{0} = cudaFuncSetAttribute({1}, "
                                  "cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));\n"
-                                 "if (status{0} != cudaSuccess) return status{0};\n",
+                                 "if (opted_in{0} != cudaSuccess) return opted_in{0};\n",
                                  i == 0 ? "" : std::to_string(i), kernels[i]));
     }
     if (queries_sm_count(plan)) {

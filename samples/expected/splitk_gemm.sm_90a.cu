@@ -897,8 +897,8 @@ extern "C" cudaError_t launch_splitk_gemm(const __nv_bfloat16* A, const __nv_bfl
     return status;
   const size_t shared_bytes = 164992;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
-  const cudaError_t status = cudaFuncSetAttribute(splitk_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
-  if (status != cudaSuccess) return status;
+  const cudaError_t opted_in = cudaFuncSetAttribute(splitk_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
+  if (opted_in != cudaSuccess) return opted_in;
   TILEC_LAUNCH(splitk_gemm_kernel, static_cast<unsigned>(tile_count), 384, shared_bytes, stream, A_map, B_map, C_store_map, A, B, C, M, K, N);
   if (const cudaError_t failed = cudaGetLastError(); failed != cudaSuccess) return failed;
   if (const cudaError_t status = A_tma.finish(); status != cudaSuccess) return status;

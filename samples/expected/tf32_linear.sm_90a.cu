@@ -905,8 +905,8 @@ extern "C" cudaError_t launch_tf32_linear(const float* X, const float* W, float*
     return status;
   const size_t shared_bytes = 230528;
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
-  const cudaError_t status = cudaFuncSetAttribute(tf32_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
-  if (status != cudaSuccess) return status;
+  const cudaError_t opted_in = cudaFuncSetAttribute(tf32_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
+  if (opted_in != cudaSuccess) return opted_in;
   // Device code reads the SM count the host sized the grid with.
   const int64_t launch_sm_count = tilec_sm_count();
   const cudaError_t copied = cudaMemcpyToSymbolAsync(tilec_sm_count_on_device, &launch_sm_count, sizeof(int64_t), 0,
