@@ -22,8 +22,15 @@ Operand Lowering::lower_expr(const Expr& e) {
       Operand* found = lookup(e.name);
       if (!found) {
         auto note = out_of_scope_.find(e.name);
-        error(e.location, note != out_of_scope_.end() ? fmt::format("unknown name '{}': {}", e.name, note->second)
-                                                      : fmt::format("unknown name '{}'", e.name));
+        auto later = declared_constants_.find(e.name);  // not yet known: a constant reads only earlier ones
+        if (note != out_of_scope_.end())
+          error(e.location, fmt::format("unknown name '{}': {}", e.name, note->second));
+        else if (later != declared_constants_.end())
+          error(e.location, fmt::format("unknown name '{0}': the constant '{0}' is declared at {1}:{2}, after this "
+                                        "one, and a constant reads only earlier ones: move it up",
+                                        e.name, later->second.line, later->second.column));
+        else
+          error(e.location, fmt::format("unknown name '{}'", e.name));
         return {};
       }
       if (found->value && found->value->type().is_tensor()) {
