@@ -460,21 +460,15 @@ class Verifier {
       case OpKind::scan_sum:
       case OpKind::scan_prod:
       case OpKind::scan_max:
-      case OpKind::scan_min: {
+      case OpKind::scan_min:
+      case OpKind::sort: {  // line by line along `axis`, keeping the tile's type
         const Type& input = type(0);
-        int64_t axis = op.int_attr("axis", -1);
-        if (!input.is_tile() || input.element() == ScalarKind::i1) error(op, "scans a tile of numbers");
-        else if (axis < 0 || axis >= static_cast<int64_t>(input.rank())) error(op, "needs an 'axis' within the tile's rank");
-        else if (!(result() == input.with_space(MemorySpace::reg)))
-          error(op, fmt::format("result must be {}", input.with_space(MemorySpace::reg).to_string()));
-        break;
-      }
-      case OpKind::sort: {
-        const Type& input = type(0);
+        const bool sort = op.kind() == OpKind::sort;
         int64_t axis = op.int_attr("axis", -1), descending = op.int_attr("descending", 0);
-        if (!input.is_tile() || input.element() == ScalarKind::i1) error(op, "sorts a tile of numbers");
+        if (!input.is_tile() || input.element() == ScalarKind::i1)
+          error(op, sort ? "sorts a tile of numbers" : "scans a tile of numbers");
         else if (axis < 0 || axis >= static_cast<int64_t>(input.rank())) error(op, "needs an 'axis' within the tile's rank");
-        else if (descending != 0 && descending != 1) error(op, "attribute 'descending' must be 0 or 1");
+        else if (sort && descending != 0 && descending != 1) error(op, "attribute 'descending' must be 0 or 1");
         else if (!(result() == input.with_space(MemorySpace::reg)))
           error(op, fmt::format("result must be {}", input.with_space(MemorySpace::reg).to_string()));
         break;

@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
+#include <type_traits>
 
 #include "ir/ir.h"
 #include "runtime/interpreter/element_semantics.h"
@@ -427,22 +427,20 @@ std::string evaluate_sort(int64_t axis, bool descending, const TileValue& a, Til
     if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
     return x < y || (x == y && std::signbit(x) && !std::signbit(y));
   };
+  auto int_before = [](int64_t x, int64_t y) { return x < y; };
   for (int64_t o = 0; o < lines.outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
       auto at = [&](int64_t k) { return static_cast<size_t>((o * extent + k) * inner + in); };
-      if (a.holds_floats()) {
-        std::vector<float> line(static_cast<size_t>(extent));
-        for (int64_t k = 0; k < extent; ++k) line[static_cast<size_t>(k)] = a.floats[at(k)];
+      // Gathers the line of `values`, sorts it under `before` (reversed when descending), puts it back.
+      auto sort_line = [&](auto& values, auto before) {
+        std::vector<std::decay_t<decltype(values[0])>> line(static_cast<size_t>(extent));
+        for (int64_t k = 0; k < extent; ++k) line[static_cast<size_t>(k)] = values[at(k)];
         std::stable_sort(line.begin(), line.end(),
-                         [&](float x, float y) { return descending ? float_before(y, x) : float_before(x, y); });
-        for (int64_t k = 0; k < extent; ++k) out.floats[at(k)] = line[static_cast<size_t>(k)];
-      } else {
-        std::vector<int64_t> line(static_cast<size_t>(extent));
-        for (int64_t k = 0; k < extent; ++k) line[static_cast<size_t>(k)] = a.ints[at(k)];
-        if (descending) std::sort(line.begin(), line.end(), std::greater<>());
-        else std::sort(line.begin(), line.end());
-        for (int64_t k = 0; k < extent; ++k) out.ints[at(k)] = line[static_cast<size_t>(k)];
-      }
+                         [&](auto x, auto y) { return descending ? before(y, x) : before(x, y); });
+        for (int64_t k = 0; k < extent; ++k) values[at(k)] = line[static_cast<size_t>(k)];
+      };
+      if (a.holds_floats()) sort_line(out.floats, float_before);
+      else sort_line(out.ints, int_before);
     }
   return {};
 }
