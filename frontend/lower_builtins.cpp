@@ -112,6 +112,9 @@ std::span<const Builtin> Lowering::builtin_table() {
       {"ceil", 1, false, OpKind::ceil, &Lowering::lower_unary_function},
       {"round", 1, false, OpKind::round, &Lowering::lower_unary_function},
       {"trunc", 1, false, OpKind::trunc, &Lowering::lower_unary_function},
+      {"rand", 2, false, OpKind::randint, &Lowering::lower_random},
+      {"randn", 2, false, OpKind::randint, &Lowering::lower_random},
+      {"randint", 2, false, OpKind::randint, &Lowering::lower_random},
       {"transpose", 1, false, OpKind::transpose, &Lowering::lower_transpose},
       {"permute", 0, false, OpKind::transpose, &Lowering::lower_permute},
       {"concat", 0, true, OpKind::concat, &Lowering::lower_concat},
@@ -307,6 +310,80 @@ Operand Lowering::lower_atan2(const Expr& e, const Builtin&, const Expr*) {
     return {};
   }
   return Operand{create(OpKind::atan2, {vy, vx}, *result, e.location)};
+}
+
+// rand(seed, offset), randn(seed, offset), randint(seed, offset): counter-based random numbers,
+// the u32 words of Philox4x32-10 keyed by the seed at the counter `offset` (randint ops). The same
+// seed and offset give the same number in every backend and launch, so a backward pass recomputes
+// a dropout mask instead of storing it. The two are integers of any type (numbers, index values,
+// integer tiles), taken as i64, and broadcast together. randint is the word itself; rand its top
+// 24 bits scaled to [0, 1), every value a multiple of 2^-24; randn a standard normal by
+// Box-Muller from the words of the seed (its radius, from (0, 1]) and of the seed ^ 2^62 (its angle).
+Operand Lowering::lower_random(const Expr& e, const Builtin&, const Expr*) {
+  const std::string& f = e.name;
+  Value* words[2] = {nullptr, nullptr};
+  for (size_t i = 0; i < 2; ++i) {
+    Operand x = lower_expr(*e.args[i]);
+    if (!x.ok()) return {};
+    const std::string text = e.args[i]->kind == ExprKind::name ? e.args[i]->name : i == 0 ? "the seed" : "the offset";
+    if (x.constant && x.constant->is_float) {
+      error(e.location, fmt::format("{}() takes an integer seed and offset, and {} is the number {}{}", f, text,
+                                    float_text(x.constant->floating), defines_in({e.args[i].get()})));
+      return {};
+    }
+    Value* v = materialize(x, ScalarKind::i64, e.location);
+    const ScalarKind element = v->type().element();
+    if (!is_integer(element) || element == ScalarKind::i1) {
+      error(e.location, fmt::format("{}() takes an integer seed and offset (any integer type, or an index), and {} is "
+                                    "{}{}",
+                                    f, text, v->type().to_source_string(),
+                                    is_float(element) ? fmt::format("; a float's bits are bitcast({}, i32)",
+                                                                    text.find(' ') == std::string::npos ? text : "x")
+                                                      : "; cast(mask, i32) makes a mask 0 or 1"));
+      return {};
+    }
+    words[i] = v;
+  }
+  // Of any two integer types: each is read as its value (randint's operands need not agree).
+  const size_t rank = std::max(words[0]->type().rank(), words[1]->type().rank());
+  Value* vs = with_rank(words[0], rank, e.location);
+  Value* vo = with_rank(words[1], rank, e.location);
+  const Type shape = broadcast_type(vs->type().with_element(ScalarKind::u32), vo->type().with_element(ScalarKind::u32));
+  if (shape.is_none()) {
+    error(e.location, fmt::format("{}()'s seed {} and offset {} do not broadcast", f, vs->type().to_source_string(),
+                                  vo->type().to_source_string()));
+    return {};
+  }
+  const Type u32 = in_registers(shape), f32 = u32.with_element(ScalarKind::f32);
+  auto number = [&](double n, ScalarKind element) {
+    return materialize(is_float(element) ? Operand{nullptr, Const{true, 0, n}}
+                                         : Operand{nullptr, Const{false, static_cast<int64_t>(n), 0}},
+                       element, e.location);
+  };
+  // A word's top 24 bits times 2^-24, plus `low` (0: [0, 1); 1 ulp: (0, 1]), exact in f32.
+  auto uniform = [&](Value* key, double low) {
+    Value* word = create(OpKind::randint, {key, vo}, u32, e.location);
+    Value* top = create(OpKind::shr, {word, number(8, ScalarKind::u32)}, u32, e.location);
+    Value* unit = create(OpKind::mul, {create(OpKind::cast, {top}, f32, e.location), number(0x1p-24, ScalarKind::f32)},
+                         f32, e.location);
+    return low == 0 ? unit : create(OpKind::add, {unit, number(low, ScalarKind::f32)}, f32, e.location);
+  };
+  if (f == "randint") return Operand{create(OpKind::randint, {vs, vo}, u32, e.location)};
+  if (f == "rand") return Operand{uniform(vs, 0)};
+  Value* radius_draw = uniform(vs, 0x1p-24);
+  // The angle's key: the seed (a scalar as a rule: cheap to widen) with bit 62 set.
+  Value* wide_seed = vs->type().element() == ScalarKind::i64
+                         ? vs
+                         : create(OpKind::cast, {vs}, in_registers(vs->type().with_element(ScalarKind::i64)), e.location);
+  Value* angle_key = create(OpKind::xor_, {wide_seed, number(0x1p62, ScalarKind::i64)}, wide_seed->type(), e.location);
+  Value* angle = create(OpKind::mul, {uniform(angle_key, 0), number(6.2831853071795864769, ScalarKind::f32)}, f32,
+                        e.location);
+  Value* radius = create(OpKind::sqrt,
+                         {create(OpKind::mul, {create(OpKind::log, {radius_draw}, f32, e.location),
+                                               number(-2, ScalarKind::f32)},
+                                 f32, e.location)},
+                         f32, e.location);
+  return Operand{create(OpKind::mul, {radius, create(OpKind::cos, {angle}, f32, e.location)}, f32, e.location)};
 }
 
 // sign(x): 1 where x > 0, -1 where x < 0, else x itself (0, -0.0 and NaN stay), in x's type, as

@@ -157,6 +157,7 @@ class Lowering {
   Operand lower_fma(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_sign(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_atan2(const Expr& e, const Builtin& builtin, const Expr* axis);
+  Operand lower_random(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_float_class(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand lower_clamp(const Expr& e, const Builtin& builtin, const Expr* axis);
   Operand extremum(OpKind kind, Operand a, Operand b, const Expr* ea, const Expr* eb, Location location);

@@ -61,6 +61,8 @@ constexpr FoldRule kRules[] = {
        if (b < 0 || b > 63) return std::nullopt;
        return a >> b;
      }},
+    // A u32 word of its operands' type: not folded (fold_integer's value keeps the operands' type).
+    {OpKind::randint, [](int64_t, int64_t) -> Result { return std::nullopt; }},
 };
 
 }  // namespace

@@ -82,6 +82,8 @@ namespace tilec {
     "elementwise a << b: 0 when b is negative or at least 64 (then wrapped to the type)")         \
   X(shr, "shr", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, -1,                         \
     "elementwise a >> b, arithmetic (the sign fills; unsigned values have none): b negative or at least 64 gives 0 or -1") \
+  X(randint, "randint", 2, 2, 1, 0, kPure | kElementwise | kIntegersOnly, SIMT, -1,                 \
+    "elementwise u32 of Philox4x32-10: key the seed a, counter the offset b (64 bits each)")     \
   X(cast, "cast", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1,                                        \
     "element type conversion (round to nearest even)")                                           \
   X(bitcast, "bitcast", 1, 1, 1, 0, kPure | kElementwise, SIMT, -1,                                  \

@@ -21,7 +21,8 @@
 //     a value of its result's kind; `rem` and `cdiv` take integers; exp, exp2, fma, sqrt, rsqrt,
 //     tanh, erf, log, log2, log1p, expm1, sin, cos, tan, atan, atan2, asin, acos, sinh, cosh,
 //     sigmoid, pow, floor, ceil, round and trunc take floats;
-//     `and`, `or`, `xor` and `not` take integers or i1, `shl` and `shr` integers.
+//     `and`, `or`, `xor` and `not` take integers or i1, `shl` and `shr` integers; `randint`
+//     two integers (not i1; each of any integer type), giving u32.
 //  5. Placement: `grid_ids` sits directly in a kernel body at most once, and only pure scalar
 //     ops and `assert`s come before it (the launcher evaluates them on the host); an `assert`
 //     (of an i1 scalar, its `text` a string) sits directly in a kernel body, before its `grid_ids`.
@@ -332,6 +333,19 @@ class Verifier {
         else if (!(result() == operands.with_element(ScalarKind::i1)))
           error(op, fmt::format("result must be {}", operands.with_element(ScalarKind::i1).to_string()));
         if (!op.attr("predicate")) error(op, "needs a 'predicate'");
+        break;
+      }
+      case OpKind::randint: {  // u32 words from a seed and an offset, integers of any types
+        const auto integer = [](const Type& t) { return is_integer(t.element()) && t.element() != ScalarKind::i1; };
+        Type operands = broadcast_type(type(0).with_element(ScalarKind::u32), type(1).with_element(ScalarKind::u32));
+        if (!integer(type(0)) || !integer(type(1)))
+          error(op, fmt::format("takes integer operands, not {} and {}", type(0).to_string(), type(1).to_string()));
+        else if (operands.is_none())
+          error(op, fmt::format("operands {} and {} do not broadcast", type(0).to_string(), type(1).to_string()));
+        else if (Type expected = operands.is_tile() ? operands.with_element(ScalarKind::u32).with_space(MemorySpace::reg)
+                                                     : operands.with_element(ScalarKind::u32);
+                 !(result() == expected))
+          error(op, fmt::format("result must be {}, not {}", expected.to_string(), result().to_string()));
         break;
       }
       case OpKind::select: {

@@ -291,4 +291,31 @@ __host__ __device__ inline void tilec_sort_line(T* line, int64_t count, int64_t 
 )";
 }
 
+// randint's word (docs/ir.md): Philox4x32-10 as the interpreter computes it
+// (runtime/interpreter/element_semantics.cpp), in 32-bit products the GPU issues as mul.hi and mul.lo.
+std::string_view random_prelude() {
+  return R"(
+// ---------------------------------------------------------------------------------------------
+// randint: word 0 of Philox4x32-10, key (seed's low, high word), counter (offset's low, high word, 0, 0).
+// ---------------------------------------------------------------------------------------------
+__host__ __device__ inline uint32_t tilec_randint(int64_t seed, int64_t offset) {
+  uint32_t c0 = static_cast<uint32_t>(offset), c1 = static_cast<uint32_t>(static_cast<uint64_t>(offset) >> 32);
+  uint32_t c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(static_cast<uint64_t>(seed) >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t product0 = 0xD2511F53ull * c0, product1 = 0xCD9E8D57ull * c2;
+    const uint32_t next0 = static_cast<uint32_t>(product1 >> 32) ^ c1 ^ k0;
+    const uint32_t next2 = static_cast<uint32_t>(product0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<uint32_t>(product1);
+    c3 = static_cast<uint32_t>(product0);
+    c0 = next0;
+    c2 = next2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return c0;
+}
+)";
+}
+
 }  // namespace tilec::cuda

@@ -14,5 +14,7 @@ std::string cuda_preamble(bool tensor_maps);
 std::string_view cuda_prelude();
 // tilec_sort_line, for a file with a `sort` (the shared form's and the harness's reference).
 std::string_view sort_prelude();
+// tilec_randint (Philox4x32-10), only in files with a randint op.
+std::string_view random_prelude();
 
 }  // namespace tilec::cuda

@@ -54,6 +54,7 @@ constexpr ElementSpelling kSpellings[] = {
     // An amount outside 0..63 shifts everything out (docs/ir.md): the helpers say so.
     {.kind = OpKind::shl, .integer = "shl_i64({a}, {b})"},
     {.kind = OpKind::shr, .integer = "shr_i64({a}, {b})"},
+    {.kind = OpKind::randint, .integer = "tilec_randint({a}, {b})"},  // random_prelude
 };
 
 }  // namespace

@@ -338,6 +338,9 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
   if (std::any_of(plans.begin(), plans.end(),
                   [](const KernelPlan& plan) { return contains(plan.kernel->region(), OpKind::sort); }))
     out += cuda::sort_prelude();
+  if (std::any_of(plans.begin(), plans.end(),
+                  [](const KernelPlan& plan) { return contains(plan.kernel->region(), OpKind::randint); }))
+    out += cuda::random_prelude();
   out += "\n}  // namespace\n#ifdef __CUDACC__\n#pragma nv_diag_default 177\n#endif\n";
   if (any_shared)
     out += fmt::format("\n// Threads per CTA of every kernel in this file.\nconstexpr int kBlockThreads = {};\n\n",

@@ -87,9 +87,36 @@ constexpr ElementSemantics kRows[] = {
     {.kind = OpKind::shr, .integer_binary = [](int64_t a, int64_t n) -> int64_t {
        return n < 0 || n > 63 ? (a < 0 ? -1 : 0) : a >> n;
      }},
+    // The caller wraps to the result's u32 (tile_arithmetic.cpp): word 0 of the block.
+    {.kind = OpKind::randint, .integer_binary = [](int64_t seed, int64_t offset) -> int64_t {
+       return philox_randint(seed, offset);
+     }},
 };
 
 }  // namespace
+
+// Philox4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3",
+// SC 2011): ten rounds, each two 32x32 -> 64-bit products of counter words by the multipliers,
+// their halves crossed with the other words and the key, then the key bumped by the Weyl
+// constants (the golden ratio's and sqrt(3) - 1's bits).
+std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key) {
+  constexpr uint64_t kMultiplier0 = 0xD2511F53, kMultiplier1 = 0xCD9E8D57;
+  constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t product0 = kMultiplier0 * counter[0], product1 = kMultiplier1 * counter[2];
+    const auto high = [](uint64_t product) { return static_cast<uint32_t>(product >> 32); };
+    const auto low = [](uint64_t product) { return static_cast<uint32_t>(product); };
+    counter = {high(product1) ^ counter[1] ^ key[0], low(product1), high(product0) ^ counter[3] ^ key[1],
+               low(product0)};
+    key = {key[0] + kWeyl0, key[1] + kWeyl1};
+  }
+  return counter;
+}
+
+uint32_t philox_randint(int64_t seed, int64_t offset) {
+  const auto word = [](int64_t value, int half) { return static_cast<uint32_t>(bits(value) >> (32 * half)); };
+  return philox4x32_10({word(offset, 0), word(offset, 1), 0, 0}, {word(seed, 0), word(seed, 1)})[0];
+}
 
 float float_max(float a, float b) {
   if (std::isnan(a)) return b;

@@ -10,6 +10,7 @@
 // operand-kind traits (kFloatsOnly, kIntegersOnly, kBitwise) pick the columns.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -30,6 +31,13 @@ struct ElementSemantics {
 // cmp, select, cast, or an op added to the op table without its row here).
 const ElementSemantics& element_semantics(OpKind kind);
 std::span<const ElementSemantics> all_element_semantics();
+
+// The block of four words Philox4x32-10 gives for a counter and a key (the known answers of
+// Random123, the authors' implementation, hold: tests/interpreter/element_semantics_test.cpp).
+std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);
+// `randint`'s element: word 0 of the block for the key (seed's low word, high word) and the
+// counter (offset's low word, high word, 0, 0), both read as 64-bit two's complement.
+uint32_t philox_randint(int64_t seed, int64_t offset);
 
 // IEEE maxNum / minNum, as CUDA's fmaxf / fminf: a NaN operand is ignored, -0 orders below +0.
 float float_max(float a, float b);

@@ -152,7 +152,7 @@ bool TileExecution::execute(const Operation& op) {
     }
     case OpKind::add: case OpKind::sub: case OpKind::mul: case OpKind::div: case OpKind::rem:
     case OpKind::cdiv: case OpKind::max: case OpKind::min: case OpKind::cmp: case OpKind::pow: case OpKind::atan2:
-    case OpKind::and_: case OpKind::or_: case OpKind::xor_: case OpKind::shl: case OpKind::shr: {
+    case OpKind::and_: case OpKind::or_: case OpKind::xor_: case OpKind::shl: case OpKind::shr: case OpKind::randint: {
       const TileValue* a = tile_operand(op, 0);
       const TileValue* b = a ? tile_operand(op, 1) : nullptr;
       if (!b) return false;

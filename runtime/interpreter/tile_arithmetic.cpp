@@ -157,7 +157,8 @@ std::string lines_along(const std::vector<int64_t>& shape, int64_t axis, AxisLin
 
 std::string evaluate_binary(OpKind kind, const std::string& predicate, const TileValue& a,
                             const TileValue& b, TileValue& out) {
-  if (a.element != b.element)
+  // randint's seed and offset are integers of any types (their values, sign- or zero-extended).
+  if (a.element != b.element && (kind != OpKind::randint || a.holds_floats() || b.holds_floats()))
     return fmt::format("operands have different element types ({} and {})", to_string(a.element),
                        to_string(b.element));
   std::vector<int64_t> shape;
@@ -168,7 +169,8 @@ std::string evaluate_binary(OpKind kind, const std::string& predicate, const Til
     return fmt::format("unknown predicate '{}'", predicate);
   bool floats = a.holds_floats();
   if (std::string problem = check_operand_kind(kind, a.element); !problem.empty()) return problem;
-  out = TileValue::zeros(is_compare ? ScalarKind::i1 : a.element, shape);
+  // A comparison gives i1 masks, randint u32 words.
+  out = TileValue::zeros(is_compare ? ScalarKind::i1 : kind == OpKind::randint ? ScalarKind::u32 : a.element, shape);
   SourceIndex from_a(shape, a.shape), from_b(shape, b.shape);
   const int64_t count = out.count();
   for (int64_t i = 0; i < count; ++i) {
@@ -182,7 +184,7 @@ std::string evaluate_binary(OpKind kind, const std::string& predicate, const Til
         out.ints[static_cast<size_t>(i)] = compare(predicate, x, y);
         continue;
       }
-      out.ints[static_cast<size_t>(i)] = wrap_integer(a.element, integer_binary(kind, x, y));
+      out.ints[static_cast<size_t>(i)] = wrap_integer(out.element, integer_binary(kind, x, y));
     }
   }
   return {};

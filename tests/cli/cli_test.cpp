@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <string_view>
@@ -539,6 +541,57 @@ TEST(Cli, AnIntegerDefineOfAFloatConstantIsAFloat) {
   float z[4];
   std::memcpy(z, bytes.data(), sizeof z);
   for (float value : z) EXPECT_EQ(value, 0.5f);
+  fs::remove_all(outputs);
+}
+
+// rand, randn and randint as a user reads them back (--outputs): 64 Ki draws of rand are uniform
+// on [0, 1) (mean 1/2, variance 1/12, multiples of 2^-24), of randn standard normal (mean 0,
+// variance 1, 5 % beyond ±1.96), each within several standard errors; randint(0, 0) is
+// Philox4x32-10's known answer 0x6627e8d5; and two seeds give different draws.
+TEST(Cli, RandomNumbersHaveTheirDistributions) {
+  fs::path source = temp_file("random.tile",
+      "kernel k(U: tensor<N, f32>, G: tensor<N, f32>, W: tensor<N, u32>, V: tensor<N, f32>)\n"
+      "    grid tiles(cdiv(N, 1024)) as (i) {\n"
+      "  offset = iota<1024, i32>(0) + cast(i * 1024, i32);\n"
+      "  store U[i] = rand(7, offset);\n  store G[i] = randn(7, offset);\n"
+      "  store W[i] = randint(0, offset);\n  store V[i] = rand(8, offset);\n}\n");
+  fs::path outputs = fs::temp_directory_path() / ("tilec_random_" + std::to_string(::getpid()));
+  fs::create_directories(outputs);
+  constexpr size_t kCount = 65536;
+  CommandResult r = run_command(tilec("run " + source.string() + " --dims N=65536 --outputs " + outputs.string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto read = [&](const char* name, auto* values) {
+    const std::string bytes = read_file(outputs / name);
+    ASSERT_EQ(bytes.size(), kCount * 4) << name;
+    std::memcpy(values, bytes.data(), bytes.size());
+  };
+  std::vector<float> u(kCount), g(kCount), v(kCount);
+  std::vector<uint32_t> w(kCount);
+  read("U.bin", u.data());
+  read("G.bin", g.data());
+  read("W.bin", w.data());
+  read("V.bin", v.data());
+  EXPECT_EQ(w[0], 0x6627e8d5u);
+  double u_sum = 0, u_squares = 0, g_sum = 0, g_squares = 0;
+  size_t tails = 0, same = 0;
+  for (size_t i = 0; i < kCount; ++i) {
+    ASSERT_TRUE(u[i] >= 0.0f && u[i] < 1.0f) << i;
+    ASSERT_EQ(std::ldexp(u[i], 24), std::trunc(std::ldexp(u[i], 24))) << i;
+    ASSERT_TRUE(std::isfinite(g[i])) << i;
+    u_sum += u[i];
+    u_squares += (u[i] - 0.5) * (u[i] - 0.5);
+    g_sum += g[i];
+    g_squares += double(g[i]) * g[i];
+    tails += std::fabs(g[i]) > 1.959964;
+    same += u[i] == v[i];
+  }
+  const double n = kCount;
+  EXPECT_NEAR(u_sum / n, 0.5, 5 * std::sqrt(1.0 / 12 / n));
+  EXPECT_NEAR(u_squares / n, 1.0 / 12, 5 * std::sqrt(1.0 / 180 / n));  // Var((u - 1/2)^2) = 1/180
+  EXPECT_NEAR(g_sum / n, 0.0, 5 / std::sqrt(n));
+  EXPECT_NEAR(g_squares / n, 1.0, 5 * std::sqrt(2 / n));
+  EXPECT_NEAR(tails / n, 0.05, 5 * std::sqrt(0.05 * 0.95 / n));
+  EXPECT_LT(same, 16u) << "seeds 7 and 8 drew the same numbers";
   fs::remove_all(outputs);
 }
 

@@ -539,6 +539,16 @@ TEST(EmulateRuntime, AStageReleasedAfterAnEmptyLoopWaitsForEveryThread) {
   }
 }
 
+// rand, randn and randint (Philox4x32-10; tests/emulate/kernels/random.tile): a dropout, normals
+// and raw words, the seed read from a tensor, per row, or a number, i32 and u32 offsets, in both
+// plain forms; and attention's dropout drawn in the tensor-core epilogue on both targets
+// (tests/emulate/tensor_core/attention_dropout.tile): the emitted tilec_randint gives the
+// interpreter's words, which PhiloxGivesRandom123sKnownAnswers holds to the published ones.
+TEST(EmulateRuntime, RandomNumbersAreTheInterpretersBitForBit) {
+  expect_plain_kernel_matches("random", {"Y", "U", "N", "W", "Rows"});
+  expect_tensor_core_kernel_matches("attention_dropout", "S=200,T=136,HD=128", {"O"}, " --scalar seed=-12345");
+}
+
 // Rank-4 tensors on the tensor cores (issue 18: rank > 3 was refused): attention on PyTorch's
 // SDPA layout [B, H, S, D] (tests/emulate/tensor_core/sdpa_bhsd.tile), the two leading
 // coordinates folded into one batch index of B·H matrices, on both targets, S and T ragged.

@@ -2,9 +2,11 @@
 // (runtime/interpreter/element_semantics.h) covers the op table: every elementwise op but cmp,
 // select and cast has one row, with a function for each operand kind its traits allow and the
 // arity its operand count says, and none for the kinds they exclude; and the IR's integer folder
-// (ir/fold.h) gives what this table computes wherever it folds.
+// (ir/fold.h) gives what this table computes wherever it folds; randint's Philox4x32-10 gives the
+// known answers its authors publish.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -37,6 +39,23 @@ TEST(InterpreterElementSemantics, EveryElementwiseOpHasItsRow) {
   }
   for (const ElementSemantics& row : all_element_semantics())
     EXPECT_EQ(&element_semantics(row.kind), &row) << op_info(row.kind).name << " has two rows";
+}
+
+// The known-answer vectors of Random123 (the implementation of Salmon et al., SC 2011, in its
+// tests/kat_vectors) for Philox4x32-10: counter and key all zeros, all ones, and pi's digits.
+TEST(InterpreterElementSemantics, PhiloxGivesRandom123sKnownAnswers) {
+  using Block = std::array<uint32_t, 4>;
+  EXPECT_EQ(philox4x32_10({0, 0, 0, 0}, {0, 0}), (Block{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+  EXPECT_EQ(philox4x32_10({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}),
+            (Block{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}),
+            (Block{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+  // randint's word: key (seed's low, high word), counter (offset's low, high word, 0, 0), the two
+  // read as 64-bit two's complement (so -1 is all ones).
+  EXPECT_EQ(philox_randint(0, 0), 0x6627e8d5u);
+  EXPECT_EQ(philox_randint(-1, -1), philox4x32_10({0xffffffff, 0xffffffff, 0, 0}, {0xffffffff, 0xffffffff})[0]);
+  EXPECT_EQ(philox_randint(int64_t{5} << 32 | 7, 9), philox4x32_10({9, 0, 0, 0}, {7, 5})[0]);
+  EXPECT_EQ(static_cast<uint32_t>(element_semantics(OpKind::randint).integer_binary(3, 4)), philox_randint(3, 4));
 }
 
 // The front end and fold-constants fold through fold_integer; the interpreter runs this table. A

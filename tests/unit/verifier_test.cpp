@@ -73,6 +73,10 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"sort_descending", "%s = sub %acc, %r", "%s = sort %acc {axis = 1, descending = 2}",
                "attribute 'descending' must be 0 or 1"},
         Broken{"sort_axis", "%s = sub %acc, %r", "%s = sort %acc {axis = 2, descending = 0}", "needs an 'axis' within the tile's rank"},
+        Broken{"randint_float", "%s = sub %acc, %r", "%s = randint %acc, %r",
+               "'randint': takes integer operands, not tile<64x64xf32, reg> and tile<64x1xf32, reg>"},
+        Broken{"randint_result", "%p = cmp %m, %n {predicate = \"lt\"} : i1", "%p = randint %m, %n : i1",
+               "'randint': result must be u32, not i1"},
         // 2. terminators
         Broken{"missing_return", "  store %C, %m, %n, %out\n  return\n", "  store %C, %m, %n, %out\n", "its region must end with 'return'"},
         Broken{"terminator_inside", "    yield %y\n  }", "    yield %y\n    yield %y\n  }", "a terminator must be the last op"},
