@@ -231,9 +231,15 @@ class IndexBounds {
         ScalarKind from = op.operand(0)->type().element();
         if (from == ScalarKind::i1) return Bound::of_number(1);
         if (is_float(from)) return std::nullopt;
+        // A value that may be negative wraps to the top of an unsigned type (cast(-1, u32) is
+        // 2^32 - 1), however small its magnitude: bounded by the type's largest.
+        const std::optional<IntegerRange> to = integer_range(value->type().element());
+        const std::optional<IntegerRange> range = integer_range(from);
+        if (to && to->lowest == 0 && !(range && range->lowest == 0) && !never_negative(op.operand(0)))
+          return Bound::of_number(static_cast<double>(to->highest));
         if (a) return a;
         // A narrow integer computed otherwise lies in its type's range.
-        if (auto range = integer_range(from))
+        if (range)
           return Bound::of_number(static_cast<double>(std::max(-range->lowest, range->highest)));
         return std::nullopt;
       }

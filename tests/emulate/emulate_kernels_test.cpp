@@ -568,6 +568,26 @@ TEST(EmulateRuntime, UserNamesNeverMeetTheEmittersOwn) {
   expect_plain_kernel_matches("emitter_names", {"Y", "S", "Ya"});
 }
 
+// A coordinate made from a negative scalar cast to an unsigned type (cast(-1, u32) is 2^32 - 1,
+// cast(-1, u16) * 65537 + 1 is 2^32) lies past the tensor, so every element reads zero; the
+// register form's launcher bounded it by |s| = 1 and ran its 32-bit instantiation, where it
+// wrapped back into the tensor and read real data (a hunt's wrong numbers).
+TEST(EmulateRuntime, AnUnsignedCastOfANegativeScalarKeepsIndicesIn64Bits) {
+  const fs::path dir = fs::temp_directory_path() / ("tilec_unsigned_index_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_file(dir / "unsigned_index.tile",
+             "kernel wide(X: tensor<N, f32>, Z: tensor<N, f32>, s: i64) grid tiles(cdiv(N, 256)) as (i) {\n"
+             "  store Z[i] = load X at [i * 256 + cast(cast(s, u32), index)] : <256>;\n}\n"
+             "kernel scaled(X: tensor<N, f32>, Z: tensor<N, f32>, t: i32) grid tiles(cdiv(N, 256)) as (i) {\n"
+             "  store Z[i] = load X at [i * 256 + cast(cast(t, u16), index) * 65537 + 1] : <256>;\n}\n");
+  CommandResult r = run_command(tilec("emulate " + (dir / "unsigned_index.tile").string() +
+                                      " --dims N=1000 --scalar s=-1,t=-1 --plain-tiles registers --schedules 1"));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("kernel wide [N=1000] sm_90a, schedule eager: Z ok"));
+  EXPECT_THAT(r.out, HasSubstr("kernel scaled [N=1000] sm_90a, schedule eager: Z ok"));
+  fs::remove_all(dir);
+}
+
 // A softmax over one 30000-wide row of a 32768-wide tile, and an RMSNorm of 4 x 8192 bf16 rows (a
 // hunt's LLM kernels: the shared form overflowed shared memory): 512 threads per CTA in the
 // register form, on the emulated GPU as in the interpreter. (The shared form cannot hold them.)
