@@ -80,11 +80,23 @@ RegisterLayout blocked_layout(int64_t rows, int64_t columns, int64_t element_byt
   // With a row for every warp, a row stays inside one warp: its reductions are shuffles only.
   if (along_row > 32 && rows >= layout.threads / 32) along_row = 32;
   if (columns == 1) along_row = 1;
-  layout.threads_per_row = std::min(along_row, layout.threads);
-  layout.thread_rows = layout.threads / layout.threads_per_row;
-  layout.row_slots = rows > 1 ? ceil_div(rows, layout.thread_rows) : 1;
-  layout.column_slots = ceil_div(vectors, layout.threads_per_row);
-  return layout;
+  auto split = [&](int64_t threads_per_row) {
+    RegisterLayout split = layout;
+    split.threads_per_row = std::min(threads_per_row, layout.threads);
+    split.thread_rows = layout.threads / split.threads_per_row;
+    split.row_slots = rows > 1 ? ceil_div(rows, split.thread_rows) : 1;
+    split.column_slots = ceil_div(vectors, split.threads_per_row);
+    return split;
+  };
+  RegisterLayout exact = split(along_row);
+  // Thread rows past the tile's rows hold nothing: a 4 x 11008 f32 frame split 64 threads a row
+  // (2752 vectors: 64 · 43) left 12 of its 16 thread rows idle and 172 slots a thread. Rows split
+  // over every thread, padded, hold fewer; the exact split is kept where it holds no more.
+  if (columns > 1 && exact.thread_rows > ceil_power_of_two(rows)) {
+    RegisterLayout padded = split(std::min(ceil_power_of_two(vectors), layout.threads / ceil_power_of_two(rows)));
+    if (padded.row_slots * padded.column_slots < exact.row_slots * exact.column_slots) return padded;
+  }
+  return exact;
 }
 
 bool has_float_sum(const Operation& kernel) {

@@ -486,13 +486,14 @@ TEST(CudaElementSpellings, EveryElementwiseOpHasItsSpellings) {
     EXPECT_EQ(row->integer.empty(), !info.takes_operands(false)) << info.name;
     EXPECT_EQ(row->mask.empty(), !bitwise) << info.name;
   }
-  const std::string prelude(cuda::cuda_prelude());
+  // randint's helper is in the prelude of the files that draw random numbers.
+  const std::string prelude = std::string(cuda::cuda_prelude()) + std::string(cuda::random_prelude());
   const std::regex call(R"(([A-Za-z_][A-Za-z_0-9]*)\()");
   for (const cuda::ElementSpelling& row : cuda::element_spellings()) {
     for (std::string_view spelling : {row.f32, row.integer, row.safe_divisor, row.mask, row.wrapping}) {
       std::string text = std::regex_replace(std::string(spelling), std::regex("\\{int\\}"), "i64");
       for (std::sregex_iterator it(text.begin(), text.end(), call), end; it != end; ++it)
-        EXPECT_TRUE(std::regex_search(prelude, std::regex("inline (float|int64_t) " + (*it)[1].str() + "\\(")))
+        EXPECT_TRUE(std::regex_search(prelude, std::regex("inline (float|int64_t|uint32_t) " + (*it)[1].str() + "\\(")))
             << op_info(row.kind).name << ": the prelude defines no " << (*it)[1];
     }
   }

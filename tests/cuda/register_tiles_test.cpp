@@ -33,12 +33,8 @@ const Frame kFrames[] = {{1, 1024, 4}, {4, 512, 4}, {4, 256, 4}, {32, 128, 4}, {
                          {16, 512, 2}, {32, 256, 4}, {1, 100, 4}, {3, 100, 4},  {4, 768, 4}, {16, 1, 4},
                          {1, 8, 2},    {7, 33, 1},  {1, 1, 4},   {64, 64, 8},  {2, 4096, 4}, {5, 3, 2}};
 
-TEST(RegisterLayout, EveryElementOfTheFrameHasExactlyOneThreadAndSlot) {
-  for (const Frame& frame : kFrames) {
-    cuda::RegisterLayout layout = cuda::blocked_layout(frame.rows, frame.columns, frame.element_bytes);
-    std::string name = fmt::format("{}x{} ({} bytes): {}", frame.rows, frame.columns, frame.element_bytes,
-                                   layout.describe());
-    EXPECT_TRUE(is_power_of_two(layout.threads) && layout.threads >= 32 && layout.threads <= 256) << name;
+// Each element of the frame has one thread and slot; padding only where the layout says so.
+void expect_each_element_owned_once(const Frame& frame, const cuda::RegisterLayout& layout, const std::string& name) {
     EXPECT_EQ(layout.threads_per_row * layout.thread_rows, layout.threads) << name;
     EXPECT_LE(layout.vector * frame.element_bytes, 16) << name;
     EXPECT_EQ(frame.columns % layout.vector, 0) << name;
@@ -65,7 +61,36 @@ TEST(RegisterLayout, EveryElementOfTheFrameHasExactlyOneThreadAndSlot) {
       EXPECT_EQ(n, 1) << name << ": element (" << element.first << ", " << element.second << ")";
     // The threads are sized to the work: padding stays within the frame's size plus one slot per thread.
     EXPECT_LE(padding, frame.rows * frame.columns + layout.threads * layout.vector) << name;
+}
+
+TEST(RegisterLayout, EveryElementOfTheFrameHasExactlyOneThreadAndSlot) {
+  for (const Frame& frame : kFrames) {
+    cuda::RegisterLayout layout = cuda::blocked_layout(frame.rows, frame.columns, frame.element_bytes);
+    std::string name = fmt::format("{}x{} ({} bytes): {}", frame.rows, frame.columns, frame.element_bytes,
+                                   layout.describe());
+    EXPECT_TRUE(is_power_of_two(layout.threads) && layout.threads >= 32 && layout.threads <= 256) << name;
+    expect_each_element_owned_once(frame, layout, name);
   }
+}
+
+// Rows whose vector count has a small power-of-two factor (LLaMA's 11008 f32 columns: 2752
+// vectors, 64 · 43) over 1024 threads: an exact split of 64 threads a row left 12 of 16 thread
+// rows idle and 172 slots a thread, and the kernel was refused; every thread row now takes a
+// row, padded (a hunt's layernorm, softmax and RMSNorm widths).
+TEST(RegisterLayout, FewRowsOfAnAwkwardWidthUseEveryThread) {
+  for (const Frame& frame : {Frame{4, 11008, 4}, Frame{4, 4352, 4}, Frame{4, 13824, 2}, Frame{2, 11008, 4}}) {
+    cuda::RegisterLayout layout = cuda::blocked_layout(frame.rows, frame.columns, frame.element_bytes, 16, 1024);
+    std::string name = fmt::format("{}x{} ({} bytes): {}", frame.rows, frame.columns, frame.element_bytes,
+                                   layout.describe());
+    EXPECT_EQ(layout.threads, 1024) << name;
+    EXPECT_EQ(layout.thread_rows, frame.rows) << name;
+    EXPECT_LE(layout.row_slots * layout.column_slots * layout.vector,
+              2 * frame.rows * frame.columns / layout.threads) << name;
+    expect_each_element_owned_once(frame, layout, name);
+  }
+  // An exact split that already uses every thread row is kept.
+  cuda::RegisterLayout exact = cuda::blocked_layout(4, 16384, 4, 16, 1024);
+  EXPECT_EQ(exact.threads_per_row, 1024) << exact.describe();
 }
 
 TEST(RegisterLayout, RowsMoveInSixteenByteVectorsAWarpWide) {
