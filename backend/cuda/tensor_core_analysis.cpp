@@ -1012,13 +1012,19 @@ bool Analysis::hold_op(const Operation& op) {
 // warpgroup reads its share of the columns (a hunt's SwiGLU read acc[:, 40:80] and was told "a
 // multiple of 8" of its 40 columns).
 std::string Analysis::tmem_read_width(int64_t columns) const {
-  const int64_t per_warpgroup = store_columns(columns);
-  const int64_t multiple = columns / per_warpgroup * 8;
-  return fmt::format("{} columns wide: {}tcgen05.ld 32x32b reads 32, 16 or 8 columns at a time, so the tile must be "
+  // Of 256 columns, the share one compute warpgroup reads: the count of warpgroups splitting them
+  // (store_columns of a narrower tile rounds down, to 0 for one column).
+  const int64_t warpgroups = 256 / store_columns(256);
+  const int64_t multiple = warpgroups * 8;
+  return fmt::format("{} column{} wide: {}tcgen05.ld 32x32b reads 32, 16 or 8 columns at a time, so the tile must be "
                      "a multiple of {} columns wide{}",
-                     columns,
-                     multiple > 8 ? fmt::format("the compute warpgroups read {} columns each, and ", per_warpgroup) : "",
-                     multiple, multiple > 8 ? " (or use 64-row tiles, which one warpgroup reads)" : "");
+                     columns, columns == 1 ? "" : "s",
+                     warpgroups == 1              ? ""
+                     : columns % warpgroups == 0 ? fmt::format("the compute warpgroups read {} columns each, and ",
+                                                               columns / warpgroups)
+                                                 : fmt::format("the {} compute warpgroups split the columns, and ",
+                                                               warpgroups),
+                     multiple, warpgroups > 1 ? " (or use 64-row tiles, which one warpgroup reads)" : "");
 }
 
 // Carried TMEM accumulators stay in place; a carried register tile lives in its initial

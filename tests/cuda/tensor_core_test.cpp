@@ -593,6 +593,12 @@ TEST(TensorCore, ColumnSlicesThatWouldMoveElementsAreRefusedSayingWhatToWrite) {
        "accumulator, 40 columns wide: the compute warpgroups read 20 columns each, and tcgen05.ld 32x32b reads 32, 16 "
        "or 8 columns at a time, so the tile must be a multiple of 16 columns wide (or use 64-row tiles, which one "
        "warpgroup reads)"},
+      // One column: the message divided by the columns each warpgroup reads, 0 (SIGFPE; a hunt's -D BF=1).
+      {"sm100_stored_one_column", "sm_100a", "  store Y[m, n] = acc[:, 5:6];\n",
+       ":6:3: error: the tensor-core CUDA backend (sm_100a) does not support a store of a tile read from a TMEM "
+       "accumulator, 1 column wide: the 2 compute warpgroups split the columns, and tcgen05.ld 32x32b reads 32, 16 "
+       "or 8 columns at a time, so the tile must be a multiple of 16 columns wide (or use 64-row tiles, which one "
+       "warpgroup reads)"},
       {"sm100_computed", "sm_100a", "  h = relu(acc);\n  store R[m, 0] = max(h[:, 0:32], axis = 1);\n",
        ":7:24: error: the tensor-core CUDA backend (sm_100a) does not support this slice of %h (tile<128, 64, f32>, "
        "held in registers) at columns 0:32: each of the 2 compute warpgroups holds its part of every row's columns "
