@@ -27,9 +27,8 @@ int standard_output_failed() {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The command line, run.
+int run_tilec(int argc, char** argv) {
   CLI::App app{"tilec — a tile kernel compiler: .tile programs to CUDA C++ for sm_90a and sm_100a.\n"
                "Run 'tilec SUBCOMMAND --help' for the options of each subcommand."};
   app.require_subcommand(1);
@@ -117,5 +116,18 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "tilec: internal error: {}\n", e.what());
     return 2;
+  }
+}
+
+}  // namespace
+
+// A message that cannot be written (standard error closed, or on a full disk) leaves the exit
+// status to say what happened: 1, as for the error it carried, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return run_tilec(argc, argv);
+  } catch (const std::system_error&) {
+    if (std::ferror(stderr)) return 1;
+    throw;
   }
 }

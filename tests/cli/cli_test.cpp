@@ -83,6 +83,13 @@ TEST(Cli, AnOutputThatCannotBeWrittenIsAnErrorAndLeavesNoPartFile) {
       EXPECT_EQ(full.status, 1) << emit << full.err;
       EXPECT_THAT(full.err, HasSubstr("tilec: error: cannot write to standard output: No space left on device"));
     }
+  // An error message that cannot be written (standard error full or closed) aborted (134): it
+  // exits 1, as the error it carried (a hunt).
+  if (fs::exists("/dev/full")) {
+    const fs::path bad = temp_file("bad_for_stderr.tile", "kernel");
+    EXPECT_EQ(run_command("(" + tilec("compile " + bad.string()) + " 2>/dev/full)").status, 1);
+    EXPECT_EQ(run_command("(" + tilec("compile " + bad.string()) + " 2>&-)").status, 1);
+  }
   const fs::path out = temp_file("kept.cu", "the .cu of an earlier build\n");
   CommandResult big = run_command("trap '' XFSZ; ulimit -f 4; " + tilec("compile samples/gemm.tile -o " + out.string()));
   EXPECT_EQ(big.status, 1) << big.err;
