@@ -187,8 +187,8 @@ class Parser {
       if (++parser.depth_ > kMaxNesting) {
         --parser.depth_;
         parser.blocks_ -= is_block ? 1 : 0;
-        parser.fail(fmt::format("nesting deeper than {} levels (blocks, parentheses, calls, prefix operators "
-                                "such as '-' and chains of '**' together); {}",
+        parser.fail(fmt::format("nesting deeper than {} levels (blocks, each 'else if' of a chain, parentheses, "
+                                "calls, prefix operators such as '-' and chains of '**' together); {}",
                                 kMaxNesting,
                                 2 * parser.blocks_ >= kMaxNesting
                                     ? "nest fewer blocks (an 'if' can test a && b, a loop's body can be split)"
@@ -501,7 +501,10 @@ class Parser {
     s->value = expr();
     s->body = block();
     if (accept(TokenKind::kw_else)) {
-      if (at(TokenKind::kw_if)) s->else_body.push_back(if_else());
+      if (at(TokenKind::kw_if)) {  // the `if` nested in the `else`: a level (lowering recurses through it)
+        NestingGuard nested(*this, /*block=*/true);
+        s->else_body.push_back(if_else());
+      }
       else s->else_body = block();
     }
     return s;

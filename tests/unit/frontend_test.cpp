@@ -447,6 +447,13 @@ TEST(Parser, DeepNestingIsRefusedWithAnError) {
   blocks += std::string(250, '}');
   Compiled nested = compile_tile("kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n" + blocks + "\n}\n");
   EXPECT_THAT(nested.errors(), HasSubstr("nest fewer blocks"));
+  // Each `else if` of a chain is an `if` inside an `else`: a level, as lowering recurses through
+  // it (20000 arms overflowed the stack: a hunt's SIGSEGV).
+  std::string chain = "if i == 0 {\n}";
+  for (int arm = 1; arm < 20000; ++arm) chain += fmt::format(" else if i == {} {{\n}}", arm);
+  Compiled ladder = compile_tile("kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n" + chain + "\n}\n");
+  EXPECT_FALSE(ladder.module);
+  EXPECT_THAT(ladder.errors(), HasSubstr("each 'else if' of a chain"));
 }
 
 // A flat sum of many terms is a left-deep tree that lowering walks recursively (issue 18, defect
