@@ -91,7 +91,10 @@ bool Analysis::analyze() {
       case OpKind::return_: break;
       default:
         if (tc_.specialize) return unsupported(*op, fmt::format("'{}' after the warp_specialize", op->name()));
-        if (op->num_regions() > 0 || (op->num_results() > 0 && !op->result(0)->type().is_scalar()))
+        // Before the agents split, only scalars (and launch asserts): an op of no result there (an
+        // event_wait or a store moved up in IR text) has no thread to run on.
+        if (op->num_regions() > 0 || (op->num_results() > 0 && !op->result(0)->type().is_scalar()) ||
+            (op->num_results() == 0 && op->kind() != OpKind::assert_))
           return tile_grid ? refuse_tile_grid() : unsupported(*op, fmt::format("'{}' before the warp_specialize", op->name()));
     }
   }

@@ -602,6 +602,26 @@ TEST(Cli, RandomNumbersHaveTheirDistributions) {
   fs::remove_all(outputs);
 }
 
+// IR text with an event_wait moved up from the tile loop to after grid_ids (a hunt's line-move
+// mutant): the tensor-core emitter took the result of an op that has none and aborted; it is
+// refused at the op, as anything but a scalar before the agents split is.
+TEST(Cli, AnOpOfNoResultBeforeTheAgentsSplitIsRefused) {
+  CommandResult ir = run_command(tilec("compile samples/gemm.tile --emit ir --stop-after insert-sync"));
+  ASSERT_EQ(ir.status, 0) << ir.err;
+  std::string text = ir.out;
+  const size_t wait = text.find("  event_wait ");
+  const size_t grid = text.find("= grid_ids");
+  ASSERT_TRUE(wait != std::string::npos && grid != std::string::npos && grid < wait);
+  const size_t wait_end = text.find('\n', wait) + 1;
+  const std::string line = text.substr(wait, wait_end - wait);
+  text.erase(wait, wait_end - wait);
+  text.insert(text.find('\n', grid) + 1, line);
+  const fs::path moved = temp_file("event_wait_up.tir", text);
+  CommandResult r = run_command(tilec("compile " + moved.string() + " -o /dev/null"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("does not support 'event_wait' before the warp_specialize"));
+}
+
 TEST(Cli, RunReportsBadDimsUnknownKernelsAndRaces) {
   CommandResult dims = run_command(tilec("run samples/softmax.tile --dims R=abc"));
   EXPECT_EQ(dims.status, 1);
