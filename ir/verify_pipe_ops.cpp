@@ -1,6 +1,7 @@
 // ir/verify_pipe_ops.cpp — verifier rules for Pipe_ and Mutex_ ops (materialize-schedule):
 //
-//  1. `pipe_create` gives a `pipe<tile<...>, D>` with D >= 1; `mutex_create` gives a `mutex`.
+//  1. `pipe_create` gives a `pipe<tile<...>, D>` with D >= 1; `mutex_create` gives a `mutex`; both
+//     sit directly in a kernel body.
 //  2. The first operand of every other pipe op is a pipe, of every mutex op a mutex.
 //  3. `pipe_producer_commit` commits a value of the pipe's payload type;
 //     `pipe_consumer_wait` gives the payload type.
@@ -22,16 +23,26 @@
 
 namespace tilec {
 
+void verify_created_in_kernel_body(const Operation& op, const OpErrorSink& error) {
+  const Operation* parent = op.parent_op();
+  if (!parent || parent->kind() != OpKind::kernel)
+    error(op, fmt::format("sits directly in the kernel body, not inside '{}': it is made once, before the loops and "
+                          "agents that use it",
+                          parent ? parent->name() : "nothing"));
+}
+
 void verify_pipe_op(const Operation& op, const OpErrorSink& error) {
   auto operand_type = [&](size_t i) -> const Type& { return op.operand(i)->type(); };
   switch (op.kind()) {
     case OpKind::pipe_create: {
+      verify_created_in_kernel_body(op, error);
       const Type& type = op.result(0)->type();
       if (type.kind() != Type::Kind::pipe) error(op, fmt::format("must give a pipe, not {}", type.to_string()));
       else if (type.depth() < 1) error(op, fmt::format("pipe depth must be >= 1, got {}", type.depth()));
       break;
     }
     case OpKind::mutex_create:
+      verify_created_in_kernel_body(op, error);
       if (op.result(0)->type().kind() != Type::Kind::mutex) error(op, "must give a mutex");
       break;
     case OpKind::pipe_producer_acquire:

@@ -13,6 +13,9 @@ class Region;
 
 using OpErrorSink = std::function<void(const Operation&, const std::string&)>;
 
+// ir/verify_pipe_ops.cpp: a pipe, mutex, mbarrier or stage buffer is made directly in a kernel
+// body (the passes that split loops and agents rely on it).
+void verify_created_in_kernel_body(const Operation& op, const OpErrorSink& error);
 // ir/verify_pipe_ops.cpp: pipe_* and mutex_* ops (types, depth, payload).
 void verify_pipe_op(const Operation& op, const OpErrorSink& error);
 // ir/verify_pipe_ops.cpp: rules that need a whole region (every acquire has its commit, ...).

@@ -1,6 +1,7 @@
 // ir/verify_sync_ops.cpp — verifier rules for the ops of insert-sync and warp-specialize:
 //
-//  1. `mbarrier_create` gives an `mbarrier` and has integer `count` >= 1 and `arrivals` >= 1.
+//  1. `mbarrier_create` gives an `mbarrier` and has integer `count` in 1..1024 and `arrivals` in
+//     1..2^20 - 1; it and `stage_buffer` sit directly in a kernel body.
 //  2. `mbarrier_arrive`/`mbarrier_wait` take an mbarrier and index operands; `expect_tx` is an
 //     integer >= 0; `issuer` (a wait only the MMA issuer makes) is a unit attribute of a wait.
 //  3. `stage_buffer` takes two mbarriers (of D slots or more, when created by mbarrier_create)
@@ -91,8 +92,10 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
   switch (op.kind()) {
     case OpKind::mbarrier_create:
       if (op.result(0)->type().kind() != Type::Kind::mbarrier) error(op, "must give an mbarrier");
-      need_int("count", 1, INT64_MAX, true);
-      need_int("arrivals", 1, INT64_MAX, true);
+      // Slots of 8 bytes each in shared memory; PTX's expected arrival count is below 2^20.
+      need_int("count", 1, 1024, true);
+      need_int("arrivals", 1, (1 << 20) - 1, true);
+      verify_created_in_kernel_body(op, error);
       break;
     case OpKind::mbarrier_arrive:
     case OpKind::mbarrier_wait:
@@ -136,6 +139,7 @@ void verify_sync_op(const Operation& op, const OpErrorSink& error) {
       break;
     }
     case OpKind::stage_buffer:
+      verify_created_in_kernel_body(op, error);
       need_kind(0, Type::Kind::mbarrier, "an mbarrier");
       need_kind(1, Type::Kind::mbarrier, "an mbarrier");
       if (op.result(0)->type().kind() != Type::Kind::pipe) {
