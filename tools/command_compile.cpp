@@ -182,15 +182,6 @@ struct DependencyFileOptions {
 // Whether two paths name one file that writing one would destroy the other with: a regular file
 // (or one not there yet) reached both ways, through links or `..`. Devices (/dev/null) may be named
 // twice.
-bool same_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status first = fs::status(a, ec), second = fs::status(b, ec);
-  if ((fs::exists(first) && !fs::is_regular_file(first)) || (fs::exists(second) && !fs::is_regular_file(second)))
-    return false;
-  if (fs::exists(first) && fs::exists(second)) return fs::equivalent(a, b, ec);
-  return fs::weakly_canonical(fs::absolute(a, ec), ec) == fs::weakly_canonical(fs::absolute(b, ec), ec);
-}
 
 // Every file compile reads or writes is a different file: `-o k.tile` on k.tile replaced the
 // source with CUDA, `--depfile` onto -o's file replaced the .cu with one rule (a helper's hunt).
@@ -290,6 +281,16 @@ void add_compile_command(CLI::App& app, CommandRunner& run) {
   cmd->callback([options, depfile, &run] {
     run = [options, depfile] { return run_compile_with_dependency_file(*options, *depfile); };
   });
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status first = fs::status(a, ec), second = fs::status(b, ec);
+  if ((fs::exists(first) && !fs::is_regular_file(first)) || (fs::exists(second) && !fs::is_regular_file(second)))
+    return false;
+  if (fs::exists(first) && fs::exists(second)) return fs::equivalent(a, b, ec);
+  return fs::weakly_canonical(fs::absolute(a, ec), ec) == fs::weakly_canonical(fs::absolute(b, ec), ec);
 }
 
 }  // namespace tilec::tools

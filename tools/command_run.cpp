@@ -220,6 +220,12 @@ int run_run(RunOptions options) {
   runtime::SymbolBindings symbols;
   if (!parse_dims(options.dims, symbols)) return 1;
   if (!parse_scalars(options.scalar_items, options.scalars)) return 1;
+  // The report onto the input replaced the kernel's source with HTML (a hunt), as compile refuses.
+  if (!options.report.empty() && options.input != "-" && same_file(options.input, options.report)) {
+    fmt::print(stderr, "tilec: error: the input and --report are the same file '{}'; writing it would destroy the "
+                       "input: give the report another name\n", options.report);
+    return 1;
+  }
   LoadedInput input = load_input(options.input, defines);
   if (!input.module) return input.internal_error ? 2 : 1;
   std::unique_ptr<Module> parsed = clone_module(*input.module);

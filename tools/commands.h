@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 namespace CLI {
 class App;
@@ -21,5 +22,10 @@ void add_run_command(CLI::App& app, CommandRunner& run);
 void add_reorder_command(CLI::App& app, CommandRunner& run);
 void add_sched_command(CLI::App& app, CommandRunner& run);
 void add_emulate_command(CLI::App& app, CommandRunner& run);
+
+// Whether two paths name one file (an existing file by identity, else by canonical path); a
+// path that is no regular file (/dev/null, a pipe) is never the same file as another
+// (tools/command_compile.cpp).
+bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace tilec::tools

@@ -107,6 +107,11 @@ TEST(Cli, AnOutputThatCannotBeWrittenIsAnErrorAndLeavesNoPartFile) {
   CommandResult twice = run_command(tilec("compile " + source.string() + " -o k.cu --report k.cu"));
   EXPECT_EQ(twice.status, 1);
   EXPECT_THAT(twice.err, HasSubstr("-o and --report are the same file 'k.cu'; give each its own file"));
+  // run's --report onto the input wrote the HTML over the kernel's source (a hunt).
+  CommandResult report = run_command(tilec("run " + source.string() + " --report " + source.string()));
+  EXPECT_EQ(report.status, 1);
+  EXPECT_THAT(report.err, HasSubstr("the input and --report are the same file"));
+  EXPECT_THAT(read_file(source), HasSubstr("kernel vector_add"));
   fs::remove(source);
 }
 
