@@ -190,12 +190,30 @@ bool files_are_distinct(const CompileOptions& options, const std::string& depend
     const char* role;
     std::string path;
   };
+  // Standard output takes one of them (-o's by default): two would run together in one stream,
+  // and a dependency file named '-' would be a file of that name.
+  const auto to_stdout = [](const std::string& path) { return path.empty() || path == "-"; };
+  if (dependency_file == "-") {
+    fmt::print(stderr, "tilec: error: --depfile -: make and ninja read a dependency file from a path; give one\n");
+    return false;
+  }
+  for (const auto& [role, path] : {std::pair<const char*, const std::string&>{"--report", options.report},
+                                   std::pair<const char*, const std::string&>{"--header", options.header}})
+    if (path == "-" && to_stdout(options.output)) {
+      fmt::print(stderr, "tilec: error: {} - and the {} both write to standard output; give -o FILE or a path for "
+                         "{}\n", role, options.emit == "ir" ? "IR" : ".cu", role);
+      return false;
+    }
+  if (options.report == "-" && options.header == "-") {
+    fmt::print(stderr, "tilec: error: --report - and --header - both write to standard output; give one a path\n");
+    return false;
+  }
   std::vector<Named> files;
   if (options.input != "-") files.push_back({"the input", options.input});
   if (!options.output.empty() && options.output != "-") files.push_back({"-o", options.output});
   if (!dependency_file.empty()) files.push_back({"the dependency file", dependency_file});
-  if (!options.report.empty()) files.push_back({"--report", options.report});
-  if (!options.header.empty()) files.push_back({"--header", options.header});
+  if (!to_stdout(options.report)) files.push_back({"--report", options.report});
+  if (!to_stdout(options.header)) files.push_back({"--header", options.header});
   for (size_t i = 0; i < files.size(); ++i)
     for (size_t j = i + 1; j < files.size(); ++j)
       if (same_file(files[i].path, files[j].path)) {

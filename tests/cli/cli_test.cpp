@@ -107,6 +107,13 @@ TEST(Cli, AnOutputThatCannotBeWrittenIsAnErrorAndLeavesNoPartFile) {
   CommandResult twice = run_command(tilec("compile " + source.string() + " -o k.cu --report k.cu"));
   EXPECT_EQ(twice.status, 1);
   EXPECT_THAT(twice.err, HasSubstr("-o and --report are the same file 'k.cu'; give each its own file"));
+  // Two outputs on standard output ran together, and --depfile - made a file named '-' (a hunt).
+  CommandResult both = run_command(tilec("compile samples/vector_add.tile --header -"));
+  EXPECT_EQ(both.status, 1);
+  EXPECT_THAT(both.err, HasSubstr("--header - and the .cu both write to standard output; give -o FILE"));
+  CommandResult dash = run_command(tilec("compile samples/vector_add.tile --depfile - -o k.cu"));
+  EXPECT_EQ(dash.status, 1);
+  EXPECT_THAT(dash.err, HasSubstr("--depfile -: make and ninja read a dependency file from a path"));
   // run's --report onto the input wrote the HTML over the kernel's source (a hunt).
   CommandResult report = run_command(tilec("run " + source.string() + " --report " + source.string()));
   EXPECT_EQ(report.status, 1);
