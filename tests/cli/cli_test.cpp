@@ -519,6 +519,20 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
                                     tilec_binary() + " compile - --emit ir --stop-after fold-constants)");
   EXPECT_EQ(piped.status, 0) << piped.err;
   EXPECT_THAT(piped.out, HasSubstr("passes = [\"parse\", \"promote-mma-operands\", \"fold-constants\"]"));
+  // IR printed from a .tile on stdin, broken and piped back: its positions are the .tile's, which
+  // is gone, so the error quotes no line (it quoted the IR text's line of that number: a hunt).
+  const fs::path stdin_ir = temp_file("from_stdin.tir", run_command("(" + tilec("compile - --emit ir --stop-after parse") +
+                                                                    " < samples/vector_add.tile)").out);
+  std::string broken = read_file(stdin_ir);
+  const size_t add = broken.find("= add ");
+  ASSERT_NE(add, std::string::npos) << broken;
+  const size_t type = broken.find(": tile<", add);
+  broken.replace(type, broken.find('>', type) - type + 1, ": tile<7xf32, reg>");
+  write_file(stdin_ir, broken);
+  CommandResult back = run_command("(" + tilec("compile - -o /dev/null") + " < " + stdin_ir.string() + ")");
+  EXPECT_EQ(back.status, 1);
+  EXPECT_THAT(back.err, HasSubstr("<stdin>:"));
+  EXPECT_THAT(back.err, Not(HasSubstr("^"))) << "no line of the IR text is quoted";
   // IR that records its target goes on for it without --target (it was refused: "compile it with
   // --target sm_100a").
   CommandResult recorded = run_command(tilec("compile tests/golden/issuer-only-waits/gemm.tir -o /dev/null"));
