@@ -450,9 +450,11 @@ inline cudaError_t tilec_encode_tensor_map(CUtensorMap* map, CUtensorMapDataType
 inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
                                     int64_t batches, int64_t rows, int64_t columns, int64_t row_bytes, uint32_t box_rows,
                                     uint32_t box_columns, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
-  // TMA needs a 16-byte aligned base and row pitch (e.g. bf16 rows of a multiple of 8 elements).
+  // TMA needs a 16-byte aligned base and row pitch (e.g. bf16 rows of a multiple of 8 elements),
+  // and its coordinates are signed 32-bit: an extent past 2^31 - 1 would be encoded (the driver
+  // takes up to 2^32) but boxes past there never addressed (loads of zeros, dropped stores).
   if ((rank != 2 && rank != 3) || batches < 1 || rows < 1 || columns < 1 || row_bytes % 16 != 0 ||
-      reinterpret_cast<uintptr_t>(base) % 16 != 0)
+      reinterpret_cast<uintptr_t>(base) % 16 != 0 || batches > INT32_MAX || rows > INT32_MAX || columns > INT32_MAX)
     return cudaErrorInvalidValue;
   const cuuint64_t extents[3] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows),
                                  static_cast<cuuint64_t>(batches)};
