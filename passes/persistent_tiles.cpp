@@ -104,6 +104,26 @@ bool has_mma(Operation& kernel) {
 }
 
 class PersistentTiles {
+  // The tile count's product a · b (both >= 0) stays below 2^63: a grid of more tiles wrapped it,
+  // and the launcher launched the few tiles of the wrapped count, successfully (a hunt). Known
+  // extents are checked here; others by a launch precondition the launcher and the interpreter
+  // check, a ≤ (2^63 - 1) / max(b, 1). False after reporting an error.
+  bool tiles_fit(Builder& builder, IrArithmetic& arithmetic, Value* a, Value* b, const Operation& grid) {
+    const auto known_a = constant_integer(a), known_b = constant_integer(b);
+    if (known_a && known_b) {
+      if (*known_b == 0 || *known_a <= INT64_MAX / *known_b) return true;
+      diagnostics_.error(grid.location(), fmt::format("the grid has more than 2^63 - 1 tiles ({} times {}); a launch "
+                                                      "counts them in 64 bits",
+                                                      *known_a, *known_b));
+      return false;
+    }
+    Value* limit = arithmetic.div(arithmetic.constant(INT64_MAX), arithmetic.max(b, arithmetic.constant(1)));
+    Value* holds = builder.create(OpKind::cmp, {a, limit}, {Type::scalar(ScalarKind::i1)},
+                                  {{"predicate", Attribute("le")}})->result();
+    builder.create(OpKind::assert_, {holds}, {}, {{"text", Attribute("the grid's tiles fit in 64 bits")}});
+    return true;
+  }
+
  public:
   // The largest cluster along M is the target's (max_cluster).
   PersistentTiles(const target::Target& target, DiagnosticEngine& diagnostics) : target_(target), diagnostics_(diagnostics) {}
@@ -155,8 +175,11 @@ class PersistentTiles {
     persistent::TileOrder order;
     order.swizzle = grid.int_attr("swizzle", 1);
     order.column_major = grid.string_attr("order", "column") != "row";
-    if (order.swizzle < 1) {
-      diagnostics_.error(grid.location(), fmt::format("grid option swizzle = {} must be at least 1", order.swizzle));
+    // The panel's rows times the tile rows stay in 64 bits (swizzle = 2^62 overflowed the order).
+    if (order.swizzle < 1 || order.swizzle > INT32_MAX) {
+      diagnostics_.error(grid.location(), fmt::format("grid option swizzle = {} must be from 1 to 2^31 - 1 (rows of "
+                                                      "tiles a panel walks)",
+                                                      order.swizzle));
       return false;
     }
 
@@ -206,7 +229,9 @@ class PersistentTiles {
       cluster_rows = named(arithmetic.cdiv(rows, cluster_size), "cluster_rows");
     }
     Value* batches = extents.size() == 3 ? extents[2] : nullptr;
+    if (grid.num_operands() >= 2 && !tiles_fit(builder, arithmetic, cluster_rows, columns, grid)) return false;
     Value* per_batch = grid.num_operands() >= 2 ? arithmetic.mul(cluster_rows, columns) : cluster_rows;
+    if (batches && !tiles_fit(builder, arithmetic, per_batch, batches, grid)) return false;
     Value* total = named(batches ? arithmetic.mul(per_batch, batches) : per_batch, "tiles");
     if (per_tile) workers = total;
     Value* walkers = cluster == 1 ? workers : named(arithmetic.div(workers, cluster_size), "clusters");

@@ -188,7 +188,7 @@ constexpr std::string_view kReserved[] = {
     "index7", "next", "argc", "argv", "pass", "bytes", "seconds", "milliseconds", "start",
     "stop", "repeat", "failures", "config", "cluster_attribute", "launched",
     "Index", "IndexOf", "Raw", "RawVector", "MmaKind", "load_vector", "store_vector", "vectors_fit",
-    "index32_fits", "index32_bounds_fit", "cdiv_index", "max_index", "min_index", "add_i64", "sub_i64", "mul_i64", "tf32_operand",
+    "index32_fits", "index32_bounds_fit", "cdiv_index", "max_index", "min_index", "add_i64", "sub_i64", "mul_i64", "tf32_operand", "tile_product_i64",
     "shl_i64", "shr_i64", "float2", "uint2", "uint4", "cuuint32_t", "cuuint64_t",
     // locals the plain kernels and the launchers spell by hand (a parameter or value of the same
     // name would be shadowed where they are declared, or redeclared)

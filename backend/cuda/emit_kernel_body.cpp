@@ -797,7 +797,7 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& o
                          check->has_attr("text") ? check->string_attr("text") : "",
                          at.line ? fmt::format(" (line {})", at.line) : ""));
   }
-  std::vector<std::string> factors;
+  std::string tiles;
   for (const Value* extent : plan.grid->operands()) {
     // The interpreter refuses a negative extent computed at launch; so does the launcher.
     if (with_launch_checks && !never_negative(extent)) {
@@ -805,9 +805,10 @@ void emit_tile_count(const KernelPlan& plan, bool with_scalar_ops, CodeWriter& o
       out.line(fmt::format("if ({} < 0) return cudaErrorInvalidValue;  // a negative grid extent{}",
                            grouped(plan.expression(extent)), line ? fmt::format(" (line {})", line) : ""));
     }
-    factors.push_back(fmt::format("max_i64({}, 0)", plan.expression(extent)));
+    tiles = tiles.empty() ? fmt::format("max_i64({}, 0)", plan.expression(extent))
+                          : fmt::format("tile_product_i64({}, {})", tiles, plan.expression(extent));
   }
-  out.line(fmt::format("const int64_t tile_count = {};", join(factors, " * ")));
+  out.line(fmt::format("const int64_t tile_count = {};", tiles));
 }
 
 bool queries_sm_count(const KernelPlan& plan) {

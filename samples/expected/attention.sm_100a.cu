@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -622,23 +629,23 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   register tile row_max: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum: 128x1 f32 in registers, 1 per thread
 //   register tile o: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 37 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
-//   accumulator t22: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 30 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
+//   accumulator t25: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 30 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 //   register tile scores: 128x64 f32 in registers, 32 per thread
-//   register tile t24: 128x64 i32 in registers, 32 per thread
+//   register tile t27: 128x64 i32 in registers, 32 per thread
 //   register tile key: 128x64 i32 in registers, 32 per thread
-//   register tile t28: 128x64 i1 in registers, 32 per thread
+//   register tile t31: 128x64 i1 in registers, 32 per thread
 //   register tile s: 128x64 f32 in registers, 32 per thread
-//   register tile t29: 128x1 f32 in registers, 1 per thread
-//   register tile new_max: 128x1 f32 in registers, 1 per thread
-//   register tile t31: 128x64 f32 in registers, 32 per thread
-//   register tile p: 128x64 f32 in registers, 32 per thread
 //   register tile t32: 128x1 f32 in registers, 1 per thread
+//   register tile new_max: 128x1 f32 in registers, 1 per thread
+//   register tile t34: 128x64 f32 in registers, 32 per thread
+//   register tile p: 128x64 f32 in registers, 32 per thread
+//   register tile t35: 128x1 f32 in registers, 1 per thread
 //   register tile alpha: 128x1 f32 in registers, 1 per thread
-//   register tile t33: 128x1 f32 in registers, 1 per thread
-//   register tile t34: 128x1 f32 in registers, 1 per thread
+//   register tile t36: 128x1 f32 in registers, 1 per thread
+//   register tile t37: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 1 per thread
-//   register tile t35: 128x64 bf16 in registers, 32 per thread
-//   accumulator t36: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 37 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
+//   register tile t38: 128x64 bf16 in registers, 32 per thread
+//   accumulator t39: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 37 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
@@ -701,39 +708,39 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
       int32_t pipe_v_producer_index = 0;
       int32_t pipe_v_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 22)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v6  (line 22)
         int32_t pipe_kt_producer_index_1{};
         int32_t pipe_kt_producer_phase_1{};
         int32_t pipe_q_producer_index_1{};
         int32_t pipe_q_producer_phase_1{};
         int32_t pipe_v_producer_index_1{};
         int32_t pipe_v_producer_phase_1{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t i_1 = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t h = v7 + v10;
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t i_1 = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t h = v10 + v13;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, h  (line 23)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
-          const int64_t v11 = cdiv_i64(T, 64);
-          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v11, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 27)
+          const int64_t v14 = cdiv_i64(T, 64);
+          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v14, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 27)
           int32_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
           int32_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int32_t pipe_v_producer_index_2 = pipe_v_producer_index;
           int32_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
-          for (int64_t j_1 = 0; j_1 < v11; j_1 += 1) {
+          for (int64_t j_1 = 0; j_1 < v14; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
             // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j_1  (line 28)
@@ -826,10 +833,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
     int32_t pipe_consumer_index = 0;
     int32_t pipe_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v12 = round_1 * workers;
-      const int64_t tile_1 = v12 + worker;
-      const bool v13 = (tile_1 < tiles);
-      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v13  (line 22)
+      const int64_t v15 = round_1 * workers;
+      const int64_t tile_1 = v15 + worker;
+      const bool v16 = (tile_1 < tiles);
+      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v16  (line 22)
       int32_t pipe_kt_consumer_index_1{};
       int32_t pipe_kt_consumer_phase_1{};
       int32_t pipe_q_consumer_index_1{};
@@ -844,16 +851,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
       int32_t pipe_producer_phase_1{};
       int32_t pipe_consumer_index_1{};
       int32_t pipe_consumer_phase_1{};
-      if (v13) {
-        const int64_t v14 = 8 * v0;
-        const int64_t v15 = tile_1 / v14;
-        const int64_t v16 = tile_1 % v14;
-        const int64_t v17 = v15 * 8;
-        const int64_t v18 = v1 - v17;
-        const int64_t v19 = min_i64(8, v18);
-        const int64_t i_2 = v16 / v19;
-        const int64_t v20 = v16 % v19;
-        const int64_t h_1 = v17 + v20;
+      if (v16) {
+        const int64_t v17 = 8 * v0;
+        const int64_t v18 = tile_1 / v17;
+        const int64_t v19 = tile_1 % v17;
+        const int64_t v20 = v18 * 8;
+        const int64_t v21 = v1 - v20;
+        const int64_t v22 = min_i64(8, v21);
+        const int64_t i_2 = v19 / v22;
+        const int64_t v23 = v19 % v22;
+        const int64_t h_1 = v20 + v23;
         // row_max = full -1e+30f  (line 24)
         float row_max[1];
         #pragma unroll
@@ -866,10 +873,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
-        const int64_t v21 = cdiv_i64(T, 64);
+        const int64_t v24 = cdiv_i64(T, 64);
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v21, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 27)
+        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v24, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 27)
         int32_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
         int32_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
         int32_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
@@ -882,16 +889,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         int32_t pipe_producer_phase_2 = pipe_producer_phase;
         int32_t pipe_consumer_index_2 = pipe_consumer_index;
         int32_t pipe_consumer_phase_2 = pipe_consumer_phase;
-        for (int64_t j_2 = 0; j_2 < v21; j_2 += 1) {
-          // t22 = zeros  (line 30)
-          float t22[32];
+        for (int64_t j_2 = 0; j_2 < v24; j_2 += 1) {
+          // t25 = zeros  (line 30)
+          float t25[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t22[i] = 0.0f;
+          for (int i = 0; i < 32; ++i) t25[i] = 0.0f;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2), static_cast<uint32_t>(pipe_kt_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // t23 = mma q, kt, t22  (line 30)
+          // t26 = mma q, kt, t25  (line 30)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 0, 16, 1024), tilec_matrix_descriptor(kt + 0, 8192, 1024), 0x08110490u, false);
@@ -909,7 +916,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t22[chunk * 32 + i] = add_f32(t22[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t25[chunk * 32 + i] = add_f32(t25[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -921,37 +928,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int32_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
           const int32_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-          // scores = mul t23, 0.18033688f  (line 30)
+          // scores = mul t26, 0.18033688f  (line 30)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t22[i], 0.18033688f);
-          // t24 = iota  (line 31)
-          int32_t t24[32];
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t25[i], 0.18033688f);
+          // t27 = iota  (line 31)
+          int32_t t27[32];
           {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
               (void)row, (void)column;
-              t24[i] = static_cast<int32_t>(column);
+              t27[i] = static_cast<int32_t>(column);
             }
           }
-          const int64_t v25 = j_2 * 64;
-          const int32_t v26 = static_cast<int32_t>(v25);
-          // key = add t24, v26  (line 31)
+          const int64_t v28 = j_2 * 64;
+          const int32_t v29 = static_cast<int32_t>(v28);
+          // key = add t27, v29  (line 31)
           int32_t key[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t24[i]) + int64_t(v26));
-          const int32_t v27 = static_cast<int32_t>(T);
-          // t28 = cmp key, v27  (line 32)
-          bool t28[32];
+          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t27[i]) + int64_t(v29));
+          const int32_t v30 = static_cast<int32_t>(T);
+          // t31 = cmp key, v30  (line 32)
+          bool t31[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t28[i] = (key[i] < v27);
+          for (int i = 0; i < 32; ++i) t31[i] = (key[i] < v30);
           // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          // s = select t28, scores, -1e+30f  (line 32)
+          // s = select t31, scores, -1e+30f  (line 32)
           float s[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) s[i] = (t28[i] ? scores[i] : -1e+30f);
+          for (int i = 0; i < 32; ++i) s[i] = (t31[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
@@ -959,94 +966,94 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
-          // t29 = reduce_max s_1  (line 33)
-          float t29[1];
+          // t32 = reduce_max s_1  (line 33)
+          float t32[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t29[i] = NAN;
+            for (int i = 0; i < 1; ++i) t32[i] = NAN;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t29[0] = max_f32(t29[0], s[i]);
+            for (int i = 0; i < 32; ++i) t32[0] = max_f32(t32[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t29[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t32[0];
             tilec_named_barrier_sync(1, 256);
-            t29[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t32[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // stage_write pipe_buffer: t29 stays in registers
+          // stage_write pipe_buffer: t32 stays in registers
           // mbarrier_arrive pipe_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
           const int32_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
-          // t30 = stage_read pipe_buffer: the registers of t29
-          // new_max = max row_max_1, t30  (line 33)
+          // t33 = stage_read pipe_buffer: the registers of t32
+          // new_max = max row_max_1, t33  (line 33)
           float new_max[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t29[i]);
+          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t32[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
           const int32_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
-          // t31 = sub s_1, new_max  (line 34)
-          float t31[32];
+          // t34 = sub s_1, new_max  (line 34)
+          float t34[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t31[i] = sub_f32(s[i], new_max[0]);
+          for (int i = 0; i < 32; ++i) t34[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp2 t31  (line 34)
+          // p = exp2 t34  (line 34)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t31[i]);
-          // t32 = sub row_max_1, new_max  (line 35)
-          float t32[1];
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t34[i]);
+          // t35 = sub row_max_1, new_max  (line 35)
+          float t35[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t32[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp2 t32  (line 35)
+          for (int i = 0; i < 1; ++i) t35[i] = sub_f32(row_max[i], new_max[i]);
+          // alpha = exp2 t35  (line 35)
           float alpha[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t32[i]);
-          // t33 = mul row_sum_1, alpha  (line 36)
-          float t33[1];
+          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t35[i]);
+          // t36 = mul row_sum_1, alpha  (line 36)
+          float t36[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t33[i] = mul_f32(row_sum[i], alpha[i]);
-          // t34 = reduce_sum p  (line 36)
-          float t34[1];
+          for (int i = 0; i < 1; ++i) t36[i] = mul_f32(row_sum[i], alpha[i]);
+          // t37 = reduce_sum p  (line 36)
+          float t37[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t34[i] = 0.0f;
+            for (int i = 0; i < 1; ++i) t37[i] = 0.0f;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t34[0] = add_f32(t34[0], p[i]);
+            for (int i = 0; i < 32; ++i) t37[0] = add_f32(t37[0], p[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t34[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t37[0];
             tilec_named_barrier_sync(1, 256);
-            t34[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t37[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // row_sum_2 = add t33, t34  (line 36)
+          // row_sum_2 = add t36, t37  (line 36)
           float row_sum_2[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t33[i], t34[i]);
-          // t35 = cast p  (line 37)
-          __nv_bfloat16 t35[32];
+          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t36[i], t37[i]);
+          // t38 = cast p  (line 37)
+          __nv_bfloat16 t38[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t35[i] = from_f32<__nv_bfloat16>(p[i]);
-          // t36 = mul o_1, alpha  (line 37)
-          float t36[32];
+          for (int i = 0; i < 32; ++i) t38[i] = from_f32<__nv_bfloat16>(p[i]);
+          // t39 = mul o_1, alpha  (line 37)
+          float t39[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t36[i] = mul_f32(o[i], alpha[0]);
+          for (int i = 0; i < 32; ++i) t39[i] = mul_f32(o[i], alpha[0]);
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2), static_cast<uint32_t>(pipe_v_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index_2) * 8192;  // slot of pipe_v_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // o_2 = mma t35, v, t36  (line 37)
+          // o_2 = mma t38, v, t39  (line 37)
           {  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             unsigned char* const staging = shared_aligned + 49152;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
-              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = t35[i];
+              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = t38[i];
             }
           }
           tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma
@@ -1068,7 +1075,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 64 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t36[chunk * 32 + i] = add_f32(t36[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t39[chunk * 32 + i] = add_f32(t39[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -1083,7 +1090,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) o[i] = t36[i];
+          for (int i = 0; i < 32; ++i) o[i] = t39[i];
           const int32_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
           const int32_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
           const int32_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
@@ -1114,7 +1121,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store O, i_2, h_1, t37  (line 40)
+        // store O, i_2, h_1, t40  (line 40)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1244,7 +1251,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
 
 // Launches attention_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD, int64_t T, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(S, 128);
+  const int64_t v1 = cdiv_i64(HD, 64);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 22)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -623,23 +630,23 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 //   register tile row_max: 128x1 f32 in registers, 2 per thread
 //   register tile row_sum: 128x1 f32 in registers, 2 per thread
 //   register tile o: 128x64 f32 in registers, 32 per thread
-//   accumulator t22: 128x64 f32 in registers, 32 per thread
+//   accumulator t25: 128x64 f32 in registers, 32 per thread
 //   register tile scores: 128x64 f32 in registers, 32 per thread
-//   register tile t24: 128x64 i32 in registers, 32 per thread
+//   register tile t27: 128x64 i32 in registers, 32 per thread
 //   register tile key: 128x64 i32 in registers, 32 per thread
-//   register tile t28: 128x64 i1 in registers, 32 per thread
+//   register tile t31: 128x64 i1 in registers, 32 per thread
 //   register tile s: 128x64 f32 in registers, 32 per thread
-//   register tile t29: 128x1 f32 in registers, 2 per thread
-//   register tile new_max: 128x1 f32 in registers, 2 per thread
-//   register tile t31: 128x64 f32 in registers, 32 per thread
-//   register tile p: 128x64 f32 in registers, 32 per thread
 //   register tile t32: 128x1 f32 in registers, 2 per thread
+//   register tile new_max: 128x1 f32 in registers, 2 per thread
+//   register tile t34: 128x64 f32 in registers, 32 per thread
+//   register tile p: 128x64 f32 in registers, 32 per thread
+//   register tile t35: 128x1 f32 in registers, 2 per thread
 //   register tile alpha: 128x1 f32 in registers, 2 per thread
-//   register tile t33: 128x1 f32 in registers, 2 per thread
-//   register tile t34: 128x1 f32 in registers, 2 per thread
+//   register tile t36: 128x1 f32 in registers, 2 per thread
+//   register tile t37: 128x1 f32 in registers, 2 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 2 per thread
-//   register tile t35: 128x64 bf16 in registers, 32 per thread
-//   accumulator t36: 128x64 f32 in registers, 32 per thread
+//   register tile t38: 128x64 bf16 in registers, 32 per thread
+//   accumulator t39: 128x64 f32 in registers, 32 per thread
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_constant__ CUtensorMap Kt_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
@@ -695,39 +702,39 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
       int32_t pipe_v_producer_index = 0;
       int32_t pipe_v_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 22)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v6  (line 22)
         int32_t pipe_kt_producer_index_1{};
         int32_t pipe_kt_producer_phase_1{};
         int32_t pipe_q_producer_index_1{};
         int32_t pipe_q_producer_phase_1{};
         int32_t pipe_v_producer_index_1{};
         int32_t pipe_v_producer_phase_1{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t i_1 = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t h = v7 + v10;
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t i_1 = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t h = v10 + v13;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, i_1, h  (line 23)
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
-          const int64_t v11 = cdiv_i64(T, 64);
-          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v11, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 27)
+          const int64_t v14 = cdiv_i64(T, 64);
+          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v14, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 27)
           int32_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
           int32_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int32_t pipe_v_producer_index_2 = pipe_v_producer_index;
           int32_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
-          for (int64_t j_1 = 0; j_1 < v11; j_1 += 1) {
+          for (int64_t j_1 = 0; j_1 < v14; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
             // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, Kt, h, j_1  (line 28)
@@ -819,10 +826,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
     int32_t pipe_consumer_index = 0;
     int32_t pipe_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v12 = round_1 * workers;
-      const int64_t tile_1 = v12 + worker;
-      const bool v13 = (tile_1 < tiles);
-      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v13  (line 22)
+      const int64_t v15 = round_1 * workers;
+      const int64_t tile_1 = v15 + worker;
+      const bool v16 = (tile_1 < tiles);
+      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v16  (line 22)
       int32_t pipe_kt_consumer_index_1{};
       int32_t pipe_kt_consumer_phase_1{};
       int32_t pipe_q_consumer_index_1{};
@@ -837,16 +844,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
       int32_t pipe_producer_phase_1{};
       int32_t pipe_consumer_index_1{};
       int32_t pipe_consumer_phase_1{};
-      if (v13) {
-        const int64_t v14 = 8 * v0;
-        const int64_t v15 = tile_1 / v14;
-        const int64_t v16 = tile_1 % v14;
-        const int64_t v17 = v15 * 8;
-        const int64_t v18 = v1 - v17;
-        const int64_t v19 = min_i64(8, v18);
-        const int64_t i_2 = v16 / v19;
-        const int64_t v20 = v16 % v19;
-        const int64_t h_1 = v17 + v20;
+      if (v16) {
+        const int64_t v17 = 8 * v0;
+        const int64_t v18 = tile_1 / v17;
+        const int64_t v19 = tile_1 % v17;
+        const int64_t v20 = v18 * 8;
+        const int64_t v21 = v1 - v20;
+        const int64_t v22 = min_i64(8, v21);
+        const int64_t i_2 = v19 / v22;
+        const int64_t v23 = v19 % v22;
+        const int64_t h_1 = v20 + v23;
         // row_max = full -1e+30f  (line 24)
         float row_max[2];
         #pragma unroll
@@ -859,10 +866,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
-        const int64_t v21 = cdiv_i64(T, 64);
+        const int64_t v24 = cdiv_i64(T, 64);
         tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v21, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 27)
+        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v24, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 27)
         int32_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
         int32_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
         int32_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
@@ -875,22 +882,22 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         int32_t pipe_producer_phase_2 = pipe_producer_phase;
         int32_t pipe_consumer_index_2 = pipe_consumer_index;
         int32_t pipe_consumer_phase_2 = pipe_consumer_phase;
-        for (int64_t j_2 = 0; j_2 < v21; j_2 += 1) {
-          // t22 = zeros  (line 30)
-          float t22[32];
+        for (int64_t j_2 = 0; j_2 < v24; j_2 += 1) {
+          // t25 = zeros  (line 30)
+          float t25[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t22[i] = 0.0f;
+          for (int i = 0; i < 32; ++i) t25[i] = 0.0f;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           tilec_mbarrier_wait(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2), static_cast<uint32_t>(pipe_kt_consumer_phase_2));
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // t23 = mma q, kt, t22  (line 30)
-          tilec_wgmma_pin(t22);  // its fill, copy or rescale stays before the fence
+          // t26 = mma q, kt, t25  (line 30)
+          tilec_wgmma_pin(t25);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
-          tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 0, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 2048, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 4096, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16(t22, tilec_matrix_descriptor(q + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 6144, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16(t25, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 0, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16(t25, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 2048, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16(t25, tilec_matrix_descriptor(q + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 4096, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16(t25, tilec_matrix_descriptor(q + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 6144, 8192, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
@@ -898,37 +905,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           const int32_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
           const int32_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-          // scores = mul t23, 0.18033688f  (line 30)
+          // scores = mul t26, 0.18033688f  (line 30)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t22[i], 0.18033688f);
-          // t24 = iota  (line 31)
-          int32_t t24[32];
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t25[i], 0.18033688f);
+          // t27 = iota  (line 31)
+          int32_t t27[32];
           {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
               (void)row, (void)column;
-              t24[i] = static_cast<int32_t>(column);
+              t27[i] = static_cast<int32_t>(column);
             }
           }
-          const int64_t v25 = j_2 * 64;
-          const int32_t v26 = static_cast<int32_t>(v25);
-          // key = add t24, v26  (line 31)
+          const int64_t v28 = j_2 * 64;
+          const int32_t v29 = static_cast<int32_t>(v28);
+          // key = add t27, v29  (line 31)
           int32_t key[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t24[i]) + int64_t(v26));
-          const int32_t v27 = static_cast<int32_t>(T);
-          // t28 = cmp key, v27  (line 32)
-          bool t28[32];
+          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t27[i]) + int64_t(v29));
+          const int32_t v30 = static_cast<int32_t>(T);
+          // t31 = cmp key, v30  (line 32)
+          bool t31[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t28[i] = (key[i] < v27);
+          for (int i = 0; i < 32; ++i) t31[i] = (key[i] < v30);
           // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          // s = select t28, scores, -1e+30f  (line 32)
+          // s = select t31, scores, -1e+30f  (line 32)
           float s[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) s[i] = (t28[i] ? scores[i] : -1e+30f);
+          for (int i = 0; i < 32; ++i) s[i] = (t31[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
@@ -936,92 +943,92 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
-          // t29 = reduce_max s_1  (line 33)
-          float t29[2];
+          // t32 = reduce_max s_1  (line 33)
+          float t32[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t29[i] = NAN;
+            for (int i = 0; i < 2; ++i) t32[i] = NAN;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t29[((i / 2) % 2)] = max_f32(t29[((i / 2) % 2)], s[i]);
-            t29[0] = max_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 1));
-            t29[0] = max_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 2));
-            t29[1] = max_f32(t29[1], __shfl_xor_sync(0xffffffffu, t29[1], 1));
-            t29[1] = max_f32(t29[1], __shfl_xor_sync(0xffffffffu, t29[1], 2));
+            for (int i = 0; i < 32; ++i) t32[((i / 2) % 2)] = max_f32(t32[((i / 2) % 2)], s[i]);
+            t32[0] = max_f32(t32[0], __shfl_xor_sync(0xffffffffu, t32[0], 1));
+            t32[0] = max_f32(t32[0], __shfl_xor_sync(0xffffffffu, t32[0], 2));
+            t32[1] = max_f32(t32[1], __shfl_xor_sync(0xffffffffu, t32[1], 1));
+            t32[1] = max_f32(t32[1], __shfl_xor_sync(0xffffffffu, t32[1], 2));
           }
-          // stage_write pipe_buffer: t29 stays in registers
+          // stage_write pipe_buffer: t32 stays in registers
           // mbarrier_arrive pipe_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
           const int32_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
-          // t30 = stage_read pipe_buffer: the registers of t29
-          // new_max = max row_max_1, t30  (line 33)
+          // t33 = stage_read pipe_buffer: the registers of t32
+          // new_max = max row_max_1, t33  (line 33)
           float new_max[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) new_max[i] = max_f32(row_max[i], t29[i]);
+          for (int i = 0; i < 2; ++i) new_max[i] = max_f32(row_max[i], t32[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
           const int32_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
-          // t31 = sub s_1, new_max  (line 34)
-          float t31[32];
+          // t34 = sub s_1, new_max  (line 34)
+          float t34[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t31[i] = sub_f32(s[i], new_max[((i / 2) % 2)]);
+          for (int i = 0; i < 32; ++i) t34[i] = sub_f32(s[i], new_max[((i / 2) % 2)]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp2 t31  (line 34)
+          // p = exp2 t34  (line 34)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t31[i]);
-          // t32 = sub row_max_1, new_max  (line 35)
-          float t32[2];
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t34[i]);
+          // t35 = sub row_max_1, new_max  (line 35)
+          float t35[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) t32[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp2 t32  (line 35)
+          for (int i = 0; i < 2; ++i) t35[i] = sub_f32(row_max[i], new_max[i]);
+          // alpha = exp2 t35  (line 35)
           float alpha[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) alpha[i] = exp2_f32(t32[i]);
-          // t33 = mul row_sum_1, alpha  (line 36)
-          float t33[2];
+          for (int i = 0; i < 2; ++i) alpha[i] = exp2_f32(t35[i]);
+          // t36 = mul row_sum_1, alpha  (line 36)
+          float t36[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) t33[i] = mul_f32(row_sum[i], alpha[i]);
-          // t34 = reduce_sum p  (line 36)
-          float t34[2];
+          for (int i = 0; i < 2; ++i) t36[i] = mul_f32(row_sum[i], alpha[i]);
+          // t37 = reduce_sum p  (line 36)
+          float t37[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t34[i] = 0.0f;
+            for (int i = 0; i < 2; ++i) t37[i] = 0.0f;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t34[((i / 2) % 2)] = add_f32(t34[((i / 2) % 2)], p[i]);
-            t34[0] = add_f32(t34[0], __shfl_xor_sync(0xffffffffu, t34[0], 1));
-            t34[0] = add_f32(t34[0], __shfl_xor_sync(0xffffffffu, t34[0], 2));
-            t34[1] = add_f32(t34[1], __shfl_xor_sync(0xffffffffu, t34[1], 1));
-            t34[1] = add_f32(t34[1], __shfl_xor_sync(0xffffffffu, t34[1], 2));
+            for (int i = 0; i < 32; ++i) t37[((i / 2) % 2)] = add_f32(t37[((i / 2) % 2)], p[i]);
+            t37[0] = add_f32(t37[0], __shfl_xor_sync(0xffffffffu, t37[0], 1));
+            t37[0] = add_f32(t37[0], __shfl_xor_sync(0xffffffffu, t37[0], 2));
+            t37[1] = add_f32(t37[1], __shfl_xor_sync(0xffffffffu, t37[1], 1));
+            t37[1] = add_f32(t37[1], __shfl_xor_sync(0xffffffffu, t37[1], 2));
           }
-          // row_sum_2 = add t33, t34  (line 36)
+          // row_sum_2 = add t36, t37  (line 36)
           float row_sum_2[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) row_sum_2[i] = add_f32(t33[i], t34[i]);
-          // t35 = cast p  (line 37)
-          __nv_bfloat16 t35[32];
+          for (int i = 0; i < 2; ++i) row_sum_2[i] = add_f32(t36[i], t37[i]);
+          // t38 = cast p  (line 37)
+          __nv_bfloat16 t38[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t35[i] = from_f32<__nv_bfloat16>(p[i]);
-          // t36 = mul o_1, alpha  (line 37)
-          float t36[32];
+          for (int i = 0; i < 32; ++i) t38[i] = from_f32<__nv_bfloat16>(p[i]);
+          // t39 = mul o_1, alpha  (line 37)
+          float t39[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t36[i] = mul_f32(o[i], alpha[((i / 2) % 2)]);
+          for (int i = 0; i < 32; ++i) t39[i] = mul_f32(o[i], alpha[((i / 2) % 2)]);
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2), static_cast<uint32_t>(pipe_v_consumer_phase_2));
           const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index_2) * 8192;  // slot of pipe_v_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // o_2 = mma t35, v, t36  (line 37)
-          uint32_t t35_pairs[16];
+          // o_2 = mma t38, v, t39  (line 37)
+          uint32_t t38_pairs[16];
           #pragma unroll
-          for (int i = 0; i < 16; ++i) t35_pairs[i] = tilec_pack_pair(t35[2 * i], t35[2 * i + 1]);
-          tilec_wgmma_pin(t36);  // its fill, copy or rescale stays before the fence
+          for (int i = 0; i < 16; ++i) t38_pairs[i] = tilec_pack_pair(t38[2 * i], t38[2 * i + 1]);
+          tilec_wgmma_pin(t39);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
-          tilec_wgmma_m64n64k16_bf16_register_a(t36, t35_pairs[0], t35_pairs[1], t35_pairs[2], t35_pairs[3], tilec_matrix_descriptor(v + 0, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16_register_a(t36, t35_pairs[4], t35_pairs[5], t35_pairs[6], t35_pairs[7], tilec_matrix_descriptor(v + 2048, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16_register_a(t36, t35_pairs[8], t35_pairs[9], t35_pairs[10], t35_pairs[11], tilec_matrix_descriptor(v + 4096, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16_register_a(t36, t35_pairs[12], t35_pairs[13], t35_pairs[14], t35_pairs[15], tilec_matrix_descriptor(v + 6144, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16_register_a(t39, t38_pairs[0], t38_pairs[1], t38_pairs[2], t38_pairs[3], tilec_matrix_descriptor(v + 0, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16_register_a(t39, t38_pairs[4], t38_pairs[5], t38_pairs[6], t38_pairs[7], tilec_matrix_descriptor(v + 2048, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16_register_a(t39, t38_pairs[8], t38_pairs[9], t38_pairs[10], t38_pairs[11], tilec_matrix_descriptor(v + 4096, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16_register_a(t39, t38_pairs[12], t38_pairs[13], t38_pairs[14], t38_pairs[15], tilec_matrix_descriptor(v + 6144, 8192, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2));  // one arrival per warpgroup
@@ -1032,7 +1039,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
           #pragma unroll
           for (int i = 0; i < 2; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) o[i] = t36[i];
+          for (int i = 0; i < 32; ++i) o[i] = t39[i];
           const int32_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
           const int32_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
           const int32_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
@@ -1064,7 +1071,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
         const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store O, i_2, h_1, t37  (line 40)
+        // store O, i_2, h_1, t40  (line 40)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1187,7 +1194,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) attention_kernel(const __grid_consta
 
 // Launches attention_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_attention(const __nv_bfloat16* Q, const __nv_bfloat16* Kt, const __nv_bfloat16* V, float* O, int64_t S, int64_t HD, int64_t T, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(S, 128);
+  const int64_t v1 = cdiv_i64(HD, 64);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 22)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -662,48 +669,48 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
       int32_t pipe_b_producer_index = 0;
       int32_t pipe_b_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v7 = round * workers;
-        const int64_t tile = v7 + worker;
-        const bool v8 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v8  (line 16)
+        const int64_t v10 = round * workers;
+        const int64_t tile = v10 + worker;
+        const bool v11 = (tile < tiles);
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v11  (line 16)
         int32_t pipe_a_producer_index_1{};
         int32_t pipe_a_producer_phase_1{};
         int32_t pipe_b_producer_index_1{};
         int32_t pipe_b_producer_phase_1{};
-        if (v8) {
-          const int64_t v9 = 8 * v5;
-          const int64_t v10 = tile / v9;
-          const int64_t v11 = tile % v9;
-          const int64_t v12 = v10 * 8;
-          const int64_t v13 = v6 - v12;
-          const int64_t v14 = min_i64(8, v13);
-          const int64_t m = v11 / v14;
-          const int64_t v15 = v11 % v14;
-          const int64_t n = v12 + v15;
+        if (v11) {
+          const int64_t v12 = 8 * v5;
+          const int64_t v13 = tile / v12;
+          const int64_t v14 = tile % v12;
+          const int64_t v15 = v13 * 8;
+          const int64_t v16 = v6 - v15;
+          const int64_t v17 = min_i64(8, v16);
+          const int64_t m = v14 / v17;
+          const int64_t v18 = v14 % v17;
+          const int64_t n = v15 + v18;
           const int64_t batch = m / 4;
-          const int64_t v16 = cdiv_i64(K, 64);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v16, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 20)
+          const int64_t v19 = cdiv_i64(K, 64);
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v19, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 20)
           int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
           int32_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
-          for (int64_t k = 0; k < v16; k += 1) {
+          for (int64_t k = 0; k < v19; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
             // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 21)
             tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &A_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
             const int32_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
             const int32_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
-            const int64_t v17 = cdiv_i64(K, 64);
-            const int64_t v18 = batch * v17;
-            const int64_t v19 = v18 + k;
+            const int64_t v20 = cdiv_i64(K, 64);
+            const int64_t v21 = batch * v20;
+            const int64_t v22 = v21 + k;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), 32768);
-            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, v19, n  (line 22)
-            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768, &B_map, static_cast<int32_t>(n * 256), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
-            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 24576, &B_map, static_cast<int32_t>(n * 256 + 192), static_cast<int32_t>(v19 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
+            // tma_load_async pipe_b_buffer, pipe_b_producer_index_2, B, v22, n  (line 22)
+            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768, &B_map, static_cast<int32_t>(n * 256), static_cast<int32_t>(v22 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
+            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 8192, &B_map, static_cast<int32_t>(n * 256 + 64), static_cast<int32_t>(v22 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
+            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 16384, &B_map, static_cast<int32_t>(n * 256 + 128), static_cast<int32_t>(v22 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
+            tilec_tma_load_2d(pipe_b_buffer + static_cast<uint32_t>(pipe_b_producer_index_2) * 32768 + 24576, &B_map, static_cast<int32_t>(n * 256 + 192), static_cast<int32_t>(v22 * 64), pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_producer_index_2));
             const int32_t pipe_b_producer_index_3 = pipe_b_producer_index_2 + 1 == 4 ? 0 : pipe_b_producer_index_2 + 1;
             const int32_t pipe_b_producer_phase_3 = pipe_b_producer_index_2 + 1 == 4 ? 1 - pipe_b_producer_phase_2 : pipe_b_producer_phase_2;
             const int32_t next_pipe_a_producer_index_2 = pipe_a_producer_index_3;
@@ -764,35 +771,35 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) batched_gemm_kernel(const __grid_con
     int32_t pipe_b_consumer_index = 0;
     int32_t pipe_b_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v20 = round_1 * workers;
-      const int64_t tile_1 = v20 + worker;
-      const bool v21 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v21  (line 16)
+      const int64_t v23 = round_1 * workers;
+      const int64_t tile_1 = v23 + worker;
+      const bool v24 = (tile_1 < tiles);
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v24  (line 16)
       int32_t pipe_a_consumer_index_1{};
       int32_t pipe_a_consumer_phase_1{};
       int32_t pipe_b_consumer_index_1{};
       int32_t pipe_b_consumer_phase_1{};
-      if (v21) {
-        const int64_t v22 = 8 * v5;
-        const int64_t v23 = tile_1 / v22;
-        const int64_t v24 = tile_1 % v22;
-        const int64_t v25 = v23 * 8;
-        const int64_t v26 = v6 - v25;
-        const int64_t v27 = min_i64(8, v26);
-        const int64_t m_1 = v24 / v27;
-        const int64_t v28 = v24 % v27;
-        const int64_t n_1 = v25 + v28;
+      if (v24) {
+        const int64_t v25 = 8 * v5;
+        const int64_t v26 = tile_1 / v25;
+        const int64_t v27 = tile_1 % v25;
+        const int64_t v28 = v26 * 8;
+        const int64_t v29 = v6 - v28;
+        const int64_t v30 = min_i64(8, v29);
+        const int64_t m_1 = v27 / v30;
+        const int64_t v31 = v27 % v30;
+        const int64_t n_1 = v28 + v31;
         // acc_1 = zeros  (line 19)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        const int64_t v29 = cdiv_i64(K, 64);
+        const int64_t v32 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v29, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 20)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v32, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 20)
         int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
         int32_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
-        for (int64_t k_1 = 0; k_1 < v29; k_1 += 1) {
+        for (int64_t k_1 = 0; k_1 < v32; k_1 += 1) {
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));  // the MMA issuer reads the stage
@@ -909,8 +916,14 @@ extern "C" cudaError_t launch_batched_gemm(const __nv_bfloat16* A, const __nv_bf
   const int64_t v2 = v0 * v1;
   const int64_t v3 = v2 * 64;
   const bool v4 = (Q == v3);
+  const int64_t v5 = cdiv_i64(R, 128);
+  const int64_t v6 = cdiv_i64(N, 256);
   const int64_t workers = tilec_sm_count();
+  const int64_t v7 = max_i64(v6, 1);
+  const int64_t v8 = 9223372036854775807LL / v7;
+  const bool v9 = (v5 <= v8);
   if (!v4) return cudaErrorInvalidValue;  // assert Q == cdiv(R, M) * cdiv(K, BK) * BK (line 17)
+  if (!v9) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 16)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -673,8 +680,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) bmm_kernel(const __grid_constant__ C
       const int64_t v0 = cdiv_i64(M, 128);
       const int64_t v1 = cdiv_i64(N, 256);
       const int64_t workers = tilec_sm_count();
-      const int64_t v2 = v0 * v1;
-      const int64_t tiles = v2 * BATCH;
+      const int64_t v5 = v0 * v1;
+      const int64_t tiles = v5 * BATCH;
       const int64_t rounds = cdiv_i64(tiles, workers);
       const int64_t tile_number = blockIdx.x;
       // worker = grid_ids workers {schedule = "tiles"} : index  (line 12)
@@ -685,33 +692,33 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) bmm_kernel(const __grid_constant__ C
       int32_t pipe_w_producer_index = 0;
       int32_t pipe_w_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v3 = round * workers;
-        const int64_t tile = v3 + worker;
-        const bool v4 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_w_producer_index_1, pipe_w_producer_phase_1 = if v4  (line 12)
+        const int64_t v9 = round * workers;
+        const int64_t tile = v9 + worker;
+        const bool v10 = (tile < tiles);
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_w_producer_index_1, pipe_w_producer_phase_1 = if v10  (line 12)
         int32_t pipe_a_producer_index_1{};
         int32_t pipe_a_producer_phase_1{};
         int32_t pipe_w_producer_index_1{};
         int32_t pipe_w_producer_phase_1{};
-        if (v4) {
-          const int64_t b = tile / v2;
-          const int64_t v5 = tile % v2;
-          const int64_t v6 = 8 * v0;
-          const int64_t v7 = v5 / v6;
-          const int64_t v8 = v5 % v6;
-          const int64_t v9 = v7 * 8;
-          const int64_t v10 = v1 - v9;
-          const int64_t v11 = min_i64(8, v10);
-          const int64_t m = v8 / v11;
-          const int64_t v12 = v8 % v11;
-          const int64_t n = v9 + v12;
-          const int64_t v13 = cdiv_i64(K, 64);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_w_producer_index_2, pipe_w_producer_phase_2 = for 0, v13, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_w_producer_index, pipe_w_producer_phase  (line 14)
+        if (v10) {
+          const int64_t b = tile / v5;
+          const int64_t v11 = tile % v5;
+          const int64_t v12 = 8 * v0;
+          const int64_t v13 = v11 / v12;
+          const int64_t v14 = v11 % v12;
+          const int64_t v15 = v13 * 8;
+          const int64_t v16 = v1 - v15;
+          const int64_t v17 = min_i64(8, v16);
+          const int64_t m = v14 / v17;
+          const int64_t v18 = v14 % v17;
+          const int64_t n = v15 + v18;
+          const int64_t v19 = cdiv_i64(K, 64);
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_w_producer_index_2, pipe_w_producer_phase_2 = for 0, v19, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_w_producer_index, pipe_w_producer_phase  (line 14)
           int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int32_t pipe_w_producer_index_2 = pipe_w_producer_index;
           int32_t pipe_w_producer_phase_2 = pipe_w_producer_phase;
-          for (int64_t k = 0; k < v13; k += 1) {
+          for (int64_t k = 0; k < v19; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
             // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, b, m, k  (line 15)
@@ -773,8 +780,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) bmm_kernel(const __grid_constant__ C
     const int64_t v0 = cdiv_i64(M, 128);
     const int64_t v1 = cdiv_i64(N, 256);
     const int64_t workers = tilec_sm_count();
-    const int64_t v2 = v0 * v1;
-    const int64_t tiles = v2 * BATCH;
+    const int64_t v5 = v0 * v1;
+    const int64_t tiles = v5 * BATCH;
     const int64_t rounds = cdiv_i64(tiles, workers);
     const int64_t tile_number = blockIdx.x;
     // worker = grid_ids workers {schedule = "tiles"} : index  (line 12)
@@ -786,37 +793,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) bmm_kernel(const __grid_constant__ C
     int32_t pipe_w_consumer_index = 0;
     int32_t pipe_w_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v14 = round_1 * workers;
-      const int64_t tile_1 = v14 + worker;
-      const bool v15 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_w_consumer_index_1, pipe_w_consumer_phase_1 = if v15  (line 12)
+      const int64_t v20 = round_1 * workers;
+      const int64_t tile_1 = v20 + worker;
+      const bool v21 = (tile_1 < tiles);
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_w_consumer_index_1, pipe_w_consumer_phase_1 = if v21  (line 12)
       int32_t pipe_a_consumer_index_1{};
       int32_t pipe_a_consumer_phase_1{};
       int32_t pipe_w_consumer_index_1{};
       int32_t pipe_w_consumer_phase_1{};
-      if (v15) {
-        const int64_t b_1 = tile_1 / v2;
-        const int64_t v16 = tile_1 % v2;
-        const int64_t v17 = 8 * v0;
-        const int64_t v18 = v16 / v17;
-        const int64_t v19 = v16 % v17;
-        const int64_t v20 = v18 * 8;
-        const int64_t v21 = v1 - v20;
-        const int64_t v22 = min_i64(8, v21);
-        const int64_t m_1 = v19 / v22;
-        const int64_t v23 = v19 % v22;
-        const int64_t n_1 = v20 + v23;
+      if (v21) {
+        const int64_t b_1 = tile_1 / v5;
+        const int64_t v22 = tile_1 % v5;
+        const int64_t v23 = 8 * v0;
+        const int64_t v24 = v22 / v23;
+        const int64_t v25 = v22 % v23;
+        const int64_t v26 = v24 * 8;
+        const int64_t v27 = v1 - v26;
+        const int64_t v28 = min_i64(8, v27);
+        const int64_t m_1 = v25 / v28;
+        const int64_t v29 = v25 % v28;
+        const int64_t n_1 = v26 + v29;
         // acc_1 = zeros  (line 13)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        const int64_t v24 = cdiv_i64(K, 64);
+        const int64_t v30 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_w_consumer_index_2, pipe_w_consumer_phase_2 = for 0, v24, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_w_consumer_index, pipe_w_consumer_phase  (line 14)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_w_consumer_index_2, pipe_w_consumer_phase_2 = for 0, v30, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_w_consumer_index, pipe_w_consumer_phase  (line 14)
         int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int32_t pipe_w_consumer_index_2 = pipe_w_consumer_index;
         int32_t pipe_w_consumer_phase_2 = pipe_w_consumer_phase;
-        for (int64_t k_1 = 0; k_1 < v24; k_1 += 1) {
+        for (int64_t k_1 = 0; k_1 < v30; k_1 += 1) {
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_w_full + 8 * static_cast<uint32_t>(pipe_w_consumer_index_2), static_cast<uint32_t>(pipe_w_consumer_phase_2));  // the MMA issuer reads the stage
@@ -928,7 +935,18 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) bmm_kernel(const __grid_constant__ C
 
 // Launches bmm_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_bmm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t BATCH, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(M, 128);
+  const int64_t v1 = cdiv_i64(N, 256);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  const int64_t v5 = v0 * v1;
+  const int64_t v6 = max_i64(BATCH, 1);
+  const int64_t v7 = 9223372036854775807LL / v6;
+  const bool v8 = (v5 <= v7);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 12)
+  if (!v8) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 12)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

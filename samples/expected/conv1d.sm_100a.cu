@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -684,44 +691,44 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
       int32_t pipe_b_producer_index = 0;
       int32_t pipe_b_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 13)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v6  (line 13)
         int32_t pipe_a_producer_index_1{};
         int32_t pipe_a_producer_phase_1{};
         int32_t pipe_b_producer_index_1{};
         int32_t pipe_b_producer_phase_1{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t m = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t n = v7 + v10;
-          const int64_t v11 = cdiv_i64(CI, 64);
-          const int64_t v12 = 3 * v11;
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v12, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 15)
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t m = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t n = v10 + v13;
+          const int64_t v14 = cdiv_i64(CI, 64);
+          const int64_t v15 = 3 * v14;
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v15, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 15)
           int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
           int32_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
-          for (int64_t j_1 = 0; j_1 < v12; j_1 += 1) {
-            const int64_t v13 = cdiv_i64(CI, 64);
-            const int64_t tap = div_i64(j_1, v13);
-            const int64_t v14 = cdiv_i64(CI, 64);
-            const int64_t k = rem_i64(j_1, v14);
-            const int64_t v15 = m * 128;
-            const int64_t v16 = v15 + tap;
-            const int64_t v17 = v16 - 1;
-            const int64_t v18 = k * 64;
+          for (int64_t j_1 = 0; j_1 < v15; j_1 += 1) {
+            const int64_t v16 = cdiv_i64(CI, 64);
+            const int64_t tap = div_i64(j_1, v16);
+            const int64_t v17 = cdiv_i64(CI, 64);
+            const int64_t k = rem_i64(j_1, v17);
+            const int64_t v18 = m * 128;
+            const int64_t v19 = v18 + tap;
+            const int64_t v20 = v19 - 1;
+            const int64_t v21 = k * 64;
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
-            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, X, v17, v18  (line 18)
-            tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &X_map, static_cast<int32_t>(v18), static_cast<int32_t>(v17), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
+            // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, X, v20, v21  (line 18)
+            tilec_tma_load_2d(pipe_a_buffer + static_cast<uint32_t>(pipe_a_producer_index_2) * 16384, &X_map, static_cast<int32_t>(v21), static_cast<int32_t>(v20), pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2));
             const int32_t pipe_a_producer_index_3 = pipe_a_producer_index_2 + 1 == 4 ? 0 : pipe_a_producer_index_2 + 1;
             const int32_t pipe_a_producer_phase_3 = pipe_a_producer_index_2 + 1 == 4 ? 1 - pipe_a_producer_phase_2 : pipe_a_producer_phase_2;
             tilec_mbarrier_wait(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_producer_index_2), static_cast<uint32_t>(pipe_b_producer_phase_2));
@@ -789,36 +796,36 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
     int32_t pipe_b_consumer_index = 0;
     int32_t pipe_b_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v19 = round_1 * workers;
-      const int64_t tile_1 = v19 + worker;
-      const bool v20 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v20  (line 13)
+      const int64_t v22 = round_1 * workers;
+      const int64_t tile_1 = v22 + worker;
+      const bool v23 = (tile_1 < tiles);
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v23  (line 13)
       int32_t pipe_a_consumer_index_1{};
       int32_t pipe_a_consumer_phase_1{};
       int32_t pipe_b_consumer_index_1{};
       int32_t pipe_b_consumer_phase_1{};
-      if (v20) {
-        const int64_t v21 = 8 * v0;
-        const int64_t v22 = tile_1 / v21;
-        const int64_t v23 = tile_1 % v21;
-        const int64_t v24 = v22 * 8;
-        const int64_t v25 = v1 - v24;
-        const int64_t v26 = min_i64(8, v25);
-        const int64_t m_1 = v23 / v26;
-        const int64_t v27 = v23 % v26;
-        const int64_t n_1 = v24 + v27;
+      if (v23) {
+        const int64_t v24 = 8 * v0;
+        const int64_t v25 = tile_1 / v24;
+        const int64_t v26 = tile_1 % v24;
+        const int64_t v27 = v25 * 8;
+        const int64_t v28 = v1 - v27;
+        const int64_t v29 = min_i64(8, v28);
+        const int64_t m_1 = v26 / v29;
+        const int64_t v30 = v26 % v29;
+        const int64_t n_1 = v27 + v30;
         // acc_1 = zeros  (line 14)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        const int64_t v28 = cdiv_i64(CI, 64);
-        const int64_t v29 = 3 * v28;
+        const int64_t v31 = cdiv_i64(CI, 64);
+        const int64_t v32 = 3 * v31;
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v29, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 15)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for 0, v32, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 15)
         int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
         int32_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
-        for (int64_t j_2 = 0; j_2 < v29; j_2 += 1) {
+        for (int64_t j_2 = 0; j_2 < v32; j_2 += 1) {
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));  // the MMA issuer reads the stage
@@ -930,7 +937,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
 
 // Launches conv1d_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_conv1d(const __nv_bfloat16* X, const __nv_bfloat16* W, float* Y, int64_t T, int64_t CI, int64_t TAPS, int64_t CO, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(T, 128);
+  const int64_t v1 = cdiv_i64(CO, 128);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 13)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

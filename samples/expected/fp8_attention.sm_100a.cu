@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -634,23 +641,23 @@ __device__ __forceinline__ void tilec_tcgen05_mma_f8f6f4(uint32_t tmem, uint64_t
 //   register tile row_max: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum: 128x1 f32 in registers, 1 per thread
 //   register tile o: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 28 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
-//   accumulator t8: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 21 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
+//   accumulator t11: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 21 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 //   register tile scores: 128x64 f32 in registers, 32 per thread
-//   register tile t12: 128x64 i32 in registers, 32 per thread
+//   register tile t15: 128x64 i32 in registers, 32 per thread
 //   register tile key: 128x64 i32 in registers, 32 per thread
-//   register tile t16: 128x64 i1 in registers, 32 per thread
+//   register tile t19: 128x64 i1 in registers, 32 per thread
 //   register tile s: 128x64 f32 in registers, 32 per thread
-//   register tile t17: 128x1 f32 in registers, 1 per thread
-//   register tile new_max: 128x1 f32 in registers, 1 per thread
-//   register tile t19: 128x64 f32 in registers, 32 per thread
-//   register tile p: 128x64 f32 in registers, 32 per thread
 //   register tile t20: 128x1 f32 in registers, 1 per thread
+//   register tile new_max: 128x1 f32 in registers, 1 per thread
+//   register tile t22: 128x64 f32 in registers, 32 per thread
+//   register tile p: 128x64 f32 in registers, 32 per thread
+//   register tile t23: 128x1 f32 in registers, 1 per thread
 //   register tile alpha: 128x1 f32 in registers, 1 per thread
-//   register tile t21: 128x1 f32 in registers, 1 per thread
-//   register tile t22: 128x1 f32 in registers, 1 per thread
+//   register tile t24: 128x1 f32 in registers, 1 per thread
+//   register tile t25: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 1 per thread
-//   register tile t23: 128x64 f8e4m3 in registers, 32 per thread
-//   accumulator t24: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 28 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
+//   register tile t26: 128x64 f8e4m3 in registers, 32 per thread
+//   accumulator t27: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 28 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap Vt_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_fp8_e4m3* Q, const __nv_fp8_e4m3* K, const __nv_fp8_e4m3* Vt, float* O, float qk_scale, float v_scale, int64_t S, int64_t HD, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
@@ -713,17 +720,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
       int32_t pipe_producer_index_1 = 0;
       int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_producer_index_2, pipe_producer_phase_2, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 15)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_producer_index_2, pipe_producer_phase_2, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_producer_index_3, pipe_producer_phase_3 = if v6  (line 15)
         int32_t pipe_producer_index_2{};
         int32_t pipe_producer_phase_2{};
         int32_t pipe_q_producer_index_1{};
         int32_t pipe_q_producer_phase_1{};
         int32_t pipe_producer_index_3{};
         int32_t pipe_producer_phase_3{};
-        if (v3) {
+        if (v6) {
           const int64_t i_1 = tile % v0;
           const int64_t h = tile / v0;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
@@ -732,13 +739,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           tilec_tma_load_2d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 8192, &Q_map, static_cast<int32_t>(h * 64), static_cast<int32_t>(i_1 * 128), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
-          const int64_t v4 = cdiv_i64(T, 64);
-          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v4, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 20)
+          const int64_t v7 = cdiv_i64(T, 64);
+          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v7, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 20)
           int32_t pipe_producer_index_4 = pipe_producer_index;
           int32_t pipe_producer_phase_4 = pipe_producer_phase;
           int32_t pipe_producer_index_5 = pipe_producer_index_1;
           int32_t pipe_producer_phase_5 = pipe_producer_phase_1;
-          for (int64_t j_1 = 0; j_1 < v4; j_1 += 1) {
+          for (int64_t j_1 = 0; j_1 < v7; j_1 += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 4096);
             // tma_load_async pipe_buffer, pipe_producer_index_4, K, j_1, h  (line 21)
@@ -831,10 +838,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
     int32_t pipe_consumer_index_2 = 0;
     int32_t pipe_consumer_phase_2 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v5 = round_1 * workers;
-      const int64_t tile_1 = v5 + worker;
-      const bool v6 = (tile_1 < tiles);
-      // pipe_consumer_index_3, pipe_consumer_phase_3, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_5, pipe_consumer_phase_5 = if v6  (line 15)
+      const int64_t v8 = round_1 * workers;
+      const int64_t tile_1 = v8 + worker;
+      const bool v9 = (tile_1 < tiles);
+      // pipe_consumer_index_3, pipe_consumer_phase_3, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_5, pipe_consumer_phase_5 = if v9  (line 15)
       int32_t pipe_consumer_index_3{};
       int32_t pipe_consumer_phase_3{};
       int32_t pipe_q_consumer_index_1{};
@@ -849,7 +856,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
       int32_t pipe_producer_phase_9{};
       int32_t pipe_consumer_index_5{};
       int32_t pipe_consumer_phase_5{};
-      if (v6) {
+      if (v9) {
         const int64_t i_2 = tile_1 % v0;
         const int64_t h_1 = tile_1 / v0;
         // row_max = full -1e+30f  (line 17)
@@ -864,10 +871,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
-        const int64_t v7 = cdiv_i64(T, 64);
+        const int64_t v10 = cdiv_i64(T, 64);
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 8192;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_consumer_index_7, pipe_consumer_phase_7, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_8, pipe_consumer_phase_8 = for 0, v7, 1, row_max, row_sum, o, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2  (line 20)
+        // row_max_1, row_sum_1, o_1, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_consumer_index_7, pipe_consumer_phase_7, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_8, pipe_consumer_phase_8 = for 0, v10, 1, row_max, row_sum, o, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_2, pipe_consumer_phase_2  (line 20)
         int32_t pipe_consumer_index_6 = pipe_consumer_index;
         int32_t pipe_consumer_phase_6 = pipe_consumer_phase;
         int32_t pipe_consumer_index_7 = pipe_consumer_index_1;
@@ -880,20 +887,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         int32_t pipe_producer_phase_10 = pipe_producer_phase_8;
         int32_t pipe_consumer_index_8 = pipe_consumer_index_2;
         int32_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
-        for (int64_t j_2 = 0; j_2 < v7; j_2 += 1) {
-          // t8 = zeros  (line 21)
-          float t8[32];
+        for (int64_t j_2 = 0; j_2 < v10; j_2 += 1) {
+          // t11 = zeros  (line 21)
+          float t11[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t8[i] = 0.0f;
+          for (int i = 0; i < 32; ++i) t11[i] = 0.0f;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_6), static_cast<uint32_t>(pipe_consumer_phase_6));  // the MMA issuer reads the stage
-          const uint32_t t9 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 4096;  // slot of pipe_buffer
+          const uint32_t t12 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 4096;  // slot of pipe_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // t10 = mma q, t9, t8  (line 21)
+          // t13 = mma q, t12, t11  (line 21)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
-            tilec_tcgen05_mma_f8f6f4(tmem_base + 0, tilec_matrix_descriptor(q + 0, 16, 512, 64), tilec_matrix_descriptor(t9 + 0, 16, 512, 64), 0x08100010u, false);
-            tilec_tcgen05_mma_f8f6f4(tmem_base + 0, tilec_matrix_descriptor(q + 32, 16, 512, 64), tilec_matrix_descriptor(t9 + 32, 16, 512, 64), 0x08100010u, true);
+            tilec_tcgen05_mma_f8f6f4(tmem_base + 0, tilec_matrix_descriptor(q + 0, 16, 512, 64), tilec_matrix_descriptor(t12 + 0, 16, 512, 64), 0x08100010u, false);
+            tilec_tcgen05_mma_f8f6f4(tmem_base + 0, tilec_matrix_descriptor(q + 32, 16, 512, 64), tilec_matrix_descriptor(t12 + 32, 16, 512, 64), 0x08100010u, true);
             tilec_tcgen05_commit(accumulator_barrier);
           }
           tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);
@@ -905,7 +912,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t8[chunk * 32 + i] = add_f32(t8[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t11[chunk * 32 + i] = add_f32(t11[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -916,39 +923,39 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty + 8 * static_cast<uint32_t>(pipe_consumer_index_6));  // when the MMAs reading it are done
           const int32_t pipe_consumer_index_9 = pipe_consumer_index_6 + 1 == 2 ? 0 : pipe_consumer_index_6 + 1;
           const int32_t pipe_consumer_phase_9 = pipe_consumer_index_6 + 1 == 2 ? 1 - pipe_consumer_phase_6 : pipe_consumer_phase_6;
-          const float v11 = mul_f32(qk_scale, 0.18033688f);
+          const float v14 = mul_f32(qk_scale, 0.18033688f);
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-          // scores = mul t10, v11  (line 21)
+          // scores = mul t13, v14  (line 21)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t8[i], v11);
-          // t12 = iota  (line 22)
-          int32_t t12[32];
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t11[i], v14);
+          // t15 = iota  (line 22)
+          int32_t t15[32];
           {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
               (void)row, (void)column;
-              t12[i] = static_cast<int32_t>(column);
+              t15[i] = static_cast<int32_t>(column);
             }
           }
-          const int64_t v13 = j_2 * 64;
-          const int32_t v14 = static_cast<int32_t>(v13);
-          // key = add t12, v14  (line 22)
+          const int64_t v16 = j_2 * 64;
+          const int32_t v17 = static_cast<int32_t>(v16);
+          // key = add t15, v17  (line 22)
           int32_t key[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t12[i]) + int64_t(v14));
-          const int32_t v15 = static_cast<int32_t>(T);
-          // t16 = cmp key, v15  (line 23)
-          bool t16[32];
+          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t15[i]) + int64_t(v17));
+          const int32_t v18 = static_cast<int32_t>(T);
+          // t19 = cmp key, v18  (line 23)
+          bool t19[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t16[i] = (key[i] < v15);
+          for (int i = 0; i < 32; ++i) t19[i] = (key[i] < v18);
           // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          // s = select t16, scores, -1e+30f  (line 23)
+          // s = select t19, scores, -1e+30f  (line 23)
           float s[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) s[i] = (t16[i] ? scores[i] : -1e+30f);
+          for (int i = 0; i < 32; ++i) s[i] = (t19[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
@@ -956,102 +963,102 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty_2: a register pipe's barrier; program order is its synchronization
-          // t17 = reduce_max s_1  (line 24)
-          float t17[1];
+          // t20 = reduce_max s_1  (line 24)
+          float t20[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t17[i] = NAN;
+            for (int i = 0; i < 1; ++i) t20[i] = NAN;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t17[0] = max_f32(t17[0], s[i]);
+            for (int i = 0; i < 32; ++i) t20[0] = max_f32(t20[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 32768);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t17[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t20[0];
             tilec_named_barrier_sync(1, 256);
-            t17[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t20[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // stage_write pipe_buffer_2: t17 stays in registers
+          // stage_write pipe_buffer_2: t20 stays in registers
           // mbarrier_arrive pipe_full_2: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_11 = pipe_producer_index_10 + 1 == 2 ? 0 : pipe_producer_index_10 + 1;
           const int32_t pipe_producer_phase_11 = pipe_producer_index_10 + 1 == 2 ? 1 - pipe_producer_phase_10 : pipe_producer_phase_10;
           // mbarrier_wait pipe_full_2: a register pipe's barrier; program order is its synchronization
-          // t18 = stage_read pipe_buffer_2: the registers of t17
-          // new_max = max row_max_1, t18  (line 24)
+          // t21 = stage_read pipe_buffer_2: the registers of t20
+          // new_max = max row_max_1, t21  (line 24)
           float new_max[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t17[i]);
+          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t20[i]);
           // mbarrier_arrive pipe_empty_2: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_10 = pipe_consumer_index_8 + 1 == 2 ? 0 : pipe_consumer_index_8 + 1;
           const int32_t pipe_consumer_phase_10 = pipe_consumer_index_8 + 1 == 2 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
-          // t19 = sub s_1, new_max  (line 25)
-          float t19[32];
+          // t22 = sub s_1, new_max  (line 25)
+          float t22[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t19[i] = sub_f32(s[i], new_max[0]);
+          for (int i = 0; i < 32; ++i) t22[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp2 t19  (line 25)
+          // p = exp2 t22  (line 25)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t19[i]);
-          // t20 = sub row_max_1, new_max  (line 26)
-          float t20[1];
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t22[i]);
+          // t23 = sub row_max_1, new_max  (line 26)
+          float t23[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t20[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp2 t20  (line 26)
+          for (int i = 0; i < 1; ++i) t23[i] = sub_f32(row_max[i], new_max[i]);
+          // alpha = exp2 t23  (line 26)
           float alpha[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t20[i]);
-          // t21 = mul row_sum_1, alpha  (line 27)
-          float t21[1];
+          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t23[i]);
+          // t24 = mul row_sum_1, alpha  (line 27)
+          float t24[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t21[i] = mul_f32(row_sum[i], alpha[i]);
-          // t22 = reduce_sum p  (line 27)
-          float t22[1];
+          for (int i = 0; i < 1; ++i) t24[i] = mul_f32(row_sum[i], alpha[i]);
+          // t25 = reduce_sum p  (line 27)
+          float t25[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t22[i] = 0.0f;
+            for (int i = 0; i < 1; ++i) t25[i] = 0.0f;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t22[0] = add_f32(t22[0], p[i]);
+            for (int i = 0; i < 32; ++i) t25[0] = add_f32(t25[0], p[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 32768);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t22[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t25[0];
             tilec_named_barrier_sync(1, 256);
-            t22[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t25[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // row_sum_2 = add t21, t22  (line 27)
+          // row_sum_2 = add t24, t25  (line 27)
           float row_sum_2[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t21[i], t22[i]);
-          // t23 = cast p  (line 28)
-          __nv_fp8_e4m3 t23[32];
+          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t24[i], t25[i]);
+          // t26 = cast p  (line 28)
+          __nv_fp8_e4m3 t26[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t23[i] = from_f32<__nv_fp8_e4m3>(p[i]);
-          // t24 = mul o_1, alpha  (line 28)
-          float t24[32];
+          for (int i = 0; i < 32; ++i) t26[i] = from_f32<__nv_fp8_e4m3>(p[i]);
+          // t27 = mul o_1, alpha  (line 28)
+          float t27[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t24[i] = mul_f32(o[i], alpha[0]);
+          for (int i = 0; i < 32; ++i) t27[i] = mul_f32(o[i], alpha[0]);
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_7), static_cast<uint32_t>(pipe_consumer_phase_7));  // the MMA issuer reads the stage
-          const uint32_t t25 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_7) * 4096;  // slot of pipe_buffer_1
+          const uint32_t t28 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_7) * 4096;  // slot of pipe_buffer_1
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // o_2 = mma t23, t25, t24  (line 28)
+          // o_2 = mma t26, t28, t27  (line 28)
           {  // A to shared memory in the 64-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r / 2 % 4)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             unsigned char* const staging = shared_aligned + 24576;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
-              *reinterpret_cast<__nv_fp8_e4m3*>(staging + column / 64 * 8192 + row * 64 + ((column % 64 * 1 / 16) ^ (row / 2 % 4)) * 16 + column % 64 * 1 % 16) = t23[i];
+              *reinterpret_cast<__nv_fp8_e4m3*>(staging + column / 64 * 8192 + row * 64 + ((column % 64 * 1 / 16) ^ (row / 2 % 4)) * 16 + column % 64 * 1 % 16) = t26[i];
             }
           }
           tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma
           tilec_named_barrier_sync(1, 256);
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
-            tilec_tcgen05_mma_f8f6f4(tmem_base + 64, tilec_matrix_descriptor((shared_base + 24576) + 0, 16, 512, 64), tilec_matrix_descriptor(t25 + 0, 16, 512, 64), 0x08100010u, false);
-            tilec_tcgen05_mma_f8f6f4(tmem_base + 64, tilec_matrix_descriptor((shared_base + 24576) + 32, 16, 512, 64), tilec_matrix_descriptor(t25 + 32, 16, 512, 64), 0x08100010u, true);
+            tilec_tcgen05_mma_f8f6f4(tmem_base + 64, tilec_matrix_descriptor((shared_base + 24576) + 0, 16, 512, 64), tilec_matrix_descriptor(t28 + 0, 16, 512, 64), 0x08100010u, false);
+            tilec_tcgen05_mma_f8f6f4(tmem_base + 64, tilec_matrix_descriptor((shared_base + 24576) + 32, 16, 512, 64), tilec_matrix_descriptor(t28 + 32, 16, 512, 64), 0x08100010u, true);
             tilec_tcgen05_commit(accumulator_barrier);
           }
           tilec_mbarrier_wait(accumulator_barrier, accumulator_parity);
@@ -1063,7 +1070,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 64 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t24[chunk * 32 + i] = add_f32(t24[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t27[chunk * 32 + i] = add_f32(t27[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -1078,7 +1085,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) o[i] = t24[i];
+          for (int i = 0; i < 32; ++i) o[i] = t27[i];
           const int32_t next_pipe_consumer_index_6 = pipe_consumer_index_9;
           const int32_t next_pipe_consumer_phase_6 = pipe_consumer_phase_9;
           const int32_t next_pipe_consumer_index_7 = pipe_consumer_index_11;
@@ -1109,7 +1116,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
         const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store O, i_2, h_1, t27  (line 31)
+        // store O, i_2, h_1, t30  (line 31)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1239,7 +1246,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) fp8_attention_kernel(const __grid_co
 
 // Launches fp8_attention_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_fp8_attention(const __nv_fp8_e4m3* Q, const __nv_fp8_e4m3* K, const __nv_fp8_e4m3* Vt, float* O, float qk_scale, float v_scale, int64_t S, int64_t HD, int64_t T, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(S, 128);
+  const int64_t v1 = cdiv_i64(HD, 64);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 15)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

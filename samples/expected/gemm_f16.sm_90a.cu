@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -640,31 +647,31 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
       int32_t pipe_b_producer_index = 0;
       int32_t pipe_b_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v3  (line 10)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v6  (line 10)
         int32_t pipe_a_producer_index_1{};
         int32_t pipe_a_producer_phase_1{};
         int32_t pipe_b_producer_index_1{};
         int32_t pipe_b_producer_phase_1{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t m = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t n = v7 + v10;
-          const int64_t v11 = cdiv_i64(K, 64);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 12)
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t m = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t n = v10 + v13;
+          const int64_t v14 = cdiv_i64(K, 64);
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for 0, v14, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 12)
           int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
           int32_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
-          for (int64_t k = 0; k < v11; k += 1) {
+          for (int64_t k = 0; k < v14; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
             // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 13)
@@ -737,39 +744,39 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
     int32_t pipe_b_consumer_index = 0;
     int32_t pipe_b_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v12 = round_1 * workers;
-      const int64_t tile_1 = v12 + worker;
-      const bool v13 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 10)
+      const int64_t v15 = round_1 * workers;
+      const int64_t tile_1 = v15 + worker;
+      const bool v16 = (tile_1 < tiles);
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v16  (line 10)
       int32_t pipe_a_consumer_index_1{};
       int32_t pipe_a_consumer_phase_1{};
       int32_t pipe_b_consumer_index_1{};
       int32_t pipe_b_consumer_phase_1{};
-      if (v13) {
-        const int64_t v14 = 8 * v0;
-        const int64_t v15 = tile_1 / v14;
-        const int64_t v16 = tile_1 % v14;
-        const int64_t v17 = v15 * 8;
-        const int64_t v18 = v1 - v17;
-        const int64_t v19 = min_i64(8, v18);
-        const int64_t m_1 = v16 / v19;
-        const int64_t v20 = v16 % v19;
-        const int64_t n_1 = v17 + v20;
+      if (v16) {
+        const int64_t v17 = 8 * v0;
+        const int64_t v18 = tile_1 / v17;
+        const int64_t v19 = tile_1 % v17;
+        const int64_t v20 = v18 * 8;
+        const int64_t v21 = v1 - v20;
+        const int64_t v22 = min_i64(8, v21);
+        const int64_t m_1 = v19 / v22;
+        const int64_t v23 = v19 % v22;
+        const int64_t n_1 = v20 + v23;
         // acc_1 = zeros  (line 11)
         float acc_1[128];
         #pragma unroll
         for (int i = 0; i < 128; ++i) acc_1[i] = 0.0f;
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        const int64_t v21 = cdiv_i64(K, 64);
+        const int64_t v24 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for 0, v21, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 12)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2, pipe_b_empty_held, pipe_a_empty_held = for 0, v24, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase, -1, -1  (line 12)
         int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
         int32_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
         int64_t pipe_b_empty_held = -1;
         int64_t pipe_a_empty_held = -1;
-        for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
+        for (int64_t k_1 = 0; k_1 < v24; k_1 += 1) {
           tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));
@@ -782,16 +789,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
           tilec_wgmma_m64n256k16_f16(acc_1, tilec_matrix_descriptor(a + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(b + 6144, 8192, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
-          const bool v22 = (pipe_b_empty_held >= 0);
-          // if v22  (line 15)
-          if (v22) {
+          const bool v25 = (pipe_b_empty_held >= 0);
+          // if v25  (line 15)
+          if (v25) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
           }
           const int32_t pipe_b_consumer_index_3 = pipe_b_consumer_index_2 + 1 == 4 ? 0 : pipe_b_consumer_index_2 + 1;
           const int32_t pipe_b_consumer_phase_3 = pipe_b_consumer_index_2 + 1 == 4 ? 1 - pipe_b_consumer_phase_2 : pipe_b_consumer_phase_2;
-          const bool v23 = (pipe_a_empty_held >= 0);
-          // if v23  (line 15)
-          if (v23) {
+          const bool v26 = (pipe_a_empty_held >= 0);
+          // if v26  (line 15)
+          if (v26) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
           }
           const int32_t pipe_a_consumer_index_3 = pipe_a_consumer_index_2 + 1 == 4 ? 0 : pipe_a_consumer_index_2 + 1;
@@ -810,14 +817,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
           pipe_a_empty_held = next_pipe_a_empty_held;
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
-        const bool v24 = (pipe_b_empty_held >= 0);
-        // if v24  (line 12)
-        if (v24) {
+        const bool v27 = (pipe_b_empty_held >= 0);
+        // if v27  (line 12)
+        if (v27) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_b_empty + 8 * static_cast<uint32_t>(pipe_b_empty_held));  // one arrival per warpgroup
         }
-        const bool v25 = (pipe_a_empty_held >= 0);
-        // if v25  (line 12)
-        if (v25) {
+        const bool v28 = (pipe_a_empty_held >= 0);
+        // if v28  (line 12)
+        if (v28) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_empty_held));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = LSU}: within one agent: program order, wgmma.fence and wait_group
@@ -885,7 +892,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gemm_f16_kernel(const __grid_constan
 
 // Launches gemm_f16_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_gemm_f16(const __half* A, const __half* B, float* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(M, 128);
+  const int64_t v1 = cdiv_i64(N, 256);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 10)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -664,23 +671,23 @@ __device__ __forceinline__ void tilec_wgmma_m64n64k16_bf16_register_a(float (&d)
 //   register tile row_max: 128x1 f32 in registers, 2 per thread
 //   register tile row_sum: 128x1 f32 in registers, 2 per thread
 //   register tile o: 128x64 f32 in registers, 32 per thread
-//   accumulator t11: 128x64 f32 in registers, 32 per thread
+//   accumulator t17: 128x64 f32 in registers, 32 per thread
 //   register tile scores: 128x64 f32 in registers, 32 per thread
-//   register tile t13: 128x64 i32 in registers, 32 per thread
+//   register tile t19: 128x64 i32 in registers, 32 per thread
 //   register tile key: 128x64 i32 in registers, 32 per thread
-//   register tile t17: 128x64 i1 in registers, 32 per thread
+//   register tile t23: 128x64 i1 in registers, 32 per thread
 //   register tile s: 128x64 f32 in registers, 32 per thread
-//   register tile t18: 128x1 f32 in registers, 2 per thread
+//   register tile t24: 128x1 f32 in registers, 2 per thread
 //   register tile new_max: 128x1 f32 in registers, 2 per thread
-//   register tile t20: 128x64 f32 in registers, 32 per thread
+//   register tile t26: 128x64 f32 in registers, 32 per thread
 //   register tile p: 128x64 f32 in registers, 32 per thread
-//   register tile t21: 128x1 f32 in registers, 2 per thread
+//   register tile t27: 128x1 f32 in registers, 2 per thread
 //   register tile alpha: 128x1 f32 in registers, 2 per thread
-//   register tile t22: 128x1 f32 in registers, 2 per thread
-//   register tile t23: 128x1 f32 in registers, 2 per thread
+//   register tile t28: 128x1 f32 in registers, 2 per thread
+//   register tile t29: 128x1 f32 in registers, 2 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 2 per thread
-//   register tile t24: 128x64 bf16 in registers, 32 per thread
-//   accumulator t25: 128x64 f32 in registers, 32 per thread
+//   register tile t30: 128x64 bf16 in registers, 32 per thread
+//   accumulator t31: 128x64 f32 in registers, 32 per thread
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t BATCH, int64_t S, int64_t H, int64_t T, int64_t G) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(TILEC_EMULATE_SM90A)
@@ -722,8 +729,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
       // The grid's values, computed here: not live across the register rebalance.
       const int64_t v0 = cdiv_i64(S, 128);
       const int64_t workers = tilec_sm_count();
-      const int64_t v1 = v0 * H;
-      const int64_t tiles = v1 * BATCH;
+      const int64_t v4 = v0 * H;
+      const int64_t tiles = v4 * BATCH;
       const int64_t rounds = cdiv_i64(tiles, workers);
       const int64_t tile_number = blockIdx.x;
       // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
@@ -736,36 +743,36 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
       int32_t pipe_v_producer_index = 0;
       int32_t pipe_v_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v3  (line 18)
+        const int64_t v8 = round * workers;
+        const int64_t tile = v8 + worker;
+        const bool v9 = (tile < tiles);
+        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v9  (line 18)
         int32_t pipe_kt_producer_index_1{};
         int32_t pipe_kt_producer_phase_1{};
         int32_t pipe_q_producer_index_1{};
         int32_t pipe_q_producer_phase_1{};
         int32_t pipe_v_producer_index_1{};
         int32_t pipe_v_producer_phase_1{};
-        if (v3) {
-          const int64_t b = tile / v1;
-          const int64_t v4 = tile % v1;
-          const int64_t i_1 = v4 % v0;
-          const int64_t h = v4 / v0;
-          const int64_t v5 = h * G;
-          const int64_t g = div_i64(v5, H);
+        if (v9) {
+          const int64_t b = tile / v4;
+          const int64_t v10 = tile % v4;
+          const int64_t i_1 = v10 % v0;
+          const int64_t h = v10 / v0;
+          const int64_t v11 = h * G;
+          const int64_t g = div_i64(v11, H);
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, b, i_1, h, 0  (line 20)
           tilec_tma_load_4d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(h), static_cast<int32_t>(i_1 * 128), static_cast<int32_t>(b), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
-          const int64_t v6 = cdiv_i64(T, 64);
-          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v6, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 24)
+          const int64_t v12 = cdiv_i64(T, 64);
+          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v12, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 24)
           int32_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
           int32_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int32_t pipe_v_producer_index_2 = pipe_v_producer_index;
           int32_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
-          for (int64_t j_1 = 0; j_1 < v6; j_1 += 1) {
+          for (int64_t j_1 = 0; j_1 < v12; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
             // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, K, b, j_1, g, 0  (line 25)
@@ -835,8 +842,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
     // The grid's values, computed here: not live across the register rebalance.
     const int64_t v0 = cdiv_i64(S, 128);
     const int64_t workers = tilec_sm_count();
-    const int64_t v1 = v0 * H;
-    const int64_t tiles = v1 * BATCH;
+    const int64_t v4 = v0 * H;
+    const int64_t tiles = v4 * BATCH;
     const int64_t rounds = cdiv_i64(tiles, workers);
     const int64_t tile_number = blockIdx.x;
     // worker = grid_ids workers {schedule = "tiles"} : index  (line 18)
@@ -857,10 +864,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
     int32_t pipe_consumer_index = 0;
     int32_t pipe_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v7 = round_1 * workers;
-      const int64_t tile_1 = v7 + worker;
-      const bool v8 = (tile_1 < tiles);
-      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v8  (line 18)
+      const int64_t v13 = round_1 * workers;
+      const int64_t tile_1 = v13 + worker;
+      const bool v14 = (tile_1 < tiles);
+      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v14  (line 18)
       int32_t pipe_kt_consumer_index_1{};
       int32_t pipe_kt_consumer_phase_1{};
       int32_t pipe_q_consumer_index_1{};
@@ -875,11 +882,11 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
       int32_t pipe_producer_phase_1{};
       int32_t pipe_consumer_index_1{};
       int32_t pipe_consumer_phase_1{};
-      if (v8) {
-        const int64_t b_1 = tile_1 / v1;
-        const int64_t v9 = tile_1 % v1;
-        const int64_t i_2 = v9 % v0;
-        const int64_t h_1 = v9 / v0;
+      if (v14) {
+        const int64_t b_1 = tile_1 / v4;
+        const int64_t v15 = tile_1 % v4;
+        const int64_t i_2 = v15 % v0;
+        const int64_t h_1 = v15 / v0;
         // row_max = full -1e+30f  (line 21)
         float row_max[2];
         #pragma unroll
@@ -892,10 +899,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
-        const int64_t v10 = cdiv_i64(T, 64);
+        const int64_t v16 = cdiv_i64(T, 64);
         tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v10, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 24)
+        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v16, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 24)
         int32_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
         int32_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
         int32_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
@@ -908,22 +915,22 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         int32_t pipe_producer_phase_2 = pipe_producer_phase;
         int32_t pipe_consumer_index_2 = pipe_consumer_index;
         int32_t pipe_consumer_phase_2 = pipe_consumer_phase;
-        for (int64_t j_2 = 0; j_2 < v10; j_2 += 1) {
-          // t11 = zeros  (line 27)
-          float t11[32];
+        for (int64_t j_2 = 0; j_2 < v16; j_2 += 1) {
+          // t17 = zeros  (line 27)
+          float t17[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t11[i] = 0.0f;
+          for (int i = 0; i < 32; ++i) t17[i] = 0.0f;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           tilec_mbarrier_wait(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2), static_cast<uint32_t>(pipe_kt_consumer_phase_2));
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // t12 = mma q, kt, t11  (line 27)
-          tilec_wgmma_pin(t11);  // its fill, copy or rescale stays before the fence
+          // t18 = mma q, kt, t17  (line 27)
+          tilec_wgmma_pin(t17);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
-          tilec_wgmma_m64n64k16_bf16_bk(t11, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 0, 16, 1024));
-          tilec_wgmma_m64n64k16_bf16_bk(t11, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 32, 16, 1024));
-          tilec_wgmma_m64n64k16_bf16_bk(t11, tilec_matrix_descriptor(q + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 64, 16, 1024));
-          tilec_wgmma_m64n64k16_bf16_bk(t11, tilec_matrix_descriptor(q + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 96, 16, 1024));
+          tilec_wgmma_m64n64k16_bf16_bk(t17, tilec_matrix_descriptor(q + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 0, 16, 1024));
+          tilec_wgmma_m64n64k16_bf16_bk(t17, tilec_matrix_descriptor(q + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 32, 16, 1024));
+          tilec_wgmma_m64n64k16_bf16_bk(t17, tilec_matrix_descriptor(q + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 64, 16, 1024));
+          tilec_wgmma_m64n64k16_bf16_bk(t17, tilec_matrix_descriptor(q + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(kt + 96, 16, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
@@ -931,37 +938,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           const int32_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
           const int32_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-          // scores = mul t12, 0.18033688f  (line 27)
+          // scores = mul t18, 0.18033688f  (line 27)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t11[i], 0.18033688f);
-          // t13 = iota  (line 28)
-          int32_t t13[32];
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t17[i], 0.18033688f);
+          // t19 = iota  (line 28)
+          int32_t t19[32];
           {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (compute_warpgroup * 64 + warp * 16 + lane / 4 + 8 * ((i / 2) % 2)), column = (2 * (lane % 4) + 8 * (i / 4) + i % 2);
               (void)row, (void)column;
-              t13[i] = static_cast<int32_t>(column);
+              t19[i] = static_cast<int32_t>(column);
             }
           }
-          const int64_t v14 = j_2 * 64;
-          const int32_t v15 = static_cast<int32_t>(v14);
-          // key = add t13, v15  (line 28)
+          const int64_t v20 = j_2 * 64;
+          const int32_t v21 = static_cast<int32_t>(v20);
+          // key = add t19, v21  (line 28)
           int32_t key[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t13[i]) + int64_t(v15));
-          const int32_t v16 = static_cast<int32_t>(T);
-          // t17 = cmp key, v16  (line 29)
-          bool t17[32];
+          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t19[i]) + int64_t(v21));
+          const int32_t v22 = static_cast<int32_t>(T);
+          // t23 = cmp key, v22  (line 29)
+          bool t23[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t17[i] = (key[i] < v16);
+          for (int i = 0; i < 32; ++i) t23[i] = (key[i] < v22);
           // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          // s = select t17, scores, -1e+30f  (line 29)
+          // s = select t23, scores, -1e+30f  (line 29)
           float s[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) s[i] = (t17[i] ? scores[i] : -1e+30f);
+          for (int i = 0; i < 32; ++i) s[i] = (t23[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
@@ -969,92 +976,92 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
-          // t18 = reduce_max s_1  (line 30)
-          float t18[2];
+          // t24 = reduce_max s_1  (line 30)
+          float t24[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t18[i] = NAN;
+            for (int i = 0; i < 2; ++i) t24[i] = NAN;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t18[((i / 2) % 2)] = max_f32(t18[((i / 2) % 2)], s[i]);
-            t18[0] = max_f32(t18[0], __shfl_xor_sync(0xffffffffu, t18[0], 1));
-            t18[0] = max_f32(t18[0], __shfl_xor_sync(0xffffffffu, t18[0], 2));
-            t18[1] = max_f32(t18[1], __shfl_xor_sync(0xffffffffu, t18[1], 1));
-            t18[1] = max_f32(t18[1], __shfl_xor_sync(0xffffffffu, t18[1], 2));
+            for (int i = 0; i < 32; ++i) t24[((i / 2) % 2)] = max_f32(t24[((i / 2) % 2)], s[i]);
+            t24[0] = max_f32(t24[0], __shfl_xor_sync(0xffffffffu, t24[0], 1));
+            t24[0] = max_f32(t24[0], __shfl_xor_sync(0xffffffffu, t24[0], 2));
+            t24[1] = max_f32(t24[1], __shfl_xor_sync(0xffffffffu, t24[1], 1));
+            t24[1] = max_f32(t24[1], __shfl_xor_sync(0xffffffffu, t24[1], 2));
           }
-          // stage_write pipe_buffer: t18 stays in registers
+          // stage_write pipe_buffer: t24 stays in registers
           // mbarrier_arrive pipe_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
           const int32_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
-          // t19 = stage_read pipe_buffer: the registers of t18
-          // new_max = max row_max_1, t19  (line 30)
+          // t25 = stage_read pipe_buffer: the registers of t24
+          // new_max = max row_max_1, t25  (line 30)
           float new_max[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) new_max[i] = max_f32(row_max[i], t18[i]);
+          for (int i = 0; i < 2; ++i) new_max[i] = max_f32(row_max[i], t24[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
           const int32_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
-          // t20 = sub s_1, new_max  (line 31)
-          float t20[32];
+          // t26 = sub s_1, new_max  (line 31)
+          float t26[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t20[i] = sub_f32(s[i], new_max[((i / 2) % 2)]);
+          for (int i = 0; i < 32; ++i) t26[i] = sub_f32(s[i], new_max[((i / 2) % 2)]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp2 t20  (line 31)
+          // p = exp2 t26  (line 31)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t20[i]);
-          // t21 = sub row_max_1, new_max  (line 32)
-          float t21[2];
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t26[i]);
+          // t27 = sub row_max_1, new_max  (line 32)
+          float t27[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) t21[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp2 t21  (line 32)
+          for (int i = 0; i < 2; ++i) t27[i] = sub_f32(row_max[i], new_max[i]);
+          // alpha = exp2 t27  (line 32)
           float alpha[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) alpha[i] = exp2_f32(t21[i]);
-          // t22 = mul row_sum_1, alpha  (line 33)
-          float t22[2];
+          for (int i = 0; i < 2; ++i) alpha[i] = exp2_f32(t27[i]);
+          // t28 = mul row_sum_1, alpha  (line 33)
+          float t28[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) t22[i] = mul_f32(row_sum[i], alpha[i]);
-          // t23 = reduce_sum p  (line 33)
-          float t23[2];
+          for (int i = 0; i < 2; ++i) t28[i] = mul_f32(row_sum[i], alpha[i]);
+          // t29 = reduce_sum p  (line 33)
+          float t29[2];
           {
             #pragma unroll
-            for (int i = 0; i < 2; ++i) t23[i] = 0.0f;
+            for (int i = 0; i < 2; ++i) t29[i] = 0.0f;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t23[((i / 2) % 2)] = add_f32(t23[((i / 2) % 2)], p[i]);
-            t23[0] = add_f32(t23[0], __shfl_xor_sync(0xffffffffu, t23[0], 1));
-            t23[0] = add_f32(t23[0], __shfl_xor_sync(0xffffffffu, t23[0], 2));
-            t23[1] = add_f32(t23[1], __shfl_xor_sync(0xffffffffu, t23[1], 1));
-            t23[1] = add_f32(t23[1], __shfl_xor_sync(0xffffffffu, t23[1], 2));
+            for (int i = 0; i < 32; ++i) t29[((i / 2) % 2)] = add_f32(t29[((i / 2) % 2)], p[i]);
+            t29[0] = add_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 1));
+            t29[0] = add_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 2));
+            t29[1] = add_f32(t29[1], __shfl_xor_sync(0xffffffffu, t29[1], 1));
+            t29[1] = add_f32(t29[1], __shfl_xor_sync(0xffffffffu, t29[1], 2));
           }
-          // row_sum_2 = add t22, t23  (line 33)
+          // row_sum_2 = add t28, t29  (line 33)
           float row_sum_2[2];
           #pragma unroll
-          for (int i = 0; i < 2; ++i) row_sum_2[i] = add_f32(t22[i], t23[i]);
-          // t24 = cast p  (line 34)
-          __nv_bfloat16 t24[32];
+          for (int i = 0; i < 2; ++i) row_sum_2[i] = add_f32(t28[i], t29[i]);
+          // t30 = cast p  (line 34)
+          __nv_bfloat16 t30[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t24[i] = from_f32<__nv_bfloat16>(p[i]);
-          // t25 = mul o_1, alpha  (line 34)
-          float t25[32];
+          for (int i = 0; i < 32; ++i) t30[i] = from_f32<__nv_bfloat16>(p[i]);
+          // t31 = mul o_1, alpha  (line 34)
+          float t31[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t25[i] = mul_f32(o[i], alpha[((i / 2) % 2)]);
+          for (int i = 0; i < 32; ++i) t31[i] = mul_f32(o[i], alpha[((i / 2) % 2)]);
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2), static_cast<uint32_t>(pipe_v_consumer_phase_2));
           const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index_2) * 8192;  // slot of pipe_v_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // o_2 = mma t24, v, t25  (line 34)
-          uint32_t t24_pairs[16];
+          // o_2 = mma t30, v, t31  (line 34)
+          uint32_t t30_pairs[16];
           #pragma unroll
-          for (int i = 0; i < 16; ++i) t24_pairs[i] = tilec_pack_pair(t24[2 * i], t24[2 * i + 1]);
-          tilec_wgmma_pin(t25);  // its fill, copy or rescale stays before the fence
+          for (int i = 0; i < 16; ++i) t30_pairs[i] = tilec_pack_pair(t30[2 * i], t30[2 * i + 1]);
+          tilec_wgmma_pin(t31);  // its fill, copy or rescale stays before the fence
           tilec_wgmma_fence();
-          tilec_wgmma_m64n64k16_bf16_register_a(t25, t24_pairs[0], t24_pairs[1], t24_pairs[2], t24_pairs[3], tilec_matrix_descriptor(v + 0, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16_register_a(t25, t24_pairs[4], t24_pairs[5], t24_pairs[6], t24_pairs[7], tilec_matrix_descriptor(v + 2048, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16_register_a(t25, t24_pairs[8], t24_pairs[9], t24_pairs[10], t24_pairs[11], tilec_matrix_descriptor(v + 4096, 8192, 1024));
-          tilec_wgmma_m64n64k16_bf16_register_a(t25, t24_pairs[12], t24_pairs[13], t24_pairs[14], t24_pairs[15], tilec_matrix_descriptor(v + 6144, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16_register_a(t31, t30_pairs[0], t30_pairs[1], t30_pairs[2], t30_pairs[3], tilec_matrix_descriptor(v + 0, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16_register_a(t31, t30_pairs[4], t30_pairs[5], t30_pairs[6], t30_pairs[7], tilec_matrix_descriptor(v + 2048, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16_register_a(t31, t30_pairs[8], t30_pairs[9], t30_pairs[10], t30_pairs[11], tilec_matrix_descriptor(v + 4096, 8192, 1024));
+          tilec_wgmma_m64n64k16_bf16_register_a(t31, t30_pairs[12], t30_pairs[13], t30_pairs[14], t30_pairs[15], tilec_matrix_descriptor(v + 6144, 8192, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_v_empty + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2));  // one arrival per warpgroup
@@ -1065,7 +1072,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
           #pragma unroll
           for (int i = 0; i < 2; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) o[i] = t25[i];
+          for (int i = 0; i < 32; ++i) o[i] = t31[i];
           const int32_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
           const int32_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
           const int32_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
@@ -1097,7 +1104,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
         const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store O, b_1, i_2, h_1, 0, t26  (line 37)
+        // store O, b_1, i_2, h_1, 0, t32  (line 37)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1220,7 +1227,17 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) gqa_attention_kernel(const __grid_co
 
 // Launches gqa_attention_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_gqa_attention(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t BATCH, int64_t S, int64_t H, int64_t T, int64_t G, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(S, 128);
   const int64_t workers = tilec_sm_count();
+  const int64_t v1 = max_i64(H, 1);
+  const int64_t v2 = 9223372036854775807LL / v1;
+  const bool v3 = (v0 <= v2);
+  const int64_t v4 = v0 * H;
+  const int64_t v5 = max_i64(BATCH, 1);
+  const int64_t v6 = 9223372036854775807LL / v5;
+  const bool v7 = (v4 <= v6);
+  if (!v3) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 18)
+  if (!v7) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 18)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

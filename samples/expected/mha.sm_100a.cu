@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -644,23 +651,23 @@ __device__ __forceinline__ void tilec_tmem_load_32(uint32_t address, uint32_t (&
 //   register tile row_max: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum: 128x1 f32 in registers, 1 per thread
 //   register tile o: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 31 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
-//   accumulator t21: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 24 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
+//   accumulator t24: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 24 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 //   register tile scores: 128x64 f32 in registers, 32 per thread
-//   register tile t23: 128x64 i32 in registers, 32 per thread
+//   register tile t26: 128x64 i32 in registers, 32 per thread
 //   register tile key: 128x64 i32 in registers, 32 per thread
-//   register tile t27: 128x64 i1 in registers, 32 per thread
+//   register tile t30: 128x64 i1 in registers, 32 per thread
 //   register tile s: 128x64 f32 in registers, 32 per thread
-//   register tile t28: 128x1 f32 in registers, 1 per thread
-//   register tile new_max: 128x1 f32 in registers, 1 per thread
-//   register tile t30: 128x64 f32 in registers, 32 per thread
-//   register tile p: 128x64 f32 in registers, 32 per thread
 //   register tile t31: 128x1 f32 in registers, 1 per thread
+//   register tile new_max: 128x1 f32 in registers, 1 per thread
+//   register tile t33: 128x64 f32 in registers, 32 per thread
+//   register tile p: 128x64 f32 in registers, 32 per thread
+//   register tile t34: 128x1 f32 in registers, 1 per thread
 //   register tile alpha: 128x1 f32 in registers, 1 per thread
-//   register tile t32: 128x1 f32 in registers, 1 per thread
-//   register tile t33: 128x1 f32 in registers, 1 per thread
+//   register tile t35: 128x1 f32 in registers, 1 per thread
+//   register tile t36: 128x1 f32 in registers, 1 per thread
 //   register tile row_sum_2: 128x1 f32 in registers, 1 per thread
-//   register tile t34: 128x64 bf16 in registers, 32 per thread
-//   accumulator t35: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 31 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
+//   register tile t37: 128x64 bf16 in registers, 32 per thread
+//   accumulator t38: 128x64 f32 in registers, 32 per thread; not in TMEM, since line 31 (mul) reads it (TMEM keeps accumulators only mmas and stores read): each mma into it is waited for and read back from TMEM
 // -----------------------------------------------------------------------------------------------
 __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ CUtensorMap K_map, const __grid_constant__ CUtensorMap Q_map, const __grid_constant__ CUtensorMap V_map, const __grid_constant__ CUtensorMap O_store_map, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t H, int64_t S, int64_t T) {
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(TILEC_EMULATE_SM100A)
@@ -722,39 +729,39 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
       int32_t pipe_v_producer_index = 0;
       int32_t pipe_v_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v1 = round * workers;
-        const int64_t tile = v1 + worker;
-        const bool v2 = (tile < tiles);
-        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v2  (line 16)
+        const int64_t v4 = round * workers;
+        const int64_t tile = v4 + worker;
+        const bool v5 = (tile < tiles);
+        // pipe_kt_producer_index_1, pipe_kt_producer_phase_1, pipe_q_producer_index_1, pipe_q_producer_phase_1, pipe_v_producer_index_1, pipe_v_producer_phase_1 = if v5  (line 16)
         int32_t pipe_kt_producer_index_1{};
         int32_t pipe_kt_producer_phase_1{};
         int32_t pipe_q_producer_index_1{};
         int32_t pipe_q_producer_phase_1{};
         int32_t pipe_v_producer_index_1{};
         int32_t pipe_v_producer_phase_1{};
-        if (v2) {
-          const int64_t v3 = 8 * v0;
-          const int64_t v4 = tile / v3;
-          const int64_t v5 = tile % v3;
-          const int64_t v6 = v4 * 8;
-          const int64_t v7 = H - v6;
-          const int64_t v8 = min_i64(8, v7);
-          const int64_t i_1 = v5 / v8;
-          const int64_t v9 = v5 % v8;
-          const int64_t h = v6 + v9;
+        if (v5) {
+          const int64_t v6 = 8 * v0;
+          const int64_t v7 = tile / v6;
+          const int64_t v8 = tile % v6;
+          const int64_t v9 = v7 * 8;
+          const int64_t v10 = H - v9;
+          const int64_t v11 = min_i64(8, v10);
+          const int64_t i_1 = v8 / v11;
+          const int64_t v12 = v8 % v11;
+          const int64_t h = v9 + v12;
           tilec_mbarrier_wait(pipe_q_empty + 8 * static_cast<uint32_t>(pipe_q_producer_index), static_cast<uint32_t>(pipe_q_producer_phase));
           tilec_mbarrier_arrive_expect_tx(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index), 16384);
           // tma_load_async pipe_q_buffer, pipe_q_producer_index, Q, h, i_1, 0  (line 17)
           tilec_tma_load_3d(pipe_q_buffer + static_cast<uint32_t>(pipe_q_producer_index) * 16384, &Q_map, static_cast<int32_t>(0 * 64), static_cast<int32_t>(i_1 * 128), static_cast<int32_t>(h), pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_producer_index));
           const int32_t pipe_q_producer_index_2 = pipe_q_producer_index + 1 == 1 ? 0 : pipe_q_producer_index + 1;
           const int32_t pipe_q_producer_phase_2 = pipe_q_producer_index + 1 == 1 ? 1 - pipe_q_producer_phase : pipe_q_producer_phase;
-          const int64_t v10 = cdiv_i64(T, 64);
-          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v10, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 21)
+          const int64_t v13 = cdiv_i64(T, 64);
+          // pipe_kt_producer_index_2, pipe_kt_producer_phase_2, pipe_v_producer_index_2, pipe_v_producer_phase_2 = for 0, v13, 1, pipe_kt_producer_index, pipe_kt_producer_phase, pipe_v_producer_index, pipe_v_producer_phase  (line 21)
           int32_t pipe_kt_producer_index_2 = pipe_kt_producer_index;
           int32_t pipe_kt_producer_phase_2 = pipe_kt_producer_phase;
           int32_t pipe_v_producer_index_2 = pipe_v_producer_index;
           int32_t pipe_v_producer_phase_2 = pipe_v_producer_phase;
-          for (int64_t j_1 = 0; j_1 < v10; j_1 += 1) {
+          for (int64_t j_1 = 0; j_1 < v13; j_1 += 1) {
             tilec_mbarrier_wait(pipe_kt_empty + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), static_cast<uint32_t>(pipe_kt_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_producer_index_2), 8192);
             // tma_load_async pipe_kt_buffer, pipe_kt_producer_index_2, K, h, j_1, 0  (line 22)
@@ -846,10 +853,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
     int32_t pipe_consumer_index = 0;
     int32_t pipe_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v11 = round_1 * workers;
-      const int64_t tile_1 = v11 + worker;
-      const bool v12 = (tile_1 < tiles);
-      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v12  (line 16)
+      const int64_t v14 = round_1 * workers;
+      const int64_t tile_1 = v14 + worker;
+      const bool v15 = (tile_1 < tiles);
+      // pipe_kt_consumer_index_1, pipe_kt_consumer_phase_1, pipe_q_consumer_index_1, pipe_q_consumer_phase_1, pipe_v_consumer_index_1, pipe_v_consumer_phase_1, pipe_s_producer_index_1, pipe_s_producer_phase_1, pipe_s_consumer_index_1, pipe_s_consumer_phase_1, pipe_producer_index_1, pipe_producer_phase_1, pipe_consumer_index_1, pipe_consumer_phase_1 = if v15  (line 16)
       int32_t pipe_kt_consumer_index_1{};
       int32_t pipe_kt_consumer_phase_1{};
       int32_t pipe_q_consumer_index_1{};
@@ -864,16 +871,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
       int32_t pipe_producer_phase_1{};
       int32_t pipe_consumer_index_1{};
       int32_t pipe_consumer_phase_1{};
-      if (v12) {
-        const int64_t v13 = 8 * v0;
-        const int64_t v14 = tile_1 / v13;
-        const int64_t v15 = tile_1 % v13;
-        const int64_t v16 = v14 * 8;
-        const int64_t v17 = H - v16;
-        const int64_t v18 = min_i64(8, v17);
-        const int64_t i_2 = v15 / v18;
-        const int64_t v19 = v15 % v18;
-        const int64_t h_1 = v16 + v19;
+      if (v15) {
+        const int64_t v16 = 8 * v0;
+        const int64_t v17 = tile_1 / v16;
+        const int64_t v18 = tile_1 % v16;
+        const int64_t v19 = v17 * 8;
+        const int64_t v20 = H - v19;
+        const int64_t v21 = min_i64(8, v20);
+        const int64_t i_2 = v18 / v21;
+        const int64_t v22 = v18 % v21;
+        const int64_t h_1 = v19 + v22;
         // row_max = full -1e+30f  (line 18)
         float row_max[1];
         #pragma unroll
@@ -886,10 +893,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         float o[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;
-        const int64_t v20 = cdiv_i64(T, 64);
+        const int64_t v23 = cdiv_i64(T, 64);
         if (compute_thread == 0) tilec_mbarrier_wait(pipe_q_full + 8 * static_cast<uint32_t>(pipe_q_consumer_index), static_cast<uint32_t>(pipe_q_consumer_phase));  // the MMA issuer reads the stage
         const uint32_t q = pipe_q_buffer + static_cast<uint32_t>(pipe_q_consumer_index) * 16384;  // slot of pipe_q_buffer
-        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v20, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 21)
+        // row_max_1, row_sum_1, o_1, pipe_kt_consumer_index_2, pipe_kt_consumer_phase_2, pipe_v_consumer_index_2, pipe_v_consumer_phase_2, pipe_s_producer_index_2, pipe_s_producer_phase_2, pipe_s_consumer_index_2, pipe_s_consumer_phase_2, pipe_producer_index_2, pipe_producer_phase_2, pipe_consumer_index_2, pipe_consumer_phase_2 = for 0, v23, 1, row_max, row_sum, o, pipe_kt_consumer_index, pipe_kt_consumer_phase, pipe_v_consumer_index, pipe_v_consumer_phase, pipe_s_producer_index, pipe_s_producer_phase, pipe_s_consumer_index, pipe_s_consumer_phase, pipe_producer_index, pipe_producer_phase, pipe_consumer_index, pipe_consumer_phase  (line 21)
         int32_t pipe_kt_consumer_index_2 = pipe_kt_consumer_index;
         int32_t pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase;
         int32_t pipe_v_consumer_index_2 = pipe_v_consumer_index;
@@ -902,16 +909,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         int32_t pipe_producer_phase_2 = pipe_producer_phase;
         int32_t pipe_consumer_index_2 = pipe_consumer_index;
         int32_t pipe_consumer_phase_2 = pipe_consumer_phase;
-        for (int64_t j_2 = 0; j_2 < v20; j_2 += 1) {
-          // t21 = zeros  (line 24)
-          float t21[32];
+        for (int64_t j_2 = 0; j_2 < v23; j_2 += 1) {
+          // t24 = zeros  (line 24)
+          float t24[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t21[i] = 0.0f;
+          for (int i = 0; i < 32; ++i) t24[i] = 0.0f;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_kt_full + 8 * static_cast<uint32_t>(pipe_kt_consumer_index_2), static_cast<uint32_t>(pipe_kt_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t kt = pipe_kt_buffer + static_cast<uint32_t>(pipe_kt_consumer_index_2) * 8192;  // slot of pipe_kt_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // t22 = mma q, kt, t21  (line 24)
+          // t25 = mma q, kt, t24  (line 24)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
             tilec_tcgen05_mma(tmem_base + 0, tilec_matrix_descriptor(q + 0, 16, 1024), tilec_matrix_descriptor(kt + 0, 16, 1024), 0x08100490u, false);
@@ -929,7 +936,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 0 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t21[chunk * 32 + i] = add_f32(t21[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t24[chunk * 32 + i] = add_f32(t24[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -941,37 +948,37 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           const int32_t pipe_kt_consumer_index_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 0 : pipe_kt_consumer_index_2 + 1;
           const int32_t pipe_kt_consumer_phase_3 = pipe_kt_consumer_index_2 + 1 == 2 ? 1 - pipe_kt_consumer_phase_2 : pipe_kt_consumer_phase_2;
           // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-          // scores = mul t22, 0.18033688f  (line 24)
+          // scores = mul t25, 0.18033688f  (line 24)
           float scores[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t21[i], 0.18033688f);
-          // t23 = iota  (line 25)
-          int32_t t23[32];
+          for (int i = 0; i < 32; ++i) scores[i] = mul_f32(t24[i], 0.18033688f);
+          // t26 = iota  (line 25)
+          int32_t t26[32];
           {
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
               (void)row, (void)column;
-              t23[i] = static_cast<int32_t>(column);
+              t26[i] = static_cast<int32_t>(column);
             }
           }
-          const int64_t v24 = j_2 * 64;
-          const int32_t v25 = static_cast<int32_t>(v24);
-          // key = add t23, v25  (line 25)
+          const int64_t v27 = j_2 * 64;
+          const int32_t v28 = static_cast<int32_t>(v27);
+          // key = add t26, v28  (line 25)
           int32_t key[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t23[i]) + int64_t(v25));
-          const int32_t v26 = static_cast<int32_t>(T);
-          // t27 = cmp key, v26  (line 26)
-          bool t27[32];
+          for (int i = 0; i < 32; ++i) key[i] = static_cast<int32_t>(int64_t(t26[i]) + int64_t(v28));
+          const int32_t v29 = static_cast<int32_t>(T);
+          // t30 = cmp key, v29  (line 26)
+          bool t30[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t27[i] = (key[i] < v26);
+          for (int i = 0; i < 32; ++i) t30[i] = (key[i] < v29);
           // mbarrier_wait pipe_s_empty: a register pipe's barrier; program order is its synchronization
-          // s = select t27, scores, -1e+30f  (line 26)
+          // s = select t30, scores, -1e+30f  (line 26)
           float s[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) s[i] = (t27[i] ? scores[i] : -1e+30f);
+          for (int i = 0; i < 32; ++i) s[i] = (t30[i] ? scores[i] : -1e+30f);
           // stage_write pipe_s_buffer: s stays in registers
           // mbarrier_arrive pipe_s_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_producer_index_3 = pipe_s_producer_index_2 + 1 == 2 ? 0 : pipe_s_producer_index_2 + 1;
@@ -979,94 +986,94 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           // mbarrier_wait pipe_s_full: a register pipe's barrier; program order is its synchronization
           // s_1 = stage_read pipe_s_buffer: the registers of s
           // mbarrier_wait pipe_empty: a register pipe's barrier; program order is its synchronization
-          // t28 = reduce_max s_1  (line 27)
-          float t28[1];
+          // t31 = reduce_max s_1  (line 27)
+          float t31[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t28[i] = NAN;
+            for (int i = 0; i < 1; ++i) t31[i] = NAN;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t28[0] = max_f32(t28[0], s[i]);
+            for (int i = 0; i < 32; ++i) t31[0] = max_f32(t31[0], s[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t28[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t31[0];
             tilec_named_barrier_sync(1, 256);
-            t28[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t31[0] = max_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // stage_write pipe_buffer: t28 stays in registers
+          // stage_write pipe_buffer: t31 stays in registers
           // mbarrier_arrive pipe_full: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_3 = pipe_producer_index_2 + 1 == 2 ? 0 : pipe_producer_index_2 + 1;
           const int32_t pipe_producer_phase_3 = pipe_producer_index_2 + 1 == 2 ? 1 - pipe_producer_phase_2 : pipe_producer_phase_2;
           // mbarrier_wait pipe_full: a register pipe's barrier; program order is its synchronization
-          // t29 = stage_read pipe_buffer: the registers of t28
-          // new_max = max row_max_1, t29  (line 27)
+          // t32 = stage_read pipe_buffer: the registers of t31
+          // new_max = max row_max_1, t32  (line 27)
           float new_max[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t28[i]);
+          for (int i = 0; i < 1; ++i) new_max[i] = max_f32(row_max[i], t31[i]);
           // mbarrier_arrive pipe_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_3 = pipe_consumer_index_2 + 1 == 2 ? 0 : pipe_consumer_index_2 + 1;
           const int32_t pipe_consumer_phase_3 = pipe_consumer_index_2 + 1 == 2 ? 1 - pipe_consumer_phase_2 : pipe_consumer_phase_2;
-          // t30 = sub s_1, new_max  (line 28)
-          float t30[32];
+          // t33 = sub s_1, new_max  (line 28)
+          float t33[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t30[i] = sub_f32(s[i], new_max[0]);
+          for (int i = 0; i < 32; ++i) t33[i] = sub_f32(s[i], new_max[0]);
           // mbarrier_arrive pipe_s_empty: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_s_consumer_index_3 = pipe_s_consumer_index_2 + 1 == 2 ? 0 : pipe_s_consumer_index_2 + 1;
           const int32_t pipe_s_consumer_phase_3 = pipe_s_consumer_index_2 + 1 == 2 ? 1 - pipe_s_consumer_phase_2 : pipe_s_consumer_phase_2;
-          // p = exp2 t30  (line 28)
+          // p = exp2 t33  (line 28)
           float p[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t30[i]);
-          // t31 = sub row_max_1, new_max  (line 29)
-          float t31[1];
+          for (int i = 0; i < 32; ++i) p[i] = exp2_f32(t33[i]);
+          // t34 = sub row_max_1, new_max  (line 29)
+          float t34[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t31[i] = sub_f32(row_max[i], new_max[i]);
-          // alpha = exp2 t31  (line 29)
+          for (int i = 0; i < 1; ++i) t34[i] = sub_f32(row_max[i], new_max[i]);
+          // alpha = exp2 t34  (line 29)
           float alpha[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t31[i]);
-          // t32 = mul row_sum_1, alpha  (line 30)
-          float t32[1];
+          for (int i = 0; i < 1; ++i) alpha[i] = exp2_f32(t34[i]);
+          // t35 = mul row_sum_1, alpha  (line 30)
+          float t35[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) t32[i] = mul_f32(row_sum[i], alpha[i]);
-          // t33 = reduce_sum p  (line 30)
-          float t33[1];
+          for (int i = 0; i < 1; ++i) t35[i] = mul_f32(row_sum[i], alpha[i]);
+          // t36 = reduce_sum p  (line 30)
+          float t36[1];
           {
             #pragma unroll
-            for (int i = 0; i < 1; ++i) t33[i] = 0.0f;
+            for (int i = 0; i < 1; ++i) t36[i] = 0.0f;
             #pragma unroll
-            for (int i = 0; i < 32; ++i) t33[0] = add_f32(t33[0], p[i]);
+            for (int i = 0; i < 32; ++i) t36[0] = add_f32(t36[0], p[i]);
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             float* const exchange = reinterpret_cast<float*>(shared_aligned + 65536);
-            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t33[0];
+            exchange[compute_warpgroup * 128 + warp * 32 + lane] = t36[0];
             tilec_named_barrier_sync(1, 256);
-            t33[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
+            t36[0] = add_f32(exchange[warp * 32 + lane], exchange[128 + warp * 32 + lane]);
             tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again
           }
-          // row_sum_2 = add t32, t33  (line 30)
+          // row_sum_2 = add t35, t36  (line 30)
           float row_sum_2[1];
           #pragma unroll
-          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t32[i], t33[i]);
-          // t34 = cast p  (line 31)
-          __nv_bfloat16 t34[32];
+          for (int i = 0; i < 1; ++i) row_sum_2[i] = add_f32(t35[i], t36[i]);
+          // t37 = cast p  (line 31)
+          __nv_bfloat16 t37[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t34[i] = from_f32<__nv_bfloat16>(p[i]);
-          // t35 = mul o_1, alpha  (line 31)
-          float t35[32];
+          for (int i = 0; i < 32; ++i) t37[i] = from_f32<__nv_bfloat16>(p[i]);
+          // t38 = mul o_1, alpha  (line 31)
+          float t38[32];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) t35[i] = mul_f32(o[i], alpha[0]);
+          for (int i = 0; i < 32; ++i) t38[i] = mul_f32(o[i], alpha[0]);
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_v_full + 8 * static_cast<uint32_t>(pipe_v_consumer_index_2), static_cast<uint32_t>(pipe_v_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t v = pipe_v_buffer + static_cast<uint32_t>(pipe_v_consumer_index_2) * 8192;  // slot of pipe_v_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-          // o_2 = mma t34, v, t35  (line 31)
+          // o_2 = mma t37, v, t38  (line 31)
           {  // A to shared memory in the 128-byte swizzle: 16-byte chunk c of row r goes to chunk c ^ (r % 8)
             const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
             unsigned char* const staging = shared_aligned + 49152;
             #pragma unroll
             for (int i = 0; i < 32; ++i) {
               const int row = (warp * 32 + lane), column = (compute_warpgroup * 32 + i);
-              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = t34[i];
+              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = t37[i];
             }
           }
           tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma
@@ -1088,7 +1095,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
               uint32_t values[32];
               tilec_tmem_load_32(tmem_base + (static_cast<uint32_t>(warp * 32) << 16) + 64 + static_cast<uint32_t>(compute_warpgroup * 32 + chunk * 32), values);
               #pragma unroll
-              for (int i = 0; i < 32; ++i) t35[chunk * 32 + i] = add_f32(t35[chunk * 32 + i], __uint_as_float(values[i]));
+              for (int i = 0; i < 32; ++i) t38[chunk * 32 + i] = add_f32(t38[chunk * 32 + i], __uint_as_float(values[i]));
             }
           }
           // TMEM is read: a later MMA may overwrite it.
@@ -1103,7 +1110,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
           #pragma unroll
           for (int i = 0; i < 1; ++i) row_sum[i] = row_sum_2[i];
           #pragma unroll
-          for (int i = 0; i < 32; ++i) o[i] = t35[i];
+          for (int i = 0; i < 32; ++i) o[i] = t38[i];
           const int32_t next_pipe_kt_consumer_index_2 = pipe_kt_consumer_index_3;
           const int32_t next_pipe_kt_consumer_phase_2 = pipe_kt_consumer_phase_3;
           const int32_t next_pipe_v_consumer_index_2 = pipe_v_consumer_index_3;
@@ -1134,7 +1141,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
         const int32_t pipe_q_consumer_index_2 = pipe_q_consumer_index + 1 == 1 ? 0 : pipe_q_consumer_index + 1;
         const int32_t pipe_q_consumer_phase_2 = pipe_q_consumer_index + 1 == 1 ? 1 - pipe_q_consumer_phase : pipe_q_consumer_phase;
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order and the accumulator barrier
-        // store O, h_1, i_2, 0, t36  (line 34)
+        // store O, h_1, i_2, 0, t39  (line 34)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1264,7 +1271,12 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) mha_kernel(const __grid_constant__ C
 
 // Launches mha_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_mha(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, int64_t H, int64_t S, int64_t T, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(S, 128);
   const int64_t workers = tilec_sm_count();
+  const int64_t v1 = max_i64(H, 1);
+  const int64_t v2 = 9223372036854775807LL / v1;
+  const bool v3 = (v0 <= v2);
+  if (!v3) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 16)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -654,44 +661,44 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
       int32_t pipe_producer_index_1 = 0;
       int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 17)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v6  (line 17)
         int32_t pipe_producer_index_2{};
         int32_t pipe_producer_phase_2{};
         int32_t pipe_producer_index_3{};
         int32_t pipe_producer_phase_3{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t m = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t n = v7 + v10;
-          const int64_t v11 = m * 128;
-          const int32_t e_1 = (0 <= (v11 + 0) && (v11 + 0) < M ? Expert[(v11 + 0)] : 0);
-          const int64_t v13 = cdiv_i64(K, 64);
-          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v13, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 20)
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t m = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t n = v10 + v13;
+          const int64_t v14 = m * 128;
+          const int32_t e_1 = (0 <= (v14 + 0) && (v14 + 0) < M ? Expert[(v14 + 0)] : 0);
+          const int64_t v16 = cdiv_i64(K, 64);
+          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v16, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 20)
           int32_t pipe_producer_index_4 = pipe_producer_index;
           int32_t pipe_producer_phase_4 = pipe_producer_phase;
           int32_t pipe_producer_index_5 = pipe_producer_index_1;
           int32_t pipe_producer_phase_5 = pipe_producer_phase_1;
-          for (int64_t k = 0; k < v13; k += 1) {
+          for (int64_t k = 0; k < v16; k += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 16384);
             // tma_load_async pipe_buffer, pipe_producer_index_4, X, m, k  (line 21)
             tilec_tma_load_2d(pipe_buffer + static_cast<uint32_t>(pipe_producer_index_4) * 16384, &X_map, static_cast<int32_t>(k * 64), static_cast<int32_t>(m * 128), pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4));
             const int32_t pipe_producer_index_6 = pipe_producer_index_4 + 1 == 4 ? 0 : pipe_producer_index_4 + 1;
             const int32_t pipe_producer_phase_6 = pipe_producer_index_4 + 1 == 4 ? 1 - pipe_producer_phase_4 : pipe_producer_phase_4;
-            const int64_t v14 = static_cast<int64_t>(e_1);
+            const int64_t v17 = static_cast<int64_t>(e_1);
             tilec_mbarrier_wait(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), static_cast<uint32_t>(pipe_producer_phase_5));
             tilec_mbarrier_arrive_expect_tx(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5), 16384);
-            // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, v14, n, k  (line 21)
-            tilec_tma_load_3d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 16384, &W_map, tilec_tma_coordinate(k * 64), tilec_tma_coordinate(n * 128), tilec_tma_coordinate(v14), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
+            // tma_load_async pipe_buffer_1, pipe_producer_index_5, W, v17, n, k  (line 21)
+            tilec_tma_load_3d(pipe_buffer_1 + static_cast<uint32_t>(pipe_producer_index_5) * 16384, &W_map, tilec_tma_coordinate(k * 64), tilec_tma_coordinate(n * 128), tilec_tma_coordinate(v17), pipe_full_1 + 8 * static_cast<uint32_t>(pipe_producer_index_5));
             const int32_t pipe_producer_index_7 = pipe_producer_index_5 + 1 == 4 ? 0 : pipe_producer_index_5 + 1;
             const int32_t pipe_producer_phase_7 = pipe_producer_index_5 + 1 == 4 ? 1 - pipe_producer_phase_5 : pipe_producer_phase_5;
             const int32_t next_pipe_producer_index_4 = pipe_producer_index_6;
@@ -751,63 +758,63 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
     int32_t pipe_consumer_index_1 = 0;
     int32_t pipe_consumer_phase_1 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v15 = round_1 * workers;
-      const int64_t tile_1 = v15 + worker;
-      const bool v16 = (tile_1 < tiles);
-      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v16  (line 17)
+      const int64_t v18 = round_1 * workers;
+      const int64_t tile_1 = v18 + worker;
+      const bool v19 = (tile_1 < tiles);
+      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v19  (line 17)
       int32_t pipe_consumer_index_2{};
       int32_t pipe_consumer_phase_2{};
       int32_t pipe_consumer_index_3{};
       int32_t pipe_consumer_phase_3{};
-      if (v16) {
-        const int64_t v17 = 8 * v0;
-        const int64_t v18 = tile_1 / v17;
-        const int64_t v19 = tile_1 % v17;
-        const int64_t v20 = v18 * 8;
-        const int64_t v21 = v1 - v20;
-        const int64_t v22 = min_i64(8, v21);
-        const int64_t m_1 = v19 / v22;
-        const int64_t v23 = v19 % v22;
-        const int64_t n_1 = v20 + v23;
-        const int64_t v24 = m_1 * 128;
-        const int32_t e_2 = (0 <= (v24 + 0) && (v24 + 0) < M ? Expert[(v24 + 0)] : 0);
+      if (v19) {
+        const int64_t v20 = 8 * v0;
+        const int64_t v21 = tile_1 / v20;
+        const int64_t v22 = tile_1 % v20;
+        const int64_t v23 = v21 * 8;
+        const int64_t v24 = v1 - v23;
+        const int64_t v25 = min_i64(8, v24);
+        const int64_t m_1 = v22 / v25;
+        const int64_t v26 = v22 % v25;
+        const int64_t n_1 = v23 + v26;
+        const int64_t v27 = m_1 * 128;
+        const int32_t e_2 = (0 <= (v27 + 0) && (v27 + 0) < M ? Expert[(v27 + 0)] : 0);
         // acc_1 = zeros  (line 19)
         float acc_1[64];
         #pragma unroll
         for (int i = 0; i < 64; ++i) acc_1[i] = 0.0f;
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        const int64_t v26 = cdiv_i64(K, 64);
+        const int64_t v29 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_empty_held, pipe_empty_held_1 = for 0, v26, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, -1, -1  (line 20)
+        // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_empty_held, pipe_empty_held_1 = for 0, v29, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1, -1, -1  (line 20)
         int32_t pipe_consumer_index_4 = pipe_consumer_index;
         int32_t pipe_consumer_phase_4 = pipe_consumer_phase;
         int32_t pipe_consumer_index_5 = pipe_consumer_index_1;
         int32_t pipe_consumer_phase_5 = pipe_consumer_phase_1;
         int64_t pipe_empty_held = -1;
         int64_t pipe_empty_held_1 = -1;
-        for (int64_t k_1 = 0; k_1 < v26; k_1 += 1) {
+        for (int64_t k_1 = 0; k_1 < v29; k_1 += 1) {
           tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_4), static_cast<uint32_t>(pipe_consumer_phase_4));
-          const uint32_t t27 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
+          const uint32_t t30 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
           tilec_mbarrier_wait(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5), static_cast<uint32_t>(pipe_consumer_phase_5));
-          const uint32_t t28 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 16384;  // slot of pipe_buffer_1
-          // acc_3 = mma t27, t28, acc_2  (line 21)
+          const uint32_t t31 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 16384;  // slot of pipe_buffer_1
+          // acc_3 = mma t30, t31, acc_2  (line 21)
           tilec_wgmma_fence();
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t27 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t28 + 0, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t27 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t28 + 32, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t27 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t28 + 64, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t27 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t28 + 96, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t30 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t31 + 0, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t30 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t31 + 32, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t30 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t31 + 64, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t30 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t31 + 96, 16, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
-          const bool v29 = (pipe_empty_held >= 0);
-          // if v29  (line 21)
-          if (v29) {
+          const bool v32 = (pipe_empty_held >= 0);
+          // if v32  (line 21)
+          if (v32) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
           }
           const int32_t pipe_consumer_index_6 = pipe_consumer_index_5 + 1 == 4 ? 0 : pipe_consumer_index_5 + 1;
           const int32_t pipe_consumer_phase_6 = pipe_consumer_index_5 + 1 == 4 ? 1 - pipe_consumer_phase_5 : pipe_consumer_phase_5;
-          const bool v30 = (pipe_empty_held_1 >= 0);
-          // if v30  (line 21)
-          if (v30) {
+          const bool v33 = (pipe_empty_held_1 >= 0);
+          // if v33  (line 21)
+          if (v33) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_empty_held_1));  // one arrival per warpgroup
           }
           const int32_t pipe_consumer_index_7 = pipe_consumer_index_4 + 1 == 4 ? 0 : pipe_consumer_index_4 + 1;
@@ -826,20 +833,20 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
           pipe_empty_held_1 = next_pipe_empty_held_1;
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
-        const bool v31 = (pipe_empty_held >= 0);
-        // if v31  (line 20)
-        if (v31) {
+        const bool v34 = (pipe_empty_held >= 0);
+        // if v34  (line 20)
+        if (v34) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
         }
-        const bool v32 = (pipe_empty_held_1 >= 0);
-        // if v32  (line 20)
-        if (v32) {
+        const bool v35 = (pipe_empty_held_1 >= 0);
+        // if v35  (line 20)
+        if (v35) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_empty_held_1));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        const int64_t v33 = static_cast<int64_t>(e_2);
+        const int64_t v36 = static_cast<int64_t>(e_2);
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store Y, m_1, n_1, t37  (line 23)
+        // store Y, m_1, n_1, t40  (line 23)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -859,7 +866,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
               const int row = compute_warpgroup * 64 + box_row, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
               (void)row;
               const int byte = (column - chunk * 64) * 2;
-              *reinterpret_cast<__nv_bfloat16*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = from_f32<__nv_bfloat16>(add_f32(acc_1[i], (0 <= (v33) && (v33) < E && (n_1 * 128 + column) < N ? Bias[(v33) * N + (n_1 * 128 + column)] : 0.0f)));
+              *reinterpret_cast<__nv_bfloat16*>(staging_bytes + box + box_row * 128 + ((byte / 16) ^ (box_row % 8)) * 16 + byte % 16) = from_f32<__nv_bfloat16>(add_f32(acc_1[i], (0 <= (v36) && (v36) < E && (n_1 * 128 + column) < N ? Bias[(v36) * N + (n_1 * 128 + column)] : 0.0f)));
             }
             tilec_fence_proxy_async();  // the box is read by TMA
             tilec_named_barrier_sync(2 + compute_warpgroup, 128);
@@ -902,7 +909,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) moe_grouped_gemm_kernel(const __grid
 
 // Launches moe_grouped_gemm_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_moe_grouped_gemm(const __nv_bfloat16* X, const __nv_bfloat16* W, const float* Bias, const int32_t* Expert, __nv_bfloat16* Y, int64_t M, int64_t K, int64_t E, int64_t N, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(M, 128);
+  const int64_t v1 = cdiv_i64(N, 128);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 17)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

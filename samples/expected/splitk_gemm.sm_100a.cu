@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -644,8 +651,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
       // The grid's values, computed here: not live across the register rebalance.
       const int64_t v0 = cdiv_i64(M, 128);
       const int64_t v1 = cdiv_i64(N, 128);
-      const int64_t v2 = v0 * v1;
-      const int64_t tiles = v2 * 4;
+      const int64_t v5 = v0 * v1;
+      const int64_t tiles = v5 * 4;
       const int64_t rounds = cdiv_i64(tiles, tiles);
       const int64_t tile_number = blockIdx.x;
       // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 15)
@@ -656,32 +663,32 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
       int32_t pipe_b_producer_index = 0;
       int32_t pipe_b_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v3 = round * tiles;
-        const int64_t tile = v3 + worker;
-        const bool v4 = (tile < tiles);
-        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v4  (line 15)
+        const int64_t v7 = round * tiles;
+        const int64_t tile = v7 + worker;
+        const bool v8 = (tile < tiles);
+        // pipe_a_producer_index_1, pipe_a_producer_phase_1, pipe_b_producer_index_1, pipe_b_producer_phase_1 = if v8  (line 15)
         int32_t pipe_a_producer_index_1{};
         int32_t pipe_a_producer_phase_1{};
         int32_t pipe_b_producer_index_1{};
         int32_t pipe_b_producer_phase_1{};
-        if (v4) {
-          const int64_t s = tile / v2;
-          const int64_t v5 = tile % v2;
-          const int64_t m = v5 % v0;
-          const int64_t n = v5 / v0;
-          const int64_t v6 = cdiv_i64(K, 64);
-          const int64_t share = cdiv_i64(v6, 4);
-          const int64_t v7 = s * share;
-          const int64_t v8 = s + 1;
-          const int64_t v9 = v8 * share;
+        if (v8) {
+          const int64_t s = tile / v5;
+          const int64_t v9 = tile % v5;
+          const int64_t m = v9 % v0;
+          const int64_t n = v9 / v0;
           const int64_t v10 = cdiv_i64(K, 64);
-          const int64_t v11 = min_i64(v9, v10);
-          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for v7, v11, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 18)
+          const int64_t share = cdiv_i64(v10, 4);
+          const int64_t v11 = s * share;
+          const int64_t v12 = s + 1;
+          const int64_t v13 = v12 * share;
+          const int64_t v14 = cdiv_i64(K, 64);
+          const int64_t v15 = min_i64(v13, v14);
+          // pipe_a_producer_index_2, pipe_a_producer_phase_2, pipe_b_producer_index_2, pipe_b_producer_phase_2 = for v11, v15, 1, pipe_a_producer_index, pipe_a_producer_phase, pipe_b_producer_index, pipe_b_producer_phase  (line 18)
           int32_t pipe_a_producer_index_2 = pipe_a_producer_index;
           int32_t pipe_a_producer_phase_2 = pipe_a_producer_phase;
           int32_t pipe_b_producer_index_2 = pipe_b_producer_index;
           int32_t pipe_b_producer_phase_2 = pipe_b_producer_phase;
-          for (int64_t k = v7; k < v11; k += 1) {
+          for (int64_t k = v11; k < v15; k += 1) {
             tilec_mbarrier_wait(pipe_a_empty + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), static_cast<uint32_t>(pipe_a_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_producer_index_2), 16384);
             // tma_load_async pipe_a_buffer, pipe_a_producer_index_2, A, m, k  (line 19)
@@ -740,8 +747,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
     // The grid's values, computed here: not live across the register rebalance.
     const int64_t v0 = cdiv_i64(M, 128);
     const int64_t v1 = cdiv_i64(N, 128);
-    const int64_t v2 = v0 * v1;
-    const int64_t tiles = v2 * 4;
+    const int64_t v5 = v0 * v1;
+    const int64_t tiles = v5 * 4;
     const int64_t rounds = cdiv_i64(tiles, tiles);
     const int64_t tile_number = blockIdx.x;
     // worker = grid_ids tiles {per_tile, schedule = "tiles"} : index  (line 15)
@@ -753,36 +760,36 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
     int32_t pipe_b_consumer_index = 0;
     int32_t pipe_b_consumer_phase = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v12 = round_1 * tiles;
-      const int64_t tile_1 = v12 + worker;
-      const bool v13 = (tile_1 < tiles);
-      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v13  (line 15)
+      const int64_t v16 = round_1 * tiles;
+      const int64_t tile_1 = v16 + worker;
+      const bool v17 = (tile_1 < tiles);
+      // pipe_a_consumer_index_1, pipe_a_consumer_phase_1, pipe_b_consumer_index_1, pipe_b_consumer_phase_1 = if v17  (line 15)
       int32_t pipe_a_consumer_index_1{};
       int32_t pipe_a_consumer_phase_1{};
       int32_t pipe_b_consumer_index_1{};
       int32_t pipe_b_consumer_phase_1{};
-      if (v13) {
-        const int64_t s_1 = tile_1 / v2;
-        const int64_t v14 = tile_1 % v2;
-        const int64_t m_1 = v14 % v0;
-        const int64_t n_1 = v14 / v0;
-        const int64_t v15 = cdiv_i64(K, 64);
-        const int64_t share_1 = cdiv_i64(v15, 4);
+      if (v17) {
+        const int64_t s_1 = tile_1 / v5;
+        const int64_t v18 = tile_1 % v5;
+        const int64_t m_1 = v18 % v0;
+        const int64_t n_1 = v18 / v0;
+        const int64_t v19 = cdiv_i64(K, 64);
+        const int64_t share_1 = cdiv_i64(v19, 4);
         // acc_1 = zeros  (line 17)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        const int64_t v16 = s_1 * share_1;
-        const int64_t v17 = s_1 + 1;
-        const int64_t v18 = v17 * share_1;
-        const int64_t v19 = cdiv_i64(K, 64);
-        const int64_t v20 = min_i64(v18, v19);
+        const int64_t v20 = s_1 * share_1;
+        const int64_t v21 = s_1 + 1;
+        const int64_t v22 = v21 * share_1;
+        const int64_t v23 = cdiv_i64(K, 64);
+        const int64_t v24 = min_i64(v22, v23);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for v16, v20, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 18)
+        // acc_2, pipe_a_consumer_index_2, pipe_a_consumer_phase_2, pipe_b_consumer_index_2, pipe_b_consumer_phase_2 = for v20, v24, 1, acc_1, pipe_a_consumer_index, pipe_a_consumer_phase, pipe_b_consumer_index, pipe_b_consumer_phase  (line 18)
         int32_t pipe_a_consumer_index_2 = pipe_a_consumer_index;
         int32_t pipe_a_consumer_phase_2 = pipe_a_consumer_phase;
         int32_t pipe_b_consumer_index_2 = pipe_b_consumer_index;
         int32_t pipe_b_consumer_phase_2 = pipe_b_consumer_phase;
-        for (int64_t k_1 = v16; k_1 < v20; k_1 += 1) {
+        for (int64_t k_1 = v20; k_1 < v24; k_1 += 1) {
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_a_full + 8 * static_cast<uint32_t>(pipe_a_consumer_index_2), static_cast<uint32_t>(pipe_a_consumer_phase_2));  // the MMA issuer reads the stage
           const uint32_t a = pipe_a_buffer + static_cast<uint32_t>(pipe_a_consumer_index_2) * 16384;  // slot of pipe_a_buffer
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_b_full + 8 * static_cast<uint32_t>(pipe_b_consumer_index_2), static_cast<uint32_t>(pipe_b_consumer_phase_2));  // the MMA issuer reads the stage
@@ -896,8 +903,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) splitk_gemm_kernel(const __grid_cons
 extern "C" cudaError_t launch_splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
   const int64_t v0 = cdiv_i64(M, 128);
   const int64_t v1 = cdiv_i64(N, 128);
-  const int64_t v2 = v0 * v1;
-  const int64_t tiles = v2 * 4;
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  const int64_t v5 = v0 * v1;
+  const bool v6 = (v5 <= 2305843009213693951LL);
+  const int64_t tiles = v5 * 4;
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 15)
+  if (!v6) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 15)
   const int64_t tile_count = max_i64(tiles, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -632,30 +639,30 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) syrk_kernel(const __grid_constant__ 
       int32_t pipe_producer_index_1 = 0;
       int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 14)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v6  (line 14)
         int32_t pipe_producer_index_2{};
         int32_t pipe_producer_phase_2{};
         int32_t pipe_producer_index_3{};
         int32_t pipe_producer_phase_3{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t m = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t n = v7 + v10;
-          const int64_t v11 = n * 128;
-          const int64_t v12 = m + 1;
-          const int64_t v13 = v12 * 128;
-          const bool v14 = (v11 < v13);
-          const int64_t v15 = cdiv_i64(K, 64);
-          const int64_t steps = (v14 ? v15 : 0);
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t m = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t n = v10 + v13;
+          const int64_t v14 = n * 128;
+          const int64_t v15 = m + 1;
+          const int64_t v16 = v15 * 128;
+          const bool v17 = (v14 < v16);
+          const int64_t v18 = cdiv_i64(K, 64);
+          const int64_t steps = (v17 ? v18 : 0);
           // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, steps, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 17)
           int32_t pipe_producer_index_4 = pipe_producer_index;
           int32_t pipe_producer_phase_4 = pipe_producer_phase;
@@ -731,30 +738,30 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) syrk_kernel(const __grid_constant__ 
     int32_t pipe_consumer_index_1 = 0;
     int32_t pipe_consumer_phase_1 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v16 = round_1 * workers;
-      const int64_t tile_1 = v16 + worker;
-      const bool v17 = (tile_1 < tiles);
-      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v17  (line 14)
+      const int64_t v19 = round_1 * workers;
+      const int64_t tile_1 = v19 + worker;
+      const bool v20 = (tile_1 < tiles);
+      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v20  (line 14)
       int32_t pipe_consumer_index_2{};
       int32_t pipe_consumer_phase_2{};
       int32_t pipe_consumer_index_3{};
       int32_t pipe_consumer_phase_3{};
-      if (v17) {
-        const int64_t v18 = 8 * v0;
-        const int64_t v19 = tile_1 / v18;
-        const int64_t v20 = tile_1 % v18;
-        const int64_t v21 = v19 * 8;
-        const int64_t v22 = v1 - v21;
-        const int64_t v23 = min_i64(8, v22);
-        const int64_t m_1 = v20 / v23;
-        const int64_t v24 = v20 % v23;
-        const int64_t n_1 = v21 + v24;
-        const int64_t v25 = n_1 * 128;
-        const int64_t v26 = m_1 + 1;
-        const int64_t v27 = v26 * 128;
-        const bool v28 = (v25 < v27);
-        const int64_t v29 = cdiv_i64(K, 64);
-        const int64_t steps_1 = (v28 ? v29 : 0);
+      if (v20) {
+        const int64_t v21 = 8 * v0;
+        const int64_t v22 = tile_1 / v21;
+        const int64_t v23 = tile_1 % v21;
+        const int64_t v24 = v22 * 8;
+        const int64_t v25 = v1 - v24;
+        const int64_t v26 = min_i64(8, v25);
+        const int64_t m_1 = v23 / v26;
+        const int64_t v27 = v23 % v26;
+        const int64_t n_1 = v24 + v27;
+        const int64_t v28 = n_1 * 128;
+        const int64_t v29 = m_1 + 1;
+        const int64_t v30 = v29 * 128;
+        const bool v31 = (v28 < v30);
+        const int64_t v32 = cdiv_i64(K, 64);
+        const int64_t steps_1 = (v31 ? v32 : 0);
         // acc_1 = zeros  (line 16)
         float acc_1[64];
         #pragma unroll
@@ -770,27 +777,27 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) syrk_kernel(const __grid_constant__ 
         int64_t pipe_empty_held_1 = -1;
         for (int64_t k_1 = 0; k_1 < steps_1; k_1 += 1) {
           tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_4), static_cast<uint32_t>(pipe_consumer_phase_4));
-          const uint32_t t30 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
+          const uint32_t t33 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
           tilec_mbarrier_wait(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5), static_cast<uint32_t>(pipe_consumer_phase_5));
-          const uint32_t t31 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 16384;  // slot of pipe_buffer_1
-          // acc_3 = mma t30, t31, acc_2  (line 18)
+          const uint32_t t34 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 16384;  // slot of pipe_buffer_1
+          // acc_3 = mma t33, t34, acc_2  (line 18)
           tilec_wgmma_fence();
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t30 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t31 + 0, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t30 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t31 + 32, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t30 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t31 + 64, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t30 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t31 + 96, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t33 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t34 + 0, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t33 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t34 + 32, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t33 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t34 + 64, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t33 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor(t34 + 96, 16, 1024));
           tilec_wgmma_commit();
           tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
-          const bool v32 = (pipe_empty_held >= 0);
-          // if v32  (line 18)
-          if (v32) {
+          const bool v35 = (pipe_empty_held >= 0);
+          // if v35  (line 18)
+          if (v35) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
           }
           const int32_t pipe_consumer_index_6 = pipe_consumer_index_5 + 1 == 4 ? 0 : pipe_consumer_index_5 + 1;
           const int32_t pipe_consumer_phase_6 = pipe_consumer_index_5 + 1 == 4 ? 1 - pipe_consumer_phase_5 : pipe_consumer_phase_5;
-          const bool v33 = (pipe_empty_held_1 >= 0);
-          // if v33  (line 18)
-          if (v33) {
+          const bool v36 = (pipe_empty_held_1 >= 0);
+          // if v36  (line 18)
+          if (v36) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_empty_held_1));  // one arrival per warpgroup
           }
           const int32_t pipe_consumer_index_7 = pipe_consumer_index_4 + 1 == 4 ? 0 : pipe_consumer_index_4 + 1;
@@ -809,23 +816,23 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) syrk_kernel(const __grid_constant__ 
           pipe_empty_held_1 = next_pipe_empty_held_1;
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
-        const bool v34 = (pipe_empty_held >= 0);
-        // if v34  (line 17)
-        if (v34) {
+        const bool v37 = (pipe_empty_held >= 0);
+        // if v37  (line 17)
+        if (v37) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
         }
-        const bool v35 = (pipe_empty_held_1 >= 0);
-        // if v35  (line 17)
-        if (v35) {
+        const bool v38 = (pipe_empty_held_1 >= 0);
+        // if v38  (line 17)
+        if (v38) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_empty_held_1));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        const int64_t v37 = m_1 * 128;
-        const int32_t v38 = static_cast<int32_t>(v37);
-        const int64_t v40 = n_1 * 128;
+        const int64_t v40 = m_1 * 128;
         const int32_t v41 = static_cast<int32_t>(v40);
+        const int64_t v43 = n_1 * 128;
+        const int32_t v44 = static_cast<int32_t>(v43);
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store C, m_1, n_1, t43, t42  (line 22)
+        // store C, m_1, n_1, t46, t45  (line 22)
         {
           // WGMMA's accumulator layout: register i of lane l in warp w of the warpgroup holds row
           // 16w + l/4 + 8·((i/2) mod 2) and column 8·(i/4) + 2·(l mod 4) + (i mod 2).
@@ -839,7 +846,7 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) syrk_kernel(const __grid_constant__ 
             const int row = thread_row + row_step, column = thread_column + column_step;
             (void)row, (void)column;
             const int64_t index0 = origin0 + row_step, index1 = origin1 + column_step;
-            if (((static_cast<int32_t>(int64_t(static_cast<int32_t>(column)) + int64_t(v41)) <= static_cast<int32_t>(int64_t(static_cast<int32_t>(row)) + int64_t(v38)))) && index0 < N && index1 < N) corner[row_step * N + column_step] = from_f32<__nv_bfloat16>(acc_1[i]);
+            if (((static_cast<int32_t>(int64_t(static_cast<int32_t>(column)) + int64_t(v44)) <= static_cast<int32_t>(int64_t(static_cast<int32_t>(row)) + int64_t(v41)))) && index0 < N && index1 < N) corner[row_step * N + column_step] = from_f32<__nv_bfloat16>(acc_1[i]);
           }
         }
         const int32_t next_pipe_consumer_index_2 = pipe_consumer_index_4;
@@ -877,7 +884,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) syrk_kernel(const __grid_constant__ 
 
 // Launches syrk_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_syrk(const __nv_bfloat16* A, __nv_bfloat16* C, int64_t N, int64_t K, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(N, 128);
+  const int64_t v1 = cdiv_i64(N, 128);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 14)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -674,31 +681,31 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
       int32_t pipe_producer_index_1 = 0;
       int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 15)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v6  (line 15)
         int32_t pipe_producer_index_2{};
         int32_t pipe_producer_phase_2{};
         int32_t pipe_producer_index_3{};
         int32_t pipe_producer_phase_3{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t m = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t n = v7 + v10;
-          const int64_t v11 = cdiv_i64(K, 32);
-          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v11, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 17)
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t m = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t n = v10 + v13;
+          const int64_t v14 = cdiv_i64(K, 32);
+          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v14, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 17)
           int32_t pipe_producer_index_4 = pipe_producer_index;
           int32_t pipe_producer_phase_4 = pipe_producer_phase;
           int32_t pipe_producer_index_5 = pipe_producer_index_1;
           int32_t pipe_producer_phase_5 = pipe_producer_phase_1;
-          for (int64_t k = 0; k < v11; k += 1) {
+          for (int64_t k = 0; k < v14; k += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 16384);
             // tma_load_async pipe_buffer, pipe_producer_index_4, X, m, k  (line 18)
@@ -769,46 +776,46 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
     int32_t pipe_consumer_index_1 = 0;
     int32_t pipe_consumer_phase_1 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v12 = round_1 * workers;
-      const int64_t tile_1 = v12 + worker;
-      const bool v13 = (tile_1 < tiles);
-      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v13  (line 15)
+      const int64_t v15 = round_1 * workers;
+      const int64_t tile_1 = v15 + worker;
+      const bool v16 = (tile_1 < tiles);
+      // pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3 = if v16  (line 15)
       int32_t pipe_consumer_index_2{};
       int32_t pipe_consumer_phase_2{};
       int32_t pipe_consumer_index_3{};
       int32_t pipe_consumer_phase_3{};
-      if (v13) {
-        const int64_t v14 = 8 * v0;
-        const int64_t v15 = tile_1 / v14;
-        const int64_t v16 = tile_1 % v14;
-        const int64_t v17 = v15 * 8;
-        const int64_t v18 = v1 - v17;
-        const int64_t v19 = min_i64(8, v18);
-        const int64_t m_1 = v16 / v19;
-        const int64_t v20 = v16 % v19;
-        const int64_t n_1 = v17 + v20;
+      if (v16) {
+        const int64_t v17 = 8 * v0;
+        const int64_t v18 = tile_1 / v17;
+        const int64_t v19 = tile_1 % v17;
+        const int64_t v20 = v18 * 8;
+        const int64_t v21 = v1 - v20;
+        const int64_t v22 = min_i64(8, v21);
+        const int64_t m_1 = v19 / v22;
+        const int64_t v23 = v19 % v22;
+        const int64_t n_1 = v20 + v23;
         // acc_1 = zeros  (line 16)
         bool acc_1_started = false;  // the first mma overwrites TMEM instead of adding
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        const int64_t v21 = cdiv_i64(K, 32);
+        const int64_t v24 = cdiv_i64(K, 32);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order and the accumulator barrier
-        // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5 = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1  (line 17)
+        // acc_2, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_consumer_index_5, pipe_consumer_phase_5 = for 0, v24, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_consumer_index_1, pipe_consumer_phase_1  (line 17)
         int32_t pipe_consumer_index_4 = pipe_consumer_index;
         int32_t pipe_consumer_phase_4 = pipe_consumer_phase;
         int32_t pipe_consumer_index_5 = pipe_consumer_index_1;
         int32_t pipe_consumer_phase_5 = pipe_consumer_phase_1;
-        for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
+        for (int64_t k_1 = 0; k_1 < v24; k_1 += 1) {
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_4), static_cast<uint32_t>(pipe_consumer_phase_4));  // the MMA issuer reads the stage
-          const uint32_t t22 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
+          const uint32_t t25 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_4) * 16384;  // slot of pipe_buffer
           if (compute_thread == 0) tilec_mbarrier_wait(pipe_full_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5), static_cast<uint32_t>(pipe_consumer_phase_5));  // the MMA issuer reads the stage
-          const uint32_t t23 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 32768;  // slot of pipe_buffer_1
-          // acc_3 = mma t22, t23, acc_2  (line 18)
+          const uint32_t t26 = pipe_buffer_1 + static_cast<uint32_t>(pipe_consumer_index_5) * 32768;  // slot of pipe_buffer_1
+          // acc_3 = mma t25, t26, acc_2  (line 18)
           if (compute_thread == 0) {
             tilec_tcgen05_after_sync();
-            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 0, 16, 1024), tilec_matrix_descriptor(t23 + 0, 16, 1024), 0x08400910u, acc_1_started);
-            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 32, 16, 1024), tilec_matrix_descriptor(t23 + 32, 16, 1024), 0x08400910u, true);
-            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 64, 16, 1024), tilec_matrix_descriptor(t23 + 64, 16, 1024), 0x08400910u, true);
-            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t22 + 96, 16, 1024), tilec_matrix_descriptor(t23 + 96, 16, 1024), 0x08400910u, true);
+            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t25 + 0, 16, 1024), tilec_matrix_descriptor(t26 + 0, 16, 1024), 0x08400910u, acc_1_started);
+            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t25 + 32, 16, 1024), tilec_matrix_descriptor(t26 + 32, 16, 1024), 0x08400910u, true);
+            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t25 + 64, 16, 1024), tilec_matrix_descriptor(t26 + 64, 16, 1024), 0x08400910u, true);
+            tilec_tcgen05_mma_tf32(tmem_base + 0, tilec_matrix_descriptor(t25 + 96, 16, 1024), tilec_matrix_descriptor(t26 + 96, 16, 1024), 0x08400910u, true);
           }
           acc_1_started = true;
           if (compute_thread == 0) tilec_tcgen05_commit(pipe_empty_1 + 8 * static_cast<uint32_t>(pipe_consumer_index_5));  // when the MMAs reading it are done
@@ -909,7 +916,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) tf32_linear_kernel(const __grid_cons
 
 // Launches tf32_linear_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_tf32_linear(const float* X, const float* W, float* Y, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(M, 128);
+  const int64_t v1 = cdiv_i64(N, 256);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 15)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

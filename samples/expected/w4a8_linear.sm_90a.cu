@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -653,31 +660,31 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w4a8_linear_kernel(const __grid_cons
       int32_t pipe_producer_index = 0;
       int32_t pipe_producer_phase = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_packed_producer_index_1, pipe_packed_producer_phase_1, pipe_producer_index_1, pipe_producer_phase_1 = if v3  (line 18)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_packed_producer_index_1, pipe_packed_producer_phase_1, pipe_producer_index_1, pipe_producer_phase_1 = if v6  (line 18)
         int32_t pipe_packed_producer_index_1{};
         int32_t pipe_packed_producer_phase_1{};
         int32_t pipe_producer_index_1{};
         int32_t pipe_producer_phase_1{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t m = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t n = v7 + v10;
-          const int64_t v11 = cdiv_i64(K, 128);
-          // pipe_packed_producer_index_2, pipe_packed_producer_phase_2, pipe_producer_index_2, pipe_producer_phase_2 = for 0, v11, 1, pipe_packed_producer_index, pipe_packed_producer_phase, pipe_producer_index, pipe_producer_phase  (line 20)
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t m = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t n = v10 + v13;
+          const int64_t v14 = cdiv_i64(K, 128);
+          // pipe_packed_producer_index_2, pipe_packed_producer_phase_2, pipe_producer_index_2, pipe_producer_phase_2 = for 0, v14, 1, pipe_packed_producer_index, pipe_packed_producer_phase, pipe_producer_index, pipe_producer_phase  (line 20)
           int32_t pipe_packed_producer_index_2 = pipe_packed_producer_index;
           int32_t pipe_packed_producer_phase_2 = pipe_packed_producer_phase;
           int32_t pipe_producer_index_2 = pipe_producer_index;
           int32_t pipe_producer_phase_2 = pipe_producer_phase;
-          for (int64_t k = 0; k < v11; k += 1) {
+          for (int64_t k = 0; k < v14; k += 1) {
             tilec_mbarrier_wait(pipe_packed_empty + 8 * static_cast<uint32_t>(pipe_packed_producer_index_2), static_cast<uint32_t>(pipe_packed_producer_phase_2));
             tilec_mbarrier_arrive_expect_tx(pipe_packed_full + 8 * static_cast<uint32_t>(pipe_packed_producer_index_2), 8192);
             // tma_load_async pipe_packed_buffer, pipe_packed_producer_index_2, W, n, k  (line 21)
@@ -756,10 +763,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w4a8_linear_kernel(const __grid_cons
     int32_t pipe_consumer_index_2 = 0;
     int32_t pipe_consumer_phase_2 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v12 = round_1 * workers;
-      const int64_t tile_1 = v12 + worker;
-      const bool v13 = (tile_1 < tiles);
-      // pipe_packed_consumer_index_1, pipe_packed_consumer_phase_1, pipe_consumer_index_3, pipe_consumer_phase_3, pipe_producer_index_6, pipe_producer_phase_6, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_producer_index_7, pipe_producer_phase_7, pipe_consumer_index_5, pipe_consumer_phase_5 = if v13  (line 18)
+      const int64_t v15 = round_1 * workers;
+      const int64_t tile_1 = v15 + worker;
+      const bool v16 = (tile_1 < tiles);
+      // pipe_packed_consumer_index_1, pipe_packed_consumer_phase_1, pipe_consumer_index_3, pipe_consumer_phase_3, pipe_producer_index_6, pipe_producer_phase_6, pipe_consumer_index_4, pipe_consumer_phase_4, pipe_producer_index_7, pipe_producer_phase_7, pipe_consumer_index_5, pipe_consumer_phase_5 = if v16  (line 18)
       int32_t pipe_packed_consumer_index_1{};
       int32_t pipe_packed_consumer_phase_1{};
       int32_t pipe_consumer_index_3{};
@@ -772,24 +779,24 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w4a8_linear_kernel(const __grid_cons
       int32_t pipe_producer_phase_7{};
       int32_t pipe_consumer_index_5{};
       int32_t pipe_consumer_phase_5{};
-      if (v13) {
-        const int64_t v14 = 8 * v0;
-        const int64_t v15 = tile_1 / v14;
-        const int64_t v16 = tile_1 % v14;
-        const int64_t v17 = v15 * 8;
-        const int64_t v18 = v1 - v17;
-        const int64_t v19 = min_i64(8, v18);
-        const int64_t m_1 = v16 / v19;
-        const int64_t v20 = v16 % v19;
-        const int64_t n_1 = v17 + v20;
+      if (v16) {
+        const int64_t v17 = 8 * v0;
+        const int64_t v18 = tile_1 / v17;
+        const int64_t v19 = tile_1 % v17;
+        const int64_t v20 = v18 * 8;
+        const int64_t v21 = v1 - v20;
+        const int64_t v22 = min_i64(8, v21);
+        const int64_t m_1 = v19 / v22;
+        const int64_t v23 = v19 % v22;
+        const int64_t n_1 = v20 + v23;
         // acc_1 = zeros  (line 19)
         float acc_1[64];
         #pragma unroll
         for (int i = 0; i < 64; ++i) acc_1[i] = 0.0f;
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        const int64_t v21 = cdiv_i64(K, 128);
+        const int64_t v24 = cdiv_i64(K, 128);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_packed_consumer_index_2, pipe_packed_consumer_phase_2, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_7, pipe_consumer_phase_7, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_empty_held = for 0, v21, 1, acc_1, pipe_packed_consumer_index, pipe_packed_consumer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_4, pipe_producer_phase_4, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_5, pipe_producer_phase_5, pipe_consumer_index_2, pipe_consumer_phase_2, -1  (line 20)
+        // acc_2, pipe_packed_consumer_index_2, pipe_packed_consumer_phase_2, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_7, pipe_consumer_phase_7, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_empty_held = for 0, v24, 1, acc_1, pipe_packed_consumer_index, pipe_packed_consumer_phase, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_4, pipe_producer_phase_4, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_5, pipe_producer_phase_5, pipe_consumer_index_2, pipe_consumer_phase_2, -1  (line 20)
         int32_t pipe_packed_consumer_index_2 = pipe_packed_consumer_index;
         int32_t pipe_packed_consumer_phase_2 = pipe_packed_consumer_phase;
         int32_t pipe_consumer_index_6 = pipe_consumer_index;
@@ -803,34 +810,34 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w4a8_linear_kernel(const __grid_cons
         int32_t pipe_consumer_index_8 = pipe_consumer_index_2;
         int32_t pipe_consumer_phase_8 = pipe_consumer_phase_2;
         int64_t pipe_empty_held = -1;
-        for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
+        for (int64_t k_1 = 0; k_1 < v24; k_1 += 1) {
           tilec_mbarrier_wait(pipe_packed_full + 8 * static_cast<uint32_t>(pipe_packed_consumer_index_2), static_cast<uint32_t>(pipe_packed_consumer_phase_2));
           const uint32_t packed = pipe_packed_buffer + static_cast<uint32_t>(pipe_packed_consumer_index_2) * 8192;  // slot of pipe_packed_buffer
           // mbarrier_wait pipe_empty_1: a register pipe's barrier; program order is its synchronization
-          // stage_write pipe_buffer_1: t23 (read into a computed B), computed per element where it is read
+          // stage_write pipe_buffer_1: t26 (read into a computed B), computed per element where it is read
           // mbarrier_arrive pipe_full_1: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_10 = pipe_producer_index_8 + 1 == 4 ? 0 : pipe_producer_index_8 + 1;
           const int32_t pipe_producer_phase_10 = pipe_producer_index_8 + 1 == 4 ? 1 - pipe_producer_phase_8 : pipe_producer_phase_8;
           // mbarrier_wait pipe_full_1: a register pipe's barrier; program order is its synchronization
-          // t24 = stage_read pipe_buffer_1: the tile t23, computed per element where it is read
+          // t27 = stage_read pipe_buffer_1: the tile t26, computed per element where it is read
           // mbarrier_arrive pipe_empty_1: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_9 = pipe_consumer_index_7 + 1 == 4 ? 0 : pipe_consumer_index_7 + 1;
           const int32_t pipe_consumer_phase_9 = pipe_consumer_index_7 + 1 == 4 ? 1 - pipe_consumer_phase_7 : pipe_consumer_phase_7;
           // mbarrier_wait pipe_empty_2: a register pipe's barrier; program order is its synchronization
-          // stage_write pipe_buffer_2: t27 (read into a computed B), computed per element where it is read
+          // stage_write pipe_buffer_2: t30 (read into a computed B), computed per element where it is read
           // mbarrier_arrive pipe_full_2: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_11 = pipe_producer_index_9 + 1 == 4 ? 0 : pipe_producer_index_9 + 1;
           const int32_t pipe_producer_phase_11 = pipe_producer_index_9 + 1 == 4 ? 1 - pipe_producer_phase_9 : pipe_producer_phase_9;
           // mbarrier_wait pipe_full_2: a register pipe's barrier; program order is its synchronization
-          // t28 = stage_read pipe_buffer_2: the tile t27, computed per element where it is read
+          // t31 = stage_read pipe_buffer_2: the tile t30, computed per element where it is read
           // mbarrier_arrive pipe_empty_2: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_10 = pipe_consumer_index_8 + 1 == 4 ? 0 : pipe_consumer_index_8 + 1;
           const int32_t pipe_consumer_phase_10 = pipe_consumer_index_8 + 1 == 4 ? 1 - pipe_consumer_phase_8 : pipe_consumer_phase_8;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_6), static_cast<uint32_t>(pipe_consumer_phase_6));
-          const uint32_t t32 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 16384;  // slot of pipe_buffer
+          const uint32_t t35 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_6) * 16384;  // slot of pipe_buffer
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // acc_3 = mma t32, t31, acc_2  (line 24)
+          // acc_3 = mma t35, t34, acc_2  (line 24)
           tilec_wgmma_wait<1>();  // this buffer's readers (two steps before) are done; the other's may run
           tilec_named_barrier_sync(1, 256);  // and every other warpgroup's
           {  // B computed: each compute thread writes its elements as TMA would load the tile ([N, K], K-major, 16-byte chunk c of row r at chunk c ^ (r % 8))
@@ -845,16 +852,16 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w4a8_linear_kernel(const __grid_cons
           tilec_fence_proxy_async();  // the writes above are read by wgmma.mma_async
           tilec_named_barrier_sync(1, 256);
           tilec_wgmma_fence();
-          tilec_wgmma_m64n128k32_e4m3_bk(acc_1, tilec_matrix_descriptor(t32 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 0, 16, 1024));
-          tilec_wgmma_m64n128k32_e4m3_bk(acc_1, tilec_matrix_descriptor(t32 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 32, 16, 1024));
-          tilec_wgmma_m64n128k32_e4m3_bk(acc_1, tilec_matrix_descriptor(t32 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 64, 16, 1024));
-          tilec_wgmma_m64n128k32_e4m3_bk(acc_1, tilec_matrix_descriptor(t32 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 96, 16, 1024));
+          tilec_wgmma_m64n128k32_e4m3_bk(acc_1, tilec_matrix_descriptor(t35 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 0, 16, 1024));
+          tilec_wgmma_m64n128k32_e4m3_bk(acc_1, tilec_matrix_descriptor(t35 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 32, 16, 1024));
+          tilec_wgmma_m64n128k32_e4m3_bk(acc_1, tilec_matrix_descriptor(t35 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 64, 16, 1024));
+          tilec_wgmma_m64n128k32_e4m3_bk(acc_1, tilec_matrix_descriptor(t35 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 96, 16, 1024));
           tilec_wgmma_commit();
           computed_b_buffer ^= 1;
           tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
-          const bool v33 = (pipe_empty_held >= 0);
-          // if v33  (line 24)
-          if (v33) {
+          const bool v36 = (pipe_empty_held >= 0);
+          // if v36  (line 24)
+          if (v36) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
           }
           const int32_t pipe_consumer_index_11 = pipe_consumer_index_6 + 1 == 4 ? 0 : pipe_consumer_index_6 + 1;
@@ -890,14 +897,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w4a8_linear_kernel(const __grid_cons
           pipe_empty_held = next_pipe_empty_held;
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
-        const bool v34 = (pipe_empty_held >= 0);
-        // if v34  (line 20)
-        if (v34) {
+        const bool v37 = (pipe_empty_held >= 0);
+        // if v37  (line 20)
+        if (v37) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store Y, m_1, n_1, t39  (line 26)
+        // store Y, m_1, n_1, t42  (line 26)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1008,7 +1015,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w4a8_linear_kernel(const __grid_cons
 
 // Launches w4a8_linear_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_w4a8_linear(const __nv_fp8_e4m3* X, const uint8_t* W, const float* w_scale, float x_scale, __nv_bfloat16* Y, int64_t M, int64_t K, int64_t N, int64_t KP, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(M, 128);
+  const int64_t v1 = cdiv_i64(N, 128);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 18)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

@@ -185,6 +185,13 @@ __host__ __device__ inline int64_t div_i64(int64_t a, int64_t b) { return b == 0
 __host__ __device__ inline int64_t rem_i64(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
 __host__ __device__ inline int64_t abs_i64(int64_t a) { return a < 0 ? sub_i64(0, a) : a; }  // abs(INT64_MIN) wraps
 __host__ __device__ inline int64_t max_i64(int64_t a, int64_t b) { return a < b ? b : a; }
+// A grid's tiles, a · b for extents read as max(e, 0), saturating at INT64_MAX, which a launcher
+// refuses as more than INT_MAX tiles (the product wrapped past 2^63 to a few tiles, launched).
+__host__ __device__ inline int64_t tile_product_i64(int64_t a, int64_t b) {
+  a = a < 0 ? 0 : a;
+  b = b < 0 ? 0 : b;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 __host__ __device__ inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // Shifts by an amount outside 0..63 shift everything out (C++ leaves them undefined).
 __host__ __device__ inline int64_t shl_i64(int64_t a, int64_t n) {
@@ -653,31 +660,31 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
       int32_t pipe_producer_index_1 = 0;
       int32_t pipe_producer_phase_1 = 1;
       for (int64_t round = 0; round < rounds; round += 1) {
-        const int64_t v2 = round * workers;
-        const int64_t tile = v2 + worker;
-        const bool v3 = (tile < tiles);
-        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v3  (line 15)
+        const int64_t v5 = round * workers;
+        const int64_t tile = v5 + worker;
+        const bool v6 = (tile < tiles);
+        // pipe_producer_index_2, pipe_producer_phase_2, pipe_producer_index_3, pipe_producer_phase_3 = if v6  (line 15)
         int32_t pipe_producer_index_2{};
         int32_t pipe_producer_phase_2{};
         int32_t pipe_producer_index_3{};
         int32_t pipe_producer_phase_3{};
-        if (v3) {
-          const int64_t v4 = 8 * v0;
-          const int64_t v5 = tile / v4;
-          const int64_t v6 = tile % v4;
-          const int64_t v7 = v5 * 8;
-          const int64_t v8 = v1 - v7;
-          const int64_t v9 = min_i64(8, v8);
-          const int64_t m = v6 / v9;
-          const int64_t v10 = v6 % v9;
-          const int64_t n = v7 + v10;
-          const int64_t v11 = cdiv_i64(K, 64);
-          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v11, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 17)
+        if (v6) {
+          const int64_t v7 = 8 * v0;
+          const int64_t v8 = tile / v7;
+          const int64_t v9 = tile % v7;
+          const int64_t v10 = v8 * 8;
+          const int64_t v11 = v1 - v10;
+          const int64_t v12 = min_i64(8, v11);
+          const int64_t m = v9 / v12;
+          const int64_t v13 = v9 % v12;
+          const int64_t n = v10 + v13;
+          const int64_t v14 = cdiv_i64(K, 64);
+          // pipe_producer_index_4, pipe_producer_phase_4, pipe_producer_index_5, pipe_producer_phase_5 = for 0, v14, 1, pipe_producer_index, pipe_producer_phase, pipe_producer_index_1, pipe_producer_phase_1  (line 17)
           int32_t pipe_producer_index_4 = pipe_producer_index;
           int32_t pipe_producer_phase_4 = pipe_producer_phase;
           int32_t pipe_producer_index_5 = pipe_producer_index_1;
           int32_t pipe_producer_phase_5 = pipe_producer_phase_1;
-          for (int64_t k = 0; k < v11; k += 1) {
+          for (int64_t k = 0; k < v14; k += 1) {
             tilec_mbarrier_wait(pipe_empty + 8 * static_cast<uint32_t>(pipe_producer_index_4), static_cast<uint32_t>(pipe_producer_phase_4));
             tilec_mbarrier_arrive_expect_tx(pipe_full + 8 * static_cast<uint32_t>(pipe_producer_index_4), 8192);
             // tma_load_async pipe_buffer, pipe_producer_index_4, W, n, k  (line 18)
@@ -756,10 +763,10 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
     int32_t pipe_consumer_index_3 = 0;
     int32_t pipe_consumer_phase_3 = 0;
     for (int64_t round_1 = 0; round_1 < rounds; round_1 += 1) {
-      const int64_t v12 = round_1 * workers;
-      const int64_t tile_1 = v12 + worker;
-      const bool v13 = (tile_1 < tiles);
-      // pipe_consumer_index_4, pipe_consumer_phase_4, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_producer_index_11, pipe_producer_phase_11, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_consumer_index_7, pipe_consumer_phase_7 = if v13  (line 15)
+      const int64_t v15 = round_1 * workers;
+      const int64_t tile_1 = v15 + worker;
+      const bool v16 = (tile_1 < tiles);
+      // pipe_consumer_index_4, pipe_consumer_phase_4, pipe_producer_index_10, pipe_producer_phase_10, pipe_consumer_index_5, pipe_consumer_phase_5, pipe_producer_index_11, pipe_producer_phase_11, pipe_consumer_index_6, pipe_consumer_phase_6, pipe_consumer_index_7, pipe_consumer_phase_7 = if v16  (line 15)
       int32_t pipe_consumer_index_4{};
       int32_t pipe_consumer_phase_4{};
       int32_t pipe_producer_index_10{};
@@ -772,24 +779,24 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
       int32_t pipe_consumer_phase_6{};
       int32_t pipe_consumer_index_7{};
       int32_t pipe_consumer_phase_7{};
-      if (v13) {
-        const int64_t v14 = 8 * v0;
-        const int64_t v15 = tile_1 / v14;
-        const int64_t v16 = tile_1 % v14;
-        const int64_t v17 = v15 * 8;
-        const int64_t v18 = v1 - v17;
-        const int64_t v19 = min_i64(8, v18);
-        const int64_t m_1 = v16 / v19;
-        const int64_t v20 = v16 % v19;
-        const int64_t n_1 = v17 + v20;
+      if (v16) {
+        const int64_t v17 = 8 * v0;
+        const int64_t v18 = tile_1 / v17;
+        const int64_t v19 = tile_1 % v17;
+        const int64_t v20 = v18 * 8;
+        const int64_t v21 = v1 - v20;
+        const int64_t v22 = min_i64(8, v21);
+        const int64_t m_1 = v19 / v22;
+        const int64_t v23 = v19 % v22;
+        const int64_t n_1 = v20 + v23;
         // acc_1 = zeros  (line 16)
         float acc_1[64];
         #pragma unroll
         for (int i = 0; i < 64; ++i) acc_1[i] = 0.0f;
         // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        const int64_t v21 = cdiv_i64(K, 64);
+        const int64_t v24 = cdiv_i64(K, 64);
         // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-        // acc_2, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_producer_index_12, pipe_producer_phase_12, pipe_consumer_index_9, pipe_consumer_phase_9, pipe_producer_index_13, pipe_producer_phase_13, pipe_consumer_index_10, pipe_consumer_phase_10, pipe_consumer_index_11, pipe_consumer_phase_11, pipe_empty_held = for 0, v21, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3, -1  (line 17)
+        // acc_2, pipe_consumer_index_8, pipe_consumer_phase_8, pipe_producer_index_12, pipe_producer_phase_12, pipe_consumer_index_9, pipe_consumer_phase_9, pipe_producer_index_13, pipe_producer_phase_13, pipe_consumer_index_10, pipe_consumer_phase_10, pipe_consumer_index_11, pipe_consumer_phase_11, pipe_empty_held = for 0, v24, 1, acc_1, pipe_consumer_index, pipe_consumer_phase, pipe_producer_index_8, pipe_producer_phase_8, pipe_consumer_index_1, pipe_consumer_phase_1, pipe_producer_index_9, pipe_producer_phase_9, pipe_consumer_index_2, pipe_consumer_phase_2, pipe_consumer_index_3, pipe_consumer_phase_3, -1  (line 17)
         int32_t pipe_consumer_index_8 = pipe_consumer_index;
         int32_t pipe_consumer_phase_8 = pipe_consumer_phase;
         int32_t pipe_producer_index_12 = pipe_producer_index_8;
@@ -803,23 +810,23 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
         int32_t pipe_consumer_index_11 = pipe_consumer_index_3;
         int32_t pipe_consumer_phase_11 = pipe_consumer_phase_3;
         int64_t pipe_empty_held = -1;
-        for (int64_t k_1 = 0; k_1 < v21; k_1 += 1) {
+        for (int64_t k_1 = 0; k_1 < v24; k_1 += 1) {
           tilec_mbarrier_wait(pipe_full + 8 * static_cast<uint32_t>(pipe_consumer_index_8), static_cast<uint32_t>(pipe_consumer_phase_8));
-          const uint32_t t22 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_8) * 8192;  // slot of pipe_buffer
+          const uint32_t t25 = pipe_buffer + static_cast<uint32_t>(pipe_consumer_index_8) * 8192;  // slot of pipe_buffer
           // mbarrier_wait pipe_empty_2: a register pipe's barrier; program order is its synchronization
-          // stage_write pipe_buffer_2: t23 (read into a computed B), computed per element where it is read
+          // stage_write pipe_buffer_2: t26 (read into a computed B), computed per element where it is read
           // mbarrier_arrive pipe_full_2: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_14 = pipe_producer_index_13 + 1 == 4 ? 0 : pipe_producer_index_13 + 1;
           const int32_t pipe_producer_phase_14 = pipe_producer_index_13 + 1 == 4 ? 1 - pipe_producer_phase_13 : pipe_producer_phase_13;
           // mbarrier_wait pipe_empty_1: a register pipe's barrier; program order is its synchronization
-          // stage_write pipe_buffer_1: t24 (read into a computed B), computed per element where it is read
+          // stage_write pipe_buffer_1: t27 (read into a computed B), computed per element where it is read
           // mbarrier_arrive pipe_full_1: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_producer_index_15 = pipe_producer_index_12 + 1 == 4 ? 0 : pipe_producer_index_12 + 1;
           const int32_t pipe_producer_phase_15 = pipe_producer_index_12 + 1 == 4 ? 1 - pipe_producer_phase_12 : pipe_producer_phase_12;
           // mbarrier_wait pipe_full_1: a register pipe's barrier; program order is its synchronization
-          // t25 = stage_read pipe_buffer_1: the tile t24, computed per element where it is read
+          // t28 = stage_read pipe_buffer_1: the tile t27, computed per element where it is read
           // mbarrier_wait pipe_full_2: a register pipe's barrier; program order is its synchronization
-          // t26 = stage_read pipe_buffer_2: the tile t23, computed per element where it is read
+          // t29 = stage_read pipe_buffer_2: the tile t26, computed per element where it is read
           // mbarrier_arrive pipe_empty_2: a register pipe's barrier; program order is its synchronization
           const int32_t pipe_consumer_index_12 = pipe_consumer_index_10 + 1 == 4 ? 0 : pipe_consumer_index_10 + 1;
           const int32_t pipe_consumer_phase_12 = pipe_consumer_index_10 + 1 == 4 ? 1 - pipe_consumer_phase_10 : pipe_consumer_phase_10;
@@ -828,9 +835,9 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           const int32_t pipe_consumer_phase_13 = pipe_consumer_index_9 + 1 == 4 ? 1 - pipe_consumer_phase_9 : pipe_consumer_phase_9;
           // event_set {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
           tilec_mbarrier_wait(pipe_full_3 + 8 * static_cast<uint32_t>(pipe_consumer_index_11), static_cast<uint32_t>(pipe_consumer_phase_11));
-          const uint32_t t29 = pipe_buffer_3 + static_cast<uint32_t>(pipe_consumer_index_11) * 16384;  // slot of pipe_buffer_3
+          const uint32_t t32 = pipe_buffer_3 + static_cast<uint32_t>(pipe_consumer_index_11) * 16384;  // slot of pipe_buffer_3
           // event_wait {event = 0, from = SIMT, to = MMA}: within one agent: program order, wgmma.fence and wait_group
-          // acc_3 = mma t29, t28, acc_2  (line 19)
+          // acc_3 = mma t32, t31, acc_2  (line 19)
           tilec_wgmma_wait<1>();  // this buffer's readers (two steps before) are done; the other's may run
           tilec_named_barrier_sync(1, 256);  // and every other warpgroup's
           {  // B computed: each compute thread writes its elements as TMA would load the tile ([N, K], K-major, 16-byte chunk c of row r at chunk c ^ (r % 8))
@@ -839,22 +846,22 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
             for (int e = 0; e < 32; ++e) {
               const int row = (e * 256 + compute_thread) / 64, column = (e * 256 + compute_thread) % 64;
               (void)row, (void)column;
-              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = from_f32<__nv_bfloat16>(mul_f32(int_to_float<float>(tilec_shared_read<int8_t>(shared_aligned + (t22 - shared_base) + column / 64 * 8192 + row * 64 + ((column % 64 * 1 / 16) ^ (row / 2 % 4)) * 16 + column % 64 * 1 % 16)), ((n_1 * 128 + row) < N && (0 * 1 + 0) < 1 ? w_scale[(n_1 * 128 + row) * 1 + (0 * 1 + 0)] : 0.0f)));
+              *reinterpret_cast<__nv_bfloat16*>(staging + column / 64 * 16384 + row * 128 + ((column % 64 * 2 / 16) ^ (row % 8)) * 16 + column % 64 * 2 % 16) = from_f32<__nv_bfloat16>(mul_f32(int_to_float<float>(tilec_shared_read<int8_t>(shared_aligned + (t25 - shared_base) + column / 64 * 8192 + row * 64 + ((column % 64 * 1 / 16) ^ (row / 2 % 4)) * 16 + column % 64 * 1 % 16)), ((n_1 * 128 + row) < N && (0 * 1 + 0) < 1 ? w_scale[(n_1 * 128 + row) * 1 + (0 * 1 + 0)] : 0.0f)));
             }
           }
           tilec_fence_proxy_async();  // the writes above are read by wgmma.mma_async
           tilec_named_barrier_sync(1, 256);
           tilec_wgmma_fence();
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 0, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 32, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 64, 16, 1024));
-          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t29 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 96, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t32 + 0 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 0, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t32 + 32 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 32, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t32 + 64 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 64, 16, 1024));
+          tilec_wgmma_m64n128k16_bf16_bk(acc_1, tilec_matrix_descriptor(t32 + 96 + static_cast<uint32_t>(compute_warpgroup) * 8192, 16, 1024), tilec_matrix_descriptor((shared_base + 98304 + computed_b_buffer * 16384) + 96, 16, 1024));
           tilec_wgmma_commit();
           computed_b_buffer ^= 1;
           tilec_wgmma_wait<1>();  // this step's WGMMAs stay in flight; the previous step's are done
-          const bool v30 = (pipe_empty_held >= 0);
-          // if v30  (line 19)
-          if (v30) {
+          const bool v33 = (pipe_empty_held >= 0);
+          // if v33  (line 19)
+          if (v33) {
             if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_3 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
           }
           const int32_t pipe_consumer_index_14 = pipe_consumer_index_11 + 1 == 4 ? 0 : pipe_consumer_index_11 + 1;
@@ -890,14 +897,14 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
           pipe_empty_held = next_pipe_empty_held;
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
-        const bool v31 = (pipe_empty_held >= 0);
-        // if v31  (line 17)
-        if (v31) {
+        const bool v34 = (pipe_empty_held >= 0);
+        // if v34  (line 17)
+        if (v34) {
           if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_empty_3 + 8 * static_cast<uint32_t>(pipe_empty_held));  // one arrival per warpgroup
         }
         // event_set {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
         // event_wait {event = 0, from = MMA, to = SIMT}: within one agent: program order, wgmma.fence and wait_group
-        // store Y, m_1, n_1, t35  (line 21)
+        // store Y, m_1, n_1, t38  (line 21)
         {
           const int lane = compute_thread % 32, warp = (compute_thread % 128) / 32;  (void)lane, (void)warp;
           const bool storer = compute_thread % 128 == 0;  // issues this warpgroup's TMA stores
@@ -1008,7 +1015,13 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) w8a16_linear_kernel(const __grid_con
 
 // Launches w8a16_linear_kernel on `stream`: encodes the tensor maps, then one persistent CTA per worker.
 extern "C" cudaError_t launch_w8a16_linear(const __nv_bfloat16* X, const int8_t* W, const float* w_scale, const float* bias, __nv_bfloat16* Y, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+  const int64_t v0 = cdiv_i64(M, 128);
+  const int64_t v1 = cdiv_i64(N, 128);
   const int64_t workers = tilec_sm_count();
+  const int64_t v2 = max_i64(v1, 1);
+  const int64_t v3 = 9223372036854775807LL / v2;
+  const bool v4 = (v0 <= v3);
+  if (!v4) return cudaErrorInvalidValue;  // assert the grid's tiles fit in 64 bits (line 15)
   const int64_t tile_count = max_i64(workers, 0);
   if (tile_count == 0) return cudaSuccess;  // an empty grid: nothing to do
   if (tile_count > INT_MAX) return cudaErrorInvalidConfiguration;

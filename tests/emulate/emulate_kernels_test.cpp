@@ -588,6 +588,37 @@ TEST(EmulateRuntime, AnUnsignedCastOfANegativeScalarKeepsIndicesIn64Bits) {
   fs::remove_all(dir);
 }
 
+// Grid extents whose product passes 2^63 (a hunt: 274177 · 67280421310721 = 2^64 + 1 wrapped to one
+// tile, which the launcher launched, successfully): a plain launcher's count saturates and is
+// refused as more than INT_MAX tiles, in the emitted CUDA run on the emulated GPU (the kept
+// program, at extents the interpreter refuses); a persistent grid's count (computed in the
+// kernel) is a launch precondition the interpreter checks as the launcher does.
+TEST(EmulateRuntime, AGridOfMoreThan2To63TilesIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("tilec_tile_product_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_file(dir / "grid.tile",
+             "kernel tiled(C: tensor<1, i32>, a: i64, b: i64) grid tiles(cast(a, index), cast(b, index)) as (i, j) {\n"
+             "  store C[0] += full<1, i32>(1);\n}\n"
+             "kernel walked(C: tensor<1, i32>, a: i64, b: i64)\n"
+             "    grid persistent(cast(a, index), cast(b, index), workers = 4) as (i, j) {\n"
+             "  store C[0] += full<1, i32>(1);\n}\n");
+  const std::string source = (dir / "grid.tile").string();
+  CommandResult small = run_command(tilec("emulate " + source + " --kernel tiled --scalar a=3,b=5 --schedules 1 --keep " +
+                                          (dir / "kept").string()));
+  ASSERT_EQ(small.status, 0) << small.out << small.err;
+  const std::string kept = (dir / "kept").string();
+  for (const char* extents : {"a=274177 b=67280421310721", "a=4294917296 b=4295017296"}) {
+    CommandResult huge = run_command(kept + "/emulate_grid " + kept + "/grid.cu " + kept + "/tiled tiled " + extents +
+                                     " --policy eager --sms 4 --workers 1");
+    EXPECT_NE(huge.status, 0) << extents;
+    EXPECT_THAT(huge.err, HasSubstr("the launcher returned cudaErrorInvalidConfiguration")) << extents;
+  }
+  CommandResult walked = run_command(tilec("run " + source + " --kernel walked --scalar a=274177,b=67280421310721"));
+  EXPECT_EQ(walked.status, 1);
+  EXPECT_THAT(walked.err, HasSubstr("assert the grid's tiles fit in 64 bits does not hold at launch"));
+  fs::remove_all(dir);
+}
+
 // A softmax over one 30000-wide row of a 32768-wide tile, and an RMSNorm of 4 x 8192 bf16 rows (a
 // hunt's LLM kernels: the shared form overflowed shared memory): 512 threads per CTA in the
 // register form, on the emulated GPU as in the interpreter. (The shared form cannot hold them.)
