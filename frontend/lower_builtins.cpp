@@ -315,8 +315,8 @@ Operand Lowering::lower_atan2(const Expr& e, const Builtin&, const Expr*) {
 // rand(seed, offset), randn(seed, offset), randint(seed, offset): counter-based random numbers,
 // the u32 words of Philox4x32-10 keyed by the seed at the counter `offset` (randint ops). The same
 // seed and offset give the same number in every backend and launch, so a backward pass recomputes
-// a dropout mask instead of storing it. The two are integers of any type (numbers, index values,
-// integer tiles), taken as i64, and broadcast together. randint is the word itself; rand its top
+// a dropout mask instead of storing it. The two are integers of any types (numbers, index values,
+// integer tiles), each read as its 64-bit value, and broadcast together. randint is the word itself; rand its top
 // 24 bits scaled to [0, 1), every value a multiple of 2^-24; randn a standard normal by
 // Box-Muller from the words of the seed (its radius, from (0, 1]) and of the seed ^ 2^62 (its angle).
 Operand Lowering::lower_random(const Expr& e, const Builtin&, const Expr*) {
@@ -904,8 +904,16 @@ Operand Lowering::lower_reduction(const Expr& e, const Builtin&, const Expr* axi
   if (element == ScalarKind::i1 || (f == "mean" && !is_float(element))) {
     std::string operand = operand_text(e.args[0].get(), "first");
     if (operand.rfind("the ", 0) == 0) operand = element == ScalarKind::i1 ? "mask" : "x";  // an expression
-    error(e.args[0]->location, fmt::format("{}() of {} tile; convert it first: {}(cast({}, {}))", f,
-                                           with_article(element), f, operand, f == "mean" ? "f32" : "i32"));
+    // The advice keeps the axis: without it, sum(cast(mask, i32)) sums the whole tile, which the
+    // kernel then takes as the per-row count it asked for (a hunt followed it).
+    std::string along;
+    if (axis) {
+      const std::optional<int64_t> a = axis_of(*axis, type);
+      if (!a) return {};
+      along = fmt::format(", axis = {}", *a);
+    }
+    error(e.args[0]->location, fmt::format("{}() of {} tile; convert it first: {}(cast({}, {}){})", f,
+                                           with_article(element), f, operand, f == "mean" ? "f32" : "i32", along));
     return {};
   }
   std::vector<int64_t> axes;

@@ -6,12 +6,16 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 
+#include "ir/diagnostic.h"
 #include "ir/ir.h"
 
 namespace tilec {
@@ -310,6 +314,18 @@ class IrParser {
     }
     return out;
   }
+  // Every attribute a pass, the front end or the module header writes (ir/attribute_keys.h and
+  // the ops' own, docs/ir.md): a misspelling of one in IR text (`{acumulate}` on a store) was
+  // carried as an annotation without a word, and the store stopped adding (a hunt).
+  static constexpr std::string_view kKnownAttributes[] = {
+      "accumulate", "arrivals", "async", "axis", "box", "cluster", "count", "cycle", "descending", "dims",
+      "elements", "event", "expect_tx", "from", "generator", "group", "group_pending", "id", "ii", "issuer",
+      "latency", "masked", "name", "order", "passes", "pending", "per_tile", "pipeline", "positive_divisor",
+      "predicate", "registers", "resource_kind", "resources", "schedule", "source", "stage", "stages", "starts",
+      "steps", "swizzle", "sym_name", "target", "text", "threads", "tile_index",
+      "tileas.schedule.constraint.force_serial_execution", "tileas.schedule.constraint.gid",
+      "tileas.schedule.constraint.leader_gid", "tileas.schedule.constraint.max_depth", "to", "transposed", "value",
+      "workers"};
   AttributeMap parse_attribute_dict() {
     AttributeMap map;
     expect('{', "to open an attribute dictionary");
@@ -318,6 +334,14 @@ class IrParser {
       Location at = here();
       std::string name = word();
       if (name.empty()) fail_at(at, "expected an attribute name");
+      // Other names are kept and carried (IR text may annotate ops), but one a letter or two from
+      // a name tilec reads is a misspelling that would be ignored.
+      if (std::find(std::begin(kKnownAttributes), std::end(kKnownAttributes), name) == std::end(kKnownAttributes))
+        for (std::string_view known : kKnownAttributes)
+          if (edit_distance(name, known) <= (known.size() > 4 ? 2u : 1u))
+            fail_at(at, fmt::format("unknown attribute '{}'; did you mean '{}'? (one tilec does not read would be "
+                                    "ignored: docs/ir.md lists each op's)",
+                                    name, known));
       Attribute value = consume('=') ? attribute() : Attribute(UnitAttr{});
       if (!map.emplace(name, std::move(value)).second)
         fail_at(at, fmt::format("attribute '{}' is given twice", name));

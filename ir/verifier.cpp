@@ -30,7 +30,8 @@
 //     lt le gt ge eq ne; the schedule constraints `tileas.schedule.constraint.gid`,
 //     `leader_gid` (integers ≥ 0), `max_depth` (integer ≥ 1) and `force_serial_execution` (unit);
 //     the published schedule: `stage`, `order`, `cycle` integers ≥ 0, `ii` and `stages`
-//     integers ≥ 1, `generator` "serial" or "cost-based"; a `grid_ids {schedule = "tiles"}`
+//     integers ≥ 1 (`stages` at most kMaxScheduleStages, and an op's `stage` below its
+//     loop's `stages`), `generator` "serial" or "cost-based"; a `grid_ids {schedule = "tiles"}`
 //     with `cluster` has one extent and a cluster of 1, 2, 4 or 8 CTAs.
 //  7. Pipe, mutex, synchronization and agent ops: ir/verify_pipe_ops.cpp, ir/verify_sync_ops.cpp.
 #include "ir/verifier.h"
@@ -185,15 +186,22 @@ class Verifier {
         else if (value.as_int() < minimum) error(op, fmt::format("attribute '{}' must be >= {}, got {}", name, minimum, value.as_int()));
       };
       if (name == "tileas.schedule.constraint.gid" || name == "tileas.schedule.constraint.leader_gid" ||
-          name == attr::stage.name || (name == attr::order.name && op.kind() != OpKind::grid_ids))
+          name == attr::stage.name || (name == attr::order.name && op.kind() != OpKind::grid_ids)) {
         need_int(0);
+        if (name == attr::stage.name && value.is_int()) check_stage_in_loop(op, value.as_int());
+      }
       else if (name == "pipeline") {
         need_int(1);
         if (value.is_int() && value.as_int() > kMaxPipelineStages)
           error(op, fmt::format("the pipeline stage count is {}; at most {} stages are supported", value.as_int(),
                                 kMaxPipelineStages));
-      } else if (name == "tileas.schedule.constraint.max_depth" || name == attr::ii.name || name == attr::stages.name)
+      } else if (name == "tileas.schedule.constraint.max_depth" || name == attr::ii.name)
         need_int(1);
+      else if (name == attr::stages.name) {
+        need_int(1);
+        if (value.is_int() && value.as_int() > kMaxScheduleStages)
+          error(op, fmt::format("attribute 'stages' is {}; a schedule has at most {}", value.as_int(), kMaxScheduleStages));
+      }
       else if (name == attr::cycle.name)
         need_int(0);
       else if (name == attr::latency.name) {
@@ -208,11 +216,28 @@ class Verifier {
         error(op, fmt::format("attribute '{}' takes no value", name));
       else if (name == "axis")
         need_int(0);
+      else if (name == "schedule" && op.kind() == OpKind::grid_ids &&
+               (!value.is_string() || (value.as_string() != "tiles" && value.as_string() != "persistent")))
+        error(op, fmt::format("attribute 'schedule' must be \"tiles\" or \"persistent\", not {}", value.to_string()));
       else if (name == "predicate") {
         static const std::set<std::string> predicates = {"lt", "le", "gt", "ge", "eq", "ne"};
         if (!value.is_string() || !predicates.count(value.as_string()))
           error(op, "attribute 'predicate' must be one of \"lt\" \"le\" \"gt\" \"ge\" \"eq\" \"ne\"");
       }
+    }
+  }
+
+  // An op's `stage` is one of its loop's: below the `stages` of the nearest enclosing loop that
+  // has them (an op outside any scheduled loop is in stage 0 of the kernel's straight line).
+  void check_stage_in_loop(const Operation& op, int64_t stage) {
+    for (const Operation* parent = op.parent_op(); parent; parent = parent->parent_op()) {
+      if (parent->kind() != OpKind::for_) continue;
+      const Attribute* stages = parent->attr(attr::stages.name);
+      if (!stages || !stages->is_int()) continue;
+      if (stage >= stages->as_int())
+        error(op, fmt::format("attribute 'stage' is {}, but its loop's schedule has {} stage{} (0 to {})", stage,
+                              stages->as_int(), stages->as_int() == 1 ? "" : "s", stages->as_int() - 1));
+      return;
     }
   }
 

@@ -9,6 +9,10 @@ namespace tilec {
 // target keeps more buffers in flight. The front end refuses a larger S at its token; the
 // verifier refuses the attribute in IR text or from a pass.
 inline constexpr int64_t kMaxPipelineStages = 16;
+// A published schedule's `stages` (generate-schedule's; a loop's pipeline asks for fewer) is at
+// most this many, where the run's barriers end: a count past it in IR text overflowed the depth
+// of the pipes materialize-schedule makes.
+inline constexpr int64_t kMaxScheduleStages = 4096;
 // An op's `latency` and the cycles of its `resources` (build-resources' footprint) are at most
 // this many: within the scheduler's limits (passes/schedule/loop_graph.cpp), far above any model's.
 inline constexpr int64_t kMaxOpLatency = 1 << 16;

@@ -148,8 +148,9 @@ PipelineStatus PassManager::run(Module& module, PassContext& ctx, const Pipeline
                                           options.stop_after, done.back()));
     return PipelineStatus::input_error;
   }
+  // "parse" is the input itself, which the driver prints, unless later passes are recorded too.
   for (const std::string& pass : options.print_after)
-    if (pass != "parse" && ran(pass))
+    if (ran(pass) && (pass != "parse" || done.back() != "parse"))
       ctx.diagnostics.warning({}, fmt::format("--print-ir-after {}: the input already records '{}', which does not "
                                               "run again, so nothing is printed after it",
                                               pass, pass));

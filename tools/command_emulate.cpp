@@ -156,6 +156,14 @@ bool check_given_cu(const std::string& path, DriverOptions& driver) {
     driver.target_given = true;
     break;
   }
+  // A harness's main() and its cudaMalloc calls are for a GPU: the host compiler stopped at them
+  // with its own error (a hunt).
+  while (std::getline(in, line))
+    if (line.rfind("// Harness (--emit-harness)", 0) == 0) {
+      fmt::print(stderr, "tilec: error: --cu {} was compiled with --emit-harness, whose check program runs on a GPU; "
+                 "compile it without --emit-harness for tilec emulate\n", path);
+      return false;
+    }
   return true;
 }
 

@@ -31,8 +31,13 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
       fmt::print(stderr, "// ----- IR after {} -----\n{}", pass, ir);
     if (options.after_pass) options.after_pass(pass, ir);
   };
-  // "parse" is the front end, before the first pass: its IR is the module as it comes in.
-  if (std::find(options.print_ir_after.begin(), options.print_ir_after.end(), "parse") != options.print_ir_after.end())
+  // "parse" is the front end, before the first pass: its IR is the module as it comes in, unless
+  // that is IR text recording later passes (the pass manager warns then).
+  const Attribute* recorded = module.attributes().count("passes") ? &module.attributes().at("passes") : nullptr;
+  const bool past_parse = recorded && recorded->is_array() && !recorded->as_array().empty() &&
+                          !(recorded->as_array().back().is_string() && recorded->as_array().back().as_string() == "parse");
+  if (!past_parse &&
+      std::find(options.print_ir_after.begin(), options.print_ir_after.end(), "parse") != options.print_ir_after.end())
     fmt::print(stderr, "// ----- IR after parse -----\n{}", print_module(module));
   PipelineStatus status = pipeline.run(module, ctx, pipeline_options);
   if (options.timings) *options.timings = pipeline.timings();

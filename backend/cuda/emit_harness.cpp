@@ -166,6 +166,7 @@ constexpr const char* kHarnessHelpers = R"(// ----------------------------------
 // NAME=VALUE sets a dimension or a scalar; integers=1 fills float tensors with -1, 0 and 1.
 // ---------------------------------------------------------------------------------------------
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -183,12 +184,36 @@ constexpr const char* kHarnessHelpers = R"(// ----------------------------------
     }                                                                                        \
   } while (0)
 
-// `NAME=VALUE` from the command line, or `fallback`.
+// `NAME=VALUE` from the command line, or `fallback`; a VALUE that is no number ends the program.
 static double harness_argument(int argc, char** argv, const char* name, double fallback) {
   const size_t length = std::strlen(name);
   for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=')
-      return std::atof(argv[i] + length + 1);
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      char* end = nullptr;
+      const double value = std::strtod(argv[i] + length + 1, &end);
+      if (end == argv[i] + length + 1 || *end != '\0' || !std::isfinite(value)) {
+        std::fprintf(stderr, "%s: expected a number\n", argv[i]);
+        std::exit(2);
+      }
+      return value;
+    }
+  return fallback;
+}
+
+// An extent `NAME=N` (an integer, 0 to 2^62), or `fallback`; anything else ends the program.
+static int64_t harness_extent(int argc, char** argv, const char* name, int64_t fallback) {
+  const size_t length = std::strlen(name);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      char* end = nullptr;
+      errno = 0;
+      const long long value = std::strtoll(argv[i] + length + 1, &end, 10);
+      if (end == argv[i] + length + 1 || *end != '\0' || errno != 0 || value < 0 || value > (1ll << 62)) {
+        std::fprintf(stderr, "%s: expected an extent, an integer from 0 to 2^62\n", argv[i]);
+        std::exit(2);
+      }
+      return value;
+    }
   return fallback;
 }
 
@@ -349,8 +374,8 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
   std::string report_format, report_values;
   for (size_t i = 0; i < plan.dim_params.size(); ++i) {  // NAME= as the source spells it (the C++ name may differ)
     const std::string& dim = plan.dim_params[i];
-    writer.line(fmt::format("const int64_t {} = static_cast<int64_t>(harness_argument(argc, argv, \"{}\", {}));", dim,
-                            plan.dim_names[i], kDefaultDimension));
+    writer.line(fmt::format("const int64_t {} = harness_extent(argc, argv, \"{}\", {});", dim, plan.dim_names[i],
+                            kDefaultDimension));
     report_format += fmt::format(" {}=%lld", plan.dim_names[i]);
     report_values += fmt::format(", static_cast<long long>({})", dim);
   }

@@ -1033,8 +1033,20 @@ int64_t RegisterEmitter::emit_kernel() {
     launch.narrow_condition += (launch.narrow_condition.empty() ? "" : " && ") + tensor;
   if (launch.narrow_condition.empty()) launch.narrow_condition = "true";
   launch.narrow_comment = "Tensors of at most 2^30 elements: every index fits the 32-bit instantiation.";
+  // Static extents of more than 2^30 elements make the 32-bit instantiation unreachable, and nvcc
+  // warns of the extents it truncates there (#69-D, which breaks -Werror builds: a hunt).
+  const bool static_past_2_30 = std::any_of(plan_.params.begin(), plan_.params.end(), [](const ParamPlan& param) {
+    const Type& type = param.value->type();
+    if (!type.is_tensor()) return false;
+    double elements = 1;
+    for (const Dim& dim : type.dims()) elements *= dim.is_static() ? static_cast<double>(dim.extent) : 1.0;
+    return elements > static_cast<double>(int64_t{1} << 30);
+  });
   std::vector<std::string> bounds;
-  if (coordinates_from_memory(kernel)) {
+  if (static_past_2_30) {
+    launch.narrow_condition.clear();
+    launch.narrow_comment = "A tensor of more than 2^30 elements by its static extents: the 64-bit instantiation only.";
+  } else if (coordinates_from_memory(kernel)) {
     launch.narrow_condition.clear();
     launch.narrow_comment = "Coordinates read from memory may need all 64 bits: the 64-bit instantiation only.";
   } else if (!IndexBounds(plan_).collect(kernel, bounds)) {

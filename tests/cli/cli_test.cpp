@@ -533,6 +533,13 @@ TEST(Cli, CommandLineSlipsGetClearAnswers) {
   EXPECT_EQ(back.status, 1);
   EXPECT_THAT(back.err, HasSubstr("<stdin>:"));
   EXPECT_THAT(back.err, Not(HasSubstr("^"))) << "no line of the IR text is quoted";
+  // IR text recording later passes is not the IR after parse: a warning, as for the other
+  // recorded passes (it printed the input under that heading: a hunt).
+  CommandResult parse_of_tir = run_command(
+      tilec("compile tests/golden/issuer-only-waits/gemm.tir --print-ir-after parse -o /dev/null"));
+  EXPECT_EQ(parse_of_tir.status, 0) << parse_of_tir.err;
+  EXPECT_THAT(parse_of_tir.err, HasSubstr("--print-ir-after parse: the input already records 'parse'"));
+  EXPECT_THAT(parse_of_tir.err, Not(HasSubstr("IR after parse")));
   // IR that records its target goes on for it without --target (it was refused: "compile it with
   // --target sm_100a").
   CommandResult recorded = run_command(tilec("compile tests/golden/issuer-only-waits/gemm.tir -o /dev/null"));
@@ -575,6 +582,18 @@ TEST(Cli, AnIntegerDefineOfAFloatConstantIsAFloat) {
   std::memcpy(z, bytes.data(), sizeof z);
   for (float value : z) EXPECT_EQ(value, 0.5f);
   fs::remove_all(outputs);
+}
+
+// Static extents past 2^30 elements: the 32-bit instantiation could never run, and nvcc warned of
+// the extents it truncated there (#69-D, fatal under -Werror: a hunt).
+TEST(Cli, StaticExtentsPast2To30KeepOnlyThe64BitKernel) {
+  fs::path source = temp_file("static_huge.tile",
+      "kernel k(X: tensor<4294967296, 64, f32>, Z: tensor<4294967296, 64, f32>) grid tiles(4) as (i) {\n"
+      "  store Z[i, 0] = load X[i, 0] : <4, 64>;\n}\n");
+  CommandResult r = run_command(tilec("compile " + source.string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("A tensor of more than 2^30 elements by its static extents: the 64-bit instantiation only."));
+  EXPECT_THAT(r.out, Not(HasSubstr("k_kernel<int32_t>")));
 }
 
 // rand, randn and randint as a user reads them back (--outputs): 64 Ki draws of rand are uniform
@@ -1114,7 +1133,7 @@ TEST(Cli, RegisterTilesLiveAtOncePastTheBudgetAreWarnedAbout) {
   CommandResult wide = run_command(tilec("compile " + blockwise.string() + " -o /dev/null"));
   EXPECT_EQ(wide.status, 0) << wide.err;
   EXPECT_THAT(wide.err, HasSubstr(":6:80: warning: the register tiles live here need 256 registers per compute thread "
-                                  "(acc_1 128x256 f32: 128, t8 128x256 f32: 128), more than the 232 a compute thread "
+                                  "(acc_1 128x256 f32: 128, t11 128x256 f32: 128), more than the 232 a compute thread "
                                   "has on sm_90a: nvcc is likely to spill them"));
   CommandResult narrow = run_command(tilec("compile " + blockwise.string() + " -D BN=128 -o /dev/null"));
   EXPECT_EQ(narrow.err, "");

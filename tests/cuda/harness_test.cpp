@@ -256,6 +256,41 @@ int main() {
   if (!HasFailure()) std::filesystem::remove_all(directory);
 }
 
+// The harness's NAME=VALUE arguments: an extent is an integer from 0 to 2^62, a value a number;
+// anything else ends the program with a message (R=-5 aborted on a vector's length, R=1e30
+// became INT64_MIN, R=abc became 0: a hunt).
+TEST(Harness, ArgumentsThatAreNotNumbersOrExtentsEndTheProgram) {
+  const std::string cxx = host_cxx();
+  if (cxx.empty()) GTEST_SKIP() << "no host C++ compiler ($TILEC_HOST_CXX or c++)";
+  CommandResult emitted = tilec("compile samples/softmax.tile --emit-harness --target sm_90a");
+  ASSERT_EQ(emitted.status, 0) << emitted.err;
+  std::string helpers;
+  for (const char* head : {"static double harness_argument(", "static int64_t harness_extent("}) {
+    std::string text = definition_text(emitted.out, head);
+    ASSERT_FALSE(text.empty()) << head;
+    helpers += text + "\n";
+  }
+  const std::string program = "#include <cerrno>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
+                              "#include <cstdlib>\n#include <cstring>\n" + helpers +
+                              "int main(int argc, char** argv) {\n"
+                              "  std::printf(\"%lld %g\\n\", static_cast<long long>(harness_extent(argc, argv, \"R\", 7)),\n"
+                              "              harness_argument(argc, argv, \"alpha\", 0.5));\n}\n";
+  std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("tilec_harness_arguments_" + std::to_string(getpid()));
+  std::filesystem::create_directories(directory);
+  CommandResult built = build_host_program(cxx, directory, "arguments", program);
+  ASSERT_EQ(built.status, 0) << built.out << built.err << "\n" << program;
+  const std::string binary = "'" + (directory / "arguments").string() + "'";
+  EXPECT_EQ(run_command(binary).out, "7 0.5\n");
+  EXPECT_EQ(run_command(binary + " R=5 alpha=-2.5").out, "5 -2.5\n");
+  for (const char* bad : {"R=-5", "R=1e30", "R=abc", "R=", "R=99999999999999999999", "alpha=x"}) {
+    CommandResult refused = run_command(binary + " " + bad);
+    EXPECT_EQ(refused.status, 2) << bad << refused.out;
+    EXPECT_NE(refused.err.find(bad), std::string::npos) << refused.err;
+  }
+  if (!HasFailure()) std::filesystem::remove_all(directory);
+}
+
 // Each written tensor's tolerance: an integer is exact unless it is rounded from a float the
 // launcher sums in another order (an mma's accumulator, floored: one step off; its minimum too),
 // not when chosen by comparing such floats (an argmax, a count); a float tensor CTAs add to allows

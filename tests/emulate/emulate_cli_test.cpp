@@ -76,6 +76,14 @@ TEST(Emulate, ACuTilecDidNotWriteIsRejected) {
   CommandResult missing = run_command(tilec("emulate samples/vector_add.tile --cu " + (dir / "absent.cu").string()));
   EXPECT_EQ(missing.status, 1);
   EXPECT_THAT(missing.err, HasSubstr("cannot open"));
+  // A .cu with --emit-harness: its main() is for a GPU (the host compiler's error said only
+  // "'cudaMalloc' was not declared": a hunt).
+  CommandResult harness_cu = run_command(tilec("compile samples/vector_add.tile --emit-harness -o " +
+                                               (dir / "harness.cu").string()));
+  ASSERT_EQ(harness_cu.status, 0) << harness_cu.err;
+  CommandResult harness = run_command(tilec("emulate samples/vector_add.tile --cu " + (dir / "harness.cu").string()));
+  EXPECT_EQ(harness.status, 1);
+  EXPECT_THAT(harness.err, HasSubstr("was compiled with --emit-harness, whose check program runs on a GPU"));
   // A path the driver's #include cannot spell (an adversarial helper's directory with a '"').
   fs::create_directories(dir / "a\"b");
   CommandResult compiled = run_command(tilec("compile samples/vector_add.tile -o '" + (dir / "a\"b" / "k.cu").string() + "'"));

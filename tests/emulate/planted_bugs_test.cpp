@@ -143,14 +143,14 @@ const PlantedBug kBugs[] = {
      "TMEM misuse:"},
 
     // --- attention ---
-    {"sm90_attention_register_a_pairs", "attention", "sm_90a", kAttention, "t35_pairs[0], t35_pairs[1]",
-     "t35_pairs[1], t35_pairs[0]", kNumbers},
+    {"sm90_attention_register_a_pairs", "attention", "sm_90a", kAttention, "t38_pairs[0], t38_pairs[1]",
+     "t38_pairs[1], t38_pairs[0]", kNumbers},
     {"sm90_attention_missing_wgmma_fence", "attention", "sm_90a", kAttention,
      "          tilec_wgmma_fence();\n          tilec_wgmma_m64n64k16_bf16_register_a",
      "          tilec_wgmma_m64n64k16_bf16_register_a", "missing wgmma.fence:"},
     {"sm90_attention_quad_shuffle", "attention", "sm_90a", kAttention,
-     "t29[0] = max_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 2));",
-     "t29[0] = max_f32(t29[0], __shfl_xor_sync(0xffffffffu, t29[0], 4));", kNumbers},
+     "t32[0] = max_f32(t32[0], __shfl_xor_sync(0xffffffffu, t32[0], 2));",
+     "t32[0] = max_f32(t32[0], __shfl_xor_sync(0xffffffffu, t32[0], 4));", kNumbers},
     {"sm90_attention_v_released_before_mma_done", "attention", "sm_90a", kAttention,
      "          tilec_wgmma_wait<0>();  // the stage may be released once its last reader is done\n"
      "          if (compute_thread % 128 == 0) tilec_mbarrier_arrive(pipe_v_empty",
@@ -168,8 +168,8 @@ const PlantedBug kBugs[] = {
      "tilec_fence_proxy_async();  // the writes above are read by tcgen05.mma", "race:"},
     {"sm100_attention_row_exchange_barrier", "attention", "sm_100a", kAttention,
      "            tilec_named_barrier_sync(1, 256);  // the exchange is read before it is written again\n"
-     "          }\n          // stage_write pipe_buffer: t29",
-     "          }\n          // stage_write pipe_buffer: t29", kNumbers},
+     "          }\n          // stage_write pipe_buffer: t32",
+     "          }\n          // stage_write pipe_buffer: t32", kNumbers},
 
     // --- w8a16_linear: a weight TMA copies, which the compute threads dequantize into the B ---
     // The compute threads read the weight's slot without waiting for its TMA load: the producer

@@ -204,7 +204,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"axis_on_elementwise", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = exp(x, axis = 0);\n}", "exp() takes no axis", 3},
         ErrorCase{"function_arity", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  s = where(1.0, 2.0);\n}", "where() takes 3 arguments, got 2", 2},
         ErrorCase{"reduce_of_scalar", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  s = sum(1.0);\n}", "sum() reduces a tile", 2},
-        ErrorCase{"mean_of_integers", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = mean(x, axis = 0);\n}", "mean() of an i32 tile; convert it first: mean(cast(x, f32))", 3},
+        ErrorCase{"mean_of_integers", "kernel k(X: tensor<N, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = mean(x, axis = 0);\n}", "mean() of an i32 tile; convert it first: mean(cast(x, f32), axis = 0)", 3},
         ErrorCase{"transpose_of_a_row", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = transpose(x);\n}", "transpose() swaps the rows and columns of a 2-D tile, not tile<8, f32>", 3},
         ErrorCase{"argmax_needs_axis", "kernel k(X: tensor<N, N, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  s = argmax(x);\n}", "argmax() of tile<8, 8, f32> needs an axis: argmax(x, axis = 1) along the last axis (each row), axis = 0 along the first", 3},
         ErrorCase{"max_axis_two_operands", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  s = max(x, x, axis = 0);\n}", "max() along an axis takes one tile", 3},
@@ -232,6 +232,8 @@ INSTANTIATE_TEST_SUITE_P(
         // iota<300, u8> counted past 255: the interpreter kept 256.., the GPU wrapped them.
         ErrorCase{"iota_past_its_type", "kernel k(X: tensor<N, f32>) grid tiles(1) as (i) {\n  a = iota<300, u8>(0);\n  store X[i] = cast(a, f32);\n}", "this iota counts to 299 along axis 0, past u8's largest value 255: give it a wider element type (i32)", 2},
         ErrorCase{"keyword_given_twice", "kernel k(X: tensor<N, M, f32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <8, 8>;\n  store Y[i] = sum(x, axis = 1, axis = 0);\n}", "'axis' is given twice in this call; keep one", 3},
+        // The advice keeps the axis: without it the "fixed" kernel summed the whole tile (a hunt).
+        ErrorCase{"sum_of_a_mask_along_an_axis", "kernel k(X: tensor<R, N, f32>, Y: tensor<R, 1, i32>) grid tiles(1) as (i) {\n  x = load X[i, 0] : <4, 8>;\n  store Y[i, 0] = sum(x > 0.0, axis = 1);\n}", "sum() of an i1 tile; convert it first: sum(cast(mask, i32), axis = 1)", 3},
         ErrorCase{"sum_of_a_mask_expression", "kernel k(X: tensor<N, f32>, Y: tensor<1, i32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store Y[0] = reshape<1>(sum(x > 0.0));\n}", "sum() of an i1 tile; convert it first: sum(cast(mask, i32))", 3},
         // Other languages' spellings got a near name ("did you mean 'floor'?" for float(x); a CLI hunt).
         ErrorCase{"conversion_spelled_as_a_call", "kernel k(X: tensor<N, i32>, Y: tensor<N, f32>) grid tiles(1) as (i) {\n  x = load X[i] : <8>;\n  store Y[i] = float(x);\n}", "unknown function 'float': write cast(x, f32) (cast converts to any element type)", 3},

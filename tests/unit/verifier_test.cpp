@@ -43,6 +43,15 @@ kernel @k(%A: tensor<M, K, bf16>, %C: tensor<M, N, f32>) {
 
 TEST(Verifier, AcceptsValidIr) { EXPECT_EQ(verify_text(kValid), ""); }
 
+// An op's stage is one of its loop's (stage = 2^63 - 1 in a 2-stage loop overflowed the depth of
+// the pipes materialize-schedule made: a hunt's IR text).
+TEST(Verifier, AnOpsStageIsOneOfItsLoops) {
+  const std::string scheduled = replace_once(kValid, "{pipeline = 2}", "{pipeline = 2, stages = 2}");
+  EXPECT_EQ(verify_text(replace_once(scheduled, "%y = mma %a, %b, %x", "%y = mma %a, %b, %x {stage = 1}")), "");
+  EXPECT_THAT(verify_text(replace_once(scheduled, "%y = mma %a, %b, %x", "%y = mma %a, %b, %x {stage = 5}")),
+              HasSubstr("'mma': attribute 'stage' is 5, but its loop's schedule has 2 stages (0 to 1)"));
+}
+
 // A masked store's mask (the operand before its tile) may be an i1 scalar.
 TEST(Verifier, AcceptsAMaskedStore) {
   EXPECT_EQ(verify_text(replace_once(kValid, "store %C, %m, %n, %out", "store %C, %m, %n, %p, %out {masked}")), "");
@@ -77,6 +86,14 @@ INSTANTIATE_TEST_SUITE_P(
                "'randint': takes integer operands, not tile<64x64xf32, reg> and tile<64x1xf32, reg>"},
         Broken{"randint_result", "%p = cmp %m, %n {predicate = \"lt\"} : i1", "%p = randint %m, %n : i1",
                "'randint': result must be u32, not i1"},
+        // A grid's schedule is tiles or persistent ("tile" ran as tiles: a hunt's IR text).
+        Broken{"grid_schedule", "{schedule = \"tiles\"}", "{schedule = \"tile\"}",
+               "attribute 'schedule' must be \"tiles\" or \"persistent\", not \"tile\""},
+        // A misspelling of an attribute tilec reads ({acumulate} on a store made it overwrite).
+        Broken{"misspelled_attribute", "{predicate = \"lt\"} : i1", "{predicat = \"lt\"} : i1",
+               "unknown attribute 'predicat'; did you mean 'predicate'?"},
+        Broken{"stages_limit", "{pipeline = 2}", "{pipeline = 2, stages = 9223372036854775807}",
+               "attribute 'stages' is 9223372036854775807; a schedule has at most 4096"},
         // 2. terminators
         Broken{"missing_return", "  store %C, %m, %n, %out\n  return\n", "  store %C, %m, %n, %out\n", "its region must end with 'return'"},
         Broken{"terminator_inside", "    yield %y\n  }", "    yield %y\n    yield %y\n  }", "a terminator must be the last op"},

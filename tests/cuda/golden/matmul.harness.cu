@@ -334,6 +334,7 @@ extern "C" cudaError_t launch_matmul(const __half* A, const __half* B, float* C,
 // NAME=VALUE sets a dimension or a scalar; integers=1 fills float tensors with -1, 0 and 1.
 // ---------------------------------------------------------------------------------------------
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -351,12 +352,36 @@ extern "C" cudaError_t launch_matmul(const __half* A, const __half* B, float* C,
     }                                                                                        \
   } while (0)
 
-// `NAME=VALUE` from the command line, or `fallback`.
+// `NAME=VALUE` from the command line, or `fallback`; a VALUE that is no number ends the program.
 static double harness_argument(int argc, char** argv, const char* name, double fallback) {
   const size_t length = std::strlen(name);
   for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=')
-      return std::atof(argv[i] + length + 1);
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      char* end = nullptr;
+      const double value = std::strtod(argv[i] + length + 1, &end);
+      if (end == argv[i] + length + 1 || *end != '\0' || !std::isfinite(value)) {
+        std::fprintf(stderr, "%s: expected a number\n", argv[i]);
+        std::exit(2);
+      }
+      return value;
+    }
+  return fallback;
+}
+
+// An extent `NAME=N` (an integer, 0 to 2^62), or `fallback`; anything else ends the program.
+static int64_t harness_extent(int argc, char** argv, const char* name, int64_t fallback) {
+  const size_t length = std::strlen(name);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      char* end = nullptr;
+      errno = 0;
+      const long long value = std::strtoll(argv[i] + length + 1, &end, 10);
+      if (end == argv[i] + length + 1 || *end != '\0' || errno != 0 || value < 0 || value > (1ll << 62)) {
+        std::fprintf(stderr, "%s: expected an extent, an integer from 0 to 2^62\n", argv[i]);
+        std::exit(2);
+      }
+      return value;
+    }
   return fallback;
 }
 
@@ -486,9 +511,9 @@ __global__ void matmul_reference(const __half* A, const __half* B, float* C, int
 }
 
 static int check_matmul(int argc, char** argv) {
-  const int64_t M = static_cast<int64_t>(harness_argument(argc, argv, "M", 1000));
-  const int64_t K = static_cast<int64_t>(harness_argument(argc, argv, "K", 1000));
-  const int64_t N = static_cast<int64_t>(harness_argument(argc, argv, "N", 1000));
+  const int64_t M = harness_extent(argc, argv, "M", 1000);
+  const int64_t K = harness_extent(argc, argv, "K", 1000);
+  const int64_t N = harness_extent(argc, argv, "N", 1000);
   // check=0: time only (the reference then only counts its work).
   const bool check_reference = harness_argument(argc, argv, "check", 1) != 0;
   // integers=1: float tensors hold -1, 0 and 1, so sums of products stay whole (exact in any order

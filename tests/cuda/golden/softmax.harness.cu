@@ -449,6 +449,7 @@ extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaS
 // NAME=VALUE sets a dimension or a scalar; integers=1 fills float tensors with -1, 0 and 1.
 // ---------------------------------------------------------------------------------------------
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -466,12 +467,36 @@ extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaS
     }                                                                                        \
   } while (0)
 
-// `NAME=VALUE` from the command line, or `fallback`.
+// `NAME=VALUE` from the command line, or `fallback`; a VALUE that is no number ends the program.
 static double harness_argument(int argc, char** argv, const char* name, double fallback) {
   const size_t length = std::strlen(name);
   for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=')
-      return std::atof(argv[i] + length + 1);
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      char* end = nullptr;
+      const double value = std::strtod(argv[i] + length + 1, &end);
+      if (end == argv[i] + length + 1 || *end != '\0' || !std::isfinite(value)) {
+        std::fprintf(stderr, "%s: expected a number\n", argv[i]);
+        std::exit(2);
+      }
+      return value;
+    }
+  return fallback;
+}
+
+// An extent `NAME=N` (an integer, 0 to 2^62), or `fallback`; anything else ends the program.
+static int64_t harness_extent(int argc, char** argv, const char* name, int64_t fallback) {
+  const size_t length = std::strlen(name);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      char* end = nullptr;
+      errno = 0;
+      const long long value = std::strtoll(argv[i] + length + 1, &end, 10);
+      if (end == argv[i] + length + 1 || *end != '\0' || errno != 0 || value < 0 || value > (1ll << 62)) {
+        std::fprintf(stderr, "%s: expected an extent, an integer from 0 to 2^62\n", argv[i]);
+        std::exit(2);
+      }
+      return value;
+    }
   return fallback;
 }
 
@@ -592,7 +617,7 @@ __global__ void softmax_reference(const float* X, float* Y, int64_t R, unsigned 
 }
 
 static int check_softmax(int argc, char** argv) {
-  const int64_t R = static_cast<int64_t>(harness_argument(argc, argv, "R", 1000));
+  const int64_t R = harness_extent(argc, argv, "R", 1000);
   // integers=1: float tensors hold -1, 0 and 1, so sums of products stay whole (exact in any order
   // while they fit the type's mantissa: an mma result cast to 8 bits then matches the reference's).
   const bool integers = harness_argument(argc, argv, "integers", 0) != 0;
