@@ -318,7 +318,8 @@ Operand Lowering::lower_atan2(const Expr& e, const Builtin&, const Expr*) {
 // a dropout mask instead of storing it. The two are integers of any types (numbers, index values,
 // integer tiles), each read as its 64-bit value, and broadcast together. randint is the word itself; rand its top
 // 24 bits scaled to [0, 1), every value a multiple of 2^-24; randn a standard normal by
-// Box-Muller from the words of the seed (its radius, from (0, 1]) and of the seed ^ 2^62 (its angle).
+// Box-Muller from the words of the seed ^ 2^61 (its radius, from (0, 1]) and of the seed ^ 2^62
+// (its angle).
 Operand Lowering::lower_random(const Expr& e, const Builtin&, const Expr*) {
   const std::string& f = e.name;
   Value* words[2] = {nullptr, nullptr};
@@ -337,8 +338,11 @@ Operand Lowering::lower_random(const Expr& e, const Builtin&, const Expr*) {
       error(e.location, fmt::format("{}() takes an integer seed and offset (any integer type, or an index), and {} is "
                                     "{}{}",
                                     f, text, v->type().to_source_string(),
-                                    is_float(element) ? fmt::format("; a float's bits are bitcast({}, i32)",
-                                                                    text.find(' ') == std::string::npos ? text : "x")
+                                    is_float(element) ? fmt::format("; a float's bits are bitcast({}, {})",
+                                                                    text.find(' ') == std::string::npos ? text : "x",
+                                                                    byte_size(element) == 4   ? "i32"
+                                                                    : byte_size(element) == 2 ? "i16"
+                                                                                              : "i8")
                                                       : "; cast(mask, i32) makes a mask 0 or 1"));
       return {};
     }
@@ -370,13 +374,18 @@ Operand Lowering::lower_random(const Expr& e, const Builtin&, const Expr*) {
   };
   if (f == "randint") return Operand{create(OpKind::randint, {vs, vo}, u32, e.location)};
   if (f == "rand") return Operand{uniform(vs, 0)};
-  Value* radius_draw = uniform(vs, 0x1p-24);
-  // The angle's key: the seed (a scalar as a rule: cheap to widen) with bit 62 set.
+  // randn's two words come from keys of their own, the seed with bit 61 or bit 62 flipped (the
+  // seed a scalar as a rule: cheap to widen), so a normal drawn where rand draws is independent
+  // of it (dropout plus noise at one seed and offset: with rand's word as its radius, the kept
+  // elements' noise had variance 0.31, a hunt).
   Value* wide_seed = vs->type().element() == ScalarKind::i64
                          ? vs
                          : create(OpKind::cast, {vs}, in_registers(vs->type().with_element(ScalarKind::i64)), e.location);
-  Value* angle_key = create(OpKind::xor_, {wide_seed, number(0x1p62, ScalarKind::i64)}, wide_seed->type(), e.location);
-  Value* angle = create(OpKind::mul, {uniform(angle_key, 0), number(6.2831853071795864769, ScalarKind::f32)}, f32,
+  auto flipped = [&](double bit) {
+    return create(OpKind::xor_, {wide_seed, number(bit, ScalarKind::i64)}, wide_seed->type(), e.location);
+  };
+  Value* radius_draw = uniform(flipped(0x1p61), 0x1p-24);
+  Value* angle = create(OpKind::mul, {uniform(flipped(0x1p62), 0), number(6.2831853071795864769, ScalarKind::f32)}, f32,
                         e.location);
   Value* radius = create(OpKind::sqrt,
                          {create(OpKind::mul, {create(OpKind::log, {radius_draw}, f32, e.location),

@@ -211,6 +211,12 @@ class IndexBounds {
       return std::nullopt;
     }
     const Operation& op = *value->defining_op();
+    // An unsigned value a difference, a negation or a complement made wraps to the top of its type
+    // (0 - 1 in u32 is 2^32 - 1), however small its operands (a hunt's cast(s - 1, index)).
+    if (const std::optional<IntegerRange> range = integer_range(value->type().element());
+        range && range->lowest == 0 && value->type().element() != ScalarKind::i1 &&
+        (op.kind() == OpKind::sub || op.kind() == OpKind::neg || op.kind() == OpKind::not_))
+      return Bound::of_number(static_cast<double>(range->highest));
     auto a = op.num_operands() > 0 ? of(op.operand(0)) : std::nullopt;
     auto b = op.num_operands() > 1 ? of(op.operand(1)) : std::nullopt;
     switch (op.kind()) {

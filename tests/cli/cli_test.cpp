@@ -644,6 +644,13 @@ TEST(Cli, RandomNumbersHaveTheirDistributions) {
   EXPECT_NEAR(g_squares / n, 1.0, 5 * std::sqrt(2 / n));
   EXPECT_NEAR(tails / n, 0.05, 5 * std::sqrt(0.05 * 0.95 / n));
   EXPECT_LT(same, 16u) << "seeds 7 and 8 drew the same numbers";
+  // randn is independent of rand at the same seed and offset: the normals where rand kept an
+  // element (dropout plus noise) still have variance 1 (0.31 when randn's radius was rand's word).
+  double kept_squares = 0;
+  size_t kept = 0;
+  for (size_t i = 0; i < kCount; ++i)
+    if (u[i] >= 0.5f) kept_squares += double(g[i]) * g[i], ++kept;
+  EXPECT_NEAR(kept_squares / kept, 1.0, 5 * std::sqrt(2.0 / kept));
   fs::remove_all(outputs);
 }
 

@@ -579,12 +579,18 @@ TEST(EmulateRuntime, AnUnsignedCastOfANegativeScalarKeepsIndicesIn64Bits) {
              "kernel wide(X: tensor<N, f32>, Z: tensor<N, f32>, s: i64) grid tiles(cdiv(N, 256)) as (i) {\n"
              "  store Z[i] = load X at [i * 256 + cast(cast(s, u32), index)] : <256>;\n}\n"
              "kernel scaled(X: tensor<N, f32>, Z: tensor<N, f32>, t: i32) grid tiles(cdiv(N, 256)) as (i) {\n"
-             "  store Z[i] = load X at [i * 256 + cast(cast(t, u16), index) * 65537 + 1] : <256>;\n}\n");
+             "  store Z[i] = load X at [i * 256 + cast(cast(t, u16), index) * 65537 + 1] : <256>;\n}\n"
+             // u32 arithmetic that wraps to the top: 0 - 1, -0 - ..., ~0 (an adversarial review's)
+             "kernel wrapped(X: tensor<N, f32>, Z: tensor<N, f32>, u: u32) grid tiles(cdiv(N, 256)) as (i) {\n"
+             "  store Z[i] = load X at [i * 256 + cast(u - 1, index)] : <256> + load X at [i * 256 + cast(-(u + 1), index)] "
+             ": <256> + load X at [i * 256 + cast(~u, index)] : <256>;\n"
+             "  store Z at [i * 256 + cast(u - 1, index) + 1] = load X[i] : <256>;\n}\n");
   CommandResult r = run_command(tilec("emulate " + (dir / "unsigned_index.tile").string() +
-                                      " --dims N=1000 --scalar s=-1,t=-1 --plain-tiles registers --schedules 1"));
+                                      " --dims N=1000 --scalar s=-1,t=-1,u=0 --plain-tiles registers --schedules 1"));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("kernel wide [N=1000] sm_90a, schedule eager: Z ok"));
   EXPECT_THAT(r.out, HasSubstr("kernel scaled [N=1000] sm_90a, schedule eager: Z ok"));
+  EXPECT_THAT(r.out, HasSubstr("kernel wrapped [N=1000] sm_90a, schedule eager: Z ok"));
   fs::remove_all(dir);
 }
 
