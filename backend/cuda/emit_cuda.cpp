@@ -312,6 +312,19 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       forms[i].registers = any_registers = plan.register_tiles = true;
       forms[i].threads = layout->threads;
       forms[i].shared_bytes = cuda::emit_register_kernel(plan, *layout, kernels);
+      // The threads' partial results (a column sum's: threads x slots) are exchanged in shared
+      // memory: past the budget the launch fails (a review's LayerNorm dgamma compiled, then
+      // could not launch).
+      if (forms[i].shared_bytes > options.target->shared_memory_bytes) {
+        diagnostics.error(plan.kernel->location(),
+                          fmt::format("kernel @{} keeps its tiles in registers, but its threads exchange {} bytes of "
+                                      "partial results in shared memory (reductions along axis 0 or across "
+                                      "threads: {}); the {} budget is {} bytes ({} KiB): use tiles of fewer columns",
+                                      kernel_name(*plan.kernel), forms[i].shared_bytes, layout->describe(),
+                                      options.target->name, options.target->shared_memory_bytes,
+                                      options.target->shared_memory_bytes / 1024));
+        failed = true;
+      }
       continue;
     }
     forms[i].reason = choices[i].reason;

@@ -596,6 +596,19 @@ TEST(Cli, StaticExtentsPast2To30KeepOnlyThe64BitKernel) {
   EXPECT_THAT(r.out, Not(HasSubstr("k_kernel<int32_t>")));
 }
 
+// A column sum over rows spread across threads exchanges threads x slots partials in shared
+// memory; past the budget the kernel compiled and its launch failed (an adversarial review).
+TEST(Cli, RegisterTilesWhoseExchangePassesSharedMemoryAreRefused) {
+  fs::path source = temp_file("colsum.tile",
+      "kernel colsum(X: tensor<R, C, i8>, S: tensor<1, C, i32>) grid tiles(cdiv(R, 2), cdiv(C, 13824)) as (r, c) {\n"
+      "  store S[0, c] += sum(cast(load X[r, c] : <2, 13824>, i32), axis = 0);\n}\n");
+  CommandResult r = run_command(tilec("compile " + source.string() + " -o /dev/null"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("error: kernel @colsum keeps its tiles in registers, but its threads exchange 262144 "
+                               "bytes of partial results in shared memory"));
+  EXPECT_THAT(r.err, HasSubstr("the sm_90a budget is 232448 bytes (227 KiB): use tiles of fewer columns"));
+}
+
 // rand, randn and randint as a user reads them back (--outputs): 64 Ki draws of rand are uniform
 // on [0, 1) (mean 1/2, variance 1/12, multiples of 2^-24), of randn standard normal (mean 0,
 // variance 1, 5 % beyond ±1.96), each within several standard errors; randint(0, 0) is
