@@ -289,8 +289,15 @@ std::optional<std::string> emit_cuda(const Module& module, const CudaEmitOptions
       failed = true;
       continue;
     }
+    // The shared form as a way out only where its buffers fit (the advice led 36 of 40 kernels a
+    // hunt followed it with into the shared-memory error).
     if (!choice.spill.empty())
-      diagnostics.warning(choice.spill_at.known() ? choice.spill_at : kernel->location(), choice.spill);
+      diagnostics.warning(choice.spill_at.known() ? choice.spill_at : kernel->location(),
+                          plan->shared_bytes <= options.target->shared_memory_bytes
+                              ? fmt::format("{}, or compile with --plain-tiles shared (its {} bytes of shared memory "
+                                            "fit)",
+                                            choice.spill, plan->shared_bytes)
+                              : choice.spill);
     plans.push_back(std::move(*plan));
     choices.push_back(std::move(choice));
   }

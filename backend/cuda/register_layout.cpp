@@ -226,8 +226,7 @@ LayoutChoice choose_register_layout(const Operation& kernel, int64_t vector_byte
     }
     choice.spill = fmt::format("{} tiles live here take {} registers per thread in the register form ({}), more than "
                                "the {} a thread can spare in a CTA of {} threads: nvcc is likely to spill some to "
-                               "local memory; use smaller tiles, keep fewer live at once, or compile with "
-                               "--plain-tiles shared",
+                               "local memory; use smaller tiles, or keep fewer live at once",
                                peak.holders.size(), peak.total, fmt::join(tiles, ", "), spare, layout.threads);
     choice.spill_at = peak.at->location();
   }
