@@ -1763,14 +1763,18 @@ bool Analysis::report_shared_memory_overflow() {
                        per_slot * deepest_ring,
                        shallower > 0 ? fmt::format(", the shallower ones {} bytes", shallower) : "");
   const std::string fits = fitting > 0 ? fmt::format(" ({} fit{})", fitting, fitting == 1 ? "s" : "") : "";
-  std::string fix = "use smaller tiles";
-  if (deepest && deepest->has_attr("pipeline"))
-    fix = fmt::format("use fewer stages{}: pipeline({}) here, or smaller tiles", fits,
-                      deepest->int_attr("pipeline"));
-  else if (deepest && deepest->get(attr::stages) > 1)
+  // Fewer stages only where some count fits, and the count that does (a hunt followed "pipeline(2)
+  // (or 3, 4)" into the same error, and "fewer stages: pipeline(1) here" had none to give).
+  std::string fix = fitting > 0 ? "use smaller tiles"
+                                : "no stage count fits, even one slot each: use smaller tiles (fewer columns of K per "
+                                  "step, BK, or of the output, BN)";
+  if (fitting > 0 && deepest && deepest->has_attr("pipeline"))
+    fix = fmt::format("use fewer stages: this loop's pipeline({}) as pipeline({}) fits, or use smaller tiles",
+                      deepest->int_attr("pipeline"), fitting);
+  else if (fitting > 0 && deepest && deepest->get(attr::stages) > 1)
     fix = fmt::format("this loop has no pipeline(S), and its schedule is {} stages deep: bound it with "
-                      "pipeline(2) (or 3, 4), or use smaller tiles",
-                      deepest->get(attr::stages));
+                      "pipeline({}), which fits, or use smaller tiles",
+                      deepest->get(attr::stages), fitting);
   else if (fitting > 0)
     fix = fmt::format("use fewer stages{} or smaller tiles", fits);
   // At the loop whose ring overflows, which is where the fix is written.

@@ -182,12 +182,23 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
                         Case{"sm_90a", " -D STAGES=6", "samples/gemm.tile:11:3: error: kernel @gemm needs 296128 bytes of shared memory "
                                                          "for its stage buffers and barriers; the stage buffers 6 slots deep take "
                                                          "49152 bytes a slot (294912 bytes); the sm_90a budget is 232448 bytes (227 "
-                                                         "KiB): use fewer stages (4 fit): pipeline(6) here, or smaller tiles"}}) {
+                                                         "KiB): use fewer stages: this loop's pipeline(6) as pipeline(4) fits, or "
+                                                         "use smaller tiles"}}) {
     SCOPED_TRACE(std::string(c.target) + c.defines);
     CommandResult r = compile_gemm(c.target, c.defines);
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+}
+
+// No stage count fits: it said "use fewer stages: pipeline(1) here" at pipeline(1) (a hunt).
+TEST(TensorCore, WhenNoStageCountFitsTheErrorSaysSo) {
+  CommandResult r = run_command(tilec_binary() + " compile samples/linear.tile -D BK=320 -D STAGES=1 -o /dev/null");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("samples/linear.tile:13:3: error: kernel @linear needs 246816 bytes of shared memory"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(227 KiB): no stage count fits, even one slot each: use smaller tiles"), std::string::npos)
+      << r.err;
 }
 
 // The figures of the shared-memory error add up: a tile loaded once per tile before the loop (X,
@@ -208,8 +219,8 @@ TEST(TensorCore, TheSharedMemoryErrorCountsTheRingApartFromShallowerBuffers) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(":5:3: error: kernel @mlp_chain needs 238896 bytes of shared memory for its stage buffers "
                        "and barriers; the stage buffers 9 slots deep take 24576 bytes a slot (221184 bytes), the "
-                       "shallower ones 16384 bytes; the sm_90a budget is 232448 bytes (227 KiB): use fewer stages (8 "
-                       "fit)"),
+                       "shallower ones 16384 bytes; the sm_90a budget is 232448 bytes (227 KiB): use fewer stages: this "
+                       "loop's pipeline(9) as pipeline(8) fits"),
             std::string::npos)
       << r.err;
   std::filesystem::remove(file);
