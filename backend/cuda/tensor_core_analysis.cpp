@@ -546,9 +546,16 @@ bool Analysis::check_op(const Operation& op, bool producer) {
         return true;
       if (producer || op.int_attr("axis", -1) != 1 || input.rank() != 2 ||
           (input.element() != ScalarKind::f32 && input.element() != ScalarKind::i32))
-        return unsupported(op, fmt::format("this '{}' of a {} tile (compute agents reduce 2-D f32 and i32 tiles along "
-                                           "axis 1; cast to f32 first)",
-                                           op.name(), to_string(input.element())));
+        // Say which rule the tile breaks: its type, its rank or its axis (a 1-D f32 tile was told to
+        // cast to f32: a hunt).
+        return unsupported(op, fmt::format("this '{}' of a {} (compute agents reduce 2-D f32 and i32 tiles along axis "
+                                           "1{})",
+                                           op.name(), input.to_source_string(),
+                                           producer ? ", on the compute threads"
+                                           : input.element() != ScalarKind::f32 && input.element() != ScalarKind::i32
+                                               ? "; cast to f32 first"
+                                           : input.rank() != 2 ? "; this one is not 2-D"
+                                                               : ", or along axis 0 into a combining store"));
       return true;
     }
     case OpKind::scan_sum:
@@ -1364,8 +1371,15 @@ bool Analysis::hold_store(const Operation& op) {
     if (store_mask(op))
       return unsupported(op, fmt::format("a masked store of a reduction along axis 0; mask the reduced tile instead "
                                          "(where(mask, x, {}) before the reduction)",
-                                         store_combine(op) == StoreCombine::add ? "0.0"
-                                         : store_combine(op) == StoreCombine::max ? "-1.0e30" : "1.0e30"));
+                                         // the combine's identity in the stored type (-1.0e30 was refused for
+                                         // an i32 accumulator: a hunt)
+                                         is_float(value->type().element())
+                                             ? (store_combine(op) == StoreCombine::add   ? "0.0"
+                                                : store_combine(op) == StoreCombine::max ? "-1.0e30"
+                                                                                          : "1.0e30")
+                                             : (store_combine(op) == StoreCombine::add   ? "0"
+                                                : store_combine(op) == StoreCombine::max ? "-2147483648"
+                                                                                          : "2147483647")));
     StorePlan plan;
     plan.tensor = op.operand(0);
     plan.folded = def;

@@ -30,8 +30,8 @@ std::string FragmentLayout::unsupported(int64_t rows, int64_t columns) const {
                        warpgroups_ == 1 ? 128 : 64, warpgroups_ == 1 ? 2 : 1, warpgroups_ == 1 ? "s" : "");
   if (columns != 1 && columns % 8 != 0)
     return fmt::format("{} columns (a WGMMA fragment holds one column or a multiple of 8: store such columns one "
-                       "at a time, or pad the tile to 8 columns)",
-                       columns);
+                       "at a time, or pad the tile to {} columns)",
+                       columns, (columns + 7) / 8 * 8);
   return "";
 }
 

@@ -201,6 +201,42 @@ TEST(TensorCore, WhenNoStageCountFitsTheErrorSaysSo) {
       << r.err;
 }
 
+// Advice a hunt followed literally: the masked axis-0 reduction's fill is the combine's identity in
+// the stored type (-1.0e30 was refused for an i32 accumulator), a 1-D tile's reduction says it is
+// not 2-D (it said "cast to f32 first" of an f32 tile), and the padding names the next multiple
+// of 8 (it said "pad the tile to 8 columns" of 60).
+TEST(TensorCore, RefusalsAdviseWhatFits) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tilec_advice_" + std::to_string(::getpid()) + ".tile");
+  write_file(file,
+             "kernel masked(X: tensor<M, K, i8>, W: tensor<N, K, i8>, Y: tensor<M, N, i32>, CS: tensor<1, N, i32>)\n"
+             "    grid persistent(cdiv(M, 128), cdiv(N, 128)) as (m, n) {\n"
+             "  acc = zeros<128, 128, i32>();\n"
+             "  for k in 0 .. cdiv(K, 128) pipeline(3) carry (acc) {\n"
+             "    acc = mma(load X[m, k] : <128, 128>, transpose(load W[n, k] : <128, 128>), acc);\n  }\n"
+             "  store Y[m, n] = acc;\n"
+             "  store CS[0, n] max= max(acc, axis = 0) if iota<1, 128, i32>(1) < 64;\n}\n"
+             "kernel vector_sum(X: tensor<M, K, bf16>, W: tensor<K, N, bf16>, Y: tensor<M, N, f32>, B: tensor<N, f32>, "
+             "R: tensor<N, f32>)\n"
+             "    grid persistent(cdiv(M, 128), cdiv(N, 128)) as (m, n) {\n"
+             "  acc = zeros<128, 128, f32>();\n"
+             "  for k in 0 .. cdiv(K, 64) carry (acc) {\n"
+             "    acc = mma(load X[m, k] : <128, 64>, load W[k, n] : <64, 128>, acc);\n  }\n"
+             "  b = load B[n] : <128>;\n  store Y[m, n] = acc + b;\n  store R[n] += sum(b * 2.0, axis = 0);\n}\n");
+  CommandResult r = run_command(tilec_binary() + " compile " + file.string() + " -o /dev/null");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("mask the reduced tile instead (where(mask, x, -2147483648) before the reduction)"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("this 'reduce_sum' of a tile<128, f32> (compute agents reduce 2-D f32 and i32 tiles along "
+                       "axis 1; this one is not 2-D)"),
+            std::string::npos) << r.err;
+  std::filesystem::remove(file);
+  CommandResult padded = run_command(tilec_binary() + " compile samples/attention.tile -D BKV=60 -o /dev/null");
+  EXPECT_NE(padded.err.find("60 columns (a WGMMA fragment holds one column or a multiple of 8: store such columns "
+                            "one at a time, or pad the tile to 64 columns)"),
+            std::string::npos) << padded.err;
+}
+
 // The figures of the shared-memory error add up: a tile loaded once per tile before the loop (X,
 // one slot) is not a slot of the ring, which it was counted in (238896 bytes needed, "40960 bytes
 // a slot, 9 slots deep"; found by a helper writing kernels from the docs).
