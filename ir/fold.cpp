@@ -52,7 +52,7 @@ constexpr FoldRule kRules[] = {
     {OpKind::or_, [](int64_t a, int64_t b) -> Result { return a | b; }},
     {OpKind::xor_, [](int64_t a, int64_t b) -> Result { return a ^ b; }},
     {OpKind::shl, [](int64_t a, int64_t b) -> Result {  // only where no bit is lost: the value a · 2^b
-       if (b < 0 || b > 62) return std::nullopt;
+       if (b < 0 || b > 63) return std::nullopt;  // -1 << 63 is INT64_MIN; 1 << 63 loses its bit
        const int64_t shifted = static_cast<int64_t>(static_cast<uint64_t>(a) << b);
        if ((shifted >> b) != a) return std::nullopt;
        return shifted;

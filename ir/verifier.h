@@ -10,9 +10,9 @@ namespace tilec {
 // verifier refuses the attribute in IR text or from a pass.
 inline constexpr int64_t kMaxPipelineStages = 16;
 // A published schedule's `stages` (generate-schedule's; a loop's pipeline asks for fewer) is at
-// most this many, where the run's barriers end: a count past it in IR text overflowed the depth
-// of the pipes materialize-schedule makes.
-inline constexpr int64_t kMaxScheduleStages = 4096;
+// most this many, an mbarrier's slots (verify_sync_ops): a count past it in IR text overflowed the
+// depth of the pipes materialize-schedule makes, or the barriers insert-sync makes.
+inline constexpr int64_t kMaxScheduleStages = 1024;
 // An op's `latency` and the cycles of its `resources` (build-resources' footprint) are at most
 // this many: within the scheduler's limits (passes/schedule/loop_graph.cpp), far above any model's.
 inline constexpr int64_t kMaxOpLatency = 1 << 16;

@@ -220,6 +220,12 @@ int run_run(RunOptions options) {
   runtime::SymbolBindings symbols;
   if (!parse_dims(options.dims, symbols)) return 1;
   if (!parse_scalars(options.scalar_items, options.scalars)) return 1;
+  // The run's results go to standard output: a report there would run into them (a docs audit).
+  if (options.report == "-") {
+    fmt::print(stderr, "tilec: error: --report -: the run's results go to standard output; give the report a "
+                       "path\n");
+    return 1;
+  }
   // The report onto the input replaced the kernel's source with HTML (a hunt), as compile refuses.
   if (!options.report.empty() && options.input != "-" && same_file(options.input, options.report)) {
     fmt::print(stderr, "tilec: error: the input and --report are the same file '{}'; writing it would destroy the "

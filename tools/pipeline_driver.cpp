@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "backend/cuda/cuda_syntax.h"
 #include "ir/clone.h"
@@ -50,7 +51,8 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
                  total > 0 ? 100.0 * t.milliseconds / total : 0.0, t.name);
   }
   // Diagnostics are shown on success too: passes may have warned.
-  if (!diagnostics.diagnostics().empty()) fmt::print(stderr, "{}", diagnostics.render_all());
+  // A warning that cannot be written (standard error closed or full) does not fail the compile.
+  if (!diagnostics.diagnostics().empty()) std::fputs(diagnostics.render_all().c_str(), stderr);
   switch (status) {
     case PipelineStatus::ok: return 0;
     case PipelineStatus::input_error: return 1;
@@ -65,7 +67,7 @@ std::optional<std::string> emit_cuda_reporting(const Module& module, const CudaE
   auto cuda = emit_cuda(module, options, diagnostics);
   // The backend's errors, or its warnings (an accumulator budget nvcc will spill past).
   for (size_t i = reported; i < diagnostics.diagnostics().size(); ++i)
-    fmt::print(stderr, "{}", diagnostics.render(diagnostics.diagnostics()[i]));
+    std::fputs(diagnostics.render(diagnostics.diagnostics()[i]).c_str(), stderr);  // as run_pipeline's
   return cuda;
 }
 

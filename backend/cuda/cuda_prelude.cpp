@@ -309,6 +309,12 @@ __host__ __device__ inline uint32_t tilec_randint(int64_t seed, int64_t offset) 
   uint32_t c0 = static_cast<uint32_t>(offset), c1 = static_cast<uint32_t>(static_cast<uint64_t>(offset) >> 32);
   uint32_t c2 = 0, c3 = 0;
   uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(static_cast<uint64_t>(seed) >> 32);
+  // Not unrolled: a register tile's 64 draws, each unrolled ten rounds deep, were interleaved by
+  // ptxas into 13 KB of spills a thread (a 4 x 4096 dropout; an adversarial review); a loop keeps
+  // one draw's six words live at a time.
+#ifdef __CUDA_ARCH__
+#pragma unroll 1
+#endif
   for (int round = 0; round < 10; ++round) {
     const uint64_t product0 = 0xD2511F53ull * c0, product1 = 0xCD9E8D57ull * c2;
     const uint32_t next0 = static_cast<uint32_t>(product1 >> 32) ^ c1 ^ k0;

@@ -200,6 +200,24 @@ static double harness_argument(int argc, char** argv, const char* name, double f
   return fallback;
 }
 
+// An integer scalar `NAME=N` (any 64-bit integer, read exactly: a seed past 2^53 was rounded
+// through a double), or `fallback`; anything else ends the program.
+static long long harness_integer(int argc, char** argv, const char* name, long long fallback) {
+  const size_t length = std::strlen(name);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      char* end = nullptr;
+      errno = 0;
+      const long long value = std::strtoll(argv[i] + length + 1, &end, 10);
+      if (end == argv[i] + length + 1 || *end != '\0' || errno != 0) {
+        std::fprintf(stderr, "%s: expected an integer\n", argv[i]);
+        std::exit(2);
+      }
+      return value;
+    }
+  return fallback;
+}
+
 // An extent `NAME=N` (an integer, 0 to 2^62), or `fallback`; anything else ends the program.
 static int64_t harness_extent(int argc, char** argv, const char* name, int64_t fallback) {
   const size_t length = std::strlen(name);
@@ -384,14 +402,16 @@ void emit_check(const HarnessKernel& kernel, std::string& out) {
     if (type.is_tensor()) continue;
     ScalarKind kind = type.element();
     std::string_view element = element_type(kind);
-    std::string value = fmt::format("harness_argument(argc, argv, \"{}\", {})", source_name(param),
+    std::string value = fmt::format("{}(argc, argv, \"{}\", {})",
+                                    is_float(kind) ? "harness_argument" : "harness_integer", source_name(param),
                                     is_float(kind) ? "0.5" : "3");
     if (is_float(kind)) value = fmt::format("from_f32<{}>(static_cast<float>({}))", element, value);
     else if (kind == ScalarKind::i1) value = fmt::format("({} != 0)", value);
     else value = fmt::format("static_cast<{}>({})", element, value);
     writer.line(fmt::format("const {} {} = {};", element, param.name, value));
-    report_format += fmt::format(" {}=%g", source_name(param));
-    report_values += fmt::format(", harness_double({})", param.name);
+    report_format += fmt::format(" {}={}", source_name(param), is_float(kind) ? "%g" : "%lld");
+    report_values += is_float(kind) ? fmt::format(", harness_double({})", param.name)
+                                    : fmt::format(", static_cast<long long>({})", param.name);
   }
   std::string check = kernel.counts_work ? names.unique("check_reference") : "";
   if (kernel.counts_work) {

@@ -1782,7 +1782,7 @@ bool Analysis::report_shared_memory_overflow() {
   std::string fix = fitting > 0 ? "use smaller tiles"
                                 : "no stage count fits, even one slot each: use smaller tiles (fewer columns of K per "
                                   "step, BK, or of the output, BN)";
-  if (fitting > 0 && deepest && deepest->has_attr("pipeline"))
+  if (fitting > 0 && deepest && deepest->has_attr("pipeline") && fitting < deepest->int_attr("pipeline"))
     fix = fmt::format("use fewer stages: this loop's pipeline({}) as pipeline({}) fits, or use smaller tiles",
                       deepest->int_attr("pipeline"), fitting);
   else if (fitting > 0 && deepest && deepest->get(attr::stages) > 1)

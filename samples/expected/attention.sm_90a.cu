@@ -459,9 +459,11 @@ inline cudaError_t tilec_tensor_map(CUtensorMap* map, CUtensorMapDataType type, 
                                     uint32_t box_columns, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   // TMA needs a 16-byte aligned base and row pitch (e.g. bf16 rows of a multiple of 8 elements),
   // and its coordinates are signed 32-bit: an extent past 2^31 - 1 would be encoded (the driver
-  // takes up to 2^32) but boxes past there never addressed (loads of zeros, dropped stores).
+  // takes up to 2^32) but boxes past there never addressed (loads of zeros, dropped stores); and
+  // tilec_tma_coordinate saturates computed coordinates at 2^31 - 257, which must lie past the end.
+  constexpr int64_t kLargest = INT32_MAX - 256;
   if ((rank != 2 && rank != 3) || batches < 1 || rows < 1 || columns < 1 || row_bytes % 16 != 0 ||
-      reinterpret_cast<uintptr_t>(base) % 16 != 0 || batches > INT32_MAX || rows > INT32_MAX || columns > INT32_MAX)
+      reinterpret_cast<uintptr_t>(base) % 16 != 0 || batches > kLargest || rows > kLargest || columns > kLargest)
     return cudaErrorInvalidValue;
   const cuuint64_t extents[3] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows),
                                  static_cast<cuuint64_t>(batches)};

@@ -265,7 +265,8 @@ TEST(Harness, ArgumentsThatAreNotNumbersOrExtentsEndTheProgram) {
   CommandResult emitted = tilec("compile samples/softmax.tile --emit-harness --target sm_90a");
   ASSERT_EQ(emitted.status, 0) << emitted.err;
   std::string helpers;
-  for (const char* head : {"static double harness_argument(", "static int64_t harness_extent("}) {
+  for (const char* head : {"static double harness_argument(", "static int64_t harness_extent(",
+                           "static long long harness_integer("}) {
     std::string text = definition_text(emitted.out, head);
     ASSERT_FALSE(text.empty()) << head;
     helpers += text + "\n";
@@ -273,17 +274,18 @@ TEST(Harness, ArgumentsThatAreNotNumbersOrExtentsEndTheProgram) {
   const std::string program = "#include <cerrno>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
                               "#include <cstdlib>\n#include <cstring>\n" + helpers +
                               "int main(int argc, char** argv) {\n"
-                              "  std::printf(\"%lld %g\\n\", static_cast<long long>(harness_extent(argc, argv, \"R\", 7)),\n"
-                              "              harness_argument(argc, argv, \"alpha\", 0.5));\n}\n";
+                              "  std::printf(\"%lld %g %lld\\n\", static_cast<long long>(harness_extent(argc, argv, \"R\", 7)),\n"
+                              "              harness_argument(argc, argv, \"alpha\", 0.5), harness_integer(argc, argv, \"seed\", 3));\n}\n";
   std::filesystem::path directory =
       std::filesystem::temp_directory_path() / ("tilec_harness_arguments_" + std::to_string(getpid()));
   std::filesystem::create_directories(directory);
   CommandResult built = build_host_program(cxx, directory, "arguments", program);
   ASSERT_EQ(built.status, 0) << built.out << built.err << "\n" << program;
   const std::string binary = "'" + (directory / "arguments").string() + "'";
-  EXPECT_EQ(run_command(binary).out, "7 0.5\n");
-  EXPECT_EQ(run_command(binary + " R=5 alpha=-2.5").out, "5 -2.5\n");
-  for (const char* bad : {"R=-5", "R=1e30", "R=abc", "R=", "R=99999999999999999999", "alpha=x"}) {
+  EXPECT_EQ(run_command(binary).out, "7 0.5 3\n");
+  // A seed past 2^53 is read exactly (through a double it was ...992).
+  EXPECT_EQ(run_command(binary + " R=5 alpha=-2.5 seed=9007199254740993").out, "5 -2.5 9007199254740993\n");
+  for (const char* bad : {"R=-5", "R=1e30", "R=abc", "R=", "R=99999999999999999999", "alpha=x", "seed=1.5"}) {
     CommandResult refused = run_command(binary + " " + bad);
     EXPECT_EQ(refused.status, 2) << bad << refused.out;
     EXPECT_NE(refused.err.find(bad), std::string::npos) << refused.err;

@@ -193,7 +193,7 @@ TEST(TensorCore, UnsupportedConfigurationsFailAtTheirLocation) {
 
 // No stage count fits: it said "use fewer stages: pipeline(1) here" at pipeline(1) (a hunt).
 TEST(TensorCore, WhenNoStageCountFitsTheErrorSaysSo) {
-  CommandResult r = run_command(tilec_binary() + " compile samples/linear.tile -D BK=320 -D STAGES=1 -o /dev/null");
+  CommandResult r = tilec_at_root("compile samples/linear.tile -D BK=320 -D STAGES=1 -o /dev/null");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("samples/linear.tile:13:3: error: kernel @linear needs 246816 bytes of shared memory"),
             std::string::npos) << r.err;
@@ -231,7 +231,7 @@ TEST(TensorCore, RefusalsAdviseWhatFits) {
                        "axis 1; this one is not 2-D)"),
             std::string::npos) << r.err;
   std::filesystem::remove(file);
-  CommandResult padded = run_command(tilec_binary() + " compile samples/attention.tile -D BKV=60 -o /dev/null");
+  CommandResult padded = tilec_at_root("compile samples/attention.tile -D BKV=60 -o /dev/null");
   EXPECT_NE(padded.err.find("60 columns (a WGMMA fragment holds one column or a multiple of 8: store such columns "
                             "one at a time, or pad the tile to 64 columns)"),
             std::string::npos) << padded.err;

@@ -93,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"misspelled_attribute", "{predicate = \"lt\"} : i1", "{predicat = \"lt\"} : i1",
                "unknown attribute 'predicat'; did you mean 'predicate'?"},
         Broken{"stages_limit", "{pipeline = 2}", "{pipeline = 2, stages = 9223372036854775807}",
-               "attribute 'stages' is 9223372036854775807; a schedule has at most 4096"},
+               "attribute 'stages' is 9223372036854775807; a schedule has at most 1024"},
         // 2. terminators
         Broken{"missing_return", "  store %C, %m, %n, %out\n  return\n", "  store %C, %m, %n, %out\n", "its region must end with 'return'"},
         Broken{"terminator_inside", "    yield %y\n  }", "    yield %y\n    yield %y\n  }", "a terminator must be the last op"},

@@ -483,6 +483,24 @@ static double harness_argument(int argc, char** argv, const char* name, double f
   return fallback;
 }
 
+// An integer scalar `NAME=N` (any 64-bit integer, read exactly: a seed past 2^53 was rounded
+// through a double), or `fallback`; anything else ends the program.
+static long long harness_integer(int argc, char** argv, const char* name, long long fallback) {
+  const size_t length = std::strlen(name);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
+      char* end = nullptr;
+      errno = 0;
+      const long long value = std::strtoll(argv[i] + length + 1, &end, 10);
+      if (end == argv[i] + length + 1 || *end != '\0' || errno != 0) {
+        std::fprintf(stderr, "%s: expected an integer\n", argv[i]);
+        std::exit(2);
+      }
+      return value;
+    }
+  return fallback;
+}
+
 // An extent `NAME=N` (an integer, 0 to 2^62), or `fallback`; anything else ends the program.
 static int64_t harness_extent(int argc, char** argv, const char* name, int64_t fallback) {
   const size_t length = std::strlen(name);
