@@ -187,6 +187,9 @@ class Parser {
       if (++parser.depth_ > kMaxNesting) {
         --parser.depth_;
         parser.blocks_ -= is_block ? 1 : 0;
+        // Once: the statement after the recovery point is as deep (a long chain reported it twice).
+        if (parser.nesting_reported_) throw SyntaxError{};
+        parser.nesting_reported_ = true;
         parser.fail(fmt::format("nesting deeper than {} levels (blocks, each 'else if' of a chain, parentheses, "
                                 "calls, prefix operators such as '-' and chains of '**' together); {}",
                                 kMaxNesting,
@@ -812,6 +815,7 @@ class Parser {
   size_t unclosed_reported_ = static_cast<size_t>(-1);  // the token a missing '}' was reported at
   int depth_ = 0;
   int blocks_ = 0;  // blocks among the depth_ levels
+  bool nesting_reported_ = false;  // the nesting limit is reported once
 };
 
 }  // namespace
