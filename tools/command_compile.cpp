@@ -95,7 +95,13 @@ int run_compile(const CompileOptions& options) {
                                        PipelineOption{options.emit_harness, "--emit-harness", "--emit cu",
                                                       "adds a checking main() to the .cu"},
                                        PipelineOption{!options.header.empty(), "--header", "--emit cu",
-                                                      "declares the launchers of the .cu"}}) {
+                                                      "declares the launchers of the .cu"},
+                                       // Accepted and ignored before (an options hunt).
+                                       PipelineOption{!options.kernel_prefix.empty(), "--kernel-prefix", "--emit cu",
+                                                      "names the .cu's kernels and launchers"},
+                                       PipelineOption{options.plain_tiles == CudaEmitOptions::PlainTiles::shared,
+                                                      "--plain-tiles shared", "--emit cu",
+                                                      "picks the form of the .cu's plain kernels"}}) {
     if (!option.given) continue;
     if (front_end) {
       fmt::print(stderr, "tilec: error: --emit {} writes what the front end reads, before any pass; {} applies to {}\n",

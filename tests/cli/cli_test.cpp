@@ -114,6 +114,14 @@ TEST(Cli, AnOutputThatCannotBeWrittenIsAnErrorAndLeavesNoPartFile) {
   CommandResult dash = run_command(tilec("compile samples/vector_add.tile --depfile - -o k.cu"));
   EXPECT_EQ(dash.status, 1);
   EXPECT_THAT(dash.err, HasSubstr("--depfile -: make and ninja read a dependency file from a path"));
+  // Back-end options the chosen output never reaches are refused, as --header is (they were
+  // accepted and ignored: an options hunt).
+  CommandResult prefix_ir = run_command(tilec("compile samples/vector_add.tile --emit ir --kernel-prefix x_"));
+  EXPECT_EQ(prefix_ir.status, 1);
+  EXPECT_THAT(prefix_ir.err, HasSubstr("--kernel-prefix names the .cu's kernels and launchers; it applies to --emit cu"));
+  CommandResult tokens_shared = run_command(tilec("compile samples/vector_add.tile --emit tokens --plain-tiles shared"));
+  EXPECT_EQ(tokens_shared.status, 1);
+  EXPECT_THAT(tokens_shared.err, HasSubstr("--plain-tiles shared applies to --emit cu"));
   // run's results are on standard output: a report there ran into them (a docs audit).
   CommandResult run_dash = run_command(tilec("run samples/vector_add.tile --report -"));
   EXPECT_EQ(run_dash.status, 1);
