@@ -203,6 +203,21 @@ void WgmmaKernel::emit_mma_wait(const Operation& op) {
                          : after_mma ? "the stage may be released once its last reader is done"
                                      : "the last step's WGMMAs, then release the slots they read";
   writer_.line(fmt::format("tilec_wgmma_wait<{}>();  // {}", pending, why));
+  if (pending > 0 || after_mma) return;
+  // The wait's asm names no register: an epilogue's read of an accumulator as integers (a bitcast)
+  // could be moved above it, and ptxas then serialized every WGMMA of the kernel (C7514; an nvcc
+  // hunt). An empty asm naming each register of the loops' accumulators keeps reads after it.
+  for (size_t i = 0; i < position; ++i) {
+    const Operation& before = *region.operations()[i];
+    if (before.kind() != OpKind::for_) continue;
+    for (size_t r = 0; r < before.num_results(); ++r) {
+      const Fragment* fragment = tc_.fragment(before.result(r));
+      if (!fragment || !fragment->accumulator || fragment->element != ScalarKind::f32) continue;
+      writer_.line("#pragma unroll");
+      writer_.line(fmt::format("for (int q = 0; q < {}; ++q) tilec_wgmma_hold({}[q]);  // read after the wait",
+                               tc_.layout.count(fragment->columns), fragment->name));
+    }
+  }
 }
 
 void WgmmaKernel::emit_element_store(const Value* value, const StorePlan&, const MatrixAccess& access,

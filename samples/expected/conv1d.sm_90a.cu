@@ -574,6 +574,16 @@ template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait(TILEC_SI
   ::tilec_emu::ptx::wgmma_wait_group(Pending, tilec_line);
 #endif
 }
+// An accumulator register the WGMMAs a wait retired wrote: the wait's asm names no register, so
+// this empty one keeps the register's reads after it (a bitcast read before it made ptxas
+// serialize every WGMMA, C7514). Nothing to do in emulation, where the wait is a call.
+__device__ __forceinline__ void tilec_wgmma_hold(float& value) {
+#ifndef TILEC_EMULATE
+  asm volatile("" : "+f"(value) :: "memory");
+#else
+  (void)value;
+#endif
+}
 // Two 16-bit elements in one register, the first in the low half (a WGMMA A fragment register).
 __device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bfloat16 high) {
   return static_cast<uint32_t>(__bfloat16_as_ushort(low)) | static_cast<uint32_t>(__bfloat16_as_ushort(high)) << 16;
@@ -841,6 +851,8 @@ __global__ void TILEC_LAUNCH_BOUNDS(384, 1) conv1d_kernel(const __grid_constant_
           pipe_a_empty_held = next_pipe_a_empty_held;
         }
         tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read
+        #pragma unroll
+        for (int q = 0; q < 64; ++q) tilec_wgmma_hold(acc_1[q]);  // read after the wait
         const bool v35 = (pipe_b_empty_held >= 0);
         // if v35  (line 15)
         if (v35) {

@@ -593,6 +593,16 @@ template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait(TILEC_SI
   ::tilec_emu::ptx::wgmma_wait_group(Pending, tilec_line);
 #endif
 }
+// An accumulator register the WGMMAs a wait retired wrote: the wait's asm names no register, so
+// this empty one keeps the register's reads after it (a bitcast read before it made ptxas
+// serialize every WGMMA, C7514). Nothing to do in emulation, where the wait is a call.
+__device__ __forceinline__ void tilec_wgmma_hold(float& value) {
+#ifndef TILEC_EMULATE
+  asm volatile("" : "+f"(value) :: "memory");
+#else
+  (void)value;
+#endif
+}
 // Two 16-bit elements in one register, the first in the low half (a WGMMA A fragment register).
 __device__ __forceinline__ uint32_t tilec_pack_pair(__nv_bfloat16 low, __nv_bfloat16 high) {
   return static_cast<uint32_t>(__bfloat16_as_ushort(low)) | static_cast<uint32_t>(__bfloat16_as_ushort(high)) << 16;

@@ -237,6 +237,18 @@ TEST(TensorCore, RefusalsAdviseWhatFits) {
             std::string::npos) << padded.err;
 }
 
+// After the wait that retires the loop's last WGMMAs, an empty asm names each accumulator
+// register, so an epilogue reading them as integers (a bitcast) is not moved above the wait,
+// where ptxas serialized every WGMMA of the kernel (C7514; an nvcc hunt).
+TEST(TensorCore, TheFinalWgmmaWaitHoldsTheAccumulatorsRegisters) {
+  CommandResult r = compile_gemm("sm_90a");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("tilec_wgmma_wait<0>();  // the last step's WGMMAs, then release the slots they read\n"
+                       "        #pragma unroll\n"
+                       "        for (int q = 0; q < 128; ++q) tilec_wgmma_hold(acc_1[q]);  // read after the wait\n"),
+            std::string::npos);
+}
+
 // The figures of the shared-memory error add up: a tile loaded once per tile before the loop (X,
 // one slot) is not a slot of the ring, which it was counted in (238896 bytes needed, "40960 bytes
 // a slot, 9 slots deep"; found by a helper writing kernels from the docs).
