@@ -175,10 +175,10 @@ class PersistentTiles {
     persistent::TileOrder order;
     order.swizzle = grid.int_attr("swizzle", 1);
     order.column_major = grid.string_attr("order", "column") != "row";
-    // The panel's rows times the tile rows stay in 64 bits (swizzle = 2^62 overflowed the order).
+    // The panel's width times the tile count along it stays in 64 bits (swizzle = 2^62 overflowed).
     if (order.swizzle < 1 || order.swizzle > INT32_MAX) {
-      diagnostics_.error(grid.location(), fmt::format("grid option swizzle = {} must be from 1 to 2^31 - 1 (rows of "
-                                                      "tiles a panel walks)",
+      diagnostics_.error(grid.location(), fmt::format("grid option swizzle = {} must be from 1 to 2^31 - 1 (the tiles "
+                                                      "a panel spans across its walking order)",
                                                       order.swizzle));
       return false;
     }

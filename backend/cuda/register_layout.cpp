@@ -90,10 +90,12 @@ RegisterLayout blocked_layout(int64_t rows, int64_t columns, int64_t element_byt
   };
   RegisterLayout exact = split(along_row);
   // Thread rows past the tile's rows hold nothing: a 4 x 11008 f32 frame split 64 threads a row
-  // (2752 vectors: 64 · 43) left 12 of its 16 thread rows idle and 172 slots a thread. Rows split
-  // over every thread, padded, hold fewer; the exact split is kept where it holds no more.
+  // (2752 vectors: 64 · 43) left 12 of its 16 thread rows idle and 172 slots a thread. Every
+  // thread taking every row, padded along it as an odd width is (11004 columns: 1 x 1024), holds
+  // fewer, and a column sum then adds within each thread (a row per thread row exchanged 360 KB of
+  // partials: a hunt); the exact split is kept where it holds no more.
   if (columns > 1 && exact.thread_rows > ceil_power_of_two(rows)) {
-    RegisterLayout padded = split(std::min(ceil_power_of_two(vectors), layout.threads / ceil_power_of_two(rows)));
+    RegisterLayout padded = split(std::min(ceil_power_of_two(vectors), layout.threads));
     if (padded.row_slots * padded.column_slots < exact.row_slots * exact.column_slots) return padded;
   }
   return exact;

@@ -555,11 +555,11 @@ template <int Pending> __device__ __forceinline__ void tilec_wgmma_wait(TILEC_SI
 // An accumulator register the WGMMAs a wait retired wrote: the wait's asm names no register, so
 // this empty one keeps the register's reads after it (a bitcast read before it made ptxas
 // serialize every WGMMA, C7514). Nothing to do in emulation, where the wait is a call.
-__device__ __forceinline__ void tilec_wgmma_hold(float& value) {
+__device__ __forceinline__ void tilec_wgmma_hold(float& value TILEC_SITE) {
 #ifndef TILEC_EMULATE
   asm volatile("" : "+f"(value) :: "memory");
 #else
-  (void)value;
+  (void)value, (void)tilec_line;  // no instruction to emulate
 #endif
 }
 // Two 16-bit elements in one register, the first in the low half (a WGMMA A fragment register).

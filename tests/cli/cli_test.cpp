@@ -129,10 +129,10 @@ TEST(Cli, AnOutputThatCannotBeWrittenIsAnErrorAndLeavesNoPartFile) {
   // A warning that cannot be written does not fail the compile (the .cu was not written: a docs
   // audit).
   const fs::path warned = temp_file("warned.tile",
-      "kernel k(X: tensor<R, 4352, f32>, W: tensor<1, 4352, f32>, B: tensor<1, 4352, f32>, Y: tensor<R, 4352, f32>)\n"
+      "kernel k(X: tensor<R, 11008, f32>, W: tensor<1, 11008, f32>, B: tensor<1, 11008, f32>, Y: tensor<R, 11008, f32>)\n"
       "    grid tiles(cdiv(R, 4)) as (r) {\n"
-      "  x = load X[r, 0] : <4, 4352>;\n  w = load W[0, 0] : <1, 4352>;\n  b = load B[0, 0] : <1, 4352>;\n"
-      "  m = sum(x, axis = 1) / 4352.0;\n  d = x - m;\n  v = sum(d * d, axis = 1) / 4352.0;\n"
+      "  x = load X[r, 0] : <4, 11008>;\n  w = load W[0, 0] : <1, 11008>;\n  b = load B[0, 0] : <1, 11008>;\n"
+      "  m = sum(x, axis = 1) / 11008.0;\n  d = x - m;\n  v = sum(d * d, axis = 1) / 11008.0;\n"
       "  store Y[r, 0] = d * rsqrt(v + 0.00001) * w + b;\n}\n");
   ASSERT_THAT(run_command(tilec("compile " + warned.string() + " -o /dev/null")).err, HasSubstr("warning:"));
   const fs::path warned_cu = warned.string() + ".cu";
@@ -623,11 +623,14 @@ TEST(Cli, StaticExtentsPast2To30KeepOnlyThe64BitKernel) {
 }
 
 // A column sum over rows spread across threads exchanges threads x slots partials in shared
-// memory; past the budget the kernel compiled and its launch failed (an adversarial review).
+// memory; past the budget the kernel compiled and its launch failed (an adversarial review: two
+// column sums of 16 x 2048).
 TEST(Cli, RegisterTilesWhoseExchangePassesSharedMemoryAreRefused) {
   fs::path source = temp_file("colsum.tile",
-      "kernel colsum(X: tensor<R, C, i8>, S: tensor<1, C, i32>) grid tiles(cdiv(R, 2), cdiv(C, 13824)) as (r, c) {\n"
-      "  store S[0, c] += sum(cast(load X[r, c] : <2, 13824>, i32), axis = 0);\n}\n");
+      "kernel colsum(X: tensor<R, C, f32>, DY: tensor<R, C, f32>, DG: tensor<1, C, f32>, DB: tensor<1, C, f32>)\n"
+      "    grid tiles(cdiv(R, 16), cdiv(C, 2048)) as (r, c) {\n"
+      "  dy = load DY[r, c] : <16, 2048>;\n  store DG[0, c] += sum(dy * load X[r, c] : <16, 2048>, axis = 0);\n"
+      "  store DB[0, c] += sum(dy, axis = 0);\n}\n");
   CommandResult r = run_command(tilec("compile " + source.string() + " -o /dev/null"));
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.err, HasSubstr("error: kernel @colsum keeps its tiles in registers, but its threads exchange 262144 "

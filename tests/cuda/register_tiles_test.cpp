@@ -75,15 +75,17 @@ TEST(RegisterLayout, EveryElementOfTheFrameHasExactlyOneThreadAndSlot) {
 
 // Rows whose vector count has a small power-of-two factor (LLaMA's 11008 f32 columns: 2752
 // vectors, 64 · 43) over 1024 threads: an exact split of 64 threads a row left 12 of 16 thread
-// rows idle and 172 slots a thread, and the kernel was refused; every thread row now takes a
-// row, padded (a hunt's layernorm, softmax and RMSNorm widths).
+// rows idle and 172 slots a thread, and the kernel was refused; every thread now takes every
+// row, padded along it, as an odd width does (a hunt's layernorm, softmax and RMSNorm widths; a
+// column sum then adds within each thread).
 TEST(RegisterLayout, FewRowsOfAnAwkwardWidthUseEveryThread) {
   for (const Frame& frame : {Frame{4, 11008, 4}, Frame{4, 4352, 4}, Frame{4, 13824, 2}, Frame{2, 11008, 4}}) {
     cuda::RegisterLayout layout = cuda::blocked_layout(frame.rows, frame.columns, frame.element_bytes, 16, 1024);
     std::string name = fmt::format("{}x{} ({} bytes): {}", frame.rows, frame.columns, frame.element_bytes,
                                    layout.describe());
     EXPECT_EQ(layout.threads, 1024) << name;
-    EXPECT_EQ(layout.thread_rows, frame.rows) << name;
+    EXPECT_EQ(layout.thread_rows, 1) << name;
+    EXPECT_EQ(layout.row_slots, frame.rows) << name;
     EXPECT_LE(layout.row_slots * layout.column_slots * layout.vector,
               2 * frame.rows * frame.columns / layout.threads) << name;
     expect_each_element_owned_once(frame, layout, name);
