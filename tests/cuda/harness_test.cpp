@@ -265,8 +265,9 @@ TEST(Harness, ArgumentsThatAreNotNumbersOrExtentsEndTheProgram) {
   CommandResult emitted = tilec("compile samples/softmax.tile --emit-harness --target sm_90a");
   ASSERT_EQ(emitted.status, 0) << emitted.err;
   std::string helpers;
-  for (const char* head : {"static double harness_argument(", "static int64_t harness_extent(",
-                           "static long long harness_integer("}) {
+  for (const char* head : {"static const char* harness_value(", "static void harness_refuse(",
+                           "static double harness_argument(", "static long long harness_integer(",
+                           "static int64_t harness_extent("}) {
     std::string text = definition_text(emitted.out, head);
     ASSERT_FALSE(text.empty()) << head;
     helpers += text + "\n";

@@ -467,55 +467,47 @@ extern "C" cudaError_t launch_softmax(const float* X, float* Y, int64_t R, cudaS
     }                                                                                        \
   } while (0)
 
-// `NAME=VALUE` from the command line, or `fallback`; a VALUE that is no number ends the program.
+// The VALUE of `NAME=VALUE` on the command line, or nullptr.
+static const char* harness_value(int argc, char** argv, const char* name) {
+  const size_t length = std::strlen(name);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') return argv[i] + length + 1;
+  return nullptr;
+}
+
+// Ends the program: `NAME=VALUE` is not what `expected` says.
+static void harness_refuse(const char* name, const char* value, const char* expected) {
+  std::fprintf(stderr, "%s=%s: expected %s\n", name, value, expected);
+  std::exit(2);
+}
+
+// A number `NAME=X`, or `fallback`.
 static double harness_argument(int argc, char** argv, const char* name, double fallback) {
-  const size_t length = std::strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
-      char* end = nullptr;
-      const double value = std::strtod(argv[i] + length + 1, &end);
-      if (end == argv[i] + length + 1 || *end != '\0' || !std::isfinite(value)) {
-        std::fprintf(stderr, "%s: expected a number\n", argv[i]);
-        std::exit(2);
-      }
-      return value;
-    }
-  return fallback;
+  const char* text = harness_value(argc, argv, name);
+  if (!text) return fallback;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(value)) harness_refuse(name, text, "a number");
+  return value;
 }
 
-// An integer scalar `NAME=N` (any 64-bit integer, read exactly: a seed past 2^53 was rounded
-// through a double), or `fallback`; anything else ends the program.
+// An integer scalar `NAME=N`, any 64-bit integer read exactly (a seed past 2^53 was rounded
+// through a double), or `fallback`.
 static long long harness_integer(int argc, char** argv, const char* name, long long fallback) {
-  const size_t length = std::strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
-      char* end = nullptr;
-      errno = 0;
-      const long long value = std::strtoll(argv[i] + length + 1, &end, 10);
-      if (end == argv[i] + length + 1 || *end != '\0' || errno != 0) {
-        std::fprintf(stderr, "%s: expected an integer\n", argv[i]);
-        std::exit(2);
-      }
-      return value;
-    }
-  return fallback;
+  const char* text = harness_value(argc, argv, name);
+  if (!text) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0) harness_refuse(name, text, "an integer");
+  return value;
 }
 
-// An extent `NAME=N` (an integer, 0 to 2^62), or `fallback`; anything else ends the program.
+// An extent `NAME=N`, an integer from 0 to 2^62, or `fallback`.
 static int64_t harness_extent(int argc, char** argv, const char* name, int64_t fallback) {
-  const size_t length = std::strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], name, length) == 0 && argv[i][length] == '=') {
-      char* end = nullptr;
-      errno = 0;
-      const long long value = std::strtoll(argv[i] + length + 1, &end, 10);
-      if (end == argv[i] + length + 1 || *end != '\0' || errno != 0 || value < 0 || value > (1ll << 62)) {
-        std::fprintf(stderr, "%s: expected an extent, an integer from 0 to 2^62\n", argv[i]);
-        std::exit(2);
-      }
-      return value;
-    }
-  return fallback;
+  const long long value = harness_integer(argc, argv, name, fallback);
+  if (value < 0 || value > (1ll << 62)) harness_refuse(name, harness_value(argc, argv, name), "an extent, 0 to 2^62");
+  return value;
 }
 
 // Deterministic pseudo-random values (splitmix64): floats in [-1, 1), integers in [-8, 8). With
