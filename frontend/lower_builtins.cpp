@@ -328,14 +328,14 @@ Operand Lowering::lower_random(const Expr& e, const Builtin&, const Expr*) {
     if (!x.ok()) return {};
     const std::string text = e.args[i]->kind == ExprKind::name ? e.args[i]->name : i == 0 ? "the seed" : "the offset";
     if (x.constant && x.constant->is_float) {
-      error(e.location, fmt::format("{}() takes an integer seed and offset, and {} is the number {}{}", f, text,
+      error(e.args[i]->location, fmt::format("{}() takes an integer seed and offset, and {} is the number {}{}", f, text,
                                     float_text(x.constant->floating), defines_in({e.args[i].get()})));
       return {};
     }
     Value* v = materialize(x, ScalarKind::i64, e.location);
     const ScalarKind element = v->type().element();
     if (!is_integer(element) || element == ScalarKind::i1) {
-      error(e.location, fmt::format("{}() takes an integer seed and offset (any integer type, or an index), and {} is "
+      error(e.args[i]->location, fmt::format("{}() takes an integer seed and offset (any integer type, or an index), and {} is "
                                     "{}{}",
                                     f, text, v->type().to_source_string(),
                                     is_float(element) ? fmt::format("; a float's bits are bitcast({}, {})",

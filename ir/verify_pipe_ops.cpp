@@ -26,8 +26,8 @@ namespace tilec {
 void verify_created_in_kernel_body(const Operation& op, const OpErrorSink& error) {
   const Operation* parent = op.parent_op();
   if (!parent || parent->kind() != OpKind::kernel)
-    error(op, fmt::format("sits directly in the kernel body, not inside '{}': it is made once, before the loops and "
-                          "agents that use it",
+    error(op, fmt::format("must sit directly in the kernel body, not inside '{}': it is made once, before the loops "
+                          "and agents that use it",
                           parent ? parent->name() : "nothing"));
 }
 

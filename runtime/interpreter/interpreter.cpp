@@ -840,7 +840,7 @@ LaunchResult run_kernel(const Operation& kernel, std::span<const KernelArgument>
     else if (past_int64 || tile_count > kMaxTiles) {
       host.fail(grid, fmt::format("the grid has {} tiles; a launch takes at most 2^31 - 1 (the launcher returns "
                                   "cudaErrorInvalidConfiguration): use larger tiles, or a persistent grid",
-                                  past_int64 ? std::string("more than 2^63") : std::to_string(tile_count)));
+                                  past_int64 ? std::string("2^63 or more") : std::to_string(tile_count)));
       return host_failure(-1);
     }
     if (grid.num_results() != extents.size()) {

@@ -46,7 +46,7 @@ TEST(VerifySyncOps, BarriersBuffersPipesAndMutexesAreMadeInTheKernelBody) {
     const std::string errors = verify_text(replace_once(
         kValid, "  return\n", std::string("  %p = cmp %m, %m {predicate = \"eq\"} : i1\n  if %p {\n    ") + made +
                                    "\n    yield\n  } {\n    yield\n  }\n  return\n"));
-    EXPECT_THAT(errors, HasSubstr("sits directly in the kernel body, not inside 'if'")) << made;
+    EXPECT_THAT(errors, HasSubstr("must sit directly in the kernel body, not inside 'if'")) << made;
   }
 }
 
