@@ -117,7 +117,10 @@ class PersistentTiles {
                                                       *known_a, *known_b));
       return false;
     }
-    Value* limit = arithmetic.div(arithmetic.constant(INT64_MAX), arithmetic.max(b, arithmetic.constant(1)));
+    // One statement per op: the order of a call's arguments is the compiler's (gcc and clang built
+    // these two ops in opposite orders, and the IR differed).
+    Value* at_least_one = arithmetic.max(b, arithmetic.constant(1));
+    Value* limit = arithmetic.div(arithmetic.constant(INT64_MAX), at_least_one);
     Value* holds = builder.create(OpKind::cmp, {a, limit}, {Type::scalar(ScalarKind::i1)},
                                   {{"predicate", Attribute("le")}})->result();
     builder.create(OpKind::assert_, {holds}, {}, {{"text", Attribute("the grid's tiles fit in 64 bits")}});
