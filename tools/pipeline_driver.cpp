@@ -11,6 +11,7 @@
 #include "backend/cuda/cuda_syntax.h"
 #include "ir/clone.h"
 #include "ir/printer.h"
+#include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 
 namespace tilec::tools {
@@ -34,9 +35,8 @@ int run_pipeline(Module& module, DiagnosticEngine& diagnostics, const DriverOpti
   };
   // "parse" is the front end, before the first pass: its IR is the module as it comes in, unless
   // that is IR text recording later passes (the pass manager warns then).
-  const Attribute* recorded = module.attributes().count("passes") ? &module.attributes().at("passes") : nullptr;
-  const bool past_parse = recorded && recorded->is_array() && !recorded->as_array().empty() &&
-                          !(recorded->as_array().back().is_string() && recorded->as_array().back().as_string() == "parse");
+  const std::vector<std::string> recorded = passes_run(module);
+  const bool past_parse = !recorded.empty() && recorded.back() != "parse";
   if (!past_parse &&
       std::find(options.print_ir_after.begin(), options.print_ir_after.end(), "parse") != options.print_ir_after.end())
     fmt::print(stderr, "// ----- IR after parse -----\n{}", print_module(module));
